@@ -1,0 +1,40 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "mapc",
+    platforms: [.macOS(.v13)],
+    products: [
+        // The engine: schemas, store, data files (and later expressions and migrations).
+        .library(name: "MapcKit", targets: ["MapcKit"]),
+        // The command set, so an app can build its own `mapc` with its own policies.
+        .library(name: "MapcCLI", targets: ["MapcCLI"]),
+        .executable(name: "mapc", targets: ["mapc"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+    ],
+    targets: [
+        .target(
+            name: "MapcKit",
+            dependencies: [
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "MapcCLI",
+            dependencies: [
+                "MapcKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "mapc", dependencies: ["MapcCLI"]),
+        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit"]),
+        .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "mapc"]),
+    ]
+)

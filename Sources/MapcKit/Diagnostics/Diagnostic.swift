@@ -1,0 +1,73 @@
+import Foundation
+
+/// How serious a diagnostic is.
+public enum Severity: String, Sendable, Codable, Comparable {
+    case note, warning, error
+
+    private var rank: Int {
+        switch self {
+        case .note: return 0
+        case .warning: return 1
+        case .error: return 2
+        }
+    }
+
+    public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// One problem found in an input file: what is wrong, where, and how to fix it.
+public struct Diagnostic: Sendable, Hashable, Error, CustomStringConvertible {
+    /// Error, warning or note.
+    public var severity: Severity
+    /// What is wrong, in one sentence.
+    public var message: String
+    /// Where; nil when the problem concerns a whole file that could not be read.
+    public var location: SourceLocation?
+    /// How many columns the caret underline spans (at least 1).
+    public var length: Int
+    /// A suggested fix, printed after the message (for example "did you mean 'title'?").
+    public var fix: String?
+
+    /// Creates a diagnostic.
+    public init(_ severity: Severity, _ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
+        self.severity = severity
+        self.message = message
+        self.location = location
+        self.length = max(1, length)
+        self.fix = fix
+    }
+
+    /// Creates an error diagnostic.
+    public static func error(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) -> Diagnostic {
+        Diagnostic(.error, message, at: location, length: length, fix: fix)
+    }
+
+    /// Creates a warning diagnostic.
+    public static func warning(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) -> Diagnostic {
+        Diagnostic(.warning, message, at: location, length: length, fix: fix)
+    }
+
+    /// The one-line form: `path:line:col: error: message (fix)`.
+    public var description: String {
+        var text = location.map { "\($0): " } ?? ""
+        text += "\(severity.rawValue): \(message)"
+        if let fix { text += "; \(fix)" }
+        return text
+    }
+}
+
+/// A set of diagnostics thrown together, so a file with many problems reports all of them at once.
+public struct DiagnosticsError: Error, Sendable, CustomStringConvertible {
+    /// The diagnostics, in file order.
+    public var diagnostics: [Diagnostic]
+
+    /// Creates the error.
+    public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
+
+    public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
+}
+
+extension Array where Element == Diagnostic {
+    /// Whether any diagnostic is an error.
+    public var hasErrors: Bool { contains { $0.severity == .error } }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Prints diagnostics the way compilers do: the one-line form, the source line, and a caret.
+public struct DiagnosticRenderer: Sendable {
+    private var sources: [String: SourceFile] = [:]
+
+    /// Creates a renderer that can quote lines from the given files.
+    public init(sources: [SourceFile] = []) {
+        for source in sources { self.sources[source.path] = source }
+    }
+
+    /// Makes a file's lines available for quoting.
+    public mutating func add(_ source: SourceFile) { sources[source.path] = source }
+
+    /// The full text of one diagnostic, ending in a newline.
+    public func render(_ diagnostic: Diagnostic) -> String {
+        var text = diagnostic.description + "\n"
+        if let location = diagnostic.location, let line = sources[location.path]?.line(location.line) {
+            text += line + "\n"
+            // Columns count Unicode scalars; tabs stay tabs so the caret lines up in terminals.
+            let prefix = line.unicodeScalars.prefix(max(0, location.column - 1)).map { $0 == "\t" ? "\t" : " " }.joined()
+            text += prefix + "^" + String(repeating: "~", count: max(0, diagnostic.length - 1)) + "\n"
+        }
+        return text
+    }
+
+    /// All diagnostics, rendered and joined.
+    public func render(_ diagnostics: [Diagnostic]) -> String {
+        diagnostics.map(render).joined()
+    }
+
+    /// The diagnostics as a JSON array, for editors: severity, message, fix, path, line, column, length.
+    public static func json(_ diagnostics: [Diagnostic]) -> String {
+        let items: [JSONValue] = diagnostics.map { diagnostic in
+            var object: [(String, JSONValue)] = [
+                ("severity", .string(diagnostic.severity.rawValue)),
+                ("message", .string(diagnostic.message)),
+            ]
+            if let fix = diagnostic.fix { object.append(("fix", .string(fix))) }
+            if let location = diagnostic.location {
+                object.append(("path", .string(location.path)))
+                object.append(("line", .integer(Int64(location.line))))
+                object.append(("column", .integer(Int64(location.column))))
+                object.append(("length", .integer(Int64(diagnostic.length))))
+            }
+            return .object(object)
+        }
+        return JSONValue.array(items).serialized(pretty: true)
+    }
+}

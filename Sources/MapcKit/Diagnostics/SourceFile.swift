@@ -1,0 +1,65 @@
+import Foundation
+
+/// The text of one input file (a schema, a mapping, an expression), kept so that diagnostics
+/// can quote the offending line.
+public struct SourceFile: Sendable {
+    /// The path as the user gave it; diagnostics print it unchanged.
+    public let path: String
+    /// The whole text.
+    public let text: String
+    private let lines: [Substring]
+
+    /// Creates a source file from text already in memory.
+    public init(path: String, text: String) {
+        self.path = path
+        self.text = text
+        self.lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    }
+
+    /// Reads a file, refusing files larger than `maxBytes` (hostile inputs must stay bounded).
+    public static func read(path: String, maxBytes: Int = 16 * 1024 * 1024) throws -> SourceFile {
+        let url = URL(fileURLWithPath: path)
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        if let size = attributes?[.size] as? NSNumber, size.intValue > maxBytes {
+            throw MapcError.input("\(path): file is \(size.intValue) bytes; the limit is \(maxBytes) bytes")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw MapcError.input("\(path): cannot read file (\(error.localizedDescription))")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw MapcError.input("\(path): file is not valid UTF-8")
+        }
+        return SourceFile(path: path, text: text)
+    }
+
+    /// The text of a 1-based line, without its line break, or nil past the end.
+    public func line(_ number: Int) -> String? {
+        guard number >= 1, number <= lines.count else { return nil }
+        var line = String(lines[number - 1])
+        if line.hasSuffix("\r") { line.removeLast() }
+        return line
+    }
+}
+
+/// A position in a source file: 1-based line and column (columns count Unicode scalars, as libyaml does).
+public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+    /// The file's path as given by the user.
+    public var path: String
+    /// Line, from 1.
+    public var line: Int
+    /// Column, from 1.
+    public var column: Int
+
+    /// Creates a location.
+    public init(path: String, line: Int, column: Int) {
+        self.path = path
+        self.line = line
+        self.column = column
+    }
+
+    /// `path:line:col`, the form compilers and editors understand.
+    public var description: String { "\(path):\(line):\(column)" }
+}

@@ -1,0 +1,247 @@
+import Foundation
+
+/// One version of a data model: the equivalent of one `.xcdatamodel` inside a `.xcdatamodeld`.
+public struct Schema: Sendable {
+    /// The model's name, shared by all its versions (e.g. `UnCloudNotes`).
+    public var model: String
+    /// This version's name (e.g. `v3`); versions are found by this name, not by file name.
+    public var version: String
+    /// Entities in file order.
+    public var entities: [Entity]
+    /// Where the schema came from; nil for schemas built in code.
+    public var source: SourceFile?
+
+    private var index: [String: Int]
+
+    /// Creates a schema; entity names must be unique.
+    public init(model: String, version: String, entities: [Entity], source: SourceFile? = nil) {
+        self.model = model
+        self.version = version
+        self.entities = entities
+        self.source = source
+        var index: [String: Int] = [:]
+        for (position, entity) in entities.enumerated() where index[entity.name] == nil {
+            index[entity.name] = position
+        }
+        self.index = index
+    }
+
+    /// The entity with that name.
+    public func entity(named name: String) -> Entity? {
+        index[name].map { entities[$0] }
+    }
+
+    /// The chain from the entity to its root, starting with the entity itself.
+    public func ancestry(of entity: Entity) -> [Entity] {
+        var chain = [entity]
+        var seen: Set<String> = [entity.name]
+        var current = entity
+        while let parentName = current.parent, let parent = self.entity(named: parentName), seen.insert(parentName).inserted {
+            chain.append(parent)
+            current = parent
+        }
+        return chain
+    }
+
+    /// The root of the entity's inheritance hierarchy.
+    public func root(of entity: Entity) -> Entity { ancestry(of: entity).last ?? entity }
+
+    /// The entity's direct sub-entities, in file order.
+    public func subentities(of entity: Entity) -> [Entity] {
+        entities.filter { $0.parent == entity.name }
+    }
+
+    /// The entity and all its descendants, in file order.
+    public func hierarchy(under entity: Entity) -> [Entity] {
+        entities.filter { candidate in ancestry(of: candidate).contains { $0.name == entity.name } }
+    }
+
+    /// Every attribute of the entity, inherited ones first (root first), then its own.
+    public func allAttributes(of entity: Entity) -> [Attribute] {
+        ancestry(of: entity).reversed().flatMap(\.attributes)
+    }
+
+    /// Every relationship of the entity, inherited ones first.
+    public func allRelationships(of entity: Entity) -> [Relationship] {
+        ancestry(of: entity).reversed().flatMap(\.relationships)
+    }
+
+    /// The attribute or relationship with that name, searched up the hierarchy.
+    public func property(named name: String, in entity: Entity) -> Property? {
+        for ancestor in ancestry(of: entity) {
+            if let attribute = ancestor.attributes.first(where: { $0.name == name }) { return .attribute(attribute) }
+            if let relationship = ancestor.relationships.first(where: { $0.name == name }) { return .relationship(relationship) }
+        }
+        return nil
+    }
+
+    /// The inverse of a relationship, if it names one that exists.
+    public func inverse(of relationship: Relationship) -> Relationship? {
+        guard let inverseName = relationship.inverse, let destination = entity(named: relationship.destination),
+              case .relationship(let inverse)? = property(named: inverseName, in: destination) else { return nil }
+        return inverse
+    }
+}
+
+/// An attribute or a relationship.
+public enum Property: Sendable {
+    case attribute(Attribute)
+    case relationship(Relationship)
+
+    /// The property's name.
+    public var name: String {
+        switch self {
+        case .attribute(let attribute): return attribute.name
+        case .relationship(let relationship): return relationship.name
+        }
+    }
+}
+
+/// An entity: the equivalent of `NSEntityDescription`.
+public struct Entity: Sendable {
+    /// The name, unique in the schema.
+    public var name: String
+    /// The parent entity's name, for inheritance.
+    public var parent: String?
+    /// An abstract entity has no instances of its own, only of its sub-entities.
+    public var isAbstract: Bool = false
+    /// The entity's name in an earlier version, for inferred renames.
+    public var renamingIdentifier: String?
+    /// Changes the version hash without changing the structure, to force a migration.
+    public var versionHashModifier: String?
+    /// Each constraint lists property names whose values together must be unique.
+    public var uniquenessConstraints: [[String]] = []
+    /// Indexes to create in the store.
+    public var indexes: [Index] = []
+    /// Free-form data for tools and policies.
+    public var userInfo: [String: String] = [:]
+    /// Attributes declared on this entity (not inherited ones), in file order.
+    public var attributes: [Attribute] = []
+    /// Relationships declared on this entity, in file order.
+    public var relationships: [Relationship] = []
+    /// Where the entity's name is written.
+    public var location: SourceLocation?
+
+    /// Creates an entity.
+    public init(name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [Attribute] = [], relationships: [Relationship] = []) {
+        self.name = name
+        self.parent = parent
+        self.isAbstract = isAbstract
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+}
+
+/// A store index over one or more properties.
+public struct Index: Sendable, Hashable {
+    /// The index's name, unique in the entity.
+    public var name: String
+    /// The indexed properties, in order.
+    public var properties: [String]
+    /// Creates an index.
+    public init(name: String, properties: [String]) {
+        self.name = name
+        self.properties = properties
+    }
+}
+
+/// An attribute: the equivalent of `NSAttributeDescription`.
+public struct Attribute: Sendable {
+    /// The name, unique in the entity and its ancestors.
+    public var name: String
+    /// The value type.
+    public var type: AttributeType
+    /// Whether the value may be missing (nil). Defaults to false, as in Core Data's editor.
+    public var isOptional: Bool = false
+    /// The value a new object gets when none is given.
+    public var defaultValue: Value?
+    /// Transient attributes are not stored and do not survive a migration.
+    public var isTransient: Bool = false
+    /// The attribute's name in an earlier version.
+    public var renamingIdentifier: String?
+    /// Changes the version hash without changing the structure.
+    public var versionHashModifier: String?
+    /// For transformable attributes, the name of the value transformer (informational on Linux).
+    public var valueTransformer: String?
+    /// Validation rules checked when objects are written or migrated.
+    public var validation = Validation()
+    /// Free-form data for tools and policies.
+    public var userInfo: [String: String] = [:]
+    /// Where the attribute's name is written.
+    public var location: SourceLocation?
+
+    /// Creates an attribute.
+    public init(name: String, type: AttributeType, isOptional: Bool = false, defaultValue: Value? = nil) {
+        self.name = name
+        self.type = type
+        self.isOptional = isOptional
+        self.defaultValue = defaultValue
+    }
+}
+
+/// Validation rules for an attribute's values, as Core Data's model editor offers them.
+public struct Validation: Sendable, Hashable {
+    /// Smallest allowed value (numbers and dates).
+    public var min: Value?
+    /// Largest allowed value (numbers and dates).
+    public var max: Value?
+    /// Smallest allowed length in characters (strings).
+    public var minLength: Int?
+    /// Largest allowed length in characters (strings).
+    public var maxLength: Int?
+    /// A regular expression the whole string must match (strings).
+    public var regex: String?
+
+    /// Creates empty rules.
+    public init() {}
+
+    /// Whether no rule is set.
+    public var isEmpty: Bool { min == nil && max == nil && minLength == nil && maxLength == nil && regex == nil }
+}
+
+/// What happens to related objects when an object is deleted.
+public enum DeleteRule: String, Sendable, CaseIterable {
+    case nullify, cascade, deny, noAction
+}
+
+/// A relationship: the equivalent of `NSRelationshipDescription`.
+public struct Relationship: Sendable {
+    /// The name, unique in the entity and its ancestors.
+    public var name: String
+    /// The destination entity's name.
+    public var destination: String
+    /// Whether the relationship holds many objects.
+    public var isToMany: Bool = false
+    /// For to-many relationships: whether the order of objects is kept.
+    public var isOrdered: Bool = false
+    /// The name of the inverse relationship on the destination entity.
+    public var inverse: String?
+    /// What a delete does to the related objects.
+    public var deleteRule: DeleteRule = .nullify
+    /// Whether the relationship may be empty. Defaults to false, as in Core Data's editor.
+    public var isOptional: Bool = false
+    /// Smallest number of objects (to-many).
+    public var minCount: Int?
+    /// Largest number of objects (to-many).
+    public var maxCount: Int?
+    /// The relationship's name in an earlier version.
+    public var renamingIdentifier: String?
+    /// Changes the version hash without changing the structure.
+    public var versionHashModifier: String?
+    /// Transient relationships are not stored.
+    public var isTransient: Bool = false
+    /// Free-form data for tools and policies.
+    public var userInfo: [String: String] = [:]
+    /// Where the relationship's name is written.
+    public var location: SourceLocation?
+
+    /// Creates a relationship.
+    public init(name: String, destination: String, isToMany: Bool = false, isOrdered: Bool = false, inverse: String? = nil, isOptional: Bool = false) {
+        self.name = name
+        self.destination = destination
+        self.isToMany = isToMany
+        self.isOrdered = isOrdered
+        self.inverse = inverse
+        self.isOptional = isOptional
+    }
+}

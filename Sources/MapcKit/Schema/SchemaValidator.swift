@@ -1,0 +1,273 @@
+import Foundation
+import Yams
+
+/// The semantic checks on a schema that has been read: names, inheritance, relationships and
+/// their inverses, validation rules, constraints. Every problem becomes a diagnostic pointing at
+/// the text that causes it.
+struct SchemaValidator {
+    let schema: Schema
+    let document: YAMLDocument?
+    private var diagnostics: [Diagnostic] = []
+
+    init(schema: Schema, document: YAMLDocument?) {
+        self.schema = schema
+        self.document = document
+    }
+
+    mutating func validate() -> [Diagnostic] {
+        checkEntityNames()
+        let acyclic = checkInheritance()
+        for entity in schema.entities {
+            checkProperties(of: entity, acyclic: acyclic)
+            for attribute in entity.attributes { checkAttribute(attribute, in: entity) }
+            for relationship in entity.relationships { checkRelationship(relationship, in: entity) }
+            if acyclic { checkConstraints(of: entity) }
+        }
+        if acyclic { checkAbstractEntities() }
+        return diagnostics
+    }
+
+    // MARK: Positions
+
+    /// The location of a node under `entities:` (entity, then section, property and key), falling
+    /// back to the nearest node that exists.
+    private func location(_ path: String...) -> SourceLocation? {
+        return locate(path, keyOnly: false)
+    }
+
+    /// The location of the key itself (the name) rather than its value.
+    private func keyLocation(_ path: String...) -> SourceLocation? {
+        return locate(path, keyOnly: true)
+    }
+
+    private func locate(_ path: [String], keyOnly: Bool) -> SourceLocation? {
+        guard let document, var node = document.root?["entities"] else { return nil }
+        var best = node.mark.map { SourceLocation(path: document.source.path, line: $0.line, column: $0.column) }
+        for (depth, component) in path.enumerated() {
+            guard let mapping = node.mapping, let index = mapping.index(forKey: Node(component)) else { break }
+            let (key, value) = mapping[index]
+            let target = (keyOnly && depth == path.count - 1) ? key : value
+            best = document.location(of: target)
+            node = value
+        }
+        return best
+    }
+
+    private mutating func error(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
+        diagnostics.append(.error(message, at: location ?? fallback, length: length, fix: fix))
+    }
+
+    private mutating func warning(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
+        diagnostics.append(.warning(message, at: location ?? fallback, length: length, fix: fix))
+    }
+
+    private var fallback: SourceLocation? {
+        schema.source.map { SourceLocation(path: $0.path, line: 1, column: 1) }
+    }
+
+    // MARK: Entities
+
+    private mutating func checkEntityNames() {
+        for entity in schema.entities {
+            if let first = entity.name.first, !first.isUppercase {
+                error("entity name '\(entity.name)' must start with an uppercase letter", at: entity.location ?? keyLocation(entity.name),
+                      length: entity.name.count, fix: "rename it '\(entity.name.prefix(1).uppercased() + entity.name.dropFirst())'")
+            }
+        }
+    }
+
+    /// Reports unknown parents and inheritance cycles; returns whether the hierarchy is sound.
+    private mutating func checkInheritance() -> Bool {
+        var sound = true
+        let names = schema.entities.map(\.name)
+        for entity in schema.entities {
+            guard let parent = entity.parent else { continue }
+            if schema.entity(named: parent) == nil {
+                error("unknown parent entity '\(parent)' of '\(entity.name)'", at: location(entity.name, "parent"), length: parent.count,
+                      fix: Suggestions.didYouMean(parent, in: names) ?? "declare '\(parent)' under 'entities:' or remove 'parent:'")
+                sound = false
+            }
+        }
+        var reported: Set<String> = []
+        for entity in schema.entities {
+            var seen: [String] = [entity.name]
+            var current = entity
+            while let parentName = current.parent, let parent = schema.entity(named: parentName) {
+                if let start = seen.firstIndex(of: parentName) {
+                    let cycle = seen[start...] + [parentName]
+                    if reported.insert(cycle.sorted().joined(separator: ",")).inserted {
+                        error("inheritance cycle: \(cycle.joined(separator: " -> "))", at: location(entity.name, "parent"), length: parentName.count,
+                              fix: "an entity cannot be its own ancestor; remove one of the 'parent:' lines")
+                    }
+                    sound = false
+                    break
+                }
+                seen.append(parentName)
+                current = parent
+            }
+        }
+        return sound
+    }
+
+    private mutating func checkAbstractEntities() {
+        for entity in schema.entities where entity.isAbstract {
+            let concrete = schema.hierarchy(under: entity).contains { !$0.isAbstract }
+            guard !concrete else { continue }
+            let required = schema.entities.flatMap { source in source.relationships.filter { $0.destination == entity.name && !$0.isOptional }.map { (source, $0) } }
+            if let (source, relationship) = required.first {
+                error("abstract entity '\(entity.name)' has no concrete sub-entity, so the required relationship '\(source.name).\(relationship.name)' can never be filled",
+                      at: entity.location, length: entity.name.count,
+                      fix: "add a sub-entity with 'parent: \(entity.name)', make '\(entity.name)' concrete, or make the relationship optional")
+            } else {
+                warning("abstract entity '\(entity.name)' has no concrete sub-entity; it can have no objects", at: entity.location, length: entity.name.count,
+                        fix: "add a sub-entity with 'parent: \(entity.name)' or remove 'abstract: true'")
+            }
+        }
+    }
+
+    // MARK: Properties
+
+    private mutating func checkProperties(of entity: Entity, acyclic: Bool) {
+        var seen: Set<String> = []
+        let properties: [(name: String, section: String)] = entity.attributes.map { ($0.name, "attributes") } + entity.relationships.map { ($0.name, "relationships") }
+        for property in properties {
+            let at = keyLocation(entity.name, property.section, property.name)
+            if !seen.insert(property.name).inserted {
+                error("duplicate property name '\(property.name)' in '\(entity.name)'", at: at, length: property.name.count,
+                      fix: "an attribute and a relationship cannot share a name; rename one")
+            }
+            if let first = property.name.first, !first.isLowercase {
+                error("property name '\(property.name)' must start with a lowercase letter", at: at, length: property.name.count,
+                      fix: "rename it '\(property.name.prefix(1).lowercased() + property.name.dropFirst())'")
+            }
+            if property.name == "id" {
+                error("'id' is reserved: data files use it for object identity", at: at, length: 2,
+                      fix: "rename the property, for example 'identifier' or 'uuid'")
+            }
+            if acyclic, let parentName = entity.parent, let parent = schema.entity(named: parentName),
+               let inherited = schema.ancestry(of: parent).first(where: { ancestor in
+                   ancestor.attributes.contains { $0.name == property.name } || ancestor.relationships.contains { $0.name == property.name }
+               }) {
+                error("'\(entity.name).\(property.name)' shadows the property inherited from '\(inherited.name)'", at: at, length: property.name.count,
+                      fix: "remove it from '\(entity.name)' (it is inherited) or give it another name")
+            }
+        }
+    }
+
+    private mutating func checkAttribute(_ attribute: Attribute, in entity: Entity) {
+        let rules = attribute.validation
+        let what = "'\(entity.name).\(attribute.name)'"
+        if let min = rules.min, let max = rules.max, Value.compare(min, max) == .orderedDescending {
+            error("min \(min) is above max \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "min"), fix: "swap them or correct one")
+        }
+        if let min = rules.minLength, let max = rules.maxLength, min > max {
+            error("minLength \(min) is above maxLength \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "minLength"))
+        }
+        guard let value = attribute.defaultValue else { return }
+        let at = location(entity.name, "attributes", attribute.name, "default")
+        if let problem = AttributeValidator.violation(of: value, for: attribute) {
+            error("default \(value) of \(what) breaks its own validation: \(problem)", at: at, fix: "change the default or the rule")
+        }
+    }
+
+    private mutating func checkRelationship(_ relationship: Relationship, in entity: Entity) {
+        let what = "'\(entity.name).\(relationship.name)'"
+        let names = schema.entities.map(\.name)
+        if !relationship.isToMany {
+            if relationship.isOrdered {
+                error("\(what) is ordered but not to-many", at: keyLocation(entity.name, "relationships", relationship.name, "ordered"),
+                      fix: "add 'toMany: true' or remove 'ordered:'")
+            }
+            if relationship.minCount != nil || relationship.maxCount != nil {
+                error("minCount and maxCount apply to to-many relationships; \(what) is to-one",
+                      at: keyLocation(entity.name, "relationships", relationship.name, relationship.minCount != nil ? "minCount" : "maxCount"),
+                      fix: "add 'toMany: true' or remove the counts")
+            }
+        }
+        if let min = relationship.minCount, let max = relationship.maxCount, max > 0, min > max {
+            error("minCount \(min) is above maxCount \(max) for \(what)", at: location(entity.name, "relationships", relationship.name, "minCount"))
+        }
+        guard let destination = schema.entity(named: relationship.destination) else {
+            error("unknown destination entity '\(relationship.destination)' of \(what)", at: location(entity.name, "relationships", relationship.name, "destination"),
+                  length: relationship.destination.count, fix: Suggestions.didYouMean(relationship.destination, in: names) ?? "declare it under 'entities:'")
+            return
+        }
+        guard let inverseName = relationship.inverse else {
+            warning("\(what) has no inverse; objects on the other side cannot find their way back and integrity is not kept",
+                    at: keyLocation(entity.name, "relationships", relationship.name), length: relationship.name.count,
+                    fix: "add a relationship on '\(destination.name)' and name each as the other's 'inverse:'")
+            return
+        }
+        let inverseAt = location(entity.name, "relationships", relationship.name, "inverse")
+        guard let inverseProperty = schema.property(named: inverseName, in: destination) else {
+            let candidates = schema.allRelationships(of: destination).map(\.name)
+            error("inverse '\(inverseName)' of \(what) is not a relationship of '\(destination.name)'", at: inverseAt, length: inverseName.count,
+                  fix: Suggestions.didYouMean(inverseName, in: candidates) ?? "add relationship '\(inverseName)' to '\(destination.name)'")
+            return
+        }
+        guard case .relationship(let inverse) = inverseProperty else {
+            error("inverse '\(inverseName)' of \(what) is an attribute of '\(destination.name)', not a relationship", at: inverseAt, length: inverseName.count)
+            return
+        }
+        let ownAncestry = schema.ancestry(of: entity).map(\.name)
+        if !ownAncestry.contains(inverse.destination) {
+            error("inverse pair does not match: \(what) names '\(destination.name).\(inverseName)' as inverse, but that relationship leads to '\(inverse.destination)', not '\(entity.name)'",
+                  at: inverseAt, length: inverseName.count, fix: "point both relationships at each other's entity")
+        } else if inverse.inverse != relationship.name {
+            let other = "'\(destination.name).\(inverseName)'"
+            let said = inverse.inverse.map { "names '\($0)' as its inverse" } ?? "names no inverse"
+            error("inverse pair does not point at each other: \(what) names \(other) as inverse, but \(other) \(said)",
+                  at: inverseAt, length: inverseName.count, fix: "set 'inverse: \(relationship.name)' on \(other)")
+        }
+    }
+
+    private mutating func checkConstraints(of entity: Entity) {
+        let available = Set(schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name))
+        for (index, constraint) in entity.uniquenessConstraints.enumerated() {
+            for name in constraint { checkConstrainedProperty(name, in: entity, available: available, kind: "uniqueness constraint \(index + 1)", key: "uniquenessConstraints") }
+        }
+        for index in entity.indexes {
+            for name in index.properties { checkConstrainedProperty(name, in: entity, available: available, kind: "index '\(index.name)'", key: "indexes") }
+        }
+    }
+
+    private mutating func checkConstrainedProperty(_ name: String, in entity: Entity, available: Set<String>, kind: String, key: String) {
+        let at = location(entity.name, key)
+        guard available.contains(name) else {
+            error("\(kind) of '\(entity.name)' names unknown property '\(name)'", at: at, fix: Suggestions.didYouMean(name, in: available))
+            return
+        }
+        switch schema.property(named: name, in: entity) {
+        case .relationship(let relationship)? where relationship.isToMany:
+            error("\(kind) of '\(entity.name)' names to-many relationship '\(name)'; only attributes and to-one relationships can be constrained or indexed", at: at)
+        case .attribute(let attribute)? where attribute.isTransient:
+            error("\(kind) of '\(entity.name)' names transient attribute '\(name)', which is not stored", at: at)
+        default: break
+        }
+    }
+}
+
+/// Checks one attribute value against the attribute's type and validation rules.
+public enum AttributeValidator {
+    /// A description of the broken rule, or nil when the value is acceptable. Null is acceptable
+    /// here; whether a value is required is checked by the caller.
+    public static func violation(of value: Value, for attribute: Attribute) -> String? {
+        if value.isNull { return nil }
+        let rules = attribute.validation
+        if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { return "below min \(min)" }
+        if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { return "above max \(max)" }
+        if case .string(let text) = value {
+            if let min = rules.minLength, text.count < min { return "shorter than minLength \(min)" }
+            if let max = rules.maxLength, text.count > max { return "longer than maxLength \(max)" }
+            if let pattern = rules.regex, !matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
+        }
+        return nil
+    }
+
+    static func matchesWhole(_ text: String, _ pattern: String) -> Bool {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return false }
+        let range = NSRange(text.startIndex..., in: text)
+        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
+        return match.range == range
+    }
+}

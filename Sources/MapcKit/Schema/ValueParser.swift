@@ -1,0 +1,95 @@
+import Foundation
+
+/// A value that does not fit its type, with a message saying why.
+public struct ValueProblem: Error, Sendable, Equatable {
+    /// What is wrong, e.g. "'abc' is not an int16".
+    public var message: String
+    /// Creates a problem.
+    public init(_ message: String) { self.message = message }
+}
+
+/// Reads values of an attribute type from text (YAML scalars, command-line arguments).
+public enum ValueParser {
+    /// Parses `text` as a value of `type`. Integers are decimal (or `0x` hex), whatever leading zeros;
+    /// booleans accept true/false/yes/no; dates are ISO 8601; binary is base64; decimals keep every digit.
+    public static func parse(_ text: String, as type: AttributeType) -> Result<Value, ValueProblem> {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        switch type {
+        case .int16, .int32, .int64:
+            guard let value = parseInteger(trimmed) else {
+                return .failure(ValueProblem("'\(text)' is not a whole number"))
+            }
+            return checkRange(value, type)
+        case .double, .float:
+            guard let value = Double(trimmed), value.isFinite else {
+                return .failure(ValueProblem("'\(text)' is not a finite number"))
+            }
+            return .success(type == .float ? .double(Double(Float(value))) : .double(value))
+        case .decimal:
+            guard let value = parseDecimal(trimmed) else {
+                return .failure(ValueProblem("'\(text)' is not a decimal number"))
+            }
+            return .success(.decimal(value))
+        case .string:
+            return .success(.string(text))
+        case .bool:
+            switch trimmed.lowercased() {
+            case "true", "yes", "on", "1": return .success(.bool(true))
+            case "false", "no", "off", "0": return .success(.bool(false))
+            default: return .failure(ValueProblem("'\(text)' is not true or false"))
+            }
+        case .date:
+            guard let date = ISO8601.parse(trimmed) else {
+                return .failure(ValueProblem("'\(text)' is not an ISO 8601 date such as 2024-05-01T10:00:00Z"))
+            }
+            return .success(.date(date))
+        case .binary, .transformable:
+            guard let data = Data(base64Encoded: trimmed) else {
+                return .failure(ValueProblem("'\(text.prefix(40))' is not base64"))
+            }
+            return .success(.binary(data))
+        case .uuid:
+            guard let uuid = UUID(uuidString: trimmed) else {
+                return .failure(ValueProblem("'\(text)' is not a UUID such as 123e4567-e89b-12d3-a456-426614174000"))
+            }
+            return .success(.uuid(uuid))
+        case .uri:
+            guard !trimmed.isEmpty, URL(string: trimmed) != nil else {
+                return .failure(ValueProblem("'\(text)' is not a URI"))
+            }
+            return .success(.uri(trimmed))
+        }
+    }
+
+    /// Checks that an integer fits the integer type.
+    public static func checkRange(_ value: Int64, _ type: AttributeType) -> Result<Value, ValueProblem> {
+        if let range = type.integerRange, !range.contains(value) {
+            return .failure(ValueProblem("\(value) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))"))
+        }
+        return .success(.integer(value))
+    }
+
+    static func parseInteger(_ text: String) -> Int64? {
+        var body = Substring(text)
+        var negative = false
+        if body.hasPrefix("-") { negative = true; body = body.dropFirst() } else if body.hasPrefix("+") { body = body.dropFirst() }
+        let magnitude: UInt64?
+        if body.lowercased().hasPrefix("0x") {
+            magnitude = UInt64(body.dropFirst(2), radix: 16)
+        } else {
+            magnitude = body.allSatisfy(\.isASCII) ? UInt64(body, radix: 10) : nil
+        }
+        guard let magnitude else { return nil }
+        if negative {
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : (magnitude <= UInt64(Int64.max) ? -Int64(magnitude) : nil)
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    /// Decimal text: an optional sign, digits, an optional fraction and exponent; nothing else.
+    public static func parseDecimal(_ text: String) -> Decimal? {
+        let pattern = #"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"#
+        guard text.range(of: pattern, options: .regularExpression) != nil else { return nil }
+        return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+    }
+}

@@ -1,0 +1,80 @@
+import Crypto
+import Foundation
+
+/// Deterministic version hashes, the equivalent of Core Data's `versionHash` on entities and
+/// `entityVersionHashesByName` on models: a store is identified by them, not by a version name.
+///
+/// The algorithm is documented in `docs/schema-format.md` ("Version hashes"): each hash is the
+/// SHA-256, in lowercase hex, of a canonical compact JSON array describing exactly what the hash
+/// covers, so the hash changes when and only when something that matters to the stored data does.
+public enum VersionHash {
+    /// The hash of every entity, by name.
+    public static func entityHashes(of schema: Schema) -> [String: String] {
+        var hashes: [String: String] = [:]
+        for entity in schema.entities { _ = hash(of: entity, in: schema, memo: &hashes) }
+        return hashes
+    }
+
+    /// The model hash: derived from the sorted entity names and hashes only.
+    public static func modelHash(of schema: Schema) -> String {
+        modelHash(entityHashes: entityHashes(of: schema))
+    }
+
+    /// The model hash from entity hashes already computed (as read from a store's metadata).
+    public static func modelHash(entityHashes: [String: String]) -> String {
+        let pairs = entityHashes.keys.sorted().map { JSONValue.array([.string($0), .string(entityHashes[$0] ?? "")]) }
+        return sha256(JSONValue.array([.string("model"), .array(pairs)]).serialized())
+    }
+
+    /// The canonical description an entity's hash is computed from (exposed for documentation and tests).
+    public static func canonicalDescription(of entity: Entity, parentHash: String?) -> String {
+        let properties: [(String, JSONValue)] =
+            entity.attributes.map { attribute in
+                (attribute.name, JSONValue.array([
+                    .string("attribute"), .string(attribute.name), .bool(attribute.isOptional), .bool(attribute.isTransient),
+                    optional(attribute.versionHashModifier), .string(attribute.type.rawValue),
+                ]))
+            } + entity.relationships.map { relationship in
+                (relationship.name, JSONValue.array([
+                    .string("relationship"), .string(relationship.name), .bool(relationship.isOptional), .bool(relationship.isTransient),
+                    optional(relationship.versionHashModifier), .string(relationship.destination), optional(relationship.inverse),
+                    .bool(relationship.isToMany), .bool(relationship.isOrdered),
+                    .integer(Int64(relationship.minCount ?? 0)), .integer(Int64(relationship.isToMany ? (relationship.maxCount ?? 0) : 1)),
+                ]))
+            }
+        let constraints = entity.uniquenessConstraints.map { $0.sorted() }.sorted { $0.lexicographicallyPrecedes($1) }
+        let description = JSONValue.array([
+            .string("entity"), .string(entity.name), .bool(entity.isAbstract), optional(parentHash), optional(entity.versionHashModifier),
+            .array(constraints.map { .array($0.map(JSONValue.string)) }),
+            .array(properties.sorted { $0.0 < $1.0 }.map(\.1)),
+        ])
+        return description.serialized()
+    }
+
+    private static func hash(of entity: Entity, in schema: Schema, memo: inout [String: String]) -> String {
+        if let known = memo[entity.name] { return known }
+        // Guard against cycles in unvalidated schemas: a cyclic parent contributes nothing.
+        memo[entity.name] = ""
+        var parentHash: String?
+        if let parentName = entity.parent, let parent = schema.entity(named: parentName) {
+            parentHash = hash(of: parent, in: schema, memo: &memo)
+        }
+        let result = sha256(canonicalDescription(of: entity, parentHash: parentHash))
+        memo[entity.name] = result
+        return result
+    }
+
+    private static func optional(_ text: String?) -> JSONValue {
+        text.map(JSONValue.string) ?? .null
+    }
+
+    /// SHA-256 of the UTF-8 text, lowercase hex.
+    public static func sha256(_ text: String) -> String {
+        sha256(Data(text.utf8))
+    }
+
+    /// SHA-256 of bytes, lowercase hex.
+    public static func sha256(_ data: Data) -> String {
+        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
+}

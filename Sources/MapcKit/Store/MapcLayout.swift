@@ -1,0 +1,213 @@
+import Foundation
+import GRDB
+
+/// mapc's own SQLite layout, designed to be readable with the sqlite3 shell.
+///
+/// - One table per inheritance hierarchy, named after the root entity, with `_pk` (INTEGER
+///   PRIMARY KEY), `_entity` (the row's entity name) and `_id` (the object's identity string).
+/// - One column per stored attribute of every entity in the hierarchy, named after the attribute
+///   (suffixed with `_<Entity>` when two sub-entities use one name).
+/// - To-one relationships: a column with the destination's `_pk`. A to-many relationship whose
+///   inverse is to-one uses that column; when it is ordered, an `<inverse>_order` column beside it.
+/// - Many-to-many relationships, and to-many ones without an inverse: a join table `<Entity>_<rel>`
+///   with `owner`, `other` and, when ordered, `owner_order` / `other_order` positions.
+/// - Metadata in `_mapc_metadata` (key, value) and `_mapc_entities` (name, hash).
+///
+/// The full description, with value encodings, is `docs/store-layout.md`.
+public struct MapcLayout: StoreLayoutStrategy {
+    /// Creates the layout.
+    public init() {}
+
+    public var identifier: String { "mapc-1" }
+
+    public static let primaryKey = "_pk"
+    public static let entityColumn = "_entity"
+    public static let idColumn = "_id"
+
+    public func layout(for schema: Schema) -> StoreLayout {
+        // Layout decisions depend only on hashed content; sorting by name makes them independent
+        // of the order entities and properties are written in the file.
+        let entities = schema.entities.sorted { $0.name < $1.name }
+        var tableNames = NameAllocator(reserved: ["_mapc_metadata", "_mapc_entities", "_mapc_history"])
+        var tables: [String: TableLayout] = [:]
+        var tableOrder: [String] = []
+        var rootTable: [String: String] = [:]
+        var columnsOfTable: [String: NameAllocator] = [:]
+        var storages: [String: EntityStorage] = [:]
+
+        // Tables for hierarchies.
+        for root in entities where root.parent == nil || schema.entity(named: root.parent!) == nil {
+            let name = tableNames.allocate(root.name)
+            rootTable[root.name] = name
+            tableOrder.append(name)
+            tables[name] = TableLayout(name: name, columns: [
+                ColumnLayout(name: Self.primaryKey, sqlType: "INTEGER", constraints: "PRIMARY KEY"),
+                ColumnLayout(name: Self.entityColumn, sqlType: "TEXT", constraints: "NOT NULL"),
+                ColumnLayout(name: Self.idColumn, sqlType: "TEXT", constraints: "NOT NULL"),
+            ], indexes: [IndexLayout(name: "\(name)__id", columns: [Self.idColumn], unique: true)])
+            columnsOfTable[name] = NameAllocator(reserved: [Self.primaryKey, Self.entityColumn, Self.idColumn])
+        }
+        func table(of entity: Entity) -> String { rootTable[schema.root(of: entity).name] ?? entity.name }
+
+        // Entities ordered root-first so inherited columns are allocated before sub-entities' own.
+        let byDepth = entities.sorted { (schema.ancestry(of: $0).count, $0.name) < (schema.ancestry(of: $1).count, $1.name) }
+        var ownColumns: [String: [String: String]] = [:]
+        var ownRelationships: [String: [String: RelationshipStorage]] = [:]
+        for entity in byDepth {
+            let tableName = table(of: entity)
+            for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
+                let column = columnsOfTable[tableName]!.allocate(attribute.name, fallbackSuffix: entity.name)
+                tables[tableName]!.columns.append(ColumnLayout(name: column, sqlType: Self.sqlType(of: attribute.type)))
+                ownColumns[entity.name, default: [:]][attribute.name] = column
+            }
+            if schema.hierarchy(under: schema.root(of: entity)).count > 1, entity.parent == nil {
+                tables[tableName]!.indexes.append(IndexLayout(name: "\(tableName)__entity", columns: [Self.entityColumn]))
+            }
+        }
+        // To-one relationships first: to-many relationships with a to-one inverse reuse their columns.
+        for entity in byDepth {
+            let tableName = table(of: entity)
+            for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where !relationship.isToMany && !relationship.isTransient {
+                guard let destination = schema.entity(named: relationship.destination) else { continue }
+                let column = columnsOfTable[tableName]!.allocate(relationship.name, fallbackSuffix: entity.name)
+                tables[tableName]!.columns.append(ColumnLayout(name: column, sqlType: "INTEGER"))
+                tables[tableName]!.indexes.append(IndexLayout(name: "\(tableName)_\(column)", columns: [column]))
+                var orderColumn: String?
+                if let inverse = schema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
+                    let order = columnsOfTable[tableName]!.allocate("\(relationship.name)_order", fallbackSuffix: entity.name)
+                    tables[tableName]!.columns.append(ColumnLayout(name: order, sqlType: "INTEGER"))
+                    orderColumn = order
+                }
+                ownRelationships[entity.name, default: [:]][relationship.name] =
+                    .foreignKey(column: column, destinationTable: table(of: destination), orderColumn: orderColumn)
+            }
+        }
+        for entity in byDepth {
+            for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where relationship.isToMany && !relationship.isTransient {
+                guard let destination = schema.entity(named: relationship.destination) else { continue }
+                let destinationTable = table(of: destination)
+                let discriminators = schema.hierarchy(under: destination).map(\.name)
+                if let inverse = schema.inverse(of: relationship), !inverse.isToMany,
+                   let owner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
+                   case .foreignKey(let column, _, let orderColumn)? = ownRelationships[owner.name]?[inverse.name] {
+                    ownRelationships[entity.name, default: [:]][relationship.name] =
+                        .inverseForeignKey(table: destinationTable, column: column, orderColumn: orderColumn, destinationDiscriminators: discriminators)
+                    continue
+                }
+                // Join table, shared by a many-to-many pair: the side whose "Entity.relationship" sorts
+                // first owns it and is the `owner` column.
+                let inverse = schema.inverse(of: relationship)
+                let inverseOwner = inverse.flatMap { inv in schema.ancestry(of: destination).first { $0.relationships.contains { $0.name == inv.name } } }
+                let selfKey = "\(entity.name).\(relationship.name)"
+                let inverseKey = inverse.flatMap { inv in inverseOwner.map { "\($0.name).\(inv.name)" } }
+                let ownsTable = inverseKey == nil || selfKey <= inverseKey!
+                if ownsTable {
+                    let name = tableNames.allocate("\(entity.name)_\(relationship.name)")
+                    var columns = [
+                        ColumnLayout(name: "owner", sqlType: "INTEGER", constraints: "NOT NULL"),
+                        ColumnLayout(name: "other", sqlType: "INTEGER", constraints: "NOT NULL"),
+                    ]
+                    if relationship.isOrdered { columns.append(ColumnLayout(name: "owner_order", sqlType: "INTEGER")) }
+                    if inverse?.isOrdered == true { columns.append(ColumnLayout(name: "other_order", sqlType: "INTEGER")) }
+                    tables[name] = TableLayout(name: name, columns: columns, indexes: [
+                        IndexLayout(name: "\(name)_owner", columns: ["owner", "other"], unique: true),
+                        IndexLayout(name: "\(name)_other", columns: ["other"]),
+                    ])
+                    tableOrder.append(name)
+                    ownRelationships[entity.name, default: [:]][relationship.name] =
+                        .joinTable(table: name, ownerColumn: "owner", otherColumn: "other", orderColumn: relationship.isOrdered ? "owner_order" : nil, destinationTable: destinationTable)
+                    if let inverse, let inverseOwner {
+                        ownRelationships[inverseOwner.name, default: [:]][inverse.name] =
+                            .joinTable(table: name, ownerColumn: "other", otherColumn: "owner", orderColumn: inverse.isOrdered ? "other_order" : nil, destinationTable: table(of: entity))
+                    }
+                }
+            }
+        }
+        for entity in entities {
+            var attributeColumns: [String: String] = [:]
+            var relationships: [String: RelationshipStorage] = [:]
+            for ancestor in schema.ancestry(of: entity) {
+                attributeColumns.merge(ownColumns[ancestor.name] ?? [:]) { current, _ in current }
+                relationships.merge(ownRelationships[ancestor.name] ?? [:]) { current, _ in current }
+            }
+            storages[entity.name] = EntityStorage(
+                entity: entity.name, table: table(of: entity), primaryKey: Self.primaryKey, entityColumn: Self.entityColumn,
+                idColumn: Self.idColumn, discriminators: schema.hierarchy(under: entity).map(\.name),
+                attributeColumns: attributeColumns, relationships: relationships)
+        }
+        return StoreLayout(strategy: identifier, tables: tableOrder.compactMap { tables[$0] }, entities: storages,
+                           metadataTable: "_mapc_metadata", entityHashesTable: "_mapc_entities")
+    }
+
+    static func sqlType(of type: AttributeType) -> String {
+        switch type {
+        case .int16, .int32, .int64, .bool: return "INTEGER"
+        case .double, .float, .date: return "REAL"
+        case .decimal, .string, .uuid, .uri: return "TEXT"
+        case .binary, .transformable: return "BLOB"
+        }
+    }
+
+    public func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
+        switch value {
+        case .null: return .null
+        case .bool(let flag): return flag.databaseValue
+        case .integer(let number): return number.databaseValue
+        case .double(let number): return number.databaseValue
+        case .decimal(let number): return number.description.databaseValue
+        case .string(let text): return text.databaseValue
+        case .date(let date): return date.timeIntervalSince1970.databaseValue
+        case .binary(let data): return data.databaseValue
+        case .uuid(let uuid): return uuid.uuidString.lowercased().databaseValue
+        case .uri(let text): return text.databaseValue
+        }
+    }
+
+    public func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
+        if value.isNull { return .null }
+        func mismatch() -> MapcError {
+            MapcError.store("stored value \(value) cannot be read as \(type.rawValue); the store does not match its schema")
+        }
+        switch (type, value.storage) {
+        case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): return .integer(n)
+        case (.bool, .int64(let n)): return .bool(n != 0)
+        case (.double, .double(let d)), (.float, .double(let d)): return .double(d)
+        case (.double, .int64(let n)), (.float, .int64(let n)): return .double(Double(n))
+        case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
+        case (.date, .int64(let n)): return .date(Date(timeIntervalSince1970: Double(n)))
+        case (.decimal, .string(let text)):
+            guard let decimal = ValueParser.parseDecimal(text) else { throw mismatch() }
+            return .decimal(decimal)
+        case (.string, .string(let text)): return .string(text)
+        case (.uri, .string(let text)): return .uri(text)
+        case (.uuid, .string(let text)):
+            guard let uuid = UUID(uuidString: text) else { throw mismatch() }
+            return .uuid(uuid)
+        case (.binary, .blob(let data)), (.transformable, .blob(let data)): return .binary(data)
+        default: throw mismatch()
+        }
+    }
+}
+
+/// Hands out unique names, appending a suffix (then a number) when a name is taken.
+struct NameAllocator {
+    private var used: Set<String>
+
+    init(reserved: Set<String>) {
+        used = Set(reserved.map { $0.lowercased() })
+    }
+
+    /// SQLite names are case-insensitive, so uniqueness is checked case-insensitively.
+    mutating func allocate(_ name: String, fallbackSuffix: String? = nil) -> String {
+        var candidate = name
+        if used.contains(candidate.lowercased()), let suffix = fallbackSuffix { candidate = "\(name)_\(suffix)" }
+        var counter = 2
+        let base = candidate
+        while used.contains(candidate.lowercased()) {
+            candidate = "\(base)_\(counter)"
+            counter += 1
+        }
+        used.insert(candidate.lowercased())
+        return candidate
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+
+/// A SQLite store laid out for one schema version.
+///
+/// Open it with `Store.create(at:schema:)`, `Store.open(at:schema:)` or `Store.inMemory(schema:)`.
+/// Reading and writing objects goes through `ObjectData` (see `Store+Objects.swift`).
+public final class Store: @unchecked Sendable {
+    /// The SQLite connection (GRDB serializes access to it).
+    public let database: DatabaseQueue
+    /// The schema the store is laid out for.
+    public let schema: Schema
+    /// Tables and columns of each entity.
+    public let layout: StoreLayout
+    /// The layout strategy, which also encodes and decodes values.
+    public let strategy: any StoreLayoutStrategy
+    /// The file's path; nil for in-memory stores.
+    public let path: String?
+
+    private init(database: DatabaseQueue, schema: Schema, strategy: any StoreLayoutStrategy, path: String?) {
+        self.database = database
+        self.schema = schema
+        self.strategy = strategy
+        self.layout = strategy.layout(for: schema)
+        self.path = path
+    }
+
+    /// Creates an empty store file for the schema. Refuses to overwrite an existing non-empty file.
+    public static func create(at path: String, schema: Schema, strategy: any StoreLayoutStrategy = MapcLayout()) throws -> Store {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
+            throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
+        }
+        let queue = try openQueue(path: path, readOnly: false)
+        let store = Store(database: queue, schema: schema, strategy: strategy, path: path)
+        try store.createTables()
+        return store
+    }
+
+    /// Creates an empty in-memory store, for tests and previews.
+    public static func inMemory(schema: Schema, strategy: any StoreLayoutStrategy = MapcLayout()) throws -> Store {
+        let store = Store(database: try DatabaseQueue(), schema: schema, strategy: strategy, path: nil)
+        try store.createTables()
+        return store
+    }
+
+    /// Opens an existing store and checks that its hashes match the schema's.
+    public static func open(at path: String, schema: Schema, readOnly: Bool = false) throws -> Store {
+        let queue = try openQueue(path: path, readOnly: readOnly)
+        let metadata = try readMetadata(queue, path: path)
+        guard metadata.modelHash == VersionHash.modelHash(of: schema) else {
+            let details = metadata.differences(from: schema).joined(separator: "; ")
+            throw MapcError.store("\(path) was written by version \(metadata.version) and does not match version \(schema.version): \(details)")
+        }
+        return Store(database: queue, schema: schema, strategy: try strategy(named: metadata.layout, path: path), path: path)
+    }
+
+    /// Opens an existing store with whichever catalog version matches its hashes.
+    public static func open(at path: String, catalog: SchemaCatalog, readOnly: Bool = false) throws -> Store {
+        let queue = try openQueue(path: path, readOnly: readOnly)
+        let metadata = try readMetadata(queue, path: path)
+        let matching = catalog.versions(matchingModelHash: metadata.modelHash)
+        guard let schema = matching.first(where: { $0.version == metadata.version }) ?? matching.last else {
+            throw MapcError.store("\(path) (recorded as version \(metadata.version), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory); add that version's schema file")
+        }
+        return Store(database: queue, schema: schema, strategy: try strategy(named: metadata.layout, path: path), path: path)
+    }
+
+    /// Reads a store's metadata without needing its schema.
+    public static func metadata(at path: String) throws -> StoreMetadata {
+        let queue = try openQueue(path: path, readOnly: true)
+        return try readMetadata(queue, path: path)
+    }
+
+    /// The store's metadata.
+    public func metadata() throws -> StoreMetadata {
+        try Self.readMetadata(database, path: path ?? ":memory:")
+    }
+
+    private static func strategy(named name: String, path: String) throws -> any StoreLayoutStrategy {
+        let known: [any StoreLayoutStrategy] = [MapcLayout()]
+        guard let strategy = known.first(where: { $0.identifier == name }) else {
+            throw MapcError.store("\(path) uses layout '\(name)', which this mapc does not know")
+        }
+        return strategy
+    }
+
+    private static func readMetadata(_ queue: DatabaseQueue, path: String) throws -> StoreMetadata {
+        do {
+            return try queue.read { try StoreMetadata.read($0) }
+        } catch let error as MapcError {
+            if case .store(let message) = error { throw MapcError.store("\(path): \(message)") }
+            throw error
+        } catch let error as DatabaseError {
+            throw MapcError.store("\(path): cannot read the store: \(error.message ?? "\(error)")")
+        }
+    }
+
+    static func openQueue(path: String, readOnly: Bool) throws -> DatabaseQueue {
+        if readOnly || !FileManager.default.fileExists(atPath: path) {
+            guard !readOnly || FileManager.default.fileExists(atPath: path) else {
+                throw MapcError.notFound("\(path): no such store")
+            }
+        }
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.busyMode = .timeout(5)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            // Touch the file so that "not a database" surfaces here, with the path.
+            _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
+            return queue
+        } catch let error as DatabaseError {
+            throw MapcError.store("\(path): cannot open as a SQLite store: \(error.message ?? "\(error)")")
+        }
+    }
+
+    private func createTables() throws {
+        let metadata = StoreMetadata(schema: schema, layout: strategy.identifier)
+        try database.write { db in
+            for table in layout.tables {
+                let columns = table.columns.map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) }
+                try db.execute(sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
+                for index in table.indexes {
+                    let unique = index.unique ? "UNIQUE " : ""
+                    let columns = index.columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+                    try db.execute(sql: "CREATE \(unique)INDEX \(index.name.quotedDatabaseIdentifier) ON \(table.name.quotedDatabaseIdentifier) (\(columns))")
+                }
+            }
+            try self.createSchemaIndexes(db)
+            try metadata.write(db, metadataTable: layout.metadataTable, entityHashesTable: layout.entityHashesTable)
+        }
+    }
+
+    /// The indexes the schema asks for (`indexes:`), on their entities' tables.
+    private func createSchemaIndexes(_ db: Database) throws {
+        for entity in schema.entities {
+            guard let storage = layout.entities[entity.name] else { continue }
+            for index in entity.indexes {
+                let columns = index.properties.compactMap { name -> String? in
+                    if let column = storage.attributeColumns[name] { return column }
+                    if case .foreignKey(let column, _, _)? = storage.relationships[name] { return column }
+                    return nil
+                }
+                guard !columns.isEmpty else { continue }
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \("\(storage.table)_\(index.name)".quotedDatabaseIdentifier) ON \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")))")
+            }
+        }
+    }
+
+    /// The number of objects of an entity, sub-entities included unless `exactly` is set.
+    public func count(of entity: String, exactly: Bool = false) throws -> Int {
+        let storage = try layout.storage(of: entity)
+        let names = exactly ? [entity] : storage.discriminators
+        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        return try database.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))",
+                             arguments: StatementArguments(names)) ?? 0
+        }
+    }
+}

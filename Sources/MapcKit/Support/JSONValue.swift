@@ -1,0 +1,180 @@
+import Foundation
+
+/// A JSON value whose objects keep their key order, so that everything mapc writes
+/// (dumps, diagnostics, summaries) is byte-for-byte deterministic.
+public indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    /// A single-precision number, printed with the shortest text that reads back as the same Float.
+    case float(Float)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.integer(a), .integer(b)): return a == b
+        case let (.double(a), .double(b)): return a == b
+        case let (.float(a), .float(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    /// The value for a key of an object (first match), or nil.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let pairs) = self else { return nil }
+        return pairs.first { $0.0 == key }?.1
+    }
+
+    /// A short name of the value's kind, for error messages.
+    public var kindName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .integer, .double, .float: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+// MARK: - Reading
+
+extension JSONValue: Decodable {
+    public init(from decoder: Decoder) throws {
+        if let container = try? decoder.container(keyedBy: AnyKey.self) {
+            // Keys come back unordered from the decoder; sort them so reading is deterministic.
+            var pairs: [(String, JSONValue)] = []
+            for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+                pairs.append((key.stringValue, try container.decode(JSONValue.self, forKey: key)))
+            }
+            self = .object(pairs)
+            return
+        }
+        if var container = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            if let count = container.count { items.reserveCapacity(count) }
+            while !container.isAtEnd { items.append(try container.decode(JSONValue.self)) }
+            self = .array(items)
+            return
+        }
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
+        else if let value = try? container.decode(Double.self) { self = .double(value) }
+        else { self = .string(try container.decode(String.self)) }
+    }
+
+    /// Parses JSON text; the error names the problem and, where Foundation reports it, the position.
+    public static func parse(_ data: Data, path: String) throws -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) {
+            let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            throw MapcError.input("\(path): not valid JSON: \(detail ?? context.debugDescription)")
+        } catch {
+            throw MapcError.input("\(path): not valid JSON: \(error)")
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { return nil }
+    }
+}
+
+// MARK: - Writing
+
+extension JSONValue {
+    /// The JSON text. Pretty output puts one member per line with two-space indentation,
+    /// except arrays of scalars, which stay on one line.
+    public func serialized(pretty: Bool = false) -> String {
+        var output = ""
+        write(to: &output, pretty: pretty, indent: 0)
+        return output
+    }
+
+    private var isScalar: Bool {
+        switch self {
+        case .array, .object: return false
+        default: return true
+        }
+    }
+
+    private func write(to output: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: output += "null"
+        case .bool(let value): output += value ? "true" : "false"
+        case .integer(let value): output += String(value)
+        case .double(let value): output += JSONValue.format(value)
+        case .float(let value): output += value.isFinite ? "\(value)" : "null"
+        case .string(let value): JSONValue.writeString(value, to: &output)
+        case .array(let items):
+            if items.isEmpty { output += "[]"; return }
+            if !pretty || items.allSatisfy(\.isScalar) {
+                output += "["
+                for (index, item) in items.enumerated() {
+                    if index > 0 { output += pretty ? ", " : "," }
+                    item.write(to: &output, pretty: pretty, indent: indent)
+                }
+                output += "]"
+                return
+            }
+            output += "[\n"
+            for (index, item) in items.enumerated() {
+                output += String(repeating: "  ", count: indent + 1)
+                item.write(to: &output, pretty: pretty, indent: indent + 1)
+                output += index < items.count - 1 ? ",\n" : "\n"
+            }
+            output += String(repeating: "  ", count: indent) + "]"
+        case .object(let pairs):
+            if pairs.isEmpty { output += "{}"; return }
+            output += pretty ? "{\n" : "{"
+            for (index, (key, value)) in pairs.enumerated() {
+                if pretty { output += String(repeating: "  ", count: indent + 1) }
+                JSONValue.writeString(key, to: &output)
+                output += pretty ? ": " : ":"
+                value.write(to: &output, pretty: pretty, indent: indent + 1)
+                if index < pairs.count - 1 { output += "," }
+                if pretty { output += "\n" }
+            }
+            if pretty { output += String(repeating: "  ", count: indent) }
+            output += "}"
+        }
+    }
+
+    /// Shortest round-tripping text; JSON has no infinities or NaN, so those become null.
+    static func format(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        return "\(value)"
+    }
+
+    static func writeString(_ string: String, to output: inout String) {
+        output += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case _ where scalar.value < 0x20:
+                output += String(format: "\\u%04x", scalar.value)
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        output += "\""
+    }
+}

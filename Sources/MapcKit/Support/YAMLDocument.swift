@@ -1,0 +1,211 @@
+import Foundation
+import Yams
+
+/// A composed YAML document plus the diagnostics found while reading it.
+///
+/// Readers of mapc's YAML formats (schemas, mappings) walk the `Node` tree through this type, so
+/// every value they take comes with its `file:line:col`, and every problem is recorded rather
+/// than thrown: a file reports all its problems at once.
+public struct YAMLDocument {
+    /// The file being read.
+    public let source: SourceFile
+    /// The document's root node; nil for an empty document or one with a syntax error.
+    public let root: Node?
+    /// Problems found so far, in the order they were found.
+    public var diagnostics: [Diagnostic] = []
+
+    /// Composes the YAML text. A syntax error becomes a diagnostic and leaves `root` nil.
+    public init(source: SourceFile) {
+        self.source = source
+        do {
+            root = try Yams.compose(yaml: source.text)
+        } catch let error as YamlError {
+            root = nil
+            diagnostics.append(Self.diagnostic(for: error, in: source))
+        } catch {
+            root = nil
+            diagnostics.append(.error("cannot read YAML: \(error)", at: SourceLocation(path: source.path, line: 1, column: 1)))
+        }
+        if root == nil && diagnostics.isEmpty {
+            diagnostics.append(.error("the file is empty", at: SourceLocation(path: source.path, line: 1, column: 1)))
+        }
+    }
+
+    /// The position of a node; line 1, column 1 when Yams gives none.
+    public func location(of node: Node) -> SourceLocation {
+        let mark = node.mark
+        return SourceLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)
+    }
+
+    /// Records an error at a node, underlining its text when it is a one-line scalar.
+    public mutating func error(_ message: String, at node: Node, fix: String? = nil) {
+        diagnostics.append(.error(message, at: location(of: node), length: Self.length(of: node), fix: fix))
+    }
+
+    /// Records a warning at a node.
+    public mutating func warning(_ message: String, at node: Node, fix: String? = nil) {
+        diagnostics.append(.warning(message, at: location(of: node), length: Self.length(of: node), fix: fix))
+    }
+
+    static func length(of node: Node) -> Int {
+        guard let scalar = node.scalar, !scalar.string.contains("\n") else { return 1 }
+        let quotes = (scalar.style == .singleQuoted || scalar.style == .doubleQuoted) ? 2 : 0
+        return max(1, scalar.string.unicodeScalars.count + quotes)
+    }
+
+    // MARK: Typed access
+
+    /// A mapping's entries with string keys, or nil (and an error) when the node is not a mapping.
+    public mutating func entries(of node: Node, what: String) -> [(key: String, keyNode: Node, value: Node)]? {
+        guard let mapping = node.mapping else {
+            error("\(what) must be a mapping (key: value pairs), found \(Self.kind(of: node))", at: node)
+            return nil
+        }
+        var result: [(key: String, keyNode: Node, value: Node)] = []
+        for (key, value) in mapping {
+            guard let name = key.scalar?.string else {
+                error("keys of \(what) must be plain names", at: key)
+                continue
+            }
+            result.append((name, key, value))
+        }
+        return result
+    }
+
+    /// Reports keys not in `allowed`, suggesting the closest allowed key.
+    public mutating func rejectUnknownKeys(_ entries: [(key: String, keyNode: Node, value: Node)], allowed: [String], in what: String) {
+        for entry in entries where !allowed.contains(entry.key) {
+            let fix = Suggestions.didYouMean(entry.key, in: allowed) ?? "allowed keys: \(allowed.joined(separator: ", "))"
+            error("unknown key '\(entry.key)' in \(what)", at: entry.keyNode, fix: fix)
+        }
+    }
+
+    /// A scalar's text, or nil (and an error) when the node is a mapping or sequence.
+    public mutating func string(_ node: Node, what: String) -> String? {
+        guard let scalar = node.scalar else {
+            error("\(what) must be a single value, found \(Self.kind(of: node))", at: node)
+            return nil
+        }
+        return scalar.string
+    }
+
+    /// A non-empty identifier: a letter, then letters, digits or underscores.
+    public mutating func identifier(_ node: Node, what: String) -> String? {
+        guard let text = string(node, what: what) else { return nil }
+        guard Self.isIdentifier(text) else {
+            error("\(what) '\(text)' is not a valid name", at: node, fix: "use a letter followed by letters, digits or '_'")
+            return nil
+        }
+        return text
+    }
+
+    /// A boolean, read with YAML 1.1's spellings (true/false, yes/no, on/off) in any case.
+    public mutating func bool(_ node: Node, what: String) -> Bool? {
+        guard let text = string(node, what: what) else { return nil }
+        switch text.lowercased() {
+        case "true", "yes", "on", "y": return true
+        case "false", "no", "off", "n": return false
+        default:
+            error("\(what) must be true or false, found '\(text)'", at: node)
+            return nil
+        }
+    }
+
+    /// A non-negative whole number, read as decimal (a leading zero does not make it octal).
+    public mutating func count(_ node: Node, what: String) -> Int? {
+        guard let text = string(node, what: what) else { return nil }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+            error("\(what) must be a whole number of 0 or more, found '\(text)'", at: node)
+            return nil
+        }
+        return value
+    }
+
+    /// A sequence's items, or nil (and an error).
+    public mutating func items(of node: Node, what: String) -> [Node]? {
+        guard let sequence = node.sequence else {
+            error("\(what) must be a list, found \(Self.kind(of: node))", at: node)
+            return nil
+        }
+        return Array(sequence)
+    }
+
+    /// A mapping of names to single values, as `userInfo` is.
+    public mutating func stringMap(_ node: Node, what: String) -> [String: String] {
+        guard let entries = entries(of: node, what: what) else { return [:] }
+        var result: [String: String] = [:]
+        for entry in entries {
+            if let value = string(entry.value, what: "\(what) value '\(entry.key)'") { result[entry.key] = value }
+        }
+        return result
+    }
+
+    /// Whether the node is YAML's null (`~`, `null`, or nothing at all).
+    public static func isNull(_ node: Node) -> Bool {
+        guard let scalar = node.scalar, scalar.style == .plain else { return false }
+        return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
+    }
+
+    /// A letter, then letters, digits or underscores.
+    public static func isIdentifier(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+        return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
+    }
+
+    static func kind(of node: Node) -> String {
+        switch node {
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        case .scalar(let scalar): return "'\(scalar.string)'"
+        case .alias: return "an alias"
+        }
+    }
+
+    // MARK: Syntax errors
+
+    static func diagnostic(for error: YamlError, in source: SourceFile) -> Diagnostic {
+        func at(_ mark: Mark) -> SourceLocation { SourceLocation(path: source.path, line: mark.line, column: mark.column) }
+        switch error {
+        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
+            let contextText = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
+            return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark))
+        case let .duplicatedKeysInMapping(duplicates, context):
+            // Yams reports the mapping's start; find the second occurrence of the key for a better position.
+            let key = duplicates.first ?? "?"
+            let location = secondOccurrence(of: key, after: context.mark, in: source) ?? at(context.mark)
+            return .error("duplicate key '\(key)'", at: location, length: key.unicodeScalars.count,
+                          fix: "each name may appear once in a mapping; remove or rename one of them")
+        case let .reader(problem, _, _, _):
+            return .error("cannot read YAML: \(problem)", at: SourceLocation(path: source.path, line: 1, column: 1))
+        default:
+            return .error("cannot read YAML: \(error)", at: SourceLocation(path: source.path, line: 1, column: 1))
+        }
+    }
+
+    static func secondOccurrence(of key: String, after mark: Mark, in source: SourceFile) -> SourceLocation? {
+        var found = 0
+        var line = mark.line
+        while let text = source.line(line) {
+            var searchStart = text.startIndex
+            if line == mark.line, let start = text.unicodeScalars.index(text.unicodeScalars.startIndex, offsetBy: max(0, mark.column - 1), limitedBy: text.unicodeScalars.endIndex) {
+                searchStart = start
+            }
+            var range = searchStart..<text.endIndex
+            while let match = text.range(of: key, range: range) {
+                let before = match.lowerBound == text.startIndex ? " " : text[text.index(before: match.lowerBound)]
+                let after = text[match.upperBound...].drop(while: { $0 == "\"" || $0 == "'" || $0 == " " })
+                if (before == " " || before == "{" || before == "," || before == "\"" || before == "'" || before == "\t") && after.hasPrefix(":") {
+                    found += 1
+                    if found == 2 {
+                        let column = text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: match.lowerBound) + 1
+                        return SourceLocation(path: source.path, line: line, column: column)
+                    }
+                }
+                range = match.upperBound..<text.endIndex
+            }
+            line += 1
+            if line > mark.line + 100_000 { break }
+        }
+        return nil
+    }
+}
