@@ -48,17 +48,22 @@ struct SchemaValidator {
             let (key, value) = mapping[index]
             let target = (keyOnly && depth == path.count - 1) ? key : value
             best = document.location(of: target)
+            lengths[best!] = YAMLDocument.length(of: target)
             node = value
         }
         return best
     }
 
+    /// Underline lengths of the nodes located so far, so diagnostics cover the whole value.
+    private var lengthsStorage = LengthTable()
+    private var lengths: LengthTable { lengthsStorage }
+
     private mutating func error(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
-        diagnostics.append(.error(message, at: location ?? fallback, length: length, fix: fix))
+        diagnostics.append(.error(message, at: location ?? fallback, length: max(length, location.flatMap { lengths[$0] } ?? 1), fix: fix))
     }
 
     private mutating func warning(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
-        diagnostics.append(.warning(message, at: location ?? fallback, length: length, fix: fix))
+        diagnostics.append(.warning(message, at: location ?? fallback, length: max(length, location.flatMap { lengths[$0] } ?? 1), fix: fix))
     }
 
     private var fallback: SourceLocation? {
@@ -269,5 +274,14 @@ public enum AttributeValidator {
         let range = NSRange(text.startIndex..., in: text)
         guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
         return match.range == range
+    }
+}
+
+/// A shared table of underline lengths by location; a class so lookups can record from non-mutating helpers.
+final class LengthTable {
+    private var table: [SourceLocation: Int] = [:]
+    subscript(location: SourceLocation) -> Int? {
+        get { table[location] }
+        set { table[location] = newValue }
     }
 }

@@ -39,18 +39,19 @@ extension Value: CustomStringConvertible {
 
 /// ISO 8601 dates as the data format writes them: UTC, with milliseconds only when present.
 public enum ISO8601 {
-    /// Formats a date in UTC; fractional seconds appear only when the date has them.
+    /// Formats a date in UTC; fractional seconds appear only when the date has them, as
+    /// milliseconds or, when needed, microseconds (the precision stores keep).
     public static func format(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
-        let whole = seconds.rounded(.down)
-        var millis = Int(((seconds - whole) * 1000).rounded())
-        var wholeSeconds = whole
-        if millis == 1000 { wholeSeconds += 1; millis = 0 }
-        let base = Date(timeIntervalSince1970: wholeSeconds).formatted(
+        var whole = seconds.rounded(.down)
+        var micros = Int(((seconds - whole) * 1_000_000).rounded())
+        if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }
+        let base = Date(timeIntervalSince1970: whole).formatted(
             .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .omitted))
-        guard millis != 0 else { return base }
-        // base ends with "Z"; insert the fraction before it.
-        return String(base.dropLast()) + String(format: ".%03dZ", millis)
+        guard micros != 0 else { return base }
+        let fraction = micros % 1000 == 0 ? String(format: ".%03d", micros / 1000) : String(format: ".%06d", micros)
+        // base ends with "Z"; the fraction goes before it.
+        return String(base.dropLast()) + fraction + "Z"
     }
 
     /// Parses `2024-05-01T10:00:00Z`, with optional fractional seconds and any UTC offset,

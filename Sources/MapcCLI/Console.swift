@@ -1,0 +1,45 @@
+import Foundation
+import MapcKit
+
+/// Where commands write: results to standard output, diagnostics and progress to standard error.
+enum Console {
+    static func out(_ text: String) {
+        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    static func err(_ text: String) {
+        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+}
+
+/// Runs a command body, turning mapc's errors into messages on standard error and exit codes.
+func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as DiagnosticsError {
+        Console.err(DiagnosticRenderer(sources: sources + error.sources).render(error.diagnostics))
+        throw ExitCodeError(MapcExitCode.invalidInput)
+    } catch let error as DataValidationError {
+        Console.err("error: the data does not fit the schema:\n" + error.description)
+        throw ExitCodeError(MapcExitCode.invalidInput)
+    } catch let error as MapcError {
+        Console.err("error: \(error)")
+        switch error {
+        case .input, .data: throw ExitCodeError(MapcExitCode.invalidInput)
+        case .store, .notFound: throw ExitCodeError(MapcExitCode.storeError)
+        }
+    }
+}
+
+/// An exit with a status and nothing more to print.
+struct ExitCodeError: Error {
+    var code: Int32
+    init(_ code: Int32) { self.code = code }
+}
+
+extension DiagnosticsError {
+    /// The source files the diagnostics point into, read back for quoting.
+    var sources: [SourceFile] {
+        Set(diagnostics.compactMap(\.location?.path)).compactMap { try? SourceFile.read(path: $0) }
+    }
+}

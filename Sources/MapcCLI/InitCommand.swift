@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc init --schema VERSION STORE`: creates an empty store.
+struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create an empty store laid out for a schema version."
+    )
+
+    @Option(help: ArgumentHelp("The version (or schema file) to lay the store out for.", valueName: "version"))
+    var schema: String
+
+    @Argument(help: ArgumentHelp("The store file to create; it must not exist yet.", valueName: "store"))
+    var store: String
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func run() throws {
+        try reportingErrors {
+            let schema = try schemaOptions.schema(self.schema)
+            try StoreFiles.createStore(at: store, schema: schema) { _ in }
+            Console.out("created \(store): \(schema.model) \(schema.version), \(schema.entities.count) entities")
+        }
+    }
+}
+
+/// Store creation shared by `init` and `load`: built under a temporary name, then renamed, so a
+/// failed or killed command never leaves a half-made store behind.
+enum StoreFiles {
+    static func createStore(at path: String, schema: Schema, _ fill: (Store) throws -> Void) throws {
+        if FileManager.default.fileExists(atPath: path) {
+            throw MapcError.store("\(path) already exists; choose another path, or use 'mapc load' to add objects to it")
+        }
+        try AtomicFile.create(at: path) { temporary in
+            let store = try Store.create(at: temporary, schema: schema)
+            try fill(store)
+            try store.database.close()
+        }
+    }
+}

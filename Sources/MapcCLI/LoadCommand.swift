@@ -1,0 +1,57 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc load [--schema VERSION] DATA.json STORE`: creates or fills a store from a data file.
+struct LoadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Create a store from a JSON data file, or add the file's objects to an existing store.",
+        discussion: "All objects are validated first; on any problem nothing is written and the problems are listed by entity, object id and key."
+    )
+
+    @Option(help: ArgumentHelp("The version of the data; defaults to the data file's \"version\" (or the store's).", valueName: "version"))
+    var schema: String?
+
+    @Argument(help: ArgumentHelp("The JSON data file.", valueName: "data.json"))
+    var data: String
+
+    @Argument(help: ArgumentHelp("The store to create or fill.", valueName: "store"))
+    var store: String
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func run() throws {
+        try reportingErrors {
+            let bytes: Data
+            do { bytes = try Data(contentsOf: URL(fileURLWithPath: data)) } catch {
+                throw MapcError.input("\(data): cannot read the data file (\(error.localizedDescription))")
+            }
+            let json = try JSONValue.parse(bytes, path: data)
+            let declared: String? = { if case .string(let version)? = json["version"] { return version } else { return nil } }()
+            let exists = FileManager.default.fileExists(atPath: store)
+            let schema: Schema
+            if let name = self.schema {
+                schema = try schemaOptions.schema(name)
+            } else if let declared {
+                schema = try schemaOptions.schema(declared)
+            } else if exists {
+                schema = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true).schema
+            } else {
+                throw MapcError.input("\(data) has no \"version\"; pass --schema VERSION")
+            }
+            if let declared, declared != schema.version {
+                throw MapcError.input("\(data) declares version \(declared), but --schema is \(schema.version); they must agree")
+            }
+            let contents = try DataFile.read(json, schema: schema)
+            if exists {
+                let target = try Store.open(at: store, schema: schema)
+                try target.insert(contents.objects)
+                Console.out("added \(contents.objects.count) objects to \(store) (\(schema.version))")
+            } else {
+                try StoreFiles.createStore(at: store, schema: schema) { try $0.insert(contents.objects) }
+                Console.out("created \(store) (\(schema.version)) with \(contents.objects.count) objects")
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+
+/// The JSON data format: `{"version": "v3", "objects": {"Note": [{"id": "n1", ...}]}}`.
+///
+/// Documented in `docs/data-format.md`. Reading converts JSON values to typed `Value`s using the
+/// schema, reporting every problem by entity, object id and key; writing is deterministic, so
+/// that `load` then `dump` gives back the same data.
+public enum DataFile {
+    /// A data file's contents: the version it declares and its objects in file order.
+    public struct Contents: Sendable {
+        /// The `version` field.
+        public var version: String?
+        /// Objects, entity by entity in file order.
+        public var objects: [ObjectData]
+    }
+
+    /// Reads a data file's JSON for the schema. Throws `DataValidationError` listing the problems.
+    public static func read(_ json: JSONValue, schema: Schema) throws -> Contents {
+        var problems = ProblemList()
+        guard case .object(let top) = json else {
+            throw DataValidationError(problems: [DataProblem(entity: "file", objectID: nil, key: nil, message: "the top level must be an object with \"version\" and \"objects\"")], total: 1)
+        }
+        for (key, _) in top where key != "version" && key != "objects" {
+            problems.add("file", nil, key, "unknown top-level key '\(key)'; a data file has \"version\" and \"objects\"")
+        }
+        var version: String?
+        if let value = json["version"] {
+            if case .string(let text) = value { version = text }
+            else { problems.add("file", nil, "version", "\"version\" must be a string such as \"v3\"") }
+        }
+        var objects: [ObjectData] = []
+        switch json["objects"] {
+        case .object(let groups)?:
+            for (entityName, list) in groups {
+                guard case .array(let items) = list else {
+                    problems.add(entityName, nil, nil, "objects of '\(entityName)' must be an array of objects")
+                    continue
+                }
+                let entity = schema.entity(named: entityName)
+                if entity == nil {
+                    problems.add(entityName, nil, nil, "unknown entity '\(entityName)' in version \(schema.version)" + (Suggestions.didYouMean(entityName, in: schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
+                }
+                for item in items {
+                    if let object = readObject(item, entityName: entityName, entity: entity, schema: schema, problems: &problems) { objects.append(object) }
+                }
+            }
+        case nil:
+            problems.add("file", nil, "objects", "missing \"objects\", a map from entity names to arrays of objects")
+        default:
+            problems.add("file", nil, "objects", "\"objects\" must be a map from entity names to arrays of objects")
+        }
+        try problems.throwIfAny()
+        return Contents(version: version, objects: objects)
+    }
+
+    private static func readObject(_ item: JSONValue, entityName: String, entity: Entity?, schema: Schema, problems: inout ProblemList) -> ObjectData? {
+        guard case .object(let pairs) = item else {
+            problems.add(entityName, nil, nil, "each object must be a JSON object, found \(item.kindName)")
+            return nil
+        }
+        var id: String?
+        switch item["id"] {
+        case .string(let text)?: id = text
+        case .integer(let number)?: id = String(number)
+        case nil: problems.add(entityName, nil, "id", "an object has no \"id\"; give every object a unique id string")
+        default: problems.add(entityName, nil, "id", "\"id\" must be a string")
+        }
+        var object = ObjectData(id: id ?? "", entity: entityName)
+        guard let entity else { return id == nil ? nil : object }
+        for (key, value) in pairs where key != "id" {
+            switch schema.property(named: key, in: entity) {
+            case .attribute(let attribute)?:
+                switch convert(value, to: attribute.type) {
+                case .success(let converted): object.attributes[key] = converted
+                case .failure(let problem): problems.add(entityName, id, key, problem.message)
+                }
+            case .relationship(let relationship)?:
+                switch value {
+                case .null where !relationship.isToMany: object.relationships[key] = []
+                case .string(let target) where !relationship.isToMany: object.relationships[key] = [target]
+                case .array(let targets) where relationship.isToMany:
+                    var ids: [String] = []
+                    for target in targets {
+                        if case .string(let text) = target { ids.append(text) }
+                        else { problems.add(entityName, id, key, "relationship lists must hold id strings, found \(target.kindName)") }
+                    }
+                    object.relationships[key] = ids
+                default:
+                    let expected = relationship.isToMany ? "an array of ids" : "an id string or null"
+                    problems.add(entityName, id, key, "to-\(relationship.isToMany ? "many" : "one") relationship '\(key)' takes \(expected), found \(value.kindName)")
+                }
+            case nil:
+                let names = schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name)
+                problems.add(entityName, id, key, "unknown key '\(key)' for \(entityName)" + (Suggestions.didYouMean(key, in: names).map { "; \($0)" } ?? ""))
+            }
+        }
+        return object
+    }
+
+    /// Converts one JSON value to a value of the attribute type.
+    public static func convert(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
+        switch (type, json) {
+        case (_, .null): return .success(.null)
+        case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
+            return ValueParser.checkRange(n, type)
+        case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
+            guard d.rounded() == d, abs(d) < 9.2e18 else { return .failure(ValueProblem("expected a whole number for \(type.rawValue), found \(d)")) }
+            return ValueParser.checkRange(Int64(d), type)
+        case (.double, .integer(let n)): return .success(.double(Double(n)))
+        case (.double, .double(let d)): return .success(.double(d))
+        case (.float, .integer(let n)): return .success(.double(Double(Float(n))))
+        case (.float, .double(let d)): return .success(.double(Double(Float(d))))
+        case (.decimal, .string(let text)), (.int16, .string(let text)), (.int32, .string(let text)), (.int64, .string(let text)):
+            if type != .decimal { return .failure(ValueProblem("expected a number for \(type.rawValue), found the string \"\(text.prefix(40))\"")) }
+            return ValueParser.parse(text, as: .decimal)
+        case (.decimal, .integer(let n)): return .success(.decimal(Decimal(n)))
+        case (.decimal, .double(let d)): return ValueParser.parse("\(d)", as: .decimal)
+        case (.string, .string(let text)): return .success(.string(text))
+        case (.bool, .bool(let flag)): return .success(.bool(flag))
+        case (.date, .string(let text)), (.binary, .string(let text)), (.transformable, .string(let text)), (.uuid, .string(let text)), (.uri, .string(let text)):
+            return ValueParser.parse(text, as: type)
+        default:
+            let expected: String
+            switch type {
+            case .int16, .int32, .int64: expected = "a whole number"
+            case .double, .float: expected = "a number"
+            case .decimal: expected = "a decimal string such as \"12.50\""
+            case .string: expected = "a string"
+            case .bool: expected = "true or false"
+            case .date: expected = "an ISO 8601 date string"
+            case .binary, .transformable: expected = "a base64 string"
+            case .uuid: expected = "a UUID string"
+            case .uri: expected = "a URI string"
+            }
+            return .failure(ValueProblem("expected \(expected) for \(type.rawValue), found \(json.kindName)"))
+        }
+    }
+
+    /// The JSON form of a value of the attribute type.
+    public static func json(_ value: Value, type: AttributeType) -> JSONValue {
+        switch value {
+        case .null: return .null
+        case .bool(let flag): return .bool(flag)
+        case .integer(let n): return .integer(n)
+        case .double(let d): return type == .float ? .float(Float(d)) : .double(d)
+        case .decimal(let decimal): return .string(decimal.description)
+        case .string(let text): return .string(text)
+        case .date(let date): return .string(ISO8601.format(date))
+        case .binary(let data): return .string(data.base64EncodedString())
+        case .uuid(let uuid): return .string(uuid.uuidString.lowercased())
+        case .uri(let text): return .string(text)
+        }
+    }
+
+    /// The JSON of one object: `id`, then attributes and relationships in schema order
+    /// (inherited ones first). Every stored property appears, null or empty when unset.
+    public static func json(_ object: ObjectData, schema: Schema) -> JSONValue {
+        var pairs: [(String, JSONValue)] = [("id", .string(object.id))]
+        guard let entity = schema.entity(named: object.entity) else { return .object(pairs) }
+        for attribute in schema.allAttributes(of: entity) where !attribute.isTransient {
+            pairs.append((attribute.name, json(object.attributes[attribute.name] ?? .null, type: attribute.type)))
+        }
+        for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+            let ids = object.relationships[relationship.name] ?? []
+            pairs.append((relationship.name, relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null)))
+        }
+        return .object(pairs)
+    }
+
+    /// Writes a whole store as a data file, entities in schema order, objects in the order they
+    /// were stored. Entities without objects are left out.
+    public static func dump(_ store: Store) throws -> JSONValue {
+        var groups: [(String, JSONValue)] = []
+        for entity in store.schema.entities {
+            var items: [JSONValue] = []
+            try store.forEachObject(ofExactEntity: entity.name) { items.append(json($0, schema: store.schema)) }
+            if !items.isEmpty { groups.append((entity.name, .array(items))) }
+        }
+        return .object([("version", .string(store.schema.version)), ("objects", .object(groups))])
+    }
+}

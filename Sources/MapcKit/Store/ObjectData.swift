@@ -1,0 +1,83 @@
+/// One object as the library and the data format see it: an identity, an entity, attribute
+/// values and relationships expressed as the identities of related objects.
+public struct ObjectData: Sendable, Equatable {
+    /// The identity string, unique in a store (the data format's `id`).
+    public var id: String
+    /// The object's own entity (a sub-entity's objects carry the sub-entity's name).
+    public var entity: String
+    /// Attribute values by name. A missing key means "not given": the default applies.
+    public var attributes: [String: Value]
+    /// Related objects' identities by relationship name, in order for ordered relationships;
+    /// a to-one relationship holds zero or one identity. A missing key means "not given": the
+    /// relationship is then derived from its inverse.
+    public var relationships: [String: [String]]
+
+    /// Creates an object.
+    public init(id: String, entity: String, attributes: [String: Value] = [:], relationships: [String: [String]] = [:]) {
+        self.id = id
+        self.entity = entity
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+}
+
+/// A problem with one object's data, located by entity, object identity and key.
+public struct DataProblem: Sendable, Equatable, CustomStringConvertible {
+    /// The entity named in the data.
+    public var entity: String
+    /// The object's identity; nil when the object has none.
+    public var objectID: String?
+    /// The attribute or relationship; nil when the problem concerns the whole object.
+    public var key: String?
+    /// What is wrong and, where clear, how to fix it.
+    public var message: String
+
+    /// Creates a problem.
+    public init(entity: String, objectID: String?, key: String?, message: String) {
+        self.entity = entity
+        self.objectID = objectID
+        self.key = key
+        self.message = message
+    }
+
+    /// `Note 'n1', key 'title': message`.
+    public var description: String {
+        var text = entity
+        if let objectID { text += " '\(objectID)'" }
+        if let key { text += ", key '\(key)'" }
+        return text + ": " + message
+    }
+}
+
+/// Data that failed validation; nothing was written.
+public struct DataValidationError: Error, Sendable, CustomStringConvertible {
+    /// Every problem found (up to a limit), in data order.
+    public var problems: [DataProblem]
+    /// How many problems there were in all, including those not kept.
+    public var total: Int
+
+    public var description: String {
+        var lines = problems.map(\.description)
+        if total > problems.count { lines.append("... and \(total - problems.count) more problems") }
+        lines.append("nothing was written")
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Collects problems, keeping the first ones in full and counting the rest.
+struct ProblemList {
+    static let kept = 100
+    private(set) var problems: [DataProblem] = []
+    private(set) var total = 0
+
+    mutating func add(_ entity: String, _ id: String?, _ key: String?, _ message: String) {
+        total += 1
+        if problems.count < Self.kept { problems.append(DataProblem(entity: entity, objectID: id, key: key, message: message)) }
+    }
+
+    var isEmpty: Bool { total == 0 }
+
+    func throwIfAny() throws {
+        if total > 0 { throw DataValidationError(problems: problems, total: total) }
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+
+/// Validates a set of objects against a schema and settles every relationship from both of its
+/// sides, before anything is written.
+///
+/// A relationship may be given on one side only (the other is derived), or on both, in which
+/// case the two must agree. The result holds, for every object and relationship, the final
+/// ordered list of related objects.
+struct ObjectGraphResolver {
+    let schema: Schema
+    let objects: [ObjectData]
+
+    /// Attribute values after defaults, by object index.
+    private(set) var values: [[String: Value]] = []
+    /// Final related object indexes, by object index and relationship name.
+    private(set) var related: [[String: [Int]]] = []
+    /// Object index by identity.
+    private(set) var indexByID: [String: Int] = [:]
+    private var problems = ProblemList()
+
+    init(schema: Schema, objects: [ObjectData]) {
+        self.schema = schema
+        self.objects = objects
+    }
+
+    mutating func resolve() throws {
+        values = Array(repeating: [:], count: objects.count)
+        related = Array(repeating: [:], count: objects.count)
+        var entityOK = Array(repeating: false, count: objects.count)
+        for (index, object) in objects.enumerated() {
+            if object.id.isEmpty {
+                problems.add(object.entity, nil, "id", "the object has an empty id; give every object a unique, non-empty id")
+            } else if let first = indexByID[object.id] {
+                problems.add(object.entity, object.id, "id", "id '\(object.id)' is already used by a \(objects[first].entity) object; ids must be unique in the data")
+            } else {
+                indexByID[object.id] = index
+            }
+            guard let entity = schema.entity(named: object.entity) else {
+                problems.add(object.entity, object.id, nil, "unknown entity '\(object.entity)' in version \(schema.version)" + (Suggestions.didYouMean(object.entity, in: schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
+                continue
+            }
+            if entity.isAbstract {
+                problems.add(object.entity, object.id, nil, "entity '\(entity.name)' is abstract and cannot have objects of its own; list the object under a concrete sub-entity")
+                continue
+            }
+            entityOK[index] = true
+            values[index] = checkAttributes(of: object, entity: entity)
+        }
+        for (index, object) in objects.enumerated() where entityOK[index] {
+            checkRelationshipTargets(of: object, at: index)
+        }
+        settleRelationships(entityOK: entityOK)
+        for (index, object) in objects.enumerated() where entityOK[index] {
+            checkCounts(of: object, at: index)
+        }
+        checkUniqueness(entityOK: entityOK)
+        try problems.throwIfAny()
+    }
+
+    // MARK: Attributes
+
+    private mutating func checkAttributes(of object: ObjectData, entity: Entity) -> [String: Value] {
+        let attributes = schema.allAttributes(of: entity)
+        let relationships = schema.allRelationships(of: entity)
+        for key in object.attributes.keys.sorted() where !attributes.contains(where: { $0.name == key }) {
+            let hint = relationships.contains { $0.name == key } ? "; '\(key)' is a relationship" :
+                (Suggestions.didYouMean(key, in: attributes.map(\.name) + relationships.map(\.name)).map { "; \($0)" } ?? "")
+            problems.add(object.entity, object.id, key, "unknown attribute '\(key)' of \(entity.name)\(hint)")
+        }
+        for key in object.relationships.keys.sorted() where !relationships.contains(where: { $0.name == key }) {
+            problems.add(object.entity, object.id, key, "unknown relationship '\(key)' of \(entity.name)" + (Suggestions.didYouMean(key, in: relationships.map(\.name)).map { "; \($0)" } ?? ""))
+        }
+        var result: [String: Value] = [:]
+        for attribute in attributes {
+            if attribute.isTransient {
+                if object.attributes[attribute.name] != nil {
+                    problems.add(object.entity, object.id, attribute.name, "attribute '\(attribute.name)' is transient and is not stored; remove it from the data")
+                }
+                continue
+            }
+            let value = object.attributes[attribute.name] ?? attribute.defaultValue ?? .null
+            if value.isNull {
+                if !attribute.isOptional {
+                    problems.add(object.entity, object.id, attribute.name, "required attribute '\(attribute.name)' has no value; give one (it has no default)")
+                }
+                result[attribute.name] = .null
+                continue
+            }
+            if let mismatch = Self.typeMismatch(value, attribute.type) {
+                problems.add(object.entity, object.id, attribute.name, mismatch)
+                continue
+            }
+            if let violation = AttributeValidator.violation(of: value, for: attribute) {
+                problems.add(object.entity, object.id, attribute.name, "value \(value) is \(violation)")
+            }
+            result[attribute.name] = value
+        }
+        return result
+    }
+
+    /// A message when a value's kind does not fit the attribute type.
+    static func typeMismatch(_ value: Value, _ type: AttributeType) -> String? {
+        switch (type, value) {
+        case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
+            if case .failure(let problem) = ValueParser.checkRange(n, type) { return problem.message }
+            return nil
+        case (.double, .double), (.float, .double), (.decimal, .decimal), (.string, .string), (.bool, .bool), (.date, .date),
+             (.binary, .binary), (.transformable, .binary), (.uuid, .uuid), (.uri, .uri):
+            return nil
+        default:
+            return "expected \(type.rawValue), found \(value)"
+        }
+    }
+
+    // MARK: Relationships
+
+    private mutating func checkRelationshipTargets(of object: ObjectData, at index: Int) {
+        guard let entity = schema.entity(named: object.entity) else { return }
+        for relationship in schema.allRelationships(of: entity) {
+            guard let ids = object.relationships[relationship.name] else { continue }
+            if relationship.isTransient {
+                problems.add(object.entity, object.id, relationship.name, "relationship '\(relationship.name)' is transient and is not stored; remove it from the data")
+                continue
+            }
+            if !relationship.isToMany && ids.count > 1 {
+                problems.add(object.entity, object.id, relationship.name, "to-one relationship '\(relationship.name)' holds \(ids.count) objects; give one id or null")
+            }
+            var seen: Set<String> = []
+            for id in ids {
+                if !seen.insert(id).inserted {
+                    problems.add(object.entity, object.id, relationship.name, "id '\(id)' is listed twice")
+                    continue
+                }
+                guard let target = indexByID[id] else {
+                    problems.add(object.entity, object.id, relationship.name, "no object has id '\(id)' (dangling reference)")
+                    continue
+                }
+                let allowed = schema.entity(named: relationship.destination).map { schema.hierarchy(under: $0).map(\.name) } ?? []
+                if !allowed.contains(objects[target].entity) {
+                    problems.add(object.entity, object.id, relationship.name, "'\(id)' is a \(objects[target].entity), but '\(relationship.name)' leads to \(relationship.destination)")
+                }
+            }
+        }
+    }
+
+    /// Computes final lists: as given where given, derived from the inverse where not; and
+    /// reports pairs whose two sides disagree.
+    private mutating func settleRelationships(entityOK: [Bool]) {
+        for (index, object) in objects.enumerated() where entityOK[index] {
+            guard let entity = schema.entity(named: object.entity) else { continue }
+            for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+                if let ids = object.relationships[relationship.name] {
+                    related[index][relationship.name] = ids.compactMap { indexByID[$0] }.filter { entityOK[$0] }
+                } else {
+                    related[index][relationship.name] = []
+                }
+            }
+        }
+        // Derive each unspecified side from the other side's lists, and check specified sides agree.
+        for (index, object) in objects.enumerated() where entityOK[index] {
+            guard let entity = schema.entity(named: object.entity) else { continue }
+            for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+                guard let inverse = schema.inverse(of: relationship), object.relationships[relationship.name] != nil else { continue }
+                for target in related[index][relationship.name] ?? [] {
+                    let targetObject = objects[target]
+                    if let stated = targetObject.relationships[inverse.name] {
+                        if !stated.contains(object.id) {
+                            problems.add(object.entity, object.id, relationship.name,
+                                         "lists '\(targetObject.id)', but \(targetObject.entity) '\(targetObject.id)'.\(inverse.name) does not list '\(object.id)'; the inverse relationships disagree")
+                        }
+                    } else if !(related[target][inverse.name] ?? []).contains(index) {
+                        related[target][inverse.name, default: []].append(index)
+                    }
+                }
+            }
+        }
+    }
+
+    private mutating func checkCounts(of object: ObjectData, at index: Int) {
+        guard let entity = schema.entity(named: object.entity) else { return }
+        for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+            let count = related[index][relationship.name]?.count ?? 0
+            if !relationship.isToMany {
+                if count > 1 && object.relationships[relationship.name] == nil {
+                    problems.add(object.entity, object.id, relationship.name, "to-one relationship '\(relationship.name)' is named as inverse by \(count) objects; at most one may point here")
+                }
+            }
+            if count == 0 && !relationship.isOptional {
+                problems.add(object.entity, object.id, relationship.name, "required relationship '\(relationship.name)' is empty; relate at least one \(relationship.destination)")
+                continue
+            }
+            guard relationship.isToMany, count > 0 || !relationship.isOptional else { continue }
+            if let min = relationship.minCount, count < min {
+                problems.add(object.entity, object.id, relationship.name, "holds \(count) objects, fewer than minCount \(min)")
+            }
+            if let max = relationship.maxCount, max > 0, count > max {
+                problems.add(object.entity, object.id, relationship.name, "holds \(count) objects, more than maxCount \(max)")
+            }
+        }
+    }
+
+    private mutating func checkUniqueness(entityOK: [Bool]) {
+        for entity in schema.entities {
+            for constraint in entity.uniquenessConstraints {
+                let members = Set(schema.hierarchy(under: entity).map(\.name))
+                var seen: [[String]: String] = [:]
+                for (index, object) in objects.enumerated() where entityOK[index] && members.contains(object.entity) {
+                    let key = constraint.map { name -> String in
+                        if let value = values[index][name] { return "v:\(value)" }
+                        return "r:" + (related[index][name]?.map { objects[$0].id }.joined(separator: ",") ?? "")
+                    }
+                    if let other = seen[key] {
+                        problems.add(object.entity, object.id, constraint.joined(separator: ","),
+                                     "breaks the uniqueness constraint (\(constraint.joined(separator: ", "))) of \(entity.name): object '\(other)' has the same values")
+                    } else {
+                        seen[key] = object.id
+                    }
+                }
+            }
+        }
+    }
+}

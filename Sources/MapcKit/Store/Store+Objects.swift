@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+
+extension Store {
+    // MARK: Writing
+
+    /// Validates the objects against the schema and writes them in one transaction: all of them,
+    /// or (on any problem) none. Relationships may name objects in `objects` only.
+    ///
+    /// Throws `DataValidationError` listing the problems by entity, object and key.
+    public func insert(_ objects: [ObjectData]) throws {
+        var resolver = ObjectGraphResolver(schema: schema, objects: objects)
+        try resolver.resolve()
+        try database.write { db in
+            try self.checkIDsAreFree(objects, db)
+            var primaryKeys = [Int64](repeating: 0, count: objects.count)
+            var insertStatements: [String: Statement] = [:]
+            for (index, object) in objects.enumerated() {
+                let storage = try layout.storage(of: object.entity)
+                guard let entity = schema.entity(named: object.entity) else { continue }
+                let attributes = schema.allAttributes(of: entity).filter { !$0.isTransient }
+                let statement: Statement
+                if let cached = insertStatements[object.entity] {
+                    statement = cached
+                } else {
+                    let columns = [storage.entityColumn, storage.idColumn] + attributes.compactMap { storage.attributeColumns[$0.name] }
+                    let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                    statement = try db.makeStatement(sql: sql)
+                    insertStatements[object.entity] = statement
+                }
+                var arguments: [DatabaseValue] = [object.entity.databaseValue, object.id.databaseValue]
+                for attribute in attributes {
+                    arguments.append(strategy.encode(resolver.values[index][attribute.name] ?? .null, as: attribute.type))
+                }
+                try statement.execute(arguments: StatementArguments(arguments))
+                primaryKeys[index] = db.lastInsertedRowID
+            }
+            try self.writeRelationships(objects, resolver: resolver, primaryKeys: primaryKeys, db)
+        }
+    }
+
+    private func checkIDsAreFree(_ objects: [ObjectData], _ db: Database) throws {
+        var problems = ProblemList()
+        var checks: [String: Statement] = [:]
+        for object in objects {
+            guard let storage = layout.entities[object.entity] else { continue }
+            for table in Set(layout.entities.values.map(\.table)).sorted() {
+                let statement = try checks[table] ?? db.makeStatement(sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(storage.idColumn.quotedDatabaseIdentifier) = ?")
+                checks[table] = statement
+                if let existing = try String.fetchOne(statement, arguments: [object.id]) {
+                    problems.add(object.entity, object.id, "id", "the store already has a \(existing) object with id '\(object.id)'")
+                }
+            }
+        }
+        try problems.throwIfAny()
+    }
+
+    private func writeRelationships(_ objects: [ObjectData], resolver: ObjectGraphResolver, primaryKeys: [Int64], _ db: Database) throws {
+        var statements: [String: Statement] = [:]
+        func statement(_ sql: String) throws -> Statement {
+            if let cached = statements[sql] { return cached }
+            let made = try db.makeStatement(sql: sql)
+            statements[sql] = made
+            return made
+        }
+        for (index, object) in objects.enumerated() {
+            guard let entity = schema.entity(named: object.entity), let storage = layout.entities[object.entity] else { continue }
+            for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+                let targets = resolver.related[index][relationship.name] ?? []
+                switch storage.relationships[relationship.name] {
+                case .foreignKey(let column, _, let orderColumn)?:
+                    guard let target = targets.first else { continue }
+                    var assignments = "\(column.quotedDatabaseIdentifier) = ?"
+                    var arguments: [DatabaseValue] = [primaryKeys[target].databaseValue]
+                    if let orderColumn, let inverse = schema.inverse(of: relationship) {
+                        assignments += ", \(orderColumn.quotedDatabaseIdentifier) = ?"
+                        let position = resolver.related[target][inverse.name]?.firstIndex(of: index) ?? 0
+                        arguments.append(position.databaseValue)
+                    }
+                    arguments.append(primaryKeys[index].databaseValue)
+                    try statement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                        .execute(arguments: StatementArguments(arguments))
+                case .joinTable(let table, let ownerColumn, let otherColumn, let orderColumn, _)? where ownerColumn == "owner":
+                    let inverse = schema.inverse(of: relationship)
+                    var columns = [ownerColumn, otherColumn]
+                    if orderColumn != nil { columns.append("owner_order") }
+                    if inverse?.isOrdered == true { columns.append("other_order") }
+                    let sql = "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+                    for (position, target) in targets.enumerated() {
+                        var arguments: [DatabaseValue] = [primaryKeys[index].databaseValue, primaryKeys[target].databaseValue]
+                        if orderColumn != nil { arguments.append(position.databaseValue) }
+                        if let inverse, inverse.isOrdered {
+                            arguments.append((resolver.related[target][inverse.name]?.firstIndex(of: index) ?? 0).databaseValue)
+                        }
+                        try statement(sql).execute(arguments: StatementArguments(arguments))
+                    }
+                default:
+                    // Kept by the other side: an inverse foreign key, or a join table the inverse owns.
+                    continue
+                }
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` for each object whose own entity is `entity` (sub-entities excluded), in
+    /// primary-key order, reading row by row so memory stays flat on large stores.
+    public func forEachObject(ofExactEntity entityName: String, _ body: (ObjectData) throws -> Void) throws {
+        guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
+        let storage = try layout.storage(of: entityName)
+        let attributes = schema.allAttributes(of: entity).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
+        let relationships = schema.allRelationships(of: entity).filter { !$0.isTransient && storage.relationships[$0.name] != nil }
+        let table = storage.table.quotedDatabaseIdentifier
+        var selections = ["t.\(storage.primaryKey.quotedDatabaseIdentifier)", "t.\(storage.idColumn.quotedDatabaseIdentifier)"]
+        selections += attributes.map { "t.\(storage.attributeColumns[$0.name]!.quotedDatabaseIdentifier)" }
+        var toManyQueries: [(name: String, sql: String)] = []
+        for relationship in relationships {
+            switch storage.relationships[relationship.name]! {
+            case .foreignKey(let column, let destinationTable, _):
+                selections.append("(SELECT d.\(storage.idColumn.quotedDatabaseIdentifier) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = t.\(column.quotedDatabaseIdentifier))")
+            case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):
+                let order = orderColumn.map { "\($0.quotedDatabaseIdentifier), " } ?? ""
+                let filter = discriminators.map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+                toManyQueries.append((relationship.name, "SELECT \(storage.idColumn.quotedDatabaseIdentifier) FROM \(destinationTable.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ? AND \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(filter)) ORDER BY \(order)\(storage.primaryKey.quotedDatabaseIdentifier)"))
+            case .joinTable(let joinTable, let ownerColumn, let otherColumn, let orderColumn, let destinationTable):
+                let order = orderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
+                toManyQueries.append((relationship.name, "SELECT d.\(storage.idColumn.quotedDatabaseIdentifier) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(storage.primaryKey.quotedDatabaseIdentifier) = j.\(otherColumn.quotedDatabaseIdentifier) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(storage.primaryKey.quotedDatabaseIdentifier)"))
+            }
+        }
+        let toOne = relationships.filter { if case .foreignKey = storage.relationships[$0.name]! { return true } else { return false } }
+        let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(storage.entityColumn.quotedDatabaseIdentifier) = ? ORDER BY t.\(storage.primaryKey.quotedDatabaseIdentifier)"
+        try database.read { db in
+            let manyStatements = try toManyQueries.map { ($0.name, try db.makeStatement(sql: $0.sql)) }
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: [entityName])
+            while let row = try rows.next() {
+                let primaryKey: Int64 = row[0]
+                var object = ObjectData(id: row[1], entity: entityName)
+                var column = 2
+                for attribute in attributes {
+                    object.attributes[attribute.name] = try strategy.decode(row[column] as DatabaseValue, as: attribute.type)
+                    column += 1
+                }
+                for relationship in toOne {
+                    let id: String? = row[column]
+                    object.relationships[relationship.name] = id.map { [$0] } ?? []
+                    column += 1
+                }
+                for (name, statement) in manyStatements {
+                    object.relationships[name] = try String.fetchAll(statement, arguments: [primaryKey])
+                }
+                try body(object)
+            }
+        }
+    }
+
+    /// All objects of an entity's own (sub-entities excluded), in primary-key order.
+    public func objects(ofExactEntity entity: String) throws -> [ObjectData] {
+        var result: [ObjectData] = []
+        try forEachObject(ofExactEntity: entity) { result.append($0) }
+        return result
+    }
+
+    /// All objects of an entity and its sub-entities: a fetch of `Attachment` also yields `ImageAttachment` objects.
+    public func objects(of entity: String) throws -> [ObjectData] {
+        let storage = try layout.storage(of: entity)
+        return try storage.discriminators.flatMap { try objects(ofExactEntity: $0) }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Creating a file so that it appears whole or not at all: build it under a temporary name in
+/// the same folder, flush it, then rename it into place.
+public enum AtomicFile {
+    /// A temporary path beside `path`, in the same folder so that the final rename stays on one file system.
+    public static func temporaryPath(besides path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        let name = ".\(url.lastPathComponent).mapc-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        return url.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    /// Runs `build` on a temporary path, then moves the result to `path` (which must not exist).
+    /// On any error the temporary file and its SQLite side files are removed.
+    public static func create(at path: String, _ build: (String) throws -> Void) throws {
+        let temporary = temporaryPath(besides: path)
+        do {
+            try build(temporary)
+            try moveIntoPlace(temporary, path)
+        } catch {
+            removeStoreFiles(temporary)
+            throw error
+        }
+    }
+
+    /// Renames `source` to `destination` without replacing an existing file, then syncs the folder.
+    public static func moveIntoPlace(_ source: String, _ destination: String) throws {
+        // link + unlink refuses to replace an existing destination, unlike rename.
+        if link(source, destination) != 0 {
+            let reason = String(cString: strerror(errno))
+            throw MapcError.store("cannot create \(destination): \(reason)")
+        }
+        unlink(source)
+        syncDirectory(of: destination)
+    }
+
+    /// Flushes a folder's entries to disk so a rename survives a crash.
+    public static func syncDirectory(of path: String) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let descriptor = open(folder, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Removes a SQLite file with its -wal, -shm and -journal companions.
+    public static func removeStoreFiles(_ path: String) {
+        for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+    }
+}
