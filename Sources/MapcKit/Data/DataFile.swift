@@ -99,6 +99,7 @@ public enum DataFile {
 
     /// Converts one JSON value to a value of the attribute type.
     public static func convert(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
+        if case .float(let single) = json { return convert(.double(Double(single)), to: type) }
         switch (type, json) {
         case (_, .null): return .success(.null)
         case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
