@@ -1,0 +1,62 @@
+import Foundation
+
+/// What one run of the `mapc` executable did.
+struct CLIResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs the `mapc` executable built beside the test bundle, the way a user runs it.
+enum CLI {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static var executable: URL {
+        let candidates = [
+            Bundle.main.executableURL?.deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ].compactMap { $0 }.map { $0.appendingPathComponent("mapc") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? packageRoot.appendingPathComponent(".build/debug/mapc")
+    }
+
+    /// Runs `mapc` with the arguments in `directory`.
+    static func run(_ arguments: [String], in directory: URL) throws -> CLIResult {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read before waiting so a large output cannot fill the pipe and block the child.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLIResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A temporary project folder holding a copy of the shipped schemas.
+    static func project() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("schemas"), to: folder.appendingPathComponent("schemas"))
+        return folder
+    }
+}
+
+extension URL {
+    func write(_ text: String, to name: String) throws {
+        try Data(text.utf8).write(to: appendingPathComponent(name))
+    }
+
+    func read(_ name: String) throws -> String {
+        try String(contentsOf: appendingPathComponent(name), encoding: .utf8)
+    }
+
+    func exists(_ name: String) -> Bool {
+        FileManager.default.fileExists(atPath: appendingPathComponent(name).path)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import Testing
+@testable import MapcKit
+
+@Suite("Store files")
+struct StoreTests {
+    private func note(_ id: String) -> ObjectData {
+        ObjectData(id: id, entity: "Note", attributes: ["title": .string("t \(id)"), "body": .string("b"), "dateCreated": .date(Date(timeIntervalSince1970: 1_700_000_000))])
+    }
+
+    @Test func metadataRecordsModelVersionAndHashes() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = try uncloudNotes("v3")
+        let path = folder.appendingPathComponent("s.db").path
+        _ = try Store.create(at: path, schema: schema)
+        let metadata = try Store.metadata(at: path)
+        #expect(metadata.model == "UnCloudNotes")
+        #expect(metadata.version == "v3")
+        #expect(metadata.modelHash == VersionHash.modelHash(of: schema))
+        #expect(metadata.entityHashes == VersionHash.entityHashes(of: schema))
+        #expect(metadata.layout == "mapc-1")
+    }
+
+    @Test func openingWithAnotherVersionIsRefusedWithTheDifference() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        _ = try Store.create(at: path, schema: try uncloudNotes("v2"))
+        let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: try uncloudNotes("v3")) }
+        let message = error?.description ?? ""
+        #expect(message.contains("was written by version v2 and does not match version v3"))
+        #expect(message.contains("entity 'Attachment' is in version v3 but not in the store"))
+        #expect(message.contains("entity 'Note' differs"))
+    }
+
+    @Test func theCatalogFindsAStoresVersionByHash() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        _ = try Store.create(at: path, schema: try uncloudNotes("v2"))
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        #expect(catalog.schemas.map(\.version) == ["v1", "v2", "v3", "v4"])
+        #expect(try Store.open(at: path, catalog: catalog).schema.version == "v2")
+    }
+
+    @Test func aNonStoreIsRefusedClearly() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let text = folder.appendingPathComponent("notes.txt").path
+        try Data("hello, not sqlite".utf8).write(to: URL(fileURLWithPath: text))
+        let notDatabase = #expect(throws: MapcError.self) { try Store.metadata(at: text) }
+        #expect(notDatabase?.description.contains("cannot open as a SQLite store") == true)
+        let plain = folder.appendingPathComponent("plain.db").path
+        try DatabaseQueue(path: plain).write { try $0.execute(sql: "CREATE TABLE t (x)") }
+        let notMapc = #expect(throws: MapcError.self) { try Store.metadata(at: plain) }
+        #expect(notMapc?.description.contains("not a mapc store") == true)
+        let missing = #expect(throws: MapcError.self) { try Store.metadata(at: folder.appendingPathComponent("none.db").path) }
+        #expect(missing?.description.contains("no such store") == true)
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("none.db").path), "opening must not create files")
+    }
+
+    @Test func createRefusesToOverwrite() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        let store = try Store.create(at: path, schema: try uncloudNotes("v1"))
+        try store.insert([note("n1")])
+        #expect(throws: MapcError.self) { try Store.create(at: path, schema: try uncloudNotes("v1")) }
+        #expect(try Store.open(at: path, schema: try uncloudNotes("v1")).count(of: "Note") == 1)
+    }
+
+    @Test func walStoresAreReadWithTheirUncheckpointedPages() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = try uncloudNotes("v1")
+        let path = folder.appendingPathComponent("app.db").path
+        let writer = try Store.create(at: path, schema: schema)
+        _ = try writer.database.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode=WAL") }
+        try writer.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint=0") }
+        try writer.insert((1...50).map { note("n\($0)") })
+        // Copy the three files while the writer still holds them, as a backup of a live app container would.
+        let wal = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber
+        #expect((wal?.intValue ?? 0) > 0, "the objects must still be in the -wal file for this test to mean anything")
+        let copy = folder.appendingPathComponent("copy.db").path
+        for suffix in ["", "-wal", "-shm"] { try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix) }
+        let reader = try Store.open(at: copy, schema: schema, readOnly: true)
+        #expect(try reader.count(of: "Note") == 50)
+        #expect(try reader.objects(of: "Note").last?.attributes["title"] == .string("t n50"))
+        try writer.database.close()
+    }
+
+    @Test func layoutDependsOnlyOnHashedContent() throws {
+        let a = try loadSchema("model: M\nversion: v1\nentities:\n  B:\n    attributes:\n      y: string\n      x: int64\n  A:\n    attributes:\n      z: string\n")
+        let b = try loadSchema("model: M\nversion: v2\nentities:\n  A:\n    attributes:\n      z: string\n  B:\n    attributes:\n      x: int64\n      y: string\n")
+        let left = MapcLayout().layout(for: a), right = MapcLayout().layout(for: b)
+        #expect(left.tables.map(\.name) == right.tables.map(\.name))
+        #expect(left.tables.map { $0.columns.map(\.name) } == right.tables.map { $0.columns.map(\.name) })
+    }
+
+    @Test func siblingPropertiesWithOneNameGetTheirOwnColumns() throws {
+        let schema = try loadSchema("model: M\nversion: v1\nentities:\n  Base: {}\n  Left:\n    parent: Base\n    attributes:\n      size: int64\n  Right:\n    parent: Base\n    attributes:\n      size: string\n")
+        let layout = MapcLayout().layout(for: schema)
+        #expect(layout.entities["Left"]?.attributeColumns["size"] == "size")
+        #expect(layout.entities["Right"]?.attributeColumns["size"] == "size_Right")
+        let store = try Store.inMemory(schema: schema)
+        try store.insert([ObjectData(id: "l", entity: "Left", attributes: ["size": .integer(3)]), ObjectData(id: "r", entity: "Right", attributes: ["size": .string("XL")])])
+        #expect(try store.objects(of: "Base").map { $0.attributes["size"] } == [.integer(3), .string("XL")])
+    }
+
+    @Test func hostileNamesAreQuotedNotInjected() throws {
+        // Names are identifiers, but SQL keywords are identifiers too: every name must be quoted.
+        let schema = try loadSchema("model: M\nversion: v1\nentities:\n  Select:\n    attributes:\n      from: string\n      where: int64?\n      order: string?\n")
+        let store = try Store.inMemory(schema: schema)
+        try store.insert([ObjectData(id: "x'); DROP TABLE \"Select\"; --", entity: "Select", attributes: ["from": .string("a'b\"c")])])
+        let objects = try store.objects(of: "Select")
+        #expect(objects.first?.id == "x'); DROP TABLE \"Select\"; --")
+        #expect(objects.first?.attributes["from"] == .string("a'b\"c"))
+    }
+}
