@@ -107,6 +107,30 @@ extension Store {
     /// Calls `body` for each object whose own entity is `entity` (sub-entities excluded), in
     /// primary-key order, reading row by row so memory stays flat on large stores.
     public func forEachObject(ofExactEntity entityName: String, _ body: (ObjectData) throws -> Void) throws {
+        try readObjects(ofExactEntity: entityName, id: nil, body)
+    }
+
+    /// The object with this identity, whatever its entity; nil when the store has none.
+    public func object(id: String) throws -> ObjectData? {
+        guard let entity = try entityName(ofID: id) else { return nil }
+        var found: ObjectData?
+        try readObjects(ofExactEntity: entity, id: id) { found = $0 }
+        return found
+    }
+
+    /// The entity of the object with this identity.
+    public func entityName(ofID id: String) throws -> String? {
+        try database.read { db in
+            for table in Set(layout.entities.values.map(\.table)).sorted() {
+                if let entity = try String.fetchOne(db, sql: "SELECT \(MapcLayout.entityColumn.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(MapcLayout.idColumn.quotedDatabaseIdentifier) = ?", arguments: [id]) {
+                    return entity
+                }
+            }
+            return nil
+        }
+    }
+
+    private func readObjects(ofExactEntity entityName: String, id: String?, _ body: (ObjectData) throws -> Void) throws {
         guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
         let storage = try layout.storage(of: entityName)
         let attributes = schema.allAttributes(of: entity).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
@@ -129,10 +153,11 @@ extension Store {
             }
         }
         let toOne = relationships.filter { if case .foreignKey = storage.relationships[$0.name]! { return true } else { return false } }
-        let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(storage.entityColumn.quotedDatabaseIdentifier) = ? ORDER BY t.\(storage.primaryKey.quotedDatabaseIdentifier)"
+        let idFilter = id == nil ? "" : " AND t.\(storage.idColumn.quotedDatabaseIdentifier) = ?"
+        let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(storage.entityColumn.quotedDatabaseIdentifier) = ?\(idFilter) ORDER BY t.\(storage.primaryKey.quotedDatabaseIdentifier)"
         try database.read { db in
             let manyStatements = try toManyQueries.map { ($0.name, try db.makeStatement(sql: $0.sql)) }
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: [entityName])
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments([entityName] + (id.map { [$0] } ?? [])))
             while let row = try rows.next() {
                 let primaryKey: Int64 = row[0]
                 var object = ObjectData(id: row[1], entity: entityName)

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc eval EXPRESSION`: evaluates an expression or predicate, for people writing mappings.
+struct EvalCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "eval",
+        abstract: "Evaluate an expression or predicate against a JSON object or the objects of a store.",
+        discussion: """
+        Prints each result as JSON, one per line. With --object the JSON object is bound to $source and SELF;
+        with --store and --entity the expression is checked against the schema, then evaluated for each object
+        of the entity (sub-entities included) that passes --where. Errors point at the expression with a caret.
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The expression, in NSExpression / NSPredicate format syntax.", valueName: "expression"))
+    var expression: String
+
+    @Flag(help: "Evaluate the text as a predicate (prints true or false).")
+    var predicate = false
+
+    @Option(help: ArgumentHelp("A JSON object bound to $source and SELF; '@file.json' reads a file.", valueName: "json"))
+    var object: String?
+
+    @Option(help: ArgumentHelp("A store whose objects to evaluate against (with --entity).", valueName: "store"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("The entity whose objects to evaluate against.", valueName: "entity"))
+    var entity: String?
+
+    @Option(name: .customLong("where"), help: ArgumentHelp("Only objects for which this predicate holds.", valueName: "predicate"))
+    var wherePredicate: String?
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func validate() throws {
+        if store != nil && entity == nil { throw ValidationError("--store needs --entity, the entity whose objects to evaluate") }
+        if entity != nil && store == nil { throw ValidationError("--entity needs --store") }
+        if object != nil && store != nil { throw ValidationError("use either --object or --store, not both") }
+        if wherePredicate != nil && store == nil { throw ValidationError("--where applies to --store evaluations") }
+    }
+
+    func run() throws {
+        let source = ExpressionSource(text: expression, origin: SourceLocation(path: "<expression>", line: 1, column: 1))
+        let whereSource = wherePredicate.map { ExpressionSource(text: $0, origin: SourceLocation(path: "<where>", line: 1, column: 1)) }
+        let renderer = DiagnosticRenderer(sources: [source.standaloneFile] + (whereSource.map { [$0.standaloneFile] } ?? []))
+        func parse(_ source: ExpressionSource) throws -> Expr {
+            switch source.parse() {
+            case .success(let parsed): return parsed
+            case .failure(let diagnostic):
+                Console.err(renderer.render(diagnostic))
+                throw ExitCodeError(MapcExitCode.invalidInput)
+            }
+        }
+        let parsed = try parse(source)
+        let filter = try whereSource.map(parse)
+        func report(_ error: ExpressionError, in source: ExpressionSource, object: String? = nil) -> ExitCodeError {
+            var diagnostic = error.diagnostic(in: source)
+            if let object { diagnostic.message += " (evaluating \(object))" }
+            Console.err(renderer.render(diagnostic))
+            return ExitCodeError(MapcExitCode.invalidInput)
+        }
+        try reportingErrors {
+            if let store, let entity {
+                let opened = try StoreLocator.open(store, schemaOptions: schemaOptions)
+                guard opened.schema.entity(named: entity) != nil else {
+                    throw MapcError.notFound("no entity '\(entity)' in version \(opened.schema.version)" + (Suggestions.didYouMean(entity, in: opened.schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
+                }
+                var diagnostics: [Diagnostic] = []
+                var checker = ExpressionChecker(scope: CheckScope(schema: opened.schema, source: entity), source: source)
+                if predicate { checker.checkPredicate(parsed) } else { checker.check(parsed) }
+                diagnostics += checker.diagnostics
+                if let filter, let whereSource {
+                    var whereChecker = ExpressionChecker(scope: CheckScope(schema: opened.schema, source: entity), source: whereSource)
+                    whereChecker.checkPredicate(filter)
+                    diagnostics += whereChecker.diagnostics
+                }
+                if !diagnostics.isEmpty { Console.err(renderer.render(diagnostics)) }
+                if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
+                let graph = StoreObjectGraph(store: opened)
+                let evaluator = Evaluator(context: EvaluationContext(graph: graph))
+                for name in try opened.layout.storage(of: entity).discriminators {
+                    try opened.forEachObject(ofExactEntity: name) { object in
+                        graph.remember(object)
+                        let ref = EvalValue.object(ObjectRef(entity: object.entity, id: object.id))
+                        evaluator.context.evaluatedObject = ref
+                        evaluator.context.variables["source"] = ref
+                        do {
+                            if let filter, !(try evaluator.evaluatePredicate(filter)) { return }
+                        } catch let error as ExpressionError {
+                            throw report(error, in: whereSource!, object: "\(object.entity) '\(object.id)'")
+                        }
+                        do {
+                            Console.out(predicate ? String(try evaluator.evaluatePredicate(parsed)) : try evaluator.evaluate(parsed).json.serialized())
+                        } catch let error as ExpressionError {
+                            throw report(error, in: source, object: "\(object.entity) '\(object.id)'")
+                        }
+                    }
+                }
+                return
+            }
+            var root: EvalValue = .null
+            var graph: any ObjectGraph = InMemoryObjectGraph(objects: [], schema: nil)
+            if let object {
+                let text: Data
+                if object.hasPrefix("@") {
+                    let path = String(object.dropFirst())
+                    do { text = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                        throw MapcError.input("\(path): cannot read (\(error.localizedDescription))")
+                    }
+                } else {
+                    text = Data(object.utf8)
+                }
+                let jsonGraph = JSONObjectGraph(json: try JSONValue.parse(text, path: "--object"))
+                root = jsonGraph.root
+                graph = jsonGraph
+            }
+            let evaluator = Evaluator(context: EvaluationContext(graph: graph, evaluatedObject: root, variables: ["source": root]))
+            do {
+                Console.out(predicate ? String(try evaluator.evaluatePredicate(parsed)) : try evaluator.evaluate(parsed).json.serialized())
+            } catch let error as ExpressionError {
+                throw report(error, in: source)
+            }
+        }
+    }
+}

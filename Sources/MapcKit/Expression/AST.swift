@@ -1,0 +1,121 @@
+/// A node of a parsed expression or predicate, with the source range of its text.
+///
+/// Predicates are expressions of boolean type: one grammar covers both NSExpression and
+/// NSPredicate format strings, so `TERNARY(image != nil, 1, 0)` and `(a + b) > 3` parse alike.
+public struct Expr: Sendable, Equatable {
+    /// What the node is.
+    public var kind: Kind
+    /// The text it was parsed from.
+    public var range: SourceRange
+    /// Whether the text wrapped it in parentheses (used to warn about unparenthesised AND/OR mixes).
+    public var parenthesized = false
+
+    /// Creates a node.
+    public init(_ kind: Kind, _ range: SourceRange) {
+        self.kind = kind
+        self.range = range
+    }
+
+    /// Node kinds. Shaped for a later SQL compiler: key paths, comparisons, arithmetic and
+    /// function calls are explicit nodes, never strings.
+    public indirect enum Kind: Sendable, Equatable {
+        /// A constant: number, string, boolean or nil.
+        case literal(Value)
+        /// `{a, b, c}`.
+        case aggregate([Expr])
+        /// `SELF`: the object being evaluated.
+        case evaluatedObject
+        /// `$name`.
+        case variable(String)
+        /// `root.key.@op.key`: components applied left to right to the root's value.
+        case keyPath(root: Expr, components: [PathComponent])
+        /// `base[index]`, `base[FIRST]`, `base[LAST]`, `base[SIZE]`.
+        case index(base: Expr, index: IndexKind)
+        /// `-x`.
+        case negate(Expr)
+        /// `a + b`, `a UNION b`, …
+        case binary(BinaryOperator, Expr, Expr)
+        /// A named NSExpression function: `sum:({1,2})`, `uppercase:('a')`, `MAX(1, 5, 10)`, `now()`.
+        case function(name: String, arguments: [Expr])
+        /// `FUNCTION(receiver, "selector:", arguments…)`.
+        case method(receiver: Expr, selector: String, selectorRange: SourceRange, arguments: [Expr])
+        /// `TERNARY(predicate, a, b)`.
+        case ternary(Expr, Expr, Expr)
+        /// `CAST(value, "NSString")`.
+        case cast(Expr, type: String)
+        /// `FETCH(request, context, includesPendingChanges)`.
+        case fetch(request: Expr, context: Expr, includesPending: Expr)
+        /// `SUBQUERY(collection, $x, predicate)`.
+        case subquery(collection: Expr, variable: String, predicate: Expr)
+        /// `a == b`, `ANY tags.name BEGINSWITH[cd] 'x'`, `a BETWEEN {lo, hi}`.
+        case comparison(ComparisonOperator, modifier: QuantifierModifier?, options: ComparisonOptions, Expr, Expr)
+        case and(Expr, Expr)
+        case or(Expr, Expr)
+        case not(Expr)
+        /// TRUEPREDICATE / FALSEPREDICATE.
+        case constantPredicate(Bool)
+    }
+}
+
+/// One step of a key path.
+public enum PathComponent: Sendable, Equatable {
+    /// A property name (or a KVC key such as `length`).
+    case key(String, SourceRange)
+    /// A collection operator: `@count`, `@sum`, `@avg`, `@min`, `@max`, `@distinctUnionOfObjects`,
+    /// `@unionOfObjects`, `@distinctUnionOfSets`, `@unionOfSets`, `@distinctUnionOfArrays`, `@unionOfArrays`.
+    case collectionOperator(CollectionOperator, SourceRange)
+
+    var range: SourceRange {
+        switch self {
+        case .key(_, let range), .collectionOperator(_, let range): return range
+        }
+    }
+}
+
+/// Key-value coding collection operators.
+public enum CollectionOperator: String, Sendable, CaseIterable {
+    case count, sum, avg, min, max
+    case distinctUnionOfObjects, unionOfObjects, distinctUnionOfSets, unionOfSets, distinctUnionOfArrays, unionOfArrays
+}
+
+/// What goes between square brackets.
+public enum IndexKind: Sendable, Equatable {
+    case expression(Expr)
+    case first, last, size
+}
+
+/// Arithmetic and set operators.
+public enum BinaryOperator: String, Sendable {
+    case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
+    case union = "UNION", intersect = "INTERSECT", minus = "MINUS"
+}
+
+/// Comparison operators.
+public enum ComparisonOperator: String, Sendable {
+    case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
+    case between = "BETWEEN", inCollection = "IN", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
+    case contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
+
+    /// Whether the operator compares strings (and so takes `[c]`, `[d]` options).
+    var isStringOperator: Bool {
+        switch self {
+        case .beginsWith, .endsWith, .contains, .like, .matches: return true
+        default: return false
+        }
+    }
+}
+
+/// `ANY`/`SOME`, `ALL`, `NONE` before a comparison.
+public enum QuantifierModifier: String, Sendable {
+    case any = "ANY", all = "ALL", none = "NONE"
+}
+
+/// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[n]` normalized, `[l]` locale-sensitive.
+public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    public static let normalized = ComparisonOptions(rawValue: 4)
+    public static let localeSensitive = ComparisonOptions(rawValue: 8)
+}

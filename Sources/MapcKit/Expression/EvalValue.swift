@@ -1,0 +1,94 @@
+import Foundation
+
+/// A reference to an object in an `ObjectGraph`: its entity and identity.
+public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
+    /// The object's own entity.
+    public var entity: String
+    /// The object's identity string.
+    public var id: String
+
+    /// Creates a reference.
+    public init(entity: String, id: String) {
+        self.entity = entity
+        self.id = id
+    }
+
+    public var description: String { "\(entity) '\(id)'" }
+}
+
+/// Values that only the migration machinery produces: `$manager`, `$entityPolicy`, contexts and
+/// fetch requests.
+public enum Handle: Sendable, Hashable {
+    case manager
+    case entityPolicy
+    case sourceContext
+    case destinationContext
+    case fetchRequest(entity: String, predicate: String)
+    /// Any other variable the caller binds opaquely (`$entityMapping`, `$propertyMapping`).
+    case opaque(String)
+}
+
+/// A value during evaluation: a schema value, an object, a collection, or a handle.
+public indirect enum EvalValue: Sendable, Hashable {
+    case scalar(Value)
+    case object(ObjectRef)
+    /// `ordered` distinguishes arrays (ordered relationships, aggregates) from sets.
+    case collection([EvalValue], ordered: Bool)
+    case handle(Handle)
+
+    /// Nil.
+    public static let null = EvalValue.scalar(.null)
+
+    /// Whether the value is nil.
+    public var isNull: Bool {
+        if case .scalar(.null) = self { return true }
+        return false
+    }
+
+    /// The elements, when the value is a collection.
+    public var elements: [EvalValue]? {
+        if case .collection(let items, _) = self { return items }
+        return nil
+    }
+
+    /// A short name of the kind of value, for messages.
+    public var kindName: String {
+        switch self {
+        case .scalar(let value):
+            switch value {
+            case .null: return "nil"
+            case .bool: return "a boolean"
+            case .integer, .double, .decimal: return "a number"
+            case .string: return "a string"
+            case .date: return "a date"
+            case .binary: return "binary data"
+            case .uuid: return "a UUID"
+            case .uri: return "a URI"
+            }
+        case .object(let ref): return "a \(ref.entity.isEmpty ? "object" : ref.entity)"
+        case .collection: return "a collection"
+        case .handle(let handle):
+            switch handle {
+            case .manager: return "the migration manager"
+            case .entityPolicy: return "the entity policy"
+            case .sourceContext, .destinationContext: return "a context"
+            case .fetchRequest: return "a fetch request"
+            case .opaque(let name): return name
+            }
+        }
+    }
+
+    /// The value as JSON: scalars as in data files, objects as `{"entity", "id"}`, collections as arrays.
+    public var json: JSONValue {
+        switch self {
+        case .scalar(let value):
+            switch value {
+            case .double(let number): return .double(number)
+            default: return DataFile.json(value, type: .string)
+            }
+        case .object(let ref): return .object([("entity", .string(ref.entity)), ("id", .string(ref.id))])
+        case .collection(let items, _): return .array(items.map(\.json))
+        case .handle: return .string("<\(kindName)>")
+        }
+    }
+}

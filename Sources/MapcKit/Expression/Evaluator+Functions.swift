@@ -1,0 +1,379 @@
+import Foundation
+
+/// Named functions, FUNCTION selectors, CAST and FETCH.
+extension Evaluator {
+    // MARK: Named functions
+
+    func function(_ name: String, _ argumentExpressions: [Expr], _ range: SourceRange) throws -> EvalValue {
+        guard let function = NamedFunction.lookup(name, argumentCount: argumentExpressions.count) else {
+            let names = NamedFunction.allCases.map(\.rawValue)
+            throw failure("unknown function '\(name)'", range, fix: Suggestions.didYouMean(name, in: names + names.compactMap { $0.split(separator: ":").first.map(String.init) }) ?? "see docs/expressions.md for the list")
+        }
+        let arguments = try argumentExpressions.map(value(of:))
+        if function.isAggregate {
+            guard !arguments.isEmpty else { throw failure("\(function.rawValue) needs a collection or values", range) }
+            let items = arguments.count == 1 ? (arguments[0].elements ?? [arguments[0]]) : arguments
+            return try aggregate(function, items.filter { !$0.isNull }, range)
+        }
+        guard arguments.count == function.arity else {
+            throw failure("\(function.rawValue) takes \(function.arity) argument\(function.arity == 1 ? "" : "s"), found \(arguments.count)", range)
+        }
+        if arguments.contains(where: \.isNull) && function != .now && function != .random { return .null }
+        func integer(_ index: Int) throws -> Int64 {
+            guard case .scalar(.integer(let n)) = arguments[index] else {
+                throw failure("\(function.rawValue) needs whole numbers, found \(arguments[index].kindName)", argumentExpressions[index].range)
+            }
+            return n
+        }
+        func double(_ index: Int) throws -> Double {
+            guard let number = ValueSemantics.number(arguments[index]) else {
+                throw failure("\(function.rawValue) needs numbers, found \(arguments[index].kindName)", argumentExpressions[index].range)
+            }
+            return number.double
+        }
+        func string(_ index: Int) throws -> String {
+            guard case .scalar(.string(let text)) = arguments[index] else {
+                throw failure("\(function.rawValue) needs a string, found \(arguments[index].kindName)", argumentExpressions[index].range)
+            }
+            return text
+        }
+        func finite(_ result: Double) throws -> EvalValue {
+            guard result.isFinite else { throw failure("\(function.rawValue) gave a result that is not a finite number", range) }
+            return .scalar(.double(result))
+        }
+        switch function {
+        case .add: return try binary(.add, arguments[0], arguments[1], range)
+        case .subtract: return try binary(.subtract, arguments[0], arguments[1], range)
+        case .multiply: return try binary(.multiply, arguments[0], arguments[1], range)
+        case .divide: return try binary(.divide, arguments[0], arguments[1], range)
+        case .modulus:
+            if case .scalar(.integer(let a)) = arguments[0], case .scalar(.integer(let b)) = arguments[1] {
+                guard b != 0 else { throw failure("modulus by zero", range) }
+                let (result, overflow) = a.remainderReportingOverflow(dividingBy: b)
+                if overflow { throw failure("integer overflow in modulus", range) }
+                return .scalar(.integer(result))
+            }
+            let b = try double(1)
+            guard b != 0 else { throw failure("modulus by zero", range) }
+            return try finite(fmod(try double(0), b))
+        case .raise: return try binary(.power, arguments[0], arguments[1], range)
+        case .sqrt:
+            let x = try double(0)
+            guard x >= 0 else { throw failure("sqrt of a negative number", range) }
+            return try finite(x.squareRoot())
+        case .log:
+            let x = try double(0)
+            guard x > 0 else { throw failure("log of a number that is not positive", range) }
+            return try finite(log10(x))
+        case .ln:
+            let x = try double(0)
+            guard x > 0 else { throw failure("ln of a number that is not positive", range) }
+            return try finite(Foundation.log(x))
+        case .exp: return try finite(Foundation.exp(try double(0)))
+        case .floor, .ceiling, .trunc:
+            if case .scalar(.integer) = arguments[0] { return arguments[0] }
+            let x = try double(0)
+            return try finite(function == .floor ? x.rounded(.down) : function == .ceiling ? x.rounded(.up) : x.rounded(.towardZero))
+        case .abs:
+            switch ValueSemantics.number(arguments[0]) {
+            case .integer(let n)?:
+                guard n != .min else { throw failure("integer overflow in abs", range) }
+                return .scalar(.integer(Swift.abs(n)))
+            case .double(let d)?: return .scalar(.double(Swift.abs(d)))
+            case .decimal(let d)?: return .scalar(.decimal(d < 0 ? -d : d))
+            case nil: throw failure("abs: needs a number, found \(arguments[0].kindName)", range)
+            }
+        case .uppercase: return .scalar(.string(try string(0).uppercased()))
+        case .lowercase: return .scalar(.string(try string(0).lowercased()))
+        case .length:
+            if let items = arguments[0].elements { return .scalar(.integer(Int64(items.count))) }
+            if case .scalar(.binary(let data)) = arguments[0] { return .scalar(.integer(Int64(data.count))) }
+            return .scalar(.integer(Int64(try string(0).count)))
+        case .now: return .scalar(.date(context.now))
+        case .random: return .scalar(.double(context.random()))
+        case .randomUpTo:
+            let limit = try integer(0)
+            guard limit > 0 else { throw failure("random: needs a positive limit", range) }
+            return .scalar(.integer(Int64(context.random() * Double(limit)).clamped(to: 0...(limit - 1))))
+        case .bitwiseAnd: return .scalar(.integer(try integer(0) & integer(1)))
+        case .bitwiseOr: return .scalar(.integer(try integer(0) | integer(1)))
+        case .bitwiseXor: return .scalar(.integer(try integer(0) ^ integer(1)))
+        case .leftShift, .rightShift:
+            let amount = try integer(1)
+            guard (0..<64).contains(amount) else { throw failure("shift amounts run from 0 to 63, found \(amount)", range) }
+            return .scalar(.integer(function == .leftShift ? try integer(0) << amount : try integer(0) >> amount))
+        case .onesComplement: return .scalar(.integer(~(try integer(0))))
+        case .sum, .count, .min, .max, .average, .median, .mode, .stddev:
+            return .null
+        }
+    }
+
+    private func aggregate(_ function: NamedFunction, _ items: [EvalValue], _ range: SourceRange) throws -> EvalValue {
+        if function == .count { return .scalar(.integer(Int64(items.count))) }
+        if function == .min || function == .max {
+            var best: EvalValue?
+            for item in items {
+                guard let current = best else { best = item; continue }
+                guard let order = ValueSemantics.compare(item, current) else { throw failure("\(function.rawValue) cannot order \(item.kindName) and \(current.kindName)", range) }
+                if (function == .min && order == .orderedAscending) || (function == .max && order == .orderedDescending) { best = item }
+            }
+            return best ?? .null
+        }
+        if function == .mode {
+            var counts: [EvalValue: Int] = [:]
+            var best: (EvalValue, Int)?
+            for item in items {
+                counts[item, default: 0] += 1
+                if best == nil || counts[item]! > best!.1 { best = (item, counts[item]!) }
+            }
+            return best.map { .collection([$0.0], ordered: true) } ?? .collection([], ordered: true)
+        }
+        for item in items where ValueSemantics.number(item) == nil {
+            throw failure("\(function.rawValue) needs numbers, found \(item.kindName)", range)
+        }
+        if function == .sum {
+            return try items.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
+        }
+        guard !items.isEmpty else { return .null }
+        let numbers = items.compactMap { ValueSemantics.number($0)?.double }
+        let mean = numbers.reduce(0, +) / Double(numbers.count)
+        switch function {
+        case .average: return .scalar(.double(mean))
+        case .median:
+            let sorted = numbers.sorted()
+            let middle = sorted.count / 2
+            return .scalar(.double(sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2))
+        default:
+            let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
+            return .scalar(.double(variance.squareRoot()))
+        }
+    }
+
+    // MARK: FUNCTION(receiver, "selector", …)
+
+    func method(_ receiver: EvalValue, _ selector: String, _ selectorRange: SourceRange, _ arguments: [EvalValue], _ range: SourceRange) throws -> EvalValue {
+        if case .handle(.entityPolicy) = receiver {
+            let name = context.policyFunctions[selector] != nil ? selector : (selector.hasSuffix(":") ? String(selector.dropLast()) : selector + ":")
+            guard let function = context.policyFunctions[name] ?? context.policyFunctions[selector] else {
+                let known = context.policyFunctions.keys.sorted()
+                throw failure("the entity policy has no function '\(selector)'", selectorRange,
+                              fix: Suggestions.didYouMean(selector, in: known) ?? (known.isEmpty ? "no policy functions are registered for this mapping" : "registered: \(known.joined(separator: ", "))"))
+            }
+            do { return try function(arguments) } catch let error as ExpressionError { throw error } catch {
+                throw failure("policy function '\(selector)' failed: \(error)", range)
+            }
+        }
+        guard let known = MethodSelector(rawValue: selector) else {
+            throw failure("'\(selector)' is not a selector mapc can call", selectorRange,
+                          fix: Suggestions.didYouMean(selector, in: MethodSelector.allCases.map(\.rawValue)) ?? "see the selector table in docs/expressions.md")
+        }
+        guard arguments.count == known.arity else {
+            throw failure("'\(selector)' takes \(known.arity) argument\(known.arity == 1 ? "" : "s"), found \(arguments.count)", range)
+        }
+        if known.isManagerSelector {
+            guard case .handle(.manager) = receiver else {
+                throw failure("'\(selector)' is a migration manager selector; call it on $manager", selectorRange)
+            }
+            return try managerCall(known, arguments, range)
+        }
+        if receiver.isNull { return .null }
+        func stringArgument(_ index: Int) throws -> String {
+            guard case .scalar(.string(let text)) = arguments[index] else {
+                throw failure("'\(selector)' needs a string argument, found \(arguments[index].kindName)", range)
+            }
+            return text
+        }
+        func integerArgument(_ index: Int) throws -> Int {
+            guard case .scalar(.integer(let n)) = arguments[index] else {
+                throw failure("'\(selector)' needs a whole number argument, found \(arguments[index].kindName)", range)
+            }
+            return Int(clamping: n)
+        }
+        switch (known, receiver) {
+        case (.valueForKey, _):
+            return try keyPath(receiver, [.key(try stringArgument(0), range)])
+        case (.valueForKeyPath, _):
+            let components = try stringArgument(0).split(separator: ".", omittingEmptySubsequences: false).map { part -> PathComponent in
+                if part.hasPrefix("@"), let op = CollectionOperator(rawValue: String(part.dropFirst())) { return .collectionOperator(op, range) }
+                return .key(String(part), range)
+            }
+            return try keyPath(receiver, components[...])
+        case (.description, _), (.stringValue, _):
+            return try cast(receiver, to: "NSString", range)
+        case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))
+        case (.lowercaseString, .scalar(.string(let text))): return .scalar(.string(text.lowercased()))
+        case (.capitalizedString, .scalar(.string(let text))): return .scalar(.string(text.capitalized))
+        case (.length, .scalar(.string(let text))): return .scalar(.integer(Int64(text.count)))
+        case (.length, .scalar(.binary(let data))): return .scalar(.integer(Int64(data.count)))
+        case (.substringToIndex, .scalar(.string(let text))):
+            // Safe on short strings: the first n characters, or all of them.
+            return .scalar(.string(String(text.prefix(max(0, try integerArgument(0))))))
+        case (.substringFromIndex, .scalar(.string(let text))):
+            return .scalar(.string(String(text.dropFirst(max(0, try integerArgument(0))))))
+        case (.stringByTrimmingCharactersInSet, .scalar(.string(let text))):
+            let set: CharacterSet
+            switch try stringArgument(0) {
+            case "whitespace", "whitespaceCharacterSet": set = .whitespaces
+            case "whitespaceAndNewline", "whitespaceAndNewlineCharacterSet": set = .whitespacesAndNewlines
+            case "newline", "newlineCharacterSet": set = .newlines
+            case let characters: set = CharacterSet(charactersIn: characters)
+            }
+            return .scalar(.string(text.trimmingCharacters(in: set)))
+        case (.stringByReplacingOccurrences, .scalar(.string(let text))):
+            let target = try stringArgument(0)
+            guard !target.isEmpty else { return receiver }
+            let result = text.replacingOccurrences(of: target, with: try stringArgument(1))
+            guard result.count <= context.limits.maxStringLength else { throw failure("a string grew past \(context.limits.maxStringLength) characters", range) }
+            return .scalar(.string(result))
+        case (.stringByAppendingString, .scalar(.string)):
+            return try binary(.add, receiver, .scalar(.string(try stringArgument(0))), range)
+        case (.hasPrefix, .scalar(.string(let text))): return .scalar(.bool(text.hasPrefix(try stringArgument(0))))
+        case (.hasSuffix, .scalar(.string(let text))): return .scalar(.bool(text.hasSuffix(try stringArgument(0))))
+        case (.containsString, .scalar(.string(let text))): return .scalar(.bool(text.contains(try stringArgument(0))))
+        case (.componentsSeparatedByString, .scalar(.string(let text))):
+            let separator = try stringArgument(0)
+            guard !separator.isEmpty else { return .collection([receiver], ordered: true) }
+            return .collection(try checkSize(text.components(separatedBy: separator).map { .scalar(.string($0)) }, range), ordered: true)
+        case (.intValue, _), (.integerValue, _), (.doubleValue, _), (.boolValue, _):
+            let number = try cast(receiver, to: "NSNumber", range)
+            guard let parsed = ValueSemantics.number(number) else { return .scalar(.integer(0)) }
+            switch known {
+            case .doubleValue: return .scalar(.double(parsed.double))
+            case .boolValue: return .scalar(.bool(parsed.double != 0))
+            default:
+                let d = parsed.double.rounded(.towardZero)
+                guard d.isFinite, Swift.abs(d) < 9.2e18 else { throw failure("\(number) does not fit a 64-bit integer", range) }
+                return .scalar(.integer(Int64(d)))
+            }
+        case (.count, .collection(let items, _)): return .scalar(.integer(Int64(items.count)))
+        case (.firstObject, .collection(let items, _)): return items.first ?? .null
+        case (.lastObject, .collection(let items, _)): return items.last ?? .null
+        case (.objectAtIndex, .collection(let items, _)):
+            let index = try integerArgument(0)
+            guard index >= 0, index < items.count else { throw failure("index \(index) is out of range for a collection of \(items.count)", range) }
+            return items[index]
+        case (.containsObject, .collection(let items, _)):
+            return .scalar(.bool(items.contains { ValueSemantics.equal($0, arguments[0]) }))
+        case (.componentsJoinedByString, .collection(let items, _)):
+            let separator = try stringArgument(0)
+            let parts = try items.map { item -> String in
+                guard case .scalar(.string(let text)) = try cast(item, to: "NSString", range) else { return "" }
+                return text
+            }
+            let joined = parts.joined(separator: separator)
+            guard joined.count <= context.limits.maxStringLength else { throw failure("a string grew past \(context.limits.maxStringLength) characters", range) }
+            return .scalar(.string(joined))
+        case (.timeIntervalSince1970, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSince1970))
+        case (.timeIntervalSinceReferenceDate, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSinceReferenceDate))
+        default:
+            throw failure("'\(selector)' cannot be called on \(receiver.kindName)", selectorRange)
+        }
+    }
+
+    private func managerCall(_ selector: MethodSelector, _ arguments: [EvalValue], _ range: SourceRange) throws -> EvalValue {
+        guard case .scalar(.string(let name)) = arguments[0] else {
+            throw failure("'\(selector.rawValue)' needs a name string first, found \(arguments[0].kindName)", range)
+        }
+        if selector == .fetchRequestForSourceEntity {
+            guard case .scalar(.string(let predicate)) = arguments[1] else {
+                throw failure("the predicate of a fetch request must be a string, found \(arguments[1].kindName)", range)
+            }
+            return .handle(.fetchRequest(entity: name, predicate: predicate))
+        }
+        guard let manager = context.manager else {
+            throw failure("'\(selector.rawValue)' needs a running migration; $manager has nothing to look up here", range)
+        }
+        let objects: [ObjectRef] = try (arguments[1].elements ?? (arguments[1].isNull ? [] : [arguments[1]])).map { item in
+            guard case .object(let ref) = item else { throw failure("'\(selector.rawValue)' needs objects, found \(item.kindName)", range) }
+            return ref
+        }
+        let result: [ObjectRef]
+        do {
+            switch selector {
+            case .destinationInstancesForEntityMapping: result = try manager.destinationInstances(forEntityMappingNamed: name, sourceInstances: objects)
+            case .destinationInstancesForSourceRelationship: result = try manager.destinationInstances(forSourceRelationshipNamed: name, sourceInstances: objects)
+            default: result = try manager.sourceInstances(forEntityMappingNamed: name, destinationInstances: objects)
+            }
+        } catch let error as ExpressionError {
+            throw error
+        } catch {
+            throw failure("\(error)", range)
+        }
+        return .collection(result.map(EvalValue.object), ordered: true)
+    }
+
+    // MARK: CAST and FETCH
+
+    func cast(_ operand: EvalValue, to type: String, _ range: SourceRange) throws -> EvalValue {
+        if operand.isNull { return .null }
+        let referenceOffset = Date(timeIntervalSinceReferenceDate: 0).timeIntervalSince1970
+        switch type {
+        case "NSString":
+            switch operand {
+            case .scalar(.string): return operand
+            case .scalar(.bool(let flag)): return .scalar(.string(flag ? "1" : "0"))
+            case .scalar(.integer(let n)): return .scalar(.string(String(n)))
+            case .scalar(.double(let d)): return .scalar(.string(d.rounded() == d && Swift.abs(d) < 1e15 ? String(Int64(d)) : "\(d)"))
+            case .scalar(.decimal(let d)): return .scalar(.string(d.description))
+            case .scalar(.date(let date)): return .scalar(.string(ISO8601.format(date)))
+            case .scalar(.uuid(let uuid)): return .scalar(.string(uuid.uuidString.lowercased()))
+            case .scalar(.uri(let text)): return .scalar(.string(text))
+            case .scalar(.binary(let data)): return .scalar(.string(data.base64EncodedString()))
+            case .object(let ref): return .scalar(.string(ref.id))
+            default: throw failure("cannot cast \(operand.kindName) to NSString", range)
+            }
+        case "NSNumber":
+            switch operand {
+            case .scalar(.integer), .scalar(.double), .scalar(.decimal): return operand
+            case .scalar(.bool(let flag)): return .scalar(.integer(flag ? 1 : 0))
+            case .scalar(.date(let date)): return .scalar(.double(date.timeIntervalSince1970 - referenceOffset))
+            case .scalar(.string(let text)):
+                let trimmed = text.trimmingCharacters(in: .whitespaces)
+                if let n = Int64(trimmed) { return .scalar(.integer(n)) }
+                if let d = Double(trimmed), d.isFinite { return .scalar(.double(d)) }
+                throw failure("'\(text.prefix(40))' is not a number", range)
+            default: throw failure("cannot cast \(operand.kindName) to NSNumber", range)
+            }
+        case "NSDecimalNumber":
+            if case .scalar(.string(let text)) = operand, let decimal = ValueParser.parseDecimal(text.trimmingCharacters(in: .whitespaces)) { return .scalar(.decimal(decimal)) }
+            guard let number = ValueSemantics.number(operand) else { throw failure("cannot cast \(operand.kindName) to NSDecimalNumber", range) }
+            return .scalar(.decimal(number.decimal))
+        case "NSDate":
+            switch operand {
+            case .scalar(.date): return operand
+            case .scalar(.string(let text)):
+                guard let date = ISO8601.parse(text) else { throw failure("'\(text.prefix(40))' is not an ISO 8601 date", range) }
+                return .scalar(.date(date))
+            default:
+                // Apple's rule: a number is seconds since 2001-01-01 (the reference date).
+                guard let seconds = ValueSemantics.number(operand)?.double else { throw failure("cannot cast \(operand.kindName) to NSDate", range) }
+                return .scalar(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+            }
+        default:
+            throw failure("CAST to '\(type)' is not supported", range, fix: "use NSString, NSNumber, NSDecimalNumber or NSDate")
+        }
+    }
+
+    func fetch(_ request: EvalValue, _ range: SourceRange) throws -> EvalValue {
+        guard case .handle(.fetchRequest(let entity, let predicateText)) = request else {
+            throw failure("FETCH needs a fetch request, such as FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"TRUEPREDICATE\"); found \(request.kindName)", range)
+        }
+        let predicate: Expr
+        switch ExpressionParser.parse(predicateText) {
+        case .success(let parsed): predicate = parsed
+        case .failure(let error): throw failure("the fetch request's predicate does not parse: \(error.description)", range)
+        }
+        let saved = context.evaluatedObject
+        defer { context.evaluatedObject = saved }
+        var kept: [EvalValue] = []
+        for ref in try context.graph.objects(of: entity) {
+            context.evaluatedObject = .object(ref)
+            if try truth(of: predicate) { kept.append(.object(ref)) }
+        }
+        return .collection(try checkSize(kept, range), ordered: false)
+    }
+}
+
+extension Comparable {
+    func clamped(to limits: ClosedRange<Self>) -> Self { Swift.min(Swift.max(self, limits.lowerBound), limits.upperBound) }
+}

@@ -1,0 +1,387 @@
+import Foundation
+
+/// Bounds that keep evaluation of hostile expressions finite.
+public struct EvaluationLimits: Sendable {
+    /// Nodes evaluated per top-level evaluation.
+    public var maxSteps = 5_000_000
+    /// Elements in any collection built during evaluation.
+    public var maxCollectionCount = 1_000_000
+    /// Characters in any string built during evaluation.
+    public var maxStringLength = 16 * 1024 * 1024
+    /// Creates the default limits.
+    public init() {}
+}
+
+/// Everything an evaluation can see: the objects, the variables, and the migration hooks.
+public struct EvaluationContext {
+    /// Where key paths are read.
+    public var graph: any ObjectGraph
+    /// `SELF`.
+    public var evaluatedObject: EvalValue
+    /// `$name` bindings, without the `$` (`source`, `manager`, …).
+    public var variables: [String: EvalValue]
+    /// What `FUNCTION($manager, …)` calls; nil outside a migration.
+    public var manager: (any MigrationManagerFunctions)?
+    /// What `FUNCTION($entityPolicy, "name:", …)` calls, by selector.
+    public var policyFunctions: [String: PolicyFunction]
+    /// The value of `now()`, fixed per run so results are reproducible.
+    public var now: Date
+    /// The source of `random()`.
+    public var random: () -> Double
+    /// Bounds on the work.
+    public var limits: EvaluationLimits
+
+    /// Creates a context. `$manager` and `$entityPolicy` are bound automatically.
+    public init(graph: any ObjectGraph, evaluatedObject: EvalValue = .null, variables: [String: EvalValue] = [:],
+                manager: (any MigrationManagerFunctions)? = nil, policyFunctions: [String: PolicyFunction] = [:],
+                now: Date = Date(), random: @escaping () -> Double = { Double.random(in: 0..<1) }, limits: EvaluationLimits = EvaluationLimits()) {
+        self.graph = graph
+        self.evaluatedObject = evaluatedObject
+        self.variables = ["manager": .handle(.manager), "entityPolicy": .handle(.entityPolicy)].merging(variables) { _, given in given }
+        self.manager = manager
+        self.policyFunctions = policyFunctions
+        self.now = now
+        self.random = random
+        self.limits = limits
+    }
+}
+
+/// Evaluates parsed expressions against an `EvaluationContext`. Errors are `ExpressionError`s
+/// located at the node that failed; nothing traps, whatever the input.
+public final class Evaluator {
+    /// The context; variables change during SUBQUERY and are restored after.
+    public var context: EvaluationContext
+    var steps = 0
+    private var checkedPatterns: [String: String?] = [:]
+
+    /// Creates an evaluator.
+    public init(context: EvaluationContext) {
+        self.context = context
+    }
+
+    /// Evaluates an expression to a value.
+    public func evaluate(_ expression: Expr) throws -> EvalValue {
+        steps = 0
+        return try value(of: expression)
+    }
+
+    /// Evaluates an expression as a predicate: booleans as they are, nil as false, numbers as
+    /// non-zero; anything else is an error.
+    public func evaluatePredicate(_ expression: Expr) throws -> Bool {
+        steps = 0
+        return try truth(of: expression)
+    }
+
+    // MARK: Core
+
+    private func fail(_ message: String, _ range: SourceRange, fix: String? = nil) -> ExpressionError {
+        ExpressionError(message, at: range, fix: fix)
+    }
+
+    func truth(of expression: Expr) throws -> Bool {
+        let result = try value(of: expression)
+        switch result {
+        case .scalar(.bool(let flag)): return flag
+        case .scalar(.null): return false
+        case .scalar(.integer(let n)): return n != 0
+        case .scalar(.double(let d)): return d != 0
+        case .scalar(.decimal(let d)): return d != 0
+        default: throw fail("expected a predicate (true or false), found \(result.kindName)", expression.range)
+        }
+    }
+
+    func checkSize(_ items: [EvalValue], _ range: SourceRange) throws -> [EvalValue] {
+        if items.count > context.limits.maxCollectionCount {
+            throw fail("a collection grew past \(context.limits.maxCollectionCount) elements", range)
+        }
+        return items
+    }
+
+    func value(of expression: Expr) throws -> EvalValue {
+        steps += 1
+        if steps > context.limits.maxSteps {
+            throw fail("evaluation took more than \(context.limits.maxSteps) steps", expression.range, fix: "simplify the expression")
+        }
+        let range = expression.range
+        switch expression.kind {
+        case .literal(let literal):
+            return .scalar(literal)
+        case .aggregate(let items):
+            return .collection(try items.map(value(of:)), ordered: true)
+        case .evaluatedObject:
+            return context.evaluatedObject
+        case .variable(let name):
+            if name.uppercased() == "SELF" { return context.evaluatedObject }
+            guard let bound = context.variables[name] else {
+                throw fail("unknown variable $\(name)", range, fix: Suggestions.didYouMean(name, in: context.variables.keys).map { $0.replacingOccurrences(of: "'", with: "'$", options: [], range: $0.range(of: "'")) }
+                           ?? "available: \(context.variables.keys.sorted().map { "$" + $0 }.joined(separator: ", "))")
+            }
+            return bound
+        case .keyPath(let root, let components):
+            return try keyPath(try value(of: root), components[...])
+        case .index(let base, let index):
+            return try subscriptValue(try value(of: base), index, range)
+        case .negate(let operand):
+            switch ValueSemantics.negate(try value(of: operand)) {
+            case .success(let result): return result
+            case .failure(let error): throw fail(error.message, range)
+            }
+        case .binary(let op, let left, let right):
+            return try binary(op, try value(of: left), try value(of: right), range)
+        case .function(let name, let arguments):
+            return try function(name, arguments, range)
+        case .method(let receiver, let selector, let selectorRange, let arguments):
+            return try method(try value(of: receiver), selector, selectorRange, try arguments.map(value(of:)), range)
+        case .ternary(let condition, let whenTrue, let whenFalse):
+            return try truth(of: condition) ? value(of: whenTrue) : value(of: whenFalse)
+        case .cast(let operand, let type):
+            return try cast(try value(of: operand), to: type, range)
+        case .fetch(let request, _, _):
+            return try fetch(try value(of: request), range)
+        case .subquery(let collection, let variable, let predicate):
+            let source = try value(of: collection)
+            guard let items = source.elements ?? (source.isNull ? [] : nil) else {
+                throw fail("SUBQUERY needs a collection, found \(source.kindName)", collection.range)
+            }
+            let saved = context.variables[variable]
+            defer { context.variables[variable] = saved }
+            var kept: [EvalValue] = []
+            for item in items {
+                context.variables[variable] = item
+                if try truth(of: predicate) { kept.append(item) }
+            }
+            if case .collection(_, let ordered) = source { return .collection(kept, ordered: ordered) }
+            return .collection(kept, ordered: false)
+        case .comparison(let op, let modifier, let options, let left, let right):
+            return .scalar(.bool(try comparison(op, modifier, options, left, right, range)))
+        case .and(let left, let right):
+            return .scalar(.bool(try truth(of: left) && truth(of: right)))
+        case .or(let left, let right):
+            return .scalar(.bool(try truth(of: left) || truth(of: right)))
+        case .not(let operand):
+            return .scalar(.bool(!(try truth(of: operand))))
+        case .constantPredicate(let flag):
+            return .scalar(.bool(flag))
+        }
+    }
+
+    // MARK: Key paths
+
+    func keyPath(_ start: EvalValue, _ components: ArraySlice<PathComponent>) throws -> EvalValue {
+        var current = start
+        var index = components.startIndex
+        while index < components.endIndex {
+            steps += 1
+            switch components[index] {
+            case .key(let name, let range):
+                current = try key(name, of: current, range)
+            case .collectionOperator(let op, let range):
+                return try collectionOperator(op, on: current, rest: components[(index + 1)...], range)
+            }
+            index += 1
+        }
+        return current
+    }
+
+    private func key(_ name: String, of target: EvalValue, _ range: SourceRange) throws -> EvalValue {
+        switch target {
+        case .object(let ref):
+            guard let result = try context.graph.value(of: ref, key: name) else {
+                throw fail("\(ref.entity.isEmpty ? "the object" : ref.entity) has no key '\(name)'", range)
+            }
+            return result
+        case .collection(let items, let ordered):
+            // Key-value coding on collections: the key of every element, nested collections flattened.
+            var result: [EvalValue] = []
+            for item in items {
+                let member = try key(name, of: item, range)
+                if let nested = member.elements { result.append(contentsOf: nested) } else { result.append(member) }
+            }
+            return .collection(try checkSize(result, range), ordered: ordered)
+        case .scalar(.null):
+            return .null
+        case .scalar(.string(let text)) where name == "length":
+            return .scalar(.integer(Int64(text.count)))
+        case .scalar(.binary(let data)) where name == "length":
+            return .scalar(.integer(Int64(data.count)))
+        case .handle(.manager) where name == "sourceContext":
+            return .handle(.sourceContext)
+        case .handle(.manager) where name == "destinationContext":
+            return .handle(.destinationContext)
+        default:
+            throw fail("cannot read key '\(name)' of \(target.kindName)", range)
+        }
+    }
+
+    private func collectionOperator(_ op: CollectionOperator, on target: EvalValue, rest: ArraySlice<PathComponent>, _ range: SourceRange) throws -> EvalValue {
+        guard let items = target.elements ?? (target.isNull ? [] : nil) else {
+            throw fail("@\(op.rawValue) needs a collection, found \(target.kindName)", range)
+        }
+        if op == .count {
+            guard rest.isEmpty else { throw fail("nothing can follow @count", rest.first!.range) }
+            return .scalar(.integer(Int64(items.count)))
+        }
+        let mapped = try rest.isEmpty ? items : items.map { try keyPath($0, rest) }
+        switch op {
+        case .count:
+            return .scalar(.integer(Int64(items.count)))
+        case .sum, .avg:
+            var total: EvalValue = .scalar(.integer(0))
+            var counted = 0
+            for item in mapped where !item.isNull {
+                guard ValueSemantics.number(item) != nil else { throw fail("@\(op.rawValue) needs numbers, found \(item.kindName)", range) }
+                total = try binary(.add, total, item, range)
+                counted += 1
+            }
+            if op == .sum { return total }
+            return counted == 0 ? .null : try binary(.divide, total, .scalar(.integer(Int64(counted))), range)
+        case .min, .max:
+            var best: EvalValue?
+            for item in mapped where !item.isNull {
+                guard let current = best else { best = item; continue }
+                guard let order = ValueSemantics.compare(item, current) else {
+                    throw fail("@\(op.rawValue) cannot order \(item.kindName) and \(current.kindName)", range)
+                }
+                if (op == .min && order == .orderedAscending) || (op == .max && order == .orderedDescending) { best = item }
+            }
+            return best ?? .null
+        case .unionOfObjects, .distinctUnionOfObjects:
+            let values = mapped.filter { !$0.isNull }
+            return .collection(op == .distinctUnionOfObjects ? distinct(values) : values, ordered: op == .unionOfObjects)
+        case .unionOfSets, .distinctUnionOfSets, .unionOfArrays, .distinctUnionOfArrays:
+            var values: [EvalValue] = []
+            for item in mapped where !item.isNull {
+                if let nested = item.elements { values.append(contentsOf: nested.filter { !$0.isNull }) } else { values.append(item) }
+            }
+            let distinctResult = op == .distinctUnionOfSets || op == .distinctUnionOfArrays || op == .unionOfSets
+            return .collection(try checkSize(distinctResult ? distinct(values) : values, range), ordered: op == .unionOfArrays || op == .distinctUnionOfArrays)
+        }
+    }
+
+    func distinct(_ values: [EvalValue]) -> [EvalValue] {
+        var seen: Set<EvalValue> = []
+        return values.filter { seen.insert($0).inserted }
+    }
+
+    private func subscriptValue(_ base: EvalValue, _ index: IndexKind, _ range: SourceRange) throws -> EvalValue {
+        if base.isNull { return .null }
+        guard let items = base.elements else { throw fail("cannot index \(base.kindName); only collections have elements", range) }
+        switch index {
+        case .first: return items.first ?? .null
+        case .last: return items.last ?? .null
+        case .size: return .scalar(.integer(Int64(items.count)))
+        case .expression(let indexExpression):
+            let position = try value(of: indexExpression)
+            guard case .scalar(.integer(let n)) = position else {
+                throw fail("an index must be a whole number, found \(position.kindName)", indexExpression.range)
+            }
+            guard n >= 0, n < items.count else {
+                throw fail("index \(n) is out of range for a collection of \(items.count)", indexExpression.range, fix: "use [FIRST], [LAST] or check [SIZE] first")
+            }
+            return items[Int(n)]
+        }
+    }
+
+    // MARK: Operators
+
+    func binary(_ op: BinaryOperator, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> EvalValue {
+        switch op {
+        case .union, .intersect, .minus:
+            guard let a = left.elements ?? (left.isNull ? [] : nil), let b = right.elements ?? (right.isNull ? [] : nil) else {
+                throw fail("\(op.rawValue) needs two collections, found \(left.kindName) and \(right.kindName)", range)
+            }
+            let rightSet = Set(b)
+            switch op {
+            case .union: return .collection(try checkSize(distinct(a + b), range), ordered: false)
+            case .intersect: return .collection(distinct(a.filter { rightSet.contains($0) }), ordered: false)
+            default: return .collection(distinct(a.filter { !rightSet.contains($0) }), ordered: false)
+            }
+        default:
+            switch ValueSemantics.arithmetic(op, left, right) {
+            case .success(let result):
+                if case .scalar(.string(let text)) = result, text.count > context.limits.maxStringLength {
+                    throw fail("a string grew past \(context.limits.maxStringLength) characters", range)
+                }
+                if case .scalar(.decimal(let number)) = result, number.isNaN {
+                    throw fail("decimal arithmetic overflowed", range)
+                }
+                return result
+            case .failure(let error): throw fail(error.message, range)
+            }
+        }
+    }
+
+    private func comparison(_ op: ComparisonOperator, _ modifier: QuantifierModifier?, _ options: ComparisonOptions, _ leftExpression: Expr, _ rightExpression: Expr, _ range: SourceRange) throws -> Bool {
+        let left = try value(of: leftExpression)
+        let right = try value(of: rightExpression)
+        guard let modifier else { return try compareOne(op, options, left, right, range) }
+        let items = left.elements ?? (left.isNull ? [] : [left])
+        switch modifier {
+        case .any: return try items.contains { try compareOne(op, options, $0, right, range) }
+        case .all: return try items.allSatisfy { try compareOne(op, options, $0, right, range) }
+        case .none: return try !items.contains { try compareOne(op, options, $0, right, range) }
+        }
+    }
+
+    private func compareOne(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> Bool {
+        steps += 1
+        switch op {
+        case .equal: return ValueSemantics.equal(left, right, options: options)
+        case .notEqual: return !ValueSemantics.equal(left, right, options: options)
+        case .less: return ValueSemantics.compare(left, right, options: options) == .orderedAscending
+        case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(ValueSemantics.compare(left, right, options: options))
+        case .greater: return ValueSemantics.compare(left, right, options: options) == .orderedDescending
+        case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(ValueSemantics.compare(left, right, options: options))
+        case .between:
+            guard let bounds = right.elements, bounds.count == 2 else {
+                throw fail("BETWEEN needs two bounds, such as BETWEEN {1, 10}; found \(right.kindName)", range)
+            }
+            return [.orderedDescending, .orderedSame].contains(ValueSemantics.compare(left, bounds[0], options: options))
+                && [.orderedAscending, .orderedSame].contains(ValueSemantics.compare(left, bounds[1], options: options))
+        case .inCollection:
+            if right.isNull { return false }
+            if let items = right.elements { return items.contains { ValueSemantics.equal(left, $0, options: options) } }
+            if case .scalar(.string(let haystack)) = right, case .scalar(.string(let needle)) = left {
+                return ValueSemantics.fold(haystack, options).contains(ValueSemantics.fold(needle, options))
+            }
+            throw fail("IN needs a collection or a string on its right, found \(right.kindName)", range)
+        case .contains:
+            if left.isNull || right.isNull { return false }
+            if let items = left.elements { return items.contains { ValueSemantics.equal($0, right, options: options) } }
+            return try strings(op, options, left, right, range) { $0.contains($1) }
+        case .beginsWith:
+            return try strings(op, options, left, right, range) { $0.hasPrefix($1) }
+        case .endsWith:
+            return try strings(op, options, left, right, range) { $0.hasSuffix($1) }
+        case .like:
+            guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else {
+                if left.isNull || right.isNull { return false }
+                throw fail("LIKE compares strings, found \(left.kindName) and \(right.kindName)", range)
+            }
+            return ValueSemantics.like(text, pattern, options: options)
+        case .matches:
+            guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else {
+                if left.isNull || right.isNull { return false }
+                throw fail("MATCHES compares a string with a pattern string, found \(left.kindName) and \(right.kindName)", range)
+            }
+            if checkedPatterns[pattern] == nil { checkedPatterns[pattern] = .some(RegexGuard.problem(with: pattern)) }
+            if let problem = checkedPatterns[pattern] ?? nil { throw fail("MATCHES pattern refused: \(problem)", range) }
+            guard text.utf16.count <= RegexGuard.maxSubjectLength else {
+                throw fail("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
+            }
+            return RegexGuard.matches(text, pattern, options: options)
+        }
+    }
+
+    private func strings(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange, _ test: (String, String) -> Bool) throws -> Bool {
+        if left.isNull || right.isNull { return false }
+        guard case .scalar(.string(let a)) = left, case .scalar(.string(let b)) = right else {
+            throw fail("\(op.rawValue) compares strings, found \(left.kindName) and \(right.kindName)", range)
+        }
+        return test(ValueSemantics.fold(a, options), ValueSemantics.fold(b, options))
+    }
+
+    func failure(_ message: String, _ range: SourceRange, fix: String? = nil) -> ExpressionError {
+        fail(message, range, fix: fix)
+    }
+}

@@ -1,0 +1,90 @@
+/// The static type of an expression, as the checker sees it.
+public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
+    /// Not known before running (free-form JSON, policy function results).
+    case unknown
+    case null
+    case bool, integer, double, decimal, string, date, binary, uuid, uri
+    /// An object of an entity ("" when the entity is not known).
+    case object(String)
+    case collection(ExprType)
+    case manager, policy, context, fetchRequest
+
+    /// The type of an attribute's values.
+    public init(_ type: AttributeType) {
+        switch type {
+        case .int16, .int32, .int64: self = .integer
+        case .double, .float: self = .double
+        case .decimal: self = .decimal
+        case .string: self = .string
+        case .bool: self = .bool
+        case .date: self = .date
+        case .binary, .transformable: self = .binary
+        case .uuid: self = .uuid
+        case .uri: self = .uri
+        }
+    }
+
+    /// The type of a literal value.
+    public init(of value: Value) {
+        switch value {
+        case .null: self = .null
+        case .bool: self = .bool
+        case .integer: self = .integer
+        case .double: self = .double
+        case .decimal: self = .decimal
+        case .string: self = .string
+        case .date: self = .date
+        case .binary: self = .binary
+        case .uuid: self = .uuid
+        case .uri: self = .uri
+        }
+    }
+
+    var isNumeric: Bool { self == .integer || self == .double || self == .decimal || self == .bool }
+    var isOpen: Bool { self == .unknown || self == .null }
+
+    public var description: String {
+        switch self {
+        case .unknown: return "unknown"
+        case .null: return "nil"
+        case .bool: return "bool"
+        case .integer: return "integer"
+        case .double: return "double"
+        case .decimal: return "decimal"
+        case .string: return "string"
+        case .date: return "date"
+        case .binary: return "binary"
+        case .uuid: return "uuid"
+        case .uri: return "uri"
+        case .object(let entity): return entity.isEmpty ? "object" : entity
+        case .collection(let element): return "collection of \(element)"
+        case .manager: return "migration manager"
+        case .policy: return "entity policy"
+        case .context: return "context"
+        case .fetchRequest: return "fetch request"
+        }
+    }
+}
+
+/// What the checker knows around an expression.
+public struct CheckScope: Sendable {
+    /// The schema objects belong to; nil when objects are free-form.
+    public var schema: Schema?
+    /// Variables in scope, without `$`; `$manager` and `$entityPolicy` are always there.
+    public var variables: [String: ExprType]
+    /// The type of `SELF`.
+    public var evaluatedObject: ExprType
+    /// Entity mappings `$manager` selectors may name, with their source and destination entities;
+    /// nil when not checking a mapping (names are then not verified).
+    public var entityMappings: [String: (source: String?, destination: String?)]?
+    /// Functions the entity policy registers; nil when unknown (calls are then not verified).
+    public var policyFunctions: Set<String>?
+
+    /// A scope where `$source` and `SELF` are objects of `entity` in `schema`.
+    public init(schema: Schema?, source entity: String?, variables: [String: ExprType] = [:]) {
+        self.schema = schema
+        let sourceType: ExprType = entity.map { .object($0) } ?? (schema == nil ? .object("") : .unknown)
+        self.evaluatedObject = sourceType
+        self.variables = ["source": sourceType, "manager": .manager, "entityPolicy": .policy].merging(variables) { _, given in given }
+    }
+}

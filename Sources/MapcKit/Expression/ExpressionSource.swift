@@ -1,0 +1,64 @@
+/// A span of an expression's text, in Unicode scalar offsets from its start (end exclusive).
+public struct SourceRange: Sendable, Hashable {
+    /// First scalar of the span.
+    public var start: Int
+    /// One past the last scalar.
+    public var end: Int
+
+    /// Creates a range.
+    public init(_ start: Int, _ end: Int) {
+        self.start = start
+        self.end = max(start, end)
+    }
+
+    /// The smallest range covering both.
+    public func union(_ other: SourceRange) -> SourceRange {
+        SourceRange(min(start, other.start), max(end, other.end))
+    }
+
+    /// The number of scalars covered, at least 1 (for carets).
+    public var length: Int { max(1, end - start) }
+}
+
+/// The text of one expression and where it stands in its file, so diagnostics can say
+/// `mapping.yaml:12:17` rather than "offset 4".
+public struct ExpressionSource: Sendable {
+    /// The expression's text.
+    public let text: String
+    /// Where the text's first scalar stands in its file; for expressions typed on a command
+    /// line, a pseudo-file such as `<expression>` at 1:1.
+    public let origin: SourceLocation
+
+    /// Creates a source for an expression that starts at `origin`.
+    public init(text: String, origin: SourceLocation = SourceLocation(path: "<expression>", line: 1, column: 1)) {
+        self.text = text
+        self.origin = origin
+    }
+
+    /// The file location of a scalar offset. Line breaks inside the text advance the line, so
+    /// multi-line block scalars map exactly when their lines are not re-indented.
+    public func location(of offset: Int) -> SourceLocation {
+        var line = origin.line
+        var column = origin.column
+        for (index, scalar) in text.unicodeScalars.enumerated() {
+            if index >= offset { break }
+            if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+        }
+        return SourceLocation(path: origin.path, line: line, column: column)
+    }
+
+    /// A diagnostic at a range of the text.
+    public func diagnostic(_ severity: Severity, _ message: String, at range: SourceRange, fix: String? = nil) -> Diagnostic {
+        Diagnostic(severity, message, at: location(of: range.start), length: range.length, fix: fix)
+    }
+
+    /// The text as a source file, so renderers can quote it when it is not part of a file.
+    public var standaloneFile: SourceFile { SourceFile(path: origin.path, text: text) }
+}
+
+extension ExpressionSource {
+    /// Parses the text; a failure is a diagnostic located in the file.
+    public func parse() -> Result<Expr, Diagnostic> {
+        ExpressionParser.parse(text).mapError { $0.diagnostic(in: self) }
+    }
+}

@@ -1,0 +1,85 @@
+/// The named NSExpression functions mapc implements, in Apple's two spellings: the selector
+/// form `sum:({1, 2})`, `add:to:(1, 2)`, `now()`, and the keyword form `SUM(1, 2)`, `MAX(1, 5, 10)`,
+/// `ADD(1, 2)` (the selector's first part, any case).
+public enum NamedFunction: String, CaseIterable, Sendable {
+    case sum = "sum:", count = "count:", min = "min:", max = "max:", average = "average:", median = "median:", mode = "mode:", stddev = "stddev:"
+    case add = "add:to:", subtract = "from:subtract:", multiply = "multiply:by:", divide = "divide:by:", modulus = "modulus:by:"
+    case sqrt = "sqrt:", log = "log:", ln = "ln:", raise = "raise:toPower:", exp = "exp:", floor = "floor:", ceiling = "ceiling:", abs = "abs:", trunc = "trunc:"
+    case uppercase = "uppercase:", lowercase = "lowercase:", length = "length:"
+    case now = "now", random = "random", randomUpTo = "random:"
+    case bitwiseAnd = "bitwiseAnd:with:", bitwiseOr = "bitwiseOr:with:", bitwiseXor = "bitwiseXor:with:", leftShift = "leftshift:by:", rightShift = "rightshift:by:", onesComplement = "onesComplement:"
+
+    /// Aggregates accept one collection argument or several values.
+    public var isAggregate: Bool {
+        switch self {
+        case .sum, .count, .min, .max, .average, .median, .mode, .stddev: return true
+        default: return false
+        }
+    }
+
+    /// How many arguments the function takes (aggregates: at least one).
+    public var arity: Int {
+        if self == .now || self == .random { return 0 }
+        return rawValue.filter { $0 == ":" }.count
+    }
+
+    /// Finds a function by either spelling and argument count.
+    public static func lookup(_ name: String, argumentCount: Int) -> NamedFunction? {
+        if let exact = NamedFunction(rawValue: name) { return exact }
+        let lowered = name.lowercased()
+        if let byCase = allCases.first(where: { $0.rawValue.lowercased() == lowered }) { return byCase }
+        let candidates = allCases.filter { $0.rawValue.split(separator: ":").first.map { $0.lowercased() } == lowered }
+        return candidates.first { $0.isAggregate || $0.arity == argumentCount } ?? candidates.first
+    }
+}
+
+/// The closed table of selectors `FUNCTION(receiver, "selector", …)` may call. Nothing outside
+/// it runs: a mapping file cannot reach arbitrary code.
+public enum MethodSelector: String, CaseIterable, Sendable {
+    // $manager
+    case destinationInstancesForEntityMapping = "destinationInstancesForEntityMappingNamed:sourceInstances:"
+    case destinationInstancesForSourceRelationship = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
+    case sourceInstancesForEntityMapping = "sourceInstancesForEntityMappingNamed:destinationInstances:"
+    case fetchRequestForSourceEntity = "fetchRequestForSourceEntityNamed:predicateString:"
+    // any receiver
+    case valueForKey = "valueForKey:", valueForKeyPath = "valueForKeyPath:", description = "description"
+    // strings
+    case uppercaseString, lowercaseString, capitalizedString, length
+    case substringToIndex = "substringToIndex:", substringFromIndex = "substringFromIndex:"
+    case stringByTrimmingCharactersInSet = "stringByTrimmingCharactersInSet:"
+    case stringByReplacingOccurrences = "stringByReplacingOccurrencesOfString:withString:"
+    case stringByAppendingString = "stringByAppendingString:"
+    case hasPrefix = "hasPrefix:", hasSuffix = "hasSuffix:", containsString = "containsString:"
+    case componentsSeparatedByString = "componentsSeparatedByString:"
+    case intValue, integerValue, doubleValue, boolValue, stringValue
+    // collections
+    case count, firstObject, lastObject
+    case objectAtIndex = "objectAtIndex:", containsObject = "containsObject:", componentsJoinedByString = "componentsJoinedByString:"
+    // dates
+    case timeIntervalSince1970, timeIntervalSinceReferenceDate
+
+    /// Whether the selector belongs to the migration manager.
+    public var isManagerSelector: Bool {
+        switch self {
+        case .destinationInstancesForEntityMapping, .destinationInstancesForSourceRelationship, .sourceInstancesForEntityMapping, .fetchRequestForSourceEntity: return true
+        default: return false
+        }
+    }
+
+    /// The number of arguments (one per colon).
+    public var arity: Int { rawValue.filter { $0 == ":" }.count }
+}
+
+/// The functions a custom migration policy makes callable as `FUNCTION($entityPolicy, "name:", args…)`.
+public typealias PolicyFunction = @Sendable ([EvalValue]) throws -> EvalValue
+
+/// What `FUNCTION($manager, …)` calls during a migration. The migration manager implements it;
+/// outside a migration it is absent and such calls are errors.
+public protocol MigrationManagerFunctions: AnyObject {
+    /// Destination objects that the named entity mapping created from the source objects.
+    func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef]
+    /// Destination objects for the objects of a source relationship, through the mapping of its destination entity.
+    func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef]
+    /// Source objects from which the named entity mapping created the destination objects.
+    func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef]
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// The objects an expression reads. The evaluator knows nothing else about storage, so the
+/// same AST runs over store objects, JSON objects, or objects a migration is creating.
+public protocol ObjectGraph {
+    /// The value of `key` on an object: an attribute gives a scalar, a to-one relationship an
+    /// object or nil, a to-many one a collection. Returns nil when the object has no such key.
+    func value(of object: ObjectRef, key: String) throws -> EvalValue?
+    /// Every object of an entity, sub-entities included (for `FETCH`).
+    func objects(of entity: String) throws -> [ObjectRef]
+}
+
+/// An object graph over objects held in memory, typed by a schema: what tests, fixtures and
+/// `mapc eval --object` use.
+public final class InMemoryObjectGraph: ObjectGraph {
+    private var objectsByRef: [ObjectRef: ObjectData] = [:]
+    private var order: [ObjectRef] = []
+    private var entityByID: [String: String] = [:]
+    private let schema: Schema?
+
+    /// Creates a graph over `objects`; with a schema, relationships are typed and ordered as declared.
+    public init(objects: [ObjectData], schema: Schema?) {
+        self.schema = schema
+        for object in objects {
+            let ref = ObjectRef(entity: object.entity, id: object.id)
+            objectsByRef[ref] = object
+            entityByID[object.id] = object.entity
+            order.append(ref)
+        }
+    }
+
+    /// The reference of the object with this id.
+    public func ref(id: String) -> ObjectRef? {
+        entityByID[id].map { ObjectRef(entity: $0, id: id) }
+    }
+
+    public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
+        guard let data = objectsByRef[object] else { return nil }
+        if let value = data.attributes[key] { return .scalar(value) }
+        if let ids = data.relationships[key] {
+            let refs = ids.map { id in EvalValue.object(ref(id: id) ?? ObjectRef(entity: "", id: id)) }
+            if let schema, let entity = schema.entity(named: object.entity), case .relationship(let relationship)? = schema.property(named: key, in: entity) {
+                return relationship.isToMany ? .collection(refs, ordered: relationship.isOrdered) : (refs.first ?? .null)
+            }
+            return .collection(refs, ordered: true)
+        }
+        if let schema, let entity = schema.entity(named: object.entity), let property = schema.property(named: key, in: entity) {
+            if case .relationship(let relationship) = property, relationship.isToMany { return .collection([], ordered: relationship.isOrdered) }
+            return .null
+        }
+        return schema == nil ? .null : nil
+    }
+
+    public func objects(of entity: String) throws -> [ObjectRef] {
+        let names: Set<String> = schema.flatMap { schema in schema.entity(named: entity).map { Set(schema.hierarchy(under: $0).map(\.name)) } } ?? [entity]
+        return order.filter { names.contains($0.entity) }
+    }
+}
+
+/// An object graph over free-form JSON (no schema): nested objects become objects, arrays
+/// collections, and strings, numbers and booleans scalars. Used by `mapc eval --object`.
+/// A missing key reads as nil.
+public final class JSONObjectGraph: ObjectGraph {
+    private var nodes: [String: [String: EvalValue]] = [:]
+    private var counter = 0
+    /// The root object, bound to `$source` and `SELF` by `mapc eval`.
+    public private(set) var root: EvalValue = .null
+
+    /// Creates a graph whose root is the given JSON value.
+    public init(json: JSONValue) {
+        root = convert(json)
+    }
+
+    private func convert(_ json: JSONValue) -> EvalValue {
+        switch json {
+        case .null: return .null
+        case .bool(let flag): return .scalar(.bool(flag))
+        case .integer(let n): return .scalar(.integer(n))
+        case .double(let d): return .scalar(.double(d))
+        case .float(let f): return .scalar(.double(Double(f)))
+        case .string(let text): return .scalar(.string(text))
+        case .array(let items): return .collection(items.map(convert), ordered: true)
+        case .object(let pairs):
+            counter += 1
+            var id = "#\(counter)"
+            if case .string(let given)? = json["id"], nodes[given] == nil { id = given }
+            nodes[id] = [:]
+            var members: [String: EvalValue] = [:]
+            for (key, member) in pairs { members[key] = convert(member) }
+            nodes[id] = members
+            return .object(ObjectRef(entity: "", id: id))
+        }
+    }
+
+    public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
+        guard let members = nodes[object.id] else { return nil }
+        return members[key] ?? .null
+    }
+
+    public func objects(of entity: String) throws -> [ObjectRef] { [] }
+}

@@ -1,0 +1,417 @@
+/// Parses expression and predicate text into an `Expr`.
+///
+/// Precedence, loosest first: `OR ||`; `AND &&`; `NOT !`; comparisons; `+ - UNION INTERSECT
+/// MINUS`; `* /`; `**`; unary minus; postfix (`.key`, `[index]`); primaries. Apple does not
+/// document AND/OR precedence; mapc uses NOT > AND > OR, as SQL does, and the checker warns
+/// when the two are mixed without parentheses.
+public struct ExpressionParser {
+    /// The deepest nesting accepted; deeper input is refused with a clear error, never a crash.
+    public static let maxDepth = 128
+    /// The longest expression text accepted.
+    public static let maxLength = 64 * 1024
+
+    private var tokens: [Token] = []
+    private var position = 0
+    private var depth = 0
+
+    /// Parses text into an expression.
+    public static func parse(_ text: String) -> Result<Expr, ExpressionError> {
+        if text.unicodeScalars.count > maxLength {
+            return .failure(ExpressionError("expression is \(text.unicodeScalars.count) characters long; the limit is \(maxLength)", at: SourceRange(0, 1)))
+        }
+        var lexer = Lexer(text)
+        switch lexer.tokenize() {
+        case .failure(let error): return .failure(error)
+        case .success(let tokens):
+            var parser = ExpressionParser()
+            parser.tokens = tokens
+            do {
+                let expression = try parser.parseOr()
+                guard parser.current.kind == .end else {
+                    throw ExpressionError("unexpected \(parser.describe(parser.current)) after a complete expression", at: parser.current.range,
+                                          fix: "join expressions with AND, OR or an operator")
+                }
+                return .success(expression)
+            } catch let error as ExpressionError {
+                return .failure(error)
+            } catch {
+                return .failure(ExpressionError("\(error)", at: SourceRange(0, 1)))
+            }
+        }
+    }
+
+    // MARK: Token helpers
+
+    private var current: Token { tokens[min(position, tokens.count - 1)] }
+
+    private mutating func advance() -> Token {
+        let token = current
+        if position < tokens.count - 1 { position += 1 }
+        return token
+    }
+
+    private func isSymbol(_ symbol: String) -> Bool { current.kind == .symbol(symbol) }
+    private func isKeyword(_ keyword: Keyword) -> Bool { current.kind == .keyword(keyword) }
+
+    private mutating func expectSymbol(_ symbol: String, _ context: String) throws -> Token {
+        guard isSymbol(symbol) else {
+            throw ExpressionError("expected '\(symbol)' \(context), found \(describe(current))", at: current.range)
+        }
+        return advance()
+    }
+
+    private func describe(_ token: Token) -> String {
+        switch token.kind {
+        case .end: return "the end of the expression"
+        case .identifier(let name), .escapedIdentifier(let name): return "'\(name)'"
+        case .variable(let name): return "'$\(name)'"
+        case .integer(let value): return "'\(value)'"
+        case .bigInteger(let text): return "'\(text)'"
+        case .double(let value): return "'\(value)'"
+        case .string(let text): return "the string \"\(text.prefix(30))\""
+        case .selector(let name): return "'\(name)'"
+        case .collectionOperator(let name): return "'@\(name)'"
+        case .keyword(let keyword): return "'\(keyword.rawValue)'"
+        case .symbol(let symbol): return "'\(symbol)'"
+        }
+    }
+
+    private mutating func nested<T>(_ body: (inout ExpressionParser) throws -> T) throws -> T {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maxDepth else {
+            throw ExpressionError("expression is nested more than \(Self.maxDepth) levels deep", at: current.range, fix: "simplify it or split it")
+        }
+        return try body(&self)
+    }
+
+    // MARK: Predicates
+
+    private mutating func parseOr() throws -> Expr {
+        try nested { parser in
+            var left = try parser.parseAnd()
+            while parser.isKeyword(.or) || parser.isSymbol("||") {
+                _ = parser.advance()
+                let right = try parser.parseAnd()
+                left = Expr(.or(left, right), left.range.union(right.range))
+            }
+            return left
+        }
+    }
+
+    private mutating func parseAnd() throws -> Expr {
+        var left = try parseNot()
+        while isKeyword(.and) || isSymbol("&&") {
+            _ = advance()
+            let right = try parseNot()
+            left = Expr(.and(left, right), left.range.union(right.range))
+        }
+        return left
+    }
+
+    private mutating func parseNot() throws -> Expr {
+        if isKeyword(.not) || isSymbol("!") {
+            let start = advance().range
+            let operand = try nested { try $0.parseNot() }
+            return Expr(.not(operand), start.union(operand.range))
+        }
+        return try parseComparison()
+    }
+
+    private mutating func parseComparison() throws -> Expr {
+        var modifier: QuantifierModifier?
+        var start = current.range
+        switch current.kind {
+        case .keyword(.any), .keyword(.some): modifier = .any
+        case .keyword(.all): modifier = .all
+        case .keyword(.none): modifier = .none
+        default: break
+        }
+        if modifier != nil { start = advance().range }
+        let left = try parseAdditive()
+        guard let op = comparisonOperator() else {
+            if modifier != nil {
+                throw ExpressionError("expected a comparison after \(modifier!.rawValue) \(describe(tokens[position - 1]))", at: current.range,
+                                      fix: "write, for example, 'ANY tags.name == \"x\"'")
+            }
+            return left
+        }
+        var options: ComparisonOptions = []
+        if isSymbol("[") {
+            let open = advance()
+            guard case .identifier(let flags) = current.kind else {
+                throw ExpressionError("expected comparison options such as [c], [d] or [cd]", at: current.range)
+            }
+            let flagsRange = advance().range
+            for flag in flags.lowercased() {
+                switch flag {
+                case "c": options.insert(.caseInsensitive)
+                case "d": options.insert(.diacriticInsensitive)
+                case "n": options.insert(.normalized)
+                case "l": options.insert(.localeSensitive)
+                default:
+                    throw ExpressionError("unknown comparison option '\(flag)'", at: flagsRange, fix: "use c (case), d (diacritics), n (normalized) or l (locale)")
+                }
+            }
+            _ = try expectSymbol("]", "to close the options opened at offset \(open.range.start)")
+        }
+        let right = try parseAdditive()
+        return Expr(.comparison(op, modifier: modifier, options: options, left, right), start.union(right.range))
+    }
+
+    private mutating func comparisonOperator() -> ComparisonOperator? {
+        let op: ComparisonOperator?
+        switch current.kind {
+        case .symbol("="), .symbol("=="): op = .equal
+        case .symbol("!="), .symbol("<>"): op = .notEqual
+        case .symbol("<"): op = .less
+        case .symbol("<="), .symbol("=<"): op = .lessOrEqual
+        case .symbol(">"): op = .greater
+        case .symbol(">="), .symbol("=>"): op = .greaterOrEqual
+        case .keyword(.between): op = .between
+        case .keyword(.inKeyword): op = .inCollection
+        case .keyword(.beginsWith): op = .beginsWith
+        case .keyword(.endsWith): op = .endsWith
+        case .keyword(.contains): op = .contains
+        case .keyword(.like): op = .like
+        case .keyword(.matches): op = .matches
+        default: op = nil
+        }
+        if op != nil { _ = advance() }
+        return op
+    }
+
+    // MARK: Arithmetic
+
+    private mutating func parseAdditive() throws -> Expr {
+        var left = try parseMultiplicative()
+        while true {
+            let op: BinaryOperator
+            switch current.kind {
+            case .symbol("+"): op = .add
+            case .symbol("-"): op = .subtract
+            case .keyword(.union): op = .union
+            case .keyword(.intersect): op = .intersect
+            case .keyword(.minus): op = .minus
+            default: return left
+            }
+            _ = advance()
+            let right = try parseMultiplicative()
+            left = Expr(.binary(op, left, right), left.range.union(right.range))
+        }
+    }
+
+    private mutating func parseMultiplicative() throws -> Expr {
+        var left = try parsePower()
+        while isSymbol("*") || isSymbol("/") {
+            let op: BinaryOperator = advance().kind == .symbol("*") ? .multiply : .divide
+            let right = try parsePower()
+            left = Expr(.binary(op, left, right), left.range.union(right.range))
+        }
+        return left
+    }
+
+    private mutating func parsePower() throws -> Expr {
+        let base = try parseUnary()
+        if isSymbol("**") {
+            _ = advance()
+            let exponent = try nested { try $0.parsePower() }   // right-associative
+            return Expr(.binary(.power, base, exponent), base.range.union(exponent.range))
+        }
+        return base
+    }
+
+    private mutating func parseUnary() throws -> Expr {
+        try nested { parser in
+            if parser.isSymbol("-") {
+                let start = parser.advance().range
+                let operand = try parser.parseUnary()
+                if case .literal(.integer(let value)) = operand.kind, !operand.parenthesized {
+                    return Expr(.literal(.integer(-value)), start.union(operand.range))
+                }
+                if case .literal(.double(let value)) = operand.kind, !operand.parenthesized {
+                    return Expr(.literal(.double(-value)), start.union(operand.range))
+                }
+                return Expr(.negate(operand), start.union(operand.range))
+            }
+            if parser.isSymbol("+") {
+                _ = parser.advance()
+                return try parser.parseUnary()
+            }
+            return try parser.parsePostfix()
+        }
+    }
+
+    // MARK: Postfix and primaries
+
+    private mutating func parsePostfix() throws -> Expr {
+        var expression = try parsePrimary()
+        while true {
+            if isSymbol(".") {
+                _ = advance()
+                var components: [PathComponent] = []
+                var root = expression
+                if case .keyPath(let existingRoot, let existing) = expression.kind, !expression.parenthesized {
+                    root = existingRoot
+                    components = existing
+                }
+                components.append(try pathComponent())
+                expression = Expr(.keyPath(root: root, components: components), expression.range.union(components.last!.range))
+            } else if isSymbol("[") {
+                _ = advance()
+                let index: IndexKind
+                switch current.kind {
+                case .keyword(.first): _ = advance(); index = .first
+                case .keyword(.last): _ = advance(); index = .last
+                case .keyword(.size): _ = advance(); index = .size
+                default: index = .expression(try parseOr())
+                }
+                let close = try expectSymbol("]", "to close the index")
+                expression = Expr(.index(base: expression, index: index), expression.range.union(close.range))
+            } else {
+                return expression
+            }
+        }
+    }
+
+    private mutating func pathComponent() throws -> PathComponent {
+        let token = advance()
+        switch token.kind {
+        case .identifier(let name), .escapedIdentifier(let name): return .key(name, token.range)
+        case .collectionOperator(let name):
+            guard let op = CollectionOperator.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else {
+                throw ExpressionError("unknown collection operator '@\(name)'", at: token.range,
+                                      fix: Suggestions.didYouMean(name, in: CollectionOperator.allCases.map(\.rawValue)).map { "\($0.replacingOccurrences(of: "'", with: "'@", options: [], range: $0.range(of: "'")))" })
+            }
+            return .collectionOperator(op, token.range)
+        case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
+            // FIRST/LAST/SIZE are reserved only inside brackets; as keys they read as names.
+            return .key(keyword.rawValue.lowercased(), token.range)
+        case .keyword(let keyword):
+            throw ExpressionError("'\(keyword.rawValue)' is a reserved word", at: token.range, fix: "write '#\(keyword.rawValue)' to use it as a key")
+        default:
+            throw ExpressionError("expected a key after '.', found \(describe(token))", at: token.range)
+        }
+    }
+
+    private mutating func parsePrimary() throws -> Expr {
+        let token = current
+        switch token.kind {
+        case .integer(let value): _ = advance(); return Expr(.literal(.integer(value)), token.range)
+        case .bigInteger(let text):
+            _ = advance()
+            guard let decimal = ValueParser.parseDecimal(text) else { throw ExpressionError("'\(text)' is not a number", at: token.range) }
+            return Expr(.literal(.decimal(decimal)), token.range)
+        case .double(let value): _ = advance(); return Expr(.literal(.double(value)), token.range)
+        case .string(let text): _ = advance(); return Expr(.literal(.string(text)), token.range)
+        case .keyword(.trueKeyword), .keyword(.yes): _ = advance(); return Expr(.literal(.bool(true)), token.range)
+        case .keyword(.falseKeyword), .keyword(.no): _ = advance(); return Expr(.literal(.bool(false)), token.range)
+        case .keyword(.null), .keyword(.nil_): _ = advance(); return Expr(.literal(.null), token.range)
+        case .keyword(.truePredicate): _ = advance(); return Expr(.constantPredicate(true), token.range)
+        case .keyword(.falsePredicate): _ = advance(); return Expr(.constantPredicate(false), token.range)
+        case .keyword(.selfKeyword): _ = advance(); return Expr(.evaluatedObject, token.range)
+        case .variable(let name): _ = advance(); return Expr(.variable(name), token.range)
+        case .identifier, .escapedIdentifier:
+            // A bare key path starts at SELF: `title` is `SELF.title`.
+            let component = try pathComponent()
+            if isSymbol("("), case .identifier(let name) = token.kind {
+                return try parseCall(name: name, nameRange: token.range)
+            }
+            return Expr(.keyPath(root: Expr(.evaluatedObject, SourceRange(token.range.start, token.range.start)), components: [component]), token.range)
+        case .collectionOperator:
+            // `@sum.items.price` on SELF.
+            let component = try pathComponent()
+            return Expr(.keyPath(root: Expr(.evaluatedObject, SourceRange(token.range.start, token.range.start)), components: [component]), token.range)
+        case .selector(let name):
+            _ = advance()
+            return try parseCall(name: name, nameRange: token.range)
+        case .symbol("("):
+            _ = advance()
+            var inner = try parseOr()
+            let close = try expectSymbol(")", "to close the parenthesis")
+            inner.parenthesized = true
+            inner.range = token.range.union(close.range)
+            return inner
+        case .symbol("{"):
+            _ = advance()
+            var items: [Expr] = []
+            if !isSymbol("}") {
+                repeat {
+                    items.append(try nested { try $0.parseOr() })
+                } while isSymbol(",") && advance().kind == .symbol(",")
+            }
+            let close = try expectSymbol("}", "to close the aggregate")
+            return Expr(.aggregate(items), token.range.union(close.range))
+        case .keyword(.function): return try parseFunction()
+        case .keyword(.ternary):
+            let arguments = try parseArguments(after: token, name: "TERNARY")
+            guard arguments.count == 3 else { throw arity("TERNARY", expected: "3 arguments (predicate, value if true, value if false)", got: arguments.count, at: token.range) }
+            return Expr(.ternary(arguments[0], arguments[1], arguments[2]), token.range.union(tokens[position - 1].range))
+        case .keyword(.cast):
+            let arguments = try parseArguments(after: token, name: "CAST")
+            guard arguments.count == 2, case .literal(.string(let type)) = arguments[1].kind else {
+                throw ExpressionError("CAST takes a value and a class name string, such as CAST(x, \"NSString\")", at: token.range)
+            }
+            return Expr(.cast(arguments[0], type: type), token.range.union(tokens[position - 1].range))
+        case .keyword(.fetch):
+            let arguments = try parseArguments(after: token, name: "FETCH")
+            guard arguments.count == 3 else { throw arity("FETCH", expected: "3 arguments (request, context, includes pending changes)", got: arguments.count, at: token.range) }
+            return Expr(.fetch(request: arguments[0], context: arguments[1], includesPending: arguments[2]), token.range.union(tokens[position - 1].range))
+        case .keyword(.subquery):
+            _ = advance()
+            _ = try expectSymbol("(", "after SUBQUERY")
+            let collection = try nested { try $0.parseOr() }
+            _ = try expectSymbol(",", "after SUBQUERY's collection")
+            guard case .variable(let variable) = current.kind else {
+                throw ExpressionError("SUBQUERY's second argument must be a variable such as $x", at: current.range)
+            }
+            _ = advance()
+            _ = try expectSymbol(",", "after SUBQUERY's variable")
+            let predicate = try nested { try $0.parseOr() }
+            let close = try expectSymbol(")", "to close SUBQUERY")
+            return Expr(.subquery(collection: collection, variable: variable, predicate: predicate), token.range.union(close.range))
+        case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
+            _ = advance()
+            return Expr(.keyPath(root: Expr(.evaluatedObject, SourceRange(token.range.start, token.range.start)), components: [.key(keyword.rawValue.lowercased(), token.range)]), token.range)
+        case .end:
+            throw ExpressionError("expected a value, found the end of the expression", at: token.range)
+        default:
+            throw ExpressionError("expected a value, found \(describe(token))", at: token.range)
+        }
+    }
+
+    private mutating func parseArguments(after token: Token, name: String) throws -> [Expr] {
+        if current.range == token.range { _ = advance() }
+        _ = try expectSymbol("(", "after \(name)")
+        var arguments: [Expr] = []
+        if !isSymbol(")") {
+            repeat {
+                arguments.append(try nested { try $0.parseOr() })
+            } while isSymbol(",") && advance().kind == .symbol(",")
+        }
+        _ = try expectSymbol(")", "to close \(name)'s arguments")
+        return arguments
+    }
+
+    private mutating func parseCall(name: String, nameRange: SourceRange) throws -> Expr {
+        let arguments = try parseArguments(after: Token(kind: .end, range: SourceRange(-1, -1)), name: name)
+        return Expr(.function(name: name, arguments: arguments), nameRange.union(tokens[position - 1].range))
+    }
+
+    private mutating func parseFunction() throws -> Expr {
+        let token = current
+        let arguments = try parseArguments(after: token, name: "FUNCTION")
+        guard arguments.count >= 2 else {
+            throw arity("FUNCTION", expected: "a receiver and a selector string, then the selector's arguments", got: arguments.count, at: token.range)
+        }
+        guard case .literal(.string(let selector)) = arguments[1].kind else {
+            throw ExpressionError("FUNCTION's second argument must be a selector string such as \"uppercaseString\"", at: arguments[1].range)
+        }
+        return Expr(.method(receiver: arguments[0], selector: selector, selectorRange: arguments[1].range, arguments: Array(arguments.dropFirst(2))),
+                    token.range.union(tokens[position - 1].range))
+    }
+
+    private func arity(_ name: String, expected: String, got: Int, at range: SourceRange) -> ExpressionError {
+        ExpressionError("\(name) takes \(expected); found \(got) argument\(got == 1 ? "" : "s")", at: range)
+    }
+}
