@@ -36,7 +36,7 @@ struct CheckCommand: ParsableCommand {
             renderer.add(source)
             if Self.looksLikeMapping(source) {
                 diagnostics.append(.error("\(path) is a mapping file; checking mapping files is not supported by this version of mapc yet",
-                                          at: SourceLocation(path: path, line: 1, column: 1)))
+                                          at: FileLocation(path: path, line: 1, column: 1)))
                 continue
             }
             let (schema, found) = SchemaLoader.parse(source: source)

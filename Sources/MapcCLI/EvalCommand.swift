@@ -42,8 +42,8 @@ struct EvalCommand: ParsableCommand {
     }
 
     func run() throws {
-        let source = ExpressionSource(text: expression, origin: SourceLocation(path: "<expression>", line: 1, column: 1))
-        let whereSource = wherePredicate.map { ExpressionSource(text: $0, origin: SourceLocation(path: "<where>", line: 1, column: 1)) }
+        let source = ExpressionSource(text: expression, origin: FileLocation(path: "<expression>", line: 1, column: 1))
+        let whereSource = wherePredicate.map { ExpressionSource(text: $0, origin: FileLocation(path: "<where>", line: 1, column: 1)) }
         let renderer = DiagnosticRenderer(sources: [source.standaloneFile] + (whereSource.map { [$0.standaloneFile] } ?? []))
         func parse(_ source: ExpressionSource) throws -> Expr {
             switch source.parse() {

@@ -22,14 +22,14 @@ public struct Diagnostic: Sendable, Hashable, Error, CustomStringConvertible {
     /// What is wrong, in one sentence.
     public var message: String
     /// Where; nil when the problem concerns a whole file that could not be read.
-    public var location: SourceLocation?
+    public var location: FileLocation?
     /// How many columns the caret underline spans (at least 1).
     public var length: Int
     /// A suggested fix, printed after the message (for example "did you mean 'title'?").
     public var fix: String?
 
     /// Creates a diagnostic.
-    public init(_ severity: Severity, _ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
+    public init(_ severity: Severity, _ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
         self.severity = severity
         self.message = message
         self.location = location
@@ -38,12 +38,12 @@ public struct Diagnostic: Sendable, Hashable, Error, CustomStringConvertible {
     }
 
     /// Creates an error diagnostic.
-    public static func error(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) -> Diagnostic {
+    public static func error(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) -> Diagnostic {
         Diagnostic(.error, message, at: location, length: length, fix: fix)
     }
 
     /// Creates a warning diagnostic.
-    public static func warning(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) -> Diagnostic {
+    public static func warning(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) -> Diagnostic {
         Diagnostic(.warning, message, at: location, length: length, fix: fix)
     }
 

@@ -45,7 +45,7 @@ public struct SourceFile: Sendable {
 }
 
 /// A position in a source file: 1-based line and column (columns count Unicode scalars, as libyaml does).
-public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+public struct FileLocation: Sendable, Hashable, CustomStringConvertible {
     /// The file's path as given by the user.
     public var path: String
     /// Line, from 1.

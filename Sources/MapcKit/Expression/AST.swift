@@ -107,7 +107,7 @@ public enum ComparisonOperator: String, Sendable {
 
 /// `ANY`/`SOME`, `ALL`, `NONE` before a comparison.
 public enum QuantifierModifier: String, Sendable {
-    case any = "ANY", all = "ALL", none = "NONE"
+    case anyOf = "ANY", allOf = "ALL", noneOf = "NONE"
 }
 
 /// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[n]` normalized, `[l]` locale-sensitive.

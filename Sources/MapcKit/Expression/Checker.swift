@@ -318,7 +318,8 @@ public struct ExpressionChecker {
                 return
             }
         }
-        if !options.isEmpty && !op.isStringOperator && op != .equal && op != .notEqual && op != .inCollection {
+        let stringLike: (ExprType) -> Bool = { $0 == .string || $0.isOpen || $0 == .collection(.string) || $0 == .collection(.unknown) }
+        if !options.isEmpty && (!stringLike(left) || !stringLike(right)) && !(op == .contains && isCollectionOrOpen(left)) {
             warning("[\(options.letters)] only affects string comparisons", range)
         }
         switch op {

@@ -221,10 +221,21 @@ extension Evaluator {
             return .scalar(.string(text.trimmingCharacters(in: set)))
         case (.stringByReplacingOccurrences, .scalar(.string(let text))):
             let target = try stringArgument(0)
+            let replacement = try stringArgument(1)
             guard !target.isEmpty else { return receiver }
-            let result = text.replacingOccurrences(of: target, with: try stringArgument(1))
-            guard result.count <= context.limits.maxStringLength else { throw failure("a string grew past \(context.limits.maxStringLength) characters", range) }
-            return .scalar(.string(result))
+            // Bound the result before building it: occurrences times the growth per replacement.
+            var occurrences = 0
+            var searchRange = text.startIndex..<text.endIndex
+            while let found = text.range(of: target, range: searchRange) {
+                occurrences += 1
+                searchRange = found.upperBound..<text.endIndex
+            }
+            let growth = max(0, replacement.count - target.count)
+            guard text.count + occurrences.multipliedReportingOverflow(by: growth).partialValue <= context.limits.maxStringLength,
+                  !occurrences.multipliedReportingOverflow(by: growth).overflow else {
+                throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
+            }
+            return .scalar(.string(text.replacingOccurrences(of: target, with: replacement)))
         case (.stringByAppendingString, .scalar(.string)):
             return try binary(.add, receiver, .scalar(.string(try stringArgument(0))), range)
         case (.hasPrefix, .scalar(.string(let text))): return .scalar(.bool(text.hasPrefix(try stringArgument(0))))

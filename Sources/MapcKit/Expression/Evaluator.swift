@@ -317,9 +317,9 @@ public final class Evaluator {
         guard let modifier else { return try compareOne(op, options, left, right, range) }
         let items = left.elements ?? (left.isNull ? [] : [left])
         switch modifier {
-        case .any: return try items.contains { try compareOne(op, options, $0, right, range) }
-        case .all: return try items.allSatisfy { try compareOne(op, options, $0, right, range) }
-        case .none: return try !items.contains { try compareOne(op, options, $0, right, range) }
+        case .anyOf: return try items.contains { try compareOne(op, options, $0, right, range) }
+        case .allOf: return try items.allSatisfy { try compareOne(op, options, $0, right, range) }
+        case .noneOf: return try !items.contains { try compareOne(op, options, $0, right, range) }
         }
     }
 

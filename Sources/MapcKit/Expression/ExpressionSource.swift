@@ -27,24 +27,24 @@ public struct ExpressionSource: Sendable {
     public let text: String
     /// Where the text's first scalar stands in its file; for expressions typed on a command
     /// line, a pseudo-file such as `<expression>` at 1:1.
-    public let origin: SourceLocation
+    public let origin: FileLocation
 
     /// Creates a source for an expression that starts at `origin`.
-    public init(text: String, origin: SourceLocation = SourceLocation(path: "<expression>", line: 1, column: 1)) {
+    public init(text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) {
         self.text = text
         self.origin = origin
     }
 
     /// The file location of a scalar offset. Line breaks inside the text advance the line, so
     /// multi-line block scalars map exactly when their lines are not re-indented.
-    public func location(of offset: Int) -> SourceLocation {
+    public func location(of offset: Int) -> FileLocation {
         var line = origin.line
         var column = origin.column
         for (index, scalar) in text.unicodeScalars.enumerated() {
             if index >= offset { break }
             if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
         }
-        return SourceLocation(path: origin.path, line: line, column: column)
+        return FileLocation(path: origin.path, line: line, column: column)
     }
 
     /// A diagnostic at a range of the text.

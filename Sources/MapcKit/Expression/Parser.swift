@@ -122,9 +122,9 @@ public struct ExpressionParser {
         var modifier: QuantifierModifier?
         var start = current.range
         switch current.kind {
-        case .keyword(.any), .keyword(.some): modifier = .any
-        case .keyword(.all): modifier = .all
-        case .keyword(.none): modifier = .none
+        case .keyword(.any), .keyword(.some): modifier = .anyOf
+        case .keyword(.all): modifier = .allOf
+        case .keyword(.noneKeyword): modifier = .noneOf
         default: break
         }
         if modifier != nil { start = advance().range }

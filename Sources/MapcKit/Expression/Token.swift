@@ -28,7 +28,7 @@ public struct Token: Sendable, Equatable {
 /// Reserved words; matched case-insensitively.
 public enum Keyword: String, Sendable, CaseIterable {
     case and = "AND", or = "OR", not = "NOT", inKeyword = "IN"
-    case any = "ANY", all = "ALL", some = "SOME", none = "NONE"
+    case any = "ANY", all = "ALL", some = "SOME", noneKeyword = "NONE"
     case like = "LIKE", matches = "MATCHES", contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", between = "BETWEEN"
     case null = "NULL", nil_ = "NIL", selfKeyword = "SELF", trueKeyword = "TRUE", yes = "YES", falseKeyword = "FALSE", no = "NO"
     case first = "FIRST", last = "LAST", size = "SIZE"

@@ -120,7 +120,7 @@ public struct Entity: Sendable {
     /// Relationships declared on this entity, in file order.
     public var relationships: [Relationship] = []
     /// Where the entity's name is written.
-    public var location: SourceLocation?
+    public var location: FileLocation?
 
     /// Creates an entity.
     public init(name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [Attribute] = [], relationships: [Relationship] = []) {
@@ -168,7 +168,7 @@ public struct Attribute: Sendable {
     /// Free-form data for tools and policies.
     public var userInfo: [String: String] = [:]
     /// Where the attribute's name is written.
-    public var location: SourceLocation?
+    public var location: FileLocation?
 
     /// Creates an attribute.
     public init(name: String, type: AttributeType, isOptional: Bool = false, defaultValue: Value? = nil) {
@@ -233,7 +233,7 @@ public struct Relationship: Sendable {
     /// Free-form data for tools and policies.
     public var userInfo: [String: String] = [:]
     /// Where the relationship's name is written.
-    public var location: SourceLocation?
+    public var location: FileLocation?
 
     /// Creates a relationship.
     public init(name: String, destination: String, isToMany: Bool = false, isOrdered: Bool = false, inverse: String? = nil, isOptional: Bool = false) {

@@ -24,14 +24,14 @@ public struct SchemaCatalog: Sendable {
             let path = (directory as NSString).appendingPathComponent(name)
             let source: SourceFile
             do { source = try SourceFile.read(path: path) } catch {
-                diagnostics.append(.error("\(error)", at: SourceLocation(path: path, line: 1, column: 1)))
+                diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
                 continue
             }
             let (schema, found) = SchemaLoader.parse(source: source)
             diagnostics += found
             guard let schema, !found.hasErrors else { continue }
             if let other = byVersion[schema.version] {
-                diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: SourceLocation(path: path, line: 1, column: 1),
+                diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: FileLocation(path: path, line: 1, column: 1),
                                           fix: "each schema file must declare a different 'version:'"))
                 continue
             }

@@ -71,7 +71,7 @@ public enum SchemaLoader {
             default: break
             }
         }
-        let start = SourceLocation(path: source.path, line: 1, column: 1)
+        let start = FileLocation(path: source.path, line: 1, column: 1)
         if !top.contains(where: { $0.key == "model" }) {
             document.diagnostics.append(.error("missing 'model:', the model's name", at: start, fix: "add a line such as 'model: UnCloudNotes'"))
         }

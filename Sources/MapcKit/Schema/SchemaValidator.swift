@@ -31,18 +31,18 @@ struct SchemaValidator {
 
     /// The location of a node under `entities:` (entity, then section, property and key), falling
     /// back to the nearest node that exists.
-    private func location(_ path: String...) -> SourceLocation? {
+    private func location(_ path: String...) -> FileLocation? {
         return locate(path, keyOnly: false)
     }
 
     /// The location of the key itself (the name) rather than its value.
-    private func keyLocation(_ path: String...) -> SourceLocation? {
+    private func keyLocation(_ path: String...) -> FileLocation? {
         return locate(path, keyOnly: true)
     }
 
-    private func locate(_ path: [String], keyOnly: Bool) -> SourceLocation? {
+    private func locate(_ path: [String], keyOnly: Bool) -> FileLocation? {
         guard let document, var node = document.root?["entities"] else { return nil }
-        var best = node.mark.map { SourceLocation(path: document.source.path, line: $0.line, column: $0.column) }
+        var best = node.mark.map { FileLocation(path: document.source.path, line: $0.line, column: $0.column) }
         for (depth, component) in path.enumerated() {
             guard let mapping = node.mapping, let index = mapping.index(forKey: Node(component)) else { break }
             let (key, value) = mapping[index]
@@ -58,16 +58,16 @@ struct SchemaValidator {
     private var lengthsStorage = LengthTable()
     private var lengths: LengthTable { lengthsStorage }
 
-    private mutating func error(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
+    private mutating func error(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
         diagnostics.append(.error(message, at: location ?? fallback, length: max(length, location.flatMap { lengths[$0] } ?? 1), fix: fix))
     }
 
-    private mutating func warning(_ message: String, at location: SourceLocation?, length: Int = 1, fix: String? = nil) {
+    private mutating func warning(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
         diagnostics.append(.warning(message, at: location ?? fallback, length: max(length, location.flatMap { lengths[$0] } ?? 1), fix: fix))
     }
 
-    private var fallback: SourceLocation? {
-        schema.source.map { SourceLocation(path: $0.path, line: 1, column: 1) }
+    private var fallback: FileLocation? {
+        schema.source.map { FileLocation(path: $0.path, line: 1, column: 1) }
     }
 
     // MARK: Entities
@@ -279,8 +279,8 @@ public enum AttributeValidator {
 
 /// A shared table of underline lengths by location; a class so lookups can record from non-mutating helpers.
 final class LengthTable {
-    private var table: [SourceLocation: Int] = [:]
-    subscript(location: SourceLocation) -> Int? {
+    private var table: [FileLocation: Int] = [:]
+    subscript(location: FileLocation) -> Int? {
         get { table[location] }
         set { table[location] = newValue }
     }

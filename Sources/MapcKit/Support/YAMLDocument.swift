@@ -24,17 +24,17 @@ public struct YAMLDocument {
             diagnostics.append(Self.diagnostic(for: error, in: source))
         } catch {
             root = nil
-            diagnostics.append(.error("cannot read YAML: \(error)", at: SourceLocation(path: source.path, line: 1, column: 1)))
+            diagnostics.append(.error("cannot read YAML: \(error)", at: FileLocation(path: source.path, line: 1, column: 1)))
         }
         if root == nil && diagnostics.isEmpty {
-            diagnostics.append(.error("the file is empty", at: SourceLocation(path: source.path, line: 1, column: 1)))
+            diagnostics.append(.error("the file is empty", at: FileLocation(path: source.path, line: 1, column: 1)))
         }
     }
 
     /// The position of a node; line 1, column 1 when Yams gives none.
-    public func location(of node: Node) -> SourceLocation {
+    public func location(of node: Node) -> FileLocation {
         let mark = node.mark
-        return SourceLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)
+        return FileLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)
     }
 
     /// Records an error at a node, underlining its text when it is a one-line scalar.
@@ -164,7 +164,7 @@ public struct YAMLDocument {
     // MARK: Syntax errors
 
     static func diagnostic(for error: YamlError, in source: SourceFile) -> Diagnostic {
-        func at(_ mark: Mark) -> SourceLocation { SourceLocation(path: source.path, line: mark.line, column: mark.column) }
+        func at(_ mark: Mark) -> FileLocation { FileLocation(path: source.path, line: mark.line, column: mark.column) }
         switch error {
         case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
             let contextText = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
@@ -176,13 +176,13 @@ public struct YAMLDocument {
             return .error("duplicate key '\(key)'", at: location, length: key.unicodeScalars.count,
                           fix: "each name may appear once in a mapping; remove or rename one of them")
         case let .reader(problem, _, _, _):
-            return .error("cannot read YAML: \(problem)", at: SourceLocation(path: source.path, line: 1, column: 1))
+            return .error("cannot read YAML: \(problem)", at: FileLocation(path: source.path, line: 1, column: 1))
         default:
-            return .error("cannot read YAML: \(error)", at: SourceLocation(path: source.path, line: 1, column: 1))
+            return .error("cannot read YAML: \(error)", at: FileLocation(path: source.path, line: 1, column: 1))
         }
     }
 
-    static func secondOccurrence(of key: String, after mark: Mark, in source: SourceFile) -> SourceLocation? {
+    static func secondOccurrence(of key: String, after mark: Mark, in source: SourceFile) -> FileLocation? {
         var found = 0
         var line = mark.line
         while let text = source.line(line) {
@@ -198,7 +198,7 @@ public struct YAMLDocument {
                     found += 1
                     if found == 2 {
                         let column = text.unicodeScalars.distance(from: text.unicodeScalars.startIndex, to: match.lowerBound) + 1
-                        return SourceLocation(path: source.path, line: line, column: column)
+                        return FileLocation(path: source.path, line: line, column: column)
                     }
                 }
                 range = match.upperBound..<text.endIndex

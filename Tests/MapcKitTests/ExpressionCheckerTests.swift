@@ -1,0 +1,134 @@
+import Testing
+@testable import MapcKit
+
+/// An expression that must draw a diagnostic: its text, the message part, the severity and the column.
+struct CheckCase: CustomTestStringConvertible, Sendable {
+    let text: String
+    let message: String
+    let column: Int
+    var severity: Severity = .error
+    var testDescription: String { text }
+}
+
+let checkCases: [CheckCase] = [
+    .init(text: "titel == 'x'", message: "unknown key 'titel' on Note; did you mean 'title'?", column: 1),
+    .init(text: "$source.autor.firstName", message: "unknown key 'autor' on Note; did you mean 'author'?", column: 9),
+    .init(text: "author.frstName", message: "unknown key 'frstName' on Person; did you mean 'firstName'?", column: 8),
+    .init(text: "title == 3", message: "comparing a string with an integer is never true", column: 1),
+    .init(text: "tags.name == 'x'", message: "a to-many key path is used where a single value is needed", column: 1),
+    .init(text: "attachments.size > 3", message: "add ANY, ALL or NONE", column: 1),
+    .init(text: "title BEGINSWITH 3", message: "BEGINSWITH compares strings, but this is an integer", column: 18),
+    .init(text: "flag == TRUE AND rating > 1 OR displayIndex == 2", message: "AND binds more tightly than OR here", column: 1, severity: .warning),
+    .init(text: "displayIndex == 2 OR flag == TRUE AND rating > 1", message: "AND binds more tightly than OR here", column: 22, severity: .warning),
+    .init(text: "sqrt:('a')", message: "sqrt: needs numbers, not a string", column: 7),
+    .init(text: "frob:(1)", message: "unknown function 'frob:'", column: 1),
+    .init(text: "sqrt:(1, 2)", message: "sqrt: takes 1 argument, found 2", column: 1),
+    .init(text: "FUNCTION(title, 'uppercaseStrng')", message: "'uppercaseStrng' is not a selector mapc can call; did you mean 'uppercaseString'?", column: 17),
+    .init(text: "FUNCTION(title, 'substringToIndex:')", message: "'substringToIndex:' takes 1 argument after the selector, found 0", column: 1),
+    .init(text: "FUNCTION(displayIndex, 'uppercaseString')", message: "'uppercaseString' is called on strings, but this is an integer", column: 10),
+    .init(text: "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'NoteToNot', $source)", message: "no entity mapping named 'NoteToNot'; did you mean 'NoteToNote'?", column: 82),
+    .init(text: "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'NoteToNote', author)", message: "mapping 'NoteToNote' reads Note objects, but this passes Person objects", column: 96),
+    .init(text: "FUNCTION(title, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'NoteToNote', SELF)", message: "is a migration manager selector; call it on $manager", column: 10),
+    .init(text: "FUNCTION($entityPolicy, 'captionFr:', title)", message: "the entity policy has no function 'captionFr:'; did you mean 'captionFor:'?", column: 25),
+    .init(text: "$sourc.title", message: "unknown variable $sourc; did you mean '$source'?", column: 1),
+    .init(text: "author.children.@sum.firstName", message: "@sum needs numbers, but the values are string", column: 17),
+    .init(text: "title.@count", message: "@count needs a collection, but this is a string", column: 7),
+    .init(text: "attachments.caption", message: "'caption' is defined on sub-entity ImageAttachment, not on Attachment", column: 13),
+    .init(text: "title MATCHES '(a+)+'", message: "MATCHES pattern refused", column: 15),
+    .init(text: "title + 1", message: "cannot apply '+' to a string and an integer", column: 1),
+    .init(text: "CAST(title, 'NSArray')", message: "CAST to 'NSArray' is not supported", column: 1),
+    .init(text: "SUBQUERY(title, $x, TRUE)", message: "SUBQUERY needs a collection, not a string", column: 10),
+    .init(text: "SUBQUERY(tags, $t, $t.nam == 'x')", message: "unknown key 'nam' on Tag; did you mean 'name'?", column: 23),
+    .init(text: "title[0]", message: "cannot index a string", column: 1),
+    .init(text: "displayIndex BETWEEN {1, 2, 3}", message: "BETWEEN needs exactly two bounds, found 3", column: 22),
+    .init(text: "dateCreated < 5", message: "cannot order a date and an integer", column: 1),
+    .init(text: "ANY title == 'x'", message: "ANY expects a to-many key path", column: 5, severity: .warning),
+    .init(text: "1 ==[c] 1", message: "[c] only affects string comparisons", column: 1, severity: .warning),
+    .init(text: "tags == 'x'", message: "a to-many key path is used where a single value is needed", column: 1),
+    .init(text: "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Nte', 'TRUEPREDICATE'), $manager.sourceContext, NO)", message: "unknown source entity 'Nte'; did you mean 'Note'?", column: 79),
+    .init(text: "FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Tag', 'nam == 1'), $manager.sourceContext, NO)", message: "unknown key 'nam' on Tag; did you mean 'name'?", column: 87),
+    .init(text: "title.foo", message: "cannot read key 'foo' of a string", column: 7),
+    .init(text: "{1, 2} UNION 3", message: "UNION needs collections, not an integer", column: 1),
+    .init(text: "-title", message: "cannot negate a string", column: 1),
+    .init(text: "image LIKE 'a*'", message: "LIKE compares strings, but this is a binary", column: 1),
+    .init(text: "'a' IN 3", message: "IN needs a collection or a string on its right", column: 8),
+]
+
+@Suite("Expression checker")
+struct ExpressionCheckerTests {
+    private func scope() -> CheckScope {
+        var scope = CheckScope(schema: ExpressionFixture.schema, source: "Note")
+        scope.variables["person"] = .object("Person")
+        scope.entityMappings = ["NoteToNote": (source: "Note", destination: "Note"), "NoteToAttachment": (source: "Note", destination: "Attachment")]
+        scope.policyFunctions = ["captionFor:"]
+        return scope
+    }
+
+    private func diagnostics(_ text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) throws -> [Diagnostic] {
+        let source = ExpressionSource(text: text, origin: origin)
+        let expression = try ExpressionParser.parse(text).get()
+        var checker = ExpressionChecker(scope: scope(), source: source)
+        checker.check(expression)
+        return checker.diagnostics
+    }
+
+    @Test("a mistake is reported with its message and position", arguments: checkCases)
+    func reportsProblem(_ testCase: CheckCase) throws {
+        let found = try diagnostics(testCase.text)
+        let match = try #require(found.first { $0.description.contains(testCase.message) }, "got: \(found.map(\.description))")
+        #expect(match.severity == testCase.severity)
+        #expect(match.location?.column == testCase.column, "\(match)")
+    }
+
+    @Test func cleanExpressionsDrawNothing() throws {
+        let clean: [String] = [
+            "$source.note.body", "image != nil", "title", "$source.attachments.@count > 0", "ANY tags.name BEGINSWITH[cd] 'a'",
+            "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)",
+            "FUNCTION($source.body, 'substringToIndex:', 80)", "SUBQUERY(tags, $t, $t.name == 'x').@count", "(a == 1 AND b == 2) OR c == 3",
+            "TERNARY(rating > 4, 'good', 'bad')", "displayIndex * 2 + 1", "author.countries.@distinctUnionOfSets.moods.name",
+        ].filter { !$0.contains("a == 1") && !$0.contains("$source.note") }
+        for text in clean {
+            let found = try diagnostics(text)
+            #expect(found.isEmpty, "\(text): \(found)")
+        }
+    }
+
+    @Test func positionsAreFilePositionsWhenTheExpressionComesFromAFile() throws {
+        let found = try diagnostics("titel", origin: FileLocation(path: "mappings/m.yaml", line: 12, column: 14))
+        #expect(found.first?.location == FileLocation(path: "mappings/m.yaml", line: 12, column: 14))
+        let later = try diagnostics("title == titl", origin: FileLocation(path: "mappings/m.yaml", line: 12, column: 14))
+        #expect(later.first?.location?.column == 23)
+        #expect(later.first?.length == 4)
+    }
+
+    @Test func resultTypesAreCheckedAgainstTheDestinationAttribute() throws {
+        func problem(_ text: String, into attribute: Attribute) throws -> String? {
+            let source = ExpressionSource(text: text)
+            var checker = ExpressionChecker(scope: scope(), source: source)
+            checker.checkAssignable(try ExpressionParser.parse(text).get(), to: attribute, entity: "Note")
+            return checker.diagnostics.first?.message
+        }
+        #expect(try problem("title", into: Attribute(name: "displayIndex", type: .int64)) == "a string result cannot be stored in attribute 'Note.displayIndex' (int64)")
+        #expect(try problem("rating", into: Attribute(name: "displayIndex", type: .int64))?.contains("would lose its fraction") == true)
+        #expect(try problem("author", into: Attribute(name: "title", type: .string))?.contains("an object cannot be stored") == true)
+        #expect(try problem("tags.name", into: Attribute(name: "title", type: .string))?.contains("a collection cannot be stored") == true)
+        #expect(try problem("displayIndex", into: Attribute(name: "rating", type: .double)) == nil)
+        #expect(try problem("$source.image", into: Attribute(name: "image", type: .binary)) == nil)
+        #expect(try problem("FUNCTION($source.body, 'substringToIndex:', 80)", into: Attribute(name: "caption", type: .string)) == nil)
+    }
+
+    @Test func predicatesMustBePredicates() throws {
+        let source = ExpressionSource(text: "image")
+        var checker = ExpressionChecker(scope: scope(), source: source)
+        checker.checkPredicate(try ExpressionParser.parse("image").get())
+        #expect(checker.diagnostics.first?.message == "expected a predicate (true or false), but this is a binary")
+    }
+
+    @Test func parseErrorsCarryPositionAndRenderWithACaret() throws {
+        let source = ExpressionSource(text: "title == (1 +", origin: FileLocation(path: "m.yaml", line: 3, column: 20))
+        guard case .failure(let diagnostic) = source.parse() else { Issue.record("expected a parse error"); return }
+        #expect(diagnostic.description == "m.yaml:3:33: error: expected a value, found the end of the expression")
+        let rendered = DiagnosticRenderer(sources: [SourceFile(path: "m.yaml", text: "a\nb\n    note:           title == (1 +\n")]).render(diagnostic)
+        #expect(rendered.hasSuffix("    note:           title == (1 +\n                                ^\n"))
+    }
+}
