@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+@Suite("mapc eval", .serialized)
+struct EvalCommandTests {
+    @Test func constantExpressionsPrintJSON() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        #expect(try CLI.run(["eval", "1 + 2 * 3"], in: project).stdout == "7\n")
+        #expect(try CLI.run(["eval", "{1, 2}.@avg"], in: project).stdout == "1.5\n")
+        #expect(try CLI.run(["eval", "uppercase:('abc')"], in: project).stdout == "\"ABC\"\n")
+        #expect(try CLI.run(["eval", "--predicate", "5 BETWEEN {1, 10}"], in: project).stdout == "true\n")
+    }
+
+    @Test func anObjectIsBoundToSourceAndSelf() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        let object = #"{"title": "Groceries", "body": "Milk and eggs", "image": null, "tags": [{"name": "home"}, {"name": "food"}]}"#
+        #expect(try CLI.run(["eval", "--object", object, "FUNCTION($source.body, 'substringToIndex:', 4)"], in: project).stdout == "\"Milk\"\n")
+        #expect(try CLI.run(["eval", "--object", object, "--predicate", "image != nil"], in: project).stdout == "false\n")
+        #expect(try CLI.run(["eval", "--object", object, "tags.name"], in: project).stdout == "[\"home\",\"food\"]\n")
+        try project.write(object, to: "note.json")
+        #expect(try CLI.run(["eval", "--object", "@note.json", "title"], in: project).stdout == "\"Groceries\"\n")
+    }
+
+    @Test func errorsPointAtTheExpressionWithACaret() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        let parse = try CLI.run(["eval", "title == (1 +"], in: project)
+        #expect(parse.status == 1)
+        #expect(parse.stderr == "<expression>:1:14: error: expected a value, found the end of the expression\ntitle == (1 +\n             ^\n")
+        let runtime = try CLI.run(["eval", "1 + 1 / 0"], in: project)
+        #expect(runtime.status == 1)
+        #expect(runtime.stderr.contains("<expression>:1:5: error: division by zero\n1 + 1 / 0\n    ^~~~~\n"))
+        let bad = try CLI.run(["eval", "--object", "{not json", "title"], in: project)
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("--object: not valid JSON"))
+        #expect(try CLI.run(["eval", "--store", "x.db", "title"], in: project).status == 64)
+    }
+
+    @Test func aStoreIsEvaluatedObjectByObjectAfterChecking() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        try project.write("""
+        {"version": "v2", "objects": {"Note": [
+          {"id": "n1", "title": "Groceries", "body": "Milk", "dateCreated": "2024-05-01T10:00:00Z", "displayIndex": 0, "image": "iVBORw0KGgo="},
+          {"id": "n2", "title": "Ideas", "body": "Lots of them", "dateCreated": "2024-05-02T10:00:00Z", "displayIndex": 1},
+          {"id": "n3", "title": "Trip", "body": "Kyoto", "dateCreated": "2024-05-03T10:00:00Z", "displayIndex": 2, "image": "/9j/4AAQ"}
+        ]}}
+        """, to: "notes.json")
+        #expect(try CLI.run(["load", "notes.json", "notes.db"], in: project).status == 0)
+        let titles = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--where", "image != nil", "uppercase:($source.title)"], in: project)
+        #expect(titles.status == 0, "\(titles.stderr)")
+        #expect(titles.stdout == "\"GROCERIES\"\n\"TRIP\"\n")
+        let flags = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--predicate", "image != nil"], in: project)
+        #expect(flags.stdout == "true\nfalse\ntrue\n")
+        let typo = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "$source.titel"], in: project)
+        #expect(typo.status == 1)
+        #expect(typo.stderr.contains("<expression>:1:9: error: unknown key 'titel' on Note; did you mean 'title'?"))
+        let wrongEntity = try CLI.run(["eval", "--store", "notes.db", "--entity", "Nte", "title"], in: project)
+        #expect(wrongEntity.status == 2)
+        #expect(wrongEntity.stderr.contains("no entity 'Nte' in version v2; did you mean 'Note'?"))
+        let failing = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "10 / displayIndex"], in: project)
+        #expect(failing.status == 1)
+        #expect(failing.stderr.contains("division by zero (evaluating Note 'n1')"))
+    }
+}
