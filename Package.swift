@@ -33,8 +33,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "mapc", dependencies: ["MapcCLI"]),
-        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit"]),
+        // The UnCloudNotes tutorial's custom policy: the worked example `mapc` ships with.
+        .target(name: "MapcExamples", dependencies: ["MapcKit"]),
+        .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"]),
+        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples"], exclude: ["Fixtures"]),
         .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "mapc"]),
     ]
 )

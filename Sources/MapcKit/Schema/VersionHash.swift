@@ -26,22 +26,40 @@ public enum VersionHash {
         return sha256(JSONValue.array([.string("model"), .array(pairs)]).serialized())
     }
 
+    /// Short (8 hex) hashes of each property's canonical description, plus `@entity` for the
+    /// entity's own fields and parent: what a mapping records so a stale one can say what changed.
+    public static func propertyFingerprints(of entity: Entity, in schema: Schema) -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, description) in propertyDescriptions(of: entity) {
+            result[name] = String(sha256(description.serialized()).prefix(8))
+        }
+        let parentHash = entity.parent.flatMap { entityHashes(of: schema)[$0] }
+        let constraints = entity.uniquenessConstraints.map { $0.sorted() }.sorted { $0.lexicographicallyPrecedes($1) }
+        let own = JSONValue.array([.string(entity.name), .bool(entity.isAbstract), optional(parentHash), optional(entity.versionHashModifier),
+                                   .array(constraints.map { .array($0.map(JSONValue.string)) })])
+        result["@entity"] = String(sha256(own.serialized()).prefix(8))
+        return result
+    }
+
+    static func propertyDescriptions(of entity: Entity) -> [(String, JSONValue)] {
+        entity.attributes.map { attribute in
+            (attribute.name, JSONValue.array([
+                .string("attribute"), .string(attribute.name), .bool(attribute.isOptional), .bool(attribute.isTransient),
+                optional(attribute.versionHashModifier), .string(attribute.type.rawValue),
+            ]))
+        } + entity.relationships.map { relationship in
+            (relationship.name, JSONValue.array([
+                .string("relationship"), .string(relationship.name), .bool(relationship.isOptional), .bool(relationship.isTransient),
+                optional(relationship.versionHashModifier), .string(relationship.destination), optional(relationship.inverse),
+                .bool(relationship.isToMany), .bool(relationship.isOrdered),
+                .integer(Int64(relationship.minCount ?? 0)), .integer(Int64(relationship.isToMany ? (relationship.maxCount ?? 0) : 1)),
+            ]))
+        }
+    }
+
     /// The canonical description an entity's hash is computed from (exposed for documentation and tests).
     public static func canonicalDescription(of entity: Entity, parentHash: String?) -> String {
-        let properties: [(String, JSONValue)] =
-            entity.attributes.map { attribute in
-                (attribute.name, JSONValue.array([
-                    .string("attribute"), .string(attribute.name), .bool(attribute.isOptional), .bool(attribute.isTransient),
-                    optional(attribute.versionHashModifier), .string(attribute.type.rawValue),
-                ]))
-            } + entity.relationships.map { relationship in
-                (relationship.name, JSONValue.array([
-                    .string("relationship"), .string(relationship.name), .bool(relationship.isOptional), .bool(relationship.isTransient),
-                    optional(relationship.versionHashModifier), .string(relationship.destination), optional(relationship.inverse),
-                    .bool(relationship.isToMany), .bool(relationship.isOrdered),
-                    .integer(Int64(relationship.minCount ?? 0)), .integer(Int64(relationship.isToMany ? (relationship.maxCount ?? 0) : 1)),
-                ]))
-            }
+        let properties = propertyDescriptions(of: entity)
         let constraints = entity.uniquenessConstraints.map { $0.sorted() }.sorted { $0.lexicographicallyPrecedes($1) }
         let description = JSONValue.array([
             .string("entity"), .string(entity.name), .bool(entity.isAbstract), optional(parentHash), optional(entity.versionHashModifier),

@@ -130,7 +130,11 @@ extension Store {
         }
     }
 
-    private func readObjects(ofExactEntity entityName: String, id: String?, _ body: (ObjectData) throws -> Void) throws {
+    func readObjects(ofExactEntity entityName: String, primaryKeys: ClosedRange<Int64>, _ body: (ObjectData) throws -> Void) throws {
+        try readObjects(ofExactEntity: entityName, id: nil, primaryKeys: primaryKeys, body)
+    }
+
+    private func readObjects(ofExactEntity entityName: String, id: String?, primaryKeys: ClosedRange<Int64>? = nil, _ body: (ObjectData) throws -> Void) throws {
         guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
         let storage = try layout.storage(of: entityName)
         let attributes = schema.allAttributes(of: entity).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
@@ -153,7 +157,10 @@ extension Store {
             }
         }
         let toOne = relationships.filter { if case .foreignKey = storage.relationships[$0.name]! { return true } else { return false } }
-        let idFilter = id == nil ? "" : " AND t.\(storage.idColumn.quotedDatabaseIdentifier) = ?"
+        var idFilter = id == nil ? "" : " AND t.\(storage.idColumn.quotedDatabaseIdentifier) = ?"
+        if let primaryKeys {
+            idFilter += " AND t.\(storage.primaryKey.quotedDatabaseIdentifier) BETWEEN \(primaryKeys.lowerBound) AND \(primaryKeys.upperBound)"
+        }
         let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(storage.entityColumn.quotedDatabaseIdentifier) = ?\(idFilter) ORDER BY t.\(storage.primaryKey.quotedDatabaseIdentifier)"
         try database.read { db in
             let manyStatements = try toManyQueries.map { ($0.name, try db.makeStatement(sql: $0.sql)) }

@@ -1,0 +1,76 @@
+import Foundation
+
+/// A custom migration policy: the equivalent of subclassing `NSEntityMigrationPolicy`.
+///
+/// Subclass it, override the hooks you need, and register the subclass by name with
+/// `PolicyRegistry.shared.register(_:as:)`; an entity mapping names it with `policy:`. The hooks run
+/// in Core Data's order: `begin` (phase 1, each mapping in order), `createDestinationInstances` for
+/// each source object, `endInstanceCreation`; then `createRelationships` for each destination
+/// object and `endRelationshipCreation` (phase 2); then `performCustomValidation` and `end` (phase 3).
+/// Each default does the declarative work, so an override can call `super` and then add to it.
+open class EntityMigrationPolicy: @unchecked Sendable {
+    /// Creates the policy; one instance serves one entity mapping for one migration.
+    public required init() {}
+
+    /// Destination attributes this policy sets itself, so the checker does not require expressions for them.
+    open class var providedAttributes: Set<String> { [] }
+
+    /// Functions callable from the mapping's expressions as `FUNCTION($entityPolicy, "name:", args…)`.
+    open var functions: [String: PolicyFunction] { [:] }
+
+    /// Start of phase 1 for this mapping.
+    open func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {}
+
+    /// Creates the destination objects for one source object. The default evaluates the attribute
+    /// expressions, creates one destination object and associates it with the source object.
+    open func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        let destination = try manager.makeDestination(for: source, mapping: mapping)
+        try manager.insert(destination, associatedWith: source, mapping: mapping)
+    }
+
+    /// End of phase 1 for this mapping.
+    open func endInstanceCreation(_ mapping: EntityMapping, manager: MigrationManager) throws {}
+
+    /// Sets the relationships of one destination object. The default evaluates the relationship expressions.
+    open func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        try manager.applyRelationshipMappings(mapping, to: destination)
+    }
+
+    /// End of phase 2 for this mapping.
+    open func endRelationshipCreation(_ mapping: EntityMapping, manager: MigrationManager) throws {}
+
+    /// Phase 3, after the declarative validation: throw `MigrationError.validation` to reject the result.
+    open func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {}
+
+    /// The last hook, once the migration has validated.
+    open func end(_ mapping: EntityMapping, manager: MigrationManager) throws {}
+}
+
+/// The policies an executable knows, by the name mapping files use.
+public final class PolicyRegistry: @unchecked Sendable {
+    /// The registry `mapc` and `MigrationManager` use by default.
+    public static let shared = PolicyRegistry()
+
+    private let lock = NSLock()
+    private var policies: [String: EntityMigrationPolicy.Type] = [:]
+
+    /// Creates an empty registry.
+    public init() {}
+
+    /// Registers a policy class under a name (and, for Core Data style module-qualified names, also
+    /// under its last component, so `UnCloudNotes.MyPolicy` and `MyPolicy` both work).
+    public func register(_ policy: EntityMigrationPolicy.Type, as name: String) {
+        lock.withLock {
+            policies[name] = policy
+            if let short = name.split(separator: ".").last, String(short) != name { policies[String(short)] = policy }
+        }
+    }
+
+    /// The policy class registered under a name (module-qualified names also match their last component).
+    public func policy(named name: String) -> EntityMigrationPolicy.Type? {
+        lock.withLock { policies[name] ?? name.split(separator: ".").last.flatMap { policies[String($0)] } }
+    }
+
+    /// Every registered name.
+    public var names: [String] { lock.withLock { policies.keys.sorted() } }
+}

@@ -1,0 +1,469 @@
+import Foundation
+import GRDB
+
+/// The three phases of a migration.
+public enum MigrationPhase: String, Sendable, CaseIterable {
+    /// Phase 1: create destination objects and their attributes.
+    case create
+    /// Phase 2: set relationships.
+    case relate
+    /// Phase 3: validate the whole destination store.
+    case validate
+}
+
+/// Where a migration is, for progress displays.
+public struct MigrationProgress: Sendable {
+    /// The phase.
+    public var phase: MigrationPhase
+    /// The entity mapping being worked on; nil between mappings and during validation.
+    public var mapping: String?
+    /// Objects done in this mapping (or rules checked in validation).
+    public var completed: Int
+    /// Objects to do in this mapping, when known.
+    public var total: Int?
+}
+
+/// What a migration did.
+public struct MigrationSummary: Sendable {
+    /// The source version.
+    public var sourceVersion: String
+    /// The destination version.
+    public var destinationVersion: String
+    /// Objects created by each entity mapping, in mapping order.
+    public var created: [(mapping: String, count: Int)]
+    /// Seconds spent in each phase.
+    public var phaseSeconds: [MigrationPhase: Double]
+    /// Objects of each destination entity, after the migration.
+    public var destinationCounts: [(entity: String, count: Int)]
+
+    /// The summary as JSON.
+    public var json: JSONValue {
+        .object([
+            ("source", .string(sourceVersion)), ("destination", .string(destinationVersion)),
+            ("created", .object(created.map { ($0.mapping, .integer(Int64($0.count))) })),
+            ("seconds", .object(MigrationPhase.allCases.map { ($0.rawValue, .double((phaseSeconds[$0] ?? 0).rounded(toPlaces: 3))) })),
+            ("objects", .object(destinationCounts.map { ($0.entity, .integer(Int64($0.count))) })),
+        ])
+    }
+}
+
+extension Double {
+    func rounded(toPlaces places: Int) -> Double {
+        let factor = pow(10, Double(places))
+        return (self * factor).rounded() / factor
+    }
+}
+
+/// Runs a mapping model over a source store into an empty destination store, the way
+/// `NSMigrationManager` does: phase 1 creates destination objects entity mapping by entity
+/// mapping, phase 2 sets relationships, phase 3 validates everything.
+///
+/// Work streams: source objects are read in batches, destination rows written with prepared
+/// statements inside one transaction per phase, and the source-to-destination associations kept
+/// in a scratch SQLite database rather than in memory, so memory does not grow with the store.
+public final class MigrationManager: MigrationManagerFunctions {
+    /// The store migrated from (read only).
+    public let sourceStore: Store
+    /// The mapping model run.
+    public let mapping: MappingModel
+    /// The destination schema.
+    public let destinationSchema: Schema
+    /// The store being built; set while `migrate(into:)` runs.
+    public private(set) var destinationStore: Store?
+    /// Reports progress; called from the migrating thread.
+    public var progress: ((MigrationProgress) -> Void)?
+    /// Objects read per batch.
+    public var batchSize = 2_000
+
+    let sourceGraph: StoreObjectGraph
+    private let registry: PolicyRegistry
+    private var policies: [EntityMigrationPolicy] = []
+    private var evaluators: [Evaluator] = []
+    var writer: StoreWriter?
+    private var db: Database?
+    private var statements: [String: Statement] = [:]
+    private var currentMapping = 0
+    private var created: [Int] = []
+    private let startDate = Date()
+
+    /// Creates a manager. Policies named by the mapping model must be registered in `policies`.
+    public init(source: Store, mapping: MappingModel, destinationSchema: Schema, policies: PolicyRegistry = .shared) throws {
+        sourceStore = source
+        self.mapping = mapping
+        self.destinationSchema = destinationSchema
+        registry = policies
+        sourceGraph = StoreObjectGraph(store: source)
+        for entityMapping in mapping.entityMappings {
+            var policy: EntityMigrationPolicy = EntityMigrationPolicy()
+            if let name = entityMapping.policy {
+                guard let type = registry.policy(named: name) else {
+                    throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered" +
+                                               (Suggestions.didYouMean(name, in: registry.names).map { "; \($0)" } ?? "; registered: \(registry.names.joined(separator: ", "))"))
+                }
+                policy = type.init()
+            }
+            self.policies.append(policy)
+            let context = EvaluationContext(graph: sourceGraph, manager: nil, policyFunctions: policy.functions, now: startDate)
+            evaluators.append(Evaluator(context: context))
+        }
+        created = Array(repeating: 0, count: mapping.entityMappings.count)
+    }
+
+    // MARK: Running
+
+    /// Migrates into an empty destination store (a new file or an in-memory store) of the destination schema.
+    public func migrate(into destination: Store) throws -> MigrationSummary {
+        guard destination.schema.version == destinationSchema.version || VersionHash.modelHash(of: destination.schema) == VersionHash.modelHash(of: destinationSchema) else {
+            throw MigrationError.setup("the destination store is laid out for \(destination.schema.version), not \(destinationSchema.version)")
+        }
+        destinationStore = destination
+        for evaluator in evaluators { evaluator.context.manager = self }
+        defer { for evaluator in evaluators { evaluator.context.manager = nil } }
+        var seconds: [MigrationPhase: Double] = [:]
+        try destination.database.writeWithoutTransaction { db in
+            self.db = db
+            defer { self.db = nil; self.writer = nil; self.statements = [:] }
+            try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
+            defer { try? db.execute(sql: "DETACH DATABASE mapc_scratch") }
+            try db.execute(sql: "CREATE TABLE mapc_scratch.assoc (mapping INTEGER NOT NULL, source_id TEXT NOT NULL, dest_pk INTEGER NOT NULL, dest_id TEXT NOT NULL, dest_entity TEXT NOT NULL)")
+            try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source_id)")
+            try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_dest ON assoc (dest_id)")
+            try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_mapping ON assoc (mapping)")
+            writer = StoreWriter(store: destination, db: db)
+
+            var clock = Date()
+            try db.inTransaction {
+                try self.createPhase()
+                return .commit
+            }
+            seconds[.create] = Date().timeIntervalSince(clock)
+            clock = Date()
+            try db.inTransaction {
+                try self.relatePhase()
+                return .commit
+            }
+            seconds[.relate] = Date().timeIntervalSince(clock)
+            clock = Date()
+            try self.validatePhase(db)
+            seconds[.validate] = Date().timeIntervalSince(clock)
+        }
+        var counts: [(String, Int)] = []
+        for entity in destinationSchema.entities {
+            counts.append((entity.name, try destination.count(of: entity.name, exactly: true)))
+        }
+        return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
+                                created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts)
+    }
+
+    private func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?) {
+        progress?(MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total))
+    }
+
+    private func statement(_ sql: String) throws -> Statement {
+        if let cached = statements[sql] { return cached }
+        guard let db else { throw MigrationError.setup("the migration manager is not running") }
+        let made = try db.makeStatement(sql: sql)
+        statements[sql] = made
+        return made
+    }
+
+    // MARK: Phase 1
+
+    private func createPhase() throws {
+        for (index, entityMapping) in mapping.entityMappings.enumerated() {
+            currentMapping = index
+            try hook(entityMapping) { try policies[index].begin(entityMapping, manager: self) }
+            if entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
+                var done = 0
+                let total = try sourceCount(for: entityMapping)
+                report(.create, entityMapping.name, 0, total)
+                try forEachSourceObject(of: entityMapping) { source in
+                    if let filter = entityMapping.filter {
+                        let keep = try evaluate(filter, for: source, mapping: entityMapping, property: "filter") { try evaluators[index].evaluatePredicate($0) }
+                        if !keep { return }
+                    }
+                    try hook(entityMapping) { try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self) }
+                    done += 1
+                    if done % 10_000 == 0 { report(.create, entityMapping.name, done, total) }
+                }
+                report(.create, entityMapping.name, done, total)
+            }
+            try hook(entityMapping) { try policies[index].endInstanceCreation(entityMapping, manager: self) }
+        }
+    }
+
+    private func sourceCount(for entityMapping: EntityMapping) throws -> Int? {
+        guard entityMapping.sourceExpression == nil, let source = entityMapping.source else { return nil }
+        return try sourceStore.count(of: source, exactly: true)
+    }
+
+    /// Source objects of a mapping: its source expression's, or every object of its source entity.
+    private func forEachSourceObject(of entityMapping: EntityMapping, _ body: (SourceObject) throws -> Void) throws {
+        let index = currentMapping
+        if let sourceExpression = entityMapping.sourceExpression {
+            let evaluator = evaluators[index]
+            evaluator.context.evaluatedObject = .null
+            let result: EvalValue
+            do { result = try evaluator.evaluate(sourceExpression.expression) } catch let error as ExpressionError {
+                throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: "", id: ""), diagnostic: error.diagnostic(in: sourceExpression.source))
+            }
+            for item in result.elements ?? [result] {
+                guard case .object(let ref) = item, let data = try sourceStore.object(id: ref.id) else { continue }
+                sourceGraph.remember(data)
+                try body(SourceObject(data: data, graph: sourceGraph))
+            }
+            return
+        }
+        guard let entity = entityMapping.source else { return }
+        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize) { batch in
+            for data in batch {
+                sourceGraph.remember(data)
+                try body(SourceObject(data: data, graph: sourceGraph))
+            }
+        }
+    }
+
+    /// Runs a policy hook, turning its failures into `MigrationError.policy`.
+    private func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
+        do { try body() } catch let error as MigrationError { throw error } catch let error as ExpressionError {
+            throw MigrationError.policy(mapping: entityMapping.name, message: error.description)
+        } catch {
+            throw MigrationError.policy(mapping: entityMapping.name, message: "\(error)")
+        }
+    }
+
+    /// Evaluates an expression for a source object, locating failures in the mapping file.
+    private func evaluate<T>(_ expression: MappingExpression, for source: SourceObject, destination: DestinationObject? = nil, mapping entityMapping: EntityMapping,
+                             property: String, _ run: (Expr) throws -> T) throws -> T {
+        let evaluator = evaluators[mappingIndex(entityMapping)]
+        evaluator.context.evaluatedObject = .object(source.ref)
+        evaluator.context.variables["source"] = .object(source.ref)
+        evaluator.context.variables["destination"] = destination.map { .object($0.ref) } ?? .null
+        evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
+        do {
+            return try run(expression.expression)
+        } catch let error as ExpressionError {
+            throw MigrationError.expression(mapping: entityMapping.name, property: property, object: source.ref, diagnostic: error.diagnostic(in: expression.source))
+        }
+    }
+
+    private func mappingIndex(_ entityMapping: EntityMapping) -> Int {
+        mapping.entityMappings.firstIndex { $0.name == entityMapping.name } ?? currentMapping
+    }
+
+    // MARK: Building destination objects (for policies)
+
+    /// A destination object for a source object: the mapping's destination entity (or `entity`),
+    /// with every attribute expression evaluated and defaults for the rest. The identity is the
+    /// source's for the first mapping reading that source entity, `sourceID.mappingName` otherwise.
+    public func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
+        guard let entityName = entity ?? entityMapping.destination, let destinationEntity = destinationSchema.entity(named: entityName) else {
+            throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
+        }
+        var destination = DestinationObject(entity: entityName, id: identity(for: source, mapping: entityMapping))
+        for attribute in destinationSchema.allAttributes(of: destinationEntity) where !attribute.isTransient {
+            if let propertyMapping = entityMapping.attributeMapping(named: attribute.name) {
+                let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: attribute.name) {
+                    try evaluators[mappingIndex(entityMapping)].evaluate($0)
+                }
+                switch ValueCoercion.coerce(result, to: attribute.type) {
+                case .success(let value): destination.attributes[attribute.name] = value
+                case .failure(let problem):
+                    throw MigrationError.value(mapping: entityMapping.name, entity: entityName, object: destination.id, property: attribute.name,
+                                               message: "\(problem.message) (from source object \(source.ref))")
+                }
+            } else if entityMapping.type == .copy, let value = source.data.attributes[attribute.name] {
+                destination.attributes[attribute.name] = value
+            } else {
+                destination.attributes[attribute.name] = attribute.defaultValue ?? .null
+            }
+        }
+        return destination
+    }
+
+    private func identity(for source: SourceObject, mapping entityMapping: EntityMapping) -> String {
+        let first = mapping.entityMappings.first { $0.source == entityMapping.source && $0.type != .remove }
+        return first?.name == entityMapping.name ? source.data.id : "\(source.data.id).\(entityMapping.name)"
+    }
+
+    /// Writes a destination object and records that `mapping` created it from `source`.
+    @discardableResult
+    public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        guard let writer else { throw MigrationError.setup("objects can only be inserted while the migration runs") }
+        var inserted = destination
+        do {
+            inserted.primaryKey = try writer.insert(entity: destination.entity, id: destination.id, attributes: destination.attributes)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
+                                       message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
+        }
+        try associate(source: source.ref, destination: inserted, mapping: entityMapping)
+        return inserted
+    }
+
+    /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
+    public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        guard let primaryKey = destination.primaryKey else { throw MigrationError.setup("associate an object after inserting it") }
+        try statement("INSERT INTO mapc_scratch.assoc (mapping, source_id, dest_pk, dest_id, dest_entity) VALUES (?, ?, ?, ?, ?)")
+            .execute(arguments: [mappingIndex(entityMapping), source.id, primaryKey, destination.id, destination.entity])
+        created[mappingIndex(entityMapping)] += 1
+    }
+
+    // MARK: $manager lookups
+
+    public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        guard let index = mapping.entityMappings.firstIndex(where: { $0.name == name }) else {
+            throw MapcError.notFound("no entity mapping named '\(name)'" + (Suggestions.didYouMean(name, in: mapping.entityMappings.map(\.name)).map { "; \($0)" } ?? ""))
+        }
+        var result: [ObjectRef] = []
+        let lookup = try statement("SELECT dest_id, dest_entity FROM mapc_scratch.assoc WHERE mapping = ? AND source_id = ?")
+        for source in sourceInstances {
+            for row in try Row.fetchAll(lookup, arguments: [index, source.id]) { result.append(ObjectRef(entity: row[1], id: row[0])) }
+        }
+        return result
+    }
+
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        var result: [ObjectRef] = []
+        let lookup = try statement("SELECT dest_id, dest_entity FROM mapc_scratch.assoc WHERE source_id = ? ORDER BY mapping LIMIT 1")
+        for source in sourceInstances {
+            if let row = try Row.fetchOne(lookup, arguments: [source.id]) { result.append(ObjectRef(entity: row[1], id: row[0])) }
+        }
+        return result
+    }
+
+    public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
+        guard let index = mapping.entityMappings.firstIndex(where: { $0.name == name }) else {
+            throw MapcError.notFound("no entity mapping named '\(name)'")
+        }
+        var result: [ObjectRef] = []
+        let lookup = try statement("SELECT source_id FROM mapc_scratch.assoc WHERE mapping = ? AND dest_id = ?")
+        for destination in destinationInstances {
+            for id in try String.fetchAll(lookup, arguments: [index, destination.id]) {
+                if let entity = try sourceStore.entityName(ofID: id) { result.append(ObjectRef(entity: entity, id: id)) }
+            }
+        }
+        return result
+    }
+
+    // MARK: Phase 2
+
+    private func relatePhase() throws {
+        for (index, entityMapping) in mapping.entityMappings.enumerated() {
+            currentMapping = index
+            var done = 0
+            report(.relate, entityMapping.name, 0, created[index])
+            var lastRow: Int64 = 0
+            while true {
+                let rows = try Row.fetchAll(try statement("SELECT rowid, source_id, dest_pk, dest_id, dest_entity FROM mapc_scratch.assoc WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT ?"),
+                                            arguments: [index, lastRow, batchSize])
+                guard let last = rows.last else { break }
+                lastRow = last[0]
+                for row in rows {
+                    var destination = DestinationObject(entity: row[4], id: row[3])
+                    destination.primaryKey = row[2]
+                    currentSourceID = row[1]
+                    try hook(entityMapping) { try policies[index].createRelationships(for: destination, mapping: entityMapping, manager: self) }
+                    done += 1
+                    if done % 10_000 == 0 { report(.relate, entityMapping.name, done, created[index]) }
+                }
+            }
+            report(.relate, entityMapping.name, done, created[index])
+            try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
+        }
+    }
+
+    private var currentSourceID: String?
+
+    /// The source object a destination object was created from, by the mapping being run.
+    public func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
+        let id: String?
+        if let current = currentSourceID { id = current } else {
+            id = try String.fetchOne(try statement("SELECT source_id FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1"), arguments: [destination.id])
+        }
+        guard let id, let data = try sourceStore.object(id: id) else { return nil }
+        sourceGraph.remember(data)
+        return SourceObject(data: data, graph: sourceGraph)
+    }
+
+    /// Evaluates the mapping's relationship expressions for one destination object and writes
+    /// them. A `copy` mapping carries each same-named source relationship over through the
+    /// mappings of the related objects.
+    public func applyRelationshipMappings(_ entityMapping: EntityMapping, to destination: DestinationObject) throws {
+        guard let source = try sourceObject(for: destination), let destinationEntity = destinationSchema.entity(named: destination.entity) else { return }
+        for relationship in destinationSchema.allRelationships(of: destinationEntity) where !relationship.isTransient {
+            let targets: [ObjectRef]
+            if let propertyMapping = entityMapping.relationshipMapping(named: relationship.name) {
+                let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
+                    try evaluators[mappingIndex(entityMapping)].evaluate($0)
+                }
+                targets = try (result.elements ?? (result.isNull ? [] : [result])).map { item in
+                    guard case .object(let ref) = item else {
+                        throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: relationship.name,
+                                                   message: "a relationship takes objects, but the expression gave \(item.kindName)")
+                    }
+                    return ref
+                }
+            } else if entityMapping.type == .copy, let sourceIDs = source.data.relationships[relationship.name] {
+                let refs = try sourceIDs.compactMap { id in try sourceStore.entityName(ofID: id).map { ObjectRef(entity: $0, id: id) } }
+                targets = try destinationInstances(forSourceRelationshipNamed: relationship.name, sourceInstances: refs)
+            } else {
+                continue
+            }
+            try setRelationship(relationship.name, of: destination, to: targets, mapping: entityMapping)
+        }
+    }
+
+    /// Sets a destination relationship to destination objects.
+    public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+        guard let writer, let owner = try destination.primaryKey ?? writer.primaryKey(ofID: destination.id, entity: destination.entity),
+              let destinationEntity = destinationSchema.entity(named: destination.entity),
+              case .relationship(let relationship)? = destinationSchema.property(named: name, in: destinationEntity) else {
+            throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationSchema.version)")
+        }
+        if !relationship.isToMany && targets.count > 1 {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
+        }
+        let allowed = destinationSchema.entity(named: relationship.destination).map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) } ?? []
+        var keys: [Int64] = []
+        for target in targets {
+            guard allowed.contains(target.entity) else {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                           message: "\(target) is not a \(relationship.destination); check which entity mapping the expression names")
+            }
+            guard let key = try writer.primaryKey(ofID: target.id, entity: target.entity) else {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                           message: "\(target) does not exist in the destination store")
+            }
+            keys.append(key)
+        }
+        if keys.isEmpty && !relationship.isToMany {
+            try writer.setRelationship(name, of: destination.entity, owner: owner, targets: [])
+        } else if !keys.isEmpty {
+            try writer.setRelationship(name, of: destination.entity, owner: owner, targets: keys)
+        }
+    }
+
+    // MARK: Phase 3
+
+    private func validatePhase(_ db: Database) throws {
+        report(.validate, nil, 0, nil)
+        guard let destination = destinationStore else { return }
+        let validator = StoreValidator(store: destination, db: db)
+        let (violations, total) = try validator.validate { entity, id in
+            guard let row = try Row.fetchOne(db, sql: "SELECT mapping FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1", arguments: [id]),
+                  let index = row[0] as Int?, index < self.mapping.entityMappings.count else { return nil }
+            return self.mapping.entityMappings[index].name
+        }
+        if total > 0 { throw MigrationError.validation(violations: violations, total: total) }
+        for (index, entityMapping) in mapping.entityMappings.enumerated() {
+            currentMapping = index
+            try hook(entityMapping) { try policies[index].performCustomValidation(entityMapping, manager: self) }
+        }
+        for (index, entityMapping) in mapping.entityMappings.enumerated() {
+            try hook(entityMapping) { try policies[index].end(entityMapping, manager: self) }
+        }
+        report(.validate, nil, 1, 1)
+    }
+}

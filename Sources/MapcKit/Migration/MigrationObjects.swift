@@ -1,0 +1,165 @@
+import Foundation
+
+/// A source object as a policy sees it: its stored data, and key paths through the source store.
+public struct SourceObject {
+    /// The stored values and relationships.
+    public let data: ObjectData
+    let graph: StoreObjectGraph
+
+    /// The object's reference.
+    public var ref: ObjectRef { ObjectRef(entity: data.entity, id: data.id) }
+
+    /// The value at a key path such as `note.body`, following relationships through the source store.
+    public func value(forKeyPath path: String) throws -> EvalValue {
+        var current = EvalValue.object(ref)
+        for key in path.split(separator: ".") {
+            switch current {
+            case .object(let object):
+                guard let next = try graph.value(of: object, key: String(key)) else {
+                    throw MapcError.notFound("\(object) has no key '\(key)'")
+                }
+                current = next
+            case .scalar(.null):
+                return .null
+            default:
+                throw MapcError.notFound("cannot read key '\(key)' of \(current.kindName)")
+            }
+        }
+        return current
+    }
+
+    /// An attribute value of the object itself.
+    public subscript(attribute: String) -> Value {
+        data.attributes[attribute] ?? .null
+    }
+}
+
+/// A destination object being built by phase 1: its entity, identity and attribute values.
+public struct DestinationObject {
+    /// The destination entity.
+    public var entity: String
+    /// The identity it will have in the destination store.
+    public var id: String
+    /// Attribute values; unset attributes take their default.
+    public var attributes: [String: Value]
+    /// The row's primary key once inserted.
+    public internal(set) var primaryKey: Int64?
+
+    /// Creates an object to insert.
+    public init(entity: String, id: String, attributes: [String: Value] = [:]) {
+        self.entity = entity
+        self.id = id
+        self.attributes = attributes
+    }
+
+    /// Reads or sets an attribute value.
+    public subscript(attribute: String) -> Value {
+        get { attributes[attribute] ?? .null }
+        set { attributes[attribute] = newValue }
+    }
+
+    /// The object's reference.
+    public var ref: ObjectRef { ObjectRef(entity: entity, id: id) }
+}
+
+/// Why a migration failed. Every case names the mapping, and where it applies the entity, the
+/// object and the property; expression failures carry a diagnostic pointing into the mapping file.
+public enum MigrationError: Error, CustomStringConvertible {
+    /// An expression failed at run time on one object.
+    case expression(mapping: String, property: String?, object: ObjectRef, diagnostic: Diagnostic)
+    /// An expression's result does not fit the destination property.
+    case value(mapping: String, entity: String, object: String, property: String, message: String)
+    /// The migrated store breaks the destination schema's rules.
+    case validation(violations: [ValidationViolation], total: Int)
+    /// A custom policy failed.
+    case policy(mapping: String, message: String)
+    /// The migration cannot start: no mapping, wrong version, unknown policy, a store in use.
+    case setup(String)
+
+    public var description: String {
+        switch self {
+        case let .expression(mapping, property, object, diagnostic):
+            let what = property.map { "property '\($0)' of " } ?? ""
+            return "\(diagnostic.description) (mapping '\(mapping)', \(what)source object \(object))"
+        case let .value(mapping, entity, object, property, message):
+            return "mapping '\(mapping)', \(entity) '\(object)', property '\(property)': \(message)"
+        case let .validation(violations, total):
+            var lines = ["the migrated store breaks \(total) validation rule\(total == 1 ? "" : "s") of the destination schema:"]
+            lines += violations.map { "  \($0)" }
+            if total > violations.count { lines.append("  ... and \(total - violations.count) more") }
+            return lines.joined(separator: "\n")
+        case let .policy(mapping, message):
+            return "mapping '\(mapping)': custom policy failed: \(message)"
+        case .setup(let message):
+            return message
+        }
+    }
+}
+
+/// One broken rule in a migrated store.
+public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable {
+    /// The entity mapping that created the object, when known.
+    public var mapping: String?
+    /// The object's entity.
+    public var entity: String
+    /// The object's identity.
+    public var object: String
+    /// The property, or nil for whole-object rules (uniqueness across properties names them in `rule`).
+    public var property: String?
+    /// The offending value, as text.
+    public var value: String
+    /// The rule broken, e.g. "required", "max 150".
+    public var rule: String
+
+    public var description: String {
+        var text = "\(entity) '\(object)'"
+        if let property { text += ", property '\(property)'" }
+        text += ": \(rule) (value: \(value))"
+        if let mapping { text += " [created by mapping '\(mapping)']" }
+        return text
+    }
+}
+
+/// Turns an expression's result into a value an attribute can hold, or says why it cannot.
+enum ValueCoercion {
+    static func coerce(_ result: EvalValue, to type: AttributeType) -> Result<Value, SemanticError> {
+        guard case .scalar(let value) = result else {
+            if let items = result.elements, items.count == 1 { return coerce(items[0], to: type) }
+            return .failure(SemanticError("\(result.kindName) cannot be stored in a \(type.rawValue) attribute"))
+        }
+        switch (value, type) {
+        case (.null, _): return .success(.null)
+        case (.integer(let n), .int16), (.integer(let n), .int32), (.integer(let n), .int64):
+            return ValueParser.checkRange(n, type).mapError { SemanticError($0.message) }
+        case (.integer(let n), .double): return .success(.double(Double(n)))
+        case (.integer(let n), .float): return .success(.double(Double(Float(n))))
+        case (.integer(let n), .decimal): return .success(.decimal(Decimal(n)))
+        case (.integer(let n), .bool): return .success(.bool(n != 0))
+        case (.bool(let flag), .bool): return .success(.bool(flag))
+        case (.bool(let flag), .int16), (.bool(let flag), .int32), (.bool(let flag), .int64): return .success(.integer(flag ? 1 : 0))
+        case (.double(let d), .double): return .success(.double(d))
+        case (.double(let d), .float):
+            guard Float(d).isFinite else { return .failure(SemanticError("\(d) does not fit a float")) }
+            return .success(.double(Double(Float(d))))
+        case (.double(let d), .decimal): return .success(.decimal(Decimal(d)))
+        case (.double(let d), .int16), (.double(let d), .int32), (.double(let d), .int64):
+            guard d.rounded() == d, abs(d) < 9.2e18 else { return .failure(SemanticError("\(d) is not a whole number; round it with floor:(), ceiling:() or trunc:()")) }
+            return ValueParser.checkRange(Int64(d), type).mapError { SemanticError($0.message) }
+        case (.decimal(let d), .decimal): return .success(.decimal(d))
+        case (.decimal(let d), .double): return .success(.double(NSDecimalNumber(decimal: d).doubleValue))
+        case (.decimal(let d), .float): return .success(.double(Double(Float(NSDecimalNumber(decimal: d).doubleValue))))
+        case (.decimal(let d), .int16), (.decimal(let d), .int32), (.decimal(let d), .int64):
+            return coerce(.scalar(.double(NSDecimalNumber(decimal: d).doubleValue)), to: type)
+        case (.string(let text), .string): return .success(.string(text))
+        case (.string(let text), .uri), (.string(let text), .uuid), (.string(let text), .date), (.string(let text), .decimal):
+            return ValueParser.parse(text, as: type).mapError { SemanticError($0.message) }
+        case (.uri(let text), .uri), (.uri(let text), .string): return .success(type == .uri ? .uri(text) : .string(text))
+        case (.uuid(let uuid), .uuid): return .success(.uuid(uuid))
+        case (.uuid(let uuid), .string): return .success(.string(uuid.uuidString.lowercased()))
+        case (.date(let date), .date): return .success(.date(date))
+        case (.binary(let data), .binary), (.binary(let data), .transformable): return .success(.binary(data))
+        default:
+            return .failure(SemanticError("\(EvalValue.scalar(value).kindName) cannot be stored in a \(type.rawValue) attribute"))
+        }
+    }
+}
