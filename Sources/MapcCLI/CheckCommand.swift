@@ -6,8 +6,11 @@ import MapcKit
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Validate schema files and report every problem with file:line:col.",
-        discussion: "Exit status: 0 when no file has errors, 1 otherwise (--strict counts warnings as errors)."
+        abstract: "Validate schema and mapping files and report every problem with file:line:col.",
+        discussion: """
+        Mapping files are checked against their source and destination versions in --schemas. \
+        Exit status: 0 when no file has errors, 1 otherwise (--strict counts warnings as errors).
+        """
     )
 
     @Argument(help: ArgumentHelp("Schema files to check.", valueName: "file"))
@@ -18,6 +21,9 @@ struct CheckCommand: ParsableCommand {
 
     @Flag(help: "Treat warnings as errors.")
     var strict = false
+
+    @Flag(help: "Record the current source and destination entity hashes in each mapping file checked.")
+    var updateHashes = false
 
     @OptionGroup var schemaOptions: SchemaOptions
 
@@ -34,9 +40,10 @@ struct CheckCommand: ParsableCommand {
                 continue
             }
             renderer.add(source)
-            if Self.looksLikeMapping(source) {
-                diagnostics.append(.error("\(path) is a mapping file; checking mapping files is not supported by this version of mapc yet",
-                                          at: FileLocation(path: path, line: 1, column: 1)))
+            if MappingLoader.looksLikeMapping(source) {
+                let (found, summary) = checkMapping(source)
+                diagnostics += found
+                if let summary { summaries.append(summary) }
                 continue
             }
             let (schema, found) = SchemaLoader.parse(source: source)
@@ -61,7 +68,33 @@ struct CheckCommand: ParsableCommand {
         if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
     }
 
-    static func looksLikeMapping(_ source: SourceFile) -> Bool {
-        source.text.split(separator: "\n").contains { $0.hasPrefix("entityMappings:") }
+    /// Checks one mapping file; with --update-hashes, records the current hashes in it first.
+    private func checkMapping(_ source: SourceFile) -> ([Diagnostic], String?) {
+        var (mapping, diagnostics) = MappingLoader.parse(source: source)
+        guard var model = mapping, !diagnostics.hasErrors else { return (diagnostics, nil) }
+        let catalog: SchemaCatalog
+        do {
+            catalog = try schemaOptions.catalog()
+        } catch let error as DiagnosticsError {
+            return (diagnostics + error.diagnostics, nil)
+        } catch {
+            return (diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil)
+        }
+        if updateHashes, let from = catalog.schema(version: model.source), let to = catalog.schema(version: model.destination),
+           let text = MappingHashUpdater.update(model, source: from, destination: to), text != source.text {
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: source.path), options: .atomic)
+                let updated = SourceFile(path: source.path, text: text)
+                let reparsed = MappingLoader.parse(source: updated)
+                diagnostics = reparsed.diagnostics
+                model = reparsed.mapping ?? model
+            } catch {
+                diagnostics.append(.error("cannot write \(source.path): \(error.localizedDescription)", at: nil))
+            }
+        }
+        var checker = MappingChecker(mapping: model)
+        diagnostics += checker.check(catalog: catalog)
+        guard !diagnostics.hasErrors else { return (diagnostics, nil) }
+        return (diagnostics, "\(source.path): mapping \(model.source) -> \(model.destination), \(model.entityMappings.count) entity mappings" + (updateHashes ? ", hashes recorded" : ""))
     }
 }

@@ -7,8 +7,8 @@ public struct MapcCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "mapc",
         abstract: "Core Data style model versions and migrations for SQLite stores.",
-        discussion: "Exit status: 0 success, 1 invalid input (schema, mapping or data), 2 store or file problem, 64 bad command line.",
-        subcommands: [CheckCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self]
+        discussion: "Exit status: 0 success, 1 invalid input (schema, mapping or data), 2 store or file problem, 3 migration failed (store unchanged), 64 bad command line.",
+        subcommands: [CheckCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self]
     )
 
     public init() {}

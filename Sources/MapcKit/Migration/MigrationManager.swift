@@ -19,8 +19,10 @@ public struct MigrationProgress: Sendable {
     public var mapping: String?
     /// Objects done in this mapping (or rules checked in validation).
     public var completed: Int
-    /// Objects to do in this mapping, when known.
+    /// Objects to do in this mapping, when known (for a filtered mapping, the objects it reads).
     public var total: Int?
+    /// Whether this mapping's work in this phase (or the validation) is done.
+    public var isFinished = false
 }
 
 /// What a migration did.
@@ -155,8 +157,8 @@ public final class MigrationManager: MigrationManagerFunctions {
                                 created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts)
     }
 
-    private func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?) {
-        progress?(MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total))
+    private func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {
+        progress?(MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total, isFinished: finished))
     }
 
     private func statement(_ sql: String) throws -> Statement {
@@ -178,15 +180,15 @@ public final class MigrationManager: MigrationManagerFunctions {
                 let total = try sourceCount(for: entityMapping)
                 report(.create, entityMapping.name, 0, total)
                 try forEachSourceObject(of: entityMapping) { source in
+                    done += 1
+                    if done % 10_000 == 0 { report(.create, entityMapping.name, done, total) }
                     if let filter = entityMapping.filter {
                         let keep = try evaluate(filter, for: source, mapping: entityMapping, property: "filter") { try evaluators[index].evaluatePredicate($0) }
                         if !keep { return }
                     }
                     try hook(entityMapping) { try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self) }
-                    done += 1
-                    if done % 10_000 == 0 { report(.create, entityMapping.name, done, total) }
                 }
-                report(.create, entityMapping.name, done, total)
+                report(.create, entityMapping.name, done, total, finished: true)
             }
             try hook(entityMapping) { try policies[index].endInstanceCreation(entityMapping, manager: self) }
         }
@@ -368,7 +370,7 @@ public final class MigrationManager: MigrationManagerFunctions {
                     if done % 10_000 == 0 { report(.relate, entityMapping.name, done, created[index]) }
                 }
             }
-            report(.relate, entityMapping.name, done, created[index])
+            report(.relate, entityMapping.name, done, created[index], finished: true)
             try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
         }
     }
@@ -464,6 +466,6 @@ public final class MigrationManager: MigrationManagerFunctions {
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
             try hook(entityMapping) { try policies[index].end(entityMapping, manager: self) }
         }
-        report(.validate, nil, 1, 1)
+        report(.validate, nil, 0, nil, finished: true)
     }
 }

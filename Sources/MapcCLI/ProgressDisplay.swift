@@ -1,0 +1,62 @@
+import Foundation
+import MapcKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Shows migration progress on standard error: a bar redrawn in place on a terminal, plain
+/// lines (at each mapping and every two seconds) otherwise, so logs stay readable.
+final class ProgressDisplay {
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private var lastLine = Date.distantPast
+    private var lastKey = ""
+    private var mappingStart = Date()
+    private let quiet: Bool
+
+    init(quiet: Bool) {
+        self.quiet = quiet
+    }
+
+    func update(_ progress: MigrationProgress) {
+        guard !quiet else { return }
+        let key = "\(progress.phase.rawValue)/\(progress.mapping ?? "")"
+        if key != lastKey {
+            if isTerminal && !lastKey.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
+            lastKey = key
+            mappingStart = Date()
+        }
+        let elapsed = Date().timeIntervalSince(mappingStart)
+        let rate = elapsed > 0.05 ? Double(progress.completed) / elapsed : 0
+        var text = "[\(progress.phase.rawValue)] \(progress.mapping ?? (progress.isFinished ? "the migrated store is valid" : "checking every object against the destination schema"))"
+        if let total = progress.total, total > 0 {
+            let fraction = min(1, Double(progress.completed) / Double(total))
+            if isTerminal {
+                let width = 24
+                let filled = Int(fraction * Double(width))
+                text += " " + String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            }
+            text += String(format: " %3.0f%% %d/%d", fraction * 100, progress.completed, total)
+            if rate > 0 && progress.completed < total {
+                text += String(format: " %.0f/s ETA %.0fs", rate, Double(total - progress.completed) / rate)
+            } else if rate > 0 {
+                text += String(format: " %.0f/s", rate)
+            }
+        } else if progress.phase != .validate {
+            text += " \(progress.completed) objects"
+        }
+        if isTerminal {
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        } else {
+            let now = Date()
+            guard progress.completed == 0 || progress.isFinished || now.timeIntervalSince(lastLine) >= 2 else { return }
+            lastLine = now
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    }
+
+    func finish() {
+        if isTerminal && !quiet && !lastKey.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}

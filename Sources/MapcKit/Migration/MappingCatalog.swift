@@ -1,0 +1,31 @@
+import Foundation
+
+/// The mapping files of a mappings folder, found by their source and destination versions.
+public struct MappingCatalog {
+    /// The folder read.
+    public let directory: String
+    /// Mappings that loaded, by file name order.
+    public private(set) var mappings: [MappingModel] = []
+
+    /// Reads every `.yaml`/`.yml` mapping file in the folder (a missing folder is an empty catalog).
+    /// Throws `DiagnosticsError` when a mapping file does not load.
+    public init(directory: String) throws {
+        self.directory = directory
+        var diagnostics: [Diagnostic] = []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names.sorted() where name.hasSuffix(".yaml") || name.hasSuffix(".yml") {
+            let path = (directory as NSString).appendingPathComponent(name)
+            let source = try SourceFile.read(path: path)
+            guard MappingLoader.looksLikeMapping(source) else { continue }
+            let (mapping, found) = MappingLoader.parse(source: source)
+            diagnostics += found
+            if let mapping, !found.hasErrors { mappings.append(mapping) }
+        }
+        if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+    }
+
+    /// The mapping from one version to another, if a file provides it.
+    public func mapping(from source: String, to destination: String) -> MappingModel? {
+        mappings.first { $0.source == source && $0.destination == destination }
+    }
+}

@@ -1,0 +1,252 @@
+import Foundation
+
+/// Checks a mapping model against its source and destination schemas, the way a compiler checks
+/// code: unknown versions, entities and properties (with "did you mean"), expressions that do not
+/// parse or type-check, results a destination attribute cannot hold, filters that are not
+/// predicates, `$manager` calls naming missing or mismatched mappings, required attributes left
+/// without a value, source entities no mapping reads, unknown policies, and stale entity hashes.
+public struct MappingChecker {
+    /// The mapping checked.
+    public let mapping: MappingModel
+    /// Policies that may be named.
+    public let policies: PolicyRegistry
+    private var diagnostics: [Diagnostic] = []
+
+    /// Creates a checker.
+    public init(mapping: MappingModel, policies: PolicyRegistry = .shared) {
+        self.mapping = mapping
+        self.policies = policies
+    }
+
+    private var fileStart: FileLocation? { mapping.file.map { FileLocation(path: $0.path, line: 1, column: 1) } }
+
+    private mutating func error(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
+        diagnostics.append(.error(message, at: location ?? fileStart, length: length, fix: fix))
+    }
+
+    private mutating func warning(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
+        diagnostics.append(.warning(message, at: location ?? fileStart, length: length, fix: fix))
+    }
+
+    /// Resolves the versions in a catalog, then checks; unknown versions are diagnostics.
+    public mutating func check(catalog: SchemaCatalog) -> [Diagnostic] {
+        let versions = catalog.schemas.map(\.version)
+        var schemas: [Schema] = []
+        for (key, version) in [("source", mapping.source), ("destination", mapping.destination)] where !version.isEmpty {
+            if let schema = catalog.schema(version: version) {
+                schemas.append(schema)
+            } else {
+                error("unknown \(key) version '\(version)' in \(catalog.directory.isEmpty ? "the schemas" : catalog.directory)", at: mapping.valueLocations[key], length: version.count,
+                      fix: Suggestions.didYouMean(version, in: versions) ?? (versions.isEmpty ? "the schemas folder has no versions" : "versions: \(versions.joined(separator: ", "))"))
+            }
+        }
+        guard schemas.count == 2 else { return diagnostics }
+        return check(source: schemas[0], destination: schemas[1])
+    }
+
+    /// Checks against the two schemas.
+    public mutating func check(source: Schema, destination: Schema) -> [Diagnostic] {
+        let mappingsByName = Dictionary(mapping.entityMappings.map { ($0.name, (source: $0.source, destination: $0.destination)) }, uniquingKeysWith: { first, _ in first })
+        for entityMapping in mapping.entityMappings {
+            checkEntityMapping(entityMapping, source: source, destination: destination, mappings: mappingsByName)
+        }
+        // Source objects no mapping reads are dropped: say so, by entity.
+        for entity in source.entities where !entity.isAbstract {
+            let readers = mapping.entityMappings.filter { $0.source == entity.name || ($0.sourceExpression != nil && $0.source.map { name in source.ancestry(of: entity).contains { $0.name == name } } == true) }
+            if readers.isEmpty {
+                warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],
+                        fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
+            }
+        }
+        return diagnostics.sorted(by: SchemaLoader.fileOrder)
+    }
+
+    private mutating func checkEntityMapping(_ entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema,
+                                             mappings: [String: (source: String?, destination: String?)]) {
+        let at = { (key: String) in entityMapping.valueLocations[key] ?? entityMapping.location }
+        var sourceEntity: Entity?
+        var destinationEntity: Entity?
+        if let name = entityMapping.source {
+            sourceEntity = sourceSchema.entity(named: name)
+            if sourceEntity == nil {
+                error("unknown source entity '\(name)' in \(sourceSchema.version)", at: at("source"), length: name.count,
+                      fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name)) ?? "entities: \(sourceSchema.entities.map(\.name).joined(separator: ", "))")
+            }
+        }
+        if let name = entityMapping.destination {
+            destinationEntity = destinationSchema.entity(named: name)
+            if destinationEntity == nil {
+                error("unknown destination entity '\(name)' in \(destinationSchema.version)", at: at("destination"), length: name.count,
+                      fix: Suggestions.didYouMean(name, in: destinationSchema.entities.map(\.name)) ?? "entities: \(destinationSchema.entities.map(\.name).joined(separator: ", "))")
+            } else if destinationEntity!.isAbstract {
+                error("destination entity '\(name)' is abstract; objects cannot be created for it", at: at("destination"), length: name.count, fix: "map to one of its concrete sub-entities")
+            }
+        }
+        switch entityMapping.type {
+        case .remove where entityMapping.destination != nil:
+            error("a remove mapping has no destination", at: at("type"), fix: "remove 'destination:' or change the type")
+        case .add where entityMapping.source != nil:
+            error("an add mapping has no source", at: at("type"), fix: "remove 'source:' or change the type to transform")
+        case .copy where entityMapping.source != entityMapping.destination:
+            error("a copy mapping needs the same entity on both sides", at: at("type"), fix: "use type transform with property mappings")
+        case .transform where entityMapping.source == nil || entityMapping.destination == nil:
+            error("a transform mapping needs both a source and a destination entity", at: entityMapping.location)
+        default: break
+        }
+
+        // Policy.
+        var policyType: EntityMigrationPolicy.Type?
+        if let name = entityMapping.policy {
+            policyType = policies.policy(named: name)
+            if policyType == nil {
+                error("unknown policy '\(name)'", at: at("policy"), length: name.count,
+                      fix: Suggestions.didYouMean(name, in: policies.names).map { "\($0)" } ?? (policies.names.isEmpty ? "no policies are registered in this mapc; see docs/policies.md" : "registered: \(policies.names.joined(separator: ", "))"))
+            }
+        }
+        let provided = policyType?.providedAttributes ?? []
+        var scope = CheckScope(schema: sourceSchema, source: sourceEntity?.name, variables: [
+            "destination": destinationEntity.map { .object($0.name) } ?? .unknown, "entityMapping": .unknown, "propertyMapping": .unknown,
+        ])
+        if sourceEntity == nil { scope.evaluatedObject = .unknown; scope.variables["source"] = .unknown }
+        scope.entityMappings = mappings
+        scope.policyFunctions = policyType.map { Set($0.init().functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
+
+        if let filter = entityMapping.filter {
+            var checker = ExpressionChecker(scope: scope, source: filter.source)
+            checker.checkPredicate(filter.expression)
+            diagnostics += checker.diagnostics
+        }
+        if let sourceExpression = entityMapping.sourceExpression {
+            var checker = ExpressionChecker(scope: scope, source: sourceExpression.source)
+            let type = checker.check(sourceExpression.expression)
+            diagnostics += checker.diagnostics
+            if case .collection(.object(let entity)) = type, let expected = entityMapping.source, entity != expected {
+                error("the source expression fetches \(entity) objects, but the mapping's source is \(expected)", at: sourceExpression.source.origin)
+            }
+        }
+
+        // Attributes.
+        let destinationAttributes = destinationEntity.map { destinationSchema.allAttributes(of: $0) } ?? []
+        let destinationRelationships = destinationEntity.map { destinationSchema.allRelationships(of: $0) } ?? []
+        for propertyMapping in entityMapping.attributes {
+            guard let destinationEntity else { break }
+            guard let attribute = destinationAttributes.first(where: { $0.name == propertyMapping.name }) else {
+                if destinationRelationships.contains(where: { $0.name == propertyMapping.name }) {
+                    error("'\(propertyMapping.name)' is a relationship of \(destinationEntity.name); move it under 'relationships:'", at: propertyMapping.location, length: propertyMapping.name.count)
+                } else {
+                    error("unknown attribute '\(propertyMapping.name)' of destination entity \(destinationEntity.name)", at: propertyMapping.location, length: propertyMapping.name.count,
+                          fix: Suggestions.didYouMean(propertyMapping.name, in: destinationAttributes.map(\.name)) ?? "attributes: \(destinationAttributes.map(\.name).joined(separator: ", "))")
+                }
+                var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+                checker.check(propertyMapping.expression.expression)
+                diagnostics += checker.diagnostics
+                continue
+            }
+            if attribute.isTransient {
+                warning("attribute '\(attribute.name)' is transient; the value is not stored", at: propertyMapping.location, length: attribute.name.count)
+            }
+            var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+            checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
+            diagnostics += checker.diagnostics
+        }
+
+        // Relationships.
+        for propertyMapping in entityMapping.relationships {
+            guard let destinationEntity else { break }
+            guard let relationship = destinationRelationships.first(where: { $0.name == propertyMapping.name }) else {
+                if destinationAttributes.contains(where: { $0.name == propertyMapping.name }) {
+                    error("'\(propertyMapping.name)' is an attribute of \(destinationEntity.name); move it under 'attributes:'", at: propertyMapping.location, length: propertyMapping.name.count)
+                } else {
+                    error("unknown relationship '\(propertyMapping.name)' of destination entity \(destinationEntity.name)", at: propertyMapping.location, length: propertyMapping.name.count,
+                          fix: Suggestions.didYouMean(propertyMapping.name, in: destinationRelationships.map(\.name)) ?? (destinationRelationships.isEmpty ? "\(destinationEntity.name) has no relationships" : "relationships: \(destinationRelationships.map(\.name).joined(separator: ", "))"))
+                }
+                var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+                checker.check(propertyMapping.expression.expression)
+                diagnostics += checker.diagnostics
+                continue
+            }
+            var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+            let type = checker.check(propertyMapping.expression.expression)
+            diagnostics += checker.diagnostics
+            checkRelationshipResult(type, propertyMapping, relationship, destinationSchema, mappings)
+        }
+
+        // Required destination attributes with no value at all.
+        if let destinationEntity, entityMapping.type != .copy, entityMapping.type != .remove {
+            for attribute in destinationAttributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
+                if entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
+                    let hint = sourceEntity.flatMap { sourceSchema.property(named: attribute.name, in: $0) } != nil ? "add '\(attribute.name): $source.\(attribute.name)'" : "add an expression under 'attributes:', or a default in the schema"
+                    error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint)
+                }
+            }
+            // Attributes both entities have, left unmapped, lose their values.
+            if let sourceEntity, entityMapping.type == .transform {
+                for attribute in destinationAttributes where entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) && !attribute.isTransient {
+                    if case .attribute? = sourceSchema.property(named: attribute.name, in: sourceEntity), attribute.isOptional || attribute.defaultValue != nil {
+                        warning("attribute '\(attribute.name)' exists in both \(sourceEntity.name) and \(destinationEntity.name) but is not mapped; its values will be lost",
+                                at: entityMapping.location, length: entityMapping.name.count, fix: "add '\(attribute.name): $source.\(attribute.name)'")
+                    }
+                }
+            }
+        }
+
+        // Recorded hashes.
+        if let recorded = entityMapping.sourceHash, let sourceEntity {
+            checkHash(recorded, entity: sourceEntity, schema: sourceSchema, side: "source")
+        }
+        if let recorded = entityMapping.destinationHash, let destinationEntity {
+            checkHash(recorded, entity: destinationEntity, schema: destinationSchema, side: "destination")
+        }
+    }
+
+    private mutating func checkRelationshipResult(_ type: ExprType, _ propertyMapping: PropertyMapping, _ relationship: Relationship, _ destinationSchema: Schema,
+                                                  _ mappings: [String: (source: String?, destination: String?)]) {
+        var produced: String?
+        switch type {
+        case .object(let entity): produced = entity
+        case .collection(.object(let entity)): produced = entity
+        case .unknown, .null, .collection(.unknown), .collection(.null): return
+        default:
+            error("relationship '\(relationship.name)' takes objects, but this expression gives \(type)", at: propertyMapping.expression.source.origin,
+                  fix: "use FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Mapping\", $source…)")
+            return
+        }
+        guard let produced, !produced.isEmpty, let target = destinationSchema.entity(named: relationship.destination) else { return }
+        if !destinationSchema.hierarchy(under: target).contains(where: { $0.name == produced }) {
+            let via = Self.namedMapping(in: propertyMapping.expression.expression).map { " (mapping '\($0)' creates \(produced) objects)" } ?? ""
+            error("relationship '\(relationship.name)' leads to \(relationship.destination), but this expression gives \(produced) objects\(via)", at: propertyMapping.expression.source.origin,
+                  fix: "name a mapping whose destination is \(relationship.destination)" + (mappings.first { $0.value.destination == relationship.destination }.map { ", such as '\($0.key)'" } ?? ""))
+        }
+    }
+
+    /// The mapping name in a `destinationInstancesForEntityMappingNamed:` call, if any.
+    static func namedMapping(in expression: Expr) -> String? {
+        if case .method(_, let selector, _, let arguments) = expression.kind, selector == MethodSelector.destinationInstancesForEntityMapping.rawValue,
+           let first = arguments.first, case .literal(.string(let name)) = first.kind {
+            return name
+        }
+        return nil
+    }
+
+    private mutating func checkHash(_ recorded: RecordedHash, entity: Entity, schema: Schema, side: String) {
+        let current = VersionHash.entityHashes(of: schema)[entity.name] ?? ""
+        guard recorded.hash != current else { return }
+        var changes: [String] = []
+        if !recorded.properties.isEmpty {
+            let now = VersionHash.propertyFingerprints(of: entity, in: schema)
+            for name in Set(recorded.properties.keys).union(now.keys).sorted() {
+                switch (recorded.properties[name], now[name]) {
+                case (nil, _?): changes.append(name == "@entity" ? "the entity's own settings changed" : "'\(name)' was added")
+                case (_?, nil): changes.append("'\(name)' was removed")
+                case let (old?, new?) where old != new:
+                    changes.append(name == "@entity" ? "the entity's flags, parent, modifier or constraints changed" : "'\(name)' changed (type, optionality, transient flag, modifier, or relationship target, inverse or counts)")
+                default: break
+                }
+            }
+        }
+        let what = changes.isEmpty ? "run 'mapc check --update-hashes' once you have reviewed the mapping against the new schema"
+            : changes.joined(separator: "; ") + "; review the mapping, then run 'mapc check --update-hashes'"
+        error("stale \(side) hash: \(entity.name) in \(schema.version) has changed since this mapping was written (recorded \(recorded.hash.prefix(12)), now \(current.prefix(12)))",
+              at: recorded.location, length: 1, fix: what)
+    }
+}

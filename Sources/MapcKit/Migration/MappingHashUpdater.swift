@@ -1,0 +1,37 @@
+/// Writes the current entity hashes into a mapping file (`mapc check --update-hashes`), editing
+/// the text so comments and layout are kept: each entity mapping gets `sourceHash:` and
+/// `destinationHash:` lines under its `name:`, replacing earlier ones.
+public enum MappingHashUpdater {
+    /// The file's new text.
+    public static func update(_ mapping: MappingModel, source: Schema, destination: Schema) -> String? {
+        guard let file = mapping.file else { return nil }
+        var lines = file.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Edits by line index, applied bottom-up so indexes stay valid.
+        var replacements: [Int: String] = [:]
+        var insertions: [Int: [String]] = [:]
+        for entityMapping in mapping.entityMappings {
+            guard let nameLine = entityMapping.location?.line, nameLine - 1 < lines.count, let column = entityMapping.location?.column else { continue }
+            // The key `name:` starts before its value; find its column on the line.
+            let line = lines[nameLine - 1]
+            let keyColumn = line.range(of: "name:").map { line.distance(from: line.startIndex, to: $0.lowerBound) } ?? max(0, column - 7)
+            let indent = String(repeating: " ", count: keyColumn)
+            for (key, recorded, entityName, schema) in [("sourceHash", entityMapping.sourceHash, entityMapping.source, source),
+                                                        ("destinationHash", entityMapping.destinationHash, entityMapping.destination, destination)] {
+                guard let entityName, let entity = schema.entity(named: entityName), let hash = VersionHash.entityHashes(of: schema)[entityName] else { continue }
+                let fingerprints = VersionHash.propertyFingerprints(of: entity, in: schema)
+                let properties = fingerprints.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(fingerprints[$0]!)" }.joined(separator: ", ")
+                let text = "\(indent)\(key): { hash: \(hash), properties: { \(properties) } }"
+                if let location = recorded?.location, location.line - 1 < lines.count, lines[location.line - 1].contains("\(key):") {
+                    replacements[location.line - 1] = text
+                } else {
+                    insertions[nameLine - 1, default: []].append(text)
+                }
+            }
+        }
+        for (index, text) in replacements { lines[index] = text }
+        for index in insertions.keys.sorted(by: >) {
+            lines.insert(contentsOf: insertions[index]!, at: index + 1)
+        }
+        return lines.joined(separator: "\n")
+    }
+}
