@@ -311,7 +311,12 @@ public struct ExpressionChecker {
             default:
                 warning("\(modifier.rawValue) expects a to-many key path, but this is \(article(left))", leftExpression.range, fix: "remove \(modifier.rawValue)")
             }
-        } else if case .collection = left, ![.inCollection, .contains, .equal, .notEqual].contains(op) || !isCollectionOrOpen(right) {
+        } else if case .collection = left, ![.inCollection, .contains, .equal, .notEqual].contains(op) || !isCollectionOrOpen(right) || right == .null {
+            if right == .null && (op == .equal || op == .notEqual) {
+                error("a to-many key path compared with nil", leftExpression.range,
+                      fix: "test '\(source.text.unicodeScalarsSlice(leftExpression.range)).@count \(op == .equal ? "== 0" : "> 0")', or use ANY/ALL for the elements")
+                return
+            }
             if op != .contains {
                 error("a to-many key path is used where a single value is needed", leftExpression.range,
                       fix: "add ANY, ALL or NONE before it (for example 'ANY \(source.text.unicodeScalarsSlice(leftExpression.range)) \(op.rawValue) …'), or use @count")

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import MapcKit
+import MapcExamples
+
+/// A mapping file that must draw a diagnostic: the text, the message part, and where.
+struct MappingCheckCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    let yaml: String
+    let message: String
+    let line: Int
+    let column: Int
+    var severity: Severity = .error
+    var testDescription: String { name }
+}
+
+private let noteToNote = """
+  - name: NoteToNote
+    source: Note
+    destination: Note
+    attributes:
+      title: $source.title
+      body: $source.body
+      dateCreated: $source.dateCreated
+      displayIndex: $source.displayIndex
+
+"""
+
+/// A v2 -> v3 mapping with `extra` appended after NoteToNote (which starts at line 4).
+private func v2to3(_ extra: String, header: String = "source: v2\ndestination: v3\nentityMappings:\n") -> String {
+    header + noteToNote + extra
+}
+
+private let attachmentMapping = """
+  - name: NoteToAttachment
+    source: Note
+    destination: Attachment
+    filter: image != nil
+    attributes:
+      image: $source.image
+      dateCreated: $source.dateCreated
+    relationships:
+      note: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source)
+
+"""
+
+let mappingCheckCases: [MappingCheckCase] = [
+    .init(name: "unknown source version", yaml: "source: v22\ndestination: v3\nentityMappings: []\n", message: "unknown source version 'v22'", line: 1, column: 9),
+    .init(name: "unknown destination version", yaml: "source: v2\ndestination: v9\nentityMappings: []\n", message: "unknown destination version 'v9'", line: 2, column: 14),
+    .init(name: "missing source", yaml: "destination: v3\nentityMappings: []\n", message: "missing 'source:'", line: 1, column: 1),
+    .init(name: "unknown top-level key", yaml: "source: v2\ndestination: v3\nentityMapping: []\nentityMappings: []\n", message: "unknown key 'entityMapping' in the mapping file; did you mean 'entityMappings'?", line: 3, column: 1),
+    .init(name: "unknown entity mapping key", yaml: v2to3("  - name: X\n    source: Note\n    destination: Note\n    fliter: image != nil\n"), message: "unknown key 'fliter' in an entity mapping; did you mean 'filter'?", line: 15, column: 5),
+    .init(name: "entity mapping without a name", yaml: v2to3("  - source: Note\n    destination: Attachment\n"), message: "an entity mapping needs a 'name:'", line: 12, column: 5),
+    .init(name: "duplicate mapping name", yaml: v2to3("  - name: NoteToNote\n    source: Note\n    type: remove\n"), message: "duplicate entity mapping name 'NoteToNote' (first at line 4)", line: 12, column: 11),
+    .init(name: "unknown mapping type", yaml: v2to3("  - name: X\n    source: Note\n    destination: Note\n    type: transfrom\n"), message: "unknown entity mapping type 'transfrom'; did you mean 'transform'?", line: 15, column: 11),
+    .init(name: "unknown source entity", yaml: v2to3("  - name: X\n    source: Nte\n    destination: Attachment\n"), message: "unknown source entity 'Nte' in v2; did you mean 'Note'?", line: 13, column: 13),
+    .init(name: "unknown destination entity", yaml: v2to3("  - name: X\n    source: Note\n    destination: Atachment\n"), message: "unknown destination entity 'Atachment' in v3; did you mean 'Attachment'?", line: 14, column: 18),
+    .init(name: "unknown destination attribute", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "      image: $source.image", with: "      imgae: $source.image")), message: "unknown attribute 'imgae' of destination entity Attachment; did you mean 'image'?", line: 17, column: 7),
+    .init(name: "attribute listed as relationship", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "      note: FUNCTION", with: "      image: $source.image\n      note: FUNCTION")), message: "'image' is an attribute of Attachment; move it under 'attributes:'", line: 20, column: 7),
+    .init(name: "relationship listed as attribute", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "      image: $source.image", with: "      image: $source.image\n      note: $source")), message: "'note' is a relationship of Attachment; move it under 'relationships:'", line: 18, column: 7),
+    .init(name: "unknown destination relationship", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "      note: FUNCTION", with: "      nte: FUNCTION")), message: "unknown relationship 'nte' of destination entity Attachment; did you mean 'note'?", line: 20, column: 7),
+    .init(name: "unknown source key in expression", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "image: $source.image", with: "image: $source.imag")), message: "unknown key 'imag' on Note; did you mean 'image'?", line: 17, column: 22),
+    .init(name: "expression does not parse", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "image: $source.image", with: "image: $source.image +")), message: "expected a value, found the end of the expression", line: 17, column: 29),
+    .init(name: "result type does not fit", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "image: $source.image", with: "image: $source.title")), message: "a string result cannot be stored in attribute 'Attachment.image' (binary)", line: 17, column: 14),
+    .init(name: "double into integer", yaml: v2to3("").replacingOccurrences(of: "displayIndex: $source.displayIndex", with: "displayIndex: $source.displayIndex / 2"), message: "a double result would lose its fraction", line: 11, column: 21),
+    .init(name: "filter is not a predicate", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "filter: image != nil", with: "filter: image")), message: "expected a predicate (true or false), but this is a binary", line: 15, column: 13),
+    .init(name: "filter reads an unknown key", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "filter: image != nil", with: "filter: imag != nil")), message: "unknown key 'imag' on Note; did you mean 'image'?", line: 15, column: 13),
+    .init(name: "quoted filter keeps its column", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "filter: image != nil", with: "filter: \"imag != nil\"")), message: "unknown key 'imag' on Note", line: 15, column: 14),
+    .init(name: "manager names a missing mapping", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "\"NoteToNote\", $source)", with: "\"NoteToNot\", $source)")), message: "no entity mapping named 'NoteToNot'; did you mean 'NoteToNote'?", line: 20, column: 94),
+    .init(name: "manager mapping with the wrong destination", yaml: v2to3(attachmentMapping + "  - name: Other\n    source: Note\n    destination: Attachment\n    filter: FALSEPREDICATE\n    attributes:\n      image: $source.image\n      dateCreated: $source.dateCreated\n    relationships:\n      note: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToAttachment\", $source)\n"),
+          message: "relationship 'note' leads to Note, but this expression gives Attachment objects (mapping 'NoteToAttachment' creates Attachment objects)", line: 29, column: 13),
+    .init(name: "relationship given a value", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "note: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)", with: "note: $source.title")), message: "relationship 'note' takes objects, but this expression gives string", line: 20, column: 13),
+    .init(name: "required attribute without expression", yaml: v2to3("").replacingOccurrences(of: "      body: $source.body\n", with: ""), message: "required attribute 'body' of Note has neither an expression nor a default; add 'body: $source.body'", line: 4, column: 11),
+    .init(name: "source entity nobody reads", yaml: "source: v2\ndestination: v3\nentityMappings:\n  - name: Nothing\n    source: Note\n    type: remove\n" .replacingOccurrences(of: "  - name: Nothing\n    source: Note\n    type: remove\n", with: "  []\n"), message: "no entity mapping reads Note objects of v2; they would be dropped", line: 4, column: 3, severity: .warning),
+    .init(name: "unmapped attribute loses values", yaml: "source: v2\ndestination: v3\nentityMappings:\n" + attachmentMapping.replacingOccurrences(of: "      image: $source.image\n      dateCreated: $source.dateCreated\n", with: "      image: $source.image\n      dateCreated: $source.dateCreated\n") + "  - name: N\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.title\n      body: $source.body\n      dateCreated: $source.dateCreated\n",
+          message: "attribute 'displayIndex' exists in both Note and Note but is not mapped; its values will be lost", line: 13, column: 11, severity: .warning),
+    .init(name: "unknown policy", yaml: v2to3("  - name: X\n    source: Note\n    destination: Attachment\n    policy: AttachmentToImageAttachmentMigrationPolicyV3toV5\n"), message: "unknown policy 'AttachmentToImageAttachmentMigrationPolicyV3toV5'; did you mean 'AttachmentToImageAttachmentMigrationPolicyV3toV4'?", line: 15, column: 13),
+    .init(name: "entity policy without a policy", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "image: $source.image", with: "image: FUNCTION($entityPolicy, 'thumbnail:', $source.image)")), message: "the entity policy has no function 'thumbnail:'; this mapping's policy registers no functions", line: 17, column: 38),
+    .init(name: "remove mapping with a destination", yaml: v2to3("  - name: X\n    source: Note\n    destination: Note\n    type: remove\n"), message: "a remove mapping has no destination", line: 15, column: 11),
+    .init(name: "copy across entities", yaml: v2to3("  - name: X\n    source: Note\n    destination: Attachment\n    type: copy\n"), message: "a copy mapping needs the same entity on both sides", line: 15, column: 11),
+    .init(name: "to-many path in a filter", yaml: "source: v3\ndestination: v4\nentityMappings:\n  - name: N\n    source: Note\n    destination: Note\n    filter: attachments.image != nil\n", message: "a to-many key path compared with nil", line: 7, column: 13),
+    .init(name: "unsafe regex in a filter", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "filter: image != nil", with: "filter: title MATCHES '(a+)+'")), message: "MATCHES pattern refused", line: 15, column: 27),
+    .init(name: "AND/OR mix warning", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "filter: image != nil", with: "filter: image != nil AND displayIndex > 1 OR title == 'x'")), message: "AND binds more tightly than OR here", line: 15, column: 13, severity: .warning),
+    .init(name: "stale source hash", yaml: v2to3("").replacingOccurrences(of: "  - name: NoteToNote\n", with: "  - name: NoteToNote\n    sourceHash: { hash: 0000, properties: { title: 3cbd9ed0, colour: 12345678 } }\n"), message: "stale source hash: Note in v2 has changed since this mapping was written", line: 5, column: 17),
+    .init(name: "second source entity nobody reads", yaml: "source: v3\ndestination: v3\nentityMappings:\n  - name: N\n    source: Note\n    destination: Note\n".replacingOccurrences(of: "destination: v3", with: "destination: v3"), message: "no entity mapping reads Attachment objects", line: 4, column: 3, severity: .warning),
+]
+
+@Suite("Mapping check")
+struct MappingCheckTests {
+    init() { registerUnCloudNotesPolicies() }
+
+    private func diagnostics(_ yaml: String) throws -> [Diagnostic] {
+        let (mapping, loadDiagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        guard let mapping, !loadDiagnostics.hasErrors else { return loadDiagnostics }
+        var checker = MappingChecker(mapping: mapping)
+        return loadDiagnostics + checker.check(catalog: try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path))
+    }
+
+    @Test func thereAreAtLeastThirtyCases() {
+        #expect(mappingCheckCases.count >= 30)
+    }
+
+    @Test("a mapping mistake is reported with message and position", arguments: mappingCheckCases)
+    func reports(_ testCase: MappingCheckCase) throws {
+        let found = try diagnostics(testCase.yaml)
+        let match = try #require(found.first { $0.description.contains(testCase.message) }, "got:\n\(found.map(\.description).joined(separator: "\n"))")
+        #expect(match.severity == testCase.severity)
+        #expect(match.location?.line == testCase.line, "\(match)")
+        #expect(match.location?.column == testCase.column, "\(match)")
+    }
+
+    @Test func shippedMappingsAreClean() throws {
+        for name in ["mapping_v2_to_v3.yaml", "mapping_v3_to_v4.yaml"] {
+            let text = try String(contentsOf: packageRoot.appendingPathComponent("mappings/\(name)"), encoding: .utf8)
+            #expect(try diagnostics(text).isEmpty, "\(name)")
+        }
+    }
+
+    @Test func updatingHashesRecordsThemAndSilencesStaleness() throws {
+        let yaml = v2to3(attachmentMapping)
+        let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        let model = try #require(mapping)
+        let updated = try #require(MappingHashUpdater.update(model, source: catalog.schema(version: "v2")!, destination: catalog.schema(version: "v3")!))
+        #expect(updated.components(separatedBy: "sourceHash: { hash: ").count == 3)
+        #expect(updated.contains("    destinationHash: { hash: \(VersionHash.entityHashes(of: catalog.schema(version: "v3")!)["Attachment"]!)"))
+        #expect(try diagnostics(updated).isEmpty)
+        // Running it again replaces rather than duplicates.
+        let (again, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: updated))
+        let reloaded = try #require(again)
+        let twice = try #require(MappingHashUpdater.update(reloaded, source: catalog.schema(version: "v2")!, destination: catalog.schema(version: "v3")!))
+        #expect(twice == updated)
+    }
+}
