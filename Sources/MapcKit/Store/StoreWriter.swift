@@ -59,8 +59,11 @@ public final class StoreWriter {
             var assignments = "\(column.quotedDatabaseIdentifier) = ?"
             var arguments: [DatabaseValue] = [target?.databaseValue ?? .null]
             if let orderColumn {
-                // Appended at the end of the inverse ordered relationship.
-                assignments += ", \(orderColumn.quotedDatabaseIdentifier) = (SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?)"
+                // Appended at the end of the inverse ordered relationship, unless the other side already
+                // placed this object there (SQLite evaluates the CASE against the row's old values).
+                let order = orderColumn.quotedDatabaseIdentifier, link = column.quotedDatabaseIdentifier
+                assignments += ", \(order) = CASE WHEN \(link) IS ? THEN \(order) ELSE (SELECT COALESCE(MAX(\(order)), -1) + 1 FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(link) = ?) END"
+                arguments.append(target?.databaseValue ?? .null)
                 arguments.append(target?.databaseValue ?? .null)
             }
             arguments.append(owner.databaseValue)

@@ -1,0 +1,220 @@
+import Foundation
+import Testing
+@testable import MapcKit
+import MapcExamples
+
+/// Records every hook call, in order, into a shared log.
+final class RecordingPolicy: EntityMigrationPolicy, @unchecked Sendable {
+    nonisolated(unsafe) static var log: [String] = []
+    static let lock = NSLock()
+    static func record(_ entry: String) { lock.withLock { log.append(entry) } }
+
+    override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { Self.record("begin \(mapping.name)") }
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        Self.record("create \(mapping.name) \(source.data.id)")
+        try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+    }
+    override func endInstanceCreation(_ mapping: EntityMapping, manager: MigrationManager) throws { Self.record("endInstanceCreation \(mapping.name)") }
+    override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        Self.record("relate \(mapping.name) \(destination.id)")
+        try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+    }
+    override func endRelationshipCreation(_ mapping: EntityMapping, manager: MigrationManager) throws { Self.record("endRelationshipCreation \(mapping.name)") }
+    override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws { Self.record("validate \(mapping.name)") }
+    override func end(_ mapping: EntityMapping, manager: MigrationManager) throws { Self.record("end \(mapping.name)") }
+    override var functions: [String: PolicyFunction] { ["shout:": { arguments in
+        guard case .scalar(.string(let text))? = arguments.first else { return .null }
+        return .scalar(.string(text.uppercased() + "!"))
+    }] }
+}
+
+/// A policy that rejects the result in phase 3.
+final class RejectingPolicy: EntityMigrationPolicy, @unchecked Sendable {
+    override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        throw MigrationError.policy(mapping: mapping.name, message: "custom validation says no")
+    }
+}
+
+@Suite("Migration manager")
+struct MigrationManagerTests {
+    private func mapping(_ yaml: String) throws -> MappingModel {
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        return try #require(model)
+    }
+
+    private func notes(_ count: Int, images: (Int) -> Bool = { $0 % 3 == 0 }) -> [ObjectData] {
+        (0..<count).map { index in
+            ObjectData(id: "n\(index)", entity: "Note", attributes: [
+                "title": .string("Note \(index)"), "body": .string("Body \(index)"), "dateCreated": .date(Date(timeIntervalSince1970: Double(index))),
+                "displayIndex": .integer(Int64(index)), "image": images(index) ? .binary(Data([1, 2, 3])) : .null,
+            ])
+        }
+    }
+
+    @Test func hooksRunInCoreDataOrder() throws {
+        let registry = PolicyRegistry()
+        registry.register(RecordingPolicy.self, as: "Recording")
+        RecordingPolicy.lock.withLock { RecordingPolicy.log = [] }
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(notes(2, images: { $0 == 1 }))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            policy: Recording
+            attributes: { title: "FUNCTION($entityPolicy, 'shout:', $source.title)", body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            policy: Recording
+            filter: image != nil
+            attributes: { image: $source.image, dateCreated: $source.dateCreated }
+            relationships:
+              note: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source)
+        """ + "\n")
+        let destination = try Store.inMemory(schema: try uncloudNotes("v3"))
+        _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3"), policies: registry).migrate(into: destination)
+        let log = RecordingPolicy.lock.withLock { RecordingPolicy.log }
+        #expect(log == [
+            "begin NoteToNote", "create NoteToNote n0", "create NoteToNote n1", "endInstanceCreation NoteToNote",
+            "begin NoteToAttachment", "create NoteToAttachment n1", "endInstanceCreation NoteToAttachment",
+            "relate NoteToNote n0", "relate NoteToNote n1", "endRelationshipCreation NoteToNote",
+            "relate NoteToAttachment n1.NoteToAttachment", "endRelationshipCreation NoteToAttachment",
+            "validate NoteToNote", "validate NoteToAttachment", "end NoteToNote", "end NoteToAttachment",
+        ])
+        #expect(try destination.objects(of: "Note").first?.attributes["title"] == .string("NOTE 0!"), "policy functions are callable from expressions")
+        #expect(try destination.objects(of: "Attachment").first?.relationships["note"] == ["n1"])
+    }
+
+    @Test func everyRelationshipKindSurvivesACopyMigration() throws {
+        let k1 = try kitchenSchema()
+        let k2Text = try String(contentsOf: packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/kitchen.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "version: k1", with: "version: k2")
+            .replacingOccurrences(of: "      thing: { type: transformable", with: "      added: string?\n      thing: { type: transformable")
+        let k2 = try loadSchema(k2Text)
+        let source = try Store.inMemory(schema: k1)
+        try source.insert(try DataFile.read(kitchenData(), schema: k1).objects)
+        var yaml = "source: k1\ndestination: k2\nentityMappings:\n"
+        for entity in k1.entities { yaml += "  - { name: \(entity.name)Copy, source: \(entity.name), destination: \(entity.name) }\n" }
+        let model = try mapping(yaml)
+        #expect(model.entityMappings.allSatisfy { $0.type == .copy })
+        let destination = try Store.inMemory(schema: k2)
+        let summary = try MigrationManager(source: source, mapping: model, destinationSchema: k2).migrate(into: destination)
+        #expect(summary.created.map(\.count).reduce(0, +) == 14)
+        var expected = try DataFile.dump(source).serialized(pretty: true)
+        expected = expected.replacingOccurrences(of: "\"version\": \"k1\"", with: "\"version\": \"k2\"")
+            .replacingOccurrences(of: "        \"thing\":", with: "        \"added\": null,\n        \"thing\":")
+        let got = try DataFile.dump(destination).serialized(pretty: true)
+        #expect(got == expected)
+        if got != expected {
+            for (a, b) in zip(got.split(separator: "\n"), expected.split(separator: "\n")) where a != b { print("GOT  \(a)\nWANT \(b)") }
+        }
+    }
+
+    @Test func anExpressionFailureNamesMappingPropertyObjectAndPosition() throws {
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(notes(1_200))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes:
+              title: $source.title
+              body: $source.body
+              dateCreated: $source.dateCreated
+              displayIndex: modulus:by:(1000, $source.displayIndex - 999)
+        """ + "\n")
+        let error = #expect(throws: MigrationError.self) {
+            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3")).migrate(into: try Store.inMemory(schema: try uncloudNotes("v3")))
+        }
+        guard case .expression(let name, let property, let object, let diagnostic)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(name == "NoteToNote" && property == "displayIndex" && object == ObjectRef(entity: "Note", id: "n999"))
+        #expect(diagnostic.message == "modulus by zero")
+        #expect(diagnostic.location == FileLocation(path: "m.yaml", line: 11, column: 21))
+    }
+
+    @Test func validationFailuresAreListedWithMappingEntityObjectPropertyValueAndRule() throws {
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(notes(30))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes:
+              title: TERNARY($source.displayIndex > 4, $source.title, nil)
+              body: $source.body
+              dateCreated: $source.dateCreated
+              displayIndex: $source.displayIndex
+        """ + "\n")
+        let error = #expect(throws: MigrationError.self) {
+            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3")).migrate(into: try Store.inMemory(schema: try uncloudNotes("v3")))
+        }
+        guard case .validation(let violations, let total)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(total == 5)
+        #expect(violations.first == ValidationViolation(mapping: "NoteToNote", entity: "Note", object: "n0", property: "title", value: "nil", rule: "required value missing"))
+        #expect(error?.description.contains("Note 'n0', property 'title': required value missing (value: nil) [created by mapping 'NoteToNote']") == true)
+    }
+
+    @Test func customValidationCanRejectTheResult() throws {
+        let registry = PolicyRegistry()
+        registry.register(RejectingPolicy.self, as: "Rejecting")
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(notes(3))
+        let model = try mapping("source: v2\ndestination: v2\nentityMappings:\n  - { name: Copy, source: Note, destination: Note, type: copy, policy: Rejecting }\n")
+        let error = #expect(throws: MigrationError.self) {
+            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v2"), policies: registry).migrate(into: try Store.inMemory(schema: try uncloudNotes("v2")))
+        }
+        #expect(error?.description == "mapping 'Copy': custom policy failed: custom validation says no")
+    }
+
+    @Test func valuesThatDoNotFitAreReportedWithTheObject() throws {
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(notes(2))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: "$source.displayIndex + 0.5" }
+        """ + "\n")
+        let error = #expect(throws: MigrationError.self) {
+            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3")).migrate(into: try Store.inMemory(schema: try uncloudNotes("v3")))
+        }
+        #expect(error?.description.hasPrefix("mapping 'NoteToNote', Note 'n0', property 'displayIndex': 0.5 is not a whole number") == true, "\(String(describing: error))")
+    }
+
+    @Test func theUnCloudNotesPolicyReadsImageSizesAndCaptions() throws {
+        registerUnCloudNotesPolicies()
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0x03, 0x20, 0, 0, 0x02, 0x58, 8, 6, 0, 0, 0])
+        #expect(ImageHeader.size(of: png)! == (800, 600))
+        #expect(ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x01, 0x2C, 0x01, 0x90, 3])) == nil || ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x01, 0x2C, 0x01, 0x90, 3]))! == (400, 300))
+        #expect(ImageHeader.size(of: Data("GIF89a".utf8)) == nil)
+        #expect(ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xE0, 0xFF, 0xFF])) == nil, "a length past the data is not trusted")
+        let v3 = try uncloudNotes("v3")
+        let source = try Store.inMemory(schema: v3)
+        try source.insert([
+            ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t"), "body": .string(String(repeating: "é", count: 100)), "dateCreated": .date(Date()), "displayIndex": .integer(0)]),
+            ObjectData(id: "a1", entity: "Attachment", attributes: ["image": .binary(png), "dateCreated": .date(Date())], relationships: ["note": ["n1"]]),
+        ])
+        let model = try mapping(try String(contentsOf: packageRoot.appendingPathComponent("mappings/mapping_v3_to_v4.yaml"), encoding: .utf8))
+        let destination = try Store.inMemory(schema: try uncloudNotes("v4"))
+        _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v4")).migrate(into: destination)
+        let image = try #require(try destination.objects(of: "ImageAttachment").first)
+        #expect(image.attributes["width"] == .double(800) && image.attributes["height"] == .double(600))
+        #expect(image.attributes["caption"] == .string(String(repeating: "é", count: 80)))
+        #expect(image.relationships["note"] == ["n1"])
+        #expect(try destination.objects(of: "Note").first?.relationships["attachments"] == ["a1"])
+    }
+}
