@@ -30,6 +30,7 @@ let package = Package(
             name: "MapcCLI",
             dependencies: [
                 "MapcKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -37,6 +38,6 @@ let package = Package(
         .target(name: "MapcExamples", dependencies: ["MapcKit"]),
         .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"]),
         .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples"], exclude: ["Fixtures"]),
-        .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "mapc"]),
+        .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "MapcKit", "mapc"], exclude: ["Fixtures"]),
     ]
 )

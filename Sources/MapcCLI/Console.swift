@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import MapcKit
 
 /// Where commands write: results to standard output, diagnostics and progress to standard error.
@@ -22,6 +23,9 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
     } catch let error as DataValidationError {
         Console.err("error: the data does not fit the schema:\n" + error.description)
         throw ExitCodeError(MapcExitCode.invalidInput)
+    } catch let error as DatabaseError {
+        Console.err("error: SQLite: \(error.message ?? "\(error)")")
+        throw ExitCodeError(MapcExitCode.storeError)
     } catch let error as MapcError {
         Console.err("error: \(error)")
         switch error {

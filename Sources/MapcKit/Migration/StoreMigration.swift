@@ -122,12 +122,18 @@ public enum StoreMigration {
     static func retireWriteAheadLog(of path: String) throws {
         let fileManager = FileManager.default
         guard fileManager.fileExists(atPath: path + "-wal") || fileManager.fileExists(atPath: path + "-shm") else { return }
-        let queue = try DatabaseQueue(path: path)
-        try queue.writeWithoutTransaction { db in
-            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-            _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
+        do {
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(2)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try queue.writeWithoutTransaction { db in
+                _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
+            }
+            try queue.close()
+        } catch let error as DatabaseError {
+            throw MigrationError.setup("\(path) is open in another process (\(error.message ?? "locked")); close the app using it and run again")
         }
-        try queue.close()
         if fileManager.fileExists(atPath: path + "-wal") {
             throw MigrationError.setup("\(path) is open in another process (its -wal file could not be folded in); close the app using it and run again")
         }

@@ -1,0 +1,215 @@
+import Foundation
+import MapcKit
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private let fixtures = CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures")
+
+/// A project folder with the shipped schemas and mappings.
+private func project() throws -> URL {
+    let folder = try CLI.project()
+    try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+    return folder
+}
+
+private func bytes(_ folder: URL, _ name: String) throws -> Data {
+    try Data(contentsOf: folder.appendingPathComponent(name))
+}
+
+/// A v2 store of `count` notes, every third with a PNG image.
+private func makeV2Store(_ folder: URL, count: Int, name: String = "notes.db") throws {
+    var notes: [String] = []
+    for index in 0..<count {
+        let image = index % 3 == 0 ? "\"iVBORw0KGgoAAAANSUhEUgAAAoAAAAHgCAYAAAA=\"" : "null"
+        notes.append(#"{"id": "n\#(index)", "title": "Note \#(index)", "body": "Body \#(index)", "dateCreated": "2024-05-01T10:00:00Z", "displayIndex": \#(index), "image": \#(image)}"#)
+    }
+    try folder.write(#"{"version": "v2", "objects": {"Note": [\#(notes.joined(separator: ",\n"))]}}"#, to: "\(name).json")
+    let loaded = try CLI.run(["load", "\(name).json", name], in: folder)
+    #expect(loaded.status == 0, "\(loaded.stderr)")
+}
+
+@Suite("mapc run", .serialized)
+struct RunCommandTests {
+    @Test func bothUnCloudNotesStepsGiveTheExpectedData() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["load", fixtures.appendingPathComponent("uncloudnotes-v2.json").path, "store.db"], in: folder).status == 0)
+        let first = try CLI.run(["run", "--from", "v2", "--to", "v3", "store.db"], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("migrated store.db from v2 to v3"))
+        #expect(first.stdout.contains("NoteToAttachment  3 objects created"))
+        #expect(try CLI.run(["dump", "store.db"], in: folder).stdout == String(contentsOf: fixtures.appendingPathComponent("expected-v3.json"), encoding: .utf8))
+        let second = try CLI.run(["run", "--from", "v3", "--to", "v4", "store.db"], in: folder)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(try CLI.run(["dump", "store.db"], in: folder).stdout == String(contentsOf: fixtures.appendingPathComponent("expected-v4.json"), encoding: .utf8))
+        #expect(try CLI.run(["status", "store.db"], in: folder).stdout.contains("compatible  v4"))
+        let again = try CLI.run(["run", "--to", "v4", "store.db"], in: folder)
+        #expect(again.status == 0 && again.stdout.contains("already at v4; nothing to do"))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp") || $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test func progressAndJSONSummary() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 30)
+        let run = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("[create] NoteToNote 100% 30/30"), "plain progress lines when standard error is not a terminal: \(run.stderr)")
+        #expect(run.stderr.contains("[relate] NoteToAttachment"))
+        #expect(run.stderr.contains("[validate] the migrated store is valid"))
+        let json = try CLI.run(["run", "--to", "v4", "--format", "json", "notes.db"], in: folder)
+        #expect(json.status == 0)
+        let parsed = try JSONValue.parse(Data(json.stdout.utf8), path: "summary")
+        #expect(parsed["created"]?["AttachmentToImageAttachment"] == .integer(10))
+        #expect(parsed["objects"]?["ImageAttachment"] == .integer(10))
+        #expect(json.stderr.isEmpty, "no progress with --format json")
+    }
+
+    @Test func dryRunOutputAndBackupLeaveTheOriginalAlone() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 12)
+        let original = try bytes(folder, "notes.db")
+        let dry = try CLI.run(["run", "--dry-run", "--to", "v3", "notes.db"], in: folder)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("dry run: notes.db would migrate from v2 to v3"))
+        #expect(try bytes(folder, "notes.db") == original)
+        let output = try CLI.run(["run", "--to", "v3", "--output", "migrated.db", "notes.db"], in: folder)
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(try bytes(folder, "notes.db") == original)
+        #expect(try CLI.run(["status", "migrated.db"], in: folder).stdout.contains("compatible  v3"))
+        #expect(try CLI.run(["run", "--to", "v3", "--output", "migrated.db", "notes.db"], in: folder).status == 2, "--output never overwrites")
+        let backup = try CLI.run(["run", "--to", "v3", "--keep-backup", "notes.db"], in: folder)
+        #expect(backup.status == 0)
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("notes.db.backup-v2-") })
+        #expect(try bytes(folder, name) == original)
+        #expect(try CLI.run(["status", "notes.db"], in: folder).stdout.contains("compatible  v3"))
+    }
+
+    @Test func wrongVersionsAndMissingMappingsAreRefusedBeforeAnythingRuns() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 3)
+        let original = try bytes(folder, "notes.db")
+        let wrongFrom = try CLI.run(["run", "--from", "v1", "--to", "v3", "notes.db"], in: folder)
+        #expect(wrongFrom.status == 2)
+        #expect(wrongFrom.stderr.contains("notes.db is at version v2, not v1 (checked by its hashes)"))
+        let noMapping = try CLI.run(["run", "--to", "v4", "notes.db"], in: folder)
+        #expect(noMapping.status == 2)
+        #expect(noMapping.stderr.contains("no mapping from v2 to v4 in ./mappings"))
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "image: $source.image", with: "image: $source.imag"), to: "mappings/mapping_v2_to_v3.yaml")
+        let invalid = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
+        #expect(invalid.status == 1)
+        #expect(invalid.stderr.contains("mapping_v2_to_v3.yaml:23:22: error: unknown key 'imag' on Note; did you mean 'image'?"), "\(invalid.stderr)")
+        #expect(try bytes(folder, "notes.db") == original)
+    }
+
+    @Test func anExpressionErrorOnTheThousandthObjectChangesNothing() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 1_500)
+        let original = try bytes(folder, "notes.db")
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "displayIndex: $source.displayIndex", with: "displayIndex: modulus:by:(1000, $source.displayIndex - 999)"), to: "mappings/mapping_v2_to_v3.yaml")
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder)
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("error: modulus by zero"), "\(run.stderr)")
+        #expect(run.stderr.contains("while mapping 'NoteToNote', property 'displayIndex', source object Note 'n999'"))
+        #expect(run.stderr.contains("^~~~"), "the error points into the mapping file")
+        #expect(run.stderr.contains("notes.db was not changed"))
+        #expect(try bytes(folder, "notes.db") == original)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test func aValidationFailureChangesNothing() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 40)
+        let original = try bytes(folder, "notes.db")
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "      title: $source.title", with: "      title: TERNARY($source.displayIndex == 7, nil, $source.title)"), to: "mappings/mapping_v2_to_v3.yaml")
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder)
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("Note 'n7', property 'title': required value missing (value: nil) [created by mapping 'NoteToNote']"), "\(run.stderr)")
+        #expect(try bytes(folder, "notes.db") == original)
+    }
+
+    @Test func aKilledMigrationLeavesTheStoreWholeAndTheNextRunCleansUp() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 12_000)
+        let original = try bytes(folder, "notes.db")
+        var killedMidway = 0
+        for delay in [0.05, 0.25, 0.6] {
+            let process = Process()
+            process.executableURL = CLI.executable
+            process.arguments = ["run", "--quiet", "--to", "v3", "notes.db"]
+            process.currentDirectoryURL = folder
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            let stillRunning = process.isRunning
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let now = try bytes(folder, "notes.db")
+            if now == original {
+                if stillRunning { killedMidway += 1 }
+                continue
+            }
+            // Killed after the atomic rename: the store must then be complete and valid at v3.
+            let status = try CLI.run(["status", "notes.db"], in: folder)
+            #expect(status.stdout.contains("compatible  v3") && status.stdout.contains("  Note        12000"), "\(status.stdout)")
+            break
+        }
+        #expect(killedMidway > 0, "at least one kill must land during the migration for this test to mean anything")
+        if try bytes(folder, "notes.db") == original {
+            let finish = try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder)
+            #expect(finish.status == 0, "\(finish.stderr)")
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp") }
+        #expect(leftovers.isEmpty, "the next run removes what killed runs left: \(leftovers)")
+        #expect(try CLI.run(["status", "notes.db"], in: folder).stdout.contains("compatible  v3"))
+    }
+
+    @Test func twoMigrationsOfOneStoreCannotRunAtOnce() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 3)
+        let lockPath = folder.appendingPathComponent("notes.db.mapc-lock").path
+        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o644)
+        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        let blocked = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
+        #expect(blocked.status == 2)
+        #expect(blocked.stderr.contains("another migration of this store is running"))
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+        #expect(try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder).status == 0)
+    }
+
+    @Test func aStoreWithAnUncheckpointedWriteAheadLogMigratesWithItsLatestData() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let catalog = try SchemaCatalog(directory: folder.appendingPathComponent("schemas").path)
+        let v2 = try catalog.require(version: "v2")
+        let live = try Store.create(at: folder.appendingPathComponent("live.db").path, schema: v2)
+        _ = try live.database.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode=WAL") }
+        try live.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint=0") }
+        try live.insert((0..<25).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("t"), "body": .string("b"), "dateCreated": .date(Date()), "displayIndex": .integer(Int64($0))]) })
+        // While the app still has it open, mapc must refuse to swap the file under it.
+        let inUse = try CLI.run(["run", "--quiet", "--to", "v3", "live.db"], in: folder)
+        #expect(inUse.status == 2, "\(inUse.stderr)")
+        #expect(inUse.stderr.contains("open in another process"))
+        // A copy with its -wal (as a crashed app leaves it) migrates with every object, and no stale -wal survives.
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(atPath: folder.appendingPathComponent("live.db").path + suffix, toPath: folder.appendingPathComponent("copy.db").path + suffix)
+        }
+        try live.database.close()
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "copy.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("copy.db-wal").path))
+        #expect(try CLI.run(["status", "copy.db"], in: folder).stdout.contains("  Note        25"))
+    }
+}
