@@ -318,18 +318,24 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MapcError.notFound("no entity mapping named '\(name)'" + (Suggestions.didYouMean(name, in: mapping.entityMappings.map(\.name)).map { "; \($0)" } ?? ""))
         }
         var result: [ObjectRef] = []
-        let lookup = try statement("SELECT dest_id, dest_entity FROM mapc_scratch.assoc WHERE mapping = ? AND source_id = ?")
+        let lookup = try statement("SELECT dest_id, dest_entity, dest_pk FROM mapc_scratch.assoc WHERE mapping = ? AND source_id = ?")
         for source in sourceInstances {
-            for row in try Row.fetchAll(lookup, arguments: [index, source.id]) { result.append(ObjectRef(entity: row[1], id: row[0])) }
+            for row in try Row.fetchAll(lookup, arguments: [index, source.id]) {
+                result.append(ObjectRef(entity: row[1], id: row[0]))
+                rememberKey(row[2], for: row[0])
+            }
         }
         return result
     }
 
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
         var result: [ObjectRef] = []
-        let lookup = try statement("SELECT dest_id, dest_entity FROM mapc_scratch.assoc WHERE source_id = ? ORDER BY mapping LIMIT 1")
+        let lookup = try statement("SELECT dest_id, dest_entity, dest_pk FROM mapc_scratch.assoc WHERE source_id = ? ORDER BY mapping LIMIT 1")
         for source in sourceInstances {
-            if let row = try Row.fetchOne(lookup, arguments: [source.id]) { result.append(ObjectRef(entity: row[1], id: row[0])) }
+            if let row = try Row.fetchOne(lookup, arguments: [source.id]) {
+                result.append(ObjectRef(entity: row[1], id: row[0]))
+                rememberKey(row[2], for: row[0])
+            }
         }
         return result
     }
@@ -350,9 +356,24 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     // MARK: Phase 2
 
+    /// Primary keys of destination objects recently returned by lookups, so setting a relationship
+    /// to them needs no second query. Bounded: cleared when full.
+    private var recentKeys: [String: Int64] = [:]
+
+    private func rememberKey(_ key: Int64, for id: String) {
+        if recentKeys.count >= 4_096 { recentKeys.removeAll(keepingCapacity: true) }
+        recentKeys[id] = key
+    }
+
     private func relatePhase() throws {
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
             currentMapping = index
+            // The default policy has nothing to do for a mapping without relationship mappings.
+            let customPolicy = type(of: policies[index]) != EntityMigrationPolicy.self
+            guard customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
+                try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
+                continue
+            }
             var done = 0
             report(.relate, entityMapping.name, 0, created[index])
             var lastRow: Int64 = 0
@@ -361,24 +382,39 @@ public final class MigrationManager: MigrationManagerFunctions {
                                             arguments: [index, lastRow, batchSize])
                 guard let last = rows.last else { break }
                 lastRow = last[0]
+                // The batch's source objects in a few queries, when they all are of the mapping's source entity.
+                var sources: [String: ObjectData] = [:]
+                if entityMapping.sourceExpression == nil, let entity = entityMapping.source {
+                    sources = try sourceStore.objects(ids: rows.map { $0[1] as String }, ofExactEntity: entity)
+                }
                 for row in rows {
                     var destination = DestinationObject(entity: row[4], id: row[3])
                     destination.primaryKey = row[2]
-                    currentSourceID = row[1]
+                    let sourceID: String = row[1]
+                    currentSource = (destination.id, sources[sourceID])
+                    currentSourceID = sourceID
+                    if let data = sources[sourceID] { sourceGraph.remember(data) }
                     try hook(entityMapping) { try policies[index].createRelationships(for: destination, mapping: entityMapping, manager: self) }
                     done += 1
                     if done % 10_000 == 0 { report(.relate, entityMapping.name, done, created[index]) }
                 }
             }
+            currentSource = nil
+            currentSourceID = nil
             report(.relate, entityMapping.name, done, created[index], finished: true)
             try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
         }
     }
 
+    /// The destination object being related in phase 2, with its source object when already read.
+    private var currentSource: (destinationID: String, data: ObjectData?)?
     private var currentSourceID: String?
 
     /// The source object a destination object was created from, by the mapping being run.
     public func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
+        if let current = currentSource, current.destinationID == destination.id, let data = current.data {
+            return SourceObject(data: data, graph: sourceGraph)
+        }
         let id: String?
         if let current = currentSourceID { id = current } else {
             id = try String.fetchOne(try statement("SELECT source_id FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1"), arguments: [destination.id])
@@ -434,7 +470,7 @@ public final class MigrationManager: MigrationManagerFunctions {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: "\(target) is not a \(relationship.destination); check which entity mapping the expression names")
             }
-            guard let key = try writer.primaryKey(ofID: target.id, entity: target.entity) else {
+            guard let key = try recentKeys[target.id] ?? writer.primaryKey(ofID: target.id, entity: target.entity) else {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: "\(target) does not exist in the destination store")
             }

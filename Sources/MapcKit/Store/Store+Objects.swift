@@ -118,6 +118,15 @@ extension Store {
         return found
     }
 
+    /// Objects of one entity (sub-entities excluded) by identity, read a few hundred per query.
+    public func objects(ids: [String], ofExactEntity entity: String) throws -> [String: ObjectData] {
+        var found: [String: ObjectData] = [:]
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            try readObjects(ofExactEntity: entity, ids: Array(ids[start..<min(ids.count, start + 500)])) { found[$0.id] = $0 }
+        }
+        return found
+    }
+
     /// The entity of the object with this identity.
     public func entityName(ofID id: String) throws -> String? {
         try database.read { db in
@@ -134,7 +143,7 @@ extension Store {
         try readObjects(ofExactEntity: entityName, id: nil, primaryKeys: primaryKeys, body)
     }
 
-    private func readObjects(ofExactEntity entityName: String, id: String?, primaryKeys: ClosedRange<Int64>? = nil, _ body: (ObjectData) throws -> Void) throws {
+    private func readObjects(ofExactEntity entityName: String, id: String? = nil, ids: [String]? = nil, primaryKeys: ClosedRange<Int64>? = nil, _ body: (ObjectData) throws -> Void) throws {
         guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
         let storage = try layout.storage(of: entityName)
         let attributes = schema.allAttributes(of: entity).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
@@ -158,13 +167,16 @@ extension Store {
         }
         let toOne = relationships.filter { if case .foreignKey = storage.relationships[$0.name]! { return true } else { return false } }
         var idFilter = id == nil ? "" : " AND t.\(storage.idColumn.quotedDatabaseIdentifier) = ?"
+        if let ids {
+            idFilter += " AND t.\(storage.idColumn.quotedDatabaseIdentifier) IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+        }
         if let primaryKeys {
             idFilter += " AND t.\(storage.primaryKey.quotedDatabaseIdentifier) BETWEEN \(primaryKeys.lowerBound) AND \(primaryKeys.upperBound)"
         }
         let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(storage.entityColumn.quotedDatabaseIdentifier) = ?\(idFilter) ORDER BY t.\(storage.primaryKey.quotedDatabaseIdentifier)"
         try database.read { db in
             let manyStatements = try toManyQueries.map { ($0.name, try db.makeStatement(sql: $0.sql)) }
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments([entityName] + (id.map { [$0] } ?? [])))
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments([entityName] + (id.map { [$0] } ?? []) + (ids ?? [])))
             while let row = try rows.next() {
                 let primaryKey: Int64 = row[0]
                 var object = ObjectData(id: row[1], entity: entityName)

@@ -4,8 +4,8 @@ public final class StoreObjectGraph: ObjectGraph {
     /// The store read.
     public let store: Store
     private var cache: [String: ObjectData] = [:]
-    private var cacheOrder: [String] = []
-    private let cacheLimit = 1_024
+    private let cacheLimit = 4_096
+    private var properties: [String: [String: Property]] = [:]
 
     /// Creates a graph over a store.
     public init(store: Store) {
@@ -14,11 +14,17 @@ public final class StoreObjectGraph: ObjectGraph {
 
     /// Makes an object known to the graph without a read (for objects being iterated already).
     public func remember(_ object: ObjectData) {
-        if cache[object.id] == nil {
-            cacheOrder.append(object.id)
-            if cacheOrder.count > cacheLimit { cache[cacheOrder.removeFirst()] = nil }
-        }
+        // Objects are visited in batches; dropping the whole cache when it fills keeps memory bounded
+        // at constant cost per object (an eviction list would cost more than the misses it saves).
+        if cache.count >= cacheLimit && cache[object.id] == nil { cache.removeAll(keepingCapacity: true) }
         cache[object.id] = object
+    }
+
+    private func property(_ key: String, of entityName: String) -> Property? {
+        if let known = properties[entityName]?[key] { return known }
+        guard let entity = store.schema.entity(named: entityName), let found = store.schema.property(named: key, in: entity) else { return nil }
+        properties[entityName, default: [:]][key] = found
+        return found
     }
 
     private func load(_ id: String) throws -> ObjectData? {
@@ -29,8 +35,7 @@ public final class StoreObjectGraph: ObjectGraph {
     }
 
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
-        guard let data = try load(object.id), let entity = store.schema.entity(named: data.entity),
-              let property = store.schema.property(named: key, in: entity) else { return nil }
+        guard let data = try load(object.id), let property = property(key, of: data.entity) else { return nil }
         switch property {
         case .attribute(let attribute):
             return .scalar(attribute.isTransient ? .null : (data.attributes[key] ?? .null))
