@@ -284,8 +284,32 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     private func identity(for source: SourceObject, mapping entityMapping: EntityMapping) -> String {
-        let first = mapping.entityMappings.first { $0.source == entityMapping.source && $0.type != .remove }
-        return first?.name == entityMapping.name ? source.data.id : "\(source.data.id).\(entityMapping.name)"
+        source.data.id + identitySuffix(mappingIndex(entityMapping))
+    }
+
+    /// The suffix the identity rule adds to a source id for a mapping: none for the first mapping
+    /// reading its source entity, `.MappingName` for later ones, so ids stay unique and predictable.
+    func identitySuffix(_ index: Int) -> String {
+        let entityMapping = mapping.entityMappings[index]
+        let first = mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
+        return first == index ? "" : ".\(entityMapping.name)"
+    }
+
+    /// Whether a mapping's objects follow the identity rule, so lookups need no association rows:
+    /// true for mappings without a custom policy (a policy may create objects any way it likes).
+    func followsIdentityRule(_ index: Int) -> Bool {
+        mapping.entityMappings[index].policy == nil
+    }
+
+    /// The destination object a rule-following mapping created from a source id, if it did.
+    private func ruleDestination(_ index: Int, sourceID: String) throws -> (ref: ObjectRef, key: Int64)? {
+        guard let destination = mapping.entityMappings[index].destination, let storage = destinationStore?.layout.entities[destination] else { return nil }
+        let id = sourceID + identitySuffix(index)
+        let sql = "SELECT \(storage.primaryKey.quotedDatabaseIdentifier), \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.idColumn.quotedDatabaseIdentifier) = ?"
+        guard let row = try Row.fetchOne(try statement(sql), arguments: [id]) else { return nil }
+        let entity: String = row[1]
+        guard storage.discriminators.contains(entity) else { return nil }
+        return (ObjectRef(entity: entity, id: id), row[0])
     }
 
     /// Writes a destination object and records that `mapping` created it from `source`.
@@ -299,7 +323,12 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
                                        message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
         }
-        try associate(source: source.ref, destination: inserted, mapping: entityMapping)
+        let index = mappingIndex(entityMapping)
+        if followsIdentityRule(index) && destination.id == identity(for: source, mapping: entityMapping) {
+            created[index] += 1
+        } else {
+            try associate(source: source.ref, destination: inserted, mapping: entityMapping)
+        }
         return inserted
     }
 
@@ -318,6 +347,15 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MapcError.notFound("no entity mapping named '\(name)'" + (Suggestions.didYouMean(name, in: mapping.entityMappings.map(\.name)).map { "; \($0)" } ?? ""))
         }
         var result: [ObjectRef] = []
+        if followsIdentityRule(index) {
+            for source in sourceInstances {
+                if let found = try ruleDestination(index, sourceID: source.id) {
+                    result.append(found.ref)
+                    rememberKey(found.key, for: found.ref.id)
+                }
+            }
+            return result
+        }
         let lookup = try statement("SELECT dest_id, dest_entity, dest_pk FROM mapc_scratch.assoc WHERE mapping = ? AND source_id = ?")
         for source in sourceInstances {
             for row in try Row.fetchAll(lookup, arguments: [index, source.id]) {
@@ -329,12 +367,22 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        // Each related source object through the first mapping (in order) that migrated it.
         var result: [ObjectRef] = []
-        let lookup = try statement("SELECT dest_id, dest_entity, dest_pk FROM mapc_scratch.assoc WHERE source_id = ? ORDER BY mapping LIMIT 1")
+        let lookup = try statement("SELECT dest_id, dest_entity, dest_pk FROM mapc_scratch.assoc WHERE mapping = ? AND source_id = ? LIMIT 1")
         for source in sourceInstances {
-            if let row = try Row.fetchOne(lookup, arguments: [source.id]) {
-                result.append(ObjectRef(entity: row[1], id: row[0]))
-                rememberKey(row[2], for: row[0])
+            for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
+                if followsIdentityRule(index) {
+                    guard let found = try ruleDestination(index, sourceID: source.id) else { continue }
+                    result.append(found.ref)
+                    rememberKey(found.key, for: found.ref.id)
+                    break
+                }
+                if let row = try Row.fetchOne(lookup, arguments: [index, source.id]) {
+                    result.append(ObjectRef(entity: row[1], id: row[0]))
+                    rememberKey(row[2], for: row[0])
+                    break
+                }
             }
         }
         return result
@@ -345,6 +393,15 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MapcError.notFound("no entity mapping named '\(name)'")
         }
         var result: [ObjectRef] = []
+        if followsIdentityRule(index) {
+            let suffix = identitySuffix(index)
+            for destination in destinationInstances where destination.id.hasSuffix(suffix) {
+                guard try ruleDestination(index, sourceID: String(destination.id.dropLast(suffix.count)))?.ref.id == destination.id else { continue }
+                let id = String(destination.id.dropLast(suffix.count))
+                if let entity = try sourceStore.entityName(ofID: id) { result.append(ObjectRef(entity: entity, id: id)) }
+            }
+            return result
+        }
         let lookup = try statement("SELECT source_id FROM mapc_scratch.assoc WHERE mapping = ? AND dest_id = ?")
         for destination in destinationInstances {
             for id in try String.fetchAll(lookup, arguments: [index, destination.id]) {
@@ -376,27 +433,42 @@ public final class MigrationManager: MigrationManagerFunctions {
             }
             var done = 0
             report(.relate, entityMapping.name, 0, created[index])
-            var lastRow: Int64 = 0
-            while true {
-                let rows = try Row.fetchAll(try statement("SELECT rowid, source_id, dest_pk, dest_id, dest_entity FROM mapc_scratch.assoc WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT ?"),
-                                            arguments: [index, lastRow, batchSize])
-                guard let last = rows.last else { break }
-                lastRow = last[0]
-                // The batch's source objects in a few queries, when they all are of the mapping's source entity.
-                var sources: [String: ObjectData] = [:]
-                if entityMapping.sourceExpression == nil, let entity = entityMapping.source {
-                    sources = try sourceStore.objects(ids: rows.map { $0[1] as String }, ofExactEntity: entity)
+            let relate = { (destination: DestinationObject, sourceID: String, data: ObjectData?) throws in
+                self.currentSource = (destination.id, data)
+                self.currentSourceID = sourceID
+                if let data { self.sourceGraph.remember(data) }
+                try self.hook(entityMapping) { try self.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: self) }
+                done += 1
+                if done % 10_000 == 0 { self.report(.relate, entityMapping.name, done, self.created[index]) }
+            }
+            if followsIdentityRule(index), entityMapping.sourceExpression == nil, let sourceEntity = entityMapping.source {
+                // The objects this mapping created are found from its source objects by the identity rule.
+                try sourceStore.forEachBatch(ofExactEntity: sourceEntity, batchSize: batchSize) { batch in
+                    for data in batch {
+                        guard let found = try ruleDestination(index, sourceID: data.id) else { continue }
+                        var destination = DestinationObject(entity: found.ref.entity, id: found.ref.id)
+                        destination.primaryKey = found.key
+                        try relate(destination, data.id, data)
+                    }
                 }
-                for row in rows {
-                    var destination = DestinationObject(entity: row[4], id: row[3])
-                    destination.primaryKey = row[2]
-                    let sourceID: String = row[1]
-                    currentSource = (destination.id, sources[sourceID])
-                    currentSourceID = sourceID
-                    if let data = sources[sourceID] { sourceGraph.remember(data) }
-                    try hook(entityMapping) { try policies[index].createRelationships(for: destination, mapping: entityMapping, manager: self) }
-                    done += 1
-                    if done % 10_000 == 0 { report(.relate, entityMapping.name, done, created[index]) }
+            } else {
+                var lastRow: Int64 = 0
+                while true {
+                    let rows = try Row.fetchAll(try statement("SELECT rowid, source_id, dest_pk, dest_id, dest_entity FROM mapc_scratch.assoc WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT ?"),
+                                                arguments: [index, lastRow, batchSize])
+                    guard let last = rows.last else { break }
+                    lastRow = last[0]
+                    // The batch's source objects in a few queries, when they all are of the mapping's source entity.
+                    var sources: [String: ObjectData] = [:]
+                    if entityMapping.sourceExpression == nil, let entity = entityMapping.source {
+                        sources = try sourceStore.objects(ids: rows.map { $0[1] as String }, ofExactEntity: entity)
+                    }
+                    for row in rows {
+                        var destination = DestinationObject(entity: row[4], id: row[3])
+                        destination.primaryKey = row[2]
+                        let sourceID: String = row[1]
+                        try relate(destination, sourceID, sources[sourceID])
+                    }
                 }
             }
             currentSource = nil
@@ -490,9 +562,15 @@ public final class MigrationManager: MigrationManagerFunctions {
         guard let destination = destinationStore else { return }
         let validator = StoreValidator(store: destination, db: db)
         let (violations, total) = try validator.validate { entity, id in
-            guard let row = try Row.fetchOne(db, sql: "SELECT mapping FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1", arguments: [id]),
-                  let index = row[0] as Int?, index < self.mapping.entityMappings.count else { return nil }
-            return self.mapping.entityMappings[index].name
+            if let row = try Row.fetchOne(db, sql: "SELECT mapping FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1", arguments: [id]),
+               let index = row[0] as Int?, index < self.mapping.entityMappings.count {
+                return self.mapping.entityMappings[index].name
+            }
+            // Rule-following mappings: a suffix names the mapping; no suffix means the first mapping of its source entity.
+            let candidates = self.mapping.entityMappings.enumerated().filter { self.followsIdentityRule($0.offset) && $0.element.destination.map { name in
+                self.destinationSchema.entity(named: name).map { self.destinationSchema.hierarchy(under: $0).contains { $0.name == entity } } ?? false } ?? false }
+            return (candidates.first { !self.identitySuffix($0.offset).isEmpty && id.hasSuffix(self.identitySuffix($0.offset)) }
+                ?? candidates.first { self.identitySuffix($0.offset).isEmpty })?.element.name
         }
         if total > 0 { throw MigrationError.validation(violations: violations, total: total) }
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
