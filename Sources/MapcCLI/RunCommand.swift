@@ -43,6 +43,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "No progress display.")
     var quiet = false
 
+    @Flag(help: "Evaluate every object with the interpreter, compiling nothing to SQL (slower; for comparing results).")
+    var interpret = false
+
     func validate() throws {
         if dryRun && output != nil { throw ValidationError("--dry-run writes nothing; drop --output or --dry-run") }
         if dryRun && keepBackup { throw ValidationError("--dry-run leaves the store untouched; --keep-backup has nothing to keep") }
@@ -84,6 +87,7 @@ struct RunCommand: ParsableCommand {
                 options.dryRun = dryRun
                 options.outputPath = output
                 options.keepBackup = keepBackup
+                options.allowsSQL = !interpret
                 let display = ProgressDisplay(quiet: quiet || format == .json)
                 let started = Date()
                 let outcome = try StoreMigration.run(store: store, source: sourceSchema, destination: destinationSchema, mapping: mapping, options: options) { display.update($0) }
@@ -128,7 +132,8 @@ struct RunCommand: ParsableCommand {
         lines.append(String(format: "%@ from %@ to %@ in %.2f s", verb, summary.sourceVersion, summary.destinationVersion, seconds))
         let width = summary.created.map(\.mapping.count).max() ?? 0
         for (mapping, count) in summary.created {
-            lines.append("  \(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created")
+            let how = summary.compiled.contains(mapping) ? " (SQL)" : ""
+            lines.append("  \(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created\(how)")
         }
         lines.append("  phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))
         lines.append("  objects: " + summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))

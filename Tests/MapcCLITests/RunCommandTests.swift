@@ -145,7 +145,8 @@ struct RunCommandTests {
         for delay in [0.05, 0.25, 0.6] {
             let process = Process()
             process.executableURL = CLI.executable
-            process.arguments = ["run", "--quiet", "--to", "v3", "notes.db"]
+            // The interpreter path takes long enough for kills to land mid-run.
+            process.arguments = ["run", "--quiet", "--interpret", "--to", "v3", "notes.db"]
             process.currentDirectoryURL = folder
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
@@ -172,6 +173,26 @@ struct RunCommandTests {
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp") }
         #expect(leftovers.isEmpty, "the next run removes what killed runs left: \(leftovers)")
         #expect(try CLI.run(["status", "notes.db"], in: folder).stdout.contains("compatible  v3"))
+    }
+
+    @Test func compiledAndInterpretedRunsGiveTheSameStore() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["load", fixtures.appendingPathComponent("uncloudnotes-v2.json").path, "a.db"], in: folder).status == 0)
+        try makeV2Store(folder, count: 500, name: "b.db")
+        // A filter and expressions inside the compiled subset, with nil and number semantics to agree on.
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "filter: image != nil", with: "filter: NOT (image == nil OR displayIndex > 400) AND TRUEPREDICATE"), to: "mappings/mapping_v2_to_v3.yaml")
+        for store in ["a.db", "b.db"] {
+            try FileManager.default.copyItem(at: folder.appendingPathComponent(store), to: folder.appendingPathComponent("slow-" + store))
+            let compiled = try CLI.run(["run", "--format", "json", "--to", "v3", store], in: folder)
+            #expect(compiled.stdout.contains(#""compiled": ["NoteToNote", "NoteToAttachment", "NoteToAttachment.relationships"]"#), "\(compiled.stdout)")
+            let interpreted = try CLI.run(["run", "--format", "json", "--interpret", "--to", "v3", "slow-" + store], in: folder)
+            #expect(interpreted.stdout.contains(#""compiled": []"#))
+            let fast = try CLI.run(["dump", store], in: folder).stdout, slow = try CLI.run(["dump", "slow-" + store], in: folder).stdout
+            #expect(fast == slow)
+            #expect(fast.contains("\"Attachment\""))
+        }
+        #expect(!(try CLI.run(["dump", "b.db"], in: folder).stdout.contains("n402.NoteToAttachment")), "the filter excluded it")
     }
 
     @Test func twoMigrationsOfOneStoreCannotRunAtOnce() throws {

@@ -37,6 +37,8 @@ public struct MigrationSummary: Sendable {
     public var phaseSeconds: [MigrationPhase: Double]
     /// Objects of each destination entity, after the migration.
     public var destinationCounts: [(entity: String, count: Int)]
+    /// Entity mappings (and their relationships) that ran as compiled SQL rather than object by object.
+    public var compiled: [String] = []
 
     /// The summary as JSON.
     public var json: JSONValue {
@@ -45,6 +47,7 @@ public struct MigrationSummary: Sendable {
             ("created", .object(created.map { ($0.mapping, .integer(Int64($0.count))) })),
             ("seconds", .object(MigrationPhase.allCases.map { ($0.rawValue, .double((phaseSeconds[$0] ?? 0).rounded(toPlaces: 3))) })),
             ("objects", .object(destinationCounts.map { ($0.entity, .integer(Int64($0.count))) })),
+            ("compiled", .array(compiled.map(JSONValue.string))),
         ])
     }
 }
@@ -76,16 +79,22 @@ public final class MigrationManager: MigrationManagerFunctions {
     public var progress: ((MigrationProgress) -> Void)?
     /// Objects read per batch.
     public var batchSize = 2_000
+    /// Whether mappings SQLite can run with the same results are compiled to SQL (when the source
+    /// store is a file). Off, every object goes through the interpreter; tests compare the two.
+    public var allowsSQL = true
+    private var sourceAttached = false
+    /// What ran as SQL: mapping names, and "Name.relationships".
+    private var compiledWork: [String] = []
 
     let sourceGraph: StoreObjectGraph
     private let registry: PolicyRegistry
-    private var policies: [EntityMigrationPolicy] = []
+    var policies: [EntityMigrationPolicy] = []
     private var evaluators: [Evaluator] = []
     var writer: StoreWriter?
-    private var db: Database?
+    var db: Database?
     private var statements: [String: Statement] = [:]
     private var currentMapping = 0
-    private var created: [Int] = []
+    var created: [Int] = []
     private let startDate = Date()
 
     /// Creates a manager. Policies named by the mapping model must be registered in `policies`.
@@ -131,6 +140,14 @@ public final class MigrationManager: MigrationManagerFunctions {
             try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source_id)")
             try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_dest ON assoc (dest_id)")
             try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_mapping ON assoc (mapping)")
+            if allowsSQL, let path = sourceStore.path {
+                try db.execute(sql: "ATTACH DATABASE ? AS \(Self.sourceSchemaName)", arguments: [path])
+                sourceAttached = true
+            }
+            defer {
+                if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(Self.sourceSchemaName)") }
+                sourceAttached = false
+            }
             writer = StoreWriter(store: destination, db: db)
 
             var clock = Date()
@@ -154,14 +171,15 @@ public final class MigrationManager: MigrationManagerFunctions {
             counts.append((entity.name, try destination.count(of: entity.name, exactly: true)))
         }
         return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
-                                created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts)
+                                created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts,
+                                compiled: compiledWork)
     }
 
-    private func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {
+    func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {
         progress?(MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total, isFinished: finished))
     }
 
-    private func statement(_ sql: String) throws -> Statement {
+    func statement(_ sql: String) throws -> Statement {
         if let cached = statements[sql] { return cached }
         guard let db else { throw MigrationError.setup("the migration manager is not running") }
         let made = try db.makeStatement(sql: sql)
@@ -175,7 +193,14 @@ public final class MigrationManager: MigrationManagerFunctions {
         for (index, entityMapping) in mapping.entityMappings.enumerated() {
             currentMapping = index
             try hook(entityMapping) { try policies[index].begin(entityMapping, manager: self) }
-            if entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
+            if sourceAttached, let compiled = compiledCreation(index) {
+                let total = try sourceCount(for: entityMapping)
+                report(.create, entityMapping.name, 0, total)
+                try statement(compiled.sql).execute(arguments: compiled.arguments)
+                created[index] += db?.changesCount ?? 0
+                compiledWork.append(entityMapping.name)
+                report(.create, entityMapping.name, total ?? created[index], total, finished: true)
+            } else if entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
                 var done = 0
                 let total = try sourceCount(for: entityMapping)
                 report(.create, entityMapping.name, 0, total)
@@ -428,6 +453,14 @@ public final class MigrationManager: MigrationManagerFunctions {
             // The default policy has nothing to do for a mapping without relationship mappings.
             let customPolicy = type(of: policies[index]) != EntityMigrationPolicy.self
             guard customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
+                try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
+                continue
+            }
+            if sourceAttached, let compiled = compiledRelationships(index) {
+                report(.relate, entityMapping.name, 0, created[index])
+                for (sql, arguments) in compiled { try statement(sql).execute(arguments: arguments) }
+                compiledWork.append("\(entityMapping.name).relationships")
+                report(.relate, entityMapping.name, created[index], created[index], finished: true)
                 try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
                 continue
             }

@@ -16,6 +16,9 @@ public struct MigrationOptions: Sendable {
     public var keepBackup = false
     /// Source objects read per batch.
     public var batchSize = 2_000
+    /// Compile what SQLite can run with the same results into SQL; off, every object goes
+    /// through the interpreter (slower; for comparing results).
+    public var allowsSQL = true
     /// Creates default options: replace the store in place, no backup.
     public init() {}
 }
@@ -65,6 +68,7 @@ public enum StoreMigration {
             }
             let manager = try MigrationManager(source: sourceStore, mapping: mapping, destinationSchema: destination, policies: policies)
             manager.batchSize = options.batchSize
+            manager.allowsSQL = options.allowsSQL
             manager.progress = progress
             summary = try manager.migrate(into: destinationStore)
             try destinationStore.database.writeWithoutTransaction { db in

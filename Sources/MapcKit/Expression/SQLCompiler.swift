@@ -1,0 +1,115 @@
+import GRDB
+
+/// A piece of SQL with its bound arguments.
+public struct SQLFragment: Sendable {
+    /// The SQL text, with `?` placeholders.
+    public var sql: String
+    /// The arguments for the placeholders, in order.
+    public var arguments: [DatabaseValue]
+    /// The value's static type.
+    public var type: ExprType
+    /// For a key path to a stored attribute: that attribute's type (for copying values as stored).
+    public var attributeType: AttributeType?
+}
+
+/// Compiles the part of the expression language that SQLite evaluates with exactly mapc's
+/// semantics into SQL over one source row, so simple mappings run as `INSERT … SELECT`.
+///
+/// Compiled: literals (nil, booleans, integers, doubles), key paths to stored attributes of the
+/// row's own entity (`title`, `$source.title`, `SELF.title`), nil tests on any attribute (`image
+/// != nil`), comparisons of numbers and of dates, `AND`, `OR`, `NOT`, `TRUEPREDICATE` and
+/// `FALSEPREDICATE`. Everything else (strings compared, arithmetic, functions, relationships) is
+/// left to the interpreter: `compile` returns nil and the caller evaluates row by row. Comparisons
+/// compile to 0 or 1, never NULL, so `NOT` agrees with mapc's two-valued logic.
+public struct SQLCompiler {
+    /// The schema of the rows.
+    public let schema: Schema
+    /// Where the row's columns are.
+    public let storage: EntityStorage
+    /// The rows' entity.
+    public let entity: Entity
+    /// The SQL alias of the row's table.
+    public let alias: String
+
+    /// Creates a compiler for rows of `entity` read as `alias`.
+    public init(schema: Schema, storage: EntityStorage, entity: Entity, alias: String) {
+        self.schema = schema
+        self.storage = storage
+        self.entity = entity
+        self.alias = alias
+    }
+
+    /// A value expression as SQL, or nil when it is outside the compiled subset.
+    public func value(_ expression: Expr) -> SQLFragment? {
+        switch expression.kind {
+        case .literal(let value):
+            switch value {
+            case .null: return SQLFragment(sql: "NULL", arguments: [], type: .null)
+            case .bool(let flag): return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)
+            case .integer(let n): return SQLFragment(sql: "?", arguments: [n.databaseValue], type: .integer)
+            case .double(let d): return SQLFragment(sql: "?", arguments: [d.databaseValue], type: .double)
+            default: return nil
+            }
+        case .keyPath(let root, let components):
+            guard components.count == 1, case .key(let name, _) = components[0] else { return nil }
+            switch root.kind {
+            case .evaluatedObject: break
+            case .variable("source"): break
+            default: return nil
+            }
+            guard case .attribute(let attribute)? = schema.property(named: name, in: entity), !attribute.isTransient,
+                  let column = storage.attributeColumns[name] else { return nil }
+            return SQLFragment(sql: "\(alias).\(column.quotedDatabaseIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type)
+        default:
+            return predicate(expression)
+        }
+    }
+
+    /// A predicate as SQL giving 0 or 1, or nil when it is outside the compiled subset.
+    public func predicate(_ expression: Expr) -> SQLFragment? {
+        switch expression.kind {
+        case .constantPredicate(let flag):
+            return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)
+        case .literal(.bool(let flag)):
+            return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)
+        case .not(let operand):
+            guard let inner = predicate(operand) else { return nil }
+            return SQLFragment(sql: "(NOT \(inner.sql))", arguments: inner.arguments, type: .bool)
+        case .and(let left, let right), .or(let left, let right):
+            guard let a = predicate(left), let b = predicate(right) else { return nil }
+            let op: String
+            if case .and = expression.kind { op = "AND" } else { op = "OR" }
+            return SQLFragment(sql: "(\(a.sql) \(op) \(b.sql))", arguments: a.arguments + b.arguments, type: .bool)
+        case .comparison(let op, nil, let options, let left, let right) where options.isEmpty:
+            guard let a = value(left), let b = value(right) else { return nil }
+            if a.type == .null || b.type == .null {
+                // x == nil holds when the value is missing or nil.
+                guard op == .equal || op == .notEqual else {
+                    if [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) { return SQLFragment(sql: "0", arguments: [], type: .bool) }
+                    return nil
+                }
+                let other = a.type == .null ? b : a
+                if other.type == .null { return SQLFragment(sql: op == .equal ? "1" : "0", arguments: [], type: .bool) }
+                return SQLFragment(sql: "(\(other.sql) IS \(op == .equal ? "" : "NOT ")NULL)", arguments: other.arguments, type: .bool)
+            }
+            // Numbers with numbers (SQLite compares integers and reals by value), dates with dates (stored as seconds).
+            let numeric: (ExprType) -> Bool = { $0 == .integer || $0 == .double || $0 == .bool }
+            guard (numeric(a.type) && numeric(b.type)) || (a.type == .date && b.type == .date) else { return nil }
+            let sqlOp: String
+            switch op {
+            case .equal: sqlOp = "IS"
+            case .notEqual: sqlOp = "IS NOT"
+            case .less: sqlOp = "<"
+            case .lessOrEqual: sqlOp = "<="
+            case .greater: sqlOp = ">"
+            case .greaterOrEqual: sqlOp = ">="
+            default: return nil
+            }
+            // IS / IS NOT never give NULL; ordering with NULL is false in mapc, so COALESCE to 0.
+            let sql = sqlOp.hasPrefix("IS") ? "(\(a.sql) \(sqlOp) \(b.sql))" : "COALESCE(\(a.sql) \(sqlOp) \(b.sql), 0)"
+            return SQLFragment(sql: sql, arguments: a.arguments + b.arguments, type: .bool)
+        default:
+            return nil
+        }
+    }
+}
