@@ -58,7 +58,7 @@ struct RunCommandTests {
         let run = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
         #expect(run.status == 0)
         #expect(run.stderr.contains("[create] NoteToNote 100% 30/30"), "plain progress lines when standard error is not a terminal: \(run.stderr)")
-        #expect(run.stderr.contains("[relate] NoteToAttachment"))
+        #expect(run.stderr.contains("[create] NoteToAttachment"))
         #expect(run.stderr.contains("[validate] the migrated store is valid"))
         let json = try CLI.run(["run", "--to", "v4", "--format", "json", "notes.db"], in: folder)
         #expect(json.status == 0)

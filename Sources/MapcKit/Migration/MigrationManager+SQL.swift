@@ -10,8 +10,9 @@ extension MigrationManager {
     private func sourceTable(_ name: String) -> String { "\(Self.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
 
     /// The `INSERT … SELECT` creating a mapping's destination objects, or nil when the mapping
-    /// needs the interpreter.
-    func compiledCreation(_ index: Int) -> (sql: String, arguments: StatementArguments)? {
+    /// needs the interpreter. `includesRelationships` says the relationship mappings are set by it
+    /// too (when every one compiles and the mappings they name have already run).
+    func compiledCreation(_ index: Int) -> (sql: String, arguments: StatementArguments, includesRelationships: Bool)? {
         let entityMapping = mapping.entityMappings[index]
         guard followsIdentityRule(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
@@ -43,6 +44,15 @@ extension MigrationManager {
             selections.append(selection.sql)
             arguments += selection.arguments
         }
+        var includesRelationships = false
+        if !entityMapping.relationships.isEmpty, let relationships = compiledRelationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
+            for relationship in relationships {
+                columns.append(relationship.column)
+                selections.append(relationship.value)
+                arguments += relationship.arguments
+            }
+            includesRelationships = true
+        }
         var condition = "s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ?"
         var conditionArguments: [DatabaseValue] = [sourceName.databaseValue]
         if let filter = entityMapping.filter {
@@ -51,7 +61,7 @@ extension MigrationManager {
             conditionArguments += compiled.arguments
         }
         let sql = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition) ORDER BY s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
-        return (sql, StatementArguments(arguments + conditionArguments))
+        return (sql, StatementArguments(arguments + conditionArguments), includesRelationships)
     }
 
     private func store(_ value: Value, _ attribute: Attribute) -> DatabaseValue {
@@ -79,15 +89,24 @@ extension MigrationManager {
         }
     }
 
-    /// The `UPDATE … FROM` statements setting a mapping's relationships, or nil when any of them
-    /// needs the interpreter.
-    func compiledRelationships(_ index: Int) -> [(sql: String, arguments: StatementArguments)]? {
+    /// One compiled relationship mapping: the destination column and the scalar subquery giving
+    /// the related object's primary key for source row `s`.
+    struct CompiledRelationship {
+        var column: String
+        var value: String
+        var arguments: [DatabaseValue]
+        /// The entity mapping that creates the related objects.
+        var target: Int
+    }
+
+    /// Each relationship mapping of a mapping as SQL, or nil when any of them needs the interpreter.
+    func compiledRelationshipValues(_ index: Int) -> [CompiledRelationship]? {
         let entityMapping = mapping.entityMappings[index]
-        guard followsIdentityRule(index), entityMapping.type == .transform, entityMapping.sourceExpression == nil, !entityMapping.relationships.isEmpty,
+        guard followsIdentityRule(index), entityMapping.type == .transform, entityMapping.sourceExpression == nil,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let destinationEntity = destinationSchema.entity(named: destinationName), let sourceEntity = sourceStore.schema.entity(named: sourceName),
               let sourceStorage = sourceStore.layout.entities[sourceName], let destinationStorage = destinationStore?.layout.entities[destinationName] else { return nil }
-        var statements: [(String, StatementArguments)] = []
+        var result: [CompiledRelationship] = []
         for propertyMapping in entityMapping.relationships {
             guard case .relationship(let relationship)? = destinationSchema.property(named: propertyMapping.name, in: destinationEntity), !relationship.isToMany,
                   case .foreignKey(let column, _, nil)? = destinationStorage.relationships[relationship.name] else { return nil }
@@ -115,15 +134,26 @@ extension MigrationManager {
                 return nil
             }
             let discriminators = targetStorage.discriminators.map { "'\($0.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+            let value = "(SELECT m.\(targetStorage.primaryKey.quotedDatabaseIdentifier) FROM main.\(targetStorage.table.quotedDatabaseIdentifier) AS m WHERE m.\(targetStorage.idColumn.quotedDatabaseIdentifier) = \(relatedID) || ? AND m.\(targetStorage.entityColumn.quotedDatabaseIdentifier) IN (\(discriminators)))"
+            result.append(CompiledRelationship(column: column, value: value, arguments: [identitySuffix(target).databaseValue], target: target))
+        }
+        return result
+    }
+
+    /// The `UPDATE … FROM` statements setting a mapping's relationships, or nil when any of them
+    /// needs the interpreter.
+    func compiledRelationships(_ index: Int) -> [(sql: String, arguments: StatementArguments)]? {
+        let entityMapping = mapping.entityMappings[index]
+        guard !entityMapping.relationships.isEmpty, let values = compiledRelationshipValues(index), let sourceName = entityMapping.source,
+              let sourceStorage = sourceStore.layout.entities[sourceName], let destinationName = entityMapping.destination,
+              let destinationStorage = destinationStore?.layout.entities[destinationName] else { return nil }
+        return values.map { value in
             let sql = """
-            UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(column.quotedDatabaseIdentifier) = \
-            (SELECT m.\(targetStorage.primaryKey.quotedDatabaseIdentifier) FROM main.\(targetStorage.table.quotedDatabaseIdentifier) AS m \
-            WHERE m.\(targetStorage.idColumn.quotedDatabaseIdentifier) = \(relatedID) || ? AND m.\(targetStorage.entityColumn.quotedDatabaseIdentifier) IN (\(discriminators))) \
+            UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(value.column.quotedDatabaseIdentifier) = \(value.value) \
             FROM \(sourceTable(sourceStorage.table)) AS s \
             WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND d.\(destinationStorage.idColumn.quotedDatabaseIdentifier) = s.\(sourceStorage.idColumn.quotedDatabaseIdentifier) || ?
             """
-            statements.append((sql, [identitySuffix(target), sourceName, identitySuffix(index)]))
+            return (sql, StatementArguments(value.arguments + [sourceName.databaseValue, identitySuffix(index).databaseValue]))
         }
-        return statements
     }
 }

@@ -85,6 +85,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     private var sourceAttached = false
     /// What ran as SQL: mapping names, and "Name.relationships".
     private var compiledWork: [String] = []
+    /// Mappings whose relationships were set while their objects were created.
+    private var relationshipsDone: Set<Int> = []
 
     let sourceGraph: StoreObjectGraph
     private let registry: PolicyRegistry
@@ -199,6 +201,10 @@ public final class MigrationManager: MigrationManagerFunctions {
                 try statement(compiled.sql).execute(arguments: compiled.arguments)
                 created[index] += db?.changesCount ?? 0
                 compiledWork.append(entityMapping.name)
+                if compiled.includesRelationships {
+                    relationshipsDone.insert(index)
+                    compiledWork.append("\(entityMapping.name).relationships")
+                }
                 report(.create, entityMapping.name, total ?? created[index], total, finished: true)
             } else if entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
                 var done = 0
@@ -452,7 +458,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             currentMapping = index
             // The default policy has nothing to do for a mapping without relationship mappings.
             let customPolicy = type(of: policies[index]) != EntityMigrationPolicy.self
-            guard customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
+            guard !relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
                 try hook(entityMapping) { try policies[index].endRelationshipCreation(entityMapping, manager: self) }
                 continue
             }
