@@ -19,9 +19,9 @@ final class ProgressDisplay {
         self.quiet = quiet
     }
 
-    func update(_ progress: MigrationProgress) {
+    func update(_ progress: MigrationProgress, step: String? = nil) {
         guard !quiet else { return }
-        let key = "\(progress.phase.rawValue)/\(progress.mapping ?? "")"
+        let key = "\(step ?? "")/\(progress.phase.rawValue)/\(progress.mapping ?? "")"
         if key != lastKey {
             if isTerminal && !lastKey.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
             lastKey = key
@@ -29,7 +29,7 @@ final class ProgressDisplay {
         }
         let elapsed = Date().timeIntervalSince(mappingStart)
         let rate = elapsed > 0.05 ? Double(progress.completed) / elapsed : 0
-        var text = "[\(progress.phase.rawValue)] \(progress.mapping ?? (progress.isFinished ? "the migrated store is valid" : "checking every object against the destination schema"))"
+        var text = (step.map { "[\($0)] " } ?? "") + "[\(progress.phase.rawValue)] \(progress.mapping ?? (progress.isFinished ? "the migrated store is valid" : "checking every object against the destination schema"))"
         if let total = progress.total, total > 0 {
             let fraction = min(1, Double(progress.completed) / Double(total))
             if isTerminal {

@@ -6,19 +6,21 @@ import MapcKit
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Migrate a store to another schema version with the mapping in the mappings folder.",
+        abstract: "Migrate a store to a newer schema version, step by step, with mapping files or inferred mappings.",
         discussion: """
-        The store is either left untouched at its old version or replaced, in one atomic step, by the fully \
-        migrated and validated store; a failed or killed run changes nothing, and the next run cleans up after it. \
-        Exit status: 0 migrated, 1 invalid mapping, 2 store or setup problem, 3 the data did not migrate (store unchanged).
+        The store's version is found from its hashes; the plan (see `mapc plan`) uses a mapping file for each step when \
+        there is one and an inferred mapping otherwise. The whole chain is one atomic operation: the store is either left \
+        untouched at its old version or replaced, once, by the fully migrated and validated store; a failed or killed run \
+        changes nothing, and the next run cleans up after it. \
+        Exit status: 0 migrated, 1 invalid mapping, 2 store, plan or setup problem, 3 the data did not migrate (store unchanged).
         """
     )
 
     @Option(help: ArgumentHelp("The store's current version; checked against the store's hashes.", valueName: "version"))
     var from: String?
 
-    @Option(help: ArgumentHelp("The version to migrate to.", valueName: "version"))
-    var to: String
+    @Option(help: ArgumentHelp("The version to migrate to; the newest in the schemas folder by default.", valueName: "version"))
+    var to: String?
 
     @Argument(help: ArgumentHelp("The store to migrate.", valueName: "store"))
     var store: String
@@ -70,29 +72,39 @@ struct RunCommand: ParsableCommand {
                 } else {
                     sourceSchema = matching.first { $0.version == metadata.version } ?? matching[0]
                 }
-                let destinationSchema = try catalog.require(version: to)
+                let destinationSchema = try to.map { try catalog.require(version: $0) } ?? catalog.schemas.last!
                 if VersionHash.modelHash(of: destinationSchema) == metadata.modelHash {
                     Console.out("\(store) is already at \(destinationSchema.version); nothing to do")
                     return
                 }
                 let mappingCatalog = try MappingCatalog(directory: mappings)
-                guard let mapping = mappingCatalog.mapping(from: sourceSchema.version, to: destinationSchema.version) else {
-                    throw MapcError.notFound("no mapping from \(sourceSchema.version) to \(destinationSchema.version) in \(mappings); write one (mappings/mapping_\(sourceSchema.version)_to_\(destinationSchema.version).yaml) or pass --mappings DIR")
+                let steps: [MigrationStep]
+                do {
+                    steps = try MigrationPlanner.plan(from: sourceSchema, to: destinationSchema, catalog: catalog, mappings: mappingCatalog)
+                } catch let error as PlanError {
+                    throw MapcError.notFound("\(error)")
                 }
-                if let file = mapping.file { renderSources.append(file) }
-                var checker = MappingChecker(mapping: mapping)
-                let diagnostics = checker.check(source: sourceSchema, destination: destinationSchema)
-                if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+                for step in steps where !step.isInferred {
+                    if let file = step.mapping.file { renderSources.append(file) }
+                    var checker = MappingChecker(mapping: step.mapping)
+                    let diagnostics = checker.check(source: step.source, destination: step.destination)
+                    if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+                }
                 var options = MigrationOptions()
                 options.dryRun = dryRun
                 options.outputPath = output
                 options.keepBackup = keepBackup
                 options.allowsSQL = !interpret
                 let display = ProgressDisplay(quiet: quiet || format == .json)
+                if !(quiet || format == .json) {
+                    Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
+                }
                 let started = Date()
-                let outcome = try StoreMigration.run(store: store, source: sourceSchema, destination: destinationSchema, mapping: mapping, options: options) { display.update($0) }
+                let outcome = try StoreMigration.run(store: store, steps: steps, options: options) { index, count, update in
+                    display.update(update, step: count > 1 ? "step \(index + 1)/\(count) \(steps[index].source.version)->\(steps[index].destination.version)" : nil)
+                }
                 display.finish()
-                print(outcome, seconds: Date().timeIntervalSince(started))
+                print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
             }
         } catch let error as MigrationError {
             report(error, sources: renderSources)
@@ -114,11 +126,20 @@ struct RunCommand: ParsableCommand {
         Foundation.exit(MapcExitCode.migrationFailed)
     }
 
-    private func print(_ outcome: MigrationOutcome, seconds: Double) {
-        let summary = outcome.summary
+    private func print(_ outcome: MigrationOutcome, steps: [MigrationStep], seconds: Double) {
         if format == .json {
-            var json = summary.json
+            let stepsJSON: [JSONValue] = zip(steps, outcome.steps).map { step, summary in
+                var json = summary.json
+                if case .object(var pairs) = json {
+                    pairs.append(("inferred", .bool(step.isInferred)))
+                    json = .object(pairs)
+                }
+                return json
+            }
+            var json = outcome.summary.json
             if case .object(var pairs) = json {
+                pairs[0] = ("source", .string(outcome.steps[0].sourceVersion))
+                pairs.append(("steps", .array(stepsJSON)))
                 pairs.append(("result", outcome.resultPath.map(JSONValue.string) ?? .null))
                 pairs.append(("backup", outcome.backupPath.map(JSONValue.string) ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
@@ -128,15 +149,20 @@ struct RunCommand: ParsableCommand {
             return
         }
         var lines: [String] = []
+        let first = outcome.steps[0].sourceVersion, last = outcome.summary.destinationVersion
         let verb = dryRun ? "dry run: \(store) would migrate" : (output != nil ? "migrated \(store) into \(output!)" : "migrated \(store)")
-        lines.append(String(format: "%@ from %@ to %@ in %.2f s", verb, summary.sourceVersion, summary.destinationVersion, seconds))
-        let width = summary.created.map(\.mapping.count).max() ?? 0
-        for (mapping, count) in summary.created {
-            let how = summary.compiled.contains(mapping) ? " (SQL)" : ""
-            lines.append("  \(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created\(how)")
+        lines.append(String(format: "%@ from %@ to %@ in %.2f s", verb, first, last, seconds))
+        for (step, summary) in zip(steps, outcome.steps) {
+            if steps.count > 1 { lines.append("  \(step.source.version) -> \(step.destination.version) (\(step.isInferred ? "inferred" : "mapping file")):") }
+            let indent = steps.count > 1 ? "    " : "  "
+            let width = summary.created.map(\.mapping.count).max() ?? 0
+            for (mapping, count) in summary.created {
+                let how = summary.compiled.contains(mapping) ? " (SQL)" : ""
+                lines.append("\(indent)\(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created\(how)")
+            }
+            lines.append("\(indent)phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))
         }
-        lines.append("  phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))
-        lines.append("  objects: " + summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
+        lines.append("  objects: " + outcome.summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
         if dryRun { lines.append("  \(store) was not changed") }
         if let backup = outcome.backupPath { lines.append("  backup: \(backup)") }
         Console.out(lines.joined(separator: "\n"))

@@ -23,9 +23,11 @@ struct StatusCommand: ParsableCommand {
             let catalog = try? schemaOptions.catalog()
             let compatible = catalog?.versions(matchingModelHash: metadata.modelHash).map(\.version) ?? []
             var counts: [(String, Int)] = []
+            var history: [HistoryEntry] = []
             if let catalog, !compatible.isEmpty {
                 let opened = try Store.open(at: store, catalog: catalog, readOnly: true)
                 counts = try opened.schema.entities.map { ($0.name, try opened.count(of: $0.name, exactly: true)) }
+                history = try StoreHistory.read(opened)
             }
             switch format {
             case .json:
@@ -34,6 +36,11 @@ struct StatusCommand: ParsableCommand {
                     ("modelHash", .string(metadata.modelHash)), ("layout", .string(metadata.layout)),
                     ("objects", .object(counts.map { ($0.0, .integer(Int64($0.1))) })),
                     ("compatibleVersions", .array(compatible.map(JSONValue.string))),
+                    ("history", .array(history.map { entry in .object([
+                        ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
+                        ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
+                        ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0]!))) })),
+                    ]) })),
                 ]).serialized(pretty: true))
             case .text:
                 var lines = [
@@ -51,6 +58,13 @@ struct StatusCommand: ParsableCommand {
                     for (name, count) in counts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
                 }
                 lines.append("compatible  " + (compatible.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : compatible.joined(separator: ", ")))
+                if !history.isEmpty {
+                    lines.append("history")
+                    for entry in history {
+                        let created = entry.created.values.reduce(0, +)
+                        lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(created) objects created")
+                    }
+                }
                 Console.out(lines.joined(separator: "\n"))
             }
         }

@@ -25,12 +25,15 @@ public struct MigrationOptions: Sendable {
 
 /// What a run did.
 public struct MigrationOutcome: Sendable {
-    /// The per-mapping and per-phase summary.
-    public var summary: MigrationSummary
+    /// The summary of each step, in order.
+    public var steps: [MigrationSummary]
     /// Where the migrated store is (the store itself, `--output`, or nil for a dry run).
     public var resultPath: String?
     /// The backup of the original, when kept.
     public var backupPath: String?
+
+    /// The last step's summary (the whole run's, for a single step).
+    public var summary: MigrationSummary { steps[steps.count - 1] }
 }
 
 /// Runs a migration on a store file safely: the store is either untouched at its old version or
@@ -38,67 +41,77 @@ public struct MigrationOutcome: Sendable {
 ///
 /// 1. An exclusive lock (`STORE.mapc-lock`, released by the kernel if the process dies) keeps two
 ///    migrations of one store apart; under it, files left by an earlier killed run are removed.
-/// 2. The destination is built in a temporary file beside the store, validated, flushed to disk.
+/// 2. Each step builds its destination in a temporary file beside the store, validated and flushed;
+///    a chain of steps reads each intermediate file and deletes it once the next step is built.
 /// 3. The original's write-ahead log is checkpointed and removed (a new file must never meet an
-///    old `-wal`), an optional backup is hard-linked, and the temporary file is renamed over the
-///    store: one atomic step. The folder is then synced.
+///    old `-wal`), an optional backup is hard-linked, and the last temporary file is renamed over
+///    the store: one atomic step, once, at the end. The folder is then synced.
 public enum StoreMigration {
     /// The lock file's path for a store.
     public static func lockPath(for store: String) -> String { store + ".mapc-lock" }
 
-    /// Migrates `store` with `mapping` from its schema to `destination`.
+    /// Migrates `store` with one mapping from its schema to `destination`.
     public static func run(store path: String, source: Schema, destination: Schema, mapping: MappingModel, options: MigrationOptions = MigrationOptions(),
                            policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
+        let step = MigrationStep(source: source, destination: destination, mapping: mapping, isInferred: false, mappingSHA256: VersionHash.sha256(mapping.file?.text ?? ""))
+        return try run(store: path, steps: [step], options: options, policies: policies) { _, _, update in progress?(update) }
+    }
+
+    /// Migrates `store` through a chain of steps (from `MigrationPlanner`) as one atomic operation.
+    /// `progress` receives the step's index (from 0), the number of steps, and the step's progress.
+    public static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
+                           progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
+        guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
         let lock = try StoreLock(path: lockPath(for: path))
         defer { lock.release() }
         removeLeftovers(besides: path)
-        let sourceStore = try Store.open(at: path, schema: source, readOnly: true)
         let target = options.outputPath ?? path
         if let output = options.outputPath, FileManager.default.fileExists(atPath: output) {
             throw MigrationError.setup("\(output) already exists; --output writes a new file")
         }
-        let temporary = AtomicFile.temporaryPath(besides: target)
-        var summary: MigrationSummary
+        var summaries: [MigrationSummary] = []
+        var previousTemporary: String?
+        var sourceStore = try Store.open(at: path, schema: first.source, readOnly: true)
         do {
-            let destinationStore = try Store.create(at: temporary, schema: destination)
-            // The temporary file is thrown away on any failure, so it needs no journal while it is built.
-            try destinationStore.database.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = OFF")
-                try db.execute(sql: "PRAGMA synchronous = OFF")
+            for (index, step) in steps.enumerated() {
+                let temporary = AtomicFile.temporaryPath(besides: target)
+                do {
+                    let built = try migrateStep(step, from: sourceStore, into: temporary, options: options, policies: policies) { progress?(index, steps.count, $0) }
+                    summaries.append(built)
+                } catch {
+                    AtomicFile.removeStoreFiles(temporary)
+                    throw error
+                }
+                try sourceStore.database.close()
+                if let previousTemporary { AtomicFile.removeStoreFiles(previousTemporary) }
+                previousTemporary = temporary
+                if index < steps.count - 1 {
+                    sourceStore = try Store.open(at: temporary, schema: step.destination, readOnly: true)
+                }
             }
-            let manager = try MigrationManager(source: sourceStore, mapping: mapping, destinationSchema: destination, policies: policies)
-            manager.batchSize = options.batchSize
-            manager.allowsSQL = options.allowsSQL
-            manager.progress = progress
-            summary = try manager.migrate(into: destinationStore)
-            try destinationStore.database.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA journal_mode = DELETE")
-                try db.execute(sql: "PRAGMA synchronous = FULL")
-            }
-            try destinationStore.database.close()
-            try sourceStore.database.close()
-            try syncFile(temporary)
         } catch {
-            AtomicFile.removeStoreFiles(temporary)
+            try? sourceStore.database.close()
+            if let previousTemporary { AtomicFile.removeStoreFiles(previousTemporary) }
             throw error
         }
+        guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
         if options.dryRun {
             AtomicFile.removeStoreFiles(temporary)
-            return MigrationOutcome(summary: summary, resultPath: nil, backupPath: nil)
+            return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
         }
         if let output = options.outputPath {
             do { try AtomicFile.moveIntoPlace(temporary, output) } catch {
                 AtomicFile.removeStoreFiles(temporary)
                 throw error
             }
-            return MigrationOutcome(summary: summary, resultPath: output, backupPath: nil)
+            return MigrationOutcome(steps: summaries, resultPath: output, backupPath: nil)
         }
         var backup: String?
         do {
             try retireWriteAheadLog(of: path)
             if options.keepBackup {
                 let stamp = ISO8601.format(Date()).replacingOccurrences(of: ":", with: "")
-                let name = "\(path).backup-\(source.version)-\(stamp)"
+                let name = "\(path).backup-\(first.source.version)-\(stamp)"
                 guard link(path, name) == 0 else { throw MigrationError.setup("cannot create backup \(name): \(String(cString: strerror(errno)))") }
                 backup = name
             }
@@ -108,7 +121,44 @@ public enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
-        return MigrationOutcome(summary: summary, resultPath: path, backupPath: backup)
+        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup)
+    }
+
+    /// Builds one step's destination in a new file at `path`, with the source's history plus this step.
+    static func migrateStep(_ step: MigrationStep, from sourceStore: Store, into path: String, options: MigrationOptions, policies: PolicyRegistry,
+                            progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
+        let destinationStore = try Store.create(at: path, schema: step.destination)
+        // The temporary file is thrown away on any failure, so it needs no journal while it is built.
+        try destinationStore.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = OFF")
+            try db.execute(sql: "PRAGMA synchronous = OFF")
+        }
+        let summary = try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress)
+        try destinationStore.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = DELETE")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        try destinationStore.database.close()
+        try syncFile(path)
+        return summary
+    }
+
+    /// Runs one step into an empty destination store (a file or memory) and records it in the destination's history.
+    public static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions = MigrationOptions(),
+                               policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationSummary {
+        let started = ISO8601.format(Date())
+        let manager = try MigrationManager(source: sourceStore, mapping: step.mapping, destinationSchema: step.destination, policies: policies)
+        manager.batchSize = options.batchSize
+        manager.allowsSQL = options.allowsSQL
+        manager.progress = progress
+        let summary = try manager.migrate(into: destinationStore)
+        var history = try StoreHistory.read(sourceStore)
+        history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
+                                    toHash: VersionHash.modelHash(of: step.destination), inferred: step.isInferred, mappingSHA256: step.mappingSHA256,
+                                    startedAt: started, finishedAt: ISO8601.format(Date()),
+                                    created: Dictionary(summary.created.map { ($0.mapping, $0.count) }, uniquingKeysWith: +)))
+        try StoreHistory.write(history, to: destinationStore)
+        return summary
     }
 
     /// Removes temporary files a killed run left beside the store (only ever called under the lock).

@@ -1,0 +1,50 @@
+import ArgumentParser
+import MapcKit
+
+/// `mapc diff VERSION VERSION`: a readable schema diff and the inference verdict.
+struct DiffCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "diff",
+        abstract: "Show what changed between two versions and whether the step can be inferred."
+    )
+
+    @Argument(help: ArgumentHelp("The older version.", valueName: "from"))
+    var from: String
+
+    @Argument(help: ArgumentHelp("The newer version.", valueName: "to"))
+    var to: String
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func run() throws {
+        try reportingErrors {
+            let catalog = try schemaOptions.catalog()
+            let source = try catalog.require(version: from), destination = try catalog.require(version: to)
+            let between = catalog.schemas.filter { SchemaCatalog.versionPrecedes(source.version, $0.version) && SchemaCatalog.versionPrecedes($0.version, destination.version) }
+            let result = MappingInference.infer(from: source, to: destination, through: between)
+            var lines = ["\(source.model) \(from) -> \(to)"]
+            lines.append("model hash  \(VersionHash.modelHash(of: source).prefix(12)) -> \(VersionHash.modelHash(of: destination).prefix(12))")
+            let before = VersionHash.entityHashes(of: source), after = VersionHash.entityHashes(of: destination)
+            for name in Set(before.keys).union(after.keys).sorted() where before[name] != after[name] {
+                lines.append("  \(name): \(before[name].map { String($0.prefix(12)) } ?? "-") -> \(after[name].map { String($0.prefix(12)) } ?? "-")")
+            }
+            lines.append(result.changes.isEmpty ? "no changes" : "changes:")
+            lines += result.changes.map { "  \($0)" }
+            if result.problems.isEmpty {
+                lines.append("verdict: inferable (lightweight migration); `mapc infer --from \(from) --to \(to)` shows the mapping")
+                let dropped = result.changes.filter { $0.kind == .removed }
+                if !dropped.isEmpty {
+                    let names: [String] = dropped.map { change in
+                        if let property = change.property { return "\(change.entity).\(property)" }
+                        return "entity \(change.entity)"
+                    }
+                    lines.append("note: an inferred migration drops the values of \(names.joined(separator: ", ")); write a mapping file if they should move elsewhere")
+                }
+            } else {
+                lines.append("verdict: needs a mapping file, because:")
+                lines += result.problems.map { "  - \($0)" }
+            }
+            Console.out(lines.joined(separator: "\n"))
+        }
+    }
+}

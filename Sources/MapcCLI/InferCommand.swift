@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc infer --from VERSION --to VERSION [--output FILE]`: writes the inferred mapping.
+struct InferCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "infer",
+        abstract: "Write the mapping lightweight migration would infer between two versions, as an explicit mapping file to edit.",
+        discussion: "When the step cannot be inferred, every reason is listed (entity, property, why, and the fix) and the exit status is 1."
+    )
+
+    @Option(help: ArgumentHelp("The source version.", valueName: "version"))
+    var from: String
+
+    @Option(help: ArgumentHelp("The destination version.", valueName: "version"))
+    var to: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the mapping to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func run() throws {
+        try reportingErrors {
+            let catalog = try schemaOptions.catalog()
+            let source = try catalog.require(version: from), destination = try catalog.require(version: to)
+            let between = catalog.schemas.filter { SchemaCatalog.versionPrecedes(source.version, $0.version) && SchemaCatalog.versionPrecedes($0.version, destination.version) }
+            let result = MappingInference.infer(from: source, to: destination, through: between)
+            guard let mapping = result.mapping else {
+                throw MapcError.data(["\(from) -> \(to) cannot be inferred:"] + result.problems.map { "  \($0)" }
+                                     + ["write the mapping by hand, or fix the schema as suggested; `mapc diff \(from) \(to)` shows every change"])
+            }
+            let text = MappingWriter.yaml(mapping, source: source, destination: destination, changes: result.changes, notes: result.notes)
+            if let output {
+                guard !FileManager.default.fileExists(atPath: output) else { throw MapcError.input("\(output) already exists; choose another file or remove it") }
+                do { try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
+                    throw MapcError.input("\(output): cannot write (\(error.localizedDescription))")
+                }
+                Console.out("wrote \(output): \(mapping.entityMappings.count) entity mappings from \(from) to \(to)")
+            } else {
+                FileHandle.standardOutput.write(Data(text.utf8))
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc plan STORE [--to VERSION]`: the steps `mapc run` would take.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the steps that would bring a store to a version, and whether each uses a mapping file or an inferred mapping."
+    )
+
+    @Argument(help: ArgumentHelp("The store.", valueName: "store"))
+    var store: String
+
+    @Option(help: ArgumentHelp("The version to reach; the newest in the schemas folder by default.", valueName: "version"))
+    var to: String?
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    @Option(help: ArgumentHelp("The folder of mapping files.", valueName: "dir"))
+    var mappings: String = "./mappings"
+
+    static func describe(_ steps: [MigrationStep]) -> [String] {
+        steps.map { "\($0.source.version) -> \($0.destination.version) (\($0.isInferred ? "inferred" : "mapping \($0.mapping.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file")"))" }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let catalog = try schemaOptions.catalog()
+            let metadata = try Store.metadata(at: store)
+            guard let current = catalog.versions(matchingModelHash: metadata.modelHash).first(where: { $0.version == metadata.version })
+                    ?? catalog.versions(matchingModelHash: metadata.modelHash).first else {
+                throw MapcError.store("\(store) matches no version in \(schemaOptions.schemas)")
+            }
+            let target = try to.map { try catalog.require(version: $0) } ?? catalog.schemas.last!
+            let steps: [MigrationStep]
+            do {
+                steps = try MigrationPlanner.plan(from: current, to: target, catalog: catalog, mappings: try MappingCatalog(directory: mappings))
+            } catch let error as PlanError {
+                throw MapcError.notFound("\(error)")
+            }
+            guard !steps.isEmpty else {
+                Console.out("\(store) is at \(current.version), which is \(target.version); nothing to do")
+                return
+            }
+            var lines = ["\(store) is at \(current.version); \(steps.count) step\(steps.count == 1 ? "" : "s") to \(target.version):"]
+            for (index, description) in Self.describe(steps).enumerated() { lines.append("  \(index + 1). \(description)") }
+            Console.out(lines.joined(separator: "\n"))
+        }
+    }
+}

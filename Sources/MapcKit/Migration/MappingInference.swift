@@ -1,0 +1,271 @@
+import Foundation
+
+/// Why a step cannot be inferred, naming the entity and property, with the fix.
+public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
+    /// The destination (or source) entity concerned.
+    public var entity: String
+    /// The property concerned, if any.
+    public var property: String?
+    /// What prevents inference.
+    public var reason: String
+    /// What to do about it.
+    public var fix: String
+
+    public var description: String {
+        "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason); \(fix)"
+    }
+}
+
+/// One change between two versions, as `mapc diff` shows it.
+public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
+    /// What kind of change.
+    public enum Kind: String, Sendable { case added, removed, renamed, changed }
+    /// The kind.
+    public var kind: Kind
+    /// The entity (its destination name; for removals, its source name).
+    public var entity: String
+    /// The property, or nil for entity-level changes.
+    public var property: String?
+    /// Details, e.g. "int16 -> int64" or "from 'name'".
+    public var detail: String
+
+    public var description: String {
+        let subject = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
+        return "\(kind.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)) \(subject)\(detail.isEmpty ? "" : ": \(detail)")"
+    }
+}
+
+/// The result of comparing two versions: the changes, and either an inferred mapping or the reasons there is none.
+public struct InferenceResult: Sendable {
+    /// Everything that changed.
+    public var changes: [SchemaChange]
+    /// Why the step cannot be inferred (empty when it can).
+    public var problems: [InferenceProblem]
+    /// The inferred mapping, when there are no problems.
+    public var mapping: MappingModel?
+    /// Comments for the mapping file, by entity mapping name.
+    public var notes: [String: [String]]
+}
+
+/// Lightweight migration, as Core Data infers it: entities and properties matched by name or
+/// `renamingIdentifier`, additions, removals, safe type widenings, optionality changes with
+/// defaults, to-one to to-many, ordered to unordered and back, hierarchy changes. The result is an
+/// explicit mapping model that runs like a hand-written one. See docs/inference.md.
+public enum MappingInference {
+    /// Type changes inferred because no value can be lost.
+    public static let wideningTypes: Set<String> = [
+        "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
+        "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
+    ]
+
+    /// Compares `source` with `destination`. Renames are followed through the catalog's versions in
+    /// between when given, so a rename made two versions ago still matches.
+    public static func infer(from source: Schema, to destination: Schema, through intermediates: [Schema] = []) -> InferenceResult {
+        var changes: [SchemaChange] = []
+        var problems: [InferenceProblem] = []
+        var notes: [String: [String]] = [:]
+
+        // Entities: each destination entity's source counterpart.
+        var sourceFor: [String: Entity] = [:]
+        var claimed: [String: [String]] = [:]
+        for entity in destination.entities {
+            let lineage = lineageNames(entity.name, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil))
+            if let match = lineage.lazy.compactMap({ source.entity(named: $0) }).first {
+                sourceFor[entity.name] = match
+                claimed[match.name, default: []].append(entity.name)
+                if match.name != entity.name { changes.append(SchemaChange(kind: .renamed, entity: entity.name, property: nil, detail: "from \(match.name)")) }
+            } else {
+                changes.append(SchemaChange(kind: .added, entity: entity.name, property: nil, detail: entity.parent.map { "sub-entity of \($0)" } ?? ""))
+            }
+        }
+        for (sourceName, targets) in claimed where targets.count > 1 {
+            problems.append(InferenceProblem(entity: sourceName, property: nil, reason: "entity \(sourceName) would split into \(targets.sorted().joined(separator: " and ")) (both match it by name or renaming identifier)",
+                                             fix: "write an explicit mapping saying which objects go where, or keep one renaming identifier"))
+        }
+        for entity in source.entities where claimed[entity.name] == nil {
+            changes.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: ""))
+        }
+
+        var entityMappings: [EntityMapping] = []
+        func mappingName(_ sourceName: String, _ destinationName: String) -> String { "\(sourceName)To\(destinationName)" }
+        for destinationEntity in destination.entities {
+            guard let sourceEntity = sourceFor[destinationEntity.name], claimed[sourceEntity.name]?.count == 1 else { continue }
+            let name = mappingName(sourceEntity.name, destinationEntity.name)
+            var entityNotes: [String] = []
+            if sourceEntity.isAbstract == false && destinationEntity.isAbstract {
+                problems.append(InferenceProblem(entity: destinationEntity.name, property: nil, reason: "\(sourceEntity.name) objects exist but \(destinationEntity.name) is abstract",
+                                                 fix: "map them to a concrete sub-entity in an explicit mapping"))
+                continue
+            }
+            if sourceEntity.isAbstract { continue }
+            if sourceEntity.parent != destinationEntity.parent {
+                let from = sourceEntity.parent ?? "none", to = destinationEntity.parent ?? "none"
+                changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: nil, detail: "parent \(from) -> \(to)"))
+                entityNotes.append("parent changed: \(from) -> \(to)")
+            }
+            var mapping = EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform)
+            let sourceAttributes = source.allAttributes(of: sourceEntity)
+            let sourceRelationships = source.allRelationships(of: sourceEntity)
+            var usedSource: Set<String> = []
+            for attribute in destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
+                let lineage = lineageNames(attribute.name, renaming: attribute.renamingIdentifier, through: intermediates, kind: .property(destinationEntity.name))
+                guard let old = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first else {
+                    if let relationship = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate } }).first {
+                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"))
+                        continue
+                    }
+                    changes.append(SchemaChange(kind: .added, entity: destinationEntity.name, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0)" } ?? "")"))
+                    if !attribute.isOptional && attribute.defaultValue == nil {
+                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "new required attribute without a default",
+                                                         fix: "give it a default, make it optional, or write an explicit mapping that computes it"))
+                    } else {
+                        entityNotes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0)" } ?? "nil")")
+                    }
+                    continue
+                }
+                usedSource.insert(old.name)
+                if old.name != attribute.name {
+                    changes.append(SchemaChange(kind: .renamed, entity: destinationEntity.name, property: attribute.name, detail: "from \(old.name)"))
+                    entityNotes.append("\(attribute.name): renamed from \(old.name)")
+                }
+                var expression = "$source.\(old.name)"
+                if old.type != attribute.type {
+                    guard wideningTypes.contains("\(old.type.rawValue)>\(attribute.type.rawValue)") else {
+                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",
+                                                         fix: "write an explicit mapping with a converting expression, or go through an intermediate version"))
+                        continue
+                    }
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue)"))
+                    entityNotes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
+                }
+                if old.isOptional && !attribute.isOptional {
+                    guard let defaultValue = attribute.defaultValue, let literal = literal(defaultValue) else {
+                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
+                                                         fix: "give it a default in \(destination.version), or write an explicit mapping"))
+                        continue
+                    }
+                    expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)"))
+                    entityNotes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
+                } else if !old.isOptional && attribute.isOptional {
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "required -> optional"))
+                }
+                if let parsed = try? MappingExpression(expression) {
+                    mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
+                }
+            }
+            for old in sourceAttributes where !usedSource.contains(old.name) && !old.isTransient {
+                changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)"))
+                entityNotes.append("\(old.name): removed, its values are dropped")
+            }
+            var usedRelationships: Set<String> = []
+            for relationship in destination.allRelationships(of: destinationEntity) where !relationship.isTransient {
+                let lineage = lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(destinationEntity.name))
+                guard let old = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate && !$0.isTransient } }).first else {
+                    changes.append(SchemaChange(kind: .added, entity: destinationEntity.name, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))
+                    if !relationship.isOptional {
+                        problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
+                                                         fix: "make it optional, or write an explicit mapping that relates the objects"))
+                    }
+                    continue
+                }
+                usedRelationships.insert(old.name)
+                if old.name != relationship.name {
+                    changes.append(SchemaChange(kind: .renamed, entity: destinationEntity.name, property: relationship.name, detail: "from \(old.name)"))
+                    entityNotes.append("\(relationship.name): renamed from \(old.name)")
+                }
+                guard let oldTarget = source.entity(named: old.destination), sourceFor[relationship.destination].map({ source.hierarchy(under: $0).contains { $0.name == oldTarget.name } || source.hierarchy(under: oldTarget).contains { $0.name == sourceFor[relationship.destination]!.name } }) == true else {
+                    problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
+                                                     fix: "write an explicit mapping"))
+                    continue
+                }
+                if old.isToMany && !relationship.isToMany {
+                    problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "to-many -> to-one would drop all but one related object",
+                                                     fix: "write an explicit mapping choosing the object, or keep it to-many"))
+                    continue
+                }
+                if !old.isToMany && relationship.isToMany {
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: relationship.name, detail: "to-one -> to-many"))
+                }
+                if old.isOrdered != relationship.isOrdered && relationship.isToMany && old.isToMany {
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: relationship.name, detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
+                }
+                if old.isOptional && !relationship.isOptional {
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: relationship.name, detail: "optional -> required (validation will check every object has one)"))
+                }
+                // Set each relationship from one side: to-one sides always; to-many sides when they keep
+                // an order or have no to-one inverse to carry them.
+                let inverse = destination.inverse(of: relationship)
+                if relationship.isToMany, inverse != nil, inverse?.isToMany == false, !relationship.isOrdered { continue }
+                let target = relationship.destination
+                let hasSubentities = destination.entity(named: target).map { destination.hierarchy(under: $0).count > 1 } ?? false
+                let expression: String
+                if let targetSource = sourceFor[target], !hasSubentities, claimed[targetSource.name]?.count == 1, !targetSource.isAbstract {
+                    expression = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mappingName(targetSource.name, target))\", $source.\(old.name))"
+                } else {
+                    expression = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(old.name)\", $source.\(old.name))"
+                }
+                if let parsed = try? MappingExpression(expression) {
+                    mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
+                }
+            }
+            for old in sourceRelationships where !usedRelationships.contains(old.name) && !old.isTransient {
+                changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)"))
+                entityNotes.append("\(old.name): relationship removed")
+            }
+            entityMappings.append(mapping)
+            notes[name] = entityNotes
+        }
+        for entity in source.entities where claimed[entity.name] == nil && !entity.isAbstract {
+            entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
+            notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
+        }
+        let model = problems.isEmpty ? MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings) : nil
+        return InferenceResult(changes: changes, problems: problems, mapping: model, notes: notes)
+    }
+
+    private enum LineageKind { case entity(String?), property(String) }
+
+    /// The names an entity or property had, newest first: its own, its renaming identifier, and the
+    /// renames recorded in the versions between (walked from newest to oldest).
+    private static func lineageNames(_ name: String, renaming: String?, through intermediates: [Schema], kind: LineageKind) -> [String] {
+        var names: [String] = []
+        if let renaming { names.append(renaming) } else { names.append(name) }
+        var current = renaming ?? name
+        var owner: String?
+        if case .property(let entity) = kind { owner = entity }
+        for schema in intermediates.reversed() {
+            switch kind {
+            case .entity:
+                guard let entity = schema.entity(named: current) else { continue }
+                if let older = entity.renamingIdentifier, older != current { names.append(older); current = older }
+            case .property:
+                guard let ownerName = owner, let entity = schema.entity(named: ownerName) ?? schema.entities.first(where: { $0.name == ownerName }) else { continue }
+                switch schema.property(named: current, in: entity) {
+                case .attribute(let attribute)?:
+                    if let older = attribute.renamingIdentifier, older != current { names.append(older); current = older }
+                case .relationship(let relationship)?:
+                    if let older = relationship.renamingIdentifier, older != current { names.append(older); current = older }
+                case nil: break
+                }
+                if let renamedOwner = entity.renamingIdentifier { owner = renamedOwner }
+            }
+        }
+        if renaming != nil && !names.contains(name) { names.append(name) }
+        return names
+    }
+
+    /// A value written as an expression literal, for defaults.
+    static func literal(_ value: Value) -> String? {
+        switch value {
+        case .null: return "nil"
+        case .bool(let flag): return flag ? "YES" : "NO"
+        case .integer(let n): return String(n)
+        case .double(let d): return d.isFinite ? "\(d)" : nil
+        case .decimal(let d): return "CAST(\"\(d)\", \"NSDecimalNumber\")"
+        case .string(let text): return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
+        case .date(let date): return "CAST(\"\(ISO8601.format(date))\", \"NSDate\")"
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Writes a mapping model as a mapping file: what `mapc infer` prints, the starting point a user
+/// edits (like Xcode's "New Mapping Model"), with comments on what changed and hashes filled in.
+public enum MappingWriter {
+    /// The YAML text of a mapping, with `notes` as comments under each entity mapping.
+    public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:]) -> String {
+        var lines = ["# Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
+                     "# Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]
+        if !changes.isEmpty {
+            lines.append("# Changes:")
+            lines += changes.map { "#   \($0)" }
+        }
+        lines += ["source: \(mapping.source)", "destination: \(mapping.destination)", "entityMappings:"]
+        if mapping.entityMappings.isEmpty { lines[lines.count - 1] += " []" }
+        let sourceHashes = VersionHash.entityHashes(of: source), destinationHashes = VersionHash.entityHashes(of: destination)
+        for entityMapping in mapping.entityMappings {
+            lines.append("  - name: \(entityMapping.name)")
+            for note in notes[entityMapping.name] ?? [] { lines.append("    # \(note)") }
+            if let name = entityMapping.source, let entity = source.entity(named: name), let hash = sourceHashes[name] {
+                lines.append("    sourceHash: \(recorded(hash, VersionHash.propertyFingerprints(of: entity, in: source)))")
+            }
+            if let name = entityMapping.destination, let entity = destination.entity(named: name), let hash = destinationHashes[name] {
+                lines.append("    destinationHash: \(recorded(hash, VersionHash.propertyFingerprints(of: entity, in: destination)))")
+            }
+            if let name = entityMapping.source { lines.append("    source: \(name)") }
+            if let name = entityMapping.destination { lines.append("    destination: \(name)") }
+            if entityMapping.type == .remove || entityMapping.type == .add || entityMapping.type == .copy { lines.append("    type: \(entityMapping.type.rawValue)") }
+            if let policy = entityMapping.policy { lines.append("    policy: \(policy)") }
+            if let filter = entityMapping.filter { lines.append("    filter: \(scalar(filter.source.text))") }
+            for (key, properties) in [("attributes", entityMapping.attributes), ("relationships", entityMapping.relationships)] where !properties.isEmpty {
+                lines.append("    \(key):")
+                for property in properties { lines.append("      \(property.name): \(scalar(property.expression.source.text))") }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func recorded(_ hash: String, _ properties: [String: String]) -> String {
+        let list = properties.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(properties[$0]!)" }.joined(separator: ", ")
+        return "{ hash: \(hash), properties: { \(list) } }"
+    }
+
+    /// Text as a YAML scalar: plain when YAML reads it back unchanged, single-quoted otherwise.
+    static func scalar(_ text: String) -> String {
+        let risky = text.contains(": ") || text.contains(" #") || text.hasSuffix(":") || text.first.map { "{[*&!|>'\"%@`,?-#".contains($0) } == true
+            || text != text.trimmingCharacters(in: .whitespaces) || text.contains("\n")
+        return risky ? "'" + text.replacingOccurrences(of: "'", with: "''") + "'" : text
+    }
+}
