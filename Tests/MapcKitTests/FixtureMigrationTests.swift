@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+@testable import MapcKit
+import MapcExamples
+
+/// The project's own migration tests, in the pattern the library offers its users: a fixture for
+/// each old version of UnCloudNotes, migrated to v4 and compared with the expected v4 data.
+@Suite("UnCloudNotes fixtures migrate to v4")
+struct FixtureMigrationTests {
+    static let folder = packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes")
+
+    init() { registerUnCloudNotesPolicies() }
+
+    @Test(arguments: ["v1", "v2", "v3"])
+    func fixtureReachesV4(_ version: String) throws {
+        let store = try FixtureMigration.migrate(fixture: Self.folder.appendingPathComponent("\(version).json").path, to: "v4",
+                                                 schemas: packageRoot.appendingPathComponent("schemas").path, mappings: packageRoot.appendingPathComponent("mappings").path)
+        #expect(store.schema.version == "v4")
+        let dump = try DataFile.dump(store).serialized(pretty: true) + "\n"
+        let expected = try String(contentsOf: Self.folder.appendingPathComponent("expected-v4-from-\(version).json"), encoding: .utf8)
+        #expect(dump == expected)
+        let history = try StoreHistory.read(store)
+        #expect(history.map(\.toVersion) == ["v1", "v2", "v3", "v4"].drop { $0 != version }.dropFirst().map { $0 })
+        #expect(history.first?.inferred == (version == "v1"), "v1 -> v2 has no mapping file and is inferred")
+    }
+
+    @Test func theFixtureHelperDefaultsToTheNewestVersion() throws {
+        let store = try FixtureMigration.migrate(fixture: Self.folder.appendingPathComponent("v2.json").path,
+                                                 schemas: packageRoot.appendingPathComponent("schemas").path, mappings: packageRoot.appendingPathComponent("mappings").path)
+        #expect(store.schema.version == "v4")
+        let image = try #require(try store.objects(of: "ImageAttachment").first)
+        #expect(image.attributes["width"] == .double(1024) && image.attributes["height"] == .double(768))
+        let body = "A sunset over the harbour, taken from the ferry on the way back from the island in late August."
+        #expect(image.attributes["caption"] == .string(String(body.prefix(80))))
+        #expect(String(body.prefix(80)).count == 80)
+    }
+}
