@@ -104,11 +104,12 @@ public enum MappingInference {
                 entityNotes.append("parent changed: \(from) -> \(to)")
             }
             var mapping = EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform)
+            let owners = lineageNames(destinationEntity.name, renaming: destinationEntity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [destinationEntity.name]
             let sourceAttributes = source.allAttributes(of: sourceEntity)
             let sourceRelationships = source.allRelationships(of: sourceEntity)
             var usedSource: Set<String> = []
             for attribute in destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
-                let lineage = lineageNames(attribute.name, renaming: attribute.renamingIdentifier, through: intermediates, kind: .property(destinationEntity.name))
+                let lineage = lineageNames(attribute.name, renaming: attribute.renamingIdentifier, through: intermediates, kind: .property(owners))
                 guard let old = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first else {
                     if let relationship = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate } }).first {
                         problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"))
@@ -160,7 +161,7 @@ public enum MappingInference {
             }
             var usedRelationships: Set<String> = []
             for relationship in destination.allRelationships(of: destinationEntity) where !relationship.isTransient {
-                let lineage = lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(destinationEntity.name))
+                let lineage = lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(owners))
                 guard let old = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate && !$0.isTransient } }).first else {
                     changes.append(SchemaChange(kind: .added, entity: destinationEntity.name, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))
                     if !relationship.isOptional {
@@ -224,23 +225,24 @@ public enum MappingInference {
         return InferenceResult(changes: changes, problems: problems, mapping: model, notes: notes)
     }
 
-    private enum LineageKind { case entity(String?), property(String) }
+    private enum LineageKind {
+        case entity(String?)
+        /// A property of the entity with these names (newest first).
+        case property([String])
+    }
 
     /// The names an entity or property had, newest first: its own, its renaming identifier, and the
     /// renames recorded in the versions between (walked from newest to oldest).
     private static func lineageNames(_ name: String, renaming: String?, through intermediates: [Schema], kind: LineageKind) -> [String] {
-        var names: [String] = []
-        if let renaming { names.append(renaming) } else { names.append(name) }
+        var names: [String] = [renaming ?? name]
         var current = renaming ?? name
-        var owner: String?
-        if case .property(let entity) = kind { owner = entity }
         for schema in intermediates.reversed() {
             switch kind {
             case .entity:
                 guard let entity = schema.entity(named: current) else { continue }
                 if let older = entity.renamingIdentifier, older != current { names.append(older); current = older }
-            case .property:
-                guard let ownerName = owner, let entity = schema.entity(named: ownerName) ?? schema.entities.first(where: { $0.name == ownerName }) else { continue }
+            case .property(let owners):
+                guard let entity = owners.lazy.compactMap({ schema.entity(named: $0) }).first else { continue }
                 switch schema.property(named: current, in: entity) {
                 case .attribute(let attribute)?:
                     if let older = attribute.renamingIdentifier, older != current { names.append(older); current = older }
@@ -248,7 +250,6 @@ public enum MappingInference {
                     if let older = relationship.renamingIdentifier, older != current { names.append(older); current = older }
                 case nil: break
                 }
-                if let renamedOwner = entity.renamingIdentifier { owner = renamedOwner }
             }
         }
         if renaming != nil && !names.contains(name) { names.append(name) }

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+@Suite("Lightweight inference")
+struct InferenceTests {
+    private func schema(_ version: String, _ entities: String) throws -> Schema {
+        try loadSchema("model: M\nversion: \(version)\nentities:\n" + entities)
+    }
+
+    /// Infers a -> b, migrates `objects` with the inferred mapping, and returns the destination store.
+    private func migrate(_ a: Schema, _ b: Schema, _ objects: [ObjectData], through: [Schema] = []) throws -> Store {
+        let result = MappingInference.infer(from: a, to: b, through: through)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        let mapping = try #require(result.mapping)
+        // The mapping must also check clean, as an explicit file would.
+        var checker = MappingChecker(mapping: mapping)
+        #expect(!checker.check(source: a, destination: b).hasErrors)
+        let source = try Store.inMemory(schema: a)
+        try source.insert(objects)
+        let destination = try Store.inMemory(schema: b)
+        _ = try MigrationManager(source: source, mapping: mapping, destinationSchema: b).migrate(into: destination)
+        return destination
+    }
+
+    private func problems(_ a: Schema, _ b: Schema) -> [InferenceProblem] {
+        MappingInference.infer(from: a, to: b).problems
+    }
+
+    private let note = ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t"), "count": .integer(7)])
+
+    @Test func addedOptionalAndDefaultedAttributes() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      title: string\n      count: int16\n      subtitle: string?\n      rank: { type: int64, default: 5 }\n")
+        let object = try #require(try migrate(a, b, [note]).objects(of: "Note").first)
+        #expect(object.attributes["subtitle"] == .null)
+        #expect(object.attributes["rank"] == .integer(5))
+        #expect(object.attributes["title"] == .string("t"))
+    }
+
+    @Test func optionalToRequiredWithADefaultFillsNils() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: string?\n      count: int16\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      title: { type: string, default: untitled }\n      count: int16\n")
+        let objects = [note, ObjectData(id: "n2", entity: "Note", attributes: ["count": .integer(1)])]
+        let migrated = try migrate(a, b, objects).objects(of: "Note").map { $0.attributes["title"] }
+        #expect(migrated == [.string("t"), .string("untitled")])
+    }
+
+    @Test func requiredToOptionalRemovedAndWidened() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n      legacy: string?\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      title: string?\n      count: int64\n")
+        let result = MappingInference.infer(from: a, to: b)
+        #expect(result.changes.contains(SchemaChange(kind: .changed, entity: "Note", property: "count", detail: "int16 -> int64")))
+        #expect(result.changes.contains(SchemaChange(kind: .removed, entity: "Note", property: "legacy", detail: "attribute of Note")))
+        let object = try #require(try migrate(a, b, [note]).objects(of: "Note").first)
+        #expect(object.attributes["count"] == .integer(7))
+    }
+
+    @Test func renamesByRenamingIdentifier() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
+        let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")
+        let memo = try #require(try migrate(a, b, [note]).objects(of: "Memo").first)
+        #expect(memo.id == "n1" && memo.attributes["heading"] == .string("t"))
+        #expect(MappingInference.infer(from: a, to: b).changes.contains(SchemaChange(kind: .renamed, entity: "Memo", property: nil, detail: "from Note")))
+    }
+
+    @Test func renameChainsAcrossSeveralVersions() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
+        let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")
+        let c = try schema("c", "  Entry:\n    renamingIdentifier: Memo\n    attributes:\n      caption: { type: string, renamingIdentifier: heading }\n      count: int16\n")
+        // Straight from a to c, following the renames recorded in b.
+        let entry = try #require(try migrate(a, c, [note], through: [b]).objects(of: "Entry").first)
+        #expect(entry.attributes["caption"] == .string("t"))
+        // Without b the chain is unknown: Entry looks new and Note removed.
+        #expect(MappingInference.infer(from: a, to: c).changes.contains(SchemaChange(kind: .removed, entity: "Note", property: nil, detail: "")))
+    }
+
+    @Test func relationshipsToOneToToManyAndOrdering() throws {
+        let a = try schema("a", """
+          Note:
+            attributes: { title: string }
+            relationships:
+              folder: { destination: Folder, inverse: notes, optional: true }
+              tags: { destination: Tag, toMany: true, inverse: notes, optional: true }
+          Folder:
+            attributes: { name: string }
+            relationships:
+              notes: { destination: Note, toMany: true, inverse: folder, optional: true }
+          Tag:
+            attributes: { name: string }
+            relationships:
+              notes: { destination: Note, toMany: true, ordered: true, inverse: tags, optional: true }
+
+        """)
+        let b = try schema("b", """
+          Note:
+            attributes: { title: string }
+            relationships:
+              folders: { destination: Folder, toMany: true, inverse: notes, optional: true, renamingIdentifier: folder }
+              tags: { destination: Tag, toMany: true, ordered: true, inverse: notes, optional: true }
+          Folder:
+            attributes: { name: string }
+            relationships:
+              notes: { destination: Note, toMany: true, inverse: folders, optional: true }
+          Tag:
+            attributes: { name: string }
+            relationships:
+              notes: { destination: Note, toMany: true, inverse: tags, optional: true }
+
+        """)
+        let objects = [
+            ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("x")], relationships: ["folder": ["f1"], "tags": ["t1", "t2"]]),
+            ObjectData(id: "f1", entity: "Folder", attributes: ["name": .string("inbox")]),
+            ObjectData(id: "t1", entity: "Tag", attributes: ["name": .string("a")]),
+            ObjectData(id: "t2", entity: "Tag", attributes: ["name": .string("b")]),
+        ]
+        let store = try migrate(a, b, objects)
+        let migrated = try #require(try store.objects(of: "Note").first)
+        #expect(migrated.relationships["folders"] == ["f1"])
+        #expect(Set(migrated.relationships["tags"] ?? []) == ["t1", "t2"])
+        #expect(try store.objects(of: "Folder").first?.relationships["notes"] == ["n1"])
+    }
+
+    @Test func newParentEntityWithPropertiesMovedUp() throws {
+        let a = try schema("a", "  Photo:\n    attributes:\n      title: string\n      url: uri\n  Video:\n    attributes:\n      title: string\n      seconds: double\n")
+        let b = try schema("b", "  Media:\n    abstract: true\n    attributes:\n      title: string\n  Photo:\n    parent: Media\n    attributes:\n      url: uri\n  Video:\n    parent: Media\n    attributes:\n      seconds: double\n")
+        let store = try migrate(a, b, [ObjectData(id: "p", entity: "Photo", attributes: ["title": .string("beach"), "url": .uri("file:///b.png")]),
+                                       ObjectData(id: "v", entity: "Video", attributes: ["title": .string("waves"), "seconds": .double(12.5)])])
+        #expect(try store.objects(of: "Media").map { $0.attributes["title"] } == [.string("beach"), .string("waves")])
+    }
+
+    @Test func addedAndRemovedEntities() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n  Draft:\n    attributes:\n      text: string\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      title: string\n      count: int16\n  Label:\n    attributes:\n      name: string\n")
+        let result = MappingInference.infer(from: a, to: b)
+        #expect(result.mapping?.entityMappings.contains { $0.name == "RemoveDraft" && $0.type == .remove } == true)
+        let store = try migrate(a, b, [note, ObjectData(id: "d", entity: "Draft", attributes: ["text": .string("x")])])
+        #expect(try store.count(of: "Note") == 1)
+        #expect(try store.count(of: "Label") == 0)
+    }
+
+    @Test func refusalsNameTheEntityPropertyAndFix() throws {
+        let base = "  Note:\n    attributes:\n      title: string\n      count: int16\n"
+        let a = try schema("a", base)
+        let cases: [(String, String, String?, String)] = [
+            ("  Note:\n    attributes:\n      title: int64\n      count: int16\n", "Note", "title", "type change string -> int64 can lose data"),
+            ("  Note:\n    attributes:\n      title: string\n      count: int16\n      rank: int64\n", "Note", "rank", "new required attribute without a default"),
+            ("  Note:\n    attributes:\n      title: string\n      count: int16\n  Copy:\n    renamingIdentifier: Note\n    attributes:\n      title: string\n      count: int16\n",
+             "Note", nil, "entity Note would split into Copy and Note"),
+        ]
+        for (entities, entity, property, reason) in cases {
+            let found = problems(a, try schema("b", entities))
+            #expect(found.contains { $0.entity == entity && $0.property == property && $0.reason.contains(reason) }, "\(found)")
+        }
+        let optional = try schema("a2", "  Note:\n    attributes:\n      title: string?\n      count: int16\n")
+        #expect(problems(optional, a).contains { $0.property == "title" && $0.reason.contains("optional -> required without a default") && $0.fix.contains("give it a default") })
+        let toMany = try schema("r1", "  Note:\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: note, optional: true }\n  Tag:\n    relationships:\n      note: { destination: Note, inverse: tags, optional: true }\n")
+        let toOne = try schema("r2", "  Note:\n    relationships:\n      tags: { destination: Tag, inverse: note, optional: true }\n  Tag:\n    relationships:\n      note: { destination: Note, inverse: tags, optional: true }\n")
+        #expect(problems(toMany, toOne).contains { $0.property == "tags" && $0.reason.contains("to-many -> to-one would drop") })
+        let required = try schema("r3", "  Note:\n    relationships:\n      owner: { destination: Tag }\n  Tag: {}\n")
+        #expect(problems(try schema("r0", "  Note: {}\n  Tag: {}\n"), required).contains { $0.property == "owner" && $0.reason.contains("new required relationship") })
+    }
+
+    @Test func theWrittenMappingLoadsBackAndChecksClean() throws {
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        let v1 = try catalog.require(version: "v1"), v2 = try catalog.require(version: "v2")
+        let result = MappingInference.infer(from: v1, to: v2)
+        let text = MappingWriter.yaml(try #require(result.mapping), source: v1, destination: v2, changes: result.changes, notes: result.notes)
+        #expect(text.contains("#   added    Note.image: binary, optional"))
+        #expect(text.contains("    # image: new attribute, gets nil"))
+        let (reloaded, diagnostics) = MappingLoader.parse(source: SourceFile(path: "inferred.yaml", text: text))
+        #expect(diagnostics.isEmpty)
+        var checker = MappingChecker(mapping: try #require(reloaded))
+        #expect(checker.check(source: v1, destination: v2).isEmpty, "hashes are filled in and current")
+        #expect(MappingWriter.scalar("a: b") == "'a: b'" && MappingWriter.scalar("$source.title") == "$source.title" && MappingWriter.scalar("it's: x") == "'it''s: x'")
+    }
+}
