@@ -30,6 +30,7 @@ let package = Package(
             name: "MapcCLI",
             dependencies: [
                 "MapcKit",
+                "MapcExamples",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -148,6 +148,11 @@ struct RunCommand: ParsableCommand {
             Console.out(json.serialized(pretty: true))
             return
         }
+        Console.out(Self.report(outcome, steps: steps, store: store, dryRun: dryRun, output: output, seconds: seconds))
+    }
+
+    /// The text summary of a run: per step, objects created by each mapping and seconds per phase.
+    static func report(_ outcome: MigrationOutcome, steps: [MigrationStep], store: String, dryRun: Bool, output: String?, seconds: Double) -> String {
         var lines: [String] = []
         let first = outcome.steps[0].sourceVersion, last = outcome.summary.destinationVersion
         let verb = dryRun ? "dry run: \(store) would migrate" : (output != nil ? "migrated \(store) into \(output!)" : "migrated \(store)")
@@ -165,6 +170,6 @@ struct RunCommand: ParsableCommand {
         lines.append("  objects: " + outcome.summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
         if dryRun { lines.append("  \(store) was not changed") }
         if let backup = outcome.backupPath { lines.append("  backup: \(backup)") }
-        Console.out(lines.joined(separator: "\n"))
+        return lines.joined(separator: "\n")
     }
 }
