@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+@Suite("Progressive migration and the demo", .serialized)
+struct ProgressiveTests {
+    @Test func theDemoRunsFromAnyDirectory() throws {
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-demo-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let demo = try CLI.run(["demo", "--notes", "60", "--directory", "stores"], in: elsewhere)
+        #expect(demo.status == 0, "\(demo.stderr)")
+        #expect(demo.stdout.contains("plan: v1 -> v2 (inferred), v2 -> v3 (mapping mapping_v2_to_v3.yaml), v3 -> v4 (mapping mapping_v3_to_v4.yaml)"))
+        #expect(demo.stdout.contains("migrated notes-v1.db from v1 to v4"))
+        #expect(demo.stdout.contains("migrated notes-v2.db from v2 to v4"))
+        #expect(demo.stdout.contains("\"caption\": \"Groceries: milk, eggs and bread."))
+        #expect(demo.stdout.contains("\"image\": \"<"))
+        #expect(demo.stderr.contains("[step 3/3 v3->v4] [validate] the migrated store is valid"))
+        let status = try CLI.run(["status", "--schemas", CLI.packageRoot.appendingPathComponent("schemas").path, "stores/notes-v1.db"], in: elsewhere)
+        #expect(status.stdout.contains("compatible  v4"))
+        #expect(status.stdout.contains("v1 -> v2  inferred"))
+        #expect(status.stdout.components(separatedBy: "mapping file").count == 3, "two steps used mapping files: \(status.stdout)")
+    }
+
+    @Test func aFailureInTheLastStepLeavesTheV1StoreUnchanged() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        let fixture = CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v1.json").path
+        #expect(try CLI.run(["load", fixture, "notes.db"], in: folder).status == 0)
+        let original = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
+        // Step 3 of 3 makes every title nil, which v4 forbids.
+        try folder.write(try folder.read("mappings/mapping_v3_to_v4.yaml").replacingOccurrences(of: "      title: $source.title", with: "      title: TERNARY(TRUEPREDICATE, nil, $source.title)"), to: "mappings/mapping_v3_to_v4.yaml")
+        let run = try CLI.run(["run", "notes.db"], in: folder)
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("[step 3/3 v3->v4]"), "the first two steps ran")
+        #expect(run.stderr.contains("Note 'n1', property 'title': required value missing"))
+        #expect(run.stderr.contains("notes.db was not changed"))
+        #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == original)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp") }
+        #expect(leftovers.isEmpty, "intermediate stores are removed: \(leftovers)")
+        #expect(try CLI.run(["status", "notes.db"], in: folder).stdout.contains("compatible  v1"))
+    }
+
+    @Test func everyVersionReachesTheNewestThroughTheCLI() throws {
+        for version in ["v1", "v2", "v3"] {
+            let folder = try CLI.project()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+            let fixtures = CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes")
+            #expect(try CLI.run(["load", fixtures.appendingPathComponent("\(version).json").path, "notes.db"], in: folder).status == 0)
+            let run = try CLI.run(["run", "--quiet", "notes.db"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            let dump = try CLI.run(["dump", "notes.db"], in: folder).stdout
+            #expect(dump == (try String(contentsOf: fixtures.appendingPathComponent("expected-v4-from-\(version).json"), encoding: .utf8)), "\(version)")
+        }
+    }
+
+    @Test func inferAndDiffExplainTheSteps() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("added    Note.image: binary, optional"))
+        #expect(diff.stdout.contains("verdict: inferable"))
+        let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2", "--output", "mapping_v1_to_v2.yaml"], in: folder)
+        #expect(infer.status == 0, "\(infer.stderr)")
+        #expect(try CLI.run(["check", "mapping_v1_to_v2.yaml"], in: folder).status == 0)
+        try folder.write(try folder.read("schemas/v4.yaml").replacingOccurrences(of: "version: v4", with: "version: v5").replacingOccurrences(of: "displayIndex: { type: int64, default: 0 }", with: "displayIndex: { type: string }"), to: "schemas/v5.yaml")
+        let refused = try CLI.run(["infer", "--from", "v4", "--to", "v5"], in: folder)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("Note.displayIndex: type change int64 -> string can lose data"))
+        #expect(try CLI.run(["diff", "v4", "v5"], in: folder).stdout.contains("verdict: needs a mapping file, because:"))
+    }
+}
