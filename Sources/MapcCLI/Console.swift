@@ -8,6 +8,20 @@ enum Console {
         FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 
+    /// Writes text to a file (atomically; refusing to replace one unless `replace`), or to standard output.
+    static func write(_ text: String, to path: String?, replace: Bool = true) throws {
+        guard let path else {
+            FileHandle.standardOutput.write(Data(text.utf8))
+            return
+        }
+        if !replace && FileManager.default.fileExists(atPath: path) {
+            throw MapcError.input("\(path) already exists; choose another file or remove it")
+        }
+        do { try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw MapcError.input("\(path): cannot write (\(error.localizedDescription))")
+        }
+    }
+
     static func err(_ text: String) {
         FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }

@@ -20,8 +20,7 @@ struct DiffCommand: ParsableCommand {
         try reportingErrors {
             let catalog = try schemaOptions.catalog()
             let source = try catalog.require(version: from), destination = try catalog.require(version: to)
-            let between = catalog.schemas.filter { SchemaCatalog.versionPrecedes(source.version, $0.version) && SchemaCatalog.versionPrecedes($0.version, destination.version) }
-            let result = MappingInference.infer(from: source, to: destination, through: between)
+            let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
             var lines = ["\(source.model) \(from) -> \(to)"]
             lines.append("model hash  \(VersionHash.modelHash(of: source).prefix(12)) -> \(VersionHash.modelHash(of: destination).prefix(12))")
             let before = VersionHash.entityHashes(of: source), after = VersionHash.entityHashes(of: destination)

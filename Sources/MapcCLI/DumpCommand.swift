@@ -20,14 +20,7 @@ struct DumpCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let opened = try StoreLocator.open(store, schemaOptions: schemaOptions)
-            let text = try DataFile.dump(opened).serialized(pretty: true) + "\n"
-            if let output {
-                do { try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                    throw MapcError.input("\(output): cannot write (\(error.localizedDescription))")
-                }
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
+            try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output)
         }
     }
 }

@@ -25,22 +25,14 @@ struct InferCommand: ParsableCommand {
         try reportingErrors {
             let catalog = try schemaOptions.catalog()
             let source = try catalog.require(version: from), destination = try catalog.require(version: to)
-            let between = catalog.schemas.filter { SchemaCatalog.versionPrecedes(source.version, $0.version) && SchemaCatalog.versionPrecedes($0.version, destination.version) }
-            let result = MappingInference.infer(from: source, to: destination, through: between)
+            let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
             guard let mapping = result.mapping else {
                 throw MapcError.data(["\(from) -> \(to) cannot be inferred:"] + result.problems.map { "  \($0)" }
                                      + ["write the mapping by hand, or fix the schema as suggested; `mapc diff \(from) \(to)` shows every change"])
             }
             let text = MappingWriter.yaml(mapping, source: source, destination: destination, changes: result.changes, notes: result.notes)
-            if let output {
-                guard !FileManager.default.fileExists(atPath: output) else { throw MapcError.input("\(output) already exists; choose another file or remove it") }
-                do { try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                    throw MapcError.input("\(output): cannot write (\(error.localizedDescription))")
-                }
-                Console.out("wrote \(output): \(mapping.entityMappings.count) entity mappings from \(from) to \(to)")
-            } else {
-                FileHandle.standardOutput.write(Data(text.utf8))
-            }
+            try Console.write(text, to: output, replace: false)
+            if let output { Console.out("wrote \(output): \(mapping.entityMappings.count) entity mappings from \(from) to \(to)") }
         }
     }
 }

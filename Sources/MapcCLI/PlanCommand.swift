@@ -28,8 +28,7 @@ struct PlanCommand: ParsableCommand {
         try reportingErrors {
             let catalog = try schemaOptions.catalog()
             let metadata = try Store.metadata(at: store)
-            guard let current = catalog.versions(matchingModelHash: metadata.modelHash).first(where: { $0.version == metadata.version })
-                    ?? catalog.versions(matchingModelHash: metadata.modelHash).first else {
+            guard let current = catalog.version(of: metadata) else {
                 throw MapcError.store("\(store) matches no version in \(schemaOptions.schemas)")
             }
             let target = try to.map { try catalog.require(version: $0) } ?? catalog.schemas.last!

@@ -70,7 +70,7 @@ struct RunCommand: ParsableCommand {
                     }
                     sourceSchema = named
                 } else {
-                    sourceSchema = matching.first { $0.version == metadata.version } ?? matching[0]
+                    sourceSchema = catalog.version(of: metadata) ?? matching[0]
                 }
                 let destinationSchema = try to.map { try catalog.require(version: $0) } ?? catalog.schemas.last!
                 if VersionHash.modelHash(of: destinationSchema) == metadata.modelHash {

@@ -43,6 +43,14 @@ struct MigrationManagerTests {
         return try #require(model)
     }
 
+    /// Runs a v2 -> v3 (or given) migration that must fail, returning its error.
+    private func failure(_ model: MappingModel, source: Store, to version: String = "v3", policies: PolicyRegistry = .shared) throws -> MigrationError? {
+        let destination = try uncloudNotes(version)
+        return #expect(throws: MigrationError.self) {
+            _ = try MigrationManager(source: source, mapping: model, destinationSchema: destination, policies: policies).migrate(into: try Store.inMemory(schema: destination))
+        }
+    }
+
     private func notes(_ count: Int, images: (Int) -> Bool = { $0 % 3 == 0 }) -> [ObjectData] {
         (0..<count).map { index in
             ObjectData(id: "n\(index)", entity: "Note", attributes: [
@@ -131,9 +139,7 @@ struct MigrationManagerTests {
               dateCreated: $source.dateCreated
               displayIndex: modulus:by:(1000, $source.displayIndex - 999)
         """ + "\n")
-        let error = #expect(throws: MigrationError.self) {
-            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3")).migrate(into: try Store.inMemory(schema: try uncloudNotes("v3")))
-        }
+        let error = try failure(model, source: source)
         guard case .expression(let name, let property, let object, let diagnostic)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
         #expect(name == "NoteToNote" && property == "displayIndex" && object == ObjectRef(entity: "Note", id: "n999"))
         #expect(diagnostic.message == "modulus by zero")
@@ -156,9 +162,7 @@ struct MigrationManagerTests {
               dateCreated: $source.dateCreated
               displayIndex: $source.displayIndex
         """ + "\n")
-        let error = #expect(throws: MigrationError.self) {
-            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3")).migrate(into: try Store.inMemory(schema: try uncloudNotes("v3")))
-        }
+        let error = try failure(model, source: source)
         guard case .validation(let violations, let total)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
         #expect(total == 5)
         #expect(violations.first == ValidationViolation(mapping: "NoteToNote", entity: "Note", object: "n0", property: "title", value: "nil", rule: "required value missing"))
@@ -171,9 +175,7 @@ struct MigrationManagerTests {
         let source = try Store.inMemory(schema: try uncloudNotes("v2"))
         try source.insert(notes(3))
         let model = try mapping("source: v2\ndestination: v2\nentityMappings:\n  - { name: Copy, source: Note, destination: Note, type: copy, policy: Rejecting }\n")
-        let error = #expect(throws: MigrationError.self) {
-            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v2"), policies: registry).migrate(into: try Store.inMemory(schema: try uncloudNotes("v2")))
-        }
+        let error = try failure(model, source: source, to: "v2", policies: registry)
         #expect(error?.description == "mapping 'Copy': custom policy failed: custom validation says no")
     }
 
@@ -189,9 +191,7 @@ struct MigrationManagerTests {
             destination: Note
             attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: "$source.displayIndex + 0.5" }
         """ + "\n")
-        let error = #expect(throws: MigrationError.self) {
-            _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3")).migrate(into: try Store.inMemory(schema: try uncloudNotes("v3")))
-        }
+        let error = try failure(model, source: source)
         #expect(error?.description.hasPrefix("mapping 'NoteToNote', Note 'n0', property 'displayIndex': 0.5 is not a whole number") == true, "\(String(describing: error))")
     }
 

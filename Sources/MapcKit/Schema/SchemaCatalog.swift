@@ -69,6 +69,18 @@ public struct SchemaCatalog: Sendable {
         schemas.filter { VersionHash.modelHash(of: $0) == modelHash }
     }
 
+    /// The versions strictly between two others, oldest first (used to follow rename chains).
+    public func versions(between older: Schema, and newer: Schema) -> [Schema] {
+        schemas.filter { Self.versionPrecedes(older.version, $0.version) && Self.versionPrecedes($0.version, newer.version) }
+    }
+
+    /// The version a store is at: among the versions whose model hash equals the store's, the one
+    /// its metadata names (hashes identify; the name only breaks ties between identical versions).
+    public func version(of metadata: StoreMetadata) -> Schema? {
+        let matching = versions(matchingModelHash: metadata.modelHash)
+        return matching.first { $0.version == metadata.version } ?? matching.first
+    }
+
     /// Orders version names so that digit runs compare as numbers: v2 < v10, 1.9 < 1.10.
     public static func versionPrecedes(_ a: String, _ b: String) -> Bool {
         a.compare(b, options: [.numeric, .caseInsensitive]) == .orderedAscending

@@ -58,8 +58,7 @@ public final class Store: @unchecked Sendable {
     public static func open(at path: String, catalog: SchemaCatalog, readOnly: Bool = false) throws -> Store {
         let queue = try openQueue(path: path, readOnly: readOnly)
         let metadata = try readMetadata(queue, path: path)
-        let matching = catalog.versions(matchingModelHash: metadata.modelHash)
-        guard let schema = matching.first(where: { $0.version == metadata.version }) ?? matching.last else {
+        guard let schema = catalog.version(of: metadata) else {
             throw MapcError.store("\(path) (recorded as version \(metadata.version), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory); add that version's schema file")
         }
         return Store(database: queue, schema: schema, strategy: try strategy(named: metadata.layout, path: path), path: path)
