@@ -24,7 +24,7 @@ struct DemoCommand: ParsableCommand {
     func run() throws {
         registerUnCloudNotesPolicies()
         try reportingErrors {
-            let folder = try directory.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("mapc-demo-\(UUID().uuidString)")
+            let folder = directory.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("mapc-demo-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
             let catalog = try SchemaCatalog(directory: UnCloudNotesDemo.schemasFolder)

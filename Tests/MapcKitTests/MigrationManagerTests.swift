@@ -4,7 +4,7 @@ import Testing
 import MapcExamples
 
 /// Records every hook call, in order, into a shared log.
-final class RecordingPolicy: EntityMigrationPolicy, @unchecked Sendable {
+final class RecordingPolicy: EntityMigrationPolicy {
     nonisolated(unsafe) static var log: [String] = []
     static let lock = NSLock()
     static func record(_ entry: String) { lock.withLock { log.append(entry) } }
@@ -29,7 +29,7 @@ final class RecordingPolicy: EntityMigrationPolicy, @unchecked Sendable {
 }
 
 /// A policy that rejects the result in phase 3.
-final class RejectingPolicy: EntityMigrationPolicy, @unchecked Sendable {
+final class RejectingPolicy: EntityMigrationPolicy {
     override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {
         throw MigrationError.policy(mapping: mapping.name, message: "custom validation says no")
     }

@@ -8,7 +8,7 @@ import Foundation
 /// each source object, `endInstanceCreation`; then `createRelationships` for each destination
 /// object and `endRelationshipCreation` (phase 2); then `performCustomValidation` and `end` (phase 3).
 /// Each default does the declarative work, so an override can call `super` and then add to it.
-open class EntityMigrationPolicy: @unchecked Sendable {
+open class EntityMigrationPolicy {
     /// Creates the policy; one instance serves one entity mapping for one migration.
     public required init() {}
 
