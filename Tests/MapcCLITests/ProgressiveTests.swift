@@ -71,3 +71,20 @@ struct ProgressiveTests {
         #expect(try CLI.run(["diff", "v4", "v5"], in: folder).stdout.contains("verdict: needs a mapping file, because:"))
     }
 }
+
+@Suite("Planning with a mapping that skips versions", .serialized)
+struct SkippingMappingTests {
+    @Test func aMappingFileThatSkipsVersionsIsPreferred() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        // v1 -> v3 in one step: inferable (images never existed in v1), written as a file.
+        #expect(try CLI.run(["infer", "--from", "v1", "--to", "v3", "--output", "mappings/mapping_v1_to_v3.yaml"], in: folder).status == 0)
+        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v1.json").path, "notes.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "notes.db"], in: folder)
+        #expect(plan.stdout == "notes.db is at v1; 2 steps to v4:\n  1. v1 -> v3 (mapping mapping_v1_to_v3.yaml)\n  2. v3 -> v4 (mapping mapping_v3_to_v4.yaml)\n")
+        #expect(try CLI.run(["run", "--quiet", "notes.db"], in: folder).status == 0)
+        let dump = try CLI.run(["dump", "notes.db"], in: folder).stdout
+        #expect(dump == (try String(contentsOf: CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/expected-v4-from-v1.json"), encoding: .utf8)))
+    }
+}

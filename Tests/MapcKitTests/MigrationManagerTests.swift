@@ -218,3 +218,36 @@ struct MigrationManagerTests {
         #expect(try destination.objects(of: "Note").first?.relationships["attachments"] == ["a1"])
     }
 }
+
+@Suite("Source expressions")
+struct SourceExpressionTests {
+    @Test func xcodesFetchFormReadsTheEntityAndItsSubentitiesThroughThePredicate() throws {
+        let v4 = try uncloudNotes("v4")
+        let source = try Store.inMemory(schema: v4)
+        try source.insert([
+            ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("a"), "body": .string("b"), "dateCreated": .date(Date()), "displayIndex": .integer(1)]),
+            ObjectData(id: "n2", entity: "Note", attributes: ["title": .string("skip"), "body": .string("b"), "dateCreated": .date(Date()), "displayIndex": .integer(2)]),
+        ])
+        let yaml = """
+        source: v4
+        destination: v4
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "title != ''skip''"), $manager.sourceContext, NO)'
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - { name: NoAttachments, source: Attachment, type: remove }
+          - { name: NoImages, source: ImageAttachment, type: remove }
+        """ + "\n"
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        #expect(diagnostics.isEmpty, "\(diagnostics)")
+        let mapping = try #require(model)
+        var checker = MappingChecker(mapping: mapping)
+        #expect(checker.check(source: v4, destination: v4).isEmpty)
+        #expect(MigrationManager.standardFetch(mapping.entityMappings[0].sourceExpression!.expression)?.entity == "Note")
+        let destination = try Store.inMemory(schema: v4)
+        _ = try MigrationManager(source: source, mapping: mapping, destinationSchema: v4).migrate(into: destination)
+        #expect(try destination.objects(of: "Note").map(\.id) == ["n1"])
+    }
+}

@@ -233,6 +233,33 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Source objects of a mapping: its source expression's, or every object of its source entity.
     private func forEachSourceObject(of entityMapping: EntityMapping, _ body: (SourceObject) throws -> Void) throws {
         let index = currentMapping
+        // Xcode's form, FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …),
+        // streams: the entity and its sub-entities in batches, P as a filter, so memory stays flat.
+        if let sourceExpression = entityMapping.sourceExpression, let (entity, predicate) = Self.standardFetch(sourceExpression.expression) {
+            guard let root = sourceStore.schema.entity(named: entity) else {
+                throw MigrationError.setup("mapping '\(entityMapping.name)' fetches unknown source entity '\(entity)'")
+            }
+            let parsed: Expr
+            switch ExpressionParser.parse(predicate) {
+            case .success(let expression): parsed = expression
+            case .failure(let error):
+                throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: entity, id: ""),
+                                                diagnostic: sourceExpression.source.diagnostic(.error, "the fetch request's predicate does not parse: \(error.description)", at: sourceExpression.expression.range))
+            }
+            for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
+                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize) { batch in
+                    for data in batch {
+                        sourceGraph.remember(data)
+                        let object = SourceObject(data: data, graph: sourceGraph)
+                        let keep = try evaluate(MappingExpression(source: sourceExpression.source, expression: parsed), for: object, mapping: entityMapping, property: "sourceExpression") {
+                            try evaluators[index].evaluatePredicate($0)
+                        }
+                        if keep { try body(object) }
+                    }
+                }
+            }
+            return
+        }
         if let sourceExpression = entityMapping.sourceExpression {
             let evaluator = evaluators[index]
             evaluator.context.evaluatedObject = .null
@@ -254,6 +281,15 @@ public final class MigrationManager: MigrationManagerFunctions {
                 try body(SourceObject(data: data, graph: sourceGraph))
             }
         }
+    }
+
+    /// The entity and predicate of `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …)`.
+    static func standardFetch(_ expression: Expr) -> (entity: String, predicate: String)? {
+        guard case .fetch(let request, _, _) = expression.kind,
+              case .method(let receiver, let selector, _, let arguments) = request.kind, receiver.kind == .variable("manager"),
+              selector == MethodSelector.fetchRequestForSourceEntity.rawValue, arguments.count == 2,
+              case .literal(.string(let entity)) = arguments[0].kind, case .literal(.string(let predicate)) = arguments[1].kind else { return nil }
+        return (entity, predicate)
     }
 
     /// Runs a policy hook, turning its failures into `MigrationError.policy`.
