@@ -326,28 +326,56 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// with every attribute expression evaluated and defaults for the rest. The identity is the
     /// source's for the first mapping reading that source entity, `sourceID.mappingName` otherwise.
     public func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
-        guard let entityName = entity ?? entityMapping.destination, let destinationEntity = destinationSchema.entity(named: entityName) else {
+        let index = mappingIndex(entityMapping)
+        guard let entityName = entity ?? entityMapping.destination else {
             throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
         }
+        let plan = try attributePlan(index, entityName)
         var destination = DestinationObject(entity: entityName, id: identity(for: source, mapping: entityMapping))
-        for attribute in destinationSchema.allAttributes(of: destinationEntity) where !attribute.isTransient {
-            if let propertyMapping = entityMapping.attributeMapping(named: attribute.name) {
-                let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: attribute.name) {
-                    try evaluators[mappingIndex(entityMapping)].evaluate($0)
-                }
-                switch ValueCoercion.coerce(result, to: attribute.type) {
-                case .success(let value): destination.attributes[attribute.name] = value
+        let evaluator = evaluators[index]
+        for step in plan {
+            if let expression = step.expression {
+                let result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try evaluator.evaluate($0) }
+                switch ValueCoercion.coerce(result, to: step.type) {
+                case .success(let value): destination.attributes[step.name] = value
                 case .failure(let problem):
-                    throw MigrationError.value(mapping: entityMapping.name, entity: entityName, object: destination.id, property: attribute.name,
+                    throw MigrationError.value(mapping: entityMapping.name, entity: entityName, object: destination.id, property: step.name,
                                                message: "\(problem.message) (from source object \(source.ref))")
                 }
-            } else if entityMapping.type == .copy, let value = source.data.attributes[attribute.name] {
-                destination.attributes[attribute.name] = value
+            } else if step.copies, let value = source.data.attributes[step.name] {
+                destination.attributes[step.name] = value
             } else {
-                destination.attributes[attribute.name] = attribute.defaultValue ?? .null
+                destination.attributes[step.name] = step.defaultValue
             }
         }
         return destination
+    }
+
+    /// How one destination attribute gets its value in a mapping: an expression, a copy, or the default.
+    private struct AttributeStep {
+        var name: String
+        var type: AttributeType
+        var expression: MappingExpression?
+        var copies: Bool
+        var defaultValue: Value
+    }
+
+    /// Per mapping and destination entity, worked out once rather than per object.
+    private var attributePlans: [String: [AttributeStep]] = [:]
+
+    private func attributePlan(_ index: Int, _ entityName: String) throws -> [AttributeStep] {
+        let key = "\(index)/\(entityName)"
+        if let plan = attributePlans[key] { return plan }
+        guard let destinationEntity = destinationSchema.entity(named: entityName) else {
+            throw MigrationError.setup("mapping '\(mapping.entityMappings[index].name)' has no destination entity '\(entityName)' in \(destinationSchema.version)")
+        }
+        let entityMapping = mapping.entityMappings[index]
+        let plan = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
+            AttributeStep(name: attribute.name, type: attribute.type, expression: entityMapping.attributeMapping(named: attribute.name)?.expression,
+                          copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
+        }
+        attributePlans[key] = plan
+        return plan
     }
 
     private func identity(for source: SourceObject, mapping entityMapping: EntityMapping) -> String {

@@ -8,6 +8,8 @@ public final class StoreWriter {
     public let store: Store
     private let db: Database
     private var statements: [String: Statement] = [:]
+    /// Per entity: the prepared INSERT and the stored attributes in its column order.
+    private var insertPlans: [String: (statement: Statement, attributes: [(name: String, type: AttributeType)])] = [:]
 
     /// Creates a writer on a connection of `store` that the caller keeps open (inside `writeWithoutTransaction`).
     public init(store: Store, db: Database) {
@@ -24,18 +26,27 @@ public final class StoreWriter {
 
     /// Inserts a row for an object with its stored attribute values; returns its primary key.
     public func insert(entity: String, id: String, attributes: [String: Value]) throws -> Int64 {
+        let plan = try insertPlan(entity)
+        var arguments: [DatabaseValue] = [entity.databaseValue, id.databaseValue]
+        arguments.reserveCapacity(plan.attributes.count + 2)
+        for attribute in plan.attributes {
+            arguments.append(store.strategy.encode(attributes[attribute.name] ?? .null, as: attribute.type))
+        }
+        try plan.statement.execute(arguments: StatementArguments(arguments))
+        return db.lastInsertedRowID
+    }
+
+    private func insertPlan(_ entity: String) throws -> (statement: Statement, attributes: [(name: String, type: AttributeType)]) {
+        if let plan = insertPlans[entity] { return plan }
         let schema = store.schema
         guard let entityDescription = schema.entity(named: entity) else { throw MapcError.notFound("no entity '\(entity)' in version \(schema.version)") }
         let storage = try store.layout.storage(of: entity)
         let stored = schema.allAttributes(of: entityDescription).filter { storage.attributeColumns[$0.name] != nil }
         let columns = [storage.entityColumn, storage.idColumn] + stored.map { storage.attributeColumns[$0.name]! }
         let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        var arguments: [DatabaseValue] = [entity.databaseValue, id.databaseValue]
-        for attribute in stored {
-            arguments.append(store.strategy.encode(attributes[attribute.name] ?? .null, as: attribute.type))
-        }
-        try statement(sql).execute(arguments: StatementArguments(arguments))
-        return db.lastInsertedRowID
+        let plan = (statement: try db.makeStatement(sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) })
+        insertPlans[entity] = plan
+        return plan
     }
 
     /// The primary key of the object with this identity, looked up through the unique `_id` index.
