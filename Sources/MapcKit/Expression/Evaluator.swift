@@ -74,7 +74,7 @@ public final class Evaluator {
 
     // MARK: Core
 
-    private func fail(_ message: String, _ range: SourceRange, fix: String? = nil) -> ExpressionError {
+    func failure(_ message: String, _ range: SourceRange, fix: String? = nil) -> ExpressionError {
         ExpressionError(message, at: range, fix: fix)
     }
 
@@ -86,13 +86,13 @@ public final class Evaluator {
         case .scalar(.integer(let n)): return n != 0
         case .scalar(.double(let d)): return d != 0
         case .scalar(.decimal(let d)): return d != 0
-        default: throw fail("expected a predicate (true or false), found \(result.kindName)", expression.range)
+        default: throw failure("expected a predicate (true or false), found \(result.kindName)", expression.range)
         }
     }
 
     func checkSize(_ items: [EvalValue], _ range: SourceRange) throws -> [EvalValue] {
         if items.count > context.limits.maxCollectionCount {
-            throw fail("a collection grew past \(context.limits.maxCollectionCount) elements", range)
+            throw failure("a collection grew past \(context.limits.maxCollectionCount) elements", range)
         }
         return items
     }
@@ -100,7 +100,7 @@ public final class Evaluator {
     func value(of expression: Expr) throws -> EvalValue {
         steps += 1
         if steps > context.limits.maxSteps {
-            throw fail("evaluation took more than \(context.limits.maxSteps) steps", expression.range, fix: "simplify the expression")
+            throw failure("evaluation took more than \(context.limits.maxSteps) steps", expression.range, fix: "simplify the expression")
         }
         let range = expression.range
         switch expression.kind {
@@ -113,7 +113,7 @@ public final class Evaluator {
         case .variable(let name):
             if name.uppercased() == "SELF" { return context.evaluatedObject }
             guard let bound = context.variables[name] else {
-                throw fail("unknown variable $\(name)", range, fix: Suggestions.didYouMean(name, in: context.variables.keys).map { $0.replacingOccurrences(of: "'", with: "'$", options: [], range: $0.range(of: "'")) }
+                throw failure("unknown variable $\(name)", range, fix: Suggestions.didYouMean(name, in: context.variables.keys).map { $0.replacingOccurrences(of: "'", with: "'$", options: [], range: $0.range(of: "'")) }
                            ?? "available: \(context.variables.keys.sorted().map { "$" + $0 }.joined(separator: ", "))")
             }
             return bound
@@ -124,7 +124,7 @@ public final class Evaluator {
         case .negate(let operand):
             switch ValueSemantics.negate(try value(of: operand)) {
             case .success(let result): return result
-            case .failure(let error): throw fail(error.message, range)
+            case .failure(let error): throw failure(error.message, range)
             }
         case .binary(let op, let left, let right):
             return try binary(op, try value(of: left), try value(of: right), range)
@@ -141,7 +141,7 @@ public final class Evaluator {
         case .subquery(let collection, let variable, let predicate):
             let source = try value(of: collection)
             guard let items = source.elements ?? (source.isNull ? [] : nil) else {
-                throw fail("SUBQUERY needs a collection, found \(source.kindName)", collection.range)
+                throw failure("SUBQUERY needs a collection, found \(source.kindName)", collection.range)
             }
             let saved = context.variables[variable]
             defer { context.variables[variable] = saved }
@@ -187,7 +187,7 @@ public final class Evaluator {
         switch target {
         case .object(let ref):
             guard let result = try context.graph.value(of: ref, key: name) else {
-                throw fail("\(ref.entity.isEmpty ? "the object" : ref.entity) has no key '\(name)'", range)
+                throw failure("\(ref.entity.isEmpty ? "the object" : ref.entity) has no key '\(name)'", range)
             }
             return result
         case .collection(let items, let ordered):
@@ -209,16 +209,16 @@ public final class Evaluator {
         case .handle(.manager) where name == "destinationContext":
             return .handle(.destinationContext)
         default:
-            throw fail("cannot read key '\(name)' of \(target.kindName)", range)
+            throw failure("cannot read key '\(name)' of \(target.kindName)", range)
         }
     }
 
     private func collectionOperator(_ op: CollectionOperator, on target: EvalValue, rest: ArraySlice<PathComponent>, _ range: SourceRange) throws -> EvalValue {
         guard let items = target.elements ?? (target.isNull ? [] : nil) else {
-            throw fail("@\(op.rawValue) needs a collection, found \(target.kindName)", range)
+            throw failure("@\(op.rawValue) needs a collection, found \(target.kindName)", range)
         }
         if op == .count {
-            guard rest.isEmpty else { throw fail("nothing can follow @count", rest.first!.range) }
+            guard rest.isEmpty else { throw failure("nothing can follow @count", rest.first!.range) }
             return .scalar(.integer(Int64(items.count)))
         }
         let mapped = try rest.isEmpty ? items : items.map { try keyPath($0, rest) }
@@ -229,7 +229,7 @@ public final class Evaluator {
             var total: EvalValue = .scalar(.integer(0))
             var counted = 0
             for item in mapped where !item.isNull {
-                guard ValueSemantics.number(item) != nil else { throw fail("@\(op.rawValue) needs numbers, found \(item.kindName)", range) }
+                guard ValueSemantics.number(item) != nil else { throw failure("@\(op.rawValue) needs numbers, found \(item.kindName)", range) }
                 total = try binary(.add, total, item, range)
                 counted += 1
             }
@@ -240,7 +240,7 @@ public final class Evaluator {
             for item in mapped where !item.isNull {
                 guard let current = best else { best = item; continue }
                 guard let order = ValueSemantics.compare(item, current) else {
-                    throw fail("@\(op.rawValue) cannot order \(item.kindName) and \(current.kindName)", range)
+                    throw failure("@\(op.rawValue) cannot order \(item.kindName) and \(current.kindName)", range)
                 }
                 if (op == .min && order == .orderedAscending) || (op == .max && order == .orderedDescending) { best = item }
             }
@@ -265,7 +265,7 @@ public final class Evaluator {
 
     private func subscriptValue(_ base: EvalValue, _ index: IndexKind, _ range: SourceRange) throws -> EvalValue {
         if base.isNull { return .null }
-        guard let items = base.elements else { throw fail("cannot index \(base.kindName); only collections have elements", range) }
+        guard let items = base.elements else { throw failure("cannot index \(base.kindName); only collections have elements", range) }
         switch index {
         case .first: return items.first ?? .null
         case .last: return items.last ?? .null
@@ -273,10 +273,10 @@ public final class Evaluator {
         case .expression(let indexExpression):
             let position = try value(of: indexExpression)
             guard case .scalar(.integer(let n)) = position else {
-                throw fail("an index must be a whole number, found \(position.kindName)", indexExpression.range)
+                throw failure("an index must be a whole number, found \(position.kindName)", indexExpression.range)
             }
             guard n >= 0, n < items.count else {
-                throw fail("index \(n) is out of range for a collection of \(items.count)", indexExpression.range, fix: "use [FIRST], [LAST] or check [SIZE] first")
+                throw failure("index \(n) is out of range for a collection of \(items.count)", indexExpression.range, fix: "use [FIRST], [LAST] or check [SIZE] first")
             }
             return items[Int(n)]
         }
@@ -288,7 +288,7 @@ public final class Evaluator {
         switch op {
         case .union, .intersect, .minus:
             guard let a = left.elements ?? (left.isNull ? [] : nil), let b = right.elements ?? (right.isNull ? [] : nil) else {
-                throw fail("\(op.rawValue) needs two collections, found \(left.kindName) and \(right.kindName)", range)
+                throw failure("\(op.rawValue) needs two collections, found \(left.kindName) and \(right.kindName)", range)
             }
             let rightSet = Set(b)
             switch op {
@@ -300,13 +300,13 @@ public final class Evaluator {
             switch ValueSemantics.arithmetic(op, left, right) {
             case .success(let result):
                 if case .scalar(.string(let text)) = result, text.count > context.limits.maxStringLength {
-                    throw fail("a string grew past \(context.limits.maxStringLength) characters", range)
+                    throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
                 }
                 if case .scalar(.decimal(let number)) = result, number.isNaN {
-                    throw fail("decimal arithmetic overflowed", range)
+                    throw failure("decimal arithmetic overflowed", range)
                 }
                 return result
-            case .failure(let error): throw fail(error.message, range)
+            case .failure(let error): throw failure(error.message, range)
             }
         }
     }
@@ -334,7 +334,7 @@ public final class Evaluator {
         case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(ValueSemantics.compare(left, right, options: options))
         case .between:
             guard let bounds = right.elements, bounds.count == 2 else {
-                throw fail("BETWEEN needs two bounds, such as BETWEEN {1, 10}; found \(right.kindName)", range)
+                throw failure("BETWEEN needs two bounds, such as BETWEEN {1, 10}; found \(right.kindName)", range)
             }
             return [.orderedDescending, .orderedSame].contains(ValueSemantics.compare(left, bounds[0], options: options))
                 && [.orderedAscending, .orderedSame].contains(ValueSemantics.compare(left, bounds[1], options: options))
@@ -344,7 +344,7 @@ public final class Evaluator {
             if case .scalar(.string(let haystack)) = right, case .scalar(.string(let needle)) = left {
                 return ValueSemantics.fold(haystack, options).contains(ValueSemantics.fold(needle, options))
             }
-            throw fail("IN needs a collection or a string on its right, found \(right.kindName)", range)
+            throw failure("IN needs a collection or a string on its right, found \(right.kindName)", range)
         case .contains:
             if left.isNull || right.isNull { return false }
             if let items = left.elements { return items.contains { ValueSemantics.equal($0, right, options: options) } }
@@ -356,18 +356,18 @@ public final class Evaluator {
         case .like:
             guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else {
                 if left.isNull || right.isNull { return false }
-                throw fail("LIKE compares strings, found \(left.kindName) and \(right.kindName)", range)
+                throw failure("LIKE compares strings, found \(left.kindName) and \(right.kindName)", range)
             }
             return ValueSemantics.like(text, pattern, options: options)
         case .matches:
             guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else {
                 if left.isNull || right.isNull { return false }
-                throw fail("MATCHES compares a string with a pattern string, found \(left.kindName) and \(right.kindName)", range)
+                throw failure("MATCHES compares a string with a pattern string, found \(left.kindName) and \(right.kindName)", range)
             }
             if checkedPatterns[pattern] == nil { checkedPatterns[pattern] = .some(RegexGuard.problem(with: pattern)) }
-            if let problem = checkedPatterns[pattern] ?? nil { throw fail("MATCHES pattern refused: \(problem)", range) }
+            if let problem = checkedPatterns[pattern] ?? nil { throw failure("MATCHES pattern refused: \(problem)", range) }
             guard text.utf16.count <= RegexGuard.maxSubjectLength else {
-                throw fail("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
+                throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
             }
             return RegexGuard.matches(text, pattern, options: options)
         }
@@ -376,12 +376,8 @@ public final class Evaluator {
     private func strings(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange, _ test: (String, String) -> Bool) throws -> Bool {
         if left.isNull || right.isNull { return false }
         guard case .scalar(.string(let a)) = left, case .scalar(.string(let b)) = right else {
-            throw fail("\(op.rawValue) compares strings, found \(left.kindName) and \(right.kindName)", range)
+            throw failure("\(op.rawValue) compares strings, found \(left.kindName) and \(right.kindName)", range)
         }
         return test(ValueSemantics.fold(a, options), ValueSemantics.fold(b, options))
-    }
-
-    func failure(_ message: String, _ range: SourceRange, fix: String? = nil) -> ExpressionError {
-        fail(message, range, fix: fix)
     }
 }

@@ -29,41 +29,42 @@ struct SchemaValidator {
 
     // MARK: Positions
 
-    /// The location of a node under `entities:` (entity, then section, property and key), falling
-    /// back to the nearest node that exists.
-    private func location(_ path: String...) -> FileLocation? {
-        return locate(path, keyOnly: false)
+    /// A place in the file: where a node starts and how many columns its text spans.
+    struct Place {
+        var location: FileLocation
+        var length: Int
     }
 
-    /// The location of the key itself (the name) rather than its value.
-    private func keyLocation(_ path: String...) -> FileLocation? {
-        return locate(path, keyOnly: true)
+    /// The node under `entities:` (entity, then section, property and key), falling back to the
+    /// nearest node that exists.
+    private func location(_ path: String...) -> Place? {
+        locate(path, keyOnly: false)
     }
 
-    private func locate(_ path: [String], keyOnly: Bool) -> FileLocation? {
+    /// The key itself (the name) rather than its value.
+    private func keyLocation(_ path: String...) -> Place? {
+        locate(path, keyOnly: true)
+    }
+
+    private func locate(_ path: [String], keyOnly: Bool) -> Place? {
         guard let document, var node = document.root?["entities"] else { return nil }
-        var best = node.mark.map { FileLocation(path: document.source.path, line: $0.line, column: $0.column) }
+        var best = Place(location: document.location(of: node), length: 1)
         for (depth, component) in path.enumerated() {
             guard let mapping = node.mapping, let index = mapping.index(forKey: Node(component)) else { break }
             let (key, value) = mapping[index]
             let target = (keyOnly && depth == path.count - 1) ? key : value
-            best = document.location(of: target)
-            lengths[best!] = YAMLDocument.length(of: target)
+            best = Place(location: document.location(of: target), length: YAMLDocument.length(of: target))
             node = value
         }
         return best
     }
 
-    /// Underline lengths of the nodes located so far, so diagnostics cover the whole value.
-    private var lengthsStorage = LengthTable()
-    private var lengths: LengthTable { lengthsStorage }
-
-    private mutating func error(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
-        diagnostics.append(.error(message, at: location ?? fallback, length: max(length, location.flatMap { lengths[$0] } ?? 1), fix: fix))
+    private mutating func error(_ message: String, at place: Place?, length: Int = 1, fix: String? = nil) {
+        diagnostics.append(.error(message, at: place?.location ?? fallback, length: max(length, place?.length ?? 1), fix: fix))
     }
 
-    private mutating func warning(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
-        diagnostics.append(.warning(message, at: location ?? fallback, length: max(length, location.flatMap { lengths[$0] } ?? 1), fix: fix))
+    private mutating func warning(_ message: String, at place: Place?, length: Int = 1, fix: String? = nil) {
+        diagnostics.append(.warning(message, at: place?.location ?? fallback, length: max(length, place?.length ?? 1), fix: fix))
     }
 
     private var fallback: FileLocation? {
@@ -75,7 +76,7 @@ struct SchemaValidator {
     private mutating func checkEntityNames() {
         for entity in schema.entities {
             if let first = entity.name.first, !first.isUppercase {
-                error("entity name '\(entity.name)' must start with an uppercase letter", at: entity.location ?? keyLocation(entity.name),
+                error("entity name '\(entity.name)' must start with an uppercase letter", at: entity.location.map { Place(location: $0, length: entity.name.count) } ?? keyLocation(entity.name),
                       length: entity.name.count, fix: "rename it '\(entity.name.prefix(1).uppercased() + entity.name.dropFirst())'")
             }
         }
@@ -121,10 +122,10 @@ struct SchemaValidator {
             let required = schema.entities.flatMap { source in source.relationships.filter { $0.destination == entity.name && !$0.isOptional }.map { (source, $0) } }
             if let (source, relationship) = required.first {
                 error("abstract entity '\(entity.name)' has no concrete sub-entity, so the required relationship '\(source.name).\(relationship.name)' can never be filled",
-                      at: entity.location, length: entity.name.count,
+                      at: entity.location.map { Place(location: $0, length: entity.name.count) }, length: entity.name.count,
                       fix: "add a sub-entity with 'parent: \(entity.name)', make '\(entity.name)' concrete, or make the relationship optional")
             } else {
-                warning("abstract entity '\(entity.name)' has no concrete sub-entity; it can have no objects", at: entity.location, length: entity.name.count,
+                warning("abstract entity '\(entity.name)' has no concrete sub-entity; it can have no objects", at: entity.location.map { Place(location: $0, length: entity.name.count) }, length: entity.name.count,
                         fix: "add a sub-entity with 'parent: \(entity.name)' or remove 'abstract: true'")
             }
         }
@@ -277,11 +278,3 @@ public enum AttributeValidator {
     }
 }
 
-/// A shared table of underline lengths by location; a class so lookups can record from non-mutating helpers.
-final class LengthTable {
-    private var table: [FileLocation: Int] = [:]
-    subscript(location: FileLocation) -> Int? {
-        get { table[location] }
-        set { table[location] = newValue }
-    }
-}
