@@ -39,7 +39,7 @@ struct DemoCommand: ParsableCommand {
                 let source = try catalog.require(version: contents.version ?? "v1")
                 try StoreFiles.createStore(at: path, schema: source) { try $0.insert(contents.objects) }
                 Console.out("== \(name): \(description)")
-                let target = catalog.schemas.last!
+                let target = try catalog.newest()
                 let steps = try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings)
                 Console.out("plan: " + PlanCommand.describe(steps).joined(separator: ", "))
                 let display = ProgressDisplay(quiet: false)

@@ -31,7 +31,7 @@ struct PlanCommand: ParsableCommand {
             guard let current = catalog.version(of: metadata) else {
                 throw MapcError.store("\(store) matches no version in \(schemaOptions.schemas)")
             }
-            let target = try to.map { try catalog.require(version: $0) } ?? catalog.schemas.last!
+            let target = try to.map { try catalog.require(version: $0) } ?? catalog.newest()
             let steps: [MigrationStep]
             do {
                 steps = try MigrationPlanner.plan(from: current, to: target, catalog: catalog, mappings: try MappingCatalog(directory: mappings))

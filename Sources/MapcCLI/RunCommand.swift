@@ -72,7 +72,7 @@ struct RunCommand: ParsableCommand {
                 } else {
                     sourceSchema = catalog.version(of: metadata) ?? matching[0]
                 }
-                let destinationSchema = try to.map { try catalog.require(version: $0) } ?? catalog.schemas.last!
+                let destinationSchema = try to.map { try catalog.require(version: $0) } ?? catalog.newest()
                 if VersionHash.modelHash(of: destinationSchema) == metadata.modelHash {
                     Console.out("\(store) is already at \(destinationSchema.version); nothing to do")
                     return

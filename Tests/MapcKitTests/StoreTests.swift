@@ -119,3 +119,17 @@ struct StoreTests {
         #expect(objects.first?.attributes["from"] == .string("a'b\"c"))
     }
 }
+
+@Suite("Hostile schemas built in code")
+struct HostileSchemaTests {
+    @Test func aCyclicSchemaBuiltInCodeStillGetsALayout() throws {
+        // The loader refuses cycles; a schema made in code may still have one and must not crash the layout.
+        let schema = Schema(model: "M", version: "x", entities: [
+            Entity(name: "A", parent: "B", attributes: [Attribute(name: "a", type: .string)]),
+            Entity(name: "B", parent: "A", attributes: [Attribute(name: "b", type: .int64)]),
+        ])
+        let layout = MapcLayout().layout(for: schema)
+        #expect(!layout.tables.isEmpty)
+        #expect(layout.entities["A"] != nil && layout.entities["B"] != nil)
+    }
+}

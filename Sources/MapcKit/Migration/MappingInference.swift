@@ -175,7 +175,10 @@ public enum MappingInference {
                     changes.append(SchemaChange(kind: .renamed, entity: destinationEntity.name, property: relationship.name, detail: "from \(old.name)"))
                     entityNotes.append("\(relationship.name): renamed from \(old.name)")
                 }
-                guard let oldTarget = source.entity(named: old.destination), sourceFor[relationship.destination].map({ source.hierarchy(under: $0).contains { $0.name == oldTarget.name } || source.hierarchy(under: oldTarget).contains { $0.name == sourceFor[relationship.destination]!.name } }) == true else {
+                // The relationship must lead to the counterpart of what it led to (or a relative in its hierarchy).
+                let counterpart = sourceFor[relationship.destination]
+                guard let oldTarget = source.entity(named: old.destination), let counterpart,
+                      source.hierarchy(under: counterpart).contains(where: { $0.name == oldTarget.name }) || source.hierarchy(under: oldTarget).contains(where: { $0.name == counterpart.name }) else {
                     problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
                                                      fix: "write an explicit mapping"))
                     continue

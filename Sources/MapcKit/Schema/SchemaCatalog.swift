@@ -69,6 +69,12 @@ public struct SchemaCatalog: Sendable {
         schemas.filter { VersionHash.modelHash(of: $0) == modelHash }
     }
 
+    /// The newest version, or an error when the folder has none.
+    public func newest() throws -> Schema {
+        guard let last = schemas.last else { throw MapcError.notFound("\(directory.isEmpty ? "the catalog" : directory) has no schema files; pass --schemas DIR") }
+        return last
+    }
+
     /// The versions strictly between two others, oldest first (used to follow rename chains).
     public func versions(between older: Schema, and newer: Schema) -> [Schema] {
         schemas.filter { Self.versionPrecedes(older.version, $0.version) && Self.versionPrecedes($0.version, newer.version) }

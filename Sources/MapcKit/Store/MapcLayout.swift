@@ -35,8 +35,10 @@ public struct MapcLayout: StoreLayoutStrategy {
         var columnsOfTable: [String: NameAllocator] = [:]
         var storages: [String: EntityStorage] = [:]
 
-        // Tables for hierarchies.
-        for root in entities where root.parent == nil || schema.entity(named: root.parent!) == nil {
+        // Tables for hierarchies, created when a hierarchy's root is first seen. (A hierarchy without a
+        // root, as a schema built in code with an inheritance cycle has, still gets one.)
+        func ensureTable(for root: Entity) -> String {
+            if let existing = rootTable[root.name] { return existing }
             let name = tableNames.allocate(root.name)
             rootTable[root.name] = name
             tableOrder.append(name)
@@ -46,8 +48,18 @@ public struct MapcLayout: StoreLayoutStrategy {
                 ColumnLayout(name: Self.idColumn, sqlType: "TEXT", constraints: "NOT NULL"),
             ], indexes: [IndexLayout(name: "\(name)__id", columns: [Self.idColumn], unique: true)])
             columnsOfTable[name] = NameAllocator(reserved: [Self.primaryKey, Self.entityColumn, Self.idColumn])
+            return name
         }
-        func table(of entity: Entity) -> String { rootTable[schema.root(of: entity).name] ?? entity.name }
+        for root in entities where root.parent == nil || schema.entity(named: root.parent!) == nil {
+            _ = ensureTable(for: root)
+        }
+        func table(of entity: Entity) -> String { ensureTable(for: schema.root(of: entity)) }
+        func addColumn(_ column: ColumnLayout, to table: String) { tables[table]?.columns.append(column) }
+        func addIndex(_ index: IndexLayout, to table: String) { tables[table]?.indexes.append(index) }
+        func allocateColumn(_ name: String, in table: String, suffix: String) -> String {
+            let allocated = columnsOfTable[table, default: NameAllocator(reserved: [])].allocate(name, fallbackSuffix: suffix)
+            return allocated
+        }
 
         // Entities ordered root-first so inherited columns are allocated before sub-entities' own.
         let byDepth = entities.sorted { (schema.ancestry(of: $0).count, $0.name) < (schema.ancestry(of: $1).count, $1.name) }
@@ -56,12 +68,12 @@ public struct MapcLayout: StoreLayoutStrategy {
         for entity in byDepth {
             let tableName = table(of: entity)
             for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) where !attribute.isTransient {
-                let column = columnsOfTable[tableName]!.allocate(attribute.name, fallbackSuffix: entity.name)
-                tables[tableName]!.columns.append(ColumnLayout(name: column, sqlType: Self.sqlType(of: attribute.type)))
+                let column = allocateColumn(attribute.name, in: tableName, suffix: entity.name)
+                addColumn(ColumnLayout(name: column, sqlType: Self.sqlType(of: attribute.type)), to: tableName)
                 ownColumns[entity.name, default: [:]][attribute.name] = column
             }
             if schema.hierarchy(under: schema.root(of: entity)).count > 1, entity.parent == nil {
-                tables[tableName]!.indexes.append(IndexLayout(name: "\(tableName)__entity", columns: [Self.entityColumn]))
+                addIndex(IndexLayout(name: "\(tableName)__entity", columns: [Self.entityColumn]), to: tableName)
             }
         }
         // To-one relationships first: to-many relationships with a to-one inverse reuse their columns.
@@ -69,13 +81,13 @@ public struct MapcLayout: StoreLayoutStrategy {
             let tableName = table(of: entity)
             for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where !relationship.isToMany && !relationship.isTransient {
                 guard let destination = schema.entity(named: relationship.destination) else { continue }
-                let column = columnsOfTable[tableName]!.allocate(relationship.name, fallbackSuffix: entity.name)
-                tables[tableName]!.columns.append(ColumnLayout(name: column, sqlType: "INTEGER"))
-                tables[tableName]!.indexes.append(IndexLayout(name: "\(tableName)_\(column)", columns: [column]))
+                let column = allocateColumn(relationship.name, in: tableName, suffix: entity.name)
+                addColumn(ColumnLayout(name: column, sqlType: "INTEGER"), to: tableName)
+                addIndex(IndexLayout(name: "\(tableName)_\(column)", columns: [column]), to: tableName)
                 var orderColumn: String?
                 if let inverse = schema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
-                    let order = columnsOfTable[tableName]!.allocate("\(relationship.name)_order", fallbackSuffix: entity.name)
-                    tables[tableName]!.columns.append(ColumnLayout(name: order, sqlType: "INTEGER"))
+                    let order = allocateColumn("\(relationship.name)_order", in: tableName, suffix: entity.name)
+                    addColumn(ColumnLayout(name: order, sqlType: "INTEGER"), to: tableName)
                     orderColumn = order
                 }
                 ownRelationships[entity.name, default: [:]][relationship.name] =
