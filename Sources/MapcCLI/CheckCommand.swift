@@ -13,8 +13,11 @@ struct CheckCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Schema files to check.", valueName: "file"))
-    var files: [String]
+    @Argument(help: ArgumentHelp("Schema and mapping files to check; none means every file in --schemas and --mappings.", valueName: "file"))
+    var files: [String] = []
+
+    @Option(help: ArgumentHelp("The folder of mapping files, checked when no files are named.", valueName: "dir"))
+    var mappings: String = "./mappings"
 
     @Option(help: "Output format: text (with the source line and a caret) or json (for editors).")
     var format: OutputFormat = .text
@@ -31,6 +34,11 @@ struct CheckCommand: ParsableCommand {
         var diagnostics: [Diagnostic] = []
         var renderer = DiagnosticRenderer()
         var summaries: [String] = []
+        let files = self.files.isEmpty ? Self.projectFiles(schemas: schemaOptions.schemas, mappings: mappings) : self.files
+        if files.isEmpty {
+            Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappings) have no .yaml files; name files or pass --schemas/--mappings")
+            throw ExitCodeError(MapcExitCode.storeError)
+        }
         for path in files {
             let source: SourceFile
             do {
@@ -66,6 +74,15 @@ struct CheckCommand: ParsableCommand {
             Console.out("\(files.count) file\(files.count == 1 ? "" : "s") checked: \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         }
         if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
+    }
+
+    /// Every .yaml/.yml file in the schemas and mappings folders, in name order.
+    static func projectFiles(schemas: String, mappings: String) -> [String] {
+        [schemas, mappings].flatMap { folder in
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+                .map { (folder as NSString).appendingPathComponent($0) }
+        }
     }
 
     /// Checks one mapping file; with --update-hashes, records the current hashes in it first.

@@ -157,6 +157,17 @@ struct CLITests {
         #expect(json.stdout.contains("\"fix\": \"did you mean 'string'?\""))
     }
 
+    @Test func checkWithNoFilesChecksTheWholeProject() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: project.appendingPathComponent("mappings"))
+        let all = try CLI.run(["check"], in: project)
+        #expect(all.status == 0, "\(all.stderr)")
+        #expect(all.stdout.contains("6 files checked: 0 errors, 0 warnings"))
+        let empty = try CLI.run(["check", "--schemas", "nowhere", "--mappings", "nowhere"], in: project)
+        #expect(empty.status == 2)
+    }
+
     @Test func strictTurnsWarningsIntoErrors() throws {
         let project = try CLI.project()
         defer { try? FileManager.default.removeItem(at: project) }
