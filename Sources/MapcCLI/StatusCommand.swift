@@ -62,7 +62,7 @@ struct StatusCommand: ParsableCommand {
                     lines.append("history")
                     for entry in history {
                         let created = entry.created.values.reduce(0, +)
-                        lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(created) objects created")
+                        lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(created) object\(created == 1 ? "" : "s") created")
                     }
                 }
                 Console.out(lines.joined(separator: "\n"))

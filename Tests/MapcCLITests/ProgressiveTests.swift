@@ -86,5 +86,10 @@ struct SkippingMappingTests {
         #expect(try CLI.run(["run", "--quiet", "notes.db"], in: folder).status == 0)
         let dump = try CLI.run(["dump", "notes.db"], in: folder).stdout
         #expect(dump == (try String(contentsOf: CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/expected-v4-from-v1.json"), encoding: .utf8)))
+        // Two files for one step are ambiguous: refused, naming both.
+        try folder.write(try folder.read("mappings/mapping_v3_to_v4.yaml"), to: "mappings/zz_copy.yaml")
+        let ambiguous = try CLI.run(["plan", "--to", "v4", "notes.db"], in: folder)
+        #expect(ambiguous.status == 1)
+        #expect(ambiguous.stderr.contains("zz_copy.yaml:1:1: error: this file also maps v3 to v4, like ./mappings/mapping_v3_to_v4.yaml"), "\(ambiguous.stderr)")
     }
 }

@@ -19,7 +19,13 @@ public struct MappingCatalog {
             guard MappingLoader.looksLikeMapping(source) else { continue }
             let (mapping, found) = MappingLoader.parse(source: source)
             diagnostics += found
-            if let mapping, !found.hasErrors { mappings.append(mapping) }
+            guard let mapping, !found.hasErrors else { continue }
+            if let other = mappings.first(where: { $0.source == mapping.source && $0.destination == mapping.destination }) {
+                diagnostics.append(.error("this file also maps \(mapping.source) to \(mapping.destination), like \(other.file?.path ?? "another file"); mapc cannot tell which to use",
+                                          at: FileLocation(path: path, line: 1, column: 1), fix: "remove or move one of them"))
+                continue
+            }
+            mappings.append(mapping)
         }
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
     }
