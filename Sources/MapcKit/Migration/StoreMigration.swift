@@ -66,6 +66,7 @@ public enum StoreMigration {
         defer { lock.release() }
         removeLeftovers(besides: path)
         let target = options.outputPath ?? path
+        if target != path { removeLeftovers(besides: target) }
         if let output = options.outputPath, FileManager.default.fileExists(atPath: output) {
             throw MigrationError.setup("\(output) already exists; --output writes a new file")
         }

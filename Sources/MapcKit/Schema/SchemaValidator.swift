@@ -263,8 +263,10 @@ public enum AttributeValidator {
         if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { return "below min \(min)" }
         if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { return "above max \(max)" }
         if case .string(let text) = value {
-            if let min = rules.minLength, text.count < min { return "shorter than minLength \(min)" }
-            if let max = rules.maxLength, text.count > max { return "longer than maxLength \(max)" }
+            // Lengths count Unicode code points, as SQLite's length() does in migration validation.
+            let length = text.unicodeScalars.count
+            if let min = rules.minLength, length < min { return "shorter than minLength \(min)" }
+            if let max = rules.maxLength, length > max { return "longer than maxLength \(max)" }
             if let pattern = rules.regex, !matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
         }
         return nil
