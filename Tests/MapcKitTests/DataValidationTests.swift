@@ -101,6 +101,16 @@ struct DataValidationTests {
         #expect(messages.contains { $0.hasPrefix("User 'u2', key 'email': breaks the uniqueness constraint (email) of User") })
     }
 
+    @Test func lengthsCountCodePointsAsSQLiteDoes() throws {
+        let schema = try loadSchema("model: M\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: { type: string, maxLength: 3 }\n")
+        let decomposed = "e\u{301}e\u{301}"   // two characters, four code points
+        let error = #expect(throws: DataValidationError.self) {
+            try Store.inMemory(schema: schema).insert([ObjectData(id: "t", entity: "Tag", attributes: ["name": .string(decomposed)])])
+        }
+        #expect(error?.problems.first?.message.contains("longer than maxLength 3") == true)
+        try Store.inMemory(schema: schema).insert([ObjectData(id: "t", entity: "Tag", attributes: ["name": .string("e\u{301}e")])])
+    }
+
     @Test func manyProblemsAreCappedButCounted() throws {
         let schema = try uncloudNotes("v1")
         let objects = (0..<250).map { ObjectData(id: "n\($0)", entity: "Note") }
