@@ -34,7 +34,7 @@ struct CheckCommand: ParsableCommand {
         var diagnostics: [Diagnostic] = []
         var renderer = DiagnosticRenderer()
         var summaries: [String] = []
-        let files = self.files.isEmpty ? Self.projectFiles(schemas: schemaOptions.schemas, mappings: mappings) : self.files
+        let files = self.files.isEmpty ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappings) : self.files
         if files.isEmpty {
             Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappings) have no .yaml files; name files or pass --schemas/--mappings")
             throw ExitCodeError(MapcExitCode.storeError)
@@ -76,15 +76,6 @@ struct CheckCommand: ParsableCommand {
         if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
     }
 
-    /// Every .yaml/.yml file in the schemas and mappings folders, in name order.
-    static func projectFiles(schemas: String, mappings: String) -> [String] {
-        [schemas, mappings].flatMap { folder in
-            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-                .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
-                .map { (folder as NSString).appendingPathComponent($0) }
-        }
-    }
-
     /// Checks one mapping file; with --update-hashes, records the current hashes in it first.
     private func checkMapping(_ source: SourceFile) -> ([Diagnostic], String?) {
         var (mapping, diagnostics) = MappingLoader.parse(source: source)
@@ -100,13 +91,13 @@ struct CheckCommand: ParsableCommand {
         if updateHashes, let from = catalog.schema(version: model.source), let to = catalog.schema(version: model.destination),
            let text = MappingHashUpdater.update(model, source: from, destination: to), text != source.text {
             do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: source.path), options: .atomic)
+                try Console.write(text, to: source.path)
                 let updated = SourceFile(path: source.path, text: text)
                 let reparsed = MappingLoader.parse(source: updated)
                 diagnostics = reparsed.diagnostics
                 model = reparsed.mapping ?? model
             } catch {
-                diagnostics.append(.error("cannot write \(source.path): \(error.localizedDescription)", at: nil))
+                diagnostics.append(.error("\(error)", at: nil))
             }
         }
         var checker = MappingChecker(mapping: model)

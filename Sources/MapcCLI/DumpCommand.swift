@@ -19,7 +19,7 @@ struct DumpCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let opened = try StoreLocator.open(store, schemaOptions: schemaOptions)
+            let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
             try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output)
         }
     }

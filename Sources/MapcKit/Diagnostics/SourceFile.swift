@@ -35,6 +35,13 @@ public struct SourceFile: Sendable {
         return SourceFile(path: path, text: text)
     }
 
+    /// The `.yaml` and `.yml` files of a folder, in name order (none when the folder is missing).
+    public static func yamlFiles(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+            .map { (folder as NSString).appendingPathComponent($0) }
+    }
+
     /// The text of a 1-based line, without its line break, or nil past the end.
     public func line(_ number: Int) -> String? {
         guard number >= 1, number <= lines.count else { return nil }

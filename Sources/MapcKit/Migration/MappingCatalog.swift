@@ -12,9 +12,7 @@ public struct MappingCatalog {
     public init(directory: String) throws {
         self.directory = directory
         var diagnostics: [Diagnostic] = []
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names.sorted() where name.hasSuffix(".yaml") || name.hasSuffix(".yml") {
-            let path = (directory as NSString).appendingPathComponent(name)
+        for path in SourceFile.yamlFiles(in: directory) {
             let source = try SourceFile.read(path: path)
             guard MappingLoader.looksLikeMapping(source) else { continue }
             let (mapping, found) = MappingLoader.parse(source: source)

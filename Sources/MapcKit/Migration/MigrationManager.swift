@@ -89,7 +89,10 @@ public final class MigrationManager: MigrationManagerFunctions {
     private var relationshipsDone: Set<Int> = []
 
     let sourceGraph: StoreObjectGraph
-    private let registry: PolicyRegistry
+    /// Entity mapping positions by name, and each mapping's identity suffix: fixed for a migration,
+    /// so they are worked out once rather than per object.
+    private let indexByName: [String: Int]
+    private let identitySuffixes: [String]
     var policies: [EntityMigrationPolicy] = []
     private var evaluators: [Evaluator] = []
     var writer: StoreWriter?
@@ -104,14 +107,18 @@ public final class MigrationManager: MigrationManagerFunctions {
         sourceStore = source
         self.mapping = mapping
         self.destinationSchema = destinationSchema
-        registry = policies
         sourceGraph = StoreObjectGraph(store: source)
+        indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        identitySuffixes = mapping.entityMappings.enumerated().map { index, entityMapping in
+            let first = mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
+            return first == index ? "" : ".\(entityMapping.name)"
+        }
         for entityMapping in mapping.entityMappings {
             var policy: EntityMigrationPolicy = EntityMigrationPolicy()
             if let name = entityMapping.policy {
-                guard let type = registry.policy(named: name) else {
+                guard let type = policies.policy(named: name) else {
                     throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered" +
-                                               (Suggestions.didYouMean(name, in: registry.names).map { "; \($0)" } ?? "; registered: \(registry.names.joined(separator: ", "))"))
+                                               (Suggestions.didYouMean(name, in: policies.names).map { "; \($0)" } ?? "; registered: \(policies.names.joined(separator: ", "))"))
                 }
                 policy = type.init()
             }
@@ -317,7 +324,15 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     private func mappingIndex(_ entityMapping: EntityMapping) -> Int {
-        mapping.entityMappings.firstIndex { $0.name == entityMapping.name } ?? currentMapping
+        indexByName[entityMapping.name] ?? currentMapping
+    }
+
+    /// The position of the entity mapping named in a `$manager` call, or an error suggesting the closest name.
+    private func index(ofMappingNamed name: String) throws -> Int {
+        guard let index = indexByName[name] else {
+            throw MapcError.notFound("no entity mapping named '\(name)'" + (Suggestions.didYouMean(name, in: mapping.entityMappings.map(\.name)).map { "; \($0)" } ?? ""))
+        }
+        return index
     }
 
     // MARK: Building destination objects (for policies)
@@ -385,9 +400,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The suffix the identity rule adds to a source id for a mapping: none for the first mapping
     /// reading its source entity, `.MappingName` for later ones, so ids stay unique and predictable.
     func identitySuffix(_ index: Int) -> String {
-        let entityMapping = mapping.entityMappings[index]
-        let first = mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
-        return first == index ? "" : ".\(entityMapping.name)"
+        identitySuffixes[index]
     }
 
     /// Whether a mapping's objects follow the identity rule, so lookups need no association rows:
@@ -438,9 +451,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     // MARK: $manager lookups
 
     public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
-        guard let index = mapping.entityMappings.firstIndex(where: { $0.name == name }) else {
-            throw MapcError.notFound("no entity mapping named '\(name)'" + (Suggestions.didYouMean(name, in: mapping.entityMappings.map(\.name)).map { "; \($0)" } ?? ""))
-        }
+        let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []
         if followsIdentityRule(index) {
             for source in sourceInstances {
@@ -484,15 +495,13 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
-        guard let index = mapping.entityMappings.firstIndex(where: { $0.name == name }) else {
-            throw MapcError.notFound("no entity mapping named '\(name)'")
-        }
+        let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []
         if followsIdentityRule(index) {
             let suffix = identitySuffix(index)
             for destination in destinationInstances where destination.id.hasSuffix(suffix) {
-                guard try ruleDestination(index, sourceID: String(destination.id.dropLast(suffix.count)))?.ref.id == destination.id else { continue }
                 let id = String(destination.id.dropLast(suffix.count))
+                guard try ruleDestination(index, sourceID: id)?.ref.id == destination.id else { continue }
                 if let entity = try sourceStore.entityName(ofID: id) { result.append(ObjectRef(entity: entity, id: id)) }
             }
             return result

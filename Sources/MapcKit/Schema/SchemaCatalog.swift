@@ -17,11 +17,9 @@ public struct SchemaCatalog: Sendable {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw MapcError.notFound("schemas folder '\(directory)' does not exist; pass --schemas DIR")
         }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var diagnostics: [Diagnostic] = []
         var byVersion: [String: String] = [:]
-        for name in names.sorted() where name.hasSuffix(".yaml") || name.hasSuffix(".yml") {
-            let path = (directory as NSString).appendingPathComponent(name)
+        for path in SourceFile.yamlFiles(in: directory) {
             let source: SourceFile
             do { source = try SourceFile.read(path: path) } catch {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
