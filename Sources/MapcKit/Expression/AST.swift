@@ -70,6 +70,14 @@ public enum PathComponent: Sendable, Equatable {
         case .key(_, let range), .collectionOperator(_, let range): return range
         }
     }
+
+    /// The components of a key path written as text (`valueForKeyPath:`'s argument), all placed at `range`.
+    static func components(of path: String, at range: SourceRange) -> [PathComponent] {
+        path.split(separator: ".", omittingEmptySubsequences: false).map { part in
+            if part.hasPrefix("@"), let op = CollectionOperator(rawValue: String(part.dropFirst())) { return .collectionOperator(op, range) }
+            return .key(String(part), range)
+        }
+    }
 }
 
 /// Key-value coding collection operators.

@@ -391,8 +391,7 @@ public struct ExpressionChecker {
     private mutating func function(_ name: String, _ arguments: [Expr], _ range: SourceRange) -> ExprType {
         let types = arguments.map { type(of: $0) }
         guard let function = NamedFunction.lookup(name, argumentCount: arguments.count) else {
-            let names = NamedFunction.allCases.map(\.rawValue)
-            error("unknown function '\(name)'", range, fix: Suggestions.didYouMean(name, in: names + names.compactMap { $0.split(separator: ":").first.map(String.init) }) ?? "see docs/expressions.md for the list")
+            error("unknown function '\(name)'", range, fix: NamedFunction.fix(forUnknown: name))
             return .unknown
         }
         if function.isAggregate {
@@ -547,11 +546,7 @@ public struct ExpressionChecker {
             return .unknown
         case .valueForKey, .valueForKeyPath:
             if case .literal(.string(let path)) = arguments[0].kind {
-                let components = path.split(separator: ".", omittingEmptySubsequences: false).map { part -> PathComponent in
-                    if part.hasPrefix("@"), let op = CollectionOperator(rawValue: String(part.dropFirst())) { return .collectionOperator(op, arguments[0].range) }
-                    return .key(String(part), arguments[0].range)
-                }
-                return keyPath(receiver, components[...])
+                return keyPath(receiver, PathComponent.components(of: path, at: arguments[0].range)[...])
             }
             return .unknown
         default: return .unknown

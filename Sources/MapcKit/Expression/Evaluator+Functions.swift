@@ -6,8 +6,7 @@ extension Evaluator {
 
     func function(_ name: String, _ argumentExpressions: [Expr], _ range: SourceRange) throws -> EvalValue {
         guard let function = NamedFunction.lookup(name, argumentCount: argumentExpressions.count) else {
-            let names = NamedFunction.allCases.map(\.rawValue)
-            throw failure("unknown function '\(name)'", range, fix: Suggestions.didYouMean(name, in: names + names.compactMap { $0.split(separator: ":").first.map(String.init) }) ?? "see docs/expressions.md for the list")
+            throw failure("unknown function '\(name)'", range, fix: NamedFunction.fix(forUnknown: name))
         }
         let arguments = try argumentExpressions.map(value(of:))
         if function.isAggregate {
@@ -193,11 +192,7 @@ extension Evaluator {
         case (.valueForKey, _):
             return try keyPath(receiver, [.key(try stringArgument(0), range)])
         case (.valueForKeyPath, _):
-            let components = try stringArgument(0).split(separator: ".", omittingEmptySubsequences: false).map { part -> PathComponent in
-                if part.hasPrefix("@"), let op = CollectionOperator(rawValue: String(part.dropFirst())) { return .collectionOperator(op, range) }
-                return .key(String(part), range)
-            }
-            return try keyPath(receiver, components[...])
+            return try keyPath(receiver, PathComponent.components(of: try stringArgument(0), at: range)[...])
         case (.description, _), (.stringValue, _):
             return try cast(receiver, to: "NSString", range)
         case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))

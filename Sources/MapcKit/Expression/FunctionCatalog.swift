@@ -31,6 +31,12 @@ public enum NamedFunction: String, CaseIterable, Sendable {
         let candidates = allCases.filter { $0.rawValue.split(separator: ":").first.map { $0.lowercased() } == lowered }
         return candidates.first { $0.isAggregate || $0.arity == argumentCount } ?? candidates.first
     }
+
+    /// The fix for an unknown function name: the closest name in either spelling, or where the list is.
+    static func fix(forUnknown name: String) -> String {
+        let names = allCases.map(\.rawValue)
+        return Suggestions.didYouMean(name, in: names + names.compactMap { $0.split(separator: ":").first.map(String.init) }) ?? "see docs/expressions.md for the list"
+    }
 }
 
 /// The closed table of selectors `FUNCTION(receiver, "selector", …)` may call. Nothing outside
