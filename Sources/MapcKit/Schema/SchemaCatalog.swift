@@ -6,6 +6,8 @@ public struct SchemaCatalog: Sendable {
     public let directory: String
     /// The loaded schemas, oldest first (version names compared with numbers as numbers: v2 < v10).
     public private(set) var schemas: [Schema] = []
+    /// Each schema's model hash, in `schemas` order: computed once, compared often.
+    private var modelHashes: [String] = []
     /// Warnings from the files that loaded.
     public private(set) var warnings: [Diagnostic] = []
 
@@ -39,12 +41,14 @@ public struct SchemaCatalog: Sendable {
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
         warnings = diagnostics
         schemas.sort { Self.versionPrecedes($0.version, $1.version) }
+        modelHashes = schemas.map { VersionHash.modelHash(of: $0) }
     }
 
     /// Creates a catalog from schemas already loaded (for apps that embed their schemas).
     public init(schemas: [Schema]) {
         self.directory = ""
         self.schemas = schemas.sorted { Self.versionPrecedes($0.version, $1.version) }
+        self.modelHashes = self.schemas.map { VersionHash.modelHash(of: $0) }
     }
 
     /// The schema with that version name.
@@ -64,7 +68,7 @@ public struct SchemaCatalog: Sendable {
 
     /// The versions whose model hash equals `modelHash`.
     public func versions(matchingModelHash modelHash: String) -> [Schema] {
-        schemas.filter { VersionHash.modelHash(of: $0) == modelHash }
+        zip(schemas, modelHashes).filter { $0.1 == modelHash }.map(\.0)
     }
 
     /// The newest version, or an error when the folder has none.
