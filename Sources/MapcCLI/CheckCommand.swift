@@ -34,11 +34,15 @@ struct CheckCommand: ParsableCommand {
         var diagnostics: [Diagnostic] = []
         var renderer = DiagnosticRenderer()
         var summaries: [String] = []
-        let files = self.files.isEmpty ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappings) : self.files
+        let wholeProject = self.files.isEmpty
+        let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappings) : self.files
         if files.isEmpty {
             Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappings) have no .yaml files; name files or pass --schemas/--mappings")
             throw ExitCodeError(MapcExitCode.storeError)
         }
+        let catalog = Result { try schemaOptions.catalog() }
+        var checkedOrderFile = false
+        var mappingSteps: [(source: String, destination: String, path: String)] = []
         for path in files {
             let source: SourceFile
             do {
@@ -48,18 +52,47 @@ struct CheckCommand: ParsableCommand {
                 continue
             }
             renderer.add(source)
-            if MappingLoader.looksLikeMapping(source) {
-                let (found, summary) = checkMapping(source)
-                diagnostics += found
+            switch ProjectFileKind.classify(source, fallback: fallbackKind(of: path)) {
+            case .mapping:
+                let (found, summary, model) = checkMapping(source, catalog: catalog)
+                diagnostics += found.diagnostics
+                if let updated = found.updatedSource { renderer.add(updated) }
                 if let summary { summaries.append(summary) }
-                continue
-            }
-            let (schema, found) = SchemaLoader.parse(source: source)
-            diagnostics += found
-            if let schema, !found.hasErrors {
-                summaries.append("\(path): \(schema.model) \(schema.version), \(schema.entities.count) entities, model hash \(VersionHash.modelHash(of: schema).prefix(12))")
+                if let model { mappingSteps.append((model.source, model.destination, path)) }
+            case .versionOrder:
+                checkedOrderFile = true
+                let (versions, found) = VersionOrder.parse(source: source)
+                diagnostics += found
+                if let versions, !found.hasErrors {
+                    summaries.append("\(path): version order, \(versions.count) version\(versions.count == 1 ? "" : "s")")
+                }
+            case .schema:
+                let (schema, found) = SchemaLoader.parse(source: source)
+                diagnostics += found
+                if let schema, !found.hasErrors {
+                    let count = schema.entities.count
+                    summaries.append("\(path): \(schema.model) \(schema.version), \(count) entit\(count == 1 ? "y" : "ies"), model hash \(VersionHash.modelHash(of: schema).prefix(12))")
+                }
             }
         }
+        // The project as a whole: the version order, and one mapping file per step.
+        if wholeProject || checkedOrderFile {
+            switch catalog {
+            case .success(let loaded):
+                if let problem = loaded.orderProblem {
+                    diagnostics.append(.error(problem, at: nil))
+                } else {
+                    summaries.append("versions: \(loaded.orderDescription)")
+                }
+            case .failure(let error as DiagnosticsError):
+                diagnostics += error.diagnostics.filter { !diagnostics.contains($0) }
+            case .failure(let error):
+                diagnostics.append(.error("\(error)", at: nil))
+            }
+        }
+        diagnostics += duplicateSteps(mappingSteps)
+        var seen: Set<Diagnostic> = []
+        diagnostics = diagnostics.filter { seen.insert($0).inserted }
         if strict {
             diagnostics = diagnostics.map { var copy = $0; if copy.severity == .warning { copy.severity = .error }; return copy }
         }
@@ -76,23 +109,56 @@ struct CheckCommand: ParsableCommand {
         if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
     }
 
-    /// Checks one mapping file; with --update-hashes, records the current hashes in it first.
-    private func checkMapping(_ source: SourceFile) -> ([Diagnostic], String?) {
-        var (mapping, diagnostics) = MappingLoader.parse(source: source)
-        guard var model = mapping, !diagnostics.hasErrors else { return (diagnostics, nil) }
-        let catalog: SchemaCatalog
-        do {
-            catalog = try schemaOptions.catalog()
-        } catch let error as DiagnosticsError {
-            return (diagnostics + error.diagnostics, nil)
-        } catch {
-            return (diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil)
+    /// What a file is taken for when its content does not say: a mapping in a mappings folder, the
+    /// version order under its usual name, a schema otherwise.
+    private func fallbackKind(of path: String) -> ProjectFileKind {
+        let url = URL(fileURLWithPath: path)
+        if url.lastPathComponent == VersionOrder.fileName { return .versionOrder }
+        if url.deletingLastPathComponent().standardizedFileURL == URL(fileURLWithPath: mappings).standardizedFileURL { return .mapping }
+        return .schema
+    }
+
+    /// Errors for mapping files that map the same step as another file checked, or as another file
+    /// in their folder: `plan` and `run` cannot choose between them.
+    private func duplicateSteps(_ checked: [(source: String, destination: String, path: String)]) -> [Diagnostic] {
+        var all = checked
+        let folders = Set(checked.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path })
+        let checkedPaths = Set(checked.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path })
+        for folder in folders {
+            for path in SourceFile.yamlFiles(in: folder) where !checkedPaths.contains(URL(fileURLWithPath: path).standardizedFileURL.path) {
+                guard let source = try? SourceFile.read(path: path), ProjectFileKind.classify(source, fallback: .schema) == .mapping,
+                      let model = MappingLoader.parse(source: source).mapping else { continue }
+                all.append((model.source, model.destination, path))
+            }
         }
-        if updateHashes, let from = catalog.schema(version: model.source), let to = catalog.schema(version: model.destination),
+        var diagnostics: [Diagnostic] = []
+        for entry in checked {
+            let others = all.filter { $0.source == entry.source && $0.destination == entry.destination && $0.path != entry.path }
+            guard !others.isEmpty else { continue }
+            diagnostics.append(.error("this file maps \(entry.source) to \(entry.destination), and so does \(others.map(\.path).joined(separator: ", ")); plan and run cannot choose between them",
+                                      at: FileLocation(path: entry.path, line: 1, column: 1), fix: "keep one mapping file per step: remove or move the others"))
+        }
+        return diagnostics
+    }
+
+    /// Checks one mapping file; with --update-hashes, records the current hashes in it first (and
+    /// returns the rewritten text, which the diagnostics' lines and carets then refer to).
+    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
+        var (mapping, diagnostics) = MappingLoader.parse(source: source)
+        guard var model = mapping, !diagnostics.hasErrors else { return ((diagnostics, nil), nil, nil) }
+        let loaded: SchemaCatalog
+        switch catalog {
+        case .success(let catalog): loaded = catalog
+        case .failure(let error as DiagnosticsError): return ((diagnostics + error.diagnostics, nil), nil, model)
+        case .failure(let error): return ((diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil), nil, model)
+        }
+        var updatedSource: SourceFile?
+        if updateHashes, let from = loaded.schema(version: model.source), let to = loaded.schema(version: model.destination),
            let text = MappingHashUpdater.update(model, source: from, destination: to), text != source.text {
             do {
                 try Console.write(text, to: source.path)
                 let updated = SourceFile(path: source.path, text: text)
+                updatedSource = updated
                 let reparsed = MappingLoader.parse(source: updated)
                 diagnostics = reparsed.diagnostics
                 model = reparsed.mapping ?? model
@@ -101,8 +167,9 @@ struct CheckCommand: ParsableCommand {
             }
         }
         var checker = MappingChecker(mapping: model)
-        diagnostics += checker.check(catalog: catalog)
-        guard !diagnostics.hasErrors else { return (diagnostics, nil) }
-        return (diagnostics, "\(source.path): mapping \(model.source) -> \(model.destination), \(model.entityMappings.count) entity mappings" + (updateHashes ? ", hashes recorded" : ""))
+        diagnostics += checker.check(catalog: loaded)
+        guard !diagnostics.hasErrors else { return ((diagnostics, updatedSource), nil, model) }
+        let count = model.entityMappings.count
+        return ((diagnostics, updatedSource), "\(source.path): mapping \(model.source) -> \(model.destination), \(count) entity mapping\(count == 1 ? "" : "s")" + (updateHashes ? ", hashes recorded" : ""), model)
     }
 }

@@ -15,10 +15,10 @@ enum Console {
             return
         }
         if !replace && FileManager.default.fileExists(atPath: path) {
-            throw MapcError.input("\(path) already exists; choose another file or remove it")
+            throw MapcError.file("\(path) already exists; choose another file or remove it")
         }
         do { try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw MapcError.input("\(path): cannot write (\(error.localizedDescription))")
+            throw MapcError.file("\(path): cannot write (\(error.localizedDescription))")
         }
     }
 
@@ -37,6 +37,9 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
     } catch let error as DataValidationError {
         Console.err("error: the data does not fit the schema:\n" + error.description)
         throw ExitCodeError(MapcExitCode.invalidInput)
+    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+        Console.err("error: \(Store.inUseMessage("the store"))")
+        throw ExitCodeError(MapcExitCode.storeError)
     } catch let error as DatabaseError {
         Console.err("error: SQLite: \(error.message ?? "\(error)")")
         throw ExitCodeError(MapcExitCode.storeError)
@@ -44,7 +47,7 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
         Console.err("error: \(error)")
         switch error {
         case .input, .data: throw ExitCodeError(MapcExitCode.invalidInput)
-        case .store, .notFound: throw ExitCodeError(MapcExitCode.storeError)
+        case .store, .notFound, .file: throw ExitCodeError(MapcExitCode.storeError)
         }
     }
 }

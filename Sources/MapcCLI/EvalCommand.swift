@@ -8,9 +8,10 @@ struct EvalCommand: ParsableCommand {
         commandName: "eval",
         abstract: "Evaluate an expression or predicate against a JSON object or the objects of a store.",
         discussion: """
-        Prints each result as JSON, one per line. With --object the JSON object is bound to $source and SELF;
-        with --store and --entity the expression is checked against the schema, then evaluated for each object
-        of the entity (sub-entities included) that passes --where. Errors point at the expression with a caret.
+        Prints each result as JSON, one per line. With --object the JSON object is bound to $source and SELF. \
+        With --store and --entity the expression is checked against the schema, then evaluated for each object of the \
+        entity (sub-entities included) that passes --where, and each line names its object: Note 'n1': "Groceries". \
+        Errors point at the expression with a caret.
         """
     )
 
@@ -81,22 +82,24 @@ struct EvalCommand: ParsableCommand {
                 let graph = StoreObjectGraph(store: opened)
                 let evaluator = Evaluator(context: EvaluationContext(graph: graph))
                 for name in try opened.layout.storage(of: entity).discriminators {
-                    try opened.forEachObject(ofExactEntity: name) { object in
+                    // Batches are read and released before evaluating: expressions read the store again.
+                    try opened.forEachBatch(ofExactEntity: name) { batch in for object in batch {
                         graph.remember(object)
                         let ref = EvalValue.object(ObjectRef(entity: object.entity, id: object.id))
                         evaluator.context.evaluatedObject = ref
                         evaluator.context.variables["source"] = ref
                         do {
-                            if let filter, !(try evaluator.evaluatePredicate(filter)) { return }
+                            if let filter, !(try evaluator.evaluatePredicate(filter)) { continue }
                         } catch let error as ExpressionError {
                             throw report(error, in: whereSource!, object: "\(object.entity) '\(object.id)'")
                         }
                         do {
-                            Console.out(predicate ? String(try evaluator.evaluatePredicate(parsed)) : try evaluator.evaluate(parsed).json.serialized())
+                            let result = predicate ? String(try evaluator.evaluatePredicate(parsed)) : try evaluator.evaluate(parsed).json.serialized()
+                            Console.out("\(object.entity) '\(object.id)': \(result)")
                         } catch let error as ExpressionError {
                             throw report(error, in: source, object: "\(object.entity) '\(object.id)'")
                         }
-                    }
+                    } }
                 }
                 return
             }

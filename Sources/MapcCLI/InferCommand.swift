@@ -7,7 +7,7 @@ struct InferCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "infer",
         abstract: "Write the mapping lightweight migration would infer between two versions, as an explicit mapping file to edit.",
-        discussion: "When the step cannot be inferred, every reason is listed (entity, property, why, and the fix) and the exit status is 1."
+        discussion: "When the step cannot be inferred completely, the file is still written, with everything inferable filled in and each open item (entity, property, why, and the fix) under 'todo:', which `mapc check` reports until it is done. A downgrade is never inferred."
     )
 
     @Option(help: ArgumentHelp("The source version.", valueName: "version"))
@@ -25,14 +25,22 @@ struct InferCommand: ParsableCommand {
         try reportingErrors {
             let catalog = try schemaOptions.catalog()
             let source = try catalog.require(version: from), destination = try catalog.require(version: to)
-            let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
-            guard let mapping = result.mapping else {
-                throw MapcError.data(["\(from) -> \(to) cannot be inferred:"] + result.problems.map { "  \($0)" }
-                                     + ["write the mapping by hand, or fix the schema as suggested; `mapc diff \(from) \(to)` shows every change"])
+            if let from = try? catalog.position(of: source.version), let to = try? catalog.position(of: destination.version), to < from {
+                throw MapcError.input("\(destination.version) is older than \(source.version) (\(catalog.orderDescription)); mapc never infers a downgrade: write the mapping from \(source.version) to \(destination.version) by hand")
             }
-            let text = MappingWriter.yaml(mapping, source: source, destination: destination, changes: result.changes, notes: result.notes)
+            let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
+            let text = MappingWriter.yaml(result.skeleton, source: source, destination: destination, changes: result.changes, notes: result.notes, order: catalog.order)
             try Console.write(text, to: output, replace: false)
-            if let output { Console.out("wrote \(output): \(mapping.entityMappings.count) entity mappings from \(from) to \(to)") }
+            let count = result.skeleton.entityMappings.count
+            let mappings = "\(count) entity mapping\(count == 1 ? "" : "s") from \(from) to \(to)"
+            if result.problems.isEmpty {
+                if let output { Console.out("wrote \(output): \(mappings)") }
+            } else {
+                let items = result.problems.count
+                Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0)" } ?? "the mapping above has") \(mappings) with \(items) item\(items == 1 ? "" : "s") left to do (under 'todo:'):")
+                Console.err(result.problems.map { "  - \($0)" }.joined(separator: "\n"))
+                Console.err("do each, delete it from 'todo:', and `mapc check` the file; `mapc diff \(from) \(to)` shows every change")
+            }
         }
     }
 }

@@ -21,7 +21,12 @@ struct InitCommand: ParsableCommand {
         try reportingErrors {
             let schema = try schemaOptions.schema(self.schema)
             try StoreFiles.createStore(at: store, schema: schema) { _ in }
-            Console.out("created \(store): \(schema.model) \(schema.version), \(schema.entities.count) entities")
+            let count = schema.entities.count
+            var line = "created \(store): \(schema.model) \(schema.version), \(count) entit\(count == 1 ? "y" : "ies")"
+            if let catalog = try? schemaOptions.catalog(), catalog.schema(version: schema.version) != nil {
+                line += "\nversions: \(catalog.orderDescription)"
+            }
+            Console.out(line)
         }
     }
 }

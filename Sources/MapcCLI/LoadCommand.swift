@@ -52,10 +52,10 @@ struct LoadCommand: ParsableCommand {
             if exists {
                 let target = try Store.open(at: store, schema: schema)
                 try target.insert(contents.objects)
-                Console.out("added \(contents.objects.count) objects to \(store) (\(schema.version))")
+                Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
             } else {
                 try StoreFiles.createStore(at: store, schema: schema) { try $0.insert(contents.objects) }
-                Console.out("created \(store) (\(schema.version)) with \(contents.objects.count) objects")
+                Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
             }
         }
     }

@@ -8,6 +8,7 @@ public struct MapcCommand: ParsableCommand {
         commandName: "mapc",
         abstract: "Core Data style model versions and migrations for SQLite stores.",
         discussion: "Exit status: 0 success, 1 invalid input (schema, mapping or data), 2 store or file problem, 3 migration failed (store unchanged), 64 bad command line.",
+        version: MapcVersion.current,
         subcommands: [CheckCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, DemoCommand.self]
     )
 
@@ -15,6 +16,13 @@ public struct MapcCommand: ParsableCommand {
 
     /// Parses the arguments, runs the command and exits with mapc's documented status codes.
     public static func runMain(_ arguments: [String]? = nil) -> Never {
+        let given = arguments ?? Array(CommandLine.arguments.dropFirst())
+        // ArgumentParser's `help` prints the root help for an unknown command and succeeds.
+        if given.first == "help", given.count > 1, !configuration.subcommands.contains(where: { $0.configuration.commandName == given[1] }) {
+            let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+            FileHandle.standardError.write(Data("error: unknown command '\(given[1])'\(Suggestions.didYouMean(given[1], in: names).map { "; \($0)" } ?? ""); commands: \(names.joined(separator: ", "))\n".utf8))
+            Foundation.exit(MapcExitCode.usage)
+        }
         do {
             var command = try parseAsRoot(arguments)
             try command.run()

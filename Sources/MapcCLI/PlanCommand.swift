@@ -21,7 +21,7 @@ struct PlanCommand: ParsableCommand {
     var mappings: String = "./mappings"
 
     static func describe(_ steps: [MigrationStep]) -> [String] {
-        steps.map { "\($0.source.version) -> \($0.destination.version) (\($0.isInferred ? "inferred" : "mapping \($0.mapping.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file")"))" }
+        steps.map { "\($0.source.version) -> \($0.destination.version) (\($0.isInferred ? "inferred" : "mapping \($0.mapping.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file")")\($0.isDowngrade ? ", downgrade" : ""))" }
     }
 
     func run() throws {
@@ -39,7 +39,7 @@ struct PlanCommand: ParsableCommand {
                 throw MapcError.notFound("\(error)")
             }
             guard !steps.isEmpty else {
-                Console.out("\(store) is at \(current.version), which is \(target.version); nothing to do")
+                Console.out("\(store) is already at \(target.version); nothing to do")
                 return
             }
             var lines = ["\(store) is at \(current.version); \(steps.count) step\(steps.count == 1 ? "" : "s") to \(target.version):"]

@@ -36,6 +36,7 @@ struct StatusCommand: ParsableCommand {
                     ("modelHash", .string(metadata.modelHash)), ("layout", .string(metadata.layout)),
                     ("objects", .object(counts.map { ($0.0, .integer(Int64($0.1))) })),
                     ("compatibleVersions", .array(compatible.map(JSONValue.string))),
+                    ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
                     ("history", .array(history.map { entry in .object([
                         ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
                         ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
@@ -58,6 +59,7 @@ struct StatusCommand: ParsableCommand {
                     for (name, count) in counts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
                 }
                 lines.append("compatible  " + (compatible.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : compatible.joined(separator: ", ")))
+                if let catalog { lines.append("versions    \(catalog.orderDescription)") }
                 if !history.isEmpty {
                     lines.append("history")
                     for entry in history {

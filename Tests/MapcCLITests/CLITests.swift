@@ -163,7 +163,8 @@ struct CLITests {
         try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: project.appendingPathComponent("mappings"))
         let all = try CLI.run(["check"], in: project)
         #expect(all.status == 0, "\(all.stderr)")
-        #expect(all.stdout.contains("6 files checked: 0 errors, 0 warnings"))
+        #expect(all.stdout.contains("7 files checked: 0 errors, 0 warnings"), "\(all.stdout)")
+        #expect(all.stdout.contains("versions: v1 → v2 → v3 → v4 (declared in ./schemas/versions.yaml)"))
         let empty = try CLI.run(["check", "--schemas", "nowhere", "--mappings", "nowhere"], in: project)
         #expect(empty.status == 2)
     }

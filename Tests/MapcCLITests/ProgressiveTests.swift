@@ -65,9 +65,14 @@ struct ProgressiveTests {
         #expect(infer.status == 0, "\(infer.stderr)")
         #expect(try CLI.run(["check", "mapping_v1_to_v2.yaml"], in: folder).status == 0)
         try folder.write(try folder.read("schemas/v4.yaml").replacingOccurrences(of: "version: v4", with: "version: v5").replacingOccurrences(of: "displayIndex: { type: int64, default: 0 }", with: "displayIndex: { type: string }"), to: "schemas/v5.yaml")
-        let refused = try CLI.run(["infer", "--from", "v4", "--to", "v5"], in: folder)
-        #expect(refused.status == 1)
-        #expect(refused.stderr.contains("Note.displayIndex: type change int64 -> string can lose data"))
+        try folder.write("versions: [v1, v2, v3, v4, v5]\n", to: "schemas/versions.yaml")
+        // Not inferable: a skeleton with the open item under 'todo:', which check reports.
+        let skeleton = try CLI.run(["infer", "--from", "v4", "--to", "v5", "--output", "mapping_v4_to_v5.yaml"], in: folder)
+        #expect(skeleton.status == 0, "\(skeleton.stderr)")
+        #expect(skeleton.stderr.contains("Note.displayIndex: type change int64 -> string can lose data"))
+        #expect(try folder.read("mapping_v4_to_v5.yaml").contains("todo:\n      - 'displayIndex: type change int64 -> string can lose data;"))
+        let open = try CLI.run(["check", "mapping_v4_to_v5.yaml"], in: folder)
+        #expect(open.status == 1 && open.stderr.contains("still to do in mapping 'NoteToNote': displayIndex: type change int64 -> string"), "\(open.stderr)")
         #expect(try CLI.run(["diff", "v4", "v5"], in: folder).stdout.contains("verdict: needs a mapping file, because:"))
     }
 }

@@ -109,7 +109,8 @@ struct ExpressionCheckerTests {
             return checker.diagnostics.first?.message
         }
         #expect(try problem("title", into: Attribute(name: "displayIndex", type: .int64)) == "a string result cannot be stored in attribute 'Note.displayIndex' (int64)")
-        #expect(try problem("rating", into: Attribute(name: "displayIndex", type: .int64))?.contains("would lose its fraction") == true)
+        #expect(try problem("rating", into: Attribute(name: "displayIndex", type: .int64))?.contains("a value with a fraction, or out of range, fails the migration") == true)
+        #expect(try problem("floor:(rating)", into: Attribute(name: "displayIndex", type: .int64)) == nil, "rounded results are whole numbers")
         #expect(try problem("author", into: Attribute(name: "title", type: .string))?.contains("an object cannot be stored") == true)
         #expect(try problem("tags.name", into: Attribute(name: "title", type: .string))?.contains("a collection cannot be stored") == true)
         #expect(try problem("displayIndex", into: Attribute(name: "rating", type: .double)) == nil)

@@ -115,7 +115,14 @@ struct ExpressionFuzzTests {
         let longString = replace(replace(replace("'ab'")))
         let stringError = #expect(throws: ExpressionError.self) { try evaluator.evaluate(try ExpressionParser.parse(longString).get()) }
         #expect(stringError?.message.contains("grew past") == true)
-        let tooLong = String(repeating: "1 + ", count: 20_000) + "1"
-        #expect(throws: Never.self) { _ = ExpressionParser.parse(tooLong) }
+        // An operator chain is a tree as tall as the chain: refused past the bound, evaluated up to it.
+        let tooLong = String(repeating: "1+", count: 20_000) + "1"
+        guard case .failure(let refused) = ExpressionParser.parse(tooLong) else {
+            Issue.record("a 20,000-operator chain was accepted")
+            return
+        }
+        #expect(refused.message.contains("operations deep"), "\(refused.message)")
+        let longest = String(repeating: "1 + ", count: ExpressionParser.maxHeight - 1) + "1"
+        #expect(try Evaluator(context: ExpressionFixture.context()).evaluate(try ExpressionParser.parse(longest).get()) == .scalar(.integer(Int64(ExpressionParser.maxHeight))))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Yams
 @testable import MapcKit
 
 @Suite("Lightweight inference")
@@ -172,6 +173,12 @@ struct InferenceTests {
         #expect(diagnostics.isEmpty)
         var checker = MappingChecker(mapping: try #require(reloaded))
         #expect(checker.check(source: v1, destination: v2).isEmpty, "hashes are filled in and current")
-        #expect(MappingWriter.scalar("a: b") == "'a: b'" && MappingWriter.scalar("$source.title") == "$source.title" && MappingWriter.scalar("it's: x") == "'it''s: x'")
+        #expect(YAMLText.scalar("a: b") == "'a: b'" && YAMLText.scalar("$source.title") == "$source.title" && YAMLText.scalar("it's: x") == "'it''s: x'")
+        // Every scalar reads back as the same text, whatever it holds.
+        for text in ["", "yes", "- x", "a\nb", "tab\there", "nul\u{0}x", "'quoted'", "\"dq\"", " lead", "#hash", "[list]", "{map}", "@at", "%pct", "x: y # z"] {
+            let yaml = "value: " + YAMLText.scalar(text) + "\n"
+            let node = try #require(try Yams.compose(yaml: yaml))
+            #expect(node["value"]?.scalar?.string == text, "\(text.debugDescription) written as \(yaml.debugDescription)")
+        }
     }
 }

@@ -192,14 +192,15 @@ struct MigrationManagerTests {
             attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: "$source.displayIndex + 0.5" }
         """ + "\n")
         let error = try failure(model, source: source)
-        #expect(error?.description.hasPrefix("mapping 'NoteToNote', Note 'n0', property 'displayIndex': 0.5 is not a whole number") == true, "\(String(describing: error))")
+        #expect(error?.description.hasPrefix("mapping 'NoteToNote', Note 'n0', property 'displayIndex': 0.5 has a fraction") == true, "\(String(describing: error))")
     }
 
     @Test func theUnCloudNotesPolicyReadsImageSizesAndCaptions() throws {
         registerUnCloudNotesPolicies()
         let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0x03, 0x20, 0, 0, 0x02, 0x58, 8, 6, 0, 0, 0])
         #expect(ImageHeader.size(of: png)! == (800, 600))
-        #expect(ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x01, 0x2C, 0x01, 0x90, 3])) == nil || ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x01, 0x2C, 0x01, 0x90, 3]))! == (400, 300))
+        let jpeg = try #require(ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xC0, 0, 17, 8, 0x01, 0x2C, 0x01, 0x90, 3])), "a baseline JPEG frame header gives its size")
+        #expect(jpeg == (400, 300))
         #expect(ImageHeader.size(of: Data("GIF89a".utf8)) == nil)
         #expect(ImageHeader.size(of: Data([0xFF, 0xD8, 0xFF, 0xE0, 0xFF, 0xFF])) == nil, "a length past the data is not trusted")
         let v3 = try uncloudNotes("v3")

@@ -61,8 +61,8 @@ let invalidSchemas: [InvalidSchemaCase] = [
     .init(name: "uppercase property name", yaml: entity("  Note:\n    attributes:\n      Title: string\n"), message: "property name 'Title' must start with a lowercase letter", line: 6, column: 7),
     .init(name: "reserved property name id", yaml: entity("  Note:\n    attributes:\n      id: uuid\n"), message: "'id' is reserved", line: 6, column: 7),
     .init(name: "invalid property name", yaml: entity("  Note:\n    attributes:\n      my-title: string\n"), message: "attribute name 'my-title' is not a valid name", line: 6, column: 7),
-    .init(name: "uniqueness constraint on unknown property", yaml: entity("  Note:\n    uniquenessConstraints: [[titel]]\n    attributes:\n      title: string\n"), message: "uniqueness constraint 1 of 'Note' names unknown property 'titel'; did you mean 'title'?", line: 5, column: 28),
-    .init(name: "index on to-many", yaml: entity("  Note:\n    indexes: [tags]\n    relationships:\n      tags: { destination: Note, toMany: true, inverse: tags, optional: true }\n"), message: "index 'Note_tags' of 'Note' names to-many relationship 'tags'", line: 5, column: 14),
+    .init(name: "uniqueness constraint on unknown property", yaml: entity("  Note:\n    uniquenessConstraints: [[titel]]\n    attributes:\n      title: string\n"), message: "uniqueness constraint 1 of 'Note' names unknown property 'titel'; did you mean 'title'?", line: 5, column: 30),
+    .init(name: "index on to-many", yaml: entity("  Note:\n    indexes: [tags]\n    relationships:\n      tags: { destination: Note, toMany: true, inverse: tags, optional: true }\n"), message: "index 'Note_tags' of 'Note' names to-many relationship 'tags'", line: 5, column: 15),
     .init(name: "empty file", yaml: "", message: "the file is empty", line: 1, column: 1),
     .init(name: "top level is a list", yaml: "- model\n", message: "a schema file must be a mapping", line: 1, column: 1),
 ]

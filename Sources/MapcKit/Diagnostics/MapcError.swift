@@ -9,10 +9,12 @@ public enum MapcError: Error, Sendable, CustomStringConvertible, Equatable {
     case store(String)
     /// A requested version or entity does not exist.
     case notFound(String)
+    /// A file is in the way, missing, or cannot be written (not a problem of its content).
+    case file(String)
 
     public var description: String {
         switch self {
-        case .input(let message), .store(let message), .notFound(let message):
+        case .input(let message), .store(let message), .notFound(let message), .file(let message):
             return message
         case .data(let problems):
             return problems.joined(separator: "\n")

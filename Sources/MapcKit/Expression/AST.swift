@@ -127,3 +127,55 @@ public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     public static let normalized = ComparisonOptions(rawValue: 4)
     public static let localeSensitive = ComparisonOptions(rawValue: 8)
 }
+
+extension Expr {
+    /// The expression's direct sub-expressions, in source order.
+    public var children: [Expr] {
+        switch kind {
+        case .literal, .evaluatedObject, .variable, .constantPredicate: return []
+        case .aggregate(let items): return items
+        case .keyPath(let root, _): return [root]
+        case .index(let base, let index):
+            if case .expression(let inner) = index { return [base, inner] }
+            return [base]
+        case .negate(let operand), .not(let operand), .cast(let operand, _): return [operand]
+        case .binary(_, let left, let right), .and(let left, let right), .or(let left, let right), .comparison(_, _, _, let left, let right): return [left, right]
+        case .function(_, let arguments): return arguments
+        case .method(let receiver, _, _, let arguments): return [receiver] + arguments
+        case .ternary(let condition, let whenTrue, let whenFalse): return [condition, whenTrue, whenFalse]
+        case .fetch(let request, let context, let includesPending): return [request, context, includesPending]
+        case .subquery(let collection, _, let predicate): return [collection, predicate]
+        }
+    }
+
+    /// Whether the expression reads any `$variable` it does not bind itself (SUBQUERY binds one);
+    /// `SELF` and `$SELF` do not count. Walked without recursion, so any depth is safe.
+    public var readsVariables: Bool {
+        var pending: [(Expr, Set<String>)] = [(self, [])]
+        while let (expression, bound) = pending.popLast() {
+            switch expression.kind {
+            case .variable(let name) where name.uppercased() != "SELF" && !bound.contains(name):
+                return true
+            case .subquery(let collection, let variable, let predicate):
+                pending.append((collection, bound))
+                pending.append((predicate, bound.union([variable])))
+            default:
+                pending += expression.children.map { ($0, bound) }
+            }
+        }
+        return false
+    }
+}
+
+extension Expr {
+    /// The first node found below `limit` levels, or nil when the tree is no taller: measured
+    /// without recursion, so a hostile tree cannot exhaust the stack while being measured.
+    func firstNode(deeperThan limit: Int) -> Expr? {
+        var pending: [(Expr, Int)] = [(self, 1)]
+        while let (expression, depth) = pending.popLast() {
+            if depth > limit { return expression }
+            pending += expression.children.map { ($0, depth + 1) }
+        }
+        return nil
+    }
+}

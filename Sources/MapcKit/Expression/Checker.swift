@@ -47,8 +47,29 @@ public struct ExpressionChecker {
     /// Checks an expression whose result is stored in `attribute`.
     public mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
         let result = type(of: expression)
+        if attribute.type.isInteger, result == .double || result == .decimal {
+            // Core Data accepts such an assignment; mapc does too, and fails the run on a value
+            // that would really lose a fraction or overflow. Rounded results are whole already.
+            if !Self.isWholeNumber(expression) {
+                warning("a \(result) result stored in the integer attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue)): a value with a fraction, or out of range, fails the migration",
+                        expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
+            }
+            return
+        }
         if let problem = Self.assignmentProblem(result, to: attribute.type) {
             error("\(problem) in attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))", expression.range)
+        }
+    }
+
+    /// Whether an expression's numbers are whole whatever the data: a rounding function's result,
+    /// an integer, nil, or a choice between such.
+    static func isWholeNumber(_ expression: Expr) -> Bool {
+        switch expression.kind {
+        case .function(let name, let arguments):
+            return [NamedFunction.floor, .ceiling, .trunc].contains(NamedFunction.lookup(name, argumentCount: arguments.count))
+        case .literal(.integer), .literal(.null), .literal(.bool): return true
+        case .ternary(_, let whenTrue, let whenFalse): return isWholeNumber(whenTrue) && isWholeNumber(whenFalse)
+        default: return false
         }
     }
 

@@ -65,7 +65,7 @@ public indirect enum EvalValue: Sendable, Hashable {
             case .uuid: return "a UUID"
             case .uri: return "a URI"
             }
-        case .object(let ref): return "a \(ref.entity.isEmpty ? "object" : ref.entity)"
+        case .object(let ref): return ref.entity.isEmpty ? "an object" : English.withArticle(ref.entity)
         case .collection: return "a collection"
         case .handle(let handle):
             switch handle {

@@ -71,6 +71,13 @@ extension Evaluator {
         case .exp: return try finite(Foundation.exp(try double(0)))
         case .floor, .ceiling, .trunc:
             if case .scalar(.integer) = arguments[0] { return arguments[0] }
+            if case .scalar(.decimal(var d)) = arguments[0] {
+                // Decimals round exactly, keeping every digit.
+                var result = Decimal()
+                let down = function == .floor || (function == .trunc && d >= 0)
+                NSDecimalRound(&result, &d, 0, down ? .down : .up)
+                return .scalar(.decimal(result))
+            }
             let x = try double(0)
             return try finite(function == .floor ? x.rounded(.down) : function == .ceiling ? x.rounded(.up) : x.rounded(.towardZero))
         case .abs:
@@ -364,10 +371,19 @@ extension Evaluator {
         guard case .handle(.fetchRequest(let entity, let predicateText)) = request else {
             throw failure("FETCH needs a fetch request, such as FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"TRUEPREDICATE\"); found \(request.kindName)", range)
         }
+        // A predicate is parsed once; a result that reads no variables is the same for every
+        // object, so it is computed once too. Both caches are bounded.
+        let key = entity + "\u{0}" + predicateText
+        if let cached = fetchResults[key] { return cached }
         let predicate: Expr
-        switch ExpressionParser.parse(predicateText) {
-        case .success(let parsed): predicate = parsed
-        case .failure(let error): throw failure("the fetch request's predicate does not parse: \(error.description)", range)
+        if let parsed = parsedPredicates[predicateText] {
+            predicate = parsed
+        } else {
+            switch ExpressionParser.parse(predicateText) {
+            case .success(let parsed): predicate = parsed
+            case .failure(let error): throw failure("the fetch request's predicate does not parse: \(error.description)", range)
+            }
+            parsedPredicates[predicateText] = predicate
         }
         let saved = context.evaluatedObject
         defer { context.evaluatedObject = saved }
@@ -376,8 +392,29 @@ extension Evaluator {
             context.evaluatedObject = .object(ref)
             if try truth(of: predicate) { kept.append(.object(ref)) }
         }
-        return .collection(try checkSize(kept, range), ordered: false)
+        let result = EvalValue.collection(try checkSize(kept, range), ordered: false)
+        if !predicate.readsVariables { fetchResults[key] = result }
+        return result
     }
+}
+
+/// A dictionary that empties itself when it reaches its capacity: bounded memory at constant cost
+/// per operation, for caches whose misses are cheap compared with unbounded growth.
+struct BoundedCache<Key: Hashable, Value> {
+    let capacity: Int
+    private var storage: [Key: Value] = [:]
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    subscript(key: Key) -> Value? {
+        get { storage[key] }
+        set {
+            if newValue != nil, storage[key] == nil, storage.count >= capacity { storage.removeAll(keepingCapacity: true) }
+            storage[key] = newValue
+        }
+    }
+
+    var count: Int { storage.count }
 }
 
 extension Comparable {

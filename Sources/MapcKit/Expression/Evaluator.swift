@@ -52,7 +52,13 @@ public final class Evaluator {
     /// The context; variables change during SUBQUERY and are restored after.
     public var context: EvaluationContext
     var steps = 0
-    private var checkedPatterns: [String: String?] = [:]
+    /// Regular expressions already screened, with the reason each was refused (nil when safe).
+    private var checkedPatterns = BoundedCache<String, String?>(capacity: 256)
+    /// FETCH predicates already parsed, by text.
+    var parsedPredicates = BoundedCache<String, Expr>(capacity: 64)
+    /// FETCH results of predicates that read no variables, by entity and predicate: the graph
+    /// does not change while an evaluator reads it.
+    var fetchResults = BoundedCache<String, EvalValue>(capacity: 8)
 
     /// Creates an evaluator.
     public init(context: EvaluationContext) {
@@ -364,8 +370,12 @@ public final class Evaluator {
                 if left.isNull || right.isNull { return false }
                 throw failure("MATCHES compares a string with a pattern string, found \(left.kindName) and \(right.kindName)", range)
             }
-            if checkedPatterns[pattern] == nil { checkedPatterns[pattern] = .some(RegexGuard.problem(with: pattern)) }
-            if let problem = checkedPatterns[pattern] ?? nil { throw failure("MATCHES pattern refused: \(problem)", range) }
+            let screened: String?
+            if let known = checkedPatterns[pattern] { screened = known } else {
+                screened = RegexGuard.problem(with: pattern)
+                checkedPatterns[pattern] = .some(screened)
+            }
+            if let problem = screened { throw failure("MATCHES pattern refused: \(problem)", range) }
             guard text.utf16.count <= RegexGuard.maxSubjectLength else {
                 throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
             }

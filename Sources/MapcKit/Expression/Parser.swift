@@ -9,6 +9,9 @@ public struct ExpressionParser {
     public static let maxDepth = 128
     /// The longest expression text accepted.
     public static let maxLength = 64 * 1024
+    /// The tallest syntax tree accepted: operator chains (`1 + 1 + … + 1`) are parsed by loops
+    /// but evaluated and checked by recursion, so each operator counts as a level.
+    public static let maxHeight = 1_000
 
     private var tokens: [Token] = []
     private var position = 0
@@ -30,6 +33,10 @@ public struct ExpressionParser {
                 guard parser.current.kind == .end else {
                     throw ExpressionError("unexpected \(parser.describe(parser.current)) after a complete expression", at: parser.current.range,
                                           fix: "join expressions with AND, OR or an operator")
+                }
+                if let tooTall = expression.firstNode(deeperThan: maxHeight) {
+                    throw ExpressionError("expression is more than \(maxHeight) operations deep (each operator of a chain counts)", at: tooTall.range,
+                                          fix: "split it, or use an aggregate such as @sum over a collection")
                 }
                 return .success(expression)
             } catch let error as ExpressionError {

@@ -25,7 +25,7 @@ public enum FixtureMigration {
             throw MapcError.input("the fixture has no \"version\"; say which schema version its data is for")
         }
         let source = try catalog.require(version: fixtureVersion)
-        guard let target = try version.map({ try catalog.require(version: $0) }) ?? catalog.schemas.last else {
+        guard let target = try version.map({ try catalog.require(version: $0) }) ?? catalog.orderedSchemas().last else {
             throw MapcError.notFound("the schemas folder has no versions")
         }
         var store = try Store.inMemory(schema: source)

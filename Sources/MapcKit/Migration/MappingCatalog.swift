@@ -14,7 +14,9 @@ public struct MappingCatalog {
         var diagnostics: [Diagnostic] = []
         for path in SourceFile.yamlFiles(in: directory) {
             let source = try SourceFile.read(path: path)
-            guard MappingLoader.looksLikeMapping(source) else { continue }
+            // Classified by parsed content: a file with schema keys is not a mapping; anything else
+            // is read as one, so a misspelt key is reported rather than the file skipped.
+            guard ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { continue }
             let (mapping, found) = MappingLoader.parse(source: source)
             diagnostics += found
             guard let mapping, !found.hasErrors else { continue }

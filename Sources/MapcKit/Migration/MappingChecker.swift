@@ -190,6 +190,12 @@ public struct MappingChecker {
             }
         }
 
+        // Work the author (or `mapc infer`) marked as not done yet.
+        for item in entityMapping.todo {
+            error("still to do in mapping '\(entityMapping.name)': \(item.text)", at: item.location ?? entityMapping.location,
+                  fix: "do it, then delete the item from 'todo:'")
+        }
+
         // Recorded hashes.
         if let recorded = entityMapping.sourceHash, let sourceEntity {
             checkHash(recorded, entity: sourceEntity, schema: sourceSchema, side: "source")

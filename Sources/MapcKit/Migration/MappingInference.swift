@@ -43,6 +43,10 @@ public struct InferenceResult: Sendable {
     public var problems: [InferenceProblem]
     /// The inferred mapping, when there are no problems.
     public var mapping: MappingModel?
+    /// Everything inferable, with what is not as `todo:` items on the entity mappings concerned:
+    /// the starting point `mapc infer` writes for a step it cannot complete (equal to `mapping`
+    /// when there are no problems).
+    public var skeleton: MappingModel
     /// Comments for the mapping file, by entity mapping name.
     public var notes: [String: [String]]
 }
@@ -89,13 +93,20 @@ public enum MappingInference {
         var entityMappings: [EntityMapping] = []
         func mappingName(_ sourceName: String, _ destinationName: String) -> String { "\(sourceName)To\(destinationName)" }
         for destinationEntity in destination.entities {
-            guard let sourceEntity = sourceFor[destinationEntity.name], claimed[sourceEntity.name]?.count == 1 else { continue }
+            guard let sourceEntity = sourceFor[destinationEntity.name] else { continue }
             let name = mappingName(sourceEntity.name, destinationEntity.name)
             var entityNotes: [String] = []
+            var todo: [MappingTodo] = []
+            func refuse(_ problem: InferenceProblem) {
+                problems.append(problem)
+                todo.append(MappingTodo("\(problem.property.map { "\($0): " } ?? "")\(problem.reason); \(problem.fix)"))
+            }
+            if let claimants = claimed[sourceEntity.name], claimants.count > 1 {
+                todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
+            }
             if sourceEntity.isAbstract == false && destinationEntity.isAbstract {
-                problems.append(InferenceProblem(entity: destinationEntity.name, property: nil, reason: "\(sourceEntity.name) objects exist but \(destinationEntity.name) is abstract",
-                                                 fix: "map them to a concrete sub-entity in an explicit mapping"))
-                continue
+                refuse(InferenceProblem(entity: destinationEntity.name, property: nil, reason: "\(sourceEntity.name) objects exist but \(destinationEntity.name) is abstract",
+                                        fix: "map them to a concrete sub-entity in an explicit mapping"))
             }
             if sourceEntity.isAbstract { continue }
             if sourceEntity.parent != destinationEntity.parent {
@@ -112,12 +123,12 @@ public enum MappingInference {
                 let lineage = lineageNames(attribute.name, renaming: attribute.renamingIdentifier, through: intermediates, kind: .property(owners))
                 guard let old = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first else {
                     if let relationship = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate } }).first {
-                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"))
+                        refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"))
                         continue
                     }
                     changes.append(SchemaChange(kind: .added, entity: destinationEntity.name, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0)" } ?? "")"))
                     if !attribute.isOptional && attribute.defaultValue == nil {
-                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "new required attribute without a default",
+                        refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "new required attribute without a default",
                                                          fix: "give it a default, make it optional, or write an explicit mapping that computes it"))
                     } else {
                         entityNotes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0)" } ?? "nil")")
@@ -132,7 +143,7 @@ public enum MappingInference {
                 var expression = "$source.\(old.name)"
                 if old.type != attribute.type {
                     guard wideningTypes.contains("\(old.type.rawValue)>\(attribute.type.rawValue)") else {
-                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",
+                        refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",
                                                          fix: "write an explicit mapping with a converting expression, or go through an intermediate version"))
                         continue
                     }
@@ -141,7 +152,7 @@ public enum MappingInference {
                 }
                 if old.isOptional && !attribute.isOptional {
                     guard let defaultValue = attribute.defaultValue, let literal = literal(defaultValue) else {
-                        problems.append(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
+                        refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
                                                          fix: "give it a default in \(destination.version), or write an explicit mapping"))
                         continue
                     }
@@ -155,17 +166,21 @@ public enum MappingInference {
                     mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
                 }
             }
-            for old in sourceAttributes where !usedSource.contains(old.name) && !old.isTransient {
-                changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)"))
-                entityNotes.append("\(old.name): removed, its values are dropped")
-            }
             var usedRelationships: Set<String> = []
             for relationship in destination.allRelationships(of: destinationEntity) where !relationship.isTransient {
                 let lineage = lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(owners))
                 guard let old = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate && !$0.isTransient } }).first else {
+                    if let attribute = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first {
+                        // Core Data does not infer a change of property kind: the values have no meaning to carry over.
+                        usedSource.insert(attribute.name)
+                        changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: relationship.name, detail: "attribute -> relationship"))
+                        refuse(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "'\(attribute.name)' was an attribute and is now a relationship",
+                                                fix: "write an explicit mapping that relates the objects (a policy can turn the old values into objects)"))
+                        continue
+                    }
                     changes.append(SchemaChange(kind: .added, entity: destinationEntity.name, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))
                     if !relationship.isOptional {
-                        problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
+                        refuse(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
                                                          fix: "make it optional, or write an explicit mapping that relates the objects"))
                     }
                     continue
@@ -179,12 +194,12 @@ public enum MappingInference {
                 let counterpart = sourceFor[relationship.destination]
                 guard let oldTarget = source.entity(named: old.destination), let counterpart,
                       source.hierarchy(under: counterpart).contains(where: { $0.name == oldTarget.name }) || source.hierarchy(under: oldTarget).contains(where: { $0.name == counterpart.name }) else {
-                    problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
+                    refuse(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
                                                      fix: "write an explicit mapping"))
                     continue
                 }
                 if old.isToMany && !relationship.isToMany {
-                    problems.append(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "to-many -> to-one would drop all but one related object",
+                    refuse(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "to-many -> to-one would drop all but one related object",
                                                      fix: "write an explicit mapping choosing the object, or keep it to-many"))
                     continue
                 }
@@ -213,10 +228,15 @@ public enum MappingInference {
                     mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
                 }
             }
+            for old in sourceAttributes where !usedSource.contains(old.name) && !old.isTransient {
+                changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)"))
+                entityNotes.append("\(old.name): removed, its values are dropped")
+            }
             for old in sourceRelationships where !usedRelationships.contains(old.name) && !old.isTransient {
                 changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)"))
                 entityNotes.append("\(old.name): relationship removed")
             }
+            mapping.todo = todo
             entityMappings.append(mapping)
             notes[name] = entityNotes
         }
@@ -224,8 +244,8 @@ public enum MappingInference {
             entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
             notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
         }
-        let model = problems.isEmpty ? MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings) : nil
-        return InferenceResult(changes: changes, problems: problems, mapping: model, notes: notes)
+        let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
+        return InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
     }
 
     private enum LineageKind {

@@ -6,12 +6,7 @@ import Yams
 public enum MappingLoader {
     static let topKeys = ["source", "destination", "entityMappings"]
     static let entityMappingKeys = ["name", "source", "destination", "type", "sourceExpression", "filter", "policy", "userInfo",
-                                    "attributes", "relationships", "sourceHash", "destinationHash"]
-
-    /// Whether text looks like a mapping file rather than a schema file.
-    public static func looksLikeMapping(_ source: SourceFile) -> Bool {
-        source.text.split(separator: "\n").contains { $0.hasPrefix("entityMappings:") }
-    }
+                                    "attributes", "relationships", "sourceHash", "destinationHash", "todo"]
 
     /// Reads a mapping file; returns what could be read and every diagnostic, never throws.
     public static func parse(source: SourceFile) -> (mapping: MappingModel?, diagnostics: [Diagnostic]) {
@@ -86,6 +81,11 @@ public enum MappingLoader {
             case "relationships": mapping.relationships = propertyMappings(entry.value, what: "relationships of '\(name)'", in: &document)
             case "sourceHash": mapping.sourceHash = recordedHash(entry.value, in: &document)
             case "destinationHash": mapping.destinationHash = recordedHash(entry.value, in: &document)
+            case "todo":
+                if YAMLDocument.isNull(entry.value) { break }
+                for item in document.items(of: entry.value, what: "todo") ?? [] {
+                    if let text = document.string(item, what: "a todo item") { mapping.todo.append(MappingTodo(text, location: document.location(of: item))) }
+                }
             default: break
             }
         }

@@ -67,6 +67,9 @@ public struct EntityMapping: Sendable {
     public var sourceHash: RecordedHash?
     /// The destination entity's version hash when the mapping was written.
     public var destinationHash: RecordedHash?
+    /// Work left to do, as `mapc infer` writes it for a step it cannot complete: `check` reports
+    /// each item as an error, so the mapping cannot run until they are done and removed.
+    public var todo: [MappingTodo] = []
     /// Where the mapping's name is written.
     public var location: FileLocation?
     /// Where each key's value is written (`source`, `destination`, `policy`, `type`, …).
@@ -158,5 +161,19 @@ public struct RecordedHash: Sendable, Equatable {
 
     public static func == (lhs: RecordedHash, rhs: RecordedHash) -> Bool {
         lhs.hash == rhs.hash && lhs.properties == rhs.properties
+    }
+}
+
+/// One piece of work left in a mapping file (`todo:` under an entity mapping).
+public struct MappingTodo: Sendable, Equatable {
+    /// What is left to do, and why.
+    public var text: String
+    /// Where the item is written.
+    public var location: FileLocation?
+
+    /// Creates an item.
+    public init(_ text: String, location: FileLocation? = nil) {
+        self.text = text
+        self.location = location
     }
 }

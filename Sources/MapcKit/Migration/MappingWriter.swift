@@ -4,9 +4,11 @@ import Foundation
 /// edits (like Xcode's "New Mapping Model"), with comments on what changed and hashes filled in.
 public enum MappingWriter {
     /// The YAML text of a mapping, with `notes` as comments under each entity mapping.
-    public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:]) -> String {
+    public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:],
+                            order: VersionOrder? = nil) -> String {
         var lines = ["# Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
                      "# Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]
+        if let order { lines.append("# Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))") }
         if !changes.isEmpty {
             lines.append("# Changes:")
             lines += changes.map { "#   \($0)" }
@@ -27,10 +29,15 @@ public enum MappingWriter {
             if let name = entityMapping.destination { lines.append("    destination: \(name)") }
             if entityMapping.type == .remove || entityMapping.type == .add || entityMapping.type == .copy { lines.append("    type: \(entityMapping.type.rawValue)") }
             if let policy = entityMapping.policy { lines.append("    policy: \(policy)") }
-            if let filter = entityMapping.filter { lines.append("    filter: \(scalar(filter.source.text))") }
+            if !entityMapping.todo.isEmpty {
+                lines.append("    # Left to do: inference cannot decide these; `mapc check` reports them until they are done and deleted.")
+                lines.append("    todo:")
+                lines += entityMapping.todo.map { "      - \(YAMLText.scalar($0.text))" }
+            }
+            if let filter = entityMapping.filter { lines.append("    filter: \(YAMLText.scalar(filter.source.text))") }
             for (key, properties) in [("attributes", entityMapping.attributes), ("relationships", entityMapping.relationships)] where !properties.isEmpty {
                 lines.append("    \(key):")
-                for property in properties { lines.append("      \(property.name): \(scalar(property.expression.source.text))") }
+                for property in properties { lines.append("      \(property.name): \(YAMLText.scalar(property.expression.source.text))") }
             }
         }
         return lines.joined(separator: "\n") + "\n"
@@ -39,12 +46,5 @@ public enum MappingWriter {
     private static func recorded(_ hash: String, _ properties: [String: String]) -> String {
         let list = properties.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(properties[$0]!)" }.joined(separator: ", ")
         return "{ hash: \(hash), properties: { \(list) } }"
-    }
-
-    /// Text as a YAML scalar: plain when YAML reads it back unchanged, single-quoted otherwise.
-    static func scalar(_ text: String) -> String {
-        let risky = text.contains(": ") || text.contains(" #") || text.hasSuffix(":") || text.first.map { "{[*&!|>'\"%@`,?-#".contains($0) } == true
-            || text != text.trimmingCharacters(in: .whitespaces) || text.contains("\n")
-        return risky ? "'" + text.replacingOccurrences(of: "'", with: "''") + "'" : text
     }
 }

@@ -347,6 +347,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
         let plan = try attributePlan(index, entityName)
         var destination = DestinationObject(entity: entityName, id: identity(for: source, mapping: entityMapping))
+        destination.attributeTypes = Dictionary(plan.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
         let evaluator = evaluators[index]
         for step in plan {
             if let expression = step.expression {
@@ -415,9 +416,9 @@ public final class MigrationManager: MigrationManagerFunctions {
         let id = sourceID + identitySuffix(index)
         let sql = "SELECT \(storage.primaryKey.quotedDatabaseIdentifier), \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.idColumn.quotedDatabaseIdentifier) = ?"
         guard let row = try Row.fetchOne(try statement(sql), arguments: [id]) else { return nil }
-        let entity: String = row[1]
+        let entity: String = try row.stored(1, "an entity name")
         guard storage.discriminators.contains(entity) else { return nil }
-        return (ObjectRef(entity: entity, id: id), row[0])
+        return (ObjectRef(entity: entity, id: id), try row.stored(0, "a row key"))
     }
 
     /// Writes a destination object and records that `mapping` created it from `source`.
@@ -425,8 +426,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         guard let writer else { throw MigrationError.setup("objects can only be inserted while the migration runs") }
         var inserted = destination
+        inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping)
         do {
-            inserted.primaryKey = try writer.insert(entity: destination.entity, id: destination.id, attributes: destination.attributes)
+            inserted.primaryKey = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
                                        message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
@@ -438,6 +440,30 @@ public final class MigrationManager: MigrationManagerFunctions {
             try associate(source: source.ref, destination: inserted, mapping: entityMapping)
         }
         return inserted
+    }
+
+    /// The object's attribute values coerced to their attributes' types, or an error naming the
+    /// object, the attribute and the value that does not fit (a policy may set anything).
+    private func storableAttributes(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> [String: Value] {
+        func refuse(_ property: String, _ message: String) -> MigrationError {
+            MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: property, message: message)
+        }
+        if let (name, reason) = destination.rejected.min(by: { $0.key < $1.key }) { throw refuse(name, reason) }
+        guard let entity = destinationSchema.entity(named: destination.entity) else {
+            throw MigrationError.setup("mapping '\(entityMapping.name)' creates \(destination.entity) objects, but \(destinationSchema.version) has no such entity")
+        }
+        let stored = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
+        let types = Dictionary(stored.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
+        var result: [String: Value] = [:]
+        for attribute in stored where destination.attributes[attribute.name] == nil { result[attribute.name] = attribute.defaultValue ?? .null }
+        for (name, value) in destination.attributes {
+            guard let type = types[name] else { throw refuse(name, "\(destination.entity) has no stored attribute '\(name)'") }
+            switch ValueCoercion.coerce(.scalar(value), to: type) {
+            case .success(let coerced): result[name] = coerced
+            case .failure(let problem): throw refuse(name, "\(value) cannot be stored: \(problem.message)")
+            }
+        }
+        return result
     }
 
     /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
@@ -465,8 +491,9 @@ public final class MigrationManager: MigrationManagerFunctions {
         let lookup = try statement("SELECT dest_id, dest_entity, dest_pk FROM mapc_scratch.assoc WHERE mapping = ? AND source_id = ?")
         for source in sourceInstances {
             for row in try Row.fetchAll(lookup, arguments: [index, source.id]) {
-                result.append(ObjectRef(entity: row[1], id: row[0]))
-                rememberKey(row[2], for: row[0])
+                let ref = ObjectRef(entity: try row.stored(1, "an entity name"), id: try row.stored(0, "an object id"))
+                result.append(ref)
+                rememberKey(try row.stored(2, "a row key"), for: ref.id)
             }
         }
         return result
@@ -485,8 +512,9 @@ public final class MigrationManager: MigrationManagerFunctions {
                     break
                 }
                 if let row = try Row.fetchOne(lookup, arguments: [index, source.id]) {
-                    result.append(ObjectRef(entity: row[1], id: row[0]))
-                    rememberKey(row[2], for: row[0])
+                    let ref = ObjectRef(entity: try row.stored(1, "an entity name"), id: try row.stored(0, "an object id"))
+                    result.append(ref)
+                    rememberKey(try row.stored(2, "a row key"), for: ref.id)
                     break
                 }
             }
@@ -569,16 +597,16 @@ public final class MigrationManager: MigrationManagerFunctions {
                     let rows = try Row.fetchAll(try statement("SELECT rowid, source_id, dest_pk, dest_id, dest_entity FROM mapc_scratch.assoc WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT ?"),
                                                 arguments: [index, lastRow, batchSize])
                     guard let last = rows.last else { break }
-                    lastRow = last[0]
+                    lastRow = try last.stored(0, "a row number")
                     // The batch's source objects in a few queries, when they all are of the mapping's source entity.
                     var sources: [String: ObjectData] = [:]
                     if entityMapping.sourceExpression == nil, let entity = entityMapping.source {
-                        sources = try sourceStore.objects(ids: rows.map { $0[1] as String }, ofExactEntity: entity)
+                        sources = try sourceStore.objects(ids: rows.map { try $0.stored(1, "a source id") }, ofExactEntity: entity)
                     }
                     for row in rows {
-                        var destination = DestinationObject(entity: row[4], id: row[3])
-                        destination.primaryKey = row[2]
-                        let sourceID: String = row[1]
+                        var destination = DestinationObject(entity: try row.stored(4, "an entity name"), id: try row.stored(3, "an object id"))
+                        destination.primaryKey = try row.stored(2, "a row key")
+                        let sourceID: String = try row.stored(1, "a source id")
                         try relate(destination, sourceID, sources[sourceID])
                     }
                 }
@@ -594,18 +622,36 @@ public final class MigrationManager: MigrationManagerFunctions {
     private var currentSource: (destinationID: String, data: ObjectData?)?
     private var currentSourceID: String?
 
-    /// The source object a destination object was created from, by the mapping being run.
+    /// The source object a destination object was created from: the object being related in
+    /// phase 2 when it is that one, otherwise found through the association the mapping recorded
+    /// or, for objects made by the identity rule, from the destination's identity.
     public func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
-        if let current = currentSource, current.destinationID == destination.id, let data = current.data {
-            return SourceObject(data: data, graph: sourceGraph)
+        var id: String?
+        if let current = currentSource, current.destinationID == destination.id {
+            if let data = current.data { return SourceObject(data: data, graph: sourceGraph) }
+            id = currentSourceID
         }
-        let id: String?
-        if let current = currentSourceID { id = current } else {
+        if id == nil {
             id = try String.fetchOne(try statement("SELECT source_id FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1"), arguments: [destination.id])
+        }
+        if id == nil {
+            id = try ruleSource(ofDestination: destination.ref)
         }
         guard let id, let data = try sourceStore.object(id: id) else { return nil }
         sourceGraph.remember(data)
         return SourceObject(data: data, graph: sourceGraph)
+    }
+
+    /// The source id a rule-following mapping turned into this destination object, if one did.
+    private func ruleSource(ofDestination destination: ObjectRef) throws -> String? {
+        for (index, entityMapping) in mapping.entityMappings.enumerated() where followsIdentityRule(index) {
+            let suffix = identitySuffix(index)
+            guard let destinationName = entityMapping.destination, let sourceName = entityMapping.source, destination.id.hasSuffix(suffix),
+                  let entity = destinationSchema.entity(named: destinationName), destinationSchema.hierarchy(under: entity).contains(where: { $0.name == destination.entity }) else { continue }
+            let sourceID = String(destination.id.dropLast(suffix.count))
+            if try sourceStore.entityName(ofID: sourceID) == sourceName { return sourceID }
+        }
+        return nil
     }
 
     /// Evaluates the mapping's relationship expressions for one destination object and writes
@@ -675,7 +721,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         let validator = StoreValidator(store: destination, db: db)
         let (violations, total) = try validator.validate { entity, id in
             if let row = try Row.fetchOne(db, sql: "SELECT mapping FROM mapc_scratch.assoc WHERE dest_id = ? LIMIT 1", arguments: [id]),
-               let index = row[0] as Int?, index < self.mapping.entityMappings.count {
+               let index = Int.fromDatabaseValue(row[0] as DatabaseValue), index >= 0, index < self.mapping.entityMappings.count {
                 return self.mapping.entityMappings[index].name
             }
             // Rule-following mappings: a suffix names the mapping; no suffix means the first mapping of its source entity.

@@ -35,6 +35,11 @@ public struct SourceObject {
 }
 
 /// A destination object being built by phase 1: its entity, identity and attribute values.
+///
+/// Values set through the subscript are coerced to the attribute's type when the object came from
+/// `MigrationManager.makeDestination` (which knows the types); a value that does not fit is kept
+/// aside and the object is refused when inserted, naming the object, attribute and value. Objects
+/// created with `init` are coerced the same way when inserted.
 public struct DestinationObject {
     /// The destination entity.
     public var entity: String
@@ -44,6 +49,10 @@ public struct DestinationObject {
     public var attributes: [String: Value]
     /// The row's primary key once inserted.
     public internal(set) var primaryKey: Int64?
+    /// The types of the entity's stored attributes, when known.
+    var attributeTypes: [String: AttributeType] = [:]
+    /// Values set that the attribute cannot hold, by attribute name, with the reason.
+    var rejected: [String: String] = [:]
 
     /// Creates an object to insert.
     public init(entity: String, id: String, attributes: [String: Value] = [:]) {
@@ -55,7 +64,20 @@ public struct DestinationObject {
     /// Reads or sets an attribute value.
     public subscript(attribute: String) -> Value {
         get { attributes[attribute] ?? .null }
-        set { attributes[attribute] = newValue }
+        set {
+            rejected[attribute] = nil
+            guard let type = attributeTypes[attribute] else {
+                attributes[attribute] = newValue
+                if !attributeTypes.isEmpty { rejected[attribute] = "\(entity) has no stored attribute '\(attribute)'" }
+                return
+            }
+            switch ValueCoercion.coerce(.scalar(newValue), to: type) {
+            case .success(let coerced): attributes[attribute] = coerced
+            case .failure(let problem):
+                attributes[attribute] = newValue
+                rejected[attribute] = problem.message
+            }
+        }
     }
 
     /// The object's reference.
@@ -143,13 +165,19 @@ enum ValueCoercion {
             return .success(.double(Double(Float(d))))
         case (.double(let d), .decimal): return .success(.decimal(Decimal(d)))
         case (.double(let d), .int16), (.double(let d), .int32), (.double(let d), .int64):
-            guard d.rounded() == d, abs(d) < 9.2e18 else { return .failure(SemanticError("\(d) is not a whole number; round it with floor:(), ceiling:() or trunc:()")) }
-            return ValueParser.checkRange(Int64(d), type).mapError { SemanticError($0.message) }
+            guard d.rounded() == d else { return .failure(SemanticError("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
+            guard let n = Int64(exactly: d) else { return .failure(SemanticError("\(d) is out of range for \(type.rawValue)")) }
+            return ValueParser.checkRange(n, type).mapError { SemanticError($0.message) }
         case (.decimal(let d), .decimal): return .success(.decimal(d))
         case (.decimal(let d), .double): return .success(.double(NSDecimalNumber(decimal: d).doubleValue))
         case (.decimal(let d), .float): return .success(.double(Double(Float(NSDecimalNumber(decimal: d).doubleValue))))
         case (.decimal(let d), .int16), (.decimal(let d), .int32), (.decimal(let d), .int64):
-            return coerce(.scalar(.double(NSDecimalNumber(decimal: d).doubleValue)), to: type)
+            // Exactly, without going through Double (which has 53 bits).
+            var value = d, whole = Decimal()
+            NSDecimalRound(&whole, &value, 0, .down)
+            guard whole == d else { return .failure(SemanticError("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
+            guard let n = Int64(whole.description) else { return .failure(SemanticError("\(d) is out of range for \(type.rawValue)")) }
+            return ValueParser.checkRange(n, type).mapError { SemanticError($0.message) }
         case (.string(let text), .string): return .success(.string(text))
         case (.string(let text), .uri), (.string(let text), .uuid), (.string(let text), .date), (.string(let text), .decimal):
             return ValueParser.parse(text, as: type).mapError { SemanticError($0.message) }

@@ -12,6 +12,8 @@ public struct MigrationStep: Sendable {
     public var isInferred: Bool
     /// SHA-256 of the mapping file's text (or of the inferred mapping as `mapc infer` writes it).
     public var mappingSHA256: String
+    /// Whether the step goes to an older version (always through a mapping file).
+    public var isDowngrade = false
 }
 
 /// Why no plan exists: the step that cannot be made, and why.
@@ -22,44 +24,65 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
     public var to: String
     /// The reasons inference failed, or another explanation.
     public var reasons: [String]
+    /// The folder mapping files are read from ("" when the mappings did not come from a folder).
+    public var mappingsDirectory: String
+    /// Whether the step goes to an older version (never inferred: it needs a mapping file).
+    public var isDowngrade: Bool
+
+    /// The mapping file that would make the step possible.
+    public var suggestedFile: String {
+        let name = "mapping_\(from)_to_\(to).yaml"
+        return mappingsDirectory.isEmpty ? name : (mappingsDirectory as NSString).appendingPathComponent(name)
+    }
 
     public var description: String {
-        "cannot migrate from \(from) to \(to): no mapping file for the step and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n")
-            + "\nwrite mappings/mapping_\(from)_to_\(to).yaml (`mapc infer --from \(from) --to \(to) --output …` gives a starting point), or add an intermediate version"
+        if isDowngrade {
+            return "cannot migrate from \(from) down to \(to): a downgrade runs only with a mapping file, never inferred"
+                + (reasons.isEmpty ? "" : ":\n" + reasons.map { "  - \($0)" }.joined(separator: "\n"))
+                + "\nwrite \(suggestedFile) mapping \(from) to \(to) (it may skip versions), or restore a backup"
+        }
+        return "cannot migrate from \(from) to \(to): no mapping file for the step and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n")
+            + "\nwrite \(suggestedFile) (`mapc infer --from \(from) --to \(to) --output \(suggestedFile)` writes a skeleton with everything inferable filled in), or add an intermediate version"
     }
 }
 
 /// Plans a progressive migration: the chain of steps from a store's version to a target version,
-/// each with a mapping file when one exists (a file skipping versions, such as v1 to v3, is
-/// preferred when present) or an inferred mapping otherwise.
+/// in the catalog's declared version order. Forward, each step uses a mapping file when one exists
+/// (a file skipping versions, such as v1 to v3, is preferred when present) or an inferred mapping
+/// otherwise. Backward (a downgrade), only mapping files are used: mapc never infers a downgrade.
 public enum MigrationPlanner {
     /// The steps from `source` to `destination`; empty when they are the same version. Throws
-    /// `PlanError` naming the first step that has neither a mapping nor a possible inference.
+    /// `PlanError` naming the first step that has neither a mapping nor a possible inference, and
+    /// `MapcError` when the catalog's versions have no declared order.
     public static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [MigrationStep] {
-        let versions = catalog.schemas
+        let versions = try catalog.orderedSchemas()
         guard let start = versions.firstIndex(where: { $0.version == source.version }),
               let end = versions.firstIndex(where: { $0.version == destination.version }) else {
-            throw PlanError(from: source.version, to: destination.version, reasons: ["both versions must be in the schemas folder"])
+            throw PlanError(from: source.version, to: destination.version, reasons: ["both versions must be in the schemas folder"],
+                            mappingsDirectory: mappings.directory, isDowngrade: false)
         }
         if start == end { return [] }
-        guard start < end else {
-            throw PlanError(from: source.version, to: destination.version, reasons: ["\(destination.version) is older than \(source.version); mapc migrates forward only (restore a backup to go back)"])
-        }
         var steps: [MigrationStep] = []
         var index = start
-        while index < end {
+        let forward = start < end
+        while index != end {
             // The furthest explicit mapping from here that does not overshoot.
-            if let (target, mapping) = (index + 1...end).reversed().lazy.compactMap({ j in mappings.mapping(from: versions[index].version, to: versions[j].version).map { (j, $0) } }).first {
+            let candidates = forward ? Array((index + 1...end).reversed()) : Array(end...(index - 1))
+            if let (target, mapping) = candidates.lazy.compactMap({ j in mappings.mapping(from: versions[index].version, to: versions[j].version).map { (j, $0) } }).first {
                 steps.append(MigrationStep(source: versions[index], destination: versions[target], mapping: mapping, isInferred: false,
-                                           mappingSHA256: VersionHash.sha256(mapping.file?.text ?? "")))
+                                           mappingSHA256: VersionHash.sha256(mapping.file?.text ?? ""), isDowngrade: !forward))
                 index = target
                 continue
             }
+            guard forward else {
+                throw PlanError(from: versions[index].version, to: versions[end].version, reasons: [], mappingsDirectory: mappings.directory, isDowngrade: true)
+            }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             guard let mapping = result.mapping else {
-                throw PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description))
+                throw PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description),
+                                mappingsDirectory: mappings.directory, isDowngrade: false)
             }
-            let text = MappingWriter.yaml(mapping, source: versions[index], destination: versions[index + 1], changes: result.changes, notes: result.notes)
+            let text = MappingWriter.yaml(mapping, source: versions[index], destination: versions[index + 1], changes: result.changes, notes: result.notes, order: catalog.order)
             steps.append(MigrationStep(source: versions[index], destination: versions[index + 1], mapping: mapping, isInferred: true, mappingSHA256: VersionHash.sha256(text)))
             index += 1
         }

@@ -1,31 +1,59 @@
 import Foundation
 
-/// The versions of a model found in a schemas folder, indexed by their `version:` names.
+/// The versions of a model found in a schemas folder, indexed by their `version:` names and
+/// ordered oldest first by the folder's declared `VersionOrder`.
 public struct SchemaCatalog: Sendable {
-    /// The folder that was read.
+    /// The folder that was read ("" for a catalog built in code).
     public let directory: String
-    /// The loaded schemas, oldest first (version names compared with numbers as numbers: v2 < v10).
+    /// The loaded schemas: oldest first when the order is known, by name otherwise.
     public private(set) var schemas: [Schema] = []
+    /// The order of the versions; nil when the folder does not declare one and the names allow
+    /// none or several (`orderProblem` says why).
+    public private(set) var order: VersionOrder?
+    /// Why the versions have no order, when `order` is nil.
+    public private(set) var orderProblem: String?
     /// Each schema's model hash, in `schemas` order: computed once, compared often.
     private var modelHashes: [String] = []
     /// Warnings from the files that loaded.
     public private(set) var warnings: [Diagnostic] = []
 
-    /// Loads every `.yaml` and `.yml` file in the folder. Throws `DiagnosticsError` when any file
-    /// has errors, or when two files declare the same version.
+    /// Loads every `.yaml` and `.yml` schema file in the folder and its version order
+    /// (`versions.yaml`, or the version names when they allow exactly one order). Throws
+    /// `DiagnosticsError` when any file has errors, when two files declare the same version, or
+    /// when the version order file disagrees with the schema files.
     public init(directory: String) throws {
         self.directory = directory
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw MapcError.notFound("schemas folder '\(directory)' does not exist; pass --schemas DIR")
+            throw MapcError.notFound("schemas folder '\(directory)' does not exist")
         }
         var diagnostics: [Diagnostic] = []
         var byVersion: [String: String] = [:]
+        var orderFile: (path: String, versions: [(name: String, location: FileLocation)])?
         for path in SourceFile.yamlFiles(in: directory) {
             let source: SourceFile
             do { source = try SourceFile.read(path: path) } catch {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
                 continue
+            }
+            let fallback: ProjectFileKind = (path as NSString).lastPathComponent == VersionOrder.fileName ? .versionOrder : .schema
+            switch ProjectFileKind.classify(source, fallback: fallback) {
+            case .versionOrder:
+                let (versions, found) = VersionOrder.parse(source: source)
+                diagnostics += found
+                if let other = orderFile {
+                    diagnostics.append(.error("the version order is also declared in \(other.path)", at: FileLocation(path: path, line: 1, column: 1),
+                                              fix: "keep one version order file in the schemas folder"))
+                } else if let versions {
+                    orderFile = (path, versions)
+                }
+                continue
+            case .mapping:
+                diagnostics.append(.error("this is a mapping file, but it is in the schemas folder", at: FileLocation(path: path, line: 1, column: 1),
+                                          fix: "move it to the mappings folder"))
+                continue
+            case .schema:
+                break
             }
             let (schema, found) = SchemaLoader.parse(source: source)
             diagnostics += found
@@ -38,17 +66,67 @@ public struct SchemaCatalog: Sendable {
             byVersion[schema.version] = path
             schemas.append(schema)
         }
+        if let orderFile {
+            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion)
+        }
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
         warnings = diagnostics
-        schemas.sort { Self.versionPrecedes($0.version, $1.version) }
+        let names = schemas.map(\.version)
+        if let orderFile {
+            order = VersionOrder(versions: orderFile.versions.map(\.name), origin: .file(orderFile.path))
+        } else if let fromNames = VersionOrder.fromNames(names) {
+            order = VersionOrder(versions: fromNames, origin: .names)
+        } else {
+            let sample = names.sorted().joined(separator: ", ")
+            orderProblem = "the order of the versions \(sample) cannot be told from their names; declare it, oldest first, in "
+                + "\((directory as NSString).appendingPathComponent(VersionOrder.fileName)) (versions: [\(sample)] in the right order)"
+        }
+        arrange()
+    }
+
+    /// Creates a catalog from schemas already loaded (for apps that embed their schemas), oldest first.
+    public init(schemas: [Schema]) {
+        self.directory = ""
+        self.schemas = schemas
+        self.order = VersionOrder(versions: schemas.map(\.version), origin: .code)
+        arrange()
+    }
+
+    /// Sorts the schemas by the order (by name when there is none) and computes their hashes.
+    private mutating func arrange() {
+        if let order {
+            schemas.sort { (order.index(of: $0.version) ?? .max) < (order.index(of: $1.version) ?? .max) }
+        } else {
+            schemas.sort { $0.version.compare($1.version, options: [.numeric]) == .orderedAscending }
+        }
         modelHashes = schemas.map { VersionHash.modelHash(of: $0) }
     }
 
-    /// Creates a catalog from schemas already loaded (for apps that embed their schemas).
-    public init(schemas: [Schema]) {
-        self.directory = ""
-        self.schemas = schemas.sorted { Self.versionPrecedes($0.version, $1.version) }
-        self.modelHashes = self.schemas.map { VersionHash.modelHash(of: $0) }
+    /// Problems with a declared order: versions it lists that no file declares, and versions it leaves out.
+    private static func checkOrder(_ listed: [(name: String, location: FileLocation)], path: String, against files: [String: String]) -> [Diagnostic] {
+        var diagnostics: [Diagnostic] = []
+        let names = Set(listed.map(\.name))
+        for entry in listed where files[entry.name] == nil {
+            diagnostics.append(.error("version '\(entry.name)' is listed, but no schema file declares it", at: entry.location, length: entry.name.count,
+                                      fix: Suggestions.didYouMean(entry.name, in: files.keys) ?? "remove it, or add its schema file"))
+        }
+        for (version, file) in files.sorted(by: { $0.key < $1.key }) where !names.contains(version) {
+            diagnostics.append(.error("version '\(version)' (\(file)) is missing from the version order", at: FileLocation(path: path, line: 1, column: 1),
+                                      fix: "add '\(version)' to 'versions:' where it belongs, oldest first"))
+        }
+        return diagnostics
+    }
+
+    /// The schemas oldest first, or an error when the folder declares no order and the names allow none.
+    public func orderedSchemas() throws -> [Schema] {
+        if let orderProblem { throw MapcError.input(orderProblem) }
+        return schemas
+    }
+
+    /// The position of a version in the order (0 is the oldest).
+    public func position(of version: String) throws -> Int {
+        guard let index = try orderedSchemas().firstIndex(where: { $0.version == version }) else { throw notFound(version) }
+        return index
     }
 
     /// The schema with that version name.
@@ -59,11 +137,15 @@ public struct SchemaCatalog: Sendable {
     /// The schema with that version name, or an error listing the known versions.
     public func require(version: String) throws -> Schema {
         if let schema = schema(version: version) { return schema }
+        throw notFound(version)
+    }
+
+    private func notFound(_ version: String) -> MapcError {
         let known = schemas.map(\.version)
         var message = "unknown version '\(version)' in \(directory.isEmpty ? "the catalog" : directory)"
         if let suggestion = Suggestions.closest(to: version, in: known) { message += "; did you mean '\(suggestion)'?" }
         else { message += known.isEmpty ? "; the folder has no schema files" : "; known versions: \(known.joined(separator: ", "))" }
-        throw MapcError.notFound(message)
+        return MapcError.notFound(message)
     }
 
     /// The versions whose model hash equals `modelHash`.
@@ -71,15 +153,18 @@ public struct SchemaCatalog: Sendable {
         zip(schemas, modelHashes).filter { $0.1 == modelHash }.map(\.0)
     }
 
-    /// The newest version, or an error when the folder has none.
+    /// The newest version, or an error when the folder has none or declares no order.
     public func newest() throws -> Schema {
-        guard let last = schemas.last else { throw MapcError.notFound("\(directory.isEmpty ? "the catalog" : directory) has no schema files; pass --schemas DIR") }
+        guard let last = try orderedSchemas().last else { throw MapcError.notFound("\(directory.isEmpty ? "the catalog" : directory) has no schema files") }
         return last
     }
 
-    /// The versions strictly between two others, oldest first (used to follow rename chains).
+    /// The versions strictly between two others, in the order from `older` to `newer` (used to
+    /// follow rename chains); empty when the versions have no declared order.
     public func versions(between older: Schema, and newer: Schema) -> [Schema] {
-        schemas.filter { Self.versionPrecedes(older.version, $0.version) && Self.versionPrecedes($0.version, newer.version) }
+        guard let ordered = try? orderedSchemas(), let start = ordered.firstIndex(where: { $0.version == older.version }),
+              let end = ordered.firstIndex(where: { $0.version == newer.version }), abs(end - start) > 1 else { return [] }
+        return start < end ? Array(ordered[(start + 1)..<end]) : Array(ordered[(end + 1)..<start].reversed())
     }
 
     /// The version a store is at: among the versions whose model hash equals the store's, the one
@@ -89,8 +174,9 @@ public struct SchemaCatalog: Sendable {
         return matching.first { $0.version == metadata.version } ?? matching.first
     }
 
-    /// Orders version names so that digit runs compare as numbers: v2 < v10, 1.9 < 1.10.
-    public static func versionPrecedes(_ a: String, _ b: String) -> Bool {
-        a.compare(b, options: [.numeric, .caseInsensitive]) == .orderedAscending
+    /// A line describing the order: "v1 → v2 → v3 → v4 (declared in schemas/versions.yaml)".
+    public var orderDescription: String {
+        guard let order else { return orderProblem ?? "no versions" }
+        return order.versions.joined(separator: " → ") + " (\(order.originDescription))"
     }
 }

@@ -59,6 +59,27 @@ struct SchemaValidator {
         return best
     }
 
+    /// The first scalar spelling `name` inside the node at `path` (a property named in a list).
+    private func scalar(_ name: String, under path: String...) -> Place? {
+        guard let document, var node = document.root?["entities"] else { return nil }
+        for component in path {
+            guard let value = node.mapping?[Node(component)] else { return nil }
+            node = value
+        }
+        var pending = [node]
+        var visited = 0
+        while !pending.isEmpty, visited < 10_000 {
+            let current = pending.removeFirst()
+            visited += 1
+            if let scalar = current.scalar, scalar.string == name {
+                return Place(location: document.location(of: current), length: YAMLDocument.length(of: current))
+            }
+            if let sequence = current.sequence { pending += sequence }
+            if let mapping = current.mapping { pending += mapping.map(\.value) }
+        }
+        return nil
+    }
+
     private mutating func error(_ message: String, at place: Place?, length: Int = 1, fix: String? = nil) {
         diagnostics.append(.error(message, at: place?.location ?? fallback, length: max(length, place?.length ?? 1), fix: fix))
     }
@@ -238,7 +259,7 @@ struct SchemaValidator {
     }
 
     private mutating func checkConstrainedProperty(_ name: String, in entity: Entity, available: Set<String>, kind: String, key: String) {
-        let at = location(entity.name, key)
+        let at = scalar(name, under: entity.name, key) ?? location(entity.name, key)
         guard available.contains(name) else {
             error("\(kind) of '\(entity.name)' names unknown property '\(name)'", at: at, fix: Suggestions.didYouMean(name, in: available))
             return

@@ -6,28 +6,68 @@ import Foundation
 /// A relationship may be given on one side only (the other is derived), or on both, in which
 /// case the two must agree. The result holds, for every object and relationship, the final
 /// ordered list of related objects.
+///
+/// Objects may also refer to objects already in a store (`existing` finds them by id). Those are
+/// appended after the new objects with their stored relationships; they gain the links the new
+/// objects make to them, but a to-one relationship they already have is never changed. Their
+/// `related` lists hold only the additions, placed after their `storedCounts` stored objects.
 struct ObjectGraphResolver {
     let schema: Schema
-    let objects: [ObjectData]
+    /// The new objects, then the existing objects they refer to.
+    private(set) var objects: [ObjectData]
+    /// How many of `objects` are new.
+    let newCount: Int
+    private let existing: ((String) throws -> ObjectData?)?
 
     /// Attribute values after defaults, by object index.
     private(set) var values: [[String: Value]] = []
-    /// Final related object indexes, by object index and relationship name.
+    /// Final related object indexes, by object index and relationship name (for existing objects, only what is added).
     private(set) var related: [[String: [Int]]] = []
+    /// For existing objects: how many objects each relationship held before, by object index and name.
+    private(set) var storedCounts: [[String: Int]] = []
     /// Object index by identity.
     private(set) var indexByID: [String: Int] = [:]
     private var problems = ProblemList()
 
-    init(schema: Schema, objects: [ObjectData]) {
+    init(schema: Schema, objects: [ObjectData], existing: ((String) throws -> ObjectData?)? = nil) {
         self.schema = schema
         self.objects = objects
+        self.newCount = objects.count
+        self.existing = existing
+    }
+
+    /// Whether the object at this index was already in the store.
+    func isExisting(_ index: Int) -> Bool { index >= newCount }
+
+    /// Finds the ids new objects refer to that are not in the data, in the store.
+    private mutating func loadReferencedObjects() throws {
+        guard let existing else { return }
+        for object in objects.prefix(newCount) {
+            for ids in object.relationships.values {
+                for id in ids where indexByID[id] == nil {
+                    guard let found = try existing(id) else { continue }
+                    indexByID[id] = objects.count
+                    objects.append(found)
+                }
+            }
+        }
     }
 
     mutating func resolve() throws {
+        for (index, object) in objects.enumerated() where !object.id.isEmpty && indexByID[object.id] == nil { indexByID[object.id] = index }
+        try loadReferencedObjects()
+        indexByID = [:]
         values = Array(repeating: [:], count: objects.count)
         related = Array(repeating: [:], count: objects.count)
+        storedCounts = Array(repeating: [:], count: objects.count)
         var entityOK = Array(repeating: false, count: objects.count)
         for (index, object) in objects.enumerated() {
+            if isExisting(index) {
+                indexByID[object.id] = index
+                entityOK[index] = schema.entity(named: object.entity) != nil
+                storedCounts[index] = object.relationships.mapValues(\.count)
+                continue
+            }
             if object.id.isEmpty {
                 problems.add(object.entity, nil, "id", "the object has an empty id; give every object a unique, non-empty id")
             } else if let first = indexByID[object.id] {
@@ -46,11 +86,12 @@ struct ObjectGraphResolver {
             entityOK[index] = true
             values[index] = checkAttributes(of: object, entity: entity)
         }
-        for (index, object) in objects.enumerated() where entityOK[index] {
+        for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) {
             checkRelationshipTargets(of: object, at: index)
         }
         settleRelationships(entityOK: entityOK)
-        for (index, object) in objects.enumerated() where entityOK[index] {
+        // Existing objects' counts include objects not read here: the store is validated as a whole after the write.
+        for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) {
             checkCounts(of: object, at: index)
         }
         checkUniqueness(entityOK: entityOK)
@@ -132,12 +173,12 @@ struct ObjectGraphResolver {
                     continue
                 }
                 guard let target = indexByID[id] else {
-                    problems.add(object.entity, object.id, relationship.name, "no object has id '\(id)' (dangling reference)")
+                    problems.add(object.entity, object.id, relationship.name, "no object has id '\(id)'\(existing == nil ? "" : " in the data or in the store") (dangling reference)")
                     continue
                 }
                 let allowed = schema.entity(named: relationship.destination).map { schema.hierarchy(under: $0).map(\.name) } ?? []
                 if !allowed.contains(objects[target].entity) {
-                    problems.add(object.entity, object.id, relationship.name, "'\(id)' is a \(objects[target].entity), but '\(relationship.name)' leads to \(relationship.destination)")
+                    problems.add(object.entity, object.id, relationship.name, "'\(id)' is \(English.withArticle(objects[target].entity)), but '\(relationship.name)' leads to \(relationship.destination)")
                 }
             }
         }
@@ -149,7 +190,7 @@ struct ObjectGraphResolver {
         for (index, object) in objects.enumerated() where entityOK[index] {
             guard let entity = schema.entity(named: object.entity) else { continue }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
-                if let ids = object.relationships[relationship.name] {
+                if let ids = object.relationships[relationship.name], !isExisting(index) {
                     related[index][relationship.name] = ids.compactMap { indexByID[$0] }.filter { entityOK[$0] }
                 } else {
                     related[index][relationship.name] = []
@@ -157,13 +198,26 @@ struct ObjectGraphResolver {
             }
         }
         // Derive each unspecified side from the other side's lists, and check specified sides agree.
-        for (index, object) in objects.enumerated() where entityOK[index] {
+        for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) {
             guard let entity = schema.entity(named: object.entity) else { continue }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 guard let inverse = schema.inverse(of: relationship), object.relationships[relationship.name] != nil else { continue }
                 for target in related[index][relationship.name] ?? [] {
                     let targetObject = objects[target]
-                    if let stated = targetObject.relationships[inverse.name] {
+                    if isExisting(target) {
+                        // An object already in the store gains this one, unless that would change a to-one it already has.
+                        let stored = targetObject.relationships[inverse.name] ?? []
+                        if stored.contains(object.id) { continue }
+                        if !inverse.isToMany, let current = stored.first {
+                            problems.add(object.entity, object.id, relationship.name,
+                                         "\(targetObject.entity) '\(targetObject.id)' in the store already has \(inverse.name) '\(current)'; load adds objects and never changes existing ones")
+                        } else if !inverse.isToMany, let other = related[target][inverse.name]?.first, other != index {
+                            problems.add(object.entity, object.id, relationship.name,
+                                         "\(targetObject.entity) '\(targetObject.id)' in the store can have one \(inverse.name), but '\(objects[other].id)' and '\(object.id)' both claim it")
+                        } else if !(related[target][inverse.name] ?? []).contains(index) {
+                            related[target][inverse.name, default: []].append(index)
+                        }
+                    } else if let stated = targetObject.relationships[inverse.name] {
                         if !stated.contains(object.id) {
                             problems.add(object.entity, object.id, relationship.name,
                                          "lists '\(targetObject.id)', but \(targetObject.entity) '\(targetObject.id)'.\(inverse.name) does not list '\(object.id)'; the inverse relationships disagree")
@@ -204,14 +258,15 @@ struct ObjectGraphResolver {
             for constraint in entity.uniquenessConstraints {
                 let members = Set(schema.hierarchy(under: entity).map(\.name))
                 var seen: [[String]: String] = [:]
-                for (index, object) in objects.enumerated() where entityOK[index] && members.contains(object.entity) {
+                for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) && members.contains(object.entity) {
                     let key = constraint.map { name -> String in
                         if let value = values[index][name] { return "v:\(value)" }
                         return "r:" + (related[index][name]?.map { objects[$0].id }.joined(separator: ",") ?? "")
                     }
                     if let other = seen[key] {
+                        let shared = constraint.map { name in "\(name) \(values[index][name].map(\.description) ?? "[" + (related[index][name]?.map { objects[$0].id }.joined(separator: ", ") ?? "") + "]")" }
                         problems.add(object.entity, object.id, constraint.joined(separator: ","),
-                                     "breaks the uniqueness constraint (\(constraint.joined(separator: ", "))) of \(entity.name): object '\(other)' has the same values")
+                                     "breaks the uniqueness constraint (\(constraint.joined(separator: ", "))) of \(entity.name): object '\(other)' has the same \(shared.joined(separator: ", "))")
                     } else {
                         seen[key] = object.id
                     }

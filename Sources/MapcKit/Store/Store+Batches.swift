@@ -14,8 +14,8 @@ extension Store {
             var ids: [String] = []
             try database.read { db in
                 for row in try Row.fetchAll(db, sql: sql, arguments: [entity, lastKey, batchSize]) {
-                    keys.append(row[0])
-                    ids.append(row[1])
+                    keys.append(try row.stored(0, "a row key of \(entity)"))
+                    ids.append(try row.stored(1, "an object id of \(entity)"))
                 }
             }
             guard let last = keys.last else { return }

@@ -16,6 +16,8 @@ public final class Store: @unchecked Sendable {
     public let strategy: any StoreLayoutStrategy
     /// The file's path; nil for in-memory stores.
     public let path: String?
+    /// Seconds to wait for another process's lock before reporting the store as in use.
+    static let busyTimeout: TimeInterval = 2
 
     private init(database: DatabaseQueue, schema: Schema, strategy: any StoreLayoutStrategy, path: String?) {
         self.database = database
@@ -90,8 +92,22 @@ public final class Store: @unchecked Sendable {
             if case .store(let message) = error { throw MapcError.store("\(path): \(message)") }
             throw error
         } catch let error as DatabaseError {
-            throw MapcError.store("\(path): cannot read the store: \(error.message ?? "\(error)")")
+            throw storeError(error, path: path, doing: "cannot read the store")
         }
+    }
+
+    /// A SQLite error as a store error in words: "in use" for locks held by another process.
+    static func storeError(_ error: DatabaseError, path: String, doing: String) -> MapcError {
+        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return MapcError.store(inUseMessage(path))
+        }
+        return MapcError.store("\(path): \(doing): \(error.message ?? "\(error)")")
+    }
+
+    /// What to say when another process holds a lock on a store.
+    public static func inUseMessage(_ path: String) -> String {
+        "\(path) is in use: another process holds a lock on it (an app in the middle of a write, or another mapc command); "
+            + "wait for it to finish or close the app, then try again"
     }
 
     static func openQueue(path: String, readOnly: Bool) throws -> DatabaseQueue {
@@ -102,14 +118,14 @@ public final class Store: @unchecked Sendable {
         }
         var configuration = Configuration()
         configuration.readonly = readOnly
-        configuration.busyMode = .timeout(5)
+        configuration.busyMode = .timeout(Store.busyTimeout)
         do {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             // Touch the file so that "not a database" surfaces here, with the path.
             _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
             return queue
         } catch let error as DatabaseError {
-            throw MapcError.store("\(path): cannot open as a SQLite store: \(error.message ?? "\(error)")")
+            throw storeError(error, path: path, doing: "cannot open as a SQLite store")
         }
     }
 

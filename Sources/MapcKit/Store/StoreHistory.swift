@@ -47,12 +47,18 @@ public enum StoreHistory {
     static func read(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(table) else { return [] }
         return try Row.fetchAll(db, sql: "SELECT * FROM \(table.quotedDatabaseIdentifier) ORDER BY step").map { row in
-            var created: [String: Int] = [:]
-            if let text = row["created"] as String?, case .object(let pairs)? = try? JSONValue.parse(Data(text.utf8), path: "history") {
-                for (name, value) in pairs { if case .integer(let n) = value { created[name] = Int(n) } }
+            // History is informational: a damaged field reads as a description of what is there, never a trap.
+            func text(_ column: String) -> String {
+                guard let value = row[column] as DatabaseValue? else { return "(missing)" }
+                return value.isNull ? "(missing)" : StoreValidator.text(value)
             }
-            return HistoryEntry(fromVersion: row["from_version"], fromHash: row["from_hash"], toVersion: row["to_version"], toHash: row["to_hash"],
-                                inferred: row["inferred"], mappingSHA256: row["mapping_sha256"], startedAt: row["started_at"], finishedAt: row["finished_at"], created: created)
+            var created: [String: Int] = [:]
+            if let text = String.fromDatabaseValue(row["created"] as DatabaseValue? ?? .null), case .object(let pairs)? = try? JSONValue.parse(Data(text.utf8), path: "history") {
+                for (name, value) in pairs { if case .integer(let n) = value, let count = Int(exactly: n) { created[name] = count } }
+            }
+            return HistoryEntry(fromVersion: text("from_version"), fromHash: text("from_hash"), toVersion: text("to_version"), toHash: text("to_hash"),
+                                inferred: Bool.fromDatabaseValue(row["inferred"] as DatabaseValue? ?? .null) ?? false, mappingSHA256: text("mapping_sha256"),
+                                startedAt: text("started_at"), finishedAt: text("finished_at"), created: created)
         }
     }
 

@@ -36,11 +36,11 @@ public struct StoreMetadata: Sendable, Equatable {
         }
         var values: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(metadataTable.quotedDatabaseIdentifier)") {
-            if let key = row["key"] as String?, let value = row["value"] as String? { values[key] = value }
+            if let key = String.fromDatabaseValue(row[0] as DatabaseValue), let value = String.fromDatabaseValue(row[1] as DatabaseValue) { values[key] = value }
         }
         var hashes: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT name, hash FROM \(entityHashesTable.quotedDatabaseIdentifier)") {
-            if let name = row["name"] as String?, let hash = row["hash"] as String? { hashes[name] = hash }
+            if let name = String.fromDatabaseValue(row[0] as DatabaseValue), let hash = String.fromDatabaseValue(row[1] as DatabaseValue) { hashes[name] = hash }
         }
         guard let model = values["model"], let version = values["version"], let modelHash = values["modelHash"], let layout = values["layout"] else {
             throw MapcError.store("the store's metadata is incomplete (model, version, modelHash and layout are required)")

@@ -97,19 +97,24 @@ struct StoreValidator {
                 let sql = "SELECT t.\(id), \(flags), \(values) FROM \(table) t WHERE t.\(kind) = ? AND (\(any))"
                 let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
                 while let row = try rows.next() {
-                    let objectID: String = row[0]
-                    for (offset, rule) in rules.enumerated() where (row[1 + offset] as Int?) == 1 {
+                    let objectID = Self.text(row[0] as DatabaseValue)
+                    for (offset, rule) in rules.enumerated() where Int64.fromDatabaseValue(row[1 + offset] as DatabaseValue) == 1 {
                         try record(entity.name, objectID, rule.property, Self.describe(row[1 + rules.count + offset]), rule.rule)
                     }
                 }
             }
             for (column, attribute) in regexChecks {
                 guard let pattern = attribute.validation.regex else { continue }
-                let rows = try Row.fetchCursor(db, sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND \(column) IS NOT NULL", arguments: [entity.name])
+                // Non-text values are the type rule's to report; only text is matched.
+                let rows = try Row.fetchCursor(db, sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND typeof(\(column)) = 'text'", arguments: [entity.name])
                 while let row = try rows.next() {
-                    let text: String = row[1]
+                    let objectID = Self.text(row[0] as DatabaseValue)
+                    guard let text = String.fromDatabaseValue(row[1] as DatabaseValue) else {
+                        try record(entity.name, objectID, attribute.name, Self.describe(row[1] as DatabaseValue), "value is not valid UTF-8 text")
+                        continue
+                    }
                     if !AttributeValidator.matchesWhole(text, pattern) {
-                        try record(entity.name, row[0], attribute.name, "\"\(text.prefix(60))\"", "does not match regex '\(pattern)'")
+                        try record(entity.name, objectID, attribute.name, "\"\(text.prefix(60))\"", "does not match regex '\(pattern)'")
                     }
                 }
             }
@@ -124,10 +129,21 @@ struct StoreValidator {
                     return nil
                 }
                 guard !columns.isEmpty else { continue }
-                let rows = try Row.fetchCursor(db, sql: "SELECT MIN(\(storage.idColumn.quotedDatabaseIdentifier)), COUNT(*) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(members)) GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1")
+                // Each group of objects sharing values: the first objects (entity and id, in store order) and the values.
+                let keyed = "\(storage.primaryKey.quotedDatabaseIdentifier), \(storage.entityColumn.quotedDatabaseIdentifier) AS e, \(storage.idColumn.quotedDatabaseIdentifier) AS i, " + columns.joined(separator: ", ")
+                let sql = """
+                    SELECT json_group_array(json_array(e, i)), COUNT(*), \(columns.joined(separator: ", ")) \
+                    FROM (SELECT \(keyed) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(members)) ORDER BY 1) \
+                    GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1
+                    """
+                let rows = try Row.fetchCursor(db, sql: sql)
                 while let row = try rows.next() {
-                    let count: Int = row[1]
-                    try record(entity.name, row[0], constraint.joined(separator: ","), "\(count) objects", "uniqueness constraint (\(constraint.joined(separator: ", "))) broken")
+                    let count = Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0
+                    let holders = Self.objects(inJSON: row[0] as DatabaseValue)
+                    let values = zip(constraint, (0..<columns.count).map { Self.describe(row[2 + $0] as DatabaseValue) }).map { "\($0) \($1)" }.joined(separator: ", ")
+                    let others = holders.dropFirst().prefix(3).map { "\($0.entity) '\($0.id)'" }.joined(separator: ", ") + (count > 4 ? " and \(count - 4) more" : "")
+                    try record(holders.first?.entity ?? entity.name, holders.first?.id ?? "?", constraint.joined(separator: ","), values,
+                               "uniqueness constraint (\(constraint.joined(separator: ", "))) of \(entity.name) broken: \(others) \(count == 2 ? "has" : "have") the same value\(constraint.count == 1 ? "" : "s")")
                 }
             }
         }
@@ -149,12 +165,26 @@ struct StoreValidator {
         return store.strategy.encode(value, as: attribute.type)
     }
 
+    /// A stored identity as text, whatever a damaged store holds there.
+    static func text(_ value: DatabaseValue) -> String {
+        String.fromDatabaseValue(value) ?? describe(value)
+    }
+
+    /// The (entity, id) pairs of a `json_group_array(json_array(entity, id))`.
+    static func objects(inJSON value: DatabaseValue) -> [(entity: String, id: String)] {
+        guard let text = String.fromDatabaseValue(value), let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[Any]] else { return [] }
+        return array.compactMap { pair in
+            guard pair.count == 2 else { return nil }
+            return ("\(pair[0])", pair[1] as? String ?? "\(pair[1])")
+        }
+    }
+
     static func describe(_ value: DatabaseValue) -> String {
         switch value.storage {
         case .null: return "nil"
         case .int64(let n): return String(n)
         case .double(let d): return "\(d)"
-        case .string(let text): return "\"\(text.prefix(60))\""
+        case .string(let text): return "\"\(text.prefix(60))\(text.count > 60 ? "…" : "")\""
         case .blob(let data): return "<\(data.count) bytes>"
         }
     }

@@ -1,0 +1,132 @@
+import Foundation
+
+/// The order of a model's versions, oldest first: what decides which way a migration goes.
+///
+/// The order is declared, not guessed: a schemas folder says it in `versions.yaml`
+///
+/// ```yaml
+/// # Oldest first; the last is the current version.
+/// versions: [v1, v2, v3, v4]
+/// ```
+///
+/// (the role Xcode's `.xccurrentversion` and Flyway's version numbers play). Without that file, the
+/// order is read from the version names only when they give exactly one answer: every name has the
+/// same shape and differs only in its numbers (`v1`, `v2`, `v10`; `1.9`, `1.10`; `books_5` … `books_18`),
+/// optionally with one unnumbered first version whose name starts the others (`Moody`, `Moody 2`, …).
+/// Anything else (`initial`, `tags`, `subtitle`) has no order until it is declared.
+public struct VersionOrder: Sendable, Equatable {
+    /// Where an order came from.
+    public enum Origin: Sendable, Equatable {
+        /// Declared in a version order file at this path.
+        case file(String)
+        /// Read from version names that allow only one order.
+        case names
+        /// Given in code (`SchemaCatalog(schemas:)`).
+        case code
+    }
+
+    /// The file name a schemas folder declares its order in.
+    public static let fileName = "versions.yaml"
+
+    /// Version names, oldest first; the last is the current version.
+    public var versions: [String]
+    /// Where the order came from.
+    public var origin: Origin
+
+    /// Creates an order.
+    public init(versions: [String], origin: Origin) {
+        self.versions = versions
+        self.origin = origin
+    }
+
+    /// Where the order came from, in words: "declared in schemas/versions.yaml", "from the version names".
+    public var originDescription: String {
+        switch origin {
+        case .file(let path): return "declared in \(path)"
+        case .names: return "from the version names"
+        case .code: return "as given"
+        }
+    }
+
+    /// The position of a version, oldest first.
+    public func index(of version: String) -> Int? { versions.firstIndex(of: version) }
+
+    /// Reads a version order file: `versions:` followed by a list of version names. Returns the
+    /// names with their positions and every problem found.
+    public static func parse(source: SourceFile) -> (versions: [(name: String, location: FileLocation)]?, diagnostics: [Diagnostic]) {
+        var document = YAMLDocument(source: source)
+        guard let root = document.root, let top = document.entries(of: root, what: "a version order file") else {
+            return (nil, document.diagnostics)
+        }
+        document.rejectUnknownKeys(top, allowed: ["versions"], in: "the version order file")
+        guard let entry = top.first(where: { $0.key == "versions" }) else {
+            document.diagnostics.append(.error("missing 'versions:', the list of version names oldest first", at: FileLocation(path: source.path, line: 1, column: 1),
+                                               fix: "write 'versions: [v1, v2, v3]'"))
+            return (nil, document.diagnostics)
+        }
+        guard let items = document.items(of: entry.value, what: "versions") else { return (nil, document.diagnostics) }
+        var result: [(name: String, location: FileLocation)] = []
+        var seen: [String: Int] = [:]
+        for item in items {
+            guard let name = document.string(item, what: "a version name") else { continue }
+            if let line = seen[name] {
+                document.error("version '\(name)' is listed twice (first at line \(line))", at: item, fix: "list each version once")
+                continue
+            }
+            let location = document.location(of: item)
+            seen[name] = location.line
+            result.append((name, location))
+        }
+        return (result, document.diagnostics)
+    }
+
+    /// The only order the names allow, or nil when they allow none or several.
+    public static func fromNames(_ names: [String]) -> [String]? {
+        guard names.count > 1 else { return names }
+        struct Parsed { var name: String; var shape: String; var numbers: [UInt64] }
+        func parse(_ name: String) -> Parsed? {
+            var shape = "", numbers: [UInt64] = [], digits = ""
+            func flush() -> Bool {
+                guard !digits.isEmpty else { return true }
+                guard let number = UInt64(digits) else { return false }
+                numbers.append(number)
+                shape += "#"
+                digits = ""
+                return true
+            }
+            for character in name {
+                if character.isASCII && character.isNumber { digits.append(character); continue }
+                guard flush() else { return nil }
+                shape.append(character)
+            }
+            guard flush() else { return nil }
+            return Parsed(name: name, shape: shape, numbers: numbers)
+        }
+        let parsed = names.compactMap(parse)
+        guard parsed.count == names.count else { return nil }
+        var numbered = parsed
+        var first: Parsed?
+        let shapes = Set(parsed.map(\.shape))
+        if shapes.count == 2 {
+            // One unnumbered first version whose name starts the numbered ones: Moody, Moody 2, Moody 3.
+            let bases = parsed.filter { $0.numbers.isEmpty }
+            guard bases.count == 1, let base = bases.first else { return nil }
+            numbered = parsed.filter { !$0.numbers.isEmpty }
+            guard let shape = numbered.first?.shape, shape.hasPrefix(base.name) else { return nil }
+            first = base
+        } else if shapes.count != 1 {
+            return nil
+        }
+        guard let shape = numbered.first?.shape, shape.contains("#"), numbered.allSatisfy({ $0.shape == shape }),
+              Set(numbered.map(\.numbers)).count == numbered.count else { return nil }
+        let sorted = numbered.sorted { $0.numbers.lexicographicallyPrecedes($1.numbers) }
+        return (first.map { [$0.name] } ?? []) + sorted.map(\.name)
+    }
+
+    /// The text of a version order file listing `versions`.
+    public static func fileText(_ versions: [String]) -> String {
+        "# The model's versions, oldest first; the last is the current version.\n"
+            + "# mapc migrates forward along this list, and backward only with a mapping file.\n"
+            + "versions:\n" + versions.map { "  - \(YAMLText.scalar($0))\n" }.joined()
+    }
+}

@@ -1,0 +1,19 @@
+import GRDB
+
+extension Row {
+    /// The value of a column, decoded without trapping: a store file may hold anything in any
+    /// column, and GRDB's non-optional subscripts trap on a value they cannot convert.
+    func stored<T: DatabaseValueConvertible>(_ index: Int, _ what: @autoclosure () -> String) throws -> T {
+        let value = self[index] as DatabaseValue
+        guard let decoded = T.fromDatabaseValue(value) else {
+            throw MapcError.store("the store holds \(StoreValidator.describe(value)) where \(what()) was expected; the file is damaged or was not written by mapc")
+        }
+        return decoded
+    }
+
+    /// The value of a column, nil for NULL, decoded without trapping.
+    func storedIfPresent<T: DatabaseValueConvertible>(_ index: Int, _ what: @autoclosure () -> String) throws -> T? {
+        if (self[index] as DatabaseValue).isNull { return nil }
+        return try stored(index, what())
+    }
+}

@@ -1,0 +1,23 @@
+/// Small helpers that keep messages grammatical: "an Author object", "1 object", "2 objects".
+public enum English {
+    /// "a" or "an" for a word, by its first letter (vowel sound approximated by a vowel letter).
+    public static func article(_ word: String) -> String {
+        guard let first = word.first?.lowercased() else { return "a" }
+        return "aeiou".contains(first) ? "an" : "a"
+    }
+
+    /// The word with its article: "an Author", "a Note".
+    public static func withArticle(_ word: String) -> String { "\(article(word)) \(word)" }
+
+    /// A count and a noun, the noun plural unless the count is one: "1 object", "3 entities".
+    public static func count(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(count) \(count == 1 ? singular : (plural ?? Self.plural(singular)))"
+    }
+
+    /// The plural of a regular English noun: entity → entities, step → steps, match → matches.
+    public static func plural(_ singular: String) -> String {
+        if singular.hasSuffix("y"), let beforeY = singular.dropLast().last, !"aeiou".contains(beforeY) { return singular.dropLast() + "ies" }
+        if singular.hasSuffix("s") || singular.hasSuffix("x") || singular.hasSuffix("ch") || singular.hasSuffix("sh") { return singular + "es" }
+        return singular + "s"
+    }
+}

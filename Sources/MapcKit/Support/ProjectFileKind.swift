@@ -1,0 +1,25 @@
+import Yams
+
+/// What a YAML file of a mapc project holds, decided from its parsed top-level keys (never from
+/// text patterns, so flow style, comments and key order cannot change the answer).
+public enum ProjectFileKind: String, Sendable {
+    /// A schema file: one model version (`model:`, `version:`, `entities:`).
+    case schema
+    /// A mapping file: one migration step (`source:`, `destination:`, `entityMappings:`).
+    case mapping
+    /// The order of a model's versions (`versions:`), see `VersionOrder`.
+    case versionOrder
+
+    /// Classifies a file by its top-level keys. A file whose YAML does not parse, or whose top level
+    /// is not a mapping, is classified by where it was found (`fallback`), so that the matching
+    /// reader reports the problem with its position.
+    public static func classify(_ source: SourceFile, fallback: ProjectFileKind) -> ProjectFileKind {
+        guard let node = try? Yams.compose(yaml: source.text), let mapping = node.mapping else { return fallback }
+        let keys = Set(mapping.keys.compactMap { $0.scalar?.string })
+        if keys.contains("entityMappings") { return .mapping }
+        if keys.contains("entities") || keys.contains("model") { return .schema }
+        if keys.contains("versions") { return .versionOrder }
+        if keys.contains("source") || keys.contains("destination") { return .mapping }
+        return fallback
+    }
+}

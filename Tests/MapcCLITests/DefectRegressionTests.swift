@@ -1,0 +1,170 @@
+import Foundation
+import MapcKit
+import Testing
+
+/// A v3 UnCloudNotes project with two notes, one with two attachments.
+private func v3Store() throws -> URL {
+    let folder = try CLI.project()
+    try folder.write("""
+    {"version": "v3", "objects": {
+      "Note": [
+        {"id": "n1", "title": "Groceries", "body": "Milk and eggs", "dateCreated": "2024-05-01T10:00:00Z", "displayIndex": 0, "attachments": ["a1", "a2"]},
+        {"id": "n2", "title": "Ideas", "body": "Short", "dateCreated": "2024-05-02T10:00:00Z", "displayIndex": 1}],
+      "Attachment": [
+        {"id": "a1", "image": "iVBORw0KGgo=", "dateCreated": "2024-05-01T10:00:00Z"},
+        {"id": "a2", "image": "/9j/4AAQ", "dateCreated": "2024-05-03T10:00:00Z"}]}}
+    """, to: "notes.json")
+    let loaded = try CLI.run(["load", "notes.json", "notes.db"], in: folder)
+    #expect(loaded.status == 0, "\(loaded.stderr)")
+    return folder
+}
+
+@Suite("Defects found by a new user and a hostile-input review", .serialized)
+struct DefectRegressionTests {
+    @Test func evalOverAStoreFollowsEveryKindOfKeyPath() throws {
+        let folder = try v3Store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cases: [(entity: String, arguments: [String], expected: String)] = [
+            ("Attachment", ["$source.note.body"], "Attachment 'a1': \"Milk and eggs\"\nAttachment 'a2': \"Milk and eggs\"\n"),
+            ("Note", ["attachments.@count"], "Note 'n1': 2\nNote 'n2': 0\n"),
+            ("Note", ["--where", "ANY attachments.dateCreated > CAST(\"2024-05-02T00:00:00Z\", \"NSDate\")", "title"], "Note 'n1': \"Groceries\"\n"),
+            ("Note", ["SUBQUERY(attachments, $a, $a.note.title == \"Groceries\").@count"], "Note 'n1': 2\nNote 'n2': 0\n"),
+            ("Note", ["FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Attachment\", \"note.displayIndex == 0\"), $manager.sourceContext, NO).@count"],
+             "Note 'n1': 2\nNote 'n2': 2\n"),
+            ("Attachment", ["--predicate", "note.attachments.@count == 2"], "Attachment 'a1': true\nAttachment 'a2': true\n"),
+        ]
+        for test in cases {
+            let result = try CLI.run(["eval", "--store", "notes.db", "--entity", test.entity] + test.arguments, in: folder)
+            #expect(result.status == 0, "\(test.arguments): \(result.stderr)")
+            #expect(result.stdout == test.expected, "\(test.arguments)")
+        }
+    }
+
+    @Test func aStoreLockedByAWriterInAnotherProcessIsReportedAsInUse() throws {
+        let folder = try v3Store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A rollback-journal store with an exclusive write transaction open in another process.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+        import sqlite3, sys, time
+        c = sqlite3.connect('notes.db', isolation_level=None)
+        c.execute('BEGIN EXCLUSIVE')
+        print('locked', flush=True)
+        sys.stdin.read()
+        """]
+        holder.currentDirectoryURL = folder
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer { try? input.fileHandleForWriting.close(); holder.waitUntilExit() }
+        _ = output.fileHandleForReading.availableData   // waits for "locked"
+        let original = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
+        for arguments in [["status", "notes.db"], ["run", "notes.db"], ["load", "notes.json", "notes.db"]] {
+            let result = try CLI.run(arguments, in: folder)
+            #expect(result.status == 2, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("notes.db is in use: another process holds a lock on it"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == original)
+    }
+
+    @Test func damagedHistoryAndMetadataNeverTrap() throws {
+        let folder = try v3Store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["run", "--to", "v4", "notes.db"], in: folder).status == 0)
+        try sqlite(folder, "notes.db", "UPDATE _mapc_history SET from_version = x'00ff', mapping_sha256 = 7")
+        let status = try CLI.run(["status", "notes.db"], in: folder)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("<2 bytes> -> v4"), "\(status.stdout)")
+        try sqlite(folder, "notes.db", "UPDATE _mapc_metadata SET value = x'ff' WHERE key = 'version'")
+        let metadata = try CLI.run(["status", "notes.db"], in: folder)
+        #expect(metadata.status == 2 && metadata.stderr.contains("metadata is incomplete"), "\(metadata.stderr)")
+        try sqlite(folder, "notes.db", "UPDATE _mapc_metadata SET value = 'v4' WHERE key = 'version'; UPDATE Note SET _id = x'ff00' WHERE _id = 'n1'")
+        let dump = try CLI.run(["dump", "notes.db"], in: folder)
+        #expect(dump.status == 2 && dump.stderr.contains("where an object id of Note was expected"), "\(dump.stderr)")
+    }
+
+    @Test func checkUpdateHashesQuotesTheRewrittenLines() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        // No hashes yet: --update-hashes adds lines above the error, which must be quoted from the new text.
+        try folder.write("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes:
+              title: $source.title
+              body: $source.body
+              dateCreated: $source.dateCreated
+              displayIndex: $source.titel
+        """, to: "mappings/m.yaml")
+        let check = try CLI.run(["check", "--update-hashes", "mappings/m.yaml"], in: folder)
+        #expect(check.status == 1)
+        let rewritten = try folder.read("mappings/m.yaml").split(separator: "\n", omittingEmptySubsequences: false)
+        let line = try #require(rewritten.firstIndex { $0.contains("displayIndex: $source.titel") }) + 1
+        #expect(check.stderr.contains("mappings/m.yaml:\(line):"), "\(check.stderr)")
+        #expect(check.stderr.contains("displayIndex: $source.titel\n"), "the quoted line is the one the position names: \(check.stderr)")
+    }
+
+    @Test func checkRefusesTwoMappingFilesForOneStep() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"), to: folder.appendingPathComponent("mappings/copy.yaml"))
+        let whole = try CLI.run(["check"], in: folder)
+        #expect(whole.status == 1 && whole.stderr.contains("and so does"), "\(whole.stderr)")
+        let one = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(one.status == 1 && one.stderr.contains("mappings/copy.yaml"), "a sibling file mapping the same step is found too: \(one.stderr)")
+    }
+
+    @Test func messagesAndExitStatuses() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("x", to: "existing.yaml")
+        let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2", "--output", "existing.yaml"], in: folder)
+        #expect(infer.status == 2 && infer.stderr.contains("existing.yaml already exists"), "\(infer.stderr)")
+        let help = try CLI.run(["help", "nosuch"], in: folder)
+        #expect(help.status == 64 && help.stderr.contains("unknown command 'nosuch'"), "\(help.stderr)")
+        #expect(try CLI.run(["--version"], in: folder).stdout == MapcVersion.current + "\n")
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "t", "body": "b", "dateCreated": "2024-01-01"}]}}"#, to: "one.json")
+        #expect(try CLI.run(["load", "one.json", "one.db"], in: folder).stdout.contains("with 1 object\n"))
+        #expect(try CLI.run(["init", "--schema", "v1", "empty.db"], in: folder).stdout.contains("1 entity\n"))
+        #expect(try CLI.run(["plan", "--to", "v1", "empty.db"], in: folder).stdout == "empty.db is already at v1; nothing to do\n")
+        try folder.write("model: M\nversion: x1\nentities:\n  Author:\n    uniquenessConstraints: [emial]\n    attributes:\n      email: string\n", to: "author.yaml")
+        let caret = try CLI.run(["check", "author.yaml"], in: folder)
+        #expect(caret.stderr.contains("author.yaml:5:29: error: uniqueness constraint 1 of 'Author' names unknown property 'emial'"), "\(caret.stderr)")
+    }
+
+    @Test func inferenceRefusesAnAttributeBecomingARelationship() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: M\nversion: v1\nentities:\n  Post:\n    attributes:\n      title: string\n      author: string?\n  Author:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  Post:\n    attributes:\n      title: string\n    relationships:\n      author: { destination: Author, optional: true }\n  Author:\n    attributes:\n      name: string\n", to: "schemas/v2.yaml")
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("needs a mapping file") && diff.stdout.contains("'author' was an attribute and is now a relationship"), "\(diff.stdout)")
+        let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2", "--output", "m.yaml"], in: folder)
+        #expect(infer.status == 0 && infer.stderr.contains("1 item left to do"), "\(infer.stderr)")
+        let skeleton = try folder.read("m.yaml")
+        #expect(skeleton.contains("todo:") && skeleton.contains("was an attribute and is now a relationship"), "\(skeleton)")
+        let check = try CLI.run(["check", "m.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("still to do in mapping 'PostToPost'"), "\(check.stderr)")
+    }
+}
+
+/// Runs SQL on a store with the sqlite3 shell, as a hostile editor would.
+func sqlite(_ folder: URL, _ store: String, _ sql: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sqlite3", store, sql]
+    process.currentDirectoryURL = folder
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
+}

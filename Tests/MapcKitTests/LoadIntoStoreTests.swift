@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// Adding objects to a store that already holds some: every rule of a new store holds across the
+/// whole store, and new objects may refer to existing ones.
+@Suite("Loading into an existing store")
+struct LoadIntoStoreTests {
+    static let blog = """
+    model: Blog
+    version: b1
+    entities:
+      Author:
+        uniquenessConstraints: [[email]]
+        attributes:
+          email: string
+        relationships:
+          posts: { destination: Post, toMany: true, ordered: true, inverse: author, optional: true }
+          partner: { destination: Author, inverse: partner, optional: true }
+      Post:
+        attributes:
+          title: string
+        relationships:
+          author: { destination: Author, inverse: posts, optional: true }
+          tags: { destination: Tag, toMany: true, inverse: posts, optional: true }
+      Tag:
+        attributes:
+          name: string
+        relationships:
+          posts: { destination: Post, toMany: true, inverse: tags, optional: true }
+    """
+
+    private func store() throws -> Store {
+        let store = try Store.inMemory(schema: try loadSchema(Self.blog))
+        try store.insert([
+            ObjectData(id: "a1", entity: "Author", attributes: ["email": .string("ann@example.com")]),
+            ObjectData(id: "p1", entity: "Post", attributes: ["title": .string("First")], relationships: ["author": ["a1"]]),
+            ObjectData(id: "t1", entity: "Tag", attributes: ["name": .string("swift")], relationships: ["posts": ["p1"]]),
+        ])
+        return store
+    }
+
+    @Test func uniquenessHoldsAgainstExistingObjectsAndNamesTheValueAndBothObjects() throws {
+        let store = try store()
+        let error = #expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "a2", entity: "Author", attributes: ["email": .string("ann@example.com")])])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("Author 'a1'") && message.contains("Author 'a2'") && message.contains("\"ann@example.com\""), "\(message)")
+        #expect(try store.count(of: "Author") == 1, "nothing was written")
+    }
+
+    @Test func newObjectsReferToExistingOnesByID() throws {
+        let store = try store()
+        try store.insert([
+            ObjectData(id: "p2", entity: "Post", attributes: ["title": .string("Second")], relationships: ["author": ["a1"], "tags": ["t1"]]),
+            ObjectData(id: "t2", entity: "Tag", attributes: ["name": .string("linux")], relationships: ["posts": ["p1"]]),
+        ])
+        let author = try #require(try store.object(id: "a1"))
+        #expect(author.relationships["posts"] == ["p1", "p2"], "appended after the posts it had, in order")
+        #expect(try store.object(id: "t1")?.relationships["posts"] == ["p1", "p2"])
+        #expect(try store.object(id: "p1")?.relationships["tags"] == ["t1", "t2"])
+    }
+
+    @Test func existingToOneRelationshipsAreNeverChanged() throws {
+        let store = try store()
+        let stolen = #expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "a3", entity: "Author", attributes: ["email": .string("bo@example.com")], relationships: ["posts": ["p1"]])])
+        }
+        #expect(stolen?.description.contains("Post 'p1' in the store already has author 'a1'") == true, "\(String(describing: stolen))")
+        let twice = #expect(throws: DataValidationError.self) {
+            try store.insert([
+                ObjectData(id: "a4", entity: "Author", attributes: ["email": .string("c@example.com")], relationships: ["partner": ["a1"]]),
+                ObjectData(id: "a5", entity: "Author", attributes: ["email": .string("d@example.com")], relationships: ["partner": ["a1"]]),
+            ])
+        }
+        #expect(twice?.description.contains("'a4' and 'a5' both claim it") == true, "\(String(describing: twice))")
+        try store.insert([ObjectData(id: "a4", entity: "Author", attributes: ["email": .string("c@example.com")], relationships: ["partner": ["a1"]])])
+        #expect(try store.object(id: "a1")?.relationships["partner"] == ["a4"], "a one-to-one partner is set on both sides")
+    }
+
+    @Test func danglingReferencesSayWhereTheyWereLookedFor() throws {
+        let store = try store()
+        let error = #expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "p9", entity: "Post", attributes: ["title": .string("x")], relationships: ["author": ["nobody"]])])
+        }
+        #expect(error?.description.contains("no object has id 'nobody' in the data or in the store") == true)
+    }
+}

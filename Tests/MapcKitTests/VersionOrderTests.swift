@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+@Suite("Version order")
+struct VersionOrderTests {
+    @Test(arguments: [
+        (["v2", "v10", "v1"], ["v1", "v2", "v10"]),
+        (["1.10", "1.9", "2.0"], ["1.9", "1.10", "2.0"]),
+        (["books_18", "books_5", "books_9"], ["books_5", "books_9", "books_18"]),
+        (["Moody 3", "Moody", "Moody 2"], ["Moody", "Moody 2", "Moody 3"]),
+        (["Modelv3", "Model", "Modelv2"], ["Model", "Modelv2", "Modelv3"]),
+        (["only"], ["only"]),
+    ])
+    func namesThatAllowOneOrder(names: [String], expected: [String]) {
+        #expect(VersionOrder.fromNames(names) == expected)
+    }
+
+    @Test(arguments: [
+        ["initial", "tags", "subtitle"],
+        ["v1", "v2", "final"],
+        ["v1", "v01"],
+        ["v1", "version2"],
+        ["Moody", "Other 2"],
+        ["a", "b"],
+    ])
+    func namesThatDoNot(names: [String]) {
+        #expect(VersionOrder.fromNames(names) == nil)
+    }
+
+    private func folder(_ files: [String: String]) throws -> URL {
+        let folder = try temporaryFolder()
+        for (name, text) in files { try Data(text.utf8).write(to: folder.appendingPathComponent(name)) }
+        return folder
+    }
+
+    private static func schema(_ version: String) -> String {
+        "model: Blog\nversion: \(version)\nentities:\n  Post:\n    attributes:\n      title: { type: string }\n"
+    }
+
+    @Test func undeclaredAmbiguousNamesHaveNoOrderAndPlansRefuse() throws {
+        let dir = try folder(["a.yaml": Self.schema("initial"), "b.yaml": Self.schema("tags"), "c.yaml": Self.schema("subtitle")])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = try SchemaCatalog(directory: dir.path)
+        #expect(catalog.order == nil)
+        #expect(catalog.orderProblem?.contains("cannot be told from their names") == true)
+        #expect(throws: MapcError.self) { try catalog.newest() }
+        let tags = try catalog.require(version: "tags"), subtitle = try catalog.require(version: "subtitle")
+        #expect(throws: MapcError.self) { try MigrationPlanner.plan(from: subtitle, to: tags, catalog: catalog, mappings: try MappingCatalog(directory: dir.path + "/none")) }
+    }
+
+    @Test func aDeclaredOrderDecidesDirection() throws {
+        let dir = try folder(["a.yaml": Self.schema("initial"), "b.yaml": Self.schema("tags"), "c.yaml": Self.schema("subtitle"),
+                              "versions.yaml": "versions: [initial, tags, subtitle]\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let catalog = try SchemaCatalog(directory: dir.path)
+        #expect(catalog.schemas.map(\.version) == ["initial", "tags", "subtitle"])
+        #expect(try catalog.newest().version == "subtitle")
+        let mappings = try MappingCatalog(directory: dir.path + "/none")
+        let forward = try MigrationPlanner.plan(from: try catalog.require(version: "initial"), to: try catalog.require(version: "subtitle"), catalog: catalog, mappings: mappings)
+        #expect(forward.map(\.destination.version) == ["tags", "subtitle"])
+        #expect(forward.allSatisfy { $0.isInferred && !$0.isDowngrade })
+        // Backward without a mapping file: refused, never inferred.
+        do {
+            _ = try MigrationPlanner.plan(from: try catalog.require(version: "subtitle"), to: try catalog.require(version: "initial"), catalog: catalog, mappings: mappings)
+            Issue.record("a downgrade without a mapping file was planned")
+        } catch let error as PlanError {
+            #expect(error.isDowngrade)
+            #expect(error.description.contains("mapping_subtitle_to_initial.yaml"))
+        }
+    }
+
+    @Test func aDowngradeRunsThroughItsMappingFile() throws {
+        let mapping = "source: subtitle\ndestination: initial\nentityMappings:\n  - name: PostToPost\n    source: Post\n    destination: Post\n    attributes:\n      title: $source.title\n"
+        let dir = try folder(["a.yaml": Self.schema("initial"), "b.yaml": Self.schema("tags"), "c.yaml": Self.schema("subtitle"),
+                              "versions.yaml": "versions: [initial, tags, subtitle]\n", "down.yaml": mapping])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let schemas = dir.appendingPathComponent("schemas")
+        try FileManager.default.createDirectory(at: schemas, withIntermediateDirectories: true)
+        for name in ["a.yaml", "b.yaml", "c.yaml", "versions.yaml"] {
+            try FileManager.default.moveItem(at: dir.appendingPathComponent(name), to: schemas.appendingPathComponent(name))
+        }
+        let catalog = try SchemaCatalog(directory: schemas.path)
+        let steps = try MigrationPlanner.plan(from: try catalog.require(version: "subtitle"), to: try catalog.require(version: "initial"), catalog: catalog,
+                                              mappings: try MappingCatalog(directory: dir.path))
+        #expect(steps.count == 1 && steps[0].isDowngrade && !steps[0].isInferred)
+    }
+
+    @Test func theOrderFileMustListExactlyTheVersions() throws {
+        let dir = try folder(["a.yaml": Self.schema("v1"), "b.yaml": Self.schema("v2"), "versions.yaml": "versions:\n  - v1\n  - v3\n  - v1\n"])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        do {
+            _ = try SchemaCatalog(directory: dir.path)
+            Issue.record("a wrong version order file was accepted")
+        } catch let error as DiagnosticsError {
+            let messages = error.diagnostics.map(\.description)
+            #expect(messages.contains { $0.contains("versions.yaml:4:5") && $0.contains("'v1' is listed twice") }, "\(messages)")
+            #expect(messages.contains { $0.contains("versions.yaml:3:5") && $0.contains("'v3' is listed, but no schema file declares it") && $0.contains("did you mean") }, "\(messages)")
+            #expect(messages.contains { $0.contains("'v2'") && $0.contains("missing from the version order") }, "\(messages)")
+        }
+    }
+
+    @Test func filesAreClassifiedByContentNotByText() {
+        let flow = SourceFile(path: "m.yaml", text: #"{ "source": "m1", "destination": "m2", "entityMappings": [] }"#)
+        #expect(ProjectFileKind.classify(flow, fallback: .schema) == .mapping)
+        let commented = SourceFile(path: "m.yaml", text: "# entityMappings: none here\nmodel: M\nversion: v1\nentities: {}\n")
+        #expect(ProjectFileKind.classify(commented, fallback: .mapping) == .schema)
+        #expect(ProjectFileKind.classify(SourceFile(path: "versions.yaml", text: "versions: [a, b]"), fallback: .schema) == .versionOrder)
+    }
+}
