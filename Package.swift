@@ -18,9 +18,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
+        // C helpers: the crash tests' fault-injection hook (a SQLite VFS shim, inactive unless
+        // MAPC_FAULT is set) and extended attributes, which Swift's Glibc module lacks.
+        .target(name: "CMapcSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "MapcKit",
             dependencies: [
+                "CMapcSystem",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -4,26 +4,33 @@ import MapcKit
 
 /// Where commands write: results to standard output, diagnostics and progress to standard error.
 enum Console {
+    /// Writes a result to standard output. A failed write (a full disk behind a redirection, a
+    /// closed descriptor) ends the command with status 2 rather than a trap or a silent loss.
     static func out(_ text: String) {
-        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        standardOutput(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 
-    /// Writes text to a file (atomically; refusing to replace one unless `replace`), or to standard output.
+    private static func standardOutput(_ data: Data) {
+        do {
+            try FileHandle.standardOutput.write(contentsOf: data)
+        } catch {
+            err("error: cannot write to standard output (\(String(cString: strerror(errno)))); the output is incomplete")
+            Foundation.exit(MapcExitCode.storeError)
+        }
+    }
+
+    /// Writes text to a file as a whole (refusing to replace one unless `replace`; keeping the
+    /// attributes of a file it replaces; never through links or onto devices), or to standard output.
     static func write(_ text: String, to path: String?, replace: Bool = true) throws {
         guard let path else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            standardOutput(Data(text.utf8))
             return
         }
-        if !replace && FileManager.default.fileExists(atPath: path) {
-            throw MapcError.file("\(path) already exists; choose another file or remove it")
-        }
-        do { try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw MapcError.file("\(path): cannot write (\(error.localizedDescription))")
-        }
+        try Files.write(Data(text.utf8), to: path, replace: replace)
     }
 
     static func err(_ text: String) {
-        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        try? FileHandle.standardError.write(contentsOf: Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 }
 

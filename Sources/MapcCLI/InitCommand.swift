@@ -35,10 +35,12 @@ struct InitCommand: ParsableCommand {
 /// failed or killed command never leaves a half-made store behind.
 enum StoreFiles {
     static func createStore(at path: String, schema: Schema, _ fill: (Store) throws -> Void) throws {
-        if FileManager.default.fileExists(atPath: path) {
-            throw MapcError.store("\(path) already exists; choose another path, or use 'mapc load' to add objects to it")
+        if Files.kind(of: Files.realPath(path)) == .regularFile {
+            throw MapcError.file("\(path) already exists; choose another path, or use 'mapc load' to add objects to it")
         }
-        try AtomicFile.create(at: path) { temporary in
+        // No lock: the new store appears by an atomic link that refuses to replace anything.
+        let real = try Files.newStore(path)
+        try AtomicFile.create(at: real) { temporary in
             let store = try Store.create(at: temporary, schema: schema)
             try fill(store)
             try store.database.close()

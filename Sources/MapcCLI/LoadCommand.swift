@@ -50,7 +50,11 @@ struct LoadCommand: ParsableCommand {
             }
             let contents = try DataFile.read(json, schema: schema)
             if exists {
+                _ = try Files.existingStore(store)
+                let lock = try StoreLock(store: store)
+                defer { lock.release() }
                 let target = try Store.open(at: store, schema: schema)
+                try target.checkIntegrity()
                 try target.insert(contents.objects)
                 Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
             } else {

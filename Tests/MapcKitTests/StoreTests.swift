@@ -51,7 +51,7 @@ struct StoreTests {
         let text = folder.appendingPathComponent("notes.txt").path
         try Data("hello, not sqlite".utf8).write(to: URL(fileURLWithPath: text))
         let notDatabase = #expect(throws: MapcError.self) { try Store.metadata(at: text) }
-        #expect(notDatabase?.description.contains("cannot open as a SQLite store") == true)
+        #expect(notDatabase?.description.contains("notes.txt is not a SQLite store, or is damaged") == true, "\(String(describing: notDatabase))")
         let plain = folder.appendingPathComponent("plain.db").path
         try DatabaseQueue(path: plain).write { try $0.execute(sql: "CREATE TABLE t (x)") }
         let notMapc = #expect(throws: MapcError.self) { try Store.metadata(at: plain) }

@@ -171,6 +171,7 @@ public enum DataFile {
     /// Writes a whole store as a data file, entities in schema order, objects in the order they
     /// were stored. Entities without objects are left out.
     public static func dump(_ store: Store) throws -> JSONValue {
+        try store.checkEveryRowIsRecognised()
         var groups: [(String, JSONValue)] = []
         for entity in store.schema.entities {
             var items: [JSONValue] = []

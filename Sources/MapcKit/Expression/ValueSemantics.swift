@@ -75,6 +75,9 @@ enum ValueSemantics {
             guard let a = number(lhs), let b = number(rhs) else { return nil }
             switch (a, b) {
             case let (.integer(x), .integer(y)): return order(x, y)
+            // Exactly, as SQLite compares integers with reals: through Double, 2^53 + 1 would equal 2^53.
+            case let (.integer(x), .double(y)): return exactOrder(x, y)
+            case let (.double(x), .integer(y)): return exactOrder(y, x).map(\.reversed)
             case (.decimal, _), (_, .decimal):
                 if case .double = a { return order(a.double, b.double) }
                 if case .double = b { return order(a.double, b.double) }
@@ -83,6 +86,17 @@ enum ValueSemantics {
                 return order(a.double, b.double)
             }
         }
+    }
+
+    /// Orders an integer and a double exactly; nil when the double is NaN.
+    static func exactOrder(_ integer: Int64, _ double: Double) -> ComparisonResult? {
+        if double.isNaN { return nil }
+        if double >= 9_223_372_036_854_775_808.0 { return .orderedAscending }   // 2^63: above every Int64
+        if double < -9_223_372_036_854_775_808.0 { return .orderedDescending }
+        let whole = double.rounded(.down)
+        let truncated = Int64(whole)
+        if integer != truncated { return integer < truncated ? .orderedAscending : .orderedDescending }
+        return double > whole ? .orderedAscending : .orderedSame
     }
 
     /// Equality under the rules above; collections compare element-wise when both are ordered,
@@ -269,5 +283,16 @@ public enum RegexGuard {
         let range = NSRange(subject.startIndex..., in: subject)
         guard let match = regex.firstMatch(in: subject, options: [.anchored], range: range) else { return false }
         return match.range == range
+    }
+}
+
+extension ComparisonResult {
+    /// The order seen from the other side.
+    var reversed: ComparisonResult {
+        switch self {
+        case .orderedAscending: return .orderedDescending
+        case .orderedDescending: return .orderedAscending
+        case .orderedSame: return .orderedSame
+        }
     }
 }

@@ -160,13 +160,13 @@ public final class MigrationManager: MigrationManagerFunctions {
             writer = StoreWriter(store: destination, db: db)
 
             var clock = Date()
-            try db.inTransaction {
+            try db.inTransaction(.deferred) {
                 try self.createPhase()
                 return .commit
             }
             seconds[.create] = Date().timeIntervalSince(clock)
             clock = Date()
-            try db.inTransaction {
+            try db.inTransaction(.deferred) {
                 try self.relatePhase()
                 return .commit
             }

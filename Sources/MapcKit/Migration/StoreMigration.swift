@@ -48,7 +48,7 @@ public struct MigrationOutcome: Sendable {
 ///    the store: one atomic step, once, at the end. The folder is then synced.
 public enum StoreMigration {
     /// The lock file's path for a store.
-    public static func lockPath(for store: String) -> String { store + ".mapc-lock" }
+    public static func lockPath(for store: String) -> String { StoreLock.path(for: store) }
 
     /// Migrates `store` with one mapping from its schema to `destination`.
     public static func run(store path: String, source: Schema, destination: Schema, mapping: MappingModel, options: MigrationOptions = MigrationOptions(),
@@ -59,21 +59,27 @@ public enum StoreMigration {
 
     /// Migrates `store` through a chain of steps (from `MigrationPlanner`) as one atomic operation.
     /// `progress` receives the step's index (from 0), the number of steps, and the step's progress.
+    ///
+    /// A store reached through a symbolic link is migrated at its real path, and the link kept.
     public static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
                            progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
-        let lock = try StoreLock(path: lockPath(for: path))
+        let real = try Files.existingStore(path)
+        let lock = try StoreLock(store: path)
         defer { lock.release() }
-        removeLeftovers(besides: path)
-        let target = options.outputPath ?? path
-        if target != path { removeLeftovers(besides: target) }
-        if let output = options.outputPath, FileManager.default.fileExists(atPath: output) {
-            throw MigrationError.setup("\(output) already exists; --output writes a new file")
-        }
+        removeLeftovers(besides: real)
+        let output = try options.outputPath.map { try Files.newStore($0) }
+        if let output { removeLeftovers(besides: output) }
+        let target = output ?? real
+        // No process may commit to the store from the first read to the replacement.
+        let exclusion = try WriterExclusion(realPath: real, name: path)
+        defer { exclusion.close() }
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
-        var sourceStore = try Store.open(at: path, schema: first.source, readOnly: true)
+        var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
         do {
+            try sourceStore.checkIntegrity()
+            try sourceStore.checkEveryRowIsRecognised()
             for (index, step) in steps.enumerated() {
                 let temporary = AtomicFile.temporaryPath(besides: target)
                 do {
@@ -100,25 +106,27 @@ public enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
         }
-        if let output = options.outputPath {
-            do { try AtomicFile.moveIntoPlace(temporary, output) } catch {
+        if let output, let requested = options.outputPath {
+            do { try Files.moveIntoPlace(temporary, output) } catch {
                 AtomicFile.removeStoreFiles(temporary)
                 throw error
             }
-            return MigrationOutcome(steps: summaries, resultPath: output, backupPath: nil)
+            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil)
         }
         var backup: String?
         do {
-            try retireWriteAheadLog(of: path)
+            try exclusion.prepareReplacement()
+            try Files.copyAttributes(from: real, to: temporary)
             if options.keepBackup {
                 let stamp = ISO8601.format(Date()).replacingOccurrences(of: ":", with: "")
-                let name = "\(path).backup-\(first.source.version)-\(stamp)"
-                guard link(path, name) == 0 else { throw MigrationError.setup("cannot create backup \(name): \(String(cString: strerror(errno)))") }
+                let name = "\(real).backup-\(first.source.version)-\(stamp)"
+                try Files.hardLink(real, as: name)
                 backup = name
             }
-            guard rename(temporary, path) == 0 else { throw MigrationError.setup("cannot replace \(path): \(String(cString: strerror(errno)))") }
-            AtomicFile.syncDirectory(of: path)
+            try Files.replace(real, with: temporary)
         } catch {
+            exclusion.restoreJournalMode()
+            if let backup { unlink(backup) }
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
@@ -140,7 +148,7 @@ public enum StoreMigration {
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         try destinationStore.database.close()
-        try syncFile(path)
+        try Files.sync(path)
         return summary
     }
 
@@ -172,56 +180,4 @@ public enum StoreMigration {
         }
     }
 
-    /// Folds the store's `-wal` into the main file and removes it and `-shm`, so the renamed new
-    /// file cannot be read with the old log. The data is unchanged.
-    static func retireWriteAheadLog(of path: String) throws {
-        let fileManager = FileManager.default
-        guard fileManager.fileExists(atPath: path + "-wal") || fileManager.fileExists(atPath: path + "-shm") else { return }
-        do {
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(2)
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            try queue.writeWithoutTransaction { db in
-                _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE")
-            }
-            try queue.close()
-        } catch let error as DatabaseError {
-            throw MigrationError.setup("\(path) is open in another process (\(error.message ?? "locked")); close the app using it and run again")
-        }
-        if fileManager.fileExists(atPath: path + "-wal") {
-            throw MigrationError.setup("\(path) is open in another process (its -wal file could not be folded in); close the app using it and run again")
-        }
-    }
-
-    static func syncFile(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { throw MigrationError.setup("cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw MigrationError.setup("cannot flush \(path): \(String(cString: strerror(errno)))") }
-    }
-}
-
-/// An exclusive, non-blocking advisory lock on a file; the kernel drops it if the process dies.
-final class StoreLock {
-    private var descriptor: Int32
-
-    init(path: String) throws {
-        descriptor = open(path, O_RDWR | O_CREAT, 0o644)
-        guard descriptor >= 0 else { throw MigrationError.setup("cannot create lock file \(path): \(String(cString: strerror(errno)))") }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            close(descriptor)
-            descriptor = -1
-            throw MigrationError.setup("another migration of this store is running (\(path) is locked); wait for it to finish")
-        }
-    }
-
-    func release() {
-        guard descriptor >= 0 else { return }
-        flock(descriptor, LOCK_UN)
-        close(descriptor)
-        descriptor = -1
-    }
-
-    deinit { release() }
 }

@@ -7,11 +7,40 @@ public struct Schema: Sendable {
     /// This version's name (e.g. `v3`); versions are found by this name, not by file name.
     public var version: String
     /// Entities in file order.
-    public var entities: [Entity]
+    public var entities: [Entity] { didSet { indexes = Indexes(entities) } }
     /// Where the schema came from; nil for schemas built in code.
     public var source: SourceFile?
 
-    private var index: [String: Int]
+    /// Lookups worked out once per change of `entities`, so that questions about inheritance cost
+    /// time proportional to the answer, not to the schema (deep hierarchies stay linear).
+    private var indexes: Indexes
+
+    private struct Indexes: Sendable {
+        /// Position of each entity by name (the first, when a name is repeated).
+        var position: [String: Int] = [:]
+        /// Per entity position: the positions of the entity and its ancestors, up to the root.
+        var ancestry: [[Int]] = []
+        /// Per entity position: the positions of the entity and its descendants, in file order.
+        var hierarchy: [[Int]] = []
+
+        init(_ entities: [Entity]) {
+            for (index, entity) in entities.enumerated() where position[entity.name] == nil { position[entity.name] = index }
+            ancestry = entities.indices.map { index in
+                var chain = [index]
+                var seen: Set<Int> = [index]
+                var current = index
+                while let parent = entities[current].parent.flatMap({ position[$0] }), seen.insert(parent).inserted {
+                    chain.append(parent)
+                    current = parent
+                }
+                return chain
+            }
+            hierarchy = Array(repeating: [], count: entities.count)
+            for index in entities.indices {
+                for ancestor in ancestry[index] { hierarchy[ancestor].append(index) }
+            }
+        }
+    }
 
     /// Creates a schema; entity names must be unique.
     public init(model: String, version: String, entities: [Entity], source: SourceFile? = nil) {
@@ -19,41 +48,39 @@ public struct Schema: Sendable {
         self.version = version
         self.entities = entities
         self.source = source
-        var index: [String: Int] = [:]
-        for (position, entity) in entities.enumerated() where index[entity.name] == nil {
-            index[entity.name] = position
-        }
-        self.index = index
+        self.indexes = Indexes(entities)
     }
 
     /// The entity with that name.
     public func entity(named name: String) -> Entity? {
-        index[name].map { entities[$0] }
+        indexes.position[name].map { entities[$0] }
     }
+
+    /// The position of the entity's own declaration (or of the first entity with its name).
+    private func position(of entity: Entity) -> Int? { indexes.position[entity.name] }
 
     /// The chain from the entity to its root, starting with the entity itself.
     public func ancestry(of entity: Entity) -> [Entity] {
-        var chain = [entity]
-        var seen: Set<String> = [entity.name]
-        var current = entity
-        while let parentName = current.parent, let parent = self.entity(named: parentName), seen.insert(parentName).inserted {
-            chain.append(parent)
-            current = parent
-        }
-        return chain
+        guard let position = position(of: entity) else { return [entity] }
+        return [entity] + indexes.ancestry[position].dropFirst().map { entities[$0] }
     }
 
     /// The root of the entity's inheritance hierarchy.
-    public func root(of entity: Entity) -> Entity { ancestry(of: entity).last ?? entity }
+    public func root(of entity: Entity) -> Entity {
+        guard let position = position(of: entity), let last = indexes.ancestry[position].last else { return entity }
+        return entities[last]
+    }
 
     /// The entity's direct sub-entities, in file order.
     public func subentities(of entity: Entity) -> [Entity] {
-        entities.filter { $0.parent == entity.name }
+        guard let position = position(of: entity) else { return [] }
+        return indexes.hierarchy[position].dropFirst().map { entities[$0] }.filter { $0.parent == entity.name }
     }
 
     /// The entity and all its descendants, in file order.
     public func hierarchy(under entity: Entity) -> [Entity] {
-        entities.filter { candidate in ancestry(of: candidate).contains { $0.name == entity.name } }
+        guard let position = position(of: entity) else { return [entity] }
+        return indexes.hierarchy[position].map { entities[$0] }
     }
 
     /// Every attribute of the entity, inherited ones first (root first), then its own.

@@ -5,6 +5,8 @@ import Yams
 /// their inverses, validation rules, constraints. Every problem becomes a diagnostic pointing at
 /// the text that causes it.
 struct SchemaValidator {
+    /// The deepest inheritance accepted.
+    static let maxInheritanceDepth = 100
     let schema: Schema
     let document: YAMLDocument?
     private var diagnostics: [Diagnostic] = []
@@ -115,23 +117,23 @@ struct SchemaValidator {
                 sound = false
             }
         }
+        // Cycles and depth from the schema's cached chains: linear in the size of the hierarchy.
         var reported: Set<String> = []
         for entity in schema.entities {
-            var seen: [String] = [entity.name]
-            var current = entity
-            while let parentName = current.parent, let parent = schema.entity(named: parentName) {
-                if let start = seen.firstIndex(of: parentName) {
-                    let cycle = seen[start...] + [parentName]
-                    if reported.insert(cycle.sorted().joined(separator: ",")).inserted {
-                        error("inheritance cycle: \(cycle.joined(separator: " -> "))", at: location(entity.name, "parent"), length: parentName.count,
-                              fix: "an entity cannot be its own ancestor; remove one of the 'parent:' lines")
-                    }
-                    sound = false
-                    break
-                }
-                seen.append(parentName)
-                current = parent
+            let chain = schema.ancestry(of: entity)
+            if chain.count == Self.maxInheritanceDepth + 1 {
+                error("inheritance is more than \(Self.maxInheritanceDepth) levels deep at '\(entity.name)'", at: location(entity.name, "parent"), length: entity.parent?.count ?? 1,
+                      fix: "flatten the hierarchy; Core Data models rarely need more than a few levels")
+                sound = false
             }
+            guard let last = chain.last, let parentName = last.parent, schema.entity(named: parentName) != nil,
+                  let start = chain.firstIndex(where: { $0.name == parentName }) else { continue }
+            let cycle = chain[start...].map(\.name) + [parentName]
+            if reported.insert(Set(cycle).sorted().joined(separator: ",")).inserted {
+                error("inheritance cycle: \(cycle.joined(separator: " -> "))", at: location(entity.name, "parent"), length: parentName.count,
+                      fix: "an entity cannot be its own ancestor; remove one of the 'parent:' lines")
+            }
+            sound = false
         }
         return sound
     }

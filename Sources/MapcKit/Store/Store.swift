@@ -101,6 +101,13 @@ public final class Store: @unchecked Sendable {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return MapcError.store(inUseMessage(path))
         }
+        if error.resultCode == .SQLITE_READONLY, FileManager.default.fileExists(atPath: path + "-journal") {
+            return MapcError.store("\(path) has an unfinished write (\(path)-journal) that must be rolled back before it can be read, and mapc could not do it here "
+                                   + "(\(error.message ?? "read-only")); run any mapc command with write access to the store and its folder, or open it once with the sqlite3 shell")
+        }
+        if error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            return MapcError.store("\(path) is not a SQLite store, or is damaged: \(error.message ?? "\(error)")")
+        }
         return MapcError.store("\(path): \(doing): \(error.message ?? "\(error)")")
     }
 
@@ -111,11 +118,9 @@ public final class Store: @unchecked Sendable {
     }
 
     static func openQueue(path: String, readOnly: Bool) throws -> DatabaseQueue {
-        if readOnly || !FileManager.default.fileExists(atPath: path) {
-            guard !readOnly || FileManager.default.fileExists(atPath: path) else {
-                throw MapcError.notFound("\(path): no such store")
-            }
-        }
+        // A store must be a regular file: a FIFO would block forever, a directory or device fail obscurely.
+        if readOnly || Files.kind(of: path) != .missing { _ = try Files.existingStore(path) }
+        if readOnly { recoverInterruptedWrite(path) }
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(Store.busyTimeout)
@@ -127,6 +132,19 @@ public final class Store: @unchecked Sendable {
         } catch let error as DatabaseError {
             throw storeError(error, path: path, doing: "cannot open as a SQLite store")
         }
+    }
+
+    /// A write interrupted by a kill or a full disk leaves a hot `-journal`, which only a
+    /// connection with write access can roll back; until then read-only connections fail. Opening
+    /// the store read-write once lets SQLite roll it back, as any of its readers would.
+    private static func recoverInterruptedWrite(_ path: String) {
+        let journal = path + "-journal"
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: journal))?[.size] as? NSNumber, size.intValue > 0 else { return }
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(busyTimeout)
+        guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
+        _ = try? queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
+        try? queue.close()
     }
 
     private func createTables() throws {
@@ -171,5 +189,47 @@ public final class Store: @unchecked Sendable {
             try Int.fetchOne(db, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))",
                              arguments: StatementArguments(names)) ?? 0
         }
+    }
+}
+
+extension Store {
+    /// Runs SQLite's quick integrity check; throws with its findings when the file is damaged.
+    public func checkIntegrity() throws {
+        let findings = try database.read { try String.fetchAll($0, sql: "PRAGMA quick_check(20)") }
+        guard findings != ["ok"] else { return }
+        throw MapcError.store("\(path ?? "the store") is damaged (SQLite's integrity check: \(findings.prefix(5).joined(separator: "; "))); nothing was changed. "
+                              + "Restore it from a backup, or recover what can be with the sqlite3 shell's .recover")
+    }
+
+    /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
+    /// such rows would be silently left out of a migration or a dump, so they stop both instead.
+    public func checkEveryRowIsRecognised() throws {
+        var concrete: [String: [String]] = [:]
+        var entityColumn: [String: String] = [:]
+        for (name, storage) in layout.entities {
+            entityColumn[storage.table] = storage.entityColumn
+            if let entity = schema.entity(named: name), !entity.isAbstract { concrete[storage.table, default: []].append(name) }
+            else { concrete[storage.table, default: []] += [] }
+        }
+        var problems: [String] = []
+        try database.read { db in
+            for table in concrete.keys.sorted() {
+                guard let column = entityColumn[table] else { continue }
+                let names = concrete[table] ?? []
+                let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+                let filter = names.isEmpty ? "1" : "\(column.quotedDatabaseIdentifier) IS NULL OR \(column.quotedDatabaseIdentifier) NOT IN (\(placeholders))"
+                let rows = try Row.fetchAll(db, sql: "SELECT \(column.quotedDatabaseIdentifier), count(*) FROM \(table.quotedDatabaseIdentifier) WHERE \(filter) GROUP BY 1 LIMIT 5",
+                                            arguments: StatementArguments(names))
+                for row in rows {
+                    let entity = row[0] as DatabaseValue
+                    let count = Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0
+                    problems.append("table \(table) has \(English.count(Int(count), "row")) of entity \(entity.isNull ? "nil" : StoreValidator.text(entity)), which version \(schema.version) does not have"
+                                    + (schema.entity(named: String.fromDatabaseValue(entity) ?? "").map { $0.isAbstract ? " as a concrete entity" : "" } ?? ""))
+                }
+            }
+        }
+        guard !problems.isEmpty else { return }
+        throw MapcError.store("\(path ?? "the store") holds objects mapc cannot read, which would be lost: \(problems.joined(separator: "; ")); nothing was changed. "
+                              + "Correct or delete those rows (with the sqlite3 shell), or open the store with the schema that wrote them")
     }
 }

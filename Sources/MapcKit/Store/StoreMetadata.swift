@@ -31,8 +31,11 @@ public struct StoreMetadata: Sendable, Equatable {
 
     /// Reads metadata from an open database; throws when it is not a mapc store.
     public static func read(_ db: Database, metadataTable: String = "_mapc_metadata", entityHashesTable: String = "_mapc_entities") throws -> StoreMetadata {
-        guard try db.tableExists(metadataTable), try db.tableExists(entityHashesTable) else {
+        guard try db.tableExists(metadataTable) else {
             throw MapcError.store("not a mapc store: it has no \(metadataTable) table; create stores with 'mapc init' or 'mapc load'")
+        }
+        guard try db.tableExists(entityHashesTable) else {
+            throw MapcError.store("the store's metadata is damaged: it has \(metadataTable) but no \(entityHashesTable) table (the entity hashes that identify its version)")
         }
         var values: [String: String] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(metadataTable.quotedDatabaseIdentifier)") {
@@ -45,7 +48,9 @@ public struct StoreMetadata: Sendable, Equatable {
         guard let model = values["model"], let version = values["version"], let modelHash = values["modelHash"], let layout = values["layout"] else {
             throw MapcError.store("the store's metadata is incomplete (model, version, modelHash and layout are required)")
         }
-        let format = Int(values["formatVersion"] ?? "1") ?? 1
+        guard let format = Int(values["formatVersion"] ?? "1"), format >= 1 else {
+            throw MapcError.store("the store's metadata format '\(values["formatVersion"] ?? "")' is not a version number; the metadata is damaged")
+        }
         guard format <= currentFormatVersion else {
             throw MapcError.store("the store's metadata format \(format) is newer than this mapc understands (\(currentFormatVersion)); upgrade mapc")
         }

@@ -21,31 +21,11 @@ public enum AtomicFile {
         let temporary = temporaryPath(besides: path)
         do {
             try build(temporary)
-            try moveIntoPlace(temporary, path)
+            try Files.moveIntoPlace(temporary, path)
         } catch {
             removeStoreFiles(temporary)
             throw error
         }
-    }
-
-    /// Renames `source` to `destination` without replacing an existing file, then syncs the folder.
-    public static func moveIntoPlace(_ source: String, _ destination: String) throws {
-        // link + unlink refuses to replace an existing destination, unlike rename.
-        if link(source, destination) != 0 {
-            let reason = String(cString: strerror(errno))
-            throw MapcError.store("cannot create \(destination): \(reason)")
-        }
-        unlink(source)
-        syncDirectory(of: destination)
-    }
-
-    /// Flushes a folder's entries to disk so a rename survives a crash.
-    public static func syncDirectory(of path: String) {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let descriptor = open(folder, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 
     /// Removes a SQLite file with its -wal, -shm and -journal companions.

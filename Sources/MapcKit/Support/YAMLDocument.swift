@@ -17,6 +17,11 @@ public struct YAMLDocument {
     /// Composes the YAML text. A syntax error becomes a diagnostic and leaves `root` nil.
     public init(source: SourceFile) {
         self.source = source
+        if let problem = YAMLGuard.problem(with: source.text) {
+            root = nil
+            diagnostics.append(.error(problem, at: FileLocation(path: source.path, line: 1, column: 1)))
+            return
+        }
         do {
             root = try Yams.compose(yaml: source.text)
         } catch let error as YamlError {

@@ -1,0 +1,110 @@
+import Foundation
+import GRDBSQLite
+
+/// SQLite's own write lock on a store, held from before a migration's first read until the
+/// migrated file has replaced it: no process (mapc or an app) can commit to the old file
+/// meanwhile. A connection of its own holds a `BEGIN IMMEDIATE` transaction, which lets readers
+/// (the migration itself) in and keeps writers out; `PRAGMA data_version` proves at the end that
+/// nothing was committed in between.
+final class WriterExclusion {
+    private var connection: OpaquePointer?
+    /// The store as the user named it, for messages.
+    private let path: String
+    private var startVersion: Int64 = 0
+    /// Whether the store was in WAL mode when the exclusion began.
+    private(set) var wasWAL = false
+
+    /// Opens the store at its real path and takes its write lock (waiting up to `Store.busyTimeout`).
+    init(realPath: String, name: String) throws {
+        self.path = name
+        var handle: OpaquePointer?
+        guard sqlite3_open_v2(realPath, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw MapcError.store("\(path): cannot open the store to lock it: \(message)")
+        }
+        connection = handle
+        sqlite3_busy_timeout(handle, Int32(Store.busyTimeout * 1000))
+        do {
+            wasWAL = try text("PRAGMA journal_mode")?.lowercased() == "wal"
+            try execute("BEGIN IMMEDIATE")
+            startVersion = try integer("PRAGMA data_version") ?? 0
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Makes the store ready to be renamed over: a WAL store's log is folded into the file and the
+    /// file switched to a rollback journal (a new file must never meet an old `-wal`); then the
+    /// write lock is taken again and checked to have kept everyone out.
+    func prepareReplacement() throws {
+        if wasWAL {
+            try execute("COMMIT")
+            do {
+                _ = try texts("PRAGMA wal_checkpoint(TRUNCATE)")
+                let mode = try text("PRAGMA journal_mode = DELETE")
+                guard mode?.lowercased() == "delete" else {
+                    throw MapcError.store(Store.inUseMessage(path) + " (its write-ahead log could not be folded in while another connection has it open)")
+                }
+                try execute("BEGIN IMMEDIATE")
+            } catch let error as MapcError {
+                throw error
+            } catch {
+                throw MapcError.store(Store.inUseMessage(path))
+            }
+        }
+        let now = try integer("PRAGMA data_version") ?? 0
+        if now != startVersion {
+            throw MapcError.store("\(path) was written by another process while it was being migrated; nothing was replaced. Run again when nothing else writes to it")
+        }
+    }
+
+    /// Puts a WAL store back in WAL mode after `prepareReplacement` when the replacement did not happen.
+    func restoreJournalMode() {
+        guard wasWAL, connection != nil else { return }
+        _ = try? execute("ROLLBACK")
+        _ = try? text("PRAGMA journal_mode = WAL")
+    }
+
+    /// Ends the transaction and closes the connection.
+    func close() {
+        guard let connection else { return }
+        sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+        sqlite3_close_v2(connection)
+        self.connection = nil
+    }
+
+    // MARK: SQL on the raw connection
+
+    private func failure(_ sql: String, _ code: Int32) -> MapcError {
+        if code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED { return MapcError.store(Store.inUseMessage(path)) }
+        let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        return MapcError.store("\(path): \(sql) failed: \(message)")
+    }
+
+    private func execute(_ sql: String) throws {
+        let code = sqlite3_exec(connection, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw failure(sql, code) }
+    }
+
+    private func texts(_ sql: String) throws -> [String] {
+        var statement: OpaquePointer?
+        let prepared = sqlite3_prepare_v2(connection, sql, -1, &statement, nil)
+        guard prepared == SQLITE_OK else { throw failure(sql, prepared) }
+        defer { sqlite3_finalize(statement) }
+        var rows: [String] = []
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { return rows }
+            guard step == SQLITE_ROW else { throw failure(sql, step) }
+            rows.append(sqlite3_column_text(statement, 0).map { String(cString: $0) } ?? "")
+        }
+    }
+
+    private func text(_ sql: String) throws -> String? { try texts(sql).first }
+
+    private func integer(_ sql: String) throws -> Int64? { try text(sql).flatMap { Int64($0) } }
+}

@@ -1,0 +1,186 @@
+import CMapcSystem
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The file-system rules every command follows for the paths a user names: stores are regular
+/// files reached through their real path (a symbolic link is followed once, and the link kept);
+/// outputs are written only as new files or over regular files; a replaced file keeps its mode,
+/// owner, group and extended attributes. Renames, links and flushes go through here, where the
+/// fault-injection harness can stop or fail them.
+public enum Files {
+    /// What is at a path, without following a final symbolic link.
+    public enum Kind: Equatable, Sendable {
+        case missing, regularFile, directory, symbolicLink, other(String)
+    }
+
+    /// What is at `path` (a final symbolic link is reported as such).
+    public static func kind(of path: String) -> Kind {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .regularFile
+        case S_IFDIR: return .directory
+        case S_IFLNK: return .symbolicLink
+        case S_IFIFO: return .other("a FIFO (named pipe)")
+        case S_IFCHR: return .other("a character device")
+        case S_IFBLK: return .other("a block device")
+        case S_IFSOCK: return .other("a socket")
+        default: return .other("not a regular file")
+        }
+    }
+
+    /// The path with every symbolic link resolved; the path itself when it does not exist.
+    public static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The real path of an existing store file, or an error saying what is there instead.
+    public static func existingStore(_ path: String) throws -> String {
+        let real = realPath(path)
+        switch kind(of: real) {
+        case .regularFile: return real
+        case .missing: throw MapcError.notFound("\(path): no such store")
+        case .directory: throw MapcError.store("\(path) is a directory, not a store file")
+        case .symbolicLink: throw MapcError.store("\(path) is a symbolic link that leads nowhere")
+        case .other(let what): throw MapcError.store("\(path) is \(what), not a store file; mapc reads and writes regular files only")
+        }
+    }
+
+    /// The real path of a file to create, checking that nothing is in the way: neither the file
+    /// nor SQLite companions (`-wal`, `-shm`, `-journal`) left by another store, which SQLite
+    /// would otherwise replay into the new one.
+    public static func newStore(_ path: String) throws -> String {
+        let real = realPath(path)
+        switch kind(of: real) {
+        case .missing: break
+        case .regularFile: throw MapcError.file("\(path) already exists; choose another path or delete the file first")
+        case .directory: throw MapcError.file("\(path) is a directory")
+        case .symbolicLink: throw MapcError.file("\(path) is a symbolic link to a missing file; give the real path")
+        case .other(let what): throw MapcError.file("\(path) is \(what); mapc writes regular files only")
+        }
+        let leftovers = companions(of: real).filter { kind(of: $0) != .missing }
+        if !leftovers.isEmpty {
+            throw MapcError.file("\(leftovers.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside \(path) belong to another store "
+                                 + "(SQLite would replay them into the new one); move or delete them first")
+        }
+        return real
+    }
+
+    /// The real path of an output file to write (or replace): a new name, or an existing regular
+    /// file, reached through symbolic links on purpose (the file the link leads to is written, and
+    /// the link kept). Never a directory, a device, a pipe, or a link that leads nowhere.
+    public static func output(_ path: String) throws -> String {
+        let real = realPath(path)
+        switch kind(of: real) {
+        case .missing, .regularFile: return real
+        case .directory: throw MapcError.file("\(path) is a directory; give a file name")
+        case .symbolicLink: throw MapcError.file("\(path) is a symbolic link that leads nowhere; give a real path")
+        case .other(let what): throw MapcError.file("\(path) is \(what); mapc writes its output to regular files only (use standard output for pipes and devices)")
+        }
+    }
+
+    /// A SQLite store's companion files.
+    public static func companions(of path: String) -> [String] {
+        ["-wal", "-shm", "-journal"].map { path + $0 }
+    }
+
+    /// Gives `target` the mode, owner, group and extended attributes of `original`, before it
+    /// replaces it. Throws when the owner cannot be kept (the app owning the store could then no
+    /// longer write it).
+    public static func copyAttributes(from original: String, to target: String) throws {
+        var info = stat()
+        guard stat(original, &info) == 0 else { return }
+        guard chmod(target, info.st_mode & 0o7777) == 0 else {
+            throw MapcError.file("cannot give \(target) the permissions of \(original): \(String(cString: strerror(errno)))")
+        }
+        var current = stat()
+        if stat(target, &current) == 0, current.st_uid != info.st_uid || current.st_gid != info.st_gid {
+            guard chown(target, info.st_uid, info.st_gid) == 0 else {
+                throw MapcError.file("cannot give the new file the owner of \(original) (user \(info.st_uid), group \(info.st_gid)): \(String(cString: strerror(errno))); "
+                                     + "run mapc as that user (or as root) so the app keeps access to its store")
+            }
+        }
+        copyExtendedAttributes(from: original, to: target)
+    }
+
+    private static func copyExtendedAttributes(from original: String, to target: String) {
+        _ = mapc_copy_xattrs(original, target)
+    }
+
+    /// Renames `source` over `destination` (atomic), then flushes the folder.
+    public static func replace(_ destination: String, with source: String) throws {
+        try FaultInjection.point(.rename)
+        guard rename(source, destination) == 0 else {
+            throw MapcError.file("cannot replace \(destination): \(String(cString: strerror(errno)))")
+        }
+        try syncDirectory(of: destination)
+    }
+
+    /// Renames `source` to `destination` without replacing an existing file, then syncs the folder.
+    public static func moveIntoPlace(_ source: String, _ destination: String) throws {
+        try FaultInjection.point(.rename)
+        // link + unlink refuses to replace an existing destination, unlike rename.
+        if link(source, destination) != 0 {
+            throw MapcError.file("cannot create \(destination): \(String(cString: strerror(errno)))")
+        }
+        unlink(source)
+        try syncDirectory(of: destination)
+    }
+
+    /// A second name for a file (a backup costing no copy).
+    public static func hardLink(_ source: String, as name: String) throws {
+        try FaultInjection.point(.rename)
+        guard link(source, name) == 0 else { throw MapcError.file("cannot create \(name): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Flushes a file's contents to disk.
+    public static func sync(_ path: String) throws {
+        try FaultInjection.point(.sync)
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw MapcError.file("cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw MapcError.file("cannot flush \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    /// Flushes a folder's entries to disk so a rename survives a crash.
+    public static func syncDirectory(of path: String) throws {
+        try FaultInjection.point(.sync)
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let descriptor = open(folder, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
+
+    /// Writes data to a file as a whole: into a temporary file beside it, flushed, then renamed
+    /// over it (keeping the attributes of a file it replaces). Refuses to replace an existing
+    /// file unless `replace`.
+    public static func write(_ data: Data, to path: String, replace: Bool) throws {
+        let target = try output(path)
+        let exists = kind(of: target) == .regularFile
+        if exists && !replace { throw MapcError.file("\(path) already exists; choose another file or remove it") }
+        let temporary = AtomicFile.temporaryPath(besides: target)
+        do {
+            try FaultInjection.point(.write)
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                throw MapcError.file("\(path): cannot write (\(String(cString: strerror(errno))))")
+            }
+            try sync(temporary)
+            if exists {
+                try copyAttributes(from: target, to: temporary)
+                try self.replace(target, with: temporary)
+            } else {
+                try moveIntoPlace(temporary, target)
+            }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+}
