@@ -16,8 +16,7 @@ struct CheckCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Schema and mapping files to check; none means every file in --schemas and --mappings.", valueName: "file"))
     var files: [String] = []
 
-    @Option(help: ArgumentHelp("The folder of mapping files, checked when no files are named.", valueName: "dir"))
-    var mappings: String = "./mappings"
+    @OptionGroup var mappingOptions: MappingOptions
 
     @Option(help: "Output format: text (with the source line and a caret) or json (for editors).")
     var format: OutputFormat = .text
@@ -35,9 +34,9 @@ struct CheckCommand: ParsableCommand {
         var renderer = DiagnosticRenderer()
         var summaries: [String] = []
         let wholeProject = self.files.isEmpty
-        let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappings) : self.files
+        let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappingOptions.path) : self.files
         if files.isEmpty {
-            Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappings) have no .yaml files; name files or pass --schemas/--mappings")
+            Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappingOptions.path) have no .yaml files; name files or pass --schemas/--mappings")
             throw ExitCodeError(MapcExitCode.storeError)
         }
         let catalog = Result { try schemaOptions.catalog() }
@@ -67,7 +66,12 @@ struct CheckCommand: ParsableCommand {
                     summaries.append("\(path): version order, \(versions.count) version\(versions.count == 1 ? "" : "s")")
                 }
             case .schema:
-                let (schema, found) = SchemaLoader.parse(source: source)
+                var (schema, found) = SchemaLoader.parse(source: source)
+                if let loaded = schema, !found.hasErrors {
+                    // What SQLite could not build is an error now, not when `init` or `run` meets it.
+                    found += MapcLayout().layout(for: loaded).problems.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
+                    if found.hasErrors { schema = nil }
+                }
                 diagnostics += found
                 if let schema, !found.hasErrors {
                     let count = schema.entities.count
@@ -114,7 +118,7 @@ struct CheckCommand: ParsableCommand {
     private func fallbackKind(of path: String) -> ProjectFileKind {
         let url = URL(fileURLWithPath: path)
         if url.lastPathComponent == VersionOrder.fileName { return .versionOrder }
-        if url.deletingLastPathComponent().standardizedFileURL == URL(fileURLWithPath: mappings).standardizedFileURL { return .mapping }
+        if url.deletingLastPathComponent().standardizedFileURL == URL(fileURLWithPath: mappingOptions.path).standardizedFileURL { return .mapping }
         return .schema
     }
 

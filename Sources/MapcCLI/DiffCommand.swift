@@ -31,13 +31,10 @@ struct DiffCommand: ParsableCommand {
             lines += result.changes.map { "  \($0)" }
             if result.problems.isEmpty {
                 lines.append("verdict: inferable (lightweight migration); `mapc infer --from \(from) --to \(to)` shows the mapping")
-                let dropped = result.changes.filter { $0.kind == .removed }
+                let dropped = result.droppedValues
                 if !dropped.isEmpty {
-                    let names: [String] = dropped.map { change in
-                        if let property = change.property { return "\(change.entity).\(property)" }
-                        return "entity \(change.entity)"
-                    }
-                    lines.append("note: an inferred migration drops the values of \(names.joined(separator: ", ")); write a mapping file if they should move elsewhere")
+                    lines.append("note: an inferred migration drops the values of \(dropped.joined(separator: ", ")); write a mapping file if they should move elsewhere "
+                                 + "(`mapc run` asks for --accept-data-loss before it drops them)")
                 }
             } else {
                 lines.append("verdict: needs a mapping file, because:")

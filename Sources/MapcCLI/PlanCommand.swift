@@ -17,11 +17,15 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
-    @Option(help: ArgumentHelp("The folder of mapping files.", valueName: "dir"))
-    var mappings: String = "./mappings"
+    @OptionGroup var mappingOptions: MappingOptions
 
     static func describe(_ steps: [MigrationStep]) -> [String] {
-        steps.map { "\($0.source.version) -> \($0.destination.version) (\($0.isInferred ? "inferred" : "mapping \($0.mapping.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file")")\($0.isDowngrade ? ", downgrade" : ""))" }
+        steps.map { step in
+            var how = step.isInferred ? "inferred" : "mapping \(step.mapping.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file")"
+            if step.isDowngrade { how += ", downgrade" }
+            if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
+            return "\(step.source.version) -> \(step.destination.version) (\(how))"
+        }
     }
 
     func run() throws {
@@ -34,7 +38,7 @@ struct PlanCommand: ParsableCommand {
             let target = try to.map { try catalog.require(version: $0) } ?? catalog.newest()
             let steps: [MigrationStep]
             do {
-                steps = try MigrationPlanner.plan(from: current, to: target, catalog: catalog, mappings: try MappingCatalog(directory: mappings))
+                steps = try MigrationPlanner.plan(from: current, to: target, catalog: catalog, mappings: try mappingOptions.catalog())
             } catch let error as PlanError {
                 throw MapcError.notFound("\(error)")
             }

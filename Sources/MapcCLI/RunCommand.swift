@@ -27,8 +27,10 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
-    @Option(help: ArgumentHelp("The folder of mapping files.", valueName: "dir"))
-    var mappings: String = "./mappings"
+    @OptionGroup var mappingOptions: MappingOptions
+
+    @Flag(help: "Run inferred steps even when they drop values (removed entities or properties); without it such a step is refused.")
+    var acceptDataLoss = false
 
     @Flag(help: "Migrate and validate into a temporary file, report, and leave the store untouched.")
     var dryRun = false
@@ -77,7 +79,7 @@ struct RunCommand: ParsableCommand {
                     Console.out("\(store) is already at \(destinationSchema.version); nothing to do")
                     return
                 }
-                let mappingCatalog = try MappingCatalog(directory: mappings)
+                let mappingCatalog = try mappingOptions.catalog()
                 let steps: [MigrationStep]
                 do {
                     steps = try MigrationPlanner.plan(from: sourceSchema, to: destinationSchema, catalog: catalog, mappings: mappingCatalog)
@@ -95,6 +97,7 @@ struct RunCommand: ParsableCommand {
                 options.outputPath = output
                 options.keepBackup = keepBackup
                 options.allowsSQL = !interpret
+                options.acceptsDataLoss = acceptDataLoss
                 let display = ProgressDisplay(quiet: quiet || format == .json)
                 if !(quiet || format == .json) {
                     Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
@@ -119,8 +122,9 @@ struct RunCommand: ParsableCommand {
         default:
             Console.err("error: \(error)")
         }
-        if case .setup = error {
-            Foundation.exit(MapcExitCode.storeError)
+        switch error {
+        case .setup, .dataLoss: Foundation.exit(MapcExitCode.storeError)
+        default: break
         }
         Console.err("\(store) was not changed")
         Foundation.exit(MapcExitCode.migrationFailed)

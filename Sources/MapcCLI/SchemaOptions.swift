@@ -22,6 +22,18 @@ struct SchemaOptions: ParsableArguments {
     }
 }
 
+/// `--mappings DIR`, shared by the commands that plan migrations.
+struct MappingOptions: ParsableArguments {
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("The folder of mapping files (default ./mappings; a folder named here must exist).", valueName: "dir"))
+    var folder: String?
+
+    /// The folder's path, for messages and listings.
+    var path: String { folder ?? "./mappings" }
+
+    /// The mapping files of the folder.
+    func catalog() throws -> MappingCatalog { try MappingCatalog(folder: folder) }
+}
+
 /// `--format text|json`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json

@@ -72,7 +72,7 @@ struct DefectRegressionTests {
     @Test func damagedHistoryAndMetadataNeverTrap() throws {
         let folder = try v3Store()
         defer { try? FileManager.default.removeItem(at: folder) }
-        #expect(try CLI.run(["run", "--to", "v4", "notes.db"], in: folder).status == 0)
+        #expect(try CLI.run(["run", "--accept-data-loss", "--to", "v4", "notes.db"], in: folder).status == 0)
         try sqlite(folder, "notes.db", "UPDATE _mapc_history SET from_version = x'00ff', mapping_sha256 = 7")
         let status = try CLI.run(["status", "notes.db"], in: folder)
         #expect(status.status == 0, "\(status.stderr)")

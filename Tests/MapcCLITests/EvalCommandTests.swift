@@ -34,7 +34,7 @@ struct EvalCommandTests {
         #expect(runtime.stderr.contains("<expression>:1:5: error: division by zero\n1 + 1 / 0\n    ^~~~~\n"))
         let bad = try CLI.run(["eval", "--object", "{not json", "title"], in: project)
         #expect(bad.status == 1)
-        #expect(bad.stderr.contains("--object: not valid JSON"))
+        #expect(bad.stderr.contains("--object:1:2: not valid JSON: expected a member name in double quotes"), "\(bad.stderr)")
         #expect(try CLI.run(["eval", "--store", "x.db", "title"], in: project).status == 64)
     }
 

@@ -113,7 +113,7 @@ struct RunCommandTests {
         #expect(notInferable.stderr.contains("cannot migrate from v4 to v5: no mapping file for the step and it cannot be inferred"), "\(notInferable.stderr)")
         #expect(notInferable.stderr.contains("Note.title: type change string -> int64 can lose data"))
         let plan = try CLI.run(["plan", "--to", "v4", "notes.db"], in: folder)
-        #expect(plan.stdout == "notes.db is at v2; 2 steps to v4:\n  1. v2 -> v3 (inferred)\n  2. v3 -> v4 (mapping mapping_v3_to_v4.yaml)\n")
+        #expect(plan.stdout == "notes.db is at v2; 2 steps to v4:\n  1. v2 -> v3 (inferred, drops Note.image)\n  2. v3 -> v4 (mapping mapping_v3_to_v4.yaml)\n")
         #expect(try bytes(folder, "notes.db") == original)
     }
 

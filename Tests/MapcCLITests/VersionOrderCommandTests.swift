@@ -41,6 +41,7 @@ struct VersionOrderCommandTests {
         #expect(check.stdout.contains("versions: initial → tags → subtitle (declared in ./schemas/versions.yaml)"), "\(check.stdout)")
         let plan = try CLI.run(["plan", "blog.db"], in: folder)
         #expect(plan.status == 0 && plan.stdout.contains("blog.db is already at subtitle; nothing to do"), "\(plan.stdout)\(plan.stderr)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("maps"), withIntermediateDirectories: true)
         let down = try CLI.run(["run", "--to", "tags", "--mappings", "maps", "blog.db"], in: folder)
         #expect(down.status == 2, "\(down.stderr)")
         #expect(down.stderr.contains("a downgrade runs only with a mapping file") && down.stderr.contains("maps/mapping_subtitle_to_tags.yaml"), "\(down.stderr)")

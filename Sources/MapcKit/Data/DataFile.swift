@@ -97,26 +97,35 @@ public enum DataFile {
         return object
     }
 
-    /// Converts one JSON value to a value of the attribute type.
+    /// Converts one JSON value to a value of the attribute type, within what a store can hold.
     public static func convert(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
-        if case .float(let single) = json { return convert(.double(Double(single)), to: type) }
+        convertKind(json, to: type).flatMap { value in
+            ValueLimits.problem(value, for: type).map { .failure(ValueProblem($0)) } ?? .success(value)
+        }
+    }
+
+    private static func convertKind(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
+        if case .float(let single) = json { return convertKind(.double(Double(single)), to: type) }
         switch (type, json) {
         case (_, .null): return .success(.null)
         case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
             return ValueParser.checkRange(n, type)
         case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            guard d.rounded() == d, abs(d) < 9.2e18 else { return .failure(ValueProblem("expected a whole number for \(type.rawValue), found \(d)")) }
-            return ValueParser.checkRange(Int64(d), type)
+            guard d.rounded() == d, let n = Int64(exactly: d) else { return .failure(ValueProblem("expected a whole number for \(type.rawValue), found \(d)")) }
+            return ValueParser.checkRange(n, type)
         case (.double, .integer(let n)): return .success(.double(Double(n)))
         case (.double, .double(let d)): return .success(.double(d))
         case (.float, .integer(let n)): return .success(.double(Double(Float(n))))
-        case (.float, .double(let d)): return .success(.double(Double(Float(d))))
+        case (.float, .double(let d)):
+            // Checked before narrowing: 3.5e38 is finite as a double and infinite as a float.
+            if let problem = ValueLimits.problem(.double(d), for: .float) { return .failure(ValueProblem(problem)) }
+            return .success(.double(Double(Float(d))))
         case (.decimal, .string(let text)), (.int16, .string(let text)), (.int32, .string(let text)), (.int64, .string(let text)):
             if type != .decimal { return .failure(ValueProblem("expected a number for \(type.rawValue), found the string \"\(text.prefix(40))\"")) }
             return ValueParser.parse(text, as: .decimal)
         case (.decimal, .integer(let n)): return .success(.decimal(Decimal(n)))
         case (.decimal, .double(let d)): return ValueParser.parse("\(d)", as: .decimal)
-        case (.string, .string(let text)): return .success(.string(text))
+        case (.string, .string(let text)): return ValueParser.parse(text, as: .string)
         case (.bool, .bool(let flag)): return .success(.bool(flag))
         case (.date, .string(let text)), (.binary, .string(let text)), (.transformable, .string(let text)), (.uuid, .string(let text)), (.uri, .string(let text)):
             return ValueParser.parse(text, as: type)

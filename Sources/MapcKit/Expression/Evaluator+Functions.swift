@@ -273,8 +273,16 @@ extension Evaluator {
                 guard case .scalar(.string(let text)) = try cast(item, to: "NSString", range) else { return "" }
                 return text
             }
+            // Bound the result before building it: a million pieces and a long separator would need gigabytes.
+            let limit = context.limits.maxStringLength
+            var total = 0
+            for (index, part) in parts.enumerated() {
+                total += part.utf8.count + (index > 0 ? separator.utf8.count : 0)
+                if total > limit * 4 { break }
+            }
+            guard total <= limit * 4 else { throw failure("a string grew past \(limit) characters", range) }
             let joined = parts.joined(separator: separator)
-            guard joined.count <= context.limits.maxStringLength else { throw failure("a string grew past \(context.limits.maxStringLength) characters", range) }
+            guard joined.count <= limit else { throw failure("a string grew past \(limit) characters", range) }
             return .scalar(.string(joined))
         case (.timeIntervalSince1970, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSince1970))
         case (.timeIntervalSinceReferenceDate, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSinceReferenceDate))
@@ -350,6 +358,7 @@ extension Evaluator {
         case "NSDecimalNumber":
             if case .scalar(.string(let text)) = operand, let decimal = ValueParser.parseDecimal(text.trimmingCharacters(in: .whitespaces)) { return .scalar(.decimal(decimal)) }
             guard let number = ValueSemantics.number(operand) else { throw failure("cannot cast \(operand.kindName) to NSDecimalNumber", range) }
+            guard !number.decimal.isNaN, number.double.isFinite else { throw failure("\(number.double) is out of the range decimals hold", range) }
             return .scalar(.decimal(number.decimal))
         case "NSDate":
             switch operand {
@@ -360,7 +369,10 @@ extension Evaluator {
             default:
                 // Apple's rule: a number is seconds since 2001-01-01 (the reference date).
                 guard let seconds = ValueSemantics.number(operand)?.double else { throw failure("cannot cast \(operand.kindName) to NSDate", range) }
-                return .scalar(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+                switch ValueSemantics.dateResult(seconds + Date.timeIntervalBetween1970AndReferenceDate) {
+                case .success(let date): return date
+                case .failure(let problem): throw failure(problem.message, range)
+                }
             }
         default:
             throw failure("CAST to '\(type)' is not supported", range, fix: "use NSString, NSNumber, NSDecimalNumber or NSDate")
@@ -396,25 +408,6 @@ extension Evaluator {
         if !predicate.readsVariables { fetchResults[key] = result }
         return result
     }
-}
-
-/// A dictionary that empties itself when it reaches its capacity: bounded memory at constant cost
-/// per operation, for caches whose misses are cheap compared with unbounded growth.
-struct BoundedCache<Key: Hashable, Value> {
-    let capacity: Int
-    private var storage: [Key: Value] = [:]
-
-    init(capacity: Int) { self.capacity = capacity }
-
-    subscript(key: Key) -> Value? {
-        get { storage[key] }
-        set {
-            if newValue != nil, storage[key] == nil, storage.count >= capacity { storage.removeAll(keepingCapacity: true) }
-            storage[key] = newValue
-        }
-    }
-
-    var count: Int { storage.count }
 }
 
 extension Comparable {

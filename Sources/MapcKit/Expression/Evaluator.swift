@@ -364,7 +364,12 @@ public final class Evaluator {
                 if left.isNull || right.isNull { return false }
                 throw failure("LIKE compares strings, found \(left.kindName) and \(right.kindName)", range)
             }
-            return ValueSemantics.like(text, pattern, options: options)
+            var budget = context.limits.maxSteps - steps
+            guard let matched = ValueSemantics.like(text, pattern, options: options, budget: &budget) else {
+                throw failure("LIKE took more than \(context.limits.maxSteps) steps on a \(text.count)-character string", range, fix: "use a shorter pattern or string, or BEGINSWITH/CONTAINS")
+            }
+            steps = context.limits.maxSteps - budget
+            return matched
         case .matches:
             guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else {
                 if left.isNull || right.isNull { return false }
@@ -379,7 +384,8 @@ public final class Evaluator {
             guard text.utf16.count <= RegexGuard.maxSubjectLength else {
                 throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
             }
-            return RegexGuard.matches(text, pattern, options: options)
+            let subject = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(text, [.diacriticInsensitive]) : text
+            return RegexGuard.matchesWhole(subject, pattern, caseInsensitive: options.contains(.caseInsensitive))
         }
     }
 

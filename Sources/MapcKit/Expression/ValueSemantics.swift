@@ -120,12 +120,15 @@ enum ValueSemantics {
     // MARK: Strings
 
     /// LIKE: `*` matches any run of characters, `?` exactly one; everything else literally.
-    /// Linear-time greedy matching with one backtrack point: no pattern can make it run away.
-    static func like(_ text: String, _ pattern: String, options: ComparisonOptions) -> Bool {
+    /// Greedy matching with one backtrack point: linear for most patterns, at worst the text's
+    /// length times the pattern's, so each step is charged to `budget`; nil when it runs out.
+    static func like(_ text: String, _ pattern: String, options: ComparisonOptions, budget: inout Int) -> Bool? {
         let s = Array(fold(text, options)), p = Array(fold(pattern, options))
         var i = 0, j = 0
         var star = -1, mark = 0
         while i < s.count {
+            budget -= 1
+            if budget < 0 { return nil }
             if j < p.count && (p[j] == "?" || (p[j] != "*" && p[j] == s[i])) {
                 i += 1; j += 1
             } else if j < p.count && p[j] == "*" {
@@ -148,12 +151,12 @@ enum ValueSemantics {
         switch (op, lhs, rhs) {
         case let (.add, .scalar(.date(date)), other), let (.add, other, .scalar(.date(date))):
             guard let seconds = number(other)?.double else { break }
-            return .success(.scalar(.date(date.addingTimeInterval(seconds))))
+            return dateResult(date.timeIntervalSince1970 + seconds)
         case let (.subtract, .scalar(.date(a)), .scalar(.date(b))):
             return .success(.scalar(.double(a.timeIntervalSince(b))))
         case let (.subtract, .scalar(.date(date)), other):
             guard let seconds = number(other)?.double else { break }
-            return .success(.scalar(.date(date.addingTimeInterval(-seconds))))
+            return dateResult(date.timeIntervalSince1970 - seconds)
         case let (.add, .scalar(.string(a)), .scalar(.string(b))):
             return .success(.scalar(.string(a + b)))
         default: break
@@ -201,6 +204,12 @@ enum ValueSemantics {
         return .success(.scalar(.double(result)))
     }
 
+    /// A date computed by arithmetic, or an error when it leaves the range stores hold.
+    static func dateResult(_ secondsSince1970: Double) -> Result<EvalValue, SemanticError> {
+        guard ValueLimits.dateRange.contains(secondsSince1970) else { return .failure(SemanticError(ValueLimits.dateProblem(secondsSince1970))) }
+        return .success(.scalar(.date(Date(timeIntervalSince1970: secondsSince1970))))
+    }
+
     static func negate(_ value: EvalValue) -> Result<EvalValue, SemanticError> {
         if value.isNull { return .success(.null) }
         switch number(value) {
@@ -218,72 +227,6 @@ enum ValueSemantics {
 struct SemanticError: Error {
     var message: String
     init(_ message: String) { self.message = message }
-}
-
-/// Screens regular expressions before they run, since NSRegularExpression has no time limit:
-/// patterns whose matching can take exponential time are refused with an explanation.
-public enum RegexGuard {
-    /// The longest pattern accepted.
-    public static let maxPatternLength = 1_000
-    /// The longest text `MATCHES` runs on.
-    public static let maxSubjectLength = 100_000
-
-    /// Nil when the pattern is safe to run; otherwise why it is refused.
-    public static func problem(with pattern: String) -> String? {
-        if pattern.count > maxPatternLength { return "the pattern is longer than \(maxPatternLength) characters" }
-        if (try? NSRegularExpression(pattern: pattern)) == nil { return "'\(pattern)' is not a valid regular expression" }
-        let scalars = Array(pattern.unicodeScalars)
-        // Track, for each open group, whether it contains a quantifier or an alternation.
-        var stack: [(quantified: Bool, alternation: Bool)] = []
-        var index = 0
-        var inClass = false
-        func isQuantifier(_ at: Int) -> Bool {
-            guard at < scalars.count else { return false }
-            return scalars[at] == "*" || scalars[at] == "+" || scalars[at] == "{" || scalars[at] == "?"
-        }
-        while index < scalars.count {
-            let scalar = scalars[index]
-            if scalar == "\\" {
-                if index + 1 < scalars.count, ("1"..."9").contains(scalars[index + 1]) || scalars[index + 1] == "k" {
-                    return "back-references can make matching take exponential time"
-                }
-                index += 2
-                if isQuantifier(index), let last = stack.indices.last { stack[last].quantified = true }
-                continue
-            }
-            if inClass { if scalar == "]" { inClass = false; if isQuantifier(index + 1), let last = stack.indices.last { stack[last].quantified = true } }; index += 1; continue }
-            switch scalar {
-            case "[": inClass = true
-            case "(": stack.append((false, false))
-            case "|": if let last = stack.indices.last { stack[last].alternation = true }
-            case ")":
-                guard let group = stack.popLast() else { break }
-                let repeated = index + 1 < scalars.count && (scalars[index + 1] == "*" || scalars[index + 1] == "+" || scalars[index + 1] == "{")
-                if repeated && (group.quantified || group.alternation) {
-                    return "a repeated group that itself repeats or alternates, such as (a+)+ or (a|aa)*, can make matching take exponential time"
-                }
-                if (repeated || group.quantified), let last = stack.indices.last { stack[last].quantified = true }
-            case "*", "+", "{", "?":
-                if scalar != "?" || (index > 0 && scalars[index - 1] != "(") {
-                    if let last = stack.indices.last { stack[last].quantified = true }
-                }
-            default: break
-            }
-            index += 1
-        }
-        return nil
-    }
-
-    /// Whether the whole text matches the pattern. Callers check `problem(with:)` first.
-    static func matches(_ text: String, _ pattern: String, options: ComparisonOptions) -> Bool {
-        var regexOptions: NSRegularExpression.Options = []
-        if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
-        let subject = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(text, [.diacriticInsensitive]) : text
-        guard let regex = try? NSRegularExpression(pattern: pattern, options: regexOptions) else { return false }
-        let range = NSRange(subject.startIndex..., in: subject)
-        guard let match = regex.firstMatch(in: subject, options: [.anchored], range: range) else { return false }
-        return match.range == range
-    }
 }
 
 extension ComparisonResult {

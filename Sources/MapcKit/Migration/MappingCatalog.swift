@@ -7,6 +7,18 @@ public struct MappingCatalog {
     /// Mappings that loaded, by file name order.
     public private(set) var mappings: [MappingModel] = []
 
+    /// The folder's mappings: the folder named (which must exist), or `./mappings` when none is
+    /// named (which may be missing: every step is then inferred, or refused).
+    public init(folder: String?) throws {
+        if let folder {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw MapcError.notFound("mappings folder '\(folder)' does not exist" + (FileManager.default.fileExists(atPath: "./mappings") ? "; did you mean ./mappings?" : ""))
+            }
+        }
+        try self.init(directory: folder ?? "./mappings")
+    }
+
     /// Reads every `.yaml`/`.yml` mapping file in the folder (a missing folder is an empty catalog).
     /// Throws `DiagnosticsError` when a mapping file does not load.
     public init(directory: String) throws {

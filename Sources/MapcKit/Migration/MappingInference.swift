@@ -49,6 +49,11 @@ public struct InferenceResult: Sendable {
     public var skeleton: MappingModel
     /// Comments for the mapping file, by entity mapping name.
     public var notes: [String: [String]]
+
+    /// What the step drops: removed entities and properties, whose values an inferred migration loses.
+    public var droppedValues: [String] {
+        changes.filter { $0.kind == .removed }.map { change in change.property.map { "\(change.entity).\($0)" } ?? "entity \(change.entity)" }
+    }
 }
 
 /// Lightweight migration, as Core Data infers it: entities and properties matched by name or

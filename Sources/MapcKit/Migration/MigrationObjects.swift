@@ -97,6 +97,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     case policy(mapping: String, message: String)
     /// The migration cannot start: no mapping, wrong version, unknown policy, a store in use.
     case setup(String)
+    /// An inferred step would drop values and dropping was not accepted.
+    case dataLoss(step: String, dropped: [String])
 
     public var description: String {
         switch self {
@@ -114,6 +116,9 @@ public enum MigrationError: Error, CustomStringConvertible {
             return "mapping '\(mapping)': custom policy failed: \(message)"
         case .setup(let message):
             return message
+        case let .dataLoss(step, dropped):
+            return "the inferred step \(step) would drop the values of \(dropped.joined(separator: ", ")); nothing was changed. "
+                + "Write a mapping file for the step that keeps them where they belong, or accept the loss explicitly (--accept-data-loss, or MigrationOptions.acceptsDataLoss)"
         }
     }
 }
@@ -144,9 +149,16 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
 
 /// Turns an expression's result into a value an attribute can hold, or says why it cannot.
 enum ValueCoercion {
+    /// The value an attribute of `type` stores for an expression's result, within what a store can hold.
     static func coerce(_ result: EvalValue, to type: AttributeType) -> Result<Value, SemanticError> {
+        convert(result, to: type).flatMap { value in
+            ValueLimits.problem(value, for: type).map { .failure(SemanticError($0)) } ?? .success(value)
+        }
+    }
+
+    private static func convert(_ result: EvalValue, to type: AttributeType) -> Result<Value, SemanticError> {
         guard case .scalar(let value) = result else {
-            if let items = result.elements, items.count == 1 { return coerce(items[0], to: type) }
+            if let items = result.elements, items.count == 1 { return convert(items[0], to: type) }
             return .failure(SemanticError("\(result.kindName) cannot be stored in a \(type.rawValue) attribute"))
         }
         switch (value, type) {

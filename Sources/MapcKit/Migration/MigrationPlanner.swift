@@ -14,6 +14,9 @@ public struct MigrationStep: Sendable {
     public var mappingSHA256: String
     /// Whether the step goes to an older version (always through a mapping file).
     public var isDowngrade = false
+    /// For an inferred step, what it drops: removed entities ("entity Note") and properties
+    /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
+    public var droppedValues: [String] = []
 }
 
 /// Why no plan exists: the step that cannot be made, and why.
@@ -83,7 +86,9 @@ public enum MigrationPlanner {
                                 mappingsDirectory: mappings.directory, isDowngrade: false)
             }
             let text = MappingWriter.yaml(mapping, source: versions[index], destination: versions[index + 1], changes: result.changes, notes: result.notes, order: catalog.order)
-            steps.append(MigrationStep(source: versions[index], destination: versions[index + 1], mapping: mapping, isInferred: true, mappingSHA256: VersionHash.sha256(text)))
+            var step = MigrationStep(source: versions[index], destination: versions[index + 1], mapping: mapping, isInferred: true, mappingSHA256: VersionHash.sha256(text))
+            step.droppedValues = result.droppedValues
+            steps.append(step)
             index += 1
         }
         return steps

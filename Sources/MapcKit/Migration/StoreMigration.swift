@@ -19,6 +19,9 @@ public struct MigrationOptions: Sendable {
     /// Compile what SQLite can run with the same results into SQL; off, every object goes
     /// through the interpreter (slower; for comparing results).
     public var allowsSQL = true
+    /// Run inferred steps that drop values (removed entities and properties). Off, such a step
+    /// stops the run before anything is read, saying what it would drop.
+    public var acceptsDataLoss = false
     /// Creates default options: replace the store in place, no backup.
     public init() {}
 }
@@ -64,6 +67,9 @@ public enum StoreMigration {
     public static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
                            progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
+        if !options.acceptsDataLoss, let lossy = steps.first(where: { $0.isInferred && !$0.droppedValues.isEmpty }) {
+            throw MigrationError.dataLoss(step: "\(lossy.source.version) -> \(lossy.destination.version)", dropped: lossy.droppedValues)
+        }
         let real = try Files.existingStore(path)
         let lock = try StoreLock(store: path)
         defer { lock.release() }

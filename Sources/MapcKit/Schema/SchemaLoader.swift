@@ -249,8 +249,9 @@ public enum SchemaLoader {
                     break
                 }
                 guard let pattern = document.string(value, what: "regex") else { break }
-                if (try? NSRegularExpression(pattern: pattern)) == nil {
-                    document.error("regex '\(pattern)' is not a valid regular expression", at: value)
+                // Screened like MATCHES: validation runs the pattern on every value of a store.
+                if let problem = RegexGuard.problem(with: pattern) {
+                    document.error("regex refused: \(problem)", at: value, fix: "write a pattern without nested repetition, such as [ab]+ for (a|b)+")
                 } else {
                     attribute.validation.regex = pattern
                 }

@@ -290,16 +290,9 @@ public enum AttributeValidator {
             let length = text.unicodeScalars.count
             if let min = rules.minLength, length < min { return "shorter than minLength \(min)" }
             if let max = rules.maxLength, length > max { return "longer than maxLength \(max)" }
-            if let pattern = rules.regex, !matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
+            if let pattern = rules.regex, !RegexGuard.matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
         }
         return nil
-    }
-
-    static func matchesWhole(_ text: String, _ pattern: String) -> Bool {
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return false }
-        let range = NSRange(text.startIndex..., in: text)
-        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
     }
 }
 

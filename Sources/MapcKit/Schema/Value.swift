@@ -43,6 +43,8 @@ public enum ISO8601 {
     /// milliseconds or, when needed, microseconds (the precision stores keep).
     public static func format(_ date: Date) -> String {
         let seconds = date.timeIntervalSince1970
+        // Never a trap: a date outside the years stores hold is described, not formatted.
+        guard ValueLimits.dateRange.contains(seconds) else { return "(\(seconds) seconds from 1970, outside the years 0001-9999)" }
         var whole = seconds.rounded(.down)
         var micros = Int(((seconds - whole) * 1_000_000).rounded())
         if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }

@@ -24,13 +24,16 @@ public enum ValueParser {
             guard let value = Double(trimmed), value.isFinite else {
                 return .failure(ValueProblem("'\(text)' is not a finite number"))
             }
+            if let problem = ValueLimits.problem(.double(value), for: type) { return .failure(ValueProblem(problem)) }
             return .success(type == .float ? .double(Double(Float(value))) : .double(value))
         case .decimal:
-            guard let value = parseDecimal(trimmed) else {
-                return .failure(ValueProblem("'\(text)' is not a decimal number"))
+            switch decimal(trimmed) {
+            case .success(let value?): return .success(.decimal(value))
+            case .success(nil): return .failure(ValueProblem("'\(text)' is not a decimal number"))
+            case .failure(let problem): return .failure(problem)
             }
-            return .success(.decimal(value))
         case .string:
+            if let problem = ValueLimits.problem(.string(text), for: type) { return .failure(ValueProblem(problem)) }
             return .success(.string(text))
         case .bool:
             switch trimmed.lowercased() {
@@ -42,6 +45,7 @@ public enum ValueParser {
             guard let date = ISO8601.parse(trimmed) else {
                 return .failure(ValueProblem("'\(text)' is not an ISO 8601 date such as 2024-05-01T10:00:00Z"))
             }
+            if let problem = ValueLimits.problem(.date(date), for: type) { return .failure(ValueProblem(problem)) }
             return .success(.date(date))
         case .binary, .transformable:
             guard let data = Data(base64Encoded: trimmed) else {
@@ -54,7 +58,7 @@ public enum ValueParser {
             }
             return .success(.uuid(uuid))
         case .uri:
-            guard !trimmed.isEmpty, URL(string: trimmed) != nil else {
+            guard !trimmed.isEmpty, URL(string: trimmed) != nil, ValueLimits.problem(.uri(trimmed), for: type) == nil else {
                 return .failure(ValueProblem("'\(text)' is not a URI"))
             }
             return .success(.uri(trimmed))
@@ -86,10 +90,23 @@ public enum ValueParser {
         return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
     }
 
-    /// Decimal text: an optional sign, digits, an optional fraction and exponent; nothing else.
+    /// Decimal text: an optional sign, digits, an optional fraction and exponent; nothing else,
+    /// and no more significant digits than a decimal keeps (so none is silently lost).
     public static func parseDecimal(_ text: String) -> Decimal? {
+        (try? decimal(text).get()) ?? nil
+    }
+
+    /// Decimal text as a decimal, or why it is not one.
+    public static func decimal(_ text: String) -> Result<Decimal?, ValueProblem> {
         let pattern = #"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"#
-        guard text.range(of: pattern, options: .regularExpression) != nil else { return nil }
-        return Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+        guard text.range(of: pattern, options: .regularExpression) != nil else { return .success(nil) }
+        let digits = ValueLimits.significantDigits(text)
+        guard digits <= ValueLimits.maxDecimalDigits else {
+            return .failure(ValueProblem("'\(text.prefix(60))' has \(digits) significant digits; decimals keep at most \(ValueLimits.maxDecimalDigits)"))
+        }
+        guard let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+            return .failure(ValueProblem("'\(text.prefix(60))' is out of the range decimals hold"))
+        }
+        return .success(value)
     }
 }

@@ -135,6 +135,31 @@ public struct MapcLayout: StoreLayoutStrategy {
                 }
             }
         }
+        // The schema's own indexes, on their entities' tables.
+        for entity in byDepth {
+            for index in entity.indexes {
+                let columns = index.properties.compactMap { name -> String? in
+                    for ancestor in schema.ancestry(of: entity) {
+                        if let column = ownColumns[ancestor.name]?[name] { return column }
+                        if case .foreignKey(let column, _, _)? = ownRelationships[ancestor.name]?[name] { return column }
+                    }
+                    return nil
+                }
+                guard !columns.isEmpty else { continue }
+                addIndex(IndexLayout(name: "\(table(of: entity))_\(index.name)", columns: columns), to: table(of: entity))
+            }
+        }
+        // Tables and indexes share SQLite's namespace: index names are allocated after every table
+        // name, so a clash (an index `Note_folder` and an entity `Note_folder`) renames the index.
+        for name in tableOrder {
+            guard var table = tables[name] else { continue }
+            table.indexes = table.indexes.map { index in
+                var renamed = index
+                renamed.name = tableNames.allocate(index.name)
+                return renamed
+            }
+            tables[name] = table
+        }
         for entity in entities {
             var attributeColumns: [String: String] = [:]
             var relationships: [String: RelationshipStorage] = [:]
@@ -176,6 +201,14 @@ public struct MapcLayout: StoreLayoutStrategy {
     }
 
     public func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
+        let decoded = try decodeKind(value, as: type)
+        if let problem = ValueLimits.problem(decoded, for: type) {
+            throw MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue): \(problem)")
+        }
+        return decoded
+    }
+
+    private func decodeKind(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         if value.isNull { return .null }
         func mismatch() -> MapcError {
             MapcError.store("stored value \(value) cannot be read as \(type.rawValue); the store does not match its schema")
@@ -209,9 +242,10 @@ struct NameAllocator {
         used = Set(reserved.map { $0.lowercased() })
     }
 
-    /// SQLite names are case-insensitive, so uniqueness is checked case-insensitively.
+    /// SQLite names are case-insensitive, so uniqueness is checked case-insensitively; names
+    /// starting `sqlite_` are SQLite's own and get a leading underscore.
     mutating func allocate(_ name: String, fallbackSuffix: String? = nil) -> String {
-        var candidate = name
+        var candidate = name.lowercased().hasPrefix("sqlite_") ? "_" + name : name
         if used.contains(candidate.lowercased()), let suffix = fallbackSuffix { candidate = "\(name)_\(suffix)" }
         var counter = 2
         let base = candidate

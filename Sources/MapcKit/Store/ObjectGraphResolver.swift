@@ -70,6 +70,8 @@ struct ObjectGraphResolver {
             }
             if object.id.isEmpty {
                 problems.add(object.entity, nil, "id", "the object has an empty id; give every object a unique, non-empty id")
+            } else if object.id.unicodeScalars.contains("\u{0}") {
+                problems.add(object.entity, object.id.replacingOccurrences(of: "\u{0}", with: "\\u0000"), "id", "an id cannot contain the NUL character (U+0000)")
             } else if let first = indexByID[object.id] {
                 problems.add(object.entity, object.id, "id", "id '\(object.id)' is already used by a \(objects[first].entity) object; ids must be unique in the data")
             } else {
@@ -141,6 +143,7 @@ struct ObjectGraphResolver {
 
     /// A message when a value's kind does not fit the attribute type.
     static func typeMismatch(_ value: Value, _ type: AttributeType) -> String? {
+        if let problem = ValueLimits.problem(value, for: type) { return problem }
         switch (type, value) {
         case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
             if case .failure(let problem) = ValueParser.checkRange(n, type) { return problem.message }

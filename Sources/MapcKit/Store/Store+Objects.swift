@@ -234,7 +234,11 @@ extension Store {
                 var object = ObjectData(id: try row.stored(1, "an object id of \(entityName)"), entity: entityName)
                 var column = 2
                 for attribute in attributes {
-                    object.attributes[attribute.name] = try strategy.decode(row[column] as DatabaseValue, as: attribute.type)
+                    do {
+                        object.attributes[attribute.name] = try strategy.decode(row[column] as DatabaseValue, as: attribute.type)
+                    } catch let error as MapcError {
+                        throw MapcError.store("\(entityName) '\(object.id)', attribute '\(attribute.name)': \(error)")
+                    }
                     column += 1
                 }
                 for relationship in toOne {

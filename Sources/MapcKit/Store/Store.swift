@@ -148,6 +148,9 @@ public final class Store: @unchecked Sendable {
     }
 
     private func createTables() throws {
+        if let problem = layout.problems.first {
+            throw MapcError.store("version \(schema.version) cannot be stored: \(problem)")
+        }
         let metadata = StoreMetadata(schema: schema, layout: strategy.identifier)
         try database.write { db in
             for table in layout.tables {
@@ -159,24 +162,7 @@ public final class Store: @unchecked Sendable {
                     try db.execute(sql: "CREATE \(unique)INDEX \(index.name.quotedDatabaseIdentifier) ON \(table.name.quotedDatabaseIdentifier) (\(columns))")
                 }
             }
-            try self.createSchemaIndexes(db)
             try metadata.write(db, metadataTable: layout.metadataTable, entityHashesTable: layout.entityHashesTable)
-        }
-    }
-
-    /// The indexes the schema asks for (`indexes:`), on their entities' tables.
-    private func createSchemaIndexes(_ db: Database) throws {
-        for entity in schema.entities {
-            guard let storage = layout.entities[entity.name] else { continue }
-            for index in entity.indexes {
-                let columns = index.properties.compactMap { name -> String? in
-                    if let column = storage.attributeColumns[name] { return column }
-                    if case .foreignKey(let column, _, _)? = storage.relationships[name] { return column }
-                    return nil
-                }
-                guard !columns.isEmpty else { continue }
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \("\(storage.table)_\(index.name)".quotedDatabaseIdentifier) ON \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")))")
-            }
         }
     }
 

@@ -32,6 +32,17 @@ public struct StoreLayout: Sendable {
     /// Entity hashes, one row per entity.
     public var entityHashesTable: String
 
+    /// The most columns a SQLite table may have (SQLITE_MAX_COLUMN's default).
+    public static let maxColumns = 2_000
+
+    /// Why SQLite could not build this layout (a table with too many columns), for `mapc check`
+    /// to report before `init` or `run` would fail.
+    public var problems: [String] {
+        tables.filter { $0.columns.count > Self.maxColumns }.map { table in
+            "table \(table.name) needs \(table.columns.count) columns (its entity hierarchy's attributes and to-one relationships); SQLite allows \(Self.maxColumns): split the hierarchy"
+        }
+    }
+
     /// How an entity is stored.
     public func storage(of entity: String) throws -> EntityStorage {
         guard let storage = entities[entity] else { throw MapcError.notFound("no entity '\(entity)' in this store's schema") }

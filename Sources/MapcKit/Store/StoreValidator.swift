@@ -113,7 +113,7 @@ struct StoreValidator {
                         try record(entity.name, objectID, attribute.name, Self.describe(row[1] as DatabaseValue), "value is not valid UTF-8 text")
                         continue
                     }
-                    if !AttributeValidator.matchesWhole(text, pattern) {
+                    if !RegexGuard.matchesWhole(text, pattern) {
                         try record(entity.name, objectID, attribute.name, "\"\(text.prefix(60))\"", "does not match regex '\(pattern)'")
                     }
                 }

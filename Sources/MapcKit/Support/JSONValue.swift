@@ -49,49 +49,12 @@ public indirect enum JSONValue: Sendable, Equatable {
 
 // MARK: - Reading
 
-extension JSONValue: Decodable {
-    public init(from decoder: Decoder) throws {
-        if let container = try? decoder.container(keyedBy: AnyKey.self) {
-            // Keys come back unordered from the decoder; sort them so reading is deterministic.
-            var pairs: [(String, JSONValue)] = []
-            for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
-                pairs.append((key.stringValue, try container.decode(JSONValue.self, forKey: key)))
-            }
-            self = .object(pairs)
-            return
-        }
-        if var container = try? decoder.unkeyedContainer() {
-            var items: [JSONValue] = []
-            if let count = container.count { items.reserveCapacity(count) }
-            while !container.isAtEnd { items.append(try container.decode(JSONValue.self)) }
-            self = .array(items)
-            return
-        }
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
-        else if let value = try? container.decode(Double.self) { self = .double(value) }
-        else { self = .string(try container.decode(String.self)) }
-    }
-
-    /// Parses JSON text; the error names the problem and, where Foundation reports it, the position.
+extension JSONValue {
+    /// Parses JSON text, keeping member order. Errors give `path:line:col`; duplicate member
+    /// names in one object are errors (JSON leaves them undefined, and keeping one would silently
+    /// drop the other).
     public static func parse(_ data: Data, path: String) throws -> JSONValue {
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: data)
-        } catch let DecodingError.dataCorrupted(context) {
-            let detail = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            throw MapcError.input("\(path): not valid JSON: \(detail ?? context.debugDescription)")
-        } catch {
-            throw MapcError.input("\(path): not valid JSON: \(error)")
-        }
-    }
-
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { return nil }
+        try JSONParser.parse(data, path: path)
     }
 }
 

@@ -177,6 +177,11 @@ public struct YAMLDocument {
         case let .duplicatedKeysInMapping(duplicates, context):
             // Yams reports the mapping's start; find the second occurrence of the key for a better position.
             let key = duplicates.first ?? "?"
+            // Yams names a key it cannot print (a list or mapping used as a key) '<uncovertable>'.
+            guard key != "<uncovertable>" else {
+                return .error("duplicate key: a list or mapping is used twice as a key in the mapping starting here", at: at(context.mark),
+                              fix: "mapc files use plain names as keys; remove the complex keys ('? …')")
+            }
             let location = secondOccurrence(of: key, after: context.mark, in: source) ?? at(context.mark)
             return .error("duplicate key '\(key)'", at: location, length: key.unicodeScalars.count,
                           fix: "each name may appear once in a mapping; remove or rename one of them")

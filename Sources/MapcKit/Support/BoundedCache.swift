@@ -1,0 +1,21 @@
+/// A dictionary that empties itself when it reaches its capacity: bounded memory at constant cost
+/// per operation, for caches whose misses are cheap compared with unbounded growth.
+struct BoundedCache<Key: Hashable, Value> {
+    let capacity: Int
+    private var storage: [Key: Value] = [:]
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    subscript(key: Key) -> Value? {
+        get { storage[key] }
+        set {
+            if newValue != nil, storage[key] == nil, storage.count >= capacity { storage.removeAll(keepingCapacity: true) }
+            storage[key] = newValue
+        }
+    }
+
+    var count: Int { storage.count }
+}
+
+
+extension BoundedCache: Sendable where Key: Sendable, Value: Sendable {}
