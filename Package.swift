@@ -42,7 +42,7 @@ let package = Package(
         // The UnCloudNotes tutorial's custom policy: the worked example `mapc` ships with.
         .target(name: "MapcExamples", dependencies: ["MapcKit"]),
         .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"]),
-        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples", .product(name: "Yams", package: "Yams")], exclude: ["Fixtures"]),
+        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")], exclude: ["Fixtures"]),
         .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "MapcKit", "mapc"], exclude: ["Fixtures"]),
     ]
 )

@@ -23,10 +23,11 @@ struct LoadCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            // Data files are read whole; refuse sizes that would exhaust memory rather than crash.
-            let limit = 1 << 30
-            if let size = (try? FileManager.default.attributesOfItem(atPath: data))?[.size] as? NSNumber, size.intValue > limit {
-                throw MapcError.input("\(data) is \(size.intValue >> 20) MiB; data files are read whole and may be at most \(limit >> 20) MiB: split it and load the parts (relationships may only name objects in the same file)")
+            // Data files are validated whole before anything is written, which costs memory in
+            // proportion to their size: refuse what would not fit, rather than crash.
+            if let size = (try? FileManager.default.attributesOfItem(atPath: data))?[.size] as? NSNumber,
+               let problem = DataFile.memoryProblem(fileSize: size.intValue, physicalMemory: ProcessInfo.processInfo.physicalMemory) {
+                throw MapcError.input("\(data): \(problem)")
             }
             let bytes: Data
             do { bytes = try Data(contentsOf: URL(fileURLWithPath: data)) } catch {

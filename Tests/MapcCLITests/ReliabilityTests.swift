@@ -1,0 +1,380 @@
+import Foundation
+import GRDB
+import MapcKit
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A project with the shipped schemas and mappings and a v2 store of `count` notes, every third with an image.
+private func v2Project(count: Int = 9) throws -> URL {
+    let folder = try CLI.project()
+    try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+    var notes: [String] = []
+    for index in 0..<count {
+        let image = index % 3 == 0 ? "\"iVBORw0KGgoAAAANSUhEUgAAAoAAAAHgCAYAAAA=\"" : "null"
+        notes.append(#"{"id": "n\#(index)", "title": "Note \#(index)", "body": "Body \#(index)", "dateCreated": "2024-05-01T10:00:00Z", "displayIndex": \#(index), "image": \#(image)}"#)
+    }
+    try folder.write(#"{"version": "v2", "objects": {"Note": [\#(notes.joined(separator: ",\n"))]}}"#, to: "notes.json")
+    let loaded = try CLI.run(["load", "notes.json", "notes.db"], in: folder)
+    #expect(loaded.status == 0, "\(loaded.stderr)")
+    return folder
+}
+
+private func data(_ folder: URL, _ name: String) throws -> Data { try Data(contentsOf: folder.appendingPathComponent(name)) }
+
+/// Runs a shell command line in a folder (for redirections a test needs).
+private func shell(_ command: String, in folder: URL) throws -> CLIResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    process.currentDirectoryURL = folder
+    process.environment = ProcessInfo.processInfo.environment.merging(["MAPC": CLI.executable.path]) { _, new in new }
+    let err = Pipe()
+    process.standardError = err
+    try process.run()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return CLIResult(status: process.terminationStatus, stdout: "", stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+@Suite("Hostile input, faults and concurrency", .serialized)
+struct ReliabilityTests {
+    // MARK: Data loss
+
+    @Test func writersAreKeptOutWhileAStoreIsMigrated() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // mapc's own lock: a load while a run (here, the test) holds it is refused.
+        let descriptor = open(StoreLock.path(for: folder.appendingPathComponent("notes.db").path), O_RDWR | O_CREAT, 0o644)
+        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        try folder.write(#"{"version": "v2", "objects": {"Note": [{"id": "late", "title": "t", "body": "b", "dateCreated": "2024-01-01", "displayIndex": 1}]}}"#, to: "late.json")
+        let load = try CLI.run(["load", "late.json", "notes.db"], in: folder)
+        #expect(load.status == 2 && load.stderr.contains("another mapc command is writing notes.db"), "\(load.stderr)")
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+    }
+
+    @Test func aMissingMappingsFolderOrALossyInferredStepIsNeverRunSilently() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let original = try data(folder, "notes.db")
+        let typo = try CLI.run(["run", "--to", "v3", "--mappings", "mapings", "notes.db"], in: folder)
+        #expect(typo.status == 2 && typo.stderr.contains("mappings folder 'mapings' does not exist; did you mean ./mappings?"), "\(typo.stderr)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings"))
+        let lossy = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
+        #expect(lossy.status == 2, "\(lossy.stderr)")
+        #expect(lossy.stderr.contains("the inferred step v2 -> v3 would drop the values of Note.image") && lossy.stderr.contains("--accept-data-loss"), "\(lossy.stderr)")
+        #expect(try data(folder, "notes.db") == original)
+        #expect(try CLI.run(["plan", "--to", "v3", "notes.db"], in: folder).stdout.contains("v2 -> v3 (inferred, drops Note.image)"))
+        let accepted = try CLI.run(["run", "--to", "v3", "--accept-data-loss", "--quiet", "notes.db"], in: folder)
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+
+    @Test func aMappingInFlowStyleIsReadLikeAnyOther() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"))
+        try folder.write(#"""
+        { "source": "v2", "destination": "v3", "entityMappings": [
+            { "name": "NoteToNote", "source": "Note", "destination": "Note",
+              "attributes": { "title": "FUNCTION($source.title, 'uppercaseString')", "body": "$source.body", "dateCreated": "$source.dateCreated", "displayIndex": "$source.displayIndex" } },
+            { "name": "NoteToAttachment", "source": "Note", "destination": "Attachment", "filter": "image != nil",
+              "attributes": { "image": "$source.image", "dateCreated": "$source.dateCreated" },
+              "relationships": { "note": "FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'NoteToNote', $source)" } } ] }
+        """#, to: "mappings/flow.yaml")
+        let check = try CLI.run(["check", "mappings/flow.yaml"], in: folder)
+        #expect(check.status == 0 && check.stdout.contains("mapping v2 -> v3, 2 entity mappings"), "\(check.stdout)\(check.stderr)")
+        #expect(try CLI.run(["plan", "--to", "v3", "notes.db"], in: folder).stdout.contains("v2 -> v3 (mapping flow.yaml)"))
+        let run = try CLI.run(["run", "--to", "v3", "--quiet", "notes.db"], in: folder)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(try CLI.run(["dump", "notes.db"], in: folder).stdout.contains("\"title\": \"NOTE 1\""))
+    }
+
+    @Test func valuesAStoreCannotHoldAreRefusedNamingTheObject() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: V\nversion: x1\nentities:\n  Item:\n    attributes:\n      name: string?\n      ratio: float?\n      amount: decimal?\n      when: date?\n", to: "schemas/x1.yaml")
+        try folder.write("versions: [v1, v2, v3, v4, x1]\n", to: "schemas/versions.yaml")
+        let cases: [(String, String)] = [
+            (#"{"id": "i1", "name": "a\u0000b"}"#, "NUL character"),
+            (#"{"id": "i\u0000x", "name": "a"}"#, "an id cannot contain the NUL character"),
+            (#"{"id": "i1", "ratio": 3.5e38}"#, "out of range for a float"),
+            (#"{"id": "i1", "ratio": 1e999}"#, "is not a finite number"),
+            (#"{"id": "i1", "amount": "12345678901234567890123456789012345678901234567891"}"#, "50 significant digits; decimals keep at most 38"),
+            (#"{"id": "i1", "when": "10000-01-01T00:00:00Z"}"#, "outside the years 0001 to 9999"),
+        ]
+        for (object, message) in cases {
+            try folder.write(#"{"version": "x1", "objects": {"Item": [\#(object)]}}"#, to: "item.json")
+            let load = try CLI.run(["load", "item.json", "items.db"], in: folder)
+            #expect(load.status == 1 && load.stderr.contains(message), "\(object): \(load.stderr)")
+            #expect(!folder.exists("items.db"))
+        }
+        // Every digit of a 38-digit decimal survives the round trip.
+        try folder.write(#"{"version": "x1", "objects": {"Item": [{"id": "i1", "amount": "1234567890123456789012345678.9012345678"}]}}"#, to: "item.json")
+        #expect(try CLI.run(["load", "item.json", "items.db"], in: folder).status == 0)
+        #expect(try CLI.run(["dump", "items.db"], in: folder).stdout.contains("\"amount\": \"1234567890123456789012345678.9012345678\""))
+        // Dates and decimals computed by expressions stay in range too.
+        for (expression, message) in [("now() + 1e308 + 1e308", "outside the years 0001 to 9999"), ("CAST(1e300, \"NSDecimalNumber\")", "out of the range decimals hold"),
+                                      ("CAST(1e300, \"NSDate\")", "outside the years 0001 to 9999")] {
+            let eval = try CLI.run(["eval", expression], in: folder)
+            #expect(eval.status == 1 && eval.stderr.contains(message), "\(expression): \(eval.stderr)")
+        }
+        // A stored date no store should hold is an error naming the object, not a trap.
+        try sqlite(folder, "items.db", "UPDATE Item SET \"when\" = 9e999")
+        let dump = try CLI.run(["dump", "items.db"], in: folder)
+        #expect(dump.status == 2 && dump.stderr.contains("Item 'i1', attribute 'when'"), "\(dump.stderr)")
+    }
+
+    @Test func rowsOfUnknownEntitiesStopARunInsteadOfVanishing() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "notes.db", "UPDATE Note SET _entity = 'Bogus' WHERE _id = 'n4'")
+        let original = try data(folder, "notes.db")
+        let run = try CLI.run(["run", "--quiet", "notes.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("table Note has 1 row of entity Bogus, which version v2 does not have"), "\(run.stderr)")
+        #expect(try data(folder, "notes.db") == original)
+        #expect(try CLI.run(["dump", "notes.db"], in: folder).status == 2)
+    }
+
+    @Test func aNewStoreRefusesCompanionsLeftByAnother() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("old log".utf8).write(to: folder.appendingPathComponent("new.db-wal"))
+        let load = try CLI.run(["load", "notes.json", "new.db"], in: folder)
+        #expect(load.status == 2 && load.stderr.contains("new.db-wal beside new.db belong to another store"), "\(load.stderr)")
+        #expect(!folder.exists("new.db"))
+        let output = try CLI.run(["run", "--output", "new.db", "notes.db"], in: folder)
+        #expect(output.status == 2 && output.stderr.contains("belong to another store"), "\(output.stderr)")
+    }
+
+    @Test func compiledAndInterpretedFiltersAgreeAboveTwoToThe53() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        for version in ["b1", "b2"] {
+            try folder.write("model: B\nversion: \(version)\nentities:\n  Big:\n    versionHashModifier: \(version)\n    attributes:\n      n: int64\n", to: "schemas/\(version).yaml")
+        }
+        try folder.write(#"{"version": "b1", "objects": {"Big": [{"id": "x", "n": 9007199254740993}, {"id": "y", "n": 9007199254740992}]}}"#, to: "big.json")
+        for (filter, expected) in [("n == 9007199254740992.0", ["y"]), ("n > 9007199254740992.0", ["x"])] {
+            try folder.write("source: b1\ndestination: b2\nentityMappings:\n  - name: BigToBig\n    source: Big\n    destination: Big\n    filter: \(filter)\n    attributes: { n: $source.n }\n",
+                             to: "mappings/m.yaml")
+            var dumps: [String] = []
+            for interpret in [false, true] {
+                AtomicFile.removeStoreFiles(folder.appendingPathComponent("big.db").path)
+                #expect(try CLI.run(["load", "big.json", "big.db"], in: folder).status == 0)
+                let run = try CLI.run(["run", "--quiet"] + (interpret ? ["--interpret"] : []) + ["big.db"], in: folder)
+                #expect(run.status == 0, "\(run.stderr)")
+                dumps.append(try CLI.run(["dump", "big.db"], in: folder).stdout)
+            }
+            #expect(dumps[0] == dumps[1], "\(filter): compiled and interpreted differ")
+            for id in ["x", "y"] { #expect(dumps[0].contains("\"id\": \"\(id)\"") == expected.contains(id), "\(filter): \(dumps[0])") }
+        }
+    }
+
+    @Test func aStoreReachedThroughALinkIsMigratedInPlaceKeepingLinkModeAndOwner() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let real = folder.appendingPathComponent("notes.db").path
+        chmod(real, 0o600)
+        let isRoot = getuid() == 0
+        if isRoot { chown(real, 65534, 65534) }
+        #expect(symlink(real, folder.appendingPathComponent("link.db").path) == 0)
+        // One lock for both names: a run through the link is kept out while the real name is locked.
+        let descriptor = open(StoreLock.path(for: real), O_RDWR | O_CREAT, 0o644)
+        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        #expect(try CLI.run(["run", "--quiet", "link.db"], in: folder).status == 2)
+        flock(descriptor, LOCK_UN)
+        close(descriptor)
+        let run = try CLI.run(["run", "--quiet", "link.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(Files.kind(of: folder.appendingPathComponent("link.db").path) == .symbolicLink, "the link is kept")
+        #expect(try CLI.run(["status", "notes.db"], in: folder).stdout.contains("version     v4"), "the real store was migrated")
+        var info = stat()
+        #expect(stat(real, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600, "the mode is kept")
+        if isRoot { #expect(info.st_uid == 65534 && info.st_gid == 65534, "the owner is kept") }
+    }
+
+    @Test func outputsAreWrittenOnlyToRegularFiles() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o644) == 0)
+        let dump = try CLI.run(["dump", "--output", "pipe", "notes.db"], in: folder)
+        #expect(dump.status == 2 && dump.stderr.contains("pipe is a FIFO (named pipe)"), "\(dump.stderr)")
+        #expect(Files.kind(of: folder.appendingPathComponent("pipe").path) == .other("a FIFO (named pipe)"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("dir"), withIntermediateDirectories: true)
+        #expect(try CLI.run(["dump", "--output", "dir", "notes.db"], in: folder).stderr.contains("dir is a directory"))
+        // A FIFO given as a store is refused at once instead of blocking.
+        let status = try CLI.run(["status", "pipe"], in: folder)
+        #expect(status.status == 2 && status.stderr.contains("pipe is a FIFO (named pipe), not a store file"), "\(status.stderr)")
+        // A dump over an existing file keeps its mode.
+        try folder.write("old", to: "out.json")
+        chmod(folder.appendingPathComponent("out.json").path, 0o640)
+        #expect(try CLI.run(["dump", "--output", "out.json", "notes.db"], in: folder).status == 0)
+        var info = stat()
+        #expect(stat(folder.appendingPathComponent("out.json").path, &info) == 0 && info.st_mode & 0o777 == 0o640)
+    }
+
+    @Test func failedWritesToStandardOutputExitWithStatus2() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let closed = try shell("\"$MAPC\" status notes.db >&-", in: folder)
+        #expect(closed.status == 2 && closed.stderr.contains("cannot write to standard output"), "\(closed.stderr)")
+        let full = try shell("\"$MAPC\" dump notes.db > /dev/full", in: folder)
+        #expect(full.status == 2 && full.stderr.contains("cannot write to standard output"), "\(full.stderr)")
+    }
+
+    // MARK: Hangs and memory
+
+    @Test func hostileFilesAndExpressionsAreBoundedInTime() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var lines = ["a0: &a0 [x, x, x, x, x, x, x, x]"]
+        for level in 1...9 { lines.append("a\(level): &a\(level) [" + Array(repeating: "*a\(level - 1)", count: 8).joined(separator: ", ") + "]") }
+        lines.append("? *a9\n: v")
+        try folder.write(lines.joined(separator: "\n") + "\n", to: "bomb.yaml")
+        let started = Date()
+        let bomb = try CLI.run(["check", "bomb.yaml"], in: folder)
+        #expect(bomb.status == 1 && bomb.stderr.contains("expands to more than"), "\(bomb.stderr)")
+        var deep = "model: M\nversion: d1\nentities:\n  E0:\n    attributes:\n      a: string\n"
+        for level in 1...150 { deep += "  E\(level):\n    parent: E\(level - 1)\n" }
+        try folder.write(deep, to: "deep.yaml")
+        let inheritance = try CLI.run(["check", "deep.yaml"], in: folder)
+        #expect(inheritance.status == 1 && inheritance.stderr.contains("inheritance is more than 100 levels deep"), "\(inheritance.stderr)")
+        let bigJoin = try CLI.run(["eval", "FUNCTION(FUNCTION(FUNCTION('" + String(repeating: "ab,", count: 2000) + "', 'componentsSeparatedByString:', ','), 'componentsJoinedByString:', '" + String(repeating: "s", count: 10_000) + "'), 'length')"], in: folder)
+        #expect(bigJoin.status == 1 && bigJoin.stderr.contains("grew past"), "\(bigJoin.stderr)")
+        let longLike = try CLI.run(["eval", "--object", "{\"t\": \"" + String(repeating: "a", count: 60_000) + "\"}", "--predicate", "t LIKE '*" + String(repeating: "a", count: 2_000) + "b'"], in: folder)
+        #expect(longLike.status == 1 && longLike.stderr.contains("LIKE took more than"), "\(longLike.stderr)")
+        #expect(Date().timeIntervalSince(started) < 60, "every hostile input is refused promptly")
+    }
+
+    /// A sample of the crash-testing harness (`Benchmarks/fault-injection.py` walks every point):
+    /// killed or failed at every seventh file operation, a two-step run leaves the store old or new.
+    @Test func aSampleOfFaultPointsLeavesTheStoreOldOrNew() throws {
+        let folder = try v2Project(count: 30)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pristine = try data(folder, "notes.db")
+        let before = try CLI.run(["dump", "notes.db"], in: folder).stdout
+        func faulted(_ setting: String?) throws -> Int32 {
+            let process = Process()
+            process.executableURL = CLI.executable
+            process.arguments = ["run", "--quiet", "notes.db"]
+            process.currentDirectoryURL = folder
+            var environment = ProcessInfo.processInfo.environment
+            environment["MAPC_FAULT"] = setting ?? "count"
+            environment["MAPC_FAULT_LOG"] = folder.appendingPathComponent("count.log").path
+            process.environment = environment
+            process.standardOutput = Pipe()
+            process.standardError = Pipe()
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(try faulted(nil) == 0)
+        let after = try CLI.run(["dump", "notes.db"], in: folder).stdout
+        let points = Int(try folder.read("count.log").split(separator: "\n").last ?? "") ?? 0
+        #expect(points > 20, "the run performs \(points) counted operations")
+        var tried = 0
+        for point in stride(from: 1, through: points, by: 7) {
+            for mode in ["crash", "fail"] {
+                try pristine.write(to: folder.appendingPathComponent("notes.db"))
+                _ = try faulted("\(mode)@\(point)")
+                let state = try CLI.run(["dump", "notes.db"], in: folder).stdout
+                #expect(state == before || state == after, "\(mode)@\(point) left the store neither old nor new")
+                tried += 1
+            }
+        }
+        #expect(tried >= 6)
+    }
+
+    // MARK: Poor errors
+
+    @Test func anInterruptedLoadLeavesAStoreTheNextCommandCanRead() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v2", "objects": {"Note": [{"id": "m1", "title": "t", "body": "b", "dateCreated": "2024-01-01", "displayIndex": 1}]}}"#, to: "more.json")
+        let before = try CLI.run(["dump", "notes.db"], in: folder).stdout
+        // Killed at its third file operation, after the journal was written: a hot journal stays behind.
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["load", "more.json", "notes.db"]
+        process.currentDirectoryURL = folder
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_FAULT": "crash@3"]) { _, new in new }
+        process.standardError = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "the harness killed it")
+        #expect(folder.exists("notes.db-journal"), "a hot journal is left, as after kill -9")
+        let status = try CLI.run(["status", "notes.db"], in: folder)
+        #expect(status.status == 0, "a read-only command rolls the journal back: \(status.stderr)")
+        #expect(try CLI.run(["dump", "notes.db"], in: folder).stdout == before, "the store is as before the load")
+    }
+
+    @Test func schemasThatCannotBeStoredFailCheckNotInit() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let attributes = { (prefix: String) in (0..<1_001).map { "      \(prefix)\($0): string?" }.joined(separator: "\n") }
+        try folder.write("model: W\nversion: w1\nentities:\n  Wide:\n    attributes:\n\(attributes("a"))\n  Wider:\n    parent: Wide\n    attributes:\n\(attributes("b"))\n", to: "wide.yaml")
+        let check = try CLI.run(["check", "wide.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("table Wide needs 2005 columns"), "\(check.stderr)")
+        try folder.write("""
+        model: C
+        version: c1
+        entities:
+          Note:
+            indexes: [folder]
+            attributes: { title: string }
+            relationships: { folder: { destination: Folder, optional: true, inverse: notes } }
+          Note_folder:
+            attributes: { x: string }
+          Folder:
+            relationships: { notes: { destination: Note, toMany: true, optional: true, inverse: folder } }
+        """, to: "clash.yaml")
+        #expect(try CLI.run(["check", "clash.yaml"], in: folder).status == 0)
+        let created = try CLI.run(["init", "--schema", "clash.yaml", "clash.db"], in: folder)
+        #expect(created.status == 0, "an index and a table named alike no longer clash: \(created.stderr)")
+    }
+
+    @Test func aDamagedStoreIsNotWrittenInto() throws {
+        let folder = try v2Project(count: 400)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Damage the header of a page in the middle of the file.
+        let handle = try FileHandle(forUpdating: folder.appendingPathComponent("notes.db"))
+        try handle.seek(toOffset: 3 * 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: 600))
+        try handle.close()
+        try folder.write(#"{"version": "v2", "objects": {"Note": [{"id": "m1", "title": "t", "body": "b", "dateCreated": "2024-01-01", "displayIndex": 1}]}}"#, to: "more.json")
+        let load = try CLI.run(["load", "more.json", "notes.db"], in: folder)
+        #expect(load.status == 2 && load.stderr.contains("is damaged"), "\(load.stderr)")
+    }
+
+    @Test func dataFileErrorsHaveLineAndColumnAndDuplicateKeysAreErrors() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("{\"version\": \"v1\",\n \"objects\": {\"Note\": [\n  {\"id\": \"n1\", \"title\": \"t\" \"body\": \"b\"}]}}", to: "bad.json")
+        let syntax = try CLI.run(["load", "bad.json", "x.db"], in: folder)
+        #expect(syntax.status == 1 && syntax.stderr.contains("bad.json:3:29: not valid JSON: expected ',' or '}' in an object"), "\(syntax.stderr)")
+        try folder.write("{\"version\": \"v1\", \"objects\": {\"Note\": [{\"id\": \"n1\", \"title\": \"a\",\n \"title\": \"b\"}]}}", to: "dup.json")
+        let duplicate = try CLI.run(["load", "dup.json", "x.db"], in: folder)
+        #expect(duplicate.status == 1 && duplicate.stderr.contains("dup.json:2:2: not valid JSON: the member \"title\" appears twice"), "\(duplicate.stderr)")
+    }
+
+    @Test func misleadingStoreMessagesSayWhatIsWrong() throws {
+        let folder = try v2Project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("dir.db"), withIntermediateDirectories: true)
+        #expect(try CLI.run(["status", "dir.db"], in: folder).stderr.contains("dir.db is a directory, not a store file"))
+        #expect(try CLI.run(["status", "/dev/null"], in: folder).stderr.contains("/dev/null is a character device, not a store file"))
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("notes.db"), to: folder.appendingPathComponent("copy.db"))
+        try sqlite(folder, "copy.db", "DROP TABLE _mapc_entities")
+        #expect(try CLI.run(["status", "copy.db"], in: folder).stderr.contains("has _mapc_metadata but no _mapc_entities table"))
+        try sqlite(folder, "notes.db", "UPDATE _mapc_metadata SET value = 'two' WHERE key = 'formatVersion'")
+        #expect(try CLI.run(["status", "notes.db"], in: folder).stderr.contains("metadata format 'two' is not a version number"))
+        try folder.write("model: M\nversion: v1\nentities: {}\n? [a, b]\n: 1\n? [a, b]\n: 2\n", to: "complex.yaml")
+        let complex = try CLI.run(["check", "complex.yaml"], in: folder)
+        #expect(complex.stderr.contains("a list or mapping is used twice as a key") && !complex.stderr.contains("uncovertable"), "\(complex.stderr)")
+    }
+}

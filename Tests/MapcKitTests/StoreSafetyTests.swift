@@ -1,0 +1,54 @@
+import Foundation
+import GRDB
+import Testing
+@testable import MapcKit
+
+@Suite("Keeping writers out during a migration")
+struct StoreSafetyTests {
+    private func store() throws -> (URL, String) {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("notes.db").path
+        let store = try Store.create(at: path, schema: try uncloudNotes("v2"))
+        try store.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t"), "body": .string("b"), "dateCreated": .date(Date()), "displayIndex": .integer(0)])])
+        try store.database.close()
+        return (folder, path)
+    }
+
+    @Test(arguments: ["delete", "wal"])
+    func whileTheExclusionIsHeldNoConnectionCommitsAndReadersGoOn(journalMode: String) throws {
+        let (folder, path) = try store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try DatabaseQueue(path: path).writeWithoutTransaction { _ = try String.fetchOne($0, sql: "PRAGMA journal_mode = \(journalMode)") }
+        let exclusion = try WriterExclusion(realPath: path, name: "notes.db")
+        #expect(exclusion.wasWAL == (journalMode == "wal"))
+        var configuration = Configuration()
+        configuration.busyMode = .immediateError
+        let app = try DatabaseQueue(path: path, configuration: configuration)
+        #expect(throws: DatabaseError.self) { try app.write { try $0.execute(sql: "DELETE FROM Note") } }
+        #expect(try app.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Note") } == 1, "readers are still let in")
+        try app.close()
+        try exclusion.prepareReplacement()
+        exclusion.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "a WAL store is folded into its file before it is replaced")
+    }
+
+    @Test func anOpenWALConnectionInAnotherProcessStopsTheReplacement() throws {
+        let (folder, path) = try store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try DatabaseQueue(path: path).writeWithoutTransaction { _ = try String.fetchOne($0, sql: "PRAGMA journal_mode = wal") }
+        let app = Process()
+        app.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        app.arguments = ["python3", "-c", "import sqlite3, sys\nc = sqlite3.connect(sys.argv[1])\nc.execute('SELECT count(*) FROM Note').fetchone()\nprint('open', flush=True)\nsys.stdin.read()", path]
+        let input = Pipe(), output = Pipe()
+        app.standardInput = input
+        app.standardOutput = output
+        try app.run()
+        defer { try? input.fileHandleForWriting.close(); app.waitUntilExit() }
+        _ = output.fileHandleForReading.availableData
+        let exclusion = try WriterExclusion(realPath: path, name: "notes.db")
+        let error = #expect(throws: MapcError.self) { try exclusion.prepareReplacement() }
+        #expect(error?.description.contains("notes.db is in use") == true, "\(String(describing: error))")
+        exclusion.restoreJournalMode()
+        exclusion.close()
+    }
+}
