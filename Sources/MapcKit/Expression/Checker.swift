@@ -47,17 +47,24 @@ public struct ExpressionChecker {
     /// Checks an expression whose result is stored in `attribute`.
     public mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
         let result = type(of: expression)
-        if attribute.type.isInteger, result == .double || result == .decimal {
-            // Core Data accepts such an assignment; mapc does too, and fails the run on a value
-            // that would really lose a fraction or overflow. Rounded results are whole already.
-            if !Self.isWholeNumber(expression) {
-                warning("a \(result) result stored in the integer attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue)): a value with a fraction, or out of range, fails the migration",
-                        expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
+        let target = "attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))"
+        switch result {
+        case .unknown, .null: return
+        case .collection: error("a collection cannot be stored in \(target)", expression.range)
+        case .object: error("an object cannot be stored in \(target) (relationships take objects; attributes take values)", expression.range)
+        case .manager, .policy, .context, .fetchRequest: error("a \(result) result cannot be stored in \(target)", expression.range)
+        case .bool, .integer, .double, .decimal, .string, .date, .binary, .uuid, .uri:
+            guard let kind = result.valueKind else { return }
+            switch ValueRules.assignment(of: kind, to: attribute.type) {
+            case .lossless, .checked(warning: nil): return
+            case .checked(let warning?):
+                // Rounded results are whole already: no need to say how to round them.
+                if !Self.isWholeNumber(expression) {
+                    self.warning("a \(result) result stored in the integer \(target): \(warning)", expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
+                }
+            case .refused:
+                error("a \(result) result cannot be stored in \(target)", expression.range)
             }
-            return
-        }
-        if let problem = Self.assignmentProblem(result, to: attribute.type) {
-            error("\(problem) in attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))", expression.range)
         }
     }
 
@@ -70,24 +77,6 @@ public struct ExpressionChecker {
         case .literal(.integer), .literal(.null), .literal(.bool): return true
         case .ternary(_, let whenTrue, let whenFalse): return isWholeNumber(whenTrue) && isWholeNumber(whenFalse)
         default: return false
-        }
-    }
-
-    /// Why a value of `type` cannot be stored in an attribute of `attributeType`, or nil.
-    public static func assignmentProblem(_ type: ExprType, to attributeType: AttributeType) -> String? {
-        switch (type, attributeType) {
-        case (.unknown, _), (.null, _): return nil
-        case (.integer, .int16), (.integer, .int32), (.integer, .int64), (.integer, .double), (.integer, .float), (.integer, .decimal), (.integer, .bool): return nil
-        case (.bool, .bool), (.bool, .int16), (.bool, .int32), (.bool, .int64): return nil
-        case (.double, .double), (.double, .float), (.double, .decimal): return nil
-        case (.decimal, .decimal), (.decimal, .double), (.decimal, .float): return nil
-        case (.double, .int16), (.double, .int32), (.double, .int64), (.decimal, .int16), (.decimal, .int32), (.decimal, .int64):
-            return "a \(type) result would lose its fraction; round it with floor:(), ceiling:() or trunc:() before storing it"
-        case (.string, .string), (.string, .uri), (.string, .uuid), (.uri, .uri), (.uri, .string), (.uuid, .uuid), (.uuid, .string): return nil
-        case (.date, .date), (.binary, .binary), (.binary, .transformable): return nil
-        case (.collection, _): return "a collection cannot be stored"
-        case (.object, _): return "an object cannot be stored (relationships take objects; attributes take values)"
-        default: return "a \(type) result cannot be stored"
         }
     }
 

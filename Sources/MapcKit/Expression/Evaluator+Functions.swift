@@ -94,7 +94,7 @@ extension Evaluator {
         case .length:
             if let items = arguments[0].elements { return .scalar(.integer(Int64(items.count))) }
             if case .scalar(.binary(let data)) = arguments[0] { return .scalar(.integer(Int64(data.count))) }
-            return .scalar(.integer(Int64(try string(0).count)))
+            return .scalar(.integer(Int64(ValueRules.length(of: try string(0)))))
         case .now: return .scalar(.date(context.now))
         case .random: return .scalar(.double(context.random()))
         case .randomUpTo:
@@ -205,13 +205,13 @@ extension Evaluator {
         case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))
         case (.lowercaseString, .scalar(.string(let text))): return .scalar(.string(text.lowercased()))
         case (.capitalizedString, .scalar(.string(let text))): return .scalar(.string(text.capitalized))
-        case (.length, .scalar(.string(let text))): return .scalar(.integer(Int64(text.count)))
+        case (.length, .scalar(.string(let text))): return .scalar(.integer(Int64(ValueRules.length(of: text))))
         case (.length, .scalar(.binary(let data))): return .scalar(.integer(Int64(data.count)))
         case (.substringToIndex, .scalar(.string(let text))):
             // Safe on short strings: the first n characters, or all of them.
-            return .scalar(.string(String(text.prefix(max(0, try integerArgument(0))))))
+            return .scalar(.string(ValueRules.prefix(text, length: max(0, try integerArgument(0)))))
         case (.substringFromIndex, .scalar(.string(let text))):
-            return .scalar(.string(String(text.dropFirst(max(0, try integerArgument(0))))))
+            return .scalar(.string(ValueRules.dropPrefix(text, length: max(0, try integerArgument(0)))))
         case (.stringByTrimmingCharactersInSet, .scalar(.string(let text))):
             let set: CharacterSet
             switch try stringArgument(0) {
@@ -232,8 +232,8 @@ extension Evaluator {
                 occurrences += 1
                 searchRange = found.upperBound..<text.endIndex
             }
-            let growth = max(0, replacement.count - target.count)
-            guard text.count + occurrences.multipliedReportingOverflow(by: growth).partialValue <= context.limits.maxStringLength,
+            let growth = max(0, ValueRules.length(of: replacement) - ValueRules.length(of: target))
+            guard ValueRules.length(of: text) + occurrences.multipliedReportingOverflow(by: growth).partialValue <= context.limits.maxStringLength,
                   !occurrences.multipliedReportingOverflow(by: growth).overflow else {
                 throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
             }
@@ -282,7 +282,7 @@ extension Evaluator {
             }
             guard total <= limit * 4 else { throw failure("a string grew past \(limit) characters", range) }
             let joined = parts.joined(separator: separator)
-            guard joined.count <= limit else { throw failure("a string grew past \(limit) characters", range) }
+            guard ValueRules.length(of: joined) <= limit else { throw failure("a string grew past \(limit) characters", range) }
             return .scalar(.string(joined))
         case (.timeIntervalSince1970, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSince1970))
         case (.timeIntervalSinceReferenceDate, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSinceReferenceDate))

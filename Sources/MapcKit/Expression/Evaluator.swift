@@ -207,7 +207,7 @@ public final class Evaluator {
         case .scalar(.null):
             return .null
         case .scalar(.string(let text)) where name == "length":
-            return .scalar(.integer(Int64(text.count)))
+            return .scalar(.integer(Int64(ValueRules.length(of: text))))
         case .scalar(.binary(let data)) where name == "length":
             return .scalar(.integer(Int64(data.count)))
         case .handle(.manager) where name == "sourceContext":
@@ -265,8 +265,8 @@ public final class Evaluator {
     }
 
     func distinct(_ values: [EvalValue]) -> [EvalValue] {
-        var seen: Set<EvalValue> = []
-        return values.filter { seen.insert($0).inserted }
+        var seen = ValueSet([])
+        return values.filter { seen.insert($0) }
     }
 
     private func subscriptValue(_ base: EvalValue, _ index: IndexKind, _ range: SourceRange) throws -> EvalValue {
@@ -296,7 +296,7 @@ public final class Evaluator {
             guard let a = left.elements ?? (left.isNull ? [] : nil), let b = right.elements ?? (right.isNull ? [] : nil) else {
                 throw failure("\(op.rawValue) needs two collections, found \(left.kindName) and \(right.kindName)", range)
             }
-            let rightSet = Set(b)
+            let rightSet = ValueSet(b)
             switch op {
             case .union: return .collection(try checkSize(distinct(a + b), range), ordered: false)
             case .intersect: return .collection(distinct(a.filter { rightSet.contains($0) }), ordered: false)
@@ -305,7 +305,7 @@ public final class Evaluator {
         default:
             switch ValueSemantics.arithmetic(op, left, right) {
             case .success(let result):
-                if case .scalar(.string(let text)) = result, text.count > context.limits.maxStringLength {
+                if case .scalar(.string(let text)) = result, ValueRules.length(of: text) > context.limits.maxStringLength {
                     throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
                 }
                 if case .scalar(.decimal(let number)) = result, number.isNaN {

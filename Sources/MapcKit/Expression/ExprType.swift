@@ -40,6 +40,22 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The kind of scalar value, for the assignability rule; nil for objects, collections and handles.
+    public var valueKind: ValueKind? {
+        switch self {
+        case .bool: return .bool
+        case .integer: return .integer
+        case .double: return .double
+        case .decimal: return .decimal
+        case .string: return .string
+        case .date: return .date
+        case .binary: return .binary
+        case .uuid: return .uuid
+        case .uri: return .uri
+        default: return nil
+        }
+    }
+
     var isNumeric: Bool { self == .integer || self == .double || self == .decimal || self == .bool }
     var isOpen: Bool { self == .unknown || self == .null }
 

@@ -239,3 +239,66 @@ extension ComparisonResult {
         }
     }
 }
+
+/// A set of evaluation values under `ValueSemantics.equal`, the one equality of the language:
+/// `DISTINCT`, `UNION`, `INTERSECT`, `MINUS` and the distinct collection operators agree with
+/// `==` and `IN` (`{1} INTERSECT {1.0}` is `{1}`, as `1 IN {1.0}` is true).
+struct ValueSet {
+    /// Values bucketed by a key that equal values share; each bucket is searched with `equal`.
+    private var buckets: [BucketKey: [EvalValue]] = [:]
+
+    /// Adds a value; returns false when an equal value is already there.
+    @discardableResult
+    mutating func insert(_ value: EvalValue) -> Bool {
+        let key = BucketKey(value)
+        if let bucket = buckets[key], bucket.contains(where: { ValueSemantics.equal($0, value) }) { return false }
+        buckets[key, default: []].append(value)
+        return true
+    }
+
+    /// Whether an equal value is in the set.
+    func contains(_ value: EvalValue) -> Bool {
+        buckets[BucketKey(value)]?.contains { ValueSemantics.equal($0, value) } ?? false
+    }
+
+    init<S: Sequence>(_ values: S) where S.Element == EvalValue {
+        for value in values { insert(value) }
+    }
+
+    /// A hash key equal values always share: numbers by numeric value (whole numbers as integers,
+    /// others as doubles), booleans as 0 and 1, collections by their elements' keys.
+    private indirect enum BucketKey: Hashable {
+        case null, integer(Int64), double(Double), text(String), date(Double), binary(Data), uuid(UUID), uri(String)
+        case object(ObjectRef), handle(Handle), ordered([BucketKey]), unordered(Set<BucketKey>)
+
+        init(_ value: EvalValue) {
+            switch value {
+            case .scalar(let scalar):
+                switch scalar {
+                case .null: self = .null
+                case .bool(let flag): self = .integer(flag ? 1 : 0)
+                case .integer(let n): self = .integer(n)
+                case .double(let d): self = Self.number(d)
+                case .decimal(let d):
+                    var exact = d, whole = Decimal()
+                    NSDecimalRound(&whole, &exact, 0, .plain)
+                    if whole == d, let n = Int64(whole.description) { self = .integer(n) } else { self = Self.number(NSDecimalNumber(decimal: d).doubleValue) }
+                case .string(let text): self = .text(text)
+                case .date(let date): self = .date(date.timeIntervalSince1970)
+                case .binary(let data): self = .binary(data)
+                case .uuid(let uuid): self = .uuid(uuid)
+                case .uri(let text): self = .uri(text)
+                }
+            case .object(let ref): self = .object(ref)
+            case .handle(let handle): self = .handle(handle)
+            case .collection(let items, let ordered):
+                self = ordered ? .ordered(items.map(BucketKey.init)) : .unordered(Set(items.map(BucketKey.init)))
+            }
+        }
+
+        private static func number(_ d: Double) -> BucketKey {
+            if d.rounded() == d, let n = Int64(exactly: d) { return .integer(n) }
+            return .double(d)
+        }
+    }
+}

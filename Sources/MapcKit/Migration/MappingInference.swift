@@ -61,11 +61,8 @@ public struct InferenceResult: Sendable {
 /// defaults, to-one to to-many, ordered to unordered and back, hierarchy changes. The result is an
 /// explicit mapping model that runs like a hand-written one. See docs/inference.md.
 public enum MappingInference {
-    /// Type changes inferred because no value can be lost.
-    public static let wideningTypes: Set<String> = [
-        "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
-        "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
-    ]
+    /// Type changes inferred because no value can be lost (the one list, in `ValueRules`).
+    public static var wideningTypes: Set<String> { ValueRules.losslessTypeChanges }
 
     /// Compares `source` with `destination`. Renames are followed through the catalog's versions in
     /// between when given, so a rename made two versions ago still matches.
@@ -147,7 +144,7 @@ public enum MappingInference {
                 }
                 var expression = "$source.\(old.name)"
                 if old.type != attribute.type {
-                    guard wideningTypes.contains("\(old.type.rawValue)>\(attribute.type.rawValue)") else {
+                    guard ValueRules.isLossless(from: old.type, to: attribute.type) else {
                         refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",
                                                          fix: "write an explicit mapping with a converting expression, or go through an intermediate version"))
                         continue

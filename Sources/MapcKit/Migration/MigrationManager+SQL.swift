@@ -72,8 +72,9 @@ extension MigrationManager {
     /// or nil when the types need a conversion SQL does not do the same way.
     private func storable(_ fragment: SQLFragment, as attribute: Attribute) -> (sql: String, arguments: [DatabaseValue])? {
         if let sourceType = fragment.attributeType {
-            let widening: Set<String> = ["int16>int32", "int16>int64", "int32>int64", "int16>double", "int32>double", "int64>double", "bool>bool", "float>double"]
-            guard sourceType == attribute.type || widening.contains("\(sourceType.rawValue)>\(attribute.type.rawValue)") else { return nil }
+            // Copied as stored when no value changes; int64 into double is the one lossy copy
+            // allowed, because SQLite's REAL affinity rounds exactly as the interpreter's Double(n).
+            guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double) else { return nil }
             return (fragment.sql, fragment.arguments)
         }
         switch fragment.type {

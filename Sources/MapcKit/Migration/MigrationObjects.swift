@@ -147,59 +147,14 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     }
 }
 
-/// Turns an expression's result into a value an attribute can hold, or says why it cannot.
+/// Turns an expression's result into a value an attribute can hold, or says why it cannot: the
+/// result's single value (a one-element collection gives its element), through `ValueRules.coerce`.
 enum ValueCoercion {
-    /// The value an attribute of `type` stores for an expression's result, within what a store can hold.
     static func coerce(_ result: EvalValue, to type: AttributeType) -> Result<Value, SemanticError> {
-        convert(result, to: type).flatMap { value in
-            ValueLimits.problem(value, for: type).map { .failure(SemanticError($0)) } ?? .success(value)
-        }
-    }
-
-    private static func convert(_ result: EvalValue, to type: AttributeType) -> Result<Value, SemanticError> {
         guard case .scalar(let value) = result else {
-            if let items = result.elements, items.count == 1 { return convert(items[0], to: type) }
+            if let items = result.elements, items.count == 1 { return coerce(items[0], to: type) }
             return .failure(SemanticError("\(result.kindName) cannot be stored in a \(type.rawValue) attribute"))
         }
-        switch (value, type) {
-        case (.null, _): return .success(.null)
-        case (.integer(let n), .int16), (.integer(let n), .int32), (.integer(let n), .int64):
-            return ValueParser.checkRange(n, type).mapError { SemanticError($0.message) }
-        case (.integer(let n), .double): return .success(.double(Double(n)))
-        case (.integer(let n), .float): return .success(.double(Double(Float(n))))
-        case (.integer(let n), .decimal): return .success(.decimal(Decimal(n)))
-        case (.integer(let n), .bool): return .success(.bool(n != 0))
-        case (.bool(let flag), .bool): return .success(.bool(flag))
-        case (.bool(let flag), .int16), (.bool(let flag), .int32), (.bool(let flag), .int64): return .success(.integer(flag ? 1 : 0))
-        case (.double(let d), .double): return .success(.double(d))
-        case (.double(let d), .float):
-            guard Float(d).isFinite else { return .failure(SemanticError("\(d) does not fit a float")) }
-            return .success(.double(Double(Float(d))))
-        case (.double(let d), .decimal): return .success(.decimal(Decimal(d)))
-        case (.double(let d), .int16), (.double(let d), .int32), (.double(let d), .int64):
-            guard d.rounded() == d else { return .failure(SemanticError("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
-            guard let n = Int64(exactly: d) else { return .failure(SemanticError("\(d) is out of range for \(type.rawValue)")) }
-            return ValueParser.checkRange(n, type).mapError { SemanticError($0.message) }
-        case (.decimal(let d), .decimal): return .success(.decimal(d))
-        case (.decimal(let d), .double): return .success(.double(NSDecimalNumber(decimal: d).doubleValue))
-        case (.decimal(let d), .float): return .success(.double(Double(Float(NSDecimalNumber(decimal: d).doubleValue))))
-        case (.decimal(let d), .int16), (.decimal(let d), .int32), (.decimal(let d), .int64):
-            // Exactly, without going through Double (which has 53 bits).
-            var value = d, whole = Decimal()
-            NSDecimalRound(&whole, &value, 0, .down)
-            guard whole == d else { return .failure(SemanticError("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
-            guard let n = Int64(whole.description) else { return .failure(SemanticError("\(d) is out of range for \(type.rawValue)")) }
-            return ValueParser.checkRange(n, type).mapError { SemanticError($0.message) }
-        case (.string(let text), .string): return .success(.string(text))
-        case (.string(let text), .uri), (.string(let text), .uuid), (.string(let text), .date), (.string(let text), .decimal):
-            return ValueParser.parse(text, as: type).mapError { SemanticError($0.message) }
-        case (.uri(let text), .uri), (.uri(let text), .string): return .success(type == .uri ? .uri(text) : .string(text))
-        case (.uuid(let uuid), .uuid): return .success(.uuid(uuid))
-        case (.uuid(let uuid), .string): return .success(.string(uuid.uuidString.lowercased()))
-        case (.date(let date), .date): return .success(.date(date))
-        case (.binary(let data), .binary), (.binary(let data), .transformable): return .success(.binary(data))
-        default:
-            return .failure(SemanticError("\(EvalValue.scalar(value).kindName) cannot be stored in a \(type.rawValue) attribute"))
-        }
+        return ValueRules.coerce(value, to: type).mapError { SemanticError($0.message) }
     }
 }

@@ -285,13 +285,16 @@ public enum AttributeValidator {
         let rules = attribute.validation
         if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { return "below min \(min)" }
         if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { return "above max \(max)" }
-        if case .string(let text) = value {
-            // Lengths count Unicode code points, as SQLite's length() does in migration validation.
-            let length = text.unicodeScalars.count
-            if let min = rules.minLength, length < min { return "shorter than minLength \(min)" }
-            if let max = rules.maxLength, length > max { return "longer than maxLength \(max)" }
-            if let pattern = rules.regex, !RegexGuard.matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
-        }
+        if case .string(let text) = value { return textViolation(text, rules) }
+        return nil
+    }
+
+    /// The length and pattern rules of a text value (lengths in UTF-16 units, as Core Data counts).
+    public static func textViolation(_ text: String, _ rules: Validation) -> String? {
+        let length = ValueRules.length(of: text)
+        if let min = rules.minLength, length < min { return "shorter than minLength \(min)" }
+        if let max = rules.maxLength, length > max { return "longer than maxLength \(max)" }
+        if let pattern = rules.regex, !RegexGuard.matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
         return nil
     }
 }

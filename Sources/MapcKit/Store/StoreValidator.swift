@@ -29,7 +29,7 @@ struct StoreValidator {
             let kind = storage.entityColumn.quotedDatabaseIdentifier
             // Every row-level rule of the entity, checked in one scan: each condition gives 0 or 1.
             var rules: [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] = []
-            var regexChecks: [(column: String, attribute: Attribute)] = []
+            var textChecks: [(column: String, attribute: Attribute)] = []
             for attribute in schema.allAttributes(of: entity) where !attribute.isTransient {
                 guard let columnName = storage.attributeColumns[attribute.name] else { continue }
                 let column = "t.\(columnName.quotedDatabaseIdentifier)"
@@ -55,13 +55,10 @@ struct StoreValidator {
                 if let max = validation.max {
                     rules.append(("COALESCE(\(numeric) > ?, 0)", [bound(max, attribute)], column, attribute.name, "above max \(max)"))
                 }
-                if let min = validation.minLength {
-                    rules.append(("COALESCE(length(\(column)) < ?, 0)", [min.databaseValue], column, attribute.name, "shorter than minLength \(min)"))
+                // Lengths (UTF-16 units, `ValueRules.length`) and patterns are checked in Swift, on text values only.
+                if validation.regex != nil || validation.minLength != nil || validation.maxLength != nil {
+                    textChecks.append((columnName.quotedDatabaseIdentifier, attribute))
                 }
-                if let max = validation.maxLength {
-                    rules.append(("COALESCE(length(\(column)) > ?, 0)", [max.databaseValue], column, attribute.name, "longer than maxLength \(max)"))
-                }
-                if validation.regex != nil { regexChecks.append((columnName.quotedDatabaseIdentifier, attribute)) }
             }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 guard let kept = storage.relationships[relationship.name], let destination = schema.entity(named: relationship.destination) else { continue }
@@ -103,8 +100,7 @@ struct StoreValidator {
                     }
                 }
             }
-            for (column, attribute) in regexChecks {
-                guard let pattern = attribute.validation.regex else { continue }
+            for (column, attribute) in textChecks {
                 // Non-text values are the type rule's to report; only text is matched.
                 let rows = try Row.fetchCursor(db, sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND typeof(\(column)) = 'text'", arguments: [entity.name])
                 while let row = try rows.next() {
@@ -113,8 +109,8 @@ struct StoreValidator {
                         try record(entity.name, objectID, attribute.name, Self.describe(row[1] as DatabaseValue), "value is not valid UTF-8 text")
                         continue
                     }
-                    if !RegexGuard.matchesWhole(text, pattern) {
-                        try record(entity.name, objectID, attribute.name, "\"\(text.prefix(60))\"", "does not match regex '\(pattern)'")
+                    if let broken = AttributeValidator.textViolation(text, attribute.validation) {
+                        try record(entity.name, objectID, attribute.name, "\"\(text.prefix(60))\"", broken)
                     }
                 }
             }

@@ -1,0 +1,168 @@
+import Foundation
+
+/// The kinds of scalar value expressions produce and attributes hold, for the assignability rule.
+public enum ValueKind: Sendable, Hashable {
+    case bool, integer, double, decimal, string, date, binary, uuid, uri
+
+    /// The kind an attribute type's values have.
+    public init(_ type: AttributeType) {
+        switch type {
+        case .int16, .int32, .int64: self = .integer
+        case .double, .float: self = .double
+        case .decimal: self = .decimal
+        case .string: self = .string
+        case .bool: self = .bool
+        case .date: self = .date
+        case .binary, .transformable: self = .binary
+        case .uuid: self = .uuid
+        case .uri: self = .uri
+        }
+    }
+}
+
+/// The rules about values that several layers apply, each written once: which values an attribute
+/// takes and how they are converted (the checker, the evaluator's results, policies' values and the
+/// SQL compiler all ask here), which type changes lose nothing (inference and the SQL compiler), and
+/// how long a string is (expressions, validation and regular expressions).
+public enum ValueRules {
+    /// How a value of one kind goes into an attribute of a type.
+    public enum Assignment: Sendable, Equatable {
+        /// Stored as it is, or widened without loss (integer into double, float into double).
+        case lossless
+        /// Converted with a check at run time that fails naming the value (an integer out of an
+        /// int16's range, text that is not a UUID, a fraction stored in an integer); `warning` is
+        /// what the checker says about it beforehand, when the check is one users should know of.
+        case checked(warning: String?)
+        /// Never possible; the reason.
+        case refused(String)
+    }
+
+    /// The assignability rule: how a value of `kind` goes into an attribute of `type`.
+    public static func assignment(of kind: ValueKind, to type: AttributeType) -> Assignment {
+        switch (kind, type) {
+        case (.integer, .int16), (.integer, .int32), (.integer, .int64):
+            return .checked(warning: nil)
+        case (.integer, .double), (.integer, .float), (.integer, .decimal), (.integer, .bool): return .lossless
+        case (.bool, .bool), (.bool, .int16), (.bool, .int32), (.bool, .int64): return .lossless
+        case (.double, .double), (.double, .decimal), (.decimal, .decimal), (.decimal, .double): return .lossless
+        case (.double, .float), (.decimal, .float): return .checked(warning: nil)
+        case (.double, .int16), (.double, .int32), (.double, .int64), (.decimal, .int16), (.decimal, .int32), (.decimal, .int64):
+            return .checked(warning: "a value with a fraction, or out of range, fails the migration")
+        case (.string, .string), (.uri, .uri), (.uri, .string), (.uuid, .uuid), (.uuid, .string): return .lossless
+        case (.string, .uri), (.string, .uuid): return .checked(warning: nil)
+        case (.date, .date), (.binary, .binary), (.binary, .transformable): return .lossless
+        default:
+            return .refused("a \(kind) value cannot be stored in a \(type.rawValue) attribute")
+        }
+    }
+
+    /// The value an attribute of `type` stores for `value`, converted by the assignability rule
+    /// and within `ValueLimits`; or why it cannot hold it.
+    public static func coerce(_ value: Value, to type: AttributeType) -> Result<Value, ValueProblem> {
+        converted(value, to: type).flatMap { result in
+            ValueLimits.problem(result, for: type).map { .failure(ValueProblem($0)) } ?? .success(result)
+        }
+    }
+
+    private static func converted(_ value: Value, to type: AttributeType) -> Result<Value, ValueProblem> {
+        let kind: ValueKind
+        switch value {
+        case .null: return .success(.null)
+        case .bool: kind = .bool
+        case .integer: kind = .integer
+        case .double: kind = .double
+        case .decimal: kind = .decimal
+        case .string: kind = .string
+        case .date: kind = .date
+        case .binary: kind = .binary
+        case .uuid: kind = .uuid
+        case .uri: kind = .uri
+        }
+        if case .refused(let reason) = assignment(of: kind, to: type) { return .failure(ValueProblem(reason)) }
+        switch (value, type) {
+        case (.integer(let n), _) where type.isInteger: return ValueParser.checkRange(n, type)
+        case (.integer(let n), .double): return .success(.double(Double(n)))
+        case (.integer(let n), .float): return .success(.double(Double(Float(n))))
+        case (.integer(let n), .decimal): return .success(.decimal(Decimal(n)))
+        case (.integer(let n), .bool): return .success(.bool(n != 0))
+        case (.bool(let flag), .bool): return .success(.bool(flag))
+        case (.bool(let flag), _): return .success(.integer(flag ? 1 : 0))
+        case (.double(let d), .double): return .success(.double(d))
+        case (.double(let d), .float):
+            if let problem = ValueLimits.problem(.double(d), for: .float) { return .failure(ValueProblem(problem)) }
+            return .success(.double(Double(Float(d))))
+        case (.double(let d), .decimal):
+            guard d.isFinite else { return .failure(ValueProblem("\(d) is not a finite number")) }
+            return .success(.decimal(Decimal(d)))
+        case (.double(let d), _):
+            guard d.rounded() == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
+            guard let n = Int64(exactly: d) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
+            return ValueParser.checkRange(n, type)
+        case (.decimal(let d), .decimal): return .success(.decimal(d))
+        case (.decimal(let d), .double): return .success(.double(NSDecimalNumber(decimal: d).doubleValue))
+        case (.decimal(let d), .float): return converted(.double(NSDecimalNumber(decimal: d).doubleValue), to: .float)
+        case (.decimal(let d), _):
+            // Exactly, without going through Double (which has 53 bits).
+            var exact = d, whole = Decimal()
+            NSDecimalRound(&whole, &exact, 0, .down)
+            guard whole == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
+            guard let n = Int64(whole.description) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
+            return ValueParser.checkRange(n, type)
+        case (.string(let text), .string): return .success(.string(text))
+        case (.string(let text), _): return ValueParser.parse(text, as: type)
+        case (.uri(let text), .uri): return .success(.uri(text))
+        case (.uri(let text), _): return .success(.string(text))
+        case (.uuid(let uuid), .uuid): return .success(.uuid(uuid))
+        case (.uuid(let uuid), _): return .success(.string(uuid.uuidString.lowercased()))
+        case (.date(let date), _): return .success(.date(date))
+        case (.binary(let data), _): return .success(.binary(data))
+        default: return .failure(ValueProblem("\(value) cannot be stored in a \(type.rawValue) attribute"))
+        }
+    }
+
+    /// Type changes between versions that keep every value exactly: what lightweight inference
+    /// carries over, and what the SQL compiler copies as stored.
+    public static let losslessTypeChanges: Set<String> = [
+        "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
+        "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
+    ]
+
+    /// Whether values of `from` keep every value when stored as `to` (or the types are equal).
+    public static func isLossless(from: AttributeType, to: AttributeType) -> Bool {
+        from == to || losslessTypeChanges.contains("\(from.rawValue)>\(to.rawValue)")
+    }
+
+    // MARK: String length
+
+    /// The length of a string, in UTF-16 code units: what `NSString.length` counts, so that the
+    /// `length` of expressions, Core Data's minLength/maxLength validation and `MATCHES` ranges
+    /// agree with the Core Data models mapc imports. (Swift's `count` counts grapheme clusters,
+    /// `unicodeScalars.count` code points; "é" written as e + accent is 1, 2 and 2 of them.)
+    public static func length(of text: String) -> Int { text.utf16.count }
+
+    /// At most `limit` UTF-16 units from the start, never splitting a character (a grapheme
+    /// cluster such as an emoji or a letter with its accents): what a caption needs, where
+    /// Foundation's `substringToIndex:` may cut a surrogate pair in two.
+    public static func prefix(_ text: String, length limit: Int) -> String {
+        var used = 0
+        var end = text.startIndex
+        for character in text {
+            let units = character.utf16.count
+            if used + units > limit { break }
+            used += units
+            end = text.index(after: end)
+        }
+        return String(text[..<end])
+    }
+
+    /// The text after its first `count` UTF-16 units, starting at a character boundary.
+    public static func dropPrefix(_ text: String, length count: Int) -> String {
+        var used = 0
+        var start = text.startIndex
+        while start < text.endIndex, used < count {
+            used += text[start].utf16.count
+            start = text.index(after: start)
+        }
+        return String(text[start...])
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// The rules several layers share, each written once (`ValueRules`, `ValueSemantics`), checked
+/// against every layer that applies them.
+@Suite("One definition of each value rule")
+struct ValueRulesTests {
+    static let samples: [ValueKind: Value] = [
+        .bool: .bool(true), .integer: .integer(7), .double: .double(2.5), .decimal: .decimal(Decimal(string: "1.25")!),
+        .string: .string("x"), .date: .date(Date(timeIntervalSince1970: 0)), .binary: .binary(Data([1])),
+        .uuid: .uuid(UUID()), .uri: .uri("https://example.com"),
+    ]
+    static let exprTypes: [ValueKind: ExprType] = [.bool: .bool, .integer: .integer, .double: .double, .decimal: .decimal, .string: .string,
+                                                  .date: .date, .binary: .binary, .uuid: .uuid, .uri: .uri]
+
+    @Test func theCheckerAndTheCoercionAcceptTheSameAssignments() throws {
+        for (kind, value) in Self.samples {
+            for type in AttributeType.allCases {
+                let rule = ValueRules.assignment(of: kind, to: type)
+                // The checker: an error exactly when the rule refuses.
+                var checker = ExpressionChecker(scope: CheckScope(schema: nil, source: nil, variables: ["v": Self.exprTypes[kind]!]), source: ExpressionSource(text: "$v"))
+                checker.checkAssignable(try ExpressionParser.parse("$v").get(), to: Attribute(name: "a", type: type), entity: "E")
+                let refusedStatically = checker.diagnostics.contains { $0.severity == .error }
+                if case .refused = rule { #expect(refusedStatically, "\(kind) into \(type)") } else { #expect(!refusedStatically, "\(kind) into \(type): \(checker.diagnostics)") }
+                // The run-time coercion: never accepts what the rule refuses.
+                let coerced = ValueCoercion.coerce(.scalar(value), to: type)
+                if case .refused = rule, case .success = coerced { Issue.record("\(kind) into \(type) is refused by the rule but coerced at run time") }
+                if case .lossless = rule, case .failure(let problem) = coerced { Issue.record("\(kind) into \(type) is lossless but failed: \(problem.message)") }
+            }
+        }
+    }
+
+    @Test func stringsAreMeasuredInUTF16UnitsLikeNSString() throws {
+        let thumbs = "👍🏽", decomposed = "e\u{301}", plain = "abc"
+        #expect(ValueRules.length(of: thumbs) == 4 && ValueRules.length(of: decomposed) == 2 && ValueRules.length(of: plain) == 3)
+        let evaluator = Evaluator(context: EvaluationContext(graph: InMemoryObjectGraph(objects: [], schema: nil)))
+        for (text, expected) in [(thumbs, 4), (decomposed, 2)] {
+            let value = try evaluator.evaluate(try ExpressionParser.parse("FUNCTION(\"\(text)\", \"length\")").get())
+            #expect(value == .scalar(.integer(Int64(expected))))
+            #expect(try evaluator.evaluate(try ExpressionParser.parse("length:(\"\(text)\")").get()) == .scalar(.integer(Int64(expected))))
+        }
+        // Substrings take UTF-16 units but never split a character.
+        #expect(ValueRules.prefix("ab👍🏽c", length: 4) == "ab", "the emoji needs 4 units and only 2 are left")
+        #expect(ValueRules.prefix("ab👍🏽c", length: 6) == "ab👍🏽")
+        #expect(try evaluator.evaluate(try ExpressionParser.parse("FUNCTION(\"ab👍🏽c\", \"substringToIndex:\", 3)").get()) == .scalar(.string("ab")))
+        // Validation counts the same way.
+        var attribute = Attribute(name: "t", type: .string)
+        attribute.validation.maxLength = 3
+        #expect(AttributeValidator.violation(of: .string(thumbs), for: attribute) == "longer than maxLength 3")
+        #expect(AttributeValidator.violation(of: .string("abc"), for: attribute) == nil)
+    }
+
+    @Test func setOperationsUseTheSameEqualityAsComparisons() throws {
+        let evaluator = Evaluator(context: EvaluationContext(graph: InMemoryObjectGraph(objects: [], schema: nil)))
+        func value(_ text: String) throws -> EvalValue { try evaluator.evaluate(try ExpressionParser.parse(text).get()) }
+        #expect(try value("1 IN {1.0}") == .scalar(.bool(true)))
+        #expect(try value("({1} INTERSECT {1.0}).@count") == .scalar(.integer(1)))
+        #expect(try value("({1, 2} MINUS {2.0}).@count") == .scalar(.integer(1)))
+        #expect(try value("({1, 1.0, 2} UNION {2}).@count") == .scalar(.integer(2)))
+        #expect(try value("{1, 1.0, 1.5, 1.5}.@distinctUnionOfObjects").elements?.count == 2)
+        // Above 2^53 integers and doubles stay apart, in comparisons and in sets alike.
+        #expect(try value("9007199254740993 == 9007199254740992.0") == .scalar(.bool(false)))
+        #expect(try value("({9007199254740993} INTERSECT {9007199254740992.0}).@count") == .scalar(.integer(0)))
+    }
+}
