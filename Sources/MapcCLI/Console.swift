@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import MapcKit
 
 /// Where commands write: results to standard output, diagnostics and progress to standard error.
@@ -44,18 +43,16 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
     } catch let error as DataValidationError {
         Console.err("error: the data does not fit the schema:\n" + error.description)
         throw ExitCodeError(MapcExitCode.invalidInput)
-    } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-        Console.err("error: \(Store.inUseMessage("the store"))")
-        throw ExitCodeError(MapcExitCode.storeError)
-    } catch let error as DatabaseError {
-        Console.err("error: SQLite: \(error.message ?? "\(error)")")
-        throw ExitCodeError(MapcExitCode.storeError)
     } catch let error as MapcError {
         Console.err("error: \(error)")
         switch error {
         case .input, .data: throw ExitCodeError(MapcExitCode.invalidInput)
         case .store, .notFound, .file: throw ExitCodeError(MapcExitCode.storeError)
         }
+    } catch {
+        guard let sqlite = MapcError(sqlite: error) else { throw error }
+        Console.err("error: \(sqlite)")
+        throw ExitCodeError(MapcExitCode.storeError)
     }
 }
 

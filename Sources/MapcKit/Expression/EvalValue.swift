@@ -77,18 +77,4 @@ public indirect enum EvalValue: Sendable, Hashable {
             }
         }
     }
-
-    /// The value as JSON: scalars as in data files, objects as `{"entity", "id"}`, collections as arrays.
-    public var json: JSONValue {
-        switch self {
-        case .scalar(let value):
-            switch value {
-            case .double(let number): return .double(number)
-            default: return DataFile.json(value, type: .string)
-            }
-        case .object(let ref): return .object([("entity", .string(ref.entity)), ("id", .string(ref.id))])
-        case .collection(let items, _): return .array(items.map(\.json))
-        case .handle: return .string("<\(kindName)>")
-        }
-    }
 }

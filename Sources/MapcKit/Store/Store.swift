@@ -219,3 +219,16 @@ extension Store {
                               + "Correct or delete those rows (with the sqlite3 shell), or open the store with the schema that wrote them")
     }
 }
+
+extension MapcError {
+    /// A SQLite error that escaped as such, in mapc's words ("in use" for another process's lock);
+    /// nil for errors that are not SQLite's. Lets callers report store errors without knowing SQLite.
+    public init?(sqlite error: any Error) {
+        guard let error = error as? DatabaseError else { return nil }
+        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            self = .store(Store.inUseMessage("the store"))
+        } else {
+            self = .store("SQLite: \(error.message ?? "\(error)")")
+        }
+    }
+}
