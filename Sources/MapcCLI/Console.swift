@@ -43,6 +43,10 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
     } catch let error as DataValidationError {
         Console.err("error: the data does not fit the schema:\n" + error.description)
         throw ExitCodeError(MapcExitCode.invalidInput)
+    } catch let error as PlanError {
+        Console.err("error: \(error)")
+        if !error.isDowngrade { Console.err("`mapc infer --from \(error.from) --to \(error.to) --output \(error.suggestedFile)` writes that skeleton") }
+        throw ExitCodeError(MapcExitCode.storeError)
     } catch let error as MapcError {
         Console.err("error: \(error)")
         switch error {

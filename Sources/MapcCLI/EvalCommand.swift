@@ -81,11 +81,11 @@ struct EvalCommand: ParsableCommand {
                 if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
                 let graph = StoreObjectGraph(store: opened)
                 let evaluator = Evaluator(context: EvaluationContext(graph: graph))
-                for name in try opened.layout.storage(of: entity).discriminators {
+                for member in opened.schema.entity(named: entity).map({ opened.schema.hierarchy(under: $0) }) ?? [] where !member.isAbstract {
                     // Batches are read and released before evaluating: expressions read the store again.
-                    try opened.forEachBatch(ofExactEntity: name) { batch in for object in batch {
+                    try opened.forEachBatch(ofExactEntity: member.name) { batch in for object in batch {
                         graph.remember(object)
-                        let ref = EvalValue.object(ObjectRef(entity: object.entity, id: object.id))
+                        let ref = EvalValue.object(graph.ref(object))
                         evaluator.context.evaluatedObject = ref
                         evaluator.context.variables["source"] = ref
                         do {

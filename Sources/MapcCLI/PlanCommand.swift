@@ -30,24 +30,14 @@ struct PlanCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let catalog = try schemaOptions.catalog()
-            let metadata = try Store.metadata(at: store)
-            guard let current = catalog.version(of: metadata) else {
-                throw MapcError.store("\(store) matches no version in \(schemaOptions.schemas)")
-            }
-            let target = try to.map { try catalog.require(version: $0) } ?? catalog.newest()
-            let steps: [MigrationStep]
-            do {
-                steps = try MigrationPlanner.plan(from: current, to: target, catalog: catalog, mappings: try mappingOptions.catalog())
-            } catch let error as PlanError {
-                throw MapcError.notFound("\(error)")
-            }
-            guard !steps.isEmpty else {
-                Console.out("\(store) is already at \(target.version); nothing to do")
+            let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+            let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
+            guard plan.isNeeded else {
+                Console.out("\(store) is already at \(plan.target.version); nothing to do")
                 return
             }
-            var lines = ["\(store) is at \(current.version); \(steps.count) step\(steps.count == 1 ? "" : "s") to \(target.version):"]
-            for (index, description) in Self.describe(steps).enumerated() { lines.append("  \(index + 1). \(description)") }
+            var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
+            for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
             Console.out(lines.joined(separator: "\n"))
         }
     }

@@ -59,52 +59,27 @@ struct RunCommand: ParsableCommand {
         var renderSources: [SourceFile] = []
         do {
             try reportingErrors {
-                let catalog = try schemaOptions.catalog()
-                let metadata = try Store.metadata(at: store)
-                let matching = catalog.versions(matchingModelHash: metadata.modelHash)
-                guard !matching.isEmpty else {
-                    throw MapcError.store("\(store) (recorded as \(metadata.version), model hash \(metadata.modelHash.prefix(12))) matches no version in \(schemaOptions.schemas)")
-                }
-                let sourceSchema: Schema
-                if let from {
-                    guard let named = matching.first(where: { $0.version == from }) else {
-                        throw MapcError.store("\(store) is at version \(matching.map(\.version).joined(separator: " or ")), not \(from) (checked by its hashes); drop --from or correct it")
-                    }
-                    sourceSchema = named
-                } else {
-                    sourceSchema = catalog.version(of: metadata) ?? matching[0]
-                }
-                let destinationSchema = try to.map { try catalog.require(version: $0) } ?? catalog.newest()
-                if VersionHash.modelHash(of: destinationSchema) == metadata.modelHash {
-                    Console.out("\(store) is already at \(destinationSchema.version); nothing to do")
+                let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
+                guard plan.isNeeded else {
+                    Console.out("\(store) is already at \(plan.target.version); nothing to do")
                     return
                 }
-                let mappingCatalog = try mappingOptions.catalog()
-                let steps: [MigrationStep]
-                do {
-                    steps = try MigrationPlanner.plan(from: sourceSchema, to: destinationSchema, catalog: catalog, mappings: mappingCatalog)
-                } catch let error as PlanError {
-                    throw MapcError.notFound("\(error)")
-                }
-                for step in steps where !step.isInferred {
-                    if let file = step.mapping.file { renderSources.append(file) }
-                    var checker = MappingChecker(mapping: step.mapping)
-                    let diagnostics = checker.check(source: step.source, destination: step.destination)
-                    if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
-                }
+                renderSources = plan.steps.compactMap { $0.isInferred ? nil : $0.mapping.file }
                 var options = MigrationOptions()
                 options.dryRun = dryRun
                 options.outputPath = output
                 options.keepBackup = keepBackup
                 options.allowsSQL = !interpret
                 options.acceptsDataLoss = acceptDataLoss
+                let steps = plan.steps
                 let display = ProgressDisplay(quiet: quiet || format == .json)
                 if !(quiet || format == .json) {
                     Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
                 }
                 let started = Date()
-                let outcome = try StoreMigration.run(store: store, steps: steps, options: options) { index, count, update in
-                    display.update(update, step: count > 1 ? "step \(index + 1)/\(count) \(steps[index].source.version)->\(steps[index].destination.version)" : nil)
+                let outcome = try migrator.migrate(plan, options: options) { update in
+                    display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
                 }
                 display.finish()
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
@@ -119,11 +94,14 @@ struct RunCommand: ParsableCommand {
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)'\(property.map { ", property '\($0)'" } ?? ""), source object \(object)")
+        case .dataLoss:
+            Console.err("error: \(error)")
+            Console.err("(pass --accept-data-loss to drop them anyway)")
         default:
             Console.err("error: \(error)")
         }
         switch error {
-        case .setup, .dataLoss: Foundation.exit(MapcExitCode.storeError)
+        case .setup, .dataLoss, .cancelled: Foundation.exit(MapcExitCode.storeError)
         default: break
         }
         Console.err("\(store) was not changed")
@@ -140,7 +118,8 @@ struct RunCommand: ParsableCommand {
                 }
                 return json
             }
-            var json = outcome.summary.json
+            guard let summary = outcome.summary else { return }
+            var json = summary.json
             if case .object(var pairs) = json {
                 pairs[0] = ("source", .string(outcome.steps[0].sourceVersion))
                 pairs.append(("steps", .array(stepsJSON)))
@@ -158,7 +137,8 @@ struct RunCommand: ParsableCommand {
     /// The text summary of a run: per step, objects created by each mapping and seconds per phase.
     static func report(_ outcome: MigrationOutcome, steps: [MigrationStep], store: String, dryRun: Bool, output: String?, seconds: Double) -> String {
         var lines: [String] = []
-        let first = outcome.steps[0].sourceVersion, last = outcome.summary.destinationVersion
+        guard let summary = outcome.summary, let firstStep = outcome.steps.first else { return "\(store): nothing to do" }
+        let first = firstStep.sourceVersion, last = summary.destinationVersion
         let verb = dryRun ? "dry run: \(store) would migrate" : (output != nil ? "migrated \(store) into \(output!)" : "migrated \(store)")
         lines.append(String(format: "%@ from %@ to %@ in %.2f s", verb, first, last, seconds))
         for (step, summary) in zip(steps, outcome.steps) {
@@ -171,7 +151,7 @@ struct RunCommand: ParsableCommand {
             }
             lines.append("\(indent)phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))
         }
-        lines.append("  objects: " + outcome.summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
+        lines.append("  objects: " + summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
         if dryRun { lines.append("  \(store) was not changed") }
         if let backup = outcome.backupPath { lines.append("  backup: \(backup)") }
         return lines.joined(separator: "\n")

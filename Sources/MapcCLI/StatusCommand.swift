@@ -19,52 +19,50 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let metadata = try Store.metadata(at: store)
+            // Without a usable schemas folder the store can still say what it is.
             let catalog = try? schemaOptions.catalog()
-            let compatible = catalog?.versions(matchingModelHash: metadata.modelHash).map(\.version) ?? []
-            var counts: [(String, Int)] = []
-            var history: [HistoryEntry] = []
-            if let catalog, !compatible.isEmpty {
-                let opened = try Store.open(at: store, catalog: catalog, readOnly: true)
-                counts = try opened.schema.entities.map { ($0.name, try opened.count(of: $0.name, exactly: true)) }
-                history = try StoreHistory.read(opened)
-            }
+            let status = try Migrator(schemas: catalog ?? SchemaCatalog(schemas: [])).status(ofStoreAt: URL(fileURLWithPath: store))
+            let metadata = status.metadata
             switch format {
             case .json:
                 Console.out(JSONValue.object([
-                    ("store", .string(store)), ("model", .string(metadata.model)), ("version", .string(metadata.version)),
-                    ("modelHash", .string(metadata.modelHash)), ("layout", .string(metadata.layout)),
-                    ("objects", .object(counts.map { ($0.0, .integer(Int64($0.1))) })),
-                    ("compatibleVersions", .array(compatible.map(JSONValue.string))),
+                    ("store", .string(store)), ("format", .string(status.format)), ("model", metadata.model.map(JSONValue.string) ?? .null),
+                    ("version", metadata.version.map(JSONValue.string) ?? .null), ("identifiedVersion", status.version.map(JSONValue.string) ?? .null),
+                    ("identification", .string(status.identification)),
+                    ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
+                    ("objects", .object(status.objectCounts.map { ($0.entity, .integer(Int64($0.count))) })),
+                    ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
                     ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
-                    ("history", .array(history.map { entry in .object([
+                    ("history", .array(status.history.map { entry in .object([
                         ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
                         ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
-                        ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0]!))) })),
+                        ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) })),
                     ]) })),
                 ]).serialized(pretty: true))
             case .text:
                 var lines = [
                     "store       \(store)",
-                    "model       \(metadata.model)",
-                    "version     \(metadata.version)",
-                    "model hash  \(metadata.modelHash)",
-                    "layout      \(metadata.layout)",
+                    "format      \(status.formatName) (\(status.format))",
                 ]
-                if counts.isEmpty {
+                if let model = metadata.model { lines.append("model       \(model)") }
+                lines.append("version     \(status.version ?? "unknown") (\(status.identification))")
+                if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
+                lines.append("model hash  \(metadata.modelHash)")
+                if let uuid = metadata.storeUUID { lines.append("store UUID  \(uuid)") }
+                if status.objectCounts.isEmpty {
                     lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
                 } else {
                     lines.append("objects")
-                    let width = counts.map(\.0.count).max() ?? 0
-                    for (name, count) in counts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
+                    let width = status.objectCounts.map(\.entity.count).max() ?? 0
+                    for (name, count) in status.objectCounts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
                 }
-                lines.append("compatible  " + (compatible.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : compatible.joined(separator: ", ")))
+                lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
                 if let catalog { lines.append("versions    \(catalog.orderDescription)") }
-                if !history.isEmpty {
+                if !status.history.isEmpty {
                     lines.append("history")
-                    for entry in history {
+                    for entry in status.history {
                         let created = entry.created.values.reduce(0, +)
-                        lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(created) object\(created == 1 ? "" : "s") created")
+                        lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(English.count(created, "object")) created")
                     }
                 }
                 Console.out(lines.joined(separator: "\n"))

@@ -51,7 +51,7 @@ struct AppleExamplesTests {
             graph: graph, evaluatedObject: graph.root,
             variables: ["source": graph.root, "INPUT": .scalar(.integer(5)), "LOWER": .scalar(.integer(1)), "UPPER": .scalar(.integer(10)),
                         "FIRST_NAME": .scalar(.string("ADAM"))],
-            manager: ExpressionFixture.StubManager())
+            manager: ExpressionFixture.stubManager)
         let result: String
         switch ExpressionParser.parse(testCase.text) {
         case .failure(let error): result = "error: \(error.message)"

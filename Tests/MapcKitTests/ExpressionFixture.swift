@@ -56,6 +56,9 @@ enum ExpressionFixture {
         }
     }
 
+    /// Contexts hold their manager weakly (a migration owns its evaluators): the stand-in lives here.
+    nonisolated(unsafe) static let stubManager = StubManager()
+
     static func context() -> EvaluationContext {
         let graph = InMemoryObjectGraph(objects: objects, schema: schema)
         let note = EvalValue.object(ObjectRef(entity: "Note", id: "n1"))
@@ -63,7 +66,7 @@ enum ExpressionFixture {
             graph: graph, evaluatedObject: note,
             variables: ["source": note, "INPUT": .scalar(.integer(5)), "LOWER": .scalar(.integer(1)), "UPPER": .scalar(.integer(10)),
                         "FIRST_NAME": .scalar(.string("ADAM")), "person": .object(ObjectRef(entity: "Person", id: "p1"))],
-            manager: StubManager(),
+            manager: stubManager,
             policyFunctions: ["captionFor:": { arguments in
                 guard case .scalar(.string(let text))? = arguments.first else { return .null }
                 return .scalar(.string(String(text.prefix(5))))

@@ -20,7 +20,7 @@ struct InferenceTests {
         let source = try Store.inMemory(schema: a)
         try source.insert(objects)
         let destination = try Store.inMemory(schema: b)
-        _ = try MigrationManager(source: source, mapping: mapping, destinationSchema: b).migrate(into: destination)
+        _ = try StepMigration(source: source, destination: destination, mapping: mapping).run()
         return destination
     }
 

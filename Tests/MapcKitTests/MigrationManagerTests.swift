@@ -47,7 +47,7 @@ struct MigrationManagerTests {
     private func failure(_ model: MappingModel, source: Store, to version: String = "v3", policies: PolicyRegistry = .shared) throws -> MigrationError? {
         let destination = try uncloudNotes(version)
         return #expect(throws: MigrationError.self) {
-            _ = try MigrationManager(source: source, mapping: model, destinationSchema: destination, policies: policies).migrate(into: try Store.inMemory(schema: destination))
+            _ = try StepMigration(source: source, destination: try Store.inMemory(schema: destination), mapping: model, policies: policies).run()
         }
     }
 
@@ -85,7 +85,7 @@ struct MigrationManagerTests {
               note: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source)
         """ + "\n")
         let destination = try Store.inMemory(schema: try uncloudNotes("v3"))
-        _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v3"), policies: registry).migrate(into: destination)
+        _ = try StepMigration(source: source, destination: destination, mapping: model, policies: registry).run()
         let log = RecordingPolicy.lock.withLock { RecordingPolicy.log }
         #expect(log == [
             "begin NoteToNote", "create NoteToNote n0", "create NoteToNote n1", "endInstanceCreation NoteToNote",
@@ -111,7 +111,7 @@ struct MigrationManagerTests {
         let model = try mapping(yaml)
         #expect(model.entityMappings.allSatisfy { $0.type == .copy })
         let destination = try Store.inMemory(schema: k2)
-        let summary = try MigrationManager(source: source, mapping: model, destinationSchema: k2).migrate(into: destination)
+        let summary = try StepMigration(source: source, destination: destination, mapping: model).run()
         #expect(summary.created.map(\.count).reduce(0, +) == 14)
         var expected = try DataFile.dump(source).serialized(pretty: true)
         expected = expected.replacingOccurrences(of: "\"version\": \"k1\"", with: "\"version\": \"k2\"")
@@ -211,7 +211,7 @@ struct MigrationManagerTests {
         ])
         let model = try mapping(try String(contentsOf: packageRoot.appendingPathComponent("mappings/mapping_v3_to_v4.yaml"), encoding: .utf8))
         let destination = try Store.inMemory(schema: try uncloudNotes("v4"))
-        _ = try MigrationManager(source: source, mapping: model, destinationSchema: try uncloudNotes("v4")).migrate(into: destination)
+        _ = try StepMigration(source: source, destination: destination, mapping: model).run()
         let image = try #require(try destination.objects(of: "ImageAttachment").first)
         #expect(image.attributes["width"] == .double(800) && image.attributes["height"] == .double(600))
         #expect(image.attributes["caption"] == .string(String(repeating: "é", count: 80)))
@@ -246,9 +246,9 @@ struct SourceExpressionTests {
         let mapping = try #require(model)
         var checker = MappingChecker(mapping: mapping)
         #expect(checker.check(source: v4, destination: v4).isEmpty)
-        #expect(MigrationManager.standardFetch(mapping.entityMappings[0].sourceExpression!.expression)?.entity == "Note")
+        #expect(CreationPhase.standardFetch(mapping.entityMappings[0].sourceExpression!.expression)?.entity == "Note")
         let destination = try Store.inMemory(schema: v4)
-        _ = try MigrationManager(source: source, mapping: mapping, destinationSchema: v4).migrate(into: destination)
+        _ = try StepMigration(source: source, destination: destination, mapping: mapping).run()
         #expect(try destination.objects(of: "Note").map(\.id) == ["n1"])
     }
 }

@@ -41,7 +41,7 @@ struct PolicySafetyTests {
         let (mapping, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: mappingText))
         #expect(!diagnostics.hasErrors, "\(diagnostics)")
         let destination = try Store.inMemory(schema: to)
-        let summary = try MigrationManager(source: store, mapping: try #require(mapping), destinationSchema: to, policies: policies).migrate(into: destination)
+        let summary = try StepMigration(source: store, destination: destination, mapping: try #require(mapping), policies: policies).run()
         return (destination, summary)
     }
 

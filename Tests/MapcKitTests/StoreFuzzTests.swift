@@ -37,8 +37,8 @@ struct StoreFuzzTests {
 
     /// Every read mapc does on a store, in the order the commands do them; throws on any error.
     private func exercise(_ path: String, _ catalog: SchemaCatalog) throws {
-        let metadata = try Store.metadata(at: path)
-        _ = catalog.version(of: metadata)
+        let (format, metadata) = try Store.metadata(at: path)
+        _ = catalog.version(of: metadata, format: format)
         let store = try Store.open(at: path, catalog: catalog, readOnly: true)
         defer { try? store.database.close() }
         for entity in store.schema.entities { _ = try store.count(of: entity.name, exactly: true) }
@@ -48,7 +48,7 @@ struct StoreFuzzTests {
         let v4 = try catalog.require(version: "v4")
         let mapping = try #require(MappingInference.infer(from: store.schema, to: v4).mapping)
         let destination = try Store.inMemory(schema: v4)
-        _ = try MigrationManager(source: store, mapping: mapping, destinationSchema: v4).migrate(into: destination)
+        _ = try StepMigration(source: store, destination: destination, mapping: mapping).run()
     }
 
     @Test func damagedStoresGiveErrorsNotTraps() throws {

@@ -15,12 +15,13 @@ struct StoreTests {
         let schema = try uncloudNotes("v3")
         let path = folder.appendingPathComponent("s.db").path
         _ = try Store.create(at: path, schema: schema)
-        let metadata = try Store.metadata(at: path)
+        let (format, metadata) = try Store.metadata(at: path)
+        #expect(format.identifier == "mapc-1")
         #expect(metadata.model == "UnCloudNotes")
         #expect(metadata.version == "v3")
         #expect(metadata.modelHash == VersionHash.modelHash(of: schema))
         #expect(metadata.entityHashes == VersionHash.entityHashes(of: schema))
-        #expect(metadata.layout == "mapc-1")
+        #expect(metadata.format == "mapc-1")
     }
 
     @Test func openingWithAnotherVersionIsRefusedWithTheDifference() throws {
@@ -55,7 +56,7 @@ struct StoreTests {
         let plain = folder.appendingPathComponent("plain.db").path
         try DatabaseQueue(path: plain).write { try $0.execute(sql: "CREATE TABLE t (x)") }
         let notMapc = #expect(throws: MapcError.self) { try Store.metadata(at: plain) }
-        #expect(notMapc?.description.contains("not a mapc store") == true)
+        #expect(notMapc?.description.contains("not a store mapc knows: it has neither mapc's metadata") == true, "\(String(describing: notMapc))")
         let missing = #expect(throws: MapcError.self) { try Store.metadata(at: folder.appendingPathComponent("none.db").path) }
         #expect(missing?.description.contains("no such store") == true)
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("none.db").path), "opening must not create files")
@@ -94,14 +95,14 @@ struct StoreTests {
     @Test func layoutDependsOnlyOnHashedContent() throws {
         let a = try loadSchema("model: M\nversion: v1\nentities:\n  B:\n    attributes:\n      y: string\n      x: int64\n  A:\n    attributes:\n      z: string\n")
         let b = try loadSchema("model: M\nversion: v2\nentities:\n  A:\n    attributes:\n      z: string\n  B:\n    attributes:\n      x: int64\n      y: string\n")
-        let left = MapcLayout().layout(for: a), right = MapcLayout().layout(for: b)
+        let left = MapcFormat().layout(for: a), right = MapcFormat().layout(for: b)
         #expect(left.tables.map(\.name) == right.tables.map(\.name))
         #expect(left.tables.map { $0.columns.map(\.name) } == right.tables.map { $0.columns.map(\.name) })
     }
 
     @Test func siblingPropertiesWithOneNameGetTheirOwnColumns() throws {
         let schema = try loadSchema("model: M\nversion: v1\nentities:\n  Base: {}\n  Left:\n    parent: Base\n    attributes:\n      size: int64\n  Right:\n    parent: Base\n    attributes:\n      size: string\n")
-        let layout = MapcLayout().layout(for: schema)
+        let layout = MapcFormat().layout(for: schema)
         #expect(layout.entities["Left"]?.attributeColumns["size"] == "size")
         #expect(layout.entities["Right"]?.attributeColumns["size"] == "size_Right")
         let store = try Store.inMemory(schema: schema)
@@ -128,7 +129,7 @@ struct HostileSchemaTests {
             Entity(name: "A", parent: "B", attributes: [Attribute(name: "a", type: .string)]),
             Entity(name: "B", parent: "A", attributes: [Attribute(name: "b", type: .int64)]),
         ])
-        let layout = MapcLayout().layout(for: schema)
+        let layout = MapcFormat().layout(for: schema)
         #expect(!layout.tables.isEmpty)
         #expect(layout.entities["A"] != nil && layout.entities["B"] != nil)
     }

@@ -1,16 +1,28 @@
 import Foundation
 
-/// A reference to an object in an `ObjectGraph`: its entity and identity.
+/// A reference to an object in an `ObjectGraph`: its entity and identity, and its key in the
+/// store it lives in when the graph knows it (so lookups need not turn identities into keys).
+/// References are equal when their entities and identities are.
 public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
     /// The object's own entity.
     public var entity: String
     /// The object's identity string.
     public var id: String
+    /// The object's key in its store, when known.
+    public var key: Int64?
 
     /// Creates a reference.
-    public init(entity: String, id: String) {
+    public init(entity: String, id: String, key: Int64? = nil) {
         self.entity = entity
         self.id = id
+        self.key = key
+    }
+
+    public static func == (lhs: ObjectRef, rhs: ObjectRef) -> Bool { lhs.entity == rhs.entity && lhs.id == rhs.id }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entity)
+        hasher.combine(id)
     }
 
     public var description: String { "\(entity) '\(id)'" }

@@ -20,8 +20,9 @@ public struct EvaluationContext {
     public var evaluatedObject: EvalValue
     /// `$name` bindings, without the `$` (`source`, `manager`, …).
     public var variables: [String: EvalValue]
-    /// What `FUNCTION($manager, …)` calls; nil outside a migration.
-    public var manager: (any MigrationManagerFunctions)?
+    /// What `FUNCTION($manager, …)` calls; nil outside a migration. Held weakly: the migration
+    /// owns its evaluators, never the other way round.
+    public weak var manager: (any MigrationManagerFunctions)?
     /// What `FUNCTION($entityPolicy, "name:", …)` calls, by selector.
     public var policyFunctions: [String: PolicyFunction]
     /// The value of `now()`, fixed per run so results are reproducible.

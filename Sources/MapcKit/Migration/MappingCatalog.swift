@@ -1,11 +1,23 @@
 import Foundation
 
 /// The mapping files of a mappings folder, found by their source and destination versions.
-public struct MappingCatalog {
-    /// The folder read.
+public struct MappingCatalog: Sendable {
+    /// The folder read ("" for mappings given in code or as text).
     public let directory: String
     /// Mappings that loaded, by file name order.
     public private(set) var mappings: [MappingModel] = []
+
+    /// No mappings: every step is inferred, or refused.
+    public init() {
+        directory = ""
+    }
+
+    /// Mappings given as text, by file name (for an app that bundles its mapping files as
+    /// resources or strings). Throws `DiagnosticsError` when one does not load, or two map one step.
+    public init(files: [String: String]) throws {
+        directory = ""
+        try add(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") })
+    }
 
     /// The folder's mappings: the folder named (which must exist), or `./mappings` when none is
     /// named (which may be missing: every step is then inferred, or refused).
@@ -23,9 +35,13 @@ public struct MappingCatalog {
     /// Throws `DiagnosticsError` when a mapping file does not load.
     public init(directory: String) throws {
         self.directory = directory
+        try add(try SourceFile.yamlFiles(in: directory).map { try SourceFile.read(path: $0) })
+    }
+
+    private mutating func add(_ sources: [SourceFile]) throws {
         var diagnostics: [Diagnostic] = []
-        for path in SourceFile.yamlFiles(in: directory) {
-            let source = try SourceFile.read(path: path)
+        for source in sources {
+            let path = source.path
             // Classified by parsed content: a file with schema keys is not a mapping; anything else
             // is read as one, so a misspelt key is reported rather than the file skipped.
             guard ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { continue }

@@ -99,6 +99,8 @@ public enum MigrationError: Error, CustomStringConvertible {
     case setup(String)
     /// An inferred step would drop values and dropping was not accepted.
     case dataLoss(step: String, dropped: [String])
+    /// The run was cancelled by its caller; nothing was changed.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -116,9 +118,11 @@ public enum MigrationError: Error, CustomStringConvertible {
             return "mapping '\(mapping)': custom policy failed: \(message)"
         case .setup(let message):
             return message
+        case .cancelled:
+            return "the migration was cancelled; nothing was changed"
         case let .dataLoss(step, dropped):
             return "the inferred step \(step) would drop the values of \(dropped.joined(separator: ", ")); nothing was changed. "
-                + "Write a mapping file for the step that keeps them where they belong, or accept the loss explicitly (--accept-data-loss, or MigrationOptions.acceptsDataLoss)"
+                + "Write a mapping file for the step that keeps them where they belong, or accept the loss explicitly (MigrationOptions.acceptsDataLoss)"
         }
     }
 }

@@ -45,7 +45,7 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
                 + "\nwrite \(suggestedFile) mapping \(from) to \(to) (it may skip versions), or restore a backup"
         }
         return "cannot migrate from \(from) to \(to): no mapping file for the step and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n")
-            + "\nwrite \(suggestedFile) (`mapc infer --from \(from) --to \(to) --output \(suggestedFile)` writes a skeleton with everything inferable filled in), or add an intermediate version"
+            + "\nwrite \(suggestedFile) (inference writes a skeleton of it, with everything inferable filled in), or add an intermediate version"
     }
 }
 

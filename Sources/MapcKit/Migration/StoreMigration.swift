@@ -22,6 +22,10 @@ public struct MigrationOptions: Sendable {
     /// Run inferred steps that drop values (removed entities and properties). Off, such a step
     /// stops the run before anything is read, saying what it would drop.
     public var acceptsDataLoss = false
+    /// The format of the migrated store; nil keeps the store's own (a Core Data store stays one).
+    public var destinationFormat: (any StoreFormat)?
+    /// Asked between batches; when it returns true the run stops, changing nothing.
+    public var isCancelled: @Sendable () -> Bool = { false }
     /// Creates default options: replace the store in place, no backup.
     public init() {}
 }
@@ -35,8 +39,8 @@ public struct MigrationOutcome: Sendable {
     /// The backup of the original, when kept.
     public var backupPath: String?
 
-    /// The last step's summary (the whole run's, for a single step).
-    public var summary: MigrationSummary { steps[steps.count - 1] }
+    /// The last step's summary (the whole run's, for a single step); nil when nothing ran.
+    public var summary: MigrationSummary? { steps.last }
 }
 
 /// Runs a migration on a store file safely: the store is either untouched at its old version or
@@ -142,7 +146,8 @@ public enum StoreMigration {
     /// Builds one step's destination in a new file at `path`, with the source's history plus this step.
     static func migrateStep(_ step: MigrationStep, from sourceStore: Store, into path: String, options: MigrationOptions, policies: PolicyRegistry,
                             progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
-        let destinationStore = try Store.create(at: path, schema: step.destination)
+        let destinationStore = try Store.create(at: path, schema: step.destination, format: options.destinationFormat ?? sourceStore.format,
+                                                carrying: try sourceStore.metadata())
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF")
@@ -162,11 +167,12 @@ public enum StoreMigration {
     public static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions = MigrationOptions(),
                                policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationSummary {
         let started = ISO8601.format(Date())
-        let manager = try MigrationManager(source: sourceStore, mapping: step.mapping, destinationSchema: step.destination, policies: policies)
-        manager.batchSize = options.batchSize
-        manager.allowsSQL = options.allowsSQL
-        manager.progress = progress
-        let summary = try manager.migrate(into: destinationStore)
+        var migration = StepMigration(source: sourceStore, destination: destinationStore, mapping: step.mapping, policies: policies)
+        migration.batchSize = options.batchSize
+        migration.allowsSQL = options.allowsSQL
+        migration.progress = progress
+        migration.isCancelled = options.isCancelled
+        let summary = try migration.run()
         var history = try StoreHistory.read(sourceStore)
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
                                     toHash: VersionHash.modelHash(of: step.destination), inferred: step.isInferred, mappingSHA256: step.mappingSHA256,

@@ -11,13 +11,39 @@ public struct ObjectData: Sendable, Equatable {
     /// a to-one relationship holds zero or one identity. A missing key means "not given": the
     /// relationship is then derived from its inverse.
     public var relationships: [String: [String]]
+    /// The object's key in the store it was read from (its row's primary key); nil for objects
+    /// made in memory or read from data files. Not part of equality: the same data is equal
+    /// wherever it was read.
+    public var key: Int64?
+    /// For objects read from a store: the entity and key of each related object, in the order of
+    /// `relationships` (so following a relationship needs no lookup by identity).
+    public var relatedKeys: [String: [StoredKey]] = [:]
 
     /// Creates an object.
-    public init(id: String, entity: String, attributes: [String: Value] = [:], relationships: [String: [String]] = [:]) {
+    public init(id: String, entity: String, attributes: [String: Value] = [:], relationships: [String: [String]] = [:], key: Int64? = nil) {
         self.id = id
         self.entity = entity
         self.attributes = attributes
         self.relationships = relationships
+        self.key = key
+    }
+
+    public static func == (lhs: ObjectData, rhs: ObjectData) -> Bool {
+        lhs.id == rhs.id && lhs.entity == rhs.entity && lhs.attributes == rhs.attributes && lhs.relationships == rhs.relationships
+    }
+}
+
+/// Where an object is in a store: its entity and its key (its row's primary key).
+public struct StoredKey: Sendable, Hashable {
+    /// The object's own entity.
+    public var entity: String
+    /// The object's key.
+    public var key: Int64
+
+    /// Creates a stored key.
+    public init(entity: String, key: Int64) {
+        self.entity = entity
+        self.key = key
     }
 }
 

@@ -28,14 +28,28 @@ public struct SchemaCatalog: Sendable {
             throw MapcError.notFound("schemas folder '\(directory)' does not exist")
         }
         var diagnostics: [Diagnostic] = []
+        var sources: [SourceFile] = []
+        for path in SourceFile.yamlFiles(in: directory) {
+            do { sources.append(try SourceFile.read(path: path)) } catch {
+                diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
+            }
+        }
+        try load(sources, diagnostics: diagnostics)
+    }
+
+    /// Schema files (and a version order file) given as text, by file name: for an app that
+    /// bundles its schemas as resources or strings. Throws like `init(directory:)`.
+    public init(files: [String: String]) throws {
+        directory = ""
+        try load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
+    }
+
+    private mutating func load(_ sources: [SourceFile], diagnostics found: [Diagnostic]) throws {
+        var diagnostics = found
         var byVersion: [String: String] = [:]
         var orderFile: (path: String, versions: [(name: String, location: FileLocation)])?
-        for path in SourceFile.yamlFiles(in: directory) {
-            let source: SourceFile
-            do { source = try SourceFile.read(path: path) } catch {
-                diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
-                continue
-            }
+        for source in sources {
+            let path = source.path
             let fallback: ProjectFileKind = (path as NSString).lastPathComponent == VersionOrder.fileName ? .versionOrder : .schema
             switch ProjectFileKind.classify(source, fallback: fallback) {
             case .versionOrder:
@@ -79,7 +93,7 @@ public struct SchemaCatalog: Sendable {
         } else {
             let sample = names.sorted().joined(separator: ", ")
             orderProblem = "the order of the versions \(sample) cannot be told from their names; declare it, oldest first, in "
-                + "\((directory as NSString).appendingPathComponent(VersionOrder.fileName)) (versions: [\(sample)] in the right order)"
+                + "\(directory.isEmpty ? VersionOrder.fileName : (directory as NSString).appendingPathComponent(VersionOrder.fileName)) (versions: [\(sample)] in the right order)"
         }
         arrange()
     }

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
 
-/// A SQLite store laid out for one schema version.
+/// A SQLite store laid out for one schema version, in a `StoreFormat` (mapc's or Core Data's).
 ///
-/// Open it with `Store.create(at:schema:)`, `Store.open(at:schema:)` or `Store.inMemory(schema:)`.
+/// Open it with `Store.create(at:schema:format:)`, `Store.open(at:schema:)`, `Store.open(at:catalog:)`
+/// or `Store.inMemory(schema:format:)`; the format of an existing file is detected from it.
 /// Reading and writing objects goes through `ObjectData` (see `Store+Objects.swift`).
 public final class Store: @unchecked Sendable {
     /// The SQLite connection (GRDB serializes access to it).
@@ -12,82 +13,79 @@ public final class Store: @unchecked Sendable {
     public let schema: Schema
     /// Tables and columns of each entity.
     public let layout: StoreLayout
-    /// The layout strategy, which also encodes and decodes values.
-    public let strategy: any StoreLayoutStrategy
+    /// The store's format, which also encodes and decodes values.
+    public let format: any StoreFormat
     /// The file's path; nil for in-memory stores.
     public let path: String?
     /// Seconds to wait for another process's lock before reporting the store as in use.
     static let busyTimeout: TimeInterval = 2
 
-    private init(database: DatabaseQueue, schema: Schema, strategy: any StoreLayoutStrategy, path: String?) {
+    private init(database: DatabaseQueue, schema: Schema, format: any StoreFormat, path: String?) {
         self.database = database
         self.schema = schema
-        self.strategy = strategy
-        self.layout = strategy.layout(for: schema)
+        self.format = format
+        self.layout = format.layout(for: schema)
         self.path = path
     }
 
     /// Creates an empty store file for the schema. Refuses to overwrite an existing non-empty file.
-    public static func create(at path: String, schema: Schema, strategy: any StoreLayoutStrategy = MapcLayout()) throws -> Store {
+    /// `carrying` is the metadata of a store being migrated into it (a Core Data store keeps its UUID and app keys).
+    public static func create(at path: String, schema: Schema, format: any StoreFormat = MapcFormat(), carrying previous: StoreMetadata? = nil) throws -> Store {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }
         let queue = try openQueue(path: path, readOnly: false)
-        let store = Store(database: queue, schema: schema, strategy: strategy, path: path)
-        try store.createTables()
+        let store = Store(database: queue, schema: schema, format: format, path: path)
+        try store.createTables(carrying: previous)
         return store
     }
 
     /// Creates an empty in-memory store, for tests and previews.
-    public static func inMemory(schema: Schema, strategy: any StoreLayoutStrategy = MapcLayout()) throws -> Store {
-        let store = Store(database: try DatabaseQueue(), schema: schema, strategy: strategy, path: nil)
-        try store.createTables()
+    public static func inMemory(schema: Schema, format: any StoreFormat = MapcFormat()) throws -> Store {
+        let store = Store(database: try DatabaseQueue(), schema: schema, format: format, path: nil)
+        try store.createTables(carrying: nil)
         return store
     }
 
     /// Opens an existing store and checks that its hashes match the schema's.
     public static func open(at path: String, schema: Schema, readOnly: Bool = false) throws -> Store {
         let queue = try openQueue(path: path, readOnly: readOnly)
-        let metadata = try readMetadata(queue, path: path)
-        guard metadata.modelHash == VersionHash.modelHash(of: schema) else {
-            let details = metadata.differences(from: schema).joined(separator: "; ")
-            throw MapcError.store("\(path) was written by version \(metadata.version) and does not match version \(schema.version): \(details)")
+        let (format, metadata) = try readMetadata(queue, path: path)
+        guard metadata.matches(schema, format: format) else {
+            let details = metadata.differences(from: schema, format: format).joined(separator: "; ")
+            throw MapcError.store("\(path) was written by \(metadata.version.map { "version \($0)" } ?? "another version") and does not match version \(schema.version): \(details)")
         }
-        return Store(database: queue, schema: schema, strategy: try strategy(named: metadata.layout, path: path), path: path)
+        return Store(database: queue, schema: schema, format: format, path: path)
     }
 
     /// Opens an existing store with whichever catalog version matches its hashes.
     public static func open(at path: String, catalog: SchemaCatalog, readOnly: Bool = false) throws -> Store {
         let queue = try openQueue(path: path, readOnly: readOnly)
-        let metadata = try readMetadata(queue, path: path)
-        guard let schema = catalog.version(of: metadata) else {
-            throw MapcError.store("\(path) (recorded as version \(metadata.version), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory); add that version's schema file")
+        let (format, metadata) = try readMetadata(queue, path: path)
+        guard let schema = catalog.version(of: metadata, format: format) else {
+            throw MapcError.store("\(path) (\(format.name) store\(metadata.version.map { ", recorded as version \($0)" } ?? ""), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory.isEmpty ? "the catalog" : catalog.directory); add that version's schema file")
         }
-        return Store(database: queue, schema: schema, strategy: try strategy(named: metadata.layout, path: path), path: path)
+        return Store(database: queue, schema: schema, format: format, path: path)
     }
 
-    /// Reads a store's metadata without needing its schema.
-    public static func metadata(at path: String) throws -> StoreMetadata {
+    /// Reads a store's format and metadata without needing its schema.
+    public static func metadata(at path: String) throws -> (format: any StoreFormat, metadata: StoreMetadata) {
         let queue = try openQueue(path: path, readOnly: true)
+        defer { try? queue.close() }
         return try readMetadata(queue, path: path)
     }
 
     /// The store's metadata.
     public func metadata() throws -> StoreMetadata {
-        try Self.readMetadata(database, path: path ?? ":memory:")
+        try Self.readMetadata(database, path: path ?? ":memory:").1
     }
 
-    private static func strategy(named name: String, path: String) throws -> any StoreLayoutStrategy {
-        let known: [any StoreLayoutStrategy] = [MapcLayout()]
-        guard let strategy = known.first(where: { $0.identifier == name }) else {
-            throw MapcError.store("\(path) uses layout '\(name)', which this mapc does not know")
-        }
-        return strategy
-    }
-
-    private static func readMetadata(_ queue: DatabaseQueue, path: String) throws -> StoreMetadata {
+    private static func readMetadata(_ queue: DatabaseQueue, path: String) throws -> (any StoreFormat, StoreMetadata) {
         do {
-            return try queue.read { try StoreMetadata.read($0) }
+            return try queue.read { db in
+                let format = try StoreFormats.detect(db)
+                return (format, try format.readMetadata(db))
+            }
         } catch let error as MapcError {
             if case .store(let message) = error { throw MapcError.store("\(path): \(message)") }
             throw error
@@ -96,7 +94,6 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// A SQLite error as a store error in words: "in use" for locks held by another process.
     static func storeError(_ error: DatabaseError, path: String, doing: String) -> MapcError {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return MapcError.store(inUseMessage(path))
@@ -147,33 +144,23 @@ public final class Store: @unchecked Sendable {
         try? queue.close()
     }
 
-    private func createTables() throws {
+    private func createTables(carrying previous: StoreMetadata?) throws {
         if let problem = layout.problems.first {
             throw MapcError.store("version \(schema.version) cannot be stored: \(problem)")
         }
-        let metadata = StoreMetadata(schema: schema, layout: strategy.identifier)
         try database.write { db in
-            for table in layout.tables {
-                let columns = table.columns.map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) }
-                try db.execute(sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
-                for index in table.indexes {
-                    let unique = index.unique ? "UNIQUE " : ""
-                    let columns = index.columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
-                    try db.execute(sql: "CREATE \(unique)INDEX \(index.name.quotedDatabaseIdentifier) ON \(table.name.quotedDatabaseIdentifier) (\(columns))")
-                }
-            }
-            try metadata.write(db, metadataTable: layout.metadataTable, entityHashesTable: layout.entityHashesTable)
+            try format.createStore(for: schema, layout: layout, in: db, carrying: previous)
         }
     }
 
     /// The number of objects of an entity, sub-entities included unless `exactly` is set.
     public func count(of entity: String, exactly: Bool = false) throws -> Int {
         let storage = try layout.storage(of: entity)
-        let names = exactly ? [entity] : storage.discriminators
-        let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
+        let values = exactly ? [storage.discriminator] : storage.discriminators
+        let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return try database.read { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))",
-                             arguments: StatementArguments(names)) ?? 0
+                             arguments: StatementArguments(values)) ?? 0
         }
     }
 }
@@ -190,27 +177,22 @@ extension Store {
     /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
     /// such rows would be silently left out of a migration or a dump, so they stop both instead.
     public func checkEveryRowIsRecognised() throws {
-        var concrete: [String: [String]] = [:]
-        var entityColumn: [String: String] = [:]
-        for (name, storage) in layout.entities {
-            entityColumn[storage.table] = storage.entityColumn
-            if let entity = schema.entity(named: name), !entity.isAbstract { concrete[storage.table, default: []].append(name) }
-            else { concrete[storage.table, default: []] += [] }
-        }
         var problems: [String] = []
         try database.read { db in
-            for table in concrete.keys.sorted() {
-                guard let column = entityColumn[table] else { continue }
-                let names = concrete[table] ?? []
-                let placeholders = Array(repeating: "?", count: names.count).joined(separator: ", ")
-                let filter = names.isEmpty ? "1" : "\(column.quotedDatabaseIdentifier) IS NULL OR \(column.quotedDatabaseIdentifier) NOT IN (\(placeholders))"
+            for (table, members) in layout.entityTables {
+                guard let column = members.first?.entityColumn else { continue }
+                let known = members.filter { schema.entity(named: $0.entity)?.isAbstract == false }.map(\.discriminator)
+                let placeholders = Array(repeating: "?", count: known.count).joined(separator: ", ")
+                let filter = known.isEmpty ? "1" : "\(column.quotedDatabaseIdentifier) IS NULL OR \(column.quotedDatabaseIdentifier) NOT IN (\(placeholders))"
                 let rows = try Row.fetchAll(db, sql: "SELECT \(column.quotedDatabaseIdentifier), count(*) FROM \(table.quotedDatabaseIdentifier) WHERE \(filter) GROUP BY 1 LIMIT 5",
-                                            arguments: StatementArguments(names))
+                                            arguments: StatementArguments(known))
                 for row in rows {
-                    let entity = row[0] as DatabaseValue
+                    let value = row[0] as DatabaseValue
                     let count = Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0
-                    problems.append("table \(table) has \(English.count(Int(count), "row")) of entity \(entity.isNull ? "nil" : StoreValidator.text(entity)), which version \(schema.version) does not have"
-                                    + (schema.entity(named: String.fromDatabaseValue(entity) ?? "").map { $0.isAbstract ? " as a concrete entity" : "" } ?? ""))
+                    let named = layout.entity(withDiscriminator: value, inTable: table)
+                    let entity = named ?? (value.isNull ? "nil" : StoreValidator.text(value))
+                    problems.append("table \(table) has \(English.count(Int(count), "row")) of entity \(entity), which version \(schema.version) does not have"
+                                    + (named != nil ? " as a concrete entity" : ""))
                 }
             }
         }

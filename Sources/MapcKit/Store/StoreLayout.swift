@@ -1,36 +1,16 @@
 import Foundation
 import GRDB
 
-/// Decides how a schema is laid out in SQLite: table and column names, keys, the entity
-/// discriminator, value encodings and where metadata lives.
-///
-/// Everything the store reads or writes goes through a strategy, so a second layout (Core Data's
-/// Z-tables with Z_PK, Z_ENT, Z_OPT and Z_METADATA) can be added without touching the loader,
-/// the dumper or the migration manager.
-public protocol StoreLayoutStrategy: Sendable {
-    /// A name recorded in the store's metadata, so a store is always read with the layout that wrote it.
-    var identifier: String { get }
-    /// The tables, columns and relationship storage for a schema. Must depend only on what the
-    /// schema's version hashes cover, so that stores with equal hashes have equal layouts.
-    func layout(for schema: Schema) -> StoreLayout
-    /// The SQLite value stored for an attribute value.
-    func encode(_ value: Value, as type: AttributeType) -> DatabaseValue
-    /// The attribute value read back from SQLite.
-    func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value
-}
-
-/// A schema laid out in tables: what the store creates, and where each entity's data lives.
+/// A schema laid out in tables by a `StoreFormat`: what the store creates, and where each
+/// entity's data lives. Everything that reads or writes objects, validates a store or compiles a
+/// mapping to SQL asks the layout for names, keys and discriminator values; none assumes a format.
 public struct StoreLayout: Sendable {
-    /// The identifier of the strategy that made it.
-    public var strategy: String
-    /// Every table: one per inheritance hierarchy, plus join tables for to-many relationships.
+    /// The identifier of the format that made it.
+    public var format: String
+    /// The entity tables (one per inheritance hierarchy) and join tables, in creation order.
     public var tables: [TableLayout]
     /// How each entity is stored, by entity name.
     public var entities: [String: EntityStorage]
-    /// Key/value metadata: model, version, hashes, layout.
-    public var metadataTable: String
-    /// Entity hashes, one row per entity.
-    public var entityHashesTable: String
 
     /// The most columns a SQLite table may have (SQLITE_MAX_COLUMN's default).
     public static let maxColumns = 2_000
@@ -48,6 +28,17 @@ public struct StoreLayout: Sendable {
         guard let storage = entities[entity] else { throw MapcError.notFound("no entity '\(entity)' in this store's schema") }
         return storage
     }
+
+    /// The entity tables (not join tables), each once, with the storage of every entity in it.
+    public var entityTables: [(table: String, members: [EntityStorage])] {
+        let grouped = Dictionary(grouping: entities.values, by: \.table)
+        return tables.map(\.name).compactMap { name in grouped[name].map { (name, $0.sorted { $0.entity < $1.entity }) } }
+    }
+
+    /// The entity whose rows carry this discriminator value in a table.
+    public func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
+        entities.values.first { $0.table == table && $0.discriminator == value }?.entity
+    }
 }
 
 /// One SQLite table.
@@ -58,13 +49,15 @@ public struct TableLayout: Sendable {
     public var columns: [ColumnLayout]
     /// Indexes to create.
     public var indexes: [IndexLayout]
+    /// Table constraints (`CONSTRAINT … UNIQUE (…)`), as SQL.
+    public var constraints: [String] = []
 }
 
 /// One column.
 public struct ColumnLayout: Sendable {
     /// The column's name (always quoted in SQL).
     public var name: String
-    /// The declared SQLite type: INTEGER, REAL, TEXT, BLOB.
+    /// The declared SQLite type: INTEGER, REAL, TEXT, BLOB, or a format's own (TIMESTAMP, VARCHAR).
     public var sqlType: String
     /// The rest of the column definition, e.g. `PRIMARY KEY` or `NOT NULL`.
     public var constraints: String = ""
@@ -86,29 +79,70 @@ public struct EntityStorage: Sendable {
     public var entity: String
     /// The hierarchy table holding this entity's rows (and its relatives').
     public var table: String
-    /// The integer primary key column.
+    /// The integer primary key column: the object's key in the store.
     public var primaryKey: String
-    /// The column holding each row's entity name, so a fetch of a parent also finds sub-entities.
+    /// The column telling which entity a row belongs to.
     public var entityColumn: String
-    /// The column holding each object's identity string (the data format's `id`).
-    public var idColumn: String
-    /// The discriminator values of this entity and its sub-entities, for fetches that include them.
-    public var discriminators: [String]
+    /// This entity's value in `entityColumn` (mapc: its name; Core Data: its entity number).
+    public var discriminator: DatabaseValue
+    /// The discriminator values of this entity and its concrete and abstract sub-entities, for fetches that include them.
+    public var discriminators: [DatabaseValue]
+    /// The column holding each object's identity string, when the format keeps one (mapc's `_id`);
+    /// nil when identities are derived from keys (Core Data: `Entity/p12`).
+    public var idColumn: String?
+    /// Bookkeeping columns written with every new row, and their values (Core Data: `Z_OPT = 1`).
+    public var insertedColumns: [InsertedColumn] = []
     /// The column of each stored attribute, inherited ones included, by attribute name.
     public var attributeColumns: [String: String]
     /// How each stored relationship is kept, inherited ones included, by relationship name.
     public var relationships: [String: RelationshipStorage]
 }
 
+/// A bookkeeping column a format fills on insert.
+public struct InsertedColumn: Sendable {
+    /// The column.
+    public var name: String
+    /// Its value for a new row.
+    public var value: DatabaseValue
+}
+
 /// How one relationship is kept in the tables.
 public enum RelationshipStorage: Sendable, Equatable {
-    /// A to-one relationship: a column of the owner's table holding the destination's primary key.
+    /// A to-one relationship: a column of the owner's table holding the destination's key.
     /// `orderColumn`, when set, holds this object's position in the inverse ordered to-many relationship.
     case foreignKey(column: String, destinationTable: String, orderColumn: String?)
     /// A to-many relationship whose inverse is to-one: found through the inverse's column on the
     /// destination table. `orderColumn` holds positions when this relationship is ordered.
-    case inverseForeignKey(table: String, column: String, orderColumn: String?, destinationDiscriminators: [String])
-    /// A to-many relationship whose inverse is to-many, or that has no inverse: a join table.
-    /// Rows are (owner, other); `orderColumn` holds the other's position in the owner's list.
-    case joinTable(table: String, ownerColumn: String, otherColumn: String, orderColumn: String?, destinationTable: String)
+    case inverseForeignKey(table: String, column: String, orderColumn: String?, destinationDiscriminators: [DatabaseValue])
+    /// A to-many relationship whose inverse is to-many, or that has no inverse: a join table of
+    /// (owner, other) rows seen from this side. `ownerOrderColumn` holds the other's position in
+    /// this relationship's list (when ordered), `otherOrderColumn` the owner's position in the
+    /// inverse's list (when the inverse is ordered). `writesRows` says this side inserts the rows
+    /// (the other side of a pair only reads them).
+    case joinTable(table: String, ownerColumn: String, otherColumn: String, ownerOrderColumn: String?, otherOrderColumn: String?,
+                   destinationTable: String, writesRows: Bool)
+}
+
+/// Hands out unique names, appending a suffix (then a number) when a name is taken.
+struct NameAllocator {
+    private var used: Set<String>
+
+    init(reserved: Set<String>) {
+        used = Set(reserved.map { $0.lowercased() })
+    }
+
+    /// SQLite names are case-insensitive, so uniqueness is checked case-insensitively; names
+    /// starting `sqlite_` are SQLite's own and get a leading underscore.
+    mutating func allocate(_ name: String, fallbackSuffix: String? = nil, separator: String = "_") -> String {
+        var candidate = name.lowercased().hasPrefix("sqlite_") ? "_" + name : name
+        if used.contains(candidate.lowercased()), let suffix = fallbackSuffix { candidate = "\(candidate)\(separator)\(suffix)" }
+        var counter = 2
+        let base = candidate
+        while used.contains(candidate.lowercased()) {
+            candidate = "\(base)\(separator)\(counter)"
+            counter += 1
+        }
+        used.insert(candidate.lowercased())
+        return candidate
+    }
 }

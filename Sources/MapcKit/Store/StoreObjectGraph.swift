@@ -1,10 +1,10 @@
 /// An object graph that reads a store on demand, so expressions run over stored objects
-/// (`mapc eval --store`, migration filters) without loading the store into memory.
+/// (`mapc eval --store`, migration filters) without loading the store into memory. Objects are
+/// found by key (references it hands out carry their keys), read once and kept in a bounded cache.
 public final class StoreObjectGraph: ObjectGraph {
     /// The store read.
     public let store: Store
-    private var cache: [String: ObjectData] = [:]
-    private let cacheLimit = 4_096
+    private var cache = BoundedCache<String, ObjectData>(capacity: 4_096)
     private var properties: [String: [String: Property]] = [:]
 
     /// Creates a graph over a store.
@@ -14,10 +14,12 @@ public final class StoreObjectGraph: ObjectGraph {
 
     /// Makes an object known to the graph without a read (for objects being iterated already).
     public func remember(_ object: ObjectData) {
-        // Objects are visited in batches; dropping the whole cache when it fills keeps memory bounded
-        // at constant cost per object (an eviction list would cost more than the misses it saves).
-        if cache.count >= cacheLimit && cache[object.id] == nil { cache.removeAll(keepingCapacity: true) }
         cache[object.id] = object
+    }
+
+    /// The reference of an object read from the store.
+    public func ref(_ object: ObjectData) -> ObjectRef {
+        ObjectRef(entity: object.entity, id: object.id, key: object.key)
     }
 
     private func property(_ key: String, of entityName: String) -> Property? {
@@ -27,32 +29,48 @@ public final class StoreObjectGraph: ObjectGraph {
         return found
     }
 
-    private func load(_ id: String) throws -> ObjectData? {
-        if let cached = cache[id] { return cached }
-        guard let object = try store.object(id: id) else { return nil }
-        remember(object)
+    /// The stored object a reference names.
+    public func load(_ ref: ObjectRef) throws -> ObjectData? {
+        if let cached = cache[ref.id] { return cached }
+        let object: ObjectData?
+        if let key = ref.key, store.schema.entity(named: ref.entity) != nil {
+            object = try store.object(entity: ref.entity, key: key)
+        } else {
+            object = try store.object(id: ref.id)
+        }
+        if let object { remember(object) }
         return object
     }
 
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
-        guard let data = try load(object.id), let property = property(key, of: data.entity) else { return nil }
+        guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
         switch property {
         case .attribute(let attribute):
             return .scalar(attribute.isTransient ? .null : (data.attributes[key] ?? .null))
         case .relationship(let relationship):
+            let ids = data.relationships[key] ?? []
+            let keys = data.relatedKeys[key] ?? []
             var refs: [EvalValue] = []
-            for id in data.relationships[key] ?? [] {
-                let entityName = try cache[id]?.entity ?? store.entityName(ofID: id) ?? relationship.destination
-                refs.append(.object(ObjectRef(entity: entityName, id: id)))
+            refs.reserveCapacity(ids.count)
+            for (index, id) in ids.enumerated() {
+                if index < keys.count {
+                    refs.append(.object(ObjectRef(entity: keys[index].entity, id: id, key: keys[index].key)))
+                } else {
+                    let located = try store.locate(id: id)
+                    refs.append(.object(ObjectRef(entity: located?.entity ?? relationship.destination, id: id, key: located?.key)))
+                }
             }
             return relationship.isToMany ? .collection(refs, ordered: relationship.isOrdered) : (refs.first ?? .null)
         }
     }
 
     public func objects(of entity: String) throws -> [ObjectRef] {
+        guard let root = store.schema.entity(named: entity) else { return [] }
         var refs: [ObjectRef] = []
-        for name in try store.layout.storage(of: entity).discriminators {
-            try store.forEachObject(ofExactEntity: name) { refs.append(ObjectRef(entity: $0.entity, id: $0.id)) }
+        for member in store.schema.hierarchy(under: root) where !member.isAbstract {
+            try store.forEachBatch(ofExactEntity: member.name) { batch in
+                for object in batch { refs.append(ref(object)) }
+            }
         }
         return refs
     }

@@ -25,7 +25,12 @@ struct StoreValidator {
         for entity in schema.entities where !entity.isAbstract {
             let storage = try store.layout.storage(of: entity.name)
             let table = storage.table.quotedDatabaseIdentifier
-            let id = storage.idColumn.quotedDatabaseIdentifier
+            // The identity shown: the stored one, or the key (made into an identity by the format).
+            let id = storage.idColumn?.quotedDatabaseIdentifier ?? storage.primaryKey.quotedDatabaseIdentifier
+            func identity(_ value: DatabaseValue) -> String {
+                if storage.idColumn == nil, let key = Int64.fromDatabaseValue(value) { return store.format.objectID(entity: entity.name, key: key, stored: nil) }
+                return Self.text(value)
+            }
             let kind = storage.entityColumn.quotedDatabaseIdentifier
             // Every row-level rule of the entity, checked in one scan: each condition gives 0 or 1.
             var rules: [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] = []
@@ -36,13 +41,7 @@ struct StoreValidator {
                 if !attribute.isOptional {
                     rules.append(("\(column) IS NULL", [], column, attribute.name, "required value missing"))
                 }
-                let storageClasses: String
-                switch MapcLayout.sqlType(of: attribute.type) {
-                case "INTEGER": storageClasses = "'integer'"
-                case "REAL": storageClasses = "'real', 'integer'"
-                case "TEXT": storageClasses = "'text'"
-                default: storageClasses = "'blob'"
-                }
+                let storageClasses = store.format.storageClasses(of: attribute.type).map { "'\($0)'" }.joined(separator: ", ")
                 rules.append(("(\(column) IS NOT NULL AND typeof(\(column)) NOT IN (\(storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
                 if let range = attribute.type.integerRange, attribute.type != .int64 {
                     rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
@@ -62,7 +61,7 @@ struct StoreValidator {
             }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 guard let kept = storage.relationships[relationship.name], let destination = schema.entity(named: relationship.destination) else { continue }
-                let allowed = schema.hierarchy(under: destination).map { "'\($0.name.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+                let allowed = (store.layout.entities[destination.name]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
                 let key = "t.\(storage.primaryKey.quotedDatabaseIdentifier)"
                 switch kept {
                 case .foreignKey(let columnName, let destinationTable, _):
@@ -81,7 +80,7 @@ struct StoreValidator {
                 case .inverseForeignKey(let destinationTable, let columnName, _, _):
                     let count = "(SELECT COUNT(*) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(columnName.quotedDatabaseIdentifier) = \(key) AND d.\(kind) IN (\(allowed)))"
                     rules += countRules(relationship, count: count)
-                case .joinTable(let joinTable, let ownerColumn, _, _, _):
+                case .joinTable(let joinTable, let ownerColumn, _, _, _, _, _):
                     let count = "(SELECT COUNT(*) FROM \(joinTable.quotedDatabaseIdentifier) j WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = \(key))"
                     rules += countRules(relationship, count: count)
                 }
@@ -90,11 +89,11 @@ struct StoreValidator {
                 let flags = rules.map { "(\($0.condition))" }.joined(separator: ", ")
                 let values = rules.map(\.value).joined(separator: ", ")
                 let any = rules.map { "(\($0.condition))" }.joined(separator: " OR ")
-                let arguments = rules.flatMap(\.arguments) + [entity.name.databaseValue] + rules.flatMap(\.arguments)
+                let arguments = rules.flatMap(\.arguments) + [storage.discriminator] + rules.flatMap(\.arguments)
                 let sql = "SELECT t.\(id), \(flags), \(values) FROM \(table) t WHERE t.\(kind) = ? AND (\(any))"
                 let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
                 while let row = try rows.next() {
-                    let objectID = Self.text(row[0] as DatabaseValue)
+                    let objectID = identity(row[0] as DatabaseValue)
                     for (offset, rule) in rules.enumerated() where Int64.fromDatabaseValue(row[1 + offset] as DatabaseValue) == 1 {
                         try record(entity.name, objectID, rule.property, Self.describe(row[1 + rules.count + offset]), rule.rule)
                     }
@@ -102,9 +101,9 @@ struct StoreValidator {
             }
             for (column, attribute) in textChecks {
                 // Non-text values are the type rule's to report; only text is matched.
-                let rows = try Row.fetchCursor(db, sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND typeof(\(column)) = 'text'", arguments: [entity.name])
+                let rows = try Row.fetchCursor(db, sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND typeof(\(column)) = 'text'", arguments: [storage.discriminator])
                 while let row = try rows.next() {
-                    let objectID = Self.text(row[0] as DatabaseValue)
+                    let objectID = identity(row[0] as DatabaseValue)
                     guard let text = String.fromDatabaseValue(row[1] as DatabaseValue) else {
                         try record(entity.name, objectID, attribute.name, Self.describe(row[1] as DatabaseValue), "value is not valid UTF-8 text")
                         continue
@@ -117,7 +116,7 @@ struct StoreValidator {
         }
         for entity in schema.entities {
             let storage = try store.layout.storage(of: entity.name)
-            let members = schema.hierarchy(under: entity).map { "'\($0.name.replacingOccurrences(of: "'", with: "''"))'" }.joined(separator: ", ")
+            let members = storage.discriminators.map(Store.sqlLiteral).joined(separator: ", ")
             for constraint in entity.uniquenessConstraints {
                 let columns = constraint.compactMap { name -> String? in
                     if let column = storage.attributeColumns[name] { return column.quotedDatabaseIdentifier }
@@ -126,16 +125,16 @@ struct StoreValidator {
                 }
                 guard !columns.isEmpty else { continue }
                 // Each group of objects sharing values: the first objects (entity and id, in store order) and the values.
-                let keyed = "\(storage.primaryKey.quotedDatabaseIdentifier), \(storage.entityColumn.quotedDatabaseIdentifier) AS e, \(storage.idColumn.quotedDatabaseIdentifier) AS i, " + columns.joined(separator: ", ")
+                let keyed = "\(storage.primaryKey.quotedDatabaseIdentifier) AS k, \(storage.entityColumn.quotedDatabaseIdentifier) AS e, \(storage.idColumn?.quotedDatabaseIdentifier ?? "NULL") AS i, " + columns.joined(separator: ", ")
                 let sql = """
-                    SELECT json_group_array(json_array(e, i)), COUNT(*), \(columns.joined(separator: ", ")) \
+                    SELECT json_group_array(json_array(e, i, k)), COUNT(*), \(columns.joined(separator: ", ")) \
                     FROM (SELECT \(keyed) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(members)) ORDER BY 1) \
                     GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1
                     """
                 let rows = try Row.fetchCursor(db, sql: sql)
                 while let row = try rows.next() {
                     let count = Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0
-                    let holders = Self.objects(inJSON: row[0] as DatabaseValue)
+                    let holders = objects(inJSON: row[0] as DatabaseValue, table: storage.table)
                     let values = zip(constraint, (0..<columns.count).map { Self.describe(row[2 + $0] as DatabaseValue) }).map { "\($0) \($1)" }.joined(separator: ", ")
                     let others = holders.dropFirst().prefix(3).map { "\($0.entity) '\($0.id)'" }.joined(separator: ", ") + (count > 4 ? " and \(count - 4) more" : "")
                     try record(holders.first?.entity ?? entity.name, holders.first?.id ?? "?", constraint.joined(separator: ","), values,
@@ -158,7 +157,7 @@ struct StoreValidator {
     /// A min/max bound as the column stores it: numbers as numbers, dates as seconds, decimals as doubles.
     private func bound(_ value: Value, _ attribute: Attribute) -> DatabaseValue {
         if case .decimal(let decimal) = value { return NSDecimalNumber(decimal: decimal).doubleValue.databaseValue }
-        return store.strategy.encode(value, as: attribute.type)
+        return store.format.encode(value, as: attribute.type)
     }
 
     /// A stored identity as text, whatever a damaged store holds there.
@@ -166,12 +165,15 @@ struct StoreValidator {
         String.fromDatabaseValue(value) ?? describe(value)
     }
 
-    /// The (entity, id) pairs of a `json_group_array(json_array(entity, id))`.
-    static func objects(inJSON value: DatabaseValue) -> [(entity: String, id: String)] {
+    /// The (entity, identity) of each row of a `json_group_array(json_array(discriminator, id, key))`.
+    private func objects(inJSON value: DatabaseValue, table: String) -> [(entity: String, id: String)] {
         guard let text = String.fromDatabaseValue(value), let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[Any]] else { return [] }
-        return array.compactMap { pair in
-            guard pair.count == 2 else { return nil }
-            return ("\(pair[0])", pair[1] as? String ?? "\(pair[1])")
+        return array.compactMap { triple in
+            guard triple.count == 3 else { return nil }
+            let discriminator: DatabaseValue = (triple[0] as? String)?.databaseValue ?? (triple[0] as? NSNumber).map { $0.int64Value.databaseValue } ?? .null
+            let entity = store.layout.entity(withDiscriminator: discriminator, inTable: table) ?? "\(triple[0])"
+            let key = (triple[2] as? NSNumber)?.int64Value ?? 0
+            return (entity, store.format.objectID(entity: entity, key: key, stored: triple[1] as? String))
         }
     }
 

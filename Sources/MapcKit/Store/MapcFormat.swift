@@ -11,14 +11,22 @@ import GRDB
 ///   inverse is to-one uses that column; when it is ordered, an `<inverse>_order` column beside it.
 /// - Many-to-many relationships, and to-many ones without an inverse: a join table `<Entity>_<rel>`
 ///   with `owner`, `other` and, when ordered, `owner_order` / `other_order` positions.
-/// - Metadata in `_mapc_metadata` (key, value) and `_mapc_entities` (name, hash).
+/// - Metadata in `_mapc_metadata` (key, value) and `_mapc_entities` (name, hash); migration
+///   history in `_mapc_history`.
 ///
 /// The full description, with value encodings, is `docs/store-layout.md`.
-public struct MapcLayout: StoreLayoutStrategy {
-    /// Creates the layout.
+public struct MapcFormat: StoreFormat {
+    /// Creates the format.
     public init() {}
 
     public var identifier: String { "mapc-1" }
+    public var name: String { "mapc" }
+
+    static let metadataTable = "_mapc_metadata"
+    static let entityHashesTable = "_mapc_entities"
+    static let historyTable = "_mapc_history"
+    /// The current metadata format.
+    static let currentFormatVersion = 1
 
     public static let primaryKey = "_pk"
     public static let entityColumn = "_entity"
@@ -28,7 +36,7 @@ public struct MapcLayout: StoreLayoutStrategy {
         // Layout decisions depend only on hashed content; sorting by name makes them independent
         // of the order entities and properties are written in the file.
         let entities = schema.entities.sorted { $0.name < $1.name }
-        var tableNames = NameAllocator(reserved: ["_mapc_metadata", "_mapc_entities", "_mapc_history"])
+        var tableNames = NameAllocator(reserved: [Self.metadataTable, Self.entityHashesTable, Self.historyTable])
         var tables: [String: TableLayout] = [:]
         var tableOrder: [String] = []
         var rootTable: [String: String] = [:]
@@ -98,7 +106,7 @@ public struct MapcLayout: StoreLayoutStrategy {
             for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) where relationship.isToMany && !relationship.isTransient {
                 guard let destination = schema.entity(named: relationship.destination) else { continue }
                 let destinationTable = table(of: destination)
-                let discriminators = schema.hierarchy(under: destination).map(\.name)
+                let discriminators = schema.hierarchy(under: destination).map(\.name.databaseValue)
                 if let inverse = schema.inverse(of: relationship), !inverse.isToMany,
                    let owner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
                    case .foreignKey(let column, _, let orderColumn)? = ownRelationships[owner.name]?[inverse.name] {
@@ -127,10 +135,12 @@ public struct MapcLayout: StoreLayoutStrategy {
                     ])
                     tableOrder.append(name)
                     ownRelationships[entity.name, default: [:]][relationship.name] =
-                        .joinTable(table: name, ownerColumn: "owner", otherColumn: "other", orderColumn: relationship.isOrdered ? "owner_order" : nil, destinationTable: destinationTable)
+                        .joinTable(table: name, ownerColumn: "owner", otherColumn: "other", ownerOrderColumn: relationship.isOrdered ? "owner_order" : nil,
+                                   otherOrderColumn: inverse?.isOrdered == true ? "other_order" : nil, destinationTable: destinationTable, writesRows: true)
                     if let inverse, let inverseOwner {
                         ownRelationships[inverseOwner.name, default: [:]][inverse.name] =
-                            .joinTable(table: name, ownerColumn: "other", otherColumn: "owner", orderColumn: inverse.isOrdered ? "other_order" : nil, destinationTable: table(of: entity))
+                            .joinTable(table: name, ownerColumn: "other", otherColumn: "owner", ownerOrderColumn: inverse.isOrdered ? "other_order" : nil,
+                                       otherOrderColumn: relationship.isOrdered ? "owner_order" : nil, destinationTable: table(of: entity), writesRows: false)
                     }
                 }
             }
@@ -169,11 +179,10 @@ public struct MapcLayout: StoreLayoutStrategy {
             }
             storages[entity.name] = EntityStorage(
                 entity: entity.name, table: table(of: entity), primaryKey: Self.primaryKey, entityColumn: Self.entityColumn,
-                idColumn: Self.idColumn, discriminators: schema.hierarchy(under: entity).map(\.name),
+                discriminator: entity.name.databaseValue, discriminators: schema.hierarchy(under: entity).map(\.name.databaseValue), idColumn: Self.idColumn,
                 attributeColumns: attributeColumns, relationships: relationships)
         }
-        return StoreLayout(strategy: identifier, tables: tableOrder.compactMap { tables[$0] }, entities: storages,
-                           metadataTable: "_mapc_metadata", entityHashesTable: "_mapc_entities")
+        return StoreLayout(format: identifier, tables: tableOrder.compactMap { tables[$0] }, entities: storages)
     }
 
     static func sqlType(of type: AttributeType) -> String {
@@ -184,6 +193,29 @@ public struct MapcLayout: StoreLayoutStrategy {
         case .binary, .transformable: return "BLOB"
         }
     }
+
+    public func encodingName(of type: AttributeType) -> String {
+        switch type {
+        case .date: return "date: REAL seconds since 1970"
+        case .decimal: return "decimal: TEXT"
+        case .uuid: return "uuid: TEXT lowercase"
+        case .bool: return "bool: INTEGER 0 or 1"
+        default: return "\(type.rawValue): \(Self.sqlType(of: type))"
+        }
+    }
+
+    public func storageClasses(of type: AttributeType) -> [String] {
+        switch Self.sqlType(of: type) {
+        case "INTEGER": return ["integer"]
+        case "REAL": return ["real", "integer"]
+        case "TEXT": return ["text"]
+        default: return ["blob"]
+        }
+    }
+
+    public func objectID(entity: String, key: Int64, stored: String?) -> String { stored ?? "\(entity)/p\(key)" }
+
+    public func key(fromObjectID id: String, entity: String) -> Int64? { nil }
 
     public func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
         switch value {
@@ -231,29 +263,5 @@ public struct MapcLayout: StoreLayoutStrategy {
         case (.binary, .blob(let data)), (.transformable, .blob(let data)): return .binary(data)
         default: throw mismatch()
         }
-    }
-}
-
-/// Hands out unique names, appending a suffix (then a number) when a name is taken.
-struct NameAllocator {
-    private var used: Set<String>
-
-    init(reserved: Set<String>) {
-        used = Set(reserved.map { $0.lowercased() })
-    }
-
-    /// SQLite names are case-insensitive, so uniqueness is checked case-insensitively; names
-    /// starting `sqlite_` are SQLite's own and get a leading underscore.
-    mutating func allocate(_ name: String, fallbackSuffix: String? = nil) -> String {
-        var candidate = name.lowercased().hasPrefix("sqlite_") ? "_" + name : name
-        if used.contains(candidate.lowercased()), let suffix = fallbackSuffix { candidate = "\(name)_\(suffix)" }
-        var counter = 2
-        let base = candidate
-        while used.contains(candidate.lowercased()) {
-            candidate = "\(base)_\(counter)"
-            counter += 1
-        }
-        used.insert(candidate.lowercased())
-        return candidate
     }
 }

@@ -1,0 +1,255 @@
+import Foundation
+import GRDB
+
+/// The compiled path: entity mappings whose every expression `SQLCompiler` handles run as one
+/// `INSERT … SELECT` from the source store (attached to the destination's connection), and their
+/// `$manager` relationship mappings as SQL too, instead of object by object. Results are the
+/// interpreter's (a differential test runs both on the same data); only speed differs.
+///
+/// Keys are handed out as the interpreter would: consecutive from the table's first free key, in
+/// source key order, each mapping's rows after the previous mapping's. The associations are
+/// written by a second `INSERT … SELECT` with the same filter and the same numbering. A value is
+/// copied as stored only when both formats encode its type the same way (`encodingName`).
+struct CompiledMappings {
+    let manager: MigrationManager
+
+    init(_ manager: MigrationManager) {
+        self.manager = manager
+    }
+
+    private var source: Store { manager.sourceStore }
+    private var destination: Store { manager.destinationStore }
+    private func sourceTable(_ name: String) -> String { "\(MigrationManager.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
+
+    /// One compiled creation: the rows, the associations, and how many objects it made.
+    final class Creation {
+        let insert: String
+        let associate: String
+        let arguments: [DatabaseValue]
+        let keyBase: Int
+        let associationArguments: [DatabaseValue]
+        let table: String
+        let includesRelationships: Bool
+        private(set) var count = 0
+
+        init(insert: String, associate: String, arguments: [DatabaseValue], keyBase: Int, associationArguments: [DatabaseValue], table: String, includesRelationships: Bool) {
+            self.insert = insert
+            self.associate = associate
+            self.arguments = arguments
+            self.keyBase = keyBase
+            self.associationArguments = associationArguments
+            self.table = table
+            self.includesRelationships = includesRelationships
+        }
+
+        func run(_ manager: MigrationManager) throws {
+            let db = try manager.db
+            let storage = try manager.destinationStore.layout.entities.values.first { $0.table == table }.map { $0 }
+            guard let storage else { return }
+            let writer = try manager.writer
+            let base = try writer.reserveKeys(0, for: storage) - 1
+            var first = arguments
+            first[keyBase] = base.databaseValue
+            try db.execute(sql: insert, arguments: StatementArguments(first))
+            count = db.changesCount
+            var second = associationArguments
+            second[1] = base.databaseValue
+            try db.execute(sql: associate, arguments: StatementArguments(second))
+            writer.rowsInserted(into: table)
+        }
+    }
+
+    /// One compiled relationship update.
+    struct Update {
+        var sql: String
+        var arguments: [DatabaseValue]
+
+        func execute(_ manager: MigrationManager) throws {
+            try manager.db.execute(sql: sql, arguments: StatementArguments(arguments))
+        }
+    }
+
+    /// Whether a mapping follows the identity rule: no custom policy, so its objects are exactly
+    /// one per source object read, which SQL can create.
+    private func isDeclarative(_ index: Int) -> Bool {
+        manager.mapping.entityMappings[index].policy == nil
+    }
+
+    /// The compiled creation of a mapping's objects, or nil when it needs the interpreter.
+    func creation(_ index: Int) throws -> Creation? {
+        let entityMapping = manager.mapping.entityMappings[index]
+        guard isDeclarative(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
+              let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
+              let sourceEntity = source.schema.entity(named: sourceName), let destinationEntity = destination.schema.entity(named: destinationName),
+              !destinationEntity.isAbstract, let sourceStorage = source.layout.entities[sourceName],
+              let destinationStorage = destination.layout.entities[destinationName] else { return nil }
+        let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
+        let key = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
+        let number = "? + row_number() OVER (ORDER BY \(key))"
+        var columns = [destinationStorage.primaryKey, destinationStorage.entityColumn]
+        var selections = [number, "?"]
+        var arguments: [DatabaseValue] = [.null, destinationStorage.discriminator]
+        // The identity, for formats that keep one: the source's (stored or made from its key) and the mapping's suffix.
+        let identity: String?
+        var identityArguments: [DatabaseValue] = []
+        if destinationStorage.idColumn != nil {
+            if let sourceID = sourceStorage.idColumn {
+                identity = "s.\(sourceID.quotedDatabaseIdentifier) || ?"
+            } else {
+                identity = "? || \(key) || ?"
+                identityArguments.append((source.format.objectID(entity: sourceName, key: 0, stored: nil).dropLast(1) as Substring).description.databaseValue)
+            }
+            identityArguments.append(manager.identitySuffix(index).databaseValue)
+        } else {
+            identity = nil
+        }
+        if let idColumn = destinationStorage.idColumn, let identity {
+            columns.append(idColumn)
+            selections.append(identity)
+            arguments += identityArguments
+        }
+        for inserted in destinationStorage.insertedColumns {
+            columns.append(inserted.name)
+            selections.append("?")
+            arguments.append(inserted.value)
+        }
+        for attribute in destination.schema.allAttributes(of: destinationEntity) where !attribute.isTransient {
+            guard let column = destinationStorage.attributeColumns[attribute.name] else { continue }
+            var fragment: SQLFragment?
+            if let propertyMapping = entityMapping.attributeMapping(named: attribute.name) {
+                guard let compiled = compiler.value(propertyMapping.expression.expression) else { return nil }
+                fragment = compiled
+            } else if entityMapping.type == .copy, case .attribute(let sourceAttribute)? = source.schema.property(named: attribute.name, in: sourceEntity),
+                      let sourceColumn = sourceStorage.attributeColumns[attribute.name] {
+                fragment = SQLFragment(sql: "s.\(sourceColumn.quotedDatabaseIdentifier)", arguments: [], type: ExprType(sourceAttribute.type), attributeType: sourceAttribute.type)
+            }
+            guard let fragment else {
+                columns.append(column)
+                selections.append("?")
+                arguments.append(destination.format.encode(attribute.defaultValue ?? .null, as: attribute.type))
+                continue
+            }
+            guard let selection = storable(fragment, as: attribute) else { return nil }
+            columns.append(column)
+            selections.append(selection.sql)
+            arguments += selection.arguments
+        }
+        var includesRelationships = false
+        if !entityMapping.relationships.isEmpty, let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
+            for relationship in relationships {
+                columns.append(relationship.column)
+                selections.append(relationship.value)
+                arguments += relationship.arguments
+            }
+            includesRelationships = true
+        }
+        var condition = "s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ?"
+        var conditionArguments: [DatabaseValue] = [sourceStorage.discriminator]
+        if let filter = entityMapping.filter {
+            guard let compiled = compiler.predicate(filter.expression) else { return nil }
+            condition += " AND \(compiled.sql)"
+            conditionArguments += compiled.arguments
+        }
+        let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
+        let insert = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
+        let associate = "INSERT INTO \(MigrationManager.associations) (mapping, destination, source, source_entity, entity, id) SELECT ?, \(number), \(key), ?, ?, \(identity ?? "NULL") \(from)"
+        return Creation(insert: insert, associate: associate, arguments: arguments + conditionArguments, keyBase: 0,
+                        associationArguments: [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments,
+                        table: destinationStorage.table, includesRelationships: includesRelationships)
+    }
+
+    /// SQL that stores a compiled value in an attribute exactly as the interpreter's coercion would,
+    /// or nil when the types need a conversion SQL does not do the same way.
+    private func storable(_ fragment: SQLFragment, as attribute: Attribute) -> (sql: String, arguments: [DatabaseValue])? {
+        if let sourceType = fragment.attributeType {
+            // Copied as stored when no value changes and both formats encode it alike; int64 into
+            // double is the one lossy copy allowed, because SQLite's REAL affinity rounds exactly as
+            // the interpreter's Double(n).
+            guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double),
+                  source.format.encodingName(of: sourceType) == destination.format.encodingName(of: sourceType),
+                  source.format.encodingName(of: attribute.type) == destination.format.encodingName(of: attribute.type) else { return nil }
+            return (fragment.sql, fragment.arguments)
+        }
+        switch fragment.type {
+        case .null: return ("NULL", [])
+        case .bool where attribute.type == .bool || attribute.type.isInteger:
+            guard destination.format.encodingName(of: attribute.type) == MapcFormat().encodingName(of: attribute.type) else { return nil }
+            return (fragment.sql, fragment.arguments)
+        case .integer, .double:
+            // A literal: coerced now, as the interpreter would, then bound.
+            guard fragment.arguments.count == 1, fragment.sql == "?" else { return nil }
+            let literal: EvalValue = fragment.type == .integer ? .scalar(.integer(Int64.fromDatabaseValue(fragment.arguments[0]) ?? 0)) : .scalar(.double(Double.fromDatabaseValue(fragment.arguments[0]) ?? 0))
+            guard case .success(let value) = ValueCoercion.coerce(literal, to: attribute.type) else { return nil }
+            return ("?", [destination.format.encode(value, as: attribute.type)])
+        default: return nil
+        }
+    }
+
+    /// One compiled relationship mapping: the destination column and the scalar subquery giving
+    /// the related object's key for source row `s`.
+    struct RelationshipValue {
+        var column: String
+        var value: String
+        var arguments: [DatabaseValue]
+        /// The entity mapping that creates the related objects.
+        var target: Int
+    }
+
+    /// Each relationship mapping of a mapping as SQL, or nil when any of them needs the interpreter.
+    func relationshipValues(_ index: Int) throws -> [RelationshipValue]? {
+        let mapping = manager.mapping
+        let entityMapping = mapping.entityMappings[index]
+        guard isDeclarative(index), entityMapping.type == .transform, entityMapping.sourceExpression == nil,
+              let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
+              let destinationEntity = destination.schema.entity(named: destinationName), let sourceEntity = source.schema.entity(named: sourceName),
+              let sourceStorage = source.layout.entities[sourceName], let destinationStorage = destination.layout.entities[destinationName] else { return nil }
+        var result: [RelationshipValue] = []
+        for propertyMapping in entityMapping.relationships {
+            guard case .relationship(let relationship)? = destination.schema.property(named: propertyMapping.name, in: destinationEntity), !relationship.isToMany,
+                  case .foreignKey(let column, _, nil)? = destinationStorage.relationships[relationship.name] else { return nil }
+            if let inverse = destination.schema.inverse(of: relationship), !inverse.isToMany { return nil }
+            guard case .method(let receiver, let selector, _, let arguments) = propertyMapping.expression.expression.kind,
+                  case .variable("manager") = receiver.kind, selector == MethodSelector.destinationInstancesForEntityMapping.rawValue,
+                  arguments.count == 2, case .literal(.string(let targetName)) = arguments[0].kind,
+                  let target = mapping.entityMappings.firstIndex(where: { $0.name == targetName }), isDeclarative(target),
+                  let relationshipDestination = destination.schema.entity(named: relationship.destination) else { return nil }
+            // The source key the target mapping read: the row's own, or a to-one related object's.
+            let relatedKey: String
+            switch arguments[1].kind {
+            case .variable("source"), .evaluatedObject:
+                guard mapping.entityMappings[target].source == sourceName else { return nil }
+                relatedKey = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
+            case .keyPath(let root, let components):
+                guard components.count == 1, case .key(let key, _) = components[0], root.kind == .variable("source") || root.kind == .evaluatedObject,
+                      case .relationship(let sourceRelationship)? = source.schema.property(named: key, in: sourceEntity), !sourceRelationship.isToMany,
+                      mapping.entityMappings[target].source == sourceRelationship.destination,
+                      case .foreignKey(let sourceColumn, _, _)? = sourceStorage.relationships[key] else { return nil }
+                relatedKey = "s.\(sourceColumn.quotedDatabaseIdentifier)"
+            default:
+                return nil
+            }
+            let allowed = destination.schema.hierarchy(under: relationshipDestination).map(\.name)
+            let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
+            let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.entity IN (\(placeholders)) LIMIT 1)"
+            result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue] + allowed.map(\.databaseValue), target: target))
+        }
+        return result
+    }
+
+    /// The `UPDATE … FROM` statements setting a mapping's relationships after its objects exist,
+    /// or nil when any of them needs the interpreter.
+    func relationships(_ index: Int) throws -> [Update]? {
+        let entityMapping = manager.mapping.entityMappings[index]
+        guard !entityMapping.relationships.isEmpty, let values = try relationshipValues(index), let sourceName = entityMapping.source,
+              let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
+              let destinationStorage = destination.layout.entities[destinationName] else { return nil }
+        return values.map { value in
+            let sql = """
+            UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(value.column.quotedDatabaseIdentifier) = \(value.value) \
+            FROM \(sourceTable(sourceStorage.table)) AS s JOIN \(MigrationManager.associations) AS own ON own.mapping = ? AND own.source = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) \
+            WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier) = own.destination
+            """
+            return Update(sql: sql, arguments: value.arguments + [index.databaseValue, sourceStorage.discriminator])
+        }
+    }
+}

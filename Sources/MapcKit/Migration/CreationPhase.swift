@@ -1,0 +1,107 @@
+import Foundation
+import GRDB
+
+/// Phase 1: every entity mapping in order creates its destination objects, with Core Data's hooks
+/// (`begin`, `createDestinationInstances` per source object, `endInstanceCreation`). A mapping
+/// whose expressions SQLite evaluates exactly as mapc does runs as one `INSERT … SELECT`.
+struct CreationPhase {
+    func run(_ manager: MigrationManager) throws {
+        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
+            manager.currentMapping = index
+            try manager.checkCancellation()
+            try manager.hook(entityMapping) { try manager.policies[index].begin(entityMapping, manager: manager) }
+            if manager.sourceAttached, let compiled = try CompiledMappings(manager).creation(index) {
+                let total = try sourceCount(manager, entityMapping)
+                manager.report(.create, entityMapping.name, 0, total)
+                try compiled.run(manager)
+                manager.created[index] += compiled.count
+                manager.compiledWork.append(entityMapping.name)
+                if compiled.includesRelationships {
+                    manager.relationshipsDone.insert(index)
+                    manager.compiledWork.append("\(entityMapping.name).relationships")
+                }
+                manager.report(.create, entityMapping.name, total ?? manager.created[index], total, finished: true)
+            } else if entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
+                var done = 0
+                let total = try sourceCount(manager, entityMapping)
+                manager.report(.create, entityMapping.name, 0, total)
+                try forEachSourceObject(manager, of: entityMapping) { source in
+                    done += 1
+                    if done % 10_000 == 0 {
+                        manager.report(.create, entityMapping.name, done, total)
+                        try manager.checkCancellation()
+                    }
+                    if let filter = entityMapping.filter {
+                        let keep = try manager.evaluate(filter, for: source, mapping: entityMapping, property: "filter") { try $0.evaluatePredicate($1) }
+                        if !keep { return }
+                    }
+                    try manager.hook(entityMapping) { try manager.policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: manager) }
+                }
+                manager.report(.create, entityMapping.name, done, total, finished: true)
+            }
+            try manager.hook(entityMapping) { try manager.policies[index].endInstanceCreation(entityMapping, manager: manager) }
+        }
+    }
+
+    private func sourceCount(_ manager: MigrationManager, _ entityMapping: EntityMapping) throws -> Int? {
+        guard entityMapping.sourceExpression == nil, let source = entityMapping.source else { return nil }
+        return try manager.sourceStore.count(of: source, exactly: true)
+    }
+
+    /// Source objects of a mapping: its source expression's, or every object of its source entity.
+    private func forEachSourceObject(_ manager: MigrationManager, of entityMapping: EntityMapping, _ body: (SourceObject) throws -> Void) throws {
+        let sourceStore = manager.sourceStore
+        let batchSize = manager.step.batchSize
+        // Xcode's form, FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …),
+        // streams: the entity and its sub-entities in batches, P as a filter, so memory stays flat.
+        if let sourceExpression = entityMapping.sourceExpression, let (entity, predicate) = Self.standardFetch(sourceExpression.expression) {
+            guard let root = sourceStore.schema.entity(named: entity) else {
+                throw MigrationError.setup("mapping '\(entityMapping.name)' fetches unknown source entity '\(entity)'")
+            }
+            let parsed: Expr
+            switch ExpressionParser.parse(predicate) {
+            case .success(let expression): parsed = expression
+            case .failure(let error):
+                throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: entity, id: ""),
+                                                diagnostic: sourceExpression.source.diagnostic(.error, "the fetch request's predicate does not parse: \(error.description)", at: sourceExpression.expression.range))
+            }
+            for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
+                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize) { batch in
+                    for data in batch {
+                        let object = manager.sourceObject(data)
+                        let keep = try manager.evaluate(MappingExpression(source: sourceExpression.source, expression: parsed), for: object, mapping: entityMapping,
+                                                        property: "sourceExpression") { try $0.evaluatePredicate($1) }
+                        if keep { try body(object) }
+                    }
+                }
+            }
+            return
+        }
+        if let sourceExpression = entityMapping.sourceExpression {
+            let evaluator = manager.evaluators[manager.mappingIndex(entityMapping)]
+            evaluator.context.evaluatedObject = .null
+            let result: EvalValue
+            do { result = try evaluator.evaluate(sourceExpression.expression) } catch let error as ExpressionError {
+                throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: "", id: ""), diagnostic: error.diagnostic(in: sourceExpression.source))
+            }
+            for item in result.elements ?? [result] {
+                guard case .object(let ref) = item, let data = try manager.sourceGraph.load(ref) else { continue }
+                try body(manager.sourceObject(data))
+            }
+            return
+        }
+        guard let entity = entityMapping.source else { return }
+        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize) { batch in
+            for data in batch { try body(manager.sourceObject(data)) }
+        }
+    }
+
+    /// The entity and predicate of `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …)`.
+    static func standardFetch(_ expression: Expr) -> (entity: String, predicate: String)? {
+        guard case .fetch(let request, _, _) = expression.kind,
+              case .method(let receiver, let selector, _, let arguments) = request.kind, receiver.kind == .variable("manager"),
+              selector == MethodSelector.fetchRequestForSourceEntity.rawValue, arguments.count == 2,
+              case .literal(.string(let entity)) = arguments[0].kind, case .literal(.string(let predicate)) = arguments[1].kind else { return nil }
+        return (entity, predicate)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// The three phases of a migration.
+public enum MigrationPhase: String, Sendable, CaseIterable {
+    /// Phase 1: create destination objects and their attributes.
+    case create
+    /// Phase 2: set relationships.
+    case relate
+    /// Phase 3: validate the whole destination store.
+    case validate
+}
+
+/// Where a migration is, for progress displays.
+public struct MigrationProgress: Sendable {
+    /// The phase.
+    public var phase: MigrationPhase
+    /// The entity mapping being worked on; nil between mappings and during validation.
+    public var mapping: String?
+    /// Objects done in this mapping (or rules checked in validation).
+    public var completed: Int
+    /// Objects to do in this mapping, when known (for a filtered mapping, the objects it reads).
+    public var total: Int?
+    /// Whether this mapping's work in this phase (or the validation) is done.
+    public var isFinished = false
+    /// The step of a progressive migration (from 0), and how many steps there are.
+    public var step = 0
+    public var steps = 1
+}
+
+/// What a migration did.
+public struct MigrationSummary: Sendable {
+    /// The source version.
+    public var sourceVersion: String
+    /// The destination version.
+    public var destinationVersion: String
+    /// Objects created by each entity mapping, in mapping order.
+    public var created: [(mapping: String, count: Int)]
+    /// Seconds spent in each phase.
+    public var phaseSeconds: [MigrationPhase: Double]
+    /// Objects of each destination entity, after the migration.
+    public var destinationCounts: [(entity: String, count: Int)]
+    /// Entity mappings (and their relationships) that ran as compiled SQL rather than object by object.
+    public var compiled: [String] = []
+
+    /// The summary as JSON.
+    public var json: JSONValue {
+        .object([
+            ("source", .string(sourceVersion)), ("destination", .string(destinationVersion)),
+            ("created", .object(created.map { ($0.mapping, .integer(Int64($0.count))) })),
+            ("seconds", .object(MigrationPhase.allCases.map { ($0.rawValue, .double((phaseSeconds[$0] ?? 0).rounded(toPlaces: 3))) })),
+            ("objects", .object(destinationCounts.map { ($0.entity, .integer(Int64($0.count))) })),
+            ("compiled", .array(compiled.map(JSONValue.string))),
+        ])
+    }
+}
+
+extension Double {
+    func rounded(toPlaces places: Int) -> Double {
+        let factor = pow(10, Double(places))
+        return (self * factor).rounded() / factor
+    }
+}

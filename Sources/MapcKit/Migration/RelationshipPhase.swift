@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+/// Phase 2: every entity mapping in order sets the relationships of the objects it created
+/// (`createRelationships` per destination object, then `endRelationshipCreation`), walking its
+/// associations in batches. Compiled mappings whose relationship expressions SQLite can evaluate
+/// set them with one `UPDATE … FROM` per relationship.
+struct RelationshipPhase {
+    func run(_ manager: MigrationManager) throws {
+        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
+            manager.currentMapping = index
+            try manager.checkCancellation()
+            // The default policy has nothing to do for a mapping without relationship mappings.
+            let customPolicy = type(of: manager.policies[index]) != EntityMigrationPolicy.self
+            guard !manager.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
+                try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+                continue
+            }
+            let created = manager.created[index]
+            if manager.sourceAttached, let compiled = try CompiledMappings(manager).relationships(index) {
+                manager.report(.relate, entityMapping.name, 0, created)
+                for statement in compiled { try statement.execute(manager) }
+                manager.compiledWork.append("\(entityMapping.name).relationships")
+                manager.report(.relate, entityMapping.name, created, created, finished: true)
+                try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+                continue
+            }
+            var done = 0
+            manager.report(.relate, entityMapping.name, 0, created)
+            var lastRow: Int64 = 0
+            let batchSize = manager.step.batchSize
+            while true {
+                let rows = try Row.fetchAll(try manager.writer.statement("SELECT rowid, source_entity, source, entity, destination, id FROM \(MigrationManager.associations) WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT ?"),
+                                            arguments: [index, lastRow, batchSize])
+                guard let last = rows.last else { break }
+                lastRow = try last.stored(0, "a row number")
+                // The batch's source objects, a few queries per entity.
+                var sources: [StoredKey: ObjectData] = [:]
+                var keysByEntity: [String: [Int64]] = [:]
+                for row in rows { keysByEntity[try row.stored(1, "an entity name"), default: []].append(try row.stored(2, "a row key")) }
+                for (entity, keys) in keysByEntity {
+                    for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity) { sources[StoredKey(entity: entity, key: key)] = data }
+                }
+                for row in rows {
+                    let source = StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key"))
+                    let entity: String = try row.stored(3, "an entity name")
+                    let key: Int64 = try row.stored(4, "a row key")
+                    let stored: String? = try row.storedIfPresent(5, "an object id")
+                    guard let data = sources[source] else { continue }
+                    var destination = DestinationObject(entity: entity, id: manager.destinationStore.format.objectID(entity: entity, key: key, stored: stored))
+                    destination.primaryKey = key
+                    manager.currentRelation = (StoredKey(entity: entity, key: key), manager.sourceObject(data))
+                    try manager.hook(entityMapping) { try manager.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: manager) }
+                    done += 1
+                    if done % 10_000 == 0 {
+                        manager.report(.relate, entityMapping.name, done, created)
+                        try manager.checkCancellation()
+                    }
+                }
+            }
+            manager.currentRelation = nil
+            manager.report(.relate, entityMapping.name, done, created, finished: true)
+            try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+        }
+    }
+}
+
+/// Phase 3: the whole destination store against its schema, then the policies' own validation
+/// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
+struct ValidationPhase {
+    func run(_ manager: MigrationManager) throws {
+        manager.report(.validate, nil, 0, nil)
+        let destination = manager.destinationStore
+        let validator = StoreValidator(store: destination, db: try manager.db)
+        let (violations, total) = try validator.validate { entity, id in
+            guard let located = try destination.locate(id: id, try manager.db),
+                  let (index, _) = try manager.association(of: StoredKey(entity: located.entity, key: located.key)),
+                  index < manager.mapping.entityMappings.count else { return nil }
+            return manager.mapping.entityMappings[index].name
+        }
+        if total > 0 { throw MigrationError.validation(violations: violations, total: total) }
+        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
+            manager.currentMapping = index
+            try manager.hook(entityMapping) { try manager.policies[index].performCustomValidation(entityMapping, manager: manager) }
+        }
+        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
+            try manager.hook(entityMapping) { try manager.policies[index].end(entityMapping, manager: manager) }
+        }
+        manager.report(.validate, nil, 0, nil, finished: true)
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+import GRDB
+
+/// One migration step between two open stores, as a value: a mapping model run from a source store
+/// into an empty destination store of the destination version, in whatever formats the two use,
+/// the way `NSMigrationManager.migrateStore(from:…to:…)` does. `run()` makes a `MigrationManager`
+/// that lives for that run only and drives its three phases; nothing is kept afterwards.
+public struct StepMigration {
+    /// The store migrated from (read only).
+    public var source: Store
+    /// The empty store migrated into.
+    public var destination: Store
+    /// The mapping model run.
+    public var mapping: MappingModel
+    /// The policies the mapping may name.
+    public var policies: PolicyRegistry
+    /// Source objects read per batch.
+    public var batchSize = 2_000
+    /// Whether mappings SQLite can run with the same results are compiled to SQL (when the source
+    /// store is a file). Off, every object goes through the interpreter; tests compare the two.
+    public var allowsSQL = true
+    /// Reports progress; called on the migrating thread.
+    public var progress: ((MigrationProgress) -> Void)?
+    /// Asked between batches; when it returns true the run stops with `MigrationError.cancelled`.
+    public var isCancelled: () -> Bool = { false }
+
+    /// Describes a step. The destination must be an empty store of the mapping's destination version.
+    public init(source: Store, destination: Store, mapping: MappingModel, policies: PolicyRegistry = .shared) {
+        self.source = source
+        self.destination = destination
+        self.mapping = mapping
+        self.policies = policies
+    }
+
+    /// Runs the three phases; throws `MigrationError` naming what failed, leaving the destination
+    /// to be discarded.
+    public func run() throws -> MigrationSummary {
+        let manager = try MigrationManager(step: self)
+        return try manager.run()
+    }
+}

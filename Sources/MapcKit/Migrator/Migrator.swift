@@ -1,0 +1,205 @@
+import Foundation
+import Synchronization
+
+/// The front door: an app's versions, mappings and policies, ready to bring any store to any
+/// version. Like GRDB's `DatabaseMigrator` it is a value that keeps no state and receives the
+/// store it works on; like `NSMigrationManager` it runs Core Data's three phases, step by step.
+///
+/// ```swift
+/// let migrator = try Migrator(schemasFolder: bundle.url(forResource: "schemas", withExtension: nil)!,
+///                             mappingsFolder: bundle.url(forResource: "mappings", withExtension: nil))
+/// let plan = try migrator.plan(forStoreAt: storeURL)          // reads only
+/// if plan.isNeeded {
+///     let outcome = try await migrator.migrate(storeAt: storeURL) { progress in … }
+/// }
+/// ```
+///
+/// The store is identified by its hashes, in whatever format it is (mapc's or Core Data's), and
+/// migrated progressively along the versions' declared order as one atomic operation: it is
+/// either left untouched or replaced, once, by the fully migrated and validated store.
+public struct Migrator: Sendable {
+    /// The model's versions, oldest first.
+    public var schemas: SchemaCatalog
+    /// The mapping files for the steps inference cannot make (or should not).
+    public var mappings: MappingCatalog
+    /// The custom policies the mappings may name.
+    public var policies: PolicyRegistry
+
+    /// A migrator over versions, mappings and policies already loaded.
+    public init(schemas: SchemaCatalog, mappings: MappingCatalog = MappingCatalog(), policies: PolicyRegistry = .shared) {
+        self.schemas = schemas
+        self.mappings = mappings
+        self.policies = policies
+    }
+
+    /// A migrator over a schemas folder and a mappings folder (which must exist when given).
+    public init(schemasFolder: URL, mappingsFolder: URL? = nil, policies: PolicyRegistry = .shared) throws {
+        self.init(schemas: try SchemaCatalog(directory: schemasFolder.path),
+                  mappings: try mappingsFolder.map { try MappingCatalog(folder: $0.path) } ?? MappingCatalog(), policies: policies)
+    }
+
+    /// A migrator over schema and mapping files an app bundles as text, by file name (a
+    /// `versions.yaml` among the schema files declares their order).
+    public init(schemaFiles: [String: String], mappingFiles: [String: String] = [:], policies: PolicyRegistry = .shared) throws {
+        self.init(schemas: try SchemaCatalog(files: schemaFiles), mappings: try MappingCatalog(files: mappingFiles), policies: policies)
+    }
+
+    // MARK: Questions (read only)
+
+    /// What a store is: its format, metadata, the version its hashes identify, the objects it
+    /// holds and the migrations applied to it. Reads the store; never writes it.
+    public func status(ofStoreAt url: URL) throws -> StoreStatus {
+        let (format, metadata) = try Store.metadata(at: url.relativePath)
+        let matching = schemas.versions(matching: metadata, format: format)
+        var status = StoreStatus(url: url, format: format.identifier, formatName: format.name, metadata: metadata,
+                                 version: schemas.version(of: metadata, format: format)?.version, compatibleVersions: matching.map(\.version))
+        status.identification = status.version == nil
+            ? "no version in the schemas matches the store's entity hashes"
+            : "by its \(format.name) entity version hashes (\(metadata.entityHashes.count) entities)"
+        if !matching.isEmpty {
+            let store = try Store.open(at: url.relativePath, catalog: schemas, readOnly: true)
+            defer { try? store.database.close() }
+            status.objectCounts = try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) }
+            status.history = try StoreHistory.read(store)
+        }
+        return status
+    }
+
+    /// The version a store is at, found by its hashes; an error naming the differences when no
+    /// version matches. `claimed` (a version the caller believes it is at) must agree with the hashes.
+    public func version(ofStoreAt url: URL, claimed: String? = nil) throws -> Schema {
+        let (format, metadata) = try Store.metadata(at: url.relativePath)
+        let matching = schemas.versions(matching: metadata, format: format)
+        guard !matching.isEmpty else {
+            let closest = schemas.schemas.min { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }
+            let details = closest.map { "; closest is \($0.version): " + metadata.differences(from: $0, format: format).prefix(5).joined(separator: "; ") } ?? ""
+            throw MapcError.store("\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? "")) matches no version of the schemas\(details)")
+        }
+        if let claimed {
+            guard let named = matching.first(where: { $0.version == claimed }) else {
+                throw MapcError.store("\(url.relativePath) is at version \(matching.map(\.version).joined(separator: " or ")), not \(claimed) (checked by its hashes)")
+            }
+            return named
+        }
+        return schemas.version(of: metadata, format: format) ?? matching[0]
+    }
+
+    /// The steps that would bring a store to `version` (the newest when nil): mapping files where
+    /// present, inferred mappings otherwise, downgrades only through mapping files. Reads the store's
+    /// metadata; never writes it. Throws `PlanError` for a step that can be neither.
+    public func plan(forStoreAt url: URL, from claimed: String? = nil, to version: String? = nil) throws -> MigrationPlan {
+        let current = try self.version(ofStoreAt: url, claimed: claimed)
+        let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
+        let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
+        return MigrationPlan(store: url, current: current, target: target, steps: steps)
+    }
+
+    /// Checks every mapping file a plan uses against its versions; throws `DiagnosticsError` with
+    /// every problem (positions in the files) when any has errors.
+    public func check(_ plan: MigrationPlan) throws {
+        for step in plan.steps where !step.isInferred {
+            var checker = MappingChecker(mapping: step.mapping, policies: policies)
+            let diagnostics = checker.check(source: step.source, destination: step.destination)
+            if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+        }
+    }
+
+    // MARK: Migrating
+
+    /// Brings the store at `url` to `version` (the newest when nil): plans, checks the mapping
+    /// files, and runs the steps as one atomic operation (see `MigrationOptions` for a dry run,
+    /// writing elsewhere and keeping a backup). Returns at once, with no steps, when the store is
+    /// already there.
+    public func migrate(storeAt url: URL, from claimed: String? = nil, to version: String? = nil, options: MigrationOptions = MigrationOptions(),
+                        progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
+        let plan = try self.plan(forStoreAt: url, from: claimed, to: version)
+        return try migrate(plan, options: options, progress: progress)
+    }
+
+    /// Runs a plan made by `plan(forStoreAt:)`.
+    public func migrate(_ plan: MigrationPlan, options: MigrationOptions = MigrationOptions(), progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
+        guard plan.isNeeded else { return MigrationOutcome(steps: [], resultPath: plan.store.relativePath, backupPath: nil) }
+        try check(plan)
+        return try StoreMigration.run(store: plan.store.relativePath, steps: plan.steps, options: options, policies: policies) { index, count, update in
+            var update = update
+            update.step = index
+            update.steps = count
+            progress?(update)
+        }
+    }
+
+    /// The same, off the caller's thread; cancelling the task stops the migration between
+    /// batches, leaving the store untouched (`MigrationError.cancelled`).
+    public func migrate(storeAt url: URL, from claimed: String? = nil, to version: String? = nil, options: MigrationOptions = MigrationOptions(),
+                        progress: (@Sendable (MigrationProgress) -> Void)? = nil) async throws -> MigrationOutcome {
+        let cancelled = CancellationFlag()
+        var options = options
+        let earlier = options.isCancelled
+        options.isCancelled = { cancelled.isSet || earlier() }
+        let frozen = options
+        return try await withTaskCancellationHandler {
+            try await Task.detached {
+                try self.migrate(storeAt: url, from: claimed, to: version, options: frozen) { progress?($0) }
+            }.value
+        } onCancel: {
+            cancelled.set()
+        }
+    }
+}
+
+/// A flag one task sets and another reads.
+private final class CancellationFlag: Sendable {
+    private let flag = Mutex(false)
+    var isSet: Bool { flag.withLock { $0 } }
+    func set() { flag.withLock { $0 = true } }
+}
+
+/// The steps from a store's version to a target version.
+public struct MigrationPlan: Sendable {
+    /// The store.
+    public var store: URL
+    /// The version the store is at (identified by its hashes).
+    public var current: Schema
+    /// The version to reach.
+    public var target: Schema
+    /// The steps, in order; empty when the store is there already.
+    public var steps: [MigrationStep]
+
+    /// Whether the store needs migrating.
+    public var isNeeded: Bool { !steps.isEmpty }
+
+    /// What inferred steps would drop: removed entities and properties, by step.
+    public var droppedValues: [(step: MigrationStep, dropped: [String])] {
+        steps.filter { $0.isInferred && !$0.droppedValues.isEmpty }.map { ($0, $0.droppedValues) }
+    }
+}
+
+/// What a store is, as `Migrator.status(ofStoreAt:)` finds it.
+public struct StoreStatus: Sendable {
+    /// The store.
+    public var url: URL
+    /// The format's identifier ("mapc-1", "core-data") and name.
+    public var format: String
+    public var formatName: String
+    /// What the store records about itself.
+    public var metadata: StoreMetadata
+    /// The version its hashes identify, if any.
+    public var version: String?
+    /// Every version whose hashes equal the store's.
+    public var compatibleVersions: [String]
+    /// How the version was identified, in words.
+    public var identification = ""
+    /// Objects of each entity (sub-entities under their own names), when a version matched.
+    public var objectCounts: [(entity: String, count: Int)] = []
+    /// The migrations applied to the store, oldest first.
+    public var history: [HistoryEntry] = []
+
+    init(url: URL, format: String, formatName: String, metadata: StoreMetadata, version: String?, compatibleVersions: [String]) {
+        self.url = url
+        self.format = format
+        self.formatName = formatName
+        self.metadata = metadata
+        self.version = version
+        self.compatibleVersions = compatibleVersions
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+
+extension MapcFormat {
+    public func recognizes(_ db: Database) throws -> Bool {
+        try db.tableExists(Self.metadataTable)
+    }
+
+    public func entityHashes(of schema: Schema) -> [String: String] {
+        VersionHash.entityHashes(of: schema)
+    }
+
+    public func readMetadata(_ db: Database) throws -> StoreMetadata {
+        guard try db.tableExists(Self.metadataTable) else {
+            throw MapcError.store("not a mapc store: it has no \(Self.metadataTable) table; create stores with 'mapc init' or 'mapc load'")
+        }
+        guard try db.tableExists(Self.entityHashesTable) else {
+            throw MapcError.store("the store's metadata is damaged: it has \(Self.metadataTable) but no \(Self.entityHashesTable) table (the entity hashes that identify its version)")
+        }
+        var values: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(Self.metadataTable.quotedDatabaseIdentifier)") {
+            if let key = String.fromDatabaseValue(row[0] as DatabaseValue), let value = String.fromDatabaseValue(row[1] as DatabaseValue) { values[key] = value }
+        }
+        var hashes: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, hash FROM \(Self.entityHashesTable.quotedDatabaseIdentifier)") {
+            if let name = String.fromDatabaseValue(row[0] as DatabaseValue), let hash = String.fromDatabaseValue(row[1] as DatabaseValue) { hashes[name] = hash }
+        }
+        guard let model = values["model"], let version = values["version"], values["modelHash"] != nil, let layout = values["layout"] else {
+            throw MapcError.store("the store's metadata is incomplete (model, version, modelHash and layout are required)")
+        }
+        guard layout == identifier else {
+            throw MapcError.store("the store uses layout '\(layout)', which this mapc does not know; upgrade mapc")
+        }
+        guard let formatVersion = Int(values["formatVersion"] ?? "1"), formatVersion >= 1 else {
+            throw MapcError.store("the store's metadata format '\(values["formatVersion"] ?? "")' is not a version number; the metadata is damaged")
+        }
+        guard formatVersion <= Self.currentFormatVersion else {
+            throw MapcError.store("the store's metadata format \(formatVersion) is newer than this mapc understands (\(Self.currentFormatVersion)); upgrade mapc")
+        }
+        return StoreMetadata(format: identifier, model: model, version: version, entityHashes: hashes)
+    }
+
+    public func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
+        for table in layout.tables {
+            let columns = table.columns.map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) } + table.constraints
+            try db.execute(sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
+            for index in table.indexes {
+                let unique = index.unique ? "UNIQUE " : ""
+                let columns = index.columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
+                try db.execute(sql: "CREATE \(unique)INDEX \(index.name.quotedDatabaseIdentifier) ON \(table.name.quotedDatabaseIdentifier) (\(columns))")
+            }
+        }
+        try db.execute(sql: "CREATE TABLE \(Self.metadataTable.quotedDatabaseIdentifier) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
+        try db.execute(sql: "CREATE TABLE \(Self.entityHashesTable.quotedDatabaseIdentifier) (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL)")
+        let hashes = entityHashes(of: schema)
+        let pairs = [("model", schema.model), ("version", schema.version), ("modelHash", VersionHash.modelHash(entityHashes: hashes)),
+                     ("layout", identifier), ("formatVersion", String(Self.currentFormatVersion))]
+        for (key, value) in pairs {
+            try db.execute(sql: "INSERT INTO \(Self.metadataTable.quotedDatabaseIdentifier) (key, value) VALUES (?, ?)", arguments: [key, value])
+        }
+        for name in hashes.keys.sorted() {
+            try db.execute(sql: "INSERT INTO \(Self.entityHashesTable.quotedDatabaseIdentifier) (name, hash) VALUES (?, ?)", arguments: [name, hashes[name]])
+        }
+    }
+
+    public func finishWriting(_ db: Database, layout: StoreLayout) throws {}
+
+    public func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
+        (try Int64.fetchOne(db, sql: "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0) + 1
+    }
+
+    public func readHistory(_ db: Database) throws -> [HistoryEntry] {
+        guard try db.tableExists(Self.historyTable) else { return [] }
+        return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedDatabaseIdentifier) ORDER BY step").map { row in
+            // History is informational: a damaged field reads as a description of what is there, never a trap.
+            func text(_ column: String) -> String {
+                guard let value = row[column] as DatabaseValue? else { return "(missing)" }
+                return value.isNull ? "(missing)" : StoreValidator.text(value)
+            }
+            return HistoryEntry(fromVersion: text("from_version"), fromHash: text("from_hash"), toVersion: text("to_version"), toHash: text("to_hash"),
+                                inferred: Bool.fromDatabaseValue(row["inferred"] as DatabaseValue? ?? .null) ?? false, mappingSHA256: text("mapping_sha256"),
+                                startedAt: text("started_at"), finishedAt: text("finished_at"),
+                                created: HistoryEntry.created(fromJSON: String.fromDatabaseValue(row["created"] as DatabaseValue? ?? .null)))
+        }
+    }
+
+    public func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
+        let table = Self.historyTable.quotedDatabaseIdentifier
+        try db.execute(sql: """
+        CREATE TABLE IF NOT EXISTS \(table) (step INTEGER PRIMARY KEY, from_version TEXT NOT NULL, from_hash TEXT NOT NULL, \
+        to_version TEXT NOT NULL, to_hash TEXT NOT NULL, inferred INTEGER NOT NULL, mapping_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, \
+        finished_at TEXT NOT NULL, created TEXT NOT NULL)
+        """)
+        try db.execute(sql: "DELETE FROM \(table)")
+        for (index, entry) in entries.enumerated() {
+            try db.execute(sql: "INSERT INTO \(table) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           arguments: [index + 1, entry.fromVersion, entry.fromHash, entry.toVersion, entry.toHash, entry.inferred,
+                                       entry.mappingSHA256, entry.startedAt, entry.finishedAt, entry.createdJSON])
+        }
+    }
+}

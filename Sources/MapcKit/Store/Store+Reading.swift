@@ -1,0 +1,222 @@
+import Foundation
+import GRDB
+
+extension Store {
+    // MARK: Identities
+
+    /// Where the object with this identity is: its entity and key; nil when the store has none.
+    /// Formats that keep identities (mapc's `_id`) are searched by them; for the others the
+    /// identity says it (`Note/p12`).
+    public func locate(id: String) throws -> (entity: String, key: Int64)? {
+        try database.read { try locate(id: id, $0) }
+    }
+
+    func locate(id: String, _ db: Database) throws -> (entity: String, key: Int64)? {
+        for (table, members) in layout.entityTables {
+            guard let storage = members.first else { continue }
+            if let idColumn = storage.idColumn {
+                guard let row = try Row.fetchOne(db, sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier), \(storage.primaryKey.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(idColumn.quotedDatabaseIdentifier) = ?", arguments: [id]),
+                      let entity = layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { continue }
+                return (entity, try row.stored(1, "a row key"))
+            }
+            for member in members {
+                guard let key = format.key(fromObjectID: id, entity: member.entity),
+                      let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(member.entityColumn.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(member.primaryKey.quotedDatabaseIdentifier) = ?", arguments: [key]),
+                      let entity = layout.entity(withDiscriminator: value, inTable: table), member.discriminators.contains(value) else { continue }
+                return (entity, key)
+            }
+        }
+        return nil
+    }
+
+    /// The entity of the object with this identity.
+    public func entityName(ofID id: String) throws -> String? {
+        try locate(id: id)?.entity
+    }
+
+    // MARK: Objects
+
+    /// Calls `body` for each object whose own entity is `entity` (sub-entities excluded), in key
+    /// order, reading row by row so memory stays flat on large stores.
+    public func forEachObject(ofExactEntity entityName: String, _ body: (ObjectData) throws -> Void) throws {
+        try readObjects(ofExactEntity: entityName, body)
+    }
+
+    /// The object with this identity, whatever its entity; nil when the store has none.
+    public func object(id: String) throws -> ObjectData? {
+        try database.read { try readObject(id: id, $0) }
+    }
+
+    /// The object with this key in the table of an entity's hierarchy (whichever entity of the
+    /// hierarchy it is); nil when there is none.
+    public func object(entity: String, key: Int64) throws -> ObjectData? {
+        let storage = try layout.storage(of: entity)
+        let discriminator = try database.read { db in
+            try DatabaseValue.fetchOne(db, sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?", arguments: [key])
+        }
+        guard let discriminator, let exact = layout.entity(withDiscriminator: discriminator, inTable: storage.table) else { return nil }
+        var found: ObjectData?
+        try readObjects(ofExactEntity: exact, keys: [key]) { found = $0 }
+        return found
+    }
+
+    /// Objects of one entity (sub-entities excluded) by key, read a few hundred per query.
+    public func objects(keys: [Int64], ofExactEntity entity: String) throws -> [Int64: ObjectData] {
+        var found: [Int64: ObjectData] = [:]
+        for start in stride(from: 0, to: keys.count, by: 500) {
+            try readObjects(ofExactEntity: entity, keys: Array(keys[start..<min(keys.count, start + 500)])) { object in
+                if let key = object.key { found[key] = object }
+            }
+        }
+        return found
+    }
+
+    /// The object with this identity, read on a connection already open (inside a write).
+    func readObject(id: String, _ db: Database) throws -> ObjectData? {
+        guard let (entity, key) = try locate(id: id, db), schema.entity(named: entity) != nil else { return nil }
+        var found: ObjectData?
+        try readObjects(ofExactEntity: entity, keys: [key], in: db) { found = $0 }
+        return found
+    }
+
+    /// All objects of an entity's own (sub-entities excluded), in key order.
+    public func objects(ofExactEntity entity: String) throws -> [ObjectData] {
+        var result: [ObjectData] = []
+        try forEachObject(ofExactEntity: entity) { result.append($0) }
+        return result
+    }
+
+    /// All objects of an entity and its sub-entities: a fetch of `Attachment` also yields `ImageAttachment` objects.
+    public func objects(of entity: String) throws -> [ObjectData] {
+        guard let root = schema.entity(named: entity) else { throw MapcError.notFound("no entity '\(entity)' in version \(schema.version)") }
+        return try schema.hierarchy(under: root).flatMap { try objects(ofExactEntity: $0.name) }
+    }
+
+    /// A related row: its entity, key and identity (its stored identity, or one made from its entity and key).
+    private func related(table: String, key: Int64, discriminator: DatabaseValue, stored: String?) -> (StoredKey, String) {
+        let entity = layout.entity(withDiscriminator: discriminator, inTable: table) ?? "?"
+        return (StoredKey(entity: entity, key: key), format.objectID(entity: entity, key: key, stored: stored))
+    }
+
+    /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
+    /// the given keys, or those whose keys lie in a range.
+    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, in connection: Database? = nil,
+                     _ body: (ObjectData) throws -> Void) throws {
+        guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
+        let storage = try layout.storage(of: entityName)
+        let attributes = schema.allAttributes(of: entity).compactMap { attribute in
+            storage.attributeColumns[attribute.name].map { (attribute: attribute, column: $0) }
+        }.filter { !$0.attribute.isTransient }
+        let relationships = schema.allRelationships(of: entity).compactMap { relationship in
+            storage.relationships[relationship.name].map { (relationship: relationship, kept: $0) }
+        }.filter { !$0.relationship.isTransient }
+        let table = storage.table.quotedDatabaseIdentifier, key = storage.primaryKey.quotedDatabaseIdentifier, kind = storage.entityColumn.quotedDatabaseIdentifier
+        let idSelection = storage.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
+        var selections = ["t.\(key)", storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"]
+        selections += attributes.map { "t.\($0.column.quotedDatabaseIdentifier)" }
+        var toOne: [(name: String, table: String)] = []
+        var toManyQueries: [(name: String, table: String, sql: String)] = []
+        for (relationship, kept) in relationships {
+            switch kept {
+            case .foreignKey(let column, let destinationTable, _):
+                let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier))"
+                selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
+                toOne.append((relationship.name, destinationTable))
+            case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):
+                let order = orderColumn.map { "d.\($0.quotedDatabaseIdentifier), " } ?? ""
+                let filter = discriminators.map(Self.sqlLiteral).joined(separator: ", ")
+                toManyQueries.append((relationship.name, destinationTable,
+                                      "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND d.\(kind) IN (\(filter)) ORDER BY \(order)d.\(key)"))
+            case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
+                let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
+                toManyQueries.append((relationship.name, destinationTable,
+                                      "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
+            }
+        }
+        var filter = ""
+        if let keys { filter += " AND t.\(key) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))" }
+        if let keyRange { filter += " AND t.\(key) BETWEEN \(keyRange.lowerBound) AND \(keyRange.upperBound)" }
+        let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(kind) = ?\(filter) ORDER BY t.\(key)"
+        func read(_ db: Database) throws {
+            let manyStatements = try toManyQueries.map { ($0.name, $0.table, try db.makeStatement(sql: $0.sql)) }
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments([storage.discriminator] + (keys ?? []).map(\.databaseValue)))
+            while let row = try rows.next() {
+                let primaryKey: Int64 = try row.stored(0, "a row key of \(entityName)")
+                let stored: String? = try row.storedIfPresent(1, "an object id of \(entityName)")
+                var object = ObjectData(id: format.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
+                var column = 2
+                for (attribute, _) in attributes {
+                    do {
+                        object.attributes[attribute.name] = try format.decode(row[column] as DatabaseValue, as: attribute.type)
+                    } catch let error as MapcError {
+                        throw MapcError.store("\(entityName) '\(object.id)', attribute '\(attribute.name)': \(error)")
+                    }
+                    column += 1
+                }
+                for (name, destinationTable) in toOne {
+                    let target: Int64? = try row.storedIfPresent(column, "the key of \(object.id).\(name)")
+                    if let target {
+                        let targetID: String? = try row.storedIfPresent(column + 2, "the id of \(object.id).\(name)")
+                        let (stored, id) = related(table: destinationTable, key: target, discriminator: row[column + 1] as DatabaseValue, stored: targetID)
+                        object.relationships[name] = [id]
+                        object.relatedKeys[name] = [stored]
+                    } else {
+                        object.relationships[name] = []
+                        object.relatedKeys[name] = []
+                    }
+                    column += 3
+                }
+                for (name, destinationTable, statement) in manyStatements {
+                    var ids: [String] = [], keys: [StoredKey] = []
+                    let targets = try Row.fetchCursor(statement, arguments: [primaryKey])
+                    while let target = try targets.next() {
+                        let (stored, id) = related(table: destinationTable, key: try target.stored(0, "a related key of \(object.id).\(name)"),
+                                                   discriminator: target[1] as DatabaseValue, stored: try target.storedIfPresent(2, "a related id of \(object.id).\(name)"))
+                        ids.append(id)
+                        keys.append(stored)
+                    }
+                    object.relationships[name] = ids
+                    object.relatedKeys[name] = keys
+                }
+                try body(object)
+            }
+        }
+        if let connection { try read(connection) } else { try database.read(read) }
+    }
+
+    /// A value written into SQL text (for discriminator lists in subqueries; never user text unquoted).
+    static func sqlLiteral(_ value: DatabaseValue) -> String {
+        switch value.storage {
+        case .null: return "NULL"
+        case .int64(let n): return String(n)
+        case .double(let d): return "\(d)"
+        case .string(let text): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        case .blob(let data): return "x'" + data.map { String(format: "%02x", $0) }.joined() + "'"
+        }
+    }
+
+    /// Reads the objects of an entity (sub-entities excluded) in batches, in key order. Each batch
+    /// is read in its own short read and handed to `body` outside it, so `body` may read the store
+    /// again (expressions following relationships do) and memory stays bounded by the batch size.
+    public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, _ body: ([ObjectData]) throws -> Void) throws {
+        let storage = try layout.storage(of: entity)
+        let key = storage.primaryKey.quotedDatabaseIdentifier
+        let sql = "SELECT \(key) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = ? AND \(key) > ? ORDER BY \(key) LIMIT ?"
+        var lastKey: Int64 = .min
+        while true {
+            var keys: [Int64] = []
+            try database.read { db in
+                for row in try Row.fetchAll(db, sql: sql, arguments: [storage.discriminator, lastKey, batchSize]) {
+                    keys.append(try row.stored(0, "a row key of \(entity)"))
+                }
+            }
+            guard let first = keys.first, let last = keys.last else { return }
+            lastKey = last
+            var batch: [ObjectData] = []
+            batch.reserveCapacity(keys.count)
+            try readObjects(ofExactEntity: entity, keyRange: first...last) { batch.append($0) }
+            try body(batch)
+            if keys.count < batchSize { return }
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import GRDB
+
+extension Store {
+    /// Validates the objects against the schema and writes them in one transaction: all of them,
+    /// or (on any problem) none.
+    ///
+    /// Relationships may name objects in `objects` or objects already in the store, which then
+    /// gain the links (a to-one relationship an existing object already has is never changed).
+    /// Everything checked for a new store holds against the existing objects too: ids are new,
+    /// uniqueness constraints, counts and one-to-one inverses hold across the whole store
+    /// (checked after writing, inside the transaction, which is rolled back on any problem).
+    /// Formats that do not keep identities (Core Data's) give the new objects identities made from
+    /// their keys; the data's ids only serve to relate the objects to each other.
+    ///
+    /// Throws `DataValidationError` listing the problems by entity, object and key.
+    public func insert(_ objects: [ObjectData]) throws {
+        try database.write { db in
+            let hadObjects = try self.hasObjects(db)
+            var resolver = ObjectGraphResolver(schema: schema, objects: objects, existing: hadObjects ? { id in try self.readObject(id: id, db) } : nil)
+            try resolver.resolve()
+            try self.checkIDsAreFree(objects, db)
+            let writer = RowWriter(store: self, db: db)
+            var keys = [Int64](repeating: 0, count: resolver.objects.count)
+            for (index, object) in resolver.objects.enumerated() {
+                if resolver.isExisting(index) {
+                    keys[index] = object.key ?? 0
+                    continue
+                }
+                guard schema.entity(named: object.entity) != nil else { continue }
+                keys[index] = try writer.insert(entity: object.entity, id: object.id, attributes: resolver.values[index])
+            }
+            try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
+            try format.finishWriting(db, layout: layout)
+            if hadObjects { try self.validateWhole(db) }
+        }
+    }
+
+    /// Whether any table of the store holds a row.
+    private func hasObjects(_ db: Database) throws -> Bool {
+        for (table, _) in layout.entityTables where try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table.quotedDatabaseIdentifier))") == true {
+            return true
+        }
+        return false
+    }
+
+    /// Checks the whole store against its schema (after adding objects to it), as data problems.
+    private func validateWhole(_ db: Database) throws {
+        let (violations, total) = try StoreValidator(store: self, db: db).validate { _, _ in nil }
+        guard total > 0 else { return }
+        throw DataValidationError(problems: violations.map { violation in
+            DataProblem(entity: violation.entity, objectID: violation.object, key: violation.property, message: "\(violation.rule) (value: \(violation.value))")
+        }, total: total)
+    }
+
+    /// New objects may not take an identity the store already has (for formats that keep them).
+    private func checkIDsAreFree(_ objects: [ObjectData], _ db: Database) throws {
+        guard layout.entities.values.contains(where: { $0.idColumn != nil }) else { return }
+        var problems = ProblemList()
+        for object in objects {
+            if let existing = try locate(id: object.id, db) {
+                problems.add(object.entity, object.id, "id", "the store already has \(English.withArticle(existing.entity)) object with id '\(object.id)'")
+            }
+        }
+        try problems.throwIfAny()
+    }
+
+    /// Writes each relationship link once, where the layout keeps it: from new objects, and from
+    /// existing objects only what the new ones add (placed after what they already hold).
+    private func writeRelationships(resolver: ObjectGraphResolver, keys: [Int64], writer: RowWriter) throws {
+        /// Where `member` stands in `owner`'s list for `relationship`.
+        func position(of member: Int, in owner: Int, _ relationship: String) -> Int {
+            let offset = resolver.isExisting(owner) ? (resolver.storedCounts[owner][relationship] ?? 0) : 0
+            return offset + (resolver.related[owner][relationship]?.firstIndex(of: member) ?? 0)
+        }
+        for (index, object) in resolver.objects.enumerated() {
+            guard let entity = schema.entity(named: object.entity), let storage = layout.entities[object.entity] else { continue }
+            for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+                let targets = resolver.related[index][relationship.name] ?? []
+                guard !targets.isEmpty else { continue }
+                let inverse = schema.inverse(of: relationship)
+                switch storage.relationships[relationship.name] {
+                case .foreignKey?:
+                    guard let target = targets.first else { continue }
+                    try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target],
+                                    inversePosition: inverse.map { position(of: index, in: target, $0.name) })
+                case .joinTable(_, _, _, _, _, _, writesRows: true)?:
+                    for target in targets {
+                        try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target],
+                                        position: position(of: target, in: index, relationship.name),
+                                        inversePosition: inverse.map { position(of: index, in: target, $0.name) })
+                    }
+                default:
+                    // Kept by the other side: an inverse foreign key, or a join table the inverse writes.
+                    continue
+                }
+            }
+        }
+    }
+}
+
+/// Row-level writes on one open write connection, with prepared statements cached: inserting
+/// objects under keys it hands out and setting relationship links, in any format. The data loader
+/// and the migration manager both write through it.
+final class RowWriter {
+    let store: Store
+    let db: Database
+    private var statements: [String: Statement] = [:]
+    /// Per entity: the prepared INSERT and the stored attributes in its column order.
+    private var insertPlans: [String: (statement: Statement, attributes: [(name: String, type: AttributeType)])] = [:]
+    /// The next key to hand out, per table.
+    private var nextKeys: [String: Int64] = [:]
+
+    init(store: Store, db: Database) {
+        self.store = store
+        self.db = db
+    }
+
+    func statement(_ sql: String) throws -> Statement {
+        if let cached = statements[sql] { return cached }
+        let made = try db.makeStatement(sql: sql)
+        statements[sql] = made
+        return made
+    }
+
+    /// Hands out `count` consecutive keys in an entity's table, returning the first.
+    func reserveKeys(_ count: Int64, for storage: EntityStorage) throws -> Int64 {
+        let first = try nextKeys[storage.table] ?? store.format.firstFreeKey(in: storage, db)
+        nextKeys[storage.table] = first + count
+        return first
+    }
+
+    /// Forgets the keys handed out for a table, after rows were inserted there another way (SQL).
+    func rowsInserted(into table: String) {
+        nextKeys[table] = nil
+    }
+
+    /// Inserts a row for an object with its stored attribute values; returns its key.
+    func insert(entity: String, id: String, attributes: [String: Value]) throws -> Int64 {
+        let storage = try store.layout.storage(of: entity)
+        let plan = try insertPlan(entity, storage)
+        let key = try reserveKeys(1, for: storage)
+        var arguments: [DatabaseValue] = [key.databaseValue, storage.discriminator]
+        if storage.idColumn != nil { arguments.append(id.databaseValue) }
+        arguments += storage.insertedColumns.map(\.value)
+        arguments.reserveCapacity(arguments.count + plan.attributes.count)
+        for attribute in plan.attributes {
+            arguments.append(store.format.encode(attributes[attribute.name] ?? .null, as: attribute.type))
+        }
+        try plan.statement.execute(arguments: StatementArguments(arguments))
+        return key
+    }
+
+    private func insertPlan(_ entity: String, _ storage: EntityStorage) throws -> (statement: Statement, attributes: [(name: String, type: AttributeType)]) {
+        if let plan = insertPlans[entity] { return plan }
+        let schema = store.schema
+        guard let description = schema.entity(named: entity) else { throw MapcError.notFound("no entity '\(entity)' in version \(schema.version)") }
+        let stored = schema.allAttributes(of: description).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
+        let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? []) + storage.insertedColumns.map(\.name)
+            + stored.compactMap { storage.attributeColumns[$0.name] }
+        let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        let plan = (statement: try db.makeStatement(sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) })
+        insertPlans[entity] = plan
+        return plan
+    }
+
+    /// Links `owner` to `target` through a relationship of `owner`'s entity, where the layout keeps
+    /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
+    /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
+    func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
+        switch storage.relationships[relationship] {
+        case .foreignKey(let column, let destinationTable, let orderColumn)?:
+            var assignments = "\(column.quotedDatabaseIdentifier) = ?"
+            var arguments: [DatabaseValue] = [target.databaseValue]
+            if let orderColumn {
+                // A row the other side already placed in its ordered list keeps its place (SQLite
+                // evaluates the CASE against the row's old values).
+                let order = orderColumn.quotedDatabaseIdentifier
+                assignments += ", \(order) = CASE WHEN \(column.quotedDatabaseIdentifier) IS ? THEN \(order) ELSE ? END"
+                arguments += [target.databaseValue, (inversePosition ?? 0).databaseValue]
+            }
+            arguments.append(owner.databaseValue)
+            try statement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                .execute(arguments: StatementArguments(arguments))
+            if let (inverseColumn, _) = oneToOneInverse(relationship, of: storage) {
+                try statement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                    .execute(arguments: [owner, target])
+            }
+        case .inverseForeignKey(let table, let column, let orderColumn, _)?:
+            if let orderColumn {
+                try statement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?, \(orderColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                    .execute(arguments: [owner, position, target])
+            } else {
+                try statement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                    .execute(arguments: [owner, target])
+            }
+        case .joinTable(let table, let ownerColumn, let otherColumn, let ownerOrder, let otherOrder, _, _)?:
+            // Each side writes the positions it knows; a row the other side wrote keeps its own.
+            var columns = [ownerColumn, otherColumn]
+            var arguments: [DatabaseValue] = [owner.databaseValue, target.databaseValue]
+            var written: [String] = []
+            if let ownerOrder { columns.append(ownerOrder); arguments.append(position.databaseValue); written.append(ownerOrder) }
+            if let otherOrder, let inversePosition { columns.append(otherOrder); arguments.append(inversePosition.databaseValue); written.append(otherOrder) }
+            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+            let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
+            let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
+            try statement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
+                .execute(arguments: StatementArguments(arguments))
+        case nil:
+            throw MapcError.notFound("relationship '\(storage.entity).\(relationship)' is not stored (transient?)")
+        }
+    }
+
+    /// Clears a to-one relationship.
+    func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
+        guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
+        let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
+        try statement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+            .execute(arguments: [owner])
+    }
+
+    /// For a to-one relationship whose inverse is to-one too: the inverse's column (both sides keep one).
+    func oneToOneInverse(_ relationship: String, of storage: EntityStorage) -> (column: String, table: String)? {
+        let schema = store.schema
+        guard let entity = schema.entity(named: storage.entity), case .relationship(let description)? = schema.property(named: relationship, in: entity),
+              let inverse = schema.inverse(of: description), !inverse.isToMany, let destination = schema.entity(named: description.destination),
+              let owner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
+              case .foreignKey(let column, let table, _)? = store.layout.entities[owner.name]?.relationships[inverse.name] else { return nil }
+        return (column, table)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+
+/// A way of laying a schema out in SQLite: mapc's own (`MapcFormat`, "mapc-1") or Core Data's
+/// (`CoreDataFormat`). A format owns everything about the file: how it is recognised, its metadata
+/// and the hashes that identify its version, table and column names, keys, entity discriminators,
+/// bookkeeping columns and value encodings. The store, the validator, the migration manager and the
+/// SQL compiler ask the format and its `StoreLayout`; none of them assumes one.
+public protocol StoreFormat: Sendable {
+    /// A short identifier, recorded or recognised in the file ("mapc-1", "core-data").
+    var identifier: String { get }
+    /// The format's name in messages ("mapc", "Core Data").
+    var name: String { get }
+    /// Whether an open database is a store of this format (from its tables, without reading objects).
+    func recognizes(_ db: Database) throws -> Bool
+    /// The store's metadata: the hashes that identify its version, and what it records besides.
+    func readMetadata(_ db: Database) throws -> StoreMetadata
+    /// The entity hashes this format records for a schema: what identifies a store's version.
+    func entityHashes(of schema: Schema) -> [String: String]
+    /// The tables, columns, keys and relationship storage for a schema. Depends only on what the
+    /// format's hashes cover, so that stores with equal hashes have equal layouts.
+    func layout(for schema: Schema) -> StoreLayout
+    /// Creates an empty store for a schema in an empty database: tables, indexes, bookkeeping and
+    /// metadata. `carrying` is the metadata of the store being migrated into it, whose identity
+    /// (a store UUID, an app's own keys) the new file keeps.
+    func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws
+    /// Brings the format's bookkeeping up to date after objects were written (Core Data's key counters).
+    func finishWriting(_ db: Database, layout: StoreLayout) throws
+    /// The first key not used in an entity's table (keys are never reused).
+    func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64
+    /// The identity string of an object: the stored one, or one made from the key.
+    func objectID(entity: String, key: Int64, stored: String?) -> String
+    /// The key an identity string made by `objectID` stands for, when the format makes them.
+    func key(fromObjectID id: String, entity: String) -> Int64?
+    /// The SQLite value stored for an attribute value.
+    func encode(_ value: Value, as type: AttributeType) -> DatabaseValue
+    /// The attribute value read back from SQLite.
+    func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value
+    /// A name for how values of a type are encoded: two formats whose names are equal store the
+    /// same value the same way, so a column can be copied from one to the other as it is.
+    func encodingName(of type: AttributeType) -> String
+    /// The storage classes (`typeof()`) a column of this type may hold, for validation.
+    func storageClasses(of type: AttributeType) -> [String]
+    /// Reads the migration history the store keeps, oldest first.
+    func readHistory(_ db: Database) throws -> [HistoryEntry]
+    /// Replaces the migration history a store keeps.
+    func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws
+}
+
+/// The formats mapc knows, and the detection of a file's format.
+public enum StoreFormats {
+    /// Every format, in the order they are tried on a file.
+    public static let all: [any StoreFormat] = [MapcFormat()]
+
+    /// The format named by an identifier or name (`mapc`, `mapc-1`, `core-data`, `coredata`).
+    public static func named(_ name: String) -> (any StoreFormat)? {
+        let wanted = name.lowercased().replacingOccurrences(of: "-", with: "")
+        return all.first { $0.identifier.lowercased().replacingOccurrences(of: "-", with: "") == wanted || $0.name.lowercased().replacingOccurrences(of: " ", with: "") == wanted
+            || ($0.identifier == "mapc-1" && wanted == "mapc") }
+    }
+
+    /// The format of an open database, or an error saying it is none of them.
+    static func detect(_ db: Database) throws -> any StoreFormat {
+        for format in all where try format.recognizes(db) { return format }
+        throw MapcError.store("not a store mapc knows: it has neither mapc's metadata (_mapc_metadata) nor Core Data's (Z_METADATA); create stores with 'mapc init' or 'mapc load'")
+    }
+}
+
+/// What a store says about itself: the hashes that identify its version, and what it records besides.
+public struct StoreMetadata: Sendable, Equatable {
+    /// The identifier of the store's format.
+    public var format: String
+    /// The model's name, when the format records one.
+    public var model: String?
+    /// The version name recorded when the store was written (informational: hashes identify it).
+    public var version: String?
+    /// The hash of every entity, by name, in the format's own scheme.
+    public var entityHashes: [String: String]
+    /// One hash of the whole model, derived from the entity hashes (for display and history).
+    public var modelHash: String
+    /// The store's own identifier, when the format keeps one (Core Data's store UUID).
+    public var storeUUID: String?
+    /// Other things the store records, for display (Core Data's metadata keys, the app's own keys).
+    public var properties: [String: String] = [:]
+
+    /// Creates metadata.
+    public init(format: String, model: String?, version: String?, entityHashes: [String: String], storeUUID: String? = nil, properties: [String: String] = [:]) {
+        self.format = format
+        self.model = model
+        self.version = version
+        self.entityHashes = entityHashes
+        self.modelHash = VersionHash.modelHash(entityHashes: entityHashes)
+        self.storeUUID = storeUUID
+        self.properties = properties
+    }
+
+    /// Whether a schema, hashed by `format`, has exactly this store's entity hashes.
+    public func matches(_ schema: Schema, format: any StoreFormat) -> Bool {
+        format.entityHashes(of: schema) == entityHashes
+    }
+
+    /// The entities whose hashes differ from a schema's, with a reason each, for "incompatible store" messages.
+    public func differences(from schema: Schema, format: any StoreFormat) -> [String] {
+        let expected = format.entityHashes(of: schema)
+        var lines: [String] = []
+        for name in Set(expected.keys).union(entityHashes.keys).sorted() {
+            switch (entityHashes[name], expected[name]) {
+            case (nil, _?): lines.append("entity '\(name)' is in version \(schema.version) but not in the store")
+            case (_?, nil): lines.append("entity '\(name)' is in the store but not in version \(schema.version)")
+            case let (stored?, wanted?) where stored != wanted: lines.append("entity '\(name)' differs (store \(stored.prefix(12)), schema \(wanted.prefix(12)))")
+            default: break
+            }
+        }
+        return lines
+    }
+}
+
+extension SchemaCatalog {
+    /// The versions whose entity hashes, computed as `format` computes them, equal the store's.
+    public func versions(matching metadata: StoreMetadata, format: any StoreFormat) -> [Schema] {
+        schemas.filter { metadata.matches($0, format: format) }
+    }
+
+    /// The version a store is at: among the versions matching its hashes, the one its metadata
+    /// names (hashes identify; the name only breaks ties between identical versions).
+    public func version(of metadata: StoreMetadata, format: any StoreFormat) -> Schema? {
+        let matching = versions(matching: metadata, format: format)
+        return matching.first { $0.version == metadata.version } ?? matching.first
+    }
+}
