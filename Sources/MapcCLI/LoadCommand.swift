@@ -21,6 +21,8 @@ struct LoadCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    @OptionGroup var layout: LayoutOption
+
     func run() throws {
         try reportingErrors {
             // Data files are validated whole before anything is written, which costs memory in
@@ -59,7 +61,7 @@ struct LoadCommand: ParsableCommand {
                 try target.insert(contents.objects)
                 Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
             } else {
-                try StoreFiles.createStore(at: store, schema: schema) { try $0.insert(contents.objects) }
+                try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? MapcFormat()) { try $0.insert(contents.objects) }
                 Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
             }
         }

@@ -29,6 +29,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var mappingOptions: MappingOptions
 
+    @OptionGroup var layout: LayoutOption
+
     @Flag(help: "Run inferred steps even when they drop values (removed entities or properties); without it such a step is refused.")
     var acceptDataLoss = false
 
@@ -72,6 +74,7 @@ struct RunCommand: ParsableCommand {
                 options.keepBackup = keepBackup
                 options.allowsSQL = !interpret
                 options.acceptsDataLoss = acceptDataLoss
+                options.destinationFormat = try layout.format()
                 let steps = plan.steps
                 let display = ProgressDisplay(quiet: quiet || format == .json)
                 if !(quiet || format == .json) {

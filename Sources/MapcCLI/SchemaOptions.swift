@@ -34,6 +34,21 @@ struct MappingOptions: ParsableArguments {
     func catalog() throws -> MappingCatalog { try MappingCatalog(folder: folder) }
 }
 
+/// `--layout mapc|core-data`: the format of a store a command creates.
+struct LayoutOption: ParsableArguments {
+    @Option(name: .customLong("layout"), help: ArgumentHelp("The store format to write: mapc (mapc's own) or core-data (Core Data's SQLite format).", valueName: "format"))
+    var name: String?
+
+    /// The format named, if any.
+    func format() throws -> (any StoreFormat)? {
+        guard let name else { return nil }
+        guard let format = StoreFormats.named(name) else {
+            throw ValidationError("unknown layout '\(name)'; use one of: \(StoreFormats.all.map { $0.identifier == "mapc-1" ? "mapc" : $0.identifier }.joined(separator: ", "))")
+        }
+        return format
+    }
+}
+
 /// `--format text|json`.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json

@@ -4,6 +4,9 @@ import Foundation
 public struct Schema: Sendable {
     /// The model's name, shared by all its versions (e.g. `UnCloudNotes`).
     public var model: String
+    /// Core Data's model version identifier (Xcode's "Model Version Identifier"), recorded in a Core
+    /// Data store's metadata; informational, not part of any hash.
+    public var versionIdentifier: String?
     /// This version's name (e.g. `v3`); versions are found by this name, not by file name.
     public var version: String
     /// Entities in file order.
@@ -190,6 +193,11 @@ public struct Attribute: Sendable {
     public var versionHashModifier: String?
     /// For transformable attributes, the name of the value transformer (informational on Linux).
     public var valueTransformer: String?
+    /// Core Data's "Allows External Storage" (binary data may live outside the SQLite file); part
+    /// of Core Data's version hash, so kept for models imported from Xcode.
+    public var allowsExternalStorage = false
+    /// Core Data's "Preserve After Deletion" (kept in persistent history); part of Core Data's version hash.
+    public var preservesAfterDeletion = false
     /// Validation rules checked when objects are written or migrated.
     public var validation = Validation()
     /// Free-form data for tools and policies.

@@ -12,11 +12,11 @@ public enum SchemaLoader {
     /// Limit on properties per entity.
     public static let maxPropertiesPerEntity = 2_000
 
-    static let topKeys = ["model", "version", "entities"]
+    static let topKeys = ["model", "version", "versionIdentifier", "entities"]
     static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
                              "uniquenessConstraints", "indexes", "userInfo", "attributes", "relationships"]
     static let attributeKeys = ["type", "optional", "default", "transient", "renamingIdentifier", "versionHashModifier",
-                                "valueTransformer", "min", "max", "minLength", "maxLength", "regex", "userInfo"]
+                                "valueTransformer", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion"]
     static let relationshipKeys = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount",
                                    "maxCount", "renamingIdentifier", "versionHashModifier", "transient", "userInfo"]
 
@@ -47,12 +47,14 @@ public enum SchemaLoader {
         guard let top = document.entries(of: root, what: "a schema file") else { return (nil, document.diagnostics) }
         document.rejectUnknownKeys(top, allowed: topKeys, in: "the schema file")
 
+        var versionIdentifier: String?
         var model: String?
         var version: String?
         var entities: [Entity] = []
         for entry in top {
             switch entry.key {
             case "model": model = document.string(entry.value, what: "model")
+            case "versionIdentifier": versionIdentifier = document.string(entry.value, what: "versionIdentifier")
             case "version":
                 version = document.string(entry.value, what: "version")
                 if let text = version, !isVersionName(text) {
@@ -81,7 +83,8 @@ public enum SchemaLoader {
         if !top.contains(where: { $0.key == "entities" }) {
             document.diagnostics.append(.error("missing 'entities:'", at: start, fix: "list the model's entities under 'entities:'"))
         }
-        let schema = Schema(model: model ?? "", version: version ?? "", entities: entities, source: source)
+        var schema = Schema(model: model ?? "", version: version ?? "", entities: entities, source: source)
+        schema.versionIdentifier = versionIdentifier
         var diagnostics = document.diagnostics
         var validator = SchemaValidator(schema: schema, document: document)
         diagnostics += validator.validate()
@@ -218,6 +221,10 @@ public enum SchemaLoader {
             case "transient": attribute.isTransient = document.bool(value, what: "transient") ?? false
             case "renamingIdentifier": attribute.renamingIdentifier = document.string(value, what: "renamingIdentifier")
             case "versionHashModifier": attribute.versionHashModifier = document.string(value, what: "versionHashModifier")
+            case "externalStorage":
+                attribute.allowsExternalStorage = document.bool(value, what: "externalStorage") ?? false
+            case "preserveAfterDeletion":
+                attribute.preservesAfterDeletion = document.bool(value, what: "preserveAfterDeletion") ?? false
             case "valueTransformer":
                 attribute.valueTransformer = document.string(value, what: "valueTransformer")
                 if type != .transformable {

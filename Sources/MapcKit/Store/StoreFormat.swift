@@ -50,7 +50,7 @@ public protocol StoreFormat: Sendable {
 /// The formats mapc knows, and the detection of a file's format.
 public enum StoreFormats {
     /// Every format, in the order they are tried on a file.
-    public static let all: [any StoreFormat] = [MapcFormat()]
+    public static let all: [any StoreFormat] = [MapcFormat(), CoreDataFormat()]
 
     /// The format named by an identifier or name (`mapc`, `mapc-1`, `core-data`, `coredata`).
     public static func named(_ name: String) -> (any StoreFormat)? {

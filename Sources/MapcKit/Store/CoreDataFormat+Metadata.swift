@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+
+extension CoreDataFormat {
+    public func recognizes(_ db: Database) throws -> Bool {
+        try db.tableExists("Z_METADATA") && db.tableExists("Z_PRIMARYKEY")
+    }
+
+    public func entityHashes(of schema: Schema) -> [String: String] {
+        CoreDataVersionHash.entityHashes(of: schema)
+    }
+
+    /// The decoded `Z_PLIST` of the store's metadata row, with its UUID.
+    func metadataPlist(_ db: Database) throws -> (uuid: String?, plist: [String: Any]) {
+        guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
+            throw MapcError.store("the Core Data metadata is missing: Z_METADATA has no row")
+        }
+        let uuid = String.fromDatabaseValue(row[0] as DatabaseValue)
+        guard let data = Data.fromDatabaseValue(row[1] as DatabaseValue) else {
+            throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a property list")
+        }
+        let plist: Any
+        do { plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
+            throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST does not decode (\(error.localizedDescription))")
+        }
+        guard let dictionary = plist as? [String: Any] else {
+            throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a dictionary")
+        }
+        return (uuid, dictionary)
+    }
+
+    public func readMetadata(_ db: Database) throws -> StoreMetadata {
+        let (uuid, plist) = try metadataPlist(db)
+        guard let stored = plist["NSStoreModelVersionHashes"] as? [String: Any] else {
+            throw MapcError.store("the Core Data metadata has no NSStoreModelVersionHashes, which identify the store's version")
+        }
+        var hashes: [String: String] = [:]
+        for (name, value) in stored {
+            guard let data = value as? Data else { throw MapcError.store("the Core Data metadata's hash of entity '\(name)' is not data") }
+            hashes[name] = data.base64EncodedString()
+        }
+        let identifiers = (plist["NSStoreModelVersionIdentifiers"] as? [Any])?.compactMap { $0 as? String } ?? []
+        var properties: [String: String] = [:]
+        for (key, value) in plist where key != "NSStoreModelVersionHashes" && key != Self.historyKey {
+            properties[key] = Self.describe(value)
+        }
+        if let raw = try? PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0) {
+            properties[Self.rawPlistKey] = raw.base64EncodedString()
+        }
+        // The entities the metadata names must be the store's: an unknown one gets no table.
+        let known = Set(try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY"))
+        if let unknown = hashes.keys.sorted().first(where: { !known.contains($0) }) {
+            throw MapcError.store("the Core Data metadata names entity '\(unknown)', which Z_PRIMARYKEY does not list; the store is damaged or from another model")
+        }
+        return StoreMetadata(format: identifier, model: nil, version: identifiers.filter { !$0.isEmpty }.joined(separator: ", ").nilIfEmpty,
+                             entityHashes: hashes, storeUUID: uuid, properties: properties)
+    }
+
+    /// A metadata value as text, for `mapc status`.
+    static func describe(_ value: Any) -> String {
+        switch value {
+        case let text as String: return text
+        case let number as NSNumber: return number.stringValue
+        case let data as Data: return "<\(data.count) bytes>"
+        case let array as [Any]: return "[" + array.map(describe).joined(separator: ", ") + "]"
+        case let dictionary as [String: Any]: return "{" + dictionary.keys.sorted().map { "\($0): \(describe(dictionary[$0] ?? ""))" }.joined(separator: ", ") + "}"
+        default: return "\(value)"
+        }
+    }
+
+    public func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
+        // Core Data's stores vacuum incrementally (its `_NSAutoVacuumLevel` 2); set before the first table.
+        try db.execute(sql: "PRAGMA auto_vacuum = 2")
+        for table in layout.tables {
+            let columns = table.columns.map { "\(Self.sqlName($0.name)) \($0.sqlType)\($0.constraints.isEmpty ? "" : " " + $0.constraints)" } + table.constraints
+            // Entity tables are written as Core Data writes them: `CREATE TABLE ZNOTE ( Z_PK …, … )`.
+            let isEntityTable = table.columns.first?.name == "Z_PK"
+            let body = columns.joined(separator: ", ")
+            let sql = isEntityTable ? "CREATE TABLE \(Self.sqlName(table.name)) ( \(body)\(table.constraints.isEmpty ? " " : ""))"
+                                    : "CREATE TABLE \(Self.sqlName(table.name)) (\(body))"
+            try db.execute(sql: sql)
+        }
+        try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        try db.execute(sql: "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        try db.execute(sql: "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        for table in layout.tables {
+            for index in table.indexes {
+                try db.execute(sql: "CREATE INDEX \(Self.sqlName(index.name)) ON \(Self.sqlName(table.name)) (\(index.columns.map(Self.sqlName).joined(separator: ", ")))")
+            }
+        }
+        let numbering = Self.numbering(of: schema)
+        let numbers = Dictionary(numbering.map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+        for (entity, number) in numbering {
+            try db.execute(sql: "INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, 0)",
+                           arguments: [number, entity.name, entity.parent.flatMap { numbers[$0] } ?? 0])
+        }
+        try writeMetadata(schema: schema, carrying: previous, history: nil, db)
+    }
+
+    /// Writes the metadata row: this version's hashes and identifiers, and everything else the
+    /// previous store recorded (its UUID, the app's keys).
+    func writeMetadata(schema: Schema?, carrying previous: StoreMetadata?, history: [HistoryEntry]?, _ db: Database) throws {
+        var plist: [String: Any] = [:]
+        var uuid = previous?.storeUUID ?? UUID().uuidString.uppercased()
+        if let previous, previous.format == identifier, let carried = try? Self.previousPlist(previous) {
+            plist = carried
+        } else if try db.tableExists("Z_METADATA"), let current = try? metadataPlist(db), current.plist["NSStoreModelVersionHashes"] != nil {
+            plist = current.plist
+            uuid = current.uuid ?? uuid
+        }
+        if let schema {
+            let hashes = CoreDataVersionHash.entityHashes(of: schema)
+            plist["NSStoreModelVersionHashes"] = hashes.mapValues { Data(base64Encoded: $0) ?? Data() }
+            plist["NSStoreModelVersionIdentifiers"] = [schema.versionIdentifier ?? ""]
+            plist["NSStoreModelVersionHashesVersion"] = 3
+            plist["NSStoreType"] = "SQLite"
+            if plist["NSPersistenceFrameworkVersion"] == nil { plist["NSPersistenceFrameworkVersion"] = 1_000 }
+            if plist["_NSAutoVacuumLevel"] == nil { plist["_NSAutoVacuumLevel"] = "2" }
+            if plist["NSStoreModelVersionHashesDigest"] != nil { plist["NSStoreModelVersionHashesDigest"] = CoreDataVersionHash.digest(of: hashes) }
+            plist["NSStoreModelVersionChecksumKey"] = nil
+        }
+        if let history {
+            plist[Self.historyKey] = JSONValue.array(history.map(Self.json)).serialized()
+        }
+        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        try db.execute(sql: "DELETE FROM Z_METADATA")
+        try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
+    }
+
+    /// The property list a previous Core Data store's metadata came from (kept as text in `properties`).
+    private static func previousPlist(_ metadata: StoreMetadata) throws -> [String: Any] {
+        guard let encoded = metadata.properties[rawPlistKey], let data = Data(base64Encoded: encoded),
+              let plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) as? [String: Any] else { return [:] }
+        return plist
+    }
+
+    /// Where the whole metadata property list travels with a `StoreMetadata` (base64 of the binary plist).
+    static let rawPlistKey = "mapc.raw-metadata"
+
+    public func readHistory(_ db: Database) throws -> [HistoryEntry] {
+        let (_, plist) = try metadataPlist(db)
+        guard let text = plist[Self.historyKey] as? String, case .array(let items)? = try? JSONValue.parse(Data(text.utf8), path: "history") else { return [] }
+        return items.compactMap(Self.entry)
+    }
+
+    public func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
+        try writeMetadata(schema: nil, carrying: nil, history: entries, db)
+    }
+
+    private static func json(_ entry: HistoryEntry) -> JSONValue {
+        .object([("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
+                 ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
+                 ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) }))])
+    }
+
+    private static func entry(_ json: JSONValue) -> HistoryEntry? {
+        func text(_ key: String) -> String { if case .string(let value)? = json[key] { return value } else { return "(missing)" } }
+        var created: [String: Int] = [:]
+        if case .object(let pairs)? = json["created"] { for (name, value) in pairs { if case .integer(let n) = value { created[name] = Int(n) } } }
+        let inferred: Bool = { if case .bool(let flag)? = json["inferred"] { return flag } else { return false } }()
+        return HistoryEntry(fromVersion: text("from"), fromHash: text("fromHash"), toVersion: text("to"), toHash: text("toHash"), inferred: inferred,
+                            mappingSHA256: text("mappingSHA256"), startedAt: text("startedAt"), finishedAt: text("finishedAt"), created: created)
+    }
+}
+
+extension String {
+    /// Nil for the empty string.
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}
