@@ -28,3 +28,21 @@ func temporaryFolder() throws -> URL {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// The store formats every migration test of the manager runs against: mapc's own and Core Data's.
+enum TestLayout: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case mapc, coreData
+
+    var format: any StoreFormat { self == .mapc ? MapcFormat() : CoreDataFormat() }
+    var testDescription: String { rawValue }
+
+    /// A new in-memory store of this layout.
+    func store(_ schema: Schema) throws -> Store { try Store.inMemory(schema: schema, format: format) }
+
+    /// The id a store of this layout gives an object inserted as `id`: mapc keeps it, Core Data
+    /// names objects after their entity and key (`key` counts from 1 per inheritance hierarchy).
+    func id(_ id: String, entity: String, key: Int) -> String { self == .mapc ? id : "\(entity)/p\(key)" }
+
+    /// Every pair of source and destination layouts, the same and crossed.
+    static let pairs: [(TestLayout, TestLayout)] = allCases.flatMap { source in allCases.map { (source, $0) } }
+}

@@ -17,7 +17,8 @@ import GRDB
 ///   identifiers, the store type and the app's own keys, which a migration carries over;
 /// - `Z_MODELCACHE`, the compiled model Core Data caches, which mapc cannot write: a migrated
 ///   store has it empty, and Core Data fills it again on the app's next save;
-/// - dates as seconds since 2001-01-01, UUIDs as 16 bytes, booleans as 0 and 1.
+/// - dates as seconds since 2001-01-01, UUIDs as 16 bytes, booleans as 0 and 1, decimals as numbers
+///   when SQLite holds them exactly and as text otherwise.
 ///
 /// mapc keeps its migration history in the metadata under `mapc.history` (an app key, which Core
 /// Data keeps and ignores). Objects have no stored identities: they are named `Entity/p<key>`, as
@@ -265,7 +266,7 @@ public struct CoreDataFormat: StoreFormat {
         switch type {
         case .date: return "date: REAL seconds since 2001"
         case .uuid: return "uuid: BLOB 16 bytes"
-        case .decimal: return "decimal: DECIMAL (numeric)"
+        case .decimal: return "decimal: DECIMAL (REAL when exact, text otherwise)"
         case .bool: return "bool: INTEGER 0 or 1"
         default: return "\(type.rawValue): \(MapcFormat.sqlType(of: type))"
         }
@@ -287,13 +288,24 @@ public struct CoreDataFormat: StoreFormat {
         case .bool(let flag): return flag.databaseValue
         case .integer(let number): return number.databaseValue
         case .double(let number): return number.databaseValue
-        case .decimal(let number): return NSDecimalNumber(decimal: number).doubleValue.databaseValue
+        // As text: SQLite's numeric affinity of the DECIMAL column stores it as a REAL when that is
+        // exact to 15 digits and keeps the text otherwise, so no digit is ever lost.
+        case .decimal(let number): return number.description.databaseValue
         case .string(let text): return text.databaseValue
         case .date(let date): return (date.timeIntervalSince1970 - Self.referenceOffset).databaseValue
         case .binary(let data): return data.databaseValue
         case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
         case .uri(let text): return text.databaseValue
         }
+    }
+
+    public func storageProblem(_ value: Value, as type: AttributeType) -> String? {
+        guard case .decimal(let number) = value else { return nil }
+        // SQLite's numeric affinity turns any numeric text into an INTEGER or a REAL: what Core
+        // Data's DECIMAL column holds exactly is what a double holds.
+        let stored = NSDecimalNumber(decimal: number).doubleValue
+        guard ValueParser.parseDecimal("\(stored)") != number else { return nil }
+        return "decimal \(number) has more digits than a Core Data DECIMAL column keeps (it holds a double, about 15 significant digits) and would be stored as \(stored); round it in the mapping, or store it as a string"
     }
 
     public func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
@@ -309,7 +321,7 @@ public struct CoreDataFormat: StoreFormat {
         case (.double, .int64(let n)), (.float, .int64(let n)): decoded = .double(Double(n))
         case (.date, .double(let d)): decoded = .date(Date(timeIntervalSince1970: d + Self.referenceOffset))
         case (.date, .int64(let n)): decoded = .date(Date(timeIntervalSince1970: Double(n) + Self.referenceOffset))
-        case (.decimal, .double(let d)): decoded = .decimal(Decimal(d))
+        case (.decimal, .double(let d)): decoded = .decimal(ValueParser.parseDecimal("\(d)") ?? Decimal(d))
         case (.decimal, .int64(let n)): decoded = .decimal(Decimal(n))
         case (.decimal, .string(let text)):
             guard let number = ValueParser.parseDecimal(text) else { throw mismatch() }

@@ -232,6 +232,9 @@ public struct MapcFormat: StoreFormat {
         }
     }
 
+    /// mapc's columns hold every value the schema's types allow exactly.
+    public func storageProblem(_ value: Value, as type: AttributeType) -> String? { nil }
+
     public func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         let decoded = try decodeKind(value, as: type)
         if let problem = ValueLimits.problem(decoded, for: type) {

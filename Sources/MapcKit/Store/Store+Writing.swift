@@ -145,7 +145,11 @@ final class RowWriter {
         arguments += storage.insertedColumns.map(\.value)
         arguments.reserveCapacity(arguments.count + plan.attributes.count)
         for attribute in plan.attributes {
-            arguments.append(store.format.encode(attributes[attribute.name] ?? .null, as: attribute.type))
+            let value = attributes[attribute.name] ?? .null
+            if let problem = store.format.storageProblem(value, as: attribute.type) {
+                throw MapcError.data(["\(entity) '\(id)', property '\(attribute.name)': \(problem)"])
+            }
+            arguments.append(store.format.encode(value, as: attribute.type))
         }
         try plan.statement.execute(arguments: StatementArguments(arguments))
         return key

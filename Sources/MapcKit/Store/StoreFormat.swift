@@ -41,6 +41,10 @@ public protocol StoreFormat: Sendable {
     func encodingName(of type: AttributeType) -> String
     /// The storage classes (`typeof()`) a column of this type may hold, for validation.
     func storageClasses(of type: AttributeType) -> [String]
+    /// Why `value` cannot be stored exactly in a column of `type` in this format, or nil when it can.
+    /// Checked before every insert, so a format with narrower columns refuses a value instead of
+    /// rounding it.
+    func storageProblem(_ value: Value, as type: AttributeType) -> String?
     /// Reads the migration history the store keeps, oldest first.
     func readHistory(_ db: Database) throws -> [HistoryEntry]
     /// Replaces the migration history a store keeps.

@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// Migrations whose source and destination use different store formats: values must arrive the
+/// same whatever the two formats encode (dates from 1970 or 2001, UUIDs as text or bytes, decimals,
+/// keys allocated by a counter table), on the compiled path and on the interpreted one.
+@Suite("Migrations across store layouts")
+struct CrossLayoutTests {
+    /// A store's contents with ids replaced by each object's position among its entity's objects,
+    /// so stores of different formats (which name objects differently) can be compared.
+    private func canonical(_ store: Store) throws -> String {
+        var label: [String: String] = [:]
+        var objects: [ObjectData] = []
+        for entity in store.schema.entities {
+            for (index, object) in try store.objects(ofExactEntity: entity.name).enumerated() {
+                label[object.id] = "\(entity.name)#\(index)"
+                objects.append(object)
+            }
+        }
+        return objects.map { object in
+            let attributes = object.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+            let relationships = object.relationships.sorted { $0.key < $1.key }.map { "\($0.key)->\($0.value.map { label[$0] ?? "?\($0)" })" }
+            return ([label[object.id] ?? object.id] + attributes + relationships).joined(separator: " ")
+        }.joined(separator: "\n")
+    }
+
+    private func fileStore(_ schema: Schema, _ layout: TestLayout, in folder: URL, named name: String) throws -> Store {
+        try Store.create(at: folder.appendingPathComponent(name).path, schema: schema, format: layout.format)
+    }
+
+    @Test(arguments: TestLayout.pairs, [true, false])
+    func everyAttributeTypeAndRelationshipKindCrossesLayouts(layouts: (TestLayout, TestLayout), compiled: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let k1 = try kitchenSchema()
+        let source = try fileStore(k1, layouts.0, in: folder, named: "source.db")
+        try source.insert(try DataFile.read(kitchenData(decimal: "-12345.0625"), schema: k1).objects)
+        var yaml = "source: k1\ndestination: k1\nentityMappings:\n"
+        for entity in k1.entities { yaml += "  - { name: \(entity.name)Copy, source: \(entity.name), destination: \(entity.name) }\n" }
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "copy.yaml", text: yaml))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let destination = try fileStore(k1, layouts.1, in: folder, named: "destination.db")
+        var step = StepMigration(source: source, destination: destination, mapping: try #require(model))
+        step.allowsSQL = compiled
+        _ = try step.run()
+        #expect(try canonical(destination) == canonical(source))
+        // Read back from the file as a fresh process would.
+        let reopened = try Store.open(at: folder.appendingPathComponent("destination.db").path, schema: k1, readOnly: true)
+        #expect(reopened.format.identifier == layouts.1.format.identifier)
+        #expect(try canonical(reopened) == canonical(source))
+    }
+
+    @Test(arguments: TestLayout.pairs, [true, false])
+    func theShippedMappingMigratesAcrossLayouts(layouts: (TestLayout, TestLayout), compiled: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v2 = try uncloudNotes("v2"), v3 = try uncloudNotes("v3")
+        let dataPath = packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path
+        let data = try JSONParser.parse(try Data(contentsOf: URL(fileURLWithPath: dataPath)), path: dataPath)
+        let source = try fileStore(v2, layouts.0, in: folder, named: "v2.db")
+        try source.insert(try DataFile.read(data, schema: v2).objects)
+        let mappingPath = packageRoot.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").path
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: mappingPath, text: try String(contentsOfFile: mappingPath, encoding: .utf8))).mapping)
+        // The expectation: the same migration between two in-memory stores of mapc's own format.
+        let reference = try Store.inMemory(schema: v2)
+        try reference.insert(try DataFile.read(data, schema: v2).objects)
+        let expected = try Store.inMemory(schema: v3)
+        _ = try StepMigration(source: reference, destination: expected, mapping: model).run()
+        let destination = try fileStore(v3, layouts.1, in: folder, named: "v3.db")
+        var step = StepMigration(source: source, destination: destination, mapping: model)
+        step.allowsSQL = compiled
+        let summary = try step.run()
+        #expect(summary.created.map(\.count).reduce(0, +) > 0)
+        #expect(try canonical(destination) == canonical(expected))
+    }
+
+    @Test func aDecimalCoreDataCannotHoldExactlyIsRefusedNotRounded() throws {
+        let k1 = try kitchenSchema()
+        let source = try Store.inMemory(schema: k1)
+        try source.insert(try DataFile.read(kitchenData(), schema: k1).objects)
+        var yaml = "source: k1\ndestination: k1\nentityMappings:\n"
+        for entity in k1.entities { yaml += "  - { name: \(entity.name)Copy, source: \(entity.name), destination: \(entity.name) }\n" }
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: "copy.yaml", text: yaml)).mapping)
+        let error = #expect(throws: (any Error).self) {
+            _ = try StepMigration(source: source, destination: try TestLayout.coreData.store(k1), mapping: model).run()
+        }
+        let message = "\(error.map { "\($0)" } ?? "")"
+        #expect(message.contains("decimal 12345678901234567890.123456789 has more digits than a Core Data DECIMAL column keeps"), "\(message)")
+        #expect(message.contains("Item 'i1', property 'dec'"), "\(message)")
+    }
+}
