@@ -59,9 +59,9 @@ enum ExpressionFixture {
     /// Contexts hold their manager weakly (a migration owns its evaluators): the stand-in lives here.
     nonisolated(unsafe) static let stubManager = StubManager()
 
-    static func context() -> EvaluationContext {
+    static func context(note id: String = "n1") -> EvaluationContext {
         let graph = InMemoryObjectGraph(objects: objects, schema: schema)
-        let note = EvalValue.object(ObjectRef(entity: "Note", id: "n1"))
+        let note = EvalValue.object(ObjectRef(entity: "Note", id: id))
         return EvaluationContext(
             graph: graph, evaluatedObject: note,
             variables: ["source": note, "INPUT": .scalar(.integer(5)), "LOWER": .scalar(.integer(1)), "UPPER": .scalar(.integer(10)),
@@ -75,11 +75,11 @@ enum ExpressionFixture {
     }
 
     /// Parses and evaluates; the result as compact JSON, or "error: message".
-    static func run(_ text: String) -> String {
+    static func run(_ text: String, note id: String = "n1") -> String {
         switch ExpressionParser.parse(text) {
         case .failure(let error): return "error: \(error.message)"
         case .success(let expression):
-            do { return try Evaluator(context: context()).evaluate(expression).json.serialized() } catch let error as ExpressionError {
+            do { return try Evaluator(context: context(note: id)).evaluate(expression).json.serialized() } catch let error as ExpressionError {
                 return "error: \(error.message)"
             } catch {
                 return "error: \(error)"
