@@ -5,7 +5,7 @@ let package = Package(
     name: "mapc",
     platforms: [.macOS(.v13)],
     products: [
-        // The engine: schemas, store, data files (and later expressions and migrations).
+        // The engine: schemas, expressions, stores in mapc's and Core Data's formats, migrations.
         .library(name: "MapcKit", targets: ["MapcKit"]),
         // The command set, so an app can build its own `mapc` with its own policies.
         .library(name: "MapcCLI", targets: ["MapcCLI"]),
@@ -34,12 +34,11 @@ let package = Package(
             name: "MapcCLI",
             dependencies: [
                 "MapcKit",
-                "MapcExamples",
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // The UnCloudNotes tutorial's custom policy: the worked example `mapc` ships with.
+        // The UnCloudNotes tutorial's custom policy and demo: the worked example the shipped
+        // `mapc` executable links (the MapcCLI library does not).
         .target(name: "MapcExamples", dependencies: ["MapcKit"]),
         .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"]),
         .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")], exclude: ["Fixtures"]),

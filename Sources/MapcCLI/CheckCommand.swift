@@ -69,7 +69,7 @@ struct CheckCommand: ParsableCommand {
                 var (schema, found) = SchemaLoader.parse(source: source)
                 if let loaded = schema, !found.hasErrors {
                     // What SQLite could not build is an error now, not when `init` or `run` meets it.
-                    found += StoreFormats.all.flatMap { $0.layout(for: loaded).problems }.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
+                    found += StoreFormat.all.flatMap { $0.problems(storing: loaded) }.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
                     if found.hasErrors { schema = nil }
                 }
                 diagnostics += found

@@ -1,7 +1,32 @@
 import ArgumentParser
 import Foundation
-import MapcExamples
 import MapcKit
+
+/// The worked example `mapc demo` runs: versions, mappings, policies and fixture stores. The
+/// command set links no example itself; the shipped `mapc` executable supplies UnCloudNotes, and an
+/// app's own `mapc` may supply its project or none.
+public struct DemoProject: Sendable {
+    /// The example's name, for the report.
+    public var name: String
+    /// Its schemas folder and mappings folder.
+    public var schemasFolder: String
+    public var mappingsFolder: String
+    /// The stores to create and migrate: a file name, the data (a data file's JSON, its
+    /// `version` saying which schema) and a description, for a requested number of objects.
+    public var stores: @Sendable (Int) -> [(name: String, data: JSONValue, description: String)]
+    /// Registers the example's policies.
+    public var registerPolicies: @Sendable () -> Void
+
+    /// Describes a demo project.
+    public init(name: String, schemasFolder: String, mappingsFolder: String,
+                stores: @escaping @Sendable (Int) -> [(name: String, data: JSONValue, description: String)], registerPolicies: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.schemasFolder = schemasFolder
+        self.mappingsFolder = mappingsFolder
+        self.stores = stores
+        self.registerPolicies = registerPolicies
+    }
+}
 
 /// `mapc demo`: the main job on the bundled UnCloudNotes example.
 struct DemoCommand: ParsableCommand {
@@ -22,17 +47,19 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
-        registerUnCloudNotesPolicies()
+        guard let demo = MapcCommand.demo else {
+            Console.err("error: this build of mapc has no demo project; the mapc executable built from the mapc package runs the UnCloudNotes example")
+            throw ExitCodeError(MapcExitCode.usage)
+        }
+        demo.registerPolicies()
         try reportingErrors {
             let folder = directory.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("mapc-demo-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
-            let catalog = try SchemaCatalog(directory: UnCloudNotesDemo.schemasFolder)
-            let mappings = try MappingCatalog(directory: UnCloudNotesDemo.mappingsFolder)
-            Console.out("mapc demo: UnCloudNotes, \(catalog.schemas.map(\.version).joined(separator: ", ")) (schemas in \(UnCloudNotesDemo.schemasFolder))\n")
-            let stores = [("notes-v1.db", UnCloudNotesDemo.v1Fixture(count: notes), "a store from version 1 of the app (\(notes) notes, no images yet)"),
-                          ("notes-v2.db", UnCloudNotesDemo.v2Fixture(count: max(3, notes / 2)), "a store from version 2 (\(max(3, notes / 2)) notes, every third with a photo)")]
-            for (name, fixture, description) in stores {
+            let catalog = try SchemaCatalog(directory: demo.schemasFolder)
+            let mappings = try MappingCatalog(directory: demo.mappingsFolder)
+            Console.out("mapc demo: \(demo.name), \(catalog.schemas.map(\.version).joined(separator: ", ")) (schemas in \(demo.schemasFolder))\n")
+            for (name, fixture, description) in demo.stores(notes) {
                 let path = folder.appendingPathComponent(name).path
                 AtomicFile.removeStoreFiles(path)
                 let contents = try DataFile.read(fixture, schema: try catalog.require(version: fixture["version"].flatMap { if case .string(let v) = $0 { return v } else { return nil } } ?? "v1"))
@@ -60,7 +87,7 @@ struct DemoCommand: ParsableCommand {
                 Console.out("a few migrated objects:\n" + sample.serialized(pretty: true) + "\n")
             }
             Console.out(directory == nil ? "The demo's stores were in a temporary folder and have been removed; use --directory DIR to keep them."
-                                         : "The stores are in \(folder.path); try `mapc status --schemas \(UnCloudNotesDemo.schemasFolder) \(folder.appendingPathComponent("notes-v1.db").path)`.")
+                                         : "The stores are in \(folder.path); try `mapc status --schemas \(demo.schemasFolder) \(folder.appendingPathComponent("notes-v1.db").path)`.")
         }
     }
 }

@@ -22,7 +22,7 @@ struct InitCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let schema = try schemaOptions.schema(self.schema)
-            try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? MapcFormat()) { _ in }
+            try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? .mapc) { _ in }
             let count = schema.entities.count
             var line = "created \(store): \(schema.model) \(schema.version), \(count) entit\(count == 1 ? "y" : "ies")"
             if let catalog = try? schemaOptions.catalog(), catalog.schema(version: schema.version) != nil {
@@ -36,7 +36,7 @@ struct InitCommand: ParsableCommand {
 /// Store creation shared by `init` and `load`: built under a temporary name, then renamed, so a
 /// failed or killed command never leaves a half-made store behind.
 enum StoreFiles {
-    static func createStore(at path: String, schema: Schema, format: any StoreFormat = MapcFormat(), _ fill: (Store) throws -> Void) throws {
+    static func createStore(at path: String, schema: Schema, format: StoreFormat = .mapc, _ fill: (Store) throws -> Void) throws {
         if Files.kind(of: Files.realPath(path)) == .regularFile {
             throw MapcError.file("\(path) already exists; choose another path, or use 'mapc load' to add objects to it")
         }
@@ -45,7 +45,7 @@ enum StoreFiles {
         try AtomicFile.create(at: real) { temporary in
             let store = try Store.create(at: temporary, schema: schema, format: format)
             try fill(store)
-            try store.database.close()
+            try store.close()
         }
     }
 }

@@ -61,7 +61,7 @@ struct LoadCommand: ParsableCommand {
                 try target.insert(contents.objects)
                 Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
             } else {
-                try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? MapcFormat()) { try $0.insert(contents.objects) }
+                try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? .mapc) { try $0.insert(contents.objects) }
                 Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
             }
         }

@@ -14,8 +14,13 @@ public struct MapcCommand: ParsableCommand {
 
     public init() {}
 
+    /// The example `mapc demo` runs, supplied by the executable (nil: `demo` says there is none).
+    nonisolated(unsafe) public static var demo: DemoProject?
+
     /// Parses the arguments, runs the command and exits with mapc's documented status codes.
-    public static func runMain(_ arguments: [String]? = nil) -> Never {
+    /// `demo` is the example `mapc demo` runs.
+    public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
+        self.demo = demo
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         // ArgumentParser's `help` prints the root help for an unknown command and succeeds.
         if given.first == "help", given.count > 1, !configuration.subcommands.contains(where: { $0.configuration.commandName == given[1] }) {

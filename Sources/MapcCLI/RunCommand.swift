@@ -70,7 +70,7 @@ struct RunCommand: ParsableCommand {
                 renderSources = plan.steps.compactMap { $0.isInferred ? nil : $0.mapping.file }
                 var options = MigrationOptions()
                 options.dryRun = dryRun
-                options.outputPath = output
+                options.output = output.map { URL(fileURLWithPath: $0) }
                 options.keepBackup = keepBackup
                 options.allowsSQL = !interpret
                 options.acceptsDataLoss = acceptDataLoss
@@ -126,8 +126,8 @@ struct RunCommand: ParsableCommand {
             if case .object(var pairs) = json {
                 pairs[0] = ("source", .string(outcome.steps[0].sourceVersion))
                 pairs.append(("steps", .array(stepsJSON)))
-                pairs.append(("result", outcome.resultPath.map(JSONValue.string) ?? .null))
-                pairs.append(("backup", outcome.backupPath.map(JSONValue.string) ?? .null))
+                pairs.append(("result", outcome.result.map { JSONValue.string($0.path) } ?? .null))
+                pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
                 json = .object(pairs)
             }
@@ -156,7 +156,7 @@ struct RunCommand: ParsableCommand {
         }
         lines.append("  objects: " + summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
         if dryRun { lines.append("  \(store) was not changed") }
-        if let backup = outcome.backupPath { lines.append("  backup: \(backup)") }
+        if let backup = outcome.backup?.path { lines.append("  backup: \(backup)") }
         return lines.joined(separator: "\n")
     }
 }

@@ -40,10 +40,10 @@ struct LayoutOption: ParsableArguments {
     var name: String?
 
     /// The format named, if any.
-    func format() throws -> (any StoreFormat)? {
+    func format() throws -> StoreFormat? {
         guard let name else { return nil }
-        guard let format = StoreFormats.named(name) else {
-            throw ValidationError("unknown layout '\(name)'; use one of: \(StoreFormats.all.map { $0.identifier == "mapc-1" ? "mapc" : $0.identifier }.joined(separator: ", "))")
+        guard let format = StoreFormat.named(name) else {
+            throw ValidationError("unknown layout '\(name)'; use one of: \(StoreFormat.all.map { $0.identifier == "mapc-1" ? "mapc" : $0.identifier }.joined(separator: ", "))")
         }
         return format
     }

@@ -1,5 +1,5 @@
 import Foundation
-import MapcKit
+@testable import MapcKit
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -41,7 +41,7 @@ struct SQLDifferentialTests {
         }
         let value: Value
         if let attributeType = fragment.attributeType {
-            value = try store.format.decode(stored, as: attributeType)
+            value = try store.strategy.decode(stored, as: attributeType)
         } else {
             switch (fragment.type, stored.storage) {
             case (_, .null): value = .null

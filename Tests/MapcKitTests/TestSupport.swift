@@ -33,7 +33,7 @@ func temporaryFolder() throws -> URL {
 enum TestLayout: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case mapc, coreData
 
-    var format: any StoreFormat { self == .mapc ? MapcFormat() : CoreDataFormat() }
+    var format: StoreFormat { self == .mapc ? .mapc : .coreData }
     var testDescription: String { rawValue }
 
     /// A new in-memory store of this layout.

@@ -1,7 +1,7 @@
 /// One token of the expression language.
-public struct Token: Sendable, Equatable {
+struct Token: Sendable, Equatable {
     /// What kind of token.
-    public enum Kind: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
         case identifier(String)
         /// A reserved word escaped with `#`, used as a plain key (`#FIRST`).
         case escapedIdentifier(String)
@@ -20,13 +20,13 @@ public struct Token: Sendable, Equatable {
     }
 
     /// The kind, with its value.
-    public var kind: Kind
+    var kind: Kind
     /// Where it stands.
-    public var range: SourceRange
+    var range: SourceRange
 }
 
 /// Reserved words; matched case-insensitively.
-public enum Keyword: String, Sendable, CaseIterable {
+enum Keyword: String, Sendable, CaseIterable {
     case and = "AND", or = "OR", not = "NOT", inKeyword = "IN"
     case any = "ANY", all = "ALL", some = "SOME", noneKeyword = "NONE"
     case like = "LIKE", matches = "MATCHES", contains = "CONTAINS", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH", between = "BETWEEN"

@@ -97,7 +97,7 @@ struct CompiledMappings {
                 identity = "s.\(sourceID.quotedDatabaseIdentifier) || ?"
             } else {
                 identity = "? || \(key) || ?"
-                identityArguments.append((source.format.objectID(entity: sourceName, key: 0, stored: nil).dropLast(1) as Substring).description.databaseValue)
+                identityArguments.append((source.strategy.objectID(entity: sourceName, key: 0, stored: nil).dropLast(1) as Substring).description.databaseValue)
             }
             identityArguments.append(manager.identitySuffix(index).databaseValue)
         } else {
@@ -126,7 +126,7 @@ struct CompiledMappings {
             guard let fragment else {
                 columns.append(column)
                 selections.append("?")
-                arguments.append(destination.format.encode(attribute.defaultValue ?? .null, as: attribute.type))
+                arguments.append(destination.strategy.encode(attribute.defaultValue ?? .null, as: attribute.type))
                 continue
             }
             guard let selection = storable(fragment, as: attribute) else { return nil }
@@ -166,21 +166,21 @@ struct CompiledMappings {
             // double is the one lossy copy allowed, because SQLite's REAL affinity rounds exactly as
             // the interpreter's Double(n).
             guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double),
-                  source.format.encodingName(of: sourceType) == destination.format.encodingName(of: sourceType),
-                  source.format.encodingName(of: attribute.type) == destination.format.encodingName(of: attribute.type) else { return nil }
+                  source.strategy.encodingName(of: sourceType) == destination.strategy.encodingName(of: sourceType),
+                  source.strategy.encodingName(of: attribute.type) == destination.strategy.encodingName(of: attribute.type) else { return nil }
             return (fragment.sql, fragment.arguments)
         }
         switch fragment.type {
         case .null: return ("NULL", [])
         case .bool where attribute.type == .bool || attribute.type.isInteger:
-            guard destination.format.encodingName(of: attribute.type) == MapcFormat().encodingName(of: attribute.type) else { return nil }
+            guard destination.strategy.encodingName(of: attribute.type) == MapcFormat().encodingName(of: attribute.type) else { return nil }
             return (fragment.sql, fragment.arguments)
         case .integer, .double:
             // A literal: coerced now, as the interpreter would, then bound.
             guard fragment.arguments.count == 1, fragment.sql == "?" else { return nil }
             let literal: EvalValue = fragment.type == .integer ? .scalar(.integer(Int64.fromDatabaseValue(fragment.arguments[0]) ?? 0)) : .scalar(.double(Double.fromDatabaseValue(fragment.arguments[0]) ?? 0))
             guard case .success(let value) = ValueCoercion.coerce(literal, to: attribute.type) else { return nil }
-            return ("?", [destination.format.encode(value, as: attribute.type)])
+            return ("?", [destination.strategy.encode(value, as: attribute.type)])
         default: return nil
         }
     }

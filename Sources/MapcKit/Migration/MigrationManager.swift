@@ -133,7 +133,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             clock = Date()
             try db.inTransaction(.deferred) {
                 try RelationshipPhase().run(self)
-                try destinationStore.format.finishWriting(db, layout: destinationStore.layout)
+                try destinationStore.strategy.finishWriting(db, layout: destinationStore.layout)
                 return .commit
             }
             seconds[.relate] = Date().timeIntervalSince(clock)
@@ -281,7 +281,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         do {
             let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes)
             inserted.primaryKey = key
-            inserted.id = destinationStore.format.objectID(entity: destination.entity, key: key, stored: storage.idColumn == nil ? nil : destination.id)
+            inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: storage.idColumn == nil ? nil : destination.id)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
                                        message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
@@ -338,7 +338,7 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// A destination object's reference from an association row's fields.
     private func destinationRef(entity: String, key: Int64, stored: String?) -> ObjectRef {
-        ObjectRef(entity: entity, id: destinationStore.format.objectID(entity: entity, key: key, stored: stored), key: key)
+        ObjectRef(entity: entity, id: destinationStore.strategy.objectID(entity: entity, key: key, stored: stored), key: key)
     }
 
     /// The destination objects a mapping created from a source key.

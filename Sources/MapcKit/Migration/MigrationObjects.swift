@@ -86,7 +86,7 @@ public struct DestinationObject {
 
 /// Why a migration failed. Every case names the mapping, and where it applies the entity, the
 /// object and the property; expression failures carry a diagnostic pointing into the mapping file.
-public enum MigrationError: Error, CustomStringConvertible {
+public enum MigrationError: Error, Sendable, CustomStringConvertible {
     /// An expression failed at run time on one object.
     case expression(mapping: String, property: String?, object: ObjectRef, diagnostic: Diagnostic)
     /// An expression's result does not fit the destination property.

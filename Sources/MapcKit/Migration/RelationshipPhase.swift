@@ -47,7 +47,7 @@ struct RelationshipPhase {
                     let key: Int64 = try row.stored(4, "a row key")
                     let stored: String? = try row.storedIfPresent(5, "an object id")
                     guard let data = sources[source] else { continue }
-                    var destination = DestinationObject(entity: entity, id: manager.destinationStore.format.objectID(entity: entity, key: key, stored: stored))
+                    var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: stored))
                     destination.primaryKey = key
                     manager.currentRelation = (StoredKey(entity: entity, key: key), manager.sourceObject(data))
                     try manager.hook(entityMapping) { try manager.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: manager) }

@@ -1,15 +1,15 @@
 import GRDB
 
 /// A piece of SQL with its bound arguments.
-public struct SQLFragment: Sendable {
+struct SQLFragment: Sendable {
     /// The SQL text, with `?` placeholders.
-    public var sql: String
+    var sql: String
     /// The arguments for the placeholders, in order.
-    public var arguments: [DatabaseValue]
+    var arguments: [DatabaseValue]
     /// The value's static type.
-    public var type: ExprType
+    var type: ExprType
     /// For a key path to a stored attribute: that attribute's type (for copying values as stored).
-    public var attributeType: AttributeType?
+    var attributeType: AttributeType?
 }
 
 /// Compiles the part of the expression language that SQLite evaluates with exactly mapc's
@@ -21,18 +21,18 @@ public struct SQLFragment: Sendable {
 /// `FALSEPREDICATE`. Everything else (strings compared, arithmetic, functions, relationships) is
 /// left to the interpreter: `compile` returns nil and the caller evaluates row by row. Comparisons
 /// compile to 0 or 1, never NULL, so `NOT` agrees with mapc's two-valued logic.
-public struct SQLCompiler {
+struct SQLCompiler {
     /// The schema of the rows.
-    public let schema: Schema
+    let schema: Schema
     /// Where the row's columns are.
-    public let storage: EntityStorage
+    let storage: EntityStorage
     /// The rows' entity.
-    public let entity: Entity
+    let entity: Entity
     /// The SQL alias of the row's table.
-    public let alias: String
+    let alias: String
 
     /// Creates a compiler for rows of `entity` read as `alias`.
-    public init(schema: Schema, storage: EntityStorage, entity: Entity, alias: String) {
+    init(schema: Schema, storage: EntityStorage, entity: Entity, alias: String) {
         self.schema = schema
         self.storage = storage
         self.entity = entity
@@ -40,7 +40,7 @@ public struct SQLCompiler {
     }
 
     /// A value expression as SQL, or nil when it is outside the compiled subset.
-    public func value(_ expression: Expr) -> SQLFragment? {
+    func value(_ expression: Expr) -> SQLFragment? {
         switch expression.kind {
         case .literal(let value):
             switch value {
@@ -66,7 +66,7 @@ public struct SQLCompiler {
     }
 
     /// A predicate as SQL giving 0 or 1, or nil when it is outside the compiled subset.
-    public func predicate(_ expression: Expr) -> SQLFragment? {
+    func predicate(_ expression: Expr) -> SQLFragment? {
         switch expression.kind {
         case .constantPredicate(let flag):
             return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)

@@ -11,7 +11,7 @@ public struct MigrationOptions: Sendable {
     /// Migrate and validate into a temporary file, report, and leave the store untouched.
     public var dryRun = false
     /// Write the migrated store here (a new file) instead of replacing the store.
-    public var outputPath: String?
+    public var output: URL?
     /// Keep the original store as `STORE.backup-<version>-<timestamp>` next to it.
     public var keepBackup = false
     /// Source objects read per batch.
@@ -23,7 +23,7 @@ public struct MigrationOptions: Sendable {
     /// stops the run before anything is read, saying what it would drop.
     public var acceptsDataLoss = false
     /// The format of the migrated store; nil keeps the store's own (a Core Data store stays one).
-    public var destinationFormat: (any StoreFormat)?
+    public var destinationFormat: StoreFormat?
     /// Asked between batches; when it returns true the run stops, changing nothing.
     public var isCancelled: @Sendable () -> Bool = { false }
     /// Creates default options: replace the store in place, no backup.
@@ -34,10 +34,16 @@ public struct MigrationOptions: Sendable {
 public struct MigrationOutcome: Sendable {
     /// The summary of each step, in order.
     public var steps: [MigrationSummary]
-    /// Where the migrated store is (the store itself, `--output`, or nil for a dry run).
-    public var resultPath: String?
+    /// Where the migrated store is (the store itself, the requested output, or nil for a dry run).
+    public var result: URL?
     /// The backup of the original, when kept.
-    public var backupPath: String?
+    public var backup: URL?
+
+    init(steps: [MigrationSummary], resultPath: String?, backupPath: String?) {
+        self.steps = steps
+        result = resultPath.map { URL(fileURLWithPath: $0) }
+        backup = backupPath.map { URL(fileURLWithPath: $0) }
+    }
 
     /// The last step's summary (the whole run's, for a single step); nil when nothing ran.
     public var summary: MigrationSummary? { steps.last }
@@ -78,7 +84,7 @@ public enum StoreMigration {
         let lock = try StoreLock(store: path)
         defer { lock.release() }
         removeLeftovers(besides: real)
-        let output = try options.outputPath.map { try Files.newStore($0) }
+        let output = try options.output.map { try Files.newStore($0.path) }
         if let output { removeLeftovers(besides: output) }
         let target = output ?? real
         // No process may commit to the store from the first read to the replacement.
@@ -116,7 +122,7 @@ public enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
         }
-        if let output, let requested = options.outputPath {
+        if let output, let requested = options.output?.path {
             do { try Files.moveIntoPlace(temporary, output) } catch {
                 AtomicFile.removeStoreFiles(temporary)
                 throw error

@@ -23,7 +23,7 @@ import GRDB
 /// mapc keeps its migration history in the metadata under `mapc.history` (an app key, which Core
 /// Data keeps and ignores). Objects have no stored identities: they are named `Entity/p<key>`, as
 /// in Core Data's object URIs.
-public struct CoreDataFormat: StoreFormat {
+struct CoreDataFormat: StoreFormatStrategy {
     /// Creates the format.
     public init() {}
 

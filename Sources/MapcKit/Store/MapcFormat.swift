@@ -15,7 +15,7 @@ import GRDB
 ///   history in `_mapc_history`.
 ///
 /// The full description, with value encodings, is `docs/store-layout.md`.
-public struct MapcFormat: StoreFormat {
+struct MapcFormat: StoreFormatStrategy {
     /// Creates the format.
     public init() {}
 

@@ -20,7 +20,7 @@ extension Store {
                 return (entity, try row.stored(1, "a row key"))
             }
             for member in members {
-                guard let key = format.key(fromObjectID: id, entity: member.entity),
+                guard let key = strategy.key(fromObjectID: id, entity: member.entity),
                       let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(member.entityColumn.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(member.primaryKey.quotedDatabaseIdentifier) = ?", arguments: [key]),
                       let entity = layout.entity(withDiscriminator: value, inTable: table), member.discriminators.contains(value) else { continue }
                 return (entity, key)
@@ -95,7 +95,7 @@ extension Store {
     /// A related row: its entity, key and identity (its stored identity, or one made from its entity and key).
     private func related(table: String, key: Int64, discriminator: DatabaseValue, stored: String?) -> (StoredKey, String) {
         let entity = layout.entity(withDiscriminator: discriminator, inTable: table) ?? "?"
-        return (StoredKey(entity: entity, key: key), format.objectID(entity: entity, key: key, stored: stored))
+        return (StoredKey(entity: entity, key: key), strategy.objectID(entity: entity, key: key, stored: stored))
     }
 
     /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
@@ -143,11 +143,11 @@ extension Store {
             while let row = try rows.next() {
                 let primaryKey: Int64 = try row.stored(0, "a row key of \(entityName)")
                 let stored: String? = try row.storedIfPresent(1, "an object id of \(entityName)")
-                var object = ObjectData(id: format.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
+                var object = ObjectData(id: strategy.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
                 var column = 2
                 for (attribute, _) in attributes {
                     do {
-                        object.attributes[attribute.name] = try format.decode(row[column] as DatabaseValue, as: attribute.type)
+                        object.attributes[attribute.name] = try strategy.decode(row[column] as DatabaseValue, as: attribute.type)
                     } catch let error as MapcError {
                         throw MapcError.store("\(entityName) '\(object.id)', attribute '\(attribute.name)': \(error)")
                     }

@@ -31,7 +31,7 @@ extension Store {
                 keys[index] = try writer.insert(entity: object.entity, id: object.id, attributes: resolver.values[index])
             }
             try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
-            try format.finishWriting(db, layout: layout)
+            try strategy.finishWriting(db, layout: layout)
             if hadObjects { try self.validateWhole(db) }
         }
     }
@@ -125,7 +125,7 @@ final class RowWriter {
 
     /// Hands out `count` consecutive keys in an entity's table, returning the first.
     func reserveKeys(_ count: Int64, for storage: EntityStorage) throws -> Int64 {
-        let first = try nextKeys[storage.table] ?? store.format.firstFreeKey(in: storage, db)
+        let first = try nextKeys[storage.table] ?? store.strategy.firstFreeKey(in: storage, db)
         nextKeys[storage.table] = first + count
         return first
     }
@@ -146,10 +146,10 @@ final class RowWriter {
         arguments.reserveCapacity(arguments.count + plan.attributes.count)
         for attribute in plan.attributes {
             let value = attributes[attribute.name] ?? .null
-            if let problem = store.format.storageProblem(value, as: attribute.type) {
+            if let problem = store.strategy.storageProblem(value, as: attribute.type) {
                 throw MapcError.data(["\(entity) '\(id)', property '\(attribute.name)': \(problem)"])
             }
-            arguments.append(store.format.encode(value, as: attribute.type))
+            arguments.append(store.strategy.encode(value, as: attribute.type))
         }
         try plan.statement.execute(arguments: StatementArguments(arguments))
         return key

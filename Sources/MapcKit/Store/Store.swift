@@ -8,29 +8,31 @@ import GRDB
 /// Reading and writing objects goes through `ObjectData` (see `Store+Objects.swift`).
 public final class Store: @unchecked Sendable {
     /// The SQLite connection (GRDB serializes access to it).
-    public let database: DatabaseQueue
+    let database: DatabaseQueue
     /// The schema the store is laid out for.
     public let schema: Schema
     /// Tables and columns of each entity.
-    public let layout: StoreLayout
-    /// The store's format, which also encodes and decodes values.
-    public let format: any StoreFormat
+    let layout: StoreLayout
+    /// The store's format.
+    public let format: StoreFormat
+    /// The format's strategy, which also encodes and decodes values.
+    var strategy: any StoreFormatStrategy { format.strategy }
     /// The file's path; nil for in-memory stores.
     public let path: String?
     /// Seconds to wait for another process's lock before reporting the store as in use.
     static let busyTimeout: TimeInterval = 2
 
-    private init(database: DatabaseQueue, schema: Schema, format: any StoreFormat, path: String?) {
+    private init(database: DatabaseQueue, schema: Schema, format: StoreFormat, path: String?) {
         self.database = database
         self.schema = schema
         self.format = format
-        self.layout = format.layout(for: schema)
+        self.layout = format.strategy.layout(for: schema)
         self.path = path
     }
 
     /// Creates an empty store file for the schema. Refuses to overwrite an existing non-empty file.
     /// `carrying` is the metadata of a store being migrated into it (a Core Data store keeps its UUID and app keys).
-    public static func create(at path: String, schema: Schema, format: any StoreFormat = MapcFormat(), carrying previous: StoreMetadata? = nil) throws -> Store {
+    public static func create(at path: String, schema: Schema, format: StoreFormat = .mapc, carrying previous: StoreMetadata? = nil) throws -> Store {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }
@@ -41,7 +43,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Creates an empty in-memory store, for tests and previews.
-    public static func inMemory(schema: Schema, format: any StoreFormat = MapcFormat()) throws -> Store {
+    public static func inMemory(schema: Schema, format: StoreFormat = .mapc) throws -> Store {
         let store = Store(database: try DatabaseQueue(), schema: schema, format: format, path: nil)
         try store.createTables(carrying: nil)
         return store
@@ -69,10 +71,16 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Reads a store's format and metadata without needing its schema.
-    public static func metadata(at path: String) throws -> (format: any StoreFormat, metadata: StoreMetadata) {
+    public static func metadata(at path: String) throws -> (format: StoreFormat, metadata: StoreMetadata) {
         let queue = try openQueue(path: path, readOnly: true)
         defer { try? queue.close() }
         return try readMetadata(queue, path: path)
+    }
+
+    /// Closes the store's connection now rather than when the store is released (after which the
+    /// store cannot be used).
+    public func close() throws {
+        try database.close()
     }
 
     /// The store's metadata.
@@ -80,11 +88,11 @@ public final class Store: @unchecked Sendable {
         try Self.readMetadata(database, path: path ?? ":memory:").1
     }
 
-    private static func readMetadata(_ queue: DatabaseQueue, path: String) throws -> (any StoreFormat, StoreMetadata) {
+    private static func readMetadata(_ queue: DatabaseQueue, path: String) throws -> (StoreFormat, StoreMetadata) {
         do {
             return try queue.read { db in
-                let format = try StoreFormats.detect(db)
-                return (format, try format.readMetadata(db))
+                let format = try StoreFormat.detect(db)
+                return (format, try format.strategy.readMetadata(db))
             }
         } catch let error as MapcError {
             if case .store(let message) = error { throw MapcError.store("\(path): \(message)") }
@@ -149,7 +157,7 @@ public final class Store: @unchecked Sendable {
             throw MapcError.store("version \(schema.version) cannot be stored: \(problem)")
         }
         try database.write { db in
-            try format.createStore(for: schema, layout: layout, in: db, carrying: previous)
+            try strategy.createStore(for: schema, layout: layout, in: db, carrying: previous)
         }
     }
 

@@ -1,12 +1,60 @@
 import Foundation
 import GRDB
 
-/// A way of laying a schema out in SQLite: mapc's own (`MapcFormat`, "mapc-1") or Core Data's
-/// (`CoreDataFormat`). A format owns everything about the file: how it is recognised, its metadata
-/// and the hashes that identify its version, table and column names, keys, entity discriminators,
-/// bookkeeping columns and value encodings. The store, the validator, the migration manager and the
-/// SQL compiler ask the format and its `StoreLayout`; none of them assumes one.
-public protocol StoreFormat: Sendable {
+/// A store format: mapc's own (`.mapc`, "mapc-1") or Core Data's (`.coreData`). A format owns
+/// everything about the file: how it is recognised, its metadata and the hashes that identify its
+/// version, table and column names, keys, entity discriminators, bookkeeping columns and value
+/// encodings. The format of an existing file is detected from it.
+public struct StoreFormat: Sendable, CustomStringConvertible {
+    /// mapc's own format, "mapc-1": one table per entity hierarchy, stored identities, ISO dates
+    /// as seconds since 1970, decimals as text.
+    public static let mapc = StoreFormat(MapcFormat())
+    /// Core Data's SQLite format, read and written as Core Data does (see docs/core-data.md).
+    public static let coreData = StoreFormat(CoreDataFormat())
+    /// Every format, in the order they are tried on a file.
+    public static let all: [StoreFormat] = [.mapc, .coreData]
+
+    /// The strategy that does the work.
+    let strategy: any StoreFormatStrategy
+
+    init(_ strategy: any StoreFormatStrategy) {
+        self.strategy = strategy
+    }
+
+    /// A short identifier, recorded or recognised in the file ("mapc-1", "core-data").
+    public var identifier: String { strategy.identifier }
+    /// The format's name in messages ("mapc", "Core Data").
+    public var name: String { strategy.name }
+    public var description: String { name }
+
+    /// The format named by an identifier or name (`mapc`, `mapc-1`, `core-data`, `coredata`).
+    public static func named(_ name: String) -> StoreFormat? {
+        let wanted = name.lowercased().replacingOccurrences(of: "-", with: "")
+        return all.first { $0.identifier.lowercased().replacingOccurrences(of: "-", with: "") == wanted || $0.name.lowercased().replacingOccurrences(of: " ", with: "") == wanted
+            || ($0.identifier == "mapc-1" && wanted == "mapc") }
+    }
+
+    /// The entity hashes this format records for a schema: what identifies a store's version.
+    public func entityHashes(of schema: Schema) -> [String: String] {
+        strategy.entityHashes(of: schema)
+    }
+
+    /// Why SQLite could not hold a schema in this format (a table with too many columns), for
+    /// `mapc check` to report before a store is created.
+    public func problems(storing schema: Schema) -> [String] {
+        strategy.layout(for: schema).problems
+    }
+
+    /// The format of an open database, or an error saying it is none of them.
+    static func detect(_ db: Database) throws -> StoreFormat {
+        for format in all where try format.strategy.recognizes(db) { return format }
+        throw MapcError.store("not a store mapc knows: it has neither mapc's metadata (_mapc_metadata) nor Core Data's (Z_METADATA); create stores with 'mapc init' or 'mapc load'")
+    }
+}
+
+/// How a format does its work. The store, the validator, the migration manager and the SQL
+/// compiler ask the format's strategy and its `StoreLayout`; none of them assumes one format.
+protocol StoreFormatStrategy: Sendable {
     /// A short identifier, recorded or recognised in the file ("mapc-1", "core-data").
     var identifier: String { get }
     /// The format's name in messages ("mapc", "Core Data").
@@ -51,25 +99,6 @@ public protocol StoreFormat: Sendable {
     func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws
 }
 
-/// The formats mapc knows, and the detection of a file's format.
-public enum StoreFormats {
-    /// Every format, in the order they are tried on a file.
-    public static let all: [any StoreFormat] = [MapcFormat(), CoreDataFormat()]
-
-    /// The format named by an identifier or name (`mapc`, `mapc-1`, `core-data`, `coredata`).
-    public static func named(_ name: String) -> (any StoreFormat)? {
-        let wanted = name.lowercased().replacingOccurrences(of: "-", with: "")
-        return all.first { $0.identifier.lowercased().replacingOccurrences(of: "-", with: "") == wanted || $0.name.lowercased().replacingOccurrences(of: " ", with: "") == wanted
-            || ($0.identifier == "mapc-1" && wanted == "mapc") }
-    }
-
-    /// The format of an open database, or an error saying it is none of them.
-    static func detect(_ db: Database) throws -> any StoreFormat {
-        for format in all where try format.recognizes(db) { return format }
-        throw MapcError.store("not a store mapc knows: it has neither mapc's metadata (_mapc_metadata) nor Core Data's (Z_METADATA); create stores with 'mapc init' or 'mapc load'")
-    }
-}
-
 /// What a store says about itself: the hashes that identify its version, and what it records besides.
 public struct StoreMetadata: Sendable, Equatable {
     /// The identifier of the store's format.
@@ -99,12 +128,12 @@ public struct StoreMetadata: Sendable, Equatable {
     }
 
     /// Whether a schema, hashed by `format`, has exactly this store's entity hashes.
-    public func matches(_ schema: Schema, format: any StoreFormat) -> Bool {
+    public func matches(_ schema: Schema, format: StoreFormat) -> Bool {
         format.entityHashes(of: schema) == entityHashes
     }
 
     /// The entities whose hashes differ from a schema's, with a reason each, for "incompatible store" messages.
-    public func differences(from schema: Schema, format: any StoreFormat) -> [String] {
+    public func differences(from schema: Schema, format: StoreFormat) -> [String] {
         let expected = format.entityHashes(of: schema)
         var lines: [String] = []
         for name in Set(expected.keys).union(entityHashes.keys).sorted() {
@@ -121,13 +150,13 @@ public struct StoreMetadata: Sendable, Equatable {
 
 extension SchemaCatalog {
     /// The versions whose entity hashes, computed as `format` computes them, equal the store's.
-    public func versions(matching metadata: StoreMetadata, format: any StoreFormat) -> [Schema] {
+    public func versions(matching metadata: StoreMetadata, format: StoreFormat) -> [Schema] {
         schemas.filter { metadata.matches($0, format: format) }
     }
 
     /// The version a store is at: among the versions matching its hashes, the one its metadata
     /// names (hashes identify; the name only breaks ties between identical versions).
-    public func version(of metadata: StoreMetadata, format: any StoreFormat) -> Schema? {
+    public func version(of metadata: StoreMetadata, format: StoreFormat) -> Schema? {
         let matching = versions(matching: metadata, format: format)
         return matching.first { $0.version == metadata.version } ?? matching.first
     }

@@ -54,11 +54,11 @@ extension HistoryEntry {
 public enum StoreHistory {
     /// The history of a store (empty for a store never migrated).
     public static func read(_ store: Store) throws -> [HistoryEntry] {
-        try store.database.read { try store.format.readHistory($0) }
+        try store.database.read { try store.strategy.readHistory($0) }
     }
 
     /// Writes `entries` (the source's history plus the new step) into a store.
     public static func write(_ entries: [HistoryEntry], to store: Store) throws {
-        try store.database.write { try store.format.writeHistory(entries, $0) }
+        try store.database.write { try store.strategy.writeHistory(entries, $0) }
     }
 }

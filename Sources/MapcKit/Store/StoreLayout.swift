@@ -4,110 +4,110 @@ import GRDB
 /// A schema laid out in tables by a `StoreFormat`: what the store creates, and where each
 /// entity's data lives. Everything that reads or writes objects, validates a store or compiles a
 /// mapping to SQL asks the layout for names, keys and discriminator values; none assumes a format.
-public struct StoreLayout: Sendable {
+struct StoreLayout: Sendable {
     /// The identifier of the format that made it.
-    public var format: String
+    var format: String
     /// The entity tables (one per inheritance hierarchy) and join tables, in creation order.
-    public var tables: [TableLayout]
+    var tables: [TableLayout]
     /// How each entity is stored, by entity name.
-    public var entities: [String: EntityStorage]
+    var entities: [String: EntityStorage]
 
     /// The most columns a SQLite table may have (SQLITE_MAX_COLUMN's default).
-    public static let maxColumns = 2_000
+    static let maxColumns = 2_000
 
     /// Why SQLite could not build this layout (a table with too many columns), for `mapc check`
     /// to report before `init` or `run` would fail.
-    public var problems: [String] {
+    var problems: [String] {
         tables.filter { $0.columns.count > Self.maxColumns }.map { table in
             "table \(table.name) needs \(table.columns.count) columns (its entity hierarchy's attributes and to-one relationships); SQLite allows \(Self.maxColumns): split the hierarchy"
         }
     }
 
     /// How an entity is stored.
-    public func storage(of entity: String) throws -> EntityStorage {
+    func storage(of entity: String) throws -> EntityStorage {
         guard let storage = entities[entity] else { throw MapcError.notFound("no entity '\(entity)' in this store's schema") }
         return storage
     }
 
     /// The entity tables (not join tables), each once, with the storage of every entity in it.
-    public var entityTables: [(table: String, members: [EntityStorage])] {
+    var entityTables: [(table: String, members: [EntityStorage])] {
         let grouped = Dictionary(grouping: entities.values, by: \.table)
         return tables.map(\.name).compactMap { name in grouped[name].map { (name, $0.sorted { $0.entity < $1.entity }) } }
     }
 
     /// The entity whose rows carry this discriminator value in a table.
-    public func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
+    func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
         entities.values.first { $0.table == table && $0.discriminator == value }?.entity
     }
 }
 
 /// One SQLite table.
-public struct TableLayout: Sendable {
+struct TableLayout: Sendable {
     /// The table's name (always quoted in SQL).
-    public var name: String
+    var name: String
     /// Columns in creation order.
-    public var columns: [ColumnLayout]
+    var columns: [ColumnLayout]
     /// Indexes to create.
-    public var indexes: [IndexLayout]
+    var indexes: [IndexLayout]
     /// Table constraints (`CONSTRAINT … UNIQUE (…)`), as SQL.
-    public var constraints: [String] = []
+    var constraints: [String] = []
 }
 
 /// One column.
-public struct ColumnLayout: Sendable {
+struct ColumnLayout: Sendable {
     /// The column's name (always quoted in SQL).
-    public var name: String
+    var name: String
     /// The declared SQLite type: INTEGER, REAL, TEXT, BLOB, or a format's own (TIMESTAMP, VARCHAR).
-    public var sqlType: String
+    var sqlType: String
     /// The rest of the column definition, e.g. `PRIMARY KEY` or `NOT NULL`.
-    public var constraints: String = ""
+    var constraints: String = ""
 }
 
 /// One index.
-public struct IndexLayout: Sendable {
+struct IndexLayout: Sendable {
     /// The index's name.
-    public var name: String
+    var name: String
     /// The indexed columns.
-    public var columns: [String]
+    var columns: [String]
     /// Whether the index enforces uniqueness.
-    public var unique: Bool = false
+    var unique: Bool = false
 }
 
 /// Where one entity's objects live.
-public struct EntityStorage: Sendable {
+struct EntityStorage: Sendable {
     /// The entity's name.
-    public var entity: String
+    var entity: String
     /// The hierarchy table holding this entity's rows (and its relatives').
-    public var table: String
+    var table: String
     /// The integer primary key column: the object's key in the store.
-    public var primaryKey: String
+    var primaryKey: String
     /// The column telling which entity a row belongs to.
-    public var entityColumn: String
+    var entityColumn: String
     /// This entity's value in `entityColumn` (mapc: its name; Core Data: its entity number).
-    public var discriminator: DatabaseValue
+    var discriminator: DatabaseValue
     /// The discriminator values of this entity and its concrete and abstract sub-entities, for fetches that include them.
-    public var discriminators: [DatabaseValue]
+    var discriminators: [DatabaseValue]
     /// The column holding each object's identity string, when the format keeps one (mapc's `_id`);
     /// nil when identities are derived from keys (Core Data: `Entity/p12`).
-    public var idColumn: String?
+    var idColumn: String?
     /// Bookkeeping columns written with every new row, and their values (Core Data: `Z_OPT = 1`).
-    public var insertedColumns: [InsertedColumn] = []
+    var insertedColumns: [InsertedColumn] = []
     /// The column of each stored attribute, inherited ones included, by attribute name.
-    public var attributeColumns: [String: String]
+    var attributeColumns: [String: String]
     /// How each stored relationship is kept, inherited ones included, by relationship name.
-    public var relationships: [String: RelationshipStorage]
+    var relationships: [String: RelationshipStorage]
 }
 
 /// A bookkeeping column a format fills on insert.
-public struct InsertedColumn: Sendable {
+struct InsertedColumn: Sendable {
     /// The column.
-    public var name: String
+    var name: String
     /// Its value for a new row.
-    public var value: DatabaseValue
+    var value: DatabaseValue
 }
 
 /// How one relationship is kept in the tables.
-public enum RelationshipStorage: Sendable, Equatable {
+enum RelationshipStorage: Sendable, Equatable {
     /// A to-one relationship: a column of the owner's table holding the destination's key.
     /// `orderColumn`, when set, holds this object's position in the inverse ordered to-many relationship.
     case foreignKey(column: String, destinationTable: String, orderColumn: String?)

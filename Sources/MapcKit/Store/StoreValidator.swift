@@ -28,7 +28,7 @@ struct StoreValidator {
             // The identity shown: the stored one, or the key (made into an identity by the format).
             let id = storage.idColumn?.quotedDatabaseIdentifier ?? storage.primaryKey.quotedDatabaseIdentifier
             func identity(_ value: DatabaseValue) -> String {
-                if storage.idColumn == nil, let key = Int64.fromDatabaseValue(value) { return store.format.objectID(entity: entity.name, key: key, stored: nil) }
+                if storage.idColumn == nil, let key = Int64.fromDatabaseValue(value) { return store.strategy.objectID(entity: entity.name, key: key, stored: nil) }
                 return Self.text(value)
             }
             let kind = storage.entityColumn.quotedDatabaseIdentifier
@@ -41,7 +41,7 @@ struct StoreValidator {
                 if !attribute.isOptional {
                     rules.append(("\(column) IS NULL", [], column, attribute.name, "required value missing"))
                 }
-                let storageClasses = store.format.storageClasses(of: attribute.type).map { "'\($0)'" }.joined(separator: ", ")
+                let storageClasses = store.strategy.storageClasses(of: attribute.type).map { "'\($0)'" }.joined(separator: ", ")
                 rules.append(("(\(column) IS NOT NULL AND typeof(\(column)) NOT IN (\(storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
                 if let range = attribute.type.integerRange, attribute.type != .int64 {
                     rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
@@ -157,7 +157,7 @@ struct StoreValidator {
     /// A min/max bound as the column stores it: numbers as numbers, dates as seconds, decimals as doubles.
     private func bound(_ value: Value, _ attribute: Attribute) -> DatabaseValue {
         if case .decimal(let decimal) = value { return NSDecimalNumber(decimal: decimal).doubleValue.databaseValue }
-        return store.format.encode(value, as: attribute.type)
+        return store.strategy.encode(value, as: attribute.type)
     }
 
     /// A stored identity as text, whatever a damaged store holds there.
@@ -173,7 +173,7 @@ struct StoreValidator {
             let discriminator: DatabaseValue = (triple[0] as? String)?.databaseValue ?? (triple[0] as? NSNumber).map { $0.int64Value.databaseValue } ?? .null
             let entity = store.layout.entity(withDiscriminator: discriminator, inTable: table) ?? "\(triple[0])"
             let key = (triple[2] as? NSNumber)?.int64Value ?? 0
-            return (entity, store.format.objectID(entity: entity, key: key, stored: triple[1] as? String))
+            return (entity, store.strategy.objectID(entity: entity, key: key, stored: triple[1] as? String))
         }
     }
 

@@ -6,16 +6,16 @@ import Yams
 /// Readers of mapc's YAML formats (schemas, mappings) walk the `Node` tree through this type, so
 /// every value they take comes with its `file:line:col`, and every problem is recorded rather
 /// than thrown: a file reports all its problems at once.
-public struct YAMLDocument {
+struct YAMLDocument {
     /// The file being read.
-    public let source: SourceFile
+    let source: SourceFile
     /// The document's root node; nil for an empty document or one with a syntax error.
-    public let root: Node?
+    let root: Node?
     /// Problems found so far, in the order they were found.
-    public var diagnostics: [Diagnostic] = []
+    var diagnostics: [Diagnostic] = []
 
     /// Composes the YAML text. A syntax error becomes a diagnostic and leaves `root` nil.
-    public init(source: SourceFile) {
+    init(source: SourceFile) {
         self.source = source
         if let problem = YAMLGuard.problem(with: source.text) {
             root = nil
@@ -37,18 +37,18 @@ public struct YAMLDocument {
     }
 
     /// The position of a node; line 1, column 1 when Yams gives none.
-    public func location(of node: Node) -> FileLocation {
+    func location(of node: Node) -> FileLocation {
         let mark = node.mark
         return FileLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)
     }
 
     /// Records an error at a node, underlining its text when it is a one-line scalar.
-    public mutating func error(_ message: String, at node: Node, fix: String? = nil) {
+    mutating func error(_ message: String, at node: Node, fix: String? = nil) {
         diagnostics.append(.error(message, at: location(of: node), length: Self.length(of: node), fix: fix))
     }
 
     /// Records a warning at a node.
-    public mutating func warning(_ message: String, at node: Node, fix: String? = nil) {
+    mutating func warning(_ message: String, at node: Node, fix: String? = nil) {
         diagnostics.append(.warning(message, at: location(of: node), length: Self.length(of: node), fix: fix))
     }
 
@@ -61,7 +61,7 @@ public struct YAMLDocument {
     // MARK: Typed access
 
     /// A mapping's entries with string keys, or nil (and an error) when the node is not a mapping.
-    public mutating func entries(of node: Node, what: String) -> [(key: String, keyNode: Node, value: Node)]? {
+    mutating func entries(of node: Node, what: String) -> [(key: String, keyNode: Node, value: Node)]? {
         guard let mapping = node.mapping else {
             error("\(what) must be a mapping (key: value pairs), found \(Self.kind(of: node))", at: node)
             return nil
@@ -78,7 +78,7 @@ public struct YAMLDocument {
     }
 
     /// Reports keys not in `allowed`, suggesting the closest allowed key.
-    public mutating func rejectUnknownKeys(_ entries: [(key: String, keyNode: Node, value: Node)], allowed: [String], in what: String) {
+    mutating func rejectUnknownKeys(_ entries: [(key: String, keyNode: Node, value: Node)], allowed: [String], in what: String) {
         for entry in entries where !allowed.contains(entry.key) {
             let fix = Suggestions.didYouMean(entry.key, in: allowed) ?? "allowed keys: \(allowed.joined(separator: ", "))"
             error("unknown key '\(entry.key)' in \(what)", at: entry.keyNode, fix: fix)
@@ -86,7 +86,7 @@ public struct YAMLDocument {
     }
 
     /// A scalar's text, or nil (and an error) when the node is a mapping or sequence.
-    public mutating func string(_ node: Node, what: String) -> String? {
+    mutating func string(_ node: Node, what: String) -> String? {
         guard let scalar = node.scalar else {
             error("\(what) must be a single value, found \(Self.kind(of: node))", at: node)
             return nil
@@ -95,7 +95,7 @@ public struct YAMLDocument {
     }
 
     /// A non-empty identifier: a letter, then letters, digits or underscores.
-    public mutating func identifier(_ node: Node, what: String) -> String? {
+    mutating func identifier(_ node: Node, what: String) -> String? {
         guard let text = string(node, what: what) else { return nil }
         guard Self.isIdentifier(text) else {
             error("\(what) '\(text)' is not a valid name", at: node, fix: "use a letter followed by letters, digits or '_'")
@@ -105,7 +105,7 @@ public struct YAMLDocument {
     }
 
     /// A boolean, read with YAML 1.1's spellings (true/false, yes/no, on/off) in any case.
-    public mutating func bool(_ node: Node, what: String) -> Bool? {
+    mutating func bool(_ node: Node, what: String) -> Bool? {
         guard let text = string(node, what: what) else { return nil }
         switch text.lowercased() {
         case "true", "yes", "on", "y": return true
@@ -117,7 +117,7 @@ public struct YAMLDocument {
     }
 
     /// A non-negative whole number, read as decimal (a leading zero does not make it octal).
-    public mutating func count(_ node: Node, what: String) -> Int? {
+    mutating func count(_ node: Node, what: String) -> Int? {
         guard let text = string(node, what: what) else { return nil }
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
             error("\(what) must be a whole number of 0 or more, found '\(text)'", at: node)
@@ -127,7 +127,7 @@ public struct YAMLDocument {
     }
 
     /// A sequence's items, or nil (and an error).
-    public mutating func items(of node: Node, what: String) -> [Node]? {
+    mutating func items(of node: Node, what: String) -> [Node]? {
         guard let sequence = node.sequence else {
             error("\(what) must be a list, found \(Self.kind(of: node))", at: node)
             return nil
@@ -136,7 +136,7 @@ public struct YAMLDocument {
     }
 
     /// A mapping of names to single values, as `userInfo` is.
-    public mutating func stringMap(_ node: Node, what: String) -> [String: String] {
+    mutating func stringMap(_ node: Node, what: String) -> [String: String] {
         guard let entries = entries(of: node, what: what) else { return [:] }
         var result: [String: String] = [:]
         for entry in entries {
@@ -146,13 +146,13 @@ public struct YAMLDocument {
     }
 
     /// Whether the node is YAML's null (`~`, `null`, or nothing at all).
-    public static func isNull(_ node: Node) -> Bool {
+    static func isNull(_ node: Node) -> Bool {
         guard let scalar = node.scalar, scalar.style == .plain else { return false }
         return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
     }
 
     /// A letter, then letters, digits or underscores.
-    public static func isIdentifier(_ text: String) -> Bool {
+    static func isIdentifier(_ text: String) -> Bool {
         guard let first = text.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
         return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }
     }
