@@ -15,23 +15,3 @@ extension DiagnosticsError: LocalizedError {
 extension Diagnostic: LocalizedError {
     public var errorDescription: String? { description }
 }
-
-extension ExpressionError: LocalizedError {
-    public var errorDescription: String? { description }
-}
-
-extension DataValidationError: LocalizedError {
-    public var errorDescription: String? { description }
-}
-
-extension MigrationError: LocalizedError {
-    public var errorDescription: String? { description }
-}
-
-extension PlanError: LocalizedError {
-    public var errorDescription: String? { description }
-}
-
-extension ValueProblem: LocalizedError {
-    public var errorDescription: String? { message }
-}

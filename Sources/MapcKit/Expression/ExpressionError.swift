@@ -1,3 +1,4 @@
+import Foundation
 /// A problem with an expression (parse, check or evaluation), located in its text.
 public struct ExpressionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong.
@@ -20,4 +21,8 @@ public struct ExpressionError: Error, Sendable, Equatable, CustomStringConvertib
     public func diagnostic(in source: ExpressionSource) -> Diagnostic {
         source.diagnostic(.error, message, at: range, fix: fix)
     }
+}
+
+extension ExpressionError: LocalizedError {
+    public var errorDescription: String? { description }
 }

@@ -127,30 +127,6 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// One broken rule in a migrated store.
-public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable {
-    /// The entity mapping that created the object, when known.
-    public var mapping: String?
-    /// The object's entity.
-    public var entity: String
-    /// The object's identity.
-    public var object: String
-    /// The property, or nil for whole-object rules (uniqueness across properties names them in `rule`).
-    public var property: String?
-    /// The offending value, as text.
-    public var value: String
-    /// The rule broken, e.g. "required", "max 150".
-    public var rule: String
-
-    public var description: String {
-        var text = "\(entity) '\(object)'"
-        if let property { text += ", property '\(property)'" }
-        text += ": \(rule) (value: \(value))"
-        if let mapping { text += " [created by mapping '\(mapping)']" }
-        return text
-    }
-}
-
 /// Turns an expression's result into a value an attribute can hold, or says why it cannot: the
 /// result's single value (a one-element collection gives its element), through `ValueRules.coerce`.
 enum ValueCoercion {
@@ -161,4 +137,8 @@ enum ValueCoercion {
         }
         return ValueRules.coerce(value, to: type).mapError { SemanticError($0.message) }
     }
+}
+
+extension MigrationError: LocalizedError {
+    public var errorDescription: String? { description }
 }

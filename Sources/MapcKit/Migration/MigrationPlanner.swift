@@ -94,3 +94,7 @@ public enum MigrationPlanner {
         return steps
     }
 }
+
+extension PlanError: LocalizedError {
+    public var errorDescription: String? { description }
+}

@@ -1,3 +1,4 @@
+import Foundation
 /// One object as the library and the data format see it: an identity, an entity, attribute
 /// values and relationships expressed as the identities of related objects.
 public struct ObjectData: Sendable, Equatable {
@@ -106,4 +107,8 @@ struct ProblemList {
     func throwIfAny() throws {
         if total > 0 { throw DataValidationError(problems: problems, total: total) }
     }
+}
+
+extension DataValidationError: LocalizedError {
+    public var errorDescription: String? { description }
 }

@@ -162,11 +162,6 @@ public struct SchemaCatalog: Sendable {
         return MapcError.notFound(message)
     }
 
-    /// The versions whose model hash equals `modelHash`.
-    public func versions(matchingModelHash modelHash: String) -> [Schema] {
-        zip(schemas, modelHashes).filter { $0.1 == modelHash }.map(\.0)
-    }
-
     /// The newest version, or an error when the folder has none or declares no order.
     public func newest() throws -> Schema {
         guard let last = try orderedSchemas().last else { throw MapcError.notFound("\(directory.isEmpty ? "the catalog" : directory) has no schema files") }
@@ -179,13 +174,6 @@ public struct SchemaCatalog: Sendable {
         guard let ordered = try? orderedSchemas(), let start = ordered.firstIndex(where: { $0.version == older.version }),
               let end = ordered.firstIndex(where: { $0.version == newer.version }), abs(end - start) > 1 else { return [] }
         return start < end ? Array(ordered[(start + 1)..<end]) : Array(ordered[(end + 1)..<start].reversed())
-    }
-
-    /// The version a store is at: among the versions whose model hash equals the store's, the one
-    /// its metadata names (hashes identify; the name only breaks ties between identical versions).
-    public func version(of metadata: StoreMetadata) -> Schema? {
-        let matching = versions(matchingModelHash: metadata.modelHash)
-        return matching.first { $0.version == metadata.version } ?? matching.first
     }
 
     /// A line describing the order: "v1 → v2 → v3 → v4 (declared in schemas/versions.yaml)".

@@ -110,3 +110,7 @@ enum ValueParser {
         return .success(value)
     }
 }
+
+extension ValueProblem: LocalizedError {
+    public var errorDescription: String? { message }
+}

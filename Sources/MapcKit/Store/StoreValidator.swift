@@ -187,3 +187,27 @@ struct StoreValidator {
         }
     }
 }
+
+/// One broken rule in a migrated store.
+public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable {
+    /// The entity mapping that created the object, when known.
+    public var mapping: String?
+    /// The object's entity.
+    public var entity: String
+    /// The object's identity.
+    public var object: String
+    /// The property, or nil for whole-object rules (uniqueness across properties names them in `rule`).
+    public var property: String?
+    /// The offending value, as text.
+    public var value: String
+    /// The rule broken, e.g. "required", "max 150".
+    public var rule: String
+
+    public var description: String {
+        var text = "\(entity) '\(object)'"
+        if let property { text += ", property '\(property)'" }
+        text += ": \(rule) (value: \(value))"
+        if let mapping { text += " [created by mapping '\(mapping)']" }
+        return text
+    }
+}

@@ -1,12 +1,12 @@
 /// A dictionary that empties itself when it reaches its capacity: bounded memory at constant cost
 /// per operation, for caches whose misses are cheap compared with unbounded growth.
-struct BoundedCache<Key: Hashable, Value> {
+struct BoundedCache<Key: Hashable, Cached> {
     let capacity: Int
-    private var storage: [Key: Value] = [:]
+    private var storage: [Key: Cached] = [:]
 
     init(capacity: Int) { self.capacity = capacity }
 
-    subscript(key: Key) -> Value? {
+    subscript(key: Key) -> Cached? {
         get { storage[key] }
         set {
             if newValue != nil, storage[key] == nil, storage.count >= capacity { storage.removeAll(keepingCapacity: true) }
@@ -18,4 +18,4 @@ struct BoundedCache<Key: Hashable, Value> {
 }
 
 
-extension BoundedCache: Sendable where Key: Sendable, Value: Sendable {}
+extension BoundedCache: Sendable where Key: Sendable, Cached: Sendable {}

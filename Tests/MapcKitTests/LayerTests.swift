@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// The layers of MapcKit, as docs/architecture.md describes them, point one way: a file may use
+/// the types of its own layer and of the layers below it, never of a layer above. The test reads
+/// the sources, so a new dependency against the grain fails here with the file and the type.
+@Suite("Architecture")
+struct LayerTests {
+    /// MapcKit's folders, lowest first.
+    static let layers = ["Diagnostics", "Support", "Schema", "Expression", "Store", "Data", "Migration", "Migrator"]
+    /// A folder's rank: Diagnostics and Support are one foundation layer (diagnostics are written
+    /// as JSON; YAML reading and file handling report diagnostics and errors).
+    static func rank(_ layer: String) -> Int { max(1, layers.firstIndex(of: layer) ?? 0) }
+    /// The only layers that talk to SQLite through GRDB.
+    static let sqliteLayers: Set<String> = ["Store", "Migration"]
+
+    struct SourceText {
+        var layer: String
+        var name: String
+        var code: String
+    }
+
+    /// Every MapcKit source file with its comments removed.
+    static func sources() throws -> [SourceText] {
+        var result: [SourceText] = []
+        for layer in layers {
+            let folder = packageRoot.appendingPathComponent("Sources/MapcKit/\(layer)")
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() where name.hasSuffix(".swift") {
+                let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+                let code = text.split(separator: "\n", omittingEmptySubsequences: false)
+                    .map { line in line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line) }.joined(separator: "\n")
+                result.append(SourceText(layer: layer, name: name, code: code))
+            }
+        }
+        return result
+    }
+
+    static func words(_ code: String, matching pattern: String, group: Int = 0) -> [String] {
+        guard let regex = try? NSRegularExpression(pattern: pattern, options: [.anchorsMatchLines]) else { return [] }
+        let range = NSRange(code.startIndex..., in: code)
+        return regex.matches(in: code, range: range).compactMap { Range($0.range(at: group), in: code).map { String(code[$0]) } }
+    }
+
+    @Test func everyFolderOfMapcKitIsALayer() throws {
+        let folders = try FileManager.default.contentsOfDirectory(atPath: packageRoot.appendingPathComponent("Sources/MapcKit").path).filter { !$0.hasPrefix(".") }
+        #expect(Set(folders) == Set(Self.layers), "a new folder must take its place in LayerTests.layers and docs/architecture.md")
+    }
+
+    @Test func layersUseOnlyTheLayersBelowThem() throws {
+        let sources = try Self.sources()
+        // The layer that declares each type name (names declared in two layers, such as nested
+        // `Kind`s, are ambiguous and skipped).
+        var owners: [String: Set<String>] = [:]
+        for source in sources {
+            for name in Self.words(source.code, matching: #"\b(?:struct|enum|class|protocol|typealias|actor)\s+([A-Z]\w*)"#, group: 1) {
+                owners[name, default: []].insert(source.layer)
+            }
+        }
+        #expect(owners["Store"] == ["Store"] && owners["Expr"] == ["Expression"], "the scan finds declarations")
+        var violations: [String] = []
+        for source in sources {
+            let rank = Self.rank(source.layer)
+            for name in Set(Self.words(source.code, matching: #"\b[A-Z]\w*\b"#)) {
+                guard let owner = owners[name], owner.count == 1, let layer = owner.first,
+                      Self.rank(layer) > rank else { continue }
+                violations.append("\(source.layer)/\(source.name) uses \(name) from \(layer)")
+            }
+        }
+        #expect(violations.isEmpty, "\(violations.sorted().joined(separator: "\n"))")
+    }
+
+    @Test func onlyTheStoreAndMigrationLayersImportGRDB() throws {
+        let importers = try Self.sources().filter { $0.code.contains("import GRDB") }
+        let strays = importers.filter { !Self.sqliteLayers.contains($0.layer) }.map { "\($0.layer)/\($0.name)" }
+        #expect(strays.isEmpty, "\(strays)")
+        #expect(!importers.isEmpty)
+    }
+
+    @Test func theCommandLineLibraryImportsNeitherGRDBNorTheExamples() throws {
+        let folder = packageRoot.appendingPathComponent("Sources/MapcCLI")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
+            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+            #expect(!text.contains("import GRDB"), "MapcCLI/\(name) imports GRDB")
+            #expect(!text.contains("import MapcExamples"), "MapcCLI/\(name) imports the examples")
+        }
+    }
+}
