@@ -8,8 +8,9 @@ import MapcKit
 public struct DemoProject: Sendable {
     /// The example's name, for the report.
     public var name: String
-    /// Its schemas folder and mappings folder.
+    /// Its schemas folder.
     public var schemasFolder: String
+    /// Its mappings folder.
     public var mappingsFolder: String
     /// The stores to create and migrate: a file name, the data (a data file's JSON, its
     /// `version` saying which schema) and a description, for a requested number of objects.

@@ -4,6 +4,7 @@ import MapcKit
 
 /// The `mapc` command: Core Data style migrations for SQLite stores.
 public struct MapcCommand: ParsableCommand {
+    /// The commands, the version and the documented exit statuses.
     public static let configuration = CommandConfiguration(
         commandName: "mapc",
         abstract: "Core Data style model versions and migrations for SQLite stores.",
@@ -12,6 +13,7 @@ public struct MapcCommand: ParsableCommand {
         subcommands: [CheckCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, DemoCommand.self]
     )
 
+    /// The root command, parsed from the arguments by ArgumentParser.
     public init() {}
 
     /// The example `mapc demo` runs, supplied by the executable (nil: `demo` says there is none).

@@ -120,11 +120,17 @@ public enum QuantifierModifier: String, Sendable {
 
 /// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[n]` normalized, `[l]` locale-sensitive.
 public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    /// The options as bits.
     public let rawValue: Int
+    /// Options from their bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
+    /// `[c]`: letters compare without case.
     public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `[d]`: letters compare without accents.
     public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    /// `[n]`: strings are taken as already normalized (accepted; mapc always compares canonically).
     public static let normalized = ComparisonOptions(rawValue: 4)
+    /// `[l]`: locale-sensitive (accepted; mapc compares the same in every locale).
     public static let localeSensitive = ComparisonOptions(rawValue: 8)
 }
 

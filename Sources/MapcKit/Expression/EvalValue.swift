@@ -20,6 +20,7 @@ public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
 
     public static func == (lhs: ObjectRef, rhs: ObjectRef) -> Bool { lhs.entity == rhs.entity && lhs.id == rhs.id }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(entity)
         hasher.combine(id)

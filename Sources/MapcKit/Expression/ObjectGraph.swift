@@ -34,6 +34,7 @@ public final class InMemoryObjectGraph: ObjectGraph {
         entityByID[id].map { ObjectRef(entity: $0, id: id) }
     }
 
+    /// The value of a key path step on an object held in memory.
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = objectsByRef[object] else { return nil }
         if let value = data.attributes[key] { return .scalar(value) }
@@ -51,6 +52,7 @@ public final class InMemoryObjectGraph: ObjectGraph {
         return schema == nil ? .null : nil
     }
 
+    /// Every object of an entity and its sub-entities.
     public func objects(of entity: String) throws -> [ObjectRef] {
         let names: Set<String> = schema.flatMap { schema in schema.entity(named: entity).map { Set(schema.hierarchy(under: $0).map(\.name)) } } ?? [entity]
         return order.filter { names.contains($0.entity) }
@@ -92,10 +94,12 @@ public final class JSONObjectGraph: ObjectGraph {
         }
     }
 
+    /// No object has values: nil for every key.
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let members = nodes[object.id] else { return nil }
         return members[key] ?? .null
     }
 
+    /// No objects.
     public func objects(of entity: String) throws -> [ObjectRef] { [] }
 }

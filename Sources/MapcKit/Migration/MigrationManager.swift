@@ -365,6 +365,7 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     // MARK: $manager lookups
 
+    /// The destination objects an entity mapping made from the source objects (Core Data's `destinationInstances(forEntityMappingName:sourceInstances:)`).
     public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
         let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []
@@ -375,6 +376,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         return result
     }
 
+    /// The destination objects made from the source objects by whichever mapping made them, for a source relationship's targets.
     public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
         // Each related source object through the first mapping (in order) that migrated it.
         var result: [ObjectRef] = []
@@ -391,6 +393,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         return result
     }
 
+    /// The source objects an entity mapping made the destination objects from.
     public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
         let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []

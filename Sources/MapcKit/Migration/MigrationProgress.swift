@@ -22,8 +22,9 @@ public struct MigrationProgress: Sendable {
     public var total: Int?
     /// Whether this mapping's work in this phase (or the validation) is done.
     public var isFinished = false
-    /// The step of a progressive migration (from 0), and how many steps there are.
+    /// The step of a progressive migration, from 0.
     public var step = 0
+    /// How many steps the migration has.
     public var steps = 1
 }
 

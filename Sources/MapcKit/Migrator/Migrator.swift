@@ -178,8 +178,9 @@ public struct MigrationPlan: Sendable {
 public struct StoreStatus: Sendable {
     /// The store.
     public var url: URL
-    /// The format's identifier ("mapc-1", "core-data") and name.
+    /// The format's identifier ("mapc-1", "core-data").
     public var format: String
+    /// The format's name ("mapc", "Core Data").
     public var formatName: String
     /// What the store records about itself.
     public var metadata: StoreMetadata

@@ -2,11 +2,11 @@ import Foundation
 import GRDB
 
 extension CoreDataFormat {
-    public func recognizes(_ db: Database) throws -> Bool {
+    func recognizes(_ db: Database) throws -> Bool {
         try db.tableExists("Z_METADATA") && db.tableExists("Z_PRIMARYKEY")
     }
 
-    public func entityHashes(of schema: Schema) -> [String: String] {
+    func entityHashes(of schema: Schema) -> [String: String] {
         CoreDataVersionHash.entityHashes(of: schema)
     }
 
@@ -29,7 +29,7 @@ extension CoreDataFormat {
         return (uuid, dictionary)
     }
 
-    public func readMetadata(_ db: Database) throws -> StoreMetadata {
+    func readMetadata(_ db: Database) throws -> StoreMetadata {
         let (uuid, plist) = try metadataPlist(db)
         guard let stored = plist["NSStoreModelVersionHashes"] as? [String: Any] else {
             throw MapcError.store("the Core Data metadata has no NSStoreModelVersionHashes, which identify the store's version")
@@ -68,7 +68,7 @@ extension CoreDataFormat {
         }
     }
 
-    public func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
+    func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
         // Core Data's stores vacuum incrementally (its `_NSAutoVacuumLevel` 2); set before the first table.
         try db.execute(sql: "PRAGMA auto_vacuum = 2")
         for table in layout.tables {
@@ -137,13 +137,13 @@ extension CoreDataFormat {
     /// Where the whole metadata property list travels with a `StoreMetadata` (base64 of the binary plist).
     static let rawPlistKey = "mapc.raw-metadata"
 
-    public func readHistory(_ db: Database) throws -> [HistoryEntry] {
+    func readHistory(_ db: Database) throws -> [HistoryEntry] {
         let (_, plist) = try metadataPlist(db)
         guard let text = plist[Self.historyKey] as? String, case .array(let items)? = try? JSONValue.parse(Data(text.utf8), path: "history") else { return [] }
         return items.compactMap(Self.entry)
     }
 
-    public func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
+    func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
         try writeMetadata(schema: nil, carrying: nil, history: entries, db)
     }
 

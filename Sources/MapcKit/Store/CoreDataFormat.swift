@@ -25,10 +25,10 @@ import GRDB
 /// in Core Data's object URIs.
 struct CoreDataFormat: StoreFormatStrategy {
     /// Creates the format.
-    public init() {}
+    init() {}
 
-    public var identifier: String { "core-data" }
-    public var name: String { "Core Data" }
+    var identifier: String { "core-data" }
+    var name: String { "Core Data" }
 
     static let historyKey = "mapc.history"
     /// Keys mapc writes itself in the metadata; every other key of a migrated store is kept.
@@ -77,7 +77,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         }
     }
 
-    public func layout(for schema: Schema) -> StoreLayout {
+    func layout(for schema: Schema) -> StoreLayout {
         let numbered = Self.numbering(of: schema)
         let number = Dictionary(numbered.map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
         var tables: [String: TableLayout] = [:]
@@ -262,7 +262,7 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     // MARK: Values
 
-    public func encodingName(of type: AttributeType) -> String {
+    func encodingName(of type: AttributeType) -> String {
         switch type {
         case .date: return "date: REAL seconds since 2001"
         case .uuid: return "uuid: BLOB 16 bytes"
@@ -272,7 +272,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         }
     }
 
-    public func storageClasses(of type: AttributeType) -> [String] {
+    func storageClasses(of type: AttributeType) -> [String] {
         switch Self.sqlType(of: type) {
         case "INTEGER": return ["integer"]
         case "FLOAT", "TIMESTAMP": return ["real", "integer"]
@@ -282,7 +282,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         }
     }
 
-    public func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
+    func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
         switch value {
         case .null: return .null
         case .bool(let flag): return flag.databaseValue
@@ -299,7 +299,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         }
     }
 
-    public func storageProblem(_ value: Value, as type: AttributeType) -> String? {
+    func storageProblem(_ value: Value, as type: AttributeType) -> String? {
         guard case .decimal(let number) = value else { return nil }
         // SQLite's numeric affinity turns any numeric text into an INTEGER or a REAL: what Core
         // Data's DECIMAL column holds exactly is what a double holds.
@@ -308,7 +308,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         return "decimal \(number) has more digits than a Core Data DECIMAL column keeps (it holds a double, about 15 significant digits) and would be stored as \(stored); round it in the mapping, or store it as a string"
     }
 
-    public func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
+    func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         let decoded: Value
         func mismatch() -> MapcError {
             MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue); the store does not match its model")
@@ -344,21 +344,21 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     // MARK: Identities and keys
 
-    public func objectID(entity: String, key: Int64, stored: String?) -> String { "\(entity)/p\(key)" }
+    func objectID(entity: String, key: Int64, stored: String?) -> String { "\(entity)/p\(key)" }
 
-    public func key(fromObjectID id: String, entity: String) -> Int64? {
+    func key(fromObjectID id: String, entity: String) -> Int64? {
         let prefix = "\(entity)/p"
         guard id.hasPrefix(prefix) else { return nil }
         return Int64(id.dropFirst(prefix.count))
     }
 
-    public func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
+    func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
         let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(Self.sqlName(storage.table))") ?? 0
         let counter = try Int64.fetchOne(db, sql: "SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(storage.discriminators.map(Store.sqlLiteral).joined(separator: ", ")))") ?? 0
         return max(largest, counter) + 1
     }
 
-    public func finishWriting(_ db: Database, layout: StoreLayout) throws {
+    func finishWriting(_ db: Database, layout: StoreLayout) throws {
         // Z_MAX, kept on each hierarchy's root row, covers every key handed out.
         for (table, members) in layout.entityTables {
             // The root's storage is the one whose hierarchy holds every member.

@@ -2,15 +2,15 @@ import Foundation
 import GRDB
 
 extension MapcFormat {
-    public func recognizes(_ db: Database) throws -> Bool {
+    func recognizes(_ db: Database) throws -> Bool {
         try db.tableExists(Self.metadataTable)
     }
 
-    public func entityHashes(of schema: Schema) -> [String: String] {
+    func entityHashes(of schema: Schema) -> [String: String] {
         VersionHash.entityHashes(of: schema)
     }
 
-    public func readMetadata(_ db: Database) throws -> StoreMetadata {
+    func readMetadata(_ db: Database) throws -> StoreMetadata {
         guard try db.tableExists(Self.metadataTable) else {
             throw MapcError.store("not a mapc store: it has no \(Self.metadataTable) table; create stores with 'mapc init' or 'mapc load'")
         }
@@ -40,7 +40,7 @@ extension MapcFormat {
         return StoreMetadata(format: identifier, model: model, version: version, entityHashes: hashes)
     }
 
-    public func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
+    func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
         for table in layout.tables {
             let columns = table.columns.map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) } + table.constraints
             try db.execute(sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
@@ -63,13 +63,13 @@ extension MapcFormat {
         }
     }
 
-    public func finishWriting(_ db: Database, layout: StoreLayout) throws {}
+    func finishWriting(_ db: Database, layout: StoreLayout) throws {}
 
-    public func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
+    func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
         (try Int64.fetchOne(db, sql: "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0) + 1
     }
 
-    public func readHistory(_ db: Database) throws -> [HistoryEntry] {
+    func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }
         return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedDatabaseIdentifier) ORDER BY step").map { row in
             // History is informational: a damaged field reads as a description of what is there, never a trap.
@@ -84,7 +84,7 @@ extension MapcFormat {
         }
     }
 
-    public func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
+    func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
         let table = Self.historyTable.quotedDatabaseIdentifier
         try db.execute(sql: """
         CREATE TABLE IF NOT EXISTS \(table) (step INTEGER PRIMARY KEY, from_version TEXT NOT NULL, from_hash TEXT NOT NULL, \

@@ -17,10 +17,10 @@ import GRDB
 /// The full description, with value encodings, is `docs/store-layout.md`.
 struct MapcFormat: StoreFormatStrategy {
     /// Creates the format.
-    public init() {}
+    init() {}
 
-    public var identifier: String { "mapc-1" }
-    public var name: String { "mapc" }
+    var identifier: String { "mapc-1" }
+    var name: String { "mapc" }
 
     static let metadataTable = "_mapc_metadata"
     static let entityHashesTable = "_mapc_entities"
@@ -28,11 +28,11 @@ struct MapcFormat: StoreFormatStrategy {
     /// The current metadata format.
     static let currentFormatVersion = 1
 
-    public static let primaryKey = "_pk"
-    public static let entityColumn = "_entity"
-    public static let idColumn = "_id"
+    static let primaryKey = "_pk"
+    static let entityColumn = "_entity"
+    static let idColumn = "_id"
 
-    public func layout(for schema: Schema) -> StoreLayout {
+    func layout(for schema: Schema) -> StoreLayout {
         // Layout decisions depend only on hashed content; sorting by name makes them independent
         // of the order entities and properties are written in the file.
         let entities = schema.entities.sorted { $0.name < $1.name }
@@ -194,7 +194,7 @@ struct MapcFormat: StoreFormatStrategy {
         }
     }
 
-    public func encodingName(of type: AttributeType) -> String {
+    func encodingName(of type: AttributeType) -> String {
         switch type {
         case .date: return "date: REAL seconds since 1970"
         case .decimal: return "decimal: TEXT"
@@ -204,7 +204,7 @@ struct MapcFormat: StoreFormatStrategy {
         }
     }
 
-    public func storageClasses(of type: AttributeType) -> [String] {
+    func storageClasses(of type: AttributeType) -> [String] {
         switch Self.sqlType(of: type) {
         case "INTEGER": return ["integer"]
         case "REAL": return ["real", "integer"]
@@ -213,11 +213,11 @@ struct MapcFormat: StoreFormatStrategy {
         }
     }
 
-    public func objectID(entity: String, key: Int64, stored: String?) -> String { stored ?? "\(entity)/p\(key)" }
+    func objectID(entity: String, key: Int64, stored: String?) -> String { stored ?? "\(entity)/p\(key)" }
 
-    public func key(fromObjectID id: String, entity: String) -> Int64? { nil }
+    func key(fromObjectID id: String, entity: String) -> Int64? { nil }
 
-    public func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
+    func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
         switch value {
         case .null: return .null
         case .bool(let flag): return flag.databaseValue
@@ -233,9 +233,9 @@ struct MapcFormat: StoreFormatStrategy {
     }
 
     /// mapc's columns hold every value the schema's types allow exactly.
-    public func storageProblem(_ value: Value, as type: AttributeType) -> String? { nil }
+    func storageProblem(_ value: Value, as type: AttributeType) -> String? { nil }
 
-    public func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
+    func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         let decoded = try decodeKind(value, as: type)
         if let problem = ValueLimits.problem(decoded, for: type) {
             throw MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue): \(problem)")

@@ -3,18 +3,21 @@ import GRDB
 
 /// One applied migration, as a store's history records it.
 public struct HistoryEntry: Sendable, Equatable {
-    /// Version and model hash before.
+    /// The version before.
     public var fromVersion: String
+    /// The model hash before.
     public var fromHash: String
-    /// Version and model hash after.
+    /// The version after.
     public var toVersion: String
+    /// The model hash after.
     public var toHash: String
     /// Whether the mapping was inferred.
     public var inferred: Bool
     /// SHA-256 of the mapping used.
     public var mappingSHA256: String
-    /// When the step started and finished (ISO 8601, UTC).
+    /// When the step started (ISO 8601, UTC).
     public var startedAt: String
+    /// When the step finished (ISO 8601, UTC).
     public var finishedAt: String
     /// Objects created by each entity mapping.
     public var created: [String: Int]

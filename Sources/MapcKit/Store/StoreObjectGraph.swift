@@ -42,6 +42,7 @@ public final class StoreObjectGraph: ObjectGraph {
         return object
     }
 
+    /// The value of a key path step on a stored object, read from its row.
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
         switch property {
@@ -64,6 +65,7 @@ public final class StoreObjectGraph: ObjectGraph {
         }
     }
 
+    /// Every stored object of an entity and its sub-entities.
     public func objects(of entity: String) throws -> [ObjectRef] {
         guard let root = store.schema.entity(named: entity) else { return [] }
         var refs: [ObjectRef] = []

@@ -1,0 +1,33 @@
+import Foundation
+import Testing
+
+/// Every public symbol of the libraries says what it is for: a `///` comment right above it
+/// (operators and `description` witnesses excepted).
+@Suite("Documentation comments")
+struct DocCommentTests {
+    @Test(arguments: ["Sources/MapcKit", "Sources/MapcCLI"])
+    func everyPublicSymbolHasADocComment(folder: String) throws {
+        let root = packageRoot.appendingPathComponent(folder)
+        let files = try #require(FileManager.default.enumerator(atPath: root.path)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }
+        var undocumented: [String] = []
+        var publicCount = 0
+        for file in files {
+            let lines = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8).components(separatedBy: "\n")
+            for (index, line) in lines.enumerated() {
+                var code = line.trimmingCharacters(in: .whitespaces)
+                while code.hasPrefix("@"), let space = code.firstIndex(of: " ") { code = String(code[space...]).trimmingCharacters(in: .whitespaces) }
+                if code.hasPrefix("nonisolated(unsafe) ") { code = String(code.dropFirst("nonisolated(unsafe) ".count)) }
+                guard code.hasPrefix("public ") || code.hasPrefix("open ") else { continue }
+                publicCount += 1
+                if code.contains("static func ==") || code.contains("static func <") || code.contains("var description:") || code.contains("var errorDescription:") { continue }
+                var above = index - 1
+                while above >= 0, lines[above].trimmingCharacters(in: .whitespaces).hasPrefix("@") { above -= 1 }
+                if above < 0 || !lines[above].trimmingCharacters(in: .whitespaces).hasPrefix("///") {
+                    undocumented.append("\(folder)/\(file):\(index + 1): \(code.prefix(100))")
+                }
+            }
+        }
+        #expect(publicCount > 10, "the scan finds public symbols")
+        #expect(undocumented.isEmpty, "\(undocumented.joined(separator: "\n"))")
+    }
+}
