@@ -89,4 +89,70 @@ struct CrossLayoutTests {
         #expect(message.contains("decimal 12345678901234567890.123456789 has more digits than a Core Data DECIMAL column keeps"), "\(message)")
         #expect(message.contains("Item 'i1', property 'dec'"), "\(message)")
     }
+
+    /// Two mappings reading the same notes into one destination table (the second filtered), a
+    /// third relating attachments to the second's objects: keys come from each mapping's key rule,
+    /// the same on both paths, and every `$manager` lookup finds the right mapping's object.
+    @Test(arguments: TestLayout.allCases, [true, false])
+    func mappingsSharingADestinationTableKeepTheirObjectsApart(layout: TestLayout, compiled: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v2 = try uncloudNotes("v2"), v3 = try uncloudNotes("v3")
+        let source = try fileStore(v2, layout, in: folder, named: "v2.db")
+        var notes: [ObjectData] = []
+        for index in 0..<6 {
+            let image: Value = index % 2 == 0 ? .binary(Data([UInt8(index)])) : .null
+            let attributes: [String: Value] = ["title": .string("Note \(index)"), "body": .string("b"), "dateCreated": .date(Date(timeIntervalSince1970: 1_000 + Double(index))),
+                                               "displayIndex": .integer(Int64(index)), "image": image]
+            notes.append(ObjectData(id: "n\(index)", entity: "Note", attributes: attributes))
+        }
+        try source.insert(notes)
+        let yaml = """
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - name: EarlyNoteCopies
+            source: Note
+            destination: Note
+            filter: displayIndex < 3
+            attributes: { title: "$source.title", body: $source.body, dateCreated: $source.dateCreated, displayIndex: "$source.displayIndex + 100" }
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil
+            attributes: { image: $source.image, dateCreated: $source.dateCreated }
+            relationships:
+              note: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "EarlyNoteCopies", $source)
+        """ + "\n"
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml)).mapping)
+        let destination = try fileStore(v3, layout, in: folder, named: "v3.db")
+        var step = StepMigration(source: source, destination: destination, mapping: model)
+        step.allowsSQL = compiled
+        let summary = try step.run()
+        #expect(summary.created.map(\.count) == [6, 3, 3])
+        let migrated = try destination.objects(ofExactEntity: "Note")
+        #expect(migrated.count == 9)
+        // The first mapping keeps the source keys; the copies take a range above them.
+        #expect(migrated.prefix(6).map(\.key) == [1, 2, 3, 4, 5, 6])
+        #expect(migrated.dropFirst(6).map(\.key) == [7, 8, 9])
+        var displayIndexOf: [String: Value] = [:]
+        for note in migrated { displayIndexOf[note.id] = note.attributes["displayIndex"] }
+        for attachment in try destination.objects(ofExactEntity: "Attachment") {
+            guard case .binary(let data)? = attachment.attributes["image"], let byte = data.first else { Issue.record("no image"); continue }
+            let index = Int(byte)
+            let related = attachment.relationships["note"] ?? []
+            if index < 3 {
+                #expect(related.count == 1 && displayIndexOf[related[0]] == .integer(Int64(index) + 100), "attachment \(index) belongs to the copy of its note")
+            } else {
+                #expect(related.isEmpty, "note \(index) was not copied, so its attachment has no note")
+            }
+        }
+        // Compiled, the copies (arithmetic) are interpreted, and the compiled attachments find
+        // them by the same key rule.
+        #expect(summary.compiled == (compiled ? ["NoteToNote", "NoteToAttachment", "NoteToAttachment.relationships"] : []))
+    }
 }

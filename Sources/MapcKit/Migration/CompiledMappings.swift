@@ -6,10 +6,9 @@ import GRDB
 /// `$manager` relationship mappings as SQL too, instead of object by object. Results are the
 /// interpreter's (a differential test runs both on the same data); only speed differs.
 ///
-/// Keys are handed out as the interpreter would: consecutive from the table's first free key, in
-/// source key order, each mapping's rows after the previous mapping's. The associations are
-/// written by a second `INSERT … SELECT` with the same filter and the same numbering. A value is
-/// copied as stored only when both formats encode its type the same way (`encodingName`).
+/// Keys follow the mapping's key rule (`source key + offset`), as the interpreter's do, so the two
+/// paths give every object the same key and the rule is the association. A value is copied as
+/// stored only when both formats encode its type the same way (`encodingName`).
 struct CompiledMappings {
     let manager: MigrationManager
 
@@ -21,41 +20,23 @@ struct CompiledMappings {
     private var destination: Store { manager.destinationStore }
     private func sourceTable(_ name: String) -> String { "\(MigrationManager.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
 
-    /// One compiled creation: the rows, the associations, and how many objects it made.
+    /// One compiled creation: the rows, and how many objects it made.
     final class Creation {
         let insert: String
-        let associate: String
         let arguments: [DatabaseValue]
-        let keyBase: Int
-        let associationArguments: [DatabaseValue]
-        let table: String
         let includesRelationships: Bool
         private(set) var count = 0
 
-        init(insert: String, associate: String, arguments: [DatabaseValue], keyBase: Int, associationArguments: [DatabaseValue], table: String, includesRelationships: Bool) {
+        init(insert: String, arguments: [DatabaseValue], includesRelationships: Bool) {
             self.insert = insert
-            self.associate = associate
             self.arguments = arguments
-            self.keyBase = keyBase
-            self.associationArguments = associationArguments
-            self.table = table
             self.includesRelationships = includesRelationships
         }
 
         func run(_ manager: MigrationManager) throws {
             let db = try manager.db
-            let storage = try manager.destinationStore.layout.entities.values.first { $0.table == table }.map { $0 }
-            guard let storage else { return }
-            let writer = try manager.writer
-            let base = try writer.reserveKeys(0, for: storage) - 1
-            var first = arguments
-            first[keyBase] = base.databaseValue
-            try db.execute(sql: insert, arguments: StatementArguments(first))
+            try db.execute(sql: insert, arguments: StatementArguments(arguments))
             count = db.changesCount
-            var second = associationArguments
-            second[1] = base.databaseValue
-            try db.execute(sql: associate, arguments: StatementArguments(second))
-            writer.rowsInserted(into: table)
         }
     }
 
@@ -69,26 +50,26 @@ struct CompiledMappings {
         }
     }
 
-    /// Whether a mapping follows the identity rule: no custom policy, so its objects are exactly
-    /// one per source object read, which SQL can create.
-    private func isDeclarative(_ index: Int) -> Bool {
-        manager.mapping.entityMappings[index].policy == nil
+    /// A mapping's key rule, when it follows one: its objects are exactly one per source object
+    /// read, under keys SQL can compute (`source key + offset`).
+    private func keyRule(_ index: Int) -> MigrationManager.KeyRule? {
+        manager.keyRules[index]
     }
 
     /// The compiled creation of a mapping's objects, or nil when it needs the interpreter.
     func creation(_ index: Int) throws -> Creation? {
         let entityMapping = manager.mapping.entityMappings[index]
-        guard isDeclarative(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
+        guard let rule = keyRule(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let sourceEntity = source.schema.entity(named: sourceName), let destinationEntity = destination.schema.entity(named: destinationName),
               !destinationEntity.isAbstract, let sourceStorage = source.layout.entities[sourceName],
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
+        guard sourceStorage.table == rule.sourceTable, destinationStorage.table == rule.table else { return nil }
         let key = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
-        let number = "? + row_number() OVER (ORDER BY \(key))"
         var columns = [destinationStorage.primaryKey, destinationStorage.entityColumn]
-        var selections = [number, "?"]
-        var arguments: [DatabaseValue] = [.null, destinationStorage.discriminator]
+        var selections = ["\(key) + ?", "?"]
+        var arguments: [DatabaseValue] = [rule.offset.databaseValue, destinationStorage.discriminator]
         // The identity, for formats that keep one: the source's (stored or made from its key) and the mapping's suffix.
         let identity: String?
         var identityArguments: [DatabaseValue] = []
@@ -152,10 +133,7 @@ struct CompiledMappings {
         }
         let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
         let insert = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
-        let associate = "INSERT INTO \(MigrationManager.associations) (mapping, destination, source, source_entity, entity, id) SELECT ?, \(number), \(key), ?, ?, \(identity ?? "NULL") \(from)"
-        return Creation(insert: insert, associate: associate, arguments: arguments + conditionArguments, keyBase: 0,
-                        associationArguments: [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments,
-                        table: destinationStorage.table, includesRelationships: includesRelationships)
+        return Creation(insert: insert, arguments: arguments + conditionArguments, includesRelationships: includesRelationships)
     }
 
     /// SQL that stores a compiled value in an attribute exactly as the interpreter's coercion would,
@@ -199,7 +177,7 @@ struct CompiledMappings {
     func relationshipValues(_ index: Int) throws -> [RelationshipValue]? {
         let mapping = manager.mapping
         let entityMapping = mapping.entityMappings[index]
-        guard isDeclarative(index), entityMapping.type == .transform, entityMapping.sourceExpression == nil,
+        guard keyRule(index) != nil, entityMapping.type == .transform, entityMapping.sourceExpression == nil,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let destinationEntity = destination.schema.entity(named: destinationName), let sourceEntity = source.schema.entity(named: sourceName),
               let sourceStorage = source.layout.entities[sourceName], let destinationStorage = destination.layout.entities[destinationName] else { return nil }
@@ -211,27 +189,38 @@ struct CompiledMappings {
             guard case .method(let receiver, let selector, _, let arguments) = propertyMapping.expression.expression.kind,
                   case .variable("manager") = receiver.kind, selector == MethodSelector.destinationInstancesForEntityMapping.rawValue,
                   arguments.count == 2, case .literal(.string(let targetName)) = arguments[0].kind,
-                  let target = mapping.entityMappings.firstIndex(where: { $0.name == targetName }), isDeclarative(target),
+                  let target = mapping.entityMappings.firstIndex(where: { $0.name == targetName }), let targetRule = keyRule(target),
                   let relationshipDestination = destination.schema.entity(named: relationship.destination) else { return nil }
             // The source key the target mapping read: the row's own, or a to-one related object's.
             let relatedKey: String
+            var sourceCheck: (sql: String, arguments: [DatabaseValue]) = ("", [])
             switch arguments[1].kind {
             case .variable("source"), .evaluatedObject:
-                guard mapping.entityMappings[target].source == sourceName else { return nil }
+                guard targetRule.sourceEntities.contains(sourceName) else { return nil }
                 relatedKey = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
             case .keyPath(let root, let components):
                 guard components.count == 1, case .key(let key, _) = components[0], root.kind == .variable("source") || root.kind == .evaluatedObject,
                       case .relationship(let sourceRelationship)? = source.schema.property(named: key, in: sourceEntity), !sourceRelationship.isToMany,
-                      mapping.entityMappings[target].source == sourceRelationship.destination,
-                      case .foreignKey(let sourceColumn, _, _)? = sourceStorage.relationships[key] else { return nil }
+                      case .foreignKey(let sourceColumn, let relatedTable, _)? = sourceStorage.relationships[key], relatedTable == targetRule.sourceTable,
+                      let relatedStorage = source.layout.entities.values.first(where: { $0.table == relatedTable }) else { return nil }
                 relatedKey = "s.\(sourceColumn.quotedDatabaseIdentifier)"
+                // Only an object of an entity the target mapping reads has an object of the target's.
+                let readable = Array(repeating: "?", count: targetRule.sourceDiscriminators.count).joined(separator: ", ")
+                sourceCheck = (" AND (SELECT r.\(relatedStorage.entityColumn.quotedDatabaseIdentifier) FROM \(sourceTable(relatedTable)) AS r WHERE r.\(relatedStorage.primaryKey.quotedDatabaseIdentifier) = \(relatedKey)) IN (\(readable))",
+                               targetRule.sourceDiscriminators)
             default:
                 return nil
             }
-            let allowed = destination.schema.hierarchy(under: relationshipDestination).map(\.name)
+            // The target's object for that source key, by its key rule, when the target created one
+            // (its filter may have skipped the source object) of an entity the relationship takes.
+            guard let targetStorage = destination.layout.entities.values.first(where: { $0.table == targetRule.table }) else { return nil }
+            let allowed = destination.schema.hierarchy(under: relationshipDestination).compactMap { destination.layout.entities[$0.name]?.discriminator }
             let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
-            let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.entity IN (\(placeholders)) LIMIT 1)"
-            result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue] + allowed.map(\.databaseValue), target: target))
+            let targetKey = "d.\(targetStorage.primaryKey.quotedDatabaseIdentifier)"
+            let value = "(SELECT \(targetKey) FROM main.\(targetRule.table.quotedDatabaseIdentifier) AS d WHERE \(targetKey) = \(relatedKey) + ? AND \(targetKey) BETWEEN ? AND ? AND d.\(targetStorage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))\(sourceCheck.sql))"
+            result.append(RelationshipValue(column: column, value: value,
+                                            arguments: [targetRule.offset.databaseValue, targetRule.range.lowerBound.databaseValue, targetRule.range.upperBound.databaseValue] + allowed + sourceCheck.arguments,
+                                            target: target))
         }
         return result
     }
@@ -243,13 +232,16 @@ struct CompiledMappings {
         guard !entityMapping.relationships.isEmpty, let values = try relationshipValues(index), let sourceName = entityMapping.source,
               let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
+        guard let rule = keyRule(index) else { return nil }
         return values.map { value in
+            // Each of the mapping's objects is the one its key rule gives its source row.
+            let own = "d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier)"
             let sql = """
             UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(value.column.quotedDatabaseIdentifier) = \(value.value) \
-            FROM \(sourceTable(sourceStorage.table)) AS s JOIN \(MigrationManager.associations) AS own ON own.mapping = ? AND own.source = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) \
-            WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier) = own.destination
+            FROM \(sourceTable(sourceStorage.table)) AS s \
+            WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND \(own) = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) + ? AND \(own) BETWEEN ? AND ?
             """
-            return Update(sql: sql, arguments: value.arguments + [index.databaseValue, sourceStorage.discriminator])
+            return Update(sql: sql, arguments: value.arguments + [sourceStorage.discriminator, rule.offset.databaseValue, rule.range.lowerBound.databaseValue, rule.range.upperBound.databaseValue])
         }
     }
 }

@@ -10,6 +10,7 @@ struct CreationPhase {
             manager.currentMapping = index
             try manager.checkCancellation()
             try manager.hook(entityMapping) { try manager.policies[index].begin(entityMapping, manager: manager) }
+            _ = try manager.startKeyRule(index)
             if manager.sourceAttached, let compiled = try CompiledMappings(manager).creation(index) {
                 let total = try sourceCount(manager, entityMapping)
                 manager.report(.create, entityMapping.name, 0, total)

@@ -7,9 +7,13 @@ import GRDB
 /// associations (in a scratch database, so memory stays flat) and the evaluators, and is dropped
 /// when the run ends. Evaluators refer to it weakly, so nothing keeps it alive.
 ///
-/// Objects are identified by key: every destination object a mapping creates is associated with
-/// the source object it came from, `(mapping, source key) → (destination entity, key)`, whether a
-/// policy created it or the compiled SQL did, so lookups work the same in every store format.
+/// Objects are identified by key. A declarative mapping (no custom policy: exactly one destination
+/// object per source object it reads, all from one source table) follows a **key rule**: the
+/// destination key is the source key plus an offset fixed when the mapping starts, in a range of
+/// destination keys set aside for it, so its associations need no storage at all and the compiled
+/// SQL and the interpreter give every object the same key. Objects a custom policy creates are
+/// recorded as `(mapping, source key) → (destination entity, key)` rows in a scratch table, as
+/// `NSMigrationManager.associate` does. Either way lookups work the same in every store format.
 public final class MigrationManager: MigrationManagerFunctions {
     /// The store migrated from (read only).
     public let sourceStore: Store
@@ -44,6 +48,11 @@ public final class MigrationManager: MigrationManagerFunctions {
     var currentMapping = 0
     /// The destination object being related in phase 2, with its source object.
     var currentRelation: (destination: StoredKey, source: SourceObject)?
+    /// The key rules of the declarative mappings that have started, by mapping position.
+    private(set) var keyRules: [Int: KeyRule] = [:]
+    /// Per destination table whose mappings keep their source keys: the source table, the
+    /// entities read so far and the range set aside.
+    private var keptKeys: [String: (sourceTable: String, entities: Set<String>, range: ClosedRange<Int64>)] = [:]
     private var attributePlans: [String: [AttributeStep]] = [:]
 
     static let sourceSchemaName = "mapc_source"
@@ -268,18 +277,27 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Writes a destination object and records that `mapping` created it from `source`.
     @discardableResult
     public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        let index = mappingIndex(entityMapping)
+        // A declarative mapping's object takes the key its rule gives; the rule is the association.
+        if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
+           destinationStore.layout.entities[destination.entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
+            let inserted = try insert(destination, mapping: entityMapping, key: key)
+            created[index] += 1
+            return inserted
+        }
         var inserted = try insert(destination, mapping: entityMapping)
         try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
         return inserted
     }
 
-    /// Writes a destination object (not associated with any source object).
-    private func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+    /// Writes a destination object (not associated with any source object), under `key` or a key
+    /// handed out now.
+    private func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil) throws -> DestinationObject {
         var inserted = destination
         inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping)
         let storage = try destinationStore.layout.storage(of: destination.entity)
         do {
-            let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes)
+            let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)
             inserted.primaryKey = key
             inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: storage.idColumn == nil ? nil : destination.id)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -328,6 +346,95 @@ public final class MigrationManager: MigrationManagerFunctions {
         created[mappingIndex(entityMapping)] += 1
     }
 
+    // MARK: Key rules
+
+    /// How a declarative mapping's destination keys follow from its source keys: `destination =
+    /// source + offset`, every key of `range` in `table` set aside for the mapping. Mappings that
+    /// read different entities of one source table into one destination table share an offset of
+    /// 0 and one range: they keep the source's keys (as Core Data's lightweight migration keeps
+    /// `Z_PK`), and a destination key still has one source object, whose entity tells the mapping.
+    struct KeyRule {
+        /// The source table the mapping reads.
+        var sourceTable: String
+        /// The entities of the source table it reads, and their discriminators.
+        var sourceEntities: [String]
+        var sourceDiscriminators: [DatabaseValue]
+        /// The destination table its objects go to.
+        var table: String
+        var offset: Int64
+        /// The destination keys set aside for it.
+        var range: ClosedRange<Int64>
+
+        func destinationKey(ofSource key: Int64) -> Int64? {
+            let (sum, overflow) = key.addingReportingOverflow(offset)
+            return overflow || !range.contains(sum) ? nil : sum
+        }
+    }
+
+    /// Whether a mapping creates exactly one destination object of its destination entity per
+    /// source object it reads, all from one source table: no custom policy, and its sources are its
+    /// source entity or Xcode's standard fetch of a hierarchy.
+    func followsKeyRule(_ index: Int) -> Bool {
+        let entityMapping = mapping.entityMappings[index]
+        guard entityMapping.policy == nil, entityMapping.type == .transform || entityMapping.type == .copy,
+              entityMapping.destination != nil, entityMapping.source != nil else { return false }
+        return entityMapping.sourceExpression.map { CreationPhase.standardFetch($0.expression) != nil } ?? true
+    }
+
+    /// Fixes a declarative mapping's key rule as it starts: its destination keys begin at the
+    /// table's first free key. Nil for other mappings, for a source with no objects, and where the
+    /// keys would not fit in 64 bits (those record associations instead).
+    func startKeyRule(_ index: Int) throws -> KeyRule? {
+        guard followsKeyRule(index) else { return nil }
+        let entityMapping = mapping.entityMappings[index]
+        let read: String
+        var entities: [String]
+        if let fetch = entityMapping.sourceExpression.flatMap({ CreationPhase.standardFetch($0.expression) }) {
+            guard let root = sourceStore.schema.entity(named: fetch.entity) else { return nil }
+            read = fetch.entity
+            entities = sourceStore.schema.hierarchy(under: root).filter { !$0.isAbstract }.map(\.name)
+        } else {
+            read = entityMapping.source ?? ""
+            entities = [read]
+        }
+        guard let destinationName = entityMapping.destination, let sourceStorage = sourceStore.layout.entities[read],
+              let destinationStorage = destinationStore.layout.entities[destinationName] else { return nil }
+        entities = entities.filter { sourceStore.layout.entities[$0]?.table == sourceStorage.table }
+        let bounds = try sourceStore.database.read { db in
+            try Row.fetchOne(db, sql: "SELECT min(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)), max(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)) FROM \(sourceStorage.table.quotedDatabaseIdentifier)")
+        }
+        guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key") else { return nil }
+        let discriminators = entities.compactMap { sourceStore.layout.entities[$0]?.discriminator }
+        let first = try writer.reserveKeys(0, for: destinationStorage)
+        let table = destinationStorage.table
+        let rule: KeyRule
+        if let shared = keptKeys[table], shared.sourceTable == sourceStorage.table, shared.entities.isDisjoint(with: entities) {
+            // Another entity of the same source table: its keys are free in the shared range.
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: shared.range)
+            keptKeys[table]?.entities.formUnion(entities)
+        } else if keptKeys[table] == nil, first <= low {
+            // The source's keys are all free here: keep them.
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: low...high)
+            keptKeys[table] = (sourceStorage.table, Set(entities), low...high)
+        } else {
+            let (offset, o1) = first.subtractingReportingOverflow(low)
+            guard !o1 else { return nil }
+            let (last, o2) = high.addingReportingOverflow(offset)
+            guard !o2 else { return nil }
+            // A range of its own, above every key set aside or handed out in the table so far.
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last)
+        }
+        try writer.reserve(through: rule.range.upperBound, in: table)
+        keyRules[index] = rule
+        return rule
+    }
+
+    /// The key rules whose ranges hold a destination key (several when they share one).
+    private func keyRules(holding destination: StoredKey) -> [(index: Int, rule: KeyRule)] {
+        guard let table = destinationStore.layout.entities[destination.entity]?.table else { return [] }
+        return keyRules.filter { $0.value.table == table && $0.value.range.contains(destination.key) }.map { ($0.key, $0.value) }
+    }
+
     // MARK: Keys and identities
 
     /// The source store key of a reference.
@@ -341,8 +448,14 @@ public final class MigrationManager: MigrationManagerFunctions {
         ObjectRef(entity: entity, id: destinationStore.strategy.objectID(entity: entity, key: key, stored: stored), key: key)
     }
 
-    /// The destination objects a mapping created from a source key.
-    func destinations(of mappingIndex: Int, sourceKey: Int64) throws -> [ObjectRef] {
+    /// The destination objects a mapping created from a source object.
+    func destinations(of mappingIndex: Int, source: StoredKey) throws -> [ObjectRef] {
+        if followsKeyRule(mappingIndex) {
+            guard let rule = keyRules[mappingIndex], rule.sourceEntities.contains(source.entity),
+                  let key = rule.destinationKey(ofSource: source.key), let found = try destinationObject(inTable: rule.table, key: key) else { return [] }
+            return [found]
+        }
+        let sourceKey = source.key
         let rows = try Row.fetchAll(try writer.statement("SELECT entity, destination, id FROM \(Self.associations) WHERE mapping = ? AND source = ? ORDER BY rowid"),
                                     arguments: [mappingIndex, sourceKey])
         return try rows.map { row in
@@ -350,8 +463,26 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
     }
 
+    /// The destination object stored under a key in a table, if any.
+    private func destinationObject(inTable table: String, key: Int64) throws -> ObjectRef? {
+        guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return nil }
+        let columns = [storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
+        guard let row = try Row.fetchOne(try writer.statement("SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"),
+                                         arguments: [key]),
+              let entity = destinationStore.layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { return nil }
+        return destinationRef(entity: entity, key: key, stored: storage.idColumn == nil ? nil : try row.storedIfPresent(1, "an object id"))
+    }
+
     /// The mapping and source object an association records for a destination object.
     func association(of destination: StoredKey) throws -> (mapping: Int, source: StoredKey)? {
+        let rules = keyRules(holding: destination)
+        if let (_, any) = rules.first {
+            // The source object the key comes from; its entity says which of the rules made it.
+            let key = destination.key - any.offset
+            guard let data = try sourceStore.object(entity: any.sourceEntities.first ?? "", key: key),
+                  let (index, _) = rules.first(where: { $0.rule.sourceEntities.contains(data.entity) }) else { return nil }
+            return (index, StoredKey(entity: data.entity, key: key))
+        }
         guard let row = try Row.fetchOne(try writer.statement("SELECT mapping, source_entity, source FROM \(Self.associations) WHERE destination = ? AND entity = ? LIMIT 1"),
                                          arguments: [destination.key, destination.entity]) else { return nil }
         return (try row.stored(0, "a mapping number"), StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key")))
@@ -371,7 +502,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         var result: [ObjectRef] = []
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
-            result += try destinations(of: index, sourceKey: key)
+            result += try destinations(of: index, source: StoredKey(entity: source.entity, key: key))
         }
         return result
     }
@@ -383,7 +514,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
             for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
-                let found = try destinations(of: index, sourceKey: key)
+                let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key))
                 if let first = found.first {
                     result.append(first)
                     break

@@ -27,6 +27,22 @@ struct RelationshipPhase {
             }
             var done = 0
             manager.report(.relate, entityMapping.name, 0, created)
+            let relate = { (destination: DestinationObject, data: ObjectData) throws in
+                manager.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), manager.sourceObject(data))
+                try manager.hook(entityMapping) { try manager.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: manager) }
+                done += 1
+                if done % 10_000 == 0 {
+                    manager.report(.relate, entityMapping.name, done, created)
+                    try manager.checkCancellation()
+                }
+            }
+            if manager.followsKeyRule(index) {
+                if let rule = manager.keyRules[index] { try relateByKeyRule(manager, rule, relate) }
+                manager.currentRelation = nil
+                manager.report(.relate, entityMapping.name, done, created, finished: true)
+                try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+                continue
+            }
             var lastRow: Int64 = 0
             let batchSize = manager.step.batchSize
             while true {
@@ -49,18 +65,47 @@ struct RelationshipPhase {
                     guard let data = sources[source] else { continue }
                     var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: stored))
                     destination.primaryKey = key
-                    manager.currentRelation = (StoredKey(entity: entity, key: key), manager.sourceObject(data))
-                    try manager.hook(entityMapping) { try manager.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: manager) }
-                    done += 1
-                    if done % 10_000 == 0 {
-                        manager.report(.relate, entityMapping.name, done, created)
-                        try manager.checkCancellation()
-                    }
+                    try relate(destination, data)
                 }
             }
             manager.currentRelation = nil
             manager.report(.relate, entityMapping.name, done, created, finished: true)
             try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+        }
+    }
+}
+
+extension RelationshipPhase {
+    /// Relates a declarative mapping's objects: the destination rows in its key range, in batches,
+    /// each with the source object its key rule names.
+    func relateByKeyRule(_ manager: MigrationManager, _ rule: MigrationManager.KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
+        let destinationStore = manager.destinationStore
+        guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == rule.table }) else { return }
+        let key = storage.primaryKey.quotedDatabaseIdentifier
+        let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
+        let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedDatabaseIdentifier) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
+        var last = rule.range.lowerBound - 1
+        while true {
+            let rows = try Row.fetchAll(try manager.writer.statement(sql), arguments: [last, rule.range.upperBound, manager.step.batchSize])
+            guard let final = rows.last else { break }
+            last = try final.stored(0, "a row key")
+            var destinations: [(DestinationObject, sourceKey: Int64)] = []
+            for row in rows {
+                let key: Int64 = try row.stored(0, "a row key")
+                guard let entity = destinationStore.layout.entity(withDiscriminator: row[1] as DatabaseValue, inTable: rule.table) else { continue }
+                let stored: String? = storage.idColumn == nil ? nil : try row.storedIfPresent(2, "an object id")
+                var destination = DestinationObject(entity: entity, id: destinationStore.strategy.objectID(entity: entity, key: key, stored: stored))
+                destination.primaryKey = key
+                destinations.append((destination, key - rule.offset))
+            }
+            var sources: [Int64: ObjectData] = [:]
+            for entity in rule.sourceEntities {
+                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity)) { first, _ in first }
+            }
+            for (destination, sourceKey) in destinations {
+                guard let data = sources[sourceKey] else { continue }
+                try relate(destination, data)
+            }
         }
     }
 }

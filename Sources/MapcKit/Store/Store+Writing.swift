@@ -110,6 +110,8 @@ final class RowWriter {
     private var insertPlans: [String: (statement: Statement, attributes: [(name: String, type: AttributeType)])] = [:]
     /// The next key to hand out, per table.
     private var nextKeys: [String: Int64] = [:]
+    /// Per table, the highest key set aside for objects written under keys of their own.
+    private var reservedThrough: [String: Int64] = [:]
 
     init(store: Store, db: Database) {
         self.store = store
@@ -125,9 +127,18 @@ final class RowWriter {
 
     /// Hands out `count` consecutive keys in an entity's table, returning the first.
     func reserveKeys(_ count: Int64, for storage: EntityStorage) throws -> Int64 {
-        let first = try nextKeys[storage.table] ?? store.strategy.firstFreeKey(in: storage, db)
+        var first = try nextKeys[storage.table] ?? store.strategy.firstFreeKey(in: storage, db)
+        if let reserved = reservedThrough[storage.table], reserved >= first { first = reserved + 1 }
         nextKeys[storage.table] = first + count
         return first
+    }
+
+    /// Sets aside every key of a table up to `last`: keys are never handed out there again, so
+    /// objects written under keys of their own (`insert(…key:)`, or by SQL) in that range cannot
+    /// meet an object written later.
+    func reserve(through last: Int64, in table: String) {
+        reservedThrough[table] = max(reservedThrough[table] ?? last, last)
+        if let next = nextKeys[table], next <= last { nextKeys[table] = last + 1 }
     }
 
     /// Forgets the keys handed out for a table, after rows were inserted there another way (SQL).
@@ -135,11 +146,12 @@ final class RowWriter {
         nextKeys[table] = nil
     }
 
-    /// Inserts a row for an object with its stored attribute values; returns its key.
-    func insert(entity: String, id: String, attributes: [String: Value]) throws -> Int64 {
+    /// Inserts a row for an object with its stored attribute values, under `key` (which the caller
+    /// has reserved) or a key handed out now; returns the key.
+    func insert(entity: String, id: String, attributes: [String: Value], key chosen: Int64? = nil) throws -> Int64 {
         let storage = try store.layout.storage(of: entity)
         let plan = try insertPlan(entity, storage)
-        let key = try reserveKeys(1, for: storage)
+        let key = try chosen ?? reserveKeys(1, for: storage)
         var arguments: [DatabaseValue] = [key.databaseValue, storage.discriminator]
         if storage.idColumn != nil { arguments.append(id.databaseValue) }
         arguments += storage.insertedColumns.map(\.value)
