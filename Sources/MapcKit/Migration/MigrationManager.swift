@@ -53,7 +53,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Per destination table whose mappings keep their source keys: the source table, the
     /// entities read so far and the range set aside.
     private var keptKeys: [String: (sourceTable: String, entities: Set<String>, range: ClosedRange<Int64>)] = [:]
-    private var attributePlans: [String: [AttributeStep]] = [:]
+    private var attributePlans: [String: AttributePlan] = [:]
+    /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
+    private var storedAttributes: [String: (types: [String: AttributeType], defaults: [(String, Value)])] = [:]
 
     static let sourceSchemaName = "mapc_source"
     static let associations = "mapc_scratch.assoc"
@@ -230,8 +232,9 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
         let plan = try attributePlan(index, entityName)
         var destination = DestinationObject(entity: entityName, id: source.data.id + identitySuffix(index))
-        destination.attributeTypes = Dictionary(plan.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
-        for step in plan {
+        destination.attributeTypes = plan.types
+        destination.attributes.reserveCapacity(plan.steps.count)
+        for step in plan.steps {
             if let expression = step.expression {
                 let result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
                 switch ValueCoercion.coerce(result, to: step.type) {
@@ -258,18 +261,25 @@ public final class MigrationManager: MigrationManagerFunctions {
         var defaultValue: Value
     }
 
+    /// A mapping's attribute steps for one destination entity, with the entity's attribute types.
+    private struct AttributePlan {
+        var steps: [AttributeStep]
+        var types: [String: AttributeType]
+    }
+
     /// Per mapping and destination entity, worked out once rather than per object.
-    private func attributePlan(_ index: Int, _ entityName: String) throws -> [AttributeStep] {
+    private func attributePlan(_ index: Int, _ entityName: String) throws -> AttributePlan {
         let key = "\(index)/\(entityName)"
         if let plan = attributePlans[key] { return plan }
         guard let destinationEntity = destinationSchema.entity(named: entityName) else {
             throw MigrationError.setup("mapping '\(mapping.entityMappings[index].name)' has no destination entity '\(entityName)' in \(destinationSchema.version)")
         }
         let entityMapping = mapping.entityMappings[index]
-        let plan = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
+        let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
             AttributeStep(name: attribute.name, type: attribute.type, expression: entityMapping.attributeMapping(named: attribute.name)?.expression,
                           copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
+        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }))
         attributePlans[key] = plan
         return plan
     }
@@ -314,13 +324,10 @@ public final class MigrationManager: MigrationManagerFunctions {
             MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: property, message: message)
         }
         if let (name, reason) = destination.rejected.min(by: { $0.key < $1.key }) { throw refuse(name, reason) }
-        guard let entity = destinationSchema.entity(named: destination.entity), !entity.isAbstract else {
-            throw MigrationError.setup("mapping '\(entityMapping.name)' creates \(destination.entity) objects, but \(destinationSchema.version) has no such concrete entity")
-        }
-        let stored = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
-        let types = Dictionary(stored.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first })
+        let (types, defaults) = try storedAttributes(of: destination.entity, mapping: entityMapping)
         var result: [String: Value] = [:]
-        for attribute in stored where destination.attributes[attribute.name] == nil { result[attribute.name] = attribute.defaultValue ?? .null }
+        result.reserveCapacity(defaults.count)
+        for (name, value) in defaults where destination.attributes[name] == nil { result[name] = value }
         for (name, value) in destination.attributes {
             guard let type = types[name] else { throw refuse(name, "\(destination.entity) has no stored attribute '\(name)'") }
             switch ValueCoercion.coerce(.scalar(value), to: type) {
@@ -329,6 +336,18 @@ public final class MigrationManager: MigrationManagerFunctions {
             }
         }
         return result
+    }
+
+    /// A concrete destination entity's stored attributes: types and defaults, worked out once.
+    private func storedAttributes(of entityName: String, mapping entityMapping: EntityMapping) throws -> (types: [String: AttributeType], defaults: [(String, Value)]) {
+        if let known = storedAttributes[entityName] { return known }
+        guard let entity = destinationSchema.entity(named: entityName), !entity.isAbstract else {
+            throw MigrationError.setup("mapping '\(entityMapping.name)' creates \(entityName) objects, but \(destinationSchema.version) has no such concrete entity")
+        }
+        let stored = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
+        let known = (Dictionary(stored.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), stored.map { ($0.name, $0.defaultValue ?? .null) })
+        storedAttributes[entityName] = known
+        return known
     }
 
     /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
