@@ -9,16 +9,22 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     case collection(ExprType)
     case manager, policy, context, fetchRequest
 
-    /// The type of an attribute's values.
+    /// The type of an attribute's values: its value kind (`ValueKind(type)`, the one mapping of
+    /// attribute types to kinds).
     public init(_ type: AttributeType) {
-        switch type {
-        case .int16, .int32, .int64: self = .integer
-        case .double, .float: self = .double
+        self.init(ValueKind(type))
+    }
+
+    /// The type of values of a kind.
+    public init(_ kind: ValueKind) {
+        switch kind {
+        case .bool: self = .bool
+        case .integer: self = .integer
+        case .double: self = .double
         case .decimal: self = .decimal
         case .string: self = .string
-        case .bool: self = .bool
         case .date: self = .date
-        case .binary, .transformable: self = .binary
+        case .binary: self = .binary
         case .uuid: self = .uuid
         case .uri: self = .uri
         }

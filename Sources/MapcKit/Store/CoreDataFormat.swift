@@ -238,12 +238,7 @@ struct CoreDataFormat: StoreFormatStrategy {
             tables[tableName] = table
         }
         for entity in ordered {
-            var attributeColumns: [String: String] = [:]
-            var relationships: [String: RelationshipStorage] = [:]
-            for ancestor in schema.ancestry(of: entity) {
-                attributeColumns.merge(ownColumns[ancestor.name] ?? [:]) { current, _ in current }
-                relationships.merge(ownRelationships[ancestor.name] ?? [:]) { current, _ in current }
-            }
+            let (attributeColumns, relationships) = StoreLayout.inherited(by: entity, in: schema, columns: ownColumns, relationships: ownRelationships)
             storages[entity.name] = EntityStorage(
                 entity: entity.name, table: table(of: entity), primaryKey: "Z_PK", entityColumn: "Z_ENT",
                 discriminator: Int64(number[entity.name] ?? 0).databaseValue,

@@ -171,12 +171,7 @@ struct MapcFormat: StoreFormatStrategy {
             tables[name] = table
         }
         for entity in entities {
-            var attributeColumns: [String: String] = [:]
-            var relationships: [String: RelationshipStorage] = [:]
-            for ancestor in schema.ancestry(of: entity) {
-                attributeColumns.merge(ownColumns[ancestor.name] ?? [:]) { current, _ in current }
-                relationships.merge(ownRelationships[ancestor.name] ?? [:]) { current, _ in current }
-            }
+            let (attributeColumns, relationships) = StoreLayout.inherited(by: entity, in: schema, columns: ownColumns, relationships: ownRelationships)
             storages[entity.name] = EntityStorage(
                 entity: entity.name, table: table(of: entity), primaryKey: Self.primaryKey, entityColumn: Self.entityColumn,
                 discriminator: entity.name.databaseValue, discriminators: schema.hierarchy(under: entity).map(\.name.databaseValue), idColumn: Self.idColumn,

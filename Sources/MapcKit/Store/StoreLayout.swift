@@ -23,6 +23,19 @@ struct StoreLayout: Sendable {
         }
     }
 
+    /// An entity's columns and relationship storage: its own and every ancestor's (the nearest
+    /// declaration of a name wins), from what each entity of a hierarchy declares itself.
+    static func inherited(by entity: Entity, in schema: Schema, columns: [String: [String: String]],
+                          relationships: [String: [String: RelationshipStorage]]) -> (columns: [String: String], relationships: [String: RelationshipStorage]) {
+        var ownColumns: [String: String] = [:]
+        var ownRelationships: [String: RelationshipStorage] = [:]
+        for ancestor in schema.ancestry(of: entity) {
+            ownColumns.merge(columns[ancestor.name] ?? [:]) { current, _ in current }
+            ownRelationships.merge(relationships[ancestor.name] ?? [:]) { current, _ in current }
+        }
+        return (ownColumns, ownRelationships)
+    }
+
     /// How an entity is stored.
     func storage(of entity: String) throws -> EntityStorage {
         guard let storage = entities[entity] else { throw MapcError.notFound("no entity '\(entity)' in this store's schema") }
