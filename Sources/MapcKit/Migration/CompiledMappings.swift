@@ -6,9 +6,11 @@ import GRDB
 /// `$manager` relationship mappings as SQL too, instead of object by object. Results are the
 /// interpreter's (a differential test runs both on the same data); only speed differs.
 ///
-/// Keys follow the mapping's key rule (`source key + offset`), as the interpreter's do, so the two
-/// paths give every object the same key and the rule is the association. A value is copied as
-/// stored only when both formats encode its type the same way (`encodingName`).
+/// Keys follow the mapping's key rule (`source key + offset`) when it has one, and are otherwise
+/// numbered from the table's first free key in source key order, the associations recorded by a
+/// second `INSERT … SELECT` with the same filter and numbering: either way as the interpreter gives
+/// them. A value is copied as stored only when both formats encode its type the same way
+/// (`encodingName`).
 struct CompiledMappings {
     let manager: MigrationManager
 
@@ -20,23 +22,46 @@ struct CompiledMappings {
     private var destination: Store { manager.destinationStore }
     private func sourceTable(_ name: String) -> String { "\(MigrationManager.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
 
-    /// One compiled creation: the rows, and how many objects it made.
+    /// One compiled creation: the rows, the associations when its keys follow no rule, and how
+    /// many objects it made.
     final class Creation {
         let insert: String
         let arguments: [DatabaseValue]
+        /// Without a key rule: the statement recording the associations, and where the first key
+        /// goes in both statements' arguments.
+        let associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
+        let table: String
         let includesRelationships: Bool
         private(set) var count = 0
 
-        init(insert: String, arguments: [DatabaseValue], includesRelationships: Bool) {
+        init(insert: String, arguments: [DatabaseValue], associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?, table: String, includesRelationships: Bool) {
             self.insert = insert
             self.arguments = arguments
+            self.associate = associate
+            self.table = table
             self.includesRelationships = includesRelationships
         }
 
         func run(_ manager: MigrationManager) throws {
             let db = try manager.db
-            try db.execute(sql: insert, arguments: StatementArguments(arguments))
+            guard let associate else {
+                try db.execute(sql: insert, arguments: StatementArguments(arguments))
+                count = db.changesCount
+                return
+            }
+            // Numbered from the table's first free key, in source key order; the same numbering
+            // records the associations.
+            guard let storage = manager.destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return }
+            let writer = try manager.writer
+            let base = try writer.reserveKeys(0, for: storage) - 1
+            var first = arguments
+            first[0] = base.databaseValue
+            try db.execute(sql: insert, arguments: StatementArguments(first))
             count = db.changesCount
+            var second = associate.arguments
+            second[associate.keyBase] = base.databaseValue
+            try db.execute(sql: associate.sql, arguments: StatementArguments(second))
+            writer.rowsInserted(into: table)
         }
     }
 
@@ -56,20 +81,29 @@ struct CompiledMappings {
         manager.keyRules[index]
     }
 
+    /// Whether a mapping makes exactly one object per source object read (no custom policy), so
+    /// SQL can create its objects, under its key rule or numbered in source key order.
+    private func isDeclarative(_ index: Int) -> Bool {
+        manager.followsKeyRule(index)
+    }
+
     /// The compiled creation of a mapping's objects, or nil when it needs the interpreter.
     func creation(_ index: Int) throws -> Creation? {
         let entityMapping = manager.mapping.entityMappings[index]
-        guard let rule = keyRule(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
+        guard isDeclarative(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let sourceEntity = source.schema.entity(named: sourceName), let destinationEntity = destination.schema.entity(named: destinationName),
               !destinationEntity.isAbstract, let sourceStorage = source.layout.entities[sourceName],
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
-        guard sourceStorage.table == rule.sourceTable, destinationStorage.table == rule.table else { return nil }
+        let rule = keyRule(index)
+        if let rule, sourceStorage.table != rule.sourceTable || destinationStorage.table != rule.table { return nil }
         let key = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
+        // The key: by the rule, or numbered from a base (bound when the creation runs) in source key order.
+        let number = "? + row_number() OVER (ORDER BY \(key))"
         var columns = [destinationStorage.primaryKey, destinationStorage.entityColumn]
-        var selections = ["\(key) + ?", "?"]
-        var arguments: [DatabaseValue] = [rule.offset.databaseValue, destinationStorage.discriminator]
+        var selections = [rule == nil ? number : "\(key) + ?", "?"]
+        var arguments: [DatabaseValue] = [rule?.offset.databaseValue ?? .null, destinationStorage.discriminator]
         // The identity, for formats that keep one: the source's (stored or made from its key) and the mapping's suffix.
         let identity: String?
         var identityArguments: [DatabaseValue] = []
@@ -133,7 +167,12 @@ struct CompiledMappings {
         }
         let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
         let insert = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
-        return Creation(insert: insert, arguments: arguments + conditionArguments, includesRelationships: includesRelationships)
+        var associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
+        if rule == nil {
+            let sql = "INSERT INTO \(MigrationManager.associations) (mapping, destination, source, source_entity, entity, id) SELECT ?, \(number), \(key), ?, ?, \(identity ?? "NULL") \(from)"
+            associate = (sql, [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments, 1)
+        }
+        return Creation(insert: insert, arguments: arguments + conditionArguments, associate: associate, table: destinationStorage.table, includesRelationships: includesRelationships)
     }
 
     /// SQL that stores a compiled value in an attribute exactly as the interpreter's coercion would,
@@ -177,7 +216,7 @@ struct CompiledMappings {
     func relationshipValues(_ index: Int) throws -> [RelationshipValue]? {
         let mapping = manager.mapping
         let entityMapping = mapping.entityMappings[index]
-        guard keyRule(index) != nil, entityMapping.type == .transform, entityMapping.sourceExpression == nil,
+        guard isDeclarative(index), entityMapping.type == .transform, entityMapping.sourceExpression == nil,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let destinationEntity = destination.schema.entity(named: destinationName), let sourceEntity = source.schema.entity(named: sourceName),
               let sourceStorage = source.layout.entities[sourceName], let destinationStorage = destination.layout.entities[destinationName] else { return nil }
@@ -189,27 +228,39 @@ struct CompiledMappings {
             guard case .method(let receiver, let selector, _, let arguments) = propertyMapping.expression.expression.kind,
                   case .variable("manager") = receiver.kind, selector == MethodSelector.destinationInstancesForEntityMapping.rawValue,
                   arguments.count == 2, case .literal(.string(let targetName)) = arguments[0].kind,
-                  let target = mapping.entityMappings.firstIndex(where: { $0.name == targetName }), let targetRule = keyRule(target),
+                  let target = mapping.entityMappings.firstIndex(where: { $0.name == targetName }), isDeclarative(target),
                   let relationshipDestination = destination.schema.entity(named: relationship.destination) else { return nil }
             // The source key the target mapping read: the row's own, or a to-one related object's.
             let relatedKey: String
             var sourceCheck: (sql: String, arguments: [DatabaseValue]) = ("", [])
             switch arguments[1].kind {
             case .variable("source"), .evaluatedObject:
-                guard targetRule.sourceEntities.contains(sourceName) else { return nil }
+                guard mapping.entityMappings[target].source == sourceName else { return nil }
                 relatedKey = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
             case .keyPath(let root, let components):
                 guard components.count == 1, case .key(let key, _) = components[0], root.kind == .variable("source") || root.kind == .evaluatedObject,
                       case .relationship(let sourceRelationship)? = source.schema.property(named: key, in: sourceEntity), !sourceRelationship.isToMany,
-                      case .foreignKey(let sourceColumn, let relatedTable, _)? = sourceStorage.relationships[key], relatedTable == targetRule.sourceTable,
+                      mapping.entityMappings[target].source == sourceRelationship.destination,
+                      case .foreignKey(let sourceColumn, let relatedTable, _)? = sourceStorage.relationships[key],
                       let relatedStorage = source.layout.entities.values.first(where: { $0.table == relatedTable }) else { return nil }
                 relatedKey = "s.\(sourceColumn.quotedDatabaseIdentifier)"
-                // Only an object of an entity the target mapping reads has an object of the target's.
-                let readable = Array(repeating: "?", count: targetRule.sourceDiscriminators.count).joined(separator: ", ")
-                sourceCheck = (" AND (SELECT r.\(relatedStorage.entityColumn.quotedDatabaseIdentifier) FROM \(sourceTable(relatedTable)) AS r WHERE r.\(relatedStorage.primaryKey.quotedDatabaseIdentifier) = \(relatedKey)) IN (\(readable))",
-                               targetRule.sourceDiscriminators)
+                if let targetRule = keyRule(target) {
+                    // Only an object of an entity the target mapping reads has an object of the target's.
+                    guard relatedTable == targetRule.sourceTable else { return nil }
+                    let readable = Array(repeating: "?", count: targetRule.sourceDiscriminators.count).joined(separator: ", ")
+                    sourceCheck = (" AND (SELECT r.\(relatedStorage.entityColumn.quotedDatabaseIdentifier) FROM \(sourceTable(relatedTable)) AS r WHERE r.\(relatedStorage.primaryKey.quotedDatabaseIdentifier) = \(relatedKey)) IN (\(readable))",
+                                   targetRule.sourceDiscriminators)
+                }
             default:
                 return nil
+            }
+            guard let targetRule = keyRule(target) else {
+                // The target recorded associations: look the object up there.
+                let allowed = destination.schema.hierarchy(under: relationshipDestination).map(\.name)
+                let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
+                let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.entity IN (\(placeholders)) LIMIT 1)"
+                result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue] + allowed.map(\.databaseValue), target: target))
+                continue
             }
             // The target's object for that source key, by its key rule, when the target created one
             // (its filter may have skipped the source object) of an entity the relationship takes.
@@ -232,7 +283,17 @@ struct CompiledMappings {
         guard !entityMapping.relationships.isEmpty, let values = try relationshipValues(index), let sourceName = entityMapping.source,
               let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
-        guard let rule = keyRule(index) else { return nil }
+        guard let rule = keyRule(index) else {
+            return values.map { value in
+                // Each of the mapping's objects is found through its association.
+                let sql = """
+                UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(value.column.quotedDatabaseIdentifier) = \(value.value) \
+                FROM \(sourceTable(sourceStorage.table)) AS s JOIN \(MigrationManager.associations) AS own ON own.mapping = ? AND own.source = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) \
+                WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier) = own.destination
+                """
+                return Update(sql: sql, arguments: value.arguments + [index.databaseValue, sourceStorage.discriminator])
+            }
+        }
         return values.map { value in
             // Each of the mapping's objects is the one its key rule gives its source row.
             let own = "d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier)"

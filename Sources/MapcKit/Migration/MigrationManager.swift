@@ -400,9 +400,14 @@ public final class MigrationManager: MigrationManagerFunctions {
         return entityMapping.sourceExpression.map { CreationPhase.standardFetch($0.expression) != nil } ?? true
     }
 
-    /// Fixes a declarative mapping's key rule as it starts: its destination keys begin at the
-    /// table's first free key. Nil for other mappings, for a source with no objects, and where the
-    /// keys would not fit in 64 bits (those record associations instead).
+    /// Fixes a declarative mapping's key rule as it starts. When the step keeps keys (an inferred
+    /// step, as Core Data's lightweight migration keeps `Z_PK`) the source's keys are kept where
+    /// they are free, and otherwise moved to a range of their own. Otherwise (a mapping model's
+    /// step) keys are numbered from the table's first free key in creation order, as Core Data's
+    /// migration manager numbers new objects, and a rule exists only where that numbering is
+    /// arithmetic: the mapping reads every row of a source table whose keys have no gaps. Nil for
+    /// other mappings, for a source with no objects, and where keys would not fit in 64 bits: their
+    /// objects record associations.
     func startKeyRule(_ index: Int) throws -> KeyRule? {
         guard followsKeyRule(index) else { return nil }
         let entityMapping = mapping.entityMappings[index]
@@ -427,7 +432,22 @@ public final class MigrationManager: MigrationManagerFunctions {
         let first = try writer.reserveKeys(0, for: destinationStorage)
         let table = destinationStorage.table
         let rule: KeyRule
-        if let shared = keptKeys[table], shared.sourceTable == sourceStorage.table, shared.entities.isDisjoint(with: entities) {
+        if !step.keepsKeys {
+            // Numbered from the table's first free key in creation order, as Core Data's migration
+            // manager numbers new objects: a rule only when the mapping reads every row of a source
+            // table whose keys have no gaps (otherwise the objects record associations).
+            guard entityMapping.filter == nil, entityMapping.sourceExpression == nil else { return nil }
+            let counts = try sourceStore.database.read { db in
+                try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
+                                 arguments: [sourceStorage.discriminator])
+            }
+            guard let counts, let total: Int64 = try counts.storedIfPresent(0, "a count"), let read: Int64 = try counts.storedIfPresent(1, "a count"),
+                  total == read, high.subtractingReportingOverflow(low) == (total - 1, false) else { return nil }
+            let (offset, o1) = first.subtractingReportingOverflow(low)
+            let (last, o2) = high.addingReportingOverflow(offset)
+            guard !o1, !o2 else { return nil }
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last)
+        } else if let shared = keptKeys[table], shared.sourceTable == sourceStorage.table, shared.entities.isDisjoint(with: entities) {
             // Another entity of the same source table: its keys are free in the shared range.
             rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: shared.range)
             keptKeys[table]?.entities.formUnion(entities)
@@ -469,9 +489,9 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// The destination objects a mapping created from a source object.
     func destinations(of mappingIndex: Int, source: StoredKey) throws -> [ObjectRef] {
-        if followsKeyRule(mappingIndex) {
-            guard let rule = keyRules[mappingIndex], rule.sourceEntities.contains(source.entity),
-                  let key = rule.destinationKey(ofSource: source.key), let found = try destinationObject(inTable: rule.table, key: key) else { return [] }
+        if let rule = keyRules[mappingIndex] {
+            guard rule.sourceEntities.contains(source.entity), let key = rule.destinationKey(ofSource: source.key),
+                  let found = try destinationObject(inTable: rule.table, key: key) else { return [] }
             return [found]
         }
         let sourceKey = source.key

@@ -36,8 +36,8 @@ struct RelationshipPhase {
                     try manager.checkCancellation()
                 }
             }
-            if manager.followsKeyRule(index) {
-                if let rule = manager.keyRules[index] { try relateByKeyRule(manager, rule, relate) }
+            if let rule = manager.keyRules[index] {
+                try relateByKeyRule(manager, rule, relate)
                 manager.currentRelation = nil
                 manager.report(.relate, entityMapping.name, done, created, finished: true)
                 try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }

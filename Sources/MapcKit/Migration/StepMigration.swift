@@ -23,6 +23,10 @@ public struct StepMigration {
     public var progress: ((MigrationProgress) -> Void)?
     /// Asked between batches; when it returns true the run stops with `MigrationError.cancelled`.
     public var isCancelled: () -> Bool = { false }
+    /// Whether objects keep their source keys where they can, as Core Data's lightweight (inferred)
+    /// migration keeps `Z_PK`; off, keys are numbered from 1 per table in creation order, as Core
+    /// Data's migration manager numbers the objects of a mapping model's step.
+    public var keepsKeys = false
 
     /// Describes a step. The destination must be an empty store of the mapping's destination version.
     public init(source: Store, destination: Store, mapping: MappingModel, policies: PolicyRegistry = .shared) {

@@ -178,6 +178,8 @@ public enum StoreMigration {
         migration.allowsSQL = options.allowsSQL
         migration.progress = progress
         migration.isCancelled = options.isCancelled
+        // An inferred step is Core Data's lightweight migration, which keeps every object's key.
+        migration.keepsKeys = step.isInferred
         let summary = try migration.run()
         var history = try StoreHistory.read(sourceStore)
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
