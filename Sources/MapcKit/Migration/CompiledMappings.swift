@@ -32,9 +32,12 @@ struct CompiledMappings {
         let associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
         let table: String
         let includesRelationships: Bool
+        /// The mapping's position.
+        let index: Int
         private(set) var count = 0
 
-        init(insert: String, arguments: [DatabaseValue], associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?, table: String, includesRelationships: Bool) {
+        init(index: Int, insert: String, arguments: [DatabaseValue], associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?, table: String, includesRelationships: Bool) {
+            self.index = index
             self.insert = insert
             self.arguments = arguments
             self.associate = associate
@@ -58,9 +61,13 @@ struct CompiledMappings {
             first[0] = base.databaseValue
             try db.execute(sql: insert, arguments: StatementArguments(first))
             count = db.changesCount
-            var second = associate.arguments
-            second[associate.keyBase] = base.databaseValue
-            try db.execute(sql: associate.sql, arguments: StatementArguments(second))
+            if manager.recordsAssociations(index, relationshipsDone: includesRelationships) {
+                var second = associate.arguments
+                second[associate.keyBase] = base.databaseValue
+                try db.execute(sql: associate.sql, arguments: StatementArguments(second))
+            } else if count > 0 {
+                manager.unrecordedBlocks.append((table, (base + 1)...(base + Int64(count)), index))
+            }
             writer.rowsInserted(into: table)
         }
     }
@@ -172,7 +179,7 @@ struct CompiledMappings {
             let sql = "INSERT INTO \(MigrationManager.associations) (mapping, destination, source, source_entity, entity, id) SELECT ?, \(number), \(key), ?, ?, \(identity ?? "NULL") \(from)"
             associate = (sql, [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments, 1)
         }
-        return Creation(insert: insert, arguments: arguments + conditionArguments, associate: associate, table: destinationStorage.table, includesRelationships: includesRelationships)
+        return Creation(index: index, insert: insert, arguments: arguments + conditionArguments, associate: associate, table: destinationStorage.table, includesRelationships: includesRelationships)
     }
 
     /// SQL that stores a compiled value in an attribute exactly as the interpreter's coercion would,
@@ -260,6 +267,14 @@ struct CompiledMappings {
                 let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
                 let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.entity IN (\(placeholders)) LIMIT 1)"
                 result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue] + allowed.map(\.databaseValue), target: target))
+                continue
+            }
+            let takesTarget = destination.schema.hierarchy(under: relationshipDestination).contains { $0.name == targetRule.entity }
+            if targetRule.isComplete && sourceCheck.sql.isEmpty {
+                // The row's own object of the target mapping, which made one for every row: its key
+                // is arithmetic, with nothing to look up.
+                result.append(RelationshipValue(column: column, value: takesTarget ? "(\(relatedKey) + ?)" : "NULL",
+                                                arguments: takesTarget ? [targetRule.offset.databaseValue] : [], target: target))
                 continue
             }
             // The target's object for that source key, by its key rule, when the target created one

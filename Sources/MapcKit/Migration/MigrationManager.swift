@@ -50,6 +50,13 @@ public final class MigrationManager: MigrationManagerFunctions {
     var currentRelation: (destination: StoredKey, source: SourceObject)?
     /// The key rules of the declarative mappings that have started, by mapping position.
     private(set) var keyRules: [Int: KeyRule] = [:]
+    /// The mappings whose objects anything may look up by source object (`$manager` calls naming
+    /// them, policies, copied relationships); nil when that may be any. Objects of a mapping
+    /// nobody looks up, created by SQL with its relationships, record no associations.
+    lazy var lookedUpMappings: Set<Int>? = Self.lookedUpMappings(in: mapping)
+    /// Per destination table, the key ranges of compiled creations that recorded no associations,
+    /// with their mappings: enough to say which mapping made an object.
+    var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []
     /// Per destination table whose mappings keep their source keys: the source table, the
     /// entities read so far and the range set aside.
     private var keptKeys: [String: (sourceTable: String, entities: Set<String>, range: ClosedRange<Int64>)] = [:]
@@ -365,6 +372,44 @@ public final class MigrationManager: MigrationManagerFunctions {
         created[mappingIndex(entityMapping)] += 1
     }
 
+    // MARK: Which objects are looked up
+
+    /// The mappings named by `$manager` lookups in the model's expressions; nil when lookups may
+    /// reach any mapping: a custom policy (its code may ask anything), a lookup by source
+    /// relationship or by destination object, a mapping name that is not a literal, or a `copy`
+    /// mapping (it carries relationships over through whichever mapping migrated the targets).
+    static func lookedUpMappings(in mapping: MappingModel) -> Set<Int>? {
+        var named: Set<Int> = []
+        let index = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for entityMapping in mapping.entityMappings {
+            if entityMapping.policy != nil || entityMapping.type == .copy { return nil }
+            let expressions = (entityMapping.attributes + entityMapping.relationships).map(\.expression.expression)
+                + [entityMapping.filter?.expression, entityMapping.sourceExpression?.expression].compactMap { $0 }
+            var pending = expressions
+            while let expression = pending.popLast() {
+                pending += expression.children
+                guard case .method(let receiver, let selector, _, let arguments) = expression.kind, receiver.kind == .variable("manager") else { continue }
+                switch selector {
+                case MethodSelector.destinationInstancesForEntityMapping.rawValue:
+                    guard case .literal(.string(let name))? = arguments.first?.kind, let position = index[name] else { return nil }
+                    named.insert(position)
+                case MethodSelector.fetchRequestForSourceEntity.rawValue:
+                    continue
+                default:
+                    return nil
+                }
+            }
+        }
+        return named
+    }
+
+    /// Whether a mapping's objects must record their associations: someone may look them up, or
+    /// its relationships are set in phase 2 (which finds each object's source that way).
+    func recordsAssociations(_ index: Int, relationshipsDone: Bool) -> Bool {
+        if let looked = lookedUpMappings, !looked.contains(index), relationshipsDone || mapping.entityMappings[index].relationships.isEmpty { return false }
+        return true
+    }
+
     // MARK: Key rules
 
     /// How a declarative mapping's destination keys follow from its source keys: `destination =
@@ -383,6 +428,11 @@ public final class MigrationManager: MigrationManagerFunctions {
         var offset: Int64
         /// The destination keys set aside for it.
         var range: ClosedRange<Int64>
+        /// The destination entity of its objects.
+        var entity: String
+        /// Whether every object of its source entities has an object of the mapping (no filter,
+        /// no fetch): then `source key + offset` is an object's key without looking.
+        var isComplete: Bool
 
         func destinationKey(ofSource key: Int64) -> Int64? {
             let (sum, overflow) = key.addingReportingOverflow(offset)
@@ -424,11 +474,14 @@ public final class MigrationManager: MigrationManagerFunctions {
         guard let destinationName = entityMapping.destination, let sourceStorage = sourceStore.layout.entities[read],
               let destinationStorage = destinationStore.layout.entities[destinationName] else { return nil }
         entities = entities.filter { sourceStore.layout.entities[$0]?.table == sourceStorage.table }
+        // A mapping model's step numbers a filtered or fetched mapping's objects through associations.
+        if !step.keepsKeys, entityMapping.filter != nil || entityMapping.sourceExpression != nil { return nil }
         let bounds = try sourceStore.database.read { db in
             try Row.fetchOne(db, sql: "SELECT min(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)), max(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)) FROM \(sourceStorage.table.quotedDatabaseIdentifier)")
         }
         guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key") else { return nil }
         let discriminators = entities.compactMap { sourceStore.layout.entities[$0]?.discriminator }
+        let isComplete = entityMapping.filter == nil && entityMapping.sourceExpression == nil
         let first = try writer.reserveKeys(0, for: destinationStorage)
         let table = destinationStorage.table
         let rule: KeyRule
@@ -436,24 +489,26 @@ public final class MigrationManager: MigrationManagerFunctions {
             // Numbered from the table's first free key in creation order, as Core Data's migration
             // manager numbers new objects: a rule only when the mapping reads every row of a source
             // table whose keys have no gaps (otherwise the objects record associations).
-            guard entityMapping.filter == nil, entityMapping.sourceExpression == nil else { return nil }
+            // Every row is the mapping's entity when the table holds no other; otherwise count them.
+            let alone = sourceStore.layout.entities.values.filter { $0.table == sourceStorage.table }.count == 1
             let counts = try sourceStore.database.read { db in
-                try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
-                                 arguments: [sourceStorage.discriminator])
+                try Row.fetchOne(db, sql: alone ? "SELECT count(*), count(*) FROM \(sourceStorage.table.quotedDatabaseIdentifier)"
+                                 : "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
+                                 arguments: alone ? [] : [sourceStorage.discriminator])
             }
             guard let counts, let total: Int64 = try counts.storedIfPresent(0, "a count"), let read: Int64 = try counts.storedIfPresent(1, "a count"),
                   total == read, high.subtractingReportingOverflow(low) == (total - 1, false) else { return nil }
             let (offset, o1) = first.subtractingReportingOverflow(low)
             let (last, o2) = high.addingReportingOverflow(offset)
             guard !o1, !o2 else { return nil }
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last)
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last, entity: destinationName, isComplete: isComplete)
         } else if let shared = keptKeys[table], shared.sourceTable == sourceStorage.table, shared.entities.isDisjoint(with: entities) {
             // Another entity of the same source table: its keys are free in the shared range.
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: shared.range)
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: shared.range, entity: destinationName, isComplete: isComplete)
             keptKeys[table]?.entities.formUnion(entities)
         } else if keptKeys[table] == nil, first <= low {
             // The source's keys are all free here: keep them.
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: low...high)
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: low...high, entity: destinationName, isComplete: isComplete)
             keptKeys[table] = (sourceStorage.table, Set(entities), low...high)
         } else {
             let (offset, o1) = first.subtractingReportingOverflow(low)
@@ -461,7 +516,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             let (last, o2) = high.addingReportingOverflow(offset)
             guard !o2 else { return nil }
             // A range of its own, above every key set aside or handed out in the table so far.
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last)
+            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last, entity: destinationName, isComplete: isComplete)
         }
         try writer.reserve(through: rule.range.upperBound, in: table)
         keyRules[index] = rule
@@ -510,6 +565,14 @@ public final class MigrationManager: MigrationManagerFunctions {
                                          arguments: [key]),
               let entity = destinationStore.layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { return nil }
         return destinationRef(entity: entity, key: key, stored: storage.idColumn == nil ? nil : try row.storedIfPresent(1, "an object id"))
+    }
+
+    /// The mapping that created a destination object, for messages: by key rule, association or
+    /// the key range of a creation that recorded none.
+    func mapping(of destination: StoredKey) throws -> Int? {
+        if let (index, _) = try association(of: destination) { return index }
+        guard let table = destinationStore.layout.entities[destination.entity]?.table else { return nil }
+        return unrecordedBlocks.first { $0.table == table && $0.range.contains(destination.key) }?.mapping
     }
 
     /// The mapping and source object an association records for a destination object.

@@ -119,7 +119,7 @@ struct ValidationPhase {
         let validator = StoreValidator(store: destination, db: try manager.db)
         let (violations, total) = try validator.validate { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),
-                  let (index, _) = try manager.association(of: StoredKey(entity: located.entity, key: located.key)),
+                  let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
                   index < manager.mapping.entityMappings.count else { return nil }
             return manager.mapping.entityMappings[index].name
         }
