@@ -66,4 +66,34 @@ struct KeyNumberingTests {
         #expect(keptAttachments.map(\.key) == [1, 3, 5], "attachments keep their notes' keys: theirs are free in the new table")
         #expect(keptAttachments.compactMap { $0.relationships["note"]?.first }.count == 3)
     }
+
+    /// A broken rule names the mapping that made the object, also when the object was created by
+    /// SQL and recorded no association (nothing looks it up).
+    @Test(arguments: TestLayout.allCases, [true, false])
+    func validationNamesTheMappingOfObjectsThatRecordedNoAssociation(layout: TestLayout, compiled: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try sparseStore(layout, in: folder)
+        let yaml = """
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - name: EveryNoteToAttachment
+            source: Note
+            destination: Attachment
+            attributes: { image: $source.image, dateCreated: $source.dateCreated }
+        """ + "\n"
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml)).mapping)
+        let destination = try Store.create(at: folder.appendingPathComponent("v3.db").path, schema: try uncloudNotes("v3"), format: layout.format)
+        var step = StepMigration(source: source, destination: destination, mapping: model)
+        step.allowsSQL = compiled
+        let error = #expect(throws: MigrationError.self) { try step.run() }
+        guard case .validation(let violations, let total)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
+        #expect(total == 2, "notes 2 and 8 have no image")
+        #expect(violations.allSatisfy { $0.mapping == "EveryNoteToAttachment" && $0.property == "image" }, "\(violations)")
+    }
 }
