@@ -151,3 +151,27 @@ struct StoreRoundTripTests {
     }
 }
 
+
+@Suite("Entity order in a schema file")
+struct EntityOrderTests {
+    /// Xcode writes entities by name, so sub-entities often come before their parent.
+    @Test(arguments: TestLayout.allCases)
+    func aSubEntityDeclaredBeforeItsParentIsPartOfItsHierarchy(layout: TestLayout) throws {
+        let schema = try loadSchema("""
+        model: M
+        version: v1
+        entities:
+          Apple: { parent: Fruit, attributes: { crisp: bool } }
+          Fruit: { abstract: true, attributes: { name: string } }
+          Banana: { parent: Fruit }
+        """)
+        let fruit = try #require(schema.entity(named: "Fruit"))
+        #expect(schema.subentities(of: fruit).map(\.name) == ["Apple", "Banana"])
+        #expect(schema.hierarchy(under: fruit).map(\.name) == ["Fruit", "Apple", "Banana"])
+        let store = try layout.store(schema)
+        try store.insert([ObjectData(id: "a", entity: "Apple", attributes: ["name": .string("Cox"), "crisp": .bool(true)]),
+                          ObjectData(id: "b", entity: "Banana", attributes: ["name": .string("Cavendish")])])
+        #expect(try store.count(of: "Fruit") == 2)
+        #expect(try store.objects(of: "Fruit").map(\.entity).sorted() == ["Apple", "Banana"])
+    }
+}

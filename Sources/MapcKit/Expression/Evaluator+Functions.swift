@@ -327,7 +327,6 @@ extension Evaluator {
 
     func cast(_ operand: EvalValue, to type: String, _ range: SourceRange) throws -> EvalValue {
         if operand.isNull { return .null }
-        let referenceOffset = Date(timeIntervalSinceReferenceDate: 0).timeIntervalSince1970
         switch type {
         case "NSString":
             switch operand {
@@ -347,7 +346,7 @@ extension Evaluator {
             switch operand {
             case .scalar(.integer), .scalar(.double), .scalar(.decimal): return operand
             case .scalar(.bool(let flag)): return .scalar(.integer(flag ? 1 : 0))
-            case .scalar(.date(let date)): return .scalar(.double(date.timeIntervalSince1970 - referenceOffset))
+            case .scalar(.date(let date)): return .scalar(.double(date.timeIntervalSinceReferenceDate))
             case .scalar(.string(let text)):
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 if let n = Int64(trimmed) { return .scalar(.integer(n)) }
@@ -369,10 +368,11 @@ extension Evaluator {
             default:
                 // Apple's rule: a number is seconds since 2001-01-01 (the reference date).
                 guard let seconds = ValueSemantics.number(operand)?.double else { throw failure("cannot cast \(operand.kindName) to NSDate", range) }
-                switch ValueSemantics.dateResult(seconds + Date.timeIntervalBetween1970AndReferenceDate) {
-                case .success(let date): return date
-                case .failure(let problem): throw failure(problem.message, range)
+                // Foundation keeps dates as seconds since 2001: no rounding through 1970.
+                guard case .success = ValueSemantics.dateResult(seconds + Date.timeIntervalBetween1970AndReferenceDate) else {
+                    throw failure(ValueLimits.dateProblem(seconds + Date.timeIntervalBetween1970AndReferenceDate), range)
                 }
+                return .scalar(.date(Date(timeIntervalSinceReferenceDate: seconds)))
             }
         default:
             throw failure("CAST to '\(type)' is not supported", range, fix: "use NSString, NSNumber, NSDecimalNumber or NSDate")

@@ -23,7 +23,7 @@ public struct Schema: Sendable {
         var position: [String: Int] = [:]
         /// Per entity position: the positions of the entity and its ancestors, up to the root.
         var ancestry: [[Int]] = []
-        /// Per entity position: the positions of the entity and its descendants, in file order.
+        /// Per entity position: the position of the entity, then its descendants' in file order.
         var hierarchy: [[Int]] = []
 
         init(_ entities: [Entity]) {
@@ -38,9 +38,11 @@ public struct Schema: Sendable {
                 }
                 return chain
             }
-            hierarchy = Array(repeating: [], count: entities.count)
+            // Each entity first, then its descendants in file order (a sub-entity may come before
+            // its parent in the file: Xcode writes entities by name).
+            hierarchy = entities.indices.map { [$0] }
             for index in entities.indices {
-                for ancestor in ancestry[index] { hierarchy[ancestor].append(index) }
+                for ancestor in ancestry[index].dropFirst() { hierarchy[ancestor].append(index) }
             }
         }
     }
@@ -145,6 +147,9 @@ public struct Entity: Sendable {
     public var indexes: [Index] = []
     /// Free-form data for tools and policies.
     public var userInfo: [String: String] = [:]
+    /// The class an app represents the entity's objects with (Core Data's `representedClassName`);
+    /// informational, not part of any hash.
+    public var className: String?
     /// Attributes declared on this entity (not inherited ones), in file order.
     public var attributes: [Attribute] = []
     /// Relationships declared on this entity, in file order.
@@ -193,6 +198,9 @@ public struct Attribute: Sendable {
     public var versionHashModifier: String?
     /// For transformable attributes, the name of the value transformer (informational on Linux).
     public var valueTransformer: String?
+    /// For transformable attributes, the class of the values the transformer makes (Core Data's
+    /// `customClassName`); informational, not part of any hash.
+    public var className: String?
     /// Core Data's "Allows External Storage" (binary data may live outside the SQLite file); part
     /// of Core Data's version hash, so kept for models imported from Xcode.
     public var allowsExternalStorage = false

@@ -14,9 +14,9 @@ public enum SchemaLoader {
 
     static let topKeys = ["model", "version", "versionIdentifier", "entities"]
     static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
-                             "uniquenessConstraints", "indexes", "userInfo", "attributes", "relationships"]
+                             "uniquenessConstraints", "indexes", "userInfo", "className", "attributes", "relationships"]
     static let attributeKeys = ["type", "optional", "default", "transient", "renamingIdentifier", "versionHashModifier",
-                                "valueTransformer", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion"]
+                                "valueTransformer", "className", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion"]
     static let relationshipKeys = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount",
                                    "maxCount", "renamingIdentifier", "versionHashModifier", "transient", "userInfo"]
 
@@ -59,7 +59,7 @@ public enum SchemaLoader {
                 version = document.string(entry.value, what: "version")
                 if let text = version, !isVersionName(text) {
                     document.error("version '\(text)' is not a valid version name", at: entry.value,
-                                   fix: "use letters, digits, '.', '_' or '-', such as v3 or 2.1")
+                                   fix: "use letters, digits, '.', '_', '-' or single inner spaces, such as v3, 2.1 or Moody 2")
                 }
             case "entities":
                 guard let items = document.entries(of: entry.value, what: "entities") else { break }
@@ -97,9 +97,10 @@ public enum SchemaLoader {
         return left < right
     }
 
+    /// Letters, digits, '.', '_', '-' and inner spaces (Xcode names versions "Moody 2").
     static func isVersionName(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 64 && text.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-")
+        !text.isEmpty && text.count <= 64 && text.first != " " && text.last != " " && !text.contains("  ") && text.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-" || $0 == " ")
         }
     }
 
@@ -118,6 +119,7 @@ public enum SchemaLoader {
             case "parent": entity.parent = document.identifier(value, what: "parent")
             case "abstract": entity.isAbstract = document.bool(value, what: "abstract") ?? false
             case "renamingIdentifier": entity.renamingIdentifier = document.string(value, what: "renamingIdentifier")
+            case "className": entity.className = document.string(value, what: "className")
             case "versionHashModifier": entity.versionHashModifier = document.string(value, what: "versionHashModifier")
             case "userInfo": entity.userInfo = document.stringMap(value, what: "userInfo")
             case "uniquenessConstraints":
@@ -231,6 +233,7 @@ public enum SchemaLoader {
                     document.error("valueTransformer applies to transformable attributes only; \(what) is \(type.rawValue)", at: entry.keyNode,
                                    fix: "remove 'valueTransformer:' or change the type to transformable")
                 }
+            case "className": attribute.className = document.string(value, what: "className")
             case "userInfo": attribute.userInfo = document.stringMap(value, what: "userInfo")
             case "default":
                 if !YAMLDocument.isNull(value) {

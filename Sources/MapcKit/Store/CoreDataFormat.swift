@@ -34,8 +34,6 @@ struct CoreDataFormat: StoreFormatStrategy {
     /// Keys mapc writes itself in the metadata; every other key of a migrated store is kept.
     static let ownKeys: Set<String> = ["NSStoreModelVersionHashes", "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesVersion",
                                        "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey", "NSStoreType", historyKey]
-    /// Seconds from 1970 to Core Data's reference date, 2001-01-01.
-    static let referenceOffset = 978_307_200.0
 
     // MARK: Layout
 
@@ -287,7 +285,8 @@ struct CoreDataFormat: StoreFormatStrategy {
         // exact to 15 digits and keeps the text otherwise, so no digit is ever lost.
         case .decimal(let number): return number.description.databaseValue
         case .string(let text): return text.databaseValue
-        case .date(let date): return (date.timeIntervalSince1970 - Self.referenceOffset).databaseValue
+        // Foundation keeps a date as seconds since 2001, Core Data's own count: exact both ways.
+        case .date(let date): return date.timeIntervalSinceReferenceDate.databaseValue
         case .binary(let data): return data.databaseValue
         case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
         case .uri(let text): return text.databaseValue
@@ -314,8 +313,8 @@ struct CoreDataFormat: StoreFormatStrategy {
         case (.bool, .int64(let n)): decoded = .bool(n != 0)
         case (.double, .double(let d)), (.float, .double(let d)): decoded = .double(d)
         case (.double, .int64(let n)), (.float, .int64(let n)): decoded = .double(Double(n))
-        case (.date, .double(let d)): decoded = .date(Date(timeIntervalSince1970: d + Self.referenceOffset))
-        case (.date, .int64(let n)): decoded = .date(Date(timeIntervalSince1970: Double(n) + Self.referenceOffset))
+        case (.date, .double(let d)): decoded = .date(Date(timeIntervalSinceReferenceDate: d))
+        case (.date, .int64(let n)): decoded = .date(Date(timeIntervalSinceReferenceDate: Double(n)))
         case (.decimal, .double(let d)): decoded = .decimal(ValueParser.parseDecimal("\(d)") ?? Decimal(d))
         case (.decimal, .int64(let n)): decoded = .decimal(Decimal(n))
         case (.decimal, .string(let text)):

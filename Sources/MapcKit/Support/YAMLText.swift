@@ -5,10 +5,21 @@ enum YAMLText {
     /// The text as a YAML scalar: plain when the YAML syntax leaves it unchanged, single-quoted when
     /// it fits on one printable line, double-quoted with escapes otherwise.
     static func scalar(_ text: String) -> String {
+        scalar(text, inFlow: false)
+    }
+
+    /// The text as a scalar inside a flow collection (`{ … }`, `[ … ]`), where `,` and brackets
+    /// end a plain scalar.
+    static func flowScalar(_ text: String) -> String {
+        scalar(text, inFlow: true)
+    }
+
+    private static func scalar(_ text: String, inFlow: Bool) -> String {
         let printable = text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) && $0 != "\u{FEFF}" }
         let risky = text.isEmpty || text.contains(": ") || text.contains(" #") || text.hasSuffix(":")
             || text.first.map { "{[]},*&!|>'\"%@`?-#:".contains($0) } == true
             || text != text.trimmingCharacters(in: .whitespaces)
+            || (inFlow && text.contains { ",[]{}".contains($0) })
         if printable && !risky { return text }
         if printable { return "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
         return "\"" + text.unicodeScalars.map { scalar -> String in

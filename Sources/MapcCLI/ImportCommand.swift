@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc import MODEL.xcdatamodeld [--output DIR]`: Xcode's files as mapc's.
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import an Xcode data model (.xcdatamodeld, .xcdatamodel) as schema files, or an Xcode mapping model (.xcmappingmodel) as a mapping file.",
+        discussion: """
+        A data model writes one schema file per version (named after the version) and versions.yaml with their order, the current version last, into --output (default ./schemas). A mapping model writes mapping_<from>_to_<to>.yaml into --output (default ./mappings); its versions are found by matching the models embedded in the file against the schemas in --schemas. What mapc cannot hold is reported as a warning naming the element. Existing files are not replaced unless --replace is given; nothing is written when anything fails.
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The .xcdatamodeld, .xcdatamodel or .xcmappingmodel to import (or the contents / xcmapping.xml file inside).", valueName: "path"))
+    var path: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The folder to write into (default ./schemas for a data model, ./mappings for a mapping model).", valueName: "dir"))
+    var output: String?
+
+    @Flag(help: "Replace files that already exist.")
+    var replace = false
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func run() throws {
+        try reportingErrors {
+            let files: [(name: String, text: String)]
+            let folder: String
+            let warnings: [Diagnostic]
+            let summary: String
+            if Self.isMappingModel(path) {
+                throw MapcError.input("importing mapping models is not available yet")
+            } else {
+                let model = try XcodeModelImporter.importModel(at: path)
+                files = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
+                folder = output ?? "./schemas"
+                warnings = model.warnings
+                summary = "\(model.name): \(model.schemas.count) version\(model.schemas.count == 1 ? "" : "s") (\(model.schemas.map(\.version).joined(separator: ", ")))"
+            }
+            if !warnings.isEmpty { Console.err(DiagnosticRenderer(sources: []).render(warnings)) }
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            if !replace {
+                let existing = files.map { (folder as NSString).appendingPathComponent($0.name) }.filter { FileManager.default.fileExists(atPath: $0) }
+                if !existing.isEmpty {
+                    throw MapcError.file("\(existing.joined(separator: ", ")) already exist\(existing.count == 1 ? "s" : ""); nothing was written: remove \(existing.count == 1 ? "it" : "them") or pass --replace")
+                }
+            }
+            for file in files {
+                try Files.write(Data(file.text.utf8), to: (folder as NSString).appendingPathComponent(file.name), replace: replace)
+            }
+            Console.out("imported \(summary)")
+            Console.out("wrote \(files.map(\.name).joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
+        }
+    }
+
+    /// Whether a path names an Xcode mapping model (the folder or its xcmapping.xml).
+    static func isMappingModel(_ path: String) -> Bool {
+        let url = URL(fileURLWithPath: path)
+        return url.pathExtension == "xcmappingmodel" || url.lastPathComponent == "xcmapping.xml"
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One element of an XML document, with where its start tag is, as read by Foundation's
+/// `XMLParser` (libxml2 on Linux): the Xcode model and mapping files are read through it.
+struct XMLNode {
+    /// The element's name.
+    var name: String
+    /// Its attributes.
+    var attributes: [String: String]
+    /// Its child elements, in document order.
+    var children: [XMLNode] = []
+    /// Its text content (character data directly inside it), when it has any.
+    var text = ""
+    /// Where its start tag is.
+    var location: FileLocation
+
+    /// The child elements with a name.
+    func children(named name: String) -> [XMLNode] { children.filter { $0.name == name } }
+
+    /// The first child element with a name.
+    func child(named name: String) -> XMLNode? { children.first { $0.name == name } }
+}
+
+/// Reads an XML file into `XMLNode`s, bounded in size and depth, external entities never resolved.
+enum XMLTree {
+    /// The largest file read (Xcode mapping models with embedded models reach a few MiB).
+    static let maxBytes = 64 * 1024 * 1024
+    /// The deepest nesting accepted.
+    static let maxDepth = 256
+    /// The most elements accepted.
+    static let maxElements = 2_000_000
+
+    /// The root element of an XML file, or a `MapcError.input` saying where the XML is malformed.
+    static func read(path: String) throws -> XMLNode {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= maxBytes else {
+            throw MapcError.input("\(path) is \(size / 1_048_576) MiB; XML files over \(maxBytes / 1_048_576) MiB are not read")
+        }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw MapcError.input("cannot read \(path): \(error.localizedDescription)")
+        }
+        return try parse(data, path: path)
+    }
+
+    /// The root element of XML data.
+    static func parse(_ data: Data, path: String) throws -> XMLNode {
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.shouldProcessNamespaces = false
+        let builder = Builder(path: path, parser: parser)
+        parser.delegate = builder
+        let parsed = parser.parse()
+        if let problem = builder.problem { throw MapcError.input(problem) }
+        guard parsed, let root = builder.root else {
+            let error = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "the document ended early"
+            throw MapcError.input("\(path):\(parser.lineNumber):\(max(1, parser.columnNumber)): malformed XML: \(cleaned(error)); is the file complete?")
+        }
+        return root
+    }
+
+    /// libxml2's messages carry a trailing newline and sometimes a code only.
+    private static func cleaned(_ message: String) -> String {
+        let text = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? "not well-formed" : text
+    }
+
+    private final class Builder: NSObject, XMLParserDelegate {
+        let path: String
+        weak var parser: XMLParser?
+        var stack: [XMLNode] = []
+        var root: XMLNode?
+        var count = 0
+        var problem: String?
+
+        init(path: String, parser: XMLParser) {
+            self.path = path
+            self.parser = parser
+        }
+
+        private func stop(_ message: String) {
+            guard problem == nil else { return }
+            problem = "\(path):\(parser?.lineNumber ?? 0):\(max(1, parser?.columnNumber ?? 1)): \(message)"
+            parser?.abortParsing()
+        }
+
+        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+            count += 1
+            guard count <= XMLTree.maxElements else { return stop("more than \(XMLTree.maxElements) elements; the file is not read") }
+            guard stack.count < XMLTree.maxDepth else { return stop("elements nested more than \(XMLTree.maxDepth) deep; the file is not read") }
+            stack.append(XMLNode(name: elementName, attributes: attributeDict,
+                                 location: FileLocation(path: path, line: parser.lineNumber, column: max(1, parser.columnNumber))))
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            guard !stack.isEmpty else { return }
+            stack[stack.count - 1].text += string
+        }
+
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+            guard !stack.isEmpty else { return }
+            stack[stack.count - 1].text += String(decoding: CDATABlock, as: UTF8.self)
+        }
+
+        func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+            guard let node = stack.popLast() else { return }
+            if stack.isEmpty { root = node } else { stack[stack.count - 1].children.append(node) }
+        }
+
+        func parser(_ parser: XMLParser, resolveExternalEntityName name: String, systemID: String?) -> Data? {
+            Data()
+        }
+    }
+}
