@@ -29,8 +29,17 @@ struct ImportCommand: ParsableCommand {
             let folder: String
             let warnings: [Diagnostic]
             let summary: String
+            var checkProblems: [Diagnostic] = []
+            var sources: [SourceFile] = []
             if Self.isMappingModel(path) {
-                throw MapcError.input("importing mapping models is not available yet")
+                let imported = try XcodeMappingImporter.importMapping(at: path, schemas: try schemaOptions.catalog())
+                files = [(imported.fileName, imported.text)]
+                folder = output ?? "./mappings"
+                warnings = imported.warnings
+                summary = "\(URL(fileURLWithPath: path).lastPathComponent): \(imported.source.version) -> \(imported.destination.version), \(imported.mapping.entityMappings.count) entity mapping\(imported.mapping.entityMappings.count == 1 ? "" : "s")"
+                var checker = MappingChecker(mapping: imported.mapping)
+                checkProblems = checker.check(source: imported.source, destination: imported.destination)
+                sources = [SourceFile(path: imported.fileName, text: imported.text)]
             } else {
                 let model = try XcodeModelImporter.importModel(at: path)
                 files = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
@@ -51,6 +60,10 @@ struct ImportCommand: ParsableCommand {
             }
             Console.out("imported \(summary)")
             Console.out("wrote \(files.map(\.name).joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
+            if !checkProblems.isEmpty {
+                Console.err(DiagnosticRenderer(sources: sources).render(checkProblems))
+                Console.err("the imported mapping does not check yet: fix what is listed (for a custom policy, port it and register it) before `mapc run` uses it")
+            }
         }
     }
 

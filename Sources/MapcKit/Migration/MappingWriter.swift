@@ -4,16 +4,17 @@ import Foundation
 /// edits (like Xcode's "New Mapping Model"), with comments on what changed and hashes filled in.
 public enum MappingWriter {
     /// The YAML text of a mapping, with `notes` as comments under each entity mapping.
+    /// `header` replaces the opening comment lines (which say the mapping was inferred).
     public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:],
-                            order: VersionOrder? = nil) -> String {
-        var lines = ["# Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
-                     "# Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]
+                            order: VersionOrder? = nil, header: [String]? = nil) -> String {
+        var lines = (header ?? ["Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
+                                "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]).map { "# " + $0 }
         if let order { lines.append("# Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))") }
         if !changes.isEmpty {
             lines.append("# Changes:")
             lines += changes.map { "#   \($0)" }
         }
-        lines += ["source: \(mapping.source)", "destination: \(mapping.destination)", "entityMappings:"]
+        lines += ["source: \(YAMLText.scalar(mapping.source))", "destination: \(YAMLText.scalar(mapping.destination))", "entityMappings:"]
         if mapping.entityMappings.isEmpty { lines[lines.count - 1] += " []" }
         let sourceHashes = VersionHash.entityHashes(of: source), destinationHashes = VersionHash.entityHashes(of: destination)
         for entityMapping in mapping.entityMappings {
@@ -34,6 +35,7 @@ public enum MappingWriter {
                 lines.append("    todo:")
                 lines += entityMapping.todo.map { "      - \(YAMLText.scalar($0.text))" }
             }
+            if let sourceExpression = entityMapping.sourceExpression { lines.append("    sourceExpression: \(YAMLText.scalar(sourceExpression.source.text))") }
             if let filter = entityMapping.filter { lines.append("    filter: \(YAMLText.scalar(filter.source.text))") }
             for (key, properties) in [("attributes", entityMapping.attributes), ("relationships", entityMapping.relationships)] where !properties.isEmpty {
                 lines.append("    \(key):")

@@ -298,18 +298,27 @@ public final class MigrationManager: MigrationManagerFunctions {
         // A declarative mapping's object takes the key its rule gives; the rule is the association.
         if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
            destinationStore.layout.entities[destination.entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
-            let inserted = try insert(destination, mapping: entityMapping, key: key)
+            let inserted = try write(destination, mapping: entityMapping, key: key)
             created[index] += 1
             return inserted
         }
-        var inserted = try insert(destination, mapping: entityMapping)
+        var inserted = try write(destination, mapping: entityMapping)
         try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
         return inserted
     }
 
-    /// Writes a destination object (not associated with any source object), under `key` or a key
-    /// handed out now.
-    private func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil) throws -> DestinationObject {
+    /// Writes a new destination object that no source object is migrated into, as a Core Data
+    /// policy inserts a new object into the destination context (a `Continent` made once for
+    /// many countries). It counts as created by the mapping; `setRelationship` links it.
+    @discardableResult
+    public func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        let inserted = try write(destination, mapping: entityMapping)
+        created[mappingIndex(entityMapping)] += 1
+        return inserted
+    }
+
+    /// Writes a destination object under `key` or a key handed out now.
+    private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil) throws -> DestinationObject {
         var inserted = destination
         inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping)
         let storage = try destinationStore.layout.storage(of: destination.entity)

@@ -61,6 +61,13 @@ public struct DestinationObject {
         self.attributes = attributes
     }
 
+    /// The destination object a reference names (one `destinationInstances(…)` returned), to
+    /// pass to `setRelationship` and the other calls that take a destination object.
+    public init(_ ref: ObjectRef) {
+        self.init(entity: ref.entity, id: ref.id)
+        primaryKey = ref.key
+    }
+
     /// Reads or sets an attribute value.
     public subscript(attribute: String) -> Value {
         get { attributes[attribute] ?? .null }
@@ -81,7 +88,7 @@ public struct DestinationObject {
     }
 
     /// The object's reference.
-    public var ref: ObjectRef { ObjectRef(entity: entity, id: id) }
+    public var ref: ObjectRef { ObjectRef(entity: entity, id: id, key: primaryKey) }
 }
 
 /// Why a migration failed. Every case names the mapping, and where it applies the entity, the

@@ -68,9 +68,13 @@ extension CoreDataFormat {
         }
     }
 
-    func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
-        // Core Data's stores vacuum incrementally (its `_NSAutoVacuumLevel` 2); set before the first table.
+    /// Core Data's stores vacuum incrementally (its `_NSAutoVacuumLevel` 2), which SQLite takes
+    /// only before the first table and outside a transaction.
+    func configureNewFile(_ db: Database) throws {
         try db.execute(sql: "PRAGMA auto_vacuum = 2")
+    }
+
+    func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
         for table in layout.tables {
             let columns = table.columns.map { "\(Self.sqlName($0.name)) \($0.sqlType)\($0.constraints.isEmpty ? "" : " " + $0.constraints)" } + table.constraints
             // Entity tables are written as Core Data writes them: `CREATE TABLE ZNOTE ( Z_PK …, … )`.

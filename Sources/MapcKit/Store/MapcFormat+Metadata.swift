@@ -40,6 +40,9 @@ extension MapcFormat {
         return StoreMetadata(format: identifier, model: model, version: version, entityHashes: hashes)
     }
 
+    /// mapc's files need no page-level settings.
+    func configureNewFile(_ db: Database) throws {}
+
     func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
         for table in layout.tables {
             let columns = table.columns.map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) } + table.constraints

@@ -156,8 +156,12 @@ public final class Store: @unchecked Sendable {
         if let problem = layout.problems.first {
             throw MapcError.store("version \(schema.version) cannot be stored: \(problem)")
         }
-        try database.write { db in
-            try strategy.createStore(for: schema, layout: layout, in: db, carrying: previous)
+        try database.writeWithoutTransaction { db in
+            try strategy.configureNewFile(db)
+            try db.inTransaction {
+                try strategy.createStore(for: schema, layout: layout, in: db, carrying: previous)
+                return .commit
+            }
         }
     }
 

@@ -68,6 +68,9 @@ protocol StoreFormatStrategy: Sendable {
     /// The tables, columns, keys and relationship storage for a schema. Depends only on what the
     /// format's hashes cover, so that stores with equal hashes have equal layouts.
     func layout(for schema: Schema) -> StoreLayout
+    /// Sets what a new database file must have before its first table (page-level settings such
+    /// as auto-vacuum), outside any transaction.
+    func configureNewFile(_ db: Database) throws
     /// Creates an empty store for a schema in an empty database: tables, indexes, bookkeeping and
     /// metadata. `carrying` is the metadata of the store being migrated into it, whose identity
     /// (a store UUID, an app's own keys) the new file keeps.

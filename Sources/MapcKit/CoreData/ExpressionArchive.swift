@@ -1,0 +1,148 @@
+import Foundation
+
+/// Turns an archived `NSExpression` (as Xcode stores a property mapping's value expression) into
+/// the text of mapc's expression language, which then parses and checks like any mapping file's.
+///
+/// Handled: constants (numbers, booleans, strings, nil, dates, arrays), `SELF`, `$variables`, key
+/// paths (`$source.title`, written by Xcode as `valueForKeyPath:` on an operand), functions on a
+/// receiver (`FUNCTION($entityPolicy, "sel:", …)`, `FUNCTION($manager, …)`), built-in functions
+/// (`now()`, `uppercase:(…)`) and aggregates (`{a, b}`). Other kinds (subqueries, conditionals,
+/// blocks, set operations) are reported by name: they are not guessed.
+enum ExpressionArchive {
+    /// The deepest expression tree read.
+    static let maxDepth = 64
+
+    /// The expression's text, or a `MapcError.input` naming what cannot be read.
+    static func text(of data: Data, what: String) throws -> String {
+        let archive = try KeyedArchive(data: data, what: what)
+        guard let root = archive.rootObject else { throw MapcError.input("\(what): the archive's root is not an expression") }
+        return try text(root, in: archive, depth: 0)
+    }
+
+    /// The classes an expression archive may hold; anything else is refused.
+    static let expressionClasses: Set<String> = ["NSExpression", "NSConstantValueExpression", "NSSelfExpression", "NSVariableExpression",
+                                                 "NSKeyPathExpression", "NSKeyPathSpecifierExpression", "NSFunctionExpression",
+                                                 "NSAggregateExpression", "NSVariableAssignmentExpression"]
+
+    private static func text(_ object: [String: Any], in archive: KeyedArchive, depth: Int) throws -> String {
+        guard depth < maxDepth else { throw MapcError.input("\(archive.what): the expression is nested more than \(maxDepth) deep") }
+        let className = archive.className(of: object) ?? "?"
+        guard expressionClasses.contains(className) else {
+            throw MapcError.input("\(archive.what): the archive holds a \(className) where an expression was expected; only NSExpression's own classes are read")
+        }
+        let type = object["NSExpressionType"] as? Int ?? -1
+        func sub(_ key: String) throws -> String {
+            guard let inner = archive.objectField(object, key) else { throw MapcError.input("\(archive.what): a \(className) without its \(key)") }
+            return try text(inner, in: archive, depth: depth + 1)
+        }
+        switch type {
+        case 0:
+            return try constant(archive.field(object, "NSConstantValue"), in: archive, depth: depth)
+        case 1:
+            return "SELF"
+        case 2:
+            guard let name = archive.stringField(object, "NSVariable"), isIdentifier(name) else {
+                throw MapcError.input("\(archive.what): a variable expression without a usable name")
+            }
+            return "$" + name
+        case 3, 10:
+            // A key path: on its own (10, Xcode's specifier), or applied to an operand (3).
+            guard let path = archive.stringField(object, "NSKeyPath"), isKeyPath(path) else {
+                throw MapcError.input("\(archive.what): a key path expression without a usable key path")
+            }
+            if type == 3, archive.objectField(object, "NSOperand") != nil { return try join(sub("NSOperand"), path) }
+            return path
+        case 4:
+            guard let selector = archive.stringField(object, "NSSelectorName"), !selector.isEmpty,
+                  selector.allSatisfy({ $0.isLetter || $0.isNumber || $0 == ":" || $0 == "_" }) else {
+                throw MapcError.input("\(archive.what): a function expression without a usable selector")
+            }
+            let arguments = try (archive.objectField(object, "NSArguments").map { archive.elements(of: $0) } ?? []).map { item -> String in
+                guard let inner = KeyedArchive.dictionary(item) else { throw MapcError.input("\(archive.what): an argument of \(selector) is not an expression") }
+                return try text(inner, in: archive, depth: depth + 1)
+            }
+            let operandObject = archive.objectField(object, "NSOperand")
+            let operandType = operandObject?["NSExpressionType"] as? Int
+            // Xcode's key paths: `valueForKeyPath:` on an operand, with the path as the argument.
+            if selector == "valueForKeyPath:", arguments.count == 1, let operandObject {
+                return join(try text(operandObject, in: archive, depth: depth + 1), arguments[0])
+            }
+            // A built-in function: its operand is the constant class that implements it.
+            if operandObject == nil || operandType == 0 {
+                return "\(selector)(\(arguments.joined(separator: ", ")))"
+            }
+            let receiver = try sub("NSOperand")
+            return "FUNCTION(\(([receiver, quoted(selector)] + arguments).joined(separator: ", ")))"
+        case 14:
+            let items = archive.field(object, "NSCollection").flatMap(KeyedArchive.dictionary).map { archive.elements(of: $0) } ?? []
+            let parts = try items.map { item -> String in
+                guard let inner = KeyedArchive.dictionary(item) else { return try constant(item, in: archive, depth: depth + 1) }
+                return try text(inner, in: archive, depth: depth + 1)
+            }
+            return "{" + parts.joined(separator: ", ") + "}"
+        default:
+            let names = [5: "a set union", 6: "a set intersection", 7: "a set difference", 13: "a SUBQUERY", 15: "an ANYKEY", 19: "a block", 20: "a TERNARY"]
+            throw MapcError.input("\(archive.what): \(names[type] ?? "an expression of type \(type)") is not imported; write it in the mapping file by hand")
+        }
+    }
+
+    /// `operand.path`, with `SELF.path` written `path`.
+    private static func join(_ operand: String, _ path: String) -> String {
+        operand == "SELF" ? path : operand + "." + path
+    }
+
+    private static func constant(_ value: Any?, in archive: KeyedArchive, depth: Int) throws -> String {
+        guard let value else { return "nil" }
+        if let flag = value as? Bool, type(of: value) == Bool.self { return flag ? "YES" : "NO" }
+        if let number = value as? Int { return String(number) }
+        if let number = value as? Int64 { return String(number) }
+        if let number = value as? Double {
+            guard number.isFinite else { throw MapcError.input("\(archive.what): the constant \(number) is not a finite number") }
+            return number.rounded() == number && abs(number) < 1e15 ? String(format: "%.1f", number) : "\(number)"
+        }
+        if let text = value as? String { return quoted(text) }
+        if let object = KeyedArchive.dictionary(value) {
+            let className = archive.className(of: object) ?? "?"
+            switch className {
+            case "NSMutableString", "NSString":
+                return quoted(archive.stringField(object, "NS.string") ?? "")
+            case "NSDate":
+                guard let seconds = object["NS.time"] as? Double, seconds.isFinite else { throw MapcError.input("\(archive.what): a date constant without its time") }
+                return "CAST(\(seconds), \"NSDate\")"
+            case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet":
+                guard depth < maxDepth else { throw MapcError.input("\(archive.what): the expression is nested more than \(maxDepth) deep") }
+                return "{" + (try archive.elements(of: object).map { try constant($0, in: archive, depth: depth + 1) }).joined(separator: ", ") + "}"
+            case "NSNull":
+                return "nil"
+            default:
+                throw MapcError.input("\(archive.what): a constant of class \(className) is not imported")
+            }
+        }
+        throw MapcError.input("\(archive.what): a constant of an unknown kind is not imported")
+    }
+
+    /// A string literal of mapc's language.
+    static func quoted(_ text: String) -> String {
+        "\"" + text.unicodeScalars.map { scalar -> String in
+            switch scalar {
+            case "\"": return "\\\""
+            case "\\": return "\\\\"
+            case "\n": return "\\n"
+            case "\t": return "\\t"
+            case "\r": return "\\r"
+            default: return scalar.value < 0x20 ? String(format: "\\u%04x", scalar.value) : String(scalar)
+            }
+        }.joined() + "\""
+    }
+
+    private static func isIdentifier(_ text: String) -> Bool {
+        guard let first = text.first, first.isLetter || first == "_" else { return false }
+        return text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
+    }
+
+    private static func isKeyPath(_ text: String) -> Bool {
+        !text.isEmpty && text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in
+            part.hasPrefix("@") ? isIdentifier(String(part.dropFirst())) : isIdentifier(String(part))
+        }
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+
+/// An Xcode mapping model read as a mapc mapping file.
+public struct ImportedMapping: Sendable {
+    /// The mapping.
+    public var mapping: MappingModel
+    /// The versions it goes between, found by matching the models embedded in the file.
+    public var source: Schema
+    public var destination: Schema
+    /// The mapping file's text, and the name mapc looks it up by (`mapping_<from>_to_<to>.yaml`).
+    public var text: String
+    public var fileName: String
+    /// What was imported differently or not at all, and what the mapping needs before it runs
+    /// (policies to port), each naming the element.
+    public var warnings: [Diagnostic]
+}
+
+/// Reads Xcode mapping models (`.xcmappingmodel/xcmapping.xml`): a Core Data XML store of Xcode's
+/// `XDDev*` objects, walked from its one `XDDEVMAPPINGMODEL` (files carry stale objects nothing
+/// references). Entity mappings keep Xcode's order (`mappingnumber`) and names
+/// (`<Source>To<Destination>`); a mapping without a source is an add mapping, one without a
+/// destination a remove mapping. Property mappings become mapc expressions: archived value
+/// expressions are decoded (`ExpressionArchive`), relationship mappings that name an entity
+/// mapping become `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:",
+/// …)`, and auto-generated ones `$source.<name>` (attributes) or
+/// `destinationInstancesForSourceRelationshipNamed:` (relationships), as Xcode's compiler emits.
+/// The source and destination versions are the schemas whose Core Data version hashes equal the
+/// models embedded in the file; the model paths beside them are only a tie-breaker.
+public enum XcodeMappingImporter {
+    /// Imports a mapping model against the versions of a schema catalog.
+    public static func importMapping(at path: String, schemas: SchemaCatalog) throws -> ImportedMapping {
+        var file = path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw MapcError.input("\(path) does not exist; give an .xcmappingmodel folder or its xcmapping.xml")
+        }
+        if isFolder.boolValue { file = (path as NSString).appendingPathComponent("xcmapping.xml") }
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw MapcError.input("\(path) holds no xcmapping.xml; is it an Xcode mapping model?")
+        }
+        let root = try XMLTree.read(path: file)
+        guard root.name == "database" else {
+            throw MapcError.input("\(file):\(root.location.line):\(root.location.column): the root element is <\(root.name)>, not <database>; this is not an Xcode mapping model")
+        }
+        let graph = ObjectGraph(root, path: file)
+        let models = graph.objects.values.filter { $0.type == "XDDEVMAPPINGMODEL" }
+        guard models.count == 1, let model = models.first else {
+            throw MapcError.input("\(file) holds \(models.count) mapping models (XDDEVMAPPINGMODEL); an Xcode mapping model file holds exactly one")
+        }
+        var warnings: [Diagnostic] = []
+        let source = try version(of: model, side: "source", in: schemas, file: file, warnings: &warnings)
+        let destination = try version(of: model, side: "destination", in: schemas, file: file, warnings: &warnings)
+
+        // Entity mappings, in Xcode's order.
+        let entityMappings = graph.related(model, "entitymappings").filter { $0.type == "XDDEVENTITYMAPPING" }
+            .sorted { (Int($0.attribute("mappingnumber") ?? "") ?? Int.max, $0.id) < (Int($1.attribute("mappingnumber") ?? "") ?? Int.max, $1.id) }
+        var mappings: [EntityMapping] = []
+        var usedNames: Set<String> = []
+        for object in entityMappings {
+            let sourceName = object.attribute("sourcename").flatMap { $0.isEmpty ? nil : $0 }
+            let destinationName = object.attribute("destinationname").flatMap { $0.isEmpty ? nil : $0 }
+            var name = "\(sourceName ?? "")To\(destinationName ?? "")"
+            if !usedNames.insert(name).inserted {
+                var number = 2
+                while !usedNames.insert("\(name)\(number)").inserted { number += 1 }
+                warnings.append(.warning("two entity mappings would both be named \(name); the second is named \(name)\(number)", at: object.location))
+                name = "\(name)\(number)"
+            }
+            let type: EntityMappingType = sourceName == nil ? .add : (destinationName == nil ? .remove : .transform)
+            var mapping = EntityMapping(name: name, source: sourceName, destination: destinationName, type: type)
+            if let className = object.attribute("migrationpolicyclassname"), !className.isEmpty {
+                // Swift's module prefix names where the class lived in the app, not the policy.
+                let policy = String(className.split(separator: ".").last ?? Substring(className))
+                mapping.policy = policy
+                warnings.append(.warning("mapping \(name) uses the custom policy \(className): port it to MapcKit's EntityMigrationPolicy and register it as '\(policy)' (see docs/core-data.md)", at: object.location))
+            }
+            if let predicate = object.attribute("sourcefilterpredicatestring"), !predicate.trimmingCharacters(in: .whitespaces).isEmpty {
+                mapping.filter = expression(predicate, what: "the filter of \(name)", at: object.location, warnings: &warnings)
+            }
+            if let data = object.binary("sourceexpressiondata") {
+                if let text = decoded(data, what: "the source expression of \(name)", at: object.location, warnings: &warnings) {
+                    mapping.sourceExpression = expression(text, what: "the source expression of \(name)", at: object.location, warnings: &warnings)
+                }
+            }
+            let sourceEntity = sourceName.flatMap(source.entity(named:))
+            let sourceAttributes = Set(sourceEntity.map { source.allAttributes(of: $0).filter { !$0.isTransient }.map(\.name) } ?? [])
+            let sourceRelationships = Set(sourceEntity.map { source.allRelationships(of: $0).filter { !$0.isTransient }.map(\.name) } ?? [])
+            for property in graph.related(object, "attributemappings").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
+                guard let propertyName = property.attribute("name"), !propertyName.isEmpty else { continue }
+                let what = "attribute \(propertyName) of \(name)"
+                var text: String?
+                if let data = property.binary("valueexpressiondata") {
+                    text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings)
+                } else if sourceAttributes.contains(propertyName) {
+                    text = "$source.\(propertyName)"
+                }
+                if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings) {
+                    mapping.attributes.append(PropertyMapping(name: propertyName, expression: value))
+                }
+            }
+            for property in graph.related(object, "relationshipmappings").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
+                guard let propertyName = property.attribute("name"), !propertyName.isEmpty else { continue }
+                let what = "relationship \(propertyName) of \(name)"
+                var text: String?
+                if let target = property.attribute("sourcemappingname"), !target.isEmpty {
+                    let keyPath = property.attribute("sourcekeypath").flatMap { $0.isEmpty ? nil : $0 } ?? "$source"
+                    text = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(ExpressionArchive.quoted(target)), \(keyPath))"
+                } else if let data = property.binary("valueexpressiondata") {
+                    text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings)
+                } else if sourceRelationships.contains(propertyName) {
+                    text = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \(ExpressionArchive.quoted(propertyName)), $source.\(propertyName))"
+                }
+                if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings) {
+                    mapping.relationships.append(PropertyMapping(name: propertyName, expression: value))
+                }
+            }
+            mappings.append(mapping)
+        }
+        let imported = MappingModel(source: source.version, destination: destination.version, entityMappings: mappings)
+        let fileName = "mapping_\(source.version)_to_\(destination.version).yaml"
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let text = MappingWriter.yaml(imported, source: source, destination: destination, order: schemas.order,
+                                      header: ["Mapping from \(source.model) \(source.version) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",
+                                               "Its versions were found by the Core Data version hashes of the models embedded in it.",
+                                               "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it."])
+        // What was written must read back as a mapping of these versions.
+        let (loaded, diagnostics) = MappingLoader.parse(source: SourceFile(path: fileName, text: text))
+        guard let loaded, !diagnostics.hasErrors else { throw DiagnosticsError(diagnostics) }
+        return ImportedMapping(mapping: loaded, source: source, destination: destination, text: text, fileName: fileName, warnings: warnings)
+    }
+
+    // MARK: Versions
+
+    /// The version whose Core Data hashes equal the model embedded on one side of the mapping.
+    private static func version(of model: ObjectGraph.Object, side: String, in schemas: SchemaCatalog, file: String, warnings: inout [Diagnostic]) throws -> Schema {
+        let hint = model.attribute("\(side)modelpath").map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
+        guard let data = model.binary("\(side)modeldata") else {
+            // Older files have no embedded model: the path is all there is.
+            if let hint, let named = schemas.schema(version: hint) {
+                warnings.append(.warning("the \(side) model is not embedded in the file; version \(named.version) was taken from its path", at: model.location))
+                return named
+            }
+            throw MapcError.input("\(file): the \(side) model is neither embedded nor named by a path matching a version of the schemas (\(model.attribute("\(side)modelpath") ?? "no path"))")
+        }
+        let embedded = try EmbeddedModel.schema(from: data, what: "\(file): the embedded \(side) model")
+        let hashes = CoreDataVersionHash.entityHashes(of: embedded)
+        let matching = schemas.schemas.filter { CoreDataVersionHash.entityHashes(of: $0) == hashes }
+        if let named = matching.first(where: { $0.version == hint }) ?? matching.first {
+            if matching.count > 1 {
+                warnings.append(.warning("the \(side) model matches versions \(matching.map(\.version).joined(separator: ", ")) alike; \(named.version) was chosen\(named.version == hint ? " by the model's path" : "")", at: model.location))
+            }
+            return named
+        }
+        // Say what differs from the closest version.
+        func differences(_ schema: Schema) -> [String] {
+            let theirs = CoreDataVersionHash.entityHashes(of: schema)
+            return Set(hashes.keys).union(theirs.keys).sorted().compactMap { entity in
+                switch (hashes[entity], theirs[entity]) {
+                case (nil, _?): return "\(entity) is in \(schema.version) but not in the embedded model"
+                case (_?, nil): return "\(entity) is in the embedded model but not in \(schema.version)"
+                case let (a?, b?) where a != b: return "\(entity) differs"
+                default: return nil
+                }
+            }
+        }
+        let closest = schemas.schemas.min { differences($0).count < differences($1).count }
+        let detail = closest.map { "; closest is \($0.version): " + differences($0).prefix(6).joined(separator: "; ") } ?? ""
+        throw MapcError.input("\(file): no version of the schemas matches the \(side) model embedded in the mapping model (its path says \(hint ?? "nothing"))\(detail); import the data model the mapping was made for")
+    }
+
+    // MARK: Expressions
+
+    private static func decoded(_ data: Data, what: String, at location: FileLocation, warnings: inout [Diagnostic]) -> String? {
+        do { return try ExpressionArchive.text(of: data, what: what) } catch {
+            warnings.append(.warning("\(error) (left out of the mapping: write it by hand)", at: location))
+            return nil
+        }
+    }
+
+    private static func expression(_ text: String, what: String, at location: FileLocation, warnings: inout [Diagnostic]) -> MappingExpression? {
+        do { return try MappingExpression(text) } catch {
+            warnings.append(.warning("\(what), \(text), does not parse (\(error)); it is left out: write it by hand", at: location))
+            return nil
+        }
+    }
+
+    // MARK: The object graph of the file
+
+    /// The `<object>` elements of a Core Data XML store, by id.
+    struct ObjectGraph {
+        struct Object {
+            var id: String
+            var type: String
+            var location: FileLocation
+            var attributes: [String: String]
+            var relationships: [String: [String]]
+
+            func attribute(_ name: String) -> String? { attributes[name] }
+
+            /// A binary attribute's bytes (base64 in the file).
+            func binary(_ name: String) -> Data? {
+                guard let text = attributes[name], !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
+                return Data(base64Encoded: text, options: .ignoreUnknownCharacters)
+            }
+        }
+
+        var objects: [String: Object] = [:]
+
+        init(_ root: XMLNode, path: String) {
+            for node in root.children(named: "object") {
+                guard let id = node.attributes["id"], let type = node.attributes["type"] else { continue }
+                var object = Object(id: id, type: type, location: node.location, attributes: [:], relationships: [:])
+                for child in node.children {
+                    guard let name = child.attributes["name"] else { continue }
+                    if child.name == "attribute" { object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+                    if child.name == "relationship" { object.relationships[name] = (child.attributes["idrefs"] ?? "").split(separator: " ").map(String.init) }
+                }
+                objects[id] = object
+            }
+        }
+
+        /// The objects a relationship of an object refers to (references to nothing are skipped).
+        func related(_ object: Object, _ name: String) -> [Object] {
+            (object.relationships[name] ?? []).compactMap { objects[$0] }
+        }
+    }
+}
