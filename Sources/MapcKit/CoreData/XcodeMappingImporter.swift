@@ -4,11 +4,13 @@ import Foundation
 public struct ImportedMapping: Sendable {
     /// The mapping.
     public var mapping: MappingModel
-    /// The versions it goes between, found by matching the models embedded in the file.
+    /// The version it migrates from, found by matching the model embedded in the file.
     public var source: Schema
+    /// The version it migrates to, found the same way.
     public var destination: Schema
-    /// The mapping file's text, and the name mapc looks it up by (`mapping_<from>_to_<to>.yaml`).
+    /// The mapping file's text.
     public var text: String
+    /// The name mapc looks the file up by (`mapping_<from>_to_<to>.yaml`).
     public var fileName: String
     /// What was imported differently or not at all, and what the mapping needs before it runs
     /// (policies to port), each naming the element.
