@@ -153,21 +153,50 @@ public enum XcodeMappingImporter {
             }
             return named
         }
-        // Say what differs from the closest version.
+        // Say what differs: from the version the path names (which a mapping made against an
+        // earlier state of that version still belongs to), or from the closest one.
         func differences(_ schema: Schema) -> [String] {
-            let theirs = CoreDataVersionHash.entityHashes(of: schema)
-            return Set(hashes.keys).union(theirs.keys).sorted().compactMap { entity in
-                switch (hashes[entity], theirs[entity]) {
-                case (nil, _?): return "\(entity) is in \(schema.version) but not in the embedded model"
-                case (_?, nil): return "\(entity) is in the embedded model but not in \(schema.version)"
-                case let (a?, b?) where a != b: return "\(entity) differs"
-                default: return nil
-                }
-            }
+            Self.differences(embedded: embedded, hashes: hashes, version: schema)
+        }
+        if let hint, let named = schemas.schema(version: hint) {
+            warnings.append(.warning("the \(side) model embedded in the mapping model is not exactly version \(named.version), which its path names: "
+                                     + differences(named).prefix(8).joined(separator: "; ")
+                                     + ". The mapping was made against an earlier state of that version; it is imported for \(named.version): check it",
+                                     at: model.location))
+            return named
         }
         let closest = schemas.schemas.min { differences($0).count < differences($1).count }
         let detail = closest.map { "; closest is \($0.version): " + differences($0).prefix(6).joined(separator: "; ") } ?? ""
         throw MapcError.input("\(file): no version of the schemas matches the \(side) model embedded in the mapping model (its path says \(hint ?? "nothing"))\(detail); import the data model the mapping was made for")
+    }
+
+    /// What differs between an embedded model and a version, entity by entity and, within an
+    /// entity, property by property, in words.
+    static func differences(embedded: Schema, hashes: [String: String], version schema: Schema) -> [String] {
+        let theirs = CoreDataVersionHash.entityHashes(of: schema)
+        func describe(_ property: Property) -> String {
+            switch property {
+            case .attribute(let a):
+                return "\(a.type.rawValue)\(a.isOptional ? ", optional" : "")\(a.isTransient ? ", transient" : "")"
+            case .relationship(let r):
+                return "to \(r.isToMany ? "many " : "")\(r.destination)\(r.isOptional ? ", optional" : "")\(r.isOrdered ? ", ordered" : "")\(r.inverse.map { ", inverse \($0)" } ?? "")"
+            }
+        }
+        return Set(hashes.keys).union(theirs.keys).sorted().compactMap { name in
+            switch (embedded.entity(named: name), schema.entity(named: name)) {
+            case (nil, _?): return "\(name) is in \(schema.version) but not in the embedded model"
+            case (_?, nil): return "\(name) is in the embedded model but not in \(schema.version)"
+            case let (a?, b?) where hashes[name] != theirs[name]:
+                let mine = Dictionary((a.attributes.map { Property.attribute($0) } + a.relationships.map { Property.relationship($0) }).map { ($0.name, describe($0)) }, uniquingKeysWith: { x, _ in x })
+                let other = Dictionary((b.attributes.map { Property.attribute($0) } + b.relationships.map { Property.relationship($0) }).map { ($0.name, describe($0)) }, uniquingKeysWith: { x, _ in x })
+                let changed = Set(mine.keys).union(other.keys).sorted().compactMap { property -> String? in
+                    guard mine[property] != other[property] else { return nil }
+                    return "\(property): \(mine[property] ?? "absent") in the embedded model, \(other[property] ?? "absent") in \(schema.version)"
+                }
+                return "\(name) differs" + (changed.isEmpty ? "" : " (" + changed.joined(separator: "; ") + ")")
+            default: return nil
+            }
+        }
     }
 
     // MARK: Expressions

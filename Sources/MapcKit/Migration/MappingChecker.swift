@@ -171,8 +171,11 @@ public struct MappingChecker {
             checkRelationshipResult(type, propertyMapping, relationship, destinationSchema, mappings)
         }
 
-        // Required destination attributes with no value at all.
-        if let destinationEntity, entityMapping.type != .copy, entityMapping.type != .remove {
+        // Required destination attributes with no value at all. An add mapping creates nothing by
+        // itself (it has no source objects), and a policy that is not registered may set anything:
+        // neither can be held to this.
+        let policyUnknown = entityMapping.policy != nil && policyType == nil
+        if let destinationEntity, entityMapping.type != .copy, entityMapping.type != .remove, entityMapping.type != .add, !policyUnknown {
             for attribute in destinationAttributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
                 if entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
                     let hint = sourceEntity.flatMap { sourceSchema.property(named: attribute.name, in: $0) } != nil ? "add '\(attribute.name): $source.\(attribute.name)'" : "add an expression under 'attributes:', or a default in the schema"
