@@ -50,8 +50,10 @@ public enum XcodeMappingImporter {
             throw MapcError.input("\(file) holds \(models.count) mapping models (XDDEVMAPPINGMODEL); an Xcode mapping model file holds exactly one")
         }
         var warnings: [Diagnostic] = []
+        let before = warnings.count
         let source = try version(of: model, side: "source", in: schemas, file: file, warnings: &warnings)
         let destination = try version(of: model, side: "destination", in: schemas, file: file, warnings: &warnings)
+        let byHashes = warnings.count == before
 
         // Entity mappings, in Xcode's order.
         let entityMappings = graph.related(model, "entitymappings").filter { $0.type == "XDDEVENTITYMAPPING" }
@@ -123,7 +125,8 @@ public enum XcodeMappingImporter {
         let name = URL(fileURLWithPath: path).lastPathComponent
         let text = MappingWriter.yaml(imported, source: source, destination: destination, order: schemas.order,
                                       header: ["Mapping from \(source.model) \(source.version) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",
-                                               "Its versions were found by the Core Data version hashes of the models embedded in it.",
+                                               byHashes ? "Its versions were found by the Core Data version hashes of the models embedded in it."
+                                                        : "Its versions were not all found by the models embedded in it (see the warnings `mapc import` gave): check them.",
                                                "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it."])
         // What was written must read back as a mapping of these versions.
         let (loaded, diagnostics) = MappingLoader.parse(source: SourceFile(path: fileName, text: text))

@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// The policy the Kitchen mapping model names, as an app would port it.
+final class ItemMigrationPolicy: EntityMigrationPolicy {
+    override var functions: [String: PolicyFunction] { ["shout:": { arguments in
+        guard case .scalar(.string(let text))? = arguments.first else { return .null }
+        return .scalar(.string(text.uppercased()))
+    }] }
+}
+
+/// Xcode files authored for mapc's tests (`Fixtures/xcode`, and `make-mapping-model.py` for the
+/// mapping model's archived expressions): every feature the importers handle, on any machine.
+@Suite("Importing authored Xcode files")
+struct XcodeFixtureImportTests {
+    static let fixtures = packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/xcode")
+
+    @Test func everyModelFeatureImportsOrIsReported() throws {
+        let model = try XcodeModelImporter.importModel(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path)
+        #expect(model.schemas.map(\.version) == ["Kitchen", "Kitchen 2"] && model.currentVersion == "Kitchen 2")
+        let schema = model.schemas[0]
+        #expect(schema.versionIdentifier == "1")
+        let item = try #require(schema.entity(named: "Item"))
+        func attribute(_ name: String) throws -> Attribute { try #require(item.attributes.first { $0.name == name }) }
+        #expect(item.className == "Item" && item.userInfo == ["owner": "kitchen"] && item.uniquenessConstraints == [["name"]])
+        #expect(item.indexes.map(\.properties) == [["name"], ["created"]])
+        #expect(try attribute("amount").defaultValue == .decimal(Decimal(string: "12.5")!))
+        #expect(try attribute("count").validation.min == .integer(0) && attribute("count").validation.max == .integer(100) && attribute("count").defaultValue == .integer(3))
+        #expect(try attribute("created").defaultValue == .date(Date(timeIntervalSinceReferenceDate: 700_000_000)))
+        #expect(try attribute("flag").defaultValue == .bool(true))
+        let name = try attribute("name")
+        #expect(name.renamingIdentifier == "title" && name.validation.minLength == 1 && name.validation.maxLength == 40 && name.validation.regex == "[A-Za-z ]+")
+        #expect(try attribute("photo").allowsExternalStorage && attribute("scratch").isTransient && attribute("small").versionHashModifier == "v2")
+        #expect(try attribute("colors").valueTransformer == "ColorsTransformer" && attribute("colors").className == "[UIColor]")
+        #expect(try [attribute("identifier").type, attribute("link").type, attribute("weight").type, attribute("ratio").type] == [.uuid, .uri, .float, .double])
+        let tags = try #require(item.relationships.first { $0.name == "tags" })
+        #expect(tags.isToMany && tags.minCount == 1 && tags.maxCount == 5 && tags.inverse == "items")
+        let steps = try #require(item.relationships.first { $0.name == "steps" })
+        #expect(steps.isOrdered && steps.deleteRule == .cascade)
+        #expect(schema.entity(named: "Tag")?.relationships.first?.deleteRule == .deny)
+        #expect(schema.entity(named: "SpecialItem")?.parent == "Item")
+        // What mapc cannot hold is a warning naming it, at its line.
+        let messages = model.warnings.filter { $0.location?.path.hasSuffix("Kitchen.xcdatamodel/contents") == true }.map(\.message)
+        #expect(messages.contains { $0.hasPrefix("attribute Item.objectRef (Object ID) is not imported") })
+        #expect(messages.contains { $0.hasPrefix("fetched property Item.recent is not imported") })
+        #expect(messages.contains { $0.contains("descending order on 'created' is not kept") })
+        #expect(messages.contains { $0.hasPrefix("configuration 'Cloud' is not imported") })
+        #expect(model.warnings.allSatisfy { ($0.location?.line ?? 0) > 1 })
+    }
+
+    @Test func theMappingModelImportsAndMigratesACoreDataStore() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try XcodeModelImporter.importModel(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path)
+        let schemasFolder = folder.appendingPathComponent("schemas"), mappingsFolder = folder.appendingPathComponent("mappings")
+        try FileManager.default.createDirectory(at: schemasFolder, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: mappingsFolder, withIntermediateDirectories: true)
+        for file in try model.schemaFiles(source: "Kitchen.xcdatamodeld") { try Data(file.text.utf8).write(to: schemasFolder.appendingPathComponent(file.name)) }
+        let catalog = try SchemaCatalog(directory: schemasFolder.path)
+        let imported = try XcodeMappingImporter.importMapping(at: Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel").path, schemas: catalog)
+        #expect(imported.mapping.entityMappings.map(\.name) == ["ItemToItem", "StepToStep", "TagToTag", "SpecialItemToSpecialItem"], "Xcode's order; the stale mapping is not read")
+        #expect(imported.mapping.entityMappings[0].filter?.source.text == "count > 0")
+        #expect(imported.mapping.entityMappings[0].attributeMapping(named: "shout")?.expression.source.text == #"FUNCTION($entityPolicy, "shout:", $source.name)"#)
+        #expect(imported.mapping.entityMappings[2].attributeMapping(named: "rank")?.expression.source.text == "7")
+        try Data(imported.text.utf8).write(to: mappingsFolder.appendingPathComponent(imported.fileName))
+
+        let policies = PolicyRegistry()
+        policies.register(ItemMigrationPolicy.self, as: "ItemMigrationPolicy")
+        var checker = MappingChecker(mapping: imported.mapping, policies: policies)
+        #expect(checker.check(source: imported.source, destination: imported.destination).filter { $0.severity == .error }.isEmpty)
+
+        // A Core Data store at Kitchen, migrated with the imported files.
+        let storeURL = folder.appendingPathComponent("Kitchen.sqlite")
+        let store = try Store.create(at: storeURL.path, schema: imported.source, format: .coreData)
+        let date = Date(timeIntervalSinceReferenceDate: 600_000_000.123456)
+        func item(_ id: String, _ name: String, count: Int64, entity: String = "Item", steps: [String] = []) -> ObjectData {
+            ObjectData(id: id, entity: entity, attributes: ["name": .string(name), "count": .integer(count), "created": .date(date), "flag": .bool(false)],
+                       relationships: ["steps": steps, "tags": ["t1"]])
+        }
+        try store.insert([
+            item("i1", "Apple", count: 2, steps: ["s2", "s1"]), item("i2", "Pear", count: 0), item("x1", "Quince", count: 1, entity: "SpecialItem"),
+            ObjectData(id: "t1", entity: "Tag", attributes: ["label": .string("fruit")], relationships: ["items": ["i1", "i2", "x1"]]),
+            ObjectData(id: "s1", entity: "Step", attributes: ["text": .string("wash")], relationships: ["item": ["i1"]]),
+            ObjectData(id: "s2", entity: "Step", attributes: ["text": .string("peel")], relationships: ["item": ["i1"]]),
+        ])
+        try store.close()
+        let migrator = try Migrator(schemasFolder: schemasFolder, mappingsFolder: mappingsFolder, policies: policies)
+        _ = try migrator.migrate(storeAt: storeURL)
+        let migrated = try Store.open(at: storeURL.path, catalog: migrator.schemas, readOnly: true)
+        #expect(migrated.format.identifier == "core-data" && migrated.schema.version == "Kitchen 2")
+        let items = try migrated.objects(ofExactEntity: "Item")
+        #expect(items.map { $0.attributes["name"] } == [.string("Apple")], "the filter count > 0 leaves Pear out")
+        #expect(items.first?.attributes["shout"] == .string("APPLE"))
+        #expect(items.first?.attributes["created"] == .date(date))
+        let steps = try migrated.objects(ofExactEntity: "Step")
+        let textOf = Dictionary(steps.map { ($0.id, $0.attributes["text"]) }, uniquingKeysWith: { a, _ in a })
+        #expect(items.first?.relationships["steps"]?.map { textOf[$0] ?? nil } == [.string("peel"), .string("wash")], "the order of an ordered relationship")
+        let tag = try #require(try migrated.objects(ofExactEntity: "Tag").first)
+        #expect(tag.attributes["rank"] == .integer(7))
+        // The relationship mapping names ItemToItem: only that mapping's objects (Apple), as in
+        // Core Data; Quince was made by SpecialItemToSpecialItem.
+        #expect(tag.relationships["items"]?.count == 1)
+    }
+}
