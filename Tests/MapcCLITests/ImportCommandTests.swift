@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+/// `mapc import` on the authored Xcode fixtures, and on damaged copies of them.
+@Suite("mapc import", .serialized)
+struct ImportCommandTests {
+    static let fixtures = CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/xcode")
+
+    private func folder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-import-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test func aModelImportsIntoSchemaFilesThatCheckAndIsNotImportedOverThem() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path
+        let run = try CLI.run(["import", model], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("imported Kitchen: 2 versions (Kitchen, Kitchen 2)"))
+        #expect(run.stderr.contains("warning: attribute Item.objectRef (Object ID) is not imported"))
+        #expect(try folder.read("schemas/versions.yaml").contains("versions: [Kitchen, Kitchen 2]"))
+        #expect(folder.exists("schemas/Kitchen 2.yaml"))
+        #expect(try CLI.run(["check"], in: folder).status == 0)
+        // Again, without --replace: refused, and nothing is touched.
+        try folder.write("# edited\n", to: "schemas/versions.yaml")
+        let again = try CLI.run(["import", model], in: folder)
+        #expect(again.status == 2 && again.stderr.contains("already exist; nothing was written"), "\(again.stderr)")
+        #expect(try folder.read("schemas/versions.yaml") == "# edited\n")
+        #expect(try CLI.run(["import", model, "--replace"], in: folder).status == 0)
+        #expect(try folder.read("schemas/versions.yaml").contains("Kitchen 2"))
+    }
+
+    @Test func aTruncatedModelIsAnErrorWithItsLineAndColumnAndWritesNothing() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("Broken.xcdatamodeld")
+        try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld"), to: copy)
+        let contents = copy.appendingPathComponent("Kitchen 2.xcdatamodel/contents")
+        let text = try String(contentsOf: contents, encoding: .utf8)
+        try Data(text.prefix(text.count / 2).utf8).write(to: contents)
+        let run = try CLI.run(["import", copy.path, "--output", "out"], in: folder)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("Kitchen 2.xcdatamodel/contents:") && run.stderr.contains("malformed XML"), "\(run.stderr)")
+        #expect(!folder.exists("out/Kitchen.yaml"), "no version is written when one fails")
+        // Not a model at all.
+        try folder.write("{ \"not\": \"xml\" }", to: "Odd.xcdatamodel")
+        let odd = try CLI.run(["import", "Odd.xcdatamodel"], in: folder)
+        #expect(odd.status == 1 && !odd.stderr.contains("Fatal"), "\(odd.stderr)")
+    }
+
+    @Test func aMappingModelImportsAgainstTheImportedSchemas() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["import", Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path], in: folder).status == 0)
+        let run = try CLI.run(["import", Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel").path], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("Kitchen -> Kitchen 2, 4 entity mappings"))
+        #expect(run.stderr.contains("register it as 'ItemMigrationPolicy'"))
+        #expect(run.stderr.contains("the imported mapping does not check yet"), "the policy is not registered in the shipped mapc")
+        #expect(try folder.read("mappings/mapping_Kitchen_to_Kitchen 2.yaml").contains(#"shout: FUNCTION($entityPolicy, "shout:", $source.name)"#))
+    }
+
+    /// An archived expression that is not one: a foreign property list, or an archive naming a
+    /// class no NSExpression has. The property is left out with a warning naming it; nothing crashes.
+    @Test(arguments: ["foreign plist", "unexpected class", "not base64 of anything"])
+    func aDamagedValueExpressionIsReportedAndLeftOut(damage: String) throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["import", Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path], in: folder).status == 0)
+        let original = try String(contentsOf: Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        // The shout expression is the first binary value in the file.
+        let start = try #require(original.range(of: "<attribute name=\"valueexpressiondata\" type=\"binary\">"))
+        let end = try #require(original.range(of: "</attribute>", range: start.upperBound..<original.endIndex))
+        let archive = try #require(Data(base64Encoded: String(original[start.upperBound..<end.lowerBound])))
+        let replacement: String
+        switch damage {
+        case "foreign plist":
+            replacement = try PropertyListSerialization.data(fromPropertyList: ["Hello": "world"], format: .xml, options: 0).base64EncodedString()
+        case "unexpected class":
+            var bytes = [UInt8](archive)
+            let needle = Array("NSFunctionExpression".utf8), evil = Array("XXFunctionExpression".utf8)
+            if let at = (0...(bytes.count - needle.count)).first(where: { Array(bytes[$0..<$0 + needle.count]) == needle }) { bytes.replaceSubrange(at..<at + needle.count, with: evil) }
+            replacement = Data(bytes).base64EncodedString()
+        default:
+            replacement = "AAAA"
+        }
+        let damaged = original.replacingCharacters(in: start.upperBound..<end.lowerBound, with: replacement)
+        let model = folder.appendingPathComponent("Damaged.xcmappingmodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data(damaged.utf8).write(to: model.appendingPathComponent("xcmapping.xml"))
+        let run = try CLI.run(["import", model.path], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("the value expression of attribute shout of ItemToItem"), "\(run.stderr)")
+        #expect(run.stderr.contains("left out of the mapping"))
+        if damage == "unexpected class" { #expect(run.stderr.contains("holds a XXFunctionExpression where an expression was expected")) }
+        let mapping = try folder.read("mappings/mapping_Kitchen_to_Kitchen 2.yaml")
+        #expect(!mapping.contains("FUNCTION($entityPolicy") && mapping.contains("name: $source.name"))
+    }
+
+    /// A Core Data store whose metadata names an entity no version has is not guessed at.
+    @Test func aCoreDataStoreWithUnknownEntitiesInItsMetadataIsRefused() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["import", Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path], in: folder).status == 0)
+        #expect(try CLI.run(["init", "--schema", "Kitchen", "--layout", "core-data", "store.sqlite"], in: folder).status == 0)
+        // Add a hash for an entity called Ghost to the store's metadata.
+        let path = folder.appendingPathComponent("store.sqlite").path
+        let script = """
+        import plistlib, sqlite3
+        db = sqlite3.connect(\(String(reflecting: path)))
+        plist = plistlib.loads(db.execute("SELECT Z_PLIST FROM Z_METADATA").fetchone()[0])
+        plist["NSStoreModelVersionHashes"]["Ghost"] = bytes(32)
+        db.execute("UPDATE Z_METADATA SET Z_PLIST = ?", (plistlib.dumps(plist, fmt=plistlib.FMT_BINARY),))
+        db.commit()
+        """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script]
+        try python.run()
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let status = try CLI.run(["status", "store.sqlite"], in: folder)
+        #expect(status.status == 2 && status.stderr.contains("the Core Data metadata names entity 'Ghost', which Z_PRIMARYKEY does not list"), "\(status.stdout)\(status.stderr)")
+        let run = try CLI.run(["run", "store.sqlite"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("Ghost"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+    }
+}
