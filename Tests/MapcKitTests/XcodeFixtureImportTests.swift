@@ -49,6 +49,15 @@ struct XcodeFixtureImportTests {
         #expect(model.warnings.allSatisfy { ($0.location?.line ?? 0) > 1 })
     }
 
+    @Test func aSingleVersionImportsFromItsFolderOrItsContentsFile() throws {
+        let folder = Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld/Kitchen 2.xcdatamodel")
+        for path in [folder.path, folder.appendingPathComponent("contents").path] {
+            let model = try XcodeModelImporter.importModel(at: path)
+            #expect(model.name == "Kitchen" && model.schemas.map(\.version) == ["Kitchen 2"] && model.currentVersion == nil, "\(path)")
+        }
+        #expect(throws: MapcError.self) { try XcodeModelImporter.importModel(at: Self.fixtures.appendingPathComponent("Nowhere.xcdatamodeld").path) }
+    }
+
     @Test func theMappingModelImportsAndMigratesACoreDataStore() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
