@@ -122,18 +122,7 @@ enum ExpressionArchive {
     }
 
     /// A string literal of mapc's language.
-    static func quoted(_ text: String) -> String {
-        "\"" + text.unicodeScalars.map { scalar -> String in
-            switch scalar {
-            case "\"": return "\\\""
-            case "\\": return "\\\\"
-            case "\n": return "\\n"
-            case "\t": return "\\t"
-            case "\r": return "\\r"
-            default: return scalar.value < 0x20 ? String(format: "\\u%04x", scalar.value) : String(scalar)
-            }
-        }.joined() + "\""
-    }
+    static func quoted(_ text: String) -> String { ExpressionLiteral.string(text) }
 
     private static func isIdentifier(_ text: String) -> Bool {
         guard let first = text.first, first.isLetter || first == "_" else { return false }

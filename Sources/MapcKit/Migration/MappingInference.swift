@@ -153,7 +153,7 @@ public enum MappingInference {
                     entityNotes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
                 }
                 if old.isOptional && !attribute.isOptional {
-                    guard let defaultValue = attribute.defaultValue, let literal = literal(defaultValue) else {
+                    guard let defaultValue = attribute.defaultValue, let literal = ExpressionLiteral.value(defaultValue) else {
                         refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
                                                          fix: "give it a default in \(destination.version), or write an explicit mapping"))
                         continue
@@ -279,19 +279,5 @@ public enum MappingInference {
         }
         if renaming != nil && !names.contains(name) { names.append(name) }
         return names
-    }
-
-    /// A value written as an expression literal, for defaults.
-    static func literal(_ value: Value) -> String? {
-        switch value {
-        case .null: return "nil"
-        case .bool(let flag): return flag ? "YES" : "NO"
-        case .integer(let n): return String(n)
-        case .double(let d): return d.isFinite ? "\(d)" : nil
-        case .decimal(let d): return "CAST(\"\(d)\", \"NSDecimalNumber\")"
-        case .string(let text): return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
-        case .date(let date): return "CAST(\"\(ISO8601.format(date))\", \"NSDate\")"
-        default: return nil
-        }
     }
 }
