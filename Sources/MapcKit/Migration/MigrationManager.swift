@@ -122,7 +122,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     func run() throws -> MigrationSummary {
         for evaluator in evaluators { evaluator.context.manager = self }
         var seconds: [MigrationPhase: Double] = [:]
-        try destinationStore.database.writeWithoutTransaction { db in
+        // The whole run reads its source in one read transaction: one snapshot, no transaction per read.
+        try sourceStore.readingInOneTransaction { try destinationStore.database.writeWithoutTransaction { db in
             connection = db
             rowWriter = RowWriter(store: destinationStore, db: db)
             defer { connection = nil; rowWriter = nil }
@@ -158,7 +159,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             clock = Date()
             try ValidationPhase().run(self)
             seconds[.validate] = Date().timeIntervalSince(clock)
-        }
+        } }
         var counts: [(String, Int)] = []
         for entity in destinationSchema.entities {
             counts.append((entity.name, try destinationStore.count(of: entity.name, exactly: true)))
@@ -485,7 +486,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         entities = entities.filter { sourceStore.layout.entities[$0]?.table == sourceStorage.table }
         // A mapping model's step numbers a filtered or fetched mapping's objects through associations.
         if !step.keepsKeys, entityMapping.filter != nil || entityMapping.sourceExpression != nil { return nil }
-        let bounds = try sourceStore.database.read { db in
+        let bounds = try sourceStore.reading { db in
             try Row.fetchOne(db, sql: "SELECT min(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)), max(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)) FROM \(sourceStorage.table.quotedDatabaseIdentifier)")
         }
         guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key") else { return nil }
@@ -500,7 +501,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             // table whose keys have no gaps (otherwise the objects record associations).
             // Every row is the mapping's entity when the table holds no other; otherwise count them.
             let alone = sourceStore.layout.entities.values.filter { $0.table == sourceStorage.table }.count == 1
-            let counts = try sourceStore.database.read { db in
+            let counts = try sourceStore.reading { db in
                 try Row.fetchOne(db, sql: alone ? "SELECT count(*), count(*) FROM \(sourceStorage.table.quotedDatabaseIdentifier)"
                                  : "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
                                  arguments: alone ? [] : [sourceStorage.discriminator])

@@ -8,7 +8,7 @@ extension Store {
     /// Formats that keep identities (mapc's `_id`) are searched by them; for the others the
     /// identity says it (`Note/p12`).
     public func locate(id: String) throws -> (entity: String, key: Int64)? {
-        try database.read { try locate(id: id, $0) }
+        try reading { try locate(id: id, $0) }
     }
 
     func locate(id: String, _ db: Database) throws -> (entity: String, key: Int64)? {
@@ -44,15 +44,15 @@ extension Store {
 
     /// The object with this identity, whatever its entity; nil when the store has none.
     public func object(id: String) throws -> ObjectData? {
-        try database.read { try readObject(id: id, $0) }
+        try reading { try readObject(id: id, $0) }
     }
 
     /// The object with this key in the table of an entity's hierarchy (whichever entity of the
     /// hierarchy it is); nil when there is none.
     public func object(entity: String, key: Int64) throws -> ObjectData? {
         let storage = try layout.storage(of: entity)
-        let discriminator = try database.read { db in
-            try DatabaseValue.fetchOne(db, sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?", arguments: [key])
+        let discriminator = try reading { db in
+            try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"), arguments: [key])
         }
         guard let discriminator, let exact = layout.entity(withDiscriminator: discriminator, inTable: storage.table) else { return nil }
         var found: ObjectData?
@@ -102,44 +102,19 @@ extension Store {
     /// the given keys, or those whose keys lie in a range.
     func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, in connection: Database? = nil,
                      _ body: (ObjectData) throws -> Void) throws {
-        guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
-        let storage = try layout.storage(of: entityName)
-        let attributes = schema.allAttributes(of: entity).compactMap { attribute in
-            storage.attributeColumns[attribute.name].map { (attribute: attribute, column: $0) }
-        }.filter { !$0.attribute.isTransient }
-        let relationships = schema.allRelationships(of: entity).compactMap { relationship in
-            storage.relationships[relationship.name].map { (relationship: relationship, kept: $0) }
-        }.filter { !$0.relationship.isTransient }
-        let table = storage.table.quotedDatabaseIdentifier, key = storage.primaryKey.quotedDatabaseIdentifier, kind = storage.entityColumn.quotedDatabaseIdentifier
-        let idSelection = storage.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
-        var selections = ["t.\(key)", storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"]
-        selections += attributes.map { "t.\($0.column.quotedDatabaseIdentifier)" }
-        var toOne: [(name: String, table: String)] = []
-        var toManyQueries: [(name: String, table: String, sql: String)] = []
-        for (relationship, kept) in relationships {
-            switch kept {
-            case .foreignKey(let column, let destinationTable, _):
-                let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier))"
-                selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
-                toOne.append((relationship.name, destinationTable))
-            case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):
-                let order = orderColumn.map { "d.\($0.quotedDatabaseIdentifier), " } ?? ""
-                let filter = discriminators.map(Self.sqlLiteral).joined(separator: ", ")
-                toManyQueries.append((relationship.name, destinationTable,
-                                      "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND d.\(kind) IN (\(filter)) ORDER BY \(order)d.\(key)"))
-            case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
-                let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
-                toManyQueries.append((relationship.name, destinationTable,
-                                      "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
-            }
-        }
+        let plan = try readPlan(entityName) { try ReadPlan(entity: entityName, store: self) }
+        let attributes = plan.attributes, toOne = plan.toOne, toManyQueries = plan.toMany
+        let key = plan.key
         var filter = ""
         if let keys { filter += " AND t.\(key) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))" }
-        if let keyRange { filter += " AND t.\(key) BETWEEN \(keyRange.lowerBound) AND \(keyRange.upperBound)" }
-        let sql = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(kind) = ?\(filter) ORDER BY t.\(key)"
+        if keyRange != nil { filter += " AND t.\(key) BETWEEN ? AND ?" }
+        let sql = plan.select + filter + " ORDER BY t.\(key)"
+        var arguments = [plan.discriminator] + (keys ?? []).map(\.databaseValue)
+        if let keyRange { arguments += [keyRange.lowerBound.databaseValue, keyRange.upperBound.databaseValue] }
         func read(_ db: Database) throws {
-            let manyStatements = try toManyQueries.map { ($0.name, $0.table, try db.makeStatement(sql: $0.sql)) }
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments([storage.discriminator] + (keys ?? []).map(\.databaseValue)))
+            // Cached statements: prepared once per connection, not per read.
+            let manyStatements = try toManyQueries.map { ($0.name, $0.table, try db.cachedStatement(sql: $0.sql)) }
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
             while let row = try rows.next() {
                 let primaryKey: Int64 = try row.stored(0, "a row key of \(entityName)")
                 let stored: String? = try row.storedIfPresent(1, "an object id of \(entityName)")
@@ -181,7 +156,7 @@ extension Store {
                 try body(object)
             }
         }
-        if let connection { try read(connection) } else { try database.read(read) }
+        if let connection { try read(connection) } else { try reading(read) }
     }
 
     /// A value written into SQL text (for discriminator lists in subqueries; never user text unquoted).
@@ -205,8 +180,8 @@ extension Store {
         var lastKey: Int64 = .min
         while true {
             var keys: [Int64] = []
-            try database.read { db in
-                for row in try Row.fetchAll(db, sql: sql, arguments: [storage.discriminator, lastKey, batchSize]) {
+            try reading { db in
+                for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [storage.discriminator, lastKey, batchSize]) {
                     keys.append(try row.stored(0, "a row key of \(entity)"))
                 }
             }
@@ -218,5 +193,60 @@ extension Store {
             try body(batch)
             if keys.count < batchSize { return }
         }
+    }
+}
+
+/// How the objects of one entity are read: the columns, the to-one lookups and the to-many
+/// queries, worked out once per entity rather than per read.
+struct ReadPlan {
+    let storage: EntityStorage
+    let discriminator: DatabaseValue
+    /// The quoted key column.
+    let key: String
+    /// `SELECT … FROM table t WHERE t.entity = ?`, to which filters are added.
+    let select: String
+    let attributes: [(attribute: Attribute, column: String)]
+    let toOne: [(name: String, table: String)]
+    let toMany: [(name: String, table: String, sql: String)]
+
+    init(entity entityName: String, store: Store) throws {
+        let schema = store.schema
+        guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
+        let storage = try store.layout.storage(of: entityName)
+        self.storage = storage
+        discriminator = storage.discriminator
+        attributes = schema.allAttributes(of: entity).compactMap { attribute in
+            storage.attributeColumns[attribute.name].map { (attribute: attribute, column: $0) }
+        }.filter { !$0.attribute.isTransient }
+        let relationships = schema.allRelationships(of: entity).compactMap { relationship in
+            storage.relationships[relationship.name].map { (relationship: relationship, kept: $0) }
+        }.filter { !$0.relationship.isTransient }
+        let table = storage.table.quotedDatabaseIdentifier, key = storage.primaryKey.quotedDatabaseIdentifier, kind = storage.entityColumn.quotedDatabaseIdentifier
+        self.key = key
+        let idSelection = storage.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
+        var selections = ["t.\(key)", storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"]
+        selections += attributes.map { "t.\($0.column.quotedDatabaseIdentifier)" }
+        var toOne: [(name: String, table: String)] = []
+        var toMany: [(name: String, table: String, sql: String)] = []
+        for (relationship, kept) in relationships {
+            switch kept {
+            case .foreignKey(let column, let destinationTable, _):
+                let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier))"
+                selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
+                toOne.append((relationship.name, destinationTable))
+            case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):
+                let order = orderColumn.map { "d.\($0.quotedDatabaseIdentifier), " } ?? ""
+                let filter = discriminators.map(Store.sqlLiteral).joined(separator: ", ")
+                toMany.append((relationship.name, destinationTable,
+                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND d.\(kind) IN (\(filter)) ORDER BY \(order)d.\(key)"))
+            case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
+                let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
+                toMany.append((relationship.name, destinationTable,
+                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
+            }
+        }
+        self.toOne = toOne
+        self.toMany = toMany
+        select = "SELECT \(selections.joined(separator: ", ")) FROM \(table) t WHERE t.\(kind) = ?"
     }
 }

@@ -22,6 +22,12 @@ public final class Store: @unchecked Sendable {
     /// Seconds to wait for another process's lock before reporting the store as in use.
     static let busyTimeout: TimeInterval = 2
 
+    /// Work-lifetime state: the read transaction a migration holds on the store (so its many small
+    /// reads share one snapshot and no per-read transaction), and each entity's read plan.
+    private let lock = NSLock()
+    private var activeReader: Database?
+    private var readPlans: [String: ReadPlan] = [:]
+
     private init(database: DatabaseQueue, schema: Schema, format: StoreFormat, path: String?) {
         self.database = database
         self.schema = schema
@@ -75,6 +81,32 @@ public final class Store: @unchecked Sendable {
         let queue = try openQueue(path: path, readOnly: true)
         defer { try? queue.close() }
         return try readMetadata(queue, path: path)
+    }
+
+    /// Runs `body` inside one read transaction on the store: every read the store makes meanwhile
+    /// (objects, keys, counts, whatever thread-compatible code asks) uses it, as one snapshot, with
+    /// no transaction of its own. A migration reads its source this way.
+    func readingInOneTransaction<T>(_ body: () throws -> T) throws -> T {
+        try database.read { db in
+            lock.withLock { activeReader = db }
+            defer { lock.withLock { activeReader = nil } }
+            return try body()
+        }
+    }
+
+    /// Runs a read on the store: in the transaction `readingInOneTransaction` holds, or in a read
+    /// transaction of its own.
+    func reading<T>(_ body: (Database) throws -> T) throws -> T {
+        if let reader = lock.withLock({ activeReader }) { return try body(reader) }
+        return try database.read(body)
+    }
+
+    /// The read plan of an entity, worked out once.
+    func readPlan(_ entity: String, make: () throws -> ReadPlan) rethrows -> ReadPlan {
+        if let plan = lock.withLock({ readPlans[entity] }) { return plan }
+        let plan = try make()
+        lock.withLock { readPlans[entity] = plan }
+        return plan
     }
 
     /// Closes the store's connection now rather than when the store is released (after which the
@@ -170,7 +202,7 @@ public final class Store: @unchecked Sendable {
         let storage = try layout.storage(of: entity)
         let values = exactly ? [storage.discriminator] : storage.discriminators
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
-        return try database.read { db in
+        return try reading { db in
             try Int.fetchOne(db, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))",
                              arguments: StatementArguments(values)) ?? 0
         }
