@@ -80,6 +80,7 @@ struct CreationPhase {
         }
         if let sourceExpression = entityMapping.sourceExpression {
             let evaluator = manager.evaluators[manager.mappingIndex(entityMapping)]
+            manager.unbind(manager.mappingIndex(entityMapping))
             evaluator.context.evaluatedObject = .null
             let result: EvalValue
             do { result = try evaluator.evaluate(sourceExpression.expression) } catch let error as ExpressionError {

@@ -61,6 +61,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// entities read so far and the range set aside.
     private var keptKeys: [String: (sourceTable: String, entities: Set<String>, range: ClosedRange<Int64>)] = [:]
     private var attributePlans: [String: AttributePlan] = [:]
+    /// The objects each mapping's evaluator has bound to `$source` and `$destination`.
+    private var bound: [(source: ObjectRef?, destination: ObjectRef?)]
     /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
     private var storedAttributes: [String: (types: [String: AttributeType], defaults: [(String, Value)])] = [:]
 
@@ -96,6 +98,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         self.policies = policies
         self.evaluators = evaluators
         created = Array(repeating: 0, count: mapping.entityMappings.count)
+        bound = Array(repeating: (nil, nil), count: mapping.entityMappings.count)
         guard mapping.destination.isEmpty || step.destination.schema.version == mapping.destination else {
             throw MigrationError.setup("the destination store is laid out for \(step.destination.schema.version), but the mapping goes to \(mapping.destination)")
         }
@@ -190,16 +193,27 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Evaluates an expression for a source object, locating failures in the mapping file.
     func evaluate<T>(_ expression: MappingExpression, for source: SourceObject, destination: DestinationObject? = nil, mapping entityMapping: EntityMapping,
                      property: String, _ run: (Evaluator, Expr) throws -> T) throws -> T {
-        let evaluator = evaluators[mappingIndex(entityMapping)]
-        evaluator.context.evaluatedObject = .object(source.ref)
-        evaluator.context.variables["source"] = .object(source.ref)
-        evaluator.context.variables["destination"] = destination.map { .object($0.ref) } ?? .null
-        evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
+        let index = mappingIndex(entityMapping)
+        let evaluator = evaluators[index]
+        // Bound once per object, not per expression: the variables only change with the objects.
+        let sourceRef = source.ref, destinationRef = destination?.ref
+        if bound[index].source != sourceRef || bound[index].destination != destinationRef || bound[index].source == nil {
+            evaluator.context.evaluatedObject = .object(sourceRef)
+            evaluator.context.variables["source"] = .object(sourceRef)
+            evaluator.context.variables["destination"] = destinationRef.map { .object($0) } ?? .null
+            evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
+            bound[index] = (sourceRef, destinationRef)
+        }
         do {
             return try run(evaluator, expression.expression)
         } catch let error as ExpressionError {
             throw MigrationError.expression(mapping: entityMapping.name, property: property, object: source.ref, diagnostic: error.diagnostic(in: expression.source))
         }
+    }
+
+    /// Forgets what a mapping's evaluator has bound, after its context was set another way.
+    func unbind(_ index: Int) {
+        bound[index] = (nil, nil)
     }
 
     func mappingIndex(_ entityMapping: EntityMapping) -> Int {

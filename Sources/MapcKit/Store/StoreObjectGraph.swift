@@ -6,6 +6,10 @@ public final class StoreObjectGraph: ObjectGraph {
     public let store: Store
     private var cache = BoundedCache<String, ObjectData>(capacity: 4_096)
     private var properties: [String: [String: Property]] = [:]
+    /// The object being worked on (a migration's current source object): found without hashing.
+    private var current: ObjectData?
+    /// The properties of the last entity asked about, found without hashing its name.
+    private var currentProperties: (entity: String, byName: [String: Property])?
 
     /// Creates a graph over a store.
     public init(store: Store) {
@@ -14,7 +18,7 @@ public final class StoreObjectGraph: ObjectGraph {
 
     /// Makes an object known to the graph without a read (for objects being iterated already).
     public func remember(_ object: ObjectData) {
-        cache[object.id] = object
+        current = object
     }
 
     /// The reference of an object read from the store.
@@ -23,7 +27,11 @@ public final class StoreObjectGraph: ObjectGraph {
     }
 
     private func property(_ key: String, of entityName: String) -> Property? {
-        if let known = properties[entityName]?[key] { return known }
+        if let known = currentProperties, known.entity == entityName, let found = known.byName[key] { return found }
+        if let known = properties[entityName]?[key] {
+            currentProperties = (entityName, properties[entityName] ?? [:])
+            return known
+        }
         guard let entity = store.schema.entity(named: entityName), let found = store.schema.property(named: key, in: entity) else { return nil }
         properties[entityName, default: [:]][key] = found
         return found
@@ -31,6 +39,7 @@ public final class StoreObjectGraph: ObjectGraph {
 
     /// The stored object a reference names.
     public func load(_ ref: ObjectRef) throws -> ObjectData? {
+        if let current, let key = ref.key, current.key == key, current.entity == ref.entity { return current }
         if let cached = cache[ref.id] { return cached }
         let object: ObjectData?
         if let key = ref.key, store.schema.entity(named: ref.entity) != nil {
@@ -38,7 +47,7 @@ public final class StoreObjectGraph: ObjectGraph {
         } else {
             object = try store.object(id: ref.id)
         }
-        if let object { remember(object) }
+        if let object { cache[object.id] = object }
         return object
     }
 
