@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc graph VERSION|FILE [--format mermaid|dot]`: a schema or a mapping as a diagram.
+struct GraphCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "graph",
+        abstract: "Draw a schema version (entities, attributes, relationships, inheritance) or a mapping file (which entities feed which) as a Mermaid or Graphviz DOT diagram.",
+        discussion: "Mermaid renders in GitHub and most Markdown viewers inside a ```mermaid block; DOT renders with Graphviz (`dot -Tsvg`)."
+    )
+
+    @Argument(help: ArgumentHelp("A version name, a schema file or a mapping file.", valueName: "version-or-file"))
+    var subject: String
+
+    @Option(help: ArgumentHelp("mermaid (default) or dot.", valueName: "format"))
+    var format: DiagramFormat = .mermaid
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write the diagram to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    func run() throws {
+        var sources: [SourceFile] = []
+        try reportingErrors(sources: sources) {
+            let text: String
+            var isFile: ObjCBool = false
+            if FileManager.default.fileExists(atPath: subject, isDirectory: &isFile), !isFile.boolValue {
+                let source = try SourceFile.read(path: subject)
+                sources = [source]
+                if ProjectFileKind.classify(source, fallback: .schema) == .mapping {
+                    let (mapping, diagnostics) = MappingLoader.parse(source: source)
+                    guard let mapping, !diagnostics.hasErrors else { throw DiagnosticsError(diagnostics) }
+                    text = MappingDiagram.render(mapping, as: format)
+                } else {
+                    text = SchemaDiagram.render(try SchemaLoader.load(source: source).schema, as: format)
+                }
+            } else {
+                text = SchemaDiagram.render(try schemaOptions.catalog().require(version: subject), as: format)
+            }
+            try Console.write(text, to: output)
+        }
+    }
+}
+
+extension DiagramFormat: ExpressibleByArgument {}

@@ -1,0 +1,57 @@
+import Foundation
+
+/// A mapping drawn as a flow: the source version's entities on the left, the destination's on the
+/// right, an arrow per entity mapping labelled with its name, type, filter and policy; add mappings
+/// come from "new", remove mappings go to "dropped".
+public enum MappingDiagram {
+    /// The diagram's text.
+    public static func render(_ mapping: MappingModel, as format: DiagramFormat) -> String {
+        let sources = orderedUnique(mapping.entityMappings.compactMap(\.source))
+        let destinations = orderedUnique(mapping.entityMappings.compactMap(\.destination))
+        let edges = mapping.entityMappings.map { entityMapping -> (from: String, to: String, label: [String]) in
+            var label = [entityMapping.name]
+            if entityMapping.type != .transform { label.append(entityMapping.type.rawValue) }
+            if let filter = entityMapping.filter { label.append("filter: \(filter.source.text)") }
+            if let policy = entityMapping.policy { label.append("policy: \(policy)") }
+            return (entityMapping.source.map { "s_\($0)" } ?? "new", entityMapping.destination.map { "d_\($0)" } ?? "dropped", label)
+        }
+        let hasAdd = edges.contains { $0.from == "new" }, hasRemove = edges.contains { $0.to == "dropped" }
+        switch format {
+        case .mermaid:
+            var lines = ["flowchart LR"]
+            lines.append("    subgraph source [\"\(SchemaDiagram.mermaidText(mapping.source))\"]")
+            lines += sources.map { "        s_\($0)[\"\($0)\"]" }
+            if hasAdd { lines.append("        new((new))") }
+            lines.append("    end")
+            lines.append("    subgraph destination [\"\(SchemaDiagram.mermaidText(mapping.destination))\"]")
+            lines += destinations.map { "        d_\($0)[\"\($0)\"]" }
+            if hasRemove { lines.append("        dropped((dropped))") }
+            lines.append("    end")
+            for edge in edges {
+                lines.append("    \(edge.from) -->|\"\(edge.label.map(SchemaDiagram.mermaidText).joined(separator: "<br/>"))\"| \(edge.to)")
+            }
+            return lines.joined(separator: "\n") + "\n"
+        case .dot:
+            var lines = ["digraph \(SchemaDiagram.dotID("\(mapping.source) to \(mapping.destination)")) {", "    rankdir=LR;",
+                         "    node [shape=box, fontname=\"Helvetica\"];", "    edge [fontname=\"Helvetica\", fontsize=10];"]
+            lines.append("    subgraph cluster_source { label=\(SchemaDiagram.dotID(mapping.source));")
+            lines += sources.map { "        s_\($0) [label=\(SchemaDiagram.dotID($0))];" }
+            if hasAdd { lines.append("        new [shape=circle, label=\"new\"];") }
+            lines.append("    }")
+            lines.append("    subgraph cluster_destination { label=\(SchemaDiagram.dotID(mapping.destination));")
+            lines += destinations.map { "        d_\($0) [label=\(SchemaDiagram.dotID($0))];" }
+            if hasRemove { lines.append("        dropped [shape=circle, label=\"dropped\"];") }
+            lines.append("    }")
+            for edge in edges {
+                lines.append("    \(edge.from) -> \(edge.to) [label=\(SchemaDiagram.dotID(edge.label.joined(separator: "\n")))];")
+            }
+            lines.append("}")
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+
+    private static func orderedUnique(_ names: [String]) -> [String] {
+        var seen: Set<String> = []
+        return names.filter { seen.insert($0).inserted }
+    }
+}
