@@ -33,7 +33,7 @@ struct ImportCommand: ParsableCommand {
             var sources: [SourceFile] = []
             if Self.isMappingModel(path) {
                 let imported = try XcodeMappingImporter.importMapping(at: path, schemas: try schemaOptions.catalog())
-                files = [(imported.fileName, imported.text)]
+                files = [(imported.fileName, imported.text)] + EditorSchemas.files(for: .mapping)
                 folder = output ?? "./mappings"
                 warnings = imported.warnings
                 summary = "\(URL(fileURLWithPath: path).lastPathComponent): \(imported.source.version) -> \(imported.destination.version), \(imported.mapping.entityMappings.count) entity mapping\(imported.mapping.entityMappings.count == 1 ? "" : "s")"
@@ -50,16 +50,17 @@ struct ImportCommand: ParsableCommand {
             if !warnings.isEmpty { Console.err(DiagnosticRenderer(sources: []).render(warnings)) }
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             if !replace {
-                let existing = files.map { (folder as NSString).appendingPathComponent($0.name) }.filter { FileManager.default.fileExists(atPath: $0) }
+                // The editor schemas beside the files are mapc's own, replaced whenever it writes.
+                let existing = files.filter { !$0.name.hasSuffix(".schema.json") }.map { (folder as NSString).appendingPathComponent($0.name) }.filter { FileManager.default.fileExists(atPath: $0) }
                 if !existing.isEmpty {
                     throw MapcError.file("\(existing.joined(separator: ", ")) already exist\(existing.count == 1 ? "s" : ""); nothing was written: remove \(existing.count == 1 ? "it" : "them") or pass --replace")
                 }
             }
             for file in files {
-                try Files.write(Data(file.text.utf8), to: (folder as NSString).appendingPathComponent(file.name), replace: replace)
+                try Files.write(Data(file.text.utf8), to: (folder as NSString).appendingPathComponent(file.name), replace: replace || file.name.hasSuffix(".schema.json"))
             }
             Console.out("imported \(summary)")
-            Console.out("wrote \(files.map(\.name).joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
+            Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
             if !checkProblems.isEmpty {
                 Console.err(DiagnosticRenderer(sources: sources).render(checkProblems))
                 Console.err("the imported mapping does not check yet: fix what is listed (for a custom policy, port it and register it) before `mapc run` uses it")

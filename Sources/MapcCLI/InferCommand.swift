@@ -31,6 +31,12 @@ struct InferCommand: ParsableCommand {
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
             let text = MappingWriter.yaml(result.skeleton, source: source, destination: destination, changes: result.changes, notes: result.notes, order: catalog.order)
             try Console.write(text, to: output, replace: false)
+            if let output {
+                // The JSON Schema the file's first line points editors at, beside it.
+                for file in EditorSchemas.files(for: .mapping) {
+                    try Files.write(Data(file.text.utf8), to: ((output as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file.name), replace: true)
+                }
+            }
             let count = result.skeleton.entityMappings.count
             let mappings = "\(count) entity mapping\(count == 1 ? "" : "s") from \(from) to \(to)"
             if result.problems.isEmpty {

@@ -427,15 +427,16 @@ extension ImportedModel {
         var problems: [Diagnostic] = []
         for schema in schemas {
             let name = "\(schema.version).yaml"
-            let text = SchemaWriter.yaml(schema, header: ["\(name == "versions.yaml" ? "" : "Imported by mapc from \(source), version '\(schema.version)'.")",
-                                                          "Edit the Xcode model and import again, or edit this file and keep it as the model's version."])
+            let text = SchemaWriter.yaml(schema, header: ["Imported by mapc from \(source), version '\(schema.version)'.",
+                                                          "Edit the Xcode model and import again, or edit this file and keep it as the model's version."],
+                                         jsonSchema: EditorSchemas.schemaFileName)
             let (loaded, diagnostics) = SchemaLoader.parse(source: SourceFile(path: name, text: text))
             problems += diagnostics.filter { $0.severity == .error }
             if loaded != nil { files.append((name, text)) }
         }
         if !problems.isEmpty { throw DiagnosticsError(problems) }
         let order = schemas.map { YAMLText.flowScalar($0.version) }.joined(separator: ", ")
-        files.append(("versions.yaml", "# The versions of \(name), oldest first; the last is the current version\(currentVersion.map { " (\($0), as .xccurrentversion says)" } ?? "").\nversions: [\(order)]\n"))
-        return files
+        files.append(("versions.yaml", EditorSchemas.modeline(EditorSchemas.versionsFileName) + "\n# The versions of \(name), oldest first; the last is the current version\(currentVersion.map { " (\($0), as .xccurrentversion says)" } ?? "").\nversions: [\(order)]\n"))
+        return files + EditorSchemas.files(for: .schema) + EditorSchemas.files(for: .versionOrder)
     }
 }

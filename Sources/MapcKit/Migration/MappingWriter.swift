@@ -4,10 +4,12 @@ import Foundation
 /// edits (like Xcode's "New Mapping Model"), with comments on what changed and hashes filled in.
 public enum MappingWriter {
     /// The YAML text of a mapping, with `notes` as comments under each entity mapping.
-    /// `header` replaces the opening comment lines (which say the mapping was inferred).
+    /// `header` replaces the opening comment lines (which say the mapping was inferred);
+    /// `jsonSchema` is the JSON Schema editors are pointed at (written beside the file).
     public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:],
-                            order: VersionOrder? = nil, header: [String]? = nil) -> String {
-        var lines = (header ?? ["Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
+                            order: VersionOrder? = nil, header: [String]? = nil, jsonSchema: String? = EditorSchemas.mappingFileName) -> String {
+        var lines = jsonSchema.map { [EditorSchemas.modeline($0)] } ?? []
+        lines += (header ?? ["Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
                                 "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]).map { "# " + $0 }
         if let order { lines.append("# Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))") }
         if !changes.isEmpty {

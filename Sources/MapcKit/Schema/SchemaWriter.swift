@@ -4,9 +4,11 @@ import Foundation
 /// same schema back (same entities, properties, rules, hashes). `mapc import` writes the versions of
 /// an Xcode model with it.
 public enum SchemaWriter {
-    /// The schema's YAML text, with `header` lines as comments on top.
-    public static func yaml(_ schema: Schema, header: [String] = []) -> String {
-        var lines = header.map { "# " + $0 }
+    /// The schema's YAML text, with `header` lines as comments on top, after a
+    /// `# yaml-language-server: $schema=…` line pointing editors at `jsonSchema` when given.
+    public static func yaml(_ schema: Schema, header: [String] = [], jsonSchema: String? = nil) -> String {
+        var lines = jsonSchema.map { ["# yaml-language-server: $schema=\($0)"] } ?? []
+        lines += header.map { "# " + $0 }
         lines.append("model: \(YAMLText.scalar(schema.model))")
         lines.append("version: \(YAMLText.scalar(schema.version))")
         if let identifier = schema.versionIdentifier { lines.append("versionIdentifier: \(YAMLText.scalar(identifier))") }
