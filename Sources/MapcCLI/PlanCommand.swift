@@ -9,8 +9,8 @@ struct PlanCommand: ParsableCommand {
         abstract: "Show the steps that would bring a store to a version, and whether each uses a mapping file or an inferred mapping."
     )
 
-    @Argument(help: ArgumentHelp("The store.", valueName: "store"))
-    var store: String
+    @Argument(help: ArgumentHelp("The store (or several, or a folder of them).", valueName: "store"))
+    var stores: [String]
 
     @Option(help: ArgumentHelp("The version to reach; the newest in the schemas folder by default.", valueName: "version"))
     var to: String?
@@ -29,16 +29,27 @@ struct PlanCommand: ParsableCommand {
     }
 
     func run() throws {
+        var worst: Int32 = MapcExitCode.success
         try reportingErrors {
             let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
-            let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
-            guard plan.isNeeded else {
-                Console.out("\(store) is already at \(plan.target.version); nothing to do")
-                return
+            let paths = try StoreList.expand(stores)
+            for store in paths {
+                do {
+                    let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
+                    guard plan.isNeeded else {
+                        Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                        continue
+                    }
+                    var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
+                    for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
+                    Console.out(lines.joined(separator: "\n"))
+                } catch where paths.count > 1 {
+                    // One store's problem does not hide the others' plans.
+                    Console.err("error: \(store): \(BatchOutcome.message(of: error))")
+                    worst = max(worst, BatchOutcome.exitCode(of: error))
+                }
             }
-            var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
-            for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
-            Console.out(lines.joined(separator: "\n"))
         }
+        if worst != MapcExitCode.success { throw ExitCodeError(worst) }
     }
 }

@@ -22,8 +22,14 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The version to migrate to; the newest in the schemas folder by default.", valueName: "version"))
     var to: String?
 
-    @Argument(help: ArgumentHelp("The store to migrate.", valueName: "store"))
-    var store: String
+    @Argument(help: ArgumentHelp("The store to migrate; several stores, or a folder of them, migrate in parallel.", valueName: "store"))
+    var stores: [String]
+
+    /// The one store of a single run.
+    private var store: String { stores.first ?? "" }
+
+    @Option(help: ArgumentHelp("With several stores: how many migrate at once (default: the number of cores).", valueName: "n"))
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
     @OptionGroup var schemaOptions: SchemaOptions
 
@@ -53,11 +59,21 @@ struct RunCommand: ParsableCommand {
     var interpret = false
 
     func validate() throws {
+        if stores.isEmpty { throw ValidationError("give the store to migrate (or several, or a folder of them)") }
+        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if isBatch && output != nil { throw ValidationError("--output names one new file; with several stores drop it (each store is migrated in place)") }
         if dryRun && output != nil { throw ValidationError("--dry-run writes nothing; drop --output or --dry-run") }
         if dryRun && keepBackup { throw ValidationError("--dry-run leaves the store untouched; --keep-backup has nothing to keep") }
     }
 
+    /// Whether several stores are given (or a folder).
+    private var isBatch: Bool {
+        var isFolder: ObjCBool = false
+        return stores.count > 1 || (FileManager.default.fileExists(atPath: store, isDirectory: &isFolder) && isFolder.boolValue)
+    }
+
     func run() throws {
+        if isBatch { return try runBatch() }
         var renderSources: [SourceFile] = []
         do {
             try reportingErrors {
@@ -90,6 +106,72 @@ struct RunCommand: ParsableCommand {
         } catch let error as MigrationError {
             report(error, sources: renderSources)
         }
+    }
+
+    /// Several stores: each migrated on its own (a failure leaves that store untouched and does not
+    /// stop the others), at most `jobs` at once; a table (or JSON) per store at the end.
+    private func runBatch() throws {
+        var paths: [String] = []
+        var migratorOrNil: Migrator?
+        try reportingErrors {
+            paths = try StoreList.expand(stores)
+            migratorOrNil = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+        }
+        guard let migrator = migratorOrNil else { return }
+        var options = MigrationOptions()
+        options.dryRun = dryRun
+        options.keepBackup = keepBackup
+        options.allowsSQL = !interpret
+        options.acceptsDataLoss = acceptDataLoss
+        try reportingErrors { options.destinationFormat = try layout.format() }
+        let frozen = options, from = self.from, to = self.to, dryRun = self.dryRun
+        let started = Date()
+        let outcomes = ParallelRunner(paths).run(jobs: jobs) { path in
+            let clock = Date()
+            var outcome = BatchOutcome(store: path, result: .failed)
+            do {
+                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to)
+                outcome.from = plan.current.version
+                outcome.to = plan.target.version
+                guard plan.isNeeded else {
+                    outcome.result = .current
+                    return outcome
+                }
+                outcome.steps = plan.steps.count
+                _ = try migrator.migrate(plan, options: frozen)
+                outcome.result = dryRun ? .wouldMigrate : .migrated
+            } catch {
+                outcome.error = BatchOutcome.message(of: error)
+                outcome.exitCode = BatchOutcome.exitCode(of: error)
+            }
+            outcome.seconds = Date().timeIntervalSince(clock)
+            return outcome
+        }
+        let seconds = Date().timeIntervalSince(started)
+        let failed = outcomes.filter { $0.result == .failed }
+        if format == .json {
+            Console.out(JSONValue.object([
+                ("stores", .array(outcomes.map(\.json))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
+                ("migrated", .integer(Int64(outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count))),
+                ("current", .integer(Int64(outcomes.filter { $0.result == .current }.count))), ("failed", .integer(Int64(failed.count))),
+            ]).serialized(pretty: true))
+        } else {
+            let width = max(5, outcomes.map(\.store.count).max() ?? 0)
+            var lines = ["\("store".padding(toLength: width, withPad: " ", startingAt: 0))  result         versions              seconds"]
+            for outcome in outcomes {
+                let versions = outcome.result == .current ? (outcome.to ?? "") : [outcome.from, outcome.to].compactMap { $0 }.joined(separator: " -> ")
+                var line = "\(outcome.store.padding(toLength: width, withPad: " ", startingAt: 0))  \(outcome.result.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))  \(versions.padding(toLength: 20, withPad: " ", startingAt: 0))  \(String(format: "%.2f", outcome.seconds))"
+                if let error = outcome.error { line += "\n    \(error.split(separator: "\n").joined(separator: "\n    "))" }
+                lines.append(line)
+            }
+            let migrated = outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count
+            lines.append(String(format: "%@: %d %@, %d current, %d failed%@ in %.2f s (%.1f stores/s, %d at a time)",
+                                English.count(outcomes.count, "store"), migrated, dryRun ? "would migrate" : "migrated",
+                                outcomes.filter { $0.result == .current }.count, failed.count, failed.isEmpty ? "" : " (left untouched)",
+                                seconds, Double(outcomes.count) / max(seconds, 0.001), min(jobs, max(1, outcomes.count))))
+            Console.out(lines.joined(separator: "\n"))
+        }
+        if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 
     private func report(_ error: MigrationError, sources: [SourceFile]) -> Never {

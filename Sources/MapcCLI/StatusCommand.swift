@@ -9,8 +9,8 @@ struct StatusCommand: ParsableCommand {
         abstract: "Show a store's version, model hash, object counts and the schema versions it is compatible with."
     )
 
-    @Argument(help: ArgumentHelp("The store to inspect.", valueName: "store"))
-    var store: String
+    @Argument(help: ArgumentHelp("The store to inspect (or several, or a folder of them).", valueName: "store"))
+    var stores: [String]
 
     @Option(help: "Output format: text or json.")
     var format: OutputFormat = .text
@@ -18,55 +18,77 @@ struct StatusCommand: ParsableCommand {
     @OptionGroup var schemaOptions: SchemaOptions
 
     func run() throws {
+        var worst: Int32 = MapcExitCode.success
         try reportingErrors {
             // Without a usable schemas folder the store can still say what it is.
             let catalog = try? schemaOptions.catalog()
-            let status = try Migrator(schemas: catalog ?? SchemaCatalog(schemas: [])).status(ofStoreAt: URL(fileURLWithPath: store))
-            let metadata = status.metadata
-            switch format {
-            case .json:
-                Console.out(JSONValue.object([
-                    ("store", .string(store)), ("format", .string(status.format)), ("model", metadata.model.map(JSONValue.string) ?? .null),
-                    ("version", metadata.version.map(JSONValue.string) ?? .null), ("identifiedVersion", status.version.map(JSONValue.string) ?? .null),
-                    ("identification", .string(status.identification)),
-                    ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
-                    ("objects", .object(status.objectCounts.map { ($0.entity, .integer(Int64($0.count))) })),
-                    ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
-                    ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
-                    ("history", .array(status.history.map { entry in .object([
-                        ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
-                        ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
-                        ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) })),
-                    ]) })),
-                ]).serialized(pretty: true))
-            case .text:
-                var lines = [
-                    "store       \(store)",
-                    "format      \(status.formatName) (\(status.format))",
-                ]
-                if let model = metadata.model { lines.append("model       \(model)") }
-                lines.append("version     \(status.version ?? "unknown") (\(status.identification))")
-                if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
-                lines.append("model hash  \(metadata.modelHash)")
-                if let uuid = metadata.storeUUID { lines.append("store UUID  \(uuid)") }
-                if status.objectCounts.isEmpty {
-                    lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
-                } else {
-                    lines.append("objects")
-                    let width = status.objectCounts.map(\.entity.count).max() ?? 0
-                    for (name, count) in status.objectCounts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
-                }
-                lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
-                if let catalog { lines.append("versions    \(catalog.orderDescription)") }
-                if !status.history.isEmpty {
-                    lines.append("history")
-                    for entry in status.history {
-                        let created = entry.created.values.reduce(0, +)
-                        lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(English.count(created, "object")) created")
+            let migrator = Migrator(schemas: catalog ?? SchemaCatalog(schemas: []))
+            let paths = try StoreList.expand(stores)
+            var reports: [JSONValue] = []
+            for (index, store) in paths.enumerated() {
+                do {
+                    let status = try migrator.status(ofStoreAt: URL(fileURLWithPath: store))
+                    if format == .json { reports.append(json(status, store: store, catalog: catalog)) } else {
+                        Console.out((index > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
                     }
+                } catch where paths.count > 1 {
+                    Console.err("error: \(store): \(BatchOutcome.message(of: error))")
+                    worst = max(worst, BatchOutcome.exitCode(of: error))
+                    if format == .json { reports.append(.object([("store", .string(store)), ("error", .string(BatchOutcome.message(of: error)))])) }
                 }
-                Console.out(lines.joined(separator: "\n"))
+            }
+            if format == .json { Console.out((paths.count == 1 ? reports.first ?? .null : .array(reports)).serialized(pretty: true)) }
+        }
+        if worst != MapcExitCode.success { throw ExitCodeError(worst) }
+    }
+
+    /// One store's status as JSON.
+    private func json(_ status: StoreStatus, store: String, catalog: SchemaCatalog?) -> JSONValue {
+        let metadata = status.metadata
+        return JSONValue.object([
+            ("store", .string(store)), ("format", .string(status.format)), ("model", metadata.model.map(JSONValue.string) ?? .null),
+            ("version", metadata.version.map(JSONValue.string) ?? .null), ("identifiedVersion", status.version.map(JSONValue.string) ?? .null),
+            ("identification", .string(status.identification)),
+            ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
+            ("objects", .object(status.objectCounts.map { ($0.entity, .integer(Int64($0.count))) })),
+            ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
+            ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
+            ("history", .array(status.history.map { entry in .object([
+                ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
+                ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
+                ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) })),
+            ]) })),
+        ])
+    }
+
+    /// One store's status as text.
+    private func text(_ status: StoreStatus, store: String, catalog: SchemaCatalog?) -> String {
+        let metadata = status.metadata
+        var lines = [
+            "store       \(store)",
+            "format      \(status.formatName) (\(status.format))",
+        ]
+        if let model = metadata.model { lines.append("model       \(model)") }
+        lines.append("version     \(status.version ?? "unknown") (\(status.identification))")
+        if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
+        lines.append("model hash  \(metadata.modelHash)")
+        if let uuid = metadata.storeUUID { lines.append("store UUID  \(uuid)") }
+        if status.objectCounts.isEmpty {
+            lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
+        } else {
+            lines.append("objects")
+            let width = status.objectCounts.map(\.entity.count).max() ?? 0
+            for (name, count) in status.objectCounts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
+        }
+        lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
+        if let catalog { lines.append("versions    \(catalog.orderDescription)") }
+        if !status.history.isEmpty {
+            lines.append("history")
+            for entry in status.history {
+                let created = entry.created.values.reduce(0, +)
+                lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(English.count(created, "object")) created")
             }
         }
+        return lines.joined(separator: "\n")
     }
 }

@@ -244,3 +244,43 @@ struct RunCommandTests {
         #expect(try CLI.run(["status", "copy.db"], in: folder).stdout.contains("  Note        25"))
     }
 }
+
+@Suite("mapc run on many stores", .serialized)
+struct ManyStoresTests {
+    @Test func aFolderOfStoresMigratesInParallelAndAFailureStopsOnlyItsStore() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        for name in ["a", "b", "c", "d"] { try makeV2Store(folder, count: 4, name: "stores/\(name).db") }
+        // One already current, one that will fail (a required title missing), one file that is not a store.
+        #expect(try CLI.run(["run", "--quiet", "stores/d.db"], in: folder).status == 0)
+        let broken = try CLI.run(["eval", "--store", "stores/b.db", "--entity", "Note", "title"], in: folder)
+        #expect(broken.status == 0)
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        sqlite.arguments = ["sqlite3", folder.appendingPathComponent("stores/b.db").path, "UPDATE Note SET title = NULL WHERE _id = 'n1'"]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        try folder.write("not a store", to: "stores/readme.txt")
+        for name in ["a", "b", "c", "d"] { try FileManager.default.removeItem(at: folder.appendingPathComponent("stores/\(name).db.json")) }
+        let before = try bytes(folder, "stores/b.db")
+
+        let run = try CLI.run(["run", "--jobs", "3", "stores"], in: folder)
+        #expect(run.status == 3, "a failed store makes the run fail: \(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("stores/a.db  migrated       v2 -> v4"), "\(run.stdout)")
+        #expect(run.stdout.contains("stores/d.db  current        v4"))
+        #expect(run.stdout.contains("stores/b.db  failed         v2 -> v4") && run.stdout.contains("required value missing"))
+        #expect(run.stdout.contains("4 stores: 2 migrated, 1 current, 1 failed (left untouched)"), "\(run.stdout)")
+        #expect(try bytes(folder, "stores/b.db") == before, "the failed store is untouched")
+        let status = try CLI.run(["status", "--format", "json", "stores/a.db", "stores/c.db"], in: folder)
+        #expect(status.status == 0 && status.stdout.hasPrefix("[") && status.stdout.components(separatedBy: "\"identifiedVersion\": \"v4\"").count == 3, "\(status.stdout)")
+
+        // Again: the migrated ones are current now; JSON reports per store.
+        let again = try CLI.run(["run", "--format", "json", "stores/a.db", "stores/c.db", "stores/d.db"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stdout.contains("\"current\": 3"), "\(again.stdout)")
+        // --output names one file: refused with several stores.
+        let output = try CLI.run(["run", "--output", "x.db", "stores/a.db", "stores/c.db"], in: folder)
+        #expect(output.status == 64 && output.stderr.contains("--output names one new file"), "\(output.stderr)")
+    }
+}

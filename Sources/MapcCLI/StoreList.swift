@@ -1,0 +1,113 @@
+import Foundation
+import MapcKit
+
+/// The stores a command is given: files as named, and for a folder the store files in it.
+enum StoreList {
+    /// The paths named, a folder replaced by its stores (SQLite files, not a store's `-wal`,
+    /// `-shm` or `-journal`, nor a backup, a lock or a hidden file), in name order.
+    static func expand(_ paths: [String]) throws -> [String] {
+        var result: [String] = []
+        for path in paths {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+                result.append(path)
+                continue
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+            for name in names where !name.hasPrefix(".") && !["-wal", "-shm", "-journal", ".mapc-lock"].contains(where: name.hasSuffix) && !name.contains(".backup-") {
+                let file = (path as NSString).appendingPathComponent(name)
+                if isSQLiteFile(file) { result.append(file) }
+            }
+        }
+        return result
+    }
+
+    /// Whether a file starts with SQLite's header.
+    static func isSQLiteFile(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        return header == Data("SQLite format 3\u{0}".utf8)
+    }
+}
+
+/// What happened to one store of a batch.
+struct BatchOutcome: Sendable {
+    enum Result: String, Sendable { case migrated, current, failed, wouldMigrate = "would migrate" }
+    var store: String
+    var result: Result
+    var from: String?
+    var to: String?
+    var steps = 0
+    var seconds = 0.0
+    var error: String?
+    /// The exit status this store alone would give.
+    var exitCode: Int32 = MapcExitCode.success
+
+    var json: JSONValue {
+        .object([("store", .string(store)), ("result", .string(result.rawValue)), ("from", from.map(JSONValue.string) ?? .null),
+                 ("to", to.map(JSONValue.string) ?? .null), ("steps", .integer(Int64(steps))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
+                 ("error", error.map(JSONValue.string) ?? .null)])
+    }
+
+    /// The exit status of an error, as the single-store commands give it.
+    static func exitCode(of error: Error) -> Int32 {
+        switch error {
+        case is DiagnosticsError, is DataValidationError: return MapcExitCode.invalidInput
+        case let error as MigrationError:
+            switch error {
+            case .setup, .dataLoss, .cancelled: return MapcExitCode.storeError
+            default: return MapcExitCode.migrationFailed
+            }
+        case let error as MapcError:
+            switch error {
+            case .input, .data: return MapcExitCode.invalidInput
+            default: return MapcExitCode.storeError
+            }
+        default: return MapcExitCode.storeError
+        }
+    }
+
+    /// An error in words, on one line (its first), for the summary table.
+    static func message(of error: Error) -> String {
+        if let sqlite = MapcError(sqlite: error) { return sqlite.description }
+        return "\(error)"
+    }
+}
+
+/// Runs work on many items with at most `jobs` at a time, keeping the results in order.
+final class ParallelRunner<Item: Sendable, Output: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private var results: [Output?]
+    private let items: [Item]
+
+    init(_ items: [Item]) {
+        self.items = items
+        results = Array(repeating: nil, count: items.count)
+    }
+
+    func run(jobs: Int, _ work: @escaping @Sendable (Item) -> Output) -> [Output] {
+        let group = DispatchGroup()
+        for _ in 0..<max(1, min(jobs, items.count)) {
+            group.enter()
+            Thread.detachNewThread {
+                while let index = self.take() {
+                    let output = work(self.items[index])
+                    self.lock.withLock { self.results[index] = output }
+                }
+                group.leave()
+            }
+        }
+        group.wait()
+        return results.compactMap { $0 }
+    }
+
+    private func take() -> Int? {
+        lock.withLock {
+            guard next < items.count else { return nil }
+            defer { next += 1 }
+            return next
+        }
+    }
+}
