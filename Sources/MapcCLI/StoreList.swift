@@ -14,9 +14,13 @@ enum StoreList {
                 continue
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+            let before = result.count
             for name in names where !name.hasPrefix(".") && !["-wal", "-shm", "-journal", ".mapc-lock"].contains(where: name.hasSuffix) && !name.contains(".backup-") {
                 let file = (path as NSString).appendingPathComponent(name)
                 if isSQLiteFile(file) { result.append(file) }
+            }
+            if result.count == before {
+                throw MapcError.file("\(path) is a directory, not a store file, and it holds no stores; give a store file, or a folder of store files")
             }
         }
         return result
