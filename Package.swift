@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "MapcKit", targets: ["MapcKit"]),
         // The command set, so an app can build its own `mapc` with its own policies.
         .library(name: "MapcCLI", targets: ["MapcCLI"]),
+        // The worked examples' policies (UnCloudNotes, Moody), for tools built on MapcCLI.
+        .library(name: "MapcExamples", targets: ["MapcExamples"]),
         .executable(name: "mapc", targets: ["mapc"]),
     ],
     dependencies: [
@@ -35,6 +37,7 @@ let package = Package(
             dependencies: [
                 "MapcKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // The UnCloudNotes tutorial's custom policy and demo: the worked example the shipped

@@ -29,6 +29,8 @@ struct CheckCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    @OptionGroup var policyOptions: PolicyOptions
+
     func run() throws {
         var diagnostics: [Diagnostic] = []
         var renderer = DiagnosticRenderer()

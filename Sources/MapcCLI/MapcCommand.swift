@@ -24,6 +24,8 @@ public struct MapcCommand: ParsableCommand {
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
         self.demo = demo
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
+        // A project's policy files: the command runs in a mapc they are compiled into.
+        PolicyRunner.runWithPoliciesIfAny(given)
         // ArgumentParser's `help` prints the root help for an unknown command and succeeds.
         if given.first == "help", given.count > 1, !configuration.subcommands.contains(where: { $0.configuration.commandName == given[1] }) {
             let names = configuration.subcommands.compactMap { $0.configuration.commandName }

@@ -17,6 +17,8 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    @OptionGroup var policyOptions: PolicyOptions
+
     @OptionGroup var mappingOptions: MappingOptions
 
     static func describe(_ steps: [MigrationStep]) -> [String] {

@@ -33,6 +33,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    @OptionGroup var policyOptions: PolicyOptions
+
     @OptionGroup var mappingOptions: MappingOptions
 
     @OptionGroup var layout: LayoutOption

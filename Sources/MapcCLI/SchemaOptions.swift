@@ -34,6 +34,13 @@ struct MappingOptions: ParsableArguments {
     func catalog() throws -> MappingCatalog { try MappingCatalog(folder: folder) }
 }
 
+/// `--policies DIR`: the project's policy files (`./policies` by default), which mapc compiles
+/// into the `mapc` the command runs in (see `PolicyRunner`).
+struct PolicyOptions: ParsableArguments {
+    @Option(name: .customLong("policies"), help: ArgumentHelp("The folder of policy files (*.swift), compiled into the mapc that runs the command (default ./policies).", valueName: "dir"))
+    var folder: String?
+}
+
 /// `--layout mapc|core-data`: the format of a store a command creates.
 struct LayoutOption: ParsableArguments {
     @Option(name: .customLong("layout"), help: ArgumentHelp("The store format to write: mapc (mapc's own) or core-data (Core Data's SQLite format).", valueName: "format"))

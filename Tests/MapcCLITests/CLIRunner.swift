@@ -22,11 +22,12 @@ enum CLI {
     }
 
     /// Runs `mapc` with the arguments in `directory`.
-    static func run(_ arguments: [String], in directory: URL) throws -> CLIResult {
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> CLIResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -1,0 +1,78 @@
+import Foundation
+import Testing
+
+/// Policy files kept with the project, compiled by mapc itself: docs/policies.md's complete example
+/// (its files and commands, exactly as the page shows them), the cache, and a compiler error
+/// shown at the project's own file. The first build compiles mapc's dependencies once (about a
+/// minute); the cache lives in the package's `.build`, so later runs reuse it.
+@Suite("Policy files", .serialized)
+struct PolicyFilesTests {
+    static let cache = CLI.packageRoot.appendingPathComponent(".build/policy-runner-cache").path
+
+    /// The page's example project: every block whose first line names a file.
+    static func exampleProject(into folder: URL) throws -> String {
+        let page = try CLI.packageRoot.read("docs/policies.md")
+        var block: [Substring]?
+        var commands = ""
+        for line in page.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") && block == nil && line.count > 3 { block = []; continue }
+            guard line == "```", let lines = block else { block?.append(line); continue }
+            block = nil
+            guard let first = lines.first else { continue }
+            if lines.contains(where: { $0.hasPrefix("mapc ") }) { commands = lines.joined(separator: "\n") }
+            for prefix in ["# ", "// "] where first.hasPrefix(prefix) {
+                let name = String(first.dropFirst(prefix.count))
+                guard name.hasPrefix("schemas/") || name.hasPrefix("mappings/") || name.hasPrefix("policies/") else { continue }
+                let url = folder.appendingPathComponent(name)
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data((lines.dropFirst().joined(separator: "\n") + "\n").utf8).write(to: url)
+            }
+        }
+        return commands
+    }
+
+    @Test func thePolicyGuidesExampleCompilesAndRunsWithTheShippedMapc() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let commands = try Self.exampleProject(into: folder)
+        #expect(folder.exists("policies/TagSplitPolicy.swift") && folder.exists("mappings/mapping_v1_to_v2.yaml"))
+        let script = commands.split(separator: "\n").map { line in line.hasPrefix("mapc ") ? "'\(CLI.executable.path)' " + line.dropFirst(5) : String(line) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-e", "-o", "pipefail", "-c", script.joined(separator: "\n")]
+        process.currentDirectoryURL = folder
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": Self.cache]) { _, new in new }
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(output.contains("1 entity mapping") && output.contains("0 errors"), "check knows the policy: \(output)")
+        #expect(output.contains(#""name": "migrations""#) && output.contains(#""tags": ["tag-swift", "tag-migrations"]"#), "\(output)")
+        #expect(output.contains(#""email": "ada@example.com""#) && output.contains(#""wordCount": 6"#))
+        // A second run starts from the cache: no compiling.
+        #expect(try CLI.run(["load", "posts.json", "again.db"], in: folder).status == 0)
+        let again = try CLI.run(["run", "--quiet", "again.db"], in: folder, environment: ["MAPC_CACHE": Self.cache])
+        #expect(again.status == 0 && !again.stderr.contains("compiling"), "\(again.stderr)")
+    }
+
+    @Test func aPolicyThatDoesNotCompileIsReportedAtTheProjectsFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = try Self.exampleProject(into: folder)
+        try folder.write("import MapcKit\n\nfinal class TagSplitPolicy: EntityMigrationPolicy {\n    let wrong: Int = \"text\"\n}\n", to: "policies/TagSplitPolicy.swift")
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache])
+        #expect(check.status == 1, "\(check.stderr)")
+        #expect(check.stderr.contains("./policies/TagSplitPolicy.swift:4:22: error:"), "\(check.stderr)")
+        // Files that define no policy, and a named folder without files, are errors too.
+        try folder.write("// nothing here\n", to: "policies/TagSplitPolicy.swift")
+        let none = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache])
+        #expect(none.status == 1 && none.stderr.contains("define no class inheriting from EntityMigrationPolicy"), "\(none.stderr)")
+        let missing = try CLI.run(["check", "--policies", "nowhere"], in: folder)
+        #expect(missing.status == 1 && missing.stderr.contains("nowhere holds no .swift policy files"), "\(missing.stderr)")
+    }
+}
