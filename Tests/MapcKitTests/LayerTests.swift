@@ -79,9 +79,12 @@ struct LayerTests {
     @Test func theCommandLineLibraryImportsNeitherGRDBNorTheExamples() throws {
         let folder = packageRoot.appendingPathComponent("Sources/MapcCLI")
         for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".swift") {
-            let text = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
-            #expect(!text.contains("import GRDB"), "MapcCLI/\(name) imports GRDB")
-            #expect(!text.contains("import MapcExamples"), "MapcCLI/\(name) imports the examples")
+            // The file's own imports, at the start of a line: code it generates (the policy
+            // runner's main.swift, indented inside a string literal) may import anything.
+            let imports = try String(contentsOf: folder.appendingPathComponent(name), encoding: .utf8)
+                .split(separator: "\n").filter { $0.hasPrefix("import ") || $0.hasPrefix("@testable import ") }
+            #expect(!imports.contains { $0.hasSuffix(" GRDB") }, "MapcCLI/\(name) imports GRDB")
+            #expect(!imports.contains { $0.hasSuffix(" MapcExamples") }, "MapcCLI/\(name) imports the examples")
         }
     }
 }

@@ -68,6 +68,7 @@ struct CreationPhase {
             }
             for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
                 try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize) { batch in
+                    manager.sourceGraph.remember(batch: batch)
                     for data in batch {
                         let object = manager.sourceObject(data)
                         let keep = try manager.evaluate(MappingExpression(source: sourceExpression.source, expression: parsed), for: object, mapping: entityMapping,
@@ -94,6 +95,7 @@ struct CreationPhase {
         }
         guard let entity = entityMapping.source else { return }
         try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize) { batch in
+            manager.sourceGraph.remember(batch: batch)
             for data in batch { try body(manager.sourceObject(data)) }
         }
     }

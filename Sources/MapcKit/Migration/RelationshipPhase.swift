@@ -57,6 +57,7 @@ struct RelationshipPhase {
                 for (entity, keys) in keysByEntity {
                     for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity) { sources[StoredKey(entity: entity, key: key)] = data }
                 }
+                manager.sourceGraph.remember(batch: Array(sources.values))
                 for row in rows {
                     let source = StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key"))
                     let entity: String = try row.stored(3, "an entity name")
@@ -102,6 +103,7 @@ extension RelationshipPhase {
             for entity in rule.sourceEntities {
                 sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity)) { first, _ in first }
             }
+            manager.sourceGraph.remember(batch: Array(sources.values))
             for (destination, sourceKey) in destinations {
                 guard let data = sources[sourceKey] else { continue }
                 try relate(destination, data)

@@ -50,6 +50,12 @@ extension Store {
     /// The object with this key in the table of an entity's hierarchy (whichever entity of the
     /// hierarchy it is); nil when there is none.
     public func object(entity: String, key: Int64) throws -> ObjectData? {
+        if let known = schema.entity(named: entity), schema.subentities(of: known).isEmpty {
+            // No sub-entity the row could be: the read itself checks the row's entity.
+            var found: ObjectData?
+            try readObjects(ofExactEntity: entity, keys: [key]) { found = $0 }
+            return found
+        }
         let storage = try layout.storage(of: entity)
         let discriminator = try reading { db in
             try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"), arguments: [key])

@@ -10,6 +10,12 @@ public final class StoreObjectGraph: ObjectGraph {
     private var current: ObjectData?
     /// The properties of the last entity asked about, found without hashing its name.
     private var currentProperties: (entity: String, byName: [String: Property])?
+    /// The batch of objects being iterated. The first time an object one of them refers to is
+    /// missed, every object of that entity the batch refers to by a to-one relationship is read at
+    /// once: a key path like `$source.note.body` costs a query per 500 objects, not one per object.
+    private var batch: [ObjectData] = []
+    private var prefetchedEntities: Set<String> = []
+    private var prefetched: [StoredKey: ObjectData] = [:]
 
     /// Creates a graph over a store.
     public init(store: Store) {
@@ -19,6 +25,32 @@ public final class StoreObjectGraph: ObjectGraph {
     /// Makes an object known to the graph without a read (for objects being iterated already).
     public func remember(_ object: ObjectData) {
         current = object
+    }
+
+    /// Makes a batch of objects known as the ones being iterated, so that the objects they refer
+    /// to are read together when first needed (see `load`). Replaces the previous batch.
+    public func remember(batch objects: [ObjectData]) {
+        batch = objects
+        prefetched = [:]
+        prefetchedEntities = []
+    }
+
+    /// Reads, in a few queries, every object of `entity` that the batch refers to by a to-one
+    /// relationship. Keys come with their exact entity, so the objects read are the ones
+    /// `Store.object(entity:key:)` would find one by one.
+    private func prefetch(_ entity: String) throws {
+        prefetchedEntities.insert(entity)
+        var keys: [Int64] = []
+        var seen: Set<Int64> = []
+        for object in batch {
+            for related in object.relatedKeys.values where related.count == 1 && related[0].entity == entity {
+                if seen.insert(related[0].key).inserted { keys.append(related[0].key) }
+            }
+        }
+        guard !keys.isEmpty, store.schema.entity(named: entity) != nil else { return }
+        for (key, object) in try store.objects(keys: keys, ofExactEntity: entity) {
+            prefetched[StoredKey(entity: entity, key: key)] = object
+        }
     }
 
     /// The reference of an object read from the store.
@@ -40,6 +72,10 @@ public final class StoreObjectGraph: ObjectGraph {
     /// The stored object a reference names.
     public func load(_ ref: ObjectRef) throws -> ObjectData? {
         if let current, let key = ref.key, current.key == key, current.entity == ref.entity { return current }
+        if let key = ref.key, !batch.isEmpty {
+            if !prefetchedEntities.contains(ref.entity) { try prefetch(ref.entity) }
+            if let found = prefetched[StoredKey(entity: ref.entity, key: key)] { return found }
+        }
         if let cached = cache[ref.id] { return cached }
         let object: ObjectData?
         if let key = ref.key, store.schema.entity(named: ref.entity) != nil {
