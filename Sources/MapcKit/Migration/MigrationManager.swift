@@ -68,6 +68,23 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     static let sourceSchemaName = "mapc_source"
     static let associations = "mapc_scratch.assoc"
+    /// The associations table and its indexes: by source (`$manager` lookups) and by destination
+    /// (which mapping made an object).
+    static let associationsSchema = [
+        """
+        CREATE TABLE \(associations) (mapping INTEGER NOT NULL, source INTEGER NOT NULL, source_entity TEXT NOT NULL, \
+        destination INTEGER NOT NULL, entity TEXT NOT NULL, id TEXT)
+        """,
+        "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source)",
+        "CREATE INDEX mapc_scratch.assoc_destination ON assoc (destination, entity)",
+    ]
+    /// Where a mapping's associations start (the row before its first).
+    static let associationsStart = "SELECT min(rowid) - 1 FROM \(associations) WHERE mapping = ?"
+    /// A batch of a mapping's associations in the order they were recorded, after a row: a range
+    /// of rows read in order. A mapping's rows are recorded together, so the range holds few others.
+    /// Left to itself SQLite would take the `(mapping, source)` index and read and sort every row of
+    /// the mapping for each batch, which made the relate phase quadratic in the objects a policy made.
+    static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND mapping = ? ORDER BY rowid LIMIT ?"
 
     init(step: StepMigration) throws {
         self.step = step
@@ -132,12 +149,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             defer { connection = nil; rowWriter = nil }
             try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
             defer { try? db.execute(sql: "DETACH DATABASE mapc_scratch") }
-            try db.execute(sql: """
-                CREATE TABLE \(Self.associations) (mapping INTEGER NOT NULL, source INTEGER NOT NULL, source_entity TEXT NOT NULL, \
-                destination INTEGER NOT NULL, entity TEXT NOT NULL, id TEXT)
-                """)
-            try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source)")
-            try db.execute(sql: "CREATE INDEX mapc_scratch.assoc_destination ON assoc (destination, entity)")
+            for statement in Self.associationsSchema { try db.execute(sql: statement) }
             if step.allowsSQL, let path = sourceStore.path {
                 try db.execute(sql: "ATTACH DATABASE ? AS \(Self.sourceSchemaName)", arguments: [path])
                 sourceAttached = true

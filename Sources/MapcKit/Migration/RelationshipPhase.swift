@@ -43,11 +43,10 @@ struct RelationshipPhase {
                 try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
                 continue
             }
-            var lastRow: Int64 = 0
+            var lastRow = try Int64.fetchOne(try manager.writer.statement(MigrationManager.associationsStart), arguments: [index]) ?? 0
             let batchSize = manager.step.batchSize
             while true {
-                let rows = try Row.fetchAll(try manager.writer.statement("SELECT rowid, source_entity, source, entity, destination, id FROM \(MigrationManager.associations) WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT ?"),
-                                            arguments: [index, lastRow, batchSize])
+                let rows = try Row.fetchAll(try manager.writer.statement(MigrationManager.associationsBatch), arguments: [lastRow, index, batchSize])
                 guard let last = rows.last else { break }
                 lastRow = try last.stored(0, "a row number")
                 // The batch's source objects, a few queries per entity.
