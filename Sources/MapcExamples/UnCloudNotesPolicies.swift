@@ -6,6 +6,9 @@ import MapcKit
 public final class AttachmentToImageAttachmentMigrationPolicyV3toV4: EntityMigrationPolicy {
     /// The attributes this policy sets, so `mapc check` does not ask for expressions.
     public override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+    /// `createRelationships` is the default (the mapping's `note` expression), so mapc sets every
+    /// attachment's note with SQL instead of calling it per attachment.
+    public override class var keepsDefaultRelationships: Bool { true }
 
     public override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
         // The mapping's own expressions (dateCreated, image) first, as the tutorial's traversePropertyMappings does.

@@ -94,6 +94,14 @@ struct CompiledMappings {
         manager.followsKeyRule(index)
     }
 
+    /// Whether a mapping's custom policy leaves its relationships to the declarative default, so
+    /// they may be set with SQL through the associations its objects recorded.
+    private func keepsDefaultRelationships(_ index: Int) -> Bool {
+        let entityMapping = manager.mapping.entityMappings[index]
+        return entityMapping.policy != nil && (entityMapping.type == .transform || entityMapping.type == .custom)
+            && type(of: manager.policies[index]).keepsDefaultRelationships
+    }
+
     /// The compiled creation of a mapping's objects, or nil when it needs the interpreter.
     func creation(_ index: Int) throws -> Creation? {
         let entityMapping = manager.mapping.entityMappings[index]
@@ -223,7 +231,7 @@ struct CompiledMappings {
     func relationshipValues(_ index: Int) throws -> [RelationshipValue]? {
         let mapping = manager.mapping
         let entityMapping = mapping.entityMappings[index]
-        guard isDeclarative(index), entityMapping.type == .transform, entityMapping.sourceExpression == nil,
+        guard (isDeclarative(index) && entityMapping.type == .transform) || keepsDefaultRelationships(index), entityMapping.sourceExpression == nil,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let destinationEntity = destination.schema.entity(named: destinationName), let sourceEntity = source.schema.entity(named: sourceName),
               let sourceStorage = source.layout.entities[sourceName], let destinationStorage = destination.layout.entities[destinationName] else { return nil }
@@ -299,6 +307,11 @@ struct CompiledMappings {
               let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         guard let rule = keyRule(index) else {
+            // A policy may have made objects of other entities too: those are related one by one.
+            if !isDeclarative(index), try Bool.fetchOne(try manager.writer.statement(
+                "SELECT EXISTS (SELECT 1 FROM \(MigrationManager.associations) WHERE mapping = ? AND entity <> ?)"), arguments: [index, destinationName]) != false {
+                return nil
+            }
             return values.map { value in
                 // Each of the mapping's objects is found through its association.
                 let sql = """

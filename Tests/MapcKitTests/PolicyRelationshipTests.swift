@@ -1,0 +1,89 @@
+import Foundation
+import MapcExamples
+import Testing
+@testable import MapcKit
+
+/// A policy that keeps the default `createRelationships` may say so, and mapc then relates all its
+/// objects with SQL through their associations instead of calling the hook per object. The result
+/// must be the same; a policy that made objects of another entity too is related one by one.
+@Suite("Relating a policy's objects")
+struct PolicyRelationshipTests {
+    /// The tutorial's policy with relationships set one object at a time (the flag left false).
+    final class OneByOne: EntityMigrationPolicy {
+        let tutorial = AttachmentToImageAttachmentMigrationPolicyV3toV4()
+        override class var providedAttributes: Set<String> { AttachmentToImageAttachmentMigrationPolicyV3toV4.providedAttributes }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            try tutorial.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+        }
+    }
+
+    /// Says it keeps the default, and makes a plain `Attachment` (the parent entity) for every
+    /// other source: those objects are not of the mapping's destination entity.
+    final class MixedEntities: EntityMigrationPolicy {
+        override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+        override class var keepsDefaultRelationships: Bool { true }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            let plain = (source.data.key ?? 0) % 2 == 0
+            var object = try manager.makeDestination(for: source, mapping: mapping, entity: plain ? "Attachment" : nil)
+            if !plain {
+                object["caption"] = .string("c")
+                object["width"] = .double(1)
+                object["height"] = .double(2)
+            }
+            try manager.insert(object, associatedWith: source, mapping: mapping)
+        }
+    }
+
+    private func migrate(_ layout: TestLayout, policy: EntityMigrationPolicy.Type, in folder: URL) throws -> (Store, MigrationSummary) {
+        let v3 = try uncloudNotes("v3"), v4 = try uncloudNotes("v4")
+        let dataPath = packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/expected-v3.json").path
+        let data = try JSONParser.parse(try Data(contentsOf: URL(fileURLWithPath: dataPath)), path: dataPath)
+        let name = UUID().uuidString
+        let source = try Store.create(at: folder.appendingPathComponent("\(name)-v3.db").path, schema: v3, format: layout.format)
+        try source.insert(try DataFile.read(data, schema: v3).objects)
+        let mappingPath = packageRoot.appendingPathComponent("mappings/mapping_v3_to_v4.yaml").path
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: mappingPath, text: try String(contentsOfFile: mappingPath, encoding: .utf8))).mapping)
+        let registry = PolicyRegistry()
+        registry.register(policy, as: "UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4")
+        let destination = try Store.create(at: folder.appendingPathComponent("\(name)-v4.db").path, schema: v4, format: layout.format)
+        var step = StepMigration(source: source, destination: destination, mapping: model, policies: registry)
+        step.batchSize = 2   // several batches even for the fixture's few attachments
+        return (destination, try step.run())
+    }
+
+    /// Every object of the store: entity, key, attributes and related keys, in key order.
+    private func contents(_ store: Store) throws -> [String] {
+        try store.schema.entities.flatMap { entity in
+            try store.objects(ofExactEntity: entity.name).map { object in
+                let attributes = object.attributes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                let related = object.relatedKeys.sorted { $0.key < $1.key }.map { "\($0.key)->\($0.value.map { "\($0.entity)/\($0.key)" })" }
+                return "\(object.entity) \(object.key ?? -1) \(attributes) \(related)"
+            }
+        }
+    }
+
+    @Test(arguments: TestLayout.allCases)
+    func sqlRelatesTheTutorialsObjectsAsThePolicyWouldOneByOne(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (together, summary) = try migrate(layout, policy: AttachmentToImageAttachmentMigrationPolicyV3toV4.self, in: folder)
+        let (oneByOne, reference) = try migrate(layout, policy: OneByOne.self, in: folder)
+        #expect(summary.compiled.contains("AttachmentToImageAttachment.relationships"), "\(summary.compiled)")
+        #expect(!reference.compiled.contains("AttachmentToImageAttachment.relationships"), "\(reference.compiled)")
+        let attachments = try together.objects(of: "Attachment")
+        #expect(attachments.count >= 2)
+        #expect(attachments.allSatisfy { $0.relatedKeys["note"]?.count == 1 })
+        #expect(try contents(together) == contents(oneByOne))
+    }
+
+    @Test(arguments: TestLayout.allCases)
+    func objectsOfAnotherEntityAreRelatedOneByOne(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, summary) = try migrate(layout, policy: MixedEntities.self, in: folder)
+        #expect(!summary.compiled.contains("AttachmentToImageAttachment.relationships"), "\(summary.compiled)")
+        let plain = try store.objects(ofExactEntity: "Attachment"), images = try store.objects(ofExactEntity: "ImageAttachment")
+        #expect(!plain.isEmpty && !images.isEmpty)
+        #expect((plain + images).allSatisfy { $0.relatedKeys["note"]?.count == 1 }, "\((plain + images).map(\.relatedKeys))")
+    }
+}
