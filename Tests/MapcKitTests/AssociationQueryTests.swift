@@ -12,7 +12,7 @@ struct AssociationQueryTests {
         return try queue.inDatabase { db in
             try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
             for statement in MigrationManager.associationsSchema { try db.execute(sql: statement) }
-            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: [0, 1, 2_000]).map { row in
+            return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: [0, 10, 1, 2_000]).map { row in
                 (row["detail"] as String?) ?? ""
             }
         }
@@ -24,7 +24,7 @@ struct AssociationQueryTests {
     @Test func aBatchOfAssociationsIsARangeOfRowsNotASortOfTheMapping() throws {
         let steps = try plan(MigrationManager.associationsBatch)
         #expect(!steps.contains { $0.contains("TEMP B-TREE") }, "\(steps)")
-        #expect(steps.contains { $0.contains("INTEGER PRIMARY KEY (rowid>?)") }, "\(steps)")
+        #expect(steps.contains { $0.contains("INTEGER PRIMARY KEY (rowid>? AND rowid<?)") }, "\(steps)")
     }
 
     /// Batches read from where the mapping starts give every association once, in recorded order,
@@ -34,20 +34,20 @@ struct AssociationQueryTests {
         let read: [Int64] = try queue.inDatabase { db in
             try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
             for statement in MigrationManager.associationsSchema { try db.execute(sql: statement) }
-            // Mapping 0 first, then mapping 1 with a few rows of mapping 2 in between.
+            // Mapping 0 first, then mapping 1 with a few rows of mapping 2 in between, then mapping 3.
             for source in 1...5 { try db.execute(sql: "INSERT INTO \(MigrationManager.associations) VALUES (0, ?, 'A', ?, 'B', NULL)", arguments: [source, source]) }
             for source in 1...7 {
                 try db.execute(sql: "INSERT INTO \(MigrationManager.associations) VALUES (1, ?, 'A', ?, 'C', NULL)", arguments: [source, 100 + source])
                 if source % 3 == 0 { try db.execute(sql: "INSERT INTO \(MigrationManager.associations) VALUES (2, ?, 'A', ?, 'D', NULL)", arguments: [source, 200 + source]) }
             }
-            var last = try Int64.fetchOne(db, sql: MigrationManager.associationsStart, arguments: [1]) ?? 0
-            var destinations: [Int64] = []
-            while true {
-                let rows = try Row.fetchAll(db, sql: MigrationManager.associationsBatch, arguments: [last, 1, 2])
-                guard let final = rows.last else { break }
-                last = final["rowid"]
+            for source in 1...3 { try db.execute(sql: "INSERT INTO \(MigrationManager.associations) VALUES (3, ?, 'A', ?, 'E', NULL)", arguments: [source, 300 + source]) }
+            var destinations: [Int64] = [], batches = 0
+            try MigrationManager.forEachAssociationBatch(of: 1, size: 2, in: db) { rows in
+                batches += 1
                 destinations += rows.map { $0["destination"] }
             }
+            // Seven rows, two at a time.
+            #expect(batches == 4)
             return destinations
         }
         #expect(read == Array(101...107))

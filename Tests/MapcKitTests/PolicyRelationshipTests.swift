@@ -34,6 +34,45 @@ struct PolicyRelationshipTests {
         }
     }
 
+    /// Associates each attachment's object with the attachment's note instead: a source of another
+    /// entity, whose keys the attachments' share. The default relationships then read `$source.note`
+    /// on a note, as `createRelationships` would for that association.
+    class NoteSourced: EntityMigrationPolicy {
+        override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            guard case .object(let note) = try source.value(forKeyPath: "note") else { return }
+            var object = try manager.makeDestination(for: source, mapping: mapping)
+            object["caption"] = .string("c")
+            object["width"] = .double(1)
+            object["height"] = .double(2)
+            try manager.associate(source: note, destination: try manager.insert(object, mapping: mapping), mapping: mapping)
+        }
+    }
+    final class NoteSourcedInSQL: NoteSourced {
+        override class var keepsDefaultRelationships: Bool { true }
+    }
+
+    /// Merges every attachment into the first one's object: one destination with an association
+    /// from each source, so `createRelationships` runs once per association and the last one wins.
+    class Merging: EntityMigrationPolicy {
+        var merged: DestinationObject?
+        override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            if let merged {
+                try manager.associate(source: source.ref, destination: merged, mapping: mapping)
+                return
+            }
+            var object = try manager.makeDestination(for: source, mapping: mapping)
+            object["caption"] = .string("merged")
+            object["width"] = .double(1)
+            object["height"] = .double(2)
+            merged = try manager.insert(object, associatedWith: source, mapping: mapping)
+        }
+    }
+    final class MergingInSQL: Merging {
+        override class var keepsDefaultRelationships: Bool { true }
+    }
+
     private func migrate(_ layout: TestLayout, policy: EntityMigrationPolicy.Type, in folder: URL) throws -> (Store, MigrationSummary) {
         let v3 = try uncloudNotes("v3"), v4 = try uncloudNotes("v4")
         let dataPath = packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/expected-v3.json").path
@@ -85,5 +124,38 @@ struct PolicyRelationshipTests {
         let plain = try store.objects(ofExactEntity: "Attachment"), images = try store.objects(ofExactEntity: "ImageAttachment")
         #expect(!plain.isEmpty && !images.isEmpty)
         #expect((plain + images).allSatisfy { $0.relatedKeys["note"]?.count == 1 }, "\((plain + images).map(\.relatedKeys))")
+    }
+
+    /// What a migration leaves: the destination's contents, or the error it stopped with.
+    private func outcome(_ layout: TestLayout, policy: EntityMigrationPolicy.Type, in folder: URL) -> (contents: [String], compiled: [String]) {
+        do {
+            let (store, summary) = try migrate(layout, policy: policy, in: folder)
+            return (try contents(store), summary.compiled)
+        } catch {
+            return (["failed: \(error)"], [])
+        }
+    }
+
+    /// Objects associated with sources of another entity are related as `createRelationships`
+    /// would relate them, never through a row of the mapping's source entity that has the same key.
+    @Test(arguments: TestLayout.allCases)
+    func objectsAssociatedWithSourcesOfAnotherEntityAreRelatedAsTheHookWould(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sql = outcome(layout, policy: NoteSourcedInSQL.self, in: folder), hook = outcome(layout, policy: NoteSourced.self, in: folder)
+        #expect(sql.contents == hook.contents)
+        #expect(!sql.compiled.contains("AttachmentToImageAttachment.relationships"), "\(sql.compiled)")
+    }
+
+    /// A destination object associated with several sources is related once per association, in
+    /// order, as `createRelationships` would be: not by whichever association SQLite joins first.
+    @Test(arguments: TestLayout.allCases)
+    func anObjectWithSeveralSourcesIsRelatedAsTheHookWould(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sql = outcome(layout, policy: MergingInSQL.self, in: folder), hook = outcome(layout, policy: Merging.self, in: folder)
+        #expect(sql.contents == hook.contents)
+        #expect(!sql.compiled.contains("AttachmentToImageAttachment.relationships"), "\(sql.compiled)")
+        #expect(!sql.contents.contains { $0.hasPrefix("failed") }, "\(sql.contents)")
     }
 }

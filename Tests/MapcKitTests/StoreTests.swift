@@ -119,6 +119,28 @@ struct StoreTests {
         #expect(objects.first?.id == "x'); DROP TABLE \"Select\"; --")
         #expect(objects.first?.attributes["from"] == .string("a'b\"c"))
     }
+
+    /// A key looked up under any entity of a hierarchy finds the row whichever entity it is, even
+    /// under a leaf entity whose table the parent shares (the migration finds the source object of
+    /// a key rule that way).
+    @Test(arguments: TestLayout.allCases)
+    func anObjectIsFoundByKeyUnderAnyEntityOfItsHierarchy(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try Store.create(at: folder.appendingPathComponent("s.db").path, schema: try uncloudNotes("v4"), format: layout.format)
+        let date = Value.date(Date(timeIntervalSince1970: 1_700_000_000))
+        try store.insert([
+            ObjectData(id: "a", entity: "Attachment", attributes: ["dateCreated": date]),
+            ObjectData(id: "i", entity: "ImageAttachment", attributes: ["dateCreated": date, "caption": .string("c"), "width": .double(1), "height": .double(2)]),
+        ])
+        let plain = try #require(try store.objects(ofExactEntity: "Attachment").first?.key)
+        let image = try #require(try store.objects(ofExactEntity: "ImageAttachment").first?.key)
+        for entity in ["Attachment", "ImageAttachment"] {
+            #expect(try store.object(entity: entity, key: plain)?.entity == "Attachment", "under \(entity)")
+            #expect(try store.object(entity: entity, key: image)?.entity == "ImageAttachment", "under \(entity)")
+        }
+        #expect(try store.object(entity: "Note", key: plain) == nil)
+    }
 }
 
 @Suite("Hostile schemas built in code")

@@ -307,19 +307,21 @@ struct CompiledMappings {
               let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         guard let rule = keyRule(index) else {
-            // A policy may have made objects of other entities too: those are related one by one.
-            if !isDeclarative(index), try Bool.fetchOne(try manager.writer.statement(
-                "SELECT EXISTS (SELECT 1 FROM \(MigrationManager.associations) WHERE mapping = ? AND entity <> ?)"), arguments: [index, destinationName]) != false {
+            // A policy's associations may not be one per object of the mapping's entities: objects
+            // of another entity, sources of another entity, or an object with several sources
+            // (related once per association, the last one winning). Those are related one by one.
+            if !isDeclarative(index), try Bool.fetchOne(try manager.writer.statement(MigrationManager.associationsOtherThanOnePerObject),
+                                                       arguments: [index, destinationName, sourceName]) != false {
                 return nil
             }
             return values.map { value in
                 // Each of the mapping's objects is found through its association.
                 let sql = """
                 UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(value.column.quotedDatabaseIdentifier) = \(value.value) \
-                FROM \(sourceTable(sourceStorage.table)) AS s JOIN \(MigrationManager.associations) AS own ON own.mapping = ? AND own.source = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) \
+                FROM \(sourceTable(sourceStorage.table)) AS s JOIN \(MigrationManager.associations) AS own ON own.mapping = ? AND own.source = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) AND own.source_entity = ? \
                 WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier) = own.destination
                 """
-                return Update(sql: sql, arguments: value.arguments + [index.databaseValue, sourceStorage.discriminator])
+                return Update(sql: sql, arguments: value.arguments + [index.databaseValue, sourceName.databaseValue, sourceStorage.discriminator])
             }
         }
         return values.map { value in

@@ -38,6 +38,8 @@ struct CreationPhase {
                     }
                     try manager.hook(entityMapping) { try manager.policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: manager) }
                 }
+                // The last batch is not kept past its mapping.
+                manager.sourceGraph.remember(batch: [])
                 manager.report(.create, entityMapping.name, done, total, finished: true)
             }
             try manager.hook(entityMapping) { try manager.policies[index].endInstanceCreation(entityMapping, manager: manager) }

@@ -20,7 +20,11 @@ open class EntityMigrationPolicy {
     /// mappings without a policy, instead of calling `createRelationships` per object: the same
     /// result, much faster on large stores. Swift cannot tell whether a subclass overrides a
     /// method, so a policy says so; a policy that overrides `createRelationships` must leave this
-    /// `false` (the default), or its override is not called.
+    /// `false` (the default), or its override is not called. Subclasses inherit the answer: a
+    /// subclass of a policy that says `true` and overrides `createRelationships` must override this
+    /// again with `false`. mapc still relates one by one whatever SQL would relate differently from
+    /// the default: objects of another entity than the mapping's destination, objects associated
+    /// with sources of another entity, or an object associated with several sources.
     open class var keepsDefaultRelationships: Bool { false }
 
     /// Functions callable from the mapping's expressions as `FUNCTION($entityPolicy, "name:", args…)`.

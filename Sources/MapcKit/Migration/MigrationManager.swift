@@ -78,13 +78,34 @@ public final class MigrationManager: MigrationManagerFunctions {
         "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source)",
         "CREATE INDEX mapc_scratch.assoc_destination ON assoc (destination, entity)",
     ]
-    /// Where a mapping's associations start (the row before its first).
-    static let associationsStart = "SELECT min(rowid) - 1 FROM \(associations) WHERE mapping = ?"
-    /// A batch of a mapping's associations in the order they were recorded, after a row: a range
-    /// of rows read in order. A mapping's rows are recorded together, so the range holds few others.
-    /// Left to itself SQLite would take the `(mapping, source)` index and read and sort every row of
-    /// the mapping for each batch, which made the relate phase quadratic in the objects a policy made.
-    static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND mapping = ? ORDER BY rowid LIMIT ?"
+    /// Where a mapping's associations lie: the row before its first, and its last.
+    static let associationsRange = "SELECT min(rowid) - 1, max(rowid) FROM \(associations) WHERE mapping = ?"
+    /// A batch of a mapping's associations in the order they were recorded, after a row and up to
+    /// its last: a range of rows read in order. A mapping's rows are recorded together, so the range
+    /// holds few others. Left to itself SQLite would take the `(mapping, source)` index and read and
+    /// sort every row of the mapping for each batch, which made the relate phase quadratic in the
+    /// objects a policy made.
+    static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND rowid <= ? AND mapping = ? ORDER BY rowid LIMIT ?"
+    /// Whether a mapping's associations are anything but one per object, each object of the
+    /// mapping's destination entity made from a source of its source entity (arguments: the
+    /// mapping, the two entities). Each association probes the by-destination index once.
+    static let associationsOtherThanOnePerObject = """
+        SELECT EXISTS (SELECT 1 FROM \(associations) AS a WHERE a.mapping = ? AND (a.entity <> ? OR a.source_entity <> ? \
+        OR EXISTS (SELECT 1 FROM \(associations) AS other WHERE other.destination = a.destination AND other.entity = a.entity AND other.rowid <> a.rowid)))
+        """
+
+    /// Calls `body` with a mapping's associations in the order they were recorded, `size` at a time
+    /// (columns: rowid, source_entity, source, entity, destination, id).
+    static func forEachAssociationBatch(of mapping: Int, size: Int, in db: Database, _ body: ([Row]) throws -> Void) throws {
+        guard let range = try Row.fetchOne(db.cachedStatement(sql: associationsRange), arguments: [mapping]),
+              var last: Int64 = try range.storedIfPresent(0, "a row number"), let end: Int64 = try range.storedIfPresent(1, "a row number") else { return }
+        while true {
+            let rows = try Row.fetchAll(db.cachedStatement(sql: associationsBatch), arguments: [last, end, mapping, size])
+            guard let final = rows.last else { return }
+            last = try final.stored(0, "a row number")
+            try body(rows)
+        }
+    }
 
     init(step: StepMigration) throws {
         self.step = step

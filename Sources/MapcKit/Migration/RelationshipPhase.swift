@@ -43,12 +43,7 @@ struct RelationshipPhase {
                 try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
                 continue
             }
-            var lastRow = try Int64.fetchOne(try manager.writer.statement(MigrationManager.associationsStart), arguments: [index]) ?? 0
-            let batchSize = manager.step.batchSize
-            while true {
-                let rows = try Row.fetchAll(try manager.writer.statement(MigrationManager.associationsBatch), arguments: [lastRow, index, batchSize])
-                guard let last = rows.last else { break }
-                lastRow = try last.stored(0, "a row number")
+            try MigrationManager.forEachAssociationBatch(of: index, size: manager.step.batchSize, in: manager.writer.db) { rows in
                 // The batch's source objects, a few queries per entity.
                 var sources: [StoredKey: ObjectData] = [:]
                 var keysByEntity: [String: [Int64]] = [:]
@@ -68,6 +63,7 @@ struct RelationshipPhase {
                     try relate(destination, data)
                 }
             }
+            manager.sourceGraph.remember(batch: [])
             manager.currentRelation = nil
             manager.report(.relate, entityMapping.name, done, created, finished: true)
             try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
@@ -108,6 +104,7 @@ extension RelationshipPhase {
                 try relate(destination, data)
             }
         }
+        manager.sourceGraph.remember(batch: [])
     }
 }
 
