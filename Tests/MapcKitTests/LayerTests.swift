@@ -70,11 +70,16 @@ struct LayerTests {
     }
 
     /// The modules a Swift file imports itself: every form of `import` (attributes such as
-    /// `@preconcurrency`, `import struct GRDB.Row`, indented under `#if`), and none from code it
-    /// only holds in a multi-line string literal (the policy runner's generated main.swift).
+    /// `@preconcurrency` or `@_spi(X)`, access levels, `import struct GRDB.Row`, indented under
+    /// `#if`, after a `;`), and none from comments or from code it only holds in a multi-line
+    /// string literal (the policy runner's generated main.swift).
     static func importedModules(_ text: String) -> Set<String> {
-        let code = text.replacingOccurrences(of: #""{3}[\s\S]*?"{3}"#, with: "", options: .regularExpression)
-        return Set(words(code, matching: #"^\s*(?:@\w+\s+)*import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?(\w+)"#, group: 1))
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line) }.joined(separator: "\n")
+        let code = uncommented.replacingOccurrences(of: #""{3}[\s\S]*?"{3}"#, with: "", options: .regularExpression)
+            .replacingOccurrences(of: ";", with: "\n")
+        let pattern = #"^\s*(?:@\w+(?:\([^)]*\))?\s+)*(?:(?:public|package|internal|fileprivate|private)\s+)?import\s+(?:(?:struct|class|enum|protocol|typealias|func|var|let)\s+)?(\w+)"#
+        return Set(words(code, matching: pattern, group: 1))
     }
 
     @Test func importsAreFoundInEveryForm() {
@@ -85,11 +90,14 @@ struct LayerTests {
                 import Glibc
             #endif
             @_implementationOnly import struct Yams.Node
+            @_spi(Internals) public import Crypto
+            import A; internal import B
+            // import Commented
             let generated = \"\"\"
                 import MapcExamples
                 \"\"\"
             """
-        #expect(Self.importedModules(text) == ["Foundation", "GRDB", "Glibc", "Yams"])
+        #expect(Self.importedModules(text) == ["Foundation", "GRDB", "Glibc", "Yams", "Crypto", "A", "B"])
     }
 
     @Test func onlyTheStoreAndMigrationLayersImportGRDB() throws {

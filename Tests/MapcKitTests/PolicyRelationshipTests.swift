@@ -52,14 +52,28 @@ struct PolicyRelationshipTests {
         override class var keepsDefaultRelationships: Bool { true }
     }
 
+    /// Relates nothing, and checks that looking up what the mapping made from an attachment finds
+    /// nothing either: its objects came from notes, whose keys the attachments share.
+    final class NoteSourcedLookup: NoteSourced {
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+            let found = try manager.destinationInstances(forEntityMappingNamed: mapping.name, sourceInstances: [source.ref])
+            if !found.isEmpty { throw MigrationError.setup("the attachment \(source.ref) has objects \(found)") }
+        }
+        override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {}
+    }
+
     /// Merges every attachment into the first one's object: one destination with an association
     /// from each source, so `createRelationships` runs once per association and the last one wins.
+    /// The other sources are associated at the end, in reverse key order, so the last association
+    /// is not the last source row SQL would join.
     class Merging: EntityMigrationPolicy {
         var merged: DestinationObject?
+        var others: [ObjectRef] = []
         override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
         override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
-            if let merged {
-                try manager.associate(source: source.ref, destination: merged, mapping: mapping)
+            if merged != nil {
+                others.append(source.ref)
                 return
             }
             var object = try manager.makeDestination(for: source, mapping: mapping)
@@ -67,6 +81,10 @@ struct PolicyRelationshipTests {
             object["width"] = .double(1)
             object["height"] = .double(2)
             merged = try manager.insert(object, associatedWith: source, mapping: mapping)
+        }
+        override func endInstanceCreation(_ mapping: EntityMapping, manager: MigrationManager) throws {
+            guard let merged else { return }
+            for source in others.reversed() { try manager.associate(source: source, destination: merged, mapping: mapping) }
         }
     }
     final class MergingInSQL: Merging {
@@ -136,15 +154,16 @@ struct PolicyRelationshipTests {
         }
     }
 
-    /// Objects associated with sources of another entity are related as `createRelationships`
-    /// would relate them, never through a row of the mapping's source entity that has the same key.
+    /// An object associated with a source of another entity is related as `createRelationships`
+    /// would relate it, never through the row of the mapping's source entity that has the same
+    /// key: here the hook reads `$source.note` on a note and stops with an error, and so must SQL.
     @Test(arguments: TestLayout.allCases)
     func objectsAssociatedWithSourcesOfAnotherEntityAreRelatedAsTheHookWould(layout: TestLayout) throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let sql = outcome(layout, policy: NoteSourcedInSQL.self, in: folder), hook = outcome(layout, policy: NoteSourced.self, in: folder)
+        #expect(hook.contents.first?.contains("Note has no key 'note'") == true, "\(hook.contents)")
         #expect(sql.contents == hook.contents)
-        #expect(!sql.compiled.contains("AttachmentToImageAttachment.relationships"), "\(sql.compiled)")
     }
 
     /// A destination object associated with several sources is related once per association, in
@@ -157,5 +176,15 @@ struct PolicyRelationshipTests {
         #expect(sql.contents == hook.contents)
         #expect(!sql.compiled.contains("AttachmentToImageAttachment.relationships"), "\(sql.compiled)")
         #expect(!sql.contents.contains { $0.hasPrefix("failed") }, "\(sql.contents)")
+    }
+
+    /// `$manager` lookups find what a mapping made from a source object, not from an object of
+    /// another entity under the same key.
+    @Test(arguments: TestLayout.allCases)
+    func lookupsTellSourcesOfDifferentEntitiesApart(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, _) = try migrate(layout, policy: NoteSourcedLookup.self, in: folder)
+        #expect(try store.objects(ofExactEntity: "ImageAttachment").count >= 2)
     }
 }

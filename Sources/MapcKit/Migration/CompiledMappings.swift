@@ -273,8 +273,9 @@ struct CompiledMappings {
                 // The target recorded associations: look the object up there.
                 let allowed = destination.schema.hierarchy(under: relationshipDestination).map(\.name)
                 let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
-                let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.entity IN (\(placeholders)) LIMIT 1)"
-                result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue] + allowed.map(\.databaseValue), target: target))
+                guard let targetSource = mapping.entityMappings[target].source else { return nil }
+                let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.source_entity = ? AND a.entity IN (\(placeholders)) LIMIT 1)"
+                result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue, targetSource.databaseValue] + allowed.map(\.databaseValue), target: target))
                 continue
             }
             let takesTarget = destination.schema.hierarchy(under: relationshipDestination).contains { $0.name == targetRule.entity }
@@ -307,13 +308,8 @@ struct CompiledMappings {
               let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         guard let rule = keyRule(index) else {
-            // A policy's associations may not be one per object of the mapping's entities: objects
-            // of another entity, sources of another entity, or an object with several sources
-            // (related once per association, the last one winning). Those are related one by one.
-            if !isDeclarative(index), try Bool.fetchOne(try manager.writer.statement(MigrationManager.associationsOtherThanOnePerObject),
-                                                       arguments: [index, destinationName, sourceName]) != false {
-                return nil
-            }
+            // Associations that are not one per object of the mapping's entities are related one by one.
+            if manager.irregularAssociations.contains(index) { return nil }
             return values.map { value in
                 // Each of the mapping's objects is found through its association.
                 let sql = """

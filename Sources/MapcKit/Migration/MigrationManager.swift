@@ -66,6 +66,13 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
     private var storedAttributes: [String: (types: [String: AttributeType], defaults: [(String, Value)])] = [:]
 
+    /// Mappings whose associations are not one per object of the mapping's own entities: an
+    /// object of another entity, one made from a source of another entity, or one a policy
+    /// associated itself (`associate`, which may give an object a second source). SQL would relate
+    /// their objects differently from `createRelationships` once per association, so they are
+    /// related one by one.
+    private(set) var irregularAssociations: Set<Int> = []
+
     static let sourceSchemaName = "mapc_source"
     static let associations = "mapc_scratch.assoc"
     /// The associations table and its indexes: by source (`$manager` lookups) and by destination
@@ -86,16 +93,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// sort every row of the mapping for each batch, which made the relate phase quadratic in the
     /// objects a policy made.
     static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND rowid <= ? AND mapping = ? ORDER BY rowid LIMIT ?"
-    /// Whether a mapping's associations are anything but one per object, each object of the
-    /// mapping's destination entity made from a source of its source entity (arguments: the
-    /// mapping, the two entities). Each association probes the by-destination index once.
-    static let associationsOtherThanOnePerObject = """
-        SELECT EXISTS (SELECT 1 FROM \(associations) AS a WHERE a.mapping = ? AND (a.entity <> ? OR a.source_entity <> ? \
-        OR EXISTS (SELECT 1 FROM \(associations) AS other WHERE other.destination = a.destination AND other.entity = a.entity AND other.rowid <> a.rowid)))
-        """
-
     /// Calls `body` with a mapping's associations in the order they were recorded, `size` at a time
-    /// (columns: rowid, source_entity, source, entity, destination, id).
+    /// (columns: rowid, source_entity, source, entity, destination, id): those recorded when the
+    /// call starts, not the ones `body` may record.
     static func forEachAssociationBatch(of mapping: Int, size: Int, in db: Database, _ body: ([Row]) throws -> Void) throws {
         guard let range = try Row.fetchOne(db.cachedStatement(sql: associationsRange), arguments: [mapping]),
               var last: Int64 = try range.storedIfPresent(0, "a row number"), let end: Int64 = try range.storedIfPresent(1, "a row number") else { return }
@@ -416,6 +416,8 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
     public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        // The object may have a source already: several sources relate it several times.
+        irregularAssociations.insert(mappingIndex(entityMapping))
         var copy = destination
         try associate(source: source, destination: &copy, mapping: entityMapping)
     }
@@ -424,6 +426,9 @@ public final class MigrationManager: MigrationManagerFunctions {
         guard let key = destination.primaryKey else { throw MigrationError.setup("associate an object after inserting it") }
         guard let sourceKey = try sourceKey(of: source) else { throw MigrationError.setup("\(source) is not in the source store") }
         let stored = try destinationStore.layout.storage(of: destination.entity).idColumn == nil ? nil : destination.id
+        if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
+            irregularAssociations.insert(mappingIndex(entityMapping))
+        }
         try writer.statement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)")
             .execute(arguments: [mappingIndex(entityMapping), sourceKey, source.entity, key, destination.entity, stored])
         created[mappingIndex(entityMapping)] += 1
@@ -607,8 +612,8 @@ public final class MigrationManager: MigrationManagerFunctions {
             return [found]
         }
         let sourceKey = source.key
-        let rows = try Row.fetchAll(try writer.statement("SELECT entity, destination, id FROM \(Self.associations) WHERE mapping = ? AND source = ? ORDER BY rowid"),
-                                    arguments: [mappingIndex, sourceKey])
+        let rows = try Row.fetchAll(try writer.statement("SELECT entity, destination, id FROM \(Self.associations) WHERE mapping = ? AND source = ? AND source_entity = ? ORDER BY rowid"),
+                                    arguments: [mappingIndex, sourceKey, source.entity])
         return try rows.map { row in
             destinationRef(entity: try row.stored(0, "an entity name"), key: try row.stored(1, "a row key"), stored: try row.storedIfPresent(2, "an object id"))
         }

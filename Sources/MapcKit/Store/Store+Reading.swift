@@ -50,12 +50,12 @@ extension Store {
     /// The object with this key in the table of an entity's hierarchy (whichever entity of the
     /// hierarchy it is); nil when there is none.
     public func object(entity: String, key: Int64) throws -> ObjectData? {
-        if let known = schema.entity(named: entity), known.parent == nil, schema.subentities(of: known).isEmpty {
-            // An entity alone in its hierarchy: the row can be of no other entity, and the read
-            // itself checks that it is of this one.
+        if let known = schema.entity(named: entity), schema.subentities(of: known).isEmpty {
+            // No sub-entity: the row is most likely of this very entity, which the read checks.
+            // Alone in its hierarchy, it can be of no other.
             var found: ObjectData?
             try readObjects(ofExactEntity: entity, keys: [key]) { found = $0 }
-            return found
+            if found != nil || known.parent == nil { return found }
         }
         let storage = try layout.storage(of: entity)
         let discriminator = try reading { db in
