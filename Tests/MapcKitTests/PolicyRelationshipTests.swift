@@ -187,4 +187,15 @@ struct PolicyRelationshipTests {
         let (store, _) = try migrate(layout, policy: NoteSourcedLookup.self, in: folder)
         #expect(try store.objects(ofExactEntity: "ImageAttachment").count >= 2)
     }
+
+    /// Associating an object that exists with another source creates nothing: the summary counts
+    /// the one merged object, not one per source.
+    @Test(arguments: TestLayout.allCases)
+    func associatingAnObjectAgainCreatesNothing(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, summary) = try migrate(layout, policy: Merging.self, in: folder)
+        #expect(try store.objects(ofExactEntity: "ImageAttachment").count == 1)
+        #expect(summary.created.first { $0.mapping == "AttachmentToImageAttachment" }?.count == 1, "\(summary.created)")
+    }
 }

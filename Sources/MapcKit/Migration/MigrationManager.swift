@@ -352,6 +352,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
         var inserted = try write(destination, mapping: entityMapping)
         try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
+        created[index] += 1
         return inserted
     }
 
@@ -431,7 +432,6 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
         try writer.statement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)")
             .execute(arguments: [mappingIndex(entityMapping), sourceKey, source.entity, key, destination.entity, stored])
-        created[mappingIndex(entityMapping)] += 1
     }
 
     // MARK: Which objects are looked up
