@@ -12,6 +12,8 @@ final class ProgressDisplay {
     private let isTerminal = isatty(STDERR_FILENO) == 1
     private var lastLine = Date.distantPast
     private var lastKey = ""
+    /// The last plain line written, so a mapping with nothing to do is not shown twice.
+    private var lastText = ""
     private var mappingStart = Date()
     private let quiet: Bool
 
@@ -50,8 +52,9 @@ final class ProgressDisplay {
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
         } else {
             let now = Date()
-            guard progress.completed == 0 || progress.isFinished || now.timeIntervalSince(lastLine) >= 2 else { return }
+            guard progress.completed == 0 || progress.isFinished || now.timeIntervalSince(lastLine) >= 2, text != lastText else { return }
             lastLine = now
+            lastText = text
             FileHandle.standardError.write(Data((text + "\n").utf8))
         }
     }

@@ -46,7 +46,7 @@ struct StatusCommand: ParsableCommand {
     private func json(_ status: StoreStatus, store: String, catalog: SchemaCatalog?) -> JSONValue {
         let metadata = status.metadata
         return JSONValue.object([
-            ("store", .string(store)), ("format", .string(status.format)), ("model", metadata.model.map(JSONValue.string) ?? .null),
+            ("store", .string(store)), ("format", .string(status.format)), ("model", status.model.map(JSONValue.string) ?? .null),
             ("version", metadata.version.map(JSONValue.string) ?? .null), ("identifiedVersion", status.version.map(JSONValue.string) ?? .null),
             ("identification", .string(status.identification)),
             ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
@@ -68,7 +68,11 @@ struct StatusCommand: ParsableCommand {
             "store       \(store)",
             "format      \(status.formatName) (\(status.format))",
         ]
-        if let model = metadata.model { lines.append("model       \(model)") }
+        if let model = metadata.model {
+            lines.append("model       \(model)")
+        } else if let model = status.model {
+            lines.append("model       \(model) (from the matching schema; \(status.formatName) stores do not record it)")
+        }
         lines.append("version     \(status.version ?? "unknown") (\(status.identification))")
         if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
         lines.append("model hash  \(metadata.modelHash)")

@@ -99,6 +99,19 @@ struct ImportCommandTests {
         #expect(!mapping.contains("FUNCTION($entityPolicy") && mapping.contains("name: $source.name"))
     }
 
+    /// A Core Data store records no model name; status names the model of the version it matches.
+    @Test func statusNamesTheModelOfACoreDataStore() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["import", Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path], in: folder).status == 0)
+        #expect(try CLI.run(["init", "--schema", "Kitchen", "--layout", "core-data", "store.sqlite"], in: folder).status == 0)
+        let status = try CLI.run(["status", "store.sqlite"], in: folder)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("model       Kitchen (from the matching schema; Core Data stores do not record it)"), "\(status.stdout)")
+        let json = try CLI.run(["status", "--format", "json", "store.sqlite"], in: folder)
+        #expect(json.stdout.contains("\"model\" : \"Kitchen\"") || json.stdout.contains("\"model\": \"Kitchen\""), "\(json.stdout)")
+    }
+
     /// A Core Data store whose metadata names an entity no version has is not guessed at.
     @Test func aCoreDataStoreWithUnknownEntitiesInItsMetadataIsRefused() throws {
         let folder = try folder()

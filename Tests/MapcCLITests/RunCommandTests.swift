@@ -51,6 +51,19 @@ struct RunCommandTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// A mapping with nothing to migrate gets one progress line per phase, not the same line at
+    /// its start and at its end.
+    @Test func progressOfAnEmptyMappingIsOneLine() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 0)
+        let run = try CLI.run(["run", "--to", "v4", "notes.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.hasSuffix("[create] NoteToAttachment 0 objects") }, "\(run.stderr)")
+        #expect(zip(lines, lines.dropFirst()).allSatisfy { $0 != $1 }, "\(run.stderr)")
+    }
+
     @Test func progressAndJSONSummary() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

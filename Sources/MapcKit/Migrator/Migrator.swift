@@ -53,9 +53,14 @@ public struct Migrator: Sendable {
         let matching = schemas.versions(matching: metadata, format: format)
         var status = StoreStatus(url: url, format: format.identifier, formatName: format.name, metadata: metadata,
                                  version: schemas.version(of: metadata, format: format)?.version, compatibleVersions: matching.map(\.version))
-        status.identification = status.version == nil
-            ? "no version in the schemas matches the store's entity hashes"
-            : "by its \(format.name) entity version hashes (\(metadata.entityHashes.count) entities)"
+        status.model = metadata.model ?? status.version.flatMap { schemas.schema(version: $0)?.model }
+        if status.version != nil {
+            status.identification = "recognised by its \(English.count(metadata.entityHashes.count, "entity hash", "entity hashes"))"
+        } else if let mismatch = modelMismatch(metadata) {
+            status.identification = mismatch
+        } else {
+            status.identification = "no version in the schemas matches the store's entity hashes"
+        }
         if !matching.isEmpty {
             let store = try Store.open(at: url.relativePath, catalog: schemas, readOnly: true)
             defer { try? store.database.close() }
@@ -65,12 +70,24 @@ public struct Migrator: Sendable {
         return status
     }
 
+    /// What tells a store of another model from the schemas' own, when its metadata names a model
+    /// (Core Data's stores do not); nil when the models agree or cannot be told apart.
+    private func modelMismatch(_ metadata: StoreMetadata) -> String? {
+        let models = Set(schemas.schemas.map(\.model))
+        guard let model = metadata.model, !models.isEmpty, !models.contains(model) else { return nil }
+        let folder = schemas.directory.isEmpty ? "the schemas" : "the schemas in \(schemas.directory)"
+        return "the store holds model '\(model)', and \(folder) are of model \(models.sorted().map { "'\($0)'" }.joined(separator: ", "))"
+    }
+
     /// The version a store is at, found by its hashes; an error naming the differences when no
     /// version matches. `claimed` (a version the caller believes it is at) must agree with the hashes.
     public func version(ofStoreAt url: URL, claimed: String? = nil) throws -> Schema {
         let (format, metadata) = try Store.metadata(at: url.relativePath)
         let matching = schemas.versions(matching: metadata, format: format)
         guard !matching.isEmpty else {
+            if let mismatch = modelMismatch(metadata) {
+                throw MapcError.store("\(url.relativePath): \(mismatch); use \(metadata.model ?? "its model")'s schema files (on the command line, --schemas DIR)")
+            }
             let closest = schemas.schemas.min { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }
             let details = closest.map { "; closest is \($0.version): " + metadata.differences(from: $0, format: format).prefix(5).joined(separator: "; ") } ?? ""
             throw MapcError.store("\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? "")) matches no version of the schemas\(details)")
@@ -190,6 +207,9 @@ public struct StoreStatus: Sendable {
     public var compatibleVersions: [String]
     /// How the version was identified, in words.
     public var identification = ""
+    /// The store's model: as its metadata records it, or else the matching version's (Core Data
+    /// stores record none).
+    public var model: String?
     /// Objects of each entity (sub-entities under their own names), when a version matched.
     public var objectCounts: [(entity: String, count: Int)] = []
     /// The migrations applied to the store, oldest first.

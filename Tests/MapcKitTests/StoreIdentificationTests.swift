@@ -1,0 +1,40 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// How a store's version is found, and what mapc says when it cannot be: a store of another model
+/// is named as such, not compared entity by entity with the closest version of this one.
+@Suite("Identifying a store")
+struct StoreIdentificationTests {
+    private var schemasFolder: URL { packageRoot.appendingPathComponent("schemas") }
+
+    @Test func aStoreOfAnotherModelIsNamedAsSuch() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let blog = try loadSchema("model: Blog\nversion: v1\nentities:\n  Post:\n    attributes:\n      title: string\n")
+        let url = folder.appendingPathComponent("blog.db")
+        _ = try Store.create(at: url.path, schema: blog)
+        let migrator = try Migrator(schemasFolder: schemasFolder)
+        let error = #expect(throws: MapcError.self) { try migrator.version(ofStoreAt: url) }
+        let message = error?.description ?? ""
+        #expect(message.contains("holds model 'Blog'"), "\(message)")
+        #expect(message.contains("model 'UnCloudNotes'") && message.contains("--schemas"), "\(message)")
+        #expect(!message.contains("closest is"), "\(message)")
+        #expect(try migrator.status(ofStoreAt: url).identification.contains("the store holds model 'Blog'"))
+    }
+
+    @Test func aKnownStoreSaysHowItWasRecognised() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("notes.db")
+        _ = try Store.create(at: url.path, schema: try uncloudNotes("v3"))
+        let status = try Migrator(schemasFolder: schemasFolder).status(ofStoreAt: url)
+        #expect(status.version == "v3")
+        #expect(status.identification == "recognised by its 2 entity hashes", "\(status.identification)")
+    }
+
+    @Test func aMissingSchemasFolderSaysHowToGiveOne() throws {
+        let error = #expect(throws: MapcError.self) { try SchemaCatalog(directory: "./no-such-schemas") }
+        #expect(error?.description.contains("--schemas") == true, "\(String(describing: error))")
+    }
+}
