@@ -45,6 +45,8 @@ struct PlanCommand: ParsableCommand {
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
                     for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
                     Console.out(lines.joined(separator: "\n"))
+                    // The mapping files are checked as `run` checks them: a plan that cannot run says so.
+                    try migrator.check(plan)
                 } catch where paths.count > 1 {
                     // One store's problem does not hide the others' plans.
                     Console.err("error: \(store): \(BatchOutcome.message(of: error))")

@@ -51,6 +51,27 @@ struct RunCommandTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
+    /// `plan` checks the mapping files as `run` would: a step naming a policy this mapc does not
+    /// have is reported by both, with where to put the policy.
+    @Test func planReportsAnUnknownPolicyAsRunDoes() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 3)
+        #expect(try CLI.run(["run", "--to", "v3", "notes.db"], in: folder).status == 0)
+        let mapping = try String(contentsOf: CLI.packageRoot.appendingPathComponent("mappings/mapping_v3_to_v4.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4", with: "UnCloudNotes.CaptionPolicy")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write(mapping, to: "mappings/mapping_v3_to_v4.yaml")
+        let before = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
+        for command in ["plan", "run"] {
+            let result = try CLI.run([command, "--to", "v4", "notes.db"], in: folder)
+            #expect(result.status == 1, "\(command): \(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("unknown policy 'UnCloudNotes.CaptionPolicy'"), "\(command): \(result.stderr)")
+            #expect(result.stderr.contains("policies/CaptionPolicy.swift"), "\(command): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
+    }
+
     /// A mapping with nothing to migrate gets one progress line per phase, not the same line at
     /// its start and at its end.
     @Test func progressOfAnEmptyMappingIsOneLine() throws {

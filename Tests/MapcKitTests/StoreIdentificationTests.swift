@@ -37,4 +37,16 @@ struct StoreIdentificationTests {
         let error = #expect(throws: MapcError.self) { try SchemaCatalog(directory: "./no-such-schemas") }
         #expect(error?.description.contains("--schemas") == true, "\(String(describing: error))")
     }
+
+    /// An unknown version lists the known ones; a close name is offered only for a slip of the
+    /// keys, not for another number ('v5' is not a misspelt 'v1').
+    @Test func anUnknownVersionListsTheKnownOnes() throws {
+        let catalog = try SchemaCatalog(directory: schemasFolder.path)
+        let five = #expect(throws: MapcError.self) { try catalog.require(version: "v5") }
+        #expect(five?.description.contains("known versions: v1, v2, v3, v4") == true, "\(String(describing: five))")
+        #expect(five?.description.contains("did you mean") == false, "\(String(describing: five))")
+        let slip = #expect(throws: MapcError.self) { try catalog.require(version: "V3") }
+        #expect(slip?.description.contains("did you mean 'v3'?") == true, "\(String(describing: slip))")
+        #expect(slip?.description.contains("known versions: v1, v2, v3, v4") == true, "\(String(describing: slip))")
+    }
 }

@@ -85,4 +85,14 @@ public final class PolicyRegistry: @unchecked Sendable {
 
     /// Every registered name.
     public var names: [String] { lock.withLock { policies.keys.sorted() } }
+
+    /// How to make a policy that is not registered known: a close name when there is one,
+    /// otherwise where its code goes (the class named by the name's last component).
+    public func hint(forUnknownPolicy name: String) -> String {
+        if let suggestion = Suggestions.didYouMean(name, in: names) { return suggestion }
+        let className = name.split(separator: ".").last.map(String.init) ?? name
+        return "keep the class \(className) in policies/\(className).swift beside the schemas (or name its folder with --policies DIR), "
+            + "or register it with PolicyRegistry in your own mapc; see docs/policies.md"
+            + (names.isEmpty ? "" : " (registered now: \(names.joined(separator: ", ")))")
+    }
 }

@@ -100,7 +100,7 @@ public struct MappingChecker {
             policyType = policies.policy(named: name)
             if policyType == nil {
                 error("unknown policy '\(name)'", at: at("policy"), length: name.count,
-                      fix: Suggestions.didYouMean(name, in: policies.names).map { "\($0)" } ?? (policies.names.isEmpty ? "no policies are registered in this mapc; see docs/policies.md" : "registered: \(policies.names.joined(separator: ", "))"))
+                      fix: policies.hint(forUnknownPolicy: name))
             }
         }
         let provided = policyType?.providedAttributes ?? []

@@ -124,9 +124,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             var policy = EntityMigrationPolicy()
             if let name = entityMapping.policy {
                 guard let type = step.policies.policy(named: name) else {
-                    let names = step.policies.names
-                    throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered"
-                                               + (Suggestions.didYouMean(name, in: names).map { "; \($0)" } ?? (names.isEmpty ? "" : "; registered: \(names.joined(separator: ", "))")))
+                    throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered; \(step.policies.hint(forUnknownPolicy: name))")
                 }
                 policy = type.init()
             }
