@@ -31,6 +31,18 @@ struct ValueRulesTests {
         }
     }
 
+    /// Text SQLite would cut short is refused wherever it is, and only that text: a zero byte in
+    /// UTF-8 is U+0000 and never part of another character.
+    @Test func onlyTextWithTheNULCharacterIsRefused() {
+        for text in ["\u{0}", "a\u{0}", "\u{0}b", "寺\u{0}庭", String(repeating: "x", count: 10_000) + "\u{0}"] {
+            #expect(ValueLimits.problem(.string(text), for: .string)?.contains("NUL") == true, "\(text.debugDescription)")
+            #expect(ValueLimits.problem(.uri(text), for: .uri) != nil)
+        }
+        for text in ["", "a", "寺と庭 京都", "😀", "\u{1}\u{7F}", String(repeating: "é", count: 10_000), ("a" as Substring).description] {
+            #expect(ValueLimits.problem(.string(text), for: .string) == nil, "\(text.debugDescription)")
+        }
+    }
+
     @Test func stringsAreMeasuredInUTF16UnitsLikeNSString() throws {
         let thumbs = "👍🏽", decomposed = "e\u{301}", plain = "abc"
         #expect(ValueRules.length(of: thumbs) == 4 && ValueRules.length(of: decomposed) == 2 && ValueRules.length(of: plain) == 3)

@@ -70,7 +70,7 @@ struct ObjectGraphResolver {
             }
             if object.id.isEmpty {
                 problems.add(object.entity, nil, "id", "the object has an empty id; give every object a unique, non-empty id")
-            } else if object.id.unicodeScalars.contains("\u{0}") {
+            } else if ValueLimits.containsNUL(object.id) {
                 problems.add(object.entity, object.id.replacingOccurrences(of: "\u{0}", with: "\\u0000"), "id", "an id cannot contain the NUL character (U+0000)")
             } else if let first = indexByID[object.id] {
                 problems.add(object.entity, object.id, "id", "id '\(object.id)' is already used by a \(objects[first].entity) object; ids must be unique in the data")
