@@ -106,7 +106,7 @@ public struct ExpressionChecker {
                   ?? "variables here: \(scope.variables.keys.sorted().map { "$" + $0 }.joined(separator: ", "))")
             return .unknown
         case .keyPath(let root, let components):
-            return keyPath(type(of: root), components[...])
+            return keyPath(type(of: root), components[...], bare: root.kind == .evaluatedObject)
         case .index(let base, let index):
             let baseType = type(of: base)
             if case .expression(let position) = index {
@@ -196,13 +196,15 @@ public struct ExpressionChecker {
 
     // MARK: Key paths
 
-    private mutating func keyPath(_ start: ExprType, _ components: ArraySlice<PathComponent>) -> ExprType {
+    /// `bare`: the path starts at the evaluated object, so its first key stands alone in the text,
+    /// where a misspelt literal (`nill`) reads as a key.
+    private mutating func keyPath(_ start: ExprType, _ components: ArraySlice<PathComponent>, bare: Bool = false) -> ExprType {
         var current = start
         var index = components.startIndex
         while index < components.endIndex {
             switch components[index] {
             case .key(let name, let range):
-                current = key(name, of: current, range)
+                current = key(name, of: current, range, bare: bare && index == components.startIndex)
             case .collectionOperator(let op, let range):
                 return collectionOperator(op, on: current, rest: components[(index + 1)...], range)
             }
@@ -211,7 +213,10 @@ public struct ExpressionChecker {
         return current
     }
 
-    private mutating func key(_ name: String, of target: ExprType, _ range: SourceRange) -> ExprType {
+    /// The literals a word standing alone may have been meant as.
+    private static let literalWords = ["nil", "NULL", "TRUE", "FALSE", "YES", "NO", "SELF", "TRUEPREDICATE", "FALSEPREDICATE"]
+
+    private mutating func key(_ name: String, of target: ExprType, _ range: SourceRange, bare: Bool = false) -> ExprType {
         switch target {
         case .unknown, .null: return target
         case .object(let entityName):
@@ -227,7 +232,8 @@ public struct ExpressionChecker {
                     return .unknown
                 }
                 let names = schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name)
-                error("unknown key '\(name)' on \(entityName)", range, fix: Suggestions.didYouMean(name, in: names) ?? "\(entityName) has: \(names.joined(separator: ", "))")
+                let suggestion = Suggestions.didYouMean(name, in: names) ?? (bare ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
+                error("unknown key '\(name)' on \(entityName)", range, fix: suggestion ?? "\(entityName) has: \(names.joined(separator: ", "))")
                 return .unknown
             }
         case .collection(let element):
