@@ -35,6 +35,8 @@ struct PlanCommand: ParsableCommand {
         try reportingErrors {
             let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
             let paths = try StoreList.expand(stores)
+            // Step lists whose mapping files passed the check, so stores at one version check once.
+            var checked: Set<[String]> = []
             for store in paths {
                 do {
                     let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
@@ -42,11 +44,16 @@ struct PlanCommand: ParsableCommand {
                         Console.out("\(store) is already at \(plan.target.version); nothing to do")
                         continue
                     }
+                    // The mapping files are checked as `run` checks them, before the plan is shown:
+                    // a plan that prints is one `run` will start.
+                    let steps = plan.steps.map { "\($0.source.version) -> \($0.destination.version) \($0.mapping.file?.path ?? "inferred")" }
+                    if !checked.contains(steps) {
+                        try migrator.check(plan)
+                        checked.insert(steps)
+                    }
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
                     for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
                     Console.out(lines.joined(separator: "\n"))
-                    // The mapping files are checked as `run` checks them: a plan that cannot run says so.
-                    try migrator.check(plan)
                 } catch where paths.count > 1 {
                     // One store's problem does not hide the others' plans.
                     Console.err("error: \(store): \(BatchOutcome.message(of: error))")

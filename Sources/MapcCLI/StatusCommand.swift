@@ -46,7 +46,7 @@ struct StatusCommand: ParsableCommand {
     private func json(_ status: StoreStatus, store: String, catalog: SchemaCatalog?) -> JSONValue {
         let metadata = status.metadata
         return JSONValue.object([
-            ("store", .string(store)), ("format", .string(status.format)), ("model", status.model.map(JSONValue.string) ?? .null),
+            ("store", .string(store)), ("format", .string(status.format)), ("model", metadata.model.map(JSONValue.string) ?? .null), ("identifiedModel", status.model.map(JSONValue.string) ?? .null),
             ("version", metadata.version.map(JSONValue.string) ?? .null), ("identifiedVersion", status.version.map(JSONValue.string) ?? .null),
             ("identification", .string(status.identification)),
             ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),

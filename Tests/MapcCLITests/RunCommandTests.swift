@@ -68,6 +68,7 @@ struct RunCommandTests {
             #expect(result.status == 1, "\(command): \(result.stdout)\(result.stderr)")
             #expect(result.stderr.contains("unknown policy 'UnCloudNotes.CaptionPolicy'"), "\(command): \(result.stderr)")
             #expect(result.stderr.contains("policies/CaptionPolicy.swift"), "\(command): \(result.stderr)")
+            #expect(!result.stdout.contains("v3 -> v4"), "\(command): no plan is shown that cannot run: \(result.stdout)")
         }
         #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
     }

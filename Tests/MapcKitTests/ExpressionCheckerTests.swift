@@ -15,6 +15,8 @@ let checkCases: [CheckCase] = [
     .init(text: "image != nill", message: "unknown key 'nill' on Note; did you mean 'nil'?", column: 10),
     .init(text: "TRUEPREDICAT", message: "unknown key 'TRUEPREDICAT' on Note; did you mean 'TRUEPREDICATE'?", column: 1),
     .init(text: "$source.nill == nil", message: "unknown key 'nill' on Note; Note has:", column: 9),
+    .init(text: "SELF.nill == nil", message: "unknown key 'nill' on Note; Note has:", column: 6),
+    .init(text: "#nill == nil", message: "unknown key 'nill' on Note; Note has:", column: 1),
     .init(text: "$source.autor.firstName", message: "unknown key 'autor' on Note; did you mean 'author'?", column: 9),
     .init(text: "author.frstName", message: "unknown key 'frstName' on Person; did you mean 'firstName'?", column: 8),
     .init(text: "title == 3", message: "comparing a string with an integer is never true", column: 1),

@@ -131,4 +131,17 @@ struct MappingCheckTests {
         let twice = try #require(MappingHashUpdater.update(reloaded, source: catalog.schema(version: "v2")!, destination: catalog.schema(version: "v3")!))
         #expect(twice == updated)
     }
+
+    /// An unknown policy is matched by its class name too (a module prefix of another length is no
+    /// typo), and otherwise told where its class goes; registered classes are listed once each.
+    @Test func anUnknownPolicyIsMatchedByClassNameOrToldWhereItGoes() {
+        final class Caption: EntityMigrationPolicy {}
+        let registry = PolicyRegistry()
+        registry.register(Caption.self, as: "MyApp.CaptionPolicy")
+        registry.register(Caption.self, as: "CaptionPolicy")
+        #expect(registry.hint(forUnknownPolicy: "OtherModule.CaptionPolcy") == "did you mean 'CaptionPolicy'?")
+        let missing = registry.hint(forUnknownPolicy: "Blog.TagSplitPolicy")
+        #expect(missing.contains("register a class TagSplitPolicy") && missing.contains("policies/TagSplitPolicy.swift"), "\(missing)")
+        #expect(missing.hasSuffix("(registered now: CaptionPolicy)"), "\(missing)")
+    }
 }

@@ -45,6 +45,8 @@ struct StoreIdentificationTests {
         let five = #expect(throws: MapcError.self) { try catalog.require(version: "v5") }
         #expect(five?.description.contains("known versions: v1, v2, v3, v4") == true, "\(String(describing: five))")
         #expect(five?.description.contains("did you mean") == false, "\(String(describing: five))")
+        let upperFive = #expect(throws: MapcError.self) { try catalog.require(version: "V5") }
+        #expect(upperFive?.description.contains("did you mean") == false, "\(String(describing: upperFive))")
         let slip = #expect(throws: MapcError.self) { try catalog.require(version: "V3") }
         #expect(slip?.description.contains("did you mean 'v3'?") == true, "\(String(describing: slip))")
         #expect(slip?.description.contains("known versions: v1, v2, v3, v4") == true, "\(String(describing: slip))")

@@ -106,7 +106,8 @@ public struct ExpressionChecker {
                   ?? "variables here: \(scope.variables.keys.sorted().map { "$" + $0 }.joined(separator: ", "))")
             return .unknown
         case .keyPath(let root, let components):
-            return keyPath(type(of: root), components[...], bare: root.kind == .evaluatedObject)
+            // Bare: the parser's implicit SELF (an empty range), not a written `SELF.`.
+            return keyPath(type(of: root), components[...], bare: root.kind == .evaluatedObject && root.range.start == root.range.end)
         case .index(let base, let index):
             let baseType = type(of: base)
             if case .expression(let position) = index {
@@ -232,7 +233,9 @@ public struct ExpressionChecker {
                     return .unknown
                 }
                 let names = schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name)
-                let suggestion = Suggestions.didYouMean(name, in: names) ?? (bare ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
+                // An escaped key (`#nill`) is meant as a key: its range holds the `#` too.
+                let literal = bare && range.end - range.start == name.unicodeScalars.count
+                let suggestion = Suggestions.didYouMean(name, in: names) ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
                 error("unknown key '\(name)' on \(entityName)", range, fix: suggestion ?? "\(entityName) has: \(names.joined(separator: ", "))")
                 return .unknown
             }

@@ -86,13 +86,14 @@ public final class PolicyRegistry: @unchecked Sendable {
     /// Every registered name.
     public var names: [String] { lock.withLock { policies.keys.sorted() } }
 
-    /// How to make a policy that is not registered known: a close name when there is one,
-    /// otherwise where its code goes (the class named by the name's last component).
+    /// How to make a policy that is not registered known: a close name when there is one (by the
+    /// whole name or by the class name after the module's), otherwise where its code goes.
     public func hint(forUnknownPolicy name: String) -> String {
-        if let suggestion = Suggestions.didYouMean(name, in: names) { return suggestion }
-        let className = name.split(separator: ".").last.map(String.init) ?? name
-        return "keep the class \(className) in policies/\(className).swift beside the schemas (or name its folder with --policies DIR), "
-            + "or register it with PolicyRegistry in your own mapc; see docs/policies.md"
-            + (names.isEmpty ? "" : " (registered now: \(names.joined(separator: ", ")))")
+        let className = { (name: String) in name.split(separator: ".").last.map(String.init) ?? name }
+        let classes = Set(names.map(className)).sorted()
+        if let suggestion = Suggestions.didYouMean(name, in: names) ?? Suggestions.didYouMean(className(name), in: classes) { return suggestion }
+        return "register a class \(className(name)) under that name with PolicyRegistry (the mapc command compiles it from "
+            + "policies/\(className(name)).swift beside the schemas, or from --policies DIR); see docs/policies.md"
+            + (classes.isEmpty ? "" : " (registered now: \(classes.joined(separator: ", ")))")
     }
 }

@@ -57,7 +57,7 @@ public struct Migrator: Sendable {
         if status.version != nil {
             status.identification = "recognised by its \(English.count(metadata.entityHashes.count, "entity hash", "entity hashes"))"
         } else if let mismatch = modelMismatch(metadata) {
-            status.identification = mismatch
+            status.identification = mismatch.message
         } else {
             status.identification = "no version in the schemas matches the store's entity hashes"
         }
@@ -72,11 +72,12 @@ public struct Migrator: Sendable {
 
     /// What tells a store of another model from the schemas' own, when its metadata names a model
     /// (Core Data's stores do not); nil when the models agree or cannot be told apart.
-    private func modelMismatch(_ metadata: StoreMetadata) -> String? {
-        let models = Set(schemas.schemas.map(\.model))
+    private func modelMismatch(_ metadata: StoreMetadata) -> (model: String, message: String)? {
+        let models = Set(schemas.schemas.map(\.model)).sorted()
         guard let model = metadata.model, !models.isEmpty, !models.contains(model) else { return nil }
         let folder = schemas.directory.isEmpty ? "the schemas" : "the schemas in \(schemas.directory)"
-        return "the store holds model '\(model)', and \(folder) are of model \(models.sorted().map { "'\($0)'" }.joined(separator: ", "))"
+        let named = models.map { "'\($0)'" }.joined(separator: ", ")
+        return (model, "the store holds model '\(model)', and \(folder) are of \(models.count == 1 ? "model" : "models") \(named)")
     }
 
     /// The version a store is at, found by its hashes; an error naming the differences when no
@@ -86,9 +87,11 @@ public struct Migrator: Sendable {
         let matching = schemas.versions(matching: metadata, format: format)
         guard !matching.isEmpty else {
             if let mismatch = modelMismatch(metadata) {
-                throw MapcError.store("\(url.relativePath): \(mismatch); use \(metadata.model ?? "its model")'s schema files (on the command line, --schemas DIR)")
+                throw MapcError.store("\(url.relativePath): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
             }
-            let closest = schemas.schemas.min { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }
+            // The closest version of the store's own model, when it names one.
+            let candidates = schemas.schemas.filter { metadata.model == nil || $0.model == metadata.model }
+            let closest = candidates.min { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }
             let details = closest.map { "; closest is \($0.version): " + metadata.differences(from: $0, format: format).prefix(5).joined(separator: "; ") } ?? ""
             throw MapcError.store("\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? "")) matches no version of the schemas\(details)")
         }
