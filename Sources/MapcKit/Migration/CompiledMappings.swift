@@ -30,17 +30,24 @@ struct CompiledMappings {
         /// Without a key rule: the statement recording the associations, and where the first key
         /// goes in both statements' arguments.
         let associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
+        /// Without a key rule: the same insert leaving the keys to SQLite, which gives each row one
+        /// more than the table's largest key, in the order inserted: the numbering `row_number()`
+        /// gives, without the window that buffers every row (0.3–0.8 s for the 300,000 attachments
+        /// of 1M notes).
+        let autoKeyed: (sql: String, arguments: [DatabaseValue])?
         let table: String
         let includesRelationships: Bool
         /// The mapping's position.
         let index: Int
         private(set) var count = 0
 
-        init(index: Int, insert: String, arguments: [DatabaseValue], associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?, table: String, includesRelationships: Bool) {
+        init(index: Int, insert: String, arguments: [DatabaseValue], associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?,
+             autoKeyed: (sql: String, arguments: [DatabaseValue])?, table: String, includesRelationships: Bool) {
             self.index = index
             self.insert = insert
             self.arguments = arguments
             self.associate = associate
+            self.autoKeyed = autoKeyed
             self.table = table
             self.includesRelationships = includesRelationships
         }
@@ -57,10 +64,20 @@ struct CompiledMappings {
             guard let storage = manager.destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return }
             let writer = try manager.writer
             let base = try writer.reserveKeys(0, for: storage) - 1
-            var first = arguments
-            first[0] = base.databaseValue
-            try db.execute(sql: insert, arguments: StatementArguments(first))
-            count = db.changesCount
+            let highestKey = "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM main.\(table.quotedDatabaseIdentifier)"
+            if let autoKeyed, try Int64.fetchOne(db, sql: highestKey) ?? 0 == base {
+                try db.execute(sql: autoKeyed.sql, arguments: StatementArguments(autoKeyed.arguments))
+                count = db.changesCount
+                // Keys above the largest, one per row: exactly base + 1 … base + count.
+                guard try Int64.fetchOne(db, sql: highestKey) ?? 0 == base + Int64(count) else {
+                    throw MigrationError.setup("SQLite numbered the objects of mapping \(index) other than from \(base + 1); nothing was written")
+                }
+            } else {
+                var first = arguments
+                first[0] = base.databaseValue
+                try db.execute(sql: insert, arguments: StatementArguments(first))
+                count = db.changesCount
+            }
             if manager.recordsAssociations(index, relationshipsDone: includesRelationships) {
                 var second = associate.arguments
                 second[associate.keyBase] = base.databaseValue
@@ -183,11 +200,15 @@ struct CompiledMappings {
         let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
         let insert = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
         var associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
+        var autoKeyed: (sql: String, arguments: [DatabaseValue])?
         if rule == nil {
             let sql = "INSERT INTO \(MigrationManager.associations) (mapping, destination, source, source_entity, entity, id) SELECT ?, \(number), \(key), ?, ?, \(identity ?? "NULL") \(from)"
             associate = (sql, [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments, 1)
+            let autoSQL = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.dropFirst().map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.dropFirst().joined(separator: ", ")) \(from) ORDER BY \(key)"
+            autoKeyed = (autoSQL, Array(arguments.dropFirst()) + conditionArguments)
         }
-        return Creation(index: index, insert: insert, arguments: arguments + conditionArguments, associate: associate, table: destinationStorage.table, includesRelationships: includesRelationships)
+        return Creation(index: index, insert: insert, arguments: arguments + conditionArguments, associate: associate, autoKeyed: autoKeyed,
+                        table: destinationStorage.table, includesRelationships: includesRelationships)
     }
 
     /// SQL that stores a compiled value in an attribute exactly as the interpreter's coercion would,
