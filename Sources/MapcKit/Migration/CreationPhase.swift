@@ -48,7 +48,7 @@ struct CreationPhase {
 
     private func sourceCount(_ manager: MigrationManager, _ entityMapping: EntityMapping) throws -> Int? {
         guard entityMapping.sourceExpression == nil, let source = entityMapping.source else { return nil }
-        return try manager.sourceStore.count(of: source, exactly: true)
+        return try manager.sourceCount(ofExactEntity: source)
     }
 
     /// Source objects of a mapping: its source expression's, or every object of its source entity.

@@ -463,6 +463,22 @@ public final class MigrationManager: MigrationManagerFunctions {
         return named
     }
 
+    /// Whether an entity of the source has its table to itself. Every row of the source is of an
+    /// entity the schema has (`Store.checkEveryRowIsRecognised`, before any step), so such a table's
+    /// rows are all that entity's, and SQLite counts them from an index without reading them.
+    func isAloneInItsTable(_ storage: EntityStorage) -> Bool {
+        sourceStore.layout.entities.values.filter { $0.table == storage.table }.count == 1
+    }
+
+    /// The number of source objects of exactly one entity: the progress total of a mapping that
+    /// reads them. Without the shortcut, a scan of the whole table (0.13–0.2 s a mapping at 1M notes).
+    func sourceCount(ofExactEntity entity: String) throws -> Int {
+        guard let storage = sourceStore.layout.entities[entity], isAloneInItsTable(storage) else {
+            return try sourceStore.count(of: entity, exactly: true)
+        }
+        return try sourceStore.reading { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0 }
+    }
+
     /// Whether a mapping's objects must record their associations: someone may look them up, or
     /// its relationships are set in phase 2 (which finds each object's source that way).
     func recordsAssociations(_ index: Int, relationshipsDone: Bool) -> Bool {
@@ -550,7 +566,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             // manager numbers new objects: a rule only when the mapping reads every row of a source
             // table whose keys have no gaps (otherwise the objects record associations).
             // Every row is the mapping's entity when the table holds no other; otherwise count them.
-            let alone = sourceStore.layout.entities.values.filter { $0.table == sourceStorage.table }.count == 1
+            let alone = isAloneInItsTable(sourceStorage)
             let counts = try sourceStore.reading { db in
                 try Row.fetchOne(db, sql: alone ? "SELECT count(*), count(*) FROM \(sourceStorage.table.quotedDatabaseIdentifier)"
                                  : "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
