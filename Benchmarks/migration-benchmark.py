@@ -13,10 +13,15 @@ the table shows seconds, the ratio to SQL, objects per second and mapc's peak re
   Benchmarks/migration-benchmark.py                      # N = 200000 and 1000000
   Benchmarks/migration-benchmark.py 100000 10000000      # any list of N
   Benchmarks/migration-benchmark.py --paths policy 200000
+  Benchmarks/migration-benchmark.py --repeat 3 1000000   # the median of 3 runs of each, alternating
+
+Times on a small machine move by 20% or more between runs (page cache, write-back of the previous
+run's gigabytes): --repeat N runs mapc and the SQL N times each, alternately, on fresh copies, and
+reports the medians (and the largest peak memory).
 
 Needs: swift (release build of mapc), sqlite3, python3. Each N needs about 1.6 KiB of disk per note.
 """
-import argparse, hashlib, os, shutil, sqlite3, subprocess, sys, tempfile, time
+import argparse, hashlib, os, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAPC = os.path.join(ROOT, ".build", "release", "mapc")
@@ -85,6 +90,8 @@ COMMIT;
 
 
 def sql_v2_to_v3(source, destination):
+    if os.path.exists(destination):
+        os.remove(destination)
     run([MAPC, "init", "--schemas", SCHEMAS, "--schema", "v3", destination])
     return sql_seconds(source, f"""
 ATTACH '{destination}' AS d;
@@ -104,6 +111,8 @@ def png_dimension(offset):
 
 
 def sql_v3_to_v4(source, destination):
+    if os.path.exists(destination):
+        os.remove(destination)
     run([MAPC, "init", "--schemas", SCHEMAS, "--schema", "v4", destination])
     return sql_seconds(source, f"""
 ATTACH '{destination}' AS d;
@@ -120,11 +129,31 @@ COMMIT;
 """)
 
 
+def alternate(repeat, reference, source, store, command):
+    """Runs the SQL reference and mapc `repeat` times each, alternately, mapc on a fresh copy of
+    `source` each time: mapc's and the SQL's median seconds, and mapc's largest peak (KiB)."""
+    mapc_times, sql_times, peak = [], [], 0
+    for _ in range(repeat):
+        sql_times.append(reference())
+        shutil.copyfile(source, store)
+        seconds, used = measure(command)
+        mapc_times.append(seconds)
+        peak = max(peak, used)
+    return statistics.median(mapc_times), statistics.median(sql_times), peak
+
+
+def report(path, n, objects, seconds, reference_seconds, peak, same):
+    print(f"{path:<12} {n:>10} {objects:>10} {seconds:>8.2f} {reference_seconds:>8.2f} {seconds / reference_seconds:>6.2f}x {objects / seconds:>10.0f} {peak / 1024:>9.0f}  {'same as SQL' if same else 'DIFFERS FROM SQL'}", flush=True)
+    if not same:
+        sys.exit(f"{path}: mapc's store differs from the SQL migration's")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sizes", nargs="*", type=int, default=[200_000, 1_000_000])
     parser.add_argument("--paths", default="compiled,interpreted,policy")
     parser.add_argument("--keep", help="keep the generated stores in this folder")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of mapc and of the SQL for each path (medians reported)")
     options = parser.parse_args()
     paths = options.paths.split(",")
     run(["swift", "build", "-c", "release", "--product", "mapc", "--package-path", ROOT])
@@ -135,36 +164,30 @@ def main():
         try:
             v2 = generate(folder, n)
             images = sqlite3.connect(v2).execute('SELECT count(*) FROM "Note" WHERE image IS NOT NULL').fetchone()[0]
+            objects = n + images
             sql_v3 = os.path.join(folder, "sql-v3.db")
-            reference_seconds = sql_v2_to_v3(v2, sql_v3)
-            expected_v3 = digest(sql_v3, V3_TABLES)
             v3 = os.path.join(folder, "v3.db")
             for path in ["compiled", "interpreted"]:
                 if path not in paths and not (path == "compiled" and "policy" in paths):
                     continue
                 store = os.path.join(folder, f"{path}.db")
-                shutil.copyfile(v2, store)
                 extra = ["--interpret"] if path == "interpreted" else []
-                seconds, peak = measure([MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", "v3", *extra, store])
-                same = digest(store, V3_TABLES) == expected_v3
+                command = [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", "v3", *extra, store]
+                repeat = options.repeat if path in paths else 1
+                seconds, reference_seconds, peak = alternate(repeat, lambda: sql_v2_to_v3(v2, sql_v3), v2, store, command)
+                same = digest(store, V3_TABLES) == digest(sql_v3, V3_TABLES)
                 if path == "compiled":
                     shutil.copyfile(store, v3)
                 if path in paths:
-                    objects = n + images
-                    print(f"{path:<12} {n:>10} {objects:>10} {seconds:>8.2f} {reference_seconds:>8.2f} {seconds / reference_seconds:>6.2f}x {objects / seconds:>10.0f} {peak / 1024:>9.0f}  {'same as SQL' if same else 'DIFFERS FROM SQL'}", flush=True)
-                if not same:
+                    report(path, n, objects, seconds, reference_seconds, peak, same)
+                elif not same:
                     sys.exit(f"{path}: mapc's v3 store differs from the SQL migration's")
             if "policy" in paths:
                 sql_v4 = os.path.join(folder, "sql-v4.db")
-                reference_seconds = sql_v3_to_v4(v3, sql_v4)
                 store = os.path.join(folder, "policy.db")
-                shutil.copyfile(v3, store)
-                seconds, peak = measure([MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", "v4", store])
-                same = digest(store, V4_TABLES) == digest(sql_v4, V4_TABLES)
-                objects = n + images
-                print(f"{'policy':<12} {n:>10} {objects:>10} {seconds:>8.2f} {reference_seconds:>8.2f} {seconds / reference_seconds:>6.2f}x {objects / seconds:>10.0f} {peak / 1024:>9.0f}  {'same as SQL' if same else 'DIFFERS FROM SQL'}", flush=True)
-                if not same:
-                    sys.exit("policy: mapc's v4 store differs from the SQL migration's")
+                command = [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", "v4", store]
+                seconds, reference_seconds, peak = alternate(options.repeat, lambda: sql_v3_to_v4(v3, sql_v4), v3, store, command)
+                report("policy", n, objects, seconds, reference_seconds, peak, digest(store, V4_TABLES) == digest(sql_v4, V4_TABLES))
         finally:
             if not options.keep:
                 shutil.rmtree(folder, ignore_errors=True)
