@@ -120,6 +120,25 @@ struct StoreTests {
         #expect(objects.first?.attributes["from"] == .string("a'b\"c"))
     }
 
+    /// A store whose metadata matches a version but which lacks a table of it (dropped, or damaged)
+    /// is refused at once, naming the table and the entity, not with SQLite's "no such table"
+    /// from whichever read comes first.
+    @Test(arguments: TestLayout.allCases)
+    func aStoreMissingATableIsRefusedNamingIt(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        let store = try Store.create(at: path, schema: try uncloudNotes("v3"), format: layout.format)
+        let table = try store.layout.storage(of: "Attachment").table
+        try store.database.write { try $0.execute(sql: "DROP TABLE \(table.quotedDatabaseIdentifier)") }
+        try store.database.close()
+        let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: try uncloudNotes("v3")) }
+        #expect(error?.description.contains("has no table \(table), where entity 'Attachment' of version v3 keeps its objects") == true, "\(String(describing: error))")
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        let viaCatalog = #expect(throws: MapcError.self) { try Store.open(at: path, catalog: catalog, readOnly: true) }
+        #expect(viaCatalog?.description.contains("has no table \(table)") == true, "\(String(describing: viaCatalog))")
+    }
+
     /// A key looked up under any entity of a hierarchy finds the row whichever entity it is, even
     /// under a leaf entity whose table the parent shares (the migration finds the source object of
     /// a key rule that way).

@@ -63,7 +63,7 @@ public final class Store: @unchecked Sendable {
             let details = metadata.differences(from: schema, format: format).joined(separator: "; ")
             throw MapcError.store("\(path) was written by \(metadata.version.map { "version \($0)" } ?? "another version") and does not match version \(schema.version): \(details)")
         }
-        return Store(database: queue, schema: schema, format: format, path: path)
+        return try Store(database: queue, schema: schema, format: format, path: path).checkingTables()
     }
 
     /// Opens an existing store with whichever catalog version matches its hashes.
@@ -73,7 +73,22 @@ public final class Store: @unchecked Sendable {
         guard let schema = catalog.version(of: metadata, format: format) else {
             throw MapcError.store("\(path) (\(format.name) store\(metadata.version.map { ", recorded as version \($0)" } ?? ""), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory.isEmpty ? "the catalog" : catalog.directory); add that version's schema file")
         }
-        return Store(database: queue, schema: schema, format: format, path: path)
+        return try Store(database: queue, schema: schema, format: format, path: path).checkingTables()
+    }
+
+    /// The store, once every table its layout reads is there: a store whose metadata matches a
+    /// version but which lacks one of its tables (dropped, or damaged) is refused at once, naming
+    /// the table, rather than failing with "no such table" at whichever read comes first.
+    private func checkingTables() throws -> Store {
+        let present = try database.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM sqlite_master WHERE type = 'table'"))
+        }
+        for table in layout.tables where !present.contains(table.name.lowercased()) {
+            let owner = layout.entities.values.filter { $0.table == table.name }.map(\.entity).sorted().first
+            let role = owner.map { "where entity '\($0)' of version \(schema.version) keeps its objects" } ?? "which version \(schema.version) keeps its relationships in"
+            throw MapcError.store("\(path ?? "the store") has no table \(table.name), \(role): the store is damaged or was changed by another program; restore it from a backup")
+        }
+        return self
     }
 
     /// Reads a store's format and metadata without needing its schema.
