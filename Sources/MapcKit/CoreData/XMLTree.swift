@@ -56,10 +56,35 @@ enum XMLTree {
         let parsed = parser.parse()
         if let problem = builder.problem { throw MapcError.input(problem) }
         guard parsed, let root = builder.root else {
-            let error = parser.parserError.map { ($0 as NSError).localizedDescription } ?? "the document ended early"
-            throw MapcError.input("\(path):\(parser.lineNumber):\(max(1, parser.columnNumber)): malformed XML: \(cleaned(error)); is the file complete?")
+            // The parser places an early end on the empty line after the last newline: report it
+            // at the end of the last line, which an editor shows.
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            let lastLine = lines.last?.isEmpty == true ? lines.count - 1 : lines.count
+            var line = max(1, parser.lineNumber), column = max(1, parser.columnNumber)
+            if line > lastLine, lastLine > 0 {
+                line = lastLine
+                column = lines[lastLine - 1].count + 1
+            }
+            throw MapcError.input("\(path):\(line):\(column): malformed XML: \(reason(parser.parserError)); is the file complete?")
         }
         return root
+    }
+
+    /// What went wrong, in words. Foundation on Linux gives most of XMLParser's errors only as
+    /// "The operation could not be completed (NSXMLParserErrorDomain error N)", N being libxml2's
+    /// error number (`xmlParserErrors`), the meanings of the common ones below.
+    private static func reason(_ error: Error?) -> String {
+        guard let error = error as NSError? else { return "the document ended early" }
+        switch error.code {
+        case 4: return "the file holds no XML"
+        case 5: return "an element is left open: the file ends early, or an end tag does not match its start tag"
+        case 73: return "a tag is not closed with '>' (an attribute without quotes?)"
+        case 76: return "an end tag does not match its start tag"
+        case 77: return "the file ends inside an element"
+        default:
+            let text = cleaned(error.localizedDescription)
+            return text.contains("NSXMLParserErrorDomain") ? "not well-formed (libxml2 error \(error.code))" : text
+        }
     }
 
     /// libxml2's messages carry a trailing newline and sometimes a code only.

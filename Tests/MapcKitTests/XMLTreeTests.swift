@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// Malformed XML in an Xcode file is reported at a place inside the file, with a reason in words.
+@Suite("Reading Xcode's XML")
+struct XMLTreeTests {
+    private func problem(_ text: String) -> String {
+        do {
+            _ = try XMLTree.parse(Data(text.utf8), path: "contents")
+            return "parsed"
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func anUnclosedElementIsReportedInsideTheFileInWords() {
+        let text = "<?xml version=\"1.0\"?>\n<model>\n    <entity name=\"A\">\n        <attribute name=\"x\"/>\n"
+        #expect(text.split(separator: "\n")[3].count == 29)
+        let message = problem(text)
+        // Four lines and a final newline: the end of the document is the end of line 4, where an
+        // editor shows it, not the empty fifth line.
+        #expect(message.contains("contents:4:30:"), "\(message)")
+        #expect(message.contains("an element is left open"), "\(message)")
+        #expect(!message.contains("NSXMLParserErrorDomain"), "\(message)")
+    }
+
+    @Test func mismatchedTagsAreReportedInWords() {
+        let message = problem("<model>\n  <entity></model>\n")
+        #expect(message.contains("contents:2:"), "\(message)")
+        #expect(message.contains("an element is left open") || message.contains("an end tag does not match"), "\(message)")
+        let swapped = problem("<model></entity>")
+        #expect(swapped.contains("an end tag does not match its start tag"), "\(swapped)")
+        #expect(!message.contains("NSXMLParserErrorDomain"), "\(message)")
+    }
+
+    /// The parser puts an early end on the line after the file's last newline; the report stays on
+    /// a line the file has.
+    @Test func anEarlyEndIsReportedOnTheFilesLastLine() {
+        let message = problem("<model>\n  <entity>\n    <a/>\n  </entity>\n\n")
+        #expect(message.contains("contents:5:1:"), "\(message)")
+    }
+}
