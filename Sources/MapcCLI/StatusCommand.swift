@@ -20,8 +20,13 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         var worst: Int32 = MapcExitCode.success
         try reportingErrors {
-            // Without a usable schemas folder the store can still say what it is.
-            let catalog = try? schemaOptions.catalog()
+            // Without a usable schemas folder the store can still say what it is; the note says
+            // why no version is named.
+            let catalog: SchemaCatalog?
+            do { catalog = try schemaOptions.catalog() } catch {
+                catalog = nil
+                Console.err("note: \(BatchOutcome.message(of: error)); the store's own records follow")
+            }
             let migrator = Migrator(schemas: catalog ?? SchemaCatalog(schemas: []))
             let paths = try StoreList.expand(stores)
             var reports: [JSONValue] = []

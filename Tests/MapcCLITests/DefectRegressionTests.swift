@@ -156,6 +156,25 @@ struct DefectRegressionTests {
         let check = try CLI.run(["check", "m.yaml"], in: folder)
         #expect(check.status == 1 && check.stderr.contains("still to do in mapping 'PostToPost'"), "\(check.stderr)")
     }
+
+    /// From a Core Data team's walk through the docs: an unknown entity exits 2 like an unknown
+    /// version name (the documented table), with the close name; status without a schemas folder says so and how to
+    /// name one, still showing what the store records; a file that is no store says how to make one
+    /// with the command, not with the library.
+    @Test func messagesACoreDataTeamTrippedOn() throws {
+        let folder = try v3Store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let eval = try CLI.run(["eval", "--store", "notes.db", "--entity", "Not", "title"], in: folder)
+        #expect(eval.status == 2 && eval.stderr.contains("no entity 'Not' in version v3; did you mean 'Note'?"), "\(eval.status) \(eval.stderr)")
+        let elsewhere = folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let status = try CLI.run(["status", "../notes.db"], in: elsewhere)
+        #expect(status.status == 0 && status.stdout.contains("model       UnCloudNotes"), "\(status.stdout)\(status.stderr)")
+        #expect(status.stderr.contains("schemas folder './schemas' does not exist") && status.stderr.contains("--schemas"), "\(status.stderr)")
+        try folder.write("", to: "empty.db")
+        let empty = try CLI.run(["status", "empty.db"], in: folder)
+        #expect(empty.status == 2 && empty.stderr.contains("mapc init") && !empty.stderr.contains("Store.create"), "\(empty.stderr)")
+    }
 }
 
 /// Runs SQL on a store with the sqlite3 shell, as a hostile editor would.

@@ -12,7 +12,7 @@ extension MapcFormat {
 
     func readMetadata(_ db: Database) throws -> StoreMetadata {
         guard try db.tableExists(Self.metadataTable) else {
-            throw MapcError.store("not a mapc store: it has no \(Self.metadataTable) table; create stores with Store.create (or 'mapc init', 'mapc load')")
+            throw MapcError.store("not a mapc store: it has no \(Self.metadataTable) table; stores are made by mapc ('mapc init', 'mapc load', a migration) or by Core Data")
         }
         guard try db.tableExists(Self.entityHashesTable) else {
             throw MapcError.store("the store's metadata is damaged: it has \(Self.metadataTable) but no \(Self.entityHashesTable) table (the entity hashes that identify its version)")

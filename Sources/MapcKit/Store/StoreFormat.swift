@@ -48,7 +48,7 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
     /// The format of an open database, or an error saying it is none of them.
     static func detect(_ db: Database) throws -> StoreFormat {
         for format in all where try format.strategy.recognizes(db) { return format }
-        throw MapcError.store("not a store mapc knows: it has neither mapc's metadata (_mapc_metadata) nor Core Data's (Z_METADATA); create stores with Store.create (or 'mapc init', 'mapc load')")
+        throw MapcError.store("not a store mapc knows: it has neither mapc's metadata (_mapc_metadata) nor Core Data's (Z_METADATA); stores are made by mapc ('mapc init', 'mapc load', a migration) or by Core Data")
     }
 }
 
