@@ -51,4 +51,34 @@ struct StoreIdentificationTests {
         #expect(slip?.description.contains("did you mean 'v3'?") == true, "\(String(describing: slip))")
         #expect(slip?.description.contains("known versions: v1, v2, v3, v4") == true, "\(String(describing: slip))")
     }
+
+    /// A Core Data store records no model name: one that shares no entity with any version is
+    /// called a store of another model, not compared with "the closest" version of this one.
+    @Test func aCoreDataStoreSharingNoEntityIsCalledAnotherModel() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let blog = try loadSchema("model: Blog\nversion: v1\nentities:\n  Post:\n    attributes:\n      title: string\n")
+        let url = folder.appendingPathComponent("blog.sqlite")
+        _ = try Store.create(at: url.path, schema: blog, format: .coreData)
+        let error = #expect(throws: MapcError.self) { try Migrator(schemasFolder: schemasFolder).version(ofStoreAt: url) }
+        let message = error?.description ?? ""
+        #expect(message.contains("shares no entity with any version") && message.contains("Post"), "\(message)")
+        #expect(!message.contains("closest is"), "\(message)")
+    }
+
+    /// A store of a version missing from the schemas (an older one not imported) is compared with
+    /// the closest version, and told how to add its own.
+    @Test func aStoreOfAVersionMissingFromTheSchemasSaysHowToAddIt() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("notes.db")
+        _ = try Store.create(at: url.path, schema: try uncloudNotes("v2"))
+        let files = try ["v3", "v4"].reduce(into: [String: String]()) { files, version in
+            files["\(version).yaml"] = try String(contentsOf: schemasFolder.appendingPathComponent("\(version).yaml"), encoding: .utf8)
+        }
+        let error = #expect(throws: MapcError.self) { try Migrator(schemaFiles: files).version(ofStoreAt: url) }
+        let message = error?.description ?? ""
+        #expect(message.contains("closest is v3"), "\(message)")
+        #expect(message.contains("add the schema of the version that wrote the store"), "\(message)")
+    }
 }

@@ -89,11 +89,17 @@ public struct Migrator: Sendable {
             if let mismatch = modelMismatch(metadata) {
                 throw MapcError.store("\(url.relativePath): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
             }
-            // The closest version of the store's own model, when it names one.
-            let candidates = schemas.schemas.filter { metadata.model == nil || $0.model == metadata.model }
-            let closest = candidates.min { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }
-            let details = closest.map { "; closest is \($0.version): " + metadata.differences(from: $0, format: format).prefix(5).joined(separator: "; ") } ?? ""
-            throw MapcError.store("\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? "")) matches no version of the schemas\(details)")
+            // The closest version of the store's own model, among those sharing an entity with it.
+            let storeEntities = Set(metadata.entityHashes.keys)
+            let candidates = schemas.schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
+            let described = "\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
+            guard let closest = candidates.min(by: { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }) else {
+                throw MapcError.store("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
+                                      + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
+            }
+            let details = metadata.differences(from: closest, format: format).prefix(5).joined(separator: "; ")
+            throw MapcError.store("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
+                                  + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
         }
         if let claimed {
             guard let named = matching.first(where: { $0.version == claimed }) else {
