@@ -30,6 +30,8 @@ struct ImportCommand: ParsableCommand {
             let warnings: [Diagnostic]
             let summary: String
             var checkProblems: [Diagnostic] = []
+            // versions.yaml updated with one more version, not replaced: no --replace needed for it.
+            var updatesOrder = false
             var sources: [SourceFile] = []
             if Self.isMappingModel(path) {
                 let imported = try XcodeMappingImporter.importMapping(at: path, schemas: try schemaOptions.catalog())
@@ -42,22 +44,41 @@ struct ImportCommand: ParsableCommand {
                 sources = [SourceFile(path: imported.fileName, text: imported.text)]
             } else {
                 let model = try XcodeModelImporter.importModel(at: path)
-                files = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
                 folder = output ?? "./schemas"
+                var modelFiles = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
+                var joined = ""
+                // One version of a model (a .xcdatamodel, not the .xcdatamodeld) joins the order the
+                // folder already has, rather than replacing it with itself alone.
+                let orderPath = (folder as NSString).appendingPathComponent(VersionOrder.fileName)
+                if model.schemas.count == 1, let version = model.schemas.first?.version, FileManager.default.fileExists(atPath: orderPath) {
+                    let source = try SourceFile(path: orderPath, text: String(contentsOfFile: orderPath, encoding: .utf8))
+                    let (existing, diagnostics) = VersionOrder.parse(source: source)
+                    if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+                    let versions = existing?.map(\.name) ?? []
+                    let merged = VersionOrder.adding(version, to: versions)
+                    modelFiles.removeAll { $0.name == VersionOrder.fileName }
+                    if merged != versions {
+                        modelFiles.append((VersionOrder.fileName, EditorSchemas.modeline(EditorSchemas.versionsFileName) + "\n" + VersionOrder.fileText(merged)))
+                        joined = "; \(version) joins the version order: \(merged.joined(separator: ", "))"
+                    }
+                    updatesOrder = true
+                }
+                files = modelFiles
                 warnings = model.warnings
-                summary = "\(model.name): \(model.schemas.count) version\(model.schemas.count == 1 ? "" : "s") (\(model.schemas.map(\.version).joined(separator: ", ")))"
+                summary = "\(model.name): \(model.schemas.count) version\(model.schemas.count == 1 ? "" : "s") (\(model.schemas.map(\.version).joined(separator: ", ")))\(joined)"
             }
             if !warnings.isEmpty { Console.err(DiagnosticRenderer(sources: []).render(warnings)) }
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             if !replace {
                 // The editor schemas beside the files are mapc's own, replaced whenever it writes.
-                let existing = files.filter { !$0.name.hasSuffix(".schema.json") }.map { (folder as NSString).appendingPathComponent($0.name) }.filter { FileManager.default.fileExists(atPath: $0) }
+                let existing = files.filter { !$0.name.hasSuffix(".schema.json") && !(updatesOrder && $0.name == VersionOrder.fileName) }.map { (folder as NSString).appendingPathComponent($0.name) }.filter { FileManager.default.fileExists(atPath: $0) }
                 if !existing.isEmpty {
                     throw MapcError.file("\(existing.joined(separator: ", ")) already exist\(existing.count == 1 ? "s" : ""); nothing was written: remove \(existing.count == 1 ? "it" : "them") or pass --replace")
                 }
             }
             for file in files {
-                try Files.write(Data(file.text.utf8), to: (folder as NSString).appendingPathComponent(file.name), replace: replace || file.name.hasSuffix(".schema.json"))
+                try Files.write(Data(file.text.utf8), to: (folder as NSString).appendingPathComponent(file.name),
+                                replace: replace || file.name.hasSuffix(".schema.json") || (updatesOrder && file.name == VersionOrder.fileName))
             }
             Console.out("imported \(summary)")
             Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")

@@ -33,6 +33,29 @@ struct ImportCommandTests {
         #expect(try folder.read("schemas/versions.yaml").contains("Kitchen 2"))
     }
 
+    /// A version added in Xcode and imported on its own joins the project's version order, by
+    /// name, instead of being refused for versions.yaml or replacing the order with itself alone.
+    @Test func aSingleVersionImportJoinsTheVersionOrder() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld")
+        let first = try CLI.run(["import", model.appendingPathComponent("Kitchen.xcdatamodel").path], in: folder)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(try folder.read("schemas/versions.yaml").contains("versions: [Kitchen]"))
+        let second = try CLI.run(["import", model.appendingPathComponent("Kitchen 2.xcdatamodel").path], in: folder)
+        #expect(second.status == 0, "\(second.stderr)")
+        let order = try folder.read("schemas/versions.yaml")
+        #expect(order.contains("- Kitchen\n") && order.contains("- Kitchen 2\n") && order.range(of: "- Kitchen\n")!.lowerBound < order.range(of: "- Kitchen 2\n")!.lowerBound, "\(order)")
+        #expect(second.stdout.contains("Kitchen 2 joins the version order"), "\(second.stdout)")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        // Importing it again still needs --replace for its own schema file, and keeps the order.
+        let again = try CLI.run(["import", model.appendingPathComponent("Kitchen 2.xcdatamodel").path], in: folder)
+        #expect(again.status == 2 && again.stderr.contains("Kitchen 2.yaml already exists"), "\(again.stderr)")
+        #expect(try CLI.run(["import", model.appendingPathComponent("Kitchen 2.xcdatamodel").path, "--replace"], in: folder).status == 0)
+        #expect(try folder.read("schemas/versions.yaml") == order)
+    }
+
     @Test func aTruncatedModelIsAnErrorWithItsLineAndColumnAndWritesNothing() throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }

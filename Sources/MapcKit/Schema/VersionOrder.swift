@@ -123,6 +123,14 @@ public struct VersionOrder: Sendable, Equatable {
         return (first.map { [$0.name] } ?? []) + sorted.map(\.name)
     }
 
+    /// An order with one more version: where the names place it among the others (`Model 6`
+    /// after `Model 5`), or last (the newest) when they do not tell; unchanged when it is there.
+    public static func adding(_ version: String, to versions: [String]) -> [String] {
+        guard !versions.contains(version) else { return versions }
+        if let byNames = fromNames(versions + [version]), byNames.filter({ $0 != version }) == versions { return byNames }
+        return versions + [version]
+    }
+
     /// The text of a version order file listing `versions`.
     public static func fileText(_ versions: [String]) -> String {
         "# The model's versions, oldest first; the last is the current version.\n"
