@@ -84,7 +84,11 @@ struct ImportCommand: ParsableCommand {
             Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
             if !checkProblems.isEmpty {
                 Console.err(DiagnosticRenderer(sources: sources).render(checkProblems))
-                Console.err("the imported mapping does not check yet: fix what is listed (for a custom policy, port it and register it) before `mapc run` uses it")
+                if checkProblems.hasErrors {
+                    Console.err("the imported mapping does not check yet: fix what is listed (for a custom policy, port it and register it) before `mapc run` uses it")
+                } else {
+                    Console.err("the imported mapping checks; the warnings above say what it will do that you may not expect")
+                }
             }
         }
     }
