@@ -156,3 +156,40 @@ struct CrossLayoutTests {
         #expect(summary.compiled == (compiled ? ["NoteToNote", "NoteToAttachment", "NoteToAttachment.relationships"] : []))
     }
 }
+
+/// A migration whose result breaks a uniqueness constraint stops with the constraint and the
+/// objects named, in both layouts (Core Data's keeps the constraint as a UNIQUE index, which stops
+/// the insert itself) and on both paths, never with SQLite's message or a word about ids.
+@Suite("Uniqueness in a migration")
+struct MigrationUniquenessTests {
+    @Test(arguments: TestLayout.allCases, [true, false])
+    func aBrokenUniquenessConstraintIsNamed(layout: TestLayout, compiled: Bool) throws {
+        let v1 = try loadSchema("model: U\nversion: u1\nentities:\n  Item:\n    attributes:\n      name: string\n")
+        let v2 = try loadSchema("model: U\nversion: u2\nentities:\n  Item:\n    uniquenessConstraints: [[code]]\n    attributes:\n      name: string\n      code: int64\n")
+        let source = try TestLayout.mapc.store(v1)
+        try source.insert([ObjectData(id: "i1", entity: "Item", attributes: ["name": .string("a")]),
+                           ObjectData(id: "i2", entity: "Item", attributes: ["name": .string("b")])])
+        let yaml = "source: u1\ndestination: u2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    attributes:\n      name: $source.name\n      code: 7\n"
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        var step = StepMigration(source: source, destination: try layout.store(v2), mapping: try #require(model))
+        step.allowsSQL = compiled
+        let error = #expect(throws: (any Error).self) { try step.run() }
+        let message = "\(error.map { "\($0)" } ?? "")"
+        #expect(message.contains("uniqueness constraint (code) of Item") && message.contains("code 7"), "\(message)")
+        #expect(!message.contains("SQLite") && !message.contains("already has id"), "\(message)")
+
+        // The same through an expression SQL evaluates, so a compiled INSERT … SELECT meets it.
+        let v3 = try loadSchema("model: U\nversion: u2\nentities:\n  Item:\n    uniquenessConstraints: [[name]]\n    attributes:\n      name: string\n")
+        let same = try TestLayout.mapc.store(v1)
+        try same.insert([ObjectData(id: "i1", entity: "Item", attributes: ["name": .string("a")]),
+                         ObjectData(id: "i2", entity: "Item", attributes: ["name": .string("a")])])
+        let copy = "source: u1\ndestination: u2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    attributes:\n      name: $source.name\n"
+        var second = StepMigration(source: same, destination: try layout.store(v3), mapping: try #require(MappingLoader.parse(source: SourceFile(path: "c.yaml", text: copy)).mapping))
+        second.allowsSQL = compiled
+        let secondError = #expect(throws: (any Error).self) { try second.run() }
+        let secondMessage = "\(secondError.map { "\($0)" } ?? "")"
+        #expect(secondMessage.contains("uniqueness constraint (name) of Item") && secondMessage.contains("\"a\""), "\(secondMessage)")
+        #expect(!secondMessage.contains("SQLite error") && !secondMessage.contains("already has id"), "\(secondMessage)")
+    }
+}

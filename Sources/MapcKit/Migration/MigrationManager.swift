@@ -374,6 +374,12 @@ public final class MigrationManager: MigrationManagerFunctions {
             inserted.primaryKey = key
             inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: storage.idColumn == nil ? nil : destination.id)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's), or else
+            // the identity, which formats that keep one hold unique.
+            if let problem = try destinationStore.uniquenessProblem(of: ObjectData(id: destination.id, entity: destination.entity, attributes: inserted.attributes), values: inserted.attributes, try db).flatMap(\.problems.first) {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: problem.key ?? "", message: problem.message)
+            }
+            guard storage.idColumn != nil else { throw error }
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
                                        message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
         }

@@ -28,12 +28,51 @@ extension Store {
                     continue
                 }
                 guard schema.entity(named: object.entity) != nil else { continue }
-                keys[index] = try writer.insert(entity: object.entity, id: object.id, attributes: resolver.values[index])
+                do {
+                    keys[index] = try writer.insert(entity: object.entity, id: object.id, attributes: resolver.values[index])
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    // A layout that keeps a uniqueness constraint as a UNIQUE index (Core Data's)
+                    // stops the insert itself: say it as the data problem it is.
+                    throw try uniquenessProblem(of: object, values: resolver.values[index], db) ?? error
+                }
             }
             try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
             try strategy.finishWriting(db, layout: layout)
             if hadObjects { try self.validateWhole(db) }
         }
+    }
+
+    /// The uniqueness constraint of an object's entity (or an ancestor's) that an object already
+    /// in the store shares its values with, as a data problem naming both objects; nil when none
+    /// is found (the failure was another constraint).
+    func uniquenessProblem(of object: ObjectData, values: [String: Value], _ db: Database) throws -> DataValidationError? {
+        guard let entity = schema.entity(named: object.entity) else { return nil }
+        let storage = try layout.storage(of: object.entity)
+        for owner in schema.ancestry(of: entity) {
+            for constraint in owner.uniquenessConstraints {
+                var conditions: [String] = [], arguments: [DatabaseValue] = [], shown: [String] = []
+                for name in constraint {
+                    guard case .attribute(let attribute)? = schema.property(named: name, in: entity), let column = storage.attributeColumns[name] else { break }
+                    let value = values[name] ?? .null
+                    conditions.append("\(column.quotedDatabaseIdentifier) IS ?")
+                    arguments.append(strategy.encode(value, as: attribute.type))
+                    shown.append("\(name) \(value)")
+                }
+                guard conditions.count == constraint.count else { continue }
+                let members = layout.entities.values.filter { $0.table == storage.table }
+                let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
+                guard let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1",
+                                                 arguments: StatementArguments(arguments)),
+                      let key: Int64 = try row.storedIfPresent(0, "a row key") else { continue }
+                let discriminator: DatabaseValue = row[1]
+                let existingEntity = members.first { $0.discriminator == discriminator }?.entity ?? owner.name
+                let stored: String? = storage.idColumn == nil ? nil : try row.storedIfPresent(2, "an object id")
+                let existing = strategy.objectID(entity: existingEntity, key: key, stored: stored)
+                return DataValidationError(problems: [DataProblem(entity: object.entity, objectID: object.id, key: constraint.joined(separator: ","),
+                    message: "breaks the uniqueness constraint (\(constraint.joined(separator: ", "))) of \(owner.name): \(existingEntity) '\(existing)' in the store has the same \(shown.joined(separator: ", "))")], total: 1)
+            }
+        }
+        return nil
     }
 
     /// Whether any table of the store holds a row.
