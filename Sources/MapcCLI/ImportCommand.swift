@@ -51,6 +51,13 @@ struct ImportCommand: ParsableCommand {
                 // folder already has, rather than replacing it with itself alone.
                 let orderPath = (folder as NSString).appendingPathComponent(VersionOrder.fileName)
                 if model.schemas.count == 1, let version = model.schemas.first?.version, FileManager.default.fileExists(atPath: orderPath) {
+                    // Only a version of the same model joins the order.
+                    let models = Set(SourceFile.yamlFiles(in: folder).filter { ($0 as NSString).lastPathComponent != VersionOrder.fileName }.compactMap { file in
+                        (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { SchemaLoader.parse(source: SourceFile(path: file, text: $0)).schema?.model }
+                    })
+                    if let imported = model.schemas.first?.model, !models.isEmpty, !models.contains(imported) {
+                        throw MapcError.file("\(folder) holds the schemas of model \(models.sorted().joined(separator: ", ")), not \(imported): import \(imported) into a folder of its own (--output DIR); nothing was written")
+                    }
                     let source = try SourceFile(path: orderPath, text: String(contentsOfFile: orderPath, encoding: .utf8))
                     let (existing, diagnostics) = VersionOrder.parse(source: source)
                     if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }

@@ -54,6 +54,14 @@ struct ImportCommandTests {
         #expect(again.status == 2 && again.stderr.contains("Kitchen 2.yaml already exists"), "\(again.stderr)")
         #expect(try CLI.run(["import", model.appendingPathComponent("Kitchen 2.xcdatamodel").path, "--replace"], in: folder).status == 0)
         #expect(try folder.read("schemas/versions.yaml") == order)
+        // A version of another model does not join this one's order.
+        let pantry = folder.appendingPathComponent("Pantry.xcdatamodeld/Pantry.xcdatamodel")
+        try FileManager.default.createDirectory(at: pantry.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: model.appendingPathComponent("Kitchen.xcdatamodel"), to: pantry)
+        let foreign = try CLI.run(["import", pantry.path], in: folder)
+        #expect(foreign.status == 2 && foreign.stderr.contains("holds the schemas of model Kitchen, not Pantry"), "\(foreign.stderr)")
+        #expect(try folder.read("schemas/versions.yaml") == order)
+        #expect(!folder.exists("schemas/Pantry.yaml"))
     }
 
     /// A real mapping model that checks with warnings only (Moody 4 -> 5 drops Continent objects,

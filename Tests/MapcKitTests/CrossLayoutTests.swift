@@ -181,11 +181,15 @@ struct MigrationUniquenessTests {
 
         // The same through an expression SQL evaluates, so a compiled INSERT … SELECT meets it.
         let v3 = try loadSchema("model: U\nversion: u2\nentities:\n  Item:\n    uniquenessConstraints: [[name]]\n    attributes:\n      name: string\n")
-        let same = try TestLayout.mapc.store(v1)
+        // File stores, so the compiled path runs (it reads the source attached by its path).
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let same = try Store.create(at: folder.appendingPathComponent("s.db").path, schema: v1)
         try same.insert([ObjectData(id: "i1", entity: "Item", attributes: ["name": .string("a")]),
                          ObjectData(id: "i2", entity: "Item", attributes: ["name": .string("a")])])
         let copy = "source: u1\ndestination: u2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    attributes:\n      name: $source.name\n"
-        var second = StepMigration(source: same, destination: try layout.store(v3), mapping: try #require(MappingLoader.parse(source: SourceFile(path: "c.yaml", text: copy)).mapping))
+        let target = try Store.create(at: folder.appendingPathComponent("d.db").path, schema: v3, format: layout.format)
+        var second = StepMigration(source: same, destination: target, mapping: try #require(MappingLoader.parse(source: SourceFile(path: "c.yaml", text: copy)).mapping))
         second.allowsSQL = compiled
         let secondError = #expect(throws: (any Error).self) { try second.run() }
         let secondMessage = "\(secondError.map { "\($0)" } ?? "")"

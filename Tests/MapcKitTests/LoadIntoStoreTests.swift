@@ -54,6 +54,19 @@ struct LoadIntoStoreTests {
         #expect(try store.count(of: "Author") == 1, "nothing was written")
     }
 
+    /// With two constraints, an object whose first constrained value is null breaks the second:
+    /// the message names that one (a UNIQUE index never fails on a null).
+    @Test func theConstraintNamedIsTheOneBrokenNotOneWithANull() throws {
+        let schema = try loadSchema("model: U\nversion: u1\nentities:\n  Person:\n    uniquenessConstraints: [[email], [handle]]\n    attributes:\n      email: string?\n      handle: string\n")
+        let store = try Store.inMemory(schema: schema, format: .coreData)
+        try store.insert([ObjectData(id: "p1", entity: "Person", attributes: ["handle": .string("ann")])])
+        let error = #expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "p2", entity: "Person", attributes: ["handle": .string("ann")])])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("uniqueness constraint (handle)") && message.contains("\"ann\""), "\(message)")
+    }
+
     @Test func newObjectsReferToExistingOnesByID() throws {
         let store = try store()
         try store.insert([

@@ -81,4 +81,17 @@ struct StoreIdentificationTests {
         #expect(message.contains("closest is v3"), "\(message)")
         #expect(message.contains("add the schema of the version that wrote the store"), "\(message)")
     }
+
+    /// An empty schemas folder is said to be empty, not taken for a sign of another model.
+    @Test func anEmptySchemasFolderIsSaidToBeEmpty() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("notes.db")
+        _ = try Store.create(at: url.path, schema: try uncloudNotes("v2"))
+        let empty = folder.appendingPathComponent("schemas")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let error = #expect(throws: MapcError.self) { try Migrator(schemasFolder: empty).version(ofStoreAt: url) }
+        let message = error?.description ?? ""
+        #expect(message.contains("holds no schema files") && !message.contains("another model"), "\(message)")
+    }
 }

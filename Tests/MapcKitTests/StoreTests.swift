@@ -139,6 +139,24 @@ struct StoreTests {
         #expect(viaCatalog?.description.contains("has no table \(table)") == true, "\(String(describing: viaCatalog))")
     }
 
+    /// A missing join table is reported as the many-to-many relationship's, without calling a
+    /// store Core Data wrote damaged: its name follows an observed rule the store may not.
+    @Test(arguments: TestLayout.allCases)
+    func aStoreMissingAJoinTableSaysWhatItHeld(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        let schema = try loadSchema(LoadIntoStoreTests.blog)
+        let store = try Store.create(at: path, schema: schema, format: layout.format)
+        let entityTables = Set(store.layout.entities.values.map(\.table))
+        let join = try #require(store.layout.tables.map(\.name).first { !entityTables.contains($0) })
+        try store.database.write { try $0.execute(sql: "DROP TABLE \(join.quotedDatabaseIdentifier)") }
+        try store.database.close()
+        let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: schema) }
+        let message = error?.description ?? ""
+        #expect(message.contains("has no table \(join), where version b1 keeps a many-to-many relationship") && !message.contains("damaged"), "\(message)")
+    }
+
     /// A key looked up under any entity of a hierarchy finds the row whichever entity it is, even
     /// under a leaf entity whose table the parent shares (the migration finds the source object of
     /// a key rule that way).

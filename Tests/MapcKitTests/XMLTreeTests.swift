@@ -40,4 +40,10 @@ struct XMLTreeTests {
         let message = problem("<model>\n  <entity>\n    <a/>\n  </entity>\n\n")
         #expect(message.contains("contents:5:1:"), "\(message)")
     }
+
+    /// A file with Windows line ends is counted in lines all the same.
+    @Test func aCRLFFileIsCountedInLines() {
+        let message = problem("<model>\r\n  <entity>\r\n    <a/>\r\n  </entity>\r\n\r\n")
+        #expect(message.contains("contents:5:1:") || message.contains("contents:4:"), "\(message)")
+    }
 }

@@ -58,12 +58,13 @@ enum XMLTree {
         guard parsed, let root = builder.root else {
             // The parser places an early end on the empty line after the last newline: report it
             // at the end of the last line, which an editor shows.
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            // Lines of bytes, as libxml2 counts them (a CRLF file too: `\r` ends no line).
+            let lines = Array(data).split(separator: 0x0A, omittingEmptySubsequences: false)
             let lastLine = lines.last?.isEmpty == true ? lines.count - 1 : lines.count
             var line = max(1, parser.lineNumber), column = max(1, parser.columnNumber)
             if line > lastLine, lastLine > 0 {
                 line = lastLine
-                column = lines[lastLine - 1].count + 1
+                column = lines[lastLine - 1].filter { $0 != 0x0D }.count + 1
             }
             throw MapcError.input("\(path):\(line):\(column): malformed XML: \(reason(parser.parserError)); is the file complete?")
         }
@@ -77,7 +78,7 @@ enum XMLTree {
         guard let error = error as NSError? else { return "the document ended early" }
         switch error.code {
         case 4: return "the file holds no XML"
-        case 5: return "an element is left open: the file ends early, or an end tag does not match its start tag"
+        case 5: return "the document does not end where it should: an element is left open, an end tag does not match its start tag, or something follows the root element"
         case 73: return "a tag is not closed with '>' (an attribute without quotes?)"
         case 76: return "an end tag does not match its start tag"
         case 77: return "the file ends inside an element"

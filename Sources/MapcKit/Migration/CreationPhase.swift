@@ -11,18 +11,30 @@ struct CreationPhase {
             try manager.checkCancellation()
             try manager.hook(entityMapping) { try manager.policies[index].begin(entityMapping, manager: manager) }
             _ = try manager.startKeyRule(index)
+            var createdBySQL = false
             if manager.sourceAttached, let compiled = try CompiledMappings(manager).creation(index) {
                 let total = try sourceCount(manager, entityMapping)
                 manager.report(.create, entityMapping.name, 0, total)
-                try compiled.run(manager)
-                manager.created[index] += compiled.count
-                manager.compiledWork.append(entityMapping.name)
-                if compiled.includesRelationships {
-                    manager.relationshipsDone.insert(index)
-                    manager.compiledWork.append("\(entityMapping.name).relationships")
+                do {
+                    try compiled.run(manager)
+                    createdBySQL = true
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    // SQLite refused a row (a uniqueness constraint the layout keeps as an index):
+                    // the statement is undone, and the interpreter creates the objects one by one,
+                    // so the error names the object and the constraint it breaks.
+                    try manager.writer.rowsInserted(into: compiled.table)
                 }
-                manager.report(.create, entityMapping.name, total ?? manager.created[index], total, finished: true)
-            } else if entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
+                if createdBySQL {
+                    manager.created[index] += compiled.count
+                    manager.compiledWork.append(entityMapping.name)
+                    if compiled.includesRelationships {
+                        manager.relationshipsDone.insert(index)
+                        manager.compiledWork.append("\(entityMapping.name).relationships")
+                    }
+                    manager.report(.create, entityMapping.name, total ?? manager.created[index], total, finished: true)
+                }
+            }
+            if !createdBySQL, entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
                 var done = 0
                 let total = try sourceCount(manager, entityMapping)
                 manager.report(.create, entityMapping.name, 0, total)

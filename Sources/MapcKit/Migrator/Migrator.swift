@@ -93,6 +93,9 @@ public struct Migrator: Sendable {
             let storeEntities = Set(metadata.entityHashes.keys)
             let candidates = schemas.schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
             let described = "\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
+            if schemas.schemas.isEmpty {
+                throw MapcError.store("\(described) cannot be identified: \(schemas.directory.isEmpty ? "there are no schemas" : "\(schemas.directory) holds no schema files"); add the model's schema files (mapc import MODEL.xcdatamodeld)")
+            }
             guard let closest = candidates.min(by: { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }) else {
                 throw MapcError.store("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
                                       + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")

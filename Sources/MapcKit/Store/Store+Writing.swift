@@ -52,8 +52,9 @@ extension Store {
             for constraint in owner.uniquenessConstraints {
                 var conditions: [String] = [], arguments: [DatabaseValue] = [], shown: [String] = []
                 for name in constraint {
-                    guard case .attribute(let attribute)? = schema.property(named: name, in: entity), let column = storage.attributeColumns[name] else { break }
-                    let value = values[name] ?? .null
+                    // A UNIQUE index never fails on a null: a constraint with one cannot be the one.
+                    guard case .attribute(let attribute)? = schema.property(named: name, in: entity), let column = storage.attributeColumns[name],
+                          let value = values[name], value != .null else { break }
                     conditions.append("\(column.quotedDatabaseIdentifier) IS ?")
                     arguments.append(strategy.encode(value, as: attribute.type))
                     shown.append("\(name) \(value)")

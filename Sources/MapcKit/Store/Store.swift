@@ -84,9 +84,17 @@ public final class Store: @unchecked Sendable {
             Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM sqlite_master WHERE type = 'table'"))
         }
         for table in layout.tables where !present.contains(table.name.lowercased()) {
-            let owner = layout.entities.values.filter { $0.table == table.name }.map(\.entity).sorted().first
-            let role = owner.map { "where entity '\($0)' of version \(schema.version) keeps its objects" } ?? "which version \(schema.version) keeps its relationships in"
-            throw MapcError.store("\(path ?? "the store") has no table \(table.name), \(role): the store is damaged or was changed by another program; restore it from a backup")
+            let members = layout.entities.values.filter { $0.table == table.name }.compactMap { schema.entity(named: $0.entity) }
+            // The hierarchy's root names a shared table.
+            if let owner = members.first(where: { $0.parent == nil }) ?? members.min(by: { $0.name < $1.name }) {
+                throw MapcError.store("\(path ?? "the store") has no table \(table.name), where entity '\(owner.name)' of version \(schema.version) keeps its objects: "
+                                      + "the store is damaged or was changed by another program; restore it from a backup")
+            }
+            // A join table: its name follows Core Data's observed rule, which a store may not.
+            let joins = present.filter { $0.hasPrefix("z_") && $0.dropFirst(2).first?.isNumber == true }.sorted()
+            throw MapcError.store("\(path ?? "the store") has no table \(table.name), where version \(schema.version) keeps a many-to-many relationship"
+                                  + (joins.isEmpty ? "" : " (the store has \(joins.joined(separator: ", ")))")
+                                  + ": if Core Data wrote the store, it named the table otherwise than mapc expects; please report it with the model")
         }
         return self
     }
