@@ -89,10 +89,15 @@ COMMIT;
     return v2
 
 
+def empty_store(path, version):
+    """A new empty store of a version at `path`, replacing what was there (a repeated run's)."""
+    if os.path.exists(path):
+        os.remove(path)
+    run([MAPC, "init", "--schemas", SCHEMAS, "--schema", version, path])
+
+
 def sql_v2_to_v3(source, destination):
-    if os.path.exists(destination):
-        os.remove(destination)
-    run([MAPC, "init", "--schemas", SCHEMAS, "--schema", "v3", destination])
+    empty_store(destination, "v3")
     return sql_seconds(source, f"""
 ATTACH '{destination}' AS d;
 BEGIN;
@@ -111,9 +116,7 @@ def png_dimension(offset):
 
 
 def sql_v3_to_v4(source, destination):
-    if os.path.exists(destination):
-        os.remove(destination)
-    run([MAPC, "init", "--schemas", SCHEMAS, "--schema", "v4", destination])
+    empty_store(destination, "v4")
     return sql_seconds(source, f"""
 ATTACH '{destination}' AS d;
 BEGIN;
