@@ -14,6 +14,31 @@ struct StoreSafetyTests {
         return (folder, path)
     }
 
+    /// A dry run (or a run that fails) leaves a WAL store's files as they were, byte for byte:
+    /// the exclusion's connection does not fold the log into the file when it closes.
+    @Test func aDryRunLeavesAWALStoresFilesByteForByte() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v2 = try uncloudNotes("v2")
+        let live = folder.appendingPathComponent("live.db").path
+        let writer = try Store.create(at: live, schema: v2)
+        _ = try writer.database.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode=WAL") }
+        try writer.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint=0") }
+        try writer.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t"), "body": .string("b"), "dateCreated": .date(Date()), "displayIndex": .integer(0)])])
+        // Copy the files while the writer holds them: the note is only in the -wal file.
+        let path = folder.appendingPathComponent("notes.db").path
+        for suffix in ["", "-wal", "-shm"] { try FileManager.default.copyItem(atPath: live + suffix, toPath: path + suffix) }
+        try writer.database.close()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path)), beforeWAL = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        var options = MigrationOptions()
+        options.dryRun = true
+        let mapping = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: try String(contentsOf: packageRoot.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"), encoding: .utf8))).mapping)
+        _ = try StoreMigration.run(store: path, source: v2, destination: try uncloudNotes("v3"), mapping: mapping, options: options)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "the store file is untouched")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path + "-wal")) == beforeWAL, "its log too")
+        #expect(try Store.open(at: path, schema: v2, readOnly: true).count(of: "Note") == 1)
+    }
+
     @Test(arguments: ["delete", "wal"])
     func whileTheExclusionIsHeldNoConnectionCommitsAndReadersGoOn(journalMode: String) throws {
         let (folder, path) = try store()

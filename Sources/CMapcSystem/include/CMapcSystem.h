@@ -16,4 +16,9 @@ int mapc_faults_tick(int kind);
 /// number copied, or -1 when they could not be listed.
 int mapc_copy_xattrs(const char *from, const char *to);
 
+/// Stops a SQLite connection from folding its write-ahead log into the database file when it
+/// closes (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, a variadic call Swift cannot make). `db` is a
+/// `sqlite3 *`. Returns SQLite's result code.
+int mapc_no_checkpoint_on_close(void *db);
+
 #endif

@@ -1,3 +1,4 @@
+import CMapcSystem
 import Foundation
 import GRDBSQLite
 
@@ -25,6 +26,9 @@ final class WriterExclusion {
         }
         connection = handle
         sqlite3_busy_timeout(handle, Int32(Store.busyTimeout * 1000))
+        // Closing must not fold a WAL store's log into its file: a dry run, or a run that fails,
+        // leaves the store's files as they were. The replacement folds it explicitly.
+        _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(handle))
         do {
             wasWAL = try text("PRAGMA journal_mode")?.lowercased() == "wal"
             try execute("BEGIN IMMEDIATE")
