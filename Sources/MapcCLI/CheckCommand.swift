@@ -77,7 +77,7 @@ struct CheckCommand: ParsableCommand {
                 diagnostics += found
                 if let schema, !found.hasErrors {
                     let count = schema.entities.count
-                    summaries.append("\(path): \(schema.model) \(schema.version), \(count) entit\(count == 1 ? "y" : "ies"), model hash \(VersionHash.modelHash(of: schema).prefix(12))")
+                    summaries.append("\(path): \(schema.displayName), \(count) entit\(count == 1 ? "y" : "ies"), model hash \(VersionHash.modelHash(of: schema).prefix(12))")
                 }
             }
         }

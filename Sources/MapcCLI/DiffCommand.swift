@@ -21,7 +21,7 @@ struct DiffCommand: ParsableCommand {
             let catalog = try schemaOptions.catalog()
             let source = try catalog.require(version: from), destination = try catalog.require(version: to)
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
-            var lines = ["\(source.model) \(from) -> \(to)"]
+            var lines = ["\(source.displayName) -> \(to)"]
             lines.append("model hash  \(VersionHash.modelHash(of: source).prefix(12)) -> \(VersionHash.modelHash(of: destination).prefix(12))")
             let before = VersionHash.entityHashes(of: source), after = VersionHash.entityHashes(of: destination)
             for name in Set(before.keys).union(after.keys).sorted() where before[name] != after[name] {

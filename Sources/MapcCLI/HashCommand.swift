@@ -27,7 +27,7 @@ struct HashCommand: ParsableCommand {
                 Console.out(JSONValue.object([("model", .string(schema.model)), ("version", .string(schema.version)),
                                               ("modelHash", .string(modelHash)), ("entities", .object(entities))]).serialized(pretty: true))
             case .text:
-                var lines = ["\(schema.model) \(schema.version)", "model  \(modelHash)"]
+                var lines = [schema.displayName, "model  \(modelHash)"]
                 let width = hashes.keys.map(\.count).max() ?? 0
                 for name in hashes.keys.sorted() {
                     lines.append("entity \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(hashes[name]!)")

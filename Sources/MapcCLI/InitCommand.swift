@@ -24,7 +24,7 @@ struct InitCommand: ParsableCommand {
             let schema = try schemaOptions.schema(self.schema)
             try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? .mapc) { _ in }
             let count = schema.entities.count
-            var line = "created \(store): \(schema.model) \(schema.version), \(count) entit\(count == 1 ? "y" : "ies")"
+            var line = "created \(store): \(schema.displayName), \(count) entit\(count == 1 ? "y" : "ies")"
             if let catalog = try? schemaOptions.catalog(), catalog.schema(version: schema.version) != nil {
                 line += "\nversions: \(catalog.orderDescription)"
             }

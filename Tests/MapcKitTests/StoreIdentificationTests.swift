@@ -94,4 +94,15 @@ struct StoreIdentificationTests {
         let message = error?.description ?? ""
         #expect(message.contains("holds no schema files") && !message.contains("another model"), "\(message)")
     }
+
+    /// A version named after its model, as Xcode names them, is shown once.
+    @Test func aVersionNamedAfterItsModelIsShownOnce() throws {
+        #expect(try uncloudNotes("v3").displayName == "UnCloudNotes v3")
+        let moody = try loadSchema("model: Moody\nversion: Moody 2\nentities:\n  Mood:\n    attributes:\n      x: string\n")
+        #expect(moody.displayName == "Moody 2")
+        let first = try loadSchema("model: Moody\nversion: Moody\nentities:\n  Mood:\n    attributes:\n      x: string\n")
+        #expect(first.displayName == "Moody")
+        let moodyish = try loadSchema("model: Mood\nversion: Moody 2\nentities:\n  Mood:\n    attributes:\n      x: string\n")
+        #expect(moodyish.displayName == "Mood Moody 2", "a prefix of a word is not the model's name")
+    }
 }

@@ -124,7 +124,7 @@ public enum XcodeMappingImporter {
         let fileName = "mapping_\(source.version)_to_\(destination.version).yaml"
         let name = URL(fileURLWithPath: path).lastPathComponent
         let text = MappingWriter.yaml(imported, source: source, destination: destination, order: schemas.order,
-                                      header: ["Mapping from \(source.model) \(source.version) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",
+                                      header: ["Mapping from \(source.displayName) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",
                                                byHashes ? "Its versions were found by the Core Data version hashes of the models embedded in it."
                                                         : "Its versions were not all found by the models embedded in it (see the warnings `mapc import` gave): check them.",
                                                "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it."])

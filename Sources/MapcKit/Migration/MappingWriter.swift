@@ -9,7 +9,7 @@ public enum MappingWriter {
     public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:],
                             order: VersionOrder? = nil, header: [String]? = nil, jsonSchema: String? = EditorSchemas.mappingFileName) -> String {
         var lines = jsonSchema.map { [EditorSchemas.modeline($0)] } ?? []
-        lines += (header ?? ["Mapping from \(source.model) \(source.version) to \(destination.version), inferred by mapc.",
+        lines += (header ?? ["Mapping from \(source.displayName) to \(destination.version), inferred by mapc.",
                                 "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]).map { "# " + $0 }
         if let order { lines.append("# Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))") }
         if !changes.isEmpty {

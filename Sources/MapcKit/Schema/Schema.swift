@@ -9,6 +9,11 @@ public struct Schema: Sendable {
     public var versionIdentifier: String?
     /// This version's name (e.g. `v3`); versions are found by this name, not by file name.
     public var version: String
+    /// The model and version as people read them: `UnCloudNotes v3`, or the version alone when it
+    /// already starts with the model's name, as Xcode names versions (`Moody 2`, not `Moody Moody 2`).
+    public var displayName: String {
+        version == model || version.hasPrefix(model + " ") ? version : "\(model) \(version)"
+    }
     /// Entities in file order.
     public var entities: [Entity] { didSet { indexes = Indexes(entities) } }
     /// Where the schema came from; nil for schemas built in code.
