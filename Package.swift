@@ -21,7 +21,8 @@ let package = Package(
     ],
     targets: [
         // C helpers: the crash tests' fault-injection hook (a SQLite VFS shim, inactive unless
-        // MAPC_FAULT is set) and extended attributes, which Swift's Glibc module lacks.
+        // MAPC_FAULT is set), extended attributes, which Swift's Glibc module lacks, and
+        // sqlite3_db_config, which is variadic and so not callable from Swift.
         .target(name: "CMapcSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
         .target(
             name: "MapcKit",
