@@ -45,11 +45,35 @@ struct AssociationQueryTests {
             try MigrationManager.forEachAssociationBatch(of: 1, size: 2, in: db) { rows in
                 batches += 1
                 destinations += rows.map { $0["destination"] }
+                return true
             }
             // Seven rows, two at a time.
             #expect(batches == 4)
             return destinations
         }
         #expect(read == Array(101...107))
+    }
+
+    /// Batches may start after a given row and stop when the body says so.
+    @Test func batchesStartAfterARowAndStopWhenTold() throws {
+        let queue = try DatabaseQueue()
+        let (after, stopped): ([Int64], Int) = try queue.inDatabase { db in
+            try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
+            for statement in MigrationManager.associationsSchema { try db.execute(sql: statement) }
+            for source in 1...6 { try db.execute(sql: "INSERT INTO \(MigrationManager.associations) VALUES (0, ?, 'A', ?, 'B', NULL)", arguments: [source, source]) }
+            var after: [Int64] = []
+            try MigrationManager.forEachAssociationBatch(of: 0, size: 2, after: 3, in: db) { rows in
+                after += rows.map { $0["destination"] }
+                return true
+            }
+            var calls = 0
+            try MigrationManager.forEachAssociationBatch(of: 0, size: 1, in: db) { _ in
+                calls += 1
+                return false
+            }
+            return (after, calls)
+        }
+        #expect(after == [4, 5, 6])
+        #expect(stopped == 1)
     }
 }

@@ -63,6 +63,22 @@ struct PolicyRelationshipTests {
         override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {}
     }
 
+    /// Says it keeps the default, but overrides `createRelationships` without calling it: it leaves
+    /// every attachment without a note. Its word is checked on the first object, and its hook
+    /// relates every object.
+    final class OverridesAnyway: EntityMigrationPolicy {
+        nonisolated(unsafe) static var calls = 0
+        let tutorial = AttachmentToImageAttachmentMigrationPolicyV3toV4()
+        override class var providedAttributes: Set<String> { AttachmentToImageAttachmentMigrationPolicyV3toV4.providedAttributes }
+        override class var keepsDefaultRelationships: Bool { true }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            try tutorial.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+        }
+        override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            Self.calls += 1
+        }
+    }
+
     /// Merges every attachment into the first one's object: one destination with an association
     /// from each source, so `createRelationships` runs once per association and the last one wins.
     /// The other sources are associated at the end, in reverse key order, so the last association
@@ -197,5 +213,19 @@ struct PolicyRelationshipTests {
         let (store, summary) = try migrate(layout, policy: Merging.self, in: folder)
         #expect(try store.objects(ofExactEntity: "ImageAttachment").count == 1)
         #expect(summary.created.first { $0.mapping == "AttachmentToImageAttachment" }?.count == 1, "\(summary.created)")
+    }
+
+    /// A policy whose `createRelationships` does not run the default, though it says it keeps it,
+    /// is related by its own hook, once per object, never by SQL.
+    @Test func aPolicyThatSaysItKeepsTheDefaultButDoesNotIsRelatedByItsHook() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        OverridesAnyway.calls = 0
+        let (store, summary) = try migrate(.mapc, policy: OverridesAnyway.self, in: folder)
+        let attachments = try store.objects(ofExactEntity: "ImageAttachment")
+        #expect(attachments.count >= 2)
+        #expect(attachments.allSatisfy { $0.relatedKeys["note"]?.isEmpty != false }, "\(attachments.map(\.relatedKeys))")
+        #expect(OverridesAnyway.calls == attachments.count, "once per object, the first included once")
+        #expect(!summary.compiled.contains("AttachmentToImageAttachment.relationships"), "\(summary.compiled)")
     }
 }

@@ -45,8 +45,13 @@ open class EntityMigrationPolicy {
 
     /// Sets the relationships of one destination object. The default evaluates the relationship expressions.
     open func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        ranDefaultRelationships = true
         try manager.applyRelationshipMappings(mapping, to: destination)
     }
+
+    /// Set when the default `createRelationships` runs: mapc checks on a mapping's first object
+    /// that a policy saying `keepsDefaultRelationships` does run it.
+    var ranDefaultRelationships = false
 
     /// End of phase 2 for this mapping.
     open func endRelationshipCreation(_ mapping: EntityMapping, manager: MigrationManager) throws {}

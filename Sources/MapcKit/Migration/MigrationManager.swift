@@ -94,16 +94,18 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// objects a policy made.
     static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND rowid <= ? AND mapping = ? ORDER BY rowid LIMIT ?"
     /// Calls `body` with a mapping's associations in the order they were recorded, `size` at a time
-    /// (columns: rowid, source_entity, source, entity, destination, id): those recorded when the
-    /// call starts, not the ones `body` may record.
-    static func forEachAssociationBatch(of mapping: Int, size: Int, in db: Database, _ body: ([Row]) throws -> Void) throws {
+    /// (columns: rowid, source_entity, source, entity, destination, id), after the row `after`
+    /// when given: those recorded when the call starts, not the ones `body` may record. `body`
+    /// returns whether to go on.
+    static func forEachAssociationBatch(of mapping: Int, size: Int, after: Int64? = nil, in db: Database, _ body: ([Row]) throws -> Bool) throws {
         guard let range = try Row.fetchOne(db.cachedStatement(sql: associationsRange), arguments: [mapping]),
-              var last: Int64 = try range.storedIfPresent(0, "a row number"), let end: Int64 = try range.storedIfPresent(1, "a row number") else { return }
+              let first: Int64 = try range.storedIfPresent(0, "a row number"), let end: Int64 = try range.storedIfPresent(1, "a row number") else { return }
+        var last = max(first, after ?? first)
         while true {
             let rows = try Row.fetchAll(db.cachedStatement(sql: associationsBatch), arguments: [last, end, mapping, size])
             guard let final = rows.last else { return }
             last = try final.stored(0, "a row number")
-            try body(rows)
+            guard try body(rows) else { return }
         }
     }
 

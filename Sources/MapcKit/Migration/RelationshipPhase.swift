@@ -17,16 +17,7 @@ struct RelationshipPhase {
                 continue
             }
             let created = manager.created[index]
-            if manager.sourceAttached, let compiled = try CompiledMappings(manager).relationships(index) {
-                manager.report(.relate, entityMapping.name, 0, created)
-                for statement in compiled { try statement.execute(manager) }
-                manager.compiledWork.append("\(entityMapping.name).relationships")
-                manager.report(.relate, entityMapping.name, created, created, finished: true)
-                try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
-                continue
-            }
             var done = 0
-            manager.report(.relate, entityMapping.name, 0, created)
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
                 manager.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), manager.sourceObject(data))
                 try manager.hook(entityMapping) { try manager.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: manager) }
@@ -36,38 +27,68 @@ struct RelationshipPhase {
                     try manager.checkCancellation()
                 }
             }
+            manager.report(.relate, entityMapping.name, 0, created)
+            var related: Int64?
+            if manager.sourceAttached, let compiled = try CompiledMappings(manager).relationships(index) {
+                var keepsDefault = true
+                if customPolicy {
+                    // The policy's word that it keeps the default `createRelationships`, checked on
+                    // its first object: an override that does not run the default (no `super`)
+                    // relates every object itself, through the hook.
+                    manager.policies[index].ranDefaultRelationships = false
+                    related = try relateAssociations(manager, index, batchSize: 1, limit: 1, relate)
+                    keepsDefault = related == nil || manager.policies[index].ranDefaultRelationships
+                }
+                if keepsDefault {
+                    for statement in compiled { try statement.execute(manager) }
+                    manager.compiledWork.append("\(entityMapping.name).relationships")
+                    manager.currentRelation = nil
+                    manager.report(.relate, entityMapping.name, created, created, finished: true)
+                    try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+                    continue
+                }
+            }
             if let rule = manager.keyRules[index] {
                 try relateByKeyRule(manager, rule, relate)
-                manager.currentRelation = nil
-                manager.report(.relate, entityMapping.name, done, created, finished: true)
-                try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
-                continue
+            } else {
+                _ = try relateAssociations(manager, index, after: related, relate)
             }
-            try MigrationManager.forEachAssociationBatch(of: index, size: manager.step.batchSize, in: manager.writer.db) { rows in
-                // The batch's source objects, a few queries per entity.
-                var sources: [StoredKey: ObjectData] = [:]
-                var keysByEntity: [String: [Int64]] = [:]
-                for row in rows { keysByEntity[try row.stored(1, "an entity name"), default: []].append(try row.stored(2, "a row key")) }
-                for (entity, keys) in keysByEntity {
-                    for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity) { sources[StoredKey(entity: entity, key: key)] = data }
-                }
-                manager.sourceGraph.remember(batch: Array(sources.values))
-                for row in rows {
-                    let source = StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key"))
-                    let entity: String = try row.stored(3, "an entity name")
-                    let key: Int64 = try row.stored(4, "a row key")
-                    let stored: String? = try row.storedIfPresent(5, "an object id")
-                    guard let data = sources[source] else { continue }
-                    var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: stored))
-                    destination.primaryKey = key
-                    try relate(destination, data)
-                }
-            }
-            manager.sourceGraph.remember(batch: [])
             manager.currentRelation = nil
             manager.report(.relate, entityMapping.name, done, created, finished: true)
             try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
         }
+    }
+
+    /// Relates a mapping's objects one by one through their associations, in batches, after the
+    /// row `after` when given, at most `limit` of them: the row of the last one related.
+    private func relateAssociations(_ manager: MigrationManager, _ index: Int, after: Int64? = nil, batchSize: Int? = nil, limit: Int = .max,
+                                    _ relate: (DestinationObject, ObjectData) throws -> Void) throws -> Int64? {
+        var last: Int64?, count = 0
+        try MigrationManager.forEachAssociationBatch(of: index, size: batchSize ?? manager.step.batchSize, after: after, in: manager.writer.db) { rows in
+            // The batch's source objects, a few queries per entity.
+            var sources: [StoredKey: ObjectData] = [:]
+            var keysByEntity: [String: [Int64]] = [:]
+            for row in rows { keysByEntity[try row.stored(1, "an entity name"), default: []].append(try row.stored(2, "a row key")) }
+            for (entity, keys) in keysByEntity {
+                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity) { sources[StoredKey(entity: entity, key: key)] = data }
+            }
+            manager.sourceGraph.remember(batch: Array(sources.values))
+            for row in rows where count < limit {
+                last = try row.stored(0, "a row number")
+                count += 1
+                let source = StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key"))
+                let entity: String = try row.stored(3, "an entity name")
+                let key: Int64 = try row.stored(4, "a row key")
+                let stored: String? = try row.storedIfPresent(5, "an object id")
+                guard let data = sources[source] else { continue }
+                var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: stored))
+                destination.primaryKey = key
+                try relate(destination, data)
+            }
+            return count < limit
+        }
+        manager.sourceGraph.remember(batch: [])
+        return last
     }
 }
 
