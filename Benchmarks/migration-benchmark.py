@@ -96,17 +96,24 @@ def empty_store(path, version):
     run([MAPC, "init", "--schemas", SCHEMAS, "--schema", version, path])
 
 
-def sql_v2_to_v3(source, destination):
-    empty_store(destination, "v3")
+def sql_migration(source, destination, version, inserts):
+    """Seconds the sqlite3 shell takes to copy the notes from `source` into a new empty store of
+    `version` at `destination` and run `inserts`, in one transaction."""
+    empty_store(destination, version)
     return sql_seconds(source, f"""
 ATTACH '{destination}' AS d;
 BEGIN;
 INSERT INTO d."Note" ("_pk", "_entity", "_id", "title", "body", "dateCreated", "displayIndex")
   SELECT "_pk", 'Note', "_id", "title", "body", "dateCreated", "displayIndex" FROM main."Note";
-INSERT INTO d."Attachment" ("_entity", "_id", "image", "dateCreated", "note")
-  SELECT 'Attachment', "_id" || '.NoteToAttachment', "image", "dateCreated", "_pk" FROM main."Note" WHERE "image" IS NOT NULL ORDER BY "_pk";
+{inserts}
 COMMIT;
 """)
+
+
+def sql_v2_to_v3(source, destination):
+    return sql_migration(source, destination, "v3", """
+INSERT INTO d."Attachment" ("_entity", "_id", "image", "dateCreated", "note")
+  SELECT 'Attachment', "_id" || '.NoteToAttachment', "image", "dateCreated", "_pk" FROM main."Note" WHERE "image" IS NOT NULL ORDER BY "_pk";""")
 
 
 def png_dimension(offset):
@@ -116,20 +123,13 @@ def png_dimension(offset):
 
 
 def sql_v3_to_v4(source, destination):
-    empty_store(destination, "v4")
-    return sql_seconds(source, f"""
-ATTACH '{destination}' AS d;
-BEGIN;
-INSERT INTO d."Note" ("_pk", "_entity", "_id", "title", "body", "dateCreated", "displayIndex")
-  SELECT "_pk", 'Note', "_id", "title", "body", "dateCreated", "displayIndex" FROM main."Note";
+    return sql_migration(source, destination, "v4", f"""
 INSERT INTO d."Attachment" ("_pk", "_entity", "_id", "dateCreated", "caption", "height", "width", "image", "note")
   SELECT a."_pk", 'ImageAttachment', a."_id", a."dateCreated", coalesce(substr(n."body", 1, 80), ''),
          CASE WHEN substr(a.image, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(21)} ELSE 0.0 END,
          CASE WHEN substr(a.image, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(17)} ELSE 0.0 END,
          a."image", a."note"
-  FROM main."Attachment" a LEFT JOIN main."Note" n ON n."_pk" = a."note" ORDER BY a."_pk";
-COMMIT;
-""")
+  FROM main."Attachment" a LEFT JOIN main."Note" n ON n."_pk" = a."note" ORDER BY a."_pk";""")
 
 
 def alternate(repeat, reference, source, store, command):

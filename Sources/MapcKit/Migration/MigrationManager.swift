@@ -378,7 +378,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's), or else
             // the identity, which formats that keep one hold unique.
-            if let problem = try destinationStore.uniquenessProblem(of: ObjectData(id: destination.id, entity: destination.entity, attributes: inserted.attributes), values: inserted.attributes, try db).flatMap(\.problems.first) {
+            if let problem = try destinationStore.uniquenessProblem(entity: destination.entity, objectID: destination.id, values: inserted.attributes, try db).flatMap(\.problems.first) {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: problem.key ?? "", message: problem.message)
             }
             guard storage.idColumn != nil else { throw error }

@@ -33,7 +33,7 @@ extension Store {
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                     // A layout that keeps a uniqueness constraint as a UNIQUE index (Core Data's)
                     // stops the insert itself: say it as the data problem it is.
-                    throw try uniquenessProblem(of: object, values: resolver.values[index], db) ?? error
+                    throw try uniquenessProblem(entity: object.entity, objectID: object.id, values: resolver.values[index], db) ?? error
                 }
             }
             try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
@@ -42,12 +42,12 @@ extension Store {
         }
     }
 
-    /// The uniqueness constraint of an object's entity (or an ancestor's) that an object already
+    /// The uniqueness constraint of an object's entity (or an ancestor's), given its values, that an object already
     /// in the store shares its values with, as a data problem naming both objects; nil when none
     /// is found (the failure was another constraint).
-    func uniquenessProblem(of object: ObjectData, values: [String: Value], _ db: Database) throws -> DataValidationError? {
-        guard let entity = schema.entity(named: object.entity) else { return nil }
-        let storage = try layout.storage(of: object.entity)
+    func uniquenessProblem(entity entityName: String, objectID: String, values: [String: Value], _ db: Database) throws -> DataValidationError? {
+        guard let entity = schema.entity(named: entityName) else { return nil }
+        let storage = try layout.storage(of: entityName)
         for owner in schema.ancestry(of: entity) {
             for constraint in owner.uniquenessConstraints {
                 var conditions: [String] = [], arguments: [DatabaseValue] = [], shown: [String] = []
@@ -69,7 +69,7 @@ extension Store {
                 let existingEntity = members.first { $0.discriminator == discriminator }?.entity ?? owner.name
                 let stored: String? = storage.idColumn == nil ? nil : try row.storedIfPresent(2, "an object id")
                 let existing = strategy.objectID(entity: existingEntity, key: key, stored: stored)
-                return DataValidationError(problems: [DataProblem(entity: object.entity, objectID: object.id, key: constraint.joined(separator: ","),
+                return DataValidationError(problems: [DataProblem(entity: entityName, objectID: objectID, key: constraint.joined(separator: ","),
                     message: "breaks the uniqueness constraint (\(constraint.joined(separator: ", "))) of \(owner.name): \(existingEntity) '\(existing)' in the store has the same \(shown.joined(separator: ", "))")], total: 1)
             }
         }
