@@ -193,3 +193,27 @@ struct HostileSchemaTests {
         #expect(layout.entities["A"] != nil && layout.entities["B"] != nil)
     }
 }
+
+@Suite("Statements that write a row per object")
+struct WriteStatementTests {
+    @Test func valuesOfEveryStorageClassAreBoundInOrderAndTheStatementRunsAgainAfterAFailure() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE t (k INTEGER PRIMARY KEY, a, b, c, d)")
+            let insert = try WriteStatement(db, sql: "INSERT INTO t (k, a, b, c, d) VALUES (?, ?, ?, ?, ?)")
+            try insert.execute([1.databaseValue, "x".databaseValue, 2.5.databaseValue, Data([0, 1]).databaseValue, .null])
+            try insert.execute([2.databaseValue, "".databaseValue, (-7).databaseValue, "é\u{1F600}".databaseValue, "y".databaseValue])
+            // A constraint failure is reported as SQLite's, and the statement still runs afterwards.
+            let failure = #expect(throws: DatabaseError.self) { try insert.execute([1.databaseValue, .null, .null, .null, .null]) }
+            #expect(failure?.resultCode == .SQLITE_CONSTRAINT)
+            try insert.execute([3.databaseValue, .null, .null, .null, .null])
+            // Too few or too many values are refused, never run with the previous row's values.
+            #expect(throws: DatabaseError.self) { try insert.execute([4.databaseValue]) }
+            let rows = try Row.fetchAll(db, sql: "SELECT k, typeof(a), a, b, c, d FROM t ORDER BY k")
+            #expect(rows.count == 3)
+            #expect(rows[0] == ["k": 1, "typeof(a)": "text", "a": "x", "b": 2.5, "c": Data([0, 1]), "d": nil])
+            #expect(rows[1] == ["k": 2, "typeof(a)": "text", "a": "", "b": -7, "c": "é\u{1F600}", "d": "y"])
+            #expect(rows[2] == ["k": 3, "typeof(a)": "null", "a": nil, "b": nil, "c": nil, "d": nil])
+        }
+    }
+}

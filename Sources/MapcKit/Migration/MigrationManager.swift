@@ -436,8 +436,9 @@ public final class MigrationManager: MigrationManagerFunctions {
         if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
             irregularAssociations.insert(mappingIndex(entityMapping))
         }
-        try writer.statement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [mappingIndex(entityMapping), sourceKey, source.entity, key, destination.entity, stored])
+        try writer.writeStatement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute([mappingIndex(entityMapping).databaseValue, sourceKey.databaseValue, source.entity.databaseValue, key.databaseValue,
+                      destination.entity.databaseValue, stored.databaseValue])
     }
 
     // MARK: Which objects are looked up

@@ -146,8 +146,9 @@ final class RowWriter {
     let store: Store
     let db: Database
     private var statements: [String: Statement] = [:]
+    private var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
-    private var insertPlans: [String: (statement: Statement, attributes: [(name: String, type: AttributeType)])] = [:]
+    private var insertPlans: [String: (statement: WriteStatement, attributes: [(name: String, type: AttributeType)])] = [:]
     /// The next key to hand out, per table.
     private var nextKeys: [String: Int64] = [:]
     /// Per table, the highest key set aside for objects written under keys of their own.
@@ -162,6 +163,14 @@ final class RowWriter {
         if let cached = statements[sql] { return cached }
         let made = try db.makeStatement(sql: sql)
         statements[sql] = made
+        return made
+    }
+
+    /// A cached statement that writes, run once per object with its values bound directly.
+    func writeStatement(_ sql: String) throws -> WriteStatement {
+        if let cached = writeStatements[sql] { return cached }
+        let made = try WriteStatement(db, sql: sql)
+        writeStatements[sql] = made
         return made
     }
 
@@ -203,11 +212,11 @@ final class RowWriter {
             }
             arguments.append(store.strategy.encode(value, as: attribute.type))
         }
-        try plan.statement.execute(arguments: StatementArguments(arguments))
+        try plan.statement.execute(arguments)
         return key
     }
 
-    private func insertPlan(_ entity: String, _ storage: EntityStorage) throws -> (statement: Statement, attributes: [(name: String, type: AttributeType)]) {
+    private func insertPlan(_ entity: String, _ storage: EntityStorage) throws -> (statement: WriteStatement, attributes: [(name: String, type: AttributeType)]) {
         if let plan = insertPlans[entity] { return plan }
         let schema = store.schema
         guard let description = schema.entity(named: entity) else { throw MapcError.notFound("no entity '\(entity)' in version \(schema.version)") }
@@ -215,7 +224,7 @@ final class RowWriter {
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? []) + storage.insertedColumns.map(\.name)
             + stored.compactMap { storage.attributeColumns[$0.name] }
         let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let plan = (statement: try db.makeStatement(sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) })
+        let plan = (statement: try WriteStatement(db, sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) })
         insertPlans[entity] = plan
         return plan
     }
@@ -236,19 +245,19 @@ final class RowWriter {
                 arguments += [target.databaseValue, (inversePosition ?? 0).databaseValue]
             }
             arguments.append(owner.databaseValue)
-            try statement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                .execute(arguments: StatementArguments(arguments))
+            try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                .execute(arguments)
             if let (inverseColumn, _) = oneToOneInverse(relationship, of: storage) {
-                try statement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                    .execute(arguments: [owner, target])
+                try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                    .execute([owner.databaseValue, target.databaseValue])
             }
         case .inverseForeignKey(let table, let column, let orderColumn, _)?:
             if let orderColumn {
-                try statement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?, \(orderColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                    .execute(arguments: [owner, position, target])
+                try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?, \(orderColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                    .execute([owner.databaseValue, position.databaseValue, target.databaseValue])
             } else {
-                try statement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                    .execute(arguments: [owner, target])
+                try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                    .execute([owner.databaseValue, target.databaseValue])
             }
         case .joinTable(let table, let ownerColumn, let otherColumn, let ownerOrder, let otherOrder, _, _)?:
             // Each side writes the positions it knows; a row the other side wrote keeps its own.
@@ -260,8 +269,8 @@ final class RowWriter {
             let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
             let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
             let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
-            try statement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
-                .execute(arguments: StatementArguments(arguments))
+            try writeStatement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
+                .execute(arguments)
         case nil:
             throw MapcError.notFound("relationship '\(storage.entity).\(relationship)' is not stored (transient?)")
         }
@@ -271,8 +280,8 @@ final class RowWriter {
     func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
         guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
         let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
-        try statement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-            .execute(arguments: [owner])
+        try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+            .execute([owner.databaseValue])
     }
 
     /// For a to-one relationship whose inverse is to-one too: the inverse's column (both sides keep one).
