@@ -253,4 +253,78 @@ struct SourceExpressionTests {
         _ = try StepMigration(source: source, destination: destination, mapping: mapping).run()
         #expect(try destination.objects(of: "Note").map(\.id) == [layout.id("n1", entity: "Note", key: 1)])
     }
+
+    /// `$source.key` is read from the source object as read, without the evaluator (a fast path);
+    /// the same key read through the evaluator (`SELF.key`) must give the same value for every
+    /// type, nil, a sub-entity's object, a value converted to another type, and a transient.
+    @Test(arguments: TestLayout.allCases) func sourceKeysReadDirectlyGiveTheEvaluatorsValues(layout: TestLayout) throws {
+        let types = ["text": "string", "small": "int16", "ratio": "double", "price": "decimal", "when": "date", "blob": "binary", "flag": "bool", "uid": "uuid"]
+        let attributes = types.sorted { $0.key < $1.key }.map { "      \($0.key): { type: \($0.value), optional: true }" }.joined(separator: "\n")
+        let source = try loadSchema("""
+            model: Items
+            version: v1
+            entities:
+              Item:
+                attributes:
+            \(attributes)
+                  scratch: { type: string, optional: true, transient: true }
+              Special:
+                parent: Item
+                attributes:
+                  extra: { type: string, optional: true }
+            """ + "\n")
+        // Each key twice (direct and evaluated); `small` into a wider type, `scratch` (transient) into a stored one.
+        let destinationAttributes = types.sorted { $0.key < $1.key }.flatMap { name, type in
+            ["      d_\(name): { type: \(name == "small" ? "int64" : type), optional: true }", "      e_\(name): { type: \(name == "small" ? "int64" : type), optional: true }"]
+        }.joined(separator: "\n")
+        let destination = try loadSchema("""
+            model: Items
+            version: v2
+            entities:
+              Item:
+                attributes:
+            \(destinationAttributes)
+                  d_scratch: { type: string, optional: true }
+                  e_scratch: { type: string, optional: true }
+            """ + "\n")
+        let expressions = (Array(types.keys) + ["scratch"]).map { "      d_\($0): $source.\($0)\n      e_\($0): SELF.\($0)" }.joined(separator: "\n")
+        let (parsed, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: ItemToItem
+                source: Item
+                destination: Item
+                attributes:
+            \(expressions)
+              - name: SpecialToItem
+                source: Special
+                destination: Item
+                attributes:
+            \(expressions)
+            """ + "\n"))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let model = try #require(parsed)
+        let full: [String: Value] = ["text": .string("é 😀"), "small": .integer(-7), "ratio": .double(2.5), "price": .decimal(Decimal(string: "12.25")!),
+                                     "when": .date(Date(timeIntervalSince1970: 1_700_000_000.5)), "blob": .binary(Data([0, 255])), "flag": .bool(true),
+                                     "uid": .uuid(UUID(uuidString: "6F9619FF-8B86-D011-B42D-00C04FC964FF")!)]
+        let store = try layout.store(source)
+        try store.insert([
+            ObjectData(id: "full", entity: "Item", attributes: full),
+            ObjectData(id: "empty", entity: "Item"),
+            ObjectData(id: "sub", entity: "Special", attributes: full.merging(["extra": .string("x")]) { first, _ in first }),
+        ])
+        let target = try layout.store(destination)
+        _ = try StepMigration(source: store, destination: target, mapping: model).run()
+        let migrated = try target.objects(of: "Item")
+        #expect(migrated.count == 3)
+        for object in migrated {
+            for name in Array(types.keys) + ["scratch"] {
+                #expect(object.attributes["d_\(name)"] == object.attributes["e_\(name)"], "\(object.id).\(name): \(String(describing: object.attributes["d_\(name)"])) read directly")
+            }
+        }
+        // And the values are the source's (not nil everywhere).
+        #expect(migrated.contains { $0.attributes["d_small"] == .integer(-7) && $0.attributes["d_text"] == .string("é 😀") })
+        #expect(migrated.allSatisfy { $0.attributes["d_scratch"] == .null })
+    }
 }

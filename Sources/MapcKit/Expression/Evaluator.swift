@@ -118,7 +118,9 @@ public final class Evaluator {
         case .evaluatedObject:
             return context.evaluatedObject
         case .variable(let name):
-            if name.uppercased() == "SELF" { return context.evaluatedObject }
+            // Upper-casing allocates and variables are read per object: only a name of four
+            // characters can upper-case to SELF (no character upper-cases to nothing).
+            if name.count == 4, name.uppercased() == "SELF" { return context.evaluatedObject }
             guard let bound = context.variables[name] else {
                 throw failure("unknown variable $\(name)", range, fix: Suggestions.didYouMean(name, in: context.variables.keys).map { $0.replacingOccurrences(of: "'", with: "'$", options: [], range: $0.range(of: "'")) }
                            ?? "available: \(context.variables.keys.sorted().map { "$" + $0 }.joined(separator: ", "))")

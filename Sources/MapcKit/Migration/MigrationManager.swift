@@ -61,6 +61,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// entities read so far and the range set aside.
     private var keptKeys: [String: (sourceTable: String, entities: Set<String>, range: ClosedRange<Int64>)] = [:]
     private var attributePlans: [String: AttributePlan] = [:]
+    /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
+    private var lastAttributePlan: (index: Int, entity: String, plan: AttributePlan)?
     /// The objects each mapping's evaluator has bound to `$source` and `$destination`.
     private var bound: [(source: ObjectRef?, destination: ObjectRef?)]
     /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
@@ -291,7 +293,12 @@ public final class MigrationManager: MigrationManagerFunctions {
         destination.attributes.reserveCapacity(plan.steps.count)
         for step in plan.steps {
             if let expression = step.expression {
-                let result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
+                let result: EvalValue
+                if let attribute = step.sourceAttribute, let stored = source.data.attributes[attribute] {
+                    result = .scalar(stored)
+                } else {
+                    result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
+                }
                 switch ValueCoercion.coerce(result, to: step.type) {
                 case .success(let value): destination.attributes[step.name] = value
                 case .failure(let problem):
@@ -312,6 +319,10 @@ public final class MigrationManager: MigrationManagerFunctions {
         var name: String
         var type: AttributeType
         var expression: MappingExpression?
+        /// For an expression `$source.name`: the attribute read. Its value is the one the source
+        /// object was read with (what the evaluator's key path would find), taken without
+        /// evaluating; an object read without it (a transient, a relationship) goes through the evaluator.
+        var sourceAttribute: String?
         var copies: Bool
         var defaultValue: Value
     }
@@ -324,19 +335,32 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Per mapping and destination entity, worked out once rather than per object.
     private func attributePlan(_ index: Int, _ entityName: String) throws -> AttributePlan {
+        if let last = lastAttributePlan, last.index == index, last.entity == entityName { return last.plan }
         let key = "\(index)/\(entityName)"
-        if let plan = attributePlans[key] { return plan }
+        if let plan = attributePlans[key] {
+            lastAttributePlan = (index, entityName, plan)
+            return plan
+        }
         guard let destinationEntity = destinationSchema.entity(named: entityName) else {
             throw MigrationError.setup("mapping '\(mapping.entityMappings[index].name)' has no destination entity '\(entityName)' in \(destinationSchema.version)")
         }
         let entityMapping = mapping.entityMappings[index]
         let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
-            AttributeStep(name: attribute.name, type: attribute.type, expression: entityMapping.attributeMapping(named: attribute.name)?.expression,
-                          copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
+            let expression = entityMapping.attributeMapping(named: attribute.name)?.expression
+            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { Self.sourceAttribute(read: $0.expression) },
+                                 copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
         let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }))
         attributePlans[key] = plan
+        lastAttributePlan = (index, entityName, plan)
         return plan
+    }
+
+    /// The key of an expression `$source.key` (one key after the source variable), else nil.
+    private static func sourceAttribute(read expression: Expr) -> String? {
+        guard case .keyPath(let root, let components) = expression.kind, root.kind == .variable("source"),
+              components.count == 1, case .key(let key, _) = components[0] else { return nil }
+        return key
     }
 
     /// Writes a destination object and records that `mapping` created it from `source`.
