@@ -347,7 +347,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         let entityMapping = mapping.entityMappings[index]
         let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
             let expression = entityMapping.attributeMapping(named: attribute.name)?.expression
-            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { Self.sourceAttribute(read: $0.expression) },
+            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { sourceAttribute(read: $0.expression, in: entityMapping) },
                                  copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
         let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }))
@@ -356,10 +356,14 @@ public final class MigrationManager: MigrationManagerFunctions {
         return plan
     }
 
-    /// The key of an expression `$source.key` (one key after the source variable), else nil.
-    private static func sourceAttribute(read expression: Expr) -> String? {
+    /// The key of an expression `$source.key` (one key after the source variable) when it names a
+    /// stored attribute of the mapping's source entity (so of its sub-entities too), else nil: only
+    /// such a value is in a source object as read, exactly as the evaluator would find it.
+    private func sourceAttribute(read expression: Expr, in entityMapping: EntityMapping) -> String? {
         guard case .keyPath(let root, let components) = expression.kind, root.kind == .variable("source"),
-              components.count == 1, case .key(let key, _) = components[0] else { return nil }
+              components.count == 1, case .key(let key, _) = components[0],
+              let sourceName = entityMapping.source, let entity = sourceStore.schema.entity(named: sourceName),
+              case .attribute(let attribute)? = sourceStore.schema.property(named: key, in: entity), !attribute.isTransient else { return nil }
         return key
     }
 

@@ -2,16 +2,16 @@ import GRDB
 import GRDBSQLite
 
 /// A prepared statement that writes one row per run (an insert, a link), with its values bound
-/// straight to SQLite.
+/// and the statement stepped through SQLite's C API.
 ///
 /// GRDB's `StatementArguments(_:)` is generic over any sequence of values and not specialised
 /// across modules: building one per row (a key path instantiated per call, witness calls per
 /// value) was 8% of an interpreted migration's samples (`perf`, docs/performance.md). Here each
-/// `DatabaseValue` binds itself (GRDB's own `bind(to:at:)`), and GRDB still runs the statement,
-/// so its transaction bookkeeping and error reporting are unchanged.
-///
-/// The statement is owned by this value: run through GRDB's `execute(arguments:)` elsewhere, it
-/// would rebind the arguments GRDB last saw over the ones bound here.
+/// `DatabaseValue` binds itself (GRDB's public `bind(to:at:)`), and the statement is run with
+/// `sqlite3_step`: only GRDB's public API and SQLite's, so no GRDB release can rebind other
+/// values over these. What GRDB's `execute()` adds around a step (observers, authorizer
+/// bookkeeping, transaction statements) does not apply to one row's `INSERT` or `UPDATE` inside
+/// the transaction the caller holds; a failure is thrown as GRDB's `DatabaseError`, as before.
 struct WriteStatement {
     private let statement: Statement
     private let parameterCount: Int
@@ -19,9 +19,6 @@ struct WriteStatement {
     init(_ db: Database, sql: String) throws {
         statement = try db.makeStatement(sql: sql)
         parameterCount = Int(sqlite3_bind_parameter_count(statement.sqliteStatement))
-        // GRDB runs a statement without new arguments once it has seen valid ones bound: give it
-        // placeholders once, so that `execute()` below keeps the values bound by `execute(_:)`.
-        try statement.setArguments(StatementArguments(Array(repeating: DatabaseValue.null, count: parameterCount)))
     }
 
     /// Runs the statement with `values` bound to its parameters in order.
@@ -32,12 +29,23 @@ struct WriteStatement {
         let handle = statement.sqliteStatement
         // A failed previous run leaves its error for the next reset to return; it was reported then.
         sqlite3_reset(handle)
+        // The values are copied into the statement; they are not kept past the run.
+        defer { sqlite3_clear_bindings(handle) }
         for (offset, value) in values.enumerated() {
             let code = value.bind(to: handle, at: CInt(offset + 1))
-            guard code == SQLITE_OK else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errstr(code)), sql: statement.sql)
-            }
+            guard code == SQLITE_OK else { throw failure(code) }
         }
-        try statement.execute()
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        guard code == SQLITE_DONE else { throw failure(code) }
+        sqlite3_reset(handle)
+    }
+
+    private func failure(_ code: CInt) -> DatabaseError {
+        let connection = sqlite3_db_handle(statement.sqliteStatement)
+        let extended = connection.map { sqlite3_extended_errcode($0) } ?? code
+        let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+        sqlite3_reset(statement.sqliteStatement)
+        return DatabaseError(resultCode: ResultCode(rawValue: extended), message: message, sql: statement.sql)
     }
 }
