@@ -137,6 +137,33 @@ struct ReliabilityTests {
         #expect(try CLI.run(["dump", "notes.db"], in: folder).status == 2)
     }
 
+    /// The store's `quick_check` runs beside the first step (on the other core); a store whose
+    /// damage the migration itself never reads (a page no table or index uses) must still be
+    /// refused, unchanged, by every form of `run`.
+    @Test func damageTheMigrationDoesNotReadStillStopsTheRun() throws {
+        let folder = try v2Project(count: 50)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // One page more than any b-tree uses: SQLite reads every row as before, `quick_check` says "never used".
+        let url = folder.appendingPathComponent("notes.db")
+        var bytes = try Data(contentsOf: url)
+        let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        let pages = bytes[28..<32].reduce(0) { $0 << 8 | Int($1) }
+        bytes.replaceSubrange(28..<32, with: withUnsafeBytes(of: UInt32(pages + 1).bigEndian) { Data($0) })
+        bytes.append(Data(count: pageSize))
+        try bytes.write(to: url)
+        #expect(try CLI.run(["dump", "notes.db"], in: folder).status == 0, "the rows read as before")
+        let original = try data(folder, "notes.db")
+        for arguments in [["run", "--quiet", "notes.db"], ["run", "--quiet", "--interpret", "notes.db"], ["run", "--quiet", "--to", "v3", "notes.db"],
+                          ["run", "--quiet", "--dry-run", "notes.db"], ["run", "--quiet", "--output", "out.db", "notes.db"]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 2 && run.stderr.contains("is damaged (SQLite's integrity check: ") && run.stderr.contains("is never used"), "\(arguments): \(run.stderr)")
+            #expect(try data(folder, "notes.db") == original, "\(arguments)")
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out.db").path))
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".notes.db.mapc-") }
+            #expect(left.isEmpty, "temporary files left: \(left)")
+        }
+    }
+
     @Test func aNewStoreRefusesCompanionsLeftByAnother() throws {
         let folder = try v2Project()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -14,6 +14,33 @@ struct StoreSafetyTests {
         return (folder, path)
     }
 
+    /// The source's checks on their own thread: they pass on a sound store, report a damaged
+    /// one's findings whenever they are asked, and a cancelled step interrupts them.
+    @Test func theSourceChecksRunBesideTheStepAndReportWhatTheyFound() throws {
+        let (folder, path) = try store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v2 = try uncloudNotes("v2")
+        let sound = SourceChecks(path: path, schema: v2)
+        try sound.wait()
+        try sound.wait()
+        #expect(!sound.hasFailed)
+        #expect(sound.failure(after: MigrationError.cancelled) == nil)
+        // A page no b-tree uses: reads work, quick_check does not pass.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let pageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        let pages = bytes[28..<32].reduce(0) { $0 << 8 | Int($1) }
+        bytes.replaceSubrange(28..<32, with: withUnsafeBytes(of: UInt32(pages + 1).bigEndian) { Data($0) })
+        bytes.append(Data(count: pageSize))
+        try bytes.write(to: URL(fileURLWithPath: path))
+        let damaged = SourceChecks(path: path, schema: v2)
+        let error = #expect(throws: MapcError.self) { try damaged.wait() }
+        #expect(error?.description.contains("is damaged (SQLite's integrity check: ") == true, "\(String(describing: error))")
+        #expect(damaged.hasFailed)
+        // After any failure of the step, the damage is what is reported.
+        #expect((damaged.failure(after: MigrationError.cancelled) as? MapcError)?.description.contains("is damaged") == true)
+        #expect((damaged.failure(after: MigrationError.setup("x")) as? MapcError)?.description.contains("is damaged") == true)
+    }
+
     /// A dry run (or a run that fails) leaves a WAL store's files as they were, byte for byte:
     /// the exclusion's connection does not fold the log into the file when it closes.
     @Test func aDryRunLeavesAWALStoresFilesByteForByte() throws {

@@ -21,4 +21,9 @@ int mapc_copy_xattrs(const char *from, const char *to);
 /// `sqlite3 *`. Returns SQLite's result code.
 int mapc_no_checkpoint_on_close(void *db);
 
+/// Asks the kernel to start writing a file's dirty pages to disk and returns without waiting
+/// (Linux's `sync_file_range(SYNC_FILE_RANGE_WRITE)`; elsewhere nothing). Durability still comes
+/// from `fsync`: this only lets the disk work while the process does. Returns 0, or -1 on failure.
+int mapc_start_writeback(const char *path);
+
 #endif

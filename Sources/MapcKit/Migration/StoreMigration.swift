@@ -93,16 +93,23 @@ public enum StoreMigration {
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
         var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
+        // The store's own checks run beside the first step, which stops early if they fail; its
+        // file is used only once they passed.
+        let checks = SourceChecks(path: real, schema: first.source)
+        var firstStepOptions = options
+        firstStepOptions.isCancelled = { [isCancelled = options.isCancelled] in checks.hasFailed || isCancelled() }
         do {
-            try sourceStore.checkIntegrity()
-            try sourceStore.checkEveryRowIsRecognised()
             for (index, step) in steps.enumerated() {
                 let temporary = AtomicFile.temporaryPath(besides: target)
                 do {
-                    let built = try migrateStep(step, from: sourceStore, into: temporary, options: options, policies: policies) { progress?(index, steps.count, $0) }
+                    let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies) {
+                        progress?(index, steps.count, $0)
+                    }
+                    if index == 0 { try checks.wait() }
                     summaries.append(built)
                 } catch {
                     AtomicFile.removeStoreFiles(temporary)
+                    if index == 0, let found = checks.failure(after: error) { throw found }
                     throw error
                 }
                 try sourceStore.database.close()

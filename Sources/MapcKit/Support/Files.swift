@@ -148,6 +148,12 @@ public enum Files {
         guard fsync(descriptor) == 0 else { throw MapcError.file("cannot flush \(path): \(String(cString: strerror(errno)))") }
     }
 
+    /// Starts writing a file's changes to disk without waiting (Linux; elsewhere nothing), so a
+    /// later `sync` waits for less. Advisory: nothing depends on it having run.
+    public static func startWriteback(_ path: String) {
+        _ = mapc_start_writeback(path)
+    }
+
     /// Flushes a folder's entries to disk so a rename survives a crash.
     public static func syncDirectory(of path: String) throws {
         try FaultInjection.point(.sync)
