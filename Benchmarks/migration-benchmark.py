@@ -17,7 +17,7 @@ the table shows seconds, the ratio to SQL, objects per second and mapc's peak re
 
 Times on a small machine move by 20% or more between runs (page cache, write-back of the previous
 run's gigabytes): --repeat N runs mapc and the SQL N times each, alternately, on fresh copies, and
-reports the medians (and the largest peak memory).
+reports the medians (and the largest peak memory), after one untimed run of each.
 
 Needs: swift (release build of mapc), sqlite3, python3. Each N needs about 1.6 KiB of disk per note.
 """
@@ -136,6 +136,12 @@ def alternate(repeat, reference, source, store, command):
     """Runs the SQL reference and mapc `repeat` times each, alternately, mapc on a fresh copy of
     `source` each time: mapc's and the SQL's median seconds, and mapc's largest peak (KiB)."""
     mapc_times, sql_times, peak = [], [], 0
+    if repeat > 1:
+        # One untimed run of each first: right after the stores were generated, the kernel is
+        # still settling gigabytes of new files, and the first runs of both were 20-30% slower.
+        reference()
+        shutil.copyfile(source, store)
+        measure(command)
     for _ in range(repeat):
         sql_times.append(reference())
         shutil.copyfile(source, store)

@@ -133,11 +133,9 @@ extension RelationshipPhase {
 /// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
 struct ValidationPhase {
     func run(_ manager: MigrationManager) throws {
+        try manager.step.beforeValidation?()
         manager.report(.validate, nil, 0, nil)
         let destination = manager.destinationStore
-        // The built file is complete but for the pages still in SQLite's cache: the disk starts
-        // writing it now, while validation reads it, and the final flush waits only for the rest.
-        if let path = destination.path { Files.startWriteback(path) }
         let validator = StoreValidator(store: destination, db: try manager.db)
         let (violations, total) = try validator.validate { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),

@@ -27,6 +27,9 @@ public struct StepMigration {
     /// migration keeps `Z_PK`; off, keys are numbered from 1 per table in creation order, as Core
     /// Data's migration manager numbers the objects of a mapping model's step.
     public var keepsKeys = false
+    /// Called when the built store is complete, before it is validated: `StoreMigration` waits
+    /// there for its checks of the source and starts the write-back of its own temporary file.
+    var beforeValidation: (() throws -> Void)?
 
     /// Describes a step. The destination must be an empty store of the mapping's destination version.
     public init(source: Store, destination: Store, mapping: MappingModel, policies: PolicyRegistry = .shared) {

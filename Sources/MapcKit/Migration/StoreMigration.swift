@@ -93,8 +93,10 @@ public enum StoreMigration {
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
         var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
-        // The store's own checks run beside the first step, which stops early if they fail; its
-        // file is used only once they passed.
+        // The store's own checks run beside the first step, which stops early if they fail, and
+        // waits for them before it validates: its file is used only once they passed. A step
+        // with custom policies waits for them before it starts: policy code never sees a store
+        // that fails them.
         let checks = SourceChecks(path: real, schema: first.source)
         var firstStepOptions = options
         firstStepOptions.isCancelled = { [isCancelled = options.isCancelled] in checks.hasFailed || isCancelled() }
@@ -102,10 +104,13 @@ public enum StoreMigration {
             for (index, step) in steps.enumerated() {
                 let temporary = AtomicFile.temporaryPath(besides: target)
                 do {
-                    let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies) {
+                    if index == 0, step.mapping.entityMappings.contains(where: { $0.policy != nil }) { try checks.wait() }
+                    let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies,
+                                                beforeValidation: index == 0 ? { try checks.wait() } : nil) {
                         progress?(index, steps.count, $0)
                     }
-                    if index == 0 { try checks.wait() }
+                    try checks.wait()
+                    if options.isCancelled() { throw MigrationError.cancelled }
                     summaries.append(built)
                 } catch {
                     AtomicFile.removeStoreFiles(temporary)
@@ -158,7 +163,7 @@ public enum StoreMigration {
 
     /// Builds one step's destination in a new file at `path`, with the source's history plus this step.
     static func migrateStep(_ step: MigrationStep, from sourceStore: Store, into path: String, options: MigrationOptions, policies: PolicyRegistry,
-                            progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
+                            beforeValidation: (() throws -> Void)? = nil, progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
         let destinationStore = try Store.create(at: path, schema: step.destination, format: options.destinationFormat ?? sourceStore.format,
                                                 carrying: try sourceStore.metadata())
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
@@ -166,7 +171,13 @@ public enum StoreMigration {
             try db.execute(sql: "PRAGMA journal_mode = OFF")
             try db.execute(sql: "PRAGMA synchronous = OFF")
         }
-        let summary = try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress)
+        // The file is this run's own: no connection holds a lock on it between statements, so the
+        // write-back (which closes a descriptor of its own) may start; validation then reads the
+        // file while the disk writes it, and the final flush waits only for the rest.
+        let summary = try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress) {
+            try beforeValidation?()
+            Files.startWriteback(path)
+        }
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = DELETE")
             try db.execute(sql: "PRAGMA synchronous = FULL")
@@ -179,6 +190,11 @@ public enum StoreMigration {
     /// Runs one step into an empty destination store (a file or memory) and records it in the destination's history.
     public static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions = MigrationOptions(),
                                policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationSummary {
+        try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress, beforeValidation: nil)
+    }
+
+    private static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions, policies: PolicyRegistry,
+                                progress: ((MigrationProgress) -> Void)?, beforeValidation: (() throws -> Void)?) throws -> MigrationSummary {
         let started = ISO8601.format(Date())
         var migration = StepMigration(source: sourceStore, destination: destinationStore, mapping: step.mapping, policies: policies)
         migration.batchSize = options.batchSize
@@ -187,6 +203,7 @@ public enum StoreMigration {
         migration.isCancelled = options.isCancelled
         // An inferred step is Core Data's lightweight migration, which keeps every object's key.
         migration.keepsKeys = step.isInferred
+        migration.beforeValidation = beforeValidation
         let summary = try migration.run()
         var history = try StoreHistory.read(sourceStore)
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,

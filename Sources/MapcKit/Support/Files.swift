@@ -149,8 +149,10 @@ public enum Files {
     }
 
     /// Starts writing a file's changes to disk without waiting (Linux; elsewhere nothing), so a
-    /// later `sync` waits for less. Advisory: nothing depends on it having run.
-    public static func startWriteback(_ path: String) {
+    /// later `sync` waits for less. Advisory: nothing depends on it having run. It opens and
+    /// closes a descriptor of its own, and closing any descriptor drops the process's POSIX locks
+    /// on the file, SQLite's included: only for files no connection holds a lock on at the time.
+    static func startWriteback(_ path: String) {
         _ = mapc_start_writeback(path)
     }
 
