@@ -8,11 +8,12 @@ import GRDB
 ///
 /// Each reads the whole store, which costs as much as the migration's own reading of it (0.5 s of
 /// a 5.4 s compiled run at 1M notes). They read only, so they run on a read-only connection of
-/// their own, on another thread, while the first step builds its new file, on the machine's
-/// second core; `StoreMigration` waits for them before it uses that file, and a failure stops the
-/// step at its next batch. Whatever the timing, the store is replaced only after both passed, and
-/// a step that failed on a damaged store reports the damage, as when the checks ran first. The
-/// fault-injection counter is not disturbed: it numbers writes and syncs, and the checks make none.
+/// their own, on another thread, while the first step creates its objects, on the machine's
+/// second core; `StoreMigration` has the step wait for them before it validates (before it starts,
+/// when it runs custom policies), and a failure stops the step at its next batch. Whatever the
+/// timing, the store is replaced only after both passed, and a step that failed on a damaged
+/// store reports the damage, as when the checks ran first. The fault-injection counter is not
+/// disturbed: it numbers writes and syncs, and the checks make none.
 final class SourceChecks: @unchecked Sendable {
     private let lock = NSLock()
     private let finished = DispatchSemaphore(value: 0)
@@ -60,10 +61,14 @@ final class SourceChecks: @unchecked Sendable {
 
     /// Waits for the checks and throws what they found.
     func wait() throws {
+        waitUntilFinished()
+        try lock.withLock { try outcome?.get() }
+    }
+
+    private func waitUntilFinished() {
         finished.wait()
         // Left signalled, so that waiting again returns at once.
         finished.signal()
-        try lock.withLock { try outcome?.get() }
     }
 
     /// What the checks found, after a step failed with `error`: the store's damage explains (and
@@ -76,8 +81,7 @@ final class SourceChecks: @unchecked Sendable {
                 store?.database.interrupt()
             }
         }
-        finished.wait()
-        finished.signal()
+        waitUntilFinished()
         return lock.withLock {
             guard case .failure(let found)? = outcome, !(found is CancellationError),
                   (found as? DatabaseError)?.resultCode != .SQLITE_INTERRUPT else { return nil }
