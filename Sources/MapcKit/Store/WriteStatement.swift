@@ -26,9 +26,8 @@ struct WriteStatement {
         guard values.count == parameterCount else {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(parameterCount) parameters", sql: statement.sql)
         }
+        // Every run ends with the statement reset (below, or in `failure`), so it starts ready.
         let handle = statement.sqliteStatement
-        // A failed previous run leaves its error for the next reset to return; it was reported then.
-        sqlite3_reset(handle)
         // The values are copied into the statement; they are not kept past the run.
         defer { sqlite3_clear_bindings(handle) }
         for (offset, value) in values.enumerated() {
