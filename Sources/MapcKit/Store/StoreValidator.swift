@@ -34,6 +34,9 @@ struct StoreValidator {
             let kind = storage.entityColumn.quotedDatabaseIdentifier
             // Every row-level rule of the entity, checked in one scan: each condition gives 0 or 1.
             var rules: [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] = []
+            // What selects the rows to report: the rules, except that a column's required and type
+            // rules are one `typeof` test (`typeof(NULL)` is 'null'), evaluated once per row.
+            var screens: [(condition: String, arguments: [DatabaseValue])] = []
             var textChecks: [(column: String, attribute: Attribute)] = []
             for attribute in schema.allAttributes(of: entity) where !attribute.isTransient {
                 guard let columnName = storage.attributeColumns[attribute.name] else { continue }
@@ -43,6 +46,8 @@ struct StoreValidator {
                 }
                 let storageClasses = store.strategy.storageClasses(of: attribute.type).map { "'\($0)'" }.joined(separator: ", ")
                 rules.append(("(\(column) IS NOT NULL AND typeof(\(column)) NOT IN (\(storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
+                screens.append(("typeof(\(column)) NOT IN (\(attribute.isOptional ? "'null', " : "")\(storageClasses))", []))
+                let screenedRules = rules.count
                 if let range = attribute.type.integerRange, attribute.type != .int64 {
                     rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
                 }
@@ -58,9 +63,11 @@ struct StoreValidator {
                 if validation.regex != nil || validation.minLength != nil || validation.maxLength != nil {
                     textChecks.append((columnName.quotedDatabaseIdentifier, attribute))
                 }
+                screens += rules[screenedRules...].map { ($0.condition, $0.arguments) }
             }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 guard let kept = storage.relationships[relationship.name], let destination = schema.entity(named: relationship.destination) else { continue }
+                let unscreenedRules = rules.count
                 let allowed = (store.layout.entities[destination.name]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
                 let key = "t.\(storage.primaryKey.quotedDatabaseIdentifier)"
                 switch kept {
@@ -84,12 +91,13 @@ struct StoreValidator {
                     let count = "(SELECT COUNT(*) FROM \(joinTable.quotedDatabaseIdentifier) j WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = \(key))"
                     rules += countRules(relationship, count: count)
                 }
+                screens += rules[unscreenedRules...].map { ($0.condition, $0.arguments) }
             }
             if !rules.isEmpty {
                 let flags = rules.map { "(\($0.condition))" }.joined(separator: ", ")
                 let values = rules.map(\.value).joined(separator: ", ")
-                let any = rules.map { "(\($0.condition))" }.joined(separator: " OR ")
-                let arguments = rules.flatMap(\.arguments) + [storage.discriminator] + rules.flatMap(\.arguments)
+                let any = screens.map { "(\($0.condition))" }.joined(separator: " OR ")
+                let arguments = rules.flatMap(\.arguments) + [storage.discriminator] + screens.flatMap(\.arguments)
                 let sql = "SELECT t.\(id), \(flags), \(values) FROM \(table) t WHERE t.\(kind) = ? AND (\(any))"
                 let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
                 while let row = try rows.next() {
