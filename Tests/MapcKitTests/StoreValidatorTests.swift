@@ -118,4 +118,32 @@ struct StoreValidatorTests {
         #expect(found == expected)
         #expect(total == expected.count)
     }
+
+    /// As in SQLite's UNIQUE (Core Data's stores keep constraints as such indexes): objects whose
+    /// constrained values include a nil never clash; equal values still do. Checked when objects
+    /// are loaded and when a store is validated.
+    @Test(arguments: TestLayout.allCases)
+    func nilValuesNeverBreakAUniquenessConstraint(layout: TestLayout) throws {
+        let schema = try loadSchema("model: U\nversion: u1\nentities:\n  Person:\n    uniquenessConstraints: [[email], [handle, team]]\n    attributes:\n      email: string?\n      handle: string?\n      team: string?\n")
+        let store = try layout.store(schema)
+        func person(_ id: String, _ email: String?, _ handle: String?, _ team: String?) -> ObjectData {
+            ObjectData(id: id, entity: "Person", attributes: ["email": email.map(Value.string) ?? .null, "handle": handle.map(Value.string) ?? .null, "team": team.map(Value.string) ?? .null])
+        }
+        try store.insert([person("p1", nil, "h", nil), person("p2", nil, "h", nil), person("p3", "a@x", nil, "t"), person("p4", nil, nil, "t")])
+        try store.insert([person("p5", nil, "h", nil)])
+        var (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        #expect(total == 0, "\(violations)")
+        // Equal values are still a clash: loading one is refused, and a store holding one fails.
+        #expect(throws: DataValidationError.self) { try store.insert([person("p6", "a@x", nil, nil)]) }
+        #expect(throws: DataValidationError.self) { try store.insert([person("p7", nil, "h", "t"), person("p8", nil, "h", "t")]) }
+        guard layout == .mapc else { return }  // Core Data's UNIQUE index would refuse the damage below itself.
+        let storage = try store.layout.storage(of: "Person")
+        let email = try #require(storage.attributeColumns["email"])
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(email.quotedDatabaseIdentifier) = 'a@x' WHERE \(storage.idColumn?.quotedDatabaseIdentifier ?? "") = 'p1'")
+        }
+        (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        #expect(total == 1)
+        #expect(violations.first?.rule.hasPrefix("uniqueness constraint (email) of Person broken") == true, "\(violations)")
+    }
 }

@@ -146,8 +146,17 @@ public struct Entity: Sendable {
     public var renamingIdentifier: String?
     /// Changes the version hash without changing the structure, to force a migration.
     public var versionHashModifier: String?
-    /// Each constraint lists property names whose values together must be unique.
+    /// Each constraint lists property names whose values together must be unique among the objects
+    /// of the entity and its sub-entities. As in SQLite's UNIQUE, which Core Data's stores keep
+    /// constraints as, objects with a nil among those values (no value, or no related object) never
+    /// clash: `Entity.constraintApplies(to:)` is that rule.
     public var uniquenessConstraints: [[String]] = []
+
+    /// Whether a uniqueness constraint applies to an object with these constrained values: only
+    /// when none is nil (an empty to-one relationship counts as nil).
+    public static func constraintApplies(to values: [Value]) -> Bool {
+        !values.contains(where: \.isNull)
+    }
     /// Indexes to create in the store.
     public var indexes: [Index] = []
     /// Free-form data for tools and policies.

@@ -52,7 +52,7 @@ extension Store {
             for constraint in owner.uniquenessConstraints {
                 var conditions: [String] = [], arguments: [DatabaseValue] = [], shown: [String] = []
                 for name in constraint {
-                    // A UNIQUE index never fails on a null: a constraint with one cannot be the one.
+                    // A constraint does not apply to nils (`Entity.constraintApplies(to:)`), nor does a UNIQUE index fail on them.
                     guard case .attribute(let attribute)? = schema.property(named: name, in: entity), let column = storage.attributeColumns[name],
                           let value = values[name], value != .null else { break }
                     conditions.append("\(column.quotedDatabaseIdentifier) IS ?")

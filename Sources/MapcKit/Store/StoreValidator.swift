@@ -132,11 +132,13 @@ struct StoreValidator {
                     return nil
                 }
                 guard !columns.isEmpty else { continue }
-                // Each group of objects sharing values: the first objects (entity and id, in store order) and the values.
+                // Each group of objects sharing values: the first objects (entity and id, in store order)
+                // and the values. Objects with a nil among them are not held to it (`Entity.constraintApplies(to:)`).
+                let applies = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
                 let keyed = "\(storage.primaryKey.quotedDatabaseIdentifier) AS k, \(storage.entityColumn.quotedDatabaseIdentifier) AS e, \(storage.idColumn?.quotedDatabaseIdentifier ?? "NULL") AS i, " + columns.joined(separator: ", ")
                 let sql = """
                     SELECT json_group_array(json_array(e, i, k)), COUNT(*), \(columns.joined(separator: ", ")) \
-                    FROM (SELECT \(keyed) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(members)) ORDER BY 1) \
+                    FROM (SELECT \(keyed) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(members)) AND \(applies) ORDER BY 1) \
                     GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1
                     """
                 let rows = try Row.fetchCursor(db, sql: sql)
