@@ -171,6 +171,39 @@ struct MigrationManagerTests {
         #expect(error?.description.contains("Note '\(layout.id("n0", entity: "Note", key: 1))', property 'title': required value missing (value: nil) [created by mapping 'NoteToNote']") == true)
     }
 
+    /// `note: $source` relates an attachment to the old store's note, whose key is not that of the
+    /// new note: `check` refuses it, and a run that was never checked refuses it too, instead of
+    /// linking to whichever new note has that key.
+    @Test(arguments: TestLayout.allCases) func aRelationshipGivenSourceObjectsIsRefused(layout: TestLayout) throws {
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(6))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            filter: displayIndex > 0
+            attributes:
+              title: $source.title
+              body: $source.body
+              dateCreated: $source.dateCreated
+              displayIndex: $source.displayIndex
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil
+            attributes:
+              image: $source.image
+              dateCreated: $source.dateCreated
+            relationships:
+              note: $source
+        """ + "\n")
+        let error = try failure(model, source: source, layout: layout)
+        #expect(error?.description.contains("is an object of the source store; a relationship takes the destination objects created from it") == true, "\(String(describing: error))")
+    }
+
     @Test(arguments: TestLayout.allCases) func customValidationCanRejectTheResult(layout: TestLayout) throws {
         let registry = PolicyRegistry()
         registry.register(RejectingPolicy.self, as: "Rejecting")

@@ -10,6 +10,9 @@ public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
     public var id: String
     /// The object's key in its store, when known.
     public var key: Int64?
+    /// Whether the object was read from a migration's source store: its key is the source's, and
+    /// a destination relationship cannot take it (not part of equality).
+    var isSourceObject = false
 
     /// Creates a reference.
     public init(entity: String, id: String, key: Int64? = nil) {

@@ -212,19 +212,64 @@ public struct MappingChecker {
                                                   _ mappings: [String: (source: String?, destination: String?)]) {
         var produced: String?
         switch type {
-        case .object(let entity): produced = entity
-        case .collection(.object(let entity)): produced = entity
-        case .unknown, .null, .collection(.unknown), .collection(.null): return
+        case .object(let entity), .collection(.object(let entity)): produced = entity.isEmpty ? nil : entity
+        case .unknown, .null, .collection(.unknown), .collection(.null): break
         default:
             error("relationship '\(relationship.name)' takes objects, but this expression gives \(type)", at: propertyMapping.expression.source.origin,
                   fix: "use FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Mapping\", $source…)")
             return
         }
-        guard let produced, !produced.isEmpty, let target = destinationSchema.entity(named: relationship.destination) else { return }
+        let target = destinationSchema.entity(named: relationship.destination)
+        let origins = Self.objectOrigins(of: propertyMapping.expression.expression)
+        if origins.contains(.source) {
+            // Objects of the old store (`$source.author`): their keys are not those of the objects made from them.
+            let creating = mappings.filter { name, sides in
+                (produced == nil || sides.source == produced) && sides.destination.map { made in target.map { destinationSchema.hierarchy(under: $0).contains { $0.name == made } } ?? false } ?? false
+            }
+            error("relationship '\(relationship.name)' is given \(produced.map { "\($0) objects" } ?? "objects") of the source store; it takes the destination objects created from them",
+                  at: propertyMapping.expression.source.origin,
+                  fix: "write FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(creating.keys.sorted().first ?? "<the mapping creating them>")\", \(origins == [.source] ? propertyMapping.expression.source.text : "<the source objects>"))")
+            return
+        }
+        guard let produced, let target else { return }
         if !destinationSchema.hierarchy(under: target).contains(where: { $0.name == produced }) {
             let via = Self.namedMapping(in: propertyMapping.expression.expression).map { " (mapping '\($0)' creates \(produced) objects)" } ?? ""
             error("relationship '\(relationship.name)' leads to \(relationship.destination), but this expression gives \(produced) objects\(via)", at: propertyMapping.expression.source.origin,
                   fix: "name a mapping whose destination is \(relationship.destination)" + (mappings.first { $0.value.destination == relationship.destination }.map { ", such as '\($0.key)'" } ?? ""))
+        }
+    }
+
+    /// Which store the objects an expression gives are read from, as its form shows: `$source`
+    /// (and `SELF`, the source object), key paths and elements of what they give, and fetches from
+    /// the source context are the source's; `$destination` and `$manager`'s destination instances
+    /// are the destination's; anything else (a policy function, a literal nil) is neither.
+    enum ObjectOrigin { case source, destination }
+
+    static func objectOrigins(of expression: Expr) -> Set<ObjectOrigin> {
+        switch expression.kind {
+        case .evaluatedObject: return [.source]
+        case .variable(let name):
+            switch name {
+            case "source": return [.source]
+            case "destination": return [.destination]
+            default: return []
+            }
+        case .keyPath(let root, _), .index(let root, _), .subquery(let root, _, _): return objectOrigins(of: root)
+        case .ternary(_, let whenTrue, let whenFalse): return objectOrigins(of: whenTrue).union(objectOrigins(of: whenFalse))
+        case .aggregate(let items): return items.reduce(into: []) { $0.formUnion(objectOrigins(of: $1)) }
+        case .binary(.union, let left, let right), .binary(.intersect, let left, let right): return objectOrigins(of: left).union(objectOrigins(of: right))
+        case .binary(.minus, let left, _): return objectOrigins(of: left)
+        case .fetch(_, let context, _):
+            guard case .keyPath(_, let components) = context.kind, case .key(let name, _)? = components.last else { return [] }
+            return name == "sourceContext" ? [.source] : name == "destinationContext" ? [.destination] : []
+        case .method(let receiver, let selector, _, _):
+            switch MethodSelector(rawValue: selector) {
+            case .destinationInstancesForEntityMapping?, .destinationInstancesForSourceRelationship?: return [.destination]
+            case .sourceInstancesForEntityMapping?: return [.source]
+            case .valueForKey?, .valueForKeyPath?, .objectAtIndex?, .firstObject?, .lastObject?: return objectOrigins(of: receiver)
+            default: return []
+            }
+        default: return []
         }
     }
 

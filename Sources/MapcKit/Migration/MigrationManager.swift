@@ -116,7 +116,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         sourceStore = step.source
         destinationStore = step.destination
         mapping = step.mapping
-        sourceGraph = StoreObjectGraph(store: step.source)
+        sourceGraph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
         indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         identitySuffixes = mapping.entityMappings.enumerated().map { index, entityMapping in
             let first = step.mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
@@ -812,6 +812,11 @@ public final class MigrationManager: MigrationManagerFunctions {
             return
         }
         for (position, target) in targets.enumerated() {
+            guard !target.isSourceObject else {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                           message: "\(target) is an object of the source store; a relationship takes the destination objects created from it: "
+                                            + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"<mapping>\", <source objects>)")
+            }
             guard allowed.contains(target.entity) else {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping the expression names")

@@ -7,7 +7,7 @@ public struct SourceObject {
     let graph: StoreObjectGraph
 
     /// The object's reference.
-    public var ref: ObjectRef { ObjectRef(entity: data.entity, id: data.id, key: data.key) }
+    public var ref: ObjectRef { graph.ref(data) }
 
     /// The value at a key path such as `note.body`, following relationships through the source store.
     public func value(forKeyPath path: String) throws -> EvalValue {

@@ -17,9 +17,17 @@ public final class StoreObjectGraph: ObjectGraph {
     private var prefetchedEntities: Set<String> = []
     private var prefetched: [StoredKey: ObjectData] = [:]
 
+    /// Whether the references handed out are marked as a migration's source objects (`ObjectRef.isSourceObject`).
+    let readsMigrationSource: Bool
+
     /// Creates a graph over a store.
-    public init(store: Store) {
+    public convenience init(store: Store) {
+        self.init(store: store, readsMigrationSource: false)
+    }
+
+    init(store: Store, readsMigrationSource: Bool) {
         self.store = store
+        self.readsMigrationSource = readsMigrationSource
     }
 
     /// Makes an object known to the graph without a read (for objects being iterated already).
@@ -55,7 +63,13 @@ public final class StoreObjectGraph: ObjectGraph {
 
     /// The reference of an object read from the store.
     public func ref(_ object: ObjectData) -> ObjectRef {
-        ObjectRef(entity: object.entity, id: object.id, key: object.key)
+        reference(entity: object.entity, id: object.id, key: object.key)
+    }
+
+    private func reference(entity: String, id: String, key: Int64?) -> ObjectRef {
+        var ref = ObjectRef(entity: entity, id: id, key: key)
+        ref.isSourceObject = readsMigrationSource
+        return ref
     }
 
     private func property(_ key: String, of entityName: String) -> Property? {
@@ -100,10 +114,10 @@ public final class StoreObjectGraph: ObjectGraph {
             refs.reserveCapacity(ids.count)
             for (index, id) in ids.enumerated() {
                 if index < keys.count {
-                    refs.append(.object(ObjectRef(entity: keys[index].entity, id: id, key: keys[index].key)))
+                    refs.append(.object(reference(entity: keys[index].entity, id: id, key: keys[index].key)))
                 } else {
                     let located = try store.locate(id: id)
-                    refs.append(.object(ObjectRef(entity: located?.entity ?? relationship.destination, id: id, key: located?.key)))
+                    refs.append(.object(reference(entity: located?.entity ?? relationship.destination, id: id, key: located?.key)))
                 }
             }
             return relationship.isToMany ? .collection(refs, ordered: relationship.isOrdered) : (refs.first ?? .null)
