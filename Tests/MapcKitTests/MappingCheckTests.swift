@@ -113,6 +113,29 @@ struct MappingCheckTests {
         #expect(match.location?.column == testCase.column, "\(match)")
     }
 
+    /// A copy mapping carries same-named attributes over unchanged: `check` holds them to the
+    /// assignability rule and to required attributes, as if each were written `name: $source.name`,
+    /// so `run` does not fail on what `check` passed.
+    @Test func copyMappingsAreHeldToTheSameRules() throws {
+        let catalog = SchemaCatalog(schemas: [
+            try loadSchema("model: C\nversion: c1\nentities:\n  Item:\n    attributes:\n      year: int32\n      size: double\n      kept: string\n"),
+            try loadSchema("model: C\nversion: c2\nentities:\n  Item:\n    attributes:\n      year: string\n      size: int64\n      kept: string\n      slug: string\n      note: string?\n"),
+        ])
+        let yaml = "source: c1\ndestination: c2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    type: copy\n"
+        let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        var checker = MappingChecker(mapping: try #require(mapping))
+        let found = checker.check(catalog: catalog).map(\.description)
+        #expect(found.contains { $0.contains("4:11: error: the copy mapping carries 'year' over unchanged, but it was int32 and is now string: an integer value cannot be stored in a string attribute; map it under 'attributes:' with a conversion, such as 'year: CAST($source.year, \"NSString\")'") }, "\(found)")
+        #expect(found.contains { $0.contains("4:11: warning: the copy mapping carries 'size' over from double into int64: a value with a fraction, or out of range, fails the migration") }, "\(found)")
+        #expect(found.contains { $0.contains("4:11: error: required attribute 'slug' of Item is not in Item for the copy mapping to carry over, and has no default") }, "\(found)")
+        #expect(found.count == 3, "\(found)")
+        // A transform mapping that leaves the changed attribute out is told the conversion, not `year: $source.year`.
+        let transform = yaml.replacingOccurrences(of: "    type: copy\n", with: "    attributes:\n      size: floor:($source.size)\n      kept: $source.kept\n      slug: $source.kept\n")
+        var second = MappingChecker(mapping: try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: transform)).0))
+        let told = second.check(catalog: catalog).map(\.description)
+        #expect(told.contains { $0.contains("required attribute 'year' of Item has neither an expression nor a default; add a conversion, such as 'year: CAST($source.year, \"NSString\")'") }, "\(told)")
+    }
+
     @Test func shippedMappingsAreClean() throws {
         for name in ["mapping_v2_to_v3.yaml", "mapping_v3_to_v4.yaml"] {
             let text = try String(contentsOf: packageRoot.appendingPathComponent("mappings/\(name)"), encoding: .utf8)

@@ -52,7 +52,7 @@ public struct ExpressionChecker {
         case .unknown, .null: return
         case .collection: error("a collection cannot be stored in \(target)", expression.range)
         case .object: error("an object cannot be stored in \(target) (relationships take objects; attributes take values)", expression.range)
-        case .manager, .policy, .context, .fetchRequest: error("a \(result) result cannot be stored in \(target)", expression.range)
+        case .manager, .policy, .context, .fetchRequest: error("\(article(result)) result cannot be stored in \(target)", expression.range)
         case .bool, .integer, .double, .decimal, .string, .date, .binary, .uuid, .uri:
             guard let kind = result.valueKind else { return }
             switch ValueRules.assignment(of: kind, to: attribute.type) {
@@ -60,10 +60,10 @@ public struct ExpressionChecker {
             case .checked(let warning?):
                 // Rounded results are whole already: no need to say how to round them.
                 if !Self.isWholeNumber(expression) {
-                    self.warning("a \(result) result stored in the integer \(target): \(warning)", expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
+                    self.warning("\(article(result)) result stored in the integer \(target): \(warning)", expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
                 }
             case .refused:
-                error("a \(result) result cannot be stored in \(target)", expression.range)
+                error("\(article(result)) result cannot be stored in \(target)", expression.range)
             }
         }
     }
@@ -142,7 +142,8 @@ public struct ExpressionChecker {
             case "NSDecimalNumber": return .decimal
             case "NSDate": return .date
             default:
-                error("CAST to '\(typeName)' is not supported", range, fix: "use NSString, NSNumber, NSDecimalNumber or NSDate")
+                error("CAST to '\(typeName)' is not supported", range,
+                      fix: Suggestions.didYouMean(typeName, in: ["NSString", "NSNumber", "NSDecimalNumber", "NSDate"]) ?? "use NSString, NSNumber, NSDecimalNumber or NSDate")
                 return .unknown
             }
         case .fetch(let request, let contextExpression, let pending):

@@ -171,14 +171,41 @@ public struct MappingChecker {
             checkRelationshipResult(type, propertyMapping, relationship, destinationSchema, mappings)
         }
 
+        let policyUnknown = entityMapping.policy != nil && policyType == nil
+        // A copy mapping carries each same-named attribute over: it must fit, and a required
+        // attribute the source does not have must get a value some other way.
+        if entityMapping.type == .copy, let destinationEntity, let sourceEntity, !policyUnknown {
+            for attribute in destinationAttributes where !attribute.isTransient && entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
+                if case .attribute(let carried)? = sourceSchema.property(named: attribute.name, in: sourceEntity), !carried.isTransient {
+                    switch ValueRules.assignment(of: ValueKind(carried.type), to: attribute.type) {
+                    case .refused(let reason):
+                        error("the copy mapping carries '\(attribute.name)' over unchanged, but it was \(carried.type.rawValue) and is now \(attribute.type.rawValue): \(reason)",
+                              at: entityMapping.location, length: entityMapping.name.count, fix: "map it under 'attributes:' with a conversion, such as \(Self.conversion(of: attribute.name, from: carried.type, to: attribute.type))")
+                    case .checked(let caution?):
+                        warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
+                                at: entityMapping.location, length: entityMapping.name.count, fix: "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
+                    case .lossless, .checked(warning: nil): break
+                    }
+                } else if !attribute.isOptional && attribute.defaultValue == nil {
+                    error("required attribute '\(attribute.name)' of \(destinationEntity.name) is not in \(sourceEntity.name) for the copy mapping to carry over, and has no default",
+                          at: entityMapping.location, length: entityMapping.name.count, fix: "add an expression for it under 'attributes:', or a default in the schema")
+                }
+            }
+        }
+
         // Required destination attributes with no value at all. An add mapping creates nothing by
         // itself (it has no source objects), and a policy that is not registered may set anything:
         // neither can be held to this.
-        let policyUnknown = entityMapping.policy != nil && policyType == nil
         if let destinationEntity, entityMapping.type != .copy, entityMapping.type != .remove, entityMapping.type != .add, !policyUnknown {
             for attribute in destinationAttributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
                 if entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
-                    let hint = sourceEntity.flatMap { sourceSchema.property(named: attribute.name, in: $0) } != nil ? "add '\(attribute.name): $source.\(attribute.name)'" : "add an expression under 'attributes:', or a default in the schema"
+                    let hint: String
+                    switch sourceEntity.flatMap({ sourceSchema.property(named: attribute.name, in: $0) }) {
+                    case .attribute(let old)? where ValueRules.assignment(of: ValueKind(old.type), to: attribute.type).isRefused:
+                        hint = "add a conversion, such as \(Self.conversion(of: attribute.name, from: old.type, to: attribute.type))"
+                    case .some: hint = "add '\(attribute.name): $source.\(attribute.name)'"
+                    case nil: hint = "add an expression under 'attributes:', or a default in the schema"
+                    }
                     error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint)
                 }
             }
@@ -237,6 +264,21 @@ public struct MappingChecker {
             error("relationship '\(relationship.name)' leads to \(relationship.destination), but this expression gives \(produced) objects\(via)", at: propertyMapping.expression.source.origin,
                   fix: "name a mapping whose destination is \(relationship.destination)" + (mappings.first { $0.value.destination == relationship.destination }.map { ", such as '\($0.key)'" } ?? ""))
         }
+    }
+
+    /// An attribute mapping converting a source attribute's values to a type they cannot be stored
+    /// in as they are: a `CAST` where the expression language has one.
+    static func conversion(of name: String, from old: AttributeType, to new: AttributeType) -> String {
+        let target: String?
+        switch (ValueKind(old), new) {
+        case (_, .string): target = "NSString"
+        case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float), (.string, .bool): target = "NSNumber"
+        case (.string, .decimal), (.integer, .decimal), (.double, .decimal): target = "NSDecimalNumber"
+        case (.integer, .date), (.double, .date): target = "NSDate"
+        default: target = nil
+        }
+        guard let target else { return "an expression giving \(new.rawValue) values from $source.\(name)" }
+        return "'\(name): CAST($source.\(name), \"\(target)\")'"
     }
 
     /// Which store the objects an expression gives are read from, as its form shows: `$source`

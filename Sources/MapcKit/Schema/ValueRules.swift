@@ -35,6 +35,12 @@ public enum ValueRules {
         case checked(warning: String?)
         /// Never possible; the reason.
         case refused(String)
+
+        /// Whether the assignment is never possible.
+        public var isRefused: Bool {
+            if case .refused = self { return true }
+            return false
+        }
     }
 
     /// The assignability rule: how a value of `kind` goes into an attribute of `type`.
@@ -52,7 +58,7 @@ public enum ValueRules {
         case (.string, .uri), (.string, .uuid): return .checked(warning: nil)
         case (.date, .date), (.binary, .binary), (.binary, .transformable): return .lossless
         default:
-            return .refused("a \(kind) value cannot be stored in a \(type.rawValue) attribute")
+            return .refused("\(English.withArticle("\(kind)")) value cannot be stored in \(English.withArticle(type.rawValue)) attribute")
         }
     }
 
