@@ -57,6 +57,22 @@ struct InferenceTests {
         #expect(object.attributes["count"] == .integer(7))
     }
 
+    /// Removing an abstract parent loses nothing when its sub-entities keep the properties (Moody 3
+    /// to 4 does this with GeographicRegion): its objects are theirs. A property the sub-entity
+    /// loses with it is still a loss, named on the sub-entity.
+    @Test func removingAnAbstractParentDropsNoValuesOfItsOwn() throws {
+        let a = try schema("a", "  Region:\n    abstract: true\n    attributes:\n      name: string\n      code: string?\n  Country:\n    parent: Region\n    attributes:\n      flag: string?\n")
+        let kept = try schema("b", "  Country:\n    attributes:\n      name: string\n      code: string?\n      flag: string?\n")
+        let result = MappingInference.infer(from: a, to: kept)
+        #expect(result.droppedValues.isEmpty, "\(result.droppedValues)")
+        #expect(result.changes.contains { $0.kind == .removed && $0.entity == "Region" && $0.property == nil })
+        let country = ObjectData(id: "c1", entity: "Country", attributes: ["name": .string("Norway"), "code": .string("NO"), "flag": .string("🇳🇴")])
+        let migrated = try #require(try migrate(a, kept, [country]).objects(of: "Country").first)
+        #expect(migrated.attributes["code"] == .string("NO") && migrated.attributes["name"] == .string("Norway"))
+        let lost = try schema("c", "  Country:\n    attributes:\n      name: string\n      flag: string?\n")
+        #expect(MappingInference.infer(from: a, to: lost).droppedValues == ["Country.code"])
+    }
+
     @Test func renamesByRenamingIdentifier() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")

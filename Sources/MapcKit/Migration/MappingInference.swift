@@ -28,6 +28,17 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     public var property: String?
     /// Details, e.g. "int16 -> int64" or "from 'name'".
     public var detail: String
+    /// Whether a migration loses stored values by this change: removals do, except of an abstract
+    /// entity (its objects are its sub-entities', which are compared property by property).
+    public var losesValues: Bool
+
+    init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
+        self.kind = kind
+        self.entity = entity
+        self.property = property
+        self.detail = detail
+        self.losesValues = losesValues ?? (kind == .removed)
+    }
 
     public var description: String {
         let subject = property.map { "\(entity).\($0)" } ?? "entity \(entity)"
@@ -52,7 +63,7 @@ public struct InferenceResult: Sendable {
 
     /// What the step drops: removed entities and properties, whose values an inferred migration loses.
     public var droppedValues: [String] {
-        changes.filter { $0.kind == .removed }.map { change in change.property.map { "\(change.entity).\($0)" } ?? "entity \(change.entity)" }
+        changes.filter(\.losesValues).map { change in change.property.map { "\(change.entity).\($0)" } ?? "entity \(change.entity)" }
     }
 }
 
@@ -89,7 +100,8 @@ public enum MappingInference {
                                              fix: "write an explicit mapping saying which objects go where, or keep one renaming identifier"))
         }
         for entity in source.entities where claimed[entity.name] == nil {
-            changes.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: ""))
+            changes.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: entity.isAbstract ? "abstract: no objects of its own" : "",
+                                        losesValues: !entity.isAbstract))
         }
 
         var entityMappings: [EntityMapping] = []
