@@ -73,6 +73,15 @@ struct InferenceTests {
         #expect(MappingInference.infer(from: a, to: lost).droppedValues == ["Country.code"])
     }
 
+    /// Every change that moves a version hash is listed (`mapc diff` shows these): a type change
+    /// inference refuses, and settings only the hashes see.
+    @Test func everyChangeToTheHashesIsListed() throws {
+        let a = try schema("a", "  Item:\n    attributes:\n      year: int32\n      n: int64\n")
+        let b = try schema("b", "  Item:\n    versionHashModifier: v2\n    attributes:\n      year: string\n      n: { type: int64, versionHashModifier: x }\n")
+        let changes = MappingInference.infer(from: a, to: b).changes.map(\.description)
+        #expect(changes == ["changed  Item.year: int32 -> string, not a widening", "changed  Item.n: versionHashModifier none -> x", "changed  entity Item: versionHashModifier none -> v2"], "\(changes)")
+    }
+
     @Test func renamesByRenamingIdentifier() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")

@@ -67,6 +67,49 @@ public struct InferenceResult: Sendable {
     }
 }
 
+extension MappingInference {
+    /// What changed an entity's version hash besides the changes found already: hash modifiers,
+    /// uniqueness constraints, relationship counts or inverses. They need a migration (the store's
+    /// hashes no longer match) but move no values.
+    static func hashOnlyChanges(from source: Schema, to destination: Schema, counterparts: [String: Entity], listed: [SchemaChange]) -> [SchemaChange] {
+        var found: [SchemaChange] = []
+        for entity in destination.entities {
+            guard let old = counterparts[entity.name] else { continue }
+            let before = VersionHash.propertyFingerprints(of: old, in: source), after = VersionHash.propertyFingerprints(of: entity, in: destination)
+            func isListed(_ property: String?) -> Bool { listed.contains { $0.entity == entity.name && $0.property == property } }
+            for name in after.keys.sorted() where name != "@entity" && before[name] != nil && before[name] != after[name] && !isListed(name) {
+                found.append(SchemaChange(kind: .changed, entity: entity.name, property: name, detail: settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))))
+            }
+            guard before["@entity"] != after["@entity"], !isListed(nil) else { continue }
+            var details: [String] = []
+            if old.versionHashModifier != entity.versionHashModifier { details.append("versionHashModifier \(old.versionHashModifier ?? "none") -> \(entity.versionHashModifier ?? "none")") }
+            if old.uniquenessConstraints != entity.uniquenessConstraints { details.append("uniqueness constraints \(old.uniquenessConstraints) -> \(entity.uniquenessConstraints)") }
+            if old.isAbstract != entity.isAbstract { details.append(entity.isAbstract ? "now abstract" : "no longer abstract") }
+            // Otherwise the parent's hash changed, which its own lines say.
+            if !details.isEmpty { found.append(SchemaChange(kind: .changed, entity: entity.name, property: nil, detail: details.joined(separator: ", "))) }
+        }
+        return found
+    }
+
+    private static func settingsChanged(_ old: Property?, _ new: Property?) -> String {
+        var details: [String] = []
+        switch (old, new) {
+        case (.attribute(let before)?, .attribute(let after)?):
+            if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
+            if before.isTransient != after.isTransient { details.append(after.isTransient ? "now transient" : "no longer transient") }
+        case (.relationship(let before)?, .relationship(let after)?):
+            if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
+            if before.inverse != after.inverse { details.append("inverse \(before.inverse ?? "none") -> \(after.inverse ?? "none")") }
+            if before.minCount != after.minCount || before.maxCount != after.maxCount {
+                details.append("counts \(before.minCount ?? 0)...\(before.maxCount.map(String.init) ?? "any") -> \(after.minCount ?? 0)...\(after.maxCount.map(String.init) ?? "any")")
+            }
+            if before.isTransient != after.isTransient { details.append(after.isTransient ? "now transient" : "no longer transient") }
+        default: break
+        }
+        return details.isEmpty ? "settings in its version hash changed" : details.joined(separator: ", ")
+    }
+}
+
 /// Lightweight migration, as Core Data infers it: entities and properties matched by name or
 /// `renamingIdentifier`, additions, removals, safe type widenings, optionality changes with
 /// defaults, to-one to to-many, ordered to unordered and back, hierarchy changes. The result is an
@@ -157,6 +200,7 @@ public enum MappingInference {
                 var expression = "$source.\(old.name)"
                 if old.type != attribute.type {
                     guard ValueRules.isLossless(from: old.type, to: attribute.type) else {
+                        changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), not a widening"))
                         refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",
                                                          fix: "write an explicit mapping with a converting expression, or go through an intermediate version"))
                         continue
@@ -258,6 +302,7 @@ public enum MappingInference {
             entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
             notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
         }
+        changes += hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
         let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
         return InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
     }
