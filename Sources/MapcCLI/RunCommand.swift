@@ -78,7 +78,7 @@ struct RunCommand: ParsableCommand {
         if isBatch { return try runBatch() }
         var renderSources: [SourceFile] = []
         do {
-            try reportingErrors {
+            try reportingErrors { try printingFailureAsJSON {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
                 guard plan.isNeeded else {
@@ -104,9 +104,24 @@ struct RunCommand: ParsableCommand {
                 }
                 display.finish()
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
-            }
+            } }
         } catch let error as MigrationError {
             report(error, sources: renderSources)
+        }
+    }
+
+    /// With `--format json`, a failure is also a JSON object on standard output (the error goes to
+    /// standard error as well), shaped like a batch's per-store entry, with the exit status.
+    private func printingFailureAsJSON(_ body: () throws -> Void) throws {
+        do { try body() } catch {
+            if format == .json {
+                var failed = BatchOutcome(store: store, result: .failed, from: from, to: to)
+                failed.error = BatchOutcome.message(of: error)
+                failed.exitCode = BatchOutcome.exitCode(of: error)
+                guard case .object(let pairs) = failed.json else { throw error }
+                Console.out(JSONValue.object(pairs + [("exitCode", .integer(Int64(failed.exitCode)))]).serialized(pretty: true))
+            }
+            throw error
         }
     }
 

@@ -181,6 +181,24 @@ struct RunCommandTests {
         #expect(try bytes(folder, "notes.db") == original)
     }
 
+    /// With `--format json` a failed run still prints a JSON object (the store, `failed`, the error
+    /// and the exit status), as a folder of stores does for each store: a tool reading standard
+    /// output always gets JSON. The error is written to standard error too.
+    @Test func aFailedRunWithJSONOutputPrintsJSON() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 40)
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "      title: $source.title", with: "      title: TERNARY($source.displayIndex == 7, nil, $source.title)"), to: "mappings/mapping_v2_to_v3.yaml")
+        for (arguments, status, message) in [(["--to", "v3"], 3, "required value missing"), (["--to", "v9"], 2, "v9")] {
+            let run = try CLI.run(["run", "--format", "json"] + arguments + ["notes.db"], in: folder)
+            #expect(run.status == Int32(status))
+            let parsed = try JSONValue.parse(Data(run.stdout.utf8), path: "stdout")
+            #expect(parsed["store"] == .string("notes.db") && parsed["result"] == .string("failed") && parsed["exitCode"] == .integer(Int64(status)), "\(run.stdout)")
+            guard case .string(let error)? = parsed["error"] else { Issue.record("no error in \(run.stdout)"); continue }
+            #expect(error.contains(message) && run.stderr.contains(message), "\(error)")
+        }
+    }
+
     @Test func aKilledMigrationLeavesTheStoreWholeAndTheNextRunCleansUp() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
