@@ -139,6 +139,22 @@ struct StoreTests {
         #expect(viaCatalog?.description.contains("has no table \(table)") == true, "\(String(describing: viaCatalog))")
     }
 
+    /// The same for a column (`ALTER TABLE … DROP COLUMN`): named with the attribute it keeps,
+    /// at open, so `status` reports it too, rather than "no such column" from the first read.
+    @Test(arguments: TestLayout.allCases)
+    func aStoreMissingAColumnIsRefusedNamingIt(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        let store = try Store.create(at: path, schema: try uncloudNotes("v3"), format: layout.format)
+        let storage = try store.layout.storage(of: "Note")
+        let column = try #require(storage.attributeColumns["body"])
+        try store.database.write { try $0.execute(sql: "ALTER TABLE \(storage.table.quotedDatabaseIdentifier) DROP COLUMN \(column.quotedDatabaseIdentifier)") }
+        try store.database.close()
+        let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: try uncloudNotes("v3")) }
+        #expect(error?.description.contains("has no column \(column) in table \(storage.table), where attribute 'body' of entity 'Note' of version v3 is kept") == true, "\(String(describing: error))")
+    }
+
     /// A missing join table is reported as the many-to-many relationship's, without calling a
     /// store Core Data wrote damaged: its name follows an observed rule the store may not.
     @Test(arguments: TestLayout.allCases)

@@ -76,9 +76,9 @@ public final class Store: @unchecked Sendable {
         return try Store(database: queue, schema: schema, format: format, path: path).checkingTables()
     }
 
-    /// The store, once every table its layout reads is there: a store whose metadata matches a
-    /// version but which lacks one of its tables (dropped, or damaged) is refused at once, naming
-    /// the table, rather than failing with "no such table" at whichever read comes first.
+    /// The store, once every table and column its layout reads is there: a store whose metadata
+    /// matches a version but which lacks one of them (dropped, or damaged) is refused at once,
+    /// naming it, rather than failing with "no such table/column" at whichever read comes first.
     private func checkingTables() throws -> Store {
         let present = try database.read { db in
             Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM sqlite_master WHERE type = 'table'"))
@@ -95,6 +95,23 @@ public final class Store: @unchecked Sendable {
             throw MapcError.store("\(path ?? "the store") has no table \(table.name), where version \(schema.version) keeps a many-to-many relationship"
                                   + (joins.isEmpty ? "" : " (the store has \(joins.joined(separator: ", ")))")
                                   + ": if Core Data wrote the store, it named the table otherwise than mapc expects; please report it with the model")
+        }
+        // Every column the layout reads: a dropped one is named with the property it keeps.
+        for table in layout.tables {
+            let columns = try database.read { db in
+                Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM pragma_table_info(?)", arguments: [table.name]))
+            }
+            for column in table.columns where !columns.contains(column.name.lowercased()) {
+                let owner = layout.entities.values.filter { $0.table == table.name }.sorted { $0.entity < $1.entity }.lazy.compactMap { storage -> String? in
+                    if let attribute = storage.attributeColumns.first(where: { $0.value == column.name })?.key { return "attribute '\(attribute)' of entity '\(storage.entity)'" }
+                    if let relationship = storage.relationships.first(where: { if case .foreignKey(column.name, _, _) = $0.value { return true } else { return false } })?.key {
+                        return "relationship '\(relationship)' of entity '\(storage.entity)'"
+                    }
+                    return nil
+                }.first
+                throw MapcError.store("\(path ?? "the store") has no column \(column.name) in table \(table.name), where \(owner ?? "the store's bookkeeping") of version \(schema.version) is kept: "
+                                      + "the store is damaged or was changed by another program; restore it from a backup")
+            }
         }
         return self
     }
