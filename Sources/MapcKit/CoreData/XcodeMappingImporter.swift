@@ -79,11 +79,11 @@ public enum XcodeMappingImporter {
                 warnings.append(.warning("mapping \(name) uses the custom policy \(className): port it to MapcKit's EntityMigrationPolicy and register it as '\(policy)' (see docs/core-data.md)", at: object.location))
             }
             if let predicate = object.attribute("sourcefilterpredicatestring"), !predicate.trimmingCharacters(in: .whitespaces).isEmpty {
-                mapping.filter = expression(predicate, what: "the filter of \(name)", at: object.location, warnings: &warnings)
+                mapping.filter = expression(predicate, what: "the filter of \(name)", at: object.location, warnings: &warnings, todo: &mapping.todo)
             }
             if let data = object.binary("sourceexpressiondata") {
-                if let text = decoded(data, what: "the source expression of \(name)", at: object.location, warnings: &warnings) {
-                    mapping.sourceExpression = expression(text, what: "the source expression of \(name)", at: object.location, warnings: &warnings)
+                if let text = decoded(data, what: "the source expression of \(name)", at: object.location, warnings: &warnings, todo: &mapping.todo) {
+                    mapping.sourceExpression = expression(text, what: "the source expression of \(name)", at: object.location, warnings: &warnings, todo: &mapping.todo)
                 }
             }
             let sourceEntity = sourceName.flatMap(source.entity(named:))
@@ -94,11 +94,11 @@ public enum XcodeMappingImporter {
                 let what = "attribute \(propertyName) of \(name)"
                 var text: String?
                 if let data = property.binary("valueexpressiondata") {
-                    text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings)
+                    text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo)
                 } else if sourceAttributes.contains(propertyName) {
                     text = "$source.\(propertyName)"
                 }
-                if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings) {
+                if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo) {
                     mapping.attributes.append(PropertyMapping(name: propertyName, expression: value))
                 }
             }
@@ -110,11 +110,11 @@ public enum XcodeMappingImporter {
                     let keyPath = property.attribute("sourcekeypath").flatMap { $0.isEmpty ? nil : $0 } ?? "$source"
                     text = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(ExpressionArchive.quoted(target)), \(keyPath))"
                 } else if let data = property.binary("valueexpressiondata") {
-                    text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings)
+                    text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo)
                 } else if sourceRelationships.contains(propertyName) {
                     text = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \(ExpressionArchive.quoted(propertyName)), $source.\(propertyName))"
                 }
-                if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings) {
+                if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo) {
                     mapping.relationships.append(PropertyMapping(name: propertyName, expression: value))
                 }
             }
@@ -204,16 +204,20 @@ public enum XcodeMappingImporter {
 
     // MARK: Expressions
 
-    private static func decoded(_ data: Data, what: String, at location: FileLocation, warnings: inout [Diagnostic]) -> String? {
+    /// An expression archive's text; when it cannot be read, a warning now and a `todo:` item in
+    /// the mapping, which `mapc check` reports until someone writes the expression.
+    private static func decoded(_ data: Data, what: String, at location: FileLocation, warnings: inout [Diagnostic], todo: inout [MappingTodo]) -> String? {
         do { return try ExpressionArchive.text(of: data, what: what) } catch {
             warnings.append(.warning("\(error) (left out of the mapping: write it by hand)", at: location))
+            todo.append(MappingTodo("\(what) could not be read from the Xcode mapping model and was left out (\(error)); write it by hand"))
             return nil
         }
     }
 
-    private static func expression(_ text: String, what: String, at location: FileLocation, warnings: inout [Diagnostic]) -> MappingExpression? {
+    private static func expression(_ text: String, what: String, at location: FileLocation, warnings: inout [Diagnostic], todo: inout [MappingTodo]) -> MappingExpression? {
         do { return try MappingExpression(text) } catch {
             warnings.append(.warning("\(what), \(text), does not parse (\(error)); it is left out: write it by hand", at: location))
+            todo.append(MappingTodo("\(what), \(text), does not parse and was left out (\(error)); write it by hand"))
             return nil
         }
     }
