@@ -30,6 +30,10 @@ struct InferCommand: ParsableCommand {
             }
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
             let text = MappingWriter.yaml(result.skeleton, source: source, destination: destination, changes: result.changes, notes: result.notes, order: catalog.order)
+            if let output {
+                // `run` suggests writing into ./mappings, which a new project may not have yet.
+                try Files.makeFolder(URL(fileURLWithPath: output).deletingLastPathComponent().path)
+            }
             try Console.write(text, to: output, replace: false)
             if let output {
                 // The JSON Schema the file's first line points editors at, beside it.

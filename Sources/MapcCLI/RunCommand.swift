@@ -196,9 +196,6 @@ struct RunCommand: ParsableCommand {
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)'\(property.map { ", property '\($0)'" } ?? ""), source object \(object)")
-        case .dataLoss:
-            Console.err("error: \(error)")
-            Console.err("(pass --accept-data-loss to drop them anyway)")
         default:
             Console.err("error: \(error)")
         }

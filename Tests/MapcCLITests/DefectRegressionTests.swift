@@ -122,6 +122,25 @@ struct DefectRegressionTests {
         #expect(one.status == 1 && one.stderr.contains("mappings/copy.yaml"), "a sibling file mapping the same step is found too: \(one.stderr)")
     }
 
+    /// The command `run` suggests when a step has no mapping works as printed, also in a project
+    /// with no mappings folder yet: `infer --output` makes the folder.
+    @Test func theSuggestedInferCommandWorksAsPrinted() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("mappings"))
+        // v4 -> v5 adds a required attribute without a default: not inferable.
+        try folder.write(try folder.read("schemas/v4.yaml").replacingOccurrences(of: "version: v4", with: "version: v5")
+            .replacingOccurrences(of: "      title:", with: "      priority:     { type: int64 }\n      title:"), to: "schemas/v5.yaml")
+        try folder.write(try folder.read("schemas/versions.yaml").replacingOccurrences(of: "v4]", with: "v4, v5]"), to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "v4", "objects": {"Note": [{"id": "n1", "title": "t", "body": "b", "dateCreated": "2024-01-01"}]}}"#, to: "one.json")
+        #expect(try CLI.run(["load", "one.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--to", "v5", "s.db"], in: folder)
+        let suggested = try #require(run.stderr.split(separator: "`").first { $0.hasPrefix("mapc infer ") }, "\(run.stderr)")
+        let infer = try CLI.run(suggested.split(separator: " ").dropFirst().map(String.init), in: folder)
+        #expect(infer.status == 0, "\(infer.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("mappings/mapping_v4_to_v5.yaml").path))
+    }
+
     @Test func messagesAndExitStatuses() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }

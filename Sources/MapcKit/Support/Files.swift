@@ -166,6 +166,13 @@ public enum Files {
         close(descriptor)
     }
 
+    /// Creates a folder and its missing parents; nothing when it exists.
+    public static func makeFolder(_ path: String) throws {
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+            throw MapcError.file("\(path): cannot create the folder (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
+        }
+    }
+
     /// Writes data to a file as a whole: into a temporary file beside it, flushed, then renamed
     /// over it (keeping the attributes of a file it replaces). Refuses to replace an existing
     /// file unless `replace`.
