@@ -55,6 +55,7 @@ struct StatusCommand: ParsableCommand {
             ("version", metadata.version.map(JSONValue.string) ?? .null), ("identifiedVersion", status.version.map(JSONValue.string) ?? .null),
             ("identification", .string(status.identification)),
             ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
+            ("metadata", .object(metadata.shownProperties.map { ($0.key, .string($0.value)) })),
             ("objects", .object(status.objectCounts.map { ($0.entity, .integer(Int64($0.count))) })),
             ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
             ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
@@ -82,6 +83,11 @@ struct StatusCommand: ParsableCommand {
         if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
         lines.append("model hash  \(metadata.modelHash)")
         if let uuid = metadata.storeUUID { lines.append("store UUID  \(uuid)") }
+        if !metadata.shownProperties.isEmpty {
+            lines.append("metadata")
+            let width = metadata.shownProperties.map(\.key.count).max() ?? 0
+            for (key, value) in metadata.shownProperties { lines.append("  \(key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)") }
+        }
         if status.objectCounts.isEmpty {
             lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
         } else {

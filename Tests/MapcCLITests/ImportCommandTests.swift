@@ -158,6 +158,14 @@ struct ImportCommandTests {
         let json = try CLI.run(["status", "--format", "json", "store.sqlite"], in: folder)
         let parsed = try JSONValue.parse(Data(json.stdout.utf8), path: "status")
         #expect(parsed["model"] == .null && parsed["identifiedModel"] == .string("Kitchen"), "\(json.stdout)")
+        // The store's metadata keys, as docs/cli.md promises (mapc's own bookkeeping keys left out).
+        #expect(status.stdout.contains("metadata\n") && status.stdout.contains("  NSStoreType ") && !status.stdout.contains("mapc."), "\(status.stdout)")
+        #expect(parsed["metadata"]?["NSStoreType"] == .string("SQLite"), "\(json.stdout)")
+        // A store given to import, and a model that is not there, are told apart from bad XML.
+        let store = try CLI.run(["import", "store.sqlite"], in: folder)
+        #expect(store.status == 1 && store.stderr.contains("store.sqlite is a SQLite database (a store?), not an Xcode model file"), "\(store.stderr)")
+        let missing = try CLI.run(["import", "nothere.xcdatamodeld"], in: folder)
+        #expect(missing.status == 2 && missing.stderr.contains("nothere.xcdatamodeld does not exist"), "\(missing.stderr)")
     }
 
     /// A Core Data store whose metadata names an entity no version has is not guessed at.

@@ -34,7 +34,7 @@ public enum XcodeMappingImporter {
         var file = path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw MapcError.input("\(path) does not exist; give an .xcmappingmodel folder or its xcmapping.xml")
+            throw MapcError.notFound("\(path) does not exist; give an .xcmappingmodel folder or its xcmapping.xml")
         }
         if isFolder.boolValue { file = (path as NSString).appendingPathComponent("xcmapping.xml") }
         guard FileManager.default.fileExists(atPath: file) else {

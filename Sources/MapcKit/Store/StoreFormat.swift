@@ -119,6 +119,11 @@ public struct StoreMetadata: Sendable, Equatable {
     /// Other things the store records, for display (Core Data's metadata keys, the app's own keys).
     public var properties: [String: String] = [:]
 
+    /// `properties` as `mapc status` shows them, by key: without mapc's own keys (`mapc.…`).
+    public var shownProperties: [(key: String, value: String)] {
+        properties.filter { !$0.key.hasPrefix("mapc.") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
     /// Creates metadata.
     public init(format: String, model: String?, version: String?, entityHashes: [String: String], storeUUID: String? = nil, properties: [String: String] = [:]) {
         self.format = format
