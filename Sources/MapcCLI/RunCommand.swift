@@ -77,6 +77,7 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         if isBatch { return try runBatch() }
         var renderSources: [SourceFile] = []
+        var mappingFiles: [MappingModel] = []
         do {
             try reportingErrors { try printingFailureAsJSON {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
@@ -86,6 +87,7 @@ struct RunCommand: ParsableCommand {
                     return
                 }
                 renderSources = plan.steps.compactMap { $0.isInferred ? nil : $0.mapping.file }
+                mappingFiles = plan.steps.filter { !$0.isInferred }.map(\.mapping)
                 var options = MigrationOptions()
                 options.dryRun = dryRun
                 options.output = output.map { URL(fileURLWithPath: $0) }
@@ -106,7 +108,7 @@ struct RunCommand: ParsableCommand {
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
             } }
         } catch let error as MigrationError {
-            report(error, sources: renderSources)
+            report(error, sources: renderSources, mappings: mappingFiles)
         }
     }
 
@@ -191,11 +193,19 @@ struct RunCommand: ParsableCommand {
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 
-    private func report(_ error: MigrationError, sources: [SourceFile]) -> Never {
+    private func report(_ error: MigrationError, sources: [SourceFile], mappings: [MappingModel]) -> Never {
         let renderer = DiagnosticRenderer(sources: sources)
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)'\(property.map { ", property '\($0)'" } ?? ""), source object \(object)")
+        case .value(let mapping, let entity, let object, let property, let message):
+            // A value the destination cannot hold: shown where the expression giving it stands.
+            guard let expression = Self.expression(of: mapping, property, in: mappings) else {
+                Console.err("error: \(error)")
+                break
+            }
+            let diagnostic = Diagnostic(.error, "\(entity) '\(object)': \(message)", at: expression.source.origin, length: expression.source.text.count)
+            Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
         default:
             Console.err("error: \(error)")
         }
@@ -205,6 +215,14 @@ struct RunCommand: ParsableCommand {
         }
         Console.err("\(store) was not changed")
         Foundation.exit(MapcExitCode.migrationFailed)
+    }
+
+    /// The expression of a mapping's property in the mapping files of the plan, when exactly one
+    /// file has it (a mapping name can repeat across steps).
+    private static func expression(of mapping: String, _ property: String, in models: [MappingModel]) -> MappingExpression? {
+        let found = models.flatMap(\.entityMappings).filter { $0.name == mapping }
+            .compactMap { ($0.attributeMapping(named: property) ?? $0.relationshipMapping(named: property))?.expression }
+        return found.count == 1 ? found[0] : nil
     }
 
     private func print(_ outcome: MigrationOutcome, steps: [MigrationStep], seconds: Double) {

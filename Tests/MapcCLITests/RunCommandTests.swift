@@ -169,6 +169,19 @@ struct RunCommandTests {
         #expect(leftovers.isEmpty)
     }
 
+    /// A value the destination cannot hold (a fraction for an integer attribute) is located in the
+    /// mapping file like an expression error: file:line:col and the expression underlined.
+    @Test func aValueThatDoesNotFitIsLocatedInTheMappingFile() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 10)
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "displayIndex: $source.displayIndex", with: "displayIndex: $source.displayIndex / 2.5"), to: "mappings/mapping_v2_to_v3.yaml")
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder)
+        #expect(run.status == 3)
+        #expect(run.stderr.contains("mappings/mapping_v2_to_v3.yaml:16:21: error: Note 'n1': 0.4 has a fraction"), "\(run.stderr)")
+        #expect(run.stderr.contains("while mapping 'NoteToNote', property 'displayIndex'") && run.stderr.contains("^~~~"), "\(run.stderr)")
+    }
+
     @Test func aValidationFailureChangesNothing() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
