@@ -151,7 +151,10 @@ struct CheckCommand: ParsableCommand {
     /// returns the rewritten text, which the diagnostics' lines and carets then refer to).
     private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
         var (mapping, diagnostics) = MappingLoader.parse(source: source)
-        guard var model = mapping, !diagnostics.hasErrors else { return ((diagnostics, nil), nil, nil) }
+        // What was read is checked even when some of it was not (an unknown key, a bad value):
+        // every mistake of the file in one run.
+        guard var model = mapping else { return ((diagnostics, nil), nil, nil) }
+        let loadedCleanly = !diagnostics.hasErrors
         let loaded: SchemaCatalog
         switch catalog {
         case .success(let catalog): loaded = catalog
@@ -159,7 +162,7 @@ struct CheckCommand: ParsableCommand {
         case .failure(let error): return ((diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil), nil, model)
         }
         var updatedSource: SourceFile?
-        if updateHashes, let from = loaded.schema(version: model.source), let to = loaded.schema(version: model.destination),
+        if updateHashes, loadedCleanly, let from = loaded.schema(version: model.source), let to = loaded.schema(version: model.destination),
            let text = MappingHashUpdater.update(model, source: from, destination: to), text != source.text {
             do {
                 try Console.write(text, to: source.path)

@@ -127,7 +127,6 @@ struct DefectRegressionTests {
     @Test func theSuggestedInferCommandWorksAsPrinted() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try? FileManager.default.removeItem(at: folder.appendingPathComponent("mappings"))
         // v4 -> v5 adds a required attribute without a default: not inferable.
         try folder.write(try folder.read("schemas/v4.yaml").replacingOccurrences(of: "version: v4", with: "version: v5")
             .replacingOccurrences(of: "      title:", with: "      priority:     { type: int64 }\n      title:"), to: "schemas/v5.yaml")
@@ -139,6 +138,22 @@ struct DefectRegressionTests {
         let infer = try CLI.run(suggested.split(separator: " ").dropFirst().map(String.init), in: folder)
         #expect(infer.status == 0, "\(infer.stderr)")
         #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("mappings/mapping_v4_to_v5.yaml").path))
+    }
+
+    /// `check` reports the file's structural mistakes and what the checker finds in the rest in one
+    /// run: an unknown key in one entity mapping does not hide an unknown entity in another.
+    @Test func checkReportsStructuralAndSemanticMistakesTogether() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        let text = try folder.read("mappings/mapping_v2_to_v3.yaml")
+            .replacingOccurrences(of: "    attributes:\n      title:", with: "    atributes:\n      title:")
+            .replacingOccurrences(of: "    source: Note\n    destination: Attachment", with: "    source: Not\n    destination: Attachment")
+        try folder.write(text, to: "mappings/mapping_v2_to_v3.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(check.status == 1)
+        #expect(check.stderr.contains("unknown key 'atributes' in an entity mapping; did you mean 'attributes'?"), "\(check.stderr)")
+        #expect(check.stderr.contains("unknown source entity 'Not'"), "\(check.stderr)")
     }
 
     @Test func messagesAndExitStatuses() throws {
