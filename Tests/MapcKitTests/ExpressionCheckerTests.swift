@@ -119,6 +119,8 @@ struct ExpressionCheckerTests {
         #expect(try problem("author", into: Attribute(name: "title", type: .string))?.contains("an object cannot be stored") == true)
         #expect(try problem("tags.name", into: Attribute(name: "title", type: .string))?.contains("a collection cannot be stored") == true)
         #expect(try problem("displayIndex", into: Attribute(name: "rating", type: .double)) == nil)
+        #expect(try problem("displayIndex", into: Attribute(name: "flag", type: .bool)) == "an integer result stored in the boolean attribute 'Note.flag' (bool): every number but 0 becomes true")
+        #expect(try problem("displayIndex != 0", into: Attribute(name: "flag", type: .bool)) == nil)
         #expect(try problem("$source.image", into: Attribute(name: "image", type: .binary)) == nil)
         #expect(try problem("FUNCTION($source.body, 'substringToIndex:', 80)", into: Attribute(name: "caption", type: .string)) == nil)
     }

@@ -57,6 +57,8 @@ public struct ExpressionChecker {
             guard let kind = result.valueKind else { return }
             switch ValueRules.assignment(of: kind, to: attribute.type) {
             case .lossless, .checked(warning: nil): return
+            case .checked(let warning?) where attribute.type == .bool:
+                self.warning("\(article(result)) result stored in the boolean \(target): \(warning)", expression.range, fix: "say which values are true, such as '… != 0'")
             case .checked(let warning?):
                 // Rounded results are whole already: no need to say how to round them.
                 if !Self.isWholeNumber(expression) {

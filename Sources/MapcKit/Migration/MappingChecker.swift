@@ -183,7 +183,9 @@ public struct MappingChecker {
                               at: entityMapping.location, length: entityMapping.name.count, fix: "map it under 'attributes:' with a conversion, such as \(Self.conversion(of: attribute.name, from: carried.type, to: attribute.type))")
                     case .checked(let caution?):
                         warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
-                                at: entityMapping.location, length: entityMapping.name.count, fix: "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
+                                at: entityMapping.location, length: entityMapping.name.count,
+                                fix: attribute.type == .bool ? "map it under 'attributes:' and say which values are true, such as '\(attribute.name): $source.\(attribute.name) != 0'"
+                                    : "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
                     case .lossless, .checked(warning: nil): break
                     }
                 } else if !attribute.isOptional && attribute.defaultValue == nil {

@@ -48,7 +48,8 @@ public enum ValueRules {
         switch (kind, type) {
         case (.integer, .int16), (.integer, .int32), (.integer, .int64):
             return .checked(warning: nil)
-        case (.integer, .double), (.integer, .float), (.integer, .decimal), (.integer, .bool): return .lossless
+        case (.integer, .double), (.integer, .float), (.integer, .decimal): return .lossless
+        case (.integer, .bool): return .checked(warning: "every number but 0 becomes true")
         case (.bool, .bool), (.bool, .int16), (.bool, .int32), (.bool, .int64): return .lossless
         case (.double, .double), (.double, .decimal), (.decimal, .decimal), (.decimal, .double): return .lossless
         case (.double, .float), (.decimal, .float): return .checked(warning: nil)
