@@ -20,6 +20,7 @@ let checkCases: [CheckCase] = [
     .init(text: "$source.autor.firstName", message: "unknown key 'autor' on Note; did you mean 'author'?", column: 9),
     .init(text: "author.frstName", message: "unknown key 'frstName' on Person; did you mean 'firstName'?", column: 8),
     .init(text: "title == 3", message: "comparing a string with an integer is never true", column: 1),
+    .init(text: "displayIndex IN {'a', 'b'}", message: "error: an integer is never IN a collection of string", column: 1),
     .init(text: "tags.name == 'x'", message: "a to-many key path is used where a single value is needed", column: 1),
     .init(text: "attachments.size > 3", message: "add ANY, ALL or NONE", column: 1),
     .init(text: "title BEGINSWITH 3", message: "BEGINSWITH compares strings, but this is an integer", column: 18),

@@ -371,7 +371,7 @@ public struct ExpressionChecker {
         case .inCollection:
             switch right {
             case .collection(let element):
-                if !compatible(left, element) { error("\(article(left).capitalizedFirst) is never IN a collection of \(element)", range) }
+                if !compatible(left, element) { error("\(article(left)) is never IN a collection of \(element)", range) }
             case .string:
                 if left != .string && !left.isOpen { error("IN a string tests for a substring; the left side must be a string, not \(article(left))", range) }
             case .unknown, .null: break
@@ -601,8 +601,6 @@ extension String {
         let lower = max(0, min(range.start, scalars.count)), upper = max(lower, min(range.end, scalars.count))
         return String(String.UnicodeScalarView(scalars[lower..<upper]))
     }
-
-    var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }
 
 extension ComparisonOptions {
