@@ -21,10 +21,19 @@ enum CLI {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? packageRoot.appendingPathComponent(".build/debug/mapc")
     }
 
+    /// Whether `runUnprivileged` can run: permissions mean nothing to root, so tests of read-only
+    /// files run mapc as `nobody` through setpriv, which needs root.
+    static var canRunUnprivileged: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") }
+
+    /// Runs `mapc` as the user `nobody` (see `canRunUnprivileged`).
+    static func runUnprivileged(_ arguments: [String], in directory: URL) throws -> CLIResult {
+        try run(["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments, in: directory, program: URL(fileURLWithPath: "/usr/bin/setpriv"))
+    }
+
     /// Runs `mapc` with the arguments in `directory`.
-    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws -> CLIResult {
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:], program: URL? = nil) throws -> CLIResult {
         let process = Process()
-        process.executableURL = executable
+        process.executableURL = program ?? executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }

@@ -414,3 +414,60 @@ struct ReliabilityTests {
         #expect(complex.stderr.contains("a list or mapping is used twice as a key") && !complex.stderr.contains("uncovertable"), "\(complex.stderr)")
     }
 }
+
+/// Stores a user cannot write: in a read-only folder (as stores copied off a device or out of a
+/// backup often are), or read-only themselves. mapc runs as `nobody` here, since permissions mean
+/// nothing to root; the messages say what is read-only and what to do, and nothing is changed.
+@Suite("Read-only stores", .enabled(if: CLI.canRunUnprivileged))
+struct ReadOnlyStoreTests {
+    private func project(wal: Bool) throws -> (folder: URL, store: URL) {
+        let folder = try v2Project()
+        let data = folder.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("notes.db"), to: data.appendingPathComponent("notes.db"))
+        if wal {
+            let queue = try DatabaseQueue(path: data.appendingPathComponent("notes.db").path)
+            try queue.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = WAL") }
+            try queue.close()
+        }
+        for path in [folder.path, folder.appendingPathComponent("schemas").path, folder.appendingPathComponent("mappings").path] { chmod(path, 0o755) }
+        return (folder, data)
+    }
+
+    @Test func aWALStoreInAReadOnlyFolderIsExplained() throws {
+        let (folder, data) = try project(wal: true)
+        defer { chmod(data.path, 0o755); try? FileManager.default.removeItem(at: folder) }
+        chmod(data.path, 0o555)
+        let before = try Data(contentsOf: data.appendingPathComponent("notes.db"))
+        for arguments in [["status", "data/notes.db"], ["run", "--quiet", "--to", "v3", "data/notes.db"]] {
+            let run = try CLI.runUnprivileged(arguments, in: folder)
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains("data/notes.db is in a folder this user cannot write to (data)") && run.stderr.contains("copy the store"), "\(arguments): \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
+    }
+
+    @Test func aStoreInAReadOnlyFolderCanBeReadButNotMigrated() throws {
+        let (folder, data) = try project(wal: false)
+        defer { chmod(data.path, 0o755); try? FileManager.default.removeItem(at: folder) }
+        chmod(data.path, 0o555)
+        #expect(try CLI.runUnprivileged(["status", "data/notes.db"], in: folder).status == 0)
+        let run = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("data/notes.db is in a folder this user cannot write to (data)"), "\(run.stderr)")
+    }
+
+    @Test func aReadOnlyStoreIsNotReplaced() throws {
+        let (folder, data) = try project(wal: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chown(data.path, 65534, 65534)
+        chmod(data.appendingPathComponent("notes.db").path, 0o444)
+        let before = try Data(contentsOf: data.appendingPathComponent("notes.db"))
+        let run = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("data/notes.db is read-only") && run.stderr.contains("--output"), "\(run.stderr)")
+        #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
+        // Written elsewhere, the read-only store migrates and stays as it was.
+        let output = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "--output", "data/new.db", "data/notes.db"], in: folder)
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
+    }
+}

@@ -81,6 +81,12 @@ public enum StoreMigration {
             throw MigrationError.dataLoss(step: "\(lossy.source.version) -> \(lossy.destination.version)", dropped: lossy.droppedValues)
         }
         let real = try Files.existingStore(path)
+        let replaces = !options.dryRun && options.output == nil
+        if replaces, let problem = Files.unwritableFolderProblem(of: path) { throw MapcError.store(problem) }
+        if replaces, !Files.isWritable(real) {
+            throw MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
+                                  + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
+        }
         let lock = try StoreLock(store: path)
         defer { lock.release() }
         removeLeftovers(besides: real)
@@ -88,8 +94,10 @@ public enum StoreMigration {
         if let output { removeLeftovers(besides: output) }
         let target = output ?? real
         // No process may commit to the store from the first read to the replacement.
-        let exclusion = try WriterExclusion(realPath: real, name: path)
-        defer { exclusion.close() }
+        // A store this user cannot write is only ever read (the run writes elsewhere or nothing):
+        // what another process commits meanwhile stays in it, so its write lock is not needed.
+        let exclusion = replaces || Files.isWritable(real) ? try WriterExclusion(realPath: real, name: path) : nil
+        defer { exclusion?.close() }
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
         var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
@@ -143,6 +151,7 @@ public enum StoreMigration {
         }
         var backup: String?
         do {
+            guard let exclusion else { throw MigrationError.setup("\(path) was not locked for its replacement") }
             try exclusion.prepareReplacement()
             try Files.copyAttributes(from: real, to: temporary)
             if options.keepBackup {
@@ -153,7 +162,7 @@ public enum StoreMigration {
             }
             try Files.replace(real, with: temporary)
         } catch {
-            exclusion.restoreJournalMode()
+            exclusion?.restoreJournalMode()
             if let backup { unlink(backup) }
             AtomicFile.removeStoreFiles(temporary)
             throw error

@@ -19,7 +19,10 @@ public final class StoreLock {
     public init(store: String) throws {
         let path = Self.path(for: store)
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw MapcError.file("cannot create lock file \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            if errno == EACCES || errno == EROFS, let problem = Files.unwritableFolderProblem(of: store) { throw MapcError.store(problem) }
+            throw MapcError.file("cannot create lock file \(path): \(String(cString: strerror(errno)))")
+        }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             descriptor = -1

@@ -166,6 +166,19 @@ public enum Files {
         close(descriptor)
     }
 
+    /// Whether this process may write the file or folder at `path`.
+    public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+
+    /// Why a store cannot be worked on where it is, when its folder is not writable: SQLite needs a
+    /// WAL store's `-shm` file beside it even to read, and mapc its lock file and the migrated
+    /// store. Nil when the folder is writable.
+    public static func unwritableFolderProblem(of store: String) -> String? {
+        let folder = (store as NSString).deletingLastPathComponent
+        guard !isWritable(folder.isEmpty ? "." : folder) else { return nil }
+        return "\(store) is in a folder this user cannot write to (\(folder.isEmpty ? "." : folder)): a WAL store needs its -shm file beside it even to be read, "
+            + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+    }
+
     /// Creates a folder and its missing parents; nothing when it exists.
     public static func makeFolder(_ path: String) throws {
         do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
