@@ -28,6 +28,14 @@ final class RecordingPolicy: EntityMigrationPolicy {
     }] }
 }
 
+/// A policy that relates the source object instead of the destination one (a mistake).
+final class SourceOwnerPolicy: EntityMigrationPolicy {
+    override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        guard let source = try manager.sourceObject(for: destination) else { return }
+        try manager.setRelationship("attachments", of: DestinationObject(source.ref), to: [], mapping: mapping)
+    }
+}
+
 /// A policy that rejects the result in phase 3.
 final class RejectingPolicy: EntityMigrationPolicy {
     override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {
@@ -202,6 +210,49 @@ struct MigrationManagerTests {
         """ + "\n")
         let error = try failure(model, source: source, layout: layout)
         #expect(error?.description.contains("is an object of the source store; a relationship takes the destination objects created from it") == true, "\(String(describing: error))")
+    }
+
+    /// A policy that sets a relationship on a source object (wrapped as a destination object) is
+    /// refused: its key is the source's, and would name another destination row.
+    @Test(arguments: TestLayout.allCases) func aPolicyRelatingASourceObjectIsRefused(layout: TestLayout) throws {
+        let registry = PolicyRegistry()
+        registry.register(SourceOwnerPolicy.self, as: "SourceOwnerPolicy")
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(3))
+        let model = try mapping("source: v2\ndestination: v3\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    policy: SourceOwnerPolicy\n"
+                                + "    attributes:\n      title: $source.title\n      body: $source.body\n      dateCreated: $source.dateCreated\n      displayIndex: $source.displayIndex\n")
+        let error = try failure(model, source: source, layout: layout, policies: registry)
+        #expect(error?.description.contains("is an object of the source store; relationships are set on the destination objects created from it") == true, "\(String(describing: error))")
+    }
+
+    /// A key path on destination objects would be read through the source store, where their
+    /// keys name other rows: refused at run time (and by check), not read wrongly.
+    @Test(arguments: TestLayout.allCases) func keyPathsOnDestinationObjectsAreRefused(layout: TestLayout) throws {
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(6))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            filter: displayIndex > 0
+            attributes:
+              title: $source.title
+              body: $source.body
+              dateCreated: $source.dateCreated
+              displayIndex: $source.displayIndex
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil AND displayIndex > 0
+            attributes:
+              image: $source.image
+              dateCreated: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source).dateCreated
+        """ + "\n")
+        let error = try failure(model, source: source, layout: layout)
+        #expect(error?.description.contains("is an object of the destination store; key paths read the source store's objects only") == true, "\(String(describing: error))")
     }
 
     @Test(arguments: TestLayout.allCases) func customValidationCanRejectTheResult(layout: TestLayout) throws {

@@ -8,6 +8,14 @@ public protocol ObjectGraph {
     func value(of object: ObjectRef, key: String) throws -> EvalValue?
     /// Every object of an entity, sub-entities included (for `FETCH`).
     func objects(of entity: String) throws -> [ObjectRef]
+    /// Whether key paths may read `object` through this graph: a migration's source graph reads
+    /// source objects only (a destination object's key names another row there).
+    func canRead(_ object: ObjectRef) -> Bool
+}
+
+extension ObjectGraph {
+    /// Every object, by default.
+    public func canRead(_ object: ObjectRef) -> Bool { true }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and

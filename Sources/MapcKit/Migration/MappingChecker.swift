@@ -111,6 +111,8 @@ public struct MappingChecker {
         scope.entityMappings = mappings
         scope.policyFunctions = policyType.map { Set($0.init().functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
 
+        let expressions = [entityMapping.filter, entityMapping.sourceExpression].compactMap { $0 } + (entityMapping.attributes + entityMapping.relationships).map(\.expression)
+        for expression in expressions { diagnostics += Self.destinationKeyPaths(in: expression) }
         if let filter = entityMapping.filter {
             var checker = ExpressionChecker(scope: scope, source: filter.source)
             checker.checkPredicate(filter.expression)
@@ -284,6 +286,28 @@ public struct MappingChecker {
         return "'\(name): CAST($source.\(name), \"\(target)\")'"
     }
 
+    /// Key paths (and `valueForKey:`) on destination objects, with a diagnostic each: a migration
+    /// reads key paths through the source store, where a destination object's key names another
+    /// row, so they are refused (at run time too) rather than read wrongly.
+    static func destinationKeyPaths(in expression: MappingExpression) -> [Diagnostic] {
+        var found: [Diagnostic] = []
+        func visit(_ node: Expr) {
+            var receiver: Expr?
+            switch node.kind {
+            case .keyPath(let root, _): receiver = root
+            case .method(let target, let selector, _, _) where [MethodSelector.valueForKey.rawValue, MethodSelector.valueForKeyPath.rawValue].contains(selector): receiver = target
+            default: break
+            }
+            if let receiver, objectOrigins(of: receiver).contains(.destination) {
+                found.append(expression.source.diagnostic(.error, "key paths read the source store's objects only; these are objects of the destination store", at: node.range,
+                                                          fix: "read the value from the source objects they were made from, such as $source.…"))
+            }
+            node.children.forEach(visit)
+        }
+        visit(expression.expression)
+        return found
+    }
+
     /// Which store the objects an expression gives are read from, as its form shows: `$source`
     /// (and `SELF`, the source object), key paths and elements of what they give, and fetches from
     /// the source context are the source's; `$destination` and `$manager`'s destination instances
@@ -302,11 +326,12 @@ public struct MappingChecker {
         case .keyPath(let root, _), .index(let root, _), .subquery(let root, _, _): return objectOrigins(of: root)
         case .ternary(_, let whenTrue, let whenFalse): return objectOrigins(of: whenTrue).union(objectOrigins(of: whenFalse))
         case .aggregate(let items): return items.reduce(into: []) { $0.formUnion(objectOrigins(of: $1)) }
-        case .binary(.union, let left, let right), .binary(.intersect, let left, let right): return objectOrigins(of: left).union(objectOrigins(of: right))
-        case .binary(.minus, let left, _): return objectOrigins(of: left)
-        case .fetch(_, let context, _):
-            guard case .keyPath(_, let components) = context.kind, case .key(let name, _)? = components.last else { return [] }
-            return name == "sourceContext" ? [.source] : name == "destinationContext" ? [.destination] : []
+        case .binary(.union, let left, let right): return objectOrigins(of: left).union(objectOrigins(of: right))
+        // An intersection keeps the left side's elements, a difference what the left side has.
+        case .binary(.intersect, let left, _), .binary(.minus, let left, _): return objectOrigins(of: left)
+        // Whatever context is named, a fetch reads the source (its only request is
+        // fetchRequestForSourceEntityNamed:).
+        case .fetch: return [.source]
         case .method(let receiver, let selector, _, _):
             switch MethodSelector(rawValue: selector) {
             case .destinationInstancesForEntityMapping?, .destinationInstancesForSourceRelationship?: return [.destination]

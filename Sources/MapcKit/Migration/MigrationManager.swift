@@ -795,6 +795,11 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Sets a destination relationship to destination objects, in order.
     public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+        guard !destination.isSourceObject else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
+                                        + "which manager.destinationInstances(forEntityMappingNamed:sourceInstances:) gives")
+        }
         guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref),
               let destinationEntity = destinationSchema.entity(named: destination.entity),
               case .relationship(let relationship)? = destinationSchema.property(named: name, in: destinationEntity) else {
@@ -815,7 +820,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             guard !target.isSourceObject else {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: "\(target) is an object of the source store; a relationship takes the destination objects created from it: "
-                                            + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"<mapping>\", <source objects>)")
+                                            + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mapping.entityMappings.first { $0.source == target.entity && allowed.contains($0.destination ?? "") }?.name ?? "<mapping>")\", <source objects>)")
             }
             guard allowed.contains(target.entity) else {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,

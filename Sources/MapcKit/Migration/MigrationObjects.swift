@@ -66,7 +66,12 @@ public struct DestinationObject {
     public init(_ ref: ObjectRef) {
         self.init(entity: ref.entity, id: ref.id)
         primaryKey = ref.key
+        isSourceObject = ref.isSourceObject
     }
+
+    /// Set when made from a source object's reference by mistake: its key is the source's, and
+    /// `setRelationship` refuses it on either side.
+    var isSourceObject = false
 
     /// Reads or sets an attribute value.
     public subscript(attribute: String) -> Value {
@@ -88,7 +93,11 @@ public struct DestinationObject {
     }
 
     /// The object's reference.
-    public var ref: ObjectRef { ObjectRef(entity: entity, id: id, key: primaryKey) }
+    public var ref: ObjectRef {
+        var ref = ObjectRef(entity: entity, id: id, key: primaryKey)
+        ref.isSourceObject = isSourceObject
+        return ref
+    }
 }
 
 /// Why a migration failed. Every case names the mapping, and where it applies the entity, the

@@ -61,6 +61,9 @@ public final class StoreObjectGraph: ObjectGraph {
         }
     }
 
+    /// A migration's source graph reads only the source objects it handed out.
+    public func canRead(_ object: ObjectRef) -> Bool { !readsMigrationSource || object.isSourceObject }
+
     /// The reference of an object read from the store.
     public func ref(_ object: ObjectData) -> ObjectRef {
         reference(entity: object.entity, id: object.id, key: object.key)
