@@ -153,6 +153,12 @@ struct StoreTests {
         try store.database.close()
         let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: try uncloudNotes("v3")) }
         #expect(error?.description.contains("has no column \(column) in table \(storage.table), where attribute 'body' of entity 'Note' of version v3 is kept") == true, "\(String(describing: error))")
+        // A column mapc only writes (Core Data's Z_OPT) is not required of a store it reads.
+        guard layout == .coreData else { return }
+        let other = try Store.create(at: folder.appendingPathComponent("t.db").path, schema: try uncloudNotes("v3"), format: layout.format)
+        try other.database.write { try $0.execute(sql: "ALTER TABLE ZATTACHMENT DROP COLUMN Z_OPT") }
+        try other.database.close()
+        _ = try Store.open(at: folder.appendingPathComponent("t.db").path, schema: try uncloudNotes("v3"))
     }
 
     /// A missing join table is reported as the many-to-many relationship's, without calling a

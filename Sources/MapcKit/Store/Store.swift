@@ -96,20 +96,26 @@ public final class Store: @unchecked Sendable {
                                   + (joins.isEmpty ? "" : " (the store has \(joins.joined(separator: ", ")))")
                                   + ": if Core Data wrote the store, it named the table otherwise than mapc expects; please report it with the model")
         }
-        // Every column the layout reads: a dropped one is named with the property it keeps.
-        for table in layout.tables {
-            let columns = try database.read { db in
-                Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM pragma_table_info(?)", arguments: [table.name]))
+        // Every column an entity's objects are read from (keys, entity, identity, attributes, to-one
+        // relationships): a dropped one is named with what it keeps. Columns only written (Core
+        // Data's Z_OPT) or named by rules observed rather than documented (join tables' and
+        // ordering columns) are not required here.
+        var columnsByTable: [String: Set<String>] = [:]
+        for storage in layout.entities.values.sorted(by: { $0.entity < $1.entity }) {
+            if columnsByTable[storage.table] == nil {
+                columnsByTable[storage.table] = try database.read { db in
+                    Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM pragma_table_info(?)", arguments: [storage.table]))
+                }
             }
-            for column in table.columns where !columns.contains(column.name.lowercased()) {
-                let owner = layout.entities.values.filter { $0.table == table.name }.sorted { $0.entity < $1.entity }.lazy.compactMap { storage -> String? in
-                    if let attribute = storage.attributeColumns.first(where: { $0.value == column.name })?.key { return "attribute '\(attribute)' of entity '\(storage.entity)'" }
-                    if let relationship = storage.relationships.first(where: { if case .foreignKey(column.name, _, _) = $0.value { return true } else { return false } })?.key {
-                        return "relationship '\(relationship)' of entity '\(storage.entity)'"
-                    }
-                    return nil
-                }.first
-                throw MapcError.store("\(path ?? "the store") has no column \(column.name) in table \(table.name), where \(owner ?? "the store's bookkeeping") of version \(schema.version) is kept: "
+            let present = columnsByTable[storage.table] ?? []
+            var kept: [(column: String, what: String)] = [(storage.primaryKey, "the objects' keys"), (storage.entityColumn, "the objects' entity")]
+            if let idColumn = storage.idColumn { kept.append((idColumn, "the objects' identities")) }
+            kept += storage.attributeColumns.sorted { $0.key < $1.key }.map { ($0.value, "attribute '\($0.key)' of entity '\(storage.entity)'") }
+            for (name, relationship) in storage.relationships.sorted(by: { $0.key < $1.key }) {
+                if case .foreignKey(let column, _, _) = relationship { kept.append((column, "relationship '\(name)' of entity '\(storage.entity)'")) }
+            }
+            if let missing = kept.first(where: { !present.contains($0.column.lowercased()) }) {
+                throw MapcError.store("\(path ?? "the store") has no column \(missing.column) in table \(storage.table), where \(missing.what) of version \(schema.version) \(missing.what.hasPrefix("the") ? "are" : "is") kept: "
                                       + "the store is damaged or was changed by another program; restore it from a backup")
             }
         }
