@@ -122,6 +122,8 @@ struct ExpressionCheckerTests {
         #expect(try problem("displayIndex", into: Attribute(name: "rating", type: .double)) == nil)
         #expect(try problem("displayIndex", into: Attribute(name: "flag", type: .bool)) == "an integer result stored in the boolean attribute 'Note.flag' (bool): every number but 0 becomes true")
         #expect(try problem("displayIndex != 0", into: Attribute(name: "flag", type: .bool)) == nil)
+        #expect(try problem("1", into: Attribute(name: "flag", type: .bool)) == nil, "Xcode's archived boolean constants")
+        #expect(try problem("TERNARY(displayIndex > 3, 1, 0)", into: Attribute(name: "flag", type: .bool)) == nil)
         #expect(try problem("$source.image", into: Attribute(name: "image", type: .binary)) == nil)
         #expect(try problem("FUNCTION($source.body, 'substringToIndex:', 80)", into: Attribute(name: "caption", type: .string)) == nil)
     }

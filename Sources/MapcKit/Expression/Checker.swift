@@ -58,6 +58,8 @@ public struct ExpressionChecker {
             switch ValueRules.assignment(of: kind, to: attribute.type) {
             case .lossless, .checked(warning: nil): return
             case .checked(let warning?) where attribute.type == .bool:
+                // Xcode archives a boolean constant as the integer 0 or 1: nothing to warn about.
+                guard !Self.isZeroOrOne(expression) else { return }
                 self.warning("\(article(result)) result stored in the boolean \(target): \(warning)", expression.range, fix: "say which values are true, such as '… != 0'")
             case .checked(let warning?):
                 // Rounded results are whole already: no need to say how to round them.
@@ -67,6 +69,16 @@ public struct ExpressionChecker {
             case .refused:
                 error("\(article(result)) result cannot be stored in \(target)", expression.range)
             }
+        }
+    }
+
+    /// Whether an expression is the integer 0 or 1 (or a choice between such).
+    static func isZeroOrOne(_ expression: Expr) -> Bool {
+        switch expression.kind {
+        case .literal(.integer(let n)): return n == 0 || n == 1
+        case .literal(.bool), .literal(.null): return true
+        case .ternary(_, let whenTrue, let whenFalse): return isZeroOrOne(whenTrue) && isZeroOrOne(whenFalse)
+        default: return false
         }
     }
 
