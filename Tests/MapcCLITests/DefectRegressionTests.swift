@@ -154,6 +154,12 @@ struct DefectRegressionTests {
         #expect(check.status == 1)
         #expect(check.stderr.contains("unknown key 'atributes' in an entity mapping; did you mean 'attributes'?"), "\(check.stderr)")
         #expect(check.stderr.contains("unknown source entity 'Not'"), "\(check.stderr)")
+        // What could not be read is not reported again as missing.
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "atributes:", with: "attributes:")
+            .replacingOccurrences(of: "      title: $source.title", with: "      title: $source.title +"), to: "mappings/mapping_v2_to_v3.yaml")
+        let parse = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(parse.stderr.contains("error:") && parse.stderr.contains("unknown source entity 'Not'"), "\(parse.stderr)")
+        #expect(!parse.stderr.contains("required attribute 'title'") && !parse.stderr.contains("no entity mapping reads"), "\(parse.stderr)")
     }
 
     @Test func messagesAndExitStatuses() throws {

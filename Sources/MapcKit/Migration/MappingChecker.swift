@@ -47,11 +47,12 @@ public struct MappingChecker {
     /// Checks against the two schemas.
     public mutating func check(source: Schema, destination: Schema) -> [Diagnostic] {
         let mappingsByName = Dictionary(mapping.entityMappings.map { ($0.name, (source: $0.source, destination: $0.destination)) }, uniquingKeysWith: { first, _ in first })
-        for entityMapping in mapping.entityMappings {
+        for entityMapping in mapping.entityMappings where !entityMapping.hasLoadErrors {
             checkEntityMapping(entityMapping, source: source, destination: destination, mappings: mappingsByName)
         }
-        // Source objects no mapping reads are dropped: say so, by entity.
-        for entity in source.entities where !entity.isAbstract {
+        // Source objects no mapping reads are dropped: say so, by entity (unless a mapping could
+        // not be read whole: its source may be the one missing).
+        for entity in source.entities where !entity.isAbstract && !mapping.entityMappings.contains(where: \.hasLoadErrors) {
             let readers = mapping.entityMappings.filter { $0.source == entity.name || ($0.sourceExpression != nil && $0.source.map { name in source.ancestry(of: entity).contains { $0.name == name } } == true) }
             if readers.isEmpty {
                 warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],

@@ -30,7 +30,9 @@ public enum MappingLoader {
             case "entityMappings":
                 guard let items = document.items(of: entry.value, what: "entityMappings") else { break }
                 for item in items {
-                    guard let mapping = readEntityMapping(item, in: &document) else { continue }
+                    let errorsBefore = document.diagnostics.filter { $0.severity == .error }.count
+                    guard var mapping = readEntityMapping(item, in: &document) else { continue }
+                    mapping.hasLoadErrors = document.diagnostics.filter { $0.severity == .error }.count > errorsBefore
                     if let first = names[mapping.name] {
                         document.error("duplicate entity mapping name '\(mapping.name)' (first at line \(first.line))", at: item["name"] ?? item,
                                        fix: "names must be unique: $manager finds mappings by name")

@@ -72,6 +72,10 @@ public struct EntityMapping: Sendable {
     public var todo: [MappingTodo] = []
     /// Where the mapping's name is written.
     public var location: FileLocation?
+    /// Whether reading it from its file found mistakes (an unknown key, a value that does not
+    /// parse): what was read is then incomplete, and the checker leaves it alone rather than
+    /// report what is missing only because it could not be read.
+    var hasLoadErrors = false
     /// Where each key's value is written (`source`, `destination`, `policy`, `type`, …).
     public var valueLocations: [String: FileLocation] = [:]
 
