@@ -77,7 +77,9 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         if isBatch { return try runBatch() }
         var renderSources: [SourceFile] = []
-        var mappingFiles: [MappingModel] = []
+        var steps: [MigrationStep] = []
+        // The step the run was in when it failed: the last one that reported progress.
+        var currentStep = 0
         do {
             try reportingErrors { try printingFailureAsJSON {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
@@ -87,7 +89,7 @@ struct RunCommand: ParsableCommand {
                     return
                 }
                 renderSources = plan.steps.compactMap { $0.isInferred ? nil : $0.mapping.file }
-                mappingFiles = plan.steps.filter { !$0.isInferred }.map(\.mapping)
+                steps = plan.steps
                 var options = MigrationOptions()
                 options.dryRun = dryRun
                 options.output = output.map { URL(fileURLWithPath: $0) }
@@ -95,20 +97,20 @@ struct RunCommand: ParsableCommand {
                 options.allowsSQL = !interpret
                 options.acceptsDataLoss = acceptDataLoss
                 options.destinationFormat = try layout.format()
-                let steps = plan.steps
                 let display = ProgressDisplay(quiet: quiet || format == .json)
                 if !(quiet || format == .json) {
                     Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
                 }
                 let started = Date()
                 let outcome = try migrator.migrate(plan, options: options) { update in
+                    currentStep = update.step
                     display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
                 }
                 display.finish()
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
             } }
         } catch let error as MigrationError {
-            report(error, sources: renderSources, mappings: mappingFiles)
+            report(error, sources: renderSources, step: steps.indices.contains(currentStep) ? steps[currentStep] : nil)
         }
     }
 
@@ -193,14 +195,14 @@ struct RunCommand: ParsableCommand {
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 
-    private func report(_ error: MigrationError, sources: [SourceFile], mappings: [MappingModel]) -> Never {
+    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?) -> Never {
         let renderer = DiagnosticRenderer(sources: sources)
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)'\(property.map { ", property '\($0)'" } ?? ""), source object \(object)")
         case .value(let mapping, let entity, let object, let property, let message):
             // A value the destination cannot hold: shown where the expression giving it stands.
-            guard let expression = Self.expression(of: mapping, property, in: mappings) else {
+            guard let step, !step.isInferred, let expression = Self.expression(of: mapping, property, in: step.mapping) else {
                 Console.err("error: \(error)")
                 break
             }
@@ -217,12 +219,10 @@ struct RunCommand: ParsableCommand {
         Foundation.exit(MapcExitCode.migrationFailed)
     }
 
-    /// The expression of a mapping's property in the mapping files of the plan, when exactly one
-    /// file has it (a mapping name can repeat across steps).
-    private static func expression(of mapping: String, _ property: String, in models: [MappingModel]) -> MappingExpression? {
-        let found = models.flatMap(\.entityMappings).filter { $0.name == mapping }
-            .compactMap { ($0.attributeMapping(named: property) ?? $0.relationshipMapping(named: property))?.expression }
-        return found.count == 1 ? found[0] : nil
+    /// The expression of a mapping's property in the failing step's mapping file.
+    private static func expression(of mapping: String, _ property: String, in model: MappingModel) -> MappingExpression? {
+        guard let entityMapping = model.entityMappings.first(where: { $0.name == mapping }) else { return nil }
+        return (entityMapping.attributeMapping(named: property) ?? entityMapping.relationshipMapping(named: property))?.expression
     }
 
     private func print(_ outcome: MigrationOutcome, steps: [MigrationStep], seconds: Double) {
