@@ -75,4 +75,11 @@ struct ValueRulesTests {
         #expect(try value("9007199254740993 == 9007199254740992.0") == .scalar(.bool(false)))
         #expect(try value("({9007199254740993} INTERSECT {9007199254740992.0}).@count") == .scalar(.integer(0)))
     }
+
+    /// Messages name types with the right article, one rule for all of them.
+    @Test func refusalsReadAsEnglish() {
+        #expect(ValueRules.assignment(of: .uuid, to: .uri) == .refused("a uuid value cannot be stored in a uri attribute"))
+        #expect(ValueRules.assignment(of: .integer, to: .string) == .refused("an integer value cannot be stored in a string attribute"))
+        #expect(["Author", "Note", "integer", "uuid", "uri"].map(English.withArticle) == ["an Author", "a Note", "an integer", "a uuid", "a uri"])
+    }
 }

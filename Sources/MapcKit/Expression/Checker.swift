@@ -97,8 +97,7 @@ public struct ExpressionChecker {
     private func article(_ type: ExprType) -> String {
         switch type {
         case .collection, .object, .manager, .policy, .context, .fetchRequest: return "a \(type)"
-        case .integer: return "an integer"
-        default: return "a \(type)"
+        default: return English.withArticle("\(type)")
         }
     }
 

@@ -180,6 +180,11 @@ public struct MappingChecker {
         if entityMapping.type == .copy, let destinationEntity, let sourceEntity, !policyUnknown {
             for attribute in destinationAttributes where !attribute.isTransient && entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
                 if case .attribute(let carried)? = sourceSchema.property(named: attribute.name, in: sourceEntity), !carried.isTransient {
+                    if carried.isOptional && !attribute.isOptional && attribute.defaultValue == nil {
+                        warning("the copy mapping carries '\(attribute.name)' over from an optional attribute into a required one without a default: an object without a value fails validation",
+                                at: entityMapping.location, length: entityMapping.name.count,
+                                fix: "map it under 'attributes:' with a value for nil, such as '\(attribute.name): TERNARY($source.\(attribute.name) != nil, $source.\(attribute.name), …)', or give it a default")
+                    }
                     switch ValueRules.assignment(of: ValueKind(carried.type), to: attribute.type) {
                     case .refused(let reason):
                         error("the copy mapping carries '\(attribute.name)' over unchanged, but it was \(carried.type.rawValue) and is now \(attribute.type.rawValue): \(reason)",
@@ -192,7 +197,8 @@ public struct MappingChecker {
                     case .lossless, .checked(warning: nil): break
                     }
                 } else if !attribute.isOptional && attribute.defaultValue == nil {
-                    error("required attribute '\(attribute.name)' of \(destinationEntity.name) is not in \(sourceEntity.name) for the copy mapping to carry over, and has no default",
+                    let why = sourceSchema.property(named: attribute.name, in: sourceEntity) == nil ? "has no attribute '\(attribute.name)'" : "does not store '\(attribute.name)' (it is transient)"
+                    error("required attribute '\(attribute.name)' of \(destinationEntity.name) gets no value from the copy mapping: \(sourceEntity.name) in \(sourceSchema.version) \(why), and \(destinationSchema.version) gives no default",
                           at: entityMapping.location, length: entityMapping.name.count, fix: "add an expression for it under 'attributes:', or a default in the schema")
                 }
             }

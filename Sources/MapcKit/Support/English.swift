@@ -1,8 +1,11 @@
 /// Small helpers that keep messages grammatical: "an Author object", "1 object", "2 objects".
 public enum English {
-    /// "a" or "an" for a word, by its first letter (vowel sound approximated by a vowel letter).
+    /// "a" or "an" for a word, by its first letter (vowel sound approximated by a vowel letter),
+    /// except words read with a "you" sound first: "a uuid", "a uri", "a unique".
     public static func article(_ word: String) -> String {
-        guard let first = word.first?.lowercased() else { return "a" }
+        let lower = word.lowercased()
+        guard let first = lower.first else { return "a" }
+        if ["uu", "uri", "url", "uni", "use", "usu"].contains(where: lower.hasPrefix) { return "a" }
         return "aeiou".contains(first) ? "an" : "a"
     }
 
