@@ -77,8 +77,14 @@ extension MappingInference {
             guard let old = counterparts[entity.name] else { continue }
             let before = VersionHash.propertyFingerprints(of: old, in: source), after = VersionHash.propertyFingerprints(of: entity, in: destination)
             func isListed(_ property: String?) -> Bool { listed.contains { $0.entity == entity.name && $0.property == property } }
-            for name in after.keys.sorted() where name != "@entity" && before[name] != nil && before[name] != after[name] && !isListed(name) {
-                found.append(SchemaChange(kind: .changed, entity: entity.name, property: name, detail: settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))))
+            for name in after.keys.sorted() where name != "@entity" && before[name] != nil && before[name] != after[name] {
+                // What the listed changes of the property do not say already.
+                var details = settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))
+                if isListed(name) {
+                    details.removeAll { $0.hasPrefix("optional") || $0.hasPrefix("required") }
+                    if details.isEmpty { continue }
+                }
+                found.append(SchemaChange(kind: .changed, entity: entity.name, property: name, detail: details.isEmpty ? "settings in its version hash changed" : details.joined(separator: ", ")))
             }
             guard before["@entity"] != after["@entity"], !isListed(nil) else { continue }
             var details: [String] = []
@@ -91,8 +97,9 @@ extension MappingInference {
         return found
     }
 
-    private static func settingsChanged(_ old: Property?, _ new: Property?) -> String {
+    private static func settingsChanged(_ old: Property?, _ new: Property?) -> [String] {
         var details: [String] = []
+        if let old, let new, old.isOptional != new.isOptional { details.append(new.isOptional ? "required -> optional" : "optional -> required") }
         switch (old, new) {
         case (.attribute(let before)?, .attribute(let after)?):
             if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
@@ -106,7 +113,7 @@ extension MappingInference {
             if before.isTransient != after.isTransient { details.append(after.isTransient ? "now transient" : "no longer transient") }
         default: break
         }
-        return details.isEmpty ? "settings in its version hash changed" : details.joined(separator: ", ")
+        return details
     }
 }
 

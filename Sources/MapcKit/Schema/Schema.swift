@@ -132,6 +132,14 @@ public enum Property: Sendable {
         case .relationship(let relationship): return relationship.name
         }
     }
+
+    /// Whether objects may have no value for it.
+    public var isOptional: Bool {
+        switch self {
+        case .attribute(let attribute): return attribute.isOptional
+        case .relationship(let relationship): return relationship.isOptional
+        }
+    }
 }
 
 /// An entity: the equivalent of `NSEntityDescription`.
