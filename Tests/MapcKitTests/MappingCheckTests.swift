@@ -141,6 +141,13 @@ struct MappingCheckTests {
         #expect(told.contains { $0.contains("required attribute 'year' of Item has neither an expression nor a default; add a conversion, such as 'year: CAST($source.year, \"NSString\")'") }, "\(told)")
     }
 
+    /// The conversions suggested for a changed type say what they do where it is not obvious.
+    @Test func conversionHintsFitTheTypes() {
+        #expect(MappingChecker.conversion(of: "year", from: .int32, to: .string) == "'year: CAST($source.year, \"NSString\")'")
+        #expect(MappingChecker.conversion(of: "at", from: .int64, to: .date).contains("seconds since 2001-01-01; for Unix time, CAST($source.at - 978307200, \"NSDate\")"))
+        #expect(MappingChecker.conversion(of: "done", from: .string, to: .bool) == "a comparison, such as 'done: $source.done ==[c] \"true\"'")
+    }
+
     @Test func shippedMappingsAreClean() throws {
         for name in ["mapping_v2_to_v3.yaml", "mapping_v3_to_v4.yaml"] {
             let text = try String(contentsOf: packageRoot.appendingPathComponent("mappings/\(name)"), encoding: .utf8)

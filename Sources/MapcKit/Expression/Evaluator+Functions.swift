@@ -375,7 +375,8 @@ extension Evaluator {
                 return .scalar(.date(Date(timeIntervalSinceReferenceDate: seconds)))
             }
         default:
-            throw failure("CAST to '\(type)' is not supported", range, fix: "use NSString, NSNumber, NSDecimalNumber or NSDate")
+            throw failure("CAST to '\(type)' is not supported", range,
+                          fix: Suggestions.didYouMean(type, in: ["NSString", "NSNumber", "NSDecimalNumber", "NSDate"]) ?? "use NSString, NSNumber, NSDecimalNumber or NSDate")
         }
     }
 

@@ -284,9 +284,11 @@ public struct MappingChecker {
         let target: String?
         switch (ValueKind(old), new) {
         case (_, .string): target = "NSString"
-        case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float), (.string, .bool): target = "NSNumber"
+        case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float): target = "NSNumber"
+        case (.string, .bool): return "a comparison, such as '\(name): $source.\(name) ==[c] \"true\"'"
         case (.string, .decimal), (.integer, .decimal), (.double, .decimal): target = "NSDecimalNumber"
-        case (.integer, .date), (.double, .date): target = "NSDate"
+        case (.integer, .date), (.double, .date):
+            return "'\(name): CAST($source.\(name), \"NSDate\")' (which reads seconds since 2001-01-01; for Unix time, CAST($source.\(name) - 978307200, \"NSDate\"))"
         default: target = nil
         }
         guard let target else { return "an expression giving \(new.rawValue) values from $source.\(name)" }
