@@ -146,4 +146,39 @@ struct StoreValidatorTests {
         #expect(total == 1)
         #expect(violations.first?.rule.hasPrefix("uniqueness constraint (email) of Person broken") == true, "\(violations)")
     }
+
+    /// A to-one relationship in a constraint: no related object counts as a nil.
+    @Test(arguments: TestLayout.allCases)
+    func anEmptyToOneInAConstraintIsANil(layout: TestLayout) throws {
+        let schema = try loadSchema("""
+        model: S
+        version: s1
+        entities:
+          Shelf:
+            attributes:
+              name: string
+            relationships:
+              books: { destination: Book, toMany: true, inverse: shelf, optional: true }
+          Book:
+            uniquenessConstraints: [[title, shelf]]
+            attributes:
+              title: string
+            relationships:
+              shelf: { destination: Shelf, inverse: books, optional: true }
+        """ + "\n")
+        let store = try layout.store(schema)
+        func book(_ id: String, on shelf: String?) -> ObjectData {
+            ObjectData(id: id, entity: "Book", attributes: ["title": .string("Dune")], relationships: shelf.map { ["shelf": [$0]] } ?? [:])
+        }
+        try store.insert([ObjectData(id: "s1", entity: "Shelf", attributes: ["name": .string("A")]), book("b1", on: nil), book("b2", on: nil), book("b3", on: "s1")])
+        let (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        #expect(total == 0, "\(violations)")
+        #expect(throws: DataValidationError.self) { try store.insert([book("b4", on: "s1")]) }
+        // Set from the inverse side only, the same clash.
+        #expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "b5", entity: "Book", attributes: ["title": .string("Dune")]),
+                              ObjectData(id: "b6", entity: "Book", attributes: ["title": .string("Dune")]),
+                              ObjectData(id: "s2", entity: "Shelf", attributes: ["name": .string("B")], relationships: ["books": ["b5", "b6"]])])
+        }
+    }
 }
