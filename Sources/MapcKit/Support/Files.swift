@@ -173,9 +173,12 @@ public enum Files {
     /// WAL store's `-shm` file beside it even to read, and mapc its lock file and the migrated
     /// store. Nil when the folder is writable.
     public static func unwritableFolderProblem(of store: String) -> String? {
-        let folder = (store as NSString).deletingLastPathComponent
-        guard !isWritable(folder.isEmpty ? "." : folder) else { return nil }
-        return "\(store) is in a folder this user cannot write to (\(folder.isEmpty ? "." : folder)): a WAL store needs its -shm file beside it even to be read, "
+        // The files go beside the real file (a store reached through a link is worked on there).
+        let named = (store as NSString).deletingLastPathComponent
+        let real = (realPath(store) as NSString).deletingLastPathComponent
+        guard !isWritable(real.isEmpty ? "." : real) else { return nil }
+        let folder = realPath(named.isEmpty ? "." : named) == real ? (named.isEmpty ? "." : named) : real
+        return "\(store) is in a folder this user cannot write to (\(folder)): a WAL store needs its -shm file beside it even to be read, "
             + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
     }
 
