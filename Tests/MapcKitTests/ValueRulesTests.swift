@@ -82,4 +82,27 @@ struct ValueRulesTests {
         #expect(ValueRules.assignment(of: .integer, to: .string) == .refused("an integer value cannot be stored in a string attribute"))
         #expect(["Author", "Note", "integer", "uuid", "uri"].map(English.withArticle) == ["an Author", "a Note", "an integer", "a uuid", "a uri"])
     }
+
+    /// Dates follow the proleptic Gregorian calendar of ISO 8601 and SQLite in every year from 0001
+    /// to 9999, and what is not a date (or not a whole one) is refused rather than rolled over.
+    @Test func datesAreProlepticGregorianAndStrict() throws {
+        let known: [(String, Double)] = [("0001-01-01T00:00:00Z", -62_135_596_800), ("1500-01-01T00:00:00Z", -14_831_769_600), ("1582-10-10T00:00:00Z", -12_219_724_800),
+                                         ("2024-02-29T00:00:00Z", 1_709_164_800), ("9999-12-31T00:00:00Z", 253_402_214_400), ("1969-12-31T23:59:59Z", -1)]
+        for (text, seconds) in known {
+            #expect(ISO8601.parse(text)?.timeIntervalSince1970 == seconds, "\(text)")
+            #expect(ISO8601.format(Date(timeIntervalSince1970: seconds)) == text)
+        }
+        #expect(ISO8601.parse("2024-05-01")?.timeIntervalSince1970 == 1_714_521_600)
+        #expect(ISO8601.parse("2024-05-01 10:00:00Z") == ISO8601.parse("2024-05-01T10:00:00Z"))
+        #expect(ISO8601.parse("2024-05-01T12:00:00+02:00") == ISO8601.parse("2024-05-01T10:00:00Z"))
+        #expect(ISO8601.parse("2024-05-01T04:30:00-0530") == ISO8601.parse("2024-05-01T10:00:00Z"))
+        #expect(ISO8601.parse("2024-05-01T10:00:00,5Z")?.timeIntervalSince1970 == 1_714_557_600.5)
+        #expect(ISO8601.format(try #require(ISO8601.parse("2024-05-01T10:00:00.123456Z"))) == "2024-05-01T10:00:00.123456Z")
+        for refused in ["2024-05-01T10:00:00", "2024-05-01T10:00Z", "2024-02-30T00:00:00Z", "2023-02-29", "2024-05-01T25:00:00Z", "2024-05-01T10:60:00Z",
+                        "2024-05-01garbage", "2024-05-01T10:00:00Zjunk", "0000-01-01", "24-05-01", "2024-5-1", "2024-05-01T10:00:00.Z", ""] {
+            #expect(ISO8601.parse(refused) == nil, "\(refused)")
+        }
+        #expect(ISO8601.problem(with: "2024-05-01T10:00:00") == "'2024-05-01T10:00:00' has no time zone: add Z for UTC, or an offset such as +02:00")
+        #expect(ISO8601.problem(with: "10000-01-01T00:00:00Z").contains("outside the years 0001 to 9999"))
+    }
 }

@@ -363,7 +363,7 @@ extension Evaluator {
             switch operand {
             case .scalar(.date): return operand
             case .scalar(.string(let text)):
-                guard let date = ISO8601.parse(text) else { throw failure("'\(text.prefix(40))' is not an ISO 8601 date", range) }
+                guard let date = ISO8601.parse(text) else { throw failure(ISO8601.problem(with: text), range) }
                 return .scalar(.date(date))
             default:
                 // Apple's rule: a number is seconds since 2001-01-01 (the reference date).

@@ -38,6 +38,11 @@ extension Value: CustomStringConvertible {
 }
 
 /// ISO 8601 dates as the data format writes them: UTC, with milliseconds only when present.
+///
+/// The calendar is the proleptic Gregorian one, as ISO 8601 and SQLite's date functions count
+/// (Foundation's switches to the Julian calendar before 1582-10-15), written out here so that
+/// every year from 0001 to 9999 reads and writes back the same. Parsing is strict: a date that
+/// does not exist (February 30th, hour 25) or text after it is refused, never rolled over or cut.
 public enum ISO8601 {
     /// Formats a date in UTC; fractional seconds appear only when the date has them, as
     /// milliseconds or, when needed, microseconds (the precision stores keep).
@@ -48,21 +53,123 @@ public enum ISO8601 {
         var whole = seconds.rounded(.down)
         var micros = Int(((seconds - whole) * 1_000_000).rounded())
         if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }
-        let base = Date(timeIntervalSince1970: whole).formatted(
-            .iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon).timeZone(separator: .omitted))
-        guard micros != 0 else { return base }
-        let fraction = micros % 1000 == 0 ? String(format: ".%03d", micros / 1000) : String(format: ".%06d", micros)
-        // base ends with "Z"; the fraction goes before it.
-        return String(base.dropLast()) + fraction + "Z"
+        let total = Int64(whole)
+        let days = total >= 0 ? total / 86_400 : -((-total + 86_399) / 86_400)
+        let inDay = total - days * 86_400
+        let (year, month, day) = civil(fromDays: days)
+        var text = String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, inDay / 3600, inDay / 60 % 60, inDay % 60)
+        if micros != 0 { text += micros % 1000 == 0 ? String(format: ".%03d", micros / 1000) : String(format: ".%06d", micros) }
+        return text + "Z"
     }
 
-    /// Parses `2024-05-01T10:00:00Z`, with optional fractional seconds and any UTC offset,
-    /// or a bare date `2024-05-01` (midnight UTC).
+    /// Parses `2024-05-01T10:00:00Z`: a date, `T` (or a space), the time with optional fractional
+    /// seconds (after `.` or `,`), and `Z` or an offset (`+02:00`, `-0530`); or a bare date
+    /// `2024-05-01` (midnight UTC). Nil for anything else, including a time without a zone
+    /// (which UTC offset it meant cannot be guessed) and dates that do not exist.
     public static func parse(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) { return date }
-        if let date = try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day()) { return date }
-        return nil
+        var reader = Reader(Array(text.utf8))
+        guard let year = reader.digits(4), reader.take("-"), let month = reader.digits(2), reader.take("-"), let day = reader.digits(2),
+              (1...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+        let days = Self.days(fromYear: year, month: month, day: day)
+        if reader.atEnd { return Date(timeIntervalSince1970: Double(days * 86_400)) }
+        guard reader.take("T") || reader.take("t") || reader.take(" "),
+              let hour = reader.digits(2), reader.take(":"), let minute = reader.digits(2), reader.take(":"), let second = reader.digits(2),
+              hour < 24, minute < 60, second < 60 else { return nil }
+        var fraction = 0.0
+        if reader.take(".") || reader.take(",") {
+            guard let digits = reader.fraction() else { return nil }
+            fraction = digits
+        }
+        var offset: Int64 = 0
+        if reader.take("Z") || reader.take("z") {
+        } else if let sign: Int64 = reader.take("+") ? 1 : (reader.take("-") ? -1 : nil) {
+            guard let hours = reader.digits(2), hours < 24 else { return nil }
+            _ = reader.take(":")
+            guard let minutes = reader.digits(2), minutes < 60 else { return nil }
+            offset = sign * (hours * 3600 + minutes * 60)
+        } else {
+            return nil
+        }
+        guard reader.atEnd else { return nil }
+        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction)
+    }
+
+    /// Why text `parse` refuses is not a date, in words for an error message.
+    public static func problem(with text: String) -> String {
+        let shown = "'\(text.prefix(60))'"
+        if parse(text + "Z") != nil {
+            return "\(shown) has no time zone: add Z for UTC, or an offset such as +02:00"
+        }
+        if let first = text.firstIndex(of: "-"), text.distance(from: text.startIndex, to: first) > 4, text[..<first].allSatisfy(\.isNumber) {
+            return "\(shown) is outside the years 0001 to 9999 that stores hold"
+        }
+        return "\(shown) is not an ISO 8601 date such as 2024-05-01T10:00:00Z (a date that exists, its time in hours, minutes and seconds, and Z or an offset)"
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard Hinnant's
+    /// `days_from_civil`).
+    static func days(fromYear year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The date of the proleptic Gregorian calendar a number of days from 1970-01-01 falls on.
+    static func civil(fromDays days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shifted = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shifted + 2) / 5 + 1
+        let month = shifted < 10 ? shifted + 3 : shifted - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Reads ASCII digits and marks off the front of the text.
+    private struct Reader {
+        let bytes: [UInt8]
+        var position = 0
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        var atEnd: Bool { position == bytes.count }
+
+        mutating func take(_ character: Character) -> Bool {
+            guard position < bytes.count, let ascii = character.asciiValue, bytes[position] == ascii else { return false }
+            position += 1
+            return true
+        }
+
+        /// Exactly `count` digits.
+        mutating func digits(_ count: Int) -> Int64? {
+            guard position + count <= bytes.count else { return nil }
+            var value: Int64 = 0
+            for byte in bytes[position..<position + count] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int64(byte - 48)
+            }
+            position += count
+            return value
+        }
+
+        /// One or more digits after the decimal mark, as a fraction of a second.
+        mutating func fraction() -> Double? {
+            let start = position
+            while position < bytes.count, (48...57).contains(bytes[position]) { position += 1 }
+            guard position > start, position - start <= 18 else { return nil }
+            return Double("0." + String(decoding: bytes[start..<position], as: UTF8.self))
+        }
     }
 }
 

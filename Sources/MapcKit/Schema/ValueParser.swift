@@ -43,7 +43,7 @@ enum ValueParser {
             }
         case .date:
             guard let date = ISO8601.parse(trimmed) else {
-                return .failure(ValueProblem("'\(text)' is not an ISO 8601 date such as 2024-05-01T10:00:00Z"))
+                return .failure(ValueProblem(ISO8601.problem(with: trimmed)))
             }
             if let problem = ValueLimits.problem(.date(date), for: type) { return .failure(ValueProblem(problem)) }
             return .success(.date(date))
