@@ -4,7 +4,9 @@ import MapcKit
 /// The stores a command is given: files as named, and for a folder the store files in it.
 enum StoreList {
     /// The paths named, a folder replaced by its stores (SQLite files, not a store's `-wal`,
-    /// `-shm` or `-journal`, nor a backup, a lock or a hidden file), in name order.
+    /// `-shm` or `-journal`, nor a backup, a lock or a hidden file), in name order; each file
+    /// once, whatever names (links, `./`) reach it. A folder's file that cannot be read is kept,
+    /// so that its error is reported; one that is not SQLite is named on standard error.
     static func expand(_ paths: [String]) throws -> [String] {
         var result: [String] = []
         for path in paths {
@@ -17,13 +19,30 @@ enum StoreList {
             let before = result.count
             for name in names where !name.hasPrefix(".") && !["-wal", "-shm", "-journal", ".mapc-lock"].contains(where: name.hasSuffix) && !name.contains(".backup-") {
                 let file = (path as NSString).appendingPathComponent(name)
-                if isSQLiteFile(file) { result.append(file) }
+                var isSubfolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: file, isDirectory: &isSubfolder), !isSubfolder.boolValue else { continue }
+                if !FileManager.default.isReadableFile(atPath: file) || isSQLiteFile(file) {
+                    result.append(file)
+                } else {
+                    Console.err("note: skipped \(file): it does not start with SQLite's header (name it on its own to see why, if it is a damaged store)")
+                }
             }
             if result.count == before {
                 throw MapcError.file("\(path) is a directory, not a store file, and it holds no stores; give a store file, or a folder of store files")
             }
         }
-        return result
+        var unique: [String] = []
+        var seen: [String: String] = [:]
+        for path in result {
+            let real = Files.realPath(path)
+            if let first = seen[real] {
+                Console.err("note: \(path) is the same store as \(first); it is worked on once")
+            } else {
+                seen[real] = path
+                unique.append(path)
+            }
+        }
+        return unique
     }
 
     /// Whether a file starts with SQLite's header.

@@ -316,6 +316,23 @@ struct RunCommandTests {
 
 @Suite("mapc run on many stores", .serialized)
 struct ManyStoresTests {
+    /// A store reached by several names (a link in the folder, the same path twice) is migrated
+    /// once, not reported as failed by its second name; a file that is not SQLite is named, not
+    /// silently left out.
+    @Test func aStoreNamedTwiceIsMigratedOnceAndSkippedFilesAreNamed() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        try makeV2Store(folder, count: 4, name: "stores/a.db")
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("stores/b.db").path, withDestinationPath: "a.db")
+        try folder.write("not a store", to: "stores/c.db")
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "stores", "stores/a.db", "./stores/a.db"], in: folder)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("1 store: 1 migrated, 0 current, 0 failed"), "\(run.stdout)")
+        #expect(run.stderr.contains("note: stores/b.db is the same store as stores/a.db; it is worked on once"), "\(run.stderr)")
+        #expect(run.stderr.contains("note: skipped stores/c.db: it does not start with SQLite's header"), "\(run.stderr)")
+    }
+
     @Test func aFolderOfStoresMigratesInParallelAndAFailureStopsOnlyItsStore() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
