@@ -239,7 +239,13 @@ struct SchemaValidator {
             return
         }
         let ownAncestry = schema.ancestry(of: entity).map(\.name)
-        if !ownAncestry.contains(inverse.destination) {
+        if relationship.isToMany && inverse.isToMany && inverseName == relationship.name && schema.ancestry(of: destination).contains(where: { $0.name == entity.name }) {
+            // Both sides are one relationship: the store layouts keep a many-to-many as a pair of
+            // sides, and would keep this one's links on neither.
+            error("\(what) is its own inverse (a symmetric to-many, such as friends); mapc cannot store such a relationship yet, and would lose its links",
+                  at: inverseAt, length: inverseName.count,
+                  fix: "use two to-many relationships that are each other's inverse (such as 'friends' and 'friendOf'), relating both ways")
+        } else if !ownAncestry.contains(inverse.destination) {
             error("inverse pair does not match: \(what) names '\(destination.name).\(inverseName)' as inverse, but that relationship leads to '\(inverse.destination)', not '\(entity.name)'",
                   at: inverseAt, length: inverseName.count, fix: "point both relationships at each other's entity")
         } else if inverse.inverse != relationship.name {
