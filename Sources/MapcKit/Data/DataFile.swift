@@ -126,7 +126,12 @@ public enum DataFile {
         case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
             return ValueParser.checkRange(n, type)
         case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            guard d.rounded() == d, let n = Int64(exactly: d) else { return .failure(ValueProblem("expected a whole number for \(type.rawValue), found \(d)")) }
+            guard d.rounded() == d else { return .failure(ValueProblem("expected a whole number for \(type.rawValue), found \(d)")) }
+            // A whole number written in JSON is a double here only when it is beyond int64 (its
+            // text rounded, to -2^63 for values a little below it): out of range, not clamped.
+            guard d > -9.223372036854775808e18, let n = Int64(exactly: d) else {
+                return .failure(ValueProblem("\(d) is out of range for \(type.rawValue) (\(Int64.min) to \(Int64.max))"))
+            }
             return ValueParser.checkRange(n, type)
         case (.double, .integer(let n)): return .success(.double(Double(n)))
         case (.double, .double(let d)): return .success(.double(d))
