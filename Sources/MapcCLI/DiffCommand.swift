@@ -29,7 +29,12 @@ struct DiffCommand: ParsableCommand {
             }
             lines.append(result.changes.isEmpty ? "no changes" : "changes:")
             lines += result.changes.map { "  \($0)" }
-            if result.problems.isEmpty {
+            let order = (try? catalog.position(of: source.version), try? catalog.position(of: destination.version))
+            if source.version == destination.version {
+                lines.append("verdict: the same version; nothing to migrate")
+            } else if let from = order.0, let to = order.1, to < from {
+                lines.append("verdict: a downgrade (\(catalog.orderDescription)); mapc never infers one: write the mapping from \(source.version) to \(destination.version) by hand")
+            } else if result.problems.isEmpty {
                 lines.append("verdict: inferable (lightweight migration); `mapc infer --from \(from) --to \(to)` shows the mapping")
                 let dropped = result.droppedValues
                 if !dropped.isEmpty {

@@ -162,6 +162,15 @@ struct DefectRegressionTests {
         #expect(!parse.stderr.contains("required attribute 'title'") && !parse.stderr.contains("no entity mapping reads"), "\(parse.stderr)")
     }
 
+    /// diff's verdict agrees with infer and run on a downgrade and on one version with itself.
+    @Test func diffGivesNoInferableVerdictForADowngrade() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let down = try CLI.run(["diff", "v2", "v1"], in: folder)
+        #expect(down.stdout.contains("verdict: a downgrade") && !down.stdout.contains("inferable"), "\(down.stdout)")
+        #expect(try CLI.run(["diff", "v1", "v1"], in: folder).stdout.contains("verdict: the same version; nothing to migrate"))
+    }
+
     @Test func messagesAndExitStatuses() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
