@@ -185,6 +185,8 @@ struct DefectRegressionTests {
         #expect(try CLI.run(["init", "--schema", "v1", "empty.db"], in: folder).stdout.contains("1 entity\n"))
         #expect(try CLI.run(["plan", "--to", "v1", "empty.db"], in: folder).stdout == "empty.db is already at v1; nothing to do\n")
         try folder.write("model: M\nversion: x1\nentities:\n  Author:\n    uniquenessConstraints: [emial]\n    attributes:\n      email: string\n", to: "author.yaml")
+        let device = try CLI.run(["hash", "/dev/zero"], in: folder)
+        #expect(device.status == 1 && device.stderr.contains("/dev/zero is a character device, not a file mapc can read"), "\(device.stderr)")
         let caret = try CLI.run(["check", "author.yaml"], in: folder)
         #expect(caret.stderr.contains("author.yaml:5:29: error: uniqueness constraint 1 of 'Author' names unknown property 'emial'"), "\(caret.stderr)")
     }

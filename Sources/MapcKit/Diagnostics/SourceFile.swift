@@ -19,6 +19,11 @@ public struct SourceFile: Sendable {
     /// Reads a file, refusing files larger than `maxBytes` (hostile inputs must stay bounded).
     public static func read(path: String, maxBytes: Int = 16 * 1024 * 1024) throws -> SourceFile {
         let url = URL(fileURLWithPath: path)
+        switch Files.kind(of: Files.realPath(path)) {
+        case .other(let what): throw MapcError.input("\(path) is \(what), not a file mapc can read; give a regular file")
+        case .directory: throw MapcError.input("\(path) is a directory; give a file")
+        default: break
+        }
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         if let size = attributes?[.size] as? NSNumber, size.intValue > maxBytes {
             throw MapcError.input("\(path): file is \(size.intValue) bytes; the limit is \(maxBytes) bytes")
