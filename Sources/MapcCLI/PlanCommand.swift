@@ -56,7 +56,7 @@ struct PlanCommand: ParsableCommand {
                     Console.out(lines.joined(separator: "\n"))
                 } catch where paths.count > 1 {
                     // One store's problem does not hide the others' plans.
-                    Console.err("error: \(store): \(BatchOutcome.message(of: error))")
+                    Console.err("error: " + BatchOutcome.message(of: error, naming: store))
                     worst = max(worst, BatchOutcome.exitCode(of: error))
                 }
             }

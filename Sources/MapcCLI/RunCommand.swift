@@ -115,15 +115,14 @@ struct RunCommand: ParsableCommand {
     }
 
     /// With `--format json`, a failure is also a JSON object on standard output (the error goes to
-    /// standard error as well), shaped like a batch's per-store entry, with the exit status.
+    /// standard error as well), shaped like a batch's per-store entry (with the exit status).
     private func printingFailureAsJSON(_ body: () throws -> Void) throws {
         do { try body() } catch {
             if format == .json {
                 var failed = BatchOutcome(store: store, result: .failed, from: from, to: to)
                 failed.error = BatchOutcome.message(of: error)
                 failed.exitCode = BatchOutcome.exitCode(of: error)
-                guard case .object(let pairs) = failed.json else { throw error }
-                Console.out(JSONValue.object(pairs + [("exitCode", .integer(Int64(failed.exitCode)))]).serialized(pretty: true))
+                Console.out(failed.json.serialized(pretty: true))
             }
             throw error
         }

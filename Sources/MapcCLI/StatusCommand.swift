@@ -37,7 +37,7 @@ struct StatusCommand: ParsableCommand {
                         Console.out((index > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
                     }
                 } catch where paths.count > 1 {
-                    Console.err("error: \(store): \(BatchOutcome.message(of: error))")
+                    Console.err("error: " + BatchOutcome.message(of: error, naming: store))
                     worst = max(worst, BatchOutcome.exitCode(of: error))
                     if format == .json { reports.append(.object([("store", .string(store)), ("error", .string(BatchOutcome.message(of: error)))])) }
                 }
@@ -88,7 +88,9 @@ struct StatusCommand: ParsableCommand {
             let width = metadata.shownProperties.map(\.key.count).max() ?? 0
             for (key, value) in metadata.shownProperties { lines.append("  \(key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)") }
         }
-        if status.objectCounts.isEmpty {
+        if status.objectCounts.isEmpty && status.version != nil {
+            lines.append("objects     none: version \(status.version ?? "") has no entities")
+        } else if status.objectCounts.isEmpty {
             lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
         } else {
             lines.append("objects")

@@ -70,7 +70,7 @@ struct BatchOutcome: Sendable {
     var json: JSONValue {
         .object([("store", .string(store)), ("result", .string(result.rawValue)), ("from", from.map(JSONValue.string) ?? .null),
                  ("to", to.map(JSONValue.string) ?? .null), ("steps", .integer(Int64(steps))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
-                 ("error", error.map(JSONValue.string) ?? .null)])
+                 ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode)))])
     }
 
     /// The exit status of an error, as the single-store commands give it.
@@ -92,6 +92,12 @@ struct BatchOutcome: Sendable {
     }
 
     /// An error in words, on one line (its first), for the summary table.
+    /// The message with the store's path in front, unless it names it already.
+    static func message(of error: Error, naming store: String) -> String {
+        let text = message(of: error)
+        return text.hasPrefix(store) ? text : "\(store): \(text)"
+    }
+
     static func message(of error: Error) -> String {
         if let sqlite = MapcError(sqlite: error) { return sqlite.description }
         return "\(error)"

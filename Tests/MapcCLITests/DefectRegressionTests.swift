@@ -185,6 +185,13 @@ struct DefectRegressionTests {
         #expect(try CLI.run(["init", "--schema", "v1", "empty.db"], in: folder).stdout.contains("1 entity\n"))
         #expect(try CLI.run(["plan", "--to", "v1", "empty.db"], in: folder).stdout == "empty.db is already at v1; nothing to do\n")
         try folder.write("model: M\nversion: x1\nentities:\n  Author:\n    uniquenessConstraints: [emial]\n    attributes:\n      email: string\n", to: "author.yaml")
+        let plain = Process()
+        plain.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        plain.arguments = ["sqlite3", folder.appendingPathComponent("plain.db").path, "CREATE TABLE t (x)"]
+        try plain.run()
+        plain.waitUntilExit()
+        let status = try CLI.run(["status", "one.db", "plain.db"], in: folder)
+        #expect(status.status == 2 && status.stderr.contains("error: plain.db: not a store mapc knows") && !status.stderr.contains("plain.db: plain.db"), "\(status.stderr)")
         let device = try CLI.run(["hash", "/dev/zero"], in: folder)
         #expect(device.status == 1 && device.stderr.contains("/dev/zero is a character device, not a file mapc can read"), "\(device.stderr)")
         let caret = try CLI.run(["check", "author.yaml"], in: folder)

@@ -365,6 +365,7 @@ struct ManyStoresTests {
         let again = try CLI.run(["run", "--format", "json", "stores/a.db", "stores/c.db", "stores/d.db"], in: folder)
         #expect(again.status == 0, "\(again.stderr)")
         #expect(again.stdout.contains("\"current\": 3"), "\(again.stdout)")
+        #expect(again.stdout.components(separatedBy: "\"exitCode\": 0").count == 4, "each store's exit status: \(again.stdout)")
         // --output names one file: refused with several stores.
         let output = try CLI.run(["run", "--output", "x.db", "stores/a.db", "stores/c.db"], in: folder)
         #expect(output.status == 64 && output.stderr.contains("--output names one new file"), "\(output.stderr)")
