@@ -12,7 +12,7 @@ struct RunCommand: ParsableCommand {
         there is one and an inferred mapping otherwise. The whole chain is one atomic operation: the store is either left \
         untouched at its old version or replaced, once, by the fully migrated and validated store; a failed or killed run \
         changes nothing, and the next run cleans up after it. \
-        Exit status: 0 migrated, 1 invalid mapping, 2 store, plan or setup problem, 3 the data did not migrate (store unchanged).
+        Exit status: 0 migrated, 1 invalid mapping, 2 store, plan or setup problem, 3 the data did not migrate (store unchanged), 130 stopped by Ctrl-C (store unchanged).
         """
     )
 
@@ -80,6 +80,7 @@ struct RunCommand: ParsableCommand {
         var steps: [MigrationStep] = []
         // The step the run was in when it failed: the last one that reported progress.
         var currentStep = 0
+        let interruption = Interruption()
         do {
             try reportingErrors { try printingFailureAsJSON {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
@@ -97,6 +98,7 @@ struct RunCommand: ParsableCommand {
                 options.allowsSQL = !interpret
                 options.acceptsDataLoss = acceptDataLoss
                 options.destinationFormat = try layout.format()
+                options.isCancelled = { interruption.isRequested }
                 let display = ProgressDisplay(quiet: quiet || format == .json)
                 if !(quiet || format == .json) {
                     Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
@@ -109,6 +111,9 @@ struct RunCommand: ParsableCommand {
                 display.finish()
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
             } }
+        } catch MigrationError.cancelled where interruption.isRequested {
+            Console.err("stopped; \(store) was not changed")
+            throw ExitCodeError(Interruption.exitStatus)
         } catch let error as MigrationError {
             report(error, sources: renderSources, step: steps.indices.contains(currentStep) ? steps[currentStep] : nil)
         }
@@ -144,11 +149,18 @@ struct RunCommand: ParsableCommand {
         options.allowsSQL = !interpret
         options.acceptsDataLoss = acceptDataLoss
         try reportingErrors { options.destinationFormat = try layout.format() }
+        let interruption = Interruption()
+        options.isCancelled = { interruption.isRequested }
         let frozen = options, from = self.from, to = self.to, dryRun = self.dryRun
         let started = Date()
         let outcomes = ParallelRunner(paths).run(jobs: jobs) { path in
             let clock = Date()
             var outcome = BatchOutcome(store: path, result: .failed)
+            if interruption.isRequested {
+                outcome.error = "not started: the run was stopped"
+                outcome.exitCode = Interruption.exitStatus
+                return outcome
+            }
             do {
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to)
                 outcome.from = plan.current.version
@@ -191,6 +203,7 @@ struct RunCommand: ParsableCommand {
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(jobs, max(1, outcomes.count))))
             Console.out(lines.joined(separator: "\n"))
         }
+        if interruption.isRequested { throw ExitCodeError(Interruption.exitStatus) }
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 

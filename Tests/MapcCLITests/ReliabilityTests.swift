@@ -471,3 +471,43 @@ struct ReadOnlyStoreTests {
         #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
     }
 }
+
+/// Ctrl-C during a run: the run stops at its next batch, removes its temporary files and leaves
+/// the store as it was, with exit status 130. The signal is sent once the run reports progress,
+/// so it always lands while objects are being created (a 60,000-note store through the interpreter).
+@Suite("Interrupting a run")
+struct InterruptionTests {
+    @Test func ctrlCStopsTheRunAndLeavesTheStoreAsItWas() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        #expect(try CLI.run(["init", "--schema", "v2", "notes.db"], in: folder).status == 0)
+        let fill = try shell(#"sqlite3 notes.db "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 59999) INSERT INTO Note (_entity, _id, title, body, dateCreated, displayIndex) SELECT 'Note', 'n' || i, 'Note ' || i, 'Body ' || i, 1714557600 + i, i FROM seq""#, in: folder)
+        #expect(fill.status == 0, "\(fill.stderr)")
+        let before = try data(folder, "notes.db")
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["run", "--interpret", "--to", "v3", "notes.db"]
+        process.currentDirectoryURL = folder
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        var stderr = Data()
+        // The first progress line of the creation phase, then the signal.
+        while !String(decoding: stderr, as: UTF8.self).contains("[create]") {
+            let chunk = err.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            stderr += chunk
+        }
+        kill(process.processIdentifier, SIGINT)
+        stderr += err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: stderr, as: UTF8.self)
+        #expect(process.terminationStatus == 130, "\(text)")
+        #expect(text.contains("stopped; notes.db was not changed"), "\(text)")
+        #expect(try data(folder, "notes.db") == before)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("notes.db") && $0 != "notes.db" && $0 != "notes.db.mapc-lock" }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+}
