@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 @testable import MapcKit
 import Testing
 #if canImport(Glibc)
@@ -287,6 +288,25 @@ struct RunCommandTests {
         flock(descriptor, LOCK_UN)
         close(descriptor)
         #expect(try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder).status == 0)
+    }
+
+    /// An app in the middle of reading a rollback-journal store (a read transaction: SQLite's
+    /// shared lock) would go on reading the old, unlinked file: the replacement takes SQLite's
+    /// exclusive lock first, so such a reader makes the run stop as "in use", the store unchanged.
+    @Test func aReaderInATransactionOnARollbackStoreStopsTheReplacement() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 3)
+        let before = try bytes(folder, "notes.db")
+        let reader = try DatabaseQueue(path: folder.appendingPathComponent("notes.db").path)
+        let run = try reader.read { db -> CLIResult in
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM Note")
+            return try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder)
+        }
+        try reader.close()
+        #expect(run.status == 2 && run.stderr.contains("notes.db is in use"), "\(run.stderr)")
+        #expect(try bytes(folder, "notes.db") == before)
+        #expect(try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder).status == 0, "once the reader is gone")
     }
 
     @Test func aStoreWithAnUncheckpointedWriteAheadLogMigratesWithItsLatestData() throws {

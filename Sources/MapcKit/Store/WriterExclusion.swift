@@ -43,22 +43,26 @@ final class WriterExclusion {
 
     /// Makes the store ready to be renamed over: a WAL store's log is folded into the file and the
     /// file switched to a rollback journal (a new file must never meet an old `-wal`); then the
-    /// write lock is taken again and checked to have kept everyone out.
+    /// write lock is taken again, as SQLite's exclusive lock, and checked to have kept everyone out.
+    ///
+    /// The exclusive lock waits for readers in the middle of a read transaction to finish (an app
+    /// reading a rollback-journal store holds a shared lock while it reads), and refuses the store
+    /// as in use when one does not: such a reader would go on reading the old, unlinked file.
     func prepareReplacement() throws {
-        if wasWAL {
-            try execute("COMMIT")
-            do {
+        try execute("COMMIT")
+        do {
+            if wasWAL {
                 _ = try texts("PRAGMA wal_checkpoint(TRUNCATE)")
                 let mode = try text("PRAGMA journal_mode = DELETE")
                 guard mode?.lowercased() == "delete" else {
                     throw MapcError.store(Store.inUseMessage(path) + " (its write-ahead log could not be folded in while another connection has it open)")
                 }
-                try execute("BEGIN IMMEDIATE")
-            } catch let error as MapcError {
-                throw error
-            } catch {
-                throw MapcError.store(Store.inUseMessage(path))
             }
+            try execute("BEGIN EXCLUSIVE")
+        } catch let error as MapcError {
+            throw error
+        } catch {
+            throw MapcError.store(Store.inUseMessage(path))
         }
         let now = try integer("PRAGMA data_version") ?? 0
         if now != startVersion {
