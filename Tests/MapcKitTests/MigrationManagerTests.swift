@@ -179,28 +179,34 @@ struct MigrationManagerTests {
         #expect(error?.description.contains("Note '\(layout.id("n0", entity: "Note", key: 1))', property 'title': required value missing (value: nil) [created by mapping 'NoteToNote']") == true)
     }
 
+    /// A v2 -> v3 mapping whose NoteToNote skips the first note (so new notes' keys differ from
+    /// the old ones'), followed by a NoteToAttachment whose body a test appends.
+    private static let notesSkippingTheFirst = """
+    source: v2
+    destination: v3
+    entityMappings:
+      - name: NoteToNote
+        source: Note
+        destination: Note
+        filter: displayIndex > 0
+        attributes:
+          title: $source.title
+          body: $source.body
+          dateCreated: $source.dateCreated
+          displayIndex: $source.displayIndex
+      - name: NoteToAttachment
+        source: Note
+        destination: Attachment
+
+    """
+
     /// `note: $source` relates an attachment to the old store's note, whose key is not that of the
     /// new note: `check` refuses it, and a run that was never checked refuses it too, instead of
     /// linking to whichever new note has that key.
     @Test(arguments: TestLayout.allCases) func aRelationshipGivenSourceObjectsIsRefused(layout: TestLayout) throws {
         let source = try layout.store(try uncloudNotes("v2"))
         try source.insert(notes(6))
-        let model = try mapping("""
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            filter: displayIndex > 0
-            attributes:
-              title: $source.title
-              body: $source.body
-              dateCreated: $source.dateCreated
-              displayIndex: $source.displayIndex
-          - name: NoteToAttachment
-            source: Note
-            destination: Attachment
+        let model = try mapping(Self.notesSkippingTheFirst + """
             filter: image != nil
             attributes:
               image: $source.image
@@ -230,22 +236,7 @@ struct MigrationManagerTests {
     @Test(arguments: TestLayout.allCases) func keyPathsOnDestinationObjectsAreRefused(layout: TestLayout) throws {
         let source = try layout.store(try uncloudNotes("v2"))
         try source.insert(notes(6))
-        let model = try mapping("""
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            filter: displayIndex > 0
-            attributes:
-              title: $source.title
-              body: $source.body
-              dateCreated: $source.dateCreated
-              displayIndex: $source.displayIndex
-          - name: NoteToAttachment
-            source: Note
-            destination: Attachment
+        let model = try mapping(Self.notesSkippingTheFirst + """
             filter: image != nil AND displayIndex > 0
             attributes:
               image: $source.image
