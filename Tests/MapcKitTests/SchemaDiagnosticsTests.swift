@@ -84,6 +84,22 @@ struct SchemaDiagnosticsTests {
         #expect(found.location?.column == testCase.column, "column of: \(found)")
     }
 
+    /// A long line is shown as a window around the column, so a hostile file's 70,000-character
+    /// line does not print twice in full; short lines are shown whole.
+    @Test func longLinesAreShownAroundTheColumn() {
+        let line = String(repeating: "a", count: 5_000) + "BAD" + String(repeating: "b", count: 5_000)
+        let source = SourceFile(path: "x.yaml", text: line + "\n")
+        let rendered = DiagnosticRenderer(sources: [source]).render(.error("here", at: FileLocation(path: "x.yaml", line: 1, column: 5_001), length: 3))
+        let lines = rendered.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[1].hasPrefix("…") && lines[1].hasSuffix("…") && lines[1].unicodeScalars.count == DiagnosticRenderer.maximumWidth + 2)
+        let caret = lines[2]
+        #expect(caret.hasSuffix("^~~"), "\(caret)")
+        let column = lines[1].unicodeScalars.count - lines[1].drop { $0 != "B" }.unicodeScalars.count
+        #expect(caret.unicodeScalars.count - 3 == column, "the caret stands under BAD")
+        let short = DiagnosticRenderer(sources: [SourceFile(path: "y.yaml", text: "key: value\n")]).render(.error("x", at: FileLocation(path: "y.yaml", line: 1, column: 6), length: 5))
+        #expect(short.hasSuffix("key: value\n     ^~~~~\n"), "\(short)")
+    }
+
     @Test func everyProblemIsReportedAtOnce() {
         let yaml = header + "  Note:\n    attributes:\n      title: { type: strng }\n      body: { type: string, optinal: true }\n    relationships:\n      tags: { destination: Tagg }\n"
         let errors = parseSchema(yaml).diagnostics.filter { $0.severity == .error }

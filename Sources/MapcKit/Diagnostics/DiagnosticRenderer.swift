@@ -16,13 +16,23 @@ public struct DiagnosticRenderer: Sendable {
     public func render(_ diagnostic: Diagnostic) -> String {
         var text = diagnostic.description + "\n"
         if let location = diagnostic.location, let line = sources[location.path]?.line(location.line) {
-            text += line + "\n"
+            // A long line (a hostile file's 70,000-character key) is shown as a window around the
+            // column, marked with "…" where it is cut.
+            let scalars = Array(line.unicodeScalars)
+            let column = min(max(0, location.column - 1), scalars.count)
+            let start = scalars.count > Self.maximumWidth ? max(0, min(column - Self.maximumWidth / 3, scalars.count - Self.maximumWidth)) : 0
+            let end = min(scalars.count, start + Self.maximumWidth)
+            let lead = start > 0 ? "…" : ""
+            text += lead + String(String.UnicodeScalarView(scalars[start..<end])) + (end < scalars.count ? "…" : "") + "\n"
             // Columns count Unicode scalars; tabs stay tabs so the caret lines up in terminals.
-            let prefix = line.unicodeScalars.prefix(max(0, location.column - 1)).map { $0 == "\t" ? "\t" : " " }.joined()
-            text += prefix + "^" + String(repeating: "~", count: max(0, diagnostic.length - 1)) + "\n"
+            let prefix = (lead.isEmpty ? "" : " ") + scalars[start..<column].map { $0 == "\t" ? "\t" : " " }.joined()
+            text += prefix + "^" + String(repeating: "~", count: max(0, min(diagnostic.length, end - column) - 1)) + "\n"
         }
         return text
     }
+
+    /// The widest part of a line shown under a diagnostic, in Unicode scalars.
+    static let maximumWidth = 160
 
     /// All diagnostics, rendered and joined.
     public func render(_ diagnostics: [Diagnostic]) -> String {
