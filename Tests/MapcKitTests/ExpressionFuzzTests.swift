@@ -91,7 +91,7 @@ struct ExpressionFuzzTests {
                 // Long but shallow input (a key path) may parse; it must then evaluate to a result or a diagnostic.
                 #expect(throws: ExpressionError.self) { try Evaluator(context: ExpressionFixture.context()).evaluate(expression) }
             case .failure(let error):
-                #expect(error.message.contains("nested more than") || error.message.contains("expected") || error.message.contains("the limit is"), "\(error.message)")
+                #expect(error.message.contains("nested too deeply") || error.message.contains("expected") || error.message.contains("the limit is"), "\(error.message)")
             }
         }
     }

@@ -87,7 +87,8 @@ public struct ExpressionParser {
         depth += 1
         defer { depth -= 1 }
         guard depth <= Self.maxDepth else {
-            throw ExpressionError("expression is nested more than \(Self.maxDepth) levels deep", at: current.range, fix: "simplify it or split it")
+            // Each parenthesis, call or operator is two levels of the grammar: say it in the user's terms.
+            throw ExpressionError("expression is nested too deeply (more than about \(Self.maxDepth / 2) parentheses, calls or operators inside each other)", at: current.range, fix: "simplify it or split it")
         }
         return try body(&self)
     }
