@@ -80,6 +80,18 @@ struct XcodeFixtureImportTests {
         #expect(checker.check(source: imported.source, destination: imported.destination).contains { $0.severity == .error && $0.message.hasPrefix("still to do in mapping") })
     }
 
+    /// Importing asks for a policy to be ported only when it is not registered already.
+    @Test func anUnregisteredPolicyIsAWarningARegisteredOneIsNot() throws {
+        let model = try XcodeModelImporter.importModel(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path)
+        let path = Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel").path
+        let unknown = try XcodeMappingImporter.importMapping(at: path, schemas: SchemaCatalog(schemas: model.schemas), policies: PolicyRegistry())
+        #expect(unknown.warnings.contains { $0.message.contains("uses the custom policy") })
+        let registry = PolicyRegistry()
+        registry.register(ItemMigrationPolicy.self, as: "ItemMigrationPolicy")
+        let known = try XcodeMappingImporter.importMapping(at: path, schemas: SchemaCatalog(schemas: model.schemas), policies: registry)
+        #expect(!known.warnings.contains { $0.message.contains("uses the custom policy") }, "\(known.warnings)")
+    }
+
     @Test func theMappingModelImportsAndMigratesACoreDataStore() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

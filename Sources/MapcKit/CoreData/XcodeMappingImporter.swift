@@ -29,8 +29,9 @@ public struct ImportedMapping: Sendable {
 /// The source and destination versions are the schemas whose Core Data version hashes equal the
 /// models embedded in the file; the model paths beside them are only a tie-breaker.
 public enum XcodeMappingImporter {
-    /// Imports a mapping model against the versions of a schema catalog.
-    public static func importMapping(at path: String, schemas: SchemaCatalog) throws -> ImportedMapping {
+    /// Imports a mapping model against the versions of a schema catalog. A custom policy the
+    /// registry does not know is a warning (port it and register it).
+    public static func importMapping(at path: String, schemas: SchemaCatalog, policies: PolicyRegistry = .shared) throws -> ImportedMapping {
         var file = path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
@@ -76,7 +77,9 @@ public enum XcodeMappingImporter {
                 // Swift's module prefix names where the class lived in the app, not the policy.
                 let policy = String(className.split(separator: ".").last ?? Substring(className))
                 mapping.policy = policy
-                warnings.append(.warning("mapping \(name) uses the custom policy \(className): port it to MapcKit's EntityMigrationPolicy and register it as '\(policy)' (see docs/core-data.md)", at: object.location))
+                if policies.policy(named: policy) == nil {
+                    warnings.append(.warning("mapping \(name) uses the custom policy \(className): port it to MapcKit's EntityMigrationPolicy and register it as '\(policy)' (see docs/core-data.md)", at: object.location))
+                }
             }
             if let predicate = object.attribute("sourcefilterpredicatestring"), !predicate.trimmingCharacters(in: .whitespaces).isEmpty {
                 mapping.filter = expression(predicate, what: "the filter of \(name)", at: object.location, warnings: &warnings, todo: &mapping.todo)
