@@ -72,6 +72,10 @@ struct RunCommandTests {
             #expect(!result.stdout.contains("v3 -> v4"), "\(command): no plan is shown that cannot run: \(result.stdout)")
         }
         #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
+        // From v2, the steps before the one that cannot run are ready, and the message says how far the store can go now.
+        try makeV2Store(folder, count: 3, name: "older.db")
+        let older = try CLI.run(["run", "--to", "v4", "older.db"], in: folder)
+        #expect(older.status == 1 && older.stderr.contains("note: the steps before v3 -> v4 are ready: the store can be migrated to v3 now (`mapc run --to v3`"), "\(older.stderr)")
     }
 
     /// A mapping with nothing to migrate gets one progress line per phase, not the same line at
