@@ -141,22 +141,6 @@ struct MappingCheckTests {
         #expect(told.contains { $0.contains("required attribute 'year' of Item has neither an expression nor a default; add a conversion, such as 'year: CAST($source.year, \"NSString\")'") }, "\(told)")
     }
 
-    /// Every duplicated key of a file is reported in one run, in file order (Yams stops at the
-    /// first), and the rest of the file is still read and checked.
-    @Test func everyDuplicatedKeyIsReportedAtOnce() throws {
-        let text = try String(contentsOf: packageRoot.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"), encoding: .utf8)
-            .replacingOccurrences(of: "      title: $source.title\n", with: "      title: $source.title\n      title: $source.body\n")
-            .replacingOccurrences(of: "  - name: NoteToAttachment\n", with: "  - name: NoteToAttachment\n    name: Again\n")
-            .replacingOccurrences(of: "      image: $source.image\n", with: "      image: $source.imag\n")
-        let (mapping, loaded) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: text))
-        var checker = MappingChecker(mapping: try #require(mapping))
-        let found = loaded + checker.check(catalog: try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path))
-        let duplicates = found.filter { $0.message.hasPrefix("duplicate key") }
-        #expect(duplicates.map { "\($0.location?.line ?? 0):\($0.message)" } == ["14:duplicate key 'title'", "19:duplicate key 'name'"], "\(found)")
-        #expect(found.contains { $0.message.contains("unknown key 'imag' on Note") }, "the rest is checked: \(found)")
-        #expect(!found.contains { $0.message.contains("__mapc") }, "\(found)")
-    }
-
     /// The conversions suggested for a changed type say what they do where it is not obvious.
     @Test func conversionHintsFitTheTypes() {
         #expect(MappingChecker.conversion(of: "year", from: .int32, to: .string) == "'year: CAST($source.year, \"NSString\")'")

@@ -22,51 +22,18 @@ struct YAMLDocument {
             diagnostics.append(.error(problem, at: FileLocation(path: source.path, line: 1, column: 1)))
             return
         }
-        // Yams stops at the first duplicated key. Each one is reported, then renamed out of the way
-        // in a copy of the text (lines keep their numbers) and the text composed again, so a file
-        // with several duplicates reports them all, with the rest of its problems, in one run.
-        var text = source.text
-        var composed: Node?
-        var found: [Diagnostic] = []
-        for attempt in 0...Self.maximumDuplicates {
-            do {
-                composed = try Yams.compose(yaml: text)
-                break
-            } catch let error as YamlError {
-                let current = SourceFile(path: source.path, text: text)
-                found.append(Self.diagnostic(for: error, in: current))
-                guard attempt < Self.maximumDuplicates, case .duplicatedKeysInMapping(let keys, let context) = error, let key = keys.first, key != "<uncovertable>",
-                      let second = Self.secondOccurrence(of: key, after: context.mark, in: current),
-                      let renamed = Self.renaming(key, at: second, in: text, to: "\(Self.duplicatePrefix)\(attempt)") else { break }
-                text = renamed
-            } catch {
-                found.append(.error("cannot read YAML: \(error)", at: FileLocation(path: source.path, line: 1, column: 1)))
-                break
-            }
+        do {
+            root = try Yams.compose(yaml: source.text)
+        } catch let error as YamlError {
+            root = nil
+            diagnostics.append(Self.diagnostic(for: error, in: source))
+        } catch {
+            root = nil
+            diagnostics.append(.error("cannot read YAML: \(error)", at: FileLocation(path: source.path, line: 1, column: 1)))
         }
-        root = composed
-        diagnostics = found.sorted { ($0.location?.line ?? 0, $0.location?.column ?? 0) < ($1.location?.line ?? 0, $1.location?.column ?? 0) }
         if root == nil && diagnostics.isEmpty {
             diagnostics.append(.error("the file is empty", at: FileLocation(path: source.path, line: 1, column: 1)))
         }
-    }
-
-    /// How many duplicated keys one file reports before the rest are left for the next run.
-    static let maximumDuplicates = 50
-    /// The name a duplicated key is given in the text composed again; `entries(of:what:)` skips it.
-    static let duplicatePrefix = "__mapc_duplicate_key_"
-
-    /// The text with the key at `location` (a line and column) renamed; nil when it is not there.
-    static func renaming(_ key: String, at location: FileLocation, in text: String, to name: String) -> String? {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard location.line >= 1, location.line <= lines.count else { return nil }
-        let line = lines[location.line - 1]
-        let scalars = line.unicodeScalars
-        guard let start = scalars.index(scalars.startIndex, offsetBy: location.column - 1, limitedBy: scalars.endIndex),
-              let end = scalars.index(start, offsetBy: key.unicodeScalars.count, limitedBy: scalars.endIndex),
-              String(scalars[start..<end]) == key else { return nil }
-        lines[location.line - 1] = String(scalars[..<start]) + name + String(scalars[end...])
-        return lines.joined(separator: "\n")
     }
 
     /// The position of a node; line 1, column 1 when Yams gives none.
@@ -105,8 +72,6 @@ struct YAMLDocument {
                 error("keys of \(what) must be plain names", at: key)
                 continue
             }
-            // A duplicated key, reported already (see `init`).
-            if name.hasPrefix(Self.duplicatePrefix) { continue }
             result.append((name, key, value))
         }
         return result
