@@ -19,8 +19,15 @@ enum StoreList {
             let before = result.count
             for name in names where !name.hasPrefix(".") && !["-wal", "-shm", "-journal", ".mapc-lock"].contains(where: name.hasSuffix) && !name.contains(".backup-") {
                 let file = (path as NSString).appendingPathComponent(name)
-                var isSubfolder: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: file, isDirectory: &isSubfolder), !isSubfolder.boolValue else { continue }
+                // Regular files only (through links): opening a FIFO or a terminal to read its
+                // header would wait forever.
+                switch Files.kind(of: Files.realPath(file)) {
+                case .regularFile: break
+                case .other(let what):
+                    Console.err("note: skipped \(file): it is \(what)")
+                    continue
+                default: continue
+                }
                 if !FileManager.default.isReadableFile(atPath: file) || isSQLiteFile(file) {
                     result.append(file)
                 } else {
@@ -31,18 +38,37 @@ enum StoreList {
                 throw MapcError.file("\(path) is a directory, not a store file, and it holds no stores; give a store file, or a folder of store files")
             }
         }
+        // One store, however many names reach it (links, hard links, `./`): by the file's identity.
         var unique: [String] = []
-        var seen: [String: String] = [:]
+        var seen: [FileIdentity: Int] = [:]
         for path in result {
-            let real = Files.realPath(path)
-            if let first = seen[real] {
-                Console.err("note: \(path) is the same store as \(first); it is worked on once")
+            guard let identity = FileIdentity(path) else {
+                unique.append(path)
+                continue
+            }
+            if let index = seen[identity] {
+                Console.err("note: \(path) is the same store as \(unique[index]); it is worked on once")
+                // The file's own name rather than a link's, when both are given.
+                if Files.kind(of: unique[index]) == .symbolicLink && Files.kind(of: path) != .symbolicLink { unique[index] = path }
             } else {
-                seen[real] = path
+                seen[identity] = unique.count
                 unique.append(path)
             }
         }
         return unique
+    }
+
+    /// A file's device and inode: equal for every name of one file.
+    struct FileIdentity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+
+        init?(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
     }
 
     /// Whether a file starts with SQLite's header.
