@@ -104,5 +104,12 @@ struct ValueRulesTests {
         }
         #expect(ISO8601.problem(with: "2024-05-01T10:00:00") == "'2024-05-01T10:00:00' has no time zone: add Z for UTC, or an offset such as +02:00")
         #expect(ISO8601.problem(with: "10000-01-01T00:00:00Z").contains("outside the years 0001 to 9999"))
+        // An offset that moves a date out of the years stores hold is refused, and said so.
+        #expect(ISO8601.parse("0001-01-01T00:30:00+01:00") == nil)
+        for outside in ["0001-01-01T00:30:00+01:00", "0000-12-31T23:59:59Z"] { #expect(ISO8601.problem(with: outside).contains("outside the years 0001 to 9999"), "\(outside)") }
+        // Far from 1970 a double holds no microseconds: milliseconds are written back as written.
+        for text in ["1000-03-28T05:18:20.001Z", "2500-12-12T22:53:47.999Z", "9999-12-31T23:59:59.999Z", "0001-01-01T00:00:00.5Z".replacingOccurrences(of: ".5Z", with: ".500Z")] {
+            #expect(ISO8601.format(try #require(ISO8601.parse(text))) == text)
+        }
     }
 }

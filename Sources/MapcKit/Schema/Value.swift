@@ -50,15 +50,31 @@ public enum ISO8601 {
         let seconds = date.timeIntervalSince1970
         // Never a trap: a date outside the years stores hold is described, not formatted.
         guard ValueLimits.dateRange.contains(seconds) else { return "(\(seconds) seconds from 1970, outside the years 0001-9999)" }
+        // The shortest of whole seconds, milliseconds and microseconds that reads back as the same
+        // number: far from 1970 a double holds no microseconds, and `.001` written as a
+        // millisecond must not come back as `.000999`.
+        for digits in [0, 3] {
+            let text = format(seconds, fractionDigits: digits)
+            if parseUnbounded(text) == seconds { return text }
+        }
+        return format(seconds, fractionDigits: 6)
+    }
+
+    /// The date with its seconds rounded to `fractionDigits` digits (trailing zeros of a
+    /// microsecond fraction kept to three, none for a whole second).
+    private static func format(_ seconds: Double, fractionDigits: Int) -> String {
+        let scale = [1, 1_000, 1_000_000][fractionDigits / 3]
         var whole = seconds.rounded(.down)
-        var micros = Int(((seconds - whole) * 1_000_000).rounded())
-        if micros >= 1_000_000 { whole += 1; micros -= 1_000_000 }
+        var fraction = Int(((seconds - whole) * Double(scale)).rounded())
+        if fraction >= scale { whole += 1; fraction -= scale }
         let total = Int64(whole)
         let days = total >= 0 ? total / 86_400 : -((-total + 86_399) / 86_400)
         let inDay = total - days * 86_400
         let (year, month, day) = civil(fromDays: days)
         var text = String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, inDay / 3600, inDay / 60 % 60, inDay % 60)
-        if micros != 0 { text += micros % 1000 == 0 ? String(format: ".%03d", micros / 1000) : String(format: ".%06d", micros) }
+        if fraction != 0 {
+            text += scale == 1_000 || fraction % 1000 == 0 ? String(format: ".%03d", scale == 1_000 ? fraction : fraction / 1000) : String(format: ".%06d", fraction)
+        }
         return text + "Z"
     }
 
@@ -67,11 +83,18 @@ public enum ISO8601 {
     /// `2024-05-01` (midnight UTC). Nil for anything else, including a time without a zone
     /// (which UTC offset it meant cannot be guessed) and dates that do not exist.
     public static func parse(_ text: String) -> Date? {
+        guard let seconds = parseUnbounded(text), ValueLimits.dateRange.contains(seconds) else { return nil }
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// The seconds since 1970 the text names, whether or not stores can hold them (an offset can
+    /// move 0001-01-01 into year 0).
+    private static func parseUnbounded(_ text: String) -> Double? {
         var reader = Reader(Array(text.utf8))
         guard let year = reader.digits(4), reader.take("-"), let month = reader.digits(2), reader.take("-"), let day = reader.digits(2),
-              (1...9999).contains(year), (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day) else { return nil }
         let days = Self.days(fromYear: year, month: month, day: day)
-        if reader.atEnd { return Date(timeIntervalSince1970: Double(days * 86_400)) }
+        if reader.atEnd { return Double(days * 86_400) }
         guard reader.take("T") || reader.take("t") || reader.take(" "),
               let hour = reader.digits(2), reader.take(":"), let minute = reader.digits(2), reader.take(":"), let second = reader.digits(2),
               hour < 24, minute < 60, second < 60 else { return nil }
@@ -91,7 +114,7 @@ public enum ISO8601 {
             return nil
         }
         guard reader.atEnd else { return nil }
-        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction)
+        return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
     }
 
     /// Why text `parse` refuses is not a date, in words for an error message.
@@ -99,6 +122,9 @@ public enum ISO8601 {
         let shown = "'\(text.prefix(60))'"
         if parse(text + "Z") != nil {
             return "\(shown) has no time zone: add Z for UTC, or an offset such as +02:00"
+        }
+        if parseUnbounded(text) != nil {
+            return "\(shown) is outside the years 0001 to 9999 that stores hold (in UTC)"
         }
         if let first = text.firstIndex(of: "-"), text.distance(from: text.startIndex, to: first) > 4, text[..<first].allSatisfy(\.isNumber) {
             return "\(shown) is outside the years 0001 to 9999 that stores hold"
