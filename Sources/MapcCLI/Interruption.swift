@@ -1,20 +1,29 @@
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Ctrl-C (SIGINT) and SIGTERM during a migration: the first one asks the run to stop, which it
-/// does at its next batch, removing its temporary files and leaving every store as it was; a
-/// second one ends the process at once (the next run cleans up after it, as after a kill).
+/// does at its next safe point (between batches, after a compiled statement, before the
+/// replacement), removing its temporary files and leaving every store that has not been replaced
+/// yet as it was; a second one ends the process at once (the next run cleans up after it, as
+/// after a kill). A signal the process was started ignoring (a shell's background job) stays
+/// ignored, and each signal's disposition is put back afterwards.
 final class Interruption: @unchecked Sendable {
-    /// The exit status of a run stopped by a signal: 128 + SIGINT, as shells report it.
-    static let exitStatus: Int32 = 130
-
     private let lock = NSLock()
-    private var received = false
+    private var received: Int32?
     private var sources: [DispatchSourceSignal] = []
+    private var previous: [(Int32, sigaction)] = []
 
     /// Starts listening for SIGINT and SIGTERM.
     init() {
         for number in [SIGINT, SIGTERM] {
+            var old = sigaction()
+            guard sigaction(number, nil, &old) == 0 else { continue }
+            // Started with the signal ignored: leave it so, as the shell intended.
+            if let handler = old.__sigaction_handler.sa_handler, unsafeBitCast(handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
+            previous.append((number, old))
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [weak self] in self?.receive(number) }
@@ -25,19 +34,25 @@ final class Interruption: @unchecked Sendable {
 
     deinit {
         for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        for (number, old) in previous {
+            var restored = old
+            sigaction(number, &restored, nil)
+        }
     }
 
     /// Whether a signal asked the run to stop.
-    var isRequested: Bool { lock.withLock { received } }
+    var isRequested: Bool { lock.withLock { received != nil } }
+
+    /// The exit status of a run a signal stopped: 128 + the signal's number, as shells report it.
+    var exitStatus: Int32 { 128 + (lock.withLock { received } ?? SIGINT) }
 
     private func receive(_ number: Int32) {
         let first = lock.withLock { () -> Bool in
-            defer { received = true }
-            return !received
+            defer { if received == nil { received = number } }
+            return received == nil
         }
-        guard first else { Foundation.exit(Self.exitStatus) }
-        Console.err("\nstopping: the stores are left as they were (press Ctrl-C again to quit at once)")
+        // A second signal: quit now, without running exit handlers on other threads.
+        guard first else { _exit(128 + number) }
+        Console.err("\nstopping at the next safe point; stores not yet replaced are left as they were (press Ctrl-C again to quit at once)")
     }
 }

@@ -82,7 +82,7 @@ struct RunCommand: ParsableCommand {
         var currentStep = 0
         let interruption = Interruption()
         do {
-            try reportingErrors { try printingFailureAsJSON {
+            try reportingErrors { try printingFailureAsJSON(interruption) {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
                 guard plan.isNeeded else {
@@ -113,7 +113,7 @@ struct RunCommand: ParsableCommand {
             } }
         } catch MigrationError.cancelled where interruption.isRequested {
             Console.err("stopped; \(store) was not changed")
-            throw ExitCodeError(Interruption.exitStatus)
+            throw ExitCodeError(interruption.exitStatus)
         } catch let error as MigrationError {
             report(error, sources: renderSources, step: steps.indices.contains(currentStep) ? steps[currentStep] : nil)
         }
@@ -121,16 +121,22 @@ struct RunCommand: ParsableCommand {
 
     /// With `--format json`, a failure is also a JSON object on standard output (the error goes to
     /// standard error as well), shaped like a batch's per-store entry (with the exit status).
-    private func printingFailureAsJSON(_ body: () throws -> Void) throws {
+    private func printingFailureAsJSON(_ interruption: Interruption, _ body: () throws -> Void) throws {
         do { try body() } catch {
             if format == .json {
                 var failed = BatchOutcome(store: store, result: .failed, from: from, to: to)
                 failed.error = BatchOutcome.message(of: error)
-                failed.exitCode = BatchOutcome.exitCode(of: error)
+                failed.exitCode = Self.exitCode(of: error, interruption)
                 Console.out(failed.json.serialized(pretty: true))
             }
             throw error
         }
+    }
+
+    /// A failure's exit status; a run a signal stopped exits as the shell expects (130 for Ctrl-C).
+    private static func exitCode(of error: any Error, _ interruption: Interruption) -> Int32 {
+        if case MigrationError.cancelled = error, interruption.isRequested { return interruption.exitStatus }
+        return BatchOutcome.exitCode(of: error)
     }
 
     /// Several stores: each migrated on its own (a failure leaves that store untouched and does not
@@ -158,7 +164,7 @@ struct RunCommand: ParsableCommand {
             var outcome = BatchOutcome(store: path, result: .failed)
             if interruption.isRequested {
                 outcome.error = "not started: the run was stopped"
-                outcome.exitCode = Interruption.exitStatus
+                outcome.exitCode = interruption.exitStatus
                 return outcome
             }
             do {
@@ -174,7 +180,7 @@ struct RunCommand: ParsableCommand {
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             } catch {
                 outcome.error = BatchOutcome.message(of: error)
-                outcome.exitCode = BatchOutcome.exitCode(of: error)
+                outcome.exitCode = Self.exitCode(of: error, interruption)
             }
             outcome.seconds = Date().timeIntervalSince(clock)
             return outcome
@@ -203,7 +209,7 @@ struct RunCommand: ParsableCommand {
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(jobs, max(1, outcomes.count))))
             Console.out(lines.joined(separator: "\n"))
         }
-        if interruption.isRequested { throw ExitCodeError(Interruption.exitStatus) }
+        if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 

@@ -477,7 +477,7 @@ struct ReadOnlyStoreTests {
 /// so it always lands while objects are being created (a 60,000-note store through the interpreter).
 @Suite("Interrupting a run")
 struct InterruptionTests {
-    @Test func ctrlCStopsTheRunAndLeavesTheStoreAsItWas() throws {
+    @Test(arguments: [false, true]) func ctrlCStopsTheRunAndLeavesTheStoreAsItWas(json: Bool) throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
@@ -487,22 +487,29 @@ struct InterruptionTests {
         let before = try data(folder, "notes.db")
         let process = Process()
         process.executableURL = CLI.executable
-        process.arguments = ["run", "--interpret", "--to", "v3", "notes.db"]
+        // With --format json there is no progress display: the signal follows the plan line instead.
+        process.arguments = ["run", "--interpret", "--to", "v3"] + (json ? ["--format", "json"] : []) + ["notes.db"]
         process.currentDirectoryURL = folder
-        let err = Pipe()
+        let err = Pipe(), out = Pipe()
         process.standardError = err
-        process.standardOutput = Pipe()
+        process.standardOutput = out
         try process.run()
         var stderr = Data()
         // The first progress line of the creation phase, then the signal.
-        while !String(decoding: stderr, as: UTF8.self).contains("[create]") {
+        while !json && !String(decoding: stderr, as: UTF8.self).contains("[create]") {
             let chunk = err.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             stderr += chunk
         }
+        if json { usleep(200_000) }
         kill(process.processIdentifier, SIGINT)
         stderr += err.fileHandleForReading.readDataToEndOfFile()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        if json {
+            let parsed = try JSONValue.parse(stdout, path: "stdout")
+            #expect(parsed["exitCode"] == .integer(130), "the JSON says what the process exits with: \(String(decoding: stdout, as: UTF8.self))")
+        }
         let text = String(decoding: stderr, as: UTF8.self)
         #expect(process.terminationStatus == 130, "\(text)")
         #expect(text.contains("stopped; notes.db was not changed"), "\(text)")

@@ -143,7 +143,11 @@ public enum StoreMigration {
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
         }
         if let output, let requested = options.output?.path {
-            do { try Files.moveIntoPlace(temporary, output) } catch {
+            do {
+                // The last moment a cancellation can be honoured: nothing is in place yet.
+                if options.isCancelled() { throw MigrationError.cancelled }
+                try Files.moveIntoPlace(temporary, output)
+            } catch {
                 AtomicFile.removeStoreFiles(temporary)
                 throw error
             }
@@ -153,6 +157,8 @@ public enum StoreMigration {
         do {
             guard let exclusion else { throw MigrationError.setup("\(path) was not locked for its replacement") }
             try exclusion.prepareReplacement()
+            // The last moment a cancellation can be honoured (the exclusive lock may have waited).
+            if options.isCancelled() { throw MigrationError.cancelled }
             try Files.copyAttributes(from: real, to: temporary)
             if options.keepBackup {
                 let stamp = ISO8601.format(Date()).replacingOccurrences(of: ":", with: "")

@@ -3,10 +3,11 @@ import Foundation
 import GRDBSQLite
 
 /// SQLite's own write lock on a store, held from before a migration's first read until the
-/// migrated file has replaced it: no process (mapc or an app) can commit to the old file
-/// meanwhile. A connection of its own holds a `BEGIN IMMEDIATE` transaction, which lets readers
-/// (the migration itself) in and keeps writers out; `PRAGMA data_version` proves at the end that
-/// nothing was committed in between.
+/// replacement is prepared, then taken again as the exclusive lock until the migrated file has
+/// replaced it: no process (mapc or an app) can commit to the old file meanwhile unseen (a commit
+/// in the moment between the two is caught by `PRAGMA data_version`, and nothing is replaced).
+/// A connection of its own holds the `BEGIN IMMEDIATE` transaction, which lets readers (the
+/// migration itself) in and keeps writers out.
 final class WriterExclusion {
     private var connection: OpaquePointer?
     /// The store as the user named it, for messages.
