@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// Ctrl-C (SIGINT) and SIGTERM during a migration: the first one asks the run to stop, which it
-/// does at its next safe point (between batches, after a compiled statement, before the
+/// does at its next safe point (between batches, within a long SQL statement, before the
 /// replacement), removing its temporary files and leaving every store that has not been replaced
 /// yet as it was; a second one ends the process at once (the next run cleans up after it, as
 /// after a kill). A signal the process was started ignoring (a shell's background job) stays

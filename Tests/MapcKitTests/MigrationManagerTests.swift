@@ -218,6 +218,28 @@ struct MigrationManagerTests {
         #expect(error?.description.contains("is an object of the source store; a relationship takes the destination objects created from it") == true, "\(String(describing: error))")
     }
 
+    /// A compiled mapping is one long `INSERT … SELECT`: a cancellation is noticed while it runs
+    /// (SQLite's progress handler asks every 10,000 steps), not only when it ends. Counted in
+    /// questions asked, not time: the run is asked hundreds of times, and stops at the 100th.
+    @Test func aCompiledStatementNoticesACancellationWhileItRuns() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try Store.create(at: folder.appendingPathComponent("s.db").path, schema: try uncloudNotes("v2"), format: .mapc)
+        try source.database.write { db in
+            try db.execute(sql: "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 99999) "
+                           + "INSERT INTO Note (_entity, _id, title, body, dateCreated, displayIndex) SELECT 'Note', 'n' || i, 'Note ' || i, 'Body ' || i, 1714557600 + i, i FROM seq")
+        }
+        let model = try mapping(String(contentsOf: packageRoot.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"), encoding: .utf8))
+        let asked = NSLock(), count = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+        count.initialize(to: 0)
+        defer { count.deallocate() }
+        var migration = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model)
+        migration.isCancelled = { asked.withLock { count.pointee += 1; return count.pointee >= 100 } }
+        let error = #expect(throws: MigrationError.self) { _ = try migration.run() }
+        guard case .cancelled? = error else { Issue.record("not cancelled: \(String(describing: error))"); return }
+        #expect(count.pointee >= 100, "asked \(count.pointee) times")
+    }
+
     /// A policy that sets a relationship on a source object (wrapped as a destination object) is
     /// refused: its key is the source's, and would name another destination row.
     @Test(arguments: TestLayout.allCases) func aPolicyRelatingASourceObjectIsRefused(layout: TestLayout) throws {

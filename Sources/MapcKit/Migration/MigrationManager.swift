@@ -166,38 +166,13 @@ public final class MigrationManager: MigrationManagerFunctions {
         for evaluator in evaluators { evaluator.context.manager = self }
         var seconds: [MigrationPhase: Double] = [:]
         // The whole run reads its source in one read transaction: one snapshot, no transaction per read.
-        try sourceStore.readingInOneTransaction { try destinationStore.database.writeWithoutTransaction { db in
-            connection = db
-            rowWriter = RowWriter(store: destinationStore, db: db)
-            defer { connection = nil; rowWriter = nil }
-            try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
-            defer { try? db.execute(sql: "DETACH DATABASE mapc_scratch") }
-            for statement in Self.associationsSchema { try db.execute(sql: statement) }
-            if step.allowsSQL, let path = sourceStore.path {
-                try db.execute(sql: "ATTACH DATABASE ? AS \(Self.sourceSchemaName)", arguments: [path])
-                sourceAttached = true
-            }
-            defer {
-                if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(Self.sourceSchemaName)") }
-                sourceAttached = false
-            }
-            var clock = Date()
-            try db.inTransaction(.deferred) {
-                try CreationPhase().run(self)
-                return .commit
-            }
-            seconds[.create] = Date().timeIntervalSince(clock)
-            clock = Date()
-            try db.inTransaction(.deferred) {
-                try RelationshipPhase().run(self)
-                try destinationStore.strategy.finishWriting(db, layout: destinationStore.layout)
-                return .commit
-            }
-            seconds[.relate] = Date().timeIntervalSince(clock)
-            clock = Date()
-            try ValidationPhase().run(self)
-            seconds[.validate] = Date().timeIntervalSince(clock)
-        } }
+        do {
+            try sourceStore.readingInOneTransaction { try destinationStore.database.writeWithoutTransaction { db in
+                try StatementCancellation.run(on: db, isCancelled: step.isCancelled) { try run(on: db, seconds: &seconds) }
+            } }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
+            throw MigrationError.cancelled
+        }
         var counts: [(String, Int)] = []
         for entity in destinationSchema.entities {
             counts.append((entity.name, try destinationStore.count(of: entity.name, exactly: true)))
@@ -205,6 +180,40 @@ public final class MigrationManager: MigrationManagerFunctions {
         return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
                                 created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts,
                                 compiled: compiledWork)
+    }
+
+    /// The three phases on the destination connection, timing each.
+    private func run(on db: Database, seconds: inout [MigrationPhase: Double]) throws {
+        connection = db
+        rowWriter = RowWriter(store: destinationStore, db: db)
+        defer { connection = nil; rowWriter = nil }
+        try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
+        defer { try? db.execute(sql: "DETACH DATABASE mapc_scratch") }
+        for statement in Self.associationsSchema { try db.execute(sql: statement) }
+        if step.allowsSQL, let path = sourceStore.path {
+            try db.execute(sql: "ATTACH DATABASE ? AS \(Self.sourceSchemaName)", arguments: [path])
+            sourceAttached = true
+        }
+        defer {
+            if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(Self.sourceSchemaName)") }
+            sourceAttached = false
+        }
+        var clock = Date()
+        try db.inTransaction(.deferred) {
+            try CreationPhase().run(self)
+            return .commit
+        }
+        seconds[.create] = Date().timeIntervalSince(clock)
+        clock = Date()
+        try db.inTransaction(.deferred) {
+            try RelationshipPhase().run(self)
+            try destinationStore.strategy.finishWriting(db, layout: destinationStore.layout)
+            return .commit
+        }
+        seconds[.relate] = Date().timeIntervalSince(clock)
+        clock = Date()
+        try ValidationPhase().run(self)
+        seconds[.validate] = Date().timeIntervalSince(clock)
     }
 
     func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {
@@ -218,7 +227,10 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Runs a policy hook, turning its failures into `MigrationError.policy`.
     func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
-        do { try body() } catch let error as MigrationError { throw error } catch let error as ExpressionError {
+        do { try body() } catch let error as MigrationError { throw error } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
+            // A statement the cancellation stopped (`StatementCancellation`), not the policy's failure.
+            throw MigrationError.cancelled
+        } catch let error as ExpressionError {
             throw MigrationError.policy(mapping: entityMapping.name, message: error.description)
         } catch {
             throw MigrationError.policy(mapping: entityMapping.name, message: "\(error)")
