@@ -173,6 +173,7 @@ struct DefectRegressionTests {
 
     @Test func messagesAndExitStatuses() throws {
         let folder = try CLI.project()
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("empty-model"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write("x", to: "existing.yaml")
         let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2", "--output", "existing.yaml"], in: folder)
@@ -192,6 +193,10 @@ struct DefectRegressionTests {
         plain.waitUntilExit()
         let status = try CLI.run(["status", "one.db", "plain.db"], in: folder)
         #expect(status.status == 2 && status.stderr.contains("error: plain.db: not a store mapc knows") && !status.stderr.contains("plain.db: plain.db"), "\(status.stderr)")
+        try folder.write("model: Z\nversion: z1\nentities: {}\n", to: "empty-model/z1.yaml")
+        #expect(try CLI.run(["init", "--schemas", "empty-model", "--schema", "z1", "z.db"], in: folder).status == 0)
+        let none = try CLI.run(["status", "--schemas", "empty-model", "z.db"], in: folder)
+        #expect(none.status == 0 && none.stdout.contains("objects     none: version z1 has no entities"), "\(none.stdout)\(none.stderr)")
         let device = try CLI.run(["hash", "/dev/zero"], in: folder)
         #expect(device.status == 1 && device.stderr.contains("/dev/zero is a character device, not a file mapc can read"), "\(device.stderr)")
         let caret = try CLI.run(["check", "author.yaml"], in: folder)

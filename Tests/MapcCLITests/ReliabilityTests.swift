@@ -516,5 +516,10 @@ struct InterruptionTests {
         #expect(try data(folder, "notes.db") == before)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains("notes.db") && $0 != "notes.db" && $0 != "notes.db.mapc-lock" }
         #expect(leftovers.isEmpty, "\(leftovers)")
+        // Started with SIGINT ignored (a shell's background job), the run keeps ignoring it.
+        if !json {
+            let ignoring = try shell(#"trap '' INT; "$MAPC" run --quiet --interpret --to v3 notes.db & pid=$!; sleep 0.3; kill -INT $pid; wait $pid"#, in: folder)
+            #expect(ignoring.status == 0, "the ignored signal did not stop it: \(ignoring.stderr)")
+        }
     }
 }
