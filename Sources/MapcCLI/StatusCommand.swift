@@ -83,10 +83,11 @@ struct StatusCommand: ParsableCommand {
         if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
         lines.append("model hash  \(metadata.modelHash)")
         if let uuid = metadata.storeUUID { lines.append("store UUID  \(uuid)") }
-        if !metadata.shownProperties.isEmpty {
+        let shown = metadata.shownProperties
+        if !shown.isEmpty {
             lines.append("metadata")
-            let width = metadata.shownProperties.map(\.key.count).max() ?? 0
-            for (key, value) in metadata.shownProperties { lines.append("  \(key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)") }
+            let width = shown.map(\.key.count).max() ?? 0
+            for (key, value) in shown { lines.append("  \(key.padding(toLength: width, withPad: " ", startingAt: 0))  \(value)") }
         }
         if status.objectCounts.isEmpty && status.version != nil {
             lines.append("objects     none: version \(status.version ?? "") has no entities")

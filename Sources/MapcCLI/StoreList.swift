@@ -76,7 +76,7 @@ enum StoreList {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
         defer { try? handle.close() }
         let header = (try? handle.read(upToCount: 16)) ?? Data()
-        return header == Data("SQLite format 3\u{0}".utf8)
+        return header == Files.sqliteHeader
     }
 }
 
@@ -117,13 +117,13 @@ struct BatchOutcome: Sendable {
         }
     }
 
-    /// An error in words, on one line (its first), for the summary table.
     /// The message with the store's path in front, unless it names it already.
     static func message(of error: Error, naming store: String) -> String {
         let text = message(of: error)
         return text.hasPrefix(store) ? text : "\(store): \(text)"
     }
 
+    /// An error in words, on one line (its first), for the summary table.
     static func message(of error: Error) -> String {
         if let sqlite = MapcError(sqlite: error) { return sqlite.description }
         return "\(error)"

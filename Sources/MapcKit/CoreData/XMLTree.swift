@@ -43,7 +43,7 @@ enum XMLTree {
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
             throw MapcError.input("cannot read \(path): \(error.localizedDescription)")
         }
-        if data.starts(with: Data("SQLite format 3\u{0}".utf8)) {
+        if data.starts(with: Files.sqliteHeader) {
             throw MapcError.input("\(path) is a SQLite database (a store?), not an Xcode model file; `mapc import` reads .xcdatamodeld, .xcdatamodel and .xcmappingmodel, and `mapc status` describes a store")
         }
         return try parse(data, path: path)

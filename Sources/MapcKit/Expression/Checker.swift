@@ -156,7 +156,7 @@ public struct ExpressionChecker {
             case "NSDate": return .date
             default:
                 error("CAST to '\(typeName)' is not supported", range,
-                      fix: Suggestions.didYouMean(typeName, in: ["NSString", "NSNumber", "NSDecimalNumber", "NSDate"]) ?? "use NSString, NSNumber, NSDecimalNumber or NSDate")
+                      fix: CastClass.fix(forUnknown: typeName))
                 return .unknown
             }
         case .fetch(let request, let contextExpression, let pending):

@@ -376,7 +376,7 @@ extension Evaluator {
             }
         default:
             throw failure("CAST to '\(type)' is not supported", range,
-                          fix: Suggestions.didYouMean(type, in: ["NSString", "NSNumber", "NSDecimalNumber", "NSDate"]) ?? "use NSString, NSNumber, NSDecimalNumber or NSDate")
+                          fix: CastClass.fix(forUnknown: type))
         }
     }
 

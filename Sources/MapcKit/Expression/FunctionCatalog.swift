@@ -39,6 +39,17 @@ public enum NamedFunction: String, CaseIterable, Sendable {
     }
 }
 
+/// The class names `CAST(value, "Class")` knows: one list for the checker's types and the
+/// evaluator's values, and for what both say of any other name.
+enum CastClass {
+    static let names = ["NSString", "NSNumber", "NSDecimalNumber", "NSDate"]
+
+    /// The fix for a name CAST does not know: the closest known one, or the list.
+    static func fix(forUnknown name: String) -> String {
+        Suggestions.didYouMean(name, in: names) ?? "use " + names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
+    }
+}
+
 /// The closed table of selectors `FUNCTION(receiver, "selector", …)` may call. Nothing outside
 /// it runs: a mapping file cannot reach arbitrary code.
 public enum MethodSelector: String, CaseIterable, Sendable {

@@ -170,7 +170,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             try sourceStore.readingInOneTransaction { try destinationStore.database.writeWithoutTransaction { db in
                 try StatementCancellation.run(on: db, isCancelled: step.isCancelled) { try run(on: db, seconds: &seconds) }
             } }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
+        } catch let error as DatabaseError where stoppedByCancellation(error) {
             throw MigrationError.cancelled
         }
         var counts: [(String, Int)] = []
@@ -220,6 +220,11 @@ public final class MigrationManager: MigrationManagerFunctions {
         step.progress?(MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total, isFinished: finished))
     }
 
+    /// Whether a statement failed because `StatementCancellation` stopped it for the caller.
+    private func stoppedByCancellation(_ error: DatabaseError) -> Bool {
+        error.resultCode == .SQLITE_INTERRUPT && step.isCancelled()
+    }
+
     /// Stops the run when its caller asked to cancel.
     func checkCancellation() throws {
         if step.isCancelled() { throw MigrationError.cancelled }
@@ -227,8 +232,8 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Runs a policy hook, turning its failures into `MigrationError.policy`.
     func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
-        do { try body() } catch let error as MigrationError { throw error } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
-            // A statement the cancellation stopped (`StatementCancellation`), not the policy's failure.
+        do { try body() } catch let error as MigrationError { throw error } catch let error as DatabaseError where stoppedByCancellation(error) {
+            // Not the policy's failure: the cancellation stopped a statement it ran.
             throw MigrationError.cancelled
         } catch let error as ExpressionError {
             throw MigrationError.policy(mapping: entityMapping.name, message: error.description)

@@ -166,6 +166,9 @@ public enum Files {
         close(descriptor)
     }
 
+    /// The 16 bytes every SQLite database file starts with.
+    public static let sqliteHeader = Data("SQLite format 3\u{0}".utf8)
+
     /// Whether this process may write the file or folder at `path`.
     public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
