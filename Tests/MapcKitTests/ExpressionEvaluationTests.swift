@@ -217,6 +217,21 @@ struct ExpressionEvaluationTests {
         #expect(Self.all.count >= 300, "\(Self.all.count) cases")
     }
 
+    /// An evaluator remembers the functions it looked up (by spelling and argument count): the
+    /// same evaluator gives each spelling its own function, every time.
+    @Test func oneEvaluatorLooksUpEachSpellingByItsArgumentCount() throws {
+        let evaluator = Evaluator(context: ExpressionFixture.context())
+        func evaluate(_ text: String) throws -> EvalValue { try evaluator.evaluate(ExpressionParser.parse(text).get()) }
+        for _ in 0..<2 {
+            #expect(try evaluate("RANDOM()") == .scalar(.double(0.5)))
+            #expect(try evaluate("random:(4)") == .scalar(.integer(2)))
+            #expect(try evaluate("UPPERCASE('a')") == .scalar(.string("A")))
+            #expect(try evaluate("uppercase:('b')") == .scalar(.string("B")))
+            #expect(try evaluate("MAX(1, 5, 3)") == .scalar(.integer(5)))
+        }
+        #expect(throws: ExpressionError.self) { try evaluate("RANDOM(1, 2)") }
+    }
+
     @Test("parse and evaluate", arguments: all)
     func evaluate(_ testCase: EvalCase) {
         let result = ExpressionFixture.run(testCase.text)

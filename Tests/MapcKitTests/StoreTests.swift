@@ -239,3 +239,37 @@ struct WriteStatementTests {
         }
     }
 }
+
+@Suite("Reading columns through SQLite's C API")
+struct StatementColumnsTests {
+    /// Reads the one row of `sql` with `read`, as the store's object reads do.
+    private func first<T>(_ sql: String, _ read: (StatementColumns) throws -> T) throws -> T? {
+        try DatabaseQueue().read { db in
+            let statement = try db.makeStatement(sql: sql)
+            let columns = StatementColumns(statement)
+            let rows = try Row.fetchCursor(statement)
+            guard try rows.next() != nil else { return nil }
+            return try read(columns)
+        }
+    }
+
+    @Test func keysAndIdentitiesReadAsGRDBWouldDecodeThem() throws {
+        #expect(try first("SELECT 42") { try $0.integer(0, "a key") } == 42)
+        #expect(try first("SELECT NULL") { try $0.integerIfPresent(0, "a key") } == .some(nil))
+        // A whole REAL is a key, as Int64.fromDatabaseValue reads it; text is refused, named.
+        #expect(try first("SELECT 7.0") { try $0.integer(0, "a key") } == 7)
+        #expect(throws: MapcError.self) { _ = try first("SELECT 'seven'") { try $0.integer(0, "a row key of Note") } }
+        do {
+            _ = try first("SELECT 'seven'") { try $0.integer(0, "a row key of Note") }
+        } catch {
+            #expect("\(error)".contains("where a row key of Note was expected"), "\(error)")
+        }
+        #expect(try first("SELECT 'n1'") { try $0.textIfPresent(0, "an id") } == "n1")
+        #expect(try first("SELECT 'é' || char(0x1F600)") { try $0.textIfPresent(0, "an id") } == "é\u{1F600}")
+        // UTF-8 in a blob is text (SQLite's own conversion); bytes that are not UTF-8 are refused.
+        #expect(try first("SELECT CAST('n2' AS BLOB)") { try $0.textIfPresent(0, "an id") } == "n2")
+        #expect(throws: MapcError.self) { _ = try first("SELECT x'ff00'") { try $0.textIfPresent(0, "an id") } }
+        #expect(try first("SELECT x'0102'") { $0.value(0) } == DatabaseValue.fromDatabaseValue(Data([1, 2]).databaseValue))
+        #expect(try first("SELECT NULL, 1") { ($0.isNull(0), $0.isNull(1)) } .map { [$0.0, $0.1] } == [true, false])
+    }
+}

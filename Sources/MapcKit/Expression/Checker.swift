@@ -501,7 +501,7 @@ public struct ExpressionChecker {
             }
             return .unknown
         }
-        guard let known = MethodSelector(rawValue: selector) else {
+        guard let known = MethodSelector.named(selector) else {
             error("'\(selector)' is not a selector mapc can call", selectorRange,
                   fix: Suggestions.didYouMean(selector, in: MethodSelector.allCases.map(\.rawValue)) ?? "see the selector table in docs/expressions.md")
             return .unknown

@@ -5,8 +5,16 @@ extension Evaluator {
     // MARK: Named functions
 
     func function(_ name: String, _ argumentExpressions: [Expr], _ range: SourceRange) throws -> EvalValue {
-        guard let function = NamedFunction.lookup(name, argumentCount: argumentExpressions.count) else {
-            throw failure("unknown function '\(name)'", range, fix: NamedFunction.fix(forUnknown: name))
+        let spelling = FunctionSpelling(name: name, argumentCount: argumentExpressions.count)
+        let function: NamedFunction
+        if let known = knownFunctions[spelling] {
+            function = known
+        } else {
+            guard let found = NamedFunction.lookup(name, argumentCount: argumentExpressions.count) else {
+                throw failure("unknown function '\(name)'", range, fix: NamedFunction.fix(forUnknown: name))
+            }
+            knownFunctions[spelling] = found
+            function = found
         }
         let arguments = try argumentExpressions.map(value(of:))
         if function.isAggregate {
@@ -169,7 +177,7 @@ extension Evaluator {
                 throw failure("policy function '\(selector)' failed: \(error)", range)
             }
         }
-        guard let known = MethodSelector(rawValue: selector) else {
+        guard let known = MethodSelector.named(selector) else {
             throw failure("'\(selector)' is not a selector mapc can call", selectorRange,
                           fix: Suggestions.didYouMean(selector, in: MethodSelector.allCases.map(\.rawValue)) ?? "see the selector table in docs/expressions.md")
         }

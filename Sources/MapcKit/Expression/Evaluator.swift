@@ -47,6 +47,12 @@ public struct EvaluationContext {
     }
 }
 
+/// A function name as written, with its argument count: what `NamedFunction.lookup` resolves.
+struct FunctionSpelling: Hashable {
+    var name: String
+    var argumentCount: Int
+}
+
 /// Evaluates parsed expressions against an `EvaluationContext`. Errors are `ExpressionError`s
 /// located at the node that failed; nothing traps, whatever the input.
 public final class Evaluator {
@@ -60,6 +66,9 @@ public final class Evaluator {
     /// FETCH results of predicates that read no variables, by entity and predicate: the graph
     /// does not change while an evaluator reads it.
     var fetchResults = BoundedCache<String, EvalValue>(capacity: 8)
+    /// Named functions already looked up, by spelling and argument count: a keyword spelling
+    /// (`UPPERCASE`) is otherwise compared with every function's name on each call.
+    var knownFunctions = BoundedCache<FunctionSpelling, NamedFunction>(capacity: 256)
 
     /// Creates an evaluator.
     public init(context: EvaluationContext) {

@@ -18,19 +18,22 @@ public enum NamedFunction: String, CaseIterable, Sendable {
     }
 
     /// How many arguments the function takes (aggregates: at least one).
-    public var arity: Int {
-        if self == .now || self == .random { return 0 }
-        return rawValue.filter { $0 == ":" }.count
-    }
+    public var arity: Int { Self.arities[self] ?? 0 }
+
+    /// Counted once: an evaluator asks per call.
+    private static let arities = Dictionary(uniqueKeysWithValues: allCases.map { ($0, $0 == .now || $0 == .random ? 0 : $0.rawValue.filter { $0 == ":" }.count) })
 
     /// Finds a function by either spelling and argument count.
     public static func lookup(_ name: String, argumentCount: Int) -> NamedFunction? {
-        if let exact = NamedFunction(rawValue: name) { return exact }
+        if let exact = byName[name] { return exact }
         let lowered = name.lowercased()
         if let byCase = allCases.first(where: { $0.rawValue.lowercased() == lowered }) { return byCase }
         let candidates = allCases.filter { $0.rawValue.split(separator: ":").first.map { $0.lowercased() } == lowered }
         return candidates.first { $0.isAggregate || $0.arity == argumentCount } ?? candidates.first
     }
+
+    /// The selector spellings, found by hashing rather than by comparing with every case in turn.
+    private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
 
     /// The fix for an unknown function name: the closest name in either spelling, or where the list is.
     static func fix(forUnknown name: String) -> String {
@@ -84,7 +87,14 @@ public enum MethodSelector: String, CaseIterable, Sendable {
     }
 
     /// The number of arguments (one per colon).
-    public var arity: Int { rawValue.filter { $0 == ":" }.count }
+    public var arity: Int { Self.arities[self] ?? 0 }
+
+    /// The selector of a name, found by hashing rather than by comparing with every case in
+    /// turn (as `init(rawValue:)` does): an evaluator asks per call.
+    public static func named(_ name: String) -> MethodSelector? { byName[name] }
+
+    private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
+    private static let arities = Dictionary(uniqueKeysWithValues: allCases.map { ($0, $0.rawValue.filter { $0 == ":" }.count) })
 }
 
 /// The functions a custom migration policy makes callable as `FUNCTION($entityPolicy, "name:", args…)`.

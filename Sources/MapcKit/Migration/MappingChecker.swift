@@ -342,7 +342,7 @@ public struct MappingChecker {
         // fetchRequestForSourceEntityNamed:).
         case .fetch: return [.source]
         case .method(let receiver, let selector, _, _):
-            switch MethodSelector(rawValue: selector) {
+            switch MethodSelector.named(selector) {
             case .destinationInstancesForEntityMapping?, .destinationInstancesForSourceRelationship?: return [.destination]
             case .sourceInstancesForEntityMapping?: return [.source]
             case .valueForKey?, .valueForKeyPath?, .objectAtIndex?, .firstObject?, .lastObject?: return objectOrigins(of: receiver)

@@ -22,7 +22,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The mapping model run.
     public let mapping: MappingModel
     /// The destination schema.
-    public var destinationSchema: Schema { destinationStore.schema }
+    public let destinationSchema: Schema
 
     let step: StepMigration
     let sourceGraph: StoreObjectGraph
@@ -115,6 +115,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         self.step = step
         sourceStore = step.source
         destinationStore = step.destination
+        destinationSchema = step.destination.schema
         mapping = step.mapping
         sourceGraph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
         indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -689,13 +690,33 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// The destination object stored under a key in a table, if any.
     private func destinationObject(inTable table: String, key: Int64) throws -> ObjectRef? {
-        guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return nil }
-        let columns = [storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
-        guard let row = try Row.fetchOne(try writer.statement("SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"),
-                                         arguments: [key]),
-              let entity = destinationStore.layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { return nil }
-        return destinationRef(entity: entity, key: key, stored: storage.idColumn == nil ? nil : try row.storedIfPresent(1, "an object id"))
+        let lookup: RowLookup
+        if let known = rowLookups[table] {
+            lookup = known
+        } else {
+            guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return nil }
+            let columns = [storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
+            lookup = RowLookup(storage: storage, statement: try writer.statement(
+                "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"))
+            rowLookups[table] = lookup
+        }
+        let row = StatementColumns(lookup.statement)
+        let rows = try Row.fetchCursor(lookup.statement, arguments: [key])
+        guard try rows.next() != nil else { return nil }
+        let discriminator = row.value(0)
+        let stored = lookup.storage.idColumn == nil ? nil : try row.textIfPresent(1, "an object id")
+        // Stepped to its end, so the statement holds nothing open between lookups.
+        while try rows.next() != nil {}
+        guard let entity = destinationStore.layout.entity(withDiscriminator: discriminator, inTable: table) else { return nil }
+        return destinationRef(entity: entity, key: key, stored: stored)
     }
+
+    /// How a row of a destination table is found by key: worked out once per table, not per lookup.
+    private struct RowLookup {
+        var storage: EntityStorage
+        var statement: Statement
+    }
+    private var rowLookups: [String: RowLookup] = [:]
 
     /// The mapping that created a destination object, for messages: by key rule, association or
     /// the key range of a creation that recorded none.
@@ -817,17 +838,14 @@ public final class MigrationManager: MigrationManagerFunctions {
                                        message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
                                         + "which manager.destinationInstances(forEntityMappingNamed:sourceInstances:) gives")
         }
-        guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref),
-              let destinationEntity = destinationSchema.entity(named: destination.entity),
-              case .relationship(let relationship)? = destinationSchema.property(named: name, in: destinationEntity) else {
+        guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref), let setting = try relationshipSetting(name, of: destination.entity) else {
             throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationSchema.version)")
         }
+        let relationship = setting.relationship, allowed = setting.allowed, storage = setting.storage
         if !relationship.isToMany && targets.count > 1 {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                        message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
         }
-        let allowed = destinationSchema.entity(named: relationship.destination).map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) } ?? []
-        let storage = try destinationStore.layout.storage(of: destination.entity)
         let writer = try self.writer
         if targets.isEmpty && !relationship.isToMany {
             try writer.unlink(name, of: storage, owner: owner)
@@ -847,17 +865,49 @@ public final class MigrationManager: MigrationManagerFunctions {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: "\(target) does not exist in the destination store")
             }
-            try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(of: relationship, target: key))
+            try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
         }
     }
 
+    /// What `setRelationship` needs of a destination relationship: worked out once per entity and
+    /// name, not per object. Nil when the entity has no such relationship.
+    private func relationshipSetting(_ name: String, of entityName: String) throws -> RelationshipSetting? {
+        let key = PropertyKey(entity: entityName, name: name)
+        if let known = relationshipSettings[key] { return known }
+        guard let entity = destinationSchema.entity(named: entityName),
+              case .relationship(let relationship)? = destinationSchema.property(named: name, in: entity) else { return nil }
+        let allowed = destinationSchema.entity(named: relationship.destination).map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) } ?? []
+        var appendPosition: String?
+        if let inverse = destinationSchema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered,
+           let storage = destinationStore.layout.entities[relationship.destination],
+           case .inverseForeignKey(let table, let column, let orderColumn?, _)? = storage.relationships[inverse.name] {
+            appendPosition = "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?"
+        }
+        let setting = RelationshipSetting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition)
+        relationshipSettings[key] = setting
+        return setting
+    }
+
+    /// A property of an entity, by their names.
+    private struct PropertyKey: Hashable {
+        var entity: String
+        var name: String
+    }
+
+    /// A destination relationship as `setRelationship` writes it.
+    private struct RelationshipSetting {
+        var relationship: Relationship
+        /// The entities its objects may be of: its destination and the sub-entities.
+        var allowed: Set<String>
+        var storage: EntityStorage
+        /// For a to-one whose inverse is an ordered to-many: the query for the next place in that list.
+        var appendPosition: String?
+    }
+    private var relationshipSettings: [PropertyKey: RelationshipSetting] = [:]
+
     /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end.
-    private func appendPosition(of relationship: Relationship, target: Int64) throws -> Int? {
-        guard let inverse = destinationSchema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered,
-              let entity = destinationSchema.entity(named: relationship.destination),
-              let storage = destinationStore.layout.entities[entity.name],
-              case .inverseForeignKey(let table, let column, let orderColumn?, _)? = storage.relationships[inverse.name] else { return nil }
-        return try Int.fetchOne(try writer.statement("SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?"),
-                                arguments: [target])
+    private func appendPosition(_ setting: RelationshipSetting, target: Int64) throws -> Int? {
+        guard let sql = setting.appendPosition else { return nil }
+        return try Int.fetchOne(try writer.statement(sql), arguments: [target])
     }
 }

@@ -121,25 +121,27 @@ extension Store {
         func read(_ db: Database) throws {
             // Cached statements: prepared once per connection, not per read.
             let manyStatements = try toManyQueries.map { ($0.name, $0.table, try db.cachedStatement(sql: $0.sql)) }
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
-            while let row = try rows.next() {
-                let primaryKey: Int64 = try row.stored(0, "a row key of \(entityName)")
-                let stored: String? = try row.storedIfPresent(1, "an object id of \(entityName)")
+            let statement = try db.cachedStatement(sql: sql)
+            let row = StatementColumns(statement)
+            let rows = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+            while try rows.next() != nil {
+                let primaryKey = try row.integer(0, "a row key of \(entityName)")
+                let stored = try row.textIfPresent(1, "an object id of \(entityName)")
                 var object = ObjectData(id: strategy.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
                 var column = 2
+                object.attributes.reserveCapacity(attributes.count)
                 for (attribute, _) in attributes {
                     do {
-                        object.attributes[attribute.name] = try strategy.decode(row[column] as DatabaseValue, as: attribute.type)
+                        object.attributes[attribute.name] = try strategy.decode(row.value(column), as: attribute.type)
                     } catch let error as MapcError {
                         throw MapcError.store("\(entityName) '\(object.id)', attribute '\(attribute.name)': \(error)")
                     }
                     column += 1
                 }
                 for (name, destinationTable) in toOne {
-                    let target: Int64? = try row.storedIfPresent(column, "the key of \(object.id).\(name)")
-                    if let target {
-                        let targetID: String? = try row.storedIfPresent(column + 2, "the id of \(object.id).\(name)")
-                        let (stored, id) = related(table: destinationTable, key: target, discriminator: row[column + 1] as DatabaseValue, stored: targetID)
+                    if let target = try row.integerIfPresent(column, "the key of \(object.id).\(name)") {
+                        let targetID = try row.textIfPresent(column + 2, "the id of \(object.id).\(name)")
+                        let (stored, id) = related(table: destinationTable, key: target, discriminator: row.value(column + 1), stored: targetID)
                         object.relationships[name] = [id]
                         object.relatedKeys[name] = [stored]
                     } else {
@@ -150,10 +152,11 @@ extension Store {
                 }
                 for (name, destinationTable, statement) in manyStatements {
                     var ids: [String] = [], keys: [StoredKey] = []
+                    let target = StatementColumns(statement)
                     let targets = try Row.fetchCursor(statement, arguments: [primaryKey])
-                    while let target = try targets.next() {
-                        let (stored, id) = related(table: destinationTable, key: try target.stored(0, "a related key of \(object.id).\(name)"),
-                                                   discriminator: target[1] as DatabaseValue, stored: try target.storedIfPresent(2, "a related id of \(object.id).\(name)"))
+                    while try targets.next() != nil {
+                        let (stored, id) = related(table: destinationTable, key: try target.integer(0, "a related key of \(object.id).\(name)"),
+                                                   discriminator: target.value(1), stored: try target.textIfPresent(2, "a related id of \(object.id).\(name)"))
                         ids.append(id)
                         keys.append(stored)
                     }
@@ -188,9 +191,10 @@ extension Store {
         while true {
             var keys: [Int64] = []
             try reading { db in
-                for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [storage.discriminator, lastKey, batchSize]) {
-                    keys.append(try row.stored(0, "a row key of \(entity)"))
-                }
+                let statement = try db.cachedStatement(sql: sql)
+                let row = StatementColumns(statement)
+                let rows = try Row.fetchCursor(statement, arguments: [storage.discriminator, lastKey, batchSize])
+                while try rows.next() != nil { keys.append(try row.integer(0, "a row key of \(entity)")) }
             }
             guard let first = keys.first, let last = keys.last else { return }
             lastKey = last
