@@ -11,6 +11,18 @@ final class BytesIntoStringPolicy: EntityMigrationPolicy {
     }
 }
 
+/// A policy that changes what `makeDestination` built: a value through the subscript (coerced
+/// there) and one straight into `attributes` (checked when written).
+final class EditingAttributesPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var direct: Value = .null
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        var item = try manager.makeDestination(for: source, mapping: mapping)
+        item["cents"] = .double(1250)
+        item.attributes["name"] = Self.direct
+        try manager.insert(item, associatedWith: source, mapping: mapping)
+    }
+}
+
 /// A policy that, while relating one object, asks for the source of another.
 final class AskingAboutOthersPolicy: EntityMigrationPolicy {
     nonisolated(unsafe) static var answers: [String: String] = [:]
@@ -47,6 +59,20 @@ struct PolicySafetyTests {
 
     private static func item(_ id: String, price: String? = nil) -> ObjectData {
         ObjectData(id: id, entity: "Item", attributes: ["name": .string("abc"), "price": price.map { .decimal(Decimal(string: $0)!) } ?? .null])
+    }
+
+    @Test func valuesAPolicySetsAfterMakeDestinationAreCoercedOrRefused() throws {
+        let registry = PolicyRegistry()
+        registry.register(EditingAttributesPolicy.self, as: "Editing")
+        let mapping = "source: s1\ndestination: s2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    policy: Editing\n    attributes: { name: $source.name }\n"
+        EditingAttributesPolicy.direct = .string("xyz")
+        let (store, _) = try run(mapping, policies: registry, objects: [Self.item("i1")])
+        let written = try #require(store.objects(ofExactEntity: "Item").first)
+        #expect(written.attributes["cents"] == .integer(1250) && written.attributes["name"] == .string("xyz"), "\(written.attributes)")
+        // Set into the dictionary itself, a value of the wrong type is refused when written.
+        EditingAttributesPolicy.direct = .integer(7)
+        let error = #expect(throws: MigrationError.self) { _ = try run(mapping, policies: registry, objects: [Self.item("i1")]) }
+        #expect(error.map { "\($0)" }?.contains("property 'name': 7 cannot be stored") == true, "\(String(describing: error))")
     }
 
     @Test func aPolicyValueThatDoesNotFitIsRefusedNamingTheObject() throws {

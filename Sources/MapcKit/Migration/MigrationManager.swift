@@ -309,6 +309,8 @@ public final class MigrationManager: MigrationManagerFunctions {
         var destination = DestinationObject(entity: entityName, id: source.data.id + identitySuffix(index))
         destination.attributeTypes = plan.types
         destination.attributes.reserveCapacity(plan.steps.count)
+        // An abstract entity's objects are refused by `write`'s check.
+        var storable = plan.isConcrete
         for step in plan.steps {
             if let expression = step.expression {
                 let result: EvalValue
@@ -324,31 +326,50 @@ public final class MigrationManager: MigrationManagerFunctions {
                                                message: "\(problem.message) (from source object \(source.ref))")
                 }
             } else if step.copies, let value = source.data.attributes[step.name] {
+                // Copied as read; a value of another type is for `write` to coerce or refuse.
                 destination.attributes[step.name] = value
+                if case .success(let coerced) = ValueCoercion.coerce(.scalar(value), to: step.type), coerced == value {} else { storable = false }
             } else {
                 destination.attributes[step.name] = step.defaultValue
+                storable = storable && step.defaultIsStorable
             }
         }
+        destination.isStorable = storable
         return destination
     }
 
-    /// How one destination attribute gets its value in a mapping: an expression, a copy, or the default.
-    private struct AttributeStep {
-        var name: String
-        var type: AttributeType
-        var expression: MappingExpression?
+    /// How one destination attribute gets its value in a mapping: an expression, a copy, or the
+    /// default. A class: the steps are walked for every object, and a reference is one retain
+    /// where a struct of these fields was a copy of each.
+    private final class AttributeStep {
+        let name: String
+        let type: AttributeType
+        let expression: MappingExpression?
         /// For an expression `$source.name`: the attribute read. Its value is the one the source
         /// object was read with (what the evaluator's key path would find), taken without
         /// evaluating; an object read without it (a transient, a relationship) goes through the evaluator.
-        var sourceAttribute: String?
-        var copies: Bool
-        var defaultValue: Value
+        let sourceAttribute: String?
+        let copies: Bool
+        let defaultValue: Value
+        /// Whether the default is already of the attribute's type (so `write` need not coerce it).
+        let defaultIsStorable: Bool
+
+        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, defaultValue: Value) {
+            self.name = name
+            self.type = type
+            self.expression = expression
+            self.sourceAttribute = sourceAttribute
+            self.copies = copies
+            self.defaultValue = defaultValue
+            if case .success(let coerced) = ValueCoercion.coerce(.scalar(defaultValue), to: type) { defaultIsStorable = coerced == defaultValue } else { defaultIsStorable = false }
+        }
     }
 
     /// A mapping's attribute steps for one destination entity, with the entity's attribute types.
     private struct AttributePlan {
         var steps: [AttributeStep]
         var types: [String: AttributeType]
+        var isConcrete: Bool
     }
 
     /// Per mapping and destination entity, worked out once rather than per object.
@@ -368,7 +389,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { sourceAttribute(read: $0.expression, in: entityMapping) },
                                  copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
-        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }))
+        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract)
         attributePlans[key] = plan
         lastAttributePlan = (index, entityName, plan)
         return plan
@@ -415,7 +436,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Writes a destination object under `key` or a key handed out now.
     private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil) throws -> DestinationObject {
         var inserted = destination
-        inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping)
+        if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
         let storage = try destinationStore.layout.storage(of: destination.entity)
         do {
             let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)

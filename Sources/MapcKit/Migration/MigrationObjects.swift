@@ -42,11 +42,16 @@ public struct SourceObject {
 /// created with `init` are coerced the same way when inserted.
 public struct DestinationObject {
     /// The destination entity.
-    public var entity: String
+    public var entity: String { didSet { isStorable = false } }
     /// The identity it will have in the destination store.
     public var id: String
     /// Attribute values; unset attributes take their default.
-    public var attributes: [String: Value]
+    public var attributes: [String: Value] { didSet { isStorable = false } }
+    /// Whether `attributes` holds exactly the entity's stored attributes, each coerced to its
+    /// type, as `makeDestination` builds them: such an object is written as it is, without the
+    /// check (a second coercion of every value) that anything else set goes through. Any change
+    /// but a value the subscript could coerce clears it.
+    var isStorable = false
     /// The row's primary key once inserted.
     public internal(set) var primaryKey: Int64?
     /// The types of the entity's stored attributes, when known.
@@ -84,7 +89,10 @@ public struct DestinationObject {
                 return
             }
             switch ValueCoercion.coerce(.scalar(newValue), to: type) {
-            case .success(let coerced): attributes[attribute] = coerced
+            case .success(let coerced):
+                let wasStorable = isStorable
+                attributes[attribute] = coerced
+                isStorable = wasStorable
             case .failure(let problem):
                 attributes[attribute] = newValue
                 rejected[attribute] = problem.message
