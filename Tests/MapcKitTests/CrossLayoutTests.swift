@@ -51,6 +51,54 @@ struct CrossLayoutTests {
         #expect(try canonical(reopened) == canonical(source))
     }
 
+    /// Relationships set from one side only: the other side of a one-to-one pair and an ordered
+    /// to-many's positions follow from that side's links alone.
+    @Test(arguments: TestLayout.allCases, [true, false])
+    func relationshipsSetFromOneSideAreWholeOnBoth(layout: TestLayout, compiled: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let k1 = try kitchenSchema()
+        let source = try fileStore(k1, layout, in: folder, named: "source.db")
+        try source.insert(try DataFile.read(kitchenData(decimal: "-12345.0625"), schema: k1).objects)
+        let yaml = """
+        source: k1
+        destination: k1
+        entityMappings:
+          - name: PersonToPerson
+            source: Person
+            destination: Person
+            attributes: { name: $source.name }
+            relationships:
+              passport: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PassportToPassport", $source.passport)
+          - { name: PassportToPassport, source: Passport, destination: Passport, attributes: { number: $source.number } }
+          - name: ItemToItem
+            source: Item
+            destination: Item
+            attributes: { name: $source.name }
+            relationships:
+              steps: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "StepToStep", $source.steps)
+          - { name: StepToStep, source: Step, destination: Step, attributes: { text: $source.text } }
+
+        """
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "one-side.yaml", text: yaml))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let destination = try fileStore(k1, layout, in: folder, named: "destination.db")
+        var step = StepMigration(source: source, destination: destination, mapping: try #require(model))
+        step.allowsSQL = compiled
+        _ = try step.run()
+        func byID(_ entity: String) throws -> [String: ObjectData] {
+            Dictionary(try destination.objects(ofExactEntity: entity).map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        let people = try byID("Person"), passports = try byID("Passport"), items = try byID("Item"), steps = try byID("Step")
+        let ada = try #require(people.values.first { $0.attributes["name"] == .string("Ada") })
+        let passport = try #require(passports.values.first)
+        #expect(ada.relationships["passport"] == [passport.id])
+        #expect(passport.relationships["person"] == [ada.id], "the one-to-one's other side")
+        let first = try #require(items.values.first { $0.relationships["steps"]?.count == 3 })
+        #expect(first.relationships["steps"]?.map { steps[$0]?.attributes["text"] } == [.string("a"), .string("b"), .string("c")], "in the source's order")
+        #expect(steps.values.filter { $0.relationships["item"] == [first.id] }.count == 3)
+    }
+
     @Test(arguments: TestLayout.pairs, [true, false])
     func theShippedMappingMigratesAcrossLayouts(layouts: (TestLayout, TestLayout), compiled: Bool) throws {
         let folder = try temporaryFolder()

@@ -827,10 +827,10 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// them. A `copy` mapping carries each same-named source relationship over through the
     /// mappings of the related objects.
     public func applyRelationshipMappings(_ entityMapping: EntityMapping, to destination: DestinationObject) throws {
-        guard let source = try sourceObject(for: destination), let destinationEntity = destinationSchema.entity(named: destination.entity) else { return }
-        for relationship in destinationSchema.allRelationships(of: destinationEntity) where !relationship.isTransient {
+        guard let source = try sourceObject(for: destination), let steps = relationshipSteps(entityMapping, destination.entity) else { return }
+        for (relationship, propertyMapping) in steps {
             let targets: [ObjectRef]
-            if let propertyMapping = entityMapping.relationshipMapping(named: relationship.name) {
+            if let propertyMapping {
                 let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
                     try $0.evaluate($1)
                 }
@@ -851,6 +851,18 @@ public final class MigrationManager: MigrationManagerFunctions {
             try setRelationship(relationship.name, of: destination, to: targets, mapping: entityMapping)
         }
     }
+
+    /// A mapping's relationships of a destination entity, each with its relationship mapping:
+    /// worked out once per mapping and entity, not per object. Nil for an unknown entity.
+    private func relationshipSteps(_ entityMapping: EntityMapping, _ entityName: String) -> [(Relationship, PropertyMapping?)]? {
+        let key = PropertyKey(entity: entityName, name: entityMapping.name)
+        if let known = relationshipStepsByMapping[key] { return known }
+        guard let entity = destinationSchema.entity(named: entityName) else { return nil }
+        let steps = destinationSchema.allRelationships(of: entity).filter { !$0.isTransient }.map { ($0, entityMapping.relationshipMapping(named: $0.name)) }
+        relationshipStepsByMapping[key] = steps
+        return steps
+    }
+    private var relationshipStepsByMapping: [PropertyKey: [(Relationship, PropertyMapping?)]] = [:]
 
     /// Sets a destination relationship to destination objects, in order.
     public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {

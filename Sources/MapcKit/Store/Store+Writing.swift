@@ -149,6 +149,7 @@ final class RowWriter {
     private var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
     private var insertPlans: [String: (statement: WriteStatement, attributes: [(name: String, type: AttributeType)])] = [:]
+    private var foreignKeyLinks: [LinkKey: ForeignKeyLink] = [:]
     /// The next key to hand out, per table.
     private var nextKeys: [String: Int64] = [:]
     /// Per table, the highest key set aside for objects written under keys of their own.
@@ -233,47 +234,77 @@ final class RowWriter {
     /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
     /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
     func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
+        switch try foreignKeyLink(relationship, of: storage) {
+        case .foreignKey(let update, let ordered, let inverse)?:
+            // A row the other side already placed in its ordered list keeps its place (SQLite
+            // evaluates the CASE against the row's old values).
+            try update.execute(ordered ? [target.databaseValue, target.databaseValue, (inversePosition ?? 0).databaseValue, owner.databaseValue]
+                                       : [target.databaseValue, owner.databaseValue])
+            try inverse?.execute([owner.databaseValue, target.databaseValue])
+            return
+        case .inverseForeignKey(let update, let ordered)?:
+            try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue])
+            return
+        case nil:
+            break
+        }
+        guard case .joinTable(let table, let ownerColumn, let otherColumn, let ownerOrder, let otherOrder, _, _)? = storage.relationships[relationship] else {
+            throw MapcError.notFound("relationship '\(storage.entity).\(relationship)' is not stored (transient?)")
+        }
+        // Each side writes the positions it knows; a row the other side wrote keeps its own.
+        var columns = [ownerColumn, otherColumn]
+        var arguments: [DatabaseValue] = [owner.databaseValue, target.databaseValue]
+        var written: [String] = []
+        if let ownerOrder { columns.append(ownerOrder); arguments.append(position.databaseValue); written.append(ownerOrder) }
+        if let otherOrder, let inversePosition { columns.append(otherOrder); arguments.append(inversePosition.databaseValue); written.append(otherOrder) }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
+        let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
+        try writeStatement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
+            .execute(arguments)
+    }
+
+    /// How a link through a foreign key is written: the statements, prepared once per entity and
+    /// relationship rather than spelled out per link. Nil for a join table or a relationship the
+    /// layout does not store.
+    private func foreignKeyLink(_ relationship: String, of storage: EntityStorage) throws -> ForeignKeyLink? {
+        let key = LinkKey(entity: storage.entity, relationship: relationship)
+        if let known = foreignKeyLinks[key] { return known }
+        let link: ForeignKeyLink
+        let owner = storage.primaryKey.quotedDatabaseIdentifier
         switch storage.relationships[relationship] {
         case .foreignKey(let column, let destinationTable, let orderColumn)?:
             var assignments = "\(column.quotedDatabaseIdentifier) = ?"
-            var arguments: [DatabaseValue] = [target.databaseValue]
             if let orderColumn {
-                // A row the other side already placed in its ordered list keeps its place (SQLite
-                // evaluates the CASE against the row's old values).
                 let order = orderColumn.quotedDatabaseIdentifier
                 assignments += ", \(order) = CASE WHEN \(column.quotedDatabaseIdentifier) IS ? THEN \(order) ELSE ? END"
-                arguments += [target.databaseValue, (inversePosition ?? 0).databaseValue]
             }
-            arguments.append(owner.databaseValue)
-            try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                .execute(arguments)
-            if let (inverseColumn, _) = oneToOneInverse(relationship, of: storage) {
-                try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                    .execute([owner.databaseValue, target.databaseValue])
+            let inverse = try oneToOneInverse(relationship, of: storage).map { inverseColumn, _ in
+                try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(owner) = ?")
             }
+            link = .foreignKey(update: try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(owner) = ?"),
+                               ordered: orderColumn != nil, inverse: inverse)
         case .inverseForeignKey(let table, let column, let orderColumn, _)?:
-            if let orderColumn {
-                try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?, \(orderColumn.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                    .execute([owner.databaseValue, position.databaseValue, target.databaseValue])
-            } else {
-                try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-                    .execute([owner.databaseValue, target.databaseValue])
-            }
-        case .joinTable(let table, let ownerColumn, let otherColumn, let ownerOrder, let otherOrder, _, _)?:
-            // Each side writes the positions it knows; a row the other side wrote keeps its own.
-            var columns = [ownerColumn, otherColumn]
-            var arguments: [DatabaseValue] = [owner.databaseValue, target.databaseValue]
-            var written: [String] = []
-            if let ownerOrder { columns.append(ownerOrder); arguments.append(position.databaseValue); written.append(ownerOrder) }
-            if let otherOrder, let inversePosition { columns.append(otherOrder); arguments.append(inversePosition.databaseValue); written.append(otherOrder) }
-            let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-            let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
-            let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
-            try writeStatement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
-                .execute(arguments)
-        case nil:
-            throw MapcError.notFound("relationship '\(storage.entity).\(relationship)' is not stored (transient?)")
+            let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
+            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?\(order) WHERE \(owner) = ?"),
+                                      ordered: orderColumn != nil)
+        default:
+            return nil
         }
+        foreignKeyLinks[key] = link
+        return link
+    }
+
+    private struct LinkKey: Hashable {
+        var entity: String
+        var relationship: String
+    }
+
+    /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
+    /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
+    private enum ForeignKeyLink {
+        case foreignKey(update: WriteStatement, ordered: Bool, inverse: WriteStatement?)
+        case inverseForeignKey(update: WriteStatement, ordered: Bool)
     }
 
     /// Clears a to-one relationship.
