@@ -49,7 +49,7 @@ struct RelationshipPhase {
                 }
             }
             if let rule = manager.keyRules[index] {
-                try relateByKeyRule(manager, rule, relate)
+                try relateByKeyRule(manager, index, rule, relate)
             } else {
                 _ = try relateAssociations(manager, index, after: related, relate)
             }
@@ -70,7 +70,9 @@ struct RelationshipPhase {
             var keysByEntity: [String: [Int64]] = [:]
             for row in rows { keysByEntity[try row.stored(1, "an entity name"), default: []].append(try row.stored(2, "a row key")) }
             for (entity, keys) in keysByEntity {
-                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity) { sources[StoredKey(entity: entity, key: key)] = data }
+                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, attributes: manager.relationshipAttributes[index]) {
+                    sources[StoredKey(entity: entity, key: key)] = data
+                }
             }
             manager.sourceGraph.remember(batch: Array(sources.values))
             for row in rows where count < limit {
@@ -95,7 +97,7 @@ struct RelationshipPhase {
 extension RelationshipPhase {
     /// Relates a declarative mapping's objects: the destination rows in its key range, in batches,
     /// each with the source object its key rule names.
-    func relateByKeyRule(_ manager: MigrationManager, _ rule: MigrationManager.KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
+    func relateByKeyRule(_ manager: MigrationManager, _ index: Int, _ rule: MigrationManager.KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
         let destinationStore = manager.destinationStore
         guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == rule.table }) else { return }
         let key = storage.primaryKey.quotedDatabaseIdentifier
@@ -117,7 +119,7 @@ extension RelationshipPhase {
             }
             var sources: [Int64: ObjectData] = [:]
             for entity in rule.sourceEntities {
-                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity)) { first, _ in first }
+                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, attributes: manager.relationshipAttributes[index])) { first, _ in first }
             }
             manager.sourceGraph.remember(batch: Array(sources.values))
             for (destination, sourceKey) in destinations {

@@ -67,11 +67,12 @@ extension Store {
         return found
     }
 
-    /// Objects of one entity (sub-entities excluded) by key, read a few hundred per query.
-    public func objects(keys: [Int64], ofExactEntity entity: String) throws -> [Int64: ObjectData] {
+    /// Objects of one entity (sub-entities excluded) by key, read a few hundred per query; with
+    /// `attributes`, only those attributes are read (`ObjectData.isPartial`).
+    public func objects(keys: [Int64], ofExactEntity entity: String, attributes: Set<String>? = nil) throws -> [Int64: ObjectData] {
         var found: [Int64: ObjectData] = [:]
         for start in stride(from: 0, to: keys.count, by: 500) {
-            try readObjects(ofExactEntity: entity, keys: Array(keys[start..<min(keys.count, start + 500)])) { object in
+            try readObjects(ofExactEntity: entity, keys: Array(keys[start..<min(keys.count, start + 500)]), attributes: attributes) { object in
                 if let key = object.key { found[key] = object }
             }
         }
@@ -106,10 +107,12 @@ extension Store {
     }
 
     /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
-    /// the given keys, or those whose keys lie in a range.
+    /// the given keys, or those whose keys lie in a range. With `only`, the attributes read are
+    /// those of the set (the objects are partial); relationships are always read.
     func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, in connection: Database? = nil,
-                     _ body: (ObjectData) throws -> Void) throws {
-        let plan = try readPlan(entityName) { try ReadPlan(entity: entityName, store: self) }
+                     attributes only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
+        let plan = try readPlan(entityName, attributes: only) { try ReadPlan(entity: entityName, store: self, attributes: only) }
+        let isPartial = plan.isPartial
         let attributes = plan.attributes, toOne = plan.toOne, toManyQueries = plan.toMany
         let key = plan.key
         var filter = ""
@@ -128,6 +131,7 @@ extension Store {
                 let primaryKey = try row.integer(0, "a row key of \(entityName)")
                 let stored = try row.textIfPresent(1, "an object id of \(entityName)")
                 var object = ObjectData(id: strategy.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
+                object.isPartial = isPartial
                 var column = 2
                 object.attributes.reserveCapacity(attributes.count)
                 for (attribute, _) in attributes {
@@ -183,7 +187,8 @@ extension Store {
     /// Reads the objects of an entity (sub-entities excluded) in batches, in key order. Each batch
     /// is read in its own short read and handed to `body` outside it, so `body` may read the store
     /// again (expressions following relationships do) and memory stays bounded by the batch size.
-    public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, _ body: ([ObjectData]) throws -> Void) throws {
+    /// With `attributes`, only those attributes are read (`ObjectData.isPartial`).
+    public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, attributes: Set<String>? = nil, _ body: ([ObjectData]) throws -> Void) throws {
         let storage = try layout.storage(of: entity)
         let key = storage.primaryKey.quotedDatabaseIdentifier
         let sql = "SELECT \(key) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = ? AND \(key) > ? ORDER BY \(key) LIMIT ?"
@@ -200,7 +205,7 @@ extension Store {
             lastKey = last
             var batch: [ObjectData] = []
             batch.reserveCapacity(keys.count)
-            try readObjects(ofExactEntity: entity, keyRange: first...last) { batch.append($0) }
+            try readObjects(ofExactEntity: entity, keyRange: first...last, attributes: attributes) { batch.append($0) }
             try body(batch)
             if keys.count < batchSize { return }
         }
@@ -219,16 +224,20 @@ struct ReadPlan {
     let attributes: [(attribute: Attribute, column: String)]
     let toOne: [(name: String, table: String)]
     let toMany: [(name: String, table: String, sql: String)]
+    /// Whether some stored attributes are left out (a plan for the attributes a reader needs).
+    let isPartial: Bool
 
-    init(entity entityName: String, store: Store) throws {
+    init(entity entityName: String, store: Store, attributes only: Set<String>? = nil) throws {
         let schema = store.schema
         guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
         let storage = try store.layout.storage(of: entityName)
         self.storage = storage
         discriminator = storage.discriminator
-        attributes = schema.allAttributes(of: entity).compactMap { attribute in
+        let stored = schema.allAttributes(of: entity).compactMap { attribute in
             storage.attributeColumns[attribute.name].map { (attribute: attribute, column: $0) }
         }.filter { !$0.attribute.isTransient }
+        attributes = only.map { names in stored.filter { names.contains($0.attribute.name) } } ?? stored
+        isPartial = attributes.count < stored.count
         let relationships = schema.allRelationships(of: entity).compactMap { relationship in
             storage.relationships[relationship.name].map { (relationship: relationship, kept: $0) }
         }.filter { !$0.relationship.isTransient }

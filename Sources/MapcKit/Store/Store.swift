@@ -26,7 +26,7 @@ public final class Store: @unchecked Sendable {
     /// reads share one snapshot and no per-read transaction), and each entity's read plan.
     private let lock = NSLock()
     private var activeReader: Database?
-    private var readPlans: [String: ReadPlan] = [:]
+    private var readPlans: [ReadPlanKey: ReadPlan] = [:]
 
     private init(database: DatabaseQueue, schema: Schema, format: StoreFormat, path: String?) {
         self.database = database
@@ -148,11 +148,18 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The read plan of an entity, worked out once.
-    func readPlan(_ entity: String, make: () throws -> ReadPlan) rethrows -> ReadPlan {
-        if let plan = lock.withLock({ readPlans[entity] }) { return plan }
+    func readPlan(_ entity: String, attributes: Set<String>? = nil, make: () throws -> ReadPlan) rethrows -> ReadPlan {
+        let key = ReadPlanKey(entity: entity, attributes: attributes)
+        if let plan = lock.withLock({ readPlans[key] }) { return plan }
         let plan = try make()
-        lock.withLock { readPlans[entity] = plan }
+        lock.withLock { readPlans[key] = plan }
         return plan
+    }
+
+    /// A read plan is for an entity and the attributes read (nil: all).
+    struct ReadPlanKey: Hashable {
+        var entity: String
+        var attributes: Set<String>?
     }
 
     /// Closes the store's connection now rather than when the store is released (after which the

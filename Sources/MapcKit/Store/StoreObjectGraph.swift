@@ -109,7 +109,14 @@ public final class StoreObjectGraph: ObjectGraph {
         guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
         switch property {
         case .attribute(let attribute):
-            return .scalar(attribute.isTransient ? .null : (data.attributes[key] ?? .null))
+            if attribute.isTransient { return .null }
+            if let value = data.attributes[key] { return .scalar(value) }
+            // Not read with the object (a migration reads the attributes its expressions name):
+            // read from its row now, rather than taken for nil.
+            if data.isPartial, let objectKey = data.key, let whole = try store.object(entity: data.entity, key: objectKey) {
+                return .scalar(whole.attributes[key] ?? .null)
+            }
+            return .null
         case .relationship(let relationship):
             let ids = data.relationships[key] ?? []
             let keys = data.relatedKeys[key] ?? []

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+@Suite("Reading only the source attributes a mapping uses")
+struct SourceProjectionTests {
+    private func read(_ texts: [String]) throws -> [String]? {
+        let expressions = try texts.map { try ExpressionParser.parse($0).get() }
+        return SourceProjection.attributesRead(by: expressions).map { $0.sorted() }
+    }
+
+    @Test func keyPathsFromTheSourceNameWhatIsRead() throws {
+        #expect(try read(["$source.title", "image != nil", "SELF.body", "$SELF.displayIndex + 1"]) == ["body", "displayIndex", "image", "title"])
+        #expect(try read(["$source.note.body", "UPPERCASE($source.title)"]) == ["note", "title"])
+        // A reference handed to the manager's lookups reads nothing.
+        #expect(try read(["FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)"]) == [])
+        #expect(try read(["FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"TagToTag\", $source.tags)"]) == ["tags"])
+        #expect(try read(["42", "$destination"]) == [])
+    }
+
+    @Test func theObjectUsedAsAWholeMeansEveryAttribute() throws {
+        #expect(try read(["CAST($source, \"NSString\")"]) == nil)
+        #expect(try read(["SELF == nil"]) == nil)
+        #expect(try read(["FUNCTION($source, \"valueForKey:\", \"title\")"]) == nil)
+        #expect(try read(["$source.@count"]) == nil)
+        #expect(try read(["$source.title", "{$source}"]) == nil)
+    }
+
+    @Test func policiesAndCopiesReadEverything() throws {
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
+        source: v2
+        destination: v3
+        entityMappings:
+          - { name: Plain, source: Note, destination: Note, filter: "image != nil", attributes: { title: $source.title } }
+          - { name: WithPolicy, source: Note, destination: Note, policy: P, attributes: { title: $source.title } }
+          - { name: Copied, source: Note, destination: Note, type: copy }
+
+        """)).mapping)
+        #expect(model.entityMappings.map(SourceProjection.creation) == [["image", "title"], nil, nil])
+        #expect(model.entityMappings.map(SourceProjection.relationships) == [[], nil, []])
+    }
+
+    /// An object read with some attributes is partial: asked for another, the graph reads it from
+    /// its row instead of taking it for nil, so a mapping the analysis misjudged stays right.
+    @Test func aPartialObjectAskedForAnAttributeItLacksReadsItFromItsRow() throws {
+        let store = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try store.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("T"), "body": .string("B"), "dateCreated": .date(Date(timeIntervalSince1970: 0))])])
+        var batches: [[ObjectData]] = []
+        try store.forEachBatch(ofExactEntity: "Note", attributes: ["title"]) { batches.append($0) }
+        let object = try #require(batches.first?.first)
+        #expect(object.isPartial && object.attributes == ["title": .string("T")])
+        let graph = StoreObjectGraph(store: store)
+        graph.remember(object)
+        #expect(try graph.value(of: graph.ref(object), key: "body") == .scalar(.string("B")))
+        #expect(try graph.value(of: graph.ref(object), key: "image") == .scalar(.null))
+        var whole: [ObjectData] = []
+        try store.forEachBatch(ofExactEntity: "Note") { whole += $0 }
+        #expect(whole.first.map { !$0.isPartial && $0.attributes.count == 5 } == true)
+    }
+}
