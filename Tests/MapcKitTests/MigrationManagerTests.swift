@@ -68,6 +68,48 @@ struct MigrationManagerTests {
         }
     }
 
+    /// A lookup finds a mapping's objects once they exist: in its own phase 1 a mapping finds
+    /// none of its objects not yet made, a later mapping finds every one, and phase 2 finds them
+    /// with their identities (the lookup of a complete declarative mapping reads no row).
+    @Test(arguments: TestLayout.allCases) func lookupsFindObjectsOnceCreated(layout: TestLayout) throws {
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(4, images: { $0 != 2 }))
+        let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)"
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: '\(lookup).@count' }
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil
+            attributes: { image: $source.image, dateCreated: 'CAST(\(lookup).@count, "NSDate")' }
+            relationships: { note: '\(lookup)' }
+
+        """)
+        let destination = try layout.store(try uncloudNotes("v3"))
+        var step = StepMigration(source: source, destination: destination, mapping: model)
+        step.allowsSQL = false
+        _ = try step.run()
+        let notes = try destination.objects(ofExactEntity: "Note"), attachments = try destination.objects(ofExactEntity: "Attachment")
+        #expect(notes.count == 4 && notes.allSatisfy { $0.attributes["displayIndex"] == .integer(0) }, "\(notes.map(\.attributes))")
+        // One second after 2001: the later mapping found one note per source object.
+        #expect(attachments.count == 3 && attachments.allSatisfy { $0.attributes["dateCreated"] == .date(Date(timeIntervalSinceReferenceDate: 1)) })
+        let byID = Dictionary(uniqueKeysWithValues: notes.map { ($0.id, $0) })
+        // Each attachment belongs to the note made from its own source note (those with an image).
+        var owners: [String] = []
+        for attachment in attachments {
+            let note = try #require(attachment.relationships["note"]?.first.flatMap { byID[$0] })
+            #expect(note.relationships["attachments"] == [attachment.id])
+            if case .string(let title)? = note.attributes["title"] { owners.append(title) }
+        }
+        #expect(owners.sorted() == ["Note 0", "Note 1", "Note 3"])
+    }
+
     @Test(.serialized, arguments: TestLayout.allCases) func hooksRunInCoreDataOrder(layout: TestLayout) throws {
         let registry = PolicyRegistry()
         registry.register(RecordingPolicy.self, as: "Recording")

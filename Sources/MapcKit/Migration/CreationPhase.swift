@@ -54,6 +54,7 @@ struct CreationPhase {
                 manager.sourceGraph.remember(batch: [])
                 manager.report(.create, entityMapping.name, done, total, finished: true)
             }
+            manager.creationFinished.insert(index)
             try manager.hook(entityMapping) { try manager.policies[index].endInstanceCreation(entityMapping, manager: manager) }
         }
     }

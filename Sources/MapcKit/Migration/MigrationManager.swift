@@ -44,6 +44,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     var compiledWork: [String] = []
     /// Mappings whose relationships were set while their objects were created.
     var relationshipsDone: Set<Int> = []
+    /// Mappings that have created all their objects (phase 1 is past them).
+    var creationFinished: Set<Int> = []
     /// The mapping being worked on.
     var currentMapping = 0
     /// The destination object being related in phase 2, with its source object.
@@ -697,11 +699,19 @@ public final class MigrationManager: MigrationManagerFunctions {
         ObjectRef(entity: entity, id: destinationStore.strategy.objectID(entity: entity, key: key, stored: stored), key: key)
     }
 
-    /// The destination objects a mapping created from a source object.
-    func destinations(of mappingIndex: Int, source: StoredKey) throws -> [ObjectRef] {
+    /// The destination objects a mapping created from a source object. `sourceID` is the
+    /// object's identity when it comes from a reference the source graph handed out.
+    func destinations(of mappingIndex: Int, source: StoredKey, sourceID: String? = nil) throws -> [ObjectRef] {
         if let rule = keyRules[mappingIndex] {
-            guard rule.sourceEntities.contains(source.entity), let key = rule.destinationKey(ofSource: source.key),
-                  let found = try destinationObject(inTable: rule.table, key: key) else { return [] }
+            guard rule.sourceEntities.contains(source.entity), let key = rule.destinationKey(ofSource: source.key) else { return [] }
+            // Once a complete rule's mapping has created its objects, every source object has
+            // one, of the mapping's entity, with the identity `makeDestination` (and the compiled
+            // SQL) gives it: nothing to look up.
+            if rule.isComplete, creationFinished.contains(mappingIndex), let sourceID {
+                let stored = destinationStore.layout.entities[rule.entity]?.idColumn == nil ? nil : sourceID + identitySuffix(mappingIndex)
+                return [destinationRef(entity: rule.entity, key: key, stored: stored)]
+            }
+            guard let found = try destinationObject(inTable: rule.table, key: key) else { return [] }
             return [found]
         }
         let sourceKey = source.key
@@ -779,7 +789,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         var result: [ObjectRef] = []
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
-            result += try destinations(of: index, source: StoredKey(entity: source.entity, key: key))
+            result += try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
         }
         return result
     }
@@ -791,7 +801,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
             for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
-                let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key))
+                let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
                 if let first = found.first {
                     result.append(first)
                     break
