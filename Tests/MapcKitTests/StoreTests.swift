@@ -273,3 +273,18 @@ struct StatementColumnsTests {
         #expect(try first("SELECT NULL, 1") { ($0.isNull(0), $0.isNull(1)) } .map { [$0.0, $0.1] } == [true, false])
     }
 }
+
+extension WriteStatementTests {
+    /// Text is bound from its own UTF-8 bytes: small, long and bridged strings arrive whole.
+    @Test func textOfEveryKindArrivesWhole() throws {
+        let texts = ["", "a", "é\u{1F600} ünïcödé", String(repeating: "long text ", count: 500), ("bridged ✓" as NSString) as String]
+        let stored = try DatabaseQueue().write { db in
+            try db.execute(sql: "CREATE TABLE t (n INTEGER, v)")
+            let insert = try WriteStatement(db, sql: "INSERT INTO t VALUES (?, ?)")
+            for (index, text) in texts.enumerated() { try insert.execute([index.databaseValue, text.databaseValue]) }
+            return try Row.fetchAll(db, sql: "SELECT typeof(v), v FROM t ORDER BY n").map { ($0[0] as String, $0[1] as DatabaseValue) }
+        }
+        #expect(stored.map(\.0) == Array(repeating: "text", count: texts.count))
+        #expect(stored.map { String.fromDatabaseValue($0.1) } == texts)
+    }
+}

@@ -113,7 +113,9 @@ extension Store {
                      attributes only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
         let plan = try readPlan(entityName, attributes: only) { try ReadPlan(entity: entityName, store: self, attributes: only) }
         let isPartial = plan.isPartial
-        let attributes = plan.attributes, toOne = plan.toOne, toManyQueries = plan.toMany
+        // Names and types apart: iterating the attributes themselves copied each (a large value) per object.
+        let attributeNames = plan.attributes.map(\.attribute.name), attributeTypes = plan.attributes.map(\.attribute.type)
+        let toOne = plan.toOne, toManyQueries = plan.toMany
         let key = plan.key
         var filter = ""
         if let keys { filter += " AND t.\(key) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))" }
@@ -133,12 +135,12 @@ extension Store {
                 var object = ObjectData(id: strategy.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
                 object.isPartial = isPartial
                 var column = 2
-                object.attributes.reserveCapacity(attributes.count)
-                for (attribute, _) in attributes {
+                object.attributes.reserveCapacity(attributeNames.count)
+                for (name, type) in zip(attributeNames, attributeTypes) {
                     do {
-                        object.attributes[attribute.name] = try strategy.decode(row.value(column), as: attribute.type)
+                        object.attributes[name] = try strategy.decode(row.value(column), as: type)
                     } catch let error as MapcError {
-                        throw MapcError.store("\(entityName) '\(object.id)', attribute '\(attribute.name)': \(error)")
+                        throw MapcError.store("\(entityName) '\(object.id)', attribute '\(name)': \(error)")
                     }
                     column += 1
                 }
