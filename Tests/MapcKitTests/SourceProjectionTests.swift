@@ -6,7 +6,7 @@ import Testing
 struct SourceProjectionTests {
     private func read(_ texts: [String]) throws -> [String]? {
         let expressions = try texts.map { try ExpressionParser.parse($0).get() }
-        return SourceProjection.attributesRead(by: expressions).map { $0.sorted() }
+        return SourceProjection.propertiesRead(by: expressions).map { $0.sorted() }
     }
 
     @Test func keyPathsFromTheSourceNameWhatIsRead() throws {
@@ -37,7 +37,7 @@ struct SourceProjectionTests {
 
         """)).mapping)
         #expect(model.entityMappings.map(SourceProjection.creation) == [["image", "title"], nil, nil])
-        #expect(model.entityMappings.map(SourceProjection.relationships) == [[], nil, []])
+        #expect(model.entityMappings.map(SourceProjection.relationships) == [[], nil, nil])
     }
 
     /// An object read with some attributes is partial: asked for another, the graph reads it from
@@ -46,7 +46,7 @@ struct SourceProjectionTests {
         let store = try Store.inMemory(schema: try uncloudNotes("v2"))
         try store.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("T"), "body": .string("B"), "dateCreated": .date(Date(timeIntervalSince1970: 0))])])
         var batches: [[ObjectData]] = []
-        try store.forEachBatch(ofExactEntity: "Note", attributes: ["title"]) { batches.append($0) }
+        try store.forEachBatch(ofExactEntity: "Note", properties: ["title"]) { batches.append($0) }
         let object = try #require(batches.first?.first)
         #expect(object.isPartial && object.attributes == ["title": .string("T")])
         let graph = StoreObjectGraph(store: store)
@@ -56,5 +56,33 @@ struct SourceProjectionTests {
         var whole: [ObjectData] = []
         try store.forEachBatch(ofExactEntity: "Note") { whole += $0 }
         #expect(whole.first.map { !$0.isPartial && $0.attributes.count == 5 } == true)
+    }
+
+    /// A relationship left out is read when asked for, and so is a to-many list of an object
+    /// prefetched through a to-one (prefetches read no lists).
+    @Test func aPartialObjectAskedForARelationshipItLacksReadsIt() throws {
+        let store = try Store.inMemory(schema: try uncloudNotes("v3"))
+        let date = ISO8601.parse("2024-05-01T10:00:00Z")!
+        try store.insert([
+            ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("T"), "body": .string("B"), "dateCreated": .date(date)]),
+            ObjectData(id: "a1", entity: "Attachment", attributes: ["image": .binary(Data([1])), "dateCreated": .date(date)], relationships: ["note": ["n1"]]),
+            ObjectData(id: "a2", entity: "Attachment", attributes: ["image": .binary(Data([2])), "dateCreated": .date(date)], relationships: ["note": ["n1"]]),
+        ])
+        var notes: [ObjectData] = []
+        try store.forEachBatch(ofExactEntity: "Note", properties: ["title"]) { notes += $0 }
+        let note = try #require(notes.first)
+        #expect(note.isPartial && note.relationships.isEmpty)
+        let graph = StoreObjectGraph(store: store)
+        graph.remember(note)
+        #expect(try graph.value(of: graph.ref(note), key: "attachments")?.elements?.count == 2)
+
+        var attachments: [ObjectData] = []
+        try store.forEachBatch(ofExactEntity: "Attachment", properties: ["note"]) { attachments += $0 }
+        graph.remember(batch: attachments)
+        let first = try #require(attachments.first)
+        graph.remember(first)
+        guard case .object(let owner)? = try graph.value(of: graph.ref(first), key: "note") else { Issue.record("no note"); return }
+        #expect(try graph.value(of: owner, key: "body") == .scalar(.string("B")))
+        #expect(try graph.value(of: owner, key: "attachments")?.elements?.count == 2)
     }
 }

@@ -82,7 +82,7 @@ struct CreationPhase {
                                                 diagnostic: sourceExpression.source.diagnostic(.error, "the fetch request's predicate does not parse: \(error.description)", at: sourceExpression.expression.range))
             }
             for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
-                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, attributes: manager.creationAttributes[manager.mappingIndex(entityMapping)]) { batch in
+                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)]) { batch in
                     manager.sourceGraph.remember(batch: batch)
                     for data in batch {
                         let object = manager.sourceObject(data)
@@ -109,7 +109,7 @@ struct CreationPhase {
             return
         }
         guard let entity = entityMapping.source else { return }
-        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, attributes: manager.creationAttributes[manager.mappingIndex(entityMapping)]) { batch in
+        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)]) { batch in
             manager.sourceGraph.remember(batch: batch)
             for data in batch { try body(manager.sourceObject(data)) }
         }

@@ -56,9 +56,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// them, policies, copied relationships); nil when that may be any. Objects of a mapping
     /// nobody looks up, created by SQL with its relationships, record no associations.
     lazy var lookedUpMappings: Set<Int>? = Self.lookedUpMappings(in: mapping)
-    /// Per mapping position, the source attributes phase 1 and phase 2 read (nil: all of them).
-    lazy var creationAttributes: [Set<String>?] = mapping.entityMappings.map(SourceProjection.creation)
-    lazy var relationshipAttributes: [Set<String>?] = mapping.entityMappings.map(SourceProjection.relationships)
+    /// Per mapping position, the source properties phase 1 and phase 2 read (nil: all of them).
+    lazy var creationProperties: [Set<String>?] = mapping.entityMappings.map(SourceProjection.creation)
+    lazy var relationshipProperties: [Set<String>?] = mapping.entityMappings.map(SourceProjection.relationships)
     /// Per destination table, the key ranges of compiled creations that recorded no associations,
     /// with their mappings: enough to say which mapping made an object.
     var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []

@@ -70,7 +70,7 @@ struct RelationshipPhase {
             var keysByEntity: [String: [Int64]] = [:]
             for row in rows { keysByEntity[try row.stored(1, "an entity name"), default: []].append(try row.stored(2, "a row key")) }
             for (entity, keys) in keysByEntity {
-                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, attributes: manager.relationshipAttributes[index]) {
+                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: manager.relationshipProperties[index]) {
                     sources[StoredKey(entity: entity, key: key)] = data
                 }
             }
@@ -119,7 +119,7 @@ extension RelationshipPhase {
             }
             var sources: [Int64: ObjectData] = [:]
             for entity in rule.sourceEntities {
-                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, attributes: manager.relationshipAttributes[index])) { first, _ in first }
+                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, properties: manager.relationshipProperties[index])) { first, _ in first }
             }
             manager.sourceGraph.remember(batch: Array(sources.values))
             for (destination, sourceKey) in destinations {

@@ -1,16 +1,19 @@
-/// Which attributes of its source objects an entity mapping's expressions read, so that a
-/// migration reads only those from the source store: a mapping that never looks at a wide
-/// entity's blob does not copy it out of every row, and phase 2 reads no attributes at all for
-/// the usual relationship mappings (`destinationInstances…` of `$source.relationship`).
+/// Which properties (attributes and relationships) of its source objects an entity mapping's
+/// expressions read, so that a migration reads only those from the source store: a mapping that
+/// never looks at a wide entity's blob does not copy it out of every row, one that follows no
+/// to-many relationship runs no query per object for its list, and phase 2 of the usual
+/// relationship mappings (`destinationInstances…` of `$source.relationship`) reads that one
+/// relationship and nothing else.
 ///
-/// Nil means "every attribute": a custom policy (its code may read any), a `copy` mapping, or an
-/// expression that uses the source object as a whole (`CAST($source, …)`, `FUNCTION($source, …)`,
-/// `SELF` in a comparison). The result is an optimisation only: an object read this way is
-/// marked partial, and a key path that asks for an attribute it lacks reads it from its row
-/// (`StoreObjectGraph`), so a mapping this analysis misjudges is slower, never wrong.
+/// Nil means "every property": a custom policy (its code may read any), a `copy` mapping (it
+/// carries every relationship over), or an expression that uses the source object as a whole
+/// (`CAST($source, …)`, `FUNCTION($source, …)`, `SELF` in a comparison). The result is an
+/// optimisation only: an object read this way is marked partial, and a key path that asks for a
+/// property it lacks reads it from its row (`StoreObjectGraph`), so a mapping this analysis
+/// misjudges is slower, never wrong.
 enum SourceProjection {
-    /// The source attributes phase 1 reads for a mapping: its attribute expressions, its filter
-    /// and the predicate of Xcode's standard fetch.
+    /// The source properties phase 1 reads for a mapping: its attribute expressions', its
+    /// filter's and those of the predicate of Xcode's standard fetch.
     static func creation(_ entityMapping: EntityMapping) -> Set<String>? {
         guard entityMapping.policy == nil, entityMapping.type != .copy else { return nil }
         var expressions = entityMapping.attributes.map(\.expression.expression) + [entityMapping.filter?.expression].compactMap { $0 }
@@ -18,19 +21,19 @@ enum SourceProjection {
             guard let (_, predicate) = CreationPhase.standardFetch(sourceExpression.expression), case .success(let parsed) = ExpressionParser.parse(predicate) else { return nil }
             expressions.append(parsed)
         }
-        return attributesRead(by: expressions)
+        return propertiesRead(by: expressions)
     }
 
-    /// The source attributes phase 2 reads for a mapping: its relationship expressions'.
+    /// The source properties phase 2 reads for a mapping: its relationship expressions'.
     static func relationships(_ entityMapping: EntityMapping) -> Set<String>? {
-        guard entityMapping.policy == nil else { return nil }
-        return attributesRead(by: entityMapping.relationships.map(\.expression.expression))
+        guard entityMapping.policy == nil, entityMapping.type != .copy else { return nil }
+        return propertiesRead(by: entityMapping.relationships.map(\.expression.expression))
     }
 
     /// The first keys of the key paths the expressions follow from the source object (`$source`,
     /// `SELF`, a bare key); nil when they use the object in any other way than as the root of a
     /// key path or a reference handed to a `$manager` lookup. Walked without recursion.
-    static func attributesRead(by expressions: [Expr]) -> Set<String>? {
+    static func propertiesRead(by expressions: [Expr]) -> Set<String>? {
         var keys: Set<String> = []
         var pending = expressions
         while let expression = pending.popLast() {
@@ -39,7 +42,7 @@ enum SourceProjection {
                 guard case .key(let key, _)? = components.first else { return nil }
                 keys.insert(key)
             case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("manager"):
-                // The lookups take source objects as references; their attributes are not read.
+                // The lookups take source objects as references; their properties are not read.
                 pending += arguments.filter { !isSourceObject($0) }
             case .evaluatedObject, .variable:
                 if isSourceObject(expression) { return nil }

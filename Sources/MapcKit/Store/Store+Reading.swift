@@ -68,11 +68,11 @@ extension Store {
     }
 
     /// Objects of one entity (sub-entities excluded) by key, read a few hundred per query; with
-    /// `attributes`, only those attributes are read (`ObjectData.isPartial`).
-    public func objects(keys: [Int64], ofExactEntity entity: String, attributes: Set<String>? = nil) throws -> [Int64: ObjectData] {
+    /// `properties`, only those attributes and relationships are read (`ObjectData.isPartial`).
+    public func objects(keys: [Int64], ofExactEntity entity: String, properties: Set<String>? = nil) throws -> [Int64: ObjectData] {
         var found: [Int64: ObjectData] = [:]
         for start in stride(from: 0, to: keys.count, by: 500) {
-            try readObjects(ofExactEntity: entity, keys: Array(keys[start..<min(keys.count, start + 500)]), attributes: attributes) { object in
+            try readObjects(ofExactEntity: entity, keys: Array(keys[start..<min(keys.count, start + 500)]), properties: properties) { object in
                 if let key = object.key { found[key] = object }
             }
         }
@@ -107,11 +107,11 @@ extension Store {
     }
 
     /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
-    /// the given keys, or those whose keys lie in a range. With `only`, the attributes read are
-    /// those of the set (the objects are partial); relationships are always read.
+    /// the given keys, or those whose keys lie in a range. With `only`, the attributes and
+    /// relationships read are those of the set (the objects are partial).
     func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, in connection: Database? = nil,
-                     attributes only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
-        let plan = try readPlan(entityName, attributes: only) { try ReadPlan(entity: entityName, store: self, attributes: only) }
+                     properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
+        let plan = try readPlan(entityName, properties: only) { try ReadPlan(entity: entityName, store: self, properties: only) }
         let isPartial = plan.isPartial
         // Names and types apart: iterating the attributes themselves copied each (a large value) per object.
         let attributeNames = plan.attributes.map(\.attribute.name), attributeTypes = plan.attributes.map(\.attribute.type)
@@ -189,8 +189,8 @@ extension Store {
     /// Reads the objects of an entity (sub-entities excluded) in batches, in key order. Each batch
     /// is read in its own short read and handed to `body` outside it, so `body` may read the store
     /// again (expressions following relationships do) and memory stays bounded by the batch size.
-    /// With `attributes`, only those attributes are read (`ObjectData.isPartial`).
-    public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, attributes: Set<String>? = nil, _ body: ([ObjectData]) throws -> Void) throws {
+    /// With `properties`, only those attributes and relationships are read (`ObjectData.isPartial`).
+    public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, properties: Set<String>? = nil, _ body: ([ObjectData]) throws -> Void) throws {
         let storage = try layout.storage(of: entity)
         let key = storage.primaryKey.quotedDatabaseIdentifier
         let sql = "SELECT \(key) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = ? AND \(key) > ? ORDER BY \(key) LIMIT ?"
@@ -207,7 +207,7 @@ extension Store {
             lastKey = last
             var batch: [ObjectData] = []
             batch.reserveCapacity(keys.count)
-            try readObjects(ofExactEntity: entity, keyRange: first...last, attributes: attributes) { batch.append($0) }
+            try readObjects(ofExactEntity: entity, keyRange: first...last, properties: properties) { batch.append($0) }
             try body(batch)
             if keys.count < batchSize { return }
         }
@@ -226,10 +226,10 @@ struct ReadPlan {
     let attributes: [(attribute: Attribute, column: String)]
     let toOne: [(name: String, table: String)]
     let toMany: [(name: String, table: String, sql: String)]
-    /// Whether some stored attributes are left out (a plan for the attributes a reader needs).
+    /// Whether some stored properties are left out (a plan for those a reader needs).
     let isPartial: Bool
 
-    init(entity entityName: String, store: Store, attributes only: Set<String>? = nil) throws {
+    init(entity entityName: String, store: Store, properties only: Set<String>? = nil) throws {
         let schema = store.schema
         guard let entity = schema.entity(named: entityName) else { throw MapcError.notFound("no entity '\(entityName)' in version \(schema.version)") }
         let storage = try store.layout.storage(of: entityName)
@@ -239,10 +239,11 @@ struct ReadPlan {
             storage.attributeColumns[attribute.name].map { (attribute: attribute, column: $0) }
         }.filter { !$0.attribute.isTransient }
         attributes = only.map { names in stored.filter { names.contains($0.attribute.name) } } ?? stored
-        isPartial = attributes.count < stored.count
-        let relationships = schema.allRelationships(of: entity).compactMap { relationship in
+        let storedRelationships = schema.allRelationships(of: entity).compactMap { relationship in
             storage.relationships[relationship.name].map { (relationship: relationship, kept: $0) }
         }.filter { !$0.relationship.isTransient }
+        let relationships = only.map { names in storedRelationships.filter { names.contains($0.relationship.name) } } ?? storedRelationships
+        isPartial = attributes.count < stored.count || relationships.count < storedRelationships.count
         let table = storage.table.quotedDatabaseIdentifier, key = storage.primaryKey.quotedDatabaseIdentifier, kind = storage.entityColumn.quotedDatabaseIdentifier
         self.key = key
         let idSelection = storage.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"

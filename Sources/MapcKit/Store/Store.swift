@@ -148,18 +148,18 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The read plan of an entity, worked out once.
-    func readPlan(_ entity: String, attributes: Set<String>? = nil, make: () throws -> ReadPlan) rethrows -> ReadPlan {
-        let key = ReadPlanKey(entity: entity, attributes: attributes)
+    func readPlan(_ entity: String, properties: Set<String>? = nil, make: () throws -> ReadPlan) rethrows -> ReadPlan {
+        let key = ReadPlanKey(entity: entity, properties: properties)
         if let plan = lock.withLock({ readPlans[key] }) { return plan }
         let plan = try make()
         lock.withLock { readPlans[key] = plan }
         return plan
     }
 
-    /// A read plan is for an entity and the attributes read (nil: all).
+    /// A read plan is for an entity and the properties read (nil: all).
     struct ReadPlanKey: Hashable {
         var entity: String
-        var attributes: Set<String>?
+        var properties: Set<String>?
     }
 
     /// Closes the store's connection now rather than when the store is released (after which the

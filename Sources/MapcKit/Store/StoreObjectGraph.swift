@@ -55,8 +55,11 @@ public final class StoreObjectGraph: ObjectGraph {
                 if seen.insert(related[0].key).inserted { keys.append(related[0].key) }
             }
         }
-        guard !keys.isEmpty, store.schema.entity(named: entity) != nil else { return }
-        for (key, object) in try store.objects(keys: keys, ofExactEntity: entity) {
+        guard !keys.isEmpty, let described = store.schema.entity(named: entity) else { return }
+        // Without to-many lists (a query per object each): key paths through a to-one mostly
+        // read attributes, and a list asked for is read then (the object is partial).
+        let properties = Set(store.schema.allAttributes(of: described).map(\.name) + store.schema.allRelationships(of: described).filter { !$0.isToMany }.map(\.name))
+        for (key, object) in try store.objects(keys: keys, ofExactEntity: entity, properties: properties) {
             prefetched[StoredKey(entity: entity, key: key)] = object
         }
     }
@@ -104,6 +107,14 @@ public final class StoreObjectGraph: ObjectGraph {
         return object
     }
 
+    /// The object read whole, when `data` was read with only some of its properties (a
+    /// migration reads those its expressions use, a prefetch no to-many lists): a property it
+    /// lacks is then one not read, not one without a value.
+    private func wholeObject(ifPartial data: ObjectData) throws -> ObjectData? {
+        guard data.isPartial, let key = data.key else { return nil }
+        return try store.object(entity: data.entity, key: key)
+    }
+
     /// The value of a key path step on a stored object, read from its row.
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
@@ -113,13 +124,12 @@ public final class StoreObjectGraph: ObjectGraph {
             if let value = data.attributes[key] { return .scalar(value) }
             // Not read with the object (a migration reads the attributes its expressions name):
             // read from its row now, rather than taken for nil.
-            if data.isPartial, let objectKey = data.key, let whole = try store.object(entity: data.entity, key: objectKey) {
-                return .scalar(whole.attributes[key] ?? .null)
-            }
+            if let whole = try wholeObject(ifPartial: data) { return .scalar(whole.attributes[key] ?? .null) }
             return .null
         case .relationship(let relationship):
-            let ids = data.relationships[key] ?? []
-            let keys = data.relatedKeys[key] ?? []
+            var read = (ids: data.relationships[key], keys: data.relatedKeys[key])
+            if read.ids == nil, let whole = try wholeObject(ifPartial: data) { read = (whole.relationships[key], whole.relatedKeys[key]) }
+            let ids = read.ids ?? [], keys = read.keys ?? []
             var refs: [EvalValue] = []
             refs.reserveCapacity(ids.count)
             for (index, id) in ids.enumerated() {
