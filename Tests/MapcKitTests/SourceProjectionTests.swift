@@ -2,7 +2,19 @@ import Foundation
 import Testing
 @testable import MapcKit
 
-@Suite("Reading only the source attributes a mapping uses")
+/// Records what a policy sees of its source objects, and may give its object an id of its own.
+final class SeeingSourcesPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var seen: [String] = []
+    nonisolated(unsafe) static var id: String?
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        Self.seen.append("\(source.data.id) displayIndex=\(source["displayIndex"]) image=\(source["image"]) partial=\(source.data.isPartial)")
+        var note = try manager.makeDestination(for: source, mapping: mapping)
+        if let id = Self.id { note.id = id }
+        try manager.insert(note, associatedWith: source, mapping: mapping)
+    }
+}
+
+@Suite("Reading only the source properties a mapping uses", .serialized)
 struct SourceProjectionTests {
     private func read(_ texts: [String]) throws -> [String]? {
         let expressions = try texts.map { try ExpressionParser.parse($0).get() }
@@ -84,5 +96,57 @@ struct SourceProjectionTests {
         guard case .object(let owner)? = try graph.value(of: graph.ref(first), key: "note") else { Issue.record("no note"); return }
         #expect(try graph.value(of: owner, key: "body") == .scalar(.string("B")))
         #expect(try graph.value(of: owner, key: "attachments")?.elements?.count == 2)
+    }
+
+    /// A policy's source objects are whole, even when another mapping read the same object
+    /// partly just before and the graph still holds that copy (a source expression that is not
+    /// Xcode's literal fetch hands out objects through the graph).
+    @Test func aPolicyGetsWholeSourceObjectsAfterAPartialRead() throws {
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("T"), "body": .string("B"), "dateCreated": .date(Date(timeIntervalSince1970: 0)),
+                                                                            "displayIndex": .integer(7), "image": .binary(Data([1, 2]))])])
+        let registry = PolicyRegistry()
+        registry.register(SeeingSourcesPolicy.self, as: "Seeing")
+        SeeingSourcesPolicy.seen = []
+        SeeingSourcesPolicy.id = nil
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
+        source: v2
+        destination: v3
+        entityMappings:
+          - { name: First, source: Note, destination: Note, attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated } }
+          - name: Second
+            source: Note
+            destination: Note
+            policy: Seeing
+            sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", FUNCTION("TRUE", "stringByAppendingString:", "PREDICATE")), $manager.sourceContext, NO)'
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated }
+
+        """)).mapping)
+        var step = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model, policies: registry)
+        step.allowsSQL = false
+        _ = try step.run()
+        #expect(SeeingSourcesPolicy.seen == ["n1 displayIndex=7 image=<2 bytes> partial=false"])
+    }
+
+    /// An id with a NUL character is refused where it is written, named (SQLite would keep the
+    /// bytes but read the text back cut short).
+    @Test func aPolicyIdWithANulIsRefused() throws {
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("T"), "body": .string("B"), "dateCreated": .date(Date(timeIntervalSince1970: 0))])])
+        let registry = PolicyRegistry()
+        registry.register(SeeingSourcesPolicy.self, as: "Seeing")
+        SeeingSourcesPolicy.id = "a\u{0}b"
+        defer { SeeingSourcesPolicy.id = nil }
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
+        source: v2
+        destination: v3
+        entityMappings:
+          - { name: Notes, source: Note, destination: Note, policy: Seeing, attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated } }
+
+        """)).mapping)
+        let error = #expect(throws: MigrationError.self) {
+            _ = try StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model, policies: registry).run()
+        }
+        #expect(error.map { "\($0)" }?.contains("property 'id': an id cannot contain the NUL character") == true, "\(String(describing: error))")
     }
 }

@@ -103,7 +103,10 @@ struct CreationPhase {
                 throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: "", id: ""), diagnostic: error.diagnostic(in: sourceExpression.source))
             }
             for item in result.elements ?? [result] {
-                guard case .object(let ref) = item, let data = try manager.sourceGraph.load(ref) else { continue }
+                guard case .object(let ref) = item, var data = try manager.sourceGraph.load(ref) else { continue }
+                // The graph may hold the object as another mapping read it (some properties only);
+                // this mapping's expressions, copies and policy get it whole.
+                if data.isPartial, let key = data.key, let whole = try sourceStore.object(entity: data.entity, key: key) { data = whole }
                 try body(manager.sourceObject(data))
             }
             return

@@ -443,6 +443,10 @@ public final class MigrationManager: MigrationManagerFunctions {
         var inserted = destination
         if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
         let storage = try destinationStore.layout.storage(of: destination.entity)
+        if storage.idColumn != nil, ValueLimits.containsNUL(destination.id) {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
+                                       message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
+        }
         do {
             let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)
             inserted.primaryKey = key

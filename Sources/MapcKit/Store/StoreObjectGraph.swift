@@ -39,6 +39,8 @@ public final class StoreObjectGraph: ObjectGraph {
     /// to are read together when first needed (see `load`). Replaces the previous batch.
     public func remember(batch objects: [ObjectData]) {
         batch = objects
+        // The object of the previous batch is not the one being worked on any more.
+        current = nil
         prefetched = [:]
         prefetchedEntities = []
     }
@@ -112,8 +114,14 @@ public final class StoreObjectGraph: ObjectGraph {
     /// lacks is then one not read, not one without a value.
     private func wholeObject(ifPartial data: ObjectData) throws -> ObjectData? {
         guard data.isPartial, let key = data.key else { return nil }
-        return try store.object(entity: data.entity, key: key)
+        let stored = StoredKey(entity: data.entity, key: key)
+        if let known = wholeObjects[stored] { return known }
+        let whole = try store.object(entity: data.entity, key: key)
+        wholeObjects[stored] = whole
+        return whole
     }
+    /// Objects read whole because a partial one lacked a property, so each is read once.
+    private var wholeObjects = BoundedCache<StoredKey, ObjectData>(capacity: 1_024)
 
     /// The value of a key path step on a stored object, read from its row.
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
