@@ -44,7 +44,8 @@ struct AssociationQueryTests {
             var destinations: [Int64] = [], batches = 0
             try MigrationManager.forEachAssociationBatch(of: 1, size: 2, in: db) { rows in
                 batches += 1
-                destinations += rows.map { $0["destination"] }
+                destinations += rows.map(\.destination.key)
+                #expect(rows.allSatisfy { $0.destination.entity == "C" && $0.source.entity == "A" && $0.id == nil })
                 return true
             }
             // Seven rows, two at a time.
@@ -63,7 +64,7 @@ struct AssociationQueryTests {
             for source in 1...6 { try db.execute(sql: "INSERT INTO \(MigrationManager.associations) VALUES (0, ?, 'A', ?, 'B', NULL)", arguments: [source, source]) }
             var after: [Int64] = []
             try MigrationManager.forEachAssociationBatch(of: 0, size: 2, after: 3, in: db) { rows in
-                after += rows.map { $0["destination"] }
+                after += rows.map(\.destination.key)
                 return true
             }
             var calls = 0

@@ -265,6 +265,8 @@ struct StatementColumnsTests {
             #expect("\(error)".contains("where a row key of Note was expected"), "\(error)")
         }
         #expect(try first("SELECT 'n1'") { try $0.textIfPresent(0, "an id") } == "n1")
+        #expect(try first("SELECT 'Note'") { try $0.text(0, "an entity name") } == "Note")
+        #expect(throws: MapcError.self) { _ = try first("SELECT NULL") { try $0.text(0, "an entity name") } }
         #expect(try first("SELECT 'é' || char(0x1F600)") { try $0.textIfPresent(0, "an id") } == "é\u{1F600}")
         // UTF-8 in a blob is text (SQLite's own conversion); bytes that are not UTF-8 are refused.
         #expect(try first("SELECT CAST('n2' AS BLOB)") { try $0.textIfPresent(0, "an id") } == "n2")

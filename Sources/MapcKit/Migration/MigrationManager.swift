@@ -100,19 +100,37 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// sort every row of the mapping for each batch, which made the relate phase quadratic in the
     /// objects a policy made.
     static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND rowid <= ? AND mapping = ? ORDER BY rowid LIMIT ?"
-    /// Calls `body` with a mapping's associations in the order they were recorded, `size` at a time
-    /// (columns: rowid, source_entity, source, entity, destination, id), after the row `after`
-    /// when given: those recorded when the call starts, not the ones `body` may record. `body`
-    /// returns whether to go on.
-    static func forEachAssociationBatch(of mapping: Int, size: Int, after: Int64? = nil, in db: Database, _ body: ([Row]) throws -> Bool) throws {
+    /// One recorded association: its row, the source object, and the destination object with its
+    /// stored identity (nil in formats that keep none).
+    struct Association {
+        var row: Int64
+        var source: StoredKey
+        var destination: StoredKey
+        var id: String?
+    }
+
+    /// Calls `body` with a mapping's associations in the order they were recorded, `size` at a
+    /// time, after the row `after` when given: those recorded when the call starts, not the ones
+    /// `body` may record. `body` returns whether to go on.
+    static func forEachAssociationBatch(of mapping: Int, size: Int, after: Int64? = nil, in db: Database, _ body: ([Association]) throws -> Bool) throws {
         guard let range = try Row.fetchOne(db.cachedStatement(sql: associationsRange), arguments: [mapping]),
               let first: Int64 = try range.storedIfPresent(0, "a row number"), let end: Int64 = try range.storedIfPresent(1, "a row number") else { return }
         var last = max(first, after ?? first)
+        let statement = try db.cachedStatement(sql: associationsBatch)
+        let columns = StatementColumns(statement)
         while true {
-            let rows = try Row.fetchAll(db.cachedStatement(sql: associationsBatch), arguments: [last, end, mapping, size])
-            guard let final = rows.last else { return }
-            last = try final.stored(0, "a row number")
-            guard try body(rows) else { return }
+            var batch: [Association] = []
+            batch.reserveCapacity(size)
+            let rows = try Row.fetchCursor(statement, arguments: [last, end, mapping, size])
+            while try rows.next() != nil {
+                batch.append(Association(row: try columns.integer(0, "a row number"),
+                                         source: StoredKey(entity: try columns.text(1, "an entity name"), key: try columns.integer(2, "a row key")),
+                                         destination: StoredKey(entity: try columns.text(3, "an entity name"), key: try columns.integer(4, "a row key")),
+                                         id: try columns.textIfPresent(5, "an object id")))
+            }
+            guard let final = batch.last else { return }
+            last = final.row
+            guard try body(batch) else { return }
         }
     }
 

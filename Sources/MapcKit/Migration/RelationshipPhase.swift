@@ -64,26 +64,23 @@ struct RelationshipPhase {
     private func relateAssociations(_ manager: MigrationManager, _ index: Int, after: Int64? = nil, batchSize: Int? = nil, limit: Int = .max,
                                     _ relate: (DestinationObject, ObjectData) throws -> Void) throws -> Int64? {
         var last: Int64?, count = 0
-        try MigrationManager.forEachAssociationBatch(of: index, size: batchSize ?? manager.step.batchSize, after: after, in: manager.writer.db) { rows in
+        try MigrationManager.forEachAssociationBatch(of: index, size: batchSize ?? manager.step.batchSize, after: after, in: manager.writer.db) { associations in
             // The batch's source objects, a few queries per entity.
             var sources: [StoredKey: ObjectData] = [:]
             var keysByEntity: [String: [Int64]] = [:]
-            for row in rows { keysByEntity[try row.stored(1, "an entity name"), default: []].append(try row.stored(2, "a row key")) }
+            for association in associations { keysByEntity[association.source.entity, default: []].append(association.source.key) }
             for (entity, keys) in keysByEntity {
                 for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: manager.relationshipProperties[index]) {
                     sources[StoredKey(entity: entity, key: key)] = data
                 }
             }
             manager.sourceGraph.remember(batch: Array(sources.values))
-            for row in rows where count < limit {
-                last = try row.stored(0, "a row number")
+            for association in associations where count < limit {
+                last = association.row
                 count += 1
-                let source = StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key"))
-                let entity: String = try row.stored(3, "an entity name")
-                let key: Int64 = try row.stored(4, "a row key")
-                let stored: String? = try row.storedIfPresent(5, "an object id")
-                guard let data = sources[source] else { continue }
-                var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: stored))
+                guard let data = sources[association.source] else { continue }
+                let entity = association.destination.entity, key = association.destination.key
+                var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: association.id))
                 destination.primaryKey = key
                 try relate(destination, data)
             }

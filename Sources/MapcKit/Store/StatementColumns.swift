@@ -43,6 +43,12 @@ struct StatementColumns {
         }
     }
 
+    /// A text column (a name), or an error naming what was expected.
+    func text(_ index: Int, _ what: @autoclosure () -> String) throws -> String {
+        guard let text = try textIfPresent(index, what()) else { throw Row.unexpected(.null, what()) }
+        return text
+    }
+
     /// A text column (an identity), nil for NULL.
     func textIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> String? {
         switch sqlite3_column_type(handle, CInt(index)) {
