@@ -19,10 +19,11 @@ public struct ObjectData: Sendable, Equatable {
     /// For objects read from a store: the entity and key of each related object, in the order of
     /// `relationships` (so following a relationship needs no lookup by identity).
     public var relatedKeys: [String: [StoredKey]] = [:]
-    /// Set on an object read from a store with only some of its attributes (a migration reads
-    /// those its expressions use): a missing attribute is then one not read, not one not given,
-    /// and `StoreObjectGraph` reads it from the row when asked. Not part of equality.
-    var isPartial = false
+    /// Set on an object read from a store with only some of its properties (`Store.forEachBatch`
+    /// or `objects(keys:)` with `properties`; a migration reads those its expressions use): a
+    /// missing attribute or relationship is then one not read, not one not given, and
+    /// `StoreObjectGraph` reads it from the row when asked. Not part of equality.
+    public internal(set) var isPartial = false
 
     /// Creates an object.
     public init(id: String, entity: String, attributes: [String: Value] = [:], relationships: [String: [String]] = [:], key: Int64? = nil) {
