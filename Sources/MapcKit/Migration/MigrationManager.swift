@@ -890,14 +890,15 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// A mapping's relationships of a destination entity, each with its relationship mapping:
     /// worked out once per mapping and entity, not per object. Nil for an unknown entity.
     private func relationshipSteps(_ entityMapping: EntityMapping, _ entityName: String) -> [(Relationship, PropertyMapping?)]? {
-        let key = PropertyKey(entity: entityName, name: entityMapping.name)
-        if let known = relationshipStepsByMapping[key] { return known }
+        let index = mappingIndex(entityMapping)
+        if let known = relationshipStepsByMapping[index]?[entityName] { return known }
         guard let entity = destinationSchema.entity(named: entityName) else { return nil }
         let steps = destinationSchema.allRelationships(of: entity).filter { !$0.isTransient }.map { ($0, entityMapping.relationshipMapping(named: $0.name)) }
-        relationshipStepsByMapping[key] = steps
+        relationshipStepsByMapping[index, default: [:]][entityName] = steps
         return steps
     }
-    private var relationshipStepsByMapping: [PropertyKey: [(Relationship, PropertyMapping?)]] = [:]
+    /// By mapping position, then destination entity.
+    private var relationshipStepsByMapping: [Int: [String: [(Relationship, PropertyMapping?)]]] = [:]
 
     /// Sets a destination relationship to destination objects, in order.
     public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
@@ -940,7 +941,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// What `setRelationship` needs of a destination relationship: worked out once per entity and
     /// name, not per object. Nil when the entity has no such relationship.
     private func relationshipSetting(_ name: String, of entityName: String) throws -> RelationshipSetting? {
-        let key = PropertyKey(entity: entityName, name: name)
+        let key = PropertyName(entity: entityName, property: name)
         if let known = relationshipSettings[key] { return known }
         guard let entity = destinationSchema.entity(named: entityName),
               case .relationship(let relationship)? = destinationSchema.property(named: name, in: entity) else { return nil }
@@ -956,12 +957,6 @@ public final class MigrationManager: MigrationManagerFunctions {
         return setting
     }
 
-    /// A property of an entity, by their names.
-    private struct PropertyKey: Hashable {
-        var entity: String
-        var name: String
-    }
-
     /// A destination relationship as `setRelationship` writes it.
     private struct RelationshipSetting {
         var relationship: Relationship
@@ -971,7 +966,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         /// For a to-one whose inverse is an ordered to-many: the query for the next place in that list.
         var appendPosition: String?
     }
-    private var relationshipSettings: [PropertyKey: RelationshipSetting] = [:]
+    private var relationshipSettings: [PropertyName: RelationshipSetting] = [:]
 
     /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end.
     private func appendPosition(_ setting: RelationshipSetting, target: Int64) throws -> Int? {

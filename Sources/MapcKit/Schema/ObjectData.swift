@@ -53,6 +53,13 @@ public struct StoredKey: Sendable, Hashable {
     }
 }
 
+/// A property of an entity, by their names: the key of what is worked out once per property
+/// (how a relationship is linked or set) rather than per object.
+struct PropertyName: Hashable {
+    var entity: String
+    var property: String
+}
+
 /// A problem with one object's data, located by entity, object identity and key.
 public struct DataProblem: Sendable, Equatable, CustomStringConvertible {
     /// The entity named in the data.

@@ -149,7 +149,7 @@ final class RowWriter {
     private var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
     private var insertPlans: [String: (statement: WriteStatement, attributes: [(name: String, type: AttributeType)])] = [:]
-    private var foreignKeyLinks: [LinkKey: ForeignKeyLink] = [:]
+    private var foreignKeyLinks: [PropertyName: ForeignKeyLink] = [:]
     /// The next key to hand out, per table.
     private var nextKeys: [String: Int64] = [:]
     /// Per table, the highest key set aside for objects written under keys of their own.
@@ -268,7 +268,7 @@ final class RowWriter {
     /// relationship rather than spelled out per link. Nil for a join table or a relationship the
     /// layout does not store.
     private func foreignKeyLink(_ relationship: String, of storage: EntityStorage) throws -> ForeignKeyLink? {
-        let key = LinkKey(entity: storage.entity, relationship: relationship)
+        let key = PropertyName(entity: storage.entity, property: relationship)
         if let known = foreignKeyLinks[key] { return known }
         let link: ForeignKeyLink
         let owner = storage.primaryKey.quotedDatabaseIdentifier
@@ -293,11 +293,6 @@ final class RowWriter {
         }
         foreignKeyLinks[key] = link
         return link
-    }
-
-    private struct LinkKey: Hashable {
-        var entity: String
-        var relationship: String
     }
 
     /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
