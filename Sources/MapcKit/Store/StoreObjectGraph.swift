@@ -120,8 +120,9 @@ public final class StoreObjectGraph: ObjectGraph {
         wholeObjects[stored] = whole
         return whole
     }
-    /// Objects read whole because a partial one lacked a property, so each is read once.
-    private var wholeObjects = BoundedCache<StoredKey, ObjectData>(capacity: 1_024)
+    /// Objects read whole because a partial one lacked a property, so each is read once (a few:
+    /// objects may hold large blobs, and a batch mostly asks again for the same few targets).
+    private var wholeObjects = BoundedCache<StoredKey, ObjectData>(capacity: 256)
 
     /// The value of a key path step on a stored object, read from its row.
     public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
