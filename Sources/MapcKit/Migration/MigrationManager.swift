@@ -329,19 +329,21 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
         }
         let plan = try attributePlan(index, entityName)
-        var destination = DestinationObject(entity: entityName, id: source.data.id + identitySuffix(index))
+        // Made at its final size (`reserveCapacity` is not specialised across modules: it looked
+        // up generic metadata per object).
+        var destination = DestinationObject(entity: entityName, id: source.data.id + identitySuffix(index), attributes: [String: Value](minimumCapacity: plan.steps.count))
         destination.attributeTypes = plan.types
-        destination.attributes.reserveCapacity(plan.steps.count)
         // An abstract entity's objects are refused by `write`'s check.
         var storable = plan.isConcrete
         for step in plan.steps {
-            if let expression = step.expression {
-                let result: EvalValue
-                if let attribute = step.sourceAttribute, let stored = source.data.attributes[attribute] {
-                    result = .scalar(stored)
-                } else {
-                    result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
-                }
+            // A `$source.key` value as read is taken first: the expression is not even copied.
+            var result: EvalValue?
+            if let attribute = step.sourceAttribute, let stored = source.data.attributes[attribute] {
+                result = .scalar(stored)
+            } else if let expression = step.expression {
+                result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
+            }
+            if let result {
                 switch ValueCoercion.coerce(result, to: step.type) {
                 case .success(let value): destination.attributes[step.name] = value
                 case .failure(let problem):

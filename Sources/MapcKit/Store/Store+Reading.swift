@@ -135,15 +135,17 @@ extension Store {
                 var object = ObjectData(id: strategy.objectID(entity: entityName, key: primaryKey, stored: stored), entity: entityName, key: primaryKey)
                 object.isPartial = isPartial
                 var column = 2
-                object.attributes.reserveCapacity(attributeNames.count)
+                // Made at its final size (`reserveCapacity` looked up generic metadata per object).
+                var values = [String: Value](minimumCapacity: attributeNames.count)
                 for (name, type) in zip(attributeNames, attributeTypes) {
                     do {
-                        object.attributes[name] = try strategy.decode(row.value(column), as: type)
+                        values[name] = try strategy.decode(row.value(column), as: type)
                     } catch let error as MapcError {
                         throw MapcError.store("\(entityName) '\(object.id)', attribute '\(name)': \(error)")
                     }
                     column += 1
                 }
+                object.attributes = values
                 for (name, destinationTable) in toOne {
                     if let target = try row.integerIfPresent(column, "the key of \(object.id).\(name)") {
                         let targetID = try row.textIfPresent(column + 2, "the id of \(object.id).\(name)")
