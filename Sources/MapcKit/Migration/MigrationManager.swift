@@ -462,22 +462,22 @@ public final class MigrationManager: MigrationManagerFunctions {
     private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil) throws -> DestinationObject {
         var inserted = destination
         if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
-        let storage = try destinationStore.layout.storage(of: destination.entity)
-        if storage.idColumn != nil, ValueLimits.containsNUL(destination.id) {
+        let keepsIdentity = try writer.keepsIdentity(of: destination.entity)
+        if keepsIdentity, ValueLimits.containsNUL(destination.id) {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
                                        message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
         }
         do {
             let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)
             inserted.primaryKey = key
-            inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: storage.idColumn == nil ? nil : destination.id)
+            inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: keepsIdentity ? destination.id : nil)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's), or else
             // the identity, which formats that keep one hold unique.
             if let problem = try destinationStore.uniquenessProblem(entity: destination.entity, objectID: destination.id, values: inserted.attributes, try db).flatMap(\.problems.first) {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: problem.key ?? "", message: problem.message)
             }
-            guard storage.idColumn != nil else { throw error }
+            guard keepsIdentity else { throw error }
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
                                        message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
         }

@@ -148,7 +148,18 @@ final class RowWriter {
     private var statements: [String: Statement] = [:]
     private var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
-    private var insertPlans: [String: (statement: WriteStatement, attributes: [(name: String, type: AttributeType)])] = [:]
+    private var insertPlans: [String: InsertPlan] = [:]
+
+    /// How an entity's rows are inserted, with what each row takes from its storage: worked out
+    /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile).
+    private struct InsertPlan {
+        var statement: WriteStatement
+        var attributes: [(name: String, type: AttributeType)]
+        var discriminator: DatabaseValue
+        /// Whether the format stores the object's identity in a column of its own.
+        var keepsIdentity: Bool
+        var insertedValues: [DatabaseValue]
+    }
     private var foreignKeyLinks: [PropertyName: ForeignKeyLink] = [:]
     /// The next key to hand out, per table.
     private var nextKeys: [String: Int64] = [:]
@@ -199,12 +210,11 @@ final class RowWriter {
     /// Inserts a row for an object with its stored attribute values, under `key` (which the caller
     /// has reserved) or a key handed out now; returns the key.
     func insert(entity: String, id: String, attributes: [String: Value], key chosen: Int64? = nil) throws -> Int64 {
-        let storage = try store.layout.storage(of: entity)
-        let plan = try insertPlan(entity, storage)
-        let key = try chosen ?? reserveKeys(1, for: storage)
-        var arguments: [DatabaseValue] = [key.databaseValue, storage.discriminator]
-        if storage.idColumn != nil { arguments.append(id.databaseValue) }
-        arguments += storage.insertedColumns.map(\.value)
+        let plan = try insertPlan(entity)
+        let key = try chosen ?? reserveKeys(1, for: store.layout.storage(of: entity))
+        var arguments: [DatabaseValue] = [key.databaseValue, plan.discriminator]
+        if plan.keepsIdentity { arguments.append(id.databaseValue) }
+        arguments += plan.insertedValues
         arguments.reserveCapacity(arguments.count + plan.attributes.count)
         for attribute in plan.attributes {
             let value = attributes[attribute.name] ?? .null
@@ -217,15 +227,22 @@ final class RowWriter {
         return key
     }
 
-    private func insertPlan(_ entity: String, _ storage: EntityStorage) throws -> (statement: WriteStatement, attributes: [(name: String, type: AttributeType)]) {
+    /// Whether the format stores an entity's objects' identities in a column of their own.
+    func keepsIdentity(of entity: String) throws -> Bool {
+        try insertPlan(entity).keepsIdentity
+    }
+
+    private func insertPlan(_ entity: String) throws -> InsertPlan {
         if let plan = insertPlans[entity] { return plan }
+        let storage = try store.layout.storage(of: entity)
         let schema = store.schema
         guard let description = schema.entity(named: entity) else { throw MapcError.notFound("no entity '\(entity)' in version \(schema.version)") }
         let stored = schema.allAttributes(of: description).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? []) + storage.insertedColumns.map(\.name)
             + stored.compactMap { storage.attributeColumns[$0.name] }
         let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let plan = (statement: try WriteStatement(db, sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) })
+        let plan = InsertPlan(statement: try WriteStatement(db, sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) }, discriminator: storage.discriminator,
+                              keepsIdentity: storage.idColumn != nil, insertedValues: storage.insertedColumns.map(\.value))
         insertPlans[entity] = plan
         return plan
     }
