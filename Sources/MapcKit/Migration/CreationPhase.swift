@@ -48,7 +48,7 @@ struct CreationPhase {
                         let keep = try manager.evaluate(filter, for: source, mapping: entityMapping, property: "filter") { try $0.evaluatePredicate($1) }
                         if !keep { return }
                     }
-                    try manager.hook(entityMapping) { try manager.policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: manager) }
+                    try manager.createDestinationInstances(index, for: source, mapping: entityMapping)
                 }
                 // The last batch is not kept past its mapping.
                 manager.sourceGraph.remember(batch: [])

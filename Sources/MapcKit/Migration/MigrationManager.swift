@@ -256,13 +256,23 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Runs a policy hook, turning its failures into `MigrationError.policy`.
     func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
-        do { try body() } catch let error as MigrationError { throw error } catch let error as DatabaseError where stoppedByCancellation(error) {
-            // Not the policy's failure: the cancellation stopped a statement it ran.
-            throw MigrationError.cancelled
-        } catch let error as ExpressionError {
-            throw MigrationError.policy(mapping: entityMapping.name, message: error.description)
-        } catch {
-            throw MigrationError.policy(mapping: entityMapping.name, message: "\(error)")
+        do { try body() } catch { throw hookFailure(error, entityMapping) }
+    }
+
+    /// Phase 1's hook for one source object, as `hook` runs it, without a closure: one formed per
+    /// object copied the entity mapping into it each time.
+    func createDestinationInstances(_ index: Int, for source: SourceObject, mapping entityMapping: EntityMapping) throws {
+        do { try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self) } catch { throw hookFailure(error, entityMapping) }
+    }
+
+    /// A policy hook's failure as the migration reports it.
+    private func hookFailure(_ error: any Error, _ entityMapping: EntityMapping) -> any Error {
+        switch error {
+        case let error as MigrationError: return error
+        // Not the policy's failure: the cancellation stopped a statement it ran.
+        case let error as DatabaseError where stoppedByCancellation(error): return MigrationError.cancelled
+        case let error as ExpressionError: return MigrationError.policy(mapping: entityMapping.name, message: error.description)
+        default: return MigrationError.policy(mapping: entityMapping.name, message: "\(error)")
         }
     }
 
