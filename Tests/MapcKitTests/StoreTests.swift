@@ -272,7 +272,6 @@ struct StatementColumnsTests {
         #expect(try first("SELECT CAST('n2' AS BLOB)") { try $0.textIfPresent(0, "an id") } == "n2")
         #expect(throws: MapcError.self) { _ = try first("SELECT x'ff00'") { try $0.textIfPresent(0, "an id") } }
         #expect(try first("SELECT x'0102'") { $0.value(0) } == DatabaseValue.fromDatabaseValue(Data([1, 2]).databaseValue))
-        #expect(try first("SELECT NULL, 1") { ($0.isNull(0), $0.isNull(1)) } .map { [$0.0, $0.1] } == [true, false])
     }
 }
 

@@ -106,7 +106,7 @@ struct CreationPhase {
                 guard case .object(let ref) = item, var data = try manager.sourceGraph.load(ref) else { continue }
                 // The graph may hold the object as another mapping read it (some properties only);
                 // this mapping's expressions, copies and policy get it whole.
-                if data.isPartial, let key = data.key, let whole = try sourceStore.object(entity: data.entity, key: key) { data = whole }
+                if let whole = try manager.sourceGraph.wholeObject(ifPartial: data) { data = whole }
                 try body(manager.sourceObject(data))
             }
             return

@@ -23,11 +23,6 @@ struct StatementColumns {
         DatabaseValue(sqliteStatement: handle, index: CInt(index))
     }
 
-    /// Whether a column is NULL.
-    func isNull(_ index: Int) -> Bool {
-        sqlite3_column_type(handle, CInt(index)) == SQLITE_NULL
-    }
-
     /// An integer column (a key), or an error naming what was expected (`Row.stored`).
     func integer(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64 {
         if sqlite3_column_type(handle, CInt(index)) == SQLITE_INTEGER { return sqlite3_column_int64(handle, CInt(index)) }

@@ -113,8 +113,7 @@ extension Store {
                      properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
         let plan = try readPlan(entityName, properties: only) { try ReadPlan(entity: entityName, store: self, properties: only) }
         let isPartial = plan.isPartial
-        // Names and types apart: iterating the attributes themselves copied each (a large value) per object.
-        let attributeNames = plan.attributes.map(\.attribute.name), attributeTypes = plan.attributes.map(\.attribute.type)
+        let attributeNames = plan.attributeNames, attributeTypes = plan.attributeTypes
         let toOne = plan.toOne, toManyQueries = plan.toMany
         let key = plan.key
         var filter = ""
@@ -225,7 +224,10 @@ struct ReadPlan {
     let key: String
     /// `SELECT … FROM table t WHERE t.entity = ?`, to which filters are added.
     let select: String
-    let attributes: [(attribute: Attribute, column: String)]
+    /// The attributes read, in column order: names and types apart, as iterating the attributes
+    /// themselves copied each (a large value) per object.
+    let attributeNames: [String]
+    let attributeTypes: [AttributeType]
     let toOne: [(name: String, table: String)]
     let toMany: [(name: String, table: String, sql: String)]
     /// Whether some stored properties are left out (a plan for those a reader needs).
@@ -240,7 +242,9 @@ struct ReadPlan {
         let stored = schema.allAttributes(of: entity).compactMap { attribute in
             storage.attributeColumns[attribute.name].map { (attribute: attribute, column: $0) }
         }.filter { !$0.attribute.isTransient }
-        attributes = only.map { names in stored.filter { names.contains($0.attribute.name) } } ?? stored
+        let attributes = only.map { names in stored.filter { names.contains($0.attribute.name) } } ?? stored
+        attributeNames = attributes.map(\.attribute.name)
+        attributeTypes = attributes.map(\.attribute.type)
         let storedRelationships = schema.allRelationships(of: entity).compactMap { relationship in
             storage.relationships[relationship.name].map { (relationship: relationship, kept: $0) }
         }.filter { !$0.relationship.isTransient }

@@ -112,7 +112,7 @@ public final class StoreObjectGraph: ObjectGraph {
     /// The object read whole, when `data` was read with only some of its properties (a
     /// migration reads those its expressions use, a prefetch no to-many lists): a property it
     /// lacks is then one not read, not one without a value.
-    private func wholeObject(ifPartial data: ObjectData) throws -> ObjectData? {
+    func wholeObject(ifPartial data: ObjectData) throws -> ObjectData? {
         guard data.isPartial, let key = data.key else { return nil }
         let stored = StoredKey(entity: data.entity, key: key)
         if let known = wholeObjects[stored] { return known }

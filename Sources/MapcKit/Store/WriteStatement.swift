@@ -42,8 +42,9 @@ struct WriteStatement {
 
     /// Binds a value as GRDB's `bind(to:at:)` does, with text bound from the string's own UTF-8
     /// bytes and its length: GRDB's passes the string as a C string, which copied each one into a
-    /// new buffer (2% of an interpreted migration's samples). Text with a NUL byte never gets here
-    /// (`ValueLimits` refuses it before a write).
+    /// new buffer (2% of an interpreted migration's samples). Text with a NUL byte, which this
+    /// would store whole where GRDB's stopped at the NUL, never gets here: `ValueLimits` refuses
+    /// it in values, and `MigrationManager.write` in identities.
     private static func bind(_ value: DatabaseValue, to handle: SQLiteStatement, at index: CInt) -> CInt {
         guard case .string(var text) = value.storage else { return value.bind(to: handle, at: index) }
         return text.withUTF8 { bytes in
