@@ -21,9 +21,18 @@ int mapc_copy_xattrs(const char *from, const char *to);
 /// `sqlite3 *`. Returns SQLite's result code.
 int mapc_no_checkpoint_on_close(void *db);
 
-/// Asks the kernel to start writing a file's dirty pages to disk and returns without waiting
-/// (Linux's `sync_file_range(SYNC_FILE_RANGE_WRITE)`; elsewhere nothing). Durability still comes
-/// from `fsync`: this only lets the disk work while the process does. Returns 0, or -1 on failure.
-int mapc_start_writeback(const char *path);
+/// A write-back of a file's dirty pages under way on a thread of its own.
+typedef struct mapc_writeback mapc_writeback;
+
+/// Opens the file and asks the kernel, on a new thread, to start writing its dirty pages to disk
+/// (Linux's `sync_file_range(SYNC_FILE_RANGE_WRITE)`), returning at once. Durability still comes
+/// from `fsync`: this only lets the disk and the kernel's page submission work beside the
+/// process. NULL when it could not start (elsewhere than Linux, always): nothing to end.
+mapc_writeback *mapc_writeback_begin(const char *path);
+
+/// Waits for the write-back's call to return and closes its descriptor. Closing any descriptor of
+/// a file drops the process's POSIX locks on it, SQLite's included: call it only once no
+/// connection holds a lock on the file. NULL is accepted and does nothing.
+void mapc_writeback_end(mapc_writeback *writeback);
 
 #endif

@@ -186,18 +186,22 @@ public enum StoreMigration {
             try db.execute(sql: "PRAGMA journal_mode = OFF")
             try db.execute(sql: "PRAGMA synchronous = OFF")
         }
-        // The file is this run's own: no connection holds a lock on it between statements, so the
-        // write-back (which closes a descriptor of its own) may start; validation then reads the
-        // file while the disk writes it, and the final flush waits only for the rest.
+        // Once the file is built, the kernel starts writing it on a thread of its own while
+        // validation reads it on this one, and the final flush waits only for the rest. The
+        // write-back's descriptor is closed once the connection is (closing it earlier would drop
+        // the connection's locks); on a failure the file is thrown away, so its locks no longer matter.
+        var writeback: Files.Writeback?
+        defer { writeback?.end() }
         let summary = try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress) {
             try beforeValidation?()
-            Files.startWriteback(path)
+            writeback = Files.Writeback(path)
         }
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = DELETE")
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
         try destinationStore.database.close()
+        writeback?.end()
         try Files.sync(path)
         return summary
     }

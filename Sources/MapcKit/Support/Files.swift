@@ -148,12 +148,26 @@ public enum Files {
         guard fsync(descriptor) == 0 else { throw MapcError.file("cannot flush \(path): \(String(cString: strerror(errno)))") }
     }
 
-    /// Starts writing a file's changes to disk without waiting (Linux; elsewhere nothing), so a
-    /// later `sync` waits for less. Advisory: nothing depends on it having run. It opens and
-    /// closes a descriptor of its own, and closing any descriptor drops the process's POSIX locks
-    /// on the file, SQLite's included: only for files no connection holds a lock on at the time.
-    static func startWriteback(_ path: String) {
-        _ = mapc_start_writeback(path)
+    /// The kernel writing a file's changes to disk on a thread of its own (Linux; elsewhere
+    /// nothing), so that a later `sync` waits for less and the kernel's work of submitting the
+    /// pages runs beside the process's. Advisory: nothing depends on it having run.
+    final class Writeback {
+        private var handle: OpaquePointer?
+
+        /// Starts it. The file's descriptor stays open until `end`: closing any descriptor of a
+        /// file drops the process's POSIX locks on it, SQLite's included.
+        init(_ path: String) {
+            handle = mapc_writeback_begin(path)
+        }
+
+        /// Waits for the kernel call to return and closes the descriptor: only once no connection
+        /// holds a lock on the file (between transactions, or after it closed).
+        func end() {
+            mapc_writeback_end(handle)
+            handle = nil
+        }
+
+        deinit { end() }
     }
 
     /// Flushes a folder's entries to disk so a rename survives a crash.
