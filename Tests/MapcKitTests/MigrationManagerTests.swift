@@ -43,6 +43,15 @@ final class RejectingPolicy: EntityMigrationPolicy {
     }
 }
 
+/// A policy that adds a note in its last hook, after validation has counted the objects.
+final class LateInsertingPolicy: EntityMigrationPolicy {
+    override func end(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        try manager.insert(DestinationObject(entity: "Note", id: "late", attributes: [
+            "title": .string("Late"), "dateCreated": .date(Date(timeIntervalSince1970: 0)), "displayIndex": .integer(99),
+        ]), mapping: mapping)
+    }
+}
+
 @Suite("Migration manager")
 struct MigrationManagerTests {
     private func mapping(_ yaml: String) throws -> MappingModel {
@@ -147,6 +156,35 @@ struct MigrationManagerTests {
         ])
         #expect(try destination.objects(of: "Note").first?.attributes["title"] == .string("NOTE 0!"), "policy functions are callable from expressions")
         #expect(try destination.objects(of: "Attachment").first?.relationships["note"] == [n1])
+    }
+
+    /// The summary's object counts come from validation's scans, unless something was written
+    /// after them: then they are counted again.
+    @Test(arguments: TestLayout.allCases, [false, true]) func summaryCountsEveryObject(layout: TestLayout, insertsLate: Bool) throws {
+        let registry = PolicyRegistry()
+        registry.register(LateInsertingPolicy.self, as: "LateInserting")
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(5, images: { $0 < 2 }))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            \(insertsLate ? "policy: LateInserting" : "")
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil
+            attributes: { image: $source.image, dateCreated: $source.dateCreated }
+        """ + "\n")
+        let destination = try layout.store(try uncloudNotes("v3"))
+        let summary = try StepMigration(source: source, destination: destination, mapping: model, policies: registry).run()
+        let notes = insertsLate ? 6 : 5
+        #expect(try destination.count(of: "Note", exactly: true) == notes)
+        #expect(summary.destinationCounts.map { "\($0.entity) \($0.count)" } == ["Note \(notes)", "Attachment 2"])
     }
 
     @Test(arguments: TestLayout.allCases) func everyRelationshipKindSurvivesACopyMigration(layout: TestLayout) throws {

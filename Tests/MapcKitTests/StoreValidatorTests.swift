@@ -23,6 +23,17 @@ struct StoreValidatorTests {
           data: binary?
     """
 
+    /// The violations and their number; checks on the way that the objects the validation's scans
+    /// counted are those a count of each entity finds, broken ones included.
+    private func validated(_ store: Store) throws -> ([ValidationViolation], Int) {
+        let findings = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        for entity in store.schema.entities where !entity.isAbstract {
+            #expect(findings.objectCounts[entity.name] == (try store.count(of: entity.name, exactly: true)), "\(entity.name)")
+        }
+        #expect(findings.objectCounts.values.reduce(0, +) > 0, "the validated stores hold objects")
+        return (findings.violations, findings.total)
+    }
+
     /// One object per broken rule (set with SQL, as a damaged or mis-migrated store would hold it),
     /// plus objects whose values, nulls included, break nothing.
     @Test(arguments: TestLayout.allCases)
@@ -55,7 +66,7 @@ struct StoreValidatorTests {
                                arguments: [damage.value, offset + 3])
             }
         }
-        let (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        let (violations, total) = try validated(store)
         let found = Set(violations.map { "\($0.object) \($0.property ?? "-") \($0.rule)" })
         let expected = Set(broken.enumerated().map { offset, damage in "\(layout.id(damage.id, entity: "Item", key: offset + 3)) \(damage.property) \(damage.rule)" })
         #expect(found == expected)
@@ -105,7 +116,7 @@ struct StoreValidatorTests {
             }
             try db.execute(sql: "UPDATE \(partner.table) SET \(partner.column) = 1 WHERE \(partner.key) = 4")
         }
-        let (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        let (violations, total) = try validated(store)
         let found = Set(violations.map { "\($0.object) \($0.property ?? "-") \($0.rule)" })
         let expected: Set<String> = [
             "\(layout.id("k1", entity: "Book", key: 1)) author required relationship empty",
@@ -131,7 +142,7 @@ struct StoreValidatorTests {
         }
         try store.insert([person("p1", nil, "h", nil), person("p2", nil, "h", nil), person("p3", "a@x", nil, "t"), person("p4", nil, nil, "t")])
         try store.insert([person("p5", nil, "h", nil)])
-        var (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        var (violations, total) = try validated(store)
         #expect(total == 0, "\(violations)")
         // Equal values are still a clash: loading one is refused, and a store holding one fails.
         #expect(throws: DataValidationError.self) { try store.insert([person("p6", "a@x", nil, nil)]) }
@@ -142,7 +153,7 @@ struct StoreValidatorTests {
         try store.database.write { db in
             try db.execute(sql: "UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(email.quotedDatabaseIdentifier) = 'a@x' WHERE \(storage.idColumn?.quotedDatabaseIdentifier ?? "") = 'p1'")
         }
-        (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        (violations, total) = try validated(store)
         #expect(total == 1)
         #expect(violations.first?.rule.hasPrefix("uniqueness constraint (email) of Person broken") == true, "\(violations)")
     }
@@ -171,7 +182,7 @@ struct StoreValidatorTests {
             ObjectData(id: id, entity: "Book", attributes: ["title": .string("Dune")], relationships: shelf.map { ["shelf": [$0]] } ?? [:])
         }
         try store.insert([ObjectData(id: "s1", entity: "Shelf", attributes: ["name": .string("A")]), book("b1", on: nil), book("b2", on: nil), book("b3", on: "s1")])
-        let (violations, total) = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        let (violations, total) = try validated(store)
         #expect(total == 0, "\(violations)")
         #expect(throws: DataValidationError.self) { try store.insert([book("b4", on: "s1")]) }
         // Set from the inverse side only, the same clash.

@@ -48,6 +48,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     var creationFinished: Set<Int> = []
     /// The mapping being worked on.
     var currentMapping = 0
+    /// The objects of each entity that validation counted, and the connection's change count then:
+    /// the summary's counts when nothing was written since (a hook may write after validation).
+    var validatedCounts: (objects: [String: Int], changes: Int)?
     /// The destination object being related in phase 2, with its source object.
     var currentRelation: (destination: StoredKey, source: SourceObject)?
     /// The key rules of the declarative mappings that have started, by mapping position.
@@ -199,7 +202,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
         var counts: [(String, Int)] = []
         for entity in destinationSchema.entities {
-            counts.append((entity.name, try destinationStore.count(of: entity.name, exactly: true)))
+            counts.append((entity.name, try validatedCounts?.objects[entity.name] ?? destinationStore.count(of: entity.name, exactly: true)))
         }
         return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
                                 created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts,
@@ -209,6 +212,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The three phases on the destination connection, timing each.
     private func run(on db: Database, seconds: inout [MigrationPhase: Double]) throws {
         connection = db
+        validatedCounts = nil
         rowWriter = RowWriter(store: destinationStore, db: db)
         defer { connection = nil; rowWriter = nil }
         try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
@@ -238,6 +242,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         clock = Date()
         try ValidationPhase().run(self)
         seconds[.validate] = Date().timeIntervalSince(clock)
+        if let validated = validatedCounts, validated.changes != db.totalChangesCount { validatedCounts = nil }
     }
 
     func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {

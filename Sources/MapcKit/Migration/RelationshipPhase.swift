@@ -136,13 +136,14 @@ struct ValidationPhase {
         manager.report(.validate, nil, 0, nil)
         let destination = manager.destinationStore
         let validator = StoreValidator(store: destination, db: try manager.db)
-        let (violations, total) = try validator.validate { entity, id in
+        let findings = try validator.validate { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),
                   let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
                   index < manager.mapping.entityMappings.count else { return nil }
             return manager.mapping.entityMappings[index].name
         }
-        if total > 0 { throw MigrationError.validation(violations: violations, total: total) }
+        if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
+        manager.validatedCounts = (findings.objectCounts, try manager.db.totalChangesCount)
         for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
             manager.currentMapping = index
             try manager.hook(entityMapping) { try manager.policies[index].performCustomValidation(entityMapping, manager: manager) }

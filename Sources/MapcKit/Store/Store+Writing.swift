@@ -86,11 +86,11 @@ extension Store {
 
     /// Checks the whole store against its schema (after adding objects to it), as data problems.
     private func validateWhole(_ db: Database) throws {
-        let (violations, total) = try StoreValidator(store: self, db: db).validate { _, _ in nil }
-        guard total > 0 else { return }
-        throw DataValidationError(problems: violations.map { violation in
+        let findings = try StoreValidator(store: self, db: db).validate { _, _ in nil }
+        guard findings.total > 0 else { return }
+        throw DataValidationError(problems: findings.violations.map { violation in
             DataProblem(entity: violation.entity, objectID: violation.object, key: violation.property, message: "\(violation.rule) (value: \(violation.value))")
-        }, total: total)
+        }, total: findings.total)
     }
 
     /// New objects may not take an identity the store already has (for formats that keep them).

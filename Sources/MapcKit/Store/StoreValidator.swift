@@ -13,13 +13,20 @@ struct StoreValidator {
 
     private var schema: Schema { store.schema }
 
-    func validate(mappingOf: (String, String) throws -> String?) throws -> ([ValidationViolation], Int) {
+    /// What a validation found: the violations kept, how many there are in all, and the number of
+    /// objects of each concrete entity (counted by the same scans).
+    struct Findings {
         var violations: [ValidationViolation] = []
         var total = 0
+        var objectCounts: [String: Int] = [:]
+    }
+
+    func validate(mappingOf: (String, String) throws -> String?) throws -> Findings {
+        var findings = Findings()
         func record(_ entity: String, _ id: String, _ property: String?, _ value: String, _ rule: String) throws {
-            total += 1
-            if violations.count < Self.kept {
-                violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
+            findings.total += 1
+            if findings.violations.count < Self.kept {
+                findings.violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
             }
         }
         for entity in schema.entities where !entity.isAbstract {
@@ -93,10 +100,16 @@ struct StoreValidator {
                 }
                 screens += rules[unscreenedRules...].map { ($0.condition, $0.arguments) }
             }
-            if !rules.isEmpty {
+            // One scan counts the entity's objects and those that break a rule; a second lists the
+            // breaking ones, only when there are some.
+            let any = screens.isEmpty ? "0" : screens.map { "(\($0.condition))" }.joined(separator: " OR ")
+            let tally = try Row.fetchOne(db, sql: "SELECT count(*), total(\(any)) FROM \(table) t WHERE t.\(kind) = ?",
+                                         arguments: StatementArguments(screens.flatMap(\.arguments) + [storage.discriminator]))
+            findings.objectCounts[entity.name] = tally.flatMap { Int.fromDatabaseValue($0[0] as DatabaseValue) } ?? 0
+            let breaking = tally.flatMap { Double.fromDatabaseValue($0[1] as DatabaseValue) } ?? 0
+            if !rules.isEmpty, breaking > 0 {
                 let flags = rules.map { "(\($0.condition))" }.joined(separator: ", ")
                 let values = rules.map(\.value).joined(separator: ", ")
-                let any = screens.map { "(\($0.condition))" }.joined(separator: " OR ")
                 let arguments = rules.flatMap(\.arguments) + [storage.discriminator] + screens.flatMap(\.arguments)
                 let sql = "SELECT t.\(id), \(flags), \(values) FROM \(table) t WHERE t.\(kind) = ? AND (\(any))"
                 let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
@@ -152,7 +165,7 @@ struct StoreValidator {
                 }
             }
         }
-        return (violations, total)
+        return findings
     }
 
     private func countRules(_ relationship: Relationship, count: String) -> [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] {
