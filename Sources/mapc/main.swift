@@ -2,6 +2,9 @@ import MapcCLI
 import MapcExamples
 import MapcKit
 
+// Before anything uses SQLite: its memory statistics cost a global mutex per allocation.
+Migrator.disableSQLiteMemoryStatistics()
+
 // The crash-testing harness's hook; inactive unless MAPC_FAULT is set.
 FaultInjection.installFromEnvironment()
 

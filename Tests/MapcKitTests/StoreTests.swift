@@ -200,6 +200,15 @@ struct StoreTests {
         }
         #expect(try store.object(entity: "Note", key: plain) == nil)
     }
+
+    /// SQLite's memory statistics can only be turned off before SQLite is used: afterwards the
+    /// call is refused and stores work as before.
+    @Test func sqliteMemoryStatisticsStayOnceSQLiteIsInUse() throws {
+        let store = try TestLayout.mapc.store(try uncloudNotes("v2"))
+        try store.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("T"), "body": .string("B"), "dateCreated": .date(Date(timeIntervalSince1970: 0)), "displayIndex": .integer(1)])])
+        #expect(!Migrator.disableSQLiteMemoryStatistics())
+        #expect(try store.count(of: "Note") == 1)
+    }
 }
 
 @Suite("Hostile schemas built in code")

@@ -35,4 +35,8 @@ mapc_writeback *mapc_writeback_begin(const char *path);
 /// connection holds a lock on the file. NULL is accepted and does nothing.
 void mapc_writeback_end(mapc_writeback *writeback);
 
+/// Turns off SQLite's memory statistics, whose global mutex every SQLite allocation and free
+/// takes. Only before SQLite is first used (`sqlite3_config`); returns SQLITE_OK or SQLITE_MISUSE.
+int mapc_disable_memory_statistics(void);
+
 #endif

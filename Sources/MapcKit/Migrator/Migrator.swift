@@ -1,4 +1,5 @@
 import Foundation
+import CMapcSystem
 import Synchronization
 
 /// The front door: an app's versions, mappings and policies, ready to bring any store to any
@@ -241,5 +242,20 @@ public struct StoreStatus: Sendable {
         self.metadata = metadata
         self.version = version
         self.compatibleVersions = compatibleVersions
+    }
+}
+
+extension Migrator {
+    /// Turns off SQLite's memory statistics for the whole process: with them on (SQLite's
+    /// default), every allocation and free SQLite makes takes one global mutex, 3% of an
+    /// interpreted migration's time (docs/performance.md). The `mapc` command does it first thing;
+    /// an app may do the same, before anything in the process uses SQLite (`sqlite3_config` is
+    /// refused after that, and is not safe while another thread uses SQLite). Nothing in mapc
+    /// or GRDB reads the statistics.
+    ///
+    /// - Returns: whether it was done; false once SQLite is in use (nothing changes then).
+    @discardableResult
+    public static func disableSQLiteMemoryStatistics() -> Bool {
+        mapc_disable_memory_statistics() == 0
     }
 }
