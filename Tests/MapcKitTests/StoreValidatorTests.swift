@@ -130,6 +130,77 @@ struct StoreValidatorTests {
         #expect(total == expected.count)
     }
 
+    /// A required to-many relationship with a minCount, left empty, breaks one rule (it is
+    /// empty), not two, whether the objects come from a data file or are found in a store; and
+    /// both checks count alike around the bounds.
+    @Test(arguments: TestLayout.allCases)
+    func relationshipCountsAreJudgedAlikeInDataAndInStores(layout: TestLayout) throws {
+        let schema = try loadSchema("""
+        model: C
+        version: v1
+        entities:
+          Shelf:
+            attributes:
+              name: string
+            relationships:
+              books: { destination: Book, toMany: true, inverse: shelf, minCount: 2, maxCount: 3 }
+          Book:
+            attributes:
+              title: string
+            relationships:
+              shelf: { destination: Shelf, inverse: books, optional: true }
+        """)
+        let holding = [0, 1, 2, 3, 4]
+        var objects: [ObjectData] = []
+        for count in holding {
+            objects.append(ObjectData(id: "s\(count)", entity: "Shelf", attributes: ["name": .string("s\(count)")]))
+            for book in 0..<count {
+                objects.append(ObjectData(id: "b\(count).\(book)", entity: "Book", attributes: ["title": .string("b")], relationships: ["shelf": ["s\(count)"]]))
+            }
+        }
+        // Loaded from data: every broken count is refused.
+        let refused = try #require(#expect(throws: DataValidationError.self) { try layout.store(schema).insert(objects) })
+        #expect(refused.problems.map { "\($0.objectID ?? "-") \($0.message)" } == [
+            "s0 required relationship 'books' is empty; relate at least one Book",
+            "s1 holds 1 objects, fewer than minCount 2",
+            "s4 holds 4 objects, more than maxCount 3",
+        ])
+        // In a store: valid objects written, then the books moved with SQL to the same counts.
+        let store = try layout.store(schema)
+        var valid: [ObjectData] = (0..<5).map { ObjectData(id: "s\($0)", entity: "Shelf", attributes: ["name": .string("s\($0)")]) }
+        for book in 0..<12 {
+            valid.append(ObjectData(id: "b\(book)", entity: "Book", attributes: ["title": .string("b")], relationships: ["shelf": ["s\(book < 10 ? book / 2 : book - 7)"]]))
+        }
+        try store.insert(valid)
+        let storage = try store.layout.storage(of: "Book")
+        guard case .foreignKey(let column, _, _)? = storage.relationships["shelf"] else { throw MapcError.store("Book.shelf is not a foreign key") }
+        let shelves: [Int?] = [nil, nil, 2, 3, 3, 4, 4, 4, 5, 5, 5, 5]
+        try store.database.write { db in
+            for (book, shelf) in shelves.enumerated() {
+                try db.execute(sql: "UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ? WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?",
+                               arguments: [shelf, book + 1])
+            }
+        }
+        let (violations, total) = try validated(store)
+        #expect(violations.map { "\($0.object) \($0.rule)" } == [
+            "\(layout.id("s0", entity: "Shelf", key: 1)) required relationship empty",
+            "\(layout.id("s1", entity: "Shelf", key: 2)) fewer than minCount 2",
+            "\(layout.id("s4", entity: "Shelf", key: 5)) more than maxCount 3",
+        ])
+        #expect(total == 3)
+    }
+
+    /// Each count rule's SQL condition, asked of SQLite, agrees with its Swift test.
+    @Test func countRulesMeanTheSameInSQL() throws {
+        let queue = try DatabaseQueue()
+        for rule in [RelationshipCountRule.required, .atLeast(2), .atLeast(5), .atMost(0), .atMost(3)] {
+            for count in 0...6 {
+                let sql = try queue.read { try Bool.fetchOne($0, sql: "SELECT \(rule.condition(count: "SELECT \(count)"))") }
+                #expect(sql == rule.isBroken(by: count), "\(rule) at \(count)")
+            }
+        }
+    }
+
     /// As in SQLite's UNIQUE (Core Data's stores keep constraints as such indexes): objects whose
     /// constrained values include a nil never clash; equal values still do. Checked when objects
     /// are loaded and when a store is validated.

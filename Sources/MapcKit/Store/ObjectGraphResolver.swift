@@ -242,16 +242,10 @@ struct ObjectGraphResolver {
                     problems.add(object.entity, object.id, relationship.name, "to-one relationship '\(relationship.name)' is named as inverse by \(count) objects; at most one may point here")
                 }
             }
-            if count == 0 && !relationship.isOptional {
-                problems.add(object.entity, object.id, relationship.name, "required relationship '\(relationship.name)' is empty; relate at least one \(relationship.destination)")
-                continue
-            }
-            guard relationship.isToMany, count > 0 || !relationship.isOptional else { continue }
-            if let min = relationship.minCount, count < min {
-                problems.add(object.entity, object.id, relationship.name, "holds \(count) objects, fewer than minCount \(min)")
-            }
-            if let max = relationship.maxCount, max > 0, count > max {
-                problems.add(object.entity, object.id, relationship.name, "holds \(count) objects, more than maxCount \(max)")
+            for rule in RelationshipCountRule.rules(of: relationship) where rule.isBroken(by: count) {
+                problems.add(object.entity, object.id, relationship.name, rule == .required
+                    ? "required relationship '\(relationship.name)' is empty; relate at least one \(relationship.destination)"
+                    : "holds \(count) objects, \(rule.summary)")
             }
         }
     }

@@ -80,9 +80,8 @@ struct StoreValidator {
                 switch kept {
                 case .foreignKey(let columnName, let destinationTable, _):
                     let column = "t.\(columnName.quotedDatabaseIdentifier)"
-                    if !relationship.isOptional {
-                        rules.append(("\(column) IS NULL", [], column, relationship.name, "required relationship empty"))
-                    }
+                    // A to-one holds one object or none; the report shows the key (or nil).
+                    rules += countRules(relationship, count: "\(column) IS NOT NULL", shown: column)
                     rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND d.\(kind) IN (\(allowed))))",
                                   [], column, relationship.name, "refers to a missing or wrong-entity object (row key shown)"))
                     if let inverse = schema.inverse(of: relationship), !inverse.isToMany,
@@ -168,13 +167,10 @@ struct StoreValidator {
         return findings
     }
 
-    private func countRules(_ relationship: Relationship, count: String) -> [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] {
-        var rules: [(String, [DatabaseValue], String, String, String)] = []
-        if !relationship.isOptional { rules.append(("\(count) = 0", [], count, relationship.name, "required relationship empty")) }
-        let guardEmpty = relationship.isOptional ? "\(count) > 0 AND " : ""
-        if let min = relationship.minCount, min > 0 { rules.append(("(\(guardEmpty)\(count) < \(min))", [], count, relationship.name, "fewer than minCount \(min)")) }
-        if let max = relationship.maxCount, max > 0 { rules.append(("\(count) > \(max)", [], count, relationship.name, "more than maxCount \(max)")) }
-        return rules
+    /// The relationship's count rules (`RelationshipCountRule`) over an SQL expression of its
+    /// count; a broken one reports `shown` (the count itself by default).
+    private func countRules(_ relationship: Relationship, count: String, shown: String? = nil) -> [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] {
+        RelationshipCountRule.rules(of: relationship).map { ($0.condition(count: count), [], shown ?? count, relationship.name, $0.summary) }
     }
 
     /// A min/max bound as the column stores it: numbers as numbers, dates as seconds, decimals as doubles.

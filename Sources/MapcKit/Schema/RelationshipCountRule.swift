@@ -1,0 +1,51 @@
+/// A rule on how many objects a relationship holds: Core Data's non-optional flag, `minCount`
+/// and `maxCount`. Written once for both checks that apply it: objects loaded from a data file
+/// (`ObjectGraphResolver` counts in memory and asks `isBroken(by:)`) and a store's validation
+/// (`StoreValidator` asks SQLite the same question of a count it computes, `condition(count:)`).
+enum RelationshipCountRule: Sendable, Equatable {
+    /// A relationship that is not optional holds at least one object.
+    case required
+    /// A to-many relationship that holds any object holds at least this many (empty is the
+    /// `required` rule's to report, or allowed for an optional relationship, as in Core Data).
+    case atLeast(Int)
+    /// A to-many relationship holds at most this many objects.
+    case atMost(Int)
+
+    /// The rules of a relationship, in the order they are reported.
+    static func rules(of relationship: Relationship) -> [RelationshipCountRule] {
+        var rules: [RelationshipCountRule] = relationship.isOptional ? [] : [.required]
+        guard relationship.isToMany else { return rules }
+        // At least one is what holding any object means: only a larger minCount is a rule.
+        if let min = relationship.minCount, min > 1 { rules.append(.atLeast(min)) }
+        // A maxCount of 0 is Core Data's "no limit".
+        if let max = relationship.maxCount, max > 0 { rules.append(.atMost(max)) }
+        return rules
+    }
+
+    /// Whether a relationship holding `count` objects breaks the rule.
+    func isBroken(by count: Int) -> Bool {
+        switch self {
+        case .required: return count == 0
+        case .atLeast(let min): return count > 0 && count < min
+        case .atMost(let max): return count > max
+        }
+    }
+
+    /// The same test as SQL, over an SQL expression giving the count.
+    func condition(count: String) -> String {
+        switch self {
+        case .required: return "(\(count)) = 0"
+        case .atLeast(let min): return "((\(count)) > 0 AND (\(count)) < \(min))"
+        case .atMost(let max): return "(\(count)) > \(max)"
+        }
+    }
+
+    /// What breaking it is, as a validation reports it.
+    var summary: String {
+        switch self {
+        case .required: return "required relationship empty"
+        case .atLeast(let min): return "fewer than minCount \(min)"
+        case .atMost(let max): return "more than maxCount \(max)"
+        }
+    }
+}
