@@ -164,6 +164,7 @@ enum PolicyRunner {
         import MapcExamples
         import MapcKit
 
+        Migrator.disableSQLiteMemoryStatistics()
         FaultInjection.installFromEnvironment()
         registerUnCloudNotesPolicies()
         \(classes.map { "PolicyRegistry.shared.register(\($0).self, as: \(String(reflecting: $0)))" }.joined(separator: "\n"))

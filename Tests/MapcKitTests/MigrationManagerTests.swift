@@ -47,7 +47,16 @@ final class RejectingPolicy: EntityMigrationPolicy {
 final class LateInsertingPolicy: EntityMigrationPolicy {
     override func end(_ mapping: EntityMapping, manager: MigrationManager) throws {
         try manager.insert(DestinationObject(entity: "Note", id: "late", attributes: [
-            "title": .string("Late"), "dateCreated": .date(Date(timeIntervalSince1970: 0)), "displayIndex": .integer(99),
+            "title": .string("Late"), "body": .string("Added"), "dateCreated": .date(Date(timeIntervalSince1970: 0)), "displayIndex": .integer(99),
+        ]), mapping: mapping)
+    }
+}
+
+/// A policy that adds a note breaking a rule (no body, which is required) in its last hook.
+final class LateBreakingPolicy: EntityMigrationPolicy {
+    override func end(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        try manager.insert(DestinationObject(entity: "Note", id: "late", attributes: [
+            "title": .string("Late"), "dateCreated": .date(Date(timeIntervalSince1970: 0)),
         ]), mapping: mapping)
     }
 }
@@ -185,6 +194,35 @@ struct MigrationManagerTests {
         let notes = insertsLate ? 6 : 5
         #expect(try destination.count(of: "Note", exactly: true) == notes)
         #expect(summary.destinationCounts.map { "\($0.entity) \($0.count)" } == ["Note \(notes)", "Attachment 2"])
+        if layout == .coreData {
+            // Core Data hands out keys above Z_MAX: it covers the late note's too.
+            let (max, largest) = try destination.database.read { db in
+                (try Int.fetchOne(db, sql: "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Note'"), try Int.fetchOne(db, sql: "SELECT max(Z_PK) FROM ZNOTE"))
+            }
+            #expect(max == largest && largest == notes)
+        }
+    }
+
+    /// What a hook writes after validation is validated too: a rule it breaks fails the step.
+    @Test(arguments: TestLayout.allCases) func objectsWrittenAfterValidationAreValidated(layout: TestLayout) throws {
+        let registry = PolicyRegistry()
+        registry.register(LateBreakingPolicy.self, as: "LateBreaking")
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(2))
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            policy: LateBreaking
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+        """ + "\n")
+        let error = try failure(model, source: source, layout: layout, policies: registry)
+        guard case .validation(let violations, let total)? = error else { Issue.record("expected a validation error, got \(String(describing: error))"); return }
+        #expect(total == 1)
+        #expect(violations.first.map { "\($0.property ?? "-") \($0.rule)" } == "body required value missing")
     }
 
     @Test(arguments: TestLayout.allCases) func everyRelationshipKindSurvivesACopyMigration(layout: TestLayout) throws {

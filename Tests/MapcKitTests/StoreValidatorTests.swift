@@ -190,10 +190,29 @@ struct StoreValidatorTests {
         #expect(total == 3)
     }
 
+    /// Which count rules a relationship has: none for an optional one without bounds, `maxCount`
+    /// 0 is no limit, a `minCount` of 1 is what holding any object means, and to-ones have
+    /// only the required rule.
+    @Test func countRulesOfRelationships() {
+        func rules(toMany: Bool = true, optional: Bool, min: Int? = nil, max: Int? = nil) -> [RelationshipCountRule] {
+            var relationship = Relationship(name: "r", destination: "D")
+            relationship.isToMany = toMany
+            relationship.isOptional = optional
+            relationship.minCount = min
+            relationship.maxCount = max
+            return RelationshipCountRule.rules(of: relationship)
+        }
+        #expect(rules(optional: true) == [])
+        #expect(rules(optional: false) == [.required])
+        #expect(rules(optional: true, min: 2, max: 0) == [.atLeast(2)])
+        #expect(rules(optional: false, min: 1, max: 4) == [.required, .atMost(4)])
+        #expect(rules(toMany: false, optional: false, min: 2, max: 3) == [.required])
+    }
+
     /// Each count rule's SQL condition, asked of SQLite, agrees with its Swift test.
     @Test func countRulesMeanTheSameInSQL() throws {
         let queue = try DatabaseQueue()
-        for rule in [RelationshipCountRule.required, .atLeast(2), .atLeast(5), .atMost(0), .atMost(3)] {
+        for rule in [RelationshipCountRule.required, .atLeast(2), .atLeast(5), .atMost(1), .atMost(3)] {
             for count in 0...6 {
                 let sql = try queue.read { try Bool.fetchOne($0, sql: "SELECT \(rule.condition(count: "SELECT \(count)"))") }
                 #expect(sql == rule.isBroken(by: count), "\(rule) at \(count)")

@@ -48,8 +48,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     var creationFinished: Set<Int> = []
     /// The mapping being worked on.
     var currentMapping = 0
-    /// The objects of each entity that validation counted, and the connection's change count then:
-    /// the summary's counts when nothing was written since (a hook may write after validation).
+    /// The objects of each entity that validation counted, and the connection's change count then
+    /// (validation checks again what a hook wrote after it): the summary's counts.
     var validatedCounts: (objects: [String: Int], changes: Int)?
     /// The destination object being related in phase 2, with its source object.
     var currentRelation: (destination: StoredKey, source: SourceObject)?
@@ -242,7 +242,6 @@ public final class MigrationManager: MigrationManagerFunctions {
         clock = Date()
         try ValidationPhase().run(self)
         seconds[.validate] = Date().timeIntervalSince(clock)
-        if let validated = validatedCounts, validated.changes != db.totalChangesCount { validatedCounts = nil }
     }
 
     func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {

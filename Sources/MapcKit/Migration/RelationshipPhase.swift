@@ -131,12 +131,10 @@ extension RelationshipPhase {
 /// Phase 3: the whole destination store against its schema, then the policies' own validation
 /// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
 struct ValidationPhase {
-    func run(_ manager: MigrationManager) throws {
-        try manager.step.beforeValidation?()
-        manager.report(.validate, nil, 0, nil)
+    /// Checks the destination store against its schema; its counts of objects are kept for the summary.
+    private func check(_ manager: MigrationManager) throws {
         let destination = manager.destinationStore
-        let validator = StoreValidator(store: destination, db: try manager.db)
-        let findings = try validator.validate { entity, id in
+        let findings = try StoreValidator(store: destination, db: try manager.db).validate { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),
                   let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
                   index < manager.mapping.entityMappings.count else { return nil }
@@ -144,12 +142,26 @@ struct ValidationPhase {
         }
         if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
         manager.validatedCounts = (findings.objectCounts, try manager.db.totalChangesCount)
+    }
+
+    func run(_ manager: MigrationManager) throws {
+        try manager.step.beforeValidation?()
+        manager.report(.validate, nil, 0, nil)
+        let destination = manager.destinationStore
+        let db = try manager.db
+        try check(manager)
         for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
             manager.currentMapping = index
             try manager.hook(entityMapping) { try manager.policies[index].performCustomValidation(entityMapping, manager: manager) }
         }
         for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
             try manager.hook(entityMapping) { try manager.policies[index].end(entityMapping, manager: manager) }
+        }
+        // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
+        // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
+        if let checked = manager.validatedCounts, checked.changes != db.totalChangesCount {
+            try destination.strategy.finishWriting(db, layout: destination.layout)
+            try check(manager)
         }
         manager.report(.validate, nil, 0, nil, finished: true)
     }

@@ -35,7 +35,8 @@ enum RelationshipCountRule: Sendable, Equatable {
     func condition(count: String) -> String {
         switch self {
         case .required: return "(\(count)) = 0"
-        case .atLeast(let min): return "((\(count)) > 0 AND (\(count)) < \(min))"
+        // BETWEEN evaluates the count (a correlated subquery) once.
+        case .atLeast(let min): return "(\(count)) BETWEEN 1 AND \(min - 1)"
         case .atMost(let max): return "(\(count)) > \(max)"
         }
     }
