@@ -96,9 +96,10 @@ struct DataValidationTests {
             ])
         }
         let messages = error?.problems.map(\.description) ?? []
-        #expect(messages.contains("User 'u1', key 'age': value 200 is above max 150"))
-        #expect(messages.contains("User 'u2', key 'nick': value \"toolong\" is longer than maxLength 3"))
-        #expect(messages.contains("User 'u3', key 'email': value \"nope\" is \(#"does not match regex '[^@]+@[^@]+'"#)"))
+        // Worded as a store's validation words them when objects are added to it: rule, then value.
+        #expect(messages.contains("User 'u1', key 'age': above max 150 (value: 200)"))
+        #expect(messages.contains("User 'u2', key 'nick': longer than maxLength 3 (value: \"toolong\")"))
+        #expect(messages.contains("User 'u3', key 'email': \(#"does not match regex '[^@]+@[^@]+'"#) (value: \"nope\")"))
         #expect(messages.contains { $0.hasPrefix("User 'u2', key 'email': breaks the uniqueness constraint (email) of User") })
     }
 

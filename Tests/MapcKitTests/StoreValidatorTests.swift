@@ -162,8 +162,8 @@ struct StoreValidatorTests {
         let refused = try #require(#expect(throws: DataValidationError.self) { try layout.store(schema).insert(objects) })
         #expect(refused.problems.map { "\($0.objectID ?? "-") \($0.message)" } == [
             "s0 required relationship 'books' is empty; relate at least one Book",
-            "s1 holds 1 objects, fewer than minCount 2",
-            "s4 holds 4 objects, more than maxCount 3",
+            "s1 fewer than minCount 2 (value: 1)",
+            "s4 more than maxCount 3 (value: 4)",
         ])
         // In a store: valid objects written, then the books moved with SQL to the same counts.
         let store = try layout.store(schema)
@@ -188,6 +188,15 @@ struct StoreValidatorTests {
             "\(layout.id("s4", entity: "Shelf", key: 5)) more than maxCount 3",
         ])
         #expect(total == 3)
+    }
+
+    /// An empty required to-one, in loaded data, is reported with a fix that fits a to-one.
+    @Test func anEmptyRequiredToOneSaysWhatToRelate() throws {
+        let store = try TestLayout.mapc.store(try loadSchema(Self.library))
+        let refused = try #require(#expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "k1", entity: "Book", attributes: ["title": .string("t")])])
+        })
+        #expect(refused.problems.map(\.message) == ["required relationship 'author' is empty; relate it to an Author"])
     }
 
     /// Which count rules a relationship has: none for an optional one without bounds, `maxCount`

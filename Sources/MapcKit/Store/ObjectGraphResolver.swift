@@ -134,7 +134,7 @@ struct ObjectGraphResolver {
                 continue
             }
             if let violation = AttributeValidator.violation(of: value, for: attribute) {
-                problems.add(object.entity, object.id, attribute.name, "value \(value) is \(violation)")
+                problems.add(object.entity, object.id, attribute.name, "\(violation) (value: \(value))")
             }
             result[attribute.name] = value
         }
@@ -243,9 +243,10 @@ struct ObjectGraphResolver {
                 }
             }
             for rule in RelationshipCountRule.rules(of: relationship) where rule.isBroken(by: count) {
+                // As a store's validation words it (`StoreValidator`), with a fix for the empty one.
                 problems.add(object.entity, object.id, relationship.name, rule == .required
-                    ? "required relationship '\(relationship.name)' is empty; relate at least one \(relationship.destination)"
-                    : "holds \(count) objects, \(rule.summary)")
+                    ? "required relationship '\(relationship.name)' is empty; relate \(relationship.isToMany ? "at least one \(relationship.destination)" : "it to \(English.withArticle(relationship.destination))")"
+                    : "\(rule.summary) (value: \(count))")
             }
         }
     }
