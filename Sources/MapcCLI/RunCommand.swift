@@ -81,12 +81,23 @@ struct RunCommand: ParsableCommand {
         // The step the run was in when it failed: the last one that reported progress.
         var currentStep = 0
         let interruption = Interruption()
+        // What a JSON report of a failure says of the plan, once there is one.
+        var planned = BatchOutcome(store: store, result: .failed, from: from, to: to)
         do {
-            try reportingErrors { try printingFailureAsJSON(interruption) {
+            try reportingErrors { try printingFailureAsJSON(interruption, planned: { planned }) {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
+                planned.from = plan.current.version
+                planned.to = plan.target.version
+                planned.steps = plan.steps.count
                 guard plan.isNeeded else {
-                    Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                    if format == .json {
+                        var current = planned
+                        current.result = .current
+                        Console.out(current.json.serialized(pretty: true))
+                    } else {
+                        Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                    }
                     return
                 }
                 renderSources = plan.steps.compactMap { $0.isInferred ? nil : $0.mapping.file }
@@ -121,10 +132,10 @@ struct RunCommand: ParsableCommand {
 
     /// With `--format json`, a failure is also a JSON object on standard output (the error goes to
     /// standard error as well), shaped like a batch's per-store entry (with the exit status).
-    private func printingFailureAsJSON(_ interruption: Interruption, _ body: () throws -> Void) throws {
+    private func printingFailureAsJSON(_ interruption: Interruption, planned: () -> BatchOutcome, _ body: () throws -> Void) throws {
         do { try body() } catch {
             if format == .json {
-                var failed = BatchOutcome(store: store, result: .failed, from: from, to: to)
+                var failed = planned()
                 failed.error = BatchOutcome.message(of: error)
                 failed.exitCode = Self.exitCode(of: error, interruption)
                 Console.out(failed.json.serialized(pretty: true))

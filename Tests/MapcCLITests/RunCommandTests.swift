@@ -210,14 +210,31 @@ struct RunCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try makeV2Store(folder, count: 40)
         try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "      title: $source.title", with: "      title: TERNARY($source.displayIndex == 7, nil, $source.title)"), to: "mappings/mapping_v2_to_v3.yaml")
-        for (arguments, status, message) in [(["--to", "v3"], 3, "required value missing"), (["--to", "v9"], 2, "v9")] {
+        // Once the plan is made, the failure names its versions and steps, as a success does;
+        // before, the versions asked for.
+        let planned: [(from: JSONValue, to: JSONValue, steps: Int64)] = [(.string("v2"), .string("v3"), 1), (.null, .string("v9"), 0)]
+        for ((arguments, status, message), plan) in zip([(["--to", "v3"], 3, "required value missing"), (["--to", "v9"], 2, "v9")], planned) {
             let run = try CLI.run(["run", "--format", "json"] + arguments + ["notes.db"], in: folder)
             #expect(run.status == Int32(status))
             let parsed = try JSONValue.parse(Data(run.stdout.utf8), path: "stdout")
             #expect(parsed["store"] == .string("notes.db") && parsed["result"] == .string("failed") && parsed["exitCode"] == .integer(Int64(status)), "\(run.stdout)")
+            #expect(parsed["from"] == plan.from && parsed["to"] == plan.to && parsed["steps"] == .integer(plan.steps), "\(run.stdout)")
             guard case .string(let error)? = parsed["error"] else { Issue.record("no error in \(run.stdout)"); continue }
             #expect(error.contains(message) && run.stderr.contains(message), "\(error)")
         }
+    }
+
+    /// With `--format json`, a store already at the version asked for is a JSON object too (as a
+    /// folder of stores reports it: `current`), not a sentence.
+    @Test func aStoreAlreadyThereWithJSONOutputPrintsJSON() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 3)
+        let run = try CLI.run(["run", "--format", "json", "--to", "v2", "notes.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let parsed = try JSONValue.parse(Data(run.stdout.utf8), path: "stdout")
+        #expect(parsed["store"] == .string("notes.db") && parsed["result"] == .string("current"), "\(run.stdout)")
+        #expect(parsed["from"] == .string("v2") && parsed["to"] == .string("v2") && parsed["steps"] == .integer(0) && parsed["exitCode"] == .integer(0), "\(run.stdout)")
     }
 
     @Test func aKilledMigrationLeavesTheStoreWholeAndTheNextRunCleansUp() throws {
