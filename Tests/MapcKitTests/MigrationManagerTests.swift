@@ -293,8 +293,12 @@ struct MigrationManagerTests {
         let error = try failure(model, source: source, layout: layout)
         guard case .validation(let violations, let total)? = error else { Issue.record("wrong error \(String(describing: error))"); return }
         #expect(total == 5)
-        #expect(violations.first == ValidationViolation(mapping: "NoteToNote", entity: "Note", object: layout.id("n0", entity: "Note", key: 1), property: "title", value: "nil", rule: "required value missing"))
+        #expect(violations.first == ValidationViolation(mapping: "NoteToNote", entity: "Note", object: layout.id("n0", entity: "Note", key: 1), property: "title", value: "nil",
+                                                        rule: "required value missing", sameRuleCount: 5))
+        // A few examples of the rule, and how many more break it.
+        #expect(violations.count == StoreValidator.examplesPerRule)
         #expect(error?.description.contains("Note '\(layout.id("n0", entity: "Note", key: 1))', property 'title': required value missing (value: nil) [created by mapping 'NoteToNote']") == true)
+        #expect(error?.description.contains("  ... and 2 more breaking the same rule") == true, "\(String(describing: error))")
     }
 
     /// A v2 -> v3 mapping whose NoteToNote skips the first note (so new notes' keys differ from

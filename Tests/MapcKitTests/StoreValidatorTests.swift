@@ -190,6 +190,39 @@ struct StoreValidatorTests {
         #expect(total == 3)
     }
 
+    /// Many objects breaking two rules, the first rule on every row: the report keeps examples of
+    /// both rules and counts each (it kept the first twenty violations: all of the first rule).
+    @Test(arguments: TestLayout.allCases)
+    func everyBrokenRuleHasExamplesHoweverManyBreakTheFirst(layout: TestLayout) throws {
+        let store = try layout.store(try loadSchema("""
+        model: V
+        version: v1
+        entities:
+          Item:
+            attributes:
+              name: { type: string, maxLength: 3 }
+              count: { type: int64, min: 0 }
+        """))
+        try store.insert((1...30).map { ObjectData(id: "i\($0)", entity: "Item", attributes: ["name": .string("ok"), "count": .integer(1)]) })
+        let storage = try store.layout.storage(of: "Item")
+        let table = storage.table.quotedDatabaseIdentifier, key = storage.primaryKey.quotedDatabaseIdentifier
+        let name = try #require(storage.attributeColumns["name"]).quotedDatabaseIdentifier, count = try #require(storage.attributeColumns["count"]).quotedDatabaseIdentifier
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE \(table) SET \(name) = 'toolong'")
+            try db.execute(sql: "UPDATE \(table) SET \(count) = -1 WHERE \(key) > 24")
+        }
+        let findings = try store.database.read { db in try StoreValidator(store: store, db: db).validate { _, _ in nil } }
+        #expect(findings.total == 36)
+        let byRule = Dictionary(grouping: findings.violations, by: \.rule)
+        #expect(byRule["longer than maxLength 3"]?.map(\.sameRuleCount) == [30, 30, 30])
+        #expect(byRule["below min 0"]?.map(\.sameRuleCount) == [6, 6, 6])
+        #expect(findings.violations.count == 6)
+        let report = MigrationError.validation(violations: findings.violations, total: findings.total).description
+        #expect(report.hasPrefix("the migrated store breaks validation rules of the destination schema 36 times (2 rules shown):"), "\(report)")
+        #expect(report.contains("  ... and 27 more breaking the same rule") && report.contains("  ... and 3 more breaking the same rule"), "\(report)")
+        #expect(!report.contains("other rules"), "\(report)")
+    }
+
     /// An empty required to-one, in loaded data, is reported with a fix that fits a to-one.
     @Test func anEmptyRequiredToOneSaysWhatToRelate() throws {
         let store = try TestLayout.mapc.store(try loadSchema(Self.library))

@@ -134,9 +134,23 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
         case let .value(mapping, entity, object, property, message):
             return "mapping '\(mapping)', \(entity) '\(object)', property '\(property)': \(message)"
         case let .validation(violations, total):
-            var lines = ["the migrated store breaks \(total) validation rule\(total == 1 ? "" : "s") of the destination schema:"]
-            lines += violations.map { "  \($0)" }
-            if total > violations.count { lines.append("  ... and \(total - violations.count) more") }
+            // Each rule's examples together, rules in the order found, with how many more break it.
+            var rules: [[String?]: [ValidationViolation]] = [:], order: [[String?]] = []
+            for violation in violations {
+                let key = [violation.entity, violation.property, violation.rule]
+                if rules[key] == nil { order.append(key) }
+                rules[key, default: []].append(violation)
+            }
+            let shown = order.reduce(0) { $0 + (rules[$1]?.first?.sameRuleCount ?? 0) }
+            var lines = [total == 1 ? "the migrated store breaks a validation rule of the destination schema:"
+                : "the migrated store breaks validation rules of the destination schema \(total) times (\(English.count(order.count, "rule")) shown):"]
+            for key in order {
+                let examples = rules[key] ?? []
+                lines += examples.map { "  \($0)" }
+                let more = (examples.first?.sameRuleCount ?? examples.count) - examples.count
+                if more > 0 { lines.append("  ... and \(more) more breaking the same rule") }
+            }
+            if total > shown { lines.append("  ... and \(total - shown) more breaking other rules") }
             return lines.joined(separator: "\n")
         case let .policy(mapping, message):
             return "mapping '\(mapping)': custom policy failed: \(message)"

@@ -8,8 +8,10 @@ import GRDB
 struct StoreValidator {
     let store: Store
     let db: Database
-    /// Violations reported in full; the rest are counted.
-    static let kept = 20
+    /// Violations reported in full: the first few of each broken rule, for the first rules found
+    /// (so a report shows every kind of breach, not twenty of the first); the rest are counted.
+    static let examplesPerRule = 3
+    static let rulesShown = 20
 
     private var schema: Schema { store.schema }
 
@@ -23,9 +25,19 @@ struct StoreValidator {
 
     func validate(mappingOf: (String, String) throws -> String?) throws -> Findings {
         var findings = Findings()
+        // Per rule shown (entity, property, rule): how many objects break it, and its examples kept.
+        var brokenBy: [[String?]: (count: Int, examples: Int)] = [:]
         func record(_ entity: String, _ id: String, _ property: String?, _ value: String, _ rule: String) throws {
             findings.total += 1
-            if findings.violations.count < Self.kept {
+            let key = [entity, property, rule]
+            guard let seen = brokenBy[key] else {
+                guard brokenBy.count < Self.rulesShown else { return }
+                brokenBy[key] = (1, 1)
+                findings.violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
+                return
+            }
+            brokenBy[key] = (seen.count + 1, seen.examples + (seen.examples < Self.examplesPerRule ? 1 : 0))
+            if seen.examples < Self.examplesPerRule {
                 findings.violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
             }
         }
@@ -159,10 +171,16 @@ struct StoreValidator {
                     let holders = objects(inJSON: row[0] as DatabaseValue, table: storage.table)
                     let values = zip(constraint, (0..<columns.count).map { Self.describe(row[2 + $0] as DatabaseValue) }).map { "\($0) \($1)" }.joined(separator: ", ")
                     let others = holders.dropFirst().prefix(3).map { "\($0.entity) '\($0.id)'" }.joined(separator: ", ") + (count > 4 ? " and \(count - 4) more" : "")
-                    try record(holders.first?.entity ?? entity.name, holders.first?.id ?? "?", constraint.joined(separator: ","), values,
-                               "uniqueness constraint (\(constraint.joined(separator: ", "))) of \(entity.name) broken: \(others) \(count == 2 ? "has" : "have") the same value\(constraint.count == 1 ? "" : "s")")
+                    // The rule is the same for every group of clashing objects; who shares the values is part of the value.
+                    try record(holders.first?.entity ?? entity.name, holders.first?.id ?? "?", constraint.joined(separator: ","),
+                               "\(values), which \(others) \(count == 2 ? "has" : "have") too",
+                               "uniqueness constraint (\(constraint.joined(separator: ", "))) of \(entity.name) broken")
                 }
             }
+        }
+        for index in findings.violations.indices {
+            let violation = findings.violations[index]
+            findings.violations[index].sameRuleCount = brokenBy[[violation.entity, violation.property, violation.rule]]?.count ?? 1
         }
         return findings
     }
@@ -221,6 +239,9 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     public var value: String
     /// The rule broken, e.g. "required", "max 150".
     public var rule: String
+    /// How many objects break the same rule of the same entity and property, this one among them
+    /// (a report keeps a few examples of each rule and counts the rest).
+    public var sameRuleCount = 1
 
     public var description: String {
         var text = "\(entity) '\(object)'"
