@@ -141,6 +141,56 @@ struct MappingCheckTests {
         #expect(told.contains { $0.contains("required attribute 'year' of Item has neither an expression nor a default; add a conversion, such as 'year: CAST($source.year, \"NSString\")'") }, "\(told)")
     }
 
+    /// A required relationship no mapping sets, from either side, fails every object at run
+    /// time: `check` says so, unless a mapping sets it or its inverse, or a custom policy takes part.
+    @Test func aRequiredRelationshipNothingSetsIsAnError() throws {
+        let catalog = SchemaCatalog(schemas: [
+            try loadSchema("model: L\nversion: l1\nentities:\n  Shelf:\n    attributes:\n      name: string\n  Book:\n    attributes:\n      title: string\n"),
+            try loadSchema("""
+            model: L
+            version: l2
+            entities:
+              Shelf:
+                attributes:
+                  name: string
+                relationships:
+                  books: { destination: Book, toMany: true, inverse: shelf, optional: true }
+              Book:
+                attributes:
+                  title: string
+                relationships:
+                  shelf: { destination: Shelf, inverse: books }
+            """),
+        ])
+        func found(_ bookRelationships: String, shelfRelationships: String = "", policy: String = "") throws -> [String] {
+            let yaml = """
+            source: l1
+            destination: l2
+            entityMappings:
+              - name: ShelfToShelf
+                source: Shelf
+                destination: Shelf
+                attributes: { name: $source.name }
+            \(shelfRelationships)
+              - name: BookToBook
+                source: Book
+                destination: Book
+            \(policy)
+                attributes: { title: $source.title }
+            \(bookRelationships)
+            """
+            var checker = MappingChecker(mapping: try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml + "\n")).0))
+            return checker.check(catalog: catalog).map(\.description)
+        }
+        let unset = try found("")
+        #expect(unset.contains { $0.contains("9:11: error: required relationship 'shelf' of Book is set by no mapping: every object 'BookToBook' creates would fail validation; add 'shelf:' under 'relationships:' of 'BookToBook' or map its inverse 'books' in the mapping that creates the Shelf objects, or make it optional in l2") }, "\(unset)")
+        let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"ShelfToShelf\", $source)"
+        #expect(try found("    relationships: { shelf: '\(lookup)' }").allSatisfy { !$0.contains("set by no mapping") })
+        let inverse = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"BookToBook\", $source)"
+        #expect(try found("", shelfRelationships: "    relationships: { books: '\(inverse)' }").allSatisfy { !$0.contains("set by no mapping") })
+        #expect(try found("", policy: "    policy: UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4").allSatisfy { !$0.contains("set by no mapping") })
+    }
+
     /// The conversions suggested for a changed type say what they do where it is not obvious.
     @Test func conversionHintsFitTheTypes() {
         #expect(MappingChecker.conversion(of: "year", from: .int32, to: .string) == "'year: CAST($source.year, \"NSString\")'")

@@ -50,6 +50,7 @@ public struct MappingChecker {
         for entityMapping in mapping.entityMappings where !entityMapping.hasLoadErrors {
             checkEntityMapping(entityMapping, source: source, destination: destination, mappings: mappingsByName)
         }
+        checkRequiredRelationshipsAreSet(destination: destination)
         // Source objects no mapping reads are dropped: say so, by entity (unless a mapping could
         // not be read whole: its source may be the one missing).
         for entity in source.entities where !entity.isAbstract && !mapping.entityMappings.contains(where: \.hasLoadErrors) {
@@ -60,6 +61,32 @@ public struct MappingChecker {
             }
         }
         return diagnostics.sorted(by: SchemaLoader.fileOrder)
+    }
+
+    /// A required destination relationship that no mapping sets, from either side, leaves every
+    /// object a mapping creates empty there, and validation refuses them all. Only provable when
+    /// no custom policy takes part: a policy may relate anything.
+    private mutating func checkRequiredRelationshipsAreSet(destination: Schema) {
+        guard !mapping.entityMappings.contains(where: { $0.policy != nil || $0.hasLoadErrors }) else { return }
+        for entityMapping in mapping.entityMappings where entityMapping.type == .transform {
+            guard let name = entityMapping.destination, let entity = destination.entity(named: name) else { continue }
+            for relationship in destination.allRelationships(of: entity) where !relationship.isOptional && !relationship.isTransient {
+                guard entityMapping.relationshipMapping(named: relationship.name) == nil else { continue }
+                // Set from the other side: a mapping creating objects of its destination maps the inverse.
+                let inverse = relationship.inverse
+                let setFromOtherSide = inverse.map { inverse in
+                    mapping.entityMappings.contains { other in
+                        guard other.relationshipMapping(named: inverse) != nil, let otherName = other.destination, let otherEntity = destination.entity(named: otherName) else { return false }
+                        return destination.ancestry(of: otherEntity).contains { $0.name == relationship.destination }
+                    }
+                } ?? false
+                guard !setFromOtherSide else { continue }
+                let otherSide = inverse.map { " or map its inverse '\($0)' in the mapping that creates the \(relationship.destination) objects" } ?? ""
+                error("required relationship '\(relationship.name)' of \(entity.name) is set by no mapping: every object '\(entityMapping.name)' creates would fail validation",
+                      at: entityMapping.location, length: entityMapping.name.count,
+                      fix: "add '\(relationship.name):' under 'relationships:' of '\(entityMapping.name)'\(otherSide), or make it optional in \(destination.version)")
+            }
+        }
     }
 
     private mutating func checkEntityMapping(_ entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema,
