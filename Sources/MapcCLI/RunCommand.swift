@@ -237,6 +237,11 @@ struct RunCommand: ParsableCommand {
             }
             let diagnostic = Diagnostic(.error, "\(entity) '\(object)': \(message)", at: expression.source.origin, length: expression.source.text.count)
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
+        case .validation(let violations, _):
+            Console.err("error: \(error)")
+            if let step, !step.isInferred {
+                for line in Self.origins(of: violations, in: step.mapping) { Console.err(line) }
+            }
         default:
             Console.err("error: \(error)")
         }
@@ -246,6 +251,22 @@ struct RunCommand: ParsableCommand {
         }
         Console.err("\(store) was not changed")
         Foundation.exit(MapcExitCode.migrationFailed)
+    }
+
+    /// Where each broken property of a validation failure gets its value, once per mapping and
+    /// property: the expression in the mapping file, or the mapping that gives it none.
+    static func origins(of violations: [ValidationViolation], in model: MappingModel) -> [String] {
+        var seen: Set<[String]> = [], lines: [String] = []
+        for violation in violations {
+            guard let mapping = violation.mapping, let property = violation.property, seen.insert([mapping, property]).inserted,
+                  let entityMapping = model.entityMappings.first(where: { $0.name == mapping }) else { continue }
+            if let expression = expression(of: mapping, property, in: model) {
+                lines.append("\(expression.source.origin): note: '\(property)' of the objects '\(mapping)' creates comes from \(expression.source.text)")
+            } else if let location = entityMapping.location, entityMapping.type == .transform, entityMapping.policy == nil {
+                lines.append("\(location): note: mapping '\(mapping)' gives '\(property)' no value; add one under 'attributes:' or 'relationships:'")
+            }
+        }
+        return lines
     }
 
     /// The expression of a mapping's property in the failing step's mapping file.

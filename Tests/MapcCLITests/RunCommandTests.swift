@@ -199,6 +199,8 @@ struct RunCommandTests {
         let run = try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder)
         #expect(run.status == 3)
         #expect(run.stderr.contains("Note 'n7', property 'title': required value missing (value: nil) [created by mapping 'NoteToNote']"), "\(run.stderr)")
+        // Where the broken property gets its value: the expression in the mapping file.
+        #expect(run.stderr.contains("mappings/mapping_v2_to_v3.yaml:13:14: note: 'title' of the objects 'NoteToNote' creates comes from TERNARY($source.displayIndex == 7, nil, $source.title)"), "\(run.stderr)")
         #expect(try bytes(folder, "notes.db") == original)
     }
 
