@@ -115,6 +115,14 @@ struct ExpressionCheckerTests {
             return checker.diagnostics.first?.message
         }
         #expect(try problem("title", into: Attribute(name: "displayIndex", type: .int64)) == "a string result cannot be stored in attribute 'Note.displayIndex' (int64)")
+        // A refused result is told the CAST that converts it, where there is one.
+        func fix(_ text: String, into attribute: Attribute) throws -> String? {
+            var checker = ExpressionChecker(scope: scope(), source: ExpressionSource(text: text))
+            checker.checkAssignable(try ExpressionParser.parse(text).get(), to: attribute, entity: "Note")
+            return checker.diagnostics.first?.fix
+        }
+        #expect(try fix("displayIndex", into: Attribute(name: "title", type: .string)) == "convert it with CAST(…, \"NSString\")")
+        #expect(try fix("title", into: Attribute(name: "displayIndex", type: .int64)) == "convert it with CAST(…, \"NSNumber\")")
         #expect(try problem("rating", into: Attribute(name: "displayIndex", type: .int64))?.contains("a value with a fraction, or out of range, fails the migration") == true)
         #expect(try problem("floor:(rating)", into: Attribute(name: "displayIndex", type: .int64)) == nil, "rounded results are whole numbers")
         #expect(try problem("author", into: Attribute(name: "title", type: .string))?.contains("an object cannot be stored") == true)

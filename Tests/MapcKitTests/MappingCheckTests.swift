@@ -141,6 +141,18 @@ struct MappingCheckTests {
         #expect(told.contains { $0.contains("required attribute 'year' of Item has neither an expression nor a default; add a conversion, such as 'year: CAST($source.year, \"NSString\")'") }, "\(told)")
     }
 
+    /// A relationship's expression that gives the wrong thing is underlined whole, not at its
+    /// first character.
+    @Test func relationshipMistakesUnderlineTheWholeExpression() throws {
+        for name in ["relationship given a value", "relationship given source objects"] {
+            let testCase = try #require(mappingCheckCases.first { $0.name == name }, "\(name)")
+            let found = try #require(try diagnostics(testCase.yaml).first { $0.description.contains(testCase.message) })
+            let line = try #require(testCase.yaml.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(testCase.line - 1).first)
+            let expression = line.dropFirst(testCase.column - 1)
+            #expect(found.length == expression.count, "\(name): \(found.length) for '\(expression)'")
+        }
+    }
+
     /// A required relationship no mapping sets, from either side, fails every object at run
     /// time: `check` says so, unless a mapping sets it or its inverse, or a custom policy takes part.
     @Test func aRequiredRelationshipNothingSetsIsAnError() throws {

@@ -67,7 +67,8 @@ public struct ExpressionChecker {
                     self.warning("\(article(result)) result stored in the integer \(target): \(warning)", expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
                 }
             case .refused:
-                error("\(article(result)) result cannot be stored in \(target)", expression.range)
+                error("\(article(result)) result cannot be stored in \(target)", expression.range,
+                      fix: CastClass.target(from: kind, to: attribute.type).map { "convert it with CAST(…, \"\($0)\")" + ($0 == "NSDate" ? " (seconds since 2001-01-01)" : "") })
             }
         }
     }

@@ -51,6 +51,18 @@ enum CastClass {
     static func fix(forUnknown name: String) -> String {
         Suggestions.didYouMean(name, in: names) ?? "use " + names.dropLast().joined(separator: ", ") + " or " + (names.last ?? "")
     }
+
+    /// The class `CAST` converts values of a kind to for an attribute of a type, where it has one
+    /// (numbers become dates as seconds since 2001-01-01, as `NSDate` counts them).
+    static func target(from kind: ValueKind, to type: AttributeType) -> String? {
+        switch (kind, type) {
+        case (_, .string): return "NSString"
+        case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float): return "NSNumber"
+        case (.string, .decimal), (.integer, .decimal), (.double, .decimal): return "NSDecimalNumber"
+        case (.integer, .date), (.double, .date): return "NSDate"
+        default: return nil
+        }
+    }
 }
 
 /// The closed table of selectors `FUNCTION(receiver, "selector", …)` may call. Nothing outside

@@ -151,7 +151,7 @@ public struct MappingChecker {
             let type = checker.check(sourceExpression.expression)
             diagnostics += checker.diagnostics
             if case .collection(.object(let entity)) = type, let expected = entityMapping.source, entity != expected {
-                error("the source expression fetches \(entity) objects, but the mapping's source is \(expected)", at: sourceExpression.source.origin)
+                error("the source expression fetches \(entity) objects, but the mapping's source is \(expected)", at: sourceExpression.source.origin, length: sourceExpression.source.text.count)
             }
         }
 
@@ -281,7 +281,7 @@ public struct MappingChecker {
         case .object(let entity), .collection(.object(let entity)): produced = entity.isEmpty ? nil : entity
         case .unknown, .null, .collection(.unknown), .collection(.null): break
         default:
-            error("relationship '\(relationship.name)' takes objects, but this expression gives \(type)", at: propertyMapping.expression.source.origin,
+            error("relationship '\(relationship.name)' takes objects, but this expression gives \(type)", at: propertyMapping.expression.source.origin, length: propertyMapping.expression.source.text.count,
                   fix: "use FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Mapping\", $source…)")
             return
         }
@@ -293,7 +293,7 @@ public struct MappingChecker {
                 (produced == nil || sides.source == produced) && sides.destination.map { made in target.map { destinationSchema.hierarchy(under: $0).contains { $0.name == made } } ?? false } ?? false
             }
             error("relationship '\(relationship.name)' is given \(produced.map { "\($0) objects" } ?? "objects") of the source store; it takes the destination objects created from them",
-                  at: propertyMapping.expression.source.origin,
+                  at: propertyMapping.expression.source.origin, length: propertyMapping.expression.source.text.count,
                   fix: "write FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(creating.keys.sorted().first ?? "<the mapping creating them>")\", \(origins == [.source] ? propertyMapping.expression.source.text : "<the source objects>"))")
             return
         }
@@ -301,6 +301,7 @@ public struct MappingChecker {
         if !destinationSchema.hierarchy(under: target).contains(where: { $0.name == produced }) {
             let via = Self.namedMapping(in: propertyMapping.expression.expression).map { " (mapping '\($0)' creates \(produced) objects)" } ?? ""
             error("relationship '\(relationship.name)' leads to \(relationship.destination), but this expression gives \(produced) objects\(via)", at: propertyMapping.expression.source.origin,
+                  length: propertyMapping.expression.source.text.count,
                   fix: "name a mapping whose destination is \(relationship.destination)" + (mappings.first { $0.value.destination == relationship.destination }.map { ", such as '\($0.key)'" } ?? ""))
         }
     }
@@ -308,17 +309,11 @@ public struct MappingChecker {
     /// An attribute mapping converting a source attribute's values to a type they cannot be stored
     /// in as they are: a `CAST` where the expression language has one.
     static func conversion(of name: String, from old: AttributeType, to new: AttributeType) -> String {
-        let target: String?
-        switch (ValueKind(old), new) {
-        case (_, .string): target = "NSString"
-        case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float): target = "NSNumber"
-        case (.string, .bool): return "a comparison, such as '\(name): $source.\(name) ==[c] \"true\"'"
-        case (.string, .decimal), (.integer, .decimal), (.double, .decimal): target = "NSDecimalNumber"
-        case (.integer, .date), (.double, .date):
+        if ValueKind(old) == .string, new == .bool { return "a comparison, such as '\(name): $source.\(name) ==[c] \"true\"'" }
+        guard let target = CastClass.target(from: ValueKind(old), to: new) else { return "an expression giving \(new.rawValue) values from $source.\(name)" }
+        if target == "NSDate" {
             return "'\(name): CAST($source.\(name), \"NSDate\")' (which reads seconds since 2001-01-01; for Unix time, CAST($source.\(name) - 978307200, \"NSDate\"))"
-        default: target = nil
         }
-        guard let target else { return "an expression giving \(new.rawValue) values from $source.\(name)" }
         return "'\(name): CAST($source.\(name), \"\(target)\")'"
     }
 
