@@ -30,14 +30,12 @@ struct StoreValidator {
         func record(_ entity: String, _ id: String, _ property: String?, _ value: String, _ rule: String) throws {
             findings.total += 1
             let key = [entity, property, rule]
-            guard let seen = brokenBy[key] else {
-                guard brokenBy.count < Self.rulesShown else { return }
-                brokenBy[key] = (1, 1)
-                findings.violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
-                return
-            }
-            brokenBy[key] = (seen.count + 1, seen.examples + (seen.examples < Self.examplesPerRule ? 1 : 0))
-            if seen.examples < Self.examplesPerRule {
+            let seen = brokenBy[key] ?? (0, 0)
+            // A rule not shown yet, once as many as are shown are: only counted in the total.
+            guard seen.count > 0 || brokenBy.count < Self.rulesShown else { return }
+            let kept = seen.examples < Self.examplesPerRule
+            brokenBy[key] = (seen.count + 1, seen.examples + (kept ? 1 : 0))
+            if kept {
                 findings.violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
             }
         }
