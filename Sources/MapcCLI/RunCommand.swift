@@ -313,7 +313,7 @@ struct RunCommand: ParsableCommand {
             let indent = steps.count > 1 ? "    " : "  "
             let width = summary.created.map(\.mapping.count).max() ?? 0
             for (mapping, count) in summary.created {
-                let how = summary.compiled.contains(mapping) ? " (SQL)" : ""
+                let how = summary.compiled.contains(mapping) ? " (SQL)" : summary.compiled.contains("\(mapping).relationships") ? " (relationships in SQL)" : ""
                 lines.append("\(indent)\(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created\(how)")
             }
             lines.append("\(indent)phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))

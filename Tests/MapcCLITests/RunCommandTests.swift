@@ -190,6 +190,22 @@ struct RunCommandTests {
         #expect(chain.status == 3 && chain.stderr.contains("mappings/mapping_v2_to_v3.yaml:16:21: error: Note 'n1': 0.4 has a fraction"), "\(chain.stderr)")
     }
 
+    /// The text summary says what ran as SQL: a mapping's objects, or only its relationships.
+    @Test func theSummarySaysWhenOnlyRelationshipsRanAsSQL() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 9)
+        // An expression the SQL compiler leaves to the interpreter: the attachments' objects are interpreted.
+        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "      dateCreated: $source.dateCreated\n    relationships:", with: "      dateCreated: FUNCTION($source, \"valueForKey:\", \"dateCreated\")\n    relationships:"), to: "mappings/mapping_v2_to_v3.yaml")
+        let json = try CLI.run(["run", "--format", "json", "--dry-run", "--to", "v3", "notes.db"], in: folder)
+        #expect(json.status == 0, "\(json.stderr)")
+        let compiled = try JSONValue.parse(Data(json.stdout.utf8), path: "stdout")["compiled"]
+        #expect(compiled == .array([.string("NoteToNote"), .string("NoteToAttachment.relationships")]), "\(json.stdout)")
+        let text = try CLI.run(["run", "--quiet", "--dry-run", "--to", "v3", "notes.db"], in: folder)
+        #expect(text.stdout.contains("NoteToNote        9 objects created (SQL)"), "\(text.stdout)")
+        #expect(text.stdout.contains("NoteToAttachment  3 objects created (relationships in SQL)"), "\(text.stdout)")
+    }
+
     @Test func aValidationFailureChangesNothing() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
