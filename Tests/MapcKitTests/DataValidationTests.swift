@@ -86,13 +86,14 @@ struct DataValidationTests {
               email: { type: string, regex: "[^@]+@[^@]+" }
               age: { type: int16, min: 0, max: 150, optional: true }
               nick: { type: string, maxLength: 3, optional: true }
+              code: { type: string, maxLength: 3, regex: "[A-Z]+", optional: true }
         """ + "\n")
         let store = try Store.inMemory(schema: schema)
         let error = #expect(throws: DataValidationError.self) {
             try store.insert([
                 ObjectData(id: "u1", entity: "User", attributes: ["email": .string("a@b"), "age": .integer(200)]),
                 ObjectData(id: "u2", entity: "User", attributes: ["email": .string("a@b"), "nick": .string("toolong")]),
-                ObjectData(id: "u3", entity: "User", attributes: ["email": .string("nope")]),
+                ObjectData(id: "u3", entity: "User", attributes: ["email": .string("nope"), "code": .string("abcdef")]),
             ])
         }
         let messages = error?.problems.map(\.description) ?? []
@@ -101,6 +102,9 @@ struct DataValidationTests {
         #expect(messages.contains("User 'u2', key 'nick': longer than maxLength 3 (value: \"toolong\")"))
         #expect(messages.contains("User 'u3', key 'email': \(#"does not match regex '[^@]+@[^@]+'"#) (value: \"nope\")"))
         #expect(messages.contains { $0.hasPrefix("User 'u2', key 'email': breaks the uniqueness constraint (email) of User") })
+        // Every rule a value breaks, in one report.
+        #expect(messages.contains("User 'u3', key 'code': longer than maxLength 3 (value: \"abcdef\")"), "\(messages)")
+        #expect(messages.contains("User 'u3', key 'code': does not match regex '[A-Z]+' (value: \"abcdef\")"), "\(messages)")
     }
 
     @Test func lengthsCountCodePointsAsSQLiteDoes() throws {

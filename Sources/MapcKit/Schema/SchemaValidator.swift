@@ -287,21 +287,28 @@ public enum AttributeValidator {
     /// A description of the broken rule, or nil when the value is acceptable. Null is acceptable
     /// here; whether a value is required is checked by the caller.
     public static func violation(of value: Value, for attribute: Attribute) -> String? {
-        if value.isNull { return nil }
-        let rules = attribute.validation
-        if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { return "below min \(min)" }
-        if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { return "above max \(max)" }
-        if case .string(let text) = value { return textViolation(text, rules) }
-        return nil
+        violations(of: value, for: attribute).first
     }
 
-    /// The length and pattern rules of a text value (lengths in UTF-16 units, as Core Data counts).
-    public static func textViolation(_ text: String, _ rules: Validation) -> String? {
+    /// Every rule the value breaks, in the order the schema lists them (so one report names them all).
+    public static func violations(of value: Value, for attribute: Attribute) -> [String] {
+        if value.isNull { return [] }
+        let rules = attribute.validation
+        var broken: [String] = []
+        if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { broken.append("below min \(min)") }
+        if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { broken.append("above max \(max)") }
+        if case .string(let text) = value { broken += textViolations(text, rules) }
+        return broken
+    }
+
+    /// Every length and pattern rule a text value breaks (lengths in UTF-16 units, as Core Data counts).
+    public static func textViolations(_ text: String, _ rules: Validation) -> [String] {
         let length = ValueRules.length(of: text)
-        if let min = rules.minLength, length < min { return "shorter than minLength \(min)" }
-        if let max = rules.maxLength, length > max { return "longer than maxLength \(max)" }
-        if let pattern = rules.regex, !RegexGuard.matchesWhole(text, pattern) { return "does not match regex '\(pattern)'" }
-        return nil
+        var broken: [String] = []
+        if let min = rules.minLength, length < min { broken.append("shorter than minLength \(min)") }
+        if let max = rules.maxLength, length > max { broken.append("longer than maxLength \(max)") }
+        if let pattern = rules.regex, !RegexGuard.matchesWhole(text, pattern) { broken.append("does not match regex '\(pattern)'") }
+        return broken
     }
 }
 

@@ -133,7 +133,7 @@ struct ObjectGraphResolver {
                 problems.add(object.entity, object.id, attribute.name, mismatch)
                 continue
             }
-            if let violation = AttributeValidator.violation(of: value, for: attribute) {
+            for violation in AttributeValidator.violations(of: value, for: attribute) {
                 problems.add(object.entity, object.id, attribute.name, "\(violation) (value: \(value))")
             }
             result[attribute.name] = value

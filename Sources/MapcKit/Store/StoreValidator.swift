@@ -138,7 +138,7 @@ struct StoreValidator {
                         try record(entity.name, objectID, attribute.name, Self.describe(row[1] as DatabaseValue), "value is not valid UTF-8 text")
                         continue
                     }
-                    if let broken = AttributeValidator.textViolation(text, attribute.validation) {
+                    for broken in AttributeValidator.textViolations(text, attribute.validation) {
                         try record(entity.name, objectID, attribute.name, "\"\(text.prefix(60))\"", broken)
                     }
                 }
