@@ -57,6 +57,20 @@ struct InferenceTests {
         #expect(object.attributes["count"] == .integer(7))
     }
 
+    /// Validation rules that tighten (they are not in the hashes) are listed as changes, since stored
+    /// values may break them after migrating; loosened ones are not.
+    @Test func tightenedValidationRulesAreListed() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      title: { type: string, maxLength: 60 }\n      count: { type: int16, min: 1, max: 9 }\n      code: { type: string, minLength: 2 }\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      title: { type: string, maxLength: 20, regex: '[A-Z].*' }\n      count: { type: int16, min: 10, max: 20 }\n      code: { type: string }\n")
+        let result = MappingInference.infer(from: a, to: b)
+        let listed = result.changes.filter { $0.detail.contains("stored values may break") }.map(\.description)
+        #expect(listed == [
+            "changed  Note.title: maxLength 60 -> 20, regex none -> '[A-Z].*': stored values may break the rules, and validation then refuses the migration",
+            "changed  Note.count: min 1 -> 10: stored values may break the rules, and validation then refuses the migration",
+        ], "\(result.changes)")
+        #expect(result.problems.isEmpty, "still inferable: the rules are checked after migrating")
+    }
+
     /// Removing an abstract parent loses nothing when its sub-entities keep the properties (Moody 3
     /// to 4 does this with GeographicRegion): its objects are theirs. A property the sub-entity
     /// loses with it is still a loss, named on the sub-entity.

@@ -97,6 +97,20 @@ extension MappingInference {
         return found
     }
 
+    /// The validation rules that admit fewer values than before, as "maxLength 60 -> 20" (rules are
+    /// not in the hashes, so no other change lists them).
+    static func tightenedRules(from old: Validation, to new: Validation) -> [String] {
+        func shown(_ value: Value?) -> String { value.map { "\($0)" } ?? "none" }
+        func shown(_ count: Int?) -> String { count.map(String.init) ?? "none" }
+        var tightened: [String] = []
+        if let min = new.min, old.min.flatMap({ Value.compare($0, min) }).map({ $0 == .orderedAscending }) ?? true { tightened.append("min \(shown(old.min)) -> \(min)") }
+        if let max = new.max, old.max.flatMap({ Value.compare($0, max) }).map({ $0 == .orderedDescending }) ?? true { tightened.append("max \(shown(old.max)) -> \(max)") }
+        if let min = new.minLength, (old.minLength ?? 0) < min { tightened.append("minLength \(shown(old.minLength)) -> \(min)") }
+        if let max = new.maxLength, old.maxLength.map({ $0 > max }) ?? true { tightened.append("maxLength \(shown(old.maxLength)) -> \(max)") }
+        if let regex = new.regex, regex != old.regex { tightened.append("regex \(old.regex.map { "'\($0)'" } ?? "none") -> '\(regex)'") }
+        return tightened
+    }
+
     private static func settingsChanged(_ old: Property?, _ new: Property?) -> [String] {
         var details: [String] = []
         if let old, let new, old.isOptional != new.isOptional { details.append(new.isOptional ? "required -> optional" : "optional -> required") }
@@ -226,6 +240,12 @@ public enum MappingInference {
                     entityNotes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
                 } else if !old.isOptional && attribute.isOptional {
                     changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "required -> optional"))
+                }
+                let tightened = tightenedRules(from: old.validation, to: attribute.validation)
+                if !tightened.isEmpty {
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name,
+                                                detail: "\(tightened.joined(separator: ", ")): stored values may break the rules, and validation then refuses the migration"))
+                    entityNotes.append("\(attribute.name): rules tightened (\(tightened.joined(separator: ", "))); values that break them fail validation")
                 }
                 if let parsed = try? MappingExpression(expression) {
                     mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
