@@ -137,7 +137,7 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             // Each rule's examples together, rules in the order found, with how many more break it.
             var rules: [[String?]: [ValidationViolation]] = [:], order: [[String?]] = []
             for violation in violations {
-                let key = [violation.entity, violation.property, violation.rule]
+                let key = violation.ruleKey
                 if rules[key] == nil { order.append(key) }
                 rules[key, default: []].append(violation)
             }

@@ -29,7 +29,7 @@ struct StoreValidator {
         var brokenBy: [[String?]: (count: Int, examples: Int)] = [:]
         func record(_ entity: String, _ id: String, _ property: String?, _ value: String, _ rule: String) throws {
             findings.total += 1
-            let key = [entity, property, rule]
+            let key = ValidationViolation.ruleKey(entity, property, rule)
             let seen = brokenBy[key] ?? (0, 0)
             // A rule not shown yet, once as many as are shown are: only counted in the total.
             guard seen.count > 0 || brokenBy.count < Self.rulesShown else { return }
@@ -178,7 +178,7 @@ struct StoreValidator {
         }
         for index in findings.violations.indices {
             let violation = findings.violations[index]
-            findings.violations[index].sameRuleCount = brokenBy[[violation.entity, violation.property, violation.rule]]?.count ?? 1
+            findings.violations[index].sameRuleCount = brokenBy[violation.ruleKey]?.count ?? 1
         }
         return findings
     }
@@ -240,6 +240,10 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     /// How many objects break the same rule of the same entity and property, this one among them
     /// (a report keeps a few examples of each rule and counts the rest).
     public var sameRuleCount = 1
+
+    /// What makes violations "the same rule", for counting them and grouping them in reports.
+    static func ruleKey(_ entity: String, _ property: String?, _ rule: String) -> [String?] { [entity, property, rule] }
+    var ruleKey: [String?] { Self.ruleKey(entity, property, rule) }
 
     public var description: String {
         var text = "\(entity) '\(object)'"
