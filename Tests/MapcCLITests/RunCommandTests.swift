@@ -195,8 +195,12 @@ struct RunCommandTests {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
         try makeV2Store(folder, count: 9)
-        // An expression the SQL compiler leaves to the interpreter: the attachments' objects are interpreted.
-        try folder.write(try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "      dateCreated: $source.dateCreated\n    relationships:", with: "      dateCreated: FUNCTION($source, \"valueForKey:\", \"dateCreated\")\n    relationships:"), to: "mappings/mapping_v2_to_v3.yaml")
+        // An expression the SQL compiler leaves to the interpreter: the attachments' objects are
+        // interpreted. Their mapping comes first, so its lookup of NoteToNote's objects waits for
+        // phase 2 (the interpreter writes a lookup of an earlier mapping with the rows), where SQL sets it.
+        let shipped = try folder.read("mappings/mapping_v2_to_v3.yaml").replacingOccurrences(of: "      dateCreated: $source.dateCreated\n    relationships:", with: "      dateCreated: FUNCTION($source, \"valueForKey:\", \"dateCreated\")\n    relationships:")
+        let noteToNote = try #require(shipped.range(of: "  - name: NoteToNote\n")), noteToAttachment = try #require(shipped.range(of: "  - name: NoteToAttachment\n"))
+        try folder.write(String(shipped[..<noteToNote.lowerBound]) + shipped[noteToAttachment.lowerBound...] + shipped[noteToNote.lowerBound..<noteToAttachment.lowerBound], to: "mappings/mapping_v2_to_v3.yaml")
         let json = try CLI.run(["run", "--format", "json", "--dry-run", "--to", "v3", "notes.db"], in: folder)
         #expect(json.status == 0, "\(json.stderr)")
         let compiled = try JSONValue.parse(Data(json.stdout.utf8), path: "stdout")["compiled"]

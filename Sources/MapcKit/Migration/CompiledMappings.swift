@@ -182,7 +182,7 @@ struct CompiledMappings {
             arguments += selection.arguments
         }
         var includesRelationships = false
-        if !entityMapping.relationships.isEmpty, let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
+        if manager.setsRelationshipsAtCreation(index), let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
             for relationship in relationships {
                 columns.append(relationship.column)
                 selections.append(relationship.value)

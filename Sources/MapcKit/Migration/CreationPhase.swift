@@ -37,6 +37,7 @@ struct CreationPhase {
             if !createdBySQL, entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
                 var done = 0
                 let total = try sourceCount(manager, entityMapping)
+                try manager.startRelationshipsAtCreation(index)
                 manager.report(.create, entityMapping.name, 0, total)
                 try forEachSourceObject(manager, of: entityMapping) { source in
                     done += 1

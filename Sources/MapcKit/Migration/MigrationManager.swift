@@ -60,8 +60,18 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// nobody looks up, created by SQL with its relationships, record no associations.
     lazy var lookedUpMappings: Set<Int>? = Self.lookedUpMappings(in: mapping)
     /// Per mapping position, the source properties phase 1 and phase 2 read (nil: all of them).
-    lazy var creationProperties: [Set<String>?] = mapping.entityMappings.map(SourceProjection.creation)
+    /// Phase 1 reads those of the relationships it writes with the rows too.
+    lazy var creationProperties: [Set<String>?] = mapping.entityMappings.indices.map { index in
+        let entityMapping = mapping.entityMappings[index]
+        guard relationshipsAtCreation[index] else { return SourceProjection.creation(entityMapping) }
+        guard let attributes = SourceProjection.creation(entityMapping), let relationships = SourceProjection.relationships(entityMapping) else { return nil }
+        return attributes.union(relationships)
+    }
     lazy var relationshipProperties: [Set<String>?] = mapping.entityMappings.map(SourceProjection.relationships)
+    /// Per mapping position, whether the interpreter writes the mapping's relationships with its rows.
+    lazy var relationshipsAtCreation: [Bool] = mapping.entityMappings.indices.map(writesRelationshipsAtCreation)
+    /// The relationships being written with the rows, by mapping position, once the mapping starts.
+    var creationLinks: [Int: CreationLinks] = [:]
     /// Per destination table, the key ranges of compiled creations that recorded no associations,
     /// with their mappings: enough to say which mapping made an object.
     var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []
@@ -449,17 +459,34 @@ public final class MigrationManager: MigrationManagerFunctions {
     @discardableResult
     public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         let index = mappingIndex(entityMapping)
+        let links = try linksAtCreation(index, for: source, destination: destination)
         // A declarative mapping's object takes the key its rule gives; the rule is the association.
         if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
            destinationStore.layout.entities[destination.entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
-            let inserted = try write(destination, mapping: entityMapping, key: key)
+            let inserted = try write(destination, mapping: entityMapping, key: key, links: links)
             created[index] += 1
             return inserted
         }
-        var inserted = try write(destination, mapping: entityMapping)
-        try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
+        var inserted = try write(destination, mapping: entityMapping, links: links)
+        if recordsAssociations(index, relationshipsDone: relationshipsDone.contains(index)) {
+            try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
+        } else if let key = inserted.primaryKey, let table = destinationStore.layout.entities[inserted.entity]?.table {
+            // Nobody looks the object up and phase 2 has nothing to set: its key is enough to say
+            // which mapping made it.
+            noteUnrecorded(key, in: table, by: index)
+        }
         created[index] += 1
         return inserted
+    }
+
+    /// Records that a mapping made the object under `key` in `table` without recording its
+    /// association: consecutive keys extend the mapping's last block.
+    func noteUnrecorded(_ key: Int64, in table: String, by index: Int) {
+        if let last = unrecordedBlocks.last, last.table == table, last.mapping == index, last.range.upperBound == key - 1 {
+            unrecordedBlocks[unrecordedBlocks.count - 1].range = last.range.lowerBound...key
+        } else {
+            unrecordedBlocks.append((table, key...key, index))
+        }
     }
 
     /// Writes a new destination object that no source object is migrated into, as a Core Data
@@ -473,7 +500,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     /// Writes a destination object under `key` or a key handed out now.
-    private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil) throws -> DestinationObject {
+    private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil,
+                       links: (plan: RowWriter.InsertPlan, targets: [Int64?])? = nil) throws -> DestinationObject {
         var inserted = destination
         if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
         let keepsIdentity = try writer.keepsIdentity(of: destination.entity)
@@ -482,7 +510,8 @@ public final class MigrationManager: MigrationManagerFunctions {
                                        message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
         }
         do {
-            let key = try writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)
+            let key = try links.map { try writer.insert($0.plan, entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen, linkedTo: $0.targets) }
+                ?? writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)
             inserted.primaryKey = key
             inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: keepsIdentity ? destination.id : nil)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -882,16 +911,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         for (relationship, propertyMapping) in steps {
             let targets: [ObjectRef]
             if let propertyMapping {
-                let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
-                    try $0.evaluate($1)
-                }
-                targets = try (result.elements ?? (result.isNull ? [] : [result])).map { item in
-                    guard case .object(let ref) = item else {
-                        throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: relationship.name,
-                                                   message: "a relationship takes objects, but the expression gave \(item.kindName)")
-                    }
-                    return ref
-                }
+                targets = try relatedObjects(propertyMapping, relationship, for: source, destination: destination, mapping: entityMapping)
             } else if entityMapping.type == .copy, let sourceIDs = source.data.relationships[relationship.name] {
                 let keys = source.data.relatedKeys[relationship.name] ?? []
                 let refs = zip(sourceIDs, keys).map { ObjectRef(entity: $1.entity, id: $0, key: $1.key) }
@@ -903,9 +923,25 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
     }
 
+    /// The objects a relationship mapping's expression gives a destination object: a list, one
+    /// object, or none for nil; anything else is an error naming the object.
+    func relatedObjects(_ propertyMapping: PropertyMapping, _ relationship: Relationship, for source: SourceObject, destination: DestinationObject,
+                        mapping entityMapping: EntityMapping) throws -> [ObjectRef] {
+        let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
+            try $0.evaluate($1)
+        }
+        return try (result.elements ?? (result.isNull ? [] : [result])).map { item in
+            guard case .object(let ref) = item else {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: relationship.name,
+                                           message: "a relationship takes objects, but the expression gave \(item.kindName)")
+            }
+            return ref
+        }
+    }
+
     /// A mapping's relationships of a destination entity, each with its relationship mapping:
     /// worked out once per mapping and entity, not per object. Nil for an unknown entity.
-    private func relationshipSteps(_ entityMapping: EntityMapping, _ entityName: String) -> [(Relationship, PropertyMapping?)]? {
+    func relationshipSteps(_ entityMapping: EntityMapping, _ entityName: String) -> [(Relationship, PropertyMapping?)]? {
         let index = mappingIndex(entityMapping)
         if let known = relationshipStepsByMapping[index]?[entityName] { return known }
         guard let entity = destinationSchema.entity(named: entityName) else { return nil }
@@ -926,37 +962,50 @@ public final class MigrationManager: MigrationManagerFunctions {
         guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref), let setting = try relationshipSetting(name, of: destination.entity) else {
             throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationSchema.version)")
         }
-        let relationship = setting.relationship, allowed = setting.allowed, storage = setting.storage
-        if !relationship.isToMany && targets.count > 1 {
-            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                       message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
-        }
+        let relationship = setting.relationship, storage = setting.storage
+        try checkCount(of: targets, setting, of: destination, mapping: entityMapping)
         let writer = try self.writer
         if targets.isEmpty && !relationship.isToMany {
             try writer.unlink(name, of: storage, owner: owner)
             return
         }
         for (position, target) in targets.enumerated() {
-            guard !target.isSourceObject else {
-                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                           message: "\(target) is an object of the source store; a relationship takes the destination objects created from it: "
-                                            + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mapping.entityMappings.first { $0.source == target.entity && allowed.contains($0.destination ?? "") }?.name ?? "<mapping>")\", <source objects>)")
-            }
-            guard allowed.contains(target.entity) else {
-                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                           message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping the expression names")
-            }
-            guard let key = try destinationKey(of: target) else {
-                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                           message: "\(target) does not exist in the destination store")
-            }
+            let key = try targetKey(target, setting, of: destination, mapping: entityMapping)
             try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
         }
     }
 
+    /// Refuses more than one object for a to-one relationship.
+    func checkCount(of targets: [ObjectRef], _ setting: RelationshipSetting, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        guard !setting.relationship.isToMany && targets.count > 1 else { return }
+        throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: setting.relationship.name,
+                                   message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
+    }
+
+    /// The destination key of an object a relationship is set to, once it is known to be a
+    /// destination object of an entity the relationship takes; otherwise an error saying which
+    /// mapping gives the right objects.
+    func targetKey(_ target: ObjectRef, _ setting: RelationshipSetting, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> Int64 {
+        let relationship = setting.relationship, allowed = setting.allowed, name = relationship.name
+        guard !target.isSourceObject else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) is an object of the source store; a relationship takes the destination objects created from it: "
+                                        + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mapping.entityMappings.first { $0.source == target.entity && allowed.contains($0.destination ?? "") }?.name ?? "<mapping>")\", <source objects>)")
+        }
+        guard allowed.contains(target.entity) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping the expression names")
+        }
+        guard let key = try destinationKey(of: target) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) does not exist in the destination store")
+        }
+        return key
+    }
+
     /// What `setRelationship` needs of a destination relationship: worked out once per entity and
     /// name, not per object. Nil when the entity has no such relationship.
-    private func relationshipSetting(_ name: String, of entityName: String) throws -> RelationshipSetting? {
+    func relationshipSetting(_ name: String, of entityName: String) throws -> RelationshipSetting? {
         let key = PropertyName(entity: entityName, property: name)
         if let known = relationshipSettings[key] { return known }
         guard let entity = destinationSchema.entity(named: entityName),
@@ -974,7 +1023,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     /// A destination relationship as `setRelationship` writes it.
-    private struct RelationshipSetting {
+    struct RelationshipSetting {
         var relationship: Relationship
         /// The entities its objects may be of: its destination and the sub-entities.
         var allowed: Set<String>

@@ -149,16 +149,26 @@ final class RowWriter {
     private var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
     private var insertPlans: [String: InsertPlan] = [:]
+    /// Per entity and relationships written with the row: the same, with their foreign keys.
+    private var linkedInsertPlans: [RowLinks: InsertPlan] = [:]
 
     /// How an entity's rows are inserted, with what each row takes from its storage: worked out
     /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile).
-    private struct InsertPlan {
-        var statement: WriteStatement
-        var attributes: [(name: String, type: AttributeType)]
-        var discriminator: DatabaseValue
+    struct InsertPlan {
+        fileprivate var statement: WriteStatement
+        fileprivate var attributes: [(name: String, type: AttributeType)]
+        fileprivate var discriminator: DatabaseValue
         /// Whether the format stores the object's identity in a column of its own.
         var keepsIdentity: Bool
-        var insertedValues: [DatabaseValue]
+        fileprivate var insertedValues: [DatabaseValue]
+        /// The relationships whose foreign keys the row takes, after its attributes.
+        var links: [String] = []
+    }
+
+    /// An entity's to-one relationships written with its rows.
+    private struct RowLinks: Hashable {
+        var entity: String
+        var relationships: [String]
     }
     private var foreignKeyLinks: [PropertyName: ForeignKeyLink] = [:]
     /// The next key to hand out, per table.
@@ -210,7 +220,15 @@ final class RowWriter {
     /// Inserts a row for an object with its stored attribute values, under `key` (which the caller
     /// has reserved) or a key handed out now; returns the key.
     func insert(entity: String, id: String, attributes: [String: Value], key chosen: Int64? = nil) throws -> Int64 {
-        let plan = try insertPlan(entity)
+        try insert(try insertPlan(entity), entity: entity, id: id, attributes: attributes, key: chosen)
+    }
+
+    /// Inserts a row by a plan (`insertPlan(_:linking:)`), with the keys of the objects its linked
+    /// relationships point to (nil for none), in the plan's order.
+    func insert(_ plan: InsertPlan, entity: String, id: String, attributes: [String: Value], key chosen: Int64?, linkedTo targets: [Int64?] = []) throws -> Int64 {
+        guard targets.count == plan.links.count else {
+            throw MapcError.notFound("\(entity) '\(id)': \(targets.count) related objects for the \(plan.links.count) relationships written with the row")
+        }
         let key = try chosen ?? reserveKeys(1, for: store.layout.storage(of: entity))
         var arguments: [DatabaseValue] = [key.databaseValue, plan.discriminator]
         if plan.keepsIdentity { arguments.append(id.databaseValue) }
@@ -223,6 +241,7 @@ final class RowWriter {
             }
             arguments.append(store.strategy.encode(value, as: attribute.type))
         }
+        for target in targets { arguments.append(target?.databaseValue ?? .null) }
         try plan.statement.execute(arguments)
         return key
     }
@@ -232,18 +251,26 @@ final class RowWriter {
         try insertPlan(entity).keepsIdentity
     }
 
-    private func insertPlan(_ entity: String) throws -> InsertPlan {
-        if let plan = insertPlans[entity] { return plan }
+    /// How an entity's rows are inserted, with the foreign keys of `relationships` when given:
+    /// each must be a to-one the row alone keeps (`linkColumn`), or this fails.
+    func insertPlan(_ entity: String, linking relationships: [String] = []) throws -> InsertPlan {
+        if relationships.isEmpty, let plan = insertPlans[entity] { return plan }
+        let links = RowLinks(entity: entity, relationships: relationships)
+        if let plan = linkedInsertPlans[links] { return plan }
         let storage = try store.layout.storage(of: entity)
         let schema = store.schema
         guard let description = schema.entity(named: entity) else { throw MapcError.notFound("no entity '\(entity)' in version \(schema.version)") }
         let stored = schema.allAttributes(of: description).filter { !$0.isTransient && storage.attributeColumns[$0.name] != nil }
+        let linkColumns = try relationships.map { name in
+            guard let column = store.linkColumn(name, of: storage) else { throw MapcError.notFound("relationship '\(entity).\(name)' is not a foreign key its rows keep alone") }
+            return column
+        }
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? []) + storage.insertedColumns.map(\.name)
-            + stored.compactMap { storage.attributeColumns[$0.name] }
+            + stored.compactMap { storage.attributeColumns[$0.name] } + linkColumns
         let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
         let plan = InsertPlan(statement: try WriteStatement(db, sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) }, discriminator: storage.discriminator,
-                              keepsIdentity: storage.idColumn != nil, insertedValues: storage.insertedColumns.map(\.value))
-        insertPlans[entity] = plan
+                              keepsIdentity: storage.idColumn != nil, insertedValues: storage.insertedColumns.map(\.value), links: relationships)
+        if relationships.isEmpty { insertPlans[entity] = plan } else { linkedInsertPlans[links] = plan }
         return plan
     }
 
@@ -296,7 +323,7 @@ final class RowWriter {
                 let order = orderColumn.quotedDatabaseIdentifier
                 assignments += ", \(order) = CASE WHEN \(column.quotedDatabaseIdentifier) IS ? THEN \(order) ELSE ? END"
             }
-            let inverse = try oneToOneInverse(relationship, of: storage).map { inverseColumn, _ in
+            let inverse = try store.oneToOneInverse(relationship, of: storage).map { inverseColumn, _ in
                 try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(owner) = ?")
             }
             link = .foreignKey(update: try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(owner) = ?"),
@@ -326,14 +353,23 @@ final class RowWriter {
         try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
             .execute([owner.databaseValue])
     }
+}
+
+extension Store {
+    /// The column of a to-one relationship that `link` sets with one column of the owner's row
+    /// and nothing else (no position in an ordered inverse, no one-to-one inverse's column): such
+    /// a link may be written with the row itself. Nil for any other relationship.
+    func linkColumn(_ relationship: String, of storage: EntityStorage) -> String? {
+        guard case .foreignKey(let column, _, nil)? = storage.relationships[relationship], oneToOneInverse(relationship, of: storage) == nil else { return nil }
+        return column
+    }
 
     /// For a to-one relationship whose inverse is to-one too: the inverse's column (both sides keep one).
     func oneToOneInverse(_ relationship: String, of storage: EntityStorage) -> (column: String, table: String)? {
-        let schema = store.schema
         guard let entity = schema.entity(named: storage.entity), case .relationship(let description)? = schema.property(named: relationship, in: entity),
               let inverse = schema.inverse(of: description), !inverse.isToMany, let destination = schema.entity(named: description.destination),
               let owner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
-              case .foreignKey(let column, let table, _)? = store.layout.entities[owner.name]?.relationships[inverse.name] else { return nil }
+              case .foreignKey(let column, let table, _)? = layout.entities[owner.name]?.relationships[inverse.name] else { return nil }
         return (column, table)
     }
 }

@@ -1,0 +1,132 @@
+import Foundation
+
+/// Relationships written with their objects' rows in phase 1.
+///
+/// Core Data sets every relationship in phase 2, once all objects exist. Many relationship
+/// mappings do not need to wait: a to-one such as `note` =
+/// `destinationInstances("NoteToNote", $source)` names objects an earlier mapping has already
+/// made when this mapping's own objects are created. Such a mapping's relationships are worked
+/// out as each object is created and written into its row's foreign keys: the store ends up the
+/// same, without an `UPDATE` per object in phase 2, without the associations phase 2 walks to find
+/// each object's source, and without reading each source object a second time. The compiled path
+/// does the same in its `INSERT … SELECT`; both ask `setsRelationshipsAtCreation`.
+extension MigrationManager {
+    /// Whether a mapping's relationship mappings may all be set as its objects are created, as
+    /// far as the store and the other mappings go:
+    /// - the mapping is declarative (no policy) and transforms (a `copy` also carries the
+    ///   relationships it does not map over, in phase 2);
+    /// - each relationship it maps is a to-one its rows alone keep (`Store.linkColumn`: no
+    ///   position in an ordered inverse, no one-to-one inverse's column);
+    /// - nothing else may set those relationships or their inverses in phase 2, where the order of
+    ///   the writes decides what stays: no other mapping has a custom policy, maps the inverse,
+    ///   or copies objects of an entity that has it.
+    ///
+    /// The expressions must also give the same value in phase 1: `evaluatesAtCreation` for the
+    /// interpreter; the compiled path compiles only lookups of earlier mappings.
+    func setsRelationshipsAtCreation(_ index: Int) -> Bool {
+        let entityMapping = mapping.entityMappings[index]
+        guard followsKeyRule(index), entityMapping.type == .transform, !entityMapping.relationships.isEmpty,
+              let destinationName = entityMapping.destination, let entity = destinationSchema.entity(named: destinationName),
+              let storage = destinationStore.layout.entities[destinationName] else { return false }
+        let others = mapping.entityMappings.indices.filter { $0 != index }.map { mapping.entityMappings[$0] }
+        guard others.allSatisfy({ $0.policy == nil }) else { return false }
+        for propertyMapping in entityMapping.relationships {
+            guard case .relationship(let relationship)? = destinationSchema.property(named: propertyMapping.name, in: entity), !relationship.isToMany,
+                  destinationStore.linkColumn(relationship.name, of: storage) != nil else { return false }
+            guard let inverse = destinationSchema.inverse(of: relationship) else { continue }
+            guard inverse.isToMany else { return false }
+            for other in others {
+                guard let otherName = other.destination, let otherEntity = destinationSchema.entity(named: otherName),
+                      destinationSchema.allRelationships(of: otherEntity).contains(where: { $0.name == inverse.name }) else { continue }
+                if other.type == .copy || other.relationshipMapping(named: inverse.name) != nil { return false }
+            }
+        }
+        return true
+    }
+
+    /// Whether a relationship expression gives in phase 1, once the mappings before mapping
+    /// `index` have created their objects, the value it gives in phase 2. It may read the source
+    /// object (`$source`, `SELF`) and the source store, and the destination only through `$manager`
+    /// lookups of those earlier mappings, whose objects no longer change. `$destination` (whose
+    /// other relationships phase 2 may have set by then), lookups by source relationship and any
+    /// other variable are refused.
+    static func evaluatesAtCreation(_ expression: Expr, mappingIndex index: Int, in mapping: MappingModel) -> Bool {
+        let reserved: Set<String> = ["destination", "manager", "entityMapping", "propertyMapping", "entityPolicy"]
+        var pending = [expression]
+        var bound: Set<String> = []
+        while let expression = pending.popLast() {
+            switch expression.kind {
+            case .variable(let name):
+                guard name == "source" || name.uppercased() == "SELF" || bound.contains(name) else { return false }
+            case .subquery(let collection, let variable, let predicate):
+                guard !reserved.contains(variable) else { return false }
+                bound.insert(variable)
+                pending += [collection, predicate]
+            case .method(let receiver, let selector, _, let arguments) where receiver.kind == .variable("manager"):
+                switch selector {
+                case MethodSelector.destinationInstancesForEntityMapping.rawValue:
+                    guard case .literal(.string(let name))? = arguments.first?.kind,
+                          let target = mapping.entityMappings.firstIndex(where: { $0.name == name }), target < index else { return false }
+                    pending += arguments.dropFirst()
+                case MethodSelector.fetchRequestForSourceEntity.rawValue:
+                    pending += arguments
+                default:
+                    return false
+                }
+            case .keyPath(let root, let components) where root.kind == .variable("manager"):
+                // `$manager.sourceContext`, the context of Xcode's standard fetch.
+                guard components.count == 1, case .key("sourceContext", _) = components[0] else { return false }
+            default:
+                pending += expression.children
+            }
+        }
+        return true
+    }
+
+    /// Whether the interpreter writes a mapping's relationships with its objects' rows.
+    func writesRelationshipsAtCreation(_ index: Int) -> Bool {
+        setsRelationshipsAtCreation(index)
+            && mapping.entityMappings[index].relationships.allSatisfy { Self.evaluatesAtCreation($0.expression.expression, mappingIndex: index, in: mapping) }
+    }
+
+    /// Prepares the relationships of a mapping the interpreter is about to create objects for,
+    /// when they may be written with its rows: phase 2 then has nothing left to do for it.
+    func startRelationshipsAtCreation(_ index: Int) throws {
+        let entityMapping = mapping.entityMappings[index]
+        guard relationshipsAtCreation[index], let entity = entityMapping.destination, let steps = relationshipSteps(entityMapping, entity) else { return }
+        var links: [(mapping: PropertyMapping, setting: RelationshipSetting)] = []
+        for case (let relationship, let propertyMapping?) in steps {
+            guard let setting = try relationshipSetting(relationship.name, of: entity) else { return }
+            links.append((propertyMapping, setting))
+        }
+        let plan = try writer.insertPlan(entity, linking: links.map(\.setting.relationship.name))
+        creationLinks[index] = CreationLinks(entity: entity, links: links, plan: plan)
+        relationshipsDone.insert(index)
+    }
+
+    /// The row plan and related keys of an object whose mapping writes its relationships with its
+    /// row; nil for other mappings. The values and the errors are `setRelationship`'s.
+    func linksAtCreation(_ index: Int, for source: SourceObject, destination: DestinationObject) throws -> (plan: RowWriter.InsertPlan, targets: [Int64?])? {
+        guard let creation = creationLinks[index] else { return nil }
+        let entityMapping = mapping.entityMappings[index]
+        guard destination.entity == creation.entity else {
+            throw MigrationError.setup("mapping '\(entityMapping.name)' made \(English.withArticle(destination.entity)) object where its relationships are written for \(creation.entity) objects")
+        }
+        var targets: [Int64?] = []
+        targets.reserveCapacity(creation.links.count)
+        for link in creation.links {
+            let objects = try relatedObjects(link.mapping, link.setting.relationship, for: source, destination: destination, mapping: entityMapping)
+            try checkCount(of: objects, link.setting, of: destination, mapping: entityMapping)
+            targets.append(try objects.first.map { try targetKey($0, link.setting, of: destination, mapping: entityMapping) })
+        }
+        return (creation.plan, targets)
+    }
+
+    /// A mapping's relationships as its rows are written: each relationship mapping with what
+    /// `setRelationship` knows of the relationship, and the insert that takes their foreign keys.
+    struct CreationLinks {
+        var entity: String
+        var links: [(mapping: PropertyMapping, setting: RelationshipSetting)]
+        var plan: RowWriter.InsertPlan
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// Records nothing and changes nothing: a custom policy whose presence alone matters.
+final class PlainPolicy: EntityMigrationPolicy {}
+
+/// A mapping's to-one relationships that name objects earlier mappings made are written with its
+/// objects' rows in phase 1; anything that could see or change the difference waits for phase 2.
+@Suite("Relationships written with the rows")
+struct RelationshipsAtCreationTests {
+    private static let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)"
+
+    private func model(_ yaml: String) throws -> MappingModel {
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        return try #require(model)
+    }
+
+    /// The shipped v2 -> v3 shape, with the attachment's relationship expression and extra
+    /// mapping text given.
+    private func v2ToV3(note: String = lookup, attachmentFirst: Bool = false, noteToNote extra: String = "", policy: String = "") throws -> MappingModel {
+        let noteToNote = """
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+        \(extra)
+        """
+        let noteToAttachment = """
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil
+            attributes: { image: $source.image, dateCreated: $source.dateCreated }
+            relationships: { note: '\(note)' }
+
+        """
+        let ordered = attachmentFirst ? noteToAttachment + noteToNote : noteToNote + noteToAttachment
+        return try model("source: v2\ndestination: v3\nentityMappings:\n" + ordered + policy)
+    }
+
+    /// Runs the model through the interpreter: the destination, and the mappings phase 2 related
+    /// one by one (those it reported progress for).
+    private func migrate(_ model: MappingModel, layout: TestLayout, policies: PolicyRegistry = .shared) throws -> (store: Store, related: Set<String>) {
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert((0..<7).map { index in
+            ObjectData(id: "n\(index)", entity: "Note", attributes: [
+                "title": .string("Note \(index)"), "body": .string("Body \(index)"), "dateCreated": .date(Date(timeIntervalSince1970: Double(index))),
+                "displayIndex": .integer(Int64(index)), "image": index % 3 == 0 ? .binary(Data([1, 2, 3])) : .null,
+            ])
+        })
+        let destination = try layout.store(try uncloudNotes("v3"))
+        var step = StepMigration(source: source, destination: destination, mapping: model, policies: policies)
+        step.allowsSQL = false
+        step.batchSize = 2
+        var related: Set<String> = []
+        step.progress = { progress in
+            if progress.phase == .relate, let mapping = progress.mapping { related.insert(mapping) }
+        }
+        _ = try step.run()
+        return (destination, related)
+    }
+
+    /// Each attachment's note: "the attachment's date (seconds) -> the note's title", and each
+    /// note's attachments the same way, so both sides are read back from the store.
+    private func owners(_ store: Store) throws -> [String] {
+        func text(_ value: Value?) -> String {
+            switch value {
+            case .string(let title)?: return title
+            case .date(let date)?: return "\(Int(date.timeIntervalSince1970))"
+            default: return "?"
+            }
+        }
+        let notes = try store.objects(ofExactEntity: "Note"), attachments = try store.objects(ofExactEntity: "Attachment")
+        let titles = Dictionary(uniqueKeysWithValues: notes.map { ($0.id, text($0.attributes["title"])) })
+        let dates = Dictionary(uniqueKeysWithValues: attachments.map { ($0.id, text($0.attributes["dateCreated"])) })
+        return (attachments.map { "\(text($0.attributes["dateCreated"])) -> \(($0.relationships["note"] ?? []).map { titles[$0] ?? "?" })" }
+            + notes.map { "\(text($0.attributes["title"])) <- \(($0.relationships["attachments"] ?? []).map { dates[$0] ?? "?" })" }).sorted()
+    }
+
+    @Test(arguments: TestLayout.allCases)
+    func aLookupOfAnEarlierMappingIsWrittenWithTheRowAsPhaseTwoWouldSetIt(layout: TestLayout) throws {
+        let early = try migrate(try v2ToV3(), layout: layout)
+        #expect(!early.related.contains("NoteToAttachment"), "\(early.related)")
+        #expect(try owners(early.store).filter { $0.contains("->") } == ["0 -> [\"Note 0\"]", "3 -> [\"Note 3\"]", "6 -> [\"Note 6\"]"])
+        #expect(try owners(early.store).contains("Note 3 <- [\"3\"]") && owners(early.store).contains("Note 4 <- []"))
+        // The same lookup, refused by the analysis for naming $destination: phase 2 sets it.
+        let late = try migrate(try v2ToV3(note: "TERNARY($destination != nil, \(Self.lookup), nil)"), layout: layout)
+        #expect(late.related.contains("NoteToAttachment"), "\(late.related)")
+        #expect(try owners(early.store) == owners(late.store))
+    }
+
+    @Test(arguments: TestLayout.allCases)
+    func relationshipsWaitForPhaseTwoWhenTheWritesOrderMatters(layout: TestLayout) throws {
+        let reference = try owners(try migrate(try v2ToV3(), layout: layout).store)
+        // The looked-up mapping comes later: its objects do not exist yet in phase 1.
+        let later = try migrate(try v2ToV3(attachmentFirst: true), layout: layout)
+        #expect(later.related.contains("NoteToAttachment"))
+        #expect(try owners(later.store) == reference)
+        // Another mapping sets the inverse: which write stays depends on the order of phase 2.
+        let inverse = "    relationships: { attachments: 'FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToAttachment\", $source)' }\n"
+        let both = try migrate(try v2ToV3(attachmentFirst: true, noteToNote: inverse), layout: layout)
+        #expect(both.related.contains("NoteToAttachment") && both.related.contains("NoteToNote"), "\(both.related)")
+        #expect(try owners(both.store) == reference)
+        // A custom policy anywhere may set anything in any phase.
+        let registry = PolicyRegistry()
+        registry.register(PlainPolicy.self, as: "Plain")
+        let policy = """
+          - name: Nothing
+            source: Note
+            destination: Note
+            policy: Plain
+            filter: "title == 'none'"
+            attributes: { title: $source.title }
+
+        """
+        let withPolicy = try migrate(try v2ToV3(policy: policy), layout: layout, policies: registry)
+        #expect(withPolicy.related.contains("NoteToAttachment"))
+        #expect(try owners(withPolicy.store) == reference)
+    }
+
+    /// A to-one given two objects fails at creation with phase 2's error.
+    @Test(arguments: TestLayout.allCases)
+    func aToOneGivenTwoObjectsFailsAsInPhaseTwo(layout: TestLayout) throws {
+        let two = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", {$source, SELF})"
+        let error = #expect(throws: MigrationError.self) { try migrate(try v2ToV3(note: two), layout: layout) }
+        #expect(error.map { "\($0)" }?.contains("to-one relationship was given 2 objects") == true, "\(String(describing: error))")
+    }
+
+    @Test func theAnalysisAcceptsOnlyWhatPhaseOneAlreadyKnows() throws {
+        let model = try v2ToV3()
+        func accepts(_ text: String, at index: Int = 1) throws -> Bool {
+            MigrationManager.evaluatesAtCreation(try ExpressionParser.parse(text).get(), mappingIndex: index, in: model)
+        }
+        #expect(try accepts(Self.lookup))
+        #expect(try !accepts(Self.lookup, at: 0))   // its own objects are not all made yet
+        #expect(try accepts("FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", SELF)"))
+        #expect(try accepts("SUBQUERY(\(Self.lookup), $n, $n != nil)"))
+        #expect(try accepts("FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"TRUEPREDICATE\"), $manager.sourceContext, NO)"))
+        #expect(try !accepts("FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"Unknown\", $source)"))
+        #expect(try !accepts("FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", $source.title, $source)"))
+        #expect(try !accepts("FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"note\", $source)"))
+        #expect(try !accepts("$destination"))
+        #expect(try !accepts("$entityMapping"))
+        #expect(try !accepts("SUBQUERY(\(Self.lookup), $destination, $destination != nil)"))
+        #expect(try !accepts("$manager.destinationContext"))
+    }
+}
