@@ -28,6 +28,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     let sourceGraph: StoreObjectGraph
     /// Entity mapping positions by name, and each mapping's identity suffix: fixed for a run.
     let indexByName: [String: Int]
+    /// The entity mappings' names by position.
+    private let mappingNames: [String]
     private let identitySuffixes: [String]
     let policies: [EntityMigrationPolicy]
     let evaluators: [Evaluator]
@@ -155,6 +157,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         mapping = step.mapping
         sourceGraph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
         indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        mappingNames = mapping.entityMappings.map(\.name)
         identitySuffixes = mapping.entityMappings.enumerated().map { index, entityMapping in
             let first = step.mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
             return first == index ? "" : ".\(entityMapping.name)"
@@ -276,8 +279,20 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Phase 1's hook for one source object, as `hook` runs it, without a closure: one formed per
     /// object copied the entity mapping into it each time.
     func createDestinationInstances(_ index: Int, for source: SourceObject, mapping entityMapping: EntityMapping) throws {
-        do { try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self) } catch { throw hookFailure(error, entityMapping) }
+        do {
+            if usesDefaultCreation[index] {
+                try createDestination(index, for: source, mapping: entityMapping)
+            } else {
+                try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self)
+            }
+        } catch {
+            throw hookFailure(error, entityMapping)
+        }
     }
+
+    /// Per mapping position, whether its policy is the default one, whose object creation
+    /// `createDestination` does without going through `DestinationObject`.
+    private lazy var usesDefaultCreation: [Bool] = policies.map { type(of: $0) == EntityMigrationPolicy.self }
 
     /// A policy hook's failure as the migration reports it.
     private func hookFailure(_ error: any Error, _ entityMapping: EntityMapping) -> any Error {
@@ -291,12 +306,12 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     /// Evaluates an expression for a source object, locating failures in the mapping file.
-    func evaluate<T>(_ expression: MappingExpression, for source: SourceObject, destination: DestinationObject? = nil, mapping entityMapping: EntityMapping,
+    func evaluate<T>(_ expression: MappingExpression, for source: SourceObject, destination destinationRef: ObjectRef? = nil, mapping entityMapping: EntityMapping,
                      property: String, _ run: (Evaluator, Expr) throws -> T) throws -> T {
         let index = mappingIndex(entityMapping)
         let evaluator = evaluators[index]
         // Bound once per object, not per expression: the variables only change with the objects.
-        let sourceRef = source.ref, destinationRef = destination?.ref
+        let sourceRef = source.ref
         if bound[index].source != sourceRef || bound[index].destination != destinationRef || bound[index].source == nil {
             evaluator.context.evaluatedObject = .object(sourceRef)
             evaluator.context.variables["source"] = .object(sourceRef)
@@ -317,7 +332,12 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     func mappingIndex(_ entityMapping: EntityMapping) -> Int {
-        indexByName[entityMapping.name] ?? currentMapping
+        // Mostly the mapping being worked on: found without hashing its name, when names are
+        // unique (the dictionary keeps the first of any that are not).
+        if indexByName.count == mappingNames.count, currentMapping < mappingNames.count, mappingNames[currentMapping] == entityMapping.name {
+            return currentMapping
+        }
+        return indexByName[entityMapping.name] ?? currentMapping
     }
 
     /// The position of the entity mapping named in a `$manager` call, or an error suggesting the closest name.
@@ -353,13 +373,31 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
         }
         let plan = try attributePlan(index, entityName)
+        let id = source.data.id + identitySuffix(index)
+        let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
+        return destinationObject(plan, entity: entityName, id: id, row)
+    }
+
+    /// A destination object of values in its plan's order.
+    private func destinationObject(_ plan: AttributePlan, entity: String, id: String, _ row: (values: [Value], storable: Bool)) -> DestinationObject {
         // Made at its final size (`reserveCapacity` is not specialised across modules: it looked
         // up generic metadata per object).
-        var destination = DestinationObject(entity: entityName, id: source.data.id + identitySuffix(index), attributes: [String: Value](minimumCapacity: plan.steps.count))
+        var attributes = [String: Value](minimumCapacity: plan.steps.count)
+        for (step, value) in zip(plan.steps, row.values) { attributes[step.name] = value }
+        var destination = DestinationObject(entity: entity, id: id, attributes: attributes)
         destination.attributeTypes = plan.types
-        // An abstract entity's objects are refused by `write`'s check.
+        destination.isStorable = row.storable
+        return destination
+    }
+
+    /// The values a mapping gives a destination object's stored attributes, in the plan's order
+    /// (the entity's stored attributes'), and whether each is already of its attribute's type, so
+    /// that the row is written as it is. An abstract entity's objects are never storable: `write`
+    /// refuses them.
+    private func destinationValues(_ plan: AttributePlan, for source: SourceObject, destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> (values: [Value], storable: Bool) {
+        var values = [Value](repeating: .null, count: plan.steps.count)
         var storable = plan.isConcrete
-        for step in plan.steps {
+        for (position, step) in plan.steps.enumerated() {
             // A `$source.key` value as read is taken first: the expression is not even copied.
             var result: EvalValue?
             if let attribute = step.sourceAttribute, let stored = source.data.attributes[attribute] {
@@ -369,22 +407,39 @@ public final class MigrationManager: MigrationManagerFunctions {
             }
             if let result {
                 switch ValueCoercion.coerce(result, to: step.type) {
-                case .success(let value): destination.attributes[step.name] = value
+                case .success(let value): values[position] = value
                 case .failure(let problem):
-                    throw MigrationError.value(mapping: entityMapping.name, entity: entityName, object: destination.id, property: step.name,
+                    throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: step.name,
                                                message: "\(problem.message) (from source object \(source.ref))")
                 }
             } else if step.copies, let value = source.data.attributes[step.name] {
                 // Copied as read; a value of another type is for `write` to coerce or refuse.
-                destination.attributes[step.name] = value
+                values[position] = value
                 if case .success(let coerced) = ValueCoercion.coerce(.scalar(value), to: step.type), coerced == value {} else { storable = false }
             } else {
-                destination.attributes[step.name] = step.defaultValue
+                values[position] = step.defaultValue
                 storable = storable && step.defaultIsStorable
             }
         }
-        destination.isStorable = storable
-        return destination
+        return (values, storable)
+    }
+
+    /// What the default policy's `createDestinationInstances` does (`makeDestination`, then
+    /// `insert`), with the values kept in the row's order from the expressions to the statement:
+    /// no dictionary of them per object. An object whose values need coercing goes the long way.
+    private func createDestination(_ index: Int, for source: SourceObject, mapping entityMapping: EntityMapping) throws {
+        guard let entityName = entityMapping.destination else {
+            _ = try makeDestination(for: source, mapping: entityMapping)   // throws its error
+            return
+        }
+        let plan = try attributePlan(index, entityName)
+        let id = source.data.id + identitySuffix(index)
+        let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
+        guard row.storable, try writer.insertPlan(entityName).attributeNames == plan.names else {
+            try insert(destinationObject(plan, entity: entityName, id: id, row), associatedWith: source, mapping: entityMapping)
+            return
+        }
+        _ = try insertRow(index, from: source, entity: entityName, id: id, values: row.values, mapping: entityMapping)
     }
 
     /// How one destination attribute gets its value in a mapping: an expression, a copy, or the
@@ -419,6 +474,8 @@ public final class MigrationManager: MigrationManagerFunctions {
         var steps: [AttributeStep]
         var types: [String: AttributeType]
         var isConcrete: Bool
+        /// The steps' attribute names, in order.
+        var names: [String]
     }
 
     /// Per mapping and destination entity, worked out once rather than per object.
@@ -438,7 +495,8 @@ public final class MigrationManager: MigrationManagerFunctions {
             return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { sourceAttribute(read: $0.expression, in: entityMapping) },
                                  copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
-        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract)
+        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,
+                                 names: steps.map(\.name))
         attributePlans[key] = plan
         lastAttributePlan = (index, entityName, plan)
         return plan
@@ -458,25 +516,45 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Writes a destination object and records that `mapping` created it from `source`.
     @discardableResult
     public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
-        let index = mappingIndex(entityMapping)
-        let links = try linksAtCreation(index, for: source, destination: destination)
-        // A declarative mapping's object takes the key its rule gives; the rule is the association.
+        var inserted = destination
+        if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
+        let key = try insertRow(mappingIndex(entityMapping), from: source, entity: destination.entity, id: destination.id,
+                                values: try writer.insertPlan(destination.entity).attributeNames.map { inserted.attributes[$0] ?? .null }, mapping: entityMapping)
+        inserted.primaryKey = key
+        inserted.id = try storedID(entity: destination.entity, key: key, id: destination.id)
+        return inserted
+    }
+
+    /// Writes the row of an object a mapping creates from a source object, values in the order
+    /// of the entity's stored attributes: under the key the mapping's rule gives (the rule is then
+    /// the association), with the relationships written with the rows, and otherwise recording
+    /// its association when anything may ask for it. Returns the object's key.
+    private func insertRow(_ index: Int, from source: SourceObject, entity: String, id: String, values: [Value], mapping entityMapping: EntityMapping) throws -> Int64 {
+        let links = try linksAtCreation(index, for: source, destination: ObjectRef(entity: entity, id: id))
         if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
-           destinationStore.layout.entities[destination.entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
-            let inserted = try write(destination, mapping: entityMapping, key: key, links: links)
+           destinationStore.layout.entities[entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
+            _ = try writeRow(entity: entity, id: id, values: values, key: key, links: links, mapping: entityMapping)
             created[index] += 1
-            return inserted
+            return key
         }
-        var inserted = try write(destination, mapping: entityMapping, links: links)
+        let key = try writeRow(entity: entity, id: id, values: values, links: links, mapping: entityMapping)
         if recordsAssociations(index, relationshipsDone: relationshipsDone.contains(index)) {
+            var inserted = DestinationObject(entity: entity, id: try storedID(entity: entity, key: key, id: id))
+            inserted.primaryKey = key
             try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
-        } else if let key = inserted.primaryKey, let table = destinationStore.layout.entities[inserted.entity]?.table {
+        } else if let table = destinationStore.layout.entities[entity]?.table {
             // Nobody looks the object up and phase 2 has nothing to set: its key is enough to say
             // which mapping made it.
             noteUnrecorded(key, in: table, by: index)
         }
         created[index] += 1
-        return inserted
+        return key
+    }
+
+    /// An inserted object's identity: the one it was given, where the format keeps identities,
+    /// otherwise the one its key makes.
+    private func storedID(entity: String, key: Int64, id: String) throws -> String {
+        destinationStore.strategy.objectID(entity: entity, key: key, stored: try writer.keepsIdentity(of: entity) ? id : nil)
     }
 
     /// Records that a mapping made the object under `key` in `table` without recording its
@@ -499,32 +577,40 @@ public final class MigrationManager: MigrationManagerFunctions {
         return inserted
     }
 
-    /// Writes a destination object under `key` or a key handed out now.
-    private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping, key chosen: Int64? = nil,
-                       links: (plan: RowWriter.InsertPlan, targets: [Int64?])? = nil) throws -> DestinationObject {
+    /// Writes a destination object under a key handed out now.
+    private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         var inserted = destination
         if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
-        let keepsIdentity = try writer.keepsIdentity(of: destination.entity)
-        if keepsIdentity, ValueLimits.containsNUL(destination.id) {
-            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
+        let key = try writeRow(entity: destination.entity, id: destination.id,
+                               values: try writer.insertPlan(destination.entity).attributeNames.map { inserted.attributes[$0] ?? .null }, mapping: entityMapping)
+        inserted.primaryKey = key
+        inserted.id = try storedID(entity: destination.entity, key: key, id: destination.id)
+        return inserted
+    }
+
+    /// Inserts the row of a destination object (values in the order of its entity's stored
+    /// attributes, each storable) under `key` or a key handed out now, with the relationships
+    /// written with the row; the object's identity checked first, and a refused constraint named.
+    private func writeRow(entity: String, id: String, values: [Value], key chosen: Int64? = nil, links: (plan: RowWriter.InsertPlan, targets: [Int64?])? = nil,
+                          mapping entityMapping: EntityMapping) throws -> Int64 {
+        let plan = try links?.plan ?? writer.insertPlan(entity)
+        if plan.keepsIdentity, ValueLimits.containsNUL(id) {
+            throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: "id",
                                        message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
         }
         do {
-            let key = try links.map { try writer.insert($0.plan, entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen, linkedTo: $0.targets) }
-                ?? writer.insert(entity: destination.entity, id: destination.id, attributes: inserted.attributes, key: chosen)
-            inserted.primaryKey = key
-            inserted.id = destinationStore.strategy.objectID(entity: destination.entity, key: key, stored: keepsIdentity ? destination.id : nil)
+            return try writer.insert(plan, entity: entity, id: id, values: values, key: chosen, linkedTo: links?.targets ?? [])
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's), or else
             // the identity, which formats that keep one hold unique.
-            if let problem = try destinationStore.uniquenessProblem(entity: destination.entity, objectID: destination.id, values: inserted.attributes, try db).flatMap(\.problems.first) {
-                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: problem.key ?? "", message: problem.message)
+            let attributes = Dictionary(zip(plan.attributeNames, values), uniquingKeysWith: { first, _ in first })
+            if let problem = try destinationStore.uniquenessProblem(entity: entity, objectID: id, values: attributes, try db).flatMap(\.problems.first) {
+                throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: problem.key ?? "", message: problem.message)
             }
-            guard keepsIdentity else { throw error }
-            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: "id",
-                                       message: "another destination object already has id '\(destination.id)'; a policy creating several objects per source object must give each its own id")
+            guard plan.keepsIdentity else { throw error }
+            throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: "id",
+                                       message: "another destination object already has id '\(id)'; a policy creating several objects per source object must give each its own id")
         }
-        return inserted
     }
 
     /// The object's attribute values coerced to their attributes' types, or an error naming the
@@ -911,7 +997,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         for (relationship, propertyMapping) in steps {
             let targets: [ObjectRef]
             if let propertyMapping {
-                targets = try relatedObjects(propertyMapping, relationship, for: source, destination: destination, mapping: entityMapping)
+                targets = try relatedObjects(propertyMapping, relationship, for: source, destination: destination.ref, mapping: entityMapping)
             } else if entityMapping.type == .copy, let sourceIDs = source.data.relationships[relationship.name] {
                 let keys = source.data.relatedKeys[relationship.name] ?? []
                 let refs = zip(sourceIDs, keys).map { ObjectRef(entity: $1.entity, id: $0, key: $1.key) }
@@ -925,7 +1011,7 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// The objects a relationship mapping's expression gives a destination object: a list, one
     /// object, or none for nil; anything else is an error naming the object.
-    func relatedObjects(_ propertyMapping: PropertyMapping, _ relationship: Relationship, for source: SourceObject, destination: DestinationObject,
+    func relatedObjects(_ propertyMapping: PropertyMapping, _ relationship: Relationship, for source: SourceObject, destination: ObjectRef,
                         mapping entityMapping: EntityMapping) throws -> [ObjectRef] {
         let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
             try $0.evaluate($1)
@@ -963,20 +1049,20 @@ public final class MigrationManager: MigrationManagerFunctions {
             throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationSchema.version)")
         }
         let relationship = setting.relationship, storage = setting.storage
-        try checkCount(of: targets, setting, of: destination, mapping: entityMapping)
+        try checkCount(of: targets, setting, of: destination.ref, mapping: entityMapping)
         let writer = try self.writer
         if targets.isEmpty && !relationship.isToMany {
             try writer.unlink(name, of: storage, owner: owner)
             return
         }
         for (position, target) in targets.enumerated() {
-            let key = try targetKey(target, setting, of: destination, mapping: entityMapping)
+            let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
             try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
         }
     }
 
     /// Refuses more than one object for a to-one relationship.
-    func checkCount(of targets: [ObjectRef], _ setting: RelationshipSetting, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+    func checkCount(of targets: [ObjectRef], _ setting: RelationshipSetting, of destination: ObjectRef, mapping entityMapping: EntityMapping) throws {
         guard !setting.relationship.isToMany && targets.count > 1 else { return }
         throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: setting.relationship.name,
                                    message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
@@ -985,7 +1071,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The destination key of an object a relationship is set to, once it is known to be a
     /// destination object of an entity the relationship takes; otherwise an error saying which
     /// mapping gives the right objects.
-    func targetKey(_ target: ObjectRef, _ setting: RelationshipSetting, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> Int64 {
+    func targetKey(_ target: ObjectRef, _ setting: RelationshipSetting, of destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> Int64 {
         let relationship = setting.relationship, allowed = setting.allowed, name = relationship.name
         guard !target.isSourceObject else {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,

@@ -145,6 +145,8 @@ extension Store {
 final class RowWriter {
     let store: Store
     let db: Database
+    /// The store's format, held: `Store.strategy` copies it out of the format per call.
+    private let strategy: any StoreFormatStrategy
     private var statements: [String: Statement] = [:]
     private var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
@@ -153,16 +155,30 @@ final class RowWriter {
     private var linkedInsertPlans: [RowLinks: InsertPlan] = [:]
 
     /// How an entity's rows are inserted, with what each row takes from its storage: worked out
-    /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile).
-    struct InsertPlan {
-        fileprivate var statement: WriteStatement
-        fileprivate var attributes: [(name: String, type: AttributeType)]
-        fileprivate var discriminator: DatabaseValue
+    /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile). A
+    /// class, so that handing it out per row is one retain.
+    final class InsertPlan {
+        fileprivate let statement: WriteStatement
+        fileprivate let attributes: [(name: String, type: AttributeType)]
+        /// The stored attributes, in the order a row's values are given.
+        let attributeNames: [String]
+        fileprivate let discriminator: DatabaseValue
         /// Whether the format stores the object's identity in a column of its own.
-        var keepsIdentity: Bool
-        fileprivate var insertedValues: [DatabaseValue]
+        let keepsIdentity: Bool
+        fileprivate let insertedValues: [DatabaseValue]
         /// The relationships whose foreign keys the row takes, after its attributes.
-        var links: [String] = []
+        let links: [String]
+
+        fileprivate init(statement: WriteStatement, attributes: [(name: String, type: AttributeType)], discriminator: DatabaseValue, keepsIdentity: Bool,
+                         insertedValues: [DatabaseValue], links: [String]) {
+            self.statement = statement
+            self.attributes = attributes
+            self.attributeNames = attributes.map(\.name)
+            self.discriminator = discriminator
+            self.keepsIdentity = keepsIdentity
+            self.insertedValues = insertedValues
+            self.links = links
+        }
     }
 
     /// An entity's to-one relationships written with its rows.
@@ -179,6 +195,7 @@ final class RowWriter {
     init(store: Store, db: Database) {
         self.store = store
         self.db = db
+        strategy = store.strategy
     }
 
     func statement(_ sql: String) throws -> Statement {
@@ -220,26 +237,29 @@ final class RowWriter {
     /// Inserts a row for an object with its stored attribute values, under `key` (which the caller
     /// has reserved) or a key handed out now; returns the key.
     func insert(entity: String, id: String, attributes: [String: Value], key chosen: Int64? = nil) throws -> Int64 {
-        try insert(try insertPlan(entity), entity: entity, id: id, attributes: attributes, key: chosen)
+        let plan = try insertPlan(entity)
+        return try insert(plan, entity: entity, id: id, values: plan.attributeNames.map { attributes[$0] ?? .null }, key: chosen)
     }
 
-    /// Inserts a row by a plan (`insertPlan(_:linking:)`), with the keys of the objects its linked
-    /// relationships point to (nil for none), in the plan's order.
-    func insert(_ plan: InsertPlan, entity: String, id: String, attributes: [String: Value], key chosen: Int64?, linkedTo targets: [Int64?] = []) throws -> Int64 {
-        guard targets.count == plan.links.count else {
-            throw MapcError.notFound("\(entity) '\(id)': \(targets.count) related objects for the \(plan.links.count) relationships written with the row")
+    /// Inserts a row by a plan (`insertPlan(_:linking:)`): the stored attributes' values in the
+    /// plan's order (`attributeNames`), and the keys of the objects its linked relationships
+    /// point to (nil for none).
+    func insert(_ plan: InsertPlan, entity: String, id: String, values: [Value], key chosen: Int64?, linkedTo targets: [Int64?] = []) throws -> Int64 {
+        guard values.count == plan.attributes.count, targets.count == plan.links.count else {
+            throw MapcError.notFound("\(entity) '\(id)': \(values.count) values and \(targets.count) related objects for a row of \(plan.attributes.count) attributes and \(plan.links.count) relationships")
         }
         let key = try chosen ?? reserveKeys(1, for: store.layout.storage(of: entity))
-        var arguments: [DatabaseValue] = [key.databaseValue, plan.discriminator]
+        var arguments: [DatabaseValue] = []
+        arguments.reserveCapacity(3 + plan.insertedValues.count + values.count + targets.count)
+        arguments.append(key.databaseValue)
+        arguments.append(plan.discriminator)
         if plan.keepsIdentity { arguments.append(id.databaseValue) }
-        arguments += plan.insertedValues
-        arguments.reserveCapacity(arguments.count + plan.attributes.count)
-        for attribute in plan.attributes {
-            let value = attributes[attribute.name] ?? .null
-            if let problem = store.strategy.storageProblem(value, as: attribute.type) {
+        arguments.append(contentsOf: plan.insertedValues)
+        for (attribute, value) in zip(plan.attributes, values) {
+            if let problem = strategy.storageProblem(value, as: attribute.type) {
                 throw MapcError.data(["\(entity) '\(id)', property '\(attribute.name)': \(problem)"])
             }
-            arguments.append(store.strategy.encode(value, as: attribute.type))
+            arguments.append(strategy.encode(value, as: attribute.type))
         }
         for target in targets { arguments.append(target?.databaseValue ?? .null) }
         try plan.statement.execute(arguments)
