@@ -530,7 +530,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// the association), with the relationships written with the rows, and otherwise recording
     /// its association when anything may ask for it. Returns the object's key.
     private func insertRow(_ index: Int, from source: SourceObject, entity: String, id: String, values: [Value], mapping entityMapping: EntityMapping) throws -> Int64 {
-        let links = try linksAtCreation(index, for: source, destination: ObjectRef(entity: entity, id: id))
+        let links = try linksAtCreation(index, for: source, destination: ObjectRef(entity: entity, id: id), mapping: entityMapping)
         if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
            destinationStore.layout.entities[entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
             _ = try writeRow(entity: entity, id: id, values: values, key: key, links: links, mapping: entityMapping)

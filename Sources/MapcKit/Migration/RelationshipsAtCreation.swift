@@ -106,9 +106,8 @@ extension MigrationManager {
 
     /// The row plan and related keys of an object whose mapping writes its relationships with its
     /// row; nil for other mappings. The values and the errors are `setRelationship`'s.
-    func linksAtCreation(_ index: Int, for source: SourceObject, destination: ObjectRef) throws -> (plan: RowWriter.InsertPlan, targets: [Int64?])? {
+    func linksAtCreation(_ index: Int, for source: SourceObject, destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> (plan: RowWriter.InsertPlan, targets: [Int64?])? {
         guard let creation = creationLinks[index] else { return nil }
-        let entityMapping = mapping.entityMappings[index]
         guard destination.entity == creation.entity else {
             throw MigrationError.setup("mapping '\(entityMapping.name)' made \(English.withArticle(destination.entity)) object where its relationships are written for \(creation.entity) objects")
         }
