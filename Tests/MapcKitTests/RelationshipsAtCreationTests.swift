@@ -42,7 +42,7 @@ struct RelationshipsAtCreationTests {
 
     /// Runs the model through the interpreter: the destination, and the mappings phase 2 related
     /// one by one (those it reported progress for).
-    private func migrate(_ model: MappingModel, layout: TestLayout, policies: PolicyRegistry = .shared) throws -> (store: Store, related: Set<String>) {
+    private func migrate(_ model: MappingModel, layout: TestLayout, policies: PolicyRegistry = .shared, destinationSchema: Schema? = nil) throws -> (store: Store, related: Set<String>) {
         let source = try layout.store(try uncloudNotes("v2"))
         try source.insert((0..<7).map { index in
             ObjectData(id: "n\(index)", entity: "Note", attributes: [
@@ -50,7 +50,7 @@ struct RelationshipsAtCreationTests {
                 "displayIndex": .integer(Int64(index)), "image": index % 3 == 0 ? .binary(Data([1, 2, 3])) : .null,
             ])
         })
-        let destination = try layout.store(try uncloudNotes("v3"))
+        let destination = try layout.store(try destinationSchema ?? uncloudNotes("v3"))
         var step = StepMigration(source: source, destination: destination, mapping: model, policies: policies)
         step.allowsSQL = false
         step.batchSize = 2
@@ -120,12 +120,65 @@ struct RelationshipsAtCreationTests {
         #expect(try owners(withPolicy.store) == reference)
     }
 
-    /// A to-one given two objects fails at creation with phase 2's error.
+    /// A to-one given two objects fails at creation with phase 2's error, naming the object by
+    /// its stored identity as phase 2 did (Core Data's names it by entity and key).
     @Test(arguments: TestLayout.allCases)
     func aToOneGivenTwoObjectsFailsAsInPhaseTwo(layout: TestLayout) throws {
         let two = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", {$source, SELF})"
         let error = #expect(throws: MigrationError.self) { try migrate(try v2ToV3(note: two), layout: layout) }
-        #expect(error.map { "\($0)" }?.contains("to-one relationship was given 2 objects") == true, "\(String(describing: error))")
+        let message = error.map { "\($0)" } ?? ""
+        #expect(message.contains("to-one relationship was given 2 objects"), "\(message)")
+        #expect(message.contains("Attachment '\(layout.id("n0.NoteToAttachment", entity: "Attachment", key: 1))'"), "\(message)")
+    }
+
+    /// A uniqueness constraint over the relationship is checked by phase 2's UPDATE, as before.
+    @Test(arguments: TestLayout.allCases)
+    func aRelationshipInAUniquenessConstraintWaitsForPhaseTwo(layout: TestLayout) throws {
+        var v3 = try uncloudNotes("v3")
+        let position = try #require(v3.entities.firstIndex { $0.name == "Attachment" })
+        v3.entities[position].uniquenessConstraints = [["dateCreated", "note"]]
+        let run = try migrate(try v2ToV3(), layout: layout, destinationSchema: v3)
+        #expect(run.related.contains("NoteToAttachment"), "\(run.related)")
+        #expect(try owners(run.store).filter { $0.contains("->") } == ["0 -> [\"Note 0\"]", "3 -> [\"Note 3\"]", "6 -> [\"Note 6\"]"])
+    }
+
+    /// A `$manager` lookup inside a fetch request's predicate string counts like any other: the
+    /// mapping looked up records its associations, and the lookup finds its objects.
+    @Test(arguments: TestLayout.allCases)
+    func lookupsInsideAFetchPredicateFindTheirObjects(layout: TestLayout) throws {
+        let rest = """
+          - name: NotesWithoutImages
+            source: Note
+            destination: Note
+            sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"NoteToNote\\", SELF).@count == 0"), $manager.sourceContext, NO)'
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+
+        """
+        let model = try model("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            filter: image != nil
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+        \(rest)
+        """)
+        let run = try migrate(model, layout: layout)
+        // Three notes with an image, four without: each once.
+        #expect(try run.store.objects(ofExactEntity: "Note").count == 7)
+    }
+
+    /// Mappings are told apart by name: a model made in code with two of one name is refused.
+    @Test func twoMappingsOfOneNameAreRefused() throws {
+        let model = try v2ToV3()
+        var twice = model.entityMappings
+        twice[1].name = "NoteToNote"
+        let error = #expect(throws: MigrationError.self) {
+            try migrate(MappingModel(source: "v2", destination: "v3", entityMappings: twice), layout: .mapc)
+        }
+        #expect(error.map { "\($0)" }?.contains("two entity mappings are named 'NoteToNote'") == true, "\(String(describing: error))")
     }
 
     @Test func theAnalysisAcceptsOnlyWhatPhaseOneAlreadyKnows() throws {
@@ -145,5 +198,11 @@ struct RelationshipsAtCreationTests {
         #expect(try !accepts("$entityMapping"))
         #expect(try !accepts("SUBQUERY(\(Self.lookup), $destination, $destination != nil)"))
         #expect(try !accepts("$manager.destinationContext"))
+        // The predicate string of a fetch is evaluated with the mapping's variables bound.
+        let fetch = { (predicate: String) in "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \(predicate)), $manager.sourceContext, NO)" }
+        #expect(try accepts(fetch("\"image != nil AND title == $source.title\"")))
+        #expect(try !accepts(fetch("\"FUNCTION($manager, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'NoteToAttachment', SELF).@count > 0\"")))
+        #expect(try !accepts(fetch("\"$destination != nil\"")))
+        #expect(try !accepts(fetch("$source.title")))   // not a literal: unknown until run
     }
 }

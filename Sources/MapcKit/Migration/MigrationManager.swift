@@ -156,8 +156,13 @@ public final class MigrationManager: MigrationManagerFunctions {
         destinationSchema = step.destination.schema
         mapping = step.mapping
         sourceGraph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
-        indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         mappingNames = mapping.entityMappings.map(\.name)
+        // Lookups, associations and messages name mappings: two of one name would be mixed up
+        // (the loader refuses them; a model made in code may not have been loaded).
+        if let repeated = Dictionary(grouping: mappingNames, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
+            throw MigrationError.setup("two entity mappings are named '\(repeated)'; give each mapping of the model a name of its own")
+        }
+        indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         identitySuffixes = mapping.entityMappings.enumerated().map { index, entityMapping in
             let first = step.mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
             return first == index ? "" : ".\(entityMapping.name)"
@@ -332,9 +337,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     func mappingIndex(_ entityMapping: EntityMapping) -> Int {
-        // Mostly the mapping being worked on: found without hashing its name, when names are
-        // unique (the dictionary keeps the first of any that are not).
-        if indexByName.count == mappingNames.count, currentMapping < mappingNames.count, mappingNames[currentMapping] == entityMapping.name {
+        // Mostly the mapping being worked on: found without hashing its name (names are unique).
+        if currentMapping < mappingNames.count, mappingNames[currentMapping] == entityMapping.name {
             return currentMapping
         }
         return indexByName[entityMapping.name] ?? currentMapping
@@ -435,7 +439,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         let plan = try attributePlan(index, entityName)
         let id = source.data.id + identitySuffix(index)
         let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
-        guard row.storable, try writer.insertPlan(entityName).attributeNames == plan.names else {
+        guard row.storable, plan.matchesInsertOrder else {
             try insert(destinationObject(plan, entity: entityName, id: id, row), associatedWith: source, mapping: entityMapping)
             return
         }
@@ -474,8 +478,9 @@ public final class MigrationManager: MigrationManagerFunctions {
         var steps: [AttributeStep]
         var types: [String: AttributeType]
         var isConcrete: Bool
-        /// The steps' attribute names, in order.
-        var names: [String]
+        /// Whether the steps are in the order the entity's rows take their values (they are the
+        /// same stored attributes; a row's values need no reordering).
+        var matchesInsertOrder: Bool
     }
 
     /// Per mapping and destination entity, worked out once rather than per object.
@@ -495,8 +500,9 @@ public final class MigrationManager: MigrationManagerFunctions {
             return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { sourceAttribute(read: $0.expression, in: entityMapping) },
                                  copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
+        let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
         let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,
-                                 names: steps.map(\.name))
+                                 matchesInsertOrder: !destinationEntity.isAbstract && rowOrder == steps.map(\.name))
         attributePlans[key] = plan
         lastAttributePlan = (index, entityName, plan)
         return plan
@@ -530,25 +536,35 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// the association), with the relationships written with the rows, and otherwise recording
     /// its association when anything may ask for it. Returns the object's key.
     private func insertRow(_ index: Int, from source: SourceObject, entity: String, id: String, values: [Value], mapping entityMapping: EntityMapping) throws -> Int64 {
-        let links = try linksAtCreation(index, for: source, destination: ObjectRef(entity: entity, id: id), mapping: entityMapping)
+        try checkIdentity(id, of: entity, mapping: entityMapping)
+        var ruleKey: Int64?
         if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
            destinationStore.layout.entities[entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
-            _ = try writeRow(entity: entity, id: id, values: values, key: key, links: links, mapping: entityMapping)
-            created[index] += 1
-            return key
+            ruleKey = key
         }
-        let key = try writeRow(entity: entity, id: id, values: values, links: links, mapping: entityMapping)
-        if recordsAssociations(index, relationshipsDone: relationshipsDone.contains(index)) {
-            var inserted = DestinationObject(entity: entity, id: try storedID(entity: entity, key: key, id: id))
-            inserted.primaryKey = key
-            try associate(source: source.ref, destination: &inserted, mapping: entityMapping)
-        } else if let table = destinationStore.layout.entities[entity]?.table {
-            // Nobody looks the object up and phase 2 has nothing to set: its key is enough to say
-            // which mapping made it.
-            noteUnrecorded(key, in: table, by: index)
+        var key = ruleKey
+        var links: (plan: RowWriter.InsertPlan, targets: [Int64?])?
+        if creationLinks[index] != nil {
+            // Named as it is stored, as phase 2 names it in its errors: its key comes first.
+            let chosen = try ruleKey ?? writer.reserveKeys(1, for: destinationStore.layout.storage(of: entity))
+            key = chosen
+            links = try linksAtCreation(index, for: source, destination: ObjectRef(entity: entity, id: try storedID(entity: entity, key: chosen, id: id), key: chosen),
+                                        mapping: entityMapping)
+        }
+        let inserted = try writeRow(entity: entity, id: id, values: values, key: key, links: links, mapping: entityMapping)
+        if ruleKey == nil {
+            if recordsAssociations(index, relationshipsDone: relationshipsDone.contains(index)) {
+                var object = DestinationObject(entity: entity, id: try storedID(entity: entity, key: inserted, id: id))
+                object.primaryKey = inserted
+                try associate(source: source.ref, destination: &object, mapping: entityMapping)
+            } else if let table = destinationStore.layout.entities[entity]?.table {
+                // Nobody looks the object up and phase 2 has nothing to set: its key is enough to
+                // say which mapping made it.
+                noteUnrecorded(inserted, in: table, by: index)
+            }
         }
         created[index] += 1
-        return key
+        return inserted
     }
 
     /// An inserted object's identity: the one it was given, where the format keeps identities,
@@ -581,6 +597,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         var inserted = destination
         if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
+        try checkIdentity(destination.id, of: destination.entity, mapping: entityMapping)
         let key = try writeRow(entity: destination.entity, id: destination.id,
                                values: try writer.insertPlan(destination.entity).attributeNames.map { inserted.attributes[$0] ?? .null }, mapping: entityMapping)
         inserted.primaryKey = key
@@ -588,16 +605,19 @@ public final class MigrationManager: MigrationManagerFunctions {
         return inserted
     }
 
+    /// Refuses an identity the destination format would store cut short.
+    private func checkIdentity(_ id: String, of entity: String, mapping entityMapping: EntityMapping) throws {
+        guard try writer.keepsIdentity(of: entity), ValueLimits.containsNUL(id) else { return }
+        throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: "id",
+                                   message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
+    }
+
     /// Inserts the row of a destination object (values in the order of its entity's stored
-    /// attributes, each storable) under `key` or a key handed out now, with the relationships
-    /// written with the row; the object's identity checked first, and a refused constraint named.
+    /// attributes, each storable, its identity checked) under `key` or a key handed out now, with
+    /// the relationships written with the row; a refused constraint named.
     private func writeRow(entity: String, id: String, values: [Value], key chosen: Int64? = nil, links: (plan: RowWriter.InsertPlan, targets: [Int64?])? = nil,
                           mapping entityMapping: EntityMapping) throws -> Int64 {
         let plan = try links?.plan ?? writer.insertPlan(entity)
-        if plan.keepsIdentity, ValueLimits.containsNUL(id) {
-            throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: "id",
-                                       message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
-        }
         do {
             return try writer.insert(plan, entity: entity, id: id, values: values, key: chosen, linkedTo: links?.targets ?? [])
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -688,13 +708,24 @@ public final class MigrationManager: MigrationManagerFunctions {
                     guard case .literal(.string(let name))? = arguments.first?.kind, let position = index[name] else { return nil }
                     named.insert(position)
                 case MethodSelector.fetchRequestForSourceEntity.rawValue:
-                    continue
+                    // The predicate is evaluated with `$manager` bound too: its lookups count.
+                    guard let predicate = fetchPredicate(arguments) else { return nil }
+                    pending.append(predicate)
                 default:
                     return nil
                 }
             }
         }
         return named
+    }
+
+    /// The predicate of a `fetchRequestForSourceEntityNamed:predicateString:` call's arguments,
+    /// parsed: the fetch evaluates it per object with the mapping's variables (`$manager`,
+    /// `$source`) bound, so what it looks up counts as the mapping's. Nil when the string is not
+    /// a literal or does not parse; the analyses then assume the worst.
+    static func fetchPredicate(_ arguments: [Expr]) -> Expr? {
+        guard arguments.count == 2, case .literal(.string(let text)) = arguments[1].kind, case .success(let predicate) = ExpressionParser.parse(text) else { return nil }
+        return predicate
     }
 
     /// Whether an entity of the source has its table to itself. Every row of the source is of an

@@ -19,7 +19,8 @@ extension MigrationManager {
     ///   position in an ordered inverse, no one-to-one inverse's column);
     /// - nothing else may set those relationships or their inverses in phase 2, where the order of
     ///   the writes decides what stays: no other mapping has a custom policy, maps the inverse,
-    ///   or copies objects of an entity that has it.
+    ///   or copies objects of an entity that has it;
+    /// - no uniqueness constraint of the table names them.
     ///
     /// The expressions must also give the same value in phase 1: `evaluatesAtCreation` for the
     /// interpreter; the compiled path compiles only lookups of earlier mappings.
@@ -30,9 +31,16 @@ extension MigrationManager {
               let storage = destinationStore.layout.entities[destinationName] else { return false }
         let others = mapping.entityMappings.indices.filter { $0 != index }.map { mapping.entityMappings[$0] }
         guard others.allSatisfy({ $0.policy == nil }) else { return false }
+        // The uniqueness constraints its rows are checked against (Core Data keeps those of every
+        // entity of a table on the table).
+        let constrained = Set(destinationStore.layout.entities.values.filter { $0.table == storage.table }
+            .compactMap { destinationSchema.entity(named: $0.entity) }.flatMap { $0.uniquenessConstraints.joined() })
         for propertyMapping in entityMapping.relationships {
             guard case .relationship(let relationship)? = destinationSchema.property(named: propertyMapping.name, in: entity), !relationship.isToMany,
                   destinationStore.linkColumn(relationship.name, of: storage) != nil else { return false }
+            // A constraint over the relationship would be checked with the INSERT, not with
+            // phase 2's UPDATE; the constraint's error is worded for attributes only.
+            guard !constrained.contains(relationship.name) else { return false }
             guard let inverse = destinationSchema.inverse(of: relationship) else { continue }
             guard inverse.isToMany else { return false }
             for other in others {
@@ -69,7 +77,8 @@ extension MigrationManager {
                           let target = mapping.entityMappings.firstIndex(where: { $0.name == name }), target < index else { return false }
                     pending += arguments.dropFirst()
                 case MethodSelector.fetchRequestForSourceEntity.rawValue:
-                    pending += arguments
+                    guard let predicate = fetchPredicate(arguments) else { return false }
+                    pending += arguments + [predicate]
                 default:
                     return false
                 }

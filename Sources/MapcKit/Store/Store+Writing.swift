@@ -246,7 +246,7 @@ final class RowWriter {
     /// point to (nil for none).
     func insert(_ plan: InsertPlan, entity: String, id: String, values: [Value], key chosen: Int64?, linkedTo targets: [Int64?] = []) throws -> Int64 {
         guard values.count == plan.attributes.count, targets.count == plan.links.count else {
-            throw MapcError.notFound("\(entity) '\(id)': \(values.count) values and \(targets.count) related objects for a row of \(plan.attributes.count) attributes and \(plan.links.count) relationships")
+            throw MapcError.data(["\(entity) '\(id)': \(values.count) values and \(targets.count) related objects for a row of \(plan.attributes.count) attributes and \(plan.links.count) relationships"])
         }
         let key = try chosen ?? reserveKeys(1, for: store.layout.storage(of: entity))
         var arguments: [DatabaseValue] = []
