@@ -45,10 +45,7 @@ struct CreationPhase {
                         manager.report(.create, entityMapping.name, done, total)
                         try manager.checkCancellation()
                     }
-                    if let filter = entityMapping.filter {
-                        let keep = try manager.evaluate(filter, for: source, mapping: entityMapping, property: "filter") { try $0.evaluatePredicate($1) }
-                        if !keep { return }
-                    }
+                    guard try manager.passesFilter(index, source, mapping: entityMapping) else { return }
                     try manager.createDestinationInstances(index, for: source, mapping: entityMapping)
                 }
                 // The last batch is not kept past its mapping.

@@ -70,6 +70,8 @@ public final class MigrationManager: MigrationManagerFunctions {
         return attributes.union(relationships)
     }
     lazy var relationshipProperties: [Set<String>?] = mapping.entityMappings.map(SourceProjection.relationships)
+    /// Per mapping position, its filter when it is a nil test of a source attribute.
+    lazy var nilTests: [NilTest?] = mapping.entityMappings.map { entityMapping in entityMapping.filter.flatMap { nilTest($0.expression, in: entityMapping) } }
     /// Per mapping position, whether the interpreter writes the mapping's relationships with its rows.
     lazy var relationshipsAtCreation: [Bool] = mapping.entityMappings.indices.map(writesRelationshipsAtCreation)
     /// The relationships being written with the rows, by mapping position, once the mapping starts.
@@ -511,8 +513,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The key of an expression `$source.key` (one key after the source variable) when it names a
     /// stored attribute of the mapping's source entity (so of its sub-entities too), else nil: only
     /// such a value is in a source object as read, exactly as the evaluator would find it.
-    private func sourceAttribute(read expression: Expr, in entityMapping: EntityMapping) -> String? {
-        guard case .keyPath(let root, let components) = expression.kind, root.kind == .variable("source"),
+    func sourceAttribute(read expression: Expr, in entityMapping: EntityMapping) -> String? {
+        guard case .keyPath(let root, let components) = expression.kind, root.kind == .variable("source") || root.kind == .evaluatedObject,
               components.count == 1, case .key(let key, _) = components[0],
               let sourceName = entityMapping.source, let entity = sourceStore.schema.entity(named: sourceName),
               case .attribute(let attribute)? = sourceStore.schema.property(named: key, in: entity), !attribute.isTransient else { return nil }
@@ -1044,6 +1046,11 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// object, or none for nil; anything else is an error naming the object.
     func relatedObjects(_ propertyMapping: PropertyMapping, _ relationship: Relationship, for source: SourceObject, destination: ObjectRef,
                         mapping entityMapping: EntityMapping) throws -> [ObjectRef] {
+        // The usual form, `destinationInstances("Name", $source)`: the lookup the evaluator would make.
+        if let name = Self.lookupOfTheSource(propertyMapping.expression.expression),
+           let found = try? destinationInstances(forEntityMappingNamed: name, sourceInstances: [source.ref]) {
+            return found
+        }
         let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
             try $0.evaluate($1)
         }
