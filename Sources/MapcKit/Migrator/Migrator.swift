@@ -50,7 +50,7 @@ public struct Migrator: Sendable {
     /// What a store is: its format, metadata, the version its hashes identify, the objects it
     /// holds and the migrations applied to it. Reads the store; never writes it.
     public func status(ofStoreAt url: URL) throws -> StoreStatus {
-        let (format, metadata) = try Store.metadata(at: url.relativePath)
+        let (format, metadata) = try Store.metadata(at: Files.path(of: url))
         let matching = schemas.versions(matching: metadata, format: format)
         var status = StoreStatus(url: url, format: format.identifier, formatName: format.name, metadata: metadata,
                                  version: schemas.version(of: metadata, format: format)?.version, compatibleVersions: matching.map(\.version))
@@ -63,7 +63,7 @@ public struct Migrator: Sendable {
             status.identification = "no version in the schemas matches the store's entity hashes"
         }
         if !matching.isEmpty {
-            let store = try Store.open(at: url.relativePath, catalog: schemas, readOnly: true)
+            let store = try Store.open(at: Files.path(of: url), catalog: schemas, readOnly: true)
             defer { try? store.database.close() }
             status.objectCounts = try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) }
             status.history = try StoreHistory.read(store)
@@ -84,16 +84,16 @@ public struct Migrator: Sendable {
     /// The version a store is at, found by its hashes; an error naming the differences when no
     /// version matches. `claimed` (a version the caller believes it is at) must agree with the hashes.
     public func version(ofStoreAt url: URL, claimed: String? = nil) throws -> Schema {
-        let (format, metadata) = try Store.metadata(at: url.relativePath)
+        let (format, metadata) = try Store.metadata(at: Files.path(of: url))
         let matching = schemas.versions(matching: metadata, format: format)
         guard !matching.isEmpty else {
             if let mismatch = modelMismatch(metadata) {
-                throw MapcError.store("\(url.relativePath): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
+                throw MapcError.store("\(Files.path(of: url)): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
             }
             // The closest version of the store's own model, among those sharing an entity with it.
             let storeEntities = Set(metadata.entityHashes.keys)
             let candidates = schemas.schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
-            let described = "\(url.relativePath) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
+            let described = "\(Files.path(of: url)) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
             if schemas.schemas.isEmpty {
                 throw MapcError.store("\(described) cannot be identified: \(schemas.directory.isEmpty ? "there are no schemas" : "\(schemas.directory) holds no schema files"); add the model's schema files (mapc import MODEL.xcdatamodeld)")
             }
@@ -107,7 +107,7 @@ public struct Migrator: Sendable {
         }
         if let claimed {
             guard let named = matching.first(where: { $0.version == claimed }) else {
-                throw MapcError.store("\(url.relativePath) is at version \(matching.map(\.version).joined(separator: " or ")), not \(claimed) (checked by its hashes)")
+                throw MapcError.store("\(Files.path(of: url)) is at version \(matching.map(\.version).joined(separator: " or ")), not \(claimed) (checked by its hashes)")
             }
             return named
         }
@@ -155,9 +155,9 @@ public struct Migrator: Sendable {
 
     /// Runs a plan made by `plan(forStoreAt:)`.
     public func migrate(_ plan: MigrationPlan, options: MigrationOptions = MigrationOptions(), progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
-        guard plan.isNeeded else { return MigrationOutcome(steps: [], resultPath: plan.store.relativePath, backupPath: nil) }
+        guard plan.isNeeded else { return MigrationOutcome(steps: [], resultPath: Files.path(of: plan.store), backupPath: nil) }
         try check(plan)
-        return try StoreMigration.run(store: plan.store.relativePath, steps: plan.steps, options: options, policies: policies) { index, count, update in
+        return try StoreMigration.run(store: Files.path(of: plan.store), steps: plan.steps, options: options, policies: policies) { index, count, update in
             var update = update
             update.step = index
             update.steps = count

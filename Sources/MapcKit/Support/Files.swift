@@ -17,6 +17,16 @@ public enum Files {
         case missing, regularFile, directory, symbolicLink, other(String)
     }
 
+    /// The path a file URL names: as written when it is relative to the current folder (what
+    /// `URL(fileURLWithPath: "notes.db")` makes, so messages show the name the user typed),
+    /// otherwise the full path. A URL relative to another folder names a file in that folder,
+    /// which its relative part alone would look for here.
+    public static func path(of url: URL) -> String {
+        guard let base = url.baseURL else { return url.path }
+        let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true).standardizedFileURL.path
+        return base.standardizedFileURL.path == here ? url.relativePath : url.path
+    }
+
     /// What is at `path` (a final symbolic link is reported as such).
     public static func kind(of path: String) -> Kind {
         var info = stat()
