@@ -32,7 +32,10 @@ final class ProgressDisplay {
         let elapsed = Date().timeIntervalSince(mappingStart)
         let rate = elapsed > 0.05 ? Double(progress.completed) / elapsed : 0
         var text = (step.map { "[\($0)] " } ?? "") + "[\(progress.phase.rawValue)] \(progress.mapping ?? (progress.isFinished ? "the migrated store is valid" : "checking every object against the destination schema"))"
-        if let total = progress.total, total > 0 {
+        if progress.phase == .validate, let total = progress.total, total > 0 {
+            // Counted in entities (a scan each), not objects: no rate.
+            text += " (\(progress.completed)/\(English.count(total, "entity", "entities")))"
+        } else if let total = progress.total, total > 0 {
             let fraction = min(1, Double(progress.completed) / Double(total))
             if isTerminal {
                 let width = 24

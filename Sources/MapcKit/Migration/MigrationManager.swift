@@ -109,6 +109,11 @@ public final class MigrationManager: MigrationManagerFunctions {
         "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source)",
         "CREATE INDEX mapc_scratch.assoc_destination ON assoc (destination, entity)",
     ]
+    /// The number of associations a mapping recorded (from the index by mapping).
+    func associationCount(of index: Int) throws -> Int {
+        try Int.fetchOne(try writer.statement("SELECT count(*) FROM \(Self.associations) WHERE mapping = ?"), arguments: [index]) ?? 0
+    }
+
     /// Where a mapping's associations lie: the row before its first, and its last.
     static let associationsRange = "SELECT min(rowid) - 1, max(rowid) FROM \(associations) WHERE mapping = ?"
     /// A batch of a mapping's associations in the order they were recorded, after a row and up to

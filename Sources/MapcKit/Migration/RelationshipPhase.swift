@@ -16,7 +16,8 @@ struct RelationshipPhase {
                 try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
                 continue
             }
-            let created = manager.created[index]
+            // The objects phase 2 visits: one per source object of a key rule, else one per association.
+            let created = try manager.keyRules[index] == nil ? manager.associationCount(of: index) : manager.created[index]
             var done = 0
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
                 manager.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), manager.sourceObject(data))
@@ -134,19 +135,23 @@ struct ValidationPhase {
     /// Checks the destination store against its schema; its counts of objects are kept for the summary.
     private func check(_ manager: MigrationManager) throws {
         let destination = manager.destinationStore
-        let findings = try StoreValidator(store: destination, db: try manager.db).validate { entity, id in
+        let validator = StoreValidator(store: destination, db: try manager.db)
+        let entities = validator.checkedEntityCount
+        manager.report(.validate, nil, 0, entities)
+        let findings = try validator.validate(mappingOf: { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),
                   let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
                   index < manager.mapping.entityMappings.count else { return nil }
             return manager.mapping.entityMappings[index].name
-        }
+        }, checked: { done in
+            manager.report(.validate, nil, done, entities, finished: false)
+        })
         if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
         manager.validatedCounts = (findings.objectCounts, try manager.db.totalChangesCount)
     }
 
     func run(_ manager: MigrationManager) throws {
         try manager.step.beforeValidation?()
-        manager.report(.validate, nil, 0, nil)
         let destination = manager.destinationStore
         let db = try manager.db
         try check(manager)
@@ -163,6 +168,7 @@ struct ValidationPhase {
             try destination.strategy.finishWriting(db, layout: destination.layout)
             try check(manager)
         }
-        manager.report(.validate, nil, 0, nil, finished: true)
+        let entities = StoreValidator(store: destination, db: db).checkedEntityCount
+        manager.report(.validate, nil, entities, entities, finished: true)
     }
 }

@@ -23,8 +23,13 @@ struct StoreValidator {
         var objectCounts: [String: Int] = [:]
     }
 
-    func validate(mappingOf: (String, String) throws -> String?) throws -> Findings {
+    /// The entities whose objects `validate` checks one by one (the concrete ones), for progress.
+    var checkedEntityCount: Int { schema.entities.filter { !$0.isAbstract }.count }
+
+    /// Checks every rule; `checked` is told how many of the concrete entities are done after each.
+    func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
         var findings = Findings()
+        var entitiesChecked = 0
         // Per rule shown (entity, property, rule): how many objects break it, and its examples kept.
         var brokenBy: [[String?]: (count: Int, examples: Int)] = [:]
         func record(_ entity: String, _ id: String, _ property: String?, _ value: String, _ rule: String) throws {
@@ -143,6 +148,8 @@ struct StoreValidator {
                     }
                 }
             }
+            entitiesChecked += 1
+            checked(entitiesChecked)
         }
         for entity in schema.entities {
             let storage = try store.layout.storage(of: entity.name)

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// Makes each note and one more note that no source object is migrated into.
+final class NoteAndExtraPolicy: EntityMigrationPolicy {
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+        var extra = try manager.makeDestination(for: source, mapping: mapping)
+        extra.id += ".extra"
+        try manager.insert(extra, mapping: mapping)
+    }
+}
+
+/// Progress counts what each phase visits, so that a bar reaches its end.
+@Suite("Migration progress")
+struct MigrationProgressTests {
+    @Test(arguments: TestLayout.allCases)
+    func relateCountsTheObjectsItVisitsAndValidationItsEntities(layout: TestLayout) throws {
+        let registry = PolicyRegistry()
+        registry.register(NoteAndExtraPolicy.self, as: "NoteAndExtra")
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            policy: NoteAndExtra
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+
+        """))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert((0..<7).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("T\($0)"), "body": .string(""), "dateCreated": .date(Date(timeIntervalSince1970: 0)), "displayIndex": .integer(Int64($0))]) })
+        var step = StepMigration(source: source, destination: try layout.store(try uncloudNotes("v3")), mapping: try #require(model), policies: registry)
+        var events: [MigrationProgress] = []
+        step.progress = { events.append($0) }
+        let summary = try step.run()
+        #expect(summary.created.first?.count == 14)
+        let relate = events.filter { $0.phase == .relate }
+        #expect(relate.first?.total == 7 && relate.last?.isFinished == true && relate.last?.completed == 7, "\(relate)")
+        let validate = events.filter { $0.phase == .validate }
+        #expect(!validate.isEmpty && validate.allSatisfy { $0.total == 2 } && validate.last?.isFinished == true && validate.last?.completed == 2, "\(validate)")
+    }
+}
