@@ -91,12 +91,19 @@ struct RunCommand: ParsableCommand {
                 planned.to = plan.target.version
                 planned.steps = plan.steps.count
                 guard plan.isNeeded else {
+                    // With --output the store is copied there as it is: the output then holds the
+                    // version asked for, as after a migration.
+                    var copy = MigrationOptions()
+                    copy.output = output.map { URL(fileURLWithPath: $0) }
+                    copy.isCancelled = { interruption.isRequested }
+                    _ = try migrator.migrate(plan, options: copy)
                     if format == .json {
                         var current = planned
                         current.result = .current
+                        current.output = output
                         Console.out(current.json.serialized(pretty: true))
                     } else {
-                        Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                        Console.out("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
                     }
                     return
                 }

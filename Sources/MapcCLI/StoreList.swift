@@ -90,13 +90,15 @@ struct BatchOutcome: Sendable {
     var steps = 0
     var seconds = 0.0
     var error: String?
+    /// The file written with `--output` (a current store is copied there); shown only when set.
+    var output: String?
     /// The exit status this store alone would give.
     var exitCode: Int32 = MapcExitCode.success
 
     var json: JSONValue {
         .object([("store", .string(store)), ("result", .string(result.rawValue)), ("from", from.map(JSONValue.string) ?? .null),
                  ("to", to.map(JSONValue.string) ?? .null), ("steps", .integer(Int64(steps))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
-                 ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode)))])
+                 ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode)))] + (output.map { [("output", JSONValue.string($0))] } ?? []))
     }
 
     /// The exit status of an error, as the single-store commands give it.

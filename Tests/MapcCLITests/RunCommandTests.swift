@@ -190,6 +190,28 @@ struct RunCommandTests {
         #expect(chain.status == 3 && chain.stderr.contains("mappings/mapping_v2_to_v3.yaml:16:21: error: Note 'n1': 0.4 has a fraction"), "\(chain.stderr)")
     }
 
+    /// `--output` on a store already at the version asked for writes the store there unchanged:
+    /// the output holds that version either way (it was ignored, leaving no file).
+    @Test func outputOfAStoreAlreadyAtItsVersionIsACopy() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 4)
+        let before = try bytes(folder, "notes.db")
+        let text = try CLI.run(["run", "--to", "v2", "--output", "copy.db", "notes.db"], in: folder)
+        #expect(text.status == 0 && text.stdout.contains("notes.db is already at v2; copied it to copy.db unchanged"), "\(text.stdout)\(text.stderr)")
+        #expect(try bytes(folder, "notes.db") == before)
+        let status = try CLI.run(["status", "copy.db"], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("v2"), "\(status.stdout)\(status.stderr)")
+        #expect(try CLI.run(["dump", "copy.db"], in: folder).stdout == CLI.run(["dump", "notes.db"], in: folder).stdout)
+        let json = try CLI.run(["run", "--to", "v2", "--output", "again.db", "--format", "json", "notes.db"], in: folder)
+        let report = try JSONValue.parse(Data(json.stdout.utf8), path: "stdout")
+        #expect(report["result"] == .string("current") && report["output"] == .string("again.db"), "\(json.stdout)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("again.db").path))
+        // An existing output is not overwritten.
+        let refused = try CLI.run(["run", "--to", "v2", "--output", "copy.db", "notes.db"], in: folder)
+        #expect(refused.status != 0, "\(refused.stdout)")
+    }
+
     /// The text summary says what ran as SQL: a mapping's objects, or only its relationships.
     @Test func theSummarySaysWhenOnlyRelationshipsRanAsSQL() throws {
         let folder = try project()

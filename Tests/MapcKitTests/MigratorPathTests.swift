@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import MapcKit
 
-/// The store a URL names is the one migrated, however the URL was made.
-@Suite("Store URLs", .serialized)
+/// The store a URL names is the one migrated, however the URL was made, and the output asked for
+/// is written whatever the plan.
+@Suite("Store and output URLs", .serialized)
 struct MigratorPathTests {
     /// `URL(fileURLWithPath: "Notes.sqlite", relativeTo: folder)` names the file in `folder`, not
     /// a file of that name in the current folder.
@@ -19,5 +20,22 @@ struct MigratorPathTests {
         #expect(outcome.result?.standardizedFileURL.path == app.storeURL.standardizedFileURL.path)
         #expect(try migrator.status(ofStoreAt: app.storeURL).version == "v4")
         #expect(try migrator.migrate(storeAt: relative).result?.standardizedFileURL.path == app.storeURL.standardizedFileURL.path)
+    }
+
+    /// A store already at the version asked for is copied to the output unchanged.
+    @Test func theOutputOfAStoreWithNothingToDoIsACopy() throws {
+        let app = try LibraryGuideTests.App()
+        defer { try? FileManager.default.removeItem(at: app.folder) }
+        let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"), mappingsFolder: app.resources.appendingPathComponent("mappings"))
+        var options = MigrationOptions()
+        options.output = app.folder.appendingPathComponent("copy.sqlite")
+        let outcome = try migrator.migrate(storeAt: app.storeURL, to: "v1", options: options)
+        #expect(outcome.steps.isEmpty && outcome.result?.path == options.output?.path)
+        #expect(try migrator.status(ofStoreAt: app.folder.appendingPathComponent("copy.sqlite")).version == "v1")
+        #expect(try migrator.status(ofStoreAt: app.storeURL).version == "v1")
+        options.dryRun = true
+        options.output = app.folder.appendingPathComponent("rehearsal.sqlite")
+        #expect(try migrator.migrate(storeAt: app.storeURL, to: "v1", options: options).result == nil)
+        #expect(!FileManager.default.fileExists(atPath: app.folder.appendingPathComponent("rehearsal.sqlite").path))
     }
 }

@@ -176,6 +176,35 @@ public enum StoreMigration {
         return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup)
     }
 
+    /// What a run does for a store already at the version asked for: nothing in place or in a dry
+    /// run; with `output`, a copy of the store written there (SQLite's backup of one read
+    /// transaction, flushed, then moved into place), so that the output holds the store at that
+    /// version whichever way the plan turned out.
+    public static func runWithoutSteps(store path: String, options: MigrationOptions = MigrationOptions()) throws -> MigrationOutcome {
+        guard let requested = options.output?.path else { return MigrationOutcome(steps: [], resultPath: path, backupPath: nil) }
+        guard !options.dryRun else { return MigrationOutcome(steps: [], resultPath: nil, backupPath: nil) }
+        let real = try Files.existingStore(path)
+        let lock = try StoreLock(store: path)
+        defer { lock.release() }
+        let output = try Files.newStore(requested)
+        removeLeftovers(besides: output)
+        let temporary = AtomicFile.temporaryPath(besides: output)
+        do {
+            let source = try Store.openQueue(path: real, readOnly: true)
+            defer { try? source.close() }
+            let copy = try DatabaseQueue(path: temporary)
+            try source.backup(to: copy)
+            try copy.close()
+            try Files.sync(temporary)
+            if options.isCancelled() { throw MigrationError.cancelled }
+            try Files.moveIntoPlace(temporary, output)
+        } catch {
+            AtomicFile.removeStoreFiles(temporary)
+            throw error
+        }
+        return MigrationOutcome(steps: [], resultPath: requested, backupPath: nil)
+    }
+
     /// Builds one step's destination in a new file at `path`, with the source's history plus this step.
     static func migrateStep(_ step: MigrationStep, from sourceStore: Store, into path: String, options: MigrationOptions, policies: PolicyRegistry,
                             beforeValidation: (() throws -> Void)? = nil, progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {

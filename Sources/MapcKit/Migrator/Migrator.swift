@@ -155,7 +155,7 @@ public struct Migrator: Sendable {
 
     /// Runs a plan made by `plan(forStoreAt:)`.
     public func migrate(_ plan: MigrationPlan, options: MigrationOptions = MigrationOptions(), progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
-        guard plan.isNeeded else { return MigrationOutcome(steps: [], resultPath: Files.path(of: plan.store), backupPath: nil) }
+        guard plan.isNeeded else { return try StoreMigration.runWithoutSteps(store: Files.path(of: plan.store), options: options) }
         try check(plan)
         return try StoreMigration.run(store: Files.path(of: plan.store), steps: plan.steps, options: options, policies: policies) { index, count, update in
             var update = update
@@ -247,8 +247,8 @@ public struct StoreStatus: Sendable {
 
 extension Migrator {
     /// Turns off SQLite's memory statistics for the whole process: with them on (SQLite's
-    /// default), every allocation and free SQLite makes takes one global mutex, 3% of an
-    /// interpreted migration's time (docs/performance.md). The `mapc` command does it first thing;
+    /// default), every allocation and free SQLite makes takes one global mutex (3.4% of an
+    /// interpreted migration's samples, about 6% of its time: docs/performance.md). The `mapc` command does it first thing;
     /// an app may do the same, before anything in the process uses SQLite (`sqlite3_config` is
     /// refused after that, and is not safe while another thread uses SQLite). Nothing in mapc
     /// or GRDB reads the statistics.
