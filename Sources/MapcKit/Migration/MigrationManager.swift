@@ -285,7 +285,7 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Runs a policy hook, turning its failures into `MigrationError.policy`.
     func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
-        do { try body() } catch { throw hookFailure(error, entityMapping) }
+        do { try body() } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
     }
 
     /// Phase 1's hook for one source object, as `hook` runs it, without a closure: one formed per
@@ -298,7 +298,12 @@ public final class MigrationManager: MigrationManagerFunctions {
                 try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self)
             }
         } catch {
-            throw hookFailure(error, entityMapping)
+            // The default policy's failures are mapc's own (a full disk, say), not a policy's.
+            if usesDefaultCreation[index], !(error is MigrationError) {
+                if let failure = error as? DatabaseError, stoppedByCancellation(failure) { throw MigrationError.cancelled }
+                throw error
+            }
+            throw hookFailure(error, entityMapping, object: source.ref)
         }
     }
 
@@ -307,13 +312,13 @@ public final class MigrationManager: MigrationManagerFunctions {
     private lazy var usesDefaultCreation: [Bool] = policies.map { type(of: $0) == EntityMigrationPolicy.self }
 
     /// A policy hook's failure as the migration reports it.
-    private func hookFailure(_ error: any Error, _ entityMapping: EntityMapping) -> any Error {
+    private func hookFailure(_ error: any Error, _ entityMapping: EntityMapping, object: ObjectRef?) -> any Error {
         switch error {
         case let error as MigrationError: return error
         // Not the policy's failure: the cancellation stopped a statement it ran.
         case let error as DatabaseError where stoppedByCancellation(error): return MigrationError.cancelled
         case let error as ExpressionError: return MigrationError.policy(mapping: entityMapping.name, message: error.description)
-        default: return MigrationError.policy(mapping: entityMapping.name, message: "\(error)")
+        default: return MigrationError.policyFailed(mapping: entityMapping.name, object: object, error: error)
         }
     }
 

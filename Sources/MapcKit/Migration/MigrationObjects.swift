@@ -111,14 +111,26 @@ public struct DestinationObject {
 /// Why a migration failed. Every case names the mapping, and where it applies the entity, the
 /// object and the property; expression failures carry a diagnostic pointing into the mapping file.
 public enum MigrationError: Error, Sendable, CustomStringConvertible {
+    /// What an error of a policy's own says: its `LocalizedError` description, an `NSError`'s
+    /// localized description, or else how Swift prints it.
+    static func message(of error: any Error) -> String {
+        if let described = (error as? LocalizedError)?.errorDescription { return described }
+        if type(of: error) is NSError.Type { return error.localizedDescription }
+        return "\(error)"
+    }
+
     /// An expression failed at run time on one object.
     case expression(mapping: String, property: String?, object: ObjectRef, diagnostic: Diagnostic)
     /// An expression's result does not fit the destination property.
     case value(mapping: String, entity: String, object: String, property: String, message: String)
     /// The migrated store breaks the destination schema's rules.
     case validation(violations: [ValidationViolation], total: Int)
-    /// A custom policy failed.
+    /// A custom policy failed, as the message says (a policy may throw this itself).
     case policy(mapping: String, message: String)
+    /// A custom policy's hook threw an error of its own: `error` is what it threw (a `catch` can
+    /// match its type), `object` the source object the hook was working on, when it was working
+    /// on one (phase 1's `createDestinationInstances`, phase 2's `createRelationships`).
+    case policyFailed(mapping: String, object: ObjectRef?, error: any Error)
     /// The migration cannot start: no mapping, wrong version, unknown policy, a store in use.
     case setup(String)
     /// An inferred step would drop values and dropping was not accepted.
@@ -154,6 +166,8 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return lines.joined(separator: "\n")
         case let .policy(mapping, message):
             return "mapping '\(mapping)': custom policy failed: \(message)"
+        case let .policyFailed(mapping, object, error):
+            return "mapping '\(mapping)'\(object.map { ", source object \($0)" } ?? ""): custom policy failed: \(Self.message(of: error))"
         case .setup(let message):
             return message
         case .cancelled:

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import MapcKit
+
+/// An error a policy throws of its own.
+enum ContactPolicyFailure: Error, Equatable {
+    case refused(String)
+}
+
+/// The same, with a description of its own.
+struct DescribedPolicyFailure: LocalizedError {
+    var errorDescription: String? { "the note has no author" }
+}
+
+/// Throws its error on the second source object.
+final class ThrowingOnSecondPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var error: any Error = ContactPolicyFailure.refused("n1")
+    private var seen = 0
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        seen += 1
+        if seen == 2 { throw Self.error }
+        try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+    }
+}
+
+/// What a policy throws reaches the caller as it was thrown, with the object it was working on.
+@Suite("Errors of policies", .serialized)
+struct PolicyErrorTests {
+    private func run(throwing error: any Error) throws -> MigrationError? {
+        ThrowingOnSecondPolicy.error = error
+        let registry = PolicyRegistry()
+        registry.register(ThrowingOnSecondPolicy.self, as: "Throwing")
+        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            policy: Throwing
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+
+        """))
+        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert((0..<3).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("T"), "body": .string(""), "dateCreated": .date(Date(timeIntervalSince1970: 0))]) })
+        let step = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: try #require(model), policies: registry)
+        return #expect(throws: MigrationError.self) { try step.run() }
+    }
+
+    @Test func thePolicysOwnErrorCanBeCaughtByItsType() throws {
+        let error = try run(throwing: ContactPolicyFailure.refused("n1"))
+        guard case .policyFailed(let mapping, let object, let thrown)? = error else {
+            Issue.record("expected policyFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(mapping == "NoteToNote" && object?.id == "n1")
+        #expect(thrown as? ContactPolicyFailure == .refused("n1"))
+        #expect(error?.description == "mapping 'NoteToNote', source object Note 'n1': custom policy failed: refused(\"n1\")")
+    }
+
+    @Test func aDescribedErrorIsShownByItsDescription() throws {
+        let error = try run(throwing: DescribedPolicyFailure())
+        #expect(error?.description == "mapping 'NoteToNote', source object Note 'n1': custom policy failed: the note has no author")
+        let bridged = try run(throwing: NSError(domain: "App", code: 7, userInfo: [NSLocalizedDescriptionKey: "the server said no"]))
+        #expect(bridged?.description.hasSuffix("custom policy failed: the server said no") == true, "\(String(describing: bridged))")
+    }
+}
