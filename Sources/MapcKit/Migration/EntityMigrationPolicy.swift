@@ -72,23 +72,45 @@ public final class PolicyRegistry: @unchecked Sendable {
     public static let shared = PolicyRegistry()
 
     private let lock = NSLock()
-    private var policies: [String: EntityMigrationPolicy.Type] = [:]
+    /// Per name: the class, and how an instance is made for each migration.
+    private var policies: [String: (type: EntityMigrationPolicy.Type, make: @Sendable () -> EntityMigrationPolicy)] = [:]
 
     /// Creates an empty registry.
     public init() {}
 
     /// Registers a policy class under a name (and, for Core Data style module-qualified names, also
-    /// under its last component, so `UnCloudNotes.MyPolicy` and `MyPolicy` both work).
+    /// under its last component, so `UnCloudNotes.MyPolicy` and `MyPolicy` both work). Each
+    /// migration makes its own instance with `init()`.
     public func register(_ policy: EntityMigrationPolicy.Type, as name: String) {
+        add(name, (policy, { policy.init() }))
+    }
+
+    /// Registers a policy class under a name with how to make it: each migration calls `make`
+    /// for an instance of its own, so a policy can be given what it needs (settings, a service)
+    /// rather than reading globals.
+    public func register<Policy: EntityMigrationPolicy>(_ policy: Policy.Type, as name: String, make: @escaping @Sendable () -> Policy) {
+        add(name, (policy, make))
+    }
+
+    private func add(_ name: String, _ entry: (type: EntityMigrationPolicy.Type, make: @Sendable () -> EntityMigrationPolicy)) {
         lock.withLock {
-            policies[name] = policy
-            if let short = name.split(separator: ".").last, String(short) != name { policies[String(short)] = policy }
+            policies[name] = entry
+            if let short = name.split(separator: ".").last, String(short) != name { policies[String(short)] = entry }
         }
+    }
+
+    private func entry(named name: String) -> (type: EntityMigrationPolicy.Type, make: @Sendable () -> EntityMigrationPolicy)? {
+        lock.withLock { policies[name] ?? name.split(separator: ".").last.flatMap { policies[String($0)] } }
     }
 
     /// The policy class registered under a name (module-qualified names also match their last component).
     public func policy(named name: String) -> EntityMigrationPolicy.Type? {
-        lock.withLock { policies[name] ?? name.split(separator: ".").last.flatMap { policies[String($0)] } }
+        entry(named: name)?.type
+    }
+
+    /// A new instance of the policy registered under a name, made as it was registered.
+    public func makePolicy(named name: String) -> EntityMigrationPolicy? {
+        entry(named: name)?.make()
     }
 
     /// Every registered name.

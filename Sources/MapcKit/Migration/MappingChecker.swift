@@ -137,7 +137,7 @@ public struct MappingChecker {
         ])
         if sourceEntity == nil { scope.evaluatedObject = .unknown; scope.variables["source"] = .unknown }
         scope.entityMappings = mappings
-        scope.policyFunctions = policyType.map { Set($0.init().functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
+        scope.policyFunctions = entityMapping.policy.flatMap { policies.makePolicy(named: $0) }.map { Set($0.functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
 
         let expressions = [entityMapping.filter, entityMapping.sourceExpression].compactMap { $0 } + (entityMapping.attributes + entityMapping.relationships).map(\.expression)
         for expression in expressions { diagnostics += Self.destinationKeyPaths(in: expression) }

@@ -179,10 +179,10 @@ public final class MigrationManager: MigrationManagerFunctions {
         for entityMapping in mapping.entityMappings {
             var policy = EntityMigrationPolicy()
             if let name = entityMapping.policy {
-                guard let type = step.policies.policy(named: name) else {
+                guard let made = step.policies.makePolicy(named: name) else {
                     throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered; \(step.policies.hint(forUnknownPolicy: name))")
                 }
-                policy = type.init()
+                policy = made
             }
             policies.append(policy)
             evaluators.append(Evaluator(context: EvaluationContext(graph: sourceGraph, manager: nil, policyFunctions: policy.functions, now: startDate)))
