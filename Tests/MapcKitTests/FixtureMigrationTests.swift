@@ -34,4 +34,15 @@ struct FixtureMigrationTests {
         #expect(image.attributes["caption"] == .string(String(body.prefix(80))))
         #expect(String(body.prefix(80)).count == 80)
     }
+
+    /// A fixture migration checks its mapping files as `Migrator` does: an unknown policy is the
+    /// same `DiagnosticsError`, located in the mapping file, not a failure of the run.
+    @Test func anUnknownPolicyIsADiagnosticAsForTheMigrator() throws {
+        let error = #expect(throws: DiagnosticsError.self) {
+            try FixtureMigration.migrate(fixture: Self.folder.appendingPathComponent("v3.json").path, to: "v4",
+                                         schemas: packageRoot.appendingPathComponent("schemas").path, mappings: packageRoot.appendingPathComponent("mappings").path,
+                                         policies: PolicyRegistry())
+        }
+        #expect(error?.description.contains("mapping_v3_to_v4.yaml") == true && error?.description.contains("unknown policy") == true, "\(String(describing: error))")
+    }
 }

@@ -11,7 +11,8 @@ import Foundation
 public enum FixtureMigration {
     /// Loads the fixture (a data file; its `version` says which schema) into an in-memory store
     /// and migrates it to `version` (the newest when nil) with the planner's steps: mapping files
-    /// where present, inferred mappings otherwise. Returns the migrated store.
+    /// where present, inferred mappings otherwise, their files checked first as `Migrator` checks
+    /// them (`DiagnosticsError`). Returns the migrated store.
     public static func migrate(fixture path: String, to version: String? = nil, schemas: String, mappings: String,
                                policies: PolicyRegistry = .shared) throws -> Store {
         let json = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: path)), path: path)
@@ -30,7 +31,10 @@ public enum FixtureMigration {
         }
         var store = try Store.inMemory(schema: source)
         try store.insert(try DataFile.read(json, schema: source).objects)
-        for step in try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings) {
+        let steps = try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings)
+        // Checked as `Migrator` checks them: the same errors (an unknown policy is a diagnostic).
+        try MappingChecker.check(steps, policies: policies)
+        for step in steps {
             let next = try Store.inMemory(schema: step.destination)
             _ = try StoreMigration.migrate(step, from: store, into: next, policies: policies)
             store = next

@@ -405,3 +405,22 @@ public struct MappingChecker {
               at: recorded.location, length: 1, fix: what)
     }
 }
+
+extension MappingChecker {
+    /// Checks the mapping files of steps as a migration will run them (inferred steps need none),
+    /// throwing the first failing step's diagnostics.
+    static func check(_ steps: [MigrationStep], policies: PolicyRegistry) throws {
+        for (index, step) in steps.enumerated() where !step.isInferred {
+            var checker = MappingChecker(mapping: step.mapping, policies: policies)
+            var diagnostics = checker.check(source: step.source, destination: step.destination)
+            guard diagnostics.hasErrors else { continue }
+            if index > 0 {
+                // The steps before it can run now, which is what a team waiting on a port wants.
+                let reachable = step.source.version
+                diagnostics.append(Diagnostic(.note, "the steps before \(reachable) -> \(step.destination.version) are ready: the store can be migrated to \(reachable) now "
+                                         + "(`mapc run --to \(reachable)`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
+            }
+            throw DiagnosticsError(diagnostics)
+        }
+    }
+}

@@ -127,18 +127,7 @@ public struct Migrator: Sendable {
     /// Checks every mapping file a plan uses against its versions; throws `DiagnosticsError` with
     /// every problem (positions in the files) when any has errors.
     public func check(_ plan: MigrationPlan) throws {
-        for (index, step) in plan.steps.enumerated() where !step.isInferred {
-            var checker = MappingChecker(mapping: step.mapping, policies: policies)
-            var diagnostics = checker.check(source: step.source, destination: step.destination)
-            guard diagnostics.hasErrors else { continue }
-            if index > 0 {
-                // The steps before it can run now, which is what a team waiting on a port wants.
-                let reachable = step.source.version
-                diagnostics.append(Diagnostic(.note, "the steps before \(reachable) -> \(step.destination.version) are ready: the store can be migrated to \(reachable) now "
-                                         + "(`mapc run --to \(reachable)`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
-            }
-            throw DiagnosticsError(diagnostics)
-        }
+        try MappingChecker.check(plan.steps, policies: policies)
     }
 
     // MARK: Migrating
