@@ -51,7 +51,7 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
         Console.err("error: \(error)")
         switch error {
         case .input, .data: throw ExitCodeError(MapcExitCode.invalidInput)
-        case .store, .notFound, .file: throw ExitCodeError(MapcExitCode.storeError)
+        case .store, .storeInUse, .unknownVersion, .notFound, .file: throw ExitCodeError(MapcExitCode.storeError)
         }
     } catch {
         guard let sqlite = MapcError(sqlite: error) else { throw error }

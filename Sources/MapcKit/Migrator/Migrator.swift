@@ -88,21 +88,21 @@ public struct Migrator: Sendable {
         let matching = schemas.versions(matching: metadata, format: format)
         guard !matching.isEmpty else {
             if let mismatch = modelMismatch(metadata) {
-                throw MapcError.store("\(Files.path(of: url)): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
+                throw MapcError.unknownVersion("\(Files.path(of: url)): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
             }
             // The closest version of the store's own model, among those sharing an entity with it.
             let storeEntities = Set(metadata.entityHashes.keys)
             let candidates = schemas.schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
             let described = "\(Files.path(of: url)) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
             if schemas.schemas.isEmpty {
-                throw MapcError.store("\(described) cannot be identified: \(schemas.directory.isEmpty ? "there are no schemas" : "\(schemas.directory) holds no schema files"); add the model's schema files (mapc import MODEL.xcdatamodeld)")
+                throw MapcError.unknownVersion("\(described) cannot be identified: \(schemas.directory.isEmpty ? "there are no schemas" : "\(schemas.directory) holds no schema files"); add the model's schema files (mapc import MODEL.xcdatamodeld)")
             }
             guard let closest = candidates.min(by: { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }) else {
-                throw MapcError.store("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
+                throw MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
                                       + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
             }
             let details = metadata.differences(from: closest, format: format).prefix(5).joined(separator: "; ")
-            throw MapcError.store("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
+            throw MapcError.unknownVersion("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
                                   + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
         }
         if let claimed {

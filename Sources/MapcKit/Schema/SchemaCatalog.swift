@@ -25,7 +25,7 @@ public struct SchemaCatalog: Sendable {
         self.directory = directory
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw MapcError.notFound("schemas folder '\(directory)' does not exist: run mapc in the project folder (the one holding schemas/), or name the folder with --schemas DIR")
+            throw MapcError.notFound("schemas folder '\(directory)' does not exist: name the folder that holds the schema files (the mapc command looks for schemas/ in the folder it runs in; --schemas DIR names another)")
         }
         var diagnostics: [Diagnostic] = []
         var sources: [SourceFile] = []

@@ -189,7 +189,7 @@ public final class Store: @unchecked Sendable {
 
     static func storeError(_ error: DatabaseError, path: String, doing: String) -> MapcError {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-            return MapcError.store(inUseMessage(path))
+            return MapcError.storeInUse(inUseMessage(path))
         }
         if error.resultCode == .SQLITE_READONLY, FileManager.default.fileExists(atPath: path + "-journal") {
             return MapcError.store("\(path) has an unfinished write (\(path)-journal) that must be rolled back before it can be read, and mapc could not do it here "
@@ -308,7 +308,7 @@ extension MapcError {
     public init?(sqlite error: any Error) {
         guard let error = error as? DatabaseError else { return nil }
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-            self = .store(Store.inUseMessage("the store"))
+            self = .storeInUse(Store.inUseMessage("the store"))
         } else {
             self = .store("SQLite: \(error.message ?? "\(error)")")
         }

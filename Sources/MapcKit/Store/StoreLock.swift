@@ -26,7 +26,7 @@ public final class StoreLock {
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             descriptor = -1
-            throw MapcError.store("another mapc command is writing \(store) (\(store).mapc-lock is locked); wait for it to finish")
+            throw MapcError.storeInUse("another mapc command is writing \(store) (or an app migrating it with MapcKit: \(store).mapc-lock is locked); wait for it to finish")
         }
     }
 

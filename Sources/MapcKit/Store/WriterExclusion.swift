@@ -56,14 +56,14 @@ final class WriterExclusion {
                 _ = try texts("PRAGMA wal_checkpoint(TRUNCATE)")
                 let mode = try text("PRAGMA journal_mode = DELETE")
                 guard mode?.lowercased() == "delete" else {
-                    throw MapcError.store(Store.inUseMessage(path) + " (its write-ahead log could not be folded in while another connection has it open)")
+                    throw MapcError.storeInUse(Store.inUseMessage(path) + " (its write-ahead log could not be folded in while another connection has it open)")
                 }
             }
             try execute("BEGIN EXCLUSIVE")
         } catch let error as MapcError {
             throw error
         } catch {
-            throw MapcError.store(Store.inUseMessage(path))
+            throw MapcError.storeInUse(Store.inUseMessage(path))
         }
         let now = try integer("PRAGMA data_version") ?? 0
         if now != startVersion {
@@ -89,7 +89,7 @@ final class WriterExclusion {
     // MARK: SQL on the raw connection
 
     private func failure(_ sql: String, _ code: Int32) -> MapcError {
-        if code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED { return MapcError.store(Store.inUseMessage(path)) }
+        if code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED { return MapcError.storeInUse(Store.inUseMessage(path)) }
         let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
         return MapcError.store("\(path): \(sql) failed: \(message)")
     }
