@@ -7,29 +7,12 @@ import Testing
 @Suite("Expressions answered without walking them")
 struct EvaluationShortcutsTests {
     private func model(filter: String) throws -> MappingModel {
-        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            filter: '\(filter)'
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
-
-        """))
-        #expect(!diagnostics.hasErrors, "\(diagnostics)")
-        return try #require(model)
+        try loadMapping(noteToNoteMapping(["filter: '\(filter)'"]))
     }
 
     private func source() throws -> Store {
         let store = try Store.inMemory(schema: try uncloudNotes("v2"))
-        try store.insert((0..<7).map { index in
-            ObjectData(id: "n\(index)", entity: "Note", attributes: [
-                "title": .string("Note \(index)"), "body": .string(""), "dateCreated": .date(Date(timeIntervalSince1970: Double(index))),
-                "displayIndex": .integer(Int64(index)), "image": index % 3 == 0 ? .binary(Data()) : .null,
-            ])
-        })
+        try store.insert(v2Notes(7, image: Data()))   // empty data, which is not nil
         return store
     }
 

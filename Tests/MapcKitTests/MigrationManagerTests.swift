@@ -64,9 +64,7 @@ final class LateBreakingPolicy: EntityMigrationPolicy {
 @Suite("Migration manager")
 struct MigrationManagerTests {
     private func mapping(_ yaml: String) throws -> MappingModel {
-        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
-        #expect(!diagnostics.hasErrors, "\(diagnostics)")
-        return try #require(model)
+        try loadMapping(yaml)
     }
 
     /// Runs a v2 -> v3 (or given) migration that must fail, returning its error.
@@ -78,12 +76,7 @@ struct MigrationManagerTests {
     }
 
     private func notes(_ count: Int, images: (Int) -> Bool = { $0 % 3 == 0 }) -> [ObjectData] {
-        (0..<count).map { index in
-            ObjectData(id: "n\(index)", entity: "Note", attributes: [
-                "title": .string("Note \(index)"), "body": .string("Body \(index)"), "dateCreated": .date(Date(timeIntervalSince1970: Double(index))),
-                "displayIndex": .integer(Int64(index)), "image": images(index) ? .binary(Data([1, 2, 3])) : .null,
-            ])
-        }
+        v2Notes(count, images: images)
     }
 
     /// A lookup finds a mapping's objects once they exist: in its own phase 1 a mapping finds

@@ -19,21 +19,10 @@ struct MigrationProgressTests {
     func relateCountsTheObjectsItVisitsAndValidationItsEntities(layout: TestLayout) throws {
         let registry = PolicyRegistry()
         registry.register(NoteAndExtraPolicy.self, as: "NoteAndExtra")
-        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            policy: NoteAndExtra
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
-
-        """))
-        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let model = try loadMapping(noteToNoteMapping(["policy: NoteAndExtra"]))
         let source = try layout.store(try uncloudNotes("v2"))
-        try source.insert((0..<7).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("T\($0)"), "body": .string(""), "dateCreated": .date(Date(timeIntervalSince1970: 0)), "displayIndex": .integer(Int64($0))]) })
-        var step = StepMigration(source: source, destination: try layout.store(try uncloudNotes("v3")), mapping: try #require(model), policies: registry)
+        try source.insert(v2Notes(7))
+        var step = StepMigration(source: source, destination: try layout.store(try uncloudNotes("v3")), mapping: model, policies: registry)
         var events: [MigrationProgress] = []
         step.progress = { events.append($0) }
         let summary = try step.run()

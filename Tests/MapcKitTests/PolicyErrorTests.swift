@@ -30,21 +30,10 @@ struct PolicyErrorTests {
         ThrowingOnSecondPolicy.error = error
         let registry = PolicyRegistry()
         registry.register(ThrowingOnSecondPolicy.self, as: "Throwing")
-        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            policy: Throwing
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
-
-        """))
-        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let model = try loadMapping(noteToNoteMapping(["policy: Throwing"]))
         let source = try Store.inMemory(schema: try uncloudNotes("v2"))
-        try source.insert((0..<3).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("T"), "body": .string(""), "dateCreated": .date(Date(timeIntervalSince1970: 0))]) })
-        let step = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: try #require(model), policies: registry)
+        try source.insert(v2Notes(3))
+        let step = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model, policies: registry)
         return #expect(throws: MigrationError.self) { try step.run() }
     }
 

@@ -27,22 +27,11 @@ struct PolicyRegistryTests {
         #expect(registry.policy(named: "Prefixing") == PrefixingPolicy.self)
         #expect((registry.makePolicy(named: "App.Prefixing") as? PrefixingPolicy)?.prefix == "v3: ")
         #expect(registry.makePolicy(named: "App.Prefixing") !== registry.makePolicy(named: "App.Prefixing"))
-        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: """
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            policy: App.Prefixing
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
-
-        """))
-        #expect(!diagnostics.hasErrors, "\(diagnostics)")
+        let model = try loadMapping(noteToNoteMapping(["policy: App.Prefixing"]))
         let source = try Store.inMemory(schema: try uncloudNotes("v2"))
-        try source.insert([ObjectData(id: "n0", entity: "Note", attributes: ["title": .string("Groceries"), "body": .string(""), "dateCreated": .date(Date(timeIntervalSince1970: 0))])])
+        try source.insert(v2Notes(1))
         let destination = try Store.inMemory(schema: try uncloudNotes("v3"))
-        _ = try StepMigration(source: source, destination: destination, mapping: try #require(model), policies: registry).run()
-        #expect(try destination.objects(ofExactEntity: "Note").map { $0.attributes["title"] } == [.string("v3: Groceries")])
+        _ = try StepMigration(source: source, destination: destination, mapping: model, policies: registry).run()
+        #expect(try destination.objects(ofExactEntity: "Note").map { $0.attributes["title"] } == [.string("v3: Note 0")])
     }
 }

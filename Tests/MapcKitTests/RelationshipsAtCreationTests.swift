@@ -12,9 +12,7 @@ struct RelationshipsAtCreationTests {
     private static let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)"
 
     private func model(_ yaml: String) throws -> MappingModel {
-        let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
-        #expect(!diagnostics.hasErrors, "\(diagnostics)")
-        return try #require(model)
+        try loadMapping(yaml)
     }
 
     /// The shipped v2 -> v3 shape, with the attachment's relationship expression and extra
@@ -44,12 +42,7 @@ struct RelationshipsAtCreationTests {
     /// one by one (those it reported progress for).
     private func migrate(_ model: MappingModel, layout: TestLayout, policies: PolicyRegistry = .shared, destinationSchema: Schema? = nil) throws -> (store: Store, related: Set<String>) {
         let source = try layout.store(try uncloudNotes("v2"))
-        try source.insert((0..<7).map { index in
-            ObjectData(id: "n\(index)", entity: "Note", attributes: [
-                "title": .string("Note \(index)"), "body": .string("Body \(index)"), "dateCreated": .date(Date(timeIntervalSince1970: Double(index))),
-                "displayIndex": .integer(Int64(index)), "image": index % 3 == 0 ? .binary(Data([1, 2, 3])) : .null,
-            ])
-        })
+        try source.insert(v2Notes(7))
         let destination = try layout.store(try destinationSchema ?? uncloudNotes("v3"))
         var step = StepMigration(source: source, destination: destination, mapping: model, policies: policies)
         step.allowsSQL = false

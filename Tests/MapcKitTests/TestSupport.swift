@@ -22,6 +22,39 @@ func uncloudNotes(_ version: String) throws -> Schema {
     try SchemaLoader.load(path: packageRoot.appendingPathComponent("schemas/\(version).yaml").path).schema
 }
 
+/// Loads mapping text written in a test (as `m.yaml`) that must have no errors.
+func loadMapping(_ yaml: String, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> MappingModel {
+    let (model, diagnostics) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+    #expect(!diagnostics.hasErrors, "unexpected errors: \(diagnostics)", sourceLocation: sourceLocation)
+    return try #require(model, sourceLocation: sourceLocation)
+}
+
+/// A v2 -> v3 mapping of UnCloudNotes whose first entity mapping is NoteToNote copying the four
+/// attributes, with `noteToNote` lines added to it (a policy, a filter) and `more` mappings after.
+func noteToNoteMapping(_ noteToNote: [String] = [], more: String = "") -> String {
+    """
+    source: v2
+    destination: v3
+    entityMappings:
+      - name: NoteToNote
+        source: Note
+        destination: Note
+        attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+
+    """ + noteToNote.map { "    \($0)\n" }.joined() + more
+}
+
+/// v2 notes `n0`, `n1`, … with every attribute set (dates a second apart), an image where
+/// `images` says so.
+func v2Notes(_ count: Int, images: (Int) -> Bool = { $0 % 3 == 0 }, image: Data = Data([1, 2, 3])) -> [ObjectData] {
+    (0..<count).map { index in
+        ObjectData(id: "n\(index)", entity: "Note", attributes: [
+            "title": .string("Note \(index)"), "body": .string("Body \(index)"), "dateCreated": .date(Date(timeIntervalSince1970: Double(index))),
+            "displayIndex": .integer(Int64(index)), "image": images(index) ? .binary(image) : .null,
+        ])
+    }
+}
+
 /// A fresh temporary folder, removed by the caller's `defer`.
 func temporaryFolder() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-tests-\(UUID().uuidString)")
