@@ -95,6 +95,7 @@ struct RunCommand: ParsableCommand {
                     // version asked for, as after a migration.
                     var copy = MigrationOptions()
                     copy.output = output.map { URL(fileURLWithPath: $0) }
+                    copy.destinationFormat = try layout.format()
                     copy.isCancelled = { interruption.isRequested }
                     _ = try migrator.migrate(plan, options: copy)
                     if format == .json {

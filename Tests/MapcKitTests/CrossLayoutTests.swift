@@ -136,6 +136,12 @@ struct CrossLayoutTests {
         let message = "\(error.map { "\($0)" } ?? "")"
         #expect(message.contains("decimal 12345678901234567890.123456789 has more digits than a Core Data DECIMAL column keeps"), "\(message)")
         #expect(message.contains("Item 'i1', property 'dec'"), "\(message)")
+        // A value that does not fit, named with its mapping: the command's exit status 3, not a data file's 1.
+        guard case .value(let mapping, "Item", "i1", "dec", _)? = error as? MigrationError else {
+            Issue.record("expected MigrationError.value, got \(String(describing: error))")
+            return
+        }
+        #expect(mapping == "ItemCopy")
     }
 
     /// Two mappings reading the same notes into one destination table (the second filtered), a

@@ -38,4 +38,15 @@ struct MigratorPathTests {
         #expect(try migrator.migrate(storeAt: app.storeURL, to: "v1", options: options).result == nil)
         #expect(!FileManager.default.fileExists(atPath: app.folder.appendingPathComponent("rehearsal.sqlite").path))
     }
+
+    /// A base without a trailing slash is a file: the relative part replaces its last component,
+    /// so the path is the URL's full one even when the base is the current folder.
+    @Test func aBaseThatIsAFileNamesItsFolder() {
+        let here = FileManager.default.currentDirectoryPath
+        let asFile = URL(fileURLWithPath: "Notes.sqlite", relativeTo: URL(fileURLWithPath: here, isDirectory: false))
+        #expect(Files.path(of: asFile) == asFile.path && Files.path(of: asFile) != "Notes.sqlite", "\(Files.path(of: asFile))")
+        let asFolder = URL(fileURLWithPath: "Notes.sqlite", relativeTo: URL(fileURLWithPath: here, isDirectory: true))
+        #expect(Files.path(of: asFolder) == "Notes.sqlite")
+        #expect(Files.path(of: URL(fileURLWithPath: "/tmp/x/Notes.sqlite")) == "/tmp/x/Notes.sqlite")
+    }
 }

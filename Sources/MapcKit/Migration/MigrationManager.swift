@@ -298,17 +298,13 @@ public final class MigrationManager: MigrationManagerFunctions {
                 try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self)
             }
         } catch {
-            // The default policy's failures are mapc's own (a full disk, say), not a policy's.
-            if usesDefaultCreation[index], !(error is MigrationError) {
-                if let failure = error as? DatabaseError, stoppedByCancellation(failure) { throw MigrationError.cancelled }
-                throw error
-            }
             throw hookFailure(error, entityMapping, object: source.ref)
         }
     }
 
-    /// Per mapping position, whether its policy is the default one, whose object creation
-    /// `createDestination` does without going through `DestinationObject`.
+    /// Per mapping position, whether its policy is the default one: its object creation
+    /// `createDestination` does without going through `DestinationObject`, and its failures are
+    /// mapc's own, never reported as a custom policy's.
     private lazy var usesDefaultCreation: [Bool] = policies.map { type(of: $0) == EntityMigrationPolicy.self }
 
     /// A policy hook's failure as the migration reports it.
@@ -317,6 +313,8 @@ public final class MigrationManager: MigrationManagerFunctions {
         case let error as MigrationError: return error
         // Not the policy's failure: the cancellation stopped a statement it ran.
         case let error as DatabaseError where stoppedByCancellation(error): return MigrationError.cancelled
+        // The default policy's failures are mapc's own (a full disk, say), not a policy's.
+        case _ where usesDefaultCreation[mappingIndex(entityMapping)]: return error
         case let error as ExpressionError: return MigrationError.policy(mapping: entityMapping.name, message: error.description)
         default: return MigrationError.policyFailed(mapping: entityMapping.name, object: object, error: error)
         }
@@ -632,6 +630,8 @@ public final class MigrationManager: MigrationManagerFunctions {
         let plan = try links?.plan ?? writer.insertPlan(entity)
         do {
             return try writer.insert(plan, entity: entity, id: id, values: values, key: chosen, linkedTo: links?.targets ?? [])
+        } catch let error as RowWriter.UnstorableValue {
+            throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: error.property, message: error.problem)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's), or else
             // the identity, which formats that keep one hold unique.

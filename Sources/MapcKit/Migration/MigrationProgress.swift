@@ -16,9 +16,11 @@ public struct MigrationProgress: Sendable {
     public var phase: MigrationPhase
     /// The entity mapping being worked on; nil between mappings and during validation.
     public var mapping: String?
-    /// Objects done in this mapping (or rules checked in validation).
+    /// Objects done in this mapping (in validation: entities whose objects were checked).
     public var completed: Int
-    /// Objects to do in this mapping, when known (for a filtered mapping, the objects it reads).
+    /// Objects to do in this mapping, when known: in phase 1 the source objects it reads (for a
+    /// filtered mapping, more than it creates), in phase 2 the objects it relates; in validation
+    /// the entities to check.
     public var total: Int?
     /// Whether this mapping's work in this phase (or the validation) is done.
     public var isFinished = false

@@ -137,7 +137,6 @@ struct ValidationPhase {
         let destination = manager.destinationStore
         let validator = StoreValidator(store: destination, db: try manager.db)
         let entities = validator.checkedEntityCount
-        manager.report(.validate, nil, 0, entities)
         let findings = try validator.validate(mappingOf: { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),
                   let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
@@ -151,9 +150,12 @@ struct ValidationPhase {
     }
 
     func run(_ manager: MigrationManager) throws {
-        try manager.step.beforeValidation?()
         let destination = manager.destinationStore
         let db = try manager.db
+        let entities = StoreValidator(store: destination, db: db).checkedEntityCount
+        // Reported before the wait for the source checks, which belongs to this phase.
+        manager.report(.validate, nil, 0, entities)
+        try manager.step.beforeValidation?()
         try check(manager)
         for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
             manager.currentMapping = index
@@ -168,7 +170,6 @@ struct ValidationPhase {
             try destination.strategy.finishWriting(db, layout: destination.layout)
             try check(manager)
         }
-        let entities = StoreValidator(store: destination, db: db).checkedEntityCount
         manager.report(.validate, nil, entities, entities, finished: true)
     }
 }

@@ -181,23 +181,42 @@ public enum StoreMigration {
     /// transaction, flushed, then moved into place), so that the output holds the store at that
     /// version whichever way the plan turned out.
     public static func runWithoutSteps(store path: String, options: MigrationOptions = MigrationOptions()) throws -> MigrationOutcome {
+        if let format = options.destinationFormat {
+            // A copy keeps the store's format: a conversion needs a step to write it.
+            let current = try Store.metadata(at: path).format
+            guard current.identifier == format.identifier else {
+                throw MapcError.store("\(path) is already at the version asked for, as a \(current.name) store: there is no step to write it in the \(format.name) format. "
+                                      + "Convert it with `mapc dump` and `mapc load --layout` (in code, `DataFile.dump` and `Store.insert`)")
+            }
+        }
         guard let requested = options.output?.path else { return MigrationOutcome(steps: [], resultPath: path, backupPath: nil) }
         guard !options.dryRun else { return MigrationOutcome(steps: [], resultPath: nil, backupPath: nil) }
         let real = try Files.existingStore(path)
         let lock = try StoreLock(store: path)
         defer { lock.release() }
         let output = try Files.newStore(requested)
+        if let problem = Files.unwritableFolderProblem(of: output) { throw MapcError.store(problem) }
         removeLeftovers(besides: output)
         let temporary = AtomicFile.temporaryPath(besides: output)
         do {
             let source = try Store.openQueue(path: real, readOnly: true)
             defer { try? source.close() }
-            let copy = try DatabaseQueue(path: temporary)
-            try source.backup(to: copy)
+            let copy: DatabaseQueue
+            do { copy = try DatabaseQueue(path: temporary) } catch let error as DatabaseError {
+                throw Store.storeError(error, path: output, doing: "cannot write the copy")
+            }
+            // In steps, so that a cancellation stops it; SQLite restarts a step whose source changed.
+            try source.backup(to: copy, pagesPerStep: 1024) { _ in
+                if options.isCancelled() { throw MigrationError.cancelled }
+            }
             try copy.close()
+            try Files.copyAttributes(from: real, to: temporary)
             try Files.sync(temporary)
             if options.isCancelled() { throw MigrationError.cancelled }
             try Files.moveIntoPlace(temporary, output)
+        } catch let error as DatabaseError {
+            AtomicFile.removeStoreFiles(temporary)
+            throw Store.storeError(error, path: path, doing: "cannot copy the store")
         } catch {
             AtomicFile.removeStoreFiles(temporary)
             throw error

@@ -34,6 +34,8 @@ extension Store {
                     // A layout that keeps a uniqueness constraint as a UNIQUE index (Core Data's)
                     // stops the insert itself: say it as the data problem it is.
                     throw try uniquenessProblem(entity: object.entity, objectID: object.id, values: resolver.values[index], db) ?? error
+                } catch let error as RowWriter.UnstorableValue {
+                    throw error.dataProblem
                 }
             }
             try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
@@ -181,6 +183,17 @@ final class RowWriter {
         }
     }
 
+    /// A value the store's format cannot hold exactly (a decimal with more digits than Core Data's
+    /// `DECIMAL` column keeps): a data problem when loading, a mapping's failure when migrating.
+    struct UnstorableValue: Error {
+        var entity: String
+        var id: String
+        var property: String
+        var problem: String
+
+        var dataProblem: MapcError { .data(["\(entity) '\(id)', property '\(property)': \(problem)"]) }
+    }
+
     /// An entity's to-one relationships written with its rows.
     private struct RowLinks: Hashable {
         var entity: String
@@ -257,7 +270,7 @@ final class RowWriter {
         arguments.append(contentsOf: plan.insertedValues)
         for (attribute, value) in zip(plan.attributes, values) {
             if let problem = strategy.storageProblem(value, as: attribute.type) {
-                throw MapcError.data(["\(entity) '\(id)', property '\(attribute.name)': \(problem)"])
+                throw UnstorableValue(entity: entity, id: id, property: attribute.name, problem: problem)
             }
             arguments.append(strategy.encode(value, as: attribute.type))
         }

@@ -71,7 +71,7 @@ public final class Store: @unchecked Sendable {
         let queue = try openQueue(path: path, readOnly: readOnly)
         let (format, metadata) = try readMetadata(queue, path: path)
         guard let schema = catalog.version(of: metadata, format: format) else {
-            throw MapcError.store("\(path) (\(format.name) store\(metadata.version.map { ", recorded as version \($0)" } ?? ""), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory.isEmpty ? "the catalog" : catalog.directory); add that version's schema file")
+            throw MapcError.unknownVersion("\(path) (\(format.name) store\(metadata.version.map { ", recorded as version \($0)" } ?? ""), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory.isEmpty ? "the catalog" : catalog.directory); add that version's schema file")
         }
         return try Store(database: queue, schema: schema, format: format, path: path).checkingTables()
     }

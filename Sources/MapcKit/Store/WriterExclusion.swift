@@ -67,7 +67,7 @@ final class WriterExclusion {
         }
         let now = try integer("PRAGMA data_version") ?? 0
         if now != startVersion {
-            throw MapcError.store("\(path) was written by another process while it was being migrated; nothing was replaced. Run again when nothing else writes to it")
+            throw MapcError.storeInUse("\(path) was written by another process while it was being migrated; nothing was replaced. Run again when nothing else writes to it")
         }
     }
 

@@ -22,7 +22,9 @@ public enum Files {
     /// otherwise the full path. A URL relative to another folder names a file in that folder,
     /// which its relative part alone would look for here.
     public static func path(of url: URL) -> String {
-        guard let base = url.baseURL else { return url.path }
+        // A base without a trailing slash is a file, whose last component the relative part
+        // replaces: only a folder's base makes the relative part name the same file from here.
+        guard let base = url.baseURL, base.hasDirectoryPath else { return url.path }
         let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true).standardizedFileURL.path
         return base.standardizedFileURL.path == here ? url.relativePath : url.path
     }
