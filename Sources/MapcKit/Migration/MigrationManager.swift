@@ -532,12 +532,24 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Writes a destination object and records that `mapping` created it from `source`.
     @discardableResult
     public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
-        var inserted = destination
-        if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
-        let key = try insertRow(mappingIndex(entityMapping), from: source, entity: destination.entity, id: destination.id,
-                                values: try writer.insertPlan(destination.entity).attributeNames.map { inserted.attributes[$0] ?? .null }, mapping: entityMapping)
+        let row = try rowValues(of: destination, mapping: entityMapping)
+        let key = try insertRow(mappingIndex(entityMapping), from: source, entity: destination.entity, id: destination.id, values: row.values, mapping: entityMapping)
+        return try stored(row.object, under: key)
+    }
+
+    /// A destination object made storable (its values coerced, when anything but `makeDestination`
+    /// set them) and its values in the order its row takes them.
+    private func rowValues(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> (object: DestinationObject, values: [Value]) {
+        var storable = destination
+        if !destination.isStorable { storable.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
+        return (storable, try writer.insertPlan(destination.entity).attributeNames.map { storable.attributes[$0] ?? .null })
+    }
+
+    /// An object as inserted under `key`: with its key and the identity it is stored under.
+    private func stored(_ object: DestinationObject, under key: Int64) throws -> DestinationObject {
+        var inserted = object
         inserted.primaryKey = key
-        inserted.id = try storedID(entity: destination.entity, key: key, id: destination.id)
+        inserted.id = try storedID(entity: object.entity, key: key, id: object.id)
         return inserted
     }
 
@@ -605,14 +617,9 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Writes a destination object under a key handed out now.
     private func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
-        var inserted = destination
-        if !destination.isStorable { inserted.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
+        let row = try rowValues(of: destination, mapping: entityMapping)
         try checkIdentity(destination.id, of: destination.entity, mapping: entityMapping)
-        let key = try writeRow(entity: destination.entity, id: destination.id,
-                               values: try writer.insertPlan(destination.entity).attributeNames.map { inserted.attributes[$0] ?? .null }, mapping: entityMapping)
-        inserted.primaryKey = key
-        inserted.id = try storedID(entity: destination.entity, key: key, id: destination.id)
-        return inserted
+        return try stored(row.object, under: try writeRow(entity: destination.entity, id: destination.id, values: row.values, mapping: entityMapping))
     }
 
     /// Refuses an identity the destination format would store cut short.

@@ -132,11 +132,11 @@ extension RelationshipPhase {
 /// Phase 3: the whole destination store against its schema, then the policies' own validation
 /// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
 struct ValidationPhase {
-    /// Checks the destination store against its schema; its counts of objects are kept for the summary.
-    private func check(_ manager: MigrationManager) throws {
+    /// Checks the destination store against its schema (`entities`: how many it scans, for
+    /// progress); its counts of objects are kept for the summary.
+    private func check(_ manager: MigrationManager, entities: Int) throws {
         let destination = manager.destinationStore
         let validator = StoreValidator(store: destination, db: try manager.db)
-        let entities = validator.checkedEntityCount
         let findings = try validator.validate(mappingOf: { entity, id in
             guard let located = try destination.locate(id: id, try manager.db),
                   let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
@@ -152,11 +152,11 @@ struct ValidationPhase {
     func run(_ manager: MigrationManager) throws {
         let destination = manager.destinationStore
         let db = try manager.db
-        let entities = StoreValidator(store: destination, db: db).checkedEntityCount
+        let entities = StoreValidator(store: destination, db: db).checkedEntities.count
         // Reported before the wait for the source checks, which belongs to this phase.
         manager.report(.validate, nil, 0, entities)
         try manager.step.beforeValidation?()
-        try check(manager)
+        try check(manager, entities: entities)
         for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
             manager.currentMapping = index
             try manager.hook(entityMapping) { try manager.policies[index].performCustomValidation(entityMapping, manager: manager) }
@@ -168,7 +168,7 @@ struct ValidationPhase {
         // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
         if let checked = manager.validatedCounts, checked.changes != db.totalChangesCount {
             try destination.strategy.finishWriting(db, layout: destination.layout)
-            try check(manager)
+            try check(manager, entities: entities)
         }
         manager.report(.validate, nil, entities, entities, finished: true)
     }

@@ -23,10 +23,10 @@ struct StoreValidator {
         var objectCounts: [String: Int] = [:]
     }
 
-    /// The entities whose objects `validate` checks one by one (the concrete ones), for progress.
-    var checkedEntityCount: Int { schema.entities.filter { !$0.isAbstract }.count }
+    /// The entities whose objects `validate` checks one by one: the concrete ones.
+    var checkedEntities: [Entity] { schema.entities.filter { !$0.isAbstract } }
 
-    /// Checks every rule; `checked` is told how many of the concrete entities are done after each.
+    /// Checks every rule; `checked` is told how many of `checkedEntities` are done after each.
     func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
         var findings = Findings()
         var entitiesChecked = 0
@@ -44,7 +44,7 @@ struct StoreValidator {
                 findings.violations.append(ValidationViolation(mapping: try mappingOf(entity, id), entity: entity, object: id, property: property, value: value, rule: rule))
             }
         }
-        for entity in schema.entities where !entity.isAbstract {
+        for entity in checkedEntities {
             let storage = try store.layout.storage(of: entity.name)
             let table = storage.table.quotedDatabaseIdentifier
             // The identity shown: the stored one, or the key (made into an identity by the format).
