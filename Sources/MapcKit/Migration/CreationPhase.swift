@@ -80,7 +80,8 @@ struct CreationPhase {
                                                 diagnostic: sourceExpression.source.diagnostic(.error, "the fetch request's predicate does not parse: \(error.description)", at: sourceExpression.expression.range))
             }
             for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
-                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)]) { batch in
+                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
+                                             readingAhead: manager.step.readsAhead) { batch in
                     manager.sourceGraph.remember(batch: batch)
                     for data in batch {
                         let object = manager.sourceObject(data)
@@ -88,6 +89,7 @@ struct CreationPhase {
                                                         property: "sourceExpression") { try $0.evaluatePredicate($1) }
                         if keep { try body(object) }
                     }
+                    manager.sourceGraph.remember(batch: [])
                 }
             }
             return
@@ -110,9 +112,12 @@ struct CreationPhase {
             return
         }
         guard let entity = entityMapping.source else { return }
-        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)]) { batch in
+        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
+                                     readingAhead: manager.step.readsAhead) { batch in
             manager.sourceGraph.remember(batch: batch)
             for data in batch { try body(manager.sourceObject(data)) }
+            // Not kept past its work: a batch read ahead goes back to its reader, which frees it.
+            manager.sourceGraph.remember(batch: [])
         }
     }
 

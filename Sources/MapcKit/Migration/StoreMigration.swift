@@ -113,8 +113,9 @@ public enum StoreMigration {
                 let temporary = AtomicFile.temporaryPath(besides: target)
                 do {
                     if index == 0, step.mapping.entityMappings.contains(where: { $0.policy != nil }) { try checks.wait() }
+                    // The first step's source is the store, which nobody can commit to while its write lock is held; later ones are files of this run.
                     let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies,
-                                                beforeValidation: index == 0 ? { try checks.wait() } : nil) {
+                                                sourceIsUnchanging: index > 0 || exclusion != nil, beforeValidation: index == 0 ? { try checks.wait() } : nil) {
                         progress?(index, steps.count, $0)
                     }
                     try checks.wait()
@@ -226,7 +227,8 @@ public enum StoreMigration {
 
     /// Builds one step's destination in a new file at `path`, with the source's history plus this step.
     static func migrateStep(_ step: MigrationStep, from sourceStore: Store, into path: String, options: MigrationOptions, policies: PolicyRegistry,
-                            beforeValidation: (() throws -> Void)? = nil, progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
+                            sourceIsUnchanging: Bool, beforeValidation: (() throws -> Void)? = nil,
+                            progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
         let destinationStore = try Store.create(at: path, schema: step.destination, format: options.destinationFormat ?? sourceStore.format,
                                                 carrying: try sourceStore.metadata())
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
@@ -240,7 +242,8 @@ public enum StoreMigration {
         // the connection's locks); on a failure the file is thrown away, so its locks no longer matter.
         var writeback: Files.Writeback?
         defer { writeback?.end() }
-        let summary = try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress) {
+        let summary = try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress,
+                                  readsAhead: sourceIsUnchanging) {
             try beforeValidation?()
             writeback = Files.Writeback(path)
         }
@@ -257,11 +260,11 @@ public enum StoreMigration {
     /// Runs one step into an empty destination store (a file or memory) and records it in the destination's history.
     public static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions = MigrationOptions(),
                                policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationSummary {
-        try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress, beforeValidation: nil)
+        try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress, readsAhead: false, beforeValidation: nil)
     }
 
     private static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions, policies: PolicyRegistry,
-                                progress: ((MigrationProgress) -> Void)?, beforeValidation: (() throws -> Void)?) throws -> MigrationSummary {
+                                progress: ((MigrationProgress) -> Void)?, readsAhead: Bool, beforeValidation: (() throws -> Void)?) throws -> MigrationSummary {
         let started = ISO8601.format(Date())
         var migration = StepMigration(source: sourceStore, destination: destinationStore, mapping: step.mapping, policies: policies)
         migration.batchSize = options.batchSize
@@ -271,6 +274,7 @@ public enum StoreMigration {
         // An inferred step is Core Data's lightweight migration, which keeps every object's key.
         migration.keepsKeys = step.isInferred
         migration.beforeValidation = beforeValidation
+        migration.readsAhead = readsAhead
         let summary = try migration.run()
         var history = try StoreHistory.read(sourceStore)
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,

@@ -107,10 +107,10 @@ extension Store {
     }
 
     /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
-    /// the given keys, or those whose keys lie in a range. With `only`, the attributes and
-    /// relationships read are those of the set (the objects are partial).
-    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, in connection: Database? = nil,
-                     properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
+    /// the given keys, those whose keys lie in a range, or the first `limit` after a key. With
+    /// `only`, the attributes and relationships read are those of the set (the objects are partial).
+    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, after: Int64? = nil, limit: Int? = nil,
+                     in connection: Database? = nil, properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
         let plan = try readPlan(entityName, properties: only) { try ReadPlan(entity: entityName, store: self, properties: only) }
         let isPartial = plan.isPartial
         let attributeNames = plan.attributeNames, attributeTypes = plan.attributeTypes
@@ -119,9 +119,12 @@ extension Store {
         var filter = ""
         if let keys { filter += " AND t.\(key) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))" }
         if keyRange != nil { filter += " AND t.\(key) BETWEEN ? AND ?" }
-        let sql = plan.select + filter + " ORDER BY t.\(key)"
+        if after != nil { filter += " AND t.\(key) > ?" }
+        let sql = plan.select + filter + " ORDER BY t.\(key)" + (limit != nil ? " LIMIT ?" : "")
         var arguments = [plan.discriminator] + (keys ?? []).map(\.databaseValue)
         if let keyRange { arguments += [keyRange.lowerBound.databaseValue, keyRange.upperBound.databaseValue] }
+        if let after { arguments.append(after.databaseValue) }
+        if let limit { arguments.append(limit.databaseValue) }
         func read(_ db: Database) throws {
             // Cached statements: prepared once per connection, not per read.
             let manyStatements = try toManyQueries.map { ($0.name, $0.table, try db.cachedStatement(sql: $0.sql)) }
@@ -188,29 +191,36 @@ extension Store {
     }
 
     /// Reads the objects of an entity (sub-entities excluded) in batches, in key order. Each batch
-    /// is read in its own short read and handed to `body` outside it, so `body` may read the store
-    /// again (expressions following relationships do) and memory stays bounded by the batch size.
-    /// With `properties`, only those attributes and relationships are read (`ObjectData.isPartial`).
+    /// is read in its own short read (one query: the next `batchSize` rows after the last key) and
+    /// handed to `body` outside it, so `body` may read the store again (expressions following
+    /// relationships do) and memory stays bounded by the batch size. With `properties`, only those
+    /// attributes and relationships are read (`ObjectData.isPartial`).
     public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, properties: Set<String>? = nil, _ body: ([ObjectData]) throws -> Void) throws {
-        let storage = try layout.storage(of: entity)
-        let key = storage.primaryKey.quotedDatabaseIdentifier
-        let sql = "SELECT \(key) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = ? AND \(key) > ? ORDER BY \(key) LIMIT ?"
-        var lastKey: Int64 = .min
-        while true {
-            var keys: [Int64] = []
-            try reading { db in
-                let statement = try db.cachedStatement(sql: sql)
-                let row = StatementColumns(statement)
-                let rows = try Row.fetchCursor(statement, arguments: [storage.discriminator, lastKey, batchSize])
-                while try rows.next() != nil { keys.append(try row.integer(0, "a row key of \(entity)")) }
+        try forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: properties, readingAhead: false, body)
+    }
+
+    /// `forEachBatch`, with `readingAhead`, on a file store: each batch is read while `body` works
+    /// on the previous one, on another thread and connection (`BatchReadAhead`). Only for a store
+    /// no process can commit to meanwhile, as a migration's source under its write lock.
+    func forEachBatch(ofExactEntity entity: String, batchSize: Int, properties: Set<String>?, readingAhead: Bool, _ body: ([ObjectData]) throws -> Void) throws {
+        if readingAhead, let path {
+            let reader = BatchReadAhead(store: self, path: path, entity: entity, batchSize: batchSize, properties: properties)
+            defer { reader.stop() }
+            while var batch = try reader.next() {
+                try body(batch)
+                reader.giveBack(&batch)
             }
-            guard let first = keys.first, let last = keys.last else { return }
-            lastKey = last
+            return
+        }
+        var lastKey: Int64?
+        while true {
             var batch: [ObjectData] = []
-            batch.reserveCapacity(keys.count)
-            try readObjects(ofExactEntity: entity, keyRange: first...last, properties: properties) { batch.append($0) }
+            batch.reserveCapacity(batchSize)
+            try readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, properties: properties) { batch.append($0) }
+            guard let last = batch.last?.key else { return }
+            lastKey = last
             try body(batch)
-            if keys.count < batchSize { return }
+            if batch.count < batchSize { return }
         }
     }
 }

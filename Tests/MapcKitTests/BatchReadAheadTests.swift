@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import Testing
+@testable import MapcKit
+
+@Suite("Reading source batches ahead on a thread of their own")
+struct BatchReadAheadTests {
+    /// A file store of `count` v2 notes in the layout.
+    private func notes(_ count: Int, layout: TestLayout, in folder: URL) throws -> Store {
+        let store = try Store.create(at: folder.appendingPathComponent("v2-\(layout.rawValue).db").path, schema: try uncloudNotes("v2"), format: layout.format)
+        try store.insert(v2Notes(count))
+        return store
+    }
+
+    /// The batches `forEachBatch` hands over (each object's key and values), or the error it threw after them.
+    private func batches(_ store: Store, readingAhead: Bool, batchSize: Int, properties: Set<String>? = nil) -> (batches: [[ObjectData]], error: String?) {
+        var seen: [[ObjectData]] = []
+        do {
+            try store.forEachBatch(ofExactEntity: "Note", batchSize: batchSize, properties: properties, readingAhead: readingAhead) { seen.append($0) }
+            return (seen, nil)
+        } catch {
+            return (seen, "\(error)")
+        }
+    }
+
+    /// How many of this process's open files are the store's file.
+    private func openDescriptors(of path: String) throws -> Int {
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        return try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { descriptor in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")) == real
+        }.count
+    }
+
+    @Test(arguments: TestLayout.allCases, [1, 3, 7, 23, 100])
+    func batchesReadAheadAreTheBatchesReadInLine(layout: TestLayout, batchSize: Int) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(23, layout: layout, in: folder)
+        let inLine = batches(store, readingAhead: false, batchSize: batchSize)
+        let ahead = batches(store, readingAhead: true, batchSize: batchSize)
+        #expect(inLine.error == nil && ahead.error == nil)
+        #expect(inLine.batches.map(\.count) == Array(repeating: batchSize, count: 23 / batchSize) + (23 % batchSize == 0 ? [] : [23 % batchSize]))
+        #expect(ahead.batches == inLine.batches)
+        // Some properties only: the same partial objects.
+        let partial = batches(store, readingAhead: true, batchSize: batchSize, properties: ["title"])
+        #expect(partial.batches == batches(store, readingAhead: false, batchSize: batchSize, properties: ["title"]).batches)
+        #expect(partial.batches.joined().allSatisfy { $0.isPartial && $0.attributes.keys.sorted() == ["title"] })
+    }
+
+    @Test func anEmptyEntityGivesNoBatch() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(0, layout: .mapc, in: folder)
+        let ahead = batches(store, readingAhead: true, batchSize: 5)
+        #expect(ahead.batches.isEmpty && ahead.error == nil)
+    }
+
+    /// A row that cannot be read stops the reading where reading in line stops: after the batches
+    /// before it, with the same error.
+    @Test(arguments: TestLayout.allCases)
+    func aFailureComesAfterTheBatchesBeforeIt(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(10, layout: layout, in: folder)
+        let storage = try store.layout.storage(of: "Note")
+        let column = try #require(storage.attributeColumns["displayIndex"])
+        try store.database.write { db in
+            try db.execute(sql: "UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = 'seven' WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = 8")
+        }
+        let inLine = batches(store, readingAhead: false, batchSize: 3)
+        let ahead = batches(store, readingAhead: true, batchSize: 3)
+        #expect(inLine.batches.map(\.count) == [3, 3])
+        #expect(ahead.batches == inLine.batches)
+        let error = try #require(ahead.error)
+        #expect(error == inLine.error)
+        #expect(error.contains("displayIndex") && error.contains("seven"))
+    }
+
+    /// The caller may stop at any batch: the reader's thread ends and its connection is closed
+    /// before `forEachBatch` returns, whether the caller stopped or read to the end.
+    @Test func stoppingEarlyClosesTheReadersConnection() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(50, layout: .mapc, in: folder)
+        let path = try #require(store.path)
+        let before = try openDescriptors(of: path)
+        struct Stop: Error {}
+        // Stopped at each batch in turn: a reader left running would hold the file open after the
+        // call at some stop.
+        for stop in 1...10 {
+            var seen = 0
+            var during = 0
+            #expect(throws: Stop.self) {
+                try store.forEachBatch(ofExactEntity: "Note", batchSize: 5, properties: nil, readingAhead: true) { _ in
+                    seen += 1
+                    during = try openDescriptors(of: path)
+                    if seen == stop { throw Stop() }
+                }
+            }
+            #expect(seen == stop)
+            // Open while it reads; after the ninth batch it may have read the last already.
+            if stop < 9 { #expect(during == before + 1) }
+            #expect(try openDescriptors(of: path) == before)
+        }
+        _ = batches(store, readingAhead: true, batchSize: 5)
+        #expect(try openDescriptors(of: path) == before)
+    }
+
+    /// A step reading its source ahead builds the same store as one reading it in line, with the
+    /// interpreter (which reads every source object) and batches much smaller than the store.
+    @Test(arguments: TestLayout.allCases)
+    func aStepReadingAheadBuildsTheSameStore(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try notes(40, layout: layout, in: folder)
+        let path = packageRoot.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").path
+        let model = try #require(MappingLoader.parse(source: SourceFile(path: path, text: try String(contentsOfFile: path, encoding: .utf8))).mapping)
+        let v3 = try uncloudNotes("v3")
+        var built: [[ObjectData]] = []
+        for readsAhead in [false, true] {
+            let destination = try Store.create(at: folder.appendingPathComponent("v3-\(readsAhead).db").path, schema: v3, format: layout.format)
+            var step = StepMigration(source: source, destination: destination, mapping: model)
+            step.allowsSQL = false
+            step.batchSize = 6
+            step.readsAhead = readsAhead
+            let summary = try step.run()
+            #expect(summary.created.map(\.count) == [40, 14])
+            built.append(try destination.objects(of: "Note") + destination.objects(of: "Attachment"))
+        }
+        #expect(built[0].count == 54)
+        #expect(built[1] == built[0])
+    }
+}
