@@ -850,14 +850,23 @@ public final class MigrationManager: MigrationManagerFunctions {
             // manager numbers new objects: a rule only when the mapping reads every row of a source
             // table whose keys have no gaps (otherwise the objects record associations).
             // Every row is the mapping's entity when the table holds no other; otherwise count them.
-            let alone = isAloneInItsTable(sourceStorage)
-            let counts = try sourceStore.reading { db in
-                try Row.fetchOne(db, sql: alone ? "SELECT count(*), count(*) FROM \(sourceStorage.table.quotedDatabaseIdentifier)"
-                                 : "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
-                                 arguments: alone ? [] : [sourceStorage.discriminator])
+            // A table's own count is SQLite's quick `count(*)` (from its smallest index); with a
+            // second column the query scans every row (30 ms at 200k notes).
+            let counts: (total: Int64, read: Int64)?
+            if isAloneInItsTable(sourceStorage) {
+                let total = Int64(try sourceCount(ofExactEntity: read))
+                counts = (total, total)
+            } else {
+                let row = try sourceStore.reading { db in
+                    try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
+                                     arguments: [sourceStorage.discriminator])
+                }
+                counts = try row.flatMap { row in
+                    guard let total: Int64 = try row.storedIfPresent(0, "a count"), let read: Int64 = try row.storedIfPresent(1, "a count") else { return nil }
+                    return (total, read)
+                }
             }
-            guard let counts, let total: Int64 = try counts.storedIfPresent(0, "a count"), let read: Int64 = try counts.storedIfPresent(1, "a count"),
-                  total == read, high.subtractingReportingOverflow(low) == (total - 1, false) else { return nil }
+            guard let counts, counts.total == counts.read, high.subtractingReportingOverflow(low) == (counts.total - 1, false) else { return nil }
             let (offset, o1) = first.subtractingReportingOverflow(low)
             let (last, o2) = high.addingReportingOverflow(offset)
             guard !o1, !o2 else { return nil }
