@@ -76,6 +76,23 @@ struct BatchReadAheadTests {
         #expect(error.contains("displayIndex") && error.contains("seven"))
     }
 
+    /// A reader that cannot open its own connection (here the file is gone, while the store's
+    /// connection still reads it) leaves the reading to be done in line: nothing is lost or failed.
+    @Test func withoutAConnectionOfItsOwnTheBatchesAreReadInLine() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(12, layout: .mapc, in: folder)
+        let inLine = batches(store, readingAhead: false, batchSize: 5)
+        try FileManager.default.removeItem(atPath: try #require(store.path))
+        let reader = BatchReadAhead(store: store, path: try #require(store.path), entity: "Note", batchSize: 5, properties: nil)
+        #expect(!reader.isAvailable())
+        reader.stop()
+        let ahead = batches(store, readingAhead: true, batchSize: 5)
+        #expect(ahead.error == nil)
+        #expect(ahead.batches.map(\.count) == [5, 5, 2])
+        #expect(ahead.batches == inLine.batches)
+    }
+
     /// The caller may stop at any batch: the reader's thread ends and its connection is closed
     /// before `forEachBatch` returns, whether the caller stopped or read to the end.
     @Test func stoppingEarlyClosesTheReadersConnection() throws {

@@ -27,6 +27,8 @@ final class BatchReadAhead: @unchecked Sendable {
     private var used: [[ObjectData]] = []
     /// The reader's connection while it is open, to interrupt a running read on `stop`.
     private var connection: DatabaseQueue?
+    /// Whether the reader's connection opened; nil until it is known.
+    private var opened: Bool?
     /// Signalled once, when the reader's thread has closed its connection and ended.
     private let ended = DispatchSemaphore(value: 0)
 
@@ -35,14 +37,26 @@ final class BatchReadAhead: @unchecked Sendable {
     init(store: Store, path: String, entity: String, batchSize: Int, properties: Set<String>?) {
         Thread.detachNewThread { [self] in
             defer { ended.signal() }
+            // A connection that cannot be opened (no file descriptor left) only means no reading
+            // ahead: the caller reads in line (`isAvailable`).
+            var opening: DatabaseQueue?
             do {
                 let queue = try Store.openQueue(path: path, readOnly: true)
-                defer { try? queue.close() }
+                opening = queue
                 try queue.writeWithoutTransaction { db in
                     // Closing never folds a WAL store's log into its file, and sorting stays in memory.
                     _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(db.sqliteConnection))
                     try db.execute(sql: "PRAGMA temp_store = MEMORY")
                 }
+            } catch {
+                try? opening?.close()
+                open(nil)
+                finish(error)
+                return
+            }
+            guard let queue = opening else { return }
+            defer { try? queue.close() }
+            do {
                 guard open(queue) else { return }
                 defer { open(nil) }
                 var lastKey: Int64?
@@ -63,6 +77,15 @@ final class BatchReadAhead: @unchecked Sendable {
                 finish(error)
             }
         }
+    }
+
+    /// Whether the reader's connection is open (waiting until that is known); when not, the
+    /// caller reads in line and `next` is not called.
+    func isAvailable() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while opened == nil { condition.wait() }
+        return opened == true
     }
 
     /// The next batch, once it is read; nil after the last. Throws what stopped the reading.
@@ -95,11 +118,14 @@ final class BatchReadAhead: @unchecked Sendable {
         ended.wait()
     }
 
-    /// Records the open connection (nil once it closes); false when the caller has stopped already.
+    /// Records the open connection (nil when it could not be opened, or once it closes); false
+    /// when the caller has stopped already.
     @discardableResult
     private func open(_ queue: DatabaseQueue?) -> Bool {
         condition.withLock {
             connection = queue
+            if opened == nil { opened = queue != nil }
+            condition.broadcast()
             return !stopped
         }
     }

@@ -206,11 +206,13 @@ extension Store {
         if readingAhead, let path {
             let reader = BatchReadAhead(store: self, path: path, entity: entity, batchSize: batchSize, properties: properties)
             defer { reader.stop() }
-            while var batch = try reader.next() {
-                try body(batch)
-                reader.giveBack(&batch)
+            if reader.isAvailable() {
+                while var batch = try reader.next() {
+                    try body(batch)
+                    reader.giveBack(&batch)
+                }
+                return
             }
-            return
         }
         var lastKey: Int64?
         while true {
