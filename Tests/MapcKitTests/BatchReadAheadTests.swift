@@ -93,6 +93,46 @@ struct BatchReadAheadTests {
         #expect(ahead.batches == inLine.batches)
     }
 
+    /// A path renamed over while the store is open names another file: the reader does not read
+    /// it, and the batches are the store's, read in line.
+    @Test func aFileRenamedOverTheStoreIsNotRead() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(12, layout: .mapc, in: folder)
+        let inLine = batches(store, readingAhead: false, batchSize: 5)
+        let other = try Store.create(at: folder.appendingPathComponent("other.db").path, schema: try uncloudNotes("v2"))
+        try other.insert(v2Notes(30).map { var note = $0; note.id = "other-" + note.id; return note })
+        try other.database.close()
+        let path = try #require(store.path)
+        #expect(rename(folder.appendingPathComponent("other.db").path, path) == 0)
+        let ahead = batches(store, readingAhead: true, batchSize: 5)
+        #expect(ahead.error == nil)
+        #expect(ahead.batches == inLine.batches)
+    }
+
+    /// A store in WAL mode whose log holds its latest rows (not yet in the file): the reader's
+    /// connection reads them as the store's does.
+    @Test func aWALStoresLatestRowsAreReadAhead() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try notes(0, layout: .mapc, in: folder)
+        let path = try #require(store.path)
+        try store.database.close()
+        let writer = try DatabaseQueue(path: path)
+        try writer.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+        }
+        let wal = try Store.open(at: path, schema: try uncloudNotes("v2"))
+        try wal.insert(v2Notes(23))
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        let inLine = batches(wal, readingAhead: false, batchSize: 5)
+        let ahead = batches(wal, readingAhead: true, batchSize: 5)
+        #expect(inLine.batches.joined().count == 23)
+        #expect(ahead.error == nil && ahead.batches == inLine.batches)
+        try writer.close()
+    }
+
     /// The caller may stop at any batch: the reader's thread ends and its connection is closed
     /// before `forEachBatch` returns, whether the caller stopped or read to the end.
     @Test func stoppingEarlyClosesTheReadersConnection() throws {

@@ -39,7 +39,9 @@ struct CreationPhase {
                 let total = try sourceCount(manager, entityMapping)
                 try manager.startRelationshipsAtCreation(index)
                 manager.report(.create, entityMapping.name, 0, total)
-                try forEachSourceObject(manager, of: entityMapping) { source in
+                // Reading ahead pays for its thread and connection only over more than one batch.
+                let readingAhead = manager.step.readsAhead && (total ?? .max) > manager.step.batchSize
+                try forEachSourceObject(manager, of: entityMapping, readingAhead: readingAhead) { source in
                     done += 1
                     if done % 10_000 == 0 {
                         manager.report(.create, entityMapping.name, done, total)
@@ -63,7 +65,8 @@ struct CreationPhase {
     }
 
     /// Source objects of a mapping: its source expression's, or every object of its source entity.
-    private func forEachSourceObject(_ manager: MigrationManager, of entityMapping: EntityMapping, _ body: (SourceObject) throws -> Void) throws {
+    private func forEachSourceObject(_ manager: MigrationManager, of entityMapping: EntityMapping, readingAhead: Bool,
+                                     _ body: (SourceObject) throws -> Void) throws {
         let sourceStore = manager.sourceStore
         let batchSize = manager.step.batchSize
         // Xcode's form, FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …),
@@ -81,7 +84,7 @@ struct CreationPhase {
             }
             for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
                 try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
-                                             readingAhead: manager.step.readsAhead) { batch in
+                                             readingAhead: readingAhead) { batch in
                     manager.sourceGraph.remember(batch: batch)
                     for data in batch {
                         let object = manager.sourceObject(data)
@@ -113,7 +116,7 @@ struct CreationPhase {
         }
         guard let entity = entityMapping.source else { return }
         try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
-                                     readingAhead: manager.step.readsAhead) { batch in
+                                     readingAhead: readingAhead) { batch in
             manager.sourceGraph.remember(batch: batch)
             for data in batch { try body(manager.sourceObject(data)) }
             // Not kept past its work: a batch read ahead goes back to its reader, which frees it.

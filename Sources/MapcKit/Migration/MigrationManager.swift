@@ -217,7 +217,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     func run() throws -> MigrationSummary {
         for evaluator in evaluators { evaluator.context.manager = self }
         var seconds: [MigrationPhase: Double] = [:]
-        // The whole run reads its source in one read transaction: one snapshot, no transaction per read.
+        // The whole run reads its source in one read transaction: one snapshot, no transaction per
+        // read (batches read ahead on another connection see the same rows: nobody can commit).
         do {
             try sourceStore.readingInOneTransaction { try destinationStore.database.writeWithoutTransaction { db in
                 try StatementCancellation.run(on: db, isCancelled: step.isCancelled) { try run(on: db, seconds: &seconds) }

@@ -14,7 +14,8 @@ public struct MigrationOptions: Sendable {
     public var output: URL?
     /// Keep the original store as `STORE.backup-<version>-<timestamp>` next to it.
     public var keepBackup = false
-    /// Source objects read per batch.
+    /// Source objects read per batch. Up to three batches are in memory at once: the one worked
+    /// on, the next one read ahead, and one being read.
     public var batchSize = 2_000
     /// Compile what SQLite can run with the same results into SQL; off, every object goes
     /// through the interpreter (slower; for comparing results).

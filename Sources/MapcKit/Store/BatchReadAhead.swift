@@ -8,10 +8,12 @@ import GRDB
 ///
 /// Only for a store no process can commit to while it is read (a migration's source under its
 /// write lock, or a step's own temporary file): these reads are not in the caller's read
-/// transaction, so they see the same rows only because nobody writes. Memory stays bounded: one
-/// batch worked on, at most one read and waiting, one being read. The batches come in key order,
-/// and a failure to read one comes after the batches before it, as it would reading in line. No
-/// file operation is made that the fault-injection counter numbers (as `SourceChecks`).
+/// transaction, so they see the same rows only because nobody writes. The connection is used only
+/// if the path still names the file the store opened. Memory stays bounded: one batch worked on,
+/// at most one read and waiting, one being read. The batches come in key order; a failure to read
+/// one comes after the batches before it, and the caller reads on in line from there, so what it
+/// reports is what reading in line finds. No file operation is made that the fault-injection
+/// counter numbers (as `SourceChecks`): the connection only reads, and does not recover.
 final class BatchReadAhead: @unchecked Sendable {
     /// Guards the fields below it, and is signalled when one changes.
     private let condition = NSCondition()
@@ -37,33 +39,40 @@ final class BatchReadAhead: @unchecked Sendable {
     init(store: Store, path: String, entity: String, batchSize: Int, properties: Set<String>?) {
         Thread.detachNewThread { [self] in
             defer { ended.signal() }
-            // A connection that cannot be opened (no file descriptor left) only means no reading
-            // ahead: the caller reads in line (`isAvailable`).
-            var opening: DatabaseQueue?
+            // A connection that cannot be opened (no file descriptor left), or that would read
+            // another file than the store's (the path renamed over meanwhile), only means no
+            // reading ahead: the caller reads in line (`isAvailable`).
+            let queue: DatabaseQueue
             do {
-                let queue = try Store.openQueue(path: path, readOnly: true)
-                opening = queue
+                queue = try Store.openQueue(path: path, readOnly: true, recovering: false)
+            } catch {
+                open(nil)
+                finish(error)
+                return
+            }
+            defer { try? queue.close() }
+            do {
                 try queue.writeWithoutTransaction { db in
                     // Closing never folds a WAL store's log into its file, and sorting stays in memory.
                     _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(db.sqliteConnection))
                     try db.execute(sql: "PRAGMA temp_store = MEMORY")
                 }
+                guard let opened = store.fileIdentity, Files.identity(of: path) == opened else {
+                    throw MapcError.store("\(path) is no longer the file the migration opened")
+                }
             } catch {
-                try? opening?.close()
                 open(nil)
                 finish(error)
                 return
             }
-            guard let queue = opening else { return }
-            defer { try? queue.close() }
+            guard open(queue) else { return }
+            defer { open(nil) }
             do {
-                guard open(queue) else { return }
-                defer { open(nil) }
                 var lastKey: Int64?
-                while true {
+                while !isStopped {
                     freeUsed()
                     var batch: [ObjectData] = []
-                    batch.reserveCapacity(batchSize)
+                    batch.reserveCapacity(Swift.min(batchSize, 4_096))
                     try queue.read { db in
                         try store.readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, in: db, properties: properties) { batch.append($0) }
                     }
@@ -100,7 +109,8 @@ final class BatchReadAhead: @unchecked Sendable {
     }
 
     /// Hands a batch back once the caller is done with it, leaving `batch` empty: when nothing
-    /// else holds its objects, the reader frees them.
+    /// else holds its objects, the reader frees them before its next read (the last ones, given
+    /// back after its last read, are freed with the reader).
     func giveBack(_ batch: inout [ObjectData]) {
         var taken: [ObjectData] = []
         swap(&taken, &batch)
@@ -116,6 +126,11 @@ final class BatchReadAhead: @unchecked Sendable {
         condition.broadcast()
         condition.unlock()
         ended.wait()
+    }
+
+    /// Whether the caller has stopped taking batches.
+    private var isStopped: Bool {
+        condition.withLock { stopped }
     }
 
     /// Records the open connection (nil when it could not be opened, or once it closes); false

@@ -201,23 +201,28 @@ extension Store {
 
     /// `forEachBatch`, with `readingAhead`, on a file store: each batch is read while `body` works
     /// on the previous one, on another thread and connection (`BatchReadAhead`). Only for a store
-    /// no process can commit to meanwhile, as a migration's source under its write lock.
+    /// no process can commit to meanwhile, as a migration's source under its write lock. Where the
+    /// reader cannot open its connection or fails to read a batch, the batches from there on are
+    /// read in line: what is reported is what this connection finds.
     func forEachBatch(ofExactEntity entity: String, batchSize: Int, properties: Set<String>?, readingAhead: Bool, _ body: ([ObjectData]) throws -> Void) throws {
+        var lastKey: Int64?
         if readingAhead, let path {
             let reader = BatchReadAhead(store: self, path: path, entity: entity, batchSize: batchSize, properties: properties)
             defer { reader.stop() }
             if reader.isAvailable() {
-                while var batch = try reader.next() {
+                while true {
+                    let next: [ObjectData]?
+                    do { next = try reader.next() } catch { break }
+                    guard var batch = next else { return }
+                    lastKey = batch.last?.key ?? lastKey
                     try body(batch)
                     reader.giveBack(&batch)
                 }
-                return
             }
         }
-        var lastKey: Int64?
         while true {
             var batch: [ObjectData] = []
-            batch.reserveCapacity(batchSize)
+            batch.reserveCapacity(Swift.min(batchSize, 4_096))
             try readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, properties: properties) { batch.append($0) }
             guard let last = batch.last?.key else { return }
             lastKey = last

@@ -19,11 +19,15 @@ public final class Store: @unchecked Sendable {
     var strategy: any StoreFormatStrategy { format.strategy }
     /// The file's path; nil for in-memory stores.
     public let path: String?
+    /// The file the store's connection opened (nil in memory): another connection opened later by
+    /// `path` reads the same store only if the path still names this file.
+    let fileIdentity: Files.FileIdentity?
     /// Seconds to wait for another process's lock before reporting the store as in use.
     static let busyTimeout: TimeInterval = 2
 
     /// Work-lifetime state: the read transaction a migration holds on the store (so its many small
-    /// reads share one snapshot and no per-read transaction), and each entity's read plan.
+    /// reads on this connection share one snapshot and no per-read transaction), and each entity's
+    /// read plan.
     private let lock = NSLock()
     private var activeReader: Database?
     private var readPlans: [ReadPlanKey: ReadPlan] = [:]
@@ -34,6 +38,7 @@ public final class Store: @unchecked Sendable {
         self.format = format
         self.layout = format.strategy.layout(for: schema)
         self.path = path
+        fileIdentity = path.flatMap(Files.identity(of:))
     }
 
     /// Creates an empty store file for the schema. Refuses to overwrite an existing non-empty file.
@@ -130,8 +135,10 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Runs `body` inside one read transaction on the store: every read the store makes meanwhile
-    /// (objects, keys, counts, whatever thread-compatible code asks) uses it, as one snapshot, with
-    /// no transaction of its own. A migration reads its source this way.
+    /// on its connection (objects, keys, counts, whatever thread-compatible code asks) uses it, as
+    /// one snapshot, with no transaction of its own. A migration reads its source this way; the
+    /// batches it reads ahead on a connection of their own (`BatchReadAhead`) see the same rows
+    /// only because no process can commit to the store meanwhile.
     func readingInOneTransaction<T>(_ body: () throws -> T) throws -> T {
         try database.read { db in
             lock.withLock { activeReader = db }
@@ -207,10 +214,13 @@ public final class Store: @unchecked Sendable {
             + "wait for it to finish or close the app, then try again"
     }
 
-    static func openQueue(path: String, readOnly: Bool) throws -> DatabaseQueue {
+    /// Opens a connection to a store file. A read-only one first lets SQLite roll back a write a
+    /// kill interrupted, unless `recovering` is off (a second connection to a store whose own
+    /// connection is open: it recovered then, and a connection that only reads makes no write).
+    static func openQueue(path: String, readOnly: Bool, recovering: Bool = true) throws -> DatabaseQueue {
         // A store must be a regular file: a FIFO would block forever, a directory or device fail obscurely.
         if readOnly || Files.kind(of: path) != .missing { _ = try Files.existingStore(path) }
-        if readOnly { recoverInterruptedWrite(path) }
+        if readOnly && recovering { recoverInterruptedWrite(path) }
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(Store.busyTimeout)

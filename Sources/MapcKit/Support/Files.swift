@@ -29,6 +29,20 @@ public enum Files {
         return base.standardizedFileURL.path == here ? url.relativePath : url.path
     }
 
+    /// Which file `path` names (its device and inode, links followed): two paths, or one path at
+    /// two moments, name the same file when these are equal. Nil when there is none.
+    static func identity(of path: String) -> FileIdentity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// A file's device and inode (`identity(of:)`).
+    struct FileIdentity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
     /// What is at `path` (a final symbolic link is reported as such).
     public static func kind(of path: String) -> Kind {
         var info = stat()
