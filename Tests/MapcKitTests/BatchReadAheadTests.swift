@@ -187,4 +187,27 @@ struct BatchReadAheadTests {
         #expect(built[0].count == 54)
         #expect(built[1] == built[0])
     }
+
+    /// Xcode's form of a mapping's source, a fetch request with a predicate, reads its entity's
+    /// batches ahead as well, with the same objects kept.
+    @Test(arguments: TestLayout.allCases)
+    func aFetchedSourceReadAheadKeepsTheSameObjects(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = try notes(40, layout: layout, in: folder)
+        let model = try loadMapping(noteToNoteMapping(["sourceExpression: 'FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"displayIndex >= 13\"), $manager.sourceContext, NO)'"]))
+        let v3 = try uncloudNotes("v3")
+        var built: [[ObjectData]] = []
+        for readsAhead in [false, true] {
+            let destination = try Store.create(at: folder.appendingPathComponent("v3-\(readsAhead).db").path, schema: v3, format: layout.format)
+            var step = StepMigration(source: source, destination: destination, mapping: model)
+            step.allowsSQL = false
+            step.batchSize = 7
+            step.readsAhead = readsAhead
+            _ = try step.run()
+            built.append(try destination.objects(of: "Note"))
+        }
+        #expect(built[0].count == 27)
+        #expect(built[1] == built[0])
+    }
 }
