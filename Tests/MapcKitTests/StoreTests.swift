@@ -297,4 +297,26 @@ extension WriteStatementTests {
         #expect(stored.map(\.0) == Array(repeating: "text", count: texts.count))
         #expect(stored.map { String.fromDatabaseValue($0.1) } == texts)
     }
+
+    /// Text and blobs are bound without a copy, from bytes valid only while the row is written:
+    /// rows written one after another, of every size (a `Data` or a string short enough to be
+    /// kept inline, an empty one, a large one), each arrive as they were, and an empty blob stays
+    /// a blob, not NULL.
+    @Test func textAndBlobsOfEverySizeArriveAsTheyWere() throws {
+        let blobs = [Data(), Data([7]), Data(0..<14), Data(0..<15), Data((0..<4_000).map { UInt8($0 % 251) }), Data([0, 0, 0])]
+        let texts = ["", "x", "fifteen bytes!!", "sixteen bytes!!!", String(repeating: "é", count: 3_000), "\u{1F600}"]
+        let stored = try DatabaseQueue().write { db in
+            try db.execute(sql: "CREATE TABLE t (n INTEGER, b, s, m)")
+            let insert = try WriteStatement(db, sql: "INSERT INTO t VALUES (?, ?, ?, ?)")
+            for (index, (blob, text)) in zip(blobs, texts).enumerated() {
+                // Each row's values are made for it and dropped after it, as a migration's are.
+                try insert.execute([index.databaseValue, Data(blob).databaseValue, String(text).databaseValue, (text + "/" + text).databaseValue])
+            }
+            return try Row.fetchAll(db, sql: "SELECT typeof(b), b, s, m FROM t ORDER BY n")
+        }
+        #expect(stored.map { $0[0] as String } == Array(repeating: "blob", count: blobs.count))
+        #expect(stored.map { $0[1] as Data } == blobs)
+        #expect(stored.map { $0[2] as String } == texts)
+        #expect(stored.map { $0[3] as String } == texts.map { $0 + "/" + $0 })
+    }
 }
