@@ -319,4 +319,23 @@ extension WriteStatementTests {
         #expect(stored.map { $0[2] as String } == texts)
         #expect(stored.map { $0[3] as String } == texts.map { $0 + "/" + $0 })
     }
+
+    /// A row with more text and blob values than are bound without a copy (a wide table, as a
+    /// Core Data hierarchy's can be): the first ones nest, the rest are copied, and all arrive.
+    @Test func aWideRowOfTextAndBlobsArrivesWhole() throws {
+        let count = 80
+        let values: [DatabaseValue] = (0..<count).map { column in
+            column % 3 == 0 ? Data((0..<(column * 7)).map { UInt8($0 % 256) }).databaseValue : String(repeating: "c\(column)", count: column % 5).databaseValue
+        }
+        let stored = try DatabaseQueue().write { db in
+            try db.execute(sql: "CREATE TABLE t (" + (0..<count).map { "v\($0)" }.joined(separator: ", ") + ")")
+            let insert = try WriteStatement(db, sql: "INSERT INTO t VALUES (" + Array(repeating: "?", count: count).joined(separator: ", ") + ")")
+            try insert.execute(values)
+            try insert.execute(values.reversed())
+            return try Row.fetchAll(db, sql: "SELECT * FROM t ORDER BY rowid")
+        }
+        #expect(stored.count == 2)
+        #expect((0..<count).map { stored[0][$0] as DatabaseValue } == values)
+        #expect((0..<count).map { stored[1][$0] as DatabaseValue } == values.reversed())
+    }
 }

@@ -19,8 +19,8 @@ public final class Store: @unchecked Sendable {
     var strategy: any StoreFormatStrategy { format.strategy }
     /// The file's path; nil for in-memory stores.
     public let path: String?
-    /// The file the store's connection opened (nil in memory): another connection opened later by
-    /// `path` reads the same store only if the path still names this file.
+    /// The file `path` named just after the store's connection opened it (nil in memory): another
+    /// connection opened later by `path` reads the same store only if the path still names it.
     let fileIdentity: Files.FileIdentity?
     /// Seconds to wait for another process's lock before reporting the store as in use.
     static let busyTimeout: TimeInterval = 2

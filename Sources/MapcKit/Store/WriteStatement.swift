@@ -27,53 +27,72 @@ struct WriteStatement {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(parameterCount) parameters", sql: statement.sql)
         }
         let handle = statement.sqliteStatement
-        let outcome = values.withUnsafeBufferPointer { Self.bindAndRun($0, from: 0, handle) }
+        let outcome = values.withUnsafeBufferPointer { Self.bindAndRun($0, from: 0, depth: 0, handle) }
         if let failure = outcome { throw DatabaseError(resultCode: ResultCode(rawValue: failure.code), message: failure.message, sql: statement.sql) }
     }
+
+    /// Text and blob values bound without a copy per row, at most; the rest are copied, so that
+    /// the nesting below stays shallow whatever the number of columns.
+    private static let uncopiedLimit = 32
 
     /// Binds `values[index...]` and runs the statement; nil when it ran, else SQLite's error.
     ///
     /// Text and blobs are bound without a copy (`SQLITE_STATIC`): each is bound inside the closure
     /// that keeps its bytes where they are (a short string's, or a small `Data`'s, live in a
     /// temporary copy only there), and the statement runs in the innermost one, after which its
-    /// bindings are cleared, so SQLite never holds a pointer past its closure. Copying every text
-    /// and blob into SQLite and freeing it again was 3% of an interpreted migration's samples.
-    /// Text with a NUL byte, which this would store whole where GRDB's binding stopped at the NUL,
-    /// never gets here: `ValueLimits` refuses it in values, and `MigrationManager.write` in identities.
-    private static func bindAndRun(_ values: UnsafeBufferPointer<DatabaseValue>, from index: Int, _ handle: SQLiteStatement) -> (code: CInt, message: String)? {
-        guard index < values.count else {
-            var code = sqlite3_step(handle)
-            while code == SQLITE_ROW { code = sqlite3_step(handle) }
-            var failure: (code: CInt, message: String)?
-            if code != SQLITE_DONE { failure = error(code, handle) }
-            // Every run ends with the statement reset, so the next starts ready.
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-            return failure
-        }
-        let position = CInt(index + 1)
-        let bound: CInt
-        switch values[index].storage {
-        case .string(var text):
-            return text.withUTF8 { bytes in
-                let code = bytes.withMemoryRebound(to: CChar.self) { characters in
-                    // An empty string has no bytes to point at; SQLite takes a null pointer for NULL.
-                    guard let start = characters.baseAddress else { return sqlite3_bind_text(handle, position, "", 0, nil) }
-                    return sqlite3_bind_text(handle, position, start, CInt(characters.count), nil)
+    /// bindings are cleared, so SQLite never holds a pointer past its closure. Numbers and NULL
+    /// are bound in a loop; each text or blob nests one level, up to `uncopiedLimit` of them
+    /// (SQLite copies any beyond). Copying every text and blob into SQLite and freeing it again
+    /// was 3% of an interpreted migration's samples. Text with a NUL byte, which this would store
+    /// whole where GRDB's binding stopped at the NUL, never gets here: `ValueLimits` refuses it
+    /// in values, and `MigrationManager.write` in identities.
+    private static func bindAndRun(_ values: UnsafeBufferPointer<DatabaseValue>, from start: Int, depth: Int, _ handle: SQLiteStatement) -> (code: CInt, message: String)? {
+        var index = start
+        while index < values.count {
+            let position = CInt(index + 1)
+            let next = index + 1
+            switch values[index].storage {
+            case .string(var text) where depth < uncopiedLimit:
+                return text.withUTF8 { bytes in
+                    let code = bytes.withMemoryRebound(to: CChar.self) { characters in
+                        // An empty string has no bytes to point at: SQLite copies an empty one.
+                        guard let first = characters.baseAddress else { return sqlite3_bind_text(handle, position, "", 0, transient) }
+                        return sqlite3_bind_text(handle, position, first, CInt(characters.count), nil)
+                    }
+                    return code == SQLITE_OK ? bindAndRun(values, from: next, depth: depth + 1, handle) : bindFailure(code, handle)
                 }
-                return code == SQLITE_OK ? bindAndRun(values, from: index + 1, handle) : bindFailure(code, handle)
+            case .blob(let data) where depth < uncopiedLimit:
+                return data.withUnsafeBytes { bytes in
+                    // An empty blob is a blob of no bytes, not NULL.
+                    let code = bytes.baseAddress.map { sqlite3_bind_blob(handle, position, $0, CInt(bytes.count), nil) } ?? sqlite3_bind_zeroblob(handle, position, 0)
+                    return code == SQLITE_OK ? bindAndRun(values, from: next, depth: depth + 1, handle) : bindFailure(code, handle)
+                }
+            case .string(var text):
+                let code = text.withUTF8 { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { characters in
+                        guard let first = characters.baseAddress else { return sqlite3_bind_text(handle, position, "", 0, transient) }
+                        return sqlite3_bind_text(handle, position, first, CInt(characters.count), transient)
+                    }
+                }
+                guard code == SQLITE_OK else { return bindFailure(code, handle) }
+            default:
+                let code = values[index].bind(to: handle, at: position)
+                guard code == SQLITE_OK else { return bindFailure(code, handle) }
             }
-        case .blob(let data):
-            return data.withUnsafeBytes { bytes in
-                // An empty blob is a blob of no bytes, not NULL.
-                let code = bytes.baseAddress.map { sqlite3_bind_blob(handle, position, $0, CInt(bytes.count), nil) } ?? sqlite3_bind_zeroblob(handle, position, 0)
-                return code == SQLITE_OK ? bindAndRun(values, from: index + 1, handle) : bindFailure(code, handle)
-            }
-        default:
-            bound = values[index].bind(to: handle, at: position)
+            index = next
         }
-        return bound == SQLITE_OK ? bindAndRun(values, from: index + 1, handle) : bindFailure(bound, handle)
+        var code = sqlite3_step(handle)
+        while code == SQLITE_ROW { code = sqlite3_step(handle) }
+        var failure: (code: CInt, message: String)?
+        if code != SQLITE_DONE { failure = error(code, handle) }
+        // Every run ends with the statement reset, so the next starts ready.
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        return failure
     }
+
+    /// SQLite's `SQLITE_TRANSIENT`: it copies the bytes before the call returns.
+    private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
     /// SQLite's extended error and message for a failed run.
     private static func error(_ code: CInt, _ handle: SQLiteStatement) -> (code: CInt, message: String) {
