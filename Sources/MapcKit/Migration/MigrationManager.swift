@@ -838,7 +838,10 @@ public final class MigrationManager: MigrationManagerFunctions {
         // A mapping model's step numbers a filtered or fetched mapping's objects through associations.
         if !step.keepsKeys, entityMapping.filter != nil || entityMapping.sourceExpression != nil { return nil }
         let bounds = try sourceStore.reading { db in
-            try Row.fetchOne(db, sql: "SELECT min(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)), max(\(sourceStorage.primaryKey.quotedDatabaseIdentifier)) FROM \(sourceStorage.table.quotedDatabaseIdentifier)")
+            // Each in a query of its own: SQLite reads a lone min() or max() of the key from one end
+            // of the table, but scans every row for both together (90 ms at 1M notes).
+            let key = sourceStorage.primaryKey.quotedDatabaseIdentifier, table = sourceStorage.table.quotedDatabaseIdentifier
+            return try Row.fetchOne(db, sql: "SELECT (SELECT min(\(key)) FROM \(table)), (SELECT max(\(key)) FROM \(table))")
         }
         guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key") else { return nil }
         let discriminators = entities.compactMap { sourceStore.layout.entities[$0]?.discriminator }
