@@ -161,14 +161,7 @@ struct CrossLayoutTests {
             notes.append(ObjectData(id: "n\(index)", entity: "Note", attributes: attributes))
         }
         try source.insert(notes)
-        let yaml = """
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+        let model = try loadMapping(noteToNoteMapping(more: """
           - name: EarlyNoteCopies
             source: Note
             destination: Note
@@ -181,8 +174,8 @@ struct CrossLayoutTests {
             attributes: { image: $source.image, dateCreated: $source.dateCreated }
             relationships:
               note: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "EarlyNoteCopies", $source)
-        """ + "\n"
-        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml)).mapping)
+
+        """))
         let destination = try fileStore(v3, layout, in: folder, named: "v3.db")
         var step = StepMigration(source: source, destination: destination, mapping: model)
         step.allowsSQL = compiled

@@ -74,20 +74,13 @@ struct KeyNumberingTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = try sparseStore(layout, in: folder)
-        let yaml = """
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+        let model = try loadMapping(noteToNoteMapping(more: """
           - name: EveryNoteToAttachment
             source: Note
             destination: Attachment
             attributes: { image: $source.image, dateCreated: $source.dateCreated }
-        """ + "\n"
-        let model = try #require(MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml)).mapping)
+
+        """))
         let destination = try Store.create(at: folder.appendingPathComponent("v3.db").path, schema: try uncloudNotes("v3"), format: layout.format)
         var step = StepMigration(source: source, destination: destination, mapping: model)
         step.allowsSQL = compiled
