@@ -1,4 +1,3 @@
-import CMapcSystem
 import Foundation
 import GRDB
 
@@ -28,13 +27,7 @@ final class SourceChecks: @unchecked Sendable {
             let result = Result<Void, any Error> {
                 let store = try Store.open(at: path, schema: schema, readOnly: true)
                 defer { try? store.database.close() }
-                try store.database.writeWithoutTransaction { db in
-                    // Closing never folds a WAL store's log into its file (as the write lock's
-                    // connection), and sorting stays in memory: no file operation here that the
-                    // fault-injection counter would number from this thread.
-                    _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(db.sqliteConnection))
-                    try db.execute(sql: "PRAGMA temp_store = MEMORY")
-                }
+                try Store.quietSideConnection(store.database)
                 try lock.withLock {
                     // Stopped before the connection was open: nothing left to check for.
                     if stopped { throw CancellationError() }

@@ -1,4 +1,3 @@
-import CMapcSystem
 import Foundation
 import GRDB
 
@@ -52,11 +51,7 @@ final class BatchReadAhead: @unchecked Sendable {
             }
             defer { try? queue.close() }
             do {
-                try queue.writeWithoutTransaction { db in
-                    // Closing never folds a WAL store's log into its file, and sorting stays in memory.
-                    _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(db.sqliteConnection))
-                    try db.execute(sql: "PRAGMA temp_store = MEMORY")
-                }
+                try Store.quietSideConnection(queue)
                 guard let opened = store.fileIdentity, Files.identity(of: path) == opened else {
                     throw MapcError.store("\(path) is no longer the file the migration opened")
                 }

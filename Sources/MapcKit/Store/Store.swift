@@ -1,3 +1,4 @@
+import CMapcSystem
 import Foundation
 import GRDB
 
@@ -234,6 +235,17 @@ public final class Store: @unchecked Sendable {
                 throw MapcError.store(problem)
             }
             throw storeError(error, path: path, doing: "cannot open as a SQLite store")
+        }
+    }
+
+    /// Readies a read-only connection opened beside a migration's own (its source checks, its
+    /// reading ahead) to make no file operation: closing never folds a WAL store's log into its
+    /// file (as the write lock's connection does not), and sorting stays in memory. The
+    /// fault-injection counter numbers nothing from its thread.
+    static func quietSideConnection(_ queue: DatabaseQueue) throws {
+        try queue.writeWithoutTransaction { db in
+            _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(db.sqliteConnection))
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
     }
 
