@@ -107,9 +107,9 @@ extension Store {
     }
 
     /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
-    /// the given keys, those whose keys lie in a range, or the first `limit` after a key. With
-    /// `only`, the attributes and relationships read are those of the set (the objects are partial).
-    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, keyRange: ClosedRange<Int64>? = nil, after: Int64? = nil, limit: Int? = nil,
+    /// the given keys, or the first `limit` after a key. With `only`, the attributes and
+    /// relationships read are those of the set (the objects are partial).
+    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, after: Int64? = nil, limit: Int? = nil,
                      in connection: Database? = nil, properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
         let plan = try readPlan(entityName, properties: only) { try ReadPlan(entity: entityName, store: self, properties: only) }
         let isPartial = plan.isPartial
@@ -118,11 +118,9 @@ extension Store {
         let key = plan.key
         var filter = ""
         if let keys { filter += " AND t.\(key) IN (\(Array(repeating: "?", count: keys.count).joined(separator: ", ")))" }
-        if keyRange != nil { filter += " AND t.\(key) BETWEEN ? AND ?" }
         if after != nil { filter += " AND t.\(key) > ?" }
         let sql = plan.select + filter + " ORDER BY t.\(key)" + (limit != nil ? " LIMIT ?" : "")
         var arguments = [plan.discriminator] + (keys ?? []).map(\.databaseValue)
-        if let keyRange { arguments += [keyRange.lowerBound.databaseValue, keyRange.upperBound.databaseValue] }
         if let after { arguments.append(after.databaseValue) }
         if let limit { arguments.append(limit.databaseValue) }
         func read(_ db: Database) throws {
