@@ -66,9 +66,9 @@ struct StoreValidator {
                 if !attribute.isOptional {
                     rules.append(("\(column) IS NULL", [], column, attribute.name, "required value missing"))
                 }
-                let storageClasses = store.strategy.storageClasses(of: attribute.type).map { "'\($0)'" }.joined(separator: ", ")
-                rules.append(("(\(column) IS NOT NULL AND typeof(\(column)) NOT IN (\(storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
-                screens.append(("typeof(\(column)) NOT IN (\(attribute.isOptional ? "'null', " : "")\(storageClasses))", []))
+                let storageClasses = store.strategy.storageClasses(of: attribute.type)
+                rules.append(("(\(column) IS NOT NULL AND \(Self.storageClass(of: column, notIn: storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
+                screens.append((Self.storageClass(of: column, notIn: (attribute.isOptional ? ["null"] : []) + storageClasses), []))
                 let screenedRules = rules.count
                 if let range = attribute.type.integerRange, attribute.type != .int64 {
                     rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
@@ -200,6 +200,14 @@ struct StoreValidator {
     private func bound(_ value: Value, _ attribute: Attribute) -> DatabaseValue {
         if case .decimal(let decimal) = value { return NSDecimalNumber(decimal: decimal).doubleValue.databaseValue }
         return store.strategy.encode(value, as: attribute.type)
+    }
+
+    /// An SQL test that gives 1 when the column's storage class (`typeof`) is none of `allowed`, 0
+    /// otherwise. It is a `CASE` rather than `NOT IN (…)`: SQLite answers an `IN` list of more than
+    /// two constants from a temporary index, one lookup per row, and this test runs on every row
+    /// of every entity; the `CASE` halved the scan of 1,000,000 notes (0.45 → 0.24 s).
+    static func storageClass(of column: String, notIn allowed: [String]) -> String {
+        "CASE typeof(\(column))" + allowed.map { " WHEN \(Store.sqlLiteral($0.databaseValue)) THEN 0" }.joined() + " ELSE 1 END"
     }
 
     /// A stored identity as text, whatever a damaged store holds there.
