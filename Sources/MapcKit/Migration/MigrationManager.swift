@@ -111,7 +111,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     ]
     /// The number of associations a mapping recorded (from the index by mapping).
     func associationCount(of index: Int) throws -> Int {
-        try Int.fetchOne(try writer.statement("SELECT count(*) FROM \(Self.associations) WHERE mapping = ?"), arguments: [index]) ?? 0
+        try Int.fetchOne(try writer.statement("SELECT count(*) FROM \(Self.associations) WHERE mapping = ?", scratch: true), arguments: [index]) ?? 0
     }
 
     /// Where a mapping's associations lie: the row before its first, and its last.
@@ -202,6 +202,8 @@ public final class MigrationManager: MigrationManagerFunctions {
     var db: Database {
         get throws {
             guard let connection else { throw MigrationError.setup("the migration is not running") }
+            // Rows the writer holds back are written first (`RowWriter.flush`).
+            try rowWriter?.flush()
             return connection
         }
     }
@@ -239,7 +241,16 @@ public final class MigrationManager: MigrationManagerFunctions {
     private func run(on db: Database, seconds: inout [MigrationPhase: Double]) throws {
         connection = db
         validatedCounts = nil
-        rowWriter = RowWriter(store: destinationStore, db: db)
+        // A refused row is named with the mapping that made it, wherever the writer finds out.
+        rowWriter = RowWriter(store: destinationStore, db: db, buffersRows: true) { refused in
+            let message: String
+            switch refused.reason {
+            case .uniqueness(let problem): message = problem.message
+            case .identityTaken: message = "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id"
+            }
+            let property = if case .uniqueness(let problem) = refused.reason { problem.key ?? "" } else { "id" }
+            return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
+        }
         defer { connection = nil; rowWriter = nil }
         try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
         defer { try? db.execute(sql: "DETACH DATABASE mapc_scratch") }
@@ -255,18 +266,22 @@ public final class MigrationManager: MigrationManagerFunctions {
         var clock = Date()
         try db.inTransaction(.deferred) {
             try CreationPhase().run(self)
+            try rowWriter?.flush()
             return .commit
         }
         seconds[.create] = Date().timeIntervalSince(clock)
         clock = Date()
         try db.inTransaction(.deferred) {
             try RelationshipPhase().run(self)
+            try rowWriter?.flush()
             try destinationStore.strategy.finishWriting(db, layout: destinationStore.layout)
             return .commit
         }
         seconds[.relate] = Date().timeIntervalSince(clock)
         clock = Date()
         try ValidationPhase().run(self)
+        // Validation wrote what its hooks inserted before checking it (`ValidationPhase`).
+        try rowWriter?.finish()
         seconds[.validate] = Date().timeIntervalSince(clock)
     }
 
@@ -637,19 +652,10 @@ public final class MigrationManager: MigrationManagerFunctions {
                           mapping entityMapping: EntityMapping) throws -> Int64 {
         let plan = try links?.plan ?? writer.insertPlan(entity)
         do {
-            return try writer.insert(plan, entity: entity, id: id, values: values, key: chosen, linkedTo: links?.targets ?? [])
+            // A row a constraint refuses is named by the writer, maybe later (it holds rows back).
+            return try writer.insert(plan, entity: entity, id: id, values: values, key: chosen, linkedTo: links?.targets ?? [], origin: entityMapping.name)
         } catch let error as RowWriter.UnstorableValue {
             throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: error.property, message: error.problem)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's), or else
-            // the identity, which formats that keep one hold unique.
-            let attributes = Dictionary(zip(plan.attributeNames, values), uniquingKeysWith: { first, _ in first })
-            if let problem = try destinationStore.uniquenessProblem(entity: entity, objectID: id, values: attributes, try db).flatMap(\.problems.first) {
-                throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: problem.key ?? "", message: problem.message)
-            }
-            guard plan.keepsIdentity else { throw error }
-            throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: "id",
-                                       message: "another destination object already has id '\(id)'; a policy creating several objects per source object must give each its own id")
         }
     }
 
@@ -701,7 +707,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
             irregularAssociations.insert(mappingIndex(entityMapping))
         }
-        try writer.writeStatement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)")
+        try writer.writeStatement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)", scratch: true)
             .execute([mappingIndex(entityMapping).databaseValue, sourceKey.databaseValue, source.entity.databaseValue, key.databaseValue,
                       destination.entity.databaseValue, stored.databaseValue])
     }
@@ -931,7 +937,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             return [found]
         }
         let sourceKey = source.key
-        let rows = try Row.fetchAll(try writer.statement("SELECT entity, destination, id FROM \(Self.associations) WHERE mapping = ? AND source = ? AND source_entity = ? ORDER BY rowid"),
+        let rows = try Row.fetchAll(try writer.statement("SELECT entity, destination, id FROM \(Self.associations) WHERE mapping = ? AND source = ? AND source_entity = ? ORDER BY rowid", scratch: true),
                                     arguments: [mappingIndex, sourceKey, source.entity])
         return try rows.map { row in
             destinationRef(entity: try row.stored(0, "an entity name"), key: try row.stored(1, "a row key"), stored: try row.storedIfPresent(2, "an object id"))
@@ -950,6 +956,8 @@ public final class MigrationManager: MigrationManagerFunctions {
                 "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"))
             rowLookups[table] = lookup
         }
+        // The statement is kept: the rows held back are written before it runs.
+        try writer.flush()
         let row = StatementColumns(lookup.statement)
         let rows = try Row.fetchCursor(lookup.statement, arguments: [key])
         guard try rows.next() != nil else { return nil }
@@ -986,7 +994,7 @@ public final class MigrationManager: MigrationManagerFunctions {
                   let (index, _) = rules.first(where: { $0.rule.sourceEntities.contains(data.entity) }) else { return nil }
             return (index, StoredKey(entity: data.entity, key: key))
         }
-        guard let row = try Row.fetchOne(try writer.statement("SELECT mapping, source_entity, source FROM \(Self.associations) WHERE destination = ? AND entity = ? LIMIT 1"),
+        guard let row = try Row.fetchOne(try writer.statement("SELECT mapping, source_entity, source FROM \(Self.associations) WHERE destination = ? AND entity = ? LIMIT 1", scratch: true),
                                          arguments: [destination.key, destination.entity]) else { return nil }
         return (try row.stored(0, "a mapping number"), StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key")))
     }

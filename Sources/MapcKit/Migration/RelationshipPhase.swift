@@ -166,7 +166,8 @@ struct ValidationPhase {
         }
         // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
         // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
-        if let checked = manager.validatedCounts, checked.changes != db.totalChangesCount {
+        // `manager.db` writes the rows the hooks inserted and the writer still holds.
+        if let checked = manager.validatedCounts, checked.changes != (try manager.db).totalChangesCount {
             try destination.strategy.finishWriting(db, layout: destination.layout)
             try check(manager, entities: entities)
         }

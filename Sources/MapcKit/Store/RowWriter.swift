@@ -1,12 +1,30 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// Row-level writes on one open write connection, with prepared statements cached: inserting
 /// objects under keys it hands out and setting relationship links, in any format. The data loader
 /// and the migration manager both write through it.
+///
+/// A writer made with `buffersRows` holds inserted rows back and writes them several per
+/// `INSERT` (`rowsPerStatement`), which spares SQLite the work each statement costs (opening
+/// its cursors on the table and each index, halting): 1,000,000 rows took 1.55 s one per
+/// statement and 1.16 s sixteen per statement in a C loop on this machine. Rows held back must be
+/// written before anything else reads or writes the store: every other way into the connection
+/// here (`db`, `statement`, `writeStatement`, links, a key query) writes them first, and the
+/// owner calls `flush()` before it commits or uses a statement it kept. In debug builds a trace
+/// on the connection checks that no other statement runs while rows are held back.
 final class RowWriter {
     let store: Store
-    let db: Database
+    /// The connection; `db` is the way in for everyone else.
+    private let connection: Database
+    /// The connection, with the rows held back written first.
+    var db: Database {
+        get throws {
+            try flush()
+            return connection
+        }
+    }
     /// The store's format, held: `Store.strategy` copies it out of the format per call.
     private let strategy: any StoreFormatStrategy
     private var statements: [String: Statement] = [:]
@@ -21,6 +39,14 @@ final class RowWriter {
     /// class, so that handing it out per row is one retain.
     final class InsertPlan {
         fileprivate let statement: WriteStatement
+        /// The table and its columns, in the order the statement's values are given.
+        fileprivate let table: String
+        fileprivate let columns: [String]
+        /// How many rows one statement writes when rows are held back: `RowWriter.rowsPerStatement`,
+        /// fewer for a table so wide that they would pass SQLite's limit on parameters.
+        fileprivate let rowsPerStatement: Int
+        /// The statement that writes `rowsPerStatement` rows, prepared when first needed.
+        fileprivate var batchStatement: WriteStatement?
         fileprivate let attributes: [(name: String, type: AttributeType)]
         /// The stored attributes, in the order a row's values are given.
         let attributeNames: [String]
@@ -31,9 +57,12 @@ final class RowWriter {
         /// The relationships whose foreign keys the row takes, after its attributes.
         let links: [String]
 
-        fileprivate init(statement: WriteStatement, attributes: [(name: String, type: AttributeType)], discriminator: DatabaseValue, keepsIdentity: Bool,
-                         insertedValues: [DatabaseValue], links: [String]) {
+        fileprivate init(statement: WriteStatement, table: String, columns: [String], rowsPerStatement: Int, attributes: [(name: String, type: AttributeType)],
+                         discriminator: DatabaseValue, keepsIdentity: Bool, insertedValues: [DatabaseValue], links: [String]) {
             self.statement = statement
+            self.table = table
+            self.columns = columns
+            self.rowsPerStatement = rowsPerStatement
             self.attributes = attributes
             self.attributeNames = attributes.map(\.name)
             self.discriminator = discriminator
@@ -65,23 +94,38 @@ final class RowWriter {
     /// Per table, the highest key set aside for objects written under keys of their own.
     private var reservedThrough: [String: Int64] = [:]
 
-    init(store: Store, db: Database) {
+    /// A writer on `db`; with `buffersRows`, inserts are held back and written several per
+    /// statement, and `refusal` says what a row refused by a constraint is to its owner (the
+    /// migration names the mapping that made it).
+    init(store: Store, db: Database, buffersRows: Bool = false, refusal: @escaping (RefusedRow) -> any Error = { $0 }) {
         self.store = store
-        self.db = db
+        connection = db
         strategy = store.strategy
+        self.buffersRows = buffersRows
+        self.refusal = refusal
+        #if DEBUG
+        if buffersRows { watchStatements() }
+        #endif
     }
 
-    func statement(_ sql: String) throws -> Statement {
+    /// A cached statement; unless it only touches the migration's scratch schema (`scratch`), the
+    /// rows held back are written first.
+    func statement(_ sql: String, scratch: Bool = false) throws -> Statement {
+        if !scratch { try flush() }
         if let cached = statements[sql] { return cached }
-        let made = try db.makeStatement(sql: sql)
+        let made = try connection.makeStatement(sql: sql)
+        if scratch { scratchSQL.insert(made.sql) }
         statements[sql] = made
         return made
     }
 
-    /// A cached statement that writes, run once per object with its values bound directly.
-    func writeStatement(_ sql: String) throws -> WriteStatement {
+    /// A cached statement that writes, run once per object with its values bound directly;
+    /// unless it only touches the scratch schema, the rows held back are written first.
+    func writeStatement(_ sql: String, scratch: Bool = false) throws -> WriteStatement {
+        if !scratch { try flush() }
         if let cached = writeStatements[sql] { return cached }
-        let made = try WriteStatement(db, sql: sql)
+        let made = try WriteStatement(connection, sql: sql)
+        if scratch { scratchSQL.insert(made.sql) }
         writeStatements[sql] = made
         return made
     }
@@ -117,7 +161,7 @@ final class RowWriter {
     /// Inserts a row by a plan (`insertPlan(_:linking:)`): the stored attributes' values in the
     /// plan's order (`attributeNames`), and the keys of the objects its linked relationships
     /// point to (nil for none).
-    func insert(_ plan: InsertPlan, entity: String, id: String, values: [Value], key chosen: Int64?, linkedTo targets: [Int64?] = []) throws -> Int64 {
+    func insert(_ plan: InsertPlan, entity: String, id: String, values: [Value], key chosen: Int64?, linkedTo targets: [Int64?] = [], origin: String? = nil) throws -> Int64 {
         guard values.count == plan.attributes.count, targets.count == plan.links.count else {
             throw MapcError.data(["\(entity) '\(id)': \(values.count) values and \(targets.count) related objects for a row of \(plan.attributes.count) attributes and \(plan.links.count) relationships"])
         }
@@ -135,7 +179,15 @@ final class RowWriter {
             arguments.append(strategy.encode(value, as: attribute.type))
         }
         for target in targets { arguments.append(target?.databaseValue ?? .null) }
-        try plan.statement.execute(arguments)
+        let row = HeldRow(entity: entity, id: id, values: values, origin: origin)
+        guard buffersRows else {
+            try write(row, arguments, by: plan)
+            return key
+        }
+        if held?.plan !== plan { try flush() }
+        if held == nil { held = HeldRows(plan: plan, capacity: plan.rowsPerStatement * arguments.count) }
+        held?.add(row, arguments)
+        if let count = held?.rows.count, count >= plan.rowsPerStatement { try flush() }
         return key
     }
 
@@ -160,17 +212,191 @@ final class RowWriter {
         }
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? []) + storage.insertedColumns.map(\.name)
             + stored.compactMap { storage.attributeColumns[$0.name] } + linkColumns
-        let sql = "INSERT INTO \(storage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
-        let plan = InsertPlan(statement: try WriteStatement(db, sql: sql), attributes: stored.map { (name: $0.name, type: $0.type) }, discriminator: storage.discriminator,
+        let sql = Self.insertSQL(table: storage.table, columns: columns, rows: 1)
+        // SQLite refuses a statement with more parameters than its limit (32,766 by default).
+        let parameterLimit = Int(sqlite3_limit(connection.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+        let plan = InsertPlan(statement: try WriteStatement(connection, sql: sql), table: storage.table, columns: columns,
+                              rowsPerStatement: max(1, min(Self.rowsPerStatement, parameterLimit / max(1, columns.count))),
+                              attributes: stored.map { (name: $0.name, type: $0.type) }, discriminator: storage.discriminator,
                               keepsIdentity: storage.idColumn != nil, insertedValues: storage.insertedColumns.map(\.value), links: relationships)
         if relationships.isEmpty { insertPlans[entity] = plan } else { linkedInsertPlans[links] = plan }
         return plan
+    }
+
+    /// `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows.
+    private static func insertSQL(table: String, columns: [String], rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+        return "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ", ")
+    }
+
+    // MARK: Rows held back
+
+    /// How many rows one statement writes when rows are held back. Measured in a C loop inserting
+    /// 1,000,000 notes: 1.55 s one per statement, 1.16 s with 8, 1.12 s with 16, 1.10 s with 32;
+    /// more rows hold more values in memory and bind fewer of them without a copy.
+    static let rowsPerStatement = 16
+
+    /// Whether inserts are held back and written several per statement.
+    let buffersRows: Bool
+    /// What a refused row is to the writer's owner.
+    private let refusal: (RefusedRow) -> any Error
+    /// The rows held back: all of one plan, in the order they were inserted.
+    private var held: HeldRows?
+
+    /// An object as its row was inserted, kept to name it if the row is refused.
+    private struct HeldRow {
+        var entity: String
+        var id: String
+        var values: [Value]
+        /// Who inserted it (the migration: the mapping's name).
+        var origin: String?
+    }
+
+    private struct HeldRows {
+        let plan: InsertPlan
+        var rows: [HeldRow] = []
+        /// Every row's statement values, one row after the other.
+        var arguments: [DatabaseValue] = []
+
+        init(plan: InsertPlan, capacity: Int) {
+            self.plan = plan
+            rows.reserveCapacity(plan.rowsPerStatement)
+            arguments.reserveCapacity(capacity)
+        }
+
+        mutating func add(_ row: HeldRow, _ values: [DatabaseValue]) {
+            rows.append(row)
+            arguments.append(contentsOf: values)
+        }
+
+        /// The statement values of row `index`.
+        func arguments(ofRow index: Int) -> ArraySlice<DatabaseValue> {
+            let width = arguments.count / rows.count
+            return arguments[(index * width)..<((index + 1) * width)]
+        }
+    }
+
+    /// A row a constraint refused: a uniqueness constraint the layout keeps as a UNIQUE index
+    /// (Core Data's), or the identity, which formats that keep one hold unique.
+    struct RefusedRow: Error, CustomStringConvertible {
+        enum Reason {
+            /// The problem names the constraint and the object already in the store.
+            case uniqueness(DataProblem)
+            case identityTaken
+        }
+        var entity: String
+        var id: String
+        var origin: String?
+        var reason: Reason
+
+        var description: String { dataProblem.description }
+
+        /// The refusal as a problem of the data being loaded.
+        var dataProblem: DataValidationError {
+            switch reason {
+            case .uniqueness(let problem): return DataValidationError(problems: [problem], total: 1)
+            case .identityTaken: return DataValidationError(problems: [DataProblem(entity: entity, objectID: id, key: "id", message: "another object in the store already has this id")], total: 1)
+            }
+        }
+    }
+
+    /// Writes the rows held back; each row a constraint refuses is named (`refusal`), whichever
+    /// row of a statement it was.
+    func flush() throws {
+        #if DEBUG
+        try checkNothingRanWhileHeld()
+        #endif
+        guard let batch = held else { return }
+        held = nil
+        let plan = batch.plan
+        guard batch.rows.count == plan.rowsPerStatement, batch.rows.count > 1 else {
+            for index in batch.rows.indices { try write(batch.rows[index], Array(batch.arguments(ofRow: index)), by: plan) }
+            return
+        }
+        if plan.batchStatement == nil {
+            plan.batchStatement = try WriteStatement(connection, sql: Self.insertSQL(table: plan.table, columns: plan.columns, rows: batch.rows.count))
+        }
+        do {
+            try plan.batchStatement?.execute(batch.arguments)
+        } catch let error as DatabaseError where error.resultCode != .SQLITE_INTERRUPT {
+            // Which row failed: SQLite says only what. With a journal, the statement's rows are
+            // rolled back; without one (a migration's temporary file), those before the failing
+            // row stay. Rows after the ones that stayed are written again one by one, so that the
+            // failing one fails alone and is named as it would have been. Should every one pass
+            // alone, the statement's own failure stands.
+            var index = try rowsStillWritten(batch)
+            while index < batch.rows.count {
+                try write(batch.rows[index], Array(batch.arguments(ofRow: index)), by: plan)
+                index += 1
+            }
+            throw error
+        }
+    }
+
+    /// How many of a failed statement's rows, from the first, the store holds as written.
+    private func rowsStillWritten(_ batch: HeldRows) throws -> Int {
+        let plan = batch.plan
+        let conditions = plan.columns.map { "\($0.quotedDatabaseIdentifier) IS ?" }.joined(separator: " AND ")
+        let statement = try connection.makeStatement(sql: "SELECT 1 FROM \(plan.table.quotedDatabaseIdentifier) WHERE \(conditions) LIMIT 1")
+        var count = 0
+        while count < batch.rows.count, try Row.fetchOne(statement, arguments: StatementArguments(Array(batch.arguments(ofRow: count)))) != nil {
+            count += 1
+        }
+        return count
+    }
+
+    /// Writes one row by its plan's one-row statement, naming it if a constraint refuses it.
+    private func write(_ row: HeldRow, _ arguments: [DatabaseValue], by plan: InsertPlan) throws {
+        do {
+            try plan.statement.execute(arguments)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            let attributes = Dictionary(zip(plan.attributeNames, row.values), uniquingKeysWith: { first, _ in first })
+            if let problem = try store.uniquenessProblem(entity: row.entity, objectID: row.id, values: attributes, connection)?.problems.first {
+                throw refusal(RefusedRow(entity: row.entity, id: row.id, origin: row.origin, reason: .uniqueness(problem)))
+            }
+            guard plan.keepsIdentity else { throw error }
+            throw refusal(RefusedRow(entity: row.entity, id: row.id, origin: row.origin, reason: .identityTaken))
+        }
+    }
+
+    /// Statements that only touch the migration's scratch schema, which may run while rows are held back.
+    private var scratchSQL: Set<String> = []
+
+    #if DEBUG
+    /// A statement that ran while rows were held back, other than a scratch one.
+    private var ranWhileHeld: String?
+
+    /// Records any statement that runs on the connection while rows are held back, so that a
+    /// missing `flush()` fails every test that reaches it.
+    private func watchStatements() {
+        connection.trace(options: .statement) { [weak self] event in
+            guard let self, let held = self.held, !held.rows.isEmpty, case .statement(let statement) = event else { return }
+            let sql = statement.sql
+            if !self.scratchSQL.contains(sql), self.ranWhileHeld == nil { self.ranWhileHeld = sql }
+        }
+    }
+
+    private func checkNothingRanWhileHeld() throws {
+        guard let sql = ranWhileHeld else { return }
+        ranWhileHeld = nil
+        throw MapcError.store("internal error: '\(sql)' ran while inserted rows were held back")
+    }
+    #endif
+
+    /// Writes the rows held back and stops watching the connection.
+    func finish() throws {
+        try flush()
+        #if DEBUG
+        if buffersRows { connection.trace(options: .statement, nil) }
+        #endif
     }
 
     /// Links `owner` to `target` through a relationship of `owner`'s entity, where the layout keeps
     /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
     /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
     func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
+        try flush()
         switch try foreignKeyLink(relationship, of: storage) {
         case .foreignKey(let update, let ordered, let inverse)?:
             // A row the other side already placed in its ordered list keeps its place (SQLite
@@ -241,6 +467,7 @@ final class RowWriter {
 
     /// Clears a to-one relationship.
     func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
+        try flush()
         guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
         let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
         try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")

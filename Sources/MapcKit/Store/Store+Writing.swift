@@ -20,7 +20,7 @@ extension Store {
             var resolver = ObjectGraphResolver(schema: schema, objects: objects, existing: hadObjects ? { id in try self.readObject(id: id, db) } : nil)
             try resolver.resolve()
             try self.checkIDsAreFree(objects, db)
-            let writer = RowWriter(store: self, db: db)
+            let writer = RowWriter(store: self, db: db, refusal: \.dataProblem)
             var keys = [Int64](repeating: 0, count: resolver.objects.count)
             for (index, object) in resolver.objects.enumerated() {
                 if resolver.isExisting(index) {
@@ -28,12 +28,10 @@ extension Store {
                     continue
                 }
                 guard schema.entity(named: object.entity) != nil else { continue }
+                // A uniqueness constraint the layout keeps as a UNIQUE index (Core Data's) stops the
+                // insert itself; the writer says it as the data problem it is (`refusal`).
                 do {
                     keys[index] = try writer.insert(entity: object.entity, id: object.id, attributes: resolver.values[index])
-                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    // A layout that keeps a uniqueness constraint as a UNIQUE index (Core Data's)
-                    // stops the insert itself: say it as the data problem it is.
-                    throw try uniquenessProblem(entity: object.entity, objectID: object.id, values: resolver.values[index], db) ?? error
                 } catch let error as RowWriter.UnstorableValue {
                     throw error.dataProblem
                 }

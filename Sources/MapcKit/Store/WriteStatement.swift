@@ -16,6 +16,9 @@ struct WriteStatement {
     private let statement: Statement
     private let parameterCount: Int
 
+    /// The statement's SQL, as SQLite keeps it.
+    var sql: String { statement.sql }
+
     init(_ db: Database, sql: String) throws {
         statement = try db.makeStatement(sql: sql)
         parameterCount = Int(sqlite3_bind_parameter_count(statement.sqliteStatement))
