@@ -111,7 +111,7 @@ struct RowBufferingTests {
     @Test func aWideTableWritesFewerRowsPerStatement() throws {
         let store = try TestLayout.mapc.store(try loadSchema(items))
         try store.database.write { db in
-            // Five columns (key, entity, id, name, code): two rows per statement under a limit of 12.
+            // Four values a row (key, id, name, code; the entity is written in the SQL): three rows per statement under a limit of 12.
             sqlite3_limit(db.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, 12)
             let writer = RowWriter(store: store, db: db, buffersRows: true)
             for index in 0..<40 { _ = try writer.insert(entity: "Item", id: "i\(index)", attributes: ["name": .string("x"), "code": .integer(Int64(index))]) }

@@ -39,9 +39,12 @@ final class RowWriter {
     /// class, so that handing it out per row is one retain.
     final class InsertPlan {
         fileprivate let statement: WriteStatement
-        /// The table and its columns, in the order the statement's values are given.
+        /// The table, one row's values in SQL (`?` for each value given, literals for the
+        /// discriminator and the format's constant columns), and the columns the values go to.
         fileprivate let table: String
         fileprivate let columns: [String]
+        fileprivate let row: String
+        fileprivate let valueColumns: [String]
         /// How many rows one statement writes when rows are held back: `RowWriter.rowsPerStatement`,
         /// fewer for a table so wide that they would pass SQLite's limit on parameters.
         fileprivate let rowsPerStatement: Int
@@ -50,24 +53,22 @@ final class RowWriter {
         fileprivate let attributes: [(name: String, type: AttributeType)]
         /// The stored attributes, in the order a row's values are given.
         let attributeNames: [String]
-        fileprivate let discriminator: DatabaseValue
         /// Whether the format stores the object's identity in a column of its own.
         let keepsIdentity: Bool
-        fileprivate let insertedValues: [DatabaseValue]
         /// The relationships whose foreign keys the row takes, after its attributes.
         let links: [String]
 
-        fileprivate init(statement: WriteStatement, table: String, columns: [String], rowsPerStatement: Int, attributes: [(name: String, type: AttributeType)],
-                         discriminator: DatabaseValue, keepsIdentity: Bool, insertedValues: [DatabaseValue], links: [String]) {
+        fileprivate init(statement: WriteStatement, table: String, columns: [String], row: String, valueColumns: [String], rowsPerStatement: Int,
+                         attributes: [(name: String, type: AttributeType)], keepsIdentity: Bool, links: [String]) {
             self.statement = statement
             self.table = table
             self.columns = columns
+            self.row = row
+            self.valueColumns = valueColumns
             self.rowsPerStatement = rowsPerStatement
             self.attributes = attributes
             self.attributeNames = attributes.map(\.name)
-            self.discriminator = discriminator
             self.keepsIdentity = keepsIdentity
-            self.insertedValues = insertedValues
             self.links = links
         }
     }
@@ -167,11 +168,9 @@ final class RowWriter {
         }
         let key = try chosen ?? reserveKeys(1, for: store.layout.storage(of: entity))
         var arguments: [DatabaseValue] = []
-        arguments.reserveCapacity(3 + plan.insertedValues.count + values.count + targets.count)
+        arguments.reserveCapacity(2 + values.count + targets.count)
         arguments.append(key.databaseValue)
-        arguments.append(plan.discriminator)
         if plan.keepsIdentity { arguments.append(id.databaseValue) }
-        arguments.append(contentsOf: plan.insertedValues)
         for (attribute, value) in zip(plan.attributes, values) {
             if let problem = strategy.storageProblem(value, as: attribute.type) {
                 throw UnstorableValue(entity: entity, id: id, property: attribute.name, problem: problem)
@@ -212,20 +211,23 @@ final class RowWriter {
         }
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? []) + storage.insertedColumns.map(\.name)
             + stored.compactMap { storage.attributeColumns[$0.name] } + linkColumns
-        let sql = Self.insertSQL(table: storage.table, columns: columns, rows: 1)
+        // The same in every row: written in the statement, not bound per row.
+        var constants = [storage.entityColumn: Store.sqlLiteral(storage.discriminator)]
+        for column in storage.insertedColumns { constants[column.name] = Store.sqlLiteral(column.value) }
+        let row = "(" + columns.map { constants[$0] ?? "?" }.joined(separator: ", ") + ")"
+        let sql = Self.insertSQL(table: storage.table, columns: columns, row: row, rows: 1)
         // SQLite refuses a statement with more parameters than its limit (32,766 by default).
         let parameterLimit = Int(sqlite3_limit(connection.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
-        let plan = InsertPlan(statement: try WriteStatement(connection, sql: sql), table: storage.table, columns: columns,
-                              rowsPerStatement: max(1, min(Self.rowsPerStatement, parameterLimit / max(1, columns.count))),
-                              attributes: stored.map { (name: $0.name, type: $0.type) }, discriminator: storage.discriminator,
-                              keepsIdentity: storage.idColumn != nil, insertedValues: storage.insertedColumns.map(\.value), links: relationships)
+        let valueColumns = columns.filter { constants[$0] == nil }
+        let plan = InsertPlan(statement: try WriteStatement(connection, sql: sql), table: storage.table, columns: columns, row: row, valueColumns: valueColumns,
+                              rowsPerStatement: max(1, min(Self.rowsPerStatement, parameterLimit / max(1, valueColumns.count))),
+                              attributes: stored.map { (name: $0.name, type: $0.type) }, keepsIdentity: storage.idColumn != nil, links: relationships)
         if relationships.isEmpty { insertPlans[entity] = plan } else { linkedInsertPlans[links] = plan }
         return plan
     }
 
-    /// `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows.
-    private static func insertSQL(table: String, columns: [String], rows: Int) -> String {
-        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ", ") + ")"
+    /// `INSERT INTO table (columns) VALUES row, row, …` for `rows` rows.
+    private static func insertSQL(table: String, columns: [String], row: String, rows: Int) -> String {
         return "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
@@ -315,7 +317,7 @@ final class RowWriter {
             return
         }
         if plan.batchStatement == nil {
-            plan.batchStatement = try WriteStatement(connection, sql: Self.insertSQL(table: plan.table, columns: plan.columns, rows: batch.rows.count))
+            plan.batchStatement = try WriteStatement(connection, sql: Self.insertSQL(table: plan.table, columns: plan.columns, row: plan.row, rows: batch.rows.count))
         }
         do {
             try plan.batchStatement?.execute(batch.arguments)
@@ -337,7 +339,7 @@ final class RowWriter {
     /// How many of a failed statement's rows, from the first, the store holds as written.
     private func rowsStillWritten(_ batch: HeldRows) throws -> Int {
         let plan = batch.plan
-        let conditions = plan.columns.map { "\($0.quotedDatabaseIdentifier) IS ?" }.joined(separator: " AND ")
+        let conditions = plan.valueColumns.map { "\($0.quotedDatabaseIdentifier) IS ?" }.joined(separator: " AND ")
         let statement = try connection.makeStatement(sql: "SELECT 1 FROM \(plan.table.quotedDatabaseIdentifier) WHERE \(conditions) LIMIT 1")
         var count = 0
         while count < batch.rows.count, try Row.fetchOne(statement, arguments: StatementArguments(Array(batch.arguments(ofRow: count)))) != nil {
