@@ -39,4 +39,22 @@ void mapc_writeback_end(mapc_writeback *writeback);
 /// takes. Only before SQLite is first used (`sqlite3_config`); returns SQLITE_OK or SQLITE_MISUSE.
 int mapc_disable_memory_statistics(void);
 
+/// The file controls (`sqlite3_file_control` on a connection's "main" database) of write-behind:
+/// BEGIN starts writing the file behind on a thread of its own (SQLITE_OK, or why not, and the
+/// file is written as before); END waits for every queued write and stops, returning the first
+/// write that failed. Only once `mapc_write_behind_install` has made its VFS the default, for
+/// files opened after that.
+#define MAPC_FCNTL_WRITE_BEHIND_BEGIN 0x6d617001
+#define MAPC_FCNTL_WRITE_BEHIND_END 0x6d617002
+
+/// Registers, once, the write-behind VFS as the default, wrapping the default before it (the
+/// fault-injection harness's when it is active). Every file goes straight through it until
+/// asked. Returns 1 when it is installed.
+int mapc_write_behind_install(void);
+
+/// The test hooks, for files whose path starts with `folder`: the write-behind thread's write
+/// after the next `failingAfter` fails as a full disk would make it (-1: none); with
+/// `holdingBack`, the thread writes only once its queue is half full, or someone waits for it.
+void mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack);
+
 #endif

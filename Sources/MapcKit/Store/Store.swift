@@ -48,6 +48,8 @@ public final class Store: @unchecked Sendable {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }
+        // Installed before the file is opened, so that a step can write it behind.
+        _ = writeBehindInstalled
         let queue = try openQueue(path: path, readOnly: false)
         let store = Store(database: queue, schema: schema, format: format, path: path)
         try store.createTables(carrying: previous)

@@ -1,0 +1,425 @@
+// Write-behind for the file a migration step builds: SQLite's writes to it are copied into a
+// bounded queue and written by a thread of the file's own, so that the kernel's copy of every
+// page into its cache (a third of an interpreted migration's main thread at 1,000,000 notes)
+// happens on the machine's other core. Only a file a connection asks for it
+// (`MAPC_FCNTL_WRITE_BEHIND_BEGIN`) is written behind, until it asks to stop
+// (`MAPC_FCNTL_WRITE_BEHIND_END`, which waits for the queue and returns the first failure);
+// every other file, and every other call, goes straight to the VFS this one wraps.
+//
+// What SQLite sees stays what it would see without the queue:
+// - a read of a page still queued is answered from the queue (the newest write of it); any other
+//   read that could meet a queued write waits for the queue to empty first;
+// - the file's size counts the queued writes;
+// - truncating, syncing, locking and unlocking wait for the queue to empty first, so another
+//   connection that locks the file after a commit reads what was committed;
+// - a write the thread could not make fails every later call on the file, and the end;
+// - queued writes are numbered for the fault-injection harness when SQLite makes them, on its
+//   thread, as the harness's own VFS would number them, so its crash and failure points stay the
+//   same whatever the thread's timing.
+#include "CMapcSystem.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/// The most bytes queued at once; a writer that would pass it waits for the thread.
+#define QUEUE_LIMIT (8 * 1024 * 1024)
+#define BUCKETS 4096
+
+typedef struct Pending {
+    struct Pending *next;       // the queue, oldest first
+    struct Pending *sameBucket; // the bucket's chain, newest first
+    sqlite3_int64 offset;
+    int amount;
+    unsigned char data[];
+} Pending;
+
+typedef struct WriteBehind {
+    int fd;
+    const char *path;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    Pending *head, *tail;
+    size_t queuedBytes;
+    int stopping;
+    int waiting;                 // callers waiting for the queue to empty
+    int error;                   // the first failure's SQLite code, or SQLITE_OK
+    int unit;                    // the size of every queued write (each at a multiple of it)
+    sqlite3_int64 pendingEnd;    // the end of the furthest write queued since the queue was last empty
+    Pending *buckets[BUCKETS];   // queued writes by offset / unit
+} WriteBehind;
+
+typedef struct WBFile {
+    sqlite3_file base;
+    sqlite3_file *real;
+    const char *path;            // main database files only; valid until xClose
+    WriteBehind *behind;         // while writing behind
+    int descriptor;              // the thread's; closed only after SQLite's own (see `begin`)
+} WBFile;
+
+static sqlite3_vfs *wrapped = 0;
+static sqlite3_vfs behindVFS;
+// The test hooks, for files under `hookFolder`: the thread's writes after the next `failAfter`
+// fail; while `holding`, the thread writes only once the queue is half full (or someone waits).
+static long failAfter = -1;
+static int holding = 0;
+static char hookFolder[4096];
+static pthread_mutex_t hookLock = PTHREAD_MUTEX_INITIALIZER;
+
+#define REAL(f) (((WBFile *)(f))->real)
+#define BEHIND(f) (((WBFile *)(f))->behind)
+
+static int bucketOf(const WriteBehind *w, sqlite3_int64 offset) {
+    return (int)((unsigned long long)(offset / w->unit) % BUCKETS);
+}
+
+/// Removes a written (or dropped) write from its bucket. Called with the lock held.
+static void unhash(WriteBehind *w, Pending *p) {
+    Pending **link = &w->buckets[bucketOf(w, p->offset)];
+    while (*link && *link != p) link = &(*link)->sameBucket;
+    if (*link) *link = p->sameBucket;
+}
+
+/// Whether the thread holds its writes back (the test hook), which lets tests read pages queued.
+static int hookHolds(const WriteBehind *w) {
+    pthread_mutex_lock(&hookLock);
+    int held = holding && strncmp(w->path, hookFolder, strlen(hookFolder)) == 0;
+    pthread_mutex_unlock(&hookLock);
+    return held && !w->stopping && !w->waiting && w->queuedBytes < QUEUE_LIMIT / 2;
+}
+
+/// Whether the thread's next write to `path` is to fail (the test hook).
+static int hookSaysFail(const char *path) {
+    pthread_mutex_lock(&hookLock);
+    int fail = 0;
+    if (failAfter < 0 || strncmp(path, hookFolder, strlen(hookFolder)) != 0) {}
+    else if (failAfter == 0) { fail = 1; failAfter = -1; }
+    else failAfter -= 1;
+    pthread_mutex_unlock(&hookLock);
+    return fail;
+}
+
+static void *writeQueued(void *argument) {
+    WriteBehind *w = argument;
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while ((!w->head && !w->stopping) || (w->head && hookHolds(w))) pthread_cond_wait(&w->changed, &w->lock);
+        if (!w->head) break;
+        Pending *p = w->head;
+        // The entry stays queued (and found by reads) while it is written; only this thread removes entries.
+        pthread_mutex_unlock(&w->lock);
+        int failure = SQLITE_OK;
+        if (hookSaysFail(w->path)) {
+            failure = SQLITE_FULL;
+        } else {
+            int written = 0;
+            while (written < p->amount) {
+                ssize_t n = pwrite(w->fd, p->data + written, (size_t)(p->amount - written), p->offset + written);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) { failure = (n < 0 && errno == ENOSPC) ? SQLITE_FULL : SQLITE_IOERR_WRITE; break; }
+                written += (int)n;
+            }
+        }
+        pthread_mutex_lock(&w->lock);
+        if (failure != SQLITE_OK && w->error == SQLITE_OK) w->error = failure;
+        if (w->error != SQLITE_OK) {
+            // Nothing more is written: the file is failed for good.
+            while (w->head) {
+                Pending *dropped = w->head;
+                w->head = dropped->next;
+                unhash(w, dropped);
+                free(dropped);
+            }
+            w->tail = 0;
+            w->queuedBytes = 0;
+        } else {
+            w->head = p->next;
+            if (!w->head) w->tail = 0;
+            unhash(w, p);
+            w->queuedBytes -= (size_t)p->amount;
+            free(p);
+        }
+        if (!w->head) w->pendingEnd = 0;
+        pthread_cond_broadcast(&w->changed);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+/// Waits until every queued write is made (or the file failed); returns the failure. Lock held.
+static int drainLocked(WriteBehind *w) {
+    w->waiting += 1;
+    pthread_cond_broadcast(&w->changed);
+    while (w->head && w->error == SQLITE_OK) pthread_cond_wait(&w->changed, &w->lock);
+    w->waiting -= 1;
+    return w->error;
+}
+
+static int drain(WriteBehind *w) {
+    pthread_mutex_lock(&w->lock);
+    int rc = drainLocked(w);
+    pthread_mutex_unlock(&w->lock);
+    return rc;
+}
+
+static int begin(WBFile *file) {
+    if (file->behind) return SQLITE_OK;
+    if (!file->path) return SQLITE_NOTFOUND;
+    // A descriptor of its own: SQLite's is not shared with another thread. It is closed only
+    // after SQLite's own (closing any descriptor drops the process's POSIX locks on the file).
+    if (file->descriptor < 0) file->descriptor = open(file->path, O_RDWR | O_CLOEXEC);
+    if (file->descriptor < 0) return SQLITE_CANTOPEN;
+    WriteBehind *w = calloc(1, sizeof(WriteBehind));
+    if (!w) return SQLITE_NOMEM;
+    w->fd = file->descriptor;
+    w->path = file->path;
+    pthread_mutex_init(&w->lock, 0);
+    pthread_cond_init(&w->changed, 0);
+    if (pthread_create(&w->thread, 0, writeQueued, w) != 0) {
+        pthread_cond_destroy(&w->changed);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return SQLITE_ERROR;
+    }
+    file->behind = w;
+    return SQLITE_OK;
+}
+
+/// Stops writing behind: waits for the queue and the thread; the file is written in line from
+/// now on. Returns the first failure. The descriptor is kept until the file closes.
+static int end(WBFile *file) {
+    WriteBehind *w = file->behind;
+    if (!w) return SQLITE_OK;
+    pthread_mutex_lock(&w->lock);
+    int rc = drainLocked(w);
+    w->stopping = 1;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, 0);
+    pthread_cond_destroy(&w->changed);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+    file->behind = 0;
+    return rc;
+}
+
+static int bClose(sqlite3_file *f) {
+    WBFile *file = (WBFile *)f;
+    // A file closed while written behind is written out first; a failure then has no one to
+    // tell, so a step ends writing behind (and hears of failures) before it closes its file.
+    end(file);
+    int rc = REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
+    if (file->descriptor >= 0) close(file->descriptor);
+    file->descriptor = -1;
+    return rc;
+}
+
+static int bRead(sqlite3_file *f, void *b, int n, sqlite3_int64 o) {
+    WriteBehind *w = BEHIND(f);
+    if (w) {
+        pthread_mutex_lock(&w->lock);
+        if (w->error != SQLITE_OK) { int rc = w->error; pthread_mutex_unlock(&w->lock); return rc; }
+        if (w->head) {
+            if (n == w->unit && o % w->unit == 0) {
+                // Whole queued writes only: this read meets at most one, the newest of its offset.
+                for (Pending *p = w->buckets[bucketOf(w, o)]; p; p = p->sameBucket) {
+                    if (p->offset == o) {
+                        memcpy(b, p->data, (size_t)n);
+                        pthread_mutex_unlock(&w->lock);
+                        return SQLITE_OK;
+                    }
+                }
+            } else if (o < w->pendingEnd) {
+                int rc = drainLocked(w);
+                if (rc != SQLITE_OK) { pthread_mutex_unlock(&w->lock); return rc; }
+            }
+        }
+        pthread_mutex_unlock(&w->lock);
+    }
+    return REAL(f)->pMethods->xRead(REAL(f), b, n, o);
+}
+
+static int bWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
+    WriteBehind *w = BEHIND(f);
+    if (!w) return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+    // Numbered here, where the harness's own VFS (below this one) would number it.
+    if (mapc_faults_tick(MAPC_FAULT_WRITE)) return SQLITE_IOERR_WRITE;
+    if (n <= 0) return SQLITE_OK;
+    Pending *p = malloc(sizeof(Pending) + (size_t)n);
+    if (!p) return SQLITE_IOERR_NOMEM;
+    p->offset = o;
+    p->amount = n;
+    p->next = 0;
+    memcpy(p->data, b, (size_t)n);
+    pthread_mutex_lock(&w->lock);
+    int rc = w->error;
+    // Writes of another size, or not at a multiple of it, wait for the queue to empty: the
+    // queue only ever holds writes of one size, at multiples of it, which reads look up whole.
+    if (rc == SQLITE_OK && w->head && (n != w->unit || o % w->unit != 0)) rc = drainLocked(w);
+    while (rc == SQLITE_OK && w->head && w->queuedBytes + (size_t)n > QUEUE_LIMIT) {
+        pthread_cond_wait(&w->changed, &w->lock);
+        rc = w->error;
+    }
+    if (rc != SQLITE_OK) {
+        pthread_mutex_unlock(&w->lock);
+        free(p);
+        return rc;
+    }
+    if (!w->head) w->unit = n;
+    if (o % w->unit != 0) {
+        // A write SQLite does not make to a database file: written in line, the queue being empty.
+        pthread_mutex_unlock(&w->lock);
+        free(p);
+        return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+    }
+    int bucket = bucketOf(w, o);
+    p->sameBucket = w->buckets[bucket];
+    w->buckets[bucket] = p;
+    if (w->tail) w->tail->next = p; else w->head = p;
+    w->tail = p;
+    w->queuedBytes += (size_t)n;
+    if (o + n > w->pendingEnd) w->pendingEnd = o + n;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    return SQLITE_OK;
+}
+
+static int bTruncate(sqlite3_file *f, sqlite3_int64 s) {
+    if (BEHIND(f)) {
+        int rc = drain(BEHIND(f));
+        if (rc != SQLITE_OK) return rc;
+    }
+    return REAL(f)->pMethods->xTruncate(REAL(f), s);
+}
+
+static int bSync(sqlite3_file *f, int flags) {
+    if (BEHIND(f)) {
+        int rc = drain(BEHIND(f));
+        if (rc != SQLITE_OK) return rc;
+    }
+    return REAL(f)->pMethods->xSync(REAL(f), flags);
+}
+
+static int bFileSize(sqlite3_file *f, sqlite3_int64 *s) {
+    int rc = REAL(f)->pMethods->xFileSize(REAL(f), s);
+    WriteBehind *w = BEHIND(f);
+    if (w && rc == SQLITE_OK) {
+        pthread_mutex_lock(&w->lock);
+        if (w->error != SQLITE_OK) rc = w->error;
+        else if (w->head && w->pendingEnd > *s) *s = w->pendingEnd;
+        pthread_mutex_unlock(&w->lock);
+    }
+    return rc;
+}
+
+static int bLock(sqlite3_file *f, int l) {
+    if (BEHIND(f)) {
+        int rc = drain(BEHIND(f));
+        if (rc != SQLITE_OK) return rc;
+    }
+    return REAL(f)->pMethods->xLock(REAL(f), l);
+}
+
+static int bUnlock(sqlite3_file *f, int l) {
+    // After a commit: what was committed is in the file before anyone else can lock it.
+    if (BEHIND(f)) drain(BEHIND(f));
+    return REAL(f)->pMethods->xUnlock(REAL(f), l);
+}
+
+static int bCheckReservedLock(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
+
+static int bFileControl(sqlite3_file *f, int op, void *a) {
+    WBFile *file = (WBFile *)f;
+    if (op == MAPC_FCNTL_WRITE_BEHIND_BEGIN) return begin(file);
+    if (op == MAPC_FCNTL_WRITE_BEHIND_END) return end(file);
+    return REAL(f)->pMethods->xFileControl(REAL(f), op, a);
+}
+
+static int bSectorSize(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+static int bDeviceCharacteristics(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
+static int bShmMap(sqlite3_file *f, int i, int s, int w, void volatile **p) { return REAL(f)->pMethods->xShmMap(REAL(f), i, s, w, p); }
+static int bShmLock(sqlite3_file *f, int o, int n, int fl) { return REAL(f)->pMethods->xShmLock(REAL(f), o, n, fl); }
+static void bShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
+static int bShmUnmap(sqlite3_file *f, int d) { return REAL(f)->pMethods->xShmUnmap(REAL(f), d); }
+static int bFetch(sqlite3_file *f, sqlite3_int64 o, int n, void **p) {
+    // A memory map would show the file without the queued writes: SQLite reads instead.
+    if (BEHIND(f)) { *p = 0; return SQLITE_OK; }
+    return REAL(f)->pMethods->xFetch(REAL(f), o, n, p);
+}
+static int bUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p) { return REAL(f)->pMethods->xUnfetch(REAL(f), o, p); }
+
+static const sqlite3_io_methods methods = {
+    3, bClose, bRead, bWrite, bTruncate, bSync, bFileSize, bLock, bUnlock, bCheckReservedLock,
+    bFileControl, bSectorSize, bDeviceCharacteristics, bShmMap, bShmLock, bShmBarrier, bShmUnmap, bFetch, bUnfetch,
+};
+
+static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
+    (void)vfs;
+    WBFile *file = (WBFile *)f;
+    file->real = (sqlite3_file *)&file[1];
+    file->behind = 0;
+    file->descriptor = -1;
+    file->path = (flags & SQLITE_OPEN_MAIN_DB) && name ? name : 0;
+    int rc = wrapped->xOpen(wrapped, name, file->real, flags, out);
+    file->base.pMethods = (rc == SQLITE_OK && file->real->pMethods) ? &methods : 0;
+    return rc;
+}
+static int vDelete(sqlite3_vfs *v, const char *n, int s) { (void)v; return wrapped->xDelete(wrapped, n, s); }
+static int vAccess(sqlite3_vfs *v, const char *n, int f, int *r) { (void)v; return wrapped->xAccess(wrapped, n, f, r); }
+static int vFullPathname(sqlite3_vfs *v, const char *n, int s, char *o) { (void)v; return wrapped->xFullPathname(wrapped, n, s, o); }
+static void *vDlOpen(sqlite3_vfs *v, const char *n) { (void)v; return wrapped->xDlOpen(wrapped, n); }
+static void vDlError(sqlite3_vfs *v, int n, char *m) { (void)v; wrapped->xDlError(wrapped, n, m); }
+static void (*vDlSym(sqlite3_vfs *v, void *h, const char *s))(void) { (void)v; return wrapped->xDlSym(wrapped, h, s); }
+static void vDlClose(sqlite3_vfs *v, void *h) { (void)v; wrapped->xDlClose(wrapped, h); }
+static int vRandomness(sqlite3_vfs *v, int n, char *o) { (void)v; return wrapped->xRandomness(wrapped, n, o); }
+static int vSleep(sqlite3_vfs *v, int m) { (void)v; return wrapped->xSleep(wrapped, m); }
+static int vCurrentTime(sqlite3_vfs *v, double *t) { (void)v; return wrapped->xCurrentTime(wrapped, t); }
+static int vGetLastError(sqlite3_vfs *v, int n, char *m) { (void)v; return wrapped->xGetLastError ? wrapped->xGetLastError(wrapped, n, m) : 0; }
+static int vCurrentTimeInt64(sqlite3_vfs *v, sqlite3_int64 *t) { (void)v; return wrapped->xCurrentTimeInt64(wrapped, t); }
+
+static pthread_once_t installOnce = PTHREAD_ONCE_INIT;
+static int installed = 0;
+
+static void install(void) {
+    wrapped = sqlite3_vfs_find(0);
+    if (!wrapped) return;
+    behindVFS = *wrapped;
+    behindVFS.iVersion = wrapped->iVersion < 3 ? wrapped->iVersion : 3;
+    behindVFS.szOsFile = (int)sizeof(WBFile) + wrapped->szOsFile;
+    behindVFS.zName = "mapc-write-behind";
+    behindVFS.pNext = 0;
+    behindVFS.xOpen = vOpen;
+    behindVFS.xDelete = vDelete;
+    behindVFS.xAccess = vAccess;
+    behindVFS.xFullPathname = vFullPathname;
+    behindVFS.xDlOpen = vDlOpen;
+    behindVFS.xDlError = vDlError;
+    behindVFS.xDlSym = vDlSym;
+    behindVFS.xDlClose = vDlClose;
+    behindVFS.xRandomness = vRandomness;
+    behindVFS.xSleep = vSleep;
+    behindVFS.xCurrentTime = vCurrentTime;
+    behindVFS.xGetLastError = vGetLastError;
+    behindVFS.xCurrentTimeInt64 = vCurrentTimeInt64;
+    behindVFS.xSetSystemCall = 0;
+    behindVFS.xGetSystemCall = 0;
+    behindVFS.xNextSystemCall = 0;
+    installed = sqlite3_vfs_register(&behindVFS, 1) == SQLITE_OK;
+}
+
+int mapc_write_behind_install(void) {
+    pthread_once(&installOnce, install);
+    return installed;
+}
+
+void mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack) {
+    pthread_mutex_lock(&hookLock);
+    strncpy(hookFolder, folder, sizeof(hookFolder) - 1);
+    failAfter = failingAfter;
+    holding = holdingBack;
+    pthread_mutex_unlock(&hookLock);
+}
