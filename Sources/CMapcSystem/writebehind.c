@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /// The most bytes queued at once; a writer that would pass it waits for the thread.
@@ -64,6 +65,9 @@ typedef struct WBFile {
     const char *path;            // main database files only; valid until xClose
     WriteBehind *behind;         // while writing behind
     int descriptor;              // the thread's; closed only after SQLite's own (see `begin`)
+    int failed;                  // a write the thread could not make: every later call fails
+    dev_t device;                // the file SQLite opened, which the thread's descriptor must be
+    ino_t inode;
 } WBFile;
 
 static sqlite3_vfs *wrapped = 0;
@@ -71,7 +75,8 @@ static sqlite3_vfs behindVFS;
 // The test hooks, for files under `hookFolder`: the thread's writes after the next `failAfter`
 // fail; while `holding`, the thread writes only once the queue is half full (or someone waits).
 static long failAfter = -1;
-static int holding = 0;
+static int holding = 0;          // 1: until the queue is half full; 2: until a writer waits for room
+static long queueHits = 0;       // reads answered from a queue
 static char hookFolder[4096];
 static pthread_mutex_t hookLock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -92,9 +97,10 @@ static void unhash(WriteBehind *w, Pending *p) {
 /// Whether the thread holds its writes back (the test hook), which lets tests read pages queued.
 static int hookHolds(const WriteBehind *w) {
     pthread_mutex_lock(&hookLock);
-    int held = holding && strncmp(w->path, hookFolder, strlen(hookFolder)) == 0;
+    int held = strncmp(w->path, hookFolder, strlen(hookFolder)) == 0 ? holding : 0;
     pthread_mutex_unlock(&hookLock);
-    return held && !w->stopping && !w->waiting && w->queuedBytes < QUEUE_LIMIT / 2;
+    if (!held || w->stopping || w->waiting || w->writerWaiting) return 0;
+    return held == 2 || w->queuedBytes < QUEUE_LIMIT / 2;
 }
 
 /// Whether the thread's next write to `path` is to fail (the test hook).
@@ -129,7 +135,7 @@ static void *writeQueued(void *argument) {
             while (written < p->amount) {
                 ssize_t n = pwrite(w->fd, p->data + written, (size_t)(p->amount - written), p->offset + written);
                 if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) { failure = (n < 0 && errno == ENOSPC) ? SQLITE_FULL : SQLITE_IOERR_WRITE; break; }
+                if (n <= 0) { failure = (n < 0 && (errno == ENOSPC || errno == EDQUOT)) ? SQLITE_FULL : SQLITE_IOERR_WRITE; break; }
                 written += (int)n;
             }
         }
@@ -184,8 +190,18 @@ static int begin(WBFile *file) {
     if (!file->path) return SQLITE_NOTFOUND;
     // A descriptor of its own: SQLite's is not shared with another thread. It is closed only
     // after SQLite's own (closing any descriptor drops the process's POSIX locks on the file).
-    if (file->descriptor < 0) file->descriptor = open(file->path, O_RDWR | O_CLOEXEC);
-    if (file->descriptor < 0) return SQLITE_CANTOPEN;
+    if (file->failed) return file->failed;
+    if (file->descriptor < 0) {
+        int descriptor = open(file->path, O_RDWR | O_CLOEXEC);
+        if (descriptor < 0) return SQLITE_CANTOPEN;
+        // The path must still name the file SQLite opened, not one renamed over it since.
+        struct stat opened;
+        if (fstat(descriptor, &opened) != 0 || opened.st_dev != file->device || opened.st_ino != file->inode) {
+            close(descriptor);
+            return SQLITE_CANTOPEN;
+        }
+        file->descriptor = descriptor;
+    }
     WriteBehind *w = calloc(1, sizeof(WriteBehind));
     if (!w) return SQLITE_NOMEM;
     w->fd = file->descriptor;
@@ -221,6 +237,8 @@ static int end(WBFile *file) {
     pthread_mutex_destroy(&w->lock);
     free(w);
     file->behind = 0;
+    // The file lacks a write: it stays failed, written behind or not.
+    if (rc != SQLITE_OK) file->failed = rc;
     return rc;
 }
 
@@ -230,12 +248,15 @@ static int bClose(sqlite3_file *f) {
     // tell, so a step ends writing behind (and hears of failures) before it closes its file.
     end(file);
     int rc = REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
+    // Assumed, and true of a step's file: no other connection of this process has it open, whose
+    // POSIX locks closing this descriptor would drop.
     if (file->descriptor >= 0) close(file->descriptor);
     file->descriptor = -1;
-    return rc;
+    return file->failed ? file->failed : rc;
 }
 
 static int bRead(sqlite3_file *f, void *b, int n, sqlite3_int64 o) {
+    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
     WriteBehind *w = BEHIND(f);
     if (w) {
         pthread_mutex_lock(&w->lock);
@@ -247,6 +268,7 @@ static int bRead(sqlite3_file *f, void *b, int n, sqlite3_int64 o) {
                     if (p->offset == o) {
                         memcpy(b, p->data, (size_t)n);
                         pthread_mutex_unlock(&w->lock);
+                        if (holding) { pthread_mutex_lock(&hookLock); queueHits += 1; pthread_mutex_unlock(&hookLock); }
                         return SQLITE_OK;
                     }
                 }
@@ -261,11 +283,18 @@ static int bRead(sqlite3_file *f, void *b, int n, sqlite3_int64 o) {
 }
 
 static int bWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
-    WriteBehind *w = BEHIND(f);
+    WBFile *file = (WBFile *)f;
+    if (file->failed) return file->failed;
+    WriteBehind *w = file->behind;
     if (!w) return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+    if (n <= 0 || o % n != 0) {
+        // Not a whole page at its place, which SQLite does not write to a database file: made
+        // in line once the queue is empty (and numbered by the VFS below, as in line).
+        int rc = drain(w);
+        return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
+    }
     // Numbered here, where the harness's own VFS (below this one) would number it.
     if (mapc_faults_tick(MAPC_FAULT_WRITE)) return SQLITE_IOERR_WRITE;
-    if (n <= 0) return SQLITE_OK;
     pthread_mutex_lock(&w->lock);
     Pending *p = 0;
     if (w->spare && w->spareSize == n) { p = w->spare; w->spare = p->next; }
@@ -278,9 +307,9 @@ static int bWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
     memcpy(p->data, b, (size_t)n);
     pthread_mutex_lock(&w->lock);
     int rc = w->error;
-    // Writes of another size, or not at a multiple of it, wait for the queue to empty: the
-    // queue only ever holds writes of one size, at multiples of it, which reads look up whole.
-    if (rc == SQLITE_OK && w->head && (n != w->unit || o % w->unit != 0)) rc = drainLocked(w);
+    // A write of another size waits for the queue to empty: the queue only ever holds writes of
+    // one size, each at a multiple of it, which reads look up whole.
+    if (rc == SQLITE_OK && w->head && n != w->unit) rc = drainLocked(w);
     if (rc == SQLITE_OK && w->head && w->queuedBytes + (size_t)n > QUEUE_LIMIT) {
         // Full: wait until it is down to half, not for room for one page.
         w->writerWaiting = 1;
@@ -302,12 +331,6 @@ static int bWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
         while (w->spare) { Pending *old = w->spare; w->spare = old->next; free(old); }
         w->spareSize = n;
     }
-    if (o % w->unit != 0) {
-        // A write SQLite does not make to a database file: written in line, the queue being empty.
-        pthread_mutex_unlock(&w->lock);
-        free(p);
-        return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
-    }
     int bucket = bucketOf(w, o);
     p->sameBucket = w->buckets[bucket];
     w->buckets[bucket] = p;
@@ -321,6 +344,7 @@ static int bWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
 }
 
 static int bTruncate(sqlite3_file *f, sqlite3_int64 s) {
+    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
     if (BEHIND(f)) {
         int rc = drain(BEHIND(f));
         if (rc != SQLITE_OK) return rc;
@@ -329,6 +353,7 @@ static int bTruncate(sqlite3_file *f, sqlite3_int64 s) {
 }
 
 static int bSync(sqlite3_file *f, int flags) {
+    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
     if (BEHIND(f)) {
         int rc = drain(BEHIND(f));
         if (rc != SQLITE_OK) return rc;
@@ -337,18 +362,21 @@ static int bSync(sqlite3_file *f, int flags) {
 }
 
 static int bFileSize(sqlite3_file *f, sqlite3_int64 *s) {
-    int rc = REAL(f)->pMethods->xFileSize(REAL(f), s);
+    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
     WriteBehind *w = BEHIND(f);
-    if (w && rc == SQLITE_OK) {
-        pthread_mutex_lock(&w->lock);
-        if (w->error != SQLITE_OK) rc = w->error;
-        else if (w->head && w->pendingEnd > *s) *s = w->pendingEnd;
-        pthread_mutex_unlock(&w->lock);
-    }
+    if (!w) return REAL(f)->pMethods->xFileSize(REAL(f), s);
+    // The size is read with the lock held: an entry leaves the queue only under it, once written,
+    // so the file's size and the queue's end are seen at one moment.
+    pthread_mutex_lock(&w->lock);
+    int rc = w->error;
+    if (rc == SQLITE_OK) rc = REAL(f)->pMethods->xFileSize(REAL(f), s);
+    if (rc == SQLITE_OK && w->head && w->pendingEnd > *s) *s = w->pendingEnd;
+    pthread_mutex_unlock(&w->lock);
     return rc;
 }
 
 static int bLock(sqlite3_file *f, int l) {
+    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
     if (BEHIND(f)) {
         int rc = drain(BEHIND(f));
         if (rc != SQLITE_OK) return rc;
@@ -357,9 +385,11 @@ static int bLock(sqlite3_file *f, int l) {
 }
 
 static int bUnlock(sqlite3_file *f, int l) {
-    // After a commit: what was committed is in the file before anyone else can lock it.
-    if (BEHIND(f)) drain(BEHIND(f));
-    return REAL(f)->pMethods->xUnlock(REAL(f), l);
+    // After a commit: what was committed is in the file before anyone else can lock it (or, when
+    // a write failed, the failure is returned, and the file fails every later call).
+    int drained = BEHIND(f) ? drain(BEHIND(f)) : SQLITE_OK;
+    int rc = REAL(f)->pMethods->xUnlock(REAL(f), l);
+    return drained != SQLITE_OK ? drained : rc;
 }
 
 static int bCheckReservedLock(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
@@ -368,6 +398,11 @@ static int bFileControl(sqlite3_file *f, int op, void *a) {
     WBFile *file = (WBFile *)f;
     if (op == MAPC_FCNTL_WRITE_BEHIND_BEGIN) return begin(file);
     if (op == MAPC_FCNTL_WRITE_BEHIND_END) return end(file);
+    // A size hint may extend the file by writing to it in line: after the queued writes.
+    if ((op == SQLITE_FCNTL_SIZE_HINT || op == SQLITE_FCNTL_CHUNK_SIZE) && file->behind) {
+        int rc = drain(file->behind);
+        if (rc != SQLITE_OK) return rc;
+    }
     return REAL(f)->pMethods->xFileControl(REAL(f), op, a);
 }
 
@@ -395,8 +430,22 @@ static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
     file->real = (sqlite3_file *)&file[1];
     file->behind = 0;
     file->descriptor = -1;
+    file->failed = SQLITE_OK;
+    file->device = 0;
+    file->inode = 0;
     file->path = (flags & SQLITE_OPEN_MAIN_DB) && name ? name : 0;
     int rc = wrapped->xOpen(wrapped, name, file->real, flags, out);
+    if (rc != SQLITE_OK && file->real->pMethods) {
+        file->real->pMethods->xClose(file->real);
+        file->real->pMethods = 0;
+    }
+    struct stat opened;
+    if (rc == SQLITE_OK && file->path && stat(file->path, &opened) == 0) {
+        file->device = opened.st_dev;
+        file->inode = opened.st_ino;
+    } else {
+        file->path = 0;   // never written behind
+    }
     file->base.pMethods = (rc == SQLITE_OK && file->real->pMethods) ? &methods : 0;
     return rc;
 }
@@ -448,10 +497,13 @@ int mapc_write_behind_install(void) {
     return installed;
 }
 
-void mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack) {
+long mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack) {
     pthread_mutex_lock(&hookLock);
+    long hits = queueHits;
+    queueHits = 0;
     strncpy(hookFolder, folder, sizeof(hookFolder) - 1);
     failAfter = failingAfter;
     holding = holdingBack;
     pthread_mutex_unlock(&hookLock);
+    return hits;
 }

@@ -1,13 +1,15 @@
 import CMapcSystem
 import Foundation
 import GRDB
+import GRDBSQLite
 import Testing
 @testable import MapcKit
 
 /// A step's temporary file is written behind (`Store+WriteBehind`): SQLite sees the file as if
 /// every write were made at once, a write the thread could not make fails the step, and the
 /// store migrated is never one with a write missing.
-@Suite("Writing a step's file behind")
+// Serialized: the test hooks are the process's.
+@Suite("Writing a step's file behind", .serialized)
 struct WriteBehindTests {
     private let blobs = "model: B\nversion: b1\nentities:\n  Item:\n    attributes:\n      n: int64\n      data: binary\n"
 
@@ -28,7 +30,17 @@ struct WriteBehindTests {
         }
     }
 
-    @Test func whatIsWrittenBehindReadsBackTheSameBeforeAndAfter() throws {
+    /// The file's size as SQLite asks its VFS for it (`xFileSize`).
+    private func sizeSQLiteSees(_ db: Database) -> Int64? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK,
+              let file, let fileSize = file.pointee.pMethods?.pointee.xFileSize else { return nil }
+        var size: sqlite3_int64 = 0
+        return fileSize(file, &size) == SQLITE_OK ? size : nil
+    }
+
+    @Test(arguments: [1, 2])
+    func whatIsWrittenBehindReadsBackTheSameBeforeAndAfter(holding: Int32) throws {
         let folder = try temporaryFolder()
         defer {
             mapc_write_behind_test_hooks(folder.path, -1, 0)
@@ -39,11 +51,28 @@ struct WriteBehindTests {
         // A cache of 20 pages: SQLite reads again pages it wrote a moment ago, which the thread,
         // holding its writes back until its queue is half full, has not written yet.
         try store.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = 20") }
-        mapc_write_behind_test_hooks(folder.path, -1, 1)
+        mapc_write_behind_test_hooks(folder.path, -1, holding)
         #expect(store.beginWritingBehind())
         try fill(store, count: 16_000)
+        // While pages past the end of the file are queued, the size counts them.
+        try store.database.write { db in
+            for n in 16_000..<17_000 {
+                try db.execute(sql: "INSERT INTO \"Item\" (\"_pk\", \"_entity\", \"_id\", \"n\", \"data\") VALUES (?, 'Item', ?, ?, zeroblob(1024))", arguments: [n + 1, "i\(n)", n])
+            }
+            let onDisk = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber).int64Value
+            #expect(try #require(sizeSQLiteSees(db)) > onDisk, "holding \(holding)")
+            try db.execute(sql: "DELETE FROM \"Item\" WHERE n >= 16000")
+        }
+        // Another connection that locks the file after a commit reads what was committed.
+        let other = try DatabaseQueue(path: path)
+        #expect(try other.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM \"Item\"") } == 16_000)
+        try other.close()
+        #expect(mapc_write_behind_test_hooks(folder.path, -1, holding) > 0, "some pages were read from the queue")
         try store.endWritingBehind()
-        // Written in line from here on.
+        // Written behind again, then closed without ending: the close writes the queue out.
+        #expect(store.beginWritingBehind())
+        try store.database.write { try $0.execute(sql: "UPDATE \"Item\" SET data = data WHERE n % 2 = 0") }
+        // Still written behind, and closed without an end: the close writes the queue out.
         try store.database.write { try $0.execute(sql: "UPDATE \"Item\" SET n = n + 1 WHERE \"_pk\" = 1") }
         try store.database.close()
         let reopened = try DatabaseQueue(path: path)
@@ -83,6 +112,9 @@ struct WriteBehindTests {
         }
         let message = "\(failure.map { "\($0)" } ?? "no failure")"
         #expect(message.contains("full"), "\(message)")
+        // Failed for good: the file lacks a write, whatever comes next.
+        #expect(throws: (any Error).self) { try store.database.write { try $0.execute(sql: "DELETE FROM \"Item\"") } }
+        #expect(throws: (any Error).self) { try store.endWritingBehind() }
     }
 
     /// The whole run: a step whose file could not be written leaves the store as it was, and

@@ -54,7 +54,9 @@ int mapc_write_behind_install(void);
 
 /// The test hooks, for files whose path starts with `folder`: the write-behind thread's write
 /// after the next `failingAfter` fails as a full disk would make it (-1: none); with
-/// `holdingBack`, the thread writes only once its queue is half full, or someone waits for it.
-void mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack);
+/// `holdingBack` 1 the thread writes only once its queue is half full, with 2 only once a writer
+/// waits for room (either way, or someone waits for the queue). Returns how many reads the
+/// queue answered while holding back, since the last call.
+long mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack);
 
 #endif

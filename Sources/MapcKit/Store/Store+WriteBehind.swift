@@ -16,8 +16,14 @@ extension Store {
     @discardableResult
     func beginWritingBehind() -> Bool {
         guard Self.writeBehindInstalled, path != nil else { return false }
-        let code = database.writeWithoutTransaction { db in
-            sqlite3_file_control(db.sqliteConnection, "main", MAPC_FCNTL_WRITE_BEHIND_BEGIN, nil)
+        let code = try? database.writeWithoutTransaction { db -> Int32 in
+            // Only where every other connection reaches the file through its locks (which wait
+            // for the queue): not in WAL mode, whose readers read the file between checkpoints
+            // under no lock of the file's, nor with the locks kept (exclusive locking mode).
+            let journal = try String.fetchOne(db, sql: "PRAGMA journal_mode")?.lowercased()
+            let locking = try String.fetchOne(db, sql: "PRAGMA locking_mode")?.lowercased()
+            guard journal != "wal", locking == "normal" else { return SQLITE_MISUSE }
+            return sqlite3_file_control(db.sqliteConnection, "main", MAPC_FCNTL_WRITE_BEHIND_BEGIN, nil)
         }
         return code == SQLITE_OK
     }
