@@ -243,12 +243,10 @@ public final class MigrationManager: MigrationManagerFunctions {
         validatedCounts = nil
         // A refused row is named with the mapping that made it, wherever the writer finds out.
         rowWriter = RowWriter(store: destinationStore, db: db, buffersRows: true) { refused in
-            let message: String
-            switch refused.reason {
-            case .uniqueness(let problem): message = problem.message
-            case .identityTaken: message = "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id"
+            let (property, message) = switch refused.reason {
+            case .uniqueness(let problem): (problem.key ?? "", problem.message)
+            case .identityTaken: ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
             }
-            let property = if case .uniqueness(let problem) = refused.reason { problem.key ?? "" } else { "id" }
             return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
         }
         defer { connection = nil; rowWriter = nil }
