@@ -4,6 +4,7 @@
 // N-th fails with an I/O error, and MAPC_FAULT=count reports how many there were (in
 // MAPC_FAULT_LOG, a file appended to at exit). Without MAPC_FAULT nothing here is active.
 #include "CMapcSystem.h"
+#include "vfs_shim.h"
 #include <sqlite3.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,17 +83,6 @@ static int vDelete(sqlite3_vfs *vfs, const char *name, int sync) {
     if (mapc_faults_tick(MAPC_FAULT_WRITE)) return SQLITE_IOERR_DELETE;
     return original->xDelete(original, name, sync);
 }
-static int vAccess(sqlite3_vfs *v, const char *n, int f, int *r) { (void)v; return original->xAccess(original, n, f, r); }
-static int vFullPathname(sqlite3_vfs *v, const char *n, int s, char *o) { (void)v; return original->xFullPathname(original, n, s, o); }
-static void *vDlOpen(sqlite3_vfs *v, const char *n) { (void)v; return original->xDlOpen(original, n); }
-static void vDlError(sqlite3_vfs *v, int n, char *m) { (void)v; original->xDlError(original, n, m); }
-static void (*vDlSym(sqlite3_vfs *v, void *h, const char *s))(void) { (void)v; return original->xDlSym(original, h, s); }
-static void vDlClose(sqlite3_vfs *v, void *h) { (void)v; original->xDlClose(original, h); }
-static int vRandomness(sqlite3_vfs *v, int n, char *o) { (void)v; return original->xRandomness(original, n, o); }
-static int vSleep(sqlite3_vfs *v, int m) { (void)v; return original->xSleep(original, m); }
-static int vCurrentTime(sqlite3_vfs *v, double *t) { (void)v; return original->xCurrentTime(original, t); }
-static int vGetLastError(sqlite3_vfs *v, int n, char *m) { (void)v; return original->xGetLastError ? original->xGetLastError(original, n, m) : 0; }
-static int vCurrentTimeInt64(sqlite3_vfs *v, sqlite3_int64 *t) { (void)v; return original->xCurrentTimeInt64(original, t); }
 
 static sqlite3_vfs faultVFS;
 
@@ -114,27 +104,7 @@ int mapc_faults_install(void) {
     else return 0;
     original = sqlite3_vfs_find(0);
     if (!original) return 0;
-    faultVFS = *original;
-    faultVFS.iVersion = original->iVersion < 3 ? original->iVersion : 3;
-    faultVFS.szOsFile = (int)sizeof(FaultFile) + original->szOsFile;
-    faultVFS.zName = "mapc-faults";
-    faultVFS.pNext = 0;
-    faultVFS.xOpen = vOpen;
-    faultVFS.xDelete = vDelete;
-    faultVFS.xAccess = vAccess;
-    faultVFS.xFullPathname = vFullPathname;
-    faultVFS.xDlOpen = vDlOpen;
-    faultVFS.xDlError = vDlError;
-    faultVFS.xDlSym = vDlSym;
-    faultVFS.xDlClose = vDlClose;
-    faultVFS.xRandomness = vRandomness;
-    faultVFS.xSleep = vSleep;
-    faultVFS.xCurrentTime = vCurrentTime;
-    faultVFS.xGetLastError = vGetLastError;
-    faultVFS.xCurrentTimeInt64 = vCurrentTimeInt64;
-    faultVFS.xSetSystemCall = 0;
-    faultVFS.xGetSystemCall = 0;
-    faultVFS.xNextSystemCall = 0;
+    mapc_vfs_shim(&faultVFS, original, "mapc-faults", (int)sizeof(FaultFile), vOpen, vDelete);
     if (sqlite3_vfs_register(&faultVFS, 1) != SQLITE_OK) return 0;
     active = 1;
     atexit(report);

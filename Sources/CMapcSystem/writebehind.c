@@ -17,6 +17,7 @@
 //   thread, as the harness's own VFS would number them, so its crash and failure points stay the
 //   same whatever the thread's timing.
 #include "CMapcSystem.h"
+#include "vfs_shim.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -343,22 +344,20 @@ static int bWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
     return SQLITE_OK;
 }
 
-static int bTruncate(sqlite3_file *f, sqlite3_int64 s) {
+/// Before a call that must see the file as written: the file's failure, or the queue emptied.
+static int settle(sqlite3_file *f) {
     if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
-    if (BEHIND(f)) {
-        int rc = drain(BEHIND(f));
-        if (rc != SQLITE_OK) return rc;
-    }
-    return REAL(f)->pMethods->xTruncate(REAL(f), s);
+    return BEHIND(f) ? drain(BEHIND(f)) : SQLITE_OK;
+}
+
+static int bTruncate(sqlite3_file *f, sqlite3_int64 s) {
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xTruncate(REAL(f), s);
 }
 
 static int bSync(sqlite3_file *f, int flags) {
-    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
-    if (BEHIND(f)) {
-        int rc = drain(BEHIND(f));
-        if (rc != SQLITE_OK) return rc;
-    }
-    return REAL(f)->pMethods->xSync(REAL(f), flags);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xSync(REAL(f), flags);
 }
 
 static int bFileSize(sqlite3_file *f, sqlite3_int64 *s) {
@@ -376,12 +375,8 @@ static int bFileSize(sqlite3_file *f, sqlite3_int64 *s) {
 }
 
 static int bLock(sqlite3_file *f, int l) {
-    if (((WBFile *)f)->failed) return ((WBFile *)f)->failed;
-    if (BEHIND(f)) {
-        int rc = drain(BEHIND(f));
-        if (rc != SQLITE_OK) return rc;
-    }
-    return REAL(f)->pMethods->xLock(REAL(f), l);
+    int rc = settle(f);
+    return rc != SQLITE_OK ? rc : REAL(f)->pMethods->xLock(REAL(f), l);
 }
 
 static int bUnlock(sqlite3_file *f, int l) {
@@ -399,8 +394,8 @@ static int bFileControl(sqlite3_file *f, int op, void *a) {
     if (op == MAPC_FCNTL_WRITE_BEHIND_BEGIN) return begin(file);
     if (op == MAPC_FCNTL_WRITE_BEHIND_END) return end(file);
     // A size hint may extend the file by writing to it in line: after the queued writes.
-    if ((op == SQLITE_FCNTL_SIZE_HINT || op == SQLITE_FCNTL_CHUNK_SIZE) && file->behind) {
-        int rc = drain(file->behind);
+    if (op == SQLITE_FCNTL_SIZE_HINT || op == SQLITE_FCNTL_CHUNK_SIZE) {
+        int rc = settle(f);
         if (rc != SQLITE_OK) return rc;
     }
     return REAL(f)->pMethods->xFileControl(REAL(f), op, a);
@@ -449,18 +444,6 @@ static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
     file->base.pMethods = (rc == SQLITE_OK && file->real->pMethods) ? &methods : 0;
     return rc;
 }
-static int vDelete(sqlite3_vfs *v, const char *n, int s) { (void)v; return wrapped->xDelete(wrapped, n, s); }
-static int vAccess(sqlite3_vfs *v, const char *n, int f, int *r) { (void)v; return wrapped->xAccess(wrapped, n, f, r); }
-static int vFullPathname(sqlite3_vfs *v, const char *n, int s, char *o) { (void)v; return wrapped->xFullPathname(wrapped, n, s, o); }
-static void *vDlOpen(sqlite3_vfs *v, const char *n) { (void)v; return wrapped->xDlOpen(wrapped, n); }
-static void vDlError(sqlite3_vfs *v, int n, char *m) { (void)v; wrapped->xDlError(wrapped, n, m); }
-static void (*vDlSym(sqlite3_vfs *v, void *h, const char *s))(void) { (void)v; return wrapped->xDlSym(wrapped, h, s); }
-static void vDlClose(sqlite3_vfs *v, void *h) { (void)v; wrapped->xDlClose(wrapped, h); }
-static int vRandomness(sqlite3_vfs *v, int n, char *o) { (void)v; return wrapped->xRandomness(wrapped, n, o); }
-static int vSleep(sqlite3_vfs *v, int m) { (void)v; return wrapped->xSleep(wrapped, m); }
-static int vCurrentTime(sqlite3_vfs *v, double *t) { (void)v; return wrapped->xCurrentTime(wrapped, t); }
-static int vGetLastError(sqlite3_vfs *v, int n, char *m) { (void)v; return wrapped->xGetLastError ? wrapped->xGetLastError(wrapped, n, m) : 0; }
-static int vCurrentTimeInt64(sqlite3_vfs *v, sqlite3_int64 *t) { (void)v; return wrapped->xCurrentTimeInt64(wrapped, t); }
 
 static pthread_once_t installOnce = PTHREAD_ONCE_INIT;
 static int installed = 0;
@@ -468,27 +451,7 @@ static int installed = 0;
 static void install(void) {
     wrapped = sqlite3_vfs_find(0);
     if (!wrapped) return;
-    behindVFS = *wrapped;
-    behindVFS.iVersion = wrapped->iVersion < 3 ? wrapped->iVersion : 3;
-    behindVFS.szOsFile = (int)sizeof(WBFile) + wrapped->szOsFile;
-    behindVFS.zName = "mapc-write-behind";
-    behindVFS.pNext = 0;
-    behindVFS.xOpen = vOpen;
-    behindVFS.xDelete = vDelete;
-    behindVFS.xAccess = vAccess;
-    behindVFS.xFullPathname = vFullPathname;
-    behindVFS.xDlOpen = vDlOpen;
-    behindVFS.xDlError = vDlError;
-    behindVFS.xDlSym = vDlSym;
-    behindVFS.xDlClose = vDlClose;
-    behindVFS.xRandomness = vRandomness;
-    behindVFS.xSleep = vSleep;
-    behindVFS.xCurrentTime = vCurrentTime;
-    behindVFS.xGetLastError = vGetLastError;
-    behindVFS.xCurrentTimeInt64 = vCurrentTimeInt64;
-    behindVFS.xSetSystemCall = 0;
-    behindVFS.xGetSystemCall = 0;
-    behindVFS.xNextSystemCall = 0;
+    mapc_vfs_shim(&behindVFS, wrapped, "mapc-write-behind", (int)sizeof(WBFile), vOpen, 0);
     installed = sqlite3_vfs_register(&behindVFS, 1) == SQLITE_OK;
 }
 

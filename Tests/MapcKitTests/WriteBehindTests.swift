@@ -30,6 +30,18 @@ struct WriteBehindTests {
         }
     }
 
+    /// A new store file in the folder, built as a step builds its file (no journal, no syncs),
+    /// with a page cache of `cachePages` when given.
+    private func storeToWriteBehind(in folder: URL, cachePages: Int? = nil) throws -> (store: Store, path: String) {
+        let path = folder.appendingPathComponent("b.db").path
+        let store = try Store.create(at: path, schema: try loadSchema(blobs))
+        try store.database.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
+            if let cachePages { try db.execute(sql: "PRAGMA cache_size = \(cachePages)") }
+        }
+        return (store, path)
+    }
+
     /// The file's size as SQLite asks its VFS for it (`xFileSize`).
     private func sizeSQLiteSees(_ db: Database) -> Int64? {
         var file: UnsafeMutablePointer<sqlite3_file>?
@@ -46,11 +58,9 @@ struct WriteBehindTests {
             mapc_write_behind_test_hooks(folder.path, -1, 0)
             try? FileManager.default.removeItem(at: folder)
         }
-        let path = folder.appendingPathComponent("b.db").path
-        let store = try Store.create(at: path, schema: try loadSchema(blobs))
         // A cache of 20 pages: SQLite reads again pages it wrote a moment ago, which the thread,
         // holding its writes back until its queue is half full, has not written yet.
-        try store.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = 20") }
+        let (store, path) = try storeToWriteBehind(in: folder, cachePages: 20)
         mapc_write_behind_test_hooks(folder.path, -1, holding)
         #expect(store.beginWritingBehind())
         try fill(store, count: 16_000)
@@ -98,9 +108,7 @@ struct WriteBehindTests {
             mapc_write_behind_test_hooks(folder.path, -1, 0)
             try? FileManager.default.removeItem(at: folder)
         }
-        let path = folder.appendingPathComponent("b.db").path
-        let store = try Store.create(at: path, schema: try loadSchema(blobs))
-        try store.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF") }
+        let (store, _) = try storeToWriteBehind(in: folder)
         #expect(store.beginWritingBehind())
         mapc_write_behind_test_hooks(folder.path, 100, 0)
         var failure: (any Error)?
