@@ -30,15 +30,8 @@ int mapc_faults_tick(int kind) {
     return mode == 2 ? 1 : 0;
 }
 
-typedef struct FaultFile {
-    sqlite3_file base;
-    sqlite3_file *real;
-} FaultFile;
+#define REAL(f) MAPC_REAL(f)
 
-#define REAL(f) (((FaultFile *)(f))->real)
-
-static int fClose(sqlite3_file *f) { return REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK; }
-static int fRead(sqlite3_file *f, void *b, int n, sqlite3_int64 o) { return REAL(f)->pMethods->xRead(REAL(f), b, n, o); }
 static int fWrite(sqlite3_file *f, const void *b, int n, sqlite3_int64 o) {
     if (mapc_faults_tick(MAPC_FAULT_WRITE)) return SQLITE_IOERR_WRITE;
     return REAL(f)->pMethods->xWrite(REAL(f), b, n, o);
@@ -51,32 +44,17 @@ static int fSync(sqlite3_file *f, int flags) {
     if (mapc_faults_tick(MAPC_FAULT_SYNC)) return SQLITE_IOERR_FSYNC;
     return REAL(f)->pMethods->xSync(REAL(f), flags);
 }
-static int fFileSize(sqlite3_file *f, sqlite3_int64 *s) { return REAL(f)->pMethods->xFileSize(REAL(f), s); }
-static int fLock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xLock(REAL(f), l); }
-static int fUnlock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xUnlock(REAL(f), l); }
-static int fCheckReservedLock(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
-static int fFileControl(sqlite3_file *f, int op, void *a) { return REAL(f)->pMethods->xFileControl(REAL(f), op, a); }
-static int fSectorSize(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
-static int fDeviceCharacteristics(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
-static int fShmMap(sqlite3_file *f, int i, int s, int w, void volatile **p) { return REAL(f)->pMethods->xShmMap(REAL(f), i, s, w, p); }
-static int fShmLock(sqlite3_file *f, int o, int n, int fl) { return REAL(f)->pMethods->xShmLock(REAL(f), o, n, fl); }
-static void fShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
-static int fShmUnmap(sqlite3_file *f, int d) { return REAL(f)->pMethods->xShmUnmap(REAL(f), d); }
-static int fFetch(sqlite3_file *f, sqlite3_int64 o, int n, void **p) { return REAL(f)->pMethods->xFetch(REAL(f), o, n, p); }
-static int fUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p) { return REAL(f)->pMethods->xUnfetch(REAL(f), o, p); }
 
 static const sqlite3_io_methods methods = {
-    3, fClose, fRead, fWrite, fTruncate, fSync, fFileSize, fLock, fUnlock, fCheckReservedLock,
-    fFileControl, fSectorSize, fDeviceCharacteristics, fShmMap, fShmLock, fShmBarrier, fShmUnmap, fFetch, fUnfetch,
+    3, mapc_shim_close, mapc_shim_read, fWrite, fTruncate, fSync, mapc_shim_file_size, mapc_shim_lock,
+    mapc_shim_unlock, mapc_shim_check_reserved_lock, mapc_shim_file_control, mapc_shim_sector_size,
+    mapc_shim_device_characteristics, mapc_shim_shm_map, mapc_shim_shm_lock, mapc_shim_shm_barrier,
+    mapc_shim_shm_unmap, mapc_shim_fetch, mapc_shim_unfetch,
 };
 
 static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
     (void)vfs;
-    FaultFile *file = (FaultFile *)f;
-    file->real = (sqlite3_file *)&file[1];
-    int rc = original->xOpen(original, name, file->real, flags, out);
-    file->base.pMethods = (rc == SQLITE_OK && file->real->pMethods) ? &methods : 0;
-    return rc;
+    return mapc_shim_open(original, (MapcShimFile *)f, (int)sizeof(MapcShimFile), &methods, name, flags, out);
 }
 static int vDelete(sqlite3_vfs *vfs, const char *name, int sync) {
     (void)vfs;
@@ -104,7 +82,7 @@ int mapc_faults_install(void) {
     else return 0;
     original = sqlite3_vfs_find(0);
     if (!original) return 0;
-    mapc_vfs_shim(&faultVFS, original, "mapc-faults", (int)sizeof(FaultFile), vOpen, vDelete);
+    mapc_vfs_shim(&faultVFS, original, "mapc-faults", (int)sizeof(MapcShimFile), vOpen, vDelete);
     if (sqlite3_vfs_register(&faultVFS, 1) != SQLITE_OK) return 0;
     active = 1;
     atexit(report);

@@ -40,3 +40,33 @@ void mapc_vfs_shim(sqlite3_vfs *shim, sqlite3_vfs *wrapped, const char *name, in
     shim->xGetSystemCall = 0;
     shim->xNextSystemCall = 0;
 }
+
+int mapc_shim_open(sqlite3_vfs *wrapped, MapcShimFile *file, int fileSize, const sqlite3_io_methods *methods,
+                   const char *name, int flags, int *out) {
+    file->real = (sqlite3_file *)((char *)file + fileSize);
+    file->real->pMethods = 0;
+    int rc = wrapped->xOpen(wrapped, name, file->real, flags, out);
+    if (rc != SQLITE_OK && file->real->pMethods) {
+        file->real->pMethods->xClose(file->real);
+        file->real->pMethods = 0;
+    }
+    file->base.pMethods = (rc == SQLITE_OK && file->real->pMethods) ? methods : 0;
+    return rc;
+}
+
+#define REAL(f) MAPC_REAL(f)
+int mapc_shim_close(sqlite3_file *f) { return REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK; }
+int mapc_shim_read(sqlite3_file *f, void *b, int n, sqlite3_int64 o) { return REAL(f)->pMethods->xRead(REAL(f), b, n, o); }
+int mapc_shim_file_size(sqlite3_file *f, sqlite3_int64 *s) { return REAL(f)->pMethods->xFileSize(REAL(f), s); }
+int mapc_shim_lock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xLock(REAL(f), l); }
+int mapc_shim_unlock(sqlite3_file *f, int l) { return REAL(f)->pMethods->xUnlock(REAL(f), l); }
+int mapc_shim_check_reserved_lock(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
+int mapc_shim_file_control(sqlite3_file *f, int op, void *a) { return REAL(f)->pMethods->xFileControl(REAL(f), op, a); }
+int mapc_shim_sector_size(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
+int mapc_shim_device_characteristics(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
+int mapc_shim_shm_map(sqlite3_file *f, int i, int s, int w, void volatile **p) { return REAL(f)->pMethods->xShmMap(REAL(f), i, s, w, p); }
+int mapc_shim_shm_lock(sqlite3_file *f, int o, int n, int fl) { return REAL(f)->pMethods->xShmLock(REAL(f), o, n, fl); }
+void mapc_shim_shm_barrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
+int mapc_shim_shm_unmap(sqlite3_file *f, int d) { return REAL(f)->pMethods->xShmUnmap(REAL(f), d); }
+int mapc_shim_fetch(sqlite3_file *f, sqlite3_int64 o, int n, void **p) { return REAL(f)->pMethods->xFetch(REAL(f), o, n, p); }
+int mapc_shim_unfetch(sqlite3_file *f, sqlite3_int64 o, void *p) { return REAL(f)->pMethods->xUnfetch(REAL(f), o, p); }

@@ -61,8 +61,7 @@ typedef struct WriteBehind {
 } WriteBehind;
 
 typedef struct WBFile {
-    sqlite3_file base;
-    sqlite3_file *real;
+    MapcShimFile shim;           // first: SQLite's file, and the wrapped VFS's
     const char *path;            // main database files only; valid until xClose
     WriteBehind *behind;         // while writing behind
     int descriptor;              // the thread's; closed only after SQLite's own (see `begin`)
@@ -81,7 +80,7 @@ static long queueHits = 0;       // reads answered from a queue
 static char hookFolder[4096];
 static pthread_mutex_t hookLock = PTHREAD_MUTEX_INITIALIZER;
 
-#define REAL(f) (((WBFile *)(f))->real)
+#define REAL(f) MAPC_REAL(f)
 #define BEHIND(f) (((WBFile *)(f))->behind)
 
 static int bucketOf(const WriteBehind *w, sqlite3_int64 offset) {
@@ -248,7 +247,7 @@ static int bClose(sqlite3_file *f) {
     // A file closed while written behind is written out first; a failure then has no one to
     // tell, so a step ends writing behind (and hears of failures) before it closes its file.
     end(file);
-    int rc = REAL(f)->pMethods ? REAL(f)->pMethods->xClose(REAL(f)) : SQLITE_OK;
+    int rc = mapc_shim_close(f);
     // Assumed, and true of a step's file: no other connection of this process has it open, whose
     // POSIX locks closing this descriptor would drop.
     if (file->descriptor >= 0) close(file->descriptor);
@@ -387,7 +386,6 @@ static int bUnlock(sqlite3_file *f, int l) {
     return drained != SQLITE_OK ? drained : rc;
 }
 
-static int bCheckReservedLock(sqlite3_file *f, int *r) { return REAL(f)->pMethods->xCheckReservedLock(REAL(f), r); }
 
 static int bFileControl(sqlite3_file *f, int op, void *a) {
     WBFile *file = (WBFile *)f;
@@ -401,39 +399,28 @@ static int bFileControl(sqlite3_file *f, int op, void *a) {
     return REAL(f)->pMethods->xFileControl(REAL(f), op, a);
 }
 
-static int bSectorSize(sqlite3_file *f) { return REAL(f)->pMethods->xSectorSize(REAL(f)); }
-static int bDeviceCharacteristics(sqlite3_file *f) { return REAL(f)->pMethods->xDeviceCharacteristics(REAL(f)); }
-static int bShmMap(sqlite3_file *f, int i, int s, int w, void volatile **p) { return REAL(f)->pMethods->xShmMap(REAL(f), i, s, w, p); }
-static int bShmLock(sqlite3_file *f, int o, int n, int fl) { return REAL(f)->pMethods->xShmLock(REAL(f), o, n, fl); }
-static void bShmBarrier(sqlite3_file *f) { REAL(f)->pMethods->xShmBarrier(REAL(f)); }
-static int bShmUnmap(sqlite3_file *f, int d) { return REAL(f)->pMethods->xShmUnmap(REAL(f), d); }
 static int bFetch(sqlite3_file *f, sqlite3_int64 o, int n, void **p) {
     // A memory map would show the file without the queued writes: SQLite reads instead.
     if (BEHIND(f)) { *p = 0; return SQLITE_OK; }
     return REAL(f)->pMethods->xFetch(REAL(f), o, n, p);
 }
-static int bUnfetch(sqlite3_file *f, sqlite3_int64 o, void *p) { return REAL(f)->pMethods->xUnfetch(REAL(f), o, p); }
 
 static const sqlite3_io_methods methods = {
-    3, bClose, bRead, bWrite, bTruncate, bSync, bFileSize, bLock, bUnlock, bCheckReservedLock,
-    bFileControl, bSectorSize, bDeviceCharacteristics, bShmMap, bShmLock, bShmBarrier, bShmUnmap, bFetch, bUnfetch,
+    3, bClose, bRead, bWrite, bTruncate, bSync, bFileSize, bLock, bUnlock, mapc_shim_check_reserved_lock,
+    bFileControl, mapc_shim_sector_size, mapc_shim_device_characteristics, mapc_shim_shm_map, mapc_shim_shm_lock,
+    mapc_shim_shm_barrier, mapc_shim_shm_unmap, bFetch, mapc_shim_unfetch,
 };
 
 static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
     (void)vfs;
     WBFile *file = (WBFile *)f;
-    file->real = (sqlite3_file *)&file[1];
     file->behind = 0;
     file->descriptor = -1;
     file->failed = SQLITE_OK;
     file->device = 0;
     file->inode = 0;
     file->path = (flags & SQLITE_OPEN_MAIN_DB) && name ? name : 0;
-    int rc = wrapped->xOpen(wrapped, name, file->real, flags, out);
-    if (rc != SQLITE_OK && file->real->pMethods) {
-        file->real->pMethods->xClose(file->real);
-        file->real->pMethods = 0;
-    }
+    int rc = mapc_shim_open(wrapped, &file->shim, (int)sizeof(WBFile), &methods, name, flags, out);
     struct stat opened;
     if (rc == SQLITE_OK && file->path && stat(file->path, &opened) == 0) {
         file->device = opened.st_dev;
@@ -441,7 +428,6 @@ static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
     } else {
         file->path = 0;   // never written behind
     }
-    file->base.pMethods = (rc == SQLITE_OK && file->real->pMethods) ? &methods : 0;
     return rc;
 }
 
