@@ -13,11 +13,13 @@ the table shows seconds, the ratio to SQL, objects per second and mapc's peak re
   Benchmarks/migration-benchmark.py                      # N = 200000 and 1000000
   Benchmarks/migration-benchmark.py 100000 10000000      # any list of N
   Benchmarks/migration-benchmark.py --paths policy 200000
-  Benchmarks/migration-benchmark.py --repeat 3 1000000   # the median of 3 runs of each, alternating
+  Benchmarks/migration-benchmark.py --repeat 3 1000000   # the medians of 3 rounds, after an untimed one
 
-Times on a small machine move by 20% or more between runs (page cache, write-back of the previous
-run's gigabytes): --repeat N runs mapc and the SQL N times each, alternately, on fresh copies, and
-reports the medians (and the largest peak memory), after one untimed run of each.
+Times on a small machine move by 20% or more between runs, and by 30-50% within minutes at 1M
+(page cache, write-back of the previous run's gigabytes, the host): the paths run in rounds, each
+round the v2 -> v3 SQL, compiled, interpreted, the v3 -> v4 SQL and policy, on fresh copies, so a
+slow phase falls on every path alike. --repeat N runs N timed rounds after an untimed one and
+reports the medians (and the largest peak memory).
 
 Needs: swift (release build of mapc), sqlite3, python3. Each N needs about 1.6 KiB of disk per note.
 """
@@ -132,23 +134,10 @@ INSERT INTO d."Attachment" ("_pk", "_entity", "_id", "dateCreated", "caption", "
   FROM main."Attachment" a LEFT JOIN main."Note" n ON n."_pk" = a."note" ORDER BY a."_pk";""")
 
 
-def alternate(repeat, reference, source, store, command):
-    """Runs the SQL reference and mapc `repeat` times each, alternately, mapc on a fresh copy of
-    `source` each time: mapc's and the SQL's median seconds, and mapc's largest peak (KiB)."""
-    mapc_times, sql_times, peak = [], [], 0
-    if repeat > 1:
-        # One untimed run of each first: right after the stores were generated, the kernel is
-        # still settling gigabytes of new files, and the first runs of both were 20-30% slower.
-        reference()
-        shutil.copyfile(source, store)
-        measure(command)
-    for _ in range(repeat):
-        sql_times.append(reference())
-        shutil.copyfile(source, store)
-        seconds, used = measure(command)
-        mapc_times.append(seconds)
-        peak = max(peak, used)
-    return statistics.median(mapc_times), statistics.median(sql_times), peak
+def timed_run(source, store, command):
+    """mapc's seconds and peak (KiB) on a fresh copy of `source` at `store`."""
+    shutil.copyfile(source, store)
+    return measure(command)
 
 
 def report(path, n, objects, seconds, reference_seconds, peak, same):
@@ -164,42 +153,67 @@ def main():
     parser.add_argument("--keep", help="keep the generated stores in this folder")
     parser.add_argument("--repeat", type=int, default=1, help="runs of mapc and of the SQL for each path (medians reported)")
     options = parser.parse_args()
-    paths = options.paths.split(",")
+    known = ["compiled", "interpreted", "policy"]
+    unknown = set(options.paths.split(",")) - set(known)
+    if unknown:
+        sys.exit(f"unknown paths {', '.join(sorted(unknown))}: choose among {', '.join(known)}")
+    paths = [path for path in known if path in options.paths.split(",")]
     run(["swift", "build", "-c", "release", "--product", "mapc", "--package-path", ROOT])
     print(f"{'path':<12} {'notes':>10} {'objects':>10} {'mapc s':>8} {'sql s':>8} {'ratio':>7} {'objects/s':>10} {'peak MiB':>9}  result")
     for n in options.sizes:
         folder = options.keep or tempfile.mkdtemp(prefix="mapc-benchmark-")
         os.makedirs(folder, exist_ok=True)
         try:
-            v2 = generate(folder, n)
-            images = sqlite3.connect(v2).execute('SELECT count(*) FROM "Note" WHERE image IS NOT NULL').fetchone()[0]
-            objects = n + images
-            sql_v3 = os.path.join(folder, "sql-v3.db")
-            v3 = os.path.join(folder, "v3.db")
-            for path in ["compiled", "interpreted"]:
-                if path not in paths and not (path == "compiled" and "policy" in paths):
-                    continue
-                store = os.path.join(folder, f"{path}.db")
-                extra = ["--interpret"] if path == "interpreted" else []
-                command = [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", "v3", *extra, store]
-                repeat = options.repeat if path in paths else 1
-                seconds, reference_seconds, peak = alternate(repeat, lambda: sql_v2_to_v3(v2, sql_v3), v2, store, command)
-                same = digest(store, V3_TABLES) == digest(sql_v3, V3_TABLES)
-                if path == "compiled":
-                    shutil.copyfile(store, v3)
-                if path in paths:
-                    report(path, n, objects, seconds, reference_seconds, peak, same)
-                elif not same:
-                    sys.exit(f"{path}: mapc's v3 store differs from the SQL migration's")
-            if "policy" in paths:
-                sql_v4 = os.path.join(folder, "sql-v4.db")
-                store = os.path.join(folder, "policy.db")
-                command = [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", "v4", store]
-                seconds, reference_seconds, peak = alternate(options.repeat, lambda: sql_v3_to_v4(v3, sql_v4), v3, store, command)
-                report("policy", n, objects, seconds, reference_seconds, peak, digest(store, V4_TABLES) == digest(sql_v4, V4_TABLES))
+            measure_size(folder, n, paths, options.repeat)
         finally:
             if not options.keep:
                 shutil.rmtree(folder, ignore_errors=True)
+
+
+def measure_size(folder, n, paths, repeat):
+    """Measures the paths on a store of n notes in rounds. A round runs the v2 -> v3 SQL, the
+    compiled and interpreted paths, the v3 -> v4 SQL and the policy path, one after the other, so
+    that a slow phase of the machine falls on every path alike; with --repeat N there are N timed
+    rounds after an untimed one (the first runs after the stores are generated were the slowest,
+    the kernel still settling the new gigabytes), and the medians are reported."""
+    v2 = generate(folder, n)
+    images = sqlite3.connect(v2).execute('SELECT count(*) FROM "Note" WHERE image IS NOT NULL').fetchone()[0]
+    objects = n + images
+    sql_v3, sql_v4, v3 = (os.path.join(folder, name) for name in ["sql-v3.db", "sql-v4.db", "v3.db"])
+    stores = {path: os.path.join(folder, f"{path}.db") for path in ["compiled", "interpreted", "policy"]}
+    def command(path):
+        version = "v4" if path == "policy" else "v3"
+        extra = ["--interpret"] if path == "interpreted" else []
+        return [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", version, *extra, stores[path]]
+
+    # The policy path starts from the compiled path's v3 store, checked equal to the SQL's first.
+    sql_v2_to_v3(v2, sql_v3)
+    timed_run(v2, stores["compiled"], command("compiled"))
+    if digest(stores["compiled"], V3_TABLES) != digest(sql_v3, V3_TABLES):
+        sys.exit("compiled: mapc's v3 store differs from the SQL migration's")
+    shutil.copyfile(stores["compiled"], v3)
+
+    times = {path: [] for path in paths}
+    references = {path: [] for path in paths}
+    peaks = {path: 0 for path in paths}
+    for round in range(repeat + 1 if repeat > 1 else 1):
+        timed = repeat == 1 or round > 0
+        to_v3 = None   # the v2 -> v3 SQL's seconds: once a round, for both paths that do it
+        for path in paths:
+            if path == "policy":
+                reference = sql_v3_to_v4(v3, sql_v4)
+                seconds, peak = timed_run(v3, stores[path], command(path))
+            else:
+                reference = to_v3 = to_v3 if to_v3 is not None else sql_v2_to_v3(v2, sql_v3)
+                seconds, peak = timed_run(v2, stores[path], command(path))
+            if timed:
+                times[path].append(seconds)
+                references[path].append(reference)
+                peaks[path] = max(peaks[path], peak)
+    for path in paths:
+        tables, sql_store = (V4_TABLES, sql_v4) if path == "policy" else (V3_TABLES, sql_v3)
+        same = digest(stores[path], tables) == digest(sql_store, tables)
+        report(path, n, objects, statistics.median(times[path]), statistics.median(references[path]), peaks[path], same)
 
 
 if __name__ == "__main__":
