@@ -146,16 +146,19 @@ final class ParallelRunner<Item: Sendable, Output: Sendable>: @unchecked Sendabl
 
     func run(jobs: Int, _ work: @escaping @Sendable (Item) -> Output) -> [Output] {
         let group = DispatchGroup()
-        for _ in 0..<max(1, min(jobs, items.count)) {
-            group.enter()
-            Thread.detachNewThread {
-                while let index = self.take() {
-                    let output = work(self.items[index])
-                    self.lock.withLock { self.results[index] = output }
-                }
-                group.leave()
+        let drain: @Sendable () -> Void = {
+            while let index = self.take() {
+                let output = work(self.items[index])
+                self.lock.withLock { self.results[index] = output }
             }
         }
+        var started = 0
+        for _ in 0..<max(1, min(jobs, items.count)) {
+            group.enter()
+            if DetachedThread.start({ drain(); group.leave() }) { started += 1 } else { group.leave() }
+        }
+        // Without a thread of its own (the system's limit), the items are worked on here.
+        if started == 0 { drain() }
         group.wait()
         return results.compactMap { $0 }
     }

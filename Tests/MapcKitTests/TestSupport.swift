@@ -79,3 +79,26 @@ enum TestLayout: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// Every pair of source and destination layouts, the same and crossed.
     static let pairs: [(TestLayout, TestLayout)] = allCases.flatMap { source in allCases.map { (source, $0) } }
 }
+
+/// Runs `body` on a thread of its own where no thread can be started (`DetachedThread`, as at
+/// the system's thread limit), and waits for it at most `seconds`: nil when it did not finish
+/// (the thread is left blocked: a hang fails the test instead of blocking the few threads the
+/// tests run on), else what it returned or threw.
+func withoutThreads<T: Sendable>(seconds: Double = 30, _ body: @escaping @Sendable () throws -> T) -> Result<T, any Error>? {
+    let outcome = ThreadOutcome<T>()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        DetachedThread.refusesStartsOnThisThread = true
+        let result = Result { try body() }
+        outcome.lock.withLock { outcome.value = result }
+        done.signal()
+    }
+    guard done.wait(timeout: .now() + seconds) == .success else { return nil }
+    return outcome.lock.withLock { outcome.value }
+}
+
+/// What `withoutThreads`' thread gave, guarded.
+private final class ThreadOutcome<T>: @unchecked Sendable {
+    let lock = NSLock()
+    var value: Result<T, any Error>?
+}

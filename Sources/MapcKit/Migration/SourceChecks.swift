@@ -23,7 +23,7 @@ final class SourceChecks: @unchecked Sendable {
 
     /// Starts the checks of the store at `path`, read with `schema`.
     init(path: String, schema: Schema) {
-        Thread.detachNewThread { [self] in
+        let check: @Sendable () -> Void = { [self] in
             let result = Result<Void, any Error> {
                 let store = try Store.open(at: path, schema: schema, readOnly: true)
                 defer { try? store.database.close() }
@@ -42,6 +42,8 @@ final class SourceChecks: @unchecked Sendable {
             lock.withLock { outcome = result }
             finished.signal()
         }
+        // Without a thread of their own, the checks run here, before the step starts.
+        if !DetachedThread.start(check) { check() }
     }
 
     /// Whether a check has failed already (asked between batches, so a failure stops the step early).

@@ -36,7 +36,7 @@ final class BatchReadAhead: @unchecked Sendable {
     /// Starts reading the objects of `entity` in `store` (whose file is at `path`), as
     /// `Store.forEachBatch` with the same arguments would.
     init(store: Store, path: String, entity: String, batchSize: Int, properties: Set<String>?) {
-        Thread.detachNewThread { [self] in
+        let started = DetachedThread.start { [self] in
             defer { ended.signal() }
             // A connection that cannot be opened (no file descriptor left), or that would read
             // another file than the store's (the path renamed over meanwhile), only means no
@@ -80,6 +80,12 @@ final class BatchReadAhead: @unchecked Sendable {
             } catch {
                 finish(error)
             }
+        }
+        if !started {
+            // No thread for the reader: the caller reads in line (`isAvailable`).
+            open(nil)
+            finish(nil)
+            ended.signal()
         }
     }
 
