@@ -8,7 +8,7 @@ extension Store {
     /// behind. Files not asked to go straight through it.
     static let writeBehindInstalled = mapc_write_behind_install() == 1
 
-    /// Starts writing the store's file behind: SQLite's writes are queued (at most 8 MiB) and
+    /// Starts writing the store's file behind: SQLite's writes are queued (at most 4 MiB) and
     /// made by a thread of the file's own, so that the kernel's copy of each page into its cache
     /// runs on another core than the migration. For a step's temporary file only, between its
     /// creation and `endWritingBehind`. Returns whether it started; when it did not (an in-memory

@@ -8,7 +8,8 @@ import Glibc
 /// Foundation's `Thread.detachNewThread` ignores a failure to create the thread (the process's or
 /// the system's thread limit, `EAGAIN`): the work then never runs, and whoever waits for it waits
 /// for ever. Every caller in mapc does the work on its own thread instead when no thread starts:
-/// slower, never stuck.
+/// slower, never stuck. (On Linux. Elsewhere Foundation's thread is started as before, and its
+/// failure is still not seen: not built or tested on other systems yet.)
 public enum DetachedThread {
     /// Runs `body` on a new detached thread; false, with `body` not run, when none could be started.
     public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
