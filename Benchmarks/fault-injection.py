@@ -14,7 +14,9 @@ each checks that:
 
 Scenarios: `run` on a rollback-journal store and on a WAL store (a two-step UnCloudNotes
 migration v2 -> v4 with its custom policy), `load` into an existing store, `load` creating a new
-store, and `check --update-hashes` rewriting a mapping file.
+store, `run --output` into a new file (the two steps, and a store already at the version asked
+for, which is copied; the store itself must stay as it was), and `check --update-hashes`
+rewriting a mapping file.
 
 Usage: Benchmarks/fault-injection.py [--mapc PATH] [--notes N] [--every K] [--scenario NAME]
 Prints one line per scenario and a total; exits 1 if any point broke the promise.
@@ -120,17 +122,32 @@ def store_scenarios(mapc, base, notes):
         if source:
             shutil.copy(source, store)
 
+    # The same store at the current version, for a run with nothing to migrate.
+    current = os.path.join(base, "pristine-v4.db")
+    shutil.copy(pristine, current)
+    result = run(mapc, ["run", "--quiet", "pristine-v4.db"], base)
+    if result.returncode != 0:
+        sys.exit(result.stderr)
+
     store = os.path.join(base, "store.db")
     for name, source, args in (("run (rollback journal)", pristine, ["run", "--quiet", "store.db"]),
                                ("run (WAL store)", wal, ["run", "--quiet", "store.db"]),
                                ("load into an existing store", pristine, ["load", "more.json", "store.db"])):
-        yield name, args, (lambda source=source: reset(store, source)), "store.db"
-    yield "load creating a store", ["load", "v2.json", "store.db"], (lambda: reset(store, None)), "store.db"
+        yield name, args, (lambda source=source: reset(store, source)), "store.db", None
+    yield "load creating a store", ["load", "v2.json", "store.db"], (lambda: reset(store, None)), "store.db", None
+    # Into another file: the output is absent or complete, and the store is never written.
+    output = os.path.join(base, "new.db")
+    for name, source in (("run --output (two steps)", pristine), ("run --output (a copy)", current)):
+        yield (name, ["run", "--quiet", "--output", "new.db", "store.db"],
+               (lambda source=source: (reset(output, None), reset(store, source))), "new.db", "store.db")
 
 
-def walk(mapc, base, name, args, prepare, store, every):
+def walk(mapc, base, name, args, prepare, store, untouched, every):
+    """Every point of a command that writes `store`, which must end old or new; `untouched`, when
+    given, is a store the command reads only, which must end as it began."""
     prepare()
     before = dump(mapc, base, store) if os.path.exists(os.path.join(base, store)) else None
+    read_only = dump(mapc, base, untouched) if untouched else None
     total = count_points(mapc, args, base, prepare)
     after = dump(mapc, base, store)
     checked, broken = 0, []
@@ -143,6 +160,8 @@ def walk(mapc, base, name, args, prepare, store, every):
             verdict = integrity(path)
             if verdict != "ok":
                 broken.append(f"{mode}@{point}: integrity_check says {verdict}")
+            elif untouched and dump(mapc, base, untouched) != read_only:
+                broken.append(f"{mode}@{point}: {untouched}, which the command only reads, changed")
             elif state not in (before, after):
                 broken.append(f"{mode}@{point}: the store is neither old nor new (exit {result.returncode}): {result.stderr.strip()[:200]}")
             elif mode == "fail" and result.returncode == 0 and state != after:
@@ -201,10 +220,10 @@ def main():
     grand, failures = 0, 0
     try:
         results = []
-        for name, args, prepare, store in store_scenarios(options.mapc, base, options.notes):
+        for name, args, prepare, store, untouched in store_scenarios(options.mapc, base, options.notes):
             if options.scenario and options.scenario not in name:
                 continue
-            results.append((name,) + walk(options.mapc, base, name, args, prepare, store, options.every))
+            results.append((name,) + walk(options.mapc, base, name, args, prepare, store, untouched, options.every))
         if not options.scenario or options.scenario in "check --update-hashes":
             results.append(("check --update-hashes",) + update_hashes(options.mapc, base, options.every))
         for name, total, checked, broken in results:
