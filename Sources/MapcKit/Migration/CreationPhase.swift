@@ -82,14 +82,14 @@ struct CreationPhase {
                 throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: entity, id: ""),
                                                 diagnostic: sourceExpression.source.diagnostic(.error, "the fetch request's predicate does not parse: \(error.description)", at: sourceExpression.expression.range))
             }
+            let filter = MappingExpression(source: sourceExpression.source, expression: parsed)
             for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
                 try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
                                              readingAhead: readingAhead) { batch in
                     manager.sourceGraph.remember(batch: batch)
                     for data in batch {
                         let object = manager.sourceObject(data)
-                        let keep = try manager.evaluate(MappingExpression(source: sourceExpression.source, expression: parsed), for: object, mapping: entityMapping,
-                                                        property: "sourceExpression") { try $0.evaluatePredicate($1) }
+                        let keep = try manager.evaluate(filter, for: object, mapping: entityMapping, property: "sourceExpression") { try $0.evaluatePredicate($1) }
                         if keep { try body(object) }
                     }
                     manager.sourceGraph.remember(batch: [])
