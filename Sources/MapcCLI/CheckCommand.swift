@@ -99,6 +99,7 @@ struct CheckCommand: ParsableCommand {
         diagnostics += duplicateSteps(mappingSteps)
         var seen: Set<Diagnostic> = []
         diagnostics = diagnostics.filter { seen.insert($0).inserted }
+        diagnostics = Self.inFileOrder(diagnostics)
         if strict {
             diagnostics = diagnostics.map { var copy = $0; if copy.severity == .warning { copy.severity = .error }; return copy }
         }
@@ -145,6 +146,18 @@ struct CheckCommand: ParsableCommand {
                                       at: FileLocation(path: entry.path, line: 1, column: 1), fix: "keep one mapping file per step: remove or move the others"))
         }
         return diagnostics
+    }
+
+    /// Diagnostics by file (in the order the files were checked), then line and column, as a
+    /// compiler lists them; those of no file keep their place among the files.
+    static func inFileOrder(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        var rank: [String?: Int] = [:]
+        for diagnostic in diagnostics where rank[diagnostic.location?.path] == nil { rank[diagnostic.location?.path] = rank.count }
+        return diagnostics.enumerated().sorted { a, b in
+            let left = (rank[a.element.location?.path] ?? 0, a.element.location?.line ?? 0, a.element.location?.column ?? 0, a.offset)
+            let right = (rank[b.element.location?.path] ?? 0, b.element.location?.line ?? 0, b.element.location?.column ?? 0, b.offset)
+            return left < right
+        }.map(\.element)
     }
 
     /// Checks one mapping file; with --update-hashes, records the current hashes in it first (and

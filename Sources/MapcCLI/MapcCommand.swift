@@ -26,10 +26,13 @@ public struct MapcCommand: ParsableCommand {
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         // A project's policy files: the command runs in a mapc they are compiled into.
         PolicyRunner.runWithPoliciesIfAny(given)
-        // ArgumentParser's `help` prints the root help for an unknown command and succeeds.
-        if given.first == "help", given.count > 1, !configuration.subcommands.contains(where: { $0.configuration.commandName == given[1] }) {
-            let names = configuration.subcommands.compactMap { $0.configuration.commandName }
-            FileHandle.standardError.write(Data("error: unknown command '\(given[1])'\(Suggestions.didYouMean(given[1], in: names).map { "; \($0)" } ?? ""); commands: \(names.joined(separator: ", "))\n".utf8))
+        // ArgumentParser's `help` prints the root help for an unknown command and succeeds, and
+        // calls a mistyped command "unexpected arguments": both are named, with the closest command.
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+        let asked = given.first == "help" ? given.dropFirst().first : given.first
+        if let asked, !asked.hasPrefix("-"), asked != "help", !names.contains(asked) {
+            let suggestion = Suggestions.didYouMean(asked, in: names).map { "; \($0)" } ?? ""
+            FileHandle.standardError.write(Data("error: unknown command '\(asked)'\(suggestion)\ncommands: \(names.joined(separator: ", "))\n".utf8))
             Foundation.exit(MapcExitCode.usage)
         }
         do {

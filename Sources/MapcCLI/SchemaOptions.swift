@@ -18,7 +18,15 @@ struct SchemaOptions: ParsableArguments {
         if FileManager.default.fileExists(atPath: fileOrVersion, isDirectory: &isDirectory), !isDirectory.boolValue {
             return try SchemaLoader.load(path: fileOrVersion).schema
         }
-        return try catalog().require(version: fileOrVersion)
+        do {
+            return try catalog().require(version: fileOrVersion)
+        } catch {
+            // A name like a file's that names no version: the user meant a file, and is told it is missing.
+            if fileOrVersion.contains("/") || [".yaml", ".yml"].contains(where: fileOrVersion.lowercased().hasSuffix) {
+                return try SchemaLoader.load(path: fileOrVersion).schema
+            }
+            throw error
+        }
     }
 }
 

@@ -238,6 +238,34 @@ struct DefectRegressionTests {
         let empty = try CLI.run(["status", "empty.db"], in: folder)
         #expect(empty.status == 2 && empty.stderr.contains("mapc init") && !empty.stderr.contains("Store.create"), "\(empty.stderr)")
     }
+
+    /// The second new user's trial: a missing file is called missing, a mistyped command gets the
+    /// closest name, a duplicated key is explained in YAML's own terms, and `check` lists a file's
+    /// diagnostics in line order.
+    @Test func aSecondNewUsersMessages() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check", "nosuch.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("nosuch.yaml: no such file; check the path"), "\(check.stderr)")
+        #expect(!check.stderr.contains("operation could not be completed"), "\(check.stderr)")
+        let hash = try CLI.run(["hash", "nosuch.yaml"], in: folder)
+        #expect(hash.status == 1 && hash.stderr.contains("nosuch.yaml: no such file"), "\(hash.stderr)")
+        #expect(try CLI.run(["hash", "v2"], in: folder).status == 0, "a version name still works")
+        let typo = try CLI.run(["runn", "b.db"], in: folder)
+        #expect(typo.status == 64 && typo.stderr.contains("unknown command 'runn'; did you mean 'run'?\ncommands: "), "\(typo.stderr)")
+        try folder.write("model: M\nversion: x1\nentities:\n  Note:\n    attributes:\n      title: string\n      title: string\n", to: "dup.yaml")
+        let duplicate = try CLI.run(["check", "dup.yaml"], in: folder)
+        #expect(duplicate.status == 1 && duplicate.stderr.contains("dup.yaml:7:7: error: duplicate key 'title'"), "\(duplicate.stderr)")
+        #expect(duplicate.stderr.contains("indented alike under one parent") && !duplicate.stderr.contains("in a mapping"), "\(duplicate.stderr)")
+        // A duplicated mapping name on line 9 is found when the file is read, the missing values of
+        // line 4 when it is checked: listed by line all the same.
+        try folder.write("source: v2\ndestination: v3\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.nosuch\n"
+                         + "  - name: NoteToNote\n    source: Note\n    destination: Note\n", to: "two.yaml")
+        let two = try CLI.run(["check", "two.yaml"], in: folder)
+        let lines = two.stderr.split(separator: "\n").filter { $0.hasPrefix("two.yaml:") }.map { Int($0.split(separator: ":")[1]) ?? 0 }
+        #expect(lines.contains(9) && lines.contains(4), "\(two.stderr)")
+        #expect(two.status == 1 && lines.count >= 2 && lines == lines.sorted(), "\(two.stderr)")
+    }
 }
 
 /// Runs SQL on a store with the sqlite3 shell, as a hostile editor would.

@@ -22,6 +22,7 @@ public struct SourceFile: Sendable {
         switch Files.kind(of: Files.realPath(path)) {
         case .other(let what): throw MapcError.input("\(path) is \(what), not a file mapc can read; give a regular file")
         case .directory: throw MapcError.input("\(path) is a directory; give a file")
+        case .missing: throw MapcError.input("\(path): no such file; check the path (relative paths start from \(FileManager.default.currentDirectoryPath))")
         default: break
         }
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
@@ -32,7 +33,8 @@ public struct SourceFile: Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw MapcError.input("\(path): cannot read file (\(error.localizedDescription))")
+            let reason = FileManager.default.isReadableFile(atPath: path) ? "it could not be read" : "permission denied; check the file's permissions"
+            throw MapcError.input("\(path): cannot read the file: \(reason)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(path): file is not valid UTF-8")

@@ -184,7 +184,7 @@ struct YAMLDocument {
             }
             let location = secondOccurrence(of: key, after: context.mark, in: source) ?? at(context.mark)
             return .error("duplicate key '\(key)'", at: location, length: key.unicodeScalars.count,
-                          fix: "each name may appear once in a mapping; remove or rename one of them")
+                          fix: "a key may appear once among the keys indented alike under one parent; remove or rename one of them")
         case let .reader(problem, _, _, _):
             return .error("cannot read YAML: \(problem)", at: FileLocation(path: source.path, line: 1, column: 1))
         default:
