@@ -18,9 +18,10 @@ private let note = #""id": "n1", "title": "T", "body": "B", "dateCreated": "2024
 let badData: [BadDataCase] = [
     .init(name: "unknown entity", objects: #""Note": [{\#(note)}], "Notes": [{"id": "x"}]"#, entity: "Notes", objectID: nil, key: nil, message: "unknown entity 'Notes' in version v3; did you mean 'Note'?"),
     .init(name: "unknown key", objects: #""Note": [{\#(note), "titel": "x"}]"#, entity: "Note", objectID: "n1", key: "titel", message: "unknown key 'titel' for Note; did you mean 'title'?"),
-    .init(name: "wrong type", objects: #""Note": [{\#(note), "displayIndex": "three"}]"#, entity: "Note", objectID: "n1", key: "displayIndex", message: "expected a number for int64, found the string \"three\""),
+    .init(name: "wrong type", objects: #""Note": [{\#(note), "displayIndex": "three"}]"#, entity: "Note", objectID: "n1", key: "displayIndex", message: "expected a number for an int64 attribute, found the string \"three\""),
+    .init(name: "number for text", objects: #""Note": [{"id": "n1", "title": 5, "body": "B", "dateCreated": "2024-05-01T10:00:00Z"}]"#, entity: "Note", objectID: "n1", key: "title", message: "expected a string for a string attribute, found a number"),
     .init(name: "integer just below int64", objects: #""Note": [{\#(note), "displayIndex": -9223372036854775809}]"#, entity: "Note", objectID: "n1", key: "displayIndex", message: "is out of range for int64"),
-    .init(name: "fractional integer", objects: #""Note": [{\#(note), "displayIndex": 1.5}]"#, entity: "Note", objectID: "n1", key: "displayIndex", message: "expected a whole number for int64, found 1.5"),
+    .init(name: "fractional integer", objects: #""Note": [{\#(note), "displayIndex": 1.5}]"#, entity: "Note", objectID: "n1", key: "displayIndex", message: "expected a whole number for an int64 attribute, found 1.5"),
     .init(name: "bad date", objects: #""Note": [{"id": "n1", "title": "T", "body": "B", "dateCreated": "yesterday"}]"#, entity: "Note", objectID: "n1", key: "dateCreated", message: "'yesterday' is not an ISO 8601 date"),
     .init(name: "bad base64", objects: #""Note": [{\#(note)}], "Attachment": [{"id": "a1", "image": "not base64!", "dateCreated": "2024-05-01T10:00:00Z"}]"#, entity: "Attachment", objectID: "a1", key: "image", message: "is not base64"),
     .init(name: "missing required value", objects: #""Note": [{"id": "n1", "title": "T", "dateCreated": "2024-05-01T10:00:00Z"}]"#, entity: "Note", objectID: "n1", key: "body", message: "required attribute 'body' has no value"),

@@ -126,7 +126,7 @@ public enum DataFile {
         case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
             return ValueParser.checkRange(n, type)
         case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            guard d.rounded() == d else { return .failure(ValueProblem("expected a whole number for \(type.rawValue), found \(d)")) }
+            guard d.rounded() == d else { return .failure(ValueProblem("expected a whole number for \(English.withArticle(type.rawValue)) attribute, found \(d)")) }
             // A whole number written in JSON is a double here only when it is beyond int64 (its
             // text rounded, to -2^63 for values a little below it): out of range, not clamped.
             guard d > -9.223372036854775808e18, let n = Int64(exactly: d) else {
@@ -141,7 +141,7 @@ public enum DataFile {
             if let problem = ValueLimits.problem(.double(d), for: .float) { return .failure(ValueProblem(problem)) }
             return .success(.double(Double(Float(d))))
         case (.decimal, .string(let text)), (.int16, .string(let text)), (.int32, .string(let text)), (.int64, .string(let text)):
-            if type != .decimal { return .failure(ValueProblem("expected a number for \(type.rawValue), found the string \"\(text.prefix(40))\"")) }
+            if type != .decimal { return .failure(ValueProblem("expected a number for \(English.withArticle(type.rawValue)) attribute, found the string \"\(text.prefix(40))\"")) }
             return ValueParser.parse(text, as: .decimal)
         case (.decimal, .integer(let n)): return .success(.decimal(Decimal(n)))
         case (.decimal, .double(let d)): return ValueParser.parse("\(d)", as: .decimal)
@@ -162,7 +162,7 @@ public enum DataFile {
             case .uuid: expected = "a UUID string"
             case .uri: expected = "a URI string"
             }
-            return .failure(ValueProblem("expected \(expected) for \(type.rawValue), found \(json.kindName)"))
+            return .failure(ValueProblem("expected \(expected) for \(English.withArticle(type.rawValue)) attribute, found \(json.kindName)"))
         }
     }
 
