@@ -22,7 +22,9 @@ public struct SourceFile: Sendable {
         switch Files.kind(of: Files.realPath(path)) {
         case .other(let what): throw MapcError.input("\(path) is \(what), not a file mapc can read; give a regular file")
         case .directory: throw MapcError.input("\(path) is a directory; give a file")
-        case .missing: throw MapcError.input("\(path): no such file; check the path (relative paths start from \(FileManager.default.currentDirectoryPath))")
+        case .missing:
+            let from = path.hasPrefix("/") ? "" : " (relative paths start from \(FileManager.default.currentDirectoryPath))"
+            throw MapcError.input("\(path): no such file; check the path\(from)")
         default: break
         }
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
