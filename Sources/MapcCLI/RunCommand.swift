@@ -66,6 +66,7 @@ struct RunCommand: ParsableCommand {
         if isBatch && output != nil { throw ValidationError("--output names one new file; with several stores drop it (each store is migrated in place)") }
         if dryRun && output != nil { throw ValidationError("--dry-run writes nothing; drop --output or --dry-run") }
         if dryRun && keepBackup { throw ValidationError("--dry-run leaves the store untouched; --keep-backup has nothing to keep") }
+        if output != nil && keepBackup { throw ValidationError("--output leaves the store untouched; --keep-backup has nothing to keep") }
     }
 
     /// Whether several stores are given (or a folder).

@@ -264,6 +264,16 @@ struct DefectRegressionTests {
         let two = try CLI.run(["check", "two.yaml"], in: folder)
         let lines = two.stderr.split(separator: "\n").filter { $0.hasPrefix("two.yaml:") }.map { Int($0.split(separator: ":")[1]) ?? 0 }
         #expect(lines.contains(9) && lines.contains(4), "\(two.stderr)")
+        // A store and the options the user gave with it.
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "t", "body": "b", "dateCreated": "2024-01-01"}]}}"#, to: "one.json")
+        #expect(try CLI.run(["load", "one.json", "a.db"], in: folder).status == 0)
+        let unknownFrom = try CLI.run(["run", "--from", "v9", "a.db"], in: folder)
+        #expect(unknownFrom.status == 2 && unknownFrom.stderr.contains("unknown version 'v9'"), "\(unknownFrom.stderr)")
+        let wrongFrom = try CLI.run(["run", "--from", "v2", "a.db"], in: folder)
+        #expect(wrongFrom.status == 2 && wrongFrom.stderr.contains("a.db is at version v1, not v2"), "\(wrongFrom.stderr)")
+        let backup = try CLI.run(["run", "--keep-backup", "--output", "b.db", "a.db"], in: folder)
+        #expect(backup.status == 64 && backup.stderr.contains("--output leaves the store untouched; --keep-backup has nothing to keep"), "\(backup.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("b.db").path))
         #expect(two.status == 1 && lines.count >= 2 && lines == lines.sorted(), "\(two.stderr)")
     }
 }

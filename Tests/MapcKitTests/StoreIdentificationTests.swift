@@ -50,6 +50,7 @@ struct StoreIdentificationTests {
         let slip = #expect(throws: MapcError.self) { try catalog.require(version: "V3") }
         #expect(slip?.description.contains("did you mean 'v3'?") == true, "\(String(describing: slip))")
         #expect(slip?.description.contains("known versions: v1, v2, v3, v4") == true, "\(String(describing: slip))")
+        #expect(slip?.description.hasSuffix("did you mean 'v3'?") == true, "the question ends the message: \(String(describing: slip))")
     }
 
     /// A Core Data store records no model name: one that shares no entity with any version is

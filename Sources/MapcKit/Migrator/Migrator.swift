@@ -106,6 +106,9 @@ public struct Migrator: Sendable {
                                   + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
         }
         if let claimed {
+            // A version the schemas do not have is named as such (with the closest name), before
+            // the store's own version is compared with it.
+            _ = try schemas.require(version: claimed)
             guard let named = matching.first(where: { $0.version == claimed }) else {
                 throw MapcError.store("\(Files.path(of: url)) is at version \(matching.map(\.version).joined(separator: " or ")), not \(claimed) (checked by its hashes)")
             }

@@ -157,11 +157,11 @@ public struct SchemaCatalog: Sendable {
     private func notFound(_ version: String) -> MapcError {
         let known = schemas.map(\.version)
         var message = "unknown version '\(version)' in \(directory.isEmpty ? "the catalog" : directory)"
+        message += known.isEmpty ? " (the folder has no schema files)" : " (known versions: \(known.joined(separator: ", ")))"
         // A close name is a slip of the keys only when its number is the same: another number is
         // another version, not a typo ('V5' is not a misspelt 'v1').
         let digits = { (name: String) in name.filter(\.isNumber) }
         if let suggestion = Suggestions.closest(to: version, in: known), digits(suggestion) == digits(version) { message += "; did you mean '\(suggestion)'?" }
-        message += known.isEmpty ? "; the folder has no schema files" : "; known versions: \(known.joined(separator: ", "))"
         return MapcError.notFound(message)
     }
 
