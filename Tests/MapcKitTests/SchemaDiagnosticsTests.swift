@@ -18,6 +18,12 @@ private func entity(_ body: String) -> String { header + body }
 
 let invalidSchemas: [InvalidSchemaCase] = [
     .init(name: "YAML syntax error", yaml: header + "  Note:\n    attributes: { title: { type: string }\n", message: "YAML syntax error", line: 6, column: 1),
+    // libyaml's syntax errors come with what usually causes them.
+    .init(name: "unclosed flow mapping", yaml: header + "  Note:\n    attributes: { title: { type: string }\n", message: "close the '{ … }' opened where shown", line: 6, column: 1),
+    .init(name: "misindented key", yaml: header + "  Note:\n    attributes:\n      title: string\n     body: string\n", message: "indent this line like the keys around it", line: 7, column: 6),
+    .init(name: "unquoted colon", yaml: header + "  Note:\n    attributes:\n      title: string: long\n", message: "a value holding ': ' must be quoted", line: 6, column: 20),
+    .init(name: "tab", yaml: header + "  Note:\n\tattributes:\n      title: string\n", message: "YAML indents with spaces, never tabs", line: 5, column: 1),
+    .init(name: "unclosed quote", yaml: header + "  Note:\n    attributes:\n      title: 'string\n", message: "close the quote opened where shown", line: 7, column: 1),
     .init(name: "unknown top-level key", yaml: "model: M\nversion: v1\nentites: {}\nentities: {}\n", message: "unknown key 'entites' in the schema file; did you mean 'entities'?", line: 3, column: 1),
     .init(name: "missing model", yaml: "version: v1\nentities: {}\n", message: "missing 'model:'", line: 1, column: 1),
     .init(name: "missing version", yaml: "model: M\nentities: {}\n", message: "missing 'version:'", line: 1, column: 1),

@@ -173,7 +173,7 @@ struct YAMLDocument {
         switch error {
         case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
             let contextText = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
-            return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark))
+            return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark), fix: syntaxFix(problem, context: context?.text, at: mark, in: source))
         case let .duplicatedKeysInMapping(duplicates, context):
             // Yams reports the mapping's start; find the second occurrence of the key for a better position.
             let key = duplicates.first ?? "?"
@@ -189,6 +189,31 @@ struct YAMLDocument {
             return .error("cannot read YAML: \(problem)", at: FileLocation(path: source.path, line: 1, column: 1))
         default:
             return .error("cannot read YAML: \(error)", at: FileLocation(path: source.path, line: 1, column: 1))
+        }
+    }
+
+    /// What usually causes libyaml's syntax errors, as a hint to fix them.
+    static func syntaxFix(_ problem: String, context: String?, at mark: Mark, in source: SourceFile) -> String? {
+        let character = source.line(mark.line).flatMap { line in
+            line.unicodeScalars.dropFirst(max(0, mark.column - 1)).first
+        }
+        switch problem {
+        case _ where problem.hasPrefix("found character that cannot start any token"):
+            return character == "\t" ? "YAML indents with spaces, never tabs: replace the tab" : "a value cannot start with this character; quote the value (\"…\")"
+        case _ where problem.hasPrefix("mapping values are not allowed"):
+            return "a value holding ': ' must be quoted (\"…\"); otherwise check this line's indentation"
+        case _ where problem.hasPrefix("did not find expected key"):
+            return "the keys of one block line up: indent this line like the keys around it (spaces only)"
+        case _ where problem.hasPrefix("could not find expected ':'"):
+            return "a key needs ': ' after it (a colon, then a space)"
+        case _ where problem.hasPrefix("did not find expected ',' or '}'"):
+            return "close the '{ … }' opened where shown, and separate its items with ','"
+        case _ where problem.hasPrefix("did not find expected ',' or ']'"):
+            return "close the '[ … ]' opened where shown, and separate its items with ','"
+        case _ where problem.hasPrefix("found unexpected end of stream") && context?.contains("quoted scalar") == true:
+            return "close the quote opened where shown"
+        default:
+            return nil
         }
     }
 
