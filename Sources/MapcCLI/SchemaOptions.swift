@@ -22,7 +22,7 @@ struct SchemaOptions: ParsableArguments {
             return try catalog().require(version: fileOrVersion)
         } catch {
             // A name like a file's that names no version: the user meant a file, and is told it is missing.
-            if fileOrVersion.contains("/") || [".yaml", ".yml"].contains(where: fileOrVersion.lowercased().hasSuffix) {
+            if fileOrVersion.contains("/") || SourceFile.isYAMLName(fileOrVersion) {
                 return try SchemaLoader.load(path: fileOrVersion).schema
             }
             throw error

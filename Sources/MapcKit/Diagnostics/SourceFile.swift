@@ -44,10 +44,15 @@ public struct SourceFile: Sendable {
         return SourceFile(path: path, text: text)
     }
 
+    /// Whether a file name is a YAML file's: it ends in `.yaml` or `.yml`.
+    public static func isYAMLName(_ name: String) -> Bool {
+        name.hasSuffix(".yaml") || name.hasSuffix(".yml")
+    }
+
     /// The `.yaml` and `.yml` files of a folder, in name order (none when the folder is missing).
     public static func yamlFiles(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            .filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") }
+            .filter(isYAMLName)
             .map { (folder as NSString).appendingPathComponent($0) }
     }
 
