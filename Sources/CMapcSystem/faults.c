@@ -53,8 +53,7 @@ static const sqlite3_io_methods methods = {
 };
 
 static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
-    (void)vfs;
-    return mapc_shim_open(original, (MapcShimFile *)f, (int)sizeof(MapcShimFile), &methods, name, flags, out);
+    return mapc_shim_open(vfs, (MapcShimFile *)f, &methods, name, flags, out);
 }
 static int vDelete(sqlite3_vfs *vfs, const char *name, int sync) {
     (void)vfs;

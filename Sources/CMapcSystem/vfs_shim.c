@@ -41,9 +41,10 @@ void mapc_vfs_shim(sqlite3_vfs *shim, sqlite3_vfs *wrapped, const char *name, in
     shim->xNextSystemCall = 0;
 }
 
-int mapc_shim_open(sqlite3_vfs *wrapped, MapcShimFile *file, int fileSize, const sqlite3_io_methods *methods,
-                   const char *name, int flags, int *out) {
-    file->real = (sqlite3_file *)((char *)file + fileSize);
+int mapc_shim_open(sqlite3_vfs *shim, MapcShimFile *file, const sqlite3_io_methods *methods, const char *name, int flags, int *out) {
+    sqlite3_vfs *wrapped = MAPC_WRAPPED(shim);
+    // The shim's own part of the file is what `mapc_vfs_shim` added to the wrapped VFS's size.
+    file->real = (sqlite3_file *)((char *)file + (shim->szOsFile - wrapped->szOsFile));
     file->real->pMethods = 0;
     int rc = wrapped->xOpen(wrapped, name, file->real, flags, out);
     if (rc != SQLITE_OK && file->real->pMethods) {

@@ -25,11 +25,10 @@ typedef struct MapcShimFile {
 /// The wrapped VFS's file of a shim's file.
 #define MAPC_REAL(f) (((MapcShimFile *)(f))->real)
 
-/// Opens `name` with `wrapped` into the space after the shim's file of `fileSize` bytes (the
-/// `fileSize` given to `mapc_vfs_shim`), and gives the shim's file `methods` when it opened. A
-/// failed open leaves nothing open (a VFS may fail after opening its file).
-int mapc_shim_open(sqlite3_vfs *wrapped, MapcShimFile *file, int fileSize, const sqlite3_io_methods *methods,
-                   const char *name, int flags, int *out);
+/// Opens `name` with the VFS `shim` wraps, into the space after the shim's own part of the file
+/// (the `fileSize` given to `mapc_vfs_shim`), and gives the shim's file `methods` when it opened.
+/// A failed open leaves nothing open (a VFS may fail after opening its file).
+int mapc_shim_open(sqlite3_vfs *shim, MapcShimFile *file, const sqlite3_io_methods *methods, const char *name, int flags, int *out);
 
 /// Methods that pass straight to the wrapped file.
 int mapc_shim_close(sqlite3_file *f);

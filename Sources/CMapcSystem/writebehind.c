@@ -454,7 +454,6 @@ static const sqlite3_io_methods methods = {
 };
 
 static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out) {
-    (void)vfs;
     WBFile *file = (WBFile *)f;
     file->behind = 0;
     file->descriptor = -1;
@@ -462,7 +461,7 @@ static int vOpen(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags,
     file->device = 0;
     file->inode = 0;
     file->path = (flags & SQLITE_OPEN_MAIN_DB) && name ? name : 0;
-    int rc = mapc_shim_open(wrapped, &file->shim, (int)sizeof(WBFile), &methods, name, flags, out);
+    int rc = mapc_shim_open(vfs, &file->shim, &methods, name, flags, out);
     struct stat opened;
     if (rc == SQLITE_OK && file->path && stat(file->path, &opened) == 0) {
         file->device = opened.st_dev;
