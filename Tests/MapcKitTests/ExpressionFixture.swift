@@ -12,7 +12,7 @@ enum ExpressionFixture {
     static let longBody = "Milk, eggs and a very long description that certainly runs past eighty characters in total length."
 
     static let objects: [ObjectData] = {
-        let date = ISO8601.parse("2024-05-01T10:00:00Z")!
+        let date = ISO8601.parse("2024-05-01T10:00:00Z")!.date
         return [
             ObjectData(id: "n1", entity: "Note", attributes: [
                 "title": .string("Groceries"), "body": .string(longBody), "dateCreated": .date(date), "displayIndex": .integer(3),
@@ -71,7 +71,7 @@ enum ExpressionFixture {
                 guard case .scalar(.string(let text))? = arguments.first else { return .null }
                 return .scalar(.string(String(text.prefix(5))))
             }],
-            now: ISO8601.parse("2026-01-01T00:00:00Z")!, random: { 0.5 })
+            now: ISO8601.parse("2026-01-01T00:00:00Z")!.date, random: { 0.5 })
     }
 
     /// Parses and evaluates; the result as compact JSON, or "error: message".

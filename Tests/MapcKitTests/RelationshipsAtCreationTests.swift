@@ -61,7 +61,7 @@ struct RelationshipsAtCreationTests {
         func text(_ value: Value?) -> String {
             switch value {
             case .string(let title)?: return title
-            case .date(let date)?: return "\(Int(date.timeIntervalSince1970))"
+            case .date(let date)?: return "\(Int(date.secondsSince1970))"
             default: return "?"
             }
         }

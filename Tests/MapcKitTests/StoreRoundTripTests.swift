@@ -29,10 +29,12 @@ func kitchenData(blobSize: Int = 16, decimal: String = "12345678901234567890.123
         pairs.append(("owner", owner.map(JSONValue.string) ?? .null))
         return .object(pairs)
     }
+    // The date's fraction is one both stores' counts of seconds hold exactly (an eighth), so that
+    // it crosses formats unrounded (`ValueRoundTripTests` covers the rounding of the others).
     let full: [(String, JSONValue)] = [
         ("name", .string("Ünïcödé ✓ 🍣 \"quoted\" \\ back\nslash\ttab")), ("i16", .integer(-32768)), ("i32", .integer(2147483647)),
         ("i64", .integer(Int64.max)), ("dec", .string(decimal)), ("dbl", .double(0.1)),
-        ("flt", .float(1.1)), ("str", .string("")), ("flag", .bool(true)), ("when", .string("2024-05-01T10:00:00.123Z")),
+        ("flt", .float(1.1)), ("str", .string("")), ("flag", .bool(true)), ("when", .string("2024-05-01T10:00:00.125Z")),
         ("blob", .string(blob.base64EncodedString())), ("uid", .string("123e4567-e89b-12d3-a456-426614174000")),
         ("link", .string("https://example.com/a?b=c#d")), ("thing", .string("AAEC")),
     ]

@@ -121,6 +121,8 @@ public enum DataFile {
 
     private static func convertKind(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
         if case .float(let single) = json { return convertKind(.double(Double(single)), to: type) }
+        // A number too large for a double is a mistake, not an infinity (which is written "Infinity").
+        if case .double(let d) = json, !d.isFinite { return .failure(ValueProblem("\(d) is not a finite number")) }
         switch (type, json) {
         case (_, .null): return .success(.null)
         case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
@@ -133,12 +135,19 @@ public enum DataFile {
                 return .failure(ValueProblem("\(d) is out of range for \(type.rawValue) (\(Int64.min) to \(Int64.max))"))
             }
             return ValueParser.checkRange(n, type)
+        // What `json(_:type:)` writes for a store's infinities (a JSON number is always finite).
+        case (.double, .string("Infinity")), (.float, .string("Infinity")): return .success(.double(.infinity))
+        case (.double, .string("-Infinity")), (.float, .string("-Infinity")): return .success(.double(-.infinity))
+        // A decimal that is not a number, as Core Data stores write it.
+        case (.decimal, .string("NaN")): return .success(.decimal(.nan))
+        // A URI as a store holds it, checked by nothing: a dump gives back whatever text was kept.
+        case (.uri, .string(let text)): return .success(.uri(text))
         case (.double, .integer(let n)): return .success(.double(Double(n)))
         case (.double, .double(let d)): return .success(.double(d))
         case (.float, .integer(let n)): return .success(.double(Double(Float(n))))
         case (.float, .double(let d)):
             // Checked before narrowing: 3.5e38 is finite as a double and infinite as a float.
-            if let problem = ValueLimits.problem(.double(d), for: .float) { return .failure(ValueProblem(problem)) }
+            if let problem = ValueLimits.floatRangeProblem(d) { return .failure(ValueProblem(problem)) }
             return .success(.double(Double(Float(d))))
         case (.decimal, .string(let text)), (.int16, .string(let text)), (.int32, .string(let text)), (.int64, .string(let text)):
             if type != .decimal { return .failure(ValueProblem("expected a number for \(English.withArticle(type.rawValue)) attribute, found the string \"\(text.prefix(40))\"")) }
@@ -146,8 +155,20 @@ public enum DataFile {
         case (.decimal, .integer(let n)): return .success(.decimal(Decimal(n)))
         case (.decimal, .double(let d)): return ValueParser.parse("\(d)", as: .decimal)
         case (.string, .string(let text)): return ValueParser.parse(text, as: .string)
+        case (.string, .object(let members)), (.uri, .object(let members)):
+            // Text whose bytes are not UTF-8, as `json(_:type:)` writes it.
+            guard members.count == 1, members[0].0 == nonUTF8TextKey, case .string(let encoded) = members[0].1 else {
+                return .failure(ValueProblem("expected a string, or {\"\(nonUTF8TextKey)\": \"…\"} for text whose bytes are not UTF-8, for \(English.withArticle(type.rawValue)) attribute, found an object"))
+            }
+            guard let bytes = Data(base64Encoded: encoded) else {
+                return .failure(ValueProblem("\"\(nonUTF8TextKey)\" holds \"\(encoded.prefix(40))\", which is not base64 text"))
+            }
+            // Bytes that are UTF-8 after all are that string: one value has one form.
+            let text = bytes.withUnsafeBytes { Value.text(fromStored: $0.bindMemory(to: UInt8.self)) }
+            if case .string(let string) = text { return ValueParser.parse(string, as: type) }
+            return .success(text)
         case (.bool, .bool(let flag)): return .success(.bool(flag))
-        case (.date, .string(let text)), (.binary, .string(let text)), (.transformable, .string(let text)), (.uuid, .string(let text)), (.uri, .string(let text)):
+        case (.date, .string(let text)), (.binary, .string(let text)), (.transformable, .string(let text)), (.uuid, .string(let text)):
             return ValueParser.parse(text, as: type)
         default:
             let expected: String
@@ -167,28 +188,37 @@ public enum DataFile {
     }
 
     /// The JSON form of a value of the attribute type.
-    public static func json(_ value: Value, type: AttributeType) -> JSONValue {
+    public static func json(_ value: Value, type: AttributeType, dateEpoch: Timestamp.Epoch = .unix) -> JSONValue {
         switch value {
         case .null: return .null
         case .bool(let flag): return .bool(flag)
         case .integer(let n): return .integer(n)
+        // JSON has no infinite number: a store's infinities are written as strings.
+        case .double(let d) where d.isInfinite: return .string(d < 0 ? "-Infinity" : "Infinity")
         case .double(let d): return type == .float ? .float(Float(d)) : .double(d)
         case .decimal(let decimal): return .string(decimal.description)
         case .string(let text): return .string(text)
-        case .date(let date): return .string(ISO8601.format(date))
+        case .date(let date): return .string(ISO8601.format(date, exactIn: dateEpoch))
         case .binary(let data): return .string(data.base64EncodedString())
         case .uuid(let uuid): return .string(uuid.uuidString.lowercased())
         case .uri(let text): return .string(text)
+        case .nonUTF8Text(let bytes): return .object([(nonUTF8TextKey, .string(bytes.base64EncodedString()))])
         }
     }
 
+    /// The one member of the object a data file writes text as when its bytes are not UTF-8,
+    /// which a JSON string cannot hold: `{"base64": "wyj/"}`.
+    public static let nonUTF8TextKey = "base64"
+
+
     /// The JSON of one object: `id`, then attributes and relationships in schema order
     /// (inherited ones first). Every stored property appears, null or empty when unset.
-    public static func json(_ object: ObjectData, schema: Schema) -> JSONValue {
+    /// Dates are written to read back exactly in `dateEpoch`'s count (the store's).
+    public static func json(_ object: ObjectData, schema: Schema, dateEpoch: Timestamp.Epoch = .unix) -> JSONValue {
         var pairs: [(String, JSONValue)] = [("id", .string(object.id))]
         guard let entity = schema.entity(named: object.entity) else { return .object(pairs) }
         for attribute in schema.allAttributes(of: entity) where !attribute.isTransient {
-            pairs.append((attribute.name, json(object.attributes[attribute.name] ?? .null, type: attribute.type)))
+            pairs.append((attribute.name, json(object.attributes[attribute.name] ?? .null, type: attribute.type, dateEpoch: dateEpoch)))
         }
         for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
             let ids = object.relationships[relationship.name] ?? []
@@ -204,7 +234,7 @@ public enum DataFile {
         var groups: [(String, JSONValue)] = []
         for entity in store.schema.entities {
             var items: [JSONValue] = []
-            try store.forEachObject(ofExactEntity: entity.name) { items.append(json($0, schema: store.schema)) }
+            try store.forEachObject(ofExactEntity: entity.name) { items.append(json($0, schema: store.schema, dateEpoch: store.strategy.dateEpoch)) }
             if !items.isEmpty { groups.append((entity.name, .array(items))) }
         }
         return .object([("version", .string(store.schema.version)), ("objects", .object(groups))])

@@ -80,6 +80,7 @@ public indirect enum EvalValue: Sendable, Hashable {
             case .binary: return "binary data"
             case .uuid: return "a UUID"
             case .uri: return "a URI"
+            case .nonUTF8Text(let bytes): return "text whose bytes are not UTF-8 (\(Value.hexPrefix(bytes)))"
             }
         case .object(let ref): return ref.entity.isEmpty ? "an object" : English.withArticle(ref.entity)
         case .collection: return "a collection"

@@ -292,8 +292,8 @@ extension Evaluator {
             let joined = parts.joined(separator: separator)
             guard ValueRules.length(of: joined) <= limit else { throw failure("a string grew past \(limit) characters", range) }
             return .scalar(.string(joined))
-        case (.timeIntervalSince1970, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSince1970))
-        case (.timeIntervalSinceReferenceDate, .scalar(.date(let date))): return .scalar(.double(date.timeIntervalSinceReferenceDate))
+        case (.timeIntervalSince1970, .scalar(.date(let date))): return .scalar(.double(date.seconds(since: .unix)))
+        case (.timeIntervalSinceReferenceDate, .scalar(.date(let date))): return .scalar(.double(date.seconds(since: .reference)))
         default:
             throw failure("'\(selector)' cannot be called on \(receiver.kindName)", selectorRange)
         }
@@ -338,7 +338,8 @@ extension Evaluator {
         switch type {
         case "NSString":
             switch operand {
-            case .scalar(.string): return operand
+            // Text whose bytes are not UTF-8 is text already, kept as it is.
+            case .scalar(.string), .scalar(.nonUTF8Text): return operand
             case .scalar(.bool(let flag)): return .scalar(.string(flag ? "1" : "0"))
             case .scalar(.integer(let n)): return .scalar(.string(String(n)))
             case .scalar(.double(let d)): return .scalar(.string(d.rounded() == d && Swift.abs(d) < 1e15 ? String(Int64(d)) : "\(d)"))
@@ -354,7 +355,7 @@ extension Evaluator {
             switch operand {
             case .scalar(.integer), .scalar(.double), .scalar(.decimal): return operand
             case .scalar(.bool(let flag)): return .scalar(.integer(flag ? 1 : 0))
-            case .scalar(.date(let date)): return .scalar(.double(date.timeIntervalSinceReferenceDate))
+            case .scalar(.date(let date)): return .scalar(.double(date.seconds(since: .reference)))
             case .scalar(.string(let text)):
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 if let n = Int64(trimmed) { return .scalar(.integer(n)) }

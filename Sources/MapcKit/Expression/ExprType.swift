@@ -43,6 +43,7 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
         case .binary: self = .binary
         case .uuid: self = .uuid
         case .uri: self = .uri
+        case .nonUTF8Text: self = .string
         }
     }
 

@@ -112,6 +112,8 @@ enum ValueSemantics {
             return a.allSatisfy { x in b.contains { equal(x, $0, options: options) } } && b.allSatisfy { y in a.contains { equal(y, $0, options: options) } }
         case let (.scalar(.bool(a)), .scalar(.bool(b))): return a == b
         case let (.scalar(.string(a)), .scalar(.string(b))): return fold(a, options) == fold(b, options)
+        // Byte for byte: such text has no characters to fold.
+        case let (.scalar(.nonUTF8Text(a)), .scalar(.nonUTF8Text(b))): return a == b
         default:
             return compare(lhs, rhs, options: options) == .orderedSame
         }
@@ -151,12 +153,12 @@ enum ValueSemantics {
         switch (op, lhs, rhs) {
         case let (.add, .scalar(.date(date)), other), let (.add, other, .scalar(.date(date))):
             guard let seconds = number(other)?.double else { break }
-            return dateResult(date.timeIntervalSince1970 + seconds)
+            return dateResult(date.seconds(since: .unix) + seconds)
         case let (.subtract, .scalar(.date(a)), .scalar(.date(b))):
-            return .success(.scalar(.double(a.timeIntervalSince(b))))
+            return .success(.scalar(.double(Double(a.wholeSeconds - b.wholeSeconds) + (a.fraction - b.fraction))))
         case let (.subtract, .scalar(.date(date)), other):
             guard let seconds = number(other)?.double else { break }
-            return dateResult(date.timeIntervalSince1970 - seconds)
+            return dateResult(date.seconds(since: .unix) - seconds)
         case let (.add, .scalar(.string(a)), .scalar(.string(b))):
             return .success(.scalar(.string(a + b)))
         default: break
@@ -206,8 +208,10 @@ enum ValueSemantics {
 
     /// A date computed by arithmetic, or an error when it leaves the range stores hold.
     static func dateResult(_ secondsSince1970: Double) -> Result<EvalValue, SemanticError> {
-        guard ValueLimits.dateRange.contains(secondsSince1970) else { return .failure(SemanticError(ValueLimits.dateProblem(secondsSince1970))) }
-        return .success(.scalar(.date(Date(timeIntervalSince1970: secondsSince1970))))
+        guard let instant = Timestamp(seconds: secondsSince1970, since: .unix), ValueLimits.holds(instant) else {
+            return .failure(SemanticError(ValueLimits.dateProblem(secondsSince1970)))
+        }
+        return .success(.scalar(.date(instant)))
     }
 
     static func negate(_ value: EvalValue) -> Result<EvalValue, SemanticError> {
@@ -268,7 +272,7 @@ struct ValueSet {
     /// A hash key equal values always share: numbers by numeric value (whole numbers as integers,
     /// others as doubles), booleans as 0 and 1, collections by their elements' keys.
     private indirect enum BucketKey: Hashable {
-        case null, integer(Int64), double(Double), text(String), date(Double), binary(Data), uuid(UUID), uri(String)
+        case null, integer(Int64), double(Double), text(String), nonUTF8Text(Data), date(Timestamp), binary(Data), uuid(UUID), uri(String)
         case object(ObjectRef), handle(Handle), ordered([BucketKey]), unordered(Set<BucketKey>)
 
         init(_ value: EvalValue) {
@@ -284,10 +288,11 @@ struct ValueSet {
                     NSDecimalRound(&whole, &exact, 0, .plain)
                     if whole == d, let n = Int64(whole.description) { self = .integer(n) } else { self = Self.number(NSDecimalNumber(decimal: d).doubleValue) }
                 case .string(let text): self = .text(text)
-                case .date(let date): self = .date(date.timeIntervalSince1970)
+                case .date(let date): self = .date(date)
                 case .binary(let data): self = .binary(data)
                 case .uuid(let uuid): self = .uuid(uuid)
                 case .uri(let text): self = .uri(text)
+                case .nonUTF8Text(let bytes): self = .nonUTF8Text(bytes)
                 }
             case .object(let ref): self = .object(ref)
             case .handle(let handle): self = .handle(handle)

@@ -297,8 +297,19 @@ public enum AttributeValidator {
         var broken: [String] = []
         if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { broken.append("below min \(min)") }
         if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { broken.append("above max \(max)") }
-        if case .string(let text) = value { broken += textViolations(text, rules) }
-        return broken
+        return broken + textViolations(value, rules)
+    }
+
+    /// Every length and pattern rule a text value breaks; none for other values. Text whose
+    /// bytes are not UTF-8 breaks every such rule there is, having no characters to count or match.
+    public static func textViolations(_ value: Value, _ rules: Validation) -> [String] {
+        switch value {
+        case .string(let text): return textViolations(text, rules)
+        case .nonUTF8Text:
+            guard rules.minLength != nil || rules.maxLength != nil || rules.regex != nil else { return [] }
+            return ["text whose bytes are not UTF-8 has no length or pattern to check (minLength, maxLength, regex)"]
+        default: return []
+        }
     }
 
     /// Every length and pattern rule a text value breaks (lengths in UTF-16 units, as Core Data counts).

@@ -98,6 +98,8 @@ public enum SchemaWriter {
         case .binary(let data): return YAMLText.flowScalar(data.base64EncodedString())
         case .uuid(let uuid): return uuid.uuidString.lowercased()
         case .uri(let text): return YAMLText.flowScalar(text)
+        // Never a schema's default (YAML text is UTF-8); written as the replacement it would become.
+        case .nonUTF8Text(let bytes): return YAMLText.flowScalar(String(decoding: bytes, as: UTF8.self))
         }
     }
 

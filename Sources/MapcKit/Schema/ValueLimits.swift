@@ -1,12 +1,23 @@
 import Foundation
 
 /// What a store can hold, one definition used wherever values enter one (data files, mapping
-/// expressions, policies, values read back): nothing non-finite, nothing out of an attribute
-/// type's range, no text SQLite would cut short.
+/// expressions, policies, values read back): nothing out of an attribute type's range, no NaN
+/// double (SQLite stores NULL for it), floats of single precision. Text may hold any character,
+/// U+0000 included: it is bound and read with its length, so SQLite keeps it whole (identities
+/// are the exception: `containsNUL`). A store may hold an infinite double and a decimal that is
+/// not a number (Core Data writes `'NaN'`), and mapc carries them over unchanged; it never makes
+/// one: arithmetic, `CAST` and data files' numbers refuse results that are not finite.
 public enum ValueLimits {
     /// Dates from 0001-01-01 to 9999-12-31 (UTC), as seconds since 1970: what ISO 8601's four-digit
     /// years write and read back, far wider than any Core Data store holds.
     public static let dateRange: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799.999
+    /// The same range in whole seconds since 1970, as `Timestamp` counts them.
+    static let wholeSecondsRange: ClosedRange<Int64> = -62_135_596_800 ... 253_402_300_799
+
+    /// Whether an instant is in the years 0001 to 9999 (UTC).
+    public static func holds(_ instant: Timestamp) -> Bool {
+        wholeSecondsRange.contains(instant.wholeSeconds)
+    }
     /// Significant digits a decimal keeps (Foundation's `Decimal` holds 38).
     public static let maxDecimalDigits = 38
 
@@ -14,16 +25,14 @@ public enum ValueLimits {
     /// acceptable here; whether a value is required is checked elsewhere.
     public static func problem(_ value: Value, for type: AttributeType) -> String? {
         switch value {
-        case .string(let text), .uri(let text):
-            return containsNUL(text) ? "text containing the NUL character (U+0000) cannot be stored: SQLite would cut it short there" : nil
         case .double(let number):
-            guard number.isFinite else { return "\(number) is not a finite number" }
-            if type == .float, !Float(number).isFinite { return "\(number) is out of range for a float (at most \(Float.greatestFiniteMagnitude))" }
+            guard !number.isNaN else { return "NaN is not a number a store can hold (SQLite stores nil for it)" }
+            guard type == .float, Double(Float(number)) != number else { return nil }
+            return floatRangeProblem(number) ?? "\(number) is not a float's value (single precision; the nearest is \(Double(Float(number))))"
+        case .decimal:
             return nil
-        case .decimal(let number):
-            return number.isNaN ? "the decimal is not a number (an overflow)" : nil
-        case .date(let date):
-            return dateRange.contains(date.timeIntervalSince1970) ? nil : dateProblem(date.timeIntervalSince1970)
+        case .date(let instant):
+            return holds(instant) ? nil : dateProblem(instant.secondsSince1970)
         case .integer(let number):
             if let range = type.integerRange, !range.contains(number) { return "\(number) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))" }
             return nil
@@ -32,9 +41,15 @@ public enum ValueLimits {
         }
     }
 
-    /// Whether text holds U+0000. In UTF-8 a zero byte is that character and nothing else, so the
-    /// bytes are scanned with `memchr` rather than decoded: every string read from a store and
-    /// every string a migration writes passes here (2% of an interpreted run, decoding scalars).
+    /// Why a double cannot be rounded to a float: it is finite and beyond a float's range. What
+    /// converts a number to a float (text, data files, expressions) checks this, then rounds.
+    public static func floatRangeProblem(_ number: Double) -> String? {
+        number.isFinite && !Float(number).isFinite ? "\(number) is out of range for a float (at most \(Float.greatestFiniteMagnitude))" : nil
+    }
+
+    /// Whether text holds U+0000, which an object's identity may not (identities are bound and
+    /// compared as C strings in places, and named in messages). In UTF-8 a zero byte is that
+    /// character and nothing else, so the bytes are scanned with `memchr` rather than decoded.
     static func containsNUL(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in

@@ -24,7 +24,7 @@ enum ValueParser {
             guard let value = Double(trimmed), value.isFinite else {
                 return .failure(ValueProblem("'\(text)' is not a finite number"))
             }
-            if let problem = ValueLimits.problem(.double(value), for: type) { return .failure(ValueProblem(problem)) }
+            if type == .float, let problem = ValueLimits.floatRangeProblem(value) { return .failure(ValueProblem(problem)) }
             return .success(type == .float ? .double(Double(Float(value))) : .double(value))
         case .decimal:
             switch decimal(trimmed) {

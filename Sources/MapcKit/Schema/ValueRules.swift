@@ -84,6 +84,12 @@ public enum ValueRules {
         case .binary: kind = .binary
         case .uuid: kind = .uuid
         case .uri: kind = .uri
+        case .nonUTF8Text(let bytes):
+            // Kept as its bytes where text is stored; nothing can read it as anything else.
+            guard type == .string || type == .uri else {
+                return .failure(ValueProblem("text whose bytes are not UTF-8 (\(Value.hexPrefix(bytes))) cannot be read as \(English.withArticle(type.rawValue))"))
+            }
+            return .success(value)
         }
         if case .refused(let reason) = assignment(of: kind, to: type) { return .failure(ValueProblem(reason)) }
         switch (value, type) {
@@ -96,7 +102,7 @@ public enum ValueRules {
         case (.bool(let flag), _): return .success(.integer(flag ? 1 : 0))
         case (.double(let d), .double): return .success(.double(d))
         case (.double(let d), .float):
-            if let problem = ValueLimits.problem(.double(d), for: .float) { return .failure(ValueProblem(problem)) }
+            if let problem = ValueLimits.floatRangeProblem(d) { return .failure(ValueProblem(problem)) }
             return .success(.double(Double(Float(d))))
         case (.double(let d), .decimal):
             guard d.isFinite else { return .failure(ValueProblem("\(d) is not a finite number")) }

@@ -275,31 +275,51 @@ struct CoreDataFormat: StoreFormatStrategy {
         }
     }
 
+    /// Seconds since 2001, Foundation's count, as Core Data stores dates.
+    var dateEpoch: Timestamp.Epoch { .reference }
+
     func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
         switch value {
         case .null: return .null
         case .bool(let flag): return flag.databaseValue
         case .integer(let number): return number.databaseValue
         case .double(let number): return number.databaseValue
-        // As text: SQLite's numeric affinity of the DECIMAL column stores it as a REAL when that is
-        // exact to 15 digits and keeps the text otherwise, so no digit is ever lost.
-        case .decimal(let number): return number.description.databaseValue
+        case .decimal(let number): return Self.decimalCell(number)
         case .string(let text): return text.databaseValue
-        // Foundation keeps a date as seconds since 2001, Core Data's own count: exact both ways.
-        case .date(let date): return date.timeIntervalSinceReferenceDate.databaseValue
+        // Seconds since 2001, Core Data's own count: a date read from such a store comes back bit for bit.
+        case .date(let date): return date.seconds(since: dateEpoch).databaseValue
         case .binary(let data): return data.databaseValue
         case .uuid(let uuid): return withUnsafeBytes(of: uuid.uuid) { Data($0) }.databaseValue
         case .uri(let text): return text.databaseValue
+        case .nonUTF8Text(let bytes): return Self.textBytes(bytes)
         }
     }
 
     func storageProblem(_ value: Value, as type: AttributeType) -> String? {
-        guard case .decimal(let number) = value else { return nil }
-        // SQLite's numeric affinity turns any numeric text into an INTEGER or a REAL: what Core
-        // Data's DECIMAL column holds exactly is what a double holds.
-        let stored = NSDecimalNumber(decimal: number).doubleValue
-        guard ValueParser.parseDecimal("\(stored)") != number else { return nil }
-        return "decimal \(number) has more digits than a Core Data DECIMAL column keeps (it holds a double, about 15 significant digits) and would be stored as \(stored); round it in the mapping, or store it as a string"
+        // NaN is written as the text 'NaN', which the column keeps.
+        guard case .decimal(let number) = value, !number.isNaN else { return nil }
+        guard Self.exactDecimalCell(number) == nil else { return nil }
+        let stored = Double(number.description) ?? .nan
+        return "decimal \(number) has more digits than a Core Data DECIMAL column keeps (it holds a 64-bit integer or a double, about 15 significant digits) and would be stored as \(stored); round it in the mapping, or store it as a string"
+    }
+
+    /// The cell a DECIMAL column holds exactly for a decimal, nil when it holds none: SQLite's
+    /// numeric affinity turns numeric text into an INTEGER or a REAL, so what the column keeps
+    /// is a whole number within 64 bits, a double, or text that is no number ('NaN'). The double
+    /// is Swift's correctly rounded one (Foundation's `doubleValue` of a decimal is off in the
+    /// last bits), bound as such rather than left to SQLite's conversion of the text.
+    private static func exactDecimalCell(_ number: Decimal) -> DatabaseValue? {
+        if number.isNaN { return "NaN".databaseValue }
+        let text = number.description
+        if let whole = Int64(text) { return whole.databaseValue }
+        guard let double = Double(text), double.isFinite, ValueParser.parseDecimal("\(double)") == number else { return nil }
+        return double.databaseValue
+    }
+
+    /// A decimal's cell: the exact one, or (for a value `storageProblem` refuses, never written)
+    /// its text.
+    private static func decimalCell(_ number: Decimal) -> DatabaseValue {
+        exactDecimalCell(number) ?? number.description.databaseValue
     }
 
     func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
@@ -310,15 +330,20 @@ struct CoreDataFormat: StoreFormatStrategy {
         switch (type, value.storage) {
         case (_, .null): return .null
         case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): decoded = .integer(n)
-        case (.bool, .int64(let n)): decoded = .bool(n != 0)
+        case (.bool, .int64(let n)):
+            guard let flag = Self.bool(n) else { throw mismatch() }
+            decoded = .bool(flag)
         case (.double, .double(let d)), (.float, .double(let d)): decoded = .double(d)
         case (.double, .int64(let n)), (.float, .int64(let n)): decoded = .double(Double(n))
-        case (.date, .double(let d)): decoded = .date(Date(timeIntervalSinceReferenceDate: d))
-        case (.date, .int64(let n)): decoded = .date(Date(timeIntervalSinceReferenceDate: Double(n)))
-        case (.decimal, .double(let d)): decoded = .decimal(ValueParser.parseDecimal("\(d)") ?? Decimal(d))
+        case (.date, .double(let d)): decoded = try Self.date(d, since: dateEpoch)
+        case (.date, .int64(let n)): decoded = try Self.date(Double(n), since: dateEpoch)
+        case (.decimal, .double(let d)):
+            // The shortest digits of the double: what the column holds, as a decimal (nil beyond a decimal's range).
+            guard let number = ValueParser.parseDecimal("\(d)") else { throw mismatch() }
+            decoded = .decimal(number)
         case (.decimal, .int64(let n)): decoded = .decimal(Decimal(n))
         case (.decimal, .string(let text)):
-            guard let number = ValueParser.parseDecimal(text) else { throw mismatch() }
+            guard let number = Self.decimal(text) else { throw mismatch() }
             decoded = .decimal(number)
         case (.string, .string(let text)): decoded = .string(text)
         case (.uri, .string(let text)): decoded = .uri(text)

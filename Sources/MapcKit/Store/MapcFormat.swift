@@ -212,6 +212,9 @@ struct MapcFormat: StoreFormatStrategy {
 
     func key(fromObjectID id: String, entity: String) -> Int64? { nil }
 
+    /// Seconds since 1970.
+    var dateEpoch: Timestamp.Epoch { .unix }
+
     func encode(_ value: Value, as type: AttributeType) -> DatabaseValue {
         switch value {
         case .null: return .null
@@ -220,10 +223,11 @@ struct MapcFormat: StoreFormatStrategy {
         case .double(let number): return number.databaseValue
         case .decimal(let number): return number.description.databaseValue
         case .string(let text): return text.databaseValue
-        case .date(let date): return date.timeIntervalSince1970.databaseValue
+        case .date(let date): return date.seconds(since: dateEpoch).databaseValue
         case .binary(let data): return data.databaseValue
         case .uuid(let uuid): return uuid.uuidString.lowercased().databaseValue
         case .uri(let text): return text.databaseValue
+        case .nonUTF8Text(let bytes): return Self.textBytes(bytes)
         }
     }
 
@@ -245,13 +249,17 @@ struct MapcFormat: StoreFormatStrategy {
         }
         switch (type, value.storage) {
         case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): return .integer(n)
-        case (.bool, .int64(let n)): return .bool(n != 0)
+        case (.bool, .int64(let n)):
+            guard let flag = Self.bool(n) else { throw mismatch() }
+            return .bool(flag)
         case (.double, .double(let d)), (.float, .double(let d)): return .double(d)
         case (.double, .int64(let n)), (.float, .int64(let n)): return .double(Double(n))
-        case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
-        case (.date, .int64(let n)): return .date(Date(timeIntervalSince1970: Double(n)))
+        case (.date, .double(let d)): return try Self.date(d, since: dateEpoch)
+        case (.date, .int64(let n)): return try Self.date(Double(n), since: dateEpoch)
         case (.decimal, .string(let text)):
-            guard let decimal = ValueParser.parseDecimal(text) else { throw mismatch() }
+            // As mapc writes a decimal: its shortest digits (`description`), so that the value
+            // written back is the same text.
+            guard let decimal = Self.decimal(text), decimal.description == text else { throw mismatch() }
             return .decimal(decimal)
         case (.string, .string(let text)): return .string(text)
         case (.uri, .string(let text)): return .uri(text)

@@ -149,7 +149,7 @@ struct ObjectGraphResolver {
             if case .failure(let problem) = ValueParser.checkRange(n, type) { return problem.message }
             return nil
         case (.double, .double), (.float, .double), (.decimal, .decimal), (.string, .string), (.bool, .bool), (.date, .date),
-             (.binary, .binary), (.transformable, .binary), (.uuid, .uuid), (.uri, .uri):
+             (.binary, .binary), (.transformable, .binary), (.uuid, .uuid), (.uri, .uri), (.string, .nonUTF8Text), (.uri, .nonUTF8Text):
             return nil
         default:
             return "expected \(type.rawValue), found \(value)"

@@ -214,7 +214,10 @@ final class RowWriter {
         // The same in every row: written in the statement, not bound per row.
         var constants = [storage.entityColumn: Store.sqlLiteral(storage.discriminator)]
         for column in storage.insertedColumns { constants[column.name] = Store.sqlLiteral(column.value) }
-        let row = "(" + columns.map { constants[$0] ?? "?" }.joined(separator: ", ") + ")"
+        // Text columns take text whose bytes are not UTF-8 bound as a blob (`placeholder(for:)`).
+        var placeholders: [String: String] = [:]
+        for attribute in stored { if let column = storage.attributeColumns[attribute.name] { placeholders[column] = strategy.placeholder(for: attribute.type) } }
+        let row = "(" + columns.map { constants[$0] ?? placeholders[$0] ?? "?" }.joined(separator: ", ") + ")"
         let sql = Self.insertSQL(table: storage.table, columns: columns, row: row, rows: 1)
         // SQLite refuses a statement with more parameters than its limit (32,766 by default).
         let parameterLimit = Int(sqlite3_limit(connection.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))

@@ -23,6 +23,27 @@ struct StatementColumns {
         DatabaseValue(sqliteStatement: handle, index: CInt(index))
     }
 
+    /// An attribute's value, decoded by the store's format. Text is read whole, with its length
+    /// (GRDB's `DatabaseValue` reads it as a C string, which ends at a NUL byte and replaces bytes
+    /// that are not UTF-8): text that is UTF-8 is decoded as the format says, and text that is not
+    /// is kept as its bytes (`Value.nonUTF8Text`) where the format stores text, and refused
+    /// elsewhere (no number, date or UUID is spelled with such bytes).
+    func attributeValue(_ index: Int, as type: AttributeType, _ strategy: any StoreFormatStrategy) throws -> Value {
+        let column = CInt(index)
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return try strategy.decode(value(index), as: type) }
+        // `sqlite3_column_text` before `sqlite3_column_bytes`, as SQLite asks.
+        let start = sqlite3_column_text(handle, column)
+        let bytes = UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
+        switch Value.text(fromStored: bytes) {
+        case .string(let text): return try strategy.decode(text.databaseValue, as: type)
+        case let other:
+            guard strategy.storesText(type) else {
+                throw MapcError.store("stored value \(other) cannot be read as \(type.rawValue); the store does not match its model")
+            }
+            return other
+        }
+    }
+
     /// An integer column (a key), or an error naming what was expected (`Row.stored`).
     func integer(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64 {
         if sqlite3_column_type(handle, CInt(index)) == SQLITE_INTEGER { return sqlite3_column_int64(handle, CInt(index)) }
@@ -44,13 +65,20 @@ struct StatementColumns {
         return text
     }
 
-    /// A text column (an identity), nil for NULL.
+    /// A text column (an identity), nil for NULL. Read whole and refused unless it is UTF-8
+    /// without a NUL byte (what an identity may hold): repaired or cut short, it would name
+    /// another object.
     func textIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> String? {
-        switch sqlite3_column_type(handle, CInt(index)) {
+        let column = CInt(index)
+        switch sqlite3_column_type(handle, column) {
         case SQLITE_NULL: return nil
         case SQLITE_TEXT:
-            guard let text = sqlite3_column_text(handle, CInt(index)) else { return nil }
-            return String(cString: text)
+            let start = sqlite3_column_text(handle, column)
+            let bytes = UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
+            guard case .string(let text) = Value.text(fromStored: bytes), !ValueLimits.containsNUL(text) else {
+                throw MapcError.store("\(what()) is \(Value.text(fromStored: bytes).description.replacingOccurrences(of: "\u{0}", with: "\\u0000")), which is not text an identity can hold (UTF-8 without NUL bytes); the store is damaged")
+            }
+            return text
         default: return try decoded(index, what())
         }
     }

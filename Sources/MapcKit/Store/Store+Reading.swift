@@ -139,7 +139,7 @@ extension Store {
                 var values = [String: Value](minimumCapacity: attributeNames.count)
                 for (name, type) in zip(attributeNames, attributeTypes) {
                     do {
-                        values[name] = try strategy.decode(row.value(column), as: type)
+                        values[name] = try row.attributeValue(column, as: type, strategy)
                     } catch let error as MapcError {
                         throw MapcError.store("\(entityName) '\(object.id)', attribute '\(name)': \(error)")
                     }

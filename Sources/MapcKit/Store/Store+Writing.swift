@@ -55,8 +55,8 @@ extension Store {
                     // A constraint does not apply to nils (`Entity.constraintApplies(to:)`), nor does a UNIQUE index fail on them.
                     guard case .attribute(let attribute)? = schema.property(named: name, in: entity), let column = storage.attributeColumns[name],
                           let value = values[name], value != .null else { break }
-                    conditions.append("\(column.quotedDatabaseIdentifier) IS ?")
-                    arguments.append(strategy.encode(value, as: attribute.type))
+                    conditions.append("\(column.quotedDatabaseIdentifier) IS \(strategy.placeholder(for: attribute.type))")
+                    arguments.append(strategy.argument(value, as: attribute.type))
                     shown.append("\(name) \(value)")
                 }
                 guard conditions.count == constraint.count else { continue }

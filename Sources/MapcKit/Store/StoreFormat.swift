@@ -92,6 +92,8 @@ protocol StoreFormatStrategy: Sendable {
     func encodingName(of type: AttributeType) -> String
     /// The storage classes (`typeof()`) a column of this type may hold, for validation.
     func storageClasses(of type: AttributeType) -> [String]
+    /// Where the format counts a date's seconds from (mapc's from 1970, Core Data's from 2001).
+    var dateEpoch: Timestamp.Epoch { get }
     /// Why `value` cannot be stored exactly in a column of `type` in this format, or nil when it can.
     /// Checked before every insert, so a format with narrower columns refuses a value instead of
     /// rounding it.
@@ -100,6 +102,92 @@ protocol StoreFormatStrategy: Sendable {
     func readHistory(_ db: Database) throws -> [HistoryEntry]
     /// Replaces the migration history a store keeps.
     func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws
+}
+
+extension StoreFormatStrategy {
+    /// Whether the format keeps values of `type` in a column of text only (strings and URIs in
+    /// both formats).
+    func storesText(_ type: AttributeType) -> Bool {
+        storageClasses(of: type) == ["text"]
+    }
+
+    /// Where a value of `type` is bound in SQL that writes or compares a stored value: `?`, or for
+    /// a text column `CAST(? AS TEXT)`. Text whose bytes are not UTF-8 (`Value.nonUTF8Text`)
+    /// cannot be a `DatabaseValue` string, so it is bound as a blob (`textBytes`) and this cast
+    /// makes it text again with its bytes unchanged (SQLite reinterprets a blob's bytes in the
+    /// database's encoding, UTF-8 here); on text the cast changes nothing.
+    func placeholder(for type: AttributeType) -> String {
+        storesText(type) ? "CAST(? AS TEXT)" : "?"
+    }
+
+    /// A value as bound through GRDB's arguments where `placeholder(for:)` stands: text as its
+    /// bytes, since GRDB binds a string as a C string, which a NUL byte would end.
+    func argument(_ value: Value, as type: AttributeType) -> DatabaseValue {
+        let encoded = encode(value, as: type)
+        if storesText(type), case .string(let text) = encoded.storage { return Self.textBytes(Data(text.utf8)) }
+        return encoded
+    }
+
+    /// The date a stored count of seconds names, or why it names none a store holds (not
+    /// finite, or outside the years 0001 to 9999): one range for reading, validation and writing.
+    static func date(_ seconds: Double, since epoch: Timestamp.Epoch) throws -> Value {
+        guard let instant = Timestamp(seconds: seconds, since: epoch), ValueLimits.holds(instant) else {
+            let since1970 = seconds + Double(epoch.offset)
+            throw MapcError.store("stored date \(seconds) (seconds since \(epoch == .unix ? 1970 : 2001)) cannot be read: \(ValueLimits.dateProblem(since1970))")
+        }
+        return .date(instant)
+    }
+
+    /// SQL tests (1 when broken) of a column's values that its storage class lets through but
+    /// `decode` refuses, so that validation refuses every value reading refuses and a migration
+    /// that copies columns in SQL keeps nothing another path would not: dates outside the years
+    /// 0001 to 9999 (in the format's count), booleans other than 0 and 1, and for floats,
+    /// decimals and UUIDs, whose rules SQL cannot say, `decode` itself (`decodesFunction`).
+    func readabilityRules(of column: String, type: AttributeType) -> [(condition: String, arguments: [DatabaseValue], rule: String)] {
+        switch type {
+        case .date:
+            let first = Double(ValueLimits.wholeSecondsRange.lowerBound - dateEpoch.offset)
+            let afterLast = Double(ValueLimits.wholeSecondsRange.upperBound + 1 - dateEpoch.offset)
+            return [("COALESCE(\(column) < ? OR \(column) >= ?, 0)", [first.databaseValue, afterLast.databaseValue], "outside the years 0001 to 9999 that stores hold")]
+        case .bool:
+            return [("COALESCE(\(column) NOT IN (0, 1), 0)", [], "not a boolean (0 or 1)")]
+        case .float, .decimal, .uuid:
+            return [("(\(column) IS NOT NULL AND NOT \(Self.decodesFunctionName)(\(column), ?))", [type.rawValue.databaseValue], "cannot be read as \(type.rawValue)")]
+        default:
+            return []
+        }
+    }
+
+    /// The name of the SQL function `readabilityRules` call.
+    static var decodesFunctionName: String { "mapc_decodes" }
+
+    /// `mapc_decodes(value, type)`: 1 when `decode` reads the value as the type, else 0. Added to
+    /// the connection a validation runs on.
+    func decodesFunction() -> DatabaseFunction {
+        let strategy = self
+        return DatabaseFunction(Self.decodesFunctionName, argumentCount: 2, pure: true) { values in
+            guard let name = String.fromDatabaseValue(values[1]), let type = AttributeType(rawValue: name) else { return false }
+            return (try? strategy.decode(values[0], as: type)) != nil
+        }
+    }
+
+    /// A stored boolean: 0 or 1, as both formats write one; anything else is no boolean (read as
+    /// `true`, it would be written back as 1).
+    static func bool(_ stored: Int64) -> Bool? {
+        stored == 0 ? false : (stored == 1 ? true : nil)
+    }
+
+    /// A decimal stored as text: its digits, or `NaN`, which Core Data writes for a decimal
+    /// that is not a number and mapc carries over (`ValueLimits`).
+    static func decimal(_ text: String) -> Decimal? {
+        text == "NaN" ? Decimal.nan : ValueParser.parseDecimal(text)
+    }
+
+    /// The bound form of text whose bytes are not UTF-8: its bytes, cast back to text where they
+    /// are bound (`placeholder(for:)`).
+    static func textBytes(_ bytes: Data) -> DatabaseValue {
+        bytes.databaseValue
+    }
 }
 
 /// What a store says about itself: the hashes that identify its version, and what it records besides.

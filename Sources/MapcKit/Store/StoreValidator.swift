@@ -28,6 +28,7 @@ struct StoreValidator {
 
     /// Checks every rule; `checked` is told how many of `checkedEntities` are done after each.
     func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
+        db.add(function: store.strategy.decodesFunction())
         var findings = Findings()
         var entitiesChecked = 0
         // Per rule shown (entity, property, rule): how many objects break it, and its examples kept.
@@ -70,6 +71,10 @@ struct StoreValidator {
                 rules.append(("(\(column) IS NOT NULL AND \(Self.storageClass(of: column, notIn: storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
                 screens.append((Self.storageClass(of: column, notIn: (attribute.isOptional ? ["null"] : []) + storageClasses), []))
                 let screenedRules = rules.count
+                // Only on values of an allowed class: another is the type rule's to report.
+                for readable in store.strategy.readabilityRules(of: column, type: attribute.type) {
+                    rules.append(("(\(Self.storageClass(of: column, notIn: storageClasses)) = 0 AND \(readable.condition))", readable.arguments, column, attribute.name, readable.rule))
+                }
                 if let range = attribute.type.integerRange, attribute.type != .int64 {
                     rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
                 }
@@ -136,15 +141,15 @@ struct StoreValidator {
             }
             for (column, attribute) in textChecks {
                 // Non-text values are the type rule's to report; only text is matched.
-                let rows = try Row.fetchCursor(db, sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND typeof(\(column)) = 'text'", arguments: [storage.discriminator])
-                while let row = try rows.next() {
-                    let objectID = identity(row[0] as DatabaseValue)
-                    guard let text = String.fromDatabaseValue(row[1] as DatabaseValue) else {
-                        try record(entity.name, objectID, attribute.name, Self.describe(row[1] as DatabaseValue), "value is not valid UTF-8 text")
-                        continue
-                    }
+                let statement = try db.makeStatement(sql: "SELECT \(id), \(column) FROM \(table) WHERE \(kind) = ? AND typeof(\(column)) = 'text'")
+                let columns = StatementColumns(statement)
+                let rows = try Row.fetchCursor(statement, arguments: [storage.discriminator])
+                while try rows.next() != nil {
+                    let objectID = identity(columns.value(0))
+                    // Read whole, as values are (a NUL byte does not end it).
+                    let text = try columns.attributeValue(1, as: .string, store.strategy)
                     for broken in AttributeValidator.textViolations(text, attribute.validation) {
-                        try record(entity.name, objectID, attribute.name, "\"\(text.prefix(60))\"", broken)
+                        try record(entity.name, objectID, attribute.name, Self.describe(text), broken)
                     }
                 }
             }
@@ -225,6 +230,12 @@ struct StoreValidator {
             let key = (triple[2] as? NSNumber)?.int64Value ?? 0
             return (entity, store.strategy.objectID(entity: entity, key: key, stored: triple[1] as? String))
         }
+    }
+
+    /// A value read from a store, for a report (text cut to 60 characters).
+    static func describe(_ value: Value) -> String {
+        if case .string(let text) = value { return "\"\(text.prefix(60))\(text.count > 60 ? "…" : "")\"" }
+        return value.description
     }
 
     static func describe(_ value: DatabaseValue) -> String {
