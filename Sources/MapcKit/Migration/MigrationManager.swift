@@ -896,6 +896,14 @@ public final class MigrationManager: MigrationManagerFunctions {
             rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last, entity: destinationName, isComplete: isComplete)
         }
         try writer.reserve(through: rule.range.upperBound, in: table)
+        if step.keepsKeys, rule.offset == 0 {
+            // Keys kept as they are keep their store's high-water mark too (Core Data's Z_MAX, above
+            // the largest key when objects were deleted): a deleted object's key is never handed
+            // out again under the store's UUID, where an old object URI would name a new object.
+            let mark = try sourceStore.reading { try sourceStore.strategy.highestKey(inTable: sourceStorage.table, layout: sourceStore.layout, $0) }
+            try writer.reserve(through: mark, in: table)
+            try destinationStore.strategy.raiseKeyCounter(inTable: table, layout: destinationStore.layout, to: mark, writer.db)
+        }
         keyRules[index] = rule
         return rule
     }

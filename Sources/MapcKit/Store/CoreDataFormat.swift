@@ -371,17 +371,29 @@ struct CoreDataFormat: StoreFormatStrategy {
         return Int64(id.dropFirst(prefix.count))
     }
 
-    func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
-        let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(Self.sqlName(storage.table))") ?? 0
-        let counter = try Int64.fetchOne(db, sql: "SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(storage.discriminators.map(Store.sqlLiteral).joined(separator: ", ")))") ?? 0
-        return max(largest, counter) + 1
+    func highestKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64 {
+        let largest = try Int64.fetchOne(db, sql: "SELECT max(Z_PK) FROM \(Self.sqlName(table))") ?? 0
+        // Z_MAX is kept on the root's row; -1 (seen after an in-place migration) means "count again".
+        let members = layout.members(ofTable: table).map { Store.sqlLiteral($0.discriminator) }
+        guard !members.isEmpty else { return largest }
+        let counter = try Int64.fetchOne(db, sql: "SELECT max(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_ENT IN (\(members.joined(separator: ", "))) AND typeof(Z_MAX) = 'integer'") ?? 0
+        return max(largest, counter)
+    }
+
+    func raiseKeyCounter(inTable table: String, layout: StoreLayout, to key: Int64, _ db: Database) throws {
+        guard let root = Self.root(of: table, layout) else { return }
+        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?", arguments: [key, root.discriminator])
+    }
+
+    /// The storage of a table's root entity: the one whose hierarchy holds every member.
+    private static func root(of table: String, _ layout: StoreLayout) -> EntityStorage? {
+        layout.members(ofTable: table).max(by: { $0.discriminators.count < $1.discriminators.count })
     }
 
     func finishWriting(_ db: Database, layout: StoreLayout) throws {
         // Z_MAX, kept on each hierarchy's root row, covers every key handed out.
         for (table, members) in layout.entityTables {
-            // The root's storage is the one whose hierarchy holds every member.
-            guard let root = members.max(by: { $0.discriminators.count < $1.discriminators.count }) else { continue }
+            guard let root = Self.root(of: table, layout) else { continue }
             try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT COALESCE(max(Z_PK), 0) FROM \(Self.sqlName(table)))) WHERE Z_ENT = ?", arguments: [root.discriminator])
         }
     }

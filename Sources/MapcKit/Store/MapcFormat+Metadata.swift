@@ -68,9 +68,13 @@ extension MapcFormat {
 
     func finishWriting(_ db: Database, layout: StoreLayout) throws {}
 
-    func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64 {
-        (try Int64.fetchOne(db, sql: "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0) + 1
+    func highestKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64 {
+        let key = layout.members(ofTable: table).first?.primaryKey ?? "_pk"
+        return try Int64.fetchOne(db, sql: "SELECT max(\(key.quotedDatabaseIdentifier)) FROM \(table.quotedDatabaseIdentifier)") ?? 0
     }
+
+    /// mapc's stores keep no counter: an object's identity is stored, not made from its key.
+    func raiseKeyCounter(inTable table: String, layout: StoreLayout, to key: Int64, _ db: Database) throws {}
 
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }

@@ -133,9 +133,14 @@ final class RowWriter {
 
     /// Hands out `count` consecutive keys in an entity's table, returning the first.
     func reserveKeys(_ count: Int64, for storage: EntityStorage) throws -> Int64 {
-        var first = try nextKeys[storage.table] ?? store.strategy.firstFreeKey(in: storage, db)
-        if let reserved = reservedThrough[storage.table], reserved >= first { first = reserved + 1 }
-        nextKeys[storage.table] = first + count
+        var first = try nextKeys[storage.table] ?? strategy.firstFreeKey(inTable: storage.table, layout: store.layout, db)
+        if let reserved = reservedThrough[storage.table], reserved >= first {
+            guard reserved < Int64.max else { throw MapcError.store("every key of table \(storage.table) is used; no object can be added to it") }
+            first = reserved + 1
+        }
+        let (next, overflow) = first.addingReportingOverflow(count)
+        guard !overflow else { throw MapcError.store("table \(storage.table) has no \(count) keys left above \(first - 1)") }
+        nextKeys[storage.table] = next
         return first
     }
 

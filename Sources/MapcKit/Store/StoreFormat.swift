@@ -77,8 +77,13 @@ protocol StoreFormatStrategy: Sendable {
     func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws
     /// Brings the format's bookkeeping up to date after objects were written (Core Data's key counters).
     func finishWriting(_ db: Database, layout: StoreLayout) throws
-    /// The first key not used in an entity's table (keys are never reused).
-    func firstFreeKey(in storage: EntityStorage, _ db: Database) throws -> Int64
+    /// The highest key ever handed out in a table: its largest key, or the format's counter when
+    /// that is higher (Core Data's `Z_MAX` survives deletions); 0 for none.
+    func highestKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64
+    /// Raises the format's counter of a table's keys to at least `key`, when the format keeps one
+    /// (Core Data's `Z_MAX`): a step that keeps the keys of a store keeps its high-water mark, so
+    /// that the keys of deleted objects are not handed out again under the same store UUID.
+    func raiseKeyCounter(inTable table: String, layout: StoreLayout, to key: Int64, _ db: Database) throws
     /// The identity string of an object: the stored one, or one made from the key.
     func objectID(entity: String, key: Int64, stored: String?) -> String
     /// The key an identity string made by `objectID` stands for, when the format makes them.
@@ -105,6 +110,15 @@ protocol StoreFormatStrategy: Sendable {
 }
 
 extension StoreFormatStrategy {
+    /// The first key not used in a table (keys are never reused), or an error when every key is.
+    func firstFreeKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64 {
+        let highest = try highestKey(inTable: table, layout: layout, db)
+        guard highest < Int64.max else {
+            throw MapcError.store("every key of table \(table) is used (its highest is \(highest)); no object can be added to it")
+        }
+        return max(highest, 0) + 1
+    }
+
     /// Whether the format keeps values of `type` in a column of text only (strings and URIs in
     /// both formats).
     func storesText(_ type: AttributeType) -> Bool {
@@ -132,8 +146,7 @@ extension StoreFormatStrategy {
     /// finite, or outside the years 0001 to 9999): one range for reading, validation and writing.
     static func date(_ seconds: Double, since epoch: Timestamp.Epoch) throws -> Value {
         guard let instant = Timestamp(seconds: seconds, since: epoch), ValueLimits.holds(instant) else {
-            let since1970 = seconds + Double(epoch.offset)
-            throw MapcError.store("stored date \(seconds) (seconds since \(epoch == .unix ? 1970 : 2001)) cannot be read: \(ValueLimits.dateProblem(since1970))")
+            throw MapcError.store("stored date \(seconds) (seconds since \(epoch == .unix ? 1970 : 2001)) is outside the years 0001 to 9999 that stores hold")
         }
         return .date(instant)
     }

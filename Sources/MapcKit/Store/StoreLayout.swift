@@ -48,6 +48,11 @@ struct StoreLayout: Sendable {
         return tables.map(\.name).compactMap { name in grouped[name].map { (name, $0.sorted { $0.entity < $1.entity }) } }
     }
 
+    /// The storage of every entity whose objects live in a table.
+    func members(ofTable table: String) -> [EntityStorage] {
+        entities.values.filter { $0.table == table }.sorted { $0.entity < $1.entity }
+    }
+
     /// The entity whose rows carry this discriminator value in a table.
     func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
         entities.values.first { $0.table == table && $0.discriminator == value }?.entity

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// What a store holds, as a user's commands meet it: text with NUL bytes or bytes that are not
+/// UTF-8, dates no store should hold, keys at their limit and Core Data's key counters, through
+/// `run` (compiled and interpreted), `dump`, `load` and `eval`.
+@Suite("Stored values through the commands")
+struct StoredValuesCommandTests {
+    /// A project with the shipped schemas and mappings.
+    private func project() throws -> URL {
+        let folder = try CLI.project()
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        return folder
+    }
+
+    /// A v2 UnCloudNotes store with one note whose body holds a NUL byte and whose title is not UTF-8.
+    private func oddTextStore() throws -> URL {
+        let folder = try project()
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n1","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n1.json")
+        #expect(try CLI.run(["load", "n1.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "UPDATE Note SET body = 'abc' || char(0) || 'def', title = CAST(x'c328ff' AS TEXT)")
+        return folder
+    }
+
+    @Test func textWithANulByteOrBytesThatAreNotUTF8SurvivesEveryCommand() throws {
+        let folder = try oddTextStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let original = try sqliteOutput(folder, "s.db", "SELECT hex(title), hex(body) FROM Note")
+        #expect(original == "C328FF|61626300646566")
+        for (name, interpret) in [("c.db", false), ("i.db", true)] {
+            try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent(name))
+            let run = try CLI.run(["run", "--to", "v3", "--quiet"] + (interpret ? ["--interpret"] : []) + [name], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(try sqliteOutput(folder, name, "SELECT hex(title), hex(body), typeof(title) FROM Note") == original + "|text", "\(name)")
+        }
+        // dump writes the NUL as JSON's \u0000 and the other bytes as base64; load gives them back.
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains(#""body": "abc\u0000def""#) && dump.stdout.contains(#""base64": "wyj/""#), "\(dump.stdout)")
+        try folder.write(dump.stdout, to: "dump.json")
+        #expect(try CLI.run(["load", "dump.json", "l.db"], in: folder).status == 0)
+        #expect(try sqliteOutput(folder, "l.db", "SELECT hex(title), hex(body) FROM Note") == original)
+        // eval shows them the same way, and refuses to read the bytes as characters, naming the object.
+        #expect(try CLI.run(["eval", "--store", "s.db", "--entity", "Note", "$source.body"], in: folder).stdout.contains(#""abc\u0000def""#))
+        let upper = try CLI.run(["eval", "--store", "s.db", "--entity", "Note", #"FUNCTION($source.title, "uppercaseString")"#], in: folder)
+        #expect(upper.status == 1 && upper.stderr.contains("text whose bytes are not UTF-8 (C3 28 FF)") && upper.stderr.contains("Note 'n1'"), "\(upper.stderr)")
+    }
+
+    @Test func aMappingThatReadsSuchTextAsCharactersIsRefusedNamingTheObject() throws {
+        let folder = try oddTextStore()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("""
+            source: v2
+            destination: v3
+            entityMappings:
+              - name: NoteToNote
+                source: Note
+                destination: Note
+                attributes:
+                  title: FUNCTION($source.title, "uppercaseString")
+                  body: $source.body
+                  dateCreated: $source.dateCreated
+                  displayIndex: $source.displayIndex
+            """, to: "mappings/mapping_v2_to_v3.yaml")
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "--to", "v3", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("Note 'n1'") && run.stderr.contains("not UTF-8"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+
+    @Test func aDateNoStoreHoldsIsRefusedByEveryCommandThatMeetsIt() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n1","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n1.json")
+        for (name, format) in [("m.db", "mapc"), ("c.db", "core-data")] {
+            #expect(try CLI.run(["load", "--layout", format, "n1.json", name], in: folder).status == 0)
+            let column = format == "mapc" ? "dateCreated" : "ZDATECREATED"
+            try sqlite(folder, name, "UPDATE \(format == "mapc" ? "Note" : "ZNOTE") SET \(column) = 1e300")
+            let before = try Data(contentsOf: folder.appendingPathComponent(name))
+            for interpret in [false, true] {
+                let run = try CLI.run(["run", "--to", "v3", "--quiet"] + (interpret ? ["--interpret"] : []) + [name], in: folder)
+                #expect(run.status != 0 && run.stderr.contains("outside the years 0001 to 9999"), "\(format) \(interpret): \(run.stdout)\(run.stderr)")
+                #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == before)
+            }
+            #expect(try CLI.run(["dump", name], in: folder).status == 2)
+            try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n2","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n2.json")
+            let load = try CLI.run(["load", "n2.json", name], in: folder)
+            #expect(load.status == 1 && load.stderr.contains("outside the years 0001 to 9999"), "\(load.stderr)")
+        }
+    }
+
+    @Test func aStoreWhoseKeysAreAllUsedRefusesMoreObjectsWithoutATrap() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n1","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n1.json")
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n2","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n2.json")
+        for (name, format, sql) in [("m.db", "mapc", "UPDATE Note SET _pk = 9223372036854775807"), ("c.db", "core-data", "UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807")] {
+            #expect(try CLI.run(["load", "--layout", format, "n1.json", name], in: folder).status == 0)
+            try sqlite(folder, name, sql)
+            let load = try CLI.run(["load", "n2.json", name], in: folder)
+            #expect(load.status == 2 && load.stderr.contains("every key of table") && load.stderr.contains("is used"), "\(format): \(load.stderr)")
+        }
+    }
+
+    /// An inferred step keeps every key, and Core Data's counter with them: the keys of deleted
+    /// objects are not handed out again under the same store UUID.
+    @Test func anInferredCoreDataStepKeepsTheKeyCounters() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notes = (1...5).map { #"{"id":"n\#($0)","title":"t","body":"b","dateCreated":"2024-01-01T00:00:00Z"}"# }.joined(separator: ",")
+        try folder.write(#"{"version":"v1","objects":{"Note":[\#(notes)]}}"#, to: "v1.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "v1.json", "c.db"], in: folder).status == 0)
+        try sqlite(folder, "c.db", "DELETE FROM ZNOTE WHERE Z_PK IN (4, 5)")
+        #expect(try sqliteOutput(folder, "c.db", "SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Note'") == "5")
+        let run = try CLI.run(["run", "--to", "v2", "--quiet", "c.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try sqliteOutput(folder, "c.db", "SELECT max(Z_PK), Z_MAX FROM ZNOTE, Z_PRIMARYKEY WHERE Z_NAME = 'Note'") == "3|5")
+    }
+}
+
+/// The output of the sqlite3 shell for a query, trimmed.
+func sqliteOutput(_ folder: URL, _ store: String, _ sql: String) throws -> String {
+    let process = Process()
+    let pipe = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sqlite3", store, sql]
+    process.currentDirectoryURL = folder
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
