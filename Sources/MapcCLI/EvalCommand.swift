@@ -109,9 +109,7 @@ struct EvalCommand: ParsableCommand {
                 let text: Data
                 if object.hasPrefix("@") {
                     let path = String(object.dropFirst())
-                    do { text = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                        throw MapcError.input("\(path): cannot read (\(error.localizedDescription))")
-                    }
+                    text = try Files.read(path, what: "the object's JSON")
                 } else {
                     text = Data(object.utf8)
                 }

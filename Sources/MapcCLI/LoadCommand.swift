@@ -31,10 +31,7 @@ struct LoadCommand: ParsableCommand {
                let problem = DataFile.memoryProblem(fileSize: size.intValue, physicalMemory: ProcessInfo.processInfo.physicalMemory) {
                 throw MapcError.input("\(data): \(problem)")
             }
-            let bytes: Data
-            do { bytes = try Data(contentsOf: URL(fileURLWithPath: data)) } catch {
-                throw MapcError.input("\(data): cannot read the data file (\(error.localizedDescription))")
-            }
+            let bytes = try Files.read(data, what: "the data file", maxBytes: .max)
             let json = try JSONValue.parse(bytes, path: data)
             let declared: String? = { if case .string(let version)? = json["version"] { return version } else { return nil } }()
             let exists = FileManager.default.fileExists(atPath: store)

@@ -94,7 +94,7 @@ struct CLITests {
         #expect(result.stderr.contains("declares version v3, but --schema is v2"))
         let invalidJSON = try CLI.run(["load", "--schema", "v3", "missing.json", "notes.db"], in: project)
         #expect(invalidJSON.status == 1)
-        #expect(invalidJSON.stderr.contains("missing.json: cannot read the data file"))
+        #expect(invalidJSON.stderr.contains("missing.json: no such file; check the path"))
     }
 
     @Test func statusShowsVersionCountsAndCompatibleVersions() throws {

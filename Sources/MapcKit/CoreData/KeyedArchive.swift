@@ -20,8 +20,8 @@ struct KeyedArchive {
     init(data: Data, what: String) throws {
         self.what = what
         let plist: Any
-        do { plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
-            throw MapcError.input("\(what) is not a property list (\(error.localizedDescription))")
+        do { plist = try PropertyList.decode(data) } catch {
+            throw MapcError.input("\(what) is not a property list mapc reads (\(error))")
         }
         guard let top = Self.dictionary(plist), let objects = top["$objects"] as? [Any], let entries = top["$top"].flatMap(Self.dictionary) else {
             throw MapcError.input("\(what) is a property list but not a keyed archive (no $objects and $top)")

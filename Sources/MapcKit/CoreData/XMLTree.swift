@@ -35,14 +35,7 @@ enum XMLTree {
 
     /// The root element of an XML file, or a `MapcError.input` saying where the XML is malformed.
     static func read(path: String) throws -> XMLNode {
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
-        guard size <= maxBytes else {
-            throw MapcError.input("\(path) is \(size / 1_048_576) MiB; XML files over \(maxBytes / 1_048_576) MiB are not read")
-        }
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw MapcError.input("cannot read \(path): \(error.localizedDescription)")
-        }
+        let data = try Files.read(path, what: "an Xcode XML file", maxBytes: maxBytes)
         if data.starts(with: Files.sqliteHeader) {
             throw MapcError.input("\(path) is a SQLite database (a store?), not an Xcode model file; `mapc import` reads .xcdatamodeld, .xcdatamodel and .xcmappingmodel, and `mapc status` describes a store")
         }

@@ -64,8 +64,11 @@ public enum XcodeModelImporter {
         var current: String?
         let currentFile = url.appendingPathComponent(".xccurrentversion")
         if FileManager.default.fileExists(atPath: currentFile.path) {
-            let data = try Data(contentsOf: currentFile)
-            let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            let data = try Files.read(currentFile.path, what: "the model's current version file")
+            let plist: Any?
+            do { plist = try PropertyList.decode(data) } catch {
+                throw MapcError.input("\(currentFile.path): \(error); open the model in Xcode and save it, or delete the file (the versions are then ordered by name)")
+            }
             if let named = (plist as? [String: Any])?["_XCCurrentVersionName"] as? String {
                 let version = named.hasSuffix(".xcdatamodel") ? String(named.dropLast(".xcdatamodel".count)) : named
                 if versions.contains(version) { current = version } else {

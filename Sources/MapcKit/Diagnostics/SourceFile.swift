@@ -18,26 +18,7 @@ public struct SourceFile: Sendable {
 
     /// Reads a file, refusing files larger than `maxBytes` (hostile inputs must stay bounded).
     public static func read(path: String, maxBytes: Int = 16 * 1024 * 1024) throws -> SourceFile {
-        let url = URL(fileURLWithPath: path)
-        switch Files.kind(of: Files.realPath(path)) {
-        case .other(let what): throw MapcError.input("\(path) is \(what), not a file mapc can read; give a regular file")
-        case .directory: throw MapcError.input("\(path) is a directory; give a file")
-        case .missing:
-            let from = path.hasPrefix("/") ? "" : " (relative paths start from \(FileManager.default.currentDirectoryPath))"
-            throw MapcError.input("\(path): no such file; check the path\(from)")
-        default: break
-        }
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        if let size = attributes?[.size] as? NSNumber, size.intValue > maxBytes {
-            throw MapcError.input("\(path): file is \(size.intValue) bytes; the limit is \(maxBytes) bytes")
-        }
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            let reason = FileManager.default.isReadableFile(atPath: path) ? "it could not be read" : "permission denied; check the file's permissions"
-            throw MapcError.input("\(path): cannot read the file: \(reason)")
-        }
+        let data = try Files.read(path, what: "the file", maxBytes: maxBytes)
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(path): file is not valid UTF-8")
         }

@@ -15,7 +15,7 @@ public enum FixtureMigration {
     /// them (`DiagnosticsError`). Returns the migrated store.
     public static func migrate(fixture path: String, to version: String? = nil, schemas: String, mappings: String,
                                policies: PolicyRegistry = .shared) throws -> Store {
-        let json = try JSONValue.parse(try Data(contentsOf: URL(fileURLWithPath: path)), path: path)
+        let json = try JSONValue.parse(try Files.read(path, what: "the fixture's data file"), path: path)
         return try migrate(fixture: json, to: version, catalog: try SchemaCatalog(directory: schemas), mappings: try MappingCatalog(directory: mappings), policies: policies)
     }
 

@@ -28,9 +28,10 @@ public enum ISO8601 {
         return text + "." + fractionDigits(of: instant, exactIn: epoch) + "Z"
     }
 
-    /// Formats a `Date` (the time of a migration, for its history).
+    /// Formats a `Date` to the millisecond (the time of a migration, for its history).
     public static func format(_ date: Date) -> String {
-        format(Timestamp(date))
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded() / 1000
+        return format(Timestamp(seconds: milliseconds, since: .unix) ?? Timestamp(date))
     }
 
     /// The digits after the decimal mark for an instant's fraction (see `format`).

@@ -11,7 +11,7 @@ extension CoreDataFormat {
     }
 
     /// The decoded `Z_PLIST` of the store's metadata row, with its UUID.
-    func metadataPlist(_ db: Database) throws -> (uuid: String?, plist: [String: Any]) {
+    func metadataPlist(_ db: Database) throws -> (uuid: String?, plist: [String: Any], data: Data) {
         guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
             throw MapcError.store("the Core Data metadata is missing: Z_METADATA has no row")
         }
@@ -20,17 +20,17 @@ extension CoreDataFormat {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a property list")
         }
         let plist: Any
-        do { plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) } catch {
-            throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST does not decode (\(error.localizedDescription))")
+        do { plist = try PropertyList.decode(data) } catch {
+            throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST does not decode (\(error))")
         }
         guard let dictionary = plist as? [String: Any] else {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a dictionary")
         }
-        return (uuid, dictionary)
+        return (uuid, dictionary, data)
     }
 
     func readMetadata(_ db: Database) throws -> StoreMetadata {
-        let (uuid, plist) = try metadataPlist(db)
+        let (uuid, plist, data) = try metadataPlist(db)
         guard let stored = plist["NSStoreModelVersionHashes"] as? [String: Any] else {
             throw MapcError.store("the Core Data metadata has no NSStoreModelVersionHashes, which identify the store's version")
         }
@@ -44,9 +44,7 @@ extension CoreDataFormat {
         for (key, value) in plist where key != "NSStoreModelVersionHashes" && key != Self.historyKey {
             properties[key] = Self.describe(value)
         }
-        if let raw = try? PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0) {
-            properties[Self.rawPlistKey] = raw.base64EncodedString()
-        }
+        properties[Self.rawPlistKey] = data.base64EncodedString()
         // The entities the metadata names must be the store's: an unknown one gets no table.
         let known = Set(try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY"))
         if let unknown = hashes.keys.sorted().first(where: { !known.contains($0) }) {
@@ -126,7 +124,9 @@ extension CoreDataFormat {
         if let history {
             plist[Self.historyKey] = JSONValue.array(history.map(Self.json)).serialized()
         }
-        let data = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
+        guard let data = PropertyList.binaryData(plist) else {
+            throw MapcError.store("the Core Data metadata holds a value that cannot be written back as a property list")
+        }
         try db.execute(sql: "DELETE FROM Z_METADATA")
         try db.execute(sql: "INSERT INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)", arguments: [uuid, data])
     }
@@ -134,7 +134,7 @@ extension CoreDataFormat {
     /// The property list a previous Core Data store's metadata came from (kept as text in `properties`).
     private static func previousPlist(_ metadata: StoreMetadata) throws -> [String: Any] {
         guard let encoded = metadata.properties[rawPlistKey], let data = Data(base64Encoded: encoded),
-              let plist = try PropertyListSerialization.propertyList(from: data, options: [], format: nil) as? [String: Any] else { return [:] }
+              let plist = try PropertyList.decode(data) as? [String: Any] else { return [:] }
         return plist
     }
 
@@ -142,7 +142,7 @@ extension CoreDataFormat {
     static let rawPlistKey = "mapc.raw-metadata"
 
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
-        let (_, plist) = try metadataPlist(db)
+        let (_, plist, _) = try metadataPlist(db)
         guard let text = plist[Self.historyKey] as? String, case .array(let items)? = try? JSONValue.parse(Data(text.utf8), path: "history") else { return [] }
         return items.compactMap(Self.entry)
     }

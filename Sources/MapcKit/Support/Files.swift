@@ -43,6 +43,35 @@ public enum Files {
         var inode: UInt64
     }
 
+    /// The bytes of a file a user names (`what` says which, for messages), or a `MapcError.input`
+    /// saying what is wrong in words: missing, a directory, a FIFO or device (never opened: a
+    /// FIFO would block), larger than `maxBytes`, or unreadable, with why.
+    public static func read(_ path: String, what: String = "the file", maxBytes: Int = 256 * 1024 * 1024) throws -> Data {
+        switch kind(of: realPath(path)) {
+        case .other(let thing): throw MapcError.input("\(path) is \(thing), not a file mapc can read; give a regular file")
+        case .directory: throw MapcError.input("\(path) is a directory; give \(what)")
+        case .missing:
+            let from = path.hasPrefix("/") ? "" : " (relative paths start from \(FileManager.default.currentDirectoryPath))"
+            throw MapcError.input("\(path): no such file; check the path\(from)")
+        default: break
+        }
+        var info = stat()
+        if stat(path, &info) == 0, Int(info.st_size) > maxBytes {
+            throw MapcError.input("\(path): \(what) is \(info.st_size) bytes; the limit is \(maxBytes) bytes")
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = access(path, R_OK) == 0 ? String(cString: strerror(errno)) : "permission denied; check the file's permissions"
+            throw MapcError.input("\(path): cannot read \(what): \(reason)")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch {
+            throw MapcError.input("\(path): cannot read \(what): \(String(cString: strerror(errno)))")
+        }
+        guard data.count <= maxBytes else { throw MapcError.input("\(path): \(what) is \(data.count) bytes; the limit is \(maxBytes) bytes") }
+        return data
+    }
+
     /// What is at `path` (a final symbolic link is reported as such).
     public static func kind(of path: String) -> Kind {
         var info = stat()

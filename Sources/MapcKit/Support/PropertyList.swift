@@ -1,0 +1,326 @@
+import Foundation
+
+/// Property lists (Core Data's store metadata, Xcode's version files, keyed archives), decoded
+/// within bounds.
+///
+/// A binary property list refers to its objects by number, and one object may be referred to
+/// many times: 12 KB of arrays, each holding a thousand references to the next, stand for 1000^12
+/// objects, and Foundation's `PropertyListSerialization` builds every one of them. One pass over
+/// the objects' table counts what each would expand to (shared objects counted once per
+/// reference, without building anything) and refuses a list beyond `maxExpandedObjects`, or whose
+/// references loop or nest deeper than `maxDepth`. A binary list is then decoded here, each
+/// object once: Foundation on Linux copies a data value into Swift byte by byte (a 60 MB value in
+/// a store's metadata took 28 s to read). Other formats (XML, which Xcode writes) go to Foundation.
+///
+/// Values come as Foundation gives them: `[String: Any]`, `[Any]`, `String`, `Data`, `Date`,
+/// numbers and booleans as `NSNumber`, and a keyed archive's references as `["CF$UID": n]`.
+enum PropertyList {
+    /// The most objects a property list may expand to: Core Data's metadata holds tens, an Xcode
+    /// model's archive a few thousand; Foundation needs about 100 bytes for each.
+    static let maxExpandedObjects = 1_000_000
+    /// The deepest nesting of arrays and dictionaries accepted.
+    static let maxDepth = 512
+
+    /// A property list that cannot or may not be decoded, with the reason.
+    struct Problem: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
+    static func decode(_ data: Data) throws -> Any {
+        if let problem = binaryProblem(data) { throw Problem(description: problem) }
+        if data.starts(with: Array("bplist0".utf8)) {
+            guard let value = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
+                throw Problem(description: "the binary property list is malformed")
+            }
+            return value
+        }
+        do {
+            return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+        } catch {
+            throw Problem(description: error.localizedDescription)
+        }
+    }
+
+    /// Why a binary property list is refused before decoding, or nil (also for data that is not
+    /// one, or that Foundation will refuse on its own).
+    static func binaryProblem(_ data: Data) -> String? {
+        let bytes = [UInt8](data)
+        guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6]), referenceSize = Int(bytes[trailer + 7])
+        func integer(at position: Int, size: Int) -> Int? {
+            guard size >= 1, size <= 8, position >= 0, position + size <= bytes.count else { return nil }
+            var value: UInt64 = 0
+            for byte in bytes[position..<position + size] { value = value << 8 | UInt64(byte) }
+            return value <= UInt64(Int.max) ? Int(value) : nil
+        }
+        guard let count = integer(at: trailer + 8, size: 8), let top = integer(at: trailer + 16, size: 8), let table = integer(at: trailer + 24, size: 8),
+              count > 0, count <= bytes.count, top < count,
+              table + count * offsetSize <= trailer else { return nil }
+        /// The objects an array, set or dictionary refers to; empty for any other object.
+        func children(of object: Int) -> [Int]? {
+            guard let offset = integer(at: table + object * offsetSize, size: offsetSize), offset < trailer else { return nil }
+            let marker = bytes[offset]
+            let kind = marker >> 4
+            guard kind == 0xA || kind == 0xC || kind == 0xD else { return [] }
+            var length = Int(marker & 0x0F), start = offset + 1
+            if length == 0x0F {
+                guard start < trailer, bytes[start] >> 4 == 0x1 else { return nil }
+                let size = 1 << Int(bytes[start] & 0x0F)
+                guard let extended = integer(at: start + 1, size: size) else { return nil }
+                length = extended
+                start += 1 + size
+            }
+            let references = kind == 0xD ? length.multipliedReportingOverflow(by: 2).partialValue : length
+            guard references >= 0, references <= (trailer - start) / max(referenceSize, 1) else { return nil }
+            var result: [Int] = []
+            result.reserveCapacity(references)
+            for index in 0..<references {
+                guard let reference = integer(at: start + index * referenceSize, size: referenceSize), reference < count else { return nil }
+                result.append(reference)
+            }
+            return result
+        }
+        // Depth-first from the top object, without recursion: each object's expanded size once.
+        var expanded = [Int](repeating: -1, count: count)
+        var onPath = [Bool](repeating: false, count: count)
+        var stack: [(object: Int, children: [Int], next: Int, size: Int)] = []
+        guard let first = children(of: top) else { return nil }
+        stack.append((top, first, 0, 1))
+        onPath[top] = true
+        while !stack.isEmpty {
+            let depth = stack.count
+            let frame = stack[depth - 1]
+            if frame.next == frame.children.count {
+                stack.removeLast()
+                onPath[frame.object] = false
+                expanded[frame.object] = frame.size
+                if !stack.isEmpty { stack[depth - 2].size = min(stack[depth - 2].size + frame.size, maxExpandedObjects + 1) }
+                if frame.size > maxExpandedObjects {
+                    return "it expands to more than \(maxExpandedObjects) objects (its objects are referred to again and again); it is not one Core Data or Xcode writes"
+                }
+                continue
+            }
+            let child = frame.children[frame.next]
+            stack[depth - 1].next += 1
+            if expanded[child] >= 0 {
+                stack[depth - 1].size = min(frame.size + expanded[child], maxExpandedObjects + 1)
+                continue
+            }
+            if onPath[child] { return "its objects refer to themselves in a loop" }
+            guard depth < maxDepth else { return "it nests more than \(maxDepth) levels deep" }
+            guard let grandchildren = children(of: child) else { return nil }
+            onPath[child] = true
+            stack.append((child, grandchildren, 0, 1))
+        }
+        return nil
+    }
+
+    /// Decodes the objects of a binary property list that `binaryProblem` accepted, each once.
+    private struct BinaryDecoder {
+        let bytes: [UInt8]
+        let offsetSize: Int, referenceSize: Int, count: Int, top: Int, table: Int, trailer: Int
+
+        init?(bytes: [UInt8]) {
+            guard bytes.count >= 40 else { return nil }
+            self.bytes = bytes
+            trailer = bytes.count - 32
+            offsetSize = Int(bytes[trailer + 6])
+            referenceSize = Int(bytes[trailer + 7])
+            func word(_ position: Int) -> Int? {
+                var value: UInt64 = 0
+                for byte in bytes[position..<position + 8] { value = value << 8 | UInt64(byte) }
+                return value <= UInt64(Int.max) ? Int(value) : nil
+            }
+            guard let count = word(trailer + 8), let top = word(trailer + 16), let table = word(trailer + 24),
+                  (1...8).contains(offsetSize), (1...8).contains(referenceSize), count > 0, count <= bytes.count, top < count,
+                  table <= trailer, count <= (trailer - table) / offsetSize else { return nil }
+            (self.count, self.top, self.table) = (count, top, table)
+        }
+
+        func decode() -> Any? {
+            var decoded = [Any?](repeating: nil, count: count)
+            return object(top, &decoded, depth: 0)
+        }
+
+        private func integer(at position: Int, size: Int) -> UInt64? {
+            guard size >= 1, size <= 8, position >= 0, position + size <= trailer else { return nil }
+            var value: UInt64 = 0
+            for byte in bytes[position..<position + size] { value = value << 8 | UInt64(byte) }
+            return value
+        }
+
+        /// The length in an object's marker, or in the integer that follows it; and where its contents start.
+        private func length(at offset: Int) -> (Int, start: Int)? {
+            let nibble = Int(bytes[offset] & 0x0F)
+            guard nibble == 0x0F else { return (nibble, offset + 1) }
+            guard offset + 1 < trailer, bytes[offset + 1] >> 4 == 0x1 else { return nil }
+            let size = 1 << Int(bytes[offset + 1] & 0x0F)
+            guard let value = integer(at: offset + 2, size: size), value <= UInt64(trailer) else { return nil }
+            return (Int(value), offset + 2 + size)
+        }
+
+        private func object(_ reference: Int, _ decoded: inout [Any?], depth: Int) -> Any? {
+            guard reference >= 0, reference < count, depth <= PropertyList.maxDepth else { return nil }
+            if let done = decoded[reference] { return done }
+            guard let position = integer(at: table + reference * offsetSize, size: offsetSize), position < UInt64(trailer) else { return nil }
+            let offset = Int(position)
+            let marker = bytes[offset]
+            var result: Any?
+            switch marker >> 4 {
+            case 0x0:
+                switch marker {
+                case 0x08: result = NSNumber(value: false)
+                case 0x09: result = NSNumber(value: true)
+                default: return nil
+                }
+            case 0x1:
+                let size = 1 << Int(marker & 0x0F)
+                if size == 16 {
+                    // 128-bit integers hold 64-bit values in their low half.
+                    guard let low = integer(at: offset + 9, size: 8) else { return nil }
+                    result = NSNumber(value: Int64(bitPattern: low))
+                } else {
+                    guard let value = integer(at: offset + 1, size: size) else { return nil }
+                    result = size == 8 ? NSNumber(value: Int64(bitPattern: value)) : NSNumber(value: Int64(value))
+                }
+            case 0x2:
+                let size = 1 << Int(marker & 0x0F)
+                guard let bits = integer(at: offset + 1, size: size) else { return nil }
+                if size == 4 { result = NSNumber(value: Float(bitPattern: UInt32(truncatingIfNeeded: bits))) }
+                else if size == 8 { result = NSNumber(value: Double(bitPattern: bits)) }
+                else { return nil }
+            case 0x3:
+                guard marker == 0x33, let bits = integer(at: offset + 1, size: 8) else { return nil }
+                result = Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits))
+            case 0x4, 0x5, 0x6, 0x7:
+                guard let (length, start) = length(at: offset) else { return nil }
+                let size = marker >> 4 == 0x6 ? length.multipliedReportingOverflow(by: 2).partialValue : length
+                guard size >= 0, start + size <= trailer else { return nil }
+                let slice = bytes[start..<start + size]
+                switch marker >> 4 {
+                case 0x4: result = Data(slice)
+                case 0x5: result = String(decoding: slice, as: Unicode.ASCII.self)
+                case 0x7: result = String(decoding: slice, as: UTF8.self)
+                default:
+                    let units = stride(from: start, to: start + size, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+                    result = String(decoding: units, as: UTF16.self)
+                }
+            case 0x8:
+                guard let value = integer(at: offset + 1, size: Int(marker & 0x0F) + 1) else { return nil }
+                result = ["CF$UID": Int(truncatingIfNeeded: value)] as [String: Any]
+            case 0xA, 0xB, 0xC, 0xD:
+                guard let (length, start) = length(at: offset) else { return nil }
+                let isDictionary = marker >> 4 == 0xD
+                let references = isDictionary ? length.multipliedReportingOverflow(by: 2).partialValue : length
+                guard references >= 0, references <= (trailer - start) / referenceSize else { return nil }
+                var items: [Any] = []
+                items.reserveCapacity(references)
+                for index in 0..<references {
+                    guard let child = integer(at: start + index * referenceSize, size: referenceSize),
+                          let value = object(Int(child), &decoded, depth: depth + 1) else { return nil }
+                    items.append(value)
+                }
+                if isDictionary {
+                    var dictionary: [String: Any] = [:]
+                    for index in 0..<length {
+                        guard let key = items[index] as? String else { return nil }
+                        dictionary[key] = items[length + index]
+                    }
+                    result = dictionary
+                } else {
+                    result = items
+                }
+            default:
+                return nil
+            }
+            decoded[reference] = result
+            return result
+        }
+    }
+
+    /// A property list as binary `bplist00` data: dictionaries (with string keys, written in key
+    /// order), arrays, strings, data, dates, booleans and numbers. Written here rather than by
+    /// Foundation, which on Linux copies a data value byte by byte (17 s for a 60 MB value kept
+    /// in a store's metadata); nil for a value of any other kind.
+    static func binaryData(_ value: Any) -> Data? {
+        var objects: [[UInt8]] = []
+        func fixed(_ marker: UInt8, _ bits: UInt64, bytes count: Int) -> [UInt8] {
+            [marker] + (0..<count).reversed().map { UInt8(truncatingIfNeeded: bits >> (8 * UInt64($0))) }
+        }
+        func integer(_ n: Int64) -> [UInt8] {
+            switch n {
+            case 0...0xFF: return fixed(0x10, UInt64(n), bytes: 1)
+            case 0...0xFFFF: return fixed(0x11, UInt64(n), bytes: 2)
+            case 0...0xFFFF_FFFF: return fixed(0x12, UInt64(n), bytes: 4)
+            default: return fixed(0x13, UInt64(bitPattern: n), bytes: 8)
+            }
+        }
+        func header(_ kind: UInt8, _ count: Int) -> [UInt8] {
+            count < 15 ? [kind << 4 | UInt8(count)] : [kind << 4 | 0x0F] + integer(Int64(count))
+        }
+        /// Adds an object with its children (written as placeholders until every object is
+        /// numbered); returns its number.
+        var references: [Int: [Int]] = [:]
+        func add(_ value: Any) -> Int? {
+            let index = objects.count
+            objects.append([])
+            var bytes: [UInt8]
+            switch value {
+            case let flag as Bool where type(of: value) == Bool.self: bytes = [flag ? 0x09 : 0x08]
+            case let number as NSNumber where !(value is Int) && !(value is Double) && !(value is Int64):
+                switch String(cString: number.objCType) {
+                case "c", "B": bytes = [number.boolValue ? 0x09 : 0x08]
+                case "f", "d": bytes = fixed(0x23, number.doubleValue.bitPattern, bytes: 8)
+                default: bytes = integer(number.int64Value)
+                }
+            case let n as Int: bytes = integer(Int64(n))
+            case let n as Int64: bytes = integer(n)
+            case let d as Double: bytes = fixed(0x23, d.bitPattern, bytes: 8)
+            case let date as Date: bytes = fixed(0x33, date.timeIntervalSinceReferenceDate.bitPattern, bytes: 8)
+            case let data as Data: bytes = header(0x4, data.count) + data
+            case let text as String:
+                if text.utf8.allSatisfy({ $0 < 0x80 }) {
+                    bytes = header(0x5, text.utf8.count) + Array(text.utf8)
+                } else {
+                    let units = Array(text.utf16)
+                    bytes = header(0x6, units.count) + units.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+                }
+            case let dictionary as [String: Any]:
+                let keys = dictionary.keys.sorted()
+                var children: [Int] = []
+                for key in keys { guard let child = add(key) else { return nil }; children.append(child) }
+                for key in keys { guard let value = dictionary[key], let child = add(value) else { return nil }; children.append(child) }
+                references[index] = children
+                bytes = header(0xD, keys.count)
+            case let array as [Any]:
+                var children: [Int] = []
+                for item in array { guard let child = add(item) else { return nil }; children.append(child) }
+                references[index] = children
+                bytes = header(0xA, array.count)
+            default:
+                return nil
+            }
+            objects[index] = bytes
+            return index
+        }
+        guard add(value) != nil else { return nil }
+        let referenceSize = objects.count <= 0xFF ? 1 : (objects.count <= 0xFFFF ? 2 : 4)
+        var data = Data("bplist00".utf8)
+        var offsets: [Int] = []
+        for (index, bytes) in objects.enumerated() {
+            offsets.append(data.count)
+            data.append(contentsOf: bytes)
+            for child in references[index] ?? [] {
+                data.append(contentsOf: (0..<referenceSize).reversed().map { UInt8(truncatingIfNeeded: child >> (8 * $0)) })
+            }
+        }
+        let table = data.count
+        let offsetSize = table <= 0xFF ? 1 : (table <= 0xFFFF ? 2 : (table <= 0xFFFF_FFFF ? 4 : 8))
+        for offset in offsets { data.append(contentsOf: (0..<offsetSize).reversed().map { UInt8(truncatingIfNeeded: offset >> (8 * $0)) }) }
+        data.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(referenceSize)])
+        for value in [objects.count, 0, table] { data.append(contentsOf: (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }) }
+        return data
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import GRDB
+import Testing
+@testable import MapcKit
+
+/// Binary property lists written object by object, so that tests can refer to one object many
+/// times (as a hostile file does) or in a loop.
+struct BinaryPropertyList {
+    enum Object {
+        case integer(Int)
+        case string(String)
+        case data(Data)
+        /// References to other objects, by their index.
+        case array([Int])
+        /// Keys and values, each a reference.
+        case dictionary([(Int, Int)])
+    }
+
+    var objects: [Object] = []
+    var top = 0
+
+    /// Adds an object and returns its reference.
+    mutating func add(_ object: Object) -> Int {
+        objects.append(object)
+        return objects.count - 1
+    }
+
+    /// The bytes of `bplist00`, with 4-byte references and offsets.
+    var bytes: Data {
+        var data = Data("bplist00".utf8)
+        var offsets: [Int] = []
+        func count(_ marker: UInt8, _ n: Int) {
+            if n < 15 { data.append(marker | UInt8(n)) } else { data.append(marker | 0x0F); data.append(0x13); data.append(contentsOf: withUnsafeBytes(of: UInt64(n).bigEndian, Array.init)) }
+        }
+        func reference(_ r: Int) { data.append(contentsOf: withUnsafeBytes(of: UInt32(r).bigEndian, Array.init)) }
+        for object in objects {
+            offsets.append(data.count)
+            switch object {
+            case .integer(let n): data.append(0x13); data.append(contentsOf: withUnsafeBytes(of: UInt64(n).bigEndian, Array.init))
+            case .string(let text): count(0x50, text.utf8.count); data.append(contentsOf: text.utf8)
+            case .data(let bytes): count(0x40, bytes.count); data.append(bytes)
+            case .array(let items): count(0xA0, items.count); items.forEach(reference)
+            case .dictionary(let pairs): count(0xD0, pairs.count); pairs.forEach { reference($0.0) }; pairs.forEach { reference($0.1) }
+            }
+        }
+        let table = data.count
+        for offset in offsets { data.append(contentsOf: withUnsafeBytes(of: UInt32(offset).bigEndian, Array.init)) }
+        data.append(contentsOf: [0, 0, 0, 0, 0, 0, 4, 4])
+        for value in [objects.count, top, table] { data.append(contentsOf: withUnsafeBytes(of: UInt64(value).bigEndian, Array.init)) }
+        return data
+    }
+
+    /// Arrays `levels` deep, each holding `width` references to the next: 12 KB for 12 × 1000
+    /// that stand for 1000^12 objects.
+    static func sharedReferences(levels: Int, width: Int, into list: inout BinaryPropertyList) -> Int {
+        var next = list.add(.integer(1))
+        for _ in 0..<levels { next = list.add(.array(Array(repeating: next, count: width))) }
+        return next
+    }
+}
+
+@Suite("Property lists from hostile files")
+struct PropertyListTests {
+    @Test func sharedReferencesThatExpandWithoutLimitAreRefusedAtOnce() throws {
+        var list = BinaryPropertyList()
+        list.top = BinaryPropertyList.sharedReferences(levels: 12, width: 1000, into: &list)
+        let started = Date()
+        #expect(throws: PropertyList.Problem.self) { try PropertyList.decode(list.bytes) }
+        #expect(PropertyList.binaryProblem(list.bytes)?.contains("expands to more than") == true)
+        #expect(Date().timeIntervalSince(started) < 5)
+        // A loop of references, and a list deeper than the limit.
+        var loop = BinaryPropertyList()
+        loop.top = loop.add(.array([1]))
+        _ = loop.add(.array([0]))
+        #expect(PropertyList.binaryProblem(loop.bytes)?.contains("loop") == true)
+        var deep = BinaryPropertyList()
+        deep.top = BinaryPropertyList.sharedReferences(levels: PropertyList.maxDepth + 5, width: 1, into: &deep)
+        #expect(PropertyList.binaryProblem(deep.bytes)?.contains("levels deep") == true)
+    }
+
+    @Test func whatFoundationReadsIsReadTheSame() throws {
+        var list = BinaryPropertyList()
+        let shared = BinaryPropertyList.sharedReferences(levels: 3, width: 10, into: &list)
+        let key = list.add(.string("items"))
+        list.top = list.add(.dictionary([(key, shared)]))
+        #expect(PropertyList.binaryProblem(list.bytes) == nil)
+        let decoded = try #require(try PropertyList.decode(list.bytes) as? [String: Any])
+        #expect((decoded["items"] as? [Any])?.count == 10)
+        let xml = try PropertyListSerialization.data(fromPropertyList: ["a": [1, 2]], format: .xml, options: 0)
+        #expect((try PropertyList.decode(xml) as? [String: Any])?["a"] as? [Int] == [1, 2])
+    }
+
+    /// The metadata of a Core Data store with an extra key whose value is a reference bomb: every
+    /// command that reads the store stops with an error naming the metadata.
+    @Test func aCoreDataStoreWhoseMetadataExpandsWithoutLimitIsRefused() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("bomb.sqlite").path
+        let schema = try uncloudNotes("v2")
+        _ = try Store.create(at: path, schema: schema, format: .coreData)
+        var list = BinaryPropertyList()
+        var pairs: [(Int, Int)] = []
+        var hashes: [(Int, Int)] = []
+        for (name, hash) in CoreDataVersionHash.entityHashes(of: schema) {
+            hashes.append((list.add(.string(name)), list.add(.data(Data(base64Encoded: hash) ?? Data()))))
+        }
+        pairs.append((list.add(.string("NSStoreModelVersionHashes")), list.add(.dictionary(hashes))))
+        pairs.append((list.add(.string("AppExtra")), BinaryPropertyList.sharedReferences(levels: 12, width: 1000, into: &list)))
+        list.top = list.add(.dictionary(pairs))
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [list.bytes]) }
+        let started = Date()
+        let error = #expect(throws: MapcError.self) { try Store.metadata(at: path) }
+        #expect(error?.description.contains("expands to more than") == true, "\(String(describing: error))")
+        #expect(Date().timeIntervalSince(started) < 5)
+    }
+
+    @Test func anXcodeCurrentVersionFileThatExpandsWithoutLimitIsAnErrorNamingIt() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("M.xcdatamodeld")
+        try FileManager.default.createDirectory(at: model.appendingPathComponent("M.xcdatamodel"), withIntermediateDirectories: true)
+        try #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel"><entity name="A" representedClassName="A"><attribute name="x" optional="YES" attributeType="String"/></entity></model>"#
+            .write(to: model.appendingPathComponent("M.xcdatamodel/contents"), atomically: true, encoding: .utf8)
+        var list = BinaryPropertyList()
+        list.top = BinaryPropertyList.sharedReferences(levels: 12, width: 1000, into: &list)
+        try list.bytes.write(to: model.appendingPathComponent(".xccurrentversion"))
+        let error = #expect(throws: MapcError.self) { try XcodeModelImporter.importModel(at: model.path) }
+        #expect(error?.description.contains(".xccurrentversion") == true && error?.description.contains("expands to more than") == true, "\(String(describing: error))")
+    }
+}
