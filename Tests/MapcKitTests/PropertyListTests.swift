@@ -127,4 +127,32 @@ struct PropertyListTests {
         let error = #expect(throws: MapcError.self) { try XcodeModelImporter.importModel(at: model.path) }
         #expect(error?.description.contains(".xccurrentversion") == true && error?.description.contains("expands to more than") == true, "\(String(describing: error))")
     }
+
+    /// mapc's writer and reader agree with Foundation's on every kind of value Core Data's
+    /// metadata holds, large data included.
+    @Test func binaryListsMapcWritesFoundationReadsAndTheOtherWayRound() throws {
+        let large = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let value: [String: Any] = [
+            "NSStoreModelVersionHashes": ["Note": Data([1, 2, 3]), "Ünïcödé 🍣": Data()],
+            "NSStoreModelVersionIdentifiers": [""], "NSStoreModelVersionHashesVersion": 3, "NSPersistenceFrameworkVersion": 1048,
+            "negative": -5, "big": Int64.max, "ratio": 0.1, "flag": true, "off": false, "when": Date(timeIntervalSinceReferenceDate: 1.5),
+            "text": "plain", "wide": "寺と庭", "large": large, "nested": [[1, 2], ["a": "b"]] as [Any],
+        ]
+        let mine = try #require(PropertyList.binaryData(value))
+        let theirs = try #require(try PropertyListSerialization.propertyList(from: mine, options: [], format: nil) as? [String: Any])
+        let back = try #require(try PropertyList.decode(mine) as? [String: Any])
+        for decoded in [theirs, back] {
+            #expect((decoded["large"] as? Data) == large)
+            #expect((decoded["NSStoreModelVersionHashes"] as? [String: Any])?["Note"] as? Data == Data([1, 2, 3]))
+            #expect(decoded["negative"] as? Int == -5 && decoded["big"] as? Int64 == Int64.max && decoded["ratio"] as? Double == 0.1)
+            #expect(decoded["flag"] as? Bool == true && decoded["off"] as? Bool == false)
+            #expect((decoded["when"] as? Date)?.timeIntervalSinceReferenceDate == 1.5)
+            #expect(decoded["wide"] as? String == "寺と庭" && decoded["text"] as? String == "plain")
+            #expect(((decoded["nested"] as? [Any])?.first as? [Any])?.count == 2)
+        }
+        // And what Foundation writes, mapc reads.
+        let foundation = try PropertyListSerialization.data(fromPropertyList: ["large": Data([9, 8]), "n": 42, "s": "寺"], format: .binary, options: 0)
+        let read = try #require(try PropertyList.decode(foundation) as? [String: Any])
+        #expect(read["large"] as? Data == Data([9, 8]) && read["n"] as? Int == 42 && read["s"] as? String == "寺")
+    }
 }
