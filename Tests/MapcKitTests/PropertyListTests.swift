@@ -14,6 +14,8 @@ struct BinaryPropertyList {
         case array([Int])
         /// Keys and values, each a reference.
         case dictionary([(Int, Int)])
+        /// A keyed archive's reference to its object number.
+        case uid(Int)
     }
 
     var objects: [Object] = []
@@ -41,6 +43,7 @@ struct BinaryPropertyList {
             case .data(let bytes): count(0x40, bytes.count); data.append(bytes)
             case .array(let items): count(0xA0, items.count); items.forEach(reference)
             case .dictionary(let pairs): count(0xD0, pairs.count); pairs.forEach { reference($0.0) }; pairs.forEach { reference($0.1) }
+            case .uid(let n): data.append(0x83); reference(n)
             }
         }
         let table = data.count
@@ -48,6 +51,36 @@ struct BinaryPropertyList {
         data.append(contentsOf: [0, 0, 0, 0, 0, 0, 4, 4])
         for value in [objects.count, top, table] { data.append(contentsOf: withUnsafeBytes(of: UInt64(value).bigEndian, Array.init)) }
         return data
+    }
+
+    /// A dictionary from string keys to objects.
+    mutating func dictionary(_ pairs: [(String, Int)]) -> Int {
+        let entries = pairs.map { (add(.string($0.0)), $0.1) }
+        return add(.dictionary(entries))
+    }
+
+    /// An `NSKeyedArchiver` archive of a function expression whose `width` arguments are all the
+    /// same expression, `levels` deep, over a constant: small, and an expression of width^levels.
+    static func sharedExpressionArchive(levels: Int, width: Int) -> Data {
+        var list = BinaryPropertyList()
+        var archived: [Int] = [list.add(.string("$null"))]
+        func archive(_ object: Int) -> Int { archived.append(object); return archived.count - 1 }
+        func className(_ name: String) -> Int {
+            let chain = list.add(.array([list.add(.string(name)), list.add(.string("NSExpression")), list.add(.string("NSObject"))]))
+            return archive(list.dictionary([("$classname", list.add(.string(name))), ("$classes", chain)]))
+        }
+        let constantClass = className("NSConstantValueExpression"), functionClass = className("NSFunctionExpression"), arrayClass = className("NSArray")
+        var expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(0))), ("NSConstantValue", list.add(.integer(7))), ("$class", list.add(.uid(constantClass)))]))
+        let selector = archive(list.add(.string("sum:")))
+        for _ in 0..<levels {
+            let arguments = archive(list.dictionary([("NS.objects", list.add(.array(Array(repeating: list.add(.uid(expression)), count: width)))), ("$class", list.add(.uid(arrayClass)))]))
+            expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(4))), ("NSSelectorName", list.add(.uid(selector))),
+                                                  ("NSArguments", list.add(.uid(arguments))), ("$class", list.add(.uid(functionClass)))]))
+        }
+        let objects = list.add(.array(archived))
+        let top = list.dictionary([("root", list.add(.uid(expression)))])
+        list.top = list.dictionary([("$archiver", list.add(.string("NSKeyedArchiver"))), ("$version", list.add(.integer(100000))), ("$top", top), ("$objects", objects)])
+        return list.bytes
     }
 
     /// Arrays `levels` deep, each holding `width` references to the next: 12 KB for 12 × 1000
@@ -154,5 +187,16 @@ struct PropertyListTests {
         let foundation = try PropertyListSerialization.data(fromPropertyList: ["large": Data([9, 8]), "n": 42, "s": "寺"], format: .binary, options: 0)
         let read = try #require(try PropertyList.decode(foundation) as? [String: Any])
         #expect(read["large"] as? Data == Data([9, 8]) && read["n"] as? Int == 42 && read["s"] as? String == "寺")
+    }
+
+    /// An archived value expression whose arguments share one sub-expression is bounded by the
+    /// number of expressions it stands for, not only by its depth.
+    @Test func anArchivedExpressionWithSharedPartsIsRefusedAtOnce() throws {
+        let small = try ExpressionArchive.text(of: BinaryPropertyList.sharedExpressionArchive(levels: 2, width: 3), what: "the value of x")
+        #expect(small == "sum:(sum:(7, 7, 7), sum:(7, 7, 7), sum:(7, 7, 7))")
+        let started = Date()
+        let error = #expect(throws: MapcError.self) { try ExpressionArchive.text(of: BinaryPropertyList.sharedExpressionArchive(levels: 4, width: 1000), what: "the value of x") }
+        #expect(error?.description.contains("more than \(ExpressionArchive.maxNodes) expressions") == true, "\(String(describing: error))")
+        #expect(Date().timeIntervalSince(started) < 5)
     }
 }

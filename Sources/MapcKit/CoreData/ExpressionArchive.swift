@@ -11,12 +11,27 @@ import Foundation
 enum ExpressionArchive {
     /// The deepest expression tree read.
     static let maxDepth = 64
+    /// The most expressions and constants one archive is read as: an archive may refer to one
+    /// sub-expression many times (3 levels of 100 arguments, each the next level, are a million
+    /// expressions), and a value expression Xcode writes has a few dozen.
+    static let maxNodes = 10_000
+
+    /// The expressions and constants read so far from one archive.
+    private final class Budget {
+        var used = 0
+        func spend(_ what: String) throws {
+            used += 1
+            guard used <= maxNodes else {
+                throw MapcError.input("\(what): the expression is more than \(maxNodes) expressions once its shared parts are written out; it is not one Xcode writes")
+            }
+        }
+    }
 
     /// The expression's text, or a `MapcError.input` naming what cannot be read.
     static func text(of data: Data, what: String) throws -> String {
         let archive = try KeyedArchive(data: data, what: what)
         guard let root = archive.rootObject else { throw MapcError.input("\(what): the archive's root is not an expression") }
-        return try text(root, in: archive, depth: 0)
+        return try text(root, in: archive, depth: 0, budget: Budget())
     }
 
     /// The classes an expression archive may hold; anything else is refused.
@@ -24,8 +39,9 @@ enum ExpressionArchive {
                                                  "NSKeyPathExpression", "NSKeyPathSpecifierExpression", "NSFunctionExpression",
                                                  "NSAggregateExpression", "NSVariableAssignmentExpression"]
 
-    private static func text(_ object: [String: Any], in archive: KeyedArchive, depth: Int) throws -> String {
+    private static func text(_ object: [String: Any], in archive: KeyedArchive, depth: Int, budget: Budget) throws -> String {
         guard depth < maxDepth else { throw MapcError.input("\(archive.what): the expression is nested more than \(maxDepth) deep") }
+        try budget.spend(archive.what)
         let className = archive.className(of: object) ?? "?"
         guard expressionClasses.contains(className) else {
             throw MapcError.input("\(archive.what): the archive holds a \(className) where an expression was expected; only NSExpression's own classes are read")
@@ -33,11 +49,11 @@ enum ExpressionArchive {
         let type = object["NSExpressionType"] as? Int ?? -1
         func sub(_ key: String) throws -> String {
             guard let inner = archive.objectField(object, key) else { throw MapcError.input("\(archive.what): a \(className) without its \(key)") }
-            return try text(inner, in: archive, depth: depth + 1)
+            return try text(inner, in: archive, depth: depth + 1, budget: budget)
         }
         switch type {
         case 0:
-            return try constant(archive.field(object, "NSConstantValue"), in: archive, depth: depth)
+            return try constant(archive.field(object, "NSConstantValue"), in: archive, depth: depth, budget: budget)
         case 1:
             return "SELF"
         case 2:
@@ -59,13 +75,13 @@ enum ExpressionArchive {
             }
             let arguments = try (archive.objectField(object, "NSArguments").map { archive.elements(of: $0) } ?? []).map { item -> String in
                 guard let inner = KeyedArchive.dictionary(item) else { throw MapcError.input("\(archive.what): an argument of \(selector) is not an expression") }
-                return try text(inner, in: archive, depth: depth + 1)
+                return try text(inner, in: archive, depth: depth + 1, budget: budget)
             }
             let operandObject = archive.objectField(object, "NSOperand")
             let operandType = operandObject?["NSExpressionType"] as? Int
             // Xcode's key paths: `valueForKeyPath:` on an operand, with the path as the argument.
             if selector == "valueForKeyPath:", arguments.count == 1, let operandObject {
-                return join(try text(operandObject, in: archive, depth: depth + 1), arguments[0])
+                return join(try text(operandObject, in: archive, depth: depth + 1, budget: budget), arguments[0])
             }
             // A built-in function: its operand is the constant class that implements it.
             if operandObject == nil || operandType == 0 {
@@ -76,8 +92,8 @@ enum ExpressionArchive {
         case 14:
             let items = archive.field(object, "NSCollection").flatMap(KeyedArchive.dictionary).map { archive.elements(of: $0) } ?? []
             let parts = try items.map { item -> String in
-                guard let inner = KeyedArchive.dictionary(item) else { return try constant(item, in: archive, depth: depth + 1) }
-                return try text(inner, in: archive, depth: depth + 1)
+                guard let inner = KeyedArchive.dictionary(item) else { return try constant(item, in: archive, depth: depth + 1, budget: budget) }
+                return try text(inner, in: archive, depth: depth + 1, budget: budget)
             }
             return "{" + parts.joined(separator: ", ") + "}"
         default:
@@ -91,7 +107,8 @@ enum ExpressionArchive {
         operand == "SELF" ? path : operand + "." + path
     }
 
-    private static func constant(_ value: Any?, in archive: KeyedArchive, depth: Int) throws -> String {
+    private static func constant(_ value: Any?, in archive: KeyedArchive, depth: Int, budget: Budget) throws -> String {
+        try budget.spend(archive.what)
         guard let value else { return "nil" }
         if let flag = value as? Bool, type(of: value) == Bool.self { return flag ? "YES" : "NO" }
         if let number = value as? Int { return String(number) }
@@ -111,7 +128,7 @@ enum ExpressionArchive {
                 return "CAST(\(seconds), \"NSDate\")"
             case "NSArray", "NSMutableArray", "NSSet", "NSMutableSet":
                 guard depth < maxDepth else { throw MapcError.input("\(archive.what): the expression is nested more than \(maxDepth) deep") }
-                return "{" + (try archive.elements(of: object).map { try constant($0, in: archive, depth: depth + 1) }).joined(separator: ", ") + "}"
+                return "{" + (try archive.elements(of: object).map { try constant($0, in: archive, depth: depth + 1, budget: budget) }).joined(separator: ", ") + "}"
             case "NSNull":
                 return "nil"
             default:
