@@ -46,4 +46,27 @@ struct XMLTreeTests {
         let message = problem("<model>\r\n  <entity>\r\n    <a/>\r\n  </entity>\r\n\r\n")
         #expect(message.contains("contents:5:1:") || message.contains("contents:4:"), "\(message)")
     }
+
+    /// A byte that is not UTF-8 anywhere (an element or attribute name, a processing instruction's
+    /// target, where Foundation's parser stopped the process) is an error at its line and column.
+    @Test func aByteThatIsNotUTF8IsAnErrorAtItsPlaceWhereverItIs() throws {
+        for (text, line, column) in [("<model>\n  <enti\u{FF}ty/></model>", 2, 8), ("<model a\u{FE}b=\"1\"/>", 1, 9), ("<?x\u{FF}m?><model/>", 1, 4), ("<model>é\u{C3}</model>", 1, 9)] {
+            // The marked characters stand for single bytes: 0xFF, 0xFE and a lone 0xC3.
+            var bytes = [UInt8]()
+            for scalar in text.unicodeScalars {
+                if [0xFF, 0xFE, 0xC3].contains(scalar.value) { bytes.append(UInt8(scalar.value)) } else { bytes += Array(String(scalar).utf8) }
+            }
+            do {
+                _ = try XMLTree.parse(Data(bytes), path: "contents")
+                Issue.record("\(text) parsed")
+            } catch {
+                #expect("\(error)".contains("contents:\(line):\(column): malformed XML: byte 0x") && "\(error)".contains("is not UTF-8"), "\(error)")
+            }
+        }
+    }
+
+    @Test func entitiesAreExplainedNotNumbered() {
+        let message = problem("<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY % p SYSTEM \"file:///etc/passwd\"> %p;]>\n<model>&undeclared;</model>\n")
+        #expect(!message.contains("libxml2 error"), "\(message)")
+    }
 }

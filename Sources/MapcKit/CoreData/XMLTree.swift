@@ -44,6 +44,11 @@ enum XMLTree {
 
     /// The root element of XML data.
     static func parse(_ data: Data, path: String) throws -> XMLNode {
+        // Foundation's parser stops the process on some bytes that are not UTF-8 (in an element or
+        // attribute name): what Xcode writes is UTF-8, so anything else is refused before parsing.
+        if let (line, column, byte) = firstByteNotUTF8(data) {
+            throw MapcError.input("\(path):\(line):\(column): malformed XML: byte 0x\(String(format: "%02X", byte)) is not UTF-8 text; Xcode writes its model files in UTF-8 (open and save the file in Xcode, or fix the text there)")
+        }
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
@@ -67,6 +72,29 @@ enum XMLTree {
         return root
     }
 
+    /// The line, column (in characters) and value of the first byte that is not part of UTF-8
+    /// text, or nil when all of it is UTF-8.
+    static func firstByteNotUTF8(_ data: Data) -> (line: Int, column: Int, byte: UInt8)? {
+        let bytes = [UInt8](data)
+        if String(validating: bytes, as: UTF8.self) != nil { return nil }
+        var line = 1, column = 1, index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            let length: Int
+            switch byte {
+            case 0x00...0x7F: length = 1
+            case 0xC2...0xDF: length = 2
+            case 0xE0...0xEF: length = 3
+            case 0xF0...0xF4: length = 4
+            default: return (line, column, byte)
+            }
+            guard index + length <= bytes.count, String(validating: bytes[index..<index + length], as: UTF8.self) != nil else { return (line, column, byte) }
+            if byte == 0x0A { line += 1; column = 1 } else { column += 1 }
+            index += length
+        }
+        return nil
+    }
+
     /// What went wrong, in words. Foundation on Linux gives most of XMLParser's errors only as
     /// "The operation could not be completed (NSXMLParserErrorDomain error N)", N being libxml2's
     /// error number (`xmlParserErrors`), the meanings of the common ones below.
@@ -74,6 +102,10 @@ enum XMLTree {
         guard let error = error as NSError? else { return "the document ended early" }
         switch error.code {
         case 4: return "the file holds no XML"
+        case 9: return "a character XML does not allow"
+        case 26, 27, 28, 29, 30:
+            return "the document refers to an entity that is not declared, or is external or a parameter entity; mapc reads no entities but XML's own (&amp; &lt; &gt; &quot; &apos;), as Xcode writes none"
+        case 31, 32: return "the document declares an encoding mapc does not read; Xcode writes UTF-8"
         case 5: return "the document does not end where it should: an element is left open, an end tag does not match its start tag, or something follows the root element"
         case 73: return "a tag is not closed with '>' (an attribute without quotes?)"
         case 76: return "an end tag does not match its start tag"
