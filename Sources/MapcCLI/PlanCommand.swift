@@ -34,7 +34,9 @@ struct PlanCommand: ParsableCommand {
         var worst: Int32 = MapcExitCode.success
         try reportingErrors {
             let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
-            let paths = try StoreList.expand(stores)
+            let selection = try StoreList.expand(stores)
+            selection.note()
+            let paths = selection.stores
             // Step lists whose mapping files passed the check, so stores at one version check once.
             var checked: Set<[String]> = []
             for store in paths {

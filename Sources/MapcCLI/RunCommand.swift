@@ -163,9 +163,13 @@ struct RunCommand: ParsableCommand {
     /// stop the others), at most `jobs` at once; a table (or JSON) per store at the end.
     private func runBatch() throws {
         var paths: [String] = []
+        var passedOver: [StoreList.PassedOver] = []
         var migratorOrNil: Migrator?
         try reportingErrors {
-            paths = try StoreList.expand(stores)
+            let selection = try StoreList.expand(stores)
+            paths = selection.stores
+            passedOver = selection.passedOver
+            if format != .json { selection.note() }
             migratorOrNil = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
         }
         guard let migrator = migratorOrNil else { return }
@@ -212,6 +216,7 @@ struct RunCommand: ParsableCommand {
                 ("stores", .array(outcomes.map(\.json))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
                 ("migrated", .integer(Int64(outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count))),
                 ("current", .integer(Int64(outcomes.filter { $0.result == .current }.count))), ("failed", .integer(Int64(failed.count))),
+                ("passedOver", .array(passedOver.map(\.json))),
             ]).serialized(pretty: true))
         } else {
             let width = max(5, outcomes.map(\.store.count).max() ?? 0)
@@ -223,10 +228,11 @@ struct RunCommand: ParsableCommand {
                 lines.append(line)
             }
             let migrated = outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count
-            lines.append(String(format: "%@: %d %@, %d current, %d failed%@ in %.2f s (%.1f stores/s, %d at a time)",
+            lines.append(String(format: "%@: %d %@, %d current, %d failed%@ in %.2f s (%.1f stores/s, %d at a time)%@",
                                 English.count(outcomes.count, "store"), migrated, dryRun ? "would migrate" : "migrated",
                                 outcomes.filter { $0.result == .current }.count, failed.count, failed.isEmpty ? "" : " (left untouched)",
-                                seconds, Double(outcomes.count) / max(seconds, 0.001), min(jobs, max(1, outcomes.count))))
+                                seconds, Double(outcomes.count) / max(seconds, 0.001), min(jobs, max(1, outcomes.count)),
+                                passedOver.isEmpty ? "" : "; \(English.count(passedOver.count, "file")) passed over"))
             Console.out(lines.joined(separator: "\n"))
         }
         if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }

@@ -28,7 +28,9 @@ struct StatusCommand: ParsableCommand {
                 Console.err("note: \(BatchOutcome.message(of: error)); the store's own records follow")
             }
             let migrator = Migrator(schemas: catalog ?? SchemaCatalog(schemas: []))
-            let paths = try StoreList.expand(stores)
+            let selection = try StoreList.expand(stores)
+            if format != .json { selection.note() }
+            let paths = selection.stores
             var reports: [JSONValue] = []
             for (index, store) in paths.enumerated() {
                 do {
@@ -42,7 +44,8 @@ struct StatusCommand: ParsableCommand {
                     if format == .json { reports.append(.object([("store", .string(store)), ("error", .string(BatchOutcome.message(of: error)))])) }
                 }
             }
-            if format == .json { Console.out((paths.count == 1 ? reports.first ?? .null : .array(reports)).serialized(pretty: true)) }
+            reports += selection.passedOver.map(\.json)
+            if format == .json { Console.out((reports.count == 1 ? reports.first ?? .null : .array(reports)).serialized(pretty: true)) }
         }
         if worst != MapcExitCode.success { throw ExitCodeError(worst) }
     }

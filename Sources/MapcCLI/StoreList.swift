@@ -3,11 +3,42 @@ import MapcKit
 
 /// The stores a command is given: files as named, and for a folder the store files in it.
 enum StoreList {
-    /// The paths named, a folder replaced by its stores (SQLite files, not a store's `-wal`,
-    /// `-shm` or `-journal`, nor a backup, a lock or a hidden file), in name order; each file
-    /// once, whatever names (links, `./`) reach it. A folder's file that cannot be read is kept,
-    /// so that its error is reported; one that is not SQLite is named on standard error.
-    static func expand(_ paths: [String]) throws -> [String] {
+    /// A folder's file that is not worked on, and why.
+    struct PassedOver {
+        var path: String
+        var reason: String
+        /// Whether the file belongs to a store (its `-wal`, `-shm` or `-journal`, a lock or a backup).
+        var belongsToAStore = false
+
+        var json: JSONValue { .object([("store", .string(path)), ("result", .string("passed over")), ("reason", .string(reason))]) }
+    }
+
+    /// The stores to work on and the folders' files passed over.
+    struct Selection {
+        var stores: [String] = []
+        var passedOver: [PassedOver] = []
+
+        /// Tells standard error what was passed over: each file with its reason, and the files
+        /// that belong to stores as one count.
+        func note() {
+            for file in passedOver where !file.belongsToAStore { Console.err("note: passed over \(file.path): \(file.reason)") }
+            let companions = passedOver.filter(\.belongsToAStore).count
+            if companions > 0 { Console.err("note: passed over \(companions == 1 ? "1 file that belongs to a store" : "\(companions) files that belong to stores") (a store's -wal, -shm or -journal, a lock, a backup)") }
+        }
+    }
+
+    /// Extensions of store files: a folder's file named so is a store even when it cannot be read
+    /// or is no longer SQLite (a damaged store fails; it is not passed over).
+    static let storeExtensions: Set<String> = ["sqlite", "sqlite3", "db", "db3", "store", "sqlitedb", "storedata"]
+
+    /// The paths named, a folder replaced by its stores in name order; each file once, whatever
+    /// names (links, `./`) reach it. A folder's file is a store when it starts with SQLite's
+    /// header or is named as a store (`storeExtensions`): one that cannot be read is kept, so that
+    /// its error is reported and counted as a failure. Every other file of a folder is passed over
+    /// with its reason: a store's `-wal`, `-shm` or `-journal`, a lock, a backup, a hidden file,
+    /// a folder, a FIFO or device, a link to nothing, a file that is not SQLite.
+    static func expand(_ paths: [String]) throws -> Selection {
+        var selection = Selection()
         var result: [String] = []
         for path in paths {
             var isFolder: ObjCBool = false
@@ -17,24 +48,35 @@ enum StoreList {
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
             let before = result.count
-            for name in names where !name.hasPrefix(".") && !["-wal", "-shm", "-journal", ".mapc-lock"].contains(where: name.hasSuffix) && !name.contains(".backup-") {
+            for name in names {
                 let file = (path as NSString).appendingPathComponent(name)
+                func passOver(_ reason: String, belongs: Bool = false) { selection.passedOver.append(PassedOver(path: file, reason: reason, belongsToAStore: belongs)) }
+                if let suffix = ["-wal", "-shm", "-journal"].first(where: name.hasSuffix) { passOver("a store's \(suffix.dropFirst()) file", belongs: true); continue }
+                if name.hasSuffix(".mapc-lock") { passOver("a lock mapc keeps beside a store", belongs: true); continue }
+                if name.contains(".backup-") { passOver("a backup of a store (kept by --keep-backup)", belongs: true); continue }
+                if name.hasPrefix(".") { passOver("a hidden file"); continue }
+                let namedAsStore = storeExtensions.contains((name as NSString).pathExtension.lowercased())
                 // Regular files only (through links): opening a FIFO or a terminal to read its
                 // header would wait forever.
                 switch Files.kind(of: Files.realPath(file)) {
                 case .regularFile: break
-                case .other(let what):
-                    Console.err("note: skipped \(file): it is \(what)")
+                case .directory: passOver("a folder (folders inside are not searched)"); continue
+                case .missing, .symbolicLink:
+                    // A link whose target is missing (or a loop of links): a store's name fails as one.
+                    if namedAsStore { result.append(file) } else { passOver("a link to a file that does not exist") }
                     continue
-                default: continue
+                case .other(let what):
+                    if namedAsStore { result.append(file) } else { passOver("it is \(what)") }
+                    continue
                 }
-                if !FileManager.default.isReadableFile(atPath: file) || isSQLiteFile(file) {
+                if namedAsStore || !FileManager.default.isReadableFile(atPath: file) || isSQLiteFile(file) {
                     result.append(file)
                 } else {
-                    Console.err("note: skipped \(file): it does not start with SQLite's header (name it on its own to see why, if it is a damaged store)")
+                    passOver("it does not start with SQLite's header and is not named as a store (.\(storeExtensions.sorted().joined(separator: ", ."))); name it on its own to see why, if it is a damaged store")
                 }
             }
             if result.count == before {
+                selection.note()
                 throw MapcError.file("\(path) is a directory, not a store file, and it holds no stores; give a store file, or a folder of store files")
             }
         }
@@ -55,7 +97,8 @@ enum StoreList {
                 unique.append(path)
             }
         }
-        return unique
+        selection.stores = unique
+        return selection
     }
 
     /// A file's device and inode: equal for every name of one file.

@@ -410,16 +410,46 @@ struct ManyStoresTests {
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
         try makeV2Store(folder, count: 4, name: "stores/a.db")
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("stores/b.db").path, withDestinationPath: "a.db")
-        try folder.write("not a store", to: "stores/c.db")
+        try folder.write("not a store", to: "stores/c.txt")
         #expect(link(folder.appendingPathComponent("stores/a.db").path, folder.appendingPathComponent("stores/hard.db").path) == 0)
         #expect(mkfifo(folder.appendingPathComponent("stores/pipe").path, 0o644) == 0)
         let run = try CLI.run(["run", "--quiet", "--to", "v3", "stores", "stores/a.db", "./stores/a.db"], in: folder)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("1 store: 1 migrated, 0 current, 0 failed"), "\(run.stdout)")
         #expect(run.stderr.contains("note: stores/b.db is the same store as stores/a.db; it is worked on once"), "\(run.stderr)")
-        #expect(run.stderr.contains("note: skipped stores/c.db: it does not start with SQLite's header"), "\(run.stderr)")
+        #expect(run.stderr.contains("note: passed over stores/c.txt: it does not start with SQLite's header"), "\(run.stderr)")
         #expect(run.stderr.contains("note: stores/hard.db is the same store as stores/a.db"), "a hard link too: \(run.stderr)")
-        #expect(run.stderr.contains("note: skipped stores/pipe: it is a FIFO"), "not opened, which would wait forever: \(run.stderr)")
+        #expect(run.stderr.contains("note: passed over stores/pipe: it is a FIFO"), "not opened, which would wait forever: \(run.stderr)")
+    }
+
+    /// A file that looks like a store (by its name, or SQLite's header) and cannot be read is a
+    /// failure, not a file passed over; every file passed over is listed, JSON included.
+    @Test func aDamagedStoreInAFolderFailsAndEveryFilePassedOverIsListed() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        try makeV2Store(folder, count: 4, name: "stores/a.db")
+        try makeV2Store(folder, count: 4, name: "stores/b.db")
+        let handle = try FileHandle(forWritingTo: folder.appendingPathComponent("stores/b.db"))
+        try handle.write(contentsOf: Data(repeating: 0x58, count: 16))
+        try handle.close()
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("stores/gone.sqlite").path, withDestinationPath: "nowhere.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("stores/gone.link").path, withDestinationPath: "nowhere")
+        try folder.write("notes", to: "stores/readme.txt")
+        for name in ["a", "b"] { try? FileManager.default.removeItem(at: folder.appendingPathComponent("stores/\(name).db.json")) }
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "--accept-data-loss", "stores"], in: folder)
+        #expect(run.status == 2, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("3 stores: 1 migrated, 0 current, 2 failed") && run.stdout.contains("2 files passed over"), "\(run.stdout)")
+        #expect(run.stdout.contains("stores/b.db         failed") && run.stdout.contains("stores/gone.sqlite  failed"), "\(run.stdout)")
+        #expect(run.stderr.contains("note: passed over stores/gone.link: a link to a file that does not exist"), "\(run.stderr)")
+        #expect(run.stderr.contains("note: passed over stores/readme.txt: it does not start with SQLite's header"), "\(run.stderr)")
+        let json = try CLI.run(["run", "--format", "json", "--to", "v3", "stores"], in: folder)
+        #expect(json.status == 2)
+        for listed in ["\"store\": \"stores/b.db\"", "\"store\": \"stores/gone.sqlite\"", "\"store\": \"stores/gone.link\"", "\"store\": \"stores/readme.txt\"", "\"reason\": \"a lock mapc keeps beside a store\""] {
+            #expect(json.stdout.contains(listed), "\(listed): \(json.stdout)")
+        }
+        let status = try CLI.run(["status", "--format", "json", "stores"], in: folder)
+        #expect(status.stdout.contains("\"result\": \"passed over\""), "\(status.stdout)")
     }
 
     @Test func aFolderOfStoresMigratesInParallelAndAFailureStopsOnlyItsStore() throws {
