@@ -22,7 +22,7 @@ final class ProgressDisplay {
     }
 
     func update(_ progress: MigrationProgress, step: String? = nil) {
-        guard !quiet else { return }
+        guard !quiet, !progress.isStepStart else { return }
         let key = "\(step ?? "")/\(progress.phase.rawValue)/\(progress.mapping ?? "")"
         if key != lastKey {
             if isTerminal && !lastKey.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }

@@ -81,11 +81,21 @@ struct RunCommand: ParsableCommand {
         var steps: [MigrationStep] = []
         // The step the run was in when it failed: the last one that reported progress.
         var currentStep = 0
+        // Whether a step has begun (its first progress update came): a failure is then a step's.
+        var began = false
         let interruption = Interruption()
         // What a JSON report of a failure says of the plan, once there is one.
         var planned = BatchOutcome(store: store, result: .failed, from: from, to: to)
+        let started = Date()
+        // What a failure report says of where the run stopped.
+        func stoppedIn() -> BatchOutcome {
+            var outcome = planned
+            outcome.seconds = Date().timeIntervalSince(started)
+            if began, steps.indices.contains(currentStep) { outcome.failedStep = (currentStep + 1, steps.count, "\(steps[currentStep].source.version) -> \(steps[currentStep].destination.version)") }
+            return outcome
+        }
         do {
-            try reportingErrors { try printingFailureAsJSON(interruption, planned: { planned }) {
+            try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
                 planned.from = plan.current.version
@@ -123,19 +133,23 @@ struct RunCommand: ParsableCommand {
                 if !(quiet || format == .json) {
                     Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
                 }
-                let started = Date()
                 let outcome = try migrator.migrate(plan, options: options) { update in
                     currentStep = update.step
+                    began = true
                     display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
                 }
                 display.finish()
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
             } }
+        } catch let exit as ExitCodeError {
+            // An error reportingErrors printed: where the run stopped, once it had begun.
+            if let failedStep = stoppedIn().failedStep { Console.err("\(store) was not changed (the run stopped in step \(failedStep.index) of \(failedStep.of), \(failedStep.step))") }
+            throw exit
         } catch MigrationError.cancelled where interruption.isRequested {
             Console.err("stopped; \(store) was not changed")
             throw ExitCodeError(interruption.exitStatus)
         } catch let error as MigrationError {
-            report(error, sources: renderSources, step: steps.indices.contains(currentStep) ? steps[currentStep] : nil)
+            report(error, sources: renderSources, step: steps.indices.contains(currentStep) ? steps[currentStep] : nil, stoppedIn: stoppedIn().failedStep)
         }
     }
 
@@ -191,6 +205,7 @@ struct RunCommand: ParsableCommand {
                 outcome.exitCode = interruption.exitStatus
                 return outcome
             }
+            var step = -1, steps: [MigrationStep] = []
             do {
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to)
                 outcome.from = plan.current.version
@@ -200,9 +215,11 @@ struct RunCommand: ParsableCommand {
                     return outcome
                 }
                 outcome.steps = plan.steps.count
-                _ = try migrator.migrate(plan, options: frozen)
+                steps = plan.steps
+                _ = try migrator.migrate(plan, options: frozen) { step = $0.step }
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             } catch {
+                if steps.indices.contains(step) { outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)") }
                 outcome.error = BatchOutcome.message(of: error)
                 outcome.exitCode = Self.exitCode(of: error, interruption)
             }
@@ -224,7 +241,10 @@ struct RunCommand: ParsableCommand {
             for outcome in outcomes {
                 let versions = outcome.result == .current ? (outcome.to ?? "") : [outcome.from, outcome.to].compactMap { $0 }.joined(separator: " -> ")
                 var line = "\(outcome.store.padding(toLength: width, withPad: " ", startingAt: 0))  \(outcome.result.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))  \(versions.padding(toLength: 20, withPad: " ", startingAt: 0))  \(String(format: "%.2f", outcome.seconds))"
-                if let error = outcome.error { line += "\n    \(error.split(separator: "\n").joined(separator: "\n    "))" }
+                if let error = outcome.error {
+                    let stopped = outcome.failedStep.map { "in step \($0.index) of \($0.of), \($0.step): " } ?? ""
+                    line += "\n    \(stopped)\(error.split(separator: "\n").joined(separator: "\n    "))"
+                }
                 lines.append(line)
             }
             let migrated = outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count
@@ -239,7 +259,7 @@ struct RunCommand: ParsableCommand {
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 
-    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?) -> Never {
+    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?, stoppedIn failedStep: (index: Int, of: Int, step: String)?) -> Never {
         let renderer = DiagnosticRenderer(sources: sources)
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
@@ -260,11 +280,14 @@ struct RunCommand: ParsableCommand {
         default:
             Console.err("error: \(error)")
         }
+        let stopped = failedStep.map { " (the run stopped in step \($0.index) of \($0.of), \($0.step))" } ?? ""
         switch error {
-        case .setup, .dataLoss, .cancelled: Foundation.exit(MapcExitCode.storeError)
+        case .setup, .dataLoss, .cancelled:
+            if !stopped.isEmpty { Console.err("\(store) was not changed\(stopped)") }
+            Foundation.exit(MapcExitCode.storeError)
         default: break
         }
-        Console.err("\(store) was not changed")
+        Console.err("\(store) was not changed\(stopped)")
         Foundation.exit(MapcExitCode.migrationFailed)
     }
 

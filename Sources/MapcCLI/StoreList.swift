@@ -135,13 +135,23 @@ struct BatchOutcome: Sendable {
     var error: String?
     /// The file written with `--output` (a current store is copied there); shown only when set.
     var output: String?
+    /// Where a failed migration stopped: its step's number (from 1), the number of steps, and
+    /// the step ("v2 -> v3"); shown only when set.
+    var failedStep: (index: Int, of: Int, step: String)?
     /// The exit status this store alone would give.
     var exitCode: Int32 = MapcExitCode.success
 
     var json: JSONValue {
-        .object([("store", .string(store)), ("result", .string(result.rawValue)), ("from", from.map(JSONValue.string) ?? .null),
-                 ("to", to.map(JSONValue.string) ?? .null), ("steps", .integer(Int64(steps))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
-                 ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode)))] + (output.map { [("output", JSONValue.string($0))] } ?? []))
+        var pairs: [(String, JSONValue)] = [
+            ("store", .string(store)), ("result", .string(result.rawValue)), ("from", from.map(JSONValue.string) ?? .null),
+            ("to", to.map(JSONValue.string) ?? .null), ("steps", .integer(Int64(steps))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
+            ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode))),
+        ]
+        if let output { pairs.append(("output", .string(output))) }
+        if let failedStep {
+            pairs.append(("failedStep", .object([("number", .integer(Int64(failedStep.index))), ("of", .integer(Int64(failedStep.of))), ("step", .string(failedStep.step))])))
+        }
+        return .object(pairs)
     }
 
     /// The exit status of an error, as the single-store commands give it.

@@ -82,6 +82,15 @@ struct StoredValuesCommandTests {
                 #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == before)
             }
             #expect(try CLI.run(["dump", name], in: folder).status == 2)
+            // Where the run stopped, in JSON and in words.
+            let json = try CLI.run(["run", "--format", "json", "--to", "v4", name], in: folder)
+            #expect(json.status == 2 && json.stdout.contains(#""failedStep""#), "\(json.stdout)")
+            let failed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            let step = failed?["failedStep"] as? [String: Any]
+            #expect(step?["number"] as? Int == 1 && step?["of"] as? Int == 2 && step?["step"] as? String == "v2 -> v3", "\(json.stdout)")
+            #expect((failed?["seconds"] as? Double ?? 0) > 0, "\(json.stdout)")
+            let text = try CLI.run(["run", "--quiet", "--to", "v4", name], in: folder)
+            #expect(text.stderr.contains("was not changed (the run stopped in step 1 of 2, v2 -> v3)"), "\(text.stderr)")
             try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n2","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n2.json")
             let load = try CLI.run(["load", "n2.json", name], in: folder)
             #expect(load.status == 1 && load.stderr.contains("outside the years 0001 to 9999"), "\(load.stderr)")

@@ -4,6 +4,7 @@ import GRDB
 import GRDBSQLite
 import Testing
 @testable import MapcKit
+import MapcExamples
 
 /// A step's temporary file is written behind (`Store+WriteBehind`): SQLite sees the file as if
 /// every write were made at once, a write the thread could not make fails the step, and the
@@ -151,5 +152,41 @@ struct WriteBehindTests {
         let migrated = try Store.open(at: path, schema: try uncloudNotes("v3"))
         #expect(try migrated.count(of: "Note", exactly: true) == 3_000)
         #expect(try migrated.count(of: "Attachment", exactly: true) == 1_500)
+    }
+
+    /// A full disk met while a custom policy runs is the disk's failure, said as such (exit 2),
+    /// never the policy's (exit 3), wherever in the step it comes.
+    @Test func aFullDiskWhileAPolicyRunsIsReportedAsAFullDisk() throws {
+        let folder = try temporaryFolder()
+        defer {
+            mapc_write_behind_test_hooks(folder.path, -1, 0)
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let path = folder.appendingPathComponent("notes.db").path
+        let source = try Store.create(at: path, schema: try uncloudNotes("v2"))
+        try source.insert(v2Notes(2_000, images: { _ in true }, image: Data(repeating: 7, count: 3_000)))
+        try source.database.close()
+        let policies = PolicyRegistry()
+        registerUnCloudNotesPolicies(in: policies)
+        let migrator = try Migrator(schemasFolder: packageRoot.appendingPathComponent("schemas"), mappingsFolder: packageRoot.appendingPathComponent("mappings"), policies: policies)
+        let url = URL(fileURLWithPath: path)
+        _ = try migrator.migrate(storeAt: url, to: "v3")
+        let before = try Data(contentsOf: url)
+        var failures = 0
+        for failingAfter in [0, 3, 10, 40, 150, 400, 900] {
+            mapc_write_behind_test_hooks(folder.path, failingAfter, 0)
+            defer { mapc_write_behind_test_hooks(folder.path, -1, 0) }
+            do {
+                _ = try migrator.migrate(storeAt: url, to: "v4")
+                Issue.record("failing after \(failingAfter) writes: the migration did not fail")
+            } catch {
+                failures += 1
+                if case MigrationError.policyFailed = error { Issue.record("failing after \(failingAfter) writes: reported as the policy's failure: \(error)") }
+                let said = (MapcError(sqlite: error) ?? error).localizedDescription + "\(MapcError(sqlite: error).map { "\($0)" } ?? "\(error)")"
+                #expect(said.contains("full") || said.contains("rolled back"), "failing after \(failingAfter) writes: \(said)")
+            }
+            #expect(try Data(contentsOf: url) == before, "the store is untouched")
+        }
+        #expect(failures == 7)
     }
 }

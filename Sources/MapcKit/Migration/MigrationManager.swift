@@ -327,8 +327,11 @@ public final class MigrationManager: MigrationManagerFunctions {
         case let error as MigrationError: return error
         // Not the policy's failure: the cancellation stopped a statement it ran.
         case let error as DatabaseError where stoppedByCancellation(error): return MigrationError.cancelled
-        // The default policy's failures are mapc's own (a full disk, say), not a policy's.
+        // The default policy's failures are mapc's own (a full disk, say), not a policy's; so is
+        // SQLite's failure in anything a policy asked the manager for: the store's, whatever
+        // the hook (a full disk surfaced as a policy's failure, exit 3, at some sizes).
         case _ where usesDefaultCreation[mappingIndex(entityMapping)]: return error
+        case let error as DatabaseError: return error
         case let error as ExpressionError: return MigrationError.policy(mapping: entityMapping.name, message: error.description)
         default: return MigrationError.policyFailed(mapping: entityMapping.name, object: object, error: error)
         }

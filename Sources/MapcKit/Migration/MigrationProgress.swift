@@ -10,7 +10,8 @@ public enum MigrationPhase: String, Sendable, CaseIterable {
     case validate
 }
 
-/// Where a migration is, for progress displays.
+/// Where a migration is, for progress displays. Each step's first update says it has begun:
+/// phase `.create`, no mapping, nothing done (`isStepStart`); a failure after it is the step's.
 public struct MigrationProgress: Sendable {
     /// The phase.
     public var phase: MigrationPhase
@@ -28,6 +29,9 @@ public struct MigrationProgress: Sendable {
     public var step = 0
     /// How many steps the migration has.
     public var steps = 1
+
+    /// Whether this is the first update of a step: it has begun, and no mapping has started.
+    public var isStepStart: Bool { phase == .create && mapping == nil && completed == 0 && !isFinished }
 }
 
 /// What a migration did.

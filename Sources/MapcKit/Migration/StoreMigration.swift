@@ -112,6 +112,8 @@ public enum StoreMigration {
         do {
             for (index, step) in steps.enumerated() {
                 let temporary = AtomicFile.temporaryPath(besides: target)
+                // The step's first update says it has begun, before anything can fail in it.
+                progress?(index, steps.count, MigrationProgress(phase: .create, mapping: nil, completed: 0, total: nil))
                 do {
                     if index == 0, step.mapping.entityMappings.contains(where: { $0.policy != nil }) { try checks.wait() }
                     // The first step's source is the store, which nobody can commit to while its write lock is held; later ones are files of this run.

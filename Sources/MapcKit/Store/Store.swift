@@ -331,10 +331,16 @@ extension MapcError {
     /// nil for errors that are not SQLite's. Lets callers report store errors without knowing SQLite.
     public init?(sqlite error: any Error) {
         guard let error = error as? DatabaseError else { return nil }
-        if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
-            self = .storeInUse(Store.inUseMessage("the store"))
-        } else {
-            self = .store("SQLite: \(error.message ?? "\(error)")")
+        let said = error.message ?? "\(error)"
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: self = .storeInUse(Store.inUseMessage("the store"))
+        case .SQLITE_FULL: self = .store("the disk is full (SQLite: \(said)); nothing was changed: free some space where the store is and run again")
+        case .SQLITE_IOERR: self = .store("a file could not be written or read (SQLite: \(said)); nothing was changed: check the disk (its space, its errors) and run again")
+        case .SQLITE_ABORT:
+            // A write failed and SQLite rolled back its transaction: what was still reading stops here.
+            self = .store("a write failed and SQLite rolled back the work (SQLite: \(said)); nothing was changed: the disk may be full, free some space and run again")
+        case .SQLITE_NOMEM: self = .store("SQLite ran out of memory (\(said)); nothing was changed")
+        default: self = .store("SQLite: \(said)")
         }
     }
 }
