@@ -75,7 +75,11 @@ struct ImportCommand: ParsableCommand {
                 summary = "\(model.name): \(model.schemas.count) version\(model.schemas.count == 1 ? "" : "s") (\(model.schemas.map(\.version).joined(separator: ", ")))\(joined)"
             }
             if !warnings.isEmpty { Console.err(DiagnosticRenderer(sources: []).render(warnings)) }
+            let folderExisted = FileManager.default.fileExists(atPath: folder)
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // A folder made for files that then were not written goes too.
+            var written = false
+            defer { if !written && !folderExisted { rmdir(folder) } }
             if !replace {
                 // The editor schemas beside the files are mapc's own, replaced whenever it writes.
                 let existing = files.filter { !$0.name.hasSuffix(".schema.json") && !(updatesOrder && $0.name == VersionOrder.fileName) }.map { (folder as NSString).appendingPathComponent($0.name) }.filter { FileManager.default.fileExists(atPath: $0) }
@@ -83,10 +87,12 @@ struct ImportCommand: ParsableCommand {
                     throw MapcError.file("\(existing.joined(separator: ", ")) already exist\(existing.count == 1 ? "s" : ""); nothing was written: remove \(existing.count == 1 ? "it" : "them") or pass --replace")
                 }
             }
-            for file in files {
-                try Files.write(Data(file.text.utf8), to: (folder as NSString).appendingPathComponent(file.name),
-                                replace: replace || file.name.hasSuffix(".schema.json") || (updatesOrder && file.name == VersionOrder.fileName))
-            }
+            // Every file or none: a failure (a full disk) leaves the folder as it was.
+            try Files.writeAll(files.map { file in
+                (path: (folder as NSString).appendingPathComponent(file.name), data: Data(file.text.utf8),
+                 replace: replace || file.name.hasSuffix(".schema.json") || (updatesOrder && file.name == VersionOrder.fileName))
+            })
+            written = true
             Console.out("imported \(summary)")
             Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
             if !checkProblems.isEmpty {

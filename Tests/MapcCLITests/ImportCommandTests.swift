@@ -197,4 +197,51 @@ struct ImportCommandTests {
         #expect(run.status == 2 && run.stderr.contains("Ghost"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     }
+
+    /// An import writes every file or none: a name it reserves is refused before anything is
+    /// written, and a write that fails anywhere (a full disk) leaves no file behind.
+    @Test func anImportWritesEveryFileOrNone() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("Kitchen.xcdatamodeld")
+        try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld"), to: copy)
+        let versions = try FileManager.default.contentsOfDirectory(atPath: copy.path).filter { $0.hasSuffix(".xcdatamodel") }.sorted()
+        try FileManager.default.moveItem(at: copy.appendingPathComponent(versions[0]), to: copy.appendingPathComponent("versions.xcdatamodel"))
+        try? FileManager.default.removeItem(at: copy.appendingPathComponent(".xccurrentversion"))
+        let reserved = try CLI.run(["import", "Kitchen.xcdatamodeld"], in: folder)
+        #expect(reserved.status == 1 && reserved.stderr.contains("version 'versions' would be written to versions.yaml"), "\(reserved.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("schemas").path))
+        // Every file operation of a good import, failed in turn.
+        let model = Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path
+        func faulted(_ setting: String) throws -> CLIResult {
+            try CLI.run(["import", model], in: folder, environment: ["MAPC_FAULT": setting, "MAPC_FAULT_LOG": folder.appendingPathComponent("count.log").path])
+        }
+        #expect(try faulted("count").status == 0)
+        let points = Int(try folder.read("count.log").split(separator: "\n").last ?? "") ?? 0
+        #expect(points >= 6, "\(points) operations")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        for point in 1...points {
+            let run = try faulted("fail@\(point)")
+            #expect(run.status != 0, "fail@\(point)")
+            let left = (try? FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("schemas").path)) ?? []
+            #expect(left.isEmpty, "fail@\(point) left \(left)")
+        }
+        // Over files already there (--replace), each is kept as it was.
+        let schemas = folder.appendingPathComponent("schemas")
+        #expect(try CLI.run(["import", model], in: folder).status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: schemas.path).sorted()
+        for name in names { try "# edited\n".write(to: schemas.appendingPathComponent(name), atomically: false, encoding: .utf8) }
+        let replacing = { (setting: String) in
+            try CLI.run(["import", "--replace", model], in: folder, environment: ["MAPC_FAULT": setting, "MAPC_FAULT_LOG": folder.appendingPathComponent("count.log").path])
+        }
+        _ = try replacing("count")
+        let replacePoints = Int(try folder.read("count.log").split(separator: "\n").last ?? "") ?? 0
+        for name in names { try "# edited\n".write(to: schemas.appendingPathComponent(name), atomically: false, encoding: .utf8) }
+        for point in 1...replacePoints {
+            #expect(try replacing("fail@\(point)").status != 0, "fail@\(point)")
+            let present = try FileManager.default.contentsOfDirectory(atPath: schemas.path).sorted()
+            #expect(present == names, "fail@\(point): \(present)")
+            for name in names { #expect(try String(contentsOf: schemas.appendingPathComponent(name), encoding: .utf8) == "# edited\n", "fail@\(point): \(name)") }
+        }
+    }
 }

@@ -428,6 +428,10 @@ extension ImportedModel {
     public func schemaFiles(source: String) throws -> [(name: String, text: String)] {
         var files: [(String, String)] = []
         var problems: [Diagnostic] = []
+        // The version order's file is mapc's; compared without case, as macOS's file systems do.
+        if let reserved = schemas.first(where: { "\($0.version).yaml".lowercased() == VersionOrder.fileName.lowercased() }) {
+            throw MapcError.input("\(name): version '\(reserved.version)' would be written to \(reserved.version).yaml, which is the file of the version order (\(VersionOrder.fileName)); rename the version in Xcode (a version's name is not part of its hashes) and import again; nothing was written")
+        }
         for schema in schemas {
             let name = "\(schema.version).yaml"
             let text = SchemaWriter.yaml(schema, header: ["Imported by mapc from \(source), version '\(schema.version)'.",

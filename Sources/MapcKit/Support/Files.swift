@@ -265,25 +265,59 @@ public enum Files {
     /// over it (keeping the attributes of a file it replaces). Refuses to replace an existing
     /// file unless `replace`.
     public static func write(_ data: Data, to path: String, replace: Bool) throws {
-        let target = try output(path)
-        let exists = kind(of: target) == .regularFile
-        if exists && !replace { throw MapcError.file("\(path) already exists; choose another file or remove it") }
-        let temporary = AtomicFile.temporaryPath(besides: target)
+        try writeAll([(path, data, replace)])
+    }
+
+    /// Writes several files as one: every file in place, or (whatever fails: a full disk, a
+    /// file in the way, a rename) none of them, and files replaced are as they were. Each is
+    /// written and flushed under a temporary name first; then they are renamed into place, the
+    /// ones they replace kept (as a hard link) until all are in place.
+    public static func writeAll(_ files: [(path: String, data: Data, replace: Bool)]) throws {
+        var targets: [(path: String, target: String, exists: Bool)] = []
+        for file in files {
+            let target = try output(file.path)
+            let exists = kind(of: target) == .regularFile
+            if exists && !file.replace { throw MapcError.file("\(file.path) already exists; choose another file or remove it") }
+            targets.append((file.path, target, exists))
+        }
+        var temporaries: [String] = []
+        var written: [FileIdentity?] = []
+        var kept: [(original: String, copy: String)] = []
+        func undo() {
+            // A new file is removed only if it is the one written here (a move can fail after
+            // its link, or because another file took the name).
+            for (target, identity) in zip(targets, written) where !target.exists && identity != nil && Files.identity(of: target.target) == identity { unlink(target.target) }
+            // Where the original was not replaced yet, both names are one file and rename does
+            // nothing: the extra name goes.
+            for (original, copy) in kept { rename(copy, original); unlink(copy) }
+            for temporary in temporaries { unlink(temporary) }
+        }
         do {
-            try FaultInjection.point(.write)
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw MapcError.file("\(path): cannot write (\(String(cString: strerror(errno))))")
+            for (file, target) in zip(files, targets) {
+                let temporary = AtomicFile.temporaryPath(besides: target.target)
+                temporaries.append(temporary)
+                try FaultInjection.point(.write)
+                guard FileManager.default.createFile(atPath: temporary, contents: file.data) else {
+                    throw MapcError.file("\(file.path): cannot write (\(String(cString: strerror(errno)))); nothing was written")
+                }
+                try sync(temporary)
+                written.append(Files.identity(of: temporary))
+                if target.exists { try copyAttributes(from: target.target, to: temporary) }
             }
-            try sync(temporary)
-            if exists {
-                try copyAttributes(from: target, to: temporary)
-                try self.replace(target, with: temporary)
-            } else {
-                try moveIntoPlace(temporary, target)
+            for (target, temporary) in zip(targets, temporaries) {
+                if target.exists {
+                    let copy = AtomicFile.temporaryPath(besides: target.target)
+                    try hardLink(target.target, as: copy)
+                    kept.append((target.target, copy))
+                    try replace(target.target, with: temporary)
+                } else {
+                    try moveIntoPlace(temporary, target.target)
+                }
             }
         } catch {
-            unlink(temporary)
+            undo()
             throw error
         }
+        for (_, copy) in kept { unlink(copy) }
     }
 }
