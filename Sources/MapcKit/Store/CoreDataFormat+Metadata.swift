@@ -75,11 +75,11 @@ extension CoreDataFormat {
     func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
         for table in layout.tables {
             let columns = table.columns.map { "\(Self.sqlName($0.name)) \($0.sqlType)\($0.constraints.isEmpty ? "" : " " + $0.constraints)" } + table.constraints
-            // Entity tables are written as Core Data writes them: `CREATE TABLE ZNOTE ( Z_PK …, … )`.
+            // Written as Core Data writes them: `CREATE TABLE ZNOTE ( Z_PK …, … )`, with no space
+            // after an entity table's last constraint, and `CREATE TABLE Z_1BOOKS ( …, PRIMARY KEY (…) )`.
             let isEntityTable = table.columns.first?.name == "Z_PK"
             let body = columns.joined(separator: ", ")
-            let sql = isEntityTable ? "CREATE TABLE \(Self.sqlName(table.name)) ( \(body)\(table.constraints.isEmpty ? " " : ""))"
-                                    : "CREATE TABLE \(Self.sqlName(table.name)) (\(body))"
+            let sql = "CREATE TABLE \(Self.sqlName(table.name)) ( \(body)\(isEntityTable && !table.constraints.isEmpty ? "" : " "))"
             try db.execute(sql: sql)
         }
         try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")

@@ -65,188 +65,6 @@ struct CoreDataFormat: StoreFormatStrategy {
         }
     }
 
-    /// The group a column falls in, in Core Data's column order.
-    private static func group(of type: AttributeType) -> Int {
-        switch sqlType(of: type) {
-        case "INTEGER": return 0
-        case "VARCHAR": return 3
-        case "BLOB": return 4
-        default: return 2   // TIMESTAMP, FLOAT and DECIMAL, mixed by name
-        }
-    }
-
-    func layout(for schema: Schema) -> StoreLayout {
-        let numbered = Self.numbering(of: schema)
-        let number = Dictionary(numbered.map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
-        var tables: [String: TableLayout] = [:]
-        var tableOrder: [String] = []
-        var storages: [String: EntityStorage] = [:]
-        var tableNames = NameAllocator(reserved: ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"])
-        var tableOfRoot: [String: String] = [:]
-        var ownColumns: [String: [String: String]] = [:]
-        var ownRelationships: [String: [String: RelationshipStorage]] = [:]
-        let ordered = numbered.map(\.entity)
-
-        for root in ordered where root.parent.flatMap(schema.entity(named:)) == nil {
-            let table = tableNames.allocate(Self.columnName(root.name), separator: "")
-            tableOfRoot[root.name] = table
-            tableOrder.append(table)
-        }
-        func table(of entity: Entity) -> String { tableOfRoot[schema.root(of: entity).name] ?? Self.columnName(entity.name) }
-
-        // Columns, hierarchy by hierarchy: each group in turn, the entities in numbering order.
-        for (root, tableName) in tableOfRoot.sorted(by: { (number[$0.key] ?? 0) < (number[$1.key] ?? 0) }) {
-            guard let rootEntity = schema.entity(named: root) else { continue }
-            let members = ordered.filter { schema.root(of: $0).name == rootEntity.name }
-            var columnNames = NameAllocator(reserved: ["Z_PK", "Z_ENT", "Z_OPT"])
-            var columns = [ColumnLayout(name: "Z_PK", sqlType: "INTEGER", constraints: "PRIMARY KEY"), ColumnLayout(name: "Z_ENT", sqlType: "INTEGER"),
-                           ColumnLayout(name: "Z_OPT", sqlType: "INTEGER")]
-            var attributes: [(group: Int, name: String, entity: Entity, attribute: Attribute)] = []
-            var foreignKeys: [(entity: Entity, relationship: Relationship)] = []
-            for entity in members {
-                for attribute in entity.attributes where !attribute.isTransient { attributes.append((Self.group(of: attribute.type), attribute.name, entity, attribute)) }
-                for relationship in entity.relationships.sorted(by: { CoreDataVersionHash.nsCompare($0.name, $1.name) })
-                where !relationship.isToMany && !relationship.isTransient && schema.entity(named: relationship.destination) != nil {
-                    foreignKeys.append((entity, relationship))
-                }
-            }
-            func addAttributes(inGroup group: Int) {
-                for member in members {
-                    for item in attributes.filter({ $0.group == group && $0.entity.name == member.name }).sorted(by: { CoreDataVersionHash.nsCompare($0.name, $1.name) }) {
-                        let column = columnNames.allocate(Self.columnName(item.name), fallbackSuffix: "1", separator: "")
-                        columns.append(ColumnLayout(name: column, sqlType: Self.sqlType(of: item.attribute.type)))
-                        ownColumns[item.entity.name, default: [:]][item.name] = column
-                    }
-                }
-            }
-            addAttributes(inGroup: 0)
-            var orderColumns: [(owner: Entity, relationship: Relationship, column: String)] = []
-            for (owner, relationship) in foreignKeys {
-                let column = columnNames.allocate(Self.columnName(relationship.name), fallbackSuffix: "1", separator: "")
-                columns.append(ColumnLayout(name: column, sqlType: "INTEGER"))
-                ownRelationships[owner.name, default: [:]][relationship.name] = .foreignKey(column: column, destinationTable: "", orderColumn: nil)
-                if let inverse = schema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered {
-                    orderColumns.append((owner, relationship, column))
-                }
-            }
-            for (owner, relationship, column) in orderColumns {
-                let order = columnNames.allocate("Z_FOK_" + column.dropFirst(), separator: "")
-                columns.append(ColumnLayout(name: order, sqlType: "INTEGER"))
-                ownRelationships[owner.name, default: [:]][relationship.name] = .foreignKey(column: column, destinationTable: "", orderColumn: order)
-            }
-            for group in 2...4 { addAttributes(inGroup: group) }
-            tables[tableName] = TableLayout(name: tableName, columns: columns, indexes: [])
-        }
-        // Foreign keys now that every table is named.
-        for entity in ordered {
-            for (name, kept) in ownRelationships[entity.name] ?? [:] {
-                guard case .foreignKey(let column, _, let order) = kept, case .relationship(let relationship)? = schema.property(named: name, in: entity),
-                      let destination = schema.entity(named: relationship.destination) else { continue }
-                ownRelationships[entity.name]?[name] = .foreignKey(column: column, destinationTable: table(of: destination), orderColumn: order)
-            }
-        }
-        // To-many relationships: through the inverse's foreign key, or a join table.
-        for entity in ordered {
-            for relationship in entity.relationships where relationship.isToMany && !relationship.isTransient {
-                guard let destination = schema.entity(named: relationship.destination) else { continue }
-                let discriminators = schema.hierarchy(under: destination).compactMap { number[$0.name].map { Int64($0).databaseValue } }
-                let inverse = schema.inverse(of: relationship)
-                if let inverse, !inverse.isToMany,
-                   let owner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
-                   case .foreignKey(let column, _, let order)? = ownRelationships[owner.name]?[inverse.name] {
-                    ownRelationships[entity.name, default: [:]][relationship.name] =
-                        .inverseForeignKey(table: table(of: destination), column: column, orderColumn: relationship.isOrdered ? order : nil, destinationDiscriminators: discriminators)
-                    continue
-                }
-                // A join table, named after the side whose relationship name sorts later (as Core Data's are observed to be).
-                let inverseOwner = inverse.flatMap { inv in schema.ancestry(of: destination).first { $0.relationships.contains { $0.name == inv.name } } }
-                let writes: Bool
-                if let inverse, inverse.name != relationship.name {
-                    writes = CoreDataVersionHash.nsCompare(inverse.name, relationship.name)
-                } else {
-                    writes = entity.name <= (inverseOwner?.name ?? entity.name)
-                }
-                guard writes else { continue }
-                let ownNumber = number[entity.name] ?? 0, otherNumber = number[destination.name] ?? 0
-                let tableName = tableNames.allocate("Z_\(ownNumber)\(relationship.name.uppercased())", separator: "")
-                // The column of each side's objects is named after that side's number and the relationship leading to it.
-                let ownColumn = "Z_\(ownNumber)\((inverse?.name ?? entity.name).uppercased())"
-                let otherColumn = "Z_\(otherNumber)\(relationship.name.uppercased())"
-                let ownOrder = relationship.isOrdered ? "Z_FOK_\(otherNumber)\(relationship.name.uppercased())" : nil
-                let otherOrder = inverse?.isOrdered == true ? "Z_FOK_\(ownNumber)\((inverse?.name ?? "").uppercased())" : nil
-                var columns = [ColumnLayout(name: ownColumn, sqlType: "INTEGER"), ColumnLayout(name: otherColumn, sqlType: "INTEGER")]
-                for order in [ownOrder, otherOrder].compactMap({ $0 }) { columns.append(ColumnLayout(name: order, sqlType: "INTEGER")) }
-                tables[tableName] = TableLayout(name: tableName, columns: columns, indexes: [IndexLayout(name: "\(tableName)_\(otherColumn)_INDEX", columns: [otherColumn, ownColumn])],
-                                                constraints: ["PRIMARY KEY (\(Self.sqlName(ownColumn)), \(Self.sqlName(otherColumn)))"])
-                tableOrder.append(tableName)
-                ownRelationships[entity.name, default: [:]][relationship.name] =
-                    .joinTable(table: tableName, ownerColumn: ownColumn, otherColumn: otherColumn, ownerOrderColumn: ownOrder, otherOrderColumn: otherOrder,
-                               destinationTable: table(of: destination), writesRows: true)
-                if let inverse, let inverseOwner {
-                    ownRelationships[inverseOwner.name, default: [:]][inverse.name] =
-                        .joinTable(table: tableName, ownerColumn: otherColumn, otherColumn: ownColumn, ownerOrderColumn: otherOrder, otherOrderColumn: ownOrder,
-                                   destinationTable: table(of: entity), writesRows: false)
-                }
-            }
-        }
-        // Indexes, in Core Data's order: single attributes, foreign keys, the entity column, then compound ones.
-        for (root, tableName) in tableOfRoot {
-            guard let rootEntity = schema.entity(named: root), var table = tables[tableName] else { continue }
-            let members = ordered.filter { schema.root(of: $0).name == rootEntity.name }
-            func columns(of index: Index, in entity: Entity) -> [String] {
-                index.properties.compactMap { property in
-                    for ancestor in schema.ancestry(of: entity) {
-                        if let column = ownColumns[ancestor.name]?[property] { return column }
-                        if case .foreignKey(let column, _, _)? = ownRelationships[ancestor.name]?[property] { return column }
-                    }
-                    return nil
-                }
-            }
-            var single: [IndexLayout] = [], compound: [IndexLayout] = []
-            for member in members {
-                for index in member.indexes {
-                    let indexed = columns(of: index, in: member)
-                    guard !indexed.isEmpty else { continue }
-                    if indexed.count == 1 { single.append(IndexLayout(name: "\(tableName)_\(indexed[0])_INDEX", columns: indexed)) }
-                    else { compound.append(IndexLayout(name: "\(tableName)_" + indexed.joined(separator: "_"), columns: indexed)) }
-                }
-            }
-            var indexes = single.sorted { $0.name < $1.name }
-            for member in members {
-                for case .foreignKey(let column, _, _) in (ownRelationships[member.name] ?? [:]).sorted(by: { CoreDataVersionHash.nsCompare($0.key, $1.key) }).map(\.value) {
-                    indexes.append(IndexLayout(name: "\(tableName)_\(column)_INDEX", columns: [column]))
-                }
-            }
-            if members.count > 1 { indexes.append(IndexLayout(name: "\(tableName)_Z_ENT_INDEX", columns: ["Z_ENT"])) }
-            indexes += compound
-            var seen: Set<String> = []
-            table.indexes = indexes.filter { seen.insert($0.name).inserted }
-            func column(of property: String) -> String? {
-                for member in members {
-                    if let column = ownColumns[member.name]?[property] { return column }
-                    if case .foreignKey(let column, _, _)? = ownRelationships[member.name]?[property] { return column }
-                }
-                return nil
-            }
-            for constraint in members.flatMap(\.uniquenessConstraints) {
-                let constrained = constraint.compactMap(column(of:))
-                guard constrained.count == constraint.count else { continue }
-                table.constraints.append("CONSTRAINT \(constrained.joined(separator: "_")) UNIQUE (\(constrained.map(Self.sqlName).joined(separator: ", ")))")
-            }
-            tables[tableName] = table
-        }
-        for entity in ordered {
-            let (attributeColumns, relationships) = StoreLayout.inherited(by: entity, in: schema, columns: ownColumns, relationships: ownRelationships)
-            storages[entity.name] = EntityStorage(
-                entity: entity.name, table: table(of: entity), primaryKey: "Z_PK", entityColumn: "Z_ENT",
-                discriminator: Int64(number[entity.name] ?? 0).databaseValue,
-                discriminators: schema.hierarchy(under: entity).compactMap { number[$0.name].map { Int64($0).databaseValue } },
-                idColumn: nil, insertedColumns: [InsertedColumn(name: "Z_OPT", value: 1.databaseValue)],
-                attributeColumns: attributeColumns, relationships: relationships)
-        }
-        return StoreLayout(format: identifier, tables: tableOrder.compactMap { tables[$0] }, entities: storages)
-    }
-
     /// A name as Core Data writes it in SQL: bare, unless it is not a plain identifier.
     static func sqlName(_ name: String) -> String {
         let plain = name.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
@@ -392,9 +210,16 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     func finishWriting(_ db: Database, layout: StoreLayout) throws {
         // Z_MAX, kept on each hierarchy's root row, covers every key handed out.
-        for (table, members) in layout.entityTables {
+        for (table, _) in layout.entityTables {
             guard let root = Self.root(of: table, layout) else { continue }
             try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT COALESCE(max(Z_PK), 0) FROM \(Self.sqlName(table)))) WHERE Z_ENT = ?", arguments: [root.discriminator])
+        }
+        // Each to-one's destination-entity column: the entity number of the object it names, nil
+        // with it (only the rows where it differs are written).
+        for derived in layout.derivedColumns {
+            let column = derived.column.quotedDatabaseIdentifier, key = derived.foreignKey.quotedDatabaseIdentifier
+            let entity = "(SELECT d.Z_ENT FROM \(derived.destinationTable.quotedDatabaseIdentifier) d WHERE d.Z_PK = t.\(key))"
+            try db.execute(sql: "UPDATE \(derived.table.quotedDatabaseIdentifier) AS t SET \(column) = \(entity) WHERE t.\(column) IS NOT \(entity)")
         }
     }
 }

@@ -130,6 +130,9 @@ extension Store {
                                         position: position(of: target, in: index, relationship.name),
                                         inversePosition: inverse.map { position(of: index, in: target, $0.name) })
                     }
+                case .inverseForeignKey? where inverse == nil:
+                    // A to-many without an inverse, kept in a hidden key on its objects' rows.
+                    for target in targets { try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target]) }
                 default:
                     // Kept by the other side: an inverse foreign key, or a join table the inverse writes.
                     continue

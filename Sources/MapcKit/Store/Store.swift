@@ -33,11 +33,12 @@ public final class Store: @unchecked Sendable {
     private var activeReader: Database?
     private var readPlans: [ReadPlanKey: ReadPlan] = [:]
 
-    private init(database: DatabaseQueue, schema: Schema, format: StoreFormat, path: String?) {
+    /// A store laid out as `layout` says, or (nil) as its format lays out a new store.
+    private init(database: DatabaseQueue, schema: Schema, format: StoreFormat, path: String?, layout: StoreLayout? = nil) {
         self.database = database
         self.schema = schema
         self.format = format
-        self.layout = format.strategy.layout(for: schema)
+        self.layout = layout ?? format.strategy.layout(for: schema)
         self.path = path
         fileIdentity = path.flatMap(Files.identity(of:))
     }
@@ -71,7 +72,12 @@ public final class Store: @unchecked Sendable {
             let details = metadata.differences(from: schema, format: format).joined(separator: "; ")
             throw MapcError.store("\(path) was written by \(metadata.version.map { "version \($0)" } ?? "another version") and does not match version \(schema.version): \(details)")
         }
-        return try Store(database: queue, schema: schema, format: format, path: path).checkingTables()
+        return try Store(database: queue, schema: schema, format: format, path: path, layout: try existingLayout(queue, schema: schema, format: format)).checkingTables()
+    }
+
+    /// The layout of an existing store, as its file keeps it.
+    private static func existingLayout(_ queue: DatabaseQueue, schema: Schema, format: StoreFormat) throws -> StoreLayout {
+        try queue.read { try format.strategy.layout(for: schema, in: $0) }
     }
 
     /// Opens an existing store with whichever catalog version matches its hashes.
@@ -81,7 +87,7 @@ public final class Store: @unchecked Sendable {
         guard let schema = catalog.version(of: metadata, format: format) else {
             throw MapcError.unknownVersion("\(path) (\(format.name) store\(metadata.version.map { ", recorded as version \($0)" } ?? ""), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory.isEmpty ? "the catalog" : catalog.directory); add that version's schema file")
         }
-        return try Store(database: queue, schema: schema, format: format, path: path).checkingTables()
+        return try Store(database: queue, schema: schema, format: format, path: path, layout: try existingLayout(queue, schema: schema, format: format)).checkingTables()
     }
 
     /// The store, once every table and column its layout reads is there: a store whose metadata

@@ -68,6 +68,9 @@ protocol StoreFormatStrategy: Sendable {
     /// The tables, columns, keys and relationship storage for a schema. Depends only on what the
     /// format's hashes cover, so that stores with equal hashes have equal layouts.
     func layout(for schema: Schema) -> StoreLayout
+    /// The layout of an existing store of this format: `layout(for:)`, with what the store keeps
+    /// otherwise read from it (Core Data's stores of earlier eras).
+    func layout(for schema: Schema, in db: Database) throws -> StoreLayout
     /// Sets what a new database file must have before its first table (page-level settings such
     /// as auto-vacuum), outside any transaction.
     func configureNewFile(_ db: Database) throws
@@ -110,6 +113,8 @@ protocol StoreFormatStrategy: Sendable {
 }
 
 extension StoreFormatStrategy {
+    func layout(for schema: Schema, in db: Database) throws -> StoreLayout { layout(for: schema) }
+
     /// The first key not used in a table (keys are never reused), or an error when every key is.
     func firstFreeKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64 {
         let highest = try highestKey(inTable: table, layout: layout, db)

@@ -11,6 +11,9 @@ struct StoreLayout: Sendable {
     var tables: [TableLayout]
     /// How each entity is stored, by entity name.
     var entities: [String: EntityStorage]
+    /// Columns whose values follow from others, which the format fills after objects are written
+    /// (Core Data's `Z7_COVER`, the entity number of the object `ZCOVER` names).
+    var derivedColumns: [DerivedColumn] = []
 
     /// The most columns a SQLite table may have (SQLITE_MAX_COLUMN's default).
     static let maxColumns = 2_000
@@ -57,6 +60,18 @@ struct StoreLayout: Sendable {
     func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
         entities.values.first { $0.table == table && $0.discriminator == value }?.entity
     }
+}
+
+/// A column holding the entity number (the discriminator) of the object a foreign key names.
+struct DerivedColumn: Sendable, Equatable {
+    /// The table of the foreign key and of this column.
+    var table: String
+    /// This column.
+    var column: String
+    /// The foreign key it follows.
+    var foreignKey: String
+    /// The table the foreign key's objects live in.
+    var destinationTable: String
 }
 
 /// One SQLite table.
