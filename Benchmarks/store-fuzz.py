@@ -117,6 +117,8 @@ def damage_core_data(db, rng, tables):
             plist = plistlib.loads(blob)
         except Exception:
             plist = {}
+        if not isinstance(plist, dict):
+            plist = {}
         choice = rng.randrange(6)
         if choice == 0:
             # The bomb on its own, or as an extra key's value beside the store's real metadata
