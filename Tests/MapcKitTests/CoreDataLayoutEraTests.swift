@@ -139,4 +139,16 @@ struct CoreDataLayoutEraTests {
         #expect(try sql(path, "SELECT count(*) FROM Z_1ARTWORKS") == ["4"])
         #expect(try sql(path, "SELECT ZTITLE || ':' || ifnull(Z5_COVER, 'nil') FROM ZALBUM ORDER BY Z_PK") == ["One:6", "Two:5", "Three:6"])
     }
+
+    /// A join table whose column is not one Core Data names is refused when the store is opened,
+    /// naming the table, the column, the relationship and what the table has.
+    @Test func aJoinTableWithAColumnOfAnotherNameIsNamedNotASQLError() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (path, schema) = try store(in: folder)
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "ALTER TABLE Z_1ARTWORKS RENAME COLUMN Z_3ARTWORKS TO ZRENAMED") }
+        let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: schema) }
+        #expect(error?.description.contains("has no column Z_3ARTWORKS in table Z_1ARTWORKS, where relationship 'artworks' of entity 'Album' of version g1 is kept (the table has Z_1COLLECTIONS, ZRENAMED)") == true,
+                "\(String(describing: error))")
+    }
 }

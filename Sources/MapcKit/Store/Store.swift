@@ -126,7 +126,18 @@ public final class Store: @unchecked Sendable {
             if let idColumn = storage.idColumn { kept.append((idColumn, "the objects' identities")) }
             kept += storage.attributeColumns.sorted { $0.key < $1.key }.map { ($0.value, "attribute '\($0.key)' of entity '\(storage.entity)'") }
             for (name, relationship) in storage.relationships.sorted(by: { $0.key < $1.key }) {
-                if case .foreignKey(let column, _, _) = relationship { kept.append((column, "relationship '\(name)' of entity '\(storage.entity)'")) }
+                switch relationship {
+                case .foreignKey(let column, _, _): kept.append((column, "relationship '\(name)' of entity '\(storage.entity)'"))
+                case .joinTable(let table, let owner, let other, let ownerOrder, let otherOrder, _, _):
+                    // A join table's columns, named as the store names them (`reconciled`): one missing is named with what it keeps.
+                    let columns = try database.read { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table]) }
+                    let present = Set(columns.map { $0.lowercased() })
+                    if let missing = ([owner, other] + [ownerOrder, otherOrder].compactMap { $0 }).first(where: { !present.contains($0.lowercased()) }) {
+                        throw MapcError.store("\(path ?? "the store") has no column \(missing) in table \(table), where relationship '\(name)' of entity '\(storage.entity)' of version \(schema.version) is kept "
+                                              + "(the table has \(columns.joined(separator: ", "))): the store is damaged or was changed by another program; restore it from a backup")
+                    }
+                default: break
+                }
             }
             if let missing = kept.first(where: { !present.contains($0.column.lowercased()) }) {
                 throw MapcError.store("\(path ?? "the store") has no column \(missing.column) in table \(storage.table), where \(missing.what) of version \(schema.version) \(missing.what.hasPrefix("the") ? "are" : "is") kept: "
