@@ -99,11 +99,10 @@ enum EmbeddedModel {
                 relationship.inverse = (propertySettings["XD_PRK_inverseRelationship"]).flatMap(KeyedArchive.dictionary).flatMap { self.name(of: $0, archive) }
                 relationship.isTransient = transient
                 relationship.versionHashModifier = modifier
-                if toMany {
-                    let minimum = propertySettings["XD_PRK_minCount"] as? Int ?? 0, maximum = propertySettings["XD_PRK_maxCount"] as? Int ?? 0
-                    relationship.minCount = minimum > 0 ? minimum : nil
-                    relationship.maxCount = maximum > 0 ? maximum : nil
-                }
+                // The counts Core Data hashes, whatever the kind (as the data model importer keeps them).
+                let minimum = propertySettings["XD_PRK_minCount"] as? Int ?? 0, maximum = propertySettings["XD_PRK_maxCount"] as? Int ?? 0
+                relationship.minCount = minimum > 0 && (toMany || minimum == 1) ? minimum : nil
+                relationship.maxCount = maximum > 0 && toMany ? maximum : nil
                 entity.relationships.append(relationship)
             default:
                 continue

@@ -394,17 +394,22 @@ public enum XcodeModelImporter {
             if let known = Self.deleteRules[rule] { relationship.deleteRule = known } else {
                 warn("\(what): the delete rule '\(rule)' is unknown; nullify is used", at: node)
             }
-            if relationship.isToMany {
-                for (key, isMin) in [("minCount", true), ("maxCount", false)] {
-                    guard let text = nonEmpty(node, key) else { continue }
-                    guard let count = Int(text), count >= 0 else {
-                        warn("\(what): \(key) '\(text)' is not a count and is not imported", at: node)
-                        continue
-                    }
-                    if count == 0 { continue }
-                    if isMin { relationship.minCount = count } else { relationship.maxCount = count }
+            // The counts Core Data hashes, whatever the relationship's kind (Xcode writes
+            // minCount="1" maxCount="1" on to-ones); the defaults (0, and a to-one's 1) are left out.
+            for (key, isMin) in [("minCount", true), ("maxCount", false)] {
+                guard let text = nonEmpty(node, key) else { continue }
+                guard let count = Int(text), count >= 0 else {
+                    warn("\(what): \(key) '\(text)' is not a count and is not imported", at: node)
+                    continue
                 }
-            } else if relationship.isOrdered {
+                if count == 0 || (!relationship.isToMany && !isMin && count == 1) { continue }
+                if !relationship.isToMany && count > 1 {
+                    warn("\(what): \(key) \(count) on a to-one relationship is not imported (a to-one holds one object)", at: node)
+                    continue
+                }
+                if isMin { relationship.minCount = count } else { relationship.maxCount = count }
+            }
+            if !relationship.isToMany && relationship.isOrdered {
                 warn("\(what): 'ordered' on a to-one relationship is not imported", at: node)
                 relationship.isOrdered = false
             }

@@ -121,8 +121,11 @@ extension MappingInference {
         case (.relationship(let before)?, .relationship(let after)?):
             if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
             if before.inverse != after.inverse { details.append("inverse \(before.inverse ?? "none") -> \(after.inverse ?? "none")") }
-            if before.minCount != after.minCount || before.maxCount != after.maxCount {
-                details.append("counts \(before.minCount ?? 0)...\(before.maxCount.map(String.init) ?? "any") -> \(after.minCount ?? 0)...\(after.maxCount.map(String.init) ?? "any")")
+            if before.declaredMinCount != after.declaredMinCount || before.declaredMaxCount != after.declaredMaxCount {
+                func counts(_ relationship: Relationship) -> String {
+                    "\(relationship.declaredMinCount)...\(relationship.declaredMaxCount == 0 ? "any" : String(relationship.declaredMaxCount))"
+                }
+                details.append("counts \(counts(before)) -> \(counts(after))")
             }
             if before.isTransient != after.isTransient { details.append(after.isTransient ? "now transient" : "no longer transient") }
         default: break

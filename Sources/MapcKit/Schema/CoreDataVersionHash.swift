@@ -79,8 +79,8 @@ public enum CoreDataVersionHash {
         var data = propertyBase(name: relationship.name, optional: relationship.isOptional, transient: relationship.isTransient, modifier: relationship.versionHashModifier)
         data += Data(relationship.destination.utf8)
         if let inverse = relationship.inverse, !isOwnInverse(relationship, in: schema, owner: owner) { data += Data(inverse.utf8) }
-        let maxCount = UInt32(clamping: relationship.maxCount ?? (relationship.isToMany ? 0 : 1))
-        let minCount = UInt32(clamping: relationship.minCount ?? 0)
+        let maxCount = UInt32(clamping: relationship.declaredMaxCount)
+        let minCount = UInt32(clamping: relationship.declaredMinCount)
         data += littleEndian(maxCount) + littleEndian(minCount)
         if relationship.isOrdered { data += Data([1, 0]) }
         return sha(data)

@@ -285,10 +285,19 @@ public struct Relationship: Sendable {
     public var deleteRule: DeleteRule = .nullify
     /// Whether the relationship may be empty. Defaults to false, as in Core Data's editor.
     public var isOptional: Bool = false
-    /// Smallest number of objects (to-many).
+    /// Smallest number of objects, as the model declares it. Core Data's version hash includes
+    /// it whatever the relationship's kind (Xcode writes `minCount="1"` on optional to-ones), so it
+    /// is kept; it is a validation rule only for a to-many that holds some objects.
     public var minCount: Int?
-    /// Largest number of objects (to-many).
+    /// Largest number of objects, as the model declares it (0 or nil: no limit for a to-many;
+    /// a to-one holds one).
     public var maxCount: Int?
+
+    /// The smallest count, as Core Data's hash and comparisons take it (0 when none is declared).
+    public var declaredMinCount: Int { minCount ?? 0 }
+    /// The largest count, as Core Data's hash and comparisons take it: a to-one's is 1, a
+    /// to-many's 0 (no limit) when none is declared.
+    public var declaredMaxCount: Int { maxCount ?? (isToMany ? 0 : 1) }
     /// The relationship's name in an earlier version.
     public var renamingIdentifier: String?
     /// Changes the version hash without changing the structure.

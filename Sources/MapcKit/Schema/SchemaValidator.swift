@@ -207,10 +207,14 @@ struct SchemaValidator {
                 error("\(what) is ordered but not to-many", at: keyLocation(entity.name, "relationships", relationship.name, "ordered"),
                       fix: "add 'toMany: true' or remove 'ordered:'")
             }
-            if relationship.minCount != nil || relationship.maxCount != nil {
-                error("minCount and maxCount apply to to-many relationships; \(what) is to-one",
-                      at: keyLocation(entity.name, "relationships", relationship.name, relationship.minCount != nil ? "minCount" : "maxCount"),
-                      fix: "add 'toMany: true' or remove the counts")
+            // Counts on a to-one are kept for Core Data's hash (Xcode writes minCount 1, maxCount 1).
+            if let max = relationship.maxCount, max != 1 {
+                error("a to-one relationship holds at most one object: maxCount \(max) does not fit \(what)",
+                      at: keyLocation(entity.name, "relationships", relationship.name, "maxCount"), fix: "add 'toMany: true', or write maxCount: 1 (or leave it out)")
+            }
+            if let min = relationship.minCount, min > 1 {
+                error("a to-one relationship holds at most one object: minCount \(min) does not fit \(what)",
+                      at: keyLocation(entity.name, "relationships", relationship.name, "minCount"), fix: "add 'toMany: true', or write minCount: 0 or 1")
             }
         }
         if let min = relationship.minCount, let max = relationship.maxCount, max > 0, min > max {

@@ -52,7 +52,7 @@ public enum VersionHash {
                 .string("relationship"), .string(relationship.name), .bool(relationship.isOptional), .bool(relationship.isTransient),
                 optional(relationship.versionHashModifier), .string(relationship.destination), optional(relationship.inverse),
                 .bool(relationship.isToMany), .bool(relationship.isOrdered),
-                .integer(Int64(relationship.minCount ?? 0)), .integer(Int64(relationship.isToMany ? (relationship.maxCount ?? 0) : 1)),
+                .integer(Int64(relationship.declaredMinCount)), .integer(Int64(relationship.isToMany ? relationship.declaredMaxCount : 1)),
             ]))
         }
     }
