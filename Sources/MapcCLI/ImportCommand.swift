@@ -24,6 +24,7 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var schemaOptions: SchemaOptions
 
     func run() throws {
+        var someVersionsFailed = false
         try reportingErrors {
             let files: [(name: String, text: String)]
             let folder: String
@@ -33,6 +34,8 @@ struct ImportCommand: ParsableCommand {
             // versions.yaml updated with one more version, not replaced: no --replace needed for it.
             var updatesOrder = false
             var sources: [SourceFile] = []
+            // Versions that could not be imported: reported, the others written (exit 1).
+            var failures: [Diagnostic] = []
             if Self.isMappingModel(path) {
                 let imported = try XcodeMappingImporter.importMapping(at: path, schemas: try schemaOptions.catalog())
                 files = [(imported.fileName, imported.text)] + EditorSchemas.files(for: .mapping)
@@ -44,6 +47,8 @@ struct ImportCommand: ParsableCommand {
                 sources = [SourceFile(path: imported.fileName, text: imported.text)]
             } else {
                 let model = try XcodeModelImporter.importModel(at: path)
+                failures = model.failures
+                guard !model.schemas.isEmpty else { throw DiagnosticsError(model.failures) }
                 folder = output ?? "./schemas"
                 var modelFiles = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
                 var joined = ""
@@ -73,6 +78,7 @@ struct ImportCommand: ParsableCommand {
                 files = modelFiles
                 warnings = model.warnings
                 summary = "\(model.name): \(model.schemas.count) version\(model.schemas.count == 1 ? "" : "s") (\(model.schemas.map(\.version).joined(separator: ", ")))\(joined)"
+                    + (model.failedVersions.isEmpty ? "" : "; not imported: \(model.failedVersions.joined(separator: ", ")) (errors below)")
             }
             if !warnings.isEmpty { Console.err(DiagnosticRenderer(sources: []).render(warnings)) }
             let folderExisted = FileManager.default.fileExists(atPath: folder)
@@ -95,6 +101,11 @@ struct ImportCommand: ParsableCommand {
             written = true
             Console.out("imported \(summary)")
             Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
+            if !failures.isEmpty {
+                someVersionsFailed = true
+                Console.err(DiagnosticRenderer(sources: []).render(failures))
+                Console.err("\(English.count(Set(failures.compactMap { $0.location?.path }).count, "version")) of the model could not be imported (above); the others were written, and versions.yaml orders them without it: fix the model and import it again (--replace)")
+            }
             if !checkProblems.isEmpty {
                 Console.err(DiagnosticRenderer(sources: sources).render(checkProblems))
                 if checkProblems.hasErrors {
@@ -104,6 +115,7 @@ struct ImportCommand: ParsableCommand {
                 }
             }
         }
+        if someVersionsFailed { throw ExitCodeError(MapcExitCode.invalidInput) }
     }
 
     /// Whether a path names an Xcode mapping model (the folder or its xcmapping.xml).

@@ -62,4 +62,104 @@ struct RealModelsTests {
         // Still an optional to-one: nil is a value it may hold.
         #expect(RelationshipCountRule.rules(of: folderRelationship).isEmpty)
     }
+
+    /// An attribute named `id` (WooCommerce has one in 95 of its 117 versions) imports unchanged,
+    /// and data files name such an entity's objects by `$id`, its attribute by `id`.
+    @Test func anAttributeNamedIdImportsAndItsObjectsRoundTrip() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try Self.model([("Model 23", """
+            <entity name="Order" representedClassName="Order" syncable="YES">
+                <attribute name="id" attributeType="Integer 64" defaultValueString="0" usesScalarValueType="YES"/>
+                <attribute name="total" optional="YES" attributeType="String"/>
+                <relationship name="items" optional="YES" toMany="YES" deletionRule="Cascade" destinationEntity="Item" inverseName="order" inverseEntity="Item"/>
+            </entity>
+            <entity name="Item" representedClassName="Item" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="order" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Order" inverseName="items" inverseEntity="Order"/>
+            </entity>
+            """)], in: folder)
+        let model = try XcodeModelImporter.importModel(at: path)
+        let schema = try Self.roundTrip(model, in: folder).require(version: "Model 23")
+        #expect(CoreDataVersionHash.entityHashes(of: schema) == CoreDataVersionHash.entityHashes(of: try #require(model.schemas.first)))
+        let json = #"{"version": "Model 23", "objects": {"Order": [{"$id": "o1", "id": 42, "total": "9.50", "items": ["i1"]}], "Item": [{"id": "i1", "name": "pen"}]}}"#
+        for format in [StoreFormat.mapc, .coreData] {
+            let store = try Store.inMemory(schema: schema, format: format)
+            try store.insert(try DataFile.read(try JSONValue.parse(Data(json.utf8), path: "d.json"), schema: schema).objects)
+            let dumped = try DataFile.dump(store)
+            let order = try #require(dumped["objects"]?["Order"].flatMap { if case .array(let items) = $0 { return items.first } else { return nil } })
+            #expect(order["id"] == .integer(42) && order["$id"] != nil, "\(order.serialized())")
+            let item = try #require(dumped["objects"]?["Item"].flatMap { if case .array(let items) = $0 { return items.first } else { return nil } })
+            #expect(item["$id"] == nil && item["id"] != nil, "an entity without an id property keeps \"id\": \(item.serialized())")
+            // And the dump loads back as the same objects.
+            let again = try Store.inMemory(schema: schema, format: format)
+            try again.insert(try DataFile.read(dumped, schema: schema).objects)
+            #expect(try DataFile.dump(again) == dumped)
+        }
+        // Without "$id", the object has no identity, and the message says why.
+        let missing = #"{"version": "Model 23", "objects": {"Order": [{"id": 42}]}}"#
+        let error = #expect(throws: DataValidationError.self) { try DataFile.read(try JSONValue.parse(Data(missing.utf8), path: "d.json"), schema: schema) }
+        #expect(error?.description.contains("Order has a property named \"id\", so its objects' identities are written \"$id\"") == true, "\(String(describing: error))")
+    }
+
+    /// Xcode warns about, and Core Data accepts, a relationship whose inverse points back
+    /// elsewhere, and a to-many that is its own inverse: they import with a warning, and their
+    /// stores are written, read and migrated.
+    @Test func inversesCoreDataAcceptsImportWithAWarningAndTheirStoresMigrate() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let entities = """
+            <entity name="Artist" representedClassName="Artist" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="thumbnail" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Image" inverseName="thumbnail" inverseEntity="Image"/>
+                <relationship name="friends" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Artist" inverseName="friends" inverseEntity="Artist"/>
+            </entity>
+            <entity name="Image" representedClassName="Image" syncable="YES">
+                <attribute name="url" optional="YES" attributeType="String"/>
+                <relationship name="artist" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Artist" inverseName="thumbnail" inverseEntity="Artist"/>
+                <relationship name="thumbnail" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Artist" inverseName="thumbnail" inverseEntity="Artist"/>
+            </entity>
+            """
+        let path = try Self.model([("V1", entities), ("V2", entities.replacingOccurrences(of: "<attribute name=\"url\"", with: "<attribute name=\"size\" optional=\"YES\" attributeType=\"Integer 64\"/>\n        <attribute name=\"url\""))],
+                                  current: "V2", in: folder)
+        let model = try XcodeModelImporter.importModel(at: path)
+        #expect(model.failures.isEmpty, "\(model.failures)")
+        #expect(model.warnings.contains { $0.message.contains("inverse pair does not point at each other: 'Image.artist' names 'Artist.thumbnail'") && $0.location?.path.hasSuffix("V1.xcdatamodel/contents") == true },
+                "\(model.warnings.map(\.description))")
+        #expect(model.warnings.contains { $0.message.contains("'Artist.friends' is its own inverse") })
+        let catalog = try Self.roundTrip(model, in: folder)
+        let v1 = try catalog.require(version: "V1")
+        let data = #"{"version": "V1", "objects": {"Artist": [{"id": "a1", "name": "Ada", "friends": ["a2"], "thumbnail": "i2"}, {"id": "a2", "name": "Bo"}], "Image": [{"id": "i1", "url": "u1", "artist": "a1"}, {"id": "i2", "url": "u2"}]}}"#
+        for format in [StoreFormat.mapc, .coreData] {
+            let storePath = folder.appendingPathComponent("\(format.identifier).sqlite").path
+            try Store.create(at: storePath, schema: v1, format: format).insert(try DataFile.read(try JSONValue.parse(Data(data.utf8), path: "d.json"), schema: v1).objects)
+            let before = try DataFile.dump(try Store.open(at: storePath, schema: v1, readOnly: true))
+            let text = before.serialized()
+            // Each side as declared; the symmetric to-many both ways.
+            #expect(text.contains(#""friends":["#) && text.contains(#""url":"u1","artist":"#), "\(text)")
+            let friendsOfBo = text.components(separatedBy: #""name":"Bo""#).last ?? ""
+            #expect(friendsOfBo.contains(#""friends":[""#), "the link is kept both ways: \(text)")
+            for interpret in [false, true] {
+                let copy = folder.appendingPathComponent("\(format.identifier)-\(interpret).sqlite").path
+                try FileManager.default.copyItem(atPath: storePath, toPath: copy)
+                var options = MigrationOptions()
+                options.allowsSQL = !interpret
+                _ = try Migrator(schemas: catalog).migrate(storeAt: URL(fileURLWithPath: copy), to: "V2", options: options)
+                let after = try DataFile.dump(try Store.open(at: copy, schema: try catalog.require(version: "V2"), readOnly: true)).serialized()
+                #expect(after.replacingOccurrences(of: #","size":null"#, with: "") == text.replacingOccurrences(of: #""version":"V1""#, with: #""version":"V2""#), "\(format) interpreted \(interpret)")
+            }
+        }
+    }
+
+    /// A version that cannot be imported is reported at its place, and the others import.
+    @Test func oneVersionThatCannotBeImportedDoesNotStopTheOthers() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let good = "<entity name=\"Note\" representedClassName=\"Note\" syncable=\"YES\"><attribute name=\"title\" optional=\"YES\" attributeType=\"String\"/></entity>"
+        let path = try Self.model([("V1", good), ("V2", "<entity name=\"Note\"><attribute name=\"title\" attributeType=\"String\"></entity>"), ("V3", good)], in: folder)
+        let model = try XcodeModelImporter.importModel(at: path)
+        #expect(model.schemas.map(\.version) == ["V1", "V3"])
+        #expect(model.failedVersions == ["V2"])
+        #expect(model.failures.first?.location?.path.hasSuffix("V2.xcdatamodel/contents") == true && model.failures.first?.location?.line == 4, "\(model.failures)")
+    }
 }

@@ -60,7 +60,7 @@ struct XMLTreeTests {
                 _ = try XMLTree.parse(Data(bytes), path: "contents")
                 Issue.record("\(text) parsed")
             } catch {
-                #expect("\(error)".contains("contents:\(line):\(column): malformed XML: byte 0x") && "\(error)".contains("is not UTF-8"), "\(error)")
+                #expect("\(error)".contains("contents:\(line):\(column): error: malformed XML: byte 0x") && "\(error)".contains("is not UTF-8"), "\(error)")
             }
         }
     }

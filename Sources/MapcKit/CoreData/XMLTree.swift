@@ -47,7 +47,8 @@ enum XMLTree {
         // Foundation's parser stops the process on some bytes that are not UTF-8 (in an element or
         // attribute name): what Xcode writes is UTF-8, so anything else is refused before parsing.
         if let (line, column, byte) = firstByteNotUTF8(data) {
-            throw MapcError.input("\(path):\(line):\(column): malformed XML: byte 0x\(String(format: "%02X", byte)) is not UTF-8 text; Xcode writes its model files in UTF-8 (open and save the file in Xcode, or fix the text there)")
+            throw malformed("malformed XML: byte 0x\(String(format: "%02X", byte)) is not UTF-8 text; Xcode writes its model files in UTF-8 (open and save the file in Xcode, or fix the text there)",
+                            at: FileLocation(path: path, line: line, column: column))
         }
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -55,7 +56,7 @@ enum XMLTree {
         let builder = Builder(path: path, parser: parser)
         parser.delegate = builder
         let parsed = parser.parse()
-        if let problem = builder.problem { throw MapcError.input(problem) }
+        if let problem = builder.problem { throw malformed(problem.message, at: problem.location) }
         guard parsed, let root = builder.root else {
             // The parser places an early end on the empty line after the last newline: report it
             // at the end of the last line, which an editor shows.
@@ -67,9 +68,15 @@ enum XMLTree {
                 line = lastLine
                 column = lines[lastLine - 1].filter { $0 != 0x0D }.count + 1
             }
-            throw MapcError.input("\(path):\(line):\(column): malformed XML: \(reason(parser.parserError)); is the file complete?")
+            throw malformed("malformed XML: \(reason(parser.parserError)); is the file complete?", at: FileLocation(path: path, line: line, column: column))
         }
         return root
+    }
+
+    /// An error at its place in the file: reported as a compiler reports one, and kept with its
+    /// position by whoever collects it (an import reports a version it could not read there).
+    static func malformed(_ message: String, at location: FileLocation) -> DiagnosticsError {
+        DiagnosticsError([.error(message, at: location)])
     }
 
     /// The line, column (in characters) and value of the first byte that is not part of UTF-8
@@ -128,7 +135,7 @@ enum XMLTree {
         var stack: [XMLNode] = []
         var root: XMLNode?
         var count = 0
-        var problem: String?
+        var problem: (message: String, location: FileLocation)?
 
         init(path: String, parser: XMLParser) {
             self.path = path
@@ -137,7 +144,7 @@ enum XMLTree {
 
         private func stop(_ message: String) {
             guard problem == nil else { return }
-            problem = "\(path):\(parser?.lineNumber ?? 0):\(max(1, parser?.columnNumber ?? 1)): \(message)"
+            problem = (message, FileLocation(path: path, line: parser?.lineNumber ?? 0, column: max(1, parser?.columnNumber ?? 1)))
             parser?.abortParsing()
         }
 

@@ -10,6 +10,11 @@ public struct ImportedModel: Sendable {
     public var currentVersion: String?
     /// What could not be imported, or was imported differently, each naming the element.
     public var warnings: [Diagnostic]
+    /// Why versions could not be imported (errors at their place in the model's files); the
+    /// other versions are imported without them.
+    public var failures: [Diagnostic] = []
+    /// The versions that could not be imported, by name.
+    public var failedVersions: [String] = []
 }
 
 /// Reads Xcode data models: a `.xcdatamodeld` folder (every version, ordered, the current one
@@ -90,13 +95,26 @@ public enum XcodeModelImporter {
             ordered.removeAll { $0 == current }
             ordered.append(current)
         }
-        var schemas: [Schema] = []
+        // One version that cannot be imported never stops the others.
+        var schemas: [Schema] = [], failures: [Diagnostic] = [], failed: [String] = []
         for version in ordered {
-            let (schema, found) = try importVersion(contents: url.appendingPathComponent("\(version).xcdatamodel/contents").path, model: name, version: version)
-            schemas.append(schema)
-            warnings += found
+            let contents = url.appendingPathComponent("\(version).xcdatamodel/contents").path
+            do {
+                let (schema, found) = try importVersion(contents: contents, model: name, version: version)
+                schemas.append(schema)
+                warnings += found
+            } catch {
+                failed.append(version)
+                switch error {
+                case let error as DiagnosticsError: failures += error.diagnostics
+                default: failures.append(.error("version '\(version)' is not imported: \(error)", at: FileLocation(path: contents, line: 1, column: 1)))
+                }
+            }
         }
-        return ImportedModel(name: name, schemas: schemas, currentVersion: current, warnings: warnings)
+        var model = ImportedModel(name: name, schemas: schemas, currentVersion: failed.contains(current ?? "") ? nil : current, warnings: warnings)
+        model.failures = failures
+        model.failedVersions = failed
+        return model
     }
 
     /// Whether `a` sorts before `b`, runs of digits compared as numbers.
@@ -152,7 +170,13 @@ public enum XcodeModelImporter {
                 reader.warn("<\(child.name)> is not imported", at: child)
             }
         }
-        return (schema, reader.warnings)
+        // Checked as a schema file is, at the model's own lines: what Core Data accepts and mapc
+        // cannot hold is said here, not in a file mapc has not written.
+        var validator = SchemaValidator(schema: schema, document: nil)
+        let found = validator.validate()
+        let errors = found.filter { $0.severity == .error }
+        if !errors.isEmpty { throw DiagnosticsError(errors) }
+        return (schema, reader.warnings + found.filter { $0.severity != .error })
     }
 
     /// Turns `<entity>` elements into entities, collecting warnings.
@@ -442,8 +466,13 @@ extension ImportedModel {
             let text = SchemaWriter.yaml(schema, header: ["Imported by mapc from \(source), version '\(schema.version)'.",
                                                           "Edit the Xcode model and import again, or edit this file and keep it as the model's version."],
                                          jsonSchema: EditorSchemas.schemaFileName)
+            // Checked again as written: what was imported must read back (a failure is mapc's, said
+            // at the version's contents rather than in a file that was never written).
             let (loaded, diagnostics) = SchemaLoader.parse(source: SourceFile(path: name, text: text))
-            problems += diagnostics.filter { $0.severity == .error }
+            let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: "\(schema.version).xcdatamodel/contents", line: 1, column: 1)
+            problems += diagnostics.filter { $0.severity == .error }.map {
+                .error("version '\(schema.version)' cannot be written as a schema file mapc reads back: \($0.message); please report it with the model", at: contents)
+            }
             if loaded != nil { files.append((name, text)) }
         }
         if !problems.isEmpty { throw DiagnosticsError(problems) }

@@ -59,15 +59,19 @@ public enum DataFile {
             return nil
         }
         var id: String?
-        switch item["id"] {
+        // The identity is "$id" wherever it is given, and "id" for an entity without a property of that name.
+        let identityKey = item[alternateIdentityKey] != nil ? alternateIdentityKey : identityKey(of: entity, in: schema)
+        switch item[identityKey] {
         case .string(let text)?: id = text
         case .integer(let number)?: id = String(number)
-        case nil: problems.add(entityName, nil, "id", "an object has no \"id\"; give every object a unique id string")
-        default: problems.add(entityName, nil, "id", "\"id\" must be a string")
+        case nil:
+            let also = identityKey == alternateIdentityKey ? "; \(entityName) has a property named \"id\", so its objects' identities are written \"$id\"" : ""
+            problems.add(entityName, nil, identityKey, "an object has no \"\(identityKey)\"; give every object a unique id string\(also)")
+        default: problems.add(entityName, nil, identityKey, "\"\(identityKey)\" must be a string")
         }
         var object = ObjectData(id: id ?? "", entity: entityName)
         guard let entity else { return id == nil ? nil : object }
-        for (key, value) in pairs where key != "id" {
+        for (key, value) in pairs where key != identityKey {
             switch schema.property(named: key, in: entity) {
             case .attribute(let attribute)?:
                 switch convert(value, to: attribute.type) {
@@ -187,6 +191,16 @@ public enum DataFile {
         }
     }
 
+    /// The member naming an object's identity: `"id"`, or `"$id"` (`alternateIdentityKey`) for an
+    /// entity with a property named `id` (Core Data allows one; WooCommerce's models have them).
+    public static func identityKey(of entity: Entity?, in schema: Schema) -> String {
+        guard let entity, schema.property(named: "id", in: entity) != nil else { return "id" }
+        return alternateIdentityKey
+    }
+
+    /// The identity's member for an entity with a property named `id`, accepted for any entity.
+    public static let alternateIdentityKey = "$id"
+
     /// The JSON form of a value of the attribute type.
     public static func json(_ value: Value, type: AttributeType, dateEpoch: Timestamp.Epoch = .unix) -> JSONValue {
         switch value {
@@ -215,8 +229,9 @@ public enum DataFile {
     /// (inherited ones first). Every stored property appears, null or empty when unset.
     /// Dates are written to read back exactly in `dateEpoch`'s count (the store's).
     public static func json(_ object: ObjectData, schema: Schema, dateEpoch: Timestamp.Epoch = .unix) -> JSONValue {
-        var pairs: [(String, JSONValue)] = [("id", .string(object.id))]
-        guard let entity = schema.entity(named: object.entity) else { return .object(pairs) }
+        let entity = schema.entity(named: object.entity)
+        var pairs: [(String, JSONValue)] = [(identityKey(of: entity, in: schema), .string(object.id))]
+        guard let entity else { return .object(pairs) }
         for attribute in schema.allAttributes(of: entity) where !attribute.isTransient {
             pairs.append((attribute.name, json(object.attributes[attribute.name] ?? .null, type: attribute.type, dateEpoch: dateEpoch)))
         }

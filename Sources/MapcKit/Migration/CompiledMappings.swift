@@ -260,7 +260,7 @@ struct CompiledMappings {
         for propertyMapping in entityMapping.relationships {
             guard case .relationship(let relationship)? = destination.schema.property(named: propertyMapping.name, in: destinationEntity), !relationship.isToMany,
                   case .foreignKey(let column, _, nil)? = destinationStorage.relationships[relationship.name] else { return nil }
-            if let inverse = destination.schema.inverse(of: relationship), !inverse.isToMany { return nil }
+            if let inverse = destination.schema.mutualInverse(of: relationship), !inverse.isToMany { return nil }
             guard case .method(let receiver, let selector, _, let arguments) = propertyMapping.expression.expression.kind,
                   case .variable("manager") = receiver.kind, selector == MethodSelector.destinationInstancesForEntityMapping.rawValue,
                   arguments.count == 2, case .literal(.string(let targetName)) = arguments[0].kind,

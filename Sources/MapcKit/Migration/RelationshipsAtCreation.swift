@@ -41,7 +41,7 @@ extension MigrationManager {
             // A constraint over the relationship would be checked with the INSERT, not with
             // phase 2's UPDATE; the constraint's error is worded for attributes only.
             guard !constrained.contains(relationship.name) else { return false }
-            guard let inverse = destinationSchema.inverse(of: relationship) else { continue }
+            guard let inverse = destinationSchema.mutualInverse(of: relationship) else { continue }
             guard inverse.isToMany else { return false }
             for other in others {
                 guard let otherName = other.destination, let otherEntity = destinationSchema.entity(named: otherName),

@@ -112,10 +112,20 @@ public struct Schema: Sendable {
         return nil
     }
 
-    /// The inverse of a relationship, if it names one that exists.
+    /// The inverse of a relationship, if it names one that exists: what Core Data lays the
+    /// relationship out by (a to-many is read through its inverse's foreign key).
     public func inverse(of relationship: Relationship) -> Relationship? {
         guard let inverseName = relationship.inverse, let destination = entity(named: relationship.destination),
               case .relationship(let inverse)? = property(named: inverseName, in: destination) else { return nil }
+        return inverse
+    }
+
+    /// The inverse of a relationship when each names the other: the sides that are kept in step
+    /// (a link set on one is set on the other, both must agree). A model may declare an inverse
+    /// that names another relationship back (Xcode warns; Core Data accepts it): each side of
+    /// such a pair is then kept as it is declared, and neither changes the other.
+    public func mutualInverse(of relationship: Relationship) -> Relationship? {
+        guard let inverse = inverse(of: relationship), inverse.inverse == relationship.name else { return nil }
         return inverse
     }
 }

@@ -49,7 +49,7 @@ struct SchemaValidator {
     }
 
     private func locate(_ path: [String], keyOnly: Bool) -> Place? {
-        guard let document, var node = document.root?["entities"] else { return nil }
+        guard let document, var node = document.root?["entities"] else { return modelLocation(path) }
         var best = Place(location: document.location(of: node), length: 1)
         for (depth, component) in path.enumerated() {
             guard let mapping = node.mapping, let index = mapping.index(forKey: Node(component)) else { break }
@@ -59,6 +59,17 @@ struct SchemaValidator {
             node = value
         }
         return best
+    }
+
+    /// Without a YAML document (a model imported from Xcode's files), where the entity or property
+    /// the path names is written in the model: `[entity, section, property, …]`.
+    private func modelLocation(_ path: [String]) -> Place? {
+        guard let entityName = path.first, let entity = schema.entity(named: entityName) else { return nil }
+        if path.count >= 3 {
+            if let attribute = entity.attributes.first(where: { $0.name == path[2] }), let location = attribute.location { return Place(location: location, length: 1) }
+            if let relationship = entity.relationships.first(where: { $0.name == path[2] }), let location = relationship.location { return Place(location: location, length: 1) }
+        }
+        return entity.location.map { Place(location: $0, length: 1) }
     }
 
     /// The first scalar spelling `name` inside the node at `path` (a property named in a list).
@@ -169,10 +180,6 @@ struct SchemaValidator {
                 error("property name '\(property.name)' must start with a lowercase letter", at: at, length: property.name.count,
                       fix: "rename it '\(property.name.prefix(1).lowercased() + property.name.dropFirst())'")
             }
-            if property.name == "id" {
-                error("'id' is reserved: data files use it for object identity", at: at, length: 2,
-                      fix: "rename the property, for example 'identifier' or 'uuid'")
-            }
             if acyclic, let parentName = entity.parent, let parent = schema.entity(named: parentName),
                let inherited = schema.ancestry(of: parent).first(where: { ancestor in
                    ancestor.attributes.contains { $0.name == property.name } || ancestor.relationships.contains { $0.name == property.name }
@@ -244,19 +251,19 @@ struct SchemaValidator {
         }
         let ownAncestry = schema.ancestry(of: entity).map(\.name)
         if relationship.isToMany && inverse.isToMany && inverseName == relationship.name && schema.ancestry(of: destination).contains(where: { $0.name == entity.name }) {
-            // Both sides are one relationship: the store layouts keep a many-to-many as a pair of
-            // sides, and would keep this one's links on neither.
-            error("\(what) is its own inverse (a symmetric to-many, such as friends); mapc cannot store such a relationship yet, and would lose its links",
-                  at: inverseAt, length: inverseName.count,
-                  fix: "use two to-many relationships that are each other's inverse (such as 'friends' and 'friendOf'), relating both ways")
+            // Xcode warns, Core Data accepts it: each link is kept both ways, one row each.
+            warning("\(what) is its own inverse (a symmetric to-many, such as friends): Xcode warns about it; mapc keeps each link both ways",
+                    at: inverseAt, length: inverseName.count,
+                    fix: "two to-many relationships that are each other's inverse (such as 'friends' and 'friendOf') say the same without the warning")
         } else if !ownAncestry.contains(inverse.destination) {
             error("inverse pair does not match: \(what) names '\(destination.name).\(inverseName)' as inverse, but that relationship leads to '\(inverse.destination)', not '\(entity.name)'",
                   at: inverseAt, length: inverseName.count, fix: "point both relationships at each other's entity")
         } else if inverse.inverse != relationship.name {
+            // Xcode warns, Core Data accepts it and wrote stores with such models: each side is kept as declared.
             let other = "'\(destination.name).\(inverseName)'"
             let said = inverse.inverse.map { "names '\($0)' as its inverse" } ?? "names no inverse"
-            error("inverse pair does not point at each other: \(what) names \(other) as inverse, but \(other) \(said)",
-                  at: inverseAt, length: inverseName.count, fix: "set 'inverse: \(relationship.name)' on \(other)")
+            warning("inverse pair does not point at each other: \(what) names \(other) as inverse, but \(other) \(said); Core Data accepts this with a warning, and mapc keeps each side as declared",
+                    at: inverseAt, length: inverseName.count, fix: "set 'inverse: \(relationship.name)' on \(other)")
         }
     }
 

@@ -137,7 +137,8 @@ struct MapcFormat: StoreFormatStrategy {
                     ownRelationships[entity.name, default: [:]][relationship.name] =
                         .joinTable(table: name, ownerColumn: "owner", otherColumn: "other", ownerOrderColumn: relationship.isOrdered ? "owner_order" : nil,
                                    otherOrderColumn: inverse?.isOrdered == true ? "other_order" : nil, destinationTable: destinationTable, writesRows: true)
-                    if let inverse, let inverseOwner {
+                    // The other side reads the same rows (a relationship that is its own inverse is one side).
+                    if let inverse, let inverseOwner, inverseKey != selfKey {
                         ownRelationships[inverseOwner.name, default: [:]][inverse.name] =
                             .joinTable(table: name, ownerColumn: "other", otherColumn: "owner", ownerOrderColumn: inverse.isOrdered ? "other_order" : nil,
                                        otherOrderColumn: relationship.isOrdered ? "owner_order" : nil, destinationTable: table(of: entity), writesRows: false)

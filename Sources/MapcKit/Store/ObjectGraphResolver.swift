@@ -204,7 +204,7 @@ struct ObjectGraphResolver {
         for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) {
             guard let entity = schema.entity(named: object.entity) else { continue }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
-                guard let inverse = schema.inverse(of: relationship), object.relationships[relationship.name] != nil else { continue }
+                guard let inverse = schema.mutualInverse(of: relationship), object.relationships[relationship.name] != nil else { continue }
                 for target in related[index][relationship.name] ?? [] {
                     let targetObject = objects[target]
                     if isExisting(target) {

@@ -118,7 +118,7 @@ extension Store {
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 let targets = resolver.related[index][relationship.name] ?? []
                 guard !targets.isEmpty else { continue }
-                let inverse = schema.inverse(of: relationship)
+                let inverse = schema.mutualInverse(of: relationship)
                 switch storage.relationships[relationship.name] {
                 case .foreignKey?:
                     guard let target = targets.first else { continue }
@@ -154,7 +154,7 @@ extension Store {
     /// For a to-one relationship whose inverse is to-one too: the inverse's column (both sides keep one).
     func oneToOneInverse(_ relationship: String, of storage: EntityStorage) -> (column: String, table: String)? {
         guard let entity = schema.entity(named: storage.entity), case .relationship(let description)? = schema.property(named: relationship, in: entity),
-              let inverse = schema.inverse(of: description), !inverse.isToMany, let destination = schema.entity(named: description.destination),
+              let inverse = schema.mutualInverse(of: description), !inverse.isToMany, let destination = schema.entity(named: description.destination),
               let owner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
               case .foreignKey(let column, let table, _)? = layout.entities[owner.name]?.relationships[inverse.name] else { return nil }
         return (column, table)

@@ -104,7 +104,7 @@ struct StoreValidator {
                     rules += countRules(relationship, count: "\(column) IS NOT NULL", shown: column)
                     rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND d.\(kind) IN (\(allowed))))",
                                   [], column, relationship.name, "refers to a missing or wrong-entity object (row key shown)"))
-                    if let inverse = schema.inverse(of: relationship), !inverse.isToMany,
+                    if let inverse = schema.mutualInverse(of: relationship), !inverse.isToMany,
                        let inverseOwner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
                        case .foreignKey(let inverseColumn, _, _)? = store.layout.entities[inverseOwner.name]?.relationships[inverse.name] {
                         rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND d.\(inverseColumn.quotedDatabaseIdentifier) IS \(key)))",
