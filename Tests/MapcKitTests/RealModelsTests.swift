@@ -162,4 +162,47 @@ struct RealModelsTests {
         #expect(model.failedVersions == ["V2"])
         #expect(model.failures.first?.location?.path.hasSuffix("V2.xcdatamodel/contents") == true && model.failures.first?.location?.line == 4, "\(model.failures)")
     }
+
+    /// A to-many that is not optional, with no minCount, may be empty, as Core Data validates it
+    /// (Olvid ships 27 such relationships): objects load without it, a step that adds one is
+    /// inferred (its objects start with the empty set), and a mapping need not set it.
+    @Test func aToManyThatIsNotOptionalMayBeEmpty() throws {
+        let v1 = try loadSchema("model: M\nversion: m1\nentities:\n  Group:\n    attributes:\n      name: string\n  Member:\n    attributes:\n      name: string\n")
+        let v2 = try loadSchema("""
+            model: M
+            version: m2
+            entities:
+              Group:
+                attributes:
+                  name: string
+                relationships:
+                  members: { destination: Member, toMany: true, inverse: groups }
+              Member:
+                attributes:
+                  name: string
+                relationships:
+                  groups: { destination: Group, toMany: true, inverse: members, minCount: 0 }
+            """)
+        for format in [StoreFormat.mapc, .coreData] {
+            let store = try Store.inMemory(schema: v2, format: format)
+            try store.insert(try DataFile.read(try JSONValue.parse(Data(#"{"version": "m2", "objects": {"Group": [{"id": "g1", "name": "a"}], "Member": [{"id": "p1", "name": "b"}]}}"#.utf8), path: "d.json"), schema: v2).objects)
+            #expect(try store.count(of: "Group", exactly: true) == 1)
+        }
+        let inferred = MappingInference.infer(from: v1, to: v2)
+        #expect(inferred.problems.isEmpty, "\(inferred.problems)")
+        // A step into it migrates, the new relationships empty.
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("m.sqlite").path
+        try Store.create(at: path, schema: v1, format: .coreData).insert(try DataFile.read(try JSONValue.parse(Data(#"{"version": "m1", "objects": {"Group": [{"id": "g1", "name": "a"}]}}"#.utf8), path: "d.json"), schema: v1).objects)
+        _ = try Migrator(schemas: SchemaCatalog(schemas: [v1, v2])).migrate(storeAt: URL(fileURLWithPath: path), to: "m2")
+        #expect(try DataFile.dump(try Store.open(at: path, schema: v2, readOnly: true)).serialized().contains(#""members":[]"#))
+        // With a minCount of 1 it is required, and the same objects are refused.
+        let required = try loadSchema("model: M\nversion: m3\nentities:\n  Group:\n    attributes:\n      name: string\n    relationships:\n      members: { destination: Member, toMany: true, inverse: groups, minCount: 1 }\n  Member:\n    attributes:\n      name: string\n    relationships:\n      groups: { destination: Group, toMany: true, inverse: members, optional: true }\n")
+        let error = #expect(throws: DataValidationError.self) {
+            try DataFile.read(try JSONValue.parse(Data(#"{"version": "m3", "objects": {"Group": [{"id": "g1", "name": "a"}]}}"#.utf8), path: "d.json"), schema: required)
+            try Store.inMemory(schema: required).insert(try DataFile.read(try JSONValue.parse(Data(#"{"version": "m3", "objects": {"Group": [{"id": "g1", "name": "a"}]}}"#.utf8), path: "d.json"), schema: required).objects)
+        }
+        #expect(error?.description.contains("required relationship 'members' is empty") == true, "\(String(describing: error))")
+    }
 }

@@ -245,10 +245,14 @@ struct StoreValidatorTests {
             return RelationshipCountRule.rules(of: relationship)
         }
         #expect(rules(optional: true) == [])
-        #expect(rules(optional: false) == [.required])
+        // A to-many that is not optional, with no minCount, may be empty (as Core Data validates it).
+        #expect(rules(optional: false) == [])
+        #expect(rules(optional: false, min: 0) == [])
         #expect(rules(optional: true, min: 2, max: 0) == [.atLeast(2)])
         #expect(rules(optional: false, min: 1, max: 4) == [.required, .atMost(4)])
-        #expect(rules(toMany: false, optional: false, min: 2, max: 3) == [.required])
+        #expect(rules(optional: false, min: 3) == [.required, .atLeast(3)])
+        #expect(rules(toMany: false, optional: false) == [.required])
+        #expect(rules(toMany: false, optional: true, min: 1) == [])
     }
 
     /// Each count rule's SQL condition, asked of SQLite, agrees with its Swift test.

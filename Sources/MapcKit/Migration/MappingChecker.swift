@@ -70,7 +70,7 @@ public struct MappingChecker {
         guard !mapping.entityMappings.contains(where: { $0.policy != nil || $0.hasLoadErrors }) else { return }
         for entityMapping in mapping.entityMappings where entityMapping.type == .transform {
             guard let name = entityMapping.destination, let entity = destination.entity(named: name) else { continue }
-            for relationship in destination.allRelationships(of: entity) where !relationship.isOptional && !relationship.isTransient {
+            for relationship in destination.allRelationships(of: entity) where !RelationshipCountRule.allowsEmpty(relationship) && !relationship.isTransient {
                 guard entityMapping.relationshipMapping(named: relationship.name) == nil else { continue }
                 // Set from the other side: a mapping creating objects of its destination maps the inverse.
                 let inverse = relationship.inverse

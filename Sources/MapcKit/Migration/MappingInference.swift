@@ -267,7 +267,8 @@ public enum MappingInference {
                         continue
                     }
                     changes.append(SchemaChange(kind: .added, entity: destinationEntity.name, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))
-                    if !relationship.isOptional {
+                    // A new to-many that may be empty starts empty, as Core Data's lightweight migration sets it.
+                    if !RelationshipCountRule.allowsEmpty(relationship) {
                         refuse(InferenceProblem(entity: destinationEntity.name, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
                                                          fix: "make it optional, or write an explicit mapping that relates the objects"))
                     }
@@ -297,7 +298,7 @@ public enum MappingInference {
                 if old.isOrdered != relationship.isOrdered && relationship.isToMany && old.isToMany {
                     changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: relationship.name, detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
                 }
-                if old.isOptional && !relationship.isOptional {
+                if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
                     changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: relationship.name, detail: "optional -> required (validation will check every object has one)"))
                 }
                 // Set each relationship from one side: to-one sides always; to-many sides when they keep

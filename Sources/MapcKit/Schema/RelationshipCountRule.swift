@@ -1,7 +1,15 @@
 /// A rule on how many objects a relationship holds: Core Data's non-optional flag, `minCount`
-/// and `maxCount`. Written once for both checks that apply it: objects loaded from a data file
-/// (`ObjectGraphResolver` counts in memory and asks `isBroken(by:)`) and a store's validation
-/// (`StoreValidator` asks SQLite the same question of a count it computes, `condition(count:)`).
+/// and `maxCount`, as Core Data validates them. Written once for both checks that apply it:
+/// objects loaded from a data file (`ObjectGraphResolver` counts in memory and asks
+/// `isBroken(by:)`) and a store's validation (`StoreValidator` asks SQLite the same question of a
+/// count it computes, `condition(count:)`).
+///
+/// A to-one that is not optional holds an object. A to-many is never nil (it is a set, perhaps
+/// empty), so what binds it is its counts: Apple's `NSRelationshipDescription` documents that the
+/// framework enforces `minCount` and `maxCount` (of an optional relationship, only when it holds
+/// something), and a to-many that is not optional with no `minCount` may be empty (apps rely on
+/// it: Olvid ships 27 such relationships, documented as "can be empty", and lightweight migration
+/// sets new ones to the empty set).
 enum RelationshipCountRule: Sendable, Equatable {
     /// A relationship that is not optional holds at least one object.
     case required
@@ -13,13 +21,22 @@ enum RelationshipCountRule: Sendable, Equatable {
 
     /// The rules of a relationship, in the order they are reported.
     static func rules(of relationship: Relationship) -> [RelationshipCountRule] {
-        var rules: [RelationshipCountRule] = relationship.isOptional ? [] : [.required]
-        guard relationship.isToMany else { return rules }
+        guard relationship.isToMany else { return relationship.isOptional ? [] : [.required] }
+        var rules: [RelationshipCountRule] = []
+        let min = relationship.declaredMinCount
+        // Not optional: at least minCount, empty included (a minCount of 1 is "required").
+        if !relationship.isOptional, min >= 1 { rules.append(.required) }
         // At least one is what holding any object means: only a larger minCount is a rule.
-        if let min = relationship.minCount, min > 1 { rules.append(.atLeast(min)) }
+        if min > 1 { rules.append(.atLeast(min)) }
         // A maxCount of 0 is Core Data's "no limit".
         if let max = relationship.maxCount, max > 0 { rules.append(.atMost(max)) }
         return rules
+    }
+
+    /// Whether a relationship may hold no object (an optional one, or a to-many whose counts
+    /// allow none): what a new relationship or an unmapped one needs to be left empty.
+    static func allowsEmpty(_ relationship: Relationship) -> Bool {
+        !rules(of: relationship).contains { $0.isBroken(by: 0) }
     }
 
     /// Whether a relationship holding `count` objects breaks the rule.
