@@ -205,4 +205,49 @@ struct RealModelsTests {
         }
         #expect(error?.description.contains("required relationship 'members' is empty") == true, "\(String(describing: error))")
     }
+
+    /// Every change that changes a hash is said (external storage and preservation after
+    /// deletion are in Core Data's; ObvEngine's v21 -> v22 adds six), and a delete rule's change,
+    /// in no hash, too; a property of an abstract parent is said once, at the parent.
+    @Test func diffSaysWhatChangedWheneverAHashDiffers() throws {
+        let v1 = try loadSchema("""
+            model: M
+            version: v1
+            entities:
+              Item:
+                abstract: true
+                attributes:
+                  name: string
+                relationships:
+                  owner: { destination: Person, inverse: items, optional: true }
+              Book:
+                parent: Item
+                attributes:
+                  photo: binary?
+              Disc:
+                parent: Item
+              Person:
+                attributes:
+                  name: string
+                  key: string?
+                relationships:
+                  items: { destination: Item, toMany: true, inverse: owner, optional: true }
+            """)
+        var v2 = v1
+        v2.version = "v2"
+        func edit(_ entity: String, _ body: (inout Entity) -> Void) {
+            guard let index = v2.entities.firstIndex(where: { $0.name == entity }) else { return }
+            body(&v2.entities[index])
+        }
+        edit("Item") { $0.attributes.append(Attribute(name: "added", type: .date, isOptional: true)); $0.relationships[0].deleteRule = .cascade }
+        edit("Book") { $0.attributes[0].allowsExternalStorage = true }
+        edit("Person") { $0.attributes[1].preservesAfterDeletion = true }
+        let changes = MappingInference.infer(from: v1, to: v2).changes.map(\.description)
+        #expect(changes.contains { $0.contains("Item.added") } && !changes.contains { $0.contains("Book.added") || $0.contains("Disc.added") }, "\(changes)")
+        #expect(changes.contains { $0.contains("Book.photo") && $0.contains("now allows external storage") }, "\(changes)")
+        #expect(changes.contains { $0.contains("Person.key") && $0.contains("now preserved after deletion") }, "\(changes)")
+        #expect(changes.contains { $0.contains("Item.owner") && $0.contains("delete rule nullify -> cascade") }, "\(changes)")
+        // Each property's change once.
+        #expect(changes.count == 4, "\(changes)")
+    }
 }

@@ -77,7 +77,20 @@ extension MappingInference {
             guard let old = counterparts[entity.name] else { continue }
             let before = VersionHash.propertyFingerprints(of: old, in: source), after = VersionHash.propertyFingerprints(of: entity, in: destination)
             func isListed(_ property: String?) -> Bool { listed.contains { $0.entity == entity.name && $0.property == property } }
-            for name in after.keys.sorted() where name != "@entity" && before[name] != nil && before[name] != after[name] {
+            // Changed in mapc's hash or in Core Data's (which also covers external storage and
+            // preservation after deletion), or in a setting no hash covers (a delete rule): each said.
+            func coreDataHash(_ property: Property?, _ owner: Entity, _ schema: Schema) -> Data? {
+                switch property {
+                case .attribute(let attribute)?: return CoreDataVersionHash.hash(of: attribute)
+                case .relationship(let relationship)?: return CoreDataVersionHash.hash(of: relationship, in: schema, owner: owner)
+                case nil: return nil
+                }
+            }
+            for name in after.keys.sorted() where name != "@entity" && before[name] != nil {
+                let oldProperty = source.property(named: name, in: old), newProperty = destination.property(named: name, in: entity)
+                var deleteRuleChanged = false
+                if case .relationship(let a)? = oldProperty, case .relationship(let b)? = newProperty { deleteRuleChanged = a.deleteRule != b.deleteRule }
+                guard before[name] != after[name] || coreDataHash(oldProperty, old, source) != coreDataHash(newProperty, entity, destination) || deleteRuleChanged else { continue }
                 // What the listed changes of the property do not say already.
                 var details = settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))
                 if isListed(name) {
@@ -118,7 +131,10 @@ extension MappingInference {
         case (.attribute(let before)?, .attribute(let after)?):
             if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
             if before.isTransient != after.isTransient { details.append(after.isTransient ? "now transient" : "no longer transient") }
+            if before.allowsExternalStorage != after.allowsExternalStorage { details.append(after.allowsExternalStorage ? "now allows external storage" : "no longer allows external storage") }
+            if before.preservesAfterDeletion != after.preservesAfterDeletion { details.append(after.preservesAfterDeletion ? "now preserved after deletion" : "no longer preserved after deletion") }
         case (.relationship(let before)?, .relationship(let after)?):
+            if before.deleteRule != after.deleteRule { details.append("delete rule \(before.deleteRule.rawValue) -> \(after.deleteRule.rawValue) (in no version hash: no migration for it alone)") }
             if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
             if before.inverse != after.inverse { details.append("inverse \(before.inverse ?? "none") -> \(after.inverse ?? "none")") }
             if before.declaredMinCount != after.declaredMinCount || before.declaredMaxCount != after.declaredMaxCount {
@@ -332,6 +348,34 @@ public enum MappingInference {
         for entity in source.entities where claimed[entity.name] == nil && !entity.isAbstract {
             entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
             notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
+        }
+        // A property's change is said once, at the entity declaring it (an abstract parent's
+        // property, not under each of its sub-entities).
+        /// The entity of a hierarchy that declares a property (a name is declared once in it).
+        func declarer(of property: String, from entity: Entity, in schema: Schema) -> Entity? {
+            schema.ancestry(of: entity).first { ancestor in ancestor.attributes.contains { $0.name == property } || ancestor.relationships.contains { $0.name == property } }
+        }
+        func declaring(_ entityName: String, _ property: String?, removed: Bool) -> String {
+            guard let property, let entity = destination.entity(named: entityName) else { return entityName }
+            if !removed { return declarer(of: property, from: entity, in: destination)?.name ?? entityName }
+            // A removed property: at the destination counterpart of the source entity that declared it.
+            guard let sourceEntity = sourceFor[entityName], let owner = declarer(of: property, from: sourceEntity, in: source),
+                  let counterpart = claimed[owner.name]?.first, destination.ancestry(of: entity).contains(where: { $0.name == counterpart }) else { return entityName }
+            return counterpart
+        }
+        var said: Set<[String]> = []
+        changes = changes.compactMap { change in
+            var change = change
+            let owner = declaring(change.entity, change.property, removed: change.kind == .removed)
+            if owner != change.entity, change.kind == .removed { change.detail = change.detail.replacingOccurrences(of: "of \(sourceFor[change.entity]?.name ?? change.entity)", with: "of \(sourceFor[owner]?.name ?? owner)") }
+            change.entity = owner
+            return said.insert([change.kind.rawValue, change.entity, change.property ?? "", change.detail]).inserted ? change : nil
+        }
+        var refused: Set<[String]> = []
+        problems = problems.compactMap { problem in
+            var problem = problem
+            problem.entity = declaring(problem.entity, problem.property, removed: false)
+            return refused.insert([problem.entity, problem.property ?? "", problem.reason]).inserted ? problem : nil
         }
         changes += hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
         let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
