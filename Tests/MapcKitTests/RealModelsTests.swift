@@ -250,4 +250,28 @@ struct RealModelsTests {
         // Each property's change once.
         #expect(changes.count == 4, "\(changes)")
     }
+
+    /// Core Data's lightweight migration converts numbers (WooCommerce shipped
+    /// `OrderGiftCard.amount` int64 -> double as one): inferred, saying what it can cost, and run.
+    @Test func numberTypeChangesAreInferredWithWhatTheyCanCost() throws {
+        let v1 = try loadSchema("model: W\nversion: w1\nentities:\n  Card:\n    attributes:\n      amount: int64?\n      ratio: double?\n      code: string?\n")
+        let v2 = try loadSchema("model: W\nversion: w2\nentities:\n  Card:\n    attributes:\n      amount: double?\n      ratio: float?\n      code: string?\n")
+        let inferred = MappingInference.infer(from: v1, to: v2)
+        #expect(inferred.problems.isEmpty, "\(inferred.problems)")
+        let changes = inferred.changes.map(\.description)
+        #expect(changes.contains { $0.contains("int64 -> double, converted: integers beyond 2^53") }, "\(changes)")
+        #expect(changes.contains { $0.contains("double -> float, converted: values are rounded to single precision") }, "\(changes)")
+        // A string into a number is not a conversion Core Data infers.
+        let v3 = try loadSchema("model: W\nversion: w3\nentities:\n  Card:\n    attributes:\n      amount: double?\n      ratio: float?\n      code: int64?\n")
+        #expect(!MappingInference.infer(from: v2, to: v3).problems.isEmpty)
+        for format in [StoreFormat.mapc, .coreData] {
+            let folder = try temporaryFolder()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appendingPathComponent("w.sqlite").path
+            try Store.create(at: path, schema: v1, format: format).insert(try DataFile.read(try JSONValue.parse(Data(#"{"version": "w1", "objects": {"Card": [{"id": "c1", "amount": 1250, "ratio": 0.1}]}}"#.utf8), path: "d.json"), schema: v1).objects)
+            _ = try Migrator(schemas: SchemaCatalog(schemas: [v1, v2])).migrate(storeAt: URL(fileURLWithPath: path), to: "w2")
+            let dumped = try DataFile.dump(try Store.open(at: path, schema: v2, readOnly: true)).serialized()
+            #expect(dumped.contains(#""amount":1250"#) && dumped.contains(#""ratio":0.1"#), "\(dumped)")
+        }
+    }
 }

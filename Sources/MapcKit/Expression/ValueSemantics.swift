@@ -17,7 +17,7 @@ enum ValueSemantics {
             switch self {
             case .integer(let n): return Double(n)
             case .double(let d): return d
-            case .decimal(let d): return NSDecimalNumber(decimal: d).doubleValue
+            case .decimal(let d): return ValueRules.double(of: d)
             }
         }
 
@@ -286,7 +286,7 @@ struct ValueSet {
                 case .decimal(let d):
                     var exact = d, whole = Decimal()
                     NSDecimalRound(&whole, &exact, 0, .plain)
-                    if whole == d, let n = Int64(whole.description) { self = .integer(n) } else { self = Self.number(NSDecimalNumber(decimal: d).doubleValue) }
+                    if whole == d, let n = Int64(whole.description) { self = .integer(n) } else { self = Self.number(ValueRules.double(of: d)) }
                 case .string(let text): self = .text(text)
                 case .date(let date): self = .date(date)
                 case .binary(let data): self = .binary(data)

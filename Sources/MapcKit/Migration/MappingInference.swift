@@ -238,7 +238,13 @@ public enum MappingInference {
                     entityNotes.append("\(attribute.name): renamed from \(old.name)")
                 }
                 var expression = "$source.\(old.name)"
-                if old.type != attribute.type {
+                if old.type != attribute.type, !ValueRules.isLossless(from: old.type, to: attribute.type),
+                   let caution = ValueRules.numericConversionCaution(from: old.type, to: attribute.type) {
+                    // A conversion between numbers, as Core Data's lightweight migration makes one
+                    // (WooCommerce shipped int64 -> double so): inferred, with what it can cost.
+                    changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), converted: \(caution)"))
+                    entityNotes.append("\(attribute.name): converted from \(old.type.rawValue) to \(attribute.type.rawValue); \(caution)")
+                } else if old.type != attribute.type {
                     guard ValueRules.isLossless(from: old.type, to: attribute.type) else {
                         changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), not a widening"))
                         refuse(InferenceProblem(entity: destinationEntity.name, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",

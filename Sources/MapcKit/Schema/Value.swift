@@ -82,7 +82,7 @@ extension Value {
         switch self {
         case .integer(let value): return Double(value)
         case .double(let value): return value
-        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        case .decimal(let value): return ValueRules.double(of: value)
         default: return nil
         }
     }

@@ -106,14 +106,17 @@ public enum ValueRules {
             return .success(.double(Double(Float(d))))
         case (.double(let d), .decimal):
             guard d.isFinite else { return .failure(ValueProblem("\(d) is not a finite number")) }
-            return .success(.decimal(Decimal(d)))
+            // The double's shortest decimal digits (0.1, not Foundation's 0.1000000000000000055511…),
+            // as a Core Data store's DECIMAL column reads back.
+            guard let decimal = ValueParser.parseDecimal("\(d)") else { return .failure(ValueProblem("\(d) is out of the range decimals hold")) }
+            return .success(.decimal(decimal))
         case (.double(let d), _):
             guard d.rounded() == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
             guard let n = Int64(exactly: d) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
             return ValueParser.checkRange(n, type)
         case (.decimal(let d), .decimal): return .success(.decimal(d))
-        case (.decimal(let d), .double): return .success(.double(NSDecimalNumber(decimal: d).doubleValue))
-        case (.decimal(let d), .float): return converted(.double(NSDecimalNumber(decimal: d).doubleValue), to: .float)
+        case (.decimal(let d), .double): return .success(.double(double(of: d)))
+        case (.decimal(let d), .float): return converted(.double(double(of: d)), to: .float)
         case (.decimal(let d), _):
             // Exactly, without going through Double (which has 53 bits).
             var exact = d, whole = Decimal()
@@ -139,6 +142,30 @@ public enum ValueRules {
         "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
         "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
     ]
+
+    /// The double nearest a decimal, correctly rounded (through its digits: Foundation's
+    /// `NSDecimalNumber.doubleValue` is off in the last bits, 1e-38 became 1.0000000000000005e-38).
+    public static func double(of decimal: Decimal) -> Double {
+        decimal.isNaN ? .nan : (Double(decimal.description) ?? NSDecimalNumber(decimal: decimal).doubleValue)
+    }
+
+    /// Numbers convert into each other in a lightweight migration, as Core Data's does (its
+    /// inferred mapping reads an NSNumber and stores it in the new type): for a change between
+    /// numeric types that is not lossless, what the conversion can cost, in words; nil for any
+    /// other change. Losses of precision happen silently (as in Core Data); a value that does not
+    /// fit at all (a fraction or an out-of-range number into an integer) fails the migration.
+    public static func numericConversionCaution(from: AttributeType, to: AttributeType) -> String? {
+        let numbers: Set<AttributeType> = [.int16, .int32, .int64, .float, .double, .decimal]
+        guard from != to, numbers.contains(from), numbers.contains(to), !isLossless(from: from, to: to) else { return nil }
+        switch (from, to) {
+        case (.int64, .double), (.int64, .float), (.int32, .float):
+            return "integers beyond \(to == .double ? "2^53 (9007199254740992)" : "2^24 (16777216)") lose their last digits"
+        case (.double, .float), (.decimal, .float): return "values are rounded to single precision (about 7 digits); one beyond a float's range fails the migration"
+        case (.decimal, .double): return "values are rounded to a double (about 15 significant digits)"
+        case (.double, .decimal), (.float, .decimal): return "values keep the digits of their shortest decimal form"
+        default: return "a value with a fraction, or out of range for \(to.rawValue), fails the migration"
+        }
+    }
 
     /// Whether values of `from` keep every value when stored as `to` (or the types are equal).
     public static func isLossless(from: AttributeType, to: AttributeType) -> Bool {

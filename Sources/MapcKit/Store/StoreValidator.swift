@@ -203,7 +203,7 @@ struct StoreValidator {
 
     /// A min/max bound as the column stores it: numbers as numbers, dates as seconds, decimals as doubles.
     private func bound(_ value: Value, _ attribute: Attribute) -> DatabaseValue {
-        if case .decimal(let decimal) = value { return NSDecimalNumber(decimal: decimal).doubleValue.databaseValue }
+        if case .decimal(let decimal) = value { return ValueRules.double(of: decimal).databaseValue }
         return store.strategy.encode(value, as: attribute.type)
     }
 
