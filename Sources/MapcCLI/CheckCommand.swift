@@ -43,7 +43,7 @@ struct CheckCommand: ParsableCommand {
         }
         let catalog = Result { try schemaOptions.catalog() }
         var checkedOrderFile = false
-        var mappingSteps: [(source: String, destination: String, path: String)] = []
+        var mappingSteps: [MappingModel] = []
         for path in files {
             let source: SourceFile
             do {
@@ -59,7 +59,7 @@ struct CheckCommand: ParsableCommand {
                 diagnostics += found.diagnostics
                 if let updated = found.updatedSource { renderer.add(updated) }
                 if let summary { summaries.append(summary) }
-                if let model { mappingSteps.append((model.source, model.destination, path)) }
+                if let model { mappingSteps.append(model) }
             case .versionOrder:
                 checkedOrderFile = true
                 let (versions, found) = VersionOrder.parse(source: source)
@@ -125,27 +125,24 @@ struct CheckCommand: ParsableCommand {
         return .schema
     }
 
-    /// Errors for mapping files that map the same step as another file checked, or as another file
-    /// in their folder: `plan` and `run` cannot choose between them.
-    private func duplicateSteps(_ checked: [(source: String, destination: String, path: String)]) -> [Diagnostic] {
+    /// Errors for mapping files that map the same step and pass as another file checked, or as
+    /// another file in their folder (`MappingCatalog.clash`): `plan` and `run` cannot choose.
+    private func duplicateSteps(_ checked: [MappingModel]) -> [Diagnostic] {
+        func path(_ model: MappingModel) -> String { URL(fileURLWithPath: model.file?.path ?? "").standardizedFileURL.path }
         var all = checked
-        let folders = Set(checked.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path })
-        let checkedPaths = Set(checked.map { URL(fileURLWithPath: $0.path).standardizedFileURL.path })
+        let folders = Set(checked.compactMap { $0.file.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path } })
+        let checkedPaths = Set(checked.map(path))
         for folder in folders {
-            for path in SourceFile.yamlFiles(in: folder) where !checkedPaths.contains(URL(fileURLWithPath: path).standardizedFileURL.path) {
-                guard let source = try? SourceFile.read(path: path), ProjectFileKind.classify(source, fallback: .schema) == .mapping,
+            for file in SourceFile.yamlFiles(in: folder) where !checkedPaths.contains(URL(fileURLWithPath: file).standardizedFileURL.path) {
+                guard let source = try? SourceFile.read(path: file), ProjectFileKind.classify(source, fallback: .schema) == .mapping,
                       let model = MappingLoader.parse(source: source).mapping else { continue }
-                all.append((model.source, model.destination, path))
+                all.append(model)
             }
         }
-        var diagnostics: [Diagnostic] = []
-        for entry in checked {
-            let others = all.filter { $0.source == entry.source && $0.destination == entry.destination && $0.path != entry.path }
-            guard !others.isEmpty else { continue }
-            diagnostics.append(.error("this file maps \(entry.source) to \(entry.destination), and so does \(others.map(\.path).joined(separator: ", ")); plan and run cannot choose between them",
-                                      at: FileLocation(path: entry.path, line: 1, column: 1), fix: "keep one mapping file per step: remove or move the others"))
+        return checked.compactMap { entry in
+            let others = all.filter { MappingCatalog.clash($0, entry) && path($0) != path(entry) }.compactMap { $0.file?.path }
+            return others.isEmpty ? nil : MappingCatalog.clashDiagnostic(entry, with: others)
         }
-        return diagnostics
     }
 
     /// Diagnostics by file (in the order the files were checked), then line and column, as a

@@ -37,9 +37,20 @@ struct ImportCommand: ParsableCommand {
             // Versions that could not be imported: reported, the others written (exit 1).
             var failures: [Diagnostic] = []
             if Self.isMappingModel(path) {
-                let imported = try XcodeMappingImporter.importMapping(at: path, schemas: try schemaOptions.catalog())
-                files = [(imported.fileName, imported.text)] + EditorSchemas.files(for: .mapping)
                 folder = output ?? "./mappings"
+                let catalog = try schemaOptions.catalog()
+                var imported = try XcodeMappingImporter.importMapping(at: path, schemas: catalog)
+                // Another Xcode mapping model of the same step (Apple's multiple passes) is written
+                // as the step's next pass rather than over the first.
+                let name = URL(fileURLWithPath: path.hasSuffix("xcmapping.xml") ? (path as NSString).deletingLastPathComponent : path).lastPathComponent
+                let existing = ((try? MappingCatalog(directory: folder))?.passes(from: imported.source.version, to: imported.destination.version)) ?? []
+                if !replace, !existing.isEmpty, !existing.contains(where: { $0.file?.text.contains("Xcode mapping model \(name).") == true }) {
+                    let pass = (existing.map { $0.pass ?? 1 }.max() ?? 1) + 1
+                    imported = try XcodeMappingImporter.importMapping(at: path, schemas: catalog, pass: pass)
+                    Console.err("note: \(existing.compactMap { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } }.joined(separator: ", ")) already map\(existing.count == 1 ? "s" : "") \(imported.source.version) to \(imported.destination.version): "
+                                + "\(name) is written as pass \(pass) of that step (\(imported.fileName)), run after it as one step; if the app runs its passes in another order, edit their 'pass:'")
+                }
+                files = [(imported.fileName, imported.text)] + EditorSchemas.files(for: .mapping)
                 warnings = imported.warnings
                 summary = "\(URL(fileURLWithPath: path).lastPathComponent): \(imported.source.version) -> \(imported.destination.version), \(imported.mapping.entityMappings.count) entity mapping\(imported.mapping.entityMappings.count == 1 ? "" : "s")"
                 var checker = MappingChecker(mapping: imported.mapping)

@@ -23,7 +23,8 @@ struct PlanCommand: ParsableCommand {
 
     static func describe(_ steps: [MigrationStep]) -> [String] {
         steps.map { step in
-            var how = step.isInferred ? "inferred" : "mapping \(step.mapping.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file")"
+            var how = step.isInferred ? "inferred"
+                : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
             if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
             return "\(step.source.version) -> \(step.destination.version) (\(how))"
@@ -48,7 +49,7 @@ struct PlanCommand: ParsableCommand {
                     }
                     // The mapping files are checked as `run` checks them, before the plan is shown:
                     // a plan that prints is one `run` will start.
-                    let steps = plan.steps.map { "\($0.source.version) -> \($0.destination.version) \($0.mapping.file?.path ?? "inferred")" }
+                    let steps = plan.steps.map { "\($0.source.version) -> \($0.destination.version) \($0.allPasses.map { $0.file?.path ?? "inferred" })" }
                     if !checked.contains(steps) {
                         try migrator.check(plan)
                         checked.insert(steps)

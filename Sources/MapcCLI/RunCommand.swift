@@ -119,7 +119,7 @@ struct RunCommand: ParsableCommand {
                     }
                     return
                 }
-                renderSources = plan.steps.compactMap { $0.isInferred ? nil : $0.mapping.file }
+                renderSources = plan.steps.flatMap { $0.isInferred ? [] : $0.allPasses.compactMap(\.file) }
                 steps = plan.steps
                 var options = MigrationOptions()
                 options.dryRun = dryRun
@@ -266,7 +266,7 @@ struct RunCommand: ParsableCommand {
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)'\(property.map { ", property '\($0)'" } ?? ""), source object \(object)")
         case .value(let mapping, let entity, let object, let property, let message):
             // A value the destination cannot hold: shown where the expression giving it stands.
-            guard let step, !step.isInferred, let expression = Self.expression(of: mapping, property, in: step.mapping) else {
+            guard let step, !step.isInferred, let expression = step.allPasses.lazy.compactMap({ Self.expression(of: mapping, property, in: $0) }).first else {
                 Console.err("error: \(error)")
                 break
             }
@@ -275,7 +275,7 @@ struct RunCommand: ParsableCommand {
         case .validation(let violations, _):
             Console.err("error: \(error)")
             if let step, !step.isInferred {
-                for line in Self.origins(of: violations, in: step.mapping) { Console.err(line) }
+                for pass in step.allPasses { for line in Self.origins(of: violations, in: pass) { Console.err(line) } }
             }
         default:
             Console.err("error: \(error)")

@@ -31,7 +31,7 @@ public struct ImportedMapping: Sendable {
 public enum XcodeMappingImporter {
     /// Imports a mapping model against the versions of a schema catalog. A custom policy the
     /// registry does not know is a warning (port it and register it).
-    public static func importMapping(at path: String, schemas: SchemaCatalog, policies: PolicyRegistry = .shared) throws -> ImportedMapping {
+    public static func importMapping(at path: String, schemas: SchemaCatalog, policies: PolicyRegistry = .shared, pass: Int? = nil) throws -> ImportedMapping {
         var file = path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
@@ -123,8 +123,9 @@ public enum XcodeMappingImporter {
             }
             mappings.append(mapping)
         }
-        let imported = MappingModel(source: source.version, destination: destination.version, entityMappings: mappings)
-        let fileName = "mapping_\(source.version)_to_\(destination.version).yaml"
+        var imported = MappingModel(source: source.version, destination: destination.version, entityMappings: mappings)
+        imported.pass = pass
+        let fileName = "mapping_\(source.version)_to_\(destination.version)\(pass.map { ".pass\($0)" } ?? "").yaml"
         let name = URL(fileURLWithPath: path).lastPathComponent
         let text = MappingWriter.yaml(imported, source: source, destination: destination, order: schemas.order,
                                       header: ["Mapping from \(source.displayName) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",

@@ -102,9 +102,13 @@ public enum EditorSchemas {
             ("title", .string("mapc mapping file")),
             ("description", .string("A mapping model from one version to another (docs/mapping-format.md).")),
             ("type", .string("object")),
-            ("required", .array(MappingLoader.topKeys.map(JSONValue.string))),
+            ("required", .array(MappingLoader.topKeys.filter { $0 != "pass" }.map(JSONValue.string))),
             ("properties", .object(MappingLoader.topKeys.map { key in
-                (key, key == "entityMappings" ? object([("type", .string("array")), ("items", reference("entityMapping"))]) : text)
+                switch key {
+                case "entityMappings": return (key, object([("type", .string("array")), ("items", reference("entityMapping"))]))
+                case "pass": return (key, object([("type", .string("integer")), ("minimum", .integer(1)), ("description", .string("the order of this file among the mapping files of one step (multiple passes)"))]))
+                default: return (key, text)
+                }
             })),
             ("additionalProperties", .bool(false)),
             ("definitions", object([("entityMapping", entityMapping)])),

@@ -48,9 +48,9 @@ public struct MappingCatalog: Sendable {
             let (mapping, found) = MappingLoader.parse(source: source)
             diagnostics += found
             guard let mapping, !found.hasErrors else { continue }
-            if let other = mappings.first(where: { $0.source == mapping.source && $0.destination == mapping.destination }) {
-                diagnostics.append(.error("this file also maps \(mapping.source) to \(mapping.destination), like \(other.file?.path ?? "another file"); mapc cannot tell which to use",
-                                          at: FileLocation(path: path, line: 1, column: 1), fix: "remove or move one of them"))
+            let clashing = mappings.filter { Self.clash($0, mapping) }
+            if !clashing.isEmpty {
+                diagnostics.append(Self.clashDiagnostic(mapping, with: clashing.compactMap { $0.file?.path }))
                 continue
             }
             mappings.append(mapping)
@@ -58,8 +58,29 @@ public struct MappingCatalog: Sendable {
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
     }
 
-    /// The mapping from one version to another, if a file provides it.
+    /// Whether two mapping files are for the same step and pass: one of them could not be run.
+    /// Several files of one step are its passes, each with a pass of its own.
+    public static func clash(_ a: MappingModel, _ b: MappingModel) -> Bool {
+        a.source == b.source && a.destination == b.destination && (a.pass ?? 1) == (b.pass ?? 1)
+    }
+
+    /// The error for a mapping file that clashes with others (`clash`), at the file.
+    public static func clashDiagnostic(_ mapping: MappingModel, with others: [String]) -> Diagnostic {
+        let path = mapping.file?.path ?? "the mapping"
+        return .error("this file maps \(mapping.source) to \(mapping.destination)\(mapping.pass.map { " as pass \($0)" } ?? ""), and so does \(others.joined(separator: ", ")); plan and run cannot choose between them, nor tell in which order to run them",
+                      at: mapping.valueLocations["pass"] ?? FileLocation(path: path, line: 1, column: 1),
+                      fix: "keep one mapping file per step (remove or move the others), or, to run them all as one step in passes (Core Data's multiple passes), give each file 'pass: 1', 'pass: 2', … in the order they run")
+    }
+
+    /// The mapping from one version to another, if a file provides it (the first pass, when
+    /// several do: `passes(from:to:)`).
     public func mapping(from source: String, to destination: String) -> MappingModel? {
-        mappings.first { $0.source == source && $0.destination == destination }
+        passes(from: source, to: destination).first
+    }
+
+    /// The mapping files of one step, in pass order: usually one; several run one after another
+    /// into the same destination, as one step (Apple's "multiple passes").
+    public func passes(from source: String, to destination: String) -> [MappingModel] {
+        mappings.filter { $0.source == source && $0.destination == destination }.sorted { ($0.pass ?? 1) < ($1.pass ?? 1) }
     }
 }

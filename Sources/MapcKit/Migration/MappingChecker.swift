@@ -411,8 +411,11 @@ extension MappingChecker {
     /// throwing the first failing step's diagnostics.
     static func check(_ steps: [MigrationStep], policies: PolicyRegistry) throws {
         for (index, step) in steps.enumerated() where !step.isInferred {
-            var checker = MappingChecker(mapping: step.mapping, policies: policies)
-            var diagnostics = checker.check(source: step.source, destination: step.destination)
+            var diagnostics: [Diagnostic] = []
+            for pass in step.allPasses {
+                var checker = MappingChecker(mapping: pass, policies: policies)
+                diagnostics += checker.check(source: step.source, destination: step.destination)
+            }
             guard diagnostics.hasErrors else { continue }
             if index > 0 {
                 // The steps before it can run now, which is what a team waiting on a port wants.

@@ -4,7 +4,7 @@ import Yams
 /// Reads mapping files into `MappingModel` values, reporting every structural problem with its
 /// position. Semantic checks against the schemas are `MappingChecker`'s.
 public enum MappingLoader {
-    static let topKeys = ["source", "destination", "entityMappings"]
+    static let topKeys = ["source", "destination", "pass", "entityMappings"]
     static let entityMappingKeys = ["name", "source", "destination", "type", "sourceExpression", "filter", "policy", "userInfo",
                                     "attributes", "relationships", "sourceHash", "destinationHash", "todo"]
 
@@ -27,6 +27,10 @@ public enum MappingLoader {
             switch entry.key {
             case "source": model.source = document.string(entry.value, what: "source") ?? ""
             case "destination": model.destination = document.string(entry.value, what: "destination") ?? ""
+            case "pass":
+                if let pass = document.count(entry.value, what: "pass") {
+                    if pass == 0 { document.error("pass must be 1 or more (the first pass is 1)", at: entry.value) } else { model.pass = pass }
+                }
             case "entityMappings":
                 guard let items = document.items(of: entry.value, what: "entityMappings") else { break }
                 for item in items {

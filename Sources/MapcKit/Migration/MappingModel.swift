@@ -12,6 +12,10 @@ public struct MappingModel: Sendable {
     public var file: SourceFile?
     /// Where the values of `source:` and `destination:` are written.
     public var valueLocations: [String: FileLocation] = [:]
+    /// Its place among the mapping files of one step (Apple's "multiple passes"): a step with
+    /// several runs them in this order, each into what the ones before wrote, as one atomic step.
+    /// Nil is the first.
+    public var pass: Int?
 
     /// Creates a mapping model.
     public init(source: String, destination: String, entityMappings: [EntityMapping], file: SourceFile? = nil) {

@@ -16,7 +16,9 @@ public enum MappingWriter {
             lines.append("# Changes:")
             lines += changes.map { "#   \($0)" }
         }
-        lines += ["source: \(YAMLText.scalar(mapping.source))", "destination: \(YAMLText.scalar(mapping.destination))", "entityMappings:"]
+        lines += ["source: \(YAMLText.scalar(mapping.source))", "destination: \(YAMLText.scalar(mapping.destination))"]
+        if let pass = mapping.pass { lines.append("pass: \(pass)") }
+        lines.append("entityMappings:")
         if mapping.entityMappings.isEmpty { lines[lines.count - 1] += " []" }
         let sourceHashes = VersionHash.entityHashes(of: source), destinationHashes = VersionHash.entityHashes(of: destination)
         for entityMapping in mapping.entityMappings {

@@ -6,8 +6,13 @@ public struct MigrationStep: Sendable {
     public var source: Schema
     /// The version migrated to.
     public var destination: Schema
-    /// The mapping used.
+    /// The mapping used (the first pass of a step with several).
     public var mapping: MappingModel
+    /// Every mapping file of the step, in pass order, when it has several (see `allPasses`).
+    public var passes: [MappingModel] = []
+
+    /// The mappings the step runs, in order: its passes, or its one mapping.
+    public var allPasses: [MappingModel] { passes.isEmpty ? [mapping] : passes }
     /// Whether the mapping was inferred rather than read from a file.
     public var isInferred: Bool
     /// SHA-256 of the mapping file's text (or of the inferred mapping as `mapc infer` writes it).
@@ -72,8 +77,11 @@ public enum MigrationPlanner {
             // The furthest explicit mapping from here that does not overshoot.
             let candidates = forward ? Array((index + 1...end).reversed()) : Array(end...(index - 1))
             if let (target, mapping) = candidates.lazy.compactMap({ j in mappings.mapping(from: versions[index].version, to: versions[j].version).map { (j, $0) } }).first {
-                steps.append(MigrationStep(source: versions[index], destination: versions[target], mapping: mapping, isInferred: false,
-                                           mappingSHA256: VersionHash.sha256(mapping.file?.text ?? ""), isDowngrade: !forward))
+                let passes = mappings.passes(from: versions[index].version, to: versions[target].version)
+                var step = MigrationStep(source: versions[index], destination: versions[target], mapping: mapping, isInferred: false,
+                                         mappingSHA256: VersionHash.sha256(passes.map { $0.file?.text ?? "" }.joined(separator: "\u{0}")), isDowngrade: !forward)
+                step.passes = passes
+                steps.append(step)
                 index = target
                 continue
             }

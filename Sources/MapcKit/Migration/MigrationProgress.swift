@@ -49,6 +49,17 @@ public struct MigrationSummary: Sendable {
     /// Entity mappings (and their relationships) that ran as compiled SQL rather than object by object.
     public var compiled: [String] = []
 
+    /// This pass's summary followed by the next pass's, as one step's: objects created by every
+    /// mapping, seconds of each phase summed, the objects the last counted.
+    func followed(by next: MigrationSummary) -> MigrationSummary {
+        var joined = self
+        joined.created += next.created
+        joined.phaseSeconds.merge(next.phaseSeconds, uniquingKeysWith: +)
+        joined.destinationCounts = next.destinationCounts
+        joined.compiled += next.compiled
+        return joined
+    }
+
     /// The summary as JSON.
     public var json: JSONValue {
         .object([

@@ -115,7 +115,7 @@ public enum StoreMigration {
                 // The step's first update says it has begun, before anything can fail in it.
                 progress?(index, steps.count, MigrationProgress(phase: .create, mapping: nil, completed: 0, total: nil))
                 do {
-                    if index == 0, step.mapping.entityMappings.contains(where: { $0.policy != nil }) { try checks.wait() }
+                    if index == 0, step.allPasses.contains(where: { $0.entityMappings.contains { $0.policy != nil } }) { try checks.wait() }
                     // The first step's source is the store, which nobody can commit to while its write lock is held; later ones are files of this run.
                     let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies,
                                                 sourceIsUnchanging: index > 0 || exclusion != nil, beforeValidation: index == 0 ? { try checks.wait() } : nil) {
@@ -274,16 +274,24 @@ public enum StoreMigration {
     private static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions, policies: PolicyRegistry,
                                 progress: ((MigrationProgress) -> Void)?, readsAhead: Bool, beforeValidation: (() throws -> Void)?) throws -> MigrationSummary {
         let started = ISO8601.format(Date())
-        var migration = StepMigration(source: sourceStore, destination: destinationStore, mapping: step.mapping, policies: policies)
-        migration.batchSize = options.batchSize
-        migration.allowsSQL = options.allowsSQL
-        migration.progress = progress
-        migration.isCancelled = options.isCancelled
-        // An inferred step is Core Data's lightweight migration, which keeps every object's key.
-        migration.keepsKeys = step.isInferred
-        migration.beforeValidation = beforeValidation
-        migration.readsAhead = readsAhead
-        let summary = try migration.run()
+        // Each pass (Apple's "multiple passes": usually one) runs its three phases into what the
+        // passes before it wrote; the store is used only once the last has validated it.
+        var summary: MigrationSummary?
+        let passes = step.allPasses
+        for (index, pass) in passes.enumerated() {
+            var migration = StepMigration(source: sourceStore, destination: destinationStore, mapping: pass, policies: policies)
+            migration.batchSize = options.batchSize
+            migration.allowsSQL = options.allowsSQL
+            migration.progress = progress
+            migration.isCancelled = options.isCancelled
+            // An inferred step is Core Data's lightweight migration, which keeps every object's key.
+            migration.keepsKeys = step.isInferred
+            migration.beforeValidation = index == passes.count - 1 ? beforeValidation : nil
+            migration.readsAhead = readsAhead
+            let made = try migration.run()
+            summary = summary.map { $0.followed(by: made) } ?? made
+        }
+        guard let summary else { throw MigrationError.setup("the step \(step.source.version) -> \(step.destination.version) has no mapping to run") }
         var history = try StoreHistory.read(sourceStore)
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
                                     toHash: VersionHash.modelHash(of: step.destination), inferred: step.isInferred, mappingSHA256: step.mappingSHA256,
