@@ -107,4 +107,19 @@ struct VersionOrderTests {
         #expect(ProjectFileKind.classify(commented, fallback: .mapping) == .schema)
         #expect(ProjectFileKind.classify(SourceFile(path: "versions.yaml", text: "versions: [a, b]"), fallback: .schema) == .versionOrder)
     }
+
+    /// One version joining the others takes the place a whole model's import gives it: the
+    /// names' natural order, dotted numbers compared part by part.
+    @Test func aVersionJoinsInTheOrderAWholeImportGives() {
+        #expect(VersionOrder.adding("v2.0", to: ["v2.7.0"]) == ["v2.0", "v2.7.0"])
+        #expect(VersionOrder.adding("v2.5", to: ["v2.0", "v2.5.1"]) == ["v2.0", "v2.5", "v2.5.1"])
+        #expect(VersionOrder.adding("Model 10", to: ["Model", "Model 2", "Model 9"]) == ["Model", "Model 2", "Model 9", "Model 10"])
+        let all = ["v2.7.0", "v2.0", "v2.5.1", "v2.5", "v10"]
+        #expect(all.sorted(by: VersionOrder.naturalOrder) == ["v2.0", "v2.5", "v2.5.1", "v2.7.0", "v10"])
+        var oneByOne: [String] = []
+        for version in all { oneByOne = VersionOrder.adding(version, to: oneByOne) }
+        #expect(oneByOne == all.sorted(by: VersionOrder.naturalOrder))
+        // An order of the folder's own is kept, the newcomer last.
+        #expect(VersionOrder.adding("b", to: ["z", "a"]) == ["z", "a", "b"])
+    }
 }

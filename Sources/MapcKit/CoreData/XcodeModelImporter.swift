@@ -87,7 +87,7 @@ public enum XcodeModelImporter {
         }
         // Oldest first: by name, numbers compared as numbers ("Moody" < "Moody 2" < "Moody 10"),
         // the current version last, as Xcode's is the newest.
-        var ordered = versions.sorted { naturalOrder($0, $1) }
+        var ordered = versions.sorted(by: VersionOrder.naturalOrder)
         if let current, ordered.last != current {
             let later = ordered.drop { $0 != current }.dropFirst()
             warnings.append(.warning("'\(current)' is the current version (.xccurrentversion) but \(later.map { "'\($0)'" }.joined(separator: ", ")) sort after it by name; it is ordered last",
@@ -117,31 +117,6 @@ public enum XcodeModelImporter {
         return model
     }
 
-    /// Whether `a` sorts before `b`, runs of digits compared as numbers.
-    static func naturalOrder(_ a: String, _ b: String) -> Bool {
-        func chunks(_ text: String) -> [(text: String, number: Int?)] {
-            var result: [(String, Int?)] = []
-            var current = ""
-            var digits = false
-            for character in text {
-                let isDigit = character.isASCII && character.isNumber
-                if !current.isEmpty && isDigit != digits {
-                    result.append((current, digits ? Int(current.prefix(18)) : nil))
-                    current = ""
-                }
-                digits = isDigit
-                current.append(character)
-            }
-            if !current.isEmpty { result.append((current, digits ? Int(current.prefix(18)) : nil)) }
-            return result
-        }
-        let left = chunks(a), right = chunks(b)
-        for (x, y) in zip(left, right) {
-            if let m = x.number, let n = y.number, m != n { return m < n }
-            if x.text != y.text { return x.text < y.text }
-        }
-        return left.count < right.count
-    }
 
     // MARK: One version
 

@@ -123,12 +123,44 @@ public struct VersionOrder: Sendable, Equatable {
         return (first.map { [$0.name] } ?? []) + sorted.map(\.name)
     }
 
-    /// An order with one more version: where the names place it among the others (`Model 6`
-    /// after `Model 5`), or last (the newest) when they do not tell; unchanged when it is there.
+    /// Whether `a` sorts before `b`, runs of digits compared as numbers ("Moody" < "Moody 2" <
+    /// "Moody 10", "v2.0" < "v2.5" < "v2.5.1" < "v2.7.0"): the order an imported model's versions
+    /// take, whether the whole model is imported or one version joins the others.
+    public static func naturalOrder(_ a: String, _ b: String) -> Bool {
+        func chunks(_ text: String) -> [(text: String, number: Int?)] {
+            var result: [(String, Int?)] = []
+            var current = ""
+            var digits = false
+            for character in text {
+                let isDigit = character.isASCII && character.isNumber
+                if !current.isEmpty && isDigit != digits {
+                    result.append((current, digits ? Int(current.prefix(18)) : nil))
+                    current = ""
+                }
+                digits = isDigit
+                current.append(character)
+            }
+            if !current.isEmpty { result.append((current, digits ? Int(current.prefix(18)) : nil)) }
+            return result
+        }
+        let left = chunks(a), right = chunks(b)
+        for (x, y) in zip(left, right) {
+            if let m = x.number, let n = y.number, m != n { return m < n }
+            if x.text != y.text { return x.text < y.text }
+        }
+        return left.count < right.count
+    }
+
+    /// An order with one more version: where the names' natural order places it among the
+    /// others (`naturalOrder`, the rule a whole model's import orders by), when the others follow
+    /// it; last (the newest) when they are in an order of their own; unchanged when it is there.
     public static func adding(_ version: String, to versions: [String]) -> [String] {
         guard !versions.contains(version) else { return versions }
-        if let byNames = fromNames(versions + [version]), byNames.filter({ $0 != version }) == versions { return byNames }
-        return versions + [version]
+        guard versions.sorted(by: naturalOrder) == versions else { return versions + [version] }
+        let index = versions.firstIndex { naturalOrder(version, $0) } ?? versions.count
+        var result = versions
+        result.insert(version, at: index)
+        return result
     }
 
     /// The text of a version order file listing `versions`.
