@@ -44,8 +44,11 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
         Console.err("error: the data does not fit the schema:\n" + error.description)
         throw ExitCodeError(MapcExitCode.invalidInput)
     } catch let error as PlanError {
+        // Every blocker of the chain, in order: the other steps' mapping problems, then each step that cannot be made.
+        if !error.mappingProblems.isEmpty { Console.err(DiagnosticRenderer(sources: sources).render(error.mappingProblems)) }
         Console.err("error: \(error)")
-        if !error.isDowngrade { Console.err("`mapc infer --from \(error.from) --to \(error.to) --output \(error.suggestedFile)` writes that skeleton") }
+        let inferable = ([error] + error.later).filter { !$0.isDowngrade }
+        for blocked in inferable { Console.err("`mapc infer --from \(blocked.from) --to \(blocked.to) --output \(blocked.suggestedFile)` writes that skeleton") }
         throw ExitCodeError(MapcExitCode.storeError)
     } catch let error as MapcError {
         Console.err("error: \(error)")

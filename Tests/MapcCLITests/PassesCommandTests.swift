@@ -98,3 +98,29 @@ struct PassesCommandTests {
         #expect(again.status != 0 && again.stderr.contains("already exist"), "\(again.stderr)")
     }
 }
+
+/// A chain of steps reports every blocker, in order: a missing policy of the first step is not
+/// hidden by a later step that cannot be made.
+@Suite("Every blocker of a chain")
+struct ChainBlockersTests {
+    @Test func planAndRunNameEveryBlockerInOrder() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-chain-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (version, extra) in [("s1", ""), ("s2", "      size: int64?\n"), ("s3", "      size: int64?\n      weight: int64\n"), ("s4", "      size: int64?\n      weight: int64\n      color: string\n")] {
+            try folder.write("model: S\nversion: \(version)\nentities:\n  Item:\n    attributes:\n      name: string\n\(extra)", to: "schemas/\(version).yaml")
+        }
+        try folder.write("versions: [s1, s2, s3, s4]\n", to: "schemas/versions.yaml")
+        try folder.write("source: s1\ndestination: s2\nentityMappings:\n  - { name: ItemToItem, source: Item, destination: Item, policy: App.MissingPolicy }\n", to: "mappings/m12.yaml")
+        try folder.write(#"{"version": "s1", "objects": {"Item": [{"id": "i1", "name": "a"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        for command in [["plan", "s.db"], ["run", "s.db"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status != 0)
+            let policy = result.stderr.range(of: "App.MissingPolicy"), s23 = result.stderr.range(of: "cannot migrate from s2 to s3"), s34 = result.stderr.range(of: "cannot migrate from s3 to s4")
+            #expect(policy != nil && s23 != nil && s34 != nil, "\(command): \(result.stderr)")
+            if let policy, let s23, let s34 { #expect(policy.lowerBound < s23.lowerBound && s23.lowerBound < s34.lowerBound, "in order: \(result.stderr)") }
+        }
+    }
+}

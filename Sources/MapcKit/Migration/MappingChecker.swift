@@ -408,22 +408,32 @@ public struct MappingChecker {
 
 extension MappingChecker {
     /// Checks the mapping files of steps as a migration will run them (inferred steps need none),
-    /// throwing the first failing step's diagnostics.
+    /// throwing every failing step's diagnostics, in step order.
     static func check(_ steps: [MigrationStep], policies: PolicyRegistry) throws {
-        for (index, step) in steps.enumerated() where !step.isInferred {
+        let diagnostics = problems(of: steps, policies: policies)
+        if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+    }
+
+    /// The diagnostics of every step's mapping files, in step order, with a note naming how far
+    /// the store can go now when a later step fails.
+    static func problems(of steps: [MigrationStep], policies: PolicyRegistry) -> [Diagnostic] {
+        var all: [Diagnostic] = []
+        var firstFailing: MigrationStep?
+        for step in steps where !step.isInferred {
             var diagnostics: [Diagnostic] = []
             for pass in step.allPasses {
                 var checker = MappingChecker(mapping: pass, policies: policies)
                 diagnostics += checker.check(source: step.source, destination: step.destination)
             }
-            guard diagnostics.hasErrors else { continue }
-            if index > 0 {
-                // The steps before it can run now, which is what a team waiting on a port wants.
-                let reachable = step.source.version
-                diagnostics.append(Diagnostic(.note, "the steps before \(reachable) -> \(step.destination.version) are ready: the store can be migrated to \(reachable) now "
-                                         + "(`mapc run --to \(reachable)`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
-            }
-            throw DiagnosticsError(diagnostics)
+            if diagnostics.hasErrors, firstFailing == nil { firstFailing = step }
+            if diagnostics.hasErrors { all += diagnostics }
         }
+        if let failing = firstFailing, let first = steps.first, failing.source.version != first.source.version {
+            // The steps before it can run now, which is what a team waiting on a port wants.
+            let reachable = failing.source.version
+            all.append(Diagnostic(.note, "the steps before \(reachable) -> \(failing.destination.version) are ready: the store can be migrated to \(reachable) now "
+                                  + "(`mapc run --to \(reachable)`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
+        }
+        return all
     }
 }

@@ -36,6 +36,15 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
     public var mappingsDirectory: String
     /// Whether the step goes to an older version (never inferred: it needs a mapping file).
     public var isDowngrade: Bool
+    /// The steps of the chain that cannot be made after this one, in order: a plan reports every
+    /// blocker, not the first alone.
+    public var later: [PlanError] = []
+    /// The steps of the chain that can be made (those before, between and after the blockers),
+    /// whose mapping files a caller checks too, so that their problems are reported with these.
+    public var madeSteps: [MigrationStep] = []
+    /// What checking the mapping files of `madeSteps` found (filled by `Migrator.plan`): a
+    /// missing policy in step 1 is reported with a blocked step 33 -> 34, not hidden by it.
+    public var mappingProblems: [Diagnostic] = []
 
     /// The mapping file that would make the step possible.
     public var suggestedFile: String {
@@ -44,6 +53,11 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
+        ([self] + later).map(\.stepDescription).joined(separator: "\n")
+    }
+
+    /// This step's part of the description.
+    private var stepDescription: String {
         if isDowngrade {
             return "cannot migrate from \(from) down to \(to): a downgrade runs only with a mapping file, never inferred"
                 + (reasons.isEmpty ? "" : ":\n" + reasons.map { "  - \($0)" }.joined(separator: "\n"))
@@ -71,6 +85,8 @@ public enum MigrationPlanner {
         }
         if start == end { return [] }
         var steps: [MigrationStep] = []
+        // Every step that cannot be made, in order: the chain goes on past each as if it were.
+        var blockers: [PlanError] = []
         var index = start
         let forward = start < end
         while index != end {
@@ -90,14 +106,21 @@ public enum MigrationPlanner {
             }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             guard let mapping = result.mapping else {
-                throw PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description),
-                                mappingsDirectory: mappings.directory, isDowngrade: false)
+                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description),
+                                          mappingsDirectory: mappings.directory, isDowngrade: false))
+                index += 1
+                continue
             }
             let text = MappingWriter.yaml(mapping, source: versions[index], destination: versions[index + 1], changes: result.changes, notes: result.notes, order: catalog.order)
             var step = MigrationStep(source: versions[index], destination: versions[index + 1], mapping: mapping, isInferred: true, mappingSHA256: VersionHash.sha256(text))
             step.droppedValues = result.droppedValues
             steps.append(step)
             index += 1
+        }
+        if var first = blockers.first {
+            first.later = Array(blockers.dropFirst())
+            first.madeSteps = steps
+            throw first
         }
         return steps
     }

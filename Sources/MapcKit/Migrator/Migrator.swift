@@ -119,12 +119,18 @@ public struct Migrator: Sendable {
 
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
     /// present, inferred mappings otherwise, downgrades only through mapping files. Reads the store's
-    /// metadata; never writes it. Throws `PlanError` for a step that can be neither.
+    /// metadata; never writes it. Throws `PlanError` for the steps that can be neither (every one,
+    /// in order, with what checking the other steps' mapping files found: `mappingProblems`).
     public func plan(forStoreAt url: URL, from claimed: String? = nil, to version: String? = nil) throws -> MigrationPlan {
         let current = try self.version(ofStoreAt: url, claimed: claimed)
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
-        let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
-        return MigrationPlan(store: url, current: current, target: target, steps: steps)
+        do {
+            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
+            return MigrationPlan(store: url, current: current, target: target, steps: steps)
+        } catch var error as PlanError {
+            error.mappingProblems = MappingChecker.problems(of: error.madeSteps, policies: policies)
+            throw error
+        }
     }
 
     /// Checks every mapping file a plan uses against its versions; throws `DiagnosticsError` with
