@@ -51,7 +51,9 @@ public struct SchemaCatalog: Sendable {
         for source in sources {
             let path = source.path
             let fallback: ProjectFileKind = (path as NSString).lastPathComponent == VersionOrder.fileName ? .versionOrder : .schema
-            switch ProjectFileKind.classify(source, fallback: fallback) {
+            // Read once, classified by its keys, then loaded as what it is.
+            let document = YAMLDocument(source: source)
+            switch ProjectFileKind.classify(document.root, fallback: fallback) {
             case .versionOrder:
                 let (versions, found) = VersionOrder.parse(source: source)
                 diagnostics += found
@@ -69,7 +71,7 @@ public struct SchemaCatalog: Sendable {
             case .schema:
                 break
             }
-            let (schema, found) = SchemaLoader.parse(source: source)
+            let (schema, found) = SchemaLoader.parse(document: document, source: source)
             diagnostics += found
             guard let schema, !found.hasErrors else { continue }
             if let other = byVersion[schema.version] {

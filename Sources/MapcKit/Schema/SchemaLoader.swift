@@ -42,7 +42,12 @@ public enum SchemaLoader {
 
     /// Reads schema text, returning whatever could be read and all diagnostics; never throws.
     public static func parse(source: SourceFile) -> (schema: Schema?, diagnostics: [Diagnostic]) {
-        var document = YAMLDocument(source: source)
+        parse(document: YAMLDocument(source: source), source: source)
+    }
+
+    /// The same, of a file already read as YAML.
+    static func parse(document read: YAMLDocument, source: SourceFile) -> (schema: Schema?, diagnostics: [Diagnostic]) {
+        var document = read
         guard let root = document.root else { return (nil, document.diagnostics) }
         guard let top = document.entries(of: root, what: "a schema file") else { return (nil, document.diagnostics) }
         document.rejectUnknownKeys(top, allowed: topKeys, in: "the schema file")

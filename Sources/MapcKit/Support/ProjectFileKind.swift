@@ -14,7 +14,13 @@ public enum ProjectFileKind: String, Sendable {
     /// is not a mapping, is classified by where it was found (`fallback`), so that the matching
     /// reader reports the problem with its position.
     public static func classify(_ source: SourceFile, fallback: ProjectFileKind) -> ProjectFileKind {
-        guard YAMLGuard.problem(with: source.text) == nil, let node = try? Yams.compose(yaml: source.text), let mapping = node.mapping else { return fallback }
+        guard YAMLGuard.problem(with: source.text) == nil, let node = try? Yams.compose(yaml: source.text, .basic) else { return fallback }
+        return classify(node, fallback: fallback)
+    }
+
+    /// The same, of a file already read (a `YAMLDocument`'s root), so it is not read twice.
+    static func classify(_ root: Node?, fallback: ProjectFileKind) -> ProjectFileKind {
+        guard let mapping = root?.mapping else { return fallback }
         let keys = Set(mapping.keys.compactMap { $0.scalar?.string })
         if keys.contains("entityMappings") { return .mapping }
         if keys.contains("entities") || keys.contains("model") { return .schema }
