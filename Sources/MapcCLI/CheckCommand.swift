@@ -53,6 +53,12 @@ struct CheckCommand: ParsableCommand {
                 continue
             }
             renderer.add(source)
+            // A schema the catalog has loaded is not read again (a history of 117 versions was
+            // parsed three times): its diagnostics are the catalog's for the file.
+            if case .success(let loaded) = catalog, let schema = loaded.schemas.first(where: { $0.source?.path == path }) {
+                check(schema, found: loaded.warnings.filter { $0.location?.path == path }, path: path, into: &diagnostics, summaries: &summaries)
+                continue
+            }
             switch ProjectFileKind.classify(source, fallback: fallbackKind(of: path)) {
             case .mapping:
                 let (found, summary, model) = checkMapping(source, catalog: catalog)
@@ -68,17 +74,8 @@ struct CheckCommand: ParsableCommand {
                     summaries.append("\(path): version order, \(versions.count) version\(versions.count == 1 ? "" : "s")")
                 }
             case .schema:
-                var (schema, found) = SchemaLoader.parse(source: source)
-                if let loaded = schema, !found.hasErrors {
-                    // What SQLite could not build is an error now, not when `init` or `run` meets it.
-                    found += StoreFormat.all.flatMap { $0.problems(storing: loaded) }.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
-                    if found.hasErrors { schema = nil }
-                }
-                diagnostics += found
-                if let schema, !found.hasErrors {
-                    let count = schema.entities.count
-                    summaries.append("\(path): \(schema.displayName), \(count) entit\(count == 1 ? "y" : "ies"), model hash \(VersionHash.modelHash(of: schema).prefix(12))")
-                }
+                let (schema, found) = SchemaLoader.parse(source: source)
+                check(schema, found: found, path: path, into: &diagnostics, summaries: &summaries)
             }
         }
         // The project as a whole: the version order, and one mapping file per step.
@@ -114,6 +111,20 @@ struct CheckCommand: ParsableCommand {
             Console.out("\(files.count) file\(files.count == 1 ? "" : "s") checked: \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         }
         if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
+    }
+
+    /// A schema file's diagnostics, with what SQLite could not build as errors now (not when
+    /// `init` or `run` meets it), and its summary line when it has no errors.
+    private func check(_ schema: Schema?, found: [Diagnostic], path: String, into diagnostics: inout [Diagnostic], summaries: inout [String]) {
+        var found = found
+        if let schema, !found.hasErrors {
+            found += StoreFormat.all.flatMap { $0.problems(storing: schema) }.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
+        }
+        diagnostics += found
+        if let schema, !found.hasErrors {
+            let count = schema.entities.count
+            summaries.append("\(path): \(schema.displayName), \(count) entit\(count == 1 ? "y" : "ies"), model hash \(VersionHash.modelHash(of: schema).prefix(12))")
+        }
     }
 
     /// What a file is taken for when its content does not say: a mapping in a mappings folder, the

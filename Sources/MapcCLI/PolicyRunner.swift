@@ -95,7 +95,7 @@ enum PolicyRunner {
             hasher.update(data: Data(part.utf8))
             hasher.update(data: Data([0]))
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return Hex.lowercase(hasher.finalize())
     }
 
     /// The runner for a set of policy files: cached by their names and contents, built when missing.

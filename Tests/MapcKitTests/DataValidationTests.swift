@@ -108,6 +108,39 @@ struct DataValidationTests {
         #expect(messages.contains("User 'u3', key 'code': does not match regex '[A-Z]+' (value: \"abcdef\")"), "\(messages)")
     }
 
+    /// A uniqueness constraint compares values as the store's UNIQUE index does: binary values of
+    /// one length, and texts equal as characters but not as bytes, are different values.
+    @Test func uniquenessComparesValuesAsTheStoreDoes() throws {
+        let schema = try loadSchema("""
+        model: M
+        version: v1
+        entities:
+          Blob:
+            uniquenessConstraints: [[bytes], [name], [ratio]]
+            attributes:
+              bytes: binary
+              name: string
+              ratio: double
+        """ + "\n")
+        let different = [
+            ObjectData(id: "b1", entity: "Blob", attributes: ["bytes": .binary(Data([1, 2, 3])), "name": .string("caf\u{E9}"), "ratio": .double(1)]),
+            ObjectData(id: "b2", entity: "Blob", attributes: ["bytes": .binary(Data([1, 2, 4])), "name": .string("cafe\u{301}"), "ratio": .double(2)]),
+        ]
+        let store = try Store.inMemory(schema: schema)
+        try store.insert(different)
+        #expect(try store.count(of: "Blob") == 2)
+        // The same bytes, and zero of either sign, do clash, in memory as in the store.
+        let clashing = [
+            ObjectData(id: "c1", entity: "Blob", attributes: ["bytes": .binary(Data([9])), "name": .string("x"), "ratio": .double(0)]),
+            ObjectData(id: "c2", entity: "Blob", attributes: ["bytes": .binary(Data([9])), "name": .string("y"), "ratio": .double(-0.0)]),
+        ]
+        let error = #expect(throws: DataValidationError.self) { try Store.inMemory(schema: schema).insert(clashing) }
+        let messages = error?.problems.map(\.description) ?? []
+        #expect(messages.contains { $0.hasPrefix("Blob 'c2', key 'bytes': breaks the uniqueness constraint (bytes)") }, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("Blob 'c2', key 'ratio': breaks the uniqueness constraint (ratio)") }, "\(messages)")
+        #expect(!messages.contains { $0.contains("key 'name'") }, "\(messages)")
+    }
+
     @Test func lengthsCountCodePointsAsSQLiteDoes() throws {
         let schema = try loadSchema("model: M\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: { type: string, maxLength: 3 }\n")
         let decomposed = "e\u{301}e\u{301}"   // two characters, four code points

@@ -384,7 +384,7 @@ public struct MappingChecker {
     }
 
     private mutating func checkHash(_ recorded: RecordedHash, entity: Entity, schema: Schema, side: String) {
-        let current = VersionHash.entityHashes(of: schema)[entity.name] ?? ""
+        let current = VersionHash.entityHash(of: entity, in: schema)
         guard recorded.hash != current else { return }
         var changes: [String] = []
         if !recorded.properties.isEmpty {

@@ -17,9 +17,10 @@ public enum MappingHashUpdater {
             let indent = String(repeating: " ", count: keyColumn)
             for (key, recorded, entityName, schema) in [("sourceHash", entityMapping.sourceHash, entityMapping.source, source),
                                                         ("destinationHash", entityMapping.destinationHash, entityMapping.destination, destination)] {
-                guard let entityName, let entity = schema.entity(named: entityName), let hash = VersionHash.entityHashes(of: schema)[entityName] else { continue }
+                guard let entityName, let entity = schema.entity(named: entityName) else { continue }
+                let hash = VersionHash.entityHash(of: entity, in: schema)
                 let fingerprints = VersionHash.propertyFingerprints(of: entity, in: schema)
-                let properties = fingerprints.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(fingerprints[$0]!)" }.joined(separator: ", ")
+                let properties = fingerprints.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(fingerprints[$0] ?? "")" }.joined(separator: ", ")
                 let text = "\(indent)\(key): { hash: \(hash), properties: { \(properties) } }"
                 if let location = recorded?.location, location.line - 1 < lines.count, lines[location.line - 1].contains("\(key):") {
                     replacements[location.line - 1] = text
@@ -30,7 +31,7 @@ public enum MappingHashUpdater {
         }
         for (index, text) in replacements { lines[index] = text }
         for index in insertions.keys.sorted(by: >) {
-            lines.insert(contentsOf: insertions[index]!, at: index + 1)
+            lines.insert(contentsOf: insertions[index] ?? [], at: index + 1)
         }
         return lines.joined(separator: "\n")
     }

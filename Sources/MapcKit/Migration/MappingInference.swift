@@ -75,7 +75,7 @@ extension MappingInference {
         var found: [SchemaChange] = []
         for entity in destination.entities {
             guard let old = counterparts[entity.name] else { continue }
-            let before = VersionHash.propertyFingerprints(of: old, in: source), after = VersionHash.propertyFingerprints(of: entity, in: destination)
+            let before = VersionHash.fingerprintInputs(of: old, in: source), after = VersionHash.fingerprintInputs(of: entity, in: destination)
             func isListed(_ property: String?) -> Bool { listed.contains { $0.entity == entity.name && $0.property == property } }
             // Changed in mapc's hash or in Core Data's (which also covers external storage and
             // preservation after deletion), or in a setting no hash covers (a delete rule): each said.

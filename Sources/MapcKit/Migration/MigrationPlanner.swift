@@ -16,12 +16,48 @@ public struct MigrationStep: Sendable {
     /// Whether the mapping was inferred rather than read from a file.
     public var isInferred: Bool
     /// SHA-256 of the mapping file's text (or of the inferred mapping as `mapc infer` writes it).
-    public var mappingSHA256: String
+    public var mappingSHA256: String {
+        switch identity {
+        case .digest(let digest): return digest
+        case .inferred(let result, let order):
+            // Written only when asked (a run records it): planning 116 inferred steps spent a
+            // third of its time writing mapping text nobody read.
+            return VersionHash.sha256(MappingWriter.yaml(result.skeleton, source: source, destination: destination, changes: result.changes, notes: result.notes, order: order))
+        }
+    }
     /// Whether the step goes to an older version (always through a mapping file).
     public var isDowngrade = false
     /// For an inferred step, what it drops: removed entities ("entity Note") and properties
     /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
     public var droppedValues: [String] = []
+
+    /// What identifies the step's mapping: the digest of its files, or the inference it writes.
+    private var identity: Identity
+
+    private enum Identity: Sendable {
+        case digest(String)
+        case inferred(InferenceResult, VersionOrder?)
+    }
+
+    /// A step through mapping files whose text has the digest `mappingSHA256`.
+    init(source: Schema, destination: Schema, mapping: MappingModel, mappingSHA256: String, isDowngrade: Bool = false) {
+        self.source = source
+        self.destination = destination
+        self.mapping = mapping
+        self.isInferred = false
+        self.isDowngrade = isDowngrade
+        self.identity = .digest(mappingSHA256)
+    }
+
+    /// An inferred step: its mapping is the inference's, identified as `mapc infer` would write it.
+    init(source: Schema, destination: Schema, inferred result: InferenceResult, mapping: MappingModel, order: VersionOrder?) {
+        self.source = source
+        self.destination = destination
+        self.mapping = mapping
+        self.isInferred = true
+        self.droppedValues = result.droppedValues
+        self.identity = .inferred(result, order)
+    }
 }
 
 /// Why no plan exists: the step that cannot be made, and why.
@@ -94,7 +130,7 @@ public enum MigrationPlanner {
             let candidates = forward ? Array((index + 1...end).reversed()) : Array(end...(index - 1))
             if let (target, mapping) = candidates.lazy.compactMap({ j in mappings.mapping(from: versions[index].version, to: versions[j].version).map { (j, $0) } }).first {
                 let passes = mappings.passes(from: versions[index].version, to: versions[target].version)
-                var step = MigrationStep(source: versions[index], destination: versions[target], mapping: mapping, isInferred: false,
+                var step = MigrationStep(source: versions[index], destination: versions[target], mapping: mapping,
                                          mappingSHA256: VersionHash.sha256(passes.map { $0.file?.text ?? "" }.joined(separator: "\u{0}")), isDowngrade: !forward)
                 step.passes = passes
                 steps.append(step)
@@ -111,10 +147,7 @@ public enum MigrationPlanner {
                 index += 1
                 continue
             }
-            let text = MappingWriter.yaml(mapping, source: versions[index], destination: versions[index + 1], changes: result.changes, notes: result.notes, order: catalog.order)
-            var step = MigrationStep(source: versions[index], destination: versions[index + 1], mapping: mapping, isInferred: true, mappingSHA256: VersionHash.sha256(text))
-            step.droppedValues = result.droppedValues
-            steps.append(step)
+            steps.append(MigrationStep(source: versions[index], destination: versions[index + 1], inferred: result, mapping: mapping, order: catalog.order))
             index += 1
         }
         if var first = blockers.first {

@@ -67,7 +67,7 @@ public enum StoreMigration {
     /// Migrates `store` with one mapping from its schema to `destination`.
     public static func run(store path: String, source: Schema, destination: Schema, mapping: MappingModel, options: MigrationOptions = MigrationOptions(),
                            policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
-        let step = MigrationStep(source: source, destination: destination, mapping: mapping, isInferred: false, mappingSHA256: VersionHash.sha256(mapping.file?.text ?? ""))
+        let step = MigrationStep(source: source, destination: destination, mapping: mapping, mappingSHA256: VersionHash.sha256(mapping.file?.text ?? ""))
         return try run(store: path, steps: [step], options: options, policies: policies) { _, _, update in progress?(update) }
     }
 

@@ -175,6 +175,21 @@ public struct Entity: Sendable {
     public static func constraintApplies(to values: [Value]) -> Bool {
         !values.contains(where: \.isNull)
     }
+
+    /// What a uniqueness constraint compares, for one value: equal keys exactly when the store's
+    /// UNIQUE index finds the values equal (SQLite compares text and blobs byte by byte, and
+    /// numbers by value, so -0.0 equals 0.0). Checking a data file before it is written uses it,
+    /// so that `load` refuses what the store would refuse and nothing else: two different
+    /// binary values, or two texts that differ in their bytes only, never clash.
+    public static func constraintKey(of value: Value) -> AnyHashable {
+        switch value {
+        case .string(let text), .uri(let text): return AnyHashable(Array(text.utf8))
+        case .nonUTF8Text(let bytes): return AnyHashable(Array(bytes))
+        case .binary(let bytes): return AnyHashable(bytes)
+        case .double(let number): return AnyHashable(number == 0 ? 0.0 : number)
+        default: return AnyHashable(value)
+        }
+    }
     /// Indexes to create in the store.
     public var indexes: [Index] = []
     /// Free-form data for tools and policies.

@@ -12,8 +12,6 @@ public struct SchemaCatalog: Sendable {
     public private(set) var order: VersionOrder?
     /// Why the versions have no order, when `order` is nil.
     public private(set) var orderProblem: String?
-    /// Each schema's model hash, in `schemas` order: computed once, compared often.
-    private var modelHashes: [String] = []
     /// Warnings from the files that loaded.
     public private(set) var warnings: [Diagnostic] = []
 
@@ -108,14 +106,13 @@ public struct SchemaCatalog: Sendable {
         arrange()
     }
 
-    /// Sorts the schemas by the order (by name when there is none) and computes their hashes.
+    /// Sorts the schemas by the order (by name when there is none).
     private mutating func arrange() {
         if let order {
             schemas.sort { (order.index(of: $0.version) ?? .max) < (order.index(of: $1.version) ?? .max) }
         } else {
             schemas.sort { $0.version.compare($1.version, options: [.numeric]) == .orderedAscending }
         }
-        modelHashes = schemas.map { VersionHash.modelHash(of: $0) }
     }
 
     /// Problems with a declared order: versions it lists that no file declares, and versions it leaves out.

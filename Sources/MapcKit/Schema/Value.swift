@@ -50,7 +50,7 @@ extension Value: CustomStringConvertible {
 extension Value {
     /// The first bytes of a value in hexadecimal (`C3 28 FF`), for messages.
     static func hexPrefix(_ bytes: Data, limit: Int = 16) -> String {
-        bytes.prefix(limit).map { String(format: "%02X", $0) }.joined(separator: " ") + (bytes.count > limit ? " …" : "")
+        Hex.uppercase(bytes.prefix(limit), separator: UInt8(ascii: " ")) + (bytes.count > limit ? " …" : "")
     }
 
     /// Text read from a store: a string when the bytes are UTF-8 (NUL bytes included, which are

@@ -29,16 +29,30 @@ public enum VersionHash {
     /// Short (8 hex) hashes of each property's canonical description, plus `@entity` for the
     /// entity's own fields and parent: what a mapping records so a stale one can say what changed.
     public static func propertyFingerprints(of entity: Entity, in schema: Schema) -> [String: String] {
-        var result: [String: String] = [:]
-        for (name, description) in propertyDescriptions(of: entity) {
-            result[name] = String(sha256(description.serialized()).prefix(8))
-        }
-        let parentHash = entity.parent.flatMap { entityHashes(of: schema)[$0] }
+        fingerprintInputs(of: entity, in: schema).mapValues { String(sha256($0.serialized()).prefix(8)) }
+    }
+
+    /// What each fingerprint is computed from, by property name (and `@entity`): compared as they
+    /// are where only equality matters (inference compares every entity of every step).
+    static func fingerprintInputs(of entity: Entity, in schema: Schema) -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for (name, description) in propertyDescriptions(of: entity) { result[name] = description }
         let constraints = entity.uniquenessConstraints.map { $0.sorted() }.sorted { $0.lexicographicallyPrecedes($1) }
-        let own = JSONValue.array([.string(entity.name), .bool(entity.isAbstract), optional(parentHash), optional(entity.versionHashModifier),
-                                   .array(constraints.map { .array($0.map(JSONValue.string)) })])
-        result["@entity"] = String(sha256(own.serialized()).prefix(8))
+        result["@entity"] = JSONValue.array([.string(entity.name), .bool(entity.isAbstract), optional(parentHash(of: entity, in: schema)), optional(entity.versionHashModifier),
+                                             .array(constraints.map { .array($0.map(JSONValue.string)) })])
         return result
+    }
+
+    /// The hash of one entity: its own description and its ancestors' (nothing else in the schema).
+    public static func entityHash(of entity: Entity, in schema: Schema) -> String {
+        var memo: [String: String] = [:]
+        return hash(of: entity, in: schema, memo: &memo)
+    }
+
+    /// The parent's hash, computed from the ancestry alone (not every entity of the schema).
+    private static func parentHash(of entity: Entity, in schema: Schema) -> String? {
+        guard let name = entity.parent, let parent = schema.entity(named: name) else { return nil }
+        return entityHash(of: parent, in: schema)
     }
 
     static func propertyDescriptions(of entity: Entity) -> [(String, JSONValue)] {
@@ -93,6 +107,6 @@ public enum VersionHash {
 
     /// SHA-256 of bytes, lowercase hex.
     public static func sha256(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: data))
     }
 }

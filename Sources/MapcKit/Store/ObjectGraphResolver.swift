@@ -255,14 +255,14 @@ struct ObjectGraphResolver {
         for entity in schema.entities {
             for constraint in entity.uniquenessConstraints {
                 let members = Set(schema.hierarchy(under: entity).map(\.name))
-                var seen: [[String]: String] = [:]
+                var seen: [[AnyHashable]: String] = [:]
                 for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) && members.contains(object.entity) {
                     // A constrained relationship holding no object counts as a nil.
                     let constrained = constraint.map { name in values[index][name] ?? related[index][name]?.first.map { .string(objects[$0].id) } ?? .null }
                     guard Entity.constraintApplies(to: constrained) else { continue }
-                    let key = constraint.map { name -> String in
-                        if let value = values[index][name] { return "v:\(value)" }
-                        return "r:" + (related[index][name]?.map { objects[$0].id }.joined(separator: ",") ?? "")
+                    let key = constraint.map { name -> AnyHashable in
+                        if let value = values[index][name] { return Entity.constraintKey(of: value) }
+                        return AnyHashable(related[index][name]?.map { objects[$0].id } ?? [])
                     }
                     if let other = seen[key] {
                         let shared = constraint.map { name in "\(name) \(values[index][name].map(\.description) ?? "[" + (related[index][name]?.map { objects[$0].id }.joined(separator: ", ") ?? "") + "]")" }

@@ -184,7 +184,7 @@ extension Store {
         case .int64(let n): return String(n)
         case .double(let d): return "\(d)"
         case .string(let text): return "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
-        case .blob(let data): return "x'" + data.map { String(format: "%02x", $0) }.joined() + "'"
+        case .blob(let data): return "x'" + Hex.lowercase(data) + "'"
         }
     }
 

@@ -126,6 +126,12 @@ extension JSONValue {
 
     static func writeString(_ string: String, to output: inout String) {
         output += "\""
+        // Most text needs no escape: appended whole (hashing a schema writes thousands of names).
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            output += string
+            output += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": output += "\\\""
