@@ -102,6 +102,35 @@ struct ImportCommandTests {
         #expect(odd.status == 1 && !odd.stderr.contains("Fatal"), "\(odd.stderr)")
     }
 
+    /// Core Data's binary forms are named, with what to do: Xcode 3's `elements` model (in a
+    /// bundle, where the other versions still import), a compiled `.mom` and a `.momd` bundle.
+    @Test func binaryModelFormsAreNamedWithWhatToDo() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("Old.xcdatamodeld")
+        try FileManager.default.copyItem(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld"), to: copy)
+        let old = copy.appendingPathComponent("Kitchen.xcdatamodel")
+        try FileManager.default.removeItem(at: old.appendingPathComponent("contents"))
+        // A binary property list's header and some of an archive (only the header tells the format).
+        let archive = Data("bplist00".utf8) + Data("\u{D4}\u{01}\u{02}\u{03}\u{04}\u{05}\u{06}$archiverXNSKeyedArchiver".utf8)
+        try archive.write(to: old.appendingPathComponent("elements"))
+        try archive.write(to: old.appendingPathComponent("layout"))
+        let run = try CLI.run(["import", copy.path, "--output", "out"], in: folder)
+        #expect(run.status == 1, "\(run.stderr)")
+        #expect(run.stderr.contains("Kitchen.xcdatamodel is in Xcode 3's binary model format") && run.stderr.contains("open the model in a current Xcode and save it"), "\(run.stderr)")
+        #expect(folder.exists("out/Kitchen 2.yaml") && !folder.exists("out/Kitchen.yaml"), "the other version is written")
+        // The elements file named itself.
+        let elements = try CLI.run(["import", old.appendingPathComponent("elements").path], in: folder)
+        #expect(elements.status == 1 && elements.stderr.contains("Xcode 3's binary model format"), "\(elements.stderr)")
+        // What Xcode compiles a model into.
+        try archive.write(to: folder.appendingPathComponent("Kitchen.mom"))
+        let mom = try CLI.run(["import", "Kitchen.mom"], in: folder)
+        #expect(mom.status == 1 && mom.stderr.contains("is a compiled Core Data model") && mom.stderr.contains("import the .xcdatamodeld"), "\(mom.stderr)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Kitchen.momd"), withIntermediateDirectories: true)
+        let momd = try CLI.run(["import", "Kitchen.momd"], in: folder)
+        #expect(momd.status == 1 && momd.stderr.contains("compiled Core Data model bundle"), "\(momd.stderr)")
+    }
+
     @Test func aMappingModelImportsAgainstTheImportedSchemas() throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -42,6 +42,9 @@ public enum XcodeModelImporter {
             let (schema, warnings) = try importVersion(contents: url.appendingPathComponent("contents").path, model: modelName(of: url), version: name)
             return ImportedModel(name: schema.model, schemas: [schema], currentVersion: nil, warnings: warnings)
         default:
+            if isFolder.boolValue, url.pathExtension == "momd" {
+                throw MapcError.input("\(path) is a compiled Core Data model bundle (what Xcode builds into the app), not the model's source; import the .xcdatamodeld it is built from")
+            }
             guard !isFolder.boolValue else {
                 throw MapcError.input("\(path) is a folder but not an .xcdatamodeld or .xcdatamodel; give the model's folder")
             }
@@ -50,6 +53,23 @@ public enum XcodeModelImporter {
             let (schema, warnings) = try importVersion(contents: path, model: modelName(of: folder), version: version)
             return ImportedModel(name: schema.model, schemas: [schema], currentVersion: nil, warnings: warnings)
         }
+    }
+
+    /// Why a file given as a model's contents cannot be read, when it is a binary property list
+    /// (one of Core Data's binary forms) rather than the XML Xcode writes; nil for anything else.
+    private static func binaryModelProblem(at path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let head = try? handle.read(upToCount: 8), head == Data("bplist00".utf8) else { return nil }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        if name == "elements" {
+            return "is Xcode 3's binary model format, which mapc does not read; open the model in a current Xcode and save it "
+                + "(Xcode rewrites it as the XML 'contents' file it has written since Xcode 4), then import it again"
+        }
+        if name.hasSuffix(".mom") || name.hasSuffix(".omo") {
+            return "is a compiled Core Data model (what Xcode builds into the app), not the model's source; import the .xcdatamodeld (or .xcdatamodel) it is built from"
+        }
+        return "is a binary property list, not the XML of an Xcode data model; import the .xcdatamodeld (or .xcdatamodel) folder"
     }
 
     /// The model's name: the enclosing `.xcdatamodeld`'s, or the version's own.
@@ -123,8 +143,14 @@ public enum XcodeModelImporter {
     /// Reads one version's `contents` file.
     static func importVersion(contents path: String, model: String, version: String) throws -> (Schema, [Diagnostic]) {
         guard FileManager.default.fileExists(atPath: path) else {
+            let folder = (path as NSString).deletingLastPathComponent
+            if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent("elements")) {
+                throw MapcError.input("\(folder) is in Xcode 3's binary model format (an 'elements' file, no 'contents'), which mapc does not read; "
+                    + "open the model in a current Xcode and save it (Xcode rewrites it as the XML 'contents' file it has written since Xcode 4), then import it again")
+            }
             throw MapcError.input("\(path) does not exist; an .xcdatamodel folder holds its model in a file named contents")
         }
+        if let problem = binaryModelProblem(at: path) { throw MapcError.input("\(path) \(problem)") }
         let root = try XMLTree.read(path: path)
         guard root.name == "model" else {
             throw MapcError.input("\(path):\(root.location.line):\(root.location.column): the root element is <\(root.name)>, not <model>; this is not an Xcode data model")
