@@ -2,6 +2,7 @@
 """The migration benchmark (not a test). One command runs every path on generated UnCloudNotes
 stores and compares each with a hand-written SQL migration doing the same work:
 
+  inferred     v1 -> v2, the lightweight step mapc infers (every note copied, a new optional image)
   compiled     v2 -> v3 with the shipped mapping (compiled to INSERT ... SELECT)
   interpreted  v2 -> v3 with --interpret (every object through the expression interpreter)
   policy       v3 -> v4 with the tutorial's custom policy (caption from the note's body, width and
@@ -14,6 +15,11 @@ the table shows seconds, the ratio to SQL, objects per second and mapc's peak re
   Benchmarks/migration-benchmark.py 100000 10000000      # any list of N
   Benchmarks/migration-benchmark.py --paths policy 200000
   Benchmarks/migration-benchmark.py --repeat 3 1000000   # the medians of 3 rounds, after an untimed one
+  Benchmarks/migration-benchmark.py --layout core-data 1000000   # the same on Core Data stores
+
+--layout core-data makes every store a Core Data store (ZNOTE, Z_PK, Z_ENT, Z_PRIMARYKEY, dates
+from 2001): mapc reads and writes Core Data's tables, and the SQL does what Core Data's layout
+asks of the same migration (entity numbers renumbered per version, key counters kept).
 
 Times on a small machine move by 20% or more between runs, and by 30-50% within minutes at 1M
 (page cache, write-back of the previous run's gigabytes, the host): the paths run in rounds, each
@@ -58,6 +64,102 @@ def sql_seconds(database, script):
     return time.monotonic() - start
 
 
+class MapcLayout:
+    """mapc's own store layout: tables named after entities, `_pk` keys."""
+    name = "mapc"
+    epoch = 0
+
+    def notes(self, n, image):
+        image_column, image_value = (', "image"', f", CASE WHEN i % 10 < 3 THEN CAST(x'{PNG_HEADER}' || randomblob(1000) AS BLOB) END") if image else ("", "")
+        return f"""
+WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < {n} - 1)
+INSERT INTO "Note" ("_entity", "_id", "title", "body", "dateCreated", "displayIndex"{image_column})
+SELECT 'Note', 'n' || i, 'Note ' || i, '{BODY}', {1714557600 - self.epoch} + i, i{image_value}
+FROM seq;"""
+
+    def copy_notes(self, version):
+        return """INSERT INTO d."Note" ("_pk", "_entity", "_id", "title", "body", "dateCreated", "displayIndex")
+  SELECT "_pk", 'Note', "_id", "title", "body", "dateCreated", "displayIndex" FROM main."Note";"""
+
+    def v1_to_v2(self):
+        return ""
+
+    def v2_to_v3(self):
+        return """INSERT INTO d."Attachment" ("_entity", "_id", "image", "dateCreated", "note")
+  SELECT 'Attachment', "_id" || '.NoteToAttachment', "image", "dateCreated", "_pk" FROM main."Note" WHERE "image" IS NOT NULL ORDER BY "_pk";"""
+
+    def v3_to_v4(self):
+        return f"""INSERT INTO d."Attachment" ("_pk", "_entity", "_id", "dateCreated", "caption", "height", "width", "image", "note")
+  SELECT a."_pk", 'ImageAttachment', a."_id", a."dateCreated", coalesce(substr(n."body", 1, 80), ''),
+         CASE WHEN substr(a.image, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(21)} ELSE 0.0 END,
+         CASE WHEN substr(a.image, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(17)} ELSE 0.0 END,
+         a."image", a."note"
+  FROM main."Attachment" a LEFT JOIN main."Note" n ON n."_pk" = a."note" ORDER BY a."_pk";"""
+
+    tables = {
+        "v2": ['SELECT _pk, _entity, _id, title, body, dateCreated, displayIndex, hex(image) FROM "Note" ORDER BY _pk'],
+        "v3": ['SELECT _pk, _entity, _id, title, body, dateCreated, displayIndex FROM "Note" ORDER BY _pk',
+               'SELECT _pk, _entity, _id, hex(image), dateCreated, note FROM "Attachment" ORDER BY _pk'],
+        "v4": ['SELECT _pk, _entity, _id, title, body, dateCreated, displayIndex FROM "Note" ORDER BY _pk',
+               'SELECT _pk, _entity, _id, dateCreated, caption, height, width, hex(image), note FROM "Attachment" ORDER BY _pk'],
+    }
+
+
+class CoreDataLayout:
+    """Core Data's layout: Z-prefixed tables and columns, entity numbers (Z_ENT) given per version
+    in name order, keys handed out from Z_PRIMARYKEY's counters, dates from 2001."""
+    name = "core-data"
+    epoch = 978307200
+    # Z_ENT of each entity in each version (the numbering Core Data gives: by name).
+    entity = {"v1": {"Note": 1}, "v2": {"Note": 1}, "v3": {"Attachment": 1, "Note": 2}, "v4": {"Attachment": 1, "ImageAttachment": 2, "Note": 3}}
+
+    def notes(self, n, image):
+        image_column, image_value = (", ZIMAGE", f", CASE WHEN i % 10 < 3 THEN CAST(x'{PNG_HEADER}' || randomblob(1000) AS BLOB) END") if image else ("", "")
+        return f"""
+WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < {n} - 1)
+INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE, ZBODY, ZDATECREATED, ZDISPLAYINDEX{image_column})
+SELECT i + 1, 1, 1, 'Note ' || i, '{BODY}', {1714557600 - self.epoch} + i, i{image_value}
+FROM seq;
+UPDATE Z_PRIMARYKEY SET Z_MAX = {n} WHERE Z_NAME = 'Note';"""
+
+    def copy_notes(self, version):
+        return f"""INSERT INTO d.ZNOTE (Z_PK, Z_ENT, Z_OPT, ZDISPLAYINDEX, ZDATECREATED, ZBODY, ZTITLE)
+  SELECT Z_PK, {self.entity[version]["Note"]}, 1, ZDISPLAYINDEX, ZDATECREATED, ZBODY, ZTITLE FROM main.ZNOTE;
+UPDATE d.Z_PRIMARYKEY SET Z_MAX = (SELECT max(Z_PK) FROM main.ZNOTE) WHERE Z_NAME = 'Note';"""
+
+    def v1_to_v2(self):
+        return ""
+
+    def v2_to_v3(self):
+        return f"""INSERT INTO d.ZATTACHMENT (Z_PK, Z_ENT, Z_OPT, ZNOTE, ZDATECREATED, ZIMAGE)
+  SELECT row_number() OVER (ORDER BY Z_PK), {self.entity["v3"]["Attachment"]}, 1, Z_PK, ZDATECREATED, ZIMAGE FROM main.ZNOTE WHERE ZIMAGE IS NOT NULL ORDER BY Z_PK;
+UPDATE d.Z_PRIMARYKEY SET Z_MAX = (SELECT count(*) FROM d.ZATTACHMENT) WHERE Z_NAME = 'Attachment';"""
+
+    def v3_to_v4(self):
+        return f"""INSERT INTO d.ZATTACHMENT (Z_PK, Z_ENT, Z_OPT, ZNOTE, ZDATECREATED, ZHEIGHT, ZWIDTH, ZCAPTION, ZIMAGE)
+  SELECT a.Z_PK, {self.entity["v4"]["ImageAttachment"]}, 1, a.ZNOTE, a.ZDATECREATED,
+         CASE WHEN substr(a.ZIMAGE, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(21, "ZIMAGE")} ELSE 0.0 END,
+         CASE WHEN substr(a.ZIMAGE, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(17, "ZIMAGE")} ELSE 0.0 END,
+         coalesce(substr(n.ZBODY, 1, 80), ''), a.ZIMAGE
+  FROM main.ZATTACHMENT a LEFT JOIN main.ZNOTE n ON n.Z_PK = a.ZNOTE ORDER BY a.Z_PK;
+UPDATE d.Z_PRIMARYKEY SET Z_MAX = (SELECT max(Z_PK) FROM main.ZATTACHMENT) WHERE Z_NAME = 'Attachment';"""
+
+    counters = "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT"
+    tables = {
+        "v2": ["SELECT Z_PK, Z_ENT, Z_OPT, ZTITLE, ZBODY, ZDATECREATED, ZDISPLAYINDEX, hex(ZIMAGE) FROM ZNOTE ORDER BY Z_PK", counters],
+        "v3": ["SELECT Z_PK, Z_ENT, Z_OPT, ZTITLE, ZBODY, ZDATECREATED, ZDISPLAYINDEX FROM ZNOTE ORDER BY Z_PK",
+               "SELECT Z_PK, Z_ENT, Z_OPT, ZNOTE, ZDATECREATED, hex(ZIMAGE) FROM ZATTACHMENT ORDER BY Z_PK", counters],
+        "v4": ["SELECT Z_PK, Z_ENT, Z_OPT, ZTITLE, ZBODY, ZDATECREATED, ZDISPLAYINDEX FROM ZNOTE ORDER BY Z_PK",
+               "SELECT Z_PK, Z_ENT, Z_OPT, ZNOTE, ZDATECREATED, ZHEIGHT, ZWIDTH, ZCAPTION, hex(ZIMAGE) FROM ZATTACHMENT ORDER BY Z_PK", counters],
+    }
+
+
+BODY = "The body of note number ' || i || ', long enough to look like a real note and to be cut at eighty characters."
+LAYOUT = MapcLayout()
+# Each path: the version it starts from, the version it migrates to, and the SQL doing its work.
+PATHS = {"inferred": ("v1", "v2"), "compiled": ("v2", "v3"), "interpreted": ("v2", "v3"), "policy": ("v3", "v4")}
+
+
 def digest(database, queries):
     """A digest of every row the queries return, in order."""
     db = sqlite3.connect(database)
@@ -69,33 +171,19 @@ def digest(database, queries):
     return hasher.hexdigest()
 
 
-V3_TABLES = ['SELECT _pk, _entity, _id, title, body, dateCreated, displayIndex FROM "Note" ORDER BY _pk',
-             'SELECT _pk, _entity, _id, hex(image), dateCreated, note FROM "Attachment" ORDER BY _pk']
-V4_TABLES = ['SELECT _pk, _entity, _id, title, body, dateCreated, displayIndex FROM "Note" ORDER BY _pk',
-             'SELECT _pk, _entity, _id, dateCreated, caption, height, width, hex(image), note FROM "Attachment" ORDER BY _pk']
-
-
-def generate(folder, n):
-    """A v2 store of n notes, 30% with a 1 KiB PNG, and the v3 store the compiled path makes of it."""
-    v2 = os.path.join(folder, "v2.db")
-    run([MAPC, "init", "--schemas", SCHEMAS, "--schema", "v2", v2])
-    run(["sqlite3", v2], input=f"""
-BEGIN;
-WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < {n} - 1)
-INSERT INTO "Note" ("_entity", "_id", "title", "body", "dateCreated", "displayIndex", "image")
-SELECT 'Note', 'n' || i, 'Note ' || i, 'The body of note number ' || i || ', long enough to look like a real note and to be cut at eighty characters.',
-       1714557600 + i, i, CASE WHEN i % 10 < 3 THEN CAST(x'{PNG_HEADER}' || randomblob(1000) AS BLOB) END
-FROM seq;
-COMMIT;
-""")
-    return v2
+def generate(folder, n, version):
+    """A store of `version` (v1 or v2) of n notes; at v2, 30% with a 1 KiB PNG."""
+    path = os.path.join(folder, f"{version}.db")
+    empty_store(path, version)
+    run(["sqlite3", path], input=f"BEGIN;{LAYOUT.notes(n, image=version == 'v2')}\nCOMMIT;\n")
+    return path
 
 
 def empty_store(path, version):
     """A new empty store of a version at `path`, replacing what was there (a repeated run's)."""
     if os.path.exists(path):
         os.remove(path)
-    run([MAPC, "init", "--schemas", SCHEMAS, "--schema", version, path])
+    run([MAPC, "init", "--schemas", SCHEMAS, "--schema", version, "--layout", LAYOUT.name, path])
 
 
 def sql_migration(source, destination, version, inserts):
@@ -105,33 +193,22 @@ def sql_migration(source, destination, version, inserts):
     return sql_seconds(source, f"""
 ATTACH '{destination}' AS d;
 BEGIN;
-INSERT INTO d."Note" ("_pk", "_entity", "_id", "title", "body", "dateCreated", "displayIndex")
-  SELECT "_pk", 'Note', "_id", "title", "body", "dateCreated", "displayIndex" FROM main."Note";
+{LAYOUT.copy_notes(version)}
 {inserts}
 COMMIT;
 """)
 
 
-def sql_v2_to_v3(source, destination):
-    return sql_migration(source, destination, "v3", """
-INSERT INTO d."Attachment" ("_entity", "_id", "image", "dateCreated", "note")
-  SELECT 'Attachment', "_id" || '.NoteToAttachment', "image", "dateCreated", "_pk" FROM main."Note" WHERE "image" IS NOT NULL ORDER BY "_pk";""")
+def sql_step(path, source, destination):
+    """The SQL doing a path's migration: its seconds."""
+    work = {"inferred": LAYOUT.v1_to_v2, "compiled": LAYOUT.v2_to_v3, "interpreted": LAYOUT.v2_to_v3, "policy": LAYOUT.v3_to_v4}[path]
+    return sql_migration(source, destination, PATHS[path][1], work())
 
 
-def png_dimension(offset):
+def png_dimension(offset, column="image"):
     """The big-endian 32-bit number at a 1-based byte offset of the image, in SQL."""
-    digits = " + ".join(f"(instr('0123456789ABCDEF', substr(hex(substr(a.image, {offset}, 4)), {i + 1}, 1)) - 1) * {16 ** (7 - i)}" for i in range(8))
+    digits = " + ".join(f"(instr('0123456789ABCDEF', substr(hex(substr(a.{column}, {offset}, 4)), {i + 1}, 1)) - 1) * {16 ** (7 - i)}" for i in range(8))
     return f"CAST(({digits}) AS REAL)"
-
-
-def sql_v3_to_v4(source, destination):
-    return sql_migration(source, destination, "v4", f"""
-INSERT INTO d."Attachment" ("_pk", "_entity", "_id", "dateCreated", "caption", "height", "width", "image", "note")
-  SELECT a."_pk", 'ImageAttachment', a."_id", a."dateCreated", coalesce(substr(n."body", 1, 80), ''),
-         CASE WHEN substr(a.image, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(21)} ELSE 0.0 END,
-         CASE WHEN substr(a.image, 1, 8) = x'89504E470D0A1A0A' THEN {png_dimension(17)} ELSE 0.0 END,
-         a."image", a."note"
-  FROM main."Attachment" a LEFT JOIN main."Note" n ON n."_pk" = a."note" ORDER BY a."_pk";""")
 
 
 def timed_run(source, store, command):
@@ -149,16 +226,20 @@ def report(path, n, objects, seconds, reference_seconds, peak, same):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sizes", nargs="*", type=int, default=[200_000, 1_000_000])
-    parser.add_argument("--paths", default="compiled,interpreted,policy")
+    parser.add_argument("--paths", default="inferred,compiled,interpreted,policy")
+    parser.add_argument("--layout", default="mapc", choices=["mapc", "core-data"], help="the store format of every store")
     parser.add_argument("--keep", help="keep the generated stores in this folder")
     parser.add_argument("--repeat", type=int, default=1, help="runs of mapc and of the SQL for each path (medians reported)")
     options = parser.parse_args()
-    known = ["compiled", "interpreted", "policy"]
+    global LAYOUT
+    LAYOUT = CoreDataLayout() if options.layout == "core-data" else MapcLayout()
+    known = list(PATHS)
     unknown = set(options.paths.split(",")) - set(known)
     if unknown:
         sys.exit(f"unknown paths {', '.join(sorted(unknown))}: choose among {', '.join(known)}")
     paths = [path for path in known if path in options.paths.split(",")]
     run(["swift", "build", "-c", "release", "--product", "mapc", "--package-path", ROOT])
+    print(f"layout: {LAYOUT.name}")
     print(f"{'path':<12} {'notes':>10} {'objects':>10} {'mapc s':>8} {'sql s':>8} {'ratio':>7} {'objects/s':>10} {'peak MiB':>9}  result")
     for n in options.sizes:
         folder = options.keep or tempfile.mkdtemp(prefix="mapc-benchmark-")
@@ -171,48 +252,46 @@ def main():
 
 
 def measure_size(folder, n, paths, repeat):
-    """Measures the paths on a store of n notes in rounds. A round runs the v2 -> v3 SQL, the
-    compiled and interpreted paths, the v3 -> v4 SQL and the policy path, one after the other, so
-    that a slow phase of the machine falls on every path alike; with --repeat N there are N timed
-    rounds after an untimed one (the first runs after the stores are generated were the slowest,
-    the kernel still settling the new gigabytes), and the medians are reported."""
-    v2 = generate(folder, n)
-    images = sqlite3.connect(v2).execute('SELECT count(*) FROM "Note" WHERE image IS NOT NULL').fetchone()[0]
-    objects = n + images
-    sql_v3, sql_v4, v3 = (os.path.join(folder, name) for name in ["sql-v3.db", "sql-v4.db", "v3.db"])
-    stores = {path: os.path.join(folder, f"{path}.db") for path in ["compiled", "interpreted", "policy"]}
+    """Measures the paths on a store of n notes in rounds. A round runs, for each path, the SQL
+    then mapc, one path after the other, so that a slow phase of the machine falls on every path
+    alike; with --repeat N there are N timed rounds after an untimed one (the first runs after the
+    stores are generated were the slowest, the kernel still settling the new gigabytes), and the
+    medians are reported."""
+    sources = {"v1": generate(folder, n, "v1"), "v2": generate(folder, n, "v2")}
+    images = sqlite3.connect(sources["v2"]).execute(f'SELECT count(*) FROM {"ZNOTE" if LAYOUT.name == "core-data" else "Note"} WHERE {"ZIMAGE" if LAYOUT.name == "core-data" else "image"} IS NOT NULL').fetchone()[0]
+    stores = {path: os.path.join(folder, f"{path}.db") for path in PATHS}
+    references_stores = {version: os.path.join(folder, f"sql-{version}.db") for version in ["v2", "v3", "v4"]}
     def command(path):
-        version = "v4" if path == "policy" else "v3"
         extra = ["--interpret"] if path == "interpreted" else []
-        return [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", version, *extra, stores[path]]
+        return [MAPC, "run", "--quiet", "--schemas", SCHEMAS, "--mappings", MAPPINGS, "--to", PATHS[path][1], *extra, stores[path]]
 
     # The policy path starts from the compiled path's v3 store, checked equal to the SQL's first.
-    sql_v2_to_v3(v2, sql_v3)
-    timed_run(v2, stores["compiled"], command("compiled"))
-    if digest(stores["compiled"], V3_TABLES) != digest(sql_v3, V3_TABLES):
+    sql_step("compiled", sources["v2"], references_stores["v3"])
+    timed_run(sources["v2"], stores["compiled"], command("compiled"))
+    if digest(stores["compiled"], LAYOUT.tables["v3"]) != digest(references_stores["v3"], LAYOUT.tables["v3"]):
         sys.exit("compiled: mapc's v3 store differs from the SQL migration's")
-    shutil.copyfile(stores["compiled"], v3)
+    sources["v3"] = os.path.join(folder, "v3.db")
+    shutil.copyfile(stores["compiled"], sources["v3"])
 
     times = {path: [] for path in paths}
     references = {path: [] for path in paths}
     peaks = {path: 0 for path in paths}
     for round in range(repeat + 1 if repeat > 1 else 1):
         timed = repeat == 1 or round > 0
-        to_v3 = None   # the v2 -> v3 SQL's seconds: once a round, for both paths that do it
+        done = {}   # the SQL's seconds per step: once a round for the paths that share a step
         for path in paths:
-            if path == "policy":
-                reference = sql_v3_to_v4(v3, sql_v4)
-                seconds, peak = timed_run(v3, stores[path], command(path))
-            else:
-                reference = to_v3 = to_v3 if to_v3 is not None else sql_v2_to_v3(v2, sql_v3)
-                seconds, peak = timed_run(v2, stores[path], command(path))
+            start, end = PATHS[path]
+            if (start, end) not in done:
+                done[(start, end)] = sql_step(path, sources[start], references_stores[end])
+            seconds, peak = timed_run(sources[start], stores[path], command(path))
             if timed:
                 times[path].append(seconds)
-                references[path].append(reference)
+                references[path].append(done[(start, end)])
                 peaks[path] = max(peaks[path], peak)
     for path in paths:
-        tables, sql_store = (V4_TABLES, sql_v4) if path == "policy" else (V3_TABLES, sql_v3)
-        same = digest(stores[path], tables) == digest(sql_store, tables)
+        end = PATHS[path][1]
+        objects = n + (images if end != "v2" else 0)
+        same = digest(stores[path], LAYOUT.tables[end]) == digest(references_stores[end], LAYOUT.tables[end])
         report(path, n, objects, statistics.median(times[path]), statistics.median(references[path]), peaks[path], same)
 
 
