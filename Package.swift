@@ -37,6 +37,7 @@ let package = Package(
             name: "MapcCLI",
             dependencies: [
                 "MapcKit",
+                "CMapcSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -44,7 +45,10 @@ let package = Package(
         // The UnCloudNotes tutorial's custom policy and demo: the worked example the shipped
         // `mapc` executable links (the MapcCLI library does not).
         .target(name: "MapcExamples", dependencies: ["MapcKit"]),
-        .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"]),
+        // Its symbols are exported so that a project's policies, compiled into a shared library
+        // against MapcKit's module, are loaded into it (docs/policies.md).
+        .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"],
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")], exclude: ["Fixtures"]),
         .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "MapcKit", "mapc"], exclude: ["Fixtures"]),
     ]

@@ -10,7 +10,7 @@ public struct MapcCommand: ParsableCommand {
         abstract: "Core Data style model versions and migrations for SQLite stores.",
         discussion: "Exit status: 0 success, 1 invalid input (schema, mapping or data), 2 store or file problem, 3 migration failed (store unchanged), 64 bad command line.",
         version: MapcVersion.current,
-        subcommands: [CheckCommand.self, ImportCommand.self, GraphCommand.self, EditorSchemasCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, DemoCommand.self]
+        subcommands: [CheckCommand.self, ImportCommand.self, GraphCommand.self, EditorSchemasCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, DemoCommand.self, InstallCommand.self]
     )
 
     /// The root command, parsed from the arguments by ArgumentParser.
@@ -24,8 +24,8 @@ public struct MapcCommand: ParsableCommand {
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
         self.demo = demo
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
-        // A project's policy files: the command runs in a mapc they are compiled into.
-        PolicyRunner.runWithPoliciesIfAny(given)
+        // A project's policy files, compiled (or found compiled) and loaded into this process.
+        PolicyLoader.loadIfAny(given)
         // ArgumentParser's `help` prints the root help for an unknown command and succeeds, and
         // calls a mistyped command "unexpected arguments": both are named, with the closest command.
         let names = configuration.subcommands.compactMap { $0.configuration.commandName }

@@ -42,10 +42,10 @@ struct MappingOptions: ParsableArguments {
     func catalog() throws -> MappingCatalog { try MappingCatalog(folder: folder) }
 }
 
-/// `--policies DIR`: the project's policy files (`./policies` by default), which mapc compiles
-/// into the `mapc` the command runs in (see `PolicyRunner`).
+/// `--policies DIR`: the project's policy files (by default the `policies` folder beside the
+/// schemas folder), which mapc compiles and loads before the command runs (see `PolicyLoader`).
 struct PolicyOptions: ParsableArguments {
-    @Option(name: .customLong("policies"), help: ArgumentHelp("The folder of policy files (*.swift), compiled into the mapc that runs the command (default ./policies).", valueName: "dir"))
+    @Option(name: .customLong("policies"), help: ArgumentHelp("The folder of policy files (*.swift), compiled and loaded before the command runs (default: policies beside the schemas folder).", valueName: "dir"))
     var folder: String?
 }
 

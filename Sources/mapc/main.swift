@@ -8,8 +8,9 @@ Migrator.disableSQLiteMemoryStatistics()
 // The crash-testing harness's hook; inactive unless MAPC_FAULT is set.
 FaultInjection.installFromEnvironment()
 
-// A project's own `mapc` registers its policies here, before running the commands.
-registerUnCloudNotesPolicies()
+// An app's own `mapc` registers its policies here, before running the commands. This one
+// registers none: a project's policy files are compiled and loaded by the commands
+// (docs/policies.md), and the demo registers its example's.
 
 /// The example `mapc demo` runs: a version 1 store and a version 2 store, migrated to the newest version.
 let uncloudNotes = DemoProject(

@@ -27,7 +27,9 @@ enum CLI {
 
     /// Runs `mapc` as the user `nobody` (see `canRunUnprivileged`).
     static func runUnprivileged(_ arguments: [String], in directory: URL) throws -> CLIResult {
-        try run(["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments, in: directory, program: URL(fileURLWithPath: "/usr/bin/setpriv"))
+        // `nobody` compiles policies into a cache of its own: mapc loads code only from the user's.
+        try run(["--reuid=65534", "--regid=65534", "--clear-groups", executable.path] + arguments, in: directory,
+                environment: ["MAPC_CACHE": "/tmp/mapc-test-policy-cache-65534"], program: URL(fileURLWithPath: "/usr/bin/setpriv"))
     }
 
     /// Runs `mapc` with the arguments in `directory`.
@@ -36,7 +38,9 @@ enum CLI {
         process.executableURL = program ?? executable
         process.arguments = arguments
         process.currentDirectoryURL = directory
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
+        // Policies compiled by the runs are kept in the build folder, not the user's cache.
+        let defaults = ["MAPC_CACHE": policyCache.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(defaults.merging(environment) { _, new in new }) { _, new in new }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -46,6 +50,21 @@ enum CLI {
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return CLIResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// The policy cache of the test runs.
+    static let policyCache = packageRoot.appendingPathComponent(".build/test-policy-cache")
+
+    /// Copies the shipped example's mapping files and its policy files (the demo's policy, whose
+    /// files in `policies/` are links to its source) into a project folder.
+    static func addMappingsAndPolicies(to folder: URL) throws {
+        try FileManager.default.copyItem(at: packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        let policies = folder.appendingPathComponent("policies")
+        try FileManager.default.createDirectory(at: policies, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: packageRoot.appendingPathComponent("policies").path) {
+            let source = packageRoot.appendingPathComponent("policies").appendingPathComponent(name).resolvingSymlinksInPath()
+            try Data(contentsOf: source).write(to: policies.appendingPathComponent(name))
+        }
     }
 
     /// A temporary project folder holding a copy of the shipped schemas.

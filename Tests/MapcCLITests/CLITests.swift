@@ -160,7 +160,7 @@ struct CLITests {
     @Test func checkWithNoFilesChecksTheWholeProject() throws {
         let project = try CLI.project()
         defer { try? FileManager.default.removeItem(at: project) }
-        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: project.appendingPathComponent("mappings"))
+        try CLI.addMappingsAndPolicies(to: project)
         let all = try CLI.run(["check"], in: project)
         #expect(all.status == 0, "\(all.stderr)")
         #expect(all.stdout.contains("7 files checked: 0 errors, 0 warnings"), "\(all.stdout)")

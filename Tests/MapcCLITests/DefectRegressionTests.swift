@@ -114,7 +114,7 @@ struct DefectRegressionTests {
     @Test func checkRefusesTwoMappingFilesForOneStep() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try CLI.addMappingsAndPolicies(to: folder)
         try FileManager.default.copyItem(at: folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"), to: folder.appendingPathComponent("mappings/copy.yaml"))
         let whole = try CLI.run(["check"], in: folder)
         #expect(whole.status == 1 && whole.stderr.contains("and so does"), "\(whole.stderr)")
@@ -145,7 +145,7 @@ struct DefectRegressionTests {
     @Test func checkReportsStructuralAndSemanticMistakesTogether() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try CLI.addMappingsAndPolicies(to: folder)
         let text = try folder.read("mappings/mapping_v2_to_v3.yaml")
             .replacingOccurrences(of: "    attributes:\n      title:", with: "    atributes:\n      title:")
             .replacingOccurrences(of: "    source: Note\n    destination: Attachment", with: "    source: Not\n    destination: Attachment")

@@ -7,7 +7,7 @@ import Testing
 /// minute); the cache lives in the package's `.build`, so later runs reuse it.
 @Suite("Policy files", .serialized)
 struct PolicyFilesTests {
-    static let cache = CLI.packageRoot.appendingPathComponent(".build/policy-runner-cache").path
+    static let cache = CLI.policyCache.path
 
     /// The page's example project: every block whose first line names a file.
     static func exampleProject(into folder: URL) throws -> String {
@@ -67,7 +67,8 @@ struct PolicyFilesTests {
         try folder.write("import MapcKit\n\nfinal class TagSplitPolicy: EntityMigrationPolicy {\n    let wrong: Int = \"text\"\n}\n", to: "policies/TagSplitPolicy.swift")
         let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache])
         #expect(check.status == 1, "\(check.stderr)")
-        #expect(check.stderr.contains("./policies/TagSplitPolicy.swift:4:22: error:"), "\(check.stderr)")
+        #expect(check.stderr.contains("policies/TagSplitPolicy.swift:4:22: error:"), "\(check.stderr)")
+        #expect(check.stderr.contains("4 |     let wrong: Int = \"text\""), "with its source line: \(check.stderr)")
         // Files that define no policy, and a named folder without files, are errors too.
         try folder.write("// nothing here\n", to: "policies/TagSplitPolicy.swift")
         let none = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache])

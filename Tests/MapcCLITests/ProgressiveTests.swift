@@ -24,7 +24,7 @@ struct ProgressiveTests {
     @Test func aFailureInTheLastStepLeavesTheV1StoreUnchanged() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try CLI.addMappingsAndPolicies(to: folder)
         let fixture = CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v1.json").path
         #expect(try CLI.run(["load", fixture, "notes.db"], in: folder).status == 0)
         let original = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
@@ -45,7 +45,7 @@ struct ProgressiveTests {
         for version in ["v1", "v2", "v3"] {
             let folder = try CLI.project()
             defer { try? FileManager.default.removeItem(at: folder) }
-            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+            try CLI.addMappingsAndPolicies(to: folder)
             let fixtures = CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes")
             #expect(try CLI.run(["load", fixtures.appendingPathComponent("\(version).json").path, "notes.db"], in: folder).status == 0)
             let run = try CLI.run(["run", "--quiet", "notes.db"], in: folder)
@@ -82,7 +82,7 @@ struct SkippingMappingTests {
     @Test func aMappingFileThatSkipsVersionsIsPreferred() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try CLI.addMappingsAndPolicies(to: folder)
         // v1 -> v3 in one step: inferable (images never existed in v1), written as a file.
         #expect(try CLI.run(["infer", "--from", "v1", "--to", "v3", "--output", "mappings/mapping_v1_to_v3.yaml"], in: folder).status == 0)
         #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v1.json").path, "notes.db"], in: folder).status == 0)

@@ -9,7 +9,7 @@ import Glibc
 /// A project with the shipped schemas and mappings and a v2 store of `count` notes, every third with an image.
 private func v2Project(count: Int = 9) throws -> URL {
     let folder = try CLI.project()
-    try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+    try CLI.addMappingsAndPolicies(to: folder)
     var notes: [String] = []
     for index in 0..<count {
         let image = index % 3 == 0 ? "\"iVBORw0KGgoAAAANSUhEUgAAAoAAAAHgCAYAAAA=\"" : "null"
@@ -479,13 +479,16 @@ struct InterruptionTests {
     @Test(arguments: [false, true]) func ctrlCStopsTheRunAndLeavesTheStoreAsItWas(json: Bool) throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try CLI.addMappingsAndPolicies(to: folder)
         #expect(try CLI.run(["init", "--schema", "v2", "notes.db"], in: folder).status == 0)
         let fill = try shell(#"sqlite3 notes.db "WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 59999) INSERT INTO Note (_entity, _id, title, body, dateCreated, displayIndex) SELECT 'Note', 'n' || i, 'Note ' || i, 'Body ' || i, 1714557600 + i, i FROM seq""#, in: folder)
         #expect(fill.status == 0, "\(fill.stderr)")
         let before = try data(folder, "notes.db")
+        // The project's policies compiled beforehand (the signal is for the migration).
+        #expect(try CLI.run(["check"], in: folder).status == 0)
         let process = Process()
         process.executableURL = CLI.executable
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path]) { _, new in new }
         // With --format json there is no progress display: the signal follows the plan line instead.
         process.arguments = ["run", "--interpret", "--to", "v3"] + (json ? ["--format", "json"] : []) + ["notes.db"]
         process.currentDirectoryURL = folder

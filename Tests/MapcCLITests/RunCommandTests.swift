@@ -11,7 +11,7 @@ private let fixtures = CLI.packageRoot.appendingPathComponent("Tests/MapcCLITest
 /// A project folder with the shipped schemas and mappings.
 private func project() throws -> URL {
     let folder = try CLI.project()
-    try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+    try CLI.addMappingsAndPolicies(to: folder)
     return folder
 }
 

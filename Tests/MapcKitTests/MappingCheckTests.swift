@@ -242,7 +242,7 @@ struct MappingCheckTests {
         registry.register(Caption.self, as: "CaptionPolicy")
         #expect(registry.hint(forUnknownPolicy: "OtherModule.CaptionPolcy") == "did you mean 'CaptionPolicy'?")
         let missing = registry.hint(forUnknownPolicy: "Blog.TagSplitPolicy")
-        #expect(missing.contains("register a class TagSplitPolicy") && missing.contains("policies/TagSplitPolicy.swift"), "\(missing)")
+        #expect(missing.contains("write a class TagSplitPolicy") && missing.contains("policies/TagSplitPolicy.swift") && missing.contains("beside the schemas folder"), "\(missing)")
         #expect(missing.hasSuffix("(registered now: CaptionPolicy)"), "\(missing)")
     }
 }

@@ -1,6 +1,8 @@
 #ifndef CMAPC_SYSTEM_H
 #define CMAPC_SYSTEM_H
 
+#include <stddef.h>
+
 /// The kinds of file operation the fault-injection harness counts.
 enum mapc_fault_kind { MAPC_FAULT_WRITE = 0, MAPC_FAULT_SYNC = 1, MAPC_FAULT_RENAME = 2 };
 
@@ -58,5 +60,9 @@ int mapc_write_behind_install(void);
 /// waits for room (either way, or someone waits for the queue). Returns how many reads the
 /// queue answered while holding back, since the last call.
 long mapc_write_behind_test_hooks(const char *folder, long failingAfter, int holdingBack);
+
+/// Copies the running program's GNU build ID (the linker's hash of its contents) into `out`, up
+/// to `capacity` bytes. Returns its length, 0 when the program has none (or elsewhere than Linux).
+int mapc_build_id(unsigned char *out, size_t capacity);
 
 #endif

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The compiled path: entity mappings whose every expression `SQLCompiler` handles run as one
 /// `INSERT … SELECT` from the source store (attached to the destination's connection), and their

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Phase 1: every entity mapping in order creates its destination objects, with Core Data's hooks
 /// (`begin`, `createDestinationInstances` per source object, `endInstanceCreation`). A mapping

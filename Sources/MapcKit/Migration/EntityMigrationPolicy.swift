@@ -122,8 +122,8 @@ public final class PolicyRegistry: @unchecked Sendable {
         let className = { (name: String) in name.split(separator: ".").last.map(String.init) ?? name }
         let classes = Set(names.map(className)).sorted()
         if let suggestion = Suggestions.didYouMean(name, in: names) ?? Suggestions.didYouMean(className(name), in: classes) { return suggestion }
-        return "register a class \(className(name)) under that name with PolicyRegistry (the mapc command compiles it from "
-            + "policies/\(className(name)).swift beside the schemas, or from --policies DIR); see docs/policies.md"
+        return "write a class \(className(name)) inheriting from EntityMigrationPolicy in policies/\(className(name)).swift "
+            + "(the mapc command compiles the policies folder beside the schemas folder, or the one --policies names), or register it with PolicyRegistry; see docs/policies.md"
             + (classes.isEmpty ? "" : " (registered now: \(classes.joined(separator: ", ")))")
     }
 }

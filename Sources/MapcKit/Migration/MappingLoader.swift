@@ -1,5 +1,5 @@
 import Foundation
-import Yams
+internal import Yams
 
 /// Reads mapping files into `MappingModel` values, reporting every structural problem with its
 /// position. Semantic checks against the schemas are `MappingChecker`'s.

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The state of one migration run, and what custom policies and `$manager` expressions ask of it:
 /// the equivalent of `NSMigrationManager` during `migrateStore`. A `StepMigration` makes one per

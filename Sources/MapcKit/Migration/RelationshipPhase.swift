@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Phase 2: every entity mapping in order sets the relationships of the objects it created
 /// (`createRelationships` per destination object, then `endRelationshipCreation`), walking its

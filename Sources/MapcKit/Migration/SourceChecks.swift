@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The checks a migration makes of the store it reads before trusting what it built from it:
 /// SQLite's `quick_check` (`Store.checkIntegrity`) and that every row is of an entity the schema

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// One migration step between two open stores, as a value: a mapping model run from a source store
 /// into an empty destination store of the destination version, in whatever formats the two use,

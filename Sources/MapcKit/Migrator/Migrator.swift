@@ -1,5 +1,5 @@
 import Foundation
-import CMapcSystem
+internal import CMapcSystem
 import Synchronization
 
 /// The front door: an app's versions, mappings and policies, ready to bring any store to any

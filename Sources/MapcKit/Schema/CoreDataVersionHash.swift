@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 import Foundation
 
 /// Core Data's entity version hashes (`NSEntityDescription.versionHash`), computed from a schema:

@@ -1,5 +1,5 @@
 import Foundation
-import Yams
+internal import Yams
 
 /// Reads schema files (one model version per file) into `Schema` values.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import Yams
+internal import Yams
 
 /// The semantic checks on a schema that has been read: names, inheritance, relationships and
 /// their inverses, validation rules, constraints. Every problem becomes a diagnostic pointing at

@@ -1,4 +1,4 @@
-import Crypto
+internal import Crypto
 import Foundation
 
 /// Deterministic version hashes, the equivalent of Core Data's `versionHash` on entities and

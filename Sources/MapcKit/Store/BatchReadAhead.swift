@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Reads the batches of `Store.forEachBatch` one ahead of the code that works on them, on a thread
 /// and a read-only connection of their own: reading the next batch (a fifth of an interpreted

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Core Data's SQLite store format, read and written as Core Data does, so that a migrated Core
 /// Data store stays one an app opens:

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 extension MapcFormat {
     func recognizes(_ db: Database) throws -> Bool {

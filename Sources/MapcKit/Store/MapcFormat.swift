@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// mapc's own SQLite layout, designed to be readable with the sqlite3 shell.
 ///

@@ -1,4 +1,4 @@
-import GRDB
+internal import GRDB
 
 extension Row {
     /// The value of a column, decoded without trapping: a store file may hold anything in any

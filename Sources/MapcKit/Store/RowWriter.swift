@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
 
 /// Row-level writes on one open write connection, with prepared statements cached: inserting
 /// objects under keys it hands out and setting relationship links, in any format. The data loader
@@ -149,7 +149,8 @@ final class RowWriter {
     /// meet an object written later.
     func reserve(through last: Int64, in table: String) {
         reservedThrough[table] = max(reservedThrough[table] ?? last, last)
-        if let next = nextKeys[table], next <= last { nextKeys[table] = last + 1 }
+        // Through the last key there is: none is left, which `reserveKeys` says when asked for one.
+        if let next = nextKeys[table], next <= last { nextKeys[table] = last == .max ? nil : last + 1 }
     }
 
     /// Forgets the keys handed out for a table, after rows were inserted there another way (SQL).

@@ -1,6 +1,6 @@
 import Foundation
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
 
 /// Lets a long SQLite statement (a compiled mapping's `INSERT … SELECT`, a validation scan) notice
 /// a cancellation while it runs, not only when it ends: SQLite's progress handler asks every

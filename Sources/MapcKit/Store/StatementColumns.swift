@@ -1,5 +1,5 @@
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
 
 /// The current row of a statement that a GRDB cursor is stepping, read column by column through
 /// SQLite's C API.

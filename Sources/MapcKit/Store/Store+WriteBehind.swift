@@ -1,6 +1,6 @@
-import CMapcSystem
-import GRDB
-import GRDBSQLite
+internal import CMapcSystem
+internal import GRDB
+internal import GRDBSQLite
 
 extension Store {
     /// Whether the write-behind VFS is the default (`mapc_write_behind_install`): installed once,

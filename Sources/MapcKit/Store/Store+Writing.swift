@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 extension Store {
     /// Validates the objects against the schema and writes them in one transaction: all of them,

@@ -1,6 +1,6 @@
-import CMapcSystem
+internal import CMapcSystem
 import Foundation
-import GRDB
+internal import GRDB
 
 /// A SQLite store laid out for one schema version, in a `StoreFormat` (mapc's or Core Data's).
 ///

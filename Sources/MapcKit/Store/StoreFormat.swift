@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// A store format: mapc's own (`.mapc`, "mapc-1") or Core Data's (`.coreData`). A format owns
 /// everything about the file: how it is recognised, its metadata and the hashes that identify its

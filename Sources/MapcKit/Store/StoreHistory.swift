@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// One applied migration, as a store's history records it.
 public struct HistoryEntry: Sendable, Equatable {

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// A schema laid out in tables by a `StoreFormat`: what the store creates, and where each
 /// entity's data lives. Everything that reads or writes objects, validates a store or compiles a

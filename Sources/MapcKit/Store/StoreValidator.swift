@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Phase 3: checks every object of a store against its schema, in SQL where it can, so it
 /// streams over stores of any size: required values, stored types, integer ranges, min/max,

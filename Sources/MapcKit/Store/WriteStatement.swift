@@ -1,5 +1,5 @@
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
 
 /// A prepared statement that writes one row per run (an insert, a link), with its values bound
 /// and the statement stepped through SQLite's C API.

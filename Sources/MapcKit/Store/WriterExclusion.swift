@@ -1,6 +1,6 @@
-import CMapcSystem
+internal import CMapcSystem
 import Foundation
-import GRDBSQLite
+internal import GRDBSQLite
 
 /// SQLite's own write lock on a store, held from before a migration's first read until the
 /// replacement is prepared, then taken again as the exclusive lock until the migrated file has

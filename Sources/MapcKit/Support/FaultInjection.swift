@@ -1,4 +1,4 @@
-import CMapcSystem
+internal import CMapcSystem
 
 /// The test hook of the crash-testing harness (`Benchmarks/fault-injection.sh`): with the
 /// environment variable `MAPC_FAULT=crash@N` the process is killed at its N-th file operation

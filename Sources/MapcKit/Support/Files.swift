@@ -1,4 +1,4 @@
-import CMapcSystem
+internal import CMapcSystem
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import Yams
+internal import Yams
 
 /// What a YAML file of a mapc project holds, decided from its parsed top-level keys (never from
 /// text patterns, so flow style, comments and key order cannot change the answer).

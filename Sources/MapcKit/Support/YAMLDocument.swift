@@ -1,5 +1,5 @@
 import Foundation
-import Yams
+internal import Yams
 
 /// A composed YAML document plus the diagnostics found while reading it.
 ///

@@ -1,4 +1,4 @@
-import CYaml
+internal import CYaml
 import Foundation
 
 /// Screens YAML text before it is composed: aliases make a small text stand for a huge tree

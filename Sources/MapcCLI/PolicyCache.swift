@@ -1,0 +1,131 @@
+import Foundation
+import MapcKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where compiled policies are kept: `$MAPC_CACHE`, else `$XDG_CACHE_HOME/mapc`, else
+/// `~/.cache/mapc`, under `policies/<key>/`, the key a digest of mapc's build identity, the
+/// compiler, and the policy files' names and contents.
+///
+/// A library in the cache is code this process will run, so the cache is the user's alone: it is
+/// created private (0700), and a folder or file in it that another user owns or may write to is
+/// refused. Each entry records the SHA-256 of its library, checked before it is loaded: an entry
+/// that does not match (changed, cut short, replaced) is discarded and compiled again. The cache
+/// keeps the `limit` entries used last.
+struct PolicyCache {
+    /// The cache's root folder.
+    var root: URL
+    /// How many compiled sets of policies are kept.
+    var limit = 32
+
+    /// The library's and its digest's names in an entry.
+    static let libraryName = "libpolicies.so", digestName = "sha256"
+
+    /// The cache of this user and environment.
+    static var current: PolicyCache {
+        let environment = ProcessInfo.processInfo.environment
+        if let cache = environment["MAPC_CACHE"], !cache.isEmpty { return PolicyCache(root: URL(fileURLWithPath: cache)) }
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        return PolicyCache(root: base.appendingPathComponent("mapc"))
+    }
+
+    /// The folder of compiled policies, created private when missing, checked to be the user's alone.
+    func entries() throws -> URL {
+        let folder = root.appendingPathComponent("policies")
+        for url in [root, folder] {
+            if !FileManager.default.fileExists(atPath: url.path) {
+                guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else {
+                    // A missing parent (`~/.cache`) is made as any program makes it.
+                    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else {
+                        throw PolicyError("cannot create the policy cache \(url.path): \(String(cString: strerror(errno))); set MAPC_CACHE to a folder you can write", status: MapcExitCode.storeError)
+                    }
+                    continue
+                }
+            }
+            try Self.requireOwnedAndPrivate(url, what: "the policy cache folder")
+        }
+        return folder
+    }
+
+    /// Refuses a path another user owns or may write to (or that is not what it should be).
+    static func requireOwnedAndPrivate(_ url: URL, what: String, regularFile: Bool = false) throws {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else {
+            throw PolicyError("cannot read \(what) \(url.path): \(String(cString: strerror(errno)))", status: MapcExitCode.storeError)
+        }
+        let kind = info.st_mode & S_IFMT
+        if regularFile ? kind != S_IFREG : (kind != S_IFDIR && kind != S_IFLNK) {
+            throw PolicyError("\(what) \(url.path) is not a \(regularFile ? "regular file" : "folder"); remove it, or set MAPC_CACHE to another folder", status: MapcExitCode.storeError)
+        }
+        if kind == S_IFLNK {
+            // A cache folder may be a link (a cache kept on another disk): what it leads to is checked.
+            guard stat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                throw PolicyError("\(what) \(url.path) is a link that does not lead to a folder; remove it, or set MAPC_CACHE to another folder", status: MapcExitCode.storeError)
+            }
+        }
+        if info.st_uid != geteuid() {
+            throw PolicyError("\(what) \(url.path) belongs to another user (uid \(info.st_uid)): mapc runs only code from a cache that is yours alone; set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
+        }
+        if info.st_mode & 0o022 != 0 {
+            throw PolicyError("\(what) \(url.path) may be written by other users (mode \(String(info.st_mode & 0o777, radix: 8))): mapc runs only code from a cache that is yours alone; `chmod go-w \(url.path)`, or set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
+        }
+    }
+
+    /// The library of an entry, when it is there and is what mapc compiled (its digest checked);
+    /// an entry that is not is removed, and nil returned so that it is compiled again.
+    func verifiedLibrary(key: String) throws -> URL? {
+        let entry = try entries().appendingPathComponent(key)
+        guard FileManager.default.fileExists(atPath: entry.path) else { return nil }
+        let library = entry.appendingPathComponent(Self.libraryName)
+        try Self.requireOwnedAndPrivate(entry, what: "the policy cache entry")
+        let recorded = (try? String(contentsOf: entry.appendingPathComponent(Self.digestName), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        var matches = false
+        if FileManager.default.fileExists(atPath: library.path) {
+            try Self.requireOwnedAndPrivate(library, what: "the compiled policies", regularFile: true)
+            matches = (try? Data(contentsOf: library)).map { VersionHash.sha256($0) } == recorded && recorded != nil
+        }
+        guard matches else {
+            Console.err("warning: the compiled policies in \(entry.path) are not what mapc compiled (changed, cut short or replaced); compiling them again")
+            try? FileManager.default.removeItem(at: entry)
+            return nil
+        }
+        // Used now: the newest to keep.
+        utimes(entry.path, nil)
+        return library
+    }
+
+    /// Moves a freshly compiled library into the cache as the entry `key`, with its digest, then
+    /// removes the entries used longest ago beyond the limit. Returns the library's place.
+    func store(_ library: URL, key: String) throws -> URL {
+        let folder = try entries()
+        let temporary = folder.appendingPathComponent(".\(key).\(getpid())")
+        try? FileManager.default.removeItem(at: temporary)
+        guard mkdir(temporary.path, 0o700) == 0 else {
+            throw PolicyError("cannot write to the policy cache \(folder.path): \(String(cString: strerror(errno)))", status: MapcExitCode.storeError)
+        }
+        let data = try Data(contentsOf: library)
+        try data.write(to: temporary.appendingPathComponent(Self.libraryName))
+        chmod(temporary.appendingPathComponent(Self.libraryName).path, 0o700)
+        try Data((VersionHash.sha256(data) + "\n").utf8).write(to: temporary.appendingPathComponent(Self.digestName))
+        let entry = folder.appendingPathComponent(key)
+        try? FileManager.default.removeItem(at: entry)
+        guard rename(temporary.path, entry.path) == 0 else {
+            throw PolicyError("cannot write to the policy cache \(folder.path): \(String(cString: strerror(errno)))", status: MapcExitCode.storeError)
+        }
+        prune(folder)
+        return entry.appendingPathComponent(Self.libraryName)
+    }
+
+    /// Keeps the `limit` entries used last.
+    private func prune(_ folder: URL) {
+        let keys: [URLResourceKey] = [.contentModificationDateKey]
+        let entries = ((try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: keys)) ?? [])
+            .filter { !$0.lastPathComponent.hasPrefix(".") }
+            .map { ($0, (try? $0.resourceValues(forKeys: Set(keys)).contentModificationDate) ?? .distantPast) }
+            .sorted { $0.1 > $1.1 }
+        for (old, _) in entries.dropFirst(limit) { try? FileManager.default.removeItem(at: old) }
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import MapcKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Custom policies written as Swift files kept with the project, compiled by mapc itself and
+/// loaded into the running `mapc`.
+///
+/// The files are compiled by `swiftc` into a shared library against MapcKit's compiled module
+/// (`PolicyKit`): MapcKit is not compiled again, so a first compile takes seconds. The library
+/// is kept in the user's cache (`PolicyCache`) under a digest of mapc's build identity, the
+/// compiler and the files, and loaded (`dlopen`) into this process, whose symbols it uses; it
+/// registers each policy class with `PolicyRegistry.shared` under its name. An unchanged set of
+/// files is loaded from the cache without compiling.
+enum PolicyLoader {
+    /// The commands whose work may call policies.
+    static let commands: Set<String> = ["run", "check", "plan", "graph"]
+    /// The symbol the generated registration file exports.
+    static let entryPoint = "mapc_register_project_policies"
+    /// What a change of how policies are compiled changes, so that old entries are not reused.
+    static let compileScheme = "mapc policies 1: swiftc -emit-library -parse-as-library -O"
+
+    /// Loads the project's policies when the command may need them and the folder has any; exits
+    /// with the documented status when they cannot be compiled or loaded.
+    static func loadIfAny(_ arguments: [String]) {
+        guard let command = arguments.first, commands.contains(command) else { return }
+        do {
+            try load(arguments)
+        } catch let error as PolicyError {
+            Console.err("error: \(error.description)")
+            exit(error.status)
+        } catch {
+            Console.err("error: \(error)")
+            exit(MapcExitCode.storeError)
+        }
+    }
+
+    /// The policies folder a command's arguments mean: `--policies DIR` when given, else the
+    /// `policies` folder beside the schemas folder (`--schemas DIR`, `./schemas` by default): one
+    /// rule, which `PolicyRegistry`'s hint and docs/policies.md state.
+    static func policiesFolder(_ arguments: [String]) -> (path: String, named: Bool) {
+        func value(of option: String) -> String? {
+            for (index, argument) in arguments.enumerated() {
+                if argument == option, index + 1 < arguments.count { return arguments[index + 1] }
+                if argument.hasPrefix(option + "=") { return String(argument.dropFirst(option.count + 1)) }
+            }
+            return nil
+        }
+        if let folder = value(of: "--policies") { return (folder, true) }
+        // Written as the schemas folder is (relative stays relative), so messages name it so.
+        let parent = ((value(of: "--schemas") ?? "./schemas") as NSString).deletingLastPathComponent
+        return ((parent as NSString).appendingPathComponent("policies"), false)
+    }
+
+    /// The policy classes a file defines: `class Name: EntityMigrationPolicy`.
+    static func policyClasses(in text: String) -> [String] {
+        let pattern = #"class\s+([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(?:MapcKit\.)?EntityMigrationPolicy\b"#
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+        }
+    }
+
+    private static func load(_ arguments: [String]) throws {
+        let folder = policiesFolder(arguments)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".swift") }.sorted() ?? []
+        guard !names.isEmpty else {
+            if folder.named { throw PolicyError("\(folder.path) holds no .swift policy files", status: MapcExitCode.invalidInput) }
+            return
+        }
+        var sources: [(path: String, text: String)] = []
+        for name in names {
+            let path = (folder.path as NSString).appendingPathComponent(name)
+            let data = try Files.read(path, what: "the policy file")
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw PolicyError("the policy file \(path) is not UTF-8 text", status: MapcExitCode.invalidInput)
+            }
+            sources.append((path, text))
+        }
+        let classes = sources.flatMap { policyClasses(in: $0.text) }
+        guard !classes.isEmpty else {
+            throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy", status: MapcExitCode.invalidInput)
+        }
+        // A mapc built with these policies (an app's own) has them already.
+        if classes.allSatisfy({ PolicyRegistry.shared.policy(named: $0) != nil }) { return }
+
+        let kit = try PolicyKit.find()
+        let cache = PolicyCache.current
+        var hashed = [compileScheme, PolicyKit.buildIdentity, kit.toolchain]
+        for source in sources { hashed += [(source.path as NSString).lastPathComponent, source.text] }
+        let key = VersionHash.sha256(hashed.joined(separator: "\u{0}"))
+        let library = try cache.verifiedLibrary(key: key) ?? compile(sources.map(\.path), classes: classes, kit: kit, cache: cache, key: key)
+        try register(library)
+    }
+
+    /// Compiles the files into a library, with a generated file registering `classes`, and keeps
+    /// it in the cache. Two processes compiling the same files take turns.
+    private static func compile(_ paths: [String], classes: [String], kit: PolicyKit, cache: PolicyCache, key: String) throws -> URL {
+        let entries = try cache.entries()
+        let lock = open(entries.appendingPathComponent(".lock").path, O_CREAT | O_RDWR, 0o600)
+        defer { if lock >= 0 { close(lock) } }
+        if lock >= 0 { flock(lock, LOCK_EX) }
+        if let done = try cache.verifiedLibrary(key: key) { return done }
+
+        let compiler = try Compiler.matching(kit)
+        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mapc-policies-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let registration = work.appendingPathComponent("MapcRegisterProjectPolicies.swift")
+        try Data("""
+        // Generated by mapc: registers the project's policies when mapc loads them.
+        import MapcKit
+
+        /// Registers each policy class of the project under its name.
+        @_cdecl("\(entryPoint)")
+        public func mapcRegisterProjectPolicies() {
+        \(classes.map { "    PolicyRegistry.shared.register(\($0).self, as: \(String(reflecting: $0)))" }.joined(separator: "\n"))
+        }
+
+        """.utf8).write(to: registration)
+        let output = work.appendingPathComponent(PolicyCache.libraryName)
+        var arguments = ["-emit-library", "-parse-as-library", "-O", "-module-name", "MapcProjectPolicies",
+                         "-module-cache-path", cache.root.appendingPathComponent("module-cache").path, "-I", kit.modules.path]
+        for map in kit.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"] }
+        arguments += ["-o", output.path] + paths + [registration.path]
+
+        let what = "the policies in \(paths.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) (\(classes.joined(separator: ", ")))"
+        let progress = CompileProgress(what: what)
+        let result = try compiler.run(arguments)
+        progress.finish(succeeded: result.status == 0)
+        guard result.status == 0 else {
+            // The compiler's own diagnostics, with their source lines, at the project's files.
+            throw PolicyError("the policies do not compile:\n\(result.output.trimmingCharacters(in: .whitespacesAndNewlines))", status: MapcExitCode.invalidInput)
+        }
+        return try cache.store(output, key: key)
+    }
+
+    /// Loads a compiled library into this process and runs its registration.
+    private static func register(_ library: URL) throws {
+        guard let handle = dlopen(library.path, RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
+            throw PolicyError("cannot load the compiled policies (\(reason)); if this is your own mapc, link it with -Xlinker --export-dynamic, "
+                              + "or register your policies in it (docs/policies.md)", status: MapcExitCode.storeError)
+        }
+        guard let symbol = dlsym(handle, entryPoint) else {
+            throw PolicyError("the compiled policies \(library.path) have no \(entryPoint); delete the folder and run again", status: MapcExitCode.storeError)
+        }
+        typealias Registration = @convention(c) () -> Void
+        unsafeBitCast(symbol, to: Registration.self)()
+    }
+}
+
+/// The Swift compiler that compiles policies: `$MAPC_SWIFTC`, else `swiftc` on `PATH`, which must
+/// be the one that built mapc (a module is read only by the compiler that wrote it).
+struct Compiler {
+    var path: String
+
+    /// The compiler, checked against the kit's.
+    static func matching(_ kit: PolicyKit) throws -> Compiler {
+        let environment = ProcessInfo.processInfo.environment
+        let compiler = Compiler(path: environment["MAPC_SWIFTC"].flatMap { $0.isEmpty ? nil : $0 } ?? "swiftc")
+        let version: (status: Int32, output: String)
+        do { version = try compiler.run(["--version"]) } catch {
+            throw PolicyError("mapc compiles policy files with the Swift compiler, and \(compiler.path) cannot be run (\(error)); put the toolchain that built mapc "
+                              + "(\(PolicyKit.version(in: kit.toolchain))) on PATH, or set MAPC_SWIFTC to its swiftc", status: MapcExitCode.storeError)
+        }
+        let found = PolicyKit.version(in: version.output), expected = PolicyKit.version(in: kit.toolchain)
+        guard version.status == 0, found == expected else {
+            throw PolicyError("mapc was built with \(expected), but \(compiler.path) is \(found.isEmpty ? "not a Swift compiler" : found); policy files are compiled "
+                              + "against mapc's modules, which only the compiler that built them reads: put that toolchain first on PATH or set MAPC_SWIFTC to its swiftc, "
+                              + "or rebuild mapc with this one", status: MapcExitCode.storeError)
+        }
+        return compiler
+    }
+
+    /// Runs the compiler with the arguments: its status and what it printed (both streams).
+    func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        if path.contains("/") {
+            process.executableURL = URL(fileURLWithPath: path)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [path] + arguments
+        }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+}
+
+/// What a compile shows while it runs: on a terminal a line naming what is compiled with the
+/// seconds so far, redrawn each half second; otherwise one line when it starts and one when it ends.
+final class CompileProgress: @unchecked Sendable {
+    private let what: String
+    private let started = Date()
+    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let lock = NSLock()
+    private var done = false
+
+    init(what: String) {
+        self.what = what
+        if isTerminal {
+            let thread = Thread { [weak self] in
+                while let self, !self.isDone {
+                    self.draw()
+                    Thread.sleep(forTimeInterval: 0.5)
+                }
+            }
+            thread.start()
+        } else {
+            Console.err("compiling \(what)…")
+        }
+    }
+
+    private var isDone: Bool { lock.withLock { done } }
+
+    private func draw() {
+        lock.withLock {
+            guard !done else { return }
+            FileHandle.standardError.write(Data("\r\u{1B}[Kcompiling \(what)… \(Int(Date().timeIntervalSince(started))) s".utf8))
+        }
+    }
+
+    /// Ends the display with how long the compile took.
+    func finish(succeeded: Bool) {
+        lock.withLock {
+            done = true
+            let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
+            let line = succeeded ? "compiled \(what) in \(seconds) s" : "compiling \(what) failed after \(seconds) s"
+            FileHandle.standardError.write(Data(((isTerminal ? "\r\u{1B}[K" : "") + line + "\n").utf8))
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// How mapc compiles and loads a project's policy files: the folder it looks in, the compiler's
+/// messages, the cache's checks, and an install that works without the checkout.
+@Suite("Compiling and loading policy files", .serialized)
+struct PolicyCompileTests {
+    /// A project one folder down (`scenario/`) with the shipped example's files.
+    private func scenario() throws -> URL {
+        let folder = try CLI.project()
+        let inner = folder.appendingPathComponent("scenario")
+        try FileManager.default.createDirectory(at: inner, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("schemas"), to: inner.appendingPathComponent("schemas"))
+        try CLI.addMappingsAndPolicies(to: inner)
+        return folder
+    }
+
+    @Test func policiesAreFoundBesideTheSchemasFolder() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(!check.stderr.contains("unknown policy"), "\(check.stderr)")
+    }
+
+    @Test func aCompilerErrorKeepsItsSourceLines() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lines = ["import MapcKit", ""] + (3...10).map { "// line \($0)" } + ["final class Broken: EntityMigrationPolicy {", "    let wrong: Int = \"text on line 12\"", "}"]
+        try folder.write(lines.joined(separator: "\n") + "\n", to: "scenario/policies/Broken.swift")
+        let check = try CLI.run(["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"], in: folder)
+        #expect(check.status == 1, "\(check.stderr)")
+        #expect(check.stderr.contains("scenario/policies/Broken.swift:12:22: error:"), "\(check.stderr)")
+        #expect(check.stderr.contains("12 |     let wrong: Int = \"text on line 12\""), "the line itself is shown: \(check.stderr)")
+        #expect(check.stderr.contains("compiling the policies in") && check.stderr.contains("failed after"), "\(check.stderr)")
+    }
+
+    @Test func aChangedCachedLibraryIsCompiledAgainAndASharedCacheIsRefused() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cache = folder.appendingPathComponent("cache")
+        let arguments = ["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"]
+        let first = try CLI.run(arguments, in: folder, environment: ["MAPC_CACHE": cache.path])
+        #expect(first.status == 0 && first.stderr.contains("compiled the policies"), "\(first.stderr)")
+        var info = stat()
+        #expect(stat(cache.path, &info) == 0 && info.st_mode & 0o777 == 0o700, "the cache is private")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: cache.appendingPathComponent("policies").path).filter { !$0.hasPrefix(".") }
+        #expect(entries.count == 1)
+        // Unchanged: loaded, not compiled.
+        let again = try CLI.run(arguments, in: folder, environment: ["MAPC_CACHE": cache.path])
+        #expect(again.status == 0 && !again.stderr.contains("compil"), "\(again.stderr)")
+        // Another library put in its place is not loaded: it is compiled again.
+        let library = cache.appendingPathComponent("policies").appendingPathComponent(entries[0]).appendingPathComponent("libpolicies.so")
+        try Data("#!/bin/sh\nexit 0\n".utf8).write(to: library)
+        let replaced = try CLI.run(arguments, in: folder, environment: ["MAPC_CACHE": cache.path])
+        #expect(replaced.status == 0, "\(replaced.stderr)")
+        #expect(replaced.stderr.contains("are not what mapc compiled") && replaced.stderr.contains("compiled the policies"), "\(replaced.stderr)")
+        // A cache others may write to is refused, saying how to fix it.
+        chmod(cache.path, 0o777)
+        let shared = try CLI.run(arguments, in: folder, environment: ["MAPC_CACHE": cache.path])
+        #expect(shared.status == 2 && shared.stderr.contains("may be written by other users") && shared.stderr.contains("chmod go-w"), "\(shared.stderr)")
+    }
+
+    @Test func anotherCompilerIsNamedWithWhatToDo() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("#!/bin/sh\necho 'Swift version 5.9 (swift-5.9-RELEASE)'\n", to: "swiftc")
+        chmod(folder.appendingPathComponent("swiftc").path, 0o755)
+        let check = try CLI.run(["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"], in: folder,
+                                environment: ["MAPC_SWIFTC": folder.appendingPathComponent("swiftc").path, "MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(check.status == 2, "\(check.stderr)")
+        #expect(check.stderr.contains("is Swift version 5.9") && check.stderr.contains("MAPC_SWIFTC"), "\(check.stderr)")
+    }
+
+    /// Installed into a prefix, mapc runs a project with a policy from another folder, compiling
+    /// with the prefix's modules and module maps only (the compiler is given nothing of the checkout).
+    @Test func anInstalledMapcCompilesPoliciesFromItsPrefix() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let prefix = folder.appendingPathComponent("prefix")
+        let install = try CLI.run(["install", "--prefix", prefix.path], in: folder)
+        #expect(install.status == 0, "\(install.stderr)")
+        let installed = prefix.appendingPathComponent("bin/mapc")
+        #expect(FileManager.default.isExecutableFile(atPath: installed.path))
+        // A compiler that records what it is given.
+        let log = folder.appendingPathComponent("swiftc.log")
+        try folder.write("#!/bin/sh\necho \"$@\" >> '\(log.path)'\nexec swiftc \"$@\"\n", to: "swiftc")
+        chmod(folder.appendingPathComponent("swiftc").path, 0o755)
+        let project = folder.appendingPathComponent("scenario")
+        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: project, program: installed).status == 0)
+        let run = try CLI.run(["run", "--quiet", "notes.db"], in: project, environment: ["MAPC_SWIFTC": folder.appendingPathComponent("swiftc").path, "MAPC_CACHE": folder.appendingPathComponent("cache").path], program: installed)
+        #expect(run.status == 0, "\(run.stderr)")
+        let status = try CLI.run(["status", "notes.db"], in: project, program: installed)
+        #expect(status.stdout.contains("v4"), "\(status.stdout)")
+        let given = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        #expect(given.contains(prefix.path) && !given.contains(CLI.packageRoot.path), "\(given)")
+    }
+}

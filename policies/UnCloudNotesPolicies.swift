@@ -1,0 +1,1 @@
+../Sources/MapcExamples/UnCloudNotesPolicies.swift
