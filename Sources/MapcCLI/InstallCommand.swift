@@ -32,6 +32,14 @@ struct InstallCommand: ParsableCommand {
             try? FileManager.default.removeItem(at: staging)
             try FileManager.default.createDirectory(at: staging.deletingLastPathComponent(), withIntermediateDirectories: true)
             try kit.write(to: staging, buildIdentity: PolicyKit.buildIdentity)
+            // The demo's example, so that `mapc demo` works without the checkout too.
+            if let demo = MapcCommand.demo {
+                let example = staging.appendingPathComponent("example")
+                try FileManager.default.createDirectory(at: example, withIntermediateDirectories: true)
+                for (folder, name) in [(demo.schemasFolder, "schemas"), (demo.mappingsFolder, "mappings")] where FileManager.default.fileExists(atPath: folder) {
+                    try FileManager.default.copyItem(at: URL(fileURLWithPath: folder), to: example.appendingPathComponent(name))
+                }
+            }
             if source.standardizedFileURL.path != target.standardizedFileURL.path {
                 let temporary = bin.appendingPathComponent(".mapc-install-\(getpid())")
                 try? FileManager.default.removeItem(at: temporary)

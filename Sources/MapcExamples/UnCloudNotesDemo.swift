@@ -9,14 +9,22 @@ public enum UnCloudNotesDemo {
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The shipped schemas folder (or `./schemas` when the checkout has moved).
+    /// The shipped schemas folder: the checkout's, else an install's copy (`mapc install` writes
+    /// it to `<prefix>/lib/mapc/example`), else `./schemas`.
     public static var schemasFolder: String { existing("schemas") }
-    /// The shipped mappings folder (or `./mappings`).
+    /// The shipped mappings folder, found the same way.
     public static var mappingsFolder: String { existing("mappings") }
 
+    /// Where an install keeps the example, relative to the executable's folder.
+    public static let installedFolder = "../lib/mapc/example"
+
     private static func existing(_ name: String) -> String {
-        let shipped = packageRoot.appendingPathComponent(name).path
-        return FileManager.default.fileExists(atPath: shipped) ? shipped : "./\(name)"
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
+        let installed = executable?.deletingLastPathComponent().appendingPathComponent(installedFolder).appendingPathComponent(name).standardizedFileURL
+        for candidate in [packageRoot.appendingPathComponent(name), installed].compactMap({ $0 }) where FileManager.default.fileExists(atPath: candidate.path) {
+            return candidate.path
+        }
+        return "./\(name)"
     }
 
     /// Notes written with version 1 of the app (no images yet): deterministic, `count` of them.

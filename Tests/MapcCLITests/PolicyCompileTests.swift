@@ -82,6 +82,7 @@ struct PolicyCompileTests {
         #expect(install.status == 0, "\(install.stderr)")
         let installed = prefix.appendingPathComponent("bin/mapc")
         #expect(FileManager.default.isExecutableFile(atPath: installed.path))
+        #expect(prefix.exists("lib/mapc/example/schemas/versions.yaml") && prefix.exists("lib/mapc/example/mappings/mapping_v3_to_v4.yaml"), "the demo's example")
         // A compiler that records what it is given.
         let log = folder.appendingPathComponent("swiftc.log")
         try folder.write("#!/bin/sh\necho \"$@\" >> '\(log.path)'\nexec swiftc \"$@\"\n", to: "swiftc")
