@@ -12,6 +12,9 @@ public struct ExpressionChecker {
     public let source: ExpressionSource
     /// Problems found so far.
     public private(set) var diagnostics: [Diagnostic] = []
+    /// Key paths (`$source.image`) known not to be nil for every object evaluated: those the
+    /// entity mapping's filter tests against nil.
+    public var nonNilKeys: Set<String> = []
 
     /// Creates a checker.
     public init(scope: CheckScope, source: ExpressionSource) {
@@ -48,6 +51,17 @@ public struct ExpressionChecker {
     public mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
         let result = type(of: expression)
         let target = "attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))"
+        // After the type's diagnostics: a value that can be nil, going where nil fails validation
+        // once the step has done its work.
+        defer {
+            if !attribute.isOptional, attribute.defaultValue == nil, result != .null, let read = firstNilSource(in: expression) {
+                let text = source.text.unicodeScalarsSlice(read.range), whole = source.text.unicodeScalarsSlice(expression.range)
+                let isConstant = read.kind == .literal(.null)
+                warning("\(target) is required, but this can be nil (\(isConstant ? "the nil chosen here" : "\(text) is optional")): an object that gets nil fails validation when the step runs", read.range,
+                        fix: isConstant ? "choose a value instead of nil, or give '\(attribute.name)' a default in the schema"
+                            : "say what nil becomes, such as 'TERNARY(\(text) != nil, \(whole), …)', or give '\(attribute.name)' a default in the schema")
+            }
+        }
         switch result {
         case .unknown, .null: return
         case .collection: error("a collection cannot be stored in \(target)", expression.range)

@@ -176,6 +176,7 @@ public struct MappingChecker {
                 warning("attribute '\(attribute.name)' is transient; the value is not stored", at: propertyMapping.location, length: attribute.name.count)
             }
             var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+            checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.tested($0.expression, isNil: false) } ?? []
             checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
             diagnostics += checker.diagnostics
         }

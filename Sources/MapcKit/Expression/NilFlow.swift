@@ -1,0 +1,94 @@
+/// Where an expression's result can be nil: what `check` warns about when the result goes into a
+/// required attribute without a default (an object that gets nil fails validation at run time,
+/// after the work of the step). The analysis is of the expression's form: a key path through an
+/// optional attribute or to-one relationship can be nil, and so is what it flows into (arithmetic,
+/// functions, a method on it, a cast), unless a `TERNARY` tests it against nil first; predicates,
+/// counts, collections and calls on `$manager` or `$entityPolicy` are taken as never nil.
+extension ExpressionChecker {
+    /// The first read in `expression` that can make its result nil (an optional key path, or a
+    /// `nil` constant), or nil when none can.
+    func firstNilSource(in expression: Expr, guarded: Set<String> = []) -> Expr? {
+        switch expression.kind {
+        case .literal(.null):
+            return expression
+        case .literal, .aggregate, .evaluatedObject, .variable, .comparison, .and, .or, .not, .constantPredicate, .subquery, .fetch, .index:
+            return nil
+        case .keyPath:
+            let known = Self.key(of: expression).map { guarded.contains($0) || nonNilKeys.contains($0) } ?? false
+            return !known && keyPathCanBeNil(expression) ? expression : nil
+        case .negate(let operand), .cast(let operand, _):
+            return firstNilSource(in: operand, guarded: guarded)
+        case .binary(_, let left, let right):
+            return firstNilSource(in: left, guarded: guarded) ?? firstNilSource(in: right, guarded: guarded)
+        case .function(_, let arguments):
+            return arguments.lazy.compactMap { firstNilSource(in: $0, guarded: guarded) }.first
+        case .method(let receiver, _, _, _):
+            if case .variable(let name) = receiver.kind, name == "manager" || name == "entityPolicy" { return nil }
+            return firstNilSource(in: receiver, guarded: guarded)
+        case .ternary(let condition, let whenTrue, let whenFalse):
+            return firstNilSource(in: whenTrue, guarded: guarded.union(Self.tested(condition, isNil: false)))
+                ?? firstNilSource(in: whenFalse, guarded: guarded.union(Self.tested(condition, isNil: true)))
+        }
+    }
+
+    /// A key path from the object evaluated, as `$source.note.body` (`note.body` and
+    /// `SELF.note.body` are the same path): how a path is recognised where a condition tests it.
+    static func key(of expression: Expr) -> String? {
+        guard case .keyPath(let root, let components) = expression.kind else { return nil }
+        switch root.kind {
+        case .evaluatedObject: break
+        case .variable(let name) where name == "source": break
+        default: return nil
+        }
+        var names: [String] = []
+        for component in components {
+            guard case .key(let name, _) = component else { return nil }
+            names.append(name)
+        }
+        return "$source." + names.joined(separator: ".")
+    }
+
+    /// The key paths a condition, when true, says are nil (`isNil`) or are not: a filter's
+    /// (`image != nil`) hold for every object a mapping reads.
+    static func tested(_ condition: Expr, isNil: Bool) -> Set<String> {
+        switch condition.kind {
+        case .comparison(let op, nil, _, let left, let right) where op == (isNil ? .equal : .notEqual):
+            if case .literal(.null) = right.kind { return Set([key(of: left)].compactMap { $0 }) }
+            if case .literal(.null) = left.kind { return Set([key(of: right)].compactMap { $0 }) }
+            return []
+        case .and(let left, let right) where !isNil:
+            return tested(left, isNil: false).union(tested(right, isNil: false))
+        case .not(let inner):
+            return tested(inner, isNil: !isNil)
+        default:
+            return []
+        }
+    }
+
+    /// Whether a key path from `$source` or `SELF` passes through an optional attribute or an
+    /// optional to-one relationship (a to-many one makes a collection, which is never nil).
+    private func keyPathCanBeNil(_ expression: Expr) -> Bool {
+        guard case .keyPath(let root, let components) = expression.kind, let schema = scope.schema else { return false }
+        let start: ExprType
+        switch root.kind {
+        case .evaluatedObject: start = scope.evaluatedObject
+        case .variable(let name): start = scope.variables[name] ?? .unknown
+        default: return false
+        }
+        guard case .object(var entityName) = start else { return false }
+        for component in components {
+            guard case .key(let name, _) = component, let entity = schema.entity(named: entityName) else { return false }
+            switch schema.property(named: name, in: entity) {
+            case .attribute(let attribute)?:
+                return attribute.isOptional
+            case .relationship(let relationship)?:
+                if relationship.isToMany { return false }
+                if relationship.isOptional { return true }
+                entityName = relationship.destination
+            case nil:
+                return false
+            }
+        }
+        return false
+    }
+}
