@@ -86,6 +86,21 @@ struct CheckCommand: ParsableCommand {
                     diagnostics.append(.error(problem, at: nil))
                 } else {
                     summaries.append("versions: \(loaded.orderDescription)")
+                    // Every step of the history: a store at any version must reach the newest.
+                    if wholeProject, let mappings = try? mappingOptions.catalog() {
+                        for gap in (try? MigrationPlanner.chainGaps(catalog: loaded, mappings: mappings)) ?? [] {
+                            let at = loaded.schema(version: gap.to).flatMap(Self.versionLine)
+                            let file = MappingCatalog.suggestedFile(from: gap.from, to: gap.to, in: mappings.directory)
+                            let start = "`mapc infer --from \(gap.from) --to \(gap.to) --output \(file)` writes a start"
+                            if let problem = gap.problem {
+                                diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))",
+                                                          at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
+                            } else {
+                                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it unless given --accept-data-loss",
+                                                            at: at, fix: "write \(file) to carry them over (\(start)), or run with --accept-data-loss if they are meant to go"))
+                            }
+                        }
+                    }
                 }
             case .failure(let error as DiagnosticsError):
                 diagnostics += error.diagnostics.filter { !diagnostics.contains($0) }
@@ -125,6 +140,13 @@ struct CheckCommand: ParsableCommand {
             let count = schema.entities.count
             summaries.append("\(path): \(schema.displayName), \(count) entit\(count == 1 ? "y" : "ies"), model hash \(VersionHash.modelHash(of: schema).prefix(12))")
         }
+    }
+
+    /// The `version:` line of a schema's file (its first line when there is none at the top level).
+    private static func versionLine(of schema: Schema) -> FileLocation? {
+        guard let source = schema.source else { return nil }
+        let lines = source.text.split(separator: "\n", omittingEmptySubsequences: false)
+        return FileLocation(path: source.path, line: (lines.firstIndex { $0.hasPrefix("version:") } ?? 0) + 1, column: 1)
     }
 
     /// What a file is taken for when its content does not say: a mapping in a mappings folder, the

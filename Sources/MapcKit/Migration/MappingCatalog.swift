@@ -72,6 +72,13 @@ public struct MappingCatalog: Sendable {
                       fix: "keep one mapping file per step (remove or move the others), or, to run them all as one step in passes (Core Data's multiple passes), give each file 'pass: 1', 'pass: 2', … in the order they run")
     }
 
+    /// Where a mapping file for a step goes, by mapc's naming (`mapping_v2_to_v3.yaml`) in a
+    /// folder ("" for the name alone).
+    public static func suggestedFile(from source: String, to destination: String, in directory: String) -> String {
+        let name = "mapping_\(source)_to_\(destination).yaml"
+        return directory.isEmpty ? name : (directory as NSString).appendingPathComponent(name)
+    }
+
     /// The mapping from one version to another, if a file provides it (the first pass, when
     /// several do: `passes(from:to:)`).
     public func mapping(from source: String, to destination: String) -> MappingModel? {

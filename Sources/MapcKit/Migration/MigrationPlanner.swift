@@ -84,8 +84,7 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
 
     /// The mapping file that would make the step possible.
     public var suggestedFile: String {
-        let name = "mapping_\(from)_to_\(to).yaml"
-        return mappingsDirectory.isEmpty ? name : (mappingsDirectory as NSString).appendingPathComponent(name)
+        MappingCatalog.suggestedFile(from: from, to: to, in: mappingsDirectory)
     }
 
     public var description: String {
@@ -156,6 +155,28 @@ public enum MigrationPlanner {
             throw first
         }
         return steps
+    }
+
+    /// The inferred steps of the declared version order that a store could not take towards the
+    /// newest version (`problem`), or only by dropping values (`droppedValues`, which `run`
+    /// refuses unless told to accept): for each version with no mapping file leading forward
+    /// from it, the step to the next. A store at any version plans as `plan` does, so these are
+    /// the steps a store somewhere in the history would meet; `mapc check` reports them.
+    public static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String])] {
+        let versions = try catalog.orderedSchemas()
+        var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String])] = []
+        for index in versions.indices.dropLast() {
+            let (from, to) = (versions[index].version, versions[index + 1].version)
+            let later = Set(versions[(index + 1)...].map(\.version))
+            if mappings.mappings.contains(where: { $0.source == from && later.contains($0.destination) }) { continue }
+            let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
+            if result.mapping == nil {
+                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description), mappingsDirectory: mappings.directory, isDowngrade: false), from, to, []))
+            } else if !result.droppedValues.isEmpty {
+                gaps.append((nil, from, to, result.droppedValues))
+            }
+        }
+        return gaps
     }
 }
 

@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// `check` of a whole project checks every step of the declared history, as `plan` would meet it
+/// from a store at any version.
+@Suite("check and the whole chain", .serialized)
+struct CheckChainTests {
+    @Test func aStepWithNeitherAMappingFileNorAnInferenceIsAnError() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let v4 = try folder.read("schemas/v4.yaml")
+        try folder.write(v4.replacingOccurrences(of: "version: v4", with: "version: v5").replacingOccurrences(of: "      title:        { type: string }", with: "      title:        { type: string }\n      summary:      { type: string }"), to: "schemas/v5.yaml")
+        try folder.write("versions: [v1, v2, v3, v4, v5]\n", to: "schemas/versions.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1, "\(check.stderr)")
+        #expect(check.stderr.contains("schemas/v5.yaml:") && check.stderr.contains("error: the step v4 -> v5 has no mapping file and cannot be inferred"), "\(check.stderr)")
+        #expect(check.stderr.contains("new required attribute without a default") && check.stderr.contains("mapping_v4_to_v5.yaml"), "\(check.stderr)")
+        // `plan` from a v4 store says the same step.
+        #expect(try CLI.run(["init", "--schema", "v4", "notes.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "--to", "v5", "notes.db"], in: folder)
+        #expect(plan.status != 0 && plan.stderr.contains("cannot migrate from v4 to v5"), "\(plan.stderr)")
+    }
+
+    @Test func anInferredStepThatDropsValuesIsAWarning() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(check.stderr.contains("warning: the step v2 -> v3 is inferred and drops the values of Note.image: run refuses it unless given --accept-data-loss"), "\(check.stderr)")
+        #expect(check.stderr.contains("schemas/v3.yaml:") , "\(check.stderr)")
+        // With the shipped mappings, every step has its file: nothing to say.
+        try CLI.addMappingsAndPolicies(to: folder)
+        let complete = try CLI.run(["check"], in: folder)
+        #expect(complete.status == 0 && !complete.stderr.contains("the step"), "\(complete.stderr)")
+    }
+}
