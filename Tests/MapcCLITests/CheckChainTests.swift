@@ -35,3 +35,19 @@ struct CheckChainTests {
         #expect(complete.status == 0 && !complete.stderr.contains("the step"), "\(complete.stderr)")
     }
 }
+
+@Suite("diff and forgotten renames")
+struct DiffRenameTests {
+    @Test func diffAndPlanSuggestTheRenamingIdentifier() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: Blog\nversion: v1\nentities:\n  Post:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
+        try folder.write("model: Blog\nversion: v2\nentities:\n  Post:\n    attributes:\n      title: string\n", to: "schemas/v2.yaml")
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("note: Post.title is added and Post.name removed, both string: if name was renamed, give 'title' renamingIdentifier: name in v2"), "\(diff.stdout)")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("give 'title' renamingIdentifier: name in v2"), "\(check.stderr)")
+    }
+}

@@ -39,6 +39,26 @@ struct InferenceTests {
         #expect(object.attributes["title"] == .string("t"))
     }
 
+    /// A property removed and one of the same type added in one entity look like a rename whose
+    /// renaming identifier was forgotten: inference says so, and with the identifier the values move.
+    @Test func aForgottenRenameIsSuggested() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      name: string\n      count: int16\n      old: date?\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      title: string\n      count: int16\n      stamp: date?\n      extra: int64?\n")
+        let result = MappingInference.infer(from: a, to: b)
+        #expect(Set(result.probableRenames) == [
+            "Note.stamp is added and Note.old removed, both date: if old was renamed, give 'stamp' renamingIdentifier: old in b, and its values are carried over",
+            "Note.title is added and Note.name removed, both string: if name was renamed, give 'title' renamingIdentifier: name in b, and its values are carried over",
+        ], "\(result.probableRenames)")
+        // Two of a type added: no guess.
+        let two = try schema("c", "  Note:\n    attributes:\n      title: string\n      subtitle: string\n      count: int16\n      old: date?\n")
+        #expect(!MappingInference.infer(from: a, to: two).probableRenames.contains { $0.contains("both string") })
+        // Taken: the rename is inferred.
+        let renamed = try schema("b", "  Note:\n    attributes:\n      title: { type: string, renamingIdentifier: name }\n      count: int16\n      old: date?\n")
+        #expect(MappingInference.infer(from: a, to: renamed).probableRenames.isEmpty)
+        let object = try #require(try migrate(a, renamed, [ObjectData(id: "n1", entity: "Note", attributes: ["name": .string("kept"), "count": .integer(1)])]).objects(of: "Note").first)
+        #expect(object.attributes["title"] == .string("kept"))
+    }
+
     @Test func optionalToRequiredWithADefaultFillsNils() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string?\n      count: int16\n")
         let b = try schema("b", "  Note:\n    attributes:\n      title: { type: string, default: untitled }\n      count: int16\n")

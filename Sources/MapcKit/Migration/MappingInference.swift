@@ -60,6 +60,10 @@ public struct InferenceResult: Sendable {
     public var skeleton: MappingModel
     /// Comments for the mapping file, by entity mapping name.
     public var notes: [String: [String]]
+    /// Properties that look renamed without a renaming identifier: in one entity, one property
+    /// removed and one added of the same type (or leading to the same entity), which inference
+    /// reads as a removal and an addition. Each says how to declare the rename.
+    public var probableRenames: [String] = []
 
     /// What the step drops: removed entities and properties, whose values an inferred migration loses.
     public var droppedValues: [String] {
@@ -355,6 +359,7 @@ public enum MappingInference {
             entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
             notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
         }
+        let renames = probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
         // A property's change is said once, at the entity declaring it (an abstract parent's
         // property, not under each of its sub-entities).
         /// The entity of a hierarchy that declares a property (a name is declared once in it).
@@ -385,7 +390,38 @@ public enum MappingInference {
         }
         changes += hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
         let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
-        return InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
+        var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
+        result.probableRenames = renames
+        return result
+    }
+
+    /// In each entity, an added property and a removed one of the same kind and type, when each
+    /// is the only one of that type added and removed there: probably a rename whose renaming
+    /// identifier was forgotten.
+    static func probableRenames(_ changes: [SchemaChange], from source: Schema, to destination: Schema, counterparts: [String: Entity]) -> [String] {
+        func signature(_ property: Property?) -> String? {
+            switch property {
+            case .attribute(let attribute)?: return attribute.type.rawValue
+            case .relationship(let relationship)?: return "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"
+            case nil: return nil
+            }
+        }
+        var hints: [String] = []
+        for entityName in Set(changes.map(\.entity)).sorted() {
+            guard let newEntity = destination.entity(named: entityName), let oldEntity = counterparts[entityName] else { continue }
+            let added = changes.filter { $0.kind == .added && $0.entity == entityName }.compactMap(\.property)
+                .map { ($0, signature(destination.property(named: $0, in: newEntity))) }
+            let removed = changes.filter { $0.kind == .removed && $0.entity == entityName }.compactMap(\.property)
+                .map { ($0, signature(source.property(named: $0, in: oldEntity))) }
+            for (name, kind) in added {
+                guard let kind, added.filter({ $0.1 == kind }).count == 1 else { continue }
+                let candidates = removed.filter { $0.1 == kind }
+                guard candidates.count == 1, let old = candidates.first?.0 else { continue }
+                hints.append("\(entityName).\(name) is added and \(entityName).\(old) removed, both \(kind): if \(old) was renamed, "
+                             + "give '\(name)' renamingIdentifier: \(old) in \(destination.version), and its values are carried over")
+            }
+        }
+        return hints
     }
 
     private enum LineageKind {

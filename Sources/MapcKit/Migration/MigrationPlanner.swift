@@ -141,7 +141,7 @@ public enum MigrationPlanner {
             }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             guard let mapping = result.mapping else {
-                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description),
+                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.probableRenames,
                                           mappingsDirectory: mappings.directory, isDowngrade: false))
                 index += 1
                 continue
@@ -171,7 +171,7 @@ public enum MigrationPlanner {
             if mappings.mappings.contains(where: { $0.source == from && later.contains($0.destination) }) { continue }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             if result.mapping == nil {
-                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description), mappingsDirectory: mappings.directory, isDowngrade: false), from, to, []))
+                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.probableRenames, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, []))
             } else if !result.droppedValues.isEmpty {
                 gaps.append((nil, from, to, result.droppedValues))
             }
