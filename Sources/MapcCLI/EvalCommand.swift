@@ -10,7 +10,8 @@ struct EvalCommand: ParsableCommand {
         discussion: """
         Prints each result as JSON, one per line. With --object the JSON object is bound to $source and SELF. \
         With --store and --entity the expression is checked against the schema, then evaluated for each object of the \
-        entity (sub-entities included) that passes --where, and each line names its object: Note 'n1': "Groceries". \
+        entity (sub-entities included) that passes --where, and each line names its object: Note 'n1': "Groceries"; \
+        $id is the object's id (--where '$id == "n1"'). \
         Errors point at the expression with a caret.
         """
     )
@@ -69,11 +70,11 @@ struct EvalCommand: ParsableCommand {
                     throw MapcError.notFound("no entity '\(entity)' in version \(opened.schema.version)" + (Suggestions.didYouMean(entity, in: opened.schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
                 }
                 var diagnostics: [Diagnostic] = []
-                var checker = ExpressionChecker(scope: CheckScope(schema: opened.schema, source: entity), source: source)
+                var checker = ExpressionChecker(scope: CheckScope(schema: opened.schema, source: entity, variables: ["id": .string]), source: source)
                 if predicate { checker.checkPredicate(parsed) } else { checker.check(parsed) }
                 diagnostics += checker.diagnostics
                 if let filter, let whereSource {
-                    var whereChecker = ExpressionChecker(scope: CheckScope(schema: opened.schema, source: entity), source: whereSource)
+                    var whereChecker = ExpressionChecker(scope: CheckScope(schema: opened.schema, source: entity, variables: ["id": .string]), source: whereSource)
                     whereChecker.checkPredicate(filter)
                     diagnostics += whereChecker.diagnostics
                 }
@@ -88,6 +89,7 @@ struct EvalCommand: ParsableCommand {
                         let ref = EvalValue.object(graph.ref(object))
                         evaluator.context.evaluatedObject = ref
                         evaluator.context.variables["source"] = ref
+                        evaluator.context.variables["id"] = .scalar(.string(object.id))
                         do {
                             if let filter, !(try evaluator.evaluatePredicate(filter)) { continue }
                         } catch let error as ExpressionError {

@@ -47,8 +47,8 @@ struct InferCommand: ParsableCommand {
                 if let output { Console.out("wrote \(output): \(mappings)") }
             } else {
                 let items = result.problems.count
-                Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0)" } ?? "the mapping above has") \(mappings) with \(items) item\(items == 1 ? "" : "s") left to do (under 'todo:'):")
-                Console.err(result.problems.map { "  - \($0)" }.joined(separator: "\n"))
+                Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0):" } ?? "the mapping above has") \(mappings), with \(items) item\(items == 1 ? "" : "s") left to do (under 'todo:'):")
+                Console.err((result.problems.map { "  - \($0)" } + result.probableRenames.map { "  note: \($0)" }).joined(separator: "\n"))
                 Console.err("do each, delete it from 'todo:', and `mapc check` the file; `mapc diff \(from) \(to)` shows every change")
             }
         }

@@ -264,7 +264,9 @@ public struct ExpressionChecker {
                 let names = schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name)
                 // An escaped key (`#nill`) is meant as a key: its range holds the `#` too.
                 let literal = bare && range.end - range.start == name.unicodeScalars.count
-                let suggestion = Suggestions.didYouMean(name, in: names) ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
+                var suggestion = Suggestions.didYouMean(name, in: names) ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
+                // Objects are named by id in every message; where the scope binds it, say how to read it.
+                if name == "id", scope.variables["id"] != nil { suggestion = "the object's id is $id (for example $id == \"n1\")" }
                 error("unknown key '\(name)' on \(entityName)", range, fix: suggestion ?? "\(entityName) has: \(names.joined(separator: ", "))")
                 return .unknown
             }
