@@ -24,8 +24,6 @@ public struct MapcCommand: ParsableCommand {
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
         self.demo = demo
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
-        // A project's policy files, compiled (or found compiled) and loaded into this process.
-        PolicyLoader.loadIfAny(given)
         // ArgumentParser's `help` prints the root help for an unknown command and succeeds, and
         // calls a mistyped command "unexpected arguments": both are named, with the closest command.
         let names = configuration.subcommands.compactMap { $0.configuration.commandName }
@@ -37,6 +35,9 @@ public struct MapcCommand: ParsableCommand {
         }
         do {
             var command = try parseAsRoot(arguments)
+            // A project's policy files, compiled (or found compiled) and loaded into this process,
+            // once the command line is known to be right (`--help` and `help` never get here).
+            PolicyLoader.loadIfAny(given)
             try command.run()
             Foundation.exit(MapcExitCode.success)
         } catch let error as ExitCodeError {

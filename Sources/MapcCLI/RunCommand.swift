@@ -29,7 +29,7 @@ struct RunCommand: ParsableCommand {
     private var store: String { stores.first ?? "" }
 
     @Option(help: ArgumentHelp("With several stores: how many migrate at once (default: the number of cores).", valueName: "n"))
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    var jobs: Int?
 
     @OptionGroup var schemaOptions: SchemaOptions
 
@@ -62,7 +62,7 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if stores.isEmpty { throw ValidationError("give the store to migrate (or several, or a folder of them)") }
-        if jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if isBatch && output != nil { throw ValidationError("--output names one new file; with several stores drop it (each store is migrated in place)") }
         if dryRun && output != nil { throw ValidationError("--dry-run writes nothing; drop --output or --dry-run") }
         if dryRun && keepBackup { throw ValidationError("--dry-run leaves the store untouched; --keep-backup has nothing to keep") }
@@ -176,6 +176,7 @@ struct RunCommand: ParsableCommand {
     /// Several stores: each migrated on its own (a failure leaves that store untouched and does not
     /// stop the others), at most `jobs` at once; a table (or JSON) per store at the end.
     private func runBatch() throws {
+        let workers = jobs ?? ProcessInfo.processInfo.activeProcessorCount
         var paths: [String] = []
         var passedOver: [StoreList.PassedOver] = []
         var migratorOrNil: Migrator?
@@ -197,7 +198,7 @@ struct RunCommand: ParsableCommand {
         options.isCancelled = { interruption.isRequested }
         let frozen = options, from = self.from, to = self.to, dryRun = self.dryRun
         let started = Date()
-        let outcomes = ParallelRunner(paths).run(jobs: jobs) { path in
+        let outcomes = ParallelRunner(paths).run(jobs: workers) { path in
             let clock = Date()
             var outcome = BatchOutcome(store: path, result: .failed)
             if interruption.isRequested {
@@ -251,7 +252,7 @@ struct RunCommand: ParsableCommand {
             lines.append(String(format: "%@: %d %@, %d current, %d failed%@ in %.2f s (%.1f stores/s, %d at a time)%@",
                                 English.count(outcomes.count, "store"), migrated, dryRun ? "would migrate" : "migrated",
                                 outcomes.filter { $0.result == .current }.count, failed.count, failed.isEmpty ? "" : " (left untouched)",
-                                seconds, Double(outcomes.count) / max(seconds, 0.001), min(jobs, max(1, outcomes.count)),
+                                seconds, Double(outcomes.count) / max(seconds, 0.001), min(workers, max(1, outcomes.count)),
                                 passedOver.isEmpty ? "" : "; \(English.count(passedOver.count, "file")) passed over"))
             Console.out(lines.joined(separator: "\n"))
         }

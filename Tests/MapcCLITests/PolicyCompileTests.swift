@@ -23,6 +23,18 @@ struct PolicyCompileTests {
         #expect(!check.stderr.contains("unknown policy"), "\(check.stderr)")
     }
 
+    /// A wrong command line is said before anything is compiled; help compiles nothing.
+    @Test func theCommandLineIsCheckedBeforePoliciesAreCompiled() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cache = ["MAPC_CACHE": folder.appendingPathComponent("cache").path]
+        let wrong = try CLI.run(["run", "--jobs", "x", "--schemas", "scenario/schemas", "notes.db"], in: folder, environment: cache)
+        #expect(wrong.status == 64 && !wrong.stderr.contains("compiling"), "\(wrong.stderr)")
+        let help = try CLI.run(["help", "run"], in: folder, environment: cache)
+        #expect(help.status == 0 && !help.stderr.contains("compiling"), "\(help.stderr)")
+        #expect(help.stdout.contains("(default: the number of cores).") && !help.stdout.contains("(default: 2)"), "\(help.stdout)")
+    }
+
     @Test func aCompilerErrorKeepsItsSourceLines() throws {
         let folder = try scenario()
         defer { try? FileManager.default.removeItem(at: folder) }

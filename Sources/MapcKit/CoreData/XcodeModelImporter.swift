@@ -336,7 +336,7 @@ public enum XcodeModelImporter {
                 if let value = defaultValue(text, type: type) {
                     attribute.defaultValue = value
                 } else {
-                    warn("\(what): the default '\(text)' is not a \(type.rawValue) and is not imported", at: node)
+                    warn("\(what): the default '\(text)' is not \(English.withArticle(type.rawValue)) and is not imported", at: node)
                 }
             }
             // Bounds: values for numbers, lengths for strings.
