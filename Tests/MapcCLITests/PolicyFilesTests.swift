@@ -53,6 +53,7 @@ struct PolicyFilesTests {
         #expect(output.contains("1 entity mapping") && output.contains("0 errors"), "check knows the policy: \(output)")
         #expect(output.contains(#""name": "migrations""#) && output.contains(#""tags": ["tag-swift", "tag-migrations"]"#), "\(output)")
         #expect(output.contains(#""email": "ada@example.com""#) && output.contains(#""wordCount": 6"#))
+        #expect(output.contains(#"s_Post -.->|"PostToPost<br/>created by TagSplitPolicy"| d_Tag"#), "graph draws what the policy creates: \(output)")
         // A second run starts from the cache: no compiling.
         #expect(try CLI.run(["load", "posts.json", "again.db"], in: folder).status == 0)
         let again = try CLI.run(["run", "--quiet", "again.db"], in: folder, environment: ["MAPC_CACHE": Self.cache])

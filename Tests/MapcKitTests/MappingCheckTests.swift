@@ -233,6 +233,32 @@ struct MappingCheckTests {
         #expect(twice == updated)
     }
 
+    /// The entities a policy declares it creates are checked against the destination version and
+    /// drawn by the mapping's graph.
+    @Test func aPolicysCreatedEntitiesAreCheckedAndDrawn() throws {
+        final class Splitter: EntityMigrationPolicy {
+            override class var createdEntities: Set<String> { ["Atachment"] }
+        }
+        final class Maker: EntityMigrationPolicy {
+            override class var createdEntities: Set<String> { ["Attachment"] }
+        }
+        let registry = PolicyRegistry()
+        registry.register(Splitter.self, as: "Splitter")
+        registry.register(Maker.self, as: "Maker")
+        let text = "source: v2\ndestination: v3\nentityMappings:\n" + noteToNote.replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    policy: Splitter\n")
+        var checker = MappingChecker(mapping: try loadMapping(text), policies: registry)
+        let found = checker.check(source: try uncloudNotes("v2"), destination: try uncloudNotes("v3"))
+        let problem = try #require(found.first { $0.message.contains("declares it creates") })
+        #expect(problem.message == "policy 'Splitter' declares it creates Atachment objects, but v3 has no entity Atachment" && problem.fix == "did you mean 'Attachment'?", "\(problem)")
+        #expect(problem.location?.line == 7)
+        let made = try loadMapping(text.replacingOccurrences(of: "policy: Splitter", with: "policy: Maker"))
+        var clean = MappingChecker(mapping: made, policies: registry)
+        #expect(!clean.check(source: try uncloudNotes("v2"), destination: try uncloudNotes("v3")).contains { $0.message.contains("declares it creates") })
+        let graph = MappingDiagram.render(made, as: .mermaid, policies: registry)
+        #expect(graph.contains("d_Attachment[\"Attachment\"]") && graph.contains("s_Note -.->|\"NoteToNote<br/>created by Maker\"| d_Attachment"), "\(graph)")
+        #expect(MappingDiagram.render(made, as: .dot, policies: registry).contains("s_Note -> d_Attachment [label=\"NoteToNote\\ncreated by Maker\", style=dashed];"))
+    }
+
     /// An unknown policy is matched by its class name too (a module prefix of another length is no
     /// typo), and otherwise told where its class goes; registered classes are listed once each.
     @Test func anUnknownPolicyIsMatchedByClassNameOrToldWhereItGoes() {

@@ -15,6 +15,12 @@ open class EntityMigrationPolicy {
     /// Destination attributes this policy sets itself, so the checker does not require expressions for them.
     open class var providedAttributes: Set<String> { [] }
 
+    /// Destination entities whose objects this policy creates itself (objects no source object
+    /// becomes, as a tag made once for every post naming it): `mapc check` checks the names against
+    /// the destination version and `mapc graph` draws them. Informational: what a policy inserts
+    /// is held to the schema either way.
+    open class var createdEntities: Set<String> { [] }
+
     /// Whether this policy keeps the default `createRelationships` (it does not override it). Then
     /// mapc may set the relationships of all the mapping's objects at once with SQL, as it does for
     /// mappings without a policy, instead of calling `createRelationships` per object: the same

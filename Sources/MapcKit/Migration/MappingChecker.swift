@@ -132,6 +132,19 @@ public struct MappingChecker {
             }
         }
         let provided = policyType?.providedAttributes ?? []
+        // The entities the policy says it creates must be ones the destination can hold.
+        for created in (policyType?.createdEntities ?? []).sorted() {
+            let name = entityMapping.policy ?? ""
+            if let entity = destinationSchema.entity(named: created) {
+                if entity.isAbstract {
+                    error("policy '\(name)' declares it creates \(created) objects, but \(created) is abstract in \(destinationSchema.version)", at: at("policy"), length: name.count,
+                          fix: "name a concrete sub-entity in its createdEntities")
+                }
+            } else {
+                error("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: at("policy"), length: name.count,
+                      fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities")
+            }
+        }
         var scope = CheckScope(schema: sourceSchema, source: sourceEntity?.name, variables: [
             "destination": destinationEntity.map { .object($0.name) } ?? .unknown, "entityMapping": .unknown, "propertyMapping": .unknown,
         ])

@@ -2,19 +2,28 @@ import Foundation
 
 /// A mapping drawn as a flow: the source version's entities on the left, the destination's on the
 /// right, an arrow per entity mapping labelled with its name, type, filter and policy; add mappings
-/// come from "new", remove mappings go to "dropped".
+/// come from "new", remove mappings go to "dropped". A dashed arrow leads to each entity a
+/// mapping's policy declares it creates (`EntityMigrationPolicy.createdEntities`).
 public enum MappingDiagram {
-    /// The diagram's text.
-    public static func render(_ mapping: MappingModel, as format: DiagramFormat) -> String {
+    /// The diagram's text; `policies` tells which entities each mapping's policy creates.
+    public static func render(_ mapping: MappingModel, as format: DiagramFormat, policies: PolicyRegistry = .shared) -> String {
         let sources = orderedUnique(mapping.entityMappings.compactMap(\.source))
-        let destinations = orderedUnique(mapping.entityMappings.compactMap(\.destination))
-        let edges = mapping.entityMappings.map { entityMapping -> (from: String, to: String, label: [String]) in
+        var edges = mapping.entityMappings.map { entityMapping -> (from: String, to: String, label: [String], created: Bool) in
             var label = [entityMapping.name]
             if entityMapping.type != .transform { label.append(entityMapping.type.rawValue) }
             if let filter = entityMapping.filter { label.append("filter: \(filter.source.text)") }
             if let policy = entityMapping.policy { label.append("policy: \(policy)") }
-            return (entityMapping.source.map { "s_\($0)" } ?? "new", entityMapping.destination.map { "d_\($0)" } ?? "dropped", label)
+            return (entityMapping.source.map { "s_\($0)" } ?? "new", entityMapping.destination.map { "d_\($0)" } ?? "dropped", label, false)
         }
+        var created: [String] = []
+        for entityMapping in mapping.entityMappings {
+            guard let name = entityMapping.policy, let policy = policies.policy(named: name) else { continue }
+            for entity in policy.createdEntities.sorted() {
+                created.append(entity)
+                edges.append((entityMapping.source.map { "s_\($0)" } ?? "new", "d_\(entity)", [entityMapping.name, "created by \(name)"], true))
+            }
+        }
+        let destinations = orderedUnique(mapping.entityMappings.compactMap(\.destination) + created)
         let hasAdd = edges.contains { $0.from == "new" }, hasRemove = edges.contains { $0.to == "dropped" }
         switch format {
         case .mermaid:
@@ -28,7 +37,7 @@ public enum MappingDiagram {
             if hasRemove { lines.append("        dropped((dropped))") }
             lines.append("    end")
             for edge in edges {
-                lines.append("    \(edge.from) -->|\"\(edge.label.map(SchemaDiagram.mermaidText).joined(separator: "<br/>"))\"| \(edge.to)")
+                lines.append("    \(edge.from) \(edge.created ? "-.->" : "-->")|\"\(edge.label.map(SchemaDiagram.mermaidText).joined(separator: "<br/>"))\"| \(edge.to)")
             }
             return lines.joined(separator: "\n") + "\n"
         case .dot:
@@ -43,7 +52,7 @@ public enum MappingDiagram {
             if hasRemove { lines.append("        dropped [shape=circle, label=\"dropped\"];") }
             lines.append("    }")
             for edge in edges {
-                lines.append("    \(edge.from) -> \(edge.to) [label=\(SchemaDiagram.dotID(edge.label.joined(separator: "\n")))];")
+                lines.append("    \(edge.from) -> \(edge.to) [label=\(SchemaDiagram.dotID(edge.label.joined(separator: "\n")))\(edge.created ? ", style=dashed" : "")];")
             }
             lines.append("}")
             return lines.joined(separator: "\n") + "\n"
