@@ -350,14 +350,15 @@ struct RunCommand: ParsableCommand {
         for (step, summary) in zip(steps, outcome.steps) {
             if steps.count > 1 { lines.append("  \(step.source.version) -> \(step.destination.version) (\(step.isInferred ? "inferred" : "mapping file")):") }
             let indent = steps.count > 1 ? "    " : "  "
-            let width = summary.created.map(\.mapping.count).max() ?? 0
-            for (mapping, count) in summary.created {
+            let width = summary.created.map(\.name.count).max() ?? 0
+            for entry in summary.created {
+                let (mapping, count) = (entry.name, entry.count)
                 let how = summary.compiled.contains(mapping) ? " (SQL)" : summary.compiled.contains("\(mapping).relationships") ? " (relationships in SQL)" : ""
                 lines.append("\(indent)\(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created\(how)")
             }
             lines.append("\(indent)phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))
         }
-        lines.append("  objects: " + summary.destinationCounts.map { "\($0.entity) \($0.count)" }.joined(separator: ", "))
+        lines.append("  objects: \(summary.destinationCounts)")
         if dryRun { lines.append("  \(store) was not changed") }
         if let backup = outcome.backup?.path { lines.append("  backup: \(backup)") }
         return lines.joined(separator: "\n")

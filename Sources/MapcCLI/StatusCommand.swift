@@ -59,7 +59,7 @@ struct StatusCommand: ParsableCommand {
             ("identification", .string(status.identification)),
             ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
             ("metadata", .object(metadata.shownProperties.map { ($0.key, .string($0.value)) })),
-            ("objects", .object(status.objectCounts.map { ($0.entity, .integer(Int64($0.count))) })),
+            ("objects", .object(status.objectCounts.map { ($0.name, JSONValue.integer(Int64($0.count))) })),
             ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
             ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
             ("history", .array(status.history.map { entry in .object([
@@ -98,8 +98,8 @@ struct StatusCommand: ParsableCommand {
             lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
         } else {
             lines.append("objects")
-            let width = status.objectCounts.map(\.entity.count).max() ?? 0
-            for (name, count) in status.objectCounts { lines.append("  \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(count)") }
+            let width = status.objectCounts.map(\.name.count).max() ?? 0
+            for entry in status.objectCounts { lines.append("  \(entry.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(entry.count)") }
         }
         lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
         if let catalog { lines.append("versions    \(catalog.orderDescription)") }

@@ -67,6 +67,7 @@ struct LibraryGuideTests {
         }
         // end guide
         #expect(status.version == "v1" && status.formatName == "mapc")
+        #expect("\(status.objectCounts)" == "Note \(status.objectCounts["Note"] ?? -1)" && status.objectCounts.total > 0, "counts print as the CLI prints them")
         #expect(plan.steps.map(\.isInferred) == [true, false])
         #expect(try Data(contentsOf: storeURL) == before, "asking never writes")
     }
@@ -87,7 +88,7 @@ struct LibraryGuideTests {
         // guide: async
         let task = Task {
             try await migrator.migrate(storeAt: storeURL, to: "v4") { progress in
-                print("step \(progress.step + 1) of \(progress.steps): \(progress.phase) \(progress.completed)/\(progress.total ?? 0)")
+                print("\(Int(progress.fractionCompleted * 100))%: step \(progress.step + 1) of \(progress.steps), \(progress.phase) \(progress.mapping ?? "")")
             }
         }
         // task.cancel() stops the migration between batches; the store stays as it was.

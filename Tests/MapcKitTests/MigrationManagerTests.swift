@@ -186,7 +186,7 @@ struct MigrationManagerTests {
         let summary = try StepMigration(source: source, destination: destination, mapping: model, policies: registry).run()
         let notes = insertsLate ? 6 : 5
         #expect(try destination.count(of: "Note", exactly: true) == notes)
-        #expect(summary.destinationCounts.map { "\($0.entity) \($0.count)" } == ["Note \(notes)", "Attachment 2"])
+        #expect(summary.destinationCounts.map { "\($0.name) \($0.count)" } == ["Note \(notes)", "Attachment 2"])
         if layout == .coreData {
             // Core Data hands out keys above Z_MAX: it covers the late note's too.
             let (max, largest) = try destination.database.read { db in

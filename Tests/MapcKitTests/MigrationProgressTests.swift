@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import MapcKit
+import MapcExamples
 
 /// Makes each note and one more note that no source object is migrated into.
 final class NoteAndExtraPolicy: EntityMigrationPolicy {
@@ -31,5 +32,24 @@ struct MigrationProgressTests {
         #expect(relate.first?.total == 7 && relate.last?.isFinished == true && relate.last?.completed == 7, "\(relate)")
         let validate = events.filter { $0.phase == .validate }
         #expect(!validate.isEmpty && validate.allSatisfy { $0.total == 2 } && validate.last?.isFinished == true && validate.last?.completed == 2, "\(validate)")
+        #expect(events.allSatisfy { $0.mappingCount == 1 } && events.filter { $0.mapping != nil }.allSatisfy { $0.mappingIndex == 0 })
+    }
+
+    /// The whole migration's fraction goes from 0 to 1 and never back, across steps, phases and
+    /// mappings whose own counts start again.
+    @Test func theOverallFractionNeverGoesBack() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("notes.db")
+        let v1 = try Store.create(at: store.path, schema: try uncloudNotes("v1"))
+        try v1.insert((0..<30).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("t\($0)"), "body": .string("b"), "dateCreated": .date(Date(timeIntervalSince1970: 0))]) })
+        try v1.close()
+        registerUnCloudNotesPolicies()
+        let migrator = try Migrator(schemasFolder: packageRoot.appendingPathComponent("schemas"), mappingsFolder: packageRoot.appendingPathComponent("mappings"))
+        var fractions: [Double] = []
+        _ = try migrator.migrate(storeAt: store, to: "v4") { fractions.append($0.fractionCompleted) }
+        #expect(fractions.first == 0 && fractions.last == 1, "\(fractions.prefix(3)) … \(fractions.suffix(3))")
+        #expect(zip(fractions, fractions.dropFirst()).allSatisfy { $0 <= $1 }, "\(fractions)")
+        #expect(Set(fractions.map { ($0 * 3).rounded(.down) }).count >= 3, "it moves through the three steps")
     }
 }

@@ -212,7 +212,7 @@ struct PolicyRelationshipTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (store, summary) = try migrate(layout, policy: Merging.self, in: folder)
         #expect(try store.objects(ofExactEntity: "ImageAttachment").count == 1)
-        #expect(summary.created.first { $0.mapping == "AttachmentToImageAttachment" }?.count == 1, "\(summary.created)")
+        #expect(summary.created["AttachmentToImageAttachment"] == 1, "\(summary.created)")
     }
 
     /// A policy whose `createRelationships` does not run the default, though it says it keeps it,

@@ -233,7 +233,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             counts.append((entity.name, try validatedCounts?.objects[entity.name] ?? destinationStore.count(of: entity.name, exactly: true)))
         }
         return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
-                                created: zip(mapping.entityMappings, created).map { ($0.name, $1) }, phaseSeconds: seconds, destinationCounts: counts,
+                                created: ObjectCounts(zip(mapping.entityMappings, created).map { ($0.name, $1) }), phaseSeconds: seconds, destinationCounts: ObjectCounts(counts),
                                 compiled: compiledWork)
     }
 
@@ -284,7 +284,10 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {
-        step.progress?(MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total, isFinished: finished))
+        var progress = MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total, isFinished: finished)
+        progress.mappingIndex = mappingName.flatMap { name in mapping.entityMappings.firstIndex { $0.name == name } }
+        progress.mappingCount = mapping.entityMappings.count
+        step.progress?(progress)
     }
 
     /// Whether a statement failed because `StatementCancellation` stopped it for the caller.

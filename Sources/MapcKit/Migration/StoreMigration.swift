@@ -296,7 +296,7 @@ public enum StoreMigration {
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
                                     toHash: VersionHash.modelHash(of: step.destination), inferred: step.isInferred, mappingSHA256: step.mappingSHA256,
                                     startedAt: started, finishedAt: ISO8601.format(Date()),
-                                    created: Dictionary(summary.created.map { ($0.mapping, $0.count) }, uniquingKeysWith: +)))
+                                    created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +)))
         try StoreHistory.write(history, to: destinationStore)
         return summary
     }

@@ -65,7 +65,7 @@ public struct Migrator: Sendable {
         if !matching.isEmpty {
             let store = try Store.open(at: Files.path(of: url), catalog: schemas, readOnly: true)
             defer { try? store.database.close() }
-            status.objectCounts = try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) }
+            status.objectCounts = ObjectCounts(try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) })
             status.history = try StoreHistory.read(store)
         }
         return status
@@ -229,7 +229,7 @@ public struct StoreStatus: Sendable {
     /// stores record none).
     public var model: String?
     /// Objects of each entity (sub-entities under their own names), when a version matched.
-    public var objectCounts: [(entity: String, count: Int)] = []
+    public var objectCounts = ObjectCounts()
     /// The migrations applied to the store, oldest first.
     public var history: [HistoryEntry] = []
 
