@@ -273,10 +273,10 @@ struct RunCommand: ParsableCommand {
             }
             let diagnostic = Diagnostic(.error, "\(entity) '\(object)': \(message)", at: expression.source.origin, length: expression.source.text.count)
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
-        case .validation(let violations, _):
+        case .validation:
             Console.err("error: \(error)")
             if let step, !step.isInferred {
-                for pass in step.allPasses { for line in Self.origins(of: violations, in: pass) { Console.err(line) } }
+                for pass in step.allPasses { for note in error.notes(in: pass) { Console.err("\(note.location.map { "\($0): " } ?? "")note: \(note.message)") } }
             }
         default:
             Console.err("error: \(error)")
@@ -290,22 +290,6 @@ struct RunCommand: ParsableCommand {
         }
         Console.err("\(store) was not changed\(stopped)")
         Foundation.exit(MapcExitCode.migrationFailed)
-    }
-
-    /// Where each broken property of a validation failure gets its value, once per mapping and
-    /// property: the expression in the mapping file, or the mapping that gives it none.
-    static func origins(of violations: [ValidationViolation], in model: MappingModel) -> [String] {
-        var seen: Set<[String]> = [], lines: [String] = []
-        for violation in violations {
-            guard let mapping = violation.mapping, let property = violation.property, seen.insert([mapping, property]).inserted,
-                  let entityMapping = model.entityMappings.first(where: { $0.name == mapping }) else { continue }
-            if let expression = expression(of: mapping, property, in: model) {
-                lines.append("\(expression.source.origin): note: '\(property)' of the objects '\(mapping)' creates comes from \(expression.source.text)")
-            } else if let location = entityMapping.location, entityMapping.type == .transform, entityMapping.policy == nil {
-                lines.append("\(location): note: mapping '\(mapping)' gives '\(property)' no value; add one under 'attributes:' or 'relationships:'")
-            }
-        }
-        return lines
     }
 
     /// The expression of a mapping's property in the failing step's mapping file.

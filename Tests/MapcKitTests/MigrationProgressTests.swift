@@ -35,6 +35,20 @@ struct MigrationProgressTests {
         #expect(events.allSatisfy { $0.mappingCount == 1 } && events.filter { $0.mapping != nil }.allSatisfy { $0.mappingIndex == 0 })
     }
 
+    /// A failure says where in the mapping file its values come from, as notes a library user
+    /// renders as the CLI does.
+    @Test func aValidationFailurePointsIntoTheMappingFile() throws {
+        let model = try loadMapping(noteToNoteMapping([]).replacingOccurrences(of: "title: $source.title", with: "title: nil"))
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(v2Notes(5))
+        let step = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model)
+        let error = #expect(throws: MigrationError.self) { try step.run() }
+        let notes = error?.notes(in: model) ?? []
+        #expect(notes.count == 1 && notes.first?.severity == .note, "\(notes)")
+        #expect(notes.first?.message == "'title' of the objects 'NoteToNote' creates comes from nil", "\(notes)")
+        #expect(notes.first?.location?.path == "m.yaml" && notes.first?.location?.line == 7, "\(notes)")
+    }
+
     /// The whole migration's fraction goes from 0 to 1 and never back, across steps, phases and
     /// mappings whose own counts start again.
     @Test func theOverallFractionNeverGoesBack() throws {

@@ -191,6 +191,40 @@ enum ValueCoercion {
     }
 }
 
+extension MigrationError {
+    /// Where in a mapping file the failure comes from, as notes an editor can jump to: for each
+    /// property a validation failure breaks (once per mapping and property), the expression giving
+    /// it its value, or the mapping that gives it none; for a value the destination cannot hold,
+    /// the expression that gave it. `mapping` is the failed step's (for a progressive migration,
+    /// `plan.steps[progress.step]` of the last progress update, each of its `allPasses`). The
+    /// CLI prints these under the error.
+    public func notes(in mapping: MappingModel) -> [Diagnostic] {
+        func expression(_ name: String, _ property: String) -> MappingExpression? {
+            guard let entityMapping = mapping.entityMappings.first(where: { $0.name == name }) else { return nil }
+            return (entityMapping.attributeMapping(named: property) ?? entityMapping.relationshipMapping(named: property))?.expression
+        }
+        switch self {
+        case let .value(name, entity, object, property, _):
+            guard let expression = expression(name, property) else { return [] }
+            return [Diagnostic(.note, "\(entity) '\(object)' gets '\(property)' from \(expression.source.text)", at: expression.source.origin, length: expression.source.text.count)]
+        case let .validation(violations, _):
+            var seen: Set<[String]> = [], notes: [Diagnostic] = []
+            for violation in violations {
+                guard let name = violation.mapping, let property = violation.property, seen.insert([name, property]).inserted,
+                      let entityMapping = mapping.entityMappings.first(where: { $0.name == name }) else { continue }
+                if let expression = expression(name, property) {
+                    notes.append(Diagnostic(.note, "'\(property)' of the objects '\(name)' creates comes from \(expression.source.text)", at: expression.source.origin))
+                } else if let location = entityMapping.location, entityMapping.type == .transform, entityMapping.policy == nil {
+                    notes.append(Diagnostic(.note, "mapping '\(name)' gives '\(property)' no value; add one under 'attributes:' or 'relationships:'", at: location))
+                }
+            }
+            return notes
+        default:
+            return []
+        }
+    }
+}
+
 extension MigrationError: LocalizedError {
     public var errorDescription: String? { description }
 }
