@@ -145,3 +145,25 @@ func sqliteOutput(_ folder: URL, _ store: String, _ sql: String) throws -> Strin
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
+
+/// `load` and `run` hold a decimal to its bounds in the same exact order.
+@Suite("Decimal bounds, load and run alike")
+struct DecimalBoundsTests {
+    @Test func aDecimalJustAboveItsMaxIsRefusedByLoadAndByRun() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: Shop\nversion: v1\nentities:\n  Item:\n    attributes:\n      amount: { type: decimal, max: 0.1 }\n", to: "schemas/v1.yaml")
+        try folder.write("model: Shop\nversion: v2\nentities:\n  Item:\n    attributes:\n      amount: { type: decimal, max: 0.1 }\n      note: string?\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Item":[{"id":"i1","amount":"0.10000000000000000001"}]}}"#, to: "above.json")
+        let load = try CLI.run(["load", "above.json", "above.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("above max 0.1"), "\(load.stderr)")
+        try folder.write(#"{"version":"v1","objects":{"Item":[{"id":"i1","amount":"0.1"}]}}"#, to: "at.json")
+        // mapc's format keeps a decimal's digits (a Core Data store keeps what a double holds).
+        #expect(try CLI.run(["load", "at.json", "at.db"], in: folder).status == 0)
+        try sqlite(folder, "at.db", "UPDATE Item SET amount = '0.10000000000000000001'")
+        let run = try CLI.run(["run", "--to", "v2", "at.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("above max 0.1"), "\(run.stderr)")
+    }
+}

@@ -56,47 +56,14 @@ enum ValueSemantics {
         return folding.isEmpty ? text : text.folding(options: folding, locale: nil)
     }
 
-    /// Orders two values; nil when they cannot be ordered.
+    /// Orders two values; nil when they cannot be ordered: mapc's one order (`ValueOrder`), with
+    /// strings folded first as the comparison's options say.
     static func compare(_ lhs: EvalValue, _ rhs: EvalValue, options: ComparisonOptions = []) -> ComparisonResult? {
-        func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
-            a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
+        guard case .scalar(let left) = lhs, case .scalar(let right) = rhs else { return nil }
+        if case .string(let a) = left, case .string(let b) = right, !options.isEmpty {
+            return ValueOrder.compare(.string(fold(a, options)), .string(fold(b, options)))
         }
-        switch (lhs, rhs) {
-        case let (.scalar(.string(a)), .scalar(.string(b))):
-            let left = fold(a, options), right = fold(b, options)
-            if left == right { return .orderedSame }
-            return left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) ? .orderedAscending : .orderedDescending
-        case let (.scalar(.date(a)), .scalar(.date(b))): return order(a, b)
-        case let (.scalar(.uuid(a)), .scalar(.uuid(b))): return order(a.uuidString, b.uuidString)
-        case let (.scalar(.uri(a)), .scalar(.uri(b))): return order(a, b)
-        case let (.scalar(.binary(a)), .scalar(.binary(b))):
-            return a == b ? .orderedSame : (a.lexicographicallyPrecedes(b) ? .orderedAscending : .orderedDescending)
-        default:
-            guard let a = number(lhs), let b = number(rhs) else { return nil }
-            switch (a, b) {
-            case let (.integer(x), .integer(y)): return order(x, y)
-            // Exactly, as SQLite compares integers with reals: through Double, 2^53 + 1 would equal 2^53.
-            case let (.integer(x), .double(y)): return exactOrder(x, y)
-            case let (.double(x), .integer(y)): return exactOrder(y, x).map(\.reversed)
-            case (.decimal, _), (_, .decimal):
-                if case .double = a { return order(a.double, b.double) }
-                if case .double = b { return order(a.double, b.double) }
-                return order(a.decimal, b.decimal)
-            default:
-                return order(a.double, b.double)
-            }
-        }
-    }
-
-    /// Orders an integer and a double exactly; nil when the double is NaN.
-    static func exactOrder(_ integer: Int64, _ double: Double) -> ComparisonResult? {
-        if double.isNaN { return nil }
-        if double >= 9_223_372_036_854_775_808.0 { return .orderedAscending }   // 2^63: above every Int64
-        if double < -9_223_372_036_854_775_808.0 { return .orderedDescending }
-        let whole = double.rounded(.down)
-        let truncated = Int64(whole)
-        if integer != truncated { return integer < truncated ? .orderedAscending : .orderedDescending }
-        return double > whole ? .orderedAscending : .orderedSame
+        return ValueOrder.compare(left, right)
     }
 
     /// Equality under the rules above; collections compare element-wise when both are ordered,
@@ -111,7 +78,8 @@ enum ValueSemantics {
             if orderedA && orderedB { return a.count == b.count && zip(a, b).allSatisfy { equal($0, $1, options: options) } }
             return a.allSatisfy { x in b.contains { equal(x, $0, options: options) } } && b.allSatisfy { y in a.contains { equal(y, $0, options: options) } }
         case let (.scalar(.bool(a)), .scalar(.bool(b))): return a == b
-        case let (.scalar(.string(a)), .scalar(.string(b))): return fold(a, options) == fold(b, options)
+        // By Unicode scalars, as the order: "é" written as one scalar is not "e" and a combining accent.
+        case let (.scalar(.string(a)), .scalar(.string(b))): return fold(a, options).unicodeScalars.elementsEqual(fold(b, options).unicodeScalars)
         // Byte for byte: such text has no characters to fold.
         case let (.scalar(.nonUTF8Text(a)), .scalar(.nonUTF8Text(b))): return a == b
         default:
@@ -233,16 +201,6 @@ struct SemanticError: Error {
     init(_ message: String) { self.message = message }
 }
 
-extension ComparisonResult {
-    /// The order seen from the other side.
-    var reversed: ComparisonResult {
-        switch self {
-        case .orderedAscending: return .orderedDescending
-        case .orderedDescending: return .orderedAscending
-        case .orderedSame: return .orderedSame
-        }
-    }
-}
 
 /// A set of evaluation values under `ValueSemantics.equal`, the one equality of the language:
 /// `DISTINCT`, `UNION`, `INTERSECT`, `MINUS` and the distinct collection operators agree with

@@ -60,21 +60,11 @@ extension Value {
         return .nonUTF8Text(Data(bytes))
     }
 
-    /// Orders two values of the same numeric or date kind; nil when they cannot be compared.
-    /// Integers, doubles and decimals compare with each other by numeric value.
+    /// Orders two values; nil when they cannot be compared. The one order of mapc (the expression
+    /// language's, `ValueSemantics`): integers, doubles and decimals compare by their exact
+    /// numeric value (2^53 + 1 is above the double 2^53), text by Unicode scalars, dates in time.
     public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult? {
-        func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
-            a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
-        }
-        switch (lhs, rhs) {
-        case let (.integer(a), .integer(b)): return order(a, b)
-        case let (.date(a), .date(b)): return order(a, b)
-        case let (.string(a), .string(b)): return order(a, b)
-        case let (.decimal(a), .decimal(b)): return order(a, b)
-        default:
-            guard let a = lhs.doubleValue, let b = rhs.doubleValue else { return nil }
-            return order(a, b)
-        }
+        ValueOrder.compare(lhs, rhs)
     }
 
     /// The value as a Double, for numbers.

@@ -189,6 +189,37 @@ extension StoreFormatStrategy {
         }
     }
 
+    /// The name of the SQL function that orders a stored value against a bound exactly.
+    static var compareFunctionName: String { "mapc_compare" }
+
+    /// The SQL ordering a column's values, read as `type`, against a bound bound at `?`: -1, 0 or 1.
+    func exactComparison(of column: String, as type: AttributeType) -> String {
+        "\(Self.compareFunctionName)(\(column), '\(type.rawValue)', ?)"
+    }
+
+    /// `mapc_compare(value, type, bound)`: the stored value, read as the type, against the bound
+    /// (a value of the type as this format stores it, or a decimal's text) in mapc's one order
+    /// (`Value.compare`): -1, 0 or 1, NULL when either cannot be read. Validation uses it where
+    /// SQLite's own comparison is not exact (a decimal against its bound).
+    func compareFunction() -> DatabaseFunction {
+        let strategy = self
+        return DatabaseFunction(Self.compareFunctionName, argumentCount: 3, pure: true) { values in
+            guard let name = String.fromDatabaseValue(values[1]), let type = AttributeType(rawValue: name),
+                  let value = try? strategy.decode(values[0], as: type) else { return nil as Int? }
+            let bound: Value
+            if type == .decimal, let text = String.fromDatabaseValue(values[2]), let decimal = ValueParser.parseDecimal(text) { bound = .decimal(decimal) } else {
+                guard let decoded = try? strategy.decode(values[2], as: type) else { return nil as Int? }
+                bound = decoded
+            }
+            switch Value.compare(value, bound) {
+            case .orderedAscending?: return -1
+            case .orderedSame?: return 0
+            case .orderedDescending?: return 1
+            case nil: return nil as Int?
+            }
+        }
+    }
+
     /// A stored boolean: 0 or 1, as both formats write one; anything else is no boolean (read as
     /// `true`, it would be written back as 1).
     static func bool(_ stored: Int64) -> Bool? {

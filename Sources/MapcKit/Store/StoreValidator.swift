@@ -29,6 +29,7 @@ struct StoreValidator {
     /// Checks every rule; `checked` is told how many of `checkedEntities` are done after each.
     func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
         db.add(function: store.strategy.decodesFunction())
+        db.add(function: store.strategy.compareFunction())
         var findings = Findings()
         var entitiesChecked = 0
         // Per rule shown (entity, property, rule): how many objects break it, and its examples kept.
@@ -79,12 +80,14 @@ struct StoreValidator {
                     rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
                 }
                 let validation = attribute.validation
-                let numeric = attribute.type == .decimal ? "CAST(\(column) AS REAL)" : column
+                // SQLite orders integers, doubles and dates exactly; decimals (text, or a double
+                // standing for more digits) are ordered in Swift, in the same order as `load`.
+                let exact = attribute.type == .decimal ? store.strategy.exactComparison(of: column, as: attribute.type) : nil
                 if let min = validation.min {
-                    rules.append(("COALESCE(\(numeric) < ?, 0)", [bound(min, attribute)], column, attribute.name, "below min \(min)"))
+                    rules.append((exact.map { "COALESCE(\($0) < 0, 0)" } ?? "COALESCE(\(column) < ?, 0)", [bound(min, attribute)], column, attribute.name, "below min \(min)"))
                 }
                 if let max = validation.max {
-                    rules.append(("COALESCE(\(numeric) > ?, 0)", [bound(max, attribute)], column, attribute.name, "above max \(max)"))
+                    rules.append((exact.map { "COALESCE(\($0) > 0, 0)" } ?? "COALESCE(\(column) > ?, 0)", [bound(max, attribute)], column, attribute.name, "above max \(max)"))
                 }
                 // Lengths (UTF-16 units, `ValueRules.length`) and patterns are checked in Swift, on text values only.
                 if validation.regex != nil || validation.minLength != nil || validation.maxLength != nil {
@@ -201,9 +204,17 @@ struct StoreValidator {
         RelationshipCountRule.rules(of: relationship).map { ($0.condition(count: count), [], shown ?? count, relationship.name, $0.summary) }
     }
 
-    /// A min/max bound as the column stores it: numbers as numbers, dates as seconds, decimals as doubles.
+    /// A min/max bound as the column stores it: numbers as numbers, dates as seconds; a
+    /// decimal attribute's bound as its text, for `mapc_compare`.
     private func bound(_ value: Value, _ attribute: Attribute) -> DatabaseValue {
-        if case .decimal(let decimal) = value { return ValueRules.double(of: decimal).databaseValue }
+        if attribute.type == .decimal {
+            switch value {
+            case .decimal(let decimal): return decimal.description.databaseValue
+            case .integer(let integer): return String(integer).databaseValue
+            case .double(let double): return "\(double)".databaseValue
+            default: break
+            }
+        }
         return store.strategy.encode(value, as: attribute.type)
     }
 
