@@ -19,6 +19,7 @@
 //   thread, as the harness's own VFS would number them, so its crash and failure points stay the
 //   same whatever the thread's timing.
 #include "CMapcSystem.h"
+#include <stdatomic.h>
 #include "vfs_shim.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +95,8 @@ static int holding = 0;          // 1: until the queue is half full; 2: until a 
 static long queueHits = 0;       // reads answered from a queue
 static char hookFolder[4096];
 static pthread_mutex_t hookLock = PTHREAD_MUTEX_INITIALIZER;
+// Whether a test set the hooks: until then no write takes the hooks' lock or compares paths.
+static _Atomic int hooksActive = 0;
 
 #define REAL(f) MAPC_REAL(f)
 #define BEHIND(f) (((WBFile *)(f))->behind)
@@ -111,6 +114,7 @@ static void unhash(WriteBehind *w, Pending *p) {
 
 /// Whether the thread holds its writes back (the test hook), which lets tests read pages queued.
 static int hookHolds(const WriteBehind *w) {
+    if (!atomic_load_explicit(&hooksActive, memory_order_acquire)) return 0;
     pthread_mutex_lock(&hookLock);
     int held = strncmp(w->path, hookFolder, strlen(hookFolder)) == 0 ? holding : 0;
     pthread_mutex_unlock(&hookLock);
@@ -120,6 +124,7 @@ static int hookHolds(const WriteBehind *w) {
 
 /// Whether the thread's next write to `path` is to fail (the test hook).
 static int hookSaysFail(const char *path) {
+    if (!atomic_load_explicit(&hooksActive, memory_order_acquire)) return 0;
     pthread_mutex_lock(&hookLock);
     int fail = 0;
     if (failAfter < 0 || strncmp(path, hookFolder, strlen(hookFolder)) != 0) {}
@@ -310,7 +315,11 @@ static int bRead(sqlite3_file *f, void *b, int n, sqlite3_int64 o) {
                     if (p->offset == o) {
                         memcpy(b, p->data, (size_t)n);
                         pthread_mutex_unlock(&w->lock);
-                        if (holding) { pthread_mutex_lock(&hookLock); queueHits += 1; pthread_mutex_unlock(&hookLock); }
+                        if (atomic_load_explicit(&hooksActive, memory_order_acquire)) {
+                            pthread_mutex_lock(&hookLock);
+                            if (holding) queueHits += 1;
+                            pthread_mutex_unlock(&hookLock);
+                        }
                         return SQLITE_OK;
                     }
                 }
@@ -479,7 +488,9 @@ static void install(void) {
     wrapped = sqlite3_vfs_find(0);
     if (!wrapped) return;
     mapc_vfs_shim(&behindVFS, wrapped, "mapc-write-behind", (int)sizeof(WBFile), vOpen, 0);
-    installed = sqlite3_vfs_register(&behindVFS, 1) == SQLITE_OK;
+    // Not the default: only the files a step opens through it by name (`MAPC_WRITE_BEHIND_VFS`)
+    // go through it; an app's own connections never do.
+    installed = sqlite3_vfs_register(&behindVFS, 0) == SQLITE_OK;
 }
 
 int mapc_write_behind_install(void) {
@@ -494,6 +505,7 @@ long mapc_write_behind_test_hooks(const char *folder, long failingAfter, int hol
     strncpy(hookFolder, folder, sizeof(hookFolder) - 1);
     failAfter = failingAfter;
     holding = holdingBack;
+    atomic_store_explicit(&hooksActive, 1, memory_order_release);
     pthread_mutex_unlock(&hookLock);
     return hits;
 }

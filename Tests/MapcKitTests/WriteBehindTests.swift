@@ -35,7 +35,7 @@ struct WriteBehindTests {
     /// with a page cache of `cachePages` when given.
     private func storeToWriteBehind(in folder: URL, cachePages: Int? = nil) throws -> (store: Store, path: String) {
         let path = folder.appendingPathComponent("b.db").path
-        let store = try Store.create(at: path, schema: try loadSchema(blobs))
+        let store = try Store.create(at: path, schema: try loadSchema(blobs), format: .mapc, carrying: nil, writingBehind: true)
         try store.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
             if let cachePages { try db.execute(sql: "PRAGMA cache_size = \(cachePages)") }
@@ -50,6 +50,30 @@ struct WriteBehindTests {
               let file, let fileSize = file.pointee.pMethods?.pointee.xFileSize else { return nil }
         var size: sqlite3_int64 = 0
         return fileSize(file, &size) == SQLITE_OK ? size : nil
+    }
+
+    /// The write-behind VFS is never the process's default: an app's own connections, and a store
+    /// created through the public API, go straight to SQLite's own VFS.
+    @Test func onlyAStepsTemporaryFileIsWrittenBehind() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (behind, _) = try storeToWriteBehind(in: folder)
+        #expect(behind.beginWritingBehind())
+        try behind.endWritingBehind()
+        let name = sqlite3_vfs_find(nil).map { String(cString: $0.pointee.zName) }
+        #expect(name != nil && name != "mapc-write-behind", "the default VFS is \(name ?? "none")")
+        let plain = try Store.create(at: folder.appendingPathComponent("plain.db").path, schema: try loadSchema(blobs))
+        #expect(!plain.beginWritingBehind(), "a store of the public API is not written behind")
+        let app = try DatabaseQueue(path: folder.appendingPathComponent("app.db").path)
+        let vfs = try app.read { db -> String? in
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master")
+            var name: UnsafeMutablePointer<CChar>?
+            guard sqlite3_file_control(db.sqliteConnection, "main", SQLITE_FCNTL_VFSNAME, &name) == SQLITE_OK, let name else { return nil }
+            defer { sqlite3_free(name) }
+            return String(cString: name)
+        }
+        try app.close()
+        #expect(vfs != nil && vfs?.contains("mapc-write-behind") == false, "an app's connection goes through \(vfs ?? "?")")
     }
 
     @Test(arguments: [1, 2])

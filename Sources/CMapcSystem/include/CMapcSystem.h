@@ -49,9 +49,10 @@ int mapc_disable_memory_statistics(void);
 #define MAPC_FCNTL_WRITE_BEHIND_BEGIN 0x6d617001
 #define MAPC_FCNTL_WRITE_BEHIND_END 0x6d617002
 
-/// Registers, once, the write-behind VFS as the default, wrapping the default before it (the
-/// fault-injection harness's when it is active). Every file goes straight through it until
-/// asked. Returns 1 when it is installed.
+/// Registers, once, the write-behind VFS under the name "mapc-write-behind", not as the default:
+/// only files opened through it by name go through it (wrapping the default VFS of the moment,
+/// the fault-injection harness's when it is active), and each goes straight through until asked.
+/// Returns 1 when it is registered.
 int mapc_write_behind_install(void);
 
 /// The test hooks, for files whose path starts with `folder`: the write-behind thread's write

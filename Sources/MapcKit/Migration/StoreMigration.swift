@@ -233,7 +233,7 @@ public enum StoreMigration {
                             sourceIsUnchanging: Bool, beforeValidation: (() throws -> Void)? = nil,
                             progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
         let destinationStore = try Store.create(at: path, schema: step.destination, format: options.destinationFormat ?? sourceStore.format,
-                                                carrying: try sourceStore.metadata())
+                                                carrying: try sourceStore.metadata(), writingBehind: true)
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF")

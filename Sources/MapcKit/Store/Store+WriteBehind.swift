@@ -3,10 +3,28 @@ internal import GRDB
 internal import GRDBSQLite
 
 extension Store {
-    /// Whether the write-behind VFS is the default (`mapc_write_behind_install`): installed once,
-    /// before the first store file is created, so that every file created after it can be written
-    /// behind. Files not asked to go straight through it.
+    /// Whether the write-behind VFS is registered (`mapc_write_behind_install`), under its own
+    /// name and not as the default: an app's own SQLite connections never go through it, and of
+    /// mapc's only a step's temporary file, opened through it by name (`writeBehindPath`).
     static let writeBehindInstalled = mapc_write_behind_install() == 1
+
+    /// The name to open a new file through the write-behind VFS with: a URI naming the VFS, or
+    /// nil when it is not registered or this SQLite reads no URI filenames (the file is then
+    /// opened by its path and written as usual).
+    static func writeBehindPath(_ path: String) -> String? {
+        guard writeBehindInstalled, sqlite3_compileoption_used("USE_URI") == 1 else { return nil }
+        // In a URI, '%', '?' and '#' would be read as escapes, the query and a fragment.
+        var escaped = ""
+        for scalar in path.unicodeScalars {
+            switch scalar {
+            case "%": escaped += "%25"
+            case "?": escaped += "%3F"
+            case "#": escaped += "%23"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "file:\(escaped)?vfs=mapc-write-behind"
+    }
 
     /// Starts writing the store's file behind: SQLite's writes are queued (at most 4 MiB) and
     /// made by a thread of the file's own, so that the kernel's copy of each page into its cache

@@ -46,12 +46,16 @@ public final class Store: @unchecked Sendable {
     /// Creates an empty store file for the schema. Refuses to overwrite an existing non-empty file.
     /// `carrying` is the metadata of a store being migrated into it (a Core Data store keeps its UUID and app keys).
     public static func create(at path: String, schema: Schema, format: StoreFormat = .mapc, carrying previous: StoreMetadata? = nil) throws -> Store {
+        try create(at: path, schema: schema, format: format, carrying: previous, writingBehind: false)
+    }
+
+    /// Creates a store file; with `writingBehind`, opened through the write-behind VFS so that
+    /// `beginWritingBehind` can start (a migration step's temporary file, and nothing else).
+    static func create(at path: String, schema: Schema, format: StoreFormat, carrying previous: StoreMetadata?, writingBehind: Bool) throws -> Store {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }
-        // Installed before the file is opened, so that a step can write it behind.
-        _ = writeBehindInstalled
-        let queue = try openQueue(path: path, readOnly: false)
+        let queue = try openQueue(path: path, readOnly: false, openingAs: writingBehind ? writeBehindPath(path) : nil)
         let store = Store(database: queue, schema: schema, format: format, path: path)
         try store.createTables(carrying: previous)
         return store
@@ -237,7 +241,7 @@ public final class Store: @unchecked Sendable {
     /// Opens a connection to a store file. A read-only one first lets SQLite roll back a write a
     /// kill interrupted, unless `recovering` is off (a second connection to a store whose own
     /// connection is open: it recovered then, and a connection that only reads makes no write).
-    static func openQueue(path: String, readOnly: Bool, recovering: Bool = true) throws -> DatabaseQueue {
+    static func openQueue(path: String, readOnly: Bool, recovering: Bool = true, openingAs name: String? = nil) throws -> DatabaseQueue {
         // A store must be a regular file: a FIFO would block forever, a directory or device fail obscurely.
         if readOnly || Files.kind(of: path) != .missing { _ = try Files.existingStore(path) }
         if readOnly && recovering { recoverInterruptedWrite(path) }
@@ -245,7 +249,7 @@ public final class Store: @unchecked Sendable {
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(Store.busyTimeout)
         do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            let queue = try DatabaseQueue(path: name ?? path, configuration: configuration)
             // Touch the file so that "not a database" surfaces here, with the path.
             _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
             return queue
