@@ -97,6 +97,33 @@ struct LibraryGuideTests {
         #expect(outcome.result?.path == storeURL.path && outcome.steps.count == 3)
     }
 
+    /// Cancelling the task of the async `migrate` stops the migration, which runs on a thread of
+    /// its own, and leaves the store as it was.
+    @Test func cancellingTheTaskStopsTheMigration() async throws {
+        let app = try App()
+        defer { try? FileManager.default.removeItem(at: app.folder) }
+        registerUnCloudNotesPolicies()
+        let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"),
+                                    mappingsFolder: app.resources.appendingPathComponent("mappings"))
+        let before = try Data(contentsOf: app.storeURL)
+        let started = DispatchSemaphore(value: 0)
+        let task = Task {
+            try await migrator.migrate(storeAt: app.storeURL, to: "v4") { progress in
+                if progress.isStepStart && progress.step == 0 {
+                    started.signal()
+                    // Long enough for the cancellation to arrive while the first step runs.
+                    Thread.sleep(forTimeInterval: 0.3)
+                }
+            }
+        }
+        await Task.detached { started.wait() }.value
+        task.cancel()
+        let result = await task.result
+        #expect(throws: MigrationError.self) { try result.get() }
+        if case .failure(let error as MigrationError) = result { #expect(error.localizedDescription == "the migration was cancelled; nothing was changed") }
+        #expect(try Data(contentsOf: app.storeURL) == before)
+    }
+
     @Test func dryRunOutputAndBackup() throws {
         let app = try App()
         defer { try? FileManager.default.removeItem(at: app.folder) }

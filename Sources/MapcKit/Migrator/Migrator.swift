@@ -163,8 +163,10 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// The same, off the caller's thread; cancelling the task stops the migration between
-    /// batches, leaving the store untouched (`MigrationError.cancelled`).
+    /// The same, off the caller's thread: on a thread of its own (a migration can block for
+    /// minutes, which a thread of Swift's cooperative pool must not), resuming the caller when it
+    /// ends. Cancelling the task stops the migration between batches, leaving the store untouched
+    /// (`MigrationError.cancelled`).
     public func migrate(storeAt url: URL, from claimed: String? = nil, to version: String? = nil, options: MigrationOptions = MigrationOptions(),
                         progress: (@Sendable (MigrationProgress) -> Void)? = nil) async throws -> MigrationOutcome {
         let cancelled = CancellationFlag()
@@ -173,9 +175,13 @@ public struct Migrator: Sendable {
         options.isCancelled = { cancelled.isSet || earlier() }
         let frozen = options
         return try await withTaskCancellationHandler {
-            try await Task.detached {
-                try self.migrate(storeAt: url, from: claimed, to: version, options: frozen) { progress?($0) }
-            }.value
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<MigrationOutcome, any Error>) in
+                let work: @Sendable () -> Void = {
+                    continuation.resume(with: Result { try self.migrate(storeAt: url, from: claimed, to: version, options: frozen) { progress?($0) } })
+                }
+                // With no thread to be had (the system's limit), on this one: slower, never stuck.
+                if !DetachedThread.start(work) { work() }
+            }
         } onCancel: {
             cancelled.set()
         }
