@@ -96,7 +96,8 @@ def store_scenarios(mapc, base, notes):
     """Yields (name, folder, args, prepare, check) for each scenario."""
     # A v2 store, kept pristine; each point starts from a copy.
     os.makedirs(base, exist_ok=True)
-    for sub in ("schemas", "mappings"):
+    # The example's policy files too (links to their source: copied as files).
+    for sub in ("schemas", "mappings", "policies"):
         shutil.copytree(os.path.join(ROOT, sub), os.path.join(base, sub), dirs_exist_ok=True)
     with open(os.path.join(base, "v2.json"), "w") as handle:
         handle.write(notes_json("v2", 0, notes, True))

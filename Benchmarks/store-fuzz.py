@@ -175,7 +175,8 @@ def build(base, layout):
     project = os.path.join(base, layout)
     os.makedirs(project)
     if layout == "mapc":
-        for sub in ("schemas", "mappings"):
+        # The example's policy files too (links to their source: copied as files).
+        for sub in ("schemas", "mappings", "policies"):
             shutil.copytree(os.path.join(ROOT, sub), os.path.join(project, sub))
         notes, attachments = [], []
         for i in range(30):

@@ -109,3 +109,25 @@ struct PolicyCompileTests {
         #expect(given.contains(prefix.path) && !given.contains(CLI.packageRoot.path), "\(given)")
     }
 }
+
+extension PolicyCompileTests {
+    /// A policy cannot reach the stores the migration holds (a call into one would re-enter the
+    /// migration's connection): it is a compile error naming the member, not a crash at run time.
+    @Test func aPolicyCannotReachTheMigrationsStores() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        try folder.write("""
+        import MapcKit
+
+        final class Counting: EntityMigrationPolicy {
+            override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
+                _ = try manager.destinationStore.count(of: "Note")
+            }
+        }
+
+        """, to: "policies/Counting.swift")
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(check.status == 1 && check.stderr.contains("'destinationStore' is inaccessible due to 'internal' protection level"), "\(check.stderr)")
+    }
+}

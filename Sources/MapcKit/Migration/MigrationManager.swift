@@ -15,10 +15,11 @@ internal import GRDB
 /// recorded as `(mapping, source key) → (destination entity, key)` rows in a scratch table, as
 /// `NSMigrationManager.associate` does. Either way lookups work the same in every store format.
 public final class MigrationManager: MigrationManagerFunctions {
-    /// The store migrated from (read only).
-    public let sourceStore: Store
-    /// The store being built.
-    public let destinationStore: Store
+    /// The store migrated from (read only). Not a policy's: the migration holds its connection,
+    /// and a call into it from a hook would re-enter it (objects are read with `SourceObject`).
+    let sourceStore: Store
+    /// The store being built: not a policy's either (objects are written with `insert`).
+    let destinationStore: Store
     /// The mapping model run.
     public let mapping: MappingModel
     /// The destination schema.
