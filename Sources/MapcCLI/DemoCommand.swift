@@ -68,12 +68,14 @@ struct DemoCommand: ParsableCommand {
                 try StoreFiles.createStore(at: path, schema: source) { try $0.insert(contents.objects) }
                 Console.out("== \(name): \(description)")
                 let target = try catalog.newest()
-                let steps = try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings)
+                // The library's one way in, as an app would call it.
+                let migrator = Migrator(schemas: catalog, mappings: mappings)
+                let steps = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: source.version).steps
                 Console.out("plan: " + PlanCommand.describe(steps).joined(separator: ", "))
                 let display = ProgressDisplay(quiet: false)
                 let started = Date()
-                let outcome = try StoreMigration.run(store: path, steps: steps) { index, count, update in
-                    display.update(update, step: "step \(index + 1)/\(count) \(steps[index].source.version)->\(steps[index].destination.version)")
+                let outcome = try migrator.migrate(storeAt: URL(fileURLWithPath: path), from: source.version) { update in
+                    display.update(update, step: "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)")
                 }
                 display.finish()
                 Console.out(RunCommand.report(outcome, steps: steps, store: name, dryRun: false, output: nil, seconds: Date().timeIntervalSince(started)))

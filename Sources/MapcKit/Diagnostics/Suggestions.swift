@@ -1,7 +1,7 @@
 /// "Did you mean" suggestions for misspelled names.
-public enum Suggestions {
+package enum Suggestions {
     /// The candidate closest to `word` by edit distance, if it is close enough to be a plausible typo.
-    public static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
+    package static func closest(to word: String, in candidates: some Sequence<String>) -> String? {
         // Names longer than this are not typos of short names; skipping them bounds the work on hostile input.
         guard word.count <= 128 else { return nil }
         let lowered = Array(word.lowercased())
@@ -18,7 +18,7 @@ public enum Suggestions {
     }
 
     /// `"; did you mean 'x'?"`-style fix text, or nil when nothing is close.
-    public static func didYouMean(_ word: String, in candidates: some Sequence<String>) -> String? {
+    package static func didYouMean(_ word: String, in candidates: some Sequence<String>) -> String? {
         closest(to: word, in: candidates).map { "did you mean '\($0)'?" }
     }
 

@@ -5,16 +5,16 @@ import Foundation
 /// loaders' own lists of keys, so they cannot drift from what mapc reads; `mapc` writes them beside
 /// the files it writes (`.schema.json`, `.mapping.schema.json`, referenced from each file's first
 /// line) and the repository keeps a copy in `editor/`.
-public enum EditorSchemas {
+package enum EditorSchemas {
     /// The comment that points yaml-language-server at a schema, as the first line of a file.
-    public static func modeline(_ file: String) -> String { "# yaml-language-server: $schema=\(file)" }
+    package static func modeline(_ file: String) -> String { "# yaml-language-server: $schema=\(file)" }
 
     /// The file name of the schema-file schema, written beside schema files.
-    public static let schemaFileName = ".schema.json"
+    package static let schemaFileName = ".schema.json"
     /// The file name of the mapping-file schema, written beside mapping files.
-    public static let mappingFileName = ".mapping.schema.json"
+    package static let mappingFileName = ".mapping.schema.json"
     /// The file name of the version-order schema.
-    public static let versionsFileName = ".versions.schema.json"
+    package static let versionsFileName = ".versions.schema.json"
 
     private static func object(_ pairs: [(String, JSONValue)]) -> JSONValue { .object(pairs) }
     private static func type(_ name: String) -> JSONValue { object([("type", .string(name))]) }
@@ -41,7 +41,7 @@ public enum EditorSchemas {
     }
 
     /// The JSON Schema of schema files.
-    public static var schemaFile: JSONValue {
+    package static var schemaFile: JSONValue {
         let types = JSONValue.array(typeNames.map(JSONValue.string))
         let shorthand = object([("type", .string("string")),
                                 ("pattern", .string("^(" + typeNames.map { NSRegularExpression.escapedPattern(for: $0) }.joined(separator: "|") + ")\\??$")),
@@ -83,7 +83,7 @@ public enum EditorSchemas {
     }
 
     /// The JSON Schema of mapping files.
-    public static var mappingFile: JSONValue {
+    package static var mappingFile: JSONValue {
         let expression = object([("type", .array(["string", "number", "boolean", "null"].map(JSONValue.string))),
                                  ("description", .string("an expression (docs/expressions.md)"))])
         let recorded = closed([("hash", text), ("properties", stringMap)], keys: ["hash", "properties"], required: ["hash"],
@@ -116,7 +116,7 @@ public enum EditorSchemas {
     }
 
     /// The JSON Schema of `versions.yaml`.
-    public static var versionsFile: JSONValue {
+    package static var versionsFile: JSONValue {
         object([
             ("$schema", .string("http://json-schema.org/draft-07/schema#")),
             ("title", .string("mapc version order")),
@@ -129,7 +129,7 @@ public enum EditorSchemas {
     }
 
     /// The schema files to write beside YAML files of a kind, by name.
-    public static func files(for kind: ProjectFileKind) -> [(name: String, text: String)] {
+    package static func files(for kind: ProjectFileKind) -> [(name: String, text: String)] {
         switch kind {
         case .schema: return [(schemaFileName, schemaFile.serialized(pretty: true) + "\n")]
         case .mapping: return [(mappingFileName, mappingFile.serialized(pretty: true) + "\n")]

@@ -4,9 +4,9 @@ import Foundation
 /// right, an arrow per entity mapping labelled with its name, type, filter and policy; add mappings
 /// come from "new", remove mappings go to "dropped". A dashed arrow leads to each entity a
 /// mapping's policy declares it creates (`EntityMigrationPolicy.createdEntities`).
-public enum MappingDiagram {
+package enum MappingDiagram {
     /// The diagram's text; `policies` tells which entities each mapping's policy creates.
-    public static func render(_ mapping: MappingModel, as format: DiagramFormat, policies: PolicyRegistry = .shared) -> String {
+    package static func render(_ mapping: MappingModel, as format: DiagramFormat, policies: PolicyRegistry = .shared) -> String {
         let sources = orderedUnique(mapping.entityMappings.compactMap(\.source))
         var edges = mapping.entityMappings.map { entityMapping -> (from: String, to: String, label: [String], created: Bool) in
             var label = [entityMapping.name]

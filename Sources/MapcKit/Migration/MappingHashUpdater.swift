@@ -1,9 +1,9 @@
 /// Writes the current entity hashes into a mapping file (`mapc check --update-hashes`), editing
 /// the text so comments and layout are kept: each entity mapping gets `sourceHash:` and
 /// `destinationHash:` lines under its `name:`, replacing earlier ones.
-public enum MappingHashUpdater {
+package enum MappingHashUpdater {
     /// The file's new text.
-    public static func update(_ mapping: MappingModel, source: Schema, destination: Schema) -> String? {
+    package static func update(_ mapping: MappingModel, source: Schema, destination: Schema) -> String? {
         guard let file = mapping.file else { return nil }
         var lines = file.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         // Edits by line index, applied bottom-up so indexes stay valid.

@@ -2,11 +2,11 @@ import Foundation
 
 /// Writes a mapping model as a mapping file: what `mapc infer` prints, the starting point a user
 /// edits (like Xcode's "New Mapping Model"), with comments on what changed and hashes filled in.
-public enum MappingWriter {
+package enum MappingWriter {
     /// The YAML text of a mapping, with `notes` as comments under each entity mapping.
     /// `header` replaces the opening comment lines (which say the mapping was inferred);
     /// `jsonSchema` is the JSON Schema editors are pointed at (written beside the file).
-    public static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:],
+    package static func yaml(_ mapping: MappingModel, source: Schema, destination: Schema, changes: [SchemaChange] = [], notes: [String: [String]] = [:],
                             order: VersionOrder? = nil, header: [String]? = nil, jsonSchema: String? = EditorSchemas.mappingFileName) -> String {
         var lines = jsonSchema.map { [EditorSchemas.modeline($0)] } ?? []
         lines += (header ?? ["Mapping from \(source.displayName) to \(destination.version), inferred by mapc.",

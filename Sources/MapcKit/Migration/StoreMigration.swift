@@ -60,12 +60,12 @@ public struct MigrationOutcome: Sendable {
 /// 3. The original's write-ahead log is checkpointed and removed (a new file must never meet an
 ///    old `-wal`), an optional backup is hard-linked, and the last temporary file is renamed over
 ///    the store: one atomic step, once, at the end. The folder is then synced.
-public enum StoreMigration {
+package enum StoreMigration {
     /// The lock file's path for a store.
-    public static func lockPath(for store: String) -> String { StoreLock.path(for: store) }
+    package static func lockPath(for store: String) -> String { StoreLock.path(for: store) }
 
     /// Migrates `store` with one mapping from its schema to `destination`.
-    public static func run(store path: String, source: Schema, destination: Schema, mapping: MappingModel, options: MigrationOptions = MigrationOptions(),
+    package static func run(store path: String, source: Schema, destination: Schema, mapping: MappingModel, options: MigrationOptions = MigrationOptions(),
                            policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         let step = MigrationStep(source: source, destination: destination, mapping: mapping, mappingSHA256: VersionHash.sha256(mapping.file?.text ?? ""))
         return try run(store: path, steps: [step], options: options, policies: policies) { _, _, update in progress?(update) }
@@ -75,7 +75,7 @@ public enum StoreMigration {
     /// `progress` receives the step's index (from 0), the number of steps, and the step's progress.
     ///
     /// A store reached through a symbolic link is migrated at its real path, and the link kept.
-    public static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
+    package static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
                            progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
         if !options.acceptsDataLoss, let lossy = steps.first(where: { $0.isInferred && !$0.droppedValues.isEmpty }) {
@@ -184,7 +184,7 @@ public enum StoreMigration {
     /// run; with `output`, a copy of the store written there (SQLite's backup of one read
     /// transaction, flushed, then moved into place), so that the output holds the store at that
     /// version whichever way the plan turned out.
-    public static func runWithoutSteps(store path: String, options: MigrationOptions = MigrationOptions()) throws -> MigrationOutcome {
+    package static func runWithoutSteps(store path: String, options: MigrationOptions = MigrationOptions()) throws -> MigrationOutcome {
         if let format = options.destinationFormat {
             // A copy keeps the store's format: a conversion needs a step to write it.
             let current = try Store.metadata(at: path).format
@@ -266,7 +266,7 @@ public enum StoreMigration {
     }
 
     /// Runs one step into an empty destination store (a file or memory) and records it in the destination's history.
-    public static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions = MigrationOptions(),
+    package static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions = MigrationOptions(),
                                policies: PolicyRegistry = .shared, progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationSummary {
         try migrate(step, from: sourceStore, into: destinationStore, options: options, policies: policies, progress: progress, readsAhead: false, beforeValidation: nil)
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The diagram formats `mapc graph` writes.
-public enum DiagramFormat: String, Sendable, CaseIterable {
+package enum DiagramFormat: String, Sendable, CaseIterable {
     /// Mermaid, which GitHub and most Markdown viewers render from a ```mermaid block.
     case mermaid
     /// Graphviz DOT (`dot -Tsvg`).
@@ -11,9 +11,9 @@ public enum DiagramFormat: String, Sendable, CaseIterable {
 /// A schema version drawn as a class diagram: entities with their attributes (type, optional,
 /// default), relationships with their cardinality at both ends (an inverse pair drawn once), and
 /// inheritance.
-public enum SchemaDiagram {
+package enum SchemaDiagram {
     /// The diagram's text.
-    public static func render(_ schema: Schema, as format: DiagramFormat) -> String {
+    package static func render(_ schema: Schema, as format: DiagramFormat) -> String {
         switch format {
         case .mermaid: return mermaid(schema)
         case .dot: return dot(schema)

@@ -3,10 +3,10 @@ import Foundation
 /// Writes a schema as a schema file, in the format `SchemaLoader` reads: loading the text gives the
 /// same schema back (same entities, properties, rules, hashes). `mapc import` writes the versions of
 /// an Xcode model with it.
-public enum SchemaWriter {
+package enum SchemaWriter {
     /// The schema's YAML text, with `header` lines as comments on top, after a
     /// `# yaml-language-server: $schema=…` line pointing editors at `jsonSchema` when given.
-    public static func yaml(_ schema: Schema, header: [String] = [], jsonSchema: String? = nil) -> String {
+    package static func yaml(_ schema: Schema, header: [String] = [], jsonSchema: String? = nil) -> String {
         var lines = jsonSchema.map { ["# yaml-language-server: $schema=\($0)"] } ?? []
         lines += header.map { "# " + $0 }
         lines.append("model: \(YAMLText.scalar(schema.model))")

@@ -8,15 +8,15 @@ import Darwin
 /// mapc's exclusive lock on a store (`STORE.mapc-lock`, beside the store's real path): every mapc
 /// command that writes a store holds it, so a `load` cannot slip into a store that a `run` is
 /// replacing. Non-blocking; the kernel drops it if the process dies.
-public final class StoreLock {
+package final class StoreLock {
     private var descriptor: Int32
 
     /// The lock file's path for a store (its real path: a store reached through a link and
     /// through its own name is locked once).
-    public static func path(for store: String) -> String { Files.realPath(store) + ".mapc-lock" }
+    package static func path(for store: String) -> String { Files.realPath(store) + ".mapc-lock" }
 
     /// Takes the lock on a store, or throws when another mapc command holds it.
-    public init(store: String) throws {
+    package init(store: String) throws {
         let path = Self.path(for: store)
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
@@ -31,7 +31,7 @@ public final class StoreLock {
     }
 
     /// Releases the lock (also done when the lock is released from memory).
-    public func release() {
+    package func release() {
         guard descriptor >= 0 else { return }
         flock(descriptor, LOCK_UN)
         close(descriptor)

@@ -10,9 +10,9 @@ import Glibc
 /// for ever. Every caller in mapc does the work on its own thread instead when no thread starts:
 /// slower, never stuck. (On Linux. Elsewhere Foundation's thread is started as before, and its
 /// failure is still not seen: not built or tested on other systems yet.)
-public enum DetachedThread {
+package enum DetachedThread {
     /// Runs `body` on a new detached thread; false, with `body` not run, when none could be started.
-    public static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    package static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
         if refusesStartsOnThisThread { return false }
         #if canImport(Glibc)
         let work = Unmanaged.passRetained(Work(body))

@@ -1,8 +1,8 @@
 /// Small helpers that keep messages grammatical: "an Author object", "1 object", "2 objects".
-public enum English {
+package enum English {
     /// "a" or "an" for a word, by its first letter (vowel sound approximated by a vowel letter),
     /// except words read with a "you" sound first: "a uuid", "a uri", "a unique".
-    public static func article(_ word: String) -> String {
+    package static func article(_ word: String) -> String {
         let lower = word.lowercased()
         guard let first = lower.first else { return "a" }
         if ["uu", "uri", "url", "uni", "use", "usu"].contains(where: lower.hasPrefix) { return "a" }
@@ -10,15 +10,15 @@ public enum English {
     }
 
     /// The word with its article: "an Author", "a Note".
-    public static func withArticle(_ word: String) -> String { "\(article(word)) \(word)" }
+    package static func withArticle(_ word: String) -> String { "\(article(word)) \(word)" }
 
     /// A count and a noun, the noun plural unless the count is one: "1 object", "3 entities".
-    public static func count(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
+    package static func count(_ count: Int, _ singular: String, _ plural: String? = nil) -> String {
         "\(count) \(count == 1 ? singular : (plural ?? Self.plural(singular)))"
     }
 
     /// The plural of a regular English noun: entity → entities, step → steps, match → matches.
-    public static func plural(_ singular: String) -> String {
+    package static func plural(_ singular: String) -> String {
         if singular.hasSuffix("y"), let beforeY = singular.dropLast().last, !"aeiou".contains(beforeY) { return singular.dropLast() + "ies" }
         if singular.hasSuffix("s") || singular.hasSuffix("x") || singular.hasSuffix("ch") || singular.hasSuffix("sh") { return singular + "es" }
         return singular + "s"

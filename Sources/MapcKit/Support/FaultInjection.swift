@@ -5,15 +5,15 @@ internal import CMapcSystem
 /// (a SQLite write, truncate, delete or sync, or one of mapc's renames, links and syncs), with
 /// `fail@N` that operation fails with an I/O error, and with `count` the operations are only
 /// counted (the total is appended to the file `MAPC_FAULT_LOG` at exit). Unset, it does nothing.
-public enum FaultInjection {
+package enum FaultInjection {
     /// The kinds of operation counted.
-    public enum Operation: Int32 {
+    package enum Operation: Int32 {
         case write = 0, sync = 1, rename = 2
     }
 
     /// Activates the hook when `MAPC_FAULT` asks for it; returns whether it is active.
     @discardableResult
-    public static func installFromEnvironment() -> Bool {
+    package static func installFromEnvironment() -> Bool {
         mapc_faults_install() == 1
     }
 

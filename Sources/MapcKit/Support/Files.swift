@@ -11,9 +11,9 @@ import Darwin
 /// outputs are written only as new files or over regular files; a replaced file keeps its mode,
 /// owner, group and extended attributes. Renames, links and flushes go through here, where the
 /// fault-injection harness can stop or fail them.
-public enum Files {
+package enum Files {
     /// What is at a path, without following a final symbolic link.
-    public enum Kind: Equatable, Sendable {
+    package enum Kind: Equatable, Sendable {
         case missing, regularFile, directory, symbolicLink, other(String)
     }
 
@@ -21,7 +21,7 @@ public enum Files {
     /// `URL(fileURLWithPath: "notes.db")` makes, so messages show the name the user typed),
     /// otherwise the full path. A URL relative to another folder names a file in that folder,
     /// which its relative part alone would look for here.
-    public static func path(of url: URL) -> String {
+    package static func path(of url: URL) -> String {
         // A base without a trailing slash is a file, whose last component the relative part
         // replaces: only a folder's base makes the relative part name the same file from here.
         guard let base = url.baseURL, base.hasDirectoryPath else { return url.path }
@@ -46,7 +46,7 @@ public enum Files {
     /// The bytes of a file a user names (`what` says which, for messages), or a `MapcError.input`
     /// saying what is wrong in words: missing, a directory, a FIFO or device (never opened: a
     /// FIFO would block), larger than `maxBytes`, or unreadable, with why.
-    public static func read(_ path: String, what: String = "the file", maxBytes: Int = 256 * 1024 * 1024) throws -> Data {
+    package static func read(_ path: String, what: String = "the file", maxBytes: Int = 256 * 1024 * 1024) throws -> Data {
         switch kind(of: realPath(path)) {
         case .other(let thing): throw MapcError.input("\(path) is \(thing), not a file mapc can read; give a regular file")
         case .directory: throw MapcError.input("\(path) is a directory; give \(what)")
@@ -73,7 +73,7 @@ public enum Files {
     }
 
     /// What is at `path` (a final symbolic link is reported as such).
-    public static func kind(of path: String) -> Kind {
+    package static func kind(of path: String) -> Kind {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
@@ -89,14 +89,14 @@ public enum Files {
     }
 
     /// The path with every symbolic link resolved; the path itself when it does not exist.
-    public static func realPath(_ path: String) -> String {
+    package static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// The real path of an existing store file, or an error saying what is there instead.
-    public static func existingStore(_ path: String) throws -> String {
+    package static func existingStore(_ path: String) throws -> String {
         let real = realPath(path)
         switch kind(of: real) {
         case .regularFile: return real
@@ -110,7 +110,7 @@ public enum Files {
     /// The real path of a file to create, checking that nothing is in the way: neither the file
     /// nor SQLite companions (`-wal`, `-shm`, `-journal`) left by another store, which SQLite
     /// would otherwise replay into the new one.
-    public static func newStore(_ path: String) throws -> String {
+    package static func newStore(_ path: String) throws -> String {
         let real = realPath(path)
         switch kind(of: real) {
         case .missing: break
@@ -130,7 +130,7 @@ public enum Files {
     /// The real path of an output file to write (or replace): a new name, or an existing regular
     /// file, reached through symbolic links on purpose (the file the link leads to is written, and
     /// the link kept). Never a directory, a device, a pipe, or a link that leads nowhere.
-    public static func output(_ path: String) throws -> String {
+    package static func output(_ path: String) throws -> String {
         let real = realPath(path)
         switch kind(of: real) {
         case .missing, .regularFile: return real
@@ -141,14 +141,14 @@ public enum Files {
     }
 
     /// A SQLite store's companion files.
-    public static func companions(of path: String) -> [String] {
+    package static func companions(of path: String) -> [String] {
         ["-wal", "-shm", "-journal"].map { path + $0 }
     }
 
     /// Gives `target` the mode, owner, group and extended attributes of `original`, before it
     /// replaces it. Throws when the owner cannot be kept (the app owning the store could then no
     /// longer write it).
-    public static func copyAttributes(from original: String, to target: String) throws {
+    package static func copyAttributes(from original: String, to target: String) throws {
         var info = stat()
         guard stat(original, &info) == 0 else { return }
         guard chmod(target, info.st_mode & 0o7777) == 0 else {
@@ -169,7 +169,7 @@ public enum Files {
     }
 
     /// Renames `source` over `destination` (atomic), then flushes the folder.
-    public static func replace(_ destination: String, with source: String) throws {
+    package static func replace(_ destination: String, with source: String) throws {
         try FaultInjection.point(.rename)
         guard rename(source, destination) == 0 else {
             throw MapcError.file("cannot replace \(destination): \(String(cString: strerror(errno)))")
@@ -178,7 +178,7 @@ public enum Files {
     }
 
     /// Renames `source` to `destination` without replacing an existing file, then syncs the folder.
-    public static func moveIntoPlace(_ source: String, _ destination: String) throws {
+    package static func moveIntoPlace(_ source: String, _ destination: String) throws {
         try FaultInjection.point(.rename)
         // link + unlink refuses to replace an existing destination, unlike rename.
         if link(source, destination) != 0 {
@@ -189,13 +189,13 @@ public enum Files {
     }
 
     /// A second name for a file (a backup costing no copy).
-    public static func hardLink(_ source: String, as name: String) throws {
+    package static func hardLink(_ source: String, as name: String) throws {
         try FaultInjection.point(.rename)
         guard link(source, name) == 0 else { throw MapcError.file("cannot create \(name): \(String(cString: strerror(errno)))") }
     }
 
     /// Flushes a file's contents to disk.
-    public static func sync(_ path: String) throws {
+    package static func sync(_ path: String) throws {
         try FaultInjection.point(.sync)
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw MapcError.file("cannot open \(path) to flush it: \(String(cString: strerror(errno)))") }
@@ -226,7 +226,7 @@ public enum Files {
     }
 
     /// Flushes a folder's entries to disk so a rename survives a crash.
-    public static func syncDirectory(of path: String) throws {
+    package static func syncDirectory(of path: String) throws {
         try FaultInjection.point(.sync)
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let descriptor = open(folder, O_RDONLY)
@@ -236,15 +236,15 @@ public enum Files {
     }
 
     /// The 16 bytes every SQLite database file starts with.
-    public static let sqliteHeader = Data("SQLite format 3\u{0}".utf8)
+    package static let sqliteHeader = Data("SQLite format 3\u{0}".utf8)
 
     /// Whether this process may write the file or folder at `path`.
-    public static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
+    package static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
     /// Why a store cannot be worked on where it is, when its folder is not writable: SQLite needs a
     /// WAL store's `-shm` file beside it even to read, and mapc its lock file and the migrated
     /// store. Nil when the folder is writable.
-    public static func unwritableFolderProblem(of store: String) -> String? {
+    package static func unwritableFolderProblem(of store: String) -> String? {
         // The files go beside the real file (a store reached through a link is worked on there).
         let named = (store as NSString).deletingLastPathComponent
         let real = (realPath(store) as NSString).deletingLastPathComponent
@@ -255,7 +255,7 @@ public enum Files {
     }
 
     /// Creates a folder and its missing parents; nothing when it exists.
-    public static func makeFolder(_ path: String) throws {
+    package static func makeFolder(_ path: String) throws {
         do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
             throw MapcError.file("\(path): cannot create the folder (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
         }
@@ -264,7 +264,7 @@ public enum Files {
     /// Writes data to a file as a whole: into a temporary file beside it, flushed, then renamed
     /// over it (keeping the attributes of a file it replaces). Refuses to replace an existing
     /// file unless `replace`.
-    public static func write(_ data: Data, to path: String, replace: Bool) throws {
+    package static func write(_ data: Data, to path: String, replace: Bool) throws {
         try writeAll([(path, data, replace)])
     }
 
@@ -272,7 +272,7 @@ public enum Files {
     /// file in the way, a rename) none of them, and files replaced are as they were. Each is
     /// written and flushed under a temporary name first; then they are renamed into place, the
     /// ones they replace kept (as a hard link) until all are in place.
-    public static func writeAll(_ files: [(path: String, data: Data, replace: Bool)]) throws {
+    package static func writeAll(_ files: [(path: String, data: Data, replace: Bool)]) throws {
         var targets: [(path: String, target: String, exists: Bool)] = []
         for file in files {
             let target = try output(file.path)

@@ -3,18 +3,18 @@
 /// `String(format: "%02x")` per byte goes through Foundation's format machinery and was half the
 /// time of planning a 117-version chain (every entity and property hash is printed as hex); this
 /// writes the digits directly.
-public enum Hex {
+package enum Hex {
     private static let lowerDigits = Array("0123456789abcdef".utf8)
     private static let upperDigits = Array("0123456789ABCDEF".utf8)
 
     /// The bytes as lowercase digits, two per byte, nothing between them (`"c328ff"`).
-    public static func lowercase<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    package static func lowercase<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         digits(bytes, lowerDigits, separator: nil)
     }
 
     /// The bytes as uppercase digits, two per byte, with an optional separator between bytes
     /// (`"C3 28 FF"`).
-    public static func uppercase<Bytes: Sequence>(_ bytes: Bytes, separator: UInt8? = nil) -> String where Bytes.Element == UInt8 {
+    package static func uppercase<Bytes: Sequence>(_ bytes: Bytes, separator: UInt8? = nil) -> String where Bytes.Element == UInt8 {
         digits(bytes, upperDigits, separator: separator)
     }
 

@@ -1,5 +1,5 @@
 /// This release of mapc, as `mapc --version` prints it.
-public enum MapcVersion {
+package enum MapcVersion {
     /// The version number.
-    public static let current = "0.2.0"
+    package static let current = "0.2.0"
 }
