@@ -10,7 +10,17 @@ struct PlanCommand: ParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The store (or several, or a folder of them).", valueName: "store"))
-    var stores: [String]
+    var stores: [String] = []
+
+    @OptionGroup var sources: StoreSources
+
+    @Option(help: "Output format: text, or jsonl (one JSON object per store: its version, the target and the steps).")
+    var format: StoreOutputFormat = .text
+
+    func validate() throws {
+        if stores.isEmpty && sources.listFile == nil { throw ValidationError("give the store (or several, a folder of them, or --stores-from FILE)") }
+        if format == .json { throw ValidationError("plan prints text, or jsonl (one object per store)") }
+    }
 
     @Option(help: ArgumentHelp("The version to reach; the newest in the schemas folder by default.", valueName: "version"))
     var to: String?
@@ -35,8 +45,9 @@ struct PlanCommand: ParsableCommand {
         var worst: Int32 = MapcExitCode.success
         try reportingErrors {
             let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
-            let selection = try StoreList.expand(stores)
-            selection.note()
+            let selection = try sources.select(stores)
+            let report = format == .jsonl ? JSONLines() : nil
+            if report == nil { selection.note() } else { for file in selection.passedOver { report?.write(file.json) } }
             let paths = selection.stores
             // Step lists whose mapping files passed the check, so stores at one version check once.
             var checked: Set<[String]> = []
@@ -44,7 +55,11 @@ struct PlanCommand: ParsableCommand {
                 do {
                     let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
                     guard plan.isNeeded else {
-                        Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                        if let report {
+                            report.write(.object([("store", .string(store)), ("result", .string("current")), ("from", .string(plan.current.version)), ("to", .string(plan.target.version)), ("steps", .array([]))]))
+                        } else {
+                            Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                        }
                         continue
                     }
                     // The mapping files are checked as `run` checks them, before the plan is shown:
@@ -54,13 +69,20 @@ struct PlanCommand: ParsableCommand {
                         try migrator.check(plan)
                         checked.insert(steps)
                     }
+                    if let report {
+                        report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
+                                              ("to", .string(plan.target.version)), ("steps", .array(Self.describe(plan.steps).map(JSONValue.string)))]))
+                        continue
+                    }
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
                     for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
                     Console.out(lines.joined(separator: "\n"))
-                } catch where paths.count > 1 {
+                } catch where paths.count > 1 || report != nil {
                     // One store's problem does not hide the others' plans.
                     Console.err("error: " + BatchOutcome.message(of: error, naming: store))
                     worst = max(worst, BatchOutcome.exitCode(of: error))
+                    report?.write(.object([("store", .string(store)), ("result", .string("failed")), ("error", .string(BatchOutcome.message(of: error))),
+                                           ("exitCode", .integer(Int64(BatchOutcome.exitCode(of: error))))]))
                 }
             }
         }

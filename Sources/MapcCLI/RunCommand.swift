@@ -23,7 +23,9 @@ struct RunCommand: ParsableCommand {
     var to: String?
 
     @Argument(help: ArgumentHelp("The store to migrate; several stores, or a folder of them, migrate in parallel.", valueName: "store"))
-    var stores: [String]
+    var stores: [String] = []
+
+    @OptionGroup var sources: StoreSources
 
     /// The one store of a single run.
     private var store: String { stores.first ?? "" }
@@ -51,8 +53,8 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Keep the original store as STORE.backup-<version>-<time>.")
     var keepBackup = false
 
-    @Option(help: "Summary format: text or json.")
-    var format: OutputFormat = .text
+    @Option(help: "Summary format: text, json, or jsonl (one JSON object per store, as each is done).")
+    var format: StoreOutputFormat = .text
 
     @Flag(help: "No progress display.")
     var quiet = false
@@ -61,7 +63,7 @@ struct RunCommand: ParsableCommand {
     var interpret = false
 
     func validate() throws {
-        if stores.isEmpty { throw ValidationError("give the store to migrate (or several, or a folder of them)") }
+        if stores.isEmpty && sources.listFile == nil { throw ValidationError("give the store to migrate (or several, a folder of them, or --stores-from FILE)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if isBatch && output != nil { throw ValidationError("--output names one new file; with several stores drop it (each store is migrated in place)") }
         if dryRun && output != nil { throw ValidationError("--dry-run writes nothing; drop --output or --dry-run") }
@@ -69,10 +71,10 @@ struct RunCommand: ParsableCommand {
         if output != nil && keepBackup { throw ValidationError("--output leaves the store untouched; --keep-backup has nothing to keep") }
     }
 
-    /// Whether several stores are given (or a folder).
+    /// Whether several stores are given (or a folder, a list, a shard), or a report per store is asked for.
     private var isBatch: Bool {
         var isFolder: ObjCBool = false
-        return stores.count > 1 || (FileManager.default.fileExists(atPath: store, isDirectory: &isFolder) && isFolder.boolValue)
+        return stores.count > 1 || sources.isFleet || format == .jsonl || (FileManager.default.fileExists(atPath: store, isDirectory: &isFolder) && isFolder.boolValue)
     }
 
     func run() throws {
@@ -181,10 +183,10 @@ struct RunCommand: ParsableCommand {
         var passedOver: [StoreList.PassedOver] = []
         var migratorOrNil: Migrator?
         try reportingErrors {
-            let selection = try StoreList.expand(stores)
+            let selection = try sources.select(stores)
             paths = selection.stores
             passedOver = selection.passedOver
-            if format != .json { selection.note() }
+            if format == .text { selection.note() }
             migratorOrNil = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
         }
         guard let migrator = migratorOrNil else { return }
@@ -197,37 +199,57 @@ struct RunCommand: ParsableCommand {
         let interruption = Interruption()
         options.isCancelled = { interruption.isRequested }
         let frozen = options, from = self.from, to = self.to, dryRun = self.dryRun
+        let lines = format == .jsonl ? JSONLines() : nil
+        for file in passedOver where format == .jsonl { lines?.write(file.json) }
         let started = Date()
         let outcomes = ParallelRunner(paths).run(jobs: workers) { path in
-            let clock = Date()
-            var outcome = BatchOutcome(store: path, result: .failed)
-            if interruption.isRequested {
-                outcome.error = "not started: the run was stopped"
-                outcome.exitCode = interruption.exitStatus
-                return outcome
-            }
-            var step = -1, steps: [MigrationStep] = []
-            do {
-                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to)
-                outcome.from = plan.current.version
-                outcome.to = plan.target.version
-                guard plan.isNeeded else {
-                    outcome.result = .current
-                    return outcome
-                }
-                outcome.steps = plan.steps.count
-                steps = plan.steps
-                _ = try migrator.migrate(plan, options: frozen) { step = $0.step }
-                outcome.result = dryRun ? .wouldMigrate : .migrated
-            } catch {
-                if steps.indices.contains(step) { outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)") }
-                outcome.error = BatchOutcome.message(of: error)
-                outcome.exitCode = Self.exitCode(of: error, interruption)
-            }
-            outcome.seconds = Date().timeIntervalSince(clock)
+            let outcome = Self.migrate(path, migrator: migrator, options: frozen, from: from, to: to, dryRun: dryRun, interruption: interruption)
+            lines?.write(outcome.json)
             return outcome
         }
         let seconds = Date().timeIntervalSince(started)
+        let failed = outcomes.filter { $0.result == .failed }
+        if format == .jsonl {
+            if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }
+            if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
+            return
+        }
+        try report(outcomes, passedOver: passedOver, seconds: seconds, workers: workers, dryRun: dryRun, interruption: interruption)
+    }
+
+    /// One store of several: planned and migrated, and how it went.
+    private static func migrate(_ path: String, migrator: Migrator, options frozen: MigrationOptions, from: String?, to: String?, dryRun: Bool, interruption: Interruption) -> BatchOutcome {
+        let clock = Date()
+        var outcome = BatchOutcome(store: path, result: .failed)
+        if interruption.isRequested {
+            outcome.error = "not started: the run was stopped"
+            outcome.exitCode = interruption.exitStatus
+            return outcome
+        }
+        var step = -1, steps: [MigrationStep] = []
+        do {
+            let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to)
+            outcome.from = plan.current.version
+            outcome.to = plan.target.version
+            guard plan.isNeeded else {
+                outcome.result = .current
+                return outcome
+            }
+            outcome.steps = plan.steps.count
+            steps = plan.steps
+            _ = try migrator.migrate(plan, options: frozen) { step = $0.step }
+            outcome.result = dryRun ? .wouldMigrate : .migrated
+        } catch {
+            if steps.indices.contains(step) { outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)") }
+            outcome.error = BatchOutcome.message(of: error)
+            outcome.exitCode = Self.exitCode(of: error, interruption)
+        }
+        outcome.seconds = Date().timeIntervalSince(clock)
+        return outcome
+    }
+
+    /// The report of several stores: a table (or one JSON object) of how each went.
+    private func report(_ outcomes: [BatchOutcome], passedOver: [StoreList.PassedOver], seconds: Double, workers: Int, dryRun: Bool, interruption: Interruption) throws {
         let failed = outcomes.filter { $0.result == .failed }
         if format == .json {
             Console.out(JSONValue.object([

@@ -10,10 +10,16 @@ struct StatusCommand: ParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The store to inspect (or several, or a folder of them).", valueName: "store"))
-    var stores: [String]
+    var stores: [String] = []
 
-    @Option(help: "Output format: text or json.")
-    var format: OutputFormat = .text
+    @OptionGroup var sources: StoreSources
+
+    @Option(help: "Output format: text, json, or jsonl (one JSON object per store, as each is read).")
+    var format: StoreOutputFormat = .text
+
+    func validate() throws {
+        if stores.isEmpty && sources.listFile == nil { throw ValidationError("give the store (or several, a folder of them, or --stores-from FILE)") }
+    }
 
     @OptionGroup var schemaOptions: SchemaOptions
 
@@ -28,24 +34,29 @@ struct StatusCommand: ParsableCommand {
                 Console.err("note: \(BatchOutcome.message(of: error)); the store's own records follow")
             }
             let migrator = Migrator(schemas: catalog ?? SchemaCatalog(schemas: []))
-            let selection = try StoreList.expand(stores)
-            if format != .json { selection.note() }
+            let selection = try sources.select(stores)
+            if format == .text { selection.note() }
             let paths = selection.stores
+            let lines = format == .jsonl ? JSONLines() : nil
             var reports: [JSONValue] = []
             for (index, store) in paths.enumerated() {
                 do {
                     let status = try migrator.status(ofStoreAt: URL(fileURLWithPath: store))
-                    if format == .json { reports.append(json(status, store: store, catalog: catalog)) } else {
-                        Console.out((index > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
+                    switch format {
+                    case .json: reports.append(json(status, store: store, catalog: catalog))
+                    case .jsonl: lines?.write(json(status, store: store, catalog: catalog))
+                    case .text: Console.out((index > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
                     }
-                } catch where paths.count > 1 {
+                } catch where paths.count > 1 || format == .jsonl {
                     Console.err("error: " + BatchOutcome.message(of: error, naming: store))
                     worst = max(worst, BatchOutcome.exitCode(of: error))
-                    if format == .json { reports.append(.object([("store", .string(store)), ("error", .string(BatchOutcome.message(of: error)))])) }
+                    let failure = JSONValue.object([("store", .string(store)), ("error", .string(BatchOutcome.message(of: error)))])
+                    if format == .json { reports.append(failure) }
+                    lines?.write(failure)
                 }
             }
-            reports += selection.passedOver.map(\.json)
-            if format == .json { Console.out((reports.count == 1 ? reports.first ?? .null : .array(reports)).serialized(pretty: true)) }
+            for file in selection.passedOver { if format == .jsonl { lines?.write(file.json) } else { reports.append(file.json) } }
+            if format == .json { Console.out((reports.count == 1 && !sources.isFleet ? reports.first ?? .null : .array(reports)).serialized(pretty: true)) }
         }
         if worst != MapcExitCode.success { throw ExitCodeError(worst) }
     }

@@ -106,18 +106,19 @@ struct LibraryGuideTests {
         let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"),
                                     mappingsFolder: app.resources.appendingPathComponent("mappings"))
         let before = try Data(contentsOf: app.storeURL)
-        let started = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
         let task = Task {
             try await migrator.migrate(storeAt: app.storeURL, to: "v4") { progress in
                 if progress.isStepStart && progress.step == 0 {
                     started.signal()
-                    // Long enough for the cancellation to arrive while the first step runs.
-                    Thread.sleep(forTimeInterval: 0.3)
+                    // The first step goes on once the task has been cancelled.
+                    cancelled.wait()
                 }
             }
         }
         await Task.detached { started.wait() }.value
         task.cancel()
+        cancelled.signal()
         let result = await task.result
         #expect(throws: MigrationError.self) { try result.get() }
         if case .failure(let error as MigrationError) = result { #expect(error.localizedDescription == "the migration was cancelled; nothing was changed") }
