@@ -15,7 +15,7 @@ import Glibc
 /// files is loaded from the cache without compiling.
 enum PolicyLoader {
     /// The commands whose work may call policies.
-    static let commands: Set<String> = ["run", "check", "plan", "graph"]
+    static let commands: Set<String> = ["run", "check", "plan", "graph", "test"]
     /// The symbol the generated registration file exports.
     static let entryPoint = "mapc_register_project_policies"
     /// What a change of how policies are compiled changes, so that old entries are not reused.

@@ -1,0 +1,289 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc test`: migration tests from fixture stores, as Core Data teams keep them (a store per
+/// released version): each fixture is migrated, on a copy, to the newest version (or to each
+/// `--to`), and compared with what it must become: `expected/<name>.json` (the data format, as
+/// `dump` writes it) and `expected/<name>.assertions` (one predicate per line). Reported like a
+/// test runner, and as JUnit XML for CI.
+struct TestCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test",
+        abstract: "Migrate a copy of every fixture store and compare it with what it must become.",
+        discussion: """
+        Each store file in the fixtures folder is a case: a copy is migrated to the newest version (or to each --to), \
+        then its objects are compared with expected/<name>.json (as `mapc dump` writes it; expected/<name>@<version>.json \
+        for a --to version) and checked against expected/<name>.assertions, one assertion per line: \
+        'Note: count == 200', 'Note: every title != nil', 'Note: some ANY attachments.caption BEGINSWITH "Milk"', \
+        'Note: no body == nil' (a bare predicate is 'every'). --record writes the expected files from today's results, \
+        for review. Exit status: 0 when every case passed, 1 when one failed, 2 when the fixtures cannot be read.
+        """
+    )
+
+    @Option(help: ArgumentHelp("The folder of fixture stores, one per released version. (default: ./fixtures)", valueName: "dir"))
+    var fixtures = "./fixtures"
+
+    @Option(help: ArgumentHelp("The folder of expected results. (default: ./expected)", valueName: "dir"))
+    var expected = "./expected"
+
+    @Option(name: .customLong("to"), help: ArgumentHelp("A version to migrate each fixture to (repeat for several); the newest by default.", valueName: "version"))
+    var targets: [String] = []
+
+    @Flag(help: "Write expected/<name>.json from today's results (for review), instead of comparing.")
+    var record = false
+
+    @Option(help: ArgumentHelp("Also write the results as JUnit XML to this file, for CI.", valueName: "file"))
+    var junit: String?
+
+    @OptionGroup var schemaOptions: SchemaOptions
+
+    @OptionGroup var policyOptions: PolicyOptions
+
+    @OptionGroup var mappingOptions: MappingOptions
+
+    func run() throws {
+        var cases: [MigrationTestCase] = []
+        var migratorOrNil: Migrator?
+        var fixturePaths: [String] = []
+        try reportingErrors {
+            migratorOrNil = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: fixtures, isDirectory: &isFolder), isFolder.boolValue else {
+                throw MapcError.notFound("no fixtures folder \(fixtures): keep a store of each released version there (fixtures/v1.sqlite, …), or name the folder with --fixtures")
+            }
+            fixturePaths = try StoreList.expand([fixtures]).stores
+            if fixturePaths.isEmpty { throw MapcError.notFound("\(fixtures) holds no store files") }
+        }
+        guard let migrator = migratorOrNil else { return }
+        let versions = targets.isEmpty ? [nil] : targets.map { Optional($0) }
+        for path in fixturePaths {
+            for version in versions {
+                let test = MigrationTestCase(fixture: path, target: version, expected: expected)
+                cases.append(test.run(migrator: migrator, record: record))
+            }
+        }
+        for result in cases {
+            Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")")
+            for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
+        }
+        let failed = cases.filter { !$0.passed }.count
+        Console.out("\(cases.count - failed) passed, \(failed) failed")
+        if let junit {
+            try reportingErrors { try Files.write(Data(MigrationTestCase.junit(cases).utf8), to: junit, replace: true) }
+        }
+        if failed > 0 { throw ExitCodeError(MapcExitCode.invalidInput) }
+    }
+}
+
+/// One fixture migrated to one version and compared with what it must become.
+struct MigrationTestCase {
+    var fixture: String
+    var target: String?
+    var expected: String
+    var failures: [String] = []
+    var seconds = 0.0
+    var recorded: String?
+
+    init(fixture: String, target: String?, expected: String) {
+        self.fixture = fixture
+        self.target = target
+        self.expected = expected
+    }
+
+    /// The fixture's name: its file name without the extension.
+    var fixtureName: String { ((fixture as NSString).lastPathComponent as NSString).deletingPathExtension }
+    /// The case's name: `notes-v1 -> v4`.
+    var name: String { "\(fixtureName) -> \(resolvedTarget ?? target ?? "newest")" }
+    private var resolvedTarget: String?
+    var passed: Bool { failures.isEmpty }
+
+    /// Whether the case goes to another version than the newest (its files are then named for it).
+    var isIntermediate = false
+    /// The expected data file: `<name>.json` for the newest version, `<name>@<version>.json` for another.
+    var expectedData: String { (expected as NSString).appendingPathComponent(fixtureName + (isIntermediate ? "@\(target ?? "")" : "") + ".json") }
+    /// The assertions file, named the same way.
+    var assertions: String { (expected as NSString).appendingPathComponent(fixtureName + (isIntermediate ? "@\(target ?? "")" : "") + ".assertions") }
+
+    /// Migrates a copy of the fixture and compares it; the fixture itself is never written.
+    func run(migrator: Migrator, record: Bool) -> MigrationTestCase {
+        var result = self
+        let started = Date()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-test-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent)
+            for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
+                try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix)
+            }
+            let plan = try migrator.plan(forStoreAt: copy, to: target)
+            result.resolvedTarget = plan.target.version
+            result.isIntermediate = plan.target.version != (try migrator.schemas.newest()).version
+            if plan.isNeeded { _ = try migrator.migrate(plan) }
+            let store = try Store.open(at: copy.path, catalog: migrator.schemas, readOnly: true)
+            defer { try? store.close() }
+            let dump = try DataFile.dump(store)
+            if record {
+                try Files.write(Data((dump.serialized(pretty: true) + "\n").utf8), to: result.expectedData, replace: true)
+                result.recorded = result.expectedData
+            } else if FileManager.default.fileExists(atPath: result.expectedData) {
+                let wanted = try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData)
+                result.failures += Self.differences(expected: wanted, actual: dump, file: result.expectedData)
+            }
+            if FileManager.default.fileExists(atPath: result.assertions) {
+                result.failures += try Self.check(assertions: result.assertions, store: store)
+            }
+            if !record && !FileManager.default.fileExists(atPath: result.expectedData) && !FileManager.default.fileExists(atPath: result.assertions) {
+                result.failures.append("nothing to compare with: write \(result.expectedData) (`mapc test --record` writes it from today's result, for review) or \(result.assertions)")
+            }
+        } catch {
+            result.failures.append("the migration failed: " + BatchOutcome.message(of: error))
+        }
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// What differs between the expected and the actual objects, entity by entity and object by
+    /// object, each value named with both sides.
+    static func differences(expected: JSONValue, actual: JSONValue, file: String, limit: Int = 20) -> [String] {
+        var found: [String] = []
+        if expected["version"] != actual["version"] {
+            found.append("version: expected \(expected["version"]?.serialized() ?? "none"), got \(actual["version"]?.serialized() ?? "none")")
+        }
+        func text(_ value: JSONValue?) -> String? { if case .string(let text)? = value { return text } else { return nil } }
+        func objects(_ json: JSONValue) -> [(String, [(String, JSONValue)])] {
+            guard case .object(let entities)? = json["objects"] else { return [] }
+            return entities.map { entity, list in
+                guard case .array(let items) = list else { return (entity, []) }
+                return (entity, items.map { item in (text(item["id"]) ?? text(item["$id"]) ?? item.serialized(), item) })
+            }
+        }
+        let wanted = Dictionary(objects(expected).map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
+        let got = Dictionary(objects(actual).map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
+        for entity in Set(wanted.keys).union(got.keys).sorted() {
+            let expectedObjects = Dictionary(wanted[entity] ?? [], uniquingKeysWith: { a, _ in a }), actualObjects = Dictionary(got[entity] ?? [], uniquingKeysWith: { a, _ in a })
+            for id in Set(expectedObjects.keys).union(actualObjects.keys).sorted() {
+                switch (expectedObjects[id], actualObjects[id]) {
+                case (_?, nil): found.append("\(entity) '\(id)': expected, but not in the migrated store")
+                case (nil, _?): found.append("\(entity) '\(id)': in the migrated store, not expected")
+                case (let want?, let have?):
+                    guard case .object(let wantPairs) = want, case .object(let havePairs) = have else { continue }
+                    let wantValues = Dictionary(wantPairs, uniquingKeysWith: { a, _ in a }), haveValues = Dictionary(havePairs, uniquingKeysWith: { a, _ in a })
+                    // As written: a float attribute's 768.0 reads back as the double it prints as.
+                    for key in Set(wantValues.keys).union(haveValues.keys).sorted() where wantValues[key]?.serialized() != haveValues[key]?.serialized() {
+                        found.append("\(entity) '\(id)', \(key): expected \(wantValues[key]?.serialized() ?? "nothing"), got \(haveValues[key]?.serialized() ?? "nothing")")
+                    }
+                case (nil, nil): break
+                }
+            }
+        }
+        if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
+        return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
+    }
+
+    /// Each assertion of the file that does not hold, at its line: `Entity: count == N`, or
+    /// `Entity: [every|some|no] PREDICATE` over the entity's objects (sub-entities included).
+    static func check(assertions path: String, store: Store) throws -> [String] {
+        let text = String(decoding: try Files.read(path, what: "the assertions"), as: UTF8.self)
+        var failures: [String] = []
+        let graph = StoreObjectGraph(store: store)
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let place = "\(path):\(index + 1)"
+            guard let colon = line.firstIndex(of: ":") else {
+                failures.append("\(place): '\(line)' is not an assertion; write 'Entity: count == 3' or 'Entity: every PREDICATE'")
+                continue
+            }
+            let entity = line[..<colon].trimmingCharacters(in: .whitespaces)
+            var rest = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard let declared = store.schema.entity(named: entity) else {
+                failures.append("\(place): no entity '\(entity)' in \(store.schema.version)" + (Suggestions.didYouMean(entity, in: store.schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
+                continue
+            }
+            var objects: [ObjectData] = []
+            for member in store.schema.hierarchy(under: declared) where !member.isAbstract { objects += try store.objects(ofExactEntity: member.name) }
+            if rest.hasPrefix("count") {
+                let predicate = "\(objects.count) " + rest.dropFirst("count".count)
+                let holds = try evaluate(predicate, object: nil, graph: graph, place: place, failures: &failures)
+                if holds == false { failures.append("\(place): \(line) does not hold: there are \(objects.count)") }
+                continue
+            }
+            var quantifier = "every"
+            for word in ["every", "some", "no"] where rest.hasPrefix(word + " ") {
+                quantifier = word
+                rest = String(rest.dropFirst(word.count + 1))
+            }
+            var holding: [String] = [], failing: [String] = []
+            var broken = false
+            for object in objects {
+                graph.remember(object)
+                guard let holds = try evaluate(rest, object: graph.ref(object), graph: graph, place: place, failures: &failures) else { broken = true; break }
+                if holds { holding.append(object.id) } else { failing.append(object.id) }
+            }
+            if broken { continue }
+            let sample = { (ids: [String]) in ids.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (ids.count > 5 ? ", …" : "") }
+            switch quantifier {
+            case "some" where holding.isEmpty: failures.append("\(place): \(line) does not hold: no \(entity) satisfies it (of \(objects.count))")
+            case "no" where !holding.isEmpty: failures.append("\(place): \(line) does not hold: \(holding.count) do, \(sample(holding))")
+            case "every" where !failing.isEmpty: failures.append("\(place): \(line) does not hold for \(failing.count) of \(objects.count): \(sample(failing))")
+            default: break
+            }
+        }
+        return failures
+    }
+
+    /// A predicate's value for an object (or none), nil after reporting a predicate that does not parse or evaluate.
+    private static func evaluate(_ text: String, object: ObjectRef?, graph: StoreObjectGraph, place: String, failures: inout [String]) throws -> Bool? {
+        let parsed: Expr
+        switch ExpressionParser.parse(text) {
+        case .success(let expression): parsed = expression
+        case .failure(let error):
+            failures.append("\(place): \(error.message)")
+            return nil
+        }
+        let value: EvalValue = object.map { .object($0) } ?? .null
+        let evaluator = Evaluator(context: EvaluationContext(graph: graph, evaluatedObject: value, variables: ["source": value]))
+        do { return try evaluator.evaluatePredicate(parsed) } catch let error as ExpressionError {
+            failures.append("\(place): \(error.message)")
+            return nil
+        }
+    }
+
+    /// The cases as JUnit XML.
+    static func junit(_ cases: [MigrationTestCase]) -> String {
+        func escaped(_ text: String) -> String {
+            var result = ""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "&": result += "&amp;"
+                case "<": result += "&lt;"
+                case ">": result += "&gt;"
+                case "\"": result += "&quot;"
+                case "\n", "\t": result.unicodeScalars.append(scalar)
+                case _ where scalar.value < 0x20: result += "?"
+                default: result.unicodeScalars.append(scalar)
+                }
+            }
+            return result
+        }
+        let failed = cases.filter { !$0.passed }.count
+        let total = cases.reduce(0) { $0 + $1.seconds }
+        var lines = ["<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+                     "<testsuites tests=\"\(cases.count)\" failures=\"\(failed)\" time=\"\(String(format: "%.3f", total))\">",
+                     "  <testsuite name=\"mapc test\" tests=\"\(cases.count)\" failures=\"\(failed)\" time=\"\(String(format: "%.3f", total))\">"]
+        for test in cases {
+            let attributes = "classname=\"migrations\" name=\"\(escaped(test.name))\" time=\"\(String(format: "%.3f", test.seconds))\""
+            if test.passed {
+                lines.append("    <testcase \(attributes)/>")
+            } else {
+                lines.append("    <testcase \(attributes)>")
+                lines.append("      <failure message=\"\(escaped(test.failures.first ?? "failed"))\">\(escaped(test.failures.joined(separator: "\n")))</failure>")
+                lines.append("    </testcase>")
+            }
+        }
+        lines += ["  </testsuite>", "</testsuites>"]
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+/// `mapc test` on the shipped UnCloudNotes fixtures (a store of each version and what each must
+/// become), and on broken expectations.
+@Suite("mapc test", .serialized)
+struct TestCommandTests {
+    /// A copy of the example project with its fixtures and expected results.
+    private func project() throws -> URL {
+        let folder = try CLI.project()
+        try CLI.addMappingsAndPolicies(to: folder)
+        for name in ["fixtures", "expected"] {
+            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+        return folder
+    }
+
+    @Test func theShippedFixturesPassAndReportAsJUnit() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("fixtures/notes-v1.sqlite"))
+        let test = try CLI.run(["test", "--junit", "report.xml"], in: folder)
+        #expect(test.status == 0, "\(test.stdout)\(test.stderr)")
+        #expect(test.stdout.contains("PASS notes-v1 -> v4") && test.stdout.contains("PASS notes-v2-coredata -> v4") && test.stdout.hasSuffix("4 passed, 0 failed\n"), "\(test.stdout)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("fixtures/notes-v1.sqlite")) == before, "fixtures are migrated on copies")
+        let xml = try folder.read("report.xml")
+        #expect(xml.contains("<testsuite name=\"mapc test\" tests=\"4\" failures=\"0\"") && xml.components(separatedBy: "<testcase ").count == 5, "\(xml)")
+        // To an intermediate version too: nothing recorded for it, so it says what to do.
+        let v3 = try CLI.run(["test", "--to", "v3"], in: folder)
+        #expect(v3.status == 1 && v3.stdout.contains("FAIL notes-v1 -> v3") && v3.stdout.contains("nothing to compare with: write ./expected/notes-v1@v3.json"), "\(v3.stdout)")
+        let record = try CLI.run(["test", "--to", "v3", "--record"], in: folder)
+        #expect(record.status == 0 && folder.exists("expected/notes-v1@v3.json"), "\(record.stdout)")
+        #expect(try CLI.run(["test", "--to", "v3", "--to", "v4"], in: folder).stdout.hasSuffix("8 passed, 0 failed\n"))
+    }
+
+    @Test func aChangedResultFailsWithWhatDiffers() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let expected = try folder.read("expected/notes-v1.json")
+        try folder.write(expected.replacingOccurrences(of: "\"First note\"", with: "\"The first note\""), to: "expected/notes-v1.json")
+        try folder.write("Note: count == 9\nNote: every body == nil\nNote: some title == \"nope\"\nNote: no title != nil\nNotes: count == 1\n", to: "expected/notes-v1.assertions")
+        let test = try CLI.run(["test", "--junit", "report.xml"], in: folder)
+        #expect(test.status == 1, "\(test.stdout)")
+        #expect(test.stdout.contains("FAIL notes-v1 -> v4") && test.stdout.contains("Note 'n1', title: expected \"The first note\", got \"First note\""), "\(test.stdout)")
+        #expect(test.stdout.contains("expected/notes-v1.assertions:1: Note: count == 9 does not hold: there are 3"), "\(test.stdout)")
+        #expect(test.stdout.contains("expected/notes-v1.assertions:2: Note: every body == nil does not hold for 3 of 3"), "\(test.stdout)")
+        #expect(test.stdout.contains("assertions:3: Note: some title == \"nope\" does not hold: no Note satisfies it"), "\(test.stdout)")
+        #expect(test.stdout.contains("assertions:4: Note: no title != nil does not hold: 3 do"), "\(test.stdout)")
+        #expect(test.stdout.contains("assertions:5: no entity 'Notes' in v4; did you mean 'Note'?"), "\(test.stdout)")
+        #expect(test.stdout.hasSuffix("3 passed, 1 failed\n"), "\(test.stdout)")
+        #expect(try folder.read("report.xml").contains("<failure message=\"differs from ./expected/notes-v1.json:\">"))
+    }
+}
