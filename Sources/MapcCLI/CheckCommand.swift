@@ -96,7 +96,8 @@ struct CheckCommand: ParsableCommand {
                                 diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))",
                                                           at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
                             } else {
-                                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it unless given --accept-data-loss",
+                                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it unless given --accept-data-loss"
+                                                                + gap.renames.map { "; \($0)" }.joined(),
                                                             at: at, fix: "write \(file) to carry them over (\(start)), or run with --accept-data-loss if they are meant to go"))
                             }
                         }

@@ -82,6 +82,7 @@ struct EvalCommand: ParsableCommand {
                 if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
                 let graph = StoreObjectGraph(store: opened)
                 let evaluator = Evaluator(context: EvaluationContext(graph: graph))
+                var evaluated = 0
                 for member in opened.schema.entity(named: entity).map({ opened.schema.hierarchy(under: $0) }) ?? [] where !member.isAbstract {
                     // Batches are read and released before evaluating: expressions read the store again.
                     try opened.forEachBatch(ofExactEntity: member.name) { batch in for object in batch {
@@ -95,6 +96,7 @@ struct EvalCommand: ParsableCommand {
                         } catch let error as ExpressionError {
                             throw report(error, in: whereSource!, object: "\(object.entity) '\(object.id)'")
                         }
+                        evaluated += 1
                         do {
                             let result = predicate ? String(try evaluator.evaluatePredicate(parsed)) : try evaluator.evaluate(parsed).json.serialized()
                             Console.out("\(object.entity) '\(object.id)': \(result)")
@@ -103,6 +105,7 @@ struct EvalCommand: ParsableCommand {
                         }
                     } }
                 }
+                if evaluated == 0 { Console.err("note: no \(entity) object" + (filter == nil ? "s in the store" : " passes --where")) }
                 return
             }
             var root: EvalValue = .null

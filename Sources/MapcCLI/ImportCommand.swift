@@ -42,7 +42,7 @@ struct ImportCommand: ParsableCommand {
                 var imported = try XcodeMappingImporter.importMapping(at: path, schemas: catalog)
                 // Another Xcode mapping model of the same step (Apple's multiple passes) is written
                 // as the step's next pass rather than over the first.
-                let name = URL(fileURLWithPath: path.hasSuffix("xcmapping.xml") ? (path as NSString).deletingLastPathComponent : path).lastPathComponent
+                let name = URL(fileURLWithPath: path.hasSuffix("xcmapping.xml") ? Files.parentFolder(of: path) : path).lastPathComponent
                 let existing = ((try? MappingCatalog(directory: folder))?.passes(from: imported.source.version, to: imported.destination.version)) ?? []
                 if !replace, !existing.isEmpty, !existing.contains(where: { $0.file?.text.contains("Xcode mapping model \(name).") == true }) {
                     let pass = (existing.map { $0.pass ?? 1 }.max() ?? 1) + 1

@@ -29,7 +29,9 @@ struct InferCommand: ParsableCommand {
                 throw MapcError.input("\(destination.version) is older than \(source.version) (\(catalog.orderDescription)); mapc never infers a downgrade: write the mapping from \(source.version) to \(destination.version) by hand")
             }
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
-            let text = MappingWriter.yaml(result.skeleton, source: source, destination: destination, changes: result.changes, notes: result.notes, order: catalog.order)
+            // The editor schema line only where the schema file is written beside it.
+            let text = MappingWriter.yaml(result.skeleton, source: source, destination: destination, changes: result.changes, notes: result.notes, order: catalog.order,
+                                          jsonSchema: output == nil ? nil : EditorSchemas.mappingFileName)
             if let output {
                 // `run` suggests writing into ./mappings, which a new project may not have yet.
                 try Files.makeFolder(URL(fileURLWithPath: output).deletingLastPathComponent().path)
@@ -38,7 +40,7 @@ struct InferCommand: ParsableCommand {
             if let output {
                 // The JSON Schema the file's first line points editors at, beside it.
                 for file in EditorSchemas.files(for: .mapping) {
-                    try Files.write(Data(file.text.utf8), to: ((output as NSString).deletingLastPathComponent as NSString).appendingPathComponent(file.name), replace: true)
+                    try Files.write(Data(file.text.utf8), to: (Files.parentFolder(of: output) as NSString).appendingPathComponent(file.name), replace: true)
                 }
             }
             let count = result.skeleton.entityMappings.count

@@ -10,7 +10,7 @@ public struct MapcCommand: ParsableCommand {
         abstract: "Core Data style model versions and migrations for SQLite stores.",
         discussion: "Exit status: 0 success, 1 invalid input (schema, mapping or data), 2 store or file problem, 3 migration failed (store unchanged), 64 bad command line.",
         version: MapcVersion.current,
-        subcommands: [CheckCommand.self, ImportCommand.self, GraphCommand.self, EditorSchemasCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, TestCommand.self, DemoCommand.self, InstallCommand.self]
+        subcommands: [CheckCommand.self, ImportCommand.self, GraphCommand.self, EditorSchemasCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, TestCommand.self, LSPCommand.self, DemoCommand.self, InstallCommand.self]
     )
 
     /// The root command, parsed from the arguments by ArgumentParser.

@@ -56,7 +56,8 @@ struct PlanCommand: ParsableCommand {
                     let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
                     guard plan.isNeeded else {
                         if let report {
-                            report.write(.object([("store", .string(store)), ("result", .string("current")), ("from", .string(plan.current.version)), ("to", .string(plan.target.version)), ("steps", .array([]))]))
+                            report.write(.object([("store", .string(store)), ("result", .string("current")), ("from", .string(plan.current.version)), ("to", .string(plan.target.version)),
+                                                  ("steps", .integer(0)), ("plan", .array([]))]))
                         } else {
                             Console.out("\(store) is already at \(plan.target.version); nothing to do")
                         }
@@ -71,7 +72,7 @@ struct PlanCommand: ParsableCommand {
                     }
                     if let report {
                         report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
-                                              ("to", .string(plan.target.version)), ("steps", .array(Self.describe(plan.steps).map(JSONValue.string)))]))
+                                              ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string)))]))
                         continue
                     }
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]

@@ -15,7 +15,7 @@ import Glibc
 /// files is loaded from the cache without compiling.
 enum PolicyLoader {
     /// The commands whose work may call policies.
-    static let commands: Set<String> = ["run", "check", "plan", "graph", "test"]
+    static let commands: Set<String> = ["run", "check", "plan", "graph", "test", "lsp"]
     /// The symbol the generated registration file exports.
     static let entryPoint = "mapc_register_project_policies"
     /// What a change of how policies are compiled changes, so that old entries are not reused.
@@ -49,17 +49,115 @@ enum PolicyLoader {
         }
         if let folder = value(of: "--policies") { return (folder, true) }
         // Written as the schemas folder is (relative stays relative), so messages name it so.
-        let parent = ((value(of: "--schemas") ?? "./schemas") as NSString).deletingLastPathComponent
-        return ((parent as NSString).appendingPathComponent("policies"), false)
+        let parent = Files.parentFolder(of: value(of: "--schemas") ?? "./schemas")
+        return (parent == "." ? "./policies" : (parent as NSString).appendingPathComponent("policies"), false)
     }
 
-    /// The policy classes a file defines: `class Name: EntityMigrationPolicy`.
-    static func policyClasses(in text: String) -> [String] {
-        let pattern = #"class\s+([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(?:MapcKit\.)?EntityMigrationPolicy\b"#
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
-        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
-            Range(match.range(at: 1), in: text).map { String(text[$0]) }
+    /// The policy classes some files define, to register: classes declared at the top level of a
+    /// file (not nested, not `private` or `fileprivate`, not in a comment, a string or an
+    /// `#if false` block) that inherit from `EntityMigrationPolicy`, directly or through another
+    /// such class of the files.
+    static func policyClasses(in texts: [String]) -> [String] {
+        var inherits: [(name: String, base: String)] = []
+        for text in texts { inherits += topLevelClasses(in: code(of: text)) }
+        var policies: Set<String> = ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"]
+        var found: [String] = []
+        var grew = true
+        while grew {
+            grew = false
+            for (name, base) in inherits where policies.contains(base) && !policies.contains(name) {
+                policies.insert(name)
+                found.append(name)
+                grew = true
+            }
         }
+        return found
+    }
+
+    /// The text with comments, string literals and `#if false` blocks blanked out (newlines kept).
+    static func code(of text: String) -> String {
+        var result = ""
+        let characters = Array(text)
+        var index = 0, blockDepth = 0, inLineComment = false, inString = false, inMultiline = false, skippingFalse = false
+        func at(_ string: String) -> Bool {
+            let target = Array(string)
+            return index + target.count <= characters.count && Array(characters[index..<(index + target.count)]) == target
+        }
+        while index < characters.count {
+            let character = characters[index]
+            let lineStart = index == 0 || characters[index - 1] == "\n"
+            if lineStart && !inString && !inMultiline && blockDepth == 0 {
+                let line = String(characters[index...].prefix { $0 != "\n" }).trimmingCharacters(in: .whitespaces)
+                if line.hasPrefix("#if false") { skippingFalse = true } else if skippingFalse && line.hasPrefix("#endif") { skippingFalse = false }
+            }
+            if character == "\n" { inLineComment = false; result.append("\n"); index += 1; continue }
+            if skippingFalse || inLineComment { result.append(" "); index += 1; continue }
+            if blockDepth > 0 {
+                if at("*/") { blockDepth -= 1; result += "  "; index += 2; continue }
+                if at("/*") { blockDepth += 1; result += "  "; index += 2; continue }
+                result.append(" "); index += 1; continue
+            }
+            if inMultiline {
+                if at("\"\"\"") { inMultiline = false; result += "   "; index += 3; continue }
+                result.append(" "); index += 1; continue
+            }
+            if inString {
+                if character == "\\" { result += "  "; index += 2; continue }
+                if character == "\"" { inString = false }
+                result.append(" "); index += 1; continue
+            }
+            if at("//") { inLineComment = true; result += "  "; index += 2; continue }
+            if at("/*") { blockDepth = 1; result += "  "; index += 2; continue }
+            if at("\"\"\"") { inMultiline = true; result += "   "; index += 3; continue }
+            if character == "\"" { inString = true; result.append(" "); index += 1; continue }
+            result.append(character)
+            index += 1
+        }
+        return result
+    }
+
+    /// `class Name: Base` declarations at brace depth 0, not private.
+    static func topLevelClasses(in code: String) -> [(name: String, base: String)] {
+        var found: [(name: String, base: String)] = []
+        var depth = 0
+        var tokens: [String] = []
+        var current = ""
+        func flush() {
+            if !current.isEmpty { tokens.append(current); current = "" }
+        }
+        for character in code {
+            switch character {
+            case "{":
+                flush()
+                if depth == 0 { found += declarations(in: tokens) }
+                tokens = []
+                depth += 1
+            case "}":
+                flush()
+                depth = max(0, depth - 1)
+                tokens = []
+            case ":", ",", "<", ">":
+                flush()
+                if depth == 0 { tokens.append(String(character)) }
+            default:
+                if character.isLetter || character.isNumber || character == "_" || character == "." { current.append(character) } else {
+                    flush()
+                    if character == "\n" || character == ";" { if depth == 0 { tokens.append("\n") } }
+                }
+            }
+        }
+        return found
+    }
+
+    /// The class a run of tokens before a `{` declares, with its first inherited type.
+    private static func declarations(in tokens: [String]) -> [(name: String, base: String)] {
+        guard let classIndex = tokens.lastIndex(of: "class") else { return [] }
+        let after = tokens[(classIndex + 1)...].filter { $0 != "\n" }
+        guard after.count >= 3, after[after.startIndex + 1] == ":" else { return [] }
+        // The modifiers on the declaration's own line.
+        let lineStart = tokens[..<classIndex].lastIndex(of: "\n").map { $0 + 1 } ?? 0
+        if tokens[lineStart..<classIndex].contains(where: { $0 == "private" || $0 == "fileprivate" }) { return [] }
+        return [(after[after.startIndex], after[after.startIndex + 2])]
     }
 
     private static func load(_ arguments: [String]) throws {
@@ -78,7 +176,7 @@ enum PolicyLoader {
             }
             sources.append((path, text))
         }
-        let classes = sources.flatMap { policyClasses(in: $0.text) }
+        let classes = policyClasses(in: sources.map(\.text))
         guard !classes.isEmpty else {
             throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy", status: MapcExitCode.invalidInput)
         }
@@ -133,6 +231,8 @@ enum PolicyLoader {
             // The compiler's own diagnostics, with their source lines, at the project's files.
             throw PolicyError("the policies do not compile:\n\(result.output.trimmingCharacters(in: .whitespacesAndNewlines))", status: MapcExitCode.invalidInput)
         }
+        // Warnings too (an unused value, a deprecated call), as the compiler words them.
+        if result.output.contains("warning:") { Console.err(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) }
         return try cache.store(output, key: key)
     }
 

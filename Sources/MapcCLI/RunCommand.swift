@@ -151,7 +151,10 @@ struct RunCommand: ParsableCommand {
             Console.err("stopped; \(store) was not changed")
             throw ExitCodeError(interruption.exitStatus)
         } catch let error as MigrationError {
-            report(error, sources: renderSources, step: steps.indices.contains(currentStep) ? steps[currentStep] : nil, stoppedIn: stoppedIn().failedStep)
+            var failing = steps.indices.contains(currentStep) ? steps[currentStep] : nil
+            // A step refused before it starts (dropping values) is named by the error.
+            if case .dataLoss(let name, _) = error { failing = steps.first { "\($0.source.version) -> \($0.destination.version)" == name } ?? failing }
+            report(error, sources: renderSources, step: failing, stoppedIn: stoppedIn().failedStep)
         }
     }
 
@@ -295,6 +298,9 @@ struct RunCommand: ParsableCommand {
             }
             let diagnostic = Diagnostic(.error, "\(entity) '\(object)': \(message)", at: expression.source.origin, length: expression.source.text.count)
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
+        case .dataLoss:
+            Console.err("error: \(error)")
+            for hint in step?.probableRenames ?? [] { Console.err("note: \(hint)") }
         case .validation:
             Console.err("error: \(error)")
             if let step, !step.isInferred {

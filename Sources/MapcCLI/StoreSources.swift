@@ -21,7 +21,11 @@ struct StoreSources: ParsableArguments {
         var paths = named
         if let listFile { paths += try Self.read(listFile) }
         var selection = try StoreList.expand(paths)
-        if let shard { selection.stores = selection.stores.filter { shard.contains($0) } }
+        if let shard {
+            selection.stores = selection.stores.filter { shard.contains($0) }
+            // Each file passed over is reported by one shard too, so the reports add up.
+            selection.passedOver = selection.passedOver.filter { shard.contains($0.path) }
+        }
         return selection
     }
 
@@ -50,7 +54,7 @@ struct Shard: ExpressibleByArgument, Sendable {
     /// The shard of a store: from a digest of its path as the list names it (`./a.db` and
     /// `a.db` alike), so that every machine given the same list agrees whatever its order.
     static func number(of path: String, among count: Int) -> Int {
-        let digest = VersionHash.sha256((path as NSString).standardizingPath)
+        let digest = VersionHash.sha256(Files.lexicallyStandardized(path))
         let value = UInt64(digest.prefix(16), radix: 16) ?? 0
         return Int(value % UInt64(count)) + 1
     }

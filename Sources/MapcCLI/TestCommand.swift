@@ -64,11 +64,15 @@ struct TestCommand: ParsableCommand {
             }
         }
         for result in cases {
+            if let why = result.skipped {
+                Console.out("SKIP \(result.name): \(why)")
+                continue
+            }
             Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")")
             for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
         }
-        let failed = cases.filter { !$0.passed }.count
-        Console.out("\(cases.count - failed) passed, \(failed) failed")
+        let failed = cases.filter { !$0.passed }.count, skipped = cases.filter { $0.skipped != nil }.count
+        Console.out("\(cases.count - failed - skipped) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
         if let junit {
             try reportingErrors { try Files.write(Data(MigrationTestCase.junit(cases).utf8), to: junit, replace: true) }
         }
@@ -97,6 +101,8 @@ struct MigrationTestCase {
     var name: String { "\(fixtureName) -> \(resolvedTarget ?? target ?? "newest")" }
     private var resolvedTarget: String?
     var passed: Bool { failures.isEmpty }
+    /// Why the case was not run (a fixture newer than the version asked for), when it was not.
+    var skipped: String?
 
     /// Whether the case goes to another version than the newest (its files are then named for it).
     var isIntermediate = false
@@ -117,6 +123,13 @@ struct MigrationTestCase {
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
                 try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix)
             }
+            let current = try migrator.version(ofStoreAt: copy)
+            if let target, let from = try? migrator.schemas.position(of: current.version), let to = try? migrator.schemas.position(of: target), from > to {
+                result.skipped = "the fixture is at \(current.version), newer than \(target)"
+                result.resolvedTarget = target
+                result.seconds = Date().timeIntervalSince(started)
+                return result
+            }
             let plan = try migrator.plan(forStoreAt: copy, to: target)
             result.resolvedTarget = plan.target.version
             result.isIntermediate = plan.target.version != (try migrator.schemas.newest()).version
@@ -125,8 +138,13 @@ struct MigrationTestCase {
             defer { try? store.close() }
             let dump = try DataFile.dump(store)
             if record {
-                try Files.write(Data((dump.serialized(pretty: true) + "\n").utf8), to: result.expectedData, replace: true)
-                result.recorded = result.expectedData
+                do {
+                    try Files.makeFolder(Files.parentFolder(of: result.expectedData))
+                    try Files.write(Data((dump.serialized(pretty: true) + "\n").utf8), to: result.expectedData, replace: true)
+                    result.recorded = result.expectedData
+                } catch {
+                    result.failures.append("cannot record \(result.expectedData): " + BatchOutcome.message(of: error))
+                }
             } else if FileManager.default.fileExists(atPath: result.expectedData) {
                 let wanted = try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData)
                 result.failures += Self.differences(expected: wanted, actual: dump, file: result.expectedData)
@@ -275,7 +293,9 @@ struct MigrationTestCase {
                      "  <testsuite name=\"mapc test\" tests=\"\(cases.count)\" failures=\"\(failed)\" time=\"\(String(format: "%.3f", total))\">"]
         for test in cases {
             let attributes = "classname=\"migrations\" name=\"\(escaped(test.name))\" time=\"\(String(format: "%.3f", test.seconds))\""
-            if test.passed {
+            if let why = test.skipped {
+                lines.append("    <testcase \(attributes)><skipped message=\"\(escaped(why))\"/></testcase>")
+            } else if test.passed {
                 lines.append("    <testcase \(attributes)/>")
             } else {
                 lines.append("    <testcase \(attributes)>")

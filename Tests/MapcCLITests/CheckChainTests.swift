@@ -49,5 +49,12 @@ struct DiffRenameTests {
         #expect(diff.stdout.contains("note: Post.title is added and Post.name removed, both string: if name was renamed, give 'title' renamingIdentifier: name in v2"), "\(diff.stdout)")
         let check = try CLI.run(["check"], in: folder)
         #expect(check.status == 1 && check.stderr.contains("give 'title' renamingIdentifier: name in v2"), "\(check.stderr)")
+        // With a default the step infers, dropping name's values: check and run say the rename too.
+        try folder.write("model: Blog\nversion: v2\nentities:\n  Post:\n    attributes:\n      title: { type: string, default: untitled }\n", to: "schemas/v2.yaml")
+        let lossy = try CLI.run(["check"], in: folder)
+        #expect(lossy.status == 0 && lossy.stderr.contains("drops the values of Post.name") && lossy.stderr.contains("give 'title' renamingIdentifier: name in v2"), "\(lossy.stderr)")
+        #expect(try CLI.run(["init", "--schema", "v1", "blog.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "blog.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("note: Post.title is added and Post.name removed"), "\(run.stderr)")
     }
 }

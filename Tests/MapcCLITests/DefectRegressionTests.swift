@@ -47,6 +47,8 @@ struct DefectRegressionTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let result = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--where", "id == \"n1\"", "title"], in: folder)
         #expect(result.status == 1 && result.stderr.contains("unknown key 'id' on Note; the object's id is $id"), "\(result.stderr)")
+        let none = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--where", "$id == \"nope\"", "title"], in: folder)
+        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.contains("note: no Note object passes --where"), "\(none.stderr)")
     }
 
     @Test func aStoreLockedByAWriterInAnotherProcessIsReportedAsInUse() throws {

@@ -21,6 +21,23 @@ struct PolicyCompileTests {
         let check = try CLI.run(["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"], in: folder)
         #expect(check.status == 0, "\(check.stderr)")
         #expect(!check.stderr.contains("unknown policy"), "\(check.stderr)")
+        // The schemas folder named as '.', './' or 'schemas/' (Foundation traps on some of these).
+        let inside = folder.appendingPathComponent("scenario/schemas")
+        for schemas in [".", "./"] {
+            let here = try CLI.run(["check", "--schemas", schemas, "--mappings", "../mappings"], in: inside)
+            #expect(here.status == 0 && !here.stderr.contains("unknown policy"), "\(schemas): \(here.stderr)")
+        }
+        let trailing = try CLI.run(["check", "--schemas", "schemas/", "--mappings", "mappings"], in: folder.appendingPathComponent("scenario"))
+        #expect(trailing.status == 0, "\(trailing.stderr)")
+    }
+
+    /// A policy's compiler warnings are shown, as a build would show them.
+    @Test func aPolicysWarningsAreShown() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("import MapcKit\n\nfinal class Quiet: EntityMigrationPolicy {\n    func unused() { let neverRead = 5 }\n}\n", to: "scenario/policies/Quiet.swift")
+        let check = try CLI.run(["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(check.status == 0 && check.stderr.contains("Quiet.swift:4:25: warning: initialization of immutable value 'neverRead' was never used"), "\(check.stderr)")
     }
 
     /// A wrong command line is said before anything is compiled; help compiles nothing.
@@ -129,5 +146,48 @@ extension PolicyCompileTests {
         """, to: "policies/Counting.swift")
         let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
         #expect(check.status == 1 && check.stderr.contains("'destinationStore' is inaccessible due to 'internal' protection level"), "\(check.stderr)")
+    }
+}
+
+extension PolicyCompileTests {
+    /// The classes registered are the code's: not one in a comment, a string or `#if false`, not a
+    /// nested or private one; a class inheriting from another policy class of the files is one.
+    @Test func policyClassesAreFoundInTheCodeNotTheText() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        import MapcKit
+
+        // final class OldPolicy: EntityMigrationPolicy {}
+        /* class Commented: EntityMigrationPolicy {} */
+        let text = "class InAString: EntityMigrationPolicy {}"
+        #if false
+        final class Disabled: EntityMigrationPolicy {}
+        #endif
+        private final class Helper: EntityMigrationPolicy {}
+
+        class BasePolicy: EntityMigrationPolicy {
+            final class Nested: EntityMigrationPolicy {}
+        }
+
+        final class DerivedPolicy: BasePolicy {}
+
+        """, to: "policies/Policies.swift")
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            policy: DerivedPolicy
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stderr.contains("(BasePolicy, DerivedPolicy)"), "the two policies registered: \(check.stderr)")
     }
 }

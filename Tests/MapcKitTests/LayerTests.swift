@@ -7,7 +7,7 @@ import Testing
 @Suite("Architecture")
 struct LayerTests {
     /// MapcKit's folders, lowest first.
-    static let layers = ["Diagnostics", "Support", "Schema", "Expression", "Store", "Data", "Migration", "CoreData", "Migrator"]
+    static let layers = ["Diagnostics", "Support", "Schema", "Expression", "Store", "Data", "Migration", "CoreData", "Migrator", "Editor"]
     /// A folder's rank: Diagnostics and Support are one foundation layer (diagnostics are written
     /// as JSON; YAML reading and file handling report diagnostics and errors).
     static func rank(_ layer: String) -> Int { max(1, layers.firstIndex(of: layer) ?? 0) }

@@ -143,7 +143,7 @@ public enum XcodeModelImporter {
     /// Reads one version's `contents` file.
     static func importVersion(contents path: String, model: String, version: String) throws -> (Schema, [Diagnostic]) {
         guard FileManager.default.fileExists(atPath: path) else {
-            let folder = (path as NSString).deletingLastPathComponent
+            let folder = Files.parentFolder(of: path)
             if FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent("elements")) {
                 throw MapcError.input("\(folder) is in Xcode 3's binary model format (an 'elements' file, no 'contents'), which mapc does not read; "
                     + "open the model in a current Xcode and save it (Xcode rewrites it as the XML 'contents' file it has written since Xcode 4), then import it again")

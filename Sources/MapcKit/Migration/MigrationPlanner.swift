@@ -15,7 +15,7 @@ public struct MigrationStep: Sendable {
     public var allPasses: [MappingModel] { passes.isEmpty ? [mapping] : passes }
     /// Whether the mapping was inferred rather than read from a file.
     public var isInferred: Bool
-    /// SHA-256 of the mapping file's text (or of the inferred mapping as `mapc infer` writes it).
+    /// SHA-256 of the mapping file's text (or of the inferred mapping as `mapc infer --output` writes it).
     public var mappingSHA256: String {
         switch identity {
         case .digest(let digest): return digest
@@ -30,6 +30,13 @@ public struct MigrationStep: Sendable {
     /// For an inferred step, what it drops: removed entities ("entity Note") and properties
     /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
     public var droppedValues: [String] = []
+
+    /// For an inferred step, properties that look renamed without a renaming identifier (an added
+    /// and a removed property of one type), each saying how to declare the rename.
+    public var probableRenames: [String] {
+        if case .inferred(let result, _) = identity { return result.probableRenames }
+        return []
+    }
 
     /// What identifies the step's mapping: the digest of its files, or the inference it writes.
     private var identity: Identity
@@ -159,21 +166,21 @@ public enum MigrationPlanner {
 
     /// The inferred steps of the declared version order that a store could not take towards the
     /// newest version (`problem`), or only by dropping values (`droppedValues`, which `run`
-    /// refuses unless told to accept): for each version with no mapping file leading forward
+    /// refuses unless told to accept), with any probable forgotten renames (`renames`): for each version with no mapping file leading forward
     /// from it, the step to the next. A store at any version plans as `plan` does, so these are
     /// the steps a store somewhere in the history would meet; `mapc check` reports them.
-    public static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String])] {
+    public static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] {
         let versions = try catalog.orderedSchemas()
-        var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String])] = []
+        var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] = []
         for index in versions.indices.dropLast() {
             let (from, to) = (versions[index].version, versions[index + 1].version)
             let later = Set(versions[(index + 1)...].map(\.version))
             if mappings.mappings.contains(where: { $0.source == from && later.contains($0.destination) }) { continue }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             if result.mapping == nil {
-                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.probableRenames, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, []))
+                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.probableRenames, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, [], result.probableRenames))
             } else if !result.droppedValues.isEmpty {
-                gaps.append((nil, from, to, result.droppedValues))
+                gaps.append((nil, from, to, result.droppedValues, result.probableRenames))
             }
         }
         return gaps

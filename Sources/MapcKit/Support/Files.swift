@@ -238,6 +238,30 @@ package enum Files {
     /// The 16 bytes every SQLite database file starts with.
     package static let sqliteHeader = Data("SQLite format 3\u{0}".utf8)
 
+    /// A path with its `.` components dropped and each `..` that can be resolved resolved, by the
+    /// text alone (links not followed): `./a/b.db`, `a/./b.db` and `a/c/../b.db` are `a/b.db`.
+    package static func lexicallyStandardized(_ path: String) -> String {
+        let absolute = path.hasPrefix("/")
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") where part != "." {
+            if part == "..", let last = parts.last, last != ".." { parts.removeLast() } else if part == "..", absolute { continue } else { parts.append(part) }
+        }
+        let joined = parts.joined(separator: "/")
+        return absolute ? "/" + joined : (joined.isEmpty ? "." : joined)
+    }
+
+    /// The folder holding a path, by its text: `schemas` → `.`, `./schemas/` → `.`, `.` → `..`,
+    /// `/a` → `/`. (Foundation's `deletingLastPathComponent` traps on Linux for `.`, `./` and `a/`.)
+    package static func parentFolder(of path: String) -> String {
+        let standardized = lexicallyStandardized(path)
+        if standardized == "/" { return "/" }
+        var parts = standardized.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.last == "." || parts.last == ".." || parts.isEmpty { return standardized == "." ? ".." : standardized + "/.." }
+        parts.removeLast()
+        if standardized.hasPrefix("/") { return parts.count <= 1 ? "/" : parts.joined(separator: "/") }
+        return parts.isEmpty ? "." : parts.joined(separator: "/")
+    }
+
     /// Whether this process may write the file or folder at `path`.
     package static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
@@ -246,10 +270,10 @@ package enum Files {
     /// store. Nil when the folder is writable.
     package static func unwritableFolderProblem(of store: String) -> String? {
         // The files go beside the real file (a store reached through a link is worked on there).
-        let named = (store as NSString).deletingLastPathComponent
-        let real = (realPath(store) as NSString).deletingLastPathComponent
-        guard !isWritable(real.isEmpty ? "." : real) else { return nil }
-        let folder = realPath(named.isEmpty ? "." : named) == real ? (named.isEmpty ? "." : named) : real
+        let named = parentFolder(of: store)
+        let real = parentFolder(of: realPath(store))
+        guard !isWritable(real) else { return nil }
+        let folder = realPath(named) == real ? named : real
         return "\(store) is in a folder this user cannot write to (\(folder)): a WAL store needs its -shm file beside it even to be read, "
             + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
     }

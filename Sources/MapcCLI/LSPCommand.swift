@@ -1,0 +1,238 @@
+import ArgumentParser
+import Foundation
+import MapcKit
+
+/// `mapc lsp`: a Language Server Protocol server over standard input and output for the YAML
+/// files mapc reads. The protocol layer is here (framing, JSON-RPC, the few messages an editor
+/// sends); what it answers comes from MapcKit's `EditorProject`, the same checks as `mapc check`.
+struct LSPCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lsp",
+        abstract: "Run a language server for schema and mapping files over stdio (diagnostics, completion, hover, definition, fixes).",
+        discussion: "Editors start it themselves; see docs/editors.md. A document's project is the folder holding its schemas/ and mappings/ (or --schemas and --mappings)."
+    )
+
+    @Option(help: ArgumentHelp("The schemas folder, when documents are not in a project's schemas/ or mappings/.", valueName: "dir"))
+    var schemas: String?
+
+    @Option(help: ArgumentHelp("The mappings folder, likewise.", valueName: "dir"))
+    var mappings: String?
+
+    func run() throws {
+        var server = LanguageServer(schemas: schemas, mappings: mappings)
+        var input = LSPInput()
+        while let message = input.next() {
+            if let status = server.handle(message) { throw ExitCodeError(status) }
+        }
+    }
+}
+
+/// Reads `Content-Length`-framed JSON-RPC messages from standard input.
+struct LSPInput {
+    private var buffer = Data()
+    private let handle = FileHandle.standardInput
+
+    /// The next message, or nil at the end of the input.
+    mutating func next() -> JSONValue? {
+        while true {
+            if let headerEnd = buffer.range(of: Data("\r\n\r\n".utf8)) {
+                let header = String(decoding: buffer[buffer.startIndex..<headerEnd.lowerBound], as: UTF8.self)
+                let length = header.split(separator: "\r\n").compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
+                }.first ?? 0
+                let bodyStart = headerEnd.upperBound
+                if buffer.count - (bodyStart - buffer.startIndex) >= length {
+                    let body = buffer[bodyStart..<(bodyStart + length)]
+                    buffer = Data(buffer[(bodyStart + length)...])
+                    if let message = try? JSONValue.parse(Data(body), path: "message") { return message }
+                    continue
+                }
+            }
+            let chunk = handle.availableData
+            if chunk.isEmpty { return nil }
+            buffer += chunk
+        }
+    }
+}
+
+/// The server's state: open documents and whether a shutdown was asked for.
+struct LanguageServer {
+    var schemas: String?
+    var mappings: String?
+    /// Open documents, by path.
+    var open: [String: String] = [:]
+    var shuttingDown = false
+
+    init(schemas: String?, mappings: String?) {
+        self.schemas = schemas
+        self.mappings = mappings
+    }
+
+    /// Handles one message; returns the exit status once the client says `exit`.
+    mutating func handle(_ message: JSONValue) -> Int32? {
+        let method = string(message["method"]) ?? ""
+        let id = message["id"]
+        let params = message["params"] ?? .null
+        switch method {
+        case "initialize":
+            let capabilities = JSONValue.object([
+                ("textDocumentSync", .object([("openClose", .bool(true)), ("change", .integer(1))])),
+                ("completionProvider", .object([("triggerCharacters", .array([".", "$", "\"", " "].map(JSONValue.string)))])),
+                ("hoverProvider", .bool(true)), ("definitionProvider", .bool(true)), ("codeActionProvider", .bool(true)),
+            ])
+            respond(id, .object([("capabilities", capabilities), ("serverInfo", .object([("name", .string("mapc")), ("version", .string(MapcVersion.current))]))]))
+        case "initialized", "$/cancelRequest", "workspace/didChangeConfiguration":
+            break
+        case "shutdown":
+            shuttingDown = true
+            respond(id, .null)
+        case "exit":
+            return shuttingDown ? 0 : 1
+        case "textDocument/didOpen":
+            guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
+            open[path] = string(params["textDocument"]?["text"]) ?? ""
+            publish(after: path)
+        case "textDocument/didChange":
+            guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
+            if case .array(let changes)? = params["contentChanges"], let text = changes.last.flatMap({ string($0["text"]) }) { open[path] = text }
+            publish(after: path)
+        case "textDocument/didSave":
+            if let path = Self.path(params["textDocument"]?["uri"]) { publish(after: path) }
+        case "textDocument/didClose":
+            guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
+            open[path] = nil
+            send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
+                          ("params", .object([("uri", .string(Self.uri(path))), ("diagnostics", .array([]))]))]))
+        case "textDocument/completion":
+            guard let (path, line, column) = position(params) else { respond(id, .array([])); break }
+            let items = project(for: path).completions(in: path, line: line, column: column).map { item in
+                JSONValue.object([("label", .string(item.label)), ("detail", .string(item.detail)), ("kind", .integer(Self.kindNumber(item.kind)))])
+            }
+            respond(id, .object([("isIncomplete", .bool(false)), ("items", .array(items))]))
+        case "textDocument/hover":
+            guard let (path, line, column) = position(params), let found = project(for: path).declaration(in: path, line: line, column: column) else { respond(id, .null); break }
+            respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found.description))]))]))
+        case "textDocument/definition":
+            guard let (path, line, column) = position(params), let location = project(for: path).declaration(in: path, line: line, column: column)?.location else { respond(id, .null); break }
+            let place = range(of: location, length: 1, text: project(for: path).text(of: location.path) ?? "")
+            respond(id, .object([("uri", .string(Self.uri(EditorProject.standardized(location.path)))), ("range", place)]))
+        case "textDocument/codeAction":
+            respond(id, .array(codeActions(params)))
+        default:
+            // Unknown requests are answered (a client waits for every answer); notifications dropped.
+            if let id, id != .null {
+                send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32601)), ("message", .string("mapc lsp does not handle \(method)"))]))]))
+            }
+        }
+        return nil
+    }
+
+    /// The project a document belongs to: the folder holding its `schemas/` and `mappings/`,
+    /// unless the server was given the folders.
+    func project(for path: String) -> EditorProject {
+        let folder = Files.parentFolder(of: path)
+        let base = ["schemas", "mappings", "policies"].contains((folder as NSString).lastPathComponent) ? Files.parentFolder(of: folder) : folder
+        var project = EditorProject(schemasFolder: schemas ?? (base as NSString).appendingPathComponent("schemas"),
+                                    mappingsFolder: mappings ?? (base as NSString).appendingPathComponent("mappings"))
+        project.open = open
+        return project
+    }
+
+    /// Publishes a document's diagnostics, and, after a schema or version order changed, those of the open mapping files.
+    func publish(after path: String) {
+        let project = project(for: path)
+        var paths = [path]
+        if project.kind(of: path) != .mapping { paths += project.openMappings.filter { $0 != path } }
+        for target in paths {
+            let text = project.text(of: target) ?? ""
+            let diagnostics = project.diagnostics(for: target).map { diagnostic -> JSONValue in
+                var pairs: [(String, JSONValue)] = [
+                    ("range", diagnostic.location.map { range(of: $0, length: diagnostic.length, text: text) } ?? range(of: FileLocation(path: target, line: 1, column: 1), length: 1, text: text)),
+                    ("severity", .integer(diagnostic.severity == .error ? 1 : diagnostic.severity == .warning ? 2 : 3)),
+                    ("source", .string("mapc")),
+                    ("message", .string(diagnostic.message + (diagnostic.fix.map { "; \($0)" } ?? ""))),
+                ]
+                if let replacement = Self.replacement(in: diagnostic.fix) { pairs.append(("data", .object([("replacement", .string(replacement))]))) }
+                return .object(pairs)
+            }
+            send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
+                          ("params", .object([("uri", .string(Self.uri(target))), ("diagnostics", .array(diagnostics))]))]))
+        }
+    }
+
+    /// The fixes of the diagnostics a client sends back: a did-you-mean's word put in place.
+    func codeActions(_ params: JSONValue) -> [JSONValue] {
+        guard let uri = params["textDocument"]?["uri"], case .array(let diagnostics)? = params["context"]?["diagnostics"] else { return [] }
+        return diagnostics.compactMap { diagnostic in
+            guard let replacement = string(diagnostic["data"]?["replacement"]), let range = diagnostic["range"] else { return nil }
+            let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", range), ("newText", .string(replacement))])]))]))])
+            return .object([("title", .string("Change to '\(replacement)'")), ("kind", .string("quickfix")), ("diagnostics", .array([diagnostic])), ("edit", edit)])
+        }
+    }
+
+    /// The word a fix suggests (`did you mean 'title'?`), when it is a replacement.
+    static func replacement(in fix: String?) -> String? {
+        guard let fix, let start = fix.range(of: "did you mean '"), let end = fix[start.upperBound...].firstIndex(of: "'") else { return nil }
+        return String(fix[start.upperBound..<end])
+    }
+
+    /// A request's document path and position, as lines and columns from 1 (columns in characters).
+    func position(_ params: JSONValue) -> (String, Int, Int)? {
+        guard let path = Self.path(params["textDocument"]?["uri"]), case .integer(let line)? = params["position"]?["line"],
+              case .integer(let offset)? = params["position"]?["character"] else { return nil }
+        let text = project(for: path).text(of: path) ?? ""
+        let lineText = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(Int(line)).first.map(String.init) ?? ""
+        // UTF-16 units, as LSP counts them, to characters.
+        var units = 0, characters = 0
+        for character in lineText {
+            if units >= Int(offset) { break }
+            units += character.utf16.count
+            characters += 1
+        }
+        return (path, Int(line) + 1, characters + 1)
+    }
+
+    /// An LSP range for a location (line and column from 1, in Unicode scalars) of `length` scalars.
+    func range(of location: FileLocation, length: Int, text: String) -> JSONValue {
+        let lineText = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(max(0, location.line - 1)).first.map(String.init) ?? ""
+        let scalars = Array(lineText.unicodeScalars)
+        func utf16(_ count: Int) -> Int { scalars.prefix(max(0, count)).reduce(0) { $0 + $1.utf16.count } }
+        let start = utf16(location.column - 1), end = utf16(location.column - 1 + max(1, length))
+        func point(_ character: Int) -> JSONValue { .object([("line", .integer(Int64(max(0, location.line - 1)))), ("character", .integer(Int64(character)))]) }
+        return .object([("start", point(start)), ("end", point(end))])
+    }
+
+    static func kindNumber(_ kind: EditorCompletion.Kind) -> Int64 {
+        switch kind {
+        case .entity: return 7
+        case .property: return 5
+        case .value: return 12
+        case .key: return 14
+        case .variable: return 6
+        case .function: return 3
+        }
+    }
+
+    static func path(_ uri: JSONValue?) -> String? {
+        guard case .string(let text)? = uri, let url = URL(string: text), url.isFileURL else { return nil }
+        return EditorProject.standardized(url.path)
+    }
+
+    static func uri(_ path: String) -> String { URL(fileURLWithPath: path).absoluteString }
+
+    private func string(_ value: JSONValue?) -> String? {
+        if case .string(let text)? = value { return text }
+        return nil
+    }
+
+    func respond(_ id: JSONValue?, _ result: JSONValue) {
+        send(.object([("jsonrpc", .string("2.0")), ("id", id ?? .null), ("result", result)]))
+    }
+
+    func send(_ message: JSONValue) {
+        let body = Data(message.serialized(pretty: false).utf8)
+        FileHandle.standardOutput.write(Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+    }
+}

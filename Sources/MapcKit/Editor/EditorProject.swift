@@ -1,0 +1,250 @@
+import Foundation
+
+/// A project's files as an editor holds them (open documents over what is on disk), and what an
+/// editor asks of them: the diagnostics `mapc check` gives, completions that know the model,
+/// what a name is (hover) and where it is declared (definition). The language server (`mapc
+/// lsp`) is a thin protocol layer over it.
+package struct EditorProject {
+    /// The schemas folder the project's versions are read from.
+    package var schemasFolder: String
+    /// The mappings folder.
+    package var mappingsFolder: String
+    /// The policies registered (a mapping's `policy:` is checked against them).
+    package var policies: PolicyRegistry
+    /// Open documents' texts, by standardized path: what the editor shows, saved or not.
+    package var open: [String: String] = [:]
+
+    /// A project of the folders given.
+    package init(schemasFolder: String, mappingsFolder: String, policies: PolicyRegistry = .shared) {
+        self.schemasFolder = Self.standardized(schemasFolder)
+        self.mappingsFolder = Self.standardized(mappingsFolder)
+        self.policies = policies
+    }
+
+    /// A path as the project keys it: absolute, standardized.
+    package static func standardized(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+
+    /// A file's text: as open in the editor, else as on disk.
+    package func text(of path: String) -> String? {
+        open[Self.standardized(path)] ?? (try? Files.read(Self.standardized(path), what: "the file")).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The schemas folder's versions, open documents over the files on disk.
+    package func catalog() throws -> SchemaCatalog {
+        var files: [String: String] = [:]
+        for path in SourceFile.yamlFiles(in: schemasFolder) {
+            let key = Self.standardized(path)
+            if let text = text(of: key) { files[key] = text }
+        }
+        for (path, text) in open where Files.parentFolder(of: path) == schemasFolder && (path.hasSuffix(".yaml") || path.hasSuffix(".yml")) {
+            files[path] = text
+        }
+        return try SchemaCatalog(files: files)
+    }
+
+    /// What kind of file a path is: by its keys, else by its folder and name.
+    package func kind(of path: String) -> ProjectFileKind {
+        let standard = Self.standardized(path)
+        let fallback: ProjectFileKind = (standard as NSString).lastPathComponent == VersionOrder.fileName ? .versionOrder
+            : Files.parentFolder(of: standard) == mappingsFolder ? .mapping : .schema
+        return ProjectFileKind.classify(SourceFile(path: standard, text: text(of: standard) ?? ""), fallback: fallback)
+    }
+
+    /// The open mapping files: those to check again when a schema changes.
+    package var openMappings: [String] { open.keys.filter { kind(of: $0) == .mapping }.sorted() }
+
+    // MARK: Diagnostics
+
+    /// The diagnostics of one file, as `mapc check` gives them for it (those located in it).
+    package func diagnostics(for path: String) -> [Diagnostic] {
+        let standard = Self.standardized(path)
+        let source = SourceFile(path: standard, text: text(of: standard) ?? "")
+        var found: [Diagnostic] = []
+        switch kind(of: standard) {
+        case .schema:
+            let (schema, diagnostics) = SchemaLoader.parse(source: source)
+            found = diagnostics
+            if let schema, !diagnostics.hasErrors {
+                found += StoreFormat.all.flatMap { $0.problems(storing: schema) }.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: standard, line: 1, column: 1)) }
+            }
+        case .versionOrder:
+            found = VersionOrder.parse(source: source).diagnostics
+        case .mapping:
+            let (mapping, diagnostics) = MappingLoader.parse(source: source)
+            found = diagnostics
+            if let mapping {
+                do {
+                    var checker = MappingChecker(mapping: mapping, policies: policies)
+                    found += checker.check(catalog: try catalog())
+                } catch let error as DiagnosticsError {
+                    found.append(.error("the schemas folder \(schemasFolder) has errors: \(error.diagnostics.first?.description ?? "")", at: FileLocation(path: standard, line: 1, column: 1)))
+                } catch {
+                    found.append(.error("\(error)", at: FileLocation(path: standard, line: 1, column: 1)))
+                }
+            }
+        }
+        return found.filter { $0.location == nil || $0.location?.path == standard }
+    }
+
+    // MARK: What is where
+
+    /// The mapping of an open mapping file, and its versions.
+    private func mappingContext(_ path: String) -> (mapping: MappingModel, source: Schema?, destination: Schema?)? {
+        guard let text = text(of: path), let mapping = MappingLoader.parse(source: SourceFile(path: Self.standardized(path), text: text)).mapping else { return nil }
+        let catalog = try? catalog()
+        return (mapping, catalog?.schema(version: mapping.source), catalog?.schema(version: mapping.destination))
+    }
+
+    /// The entity mapping a line belongs to: the last one starting at or before it.
+    private func entityMapping(at line: Int, in mapping: MappingModel) -> EntityMapping? {
+        mapping.entityMappings.last { ($0.location?.line ?? .max) <= line }
+    }
+
+    /// The key path (`$source.note.bo`) ending at a column of a line, split into its root,
+    /// the names before the last, and the last (partial) name.
+    static func keyPath(in line: String, before column: Int) -> (root: String?, names: [String], partial: String, start: Int) {
+        let characters = Array(line)
+        var index = min(max(column - 1, 0), characters.count)
+        let end = index
+        while index > 0, characters[index - 1].isLetter || characters[index - 1].isNumber || "_.$@".contains(characters[index - 1]) { index -= 1 }
+        let token = String(characters[index..<end])
+        var parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let partial = parts.popLast() ?? ""
+        var root: String?
+        if let first = parts.first, first.hasPrefix("$") || first == "SELF" { root = first; parts.removeFirst() }
+        return (root, parts, partial, index + 1)
+    }
+
+    /// The entity a key path's names lead to from an entity, or nil where one is not a to-one or to-many relationship.
+    private static func follow(_ names: [String], from entity: Entity, in schema: Schema) -> Entity? {
+        var current = entity
+        for name in names where !name.hasPrefix("@") {
+            guard case .relationship(let relationship)? = schema.property(named: name, in: current), let next = schema.entity(named: relationship.destination) else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// What can be written at a position (line and column from 1): entity, property, version,
+    /// policy and mapping names, `$` variables, selectors and keys, each with what it is.
+    package func completions(in path: String, line: Int, column: Int) -> [EditorCompletion] {
+        guard let text = text(of: path) else { return [] }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard line >= 1, line <= lines.count else { return [] }
+        let current = lines[line - 1]
+        let before = String(current.prefix(max(0, column - 1)))
+        let trimmed = before.trimmingCharacters(in: .whitespaces)
+        let indent = before.prefix { $0 == " " }.count
+        let catalog = try? catalog()
+        switch kind(of: path) {
+        case .schema:
+            if trimmed.hasSuffix("type:") || trimmed.contains("type: ") && !trimmed.contains(",") {
+                return AttributeType.allCases.map { EditorCompletion(label: $0.rawValue, detail: "attribute type", kind: .value) }
+            }
+            if trimmed.hasSuffix("destination:") || trimmed.contains("destination: ") || trimmed.hasSuffix("parent:") {
+                let schema = SchemaLoader.parse(source: SourceFile(path: path, text: text)).schema
+                return (schema?.entities ?? []).map { EditorCompletion(label: $0.name, detail: "entity", kind: .entity) }
+            }
+            return []
+        case .versionOrder:
+            return (catalog?.schemas ?? []).map { EditorCompletion(label: $0.version, detail: $0.displayName, kind: .value) }
+        case .mapping:
+            break
+        }
+        guard let context = mappingContext(path) else { return [] }
+        // Keys and their values.
+        if let colon = trimmed.firstIndex(of: ":"), !trimmed.contains("$"), !trimmed.contains("(") {
+            let key = trimmed[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "- "))
+            switch key {
+            case "source" where indent == 0, "destination" where indent == 0:
+                return (catalog?.schemas ?? []).map { EditorCompletion(label: $0.version, detail: $0.displayName, kind: .value) }
+            case "source": return (context.source?.entities ?? []).map { EditorCompletion(label: $0.name, detail: "entity of \(context.mapping.source)", kind: .entity) }
+            case "destination": return (context.destination?.entities ?? []).map { EditorCompletion(label: $0.name, detail: "entity of \(context.mapping.destination)", kind: .entity) }
+            case "policy": return policies.names.map { EditorCompletion(label: $0, detail: "policy", kind: .value) }
+            case "type": return ["transform", "copy", "add", "remove"].map { EditorCompletion(label: $0, detail: "entity mapping type", kind: .value) }
+            default: break
+            }
+        } else if !trimmed.contains(":") {
+            // A key being written: an entity mapping's, or a destination property under attributes/relationships.
+            if indent == 0 { return MappingLoader.topKeys.map { EditorCompletion(label: $0, detail: "key", kind: .key) } }
+            let owner = entityMapping(at: line, in: context.mapping)
+            let section = lines[..<(line - 1)].last { $0.trimmingCharacters(in: .whitespaces).hasSuffix(":") && $0.prefix { $0 == " " }.count < indent }?.trimmingCharacters(in: .whitespaces)
+            if let destination = context.destination, let name = owner?.destination, let entity = destination.entity(named: name), section == "attributes:" || section == "relationships:" {
+                let properties = section == "attributes:" ? destination.allAttributes(of: entity).map { ($0.name, $0.type.rawValue) }
+                    : destination.allRelationships(of: entity).map { ($0.name, ($0.isToMany ? "to-many " : "to-one ") + $0.destination) }
+                return properties.map { EditorCompletion(label: $0.0, detail: $0.1, kind: .property) }
+            }
+            return MappingLoader.entityMappingKeys.map { EditorCompletion(label: $0, detail: "key", kind: .key) }
+        }
+        // In an expression.
+        let owner = entityMapping(at: line, in: context.mapping)
+        if let quote = before.lastIndex(of: "\""), before[..<quote].filter({ $0 == "\"" }).count % 2 == 0 {
+            let opened = before[..<quote]
+            if opened.hasSuffix("FUNCTION($manager, ") {
+                return MethodSelector.allCases.filter(\.isManagerSelector).map { EditorCompletion(label: $0.rawValue, detail: "$manager selector", kind: .function) }
+            }
+            if opened.contains("EntityMappingNamed:") {
+                return context.mapping.entityMappings.map { EditorCompletion(label: $0.name, detail: "\($0.source ?? "new") → \($0.destination ?? "dropped")", kind: .value) }
+            }
+            return []
+        }
+        let path = Self.keyPath(in: current, before: column)
+        if path.root == nil && path.names.isEmpty && path.partial.hasPrefix("$") {
+            return ["$source", "$manager", "$entityPolicy", "$destination"].map { EditorCompletion(label: $0, detail: "variable", kind: .variable) }
+        }
+        guard path.root == nil || path.root == "$source" || path.root == "SELF", let schema = context.source,
+              let name = owner?.source, let start = schema.entity(named: name), let entity = Self.follow(path.names, from: start, in: schema) else { return [] }
+        return schema.allAttributes(of: entity).map { EditorCompletion(label: $0.name, detail: "\($0.type.rawValue)\($0.isOptional ? ", optional" : "")", kind: .property) }
+            + schema.allRelationships(of: entity).map { EditorCompletion(label: $0.name, detail: ($0.isToMany ? "to-many " : "to-one ") + $0.destination, kind: .property) }
+    }
+
+    /// The declaration of the name at a position, and its one-line description: a key path's
+    /// property (in the source version), an entity mapping named in a string, an entity named
+    /// by `source:` or `destination:`.
+    package func declaration(in path: String, line: Int, column: Int) -> (location: FileLocation?, description: String)? {
+        guard kind(of: path) == .mapping, let text = text(of: path), let context = mappingContext(path) else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard line >= 1, line <= lines.count else { return nil }
+        let current = Array(lines[line - 1])
+        // The whole word under the cursor.
+        var end = min(max(column - 1, 0), current.count)
+        while end < current.count, current[end].isLetter || current[end].isNumber || current[end] == "_" { end += 1 }
+        let word = Self.keyPath(in: String(current), before: end + 1)
+        let name = word.partial
+        // A mapping named in a string.
+        if let mapping = context.mapping.entityMappings.first(where: { $0.name == name }), String(current).contains("\"\(name)\"") {
+            return (mapping.location, "entity mapping \(mapping.name): \(mapping.source ?? "new") → \(mapping.destination ?? "dropped")")
+        }
+        let trimmed = String(current).trimmingCharacters(in: .whitespaces)
+        for (key, schema) in [("source:", context.source), ("destination:", context.destination)] where trimmed.hasPrefix(key) {
+            if let schema, let entity = schema.entity(named: name) {
+                let properties = schema.allAttributes(of: entity).map { "\($0.name): \($0.type.rawValue)" } + schema.allRelationships(of: entity).map { "\($0.name) → \($0.destination)" }
+                return (entity.location, "entity \(entity.name) of \(schema.version): \(properties.joined(separator: ", "))")
+            }
+        }
+        guard let owner = entityMapping(at: line, in: context.mapping), let schema = context.source, let start = owner.source.flatMap(schema.entity(named:)),
+              word.root == nil || word.root == "$source" || word.root == "SELF", let entity = Self.follow(word.names, from: start, in: schema) else { return nil }
+        switch schema.property(named: name, in: entity) {
+        case .attribute(let attribute)?:
+            return (attribute.location, "\(entity.name).\(attribute.name): \(attribute.type.rawValue), \(attribute.isOptional ? "optional (can be nil)" : "required") in \(schema.version)")
+        case .relationship(let relationship)?:
+            return (relationship.location, "\(entity.name).\(relationship.name): \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)\(relationship.isOptional ? ", optional" : "") in \(schema.version)")
+        case nil:
+            return nil
+        }
+    }
+}
+
+/// One thing an editor can complete to.
+package struct EditorCompletion: Sendable, Equatable {
+    /// What it is, for the editor's icon.
+    package enum Kind: Sendable { case entity, property, value, key, variable, function }
+    /// The text inserted.
+    package var label: String
+    /// What it is, shown beside.
+    package var detail: String
+    /// Its kind.
+    package var kind: Kind
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+/// A scripted JSON-RPC client of `mapc lsp`, as an editor drives it.
+final class LSPClient {
+    let process = Process()
+    private let input = Pipe(), output = Pipe()
+    private var buffer = Data()
+    private var nextID = 1
+
+    init(in folder: URL) throws {
+        process.executableURL = CLI.executable
+        process.arguments = ["lsp"]
+        process.currentDirectoryURL = folder
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path]) { _, new in new }
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    func send(_ message: [String: Any]) throws {
+        var message = message
+        message["jsonrpc"] = "2.0"
+        let body = try JSONSerialization.data(withJSONObject: message)
+        input.fileHandleForWriting.write(Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+    }
+
+    /// Sends a request and returns its response's result (notifications met meanwhile are kept).
+    func request(_ method: String, _ params: [String: Any]) throws -> Any? {
+        let id = nextID
+        nextID += 1
+        try send(["id": id, "method": method, "params": params])
+        while true {
+            let message = try read()
+            if message["id"] as? Int == id { return message["result"] }
+            notifications.append(message)
+        }
+    }
+
+    var notifications: [[String: Any]] = []
+
+    /// The next diagnostics published for a document.
+    func diagnostics(for uri: String) throws -> [[String: Any]] {
+        while true {
+            if let index = notifications.firstIndex(where: { ($0["params"] as? [String: Any])?["uri"] as? String == uri && $0["method"] as? String == "textDocument/publishDiagnostics" }) {
+                let message = notifications.remove(at: index)
+                return ((message["params"] as? [String: Any])?["diagnostics"] as? [[String: Any]]) ?? []
+            }
+            notifications.append(try read())
+        }
+    }
+
+    private func read() throws -> [String: Any] {
+        while true {
+            if let end = buffer.range(of: Data("\r\n\r\n".utf8)) {
+                let header = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
+                let length = Int(header.components(separatedBy: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+                if buffer.count - end.upperBound >= length {
+                    let body = buffer[end.upperBound..<(end.upperBound + length)]
+                    buffer = Data(buffer[(end.upperBound + length)...])
+                    return try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
+                }
+            }
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { throw CocoaError(.fileReadUnknown) }
+            buffer += chunk
+        }
+    }
+
+    func close() throws {
+        _ = try request("shutdown", [:])
+        try send(["method": "exit"])
+        input.fileHandleForWriting.closeFile()
+        process.waitUntilExit()
+    }
+}
+
+@Suite("mapc lsp", .serialized)
+struct LSPTests {
+    @Test func diagnosticsCompletionHoverDefinitionAndFixes() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mappingPath = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL.path
+        let uri = URL(fileURLWithPath: mappingPath).absoluteString
+        let original = try String(contentsOfFile: mappingPath, encoding: .utf8)
+        let client = try LSPClient(in: folder)
+        let initialized = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]]) as? [String: Any]
+        #expect((initialized?["capabilities"] as? [String: Any])?["hoverProvider"] as? Bool == true)
+        try client.send(["method": "initialized", "params": [:]])
+
+        // A mistake, reported as `mapc check` reports it.
+        let broken = original.replacingOccurrences(of: "$source.dateCreated", with: "$source.dateCreatd")
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": broken]]])
+        let diagnostics = try client.diagnostics(for: uri)
+        let typo = try #require(diagnostics.first { ($0["message"] as? String)?.contains("unknown key 'dateCreatd' on Note") == true }, "\(diagnostics)")
+        // The same message, at the same place, as `mapc check` of the file as it stands.
+        try broken.write(toFile: mappingPath, atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check", "--format", "json", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        try original.write(toFile: mappingPath, atomically: true, encoding: .utf8)
+        let reported = try #require(try JSONSerialization.jsonObject(with: Data(check.stdout.utf8)) as? [[String: Any]])
+        let same = try #require(reported.first { ($0["message"] as? String)?.contains("unknown key 'dateCreatd' on Note") == true })
+        let start = (typo["range"] as? [String: Any])?["start"] as? [String: Any]
+        #expect(start?["line"] as? Int == (same["line"] as? Int ?? 0) - 1 && start?["character"] as? Int == (same["column"] as? Int ?? 0) - 1)
+        // Its fix as a code action.
+        let actions = try client.request("textDocument/codeAction", ["textDocument": ["uri": uri], "range": typo["range"] as Any, "context": ["diagnostics": [typo]]]) as? [[String: Any]]
+        #expect(actions?.first?["title"] as? String == "Change to 'dateCreated'", "\(actions ?? [])")
+
+        // Fixed: no diagnostics.
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": uri, "version": 2], "contentChanges": [["text": original]]]])
+        #expect(try client.diagnostics(for: uri).filter { ($0["severity"] as? Int) == 1 }.isEmpty)
+
+        // Completion after `$source.` on the line of an expression.
+        let lines = original.components(separatedBy: "\n")
+        let line = try #require(lines.firstIndex { $0.contains("$source.dateCreated") })
+        let column = try #require(lines[line].range(of: "$source.")).upperBound.utf16Offset(in: lines[line])
+        let completion = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": line, "character": column]]) as? [String: Any]
+        let labels = ((completion?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+        #expect(labels.contains("title") && labels.contains("image") && labels.contains("dateCreated"), "\(labels)")
+
+        // Hover and definition of the property under the cursor.
+        let hover = try client.request("textDocument/hover", ["textDocument": ["uri": uri], "position": ["line": line, "character": column + 2]]) as? [String: Any]
+        #expect(((hover?["contents"] as? [String: Any])?["value"] as? String)?.hasPrefix("Note.dateCreated: date, required in v2") == true, "\(hover ?? [:])")
+        let definition = try client.request("textDocument/definition", ["textDocument": ["uri": uri], "position": ["line": line, "character": column + 2]]) as? [String: Any]
+        #expect((definition?["uri"] as? String)?.hasSuffix("schemas/v2.yaml") == true, "\(definition ?? [:])")
+        try client.close()
+        #expect(client.process.terminationStatus == 0)
+    }
+}
