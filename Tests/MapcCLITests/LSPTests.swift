@@ -128,3 +128,26 @@ struct LSPTests {
         #expect(client.process.terminationStatus == 0)
     }
 }
+
+extension LSPTests {
+    /// A real editor: Neovim, headless, with docs/editors.md's setup (editor/nvim-lsp-check.lua),
+    /// gets the diagnostics of a mistake and the completions after `$source.`.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/nvim"), "Neovim is not installed"))
+    func neovimGetsDiagnosticsAndCompletions() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml")
+        let text = try String(contentsOf: mapping, encoding: .utf8).replacingOccurrences(of: "$source.dateCreated", with: "$source.dateCreatd")
+        try text.write(to: mapping, atomically: true, encoding: .utf8)
+        let lines = text.components(separatedBy: "\n")
+        let line = try #require(lines.firstIndex { $0.contains("$source.dateCreatd") })
+        let column = try #require(lines[line].range(of: "$source.")).upperBound.utf16Offset(in: lines[line])
+        let script = CLI.packageRoot.appendingPathComponent("editor/nvim-lsp-check.lua").path
+        let run = try CLI.run(["--headless", "-u", "NONE", "-c", "luafile \(script)", "mappings/mapping_v2_to_v3.yaml"], in: folder,
+                              environment: ["MAPC": CLI.executable.path, "LINE": String(line), "COL": String(column)], program: URL(fileURLWithPath: "/usr/bin/nvim"))
+        let output = run.stdout + run.stderr
+        #expect(output.contains("diagnostic \(line + 1):\(column + 1) unknown key 'dateCreatd' on Note; did you mean 'dateCreated'?"), "\(output)")
+        #expect(output.contains("completion title") && output.contains("completion image"), "\(output)")
+    }
+}
