@@ -162,14 +162,24 @@ struct LanguageServer {
         }
     }
 
-    /// The fixes of the diagnostics a client sends back: a did-you-mean's word put in place.
+    /// The fixes of the diagnostics a client sends back: a did-you-mean's word put in place, and
+    /// stale hashes recorded anew (`mapc check --update-hashes`) in the whole document.
     func codeActions(_ params: JSONValue) -> [JSONValue] {
         guard let uri = params["textDocument"]?["uri"], case .array(let diagnostics)? = params["context"]?["diagnostics"] else { return [] }
-        return diagnostics.compactMap { diagnostic in
+        var actions: [JSONValue] = diagnostics.compactMap { diagnostic in
             guard let replacement = string(diagnostic["data"]?["replacement"]), let range = diagnostic["range"] else { return nil }
             let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", range), ("newText", .string(replacement))])]))]))])
             return .object([("title", .string("Change to '\(replacement)'")), ("kind", .string("quickfix")), ("diagnostics", .array([diagnostic])), ("edit", edit)])
         }
+        let stale = diagnostics.filter { (string($0["message"]) ?? "").hasPrefix("stale ") }
+        if !stale.isEmpty, let path = Self.path(uri), let updated = project(for: path).textWithUpdatedHashes(of: path) {
+            let lines = (project(for: path).text(of: path) ?? "").split(separator: "\n", omittingEmptySubsequences: false).count
+            let whole = JSONValue.object([("start", .object([("line", .integer(0)), ("character", .integer(0))])), ("end", .object([("line", .integer(Int64(lines))), ("character", .integer(0))]))])
+            let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", whole), ("newText", .string(updated))])]))]))])
+            actions.append(.object([("title", .string("Record the current entity hashes (mapc check --update-hashes)")), ("kind", .string("quickfix")),
+                                    ("diagnostics", .array(stale)), ("edit", edit)]))
+        }
+        return actions
     }
 
     /// The word a fix suggests (`did you mean 'title'?`), when it is a replacement.

@@ -151,3 +151,30 @@ extension LSPTests {
         #expect(output.contains("completion title") && output.contains("completion image"), "\(output)")
     }
 }
+
+extension LSPTests {
+    /// A stale recorded hash is fixed by a code action writing what `check --update-hashes` writes.
+    @Test func staleHashesAreRecordedByACodeAction() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        #expect(try CLI.run(["check", "--update-hashes", "mappings/mapping_v2_to_v3.yaml"], in: folder).status == 0)
+        let schema = try folder.read("schemas/v3.yaml")
+        try folder.write(schema.replacingOccurrences(of: "      displayIndex: { type: int64, default: 0 }", with: "      displayIndex: { type: int64, default: 0 }\n      pinned:       { type: bool, optional: true }"), to: "schemas/v3.yaml")
+        let mappingPath = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL.path
+        let uri = URL(fileURLWithPath: mappingPath).absoluteString
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": try String(contentsOfFile: mappingPath, encoding: .utf8)]]])
+        let stale = try client.diagnostics(for: uri).filter { ($0["message"] as? String)?.hasPrefix("stale destination hash") == true }
+        #expect(!stale.isEmpty)
+        let actions = try client.request("textDocument/codeAction", ["textDocument": ["uri": uri], "range": stale.first?["range"] as Any, "context": ["diagnostics": stale]]) as? [[String: Any]] ?? []
+        let record = try #require(actions.first { ($0["title"] as? String)?.hasPrefix("Record the current entity hashes") == true }, "\(actions)")
+        let edits = ((record["edit"] as? [String: Any])?["changes"] as? [String: Any])?[uri] as? [[String: Any]]
+        let newText = try #require(edits?.first?["newText"] as? String)
+        // What the command line writes.
+        #expect(try CLI.run(["check", "--update-hashes", "mappings/mapping_v2_to_v3.yaml"], in: folder).status == 0)
+        #expect(newText == (try folder.read("mappings/mapping_v2_to_v3.yaml")))
+        try client.close()
+    }
+}

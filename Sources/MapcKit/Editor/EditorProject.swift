@@ -88,6 +88,14 @@ package struct EditorProject {
         return found.filter { $0.location == nil || $0.location?.path == standard }
     }
 
+    /// A mapping file's text with its entity hashes recorded anew, as `mapc check --update-hashes`
+    /// writes it; nil when the file is not a mapping of two known versions, or nothing changes.
+    package func textWithUpdatedHashes(of path: String) -> String? {
+        guard let context = mappingContext(path), let source = context.source, let destination = context.destination,
+              let updated = MappingHashUpdater.update(context.mapping, source: source, destination: destination), updated != text(of: path) else { return nil }
+        return updated
+    }
+
     // MARK: What is where
 
     /// The mapping of an open mapping file, and its versions.
