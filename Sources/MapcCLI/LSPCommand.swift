@@ -112,8 +112,9 @@ struct LanguageServer {
             }
             respond(id, .object([("isIncomplete", .bool(false)), ("items", .array(items))]))
         case "textDocument/hover":
-            guard let (path, line, column) = position(params), let found = project(for: path).declaration(in: path, line: line, column: column) else { respond(id, .null); break }
-            respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found.description))]))]))
+            guard let (path, line, column) = position(params),
+                  let found = project(for: path).declaration(in: path, line: line, column: column)?.description ?? project(for: path).expressionSummary(in: path, line: line) else { respond(id, .null); break }
+            respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found))]))]))
         case "textDocument/definition":
             guard let (path, line, column) = position(params), let location = project(for: path).declaration(in: path, line: line, column: column)?.location else { respond(id, .null); break }
             let place = range(of: location, length: 1, text: project(for: path).text(of: location.path) ?? "")

@@ -122,6 +122,10 @@ struct LSPTests {
         // Hover and definition of the property under the cursor.
         let hover = try client.request("textDocument/hover", ["textDocument": ["uri": uri], "position": ["line": line, "character": column + 2]]) as? [String: Any]
         #expect(((hover?["contents"] as? [String: Any])?["value"] as? String)?.hasPrefix("Note.dateCreated: date, required in v2") == true, "\(hover ?? [:])")
+        // On the property mapping's key: what its expression gives.
+        let key = try #require(lines[line].range(of: "dateCreated:")).lowerBound.utf16Offset(in: lines[line])
+        let summary = try client.request("textDocument/hover", ["textDocument": ["uri": uri], "position": ["line": line, "character": key + 1]]) as? [String: Any]
+        #expect(((summary?["contents"] as? [String: Any])?["value"] as? String) == "dateCreated = $source.dateCreated: date, never nil", "\(summary ?? [:])")
         let definition = try client.request("textDocument/definition", ["textDocument": ["uri": uri], "position": ["line": line, "character": column + 2]]) as? [String: Any]
         #expect((definition?["uri"] as? String)?.hasSuffix("schemas/v2.yaml") == true, "\(definition ?? [:])")
         try client.close()

@@ -88,6 +88,24 @@ package struct EditorProject {
         return found.filter { $0.location == nil || $0.location?.path == standard }
     }
 
+    /// What the expression of a property mapping on a line gives: its type, and whether it can be
+    /// nil (and why), as the checker sees it.
+    package func expressionSummary(in path: String, line: Int) -> String? {
+        guard let context = mappingContext(path), let owner = entityMapping(at: line, in: context.mapping),
+              let mapping = (owner.attributes + owner.relationships).first(where: { $0.location?.line == line || $0.expression.source.origin.line == line }) else { return nil }
+        let scope = CheckScope(schema: context.source, source: owner.source)
+        var checker = ExpressionChecker(scope: scope, source: mapping.expression.source)
+        let type = checker.check(mapping.expression.expression)
+        var summary = "\(mapping.name) = \(mapping.expression.source.text): \(type)"
+        if let read = checker.firstNilSource(in: mapping.expression.expression) {
+            let text = mapping.expression.source.text.unicodeScalarsSlice(read.range)
+            summary += read.kind == .literal(.null) ? ", can be nil" : ", can be nil (\(text) is optional)"
+        } else if type != .unknown {
+            summary += ", never nil"
+        }
+        return summary
+    }
+
     /// A mapping file's text with its entity hashes recorded anew, as `mapc check --update-hashes`
     /// writes it; nil when the file is not a mapping of two known versions, or nothing changes.
     package func textWithUpdatedHashes(of path: String) -> String? {
@@ -221,6 +239,8 @@ package struct EditorProject {
         while end < current.count, current[end].isLetter || current[end].isNumber || current[end] == "_" { end += 1 }
         let word = Self.keyPath(in: String(current), before: end + 1)
         let name = word.partial
+        // A YAML key (`title:` of a property mapping) is no key path: its expression is described instead.
+        if end < current.count, current[end] == ":", word.root == nil, word.names.isEmpty { return nil }
         // A mapping named in a string.
         if let mapping = context.mapping.entityMappings.first(where: { $0.name == name }), String(current).contains("\"\(name)\"") {
             return (mapping.location, "entity mapping \(mapping.name): \(mapping.source ?? "new") → \(mapping.destination ?? "dropped")")
