@@ -32,8 +32,7 @@ struct CompiledMappings {
         let associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
         /// Without a key rule: the same insert leaving the keys to SQLite, which gives each row one
         /// more than the table's largest key, in the order inserted: the numbering `row_number()`
-        /// gives, without the window that buffers every row (0.3–0.8 s for the 300,000 attachments
-        /// of 1M notes).
+        /// gives, without the window that buffers every row (docs/performance.md).
         let autoKeyed: (sql: String, arguments: [DatabaseValue])?
         let table: String
         let includesRelationships: Bool

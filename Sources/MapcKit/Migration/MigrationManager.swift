@@ -767,7 +767,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     }
 
     /// The number of source objects of exactly one entity: the progress total of a mapping that
-    /// reads them. Without the shortcut, a scan of the whole table (0.13–0.2 s a mapping at 1M notes).
+    /// reads them. Without the shortcut, a scan of the whole table per mapping.
     func sourceCount(ofExactEntity entity: String) throws -> Int {
         guard let storage = sourceStore.layout.entities[entity], isAloneInItsTable(storage) else {
             return try sourceStore.count(of: entity, exactly: true)
@@ -850,7 +850,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         if !step.keepsKeys, entityMapping.filter != nil || entityMapping.sourceExpression != nil { return nil }
         let bounds = try sourceStore.reading { db in
             // Each in a query of its own: SQLite reads a lone min() or max() of the key from one end
-            // of the table, but scans every row for both together (90 ms at 1M notes).
+            // of the table, but scans every row for both together.
             let key = sourceStorage.primaryKey.quotedDatabaseIdentifier, table = sourceStorage.table.quotedDatabaseIdentifier
             return try Row.fetchOne(db, sql: "SELECT (SELECT min(\(key)) FROM \(table)), (SELECT max(\(key)) FROM \(table))")
         }
@@ -866,7 +866,7 @@ public final class MigrationManager: MigrationManagerFunctions {
             // table whose keys have no gaps (otherwise the objects record associations).
             // Every row is the mapping's entity when the table holds no other; otherwise count them.
             // A table's own count is SQLite's quick `count(*)` (from its smallest index); with a
-            // second column the query scans every row (30 ms at 200k notes).
+            // second column the query scans every row.
             let counts: (total: Int64, read: Int64)?
             if isAloneInItsTable(sourceStorage) {
                 let total = Int64(try sourceCount(ofExactEntity: read))

@@ -5,8 +5,8 @@ internal import GRDB
 /// SQLite's `quick_check` (`Store.checkIntegrity`) and that every row is of an entity the schema
 /// has (`Store.checkEveryRowIsRecognised`).
 ///
-/// Each reads the whole store, which costs as much as the migration's own reading of it (0.5 s of
-/// a 5.4 s compiled run at 1M notes). They read only, so they run on a read-only connection of
+/// Each reads the whole store, which costs as much as the migration's own reading of it
+/// (docs/performance.md). They read only, so they run on a read-only connection of
 /// their own, on another thread, while the first step creates its objects, on the machine's
 /// second core; `StoreMigration` has the step wait for them before it validates (before it starts,
 /// when it runs custom policies), and a failure stops the step at its next batch. Whatever the

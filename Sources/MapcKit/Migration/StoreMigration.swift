@@ -239,8 +239,8 @@ package enum StoreMigration {
             try db.execute(sql: "PRAGMA journal_mode = OFF")
             try db.execute(sql: "PRAGMA synchronous = OFF")
         }
-        // The kernel's copy of each written page into its cache, a third of the main thread's
-        // time at 1,000,000 notes, is made on another thread (`Store+WriteBehind`).
+        // The kernel's copy of each written page into its cache, a large share of the main
+        // thread's time (docs/performance.md), is made on another thread (`Store+WriteBehind`).
         destinationStore.beginWritingBehind()
         // Once the file is built, the kernel starts writing it on a thread of its own while
         // validation reads it on this one, and the final flush waits only for the rest. The

@@ -49,8 +49,8 @@ struct SchemaValidator {
     }
 
     /// The pair of a mapping whose key is the scalar `name`. Compared as text: Yams' own lookup
-    /// compares nodes, resolving each key's tag with regular expressions (46% of loading a
-    /// folder of 117 versions was spent there).
+    /// compares nodes, resolving each key's tag with regular expressions, which dominated the
+    /// loading of a long history (docs/performance.md).
     private static func pair(_ name: String, in node: Node) -> (key: Node, value: Node)? {
         node.mapping?.first { $0.key.scalar?.string == name }
     }

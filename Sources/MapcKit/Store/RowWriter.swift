@@ -8,8 +8,8 @@ internal import GRDBSQLite
 ///
 /// A writer made with `buffersRows` holds inserted rows back and writes them several per
 /// `INSERT` (`rowsPerStatement`), which spares SQLite the work each statement costs (opening
-/// its cursors on the table and each index, halting): 1,000,000 rows took 1.55 s one per
-/// statement and 1.16 s sixteen per statement in a C loop on this machine. Rows held back must be
+/// its cursors on the table and each index, halting; a quarter of the insert's time, as
+/// docs/performance.md measures it). Rows held back must be
 /// written before anything else reads or writes the store: every other way into the connection
 /// here (`db`, `statement`, `writeStatement`, links, a key query) writes them first, and the
 /// owner calls `flush()` before it commits or uses a statement it kept. In debug builds a trace
@@ -243,9 +243,9 @@ final class RowWriter {
 
     // MARK: Rows held back
 
-    /// How many rows one statement writes when rows are held back. Measured in a C loop inserting
-    /// 1,000,000 notes: 1.55 s one per statement, 1.16 s with 8, 1.12 s with 16, 1.10 s with 32;
-    /// more rows hold more values in memory and bind fewer of them without a copy.
+    /// How many rows one statement writes when rows are held back: past 16 the gain is small
+    /// (docs/performance.md), and more rows hold more values in memory and bind fewer of them
+    /// without a copy.
     static let rowsPerStatement = 16
 
     /// Whether inserts are held back and written several per statement.

@@ -5,9 +5,8 @@ internal import GRDBSQLite
 /// SQLite's C API.
 ///
 /// GRDB's `Row` subscripts are generic (`row[i] as DatabaseValue`, `Int64.fromDatabaseValue`) and
-/// not specialised across modules: every value read instantiated generic metadata, 7% of an
-/// interpreted migration's samples where it reads its source objects (`perf`,
-/// docs/performance.md). Here a key is one `sqlite3_column_int64` and a value one
+/// not specialised across modules: every value read instantiated generic metadata (a measured
+/// share of an interpreted migration's time: docs/performance.md). Here a key is one `sqlite3_column_int64` and a value one
 /// `DatabaseValue(sqliteStatement:index:)`, both public API. Values that are not of the common
 /// type go through GRDB's own conversion, so what is accepted and refused is unchanged.
 struct StatementColumns {

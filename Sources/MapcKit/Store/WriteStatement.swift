@@ -6,7 +6,7 @@ internal import GRDBSQLite
 ///
 /// GRDB's `StatementArguments(_:)` is generic over any sequence of values and not specialised
 /// across modules: building one per row (a key path instantiated per call, witness calls per
-/// value) was 8% of an interpreted migration's samples (`perf`, docs/performance.md). Here each
+/// value) showed in an interpreted migration's profile (docs/performance.md). Here each
 /// `DatabaseValue` binds itself (GRDB's public `bind(to:at:)`), and the statement is run with
 /// `sqlite3_step`: only GRDB's public API and SQLite's, so no GRDB release can rebind other
 /// values over these. What GRDB's `execute()` adds around a step (observers, authorizer
@@ -45,8 +45,8 @@ struct WriteStatement {
     /// temporary copy only there), and the statement runs in the innermost one, after which its
     /// bindings are cleared, so SQLite never holds a pointer past its closure. Numbers and NULL
     /// are bound in a loop; each text or blob nests one level, up to `uncopiedLimit` of them
-    /// (SQLite copies any beyond). Copying every text and blob into SQLite and freeing it again
-    /// was 3% of an interpreted migration's samples. Text is bound with its length, so a NUL byte
+    /// (SQLite copies any beyond): copying every text and blob into SQLite and freeing it again
+    /// showed in the profile. Text is bound with its length, so a NUL byte
     /// in it is stored (GRDB's own binding stops there).
     private static func bindAndRun(_ values: UnsafeBufferPointer<DatabaseValue>, from start: Int, depth: Int, _ handle: SQLiteStatement) -> (code: CInt, message: String)? {
         var index = start

@@ -9,8 +9,8 @@ import Foundation
 /// the objects' table counts what each would expand to (shared objects counted once per
 /// reference, without building anything) and refuses a list beyond `maxExpandedObjects`, or whose
 /// references loop or nest deeper than `maxDepth`. A binary list is then decoded here, each
-/// object once: Foundation on Linux copies a data value into Swift byte by byte (a 60 MB value in
-/// a store's metadata took 28 s to read). Other formats (XML, which Xcode writes) go to Foundation.
+/// object once: Foundation on Linux copies a data value into Swift byte by byte (a large value in
+/// a store's metadata took seconds to read: docs/performance.md). Other formats (XML, which Xcode writes) go to Foundation.
 ///
 /// Values come as Foundation gives them: `[String: Any]`, `[Any]`, `String`, `Data`, `Date`,
 /// numbers and booleans as `NSNumber`, and a keyed archive's references as `["CF$UID": n]`.
@@ -242,8 +242,8 @@ enum PropertyList {
 
     /// A property list as binary `bplist00` data: dictionaries (with string keys, written in key
     /// order), arrays, strings, data, dates, booleans and numbers. Written here rather than by
-    /// Foundation, which on Linux copies a data value byte by byte (17 s for a 60 MB value kept
-    /// in a store's metadata); nil for a value of any other kind.
+    /// Foundation, which on Linux copies a data value byte by byte (docs/performance.md); nil for
+    /// a value of any other kind.
     static func binaryData(_ value: Any) -> Data? {
         var objects: [[UInt8]] = []
         func fixed(_ marker: UInt8, _ bits: UInt64, bytes count: Int) -> [UInt8] {
