@@ -118,6 +118,12 @@ struct LSPTests {
         let completion = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": line, "character": column]]) as? [String: Any]
         let labels = ((completion?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
         #expect(labels.contains("title") && labels.contains("image") && labels.contains("dateCreated"), "\(labels)")
+        #expect(!labels.contains("uppercase:"), "after $source. only its properties")
+        // At the start of an expression: properties of the source object, and functions.
+        let expressionStart = try #require(lines[line].range(of: "$source.")).lowerBound.utf16Offset(in: lines[line])
+        let bare = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": line, "character": expressionStart]]) as? [String: Any]
+        let bareLabels = ((bare?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+        #expect(bareLabels.contains("uppercase:") && bareLabels.contains("TERNARY") && bareLabels.contains("title"), "\(bareLabels)")
 
         // Hover and definition of the property under the cursor.
         let hover = try client.request("textDocument/hover", ["textDocument": ["uri": uri], "position": ["line": line, "character": column + 2]]) as? [String: Any]

@@ -211,6 +211,9 @@ package struct EditorProject {
             if opened.hasSuffix("FUNCTION($manager, ") {
                 return MethodSelector.allCases.filter(\.isManagerSelector).map { EditorCompletion(label: $0.rawValue, detail: "$manager selector", kind: .function) }
             }
+            if opened.range(of: #"FUNCTION\([^,()]+, $"#, options: .regularExpression) != nil {
+                return MethodSelector.allCases.filter { !$0.isManagerSelector }.map { EditorCompletion(label: $0.rawValue, detail: "selector", kind: .function) }
+            }
             if opened.contains("EntityMappingNamed:") {
                 return context.mapping.entityMappings.map { EditorCompletion(label: $0.name, detail: "\($0.source ?? "new") → \($0.destination ?? "dropped")", kind: .value) }
             }
@@ -220,9 +223,14 @@ package struct EditorProject {
         if path.root == nil && path.names.isEmpty && path.partial.hasPrefix("$") {
             return ["$source", "$manager", "$entityPolicy", "$destination"].map { EditorCompletion(label: $0, detail: "variable", kind: .variable) }
         }
+        // A bare word may also start a function: `uppercase:(…)`, `now()`, `FUNCTION(…)`, `TERNARY(…)`.
+        let functions = path.root == nil && path.names.isEmpty
+            ? NamedFunction.allCases.map { EditorCompletion(label: $0.rawValue, detail: "function", kind: .function) }
+                + ["FUNCTION", "TERNARY", "CAST", "SUBQUERY", "FETCH"].map { EditorCompletion(label: $0, detail: "expression", kind: .function) }
+            : []
         guard path.root == nil || path.root == "$source" || path.root == "SELF", let schema = context.source,
-              let name = owner?.source, let start = schema.entity(named: name), let entity = Self.follow(path.names, from: start, in: schema) else { return [] }
-        return schema.allAttributes(of: entity).map { EditorCompletion(label: $0.name, detail: "\($0.type.rawValue)\($0.isOptional ? ", optional" : "")", kind: .property) }
+              let name = owner?.source, let start = schema.entity(named: name), let entity = Self.follow(path.names, from: start, in: schema) else { return functions }
+        return functions + schema.allAttributes(of: entity).map { EditorCompletion(label: $0.name, detail: "\($0.type.rawValue)\($0.isOptional ? ", optional" : "")", kind: .property) }
             + schema.allRelationships(of: entity).map { EditorCompletion(label: $0.name, detail: ($0.isToMany ? "to-many " : "to-one ") + $0.destination, kind: .property) }
     }
 
