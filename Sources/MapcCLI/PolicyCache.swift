@@ -36,21 +36,21 @@ struct PolicyCache {
         let folder = root.appendingPathComponent("policies")
         for url in [root, folder] {
             if !FileManager.default.fileExists(atPath: url.path) {
-                guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else {
-                    // A missing parent (`~/.cache`) is made as any program makes it.
+                // A missing parent (`~/.cache`) is made as any program makes it; the folder itself private.
+                if mkdir(url.path, 0o700) != 0 && errno == ENOENT {
                     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    guard mkdir(url.path, 0o700) == 0 || errno == EEXIST else {
-                        throw PolicyError("cannot create the policy cache \(url.path): \(String(cString: strerror(errno))); set MAPC_CACHE to a folder you can write", status: MapcExitCode.storeError)
-                    }
-                    continue
+                    _ = mkdir(url.path, 0o700)
                 }
             }
+            // Whoever made it (this process, or another in the meantime), it must be the user's alone.
             try Self.requireOwnedAndPrivate(url, what: "the policy cache folder")
         }
         return folder
     }
 
-    /// Refuses a path another user owns or may write to (or that is not what it should be).
+    /// Refuses a path another user owns or may write to (or that is not what it should be). A
+    /// cache folder may be a link (a cache kept on another disk) when the link is the user's (or
+    /// the system's) and leads to a folder that passes the same checks.
     static func requireOwnedAndPrivate(_ url: URL, what: String, regularFile: Bool = false) throws {
         var info = stat()
         guard lstat(url.path, &info) == 0 else {
@@ -61,33 +61,63 @@ struct PolicyCache {
             throw PolicyError("\(what) \(url.path) is not a \(regularFile ? "regular file" : "folder"); remove it, or set MAPC_CACHE to another folder", status: MapcExitCode.storeError)
         }
         if kind == S_IFLNK {
-            // A cache folder may be a link (a cache kept on another disk): what it leads to is checked.
+            guard info.st_uid == geteuid() || info.st_uid == 0 else {
+                throw PolicyError("\(what) \(url.path) is a link another user made (uid \(info.st_uid)): mapc runs only code from a cache that is yours alone; set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
+            }
             guard stat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                 throw PolicyError("\(what) \(url.path) is a link that does not lead to a folder; remove it, or set MAPC_CACHE to another folder", status: MapcExitCode.storeError)
             }
         }
+        try requireOwnedAndPrivate(info, path: url.path, what: what)
+    }
+
+    /// The owner and mode checks, on what `stat` says of a file or an open descriptor.
+    static func requireOwnedAndPrivate(_ info: stat, path: String, what: String) throws {
         if info.st_uid != geteuid() {
-            throw PolicyError("\(what) \(url.path) belongs to another user (uid \(info.st_uid)): mapc runs only code from a cache that is yours alone; set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
+            throw PolicyError("\(what) \(path) belongs to another user (uid \(info.st_uid)): mapc runs only code from a cache that is yours alone; set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
         }
         if info.st_mode & 0o022 != 0 {
-            throw PolicyError("\(what) \(url.path) may be written by other users (mode \(String(info.st_mode & 0o777, radix: 8))): mapc runs only code from a cache that is yours alone; `chmod go-w \(url.path)`, or set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
+            throw PolicyError("\(what) \(path) may be written by other users (mode \(String(info.st_mode & 0o777, radix: 8))): mapc runs only code from a cache that is yours alone; `chmod go-w \(path)`, or set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
         }
     }
 
-    /// The library of an entry, when it is there and is what mapc compiled (its digest checked);
-    /// an entry that is not is removed, and nil returned so that it is compiled again.
-    func verifiedLibrary(key: String) throws -> URL? {
-        let entry = try entries().appendingPathComponent(key)
+    /// The library of an entry, opened and checked, when it is there and is what mapc compiled:
+    /// an open descriptor (loaded as `/proc/self/fd/N`, so that what was checked is what is
+    /// loaded, whatever happens to the paths meanwhile). Each folder below the cache's root is
+    /// opened without following links, each checked on its descriptor, and the library's digest
+    /// is taken from the descriptor. An entry that does not pass is removed and nil returned, so
+    /// that it is compiled again.
+    func verifiedLibrary(key: String) throws -> OpenLibrary? {
+        let folder = try entries()
+        let entry = folder.appendingPathComponent(key)
         guard FileManager.default.fileExists(atPath: entry.path) else { return nil }
-        let library = entry.appendingPathComponent(Self.libraryName)
-        try Self.requireOwnedAndPrivate(entry, what: "the policy cache entry")
-        let recorded = (try? String(contentsOf: entry.appendingPathComponent(Self.digestName), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-        var matches = false
-        if FileManager.default.fileExists(atPath: library.path) {
-            try Self.requireOwnedAndPrivate(library, what: "the compiled policies", regularFile: true)
-            matches = (try? Data(contentsOf: library)).map { VersionHash.sha256($0) } == recorded && recorded != nil
+        func checked(_ fd: Int32, _ path: String, _ what: String) throws -> Int32 {
+            var info = stat()
+            guard fd >= 0, fstat(fd, &info) == 0 else { throw PolicyError("cannot open \(what) \(path): \(String(cString: strerror(errno)))", status: MapcExitCode.storeError) }
+            try Self.requireOwnedAndPrivate(info, path: path, what: what)
+            return fd
         }
-        guard matches else {
+        let policies = try checked(open(folder.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), folder.path, "the policy cache folder")
+        defer { close(policies) }
+        let entryFD = openat(policies, key, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard entryFD >= 0 else { return nil }
+        defer { close(entryFD) }
+        _ = try checked(entryFD, entry.path, "the policy cache entry")
+        let libraryFD = openat(entryFD, Self.libraryName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        var library: OpenLibrary?
+        if libraryFD >= 0 {
+            var info = stat()
+            if fstat(libraryFD, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+                try Self.requireOwnedAndPrivate(info, path: entry.appendingPathComponent(Self.libraryName).path, what: "the compiled policies")
+                let data = FileHandle(fileDescriptor: libraryFD, closeOnDealloc: false).readDataToEndOfFile()
+                let recordFD = openat(entryFD, Self.digestName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                let recorded = recordFD >= 0 ? String(decoding: FileHandle(fileDescriptor: recordFD, closeOnDealloc: true).readDataToEndOfFile(), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) : nil
+                if recorded == VersionHash.sha256(data) { library = OpenLibrary(descriptor: libraryFD, path: entry.appendingPathComponent(Self.libraryName).path) }
+            }
+            if library == nil { close(libraryFD) }
+        }
+        guard let library else {
             Console.err("warning: the compiled policies in \(entry.path) are not what mapc compiled (changed, cut short or replaced); compiling them again")
             try? FileManager.default.removeItem(at: entry)
             return nil
@@ -98,8 +128,8 @@ struct PolicyCache {
     }
 
     /// Moves a freshly compiled library into the cache as the entry `key`, with its digest, then
-    /// removes the entries used longest ago beyond the limit. Returns the library's place.
-    func store(_ library: URL, key: String) throws -> URL {
+    /// removes the entries used longest ago beyond the limit. Returns it, opened and checked.
+    func store(_ library: URL, key: String) throws -> OpenLibrary {
         let folder = try entries()
         let temporary = folder.appendingPathComponent(".\(key).\(getpid())")
         try? FileManager.default.removeItem(at: temporary)
@@ -116,7 +146,10 @@ struct PolicyCache {
             throw PolicyError("cannot write to the policy cache \(folder.path): \(String(cString: strerror(errno)))", status: MapcExitCode.storeError)
         }
         prune(folder)
-        return entry.appendingPathComponent(Self.libraryName)
+        guard let opened = try verifiedLibrary(key: key) else {
+            throw PolicyError("the policies compiled into \(entry.path) could not be read back; set MAPC_CACHE to a folder of your own", status: MapcExitCode.storeError)
+        }
+        return opened
     }
 
     /// Keeps the `limit` entries used last.
@@ -129,3 +162,18 @@ struct PolicyCache {
         for (old, _) in entries.dropFirst(limit) { try? FileManager.default.removeItem(at: old) }
     }
 }
+
+/// A compiled library held open: what was checked is what gets loaded.
+struct OpenLibrary {
+    /// The open descriptor.
+    var descriptor: Int32
+    /// Its path in the cache, for messages.
+    var path: String
+
+    /// The name `dlopen` loads it by: the descriptor's (Linux), else the path.
+    var loadName: String {
+        let name = "/proc/self/fd/\(descriptor)"
+        return FileManager.default.fileExists(atPath: name) ? name : path
+    }
+}
+

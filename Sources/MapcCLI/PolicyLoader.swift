@@ -194,7 +194,7 @@ enum PolicyLoader {
 
     /// Compiles the files into a library, with a generated file registering `classes`, and keeps
     /// it in the cache. Two processes compiling the same files take turns.
-    private static func compile(_ paths: [String], classes: [String], kit: PolicyKit, cache: PolicyCache, key: String) throws -> URL {
+    private static func compile(_ paths: [String], classes: [String], kit: PolicyKit, cache: PolicyCache, key: String) throws -> OpenLibrary {
         let entries = try cache.entries()
         let lock = open(entries.appendingPathComponent(".lock").path, O_CREAT | O_RDWR, 0o600)
         defer { if lock >= 0 { close(lock) } }
@@ -237,8 +237,9 @@ enum PolicyLoader {
     }
 
     /// Loads a compiled library into this process and runs its registration.
-    private static func register(_ library: URL) throws {
-        guard let handle = dlopen(library.path, RTLD_NOW | RTLD_LOCAL) else {
+    private static func register(_ library: OpenLibrary) throws {
+        defer { close(library.descriptor) }
+        guard let handle = dlopen(library.loadName, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
             throw PolicyError("cannot load the compiled policies (\(reason)); if this is your own mapc, link it with -Xlinker --export-dynamic, "
                               + "or register your policies in it (docs/policies.md)", status: MapcExitCode.storeError)

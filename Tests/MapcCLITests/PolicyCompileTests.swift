@@ -191,3 +191,21 @@ extension PolicyCompileTests {
         #expect(check.stderr.contains("(BasePolicy, DerivedPolicy)"), "the two policies registered: \(check.stderr)")
     }
 }
+
+extension PolicyCompileTests {
+    /// A cache reached through a link is the user's only when the link is too.
+    @Test(.enabled(if: getuid() == 0, "changing a link's owner needs root"))
+    func aCacheLinkAnotherUserMadeIsRefused() throws {
+        let folder = try scenario()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let real = folder.appendingPathComponent("real-cache")
+        #expect(mkdir(real.path, 0o700) == 0)
+        let link = folder.appendingPathComponent("cache-link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: real)
+        let arguments = ["check", "--schemas", "scenario/schemas", "--mappings", "scenario/mappings"]
+        #expect(try CLI.run(arguments, in: folder, environment: ["MAPC_CACHE": link.path]).status == 0, "the user's own link is accepted")
+        #expect(lchown(link.path, 65534, 65534) == 0)
+        let refused = try CLI.run(arguments, in: folder, environment: ["MAPC_CACHE": link.path])
+        #expect(refused.status == 2 && refused.stderr.contains("is a link another user made"), "\(refused.stderr)")
+    }
+}
