@@ -146,7 +146,7 @@ struct CheckCommand: ParsableCommand {
     /// The `version:` line of a schema's file (its first line when there is none at the top level).
     private static func versionLine(of schema: Schema) -> FileLocation? {
         guard let source = schema.source else { return nil }
-        let lines = source.text.split(separator: "\n", omittingEmptySubsequences: false)
+        let lines = SourceFile.lines(of: source.text)
         return FileLocation(path: source.path, line: (lines.firstIndex { $0.hasPrefix("version:") } ?? 0) + 1, column: 1)
     }
 

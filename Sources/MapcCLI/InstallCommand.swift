@@ -22,37 +22,44 @@ struct InstallCommand: ParsableCommand {
         let root = URL(fileURLWithPath: prefix ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local").path).standardizedFileURL
         do {
             let kit = try PolicyKit.find()
-            let bin = root.appendingPathComponent("bin"), library = root.appendingPathComponent(PolicyKit.installedFolder)
+            let identity = PolicyKit.buildIdentity
+            let bin = root.appendingPathComponent("bin"), kits = root.appendingPathComponent(PolicyKit.installedFolder)
+            let library = kits.appendingPathComponent(identity)
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: kits, withIntermediateDirectories: true)
             let source = PolicyKit.executable
             let target = bin.appendingPathComponent("mapc")
-            // The kit first, in a folder of its own moved into place, then the executable: a
-            // failure part way leaves the previous install working.
-            let staging = root.appendingPathComponent("lib/.mapc-install-\(getpid())")
+            // This build's kit in a folder of its own, moved into place complete; then the
+            // executable, renamed over the old one. Killed or failing at any point, the old
+            // executable still has its kit (kits are named by build), and the new one is complete.
+            let staging = kits.appendingPathComponent(".install-\(getpid())")
             try? FileManager.default.removeItem(at: staging)
-            try FileManager.default.createDirectory(at: staging.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try kit.write(to: staging, buildIdentity: PolicyKit.buildIdentity)
+            try kit.write(to: staging, buildIdentity: identity)
+            try? FileManager.default.removeItem(at: library)
+            try FileManager.default.moveItem(at: staging, to: library)
             // The demo's example, so that `mapc demo` works without the checkout too.
             if let demo = MapcCommand.demo {
-                let example = staging.appendingPathComponent("example")
-                try FileManager.default.createDirectory(at: example, withIntermediateDirectories: true)
+                let example = kits.appendingPathComponent("example"), fresh = kits.appendingPathComponent(".example-\(getpid())")
+                try? FileManager.default.removeItem(at: fresh)
+                try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
                 for (folder, name) in [(demo.schemasFolder, "schemas"), (demo.mappingsFolder, "mappings")] where FileManager.default.fileExists(atPath: folder) {
-                    try FileManager.default.copyItem(at: URL(fileURLWithPath: folder), to: example.appendingPathComponent(name))
+                    try FileManager.default.copyItem(at: URL(fileURLWithPath: folder), to: fresh.appendingPathComponent(name))
                 }
+                try? FileManager.default.removeItem(at: example)
+                try FileManager.default.moveItem(at: fresh, to: example)
             }
             if source.standardizedFileURL.path != target.standardizedFileURL.path {
                 let temporary = bin.appendingPathComponent(".mapc-install-\(getpid())")
                 try? FileManager.default.removeItem(at: temporary)
                 try FileManager.default.copyItem(at: source, to: temporary)
                 chmod(temporary.path, 0o755)
-                try? FileManager.default.removeItem(at: library)
-                try FileManager.default.moveItem(at: staging, to: library)
                 guard rename(temporary.path, target.path) == 0 else {
                     throw PolicyError("cannot write \(target.path): \(String(cString: strerror(errno)))", status: MapcExitCode.storeError)
                 }
-            } else {
-                try? FileManager.default.removeItem(at: library)
-                try FileManager.default.moveItem(at: staging, to: library)
+            }
+            // The kits of builds no longer installed.
+            for entry in (try? FileManager.default.contentsOfDirectory(atPath: kits.path)) ?? [] where entry != identity && entry != "example" && !entry.hasPrefix(".") {
+                try? FileManager.default.removeItem(at: kits.appendingPathComponent(entry))
             }
             Console.out("installed \(target.path) and \(library.path) (compiling policy files with \(PolicyKit.version(in: kit.toolchain)))")
             let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { URL(fileURLWithPath: String($0)).standardizedFileURL.path }

@@ -43,11 +43,15 @@ struct LSPInput {
                     return Int(parts[1].trimmingCharacters(in: .whitespaces))
                 }.first ?? 0
                 let bodyStart = headerEnd.upperBound
+                guard length >= 0, length <= 64 * 1024 * 1024 else {
+                    // A header no client writes: the rest of the input cannot be framed.
+                    return nil
+                }
                 if buffer.count - (bodyStart - buffer.startIndex) >= length {
                     let body = buffer[bodyStart..<(bodyStart + length)]
                     buffer = Data(buffer[(bodyStart + length)...])
-                    if let message = try? JSONValue.parse(Data(body), path: "message") { return message }
-                    continue
+                    // A body that is not JSON is answered as JSON-RPC says (a parse error), not dropped.
+                    return (try? JSONValue.parse(Data(body), path: "message")) ?? .object([("mapc.parseError", .bool(true))])
                 }
             }
             let chunk = handle.availableData
@@ -72,6 +76,10 @@ struct LanguageServer {
 
     /// Handles one message; returns the exit status once the client says `exit`.
     mutating func handle(_ message: JSONValue) -> Int32? {
+        if message["mapc.parseError"] != nil {
+            send(.object([("jsonrpc", .string("2.0")), ("id", .null), ("error", .object([("code", .integer(-32700)), ("message", .string("the message is not JSON"))]))]))
+            return nil
+        }
         let method = string(message["method"]) ?? ""
         let id = message["id"]
         let params = message["params"] ?? .null
@@ -174,7 +182,7 @@ struct LanguageServer {
         }
         let stale = diagnostics.filter { (string($0["message"]) ?? "").hasPrefix("stale ") }
         if !stale.isEmpty, let path = Self.path(uri), let updated = project(for: path).textWithUpdatedHashes(of: path) {
-            let lines = (project(for: path).text(of: path) ?? "").split(separator: "\n", omittingEmptySubsequences: false).count
+            let lines = EditorProject.lines(of: project(for: path).text(of: path) ?? "").count
             let whole = JSONValue.object([("start", .object([("line", .integer(0)), ("character", .integer(0))])), ("end", .object([("line", .integer(Int64(lines))), ("character", .integer(0))]))])
             let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", whole), ("newText", .string(updated))])]))]))])
             actions.append(.object([("title", .string("Record the current entity hashes (mapc check --update-hashes)")), ("kind", .string("quickfix")),
@@ -192,9 +200,9 @@ struct LanguageServer {
     /// A request's document path and position, as lines and columns from 1 (columns in characters).
     func position(_ params: JSONValue) -> (String, Int, Int)? {
         guard let path = Self.path(params["textDocument"]?["uri"]), case .integer(let line)? = params["position"]?["line"],
-              case .integer(let offset)? = params["position"]?["character"] else { return nil }
+              case .integer(let offset)? = params["position"]?["character"], line >= 0, line < Int64(Int32.max), offset >= 0 else { return nil }
         let text = project(for: path).text(of: path) ?? ""
-        let lineText = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(Int(line)).first.map(String.init) ?? ""
+        let lineText = EditorProject.lines(of: text).dropFirst(Int(line)).first ?? ""
         // UTF-16 units, as LSP counts them, to characters.
         var units = 0, characters = 0
         for character in lineText {
@@ -207,7 +215,7 @@ struct LanguageServer {
 
     /// An LSP range for a location (line and column from 1, in Unicode scalars) of `length` scalars.
     func range(of location: FileLocation, length: Int, text: String) -> JSONValue {
-        let lineText = text.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(max(0, location.line - 1)).first.map(String.init) ?? ""
+        let lineText = EditorProject.lines(of: text).dropFirst(max(0, location.line - 1)).first ?? ""
         let scalars = Array(lineText.unicodeScalars)
         func utf16(_ count: Int) -> Int { scalars.prefix(max(0, count)).reduce(0) { $0 + $1.utf16.count } }
         let start = utf16(location.column - 1), end = utf16(location.column - 1 + max(1, length))
@@ -244,6 +252,7 @@ struct LanguageServer {
 
     func send(_ message: JSONValue) {
         let body = Data(message.serialized(pretty: false).utf8)
-        FileHandle.standardOutput.write(Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+        // A client gone (its pipe closed) ends the server, rather than trapping on the write.
+        do { try FileHandle.standardOutput.write(contentsOf: Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body) } catch { exit(1) }
     }
 }

@@ -20,7 +20,9 @@ struct PolicyKit {
     /// Where the kit was found, for messages.
     var origin: String
 
-    /// The folder an install keeps the kit in, relative to the executable's: `../lib/mapc`.
+    /// The folder an install keeps its kits in, relative to the executable's: `../lib/mapc`, a
+    /// kit per build (`lib/mapc/<build ID>`), so that an install replaced part way leaves the
+    /// previous executable its own kit.
     static let installedFolder = "lib/mapc"
 
     /// This executable's path, symbolic links resolved.
@@ -45,7 +47,7 @@ struct PolicyKit {
     /// The kit of the running executable: installed beside it, or the build folder it is in.
     static func find() throws -> PolicyKit {
         let folder = executable.deletingLastPathComponent()
-        let installed = folder.deletingLastPathComponent().appendingPathComponent(installedFolder)
+        let installed = folder.deletingLastPathComponent().appendingPathComponent(installedFolder).appendingPathComponent(buildIdentity)
         if FileManager.default.fileExists(atPath: installed.appendingPathComponent("Modules/MapcKit.swiftmodule").path) {
             return try PolicyKit(installedAt: installed)
         }

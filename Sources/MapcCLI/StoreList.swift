@@ -90,8 +90,13 @@ enum StoreList {
             }
             if let index = seen[identity] {
                 Console.err("note: \(path) is the same store as \(unique[index]); it is worked on once")
-                // The file's own name rather than a link's, when both are given.
-                if Files.kind(of: unique[index]) == .symbolicLink && Files.kind(of: path) != .symbolicLink { unique[index] = path }
+                // The file's own name rather than a link's, when both are given; between names of one
+                // kind, the first in sorted order, so that the name kept (which a shard is chosen
+                // by) does not depend on the order of the list.
+                let keptIsLink = Files.kind(of: unique[index]) == .symbolicLink, pathIsLink = Files.kind(of: path) == .symbolicLink
+                if (keptIsLink && !pathIsLink) || (keptIsLink == pathIsLink && Files.lexicallyStandardized(path) < Files.lexicallyStandardized(unique[index])) {
+                    unique[index] = path
+                }
             } else {
                 seen[identity] = unique.count
                 unique.append(path)

@@ -206,7 +206,7 @@ struct MigrationTestCase {
         let text = String(decoding: try Files.read(path, what: "the assertions"), as: UTF8.self)
         var failures: [String] = []
         let graph = StoreObjectGraph(store: store)
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, rawLine) in SourceFile.lines(of: text).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             let place = "\(path):\(index + 1)"
@@ -222,16 +222,20 @@ struct MigrationTestCase {
             }
             var objects: [ObjectData] = []
             for member in store.schema.hierarchy(under: declared) where !member.isAbstract { objects += try store.objects(ofExactEntity: member.name) }
-            if rest.hasPrefix("count") {
-                let predicate = "\(objects.count) " + rest.dropFirst("count".count)
+            // `count` and a comparison (not an attribute whose name starts so: `counter > 0`).
+            if let comparison = rest.range(of: #"^count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression) {
+                let predicate = "\(objects.count) " + rest[rest.index(comparison.lowerBound, offsetBy: "count".count)...]
                 let holds = try evaluate(predicate, object: nil, graph: graph, place: place, failures: &failures)
                 if holds == false { failures.append("\(place): \(line) does not hold: there are \(objects.count)") }
                 continue
             }
             var quantifier = "every"
+            // A quantifier is a word followed by a predicate, not an attribute compared (`no == nil`).
             for word in ["every", "some", "no"] where rest.hasPrefix(word + " ") {
+                let after = rest.dropFirst(word.count + 1).trimmingCharacters(in: .whitespaces)
+                if let first = after.first, "=!<>".contains(first) || after.uppercased().hasPrefix("IN ") || after.uppercased().hasPrefix("BETWEEN ") { break }
                 quantifier = word
-                rest = String(rest.dropFirst(word.count + 1))
+                rest = after
             }
             var holding: [String] = [], failing: [String] = []
             var broken = false

@@ -58,3 +58,16 @@ struct DiffRenameTests {
         #expect(run.status == 2 && run.stderr.contains("note: Post.title is added and Post.name removed"), "\(run.stderr)")
     }
 }
+
+@Suite("Files with CRLF line endings")
+struct CRLFTests {
+    /// A schema written on Windows: its mistakes at their line, with the line shown.
+    @Test func aCRLFSchemasMistakeIsShownWithItsLine() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\r\nversion: v1\r\nentities:\r\n  Note:\r\n    attributes:\r\n      title: { type: strng }\r\n", to: "bad.yaml")
+        let check = try CLI.run(["check", "bad.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("bad.yaml:6:22: error: unknown type 'strng'"), "\(check.stderr)")
+        #expect(check.stderr.contains("      title: { type: strng }\n") && !check.stderr.contains("\r"), "the line itself: \(check.stderr)")
+    }
+}

@@ -188,3 +188,29 @@ extension LSPTests {
         try client.close()
     }
 }
+
+extension LSPTests {
+    /// What a client may send that no editor should: a negative position, a body that is not
+    /// JSON, a file with CRLF line endings. The server answers and goes on.
+    @Test func oddInputIsAnsweredNotATrap() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let path = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL.path
+        let uri = URL(fileURLWithPath: path).absoluteString
+        let crlf = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "\n", with: "\r\n")
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "capabilities": [:]])
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": crlf]]])
+        #expect(try client.diagnostics(for: uri).filter { ($0["severity"] as? Int) == 1 }.isEmpty)
+        let negative = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": -1, "character": 0]]) as? [Any]
+        #expect(negative != nil)
+        let lines = crlf.components(separatedBy: "\r\n")
+        let line = try #require(lines.firstIndex { $0.contains("$source.dateCreated") })
+        let column = try #require(lines[line].range(of: "$source.")).upperBound.utf16Offset(in: lines[line])
+        let completion = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": line, "character": column]]) as? [String: Any]
+        #expect(((completion?["items"] as? [[String: Any]]) ?? []).contains { $0["label"] as? String == "title" }, "completion in a CRLF file")
+        try client.close()
+        #expect(client.process.terminationStatus == 0)
+    }
+}

@@ -160,6 +160,10 @@ struct ExpressionCheckerTests {
         #expect(try warnings("displayIndex + 1", into: stars).isEmpty, "a required source")
         #expect(try warnings("author.firstName", into: Attribute(name: "title", type: .string)).count == 1, "through an optional to-one")
         #expect(try warnings("tags.@count", into: stars).isEmpty, "a count is never nil")
+        #expect(try warnings("TERNARY(author != nil, author.firstName, \"x\")", into: Attribute(name: "title", type: .string)).isEmpty, "the tested part of the path")
+        #expect(try warnings("TERNARY(author != nil, author.lastName, \"x\")", into: Attribute(name: "title", type: .string)).isEmpty)
+        #expect(try warnings("attachments[FIRST].kind", into: Attribute(name: "title", type: .string)).count == 1, "an element of an empty collection is nil")
+        #expect(try warnings("attachments[SIZE]", into: stars).isEmpty)
         var optional = stars
         optional.isOptional = true
         #expect(try warnings("floor:(rating)", into: optional).isEmpty)

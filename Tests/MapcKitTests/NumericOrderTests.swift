@@ -12,9 +12,13 @@ struct NumericOrderTests {
         #expect(Value.compare(.decimal(Decimal(string: "9007199254740993")!), .double(twoTo53)) == .orderedDescending)
         #expect(Value.compare(.decimal(Decimal(string: "9007199254740992")!), .double(twoTo53)) == .orderedSame)
         #expect(Value.compare(.decimal(Decimal(string: "9007199254740992.5")!), .double(9_007_199_254_740_992.0)) == .orderedDescending, "rounds to the double, is above it")
-        // The double 0.1 is 0.1000000000000000055…, 55 digits a decimal cannot hold: within half
-        // a unit of its last place, a decimal equals it (the documented limit of exactness).
-        #expect(Value.compare(.decimal(Decimal(string: "0.1")!), .double(0.1)) == .orderedSame)
+        // The double 0.1 is 0.1000000000000000055…, 55 digits a decimal cannot hold: no decimal
+        // equals it, and each is exactly above or below it.
+        #expect(Value.compare(.decimal(Decimal(string: "0.1")!), .double(0.1)) == .orderedAscending)
+        #expect(Value.compare(.decimal(Decimal(string: "0.10000000000000000556")!), .double(0.1)) == .orderedDescending)
+        #expect(Value.compare(.decimal(Decimal(string: "-0.1")!), .double(-0.1)) == .orderedDescending)
+        #expect(Value.compare(.double(1e-100), .decimal(Decimal(string: "1e-100")!)) != .orderedSame, "the double 1e-100 is not 10^-100")
+        #expect(Value.compare(.double(0.5), .decimal(Decimal(string: "0.5")!)) == .orderedSame)
         #expect(Value.compare(.decimal(Decimal(string: "0.5")!), .double(0.5)) == .orderedSame)
         #expect(Value.compare(.decimal(Decimal(string: "-2.75")!), .integer(-3)) == .orderedDescending)
         #expect(Value.compare(.double(1e300), .decimal(Decimal(string: "1e30")!)) == .orderedDescending)
@@ -42,7 +46,7 @@ struct NumericOrderTests {
             switch random.next() % 5 {
             case 4: return .scalar(.string(["caf\u{E9}", "cafe\u{301}", "cafe", "Cafe", ""][Int(random.next() % 5)]))
             case 0: return .scalar(.integer(base &+ offset))
-            case 1: return .scalar(.double(Double(base &+ offset) + [0, 0.5, 0.25, 1e-300][Int(random.next() % 4)]))
+            case 1: return .scalar(.double(Double(base &+ offset) + [0, 0.5, 0.25, 1e-300, 0.1][Int(random.next() % 5)]))
             case 2: return .scalar(.decimal(Decimal(base &+ offset) + [Decimal(0), Decimal(string: "0.5")!, Decimal(string: "0.1")!][Int(random.next() % 3)]))
             default: return .scalar(.bool(random.next() % 2 == 0))
             }

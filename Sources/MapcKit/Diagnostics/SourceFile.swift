@@ -13,7 +13,15 @@ public struct SourceFile: Sendable {
     public init(path: String, text: String) {
         self.path = path
         self.text = text
-        self.lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        self.lines = Self.lines(of: text).map { $0[...] }
+    }
+
+    /// A text's lines, whatever their endings: split on the scalar `\n` (a split on the Character
+    /// would never meet `\r\n`, which Swift takes for one character), a `\r` before it dropped.
+    package static func lines(of text: String) -> [String] {
+        text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            String(String.UnicodeScalarView(line.last == "\r" ? line.dropLast() : line[...]))
+        }
     }
 
     /// Reads a file, refusing files larger than `maxBytes` (hostile inputs must stay bounded).

@@ -52,8 +52,11 @@ package struct EditorProject {
         return ProjectFileKind.classify(SourceFile(path: standard, text: text(of: standard) ?? ""), fallback: fallback)
     }
 
-    /// The open mapping files: those to check again when a schema changes.
-    package var openMappings: [String] { open.keys.filter { kind(of: $0) == .mapping }.sorted() }
+    /// The open mapping files of this project: those to check again when a schema changes.
+    package var openMappings: [String] { open.keys.filter { Files.parentFolder(of: $0) == mappingsFolder && kind(of: $0) == .mapping }.sorted() }
+
+    /// A text's lines, whatever their endings (`\n` or `\r\n`, which Swift takes for one character).
+    package static func lines(of text: String) -> [String] { SourceFile.lines(of: text) }
 
     // MARK: Diagnostics
 
@@ -157,7 +160,7 @@ package struct EditorProject {
     /// policy and mapping names, `$` variables, selectors and keys, each with what it is.
     package func completions(in path: String, line: Int, column: Int) -> [EditorCompletion] {
         guard let text = text(of: path) else { return [] }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = Self.lines(of: text)
         guard line >= 1, line <= lines.count else { return [] }
         let current = lines[line - 1]
         let before = String(current.prefix(max(0, column - 1)))
@@ -239,7 +242,7 @@ package struct EditorProject {
     /// by `source:` or `destination:`.
     package func declaration(in path: String, line: Int, column: Int) -> (location: FileLocation?, description: String)? {
         guard kind(of: path) == .mapping, let text = text(of: path), let context = mappingContext(path) else { return nil }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = Self.lines(of: text)
         guard line >= 1, line <= lines.count else { return nil }
         let current = Array(lines[line - 1])
         // The whole word under the cursor.

@@ -11,11 +11,16 @@ extension ExpressionChecker {
         switch expression.kind {
         case .literal(.null):
             return expression
-        case .literal, .aggregate, .evaluatedObject, .variable, .comparison, .and, .or, .not, .constantPredicate, .subquery, .fetch, .index:
+        case .literal, .aggregate, .evaluatedObject, .variable, .comparison, .and, .or, .not, .constantPredicate, .subquery, .fetch:
             return nil
+        case .index(_, let kind):
+            // `[SIZE]` is a count; an element (`[FIRST]`, `[LAST]`, `[i]`) of an empty collection is nil.
+            if case .size = kind { return nil }
+            return expression
         case .keyPath:
-            let known = Self.key(of: expression).map { guarded.contains($0) || nonNilKeys.contains($0) } ?? false
-            return !known && keyPathCanBeNil(expression) ? expression : nil
+            let known = guarded.union(nonNilKeys)
+            let whole = Self.key(of: expression).map(known.contains) ?? false
+            return !whole && keyPathCanBeNil(expression, known: known) ? expression : nil
         case .negate(let operand), .cast(let operand, _):
             return firstNilSource(in: operand, guarded: guarded)
         case .binary(_, let left, let right):
@@ -66,24 +71,30 @@ extension ExpressionChecker {
     }
 
     /// Whether a key path from `$source` or `SELF` passes through an optional attribute or an
-    /// optional to-one relationship (a to-many one makes a collection, which is never nil).
-    private func keyPathCanBeNil(_ expression: Expr) -> Bool {
+    /// optional to-one relationship (a to-many one makes a collection, which is never nil), not
+    /// counting a part of the path a condition tests against nil first (`known`: `note != nil`
+    /// guards `note.title`).
+    private func keyPathCanBeNil(_ expression: Expr, known: Set<String>) -> Bool {
         guard case .keyPath(let root, let components) = expression.kind, let schema = scope.schema else { return false }
         let start: ExprType
         switch root.kind {
+        // An element of a collection (`attachments[FIRST].caption`) is nil when it is empty.
+        case .index(_, let kind): if case .size = kind { return false } else { return true }
         case .evaluatedObject: start = scope.evaluatedObject
         case .variable(let name): start = scope.variables[name] ?? .unknown
         default: return false
         }
         guard case .object(var entityName) = start else { return false }
+        var prefix = "$source"
         for component in components {
             guard case .key(let name, _) = component, let entity = schema.entity(named: entityName) else { return false }
+            prefix += "." + name
             switch schema.property(named: name, in: entity) {
             case .attribute(let attribute)?:
-                return attribute.isOptional
+                return attribute.isOptional && !known.contains(prefix)
             case .relationship(let relationship)?:
                 if relationship.isToMany { return false }
-                if relationship.isOptional { return true }
+                if relationship.isOptional && !known.contains(prefix) { return true }
                 entityName = relationship.destination
             case nil:
                 return false

@@ -231,7 +231,7 @@ struct ValueSet {
     /// others as doubles), booleans as 0 and 1, collections by their elements' keys.
     private indirect enum BucketKey: Hashable {
         case null, integer(Int64), double(Double), text(String), nonUTF8Text(Data), date(Timestamp), binary(Data), uuid(UUID), uri(String)
-        case object(ObjectRef), handle(Handle), ordered([BucketKey]), unordered(Set<BucketKey>)
+        case object(ObjectRef), handle(Handle), unordered(Set<BucketKey>)
 
         init(_ value: EvalValue) {
             switch value {
@@ -254,8 +254,10 @@ struct ValueSet {
                 }
             case .object(let ref): self = .object(ref)
             case .handle(let handle): self = .handle(handle)
-            case .collection(let items, let ordered):
-                self = ordered ? .ordered(items.map(BucketKey.init)) : .unordered(Set(items.map(BucketKey.init)))
+            case .collection(let items, _):
+                // As sets whether ordered or not: an ordered collection may equal an unordered
+                // one (`equal` compares them as sets), so they must share a bucket.
+                self = .unordered(Set(items.map(BucketKey.init)))
             }
         }
 

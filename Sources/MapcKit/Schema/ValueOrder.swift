@@ -5,8 +5,8 @@ import Foundation
 /// through the SQL function `mapc_compare` where SQLite's own order is not exact) and inference.
 ///
 /// - Numbers compare by their exact numeric value whatever their type: integers, doubles and
-///   decimals (2^53 + 1 is above the double 2^53; a decimal against a double is exact whenever a
-///   decimal's 38 digits can hold the double, see `exactOrder(_:_:)`); booleans as 0 and 1.
+///   decimals (2^53 + 1 is above the double 2^53; the decimal 0.1 is below the double 0.1, which is
+///   0.1000000000000000055…); booleans as 0 and 1.
 /// - Text by Unicode scalars (as SQLite orders UTF-8 text); text whose bytes are not UTF-8, byte
 ///   for byte, equal only to the same bytes.
 /// - Dates in time; UUIDs by their text; URIs as text; binary values byte by byte.
@@ -62,14 +62,41 @@ enum ValueOrder {
 
     /// Orders a decimal and a double exactly; nil when either is not a number. The decimal's
     /// correctly rounded double settles it unless it is the double itself; then the double's
-    /// exact value decides, when a decimal can hold it (any double of at most 38 significant
-    /// digits: every whole one below 2^126, and fractions of up to about 30 binary places).
+    /// exact value decides: as a decimal when one can hold it (at most 38 significant digits),
+    /// else in whole-number arithmetic (`BigNumber`).
     static func exactOrder(_ decimal: Decimal, _ double: Double) -> ComparisonResult? {
         if decimal.isNaN || double.isNaN { return nil }
         let rounded = ValueRules.double(of: decimal)
         if rounded != double { return rounded < double ? .orderedAscending : .orderedDescending }
-        guard let exact = exactDecimal(double) else { return .orderedSame }
-        return decimal < exact ? .orderedAscending : (decimal > exact ? .orderedDescending : .orderedSame)
+        if let exact = exactDecimal(double) {
+            return decimal < exact ? .orderedAscending : (decimal > exact ? .orderedDescending : .orderedSame)
+        }
+        // The double needs more digits than a decimal holds, so they are never equal: compared
+        // as whole numbers, the decimal's digits × 10^e against the double's significand × 2^e.
+        return bigOrder(decimal, double)
+    }
+
+    /// Orders a finite decimal and a finite double exactly, in whole-number arithmetic.
+    private static func bigOrder(_ decimal: Decimal, _ double: Double) -> ComparisonResult? {
+        let negative = decimal < 0
+        if negative != (double < 0) { return negative ? .orderedAscending : .orderedDescending }
+        // The decimal as digits and a power of ten (its description is plain digits).
+        let text = decimal.magnitude.description
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let whole = parts.first else { return nil }
+        let fraction = parts.count == 2 ? parts[1] : ""
+        let digits = (whole + fraction).drop { $0 == "0" }
+        var left = BigNumber(digits: String(digits.isEmpty ? "0" : digits))
+        let decimalExponent = -fraction.count
+        // The double as a significand and a power of two.
+        var significand = UInt64(double.magnitude.significandBitPattern) | (double.isNormal ? 1 << UInt64(Double.significandBitCount) : 0)
+        var binaryExponent = (double.isNormal ? Int(double.exponent) : -1022) - Double.significandBitCount
+        while significand != 0 && significand & 1 == 0 { significand >>= 1; binaryExponent += 1 }
+        var right = BigNumber(significand)
+        if decimalExponent > 0 { left.multiply(byPowerOf: 10, decimalExponent) } else { right.multiply(byPowerOf: 10, -decimalExponent) }
+        if binaryExponent > 0 { right.multiply(byPowerOf: 2, binaryExponent) } else { left.multiply(byPowerOf: 2, -binaryExponent) }
+        let order = left.compare(right)
+        return negative ? order.reversed : order
     }
 
     /// A double's exact value as a decimal, or nil when a decimal's 38 digits cannot hold it.
@@ -117,3 +144,70 @@ extension ComparisonResult {
         }
     }
 }
+
+/// A whole number of any size, just enough for `ValueOrder` to compare a decimal with a double
+/// exactly: made from digits or a `UInt64`, multiplied by powers of 2 and 10, compared.
+private struct BigNumber {
+    /// Base 2^32 digits, least significant first.
+    private var limbs: [UInt32] = [0]
+
+    init(_ value: UInt64) {
+        limbs = [UInt32(truncatingIfNeeded: value), UInt32(truncatingIfNeeded: value >> 32)]
+        trim()
+    }
+
+    init(digits: String) {
+        for digit in digits.utf8 {
+            multiply(by: 10)
+            add(UInt32(digit &- UInt8(ascii: "0")))
+        }
+    }
+
+    mutating func multiply(by factor: UInt32) {
+        var carry: UInt64 = 0
+        for index in limbs.indices {
+            let product = UInt64(limbs[index]) * UInt64(factor) + carry
+            limbs[index] = UInt32(truncatingIfNeeded: product)
+            carry = product >> 32
+        }
+        if carry != 0 { limbs.append(UInt32(carry)) }
+    }
+
+    mutating func multiply(byPowerOf base: UInt32, _ count: Int) {
+        var left = count
+        // In steps that fit a 32-bit factor: 10^9, 2^31.
+        let (step, stepFactor): (Int, UInt32) = base == 10 ? (9, 1_000_000_000) : (31, 1 << 31)
+        while left >= step { multiply(by: stepFactor); left -= step }
+        var rest: UInt32 = 1
+        for _ in 0..<max(0, left) { rest *= base }
+        if rest != 1 { multiply(by: rest) }
+    }
+
+    private mutating func add(_ value: UInt32) {
+        var carry = UInt64(value)
+        var index = 0
+        while carry != 0 {
+            if index == limbs.count { limbs.append(0) }
+            let sum = UInt64(limbs[index]) + carry
+            limbs[index] = UInt32(truncatingIfNeeded: sum)
+            carry = sum >> 32
+            index += 1
+        }
+    }
+
+    private mutating func trim() {
+        while limbs.count > 1 && limbs.last == 0 { limbs.removeLast() }
+    }
+
+    func compare(_ other: BigNumber) -> ComparisonResult {
+        var a = self, b = other
+        a.trim()
+        b.trim()
+        if a.limbs.count != b.limbs.count { return a.limbs.count < b.limbs.count ? .orderedAscending : .orderedDescending }
+        for index in a.limbs.indices.reversed() where a.limbs[index] != b.limbs[index] {
+            return a.limbs[index] < b.limbs[index] ? .orderedAscending : .orderedDescending
+        }
+        return .orderedSame
+    }
+}
+
