@@ -114,11 +114,11 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
 /// in the catalog's declared version order. Forward, each step uses a mapping file when one exists
 /// (a file skipping versions, such as v1 to v3, is preferred when present) or an inferred mapping
 /// otherwise. Backward (a downgrade), only mapping files are used: mapc never infers a downgrade.
-public enum MigrationPlanner {
+package enum MigrationPlanner {
     /// The steps from `source` to `destination`; empty when they are the same version. Throws
     /// `PlanError` naming the first step that has neither a mapping nor a possible inference, and
     /// `MapcError` when the catalog's versions have no declared order.
-    public static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [MigrationStep] {
+    package static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [MigrationStep] {
         let versions = try catalog.orderedSchemas()
         guard let start = versions.firstIndex(where: { $0.version == source.version }),
               let end = versions.firstIndex(where: { $0.version == destination.version }) else {
@@ -169,7 +169,7 @@ public enum MigrationPlanner {
     /// refuses unless told to accept), with any probable forgotten renames (`renames`): for each version with no mapping file leading forward
     /// from it, the step to the next. A store at any version plans as `plan` does, so these are
     /// the steps a store somewhere in the history would meet; `mapc check` reports them.
-    public static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] {
+    package static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] {
         let versions = try catalog.orderedSchemas()
         var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] = []
         for index in versions.indices.dropLast() {
