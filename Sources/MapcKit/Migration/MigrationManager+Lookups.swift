@@ -1,0 +1,198 @@
+import Foundation
+internal import GRDB
+
+/// The `$manager` lookups, and relationships set for policies.
+extension MigrationManager {
+    // MARK: $manager lookups
+
+    /// The destination objects an entity mapping made from the source objects (Core Data's `destinationInstances(forEntityMappingName:sourceInstances:)`).
+    public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        let index = try index(ofMappingNamed: name)
+        var result: [ObjectRef] = []
+        for source in sourceInstances {
+            guard let key = try sourceKey(of: source) else { continue }
+            result += try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
+        }
+        return result
+    }
+
+    /// The destination objects made from the source objects by whichever mapping made them, for a source relationship's targets.
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        // Each related source object through the first mapping (in order) that migrated it.
+        var result: [ObjectRef] = []
+        for source in sourceInstances {
+            guard let key = try sourceKey(of: source) else { continue }
+            for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
+                let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
+                if let first = found.first {
+                    result.append(first)
+                    break
+                }
+            }
+        }
+        return result
+    }
+
+    /// The source objects an entity mapping made the destination objects from.
+    public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
+        let index = try index(ofMappingNamed: name)
+        var result: [ObjectRef] = []
+        for destination in destinationInstances {
+            guard let key = try destinationKey(of: destination),
+                  let (mappingIndex, source) = try association(of: StoredKey(entity: destination.entity, key: key)), mappingIndex == index,
+                  let data = try sourceStore.object(entity: source.entity, key: source.key) else { continue }
+            result.append(sourceGraph.ref(data))
+        }
+        return result
+    }
+
+    /// The source object a destination object was created from: the object being related in
+    /// phase 2 when it is that one, otherwise through the association its mapping recorded.
+    public func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
+        guard let key = try destination.primaryKey ?? destinationKey(of: destination.ref) else { return nil }
+        let stored = StoredKey(entity: destination.entity, key: key)
+        if let current = currentRelation, current.destination == stored { return current.source }
+        guard let (_, source) = try association(of: stored), let data = try sourceStore.object(entity: source.entity, key: source.key) else { return nil }
+        return sourceObject(data)
+    }
+
+    // MARK: Relationships (for policies)
+
+    /// Evaluates the mapping's relationship expressions for one destination object and writes
+    /// them. A `copy` mapping carries each same-named source relationship over through the
+    /// mappings of the related objects.
+    public func applyRelationshipMappings(_ entityMapping: EntityMapping, to destination: DestinationObject) throws {
+        guard let source = try sourceObject(for: destination), let steps = relationshipSteps(entityMapping, destination.entity) else { return }
+        for (relationship, propertyMapping) in steps {
+            let targets: [ObjectRef]
+            if let propertyMapping {
+                targets = try relatedObjects(propertyMapping, relationship, for: source, destination: destination.ref, mapping: entityMapping)
+            } else if entityMapping.type == .copy, let sourceIDs = source.data.relationships[relationship.name] {
+                let keys = source.data.relatedKeys[relationship.name] ?? []
+                let refs = zip(sourceIDs, keys).map { ObjectRef(entity: $1.entity, id: $0, key: $1.key) }
+                targets = try destinationInstances(forSourceRelationshipNamed: relationship.name, sourceInstances: refs)
+            } else {
+                continue
+            }
+            try setRelationship(relationship.name, of: destination, to: targets, mapping: entityMapping)
+        }
+    }
+
+    /// The objects a relationship mapping's expression gives a destination object: a list, one
+    /// object, or none for nil; anything else is an error naming the object.
+    func relatedObjects(_ propertyMapping: PropertyMapping, _ relationship: Relationship, for source: SourceObject, destination: ObjectRef,
+                        mapping entityMapping: EntityMapping) throws -> [ObjectRef] {
+        // The usual form, `destinationInstances("Name", $source)`: the lookup the evaluator would make.
+        if let name = Self.lookupOfTheSource(propertyMapping.expression.expression),
+           let found = try? destinationInstances(forEntityMappingNamed: name, sourceInstances: [source.ref]) {
+            return found
+        }
+        let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
+            try $0.evaluate($1)
+        }
+        return try (result.elements ?? (result.isNull ? [] : [result])).map { item in
+            guard case .object(let ref) = item else {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: relationship.name,
+                                           message: "a relationship takes objects, but the expression gave \(item.kindName)")
+            }
+            return ref
+        }
+    }
+
+    /// A mapping's relationships of a destination entity, each with its relationship mapping:
+    /// worked out once per mapping and entity, not per object. Nil for an unknown entity.
+    func relationshipSteps(_ entityMapping: EntityMapping, _ entityName: String) -> [(Relationship, PropertyMapping?)]? {
+        let index = mappingIndex(entityMapping)
+        if let known = relationshipStepsByMapping[index]?[entityName] { return known }
+        guard let entity = destinationSchema.entity(named: entityName) else { return nil }
+        let steps = destinationSchema.allRelationships(of: entity).filter { !$0.isTransient }.map { ($0, entityMapping.relationshipMapping(named: $0.name)) }
+        relationshipStepsByMapping[index, default: [:]][entityName] = steps
+        return steps
+    }
+
+    /// Sets a destination relationship to destination objects, in order.
+    public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+        guard !destination.isSourceObject else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
+                                        + "which manager.destinationInstances(forEntityMappingNamed:sourceInstances:) gives")
+        }
+        guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref), let setting = try relationshipSetting(name, of: destination.entity) else {
+            throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationSchema.version)")
+        }
+        let relationship = setting.relationship, storage = setting.storage
+        try checkCount(of: targets, setting, of: destination.ref, mapping: entityMapping)
+        let writer = try self.writer
+        if targets.isEmpty && !relationship.isToMany {
+            try writer.unlink(name, of: storage, owner: owner)
+            return
+        }
+        for (position, target) in targets.enumerated() {
+            let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
+            try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
+        }
+    }
+
+    /// Refuses more than one object for a to-one relationship.
+    func checkCount(of targets: [ObjectRef], _ setting: RelationshipSetting, of destination: ObjectRef, mapping entityMapping: EntityMapping) throws {
+        guard !setting.relationship.isToMany && targets.count > 1 else { return }
+        throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: setting.relationship.name,
+                                   message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
+    }
+
+    /// The destination key of an object a relationship is set to, once it is known to be a
+    /// destination object of an entity the relationship takes; otherwise an error saying which
+    /// mapping gives the right objects.
+    func targetKey(_ target: ObjectRef, _ setting: RelationshipSetting, of destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> Int64 {
+        let relationship = setting.relationship, allowed = setting.allowed, name = relationship.name
+        guard !target.isSourceObject else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) is an object of the source store; a relationship takes the destination objects created from it: "
+                                        + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mapping.entityMappings.first { $0.source == target.entity && allowed.contains($0.destination ?? "") }?.name ?? "<mapping>")\", <source objects>)")
+        }
+        guard allowed.contains(target.entity) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping the expression names")
+        }
+        guard let key = try destinationKey(of: target) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) does not exist in the destination store")
+        }
+        return key
+    }
+
+    /// What `setRelationship` needs of a destination relationship: worked out once per entity and
+    /// name, not per object. Nil when the entity has no such relationship.
+    func relationshipSetting(_ name: String, of entityName: String) throws -> RelationshipSetting? {
+        let key = PropertyName(entity: entityName, property: name)
+        if let known = relationshipSettings[key] { return known }
+        guard let entity = destinationSchema.entity(named: entityName),
+              case .relationship(let relationship)? = destinationSchema.property(named: name, in: entity) else { return nil }
+        let allowed = destinationSchema.entity(named: relationship.destination).map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) } ?? []
+        var appendPosition: String?
+        if let inverse = destinationSchema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered,
+           let storage = destinationStore.layout.entities[relationship.destination],
+           case .inverseForeignKey(let table, let column, let orderColumn?, _)? = storage.relationships[inverse.name] {
+            appendPosition = "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?"
+        }
+        let setting = RelationshipSetting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition)
+        relationshipSettings[key] = setting
+        return setting
+    }
+
+    /// A destination relationship as `setRelationship` writes it.
+    struct RelationshipSetting {
+        var relationship: Relationship
+        /// The entities its objects may be of: its destination and the sub-entities.
+        var allowed: Set<String>
+        var storage: EntityStorage
+        /// For a to-one whose inverse is an ordered to-many: the query for the next place in that list.
+        var appendPosition: String?
+    }
+
+    /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end.
+    func appendPosition(_ setting: RelationshipSetting, target: Int64) throws -> Int? {
+        guard let sql = setting.appendPosition else { return nil }
+        return try Int.fetchOne(try writer.statement(sql), arguments: [target])
+    }
+}

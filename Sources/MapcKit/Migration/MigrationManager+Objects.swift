@@ -1,0 +1,326 @@
+import Foundation
+internal import GRDB
+
+/// Destination objects: built from a mapping's expressions (and for policies), written, associated.
+extension MigrationManager {
+    // MARK: Building destination objects (for policies)
+
+    /// A destination object for a source object: the mapping's destination entity (or `entity`),
+    /// with every attribute expression evaluated and defaults for the rest. Its identity is the
+    /// source's for the first mapping reading that source entity, `sourceID.MappingName` otherwise
+    /// (kept by formats that store identities; others identify it by its key once inserted).
+    public func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
+        let index = mappingIndex(entityMapping)
+        guard let entityName = entity ?? entityMapping.destination else {
+            throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
+        }
+        let plan = try attributePlan(index, entityName)
+        let id = source.data.id + identitySuffix(index)
+        let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
+        return destinationObject(plan, entity: entityName, id: id, row)
+    }
+
+    /// A destination object of values in its plan's order.
+    func destinationObject(_ plan: AttributePlan, entity: String, id: String, _ row: (values: [Value], storable: Bool)) -> DestinationObject {
+        // Made at its final size (`reserveCapacity` is not specialised across modules: it looked
+        // up generic metadata per object).
+        var attributes = [String: Value](minimumCapacity: plan.steps.count)
+        for (step, value) in zip(plan.steps, row.values) { attributes[step.name] = value }
+        var destination = DestinationObject(entity: entity, id: id, attributes: attributes)
+        destination.attributeTypes = plan.types
+        destination.isStorable = row.storable
+        return destination
+    }
+
+    /// The values a mapping gives a destination object's stored attributes, in the plan's order
+    /// (the entity's stored attributes'), and whether each is already of its attribute's type, so
+    /// that the row is written as it is. An abstract entity's objects are never storable: `write`
+    /// refuses them.
+    func destinationValues(_ plan: AttributePlan, for source: SourceObject, destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> (values: [Value], storable: Bool) {
+        var values = [Value](repeating: .null, count: plan.steps.count)
+        var storable = plan.isConcrete
+        for (position, step) in plan.steps.enumerated() {
+            // A `$source.key` value as read is taken first: the expression is not even copied.
+            var result: EvalValue?
+            if let attribute = step.sourceAttribute, let stored = source.data.attributes[attribute] {
+                result = .scalar(stored)
+            } else if let expression = step.expression {
+                result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
+            }
+            if let result {
+                switch ValueCoercion.coerce(result, to: step.type) {
+                case .success(let value): values[position] = value
+                case .failure(let problem):
+                    throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: step.name,
+                                               message: "\(problem.message) (from source object \(source.ref))")
+                }
+            } else if step.copies, let value = source.data.attributes[step.name] {
+                // Copied as read; a value of another type is for `write` to coerce or refuse.
+                values[position] = value
+                if case .success(let coerced) = ValueCoercion.coerce(.scalar(value), to: step.type), coerced == value {} else { storable = false }
+            } else {
+                values[position] = step.defaultValue
+                storable = storable && step.defaultIsStorable
+            }
+        }
+        return (values, storable)
+    }
+
+    /// What the default policy's `createDestinationInstances` does (`makeDestination`, then
+    /// `insert`), with the values kept in the row's order from the expressions to the statement:
+    /// no dictionary of them per object. An object whose values need coercing goes the long way.
+    func createDestination(_ index: Int, for source: SourceObject, mapping entityMapping: EntityMapping) throws {
+        guard let entityName = entityMapping.destination else {
+            _ = try makeDestination(for: source, mapping: entityMapping)   // throws its error
+            return
+        }
+        let plan = try attributePlan(index, entityName)
+        let id = source.data.id + identitySuffix(index)
+        let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
+        guard row.storable, plan.matchesInsertOrder else {
+            try insert(destinationObject(plan, entity: entityName, id: id, row), associatedWith: source, mapping: entityMapping)
+            return
+        }
+        _ = try insertRow(index, from: source, entity: entityName, id: id, values: row.values, mapping: entityMapping)
+    }
+
+    /// How one destination attribute gets its value in a mapping: an expression, a copy, or the
+    /// default. A class: the steps are walked for every object, and a reference is one retain
+    /// where a struct of these fields was a copy of each.
+    final class AttributeStep {
+        let name: String
+        let type: AttributeType
+        let expression: MappingExpression?
+        /// For an expression `$source.name`: the attribute read. Its value is the one the source
+        /// object was read with (what the evaluator's key path would find), taken without
+        /// evaluating; an object read without it (a transient, a relationship) goes through the evaluator.
+        let sourceAttribute: String?
+        let copies: Bool
+        let defaultValue: Value
+        /// Whether the default is already of the attribute's type (so `write` need not coerce it).
+        let defaultIsStorable: Bool
+
+        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, defaultValue: Value) {
+            self.name = name
+            self.type = type
+            self.expression = expression
+            self.sourceAttribute = sourceAttribute
+            self.copies = copies
+            self.defaultValue = defaultValue
+            if case .success(let coerced) = ValueCoercion.coerce(.scalar(defaultValue), to: type) { defaultIsStorable = coerced == defaultValue } else { defaultIsStorable = false }
+        }
+    }
+
+    /// A mapping's attribute steps for one destination entity, with the entity's attribute types.
+    struct AttributePlan {
+        var steps: [AttributeStep]
+        var types: [String: AttributeType]
+        var isConcrete: Bool
+        /// Whether the steps are in the order the entity's rows take their values (they are the
+        /// same stored attributes; a row's values need no reordering).
+        var matchesInsertOrder: Bool
+    }
+
+    /// Per mapping and destination entity, worked out once rather than per object.
+    func attributePlan(_ index: Int, _ entityName: String) throws -> AttributePlan {
+        if let last = lastAttributePlan, last.index == index, last.entity == entityName { return last.plan }
+        let key = "\(index)/\(entityName)"
+        if let plan = attributePlans[key] {
+            lastAttributePlan = (index, entityName, plan)
+            return plan
+        }
+        guard let destinationEntity = destinationSchema.entity(named: entityName) else {
+            throw MigrationError.setup("mapping '\(mapping.entityMappings[index].name)' has no destination entity '\(entityName)' in \(destinationSchema.version)")
+        }
+        let entityMapping = mapping.entityMappings[index]
+        let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
+            let expression = entityMapping.attributeMapping(named: attribute.name)?.expression
+            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { sourceAttribute(read: $0.expression, in: entityMapping) },
+                                 copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
+        }
+        let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
+        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,
+                                 matchesInsertOrder: !destinationEntity.isAbstract && rowOrder == steps.map(\.name))
+        attributePlans[key] = plan
+        lastAttributePlan = (index, entityName, plan)
+        return plan
+    }
+
+    /// The key of an expression `$source.key` (one key after the source variable) when it names a
+    /// stored attribute of the mapping's source entity (so of its sub-entities too), else nil: only
+    /// such a value is in a source object as read, exactly as the evaluator would find it.
+    func sourceAttribute(read expression: Expr, in entityMapping: EntityMapping) -> String? {
+        guard case .keyPath(let root, let components) = expression.kind, root.kind == .variable("source") || root.kind == .evaluatedObject,
+              components.count == 1, case .key(let key, _) = components[0],
+              let sourceName = entityMapping.source, let entity = sourceStore.schema.entity(named: sourceName),
+              case .attribute(let attribute)? = sourceStore.schema.property(named: key, in: entity), !attribute.isTransient else { return nil }
+        return key
+    }
+
+    /// Writes a destination object and records that `mapping` created it from `source`.
+    @discardableResult
+    public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        let row = try rowValues(of: destination, mapping: entityMapping)
+        let key = try insertRow(mappingIndex(entityMapping), from: source, entity: destination.entity, id: destination.id, values: row.values, mapping: entityMapping)
+        return try stored(row.object, under: key)
+    }
+
+    /// A destination object made storable (its values coerced, when anything but `makeDestination`
+    /// set them) and its values in the order its row takes them.
+    func rowValues(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> (object: DestinationObject, values: [Value]) {
+        var storable = destination
+        if !destination.isStorable { storable.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
+        return (storable, try writer.insertPlan(destination.entity).attributeNames.map { storable.attributes[$0] ?? .null })
+    }
+
+    /// An object as inserted under `key`: with its key and the identity it is stored under.
+    func stored(_ object: DestinationObject, under key: Int64) throws -> DestinationObject {
+        var inserted = object
+        inserted.primaryKey = key
+        inserted.id = try storedID(entity: object.entity, key: key, id: object.id)
+        return inserted
+    }
+
+    /// Writes the row of an object a mapping creates from a source object, values in the order
+    /// of the entity's stored attributes: under the key the mapping's rule gives (the rule is then
+    /// the association), with the relationships written with the rows, and otherwise recording
+    /// its association when anything may ask for it. Returns the object's key.
+    func insertRow(_ index: Int, from source: SourceObject, entity: String, id: String, values: [Value], mapping entityMapping: EntityMapping) throws -> Int64 {
+        try checkIdentity(id, of: entity, mapping: entityMapping)
+        var ruleKey: Int64?
+        if let rule = keyRules[index], let sourceKey = source.data.key, rule.sourceEntities.contains(source.data.entity),
+           destinationStore.layout.entities[entity]?.table == rule.table, let key = rule.destinationKey(ofSource: sourceKey) {
+            ruleKey = key
+        }
+        var key = ruleKey
+        var links: (plan: RowWriter.InsertPlan, targets: [Int64?])?
+        if creationLinks[index] != nil {
+            // Named as it is stored, as phase 2 names it in its errors: its key comes first.
+            let chosen = try ruleKey ?? writer.reserveKeys(1, for: destinationStore.layout.storage(of: entity))
+            key = chosen
+            links = try linksAtCreation(index, for: source, destination: ObjectRef(entity: entity, id: try storedID(entity: entity, key: chosen, id: id), key: chosen),
+                                        mapping: entityMapping)
+        }
+        let inserted = try writeRow(entity: entity, id: id, values: values, key: key, links: links, mapping: entityMapping)
+        if ruleKey == nil {
+            if recordsAssociations(index, relationshipsDone: relationshipsDone.contains(index)) {
+                var object = DestinationObject(entity: entity, id: try storedID(entity: entity, key: inserted, id: id))
+                object.primaryKey = inserted
+                try associate(source: source.ref, destination: &object, mapping: entityMapping)
+            } else if let table = destinationStore.layout.entities[entity]?.table {
+                // Nobody looks the object up and phase 2 has nothing to set: its key is enough to
+                // say which mapping made it.
+                noteUnrecorded(inserted, in: table, by: index)
+            }
+        }
+        created[index] += 1
+        return inserted
+    }
+
+    /// An inserted object's identity: the one it was given, where the format keeps identities,
+    /// otherwise the one its key makes.
+    func storedID(entity: String, key: Int64, id: String) throws -> String {
+        destinationStore.strategy.objectID(entity: entity, key: key, stored: try writer.keepsIdentity(of: entity) ? id : nil)
+    }
+
+    /// Records that a mapping made the object under `key` in `table` without recording its
+    /// association: consecutive keys extend the mapping's last block.
+    func noteUnrecorded(_ key: Int64, in table: String, by index: Int) {
+        if let last = unrecordedBlocks.last, last.table == table, last.mapping == index, last.range.upperBound == key - 1 {
+            unrecordedBlocks[unrecordedBlocks.count - 1].range = last.range.lowerBound...key
+        } else {
+            unrecordedBlocks.append((table, key...key, index))
+        }
+    }
+
+    /// Writes a new destination object that no source object is migrated into, as a Core Data
+    /// policy inserts a new object into the destination context (a `Continent` made once for
+    /// many countries). It counts as created by the mapping; `setRelationship` links it.
+    @discardableResult
+    public func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        let inserted = try write(destination, mapping: entityMapping)
+        created[mappingIndex(entityMapping)] += 1
+        return inserted
+    }
+
+    /// Writes a destination object under a key handed out now.
+    func write(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        let row = try rowValues(of: destination, mapping: entityMapping)
+        try checkIdentity(destination.id, of: destination.entity, mapping: entityMapping)
+        return try stored(row.object, under: try writeRow(entity: destination.entity, id: destination.id, values: row.values, mapping: entityMapping))
+    }
+
+    /// Refuses an identity the destination format would store cut short.
+    func checkIdentity(_ id: String, of entity: String, mapping entityMapping: EntityMapping) throws {
+        guard try writer.keepsIdentity(of: entity), ValueLimits.containsNUL(id) else { return }
+        throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: "id",
+                                   message: "an id cannot contain the NUL character (U+0000): SQLite would cut it short there")
+    }
+
+    /// Inserts the row of a destination object (values in the order of its entity's stored
+    /// attributes, each storable, its identity checked) under `key` or a key handed out now, with
+    /// the relationships written with the row; a refused constraint named.
+    func writeRow(entity: String, id: String, values: [Value], key chosen: Int64? = nil, links: (plan: RowWriter.InsertPlan, targets: [Int64?])? = nil,
+                          mapping entityMapping: EntityMapping) throws -> Int64 {
+        let plan = try links?.plan ?? writer.insertPlan(entity)
+        do {
+            // A row a constraint refuses is named by the writer, maybe later (it holds rows back).
+            return try writer.insert(plan, entity: entity, id: id, values: values, key: chosen, linkedTo: links?.targets ?? [], origin: entityMapping.name)
+        } catch let error as RowWriter.UnstorableValue {
+            throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: error.property, message: error.problem)
+        }
+    }
+
+    /// The object's attribute values coerced to their attributes' types, or an error naming the
+    /// object, the attribute and the value that does not fit (a policy may set anything).
+    func storableAttributes(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> [String: Value] {
+        func refuse(_ property: String, _ message: String) -> MigrationError {
+            MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: property, message: message)
+        }
+        if let (name, reason) = destination.rejected.min(by: { $0.key < $1.key }) { throw refuse(name, reason) }
+        let (types, defaults) = try storedAttributes(of: destination.entity, mapping: entityMapping)
+        var result: [String: Value] = [:]
+        result.reserveCapacity(defaults.count)
+        for (name, value) in defaults where destination.attributes[name] == nil { result[name] = value }
+        for (name, value) in destination.attributes {
+            guard let type = types[name] else { throw refuse(name, "\(destination.entity) has no stored attribute '\(name)'") }
+            switch ValueCoercion.coerce(.scalar(value), to: type) {
+            case .success(let coerced): result[name] = coerced
+            case .failure(let problem): throw refuse(name, "\(value) cannot be stored: \(problem.message)")
+            }
+        }
+        return result
+    }
+
+    /// A concrete destination entity's stored attributes: types and defaults, worked out once.
+    func storedAttributes(of entityName: String, mapping entityMapping: EntityMapping) throws -> (types: [String: AttributeType], defaults: [(String, Value)]) {
+        if let known = storedAttributes[entityName] { return known }
+        guard let entity = destinationSchema.entity(named: entityName), !entity.isAbstract else {
+            throw MigrationError.setup("mapping '\(entityMapping.name)' creates \(entityName) objects, but \(destinationSchema.version) has no such concrete entity")
+        }
+        let stored = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
+        let known = (Dictionary(stored.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), stored.map { ($0.name, $0.defaultValue ?? .null) })
+        storedAttributes[entityName] = known
+        return known
+    }
+
+    /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
+    public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        // The object may have a source already: several sources relate it several times.
+        irregularAssociations.insert(mappingIndex(entityMapping))
+        var copy = destination
+        try associate(source: source, destination: &copy, mapping: entityMapping)
+    }
+
+    func associate(source: ObjectRef, destination: inout DestinationObject, mapping entityMapping: EntityMapping) throws {
+        guard let key = destination.primaryKey else { throw MigrationError.setup("associate an object after inserting it") }
+        guard let sourceKey = try sourceKey(of: source) else { throw MigrationError.setup("\(source) is not in the source store") }
+        let stored = try destinationStore.layout.storage(of: destination.entity).idColumn == nil ? nil : destination.id
+        if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
+            irregularAssociations.insert(mappingIndex(entityMapping))
+        }
+        try writer.writeStatement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)", scratch: true)
+            .execute([mappingIndex(entityMapping).databaseValue, sourceKey.databaseValue, source.entity.databaseValue, key.databaseValue,
+                      destination.entity.databaseValue, stored.databaseValue])
+    }
+}
