@@ -64,4 +64,34 @@ struct NumericOrderTests {
             }
         }
     }
+
+    /// A number in a data file goes into an attribute as the same number does from an expression
+    /// or a policy (`ValueRules.coerce`): same value, or a refusal on both paths. Random numbers
+    /// near the edges (int16, int32, int64, 2^53, Float's range, fractions) into every numeric type.
+    @Test func dataFilesConvertNumbersAsEveryPathDoes() {
+        var generator = SystemRandomNumberGenerator()
+        let seed = UInt64.random(in: 0...UInt64.max, using: &generator)
+        var random = SplitMix64(state: seed)
+        let edges: [Double] = [0, 32_767, 32_768, -32_769, 2_147_483_647, 2_147_483_648, 9_007_199_254_740_992, 9.2e18, 3.4028234e38, 3.5e38, 1e-46, 1e300]
+        let types: [AttributeType] = [.int16, .int32, .int64, .double, .float, .decimal]
+        for _ in 0..<2_000 {
+            let edge = edges[Int(random.next() % UInt64(edges.count))] * (random.next() % 2 == 0 ? 1 : -1)
+            let nudge = [0, 1, -1, 0.5, 0.1][Int(random.next() % 5)]
+            let number = edge + nudge
+            let asJSON: JSONValue, asValue: Value
+            if number.rounded() == number, let whole = Int64(exactly: number), random.next() % 2 == 0 {
+                (asJSON, asValue) = (.integer(whole), .integer(whole))
+            } else {
+                (asJSON, asValue) = (.double(number), .double(number))
+            }
+            for type in types {
+                let fromFile = DataFile.convert(asJSON, to: type), fromValue = ValueRules.coerce(asValue, to: type)
+                switch (fromFile, fromValue) {
+                case (.success(let a), .success(let b)): #expect(a == b, "seed \(seed): \(asJSON) into \(type)")
+                case (.failure, .failure): break
+                default: Issue.record("seed \(seed): \(asJSON) into \(type): the data file gives \(fromFile), an expression \(fromValue)")
+                }
+            }
+        }
+    }
 }

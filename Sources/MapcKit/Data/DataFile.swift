@@ -116,29 +116,33 @@ public enum DataFile {
             + "(objects in a later file may refer to objects loaded before)"
     }
 
-    /// Converts one JSON value to a value of the attribute type, within what a store can hold.
+    /// Converts one JSON value to a value of the attribute type, within what a store can hold:
+    /// JSON's forms are read here (a number, a string in a value's text form, "Infinity", the
+    /// object for text that is not UTF-8), and the value converts to the type as every value does.
     public static func convert(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
-        convertKind(json, to: type).flatMap { value in
+        read(json, as: type).flatMap { value in
             ValueLimits.problem(value, for: type).map { .failure(ValueProblem($0)) } ?? .success(value)
         }
     }
 
-    private static func convertKind(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
-        if case .float(let single) = json { return convertKind(.double(Double(single)), to: type) }
+    private static func read(_ json: JSONValue, as type: AttributeType) -> Result<Value, ValueProblem> {
+        if case .float(let single) = json { return read(.double(Double(single)), as: type) }
         // A number too large for a double is a mistake, not an infinity (which is written "Infinity").
         if case .double(let d) = json, !d.isFinite { return .failure(ValueProblem("\(d) is not a finite number")) }
         switch (type, json) {
         case (_, .null): return .success(.null)
-        case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)):
-            return ValueParser.checkRange(n, type)
+        // A JSON number into a numeric attribute converts as any number does (ValueRules: range,
+        // fraction, float and decimal limits); only what is particular to JSON is decided here.
+        case (.int16, .integer(let n)), (.int32, .integer(let n)), (.int64, .integer(let n)),
+             (.double, .integer(let n)), (.float, .integer(let n)), (.decimal, .integer(let n)):
+            return ValueRules.coerce(.integer(n), to: type)
         case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            guard d.rounded() == d else { return .failure(ValueProblem("expected a whole number for \(English.withArticle(type.rawValue)) attribute, found \(d)")) }
             // A whole number written in JSON is a double here only when it is beyond int64 (its
             // text rounded, to -2^63 for values a little below it): out of range, not clamped.
-            guard d > -9.223372036854775808e18, let n = Int64(exactly: d) else {
-                return .failure(ValueProblem("\(d) is out of range for \(type.rawValue) (\(Int64.min) to \(Int64.max))"))
-            }
-            return ValueParser.checkRange(n, type)
+            if d == -9.223372036854775808e18 { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue) (\(Int64.min) to \(Int64.max))")) }
+            return ValueRules.coerce(.double(d), to: type)
+        case (.double, .double(let d)), (.float, .double(let d)), (.decimal, .double(let d)):
+            return ValueRules.coerce(.double(d), to: type)
         // What `json(_:type:)` writes for a store's infinities (a JSON number is always finite).
         case (.double, .string("Infinity")), (.float, .string("Infinity")): return .success(.double(.infinity))
         case (.double, .string("-Infinity")), (.float, .string("-Infinity")): return .success(.double(-.infinity))
@@ -146,18 +150,9 @@ public enum DataFile {
         case (.decimal, .string("NaN")): return .success(.decimal(.nan))
         // A URI as a store holds it, checked by nothing: a dump gives back whatever text was kept.
         case (.uri, .string(let text)): return .success(.uri(text))
-        case (.double, .integer(let n)): return .success(.double(Double(n)))
-        case (.double, .double(let d)): return .success(.double(d))
-        case (.float, .integer(let n)): return .success(.double(Double(Float(n))))
-        case (.float, .double(let d)):
-            // Checked before narrowing: 3.5e38 is finite as a double and infinite as a float.
-            if let problem = ValueLimits.floatRangeProblem(d) { return .failure(ValueProblem(problem)) }
-            return .success(.double(Double(Float(d))))
         case (.decimal, .string(let text)), (.int16, .string(let text)), (.int32, .string(let text)), (.int64, .string(let text)):
             if type != .decimal { return .failure(ValueProblem("expected a number for \(English.withArticle(type.rawValue)) attribute, found the string \"\(text.prefix(40))\"")) }
             return ValueParser.parse(text, as: .decimal)
-        case (.decimal, .integer(let n)): return .success(.decimal(Decimal(n)))
-        case (.decimal, .double(let d)): return ValueParser.parse("\(d)", as: .decimal)
         case (.string, .string(let text)): return ValueParser.parse(text, as: .string)
         case (.string, .object(let members)), (.uri, .object(let members)):
             // Text whose bytes are not UTF-8, as `json(_:type:)` writes it.

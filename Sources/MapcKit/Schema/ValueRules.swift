@@ -111,7 +111,7 @@ public enum ValueRules {
             guard let decimal = ValueParser.parseDecimal("\(d)") else { return .failure(ValueProblem("\(d) is out of the range decimals hold")) }
             return .success(.decimal(decimal))
         case (.double(let d), _):
-            guard d.rounded() == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
+            guard d.rounded() == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it (in an expression, with floor:(), ceiling:() or trunc:())")) }
             guard let n = Int64(exactly: d) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
             return ValueParser.checkRange(n, type)
         case (.decimal(let d), .decimal): return .success(.decimal(d))
@@ -121,7 +121,7 @@ public enum ValueRules {
             // Exactly, without going through Double (which has 53 bits).
             var exact = d, whole = Decimal()
             NSDecimalRound(&whole, &exact, 0, .down)
-            guard whole == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it with floor:(), ceiling:() or trunc:()")) }
+            guard whole == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it (in an expression, with floor:(), ceiling:() or trunc:())")) }
             guard let n = Int64(whole.description) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
             return ValueParser.checkRange(n, type)
         case (.string(let text), .string): return .success(.string(text))

@@ -1,3 +1,9 @@
+// Yams' libyaml module, not a product of Yams: the one place mapc reads YAML below Yams' API.
+// Yams offers no event API, and its composer is what must be protected: it recurses once per
+// level of nesting (a deep file overflows the stack) and hashes every mapping's keys whole (an
+// alias used as a key makes that exponential). So the screen reads libyaml's events before Yams
+// composes anything. libyaml-dev cannot be used instead: Yams compiles libyaml's sources into the
+// binary, and a second copy would clash symbol for symbol.
 internal import CYaml
 import Foundation
 
