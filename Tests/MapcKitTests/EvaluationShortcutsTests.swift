@@ -19,8 +19,7 @@ struct EvaluationShortcutsTests {
     @Test func nilTestsAreRecognisedOnlyInTheirExactShape() throws {
         func test(_ filter: String) throws -> String? {
             let model = try model(filter: filter)
-            let manager = try MigrationManager(step: StepMigration(source: try source(), destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model))
-            return manager.nilTest(model.entityMappings[0].filter!.expression, in: model.entityMappings[0]).map { "\($0.attribute) \($0.keepsNil)" }
+            return MigrationAnalysis.nilTest(model.entityMappings[0].filter!.expression, in: model.entityMappings[0], sourceSchema: try uncloudNotes("v2")).map { "\($0.attribute) \($0.keepsNil)" }
         }
         #expect(try test("image != nil") == "image false")
         #expect(try test("nil == $source.image") == "image true")
@@ -32,7 +31,7 @@ struct EvaluationShortcutsTests {
     }
 
     @Test func lookupsOfTheSourceAreRecognisedOnlyInTheirExactShape() throws {
-        func name(_ text: String) throws -> String? { MigrationManager.lookupOfTheSource(try ExpressionParser.parse(text).get()) }
+        func name(_ text: String) throws -> String? { MigrationAnalysis.lookupOfTheSource(try ExpressionParser.parse(text).get()) }
         let selector = "\"destinationInstancesForEntityMappingNamed:sourceInstances:\""
         #expect(try name("FUNCTION($manager, \(selector), \"NoteToNote\", $source)") == "NoteToNote")
         #expect(try name("FUNCTION($manager, \(selector), \"NoteToNote\", SELF)") == "NoteToNote")

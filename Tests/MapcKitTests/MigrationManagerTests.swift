@@ -460,7 +460,7 @@ struct SourceExpressionTests {
         let mapping = try #require(model)
         var checker = MappingChecker(mapping: mapping)
         #expect(checker.check(source: v4, destination: v4).isEmpty)
-        #expect(CreationPhase.standardFetch(mapping.entityMappings[0].sourceExpression!.expression)?.entity == "Note")
+        #expect(MigrationAnalysis.standardFetch(mapping.entityMappings[0].sourceExpression!.expression)?.entity == "Note")
         let destination = try layout.store(v4)
         _ = try StepMigration(source: source, destination: destination, mapping: mapping).run()
         #expect(try destination.objects(of: "Note").map(\.id) == [layout.id("n1", entity: "Note", key: 1)])

@@ -177,7 +177,7 @@ struct RelationshipsAtCreationTests {
     @Test func theAnalysisAcceptsOnlyWhatPhaseOneAlreadyKnows() throws {
         let model = try v2ToV3()
         func accepts(_ text: String, at index: Int = 1) throws -> Bool {
-            MigrationManager.evaluatesAtCreation(try ExpressionParser.parse(text).get(), mappingIndex: index, in: model)
+            MigrationAnalysis.evaluatesAtCreation(try ExpressionParser.parse(text).get(), mappingIndex: index, in: model)
         }
         #expect(try accepts(Self.lookup))
         #expect(try !accepts(Self.lookup, at: 0))   // its own objects are not all made yet

@@ -107,7 +107,7 @@ struct CompiledMappings {
     /// Whether a mapping makes exactly one object per source object read (no custom policy), so
     /// SQL can create its objects, under its key rule or numbered in source key order.
     private func isDeclarative(_ index: Int) -> Bool {
-        manager.followsKeyRule(index)
+        manager.analysis.followsKeyRule[index]
     }
 
     /// Whether a mapping's custom policy leaves its relationships to the declarative default, so
@@ -181,7 +181,7 @@ struct CompiledMappings {
             arguments += selection.arguments
         }
         var includesRelationships = false
-        if manager.setsRelationshipsAtCreation(index), let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
+        if manager.analysis.setsRelationshipsAtCreation[index], let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
             for relationship in relationships {
                 columns.append(relationship.column)
                 selections.append(relationship.value)

@@ -71,7 +71,7 @@ struct CreationPhase {
         let batchSize = manager.step.batchSize
         // Xcode's form, FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …),
         // streams: the entity and its sub-entities in batches, P as a filter, so memory stays flat.
-        if let sourceExpression = entityMapping.sourceExpression, let (entity, predicate) = Self.standardFetch(sourceExpression.expression) {
+        if let sourceExpression = entityMapping.sourceExpression, let (entity, predicate) = MigrationAnalysis.standardFetch(sourceExpression.expression) {
             guard let root = sourceStore.schema.entity(named: entity) else {
                 throw MigrationError.setup("mapping '\(entityMapping.name)' fetches unknown source entity '\(entity)'")
             }
@@ -84,7 +84,7 @@ struct CreationPhase {
             }
             let filter = MappingExpression(source: sourceExpression.source, expression: parsed)
             for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
-                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
+                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: manager.analysis.creationProperties[manager.mappingIndex(entityMapping)],
                                              readingAhead: readingAhead) { batch in
                     manager.sourceGraph.remember(batch: batch)
                     for data in batch {
@@ -115,21 +115,12 @@ struct CreationPhase {
             return
         }
         guard let entity = entityMapping.source else { return }
-        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: manager.creationProperties[manager.mappingIndex(entityMapping)],
+        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: manager.analysis.creationProperties[manager.mappingIndex(entityMapping)],
                                      readingAhead: readingAhead) { batch in
             manager.sourceGraph.remember(batch: batch)
             for data in batch { try body(manager.sourceObject(data)) }
             // Not kept past its work: a batch read ahead goes back to its reader, which frees it.
             manager.sourceGraph.remember(batch: [])
         }
-    }
-
-    /// The entity and predicate of `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …)`.
-    static func standardFetch(_ expression: Expr) -> (entity: String, predicate: String)? {
-        guard case .fetch(let request, _, _) = expression.kind,
-              case .method(let receiver, let selector, _, let arguments) = request.kind, receiver.kind == .variable("manager"),
-              selector == MethodSelector.fetchRequestForSourceEntity.rawValue, arguments.count == 2,
-              case .literal(.string(let entity)) = arguments[0].kind, case .literal(.string(let predicate)) = arguments[1].kind else { return nil }
-        return (entity, predicate)
     }
 }

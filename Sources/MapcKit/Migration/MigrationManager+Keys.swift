@@ -3,47 +3,7 @@ internal import GRDB
 
 /// Which objects are looked up, the key rules that spare association rows, and keys and identities.
 extension MigrationManager {
-    // MARK: Which objects are looked up
-
-    /// The mappings named by `$manager` lookups in the model's expressions; nil when lookups may
-    /// reach any mapping: a custom policy (its code may ask anything), a lookup by source
-    /// relationship or by destination object, a mapping name that is not a literal, or a `copy`
-    /// mapping (it carries relationships over through whichever mapping migrated the targets).
-    static func lookedUpMappings(in mapping: MappingModel) -> Set<Int>? {
-        var named: Set<Int> = []
-        let index = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        for entityMapping in mapping.entityMappings {
-            if entityMapping.policy != nil || entityMapping.type == .copy { return nil }
-            let expressions = (entityMapping.attributes + entityMapping.relationships).map(\.expression.expression)
-                + [entityMapping.filter?.expression, entityMapping.sourceExpression?.expression].compactMap { $0 }
-            var pending = expressions
-            while let expression = pending.popLast() {
-                pending += expression.children
-                guard case .method(let receiver, let selector, _, let arguments) = expression.kind, receiver.kind == .variable("manager") else { continue }
-                switch selector {
-                case MethodSelector.destinationInstancesForEntityMapping.rawValue:
-                    guard case .literal(.string(let name))? = arguments.first?.kind, let position = index[name] else { return nil }
-                    named.insert(position)
-                case MethodSelector.fetchRequestForSourceEntity.rawValue:
-                    // The predicate is evaluated with `$manager` bound too: its lookups count.
-                    guard let predicate = fetchPredicate(arguments) else { return nil }
-                    pending.append(predicate)
-                default:
-                    return nil
-                }
-            }
-        }
-        return named
-    }
-
-    /// The predicate of a `fetchRequestForSourceEntityNamed:predicateString:` call's arguments,
-    /// parsed: the fetch evaluates it per object with the mapping's variables (`$manager`,
-    /// `$source`) bound, so what it looks up counts as the mapping's. Nil when the string is not
-    /// a literal or does not parse; the analyses then assume the worst.
-    static func fetchPredicate(_ arguments: [Expr]) -> Expr? {
-        guard arguments.count == 2, case .literal(.string(let text)) = arguments[1].kind, case .success(let predicate) = ExpressionParser.parse(text) else { return nil }
-        return predicate
-    }
+    // MARK: Counting source objects
 
     /// Whether an entity of the source has its table to itself. Every row of the source is of an
     /// entity the schema has (`Store.checkEveryRowIsRecognised`, before any step), so such a table's
@@ -64,8 +24,7 @@ extension MigrationManager {
     /// Whether a mapping's objects must record their associations: someone may look them up, or
     /// its relationships are set in phase 2 (which finds each object's source that way).
     func recordsAssociations(_ index: Int, relationshipsDone: Bool) -> Bool {
-        if let looked = lookedUpMappings, !looked.contains(index), relationshipsDone || mapping.entityMappings[index].relationships.isEmpty { return false }
-        return true
+        analysis.recordsAssociations(index, relationships: mapping.entityMappings[index].relationships, relationshipsDone: relationshipsDone)
     }
 
     // MARK: Key rules
@@ -98,16 +57,6 @@ extension MigrationManager {
         }
     }
 
-    /// Whether a mapping creates exactly one destination object of its destination entity per
-    /// source object it reads, all from one source table: no custom policy, and its sources are its
-    /// source entity or Xcode's standard fetch of a hierarchy.
-    func followsKeyRule(_ index: Int) -> Bool {
-        let entityMapping = mapping.entityMappings[index]
-        guard entityMapping.policy == nil, entityMapping.type == .transform || entityMapping.type == .copy,
-              entityMapping.destination != nil, entityMapping.source != nil else { return false }
-        return entityMapping.sourceExpression.map { CreationPhase.standardFetch($0.expression) != nil } ?? true
-    }
-
     /// Fixes a declarative mapping's key rule as it starts. When the step keeps keys (an inferred
     /// step, as Core Data's lightweight migration keeps `Z_PK`) the source's keys are kept where
     /// they are free, and otherwise moved to a range of their own. Otherwise (a mapping model's
@@ -117,11 +66,11 @@ extension MigrationManager {
     /// other mappings, for a source with no objects, and where keys would not fit in 64 bits: their
     /// objects record associations.
     func startKeyRule(_ index: Int) throws -> KeyRule? {
-        guard followsKeyRule(index) else { return nil }
+        guard analysis.followsKeyRule[index] else { return nil }
         let entityMapping = mapping.entityMappings[index]
         let read: String
         var entities: [String]
-        if let fetch = entityMapping.sourceExpression.flatMap({ CreationPhase.standardFetch($0.expression) }) {
+        if let fetch = entityMapping.sourceExpression.flatMap({ MigrationAnalysis.standardFetch($0.expression) }) {
             guard let root = sourceStore.schema.entity(named: fetch.entity) else { return nil }
             read = fetch.entity
             entities = sourceStore.schema.hierarchy(under: root).filter { !$0.isAbstract }.map(\.name)

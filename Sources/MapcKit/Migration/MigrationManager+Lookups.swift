@@ -83,7 +83,7 @@ extension MigrationManager {
     func relatedObjects(_ propertyMapping: PropertyMapping, _ relationship: Relationship, for source: SourceObject, destination: ObjectRef,
                         mapping entityMapping: EntityMapping) throws -> [ObjectRef] {
         // The usual form, `destinationInstances("Name", $source)`: the lookup the evaluator would make.
-        if let name = Self.lookupOfTheSource(propertyMapping.expression.expression),
+        if let name = MigrationAnalysis.lookupOfTheSource(propertyMapping.expression.expression),
            let found = try? destinationInstances(forEntityMappingNamed: name, sourceInstances: [source.ref]) {
             return found
         }

@@ -135,7 +135,7 @@ extension MigrationManager {
         let entityMapping = mapping.entityMappings[index]
         let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
             let expression = entityMapping.attributeMapping(named: attribute.name)?.expression
-            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { sourceAttribute(read: $0.expression, in: entityMapping) },
+            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { MigrationAnalysis.sourceAttribute(read: $0.expression, in: entityMapping, sourceSchema: sourceStore.schema) },
                                  copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
         }
         let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
@@ -144,17 +144,6 @@ extension MigrationManager {
         attributePlans[key] = plan
         lastAttributePlan = (index, entityName, plan)
         return plan
-    }
-
-    /// The key of an expression `$source.key` (one key after the source variable) when it names a
-    /// stored attribute of the mapping's source entity (so of its sub-entities too), else nil: only
-    /// such a value is in a source object as read, exactly as the evaluator would find it.
-    func sourceAttribute(read expression: Expr, in entityMapping: EntityMapping) -> String? {
-        guard case .keyPath(let root, let components) = expression.kind, root.kind == .variable("source") || root.kind == .evaluatedObject,
-              components.count == 1, case .key(let key, _) = components[0],
-              let sourceName = entityMapping.source, let entity = sourceStore.schema.entity(named: sourceName),
-              case .attribute(let attribute)? = sourceStore.schema.property(named: key, in: entity), !attribute.isTransient else { return nil }
-        return key
     }
 
     /// Writes a destination object and records that `mapping` created it from `source`.

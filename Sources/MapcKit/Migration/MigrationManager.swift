@@ -27,11 +27,8 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     let step: StepMigration
     let sourceGraph: StoreObjectGraph
-    /// Entity mapping positions by name, and each mapping's identity suffix: fixed for a run.
-    let indexByName: [String: Int]
-    /// The entity mappings' names by position.
-    let mappingNames: [String]
-    let identitySuffixes: [String]
+    /// What the run knows of the mapping before reading any object.
+    let analysis: MigrationAnalysis
     let policies: [EntityMigrationPolicy]
     let evaluators: [Evaluator]
     let startDate = Date()
@@ -58,23 +55,6 @@ public final class MigrationManager: MigrationManagerFunctions {
     var currentRelation: (destination: StoredKey, source: SourceObject)?
     /// The key rules of the declarative mappings that have started, by mapping position.
     var keyRules: [Int: KeyRule] = [:]
-    /// The mappings whose objects anything may look up by source object (`$manager` calls naming
-    /// them, policies, copied relationships); nil when that may be any. Objects of a mapping
-    /// nobody looks up, created by SQL with its relationships, record no associations.
-    lazy var lookedUpMappings: Set<Int>? = Self.lookedUpMappings(in: mapping)
-    /// Per mapping position, the source properties phase 1 and phase 2 read (nil: all of them).
-    /// Phase 1 reads those of the relationships it writes with the rows too.
-    lazy var creationProperties: [Set<String>?] = mapping.entityMappings.indices.map { index in
-        let entityMapping = mapping.entityMappings[index]
-        guard relationshipsAtCreation[index] else { return SourceProjection.creation(entityMapping) }
-        guard let attributes = SourceProjection.creation(entityMapping), let relationships = SourceProjection.relationships(entityMapping) else { return nil }
-        return attributes.union(relationships)
-    }
-    lazy var relationshipProperties: [Set<String>?] = mapping.entityMappings.map(SourceProjection.relationships)
-    /// Per mapping position, its filter when it is a nil test of a source attribute.
-    lazy var nilTests: [NilTest?] = mapping.entityMappings.map { entityMapping in entityMapping.filter.flatMap { nilTest($0.expression, in: entityMapping) } }
-    /// Per mapping position, whether the interpreter writes the mapping's relationships with its rows.
-    lazy var relationshipsAtCreation: [Bool] = mapping.entityMappings.indices.map(writesRelationshipsAtCreation)
     /// The relationships being written with the rows, by mapping position, once the mapping starts.
     var creationLinks: [Int: CreationLinks] = [:]
     /// Per destination table, the key ranges of compiled creations that recorded no associations,
@@ -164,17 +144,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         destinationSchema = step.destination.schema
         mapping = step.mapping
         sourceGraph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
-        mappingNames = mapping.entityMappings.map(\.name)
-        // Lookups, associations and messages name mappings: two of one name would be mixed up
-        // (the loader refuses them; a model made in code may not have been loaded).
-        if let repeated = Dictionary(grouping: mappingNames, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
-            throw MigrationError.setup("two entity mappings are named '\(repeated)'; give each mapping of the model a name of its own")
-        }
-        indexByName = Dictionary(mapping.entityMappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        identitySuffixes = mapping.entityMappings.enumerated().map { index, entityMapping in
-            let first = step.mapping.entityMappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
-            return first == index ? "" : ".\(entityMapping.name)"
-        }
+        analysis = try MigrationAnalysis(mapping: step.mapping, source: step.source, destination: step.destination)
         var policies: [EntityMigrationPolicy] = []
         var evaluators: [Evaluator] = []
         for entityMapping in mapping.entityMappings {
@@ -374,25 +344,20 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     func mappingIndex(_ entityMapping: EntityMapping) -> Int {
         // Mostly the mapping being worked on: found without hashing its name (names are unique).
-        if currentMapping < mappingNames.count, mappingNames[currentMapping] == entityMapping.name {
+        if currentMapping < analysis.mappingNames.count, analysis.mappingNames[currentMapping] == entityMapping.name {
             return currentMapping
         }
-        return indexByName[entityMapping.name] ?? currentMapping
+        return analysis.indexByName[entityMapping.name] ?? currentMapping
     }
 
     /// The position of the entity mapping named in a `$manager` call, or an error suggesting the closest name.
     func index(ofMappingNamed name: String) throws -> Int {
-        guard let index = indexByName[name] else {
-            throw MapcError.notFound("no entity mapping named '\(name)'" + (Suggestions.didYouMean(name, in: mapping.entityMappings.map(\.name)).map { "; \($0)" } ?? ""))
-        }
-        return index
+        try analysis.index(ofMappingNamed: name)
     }
 
-    /// The suffix the identity rule adds to a source id for a mapping: none for the first mapping
-    /// reading its source entity, `.MappingName` for later ones, so ids stay unique and predictable
-    /// in formats that keep identities.
+    /// The suffix the identity rule adds to a source id for a mapping (`MigrationAnalysis.identitySuffixes`).
     func identitySuffix(_ index: Int) -> String {
-        identitySuffixes[index]
+        analysis.identitySuffixes[index]
     }
 
     /// A source object as policies see it.

@@ -71,7 +71,7 @@ struct RelationshipPhase {
             var keysByEntity: [String: [Int64]] = [:]
             for association in associations { keysByEntity[association.source.entity, default: []].append(association.source.key) }
             for (entity, keys) in keysByEntity {
-                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: manager.relationshipProperties[index]) {
+                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: manager.analysis.relationshipProperties[index]) {
                     sources[StoredKey(entity: entity, key: key)] = data
                 }
             }
@@ -117,7 +117,7 @@ extension RelationshipPhase {
             }
             var sources: [Int64: ObjectData] = [:]
             for entity in rule.sourceEntities {
-                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, properties: manager.relationshipProperties[index])) { first, _ in first }
+                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, properties: manager.analysis.relationshipProperties[index])) { first, _ in first }
             }
             manager.sourceGraph.remember(batch: Array(sources.values))
             for (destination, sourceKey) in destinations {

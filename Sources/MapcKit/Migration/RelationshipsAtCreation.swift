@@ -9,8 +9,8 @@ import Foundation
 /// out as each object is created and written into its row's foreign keys: the store ends up the
 /// same, without an `UPDATE` per object in phase 2, without the associations phase 2 walks to find
 /// each object's source, and without reading each source object a second time. The compiled path
-/// does the same in its `INSERT … SELECT`; both ask `setsRelationshipsAtCreation`.
-extension MigrationManager {
+/// does the same in its `INSERT … SELECT`; both ask `MigrationAnalysis.setsRelationshipsAtCreation`.
+extension MigrationAnalysis {
     /// Whether a mapping's relationship mappings may all be set as its objects are created, as
     /// far as the store and the other mappings go:
     /// - the mapping is declarative (no policy) and transforms (a `copy` also carries the
@@ -24,9 +24,10 @@ extension MigrationManager {
     ///
     /// The expressions must also give the same value in phase 1: `evaluatesAtCreation` for the
     /// interpreter; the compiled path compiles only lookups of earlier mappings.
-    func setsRelationshipsAtCreation(_ index: Int) -> Bool {
+    static func setsRelationshipsAtCreation(_ index: Int, in mapping: MappingModel, destination destinationStore: Store) -> Bool {
         let entityMapping = mapping.entityMappings[index]
-        guard followsKeyRule(index), entityMapping.type == .transform, !entityMapping.relationships.isEmpty,
+        let destinationSchema = destinationStore.schema
+        guard followsKeyRule(entityMapping), entityMapping.type == .transform, !entityMapping.relationships.isEmpty,
               let destinationName = entityMapping.destination, let entity = destinationSchema.entity(named: destinationName),
               let storage = destinationStore.layout.entities[destinationName] else { return false }
         let others = mapping.entityMappings.indices.filter { $0 != index }.map { mapping.entityMappings[$0] }
@@ -92,17 +93,14 @@ extension MigrationManager {
         return true
     }
 
-    /// Whether the interpreter writes a mapping's relationships with its objects' rows.
-    func writesRelationshipsAtCreation(_ index: Int) -> Bool {
-        setsRelationshipsAtCreation(index)
-            && mapping.entityMappings[index].relationships.allSatisfy { Self.evaluatesAtCreation($0.expression.expression, mappingIndex: index, in: mapping) }
-    }
+}
 
+extension MigrationManager {
     /// Prepares the relationships of a mapping the interpreter is about to create objects for,
     /// when they may be written with its rows: phase 2 then has nothing left to do for it.
     func startRelationshipsAtCreation(_ index: Int) throws {
         let entityMapping = mapping.entityMappings[index]
-        guard relationshipsAtCreation[index], let entity = entityMapping.destination, let steps = relationshipSteps(entityMapping, entity) else { return }
+        guard analysis.relationshipsAtCreation[index], let entity = entityMapping.destination, let steps = relationshipSteps(entityMapping, entity) else { return }
         var links: [(mapping: PropertyMapping, setting: RelationshipSetting)] = []
         for case (let relationship, let propertyMapping?) in steps {
             guard let setting = try relationshipSetting(relationship.name, of: entity) else { return }

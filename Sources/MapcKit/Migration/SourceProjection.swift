@@ -18,7 +18,7 @@ enum SourceProjection {
         guard entityMapping.policy == nil, entityMapping.type != .copy else { return nil }
         var expressions = entityMapping.attributes.map(\.expression.expression) + [entityMapping.filter?.expression].compactMap { $0 }
         if let sourceExpression = entityMapping.sourceExpression {
-            guard let (_, predicate) = CreationPhase.standardFetch(sourceExpression.expression), case .success(let parsed) = ExpressionParser.parse(predicate) else { return nil }
+            guard let (_, predicate) = MigrationAnalysis.standardFetch(sourceExpression.expression), case .success(let parsed) = ExpressionParser.parse(predicate) else { return nil }
             expressions.append(parsed)
         }
         return propertiesRead(by: expressions)
