@@ -201,7 +201,7 @@ struct CompiledMappings {
         var associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
         var autoKeyed: (sql: String, arguments: [DatabaseValue])?
         if rule == nil {
-            let sql = "INSERT INTO \(MigrationManager.associations) (mapping, destination, source, source_entity, entity, id) SELECT ?, \(number), \(key), ?, ?, \(identity ?? "NULL") \(from)"
+            let sql = AssociationIndex.recordingAll(destination: number, source: key, identity: identity, from: from)
             associate = (sql, [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments, 1)
             let autoSQL = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.dropFirst().map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.dropFirst().joined(separator: ", ")) \(from) ORDER BY \(key)"
             autoKeyed = (autoSQL, Array(arguments.dropFirst()) + conditionArguments)
@@ -292,9 +292,8 @@ struct CompiledMappings {
             guard let targetRule = keyRule(target) else {
                 // The target recorded associations: look the object up there.
                 let allowed = destination.schema.hierarchy(under: relationshipDestination).map(\.name)
-                let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
                 guard let targetSource = mapping.entityMappings[target].source else { return nil }
-                let value = "(SELECT a.destination FROM \(MigrationManager.associations) AS a WHERE a.mapping = ? AND a.source = \(relatedKey) AND a.source_entity = ? AND a.entity IN (\(placeholders)) LIMIT 1)"
+                let value = AssociationIndex.lookup(sourceKey: relatedKey, entityCount: allowed.count)
                 result.append(RelationshipValue(column: column, value: value, arguments: [target.databaseValue, targetSource.databaseValue] + allowed.map(\.databaseValue), target: target))
                 continue
             }
@@ -334,7 +333,7 @@ struct CompiledMappings {
                 // Each of the mapping's objects is found through its association.
                 let sql = """
                 UPDATE main.\(destinationStorage.table.quotedDatabaseIdentifier) AS d SET \(value.column.quotedDatabaseIdentifier) = \(value.value) \
-                FROM \(sourceTable(sourceStorage.table)) AS s JOIN \(MigrationManager.associations) AS own ON own.mapping = ? AND own.source = s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier) AND own.source_entity = ? \
+                FROM \(sourceTable(sourceStorage.table)) AS s \(AssociationIndex.joinOwn(sourceKey: "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)")) \
                 WHERE s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? AND d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier) = own.destination
                 """
                 return Update(sql: sql, arguments: value.arguments + [index.databaseValue, sourceName.databaseValue, sourceStorage.discriminator])

@@ -184,12 +184,7 @@ extension MigrationManager {
             guard let found = try destinationObject(inTable: rule.table, key: key) else { return [] }
             return [found]
         }
-        let sourceKey = source.key
-        let rows = try Row.fetchAll(try writer.statement("SELECT entity, destination, id FROM \(Self.associations) WHERE mapping = ? AND source = ? AND source_entity = ? ORDER BY rowid", scratch: true),
-                                    arguments: [mappingIndex, sourceKey, source.entity])
-        return try rows.map { row in
-            destinationRef(entity: try row.stored(0, "an entity name"), key: try row.stored(1, "a row key"), stored: try row.storedIfPresent(2, "an object id"))
-        }
+        return try associations.destinations(of: mappingIndex, source: source).map { destinationRef(entity: $0.object.entity, key: $0.object.key, stored: $0.id) }
     }
 
     /// The destination object stored under a key in a table, if any.
@@ -241,9 +236,7 @@ extension MigrationManager {
                   let (index, _) = rules.first(where: { $0.rule.sourceEntities.contains(data.entity) }) else { return nil }
             return (index, StoredKey(entity: data.entity, key: key))
         }
-        guard let row = try Row.fetchOne(try writer.statement("SELECT mapping, source_entity, source FROM \(Self.associations) WHERE destination = ? AND entity = ? LIMIT 1", scratch: true),
-                                         arguments: [destination.key, destination.entity]) else { return nil }
-        return (try row.stored(0, "a mapping number"), StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key")))
+        return try associations.origin(of: destination)
     }
 
     /// The destination key of a reference to a destination object.

@@ -308,8 +308,7 @@ extension MigrationManager {
         if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
             irregularAssociations.insert(mappingIndex(entityMapping))
         }
-        try writer.writeStatement("INSERT INTO \(Self.associations) (mapping, source, source_entity, destination, entity, id) VALUES (?, ?, ?, ?, ?, ?)", scratch: true)
-            .execute([mappingIndex(entityMapping).databaseValue, sourceKey.databaseValue, source.entity.databaseValue, key.databaseValue,
-                      destination.entity.databaseValue, stored.databaseValue])
+        try associations.record(mapping: mappingIndex(entityMapping), source: StoredKey(entity: source.entity, key: sourceKey),
+                                destination: StoredKey(entity: destination.entity, key: key), id: stored)
     }
 }

@@ -79,62 +79,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     var irregularAssociations: Set<Int> = []
 
     static let sourceSchemaName = "mapc_source"
-    static let associations = "mapc_scratch.assoc"
-    /// The associations table and its indexes: by source (`$manager` lookups) and by destination
-    /// (which mapping made an object).
-    static let associationsSchema = [
-        """
-        CREATE TABLE \(associations) (mapping INTEGER NOT NULL, source INTEGER NOT NULL, source_entity TEXT NOT NULL, \
-        destination INTEGER NOT NULL, entity TEXT NOT NULL, id TEXT)
-        """,
-        "CREATE INDEX mapc_scratch.assoc_source ON assoc (mapping, source)",
-        "CREATE INDEX mapc_scratch.assoc_destination ON assoc (destination, entity)",
-    ]
-    /// The number of associations a mapping recorded (from the index by mapping).
-    func associationCount(of index: Int) throws -> Int {
-        try Int.fetchOne(try writer.statement("SELECT count(*) FROM \(Self.associations) WHERE mapping = ?", scratch: true), arguments: [index]) ?? 0
-    }
-
-    /// Where a mapping's associations lie: the row before its first, and its last.
-    static let associationsRange = "SELECT min(rowid) - 1, max(rowid) FROM \(associations) WHERE mapping = ?"
-    /// A batch of a mapping's associations in the order they were recorded, after a row and up to
-    /// its last: a range of rows read in order. A mapping's rows are recorded together, so the range
-    /// holds few others. Left to itself SQLite would take the `(mapping, source)` index and read and
-    /// sort every row of the mapping for each batch, which made the relate phase quadratic in the
-    /// objects a policy made.
-    static let associationsBatch = "SELECT rowid, source_entity, source, entity, destination, id FROM \(associations) NOT INDEXED WHERE rowid > ? AND rowid <= ? AND mapping = ? ORDER BY rowid LIMIT ?"
-    /// One recorded association: its row, the source object, and the destination object with its
-    /// stored identity (nil in formats that keep none).
-    struct Association {
-        var row: Int64
-        var source: StoredKey
-        var destination: StoredKey
-        var id: String?
-    }
-
-    /// Calls `body` with a mapping's associations in the order they were recorded, `size` at a
-    /// time, after the row `after` when given: those recorded when the call starts, not the ones
-    /// `body` may record. `body` returns whether to go on.
-    static func forEachAssociationBatch(of mapping: Int, size: Int, after: Int64? = nil, in db: Database, _ body: ([Association]) throws -> Bool) throws {
-        guard let range = try Row.fetchOne(db.cachedStatement(sql: associationsRange), arguments: [mapping]),
-              let first: Int64 = try range.storedIfPresent(0, "a row number"), let end: Int64 = try range.storedIfPresent(1, "a row number") else { return }
-        var last = max(first, after ?? first)
-        let statement = try db.cachedStatement(sql: associationsBatch)
-        let columns = StatementColumns(statement)
-        while true {
-            var batch: [Association] = []
-            batch.reserveCapacity(size)
-            let rows = try Row.fetchCursor(statement, arguments: [last, end, mapping, size])
-            while try rows.next() != nil {
-                batch.append(Association(row: try columns.integer(0, "a row number"),
-                                         source: StoredKey(entity: try columns.text(1, "an entity name"), key: try columns.integer(2, "a row key")),
-                                         destination: StoredKey(entity: try columns.text(3, "an entity name"), key: try columns.integer(4, "a row key")),
-                                         id: try columns.textIfPresent(5, "an object id")))
-            }
-            guard let final = batch.last else { return }
-            last = final.row
-            guard try body(batch) else { return }
-        }
+    /// The run's associations; only during `run()`.
+    var associations: AssociationIndex {
+        get throws { AssociationIndex(writer: try writer) }
     }
 
     init(step: StepMigration) throws {
@@ -226,9 +173,8 @@ public final class MigrationManager: MigrationManagerFunctions {
             return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
         }
         defer { connection = nil; rowWriter = nil }
-        try db.execute(sql: "ATTACH DATABASE '' AS mapc_scratch")
-        defer { try? db.execute(sql: "DETACH DATABASE mapc_scratch") }
-        for statement in Self.associationsSchema { try db.execute(sql: statement) }
+        try AssociationIndex.attach(to: db)
+        defer { try? AssociationIndex.detach(from: db) }
         if step.allowsSQL, let path = sourceStore.path {
             try db.execute(sql: "ATTACH DATABASE ? AS \(Self.sourceSchemaName)", arguments: [path])
             sourceAttached = true

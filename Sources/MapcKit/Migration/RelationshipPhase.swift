@@ -17,7 +17,7 @@ struct RelationshipPhase {
                 continue
             }
             // The objects phase 2 visits: one per source object of a key rule, else one per association.
-            let created = try manager.keyRules[index] == nil ? manager.associationCount(of: index) : manager.created[index]
+            let created = try manager.keyRules[index] == nil ? manager.associations.count(of: index) : manager.created[index]
             var done = 0
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
                 manager.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), manager.sourceObject(data))
@@ -65,7 +65,7 @@ struct RelationshipPhase {
     private func relateAssociations(_ manager: MigrationManager, _ index: Int, after: Int64? = nil, batchSize: Int? = nil, limit: Int = .max,
                                     _ relate: (DestinationObject, ObjectData) throws -> Void) throws -> Int64? {
         var last: Int64?, count = 0
-        try MigrationManager.forEachAssociationBatch(of: index, size: batchSize ?? manager.step.batchSize, after: after, in: manager.writer.db) { associations in
+        try manager.associations.forEachBatch(of: index, size: batchSize ?? manager.step.batchSize, after: after) { associations in
             // The batch's source objects, a few queries per entity.
             var sources: [StoredKey: ObjectData] = [:]
             var keysByEntity: [String: [Int64]] = [:]
