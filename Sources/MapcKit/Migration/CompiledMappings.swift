@@ -82,7 +82,7 @@ struct CompiledMappings {
                 second[associate.keyBase] = base.databaseValue
                 try db.execute(sql: associate.sql, arguments: StatementArguments(second))
             } else if count > 0 {
-                manager.unrecordedBlocks.append((table, (base + 1)...(base + Int64(count)), index))
+                manager.ledger.noteUnrecorded((base + 1)...(base + Int64(count)), in: table, by: index)
             }
             writer.rowsInserted(into: table)
         }
@@ -100,7 +100,7 @@ struct CompiledMappings {
 
     /// A mapping's key rule, when it follows one: its objects are exactly one per source object
     /// read, under keys SQL can compute (`source key + offset`).
-    private func keyRule(_ index: Int) -> MigrationManager.KeyRule? {
+    private func keyRule(_ index: Int) -> KeyRule? {
         manager.keyRules[index]
     }
 
@@ -328,7 +328,7 @@ struct CompiledMappings {
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         guard let rule = keyRule(index) else {
             // Associations that are not one per object of the mapping's entities are related one by one.
-            if manager.irregularAssociations.contains(index) { return nil }
+            if manager.ledger.irregularAssociations.contains(index) { return nil }
             return values.map { value in
                 // Each of the mapping's objects is found through its association.
                 let sql = """

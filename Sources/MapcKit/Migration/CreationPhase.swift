@@ -25,13 +25,13 @@ struct CreationPhase {
                     try manager.writer.rowsInserted(into: compiled.table)
                 }
                 if createdBySQL {
-                    manager.created[index] += compiled.count
-                    manager.compiledWork.append(entityMapping.name)
+                    manager.ledger.created[index] += compiled.count
+                    manager.ledger.compiledWork.append(entityMapping.name)
                     if compiled.includesRelationships {
-                        manager.relationshipsDone.insert(index)
-                        manager.compiledWork.append("\(entityMapping.name).relationships")
+                        manager.ledger.relationshipsDone.insert(index)
+                        manager.ledger.compiledWork.append("\(entityMapping.name).relationships")
                     }
-                    manager.report(.create, entityMapping.name, total ?? manager.created[index], total, finished: true)
+                    manager.report(.create, entityMapping.name, total ?? manager.ledger.created[index], total, finished: true)
                 }
             }
             if !createdBySQL, entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
@@ -54,7 +54,7 @@ struct CreationPhase {
                 manager.sourceGraph.remember(batch: [])
                 manager.report(.create, entityMapping.name, done, total, finished: true)
             }
-            manager.creationFinished.insert(index)
+            manager.ledger.creationFinished.insert(index)
             try manager.hook(entityMapping) { try manager.policies[index].endInstanceCreation(entityMapping, manager: manager) }
         }
     }

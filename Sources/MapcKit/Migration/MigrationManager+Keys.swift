@@ -29,42 +29,11 @@ extension MigrationManager {
 
     // MARK: Key rules
 
-    /// How a declarative mapping's destination keys follow from its source keys: `destination =
-    /// source + offset`, every key of `range` in `table` set aside for the mapping. Mappings that
-    /// read different entities of one source table into one destination table share an offset of
-    /// 0 and one range: they keep the source's keys (as Core Data's lightweight migration keeps
-    /// `Z_PK`), and a destination key still has one source object, whose entity tells the mapping.
-    struct KeyRule {
-        /// The source table the mapping reads.
-        var sourceTable: String
-        /// The entities of the source table it reads, and their discriminators.
-        var sourceEntities: [String]
-        var sourceDiscriminators: [DatabaseValue]
-        /// The destination table its objects go to.
-        var table: String
-        var offset: Int64
-        /// The destination keys set aside for it.
-        var range: ClosedRange<Int64>
-        /// The destination entity of its objects.
-        var entity: String
-        /// Whether every object of its source entities has an object of the mapping (no filter,
-        /// no fetch): then `source key + offset` is an object's key without looking.
-        var isComplete: Bool
-
-        func destinationKey(ofSource key: Int64) -> Int64? {
-            let (sum, overflow) = key.addingReportingOverflow(offset)
-            return overflow || !range.contains(sum) ? nil : sum
-        }
-    }
-
-    /// Fixes a declarative mapping's key rule as it starts. When the step keeps keys (an inferred
-    /// step, as Core Data's lightweight migration keeps `Z_PK`) the source's keys are kept where
-    /// they are free, and otherwise moved to a range of their own. Otherwise (a mapping model's
-    /// step) keys are numbered from the table's first free key in creation order, as Core Data's
-    /// migration manager numbers new objects, and a rule exists only where that numbering is
-    /// arithmetic: the mapping reads every row of a source table whose keys have no gaps. Nil for
-    /// other mappings, for a source with no objects, and where keys would not fit in 64 bits: their
-    /// objects record associations.
+    /// Fixes a declarative mapping's key rule as it starts (`KeyRules.decide`), from what the
+    /// source holds: its keys' bounds and, when keys are numbered, its counts. Nil for other
+    /// mappings, for a source with no objects, and where no rule holds: their objects record
+    /// associations. A mapping model's step numbers a filtered or fetched mapping's objects
+    /// through associations.
     func startKeyRule(_ index: Int) throws -> KeyRule? {
         guard analysis.followsKeyRule[index] else { return nil }
         let entityMapping = mapping.entityMappings[index]
@@ -81,7 +50,6 @@ extension MigrationManager {
         guard let destinationName = entityMapping.destination, let sourceStorage = sourceStore.layout.entities[read],
               let destinationStorage = destinationStore.layout.entities[destinationName] else { return nil }
         entities = entities.filter { sourceStore.layout.entities[$0]?.table == sourceStorage.table }
-        // A mapping model's step numbers a filtered or fetched mapping's objects through associations.
         if !step.keepsKeys, entityMapping.filter != nil || entityMapping.sourceExpression != nil { return nil }
         let bounds = try sourceStore.reading { db in
             // Each in a query of its own: SQLite reads a lone min() or max() of the key from one end
@@ -89,54 +57,12 @@ extension MigrationManager {
             let key = sourceStorage.primaryKey.quotedDatabaseIdentifier, table = sourceStorage.table.quotedDatabaseIdentifier
             return try Row.fetchOne(db, sql: "SELECT (SELECT min(\(key)) FROM \(table)), (SELECT max(\(key)) FROM \(table))")
         }
-        guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key") else { return nil }
-        let discriminators = entities.compactMap { sourceStore.layout.entities[$0]?.discriminator }
-        let isComplete = entityMapping.filter == nil && entityMapping.sourceExpression == nil
-        let first = try writer.reserveKeys(0, for: destinationStorage)
+        guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key"), low <= high else { return nil }
+        let source = KeyRules.Source(table: sourceStorage.table, entities: entities, discriminators: entities.compactMap { sourceStore.layout.entities[$0]?.discriminator },
+                                     keys: low...high, counts: { try self.sourceRowCounts(sourceStorage, reading: read) })
         let table = destinationStorage.table
-        let rule: KeyRule
-        if !step.keepsKeys {
-            // Numbered from the table's first free key in creation order, as Core Data's migration
-            // manager numbers new objects: a rule only when the mapping reads every row of a source
-            // table whose keys have no gaps (otherwise the objects record associations).
-            // Every row is the mapping's entity when the table holds no other; otherwise count them.
-            // A table's own count is SQLite's quick `count(*)` (from its smallest index); with a
-            // second column the query scans every row.
-            let counts: (total: Int64, read: Int64)?
-            if isAloneInItsTable(sourceStorage) {
-                let total = Int64(try sourceCount(ofExactEntity: read))
-                counts = (total, total)
-            } else {
-                let row = try sourceStore.reading { db in
-                    try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(sourceStorage.table.quotedDatabaseIdentifier)",
-                                     arguments: [sourceStorage.discriminator])
-                }
-                counts = try row.flatMap { row in
-                    guard let total: Int64 = try row.storedIfPresent(0, "a count"), let read: Int64 = try row.storedIfPresent(1, "a count") else { return nil }
-                    return (total, read)
-                }
-            }
-            guard let counts, counts.total == counts.read, high.subtractingReportingOverflow(low) == (counts.total - 1, false) else { return nil }
-            let (offset, o1) = first.subtractingReportingOverflow(low)
-            let (last, o2) = high.addingReportingOverflow(offset)
-            guard !o1, !o2 else { return nil }
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last, entity: destinationName, isComplete: isComplete)
-        } else if let shared = keptKeys[table], shared.sourceTable == sourceStorage.table, shared.entities.isDisjoint(with: entities) {
-            // Another entity of the same source table: its keys are free in the shared range.
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: shared.range, entity: destinationName, isComplete: isComplete)
-            keptKeys[table]?.entities.formUnion(entities)
-        } else if keptKeys[table] == nil, first <= low {
-            // The source's keys are all free here: keep them.
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: 0, range: low...high, entity: destinationName, isComplete: isComplete)
-            keptKeys[table] = (sourceStorage.table, Set(entities), low...high)
-        } else {
-            let (offset, o1) = first.subtractingReportingOverflow(low)
-            guard !o1 else { return nil }
-            let (last, o2) = high.addingReportingOverflow(offset)
-            guard !o2 else { return nil }
-            // A range of its own, above every key set aside or handed out in the table so far.
-            rule = KeyRule(sourceTable: sourceStorage.table, sourceEntities: entities, sourceDiscriminators: discriminators, table: table, offset: offset, range: first...last, entity: destinationName, isComplete: isComplete)
-        }
+        guard let rule = try keyRules.decide(source, into: table, entity: destinationName, firstFree: try writer.reserveKeys(0, for: destinationStorage),
+                                             keepsKeys: step.keepsKeys, isComplete: entityMapping.filter == nil && entityMapping.sourceExpression == nil) else { return nil }
         try writer.reserve(through: rule.range.upperBound, in: table)
         if step.keepsKeys, rule.offset == 0 {
             // Keys kept as they are keep their store's high-water mark too (Core Data's Z_MAX, above
@@ -146,14 +72,32 @@ extension MigrationManager {
             try writer.reserve(through: mark, in: table)
             try destinationStore.strategy.raiseKeyCounter(inTable: table, layout: destinationStore.layout, to: mark, writer.db)
         }
-        keyRules[index] = rule
+        keyRules.start(rule, for: index)
         return rule
+    }
+
+    /// The rows of a source table, and those of the entity `read`. A table's own count is SQLite's
+    /// quick `count(*)` (from its smallest index); with a second column the query scans every row,
+    /// so a table holding one entity is counted once.
+    func sourceRowCounts(_ storage: EntityStorage, reading read: String) throws -> (total: Int64, read: Int64)? {
+        if isAloneInItsTable(storage) {
+            let total = Int64(try sourceCount(ofExactEntity: read))
+            return (total, total)
+        }
+        let row = try sourceStore.reading { db in
+            try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(storage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(storage.table.quotedDatabaseIdentifier)",
+                             arguments: [storage.discriminator])
+        }
+        return try row.flatMap { row in
+            guard let total: Int64 = try row.storedIfPresent(0, "a count"), let read: Int64 = try row.storedIfPresent(1, "a count") else { return nil }
+            return (total, read)
+        }
     }
 
     /// The key rules whose ranges hold a destination key (several when they share one).
     func keyRules(holding destination: StoredKey) -> [(index: Int, rule: KeyRule)] {
         guard let table = destinationStore.layout.entities[destination.entity]?.table else { return [] }
-        return keyRules.filter { $0.value.table == table && $0.value.range.contains(destination.key) }.map { ($0.key, $0.value) }
+        return keyRules.holding(destination.key, inTable: table)
     }
 
     // MARK: Keys and identities
@@ -177,7 +121,7 @@ extension MigrationManager {
             // Once a complete rule's mapping has created its objects, every source object has
             // one, of the mapping's entity, with the identity `makeDestination` (and the compiled
             // SQL) gives it: nothing to look up.
-            if rule.isComplete, creationFinished.contains(mappingIndex), let sourceID {
+            if rule.isComplete, ledger.creationFinished.contains(mappingIndex), let sourceID {
                 let stored = destinationStore.layout.entities[rule.entity]?.idColumn == nil ? nil : sourceID + identitySuffix(mappingIndex)
                 return [destinationRef(entity: rule.entity, key: key, stored: stored)]
             }
@@ -223,7 +167,7 @@ extension MigrationManager {
     func mapping(of destination: StoredKey) throws -> Int? {
         if let (index, _) = try association(of: destination) { return index }
         guard let table = destinationStore.layout.entities[destination.entity]?.table else { return nil }
-        return unrecordedBlocks.first { $0.table == table && $0.range.contains(destination.key) }?.mapping
+        return ledger.unrecordedMapping(ofKey: destination.key, inTable: table)
     }
 
     /// The mapping and source object an association records for a destination object.

@@ -192,17 +192,17 @@ extension MigrationManager {
         }
         let inserted = try writeRow(entity: entity, id: id, values: values, key: key, links: links, mapping: entityMapping)
         if ruleKey == nil {
-            if recordsAssociations(index, relationshipsDone: relationshipsDone.contains(index)) {
+            if recordsAssociations(index, relationshipsDone: ledger.relationshipsDone.contains(index)) {
                 var object = DestinationObject(entity: entity, id: try storedID(entity: entity, key: inserted, id: id))
                 object.primaryKey = inserted
                 try associate(source: source.ref, destination: &object, mapping: entityMapping)
             } else if let table = destinationStore.layout.entities[entity]?.table {
                 // Nobody looks the object up and phase 2 has nothing to set: its key is enough to
                 // say which mapping made it.
-                noteUnrecorded(inserted, in: table, by: index)
+                ledger.noteUnrecorded(inserted...inserted, in: table, by: index)
             }
         }
-        created[index] += 1
+        ledger.created[index] += 1
         return inserted
     }
 
@@ -212,23 +212,13 @@ extension MigrationManager {
         destinationStore.strategy.objectID(entity: entity, key: key, stored: try writer.keepsIdentity(of: entity) ? id : nil)
     }
 
-    /// Records that a mapping made the object under `key` in `table` without recording its
-    /// association: consecutive keys extend the mapping's last block.
-    func noteUnrecorded(_ key: Int64, in table: String, by index: Int) {
-        if let last = unrecordedBlocks.last, last.table == table, last.mapping == index, last.range.upperBound == key - 1 {
-            unrecordedBlocks[unrecordedBlocks.count - 1].range = last.range.lowerBound...key
-        } else {
-            unrecordedBlocks.append((table, key...key, index))
-        }
-    }
-
     /// Writes a new destination object that no source object is migrated into, as a Core Data
     /// policy inserts a new object into the destination context (a `Continent` made once for
     /// many countries). It counts as created by the mapping; `setRelationship` links it.
     @discardableResult
     public func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         let inserted = try write(destination, mapping: entityMapping)
-        created[mappingIndex(entityMapping)] += 1
+        ledger.created[mappingIndex(entityMapping)] += 1
         return inserted
     }
 
@@ -296,7 +286,7 @@ extension MigrationManager {
     /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
     public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
         // The object may have a source already: several sources relate it several times.
-        irregularAssociations.insert(mappingIndex(entityMapping))
+        ledger.irregularAssociations.insert(mappingIndex(entityMapping))
         var copy = destination
         try associate(source: source, destination: &copy, mapping: entityMapping)
     }
@@ -306,7 +296,7 @@ extension MigrationManager {
         guard let sourceKey = try sourceKey(of: source) else { throw MigrationError.setup("\(source) is not in the source store") }
         let stored = try destinationStore.layout.storage(of: destination.entity).idColumn == nil ? nil : destination.id
         if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
-            irregularAssociations.insert(mappingIndex(entityMapping))
+            ledger.irregularAssociations.insert(mappingIndex(entityMapping))
         }
         try associations.record(mapping: mappingIndex(entityMapping), source: StoredKey(entity: source.entity, key: sourceKey),
                                 destination: StoredKey(entity: destination.entity, key: key), id: stored)

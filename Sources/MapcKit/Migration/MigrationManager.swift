@@ -38,31 +38,16 @@ public final class MigrationManager: MigrationManagerFunctions {
     var rowWriter: RowWriter?
     /// Whether the source store is attached to the destination connection as `mapc_source`.
     var sourceAttached = false
-    /// Objects created by each mapping.
-    var created: [Int]
-    /// What ran as SQL: mapping names, and "Name.relationships".
-    var compiledWork: [String] = []
-    /// Mappings whose relationships were set while their objects were created.
-    var relationshipsDone: Set<Int> = []
-    /// Mappings that have created all their objects (phase 1 is past them).
-    var creationFinished: Set<Int> = []
+    /// What the run has done so far: the summary's source.
+    var ledger: MigrationLedger
     /// The mapping being worked on.
     var currentMapping = 0
-    /// The objects of each entity that validation counted, and the connection's change count then
-    /// (validation checks again what a hook wrote after it): the summary's counts.
-    var validatedCounts: (objects: [String: Int], changes: Int)?
     /// The destination object being related in phase 2, with its source object.
     var currentRelation: (destination: StoredKey, source: SourceObject)?
-    /// The key rules of the declarative mappings that have started, by mapping position.
-    var keyRules: [Int: KeyRule] = [:]
+    /// The key rules of the declarative mappings that have started.
+    var keyRules = KeyRules()
     /// The relationships being written with the rows, by mapping position, once the mapping starts.
     var creationLinks: [Int: CreationLinks] = [:]
-    /// Per destination table, the key ranges of compiled creations that recorded no associations,
-    /// with their mappings: enough to say which mapping made an object.
-    var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []
-    /// Per destination table whose mappings keep their source keys: the source table, the
-    /// entities read so far and the range set aside.
-    var keptKeys: [String: (sourceTable: String, entities: Set<String>, range: ClosedRange<Int64>)] = [:]
     var attributePlans: [String: AttributePlan] = [:]
     /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
     var lastAttributePlan: (index: Int, entity: String, plan: AttributePlan)?
@@ -71,14 +56,9 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
     var storedAttributes: [String: (types: [String: AttributeType], defaults: [(String, Value)])] = [:]
 
-    /// Mappings whose associations are not one per object of the mapping's own entities: an
-    /// object of another entity, one made from a source of another entity, or one a policy
-    /// associated itself (`associate`, which may give an object a second source). SQL would relate
-    /// their objects differently from `createRelationships` once per association, so they are
-    /// related one by one.
-    var irregularAssociations: Set<Int> = []
-
+    /// The source store's name on the destination connection, where the compiled path reads it.
     static let sourceSchemaName = "mapc_source"
+
     /// The run's associations; only during `run()`.
     var associations: AssociationIndex {
         get throws { AssociationIndex(writer: try writer) }
@@ -107,7 +87,7 @@ public final class MigrationManager: MigrationManagerFunctions {
         }
         self.policies = policies
         self.evaluators = evaluators
-        created = Array(repeating: 0, count: mapping.entityMappings.count)
+        ledger = MigrationLedger(mappingCount: mapping.entityMappings.count)
         bound = Array(repeating: (nil, nil), count: mapping.entityMappings.count)
         guard mapping.destination.isEmpty || step.destination.schema.version == mapping.destination else {
             throw MigrationError.setup("the destination store is laid out for \(step.destination.schema.version), but the mapping goes to \(mapping.destination)")
@@ -151,19 +131,13 @@ public final class MigrationManager: MigrationManagerFunctions {
         } catch let error as DatabaseError where stoppedByCancellation(error) {
             throw MigrationError.cancelled
         }
-        var counts: [(String, Int)] = []
-        for entity in destinationSchema.entities {
-            counts.append((entity.name, try validatedCounts?.objects[entity.name] ?? destinationStore.count(of: entity.name, exactly: true)))
-        }
-        return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
-                                created: ObjectCounts(zip(mapping.entityMappings, created).map { ($0.name, $1) }), phaseSeconds: seconds, destinationCounts: ObjectCounts(counts),
-                                compiled: compiledWork)
+        return try ledger.summary(of: mapping, destination: destinationSchema, phaseSeconds: seconds) { try destinationStore.count(of: $0, exactly: true) }
     }
 
     /// The three phases on the destination connection, timing each.
     func run(on db: Database, seconds: inout [MigrationPhase: Double]) throws {
         connection = db
-        validatedCounts = nil
+        ledger.validatedCounts = nil
         // A refused row is named with the mapping that made it, wherever the writer finds out.
         rowWriter = RowWriter(store: destinationStore, db: db, buffersRows: true) { refused in
             let (property, message) = switch refused.reason {

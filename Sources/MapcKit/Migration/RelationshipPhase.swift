@@ -12,12 +12,12 @@ struct RelationshipPhase {
             try manager.checkCancellation()
             // The default policy has nothing to do for a mapping without relationship mappings.
             let customPolicy = type(of: manager.policies[index]) != EntityMigrationPolicy.self
-            guard !manager.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
+            guard !manager.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
                 try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
                 continue
             }
             // The objects phase 2 visits: one per source object of a key rule, else one per association.
-            let created = try manager.keyRules[index] == nil ? manager.associations.count(of: index) : manager.created[index]
+            let created = try manager.keyRules[index] == nil ? manager.associations.count(of: index) : manager.ledger.created[index]
             var done = 0
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
                 manager.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), manager.sourceObject(data))
@@ -42,7 +42,7 @@ struct RelationshipPhase {
                 }
                 if keepsDefault {
                     for statement in compiled { try statement.execute(manager) }
-                    manager.compiledWork.append("\(entityMapping.name).relationships")
+                    manager.ledger.compiledWork.append("\(entityMapping.name).relationships")
                     manager.currentRelation = nil
                     manager.report(.relate, entityMapping.name, created, created, finished: true)
                     try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
@@ -95,7 +95,7 @@ struct RelationshipPhase {
 extension RelationshipPhase {
     /// Relates a declarative mapping's objects: the destination rows in its key range, in batches,
     /// each with the source object its key rule names.
-    func relateByKeyRule(_ manager: MigrationManager, _ index: Int, _ rule: MigrationManager.KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
+    func relateByKeyRule(_ manager: MigrationManager, _ index: Int, _ rule: KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
         let destinationStore = manager.destinationStore
         guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == rule.table }) else { return }
         let key = storage.primaryKey.quotedDatabaseIdentifier
@@ -146,7 +146,7 @@ struct ValidationPhase {
             manager.report(.validate, nil, done, entities, finished: false)
         })
         if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
-        manager.validatedCounts = (findings.objectCounts, try manager.db.totalChangesCount)
+        manager.ledger.validatedCounts = (findings.objectCounts, try manager.db.totalChangesCount)
     }
 
     func run(_ manager: MigrationManager) throws {
@@ -167,7 +167,7 @@ struct ValidationPhase {
         // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
         // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
         // `manager.db` writes the rows the hooks inserted and the writer still holds.
-        if let checked = manager.validatedCounts, checked.changes != (try manager.db).totalChangesCount {
+        if let checked = manager.ledger.validatedCounts, checked.changes != (try manager.db).totalChangesCount {
             try destination.strategy.finishWriting(db, layout: destination.layout)
             try check(manager, entities: entities)
         }

@@ -108,7 +108,7 @@ extension MigrationManager {
         }
         let plan = try writer.insertPlan(entity, linking: links.map(\.setting.relationship.name))
         creationLinks[index] = CreationLinks(entity: entity, links: links, plan: plan)
-        relationshipsDone.insert(index)
+        ledger.relationshipsDone.insert(index)
     }
 
     /// The row plan and related keys of an object whose mapping writes its relationships with its

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What a migration run has done so far, mapping by mapping: the objects each mapping created,
+/// what ran as SQL, which mappings are past phase 1 or have their relationships set, which objects
+/// recorded no association, and what validation counted. The phases write it; the summary is made
+/// from it when the run ends.
+struct MigrationLedger {
+    /// Objects created by each mapping, by position.
+    var created: [Int]
+    /// What ran as SQL: mapping names, and "Name.relationships".
+    var compiledWork: [String] = []
+    /// Mappings whose relationships were set while their objects were created.
+    var relationshipsDone: Set<Int> = []
+    /// Mappings that have created all their objects (phase 1 is past them).
+    var creationFinished: Set<Int> = []
+    /// Mappings whose associations are not one per object of the mapping's own entities: an
+    /// object of another entity, one made from a source of another entity, or one a policy
+    /// associated itself (`associate`, which may give an object a second source). SQL would relate
+    /// their objects differently from `createRelationships` once per association, so they are
+    /// related one by one.
+    var irregularAssociations: Set<Int> = []
+    /// Per destination table, the key ranges of objects created without recording associations,
+    /// with their mappings: enough to say which mapping made an object.
+    private(set) var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []
+    /// The objects of each entity that validation counted, and the connection's change count then
+    /// (validation checks again what a hook wrote after it): the summary's counts.
+    var validatedCounts: (objects: [String: Int], changes: Int)?
+
+    /// An empty ledger for a model of `mappingCount` entity mappings.
+    init(mappingCount: Int) {
+        created = Array(repeating: 0, count: mappingCount)
+    }
+
+    /// Records that a mapping made the objects under `keys` in `table` without recording their
+    /// associations: consecutive keys extend the mapping's last block.
+    mutating func noteUnrecorded(_ keys: ClosedRange<Int64>, in table: String, by mapping: Int) {
+        if let last = unrecordedBlocks.last, last.table == table, last.mapping == mapping, last.range.upperBound == keys.lowerBound - 1 {
+            unrecordedBlocks[unrecordedBlocks.count - 1].range = last.range.lowerBound...keys.upperBound
+        } else {
+            unrecordedBlocks.append((table, keys, mapping))
+        }
+    }
+
+    /// The mapping that made the object under `key` in `table` without recording its association.
+    func unrecordedMapping(ofKey key: Int64, inTable table: String) -> Int? {
+        unrecordedBlocks.first { $0.table == table && $0.range.contains(key) }?.mapping
+    }
+
+    /// The run's summary: objects created per mapping, and per destination entity the count
+    /// validation made (or `count` gives, for an entity it did not count).
+    func summary(of mapping: MappingModel, destination: Schema, phaseSeconds: [MigrationPhase: Double],
+                 count: (String) throws -> Int) throws -> MigrationSummary {
+        var counts: [(String, Int)] = []
+        for entity in destination.entities {
+            counts.append((entity.name, try validatedCounts?.objects[entity.name] ?? count(entity.name)))
+        }
+        return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
+                                created: ObjectCounts(zip(mapping.entityMappings, created).map { ($0.name, $1) }), phaseSeconds: phaseSeconds,
+                                destinationCounts: ObjectCounts(counts), compiled: compiledWork)
+    }
+}
