@@ -61,7 +61,7 @@ struct CompiledMappings {
             // Numbered from the table's first free key, in source key order; the same numbering
             // records the associations.
             guard let storage = manager.destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return }
-            let writer = try manager.writer
+            let writer = manager.writer
             let base = try writer.reserveKeys(0, for: storage) - 1
             let highestKey = "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM main.\(table.quotedDatabaseIdentifier)"
             if let autoKeyed, try Int64.fetchOne(db, sql: highestKey) ?? 0 == base {

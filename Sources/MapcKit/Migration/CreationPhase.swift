@@ -22,7 +22,7 @@ struct CreationPhase {
                     // SQLite refused a row (a uniqueness constraint the layout keeps as an index):
                     // the statement is undone, and the interpreter creates the objects one by one,
                     // so the error names the object and the constraint it breaks.
-                    try manager.writer.rowsInserted(into: compiled.table)
+                    manager.writer.rowsInserted(into: compiled.table)
                 }
                 if createdBySQL {
                     manager.ledger.created[index] += compiled.count

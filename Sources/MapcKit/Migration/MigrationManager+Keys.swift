@@ -63,13 +63,13 @@ extension MigrationManager {
         let table = destinationStorage.table
         guard let rule = try keyRules.decide(source, into: table, entity: destinationName, firstFree: try writer.reserveKeys(0, for: destinationStorage),
                                              keepsKeys: step.keepsKeys, isComplete: entityMapping.filter == nil && entityMapping.sourceExpression == nil) else { return nil }
-        try writer.reserve(through: rule.range.upperBound, in: table)
+        writer.reserve(through: rule.range.upperBound, in: table)
         if step.keepsKeys, rule.offset == 0 {
             // Keys kept as they are keep their store's high-water mark too (Core Data's Z_MAX, above
             // the largest key when objects were deleted): a deleted object's key is never handed
             // out again under the store's UUID, where an old object URI would name a new object.
             let mark = try sourceStore.reading { try sourceStore.strategy.highestKey(inTable: sourceStorage.table, layout: sourceStore.layout, $0) }
-            try writer.reserve(through: mark, in: table)
+            writer.reserve(through: mark, in: table)
             try destinationStore.strategy.raiseKeyCounter(inTable: table, layout: destinationStore.layout, to: mark, writer.db)
         }
         keyRules.start(rule, for: index)

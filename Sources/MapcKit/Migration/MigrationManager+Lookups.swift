@@ -122,7 +122,7 @@ extension MigrationManager {
         }
         let relationship = setting.relationship, storage = setting.storage
         try checkCount(of: targets, setting, of: destination.ref, mapping: entityMapping)
-        let writer = try self.writer
+        let writer = self.writer
         if targets.isEmpty && !relationship.isToMany {
             try writer.unlink(name, of: storage, owner: owner)
             return

@@ -1,11 +1,13 @@
 import Foundation
 internal import GRDB
 
-/// The state of one migration run, and what custom policies and `$manager` expressions ask of it:
-/// the equivalent of `NSMigrationManager` during `migrateStore`. A `StepMigration` makes one per
-/// run; it holds the destination connection, the statements, the source-to-destination
-/// associations (in a scratch database, so memory stays flat) and the evaluators, and is dropped
-/// when the run ends. Evaluators refer to it weakly, so nothing keeps it alive.
+/// One migration run, and what custom policies and `$manager` expressions ask of it: the
+/// equivalent of `NSMigrationManager` during `migrateStore`. `StepMigration.run()` makes one on the
+/// destination connection once the setup is checked; it owns that connection, its row writer and
+/// the source-to-destination associations (`AssociationIndex`, in a scratch database, so memory
+/// stays flat) for exactly the run's lifetime, and is dropped when the run ends. Evaluators refer
+/// to it weakly, so nothing keeps it alive. What it knows before reading an object is a
+/// `MigrationAnalysis`; what it has done, a `MigrationLedger`; its keys follow `KeyRules`.
 ///
 /// Objects are identified by key. A declarative mapping (no custom policy: exactly one destination
 /// object per source object it reads, all from one source table) follows a **key rule**: the
@@ -33,11 +35,15 @@ public final class MigrationManager: MigrationManagerFunctions {
     let evaluators: [Evaluator]
     let startDate = Date()
 
-    // Per-run state, valid while `run()` executes.
-    var connection: Database?
-    var rowWriter: RowWriter?
-    /// Whether the source store is attached to the destination connection as `mapc_source`.
-    var sourceAttached = false
+    /// The destination connection, for exactly the run's lifetime (`db` writes held-back rows first).
+    let connection: Database
+    /// The destination's row writer, on that connection.
+    let writer: RowWriter
+    /// The run's associations, in a scratch database attached to that connection.
+    let associations: AssociationIndex
+    /// Whether the source store is attached to the destination connection as `mapc_source` (the
+    /// compiled path reads it there).
+    let sourceAttached: Bool
     /// What the run has done so far: the summary's source.
     var ledger: MigrationLedger
     /// The mapping being worked on.
@@ -59,38 +65,55 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The source store's name on the destination connection, where the compiled path reads it.
     static let sourceSchemaName = "mapc_source"
 
-    /// The run's associations; only during `run()`.
-    var associations: AssociationIndex {
-        get throws { AssociationIndex(writer: try writer) }
-    }
-
-    init(step: StepMigration) throws {
+    /// A run of `step` on the destination connection `db`, which the run owns until it returns.
+    private init(step: StepMigration, setup: Setup, connection db: Database, sourceAttached: Bool) {
         self.step = step
         sourceStore = step.source
         destinationStore = step.destination
         destinationSchema = step.destination.schema
         mapping = step.mapping
-        sourceGraph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
-        analysis = try MigrationAnalysis(mapping: step.mapping, source: step.source, destination: step.destination)
-        var policies: [EntityMigrationPolicy] = []
-        var evaluators: [Evaluator] = []
-        for entityMapping in mapping.entityMappings {
-            var policy = EntityMigrationPolicy()
-            if let name = entityMapping.policy {
+        analysis = setup.analysis
+        policies = setup.policies
+        usesDefaultCreation = setup.policies.map { type(of: $0) == EntityMigrationPolicy.self }
+        let graph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
+        sourceGraph = graph
+        let now = startDate
+        evaluators = setup.policies.map { Evaluator(context: EvaluationContext(graph: graph, manager: nil, policyFunctions: $0.functions, now: now)) }
+        ledger = MigrationLedger(mappingCount: step.mapping.entityMappings.count)
+        bound = Array(repeating: (nil, nil), count: step.mapping.entityMappings.count)
+        connection = db
+        // A refused row is named with the mapping that made it, wherever the writer finds out.
+        writer = RowWriter(store: step.destination, db: db, buffersRows: true) { refused in
+            let (property, message) = switch refused.reason {
+            case .uniqueness(let problem): (problem.key ?? "", problem.message)
+            case .identityTaken: ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
+            }
+            return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
+        }
+        associations = AssociationIndex(writer: writer)
+        self.sourceAttached = sourceAttached
+        for evaluator in evaluators { evaluator.context.manager = self }
+    }
+
+    /// What a run needs that is worked out, and checked, before any store is touched.
+    private struct Setup {
+        var analysis: MigrationAnalysis
+        /// One instance per entity mapping: its policy, or the default one.
+        var policies: [EntityMigrationPolicy]
+
+        init(_ step: StepMigration) throws {
+            let mapping = step.mapping
+            analysis = try MigrationAnalysis(mapping: mapping, source: step.source, destination: step.destination)
+            policies = try mapping.entityMappings.map { entityMapping in
+                guard let name = entityMapping.policy else { return EntityMigrationPolicy() }
                 guard let made = step.policies.makePolicy(named: name) else {
                     throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered; \(step.policies.hint(forUnknownPolicy: name))")
                 }
-                policy = made
+                return made
             }
-            policies.append(policy)
-            evaluators.append(Evaluator(context: EvaluationContext(graph: sourceGraph, manager: nil, policyFunctions: policy.functions, now: startDate)))
-        }
-        self.policies = policies
-        self.evaluators = evaluators
-        ledger = MigrationLedger(mappingCount: mapping.entityMappings.count)
-        bound = Array(repeating: (nil, nil), count: mapping.entityMappings.count)
-        guard mapping.destination.isEmpty || step.destination.schema.version == mapping.destination else {
-            throw MigrationError.setup("the destination store is laid out for \(step.destination.schema.version), but the mapping goes to \(mapping.destination)")
+            guard mapping.destination.isEmpty || step.destination.schema.version == mapping.destination else {
+                throw MigrationError.setup("the destination store is laid out for \(step.destination.schema.version), but the mapping goes to \(mapping.destination)")
+            }
         }
     }
 
@@ -101,81 +124,66 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     // MARK: Running
 
-    /// The destination connection; only during `run()`.
+    /// The destination connection, the rows the writer holds back written first (`RowWriter.flush`).
     var db: Database {
         get throws {
-            guard let connection else { throw MigrationError.setup("the migration is not running") }
-            // Rows the writer holds back are written first (`RowWriter.flush`).
-            try rowWriter?.flush()
+            try writer.flush()
             return connection
         }
     }
 
-    /// The row writer of the destination; only during `run()`.
-    var writer: RowWriter {
-        get throws {
-            guard let rowWriter else { throw MigrationError.setup("objects can only be written while the migration runs") }
-            return rowWriter
-        }
-    }
-
-    func run() throws -> MigrationSummary {
-        for evaluator in evaluators { evaluator.context.manager = self }
+    /// Runs a step: checks its setup, then on the destination connection (the source attached to
+    /// it for the compiled path, the associations' scratch database beside it) makes the run and
+    /// drives its three phases, each timed. The run and everything it holds end when this returns.
+    static func run(_ step: StepMigration) throws -> MigrationSummary {
+        let setup = try Setup(step)
         var seconds: [MigrationPhase: Double] = [:]
+        var ledger = MigrationLedger(mappingCount: step.mapping.entityMappings.count)
         // The whole run reads its source in one read transaction: one snapshot, no transaction per
         // read (batches read ahead on another connection see the same rows: nobody can commit).
         do {
-            try sourceStore.readingInOneTransaction { try destinationStore.database.writeWithoutTransaction { db in
-                try StatementCancellation.run(on: db, isCancelled: step.isCancelled) { try run(on: db, seconds: &seconds) }
+            try step.source.readingInOneTransaction { try step.destination.database.writeWithoutTransaction { db in
+                try StatementCancellation.run(on: db, isCancelled: step.isCancelled) {
+                    try AssociationIndex.attach(to: db)
+                    defer { try? AssociationIndex.detach(from: db) }
+                    var sourceAttached = false
+                    if step.allowsSQL, let path = step.source.path {
+                        try db.execute(sql: "ATTACH DATABASE ? AS \(sourceSchemaName)", arguments: [path])
+                        sourceAttached = true
+                    }
+                    defer { if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(sourceSchemaName)") } }
+                    let manager = MigrationManager(step: step, setup: setup, connection: db, sourceAttached: sourceAttached)
+                    try manager.runPhases(seconds: &seconds)
+                    ledger = manager.ledger
+                }
             } }
-        } catch let error as DatabaseError where stoppedByCancellation(error) {
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
             throw MigrationError.cancelled
         }
-        return try ledger.summary(of: mapping, destination: destinationSchema, phaseSeconds: seconds) { try destinationStore.count(of: $0, exactly: true) }
+        return try ledger.summary(of: step.mapping, destination: step.destination.schema, phaseSeconds: seconds) { try step.destination.count(of: $0, exactly: true) }
     }
 
-    /// The three phases on the destination connection, timing each.
-    func run(on db: Database, seconds: inout [MigrationPhase: Double]) throws {
-        connection = db
-        ledger.validatedCounts = nil
-        // A refused row is named with the mapping that made it, wherever the writer finds out.
-        rowWriter = RowWriter(store: destinationStore, db: db, buffersRows: true) { refused in
-            let (property, message) = switch refused.reason {
-            case .uniqueness(let problem): (problem.key ?? "", problem.message)
-            case .identityTaken: ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
-            }
-            return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
-        }
-        defer { connection = nil; rowWriter = nil }
-        try AssociationIndex.attach(to: db)
-        defer { try? AssociationIndex.detach(from: db) }
-        if step.allowsSQL, let path = sourceStore.path {
-            try db.execute(sql: "ATTACH DATABASE ? AS \(Self.sourceSchemaName)", arguments: [path])
-            sourceAttached = true
-        }
-        defer {
-            if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(Self.sourceSchemaName)") }
-            sourceAttached = false
-        }
+    /// The three phases, timing each.
+    private func runPhases(seconds: inout [MigrationPhase: Double]) throws {
         var clock = Date()
-        try db.inTransaction(.deferred) {
+        try connection.inTransaction(.deferred) {
             try CreationPhase().run(self)
-            try rowWriter?.flush()
+            try writer.flush()
             return .commit
         }
         seconds[.create] = Date().timeIntervalSince(clock)
         clock = Date()
-        try db.inTransaction(.deferred) {
+        try connection.inTransaction(.deferred) {
             try RelationshipPhase().run(self)
-            try rowWriter?.flush()
-            try destinationStore.strategy.finishWriting(db, layout: destinationStore.layout)
+            try writer.flush()
+            try destinationStore.strategy.finishWriting(connection, layout: destinationStore.layout)
             return .commit
         }
         seconds[.relate] = Date().timeIntervalSince(clock)
         clock = Date()
         try ValidationPhase().run(self)
         // Validation wrote what its hooks inserted before checking it (`ValidationPhase`).
-        try rowWriter?.finish()
+        try writer.finish()
         seconds[.validate] = Date().timeIntervalSince(clock)
     }
 
@@ -218,7 +226,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// Per mapping position, whether its policy is the default one: its object creation
     /// `createDestination` does without going through `DestinationObject`, and its failures are
     /// mapc's own, never reported as a custom policy's.
-    private lazy var usesDefaultCreation: [Bool] = policies.map { type(of: $0) == EntityMigrationPolicy.self }
+    let usesDefaultCreation: [Bool]
 
     /// A policy hook's failure as the migration reports it.
     func hookFailure(_ error: any Error, _ entityMapping: EntityMapping, object: ObjectRef?) -> any Error {

@@ -46,7 +46,6 @@ public struct StepMigration {
     /// Runs the three phases; throws `MigrationError` naming what failed, leaving the destination
     /// to be discarded.
     public func run() throws -> MigrationSummary {
-        let manager = try MigrationManager(step: self)
-        return try manager.run()
+        try MigrationManager.run(self)
     }
 }
