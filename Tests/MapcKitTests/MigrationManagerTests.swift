@@ -540,3 +540,32 @@ struct SourceExpressionTests {
         #expect(migrated.allSatisfy { $0.attributes["d_scratch"] == .null })
     }
 }
+
+/// Keeps the manager it is handed, past the migration.
+final class ManagerKeepingPolicy: EntityMigrationPolicy, @unchecked Sendable {
+    nonisolated(unsafe) static var kept: MigrationManager?
+    override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        Self.kept = manager
+    }
+}
+
+extension MigrationManagerTests {
+    /// The manager a policy is handed is a face of the run, not the run: kept past its migration,
+    /// it says so when called (it neither crashes nor reaches a closed connection), and it lets
+    /// the run and its connection go.
+    @Test func aManagerKeptPastItsMigrationRefusesCalls() throws {
+        let registry = PolicyRegistry()
+        registry.register(ManagerKeepingPolicy.self, as: "Keeping")
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(v2Notes(3))
+        let destination = try Store.inMemory(schema: try uncloudNotes("v3"))
+        _ = try StepMigration(source: source, destination: destination, mapping: try loadMapping(noteToNoteMapping(["policy: Keeping"])), policies: registry).run()
+        let manager = try #require(ManagerKeepingPolicy.kept)
+        ManagerKeepingPolicy.kept = nil
+        #expect(manager.mapping.entityMappings.map(\.name) == ["NoteToNote"])
+        let error = #expect(throws: MigrationError.self) {
+            try manager.destinationInstances(forEntityMappingNamed: "NoteToNote", sourceInstances: [])
+        }
+        #expect(error?.description.contains("has ended") == true, "\(String(describing: error))")
+    }
+}

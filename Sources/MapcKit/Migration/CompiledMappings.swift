@@ -12,15 +12,15 @@ internal import GRDB
 /// them. A value is copied as stored only when both formats encode its type the same way
 /// (`encodingName`).
 struct CompiledMappings {
-    let manager: MigrationManager
+    let run: MigrationRun
 
-    init(_ manager: MigrationManager) {
-        self.manager = manager
+    init(_ run: MigrationRun) {
+        self.run = run
     }
 
-    private var source: Store { manager.sourceStore }
-    private var destination: Store { manager.destinationStore }
-    private func sourceTable(_ name: String) -> String { "\(MigrationManager.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
+    private var source: Store { run.sourceStore }
+    private var destination: Store { run.destinationStore }
+    private func sourceTable(_ name: String) -> String { "\(MigrationRun.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
 
     /// One compiled creation: the rows, the associations when its keys follow no rule, and how
     /// many objects it made.
@@ -51,8 +51,8 @@ struct CompiledMappings {
             self.includesRelationships = includesRelationships
         }
 
-        func run(_ manager: MigrationManager) throws {
-            let db = try manager.db
+        func run(_ run: MigrationRun) throws {
+            let db = try run.db
             guard let associate else {
                 try db.execute(sql: insert, arguments: StatementArguments(arguments))
                 count = db.changesCount
@@ -60,8 +60,8 @@ struct CompiledMappings {
             }
             // Numbered from the table's first free key, in source key order; the same numbering
             // records the associations.
-            guard let storage = manager.destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return }
-            let writer = manager.writer
+            guard let storage = run.destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return }
+            let writer = run.writer
             let base = try writer.reserveKeys(0, for: storage) - 1
             let highestKey = "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM main.\(table.quotedDatabaseIdentifier)"
             if let autoKeyed, try Int64.fetchOne(db, sql: highestKey) ?? 0 == base {
@@ -77,12 +77,12 @@ struct CompiledMappings {
                 try db.execute(sql: insert, arguments: StatementArguments(first))
                 count = db.changesCount
             }
-            if manager.recordsAssociations(index, relationshipsDone: includesRelationships) {
+            if run.recordsAssociations(index, relationshipsDone: includesRelationships) {
                 var second = associate.arguments
                 second[associate.keyBase] = base.databaseValue
                 try db.execute(sql: associate.sql, arguments: StatementArguments(second))
             } else if count > 0 {
-                manager.ledger.noteUnrecorded((base + 1)...(base + Int64(count)), in: table, by: index)
+                run.ledger.noteUnrecorded((base + 1)...(base + Int64(count)), in: table, by: index)
             }
             writer.rowsInserted(into: table)
         }
@@ -93,34 +93,34 @@ struct CompiledMappings {
         var sql: String
         var arguments: [DatabaseValue]
 
-        func execute(_ manager: MigrationManager) throws {
-            try manager.db.execute(sql: sql, arguments: StatementArguments(arguments))
+        func execute(_ run: MigrationRun) throws {
+            try run.db.execute(sql: sql, arguments: StatementArguments(arguments))
         }
     }
 
     /// A mapping's key rule, when it follows one: its objects are exactly one per source object
     /// read, under keys SQL can compute (`source key + offset`).
     private func keyRule(_ index: Int) -> KeyRule? {
-        manager.keyRules[index]
+        run.keyRules[index]
     }
 
     /// Whether a mapping makes exactly one object per source object read (no custom policy), so
     /// SQL can create its objects, under its key rule or numbered in source key order.
     private func isDeclarative(_ index: Int) -> Bool {
-        manager.analysis.followsKeyRule[index]
+        run.analysis.followsKeyRule[index]
     }
 
     /// Whether a mapping's custom policy leaves its relationships to the declarative default, so
     /// they may be set with SQL through the associations its objects recorded.
     private func keepsDefaultRelationships(_ index: Int) -> Bool {
-        let entityMapping = manager.mapping.entityMappings[index]
+        let entityMapping = run.mapping.entityMappings[index]
         return entityMapping.policy != nil && (entityMapping.type == .transform || entityMapping.type == .custom)
-            && type(of: manager.policies[index]).keepsDefaultRelationships
+            && type(of: run.policies[index]).keepsDefaultRelationships
     }
 
     /// The compiled creation of a mapping's objects, or nil when it needs the interpreter.
     func creation(_ index: Int) throws -> Creation? {
-        let entityMapping = manager.mapping.entityMappings[index]
+        let entityMapping = run.mapping.entityMappings[index]
         guard isDeclarative(index), entityMapping.sourceExpression == nil, entityMapping.type == .transform || entityMapping.type == .copy,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
               let sourceEntity = source.schema.entity(named: sourceName), let destinationEntity = destination.schema.entity(named: destinationName),
@@ -145,7 +145,7 @@ struct CompiledMappings {
                 identity = "? || \(key) || ?"
                 identityArguments.append((source.strategy.objectID(entity: sourceName, key: 0, stored: nil).dropLast(1) as Substring).description.databaseValue)
             }
-            identityArguments.append(manager.identitySuffix(index).databaseValue)
+            identityArguments.append(run.identitySuffix(index).databaseValue)
         } else {
             identity = nil
         }
@@ -181,7 +181,7 @@ struct CompiledMappings {
             arguments += selection.arguments
         }
         var includesRelationships = false
-        if manager.analysis.setsRelationshipsAtCreation[index], let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
+        if run.analysis.setsRelationshipsAtCreation[index], let relationships = try relationshipValues(index), relationships.allSatisfy({ $0.target < index }) {
             for relationship in relationships {
                 columns.append(relationship.column)
                 selections.append(relationship.value)
@@ -249,7 +249,7 @@ struct CompiledMappings {
 
     /// Each relationship mapping of a mapping as SQL, or nil when any of them needs the interpreter.
     func relationshipValues(_ index: Int) throws -> [RelationshipValue]? {
-        let mapping = manager.mapping
+        let mapping = run.mapping
         let entityMapping = mapping.entityMappings[index]
         guard (isDeclarative(index) && entityMapping.type == .transform) || keepsDefaultRelationships(index), entityMapping.sourceExpression == nil,
               let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
@@ -322,13 +322,13 @@ struct CompiledMappings {
     /// The `UPDATE … FROM` statements setting a mapping's relationships after its objects exist,
     /// or nil when any of them needs the interpreter.
     func relationships(_ index: Int) throws -> [Update]? {
-        let entityMapping = manager.mapping.entityMappings[index]
+        let entityMapping = run.mapping.entityMappings[index]
         guard !entityMapping.relationships.isEmpty, let values = try relationshipValues(index), let sourceName = entityMapping.source,
               let sourceStorage = source.layout.entities[sourceName], let destinationName = entityMapping.destination,
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
         guard let rule = keyRule(index) else {
             // Associations that are not one per object of the mapping's entities are related one by one.
-            if manager.ledger.irregularAssociations.contains(index) { return nil }
+            if run.ledger.irregularAssociations.contains(index) { return nil }
             return values.map { value in
                 // Each of the mapping's objects is found through its association.
                 let sql = """

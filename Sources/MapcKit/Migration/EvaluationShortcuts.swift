@@ -4,7 +4,7 @@ import Foundation
 /// the one the evaluator gives, taken from the same place (the value the source object was read
 /// with, the lookup the evaluator would call). Anything else, and any failure, goes to the
 /// evaluator, which reports errors located in the mapping file.
-extension MigrationManager {
+extension MigrationRun {
     /// Whether a source object passes its mapping's filter (true without one).
     func passesFilter(_ index: Int, _ source: SourceObject, mapping entityMapping: EntityMapping) throws -> Bool {
         guard let filter = entityMapping.filter else { return true }

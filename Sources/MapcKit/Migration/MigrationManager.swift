@@ -1,296 +1,99 @@
 import Foundation
-internal import GRDB
 
-/// One migration run, and what custom policies and `$manager` expressions ask of it: the
-/// equivalent of `NSMigrationManager` during `migrateStore`. `StepMigration.run()` makes one on the
-/// destination connection once the setup is checked; it owns that connection, its row writer and
-/// the source-to-destination associations (`AssociationIndex`, in a scratch database, so memory
-/// stays flat) for exactly the run's lifetime, and is dropped when the run ends. Evaluators refer
-/// to it weakly, so nothing keeps it alive. What it knows before reading an object is a
-/// `MigrationAnalysis`; what it has done, a `MigrationLedger`; its keys follow `KeyRules`.
+/// What a custom policy and a `$manager` expression may ask of the migration that runs them: the
+/// equivalent of `NSMigrationManager` as an `NSEntityMigrationPolicy` sees it during
+/// `migrateStore`. Every hook of `EntityMigrationPolicy` receives it.
 ///
-/// Objects are identified by key. A declarative mapping (no custom policy: exactly one destination
-/// object per source object it reads, all from one source table) follows a **key rule**: the
-/// destination key is the source key plus an offset fixed when the mapping starts, in a range of
-/// destination keys set aside for it, so its associations need no storage at all and the compiled
-/// SQL and the interpreter give every object the same key. Objects a custom policy creates are
-/// recorded as `(mapping, source key) → (destination entity, key)` rows in a scratch table, as
-/// `NSMigrationManager.associate` does. Either way lookups work the same in every store format.
+/// It is a face of the run (`MigrationRun`), which owns the stores' connections: a policy reads
+/// source objects through `SourceObject` and writes destination objects through `insert`, never the
+/// stores themselves (a call into one from a hook would re-enter the run's connection). It holds
+/// the run weakly: kept past its migration, every call throws.
 public final class MigrationManager: MigrationManagerFunctions {
-    /// The store migrated from (read only). Not a policy's: the migration holds its connection,
-    /// and a call into it from a hook would re-enter it (objects are read with `SourceObject`).
-    let sourceStore: Store
-    /// The store being built: not a policy's either (objects are written with `insert`).
-    let destinationStore: Store
-    /// The mapping model run.
+    private weak var run: MigrationRun?
+    /// The mapping model being run.
     public let mapping: MappingModel
-    /// The destination schema.
+    /// The schema of the destination version.
     public let destinationSchema: Schema
 
-    let step: StepMigration
-    let sourceGraph: StoreObjectGraph
-    /// What the run knows of the mapping before reading any object.
-    let analysis: MigrationAnalysis
-    let policies: [EntityMigrationPolicy]
-    let evaluators: [Evaluator]
-    let startDate = Date()
-
-    /// The destination connection, for exactly the run's lifetime (`db` writes held-back rows first).
-    let connection: Database
-    /// The destination's row writer, on that connection.
-    let writer: RowWriter
-    /// The run's associations, in a scratch database attached to that connection.
-    let associations: AssociationIndex
-    /// Whether the source store is attached to the destination connection as `mapc_source` (the
-    /// compiled path reads it there).
-    let sourceAttached: Bool
-    /// What the run has done so far: the summary's source.
-    var ledger: MigrationLedger
-    /// The mapping being worked on.
-    var currentMapping = 0
-    /// The destination object being related in phase 2, with its source object.
-    var currentRelation: (destination: StoredKey, source: SourceObject)?
-    /// The key rules of the declarative mappings that have started.
-    var keyRules = KeyRules()
-    /// The relationships being written with the rows, by mapping position, once the mapping starts.
-    var creationLinks: [Int: CreationLinks] = [:]
-    var attributePlans: [String: AttributePlan] = [:]
-    /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
-    var lastAttributePlan: (index: Int, entity: String, plan: AttributePlan)?
-    /// The objects each mapping's evaluator has bound to `$source` and `$destination`.
-    var bound: [(source: ObjectRef?, destination: ObjectRef?)]
-    /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
-    var storedAttributes: [String: (types: [String: AttributeType], defaults: [(String, Value)])] = [:]
-
-    /// The source store's name on the destination connection, where the compiled path reads it.
-    static let sourceSchemaName = "mapc_source"
-
-    /// A run of `step` on the destination connection `db`, which the run owns until it returns.
-    private init(step: StepMigration, setup: Setup, connection db: Database, sourceAttached: Bool) {
-        self.step = step
-        sourceStore = step.source
-        destinationStore = step.destination
-        destinationSchema = step.destination.schema
-        mapping = step.mapping
-        analysis = setup.analysis
-        policies = setup.policies
-        usesDefaultCreation = setup.policies.map { type(of: $0) == EntityMigrationPolicy.self }
-        let graph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
-        sourceGraph = graph
-        let now = startDate
-        evaluators = setup.policies.map { Evaluator(context: EvaluationContext(graph: graph, manager: nil, policyFunctions: $0.functions, now: now)) }
-        ledger = MigrationLedger(mappingCount: step.mapping.entityMappings.count)
-        bound = Array(repeating: (nil, nil), count: step.mapping.entityMappings.count)
-        connection = db
-        // A refused row is named with the mapping that made it, wherever the writer finds out.
-        writer = RowWriter(store: step.destination, db: db, buffersRows: true) { refused in
-            let (property, message) = switch refused.reason {
-            case .uniqueness(let problem): (problem.key ?? "", problem.message)
-            case .identityTaken: ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
-            }
-            return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
-        }
-        associations = AssociationIndex(writer: writer)
-        self.sourceAttached = sourceAttached
-        for evaluator in evaluators { evaluator.context.manager = self }
+    init(run: MigrationRun) {
+        self.run = run
+        mapping = run.mapping
+        destinationSchema = run.destinationSchema
     }
 
-    /// What a run needs that is worked out, and checked, before any store is touched.
-    private struct Setup {
-        var analysis: MigrationAnalysis
-        /// One instance per entity mapping: its policy, or the default one.
-        var policies: [EntityMigrationPolicy]
-
-        init(_ step: StepMigration) throws {
-            let mapping = step.mapping
-            analysis = try MigrationAnalysis(mapping: mapping, source: step.source, destination: step.destination)
-            policies = try mapping.entityMappings.map { entityMapping in
-                guard let name = entityMapping.policy else { return EntityMigrationPolicy() }
-                guard let made = step.policies.makePolicy(named: name) else {
-                    throw MigrationError.setup("mapping '\(entityMapping.name)' names policy '\(name)', which is not registered; \(step.policies.hint(forUnknownPolicy: name))")
-                }
-                return made
-            }
-            guard mapping.destination.isEmpty || step.destination.schema.version == mapping.destination else {
-                throw MigrationError.setup("the destination store is laid out for \(step.destination.schema.version), but the mapping goes to \(mapping.destination)")
-            }
-        }
+    private func running() throws -> MigrationRun {
+        guard let run else { throw MigrationError.setup("the migration this manager served has ended; use the manager only in the hooks it is passed to") }
+        return run
     }
 
-    var rowLookups: [String: RowLookup] = [:]
-    /// By mapping position, then destination entity.
-    var relationshipStepsByMapping: [Int: [String: [(Relationship, PropertyMapping?)]]] = [:]
-    var relationshipSettings: [PropertyName: RelationshipSetting] = [:]
+    // MARK: Lookups (`$manager` and policies)
 
-    // MARK: Running
-
-    /// The destination connection, the rows the writer holds back written first (`RowWriter.flush`).
-    var db: Database {
-        get throws {
-            try writer.flush()
-            return connection
-        }
+    /// The destination objects an entity mapping made from the source objects (Core Data's
+    /// `destinationInstances(forEntityMappingName:sourceInstances:)`).
+    public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        try running().destinationInstances(forEntityMappingNamed: name, sourceInstances: sourceInstances)
     }
 
-    /// Runs a step: checks its setup, then on the destination connection (the source attached to
-    /// it for the compiled path, the associations' scratch database beside it) makes the run and
-    /// drives its three phases, each timed. The run and everything it holds end when this returns.
-    static func run(_ step: StepMigration) throws -> MigrationSummary {
-        let setup = try Setup(step)
-        var seconds: [MigrationPhase: Double] = [:]
-        var ledger = MigrationLedger(mappingCount: step.mapping.entityMappings.count)
-        // The whole run reads its source in one read transaction: one snapshot, no transaction per
-        // read (batches read ahead on another connection see the same rows: nobody can commit).
-        do {
-            try step.source.readingInOneTransaction { try step.destination.database.writeWithoutTransaction { db in
-                try StatementCancellation.run(on: db, isCancelled: step.isCancelled) {
-                    try AssociationIndex.attach(to: db)
-                    defer { try? AssociationIndex.detach(from: db) }
-                    var sourceAttached = false
-                    if step.allowsSQL, let path = step.source.path {
-                        try db.execute(sql: "ATTACH DATABASE ? AS \(sourceSchemaName)", arguments: [path])
-                        sourceAttached = true
-                    }
-                    defer { if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(sourceSchemaName)") } }
-                    let manager = MigrationManager(step: step, setup: setup, connection: db, sourceAttached: sourceAttached)
-                    try manager.runPhases(seconds: &seconds)
-                    ledger = manager.ledger
-                }
-            } }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
-            throw MigrationError.cancelled
-        }
-        return try ledger.summary(of: step.mapping, destination: step.destination.schema, phaseSeconds: seconds) { try step.destination.count(of: $0, exactly: true) }
+    /// The destination objects made from the source objects by whichever mapping made them, for a
+    /// source relationship's targets.
+    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+        try running().destinationInstances(forSourceRelationshipNamed: name, sourceInstances: sourceInstances)
     }
 
-    /// The three phases, timing each.
-    private func runPhases(seconds: inout [MigrationPhase: Double]) throws {
-        var clock = Date()
-        try connection.inTransaction(.deferred) {
-            try CreationPhase().run(self)
-            try writer.flush()
-            return .commit
-        }
-        seconds[.create] = Date().timeIntervalSince(clock)
-        clock = Date()
-        try connection.inTransaction(.deferred) {
-            try RelationshipPhase().run(self)
-            try writer.flush()
-            try destinationStore.strategy.finishWriting(connection, layout: destinationStore.layout)
-            return .commit
-        }
-        seconds[.relate] = Date().timeIntervalSince(clock)
-        clock = Date()
-        try ValidationPhase().run(self)
-        // Validation wrote what its hooks inserted before checking it (`ValidationPhase`).
-        try writer.finish()
-        seconds[.validate] = Date().timeIntervalSince(clock)
+    /// The source objects an entity mapping made the destination objects from (Core Data's
+    /// `sourceInstances(forEntityMappingName:destinationInstances:)`).
+    public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
+        try running().sourceInstances(forEntityMappingNamed: name, destinationInstances: destinationInstances)
     }
 
-    func report(_ phase: MigrationPhase, _ mappingName: String?, _ completed: Int, _ total: Int?, finished: Bool = false) {
-        var progress = MigrationProgress(phase: phase, mapping: mappingName, completed: completed, total: total, isFinished: finished)
-        progress.mappingIndex = mappingName.flatMap { name in mapping.entityMappings.firstIndex { $0.name == name } }
-        progress.mappingCount = mapping.entityMappings.count
-        step.progress?(progress)
+    /// The source object a destination object was created from, or nil when none was recorded.
+    public func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
+        try running().sourceObject(for: destination)
     }
 
-    /// Whether a statement failed because `StatementCancellation` stopped it for the caller.
-    func stoppedByCancellation(_ error: DatabaseError) -> Bool {
-        error.resultCode == .SQLITE_INTERRUPT && step.isCancelled()
+    // MARK: Destination objects
+
+    /// A destination object for a source object: the mapping's destination entity (or `entity`),
+    /// with every attribute expression evaluated and defaults for the rest. Its identity is the
+    /// source's for the first mapping reading that source entity, `sourceID.MappingName` otherwise
+    /// (kept by formats that store identities; others identify it by its key once inserted).
+    public func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
+        try running().makeDestination(for: source, mapping: entityMapping, entity: entity)
     }
 
-    /// Stops the run when its caller asked to cancel.
-    func checkCancellation() throws {
-        if step.isCancelled() { throw MigrationError.cancelled }
+    /// Writes a destination object and records that `mapping` created it from `source`. Returns
+    /// the object as stored, with its key and identity.
+    @discardableResult
+    public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        try running().insert(destination, associatedWith: source, mapping: entityMapping)
     }
 
-    /// Runs a policy hook, turning its failures into `MigrationError.policy`.
-    func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
-        do { try body() } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
+    /// Writes a new destination object that no source object is migrated into, as a Core Data
+    /// policy inserts a new object into the destination context (a `Continent` made once for
+    /// many countries). It counts as created by the mapping; `setRelationship` links it.
+    @discardableResult
+    public func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        try running().insert(destination, mapping: entityMapping)
     }
 
-    /// Phase 1's hook for one source object, as `hook` runs it, without a closure: one formed per
-    /// object copied the entity mapping into it each time.
-    func createDestinationInstances(_ index: Int, for source: SourceObject, mapping entityMapping: EntityMapping) throws {
-        do {
-            if usesDefaultCreation[index] {
-                try createDestination(index, for: source, mapping: entityMapping)
-            } else {
-                try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: self)
-            }
-        } catch {
-            throw hookFailure(error, entityMapping, object: source.ref)
-        }
+    /// Records that `mapping` created `destination` (already inserted) from `source`
+    /// (`NSMigrationManager.associate`): lookups then find it, and phase 2 relates it.
+    public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        try running().associate(source: source, destination: destination, mapping: entityMapping)
     }
 
-    /// Per mapping position, whether its policy is the default one: its object creation
-    /// `createDestination` does without going through `DestinationObject`, and its failures are
-    /// mapc's own, never reported as a custom policy's.
-    let usesDefaultCreation: [Bool]
+    // MARK: Relationships
 
-    /// A policy hook's failure as the migration reports it.
-    func hookFailure(_ error: any Error, _ entityMapping: EntityMapping, object: ObjectRef?) -> any Error {
-        switch error {
-        case let error as MigrationError: return error
-        // Not the policy's failure: the cancellation stopped a statement it ran.
-        case let error as DatabaseError where stoppedByCancellation(error): return MigrationError.cancelled
-        // The default policy's failures are mapc's own (a full disk, say), not a policy's; so is
-        // SQLite's failure in anything a policy asked the manager for: the store's, whatever
-        // the hook (a full disk surfaced as a policy's failure, exit 3, at some sizes).
-        case _ where usesDefaultCreation[mappingIndex(entityMapping)]: return error
-        case let error as DatabaseError: return error
-        case let error as ExpressionError: return MigrationError.policy(mapping: entityMapping.name, message: error.description)
-        default: return MigrationError.policyFailed(mapping: entityMapping.name, object: object, error: error)
-        }
+    /// Evaluates the mapping's relationship expressions for one destination object and writes
+    /// them: what the default `createRelationships` does. A `copy` mapping carries each
+    /// same-named source relationship over through the mappings of the related objects.
+    public func applyRelationshipMappings(_ entityMapping: EntityMapping, to destination: DestinationObject) throws {
+        try running().applyRelationshipMappings(entityMapping, to: destination)
     }
 
-    /// Evaluates an expression for a source object, locating failures in the mapping file.
-    func evaluate<T>(_ expression: MappingExpression, for source: SourceObject, destination destinationRef: ObjectRef? = nil, mapping entityMapping: EntityMapping,
-                     property: String, _ run: (Evaluator, Expr) throws -> T) throws -> T {
-        let index = mappingIndex(entityMapping)
-        let evaluator = evaluators[index]
-        // Bound once per object, not per expression: the variables only change with the objects.
-        let sourceRef = source.ref
-        if bound[index].source != sourceRef || bound[index].destination != destinationRef || bound[index].source == nil {
-            evaluator.context.evaluatedObject = .object(sourceRef)
-            evaluator.context.variables["source"] = .object(sourceRef)
-            evaluator.context.variables["destination"] = destinationRef.map { .object($0) } ?? .null
-            evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
-            bound[index] = (sourceRef, destinationRef)
-        }
-        do {
-            return try run(evaluator, expression.expression)
-        } catch let error as ExpressionError {
-            throw MigrationError.expression(mapping: entityMapping.name, property: property, object: source.ref, diagnostic: error.diagnostic(in: expression.source))
-        }
-    }
-
-    /// Forgets what a mapping's evaluator has bound, after its context was set another way.
-    func unbind(_ index: Int) {
-        bound[index] = (nil, nil)
-    }
-
-    func mappingIndex(_ entityMapping: EntityMapping) -> Int {
-        // Mostly the mapping being worked on: found without hashing its name (names are unique).
-        if currentMapping < analysis.mappingNames.count, analysis.mappingNames[currentMapping] == entityMapping.name {
-            return currentMapping
-        }
-        return analysis.indexByName[entityMapping.name] ?? currentMapping
-    }
-
-    /// The position of the entity mapping named in a `$manager` call, or an error suggesting the closest name.
-    func index(ofMappingNamed name: String) throws -> Int {
-        try analysis.index(ofMappingNamed: name)
-    }
-
-    /// The suffix the identity rule adds to a source id for a mapping (`MigrationAnalysis.identitySuffixes`).
-    func identitySuffix(_ index: Int) -> String {
-        analysis.identitySuffixes[index]
-    }
-
-    /// A source object as policies see it.
-    func sourceObject(_ data: ObjectData) -> SourceObject {
-        sourceGraph.remember(data)
-        return SourceObject(data: data, graph: sourceGraph)
+    /// Sets a destination relationship of a destination object to destination objects, in order
+    /// (none clears a to-one).
+    public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+        try running().setRelationship(name, of: destination, to: targets, mapping: entityMapping)
     }
 }

@@ -6,88 +6,88 @@ internal import GRDB
 /// associations in batches. Compiled mappings whose relationship expressions SQLite can evaluate
 /// set them with one `UPDATE … FROM` per relationship.
 struct RelationshipPhase {
-    func run(_ manager: MigrationManager) throws {
-        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
-            manager.currentMapping = index
-            try manager.checkCancellation()
+    func run(_ run: MigrationRun) throws {
+        for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
+            run.currentMapping = index
+            try run.checkCancellation()
             // The default policy has nothing to do for a mapping without relationship mappings.
-            let customPolicy = type(of: manager.policies[index]) != EntityMigrationPolicy.self
-            guard !manager.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
-                try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+            let customPolicy = type(of: run.policies[index]) != EntityMigrationPolicy.self
+            guard !run.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
+                try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
                 continue
             }
             // The objects phase 2 visits: one per source object of a key rule, else one per association.
-            let created = try manager.keyRules[index] == nil ? manager.associations.count(of: index) : manager.ledger.created[index]
+            let created = try run.keyRules[index] == nil ? run.associations.count(of: index) : run.ledger.created[index]
             var done = 0
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
-                manager.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), manager.sourceObject(data))
-                try manager.hook(entityMapping) { try manager.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: manager) }
+                run.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), run.sourceObject(data))
+                try run.hook(entityMapping) { try run.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: run.manager) }
                 done += 1
                 if done % 10_000 == 0 {
-                    manager.report(.relate, entityMapping.name, done, created)
-                    try manager.checkCancellation()
+                    run.report(.relate, entityMapping.name, done, created)
+                    try run.checkCancellation()
                 }
             }
-            manager.report(.relate, entityMapping.name, 0, created)
+            run.report(.relate, entityMapping.name, 0, created)
             var related: Int64?
-            if manager.sourceAttached, let compiled = try CompiledMappings(manager).relationships(index) {
+            if run.sourceAttached, let compiled = try CompiledMappings(run).relationships(index) {
                 var keepsDefault = true
                 if customPolicy {
                     // The policy's word that it keeps the default `createRelationships`, checked on
                     // its first object: an override that does not run the default (no `super`)
                     // relates every object itself, through the hook.
-                    manager.policies[index].ranDefaultRelationships = false
-                    related = try relateAssociations(manager, index, batchSize: 1, limit: 1, relate)
-                    keepsDefault = related == nil || manager.policies[index].ranDefaultRelationships
+                    run.policies[index].ranDefaultRelationships = false
+                    related = try relateAssociations(run, index, batchSize: 1, limit: 1, relate)
+                    keepsDefault = related == nil || run.policies[index].ranDefaultRelationships
                 }
                 if keepsDefault {
-                    for statement in compiled { try statement.execute(manager) }
-                    manager.ledger.compiledWork.append("\(entityMapping.name).relationships")
-                    manager.currentRelation = nil
-                    manager.report(.relate, entityMapping.name, created, created, finished: true)
-                    try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+                    for statement in compiled { try statement.execute(run) }
+                    run.ledger.compiledWork.append("\(entityMapping.name).relationships")
+                    run.currentRelation = nil
+                    run.report(.relate, entityMapping.name, created, created, finished: true)
+                    try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
                     continue
                 }
             }
-            if let rule = manager.keyRules[index] {
-                try relateByKeyRule(manager, index, rule, relate)
+            if let rule = run.keyRules[index] {
+                try relateByKeyRule(run, index, rule, relate)
             } else {
-                _ = try relateAssociations(manager, index, after: related, relate)
+                _ = try relateAssociations(run, index, after: related, relate)
             }
-            manager.currentRelation = nil
-            manager.report(.relate, entityMapping.name, done, created, finished: true)
-            try manager.hook(entityMapping) { try manager.policies[index].endRelationshipCreation(entityMapping, manager: manager) }
+            run.currentRelation = nil
+            run.report(.relate, entityMapping.name, done, created, finished: true)
+            try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
         }
     }
 
     /// Relates a mapping's objects one by one through their associations, in batches, after the
     /// row `after` when given, at most `limit` of them: the row of the last one related.
-    private func relateAssociations(_ manager: MigrationManager, _ index: Int, after: Int64? = nil, batchSize: Int? = nil, limit: Int = .max,
+    private func relateAssociations(_ run: MigrationRun, _ index: Int, after: Int64? = nil, batchSize: Int? = nil, limit: Int = .max,
                                     _ relate: (DestinationObject, ObjectData) throws -> Void) throws -> Int64? {
         var last: Int64?, count = 0
-        try manager.associations.forEachBatch(of: index, size: batchSize ?? manager.step.batchSize, after: after) { associations in
+        try run.associations.forEachBatch(of: index, size: batchSize ?? run.step.batchSize, after: after) { associations in
             // The batch's source objects, a few queries per entity.
             var sources: [StoredKey: ObjectData] = [:]
             var keysByEntity: [String: [Int64]] = [:]
             for association in associations { keysByEntity[association.source.entity, default: []].append(association.source.key) }
             for (entity, keys) in keysByEntity {
-                for (key, data) in try manager.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: manager.analysis.relationshipProperties[index]) {
+                for (key, data) in try run.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: run.analysis.relationshipProperties[index]) {
                     sources[StoredKey(entity: entity, key: key)] = data
                 }
             }
-            manager.sourceGraph.remember(batch: Array(sources.values))
+            run.sourceGraph.remember(batch: Array(sources.values))
             for association in associations where count < limit {
                 last = association.row
                 count += 1
                 guard let data = sources[association.source] else { continue }
                 let entity = association.destination.entity, key = association.destination.key
-                var destination = DestinationObject(entity: entity, id: manager.destinationStore.strategy.objectID(entity: entity, key: key, stored: association.id))
+                var destination = DestinationObject(entity: entity, id: run.destinationStore.strategy.objectID(entity: entity, key: key, stored: association.id))
                 destination.primaryKey = key
                 try relate(destination, data)
             }
             return count < limit
         }
-        manager.sourceGraph.remember(batch: [])
+        run.sourceGraph.remember(batch: [])
         return last
     }
 }
@@ -95,15 +95,15 @@ struct RelationshipPhase {
 extension RelationshipPhase {
     /// Relates a declarative mapping's objects: the destination rows in its key range, in batches,
     /// each with the source object its key rule names.
-    func relateByKeyRule(_ manager: MigrationManager, _ index: Int, _ rule: KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
-        let destinationStore = manager.destinationStore
+    func relateByKeyRule(_ run: MigrationRun, _ index: Int, _ rule: KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
+        let destinationStore = run.destinationStore
         guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == rule.table }) else { return }
         let key = storage.primaryKey.quotedDatabaseIdentifier
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
         let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedDatabaseIdentifier) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
         var last = rule.range.lowerBound - 1
         while true {
-            let rows = try Row.fetchAll(try manager.writer.statement(sql), arguments: [last, rule.range.upperBound, manager.step.batchSize])
+            let rows = try Row.fetchAll(try run.writer.statement(sql), arguments: [last, rule.range.upperBound, run.step.batchSize])
             guard let final = rows.last else { break }
             last = try final.stored(0, "a row key")
             var destinations: [(DestinationObject, sourceKey: Int64)] = []
@@ -117,15 +117,15 @@ extension RelationshipPhase {
             }
             var sources: [Int64: ObjectData] = [:]
             for entity in rule.sourceEntities {
-                sources.merge(try manager.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, properties: manager.analysis.relationshipProperties[index])) { first, _ in first }
+                sources.merge(try run.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, properties: run.analysis.relationshipProperties[index])) { first, _ in first }
             }
-            manager.sourceGraph.remember(batch: Array(sources.values))
+            run.sourceGraph.remember(batch: Array(sources.values))
             for (destination, sourceKey) in destinations {
                 guard let data = sources[sourceKey] else { continue }
                 try relate(destination, data)
             }
         }
-        manager.sourceGraph.remember(batch: [])
+        run.sourceGraph.remember(batch: [])
     }
 }
 
@@ -134,43 +134,43 @@ extension RelationshipPhase {
 struct ValidationPhase {
     /// Checks the destination store against its schema (`entities`: how many it scans, for
     /// progress); its counts of objects are kept for the summary.
-    private func check(_ manager: MigrationManager, entities: Int) throws {
-        let destination = manager.destinationStore
-        let validator = StoreValidator(store: destination, db: try manager.db)
+    private func check(_ run: MigrationRun, entities: Int) throws {
+        let destination = run.destinationStore
+        let validator = StoreValidator(store: destination, db: try run.db)
         let findings = try validator.validate(mappingOf: { entity, id in
-            guard let located = try destination.locate(id: id, try manager.db),
-                  let index = try manager.mapping(of: StoredKey(entity: located.entity, key: located.key)),
-                  index < manager.mapping.entityMappings.count else { return nil }
-            return manager.mapping.entityMappings[index].name
+            guard let located = try destination.locate(id: id, try run.db),
+                  let index = try run.mapping(of: StoredKey(entity: located.entity, key: located.key)),
+                  index < run.mapping.entityMappings.count else { return nil }
+            return run.mapping.entityMappings[index].name
         }, checked: { done in
-            manager.report(.validate, nil, done, entities, finished: false)
+            run.report(.validate, nil, done, entities, finished: false)
         })
         if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
-        manager.ledger.validatedCounts = (findings.objectCounts, try manager.db.totalChangesCount)
+        run.ledger.validatedCounts = (findings.objectCounts, try run.db.totalChangesCount)
     }
 
-    func run(_ manager: MigrationManager) throws {
-        let destination = manager.destinationStore
-        let db = try manager.db
+    func run(_ run: MigrationRun) throws {
+        let destination = run.destinationStore
+        let db = try run.db
         let entities = StoreValidator(store: destination, db: db).checkedEntities.count
         // Reported before the wait for the source checks, which belongs to this phase.
-        manager.report(.validate, nil, 0, entities)
-        try manager.step.beforeValidation?()
-        try check(manager, entities: entities)
-        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
-            manager.currentMapping = index
-            try manager.hook(entityMapping) { try manager.policies[index].performCustomValidation(entityMapping, manager: manager) }
+        run.report(.validate, nil, 0, entities)
+        try run.step.beforeValidation?()
+        try check(run, entities: entities)
+        for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
+            run.currentMapping = index
+            try run.hook(entityMapping) { try run.policies[index].performCustomValidation(entityMapping, manager: run.manager) }
         }
-        for (index, entityMapping) in manager.mapping.entityMappings.enumerated() {
-            try manager.hook(entityMapping) { try manager.policies[index].end(entityMapping, manager: manager) }
+        for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
+            try run.hook(entityMapping) { try run.policies[index].end(entityMapping, manager: run.manager) }
         }
         // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
         // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
-        // `manager.db` writes the rows the hooks inserted and the writer still holds.
-        if let checked = manager.ledger.validatedCounts, checked.changes != (try manager.db).totalChangesCount {
+        // `run.db` writes the rows the hooks inserted and the writer still holds.
+        if let checked = run.ledger.validatedCounts, checked.changes != (try run.db).totalChangesCount {
             try destination.strategy.finishWriting(db, layout: destination.layout)
-            try check(manager, entities: entities)
+            try check(run, entities: entities)
         }
-        manager.report(.validate, nil, entities, entities, finished: true)
+        run.report(.validate, nil, entities, entities, finished: true)
     }
 }

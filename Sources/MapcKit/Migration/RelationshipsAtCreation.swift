@@ -95,7 +95,7 @@ extension MigrationAnalysis {
 
 }
 
-extension MigrationManager {
+extension MigrationRun {
     /// Prepares the relationships of a mapping the interpreter is about to create objects for,
     /// when they may be written with its rows: phase 2 then has nothing left to do for it.
     func startRelationshipsAtCreation(_ index: Int) throws {

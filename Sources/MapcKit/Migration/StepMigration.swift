@@ -3,7 +3,7 @@ internal import GRDB
 
 /// One migration step between two open stores, as a value: a mapping model run from a source store
 /// into an empty destination store of the destination version, in whatever formats the two use,
-/// the way `NSMigrationManager.migrateStore(from:…to:…)` does. `run()` makes a `MigrationManager`
+/// the way `NSMigrationManager.migrateStore(from:…to:…)` does. `run()` makes a `MigrationRun`
 /// that lives for that run only and drives its three phases; nothing is kept afterwards.
 public struct StepMigration {
     /// The store migrated from (read only).
@@ -46,6 +46,6 @@ public struct StepMigration {
     /// Runs the three phases; throws `MigrationError` naming what failed, leaving the destination
     /// to be discarded.
     public func run() throws -> MigrationSummary {
-        try MigrationManager.run(self)
+        try MigrationRun.run(self)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 internal import GRDB
 
 /// Which objects are looked up, the key rules that spare association rows, and keys and identities.
-extension MigrationManager {
+extension MigrationRun {
     // MARK: Counting source objects
 
     /// Whether an entity of the source has its table to itself. Every row of the source is of an

@@ -2,14 +2,14 @@ import Foundation
 internal import GRDB
 
 /// Destination objects: built from a mapping's expressions (and for policies), written, associated.
-extension MigrationManager {
+extension MigrationRun {
     // MARK: Building destination objects (for policies)
 
     /// A destination object for a source object: the mapping's destination entity (or `entity`),
     /// with every attribute expression evaluated and defaults for the rest. Its identity is the
     /// source's for the first mapping reading that source entity, `sourceID.MappingName` otherwise
     /// (kept by formats that store identities; others identify it by its key once inserted).
-    public func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
+    func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
         let index = mappingIndex(entityMapping)
         guard let entityName = entity ?? entityMapping.destination else {
             throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
@@ -148,7 +148,7 @@ extension MigrationManager {
 
     /// Writes a destination object and records that `mapping` created it from `source`.
     @discardableResult
-    public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+    func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         let row = try rowValues(of: destination, mapping: entityMapping)
         let key = try insertRow(mappingIndex(entityMapping), from: source, entity: destination.entity, id: destination.id, values: row.values, mapping: entityMapping)
         return try stored(row.object, under: key)
@@ -216,7 +216,7 @@ extension MigrationManager {
     /// policy inserts a new object into the destination context (a `Continent` made once for
     /// many countries). It counts as created by the mapping; `setRelationship` links it.
     @discardableResult
-    public func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+    func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
         let inserted = try write(destination, mapping: entityMapping)
         ledger.created[mappingIndex(entityMapping)] += 1
         return inserted
@@ -284,7 +284,7 @@ extension MigrationManager {
     }
 
     /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).
-    public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+    func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
         // The object may have a source already: several sources relate it several times.
         ledger.irregularAssociations.insert(mappingIndex(entityMapping))
         var copy = destination

@@ -2,11 +2,11 @@ import Foundation
 internal import GRDB
 
 /// The `$manager` lookups, and relationships set for policies.
-extension MigrationManager {
+extension MigrationRun {
     // MARK: $manager lookups
 
     /// The destination objects an entity mapping made from the source objects (Core Data's `destinationInstances(forEntityMappingName:sourceInstances:)`).
-    public func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+    func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
         let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []
         for source in sourceInstances {
@@ -17,7 +17,7 @@ extension MigrationManager {
     }
 
     /// The destination objects made from the source objects by whichever mapping made them, for a source relationship's targets.
-    public func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
+    func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
         // Each related source object through the first mapping (in order) that migrated it.
         var result: [ObjectRef] = []
         for source in sourceInstances {
@@ -34,7 +34,7 @@ extension MigrationManager {
     }
 
     /// The source objects an entity mapping made the destination objects from.
-    public func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
+    func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] {
         let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []
         for destination in destinationInstances {
@@ -48,7 +48,7 @@ extension MigrationManager {
 
     /// The source object a destination object was created from: the object being related in
     /// phase 2 when it is that one, otherwise through the association its mapping recorded.
-    public func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
+    func sourceObject(for destination: DestinationObject) throws -> SourceObject? {
         guard let key = try destination.primaryKey ?? destinationKey(of: destination.ref) else { return nil }
         let stored = StoredKey(entity: destination.entity, key: key)
         if let current = currentRelation, current.destination == stored { return current.source }
@@ -61,7 +61,7 @@ extension MigrationManager {
     /// Evaluates the mapping's relationship expressions for one destination object and writes
     /// them. A `copy` mapping carries each same-named source relationship over through the
     /// mappings of the related objects.
-    public func applyRelationshipMappings(_ entityMapping: EntityMapping, to destination: DestinationObject) throws {
+    func applyRelationshipMappings(_ entityMapping: EntityMapping, to destination: DestinationObject) throws {
         guard let source = try sourceObject(for: destination), let steps = relationshipSteps(entityMapping, destination.entity) else { return }
         for (relationship, propertyMapping) in steps {
             let targets: [ObjectRef]
@@ -111,7 +111,7 @@ extension MigrationManager {
     }
 
     /// Sets a destination relationship to destination objects, in order.
-    public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+    func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
         guard !destination.isSourceObject else {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                        message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
