@@ -89,7 +89,7 @@ struct CreationPhase {
                     run.sourceGraph.remember(batch: batch)
                     for data in batch {
                         let object = run.sourceObject(data)
-                        let keep = try run.evaluate(filter, for: object, mapping: entityMapping, property: "sourceExpression") { try $0.evaluatePredicate($1) }
+                        let keep = try run.evaluators.evaluate(filter, at: run.mappingIndex(entityMapping), for: object, property: "sourceExpression") { try $0.evaluatePredicate($1) }
                         if keep { try body(object) }
                     }
                     run.sourceGraph.remember(batch: [])
@@ -98,13 +98,7 @@ struct CreationPhase {
             return
         }
         if let sourceExpression = entityMapping.sourceExpression {
-            let evaluator = run.evaluators[run.mappingIndex(entityMapping)]
-            run.unbind(run.mappingIndex(entityMapping))
-            evaluator.context.evaluatedObject = .null
-            let result: EvalValue
-            do { result = try evaluator.evaluate(sourceExpression.expression) } catch let error as ExpressionError {
-                throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: "", id: ""), diagnostic: error.diagnostic(in: sourceExpression.source))
-            }
+            let result = try run.evaluators.evaluateWithoutSource(sourceExpression, at: run.mappingIndex(entityMapping), property: "sourceExpression")
             for item in result.elements ?? [result] {
                 guard case .object(let ref) = item, var data = try run.sourceGraph.load(ref) else { continue }
                 // The graph may hold the object as another mapping read it (some properties only);

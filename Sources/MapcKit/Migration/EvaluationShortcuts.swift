@@ -11,6 +11,6 @@ extension MigrationRun {
         if let test = analysis.nilTests[index], let value = source.data.attributes[test.attribute] {
             return (value == .null) == test.keepsNil
         }
-        return try evaluate(filter, for: source, mapping: entityMapping, property: "filter") { try $0.evaluatePredicate($1) }
+        return try evaluators.evaluate(filter, at: index, for: source, property: "filter") { try $0.evaluatePredicate($1) }
     }
 }

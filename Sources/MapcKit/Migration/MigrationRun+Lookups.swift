@@ -87,7 +87,7 @@ extension MigrationRun {
            let found = try? destinationInstances(forEntityMappingNamed: name, sourceInstances: [source.ref]) {
             return found
         }
-        let result = try evaluate(propertyMapping.expression, for: source, destination: destination, mapping: entityMapping, property: relationship.name) {
+        let result = try evaluators.evaluate(propertyMapping.expression, at: mappingIndex(entityMapping), for: source, destination: destination, property: relationship.name) {
             try $0.evaluate($1)
         }
         return try (result.elements ?? (result.isNull ? [] : [result])).map { item in

@@ -14,56 +14,10 @@ extension MigrationRun {
         guard let entityName = entity ?? entityMapping.destination else {
             throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
         }
-        let plan = try attributePlan(index, entityName)
+        let plan = try builder.attributePlan(index, entityName)
         let id = source.data.id + identitySuffix(index)
-        let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
-        return destinationObject(plan, entity: entityName, id: id, row)
-    }
-
-    /// A destination object of values in its plan's order.
-    func destinationObject(_ plan: AttributePlan, entity: String, id: String, _ row: (values: [Value], storable: Bool)) -> DestinationObject {
-        // Made at its final size (`reserveCapacity` is not specialised across modules: it looked
-        // up generic metadata per object).
-        var attributes = [String: Value](minimumCapacity: plan.steps.count)
-        for (step, value) in zip(plan.steps, row.values) { attributes[step.name] = value }
-        var destination = DestinationObject(entity: entity, id: id, attributes: attributes)
-        destination.attributeTypes = plan.types
-        destination.isStorable = row.storable
-        return destination
-    }
-
-    /// The values a mapping gives a destination object's stored attributes, in the plan's order
-    /// (the entity's stored attributes'), and whether each is already of its attribute's type, so
-    /// that the row is written as it is. An abstract entity's objects are never storable: `write`
-    /// refuses them.
-    func destinationValues(_ plan: AttributePlan, for source: SourceObject, destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> (values: [Value], storable: Bool) {
-        var values = [Value](repeating: .null, count: plan.steps.count)
-        var storable = plan.isConcrete
-        for (position, step) in plan.steps.enumerated() {
-            // A `$source.key` value as read is taken first: the expression is not even copied.
-            var result: EvalValue?
-            if let attribute = step.sourceAttribute, let stored = source.data.attributes[attribute] {
-                result = .scalar(stored)
-            } else if let expression = step.expression {
-                result = try evaluate(expression, for: source, destination: destination, mapping: entityMapping, property: step.name) { try $0.evaluate($1) }
-            }
-            if let result {
-                switch ValueCoercion.coerce(result, to: step.type) {
-                case .success(let value): values[position] = value
-                case .failure(let problem):
-                    throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: step.name,
-                                               message: "\(problem.message) (from source object \(source.ref))")
-                }
-            } else if step.copies, let value = source.data.attributes[step.name] {
-                // Copied as read; a value of another type is for `write` to coerce or refuse.
-                values[position] = value
-                if case .success(let coerced) = ValueCoercion.coerce(.scalar(value), to: step.type), coerced == value {} else { storable = false }
-            } else {
-                values[position] = step.defaultValue
-                storable = storable && step.defaultIsStorable
-            }
-        }
-        return (values, storable)
+        let row = try builder.values(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: index)
+        return builder.object(plan, entity: entityName, id: id, row)
     }
 
     /// What the default policy's `createDestinationInstances` does (`makeDestination`, then
@@ -74,76 +28,14 @@ extension MigrationRun {
             _ = try makeDestination(for: source, mapping: entityMapping)   // throws its error
             return
         }
-        let plan = try attributePlan(index, entityName)
+        let plan = try builder.attributePlan(index, entityName)
         let id = source.data.id + identitySuffix(index)
-        let row = try destinationValues(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: entityMapping)
+        let row = try builder.values(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: index)
         guard row.storable, plan.matchesInsertOrder else {
-            try insert(destinationObject(plan, entity: entityName, id: id, row), associatedWith: source, mapping: entityMapping)
+            try insert(builder.object(plan, entity: entityName, id: id, row), associatedWith: source, mapping: entityMapping)
             return
         }
         _ = try insertRow(index, from: source, entity: entityName, id: id, values: row.values, mapping: entityMapping)
-    }
-
-    /// How one destination attribute gets its value in a mapping: an expression, a copy, or the
-    /// default. A class: the steps are walked for every object, and a reference is one retain
-    /// where a struct of these fields was a copy of each.
-    final class AttributeStep {
-        let name: String
-        let type: AttributeType
-        let expression: MappingExpression?
-        /// For an expression `$source.name`: the attribute read. Its value is the one the source
-        /// object was read with (what the evaluator's key path would find), taken without
-        /// evaluating; an object read without it (a transient, a relationship) goes through the evaluator.
-        let sourceAttribute: String?
-        let copies: Bool
-        let defaultValue: Value
-        /// Whether the default is already of the attribute's type (so `write` need not coerce it).
-        let defaultIsStorable: Bool
-
-        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, defaultValue: Value) {
-            self.name = name
-            self.type = type
-            self.expression = expression
-            self.sourceAttribute = sourceAttribute
-            self.copies = copies
-            self.defaultValue = defaultValue
-            if case .success(let coerced) = ValueCoercion.coerce(.scalar(defaultValue), to: type) { defaultIsStorable = coerced == defaultValue } else { defaultIsStorable = false }
-        }
-    }
-
-    /// A mapping's attribute steps for one destination entity, with the entity's attribute types.
-    struct AttributePlan {
-        var steps: [AttributeStep]
-        var types: [String: AttributeType]
-        var isConcrete: Bool
-        /// Whether the steps are in the order the entity's rows take their values (they are the
-        /// same stored attributes; a row's values need no reordering).
-        var matchesInsertOrder: Bool
-    }
-
-    /// Per mapping and destination entity, worked out once rather than per object.
-    func attributePlan(_ index: Int, _ entityName: String) throws -> AttributePlan {
-        if let last = lastAttributePlan, last.index == index, last.entity == entityName { return last.plan }
-        let key = "\(index)/\(entityName)"
-        if let plan = attributePlans[key] {
-            lastAttributePlan = (index, entityName, plan)
-            return plan
-        }
-        guard let destinationEntity = destinationSchema.entity(named: entityName) else {
-            throw MigrationError.setup("mapping '\(mapping.entityMappings[index].name)' has no destination entity '\(entityName)' in \(destinationSchema.version)")
-        }
-        let entityMapping = mapping.entityMappings[index]
-        let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
-            let expression = entityMapping.attributeMapping(named: attribute.name)?.expression
-            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { MigrationAnalysis.sourceAttribute(read: $0.expression, in: entityMapping, sourceSchema: sourceStore.schema) },
-                                 copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
-        }
-        let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
-        let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,
-                                 matchesInsertOrder: !destinationEntity.isAbstract && rowOrder == steps.map(\.name))
-        attributePlans[key] = plan
-        lastAttributePlan = (index, entityName, plan)
-        return plan
     }
 
     /// Writes a destination object and records that `mapping` created it from `source`.
@@ -158,7 +50,7 @@ extension MigrationRun {
     /// set them) and its values in the order its row takes them.
     func rowValues(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> (object: DestinationObject, values: [Value]) {
         var storable = destination
-        if !destination.isStorable { storable.attributes = try storableAttributes(of: destination, mapping: entityMapping) }
+        if !destination.isStorable { storable.attributes = try builder.storableAttributes(of: destination, mapping: entityMapping) }
         return (storable, try writer.insertPlan(destination.entity).attributeNames.map { storable.attributes[$0] ?? .null })
     }
 
@@ -248,39 +140,6 @@ extension MigrationRun {
         } catch let error as RowWriter.UnstorableValue {
             throw MigrationError.value(mapping: entityMapping.name, entity: entity, object: id, property: error.property, message: error.problem)
         }
-    }
-
-    /// The object's attribute values coerced to their attributes' types, or an error naming the
-    /// object, the attribute and the value that does not fit (a policy may set anything).
-    func storableAttributes(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> [String: Value] {
-        func refuse(_ property: String, _ message: String) -> MigrationError {
-            MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: property, message: message)
-        }
-        if let (name, reason) = destination.rejected.min(by: { $0.key < $1.key }) { throw refuse(name, reason) }
-        let (types, defaults) = try storedAttributes(of: destination.entity, mapping: entityMapping)
-        var result: [String: Value] = [:]
-        result.reserveCapacity(defaults.count)
-        for (name, value) in defaults where destination.attributes[name] == nil { result[name] = value }
-        for (name, value) in destination.attributes {
-            guard let type = types[name] else { throw refuse(name, "\(destination.entity) has no stored attribute '\(name)'") }
-            switch ValueCoercion.coerce(.scalar(value), to: type) {
-            case .success(let coerced): result[name] = coerced
-            case .failure(let problem): throw refuse(name, "\(value) cannot be stored: \(problem.message)")
-            }
-        }
-        return result
-    }
-
-    /// A concrete destination entity's stored attributes: types and defaults, worked out once.
-    func storedAttributes(of entityName: String, mapping entityMapping: EntityMapping) throws -> (types: [String: AttributeType], defaults: [(String, Value)]) {
-        if let known = storedAttributes[entityName] { return known }
-        guard let entity = destinationSchema.entity(named: entityName), !entity.isAbstract else {
-            throw MigrationError.setup("mapping '\(entityMapping.name)' creates \(entityName) objects, but \(destinationSchema.version) has no such concrete entity")
-        }
-        let stored = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
-        let known = (Dictionary(stored.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), stored.map { ($0.name, $0.defaultValue ?? .null) })
-        storedAttributes[entityName] = known
-        return known
     }
 
     /// Records that `mapping` created `destination` from `source` (`NSMigrationManager.associate`).

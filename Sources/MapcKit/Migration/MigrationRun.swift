@@ -32,7 +32,10 @@ final class MigrationRun: MigrationManagerFunctions {
     /// What the run knows of the mapping before reading any object.
     let analysis: MigrationAnalysis
     let policies: [EntityMigrationPolicy]
-    let evaluators: [Evaluator]
+    /// The mappings' evaluators and what each has bound.
+    let evaluators: MappingEvaluators
+    /// Builds destination objects from the mappings' expressions.
+    let builder: DestinationBuilder
     let startDate = Date()
     /// What the run's policies are handed: the public face of the run.
     private(set) lazy var manager = MigrationManager(run: self)
@@ -56,14 +59,6 @@ final class MigrationRun: MigrationManagerFunctions {
     var keyRules = KeyRules()
     /// The relationships being written with the rows, by mapping position, once the mapping starts.
     var creationLinks: [Int: CreationLinks] = [:]
-    var attributePlans: [String: AttributePlan] = [:]
-    /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
-    var lastAttributePlan: (index: Int, entity: String, plan: AttributePlan)?
-    /// The objects each mapping's evaluator has bound to `$source` and `$destination`.
-    var bound: [(source: ObjectRef?, destination: ObjectRef?)]
-    /// Per destination entity: its stored attributes' types and defaults, for checking what policies set.
-    var storedAttributes: [String: (types: [String: AttributeType], defaults: [(String, Value)])] = [:]
-
     /// The source store's name on the destination connection, where the compiled path reads it.
     static let sourceSchemaName = "mapc_source"
 
@@ -80,9 +75,9 @@ final class MigrationRun: MigrationManagerFunctions {
         let graph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
         sourceGraph = graph
         let now = startDate
-        evaluators = setup.policies.map { Evaluator(context: EvaluationContext(graph: graph, manager: nil, policyFunctions: $0.functions, now: now)) }
+        let evaluators = MappingEvaluators(mapping: step.mapping, policies: setup.policies, graph: graph, now: now)
+        self.evaluators = evaluators
         ledger = MigrationLedger(mappingCount: step.mapping.entityMappings.count)
-        bound = Array(repeating: (nil, nil), count: step.mapping.entityMappings.count)
         connection = db
         // A refused row is named with the mapping that made it, wherever the writer finds out.
         writer = RowWriter(store: step.destination, db: db, buffersRows: true) { refused in
@@ -93,8 +88,9 @@ final class MigrationRun: MigrationManagerFunctions {
             return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
         }
         associations = AssociationIndex(writer: writer)
+        builder = DestinationBuilder(mapping: step.mapping, destinationSchema: step.destination.schema, sourceSchema: step.source.schema, writer: writer, evaluators: evaluators)
         self.sourceAttached = sourceAttached
-        for evaluator in evaluators { evaluator.context.manager = self }
+        evaluators.answerManagerCalls(with: self)
     }
 
     /// What a run needs that is worked out, and checked, before any store is touched.
@@ -244,32 +240,6 @@ final class MigrationRun: MigrationManagerFunctions {
         case let error as ExpressionError: return MigrationError.policy(mapping: entityMapping.name, message: error.description)
         default: return MigrationError.policyFailed(mapping: entityMapping.name, object: object, error: error)
         }
-    }
-
-    /// Evaluates an expression for a source object, locating failures in the mapping file.
-    func evaluate<T>(_ expression: MappingExpression, for source: SourceObject, destination destinationRef: ObjectRef? = nil, mapping entityMapping: EntityMapping,
-                     property: String, _ run: (Evaluator, Expr) throws -> T) throws -> T {
-        let index = mappingIndex(entityMapping)
-        let evaluator = evaluators[index]
-        // Bound once per object, not per expression: the variables only change with the objects.
-        let sourceRef = source.ref
-        if bound[index].source != sourceRef || bound[index].destination != destinationRef || bound[index].source == nil {
-            evaluator.context.evaluatedObject = .object(sourceRef)
-            evaluator.context.variables["source"] = .object(sourceRef)
-            evaluator.context.variables["destination"] = destinationRef.map { .object($0) } ?? .null
-            evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
-            bound[index] = (sourceRef, destinationRef)
-        }
-        do {
-            return try run(evaluator, expression.expression)
-        } catch let error as ExpressionError {
-            throw MigrationError.expression(mapping: entityMapping.name, property: property, object: source.ref, diagnostic: error.diagnostic(in: expression.source))
-        }
-    }
-
-    /// Forgets what a mapping's evaluator has bound, after its context was set another way.
-    func unbind(_ index: Int) {
-        bound[index] = (nil, nil)
     }
 
     func mappingIndex(_ entityMapping: EntityMapping) -> Int {

@@ -1,0 +1,59 @@
+import Foundation
+
+/// The evaluators of a run, one per entity mapping (each with its policy's functions), and what
+/// each has bound: `$source`, `$destination` and `$entityMapping` are bound once per object, not
+/// per expression, since they only change with the objects. A failure comes back located in the
+/// mapping file, naming the mapping, the property and the object.
+final class MappingEvaluators {
+    private let mapping: MappingModel
+    private let evaluators: [Evaluator]
+    /// The objects each mapping's evaluator has bound to `$source` and `$destination`.
+    private var bound: [(source: ObjectRef?, destination: ObjectRef?)]
+
+    /// Evaluators reading source objects from `graph`, one per mapping with its policy's functions.
+    init(mapping: MappingModel, policies: [EntityMigrationPolicy], graph: StoreObjectGraph, now: Date) {
+        self.mapping = mapping
+        evaluators = policies.map { Evaluator(context: EvaluationContext(graph: graph, manager: nil, policyFunctions: $0.functions, now: now)) }
+        bound = Array(repeating: (nil, nil), count: policies.count)
+    }
+
+    /// Answers every evaluator's `FUNCTION($manager, …)` calls (held weakly).
+    func answerManagerCalls(with manager: any MigrationManagerFunctions) {
+        for evaluator in evaluators { evaluator.context.manager = manager }
+    }
+
+    /// Evaluates an expression of the mapping at `index` for a source object (and the destination
+    /// object being made or related, when there is one), locating failures in the mapping file.
+    func evaluate<T>(_ expression: MappingExpression, at index: Int, for source: SourceObject, destination destinationRef: ObjectRef? = nil,
+                     property: String, _ run: (Evaluator, Expr) throws -> T) throws -> T {
+        let evaluator = evaluators[index]
+        let entityMapping = mapping.entityMappings[index]
+        let sourceRef = source.ref
+        if bound[index].source != sourceRef || bound[index].destination != destinationRef || bound[index].source == nil {
+            evaluator.context.evaluatedObject = .object(sourceRef)
+            evaluator.context.variables["source"] = .object(sourceRef)
+            evaluator.context.variables["destination"] = destinationRef.map { .object($0) } ?? .null
+            evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
+            bound[index] = (sourceRef, destinationRef)
+        }
+        do {
+            return try run(evaluator, expression.expression)
+        } catch let error as ExpressionError {
+            throw MigrationError.expression(mapping: entityMapping.name, property: property, object: sourceRef, diagnostic: error.diagnostic(in: expression.source))
+        }
+    }
+
+    /// Evaluates a mapping's expression with no source object bound (a source expression that is
+    /// not Xcode's standard fetch), locating failures in the mapping file.
+    func evaluateWithoutSource(_ expression: MappingExpression, at index: Int, property: String) throws -> EvalValue {
+        let evaluator = evaluators[index]
+        bound[index] = (nil, nil)
+        evaluator.context.evaluatedObject = .null
+        do {
+            return try evaluator.evaluate(expression.expression)
+        } catch let error as ExpressionError {
+            throw MigrationError.expression(mapping: mapping.entityMappings[index].name, property: property, object: ObjectRef(entity: "", id: ""),
+                                            diagnostic: error.diagnostic(in: expression.source))
+        }
+    }
+}
