@@ -185,7 +185,6 @@ extension MigrationRun {
 
     /// The destination key of a reference to a destination object.
     func destinationKey(of ref: ObjectRef) throws -> Int64? {
-        if let key = ref.key { return key }
-        return try destinationStore.locate(id: ref.id, try db)?.key
+        try setter.destinationKey(of: ref)
     }
 }

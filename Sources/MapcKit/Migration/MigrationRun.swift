@@ -36,6 +36,8 @@ final class MigrationRun: MigrationManagerFunctions {
     let evaluators: MappingEvaluators
     /// Builds destination objects from the mappings' expressions.
     let builder: DestinationBuilder
+    /// Sets destination relationships.
+    let setter: RelationshipSetter
     let startDate = Date()
     /// What the run's policies are handed: the public face of the run.
     private(set) lazy var manager = MigrationManager(run: self)
@@ -88,6 +90,7 @@ final class MigrationRun: MigrationManagerFunctions {
             return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
         }
         associations = AssociationIndex(writer: writer)
+        setter = RelationshipSetter(mapping: step.mapping, destinationStore: step.destination, writer: writer)
         builder = DestinationBuilder(mapping: step.mapping, destinationSchema: step.destination.schema, sourceSchema: step.source.schema, writer: writer, evaluators: evaluators)
         self.sourceAttached = sourceAttached
         evaluators.answerManagerCalls(with: self)
@@ -118,7 +121,6 @@ final class MigrationRun: MigrationManagerFunctions {
     var rowLookups: [String: RowLookup] = [:]
     /// By mapping position, then destination entity.
     var relationshipStepsByMapping: [Int: [String: [(Relationship, PropertyMapping?)]]] = [:]
-    var relationshipSettings: [PropertyName: RelationshipSetting] = [:]
 
     // MARK: Running
 

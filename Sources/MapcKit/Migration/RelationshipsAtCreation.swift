@@ -101,9 +101,9 @@ extension MigrationRun {
     func startRelationshipsAtCreation(_ index: Int) throws {
         let entityMapping = mapping.entityMappings[index]
         guard analysis.relationshipsAtCreation[index], let entity = entityMapping.destination, let steps = relationshipSteps(entityMapping, entity) else { return }
-        var links: [(mapping: PropertyMapping, setting: RelationshipSetting)] = []
+        var links: [(mapping: PropertyMapping, setting: RelationshipSetter.Setting)] = []
         for case (let relationship, let propertyMapping?) in steps {
-            guard let setting = try relationshipSetting(relationship.name, of: entity) else { return }
+            guard let setting = try setter.setting(relationship.name, of: entity) else { return }
             links.append((propertyMapping, setting))
         }
         let plan = try writer.insertPlan(entity, linking: links.map(\.setting.relationship.name))
@@ -122,8 +122,8 @@ extension MigrationRun {
         targets.reserveCapacity(creation.links.count)
         for link in creation.links {
             let objects = try relatedObjects(link.mapping, link.setting.relationship, for: source, destination: destination, mapping: entityMapping)
-            try checkCount(of: objects, link.setting, of: destination, mapping: entityMapping)
-            targets.append(try objects.first.map { try targetKey($0, link.setting, of: destination, mapping: entityMapping) })
+            try setter.checkCount(of: objects, link.setting, of: destination, mapping: entityMapping)
+            targets.append(try objects.first.map { try setter.targetKey($0, link.setting, of: destination, mapping: entityMapping) })
         }
         return (creation.plan, targets)
     }
@@ -132,7 +132,7 @@ extension MigrationRun {
     /// `setRelationship` knows of the relationship, and the insert that takes their foreign keys.
     struct CreationLinks {
         var entity: String
-        var links: [(mapping: PropertyMapping, setting: RelationshipSetting)]
+        var links: [(mapping: PropertyMapping, setting: RelationshipSetter.Setting)]
         var plan: RowWriter.InsertPlan
     }
 }

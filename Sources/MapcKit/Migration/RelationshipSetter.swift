@@ -1,0 +1,115 @@
+import Foundation
+internal import GRDB
+
+/// Sets destination relationships, for the default `createRelationships`, for policies and for
+/// relationships written with their objects' rows: what a relationship takes (its destination
+/// entity and sub-entities, at most one object for a to-one, destination objects only), where it
+/// is stored (a foreign key, an ordered position, a join table) and the writer's calls that store
+/// it. An object given to the wrong relationship is refused with a message saying which mapping
+/// gives the right objects.
+final class RelationshipSetter {
+    let mapping: MappingModel
+    let destinationStore: Store
+    /// The run's writer, on the destination connection.
+    let writer: RowWriter
+    /// What `set` needs of each destination relationship, by entity and name.
+    private var settings: [PropertyName: Setting] = [:]
+
+    init(mapping: MappingModel, destinationStore: Store, writer: RowWriter) {
+        self.mapping = mapping
+        self.destinationStore = destinationStore
+        self.writer = writer
+    }
+
+    /// The destination key of a reference to a destination object.
+    func destinationKey(of ref: ObjectRef) throws -> Int64? {
+        if let key = ref.key { return key }
+        try writer.flush()
+        return try destinationStore.locate(id: ref.id, writer.db)?.key
+    }
+
+    /// Sets a destination relationship to destination objects, in order.
+    func set(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+        guard !destination.isSourceObject else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
+                                        + "which manager.destinationInstances(forEntityMappingNamed:sourceInstances:) gives")
+        }
+        guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref), let setting = try setting(name, of: destination.entity) else {
+            throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationStore.schema.version)")
+        }
+        let relationship = setting.relationship, storage = setting.storage
+        try checkCount(of: targets, setting, of: destination.ref, mapping: entityMapping)
+        if targets.isEmpty && !relationship.isToMany {
+            try writer.unlink(name, of: storage, owner: owner)
+            return
+        }
+        for (position, target) in targets.enumerated() {
+            let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
+            try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
+        }
+    }
+
+    /// Refuses more than one object for a to-one relationship.
+    func checkCount(of targets: [ObjectRef], _ setting: Setting, of destination: ObjectRef, mapping entityMapping: EntityMapping) throws {
+        guard !setting.relationship.isToMany && targets.count > 1 else { return }
+        throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: setting.relationship.name,
+                                   message: "to-one relationship was given \(targets.count) objects (\(targets.prefix(3).map(\.description).joined(separator: ", ")))")
+    }
+
+    /// The destination key of an object a relationship is set to, once it is known to be a
+    /// destination object of an entity the relationship takes; otherwise an error saying which
+    /// mapping gives the right objects.
+    func targetKey(_ target: ObjectRef, _ setting: Setting, of destination: ObjectRef, mapping entityMapping: EntityMapping) throws -> Int64 {
+        let relationship = setting.relationship, allowed = setting.allowed, name = relationship.name
+        guard !target.isSourceObject else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) is an object of the source store; a relationship takes the destination objects created from it: "
+                                        + "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(mapping.entityMappings.first { $0.source == target.entity && allowed.contains($0.destination ?? "") }?.name ?? "<mapping>")\", <source objects>)")
+        }
+        guard allowed.contains(target.entity) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping the expression names")
+        }
+        guard let key = try destinationKey(of: target) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(target) does not exist in the destination store")
+        }
+        return key
+    }
+
+    /// What `setRelationship` needs of a destination relationship: worked out once per entity and
+    /// name, not per object. Nil when the entity has no such relationship.
+    func setting(_ name: String, of entityName: String) throws -> Setting? {
+        let key = PropertyName(entity: entityName, property: name)
+        if let known = settings[key] { return known }
+        guard let entity = destinationStore.schema.entity(named: entityName),
+              case .relationship(let relationship)? = destinationStore.schema.property(named: name, in: entity) else { return nil }
+        let allowed = destinationStore.schema.entity(named: relationship.destination).map { Set(destinationStore.schema.hierarchy(under: $0).map(\.name)) } ?? []
+        var appendPosition: String?
+        if let inverse = destinationStore.schema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered,
+           let storage = destinationStore.layout.entities[relationship.destination],
+           case .inverseForeignKey(let table, let column, let orderColumn?, _)? = storage.relationships[inverse.name] {
+            appendPosition = "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?"
+        }
+        let setting = Setting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition)
+        settings[key] = setting
+        return setting
+    }
+
+    /// A destination relationship as `setRelationship` writes it.
+    struct Setting {
+        var relationship: Relationship
+        /// The entities its objects may be of: its destination and the sub-entities.
+        var allowed: Set<String>
+        var storage: EntityStorage
+        /// For a to-one whose inverse is an ordered to-many: the query for the next place in that list.
+        var appendPosition: String?
+    }
+
+    /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end.
+    func appendPosition(_ setting: Setting, target: Int64) throws -> Int? {
+        guard let sql = setting.appendPosition else { return nil }
+        return try Int.fetchOne(try writer.statement(sql), arguments: [target])
+    }
+}
