@@ -9,7 +9,8 @@ extension Store {
     /// gain the links (a to-one relationship an existing object already has is never changed).
     /// Everything checked for a new store holds against the existing objects too: ids are new,
     /// uniqueness constraints, counts and one-to-one inverses hold across the whole store
-    /// (checked after writing, inside the transaction, which is rolled back on any problem).
+    /// (checked after writing, inside the transaction, which is rolled back on any problem, by
+    /// `StoreValidator`, which validates a migration's result too).
     /// Formats that do not keep identities (Core Data's) give the new objects identities made from
     /// their keys; the data's ids only serve to relate the objects to each other.
     ///
@@ -38,7 +39,10 @@ extension Store {
             }
             try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
             try strategy.finishWriting(db, layout: layout)
-            if hadObjects { try self.validateWhole(db) }
+            // The store is then held to the rules a migrated store is validated with, by the same
+            // validator (`StoreValidator`): what `load` accepts, `run` accepts. The data's own
+            // checks above come first, to name problems in the data's terms.
+            try self.validateWhole(db)
         }
     }
 
