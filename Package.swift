@@ -24,15 +24,19 @@ let package = Package(
         // MAPC_FAULT is set), extended attributes, which Swift's Glibc module lacks, and
         // sqlite3_db_config, which is variadic and so not callable from Swift.
         .target(name: "CMapcSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
-        .target(
-            name: "MapcKit",
-            dependencies: [
-                "CMapcSystem",
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Crypto", package: "swift-crypto"),
-            ]
-        ),
+        // The library's layers, lowest first: each a target, so that a layer cannot use one above
+        // it (docs/architecture.md). MapcKit re-exports them all; apps import MapcKit alone.
+        // Diagnostics and support: source files, diagnostics, JSON, YAML with positions, files.
+        .target(name: "MapcFoundation", dependencies: ["CMapcSystem", .product(name: "Yams", package: "Yams")]),
+        // The model: schemas and values, and the expression language. No SQLite.
+        .target(name: "MapcModel", dependencies: ["MapcFoundation", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")]),
+        // Stores in mapc's and Core Data's formats, every piece of SQL about them, and data files.
+        .target(name: "MapcStore", dependencies: ["MapcModel", "CMapcSystem", .product(name: "GRDB", package: "GRDB.swift")]),
+        // Mapping models, inference, the migration engine, policies, the planner and `Migrator`.
+        .target(name: "MapcMigration", dependencies: ["MapcStore", "CMapcSystem", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")]),
+        // Tooling over the engine: Xcode's model and mapping model importers, the editor's project.
+        .target(name: "MapcTooling", dependencies: ["MapcMigration"]),
+        .target(name: "MapcKit", dependencies: ["MapcFoundation", "MapcModel", "MapcStore", "MapcMigration", "MapcTooling"]),
         .target(
             name: "MapcCLI",
             dependencies: [
@@ -49,7 +53,7 @@ let package = Package(
         // against MapcKit's module, are loaded into it (docs/policies.md).
         .executableTarget(name: "mapc", dependencies: ["MapcCLI", "MapcExamples"],
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
-        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcExamples", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")], exclude: ["Fixtures"]),
-        .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "MapcKit", "mapc"], exclude: ["Fixtures"]),
+        .testTarget(name: "MapcKitTests", dependencies: ["MapcKit", "MapcFoundation", "MapcModel", "MapcStore", "MapcMigration", "MapcTooling", "MapcExamples", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")], exclude: ["Fixtures"]),
+        .testTarget(name: "MapcCLITests", dependencies: ["MapcCLI", "MapcKit", "MapcFoundation", "MapcModel", "MapcStore", "MapcMigration", "MapcTooling", "mapc"], exclude: ["Fixtures"]),
     ]
 )

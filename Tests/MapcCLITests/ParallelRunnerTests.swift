@@ -2,6 +2,11 @@ import Foundation
 import Testing
 @testable import MapcCLI
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// `mapc run --jobs N` over many stores (`ParallelRunner`): every item once, results in order,
 /// also when no thread can be started (the system's thread limit), where the items are worked on

@@ -1,6 +1,11 @@
 import Foundation
 import GRDB
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 import Testing
 #if canImport(Glibc)
 import Glibc

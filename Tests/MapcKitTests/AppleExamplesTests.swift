@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The examples of Apple's "Predicate Format String Syntax" and the Predicate Programming Guide, verbatim,
 /// and the expressions of the project's guide, evaluated against a JSON object whose keys they use.

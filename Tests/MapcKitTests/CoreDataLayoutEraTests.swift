@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Core Data's layout as the stores it wrote show it (../shared/notes/core-data-layout.md): a new
 /// store is written as Core Data writes one today, and a store of an earlier era (another join

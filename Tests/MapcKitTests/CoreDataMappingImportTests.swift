@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 import MapcExamples
 
 @Suite("Importing Xcode mapping models", .enabled(if: Corpus.isAvailable, Corpus.skipReason))

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The team's corpus of real Core Data files (`../shared/corpus`), read in place and never copied:
 /// tests that use it are skipped, saying why, where it is absent (a user's fresh clone).

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Migrations whose source and destination use different store formats: values must arrive the
 /// same whatever the two formats encode (dates from 1970 or 2001, UUIDs as text or bytes, decimals,

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Bad data and the problem it must produce, located by entity, object and key.
 struct BadDataCase: CustomTestStringConvertible, Sendable {

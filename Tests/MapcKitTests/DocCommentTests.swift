@@ -5,7 +5,7 @@ import Testing
 /// (operators and `description` witnesses excepted).
 @Suite("Documentation comments")
 struct DocCommentTests {
-    @Test(arguments: ["Sources/MapcKit", "Sources/MapcCLI"])
+    @Test(arguments: ["Sources/MapcFoundation", "Sources/MapcModel", "Sources/MapcStore", "Sources/MapcMigration", "Sources/MapcTooling", "Sources/MapcCLI"])
     func everyPublicSymbolHasADocComment(folder: String) throws {
         let root = packageRoot.appendingPathComponent(folder)
         let files = try #require(FileManager.default.enumerator(atPath: root.path)).compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") }

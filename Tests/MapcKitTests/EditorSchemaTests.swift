@@ -2,6 +2,11 @@ import Foundation
 import Testing
 import Yams
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The JSON Schemas editors use: the repository's copies are what mapc writes, every YAML file of
 /// the repository and every complete example in the docs validates, and typical mistakes do not.

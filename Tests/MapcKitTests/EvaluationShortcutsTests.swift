@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The shapes of expression answered without the evaluator are recognised exactly, and answer as
 /// the evaluator does.

@@ -1,5 +1,10 @@
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// An expression that must draw a diagnostic: its text, the message part, the severity and the column.
 struct CheckCase: CustomTestStringConvertible, Sendable {

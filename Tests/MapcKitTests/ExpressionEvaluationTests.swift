@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// One expression and what it must give: compact JSON, or "error: " and part of the message.
 struct EvalCase: CustomTestStringConvertible, Sendable {

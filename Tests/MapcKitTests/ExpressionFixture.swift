@@ -1,5 +1,10 @@
 import Foundation
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The objects every expression test runs against, and a context with SELF and $source bound to note n1.
 enum ExpressionFixture {

@@ -2,6 +2,11 @@ import Foundation
 import Testing
 import Yams
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 @Suite("Lightweight inference")
 struct InferenceTests {

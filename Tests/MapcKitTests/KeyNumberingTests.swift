@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// How a migration numbers the objects it creates: an inferred step keeps every key, as Core Data's
 /// lightweight migration keeps `Z_PK`; a mapping model's step numbers each table from 1 in creation

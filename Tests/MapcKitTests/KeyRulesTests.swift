@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The key rules' arithmetic on its own: given what a run read of the source's keys, which keys a
 /// mapping's objects get, or that they must record associations instead.

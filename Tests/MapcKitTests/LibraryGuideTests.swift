@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 import MapcExamples
 
 /// The code of docs/library.md, run. Each `// guide:` … `// end guide` region below is one

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Adding objects to a store that already holds some: every rule of a new store holds across the
 /// whole store, and new objects may refer to existing ones.

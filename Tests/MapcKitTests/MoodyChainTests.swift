@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 import MapcExamples
 
 /// The real Moody store migrated Moody → Moody 2 → … → Moody 6 with the files imported from the

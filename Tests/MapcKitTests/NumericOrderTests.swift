@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// One exact order over integers, doubles and decimals, shared by the expression language, schema
 /// validation and inference, with hashing (sets, DISTINCT, INTERSECT) that agrees with equality.

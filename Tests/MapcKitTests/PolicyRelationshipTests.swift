@@ -2,6 +2,11 @@ import Foundation
 import MapcExamples
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// A policy that keeps the default `createRelationships` may say so, and mapc then relates all its
 /// objects with SQL through their associations instead of calling the hook per object. The result

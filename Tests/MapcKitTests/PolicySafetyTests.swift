@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// A policy that stores bytes that are not text in a string attribute.
 final class BytesIntoStringPolicy: EntityMigrationPolicy {

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Xcode models as real apps write them, authored here from what their files hold: what Core
 /// Data accepts imports, keeps what Core Data hashes, and round-trips unchanged.

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Records nothing and changes nothing: a custom policy whose presence alone matters.
 final class PlainPolicy: EntityMigrationPolicy {}

@@ -3,6 +3,11 @@ import GRDB
 import GRDBSQLite
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// A migration's row writer holds inserted rows back and writes them `RowWriter.rowsPerStatement`
 /// per `INSERT`: the store built is the same, a refused row is named whichever row of its

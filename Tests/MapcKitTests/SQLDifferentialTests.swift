@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Every case of the expression evaluation table that the SQL compiler accepts, run through both
 /// paths (SQLite over the stored row, and the interpreter over the same object) on a note with

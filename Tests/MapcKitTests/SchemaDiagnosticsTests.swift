@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// One invalid schema: the text, the message the first error must contain, and where it must point.
 struct InvalidSchemaCase: CustomTestStringConvertible, Sendable {

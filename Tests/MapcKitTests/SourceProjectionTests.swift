@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Records what a policy sees of its source objects, and may give its object an id of its own.
 final class SeeingSourcesPolicy: EntityMigrationPolicy {

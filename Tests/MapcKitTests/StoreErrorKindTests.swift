@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// An app tells apart the store problems it handles differently: a store in use (try again
 /// later) and a store of no known version (ship its schema), by the error's case.

@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Damaged and hostile store files: every read mapc does (metadata, identification, counts,
 /// history, dumps, integrity, a migration) on mutated copies of a real store must end in a result

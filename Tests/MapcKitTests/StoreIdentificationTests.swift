@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// How a store's version is found, and what mapc says when it cannot be: a store of another model
 /// is named as such, not compared entity by entity with the closest version of this one.

@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 func kitchenSchema() throws -> Schema {
     try SchemaLoader.load(path: packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/kitchen.yaml").path).schema

@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Phase 3's check of a whole store: every row-level rule finds the row that breaks it, and a row
 /// that breaks none is not reported, whatever the store format.

@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Parses schema text written in a test, as if read from `test.yaml`.
 func parseSchema(_ yaml: String) -> (schema: Schema?, diagnostics: [Diagnostic]) {

@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// At the system's thread limit no thread starts (`DetachedThread`): the work meant for one is
 /// done on the caller's thread, and a migration gives what it gives with threads. Foundation's

@@ -2,6 +2,11 @@ import Foundation
 import GRDB
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// `load` and `run` judge a value against its attribute's `min` and `max` alike: the rule `load`
 /// applies to a data file's objects (`AttributeValidator`, in Swift) and the one the migrated store

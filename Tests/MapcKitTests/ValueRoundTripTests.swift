@@ -3,6 +3,11 @@ import GRDB
 import GRDBSQLite
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Copies every attribute it is given, as a custom policy that reads and writes values would.
 final class CopyEveryAttributePolicy: EntityMigrationPolicy {

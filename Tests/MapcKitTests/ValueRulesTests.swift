@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The rules several layers share, each written once (`ValueRules`, `ValueSemantics`), checked
 /// against every layer that applies them.

@@ -4,6 +4,11 @@ import GRDB
 import GRDBSQLite
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 import MapcExamples
 
 /// A step's temporary file is written behind (`Store+WriteBehind`): SQLite sees the file as if

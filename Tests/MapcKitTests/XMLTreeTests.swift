@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// Malformed XML in an Xcode file is reported at a place inside the file, with a reason in words.
 @Suite("Reading Xcode's XML")

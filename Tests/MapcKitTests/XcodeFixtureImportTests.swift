@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 @testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+@testable import MapcTooling
 
 /// The policy the Kitchen mapping model names, as an app would port it.
 final class ItemMigrationPolicy: EntityMigrationPolicy {

@@ -1,12 +1,12 @@
 /// A dictionary that empties itself when it reaches its capacity: bounded memory at constant cost
 /// per operation, for caches whose misses are cheap compared with unbounded growth.
-struct BoundedCache<Key: Hashable, Cached> {
+package struct BoundedCache<Key: Hashable, Cached> {
     let capacity: Int
     private var storage: [Key: Cached] = [:]
 
-    init(capacity: Int) { self.capacity = capacity }
+    package init(capacity: Int) { self.capacity = capacity }
 
-    subscript(key: Key) -> Cached? {
+    package subscript(key: Key) -> Cached? {
         get { storage[key] }
         set {
             if newValue != nil, storage[key] == nil, storage.count >= capacity { storage.removeAll(keepingCapacity: true) }

@@ -31,16 +31,16 @@ package enum Files {
 
     /// Which file `path` names (its device and inode, links followed): two paths, or one path at
     /// two moments, name the same file when these are equal. Nil when there is none.
-    static func identity(of path: String) -> FileIdentity? {
+    package static func identity(of path: String) -> FileIdentity? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// A file's device and inode (`identity(of:)`).
-    struct FileIdentity: Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
+    package struct FileIdentity: Equatable, Sendable {
+        package var device: UInt64
+        package var inode: UInt64
     }
 
     /// The bytes of a file a user names (`what` says which, for messages), or a `MapcError.input`
@@ -206,18 +206,18 @@ package enum Files {
     /// The kernel writing a file's changes to disk on a thread of its own (Linux; elsewhere
     /// nothing), so that a later `sync` waits for less and the kernel's work of submitting the
     /// pages runs beside the process's. Advisory: nothing depends on it having run.
-    final class Writeback {
+    package final class Writeback {
         private var handle: OpaquePointer?
 
         /// Starts it. The file's descriptor stays open until `end`: closing any descriptor of a
         /// file drops the process's POSIX locks on it, SQLite's included.
-        init(_ path: String) {
+        package init(_ path: String) {
             handle = mapc_writeback_begin(path)
         }
 
         /// Waits for the kernel call to return and closes the descriptor: only once no connection
         /// holds a lock on the file (between transactions, or after it closed).
-        func end() {
+        package func end() {
             mapc_writeback_end(handle)
             handle = nil
         }

@@ -1,4 +1,4 @@
-internal import Yams
+package import Yams
 
 /// What a YAML file of a mapc project holds, decided from its parsed top-level keys (never from
 /// text patterns, so flow style, comments and key order cannot change the answer).
@@ -19,7 +19,7 @@ public enum ProjectFileKind: String, Sendable {
     }
 
     /// The same, of a file already read (a `YAMLDocument`'s root), so it is not read twice.
-    static func classify(_ root: Node?, fallback: ProjectFileKind) -> ProjectFileKind {
+    package static func classify(_ root: Node?, fallback: ProjectFileKind) -> ProjectFileKind {
         guard let mapping = root?.mapping else { return fallback }
         let keys = Set(mapping.keys.compactMap { $0.scalar?.string })
         if keys.contains("entityMappings") { return .mapping }

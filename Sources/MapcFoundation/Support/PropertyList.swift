@@ -14,20 +14,20 @@ import Foundation
 ///
 /// Values come as Foundation gives them: `[String: Any]`, `[Any]`, `String`, `Data`, `Date`,
 /// numbers and booleans as `NSNumber`, and a keyed archive's references as `["CF$UID": n]`.
-enum PropertyList {
+package enum PropertyList {
     /// The most objects a property list may expand to: Core Data's metadata holds tens, an Xcode
     /// model's archive a few thousand; Foundation needs about 100 bytes for each.
     static let maxExpandedObjects = 1_000_000
     /// The deepest nesting of arrays and dictionaries accepted.
-    static let maxDepth = 512
+    package static let maxDepth = 512
 
     /// A property list that cannot or may not be decoded, with the reason.
-    struct Problem: Error, CustomStringConvertible {
-        var description: String
+    package struct Problem: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
-    static func decode(_ data: Data) throws -> Any {
+    package static func decode(_ data: Data) throws -> Any {
         if let problem = binaryProblem(data) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
             guard let value = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
@@ -44,7 +44,7 @@ enum PropertyList {
 
     /// Why a binary property list is refused before decoding, or nil (also for data that is not
     /// one, or that Foundation will refuse on its own).
-    static func binaryProblem(_ data: Data) -> String? {
+    package static func binaryProblem(_ data: Data) -> String? {
         let bytes = [UInt8](data)
         guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
         let trailer = bytes.count - 32
@@ -244,7 +244,7 @@ enum PropertyList {
     /// order), arrays, strings, data, dates, booleans and numbers. Written here rather than by
     /// Foundation, which on Linux copies a data value byte by byte (docs/performance.md); nil for
     /// a value of any other kind.
-    static func binaryData(_ value: Any) -> Data? {
+    package static func binaryData(_ value: Any) -> Data? {
         var objects: [[UInt8]] = []
         func fixed(_ marker: UInt8, _ bits: UInt64, bytes count: Int) -> [UInt8] {
             [marker] + (0..<count).reversed().map { UInt8(truncatingIfNeeded: bits >> (8 * UInt64($0))) }

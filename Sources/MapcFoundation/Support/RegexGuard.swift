@@ -3,14 +3,14 @@ import Synchronization
 
 /// Screens regular expressions before they run, since NSRegularExpression has no time limit:
 /// patterns whose matching can take exponential time are refused with an explanation.
-enum RegexGuard {
+package enum RegexGuard {
     /// The longest pattern accepted.
     static let maxPatternLength = 1_000
     /// The longest text `MATCHES` runs on.
-    static let maxSubjectLength = 100_000
+    package static let maxSubjectLength = 100_000
 
     /// Nil when the pattern is safe to run; otherwise why it is refused.
-    static func problem(with pattern: String) -> String? {
+    package static func problem(with pattern: String) -> String? {
         if pattern.count > maxPatternLength { return "the pattern is longer than \(maxPatternLength) characters" }
         if (try? NSRegularExpression(pattern: pattern)) == nil { return "'\(pattern)' is not a valid regular expression" }
         let scalars = Array(pattern.unicodeScalars)
@@ -65,7 +65,7 @@ enum RegexGuard {
 
     /// Whether the whole text matches the pattern (compiled once and kept in a bounded cache).
     /// Callers check `problem(with:)` first.
-    static func matchesWhole(_ text: String, _ pattern: String, caseInsensitive: Bool = false) -> Bool {
+    package static func matchesWhole(_ text: String, _ pattern: String, caseInsensitive: Bool = false) -> Bool {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
         let cached = compiled.withLock { $0[key] }
         let regex: NSRegularExpression

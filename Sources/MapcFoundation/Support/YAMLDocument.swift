@@ -1,21 +1,21 @@
 import Foundation
-internal import Yams
+package import Yams
 
 /// A composed YAML document plus the diagnostics found while reading it.
 ///
 /// Readers of mapc's YAML formats (schemas, mappings) walk the `Node` tree through this type, so
 /// every value they take comes with its `file:line:col`, and every problem is recorded rather
 /// than thrown: a file reports all its problems at once.
-struct YAMLDocument {
+package struct YAMLDocument {
     /// The file being read.
-    let source: SourceFile
+    package let source: SourceFile
     /// The document's root node; nil for an empty document or one with a syntax error.
-    let root: Node?
+    package let root: Node?
     /// Problems found so far, in the order they were found.
-    var diagnostics: [Diagnostic] = []
+    package var diagnostics: [Diagnostic] = []
 
     /// Composes the YAML text. A syntax error becomes a diagnostic and leaves `root` nil.
-    init(source: SourceFile) {
+    package init(source: SourceFile) {
         self.source = source
         if let problem = YAMLGuard.problem(with: source.text) {
             root = nil
@@ -40,13 +40,13 @@ struct YAMLDocument {
     }
 
     /// The position of a node; line 1, column 1 when Yams gives none.
-    func location(of node: Node) -> FileLocation {
+    package func location(of node: Node) -> FileLocation {
         let mark = node.mark
         return FileLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)
     }
 
     /// Records an error at a node, underlining its text when it is a one-line scalar.
-    mutating func error(_ message: String, at node: Node, fix: String? = nil) {
+    package mutating func error(_ message: String, at node: Node, fix: String? = nil) {
         diagnostics.append(.error(message, at: location(of: node), length: Self.length(of: node), fix: fix))
     }
 
@@ -55,7 +55,7 @@ struct YAMLDocument {
         diagnostics.append(.warning(message, at: location(of: node), length: Self.length(of: node), fix: fix))
     }
 
-    static func length(of node: Node) -> Int {
+    package static func length(of node: Node) -> Int {
         guard let scalar = node.scalar, !scalar.string.contains("\n") else { return 1 }
         let quotes = (scalar.style == .singleQuoted || scalar.style == .doubleQuoted) ? 2 : 0
         return max(1, scalar.string.unicodeScalars.count + quotes)
@@ -64,7 +64,7 @@ struct YAMLDocument {
     // MARK: Typed access
 
     /// A mapping's entries with string keys, or nil (and an error) when the node is not a mapping.
-    mutating func entries(of node: Node, what: String) -> [(key: String, keyNode: Node, value: Node)]? {
+    package mutating func entries(of node: Node, what: String) -> [(key: String, keyNode: Node, value: Node)]? {
         guard let mapping = node.mapping else {
             error("\(what) must be a mapping (key: value pairs), found \(Self.kind(of: node))", at: node)
             return nil
@@ -81,7 +81,7 @@ struct YAMLDocument {
     }
 
     /// Reports keys not in `allowed`, suggesting the closest allowed key.
-    mutating func rejectUnknownKeys(_ entries: [(key: String, keyNode: Node, value: Node)], allowed: [String], in what: String) {
+    package mutating func rejectUnknownKeys(_ entries: [(key: String, keyNode: Node, value: Node)], allowed: [String], in what: String) {
         for entry in entries where !allowed.contains(entry.key) {
             let fix = Suggestions.didYouMean(entry.key, in: allowed) ?? "allowed keys: \(allowed.joined(separator: ", "))"
             error("unknown key '\(entry.key)' in \(what)", at: entry.keyNode, fix: fix)
@@ -89,7 +89,7 @@ struct YAMLDocument {
     }
 
     /// A scalar's text, or nil (and an error) when the node is a mapping or sequence.
-    mutating func string(_ node: Node, what: String) -> String? {
+    package mutating func string(_ node: Node, what: String) -> String? {
         guard let scalar = node.scalar else {
             error("\(what) must be a single value, found \(Self.kind(of: node))", at: node)
             return nil
@@ -98,7 +98,7 @@ struct YAMLDocument {
     }
 
     /// A non-empty identifier: a letter, then letters, digits or underscores.
-    mutating func identifier(_ node: Node, what: String) -> String? {
+    package mutating func identifier(_ node: Node, what: String) -> String? {
         guard let text = string(node, what: what) else { return nil }
         guard Self.isIdentifier(text) else {
             error("\(what) '\(text)' is not a valid name", at: node, fix: "use a letter followed by letters, digits or '_'")
@@ -108,7 +108,7 @@ struct YAMLDocument {
     }
 
     /// A boolean, read with YAML 1.1's spellings (true/false, yes/no, on/off) in any case.
-    mutating func bool(_ node: Node, what: String) -> Bool? {
+    package mutating func bool(_ node: Node, what: String) -> Bool? {
         guard let text = string(node, what: what) else { return nil }
         switch text.lowercased() {
         case "true", "yes", "on", "y": return true
@@ -120,7 +120,7 @@ struct YAMLDocument {
     }
 
     /// A non-negative whole number, read as decimal (a leading zero does not make it octal).
-    mutating func count(_ node: Node, what: String) -> Int? {
+    package mutating func count(_ node: Node, what: String) -> Int? {
         guard let text = string(node, what: what) else { return nil }
         guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
             error("\(what) must be a whole number of 0 or more, found '\(text)'", at: node)
@@ -130,7 +130,7 @@ struct YAMLDocument {
     }
 
     /// A sequence's items, or nil (and an error).
-    mutating func items(of node: Node, what: String) -> [Node]? {
+    package mutating func items(of node: Node, what: String) -> [Node]? {
         guard let sequence = node.sequence else {
             error("\(what) must be a list, found \(Self.kind(of: node))", at: node)
             return nil
@@ -139,7 +139,7 @@ struct YAMLDocument {
     }
 
     /// A mapping of names to single values, as `userInfo` is.
-    mutating func stringMap(_ node: Node, what: String) -> [String: String] {
+    package mutating func stringMap(_ node: Node, what: String) -> [String: String] {
         guard let entries = entries(of: node, what: what) else { return [:] }
         var result: [String: String] = [:]
         for entry in entries {
@@ -149,7 +149,7 @@ struct YAMLDocument {
     }
 
     /// Whether the node is YAML's null (`~`, `null`, or nothing at all).
-    static func isNull(_ node: Node) -> Bool {
+    package static func isNull(_ node: Node) -> Bool {
         guard let scalar = node.scalar, scalar.style == .plain else { return false }
         return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
     }

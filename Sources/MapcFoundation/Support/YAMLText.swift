@@ -1,16 +1,16 @@
 import Foundation
 
 /// Writes YAML scalars that read back as exactly the same text, for the files mapc generates.
-enum YAMLText {
+package enum YAMLText {
     /// The text as a YAML scalar: plain when the YAML syntax leaves it unchanged, single-quoted when
     /// it fits on one printable line, double-quoted with escapes otherwise.
-    static func scalar(_ text: String) -> String {
+    package static func scalar(_ text: String) -> String {
         scalar(text, inFlow: false)
     }
 
     /// The text as a scalar inside a flow collection (`{ … }`, `[ … ]`), where `,` and brackets
     /// end a plain scalar.
-    static func flowScalar(_ text: String) -> String {
+    package static func flowScalar(_ text: String) -> String {
         scalar(text, inFlow: true)
     }
 

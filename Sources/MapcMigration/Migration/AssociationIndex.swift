@@ -1,5 +1,7 @@
 import Foundation
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// The associations a migration records, `(mapping, source object) → destination object`, as
 /// `NSMigrationManager.associate` keeps them, in a table of a scratch database attached to the

@@ -1,5 +1,7 @@
 import Foundation
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// The compiled path: entity mappings whose every expression `SQLCompiler` handles run as one
 /// `INSERT … SELECT` from the source store (attached to the destination's connection), and their
@@ -225,7 +227,7 @@ struct CompiledMappings {
         switch fragment.type {
         case .null: return ("NULL", [])
         case .bool where attribute.type == .bool || attribute.type.isInteger:
-            guard destination.strategy.encodingName(of: attribute.type) == MapcFormat().encodingName(of: attribute.type) else { return nil }
+            guard destination.strategy.encodingName(of: attribute.type) == StoreFormat.mapc.strategy.encodingName(of: attribute.type) else { return nil }
             return (fragment.sql, fragment.arguments)
         case .integer, .double:
             // A literal: coerced now, as the interpreter would, then bound.

@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+import MapcModel
 
 /// Phase 1: every entity mapping in order creates its destination objects, with Core Data's hooks
 /// (`begin`, `createDestinationInstances` per source object, `endInstanceCreation`). A mapping

@@ -1,4 +1,6 @@
 import Foundation
+import MapcModel
+import MapcStore
 
 /// Builds destination objects from a mapping's expressions: per mapping and destination entity an
 /// attribute plan worked out once (each stored attribute's expression, copy or default), then per

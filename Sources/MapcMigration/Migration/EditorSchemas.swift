@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// JSON Schemas for mapc's YAML files, so editors (VS Code's YAML extension and any other client of
 /// yaml-language-server) complete keys and flag mistakes while typing. They are built from the

@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// A custom migration policy: the equivalent of subclassing `NSEntityMigrationPolicy`.
 ///

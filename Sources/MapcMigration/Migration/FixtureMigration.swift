@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// Migration tests the way Core Data teams write them: fixture data for an old version, migrated
 /// to the newest and checked. Everything happens in memory, so tests share no paths.

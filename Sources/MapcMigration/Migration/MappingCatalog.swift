@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// The mapping files of a mappings folder, found by their source and destination versions.
 public struct MappingCatalog: Sendable {

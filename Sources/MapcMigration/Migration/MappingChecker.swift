@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// Checks a mapping model against its source and destination schemas, the way a compiler checks
 /// code: unknown versions, entities and properties (with "did you mean"), expressions that do not
@@ -322,7 +324,7 @@ public struct MappingChecker {
 
     /// An attribute mapping converting a source attribute's values to a type they cannot be stored
     /// in as they are: a `CAST` where the expression language has one.
-    static func conversion(of name: String, from old: AttributeType, to new: AttributeType) -> String {
+    package static func conversion(of name: String, from old: AttributeType, to new: AttributeType) -> String {
         if ValueKind(old) == .string, new == .bool { return "a comparison, such as '\(name): $source.\(name) ==[c] \"true\"'" }
         guard let target = CastClass.target(from: ValueKind(old), to: new) else { return "an expression giving \(new.rawValue) values from $source.\(name)" }
         if target == "NSDate" {

@@ -1,4 +1,6 @@
 import Foundation
+import MapcModel
+import MapcStore
 
 /// The evaluators of a run, one per entity mapping (each with its policy's functions), and what
 /// each has bound: `$source`, `$destination` and `$entityMapping` are bound once per object, not

@@ -1,4 +1,5 @@
 import Foundation
+import MapcModel
 
 /// Why a step cannot be inferred, naming the entity and property, with the fix.
 public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
@@ -32,7 +33,7 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// entity (its objects are its sub-entities', which are compared property by property).
     public var losesValues: Bool
 
-    init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
+    package init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
         self.kind = kind
         self.entity = entity
         self.property = property

@@ -1,11 +1,13 @@
 import Foundation
 internal import Yams
+import MapcFoundation
+import MapcModel
 
 /// Reads mapping files into `MappingModel` values, reporting every structural problem with its
 /// position. Semantic checks against the schemas are `MappingChecker`'s.
 public enum MappingLoader {
-    static let topKeys = ["source", "destination", "pass", "entityMappings"]
-    static let entityMappingKeys = ["name", "source", "destination", "type", "sourceExpression", "filter", "policy", "userInfo",
+    package static let topKeys = ["source", "destination", "pass", "entityMappings"]
+    package static let entityMappingKeys = ["name", "source", "destination", "type", "sourceExpression", "filter", "policy", "userInfo",
                                     "attributes", "relationships", "sourceHash", "destinationHash", "todo"]
 
     /// Reads a mapping file; returns what could be read and every diagnostic, never throws.

@@ -1,3 +1,5 @@
+import MapcFoundation
+import MapcModel
 /// A mapping model: how to migrate a store from one schema version to the next, the equivalent of
 /// an `.xcmappingmodel`. Read from YAML by `MappingLoader`, checked by `MappingChecker`, run by
 /// `MigrationManager`.

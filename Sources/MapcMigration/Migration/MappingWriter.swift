@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// Writes a mapping model as a mapping file: what `mapc infer` prints, the starting point a user
 /// edits (like Xcode's "New Mapping Model"), with comments on what changed and hashes filled in.

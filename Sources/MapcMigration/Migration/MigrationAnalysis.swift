@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// What a migration step knows of its mapping model before it reads a single object: worked out
 /// once from the mapping and the two stores' schemas and layouts, a plain `Sendable` value that

@@ -1,4 +1,5 @@
 import Foundation
+import MapcModel
 
 /// What a migration run has done so far, mapping by mapping: the objects each mapping created,
 /// what ran as SQL, which mappings are past phase 1 or have their relationships set, which objects

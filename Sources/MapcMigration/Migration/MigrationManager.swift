@@ -1,4 +1,5 @@
 import Foundation
+import MapcModel
 
 /// What a custom policy and a `$manager` expression may ask of the migration that runs them: the
 /// equivalent of `NSMigrationManager` as an `NSEntityMigrationPolicy` sees it during

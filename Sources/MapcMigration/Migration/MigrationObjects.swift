@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// A source object as a policy sees it: its stored data, and key paths through the source store.
 public struct SourceObject {

@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// One step of a migration plan.
 public struct MigrationStep: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// The three phases of a migration.
 public enum MigrationPhase: String, Sendable, CaseIterable {

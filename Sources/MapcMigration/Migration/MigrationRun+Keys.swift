@@ -1,5 +1,7 @@
 import Foundation
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// Which objects are looked up, the key rules that spare association rows, and keys and identities.
 extension MigrationRun {

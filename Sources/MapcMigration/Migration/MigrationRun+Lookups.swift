@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+import MapcModel
 
 /// The `$manager` lookups, and relationships set for policies.
 extension MigrationRun {

@@ -1,5 +1,7 @@
 import Foundation
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// Destination objects: built from a mapping's expressions (and for policies), written, associated.
 extension MigrationRun {

@@ -1,5 +1,7 @@
 import Foundation
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// One migration run, and what custom policies and `$manager` expressions ask of it: the
 /// equivalent of `NSMigrationManager` during `migrateStore`. `StepMigration.run()` makes one on the

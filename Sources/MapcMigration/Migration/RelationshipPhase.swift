@@ -1,5 +1,7 @@
 import Foundation
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// Phase 2: every entity mapping in order sets the relationships of the objects it created
 /// (`createRelationships` per destination object, then `endRelationshipCreation`), walking its

@@ -1,5 +1,8 @@
 import Foundation
 internal import GRDB
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// Sets destination relationships, for the default `createRelationships`, for policies and for
 /// relationships written with their objects' rows: what a relationship takes (its destination

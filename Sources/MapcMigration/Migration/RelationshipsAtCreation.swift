@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// Relationships written with their objects' rows in phase 1.
 ///

@@ -1,4 +1,6 @@
 internal import GRDB
+import MapcModel
+import MapcStore
 
 /// A piece of SQL with its bound arguments.
 struct SQLFragment: Sendable {

@@ -1,5 +1,8 @@
 import Foundation
 internal import GRDB
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// The checks a migration makes of the store it reads before trusting what it built from it:
 /// SQLite's `quick_check` (`Store.checkIntegrity`) and that every row is of an entity the schema

@@ -1,3 +1,4 @@
+import MapcModel
 /// Which properties (attributes and relationships) of its source objects an entity mapping's
 /// expressions read, so that a migration reads only those from the source store: a mapping that
 /// never looks at a wide entity's blob does not copy it out of every row, one that follows no

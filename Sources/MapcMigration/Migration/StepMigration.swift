@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+import MapcStore
 
 /// One migration step between two open stores, as a value: a mapping model run from a source store
 /// into an empty destination store of the destination version, in whatever formats the two use,
@@ -33,7 +34,7 @@ public struct StepMigration {
     /// Whether phase 1 reads each next batch of source objects while it works on the previous one
     /// (`BatchReadAhead`). `StoreMigration` sets it when no process can commit to the source while
     /// the step reads it: the store's write lock is held, or the source is a step's own file.
-    var readsAhead = false
+    package var readsAhead = false
 
     /// Describes a step. The destination must be an empty store of the mapping's destination version.
     public init(source: Store, destination: Store, mapping: MappingModel, policies: PolicyRegistry = .shared) {

@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcStore
 internal import GRDB
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,9 @@
 import Foundation
 internal import CMapcSystem
 import Synchronization
+import MapcFoundation
+import MapcModel
+import MapcStore
 
 /// The front door: an app's versions, mappings and policies, ready to bring any store to any
 /// version. Like GRDB's `DatabaseMigrator` it is a value that keeps no state and receives the

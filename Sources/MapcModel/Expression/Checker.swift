@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// Type-checks an expression against a schema and the variables in scope, without running it.
 ///
@@ -624,7 +625,7 @@ public struct ExpressionChecker {
 }
 
 extension String {
-    func unicodeScalarsSlice(_ range: SourceRange) -> String {
+    package func unicodeScalarsSlice(_ range: SourceRange) -> String {
         let scalars = Array(unicodeScalars)
         let lower = max(0, min(range.start, scalars.count)), upper = max(lower, min(range.end, scalars.count))
         return String(String.UnicodeScalarView(scalars[lower..<upper]))

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// A reference to an object in an `ObjectGraph`: its entity and identity, and its key in the
 /// store it lives in when the graph knows it (so lookups need not turn identities into keys).
@@ -12,7 +13,7 @@ public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
     public var key: Int64?
     /// Whether the object was read from a migration's source store: its key is the source's, and
     /// a destination relationship cannot take it (not part of equality).
-    var isSourceObject = false
+    package var isSourceObject = false
 
     /// Creates a reference.
     public init(entity: String, id: String, key: Int64? = nil) {

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// Named functions, FUNCTION selectors, CAST and FETCH.
 extension Evaluator {

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// Bounds that keep evaluation of hostile expressions finite.
 public struct EvaluationLimits: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 /// A problem with an expression (parse, check or evaluation), located in its text.
 public struct ExpressionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong.

@@ -2,10 +2,10 @@ import Foundation
 
 /// Values written as literals of the expression language, for the mapping files mapc writes
 /// (inferred defaults, imported Xcode expressions): text the lexer reads back as the same value.
-enum ExpressionLiteral {
+package enum ExpressionLiteral {
     /// A string literal: double-quoted, with the lexer's escapes for quotes, backslashes and
     /// control characters.
-    static func string(_ text: String) -> String {
+    package static func string(_ text: String) -> String {
         "\"" + text.unicodeScalars.map { scalar -> String in
             switch scalar {
             case "\"": return "\\\""
@@ -19,7 +19,7 @@ enum ExpressionLiteral {
     }
 
     /// A value as a literal (decimals and dates through `CAST`), or nil for kinds with no literal.
-    static func value(_ value: Value) -> String? {
+    package static func value(_ value: Value) -> String? {
         switch value {
         case .null: return "nil"
         case .bool(let flag): return flag ? "YES" : "NO"

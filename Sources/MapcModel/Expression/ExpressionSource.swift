@@ -1,3 +1,4 @@
+import MapcFoundation
 /// A span of an expression's text, in Unicode scalar offsets from its start (end exclusive).
 public struct SourceRange: Sendable, Hashable {
     /// First scalar of the span.

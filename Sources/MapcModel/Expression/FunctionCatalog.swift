@@ -1,3 +1,4 @@
+import MapcFoundation
 /// The named NSExpression functions mapc implements, in Apple's two spellings: the selector
 /// form `sum:({1, 2})`, `add:to:(1, 2)`, `now()`, and the keyword form `SUM(1, 2)`, `MAX(1, 5, 10)`,
 /// `ADD(1, 2)` (the selector's first part, any case).
@@ -44,7 +45,7 @@ public enum NamedFunction: String, CaseIterable, Sendable {
 
 /// The class names `CAST(value, "Class")` knows: one list for the checker's types and the
 /// evaluator's values, and for what both say of any other name.
-enum CastClass {
+package enum CastClass {
     static let names = ["NSString", "NSNumber", "NSDecimalNumber", "NSDate"]
 
     /// The fix for a name CAST does not know: the closest known one, or the list.
@@ -54,7 +55,7 @@ enum CastClass {
 
     /// The class `CAST` converts values of a kind to for an attribute of a type, where it has one
     /// (numbers become dates as seconds since 2001-01-01, as `NSDate` counts them).
-    static func target(from kind: ValueKind, to type: AttributeType) -> String? {
+    package static func target(from kind: ValueKind, to type: AttributeType) -> String? {
         switch (kind, type) {
         case (_, .string): return "NSString"
         case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float): return "NSNumber"

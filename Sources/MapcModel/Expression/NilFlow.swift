@@ -7,7 +7,7 @@
 extension ExpressionChecker {
     /// The first read in `expression` that can make its result nil (an optional key path, or a
     /// `nil` constant), or nil when none can.
-    func firstNilSource(in expression: Expr, guarded: Set<String> = []) -> Expr? {
+    package func firstNilSource(in expression: Expr, guarded: Set<String> = []) -> Expr? {
         switch expression.kind {
         case .literal(.null):
             return expression
@@ -55,7 +55,7 @@ extension ExpressionChecker {
 
     /// The key paths a condition, when true, says are nil (`isNil`) or are not: a filter's
     /// (`image != nil`) hold for every object a mapping reads.
-    static func tested(_ condition: Expr, isNil: Bool) -> Set<String> {
+    package static func tested(_ condition: Expr, isNil: Bool) -> Set<String> {
         switch condition.kind {
         case .comparison(let op, nil, _, let left, let right) where op == (isNil ? .equal : .notEqual):
             if case .literal(.null) = right.kind { return Set([key(of: left)].compactMap { $0 }) }

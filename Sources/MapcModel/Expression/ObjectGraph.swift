@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// The objects an expression reads. The evaluator knows nothing else about storage, so the
 /// same AST runs over store objects, JSON objects, or objects a migration is creating.

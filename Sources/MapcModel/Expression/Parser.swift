@@ -1,3 +1,4 @@
+import MapcFoundation
 /// Parses expression and predicate text into an `Expr`.
 ///
 /// Precedence, loosest first: `OR ||`; `AND &&`; `NOT !`; comparisons; `+ - UNION INTERSECT

@@ -196,9 +196,9 @@ enum ValueSemantics {
 }
 
 /// A value-level failure (overflow, division by zero, wrong kinds); the evaluator adds the position.
-struct SemanticError: Error {
-    var message: String
-    init(_ message: String) { self.message = message }
+package struct SemanticError: Error {
+    package var message: String
+    package init(_ message: String) { self.message = message }
 }
 
 

@@ -33,7 +33,7 @@ public enum CoreDataVersionHash {
     }
 
     /// `-[NSString compare:]` order: UTF-16 code units, literally.
-    static func nsCompare(_ a: String, _ b: String) -> Bool {
+    package static func nsCompare(_ a: String, _ b: String) -> Bool {
         a.utf16.lexicographicallyPrecedes(b.utf16)
     }
 
@@ -67,7 +67,7 @@ public enum CoreDataVersionHash {
         return sha(Data(name.utf8) + littleEndian(flags) + Data((modifier ?? "").utf8))
     }
 
-    static func hash(of attribute: Attribute) -> Data {
+    package static func hash(of attribute: Attribute) -> Data {
         var data = propertyBase(name: attribute.name, optional: attribute.isOptional, transient: attribute.isTransient, modifier: attribute.versionHashModifier)
         data += littleEndian(attributeTypeCode(attribute.type))
         if attribute.allowsExternalStorage { data.append(1) }
@@ -75,7 +75,7 @@ public enum CoreDataVersionHash {
         return sha(data)
     }
 
-    static func hash(of relationship: Relationship, in schema: Schema, owner: Entity) -> Data {
+    package static func hash(of relationship: Relationship, in schema: Schema, owner: Entity) -> Data {
         var data = propertyBase(name: relationship.name, optional: relationship.isOptional, transient: relationship.isTransient, modifier: relationship.versionHashModifier)
         data += Data(relationship.destination.utf8)
         if let inverse = relationship.inverse, !isOwnInverse(relationship, in: schema, owner: owner) { data += Data(inverse.utf8) }

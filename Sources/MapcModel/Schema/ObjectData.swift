@@ -23,7 +23,7 @@ public struct ObjectData: Sendable, Equatable {
     /// or `objects(keys:)` with `properties`; a migration reads those its expressions use): a
     /// missing attribute or relationship is then one not read, not one not given, and
     /// `StoreObjectGraph` reads it from the row when asked. Not part of equality.
-    public internal(set) var isPartial = false
+    public package(set) var isPartial = false
 
     /// Creates an object.
     public init(id: String, entity: String, attributes: [String: Value] = [:], relationships: [String: [String]] = [:], key: Int64? = nil) {
@@ -55,9 +55,14 @@ public struct StoredKey: Sendable, Hashable {
 
 /// A property of an entity, by their names: the key of what is worked out once per property
 /// (how a relationship is linked or set) rather than per object.
-struct PropertyName: Hashable {
-    var entity: String
-    var property: String
+package struct PropertyName: Hashable {
+    package var entity: String
+    package var property: String
+
+    package init(entity: String, property: String) {
+        self.entity = entity
+        self.property = property
+    }
 }
 
 /// A problem with one object's data, located by entity, object identity and key.
@@ -95,6 +100,12 @@ public struct DataValidationError: Error, Sendable, CustomStringConvertible {
     /// How many problems there were in all, including those not kept.
     public var total: Int
 
+    package init(problems: [DataProblem], total: Int) {
+        self.problems = problems
+        self.total = total
+    }
+
+    /// The problems, one per line, then how many were left out and that nothing was written.
     public var description: String {
         var lines = problems.map(\.description)
         if total > problems.count { lines.append("... and \(total - problems.count) more problems") }
@@ -104,19 +115,21 @@ public struct DataValidationError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Collects problems, keeping the first ones in full and counting the rest.
-struct ProblemList {
+package struct ProblemList {
     static let kept = 100
-    private(set) var problems: [DataProblem] = []
-    private(set) var total = 0
+    package private(set) var problems: [DataProblem] = []
+    package private(set) var total = 0
 
-    mutating func add(_ entity: String, _ id: String?, _ key: String?, _ message: String) {
+    package init() {}
+
+    package mutating func add(_ entity: String, _ id: String?, _ key: String?, _ message: String) {
         total += 1
         if problems.count < Self.kept { problems.append(DataProblem(entity: entity, objectID: id, key: key, message: message)) }
     }
 
-    var isEmpty: Bool { total == 0 }
+    package var isEmpty: Bool { total == 0 }
 
-    func throwIfAny() throws {
+    package func throwIfAny() throws {
         if total > 0 { throw DataValidationError(problems: problems, total: total) }
     }
 }

@@ -10,7 +10,7 @@
 /// something), and a to-many that is not optional with no `minCount` may be empty (apps rely on
 /// it: Olvid ships 27 such relationships, documented as "can be empty", and lightweight migration
 /// sets new ones to the empty set).
-enum RelationshipCountRule: Sendable, Equatable {
+package enum RelationshipCountRule: Sendable, Equatable {
     /// A relationship that is not optional holds at least one object.
     case required
     /// A to-many relationship that holds any object holds at least this many (empty is the
@@ -20,7 +20,7 @@ enum RelationshipCountRule: Sendable, Equatable {
     case atMost(Int)
 
     /// The rules of a relationship, in the order they are reported.
-    static func rules(of relationship: Relationship) -> [RelationshipCountRule] {
+    package static func rules(of relationship: Relationship) -> [RelationshipCountRule] {
         guard relationship.isToMany else { return relationship.isOptional ? [] : [.required] }
         var rules: [RelationshipCountRule] = []
         let min = relationship.declaredMinCount
@@ -35,12 +35,12 @@ enum RelationshipCountRule: Sendable, Equatable {
 
     /// Whether a relationship may hold no object (an optional one, or a to-many whose counts
     /// allow none): what a new relationship or an unmapped one needs to be left empty.
-    static func allowsEmpty(_ relationship: Relationship) -> Bool {
+    package static func allowsEmpty(_ relationship: Relationship) -> Bool {
         !rules(of: relationship).contains { $0.isBroken(by: 0) }
     }
 
     /// Whether a relationship holding `count` objects breaks the rule.
-    func isBroken(by count: Int) -> Bool {
+    package func isBroken(by count: Int) -> Bool {
         switch self {
         case .required: return count == 0
         case .atLeast(let min): return count > 0 && count < min
@@ -49,7 +49,7 @@ enum RelationshipCountRule: Sendable, Equatable {
     }
 
     /// The same test as SQL, over an SQL expression giving the count.
-    func condition(count: String) -> String {
+    package func condition(count: String) -> String {
         switch self {
         case .required: return "(\(count)) = 0"
         // BETWEEN evaluates the count (a correlated subquery) once.
@@ -59,7 +59,7 @@ enum RelationshipCountRule: Sendable, Equatable {
     }
 
     /// What breaking it is, as a validation reports it.
-    var summary: String {
+    package var summary: String {
         switch self {
         case .required: return "required relationship empty"
         case .atLeast(let min): return "fewer than minCount \(min)"

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// One version of a data model: the equivalent of one `.xcdatamodel` inside a `.xcdatamodeld`.
 public struct Schema: Sendable {

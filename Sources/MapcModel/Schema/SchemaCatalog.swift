@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// The versions of a model found in a schemas folder, indexed by their `version:` names and
 /// ordered oldest first by the folder's declared `VersionOrder`.

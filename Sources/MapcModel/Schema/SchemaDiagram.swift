@@ -89,7 +89,7 @@ package enum SchemaDiagram {
     }
 
     /// Text inside a Mermaid diagram: characters Mermaid reads as syntax written as entities.
-    static func mermaidText(_ text: String) -> String {
+    package static func mermaidText(_ text: String) -> String {
         var result = ""
         for character in text {
             switch character {
@@ -106,7 +106,7 @@ package enum SchemaDiagram {
     }
 
     /// A DOT quoted string.
-    static func dotID(_ text: String) -> String {
+    package static func dotID(_ text: String) -> String {
         "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n") + "\""
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 internal import Yams
+import MapcFoundation
 
 /// Reads schema files (one model version per file) into `Schema` values.
 ///
@@ -12,16 +13,16 @@ public enum SchemaLoader {
     /// Limit on properties per entity.
     public static let maxPropertiesPerEntity = 2_000
 
-    static let topKeys = ["model", "version", "versionIdentifier", "entities"]
-    static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
+    package static let topKeys = ["model", "version", "versionIdentifier", "entities"]
+    package static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
                              "uniquenessConstraints", "indexes", "userInfo", "className", "attributes", "relationships"]
-    static let attributeKeys = ["type", "optional", "default", "transient", "renamingIdentifier", "versionHashModifier",
+    package static let attributeKeys = ["type", "optional", "default", "transient", "renamingIdentifier", "versionHashModifier",
                                 "valueTransformer", "className", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion"]
-    static let relationshipKeys = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount",
+    package static let relationshipKeys = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount",
                                    "maxCount", "renamingIdentifier", "versionHashModifier", "transient", "userInfo"]
 
     /// Spellings accepted for attribute types besides the canonical ones (Core Data's editor names).
-    static let typeAliases: [String: AttributeType] = [
+    package static let typeAliases: [String: AttributeType] = [
         "integer16": .int16, "integer 16": .int16, "integer32": .int32, "integer 32": .int32,
         "integer64": .int64, "integer 64": .int64, "boolean": .bool, "binarydata": .binary, "binary data": .binary,
         "data": .binary, "url": .uri,
@@ -96,7 +97,7 @@ public enum SchemaLoader {
         return (schema, diagnostics.sorted(by: Self.fileOrder))
     }
 
-    static func fileOrder(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
+    package static func fileOrder(_ a: Diagnostic, _ b: Diagnostic) -> Bool {
         let left = a.location.map { ($0.line, $0.column) } ?? (0, 0)
         let right = b.location.map { ($0.line, $0.column) } ?? (0, 0)
         return left < right

@@ -1,22 +1,23 @@
 import Foundation
 internal import Yams
+import MapcFoundation
 
 /// The semantic checks on a schema that has been read: names, inheritance, relationships and
 /// their inverses, validation rules, constraints. Every problem becomes a diagnostic pointing at
 /// the text that causes it.
-struct SchemaValidator {
+package struct SchemaValidator {
     /// The deepest inheritance accepted.
     static let maxInheritanceDepth = 100
     let schema: Schema
     let document: YAMLDocument?
     private var diagnostics: [Diagnostic] = []
 
-    init(schema: Schema, document: YAMLDocument?) {
+    package init(schema: Schema, document: YAMLDocument?) {
         self.schema = schema
         self.document = document
     }
 
-    mutating func validate() -> [Diagnostic] {
+    package mutating func validate() -> [Diagnostic] {
         checkEntityNames()
         let acyclic = checkInheritance()
         for entity in schema.entities {

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// Writes a schema as a schema file, in the format `SchemaLoader` reads: loading the text gives the
 /// same schema back (same entities, properties, rules, hashes). `mapc import` writes the versions of

@@ -20,7 +20,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         case reference
 
         /// Whole seconds from 1970 to this epoch.
-        var offset: Int64 { self == .unix ? 0 : 978_307_200 }
+        package var offset: Int64 { self == .unix ? 0 : 978_307_200 }
     }
 
     /// Whole seconds since 1970-01-01T00:00:00Z (negative before it).

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// One attribute value, typed the way the schema's attribute types are.
 ///
@@ -55,7 +56,7 @@ extension Value {
 
     /// Text read from a store: a string when the bytes are UTF-8 (NUL bytes included, which are
     /// the character U+0000), `.nonUTF8Text` otherwise. One rule for every way text is read.
-    static func text(fromStored bytes: UnsafeBufferPointer<UInt8>) -> Value {
+    package static func text(fromStored bytes: UnsafeBufferPointer<UInt8>) -> Value {
         if let text = String(validating: bytes, as: UTF8.self) { return .string(text) }
         return .nonUTF8Text(Data(bytes))
     }

@@ -12,7 +12,7 @@ public enum ValueLimits {
     /// years write and read back, far wider than any Core Data store holds.
     public static let dateRange: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799.999
     /// The same range in whole seconds since 1970, as `Timestamp` counts them.
-    static let wholeSecondsRange: ClosedRange<Int64> = -62_135_596_800 ... 253_402_300_799
+    package static let wholeSecondsRange: ClosedRange<Int64> = -62_135_596_800 ... 253_402_300_799
 
     /// Whether an instant is in the years 0001 to 9999 (UTC).
     public static func holds(_ instant: Timestamp) -> Bool {
@@ -50,7 +50,7 @@ public enum ValueLimits {
     /// Whether text holds U+0000, which an object's identity may not (identities are bound and
     /// compared as C strings in places, and named in messages). In UTF-8 a zero byte is that
     /// character and nothing else, so the bytes are scanned with `memchr` rather than decoded.
-    static func containsNUL(_ text: String) -> Bool {
+    package static func containsNUL(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             guard let start = bytes.baseAddress, bytes.count > 0 else { return false }

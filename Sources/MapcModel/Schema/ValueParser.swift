@@ -9,10 +9,10 @@ public struct ValueProblem: Error, Sendable, Equatable {
 }
 
 /// Reads values of an attribute type from text (YAML scalars, command-line arguments).
-enum ValueParser {
+package enum ValueParser {
     /// Parses `text` as a value of `type`. Integers are decimal (or `0x` hex), whatever leading zeros;
     /// booleans accept true/false/yes/no; dates are ISO 8601; binary is base64; decimals keep every digit.
-    static func parse(_ text: String, as type: AttributeType) -> Result<Value, ValueProblem> {
+    package static func parse(_ text: String, as type: AttributeType) -> Result<Value, ValueProblem> {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         switch type {
         case .int16, .int32, .int64:
@@ -66,7 +66,7 @@ enum ValueParser {
     }
 
     /// Checks that an integer fits the integer type.
-    static func checkRange(_ value: Int64, _ type: AttributeType) -> Result<Value, ValueProblem> {
+    package static func checkRange(_ value: Int64, _ type: AttributeType) -> Result<Value, ValueProblem> {
         if let range = type.integerRange, !range.contains(value) {
             return .failure(ValueProblem("\(value) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))"))
         }
@@ -92,7 +92,7 @@ enum ValueParser {
 
     /// Decimal text: an optional sign, digits, an optional fraction and exponent; nothing else,
     /// and no more significant digits than a decimal keeps (so none is silently lost).
-    static func parseDecimal(_ text: String) -> Decimal? {
+    package static func parseDecimal(_ text: String) -> Decimal? {
         (try? decimal(text).get()) ?? nil
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// The kinds of scalar value expressions produce and attributes hold, for the assignability rule.
 public enum ValueKind: Sendable, Hashable {

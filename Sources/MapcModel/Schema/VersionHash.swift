@@ -1,5 +1,6 @@
 internal import Crypto
 import Foundation
+import MapcFoundation
 
 /// Deterministic version hashes, the equivalent of Core Data's `versionHash` on entities and
 /// `entityVersionHashesByName` on models: a store is identified by them, not by a version name.
@@ -34,7 +35,7 @@ public enum VersionHash {
 
     /// What each fingerprint is computed from, by property name (and `@entity`): compared as they
     /// are where only equality matters (inference compares every entity of every step).
-    static func fingerprintInputs(of entity: Entity, in schema: Schema) -> [String: JSONValue] {
+    package static func fingerprintInputs(of entity: Entity, in schema: Schema) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
         for (name, description) in propertyDescriptions(of: entity) { result[name] = description }
         let constraints = entity.uniquenessConstraints.map { $0.sorted() }.sorted { $0.lexicographicallyPrecedes($1) }

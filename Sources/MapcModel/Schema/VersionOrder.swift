@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// The order of a model's versions, oldest first: what decides which way a migration goes.
 ///

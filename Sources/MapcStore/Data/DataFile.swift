@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// The JSON data format: `{"version": "v3", "objects": {"Note": [{"id": "n1", ...}]}}`.
 ///

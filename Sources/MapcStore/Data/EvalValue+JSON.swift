@@ -1,3 +1,5 @@
+import MapcFoundation
+import MapcModel
 extension EvalValue {
     /// The value as JSON: scalars as in data files, objects as `{"entity", "id"}`, collections as arrays.
     public var json: JSONValue {

@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 /// Reads the batches of `Store.forEachBatch` one ahead of the code that works on them, on a thread
 /// and a read-only connection of their own: reading the next batch (a fifth of an interpreted

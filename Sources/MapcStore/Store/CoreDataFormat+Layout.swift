@@ -1,5 +1,6 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcModel
 
 /// How Core Data lays a model out in SQLite, as read off real stores written by Core Data from
 /// 2009 to today (see docs/core-data.md): what a new store is created with, and, for a store that

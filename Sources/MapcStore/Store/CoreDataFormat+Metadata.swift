@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 extension CoreDataFormat {
     func recognizes(_ db: Database) throws -> Bool {

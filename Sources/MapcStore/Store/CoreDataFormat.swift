@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 /// Core Data's SQLite store format, read and written as Core Data does, so that a migrated Core
 /// Data store stays one an app opens:

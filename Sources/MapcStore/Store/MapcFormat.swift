@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 /// mapc's own SQLite layout, designed to be readable with the sqlite3 shell.
 ///

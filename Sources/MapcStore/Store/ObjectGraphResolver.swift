@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// Validates a set of objects against a schema and settles every relationship from both of its
 /// sides, before anything is written.

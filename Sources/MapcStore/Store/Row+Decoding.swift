@@ -1,9 +1,10 @@
-internal import GRDB
+package import GRDB
+import MapcFoundation
 
 extension Row {
     /// The value of a column, decoded without trapping: a store file may hold anything in any
     /// column, and GRDB's non-optional subscripts trap on a value they cannot convert.
-    func stored<T: DatabaseValueConvertible>(_ index: Int, _ what: @autoclosure () -> String) throws -> T {
+    package func stored<T: DatabaseValueConvertible>(_ index: Int, _ what: @autoclosure () -> String) throws -> T {
         let value = self[index] as DatabaseValue
         guard let decoded = T.fromDatabaseValue(value) else { throw Row.unexpected(value, what()) }
         return decoded
@@ -15,7 +16,7 @@ extension Row {
     }
 
     /// The value of a column, nil for NULL, decoded without trapping.
-    func storedIfPresent<T: DatabaseValueConvertible>(_ index: Int, _ what: @autoclosure () -> String) throws -> T? {
+    package func storedIfPresent<T: DatabaseValueConvertible>(_ index: Int, _ what: @autoclosure () -> String) throws -> T? {
         if (self[index] as DatabaseValue).isNull { return nil }
         return try stored(index, what())
     }

@@ -1,6 +1,8 @@
 import Foundation
-internal import GRDB
+package import GRDB
 internal import GRDBSQLite
+import MapcFoundation
+import MapcModel
 
 /// Row-level writes on one open write connection, with prepared statements cached: inserting
 /// objects under keys it hands out and setting relationship links, in any format. The data loader
@@ -14,12 +16,12 @@ internal import GRDBSQLite
 /// here (`db`, `statement`, `writeStatement`, links, a key query) writes them first, and the
 /// owner calls `flush()` before it commits or uses a statement it kept. In debug builds a trace
 /// on the connection checks that no other statement runs while rows are held back.
-final class RowWriter {
+package final class RowWriter {
     let store: Store
     /// The connection; `db` is the way in for everyone else.
     private let connection: Database
     /// The connection, with the rows held back written first.
-    var db: Database {
+    package var db: Database {
         get throws {
             try flush()
             return connection
@@ -37,7 +39,7 @@ final class RowWriter {
     /// How an entity's rows are inserted, with what each row takes from its storage: worked out
     /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile). A
     /// class, so that handing it out per row is one retain.
-    final class InsertPlan {
+    package final class InsertPlan {
         fileprivate let statement: WriteStatement
         /// The table, one row's values in SQL (`?` for each value given, literals for the
         /// discriminator and the format's constant columns), and the columns the values go to.
@@ -52,7 +54,7 @@ final class RowWriter {
         fileprivate var batchStatement: WriteStatement?
         fileprivate let attributes: [(name: String, type: AttributeType)]
         /// The stored attributes, in the order a row's values are given.
-        let attributeNames: [String]
+        package let attributeNames: [String]
         /// Whether the format stores the object's identity in a column of its own.
         let keepsIdentity: Bool
         /// The relationships whose foreign keys the row takes, after its attributes.
@@ -75,11 +77,11 @@ final class RowWriter {
 
     /// A value the store's format cannot hold exactly (a decimal with more digits than Core Data's
     /// `DECIMAL` column keeps): a data problem when loading, a mapping's failure when migrating.
-    struct UnstorableValue: Error {
+    package struct UnstorableValue: Error {
         var entity: String
         var id: String
-        var property: String
-        var problem: String
+        package var property: String
+        package var problem: String
 
         var dataProblem: MapcError { .data(["\(entity) '\(id)', property '\(property)': \(problem)"]) }
     }
@@ -98,7 +100,7 @@ final class RowWriter {
     /// A writer on `db`; with `buffersRows`, inserts are held back and written several per
     /// statement, and `refusal` says what a row refused by a constraint is to its owner (the
     /// migration names the mapping that made it).
-    init(store: Store, db: Database, buffersRows: Bool = false, refusal: @escaping (RefusedRow) -> any Error = { $0 }) {
+    package init(store: Store, db: Database, buffersRows: Bool = false, refusal: @escaping (RefusedRow) -> any Error = { $0 }) {
         self.store = store
         connection = db
         strategy = store.strategy
@@ -111,7 +113,7 @@ final class RowWriter {
 
     /// A cached statement; unless it only touches the migration's scratch schema (`scratch`), the
     /// rows held back are written first.
-    func statement(_ sql: String, scratch: Bool = false) throws -> Statement {
+    package func statement(_ sql: String, scratch: Bool = false) throws -> Statement {
         if !scratch { try flush() }
         if let cached = statements[sql] { return cached }
         let made = try connection.makeStatement(sql: sql)
@@ -122,7 +124,7 @@ final class RowWriter {
 
     /// A cached statement that writes, run once per object with its values bound directly;
     /// unless it only touches the scratch schema, the rows held back are written first.
-    func writeStatement(_ sql: String, scratch: Bool = false) throws -> WriteStatement {
+    package func writeStatement(_ sql: String, scratch: Bool = false) throws -> WriteStatement {
         if !scratch { try flush() }
         if let cached = writeStatements[sql] { return cached }
         let made = try WriteStatement(connection, sql: sql)
@@ -132,7 +134,7 @@ final class RowWriter {
     }
 
     /// Hands out `count` consecutive keys in an entity's table, returning the first.
-    func reserveKeys(_ count: Int64, for storage: EntityStorage) throws -> Int64 {
+    package func reserveKeys(_ count: Int64, for storage: EntityStorage) throws -> Int64 {
         var first = try nextKeys[storage.table] ?? strategy.firstFreeKey(inTable: storage.table, layout: store.layout, db)
         if let reserved = reservedThrough[storage.table], reserved >= first {
             guard reserved < Int64.max else { throw MapcError.store("every key of table \(storage.table) is used; no object can be added to it") }
@@ -147,14 +149,14 @@ final class RowWriter {
     /// Sets aside every key of a table up to `last`: keys are never handed out there again, so
     /// objects written under keys of their own (`insert(…key:)`, or by SQL) in that range cannot
     /// meet an object written later.
-    func reserve(through last: Int64, in table: String) {
+    package func reserve(through last: Int64, in table: String) {
         reservedThrough[table] = max(reservedThrough[table] ?? last, last)
         // Through the last key there is: none is left, which `reserveKeys` says when asked for one.
         if let next = nextKeys[table], next <= last { nextKeys[table] = last == .max ? nil : last + 1 }
     }
 
     /// Forgets the keys handed out for a table, after rows were inserted there another way (SQL).
-    func rowsInserted(into table: String) {
+    package func rowsInserted(into table: String) {
         nextKeys[table] = nil
     }
 
@@ -168,7 +170,7 @@ final class RowWriter {
     /// Inserts a row by a plan (`insertPlan(_:linking:)`): the stored attributes' values in the
     /// plan's order (`attributeNames`), and the keys of the objects its linked relationships
     /// point to (nil for none).
-    func insert(_ plan: InsertPlan, entity: String, id: String, values: [Value], key chosen: Int64?, linkedTo targets: [Int64?] = [], origin: String? = nil) throws -> Int64 {
+    package func insert(_ plan: InsertPlan, entity: String, id: String, values: [Value], key chosen: Int64?, linkedTo targets: [Int64?] = [], origin: String? = nil) throws -> Int64 {
         guard values.count == plan.attributes.count, targets.count == plan.links.count else {
             throw MapcError.data(["\(entity) '\(id)': \(values.count) values and \(targets.count) related objects for a row of \(plan.attributes.count) attributes and \(plan.links.count) relationships"])
         }
@@ -197,13 +199,13 @@ final class RowWriter {
     }
 
     /// Whether the format stores an entity's objects' identities in a column of their own.
-    func keepsIdentity(of entity: String) throws -> Bool {
+    package func keepsIdentity(of entity: String) throws -> Bool {
         try insertPlan(entity).keepsIdentity
     }
 
     /// How an entity's rows are inserted, with the foreign keys of `relationships` when given:
     /// each must be a to-one the row alone keeps (`linkColumn`), or this fails.
-    func insertPlan(_ entity: String, linking relationships: [String] = []) throws -> InsertPlan {
+    package func insertPlan(_ entity: String, linking relationships: [String] = []) throws -> InsertPlan {
         if relationships.isEmpty, let plan = insertPlans[entity] { return plan }
         let links = RowLinks(entity: entity, relationships: relationships)
         if let plan = linkedInsertPlans[links] { return plan }
@@ -290,21 +292,21 @@ final class RowWriter {
 
     /// A row a constraint refused: a uniqueness constraint the layout keeps as a UNIQUE index
     /// (Core Data's), or the identity, which formats that keep one hold unique.
-    struct RefusedRow: Error, CustomStringConvertible {
-        enum Reason {
+    package struct RefusedRow: Error, CustomStringConvertible {
+        package enum Reason {
             /// The problem names the constraint and the object already in the store.
             case uniqueness(DataProblem)
             case identityTaken
         }
-        var entity: String
-        var id: String
-        var origin: String?
-        var reason: Reason
+        package var entity: String
+        package var id: String
+        package var origin: String?
+        package var reason: Reason
 
-        var description: String { dataProblem.description }
+        package var description: String { dataProblem.description }
 
         /// The refusal as a problem of the data being loaded.
-        var dataProblem: DataValidationError {
+        package var dataProblem: DataValidationError {
             switch reason {
             case .uniqueness(let problem): return DataValidationError(problems: [problem], total: 1)
             case .identityTaken: return DataValidationError(problems: [DataProblem(entity: entity, objectID: id, key: "id", message: "another object in the store already has this id")], total: 1)
@@ -314,7 +316,7 @@ final class RowWriter {
 
     /// Writes the rows held back; each row a constraint refuses is named (`refusal`), whichever
     /// row of a statement it was.
-    func flush() throws {
+    package func flush() throws {
         #if DEBUG
         try checkNothingRanWhileHeld()
         #endif
@@ -396,7 +398,7 @@ final class RowWriter {
     #endif
 
     /// Writes the rows held back and stops watching the connection.
-    func finish() throws {
+    package func finish() throws {
         try flush()
         #if DEBUG
         if buffersRows { connection.trace(options: .statement, nil) }
@@ -406,7 +408,7 @@ final class RowWriter {
     /// Links `owner` to `target` through a relationship of `owner`'s entity, where the layout keeps
     /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
     /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
-    func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
+    package func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
         try flush()
         switch try foreignKeyLink(relationship, of: storage) {
         case .foreignKey(let update, let ordered, let inverse)?:
@@ -477,7 +479,7 @@ final class RowWriter {
     }
 
     /// Clears a to-one relationship.
-    func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
+    package func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
         try flush()
         guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
         let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""

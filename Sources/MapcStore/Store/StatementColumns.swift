@@ -1,5 +1,7 @@
-internal import GRDB
+package import GRDB
 internal import GRDBSQLite
+import MapcFoundation
+import MapcModel
 
 /// The current row of a statement that a GRDB cursor is stepping, read column by column through
 /// SQLite's C API.
@@ -9,16 +11,16 @@ internal import GRDBSQLite
 /// share of an interpreted migration's time: docs/performance.md). Here a key is one `sqlite3_column_int64` and a value one
 /// `DatabaseValue(sqliteStatement:index:)`, both public API. Values that are not of the common
 /// type go through GRDB's own conversion, so what is accepted and refused is unchanged.
-struct StatementColumns {
+package struct StatementColumns {
     private let handle: SQLiteStatement
 
     /// The columns of `statement`'s current row; valid while its cursor is on that row.
-    init(_ statement: Statement) {
+    package init(_ statement: Statement) {
         handle = statement.sqliteStatement
     }
 
     /// The value of a column.
-    func value(_ index: Int) -> DatabaseValue {
+    package func value(_ index: Int) -> DatabaseValue {
         DatabaseValue(sqliteStatement: handle, index: CInt(index))
     }
 
@@ -44,13 +46,13 @@ struct StatementColumns {
     }
 
     /// An integer column (a key), or an error naming what was expected (`Row.stored`).
-    func integer(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64 {
+    package func integer(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64 {
         if sqlite3_column_type(handle, CInt(index)) == SQLITE_INTEGER { return sqlite3_column_int64(handle, CInt(index)) }
         return try decoded(index, what())
     }
 
     /// An integer column, nil for NULL.
-    func integerIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64? {
+    package func integerIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64? {
         switch sqlite3_column_type(handle, CInt(index)) {
         case SQLITE_NULL: return nil
         case SQLITE_INTEGER: return sqlite3_column_int64(handle, CInt(index))
@@ -59,7 +61,7 @@ struct StatementColumns {
     }
 
     /// A text column (a name), or an error naming what was expected.
-    func text(_ index: Int, _ what: @autoclosure () -> String) throws -> String {
+    package func text(_ index: Int, _ what: @autoclosure () -> String) throws -> String {
         guard let text = try textIfPresent(index, what()) else { throw Row.unexpected(.null, what()) }
         return text
     }
@@ -67,7 +69,7 @@ struct StatementColumns {
     /// A text column (an identity), nil for NULL. Read whole and refused unless it is UTF-8
     /// without a NUL byte (what an identity may hold): repaired or cut short, it would name
     /// another object.
-    func textIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> String? {
+    package func textIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> String? {
         let column = CInt(index)
         switch sqlite3_column_type(handle, column) {
         case SQLITE_NULL: return nil

@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 extension Store {
     // MARK: Identities
@@ -11,7 +13,7 @@ extension Store {
         try reading { try locate(id: id, $0) }
     }
 
-    func locate(id: String, _ db: Database) throws -> (entity: String, key: Int64)? {
+    package func locate(id: String, _ db: Database) throws -> (entity: String, key: Int64)? {
         for (table, members) in layout.entityTables {
             guard let storage = members.first else { continue }
             if let idColumn = storage.idColumn {
@@ -202,7 +204,7 @@ extension Store {
     /// no process can commit to meanwhile, as a migration's source under its write lock. Where the
     /// reader cannot open its connection or fails to read a batch, the batches from there on are
     /// read in line: what is reported is what this connection finds.
-    func forEachBatch(ofExactEntity entity: String, batchSize: Int, properties: Set<String>?, readingAhead: Bool, _ body: ([ObjectData]) throws -> Void) throws {
+    package func forEachBatch(ofExactEntity entity: String, batchSize: Int, properties: Set<String>?, readingAhead: Bool, _ body: ([ObjectData]) throws -> Void) throws {
         var lastKey: Int64?
         if readingAhead, let path {
             let reader = BatchReadAhead(store: self, path: path, entity: entity, batchSize: batchSize, properties: properties)

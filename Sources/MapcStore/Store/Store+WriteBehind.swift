@@ -1,5 +1,5 @@
 internal import CMapcSystem
-internal import GRDB
+package import GRDB
 internal import GRDBSQLite
 
 extension Store {
@@ -32,7 +32,7 @@ extension Store {
     /// creation and `endWritingBehind`. Returns whether it started; when it did not (an in-memory
     /// store, a thread that could not start) the file is written as before.
     @discardableResult
-    func beginWritingBehind() -> Bool {
+    package func beginWritingBehind() -> Bool {
         guard Self.writeBehindInstalled, path != nil else { return false }
         let code = try? database.writeWithoutTransaction { db -> Int32 in
             // Only where every other connection reaches the file through its locks (which wait
@@ -49,7 +49,7 @@ extension Store {
     /// Waits for every write queued by `beginWritingBehind` and stops; the file is written as
     /// before from then on. Throws the first write the thread could not make (a full disk): the
     /// file is then incomplete, and so is the step.
-    func endWritingBehind() throws {
+    package func endWritingBehind() throws {
         guard Self.writeBehindInstalled, let path else { return }
         let code = database.writeWithoutTransaction { db in
             sqlite3_file_control(db.sqliteConnection, "main", MAPC_FCNTL_WRITE_BEHIND_END, nil)

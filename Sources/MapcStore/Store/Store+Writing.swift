@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 extension Store {
     /// Validates the objects against the schema and writes them in one transaction: all of them,
@@ -150,7 +152,7 @@ extension Store {
     /// The column of a to-one relationship that `link` sets with one column of the owner's row
     /// and nothing else (no position in an ordered inverse, no one-to-one inverse's column): such
     /// a link may be written with the row itself. Nil for any other relationship.
-    func linkColumn(_ relationship: String, of storage: EntityStorage) -> String? {
+    package func linkColumn(_ relationship: String, of storage: EntityStorage) -> String? {
         guard case .foreignKey(let column, _, nil)? = storage.relationships[relationship], oneToOneInverse(relationship, of: storage) == nil else { return nil }
         return column
     }

@@ -1,6 +1,8 @@
 internal import CMapcSystem
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 /// A SQLite store laid out for one schema version, in a `StoreFormat` (mapc's or Core Data's).
 ///
@@ -9,15 +11,15 @@ internal import GRDB
 /// Reading and writing objects goes through `ObjectData` (see `Store+Objects.swift`).
 public final class Store: @unchecked Sendable {
     /// The SQLite connection (GRDB serializes access to it).
-    let database: DatabaseQueue
+    package let database: DatabaseQueue
     /// The schema the store is laid out for.
     public let schema: Schema
     /// Tables and columns of each entity.
-    let layout: StoreLayout
+    package let layout: StoreLayout
     /// The store's format.
     public let format: StoreFormat
     /// The format's strategy, which also encodes and decodes values.
-    var strategy: any StoreFormatStrategy { format.strategy }
+    package var strategy: any StoreFormatStrategy { format.strategy }
     /// The file's path; nil for in-memory stores.
     public let path: String?
     /// The file `path` named just after the store's connection opened it (nil in memory): another
@@ -51,7 +53,7 @@ public final class Store: @unchecked Sendable {
 
     /// Creates a store file; with `writingBehind`, opened through the write-behind VFS so that
     /// `beginWritingBehind` can start (a migration step's temporary file, and nothing else).
-    static func create(at path: String, schema: Schema, format: StoreFormat, carrying previous: StoreMetadata?, writingBehind: Bool) throws -> Store {
+    package static func create(at path: String, schema: Schema, format: StoreFormat, carrying previous: StoreMetadata?, writingBehind: Bool) throws -> Store {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }
@@ -163,7 +165,7 @@ public final class Store: @unchecked Sendable {
     /// one snapshot, with no transaction of its own. A migration reads its source this way; the
     /// batches it reads ahead on a connection of their own (`BatchReadAhead`) see the same rows
     /// only because no process can commit to the store meanwhile.
-    func readingInOneTransaction<T>(_ body: () throws -> T) throws -> T {
+    package func readingInOneTransaction<T>(_ body: () throws -> T) throws -> T {
         try database.read { db in
             lock.withLock { activeReader = db }
             defer { lock.withLock { activeReader = nil } }
@@ -173,7 +175,7 @@ public final class Store: @unchecked Sendable {
 
     /// Runs a read on the store: in the transaction `readingInOneTransaction` holds, or in a read
     /// transaction of its own.
-    func reading<T>(_ body: (Database) throws -> T) throws -> T {
+    package func reading<T>(_ body: (Database) throws -> T) throws -> T {
         if let reader = lock.withLock({ activeReader }) { return try body(reader) }
         return try database.read(body)
     }
@@ -218,7 +220,7 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    static func storeError(_ error: DatabaseError, path: String, doing: String) -> MapcError {
+    package static func storeError(_ error: DatabaseError, path: String, doing: String) -> MapcError {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return MapcError.storeInUse(inUseMessage(path))
         }
@@ -241,7 +243,7 @@ public final class Store: @unchecked Sendable {
     /// Opens a connection to a store file. A read-only one first lets SQLite roll back a write a
     /// kill interrupted, unless `recovering` is off (a second connection to a store whose own
     /// connection is open: it recovered then, and a connection that only reads makes no write).
-    static func openQueue(path: String, readOnly: Bool, recovering: Bool = true, openingAs name: String? = nil) throws -> DatabaseQueue {
+    package static func openQueue(path: String, readOnly: Bool, recovering: Bool = true, openingAs name: String? = nil) throws -> DatabaseQueue {
         // A store must be a regular file: a FIFO would block forever, a directory or device fail obscurely.
         if readOnly || Files.kind(of: path) != .missing { _ = try Files.existingStore(path) }
         if readOnly && recovering { recoverInterruptedWrite(path) }
@@ -265,7 +267,7 @@ public final class Store: @unchecked Sendable {
     /// reading ahead) to make no file operation: closing never folds a WAL store's log into its
     /// file (as the write lock's connection does not), and sorting stays in memory. The
     /// fault-injection counter numbers nothing from its thread.
-    static func quietSideConnection(_ queue: DatabaseQueue) throws {
+    package static func quietSideConnection(_ queue: DatabaseQueue) throws {
         try queue.writeWithoutTransaction { db in
             _ = mapc_no_checkpoint_on_close(UnsafeMutableRawPointer(db.sqliteConnection))
             try db.execute(sql: "PRAGMA temp_store = MEMORY")

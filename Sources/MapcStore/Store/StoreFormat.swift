@@ -1,5 +1,7 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 /// A store format: mapc's own (`.mapc`, "mapc-1") or Core Data's (`.coreData`). A format owns
 /// everything about the file: how it is recognised, its metadata and the hashes that identify its
@@ -15,7 +17,7 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
     public static let all: [StoreFormat] = [.mapc, .coreData]
 
     /// The strategy that does the work.
-    let strategy: any StoreFormatStrategy
+    package let strategy: any StoreFormatStrategy
 
     init(_ strategy: any StoreFormatStrategy) {
         self.strategy = strategy
@@ -54,7 +56,7 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
 
 /// How a format does its work. The store, the validator, the migration manager and the SQL
 /// compiler ask the format's strategy and its `StoreLayout`; none of them assumes one format.
-protocol StoreFormatStrategy: Sendable {
+package protocol StoreFormatStrategy: Sendable {
     /// A short identifier, recorded or recognised in the file ("mapc-1", "core-data").
     var identifier: String { get }
     /// The format's name in messages ("mapc", "Core Data").

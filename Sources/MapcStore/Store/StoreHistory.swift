@@ -1,5 +1,6 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
 
 /// One applied migration, as a store's history records it.
 public struct HistoryEntry: Sendable, Equatable {

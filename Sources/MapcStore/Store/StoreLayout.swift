@@ -1,16 +1,18 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcFoundation
+import MapcModel
 
 /// A schema laid out in tables by a `StoreFormat`: what the store creates, and where each
 /// entity's data lives. Everything that reads or writes objects, validates a store or compiles a
 /// mapping to SQL asks the layout for names, keys and discriminator values; none assumes a format.
-struct StoreLayout: Sendable {
+package struct StoreLayout: Sendable {
     /// The identifier of the format that made it.
     var format: String
     /// The entity tables (one per inheritance hierarchy) and join tables, in creation order.
-    var tables: [TableLayout]
+    package var tables: [TableLayout]
     /// How each entity is stored, by entity name.
-    var entities: [String: EntityStorage]
+    package var entities: [String: EntityStorage]
     /// Columns whose values follow from others, which the format fills after objects are written
     /// (Core Data's `Z7_COVER`, the entity number of the object `ZCOVER` names).
     var derivedColumns: [DerivedColumn] = []
@@ -40,7 +42,7 @@ struct StoreLayout: Sendable {
     }
 
     /// How an entity is stored.
-    func storage(of entity: String) throws -> EntityStorage {
+    package func storage(of entity: String) throws -> EntityStorage {
         guard let storage = entities[entity] else { throw MapcError.notFound("no entity '\(entity)' in this store's schema") }
         return storage
     }
@@ -57,13 +59,13 @@ struct StoreLayout: Sendable {
     }
 
     /// The entity whose rows carry this discriminator value in a table.
-    func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
+    package func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
         entities.values.first { $0.table == table && $0.discriminator == value }?.entity
     }
 }
 
 /// A column holding the entity number (the discriminator) of the object a foreign key names.
-struct DerivedColumn: Sendable, Equatable {
+package struct DerivedColumn: Sendable, Equatable {
     /// The table of the foreign key and of this column.
     var table: String
     /// This column.
@@ -75,9 +77,9 @@ struct DerivedColumn: Sendable, Equatable {
 }
 
 /// One SQLite table.
-struct TableLayout: Sendable {
+package struct TableLayout: Sendable {
     /// The table's name (always quoted in SQL).
-    var name: String
+    package var name: String
     /// Columns in creation order.
     var columns: [ColumnLayout]
     /// Indexes to create.
@@ -87,7 +89,7 @@ struct TableLayout: Sendable {
 }
 
 /// One column.
-struct ColumnLayout: Sendable {
+package struct ColumnLayout: Sendable {
     /// The column's name (always quoted in SQL).
     var name: String
     /// The declared SQLite type: INTEGER, REAL, TEXT, BLOB, or a format's own (TIMESTAMP, VARCHAR).
@@ -97,7 +99,7 @@ struct ColumnLayout: Sendable {
 }
 
 /// One index.
-struct IndexLayout: Sendable {
+package struct IndexLayout: Sendable {
     /// The index's name.
     var name: String
     /// The indexed columns.
@@ -107,40 +109,40 @@ struct IndexLayout: Sendable {
 }
 
 /// Where one entity's objects live.
-struct EntityStorage: Sendable {
+package struct EntityStorage: Sendable {
     /// The entity's name.
-    var entity: String
+    package var entity: String
     /// The hierarchy table holding this entity's rows (and its relatives').
-    var table: String
+    package var table: String
     /// The integer primary key column: the object's key in the store.
-    var primaryKey: String
+    package var primaryKey: String
     /// The column telling which entity a row belongs to.
-    var entityColumn: String
+    package var entityColumn: String
     /// This entity's value in `entityColumn` (mapc: its name; Core Data: its entity number).
-    var discriminator: DatabaseValue
+    package var discriminator: DatabaseValue
     /// The discriminator values of this entity and its concrete and abstract sub-entities, for fetches that include them.
     var discriminators: [DatabaseValue]
     /// The column holding each object's identity string, when the format keeps one (mapc's `_id`);
     /// nil when identities are derived from keys (Core Data: `Entity/p12`).
-    var idColumn: String?
+    package var idColumn: String?
     /// Bookkeeping columns written with every new row, and their values (Core Data: `Z_OPT = 1`).
-    var insertedColumns: [InsertedColumn] = []
+    package var insertedColumns: [InsertedColumn] = []
     /// The column of each stored attribute, inherited ones included, by attribute name.
-    var attributeColumns: [String: String]
+    package var attributeColumns: [String: String]
     /// How each stored relationship is kept, inherited ones included, by relationship name.
-    var relationships: [String: RelationshipStorage]
+    package var relationships: [String: RelationshipStorage]
 }
 
 /// A bookkeeping column a format fills on insert.
-struct InsertedColumn: Sendable {
+package struct InsertedColumn: Sendable {
     /// The column.
-    var name: String
+    package var name: String
     /// Its value for a new row.
-    var value: DatabaseValue
+    package var value: DatabaseValue
 }
 
 /// How one relationship is kept in the tables.
-enum RelationshipStorage: Sendable, Equatable {
+package enum RelationshipStorage: Sendable, Equatable {
     /// A to-one relationship: a column of the owner's table holding the destination's key.
     /// `orderColumn`, when set, holds this object's position in the inverse ordered to-many relationship.
     case foreignKey(column: String, destinationTable: String, orderColumn: String?)

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,5 @@
+import MapcFoundation
+import MapcModel
 /// An object graph that reads a store on demand, so expressions run over stored objects
 /// (`mapc eval --store`, migration filters) without loading the store into memory. Objects are
 /// found by key (references it hands out carry their keys), read once and kept in a bounded cache.
@@ -25,7 +27,7 @@ public final class StoreObjectGraph: ObjectGraph {
         self.init(store: store, readsMigrationSource: false)
     }
 
-    init(store: Store, readsMigrationSource: Bool) {
+    package init(store: Store, readsMigrationSource: Bool) {
         self.store = store
         self.readsMigrationSource = readsMigrationSource
     }
@@ -112,7 +114,7 @@ public final class StoreObjectGraph: ObjectGraph {
     /// The object read whole, when `data` was read with only some of its properties (a
     /// migration reads those its expressions use, a prefetch no to-many lists): a property it
     /// lacks is then one not read, not one without a value.
-    func wholeObject(ifPartial data: ObjectData) throws -> ObjectData? {
+    package func wholeObject(ifPartial data: ObjectData) throws -> ObjectData? {
         guard data.isPartial, let key = data.key else { return nil }
         let stored = StoredKey(entity: data.entity, key: key)
         if let known = wholeObjects[stored] { return known }

@@ -1,33 +1,40 @@
 import Foundation
-internal import GRDB
+package import GRDB
+import MapcModel
 
 /// Phase 3: checks every object of a store against its schema, in SQL where it can, so it
 /// streams over stores of any size: required values, stored types, integer ranges, min/max,
 /// lengths, regular expressions, required and counted relationships, dangling references,
 /// one-to-one inverse agreement and uniqueness constraints.
-struct StoreValidator {
+package struct StoreValidator {
     let store: Store
     let db: Database
+
+    /// A validator of `store` on its connection `db` (inside the caller's transaction).
+    package init(store: Store, db: Database) {
+        self.store = store
+        self.db = db
+    }
     /// Violations reported in full: the first few of each broken rule, for the first rules found
     /// (so a report shows every kind of breach, not twenty of the first); the rest are counted.
-    static let examplesPerRule = 3
+    package static let examplesPerRule = 3
     static let rulesShown = 20
 
     private var schema: Schema { store.schema }
 
     /// What a validation found: the violations kept, how many there are in all, and the number of
     /// objects of each concrete entity (counted by the same scans).
-    struct Findings {
-        var violations: [ValidationViolation] = []
-        var total = 0
-        var objectCounts: [String: Int] = [:]
+    package struct Findings {
+        package var violations: [ValidationViolation] = []
+        package var total = 0
+        package var objectCounts: [String: Int] = [:]
     }
 
     /// The entities whose objects `validate` checks one by one: the concrete ones.
-    var checkedEntities: [Entity] { schema.entities.filter { !$0.isAbstract } }
+    package var checkedEntities: [Entity] { schema.entities.filter { !$0.isAbstract } }
 
     /// Checks every rule; `checked` is told how many of `checkedEntities` are done after each.
-    func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
+    package func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
         db.add(function: store.strategy.decodesFunction())
         db.add(function: store.strategy.compareFunction())
         var findings = Findings()
@@ -280,7 +287,7 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
 
     /// What makes violations "the same rule", for counting them and grouping them in reports.
     static func ruleKey(_ entity: String, _ property: String?, _ rule: String) -> [String?] { [entity, property, rule] }
-    var ruleKey: [String?] { Self.ruleKey(entity, property, rule) }
+    package var ruleKey: [String?] { Self.ruleKey(entity, property, rule) }
 
     public var description: String {
         var text = "\(entity) '\(object)'"

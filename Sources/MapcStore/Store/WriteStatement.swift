@@ -1,4 +1,4 @@
-internal import GRDB
+package import GRDB
 internal import GRDBSQLite
 
 /// A prepared statement that writes one row per run (an insert, a link), with its values bound
@@ -12,20 +12,20 @@ internal import GRDBSQLite
 /// values over these. What GRDB's `execute()` adds around a step (observers, authorizer
 /// bookkeeping, transaction statements) does not apply to one row's `INSERT` or `UPDATE` inside
 /// the transaction the caller holds; a failure is thrown as GRDB's `DatabaseError`, as before.
-struct WriteStatement {
+package struct WriteStatement {
     private let statement: Statement
     private let parameterCount: Int
 
     /// The statement's SQL, as SQLite keeps it.
     var sql: String { statement.sql }
 
-    init(_ db: Database, sql: String) throws {
+    package init(_ db: Database, sql: String) throws {
         statement = try db.makeStatement(sql: sql)
         parameterCount = Int(sqlite3_bind_parameter_count(statement.sqliteStatement))
     }
 
     /// Runs the statement with `values` bound to its parameters in order.
-    func execute(_ values: [DatabaseValue]) throws {
+    package func execute(_ values: [DatabaseValue]) throws {
         guard values.count == parameterCount else {
             throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(values.count) values for \(parameterCount) parameters", sql: statement.sql)
         }

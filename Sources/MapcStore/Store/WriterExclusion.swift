@@ -1,6 +1,7 @@
 internal import CMapcSystem
 import Foundation
 internal import GRDBSQLite
+import MapcFoundation
 
 /// SQLite's own write lock on a store, held from before a migration's first read until the
 /// replacement is prepared, then taken again as the exclusive lock until the migrated file has
@@ -8,16 +9,16 @@ internal import GRDBSQLite
 /// in the moment between the two is caught by `PRAGMA data_version`, and nothing is replaced).
 /// A connection of its own holds the `BEGIN IMMEDIATE` transaction, which lets readers (the
 /// migration itself) in and keeps writers out.
-final class WriterExclusion {
+package final class WriterExclusion {
     private var connection: OpaquePointer?
     /// The store as the user named it, for messages.
     private let path: String
     private var startVersion: Int64 = 0
     /// Whether the store was in WAL mode when the exclusion began.
-    private(set) var wasWAL = false
+    package private(set) var wasWAL = false
 
     /// Opens the store at its real path and takes its write lock (waiting up to `Store.busyTimeout`).
-    init(realPath: String, name: String) throws {
+    package init(realPath: String, name: String) throws {
         self.path = name
         var handle: OpaquePointer?
         guard sqlite3_open_v2(realPath, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
@@ -49,7 +50,7 @@ final class WriterExclusion {
     /// The exclusive lock waits for readers in the middle of a read transaction to finish (an app
     /// reading a rollback-journal store holds a shared lock while it reads), and refuses the store
     /// as in use when one does not: such a reader would go on reading the old, unlinked file.
-    func prepareReplacement() throws {
+    package func prepareReplacement() throws {
         try execute("COMMIT")
         do {
             if wasWAL {
@@ -72,14 +73,14 @@ final class WriterExclusion {
     }
 
     /// Puts a WAL store back in WAL mode after `prepareReplacement` when the replacement did not happen.
-    func restoreJournalMode() {
+    package func restoreJournalMode() {
         guard wasWAL, connection != nil else { return }
         _ = try? execute("ROLLBACK")
         _ = try? text("PRAGMA journal_mode = WAL")
     }
 
     /// Ends the transaction and closes the connection.
-    func close() {
+    package func close() {
         guard let connection else { return }
         sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
         sqlite3_close_v2(connection)

@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// Reads the models Xcode embeds in a mapping model (`sourcemodeldata`, `destinationmodeldata`:
 /// keyed archives of Xcode's own `XDPMModel`) into schemas, as far as the version hashes need:

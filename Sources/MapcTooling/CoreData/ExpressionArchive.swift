@@ -1,4 +1,6 @@
 import Foundation
+import MapcFoundation
+import MapcModel
 
 /// Turns an archived `NSExpression` (as Xcode stores a property mapping's value expression) into
 /// the text of mapc's expression language, which then parses and checks like any mapping file's.

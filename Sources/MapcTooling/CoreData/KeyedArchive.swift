@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// An `NSKeyedArchiver` archive read as data, never as objects: the property list is parsed by
 /// Foundation's `PropertyListSerialization`, and objects are dictionaries, arrays and values

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif

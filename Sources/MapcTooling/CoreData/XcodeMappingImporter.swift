@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcMigration
 
 /// An Xcode mapping model read as a mapc mapping file.
 public struct ImportedMapping: Sendable {

@@ -1,4 +1,7 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcMigration
 
 /// A Core Data model read from Xcode's files: its versions as schemas, oldest first.
 public struct ImportedModel: Sendable {

@@ -1,4 +1,8 @@
 import Foundation
+import MapcFoundation
+import MapcModel
+import MapcStore
+import MapcMigration
 
 /// A project's files as an editor holds them (open documents over what is on disk), and what an
 /// editor asks of them: the diagnostics `mapc check` gives, completions that know the model,
