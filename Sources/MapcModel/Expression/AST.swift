@@ -4,21 +4,21 @@
 /// NSPredicate format strings, so `TERNARY(image != nil, 1, 0)` and `(a + b) > 3` parse alike.
 public struct Expr: Sendable, Equatable {
     /// What the node is.
-    public var kind: Kind
+    package var kind: Kind
     /// The text it was parsed from.
     public var range: SourceRange
     /// Whether the text wrapped it in parentheses (used to warn about unparenthesised AND/OR mixes).
-    public var parenthesized = false
+    package var parenthesized = false
 
     /// Creates a node.
-    public init(_ kind: Kind, _ range: SourceRange) {
+    package init(_ kind: Kind, _ range: SourceRange) {
         self.kind = kind
         self.range = range
     }
 
     /// Node kinds. Shaped for a later SQL compiler: key paths, comparisons, arithmetic and
     /// function calls are explicit nodes, never strings.
-    public indirect enum Kind: Sendable, Equatable {
+    package indirect enum Kind: Sendable, Equatable {
         /// A constant: number, string, boolean or nil.
         case literal(Value)
         /// `{a, b, c}`.
@@ -58,7 +58,7 @@ public struct Expr: Sendable, Equatable {
 }
 
 /// One step of a key path.
-public enum PathComponent: Sendable, Equatable {
+package enum PathComponent: Sendable, Equatable {
     /// A property name (or a KVC key such as `length`).
     case key(String, SourceRange)
     /// A collection operator: `@count`, `@sum`, `@avg`, `@min`, `@max`, `@distinctUnionOfObjects`,
@@ -81,25 +81,25 @@ public enum PathComponent: Sendable, Equatable {
 }
 
 /// Key-value coding collection operators.
-public enum CollectionOperator: String, Sendable, CaseIterable {
+package enum CollectionOperator: String, Sendable, CaseIterable {
     case count, sum, avg, min, max
     case distinctUnionOfObjects, unionOfObjects, distinctUnionOfSets, unionOfSets, distinctUnionOfArrays, unionOfArrays
 }
 
 /// What goes between square brackets.
-public enum IndexKind: Sendable, Equatable {
+package enum IndexKind: Sendable, Equatable {
     case expression(Expr)
     case first, last, size
 }
 
 /// Arithmetic and set operators.
-public enum BinaryOperator: String, Sendable {
+package enum BinaryOperator: String, Sendable {
     case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
     case union = "UNION", intersect = "INTERSECT", minus = "MINUS"
 }
 
 /// Comparison operators.
-public enum ComparisonOperator: String, Sendable {
+package enum ComparisonOperator: String, Sendable {
     case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case between = "BETWEEN", inCollection = "IN", beginsWith = "BEGINSWITH", endsWith = "ENDSWITH"
     case contains = "CONTAINS", like = "LIKE", matches = "MATCHES"
@@ -114,29 +114,29 @@ public enum ComparisonOperator: String, Sendable {
 }
 
 /// `ANY`/`SOME`, `ALL`, `NONE` before a comparison.
-public enum QuantifierModifier: String, Sendable {
+package enum QuantifierModifier: String, Sendable {
     case anyOf = "ANY", allOf = "ALL", noneOf = "NONE"
 }
 
 /// `[c]` case-insensitive, `[d]` diacritic-insensitive, `[n]` normalized, `[l]` locale-sensitive.
-public struct ComparisonOptions: OptionSet, Sendable, Hashable {
+package struct ComparisonOptions: OptionSet, Sendable, Hashable {
     /// The options as bits.
-    public let rawValue: Int
+    package let rawValue: Int
     /// Options from their bits.
-    public init(rawValue: Int) { self.rawValue = rawValue }
+    package init(rawValue: Int) { self.rawValue = rawValue }
     /// `[c]`: letters compare without case.
-    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    package static let caseInsensitive = ComparisonOptions(rawValue: 1)
     /// `[d]`: letters compare without accents.
-    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    package static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
     /// `[n]`: strings are taken as already normalized (accepted; mapc always compares canonically).
-    public static let normalized = ComparisonOptions(rawValue: 4)
+    package static let normalized = ComparisonOptions(rawValue: 4)
     /// `[l]`: locale-sensitive (accepted; mapc compares the same in every locale).
-    public static let localeSensitive = ComparisonOptions(rawValue: 8)
+    package static let localeSensitive = ComparisonOptions(rawValue: 8)
 }
 
 extension Expr {
     /// The expression's direct sub-expressions, in source order.
-    public var children: [Expr] {
+    package var children: [Expr] {
         switch kind {
         case .literal, .evaluatedObject, .variable, .constantPredicate: return []
         case .aggregate(let items): return items
@@ -156,7 +156,7 @@ extension Expr {
 
     /// Whether the expression reads any `$variable` it does not bind itself (SUBQUERY binds one);
     /// `SELF` and `$SELF` do not count. Walked without recursion, so any depth is safe.
-    public var readsVariables: Bool {
+    package var readsVariables: Bool {
         var pending: [(Expr, Set<String>)] = [(self, [])]
         while let (expression, bound) = pending.popLast() {
             switch expression.kind {

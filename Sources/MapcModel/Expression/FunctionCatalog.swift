@@ -2,7 +2,7 @@ import MapcFoundation
 /// The named NSExpression functions mapc implements, in Apple's two spellings: the selector
 /// form `sum:({1, 2})`, `add:to:(1, 2)`, `now()`, and the keyword form `SUM(1, 2)`, `MAX(1, 5, 10)`,
 /// `ADD(1, 2)` (the selector's first part, any case).
-public enum NamedFunction: String, CaseIterable, Sendable {
+package enum NamedFunction: String, CaseIterable, Sendable {
     case sum = "sum:", count = "count:", min = "min:", max = "max:", average = "average:", median = "median:", mode = "mode:", stddev = "stddev:"
     case add = "add:to:", subtract = "from:subtract:", multiply = "multiply:by:", divide = "divide:by:", modulus = "modulus:by:"
     case sqrt = "sqrt:", log = "log:", ln = "ln:", raise = "raise:toPower:", exp = "exp:", floor = "floor:", ceiling = "ceiling:", abs = "abs:", trunc = "trunc:"
@@ -11,7 +11,7 @@ public enum NamedFunction: String, CaseIterable, Sendable {
     case bitwiseAnd = "bitwiseAnd:with:", bitwiseOr = "bitwiseOr:with:", bitwiseXor = "bitwiseXor:with:", leftShift = "leftshift:by:", rightShift = "rightshift:by:", onesComplement = "onesComplement:"
 
     /// Aggregates accept one collection argument or several values.
-    public var isAggregate: Bool {
+    package var isAggregate: Bool {
         switch self {
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev: return true
         default: return false
@@ -19,13 +19,13 @@ public enum NamedFunction: String, CaseIterable, Sendable {
     }
 
     /// How many arguments the function takes (aggregates: at least one).
-    public var arity: Int { Self.arities[self] ?? 0 }
+    package var arity: Int { Self.arities[self] ?? 0 }
 
     /// Counted once: an evaluator asks per call.
     private static let arities = Dictionary(uniqueKeysWithValues: allCases.map { ($0, $0 == .now || $0 == .random ? 0 : $0.rawValue.filter { $0 == ":" }.count) })
 
     /// Finds a function by either spelling and argument count.
-    public static func lookup(_ name: String, argumentCount: Int) -> NamedFunction? {
+    package static func lookup(_ name: String, argumentCount: Int) -> NamedFunction? {
         if let exact = byName[name] { return exact }
         let lowered = name.lowercased()
         if let byCase = allCases.first(where: { $0.rawValue.lowercased() == lowered }) { return byCase }
@@ -68,7 +68,7 @@ package enum CastClass {
 
 /// The closed table of selectors `FUNCTION(receiver, "selector", …)` may call. Nothing outside
 /// it runs: a mapping file cannot reach arbitrary code.
-public enum MethodSelector: String, CaseIterable, Sendable {
+package enum MethodSelector: String, CaseIterable, Sendable {
     // $manager
     case destinationInstancesForEntityMapping = "destinationInstancesForEntityMappingNamed:sourceInstances:"
     case destinationInstancesForSourceRelationship = "destinationInstancesForSourceRelationshipNamed:sourceInstances:"
@@ -92,7 +92,7 @@ public enum MethodSelector: String, CaseIterable, Sendable {
     case timeIntervalSince1970, timeIntervalSinceReferenceDate
 
     /// Whether the selector belongs to the migration manager.
-    public var isManagerSelector: Bool {
+    package var isManagerSelector: Bool {
         switch self {
         case .destinationInstancesForEntityMapping, .destinationInstancesForSourceRelationship, .sourceInstancesForEntityMapping, .fetchRequestForSourceEntity: return true
         default: return false
@@ -100,11 +100,11 @@ public enum MethodSelector: String, CaseIterable, Sendable {
     }
 
     /// The number of arguments (one per colon).
-    public var arity: Int { Self.arities[self] ?? 0 }
+    package var arity: Int { Self.arities[self] ?? 0 }
 
     /// The selector of a name, found by hashing rather than by comparing with every case in
     /// turn (as `init(rawValue:)` does): an evaluator asks per call.
-    public static func named(_ name: String) -> MethodSelector? { byName[name] }
+    package static func named(_ name: String) -> MethodSelector? { byName[name] }
 
     private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
     private static let arities = Dictionary(uniqueKeysWithValues: allCases.map { ($0, $0.rawValue.filter { $0 == ":" }.count) })
