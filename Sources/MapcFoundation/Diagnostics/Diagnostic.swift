@@ -2,7 +2,12 @@ import Foundation
 
 /// How serious a diagnostic is.
 public enum Severity: String, Sendable, Codable, Comparable {
-    case note, warning, error
+    /// Information attached to another diagnostic (where something was declared, say).
+    case note
+    /// Something that works but probably is not what was meant; a run goes ahead.
+    case warning
+    /// Something that stops the file from being used until it is fixed.
+    case error
 
     private var rank: Int {
         switch self {

@@ -3,14 +3,21 @@ import Foundation
 /// A JSON value whose objects keep their key order, so that everything mapc writes
 /// (dumps, diagnostics, summaries) is byte-for-byte deterministic.
 public indirect enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number without a fraction or exponent that fits in 64 bits.
     case integer(Int64)
+    /// Any other number.
     case double(Double)
     /// A single-precision number, printed with the shortest text that reads back as the same Float.
     case float(Float)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, its keys in their order.
     case object([(String, JSONValue)])
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {

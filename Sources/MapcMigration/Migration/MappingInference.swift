@@ -20,7 +20,16 @@ public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
 /// One change between two versions, as `mapc diff` shows it.
 public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// What kind of change.
-    public enum Kind: String, Sendable { case added, removed, renamed, changed }
+    public enum Kind: String, Sendable {
+        /// In the newer version only.
+        case added
+        /// In the older version only.
+        case removed
+        /// The same, under a new name (its renaming identifier names the old one).
+        case renamed
+        /// In both, with a different definition.
+        case changed
+    }
     /// The kind.
     public var kind: Kind
     /// The entity (its destination name; for removals, its source name).

@@ -36,10 +36,15 @@ public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
 /// Values that only the migration machinery produces: `$manager`, `$entityPolicy`, contexts and
 /// fetch requests.
 public enum Handle: Sendable, Hashable {
+    /// `$manager`, the migration manager.
     case manager
+    /// `$entityPolicy`, the mapping's custom policy.
     case entityPolicy
+    /// `$manager.sourceContext`, the source store as a fetch reads it.
     case sourceContext
+    /// `$manager.destinationContext`.
     case destinationContext
+    /// A fetch request of an entity's objects with a predicate (Xcode's standard fetch).
     case fetchRequest(entity: String, predicate: String)
     /// Any other variable the caller binds opaquely (`$entityMapping`, `$propertyMapping`).
     case opaque(String)
@@ -47,10 +52,13 @@ public enum Handle: Sendable, Hashable {
 
 /// A value during evaluation: a schema value, an object, a collection, or a handle.
 public indirect enum EvalValue: Sendable, Hashable {
+    /// A schema value (nil included).
     case scalar(Value)
+    /// An object of a store or of data.
     case object(ObjectRef)
     /// `ordered` distinguishes arrays (ordered relationships, aggregates) from sets.
     case collection([EvalValue], ordered: Bool)
+    /// A value only the migration machinery produces (`Handle`).
     case handle(Handle)
 
     /// Nil.

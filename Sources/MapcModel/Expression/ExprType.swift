@@ -2,12 +2,38 @@
 public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     /// Not known before running (free-form JSON, policy function results).
     case unknown
+    /// Nil.
     case null
-    case bool, integer, double, decimal, string, date, binary, uuid, uri
+    /// A boolean.
+    case bool
+    /// An integer.
+    case integer
+    /// A double (or float).
+    case double
+    /// A decimal.
+    case decimal
+    /// A string.
+    case string
+    /// A date.
+    case date
+    /// Binary data.
+    case binary
+    /// A UUID.
+    case uuid
+    /// A URI.
+    case uri
     /// An object of an entity ("" when the entity is not known).
     case object(String)
+    /// A collection of values of one type.
     case collection(ExprType)
-    case manager, policy, context, fetchRequest
+    /// `$manager`.
+    case manager
+    /// `$entityPolicy`.
+    case policy
+    /// A context (`$manager.sourceContext`).
+    case context
+    /// A fetch request.
+    case fetchRequest
 
     /// The type of an attribute's values: its value kind (`ValueKind(type)`, the one mapping of
     /// attribute types to kinds).

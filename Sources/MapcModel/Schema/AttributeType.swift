@@ -1,6 +1,31 @@
 /// The attribute types of a schema, the same set Core Data's model editor offers.
 public enum AttributeType: String, Sendable, CaseIterable, Hashable {
-    case int16, int32, int64, decimal, double, float, string, bool, date, binary, uuid, uri, transformable
+    /// A 16-bit integer (Core Data's Integer 16).
+    case int16
+    /// A 32-bit integer.
+    case int32
+    /// A 64-bit integer.
+    case int64
+    /// A decimal number (`NSDecimalNumber`).
+    case decimal
+    /// A double-precision number.
+    case double
+    /// A single-precision number.
+    case float
+    /// Text.
+    case string
+    /// A boolean.
+    case bool
+    /// A point in time.
+    case date
+    /// Bytes (Core Data's Binary Data).
+    case binary
+    /// A UUID.
+    case uuid
+    /// A URI.
+    case uri
+    /// An archived object (Core Data's Transformable), kept as bytes.
+    case transformable
 
     /// Whether values are numbers (integers, decimals, floating point).
     public var isNumeric: Bool {

@@ -133,7 +133,9 @@ public struct Schema: Sendable {
 
 /// An attribute or a relationship.
 public enum Property: Sendable {
+    /// An attribute.
     case attribute(Attribute)
+    /// A relationship.
     case relationship(Relationship)
 
     /// The property's name.
@@ -292,7 +294,14 @@ public struct Validation: Sendable, Hashable {
 
 /// What happens to related objects when an object is deleted.
 public enum DeleteRule: String, Sendable, CaseIterable {
-    case nullify, cascade, deny, noAction
+    /// Deleting the object removes it from the related objects' inverse.
+    case nullify
+    /// Deleting the object deletes the related objects.
+    case cascade
+    /// The object cannot be deleted while it has related objects.
+    case deny
+    /// Nothing is done to the related objects.
+    case noAction
 }
 
 /// A relationship: the equivalent of `NSRelationshipDescription`.

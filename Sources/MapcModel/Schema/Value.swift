@@ -6,15 +6,25 @@ import MapcFoundation
 /// Float attributes hold `.double` values rounded to single precision; transformable
 /// attributes hold `.binary` (the transformer's output, which mapc does not interpret).
 public enum Value: Sendable, Hashable {
+    /// Nil: no value.
     case null
+    /// A boolean.
     case bool(Bool)
+    /// An integer (every integer type's values).
     case integer(Int64)
+    /// A double or a float.
     case double(Double)
+    /// A decimal number.
     case decimal(Decimal)
+    /// Text.
     case string(String)
+    /// A point in time, exact (`Timestamp`).
     case date(Timestamp)
+    /// Bytes (binary and transformable attributes).
     case binary(Data)
+    /// A UUID.
     case uuid(UUID)
+    /// A URI, as its text.
     case uri(String)
     /// Text a store holds whose bytes are not valid UTF-8 (SQLite stores what it is given, and
     /// so can a Core Data store), kept as its bytes so that it is written back exactly as it was.

@@ -3,7 +3,24 @@ import MapcFoundation
 
 /// The kinds of scalar value expressions produce and attributes hold, for the assignability rule.
 public enum ValueKind: Sendable, Hashable {
-    case bool, integer, double, decimal, string, date, binary, uuid, uri
+    /// Booleans.
+    case bool
+    /// Integers.
+    case integer
+    /// Doubles and floats.
+    case double
+    /// Decimals.
+    case decimal
+    /// Text.
+    case string
+    /// Dates.
+    case date
+    /// Bytes.
+    case binary
+    /// UUIDs.
+    case uuid
+    /// URIs.
+    case uri
 
     /// The kind an attribute type's values have.
     public init(_ type: AttributeType) {
