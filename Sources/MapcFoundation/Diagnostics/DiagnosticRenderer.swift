@@ -32,7 +32,7 @@ public struct DiagnosticRenderer: Sendable {
     }
 
     /// The widest part of a line shown under a diagnostic, in Unicode scalars.
-    package static let maximumWidth = 160
+    static let maximumWidth = 160
 
     /// All diagnostics, rendered and joined.
     public func render(_ diagnostics: [Diagnostic]) -> String {

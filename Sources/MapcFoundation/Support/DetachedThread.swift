@@ -37,7 +37,7 @@ package enum DetachedThread {
     /// For tests: on a thread that sets it, every start fails, as at the system's thread limit.
     /// (A thread's, not a task's: a test waits for such a thread with a time limit, so that a
     /// hang fails the test rather than blocking the few threads tests run on.)
-    package static var refusesStartsOnThisThread: Bool {
+    static var refusesStartsOnThisThread: Bool {
         get { Thread.current.threadDictionary[refusalKey] as? Bool ?? false }
         set { Thread.current.threadDictionary[refusalKey] = newValue }
     }

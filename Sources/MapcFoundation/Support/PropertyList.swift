@@ -22,8 +22,8 @@ package enum PropertyList {
     package static let maxDepth = 512
 
     /// A property list that cannot or may not be decoded, with the reason.
-    package struct Problem: Error, CustomStringConvertible {
-        package var description: String
+    struct Problem: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
@@ -44,7 +44,7 @@ package enum PropertyList {
 
     /// Why a binary property list is refused before decoding, or nil (also for data that is not
     /// one, or that Foundation will refuse on its own).
-    package static func binaryProblem(_ data: Data) -> String? {
+    static func binaryProblem(_ data: Data) -> String? {
         let bytes = [UInt8](data)
         guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
         let trailer = bytes.count - 32

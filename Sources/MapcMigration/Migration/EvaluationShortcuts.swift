@@ -1,9 +1,11 @@
 import Foundation
 
-/// Expressions of the commonest shapes answered without walking them, per object: the answer is
-/// the one the evaluator gives, taken from the same place (the value the source object was read
-/// with, the lookup the evaluator would call). Anything else, and any failure, goes to the
-/// evaluator, which reports errors located in the mapping file.
+/// Filters of the commonest shape answered without walking them, per object: a nil test of a
+/// source attribute (`MigrationAnalysis.nilTests`) takes the value the source object was read
+/// with, as the evaluator would. Anything else, and any failure, goes to the evaluator, which
+/// reports errors located in the mapping file. (The other shortcut, a relationship expression that
+/// is exactly a lookup of the source object, is `MigrationAnalysis.lookupOfTheSource`, used by
+/// `relatedObjects`.)
 extension MigrationRun {
     /// Whether a source object passes its mapping's filter (true without one).
     func passesFilter(_ index: Int, _ source: SourceObject, mapping entityMapping: EntityMapping) throws -> Bool {

@@ -1,9 +1,10 @@
 import Foundation
 import MapcModel
 
-/// What a custom policy and a `$manager` expression may ask of the migration that runs them: the
-/// equivalent of `NSMigrationManager` as an `NSEntityMigrationPolicy` sees it during
-/// `migrateStore`. Every hook of `EntityMigrationPolicy` receives it.
+/// What a custom policy may ask of the migration that runs it: the equivalent of
+/// `NSMigrationManager` as an `NSEntityMigrationPolicy` sees it during `migrateStore`. Every hook of
+/// `EntityMigrationPolicy` receives it. It offers the `$manager` lookups of the expression language
+/// too (`MigrationManagerFunctions`), which a mapping's own expressions ask of the run directly.
 ///
 /// It is a face of the run (`MigrationRun`), which owns the stores' connections: a policy reads
 /// source objects through `SourceObject` and writes destination objects through `insert`, never the

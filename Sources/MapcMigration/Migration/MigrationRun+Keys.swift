@@ -3,7 +3,8 @@ internal import GRDB
 import MapcModel
 import MapcStore
 
-/// Which objects are looked up, the key rules that spare association rows, and keys and identities.
+/// Counting source objects, starting the key rules that spare association rows (`KeyRules`), and
+/// the keys and identities of objects on both sides.
 extension MigrationRun {
     // MARK: Counting source objects
 

@@ -11,13 +11,8 @@ import MapcStore
 /// to it weakly, so nothing keeps it alive. What it knows before reading an object is a
 /// `MigrationAnalysis`; what it has done, a `MigrationLedger`; its keys follow `KeyRules`.
 ///
-/// Objects are identified by key. A declarative mapping (no custom policy: exactly one destination
-/// object per source object it reads, all from one source table) follows a **key rule**: the
-/// destination key is the source key plus an offset fixed when the mapping starts, in a range of
-/// destination keys set aside for it, so its associations need no storage at all and the compiled
-/// SQL and the interpreter give every object the same key. Objects a custom policy creates are
-/// recorded as `(mapping, source key) → (destination entity, key)` rows in a scratch table, as
-/// `NSMigrationManager.associate` does. Either way lookups work the same in every store format.
+/// Objects are identified by key: a declarative mapping's by its key rule (`KeyRule`), other
+/// objects through the associations they record (`AssociationIndex`).
 final class MigrationRun: MigrationManagerFunctions {
     /// The store migrated from (read only). Not a policy's: the migration holds its connection,
     /// and a call into it from a hook would re-enter it (objects are read with `SourceObject`).
@@ -154,12 +149,12 @@ final class MigrationRun: MigrationManagerFunctions {
                         sourceAttached = true
                     }
                     defer { if sourceAttached { try? db.execute(sql: "DETACH DATABASE \(sourceSchemaName)") } }
-                    let manager = MigrationRun(step: step, setup: setup, connection: db, sourceAttached: sourceAttached)
-                    try manager.runPhases(seconds: &seconds)
-                    ledger = manager.ledger
+                    let run = MigrationRun(step: step, setup: setup, connection: db, sourceAttached: sourceAttached)
+                    try run.runPhases(seconds: &seconds)
+                    ledger = run.ledger
                 }
             } }
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT && step.isCancelled() {
+        } catch let error as DatabaseError where stoppedByCancellation(error, step) {
             throw MigrationError.cancelled
         }
         return try ledger.summary(of: step.mapping, destination: step.destination.schema, phaseSeconds: seconds) { try step.destination.count(of: $0, exactly: true) }
@@ -196,9 +191,14 @@ final class MigrationRun: MigrationManagerFunctions {
         step.progress?(progress)
     }
 
-    /// Whether a statement failed because `StatementCancellation` stopped it for the caller.
-    func stoppedByCancellation(_ error: DatabaseError) -> Bool {
+    /// Whether a statement of `step` failed because `StatementCancellation` stopped it for the caller.
+    static func stoppedByCancellation(_ error: DatabaseError, _ step: StepMigration) -> Bool {
         error.resultCode == .SQLITE_INTERRUPT && step.isCancelled()
+    }
+
+    /// Whether a statement of this run failed because `StatementCancellation` stopped it.
+    func stoppedByCancellation(_ error: DatabaseError) -> Bool {
+        Self.stoppedByCancellation(error, step)
     }
 
     /// Stops the run when its caller asked to cancel.

@@ -13,7 +13,7 @@ struct RelationshipPhase {
             run.currentMapping = index
             try run.checkCancellation()
             // The default policy has nothing to do for a mapping without relationship mappings.
-            let customPolicy = type(of: run.policies[index]) != EntityMigrationPolicy.self
+            let customPolicy = !run.usesDefaultCreation[index]
             guard !run.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
                 try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
                 continue

@@ -34,7 +34,7 @@ public struct StepMigration {
     /// Whether phase 1 reads each next batch of source objects while it works on the previous one
     /// (`BatchReadAhead`). `StoreMigration` sets it when no process can commit to the source while
     /// the step reads it: the store's write lock is held, or the source is a step's own file.
-    package var readsAhead = false
+    var readsAhead = false
 
     /// Describes a step. The destination must be an empty store of the mapping's destination version.
     public init(source: Store, destination: Store, mapping: MappingModel, policies: PolicyRegistry = .shared) {

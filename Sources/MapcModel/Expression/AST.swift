@@ -8,7 +8,7 @@ public struct Expr: Sendable, Equatable {
     /// The text it was parsed from.
     public var range: SourceRange
     /// Whether the text wrapped it in parentheses (used to warn about unparenthesised AND/OR mixes).
-    package var parenthesized = false
+    var parenthesized = false
 
     /// Creates a node.
     package init(_ kind: Kind, _ range: SourceRange) {
@@ -127,11 +127,11 @@ package struct ComparisonOptions: OptionSet, Sendable, Hashable {
     /// `[c]`: letters compare without case.
     package static let caseInsensitive = ComparisonOptions(rawValue: 1)
     /// `[d]`: letters compare without accents.
-    package static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
     /// `[n]`: strings are taken as already normalized (accepted; mapc always compares canonically).
-    package static let normalized = ComparisonOptions(rawValue: 4)
+    static let normalized = ComparisonOptions(rawValue: 4)
     /// `[l]`: locale-sensitive (accepted; mapc compares the same in every locale).
-    package static let localeSensitive = ComparisonOptions(rawValue: 8)
+    static let localeSensitive = ComparisonOptions(rawValue: 8)
 }
 
 extension Expr {
@@ -156,7 +156,7 @@ extension Expr {
 
     /// Whether the expression reads any `$variable` it does not bind itself (SUBQUERY binds one);
     /// `SELF` and `$SELF` do not count. Walked without recursion, so any depth is safe.
-    package var readsVariables: Bool {
+    var readsVariables: Bool {
         var pending: [(Expr, Set<String>)] = [(self, [])]
         while let (expression, bound) = pending.popLast() {
             switch expression.kind {

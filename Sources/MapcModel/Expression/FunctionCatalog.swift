@@ -11,7 +11,7 @@ package enum NamedFunction: String, CaseIterable, Sendable {
     case bitwiseAnd = "bitwiseAnd:with:", bitwiseOr = "bitwiseOr:with:", bitwiseXor = "bitwiseXor:with:", leftShift = "leftshift:by:", rightShift = "rightshift:by:", onesComplement = "onesComplement:"
 
     /// Aggregates accept one collection argument or several values.
-    package var isAggregate: Bool {
+    var isAggregate: Bool {
         switch self {
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev: return true
         default: return false
@@ -19,7 +19,7 @@ package enum NamedFunction: String, CaseIterable, Sendable {
     }
 
     /// How many arguments the function takes (aggregates: at least one).
-    package var arity: Int { Self.arities[self] ?? 0 }
+    var arity: Int { Self.arities[self] ?? 0 }
 
     /// Counted once: an evaluator asks per call.
     private static let arities = Dictionary(uniqueKeysWithValues: allCases.map { ($0, $0 == .now || $0 == .random ? 0 : $0.rawValue.filter { $0 == ":" }.count) })
@@ -100,7 +100,7 @@ package enum MethodSelector: String, CaseIterable, Sendable {
     }
 
     /// The number of arguments (one per colon).
-    package var arity: Int { Self.arities[self] ?? 0 }
+    var arity: Int { Self.arities[self] ?? 0 }
 
     /// The selector of a name, found by hashing rather than by comparing with every case in
     /// turn (as `init(rawValue:)` does): an evaluator asks per call.
@@ -113,8 +113,9 @@ package enum MethodSelector: String, CaseIterable, Sendable {
 /// The functions a custom migration policy makes callable as `FUNCTION($entityPolicy, "name:", args…)`.
 public typealias PolicyFunction = @Sendable ([EvalValue]) throws -> EvalValue
 
-/// What `FUNCTION($manager, …)` calls during a migration. The migration manager implements it;
-/// outside a migration it is absent and such calls are errors.
+/// What `FUNCTION($manager, …)` calls during a migration. The migration run answers them (and the
+/// `MigrationManager` a policy is handed offers the same calls); outside a migration it is absent
+/// and such calls are errors.
 public protocol MigrationManagerFunctions: AnyObject {
     /// Destination objects that the named entity mapping created from the source objects.
     func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef]

@@ -306,7 +306,7 @@ package final class RowWriter {
         package var description: String { dataProblem.description }
 
         /// The refusal as a problem of the data being loaded.
-        package var dataProblem: DataValidationError {
+        var dataProblem: DataValidationError {
             switch reason {
             case .uniqueness(let problem): return DataValidationError(problems: [problem], total: 1)
             case .identityTaken: return DataValidationError(problems: [DataProblem(entity: entity, objectID: id, key: "id", message: "another object in the store already has this id")], total: 1)

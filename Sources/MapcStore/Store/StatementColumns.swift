@@ -52,7 +52,7 @@ package struct StatementColumns {
     }
 
     /// An integer column, nil for NULL.
-    package func integerIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64? {
+    func integerIfPresent(_ index: Int, _ what: @autoclosure () -> String) throws -> Int64? {
         switch sqlite3_column_type(handle, CInt(index)) {
         case SQLITE_NULL: return nil
         case SQLITE_INTEGER: return sqlite3_column_int64(handle, CInt(index))

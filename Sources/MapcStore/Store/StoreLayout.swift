@@ -10,7 +10,7 @@ package struct StoreLayout: Sendable {
     /// The identifier of the format that made it.
     var format: String
     /// The entity tables (one per inheritance hierarchy) and join tables, in creation order.
-    package var tables: [TableLayout]
+    var tables: [TableLayout]
     /// How each entity is stored, by entity name.
     package var entities: [String: EntityStorage]
     /// Columns whose values follow from others, which the format fills after objects are written

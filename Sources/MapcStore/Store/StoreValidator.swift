@@ -17,7 +17,7 @@ package struct StoreValidator {
     }
     /// Violations reported in full: the first few of each broken rule, for the first rules found
     /// (so a report shows every kind of breach, not twenty of the first); the rest are counted.
-    package static let examplesPerRule = 3
+    static let examplesPerRule = 3
     static let rulesShown = 20
 
     private var schema: Schema { store.schema }
