@@ -2,7 +2,7 @@ package import Yams
 
 /// What a YAML file of a mapc project holds, decided from its parsed top-level keys (never from
 /// text patterns, so flow style, comments and key order cannot change the answer).
-public enum ProjectFileKind: String, Sendable {
+package enum ProjectFileKind: String, Sendable {
     /// A schema file: one model version (`model:`, `version:`, `entities:`).
     case schema
     /// A mapping file: one migration step (`source:`, `destination:`, `entityMappings:`).
@@ -13,7 +13,7 @@ public enum ProjectFileKind: String, Sendable {
     /// Classifies a file by its top-level keys. A file whose YAML does not parse, or whose top level
     /// is not a mapping, is classified by where it was found (`fallback`), so that the matching
     /// reader reports the problem with its position.
-    public static func classify(_ source: SourceFile, fallback: ProjectFileKind) -> ProjectFileKind {
+    package static func classify(_ source: SourceFile, fallback: ProjectFileKind) -> ProjectFileKind {
         guard YAMLGuard.problem(with: source.text) == nil, let node = try? Yams.compose(yaml: source.text, .basic) else { return fallback }
         return classify(node, fallback: fallback)
     }

@@ -42,7 +42,7 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The type of values of a kind.
-    public init(_ kind: ValueKind) {
+    package init(_ kind: ValueKind) {
         switch kind {
         case .bool: self = .bool
         case .integer: self = .integer
@@ -74,7 +74,7 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The kind of scalar value, for the assignability rule; nil for objects, collections and handles.
-    public var valueKind: ValueKind? {
+    package var valueKind: ValueKind? {
         switch self {
         case .bool: return .bool
         case .integer: return .integer

@@ -71,14 +71,14 @@ public final class InMemoryObjectGraph: ObjectGraph {
 /// An object graph over free-form JSON (no schema): nested objects become objects, arrays
 /// collections, and strings, numbers and booleans scalars. Used by `mapc eval --object`.
 /// A missing key reads as nil.
-public final class JSONObjectGraph: ObjectGraph {
+package final class JSONObjectGraph: ObjectGraph {
     private var nodes: [String: [String: EvalValue]] = [:]
     private var counter = 0
     /// The root object, bound to `$source` and `SELF` by `mapc eval`.
-    public private(set) var root: EvalValue = .null
+    package private(set) var root: EvalValue = .null
 
     /// Creates a graph whose root is the given JSON value.
-    public init(json: JSONValue) {
+    package init(json: JSONValue) {
         root = convert(json)
     }
 
@@ -104,11 +104,11 @@ public final class JSONObjectGraph: ObjectGraph {
     }
 
     /// No object has values: nil for every key.
-    public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
+    package func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let members = nodes[object.id] else { return nil }
         return members[key] ?? .null
     }
 
     /// No objects.
-    public func objects(of entity: String) throws -> [ObjectRef] { [] }
+    package func objects(of entity: String) throws -> [ObjectRef] { [] }
 }

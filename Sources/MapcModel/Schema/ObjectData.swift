@@ -18,7 +18,7 @@ public struct ObjectData: Sendable, Equatable {
     public var key: Int64?
     /// For objects read from a store: the entity and key of each related object, in the order of
     /// `relationships` (so following a relationship needs no lookup by identity).
-    public var relatedKeys: [String: [StoredKey]] = [:]
+    package var relatedKeys: [String: [StoredKey]] = [:]
     /// Set on an object read from a store with only some of its properties (`Store.forEachBatch`
     /// or `objects(keys:)` with `properties`; a migration reads those its expressions use): a
     /// missing attribute or relationship is then one not read, not one not given, and
@@ -40,14 +40,14 @@ public struct ObjectData: Sendable, Equatable {
 }
 
 /// Where an object is in a store: its entity and its key (its row's primary key).
-public struct StoredKey: Sendable, Hashable {
+package struct StoredKey: Sendable, Hashable {
     /// The object's own entity.
-    public var entity: String
+    package var entity: String
     /// The object's key.
-    public var key: Int64
+    package var key: Int64
 
     /// Creates a stored key.
-    public init(entity: String, key: Int64) {
+    package init(entity: String, key: Int64) {
         self.entity = entity
         self.key = key
     }

@@ -302,15 +302,15 @@ package struct SchemaValidator {
 }
 
 /// Checks one attribute value against the attribute's type and validation rules.
-public enum AttributeValidator {
+package enum AttributeValidator {
     /// A description of the broken rule, or nil when the value is acceptable. Null is acceptable
     /// here; whether a value is required is checked by the caller.
-    public static func violation(of value: Value, for attribute: Attribute) -> String? {
+    package static func violation(of value: Value, for attribute: Attribute) -> String? {
         violations(of: value, for: attribute).first
     }
 
     /// Every rule the value breaks, in the order the schema lists them (so one report names them all).
-    public static func violations(of value: Value, for attribute: Attribute) -> [String] {
+    package static func violations(of value: Value, for attribute: Attribute) -> [String] {
         if value.isNull { return [] }
         let rules = attribute.validation
         var broken: [String] = []
@@ -321,7 +321,7 @@ public enum AttributeValidator {
 
     /// Every length and pattern rule a text value breaks; none for other values. Text whose
     /// bytes are not UTF-8 breaks every such rule there is, having no characters to count or match.
-    public static func textViolations(_ value: Value, _ rules: Validation) -> [String] {
+    package static func textViolations(_ value: Value, _ rules: Validation) -> [String] {
         switch value {
         case .string(let text): return textViolations(text, rules)
         case .nonUTF8Text:
@@ -332,7 +332,7 @@ public enum AttributeValidator {
     }
 
     /// Every length and pattern rule a text value breaks (lengths in UTF-16 units, as Core Data counts).
-    public static func textViolations(_ text: String, _ rules: Validation) -> [String] {
+    package static func textViolations(_ text: String, _ rules: Validation) -> [String] {
         let length = ValueRules.length(of: text)
         var broken: [String] = []
         if let min = rules.minLength, length < min { broken.append("shorter than minLength \(min)") }

@@ -7,23 +7,23 @@ import Foundation
 /// are the exception: `containsNUL`). A store may hold an infinite double and a decimal that is
 /// not a number (Core Data writes `'NaN'`), and mapc carries them over unchanged; it never makes
 /// one: arithmetic, `CAST` and data files' numbers refuse results that are not finite.
-public enum ValueLimits {
+package enum ValueLimits {
     /// Dates from 0001-01-01 to 9999-12-31 (UTC), as seconds since 1970: what ISO 8601's four-digit
     /// years write and read back, far wider than any Core Data store holds.
-    public static let dateRange: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799.999
+    package static let dateRange: ClosedRange<Double> = -62_135_596_800 ... 253_402_300_799.999
     /// The same range in whole seconds since 1970, as `Timestamp` counts them.
     package static let wholeSecondsRange: ClosedRange<Int64> = -62_135_596_800 ... 253_402_300_799
 
     /// Whether an instant is in the years 0001 to 9999 (UTC).
-    public static func holds(_ instant: Timestamp) -> Bool {
+    package static func holds(_ instant: Timestamp) -> Bool {
         wholeSecondsRange.contains(instant.wholeSeconds)
     }
     /// Significant digits a decimal keeps (Foundation's `Decimal` holds 38).
-    public static let maxDecimalDigits = 38
+    package static let maxDecimalDigits = 38
 
     /// Why `value` cannot be stored in an attribute of `type`, or nil when it can. Null is
     /// acceptable here; whether a value is required is checked elsewhere.
-    public static func problem(_ value: Value, for type: AttributeType) -> String? {
+    package static func problem(_ value: Value, for type: AttributeType) -> String? {
         switch value {
         case .double(let number):
             guard !number.isNaN else { return "NaN is not a number a store can hold (SQLite stores nil for it)" }
@@ -43,7 +43,7 @@ public enum ValueLimits {
 
     /// Why a double cannot be rounded to a float: it is finite and beyond a float's range. What
     /// converts a number to a float (text, data files, expressions) checks this, then rounds.
-    public static func floatRangeProblem(_ number: Double) -> String? {
+    package static func floatRangeProblem(_ number: Double) -> String? {
         number.isFinite && !Float(number).isFinite ? "\(number) is out of range for a float (at most \(Float.greatestFiniteMagnitude))" : nil
     }
 
@@ -59,7 +59,7 @@ public enum ValueLimits {
     }
 
     /// The message for a date outside `dateRange`, given as seconds since 1970.
-    public static func dateProblem(_ seconds: Double) -> String {
+    package static func dateProblem(_ seconds: Double) -> String {
         "a date \(seconds.isFinite ? "\(seconds) seconds from 1970" : "of \(seconds) seconds") is outside the years 0001 to 9999 that stores hold"
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 
 /// A value that does not fit its type, with a message saying why.
-public struct ValueProblem: Error, Sendable, Equatable {
+package struct ValueProblem: Error, Sendable, Equatable {
     /// What is wrong, e.g. "'abc' is not an int16".
-    public var message: String
+    package var message: String
     /// Creates a problem.
-    public init(_ message: String) { self.message = message }
+    package init(_ message: String) { self.message = message }
 }
 
 /// Reads values of an attribute type from text (YAML scalars, command-line arguments).
@@ -112,5 +112,5 @@ package enum ValueParser {
 }
 
 extension ValueProblem: LocalizedError {
-    public var errorDescription: String? { message }
+    package var errorDescription: String? { message }
 }

@@ -2,7 +2,7 @@ import Foundation
 import MapcFoundation
 
 /// The kinds of scalar value expressions produce and attributes hold, for the assignability rule.
-public enum ValueKind: Sendable, Hashable {
+package enum ValueKind: Sendable, Hashable {
     /// Booleans.
     case bool
     /// Integers.
@@ -23,7 +23,7 @@ public enum ValueKind: Sendable, Hashable {
     case uri
 
     /// The kind an attribute type's values have.
-    public init(_ type: AttributeType) {
+    package init(_ type: AttributeType) {
         switch type {
         case .int16, .int32, .int64: self = .integer
         case .double, .float: self = .double
@@ -42,9 +42,9 @@ public enum ValueKind: Sendable, Hashable {
 /// takes and how they are converted (the checker, the evaluator's results, policies' values and the
 /// SQL compiler all ask here), which type changes lose nothing (inference and the SQL compiler), and
 /// how long a string is (expressions, validation and regular expressions).
-public enum ValueRules {
+package enum ValueRules {
     /// How a value of one kind goes into an attribute of a type.
-    public enum Assignment: Sendable, Equatable {
+    package enum Assignment: Sendable, Equatable {
         /// Stored as it is, or widened without loss (integer into double, float into double).
         case lossless
         /// Converted with a check at run time that fails naming the value (an integer out of an
@@ -62,7 +62,7 @@ public enum ValueRules {
     }
 
     /// The assignability rule: how a value of `kind` goes into an attribute of `type`.
-    public static func assignment(of kind: ValueKind, to type: AttributeType) -> Assignment {
+    package static func assignment(of kind: ValueKind, to type: AttributeType) -> Assignment {
         switch (kind, type) {
         case (.integer, .int16), (.integer, .int32), (.integer, .int64):
             return .checked(warning: nil)
@@ -83,7 +83,7 @@ public enum ValueRules {
 
     /// The value an attribute of `type` stores for `value`, converted by the assignability rule
     /// and within `ValueLimits`; or why it cannot hold it.
-    public static func coerce(_ value: Value, to type: AttributeType) -> Result<Value, ValueProblem> {
+    package static func coerce(_ value: Value, to type: AttributeType) -> Result<Value, ValueProblem> {
         converted(value, to: type).flatMap { result in
             ValueLimits.problem(result, for: type).map { .failure(ValueProblem($0)) } ?? .success(result)
         }
@@ -156,14 +156,14 @@ public enum ValueRules {
 
     /// Type changes between versions that keep every value exactly: what lightweight inference
     /// carries over, and what the SQL compiler copies as stored.
-    public static let losslessTypeChanges: Set<String> = [
+    package static let losslessTypeChanges: Set<String> = [
         "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
         "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
     ]
 
     /// The double nearest a decimal, correctly rounded (through its digits: Foundation's
     /// `NSDecimalNumber.doubleValue` is off in the last bits, 1e-38 became 1.0000000000000005e-38).
-    public static func double(of decimal: Decimal) -> Double {
+    package static func double(of decimal: Decimal) -> Double {
         decimal.isNaN ? .nan : (Double(decimal.description) ?? NSDecimalNumber(decimal: decimal).doubleValue)
     }
 
@@ -172,7 +172,7 @@ public enum ValueRules {
     /// numeric types that is not lossless, what the conversion can cost, in words; nil for any
     /// other change. Losses of precision happen silently (as in Core Data); a value that does not
     /// fit at all (a fraction or an out-of-range number into an integer) fails the migration.
-    public static func numericConversionCaution(from: AttributeType, to: AttributeType) -> String? {
+    package static func numericConversionCaution(from: AttributeType, to: AttributeType) -> String? {
         let numbers: Set<AttributeType> = [.int16, .int32, .int64, .float, .double, .decimal]
         guard from != to, numbers.contains(from), numbers.contains(to), !isLossless(from: from, to: to) else { return nil }
         switch (from, to) {
@@ -186,7 +186,7 @@ public enum ValueRules {
     }
 
     /// Whether values of `from` keep every value when stored as `to` (or the types are equal).
-    public static func isLossless(from: AttributeType, to: AttributeType) -> Bool {
+    package static func isLossless(from: AttributeType, to: AttributeType) -> Bool {
         from == to || losslessTypeChanges.contains("\(from.rawValue)>\(to.rawValue)")
     }
 
@@ -196,12 +196,12 @@ public enum ValueRules {
     /// `length` of expressions, Core Data's minLength/maxLength validation and `MATCHES` ranges
     /// agree with the Core Data models mapc imports. (Swift's `count` counts grapheme clusters,
     /// `unicodeScalars.count` code points; "é" written as e + accent is 1, 2 and 2 of them.)
-    public static func length(of text: String) -> Int { text.utf16.count }
+    package static func length(of text: String) -> Int { text.utf16.count }
 
     /// At most `limit` UTF-16 units from the start, never splitting a character (a grapheme
     /// cluster such as an emoji or a letter with its accents): what a caption needs, where
     /// Foundation's `substringToIndex:` may cut a surrogate pair in two.
-    public static func prefix(_ text: String, length limit: Int) -> String {
+    package static func prefix(_ text: String, length limit: Int) -> String {
         var used = 0
         var end = text.startIndex
         for character in text {
@@ -214,7 +214,7 @@ public enum ValueRules {
     }
 
     /// The text after its first `count` UTF-16 units, starting at a character boundary.
-    public static func dropPrefix(_ text: String, length count: Int) -> String {
+    package static func dropPrefix(_ text: String, length count: Int) -> String {
         var used = 0
         var start = text.startIndex
         while start < text.endIndex, used < count {

@@ -121,7 +121,7 @@ public enum DataFile {
     /// Converts one JSON value to a value of the attribute type, within what a store can hold:
     /// JSON's forms are read here (a number, a string in a value's text form, "Infinity", the
     /// object for text that is not UTF-8), and the value converts to the type as every value does.
-    public static func convert(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
+    package static func convert(_ json: JSONValue, to type: AttributeType) -> Result<Value, ValueProblem> {
         read(json, as: type).flatMap { value in
             ValueLimits.problem(value, for: type).map { .failure(ValueProblem($0)) } ?? .success(value)
         }

@@ -3,9 +3,9 @@ import MapcModel
 /// An object graph that reads a store on demand, so expressions run over stored objects
 /// (`mapc eval --store`, migration filters) without loading the store into memory. Objects are
 /// found by key (references it hands out carry their keys), read once and kept in a bounded cache.
-public final class StoreObjectGraph: ObjectGraph {
+package final class StoreObjectGraph: ObjectGraph {
     /// The store read.
-    public let store: Store
+    package let store: Store
     private var cache = BoundedCache<String, ObjectData>(capacity: 4_096)
     private var properties: [String: [String: Property]] = [:]
     /// The object being worked on (a migration's current source object): found without hashing.
@@ -23,7 +23,7 @@ public final class StoreObjectGraph: ObjectGraph {
     let readsMigrationSource: Bool
 
     /// Creates a graph over a store.
-    public convenience init(store: Store) {
+    package convenience init(store: Store) {
         self.init(store: store, readsMigrationSource: false)
     }
 
@@ -33,13 +33,13 @@ public final class StoreObjectGraph: ObjectGraph {
     }
 
     /// Makes an object known to the graph without a read (for objects being iterated already).
-    public func remember(_ object: ObjectData) {
+    package func remember(_ object: ObjectData) {
         current = object
     }
 
     /// Makes a batch of objects known as the ones being iterated, so that the objects they refer
     /// to are read together when first needed (see `load`). Replaces the previous batch.
-    public func remember(batch objects: [ObjectData]) {
+    package func remember(batch objects: [ObjectData]) {
         batch = objects
         // The object of the previous batch is not the one being worked on any more.
         current = nil
@@ -69,10 +69,10 @@ public final class StoreObjectGraph: ObjectGraph {
     }
 
     /// A migration's source graph reads only the source objects it handed out.
-    public func canRead(_ object: ObjectRef) -> Bool { !readsMigrationSource || object.isSourceObject }
+    package func canRead(_ object: ObjectRef) -> Bool { !readsMigrationSource || object.isSourceObject }
 
     /// The reference of an object read from the store.
-    public func ref(_ object: ObjectData) -> ObjectRef {
+    package func ref(_ object: ObjectData) -> ObjectRef {
         reference(entity: object.entity, id: object.id, key: object.key)
     }
 
@@ -94,7 +94,7 @@ public final class StoreObjectGraph: ObjectGraph {
     }
 
     /// The stored object a reference names.
-    public func load(_ ref: ObjectRef) throws -> ObjectData? {
+    package func load(_ ref: ObjectRef) throws -> ObjectData? {
         if let current, let key = ref.key, current.key == key, current.entity == ref.entity { return current }
         if let key = ref.key, !batch.isEmpty {
             if !prefetchedEntities.contains(ref.entity) { try prefetch(ref.entity) }
@@ -127,7 +127,7 @@ public final class StoreObjectGraph: ObjectGraph {
     private var wholeObjects = BoundedCache<StoredKey, ObjectData>(capacity: 256)
 
     /// The value of a key path step on a stored object, read from its row.
-    public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
+    package func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
         switch property {
         case .attribute(let attribute):
@@ -156,7 +156,7 @@ public final class StoreObjectGraph: ObjectGraph {
     }
 
     /// Every stored object of an entity and its sub-entities.
-    public func objects(of entity: String) throws -> [ObjectRef] {
+    package func objects(of entity: String) throws -> [ObjectRef] {
         guard let root = store.schema.entity(named: entity) else { return [] }
         var refs: [ObjectRef] = []
         for member in store.schema.hierarchy(under: root) where !member.isAbstract {
