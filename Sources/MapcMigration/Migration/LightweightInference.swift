@@ -1,0 +1,342 @@
+import Foundation
+import MapcModel
+
+/// One inference of a step, `MappingInference.infer`'s work in the order Core Data's lightweight
+/// migration decides it: each destination entity's source counterpart (by name, renaming
+/// identifier, or a rename recorded in the versions between), then per entity its attributes and
+/// relationships, then the removals, each change said once at the entity that declares it. It
+/// collects the changes, the problems and the notes, and builds the mapping (with `todo:` items
+/// where something cannot be inferred).
+struct LightweightInference {
+    let source: Schema
+    let destination: Schema
+    /// The versions between the two, oldest first, whose renames are followed.
+    let intermediates: [Schema]
+
+    private(set) var changes: [SchemaChange] = []
+    private(set) var problems: [InferenceProblem] = []
+    private(set) var notes: [String: [String]] = [:]
+    private(set) var entityMappings: [EntityMapping] = []
+    /// Each destination entity's source counterpart.
+    private(set) var sourceFor: [String: Entity] = [:]
+    /// The destination entities claiming each source entity (more than one is a split).
+    private(set) var claimed: [String: [String]] = [:]
+
+    init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
+        self.source = source
+        self.destination = destination
+        self.intermediates = intermediates
+    }
+
+    /// The whole inference.
+    mutating func run() -> InferenceResult {
+        matchEntities()
+        for destinationEntity in destination.entities {
+            guard let sourceEntity = sourceFor[destinationEntity.name] else { continue }
+            mapEntity(sourceEntity, to: destinationEntity)
+        }
+        for entity in source.entities where claimed[entity.name] == nil && !entity.isAbstract {
+            entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
+            notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
+        }
+        let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
+        sayEachChangeOnceWhereDeclared()
+        changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
+        let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
+        var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
+        result.probableRenames = renames
+        return result
+    }
+
+    static func mappingName(_ sourceName: String, _ destinationName: String) -> String { "\(sourceName)To\(destinationName)" }
+
+    // MARK: Entities
+
+    /// Each destination entity's source counterpart; added, removed and split entities.
+    private mutating func matchEntities() {
+        let source = self.source
+        for entity in destination.entities {
+            let lineage = Self.lineageNames(entity.name, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil))
+            if let match = lineage.lazy.compactMap({ source.entity(named: $0) }).first {
+                sourceFor[entity.name] = match
+                claimed[match.name, default: []].append(entity.name)
+                if match.name != entity.name { changes.append(SchemaChange(kind: .renamed, entity: entity.name, property: nil, detail: "from \(match.name)")) }
+            } else {
+                changes.append(SchemaChange(kind: .added, entity: entity.name, property: nil, detail: entity.parent.map { "sub-entity of \($0)" } ?? ""))
+            }
+        }
+        for (sourceName, targets) in claimed where targets.count > 1 {
+            problems.append(InferenceProblem(entity: sourceName, property: nil, reason: "entity \(sourceName) would split into \(targets.sorted().joined(separator: " and ")) (both match it by name or renaming identifier)",
+                                             fix: "write an explicit mapping saying which objects go where, or keep one renaming identifier"))
+        }
+        for entity in source.entities where claimed[entity.name] == nil {
+            changes.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: entity.isAbstract ? "abstract: no objects of its own" : "",
+                                        losesValues: !entity.isAbstract))
+        }
+    }
+
+    /// What one entity mapping is being built from, and what it has collected so far.
+    private struct EntityWork {
+        var sourceEntity: Entity
+        var destinationEntity: Entity
+        var mapping: EntityMapping
+        var notes: [String] = []
+        var todo: [MappingTodo] = []
+        /// The names the destination entity had, for the lineage of its properties.
+        var owners: [String]
+        var sourceAttributes: [Attribute]
+        var sourceRelationships: [Relationship]
+        /// The source attributes and relationships something in the destination carries on.
+        var usedAttributes: Set<String> = []
+        var usedRelationships: Set<String> = []
+    }
+
+    /// A problem that stops inference, kept as a `todo:` item of the entity mapping too.
+    private mutating func refuse(_ problem: InferenceProblem, in work: inout EntityWork) {
+        problems.append(problem)
+        work.todo.append(MappingTodo("\(problem.property.map { "\($0): " } ?? "")\(problem.reason); \(problem.fix)"))
+    }
+
+    /// The entity mapping of a destination entity from its source counterpart.
+    private mutating func mapEntity(_ sourceEntity: Entity, to destinationEntity: Entity) {
+        let name = Self.mappingName(sourceEntity.name, destinationEntity.name)
+        var work = EntityWork(sourceEntity: sourceEntity, destinationEntity: destinationEntity,
+                              mapping: EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform),
+                              owners: Self.lineageNames(destinationEntity.name, renaming: destinationEntity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [destinationEntity.name],
+                              sourceAttributes: source.allAttributes(of: sourceEntity), sourceRelationships: source.allRelationships(of: sourceEntity))
+        if let claimants = claimed[sourceEntity.name], claimants.count > 1 {
+            work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
+        }
+        if sourceEntity.isAbstract == false && destinationEntity.isAbstract {
+            refuse(InferenceProblem(entity: destinationEntity.name, property: nil, reason: "\(sourceEntity.name) objects exist but \(destinationEntity.name) is abstract",
+                                    fix: "map them to a concrete sub-entity in an explicit mapping"), in: &work)
+        }
+        // An abstract source has no objects of its own: no mapping (its sub-entities have theirs).
+        if sourceEntity.isAbstract { return }
+        if sourceEntity.parent != destinationEntity.parent {
+            let from = sourceEntity.parent ?? "none", to = destinationEntity.parent ?? "none"
+            changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: nil, detail: "parent \(from) -> \(to)"))
+            work.notes.append("parent changed: \(from) -> \(to)")
+        }
+        for attribute in destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
+            mapAttribute(attribute, in: &work)
+        }
+        for relationship in destination.allRelationships(of: destinationEntity) where !relationship.isTransient {
+            mapRelationship(relationship, in: &work)
+        }
+        for old in work.sourceAttributes where !work.usedAttributes.contains(old.name) && !old.isTransient {
+            changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)"))
+            work.notes.append("\(old.name): removed, its values are dropped")
+        }
+        for old in work.sourceRelationships where !work.usedRelationships.contains(old.name) && !old.isTransient {
+            changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)"))
+            work.notes.append("\(old.name): relationship removed")
+        }
+        work.mapping.todo = work.todo
+        entityMappings.append(work.mapping)
+        notes[name] = work.notes
+    }
+
+    // MARK: Properties
+
+    /// A destination attribute: new, renamed, widened or converted, made required or optional,
+    /// its rules tightened; or a change inference refuses.
+    private mutating func mapAttribute(_ attribute: Attribute, in work: inout EntityWork) {
+        let entityName = work.destinationEntity.name
+        let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
+        let lineage = Self.lineageNames(attribute.name, renaming: attribute.renamingIdentifier, through: intermediates, kind: .property(work.owners))
+        guard let old = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first else {
+            if let relationship = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate } }).first {
+                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"), in: &work)
+                return
+            }
+            changes.append(SchemaChange(kind: .added, entity: entityName, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0)" } ?? "")"))
+            if !attribute.isOptional && attribute.defaultValue == nil {
+                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "new required attribute without a default",
+                                        fix: "give it a default, make it optional, or write an explicit mapping that computes it"), in: &work)
+            } else {
+                work.notes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0)" } ?? "nil")")
+            }
+            return
+        }
+        work.usedAttributes.insert(old.name)
+        if old.name != attribute.name {
+            changes.append(SchemaChange(kind: .renamed, entity: entityName, property: attribute.name, detail: "from \(old.name)"))
+            work.notes.append("\(attribute.name): renamed from \(old.name)")
+        }
+        var expression = "$source.\(old.name)"
+        if old.type != attribute.type, !ValueRules.isLossless(from: old.type, to: attribute.type),
+           let caution = ValueRules.numericConversionCaution(from: old.type, to: attribute.type) {
+            // A conversion between numbers, as Core Data's lightweight migration makes one
+            // (WooCommerce shipped int64 -> double so): inferred, with what it can cost.
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), converted: \(caution)"))
+            work.notes.append("\(attribute.name): converted from \(old.type.rawValue) to \(attribute.type.rawValue); \(caution)")
+        } else if old.type != attribute.type {
+            guard ValueRules.isLossless(from: old.type, to: attribute.type) else {
+                changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), not a widening"))
+                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "type change \(old.type.rawValue) -> \(attribute.type.rawValue) can lose data",
+                                        fix: "write an explicit mapping with a converting expression, or go through an intermediate version"), in: &work)
+                return
+            }
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue)"))
+            work.notes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
+        }
+        if old.isOptional && !attribute.isOptional {
+            guard let defaultValue = attribute.defaultValue, let literal = ExpressionLiteral.value(defaultValue) else {
+                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
+                                        fix: "give it a default in \(destination.version), or write an explicit mapping"), in: &work)
+                return
+            }
+            expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)"))
+            work.notes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
+        } else if !old.isOptional && attribute.isOptional {
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "required -> optional"))
+        }
+        let tightened = MappingInference.tightenedRules(from: old.validation, to: attribute.validation)
+        if !tightened.isEmpty {
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name,
+                                        detail: "\(tightened.joined(separator: ", ")): stored values may break the rules, and validation then refuses the migration"))
+            work.notes.append("\(attribute.name): rules tightened (\(tightened.joined(separator: ", "))); values that break them fail validation")
+        }
+        if let parsed = try? MappingExpression(expression) {
+            work.mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
+        }
+    }
+
+    /// A destination relationship: new, renamed, to-one made to-many, reordered, made required; or
+    /// a change inference refuses. Each relationship is set from one side only.
+    private mutating func mapRelationship(_ relationship: Relationship, in work: inout EntityWork) {
+        let entityName = work.destinationEntity.name
+        let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
+        let lineage = Self.lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(work.owners))
+        guard let old = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate && !$0.isTransient } }).first else {
+            if let attribute = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first {
+                // Core Data does not infer a change of property kind: the values have no meaning to carry over.
+                work.usedAttributes.insert(attribute.name)
+                changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "attribute -> relationship"))
+                refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "'\(attribute.name)' was an attribute and is now a relationship",
+                                        fix: "write an explicit mapping that relates the objects (a policy can turn the old values into objects)"), in: &work)
+                return
+            }
+            changes.append(SchemaChange(kind: .added, entity: entityName, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))
+            // A new to-many that may be empty starts empty, as Core Data's lightweight migration sets it.
+            if !RelationshipCountRule.allowsEmpty(relationship) {
+                refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
+                                        fix: "make it optional, or write an explicit mapping that relates the objects"), in: &work)
+            }
+            return
+        }
+        work.usedRelationships.insert(old.name)
+        if old.name != relationship.name {
+            changes.append(SchemaChange(kind: .renamed, entity: entityName, property: relationship.name, detail: "from \(old.name)"))
+            work.notes.append("\(relationship.name): renamed from \(old.name)")
+        }
+        // The relationship must lead to the counterpart of what it led to (or a relative in its hierarchy).
+        let counterpart = sourceFor[relationship.destination]
+        guard let oldTarget = source.entity(named: old.destination), let counterpart,
+              source.hierarchy(under: counterpart).contains(where: { $0.name == oldTarget.name }) || source.hierarchy(under: oldTarget).contains(where: { $0.name == counterpart.name }) else {
+            refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
+                                    fix: "write an explicit mapping"), in: &work)
+            return
+        }
+        if old.isToMany && !relationship.isToMany {
+            refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "to-many -> to-one would drop all but one related object",
+                                    fix: "write an explicit mapping choosing the object, or keep it to-many"), in: &work)
+            return
+        }
+        if !old.isToMany && relationship.isToMany {
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "to-one -> to-many"))
+        }
+        if old.isOrdered != relationship.isOrdered && relationship.isToMany && old.isToMany {
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
+        }
+        if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "optional -> required (validation will check every object has one)"))
+        }
+        // Set each relationship from one side: to-one sides always; to-many sides when they keep
+        // an order or have no to-one inverse to carry them.
+        let inverse = destination.inverse(of: relationship)
+        if relationship.isToMany, inverse != nil, inverse?.isToMany == false, !relationship.isOrdered { return }
+        let target = relationship.destination
+        let hasSubentities = destination.entity(named: target).map { destination.hierarchy(under: $0).count > 1 } ?? false
+        let expression: String
+        if let targetSource = sourceFor[target], !hasSubentities, claimed[targetSource.name]?.count == 1, !targetSource.isAbstract {
+            expression = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(Self.mappingName(targetSource.name, target))\", $source.\(old.name))"
+        } else {
+            expression = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(old.name)\", $source.\(old.name))"
+        }
+        if let parsed = try? MappingExpression(expression) {
+            work.mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
+        }
+    }
+
+    // MARK: Saying each change once
+
+    /// A property's change is said once, at the entity declaring it (an abstract parent's property,
+    /// not under each of its sub-entities); so is each problem.
+    private mutating func sayEachChangeOnceWhereDeclared() {
+        var said: Set<[String]> = []
+        changes = changes.compactMap { change in
+            var change = change
+            let owner = declaring(change.entity, change.property, removed: change.kind == .removed)
+            if owner != change.entity, change.kind == .removed { change.detail = change.detail.replacingOccurrences(of: "of \(sourceFor[change.entity]?.name ?? change.entity)", with: "of \(sourceFor[owner]?.name ?? owner)") }
+            change.entity = owner
+            return said.insert([change.kind.rawValue, change.entity, change.property ?? "", change.detail]).inserted ? change : nil
+        }
+        var refused: Set<[String]> = []
+        problems = problems.compactMap { problem in
+            var problem = problem
+            problem.entity = declaring(problem.entity, problem.property, removed: false)
+            return refused.insert([problem.entity, problem.property ?? "", problem.reason]).inserted ? problem : nil
+        }
+    }
+
+    /// The entity of a hierarchy that declares a property (a name is declared once in it).
+    private func declarer(of property: String, from entity: Entity, in schema: Schema) -> Entity? {
+        schema.ancestry(of: entity).first { ancestor in ancestor.attributes.contains { $0.name == property } || ancestor.relationships.contains { $0.name == property } }
+    }
+
+    /// The destination entity a change of `property` of `entityName` is said at: the one declaring
+    /// it; for a removed property, the destination counterpart of the source entity that declared it.
+    private func declaring(_ entityName: String, _ property: String?, removed: Bool) -> String {
+        guard let property, let entity = destination.entity(named: entityName) else { return entityName }
+        if !removed { return declarer(of: property, from: entity, in: destination)?.name ?? entityName }
+        guard let sourceEntity = sourceFor[entityName], let owner = declarer(of: property, from: sourceEntity, in: source),
+              let counterpart = claimed[owner.name]?.first, destination.ancestry(of: entity).contains(where: { $0.name == counterpart }) else { return entityName }
+        return counterpart
+    }
+
+    // MARK: Lineage
+
+    enum LineageKind {
+        case entity(String?)
+        /// A property of the entity with these names (newest first).
+        case property([String])
+    }
+
+    /// The names an entity or property had, newest first: its own, its renaming identifier, and the
+    /// renames recorded in the versions between (walked from newest to oldest).
+    static func lineageNames(_ name: String, renaming: String?, through intermediates: [Schema], kind: LineageKind) -> [String] {
+        var names: [String] = [renaming ?? name]
+        var current = renaming ?? name
+        for schema in intermediates.reversed() {
+            switch kind {
+            case .entity:
+                guard let entity = schema.entity(named: current) else { continue }
+                if let older = entity.renamingIdentifier, older != current { names.append(older); current = older }
+            case .property(let owners):
+                guard let entity = owners.lazy.compactMap({ schema.entity(named: $0) }).first else { continue }
+                switch schema.property(named: current, in: entity) {
+                case .attribute(let attribute)?:
+                    if let older = attribute.renamingIdentifier, older != current { names.append(older); current = older }
+                case .relationship(let relationship)?:
+                    if let older = relationship.renamingIdentifier, older != current { names.append(older); current = older }
+                case nil: break
+                }
+            }
+        }
+        if renaming != nil && !names.contains(name) { names.append(name) }
+        return names
+    }
+}
