@@ -12,7 +12,7 @@ public struct MappingChecker {
     public let mapping: MappingModel
     /// Policies that may be named.
     public let policies: PolicyRegistry
-    private var diagnostics: [Diagnostic] = []
+    var diagnostics: [Diagnostic] = []
 
     /// Creates a checker.
     public init(mapping: MappingModel, policies: PolicyRegistry = .shared) {
@@ -22,11 +22,11 @@ public struct MappingChecker {
 
     private var fileStart: FileLocation? { mapping.file.map { FileLocation(path: $0.path, line: 1, column: 1) } }
 
-    private mutating func error(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
+    mutating func error(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
         diagnostics.append(.error(message, at: location ?? fileStart, length: length, fix: fix))
     }
 
-    private mutating func warning(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
+    mutating func warning(_ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
         diagnostics.append(.warning(message, at: location ?? fileStart, length: length, fix: fix))
     }
 
@@ -91,206 +91,7 @@ public struct MappingChecker {
         }
     }
 
-    private mutating func checkEntityMapping(_ entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema,
-                                             mappings: [String: (source: String?, destination: String?)]) {
-        let at = { (key: String) in entityMapping.valueLocations[key] ?? entityMapping.location }
-        var sourceEntity: Entity?
-        var destinationEntity: Entity?
-        if let name = entityMapping.source {
-            sourceEntity = sourceSchema.entity(named: name)
-            if sourceEntity == nil {
-                error("unknown source entity '\(name)' in \(sourceSchema.version)", at: at("source"), length: name.count,
-                      fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name)) ?? "entities: \(sourceSchema.entities.map(\.name).joined(separator: ", "))")
-            }
-        }
-        if let name = entityMapping.destination {
-            destinationEntity = destinationSchema.entity(named: name)
-            if destinationEntity == nil {
-                error("unknown destination entity '\(name)' in \(destinationSchema.version)", at: at("destination"), length: name.count,
-                      fix: Suggestions.didYouMean(name, in: destinationSchema.entities.map(\.name)) ?? "entities: \(destinationSchema.entities.map(\.name).joined(separator: ", "))")
-            } else if destinationEntity!.isAbstract {
-                error("destination entity '\(name)' is abstract; objects cannot be created for it", at: at("destination"), length: name.count, fix: "map to one of its concrete sub-entities")
-            }
-        }
-        switch entityMapping.type {
-        case .remove where entityMapping.destination != nil:
-            error("a remove mapping has no destination", at: at("type"), fix: "remove 'destination:' or change the type")
-        case .add where entityMapping.source != nil:
-            error("an add mapping has no source", at: at("type"), fix: "remove 'source:' or change the type to transform")
-        case .copy where entityMapping.source != entityMapping.destination:
-            error("a copy mapping needs the same entity on both sides", at: at("type"), fix: "use type transform with property mappings")
-        case .transform where entityMapping.source == nil || entityMapping.destination == nil:
-            error("a transform mapping needs both a source and a destination entity", at: entityMapping.location)
-        default: break
-        }
-
-        // Policy.
-        var policyType: EntityMigrationPolicy.Type?
-        if let name = entityMapping.policy {
-            policyType = policies.policy(named: name)
-            if policyType == nil {
-                error("unknown policy '\(name)'", at: at("policy"), length: name.count,
-                      fix: policies.hint(forUnknownPolicy: name))
-            }
-        }
-        let provided = policyType?.providedAttributes ?? []
-        // The entities the policy says it creates must be ones the destination can hold.
-        for created in (policyType?.createdEntities ?? []).sorted() {
-            let name = entityMapping.policy ?? ""
-            if let entity = destinationSchema.entity(named: created) {
-                if entity.isAbstract {
-                    error("policy '\(name)' declares it creates \(created) objects, but \(created) is abstract in \(destinationSchema.version)", at: at("policy"), length: name.count,
-                          fix: "name a concrete sub-entity in its createdEntities")
-                }
-            } else {
-                error("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: at("policy"), length: name.count,
-                      fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities")
-            }
-        }
-        var scope = CheckScope(schema: sourceSchema, source: sourceEntity?.name, variables: [
-            "destination": destinationEntity.map { .object($0.name) } ?? .unknown, "entityMapping": .unknown, "propertyMapping": .unknown,
-        ])
-        if sourceEntity == nil { scope.evaluatedObject = .unknown; scope.variables["source"] = .unknown }
-        scope.entityMappings = mappings
-        scope.policyFunctions = entityMapping.policy.flatMap { policies.makePolicy(named: $0) }.map { Set($0.functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
-
-        let expressions = [entityMapping.filter, entityMapping.sourceExpression].compactMap { $0 } + (entityMapping.attributes + entityMapping.relationships).map(\.expression)
-        for expression in expressions { diagnostics += Self.destinationKeyPaths(in: expression) }
-        if let filter = entityMapping.filter {
-            var checker = ExpressionChecker(scope: scope, source: filter.source)
-            checker.checkPredicate(filter.expression)
-            diagnostics += checker.diagnostics
-        }
-        if let sourceExpression = entityMapping.sourceExpression {
-            var checker = ExpressionChecker(scope: scope, source: sourceExpression.source)
-            let type = checker.check(sourceExpression.expression)
-            diagnostics += checker.diagnostics
-            if case .collection(.object(let entity)) = type, let expected = entityMapping.source, entity != expected {
-                error("the source expression fetches \(entity) objects, but the mapping's source is \(expected)", at: sourceExpression.source.origin, length: sourceExpression.source.text.count)
-            }
-        }
-
-        // Attributes.
-        let destinationAttributes = destinationEntity.map { destinationSchema.allAttributes(of: $0) } ?? []
-        let destinationRelationships = destinationEntity.map { destinationSchema.allRelationships(of: $0) } ?? []
-        for propertyMapping in entityMapping.attributes {
-            guard let destinationEntity else { break }
-            guard let attribute = destinationAttributes.first(where: { $0.name == propertyMapping.name }) else {
-                if destinationRelationships.contains(where: { $0.name == propertyMapping.name }) {
-                    error("'\(propertyMapping.name)' is a relationship of \(destinationEntity.name); move it under 'relationships:'", at: propertyMapping.location, length: propertyMapping.name.count)
-                } else {
-                    error("unknown attribute '\(propertyMapping.name)' of destination entity \(destinationEntity.name)", at: propertyMapping.location, length: propertyMapping.name.count,
-                          fix: Suggestions.didYouMean(propertyMapping.name, in: destinationAttributes.map(\.name)) ?? "attributes: \(destinationAttributes.map(\.name).joined(separator: ", "))")
-                }
-                var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
-                checker.check(propertyMapping.expression.expression)
-                diagnostics += checker.diagnostics
-                continue
-            }
-            if attribute.isTransient {
-                warning("attribute '\(attribute.name)' is transient; the value is not stored", at: propertyMapping.location, length: attribute.name.count)
-            }
-            var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
-            checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.tested($0.expression, isNil: false) } ?? []
-            checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
-            diagnostics += checker.diagnostics
-        }
-
-        // Relationships.
-        for propertyMapping in entityMapping.relationships {
-            guard let destinationEntity else { break }
-            guard let relationship = destinationRelationships.first(where: { $0.name == propertyMapping.name }) else {
-                if destinationAttributes.contains(where: { $0.name == propertyMapping.name }) {
-                    error("'\(propertyMapping.name)' is an attribute of \(destinationEntity.name); move it under 'attributes:'", at: propertyMapping.location, length: propertyMapping.name.count)
-                } else {
-                    error("unknown relationship '\(propertyMapping.name)' of destination entity \(destinationEntity.name)", at: propertyMapping.location, length: propertyMapping.name.count,
-                          fix: Suggestions.didYouMean(propertyMapping.name, in: destinationRelationships.map(\.name)) ?? (destinationRelationships.isEmpty ? "\(destinationEntity.name) has no relationships" : "relationships: \(destinationRelationships.map(\.name).joined(separator: ", "))"))
-                }
-                var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
-                checker.check(propertyMapping.expression.expression)
-                diagnostics += checker.diagnostics
-                continue
-            }
-            var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
-            let type = checker.check(propertyMapping.expression.expression)
-            diagnostics += checker.diagnostics
-            checkRelationshipResult(type, propertyMapping, relationship, destinationSchema, mappings)
-        }
-
-        let policyUnknown = entityMapping.policy != nil && policyType == nil
-        // A copy mapping carries each same-named attribute over: it must fit, and a required
-        // attribute the source does not have must get a value some other way.
-        if entityMapping.type == .copy, let destinationEntity, let sourceEntity, !policyUnknown {
-            for attribute in destinationAttributes where !attribute.isTransient && entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
-                if case .attribute(let carried)? = sourceSchema.property(named: attribute.name, in: sourceEntity), !carried.isTransient {
-                    if carried.isOptional && !attribute.isOptional && attribute.defaultValue == nil {
-                        warning("the copy mapping carries '\(attribute.name)' over from an optional attribute into a required one without a default: an object without a value fails validation",
-                                at: entityMapping.location, length: entityMapping.name.count,
-                                fix: "map it under 'attributes:' with a value for nil, such as '\(attribute.name): TERNARY($source.\(attribute.name) != nil, $source.\(attribute.name), …)', or give it a default")
-                    }
-                    switch ValueRules.assignment(of: ValueKind(carried.type), to: attribute.type) {
-                    case .refused(let reason):
-                        error("the copy mapping carries '\(attribute.name)' over unchanged, but it was \(carried.type.rawValue) and is now \(attribute.type.rawValue): \(reason)",
-                              at: entityMapping.location, length: entityMapping.name.count, fix: "map it under 'attributes:' with a conversion, such as \(Self.conversion(of: attribute.name, from: carried.type, to: attribute.type))")
-                    case .checked(let caution?):
-                        warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
-                                at: entityMapping.location, length: entityMapping.name.count,
-                                fix: attribute.type == .bool ? "map it under 'attributes:' and say which values are true, such as '\(attribute.name): $source.\(attribute.name) != 0'"
-                                    : "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
-                    case .lossless, .checked(warning: nil): break
-                    }
-                } else if !attribute.isOptional && attribute.defaultValue == nil {
-                    let why = sourceSchema.property(named: attribute.name, in: sourceEntity) == nil ? "has no attribute '\(attribute.name)'" : "does not store '\(attribute.name)' (it is transient)"
-                    error("required attribute '\(attribute.name)' of \(destinationEntity.name) gets no value from the copy mapping: \(sourceEntity.name) in \(sourceSchema.version) \(why), and \(destinationSchema.version) gives no default",
-                          at: entityMapping.location, length: entityMapping.name.count, fix: "add an expression for it under 'attributes:', or a default in the schema")
-                }
-            }
-        }
-
-        // Required destination attributes with no value at all. An add mapping creates nothing by
-        // itself (it has no source objects), and a policy that is not registered may set anything:
-        // neither can be held to this.
-        if let destinationEntity, entityMapping.type != .copy, entityMapping.type != .remove, entityMapping.type != .add, !policyUnknown {
-            for attribute in destinationAttributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
-                if entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
-                    let hint: String
-                    switch sourceEntity.flatMap({ sourceSchema.property(named: attribute.name, in: $0) }) {
-                    case .attribute(let old)? where ValueRules.assignment(of: ValueKind(old.type), to: attribute.type).isRefused:
-                        hint = "add a conversion, such as \(Self.conversion(of: attribute.name, from: old.type, to: attribute.type))"
-                    case .some: hint = "add '\(attribute.name): $source.\(attribute.name)'"
-                    case nil: hint = "add an expression under 'attributes:', or a default in the schema"
-                    }
-                    error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint)
-                }
-            }
-            // Attributes both entities have, left unmapped, lose their values.
-            if let sourceEntity, entityMapping.type == .transform {
-                for attribute in destinationAttributes where entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) && !attribute.isTransient {
-                    if case .attribute? = sourceSchema.property(named: attribute.name, in: sourceEntity), attribute.isOptional || attribute.defaultValue != nil {
-                        let both = sourceEntity.name == destinationEntity.name ? "in \(sourceEntity.name) in both versions" : "in both \(sourceEntity.name) and \(destinationEntity.name)"
-                        warning("attribute '\(attribute.name)' exists \(both) but is not mapped; its values will be lost",
-                                at: entityMapping.location, length: entityMapping.name.count, fix: "add '\(attribute.name): $source.\(attribute.name)'")
-                    }
-                }
-            }
-        }
-
-        // Work the author (or `mapc infer`) marked as not done yet.
-        for item in entityMapping.todo {
-            error("still to do in mapping '\(entityMapping.name)': \(item.text)", at: item.location ?? entityMapping.location,
-                  fix: "do it, then delete the item from 'todo:'")
-        }
-
-        // Recorded hashes.
-        if let recorded = entityMapping.sourceHash, let sourceEntity {
-            checkHash(recorded, entity: sourceEntity, schema: sourceSchema, side: "source")
-        }
-        if let recorded = entityMapping.destinationHash, let destinationEntity {
-            checkHash(recorded, entity: destinationEntity, schema: destinationSchema, side: "destination")
-        }
-    }
-
-    private mutating func checkRelationshipResult(_ type: ExprType, _ propertyMapping: PropertyMapping, _ relationship: Relationship, _ destinationSchema: Schema,
+    mutating func checkRelationshipResult(_ type: ExprType, _ propertyMapping: PropertyMapping, _ relationship: Relationship, _ destinationSchema: Schema,
                                                   _ mappings: [String: (source: String?, destination: String?)]) {
         var produced: String?
         switch type {
@@ -399,7 +200,7 @@ public struct MappingChecker {
         return nil
     }
 
-    private mutating func checkHash(_ recorded: RecordedHash, entity: Entity, schema: Schema, side: String) {
+    mutating func checkHash(_ recorded: RecordedHash, entity: Entity, schema: Schema, side: String) {
         let current = VersionHash.entityHash(of: entity, in: schema)
         guard recorded.hash != current else { return }
         var changes: [String] = []

@@ -1,0 +1,266 @@
+import Foundation
+import MapcFoundation
+import MapcModel
+
+/// The checks of one entity mapping, in the order `mapc check` reports them: its entities and
+/// type, its policy, its expressions against the source schema, its attribute and relationship
+/// mappings against the destination, what a copy carries over, the required attributes nothing
+/// sets, its `todo:` items and its recorded hashes.
+extension MappingChecker {
+    /// An entity mapping with the two schemas and the entities it names (nil when unknown).
+    struct EntityMappingSides {
+        var entityMapping: EntityMapping
+        var sourceSchema: Schema
+        var destinationSchema: Schema
+        var sourceEntity: Entity?
+        var destinationEntity: Entity?
+        /// The destination entity's attributes and relationships, its ancestors' included.
+        var destinationAttributes: [Attribute]
+        var destinationRelationships: [Relationship]
+
+        /// Where a key of the entity mapping is written, or the mapping's name.
+        func location(of key: String) -> FileLocation? { entityMapping.valueLocations[key] ?? entityMapping.location }
+    }
+
+    mutating func checkEntityMapping(_ entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema,
+                                     mappings: [String: (source: String?, destination: String?)]) {
+        let sides = resolveEntities(of: entityMapping, source: sourceSchema, destination: destinationSchema)
+        checkType(sides)
+        let policyType = checkPolicy(sides)
+        let provided = policyType?.providedAttributes ?? []
+        let scope = expressionScope(sides, mappings: mappings)
+        checkExpressions(sides, scope: scope)
+        checkAttributeMappings(sides, scope: scope)
+        checkRelationshipMappings(sides, scope: scope, mappings: mappings)
+        // A policy that is not registered may set anything: nothing can be said of what it leaves unset.
+        let policyUnknown = entityMapping.policy != nil && policyType == nil
+        if !policyUnknown {
+            checkCopiedAttributes(sides, provided: provided)
+            checkUnsetAttributes(sides, provided: provided)
+        }
+        // Work the author (or `mapc infer`) marked as not done yet.
+        for item in entityMapping.todo {
+            error("still to do in mapping '\(entityMapping.name)': \(item.text)", at: item.location ?? entityMapping.location,
+                  fix: "do it, then delete the item from 'todo:'")
+        }
+        if let recorded = entityMapping.sourceHash, let sourceEntity = sides.sourceEntity {
+            checkHash(recorded, entity: sourceEntity, schema: sourceSchema, side: "source")
+        }
+        if let recorded = entityMapping.destinationHash, let destinationEntity = sides.destinationEntity {
+            checkHash(recorded, entity: destinationEntity, schema: destinationSchema, side: "destination")
+        }
+    }
+
+    /// The entities an entity mapping names, each an error when unknown (or, for a destination,
+    /// abstract).
+    private mutating func resolveEntities(of entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema) -> EntityMappingSides {
+        let at = { (key: String) in entityMapping.valueLocations[key] ?? entityMapping.location }
+        var sourceEntity: Entity?
+        var destinationEntity: Entity?
+        if let name = entityMapping.source {
+            sourceEntity = sourceSchema.entity(named: name)
+            if sourceEntity == nil {
+                error("unknown source entity '\(name)' in \(sourceSchema.version)", at: at("source"), length: name.count,
+                      fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name)) ?? "entities: \(sourceSchema.entities.map(\.name).joined(separator: ", "))")
+            }
+        }
+        if let name = entityMapping.destination {
+            destinationEntity = destinationSchema.entity(named: name)
+            if let destinationEntity {
+                if destinationEntity.isAbstract {
+                    error("destination entity '\(name)' is abstract; objects cannot be created for it", at: at("destination"), length: name.count, fix: "map to one of its concrete sub-entities")
+                }
+            } else {
+                error("unknown destination entity '\(name)' in \(destinationSchema.version)", at: at("destination"), length: name.count,
+                      fix: Suggestions.didYouMean(name, in: destinationSchema.entities.map(\.name)) ?? "entities: \(destinationSchema.entities.map(\.name).joined(separator: ", "))")
+            }
+        }
+        return EntityMappingSides(entityMapping: entityMapping, sourceSchema: sourceSchema, destinationSchema: destinationSchema,
+                                  sourceEntity: sourceEntity, destinationEntity: destinationEntity,
+                                  destinationAttributes: destinationEntity.map { destinationSchema.allAttributes(of: $0) } ?? [],
+                                  destinationRelationships: destinationEntity.map { destinationSchema.allRelationships(of: $0) } ?? [])
+    }
+
+    /// The mapping's type against the entities it names.
+    private mutating func checkType(_ sides: EntityMappingSides) {
+        let entityMapping = sides.entityMapping
+        switch entityMapping.type {
+        case .remove where entityMapping.destination != nil:
+            error("a remove mapping has no destination", at: sides.location(of: "type"), fix: "remove 'destination:' or change the type")
+        case .add where entityMapping.source != nil:
+            error("an add mapping has no source", at: sides.location(of: "type"), fix: "remove 'source:' or change the type to transform")
+        case .copy where entityMapping.source != entityMapping.destination:
+            error("a copy mapping needs the same entity on both sides", at: sides.location(of: "type"), fix: "use type transform with property mappings")
+        case .transform where entityMapping.source == nil || entityMapping.destination == nil:
+            error("a transform mapping needs both a source and a destination entity", at: entityMapping.location)
+        default: break
+        }
+    }
+
+    /// The policy the mapping names, when it is registered, and the entities it says it creates
+    /// against the destination.
+    private mutating func checkPolicy(_ sides: EntityMappingSides) -> EntityMigrationPolicy.Type? {
+        guard let name = sides.entityMapping.policy else { return nil }
+        guard let policyType = policies.policy(named: name) else {
+            error("unknown policy '\(name)'", at: sides.location(of: "policy"), length: name.count, fix: policies.hint(forUnknownPolicy: name))
+            return nil
+        }
+        let destinationSchema = sides.destinationSchema
+        for created in policyType.createdEntities.sorted() {
+            if let entity = destinationSchema.entity(named: created) {
+                if entity.isAbstract {
+                    error("policy '\(name)' declares it creates \(created) objects, but \(created) is abstract in \(destinationSchema.version)", at: sides.location(of: "policy"), length: name.count,
+                          fix: "name a concrete sub-entity in its createdEntities")
+                }
+            } else {
+                error("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: sides.location(of: "policy"), length: name.count,
+                      fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities")
+            }
+        }
+        return policyType
+    }
+
+    /// What the mapping's expressions may name: the source entity's properties, the variables a
+    /// migration binds, the other mappings, the policy's functions.
+    private func expressionScope(_ sides: EntityMappingSides, mappings: [String: (source: String?, destination: String?)]) -> CheckScope {
+        let entityMapping = sides.entityMapping
+        var scope = CheckScope(schema: sides.sourceSchema, source: sides.sourceEntity?.name, variables: [
+            "destination": sides.destinationEntity.map { .object($0.name) } ?? .unknown, "entityMapping": .unknown, "propertyMapping": .unknown,
+        ])
+        if sides.sourceEntity == nil { scope.evaluatedObject = .unknown; scope.variables["source"] = .unknown }
+        scope.entityMappings = mappings
+        scope.policyFunctions = entityMapping.policy.flatMap { policies.makePolicy(named: $0) }.map { Set($0.functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
+        return scope
+    }
+
+    /// The filter and the source expression; no expression may read the destination's key paths.
+    private mutating func checkExpressions(_ sides: EntityMappingSides, scope: CheckScope) {
+        let entityMapping = sides.entityMapping
+        let expressions = [entityMapping.filter, entityMapping.sourceExpression].compactMap { $0 } + (entityMapping.attributes + entityMapping.relationships).map(\.expression)
+        for expression in expressions { diagnostics += Self.destinationKeyPaths(in: expression) }
+        if let filter = entityMapping.filter {
+            var checker = ExpressionChecker(scope: scope, source: filter.source)
+            checker.checkPredicate(filter.expression)
+            diagnostics += checker.diagnostics
+        }
+        if let sourceExpression = entityMapping.sourceExpression {
+            var checker = ExpressionChecker(scope: scope, source: sourceExpression.source)
+            let type = checker.check(sourceExpression.expression)
+            diagnostics += checker.diagnostics
+            if case .collection(.object(let entity)) = type, let expected = entityMapping.source, entity != expected {
+                error("the source expression fetches \(entity) objects, but the mapping's source is \(expected)", at: sourceExpression.source.origin, length: sourceExpression.source.text.count)
+            }
+        }
+    }
+
+    /// Each attribute mapping names a destination attribute and gives a value it can hold.
+    private mutating func checkAttributeMappings(_ sides: EntityMappingSides, scope: CheckScope) {
+        guard let destinationEntity = sides.destinationEntity else { return }
+        let entityMapping = sides.entityMapping, destinationAttributes = sides.destinationAttributes
+        for propertyMapping in entityMapping.attributes {
+            guard let attribute = destinationAttributes.first(where: { $0.name == propertyMapping.name }) else {
+                if sides.destinationRelationships.contains(where: { $0.name == propertyMapping.name }) {
+                    error("'\(propertyMapping.name)' is a relationship of \(destinationEntity.name); move it under 'relationships:'", at: propertyMapping.location, length: propertyMapping.name.count)
+                } else {
+                    error("unknown attribute '\(propertyMapping.name)' of destination entity \(destinationEntity.name)", at: propertyMapping.location, length: propertyMapping.name.count,
+                          fix: Suggestions.didYouMean(propertyMapping.name, in: destinationAttributes.map(\.name)) ?? "attributes: \(destinationAttributes.map(\.name).joined(separator: ", "))")
+                }
+                var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+                checker.check(propertyMapping.expression.expression)
+                diagnostics += checker.diagnostics
+                continue
+            }
+            if attribute.isTransient {
+                warning("attribute '\(attribute.name)' is transient; the value is not stored", at: propertyMapping.location, length: attribute.name.count)
+            }
+            var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+            checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.tested($0.expression, isNil: false) } ?? []
+            checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
+            diagnostics += checker.diagnostics
+        }
+    }
+
+    /// Each relationship mapping names a destination relationship and gives objects it can hold.
+    private mutating func checkRelationshipMappings(_ sides: EntityMappingSides, scope: CheckScope, mappings: [String: (source: String?, destination: String?)]) {
+        guard let destinationEntity = sides.destinationEntity else { return }
+        let destinationRelationships = sides.destinationRelationships
+        for propertyMapping in sides.entityMapping.relationships {
+            guard let relationship = destinationRelationships.first(where: { $0.name == propertyMapping.name }) else {
+                if sides.destinationAttributes.contains(where: { $0.name == propertyMapping.name }) {
+                    error("'\(propertyMapping.name)' is an attribute of \(destinationEntity.name); move it under 'attributes:'", at: propertyMapping.location, length: propertyMapping.name.count)
+                } else {
+                    error("unknown relationship '\(propertyMapping.name)' of destination entity \(destinationEntity.name)", at: propertyMapping.location, length: propertyMapping.name.count,
+                          fix: Suggestions.didYouMean(propertyMapping.name, in: destinationRelationships.map(\.name)) ?? (destinationRelationships.isEmpty ? "\(destinationEntity.name) has no relationships" : "relationships: \(destinationRelationships.map(\.name).joined(separator: ", "))"))
+                }
+                var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+                checker.check(propertyMapping.expression.expression)
+                diagnostics += checker.diagnostics
+                continue
+            }
+            var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
+            let type = checker.check(propertyMapping.expression.expression)
+            diagnostics += checker.diagnostics
+            checkRelationshipResult(type, propertyMapping, relationship, sides.destinationSchema, mappings)
+        }
+    }
+
+    /// A copy mapping carries each same-named attribute over: it must fit, and a required
+    /// attribute the source does not have must get a value some other way.
+    private mutating func checkCopiedAttributes(_ sides: EntityMappingSides, provided: Set<String>) {
+        let entityMapping = sides.entityMapping, sourceSchema = sides.sourceSchema, destinationSchema = sides.destinationSchema
+        guard entityMapping.type == .copy, let destinationEntity = sides.destinationEntity, let sourceEntity = sides.sourceEntity else { return }
+        for attribute in sides.destinationAttributes where !attribute.isTransient && entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
+            if case .attribute(let carried)? = sourceSchema.property(named: attribute.name, in: sourceEntity), !carried.isTransient {
+                if carried.isOptional && !attribute.isOptional && attribute.defaultValue == nil {
+                    warning("the copy mapping carries '\(attribute.name)' over from an optional attribute into a required one without a default: an object without a value fails validation",
+                            at: entityMapping.location, length: entityMapping.name.count,
+                            fix: "map it under 'attributes:' with a value for nil, such as '\(attribute.name): TERNARY($source.\(attribute.name) != nil, $source.\(attribute.name), …)', or give it a default")
+                }
+                switch ValueRules.assignment(of: ValueKind(carried.type), to: attribute.type) {
+                case .refused(let reason):
+                    error("the copy mapping carries '\(attribute.name)' over unchanged, but it was \(carried.type.rawValue) and is now \(attribute.type.rawValue): \(reason)",
+                          at: entityMapping.location, length: entityMapping.name.count, fix: "map it under 'attributes:' with a conversion, such as \(Self.conversion(of: attribute.name, from: carried.type, to: attribute.type))")
+                case .checked(let caution?):
+                    warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
+                            at: entityMapping.location, length: entityMapping.name.count,
+                            fix: attribute.type == .bool ? "map it under 'attributes:' and say which values are true, such as '\(attribute.name): $source.\(attribute.name) != 0'"
+                                : "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
+                case .lossless, .checked(warning: nil): break
+                }
+            } else if !attribute.isOptional && attribute.defaultValue == nil {
+                let why = sourceSchema.property(named: attribute.name, in: sourceEntity) == nil ? "has no attribute '\(attribute.name)'" : "does not store '\(attribute.name)' (it is transient)"
+                error("required attribute '\(attribute.name)' of \(destinationEntity.name) gets no value from the copy mapping: \(sourceEntity.name) in \(sourceSchema.version) \(why), and \(destinationSchema.version) gives no default",
+                      at: entityMapping.location, length: entityMapping.name.count, fix: "add an expression for it under 'attributes:', or a default in the schema")
+            }
+        }
+    }
+
+    /// Required destination attributes with no value at all, and attributes both entities have
+    /// left unmapped (their values are lost). An add mapping creates nothing by itself (it has no
+    /// source objects): it cannot be held to this.
+    private mutating func checkUnsetAttributes(_ sides: EntityMappingSides, provided: Set<String>) {
+        let entityMapping = sides.entityMapping, sourceSchema = sides.sourceSchema
+        guard let destinationEntity = sides.destinationEntity, entityMapping.type != .copy, entityMapping.type != .remove, entityMapping.type != .add else { return }
+        let sourceEntity = sides.sourceEntity
+        for attribute in sides.destinationAttributes where !attribute.isOptional && !attribute.isTransient && attribute.defaultValue == nil {
+            if entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) {
+                let hint: String
+                switch sourceEntity.flatMap({ sourceSchema.property(named: attribute.name, in: $0) }) {
+                case .attribute(let old)? where ValueRules.assignment(of: ValueKind(old.type), to: attribute.type).isRefused:
+                    hint = "add a conversion, such as \(Self.conversion(of: attribute.name, from: old.type, to: attribute.type))"
+                case .some: hint = "add '\(attribute.name): $source.\(attribute.name)'"
+                case nil: hint = "add an expression under 'attributes:', or a default in the schema"
+                }
+                error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint)
+            }
+        }
+        guard let sourceEntity, entityMapping.type == .transform else { return }
+        for attribute in sides.destinationAttributes where entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) && !attribute.isTransient {
+            if case .attribute? = sourceSchema.property(named: attribute.name, in: sourceEntity), attribute.isOptional || attribute.defaultValue != nil {
+                let both = sourceEntity.name == destinationEntity.name ? "in \(sourceEntity.name) in both versions" : "in both \(sourceEntity.name) and \(destinationEntity.name)"
+                warning("attribute '\(attribute.name)' exists \(both) but is not mapped; its values will be lost",
+                        at: entityMapping.location, length: entityMapping.name.count, fix: "add '\(attribute.name): $source.\(attribute.name)'")
+            }
+        }
+    }
+}
