@@ -164,8 +164,12 @@ enum PolicyLoader {
         let folder = policiesFolder(arguments)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".swift") }.sorted() ?? []
         guard !names.isEmpty else {
-            if folder.named { throw PolicyError("\(folder.path) holds no .swift policy files", status: MapcExitCode.invalidInput) }
-            return
+            guard folder.named else { return }
+            switch Files.kind(of: Files.realPath(folder.path)) {
+            case .directory: throw PolicyError("\(folder.path) holds no .swift policy files", status: MapcExitCode.invalidInput)
+            case .missing: throw PolicyError("the policies folder \(folder.path) does not exist; check the --policies path", status: MapcExitCode.invalidInput)
+            default: throw PolicyError("\(folder.path) is not a folder; --policies names the folder that holds the policy files", status: MapcExitCode.invalidInput)
+            }
         }
         var sources: [(path: String, text: String)] = []
         for name in names {

@@ -299,3 +299,41 @@ func sqlite(_ folder: URL, _ store: String, _ sql: String) throws {
     process.waitUntilExit()
     #expect(process.terminationStatus == 0, "sqlite3 \(sql)")
 }
+
+/// What a second new user hit: messages that named the wrong cause.
+@Suite("Defects found by a second new-user trial", .serialized)
+struct SecondTrialDefectTests {
+    /// A policy file that is a symbolic link to nothing (an example copied with `cp -r`, whose
+    /// policies link into the checkout) is said to be one, not "permission denied".
+    @Test func aDanglingPolicyLinkIsNamedAsOne() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("policies/Gone.swift").path, withDestinationPath: "../nowhere/Gone.swift")
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(check.status != 0)
+        #expect(check.stderr.contains("symbolic link") && check.stderr.contains("nowhere/Gone.swift") && !check.stderr.contains("permission"), "\(check.stderr)")
+    }
+
+    /// A store to create in a folder that does not exist is refused as such before anything runs,
+    /// by init, load and run --output alike.
+    @Test func aMissingOutputFolderIsNamedAsMissing() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("nodir")
+        let initResult = try CLI.run(["init", "--schema", "v1", missing.appendingPathComponent("a.db").path], in: folder)
+        #expect(initResult.status != 0 && initResult.stderr.contains("does not exist") && !initResult.stderr.contains("cannot write"), "\(initResult.stderr)")
+        _ = try CLI.run(["init", "--schema", "v1", "s.db"], in: folder)
+        let run = try CLI.run(["run", "--to", "v2", "s.db", "--output", missing.appendingPathComponent("out.db").path], in: folder)
+        #expect(run.status != 0 && run.stderr.contains("does not exist") && !run.stderr.contains("cannot write") && !run.stderr.contains("stopped in step"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+    }
+
+    /// `--policies` naming a folder that does not exist says so.
+    @Test func aMissingPoliciesFolderIsNamedAsMissing() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check", "--policies", folder.appendingPathComponent("nope").path], in: folder)
+        #expect(check.status != 0 && check.stderr.contains("does not exist"), "\(check.stderr)")
+    }
+}

@@ -53,6 +53,8 @@ package enum Files {
         case .missing:
             let from = path.hasPrefix("/") ? "" : " (relative paths start from \(FileManager.default.currentDirectoryPath))"
             throw MapcError.input("\(path): no such file; check the path\(from)")
+        case .symbolicLink:
+            throw MapcError.input("\(danglingLinkDescription(path)); give \(what) itself, or a link to one that exists (a copy made with `cp -r` keeps relative links that no longer lead anywhere: copy with `cp -rL`)")
         default: break
         }
         var info = stat()
@@ -102,7 +104,7 @@ package enum Files {
         case .regularFile: return real
         case .missing: throw MapcError.notFound("\(path): no such store")
         case .directory: throw MapcError.store("\(path) is a directory, not a store file")
-        case .symbolicLink: throw MapcError.store("\(path) is a symbolic link that leads nowhere")
+        case .symbolicLink: throw MapcError.store(danglingLinkDescription(path))
         case .other(let what): throw MapcError.store("\(path) is \(what), not a store file; mapc reads and writes regular files only")
         }
     }
@@ -116,9 +118,10 @@ package enum Files {
         case .missing: break
         case .regularFile: throw MapcError.file("\(path) already exists; choose another path or delete the file first")
         case .directory: throw MapcError.file("\(path) is a directory")
-        case .symbolicLink: throw MapcError.file("\(path) is a symbolic link to a missing file; give the real path")
+        case .symbolicLink: throw MapcError.file("\(danglingLinkDescription(path)); give the real path")
         case .other(let what): throw MapcError.file("\(path) is \(what); mapc writes regular files only")
         }
+        if let missing = missingFolderProblem(of: path) { throw MapcError.file(missing) }
         let leftovers = companions(of: real).filter { kind(of: $0) != .missing }
         if !leftovers.isEmpty {
             throw MapcError.file("\(leftovers.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside \(path) belong to another store "
@@ -269,6 +272,7 @@ package enum Files {
     /// WAL store's `-shm` file beside it even to read, and mapc its lock file and the migrated
     /// store. Nil when the folder is writable.
     package static func unwritableFolderProblem(of store: String) -> String? {
+        if let missing = missingFolderProblem(of: store) { return missing }
         // The files go beside the real file (a store reached through a link is worked on there).
         let named = parentFolder(of: store)
         let real = parentFolder(of: realPath(store))
@@ -276,6 +280,20 @@ package enum Files {
         let folder = realPath(named) == real ? named : real
         return "\(store) is in a folder this user cannot write to (\(folder)): a WAL store needs its -shm file beside it even to be read, "
             + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+    }
+
+    /// Why a file cannot be created at `path` because its folder does not exist (nil when it does):
+    /// mapc creates stores and outputs, never the folders they go in.
+    package static func missingFolderProblem(of path: String) -> String? {
+        let folder = parentFolder(of: realPath(path))
+        guard kind(of: realPath(folder)) == .missing else { return nil }
+        return "\(path): the folder \(folder) does not exist; create it first (mkdir -p \(folder)) or give a path in an existing folder"
+    }
+
+    /// What a symbolic link that leads nowhere is, for messages: the link and where it points.
+    package static func danglingLinkDescription(_ path: String) -> String {
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " to \($0)" } ?? ""
+        return "\(path) is a symbolic link\(target), which does not exist"
     }
 
     /// Creates a folder and its missing parents; nothing when it exists.
