@@ -57,10 +57,20 @@ struct LoadCommand: ParsableCommand {
                 try target.checkIntegrity()
                 try target.insert(contents.objects)
                 Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
+                noteIdentities(keptBy: target, objects: contents.objects.count)
             } else {
-                try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? .mapc) { try $0.insert(contents.objects) }
+                var created: Store?
+                try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? .mapc) { try $0.insert(contents.objects); created = $0 }
                 Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
+                if let created { noteIdentities(keptBy: created, objects: contents.objects.count) }
             }
         }
+    }
+
+    /// Says so when the store keeps no identities (Core Data's format): the data's ids related its
+    /// objects, and the store names them by entity and key, as a dump shows.
+    private func noteIdentities(keptBy store: Store, objects: Int) {
+        guard objects > 0, !store.layout.entities.values.contains(where: { $0.idColumn != nil }) else { return }
+        Console.err("note: a \(store.format.name) store keeps no ids: the data's ids related its objects, and the store names them by entity and key (Note/p1, …), as `mapc dump` shows")
     }
 }

@@ -337,3 +337,19 @@ struct SecondTrialDefectTests {
         #expect(check.status != 0 && check.stderr.contains("does not exist"), "\(check.stderr)")
     }
 }
+
+extension SecondTrialDefectTests {
+    /// Loading into a Core Data store says that its ids are not kept (they name the objects
+    /// `Entity/p<key>` there); a store in mapc's format keeps them and says nothing.
+    @Test func loadingIntoACoreDataStoreSaysIdsAreNotKept() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "my-note", "title": "T", "body": "B", "dateCreated": "2024-01-01T00:00:00Z"}]}}"#, to: "n.json")
+        let coreData = try CLI.run(["load", "--layout", "core-data", "n.json", "cd.sqlite"], in: folder)
+        #expect(coreData.status == 0 && coreData.stderr.contains("keeps no ids"), "\(coreData.stderr)")
+        let dump = try CLI.run(["dump", "cd.sqlite"], in: folder)
+        #expect(dump.stdout.contains("Note/p1") && !dump.stdout.contains("my-note"), "\(dump.stdout)")
+        let mapc = try CLI.run(["load", "n.json", "m.db"], in: folder)
+        #expect(mapc.status == 0 && !mapc.stderr.contains("keeps no ids"), "\(mapc.stderr)")
+    }
+}
