@@ -268,7 +268,7 @@ struct MigrationTestCase {
         let value: EvalValue = object.map { .object($0) } ?? .null
         let evaluator = Evaluator(context: EvaluationContext(graph: graph, evaluatedObject: value, variables: ["source": value]))
         do { return try evaluator.evaluatePredicate(parsed) } catch let error as ExpressionError {
-            failures.append("\(place): \(error.message)")
+            failures.append("\(place): \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
             return nil
         }
     }

@@ -42,7 +42,7 @@ struct TestCommandTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let expected = try folder.read("expected/notes-v1.json")
         try folder.write(expected.replacingOccurrences(of: "\"First note\"", with: "\"The first note\""), to: "expected/notes-v1.json")
-        try folder.write("Note: count == 9\nNote: every body == nil\nNote: some title == \"nope\"\nNote: no title != nil\nNotes: count == 1\n", to: "expected/notes-v1.assertions")
+        try folder.write("Note: count == 9\nNote: every body == nil\nNote: some title == \"nope\"\nNote: no title != nil\nNotes: count == 1\nNote: every titel != nil\n", to: "expected/notes-v1.assertions")
         let test = try CLI.run(["test", "--junit", "report.xml"], in: folder)
         #expect(test.status == 1, "\(test.stdout)")
         #expect(test.stdout.contains("FAIL notes-v1 -> v4") && test.stdout.contains("Note 'n1', title: expected \"The first note\", got \"First note\""), "\(test.stdout)")
@@ -51,6 +51,8 @@ struct TestCommandTests {
         #expect(test.stdout.contains("assertions:3: Note: some title == \"nope\" does not hold: no Note satisfies it"), "\(test.stdout)")
         #expect(test.stdout.contains("assertions:4: Note: no title != nil does not hold: 3 do"), "\(test.stdout)")
         #expect(test.stdout.contains("assertions:5: no entity 'Notes' in v4; did you mean 'Note'?"), "\(test.stdout)")
+        // A key the entity lacks is named with the closest one it has.
+        #expect(test.stdout.contains("assertions:6: Note has no key 'titel'; did you mean 'title'?"), "\(test.stdout)")
         #expect(test.stdout.hasSuffix("3 passed, 1 failed\n"), "\(test.stdout)")
         #expect(try folder.read("report.xml").contains("<failure message=\"differs from ./expected/notes-v1.json:\">"))
     }

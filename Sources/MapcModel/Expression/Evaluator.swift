@@ -210,7 +210,8 @@ public final class Evaluator {
                               fix: "read the value from the source object it was made from, such as $source.\(name)")
             }
             guard let result = try context.graph.value(of: ref, key: name) else {
-                throw failure("\(ref.entity.isEmpty ? "the object" : ref.entity) has no key '\(name)'", range)
+                throw failure("\(ref.entity.isEmpty ? "the object" : ref.entity) has no key '\(name)'", range,
+                              fix: context.graph.propertyNames(of: ref).flatMap { Suggestions.didYouMean(name, in: $0) })
             }
             return result
         case .collection(let items, let ordered):

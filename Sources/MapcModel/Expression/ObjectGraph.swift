@@ -12,11 +12,24 @@ public protocol ObjectGraph {
     /// Whether key paths may read `object` through this graph: a migration's source graph reads
     /// source objects only (a destination object's key names another row there).
     func canRead(_ object: ObjectRef) -> Bool
+    /// The keys an object has, when the graph knows them (for a did-you-mean on a key it lacks).
+    func propertyNames(of object: ObjectRef) -> [String]?
 }
 
 extension ObjectGraph {
     /// Every object, by default.
     public func canRead(_ object: ObjectRef) -> Bool { true }
+    /// Not known, by default.
+    public func propertyNames(of object: ObjectRef) -> [String]? { nil }
+}
+
+extension Schema {
+    /// The names of an entity's properties (its ancestors' included), nil for an unknown entity:
+    /// what an object graph typed by the schema answers `propertyNames(of:)` with.
+    package func propertyNames(ofEntity name: String) -> [String]? {
+        guard let entity = entity(named: name) else { return nil }
+        return allAttributes(of: entity).map(\.name) + allRelationships(of: entity).map(\.name)
+    }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and
@@ -26,6 +39,11 @@ public final class InMemoryObjectGraph: ObjectGraph {
     private var order: [ObjectRef] = []
     private var entityByID: [String: String] = [:]
     private let schema: Schema?
+
+    /// The keys of an object of the schema's entity, when the graph has a schema.
+    public func propertyNames(of object: ObjectRef) -> [String]? {
+        schema?.propertyNames(ofEntity: object.entity)
+    }
 
     /// Creates a graph over `objects`; with a schema, relationships are typed and ordered as declared.
     public init(objects: [ObjectData], schema: Schema?) {

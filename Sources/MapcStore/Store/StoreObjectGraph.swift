@@ -126,6 +126,11 @@ package final class StoreObjectGraph: ObjectGraph {
     /// objects may hold large blobs, and a batch mostly asks again for the same few targets).
     private var wholeObjects = BoundedCache<StoredKey, ObjectData>(capacity: 256)
 
+    /// The keys of an object of the store's schema.
+    package func propertyNames(of object: ObjectRef) -> [String]? {
+        store.schema.propertyNames(ofEntity: object.entity)
+    }
+
     /// The value of a key path step on a stored object, read from its row.
     package func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
