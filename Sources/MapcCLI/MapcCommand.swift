@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MapcKit
+internal import CMapcSystem
 
 /// The `mapc` command: Core Data style migrations for SQLite stores.
 public struct MapcCommand: ParsableCommand {
@@ -38,6 +39,8 @@ public struct MapcCommand: ParsableCommand {
             // A project's policy files, compiled (or found compiled) and loaded into this process,
             // once the command line is known to be right (`--help` and `help` never get here).
             PolicyLoader.loadIfAny(given)
+            // A crash in a policy (the user's code, run here) is reported with which one it was.
+            mapc_crash_note_install()
             try command.run()
             Foundation.exit(MapcExitCode.success)
         } catch let error as ExitCodeError {

@@ -353,3 +353,41 @@ extension SecondTrialDefectTests {
         #expect(mapc.status == 0 && !mapc.stderr.contains("keeps no ids"), "\(mapc.stderr)")
     }
 }
+
+extension SecondTrialDefectTests {
+    /// A policy that traps ends the process (it is the user's code, run in it), but the report
+    /// says which policy and mapping it was, and that the store was not changed; it is not.
+    @Test func aCrashingPolicyIsNamedAndTheStoreKept() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        // The v3 -> v4 mapping's policy, replaced by one that traps on its first object.
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("policies").path) {
+            try FileManager.default.removeItem(at: folder.appendingPathComponent("policies").appendingPathComponent(name))
+        }
+        let mapping = try folder.read("mappings/mapping_v3_to_v4.yaml")
+        let policy = try #require(mapping.range(of: #"policy: \S+"#, options: .regularExpression).map { String(mapping[$0].dropFirst("policy: ".count)) })
+        let className = policy.split(separator: ".").last.map(String.init) ?? policy
+        try folder.write("""
+        import MapcKit
+
+        final class \(className): EntityMigrationPolicy {
+            override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                let none: [Int] = []
+                _ = none[Int(source.data.id.count) % 7 + 1]
+            }
+        }
+
+        """, to: "policies/\(className).swift")
+        try folder.write(#"{"version": "v3", "objects": {"Note": [{"id": "n1", "title": "T", "body": "B", "dateCreated": "2024-01-01T00:00:00Z"}], "Attachment": [{"id": "a1", "image": "AA==", "dateCreated": "2024-01-01T00:00:00Z", "note": "n1"}]}}"#, to: "n.json")
+        let cache = folder.appendingPathComponent("cache").path
+        #expect(try CLI.run(["load", "n.json", "s.db"], in: folder).status == 0)
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "--to", "v4", "s.db"], in: folder, environment: ["MAPC_CACHE": cache, "SWIFT_BACKTRACE": "enable=no"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("mapc: the custom policy") && run.stderr.contains(className) && run.stderr.contains("crashed while creating objects (phase 1)")
+                && run.stderr.contains("The store was not changed"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+}

@@ -66,4 +66,17 @@ long mapc_write_behind_test_hooks(const char *folder, long failingAfter, int hol
 /// to `capacity` bytes. Returns its length, 0 when the program has none (or elsewhere than Linux).
 int mapc_build_id(unsigned char *out, size_t capacity);
 
+/// What the process is doing, said on standard error if it crashes (a trap in a custom policy):
+/// set as the migration calls into a policy, cleared after. Copied; at most 511 bytes kept.
+void mapc_crash_context_set(const char *text);
+
+/// Forgets the context: a crash then adds nothing to the runtime's report.
+void mapc_crash_context_clear(void);
+
+/// Installs the handler that writes the context before the crash report, for the signals a
+/// crash raises, handing each signal on to the handler installed before it. For a program that
+/// runs code it did not write (the `mapc` command runs a project's policy files); a library leaves
+/// its host's handlers alone.
+void mapc_crash_note_install(void);
+
 #endif

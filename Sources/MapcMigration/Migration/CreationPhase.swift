@@ -10,6 +10,7 @@ struct CreationPhase {
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
             run.currentMapping = index
             try run.checkCancellation()
+            run.noteRunningPolicy(index, "creating objects (phase 1)")
             try run.hook(entityMapping) { try run.policies[index].begin(entityMapping, manager: run.manager) }
             _ = try run.startKeyRule(index)
             var createdBySQL = false

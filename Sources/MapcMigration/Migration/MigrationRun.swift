@@ -1,4 +1,5 @@
 import Foundation
+internal import CMapcSystem
 internal import GRDB
 import MapcModel
 import MapcStore
@@ -162,6 +163,7 @@ final class MigrationRun: MigrationManagerFunctions {
 
     /// The three phases, timing each.
     private func runPhases(seconds: inout [MigrationPhase: Double]) throws {
+        defer { mapc_crash_context_clear() }
         var clock = Date()
         try connection.inTransaction(.deferred) {
             try CreationPhase().run(self)
@@ -199,6 +201,19 @@ final class MigrationRun: MigrationManagerFunctions {
     /// Whether a statement of this run failed because `StatementCancellation` stopped it.
     func stoppedByCancellation(_ error: DatabaseError) -> Bool {
         Self.stoppedByCancellation(error, step)
+    }
+
+    /// Says which custom policy the run is about to call into, for a crash report: a trap in the
+    /// policy's code ends the process, and the `mapc` command then writes this before the
+    /// runtime's backtrace (`mapc_crash_note_install`). Nothing for a mapping without a policy.
+    func noteRunningPolicy(_ index: Int, _ doing: String) {
+        guard !usesDefaultCreation[index] else {
+            mapc_crash_context_clear()
+            return
+        }
+        mapc_crash_context_set("the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)' crashed while \(doing). "
+                               + "The store was not changed: a migration writes a new file and puts it in place only once it is complete and valid, "
+                               + "and the next run removes what this one left. The crash report below names the policy's function.")
     }
 
     /// Stops the run when its caller asked to cancel.

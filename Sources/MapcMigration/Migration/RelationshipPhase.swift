@@ -12,6 +12,7 @@ struct RelationshipPhase {
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
             run.currentMapping = index
             try run.checkCancellation()
+            run.noteRunningPolicy(index, "relating objects (phase 2)")
             // The default policy has nothing to do for a mapping without relationship mappings.
             let customPolicy = !run.usesDefaultCreation[index]
             guard !run.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
@@ -161,9 +162,11 @@ struct ValidationPhase {
         try check(run, entities: entities)
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
             run.currentMapping = index
+            run.noteRunningPolicy(index, "validating (phase 3)")
             try run.hook(entityMapping) { try run.policies[index].performCustomValidation(entityMapping, manager: run.manager) }
         }
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
+            run.noteRunningPolicy(index, "ending the migration (phase 3)")
             try run.hook(entityMapping) { try run.policies[index].end(entityMapping, manager: run.manager) }
         }
         // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what

@@ -1,0 +1,58 @@
+// What the process was doing when it crashed, said before the crash report: a custom policy is
+// the user's own code, run in mapc's process, and a trap in it (an index out of range, a forced
+// unwrap of nil) ends the process with the runtime's backtrace alone. The migration sets the
+// context (which policy, mapping and hook) as it calls into a policy; the handler writes it to
+// standard error and hands the signal back to the handler that was there before (the Swift
+// runtime's backtracer), so the report that follows is unchanged.
+#include "CMapcSystem.h"
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+static char context[512];
+static volatile sig_atomic_t context_length = 0;
+static struct sigaction previous[65];
+static const int signals[] = { SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT };
+
+void mapc_crash_context_set(const char *text) {
+    context_length = 0;
+    size_t length = strlen(text);
+    if (length >= sizeof(context)) length = sizeof(context) - 1;
+    memcpy(context, text, length);
+    context[length] = 0;
+    context_length = (sig_atomic_t)length;
+}
+
+void mapc_crash_context_clear(void) {
+    context_length = 0;
+}
+
+static void note_and_hand_over(int signal, siginfo_t *info, void *ucontext) {
+    sig_atomic_t length = context_length;
+    if (length > 0) {
+        static const char prefix[] = "\nmapc: ";
+        static const char suffix[] = "\n\n";
+        ssize_t ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
+        ignored = write(STDERR_FILENO, context, (size_t)length);
+        ignored = write(STDERR_FILENO, suffix, sizeof(suffix) - 1);
+        (void)ignored;
+        context_length = 0;
+    }
+    // The handler that was there before takes over: for a fault, returning runs the faulting
+    // instruction again, which now reaches it; for a signal sent, it is raised again.
+    sigaction(signal, &previous[signal], NULL);
+    if (info != NULL && info->si_code <= 0) raise(signal);
+    (void)ucontext;
+}
+
+void mapc_crash_note_install(void) {
+    for (size_t index = 0; index < sizeof(signals) / sizeof(signals[0]); index++) {
+        int signal = signals[index];
+        struct sigaction action;
+        memset(&action, 0, sizeof(action));
+        action.sa_sigaction = note_and_hand_over;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        sigaction(signal, &action, &previous[signal]);
+    }
+}
