@@ -391,3 +391,21 @@ extension SecondTrialDefectTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
 }
+
+extension SecondTrialDefectTests {
+    /// A store written by a schema changed by hand (an attribute added without a new version)
+    /// matches no version; the message names the column that differs, not only the entity, in
+    /// both formats, and the attribute a version has that the store lacks.
+    @Test(arguments: ["mapc", "core-data"]) func noVersionMatchesNamesTheColumnThatDiffers(layout: String) throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let edited = folder.appendingPathComponent("edited")
+        try FileManager.default.createDirectory(at: edited, withIntermediateDirectories: true)
+        let v1 = try folder.read("schemas/v1.yaml")
+        try folder.write(v1.replacingOccurrences(of: "      body:", with: "      pages: { type: int32, optional: true }\n      body:"), to: "edited/v1.yaml")
+        #expect(try CLI.run(["init", "--schemas", "edited", "--schema", "v1", "--layout", layout, "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--to", "v2", "s.db"], in: folder)
+        #expect(run.status != 0 && run.stderr.contains("matches no version"), "\(run.stderr)")
+        #expect(run.stderr.contains("has a column") && run.stderr.uppercased().contains("PAGES") && run.stderr.contains("without a new model version"), "\(run.stderr)")
+    }
+}

@@ -104,7 +104,10 @@ public struct Migrator: Sendable {
                 throw MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
                                       + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
             }
-            let details = metadata.differences(from: closest, format: format).prefix(5).joined(separator: "; ")
+            let expectedHashes = format.entityHashes(of: closest)
+            let differing = closest.entities.map(\.name).filter { name in metadata.entityHashes[name].map { $0 != expectedHashes[name] } ?? false }
+            let columns = Store.columnDifferences(at: Files.path(of: url), schema: closest, format: format, entities: differing)
+            let details = (metadata.differences(from: closest, format: format).prefix(5) + columns.prefix(3)).joined(separator: "; ")
             throw MapcError.unknownVersion("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
                                   + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
         }
