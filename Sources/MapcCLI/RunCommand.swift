@@ -352,7 +352,8 @@ struct RunCommand: ParsableCommand {
         Console.out(Self.report(outcome, steps: steps, store: store, dryRun: dryRun, output: output, seconds: seconds))
     }
 
-    /// The text summary of a run: per step, objects created by each mapping and seconds per phase.
+    /// The text summary of a run: per step, objects created by each mapping, seconds per phase and
+    /// (with several steps) the objects of each entity the step's store holds.
     static func report(_ outcome: MigrationOutcome, steps: [MigrationStep], store: String, dryRun: Bool, output: String?, seconds: Double) -> String {
         var lines: [String] = []
         guard let summary = outcome.summary, let firstStep = outcome.steps.first else { return "\(store): nothing to do" }
@@ -369,6 +370,8 @@ struct RunCommand: ParsableCommand {
                 lines.append("\(indent)\(mapping.padding(toLength: width, withPad: " ", startingAt: 0))  \(count) object\(count == 1 ? "" : "s") created\(how)")
             }
             lines.append("\(indent)phases: " + MigrationPhase.allCases.map { String(format: "%@ %.2f s", $0.rawValue, summary.phaseSeconds[$0] ?? 0) }.joined(separator: ", "))
+            // By entity, so that what a policy made under its mapping shows as what it is.
+            if steps.count > 1 { lines.append("\(indent)objects: \(summary.destinationCounts)") }
         }
         lines.append("  objects: \(summary.destinationCounts)")
         if dryRun { lines.append("  \(store) was not changed") }

@@ -409,3 +409,20 @@ extension SecondTrialDefectTests {
         #expect(run.stderr.contains("has a column") && run.stderr.uppercased().contains("PAGES") && run.stderr.contains("without a new model version"), "\(run.stderr)")
     }
 }
+
+extension SecondTrialDefectTests {
+    /// A run of several steps says, per step, how many objects of each entity the step's store
+    /// holds: a policy's own objects (created under the mapping that runs it) show there by entity.
+    @Test func eachStepOfARunSaysTheObjectsItsStoreHolds() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("mappings"), to: folder.appendingPathComponent("mappings"))
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "T", "body": "B", "dateCreated": "2024-01-01T00:00:00Z"}]}}"#, to: "n.json")
+        #expect(try CLI.run(["load", "n.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--to", "v3", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let perStep = run.stdout.split(separator: "\n").filter { $0.hasPrefix("    objects: ") }
+        #expect(perStep.count == 2 && perStep.last == "    objects: Note 1, Attachment 0", "\(run.stdout)")
+        #expect(run.stdout.contains("\n  objects: Note 1, Attachment 0"), "\(run.stdout)")
+    }
+}
