@@ -19,7 +19,7 @@ import MapcModel
 package final class RowWriter {
     let store: Store
     /// The connection; `db` is the way in for everyone else.
-    private let connection: Database
+    let connection: Database
     /// The connection, with the rows held back written first.
     package var db: Database {
         get throws {
@@ -28,31 +28,31 @@ package final class RowWriter {
         }
     }
     /// The store's format, held: `Store.strategy` copies it out of the format per call.
-    private let strategy: any StoreFormatStrategy
-    private var statements: [String: Statement] = [:]
-    private var writeStatements: [String: WriteStatement] = [:]
+    let strategy: any StoreFormatStrategy
+    var statements: [String: Statement] = [:]
+    var writeStatements: [String: WriteStatement] = [:]
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
-    private var insertPlans: [String: InsertPlan] = [:]
+    var insertPlans: [String: InsertPlan] = [:]
     /// Per entity and relationships written with the row: the same, with their foreign keys.
-    private var linkedInsertPlans: [RowLinks: InsertPlan] = [:]
+    var linkedInsertPlans: [RowLinks: InsertPlan] = [:]
 
     /// How an entity's rows are inserted, with what each row takes from its storage: worked out
     /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile). A
     /// class, so that handing it out per row is one retain.
     package final class InsertPlan {
-        fileprivate let statement: WriteStatement
+        let statement: WriteStatement
         /// The table, one row's values in SQL (`?` for each value given, literals for the
         /// discriminator and the format's constant columns), and the columns the values go to.
-        fileprivate let table: String
-        fileprivate let columns: [String]
-        fileprivate let row: String
-        fileprivate let valueColumns: [String]
+        let table: String
+        let columns: [String]
+        let row: String
+        let valueColumns: [String]
         /// How many rows one statement writes when rows are held back: `RowWriter.rowsPerStatement`,
         /// fewer for a table so wide that they would pass SQLite's limit on parameters.
-        fileprivate let rowsPerStatement: Int
+        let rowsPerStatement: Int
         /// The statement that writes `rowsPerStatement` rows, prepared when first needed.
-        fileprivate var batchStatement: WriteStatement?
-        fileprivate let attributes: [(name: String, type: AttributeType)]
+        var batchStatement: WriteStatement?
+        let attributes: [(name: String, type: AttributeType)]
         /// The stored attributes, in the order a row's values are given.
         package let attributeNames: [String]
         /// Whether the format stores the object's identity in a column of its own.
@@ -60,7 +60,7 @@ package final class RowWriter {
         /// The relationships whose foreign keys the row takes, after its attributes.
         let links: [String]
 
-        fileprivate init(statement: WriteStatement, table: String, columns: [String], row: String, valueColumns: [String], rowsPerStatement: Int,
+        init(statement: WriteStatement, table: String, columns: [String], row: String, valueColumns: [String], rowsPerStatement: Int,
                          attributes: [(name: String, type: AttributeType)], keepsIdentity: Bool, links: [String]) {
             self.statement = statement
             self.table = table
@@ -87,15 +87,15 @@ package final class RowWriter {
     }
 
     /// An entity's to-one relationships written with its rows.
-    private struct RowLinks: Hashable {
+    struct RowLinks: Hashable {
         var entity: String
         var relationships: [String]
     }
-    private var foreignKeyLinks: [PropertyName: ForeignKeyLink] = [:]
+    var foreignKeyLinks: [PropertyName: ForeignKeyLink] = [:]
     /// The next key to hand out, per table.
-    private var nextKeys: [String: Int64] = [:]
+    var nextKeys: [String: Int64] = [:]
     /// Per table, the highest key set aside for objects written under keys of their own.
-    private var reservedThrough: [String: Int64] = [:]
+    var reservedThrough: [String: Int64] = [:]
 
     /// A writer on `db`; with `buffersRows`, inserts are held back and written several per
     /// statement, and `refusal` says what a row refused by a constraint is to its owner (the
@@ -238,252 +238,22 @@ package final class RowWriter {
     }
 
     /// `INSERT INTO table (columns) VALUES row, row, …` for `rows` rows.
-    private static func insertSQL(table: String, columns: [String], row: String, rows: Int) -> String {
+    static func insertSQL(table: String, columns: [String], row: String, rows: Int) -> String {
         return "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 
-    // MARK: Rows held back
-
-    /// How many rows one statement writes when rows are held back: past 16 the gain is small
-    /// (docs/performance.md), and more rows hold more values in memory and bind fewer of them
-    /// without a copy.
-    static let rowsPerStatement = 16
-
+    // Stored here, used by the rows held back (RowWriter+HeldRows.swift).
     /// Whether inserts are held back and written several per statement.
     let buffersRows: Bool
     /// What a refused row is to the writer's owner.
-    private let refusal: (RefusedRow) -> any Error
+    let refusal: (RefusedRow) -> any Error
     /// The rows held back: all of one plan, in the order they were inserted.
-    private var held: HeldRows?
-
-    /// An object as its row was inserted, kept to name it if the row is refused.
-    private struct HeldRow {
-        var entity: String
-        var id: String
-        var values: [Value]
-        /// Who inserted it (the migration: the mapping's name).
-        var origin: String?
-    }
-
-    private struct HeldRows {
-        let plan: InsertPlan
-        var rows: [HeldRow] = []
-        /// Every row's statement values, one row after the other.
-        var arguments: [DatabaseValue] = []
-
-        init(plan: InsertPlan, capacity: Int) {
-            self.plan = plan
-            rows.reserveCapacity(plan.rowsPerStatement)
-            arguments.reserveCapacity(capacity)
-        }
-
-        mutating func add(_ row: HeldRow, _ values: [DatabaseValue]) {
-            rows.append(row)
-            arguments.append(contentsOf: values)
-        }
-
-        /// The statement values of row `index`.
-        func arguments(ofRow index: Int) -> ArraySlice<DatabaseValue> {
-            let width = arguments.count / rows.count
-            return arguments[(index * width)..<((index + 1) * width)]
-        }
-    }
-
-    /// A row a constraint refused: a uniqueness constraint the layout keeps as a UNIQUE index
-    /// (Core Data's), or the identity, which formats that keep one hold unique.
-    package struct RefusedRow: Error, CustomStringConvertible {
-        package enum Reason {
-            /// The problem names the constraint and the object already in the store.
-            case uniqueness(DataProblem)
-            case identityTaken
-        }
-        package var entity: String
-        package var id: String
-        package var origin: String?
-        package var reason: Reason
-
-        package var description: String { dataProblem.description }
-
-        /// The refusal as a problem of the data being loaded.
-        var dataProblem: DataValidationError {
-            switch reason {
-            case .uniqueness(let problem): return DataValidationError(problems: [problem], total: 1)
-            case .identityTaken: return DataValidationError(problems: [DataProblem(entity: entity, objectID: id, key: "id", message: "another object in the store already has this id")], total: 1)
-            }
-        }
-    }
-
-    /// Writes the rows held back; each row a constraint refuses is named (`refusal`), whichever
-    /// row of a statement it was.
-    package func flush() throws {
-        #if DEBUG
-        try checkNothingRanWhileHeld()
-        #endif
-        guard let batch = held else { return }
-        held = nil
-        let plan = batch.plan
-        guard batch.rows.count == plan.rowsPerStatement, batch.rows.count > 1 else {
-            for index in batch.rows.indices { try write(batch.rows[index], Array(batch.arguments(ofRow: index)), by: plan) }
-            return
-        }
-        if plan.batchStatement == nil {
-            plan.batchStatement = try WriteStatement(connection, sql: Self.insertSQL(table: plan.table, columns: plan.columns, row: plan.row, rows: batch.rows.count))
-        }
-        do {
-            try plan.batchStatement?.execute(batch.arguments)
-        } catch let error as DatabaseError where error.resultCode != .SQLITE_INTERRUPT {
-            // Which row failed: SQLite says only what. With a journal, the statement's rows are
-            // rolled back; without one (a migration's temporary file), those before the failing
-            // row stay. Rows after the ones that stayed are written again one by one, so that the
-            // failing one fails alone and is named as it would have been. Should every one pass
-            // alone, the statement's own failure stands.
-            var index = try rowsStillWritten(batch)
-            while index < batch.rows.count {
-                try write(batch.rows[index], Array(batch.arguments(ofRow: index)), by: plan)
-                index += 1
-            }
-            throw error
-        }
-    }
-
-    /// How many of a failed statement's rows, from the first, the store holds as written.
-    private func rowsStillWritten(_ batch: HeldRows) throws -> Int {
-        let plan = batch.plan
-        let conditions = plan.valueColumns.map { "\($0.quotedDatabaseIdentifier) IS ?" }.joined(separator: " AND ")
-        let statement = try connection.makeStatement(sql: "SELECT 1 FROM \(plan.table.quotedDatabaseIdentifier) WHERE \(conditions) LIMIT 1")
-        var count = 0
-        while count < batch.rows.count, try Row.fetchOne(statement, arguments: StatementArguments(Array(batch.arguments(ofRow: count)))) != nil {
-            count += 1
-        }
-        return count
-    }
-
-    /// Writes one row by its plan's one-row statement, naming it if a constraint refuses it.
-    private func write(_ row: HeldRow, _ arguments: [DatabaseValue], by plan: InsertPlan) throws {
-        do {
-            try plan.statement.execute(arguments)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            let attributes = Dictionary(zip(plan.attributeNames, row.values), uniquingKeysWith: { first, _ in first })
-            if let problem = try store.uniquenessProblem(entity: row.entity, objectID: row.id, values: attributes, connection)?.problems.first {
-                throw refusal(RefusedRow(entity: row.entity, id: row.id, origin: row.origin, reason: .uniqueness(problem)))
-            }
-            guard plan.keepsIdentity else { throw error }
-            throw refusal(RefusedRow(entity: row.entity, id: row.id, origin: row.origin, reason: .identityTaken))
-        }
-    }
-
+    var held: HeldRows?
     /// Statements that only touch the migration's scratch schema, which may run while rows are held back.
-    private var scratchSQL: Set<String> = []
-
+    var scratchSQL: Set<String> = []
     #if DEBUG
     /// A statement that ran while rows were held back, other than a scratch one.
-    private var ranWhileHeld: String?
-
-    /// Records any statement that runs on the connection while rows are held back, so that a
-    /// missing `flush()` fails every test that reaches it.
-    private func watchStatements() {
-        connection.trace(options: .statement) { [weak self] event in
-            guard let self, let held = self.held, !held.rows.isEmpty, case .statement(let statement) = event else { return }
-            let sql = statement.sql
-            if !self.scratchSQL.contains(sql), self.ranWhileHeld == nil { self.ranWhileHeld = sql }
-        }
-    }
-
-    private func checkNothingRanWhileHeld() throws {
-        guard let sql = ranWhileHeld else { return }
-        ranWhileHeld = nil
-        throw MapcError.store("internal error: '\(sql)' ran while inserted rows were held back")
-    }
+    var ranWhileHeld: String?
     #endif
-
-    /// Writes the rows held back and stops watching the connection.
-    package func finish() throws {
-        try flush()
-        #if DEBUG
-        if buffersRows { connection.trace(options: .statement, nil) }
-        #endif
-    }
-
-    /// Links `owner` to `target` through a relationship of `owner`'s entity, where the layout keeps
-    /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
-    /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
-    package func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
-        try flush()
-        switch try foreignKeyLink(relationship, of: storage) {
-        case .foreignKey(let update, let ordered, let inverse)?:
-            // A row the other side already placed in its ordered list keeps its place (SQLite
-            // evaluates the CASE against the row's old values).
-            try update.execute(ordered ? [target.databaseValue, target.databaseValue, (inversePosition ?? 0).databaseValue, owner.databaseValue]
-                                       : [target.databaseValue, owner.databaseValue])
-            try inverse?.execute([owner.databaseValue, target.databaseValue])
-            return
-        case .inverseForeignKey(let update, let ordered)?:
-            try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue])
-            return
-        case nil:
-            break
-        }
-        guard case .joinTable(let table, let ownerColumn, let otherColumn, let ownerOrder, let otherOrder, _, _)? = storage.relationships[relationship] else {
-            throw MapcError.notFound("relationship '\(storage.entity).\(relationship)' is not stored (transient?)")
-        }
-        // Each side writes the positions it knows; a row the other side wrote keeps its own.
-        var columns = [ownerColumn, otherColumn]
-        var arguments: [DatabaseValue] = [owner.databaseValue, target.databaseValue]
-        var written: [String] = []
-        if let ownerOrder { columns.append(ownerOrder); arguments.append(position.databaseValue); written.append(ownerOrder) }
-        if let otherOrder, let inversePosition { columns.append(otherOrder); arguments.append(inversePosition.databaseValue); written.append(otherOrder) }
-        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
-        let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
-        try writeStatement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
-            .execute(arguments)
-    }
-
-    /// How a link through a foreign key is written: the statements, prepared once per entity and
-    /// relationship rather than spelled out per link. Nil for a join table or a relationship the
-    /// layout does not store.
-    private func foreignKeyLink(_ relationship: String, of storage: EntityStorage) throws -> ForeignKeyLink? {
-        let key = PropertyName(entity: storage.entity, property: relationship)
-        if let known = foreignKeyLinks[key] { return known }
-        let link: ForeignKeyLink
-        let owner = storage.primaryKey.quotedDatabaseIdentifier
-        switch storage.relationships[relationship] {
-        case .foreignKey(let column, let destinationTable, let orderColumn)?:
-            var assignments = "\(column.quotedDatabaseIdentifier) = ?"
-            if let orderColumn {
-                let order = orderColumn.quotedDatabaseIdentifier
-                assignments += ", \(order) = CASE WHEN \(column.quotedDatabaseIdentifier) IS ? THEN \(order) ELSE ? END"
-            }
-            let inverse = try store.oneToOneInverse(relationship, of: storage).map { inverseColumn, _ in
-                try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(owner) = ?")
-            }
-            link = .foreignKey(update: try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(owner) = ?"),
-                               ordered: orderColumn != nil, inverse: inverse)
-        case .inverseForeignKey(let table, let column, let orderColumn, _)?:
-            let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
-            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?\(order) WHERE \(owner) = ?"),
-                                      ordered: orderColumn != nil)
-        default:
-            return nil
-        }
-        foreignKeyLinks[key] = link
-        return link
-    }
-
-    /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
-    /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
-    private enum ForeignKeyLink {
-        case foreignKey(update: WriteStatement, ordered: Bool, inverse: WriteStatement?)
-        case inverseForeignKey(update: WriteStatement, ordered: Bool)
-    }
-
-    /// Clears a to-one relationship.
-    package func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
-        try flush()
-        guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
-        let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
-        try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
-            .execute([owner.databaseValue])
-    }
 }

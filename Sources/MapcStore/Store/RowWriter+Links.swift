@@ -1,0 +1,91 @@
+import Foundation
+package import GRDB
+internal import GRDBSQLite
+import MapcFoundation
+import MapcModel
+
+/// Relationships where the layout keeps them: foreign keys (both sides of a one-to-one), ordered
+/// positions, join tables.
+extension RowWriter {
+    /// Links `owner` to `target` through a relationship of `owner`'s entity, where the layout keeps
+    /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
+    /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
+    package func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
+        try flush()
+        switch try foreignKeyLink(relationship, of: storage) {
+        case .foreignKey(let update, let ordered, let inverse)?:
+            // A row the other side already placed in its ordered list keeps its place (SQLite
+            // evaluates the CASE against the row's old values).
+            try update.execute(ordered ? [target.databaseValue, target.databaseValue, (inversePosition ?? 0).databaseValue, owner.databaseValue]
+                                       : [target.databaseValue, owner.databaseValue])
+            try inverse?.execute([owner.databaseValue, target.databaseValue])
+            return
+        case .inverseForeignKey(let update, let ordered)?:
+            try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue])
+            return
+        case nil:
+            break
+        }
+        guard case .joinTable(let table, let ownerColumn, let otherColumn, let ownerOrder, let otherOrder, _, _)? = storage.relationships[relationship] else {
+            throw MapcError.notFound("relationship '\(storage.entity).\(relationship)' is not stored (transient?)")
+        }
+        // Each side writes the positions it knows; a row the other side wrote keeps its own.
+        var columns = [ownerColumn, otherColumn]
+        var arguments: [DatabaseValue] = [owner.databaseValue, target.databaseValue]
+        var written: [String] = []
+        if let ownerOrder { columns.append(ownerOrder); arguments.append(position.databaseValue); written.append(ownerOrder) }
+        if let otherOrder, let inversePosition { columns.append(otherOrder); arguments.append(inversePosition.databaseValue); written.append(otherOrder) }
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
+        let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
+        try writeStatement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
+            .execute(arguments)
+    }
+
+    /// How a link through a foreign key is written: the statements, prepared once per entity and
+    /// relationship rather than spelled out per link. Nil for a join table or a relationship the
+    /// layout does not store.
+    func foreignKeyLink(_ relationship: String, of storage: EntityStorage) throws -> ForeignKeyLink? {
+        let key = PropertyName(entity: storage.entity, property: relationship)
+        if let known = foreignKeyLinks[key] { return known }
+        let link: ForeignKeyLink
+        let owner = storage.primaryKey.quotedDatabaseIdentifier
+        switch storage.relationships[relationship] {
+        case .foreignKey(let column, let destinationTable, let orderColumn)?:
+            var assignments = "\(column.quotedDatabaseIdentifier) = ?"
+            if let orderColumn {
+                let order = orderColumn.quotedDatabaseIdentifier
+                assignments += ", \(order) = CASE WHEN \(column.quotedDatabaseIdentifier) IS ? THEN \(order) ELSE ? END"
+            }
+            let inverse = try store.oneToOneInverse(relationship, of: storage).map { inverseColumn, _ in
+                try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(owner) = ?")
+            }
+            link = .foreignKey(update: try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(owner) = ?"),
+                               ordered: orderColumn != nil, inverse: inverse)
+        case .inverseForeignKey(let table, let column, let orderColumn, _)?:
+            let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
+            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?\(order) WHERE \(owner) = ?"),
+                                      ordered: orderColumn != nil)
+        default:
+            return nil
+        }
+        foreignKeyLinks[key] = link
+        return link
+    }
+
+    /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
+    /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
+    enum ForeignKeyLink {
+        case foreignKey(update: WriteStatement, ordered: Bool, inverse: WriteStatement?)
+        case inverseForeignKey(update: WriteStatement, ordered: Bool)
+    }
+
+    /// Clears a to-one relationship.
+    package func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
+        try flush()
+        guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
+        let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
+        try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+            .execute([owner.databaseValue])
+    }
+}
