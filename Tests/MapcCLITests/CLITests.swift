@@ -118,7 +118,8 @@ struct CLITests {
         #expect(stale.stdout.contains("compatible  none of the versions in ./schemas"))
         let dump = try CLI.run(["dump", "notes.db"], in: project)
         #expect(dump.status == 2)
-        #expect(dump.stderr.contains("matches no schema in ./schemas"))
+        // The same diagnosis as run's: the closest version and what differs from it.
+        #expect(dump.stderr.contains("matches no version of the schemas; closest is v3: entity 'Attachment' differs"), "\(dump.stderr)")
     }
 
     @Test func hashPrintsModelAndEntityHashes() throws {

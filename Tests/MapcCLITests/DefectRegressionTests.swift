@@ -426,3 +426,45 @@ extension SecondTrialDefectTests {
         #expect(run.stdout.contains("\n  objects: Note 1, Attachment 0"), "\(run.stdout)")
     }
 }
+
+extension SecondTrialDefectTests {
+    /// A store of another model is named as such by every command that identifies it (dump said
+    /// to add a version to the wrong model); a store newer than the schemas is told to bring the
+    /// newer version, not an older one.
+    @Test func everyCommandGivesTheSameDiagnosisOfAnUnidentifiedStore() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let other = folder.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        try folder.write("model: Library\nversion: l1\nentities:\n  Book:\n    attributes:\n      title: string\n", to: "other/l1.yaml")
+        #expect(try CLI.run(["init", "--schemas", "other", "--schema", "l1", "lib.db"], in: folder).status == 0)
+        for command in [["dump", "lib.db"], ["run", "--to", "v4", "lib.db"], ["eval", "--store", "lib.db", "--entity", "Book", "title"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("holds model 'Library'") && result.stderr.contains("use Library's schema files"), "\(command): \(result.stderr)")
+        }
+        // A v4 store, and schemas that stop at v3.
+        #expect(try CLI.run(["init", "--schema", "v4", "new.db"], in: folder).status == 0)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas/v4.yaml"))
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        let newer = try CLI.run(["dump", "new.db"], in: folder)
+        #expect(newer.status == 2 && newer.stderr.contains("it records version 'v4', which they do not have") && !newer.stderr.contains("an older model version"), "\(newer.stderr)")
+    }
+}
+
+extension SecondTrialDefectTests {
+    /// A store file cut short (an incomplete copy) is named as such, with its size and the size
+    /// its header gives, not only "malformed".
+    @Test func aTruncatedStoreIsNamedAnIncompleteCopy() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let notes = (0..<400).map { #"{"id": "n\#($0)", "title": "Note \#($0)", "body": "\#(String(repeating: "b", count: 200))", "dateCreated": "2024-01-01T00:00:00Z"}"# }
+        try folder.write(#"{"version": "v1", "objects": {"Note": ["# + notes.joined(separator: ", ") + "]}}", to: "n.json")
+        #expect(try CLI.run(["load", "n.json", "s.db"], in: folder).status == 0)
+        let whole = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        try whole.prefix(whole.count / 2 / 4096 * 4096).write(to: folder.appendingPathComponent("cut.db"))
+        for command in [["status", "cut.db"], ["dump", "cut.db"], ["run", "--to", "v2", "cut.db"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("incomplete copy") && result.stderr.contains("its header says \(whole.count)"), "\(command): \(result.stderr)")
+        }
+    }
+}

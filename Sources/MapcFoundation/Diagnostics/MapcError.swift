@@ -7,7 +7,7 @@ public enum MapcError: Error, Sendable, CustomStringConvertible, Equatable {
     case data([String])
     /// The store cannot be opened, is not a mapc store, or does not match the expected schema.
     case store(String)
-    /// The store is in use: another process holds a lock on it (an app in the middle of a write),
+    /// The store is in use: another process holds a lock on it (an app reading or writing it),
     /// or another migration of it is running. Nothing was changed; trying again later may succeed.
     case storeInUse(String)
     /// The store matches no version of the schemas (it may be a store of another model, or of a

@@ -60,7 +60,7 @@ public struct Migrator: Sendable {
         status.model = metadata.model ?? status.version.flatMap { schemas.schema(version: $0)?.model }
         if status.version != nil {
             status.identification = "recognised by its \(English.count(metadata.entityHashes.count, "entity hash", "entity hashes"))"
-        } else if let mismatch = modelMismatch(metadata) {
+        } else if let mismatch = schemas.modelMismatch(metadata) {
             status.identification = mismatch.message
         } else {
             status.identification = "no version in the schemas matches the store's entity hashes"
@@ -74,42 +74,13 @@ public struct Migrator: Sendable {
         return status
     }
 
-    /// What tells a store of another model from the schemas' own, when its metadata names a model
-    /// (Core Data's stores do not); nil when the models agree or cannot be told apart.
-    private func modelMismatch(_ metadata: StoreMetadata) -> (model: String, message: String)? {
-        let models = Set(schemas.schemas.map(\.model)).sorted()
-        guard let model = metadata.model, !models.isEmpty, !models.contains(model) else { return nil }
-        let folder = schemas.directory.isEmpty ? "the schemas" : "the schemas in \(schemas.directory)"
-        let named = models.map { "'\($0)'" }.joined(separator: ", ")
-        return (model, "the store holds model '\(model)', and \(folder) are of \(models.count == 1 ? "model" : "models") \(named)")
-    }
-
     /// The version a store is at, found by its hashes; an error naming the differences when no
     /// version matches. `claimed` (a version the caller believes it is at) must agree with the hashes.
     public func version(ofStoreAt url: URL, claimed: String? = nil) throws -> Schema {
         let (format, metadata) = try Store.metadata(at: Files.path(of: url))
         let matching = schemas.versions(matching: metadata, format: format)
         guard !matching.isEmpty else {
-            if let mismatch = modelMismatch(metadata) {
-                throw MapcError.unknownVersion("\(Files.path(of: url)): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
-            }
-            // The closest version of the store's own model, among those sharing an entity with it.
-            let storeEntities = Set(metadata.entityHashes.keys)
-            let candidates = schemas.schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
-            let described = "\(Files.path(of: url)) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
-            if schemas.schemas.isEmpty {
-                throw MapcError.unknownVersion("\(described) cannot be identified: \(schemas.directory.isEmpty ? "there are no schemas" : "\(schemas.directory) holds no schema files"); add the model's schema files (mapc import MODEL.xcdatamodeld)")
-            }
-            guard let closest = candidates.min(by: { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }) else {
-                throw MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
-                                      + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
-            }
-            let expectedHashes = format.entityHashes(of: closest)
-            let differing = closest.entities.map(\.name).filter { name in metadata.entityHashes[name].map { $0 != expectedHashes[name] } ?? false }
-            let columns = Store.columnDifferences(at: Files.path(of: url), schema: closest, format: format, entities: differing)
-            let details = (metadata.differences(from: closest, format: format).prefix(5) + columns.prefix(3)).joined(separator: "; ")
-            throw MapcError.unknownVersion("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
-                                  + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
+            throw schemas.unidentifiedStore(at: Files.path(of: url), format: format, metadata: metadata)
         }
         if let claimed {
             // A version the schemas do not have is named as such (with the closest name), before

@@ -91,7 +91,7 @@ public final class Store: @unchecked Sendable {
         let queue = try openQueue(path: path, readOnly: readOnly)
         let (format, metadata) = try readMetadata(queue, path: path)
         guard let schema = catalog.version(of: metadata, format: format) else {
-            throw MapcError.unknownVersion("\(path) (\(format.name) store\(metadata.version.map { ", recorded as version \($0)" } ?? ""), model hash \(metadata.modelHash.prefix(12))) matches no schema in \(catalog.directory.isEmpty ? "the catalog" : catalog.directory); add that version's schema file")
+            throw catalog.unidentifiedStore(at: path, format: format, metadata: metadata)
         }
         return try Store(database: queue, schema: schema, format: format, path: path, layout: try existingLayout(queue, schema: schema, format: format)).checkingTables()
     }
@@ -229,14 +229,34 @@ public final class Store: @unchecked Sendable {
                                    + "(\(error.message ?? "read-only")); run any mapc command with write access to the store and its folder, or open it once with the sqlite3 shell")
         }
         if error.resultCode == .SQLITE_NOTADB || error.resultCode == .SQLITE_CORRUPT {
+            if let cut = truncation(of: path) { return MapcError.store("\(path) is damaged: \(cut)") }
             return MapcError.store("\(path) is not a SQLite store, or is damaged: \(error.message ?? "\(error)")")
         }
         return MapcError.store("\(path): \(doing): \(error.message ?? "\(error)")")
     }
 
+    /// When a SQLite file is shorter than its header says it is (an incomplete copy, or a file cut
+    /// short), what to say; nil otherwise. The header's size counts only when SQLite vouches for it
+    /// (its "version-valid-for" number equals the change counter).
+    static func truncation(of path: String) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 100), header.count == 100, header.starts(with: Array("SQLite format 3\u{0}".utf8)) else { return nil }
+        let bytes = [UInt8](header)
+        func word(_ at: Int) -> Int { bytes[at..<(at + 4)].reduce(0) { $0 << 8 | Int($1) } }
+        let rawPageSize = Int(bytes[16]) << 8 | Int(bytes[17])
+        let pageSize = rawPageSize == 1 ? 65_536 : rawPageSize
+        let pages = word(28)
+        guard pageSize >= 512, pages > 0, word(24) == word(92), let size = try? handle.seekToEnd() else { return nil }
+        let expected = pageSize * pages
+        guard Int(size) < expected else { return nil }
+        return "the file is \(size) bytes, but its header says \(expected): an incomplete copy, or a file cut short; "
+            + "copy the store again (with its -wal and -shm files, if it has them)"
+    }
+
     /// What to say when another process holds a lock on a store.
     public static func inUseMessage(_ path: String) -> String {
-        "\(path) is in use: another process holds a lock on it (an app in the middle of a write, or another mapc command); "
+        "\(path) is in use: another process holds a lock on it (an app reading or writing it, or another mapc command); "
             + "wait for it to finish or close the app, then try again"
     }
 

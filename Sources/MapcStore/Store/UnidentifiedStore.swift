@@ -1,0 +1,51 @@
+import Foundation
+import MapcFoundation
+import MapcModel
+
+extension SchemaCatalog {
+    /// When a store names its model and the catalog holds only other models: the store's model,
+    /// and the sentence saying so.
+    package func modelMismatch(_ metadata: StoreMetadata) -> (model: String, message: String)? {
+        let models = Set(schemas.map(\.model)).sorted()
+        guard let model = metadata.model, !models.isEmpty, !models.contains(model) else { return nil }
+        let folder = directory.isEmpty ? "the schemas" : "the schemas in \(directory)"
+        let named = models.map { "'\($0)'" }.joined(separator: ", ")
+        return (model, "the store holds model '\(model)', and \(folder) are of \(models.count == 1 ? "model" : "models") \(named)")
+    }
+
+    /// Why no version of the catalog matches a store's hashes, in the words a user can act on: the
+    /// store is of another model; or it records a version the schemas do not have (a store newer
+    /// than them, or an older version never imported); or, the closest version of its own model,
+    /// what differs from it: entities by hash and, from the store's tables, the columns. One
+    /// diagnosis for every command that identifies a store.
+    package func unidentifiedStore(at path: String, format: StoreFormat, metadata: StoreMetadata) -> MapcError {
+        let folder = directory.isEmpty ? "the schemas" : "the schemas in \(directory)"
+        if let mismatch = modelMismatch(metadata) {
+            return MapcError.unknownVersion("\(path): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
+        }
+        let described = "\(path) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
+        if schemas.isEmpty {
+            return MapcError.unknownVersion("\(described) cannot be identified: \(directory.isEmpty ? "there are no schemas" : "\(directory) holds no schema files"); "
+                                            + "add the model's schema files (mapc import MODEL.xcdatamodeld)")
+        }
+        // The closest version of the store's own model, among those sharing an entity with it.
+        let storeEntities = Set(metadata.entityHashes.keys)
+        let candidates = schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
+        guard let closest = candidates.min(by: { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }) else {
+            return MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
+                                            + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
+        }
+        let expectedHashes = format.entityHashes(of: closest)
+        let differing = closest.entities.map(\.name).filter { name in metadata.entityHashes[name].map { $0 != expectedHashes[name] } ?? false }
+        let columns = Store.columnDifferences(at: path, schema: closest, format: format, entities: differing)
+        let details = (metadata.differences(from: closest, format: format).prefix(5) + columns.prefix(3)).joined(separator: "; ")
+        // A version the store records and the schemas lack is the likeliest cause: say it first.
+        if let recorded = metadata.version, schema(version: recorded) == nil {
+            return MapcError.unknownVersion("\(described) matches no version of \(folder): it records version '\(recorded)', which they do not have "
+                                            + "(closest is \(closest.version): \(details)). Add that version's schema: `mapc import` of the app's .xcdatamodeld "
+                                            + "brings every version, the newest included")
+        }
+        return MapcError.unknownVersion("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
+                                        + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
+    }
+}
