@@ -1,0 +1,277 @@
+import Foundation
+import MapcFoundation
+import MapcModel
+import MapcMigration
+
+/// The reading of one version's `contents`: entities, attributes and relationships as Xcode
+/// writes them, with a warning for what mapc does not import.
+extension XcodeModelImporter {
+    /// Turns `<entity>` elements into entities, collecting warnings.
+    struct ModelReader {
+        let path: String
+        var warnings: [Diagnostic] = []
+
+        /// XML attributes with no meaning for stored data: editor, code generation and sync settings.
+        static let ignored: Set<String> = ["syncable", "usesScalarValueType", "codeGenerationType", "positionX", "positionY", "width", "height",
+                                           "spotlightIndexingEnabled", "allowsCloudEncryption", "deletionRule", "inverseEntity"]
+
+        init(path: String) { self.path = path }
+
+        mutating func warn(_ message: String, at node: XMLNode) {
+            warnings.append(.warning(message, at: node.location))
+        }
+
+        private mutating func reportUnknown(_ node: XMLNode, known: Set<String>, what: String) {
+            for name in node.attributes.keys.sorted() where !known.contains(name) && !Self.ignored.contains(name) {
+                warn("\(what): the setting \(name)=\"\(node.attributes[name] ?? "")\" is not imported", at: node)
+            }
+        }
+
+        private func flag(_ node: XMLNode, _ name: String) -> Bool {
+            ["YES", "yes", "true", "1"].contains(node.attributes[name] ?? "")
+        }
+
+        private func nonEmpty(_ node: XMLNode, _ name: String) -> String? {
+            node.attributes[name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+
+        mutating func entity(_ node: XMLNode) -> Entity? {
+            guard let name = nonEmpty(node, "name") else {
+                warn("an entity without a name is not imported", at: node)
+                return nil
+            }
+            reportUnknown(node, known: ["name", "representedClassName", "parentEntity", "isAbstract", "elementID", "versionHashModifier"], what: "entity \(name)")
+            var entity = Entity(name: name, parent: nonEmpty(node, "parentEntity"), isAbstract: flag(node, "isAbstract"))
+            entity.className = nonEmpty(node, "representedClassName")
+            entity.renamingIdentifier = nonEmpty(node, "elementID")
+            entity.versionHashModifier = nonEmpty(node, "versionHashModifier")
+            entity.location = node.location
+            for child in node.children {
+                switch child.name {
+                case "attribute":
+                    if let attribute = attribute(child, entity: name) {
+                        if flag(child, "indexed") { entity.indexes.append(Index(name: "\(attribute.name)Index", properties: [attribute.name])) }
+                        entity.attributes.append(attribute)
+                    }
+                case "relationship":
+                    if let relationship = relationship(child, entity: name) { entity.relationships.append(relationship) }
+                case "fetchedProperty":
+                    warn("fetched property \(name).\(child.attributes["name"] ?? "") is not imported: fetched properties are queries, not stored data", at: child)
+                case "uniquenessConstraints":
+                    for constraint in child.children(named: "uniquenessConstraint") {
+                        let names = constraint.children(named: "constraint").compactMap { nonEmpty($0, "value") }
+                        if !names.isEmpty { entity.uniquenessConstraints.append(names) }
+                    }
+                case "fetchIndex":
+                    let indexName = nonEmpty(child, "name") ?? "index\(entity.indexes.count + 1)"
+                    var properties: [String] = []
+                    for element in child.children(named: "fetchIndexElement") {
+                        if let property = nonEmpty(element, "property") {
+                            properties.append(property)
+                        } else {
+                            warn("fetch index \(name).\(indexName): an element on an expression is not imported (mapc indexes properties)", at: element)
+                        }
+                        if (element.attributes["type"] ?? "Binary") != "Binary" {
+                            warn("fetch index \(name).\(indexName): the \(element.attributes["type"] ?? "") index type is not kept; mapc makes an ordinary index", at: element)
+                        }
+                        if element.attributes["order"] == "descending" {
+                            warn("fetch index \(name).\(indexName): descending order on '\(element.attributes["property"] ?? "")' is not kept; SQLite reads an ascending index both ways", at: element)
+                        }
+                    }
+                    if !properties.isEmpty { entity.indexes.append(Index(name: indexName, properties: properties)) }
+                case "compoundIndexes":
+                    for compound in child.children(named: "compoundIndex") {
+                        let properties = compound.children(named: "index").compactMap { nonEmpty($0, "value") }
+                        if !properties.isEmpty { entity.indexes.append(Index(name: properties.joined(separator: "_"), properties: properties)) }
+                    }
+                case "userInfo":
+                    entity.userInfo = userInfo(child)
+                default:
+                    warn("<\(child.name)> in entity \(name) is not imported", at: child)
+                }
+            }
+            return entity
+        }
+
+        private func userInfo(_ node: XMLNode) -> [String: String] {
+            var info: [String: String] = [:]
+            for entry in node.children(named: "entry") {
+                if let key = entry.attributes["key"] { info[key] = entry.attributes["value"] ?? "" }
+            }
+            return info
+        }
+
+        static let types: [String: AttributeType] = [
+            "Integer 16": .int16, "Integer 32": .int32, "Integer 64": .int64, "Decimal": .decimal, "Double": .double, "Float": .float,
+            "String": .string, "Boolean": .bool, "Date": .date, "Binary": .binary, "UUID": .uuid, "URI": .uri, "Transformable": .transformable,
+        ]
+
+        mutating func attribute(_ node: XMLNode, entity: String) -> Attribute? {
+            guard let name = nonEmpty(node, "name") else {
+                warn("an attribute of \(entity) without a name is not imported", at: node)
+                return nil
+            }
+            let what = "attribute \(entity).\(name)"
+            let typeName = node.attributes["attributeType"] ?? "Undefined"
+            guard let type = Self.types[typeName] else {
+                switch typeName {
+                case "Object ID": warn("\(what) (Object ID) is not imported: object IDs are not stored values", at: node)
+                case "Undefined": warn("\(what) has no type (Undefined) and is not imported; Core Data allows it only on transient attributes", at: node)
+                case "Composite": warn("\(what) is a composite attribute and is not imported: mapc has no composite attributes", at: node)
+                default: warn("\(what) has the unknown type '\(typeName)' and is not imported", at: node)
+                }
+                return nil
+            }
+            reportUnknown(node, known: ["name", "attributeType", "optional", "transient", "indexed", "defaultValueString", "defaultDateTimeInterval",
+                                        "minValueString", "maxValueString", "regularExpressionString", "valueTransformerName", "customClassName",
+                                        "elementID", "versionHashModifier", "allowsExternalBinaryDataStorage", "preserveAfterDeletion",
+                                        "derived", "derivationExpression", "minDateTimeInterval", "maxDateTimeInterval"], what: what)
+            var attribute = Attribute(name: name, type: type, isOptional: flag(node, "optional"))
+            attribute.location = node.location
+            attribute.isTransient = flag(node, "transient")
+            attribute.renamingIdentifier = nonEmpty(node, "elementID")
+            attribute.versionHashModifier = nonEmpty(node, "versionHashModifier")
+            attribute.allowsExternalStorage = flag(node, "allowsExternalBinaryDataStorage")
+            attribute.preservesAfterDeletion = flag(node, "preserveAfterDeletion")
+            if type == .transformable {
+                attribute.valueTransformer = nonEmpty(node, "valueTransformerName")
+                attribute.className = nonEmpty(node, "customClassName")
+            } else if let className = nonEmpty(node, "customClassName") {
+                warn("\(what): the custom class '\(className)' is not kept (it applies to transformable attributes)", at: node)
+            }
+            if flag(node, "derived") {
+                warn("\(what) is derived (\(node.attributes["derivationExpression"] ?? "")): imported as a stored attribute, its derivation is not kept", at: node)
+            }
+            if type == .date {
+                if let seconds = nonEmpty(node, "defaultDateTimeInterval") {
+                    if let interval = Double(seconds), interval.isFinite {
+                        attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
+                    } else {
+                        warn("\(what): the default date '\(seconds)' is not a number of seconds and is not imported", at: node)
+                    }
+                }
+                for (key, bound) in [("minDateTimeInterval", 0), ("maxDateTimeInterval", 1)] {
+                    guard let text = nonEmpty(node, key) else { continue }
+                    guard let interval = Double(text), interval.isFinite else {
+                        warn("\(what): \(key) '\(text)' is not a number of seconds and is not imported", at: node)
+                        continue
+                    }
+                    if bound == 0 { attribute.validation.min = .date(Date(timeIntervalSinceReferenceDate: interval)) } else { attribute.validation.max = .date(Date(timeIntervalSinceReferenceDate: interval)) }
+                }
+            } else if let text = node.attributes["defaultValueString"] {
+                if let value = defaultValue(text, type: type) {
+                    attribute.defaultValue = value
+                } else {
+                    warn("\(what): the default '\(text)' is not \(English.withArticle(type.rawValue)) and is not imported", at: node)
+                }
+            }
+            // Bounds: values for numbers, lengths for strings.
+            for (key, isMin) in [("minValueString", true), ("maxValueString", false)] {
+                guard let text = nonEmpty(node, key) else { continue }
+                switch type {
+                case .string, .uri:
+                    guard let length = Int(text), length >= 0 else {
+                        warn("\(what): \(key) '\(text)' is not a length and is not imported", at: node)
+                        continue
+                    }
+                    if isMin { attribute.validation.minLength = length } else { attribute.validation.maxLength = length }
+                case .int16, .int32, .int64, .decimal, .double, .float:
+                    guard let value = defaultValue(text, type: type) else {
+                        warn("\(what): \(key) '\(text)' is not a number and is not imported", at: node)
+                        continue
+                    }
+                    if isMin { attribute.validation.min = value } else { attribute.validation.max = value }
+                default:
+                    warn("\(what): \(key) on a \(type.rawValue) attribute is not imported", at: node)
+                }
+            }
+            if let regex = nonEmpty(node, "regularExpressionString") {
+                if type == .string { attribute.validation.regex = regex } else {
+                    warn("\(what): a regular expression on a \(type.rawValue) attribute is not imported", at: node)
+                }
+            }
+            for child in node.children {
+                if child.name == "userInfo" { attribute.userInfo = userInfo(child) } else { warn("<\(child.name)> in \(what) is not imported", at: child) }
+            }
+            return attribute
+        }
+
+        /// A default value or bound written by Xcode's editor, read for the attribute's type.
+        private func defaultValue(_ text: String, type: AttributeType) -> Value? {
+            let trimmed = text.trimmingCharacters(in: .whitespaces)
+            switch type {
+            case .int16, .int32, .int64:
+                if let number = Int64(trimmed) { return ValueRules.coerce(.integer(number), to: type).value }
+                if let number = Double(trimmed), number.rounded() == number { return ValueRules.coerce(.double(number), to: type).value }
+                return nil
+            case .double, .float:
+                return Double(trimmed).flatMap { $0.isFinite ? .double($0) : nil }
+            case .decimal:
+                return ValueParser.parseDecimal(trimmed).map(Value.decimal)
+            case .bool:
+                switch trimmed.uppercased() {
+                case "YES", "TRUE", "1": return .bool(true)
+                case "NO", "FALSE", "0": return .bool(false)
+                default: return nil
+                }
+            case .string: return .string(text)
+            case .uuid: return UUID(uuidString: trimmed).map(Value.uuid)
+            case .uri: return trimmed.isEmpty ? nil : .uri(trimmed)
+            case .date, .binary, .transformable: return nil
+            }
+        }
+
+        static let deleteRules: [String: DeleteRule] = ["Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction]
+
+        mutating func relationship(_ node: XMLNode, entity: String) -> Relationship? {
+            guard let name = nonEmpty(node, "name") else {
+                warn("a relationship of \(entity) without a name is not imported", at: node)
+                return nil
+            }
+            let what = "relationship \(entity).\(name)"
+            guard let destination = nonEmpty(node, "destinationEntity") else {
+                warn("\(what) has no destination entity and is not imported", at: node)
+                return nil
+            }
+            reportUnknown(node, known: ["name", "destinationEntity", "inverseName", "optional", "toMany", "ordered", "minCount", "maxCount",
+                                        "transient", "elementID", "versionHashModifier"], what: what)
+            var relationship = Relationship(name: name, destination: destination, isToMany: flag(node, "toMany"), isOrdered: flag(node, "ordered"),
+                                            inverse: nonEmpty(node, "inverseName"), isOptional: flag(node, "optional"))
+            relationship.location = node.location
+            relationship.isTransient = flag(node, "transient")
+            relationship.renamingIdentifier = nonEmpty(node, "elementID")
+            relationship.versionHashModifier = nonEmpty(node, "versionHashModifier")
+            let rule = node.attributes["deletionRule"] ?? "Nullify"
+            if let known = Self.deleteRules[rule] { relationship.deleteRule = known } else {
+                warn("\(what): the delete rule '\(rule)' is unknown; nullify is used", at: node)
+            }
+            // The counts Core Data hashes, whatever the relationship's kind (Xcode writes
+            // minCount="1" maxCount="1" on to-ones); the defaults (0, and a to-one's 1) are left out.
+            for (key, isMin) in [("minCount", true), ("maxCount", false)] {
+                guard let text = nonEmpty(node, key) else { continue }
+                guard let count = Int(text), count >= 0 else {
+                    warn("\(what): \(key) '\(text)' is not a count and is not imported", at: node)
+                    continue
+                }
+                if count == 0 || (!relationship.isToMany && !isMin && count == 1) { continue }
+                if !relationship.isToMany && count > 1 {
+                    warn("\(what): \(key) \(count) on a to-one relationship is not imported (a to-one holds one object)", at: node)
+                    continue
+                }
+                if isMin { relationship.minCount = count } else { relationship.maxCount = count }
+            }
+            if !relationship.isToMany && relationship.isOrdered {
+                warn("\(what): 'ordered' on a to-one relationship is not imported", at: node)
+                relationship.isOrdered = false
+            }
+            for child in node.children {
+                if child.name == "userInfo" { relationship.userInfo = userInfo(child) } else { warn("<\(child.name)> in \(what) is not imported", at: child) }
+            }
+            return relationship
+        }
+    }
+}
+
+private extension Result {
+    var value: Success? { try? get() }
+}
