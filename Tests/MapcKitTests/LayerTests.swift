@@ -5,13 +5,13 @@ import Testing
 /// the types of its own layer and of the layers below it, never of a layer above. The layers are
 /// SwiftPM targets (MapcFoundation, MapcModel, MapcStore, MapcMigration, MapcTooling), so the
 /// compiler refuses a use against the grain between them; within a target the folders are layers
-/// too (Schema below Expression, Store below Data, Migration below Migrator, CoreData below
-/// Editor), which this test keeps by reading the sources.
+/// too (Schema below Expression, Store below Data, Migration below Migrator, Writers below
+/// CoreData below Editor), which this test keeps by reading the sources.
 @Suite("Architecture")
 struct LayerTests {
     /// The layers' folders (`Target/Folder` under Sources), lowest first.
     static let layers = ["MapcFoundation/Diagnostics", "MapcFoundation/Support", "MapcModel/Schema", "MapcModel/Expression", "MapcStore/Store", "MapcStore/Data",
-                         "MapcMigration/Migration", "MapcMigration/Migrator", "MapcTooling/CoreData", "MapcTooling/Editor"]
+                         "MapcMigration/Migration", "MapcMigration/Migrator", "MapcTooling/Writers", "MapcTooling/CoreData", "MapcTooling/Editor"]
     /// The targets that hold them.
     static let targets = ["MapcFoundation", "MapcModel", "MapcStore", "MapcMigration", "MapcTooling"]
     /// A folder's rank: Diagnostics and Support are one foundation layer (diagnostics are written

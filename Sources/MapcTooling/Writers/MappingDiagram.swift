@@ -1,5 +1,6 @@
 import Foundation
 import MapcModel
+import MapcMigration
 
 /// A mapping drawn as a flow: the source version's entities on the left, the destination's on the
 /// right, an arrow per entity mapping labelled with its name, type, filter and policy; add mappings

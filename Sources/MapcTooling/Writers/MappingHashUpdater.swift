@@ -1,4 +1,5 @@
 import MapcModel
+import MapcMigration
 /// Writes the current entity hashes into a mapping file (`mapc check --update-hashes`), editing
 /// the text so comments and layout are kept: each entity mapping gets `sourceHash:` and
 /// `destinationHash:` lines under its `name:`, replacing earlier ones.

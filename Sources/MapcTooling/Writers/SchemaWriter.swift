@@ -1,5 +1,6 @@
 import Foundation
 import MapcFoundation
+import MapcModel
 
 /// Writes a schema as a schema file, in the format `SchemaLoader` reads: loading the text gives the
 /// same schema back (same entities, properties, rules, hashes). `mapc import` writes the versions of

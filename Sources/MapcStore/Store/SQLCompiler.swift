@@ -1,17 +1,23 @@
-internal import GRDB
+package import GRDB
 import MapcModel
-import MapcStore
 
 /// A piece of SQL with its bound arguments.
-struct SQLFragment: Sendable {
+package struct SQLFragment: Sendable {
     /// The SQL text, with `?` placeholders.
-    var sql: String
+    package var sql: String
     /// The arguments for the placeholders, in order.
-    var arguments: [DatabaseValue]
+    package var arguments: [DatabaseValue]
     /// The value's static type.
-    var type: ExprType
+    package var type: ExprType
     /// For a key path to a stored attribute: that attribute's type (for copying values as stored).
-    var attributeType: AttributeType?
+    package var attributeType: AttributeType?
+
+    package init(sql: String, arguments: [DatabaseValue], type: ExprType, attributeType: AttributeType? = nil) {
+        self.sql = sql
+        self.arguments = arguments
+        self.type = type
+        self.attributeType = attributeType
+    }
 }
 
 /// Compiles the part of the expression language that SQLite evaluates with exactly mapc's
@@ -23,7 +29,7 @@ struct SQLFragment: Sendable {
 /// `FALSEPREDICATE`. Everything else (strings compared, arithmetic, functions, relationships) is
 /// left to the interpreter: `compile` returns nil and the caller evaluates row by row. Comparisons
 /// compile to 0 or 1, never NULL, so `NOT` agrees with mapc's two-valued logic.
-struct SQLCompiler {
+package struct SQLCompiler {
     /// The schema of the rows.
     let schema: Schema
     /// Where the row's columns are.
@@ -34,7 +40,7 @@ struct SQLCompiler {
     let alias: String
 
     /// Creates a compiler for rows of `entity` read as `alias`.
-    init(schema: Schema, storage: EntityStorage, entity: Entity, alias: String) {
+    package init(schema: Schema, storage: EntityStorage, entity: Entity, alias: String) {
         self.schema = schema
         self.storage = storage
         self.entity = entity
@@ -42,7 +48,7 @@ struct SQLCompiler {
     }
 
     /// A value expression as SQL, or nil when it is outside the compiled subset.
-    func value(_ expression: Expr) -> SQLFragment? {
+    package func value(_ expression: Expr) -> SQLFragment? {
         switch expression.kind {
         case .literal(let value):
             switch value {
@@ -68,7 +74,7 @@ struct SQLCompiler {
     }
 
     /// A predicate as SQL giving 0 or 1, or nil when it is outside the compiled subset.
-    func predicate(_ expression: Expr) -> SQLFragment? {
+    package func predicate(_ expression: Expr) -> SQLFragment? {
         switch expression.kind {
         case .constantPredicate(let flag):
             return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)

@@ -1,4 +1,5 @@
 import Foundation
+import MapcModel
 
 /// The diagram formats `mapc graph` writes.
 package enum DiagramFormat: String, Sendable, CaseIterable {
