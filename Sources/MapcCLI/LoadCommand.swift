@@ -70,7 +70,7 @@ struct LoadCommand: ParsableCommand {
     /// Says so when the store keeps no identities (Core Data's format): the data's ids related its
     /// objects, and the store names them by entity and key, as a dump shows.
     private func noteIdentities(keptBy store: Store, objects: Int) {
-        guard objects > 0, !store.layout.entities.values.contains(where: { $0.idColumn != nil }) else { return }
+        guard objects > 0, !store.keepsIdentities else { return }
         Console.err("note: a \(store.format.name) store keeps no ids: the data's ids related its objects, and the store names them by entity and key (Note/p1, …), as `mapc dump` shows")
     }
 }

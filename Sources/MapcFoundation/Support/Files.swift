@@ -138,7 +138,7 @@ package enum Files {
         switch kind(of: real) {
         case .missing, .regularFile: return real
         case .directory: throw MapcError.file("\(path) is a directory; give a file name")
-        case .symbolicLink: throw MapcError.file("\(path) is a symbolic link that leads nowhere; give a real path")
+        case .symbolicLink: throw MapcError.file("\(danglingLinkDescription(path)); give a real path")
         case .other(let what): throw MapcError.file("\(path) is \(what); mapc writes its output to regular files only (use standard output for pipes and devices)")
         }
     }

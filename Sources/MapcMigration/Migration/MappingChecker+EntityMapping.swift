@@ -17,9 +17,6 @@ extension MappingChecker {
         /// The destination entity's attributes and relationships, its ancestors' included.
         var destinationAttributes: [Attribute]
         var destinationRelationships: [Relationship]
-
-        /// Where a key of the entity mapping is written, or the mapping's name.
-        func location(of key: String) -> FileLocation? { entityMapping.valueLocations[key] ?? entityMapping.location }
     }
 
     mutating func checkEntityMapping(_ entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema,
@@ -54,13 +51,12 @@ extension MappingChecker {
     /// The entities an entity mapping names, each an error when unknown (or, for a destination,
     /// abstract).
     private mutating func resolveEntities(of entityMapping: EntityMapping, source sourceSchema: Schema, destination destinationSchema: Schema) -> EntityMappingSides {
-        let at = { (key: String) in entityMapping.valueLocations[key] ?? entityMapping.location }
         var sourceEntity: Entity?
         var destinationEntity: Entity?
         if let name = entityMapping.source {
             sourceEntity = sourceSchema.entity(named: name)
             if sourceEntity == nil {
-                error("unknown source entity '\(name)' in \(sourceSchema.version)", at: at("source"), length: name.count,
+                error("unknown source entity '\(name)' in \(sourceSchema.version)", at: entityMapping.location(of: "source"), length: name.count,
                       fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name)) ?? "entities: \(sourceSchema.entities.map(\.name).joined(separator: ", "))")
             }
         }
@@ -68,10 +64,10 @@ extension MappingChecker {
             destinationEntity = destinationSchema.entity(named: name)
             if let destinationEntity {
                 if destinationEntity.isAbstract {
-                    error("destination entity '\(name)' is abstract; objects cannot be created for it", at: at("destination"), length: name.count, fix: "map to one of its concrete sub-entities")
+                    error("destination entity '\(name)' is abstract; objects cannot be created for it", at: entityMapping.location(of: "destination"), length: name.count, fix: "map to one of its concrete sub-entities")
                 }
             } else {
-                error("unknown destination entity '\(name)' in \(destinationSchema.version)", at: at("destination"), length: name.count,
+                error("unknown destination entity '\(name)' in \(destinationSchema.version)", at: entityMapping.location(of: "destination"), length: name.count,
                       fix: Suggestions.didYouMean(name, in: destinationSchema.entities.map(\.name)) ?? "entities: \(destinationSchema.entities.map(\.name).joined(separator: ", "))")
             }
         }
@@ -86,11 +82,11 @@ extension MappingChecker {
         let entityMapping = sides.entityMapping
         switch entityMapping.type {
         case .remove where entityMapping.destination != nil:
-            error("a remove mapping has no destination", at: sides.location(of: "type"), fix: "remove 'destination:' or change the type")
+            error("a remove mapping has no destination", at: sides.entityMapping.location(of: "type"), fix: "remove 'destination:' or change the type")
         case .add where entityMapping.source != nil:
-            error("an add mapping has no source", at: sides.location(of: "type"), fix: "remove 'source:' or change the type to transform")
+            error("an add mapping has no source", at: sides.entityMapping.location(of: "type"), fix: "remove 'source:' or change the type to transform")
         case .copy where entityMapping.source != entityMapping.destination:
-            error("a copy mapping needs the same entity on both sides", at: sides.location(of: "type"), fix: "use type transform with property mappings")
+            error("a copy mapping needs the same entity on both sides", at: sides.entityMapping.location(of: "type"), fix: "use type transform with property mappings")
         case .transform where entityMapping.source == nil || entityMapping.destination == nil:
             error("a transform mapping needs both a source and a destination entity", at: entityMapping.location)
         default: break
@@ -102,18 +98,18 @@ extension MappingChecker {
     private mutating func checkPolicy(_ sides: EntityMappingSides) -> EntityMigrationPolicy.Type? {
         guard let name = sides.entityMapping.policy else { return nil }
         guard let policyType = policies.policy(named: name) else {
-            error("unknown policy '\(name)'", at: sides.location(of: "policy"), length: name.count, fix: policies.hint(forUnknownPolicy: name))
+            error("unknown policy '\(name)'", at: sides.entityMapping.location(of: "policy"), length: name.count, fix: policies.hint(forUnknownPolicy: name))
             return nil
         }
         let destinationSchema = sides.destinationSchema
         for created in policyType.createdEntities.sorted() {
             if let entity = destinationSchema.entity(named: created) {
                 if entity.isAbstract {
-                    error("policy '\(name)' declares it creates \(created) objects, but \(created) is abstract in \(destinationSchema.version)", at: sides.location(of: "policy"), length: name.count,
+                    error("policy '\(name)' declares it creates \(created) objects, but \(created) is abstract in \(destinationSchema.version)", at: sides.entityMapping.location(of: "policy"), length: name.count,
                           fix: "name a concrete sub-entity in its createdEntities")
                 }
             } else {
-                error("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: sides.location(of: "policy"), length: name.count,
+                error("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: sides.entityMapping.location(of: "policy"), length: name.count,
                       fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities")
             }
         }

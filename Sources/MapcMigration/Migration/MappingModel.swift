@@ -85,6 +85,9 @@ public struct EntityMapping: Sendable {
     /// Where each key's value is written (`source`, `destination`, `policy`, `type`, …).
     public var valueLocations: [String: FileLocation] = [:]
 
+    /// Where a key's value is written, or else where the mapping's name is (for messages).
+    package func location(of key: String) -> FileLocation? { valueLocations[key] ?? location }
+
     /// Creates an entity mapping.
     public init(name: String, source: String?, destination: String?, type: EntityMappingType, sourceExpression: MappingExpression? = nil,
                 filter: MappingExpression? = nil, policy: String? = nil, userInfo: [String: String] = [:],

@@ -39,7 +39,7 @@ extension ExpressionChecker {
                           fix: "not every \(entityName) has it; check the entity first or map from \(owner.name)")
                     return .unknown
                 }
-                let names = schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name)
+                let names = schema.propertyNames(of: entity)
                 // An escaped key (`#nill`) is meant as a key: its range holds the `#` too.
                 let literal = bare && range.end - range.start == name.unicodeScalars.count
                 var suggestion = Suggestions.didYouMean(name, in: names) ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)

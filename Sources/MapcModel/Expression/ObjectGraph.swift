@@ -23,15 +23,6 @@ extension ObjectGraph {
     public func propertyNames(of object: ObjectRef) -> [String]? { nil }
 }
 
-extension Schema {
-    /// The names of an entity's properties (its ancestors' included), nil for an unknown entity:
-    /// what an object graph typed by the schema answers `propertyNames(of:)` with.
-    package func propertyNames(ofEntity name: String) -> [String]? {
-        guard let entity = entity(named: name) else { return nil }
-        return allAttributes(of: entity).map(\.name) + allRelationships(of: entity).map(\.name)
-    }
-}
-
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and
 /// `mapc eval --object` use.
 public final class InMemoryObjectGraph: ObjectGraph {

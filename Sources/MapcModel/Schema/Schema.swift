@@ -99,6 +99,17 @@ public struct Schema: Sendable {
         ancestry(of: entity).reversed().flatMap(\.attributes)
     }
 
+    /// The names of an entity's stored and transient properties, inherited ones first: attributes,
+    /// then relationships (what a did-you-mean chooses from).
+    package func propertyNames(of entity: Entity) -> [String] {
+        allAttributes(of: entity).map(\.name) + allRelationships(of: entity).map(\.name)
+    }
+
+    /// The same, by the entity's name; nil for an unknown entity.
+    package func propertyNames(ofEntity name: String) -> [String]? {
+        entity(named: name).map(propertyNames(of:))
+    }
+
     /// Every relationship of the entity, inherited ones first.
     public func allRelationships(of entity: Entity) -> [Relationship] {
         ancestry(of: entity).reversed().flatMap(\.relationships)

@@ -276,7 +276,7 @@ package struct SchemaValidator {
     }
 
     private mutating func checkConstraints(of entity: Entity) {
-        let available = Set(schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name))
+        let available = Set(schema.propertyNames(of: entity))
         for (index, constraint) in entity.uniquenessConstraints.enumerated() {
             for name in constraint { checkConstrainedProperty(name, in: entity, available: available, kind: "uniqueness constraint \(index + 1)", key: "uniquenessConstraints") }
         }

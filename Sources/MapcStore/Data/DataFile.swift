@@ -96,7 +96,7 @@ public enum DataFile {
                     problems.add(entityName, id, key, "to-\(relationship.isToMany ? "many" : "one") relationship '\(key)' takes \(expected), found \(value.kindName)")
                 }
             case nil:
-                let names = schema.allAttributes(of: entity).map(\.name) + schema.allRelationships(of: entity).map(\.name)
+                let names = schema.propertyNames(of: entity)
                 problems.add(entityName, id, key, "unknown key '\(key)' for \(entityName)" + (Suggestions.didYouMean(key, in: names).map { "; \($0)" } ?? ""))
             }
         }

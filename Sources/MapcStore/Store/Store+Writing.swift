@@ -99,9 +99,13 @@ extension Store {
         }, total: findings.total)
     }
 
+    /// Whether the store keeps its objects' identities (mapc's format does; Core Data's names an
+    /// object by its entity and key).
+    package var keepsIdentities: Bool { layout.entities.values.contains { $0.idColumn != nil } }
+
     /// New objects may not take an identity the store already has (for formats that keep them).
     private func checkIDsAreFree(_ objects: [ObjectData], _ db: Database) throws {
-        guard layout.entities.values.contains(where: { $0.idColumn != nil }) else { return }
+        guard keepsIdentities else { return }
         var problems = ProblemList()
         for object in objects {
             if let existing = try locate(id: object.id, db) {
