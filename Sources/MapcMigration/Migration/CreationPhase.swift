@@ -8,10 +8,9 @@ import MapcModel
 struct CreationPhase {
     func run(_ run: MigrationRun) throws {
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
-            run.currentMapping = index
+            run.beginMapping(index, "creating objects (phase 1)")
             try run.checkCancellation()
-            run.noteRunningPolicy(index, "creating objects (phase 1)")
-            try run.hook(entityMapping) { try run.policies[index].begin(entityMapping, manager: run.manager) }
+            try run.callPolicy(index) { try $0.begin($1, manager: $2) }
             _ = try run.startKeyRule(index)
             var createdBySQL = false
             if run.sourceAttached, let compiled = try CompiledMappings(run).creation(index) {
@@ -57,7 +56,7 @@ struct CreationPhase {
                 run.report(.create, entityMapping.name, done, total, finished: true)
             }
             run.ledger.creationFinished.insert(index)
-            try run.hook(entityMapping) { try run.policies[index].endInstanceCreation(entityMapping, manager: run.manager) }
+            try run.callPolicy(index) { try $0.endInstanceCreation($1, manager: $2) }
         }
     }
 

@@ -62,7 +62,14 @@ open class EntityMigrationPolicy {
 
     /// Set when the default `createRelationships` runs: mapc checks on a mapping's first object
     /// that a policy saying `keepsDefaultRelationships` does run it.
-    var ranDefaultRelationships = false
+    private var ranDefaultRelationships = false
+
+    /// Whether the default `createRelationships` ran during `body`.
+    func runsDefaultRelationships(_ body: () throws -> Void) throws -> Bool {
+        ranDefaultRelationships = false
+        try body()
+        return ranDefaultRelationships
+    }
 
     /// End of phase 2 for this mapping.
     open func endRelationshipCreation(_ mapping: EntityMapping, manager: MigrationManager) throws {}

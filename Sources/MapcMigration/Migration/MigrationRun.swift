@@ -206,7 +206,7 @@ final class MigrationRun: MigrationManagerFunctions {
     /// Says which custom policy the run is about to call into, for a crash report: a trap in the
     /// policy's code ends the process, and the `mapc` command then writes this before the
     /// runtime's backtrace (`mapc_crash_note_install`). Nothing for a mapping without a policy.
-    func noteRunningPolicy(_ index: Int, _ doing: String) {
+    private func noteRunningPolicy(_ index: Int, _ doing: String) {
         guard !usesDefaultCreation[index] else {
             mapc_crash_context_clear()
             return
@@ -221,9 +221,24 @@ final class MigrationRun: MigrationManagerFunctions {
         if step.isCancelled() { throw MigrationError.cancelled }
     }
 
-    /// Runs a policy hook, turning its failures into `MigrationError.policy`.
-    func hook(_ entityMapping: EntityMapping, _ body: () throws -> Void) throws {
-        do { try body() } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
+    /// Makes mapping `index` the one being worked on, `doing` what the phase says (a crash while
+    /// its custom policy runs is reported as the policy's, naming it and the phase).
+    func beginMapping(_ index: Int, _ doing: String) {
+        currentMapping = index
+        noteRunningPolicy(index, doing)
+    }
+
+    /// Calls one of mapping `index`'s policy hooks with the mapping and the run's manager,
+    /// turning its failures into `MigrationError.policy`.
+    func callPolicy(_ index: Int, _ hook: (EntityMigrationPolicy, EntityMapping, MigrationManager) throws -> Void) throws {
+        let entityMapping = mapping.entityMappings[index]
+        do { try hook(policies[index], entityMapping, manager) } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
+    }
+
+    /// Whether mapping `index`'s policy ran the default `createRelationships` in `body`: a policy
+    /// saying it keeps the default is taken at its word only once it has (checked on one object).
+    func runsDefaultRelationships(_ index: Int, _ body: () throws -> Void) throws -> Bool {
+        try policies[index].runsDefaultRelationships(body)
     }
 
     /// Phase 1's hook for one source object, as `hook` runs it, without a closure: one formed per

@@ -10,13 +10,12 @@ import MapcStore
 struct RelationshipPhase {
     func run(_ run: MigrationRun) throws {
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
-            run.currentMapping = index
+            run.beginMapping(index, "relating objects (phase 2)")
             try run.checkCancellation()
-            run.noteRunningPolicy(index, "relating objects (phase 2)")
             // The default policy has nothing to do for a mapping without relationship mappings.
             let customPolicy = !run.usesDefaultCreation[index]
             guard !run.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
-                try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
+                try run.callPolicy(index) { try $0.endRelationshipCreation($1, manager: $2) }
                 continue
             }
             // The objects phase 2 visits: one per source object of a key rule, else one per association.
@@ -24,7 +23,7 @@ struct RelationshipPhase {
             var done = 0
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
                 run.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), run.sourceObject(data))
-                try run.hook(entityMapping) { try run.policies[index].createRelationships(for: destination, mapping: entityMapping, manager: run.manager) }
+                try run.callPolicy(index) { try $0.createRelationships(for: destination, mapping: $1, manager: $2) }
                 done += 1
                 if done % 10_000 == 0 {
                     run.report(.relate, entityMapping.name, done, created)
@@ -39,16 +38,17 @@ struct RelationshipPhase {
                     // The policy's word that it keeps the default `createRelationships`, checked on
                     // its first object: an override that does not run the default (no `super`)
                     // relates every object itself, through the hook.
-                    run.policies[index].ranDefaultRelationships = false
-                    related = try relateAssociations(run, index, batchSize: 1, limit: 1, relate)
-                    keepsDefault = related == nil || run.policies[index].ranDefaultRelationships
+                    let ranDefault = try run.runsDefaultRelationships(index) {
+                        related = try relateAssociations(run, index, batchSize: 1, limit: 1, relate)
+                    }
+                    keepsDefault = related == nil || ranDefault
                 }
                 if keepsDefault {
                     for statement in compiled { try statement.execute(run) }
                     run.ledger.compiledWork.append("\(entityMapping.name).relationships")
                     run.currentRelation = nil
                     run.report(.relate, entityMapping.name, created, created, finished: true)
-                    try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
+                    try run.callPolicy(index) { try $0.endRelationshipCreation($1, manager: $2) }
                     continue
                 }
             }
@@ -59,7 +59,7 @@ struct RelationshipPhase {
             }
             run.currentRelation = nil
             run.report(.relate, entityMapping.name, done, created, finished: true)
-            try run.hook(entityMapping) { try run.policies[index].endRelationshipCreation(entityMapping, manager: run.manager) }
+            try run.callPolicy(index) { try $0.endRelationshipCreation($1, manager: $2) }
         }
     }
 
@@ -129,53 +129,5 @@ extension RelationshipPhase {
             }
         }
         run.sourceGraph.remember(batch: [])
-    }
-}
-
-/// Phase 3: the whole destination store against its schema, then the policies' own validation
-/// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
-struct ValidationPhase {
-    /// Checks the destination store against its schema (`entities`: how many it scans, for
-    /// progress); its counts of objects are kept for the summary.
-    private func check(_ run: MigrationRun, entities: Int) throws {
-        let destination = run.destinationStore
-        let validator = StoreValidator(store: destination, db: try run.db)
-        let findings = try validator.validate(mappingOf: { entity, id in
-            guard let located = try destination.locate(id: id, try run.db),
-                  let index = try run.mapping(of: StoredKey(entity: located.entity, key: located.key)),
-                  index < run.mapping.entityMappings.count else { return nil }
-            return run.mapping.entityMappings[index].name
-        }, checked: { done in
-            run.report(.validate, nil, done, entities, finished: false)
-        })
-        if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
-        run.ledger.validatedCounts = (findings.objectCounts, try run.db.totalChangesCount)
-    }
-
-    func run(_ run: MigrationRun) throws {
-        let destination = run.destinationStore
-        let db = try run.db
-        let entities = StoreValidator(store: destination, db: db).checkedEntities.count
-        // Reported before the wait for the source checks, which belongs to this phase.
-        run.report(.validate, nil, 0, entities)
-        try run.step.beforeValidation?()
-        try check(run, entities: entities)
-        for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
-            run.currentMapping = index
-            run.noteRunningPolicy(index, "validating (phase 3)")
-            try run.hook(entityMapping) { try run.policies[index].performCustomValidation(entityMapping, manager: run.manager) }
-        }
-        for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
-            run.noteRunningPolicy(index, "ending the migration (phase 3)")
-            try run.hook(entityMapping) { try run.policies[index].end(entityMapping, manager: run.manager) }
-        }
-        // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
-        // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
-        // `run.db` writes the rows the hooks inserted and the writer still holds.
-        if let checked = run.ledger.validatedCounts, checked.changes != (try run.db).totalChangesCount {
-            try destination.strategy.finishWriting(db, layout: destination.layout)
-            try check(run, entities: entities)
-        }
-        run.report(.validate, nil, entities, entities, finished: true)
     }
 }

@@ -102,6 +102,30 @@ package enum StoreMigration {
         // what another process commits meanwhile stays in it, so its write lock is not needed.
         let exclusion = replaces || Files.isWritable(real) ? try WriterExclusion(realPath: real, name: path) : nil
         defer { exclusion?.close() }
+        let (summaries, temporary) = try buildSteps(steps, of: real, besides: target, options: options, policies: policies,
+                                                    sourceIsLocked: exclusion != nil, progress: progress)
+        if options.dryRun {
+            AtomicFile.removeStoreFiles(temporary)
+            return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
+        }
+        if let output, let requested = options.output?.path {
+            try moveIntoPlace(temporary, at: output, options: options)
+            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil)
+        }
+        guard let exclusion else {
+            AtomicFile.removeStoreFiles(temporary)
+            throw MigrationError.setup("\(path) was not locked for its replacement")
+        }
+        let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
+        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup)
+    }
+
+    /// Builds the steps' stores one after the other, each in a temporary file beside `target`
+    /// made from the previous one (the first from the store at `real`, which is only read), and
+    /// returns their summaries with the last step's file. Whatever fails, no temporary file is left.
+    private static func buildSteps(_ steps: [MigrationStep], of real: String, besides target: String, options: MigrationOptions, policies: PolicyRegistry,
+                                   sourceIsLocked: Bool, progress: ((Int, Int, MigrationProgress) -> Void)?) throws -> (summaries: [MigrationSummary], temporary: String) {
+        guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
         var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
@@ -121,7 +145,7 @@ package enum StoreMigration {
                     if index == 0, step.allPasses.contains(where: { $0.entityMappings.contains { $0.policy != nil } }) { try checks.wait() }
                     // The first step's source is the store, which nobody can commit to while its write lock is held; later ones are files of this run.
                     let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies,
-                                                sourceIsUnchanging: index > 0 || exclusion != nil, beforeValidation: index == 0 ? { try checks.wait() } : nil) {
+                                                sourceIsUnchanging: index > 0 || sourceIsLocked, beforeValidation: index == 0 ? { try checks.wait() } : nil) {
                         progress?(index, steps.count, $0)
                     }
                     try checks.wait()
@@ -145,42 +169,47 @@ package enum StoreMigration {
             throw error
         }
         guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
-        if options.dryRun {
+        return (summaries, temporary)
+    }
+
+    /// Moves the migrated store at `temporary` to the new file `output` the user asked for
+    /// (removing it if that fails or the run was cancelled).
+    private static func moveIntoPlace(_ temporary: String, at output: String, options: MigrationOptions) throws {
+        do {
+            // The last moment a cancellation can be honoured: nothing is in place yet.
+            if options.isCancelled() { throw MigrationError.cancelled }
+            try Files.moveIntoPlace(temporary, output)
+        } catch {
             AtomicFile.removeStoreFiles(temporary)
-            return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
+            throw error
         }
-        if let output, let requested = options.output?.path {
-            do {
-                // The last moment a cancellation can be honoured: nothing is in place yet.
-                if options.isCancelled() { throw MigrationError.cancelled }
-                try Files.moveIntoPlace(temporary, output)
-            } catch {
-                AtomicFile.removeStoreFiles(temporary)
-                throw error
-            }
-            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil)
-        }
+    }
+
+    /// Replaces the store at `real` with the migrated store at `temporary` under the exclusive
+    /// lock (its attributes copied, the original hard-linked as a backup when asked): the path
+    /// of the backup, or nil. If anything fails, the store is as it was and nothing is left.
+    private static func replace(_ real: String, with temporary: String, exclusion: WriterExclusion, options: MigrationOptions,
+                                sourceVersion: String) throws -> String? {
         var backup: String?
         do {
-            guard let exclusion else { throw MigrationError.setup("\(path) was not locked for its replacement") }
             try exclusion.prepareReplacement()
             // The last moment a cancellation can be honoured (the exclusive lock may have waited).
             if options.isCancelled() { throw MigrationError.cancelled }
             try Files.copyAttributes(from: real, to: temporary)
             if options.keepBackup {
                 let stamp = ISO8601.format(Date()).replacingOccurrences(of: ":", with: "")
-                let name = "\(real).backup-\(first.source.version)-\(stamp)"
+                let name = "\(real).backup-\(sourceVersion)-\(stamp)"
                 try Files.hardLink(real, as: name)
                 backup = name
             }
             try Files.replace(real, with: temporary)
         } catch {
-            exclusion?.restoreJournalMode()
+            exclusion.restoreJournalMode()
             if let backup { unlink(backup) }
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
-        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup)
+        return backup
     }
 
     /// What a run does for a store already at the version asked for: nothing in place or in a dry
