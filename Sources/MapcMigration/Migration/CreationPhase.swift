@@ -14,7 +14,7 @@ struct CreationPhase {
             _ = try run.startKeyRule(index)
             var createdBySQL = false
             if run.sourceAttached, let compiled = try CompiledMappings(run).creation(index) {
-                let total = try sourceCount(run, entityMapping)
+                let total = try run.sources.count(of: entityMapping)
                 run.report(.create, entityMapping.name, 0, total)
                 do {
                     try compiled.run(run)
@@ -37,12 +37,10 @@ struct CreationPhase {
             }
             if !createdBySQL, entityMapping.type != .remove, entityMapping.destination != nil || entityMapping.type == .custom {
                 var done = 0
-                let total = try sourceCount(run, entityMapping)
+                let total = try run.sources.count(of: entityMapping)
                 try run.startRelationshipsAtCreation(index)
                 run.report(.create, entityMapping.name, 0, total)
-                // Reading ahead pays for its thread and connection only over more than one batch.
-                let readingAhead = run.step.readsAhead && (total ?? .max) > run.step.batchSize
-                try forEachSourceObject(run, of: entityMapping, readingAhead: readingAhead) { source in
+                try run.sources.forEachObject(of: index, entityMapping, readingAhead: run.sources.readsAhead(total: total)) { source in
                     done += 1
                     if done % 10_000 == 0 {
                         run.report(.create, entityMapping.name, done, total)
@@ -51,71 +49,11 @@ struct CreationPhase {
                     guard try run.passesFilter(index, source, mapping: entityMapping) else { return }
                     try run.createDestinationInstances(index, for: source, mapping: entityMapping)
                 }
-                // The last batch is not kept past its mapping.
-                run.sourceGraph.remember(batch: [])
+                run.sources.forgetBatch()
                 run.report(.create, entityMapping.name, done, total, finished: true)
             }
             run.ledger.creationFinished.insert(index)
             try run.callPolicy(index) { try $0.endInstanceCreation($1, manager: $2) }
-        }
-    }
-
-    private func sourceCount(_ run: MigrationRun, _ entityMapping: EntityMapping) throws -> Int? {
-        guard entityMapping.sourceExpression == nil, let source = entityMapping.source else { return nil }
-        return try run.sourceCount(ofExactEntity: source)
-    }
-
-    /// Source objects of a mapping: its source expression's, or every object of its source entity.
-    private func forEachSourceObject(_ run: MigrationRun, of entityMapping: EntityMapping, readingAhead: Bool,
-                                     _ body: (SourceObject) throws -> Void) throws {
-        let sourceStore = run.sourceStore
-        let batchSize = run.step.batchSize
-        // Xcode's form, FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …),
-        // streams: the entity and its sub-entities in batches, P as a filter, so memory stays flat.
-        if let sourceExpression = entityMapping.sourceExpression, let (entity, predicate) = MigrationAnalysis.standardFetch(sourceExpression.expression) {
-            guard let root = sourceStore.schema.entity(named: entity) else {
-                throw MigrationError.setup("mapping '\(entityMapping.name)' fetches unknown source entity '\(entity)'")
-            }
-            let parsed: Expr
-            switch ExpressionParser.parse(predicate) {
-            case .success(let expression): parsed = expression
-            case .failure(let error):
-                throw MigrationError.expression(mapping: entityMapping.name, property: "sourceExpression", object: ObjectRef(entity: entity, id: ""),
-                                                diagnostic: sourceExpression.source.diagnostic(.error, "the fetch request's predicate does not parse: \(error.description)", at: sourceExpression.expression.range))
-            }
-            let filter = MappingExpression(source: sourceExpression.source, expression: parsed)
-            for member in sourceStore.schema.hierarchy(under: root) where !member.isAbstract {
-                try sourceStore.forEachBatch(ofExactEntity: member.name, batchSize: batchSize, properties: run.analysis.creationProperties[run.mappingIndex(entityMapping)],
-                                             readingAhead: readingAhead) { batch in
-                    run.sourceGraph.remember(batch: batch)
-                    for data in batch {
-                        let object = run.sourceObject(data)
-                        let keep = try run.evaluators.evaluate(filter, at: run.mappingIndex(entityMapping), for: object, property: "sourceExpression") { try $0.evaluatePredicate($1) }
-                        if keep { try body(object) }
-                    }
-                    run.sourceGraph.remember(batch: [])
-                }
-            }
-            return
-        }
-        if let sourceExpression = entityMapping.sourceExpression {
-            let result = try run.evaluators.evaluateWithoutSource(sourceExpression, at: run.mappingIndex(entityMapping), property: "sourceExpression")
-            for item in result.elements ?? [result] {
-                guard case .object(let ref) = item, var data = try run.sourceGraph.load(ref) else { continue }
-                // The graph may hold the object as another mapping read it (some properties only);
-                // this mapping's expressions, copies and policy get it whole.
-                if let whole = try run.sourceGraph.wholeObject(ifPartial: data) { data = whole }
-                try body(run.sourceObject(data))
-            }
-            return
-        }
-        guard let entity = entityMapping.source else { return }
-        try sourceStore.forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: run.analysis.creationProperties[run.mappingIndex(entityMapping)],
-                                     readingAhead: readingAhead) { batch in
-            run.sourceGraph.remember(batch: batch)
-            for data in batch { try body(run.sourceObject(data)) }
-            // Not kept past its work: a batch read ahead goes back to its reader, which frees it.
-            run.sourceGraph.remember(batch: [])
         }
     }
 }

@@ -3,27 +3,9 @@ internal import GRDB
 import MapcModel
 import MapcStore
 
-/// Counting source objects, starting the key rules that spare association rows (`KeyRules`), and
+/// Starting the key rules that spare association rows (`KeyRules`), and
 /// the keys and identities of objects on both sides.
 extension MigrationRun {
-    // MARK: Counting source objects
-
-    /// Whether an entity of the source has its table to itself. Every row of the source is of an
-    /// entity the schema has (`Store.checkEveryRowIsRecognised`, before any step), so such a table's
-    /// rows are all that entity's, and SQLite counts them from an index without reading them.
-    func isAloneInItsTable(_ storage: EntityStorage) -> Bool {
-        sourceStore.layout.entities.values.filter { $0.table == storage.table }.count == 1
-    }
-
-    /// The number of source objects of exactly one entity: the progress total of a mapping that
-    /// reads them. Without the shortcut, a scan of the whole table per mapping.
-    func sourceCount(ofExactEntity entity: String) throws -> Int {
-        guard let storage = sourceStore.layout.entities[entity], isAloneInItsTable(storage) else {
-            return try sourceStore.count(of: entity, exactly: true)
-        }
-        return try sourceStore.reading { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0 }
-    }
-
     /// Whether a mapping's objects must record their associations: someone may look them up, or
     /// its relationships are set in phase 2 (which finds each object's source that way).
     func recordsAssociations(_ index: Int, relationshipsDone: Bool) -> Bool {
@@ -62,7 +44,7 @@ extension MigrationRun {
         }
         guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key"), low <= high else { return nil }
         let source = KeyRules.Source(table: sourceStorage.table, entities: entities, discriminators: entities.compactMap { sourceStore.layout.entities[$0]?.discriminator },
-                                     keys: low...high, counts: { try self.sourceRowCounts(sourceStorage, reading: read) })
+                                     keys: low...high, counts: { try self.sources.rowCounts(sourceStorage, reading: read) })
         let table = destinationStorage.table
         guard let rule = try keyRules.decide(source, into: table, entity: destinationName, firstFree: try writer.reserveKeys(0, for: destinationStorage),
                                              keepsKeys: step.keepsKeys, isComplete: entityMapping.filter == nil && entityMapping.sourceExpression == nil) else { return nil }
@@ -77,24 +59,6 @@ extension MigrationRun {
         }
         keyRules.start(rule, for: index)
         return rule
-    }
-
-    /// The rows of a source table, and those of the entity `read`. A table's own count is SQLite's
-    /// quick `count(*)` (from its smallest index); with a second column the query scans every row,
-    /// so a table holding one entity is counted once.
-    func sourceRowCounts(_ storage: EntityStorage, reading read: String) throws -> (total: Int64, read: Int64)? {
-        if isAloneInItsTable(storage) {
-            let total = Int64(try sourceCount(ofExactEntity: read))
-            return (total, total)
-        }
-        let row = try sourceStore.reading { db in
-            try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(storage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(storage.table.quotedDatabaseIdentifier)",
-                             arguments: [storage.discriminator])
-        }
-        return try row.flatMap { row in
-            guard let total: Int64 = try row.storedIfPresent(0, "a count"), let read: Int64 = try row.storedIfPresent(1, "a count") else { return nil }
-            return (total, read)
-        }
     }
 
     /// The key rules whose ranges hold a destination key (several when they share one).

@@ -36,6 +36,8 @@ final class MigrationRun: MigrationManagerFunctions {
     let builder: DestinationBuilder
     /// Sets destination relationships.
     let setter: RelationshipSetter
+    /// Reads the source store's objects and counts.
+    let sources: SourceReader
     let startDate = Date()
     /// What the run's policies are handed: the public face of the run.
     private(set) lazy var manager = MigrationManager(run: self)
@@ -90,6 +92,8 @@ final class MigrationRun: MigrationManagerFunctions {
         associations = AssociationIndex(writer: writer)
         setter = RelationshipSetter(mapping: step.mapping, destinationStore: step.destination, writer: writer)
         builder = DestinationBuilder(mapping: step.mapping, destinationSchema: step.destination.schema, sourceSchema: step.source.schema, writer: writer, evaluators: evaluators)
+        sources = SourceReader(store: step.source, graph: graph, analysis: setup.analysis, evaluators: evaluators,
+                               batchSize: step.batchSize, readsAhead: step.readsAhead)
         self.sourceAttached = sourceAttached
         evaluators.answerManagerCalls(with: self)
     }
@@ -296,7 +300,6 @@ final class MigrationRun: MigrationManagerFunctions {
 
     /// A source object as policies see it.
     func sourceObject(_ data: ObjectData) -> SourceObject {
-        sourceGraph.remember(data)
-        return SourceObject(data: data, graph: sourceGraph)
+        sources.object(data)
     }
 }

@@ -22,7 +22,7 @@ struct RelationshipPhase {
             let created = try run.keyRules[index] == nil ? run.associations.count(of: index) : run.ledger.created[index]
             var done = 0
             let relate = { (destination: DestinationObject, data: ObjectData) throws in
-                run.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), run.sourceObject(data))
+                run.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), run.sources.object(data))
                 try run.callPolicy(index) { try $0.createRelationships(for: destination, mapping: $1, manager: $2) }
                 done += 1
                 if done % 10_000 == 0 {
@@ -69,16 +69,7 @@ struct RelationshipPhase {
                                     _ relate: (DestinationObject, ObjectData) throws -> Void) throws -> Int64? {
         var last: Int64?, count = 0
         try run.associations.forEachBatch(of: index, size: batchSize ?? run.step.batchSize, after: after) { associations in
-            // The batch's source objects, a few queries per entity.
-            var sources: [StoredKey: ObjectData] = [:]
-            var keysByEntity: [String: [Int64]] = [:]
-            for association in associations { keysByEntity[association.source.entity, default: []].append(association.source.key) }
-            for (entity, keys) in keysByEntity {
-                for (key, data) in try run.sourceStore.objects(keys: keys, ofExactEntity: entity, properties: run.analysis.relationshipProperties[index]) {
-                    sources[StoredKey(entity: entity, key: key)] = data
-                }
-            }
-            run.sourceGraph.remember(batch: Array(sources.values))
+            let sources = try run.sources.objects(of: associations, mapping: index)
             for association in associations where count < limit {
                 last = association.row
                 count += 1
@@ -90,7 +81,7 @@ struct RelationshipPhase {
             }
             return count < limit
         }
-        run.sourceGraph.remember(batch: [])
+        run.sources.forgetBatch()
         return last
     }
 }
@@ -118,16 +109,12 @@ extension RelationshipPhase {
                 destination.primaryKey = key
                 destinations.append((destination, key - rule.offset))
             }
-            var sources: [Int64: ObjectData] = [:]
-            for entity in rule.sourceEntities {
-                sources.merge(try run.sourceStore.objects(keys: destinations.map(\.sourceKey), ofExactEntity: entity, properties: run.analysis.relationshipProperties[index])) { first, _ in first }
-            }
-            run.sourceGraph.remember(batch: Array(sources.values))
+            let sources = try run.sources.objects(keys: destinations.map(\.sourceKey), ofEntities: rule.sourceEntities, mapping: index)
             for (destination, sourceKey) in destinations {
                 guard let data = sources[sourceKey] else { continue }
                 try relate(destination, data)
             }
         }
-        run.sourceGraph.remember(batch: [])
+        run.sources.forgetBatch()
     }
 }
