@@ -37,6 +37,9 @@ package final class StoreObjectGraph: ObjectGraph {
         current = object
     }
 
+    /// How many objects the batch being iterated holds (what the graph keeps alive besides its caches).
+    var batchCount: Int { batch.count }
+
     /// Makes a batch of objects known as the ones being iterated, so that the objects they refer
     /// to are read together when first needed (see `load`). Replaces the previous batch.
     package func remember(batch objects: [ObjectData]) {
