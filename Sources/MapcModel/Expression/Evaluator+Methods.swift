@@ -1,0 +1,174 @@
+import Foundation
+import MapcFoundation
+
+/// `FUNCTION(receiver, "selector", …)`: the string and number methods Core Data's mapping
+/// models call, a policy's own functions (`$entityPolicy`), and the migration manager's
+/// (`$manager`), which the run answers.
+extension Evaluator {
+    /// Calls `selector` on `receiver` with `arguments`; an unknown selector is an error naming the closest known one.
+    func method(_ receiver: EvalValue, _ selector: String, _ selectorRange: SourceRange, _ arguments: [EvalValue], _ range: SourceRange) throws -> EvalValue {
+        if case .handle(.entityPolicy) = receiver {
+            let name = context.policyFunctions[selector] != nil ? selector : (selector.hasSuffix(":") ? String(selector.dropLast()) : selector + ":")
+            guard let function = context.policyFunctions[name] ?? context.policyFunctions[selector] else {
+                let known = context.policyFunctions.keys.sorted()
+                throw failure("the entity policy has no function '\(selector)'", selectorRange,
+                              fix: Suggestions.didYouMean(selector, in: known) ?? (known.isEmpty ? "no policy functions are registered for this mapping" : "registered: \(known.joined(separator: ", "))"))
+            }
+            do { return try function(arguments) } catch let error as ExpressionError { throw error } catch {
+                throw failure("policy function '\(selector)' failed: \(error)", range)
+            }
+        }
+        guard let known = MethodSelector.named(selector) else {
+            throw failure("'\(selector)' is not a selector mapc can call", selectorRange,
+                          fix: Suggestions.didYouMean(selector, in: MethodSelector.allCases.map(\.rawValue)) ?? "see the selector table in docs/expressions.md")
+        }
+        guard arguments.count == known.arity else {
+            throw failure("'\(selector)' takes \(known.arity) argument\(known.arity == 1 ? "" : "s"), found \(arguments.count)", range)
+        }
+        if known.isManagerSelector {
+            guard case .handle(.manager) = receiver else {
+                throw failure("'\(selector)' is a migration manager selector; call it on $manager", selectorRange)
+            }
+            return try managerCall(known, arguments, range)
+        }
+        if receiver.isNull { return .null }
+        func stringArgument(_ index: Int) throws -> String {
+            guard case .scalar(.string(let text)) = arguments[index] else {
+                throw failure("'\(selector)' needs a string argument, found \(arguments[index].kindName)", range)
+            }
+            return text
+        }
+        func integerArgument(_ index: Int) throws -> Int {
+            guard case .scalar(.integer(let n)) = arguments[index] else {
+                throw failure("'\(selector)' needs a whole number argument, found \(arguments[index].kindName)", range)
+            }
+            return Int(clamping: n)
+        }
+        switch (known, receiver) {
+        case (.valueForKey, _):
+            return try keyPath(receiver, [.key(try stringArgument(0), range)])
+        case (.valueForKeyPath, _):
+            return try keyPath(receiver, PathComponent.components(of: try stringArgument(0), at: range)[...])
+        case (.description, _), (.stringValue, _):
+            return try cast(receiver, to: "NSString", range)
+        case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))
+        case (.lowercaseString, .scalar(.string(let text))): return .scalar(.string(text.lowercased()))
+        case (.capitalizedString, .scalar(.string(let text))): return .scalar(.string(text.capitalized))
+        case (.length, .scalar(.string(let text))): return .scalar(.integer(Int64(ValueRules.length(of: text))))
+        case (.length, .scalar(.binary(let data))): return .scalar(.integer(Int64(data.count)))
+        case (.substringToIndex, .scalar(.string(let text))):
+            // Safe on short strings: the first n characters, or all of them.
+            return .scalar(.string(ValueRules.prefix(text, length: max(0, try integerArgument(0)))))
+        case (.substringFromIndex, .scalar(.string(let text))):
+            return .scalar(.string(ValueRules.dropPrefix(text, length: max(0, try integerArgument(0)))))
+        case (.stringByTrimmingCharactersInSet, .scalar(.string(let text))):
+            let set: CharacterSet
+            switch try stringArgument(0) {
+            case "whitespace", "whitespaceCharacterSet": set = .whitespaces
+            case "whitespaceAndNewline", "whitespaceAndNewlineCharacterSet": set = .whitespacesAndNewlines
+            case "newline", "newlineCharacterSet": set = .newlines
+            case let characters: set = CharacterSet(charactersIn: characters)
+            }
+            return .scalar(.string(text.trimmingCharacters(in: set)))
+        case (.stringByReplacingOccurrences, .scalar(.string(let text))):
+            let target = try stringArgument(0)
+            let replacement = try stringArgument(1)
+            guard !target.isEmpty else { return receiver }
+            // Bound the result before building it: occurrences times the growth per replacement.
+            var occurrences = 0
+            var searchRange = text.startIndex..<text.endIndex
+            while let found = text.range(of: target, range: searchRange) {
+                occurrences += 1
+                searchRange = found.upperBound..<text.endIndex
+            }
+            let growth = max(0, ValueRules.length(of: replacement) - ValueRules.length(of: target))
+            guard ValueRules.length(of: text) + occurrences.multipliedReportingOverflow(by: growth).partialValue <= context.limits.maxStringLength,
+                  !occurrences.multipliedReportingOverflow(by: growth).overflow else {
+                throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
+            }
+            return .scalar(.string(text.replacingOccurrences(of: target, with: replacement)))
+        case (.stringByAppendingString, .scalar(.string)):
+            return try binary(.add, receiver, .scalar(.string(try stringArgument(0))), range)
+        case (.hasPrefix, .scalar(.string(let text))): return .scalar(.bool(text.hasPrefix(try stringArgument(0))))
+        case (.hasSuffix, .scalar(.string(let text))): return .scalar(.bool(text.hasSuffix(try stringArgument(0))))
+        case (.containsString, .scalar(.string(let text))): return .scalar(.bool(text.contains(try stringArgument(0))))
+        case (.componentsSeparatedByString, .scalar(.string(let text))):
+            let separator = try stringArgument(0)
+            guard !separator.isEmpty else { return .collection([receiver], ordered: true) }
+            return .collection(try checkSize(text.components(separatedBy: separator).map { .scalar(.string($0)) }, range), ordered: true)
+        case (.intValue, _), (.integerValue, _), (.doubleValue, _), (.boolValue, _):
+            let number = try cast(receiver, to: "NSNumber", range)
+            guard let parsed = ValueSemantics.number(number) else { return .scalar(.integer(0)) }
+            switch known {
+            case .doubleValue: return .scalar(.double(parsed.double))
+            case .boolValue: return .scalar(.bool(parsed.double != 0))
+            default:
+                let d = parsed.double.rounded(.towardZero)
+                guard d.isFinite, Swift.abs(d) < 9.2e18 else { throw failure("\(number) does not fit a 64-bit integer", range) }
+                return .scalar(.integer(Int64(d)))
+            }
+        case (.count, .collection(let items, _)): return .scalar(.integer(Int64(items.count)))
+        case (.firstObject, .collection(let items, _)): return items.first ?? .null
+        case (.lastObject, .collection(let items, _)): return items.last ?? .null
+        case (.objectAtIndex, .collection(let items, _)):
+            let index = try integerArgument(0)
+            guard index >= 0, index < items.count else { throw failure("index \(index) is out of range for a collection of \(items.count)", range) }
+            return items[index]
+        case (.containsObject, .collection(let items, _)):
+            return .scalar(.bool(items.contains { ValueSemantics.equal($0, arguments[0]) }))
+        case (.componentsJoinedByString, .collection(let items, _)):
+            let separator = try stringArgument(0)
+            let parts = try items.map { item -> String in
+                guard case .scalar(.string(let text)) = try cast(item, to: "NSString", range) else { return "" }
+                return text
+            }
+            // Bound the result before building it: a million pieces and a long separator would need gigabytes.
+            let limit = context.limits.maxStringLength
+            var total = 0
+            for (index, part) in parts.enumerated() {
+                total += part.utf8.count + (index > 0 ? separator.utf8.count : 0)
+                if total > limit * 4 { break }
+            }
+            guard total <= limit * 4 else { throw failure("a string grew past \(limit) characters", range) }
+            let joined = parts.joined(separator: separator)
+            guard ValueRules.length(of: joined) <= limit else { throw failure("a string grew past \(limit) characters", range) }
+            return .scalar(.string(joined))
+        case (.timeIntervalSince1970, .scalar(.date(let date))): return .scalar(.double(date.seconds(since: .unix)))
+        case (.timeIntervalSinceReferenceDate, .scalar(.date(let date))): return .scalar(.double(date.seconds(since: .reference)))
+        default:
+            throw failure("'\(selector)' cannot be called on \(receiver.kindName)", selectorRange)
+        }
+    }
+
+    private func managerCall(_ selector: MethodSelector, _ arguments: [EvalValue], _ range: SourceRange) throws -> EvalValue {
+        guard case .scalar(.string(let name)) = arguments[0] else {
+            throw failure("'\(selector.rawValue)' needs a name string first, found \(arguments[0].kindName)", range)
+        }
+        if selector == .fetchRequestForSourceEntity {
+            guard case .scalar(.string(let predicate)) = arguments[1] else {
+                throw failure("the predicate of a fetch request must be a string, found \(arguments[1].kindName)", range)
+            }
+            return .handle(.fetchRequest(entity: name, predicate: predicate))
+        }
+        guard let manager = context.manager else {
+            throw failure("'\(selector.rawValue)' needs a running migration; $manager has nothing to look up here", range)
+        }
+        let objects: [ObjectRef] = try (arguments[1].elements ?? (arguments[1].isNull ? [] : [arguments[1]])).map { item in
+            guard case .object(let ref) = item else { throw failure("'\(selector.rawValue)' needs objects, found \(item.kindName)", range) }
+            return ref
+        }
+        let result: [ObjectRef]
+        do {
+            switch selector {
+            case .destinationInstancesForEntityMapping: result = try manager.destinationInstances(forEntityMappingNamed: name, sourceInstances: objects)
+            case .destinationInstancesForSourceRelationship: result = try manager.destinationInstances(forSourceRelationshipNamed: name, sourceInstances: objects)
+            default: result = try manager.sourceInstances(forEntityMappingNamed: name, destinationInstances: objects)
+            }
+        } catch let error as ExpressionError {
+            throw error
+        } catch {
+            throw failure("\(error)", range)
+        }
+        return .collection(result.map(EvalValue.object), ordered: true)
+    }
+}
