@@ -3,8 +3,8 @@ import MapcModel
 
 /// What a migration run has done so far, mapping by mapping: the objects each mapping created,
 /// what ran as SQL, which mappings are past phase 1 or have their relationships set, which objects
-/// recorded no association, and what validation counted. The phases write it; the summary is made
-/// from it when the run ends.
+/// recorded no association, and what validation counted. Phases 1 and 2 write it as they go (it is
+/// read while they run); phase 3 returns its counts; the summary is made from it when the run ends.
 struct MigrationLedger {
     /// Objects created by each mapping, by position.
     var created: [Int]
@@ -23,9 +23,8 @@ struct MigrationLedger {
     /// Per destination table, the key ranges of objects created without recording associations,
     /// with their mappings: enough to say which mapping made an object.
     private(set) var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []
-    /// The objects of each entity that validation counted, and the connection's change count then
-    /// (validation checks again what a hook wrote after it): the summary's counts.
-    var validatedCounts: (objects: [String: Int], changes: Int)?
+    /// The objects of each entity that validation counted (`ValidationPhase` returns them): the summary's counts.
+    var validatedCounts: [String: Int]?
 
     /// An empty ledger for a model of `mappingCount` entity mappings.
     init(mappingCount: Int) {
@@ -53,7 +52,7 @@ struct MigrationLedger {
                  count: (String) throws -> Int) throws -> MigrationSummary {
         var counts: [(String, Int)] = []
         for entity in destination.entities {
-            counts.append((entity.name, try validatedCounts?.objects[entity.name] ?? count(entity.name)))
+            counts.append((entity.name, try validatedCounts?[entity.name] ?? count(entity.name)))
         }
         return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
                                 created: ObjectCounts(zip(mapping.entityMappings, created).map { ($0.name, $1) }), phaseSeconds: phaseSeconds,

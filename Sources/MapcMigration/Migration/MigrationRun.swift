@@ -184,7 +184,7 @@ final class MigrationRun: MigrationManagerFunctions {
         }
         seconds[.relate] = Date().timeIntervalSince(clock)
         clock = Date()
-        try ValidationPhase().run(self)
+        ledger.validatedCounts = try ValidationPhase().run(self)
         // Validation wrote what its hooks inserted before checking it (`ValidationPhase`).
         try writer.finish()
         seconds[.validate] = Date().timeIntervalSince(clock)

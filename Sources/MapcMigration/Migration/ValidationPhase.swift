@@ -7,8 +7,8 @@ import MapcStore
 /// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
 struct ValidationPhase {
     /// Checks the destination store against its schema (`entities`: how many it scans, for
-    /// progress); its counts of objects are kept for the summary.
-    private func check(_ run: MigrationRun, entities: Int) throws {
+    /// progress): the objects of each entity it counted, and the connection's change count then.
+    private func check(_ run: MigrationRun, entities: Int) throws -> (objects: [String: Int], changes: Int) {
         let destination = run.destinationStore
         let validator = StoreValidator(store: destination, db: try run.db)
         let findings = try validator.validate(mappingOf: { entity, id in
@@ -20,17 +20,18 @@ struct ValidationPhase {
             run.report(.validate, nil, done, entities, finished: false)
         })
         if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
-        run.ledger.validatedCounts = (findings.objectCounts, try run.db.totalChangesCount)
+        return (findings.objectCounts, try run.db.totalChangesCount)
     }
 
-    func run(_ run: MigrationRun) throws {
+    /// Runs the phase: the objects of each destination entity validation counted (the summary's counts).
+    func run(_ run: MigrationRun) throws -> [String: Int] {
         let destination = run.destinationStore
         let db = try run.db
         let entities = StoreValidator(store: destination, db: db).checkedEntities.count
         // Reported before the wait for the source checks, which belongs to this phase.
         run.report(.validate, nil, 0, entities)
         try run.step.beforeValidation?()
-        try check(run, entities: entities)
+        var counted = try check(run, entities: entities)
         for index in run.mapping.entityMappings.indices {
             run.beginMapping(index, "validating (phase 3)")
             try run.callPolicy(index) { try $0.performCustomValidation($1, manager: $2) }
@@ -42,10 +43,11 @@ struct ValidationPhase {
         // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
         // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
         // `run.db` writes the rows the hooks inserted and the writer still holds.
-        if let checked = run.ledger.validatedCounts, checked.changes != (try run.db).totalChangesCount {
+        if counted.changes != (try run.db).totalChangesCount {
             try destination.strategy.finishWriting(db, layout: destination.layout)
-            try check(run, entities: entities)
+            counted = try check(run, entities: entities)
         }
         run.report(.validate, nil, entities, entities, finished: true)
+        return counted.objects
     }
 }
