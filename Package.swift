@@ -24,12 +24,10 @@ let package = Package(
         // MAPC_FAULT is set), extended attributes, which Swift's Glibc module lacks, and
         // sqlite3_db_config, which is variadic and so not callable from Swift.
         .target(name: "CMapcSystem", linkerSettings: [.linkedLibrary("sqlite3")]),
-        // libyaml's public API, for the screen that reads a file's events before Yams composes it.
-        .systemLibrary(name: "CLibYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"]), .brew(["libyaml"])]),
         // The library's layers, lowest first: each a target, so that a layer cannot use one above
         // it (docs/architecture.md). MapcKit re-exports them all; apps import MapcKit alone.
         // Diagnostics and support: source files, diagnostics, JSON, YAML with positions, files.
-        .target(name: "MapcFoundation", dependencies: ["CMapcSystem", "CLibYAML", .product(name: "Yams", package: "Yams")]),
+        .target(name: "MapcFoundation", dependencies: ["CMapcSystem", .product(name: "Yams", package: "Yams")]),
         // The model: schemas and values, and the expression language. No SQLite.
         .target(name: "MapcModel", dependencies: ["MapcFoundation", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")]),
         // Stores in mapc's and Core Data's formats, every piece of SQL about them, and data files.

@@ -120,7 +120,7 @@ struct PolicyKit {
         text.split(separator: "\n").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? text
     }
 
-    /// The module a module map declares (`module CLibYAML [system] {`), or nil.
+    /// The module a module map declares (`module CYaml {`), or nil.
     static func moduleName(in map: URL) -> String? {
         guard let text = try? String(contentsOf: map, encoding: .utf8) else { return nil }
         for line in text.split(separator: "\n") {

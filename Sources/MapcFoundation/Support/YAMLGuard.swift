@@ -1,14 +1,11 @@
-// libyaml's public C API (the system's libyaml-dev, through the CLibYAML system-library target):
-// the one place mapc reads YAML below Yams' API. Yams offers no event API, and its composer is
-// what must be protected: it shares an aliased node rather than copying it, but hashes every
-// mapping's keys whole, so an alias of nested aliases used as a key is walked in full (eight
-// levels of ten, 400 bytes of text, took Yams 64 s to compose). So the screen reads libyaml's
-// events before Yams composes anything. (Nesting alone is bounded by libyaml, at 1,000 levels;
-// the screen's limit is lower.) Yams compiles its own copy of libyaml's sources into the binary
-// under the same names; the linker binds these calls to that copy, whose structures are the
-// public header's (libyaml 0.2.5 both), so one libyaml runs in the process, used through its
-// documented API rather than through Yams' internal module.
-internal import CLibYAML
+// Yams' libyaml module, not a product of Yams: the one place mapc reads YAML below Yams' API.
+// Yams offers no event API, and its composer is what must be protected: it shares an aliased
+// node rather than copying it, but hashes every mapping's keys whole, so an alias of nested
+// aliases used as a key is walked in full (eight levels of ten, 400 bytes of text, took Yams 64 s
+// to compose). So the screen reads libyaml's events before Yams composes anything. (Nesting alone
+// is bounded by libyaml, at 1,000 levels; the screen's limit is lower.) libyaml-dev cannot be used
+// instead: Yams compiles libyaml's sources into the binary, and a second copy would clash.
+internal import CYaml
 import Foundation
 
 /// Screens YAML text before it is composed: aliases make a small text stand for a huge tree
