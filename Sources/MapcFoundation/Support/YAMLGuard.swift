@@ -3,8 +3,11 @@
 // node rather than copying it, but hashes every mapping's keys whole, so an alias of nested
 // aliases used as a key is walked in full (eight levels of ten, 400 bytes of text, took Yams 64 s
 // to compose). So the screen reads libyaml's events before Yams composes anything. (Nesting alone
-// is bounded by libyaml, at 1,000 levels; the screen's limit is lower.) libyaml-dev cannot be used
-// instead: Yams compiles libyaml's sources into the binary, and a second copy would clash.
+// is bounded by libyaml, at 1,000 levels; the screen's limit is lower.) The system's libyaml
+// (libyaml-dev) was tried and dropped: Yams compiles its own libyaml into the binary under the
+// same names, so the calls still reach Yams' copy, which is newer than Debian's 0.2.5 header
+// (it has `yaml_set_max_nest_level`): a header describing another version's structures would
+// fail silently, at run time, where this import fails loudly, at build time, if Yams changes it.
 internal import CYaml
 import Foundation
 

@@ -8,8 +8,8 @@ import MapcModel
 struct CreationPhase {
     func run(_ run: MigrationRun) throws {
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
-            run.beginMapping(index, "creating objects (phase 1)")
             try run.checkCancellation()
+            run.beginMapping(index, "creating objects (phase 1)")
             try run.callPolicy(index) { try $0.begin($1, manager: $2) }
             _ = try run.startKeyRule(index)
             var createdBySQL = false

@@ -245,8 +245,8 @@ final class MigrationRun: MigrationManagerFunctions {
         try policies[index].runsDefaultRelationships(body)
     }
 
-    /// Phase 1's hook for one source object, as `hook` runs it, without a closure: one formed per
-    /// object copied the entity mapping into it each time.
+    /// Phase 1's hook for one source object, as `callPolicy` runs a hook, without a closure: one
+    /// formed per object copied the entity mapping into it each time.
     func createDestinationInstances(_ index: Int, for source: SourceObject, mapping entityMapping: EntityMapping) throws {
         do {
             if usesDefaultCreation[index] {

@@ -10,8 +10,8 @@ import MapcStore
 struct RelationshipPhase {
     func run(_ run: MigrationRun) throws {
         for (index, entityMapping) in run.mapping.entityMappings.enumerated() {
-            run.beginMapping(index, "relating objects (phase 2)")
             try run.checkCancellation()
+            run.beginMapping(index, "relating objects (phase 2)")
             // The default policy has nothing to do for a mapping without relationship mappings.
             let customPolicy = !run.usesDefaultCreation[index]
             guard !run.ledger.relationshipsDone.contains(index), customPolicy || entityMapping.type == .copy || !entityMapping.relationships.isEmpty else {
