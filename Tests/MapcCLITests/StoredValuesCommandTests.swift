@@ -167,3 +167,29 @@ struct DecimalBoundsTests {
         #expect(run.status == 3 && run.stderr.contains("above max 0.1"), "\(run.stderr)")
     }
 }
+
+/// A decimal written in a data file as a JSON number keeps every digit written, as a string does:
+/// a number has no more digits than its text.
+@Suite("Decimals written as JSON numbers")
+struct DecimalNumbersInDataTests {
+    @Test func everyDigitOfADecimalWrittenAsANumberIsKept() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: Shop\nversion: v1\nentities:\n  Item:\n    attributes:\n      amount: decimal\n      count: int64?\n      ratio: double?\n", to: "schemas/v1.yaml")
+        let amounts = ["123456789012345678901234", "12345678901234567.89", "1234567890.123456789", "-0.10000000000000000001", "0.1", "1e-30", "2.5E+3"]
+        let items = amounts.enumerated().map { #"{"id":"i\#($0.offset)","amount":\#($0.element)}"# }.joined(separator: ",")
+        try folder.write(#"{"version":"v1","objects":{"Item":[\#(items)]}}"#, to: "numbers.json")
+        let load = try CLI.run(["load", "numbers.json", "n.db"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        let dump = try CLI.run(["dump", "n.db"], in: folder)
+        let expected = ["123456789012345678901234", "12345678901234567.89", "1234567890.123456789", "-0.10000000000000000001", "0.1", "0.000000000000000000000000000001", "2500"]
+        for value in expected { #expect(dump.stdout.contains(#""amount": "\#(value)""#), "\(value) in \(dump.stdout)") }
+        // More digits than a decimal holds are refused, as in a string; a whole number beyond
+        // 64 bits is named as written, not as the double it would round to.
+        try folder.write(#"{"version":"v1","objects":{"Item":[{"id":"i1","amount":1.000000000000000000000000000000000000001},{"id":"i2","amount":1,"count":9223372036854775808}]}}"#, to: "long.json")
+        let refused = try CLI.run(["load", "long.json", "l.db"], in: folder)
+        #expect(refused.status == 1 && refused.stderr.contains("significant digits") && refused.stderr.contains("9223372036854775808") && !refused.stderr.contains("e+18"), "\(refused.stderr)")
+    }
+}

@@ -9,8 +9,12 @@ public indirect enum JSONValue: Sendable, Equatable {
     case bool(Bool)
     /// A number without a fraction or exponent that fits in 64 bits.
     case integer(Int64)
-    /// Any other number.
+    /// Any other number a double holds as written (the nearest double reads back as the same value).
     case double(Double)
+    /// A number a double would change: more significant digits than a double keeps, or a whole
+    /// number beyond 64 bits. Its text as written, so that a reader that keeps every digit (a
+    /// decimal attribute) gets them all; `nearestDouble` is what a double makes of it.
+    case number(String)
     /// A single-precision number, printed with the shortest text that reads back as the same Float.
     case float(Float)
     /// A string.
@@ -26,6 +30,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case let (.bool(a), .bool(b)): return a == b
         case let (.integer(a), .integer(b)): return a == b
         case let (.double(a), .double(b)): return a == b
+        case let (.number(a), .number(b)): return a == b
         case let (.float(a), .float(b)): return a == b
         case let (.string(a), .string(b)): return a == b
         case let (.array(a), .array(b)): return a == b
@@ -33,6 +38,11 @@ public indirect enum JSONValue: Sendable, Equatable {
             return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
         default: return false
         }
+    }
+
+    /// The nearest double to a `number`'s text (±infinity beyond a double's range).
+    public static func nearestDouble(_ text: String) -> Double {
+        Double(text) ?? (text.hasPrefix("-") ? -.infinity : .infinity)
     }
 
     /// The value for a key of an object (first match), or nil.
@@ -46,7 +56,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         switch self {
         case .null: return "null"
         case .bool: return "a boolean"
-        case .integer, .double, .float: return "a number"
+        case .integer, .double, .number, .float: return "a number"
         case .string: return "a string"
         case .array: return "an array"
         case .object: return "an object"
@@ -89,6 +99,7 @@ extension JSONValue {
         case .bool(let value): output += value ? "true" : "false"
         case .integer(let value): output += String(value)
         case .double(let value): output += JSONValue.format(value)
+        case .number(let text): output += text
         case .float(let value): output += value.isFinite ? "\(value)" : "null"
         case .string(let value): JSONValue.writeString(value, to: &output)
         case .array(let items):

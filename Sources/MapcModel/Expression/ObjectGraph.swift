@@ -97,6 +97,10 @@ package final class JSONObjectGraph: ObjectGraph {
         case .bool(let flag): return .scalar(.bool(flag))
         case .integer(let n): return .scalar(.integer(n))
         case .double(let d): return .scalar(.double(d))
+        // More digits than a double keeps: a decimal keeps them (up to its 38).
+        case .number(let text):
+            if case .success(let decimal) = ValueParser.parse(text, as: .decimal) { return .scalar(decimal) }
+            return .scalar(.double(JSONValue.nearestDouble(text)))
         case .float(let f): return .scalar(.double(Double(f)))
         case .string(let text): return .scalar(.string(text))
         case .array(let items): return .collection(items.map(convert), ordered: true)

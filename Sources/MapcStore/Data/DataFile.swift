@@ -129,6 +129,22 @@ public enum DataFile {
 
     private static func read(_ json: JSONValue, as type: AttributeType) -> Result<Value, ValueProblem> {
         if case .float(let single) = json { return read(.double(Double(single)), as: type) }
+        // A number a double would change: a decimal keeps every digit written (or refuses more
+        // than it holds); a whole number beyond 64 bits is out of range as written; anything
+        // else becomes the nearest double, as a double attribute holds it.
+        if case .number(let text) = json {
+            switch type {
+            case .decimal: return ValueParser.parse(text, as: .decimal)
+            case .int16, .int32, .int64 where !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }):
+                let (low, high): (Int64, Int64) = switch type {
+                case .int16: (Int64(Int16.min), Int64(Int16.max))
+                case .int32: (Int64(Int32.min), Int64(Int32.max))
+                default: (Int64.min, Int64.max)
+                }
+                return .failure(ValueProblem("\(text.prefix(60)) is out of range for \(type.rawValue) (\(low) to \(high))"))
+            default: return read(.double(JSONValue.nearestDouble(text)), as: type)
+            }
+        }
         // A number too large for a double is a mistake, not an infinity (which is written "Infinity").
         if case .double(let d) = json, !d.isFinite { return .failure(ValueProblem("\(d) is not a finite number")) }
         switch (type, json) {
