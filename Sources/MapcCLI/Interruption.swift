@@ -53,6 +53,7 @@ final class Interruption: @unchecked Sendable {
         }
         // A second signal: quit now, without running exit handlers on other threads.
         guard first else { _exit(128 + number) }
-        Console.err("\nstopping at the next safe point; stores not yet replaced are left as they were (press Ctrl-C again to quit at once)")
+        let again = number == SIGINT ? "press Ctrl-C again" : "send the signal again"
+        Console.err("\nstopping at the next safe point; stores not yet replaced are left as they were (\(again) to quit at once)")
     }
 }

@@ -21,10 +21,10 @@ struct TestCommand: ParsableCommand {
         """
     )
 
-    @Option(help: ArgumentHelp("The folder of fixture stores, one per released version. (default: ./fixtures)", valueName: "dir"))
+    @Option(help: ArgumentHelp("The folder of fixture stores, one per released version.", valueName: "dir"))
     var fixtures = "./fixtures"
 
-    @Option(help: ArgumentHelp("The folder of expected results. (default: ./expected)", valueName: "dir"))
+    @Option(help: ArgumentHelp("The folder of expected results.", valueName: "dir"))
     var expected = "./expected"
 
     @Option(name: .customLong("to"), help: ArgumentHelp("A version to migrate each fixture to (repeat for several); the newest by default.", valueName: "version"))
@@ -32,6 +32,9 @@ struct TestCommand: ParsableCommand {
 
     @Flag(help: "Write expected/<name>.json from today's results (for review), instead of comparing.")
     var record = false
+
+    @Flag(help: "Run inferred steps even when they drop values (removed entities or properties), as `mapc run --accept-data-loss` does.")
+    var acceptDataLoss = false
 
     @Option(help: ArgumentHelp("Also write the results as JUnit XML to this file, for CI.", valueName: "file"))
     var junit: String?
@@ -60,7 +63,7 @@ struct TestCommand: ParsableCommand {
         for path in fixturePaths {
             for version in versions {
                 let test = MigrationTestCase(fixture: path, target: version, expected: expected)
-                cases.append(test.run(migrator: migrator, record: record))
+                cases.append(test.run(migrator: migrator, record: record, acceptsDataLoss: acceptDataLoss))
             }
         }
         for result in cases {
@@ -112,7 +115,7 @@ struct MigrationTestCase {
     var assertions: String { (expected as NSString).appendingPathComponent(fixtureName + (isIntermediate ? "@\(target ?? "")" : "") + ".assertions") }
 
     /// Migrates a copy of the fixture and compares it; the fixture itself is never written.
-    func run(migrator: Migrator, record: Bool) -> MigrationTestCase {
+    func run(migrator: Migrator, record: Bool, acceptsDataLoss: Bool = false) -> MigrationTestCase {
         var result = self
         let started = Date()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-test-\(UUID().uuidString)")
@@ -133,7 +136,9 @@ struct MigrationTestCase {
             let plan = try migrator.plan(forStoreAt: copy, to: target)
             result.resolvedTarget = plan.target.version
             result.isIntermediate = plan.target.version != (try migrator.schemas.newest()).version
-            if plan.isNeeded { _ = try migrator.migrate(plan) }
+            var options = MigrationOptions()
+            options.acceptsDataLoss = acceptsDataLoss
+            if plan.isNeeded { _ = try migrator.migrate(plan, options: options) }
             let store = try Store.open(at: copy.path, catalog: migrator.schemas, readOnly: true)
             defer { try? store.close() }
             let dump = try DataFile.dump(store)
@@ -156,7 +161,9 @@ struct MigrationTestCase {
                 result.failures.append("nothing to compare with: write \(result.expectedData) (`mapc test --record` writes it from today's result, for review) or \(result.assertions)")
             }
         } catch {
-            result.failures.append("the migration failed: " + BatchOutcome.message(of: error))
+            // The copy is the test's own business: the fixture is what the user knows.
+            let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent).path
+            result.failures.append("the migration failed: " + BatchOutcome.message(of: error).replacingOccurrences(of: copy, with: fixture))
         }
         result.seconds = Date().timeIntervalSince(started)
         return result
@@ -237,6 +244,11 @@ struct MigrationTestCase {
                 quantifier = word
                 rest = after
             }
+            // Checked as `mapc eval` checks it: an assertion that can never hold is a broken test.
+            if let problems = checkProblems(rest, entity: entity, schema: store.schema), !problems.isEmpty {
+                failures += problems.map { "\(place): \($0)" }
+                continue
+            }
             var holding: [String] = [], failing: [String] = []
             var broken = false
             for object in objects {
@@ -254,6 +266,15 @@ struct MigrationTestCase {
             }
         }
         return failures
+    }
+
+    /// The checker's errors for an assertion's predicate over `entity`, or nil when it does not
+    /// parse (which evaluating it reports).
+    private static func checkProblems(_ text: String, entity: String, schema: Schema) -> [String]? {
+        guard case .success(let parsed) = ExpressionParser.parse(text) else { return nil }
+        var checker = ExpressionChecker(scope: CheckScope(schema: schema, source: entity), source: ExpressionSource(text: text))
+        checker.checkPredicate(parsed)
+        return checker.diagnostics.filter { $0.severity == .error }.map { $0.message + ($0.fix.map { "; \($0)" } ?? "") }
     }
 
     /// A predicate's value for an object (or none), nil after reporting a predicate that does not parse or evaluate.

@@ -52,8 +52,35 @@ struct TestCommandTests {
         #expect(test.stdout.contains("assertions:4: Note: no title != nil does not hold: 3 do"), "\(test.stdout)")
         #expect(test.stdout.contains("assertions:5: no entity 'Notes' in v4; did you mean 'Note'?"), "\(test.stdout)")
         // A key the entity lacks is named with the closest one it has.
-        #expect(test.stdout.contains("assertions:6: Note has no key 'titel'; did you mean 'title'?"), "\(test.stdout)")
+        #expect(test.stdout.contains("assertions:6: unknown key 'titel' on Note; did you mean 'title'?"), "\(test.stdout)")
         #expect(test.stdout.hasSuffix("3 passed, 1 failed\n"), "\(test.stdout)")
         #expect(try folder.read("report.xml").contains("<failure message=\"differs from ./expected/notes-v1.json:\">"))
+    }
+
+    /// What a team meets beyond the happy path: an assertion that can never hold is refused as
+    /// `eval` refuses it, a step that drops values runs when the team accepts it, and a fixture
+    /// that cannot be read is named by its own path, not by the copy the test migrates.
+    @Test func assertionsAreCheckedLossyStepsRunWhenAcceptedAndFixturesAreNamedByTheirPath() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("Note: every title == 3\nNote: count == 3\n", to: "expected/notes-v1.assertions")
+        let checked = try CLI.run(["test"], in: folder)
+        #expect(checked.status == 1 && checked.stdout.contains("expected/notes-v1.assertions:1:") && checked.stdout.contains("never true"), "\(checked.stdout)")
+        #expect(!checked.stdout.contains("assertions:2:"), "\(checked.stdout)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("expected/notes-v1.assertions"))
+        // A fifth version without displayIndex: its inferred step drops values.
+        let v4 = try folder.read("schemas/v4.yaml")
+        try folder.write(v4.replacingOccurrences(of: "version: v4", with: "version: v5").replacingOccurrences(of: "      displayIndex: { type: int64, default: 0 }\n", with: ""), to: "schemas/v5.yaml")
+        try folder.write(try folder.read("schemas/versions.yaml").replacingOccurrences(of: "v4]", with: "v4, v5]"), to: "schemas/versions.yaml")
+        let refused = try CLI.run(["test"], in: folder)
+        #expect(refused.status == 1 && refused.stdout.contains("would drop") && refused.stdout.contains("--accept-data-loss"), "\(refused.stdout)")
+        let accepted = try CLI.run(["test", "--accept-data-loss", "--record", "--expected", "v5-expected"], in: folder)
+        #expect(accepted.status == 0 && accepted.stdout.contains("PASS notes-v1 -> v5") && !accepted.stdout.contains("would drop"), "\(accepted.stdout)")
+        #expect(try !folder.read("v5-expected/notes-v1.json").contains("displayIndex"))
+        // A damaged fixture.
+        let fixture = try Data(contentsOf: folder.appendingPathComponent("fixtures/notes-v1.sqlite"))
+        try fixture.prefix(3000).write(to: folder.appendingPathComponent("fixtures/broken.sqlite"))
+        let broken = try CLI.run(["test", "--accept-data-loss", "--expected", "v5-expected"], in: folder)
+        #expect(broken.status == 1 && broken.stdout.contains("FAIL broken") && broken.stdout.contains("fixtures/broken.sqlite") && !broken.stdout.contains("mapc-test-"), "\(broken.stdout)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GRDB
 @testable import MapcKit
 @testable import MapcFoundation
 @testable import MapcModel
@@ -235,6 +236,28 @@ struct ExpressionEvaluationTests {
             #expect(try evaluate("MAX(1, 5, 3)") == .scalar(.integer(5)))
         }
         #expect(throws: ExpressionError.self) { try evaluate("RANDOM(1, 2)") }
+    }
+
+    /// A `$manager` lookup the store fails (a statement stopped by Ctrl-C, a full disk) is the
+    /// store's failure, not the expression's: it comes through unchanged, so the run reports a
+    /// cancellation as one. A lookup the mapping gets wrong (an unknown name) stays located.
+    @Test func aStoreFailureInAManagerLookupIsNotTheExpressions() throws {
+        final class FailingManager: MigrationManagerFunctions {
+            let error: any Error
+            init(_ error: any Error) { self.error = error }
+            func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] { throw error }
+            func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] { throw error }
+            func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef] { throw error }
+        }
+        let lookup = try ExpressionParser.parse("FUNCTION($manager, 'destinationInstancesForSourceRelationshipNamed:sourceInstances:', 'tags', tags)").get()
+        let interrupted = FailingManager(DatabaseError(resultCode: .SQLITE_INTERRUPT))
+        var context = ExpressionFixture.context()
+        context.manager = interrupted
+        let thrown = #expect(throws: DatabaseError.self) { try Evaluator(context: context).evaluate(lookup) }
+        #expect(thrown?.resultCode == .SQLITE_INTERRUPT)
+        let unknown = FailingManager(MapcError.notFound("no entity mapping named 'Tgs'"))
+        context.manager = unknown
+        #expect(throws: ExpressionError.self) { try Evaluator(context: context).evaluate(lookup) }
     }
 
     @Test("parse and evaluate", arguments: all)

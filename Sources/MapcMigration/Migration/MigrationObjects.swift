@@ -177,7 +177,7 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return "the migration was cancelled; nothing was changed"
         case let .dataLoss(step, dropped):
             return "the inferred step \(step) would drop the values of \(dropped.joined(separator: ", ")); nothing was changed. "
-                + "Write a mapping file for the step that keeps them where they belong, or accept the loss explicitly (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)"
+                + "Write a mapping file for the step that keeps them where they belong, or accept the loss explicitly (`--accept-data-loss` on `mapc run` or `mapc test`; in code, `MigrationOptions.acceptsDataLoss`)"
         }
     }
 }

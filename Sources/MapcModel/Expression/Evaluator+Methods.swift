@@ -166,6 +166,8 @@ extension Evaluator {
             }
         } catch let error as ExpressionError {
             throw error
+        } catch let error as any StoreFailure {
+            throw error
         } catch {
             throw failure("\(error)", range)
         }

@@ -113,6 +113,11 @@ package enum MethodSelector: String, CaseIterable, Sendable {
 /// The functions a custom migration policy makes callable as `FUNCTION($entityPolicy, "name:", args…)`.
 public typealias PolicyFunction = @Sendable ([EvalValue]) throws -> EvalValue
 
+/// A failure of the store a `$manager` lookup reads, not of the expression that asked (a
+/// statement stopped by a cancellation, a full disk): the evaluator lets it through unchanged,
+/// so that the run reports it as what it is rather than as the mapping's failure.
+package protocol StoreFailure: Error {}
+
 /// What `FUNCTION($manager, …)` calls during a migration. The migration run answers them (and the
 /// `MigrationManager` a policy is handed offers the same calls); outside a migration it is absent
 /// and such calls are errors.
