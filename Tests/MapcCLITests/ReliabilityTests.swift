@@ -64,7 +64,7 @@ struct ReliabilityTests {
         try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings"))
         let lossy = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
         #expect(lossy.status == 2, "\(lossy.stderr)")
-        #expect(lossy.stderr.contains("the inferred step v2 -> v3 would drop the values of Note.image") && lossy.stderr.contains("`mapc run --accept-data-loss`"), "\(lossy.stderr)")
+        #expect(lossy.stderr.contains("the inferred step v2 -> v3 would drop the values of Note.image") && lossy.stderr.contains("`--accept-data-loss` on `mapc run` or `mapc test`"), "\(lossy.stderr)")
         #expect(try data(folder, "notes.db") == original)
         #expect(try CLI.run(["plan", "--to", "v3", "notes.db"], in: folder).stdout.contains("v2 -> v3 (inferred, drops Note.image)"))
         let accepted = try CLI.run(["run", "--to", "v3", "--accept-data-loss", "--quiet", "notes.db"], in: folder)
