@@ -193,3 +193,28 @@ struct DecimalNumbersInDataTests {
         #expect(refused.status == 1 && refused.stderr.contains("significant digits") && refused.stderr.contains("9223372036854775808") && !refused.stderr.contains("e+18"), "\(refused.stderr)")
     }
 }
+
+/// A store whose own bookkeeping is damaged is said to be damaged, not of an unknown version.
+@Suite("Damaged stores")
+struct DamagedStoreTests {
+    @Test func aStoreWithDamagedMetadataIsSaidToBeDamagedNotUnknown() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n1","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n1.json")
+        #expect(try CLI.run(["load", "n1.json", "s.db"], in: folder).status == 0)
+        // The first cell pointer of the entity hashes' page points into the page's header.
+        let page = try #require(Int(try sqliteOutput(folder, "s.db", "SELECT rootpage FROM sqlite_master WHERE name = '_mapc_entities'")))
+        let size = try #require(Int(try sqliteOutput(folder, "s.db", "PRAGMA page_size")))
+        let url = folder.appendingPathComponent("s.db")
+        var bytes = try Data(contentsOf: url)
+        bytes[(page - 1) * size + 8] = 0
+        try bytes.write(to: url)
+        for command in [["run", "s.db"], ["status", "s.db"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("is damaged") && result.stderr.contains("integrity check") && !result.stderr.contains("matches no version"),
+                    "\(command): \(result.status) \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: url) == bytes)
+    }
+}

@@ -51,7 +51,8 @@ public struct Migrator: Sendable {
     // MARK: Questions (read only)
 
     /// What a store is: its format, metadata, the version its hashes identify, the objects it
-    /// holds and the migrations applied to it. Reads the store; never writes it.
+    /// holds and the migrations applied to it. Reads the store; never writes it. Throws when the
+    /// store matches no version because SQLite's integrity check finds it damaged.
     public func status(ofStoreAt url: URL) throws -> StoreStatus {
         let (format, metadata) = try Store.metadata(at: Files.path(of: url))
         let matching = schemas.versions(matching: metadata, format: format)
@@ -62,6 +63,9 @@ public struct Migrator: Sendable {
             status.identification = "recognised by its \(English.count(metadata.entityHashes.count, "entity hash", "entity hashes"))"
         } else if let mismatch = schemas.modelMismatch(metadata) {
             status.identification = mismatch.message
+        } else if let damaged = Store.damage(at: Files.path(of: url)) {
+            // Damaged bookkeeping reads as hashes of no version: a status would mislead.
+            throw damaged
         } else {
             status.identification = "no version in the schemas matches the store's entity hashes"
         }

@@ -335,10 +335,27 @@ public final class Store: @unchecked Sendable {
 extension Store {
     /// Runs SQLite's quick integrity check; throws with its findings when the file is damaged.
     public func checkIntegrity() throws {
-        let findings = try database.read { try String.fetchAll($0, sql: "PRAGMA quick_check(20)") }
+        let findings = try database.read { try String.fetchAll($0, sql: Self.quickCheck) }
         guard findings != ["ok"] else { return }
-        throw MapcError.store("\(path ?? "the store") is damaged (SQLite's integrity check: \(findings.prefix(5).joined(separator: "; "))); nothing was changed. "
-                              + "Restore it from a backup, or recover what can be with the sqlite3 shell's .recover")
+        throw Self.damaged(path ?? "the store", findings: findings)
+    }
+
+    /// SQLite's quick check, its first findings.
+    private static let quickCheck = "PRAGMA quick_check(20)"
+
+    /// The error for a store SQLite's integrity check finds damaged.
+    static func damaged(_ name: String, findings: [String]) -> MapcError {
+        MapcError.store("\(name) is damaged (SQLite's integrity check: \(findings.prefix(5).joined(separator: "; "))); nothing was changed. "
+                        + "Restore it from a backup, or recover what can be with the sqlite3 shell's .recover")
+    }
+
+    /// The error for the file at `path` when SQLite's integrity check finds it damaged (it is
+    /// opened read only), nil when it is sound or cannot be checked.
+    package static func damage(at path: String) -> MapcError? {
+        guard let queue = try? openQueue(path: path, readOnly: true, recovering: false) else { return nil }
+        defer { try? queue.close() }
+        guard let findings = try? queue.read({ try String.fetchAll($0, sql: quickCheck) }) else { return nil }
+        return findings == ["ok"] ? nil : damaged(path, findings: findings)
     }
 
     /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
