@@ -63,6 +63,11 @@ let checkCases: [CheckCase] = [
     .init(text: "-title", message: "cannot negate a string", column: 1),
     .init(text: "image LIKE 'a*'", message: "LIKE compares strings, but this is a binary", column: 1),
     .init(text: "'a' IN 3", message: "IN needs a collection or a string on its right", column: 8),
+    // A decimal compared with a literal a double does not hold exactly: no decimal equals it.
+    .init(text: "price >= 0.1", message: "0.1 here is a double, 0.1000000000000000055511151231257827", column: 10, severity: .warning),
+    .init(text: "-0.3 < price", message: "write CAST(\"-0.3\", \"NSDecimalNumber\")", column: 1, severity: .warning),
+    .init(text: "price BETWEEN {0.1, 2}", message: "0.1 here is a double", column: 16, severity: .warning),
+    .init(text: "price IN {1.5, 2.2}", message: "2.2 here is a double", column: 16, severity: .warning),
 ]
 
 @Suite("Expression checker")
@@ -97,6 +102,8 @@ struct ExpressionCheckerTests {
             "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)",
             "FUNCTION($source.body, 'substringToIndex:', 80)", "SUBQUERY(tags, $t, $t.name == 'x').@count", "(a == 1 AND b == 2) OR c == 3",
             "TERNARY(rating > 4, 'good', 'bad')", "displayIndex * 2 + 1", "author.countries.@distinctUnionOfSets.moods.name",
+            // Literals a double holds exactly, and doubles compared with doubles, draw nothing.
+            "price >= 0.5", "price == 12", "price < 1e3", "rating >= 0.1", "price == CAST('0.1', 'NSDecimalNumber')",
         ].filter { !$0.contains("a == 1") && !$0.contains("$source.note") }
         for text in clean {
             let found = try diagnostics(text)

@@ -60,6 +60,10 @@ extension ExpressionChecker {
         if !options.isEmpty && (!stringLike(left) || !stringLike(right)) && !(op == .contains && isCollectionOrOpen(left)) {
             warning("[\(options.letters)] only affects string comparisons", range)
         }
+        if [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .inCollection].contains(op) {
+            warnInexactLiterals(comparedWith: left, in: rightExpression)
+            warnInexactLiterals(comparedWith: right, in: leftExpression)
+        }
         switch op {
         case .equal, .notEqual:
             if !compatible(left, right) {
@@ -116,6 +120,27 @@ extension ExpressionChecker {
         case let (.collection(x), .collection(y)): return compatible(x, y)
         case (.string, .uri), (.uri, .string), (.string, .uuid), (.uuid, .string): return true
         default: return a == b
+        }
+    }
+
+    /// Warns where a decimal is compared with a number literal that a double does not hold
+    /// exactly (`price >= 0.1`): the literal is a double, compared with the decimal exactly, so
+    /// no decimal equals it, and a stored 0.1 is below it. Core Data's SQLite stores compare
+    /// both as doubles; mapc's one exact order does not, so it says how to write the decimal.
+    private mutating func warnInexactLiterals(comparedWith type: ExprType, in expression: Expr) {
+        guard type == .decimal else { return }
+        let literals: [Expr]
+        switch expression.kind {
+        case .literal(.double): literals = [expression]
+        case .aggregate(let items): literals = items
+        default: return
+        }
+        for literal in literals {
+            guard case .literal(.double(let value)) = literal.kind, value.isFinite else { continue }
+            let text = String(source.text.unicodeScalarsSlice(literal.range))
+            if let exact = ValueOrder.exactDecimal(value), case .success(.decimal(let written)) = ValueParser.parse(text, as: .decimal), exact == written { continue }
+            warning("\(text) here is a double, \(String(format: "%.34g", value))…, which no decimal equals: a decimal compares with it exactly", literal.range,
+                    fix: "write CAST(\"\(text)\", \"NSDecimalNumber\") to compare with the decimal \(text)")
         }
     }
 }
