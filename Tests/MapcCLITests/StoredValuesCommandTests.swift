@@ -218,3 +218,22 @@ struct DamagedStoreTests {
         #expect(try Data(contentsOf: url) == bytes)
     }
 }
+
+/// A date a store cannot keep exactly is refused for what it is: a store keeps seconds in a
+/// double, and the last microseconds of year 9999 round into year 10000.
+@Suite("Dates at the end of year 9999")
+struct LastDateTests {
+    @Test func theLastMicrosecondOfYear9999IsRefusedAsAStoreCannotKeepIt() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: M\nversion: v1\nentities:\n  Pump:\n    attributes:\n      at: date\n", to: "schemas/v1.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Pump":[{"id":"p1","at":"9999-12-31T23:59:59.999999Z"}]}}"#, to: "late.json")
+        let late = try CLI.run(["load", "late.json", "late.db"], in: folder)
+        #expect(late.status == 1 && late.stderr.contains("seconds in a double") && late.stderr.contains("10000-01-01"), "\(late.stderr)")
+        try folder.write(#"{"version":"v1","objects":{"Pump":[{"id":"p1","at":"9999-12-31T23:59:59.99996Z"}]}}"#, to: "last.json")
+        let last = try CLI.run(["load", "last.json", "last.db"], in: folder)
+        #expect(last.status == 0, "\(last.stderr)")
+    }
+}

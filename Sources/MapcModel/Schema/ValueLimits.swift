@@ -32,7 +32,14 @@ package enum ValueLimits {
         case .decimal:
             return nil
         case .date(let instant):
-            return holds(instant) ? nil : dateProblem(instant.secondsSince1970)
+            guard holds(instant) else { return dateProblem(instant.secondsSince1970) }
+            // Stores keep seconds in a double (from 1970 or 2001): the last microseconds of 9999
+            // round to the first instant of year 10000, which no store may hold.
+            for epoch in [Timestamp.Epoch.unix, .reference] where instant.seconds(since: epoch) >= Double(wholeSecondsRange.upperBound + 1 - epoch.offset) {
+                return "\(ISO8601.format(instant)) cannot be stored: a store keeps a date as seconds in a double, and the nearest double is 10000-01-01T00:00:00Z; "
+                    + "use an instant at least a few hundredths of a millisecond earlier"
+            }
+            return nil
         case .integer(let number):
             if let range = type.integerRange, !range.contains(number) { return "\(number) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))" }
             return nil
