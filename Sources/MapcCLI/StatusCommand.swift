@@ -70,7 +70,8 @@ struct StatusCommand: ParsableCommand {
             ("identification", .string(status.identification)),
             ("modelHash", .string(metadata.modelHash)), ("storeUUID", metadata.storeUUID.map(JSONValue.string) ?? .null),
             ("metadata", .object(metadata.shownProperties.map { ($0.key, .string($0.value)) })),
-            ("objects", .object(status.objectCounts.map { ($0.name, JSONValue.integer(Int64($0.count))) })),
+            // Not counted when no version matches (there is no schema to read the objects by): null, not none.
+            ("objects", status.compatibleVersions.isEmpty ? .null : .object(status.objectCounts.map { ($0.name, JSONValue.integer(Int64($0.count))) })),
             ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
             ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
             ("history", .array(status.history.map { entry in .object([

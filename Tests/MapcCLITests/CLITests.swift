@@ -116,6 +116,9 @@ struct CLITests {
         let stale = try CLI.run(["status", "notes.db"], in: project)
         #expect(stale.status == 0)
         #expect(stale.stdout.contains("compatible  none of the versions in ./schemas"))
+        // Objects not counted (no version to read them by) are null in JSON, not an empty count.
+        let staleJSON = try CLI.run(["status", "notes.db", "--format", "json"], in: project)
+        #expect(staleJSON.stdout.contains("\"objects\": null"), "\(staleJSON.stdout)")
         let dump = try CLI.run(["dump", "notes.db"], in: project)
         #expect(dump.status == 2)
         // The same diagnosis as run's: the closest version and what differs from it.
