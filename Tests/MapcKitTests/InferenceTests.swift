@@ -135,6 +135,15 @@ struct InferenceTests {
         #expect(MappingInference.infer(from: a, to: b).changes.contains(SchemaChange(kind: .renamed, entity: "Memo", property: nil, detail: "from Note")))
     }
 
+    /// A relationship whose destination entity was renamed says so, not only that its hash changed.
+    @Test func aRelationshipToARenamedEntitySaysItsNewDestination() throws {
+        let a = try schema("a", "  Item:\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: items, optional: true }\n  Tag:\n    attributes:\n      name: string\n    relationships:\n      items: { destination: Item, toMany: true, inverse: tags, optional: true }\n")
+        let b = try schema("b", "  Item:\n    relationships:\n      tags: { destination: Label, toMany: true, inverse: items, optional: true }\n  Label:\n    renamingIdentifier: Tag\n    attributes:\n      name: string\n    relationships:\n      items: { destination: Item, toMany: true, inverse: tags, optional: true }\n")
+        let changes = MappingInference.infer(from: a, to: b).changes.map(\.description)
+        #expect(changes.contains("changed  Item.tags: destination Tag -> Label"), "\(changes)")
+        #expect(!changes.contains { $0.contains("settings in its version hash changed") }, "\(changes)")
+    }
+
     @Test func renameChainsAcrossSeveralVersions() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")

@@ -148,6 +148,7 @@ extension MappingInference {
             if before.allowsExternalStorage != after.allowsExternalStorage { details.append(after.allowsExternalStorage ? "now allows external storage" : "no longer allows external storage") }
             if before.preservesAfterDeletion != after.preservesAfterDeletion { details.append(after.preservesAfterDeletion ? "now preserved after deletion" : "no longer preserved after deletion") }
         case (.relationship(let before)?, .relationship(let after)?):
+            if before.destination != after.destination { details.append("destination \(before.destination) -> \(after.destination)") }
             if before.deleteRule != after.deleteRule { details.append("delete rule \(before.deleteRule.rawValue) -> \(after.deleteRule.rawValue) (in no version hash: no migration for it alone)") }
             if before.versionHashModifier != after.versionHashModifier { details.append("versionHashModifier \(before.versionHashModifier ?? "none") -> \(after.versionHashModifier ?? "none")") }
             if before.inverse != after.inverse { details.append("inverse \(before.inverse ?? "none") -> \(after.inverse ?? "none")") }
