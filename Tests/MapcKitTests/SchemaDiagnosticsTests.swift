@@ -29,6 +29,8 @@ let invalidSchemas: [InvalidSchemaCase] = [
     .init(name: "unclosed flow mapping", yaml: header + "  Note:\n    attributes: { title: { type: string }\n", message: "close the '{ … }' opened where shown", line: 6, column: 1),
     .init(name: "misindented key", yaml: header + "  Note:\n    attributes:\n      title: string\n     body: string\n", message: "indent this line like the keys around it", line: 7, column: 6),
     .init(name: "unquoted colon", yaml: header + "  Note:\n    attributes:\n      title: string: long\n", message: "a value holding ': ' must be quoted", line: 6, column: 20),
+    // A value that already holds double quotes is quoted with single ones.
+    .init(name: "unquoted colon beside double quotes", yaml: header + "  Note:\n    attributes:\n      title: TERNARY(a, \"sky: unknown\", b)\n", message: "single quotes", line: 6, column: 29),
     .init(name: "tab", yaml: header + "  Note:\n\tattributes:\n      title: string\n", message: "YAML indents with spaces, never tabs", line: 5, column: 1),
     .init(name: "unclosed quote", yaml: header + "  Note:\n    attributes:\n      title: 'string\n", message: "close the quote opened where shown", line: 7, column: 1),
     .init(name: "unknown top-level key", yaml: "model: M\nversion: v1\nentites: {}\nentities: {}\n", message: "unknown key 'entites' in the schema file; did you mean 'entities'?", line: 3, column: 1),

@@ -204,6 +204,10 @@ package struct YAMLDocument {
         case _ where problem.hasPrefix("found character that cannot start any token"):
             return character == "\t" ? "YAML indents with spaces, never tabs: replace the tab" : "a value cannot start with this character; quote the value (\"…\")"
         case _ where problem.hasPrefix("mapping values are not allowed"):
+            // A value holding double quotes (an expression's strings) is quoted with single ones.
+            if source.line(mark.line)?.contains("\"") == true {
+                return "a value holding ': ' must be quoted; this one holds double quotes, so use single quotes ('…', a ' inside written '') or a block scalar (|); otherwise check this line's indentation"
+            }
             return "a value holding ': ' must be quoted (\"…\"); otherwise check this line's indentation"
         case _ where problem.hasPrefix("did not find expected key"):
             return "the keys of one block line up: indent this line like the keys around it (spaces only)"
