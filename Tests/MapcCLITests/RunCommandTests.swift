@@ -51,8 +51,11 @@ struct RunCommandTests {
         #expect(second.status == 0, "\(second.stderr)")
         #expect(try CLI.run(["dump", "store.db"], in: folder).stdout == String(contentsOf: fixtures.appendingPathComponent("expected-v4.json"), encoding: .utf8))
         #expect(try CLI.run(["status", "store.db"], in: folder).stdout.contains("compatible  v4"))
+        // What a killed run left beside the store goes with the next run, even one with nothing to do.
+        try folder.write("partial", to: ".store.db.mapc-1234-5678.tmp")
         let again = try CLI.run(["run", "--to", "v4", "store.db"], in: folder)
         #expect(again.status == 0 && again.stdout.contains("already at v4; nothing to do"))
+        #expect(!folder.exists(".store.db.mapc-1234-5678.tmp"))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".tmp") || $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }

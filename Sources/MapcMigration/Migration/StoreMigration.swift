@@ -225,7 +225,15 @@ package enum StoreMigration {
                                       + "Convert it with `mapc dump` and `mapc load --layout` (in code, `DataFile.dump` and `Store.insert`)")
             }
         }
-        guard let requested = options.output?.path else { return MigrationOutcome(steps: [], resultPath: path, backupPath: nil) }
+        guard let requested = options.output?.path else {
+            // Nothing to do in place; what a killed run left beside the store goes now, when no
+            // run holds the store (a dry run touches nothing).
+            if !options.dryRun, let real = try? Files.existingStore(path), let lock = try? StoreLock(store: path) {
+                removeLeftovers(besides: real)
+                lock.release()
+            }
+            return MigrationOutcome(steps: [], resultPath: path, backupPath: nil)
+        }
         guard !options.dryRun else { return MigrationOutcome(steps: [], resultPath: nil, backupPath: nil) }
         let real = try Files.existingStore(path)
         let lock = try StoreLock(store: path)
