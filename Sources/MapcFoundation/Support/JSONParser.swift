@@ -222,7 +222,7 @@ struct JSONParser {
         // otherwise the text is kept ("1234567890.123456789", a whole number beyond 64 bits).
         // Up to 15 significant digits a normal double always does (DBL_DIG): no text compared.
         if nearest.isNormal, significantDigits(start..<index) <= 15 { return .double(nearest) }
-        return Self.sameNumber(text, "\(nearest)") ? .double(nearest) : .number(text)
+        return NumberText.sameValue(text, "\(nearest)") ? .double(nearest) : .number(text)
     }
 
     /// The significant digits of the number in `range` (leading zeros not counted), up to its exponent.
@@ -234,39 +234,5 @@ struct JSONParser {
             if count > 0 || byte != UInt8(ascii: "0") { count += 1 }
         }
         return count
-    }
-
-    /// Whether two numbers' texts (JSON's grammar, or Swift's description of a finite double)
-    /// denote the same value: the same sign, significant digits and scale.
-    static func sameNumber(_ a: String, _ b: String) -> Bool {
-        guard let x = decimalParts(a), let y = decimalParts(b) else { return false }
-        return x == y
-    }
-
-    /// A number's text as its sign, significant digits and the power of ten of the last digit
-    /// ("-012.50" is (true, "125", -1); zero is (false, "", 0)); nil for text that is not a
-    /// finite number or an exponent beyond nine digits.
-    private static func decimalParts(_ text: String) -> (negative: Bool, digits: [UInt8], exponent: Int)? {
-        var bytes = Array(text.utf8)[...]
-        var negative = false
-        if bytes.first == UInt8(ascii: "-") { negative = true; bytes = bytes.dropFirst() }
-        var digits: [UInt8] = [], exponent = 0, seenPoint = false
-        while let byte = bytes.first, byte != UInt8(ascii: "e"), byte != UInt8(ascii: "E") {
-            bytes = bytes.dropFirst()
-            if byte == UInt8(ascii: ".") { seenPoint = true; continue }
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-            if digits.isEmpty && byte == UInt8(ascii: "0") { if seenPoint { exponent -= 1 }; continue }
-            digits.append(byte)
-            if seenPoint { exponent -= 1 }
-        }
-        if !bytes.isEmpty {
-            bytes = bytes.dropFirst()
-            var sign = 1
-            if bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() } else if bytes.first == UInt8(ascii: "-") { sign = -1; bytes = bytes.dropFirst() }
-            guard !bytes.isEmpty, bytes.count <= 9, let power = Int(String(decoding: bytes, as: UTF8.self)) else { return nil }
-            exponent += sign * power
-        }
-        while digits.last == UInt8(ascii: "0") { digits.removeLast(); exponent += 1 }
-        return digits.isEmpty ? (false, [], 0) : (negative, digits, exponent)
     }
 }

@@ -123,6 +123,13 @@ public struct ExpressionChecker {
         let range = expression.range
         switch expression.kind {
         case .literal(let value):
+            if case .double(let number) = value, number.isFinite {
+                let text = String(source.text.unicodeScalarsSlice(range))
+                let message = "\(text) has more digits than a double keeps: it is \(number) here"
+                if !NumberText.isKeptByDouble(text), !diagnostics.contains(where: { $0.message == message }) {
+                    warning(message, range, fix: "write CAST(\"\(text)\", \"NSDecimalNumber\") to keep every digit")
+                }
+            }
             return ExprType(of: value)
         case .aggregate(let items):
             let types = items.map { type(of: $0) }
