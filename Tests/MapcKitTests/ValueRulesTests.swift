@@ -38,6 +38,16 @@ struct ValueRulesTests {
 
     /// Text holds any character, U+0000 included (it is bound and read with its length); only an
     /// identity may not hold U+0000, and a zero byte in UTF-8 is that character and no other's part.
+    /// Decimal text is the grammar `[+-]?(digits[.digits?] | .digits)([eE][+-]?digits)?`, nothing around it.
+    @Test func decimalTextIsExactlyItsGrammar() {
+        for text in ["0", "-12.50", "+3", "5.", ".5", "1e10", "2.5E-3", "-.25e+2", "00012", String(repeating: "9", count: 60)] {
+            #expect(ValueParser.isDecimalText(text), "\(text)")
+        }
+        for text in ["", ".", "-", "+.", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "1 ", "5\n", "0x10", "NaN", "Infinity", "1e5.0", "١٢"] {
+            #expect(!ValueParser.isDecimalText(text), "\(text)")
+        }
+    }
+
     @Test func textHoldsEveryCharacterAndOnlyIdentitiesRefuseNUL() {
         for text in ["\u{0}", "a\u{0}", "\u{0}b", "寺\u{0}庭", String(repeating: "x", count: 10_000) + "\u{0}"] {
             #expect(ValueLimits.problem(.string(text), for: .string) == nil, "\(text.debugDescription)")
