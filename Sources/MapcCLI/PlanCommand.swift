@@ -72,11 +72,13 @@ struct PlanCommand: ParsableCommand {
                     }
                     if let report {
                         report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
-                                              ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string)))]))
+                                              ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string))),
+                                              ("notes", .array(plan.notes.map(JSONValue.string)))]))
                         continue
                     }
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
                     for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
+                    for note in plan.notes { lines.append("  note: \(note)") }
                     Console.out(lines.joined(separator: "\n"))
                 } catch where paths.count > 1 || report != nil {
                     // One store's problem does not hide the others' plans.

@@ -311,7 +311,7 @@ struct RunCommand: ParsableCommand {
         }
         let stopped = failedStep.map { " (the run stopped in step \($0.index) of \($0.of), \($0.step))" } ?? ""
         switch error {
-        case .setup, .dataLoss, .cancelled:
+        case .setup, .dataLoss, .foreignTables, .cancelled:
             if !stopped.isEmpty { Console.err("\(store) was not changed\(stopped)") }
             Foundation.exit(MapcExitCode.storeError)
         default: break
@@ -344,12 +344,14 @@ struct RunCommand: ParsableCommand {
                 pairs.append(("result", outcome.result.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
+                pairs.append(("notes", .array(outcome.notes.map(JSONValue.string))))
                 json = .object(pairs)
             }
             Console.out(json.serialized(pretty: true))
             return
         }
         Console.out(Self.report(outcome, steps: steps, store: store, dryRun: dryRun, output: output, seconds: seconds))
+        for note in outcome.notes { Console.err("note: \(note)") }
     }
 
     /// The text summary of a run: per step, objects created by each mapping, seconds per phase and

@@ -498,3 +498,47 @@ struct ManyStoresTests {
         #expect(output.status == 64 && output.stderr.contains("--output names one new file"), "\(output.stderr)")
     }
 }
+
+/// Tables in a store file that no version of the model has: Core Data's persistent history is left
+/// out and said so; an app's own table with rows is never dropped silently.
+@Suite("Tables the model does not have")
+struct ForeignTablesTests {
+    private func store(in folder: URL) throws -> Data {
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n1","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z"}]}}"#, to: "n.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "n.json", "s.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", """
+            CREATE TABLE ATRANSACTION ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTIMESTAMP FLOAT, ZAUTHOR VARCHAR );
+            CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER );
+            INSERT INTO Z_PRIMARYKEY VALUES (16001, 'CHANGE', 0, 1), (16002, 'TRANSACTION', 0, 1);
+            INSERT INTO ATRANSACTION VALUES (1, 16002, 1, 700000000.0, 'app');
+            INSERT INTO ACHANGE VALUES (1, 16001, 1, 0, 2, 1, 1);
+            """)
+        return try Data(contentsOf: folder.appendingPathComponent("s.sqlite"))
+    }
+
+    @Test func persistentHistoryIsLeftOutAndSaidSo() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        _ = try store(in: folder)
+        let plan = try CLI.run(["plan", "--to", "v3", "s.sqlite"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("persistent history") && plan.stdout.contains("ATRANSACTION (1 row)"), "\(plan.stdout)\(plan.stderr)")
+        let run = try CLI.run(["run", "--to", "v3", "s.sqlite"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("note: ") && run.stderr.contains("persistent history") && run.stderr.contains("ACHANGE (1 row)"), "\(run.stdout)\(run.stderr)")
+        #expect(try sqliteOutput(folder, "s.sqlite", "SELECT count(*) FROM sqlite_master WHERE name IN ('ATRANSACTION', 'ACHANGE')") == "0")
+    }
+
+    @Test func anAppsOwnTableWithRowsIsNeverDroppedSilently() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        _ = try store(in: folder)
+        try sqlite(folder, "s.sqlite", "CREATE TABLE search_index (note INTEGER, words TEXT); INSERT INTO search_index VALUES (1, 'a b');")
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.sqlite"))
+        let refused = try CLI.run(["run", "--to", "v3", "s.sqlite"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("search_index (1 row)") && refused.stderr.contains("--accept-data-loss"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.sqlite")) == before)
+        let accepted = try CLI.run(["run", "--to", "v3", "--accept-data-loss", "s.sqlite"], in: folder)
+        #expect(accepted.status == 0 && accepted.stderr.contains("search_index (1 row)"), "\(accepted.stderr)")
+    }
+}

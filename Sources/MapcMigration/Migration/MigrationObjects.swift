@@ -138,6 +138,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case setup(String)
     /// An inferred step would drop values and dropping was not accepted.
     case dataLoss(step: String, dropped: [String])
+    /// The store holds tables no version of the model has, with rows, which a migration would
+    /// leave out (`tables` names each with its rows); nothing was changed.
+    case foreignTables(tables: [String])
     /// The run was cancelled by its caller; nothing was changed.
     case cancelled
 
@@ -175,6 +178,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return message
         case .cancelled:
             return "the migration was cancelled; nothing was changed"
+        case .foreignTables(let tables):
+            return "the store holds tables no version of the model has: \(tables.joined(separator: ", ")); a migration writes a new store from the model and would leave them out; "
+                + "nothing was changed. Copy what they hold elsewhere first, or accept the loss explicitly (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)"
         case let .dataLoss(step, dropped):
             return "the inferred step \(step) would drop the values of \(dropped.joined(separator: ", ")); nothing was changed. "
                 + "Write a mapping file for the step that keeps them where they belong, or accept the loss explicitly (`--accept-data-loss` on `mapc run` or `mapc test`; in code, `MigrationOptions.acceptsDataLoss`)"

@@ -42,9 +42,13 @@ public struct MigrationOutcome: Sendable {
     public var result: URL?
     /// The backup of the original, when kept.
     public var backup: URL?
+    /// What the run left out that the store held besides its objects (Core Data's persistent
+    /// history, tables the model does not have), in sentences.
+    public var notes: [String] = []
 
-    init(steps: [MigrationSummary], resultPath: String?, backupPath: String?) {
+    init(steps: [MigrationSummary], resultPath: String?, backupPath: String?, notes: [String] = []) {
         self.steps = steps
+        self.notes = notes
         result = resultPath.map { URL(fileURLWithPath: $0) }
         backup = backupPath.map { URL(fileURLWithPath: $0) }
     }
@@ -102,33 +106,47 @@ package enum StoreMigration {
         // what another process commits meanwhile stays in it, so its write lock is not needed.
         let exclusion = replaces || Files.isWritable(real) ? try WriterExclusion(realPath: real, name: path) : nil
         defer { exclusion?.close() }
-        let (summaries, temporary) = try buildSteps(steps, of: real, besides: target, options: options, policies: policies,
-                                                    sourceIsLocked: exclusion != nil, progress: progress)
+        let (summaries, temporary, notes) = try buildSteps(steps, of: real, besides: target, options: options, policies: policies,
+                                                           sourceIsLocked: exclusion != nil, progress: progress)
         if options.dryRun {
             AtomicFile.removeStoreFiles(temporary)
-            return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil)
+            return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil, notes: notes)
         }
         if let output, let requested = options.output?.path {
             try moveIntoPlace(temporary, at: output, options: options)
-            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil)
+            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil, notes: notes)
         }
         guard let exclusion else {
             AtomicFile.removeStoreFiles(temporary)
             throw MigrationError.setup("\(path) was not locked for its replacement")
         }
         let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
-        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup)
+        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup, notes: notes)
     }
 
     /// Builds the steps' stores one after the other, each in a temporary file beside `target`
     /// made from the previous one (the first from the store at `real`, which is only read), and
-    /// returns their summaries with the last step's file. Whatever fails, no temporary file is left.
+    /// returns their summaries with the last step's file and what the store held that the run
+    /// leaves out. Whatever fails, no temporary file is left.
     private static func buildSteps(_ steps: [MigrationStep], of real: String, besides target: String, options: MigrationOptions, policies: PolicyRegistry,
-                                   sourceIsLocked: Bool, progress: ((Int, Int, MigrationProgress) -> Void)?) throws -> (summaries: [MigrationSummary], temporary: String) {
+                                   sourceIsLocked: Bool, progress: ((Int, Int, MigrationProgress) -> Void)?)
+        throws -> (summaries: [MigrationSummary], temporary: String, notes: [String]) {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
         var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
+        // Tables the model does not have are not in a store made from it: an app's own rows are
+        // never left out unasked; Core Data's history and mirroring state are, and said so.
+        let foreign: [ForeignTable]
+        do { foreign = try sourceStore.foreignTables() } catch {
+            try? sourceStore.database.close()
+            throw error
+        }
+        let unasked = foreign.filter { $0.kind == .other && $0.holdsRows }
+        if !unasked.isEmpty && !options.acceptsDataLoss {
+            try? sourceStore.database.close()
+            throw MigrationError.foreignTables(tables: unasked.map(\.described))
+        }
         // The store's own checks run beside the first step, which stops early if they fail, and
         // waits for them before it validates: its file is used only once they passed. A step
         // with custom policies waits for them before it starts: policy code never sees a store
@@ -169,7 +187,7 @@ package enum StoreMigration {
             throw error
         }
         guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
-        return (summaries, temporary)
+        return (summaries, temporary, ForeignTable.notes(foreign))
     }
 
     /// Moves the migrated store at `temporary` to the new file `output` the user asked for

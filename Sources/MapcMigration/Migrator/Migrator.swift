@@ -107,11 +107,28 @@ public struct Migrator: Sendable {
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
         do {
             let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
-            return MigrationPlan(store: url, current: current, target: target, steps: steps)
+            var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
+            if plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current) }
+            return plan
         } catch var error as PlanError {
             error.mappingProblems = MappingChecker.problems(of: error.madeSteps, policies: policies)
             throw error
         }
+    }
+
+    /// What a migration of the store would leave out besides its objects, in sentences: Core
+    /// Data's persistent history, mirroring state, tables the model does not have (a run refuses
+    /// those holding rows unless the loss is accepted).
+    private static func foreignTableNotes(ofStoreAt url: URL, version: Schema) throws -> [String] {
+        let store = try Store.open(at: Files.path(of: url), schema: version, readOnly: true)
+        defer { try? store.database.close() }
+        let tables = try store.foreignTables()
+        var notes = ForeignTable.notes(tables)
+        let unasked = tables.filter { $0.kind == .other && $0.holdsRows }
+        if !unasked.isEmpty {
+            notes.append("a run refuses to leave out \(unasked.map(\.described).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
+        }
+        return notes
     }
 
     /// Checks every mapping file a plan uses against its versions; throws `DiagnosticsError` with
@@ -186,6 +203,9 @@ public struct MigrationPlan: Sendable {
     public var target: Schema
     /// The steps, in order; empty when the store is there already.
     public var steps: [MigrationStep]
+    /// What migrating would leave out that the store holds besides its objects (Core Data's
+    /// persistent history, tables the model does not have), in sentences; empty when nothing.
+    public var notes: [String] = []
 
     /// Whether the store needs migrating.
     public var isNeeded: Bool { !steps.isEmpty }

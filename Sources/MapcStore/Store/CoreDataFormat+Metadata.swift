@@ -143,6 +143,10 @@ extension CoreDataFormat {
     /// Where the whole metadata property list travels with a `StoreMetadata` (base64 of the binary plist).
     static let rawPlistKey = "mapc.raw-metadata"
 
+    func ownsTable(_ name: String) -> Bool {
+        ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name.uppercased())
+    }
+
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         let (_, plist, _) = try metadataPlist(db)
         guard let text = plist[Self.historyKey] as? String, case .array(let items)? = try? JSONValue.parse(Data(text.utf8), path: "history") else { return [] }

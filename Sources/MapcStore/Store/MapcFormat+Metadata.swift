@@ -78,6 +78,10 @@ extension MapcFormat {
     /// mapc's stores keep no counter: an object's identity is stored, not made from its key.
     func raiseKeyCounter(inTable table: String, layout: StoreLayout, to key: Int64, _ db: Database) throws {}
 
+    func ownsTable(_ name: String) -> Bool {
+        name.lowercased().hasPrefix("_mapc_")
+    }
+
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }
         return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedDatabaseIdentifier) ORDER BY step").map { row in

@@ -108,6 +108,9 @@ package protocol StoreFormatStrategy: Sendable {
     /// Checked before every insert, so a format with narrower columns refuses a value instead of
     /// rounding it.
     func storageProblem(_ value: Value, as type: AttributeType) -> String?
+    /// Whether a table no entity's layout names is the format's own bookkeeping (metadata, key
+    /// counters, history), which the format writes in every store it makes.
+    func ownsTable(_ name: String) -> Bool
     /// Reads the migration history the store keeps, oldest first.
     func readHistory(_ db: Database) throws -> [HistoryEntry]
     /// Replaces the migration history a store keeps.
