@@ -182,3 +182,50 @@ struct EntityOrderTests {
         #expect(try store.objects(of: "Fruit").map(\.entity).sorted() == ["Apple", "Banana"])
     }
 }
+
+/// Long lists keep their order and their links however they were given: the positions and
+/// memberships of long lists are looked up through indexes (one tag on every recipe).
+@Suite("Long relationship lists")
+struct LongRelationshipListTests {
+    @Test(arguments: TestLayout.allCases)
+    func longOrderedAndSharedListsKeepTheirOrderAndLinks(layout: TestLayout) throws {
+        let schema = try loadSchema("""
+            model: Music
+            version: v1
+            entities:
+              Playlist:
+                attributes:
+                  name: string
+                relationships:
+                  songs: { destination: Song, toMany: true, ordered: true, inverse: playlist, optional: true }
+                  tags: { destination: Tag, toMany: true, inverse: playlists, optional: true }
+              Song:
+                attributes:
+                  title: string
+                relationships:
+                  playlist: { destination: Playlist, inverse: songs, optional: true }
+              Tag:
+                attributes:
+                  name: string
+                relationships:
+                  playlists: { destination: Playlist, toMany: true, inverse: tags, optional: true }
+            """ + "\n")
+        let store = try layout.store(schema)
+        var random = SystemRandomNumberGenerator()
+        // One playlist lists its 40 songs in a shuffled order; the other's 40 songs name it, in data order.
+        let listed = (0..<40).map { "a\($0)" }.shuffled(using: &random)
+        let songs = (0..<40).map { ObjectData(id: "a\($0)", entity: "Song", attributes: ["title": .string("a\($0)")]) }
+            + (0..<40).map { ObjectData(id: "b\($0)", entity: "Song", attributes: ["title": .string("b\($0)")], relationships: ["playlist": ["p2"]]) }
+        let playlists = (0..<60).map { ObjectData(id: "x\($0)", entity: "Playlist", attributes: ["name": .string("x\($0)")], relationships: ["tags": ["t1"]]) }
+        try store.insert([ObjectData(id: "t1", entity: "Tag", attributes: ["name": .string("all")]),
+                          ObjectData(id: "p1", entity: "Playlist", attributes: ["name": .string("one")], relationships: ["songs": listed]),
+                          ObjectData(id: "p2", entity: "Playlist", attributes: ["name": .string("two")])] + songs + playlists)
+        let byName = Dictionary(try store.objects(ofExactEntity: "Playlist").map { (($0.attributes["name"]).flatMap { if case .string(let text) = $0 { text } else { nil } } ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let titles = Dictionary(try store.objects(ofExactEntity: "Song").map { ($0.id, $0.attributes["title"]) }, uniquingKeysWith: { a, _ in a })
+        let one = try #require(byName["one"]), two = try #require(byName["two"])
+        #expect((one.relationships["songs"] ?? []).map { titles[$0] } == listed.map { .string($0) })
+        #expect((two.relationships["songs"] ?? []).map { titles[$0] } == (0..<40).map { .string("b\($0)") })
+        let tag = try #require(try store.objects(ofExactEntity: "Tag").first)
+        #expect(tag.relationships["playlists"]?.count == 60)
+    }
+}

@@ -203,6 +203,9 @@ struct ObjectGraphResolver {
             }
         }
         // Derive each unspecified side from the other side's lists, and check specified sides agree.
+        // Membership in a target's list is asked once per object pointing at it: long lists (a
+        // tag on every recipe) are asked through sets made once, or the check is quadratic.
+        var listed = MembershipCache<String>(), derived = MembershipCache<Int>()
         for (index, object) in objects.enumerated() where entityOK[index] && !isExisting(index) {
             guard let entity = schema.entity(named: object.entity) else { continue }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
@@ -212,23 +215,25 @@ struct ObjectGraphResolver {
                     if isExisting(target) {
                         // An object already in the store gains this one, unless that would change a to-one it already has.
                         let stored = targetObject.relationships[inverse.name] ?? []
-                        if stored.contains(object.id) { continue }
+                        if listed.contains(object.id, in: stored, key: target, inverse.name) { continue }
                         if !inverse.isToMany, let current = stored.first {
                             problems.add(object.entity, object.id, relationship.name,
                                          "\(targetObject.entity) '\(targetObject.id)' in the store already has \(inverse.name) '\(current)'; load adds objects and never changes existing ones")
                         } else if !inverse.isToMany, let other = related[target][inverse.name]?.first, other != index {
                             problems.add(object.entity, object.id, relationship.name,
                                          "\(targetObject.entity) '\(targetObject.id)' in the store can have one \(inverse.name), but '\(objects[other].id)' and '\(object.id)' both claim it")
-                        } else if !(related[target][inverse.name] ?? []).contains(index) {
+                        } else if !derived.contains(index, in: related[target][inverse.name] ?? [], key: target, inverse.name) {
                             related[target][inverse.name, default: []].append(index)
+                            derived.insert(index, key: target, inverse.name)
                         }
                     } else if let stated = targetObject.relationships[inverse.name] {
-                        if !stated.contains(object.id) {
+                        if !listed.contains(object.id, in: stated, key: target, inverse.name) {
                             problems.add(object.entity, object.id, relationship.name,
                                          "lists '\(targetObject.id)', but \(targetObject.entity) '\(targetObject.id)'.\(inverse.name) does not list '\(object.id)'; the inverse relationships disagree")
                         }
-                    } else if !(related[target][inverse.name] ?? []).contains(index) {
+                    } else if !derived.contains(index, in: related[target][inverse.name] ?? [], key: target, inverse.name) {
                         related[target][inverse.name, default: []].append(index)
+                        derived.insert(index, key: target, inverse.name)
                     }
                 }
             }
@@ -276,5 +281,27 @@ struct ObjectGraphResolver {
                 }
             }
         }
+    }
+}
+
+/// Whether a list holds an element, asked of the same lists many times: a short list is searched,
+/// a long one through a set made on its first question and kept up to date by `insert`.
+private struct MembershipCache<Element: Hashable> {
+    /// Lists up to this long are searched rather than hashed.
+    private static var searchedUpTo: Int { 16 }
+    private var sets: [Int: [String: Set<Element>]] = [:]
+
+    /// Whether `list` (the list of object `key`'s relationship `name`) holds `element`.
+    mutating func contains(_ element: Element, in list: [Element], key: Int, _ name: String) -> Bool {
+        if let set = sets[key]?[name] { return set.contains(element) }
+        guard list.count > Self.searchedUpTo else { return list.contains(element) }
+        let set = Set(list)
+        sets[key, default: [:]][name] = set
+        return set.contains(element)
+    }
+
+    /// Records that `element` was appended to that list.
+    mutating func insert(_ element: Element, key: Int, _ name: String) {
+        sets[key]?[name]?.insert(element)
     }
 }

@@ -118,10 +118,20 @@ extension Store {
     /// Writes each relationship link once, where the layout keeps it: from new objects, and from
     /// existing objects only what the new ones add (placed after what they already hold).
     private func writeRelationships(resolver: ObjectGraphResolver, keys: [Int64], writer: RowWriter) throws {
+        // Positions in long lists (a tag on every recipe) are looked up in an index made once per
+        // list: searching the list for each of its members is quadratic.
+        var indexes: [Int: [String: [Int: Int]]] = [:]
         /// Where `member` stands in `owner`'s list for `relationship`.
         func position(of member: Int, in owner: Int, _ relationship: String) -> Int {
             let offset = resolver.isExisting(owner) ? (resolver.storedCounts[owner][relationship] ?? 0) : 0
-            return offset + (resolver.related[owner][relationship]?.firstIndex(of: member) ?? 0)
+            guard let list = resolver.related[owner][relationship] else { return offset }
+            if list.count <= 16 { return offset + (list.firstIndex(of: member) ?? 0) }
+            if indexes[owner]?[relationship] == nil {
+                var index: [Int: Int] = [:]
+                for (position, item) in list.enumerated() where index[item] == nil { index[item] = position }
+                indexes[owner, default: [:]][relationship] = index
+            }
+            return offset + (indexes[owner]?[relationship]?[member] ?? 0)
         }
         for (index, object) in resolver.objects.enumerated() {
             guard let entity = schema.entity(named: object.entity), let storage = layout.entities[object.entity] else { continue }
