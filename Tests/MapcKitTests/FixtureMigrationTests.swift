@@ -50,4 +50,26 @@ struct FixtureMigrationTests {
         }
         #expect(error?.description.contains("mapping_v3_to_v4.yaml") == true && error?.description.contains("unknown policy") == true, "\(String(describing: error))")
     }
+
+    /// A fixture migration is as strict as `Migrator`: a misspelt mappings folder is an error (not
+    /// "every step inferred"), and an inferred step that would drop values is refused unless the
+    /// loss is accepted, so a test cannot pass where the app's migration would stop.
+    @Test func aFixtureMigrationIsAsStrictAsTheMigrator() throws {
+        let schemas = packageRoot.appendingPathComponent("schemas").path
+        let misspelt = #expect(throws: MapcError.self) {
+            try FixtureMigration.migrate(fixture: Self.folder.appendingPathComponent("v2.json").path, to: "v4", schemas: schemas,
+                                         mappings: packageRoot.appendingPathComponent("mapings").path)
+        }
+        #expect(misspelt?.description.contains("does not exist") == true, "\(String(describing: misspelt))")
+        // Without the mapping files, v2 -> v3 is inferred, and drops Note.image.
+        let empty = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let lossy = #expect(throws: MigrationError.self) {
+            try FixtureMigration.migrate(fixture: Self.folder.appendingPathComponent("v2.json").path, to: "v3", schemas: schemas, mappings: empty.path)
+        }
+        #expect(lossy?.description.contains("would drop the values of Note.image") == true, "\(String(describing: lossy))")
+        let accepted = try FixtureMigration.migrate(fixture: Self.folder.appendingPathComponent("v2.json").path, to: "v3", schemas: schemas, mappings: empty.path,
+                                                    acceptsDataLoss: true)
+        #expect(accepted.schema.version == "v3")
+    }
 }

@@ -208,7 +208,7 @@ struct LibraryGuideTests {
         let destination = try Store.inMemory(schema: v3, format: .coreData)
         if let mapping = migrator.mappings.mapping(from: "v2", to: "v3") {
             let summary = try StepMigration(source: source, destination: destination, mapping: mapping).run()
-            print(summary.created)                  // [("NoteToNote", 1), ("NoteToAttachment", 1)]
+            print(summary.created)                  // NoteToNote 1, NoteToAttachment 1
         }
         let attachments = try destination.objects(of: "Attachment")
         // end guide

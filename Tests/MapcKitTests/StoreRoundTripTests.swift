@@ -229,3 +229,28 @@ struct LongRelationshipListTests {
         #expect(tag.relationships["playlists"]?.count == 60)
     }
 }
+
+/// A store used after `close()` throws, whatever is asked of it; SQLite never sees a closed connection.
+@Suite("A closed store")
+struct ClosedStoreTests {
+    @Test func aClosedStoreThrowsInsteadOfTouchingItsConnection() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        let store = try Store.create(at: path, schema: try uncloudNotes("v2"))
+        try store.close()
+        try store.close()
+        #expect(throws: MapcError.self) { try store.count(of: "Note") }
+        #expect(throws: MapcError.self) { try store.objects(ofExactEntity: "Note") }
+        #expect(throws: MapcError.self) { try store.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t")])]) }
+        #expect(throws: MapcError.self) { try store.metadata() }
+        #expect(throws: MapcError.self) { try DataFile.dump(store) }
+        // Opened again, it is whole; opened read only, writing it is mapc's error, not SQLite's.
+        let readOnly = try Store.open(at: path, schema: try uncloudNotes("v2"), readOnly: true)
+        #expect(try readOnly.count(of: "Note") == 0)
+        let refused = #expect(throws: MapcError.self) {
+            try readOnly.insert([ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t"), "body": .string("b"), "dateCreated": .date(Date(timeIntervalSince1970: 0))])])
+        }
+        #expect(refused?.description.contains("cannot add the objects") == true, "\(String(describing: refused))")
+    }
+}

@@ -76,7 +76,7 @@ final class SourceChecks: @unchecked Sendable {
         if case MigrationError.cancelled = error, !hasFailed {
             lock.withLock {
                 stopped = true
-                store?.database.interrupt()
+                if let queue = try? store?.database { queue.interrupt() }
             }
         }
         waitUntilFinished()

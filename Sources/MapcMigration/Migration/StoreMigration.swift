@@ -85,9 +85,7 @@ package enum StoreMigration {
     package static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
                            progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
-        if !options.acceptsDataLoss, let lossy = steps.first(where: { $0.isInferred && !$0.droppedValues.isEmpty }) {
-            throw MigrationError.dataLoss(step: "\(lossy.source.version) -> \(lossy.destination.version)", dropped: lossy.droppedValues)
-        }
+        try refuseDataLoss(in: steps, accepted: options.acceptsDataLoss)
         let real = try Files.existingStore(path)
         let replaces = !options.dryRun && options.output == nil
         if replaces, let problem = Files.unwritableFolderProblem(of: path) { throw MapcError.store(problem) }
@@ -357,6 +355,14 @@ package enum StoreMigration {
                                     created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +)))
         try StoreHistory.write(history, to: destinationStore)
         return summary
+    }
+
+    /// Refuses a chain with an inferred step that drops values, unless the loss is accepted: before
+    /// anything is read, naming the step and what it would drop. Every way to migrate asks this.
+    static func refuseDataLoss(in steps: [MigrationStep], accepted: Bool) throws {
+        if !accepted, let lossy = steps.first(where: { $0.isInferred && !$0.droppedValues.isEmpty }) {
+            throw MigrationError.dataLoss(step: "\(lossy.source.version) -> \(lossy.destination.version)", dropped: lossy.droppedValues)
+        }
     }
 
     /// Removes temporary files a killed run left beside the store (only ever called under the lock).

@@ -51,7 +51,7 @@ extension Store {
     /// file is then incomplete, and so is the step.
     package func endWritingBehind() throws {
         guard Self.writeBehindInstalled, let path else { return }
-        let code = database.writeWithoutTransaction { db in
+        let code = try database.writeWithoutTransaction { db in
             sqlite3_file_control(db.sqliteConnection, "main", MAPC_FCNTL_WRITE_BEHIND_END, nil)
         }
         // SQLITE_NOTFOUND: a file that was never written behind.

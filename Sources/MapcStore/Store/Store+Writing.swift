@@ -16,8 +16,18 @@ extension Store {
     /// Formats that do not keep identities (Core Data's) give the new objects identities made from
     /// their keys; the data's ids only serve to relate the objects to each other.
     ///
-    /// Throws `DataValidationError` listing the problems by entity, object and key.
+    /// Throws `DataValidationError` listing the problems by entity, object and key, and
+    /// `MapcError.store` when the store cannot be written (opened read only, a full disk).
     public func insert(_ objects: [ObjectData]) throws {
+        do {
+            try insertObjects(objects)
+        } catch let error as DatabaseError {
+            // SQLite's failures reach an app as mapc's own errors (GRDB is not part of the API).
+            throw Store.storeError(error, path: path ?? ":memory:", doing: "cannot add the objects")
+        }
+    }
+
+    private func insertObjects(_ objects: [ObjectData]) throws {
         try database.write { db in
             let hadObjects = try self.hasObjects(db)
             var resolver = ObjectGraphResolver(schema: schema, objects: objects, existing: hadObjects ? { id in try self.readObject(id: id, db) } : nil)

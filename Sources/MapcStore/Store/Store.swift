@@ -10,8 +10,20 @@ import MapcModel
 /// or `Store.inMemory(schema:format:)`; the format of an existing file is detected from it.
 /// Reading and writing objects goes through `ObjectData` (see `Store+Objects.swift`).
 public final class Store: @unchecked Sendable {
-    /// The SQLite connection (GRDB serializes access to it).
-    package let database: DatabaseQueue
+    /// The SQLite connection (GRDB serializes access to it), until `close()`.
+    private let queue: DatabaseQueue
+    /// The SQLite connection; a store used after `close()` throws rather than touching a closed
+    /// connection (which SQLite does not survive).
+    package var database: DatabaseQueue {
+        get throws {
+            guard !lock.withLock({ isClosed }) else {
+                throw MapcError.store("\(path ?? "the store") was closed (Store.close()); open it again to use it")
+            }
+            return queue
+        }
+    }
+    /// Whether `close()` was called.
+    private var isClosed = false
     /// The schema the store is laid out for.
     public let schema: Schema
     /// Tables and columns of each entity.
@@ -37,7 +49,7 @@ public final class Store: @unchecked Sendable {
 
     /// A store laid out as `layout` says, or (nil) as its format lays out a new store.
     private init(database: DatabaseQueue, schema: Schema, format: StoreFormat, path: String?, layout: StoreLayout? = nil) {
-        self.database = database
+        self.queue = database
         self.schema = schema
         self.format = format
         self.layout = layout ?? format.strategy.layout(for: schema)
@@ -198,7 +210,9 @@ public final class Store: @unchecked Sendable {
     /// Closes the store's connection now rather than when the store is released (after which the
     /// store cannot be used).
     public func close() throws {
-        try database.close()
+        guard !lock.withLock({ isClosed }) else { return }
+        try queue.close()
+        lock.withLock { isClosed = true }
     }
 
     /// The store's metadata.
