@@ -41,7 +41,7 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 
     /// The nearest double to a `number`'s text (±infinity beyond a double's range).
-    public static func nearestDouble(_ text: String) -> Double {
+    package static func nearestDouble(_ text: String) -> Double {
         Double(text) ?? (text.hasPrefix("-") ? -.infinity : .infinity)
     }
 

@@ -133,7 +133,7 @@ public final class PolicyRegistry: @unchecked Sendable {
 
     /// How to make a policy that is not registered known: a close name when there is one (by the
     /// whole name or by the class name after the module's), otherwise where its code goes.
-    public func hint(forUnknownPolicy name: String) -> String {
+    package func hint(forUnknownPolicy name: String) -> String {
         let className = { (name: String) in name.split(separator: ".").last.map(String.init) ?? name }
         let classes = Set(names.map(className)).sorted()
         if let suggestion = Suggestions.didYouMean(name, in: names) ?? Suggestions.didYouMean(className(name), in: classes) { return suggestion }

@@ -61,12 +61,12 @@ public struct MappingCatalog: Sendable {
 
     /// Whether two mapping files are for the same step and pass: one of them could not be run.
     /// Several files of one step are its passes, each with a pass of its own.
-    public static func clash(_ a: MappingModel, _ b: MappingModel) -> Bool {
+    package static func clash(_ a: MappingModel, _ b: MappingModel) -> Bool {
         a.source == b.source && a.destination == b.destination && (a.pass ?? 1) == (b.pass ?? 1)
     }
 
     /// The error for a mapping file that clashes with others (`clash`), at the file.
-    public static func clashDiagnostic(_ mapping: MappingModel, with others: [String]) -> Diagnostic {
+    package static func clashDiagnostic(_ mapping: MappingModel, with others: [String]) -> Diagnostic {
         let path = mapping.file?.path ?? "the mapping"
         return .error("this file maps \(mapping.source) to \(mapping.destination)\(mapping.pass.map { " as pass \($0)" } ?? ""), and so does \(others.joined(separator: ", ")); plan and run cannot choose between them, nor tell in which order to run them",
                       at: mapping.valueLocations["pass"] ?? FileLocation(path: path, line: 1, column: 1),
@@ -75,7 +75,7 @@ public struct MappingCatalog: Sendable {
 
     /// Where a mapping file for a step goes, by mapc's naming (`mapping_v2_to_v3.yaml`) in a
     /// folder ("" for the name alone).
-    public static func suggestedFile(from source: String, to destination: String, in directory: String) -> String {
+    package static func suggestedFile(from source: String, to destination: String, in directory: String) -> String {
         let name = "mapping_\(source)_to_\(destination).yaml"
         return directory.isEmpty ? name : (directory as NSString).appendingPathComponent(name)
     }

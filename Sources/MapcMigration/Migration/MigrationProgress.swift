@@ -87,7 +87,7 @@ public struct MigrationSummary: Sendable {
     }
 
     /// The summary as JSON.
-    public var json: JSONValue {
+    package var json: JSONValue {
         .object([
             ("source", .string(sourceVersion)), ("destination", .string(destinationVersion)),
             ("created", .object(created.map { ($0.name, .integer(Int64($0.count))) })),

@@ -104,11 +104,11 @@ public enum DataFile {
     }
 
     /// Memory a load needs per byte of data file (measured: 10.6 times for 200,000 notes; rounded up).
-    public static let memoryPerByte = 12
+    package static let memoryPerByte = 12
 
     /// Why a data file of `fileSize` bytes cannot be loaded on a machine with `physicalMemory`
     /// bytes (it would need more than half of it), or nil.
-    public static func memoryProblem(fileSize: Int, physicalMemory: UInt64) -> String? {
+    package static func memoryProblem(fileSize: Int, physicalMemory: UInt64) -> String? {
         let needed = UInt64(fileSize) * UInt64(memoryPerByte)
         let available = physicalMemory / 2
         guard needed > available else { return nil }

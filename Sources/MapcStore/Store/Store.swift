@@ -269,7 +269,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// What to say when another process holds a lock on a store.
-    public static func inUseMessage(_ path: String) -> String {
+    package static func inUseMessage(_ path: String) -> String {
         "\(path) is in use: another process holds a lock on it (an app reading or writing it, or another mapc command); "
             + "wait for it to finish or close the app, then try again"
     }
