@@ -54,4 +54,17 @@ struct MigratorPathTests {
         #expect(Files.path(of: asFolder) == "Notes.sqlite")
         #expect(Files.path(of: URL(fileURLWithPath: "/tmp/x/Notes.sqlite")) == "/tmp/x/Notes.sqlite")
     }
+
+    /// `check` gives an app the warnings `mapc check` prints, not only the errors.
+    @Test func checkReturnsTheWarningsOfAPlansMappingFiles() throws {
+        let app = try LibraryGuideTests.App()
+        defer { try? FileManager.default.removeItem(at: app.folder) }
+        let mapping = app.resources.appendingPathComponent("mappings/mapping_v2_to_v3.yaml")
+        let text = try String(contentsOf: mapping, encoding: .utf8)
+        try text.replacingOccurrences(of: "      title: $source.title", with: "      title: TERNARY($source.displayIndex > 0.30000000000000001, $source.title, $source.title)")
+            .write(to: mapping, atomically: true, encoding: .utf8)
+        let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"), mappingsFolder: app.resources.appendingPathComponent("mappings"))
+        let warnings = try migrator.check(try migrator.plan(forStoreAt: app.storeURL))
+        #expect(warnings.contains { $0.severity == .warning && $0.message.contains("0.30000000000000001 has more digits than a double keeps") && $0.location?.line != nil }, "\(warnings)")
+    }
 }

@@ -225,30 +225,40 @@ public struct MappingChecker {
 
 extension MappingChecker {
     /// Checks the mapping files of steps as a migration will run them (inferred steps need none),
-    /// throwing every failing step's diagnostics, in step order.
-    static func check(_ steps: [MigrationStep], policies: PolicyRegistry) throws {
-        let diagnostics = problems(of: steps, policies: policies)
+    /// throwing every failing step's diagnostics, in step order; when none fails, the warnings
+    /// of them all.
+    @discardableResult
+    static func check(_ steps: [MigrationStep], policies: PolicyRegistry) throws -> [Diagnostic] {
+        let checked = diagnostics(of: steps, policies: policies)
+        let diagnostics = problems(checked, of: steps)
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+        return checked.flatMap(\.diagnostics)
     }
 
     /// The diagnostics of every step's mapping files, in step order, with a note naming how far
     /// the store can go now when a later step fails.
     static func problems(of steps: [MigrationStep], policies: PolicyRegistry) -> [Diagnostic] {
-        var all: [Diagnostic] = []
-        var firstFailing: MigrationStep?
-        for step in steps where !step.isInferred {
-            var diagnostics: [Diagnostic] = []
-            for pass in step.allPasses {
+        problems(diagnostics(of: steps, policies: policies), of: steps)
+    }
+
+    /// Each step with a mapping file, and its files' diagnostics.
+    private static func diagnostics(of steps: [MigrationStep], policies: PolicyRegistry) -> [(step: MigrationStep, diagnostics: [Diagnostic])] {
+        steps.filter { !$0.isInferred }.map { step in
+            (step, step.allPasses.flatMap { pass in
                 var checker = MappingChecker(mapping: pass, policies: policies)
-                diagnostics += checker.check(source: step.source, destination: step.destination)
-            }
-            if diagnostics.hasErrors, firstFailing == nil { firstFailing = step }
-            if diagnostics.hasErrors { all += diagnostics }
+                return checker.check(source: step.source, destination: step.destination)
+            })
         }
-        if let failing = firstFailing, let first = steps.first, failing.source.version != first.source.version {
+    }
+
+    /// The failing steps' diagnostics, with the note on how far the store can go now.
+    private static func problems(_ checked: [(step: MigrationStep, diagnostics: [Diagnostic])], of steps: [MigrationStep]) -> [Diagnostic] {
+        let failing = checked.filter { $0.diagnostics.hasErrors }
+        var all = failing.flatMap(\.diagnostics)
+        if let first = failing.first?.step, let start = steps.first, first.source.version != start.source.version {
             // The steps before it can run now, which is what a team waiting on a port wants.
-            let reachable = failing.source.version
-            all.append(Diagnostic(.note, "the steps before \(reachable) -> \(failing.destination.version) are ready: the store can be migrated to \(reachable) now "
+            let reachable = first.source.version
+            all.append(Diagnostic(.note, "the steps before \(reachable) -> \(first.destination.version) are ready: the store can be migrated to \(reachable) now "
                                   + "(`mapc run --to \(reachable)`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
         }
         return all

@@ -132,8 +132,11 @@ public struct Migrator: Sendable {
     }
 
     /// Checks every mapping file a plan uses against its versions; throws `DiagnosticsError` with
-    /// every problem (positions in the files) when any has errors.
-    public func check(_ plan: MigrationPlan) throws {
+    /// every problem (positions in the files) when any has errors, and otherwise returns the
+    /// warnings (a value that may not fit its attribute, a literal a double changes), as
+    /// `mapc check` prints them.
+    @discardableResult
+    public func check(_ plan: MigrationPlan) throws -> [Diagnostic] {
         try MappingChecker.check(plan.steps, policies: policies)
     }
 
