@@ -140,7 +140,7 @@ package enum StoreMigration {
             try? sourceStore.database.close()
             throw error
         }
-        let unasked = foreign.filter { $0.kind == .other && $0.holdsRows }
+        let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.database.close()
             throw MigrationError.foreignTables(tables: unasked.map(\.described))

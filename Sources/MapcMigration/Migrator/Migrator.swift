@@ -124,7 +124,7 @@ public struct Migrator: Sendable {
         defer { try? store.database.close() }
         let tables = try store.foreignTables()
         var notes = ForeignTable.notes(tables)
-        let unasked = tables.filter { $0.kind == .other && $0.holdsRows }
+        let unasked = tables.filter(\.needsConsent)
         if !unasked.isEmpty {
             notes.append("a run refuses to leave out \(unasked.map(\.described).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
         }

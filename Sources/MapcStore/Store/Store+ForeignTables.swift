@@ -28,8 +28,9 @@ package struct ForeignTable: Sendable, Equatable {
     /// `NAME (N rows)`.
     package var described: String { "\(name) (\(rows.map { English.count($0, "row") } ?? "rows not counted"))" }
 
-    /// Whether leaving it out loses rows (or may).
-    package var holdsRows: Bool { rows != 0 }
+    /// Whether a migration may leave it out only when the loss is accepted: a table of the app's
+    /// own that holds rows (or may). Core Data's history and mirroring state are left out, said.
+    package var needsConsent: Bool { kind == .other && rows != 0 }
 
     /// The kind of a table by its name, as Core Data names its own.
     static func kind(of name: String) -> Kind {
