@@ -151,7 +151,7 @@ struct MigrationTestCase {
                     result.failures.append("cannot record \(result.expectedData): " + BatchOutcome.message(of: error))
                 }
             } else if FileManager.default.fileExists(atPath: result.expectedData) {
-                let wanted = try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData)
+                let wanted = Self.asDumped(try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData))
                 result.failures += Self.differences(expected: wanted, actual: dump, file: result.expectedData)
             }
             if FileManager.default.fileExists(atPath: result.assertions) {
@@ -167,6 +167,18 @@ struct MigrationTestCase {
         }
         result.seconds = Date().timeIntervalSince(started)
         return result
+    }
+
+    /// Expected data as a dump writes it: a number written with more digits than its double
+    /// (`0.10000000000000001`, as some tools print doubles) compares as that double (a dump
+    /// writes decimals as strings, so no decimal is lost here).
+    static func asDumped(_ json: JSONValue) -> JSONValue {
+        switch json {
+        case .number(let text): return .double(JSONValue.nearestDouble(text))
+        case .array(let items): return .array(items.map(asDumped))
+        case .object(let pairs): return .object(pairs.map { ($0.0, asDumped($0.1)) })
+        default: return json
+        }
     }
 
     /// What differs between the expected and the actual objects, entity by entity and object by

@@ -177,15 +177,17 @@ struct DecimalNumbersInDataTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
-        try folder.write("model: Shop\nversion: v1\nentities:\n  Item:\n    attributes:\n      amount: decimal\n      count: int64?\n      ratio: double?\n", to: "schemas/v1.yaml")
+        try folder.write("model: Shop\nversion: v1\nentities:\n  Item:\n    attributes:\n      amount: decimal\n      count: int64?\n      ratio: double?\n      small: int16?\n", to: "schemas/v1.yaml")
         let amounts = ["123456789012345678901234", "12345678901234567.89", "1234567890.123456789", "-0.10000000000000000001", "0.1", "1e-30", "2.5E+3"]
-        let items = amounts.enumerated().map { #"{"id":"i\#($0.offset)","amount":\#($0.element)}"# }.joined(separator: ",")
+        // Other attributes take such numbers as a double does: 1.0000000000000001 is the whole number 1.
+        let items = amounts.enumerated().map { #"{"id":"i\#($0.offset)","amount":\#($0.element),"small":1.0000000000000001,"ratio":0.10000000000000001}"# }.joined(separator: ",")
         try folder.write(#"{"version":"v1","objects":{"Item":[\#(items)]}}"#, to: "numbers.json")
         let load = try CLI.run(["load", "numbers.json", "n.db"], in: folder)
         #expect(load.status == 0, "\(load.stderr)")
         let dump = try CLI.run(["dump", "n.db"], in: folder)
         let expected = ["123456789012345678901234", "12345678901234567.89", "1234567890.123456789", "-0.10000000000000000001", "0.1", "0.000000000000000000000000000001", "2500"]
         for value in expected { #expect(dump.stdout.contains(#""amount": "\#(value)""#), "\(value) in \(dump.stdout)") }
+        #expect(dump.stdout.contains(#""small": 1"# + "\n") && dump.stdout.contains(#""ratio": 0.1,"#), "\(dump.stdout)")
         // More digits than a decimal holds are refused, as in a string; a whole number beyond
         // 64 bits is named as written, not as the double it would round to.
         try folder.write(#"{"version":"v1","objects":{"Item":[{"id":"i1","amount":1.000000000000000000000000000000000000001},{"id":"i2","amount":1,"count":9223372036854775808}]}}"#, to: "long.json")

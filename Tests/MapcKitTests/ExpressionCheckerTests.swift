@@ -67,6 +67,7 @@ let checkCases: [CheckCase] = [
     .init(text: "price >= 0.1", message: "0.1 here is a double, 0.1000000000000000055511151231257827", column: 10, severity: .warning),
     .init(text: "-0.3 < price", message: "write CAST(\"-0.3\", \"NSDecimalNumber\")", column: 1, severity: .warning),
     .init(text: "price BETWEEN {0.1, 2}", message: "0.1 here is a double", column: 16, severity: .warning),
+    .init(text: "price > (0.1)", message: "write CAST(\"0.1\", \"NSDecimalNumber\")", column: 9, severity: .warning),
     .init(text: "price IN {1.5, 2.2}", message: "2.2 here is a double", column: 16, severity: .warning),
     // A literal with more digits than a double keeps, wherever it stands.
     .init(text: "displayIndex + 1234567890.123456789", message: "1234567890.123456789 has more digits than a double keeps: it is 1234567890.1234567 here", column: 16, severity: .warning),
@@ -105,7 +106,7 @@ struct ExpressionCheckerTests {
             "FUNCTION($source.body, 'substringToIndex:', 80)", "SUBQUERY(tags, $t, $t.name == 'x').@count", "(a == 1 AND b == 2) OR c == 3",
             "TERNARY(rating > 4, 'good', 'bad')", "displayIndex * 2 + 1", "author.countries.@distinctUnionOfSets.moods.name",
             // Literals a double holds exactly, and doubles compared with doubles, draw nothing.
-            "price >= 0.5", "price == 12", "price < 1e3", "rating >= 0.1", "price == CAST('0.1', 'NSDecimalNumber')", "rating * 0.1 + 2.5e-3", "rating > 0.30000000000000004",
+            "price >= 0.5", "price == 12", "price < 1e3", "rating >= 0.1", "price == CAST('0.1', 'NSDecimalNumber')", "rating * 0.1 + 2.5e-3", "rating > 0.30000000000000004", "rating * (0.5)", "- 0.5", "price >= (0.5)",
         ].filter { !$0.contains("a == 1") && !$0.contains("$source.note") }
         for text in clean {
             let found = try diagnostics(text)

@@ -29,7 +29,7 @@ final class SourceChecks: @unchecked Sendable {
         let check: @Sendable () -> Void = { [self] in
             let result = Result<Void, any Error> {
                 let store = try Store.open(at: path, schema: schema, readOnly: true)
-                defer { try? store.database.close() }
+                defer { try? store.close() }
                 try Store.quietSideConnection(store.database)
                 try lock.withLock {
                     // Stopped before the connection was open: nothing left to check for.

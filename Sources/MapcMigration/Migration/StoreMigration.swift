@@ -137,12 +137,12 @@ package enum StoreMigration {
         // never left out unasked; Core Data's history and mirroring state are, and said so.
         let foreign: [ForeignTable]
         do { foreign = try sourceStore.foreignTables() } catch {
-            try? sourceStore.database.close()
+            try? sourceStore.close()
             throw error
         }
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
-            try? sourceStore.database.close()
+            try? sourceStore.close()
             throw MigrationError.foreignTables(tables: unasked.map(\.described))
         }
         // The store's own checks run beside the first step, which stops early if they fail, and
@@ -172,7 +172,7 @@ package enum StoreMigration {
                     if index == 0, let found = checks.failure(after: error) { throw found }
                     throw error
                 }
-                try sourceStore.database.close()
+                try sourceStore.close()
                 if let previousTemporary { AtomicFile.removeStoreFiles(previousTemporary) }
                 previousTemporary = temporary
                 if index < steps.count - 1 {
@@ -180,7 +180,7 @@ package enum StoreMigration {
                 }
             }
         } catch {
-            try? sourceStore.database.close()
+            try? sourceStore.close()
             if let previousTemporary { AtomicFile.removeStoreFiles(previousTemporary) }
             throw error
         }
@@ -315,7 +315,7 @@ package enum StoreMigration {
             try db.execute(sql: "PRAGMA journal_mode = DELETE")
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }
-        try destinationStore.database.close()
+        try destinationStore.close()
         writeback?.end()
         try Files.sync(path)
         return summary

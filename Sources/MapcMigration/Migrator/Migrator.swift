@@ -71,7 +71,7 @@ public struct Migrator: Sendable {
         }
         if !matching.isEmpty {
             let store = try Store.open(at: Files.path(of: url), catalog: schemas, readOnly: true)
-            defer { try? store.database.close() }
+            defer { try? store.close() }
             status.objectCounts = ObjectCounts(try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) })
             status.history = try StoreHistory.read(store)
         }
@@ -100,7 +100,7 @@ public struct Migrator: Sendable {
 
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
     /// present, inferred mappings otherwise, downgrades only through mapping files. Reads the store's
-    /// metadata; never writes it. Throws `PlanError` for the steps that can be neither (every one,
+    /// metadata, and when steps are needed the tables the model does not have (`notes`); never writes it. Throws `PlanError` for the steps that can be neither (every one,
     /// in order, with what checking the other steps' mapping files found: `mappingProblems`).
     public func plan(forStoreAt url: URL, from claimed: String? = nil, to version: String? = nil) throws -> MigrationPlan {
         let current = try self.version(ofStoreAt: url, claimed: claimed)
@@ -121,7 +121,7 @@ public struct Migrator: Sendable {
     /// those holding rows unless the loss is accepted).
     private static func foreignTableNotes(ofStoreAt url: URL, version: Schema) throws -> [String] {
         let store = try Store.open(at: Files.path(of: url), schema: version, readOnly: true)
-        defer { try? store.database.close() }
+        defer { try? store.close() }
         let tables = try store.foreignTables()
         var notes = ForeignTable.notes(tables)
         let unasked = tables.filter(\.needsConsent)

@@ -137,9 +137,9 @@ extension ExpressionChecker {
         }
         for literal in literals {
             guard case .literal(.double(let value)) = literal.kind, value.isFinite else { continue }
-            let text = String(source.text.unicodeScalarsSlice(literal.range))
+            let text = Self.literalText(source.text.unicodeScalarsSlice(literal.range))
             if let exact = ValueOrder.exactDecimal(value), case .success(.decimal(let written)) = ValueParser.parse(text, as: .decimal), exact == written { continue }
-            warning("\(text) here is a double, \(String(format: "%.34g", value))…, which no decimal equals: a decimal compares with it exactly", literal.range,
+            warning("\(text) here is a double, \(String(format: "%.34g", value))…, not the decimal \(text): a decimal compares with it exactly", literal.range,
                     fix: "write CAST(\"\(text)\", \"NSDecimalNumber\") to compare with the decimal \(text)")
         }
     }

@@ -27,6 +27,14 @@ public struct ExpressionChecker {
         diagnostics.append(source.diagnostic(.error, message, at: range, fix: fix))
     }
 
+    /// A number literal's text as written, without the parentheses and spaces its range may
+    /// take in (`(0.5)`, `- 0.5`).
+    static func literalText(_ slice: some StringProtocol) -> String {
+        var text = String(slice.filter { !$0.isWhitespace })
+        while text.hasPrefix("("), text.hasSuffix(")") { text = String(text.dropFirst().dropLast()) }
+        return text
+    }
+
     mutating func warning(_ message: String, _ range: SourceRange, fix: String? = nil) {
         diagnostics.append(source.diagnostic(.warning, message, at: range, fix: fix))
     }
@@ -124,7 +132,7 @@ public struct ExpressionChecker {
         switch expression.kind {
         case .literal(let value):
             if case .double(let number) = value, number.isFinite {
-                let text = String(source.text.unicodeScalarsSlice(range))
+                let text = Self.literalText(source.text.unicodeScalarsSlice(range))
                 let message = "\(text) has more digits than a double keeps: it is \(number) here"
                 if !NumberText.isKeptByDouble(text), !diagnostics.contains(where: { $0.message == message }) {
                     warning(message, range, fix: "write CAST(\"\(text)\", \"NSDecimalNumber\") to keep every digit")

@@ -97,10 +97,9 @@ package final class JSONObjectGraph: ObjectGraph {
         case .bool(let flag): return .scalar(.bool(flag))
         case .integer(let n): return .scalar(.integer(n))
         case .double(let d): return .scalar(.double(d))
-        // More digits than a double keeps: a decimal keeps them (up to its 38).
-        case .number(let text):
-            if case .success(let decimal) = ValueParser.parse(text, as: .decimal) { return .scalar(decimal) }
-            return .scalar(.double(JSONValue.nearestDouble(text)))
+        // An object given as JSON has no schema to say a number is a decimal: it is a double, as
+        // every other JSON number with a fraction is here.
+        case .number(let text): return .scalar(.double(JSONValue.nearestDouble(text)))
         case .float(let f): return .scalar(.double(Double(f)))
         case .string(let text): return .scalar(.string(text))
         case .array(let items): return .collection(items.map(convert), ordered: true)

@@ -135,7 +135,9 @@ public enum DataFile {
         if case .number(let text) = json {
             switch type {
             case .decimal: return ValueParser.parse(text, as: .decimal)
-            case .int16, .int32, .int64 where !text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }):
+            case .int16, .int32, .int64:
+                // A fraction or an exponent converts as a double does (a fraction is refused there).
+                if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { return read(.double(JSONValue.nearestDouble(text)), as: type) }
                 let (low, high): (Int64, Int64) = switch type {
                 case .int16: (Int64(Int16.min), Int64(Int16.max))
                 case .int32: (Int64(Int32.min), Int64(Int32.max))

@@ -3,8 +3,8 @@ import MapcFoundation
 import MapcModel
 
 /// A table in a store's file that no entity of its version keeps and that its format does not
-/// own: Core Data's persistent history, NSPersistentCloudKitContainer's mirroring state, or a
-/// table an app made itself. A migration writes a new store from the model, so such a table is
+/// own: Core Data's persistent history, NSPersistentCloudKitContainer's mirroring state, the
+/// iCloud ubiquitous stores' state, or a table an app made itself. A migration writes a new store from the model, so such a table is
 /// not in the migrated store.
 package struct ForeignTable: Sendable, Equatable {
     /// What kind of table it is.
@@ -13,6 +13,8 @@ package struct ForeignTable: Sendable, Equatable {
         case persistentHistory
         /// NSPersistentCloudKitContainer's mirroring state (`ANSCK…`).
         case cloudKitMirroring
+        /// The state of Core Data's iCloud ubiquitous stores (iOS 5 to 9: `Y_UBMETA`, `Y_UBRANGE`, `Y_UBKVS`).
+        case ubiquity
         /// Any other table: an app's own.
         case other
     }
@@ -37,6 +39,7 @@ package struct ForeignTable: Sendable, Equatable {
         let upper = name.uppercased()
         if ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains(upper) { return .persistentHistory }
         if upper.hasPrefix("ANSCK") { return .cloudKitMirroring }
+        if upper.hasPrefix("Y_UB") { return .ubiquity }
         return .other
     }
 
@@ -53,6 +56,9 @@ package struct ForeignTable: Sendable, Equatable {
         }
         if let mirroring = list(.cloudKitMirroring) {
             notes.append("the store keeps NSPersistentCloudKitContainer's mirroring state, \(mirroring), which a migration leaves out; try the migrated store with the app on a copy first")
+        }
+        if let ubiquity = list(.ubiquity) {
+            notes.append("the store keeps the state of Core Data's iCloud ubiquitous stores, \(ubiquity), which a migration leaves out; such stores were deprecated in iOS 10")
         }
         if let other = list(.other) {
             notes.append("tables no version of the model has are left out of the migrated store: \(other)")

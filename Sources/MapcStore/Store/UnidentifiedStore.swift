@@ -23,9 +23,6 @@ extension SchemaCatalog {
         // a store that is identified pays nothing for the check).
         if let damaged = Store.damage(at: path) { return damaged }
         let folder = directory.isEmpty ? "the schemas" : "the schemas in \(directory)"
-        // Damaged bookkeeping reads as hashes of no version: say what it is (only on this path, so
-        // a store that is identified pays nothing for the check).
-        if let damaged = Store.damage(at: path) { return damaged }
         if let mismatch = modelMismatch(metadata) {
             return MapcError.unknownVersion("\(path): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
         }
