@@ -73,6 +73,7 @@ struct StatusCommand: ParsableCommand {
             // Not counted when no version matches (there is no schema to read the objects by): null, not none.
             ("objects", status.compatibleVersions.isEmpty ? .null : .object(status.objectCounts.map { ($0.name, JSONValue.integer(Int64($0.count))) })),
             ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
+            ("otherTables", .array(status.otherTables.map(JSONValue.string))),
             ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
             ("history", .array(status.history.map { entry in .object([
                 ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
@@ -112,6 +113,9 @@ struct StatusCommand: ParsableCommand {
             lines.append("objects")
             let width = status.objectCounts.map(\.name.count).max() ?? 0
             for entry in status.objectCounts { lines.append("  \(entry.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(entry.count)") }
+        }
+        if !status.otherTables.isEmpty {
+            lines.append("other tables \(status.otherTables.joined(separator: ", ")) (not in the model; a migration leaves them out: see `mapc plan`)")
         }
         lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
         if let catalog { lines.append("versions    \(catalog.orderDescription)") }

@@ -523,6 +523,8 @@ struct ForeignTablesTests {
         _ = try store(in: folder)
         // The iCloud ubiquitous stores' state (iOS 5 to 9) is Core Data's too: said, not refused.
         try sqlite(folder, "s.sqlite", "CREATE TABLE Y_UBMETA (Z_PK INTEGER PRIMARY KEY, YPEERID VARCHAR); INSERT INTO Y_UBMETA VALUES (1, 'peer');")
+        let status = try CLI.run(["status", "s.sqlite"], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("other tables ACHANGE (1 row), ATRANSACTION (1 row), Y_UBMETA (1 row)"), "\(status.stdout)")
         let plan = try CLI.run(["plan", "--to", "v3", "s.sqlite"], in: folder)
         #expect(plan.status == 0 && plan.stdout.contains("persistent history") && plan.stdout.contains("ATRANSACTION (1 row)"), "\(plan.stdout)\(plan.stderr)")
         let run = try CLI.run(["run", "--to", "v3", "s.sqlite"], in: folder)

@@ -74,6 +74,7 @@ public struct Migrator: Sendable {
             defer { try? store.close() }
             status.objectCounts = ObjectCounts(try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) })
             status.history = try StoreHistory.read(store)
+            status.otherTables = try store.foreignTables().map(\.described)
         }
         return status
     }
@@ -242,6 +243,10 @@ public struct StoreStatus: Sendable {
     public var objectCounts = ObjectCounts()
     /// The migrations applied to the store, oldest first.
     public var history: [HistoryEntry] = []
+    /// Tables of the file that no entity keeps and a migration leaves out (Core Data's persistent
+    /// history, mirroring state, an app's own tables), each with its rows; empty when none or when
+    /// no version matches.
+    public var otherTables: [String] = []
 
     init(url: URL, format: String, formatName: String, metadata: StoreMetadata, version: String?, compatibleVersions: [String]) {
         self.url = url
