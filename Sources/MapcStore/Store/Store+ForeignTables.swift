@@ -4,7 +4,8 @@ import MapcModel
 
 /// A table in a store's file that no entity of its version keeps and that its format does not
 /// own: Core Data's persistent history, NSPersistentCloudKitContainer's mirroring state, the
-/// iCloud ubiquitous stores' state, or a table an app made itself. A migration writes a new store from the model, so such a table is
+/// iCloud ubiquitous stores' state, a table named as Core Data names its own, or a table an app
+/// made itself (the one kind a run leaves out only when told to). A migration writes a new store from the model, so such a table is
 /// not in the migrated store.
 package struct ForeignTable: Sendable, Equatable {
     /// What kind of table it is.
@@ -15,6 +16,9 @@ package struct ForeignTable: Sendable, Equatable {
         case cloudKitMirroring
         /// The state of Core Data's iCloud ubiquitous stores (iOS 5 to 9: `Y_UBMETA`, `Y_UBRANGE`, `Y_UBKVS`).
         case ubiquity
+        /// A table named as Core Data names its own (`Z` and capitals: `ZOLDNOTE`, `Z_3TAGS`) that
+        /// this version's model does not have: left by an earlier version or by Core Data itself.
+        case coreDataNamed
         /// Any other table: an app's own.
         case other
     }
@@ -40,6 +44,7 @@ package struct ForeignTable: Sendable, Equatable {
         if ["ATRANSACTION", "ACHANGE", "ATRANSACTIONSTRING"].contains(upper) { return .persistentHistory }
         if upper.hasPrefix("ANSCK") { return .cloudKitMirroring }
         if upper.hasPrefix("Y_UB") { return .ubiquity }
+        if name.hasPrefix("Z"), name.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }) { return .coreDataNamed }
         return .other
     }
 
@@ -59,6 +64,9 @@ package struct ForeignTable: Sendable, Equatable {
         }
         if let ubiquity = list(.ubiquity) {
             notes.append("the store keeps the state of Core Data's iCloud ubiquitous stores, \(ubiquity), which a migration leaves out; such stores were deprecated in iOS 10")
+        }
+        if let named = list(.coreDataNamed) {
+            notes.append("the store has tables named as Core Data names its own that this version's model does not have, \(named) (left by an earlier version?), which a migration leaves out")
         }
         if let other = list(.other) {
             notes.append("tables no version of the model has are left out of the migrated store: \(other)")
