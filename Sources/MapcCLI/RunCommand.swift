@@ -240,7 +240,7 @@ struct RunCommand: ParsableCommand {
             }
             outcome.steps = plan.steps.count
             steps = plan.steps
-            _ = try migrator.migrate(plan, options: frozen) { step = $0.step }
+            outcome.notes = try migrator.migrate(plan, options: frozen) { step = $0.step }.notes
             outcome.result = dryRun ? .wouldMigrate : .migrated
         } catch {
             if steps.indices.contains(step) { outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)") }

@@ -145,6 +145,8 @@ struct BatchOutcome: Sendable {
     var failedStep: (index: Int, of: Int, step: String)?
     /// The exit status this store alone would give.
     var exitCode: Int32 = MapcExitCode.success
+    /// What the migration left out besides the objects (`MigrationOutcome.notes`); shown only when some.
+    var notes: [String] = []
 
     var json: JSONValue {
         var pairs: [(String, JSONValue)] = [
@@ -153,6 +155,7 @@ struct BatchOutcome: Sendable {
             ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode))),
         ]
         if let output { pairs.append(("output", .string(output))) }
+        if !notes.isEmpty { pairs.append(("notes", .array(notes.map(JSONValue.string)))) }
         if let failedStep {
             pairs.append(("failedStep", .object([("number", .integer(Int64(failedStep.index))), ("of", .integer(Int64(failedStep.of))), ("step", .string(failedStep.step))])))
         }

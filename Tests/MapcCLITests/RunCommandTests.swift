@@ -525,6 +525,7 @@ struct ForeignTablesTests {
         try sqlite(folder, "s.sqlite", "CREATE TABLE Y_UBMETA (Z_PK INTEGER PRIMARY KEY, YPEERID VARCHAR); INSERT INTO Y_UBMETA VALUES (1, 'peer');")
         // A table named as Core Data names its own (an earlier version's entity) is noted too.
         try sqlite(folder, "s.sqlite", "CREATE TABLE ZOLDNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, ZTITLE VARCHAR); INSERT INTO ZOLDNOTE VALUES (1, 9, 'x');")
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.sqlite"), to: folder.appendingPathComponent("t.sqlite"))
         let status = try CLI.run(["status", "s.sqlite"], in: folder)
         #expect(status.status == 0 && status.stdout.contains("other tables ACHANGE (1 row), ATRANSACTION (1 row), Y_UBMETA (1 row), ZOLDNOTE (1 row)"), "\(status.stdout)")
         let plan = try CLI.run(["plan", "--to", "v3", "s.sqlite"], in: folder)
@@ -534,6 +535,9 @@ struct ForeignTablesTests {
         #expect(run.stderr.contains("iCloud ubiquitous stores, Y_UBMETA (1 row)"), "\(run.stderr)")
         #expect(run.stderr.contains("ZOLDNOTE (1 row) (left by an earlier version?)"), "\(run.stderr)")
         #expect(try sqliteOutput(folder, "s.sqlite", "SELECT count(*) FROM sqlite_master WHERE name IN ('ATRANSACTION', 'ACHANGE')") == "0")
+        // A fleet's line for the store carries the notes too.
+        let fleet = try CLI.run(["run", "--to", "v3", "--format", "jsonl", "t.sqlite", "s.sqlite"], in: folder)
+        #expect(fleet.status == 0 && fleet.stdout.contains("\"notes\"") && fleet.stdout.contains("persistent history"), "\(fleet.stdout)\(fleet.stderr)")
     }
 
     @Test func anAppsOwnTableWithRowsIsNeverDroppedSilently() throws {
