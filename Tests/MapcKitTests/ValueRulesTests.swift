@@ -46,6 +46,10 @@ struct ValueRulesTests {
         for text in ["", ".", "-", "+.", "e5", "1e", "1e+", "1.2.3", "1,5", " 1", "1 ", "5\n", "0x10", "NaN", "Infinity", "1e5.0", "١٢"] {
             #expect(!ValueParser.isDecimalText(text), "\(text)")
         }
+        // One count of significant digits for the decimal limit and the JSON reader.
+        for (text, digits) in [("0.0150", 2), ("1e50", 1), ("1.500", 2), ("1000.5", 5), ("-0.000", 0), ("12345678901234567.89", 19), ("100", 1), ("10.01", 4)] {
+            #expect(NumberText.significantDigits(text) == digits, "\(text)")
+        }
     }
 
     @Test func textHoldsEveryCharacterAndOnlyIdentitiesRefuseNUL() {

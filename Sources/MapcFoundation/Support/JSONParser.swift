@@ -221,18 +221,7 @@ struct JSONParser {
         // A double keeps what is written when its shortest text is the same number ("0.1", "2.5e3");
         // otherwise the text is kept ("1234567890.123456789", a whole number beyond 64 bits).
         // Up to 15 significant digits a normal double always does (DBL_DIG): no text compared.
-        if nearest.isNormal, significantDigits(start..<index) <= 15 { return .double(nearest) }
+        if nearest.isNormal, NumberText.significantDigits(text) <= 15 { return .double(nearest) }
         return NumberText.sameValue(text, "\(nearest)") ? .double(nearest) : .number(text)
-    }
-
-    /// The significant digits of the number in `range` (leading zeros not counted), up to its exponent.
-    private func significantDigits(_ range: Range<Int>) -> Int {
-        var count = 0
-        for byte in bytes[range] {
-            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { continue }
-            if count > 0 || byte != UInt8(ascii: "0") { count += 1 }
-        }
-        return count
     }
 }

@@ -36,6 +36,24 @@ package enum NumberText {
         return digits.isEmpty ? (false, [], 0) : (negative, digits, exponent)
     }
 
+    /// The significant digits of a number's text, leading and trailing zeros not counted, up to
+    /// its exponent (`0.0150` has 2, `15`; `1e50` has 1; `1.500` has 2; `1000.5` has 5).
+    package static func significantDigits(_ text: String) -> Int {
+        var count = 0, zeros = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { break }
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { continue }
+            if byte == UInt8(ascii: "0") {
+                // A zero counts once a later digit that is not one shows it was not trailing.
+                if count > 0 { zeros += 1 }
+            } else {
+                count += zeros + 1
+                zeros = 0
+            }
+        }
+        return count
+    }
+
     /// Whether the nearest double to a number's text (JSON's grammar) is the number written:
     /// `0.1` and `2.5e3` are, `1234567890.123456789` and `1e400` are not.
     package static func isKeptByDouble(_ text: String) -> Bool {

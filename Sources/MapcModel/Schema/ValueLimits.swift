@@ -69,11 +69,4 @@ package enum ValueLimits {
     package static func dateProblem(_ seconds: Double) -> String {
         "a date \(seconds.isFinite ? "\(seconds) seconds from 1970" : "of \(seconds) seconds") is outside the years 0001 to 9999 that stores hold"
     }
-
-    /// The number of significant digits in decimal text (`0.0150` has 3: `150`; `1e50` has 1).
-    static func significantDigits(_ text: String) -> Int {
-        let mantissa = text.split(whereSeparator: { $0 == "e" || $0 == "E" }).first ?? ""
-        let digits = mantissa.filter(\.isNumber).drop { $0 == "0" }
-        return digits.reversed().drop { $0 == "0" }.count
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// A value that does not fit its type, with a message saying why.
 package struct ValueProblem: Error, Sendable, Equatable {
@@ -99,7 +100,7 @@ package enum ValueParser {
     /// Decimal text as a decimal, or why it is not one.
     static func decimal(_ text: String) -> Result<Decimal?, ValueProblem> {
         guard isDecimalText(text) else { return .success(nil) }
-        let digits = ValueLimits.significantDigits(text)
+        let digits = NumberText.significantDigits(text)
         guard digits <= ValueLimits.maxDecimalDigits else {
             return .failure(ValueProblem("'\(text.prefix(60))' has \(digits) significant digits; decimals keep at most \(ValueLimits.maxDecimalDigits)"))
         }
