@@ -99,7 +99,7 @@ struct RunCommand: ParsableCommand {
         do {
             try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
                 let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
-                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
+                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false)
                 planned.from = plan.current.version
                 planned.to = plan.target.version
                 planned.steps = plan.steps.count
@@ -231,7 +231,7 @@ struct RunCommand: ParsableCommand {
         }
         var step = -1, steps: [MigrationStep] = []
         do {
-            let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to)
+            let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false)
             outcome.from = plan.current.version
             outcome.to = plan.target.version
             guard plan.isNeeded else {

@@ -133,7 +133,7 @@ struct MigrationTestCase {
                 result.seconds = Date().timeIntervalSince(started)
                 return result
             }
-            let plan = try migrator.plan(forStoreAt: copy, to: target)
+            let plan = try migrator.plan(forStoreAt: copy, from: nil, to: target, withNotes: false)
             result.resolvedTarget = plan.target.version
             result.isIntermediate = plan.target.version != (try migrator.schemas.newest()).version
             var options = MigrationOptions()

@@ -101,15 +101,22 @@ public struct Migrator: Sendable {
 
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
     /// present, inferred mappings otherwise, downgrades only through mapping files. Reads the store's
-    /// metadata, and when steps are needed the tables the model does not have (`notes`); never writes it. Throws `PlanError` for the steps that can be neither (every one,
-    /// in order, with what checking the other steps' mapping files found: `mappingProblems`).
+    /// metadata, and when steps are needed the tables the model does not have (`notes`); never
+    /// writes it. Throws `PlanError` for the steps that can be neither (every one, in order, with
+    /// what checking the other steps' mapping files found: `mappingProblems`).
     public func plan(forStoreAt url: URL, from claimed: String? = nil, to version: String? = nil) throws -> MigrationPlan {
+        try plan(forStoreAt: url, from: claimed, to: version, withNotes: true)
+    }
+
+    /// The plan, with its `notes` only when asked: a plan made to be run at once leaves them to
+    /// the run, which looks at the store's tables again under its lock anyway.
+    package func plan(forStoreAt url: URL, from claimed: String?, to version: String?, withNotes: Bool) throws -> MigrationPlan {
         let current = try self.version(ofStoreAt: url, claimed: claimed)
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
         do {
             let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
-            if plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current) }
+            if withNotes, plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current) }
             return plan
         } catch var error as PlanError {
             error.mappingProblems = MappingChecker.problems(of: error.madeSteps, policies: policies)
@@ -149,7 +156,7 @@ public struct Migrator: Sendable {
     /// already there.
     public func migrate(storeAt url: URL, from claimed: String? = nil, to version: String? = nil, options: MigrationOptions = MigrationOptions(),
                         progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
-        let plan = try self.plan(forStoreAt: url, from: claimed, to: version)
+        let plan = try self.plan(forStoreAt: url, from: claimed, to: version, withNotes: false)
         return try migrate(plan, options: options, progress: progress)
     }
 

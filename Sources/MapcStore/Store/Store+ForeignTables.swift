@@ -5,8 +5,8 @@ import MapcModel
 /// A table in a store's file that no entity of its version keeps and that its format does not
 /// own: Core Data's persistent history, NSPersistentCloudKitContainer's mirroring state, the
 /// iCloud ubiquitous stores' state, a table named as Core Data names its own, or a table an app
-/// made itself (the one kind a run leaves out only when told to). A migration writes a new store from the model, so such a table is
-/// not in the migrated store.
+/// made itself (the one kind a run leaves out only when told to). A migration writes a new store
+/// from the model, so such a table is not in the migrated store.
 package struct ForeignTable: Sendable, Equatable {
     /// What kind of table it is.
     package enum Kind: Sendable, Equatable {
