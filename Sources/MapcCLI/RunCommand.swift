@@ -110,14 +110,16 @@ struct RunCommand: ParsableCommand {
                     copy.output = output.map { URL(fileURLWithPath: $0) }
                     copy.destinationFormat = try layout.format()
                     copy.isCancelled = { interruption.isRequested }
-                    _ = try migrator.migrate(plan, options: copy)
+                    let copied = try migrator.migrate(plan, options: copy)
                     if format == .json {
                         var current = planned
                         current.result = .current
                         current.output = output
+                        current.notes = copied.notes
                         Console.out(current.json.serialized(pretty: true))
                     } else {
                         Console.out("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
+                        for note in copied.notes { Console.err("note: \(note)") }
                     }
                     return
                 }

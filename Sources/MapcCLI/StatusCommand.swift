@@ -74,6 +74,7 @@ struct StatusCommand: ParsableCommand {
             ("objects", status.compatibleVersions.isEmpty ? .null : .object(status.objectCounts.map { ($0.name, JSONValue.integer(Int64($0.count))) })),
             ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
             ("otherTables", .array(status.otherTables.map(JSONValue.string))),
+            ("externalData", status.externalData.map(JSONValue.string) ?? .null),
             ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
             ("history", .array(status.history.map { entry in .object([
                 ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
@@ -116,6 +117,9 @@ struct StatusCommand: ParsableCommand {
         }
         if !status.otherTables.isEmpty {
             lines.append("other tables \(status.otherTables.joined(separator: ", ")) (not in the model; a migration leaves them out: see `mapc plan`)")
+        }
+        if let external = status.externalData {
+            lines.append("external data \(external) (Core Data's files of large binary values; `run --output` copies them)")
         }
         lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
         if let catalog { lines.append("versions    \(catalog.orderDescription)") }

@@ -18,6 +18,17 @@ package enum English {
     }
 
     /// The plural of a regular English noun: entity → entities, step → steps, match → matches.
+    /// A size in bytes as people read it: "512 bytes", "1.2 MB" (powers of 1,000, as Finder shows them).
+    package static func size(_ bytes: Int64) -> String {
+        if bytes < 1_000 { return count(Int(bytes), "byte") }
+        var value = Double(bytes) / 1_000
+        for unit in ["kB", "MB", "GB", "TB"] {
+            if value < 999.95 || unit == "TB" { return String(format: value < 10 ? "%.1f" : "%.0f", value) + " " + unit }
+            value /= 1_000
+        }
+        return "\(bytes) bytes"
+    }
+
     package static func plural(_ singular: String) -> String {
         if singular.hasSuffix("y"), let beforeY = singular.dropLast().last, !"aeiou".contains(beforeY) { return singular.dropLast() + "ies" }
         if singular.hasSuffix("s") || singular.hasSuffix("x") || singular.hasSuffix("ch") || singular.hasSuffix("sh") { return singular + "es" }

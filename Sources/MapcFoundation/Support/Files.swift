@@ -191,6 +191,16 @@ package enum Files {
         try syncDirectory(of: destination)
     }
 
+    /// Renames the folder `source` to `destination`, then syncs the parent folder. A rename never
+    /// replaces a folder that has contents, nor a file.
+    package static func moveIntoPlace(folder source: String, _ destination: String) throws {
+        try FaultInjection.point(.rename)
+        guard rename(source, destination) == 0 else {
+            throw MapcError.file("cannot create \(destination): \(String(cString: strerror(errno)))")
+        }
+        try syncDirectory(of: destination)
+    }
+
     /// A second name for a file (a backup costing no copy).
     package static func hardLink(_ source: String, as name: String) throws {
         try FaultInjection.point(.rename)

@@ -99,6 +99,7 @@ package enum StoreMigration {
         let output = try options.output.map { try Files.newStore($0.path) }
         if let output { removeLeftovers(besides: output) }
         let target = output ?? real
+        let external = try externalData(of: real, output: output, options: options)
         // No process may commit to the store from the first read to the replacement.
         // A store this user cannot write is only ever read (the run writes elsewhere or nothing):
         // what another process commits meanwhile stays in it, so its write lock is not needed.
@@ -111,8 +112,8 @@ package enum StoreMigration {
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil, notes: notes)
         }
         if let output, let requested = options.output?.path {
-            try moveIntoPlace(temporary, at: output, options: options)
-            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil, notes: notes)
+            let carried = try carry(external, to: output) { try moveIntoPlace(temporary, at: output, options: options) }
+            return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil, notes: notes + carried)
         }
         guard let exclusion else {
             AtomicFile.removeStoreFiles(temporary)
@@ -188,6 +189,47 @@ package enum StoreMigration {
         return (summaries, temporary, ForeignTable.notes(foreign))
     }
 
+    /// Core Data's external values beside the store (`CoreDataExternalData`), nil when it has
+    /// none, checked against what the run will write before anything is read: a store of another
+    /// format could not reach them (refused unless data loss is accepted), and an output's support
+    /// folder must be free.
+    private static func externalData(of real: String, output: String?, options: MigrationOptions) throws -> CoreDataExternalData? {
+        let external = CoreDataExternalData(store: real)
+        guard let values = external.values() else { return nil }
+        let format = try Store.metadata(at: real).format
+        guard format.identifier == StoreFormat.coreData.identifier else { return nil }
+        if let destination = options.destinationFormat, destination.identifier != format.identifier, !options.acceptsDataLoss {
+            throw MapcError.store("\(real) keeps large binary values in files beside it (\(external.describe(values))), which only Core Data reads: "
+                                  + "a \(destination.name) store would hold their references, not their bytes. Keep the Core Data format, "
+                                  + "or accept the loss (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
+        }
+        if let output, !options.dryRun {
+            let moved = CoreDataExternalData(store: output)
+            if moved.exists {
+                throw MapcError.file("\(moved.supportFolder) already exists: the migrated store's copy of the external values (\(external.describe(values))) "
+                                     + "goes there. Move or delete it, or choose another output name")
+            }
+        }
+        return external
+    }
+
+    /// Puts the store's external values beside a new store at `output` before `moveStore` puts
+    /// the store there (so that the store never appears without them; if the move fails they
+    /// are removed again), and returns the note saying so. Without external values, just moves.
+    private static func carry(_ external: CoreDataExternalData?, to output: String, moveStore: () throws -> Void) throws -> [String] {
+        guard let external, let values = external.values() else {
+            try moveStore()
+            return []
+        }
+        let moved = CoreDataExternalData(store: output)
+        try external.copy(to: moved)
+        do { try moveStore() } catch {
+            moved.remove()
+            throw error
+        }
+        return ["copied the store's external values (\(external.describe(values))) to \(URL(fileURLWithPath: moved.supportFolder).lastPathComponent) beside the new store"]
+    }
+
     /// Moves the migrated store at `temporary` to the new file `output` the user asked for
     /// (removing it if that fails or the run was cancelled).
     private static func moveIntoPlace(_ temporary: String, at output: String, options: MigrationOptions) throws {
@@ -257,7 +299,9 @@ package enum StoreMigration {
         let output = try Files.newStore(requested)
         if let problem = Files.unwritableFolderProblem(of: output) { throw MapcError.store(problem) }
         removeLeftovers(besides: output)
+        let external = try externalData(of: real, output: output, options: options)
         let temporary = AtomicFile.temporaryPath(besides: output)
+        var carried: [String] = []
         do {
             let source = try Store.openQueue(path: real, readOnly: true)
             defer { try? source.close() }
@@ -273,7 +317,7 @@ package enum StoreMigration {
             try Files.copyAttributes(from: real, to: temporary)
             try Files.sync(temporary)
             if options.isCancelled() { throw MigrationError.cancelled }
-            try Files.moveIntoPlace(temporary, output)
+            carried = try carry(external, to: output) { try Files.moveIntoPlace(temporary, output) }
         } catch let error as DatabaseError {
             AtomicFile.removeStoreFiles(temporary)
             throw Store.storeError(error, path: path, doing: "cannot copy the store")
@@ -281,7 +325,7 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
-        return MigrationOutcome(steps: [], resultPath: requested, backupPath: nil)
+        return MigrationOutcome(steps: [], resultPath: requested, backupPath: nil, notes: carried)
     }
 
     /// Builds one step's destination in a new file at `path`, with the source's history plus this step.
@@ -371,7 +415,9 @@ package enum StoreMigration {
         let folder = url.deletingLastPathComponent().path
         let prefix = ".\(url.lastPathComponent).mapc-"
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name.contains(".tmp") {
-            unlink((folder as NSString).appendingPathComponent(name))
+            let path = (folder as NSString).appendingPathComponent(name)
+            // A folder is a copy of Core Data's external data made for an output (CoreDataExternalData).
+            if Files.kind(of: path) == .directory { try? FileManager.default.removeItem(atPath: path) } else { unlink(path) }
         }
     }
 

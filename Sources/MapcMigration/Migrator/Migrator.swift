@@ -76,6 +76,10 @@ public struct Migrator: Sendable {
             status.history = try StoreHistory.read(store)
             status.otherTables = try store.foreignTables().map(\.described)
         }
+        if format.identifier == StoreFormat.coreData.identifier {
+            let external = CoreDataExternalData(store: Files.path(of: url))
+            status.externalData = external.values().map(external.describe)
+        }
         return status
     }
 
@@ -254,6 +258,10 @@ public struct StoreStatus: Sendable {
     /// history, mirroring state, an app's own tables), each with its rows; empty when none or when
     /// no version matches.
     public var otherTables: [String] = []
+    /// Core Data's files of large binary values beside the store (attributes that allow external
+    /// storage), in words with where they are ("3 files (1.2 MB) in .Notes_SUPPORT/_EXTERNAL_DATA");
+    /// nil when there are none. They belong to the store's file name: `run --output` copies them.
+    public var externalData: String?
 
     init(url: URL, format: String, formatName: String, metadata: StoreMetadata, version: String?, compatibleVersions: [String]) {
         self.url = url

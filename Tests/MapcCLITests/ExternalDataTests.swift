@@ -1,0 +1,116 @@
+import Foundation
+@testable import MapcStore
+import Testing
+
+/// Core Data keeps large values of binary attributes that allow external storage in files in
+/// `.<name>_SUPPORT/_EXTERNAL_DATA/` beside the store; the column holds a reference. A store
+/// written under another name must take them along, or its references lead nowhere.
+@Suite("Core Data's external values", .serialized)
+struct ExternalDataTests {
+    /// A Core Data store `Photos.sqlite` at v1 with one photo, and two external value files.
+    private func project() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-external-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write("""
+            model: Photos
+            version: v1
+            entities:
+              Photo:
+                attributes:
+                  title: { type: string }
+                  image: { type: binary, optional: true, externalStorage: true }
+
+            """, to: "schemas/v1.yaml")
+        try folder.write("""
+            model: Photos
+            version: v2
+            entities:
+              Photo:
+                attributes:
+                  title: { type: string }
+                  image: { type: binary, optional: true, externalStorage: true }
+                  caption: { type: string, optional: true }
+
+            """, to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "p1", "title": "Sea", "image": "AkFCQ0QA"}]}}"#, to: "photos.json")
+        let loaded = try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder)
+        #expect(loaded.status == 0, "\(loaded.stderr)")
+        let values = folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: values, withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 2_500).write(to: values.appendingPathComponent("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"))
+        try Data("second".utf8).write(to: values.appendingPathComponent("0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22"))
+        return folder
+    }
+
+    @Test func theSupportFolderIsNamedAfterTheStoreWithoutItsExtension() {
+        #expect(CoreDataExternalData(store: "/a/b/Photos.sqlite").supportFolder == "/a/b/.Photos_SUPPORT")
+        #expect(CoreDataExternalData(store: "/a/Moody 3.moody").dataFolder == "/a/.Moody 3_SUPPORT/_EXTERNAL_DATA")
+        #expect(CoreDataExternalData(store: "/a/store").supportFolder == "/a/.store_SUPPORT")
+    }
+
+    @Test func statusCountsThem() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let text = try CLI.run(["status", "Photos.sqlite"], in: folder)
+        #expect(text.status == 0 && text.stdout.contains("external data 2 files (2.5 kB) in .Photos_SUPPORT/_EXTERNAL_DATA"), "\(text.stdout)")
+        let json = try CLI.run(["status", "--format", "json", "Photos.sqlite"], in: folder)
+        #expect(json.stdout.contains(#""externalData": "2 files (2.5 kB) in .Photos_SUPPORT/_EXTERNAL_DATA""#), "\(json.stdout)")
+    }
+
+    @Test func anOutputElsewhereTakesACopyOfThem() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let run = try CLI.run(["run", "--output", "out/Migrated.sqlite", "Photos.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("note: copied the store's external values (2 files (2.5 kB) in .Photos_SUPPORT/_EXTERNAL_DATA) to .Migrated_SUPPORT beside the new store"), "\(run.stderr)")
+        let copied = folder.appendingPathComponent("out/.Migrated_SUPPORT/_EXTERNAL_DATA")
+        #expect(try Data(contentsOf: copied.appendingPathComponent("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11")) == Data(repeating: 7, count: 2_500))
+        #expect(try Data(contentsOf: copied.appendingPathComponent("0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22")) == Data("second".utf8))
+        // The original keeps its own, and nothing temporary is left in either folder.
+        #expect(folder.exists(".Photos_SUPPORT/_EXTERNAL_DATA/5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"))
+        for place in [folder, folder.appendingPathComponent("out")] {
+            let left = try FileManager.default.contentsOfDirectory(atPath: place.path).filter { $0.contains(".tmp") }
+            #expect(left.isEmpty, "\(left)")
+        }
+        #expect(try CLI.run(["status", "out/Migrated.sqlite"], in: folder).stdout.contains("external data 2 files"))
+
+        // A store already at the version asked for, copied to an output, takes them too.
+        let copy = try CLI.run(["run", "--to", "v1", "--output", "Copy.sqlite", "Photos.sqlite"], in: folder)
+        #expect(copy.status == 0 && copy.stderr.contains("to .Copy_SUPPORT beside the new store"), "\(copy.stderr)")
+        #expect(folder.exists(".Copy_SUPPORT/_EXTERNAL_DATA/0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22"))
+    }
+
+    @Test func anOutputWhoseSupportFolderIsTakenIsRefusedBeforeAnythingIsWritten() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent(".Other_SUPPORT/_EXTERNAL_DATA"), withIntermediateDirectories: true)
+        try Data("someone else's".utf8).write(to: folder.appendingPathComponent(".Other_SUPPORT/_EXTERNAL_DATA/X"))
+        let run = try CLI.run(["run", "--output", "Other.sqlite", "Photos.sqlite"], in: folder)
+        #expect(run.status != 0 && run.stderr.contains(".Other_SUPPORT already exists"), "\(run.stderr)")
+        #expect(!folder.exists("Other.sqlite"))
+        #expect(try Data(contentsOf: folder.appendingPathComponent(".Other_SUPPORT/_EXTERNAL_DATA/X")) == Data("someone else's".utf8))
+    }
+
+    @Test func aConversionToMapcsFormatIsRefusedUnlessTheLossIsAccepted() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite"))
+        let run = try CLI.run(["run", "--layout", "mapc", "Photos.sqlite"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("only Core Data reads"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite")) == before)
+        let accepted = try CLI.run(["run", "--layout", "mapc", "--accept-data-loss", "--output", "converted.db", "Photos.sqlite"], in: folder)
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+
+    /// In place, the store keeps its name, so its folder still belongs to it.
+    @Test func inPlaceTheFolderStaysAsItIs() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "Photos.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!run.stderr.contains("external values"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA").path).count == 2)
+    }
+}
