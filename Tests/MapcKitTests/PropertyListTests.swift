@@ -88,6 +88,43 @@ struct BinaryPropertyList {
         return list.bytes
     }
 
+    /// What a function expression's operand is in an archive: a constant value (a receiver, as in
+    /// `FUNCTION("a", "stringByAppendingString:", …)`), or, for a built-in function, the class
+    /// that implements it, which `NSConstantValueExpression` archives by name.
+    enum Operand { case value(String), className(String) }
+
+    /// An `NSKeyedArchiver` archive of the function expression `selector` on `operand` with one
+    /// constant string argument, as Foundation writes it.
+    static func functionArchive(operand: Operand, selector: String, argument: String) -> Data {
+        var list = BinaryPropertyList()
+        var archived: [Int] = [list.add(.string("$null"))]
+        func archive(_ object: Int) -> Int { archived.append(object); return archived.count - 1 }
+        func className(_ name: String) -> Int {
+            let chain = list.add(.array([list.add(.string(name)), list.add(.string("NSExpression")), list.add(.string("NSObject"))]))
+            return archive(list.dictionary([("$classname", list.add(.string(name))), ("$classes", chain)]))
+        }
+        let constantClass = className("NSConstantValueExpression"), functionClass = className("NSFunctionExpression"), arrayClass = className("NSArray")
+        func constant(key: String, _ text: String) -> Int {
+            let value = archive(list.add(.string(text)))
+            return archive(list.dictionary([("NSExpressionType", list.add(.integer(0))), (key, list.add(.uid(value))), ("$class", list.add(.uid(constantClass)))]))
+        }
+        let operandObject: Int
+        switch operand {
+        case .value(let text): operandObject = constant(key: "NSConstantValue", text)
+        case .className(let name): operandObject = constant(key: "NSConstantValueClassName", name)
+        }
+        let argumentObject = constant(key: "NSConstantValue", argument)
+        let arguments = archive(list.dictionary([("NS.objects", list.add(.array([list.add(.uid(argumentObject))]))), ("$class", list.add(.uid(arrayClass)))]))
+        let selectorObject = archive(list.add(.string(selector)))
+        let expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(4))), ("NSSelectorName", list.add(.uid(selectorObject))),
+                                                  ("NSOperand", list.add(.uid(operandObject))), ("NSArguments", list.add(.uid(arguments))),
+                                                  ("$class", list.add(.uid(functionClass)))]))
+        let objects = list.add(.array(archived))
+        let top = list.dictionary([("root", list.add(.uid(expression)))])
+        list.top = list.dictionary([("$archiver", list.add(.string("NSKeyedArchiver"))), ("$version", list.add(.integer(100000))), ("$top", top), ("$objects", objects)])
+        return list.bytes
+    }
+
     /// Arrays `levels` deep, each holding `width` references to the next: 12 KB for 12 × 1000
     /// that stand for 1000^12 objects.
     static func sharedReferences(levels: Int, width: Int, into list: inout BinaryPropertyList) -> Int {
@@ -196,6 +233,15 @@ struct PropertyListTests {
 
     /// An archived value expression whose arguments share one sub-expression is bounded by the
     /// number of expressions it stands for, not only by its depth.
+    /// A built-in function stands on the class that implements it (`_NSPredicateUtilities`,
+    /// archived by name); a constant value standing there is a receiver, never dropped.
+    @Test func aFunctionsConstantReceiverIsKeptAndABuiltInsClassIsNot() throws {
+        let receiver = BinaryPropertyList.functionArchive(operand: .value("palette-"), selector: "stringByAppendingString:", argument: "blue")
+        #expect(try ExpressionArchive.text(of: receiver, what: "the value of x") == #"FUNCTION("palette-", "stringByAppendingString:", "blue")"#)
+        let builtIn = BinaryPropertyList.functionArchive(operand: .className("_NSPredicateUtilities"), selector: "uppercase:", argument: "blue")
+        #expect(try ExpressionArchive.text(of: builtIn, what: "the value of x") == #"uppercase:("blue")"#)
+    }
+
     @Test func anArchivedExpressionWithSharedPartsIsRefusedAtOnce() throws {
         let small = try ExpressionArchive.text(of: BinaryPropertyList.sharedExpressionArchive(levels: 2, width: 3), what: "the value of x")
         #expect(small == "sum:(sum:(7, 7, 7), sum:(7, 7, 7), sum:(7, 7, 7))")

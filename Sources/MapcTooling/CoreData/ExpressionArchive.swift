@@ -85,8 +85,10 @@ enum ExpressionArchive {
             if selector == "valueForKeyPath:", arguments.count == 1, let operandObject {
                 return join(try text(operandObject, in: archive, depth: depth + 1, budget: budget), arguments[0])
             }
-            // A built-in function: its operand is the constant class that implements it.
-            if operandObject == nil || operandType == 0 {
+            // A built-in function: its operand is the class that implements it
+            // (`_NSPredicateUtilities`), which NSConstantValueExpression archives by name, under
+            // `NSConstantValueClassName`. A constant value there is a receiver like any other.
+            if operandObject == nil || (operandType == 0 && operandObject?["NSConstantValue"] == nil) {
                 return "\(selector)(\(arguments.joined(separator: ", ")))"
             }
             let receiver = try sub("NSOperand")
