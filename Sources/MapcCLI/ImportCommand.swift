@@ -23,6 +23,8 @@ struct ImportCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    @OptionGroup var policyOptions: PolicyOptions
+
     func run() throws {
         var someVersionsFailed = false
         try reportingErrors {

@@ -15,7 +15,7 @@ import Glibc
 /// files is loaded from the cache without compiling.
 enum PolicyLoader {
     /// The commands whose work may call policies.
-    static let commands: Set<String> = ["run", "check", "plan", "graph", "test", "lsp"]
+    static let commands: Set<String> = ["run", "check", "plan", "graph", "test", "lsp", "import"]
     /// The symbol the generated registration file exports.
     static let entryPoint = "mapc_register_project_policies"
     /// What a change of how policies are compiled changes, so that old entries are not reused.
@@ -25,6 +25,15 @@ enum PolicyLoader {
     /// with the documented status when they cannot be compiled or loaded.
     static func loadIfAny(_ arguments: [String]) {
         guard let command = arguments.first, commands.contains(command) else { return }
+        if command == "import" {
+            // An imported mapping model is checked as `check` would check it, with the project's
+            // policies; a data model needs none, and policies that fail to load do not stop an import.
+            guard arguments.dropFirst().contains(where: ImportCommand.isMappingModel) else { return }
+            do { try load(arguments) } catch {
+                Console.err("warning: the project's policies were not loaded, so the imported mapping is checked without them: \(error)")
+            }
+            return
+        }
         do {
             try load(arguments)
         } catch let error as PolicyError {

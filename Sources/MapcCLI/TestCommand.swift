@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
 import MapcKit
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `mapc test`: migration tests from fixture stores, as Core Data teams keep them (a store per
 /// released version): each fixture is migrated, on a copy, to the newest version (or to each
@@ -60,19 +63,26 @@ struct TestCommand: ParsableCommand {
         }
         guard let migrator = migratorOrNil else { return }
         let versions = targets.isEmpty ? [nil] : targets.map { Optional($0) }
+        var options = ["--schemas", schemaOptions.schemas]
+        if let folder = mappingOptions.folder { options += ["--mappings", folder] }
+        if let folder = policyOptions.folder { options += ["--policies", folder] }
+        if acceptDataLoss { options.append("--accept-data-loss") }
+        let isolation = IsolatedMigration(options: options)
+        MigrationTestCase.removeAbandonedCopies()
+        // Each case is reported as it ends, as a test runner does.
         for path in fixturePaths {
             for version in versions {
                 let test = MigrationTestCase(fixture: path, target: version, expected: expected)
-                cases.append(test.run(migrator: migrator, record: record, acceptsDataLoss: acceptDataLoss))
+                let result = test.run(migrator: migrator, record: record, migrateCopy: isolation.migrate)
+                if let status = result.interruption { throw ExitCodeError(status) }
+                cases.append(result)
+                if let why = result.skipped {
+                    Console.out("SKIP \(result.name): \(why)")
+                    continue
+                }
+                Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")")
+                for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
             }
-        }
-        for result in cases {
-            if let why = result.skipped {
-                Console.out("SKIP \(result.name): \(why)")
-                continue
-            }
-            Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")")
-            for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
         }
         let failed = cases.filter { !$0.passed }.count, skipped = cases.filter { $0.skipped != nil }.count
         Console.out("\(cases.count - failed - skipped) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
@@ -114,11 +124,15 @@ struct MigrationTestCase {
     /// The assertions file, named the same way.
     var assertions: String { (expected as NSString).appendingPathComponent(fixtureName + (isIntermediate ? "@\(target ?? "")" : "") + ".assertions") }
 
-    /// Migrates a copy of the fixture and compares it; the fixture itself is never written.
-    func run(migrator: Migrator, record: Bool, acceptsDataLoss: Bool = false) -> MigrationTestCase {
+    /// The exit status of a migration that was interrupted (Ctrl-C), which ends the test run.
+    var interruption: Int32?
+
+    /// Migrates a copy of the fixture (`migrateCopy` migrates the copy at a path to a version in
+    /// place, `IsolatedMigration` in `mapc test`) and compares it; the fixture itself is never written.
+    func run(migrator: Migrator, record: Bool, migrateCopy: (String, String) throws -> Void) -> MigrationTestCase {
         var result = self
         let started = Date()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-test-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.copiesPrefix)\(getpid())-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -136,9 +150,7 @@ struct MigrationTestCase {
             let plan = try migrator.plan(forStoreAt: copy, from: nil, to: target, withNotes: false)
             result.resolvedTarget = plan.target.version
             result.isIntermediate = plan.target.version != (try migrator.schemas.newest()).version
-            var options = MigrationOptions()
-            options.acceptsDataLoss = acceptsDataLoss
-            if plan.isNeeded { _ = try migrator.migrate(plan, options: options) }
+            if plan.isNeeded { try migrateCopy(copy.path, plan.target.version) }
             let store = try Store.open(at: copy.path, catalog: migrator.schemas, readOnly: true)
             defer { try? store.close() }
             let dump = try DataFile.dump(store)
@@ -163,10 +175,25 @@ struct MigrationTestCase {
         } catch {
             // The copy is the test's own business: the fixture is what the user knows.
             let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent).path
-            result.failures.append("the migration failed: " + BatchOutcome.message(of: error).replacingOccurrences(of: copy, with: fixture))
+            if let failure = error as? IsolatedMigration.Failure, let status = failure.interruption { result.interruption = status }
+            let message = (error as? IsolatedMigration.Failure)?.description ?? BatchOutcome.message(of: error)
+            result.failures.append("the migration failed: " + message.replacingOccurrences(of: copy, with: fixture))
         }
         result.seconds = Date().timeIntervalSince(started)
         return result
+    }
+
+    /// The temporary folders of the copies: `mapc-test-<pid>-<uuid>` in the temporary directory.
+    static let copiesPrefix = "mapc-test-"
+
+    /// Removes the copies that a `mapc test` which is no longer running left (stopped by Ctrl-C
+    /// or killed while a case ran): those whose process is gone.
+    static func removeAbandonedCopies() {
+        let temporary = FileManager.default.temporaryDirectory
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(copiesPrefix) {
+            guard let pid = Int32(name.dropFirst(copiesPrefix.count).prefix { $0 != "-" }), pid > 0, pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name)) }
+        }
     }
 
     /// Expected data as a dump writes it: a number written with more digits than its double

@@ -141,6 +141,23 @@ struct ImportCommandTests {
         #expect(run.stderr.contains("register it as 'ItemMigrationPolicy'"))
         #expect(run.stderr.contains("the imported mapping does not check yet"), "the policy is not registered in the shipped mapc")
         #expect(try folder.read("mappings/mapping_Kitchen_to_Kitchen 2.yaml").contains(#"shout: FUNCTION($entityPolicy, "shout:", $source.name)"#))
+
+        // With the policy in the project's policies folder, the import checks the mapping as `check` does.
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try folder.write("""
+            import MapcKit
+
+            final class ItemMigrationPolicy: EntityMigrationPolicy {
+                override var functions: [String: PolicyFunction] { ["shout:": { _ in .null }] }
+            }
+
+            """, to: "policies/ItemMigrationPolicy.swift")
+        let again = try CLI.run(["import", "--replace", Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel").path], in: folder)
+        #expect(again.status == 0 && !again.stderr.contains("does not check yet") && !again.stderr.contains("register it as"), "\(again.stderr)")
+        // Policies that do not compile do not stop an import: it says so and checks without them.
+        try folder.write("import MapcKit\n\nfinal class ItemMigrationPolicy: EntityMigrationPolicy {\n    let wrong: Int = \"text\"\n}\n", to: "policies/ItemMigrationPolicy.swift")
+        let broken = try CLI.run(["import", "--replace", Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel").path], in: folder)
+        #expect(broken.status == 0 && broken.stderr.contains("the project's policies were not loaded") && broken.stderr.contains("does not check yet"), "\(broken.stderr)")
     }
 
     /// An archived expression that is not one: a foreign property list, or an archive naming a

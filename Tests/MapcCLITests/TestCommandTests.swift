@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `mapc test` on the shipped UnCloudNotes fixtures (a store of each version and what each must
 /// become), and on broken expectations.
@@ -35,6 +38,45 @@ struct TestCommandTests {
         let v2 = try CLI.run(["test", "--to", "v2", "--record", "--expected", "new-expected"], in: folder)
         #expect(v2.status == 0 && v2.stdout.contains("SKIP notes-v3 -> v2: the fixture is at v3, newer than v2") && folder.exists("new-expected/notes-v1@v2.json"), "\(v2.stdout)")
         #expect(v2.stdout.hasSuffix("3 passed, 0 failed, 1 skipped\n"), "\(v2.stdout)")
+    }
+
+    /// A policy that traps (the user's code, in the process that migrates) fails the cases that
+    /// run it, each migrated in a `mapc run` of its own; the other cases, the summary and the
+    /// JUnit file go on, and no copy is left behind.
+    @Test func aPolicyThatCrashesFailsItsCasesAndTheRunGoesOn() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("policies").path) {
+            try FileManager.default.removeItem(at: folder.appendingPathComponent("policies").appendingPathComponent(name))
+        }
+        let mapping = try folder.read("mappings/mapping_v3_to_v4.yaml")
+        let policy = try #require(mapping.range(of: #"policy: \S+"#, options: .regularExpression).map { String(mapping[$0].dropFirst("policy: ".count)) })
+        let className = policy.split(separator: ".").last.map(String.init) ?? policy
+        try folder.write("""
+        import MapcKit
+
+        final class \(className): EntityMigrationPolicy {
+            override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                let none: [Int] = []
+                _ = none[Int(source.data.id.count) % 7 + 1]
+            }
+        }
+
+        """, to: "policies/\(className).swift")
+        let temporary = folder.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        // What a `mapc test` stopped by Ctrl-C left (its process gone) goes; a running one's stays.
+        try FileManager.default.createDirectory(at: temporary.appendingPathComponent("mapc-test-999999999-A"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: temporary.appendingPathComponent("mapc-test-\(getpid())-B"), withIntermediateDirectories: true)
+        let test = try CLI.run(["test", "--junit", "report.xml"], in: folder, environment: ["TMPDIR": temporary.path])
+        #expect(test.status == 1, "\(test.stdout)\(test.stderr)")
+        #expect(test.stdout.contains("FAIL notes-v3 -> v4") && test.stdout.contains("the migration failed: the migration crashed (signal"), "\(test.stdout)")
+        #expect(test.stdout.contains("mapc: the custom policy") && test.stdout.contains("crashed while creating objects (phase 1)"), "\(test.stdout)")
+        #expect(test.stdout.contains("PASS notes-v1 -> v4") && test.stdout.hasSuffix("1 passed, 3 failed\n"), "\(test.stdout)")
+        #expect(try folder.read("report.xml").components(separatedBy: "<testcase ").count == 5)
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("mapc-test-") }
+        #expect(left == ["mapc-test-\(getpid())-B"], "the copies are removed: \(left)")
     }
 
     @Test func aChangedResultFailsWithWhatDiffers() throws {
