@@ -58,6 +58,14 @@ struct ExternalDataTests {
         #expect(json.stdout.contains(#""externalData": "2 files (2.5 kB) in .Photos_SUPPORT/_EXTERNAL_DATA""#), "\(json.stdout)")
     }
 
+    @Test func aDumpSaysItHoldsReferences() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let dump = try CLI.run(["dump", "Photos.sqlite"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains("\"title\": \"Sea\""), "\(dump.stderr)")
+        #expect(dump.stderr.contains("note: Photos.sqlite keeps large binary values in files beside it (2 files (2.5 kB) in .Photos_SUPPORT/_EXTERNAL_DATA)"), "\(dump.stderr)")
+    }
+
     @Test func anOutputElsewhereTakesACopyOfThem() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
