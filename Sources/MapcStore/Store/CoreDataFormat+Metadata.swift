@@ -49,8 +49,14 @@ extension CoreDataFormat {
         properties[Self.rawPlistKey] = data.base64EncodedString()
         // The entities the metadata names must be the store's: an unknown one gets no table.
         let known = Set(try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY"))
-        if let unknown = hashes.keys.sorted().first(where: { !known.contains($0) }) {
-            throw MapcError.store("the Core Data metadata names entity '\(unknown)', which Z_PRIMARYKEY does not list; the store is damaged or from another model")
+        let unknown = hashes.keys.sorted().filter { !known.contains($0) }
+        if !unknown.isEmpty {
+            let names = unknown.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (unknown.count > 5 ? " and \(unknown.count - 5) more" : "")
+            // A store Core Data keeps for one configuration of several has the hashes of the whole
+            // model but the tables and keys of its configuration's entities only.
+            throw MapcError.store("the Core Data metadata names \(unknown.count == 1 ? "entity" : "entities") \(names), which Z_PRIMARYKEY does not list; the store is damaged, "
+                                  + "from another model, or one Core Data keeps for a single configuration of a model with several (the other entities in another store file): "
+                                  + "mapc keeps every entity of a version in one store and does not migrate such a store")
         }
         return StoreMetadata(format: identifier, model: nil, version: identifiers.filter { !$0.isEmpty }.joined(separator: ", ").nilIfEmpty,
                              entityHashes: hashes, storeUUID: uuid, properties: properties)
