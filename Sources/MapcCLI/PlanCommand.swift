@@ -37,6 +37,7 @@ struct PlanCommand: ParsableCommand {
                 : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
             if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
+            if !step.nilsFilled.isEmpty { how += ", fills \(step.nilsFilled.joined(separator: ", "))" }
             return "\(step.source.version) -> \(step.destination.version) (\(how))"
         }
     }

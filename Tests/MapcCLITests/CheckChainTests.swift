@@ -22,6 +22,25 @@ struct CheckChainTests {
         #expect(plan.status != 0 && plan.stderr.contains("cannot migrate from v4 to v5"), "\(plan.stderr)")
     }
 
+    /// An attribute made required with a default: nil values become the default, as in Core
+    /// Data's lightweight migration, and `plan` (and `run`'s plan line) says so, value by value.
+    @Test func anInferredStepThatFillsNilsWithADefaultSaysSo() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let v4 = try folder.read("schemas/v4.yaml")
+        let subtitle = "      displayIndex: { type: int64, default: 0 }\n"
+        #expect(v4.contains(subtitle), "the fixture's premise")
+        try folder.write(v4.replacingOccurrences(of: "version: v4", with: "version: v5")
+            .replacingOccurrences(of: subtitle, with: subtitle + "      subtitle: { type: string, optional: true }\n"), to: "schemas/v5.yaml")
+        try folder.write(v4.replacingOccurrences(of: "version: v4", with: "version: v6")
+            .replacingOccurrences(of: subtitle, with: subtitle + "      subtitle: { type: string, default: \"none\" }\n"), to: "schemas/v6.yaml")
+        try folder.write("versions: [v1, v2, v3, v4, v5, v6]\n", to: "schemas/versions.yaml")
+        #expect(try CLI.run(["init", "--schema", "v5", "notes.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "notes.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains(#"v5 -> v6 (inferred, fills Note.subtitle (nil becomes "none"))"#), "\(plan.stdout)\(plan.stderr)")
+    }
+
     @Test func anInferredStepThatDropsValuesIsAWarning() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -188,7 +188,9 @@ struct LightweightInference {
                 return
             }
             expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
-            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)"))
+            var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
+            change.defaultForNil = "\(defaultValue)"
+            changes.append(change)
             work.notes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
         } else if !old.isOptional && attribute.isOptional {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "required -> optional"))

@@ -41,6 +41,8 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// Whether a migration loses stored values by this change: removals do, except of an abstract
     /// entity (its objects are its sub-entities', which are compared property by property).
     public var losesValues: Bool
+    /// For an attribute made required, the default its nil values become, as written.
+    package var defaultForNil: String?
 
     package init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
         self.kind = kind
@@ -74,6 +76,12 @@ public struct InferenceResult: Sendable {
     /// removed and one added of the same type (or leading to the same entity), which inference
     /// reads as a removal and an addition. Each says how to declare the rename.
     public var probableRenames: [String] = []
+
+    /// Attributes made required whose nil values the step replaces with the default, as Core
+    /// Data's lightweight migration does: "Photo.caption (nil becomes "")".
+    public var nilsFilled: [String] {
+        changes.compactMap { change in change.defaultForNil.map { "\(change.entity).\(change.property ?? "") (nil becomes \($0))" } }
+    }
 
     /// What the step drops: removed entities and properties, whose values an inferred migration loses.
     public var droppedValues: [String] {

@@ -32,6 +32,9 @@ public struct MigrationStep: Sendable {
     /// For an inferred step, what it drops: removed entities ("entity Note") and properties
     /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
     public var droppedValues: [String] = []
+    /// For an inferred step, attributes made required whose nil values become their default
+    /// ("Photo.caption (nil becomes "")"), as Core Data's lightweight migration does.
+    public var nilsFilled: [String] = []
 
     /// For an inferred step, properties that look renamed without a renaming identifier (an added
     /// and a removed property of one type), each saying how to declare the rename.
@@ -65,6 +68,7 @@ public struct MigrationStep: Sendable {
         self.mapping = mapping
         self.isInferred = true
         self.droppedValues = result.droppedValues
+        self.nilsFilled = result.nilsFilled
         self.identity = .inferred(result, order)
     }
 }
