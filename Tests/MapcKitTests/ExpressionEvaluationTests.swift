@@ -38,6 +38,11 @@ let arithmeticCases: [EvalCase] = [
     .init("price + 0.5", "13.0"), .init("price + 1", "\"13.5\""), .init("9223372036854775807 + 1", "error: integer overflow"),
     .init("-9223372036854775807 - 2", "error: integer overflow"), .init("4611686018427387904 * 2", "error: integer overflow"),
     .init("1 / 0", "error: division by zero"), .init("1.0 / 0", "error: division by zero"), .init("10 ** 400", "error: not a finite number"),
+    // Foundation traps on a product whose exponent is below -128; the others give NaN.
+    .init(#"CAST("1e-100", "NSDecimalNumber") * CAST("1e-100", "NSDecimalNumber")"#, "error: decimal arithmetic underflowed"),
+    .init(#"CAST("1e-63", "NSDecimalNumber") * CAST("1e-65", "NSDecimalNumber") == CAST("1e-128", "NSDecimalNumber")"#, "true"),
+    .init(#"CAST("1e127", "NSDecimalNumber") * 10"#, "error: decimal arithmetic overflowed or underflowed"),
+    .init(#"CAST("1e-110", "NSDecimalNumber") / 7"#, "error: decimal arithmetic overflowed or underflowed"),
     .init("rating + nil", "null"), .init("nil * 3", "null"), .init("\"ab\" + \"cd\"", "\"abcd\""), .init("title + \"!\"", "\"Groceries!\""),
     .init("\"a\" + 1", "error: cannot apply '+' to a string and a number"), .init("title * 2", "error: cannot apply '*'"),
     .init("dateCreated + 60", "\"2024-05-01T10:01:00Z\""), .init("dateCreated - 3600", "\"2024-05-01T09:00:00Z\""),

@@ -327,7 +327,7 @@ public final class Evaluator {
                     throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
                 }
                 if case .scalar(.decimal(let number)) = result, number.isNaN {
-                    throw failure("decimal arithmetic overflowed", range)
+                    throw failure("decimal arithmetic overflowed or underflowed: the result is beyond what a decimal holds (38 digits, exponents -128 to 127)", range)
                 }
                 return result
             case .failure(let error): throw failure(error.message, range)

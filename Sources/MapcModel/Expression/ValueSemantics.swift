@@ -115,6 +115,9 @@ enum ValueSemantics {
 
     // MARK: Arithmetic
 
+    /// The least exponent a decimal has (Foundation's `Decimal`, NSDecimalNumber's).
+    static let leastDecimalExponent = -128
+
     static func arithmetic(_ op: BinaryOperator, _ lhs: EvalValue, _ rhs: EvalValue) -> Result<EvalValue, SemanticError> {
         if lhs.isNull || rhs.isNull { return .success(.null) }
         // Dates: date ± seconds, date - date.
@@ -150,7 +153,13 @@ enum ValueSemantics {
             switch op {
             case .add: return .success(.scalar(.decimal(x + y)))
             case .subtract: return .success(.scalar(.decimal(x - y)))
-            case .multiply: return .success(.scalar(.decimal(x * y)))
+            case .multiply:
+                // Foundation traps, rather than reporting underflow, when the exponents' sum is
+                // below the least a decimal has (-128); NSDecimalNumber raises on underflow too.
+                if !x.isZero, !y.isZero, x.isFinite, y.isFinite, x.exponent + y.exponent < Self.leastDecimalExponent {
+                    return .failure(SemanticError("decimal arithmetic underflowed: \(x) * \(y) is smaller than a decimal holds exactly (exponents down to \(Self.leastDecimalExponent))"))
+                }
+                return .success(.scalar(.decimal(x * y)))
             case .divide:
                 guard y != 0 else { return .failure(SemanticError("division by zero")) }
                 return .success(.scalar(.decimal(x / y)))
