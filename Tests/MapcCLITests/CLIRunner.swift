@@ -45,9 +45,12 @@ enum CLI {
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read before waiting so a large output cannot fill the pipe and block the child.
+        // Both read at once, before waiting: a child filling either pipe would otherwise block.
+        nonisolated(unsafe) var stderr = Data()
+        let reading = DispatchGroup()
+        DispatchQueue.global().async(group: reading) { stderr = err.fileHandleForReading.readDataToEndOfFile() }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        reading.wait()
         process.waitUntilExit()
         return CLIResult(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }

@@ -18,6 +18,13 @@ package enum English {
     }
 
     /// The plural of a regular English noun: entity → entities, step → steps, match → matches.
+    /// A value's text cut for a message: its first 120 characters and how long it is, when longer
+    /// (a message naming a 5,000-character value once per object is unreadable).
+    package static func abbreviated(_ text: String, limit: Int = 160) -> String {
+        guard text.utf8.count > limit, text.count > limit else { return text }
+        return String(text.prefix(120)) + "… (\(text.count) characters)"
+    }
+
     /// A size in bytes as people read it: "512 bytes", "1.2 MB" (powers of 1,000, as Finder shows them).
     package static func size(_ bytes: Int64) -> String {
         if bytes < 1_000 { return count(Int(bytes), "byte") }

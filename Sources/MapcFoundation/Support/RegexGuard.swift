@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Synchronization
 
@@ -63,22 +64,51 @@ package enum RegexGuard {
         return nil
     }
 
-    /// Whether the whole text matches the pattern (compiled once and kept in a bounded cache).
-    /// Callers check `problem(with:)` first.
-    package static func matchesWhole(_ text: String, _ pattern: String, caseInsensitive: Bool = false) -> Bool {
+    /// What matching a text against a pattern found.
+    package enum Outcome: Sendable {
+        case matches, doesNotMatch
+        /// The engine gave up (ICU stops a match after about a second and reports no match, on
+        /// Linux without saying it stopped): neither answer is known.
+        case gaveUp
+    }
+
+    /// How long a match may take before a "no match" is taken for the engine giving up: far
+    /// beyond any match of a screened pattern on a subject of `maxSubjectLength`, below ICU's limit.
+    static let givingUpSeconds = 0.25
+
+    /// The outcome of matching the whole text against the pattern (compiled once and kept in a
+    /// bounded cache). Callers check `problem(with:)` first. A pattern the engine gave up on once
+    /// gives up at once afterwards, so that a store of such values costs one wait, not one per value.
+    package static func match(_ text: String, _ pattern: String, caseInsensitive: Bool = false) -> Outcome {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
+        if gaveUpOn.withLock({ $0.contains(key) }) { return .gaveUp }
         let cached = compiled.withLock { $0[key] }
         let regex: NSRegularExpression
         if let cached { regex = cached } else {
-            guard let made = try? NSRegularExpression(pattern: pattern, options: caseInsensitive ? [.caseInsensitive] : []) else { return false }
+            guard let made = try? NSRegularExpression(pattern: pattern, options: caseInsensitive ? [.caseInsensitive] : []) else { return .doesNotMatch }
             compiled.withLock { $0[key] = made }
             regex = made
         }
         let range = NSRange(text.startIndex..., in: text)
-        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else { return false }
-        return match.range == range
+        let started = DispatchTime.now().uptimeNanoseconds
+        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else {
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            guard seconds < givingUpSeconds else {
+                gaveUpOn.withLock { if $0.count < 1_000 { $0.insert(key) } }
+                return .gaveUp
+            }
+            return .doesNotMatch
+        }
+        return match.range == range ? .matches : .doesNotMatch
     }
 
+    /// Why a pattern's outcome is unknown, for messages.
+    package static func gaveUpMessage(_ pattern: String) -> String {
+        "the regular expression engine gave up matching '\(pattern)' (it backtracks too much on such text), so whether the text matches is not known; "
+            + "simplify the pattern (fewer repetitions that can match the same characters, such as [a-z]*[a-z]*)"
+    }
+
+    private static let gaveUpOn = Mutex(Set<String>())
     private static let compiled = Mutex(BoundedCache<String, NSRegularExpression>(capacity: 64))
 }
 

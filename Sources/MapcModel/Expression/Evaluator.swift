@@ -403,7 +403,11 @@ public final class Evaluator {
                 throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
             }
             let subject = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(text, [.diacriticInsensitive]) : text
-            return RegexGuard.matchesWhole(subject, pattern, caseInsensitive: options.contains(.caseInsensitive))
+            switch RegexGuard.match(subject, pattern, caseInsensitive: options.contains(.caseInsensitive)) {
+            case .matches: return true
+            case .doesNotMatch: return false
+            case .gaveUp: throw failure("MATCHES has no answer: \(RegexGuard.gaveUpMessage(pattern))", range)
+            }
         }
     }
 

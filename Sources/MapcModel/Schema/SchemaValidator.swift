@@ -337,7 +337,13 @@ package enum AttributeValidator {
         var broken: [String] = []
         if let min = rules.minLength, length < min { broken.append("shorter than minLength \(min)") }
         if let max = rules.maxLength, length > max { broken.append("longer than maxLength \(max)") }
-        if let pattern = rules.regex, !RegexGuard.matchesWhole(text, pattern) { broken.append("does not match regex '\(pattern)'") }
+        if let pattern = rules.regex {
+            switch RegexGuard.match(text, pattern) {
+            case .matches: break
+            case .doesNotMatch: broken.append("does not match regex '\(pattern)'")
+            case .gaveUp: broken.append("cannot be checked against regex '\(pattern)': \(RegexGuard.gaveUpMessage(pattern))")
+            }
+        }
         return broken
     }
 }

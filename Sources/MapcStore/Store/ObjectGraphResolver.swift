@@ -136,7 +136,7 @@ struct ObjectGraphResolver {
                 continue
             }
             for violation in AttributeValidator.violations(of: value, for: attribute) {
-                problems.add(object.entity, object.id, attribute.name, "\(violation) (value: \(value))")
+                problems.add(object.entity, object.id, attribute.name, "\(violation) (value: \(English.abbreviated("\(value)")))")
             }
             result[attribute.name] = value
         }

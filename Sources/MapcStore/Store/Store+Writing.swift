@@ -105,7 +105,7 @@ extension Store {
         let findings = try StoreValidator(store: self, db: db).validate { _, _ in nil }
         guard findings.total > 0 else { return }
         throw DataValidationError(problems: findings.violations.map { violation in
-            DataProblem(entity: violation.entity, objectID: violation.object, key: violation.property, message: "\(violation.rule) (value: \(violation.value))")
+            DataProblem(entity: violation.entity, objectID: violation.object, key: violation.property, message: "\(violation.rule) (value: \(English.abbreviated(violation.value)))")
         }, total: findings.total)
     }
 

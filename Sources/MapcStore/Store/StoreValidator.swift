@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 package import GRDB
 import MapcModel
 
@@ -292,7 +293,7 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     public var description: String {
         var text = "\(entity) '\(object)'"
         if let property { text += ", property '\(property)'" }
-        text += ": \(rule) (value: \(value))"
+        text += ": \(rule) (value: \(English.abbreviated(value)))"
         if let mapping { text += " [created by mapping '\(mapping)']" }
         return text
     }
