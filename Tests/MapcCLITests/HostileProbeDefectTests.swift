@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// Defects a second hostile-input probe found: answers that were wrong rather than refused, and
@@ -33,5 +34,31 @@ struct HostileProbeDefectTests {
         #expect(load.status == 1 && load.stderr.contains("cannot be checked against regex") && !load.stderr.contains("does not match regex"), "\(load.stderr.prefix(2_000))")
         // Each value is named by its first characters and its length, not written out 30 times.
         #expect(load.stderr.contains("… (5003 characters)") && load.stderr.utf8.count < 30_000, "\(load.stderr.utf8.count) bytes")
+    }
+
+    /// A to-one key naming no object of its destination (a missing row, another entity's, a
+    /// fraction): the migration made it nil, silently. Now refused, or, when the loss is
+    /// accepted, made nil with a note.
+    @Test func referencesThatLeadNowhereAreRefusedUnlessTheLossIsAccepted() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        try folder.write(#"{"version": "v3", "objects": {"Note": [{"id": "n1", "title": "T", "body": "B", "dateCreated": "2024-01-01T00:00:00Z"}], "#
+                         + #""Attachment": [{"id": "a1", "image": "AA==", "dateCreated": "2024-01-01T00:00:00Z", "note": "n1"}, {"id": "a2", "image": "AA==", "dateCreated": "2024-01-01T00:00:00Z", "note": "n1"}]}}"#, to: "n.json")
+        let load = try CLI.run(["load", "--layout", "core-data", "n.json", "s.db"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        try queue.write { db in
+            try db.execute(sql: "UPDATE ZATTACHMENT SET ZNOTE = 9999 WHERE Z_PK = 1")
+            try db.execute(sql: "UPDATE ZATTACHMENT SET ZNOTE = 1.5 WHERE Z_PK = 2")
+        }
+        try queue.close()
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let refused = try CLI.run(["run", "s.db"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("holds 2 references to no object") && refused.stderr.contains("Attachment 'Attachment/p1', note: key 9999 is no Note")
+                && refused.stderr.contains("key 1.5 is no Note") && refused.stderr.contains("--accept-data-loss"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+        let accepted = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
+        #expect(accepted.status == 0 && accepted.stderr.contains("note: 2 references to no object") && accepted.stderr.contains("became nil (accepted)"), "\(accepted.stderr)")
     }
 }

@@ -24,8 +24,13 @@ final class SourceChecks: @unchecked Sendable {
     private var store: Store?
     private var stopped = false
 
-    /// Starts the checks of the store at `path`, read with `schema`.
-    init(path: String, schema: Schema) {
+    /// What the checks noted: references that lead nowhere, when the loss was accepted
+    /// (guarded by `lock`; read after `wait`).
+    private var foundNotes: [String] = []
+
+    /// Starts the checks of the store at `path`, read with `schema`. References that lead
+    /// nowhere stop the run unless `acceptsDataLoss`; then they become nil, and a note says so.
+    init(path: String, schema: Schema, acceptsDataLoss: Bool = false) {
         let check: @Sendable () -> Void = { [self] in
             let result = Result<Void, any Error> {
                 let store = try Store.open(at: path, schema: schema, readOnly: true)
@@ -41,6 +46,16 @@ final class SourceChecks: @unchecked Sendable {
                 // An interruption only stops a running statement: one between the checks is seen here.
                 try lock.withLock { if stopped { throw CancellationError() } }
                 try store.checkEveryRowIsRecognised()
+                try lock.withLock { if stopped { throw CancellationError() } }
+                let dangling = try store.danglingReferences()
+                if dangling.count > 0 {
+                    guard acceptsDataLoss else {
+                        throw MapcError.store("\(path) holds \(dangling.described), which a migration could only make nil; nothing was changed. "
+                                              + "The store does not match its model (an app reading them finds nothing). Repair those rows, "
+                                              + "or accept that they become nil (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
+                    }
+                    lock.withLock { foundNotes.append("\(dangling.described) became nil (accepted)") }
+                }
             }
             lock.withLock { outcome = result }
             finished.signal()
@@ -61,6 +76,12 @@ final class SourceChecks: @unchecked Sendable {
     func wait() throws {
         waitUntilFinished()
         try lock.withLock { try outcome?.get() }
+    }
+
+    /// What the checks noted, once they are done.
+    var notes: [String] {
+        waitUntilFinished()
+        return lock.withLock { foundNotes }
     }
 
     private func waitUntilFinished() {

@@ -150,7 +150,7 @@ package enum StoreMigration {
         // waits for them before it validates: its file is used only once they passed. A step
         // with custom policies waits for them before it starts: policy code never sees a store
         // that fails them.
-        let checks = SourceChecks(path: real, schema: first.source)
+        let checks = SourceChecks(path: real, schema: first.source, acceptsDataLoss: options.acceptsDataLoss)
         var firstStepOptions = options
         firstStepOptions.isCancelled = { [isCancelled = options.isCancelled] in checks.hasFailed || isCancelled() }
         do {
@@ -186,7 +186,7 @@ package enum StoreMigration {
             throw error
         }
         guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
-        return (summaries, temporary, ForeignTable.notes(foreign))
+        return (summaries, temporary, ForeignTable.notes(foreign) + checks.notes)
     }
 
     /// Core Data's external values beside the store (`CoreDataExternalData`), nil when it has

@@ -149,7 +149,7 @@ extension Store {
                 }
                 object.attributes = values
                 for (name, destinationTable) in toOne {
-                    if let target = try row.integerIfPresent(column, "the key of \(object.id).\(name)") {
+                    if !row.value(column + 1).isNull, let target = try row.integerIfPresent(column, "the key of \(object.id).\(name)") {
                         let targetID = try row.textIfPresent(column + 2, "the id of \(object.id).\(name)")
                         let (stored, id) = related(table: destinationTable, key: target, discriminator: row.value(column + 1), stored: targetID)
                         object.relationships[name] = [id]
@@ -277,7 +277,11 @@ struct ReadPlan {
         for (relationship, kept) in relationships {
             switch kept {
             case .foreignKey(let column, let destinationTable, _):
-                let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier))"
+                // Only an object of the destination entity is the relationship's: a key naming no
+                // row, or another entity's, reads as none (`danglingReferences` finds them first).
+                let allowed = (store.layout.entities[relationship.destination]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
+                let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier)"
+                    + (allowed.isEmpty ? ")" : " AND d.\(kind) IN (\(allowed)))")
                 selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
                 toOne.append((relationship.name, destinationTable))
             case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):

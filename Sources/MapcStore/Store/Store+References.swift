@@ -1,0 +1,66 @@
+import Foundation
+internal import GRDB
+import MapcFoundation
+import MapcModel
+
+/// References in a store that lead nowhere: a to-one key, or a join table's row, naming no object
+/// of the relationship's destination (a missing row, a row of another entity, a key that is not
+/// a whole number). An app reading such a reference finds nothing (Core Data raises when it fires
+/// the fault); a migration can only make it nil, so it is found before one does.
+extension Store {
+    /// What `danglingReferences` found: how many, and a few examples in words.
+    package struct DanglingReferences: Sendable {
+        package var count = 0
+        package var examples: [String] = []
+        /// In a sentence, for errors and notes.
+        package var described: String {
+            "\(English.count(count, "reference")) to no object (\(examples.joined(separator: "; "))\(count > examples.count ? "; …" : ""))"
+        }
+    }
+
+    /// The store's references that lead nowhere, with up to `examples` of them described.
+    package func danglingReferences(examples limit: Int = 3) throws -> DanglingReferences {
+        var found = DanglingReferences()
+        try database.read { db in
+            for entity in schema.entities where !entity.isAbstract {
+                let storage = try layout.storage(of: entity.name)
+                let table = storage.table.quotedDatabaseIdentifier
+                let key = "t.\(storage.primaryKey.quotedDatabaseIdentifier)"
+                let own = "t.\(storage.entityColumn.quotedDatabaseIdentifier) = \(Self.sqlLiteral(storage.discriminator))"
+                let identity = storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
+                for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
+                    guard let kept = storage.relationships[relationship.name], let destination = layout.entities[relationship.destination] else { continue }
+                    let allowed = destination.discriminators.map(Self.sqlLiteral).joined(separator: ", ")
+                    let missing = { (column: String, destinationTable: String) in
+                        "NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(destination.primaryKey.quotedDatabaseIdentifier) = \(column) "
+                            + "AND d.\(destination.entityColumn.quotedDatabaseIdentifier) IN (\(allowed)))"
+                    }
+                    let sql: String
+                    switch kept {
+                    case .foreignKey(let columnName, let destinationTable, _):
+                        let column = "t.\(columnName.quotedDatabaseIdentifier)"
+                        sql = "SELECT \(key), \(identity), \(column) FROM \(table) t WHERE \(own) AND \(column) IS NOT NULL AND \(missing(column, destinationTable))"
+                    case .joinTable(let joinTable, let ownerColumn, let otherColumn, _, _, let destinationTable, _):
+                        // A row whose owner is gone loses nothing anyone reads; one whose other end is gone does.
+                        let other = "j.\(otherColumn.quotedDatabaseIdentifier)"
+                        sql = "SELECT \(key), \(identity), \(other) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(table) t ON \(key) = j.\(ownerColumn.quotedDatabaseIdentifier) "
+                            + "WHERE \(own) AND \(missing(other, destinationTable))"
+                    case .inverseForeignKey:
+                        // The destination's key column: its own relationship's check, or (a hidden
+                        // key of a to-many without an inverse) a row whose owner is gone.
+                        continue
+                    }
+                    let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))") ?? 0
+                    guard count > 0 else { continue }
+                    found.count += count
+                    for row in try Row.fetchAll(db, sql: sql + " LIMIT \(max(0, limit - found.examples.count))") {
+                        let stored = String.fromDatabaseValue(row[1] as DatabaseValue)
+                        let object = Int64.fromDatabaseValue(row[0] as DatabaseValue).map { strategy.objectID(entity: entity.name, key: $0, stored: stored) } ?? "?"
+                        found.examples.append("\(entity.name) '\(object)', \(relationship.name): key \(StoreValidator.text(row[2] as DatabaseValue)) is no \(relationship.destination)")
+                    }
+                }
+            }
+        }
+        return found
+    }
+}
