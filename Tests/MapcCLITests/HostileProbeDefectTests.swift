@@ -61,4 +61,30 @@ struct HostileProbeDefectTests {
         let accepted = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
         #expect(accepted.status == 0 && accepted.stderr.contains("note: 2 references to no object") && accepted.stderr.contains("became nil (accepted)"), "\(accepted.stderr)")
     }
+
+    /// Columns the model does not have, and triggers: a migration made from the model left them
+    /// out, silently. An app's own column with values is refused as an app's own table is; a
+    /// column named as Core Data names its own, and triggers and views, are left out with a note.
+    @Test func columnsAndTriggersTheModelDoesNotHaveAreNotLeftOutSilently() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "T", "body": "B", "dateCreated": "2024-01-01T00:00:00Z"}]}}"#, to: "n.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "n.json", "s.db"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        try queue.write { db in
+            try db.execute(sql: "ALTER TABLE ZNOTE ADD COLUMN ZOLDFLAG INTEGER")
+            try db.execute(sql: "ALTER TABLE ZNOTE ADD COLUMN appNotes TEXT")
+            try db.execute(sql: "UPDATE ZNOTE SET ZOLDFLAG = 1, appNotes = 'keep me'")
+            try db.execute(sql: "CREATE TRIGGER note_touched AFTER UPDATE ON ZNOTE BEGIN SELECT 1; END")
+        }
+        let refused = try CLI.run(["run", "--to", "v2", "s.db"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("tables or columns no version of the model has: ZNOTE.appNotes (1 value)"), "\(refused.stderr)")
+        try queue.write { db in try db.execute(sql: "UPDATE ZNOTE SET appNotes = NULL") }
+        try queue.close()
+        let plan = try CLI.run(["plan", "--to", "v2", "s.db"], in: folder)
+        #expect(plan.stdout.contains("ZNOTE.ZOLDFLAG (1 value)") && plan.stdout.contains("trigger note_touched"), "\(plan.stdout)\(plan.stderr)")
+        let run = try CLI.run(["run", "--to", "v2", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("note: the store's tables have columns named as Core Data names its own") && run.stderr.contains("ZNOTE.ZOLDFLAG (1 value)")
+                && run.stderr.contains("trigger note_touched"), "\(run.stderr)")
+    }
 }

@@ -179,7 +179,7 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
         case .cancelled:
             return "the migration was cancelled; nothing was changed"
         case .foreignTables(let tables):
-            return "the store holds tables no version of the model has: \(tables.joined(separator: ", ")); a migration writes a new store from the model and would leave them out; "
+            return "the store holds tables or columns no version of the model has: \(tables.joined(separator: ", ")); a migration writes a new store from the model and would leave them out; "
                 + "nothing was changed. Copy what they hold elsewhere first, or accept the loss explicitly (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)"
         case let .dataLoss(step, dropped):
             return "the inferred step \(step) would drop the values of \(dropped.joined(separator: ", ")); nothing was changed. "

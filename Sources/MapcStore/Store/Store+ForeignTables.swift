@@ -21,22 +21,36 @@ package struct ForeignTable: Sendable, Equatable {
         case coreDataNamed
         /// Any other table: an app's own.
         case other
+        /// A trigger or a view the format does not make (an app's, or Core Data's own for a
+        /// feature mapc does not write, such as derived attributes): its definition, not data.
+        case schemaObject
     }
 
     /// The table's name.
     package var name: String
     /// How many rows it holds; nil when SQLite cannot count them (a virtual table whose module
-    /// this SQLite lacks), which is taken as holding some.
+    /// this SQLite lacks), which is taken as holding some. For a column, its values (not NULL).
     package var rows: Int?
-    /// What kind of table it is.
+    /// What kind of table it is (for a column, by the column's name).
     package var kind: Kind
+    /// A column of an entity's table that the layout does not have, rather than a whole table.
+    package var column: String? = nil
+    /// For a trigger or a view: which ("trigger", "view").
+    package var objectType: String? = nil
 
-    /// `NAME (N rows)`.
-    package var described: String { "\(name) (\(rows.map { English.count($0, "row") } ?? "rows not counted"))" }
+    /// `NAME (N rows)`, `TABLE.COLUMN (N values)`, `trigger NAME`.
+    package var described: String {
+        if let objectType { return "\(objectType) \(name)" }
+        if let column { return "\(name).\(column) (\(rows.map { English.count($0, "value") } ?? "values not counted"))" }
+        return "\(name) (\(rows.map { English.count($0, "row") } ?? "rows not counted"))"
+    }
 
     /// Whether a migration may leave it out only when the loss is accepted: a table of the app's
     /// own that holds rows (or may). Core Data's history and mirroring state are left out, said.
     package var needsConsent: Bool { kind == .other && rows != 0 }
+
+    /// Whether it is a table the model does not have (not a column, a trigger or a view).
+    var isTable: Bool { column == nil && objectType == nil }
 
     /// The kind of a table by its name, as Core Data names its own.
     static func kind(of name: String) -> Kind {
@@ -50,8 +64,8 @@ package struct ForeignTable: Sendable, Equatable {
 
     /// What a migration does with these tables, in sentences for a note, each kind once: nil when there are none.
     package static func notes(_ tables: [ForeignTable]) -> [String] {
-        func list(_ kind: Kind) -> String? {
-            let of = tables.filter { $0.kind == kind }
+        func list(_ kind: Kind, columns: Bool = false) -> String? {
+            let of = tables.filter { $0.kind == kind && $0.objectType == nil && ($0.column != nil) == columns }
             return of.isEmpty ? nil : of.map(\.described).joined(separator: ", ")
         }
         var notes: [String] = []
@@ -71,6 +85,16 @@ package struct ForeignTable: Sendable, Equatable {
         if let other = list(.other) {
             notes.append("tables no version of the model has are left out of the migrated store: \(other)")
         }
+        if let named = list(.coreDataNamed, columns: true) {
+            notes.append("the store's tables have columns named as Core Data names its own that this version's model does not have, \(named) (left by an earlier version?), which a migration leaves out")
+        }
+        if let other = list(.other, columns: true) {
+            notes.append("columns no version of the model has are left out of the migrated store: \(other)")
+        }
+        let objects = tables.filter { $0.objectType != nil }
+        if !objects.isEmpty {
+            notes.append("the store has \(objects.map(\.described).joined(separator: ", ")), which the migrated store, made from the model, does not have")
+        }
         return notes
     }
 }
@@ -82,9 +106,26 @@ extension Store {
         let kept = Set(layout.tables.map { $0.name.lowercased() })
         return try database.read { db in
             let names = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
-            return names.filter { !kept.contains($0.lowercased()) && !strategy.ownsTable($0) }.map { name in
+            var found = names.filter { !kept.contains($0.lowercased()) && !strategy.ownsTable($0) }.map { name in
                 ForeignTable(name: name, rows: (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedDatabaseIdentifier)")) ?? nil, kind: ForeignTable.kind(of: name))
             }
+            // Columns of the model's tables that its layout does not have: an app's own, or an
+            // earlier version's left in place; a new store made from the model has none of them.
+            let present = Set(names.map { $0.lowercased() })
+            for table in layout.tables where present.contains(table.name.lowercased()) {
+                let expected = Set(table.columns.map { $0.name.lowercased() })
+                let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name]).compactMap { String.fromDatabaseValue($0[0] as DatabaseValue) }
+                for column in columns where !expected.contains(column.lowercased()) {
+                    let values = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL")
+                    found.append(ForeignTable(name: table.name, rows: values ?? nil, kind: ForeignTable.kind(of: column), column: column))
+                }
+            }
+            // Triggers and views: definitions the migrated store, made from the model, has not.
+            for row in try Row.fetchAll(db, sql: "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY type, name") {
+                guard let type = String.fromDatabaseValue(row[0] as DatabaseValue), let name = String.fromDatabaseValue(row[1] as DatabaseValue) else { continue }
+                found.append(ForeignTable(name: name, rows: nil, kind: .schemaObject, objectType: type))
+            }
+            return found
         }
     }
 }
