@@ -135,6 +135,8 @@ struct MigrationTestCase {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.copiesPrefix)\(getpid())-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         do {
+            // Only a regular file is copied: a FIFO would block the copy for ever, a device read without end.
+            _ = try Files.existingStore(fixture)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent)
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {

@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Defects a second hostile-input probe found: answers that were wrong rather than refused, and
 /// work without a bound.
@@ -86,5 +89,31 @@ struct HostileProbeDefectTests {
         let run = try CLI.run(["run", "--to", "v2", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("note: the store's tables have columns named as Core Data names its own") && run.stderr.contains("ZNOTE.ZOLDFLAG (1 value)")
                 && run.stderr.contains("trigger note_touched"), "\(run.stderr)")
+    }
+
+    /// `--output b.db-journal` beside b.db wrote the migrated store where SQLite looks for b.db's
+    /// journal: the next program to open b.db deleted it.
+    @Test func anOutputNamedAsAStoresJournalIsRefused() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "v1", "b.db"], in: folder).status == 0)
+        for suffix in ["-journal", "-wal", "-shm"] {
+            let run = try CLI.run(["run", "--to", "v2", "--output", "b.db\(suffix)", "b.db"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("is the name SQLite gives b.db's \(suffix.dropFirst()) file"), "\(run.stderr)")
+            #expect(!folder.exists("b.db\(suffix)"))
+        }
+    }
+
+    /// A FIFO among the fixtures blocked `mapc test` for ever in its copy.
+    @Test func aFIFOAmongTheFixturesFailsItsCaseAtOnce() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        #expect(mkfifo(folder.appendingPathComponent("fixtures/pipe.sqlite").path, 0o644) == 0)
+        #expect(try CLI.run(["init", "--schema", "v1", "fixtures/a.sqlite"], in: folder).status == 0)
+        let started = Date()
+        let test = try CLI.run(["test"], in: folder)
+        #expect(Date().timeIntervalSince(started) < 30)
+        #expect(test.status == 1 && test.stdout.contains("FAIL pipe") && test.stdout.contains("not a store file"), "\(test.stdout)\(test.stderr)")
     }
 }

@@ -122,6 +122,15 @@ package enum Files {
         case .other(let what): throw MapcError.file("\(path) is \(what); mapc writes regular files only")
         }
         if let missing = missingFolderProblem(of: path) { throw MapcError.file(missing) }
+        // `b.db-journal` beside `b.db` is b.db's journal to SQLite: the next to open b.db would
+        // take the new store for a hot journal, play it back, and delete it.
+        for suffix in ["-journal", "-wal", "-shm"] where real.hasSuffix(suffix) {
+            let owner = String(real.dropLast(suffix.count))
+            if kind(of: owner) == .regularFile {
+                throw MapcError.file("\(path) is the name SQLite gives \((owner as NSString).lastPathComponent)'s \(suffix.dropFirst()) file: whatever opened that store next "
+                                     + "would take the new store for it and delete it; choose another name")
+            }
+        }
         let leftovers = companions(of: real).filter { kind(of: $0) != .missing }
         if !leftovers.isEmpty {
             throw MapcError.file("\(leftovers.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")) beside \(path) belong to another store "
