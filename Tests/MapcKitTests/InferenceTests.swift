@@ -260,4 +260,20 @@ struct InferenceTests {
             #expect(node["value"]?.scalar?.string == text, "\(text.debugDescription) written as \(yaml.debugDescription)")
         }
     }
+
+    /// Names come from files (an imported Xcode mapping model's policy class, entity and mapping
+    /// names): written unquoted, a newline in one added keys to the mapping file.
+    @Test func namesAreWrittenAsScalarsThatCannotAddKeys() throws {
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        let v1 = try catalog.require(version: "v1"), v2 = try catalog.require(version: "v2")
+        var mapping = try #require(MappingInference.infer(from: v1, to: v2).mapping)
+        mapping.entityMappings[0].policy = "X\n    filter: FALSEPREDICATE"
+        mapping.entityMappings[0].name = "Evil\n  - name: Other"
+        let text = MappingWriter.yaml(mapping, source: v1, destination: v2)
+        let node = try #require(try Yams.compose(yaml: text))
+        let mappings = try #require(node["entityMappings"]?.sequence)
+        #expect(mappings.count == 1, "\(text)")
+        #expect(mappings.first?["policy"]?.scalar?.string == "X\n    filter: FALSEPREDICATE" && mappings.first?["filter"] == nil, "\(text)")
+        #expect(mappings.first?["name"]?.scalar?.string == "Evil\n  - name: Other")
+    }
 }

@@ -24,7 +24,7 @@ package enum MappingWriter {
         if mapping.entityMappings.isEmpty { lines[lines.count - 1] += " []" }
         let sourceHashes = VersionHash.entityHashes(of: source), destinationHashes = VersionHash.entityHashes(of: destination)
         for entityMapping in mapping.entityMappings {
-            lines.append("  - name: \(entityMapping.name)")
+            lines.append("  - name: \(YAMLText.scalar(entityMapping.name))")
             for note in notes[entityMapping.name] ?? [] { lines.append("    # \(note)") }
             if let name = entityMapping.source, let entity = source.entity(named: name), let hash = sourceHashes[name] {
                 lines.append("    sourceHash: \(recorded(hash, VersionHash.propertyFingerprints(of: entity, in: source)))")
@@ -32,10 +32,10 @@ package enum MappingWriter {
             if let name = entityMapping.destination, let entity = destination.entity(named: name), let hash = destinationHashes[name] {
                 lines.append("    destinationHash: \(recorded(hash, VersionHash.propertyFingerprints(of: entity, in: destination)))")
             }
-            if let name = entityMapping.source { lines.append("    source: \(name)") }
-            if let name = entityMapping.destination { lines.append("    destination: \(name)") }
+            if let name = entityMapping.source { lines.append("    source: \(YAMLText.scalar(name))") }
+            if let name = entityMapping.destination { lines.append("    destination: \(YAMLText.scalar(name))") }
             if entityMapping.type == .remove || entityMapping.type == .add || entityMapping.type == .copy { lines.append("    type: \(entityMapping.type.rawValue)") }
-            if let policy = entityMapping.policy { lines.append("    policy: \(policy)") }
+            if let policy = entityMapping.policy { lines.append("    policy: \(YAMLText.scalar(policy))") }
             if !entityMapping.todo.isEmpty {
                 lines.append("    # Left to do: inference cannot decide these; `mapc check` reports them until they are done and deleted.")
                 lines.append("    todo:")
@@ -45,14 +45,14 @@ package enum MappingWriter {
             if let filter = entityMapping.filter { lines.append("    filter: \(YAMLText.scalar(filter.source.text))") }
             for (key, properties) in [("attributes", entityMapping.attributes), ("relationships", entityMapping.relationships)] where !properties.isEmpty {
                 lines.append("    \(key):")
-                for property in properties { lines.append("      \(property.name): \(YAMLText.scalar(property.expression.source.text))") }
+                for property in properties { lines.append("      \(YAMLText.scalar(property.name)): \(YAMLText.scalar(property.expression.source.text))") }
             }
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     private static func recorded(_ hash: String, _ properties: [String: String]) -> String {
-        let list = properties.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(properties[$0]!)" }.joined(separator: ", ")
+        let list = properties.keys.sorted().map { "\(YAMLText.flowScalar($0)): \(properties[$0] ?? "")" }.joined(separator: ", ")
         return "{ hash: \(hash), properties: { \(list) } }"
     }
 }

@@ -22,7 +22,7 @@ package enum SchemaWriter {
     private static func entity(_ entity: Entity) -> [String] {
         var lines = ["  \(entity.name):"]
         var keys: [String] = []
-        if let parent = entity.parent { keys.append("parent: \(parent)") }
+        if let parent = entity.parent { keys.append("parent: \(YAMLText.scalar(parent))") }
         if entity.isAbstract { keys.append("abstract: true") }
         if let className = entity.className { keys.append("className: \(YAMLText.scalar(className))") }
         if let renaming = entity.renamingIdentifier { keys.append("renamingIdentifier: \(YAMLText.scalar(renaming))") }
@@ -33,7 +33,7 @@ package enum SchemaWriter {
         if !entity.indexes.isEmpty {
             keys.append("indexes:")
             for index in entity.indexes {
-                keys.append("  - { name: \(index.name), properties: [\(index.properties.joined(separator: ", "))] }")
+                keys.append("  - { name: \(YAMLText.flowScalar(index.name)), properties: [\(index.properties.map(YAMLText.flowScalar).joined(separator: ", "))] }")
             }
         }
         if let info = userInfo(entity.userInfo) { keys.append("userInfo: \(info)") }
