@@ -116,4 +116,20 @@ struct HostileProbeDefectTests {
         #expect(Date().timeIntervalSince(started) < 30)
         #expect(test.status == 1 && test.stdout.contains("FAIL pipe") && test.stdout.contains("not a store file"), "\(test.stdout)\(test.stderr)")
     }
+
+    /// libxml2 expanded entities a model declared itself and dropped, silently, references to
+    /// an external DTD's: `name="n&ext;"` was imported as `n`. Xcode writes neither.
+    @Test(arguments: [
+        ("<!DOCTYPE model SYSTEM \"x.dtd\">\n<model><entity name=\"Note\"><attribute name=\"n&ext;\" attributeType=\"String\"/></entity></model>\n", "the entity &ext; is not one of XML's own"),
+        ("<!DOCTYPE model [<!ENTITY b \"aaaa\">]>\n<model><entity name=\"N&b;\"/></model>\n", "declares its own XML entities"),
+    ])
+    func entitiesXcodeNeverWritesAreRefused(contents: String, message: String) throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("m.xcdatamodel"), withIntermediateDirectories: true)
+        try folder.write("<?xml version=\"1.0\"?>\n" + contents, to: "m.xcdatamodel/contents")
+        let run = try CLI.run(["import", "m.xcdatamodel", "--output", "out"], in: folder)
+        #expect(run.status == 1 && run.stderr.contains("m.xcdatamodel/contents:") && run.stderr.contains(message), "\(run.stderr)")
+        #expect(!folder.exists("out"))
+    }
 }

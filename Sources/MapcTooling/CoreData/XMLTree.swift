@@ -51,6 +51,9 @@ enum XMLTree {
             throw malformed("malformed XML: byte 0x\(String(format: "%02X", byte)) is not UTF-8 text; Xcode writes its model files in UTF-8 (open and save the file in Xcode, or fix the text there)",
                             at: FileLocation(path: path, line: line, column: column))
         }
+        if let (message, line, column) = entityProblem(data) {
+            throw malformed(message, at: FileLocation(path: path, line: line, column: column))
+        }
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
@@ -78,6 +81,47 @@ enum XMLTree {
     /// position by whoever collects it (an import reports a version it could not read there).
     static func malformed(_ message: String, at location: FileLocation) -> DiagnosticsError {
         DiagnosticsError([.error(message, at: location)])
+    }
+
+    /// Entities beyond XML's five (`&amp;` `&lt;` `&gt;` `&quot;` `&apos;`) and character
+    /// references, with where they are: Xcode writes no others. libxml2 expands entities a
+    /// document declares itself (so a name would not be the text written) and drops, silently,
+    /// references to entities of an external DTD it never reads (`&ext;` read as nothing).
+    static func entityProblem(_ data: Data) -> (message: String, line: Int, column: Int)? {
+        let bytes = [UInt8](data)
+        let predefined: Set<String> = ["amp", "lt", "gt", "quot", "apos"]
+        var line = 1, column = 1, index = 0
+        func starts(_ text: String, at position: Int) -> Bool {
+            let pattern = Array(text.utf8)
+            return position + pattern.count <= bytes.count && Array(bytes[position..<position + pattern.count]) == pattern
+        }
+        func skip(past end: String) {
+            while index < bytes.count, !starts(end, at: index) { advance() }
+            for _ in 0..<end.utf8.count where index < bytes.count { advance() }
+        }
+        func advance() {
+            if bytes[index] == 0x0A { line += 1; column = 1 } else if bytes[index] & 0xC0 != 0x80 { column += 1 }
+            index += 1
+        }
+        while index < bytes.count {
+            if starts("<!--", at: index) { skip(past: "-->"); continue }
+            if starts("<![CDATA[", at: index) { skip(past: "]]>"); continue }
+            if starts("<!ENTITY", at: index) {
+                return ("the file declares its own XML entities (<!ENTITY …>), which Xcode never writes; mapc reads only XML's own (&amp; &lt; &gt; &quot; &apos;)", line, column)
+            }
+            if bytes[index] == UInt8(ascii: "&") {
+                var end = index + 1
+                while end < bytes.count, end - index < 64, bytes[end] != UInt8(ascii: ";"), bytes[end] != UInt8(ascii: "<"), bytes[end] > 0x20 { end += 1 }
+                if end < bytes.count, bytes[end] == UInt8(ascii: ";") {
+                    let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+                    if !name.hasPrefix("#") && !predefined.contains(name) {
+                        return ("the entity &\(name); is not one of XML's own (&amp; &lt; &gt; &quot; &apos;), and mapc reads no others (Xcode never writes them): write its text instead", line, column)
+                    }
+                }
+            }
+            advance()
+        }
+        return nil
     }
 
     /// The line, column (in characters) and value of the first byte that is not part of UTF-8
