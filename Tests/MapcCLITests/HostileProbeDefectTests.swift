@@ -132,4 +132,16 @@ struct HostileProbeDefectTests {
         #expect(run.status == 1 && run.stderr.contains("m.xcdatamodel/contents:") && run.stderr.contains(message), "\(run.stderr)")
         #expect(!folder.exists("out"))
     }
+
+    /// A case-insensitive comparison of a long string of "ß" (which folds to "ss") took time
+    /// quadratic in its length: 17 s for 1.28 million characters. (A hang guard, not a benchmark.)
+    @Test func aCaseInsensitiveComparisonOfALongStringEnds() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"s": "\#(String(repeating: "ß", count: 1_280_000))"}"#, to: "s.json")
+        let started = Date()
+        let eval = try CLI.run(["eval", #"s ==[c] "x" OR s CONTAINS[c] "sß!""#, "--predicate", "--object", "@s.json"], in: folder)
+        #expect(eval.status == 0 && eval.stdout == "false\n", "\(eval.stdout)\(eval.stderr)")
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
 }

@@ -53,8 +53,23 @@ enum ValueSemantics {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
-        return folding.isEmpty ? text : text.folding(options: folding, locale: nil)
+        guard !folding.isEmpty else { return text }
+        // Foundation's folding takes time quadratic in the length of text whose characters
+        // expand (160,000 "ß" took 0.2 s, 1.28 million 17 s). Folding is character by character,
+        // so a long text is folded in pieces cut between characters: linear.
+        guard text.utf8.count > foldPiece * 4 else { return text.folding(options: folding, locale: nil) }
+        var folded = "", start = text.startIndex
+        folded.reserveCapacity(text.utf8.count)
+        while start < text.endIndex {
+            let end = text.index(start, offsetBy: foldPiece, limitedBy: text.endIndex) ?? text.endIndex
+            folded += text[start..<end].folding(options: folding, locale: nil)
+            start = end
+        }
+        return folded
     }
+
+    /// The characters folded at once by `fold`.
+    static let foldPiece = 512
 
     /// Orders two values; nil when they cannot be ordered: mapc's one order (`ValueOrder`), with
     /// strings folded first as the comparison's options say.
