@@ -21,8 +21,14 @@ struct LSPCommand: ParsableCommand {
     func run() throws {
         var server = LanguageServer(schemas: schemas, mappings: mappings)
         var input = LSPInput()
-        while let message = input.next() {
-            if let status = server.handle(message) { throw ExitCodeError(status) }
+        do {
+            while let message = try input.next() {
+                if let status = server.handle(message) { throw ExitCodeError(status) }
+            }
+        } catch let error as LSPInput.FramingError {
+            // The rest of the input cannot be cut into messages: said, and the server ends.
+            Console.err("error: mapc lsp: \(error.message)")
+            throw ExitCodeError(MapcExitCode.invalidInput)
         }
     }
 }
@@ -30,28 +36,51 @@ struct LSPCommand: ParsableCommand {
 /// Reads `Content-Length`-framed JSON-RPC messages from standard input.
 struct LSPInput {
     private var buffer = Data()
+    /// Where to look for the end of the header next: before it, the buffer has none.
+    private var searchedTo = 0
     private let handle = FileHandle.standardInput
+    /// The longest header accepted (a client's is a few dozen bytes).
+    static let maxHeaderBytes = 64 * 1024
+    /// The longest message accepted.
+    static let maxBodyBytes = 64 * 1024 * 1024
+
+    /// Input that cannot be cut into messages.
+    struct FramingError: Error {
+        var message: String
+    }
 
     /// The next message, or nil at the end of the input.
-    mutating func next() -> JSONValue? {
+    mutating func next() throws -> JSONValue? {
+        let separator = Data("\r\n\r\n".utf8)
         while true {
-            if let headerEnd = buffer.range(of: Data("\r\n\r\n".utf8)) {
+            // Only what arrived since the last look is searched (with the 3 bytes before it).
+            let from = buffer.startIndex + max(0, searchedTo - 3)
+            if let headerEnd = buffer.range(of: separator, in: from..<buffer.endIndex) {
                 let header = String(decoding: buffer[buffer.startIndex..<headerEnd.lowerBound], as: UTF8.self)
-                let length = header.split(separator: "\r\n").compactMap { line -> Int? in
+                let declared = header.split(separator: "\r\n").compactMap { line -> Substring? in
                     let parts = line.split(separator: ":", maxSplits: 1)
-                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
-                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
-                }.first ?? 0
-                let bodyStart = headerEnd.upperBound
-                guard length >= 0, length <= 64 * 1024 * 1024 else {
-                    // A header no client writes: the rest of the input cannot be framed.
-                    return nil
+                    guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "content-length" else { return nil }
+                    return parts[1]
+                }.first
+                guard let declared else { throw FramingError(message: "a message's header has no Content-Length, so the message cannot be read") }
+                guard let length = Int(declared.trimmingCharacters(in: .whitespaces)), length >= 0 else {
+                    throw FramingError(message: "a message's Content-Length is '\(declared.trimmingCharacters(in: .whitespaces))', not a number of bytes")
                 }
-                if buffer.count - (bodyStart - buffer.startIndex) >= length {
+                guard length <= Self.maxBodyBytes else {
+                    throw FramingError(message: "a message of \(length) bytes is longer than the \(Self.maxBodyBytes) accepted")
+                }
+                let bodyStart = headerEnd.upperBound
+                if buffer.endIndex - bodyStart >= length {
                     let body = buffer[bodyStart..<(bodyStart + length)]
                     buffer = Data(buffer[(bodyStart + length)...])
+                    searchedTo = 0
                     // A body that is not JSON is answered as JSON-RPC says (a parse error), not dropped.
                     return (try? JSONValue.parse(Data(body), path: "message")) ?? .object([("mapc.parseError", .bool(true))])
+                }
+            } else {
+                searchedTo = buffer.count
+                if buffer.count > Self.maxHeaderBytes {
+                    throw FramingError(message: "no end of a message's header (an empty line) in \(Self.maxHeaderBytes) bytes")
                 }
             }
             let chunk = handle.availableData

@@ -144,4 +144,30 @@ struct HostileProbeDefectTests {
         #expect(eval.status == 0 && eval.stdout == "false\n", "\(eval.stdout)\(eval.stderr)")
         #expect(Date().timeIntervalSince(started) < 10)
     }
+
+    /// `mapc lsp` searched its whole buffer for the end of a header with every chunk read
+    /// (16 MB without a line end took 48 s), and input it could not frame ended it silently, exit 0.
+    @Test(arguments: [
+        (String(repeating: "x", count: 300_000), "no end of a message's header"),
+        ("Content-Length: -5\r\n\r\n{}", "Content-Length is '-5', not a number of bytes"),
+        ("Content-Length: 99999999999\r\n\r\n{}", "longer than"),
+        ("Content-Type: json\r\n\r\n{}", "has no Content-Length"),
+    ])
+    func lspInputThatCannotBeFramedIsSaid(input: String, message: String) throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(input, to: "input")
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["lsp"]
+        process.currentDirectoryURL = folder
+        process.standardInput = try FileHandle(forReadingFrom: folder.appendingPathComponent("input"))
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1 && said.contains(message), "\(said)")
+    }
 }
