@@ -95,7 +95,7 @@ struct BinaryPropertyList {
 
     /// An `NSKeyedArchiver` archive of the function expression `selector` on `operand` with one
     /// constant string argument, as Foundation writes it.
-    static func functionArchive(operand: Operand, selector: String, argument: String) -> Data {
+    static func functionArchive(operand: Operand, selector: String, argument: String, operandReference: Int? = nil) -> Data {
         var list = BinaryPropertyList()
         var archived: [Int] = [list.add(.string("$null"))]
         func archive(_ object: Int) -> Int { archived.append(object); return archived.count - 1 }
@@ -117,7 +117,7 @@ struct BinaryPropertyList {
         let arguments = archive(list.dictionary([("NS.objects", list.add(.array([list.add(.uid(argumentObject))]))), ("$class", list.add(.uid(arrayClass)))]))
         let selectorObject = archive(list.add(.string(selector)))
         let expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(4))), ("NSSelectorName", list.add(.uid(selectorObject))),
-                                                  ("NSOperand", list.add(.uid(operandObject))), ("NSArguments", list.add(.uid(arguments))),
+                                                  ("NSOperand", list.add(.uid(operandReference ?? operandObject))), ("NSArguments", list.add(.uid(arguments))),
                                                   ("$class", list.add(.uid(functionClass)))]))
         let objects = list.add(.array(archived))
         let top = list.dictionary([("root", list.add(.uid(expression)))])
@@ -240,6 +240,10 @@ struct PropertyListTests {
         #expect(try ExpressionArchive.text(of: receiver, what: "the value of x") == #"FUNCTION("palette-", "stringByAppendingString:", "blue")"#)
         let builtIn = BinaryPropertyList.functionArchive(operand: .className("_NSPredicateUtilities"), selector: "uppercase:", argument: "blue")
         #expect(try ExpressionArchive.text(of: builtIn, what: "the value of x") == #"uppercase:("blue")"#)
+        // An operand referring past the archive's objects read as none: a built-in, the receiver gone.
+        let damaged = BinaryPropertyList.functionArchive(operand: .value("palette-"), selector: "stringByAppendingString:", argument: "blue", operandReference: 999)
+        let error = #expect(throws: MapcError.self) { try ExpressionArchive.text(of: damaged, what: "the value of x") }
+        #expect(error?.description.contains("refers to object 999, past its") == true, "\(String(describing: error))")
     }
 
     @Test func anArchivedExpressionWithSharedPartsIsRefusedAtOnce() throws {

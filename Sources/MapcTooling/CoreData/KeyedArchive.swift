@@ -31,6 +31,24 @@ struct KeyedArchive {
         guard let rootReference = entries["root"].flatMap(Self.reference), objects.indices.contains(rootReference) else {
             throw MapcError.input("\(what) has no root object")
         }
+        // A reference past the objects would read as nil, the same as no value: a receiver or an
+        // argument left out without a word. The archive is refused instead.
+        func check(_ value: Any) throws {
+            guard let number = Self.reference(value) else { return }
+            guard objects.indices.contains(number) else {
+                throw MapcError.input("\(what) refers to object \(number), past its \(objects.count) objects: the archive is damaged")
+            }
+        }
+        for object in objects {
+            if let fields = Self.dictionary(object) {
+                for value in fields.values {
+                    try check(value)
+                    if let items = value as? [Any] { for item in items { try check(item) } }
+                }
+            } else if let items = object as? [Any] {
+                for item in items { try check(item) }
+            }
+        }
         self.objects = objects
         self.root = rootReference
     }
