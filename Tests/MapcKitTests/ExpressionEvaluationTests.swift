@@ -43,6 +43,7 @@ let arithmeticCases: [EvalCase] = [
     .init(#"CAST("1e-63", "NSDecimalNumber") * CAST("1e-65", "NSDecimalNumber") == CAST("1e-128", "NSDecimalNumber")"#, "true"),
     .init(#"CAST("1e127", "NSDecimalNumber") * 10"#, "error: decimal arithmetic overflowed or underflowed"),
     .init(#"CAST("1e-110", "NSDecimalNumber") / 7"#, "error: decimal arithmetic overflowed or underflowed"),
+    .init(#"CAST("12345678901234567890123456789012345678901", "NSDecimalNumber")"#, "error: '12345678901234567890123456789012345678901' has 41 significant digits; decimals keep at most 38"),
     .init("rating + nil", "null"), .init("nil * 3", "null"), .init("\"ab\" + \"cd\"", "\"abcd\""), .init("title + \"!\"", "\"Groceries!\""),
     .init("\"a\" + 1", "error: cannot apply '+' to a string and a number"), .init("title * 2", "error: cannot apply '*'"),
     .init("dateCreated + 60", "\"2024-05-01T10:01:00Z\""), .init("dateCreated - 3600", "\"2024-05-01T09:00:00Z\""),

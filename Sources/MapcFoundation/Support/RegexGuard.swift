@@ -10,6 +10,14 @@ package enum RegexGuard {
     /// The longest text `MATCHES` runs on.
     package static let maxSubjectLength = 100_000
 
+    /// What to do about a pattern `problem(with:)` refused, by what it said.
+    package static func fix(for problem: String) -> String {
+        if problem.contains("not a valid regular expression") { return "check its brackets, parentheses and escapes (ICU's regular expression syntax)" }
+        if problem.contains("longer than") { return "shorten the pattern" }
+        if problem.contains("back-references") { return "match without back-references (\\1, \\k<name>)" }
+        return "write a pattern without nested repetition, such as [ab]+ for (a|b)+"
+    }
+
     /// Nil when the pattern is safe to run; otherwise why it is refused.
     package static func problem(with pattern: String) -> String? {
         if pattern.count > maxPatternLength { return "the pattern is longer than \(maxPatternLength) characters" }

@@ -197,7 +197,14 @@ extension Evaluator {
             default: throw failure("cannot cast \(operand.kindName) to NSNumber", range)
             }
         case "NSDecimalNumber":
-            if case .scalar(.string(let text)) = operand, let decimal = ValueParser.parseDecimal(text.trimmingCharacters(in: .whitespaces)) { return .scalar(.decimal(decimal)) }
+            if case .scalar(.string(let text)) = operand {
+                // Decimal text the decimal cannot hold (more than 38 digits) is said for what it is.
+                switch ValueParser.decimal(text.trimmingCharacters(in: .whitespaces)) {
+                case .success(let decimal?): return .scalar(.decimal(decimal))
+                case .failure(let problem): throw failure(problem.message, range)
+                case .success(nil): break
+                }
+            }
             guard let number = ValueSemantics.number(operand) else { throw failure("cannot cast \(operand.kindName) to NSDecimalNumber", range) }
             guard !number.decimal.isNaN, number.double.isFinite else { throw failure("\(number.double) is out of the range decimals hold", range) }
             return .scalar(.decimal(number.decimal))

@@ -267,7 +267,7 @@ public enum SchemaLoader {
                 guard let pattern = document.string(value, what: "regex") else { break }
                 // Screened like MATCHES: validation runs the pattern on every value of a store.
                 if let problem = RegexGuard.problem(with: pattern) {
-                    document.error("regex refused: \(problem)", at: value, fix: "write a pattern without nested repetition, such as [ab]+ for (a|b)+")
+                    document.error("regex refused: \(problem)", at: value, fix: RegexGuard.fix(for: problem))
                 } else {
                     attribute.validation.regex = pattern
                 }
