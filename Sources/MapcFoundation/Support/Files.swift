@@ -312,6 +312,10 @@ package enum Files {
     /// What a symbolic link that leads nowhere is, for messages: the link and where it points.
     package static func danglingLinkDescription(_ path: String) -> String {
         let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " to \($0)" } ?? ""
+        // realpath says whether the links lead round in a circle rather than to nothing.
+        if let resolved = realpath(path, nil) { free(resolved) } else if errno == ELOOP {
+            return "\(path) is a symbolic link\(target) in a loop of links that never reaches a file"
+        }
         return "\(path) is a symbolic link\(target), which does not exist"
     }
 
