@@ -205,7 +205,10 @@ extension ImportedModel {
             let (loaded, diagnostics) = SchemaLoader.parse(source: SourceFile(path: name, text: text))
             let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: "\(schema.version).xcdatamodel/contents", line: 1, column: 1)
             problems += diagnostics.filter { $0.severity == .error }.map {
-                .error("version '\(schema.version)' cannot be written as a schema file mapc reads back: \($0.message); please report it with the model", at: contents)
+                // A name Xcode itself refuses is the model's to fix; anything else is mapc's to hear about.
+                let whose = $0.message.contains("is not a valid name") ? "Xcode's model editor does not accept it either: rename it in the model"
+                    : "please report it with the model"
+                return .error("version '\(schema.version)' cannot be written as a schema file mapc reads back: \($0.message); \(whose)", at: contents)
             }
             if loaded != nil { files.append((name, text)) }
         }
