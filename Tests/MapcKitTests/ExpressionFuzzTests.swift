@@ -131,3 +131,23 @@ struct ExpressionFuzzTests {
         #expect(try Evaluator(context: ExpressionFixture.context()).evaluate(try ExpressionParser.parse(longest).get()) == .scalar(.integer(Int64(ExpressionParser.maxHeight))))
     }
 }
+
+/// A function or method can make a string longer than its input (`uppercaseString` of "ß" is
+/// "SS"): the limit on a string's length holds for their results too, not only for `+`.
+@Suite("String limits past functions")
+struct StringLimitTests {
+    @Test func aFunctionsResultIsHeldToTheStringLimit() throws {
+        var context = ExpressionFixture.context()
+        context.limits.maxStringLength = 10
+        let evaluator = Evaluator(context: context)
+        for text in [#"FUNCTION("ßßßßßßßß", "uppercaseString")"#, #"uppercase:("ßßßßßßßß")"#] {
+            guard case .success(let expression) = ExpressionParser.parse(text) else { Issue.record("\(text) does not parse"); continue }
+            let error = #expect(throws: ExpressionError.self) { try evaluator.evaluate(expression) }
+            #expect(error?.message.contains("a string grew past 10 characters") == true, "\(text): \(String(describing: error))")
+        }
+        // Within it, as before.
+        if case .success(let expression) = ExpressionParser.parse(#"FUNCTION("ßß", "uppercaseString")"#) {
+            #expect(try evaluator.evaluate(expression) == .scalar(.string("SSSS")))
+        }
+    }
+}

@@ -148,9 +148,9 @@ public final class Evaluator {
         case .binary(let op, let left, let right):
             return try binary(op, try value(of: left), try value(of: right), range)
         case .function(let name, let arguments):
-            return try function(name, arguments, range)
+            return try withinLimits(try function(name, arguments, range), range)
         case .method(let receiver, let selector, let selectorRange, let arguments):
-            return try method(try value(of: receiver), selector, selectorRange, try arguments.map(value(of:)), range)
+            return try withinLimits(try method(try value(of: receiver), selector, selectorRange, try arguments.map(value(of:)), range), range)
         case .ternary(let condition, let whenTrue, let whenFalse):
             return try truth(of: condition) ? value(of: whenTrue) : value(of: whenFalse)
         case .cast(let operand, let type):
@@ -306,6 +306,16 @@ public final class Evaluator {
         }
     }
 
+    /// A result, once it is known to be no longer than the limit a string may grow to (a
+    /// function or method can make one longer than its input: `uppercaseString` of "ß" is "SS").
+    func withinLimits(_ result: EvalValue, _ range: SourceRange) throws -> EvalValue {
+        // UTF-8 bytes, counted at once, are never fewer than UTF-16 units: most results end here.
+        if case .scalar(.string(let text)) = result, text.utf8.count > context.limits.maxStringLength, ValueRules.length(of: text) > context.limits.maxStringLength {
+            throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
+        }
+        return result
+    }
+
     // MARK: Operators
 
     func binary(_ op: BinaryOperator, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> EvalValue {
@@ -323,9 +333,7 @@ public final class Evaluator {
         default:
             switch ValueSemantics.arithmetic(op, left, right) {
             case .success(let result):
-                if case .scalar(.string(let text)) = result, ValueRules.length(of: text) > context.limits.maxStringLength {
-                    throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
-                }
+                _ = try withinLimits(result, range)
                 if case .scalar(.decimal(let number)) = result, number.isNaN {
                     throw failure("decimal arithmetic overflowed or underflowed: the result is beyond what a decimal holds (38 digits, exponents -128 to 127)", range)
                 }
