@@ -141,6 +141,28 @@ def store_scenarios(mapc, base, notes):
     for name, source in (("run --output (two steps)", pristine), ("run --output (a copy)", current)):
         yield (name, ["run", "--quiet", "--output", "new.db", "store.db"],
                (lambda source=source: (reset(output, None), reset(store, source))), "new.db", "store.db")
+    # A Core Data store with external values (files in .store_SUPPORT): the output takes a copy
+    # of the folder, put in place before the store; a killed run's copy is replaced by the next.
+    core_data = os.path.join(base, "pristine-cd.db")
+    result = run(mapc, ["load", "--layout", "core-data", "v2.json", "pristine-cd.db"], base)
+    if result.returncode != 0:
+        sys.exit(result.stderr)
+
+    def with_external_values():
+        reset(output, None)
+        reset(store, core_data)
+        for folder in (".store_SUPPORT", ".new_SUPPORT"):
+            shutil.rmtree(os.path.join(base, folder), ignore_errors=True)
+        for name in os.listdir(base):
+            if name.startswith(".new.db.mapc-"):
+                shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+        values = os.path.join(base, ".store_SUPPORT", "_EXTERNAL_DATA")
+        os.makedirs(values)
+        for index in range(3):
+            with open(os.path.join(values, f"0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D2{index}"), "wb") as handle:
+                handle.write(bytes([index]) * 4096)
+    yield ("run --output (Core Data, external values)", ["run", "--quiet", "--output", "new.db", "store.db"],
+           with_external_values, "new.db", "store.db")
 
 
 def walk(mapc, base, name, args, prepare, store, untouched, every):
@@ -163,6 +185,10 @@ def walk(mapc, base, name, args, prepare, store, untouched, every):
                 broken.append(f"{mode}@{point}: integrity_check says {verdict}")
             elif untouched and dump(mapc, base, untouched) != read_only:
                 broken.append(f"{mode}@{point}: {untouched}, which the command only reads, changed")
+            elif state is not None and os.path.isdir(os.path.join(base, ".store_SUPPORT")) and \
+                    sorted(os.listdir(os.path.join(base, ".new_SUPPORT", "_EXTERNAL_DATA")) if os.path.isdir(os.path.join(base, ".new_SUPPORT", "_EXTERNAL_DATA")) else []) \
+                    != sorted(os.listdir(os.path.join(base, ".store_SUPPORT", "_EXTERNAL_DATA"))):
+                broken.append(f"{mode}@{point}: the new store is there without all of its external values")
             elif state not in (before, after):
                 broken.append(f"{mode}@{point}: the store is neither old nor new (exit {result.returncode}): {result.stderr.strip()[:200]}")
             elif mode == "fail" and result.returncode == 0 and state != after:

@@ -101,6 +101,19 @@ struct ExternalDataTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent(".Other_SUPPORT/_EXTERNAL_DATA/X")) == Data("someone else's".utf8))
     }
 
+    /// A run killed after the copy was put in place and before the new store was leaves the copy
+    /// alone: the next run replaces it rather than refusing the folder as another store's.
+    @Test func aKilledRunsCopyIsReplacedByTheNextRun() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent(".Migrated_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        try Data("second".utf8).write(to: copy.appendingPathComponent("0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22"))
+        let run = try CLI.run(["run", "--output", "Migrated.sqlite", "Photos.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: copy.path).count == 2)
+    }
+
     @Test func aConversionToMapcsFormatIsRefusedUnlessTheLossIsAccepted() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -205,6 +205,8 @@ package enum StoreMigration {
         }
         if let output, !options.dryRun {
             let moved = CoreDataExternalData(store: output)
+            // A killed run's copy (its store never put beside it) goes; anything else is another store's.
+            if moved.exists, Files.kind(of: output) == .missing, moved.holdsOnlyCopies(of: external) { moved.remove() }
             if moved.exists {
                 throw MapcError.file("\(moved.supportFolder) already exists: the migrated store's copy of the external values (\(external.describe(values))) "
                                      + "goes there. Move or delete it, or choose another output name")
@@ -224,7 +226,9 @@ package enum StoreMigration {
         let moved = CoreDataExternalData(store: output)
         try external.copy(to: moved)
         do { try moveStore() } catch {
-            moved.remove()
+            // A move that failed after the store was in place (flushing its folder) leaves it
+            // there, complete: its values stay beside it.
+            if Files.kind(of: output) == .missing { moved.remove() }
             throw error
         }
         return ["copied the store's external values (\(external.describe(values))) to \(URL(fileURLWithPath: moved.supportFolder).lastPathComponent) beside the new store"]

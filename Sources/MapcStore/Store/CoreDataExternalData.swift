@@ -89,6 +89,21 @@ package struct CoreDataExternalData {
         }
     }
 
+    /// Whether this support folder holds nothing but copies of `other`'s external values (the
+    /// same names and sizes): what a run killed between putting the copy in place and the new
+    /// store beside it leaves, which the next run may replace.
+    package func holdsOnlyCopies(of other: CoreDataExternalData) -> Bool {
+        let manager = FileManager.default
+        guard let entries = try? manager.contentsOfDirectory(atPath: supportFolder), Set(entries).isSubset(of: ["_EXTERNAL_DATA"]) else { return false }
+        guard let names = try? manager.contentsOfDirectory(atPath: dataFolder) else { return entries.isEmpty }
+        for name in names {
+            var mine = stat(), theirs = stat()
+            guard lstat((dataFolder as NSString).appendingPathComponent(name), &mine) == 0, (mine.st_mode & S_IFMT) == S_IFREG,
+                  lstat((other.dataFolder as NSString).appendingPathComponent(name), &theirs) == 0, mine.st_size == theirs.st_size else { return false }
+        }
+        return true
+    }
+
     /// Removes the support folder (a copy made for a store that did not come to be).
     package func remove() {
         try? FileManager.default.removeItem(atPath: supportFolder)
