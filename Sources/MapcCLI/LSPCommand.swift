@@ -109,6 +109,11 @@ struct LanguageServer {
             send(.object([("jsonrpc", .string("2.0")), ("id", .null), ("error", .object([("code", .integer(-32700)), ("message", .string("the message is not JSON"))]))]))
             return nil
         }
+        // A JSON-RPC batch (an array): no LSP client sends one; answered as an invalid request, not ignored.
+        if case .array = message {
+            send(.object([("jsonrpc", .string("2.0")), ("id", .null), ("error", .object([("code", .integer(-32600)), ("message", .string("batches of messages are not supported; send one message at a time"))]))]))
+            return nil
+        }
         let method = string(message["method"]) ?? ""
         let id = message["id"]
         let params = message["params"] ?? .null

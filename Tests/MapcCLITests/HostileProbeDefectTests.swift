@@ -154,6 +154,20 @@ struct HostileProbeDefectTests {
         ("Content-Type: json\r\n\r\n{}", "has no Content-Length"),
     ])
     func lspInputThatCannotBeFramedIsSaid(input: String, message: String) throws {
+        try lspRun(input: input, expectStatus: 1, saying: message)
+    }
+
+    /// A JSON-RPC batch was left without an answer.
+    @Test func anLSPBatchIsAnsweredAsAnInvalidRequest() throws {
+        let body = #"[{"jsonrpc": "2.0", "id": 1, "method": "shutdown"}]"#
+        let exit = #"{"jsonrpc": "2.0", "method": "exit"}"#
+        let output = try lspRun(input: "Content-Length: \(body.utf8.count)\r\n\r\n\(body)Content-Length: \(exit.utf8.count)\r\n\r\n\(exit)", expectStatus: 1, saying: nil)
+        #expect(output.contains("-32600") && output.contains("batches of messages are not supported"), "\(output)")
+    }
+
+    /// Runs `mapc lsp` on the input; returns what it wrote to standard output.
+    @discardableResult
+    private func lspRun(input: String, expectStatus: Int32, saying message: String?) throws -> String {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(input, to: "input")
@@ -162,12 +176,17 @@ struct HostileProbeDefectTests {
         process.arguments = ["lsp"]
         process.currentDirectoryURL = folder
         process.standardInput = try FileHandle(forReadingFrom: folder.appendingPathComponent("input"))
-        let errors = Pipe()
+        let errors = Pipe(), output = Pipe()
         process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = output
         try process.run()
+        nonisolated(unsafe) var written = Data()
+        let reading = DispatchGroup()
+        DispatchQueue.global().async(group: reading) { written = output.fileHandleForReading.readDataToEndOfFile() }
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reading.wait()
         process.waitUntilExit()
-        #expect(process.terminationStatus == 1 && said.contains(message), "\(said)")
+        #expect(process.terminationStatus == expectStatus && (message.map(said.contains) ?? true), "\(said)")
+        return String(decoding: written, as: UTF8.self)
     }
 }

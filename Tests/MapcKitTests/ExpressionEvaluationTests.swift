@@ -43,6 +43,7 @@ let arithmeticCases: [EvalCase] = [
     .init(#"CAST("1e-63", "NSDecimalNumber") * CAST("1e-65", "NSDecimalNumber") == CAST("1e-128", "NSDecimalNumber")"#, "true"),
     .init(#"CAST("1e127", "NSDecimalNumber") * 10"#, "error: decimal arithmetic overflowed or underflowed"),
     .init(#"CAST("1e-110", "NSDecimalNumber") / 7"#, "error: decimal arithmetic overflowed or underflowed"),
+    .init("stddev:({1e308, -1e308})", "error: stddev: of these numbers is not a finite number"), .init("average:({1e308, 1e308})", "error: average: of these numbers is not a finite number"),
     .init(#"CAST("12345678901234567890123456789012345678901", "NSDecimalNumber")"#, "error: '12345678901234567890123456789012345678901' has 41 significant digits; decimals keep at most 38"),
     .init("rating + nil", "null"), .init("nil * 3", "null"), .init("\"ab\" + \"cd\"", "\"abcd\""), .init("title + \"!\"", "\"Groceries!\""),
     .init("\"a\" + 1", "error: cannot apply '+' to a string and a number"), .init("title * 2", "error: cannot apply '*'"),

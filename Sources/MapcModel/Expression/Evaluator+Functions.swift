@@ -152,16 +152,20 @@ extension Evaluator {
         guard !items.isEmpty else { return .null }
         let numbers = items.compactMap { ValueSemantics.number($0)?.double }
         let mean = numbers.reduce(0, +) / Double(numbers.count)
+        let result: Double
         switch function {
-        case .average: return .scalar(.double(mean))
+        case .average: result = mean
         case .median:
             let sorted = numbers.sorted()
             let middle = sorted.count / 2
-            return .scalar(.double(sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2))
+            result = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
         default:
             let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
-            return .scalar(.double(variance.squareRoot()))
+            result = variance.squareRoot()
         }
+        // Sums past the largest double (1e308 + 1e308) give infinity or NaN, which no store holds.
+        guard result.isFinite else { throw failure("\(function.rawValue) of these numbers is not a finite number (their sum is past the largest double)", range) }
+        return .scalar(.double(result))
     }
 
     // MARK: CAST and FETCH
