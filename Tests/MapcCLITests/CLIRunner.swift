@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// What one run of the `mapc` executable did.
 struct CLIResult {
@@ -68,6 +69,30 @@ enum CLI {
             let source = packageRoot.appendingPathComponent("policies").appendingPathComponent(name).resolvingSymlinksInPath()
             try Data(contentsOf: source).write(to: policies.appendingPathComponent(name))
         }
+    }
+
+    /// Replaces a project's policies with one class standing for the v3 -> v4 mapping's policy
+    /// that traps (an index out of range) on its first object; returns the class's name.
+    static func replaceV3toV4PolicyWithOneThatTraps(in folder: URL) throws -> String {
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("policies").path) {
+            try FileManager.default.removeItem(at: folder.appendingPathComponent("policies").appendingPathComponent(name))
+        }
+        let mapping = try folder.read("mappings/mapping_v3_to_v4.yaml")
+        let policy = try #require(mapping.range(of: #"policy: \S+"#, options: .regularExpression).map { String(mapping[$0].dropFirst("policy: ".count)) })
+        let className = policy.split(separator: ".").last.map(String.init) ?? policy
+        try folder.write("""
+        import MapcKit
+
+        final class \(className): EntityMigrationPolicy {
+            override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                let none: [Int] = []
+                _ = none[Int(source.data.id.count) % 7 + 1]
+            }
+        }
+
+        """, to: "policies/\(className).swift")
+        return className
     }
 
     /// A temporary project folder holding a copy of the shipped schemas.

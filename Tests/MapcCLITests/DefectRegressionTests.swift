@@ -362,24 +362,7 @@ extension SecondTrialDefectTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try CLI.addMappingsAndPolicies(to: folder)
         // The v3 -> v4 mapping's policy, replaced by one that traps on its first object.
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("policies").path) {
-            try FileManager.default.removeItem(at: folder.appendingPathComponent("policies").appendingPathComponent(name))
-        }
-        let mapping = try folder.read("mappings/mapping_v3_to_v4.yaml")
-        let policy = try #require(mapping.range(of: #"policy: \S+"#, options: .regularExpression).map { String(mapping[$0].dropFirst("policy: ".count)) })
-        let className = policy.split(separator: ".").last.map(String.init) ?? policy
-        try folder.write("""
-        import MapcKit
-
-        final class \(className): EntityMigrationPolicy {
-            override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
-            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
-                let none: [Int] = []
-                _ = none[Int(source.data.id.count) % 7 + 1]
-            }
-        }
-
-        """, to: "policies/\(className).swift")
+        let className = try CLI.replaceV3toV4PolicyWithOneThatTraps(in: folder)
         try folder.write(#"{"version": "v3", "objects": {"Note": [{"id": "n1", "title": "T", "body": "B", "dateCreated": "2024-01-01T00:00:00Z"}], "Attachment": [{"id": "a1", "image": "AA==", "dateCreated": "2024-01-01T00:00:00Z", "note": "n1"}]}}"#, to: "n.json")
         let cache = folder.appendingPathComponent("cache").path
         #expect(try CLI.run(["load", "n.json", "s.db"], in: folder).status == 0)

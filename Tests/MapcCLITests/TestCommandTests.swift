@@ -46,24 +46,7 @@ struct TestCommandTests {
     @Test func aPolicyThatCrashesFailsItsCasesAndTheRunGoesOn() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("policies").path) {
-            try FileManager.default.removeItem(at: folder.appendingPathComponent("policies").appendingPathComponent(name))
-        }
-        let mapping = try folder.read("mappings/mapping_v3_to_v4.yaml")
-        let policy = try #require(mapping.range(of: #"policy: \S+"#, options: .regularExpression).map { String(mapping[$0].dropFirst("policy: ".count)) })
-        let className = policy.split(separator: ".").last.map(String.init) ?? policy
-        try folder.write("""
-        import MapcKit
-
-        final class \(className): EntityMigrationPolicy {
-            override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
-            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
-                let none: [Int] = []
-                _ = none[Int(source.data.id.count) % 7 + 1]
-            }
-        }
-
-        """, to: "policies/\(className).swift")
+        _ = try CLI.replaceV3toV4PolicyWithOneThatTraps(in: folder)
         let temporary = folder.appendingPathComponent("tmp")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
         // What a `mapc test` stopped by Ctrl-C left (its process gone) goes; a running one's stays.

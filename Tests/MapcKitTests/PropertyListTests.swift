@@ -64,28 +64,46 @@ struct BinaryPropertyList {
         return add(.dictionary(entries))
     }
 
+    /// An `NSKeyedArchiver` archive being written: its objects, added one by one, and the
+    /// expression classes they name.
+    struct KeyedArchiveWriter {
+        var list = BinaryPropertyList()
+        var archived: [Int] = []
+        init() { archived = [list.add(.string("$null"))] }
+
+        /// Adds an object to the archive's objects; its reference.
+        mutating func archive(_ object: Int) -> Int { archived.append(object); return archived.count - 1 }
+
+        /// Adds the description of an expression class; its reference.
+        mutating func className(_ name: String) -> Int {
+            let chain = list.add(.array([list.add(.string(name)), list.add(.string("NSExpression")), list.add(.string("NSObject"))]))
+            let description = list.dictionary([("$classname", list.add(.string(name))), ("$classes", chain)])
+            return archive(description)
+        }
+
+        /// The archive's bytes, with `root` as its root object.
+        mutating func finish(root: Int) -> Data {
+            let objects = list.add(.array(archived))
+            let top = list.dictionary([("root", list.add(.uid(root)))])
+            list.top = list.dictionary([("$archiver", list.add(.string("NSKeyedArchiver"))), ("$version", list.add(.integer(100000))), ("$top", top), ("$objects", objects)])
+            return list.bytes
+        }
+    }
+
     /// An `NSKeyedArchiver` archive of a function expression whose `width` arguments are all the
     /// same expression, `levels` deep, over a constant: small, and an expression of width^levels.
     static func sharedExpressionArchive(levels: Int, width: Int) -> Data {
-        var list = BinaryPropertyList()
-        var archived: [Int] = [list.add(.string("$null"))]
-        func archive(_ object: Int) -> Int { archived.append(object); return archived.count - 1 }
-        func className(_ name: String) -> Int {
-            let chain = list.add(.array([list.add(.string(name)), list.add(.string("NSExpression")), list.add(.string("NSObject"))]))
-            return archive(list.dictionary([("$classname", list.add(.string(name))), ("$classes", chain)]))
-        }
-        let constantClass = className("NSConstantValueExpression"), functionClass = className("NSFunctionExpression"), arrayClass = className("NSArray")
-        var expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(0))), ("NSConstantValue", list.add(.integer(7))), ("$class", list.add(.uid(constantClass)))]))
-        let selector = archive(list.add(.string("sum:")))
+        var writer = KeyedArchiveWriter()
+        let constantClass = writer.className("NSConstantValueExpression"), functionClass = writer.className("NSFunctionExpression"), arrayClass = writer.className("NSArray")
+        var expression = writer.archive(writer.list.dictionary([("NSExpressionType", writer.list.add(.integer(0))), ("NSConstantValue", writer.list.add(.integer(7))), ("$class", writer.list.add(.uid(constantClass)))]))
+        let selector = writer.archive(writer.list.add(.string("sum:")))
         for _ in 0..<levels {
-            let arguments = archive(list.dictionary([("NS.objects", list.add(.array(Array(repeating: list.add(.uid(expression)), count: width)))), ("$class", list.add(.uid(arrayClass)))]))
-            expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(4))), ("NSSelectorName", list.add(.uid(selector))),
-                                                  ("NSArguments", list.add(.uid(arguments))), ("$class", list.add(.uid(functionClass)))]))
+            let same = writer.list.add(.uid(expression))
+            let arguments = writer.archive(writer.list.dictionary([("NS.objects", writer.list.add(.array(Array(repeating: same, count: width)))), ("$class", writer.list.add(.uid(arrayClass)))]))
+            expression = writer.archive(writer.list.dictionary([("NSExpressionType", writer.list.add(.integer(4))), ("NSSelectorName", writer.list.add(.uid(selector))),
+                                                                ("NSArguments", writer.list.add(.uid(arguments))), ("$class", writer.list.add(.uid(functionClass)))]))
         }
-        let objects = list.add(.array(archived))
-        let top = list.dictionary([("root", list.add(.uid(expression)))])
-        list.top = list.dictionary([("$archiver", list.add(.string("NSKeyedArchiver"))), ("$version", list.add(.integer(100000))), ("$top", top), ("$objects", objects)])
-        return list.bytes
+        return writer.finish(root: expression)
     }
 
     /// What a function expression's operand is in an archive: a constant value (a receiver, as in
@@ -94,19 +112,14 @@ struct BinaryPropertyList {
     enum Operand { case value(String), className(String) }
 
     /// An `NSKeyedArchiver` archive of the function expression `selector` on `operand` with one
-    /// constant string argument, as Foundation writes it.
+    /// constant string argument, as Foundation writes it (`operandReference` overrides the
+    /// operand's reference, to damage the archive).
     static func functionArchive(operand: Operand, selector: String, argument: String, operandReference: Int? = nil) -> Data {
-        var list = BinaryPropertyList()
-        var archived: [Int] = [list.add(.string("$null"))]
-        func archive(_ object: Int) -> Int { archived.append(object); return archived.count - 1 }
-        func className(_ name: String) -> Int {
-            let chain = list.add(.array([list.add(.string(name)), list.add(.string("NSExpression")), list.add(.string("NSObject"))]))
-            return archive(list.dictionary([("$classname", list.add(.string(name))), ("$classes", chain)]))
-        }
-        let constantClass = className("NSConstantValueExpression"), functionClass = className("NSFunctionExpression"), arrayClass = className("NSArray")
+        var writer = KeyedArchiveWriter()
+        let constantClass = writer.className("NSConstantValueExpression"), functionClass = writer.className("NSFunctionExpression"), arrayClass = writer.className("NSArray")
         func constant(key: String, _ text: String) -> Int {
-            let value = archive(list.add(.string(text)))
-            return archive(list.dictionary([("NSExpressionType", list.add(.integer(0))), (key, list.add(.uid(value))), ("$class", list.add(.uid(constantClass)))]))
+            let value = writer.archive(writer.list.add(.string(text)))
+            return writer.archive(writer.list.dictionary([("NSExpressionType", writer.list.add(.integer(0))), (key, writer.list.add(.uid(value))), ("$class", writer.list.add(.uid(constantClass)))]))
         }
         let operandObject: Int
         switch operand {
@@ -114,15 +127,12 @@ struct BinaryPropertyList {
         case .className(let name): operandObject = constant(key: "NSConstantValueClassName", name)
         }
         let argumentObject = constant(key: "NSConstantValue", argument)
-        let arguments = archive(list.dictionary([("NS.objects", list.add(.array([list.add(.uid(argumentObject))]))), ("$class", list.add(.uid(arrayClass)))]))
-        let selectorObject = archive(list.add(.string(selector)))
-        let expression = archive(list.dictionary([("NSExpressionType", list.add(.integer(4))), ("NSSelectorName", list.add(.uid(selectorObject))),
-                                                  ("NSOperand", list.add(.uid(operandReference ?? operandObject))), ("NSArguments", list.add(.uid(arguments))),
-                                                  ("$class", list.add(.uid(functionClass)))]))
-        let objects = list.add(.array(archived))
-        let top = list.dictionary([("root", list.add(.uid(expression)))])
-        list.top = list.dictionary([("$archiver", list.add(.string("NSKeyedArchiver"))), ("$version", list.add(.integer(100000))), ("$top", top), ("$objects", objects)])
-        return list.bytes
+        let arguments = writer.archive(writer.list.dictionary([("NS.objects", writer.list.add(.array([writer.list.add(.uid(argumentObject))]))), ("$class", writer.list.add(.uid(arrayClass)))]))
+        let selectorObject = writer.archive(writer.list.add(.string(selector)))
+        let expression = writer.archive(writer.list.dictionary([("NSExpressionType", writer.list.add(.integer(4))), ("NSSelectorName", writer.list.add(.uid(selectorObject))),
+                                                                ("NSOperand", writer.list.add(.uid(operandReference ?? operandObject))), ("NSArguments", writer.list.add(.uid(arguments))),
+                                                                ("$class", writer.list.add(.uid(functionClass)))]))
+        return writer.finish(root: expression)
     }
 
     /// Arrays `levels` deep, each holding `width` references to the next: 12 KB for 12 × 1000
