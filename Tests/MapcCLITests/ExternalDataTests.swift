@@ -1,6 +1,9 @@
 import Foundation
 @testable import MapcStore
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Core Data keeps large values of binary attributes that allow external storage in files in
 /// `.<name>_SUPPORT/_EXTERNAL_DATA/` beside the store; the column holds a reference. A store
@@ -109,9 +112,47 @@ struct ExternalDataTests {
         let copy = folder.appendingPathComponent(".Migrated_SUPPORT/_EXTERNAL_DATA")
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
         try Data("second".utf8).write(to: copy.appendingPathComponent("0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22"))
+        // Without the run's mark, the folder is taken for another store's and kept.
+        let refused = try CLI.run(["run", "--output", "Migrated.sqlite", "Photos.sqlite"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains(".Migrated_SUPPORT already exists"), "\(refused.stderr)")
+        try Data().write(to: folder.appendingPathComponent(".Migrated_SUPPORT/.mapc-copy-unfinished"))
         let run = try CLI.run(["run", "--output", "Migrated.sqlite", "Photos.sqlite"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: copy.path).count == 2)
+        #expect(!folder.exists(".Migrated_SUPPORT/.mapc-copy-unfinished"), "a finished copy has no mark")
+    }
+
+    /// Two names with one stem share a support folder: `--output Photos.db` beside `Photos.sqlite`
+    /// would have the new store's copy replace (or be) the store's own.
+    @Test func anOutputSharingTheStoresSupportFolderIsRefused() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "--output", "Photos.db", "Photos.sqlite"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("would share .Photos_SUPPORT"), "\(run.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA").path).count == 2)
+        #expect(!folder.exists("Photos.db"))
+    }
+
+    /// Links in the support folder are followed (the folder itself, `_EXTERNAL_DATA`, a file),
+    /// and what is neither a file nor a folder (a FIFO would block the copy) is refused up front.
+    @Test func linksAreFollowedAndAFIFOIsRefused() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The support folder moved elsewhere and linked, with its values behind another link.
+        let elsewhere = folder.appendingPathComponent("elsewhere")
+        try FileManager.default.createDirectory(at: elsewhere.appendingPathComponent("support"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA"), to: elsewhere.appendingPathComponent("values"))
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(".Photos_SUPPORT"))
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent(".Photos_SUPPORT").path, withDestinationPath: elsewhere.appendingPathComponent("support").path)
+        try FileManager.default.createSymbolicLink(atPath: elsewhere.appendingPathComponent("support/_EXTERNAL_DATA").path, withDestinationPath: "../values")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("out"), withIntermediateDirectories: true)
+        let copied = try CLI.run(["run", "--output", "out/Migrated.sqlite", "Photos.sqlite"], in: folder)
+        #expect(copied.status == 0 && copied.stderr.contains("copied the store's external values (2 files"), "\(copied.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("out/.Migrated_SUPPORT/_EXTERNAL_DATA").path).count == 2)
+        #expect(mkfifo(elsewhere.appendingPathComponent("values/pipe").path, 0o644) == 0)
+        let refused = try CLI.run(["run", "--output", "Other.sqlite", "Photos.sqlite"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("is neither a file nor a folder"), "\(refused.stderr)")
+        #expect(!folder.exists("Other.sqlite") && !folder.exists(".Other_SUPPORT"))
     }
 
     @Test func aConversionToMapcsFormatIsRefusedUnlessTheLossIsAccepted() throws {

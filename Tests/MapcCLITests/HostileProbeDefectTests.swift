@@ -39,10 +39,10 @@ struct HostileProbeDefectTests {
         #expect(load.stderr.contains("… (5003 characters)") && load.stderr.utf8.count < 30_000, "\(load.stderr.utf8.count) bytes")
     }
 
-    /// A to-one key naming no object of its destination (a missing row, another entity's, a
-    /// fraction): the migration made it nil, silently. Now refused, or, when the loss is
-    /// accepted, made nil with a note.
-    @Test func referencesThatLeadNowhereAreRefusedUnlessTheLossIsAccepted() throws {
+    /// A to-one key naming no object of its destination (a missing row, a fraction): the
+    /// migration made it nil, silently, and the reader gave a phantom object. Now it reads as
+    /// none, and a run says what became nil (real stores have such keys: it is not refused).
+    @Test func referencesThatLeadNowhereReadAsNoneAndARunSaysSo() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
         try CLI.addMappingsAndPolicies(to: folder)
@@ -56,13 +56,47 @@ struct HostileProbeDefectTests {
             try db.execute(sql: "UPDATE ZATTACHMENT SET ZNOTE = 1.5 WHERE Z_PK = 2")
         }
         try queue.close()
-        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
-        let refused = try CLI.run(["run", "s.db"], in: folder)
-        #expect(refused.status == 2 && refused.stderr.contains("holds 2 references to no object") && refused.stderr.contains("Attachment 'Attachment/p1', note: key 9999 is no Note")
-                && refused.stderr.contains("key 1.5 is no Note") && refused.stderr.contains("--accept-data-loss"), "\(refused.stderr)")
-        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
-        let accepted = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
-        #expect(accepted.status == 0 && accepted.stderr.contains("note: 2 references to no object") && accepted.stderr.contains("became nil (accepted)"), "\(accepted.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains(#""note": null"#) && !dump.stdout.contains("?/p"), "\(dump.stdout)")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("note: 2 references to no object") && run.stderr.contains("Attachment 'Attachment/p1', note: key 9999 is no Note")
+                && run.stderr.contains("key 1.5 is no Note") && run.stderr.contains("became nil"), "\(run.stderr)")
+    }
+
+    /// A join table's row naming an object of another entity sharing the destination's table
+    /// (a Folder where a Tag belongs) was read as that object; it is read as none, and noted.
+    @Test func aJoinRowNamingAnotherEntitysObjectReadsAsNone() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("""
+            model: J
+            version: v1
+            entities:
+              Item:
+                attributes:
+                  name: { type: string }
+                relationships:
+                  tags: { destination: Tag, toMany: true, inverse: items, optional: true }
+              Label:
+                attributes:
+                  name: { type: string }
+              Tag:
+                parent: Label
+                relationships:
+                  items: { destination: Item, toMany: true, inverse: tags, optional: true }
+              Folder:
+                parent: Label
+
+            """, to: "schemas/v1.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "i1", "name": "a", "tags": ["t1"]}], "Tag": [{"id": "t1", "name": "x", "items": ["i1"]}], "Folder": [{"id": "f1", "name": "f"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.db"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        let folderKey = try queue.read { db in try Int64.fetchOne(db, sql: "SELECT Z_PK FROM ZLABEL WHERE ZNAME = 'f'") }
+        try queue.write { db in try db.execute(sql: "INSERT INTO Z_1TAGS VALUES (1, ?)", arguments: [folderKey]) }
+        try queue.close()
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains(#""tags": ["Tag/p1"]"#), "\(dump.stdout)")
     }
 
     /// Columns the model does not have, and triggers: a migration made from the model left them

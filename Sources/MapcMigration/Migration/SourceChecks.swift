@@ -24,13 +24,12 @@ final class SourceChecks: @unchecked Sendable {
     private var store: Store?
     private var stopped = false
 
-    /// What the checks noted: references that lead nowhere, when the loss was accepted
-    /// (guarded by `lock`; read after `wait`).
+    /// What the checks noted: references that lead nowhere (guarded by `lock`; read after `wait`).
     private var foundNotes: [String] = []
 
     /// Starts the checks of the store at `path`, read with `schema`. References that lead
-    /// nowhere stop the run unless `acceptsDataLoss`; then they become nil, and a note says so.
-    init(path: String, schema: Schema, acceptsDataLoss: Bool = false) {
+    /// nowhere become nil, and a note says so.
+    init(path: String, schema: Schema) {
         let check: @Sendable () -> Void = { [self] in
             let result = Result<Void, any Error> {
                 let store = try Store.open(at: path, schema: schema, readOnly: true)
@@ -47,14 +46,12 @@ final class SourceChecks: @unchecked Sendable {
                 try lock.withLock { if stopped { throw CancellationError() } }
                 try store.checkEveryRowIsRecognised()
                 try lock.withLock { if stopped { throw CancellationError() } }
+                // Such a reference leads an app nowhere (Core Data raises when it fires the fault);
+                // real stores have them (batch deletes, relationships without an inverse). The
+                // migrated store holds none where there was none to hold: said, not refused.
                 let dangling = try store.danglingReferences()
                 if dangling.count > 0 {
-                    guard acceptsDataLoss else {
-                        throw MapcError.store("\(path) holds \(dangling.described), which a migration could only make nil; nothing was changed. "
-                                              + "The store does not match its model (an app reading them finds nothing). Repair those rows, "
-                                              + "or accept that they become nil (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
-                    }
-                    lock.withLock { foundNotes.append("\(dangling.described) became nil (accepted)") }
+                    lock.withLock { foundNotes.append("\(dangling.described) became nil: an app reading them finds nothing, and the migrated store has none") }
                 }
             }
             lock.withLock { outcome = result }

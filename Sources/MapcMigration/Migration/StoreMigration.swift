@@ -99,7 +99,8 @@ package enum StoreMigration {
         let output = try options.output.map { try Files.newStore($0.path) }
         if let output { removeLeftovers(besides: output) }
         let target = output ?? real
-        let external = try externalData(of: real, output: output, options: options)
+        // Core Data's support folder is beside the store as the app names it (links not resolved).
+        let external = try externalData(of: path, output: options.output?.path, options: options)
         // No process may commit to the store from the first read to the replacement.
         // A store this user cannot write is only ever read (the run writes elsewhere or nothing):
         // what another process commits meanwhile stays in it, so its write lock is not needed.
@@ -112,7 +113,7 @@ package enum StoreMigration {
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil, notes: notes)
         }
         if let output, let requested = options.output?.path {
-            let carried = try carry(external, to: output) { try moveIntoPlace(temporary, at: output, options: options) }
+            let carried = try carry(external, to: requested, options: options) { try moveIntoPlace(temporary, at: output, options: options) }
             return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil, notes: notes + carried)
         }
         guard let exclusion else {
@@ -150,7 +151,7 @@ package enum StoreMigration {
         // waits for them before it validates: its file is used only once they passed. A step
         // with custom policies waits for them before it starts: policy code never sees a store
         // that fails them.
-        let checks = SourceChecks(path: real, schema: first.source, acceptsDataLoss: options.acceptsDataLoss)
+        let checks = SourceChecks(path: real, schema: first.source)
         var firstStepOptions = options
         firstStepOptions.isCancelled = { [isCancelled = options.isCancelled] in checks.hasFailed || isCancelled() }
         do {
@@ -193,20 +194,27 @@ package enum StoreMigration {
     /// none, checked against what the run will write before anything is read: a store of another
     /// format could not reach them (refused unless data loss is accepted), and an output's support
     /// folder must be free.
-    private static func externalData(of real: String, output: String?, options: MigrationOptions) throws -> CoreDataExternalData? {
-        let external = CoreDataExternalData(store: real)
-        guard let values = external.values() else { return nil }
-        let format = try Store.metadata(at: real).format
+    private static func externalData(of store: String, output: String?, options: MigrationOptions) throws -> CoreDataExternalData? {
+        let external = CoreDataExternalData(store: store)
+        guard external.exists else { return nil }
+        let format = try Store.metadata(at: store).format
         guard format.identifier == StoreFormat.coreData.identifier else { return nil }
+        // The values, or why the folder cannot be copied (a FIFO, a loop of links), said now.
+        let copies = output != nil && !options.dryRun
+        guard let values = try copies ? external.countedValues() : external.values() else { return nil }
         if let destination = options.destinationFormat, destination.identifier != format.identifier, !options.acceptsDataLoss {
-            throw MapcError.store("\(real) keeps large binary values in files beside it (\(external.describe(values))), which only Core Data reads: "
+            throw MapcError.store("\(store) keeps large binary values in files beside it (\(external.describe(values))), which only Core Data reads: "
                                   + "a \(destination.name) store would hold their references, not their bytes. Keep the Core Data format, "
                                   + "or accept the loss (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
         }
         if let output, !options.dryRun {
             let moved = CoreDataExternalData(store: output)
-            // A killed run's copy (its store never put beside it) goes; anything else is another store's.
-            if moved.exists, Files.kind(of: output) == .missing, moved.holdsOnlyCopies(of: external) { moved.remove() }
+            if moved.isSameFolder(as: external) {
+                throw MapcError.file("\(output) and \(store) would share \(URL(fileURLWithPath: external.supportFolder).lastPathComponent), where Core Data keeps the store's "
+                                     + "external values (\(external.describe(values))): choose an output name with another stem, or another folder")
+            }
+            // A killed run's copy (marked unfinished, its store never put beside it) goes; anything else is another store's.
+            if moved.exists, Files.kind(of: output) == .missing, moved.isUnfinishedCopy { moved.remove() }
             if moved.exists {
                 throw MapcError.file("\(moved.supportFolder) already exists: the migrated store's copy of the external values (\(external.describe(values))) "
                                      + "goes there. Move or delete it, or choose another output name")
@@ -218,19 +226,20 @@ package enum StoreMigration {
     /// Puts the store's external values beside a new store at `output` before `moveStore` puts
     /// the store there (so that the store never appears without them; if the move fails they
     /// are removed again), and returns the note saying so. Without external values, just moves.
-    private static func carry(_ external: CoreDataExternalData?, to output: String, moveStore: () throws -> Void) throws -> [String] {
+    private static func carry(_ external: CoreDataExternalData?, to output: String, options: MigrationOptions, moveStore: () throws -> Void) throws -> [String] {
         guard let external, let values = external.values() else {
             try moveStore()
             return []
         }
         let moved = CoreDataExternalData(store: output)
-        try external.copy(to: moved)
+        do { try external.copy(to: moved, isCancelled: options.isCancelled) } catch is CancellationError { throw MigrationError.cancelled }
         do { try moveStore() } catch {
             // A move that failed after the store was in place (flushing its folder) leaves it
             // there, complete: its values stay beside it.
-            if Files.kind(of: output) == .missing { moved.remove() }
+            if Files.kind(of: output) == .missing { moved.remove() } else { moved.finish() }
             throw error
         }
+        moved.finish()
         return ["copied the store's external values (\(external.describe(values))) to \(URL(fileURLWithPath: moved.supportFolder).lastPathComponent) beside the new store"]
     }
 
@@ -303,7 +312,7 @@ package enum StoreMigration {
         let output = try Files.newStore(requested)
         if let problem = Files.unwritableFolderProblem(of: output) { throw MapcError.store(problem) }
         removeLeftovers(besides: output)
-        let external = try externalData(of: real, output: output, options: options)
+        let external = try externalData(of: path, output: requested, options: options)
         let temporary = AtomicFile.temporaryPath(besides: output)
         var carried: [String] = []
         do {
@@ -321,7 +330,7 @@ package enum StoreMigration {
             try Files.copyAttributes(from: real, to: temporary)
             try Files.sync(temporary)
             if options.isCancelled() { throw MigrationError.cancelled }
-            carried = try carry(external, to: output) { try Files.moveIntoPlace(temporary, output) }
+            carried = try carry(external, to: requested, options: options) { try Files.moveIntoPlace(temporary, output) }
         } catch let error as DatabaseError {
             AtomicFile.removeStoreFiles(temporary)
             throw Store.storeError(error, path: path, doing: "cannot copy the store")

@@ -291,8 +291,11 @@ struct ReadPlan {
                                "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND d.\(kind) IN (\(filter)) ORDER BY \(order)d.\(key)"))
             case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
                 let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
+                // As for a to-one: a row naming another entity's object is not the relationship's.
+                let allowed = (store.layout.entities[relationship.destination]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
+                let ofDestination = allowed.isEmpty ? "" : " AND d.\(kind) IN (\(allowed))"
                 toMany.append((relationship.name, destinationTable,
-                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
+                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier)\(ofDestination) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
             }
         }
         self.toOne = toOne
