@@ -99,6 +99,37 @@ struct HostileProbeDefectTests {
         #expect(dump.status == 0 && dump.stdout.contains(#""tags": ["Tag/p1"]"#), "\(dump.stdout)")
     }
 
+    /// An ordered many-to-many keeps positions in its join table's `Z_FOK_` column, which the
+    /// layout reads: it was noted as a column the model does not have.
+    @Test func anOrderedJoinTablesPositionsAreNotForeignColumns() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        let v1 = """
+            model: O
+            version: v1
+            entities:
+              Song:
+                attributes:
+                  name: { type: string }
+                relationships:
+                  lists: { destination: Playlist, toMany: true, inverse: songs, optional: true }
+              Playlist:
+                attributes:
+                  name: { type: string }
+                relationships:
+                  songs: { destination: Song, toMany: true, ordered: true, inverse: lists, optional: true }
+
+            """
+        try folder.write(v1, to: "schemas/v1.yaml")
+        try folder.write(v1.replacingOccurrences(of: "version: v1", with: "version: v2") + "  Extra:\n    attributes:\n      x: { type: string, optional: true }\n", to: "schemas/v2.yaml")
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Song": [{"id": "s1", "name": "a"}, {"id": "s2", "name": "b"}], "Playlist": [{"id": "p1", "name": "l", "songs": ["s2", "s1"]}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && !plan.stdout.contains("Z_FOK") && !plan.stdout.contains("note:"), "\(plan.stdout)")
+    }
+
     /// Columns the model does not have, and triggers: a migration made from the model left them
     /// out, silently. An app's own column with values is refused as an app's own table is; a
     /// column named as Core Data names its own, and triggers and views, are left out with a note.

@@ -112,8 +112,9 @@ extension Store {
             // Columns of the model's tables that its layout does not have: an app's own, or an
             // earlier version's left in place; a new store made from the model has none of them.
             let present = Set(names.map { $0.lowercased() })
+            let named = layout.namedColumns
             for table in layout.tables where present.contains(table.name.lowercased()) {
-                let expected = Set(table.columns.map { $0.name.lowercased() })
+                let expected = named[table.name.lowercased()] ?? []
                 let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name]).compactMap { String.fromDatabaseValue($0[0] as DatabaseValue) }
                 for column in columns where !expected.contains(column.lowercased()) {
                     let values = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL")

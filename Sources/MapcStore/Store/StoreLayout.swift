@@ -65,6 +65,31 @@ package struct StoreLayout: Sendable {
 }
 
 /// A column holding the entity number (the discriminator) of the object a foreign key names.
+extension StoreLayout {
+    /// Every column the layout names, by table, in lower case: the tables' own, and those its
+    /// storages read that a table's list may leave out (a join table's order columns, a to-one's
+    /// destination entity column found under another number, `Z_FOK_` positions).
+    var namedColumns: [String: Set<String>] {
+        var named: [String: Set<String>] = [:]
+        func add(_ table: String, _ columns: [String?]) {
+            named[table.lowercased(), default: []].formUnion(columns.compactMap { $0?.lowercased() })
+        }
+        for table in tables { add(table.name, table.columns.map(\.name)) }
+        for derived in derivedColumns { add(derived.table, [derived.column, derived.foreignKey]) }
+        for storage in entities.values {
+            add(storage.table, [storage.primaryKey, storage.entityColumn, storage.idColumn] + storage.attributeColumns.values.map(Optional.some) + storage.insertedColumns.map(\.name))
+            for kept in storage.relationships.values {
+                switch kept {
+                case .foreignKey(let column, _, let order): add(storage.table, [column, order])
+                case .inverseForeignKey(let table, let column, let order, _): add(table, [column, order])
+                case .joinTable(let table, let owner, let other, let ownerOrder, let otherOrder, _, _): add(table, [owner, other, ownerOrder, otherOrder])
+                }
+            }
+        }
+        return named
+    }
+}
+
 package struct DerivedColumn: Sendable, Equatable {
     /// The table of the foreign key and of this column.
     var table: String
