@@ -21,7 +21,7 @@ struct IsolatedMigration {
     func migrate(_ copy: String, to version: String) throws {
         let process = Process()
         process.executableURL = Self.executable
-        process.arguments = ["run", "--quiet", "--to", version] + options + ["--", copy]
+        process.arguments = ["run", "--quiet", "--to=\(version)"] + options + ["--", copy]
         let errors = Pipe()
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice

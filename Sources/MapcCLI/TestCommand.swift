@@ -63,9 +63,10 @@ struct TestCommand: ParsableCommand {
         }
         guard let migrator = migratorOrNil else { return }
         let versions = targets.isEmpty ? [nil] : targets.map { Optional($0) }
-        var options = ["--schemas", schemaOptions.schemas]
-        if let folder = mappingOptions.folder { options += ["--mappings", folder] }
-        if let folder = policyOptions.folder { options += ["--policies", folder] }
+        // `--option=value`: a value starting with "-" is not taken for an option.
+        var options = ["--schemas=\(schemaOptions.schemas)"]
+        if let folder = mappingOptions.folder { options.append("--mappings=\(folder)") }
+        if let folder = policyOptions.folder { options.append("--policies=\(folder)") }
         if acceptDataLoss { options.append("--accept-data-loss") }
         let isolation = IsolatedMigration(options: options)
         MigrationTestCase.removeAbandonedCopies()

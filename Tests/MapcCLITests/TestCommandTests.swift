@@ -62,6 +62,16 @@ struct TestCommandTests {
         #expect(left == ["mapc-test-\(getpid())-B"], "the copies are removed: \(left)")
     }
 
+    /// Each case's `mapc run` is given the options as `--option=value`: a folder named "-s…"
+    /// was taken for an option, and every case failed.
+    @Test func optionValuesThatStartWithADashReachEachCase() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("schemas"), to: folder.appendingPathComponent("-schemas"))
+        let test = try CLI.run(["test", "--schemas=-schemas", "--policies=policies"], in: folder)
+        #expect(test.status == 0 && test.stdout.hasSuffix("4 passed, 0 failed\n"), "\(test.stdout)\(test.stderr)")
+    }
+
     @Test func aChangedResultFailsWithWhatDiffers() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
