@@ -1,5 +1,9 @@
-import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Screens regular expressions before they run, since NSRegularExpression has no time limit:
@@ -75,21 +79,27 @@ package enum RegexGuard {
     /// What matching a text against a pattern found.
     package enum Outcome: Sendable {
         case matches, doesNotMatch
-        /// The engine gave up (ICU stops a match after about a second and reports no match, on
-        /// Linux without saying it stopped): neither answer is known.
+        /// No answer to trust: the match worked long without finding one, and ICU stops a match
+        /// after a budget of work (half a second to a second here, by pattern) and then reports
+        /// no match, without saying it stopped (on Linux).
         case gaveUp
     }
 
-    /// How long a match may take before a "no match" is taken for the engine giving up: far
-    /// beyond any match of a screened pattern on a subject of `maxSubjectLength`, below ICU's limit.
-    static let givingUpSeconds = 0.25
+    /// The work (this thread's CPU seconds) after which a "no match" is not trusted: below the
+    /// earliest point ICU was seen to stop (0.46 s), far beyond any match of a screened pattern
+    /// on usual text. A pattern that needs this long is one to simplify, whatever its answer.
+    static let untrustedSeconds = 0.25
 
     /// The outcome of matching the whole text against the pattern (compiled once and kept in a
-    /// bounded cache). Callers check `problem(with:)` first. A pattern the engine gave up on once
-    /// gives up at once afterwards, so that a store of such values costs one wait, not one per value.
+    /// bounded cache). Callers check `problem(with:)` first. A pattern with no answer on a text
+    /// has none at once afterwards on texts at least half as long (of the same power of two or
+    /// longer), so that a store of such values costs one wait, not one per value, while shorter
+    /// texts are still matched.
     package static func match(_ text: String, _ pattern: String, caseInsensitive: Bool = false) -> Outcome {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
-        if gaveUpOn.withLock({ $0.contains(key) }) { return .gaveUp }
+        let length = text.utf16.count
+        let lengthClass = length == 0 ? 0 : Int.bitWidth - length.leadingZeroBitCount
+        if gaveUpOn.withLock({ $0.contains { $0.pattern == key && $0.lengthClass <= lengthClass } }) { return .gaveUp }
         let cached = compiled.withLock { $0[key] }
         let regex: NSRegularExpression
         if let cached { regex = cached } else {
@@ -98,11 +108,10 @@ package enum RegexGuard {
             regex = made
         }
         let range = NSRange(text.startIndex..., in: text)
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = threadSeconds()
         guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else {
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            guard seconds < givingUpSeconds else {
-                gaveUpOn.withLock { if $0.count < 1_000 { $0.insert(key) } }
+            guard threadSeconds() - started < untrustedSeconds else {
+                gaveUpOn.withLock { if $0.count < 1_000 { $0.insert(GaveUp(pattern: key, lengthClass: lengthClass)) } }
                 return .gaveUp
             }
             return .doesNotMatch
@@ -110,13 +119,26 @@ package enum RegexGuard {
         return match.range == range ? .matches : .doesNotMatch
     }
 
-    /// Why a pattern's outcome is unknown, for messages.
-    package static func gaveUpMessage(_ pattern: String) -> String {
-        "the regular expression engine gave up matching '\(pattern)' (it backtracks too much on such text), so whether the text matches is not known; "
-            + "simplify the pattern (fewer repetitions that can match the same characters, such as [a-z]*[a-z]*)"
+    /// This thread's CPU time in seconds (a pause of the process is not work).
+    private static func threadSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
-    private static let gaveUpOn = Mutex(Set<String>())
+    /// Why a pattern's outcome is unknown, for messages.
+    package static func gaveUpMessage(_ pattern: String) -> String {
+        "matching '\(pattern)' worked \(untrustedSeconds) s without finding a match, and the regular expression engine stops at about a second and then reports none, "
+            + "so whether the text matches is not known; simplify the pattern (fewer repetitions that can match the same characters, such as [a-z]*[a-z]*)"
+    }
+
+    /// A pattern with no answer on texts of a length class (the bit length of their length).
+    private struct GaveUp: Hashable {
+        var pattern: String
+        var lengthClass: Int
+    }
+
+    private static let gaveUpOn = Mutex(Set<GaveUp>())
     private static let compiled = Mutex(BoundedCache<String, NSRegularExpression>(capacity: 64))
 }
 
