@@ -41,6 +41,8 @@ let arithmeticCases: [EvalCase] = [
     // Foundation traps on a product whose exponent is below -128; the others give NaN.
     .init(#"CAST("1e-100", "NSDecimalNumber") * CAST("1e-100", "NSDecimalNumber")"#, "error: decimal arithmetic underflowed"),
     .init(#"CAST("1e-63", "NSDecimalNumber") * CAST("1e-65", "NSDecimalNumber") == CAST("1e-128", "NSDecimalNumber")"#, "true"),
+    // Exponents adding up below -128, and a product a decimal holds: computed, not refused.
+    .init(#"CAST("12345678901234567890123456789012345678e-100", "NSDecimalNumber") * CAST("1e-30", "NSDecimalNumber") == CAST("1.23456789012345678901234567890123457e-93", "NSDecimalNumber")"#, "true"),
     .init(#"CAST("1e127", "NSDecimalNumber") * 10"#, "error: decimal arithmetic overflowed or underflowed"),
     .init(#"CAST("1e-110", "NSDecimalNumber") / 7"#, "error: decimal arithmetic overflowed or underflowed"),
     .init("stddev:({1e308, -1e308})", "error: stddev: of these numbers is not a finite number"), .init("average:({1e308, 1e308})", "error: average: of these numbers is not a finite number"),

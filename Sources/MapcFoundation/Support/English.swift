@@ -17,12 +17,12 @@ package enum English {
         "\(count) \(count == 1 ? singular : (plural ?? Self.plural(singular)))"
     }
 
-    /// The plural of a regular English noun: entity → entities, step → steps, match → matches.
-    /// A value's text cut for a message: its first 120 characters and how long it is, when longer
-    /// (a message naming a 5,000-character value once per object is unreadable).
+    /// A value's text cut for a message, when longer than `limit` characters: its first three
+    /// quarters of that, and how long it is (a message naming a 5,000-character value once per
+    /// object is unreadable).
     package static func abbreviated(_ text: String, limit: Int = 160) -> String {
         guard text.utf8.count > limit, text.count > limit else { return text }
-        return String(text.prefix(120)) + "… (\(text.count) characters)"
+        return String(text.prefix(limit * 3 / 4)) + "… (\(text.count) characters)"
     }
 
     /// A size in bytes as people read it: "512 bytes", "1.2 MB" (powers of 1,000, as Finder shows them).
@@ -36,6 +36,7 @@ package enum English {
         return "\(bytes) bytes"
     }
 
+    /// The plural of a regular English noun: entity → entities, step → steps, match → matches.
     package static func plural(_ singular: String) -> String {
         if singular.hasSuffix("y"), let beforeY = singular.dropLast().last, !"aeiou".contains(beforeY) { return singular.dropLast() + "ies" }
         if singular.hasSuffix("s") || singular.hasSuffix("x") || singular.hasSuffix("ch") || singular.hasSuffix("sh") { return singular + "es" }

@@ -133,6 +133,22 @@ enum ValueSemantics {
     /// The least exponent a decimal has (Foundation's `Decimal`, NSDecimalNumber's).
     static let leastDecimalExponent = -128
 
+    /// `x * y` for two decimals whose exponents add up below the least: Foundation traps on such
+    /// a product rather than reporting underflow, even when the product itself is one a decimal
+    /// holds. `x` is scaled up until the exponents add up to the least, multiplied, rounded to the
+    /// digits the true product keeps at that exponent, and scaled back; nil when nothing of it is
+    /// left (an underflow, which NSDecimalNumber raises too).
+    static func multiplyBelowLeastExponent(_ x: Decimal, _ y: Decimal) -> Decimal? {
+        let shift = leastDecimalExponent - (x.exponent + y.exponent)
+        guard shift > 0, shift <= -leastDecimalExponent else { return nil }
+        var scaled = Decimal(sign: x.sign, exponent: x.exponent + shift, significand: x.significand), other = y
+        var product = Decimal(), rounded = Decimal()
+        guard NSDecimalMultiply(&product, &scaled, &other, .plain) == .noError else { return nil }
+        NSDecimalRound(&rounded, &product, -leastDecimalExponent - shift, .plain)
+        guard !rounded.isZero, !rounded.isNaN else { return nil }
+        return Decimal(sign: rounded.sign, exponent: rounded.exponent - shift, significand: rounded.significand)
+    }
+
     static func arithmetic(_ op: BinaryOperator, _ lhs: EvalValue, _ rhs: EvalValue) -> Result<EvalValue, SemanticError> {
         if lhs.isNull || rhs.isNull { return .success(.null) }
         // Dates: date ± seconds, date - date.
@@ -169,12 +185,15 @@ enum ValueSemantics {
             case .add: return .success(.scalar(.decimal(x + y)))
             case .subtract: return .success(.scalar(.decimal(x - y)))
             case .multiply:
-                // Foundation traps, rather than reporting underflow, when the exponents' sum is
-                // below the least a decimal has (-128); NSDecimalNumber raises on underflow too.
-                if !x.isZero, !y.isZero, x.isFinite, y.isFinite, x.exponent + y.exponent < Self.leastDecimalExponent {
-                    return .failure(SemanticError("decimal arithmetic underflowed: \(x) * \(y) is smaller than a decimal holds exactly (exponents down to \(Self.leastDecimalExponent))"))
+                guard !x.isZero, !y.isZero, x.isFinite, y.isFinite, x.exponent + y.exponent < Self.leastDecimalExponent else {
+                    return .success(.scalar(.decimal(x * y)))
                 }
-                return .success(.scalar(.decimal(x * y)))
+                guard let product = Self.multiplyBelowLeastExponent(x, y) else {
+                    // Written with their exponents: 1e-100 is 102 characters written out.
+                    func shown(_ d: Decimal) -> String { (d.sign == .minus ? "-" : "") + "\(d.significand)e\(d.exponent)" }
+                    return .failure(SemanticError("decimal arithmetic underflowed: the product of \(shown(x)) and \(shown(y)) is smaller than a decimal holds (exponents down to \(Self.leastDecimalExponent))"))
+                }
+                return .success(.scalar(.decimal(product)))
             case .divide:
                 guard y != 0 else { return .failure(SemanticError("division by zero")) }
                 return .success(.scalar(.decimal(x / y)))
