@@ -56,6 +56,9 @@ struct LSPInput {
             // Only what arrived since the last look is searched (with the 3 bytes before it).
             let from = buffer.startIndex + max(0, searchedTo - 3)
             if let headerEnd = buffer.range(of: separator, in: from..<buffer.endIndex) {
+                guard headerEnd.lowerBound - buffer.startIndex <= Self.maxHeaderBytes else {
+                    throw FramingError(message: "a message's header is longer than \(Self.maxHeaderBytes) bytes")
+                }
                 let header = String(decoding: buffer[buffer.startIndex..<headerEnd.lowerBound], as: UTF8.self)
                 let declared = header.split(separator: "\r\n").compactMap { line -> Substring? in
                     let parts = line.split(separator: ":", maxSplits: 1)
@@ -84,7 +87,14 @@ struct LSPInput {
                 }
             }
             let chunk = handle.availableData
-            if chunk.isEmpty { return nil }
+            if chunk.isEmpty {
+                // The end of the input: between messages it is the end of the session; inside one,
+                // the client stopped mid-message, which is said.
+                guard buffer.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) else {
+                    throw FramingError(message: "the input ended inside a message (\(buffer.count) bytes of it read)")
+                }
+                return nil
+            }
             buffer += chunk
         }
     }

@@ -219,6 +219,8 @@ struct HostileProbeDefectTests {
         ("Content-Length: -5\r\n\r\n{}", "Content-Length is '-5', not a number of bytes"),
         ("Content-Length: 99999999999\r\n\r\n{}", "longer than"),
         ("Content-Type: json\r\n\r\n{}", "has no Content-Length"),
+        ("Content-Length: 50\r\n\r\n{\"jsonrpc\"", "the input ended inside a message"),
+        ("Content-Length: 2\r\nX-Long: \(String(repeating: "y", count: 70_000))\r\n\r\n{}", "65536 bytes"),
     ])
     func lspInputThatCannotBeFramedIsSaid(input: String, message: String) throws {
         try lspRun(input: input, expectStatus: 1, saying: message)

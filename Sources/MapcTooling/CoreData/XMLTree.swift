@@ -91,22 +91,25 @@ enum XMLTree {
         let bytes = [UInt8](data)
         let predefined: Set<String> = ["amp", "lt", "gt", "quot", "apos"]
         var line = 1, column = 1, index = 0
-        func starts(_ text: String, at position: Int) -> Bool {
-            let pattern = Array(text.utf8)
-            return position + pattern.count <= bytes.count && Array(bytes[position..<position + pattern.count]) == pattern
+        func starts(_ text: StaticString, at position: Int) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard position + count <= bytes.count else { return false }
+            return text.withUTF8Buffer { pattern in (0..<count).allSatisfy { bytes[position + $0] == pattern[$0] } }
         }
-        func skip(past end: String) {
+        func skip(past end: StaticString) {
             while index < bytes.count, !starts(end, at: index) { advance() }
-            for _ in 0..<end.utf8.count where index < bytes.count { advance() }
+            for _ in 0..<end.utf8CodeUnitCount where index < bytes.count { advance() }
         }
         func advance() {
             if bytes[index] == 0x0A { line += 1; column = 1 } else if bytes[index] & 0xC0 != 0x80 { column += 1 }
             index += 1
         }
         while index < bytes.count {
-            if starts("<!--", at: index) { skip(past: "-->"); continue }
-            if starts("<![CDATA[", at: index) { skip(past: "]]>"); continue }
-            if starts("<!ENTITY", at: index) {
+            if bytes[index] == UInt8(ascii: "<") {
+                if starts("<!--", at: index) { skip(past: "-->"); continue }
+                if starts("<![CDATA[", at: index) { skip(past: "]]>"); continue }
+            }
+            if bytes[index] == UInt8(ascii: "<"), starts("<!ENTITY", at: index) {
                 return ("the file declares its own XML entities (<!ENTITY …>), which Xcode never writes; mapc reads only XML's own (&amp; &lt; &gt; &quot; &apos;)", line, column)
             }
             if bytes[index] == UInt8(ascii: "&") {
