@@ -275,5 +275,8 @@ struct InferenceTests {
         #expect(mappings.count == 1, "\(text)")
         #expect(mappings.first?["policy"]?.scalar?.string == "X\n    filter: FALSEPREDICATE" && mappings.first?["filter"] == nil, "\(text)")
         #expect(mappings.first?["name"]?.scalar?.string == "Evil\n  - name: Other")
+        // Comments made from a file's text (an imported model's file name in the header) stay comments.
+        let header = MappingWriter.yaml(mapping, source: v1, destination: v2, header: ["Imported from X.xcmappingmodel\nfilter: FALSEPREDICATE"])
+        #expect(try #require(try Yams.compose(yaml: header))["filter"] == nil, "\(header)")
     }
 }

@@ -8,6 +8,12 @@ package enum YAMLText {
         scalar(text, inFlow: false)
     }
 
+    /// Text for a `#` comment: on one line whatever it holds (a file's name may hold a line
+    /// break, which would end the comment and start YAML).
+    package static func comment(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.properties.generalCategory == .lineSeparator || $0.properties.generalCategory == .paragraphSeparator || $0.value < 0x20 || $0.value == 0x85 ? " " : Character($0) })
+    }
+
     /// The text as a scalar inside a flow collection (`{ … }`, `[ … ]`), where `,` and brackets
     /// end a plain scalar.
     package static func flowScalar(_ text: String) -> String {

@@ -12,11 +12,11 @@ package enum MappingWriter {
                             order: VersionOrder? = nil, header: [String]? = nil, jsonSchema: String? = EditorSchemas.mappingFileName) -> String {
         var lines = jsonSchema.map { [EditorSchemas.modeline($0)] } ?? []
         lines += (header ?? ["Mapping from \(source.displayName) to \(destination.version), inferred by mapc.",
-                                "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]).map { "# " + $0 }
-        if let order { lines.append("# Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))") }
+                                "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]).map { "# " + YAMLText.comment($0) }
+        if let order { lines.append("# " + YAMLText.comment("Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))")) }
         if !changes.isEmpty {
             lines.append("# Changes:")
-            lines += changes.map { "#   \($0)" }
+            lines += changes.map { "#   " + YAMLText.comment("\($0)") }
         }
         lines += ["source: \(YAMLText.scalar(mapping.source))", "destination: \(YAMLText.scalar(mapping.destination))"]
         if let pass = mapping.pass { lines.append("pass: \(pass)") }
@@ -25,7 +25,7 @@ package enum MappingWriter {
         let sourceHashes = VersionHash.entityHashes(of: source), destinationHashes = VersionHash.entityHashes(of: destination)
         for entityMapping in mapping.entityMappings {
             lines.append("  - name: \(YAMLText.scalar(entityMapping.name))")
-            for note in notes[entityMapping.name] ?? [] { lines.append("    # \(note)") }
+            for note in notes[entityMapping.name] ?? [] { lines.append("    # " + YAMLText.comment(note)) }
             if let name = entityMapping.source, let entity = source.entity(named: name), let hash = sourceHashes[name] {
                 lines.append("    sourceHash: \(recorded(hash, VersionHash.propertyFingerprints(of: entity, in: source)))")
             }

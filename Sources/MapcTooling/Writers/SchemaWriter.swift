@@ -10,7 +10,7 @@ package enum SchemaWriter {
     /// `# yaml-language-server: $schema=…` line pointing editors at `jsonSchema` when given.
     package static func yaml(_ schema: Schema, header: [String] = [], jsonSchema: String? = nil) -> String {
         var lines = jsonSchema.map { ["# yaml-language-server: $schema=\($0)"] } ?? []
-        lines += header.map { "# " + $0 }
+        lines += header.map { "# " + YAMLText.comment($0) }
         lines.append("model: \(YAMLText.scalar(schema.model))")
         lines.append("version: \(YAMLText.scalar(schema.version))")
         if let identifier = schema.versionIdentifier { lines.append("versionIdentifier: \(YAMLText.scalar(identifier))") }
