@@ -258,4 +258,19 @@ struct HostileProbeDefectTests {
         #expect(process.terminationStatus == expectStatus && (message.map(said.contains) ?? true), "\(said)")
         return String(decoding: written, as: UTF8.self)
     }
+
+    /// A loop of links was named as a link to nothing; a name Xcode refuses was called a mapc bug.
+    @Test func aLinkLoopAndANameXcodeRefusesAreNamedForWhatTheyAre() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("a.db").path, withDestinationPath: "b.db")
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("b.db").path, withDestinationPath: "a.db")
+        let status = try CLI.run(["status", "a.db"], in: folder)
+        #expect(status.status == 2 && status.stderr.contains("a.db is a symbolic link to b.db in a loop of links"), "\(status.stderr)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("m.xcdatamodel"), withIntermediateDirectories: true)
+        try folder.write("<?xml version=\"1.0\"?>\n<model><entity name=\"No te\"><attribute name=\"title\" attributeType=\"String\"/></entity></model>\n", to: "m.xcdatamodel/contents")
+        let imported = try CLI.run(["import", "m.xcdatamodel", "--output", "out"], in: folder)
+        #expect(imported.status == 1 && imported.stderr.contains("entity name 'No te' is not a valid name; Xcode's model editor does not accept it either")
+                && !imported.stderr.contains("please report"), "\(imported.stderr)")
+    }
 }
