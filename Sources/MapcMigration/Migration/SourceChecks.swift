@@ -6,7 +6,8 @@ import MapcStore
 
 /// The checks a migration makes of the store it reads before trusting what it built from it:
 /// SQLite's `quick_check` (`Store.checkIntegrity`) and that every row is of an entity the schema
-/// has (`Store.checkEveryRowIsRecognised`).
+/// has (`Store.checkEveryRowIsRecognised`), then the count of references that lead nowhere
+/// (`Store.danglingReferences`), which becomes a note.
 ///
 /// Each reads the whole store, which costs as much as the migration's own reading of it
 /// (docs/performance.md). They read only, so they run on a read-only connection of
@@ -19,8 +20,13 @@ import MapcStore
 final class SourceChecks: @unchecked Sendable {
     private let lock = NSLock()
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled once the checks that make the store's objects trustworthy (integrity, every row
+    /// recognised) are done: policy code waits for those only.
+    private let trusted = DispatchSemaphore(value: 0)
     /// Guarded by `lock`.
     private var outcome: Result<Void, any Error>?
+    /// What the integrity and row checks found (guarded by `lock`).
+    private var trustOutcome: Result<Void, any Error>?
     private var store: Store?
     private var stopped = false
 
@@ -45,6 +51,8 @@ final class SourceChecks: @unchecked Sendable {
                 // An interruption only stops a running statement: one between the checks is seen here.
                 try lock.withLock { if stopped { throw CancellationError() } }
                 try store.checkEveryRowIsRecognised()
+                lock.withLock { trustOutcome = .success(()) }
+                trusted.signal()
                 try lock.withLock { if stopped { throw CancellationError() } }
                 // Such a reference leads an app nowhere (Core Data raises when it fires the fault);
                 // real stores have them (batch deletes, relationships without an inverse). The
@@ -54,7 +62,13 @@ final class SourceChecks: @unchecked Sendable {
                     lock.withLock { foundNotes.append("\(dangling.described) became nil: an app reading them finds nothing, and the migrated store has none") }
                 }
             }
-            lock.withLock { outcome = result }
+            let trustUnknown = lock.withLock { () -> Bool in
+                outcome = result
+                guard trustOutcome == nil else { return false }
+                trustOutcome = result
+                return true
+            }
+            if trustUnknown { trusted.signal() }
             finished.signal()
         }
         // Without a thread of their own, the checks run here, before the step starts.
@@ -67,6 +81,16 @@ final class SourceChecks: @unchecked Sendable {
             if case .failure? = outcome { return true }
             return false
         }
+    }
+
+    /// Waits for the checks that make the store's objects trustworthy (integrity, every row
+    /// recognised), and throws what they found; the count of references that lead nowhere may
+    /// still run (such a reference reads as none, so policy code need not wait for it).
+    func waitUntilTrusted() throws {
+        trusted.wait()
+        // Left signalled, so that waiting again returns at once.
+        trusted.signal()
+        try lock.withLock { try trustOutcome?.get() }
     }
 
     /// Waits for the checks and throws what they found.

@@ -160,7 +160,7 @@ package enum StoreMigration {
                 // The step's first update says it has begun, before anything can fail in it.
                 progress?(index, steps.count, MigrationProgress(phase: .create, mapping: nil, completed: 0, total: nil))
                 do {
-                    if index == 0, step.allPasses.contains(where: { $0.entityMappings.contains { $0.policy != nil } }) { try checks.wait() }
+                    if index == 0, step.allPasses.contains(where: { $0.entityMappings.contains { $0.policy != nil } }) { try checks.waitUntilTrusted() }
                     // The first step's source is the store, which nobody can commit to while its write lock is held; later ones are files of this run.
                     let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies,
                                                 sourceIsUnchanging: index > 0 || sourceIsLocked, beforeValidation: index == 0 ? { try checks.wait() } : nil) {
