@@ -45,6 +45,7 @@ let arithmeticCases: [EvalCase] = [
     .init(#"CAST("12345678901234567890123456789012345678e-100", "NSDecimalNumber") * CAST("1e-30", "NSDecimalNumber") == CAST("1.23456789012345678901234567890123457e-93", "NSDecimalNumber")"#, "true"),
     .init(#"CAST("1e127", "NSDecimalNumber") * 10"#, "error: decimal arithmetic overflowed or underflowed"),
     .init(#"CAST("1e-110", "NSDecimalNumber") / 7"#, "error: decimal arithmetic overflowed or underflowed"),
+    .init(#""ab" MATCHES "a|ab""#, "true"), .init(#""abc" MATCHES "a|ab""#, "false"), .init(#""AB" MATCHES[c] "a|ab""#, "true"),
     .init("stddev:({1e308, -1e308})", "error: stddev: of these numbers is not a finite number"), .init("average:({1e308, 1e308})", "error: average: of these numbers is not a finite number"),
     .init(#"CAST("12345678901234567890123456789012345678901", "NSDecimalNumber")"#, "error: '12345678901234567890123456789012345678901' has 41 significant digits; decimals keep at most 38"),
     .init("rating + nil", "null"), .init("nil * 3", "null"), .init("\"ab\" + \"cd\"", "\"abcd\""), .init("title + \"!\"", "\"Groceries!\""),

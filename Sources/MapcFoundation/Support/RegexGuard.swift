@@ -90,6 +90,24 @@ package enum RegexGuard {
     /// on usual text. A pattern that needs this long is one to simplify, whatever its answer.
     static let untrustedSeconds = 0.25
 
+    /// The work after which a "no match" is not trusted on this machine: half of what ICU takes
+    /// to stop on a match known to need more than its budget (0.46 s of CPU here, so 0.23 s),
+    /// measured once, the first time a match takes long; never more than `untrustedSeconds`.
+    private static func untrustedLine() -> Double {
+        if let known = calibrated.withLock({ $0 }) { return known }
+        var line = untrustedSeconds
+        if let regex = try? NSRegularExpression(pattern: "(a|a)*b") {
+            let text = String(repeating: "a", count: 40)
+            let started = threadSeconds()
+            _ = regex.firstMatch(in: text, options: [.anchored], range: NSRange(text.startIndex..., in: text))
+            line = min(untrustedSeconds, max(0.02, (threadSeconds() - started) / 2))
+        }
+        calibrated.withLock { $0 = line }
+        return line
+    }
+
+    private static let calibrated = Mutex<Double?>(nil)
+
     /// The outcome of matching the whole text against the pattern (compiled once and kept in a
     /// bounded cache). Callers check `problem(with:)` first. A pattern with no answer on a text
     /// has none at once afterwards on texts at least half as long (of the same power of two or
@@ -99,19 +117,27 @@ package enum RegexGuard {
         let key = (caseInsensitive ? "i:" : "s:") + pattern
         let length = text.utf16.count
         let lengthClass = length == 0 ? 0 : Int.bitWidth - length.leadingZeroBitCount
-        if gaveUpOn.withLock({ $0.contains { $0.pattern == key && $0.lengthClass <= lengthClass } }) { return .gaveUp }
+        if let known = gaveUpOn.withLock({ $0[key] }), known <= lengthClass { return .gaveUp }
         let cached = compiled.withLock { $0[key] }
         let regex: NSRegularExpression
         if let cached { regex = cached } else {
-            guard let made = try? NSRegularExpression(pattern: pattern, options: caseInsensitive ? [.caseInsensitive] : []) else { return .doesNotMatch }
+            // The whole text must match (NSPredicate's MATCHES): anchored at its start and, by
+            // `\z`, at its end, so that ICU backtracks into a later alternative ("ab" against
+            // "a|ab") rather than stopping at a shorter first match.
+            guard let made = try? NSRegularExpression(pattern: "(?:" + pattern + ")\\z", options: caseInsensitive ? [.caseInsensitive] : []) else { return .doesNotMatch }
             compiled.withLock { $0[key] = made }
             regex = made
         }
         let range = NSRange(text.startIndex..., in: text)
         let started = threadSeconds()
         guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else {
-            guard threadSeconds() - started < untrustedSeconds else {
-                gaveUpOn.withLock { if $0.count < 1_000 { $0.insert(GaveUp(pattern: key, lengthClass: lengthClass)) } }
+            let worked = threadSeconds() - started
+            // Most matches end in microseconds; only a long one is measured against the line.
+            guard worked < 0.02 || worked < untrustedLine() else {
+                gaveUpOn.withLock { known in
+                    if known.count >= 1_000 { known.removeAll() }
+                    known[key] = min(known[key] ?? lengthClass, lengthClass)
+                }
                 return .gaveUp
             }
             return .doesNotMatch
@@ -128,17 +154,13 @@ package enum RegexGuard {
 
     /// Why a pattern's outcome is unknown, for messages.
     package static func gaveUpMessage(_ pattern: String) -> String {
-        "matching '\(pattern)' worked \(untrustedSeconds) s without finding a match, and the regular expression engine stops at about a second and then reports none, "
+        "matching '\(pattern)' on such text works long without finding a match, and the regular expression engine stops after a budget of work and then reports none, "
             + "so whether the text matches is not known; simplify the pattern (fewer repetitions that can match the same characters, such as [a-z]*[a-z]*)"
     }
 
-    /// A pattern with no answer on texts of a length class (the bit length of their length).
-    private struct GaveUp: Hashable {
-        var pattern: String
-        var lengthClass: Int
-    }
-
-    private static let gaveUpOn = Mutex(Set<GaveUp>())
+    /// Patterns with no answer, by the smallest length class (the bit length of a text's length)
+    /// they had none on.
+    private static let gaveUpOn = Mutex([String: Int]())
     private static let compiled = Mutex(BoundedCache<String, NSRegularExpression>(capacity: 64))
 }
 
