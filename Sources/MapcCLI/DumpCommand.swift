@@ -22,7 +22,7 @@ struct DumpCommand: ParsableCommand {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
             try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output)
             // Large values Core Data keeps in files beside the store are, in their columns, references.
-            let external = CoreDataExternalData(store: Files.path(of: URL(fileURLWithPath: store)))
+            let external = CoreDataExternalData.beside(store: Files.path(of: URL(fileURLWithPath: store)))
             if opened.format.identifier == StoreFormat.coreData.identifier, let values = external.values() {
                 Console.err("note: \(store) keeps large binary values in files beside it (\(external.describe(values))): "
                             + "the dump holds Core Data's references to them, not their bytes, and a store loaded from it cannot reach them")

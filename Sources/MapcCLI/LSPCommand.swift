@@ -90,7 +90,7 @@ struct LSPInput {
             if chunk.isEmpty {
                 // The end of the input: between messages it is the end of the session; inside one,
                 // the client stopped mid-message, which is said.
-                guard buffer.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) else {
+                guard buffer.allSatisfy({ $0 == 0x0D || $0 == 0x0A || $0 == 0x20 || $0 == 0x09 }) else {
                     throw FramingError(message: "the input ended inside a message (\(buffer.count) bytes of it read)")
                 }
                 return nil

@@ -175,4 +175,45 @@ struct ExternalDataTests {
         #expect(!run.stderr.contains("external values"), "\(run.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA").path).count == 2)
     }
+
+    /// A store named through a link: its values are found beside the file the link leads to when
+    /// there are none beside the link, by status, run and a conversion's refusal alike.
+    @Test func aStoreNamedThroughALinkFindsItsValuesBesideItsFile() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("Link.sqlite").path, withDestinationPath: "Photos.sqlite")
+        #expect(try CLI.run(["status", "Link.sqlite"], in: folder).stdout.contains("external data 2 files"))
+        let converted = try CLI.run(["run", "--layout", "mapc", "Link.sqlite"], in: folder)
+        #expect(converted.status == 2 && converted.stderr.contains("only Core Data reads"), "\(converted.stderr)")
+        let copied = try CLI.run(["run", "--output", "Out.sqlite", "Link.sqlite"], in: folder)
+        #expect(copied.status == 0 && folder.exists(".Out_SUPPORT/_EXTERNAL_DATA/0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22"), "\(copied.stderr)")
+    }
+
+    /// A folder that cannot be walked (a link to nothing in it) is not taken for one without
+    /// values where they matter: status says so, and a conversion is refused.
+    @Test func aSupportFolderThatCannotBeWalkedIsSaid() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent(".Photos_SUPPORT/dangling").path, withDestinationPath: "/nonexistent/mapc")
+        let status = try CLI.run(["status", "Photos.sqlite"], in: folder)
+        #expect(status.stdout.contains("external data in .Photos_SUPPORT, which cannot be counted"), "\(status.stdout)")
+        let converted = try CLI.run(["run", "--layout", "mapc", "Photos.sqlite"], in: folder)
+        #expect(converted.status == 2 && converted.stderr.contains("dangling"), "\(converted.stderr)")
+        // In place, in its own format, the folder stays as it is and does not matter.
+        #expect(try CLI.run(["run", "Photos.sqlite"], in: folder).status == 0)
+    }
+
+    /// A killed run's marked copy beside an output goes even when the store being migrated has
+    /// no external values (it was adopted by the new store, another store's values).
+    @Test func aMarkedCopyGoesWhateverTheStoreHolds() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(".Photos_SUPPORT"))
+        let leftover = folder.appendingPathComponent(".Out_SUPPORT/_EXTERNAL_DATA")
+        try FileManager.default.createDirectory(at: leftover, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: leftover.appendingPathComponent("A"))
+        try Data().write(to: folder.appendingPathComponent(".Out_SUPPORT/.mapc-copy-unfinished"))
+        let run = try CLI.run(["run", "--output", "Out.sqlite", "Photos.sqlite"], in: folder)
+        #expect(run.status == 0 && !folder.exists(".Out_SUPPORT"), "\(run.stderr)")
+    }
 }

@@ -190,44 +190,49 @@ package enum StoreMigration {
         return (summaries, temporary, ForeignTable.notes(foreign) + checks.notes)
     }
 
-    /// Core Data's external values beside the store (`CoreDataExternalData`), nil when it has
-    /// none, checked against what the run will write before anything is read: a store of another
-    /// format could not reach them (refused unless data loss is accepted), and an output's support
-    /// folder must be free.
-    private static func externalData(of store: String, output: String?, options: MigrationOptions) throws -> CoreDataExternalData? {
-        let external = CoreDataExternalData(store: store)
+    /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, nil
+    /// when it has none, checked against what the run will write before anything is read: a
+    /// store of another format could not reach them (refused unless data loss is accepted), and
+    /// an output's support folder must be free. A killed run's unfinished copy beside the output
+    /// goes first, whatever this store holds.
+    private static func externalData(of store: String, output: String?, options: MigrationOptions) throws -> (CoreDataExternalData, (files: Int, bytes: Int64))? {
+        let copies = output != nil && !options.dryRun
+        if let output, copies {
+            let moved = CoreDataExternalData(store: output)
+            if moved.exists, Files.kind(of: output) == .missing, moved.isUnfinishedCopy { moved.remove() }
+        }
+        let external = CoreDataExternalData.beside(store: store)
         guard external.exists else { return nil }
         let format = try Store.metadata(at: store).format
         guard format.identifier == StoreFormat.coreData.identifier else { return nil }
-        // The values, or why the folder cannot be copied (a FIFO, a loop of links), said now.
-        let copies = output != nil && !options.dryRun
-        guard let values = try copies ? external.countedValues() : external.values() else { return nil }
-        if let destination = options.destinationFormat, destination.identifier != format.identifier, !options.acceptsDataLoss {
+        let converts = options.destinationFormat.map { $0.identifier != format.identifier } ?? false
+        // Where the values matter (copied, or converted away), a folder that cannot be walked (a
+        // FIFO, a link to nothing, a loop) is said, not taken for one without values.
+        guard let values = try copies || converts ? external.countedValues() : external.values() else { return nil }
+        if converts, let destination = options.destinationFormat, !options.acceptsDataLoss {
             throw MapcError.store("\(store) keeps large binary values in files beside it (\(external.describe(values))), which only Core Data reads: "
                                   + "a \(destination.name) store would hold their references, not their bytes. Keep the Core Data format, "
                                   + "or accept the loss (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
         }
-        if let output, !options.dryRun {
+        if let output, copies {
             let moved = CoreDataExternalData(store: output)
             if moved.isSameFolder(as: external) {
                 throw MapcError.file("\(output) and \(store) would share \(URL(fileURLWithPath: external.supportFolder).lastPathComponent), where Core Data keeps the store's "
                                      + "external values (\(external.describe(values))): choose an output name with another stem, or another folder")
             }
-            // A killed run's copy (marked unfinished, its store never put beside it) goes; anything else is another store's.
-            if moved.exists, Files.kind(of: output) == .missing, moved.isUnfinishedCopy { moved.remove() }
             if moved.exists {
                 throw MapcError.file("\(moved.supportFolder) already exists: the migrated store's copy of the external values (\(external.describe(values))) "
                                      + "goes there. Move or delete it, or choose another output name")
             }
         }
-        return external
+        return (external, values)
     }
 
     /// Puts the store's external values beside a new store at `output` before `moveStore` puts
     /// the store there (so that the store never appears without them; if the move fails they
     /// are removed again), and returns the note saying so. Without external values, just moves.
-    private static func carry(_ external: CoreDataExternalData?, to output: String, options: MigrationOptions, moveStore: () throws -> Void) throws -> [String] {
-        guard let external, let values = external.values() else {
+    private static func carry(_ found: (CoreDataExternalData, (files: Int, bytes: Int64))?, to output: String, options: MigrationOptions, moveStore: () throws -> Void) throws -> [String] {
+        guard let (external, values) = found else {
             try moveStore()
             return []
         }

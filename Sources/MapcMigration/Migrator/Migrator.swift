@@ -77,8 +77,10 @@ public struct Migrator: Sendable {
             status.otherTables = try store.foreignTables().map(\.described)
         }
         if format.identifier == StoreFormat.coreData.identifier {
-            let external = CoreDataExternalData(store: Files.path(of: url))
-            status.externalData = external.values().map(external.describe)
+            let external = CoreDataExternalData.beside(store: Files.path(of: url))
+            do { status.externalData = try external.countedValues().map(external.describe) } catch {
+                status.externalData = "in \(URL(fileURLWithPath: external.supportFolder).lastPathComponent), which cannot be counted: \(error)"
+            }
         }
         return status
     }

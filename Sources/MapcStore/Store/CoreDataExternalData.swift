@@ -26,6 +26,15 @@ package struct CoreDataExternalData {
         supportFolder = url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").path
     }
 
+    /// The support folder of the store at `path` as the app names it, or, when there is none
+    /// there and the name is a link, the one beside the file it leads to.
+    package static func beside(store path: String) -> CoreDataExternalData {
+        let named = CoreDataExternalData(store: path)
+        if named.exists { return named }
+        let resolved = Files.realPath(path)
+        return resolved == path ? named : CoreDataExternalData(store: resolved)
+    }
+
     /// The folder of the values themselves.
     package var dataFolder: String { (supportFolder as NSString).appendingPathComponent("_EXTERNAL_DATA") }
 

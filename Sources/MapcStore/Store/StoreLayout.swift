@@ -64,7 +64,6 @@ package struct StoreLayout: Sendable {
     }
 }
 
-/// A column holding the entity number (the discriminator) of the object a foreign key names.
 extension StoreLayout {
     /// Every column the layout names, by table, in lower case: the tables' own, and those its
     /// storages read that a table's list may leave out (a join table's order columns, a to-one's
@@ -90,6 +89,7 @@ extension StoreLayout {
     }
 }
 
+/// A column holding the entity number (the discriminator) of the object a foreign key names.
 package struct DerivedColumn: Sendable, Equatable {
     /// The table of the foreign key and of this column.
     var table: String

@@ -214,7 +214,7 @@ extension ImportedModel {
         }
         if !problems.isEmpty { throw DiagnosticsError(problems) }
         let order = schemas.map { YAMLText.flowScalar($0.version) }.joined(separator: ", ")
-        files.append(("versions.yaml", EditorSchemas.modeline(EditorSchemas.versionsFileName) + "\n# The versions of \(name), oldest first; the last is the current version\(currentVersion.map { " (\($0), as .xccurrentversion says)" } ?? "").\nversions: [\(order)]\n"))
+        files.append(("versions.yaml", EditorSchemas.modeline(EditorSchemas.versionsFileName) + "\n# " + YAMLText.comment("The versions of \(name), oldest first; the last is the current version\(currentVersion.map { " (\($0), as .xccurrentversion says)" } ?? "").") + "\nversions: [\(order)]\n"))
         return files + EditorSchemas.files(for: .schema) + EditorSchemas.files(for: .versionOrder)
     }
 }
