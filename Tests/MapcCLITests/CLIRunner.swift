@@ -33,9 +33,10 @@ enum CLI {
                 environment: ["MAPC_CACHE": "/tmp/mapc-test-policy-cache-65534"], program: URL(fileURLWithPath: "/usr/bin/setpriv"))
     }
 
-    /// Runs `mapc` with the arguments in `directory`.
-    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:], program: URL? = nil) throws -> CLIResult {
+    /// Runs `mapc` with the arguments in `directory` (standard input read from `input` when given).
+    static func run(_ arguments: [String], in directory: URL, environment: [String: String] = [:], program: URL? = nil, input: URL? = nil) throws -> CLIResult {
         let process = Process()
+        if let input { process.standardInput = try FileHandle(forReadingFrom: input) }
         process.executableURL = program ?? executable
         process.arguments = arguments
         process.currentDirectoryURL = directory

@@ -240,23 +240,9 @@ struct HostileProbeDefectTests {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(input, to: "input")
-        let process = Process()
-        process.executableURL = CLI.executable
-        process.arguments = ["lsp"]
-        process.currentDirectoryURL = folder
-        process.standardInput = try FileHandle(forReadingFrom: folder.appendingPathComponent("input"))
-        let errors = Pipe(), output = Pipe()
-        process.standardError = errors
-        process.standardOutput = output
-        try process.run()
-        nonisolated(unsafe) var written = Data()
-        let reading = DispatchGroup()
-        DispatchQueue.global().async(group: reading) { written = output.fileHandleForReading.readDataToEndOfFile() }
-        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        reading.wait()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == expectStatus && (message.map(said.contains) ?? true), "\(said)")
-        return String(decoding: written, as: UTF8.self)
+        let run = try CLI.run(["lsp"], in: folder, input: folder.appendingPathComponent("input"))
+        #expect(run.status == expectStatus && (message.map(run.stderr.contains) ?? true), "\(run.stderr)")
+        return run.stdout
     }
 
     /// A loop of links was named as a link to nothing; a name Xcode refuses was called a mapc bug.
