@@ -216,4 +216,17 @@ struct ExternalDataTests {
         let run = try CLI.run(["run", "--output", "Out.sqlite", "Photos.sqlite"], in: folder)
         #expect(run.status == 0 && !folder.exists(".Out_SUPPORT"), "\(run.stderr)")
     }
+
+    /// Two runs writing one new file take turns: the output is locked as a store is, so one does
+    /// not remove what the other left beside it.
+    @Test func anOutputBeingWrittenIsLocked() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lock = open(folder.appendingPathComponent("Out.sqlite.mapc-lock").path, O_RDWR | O_CREAT, 0o644)
+        defer { close(lock) }
+        #expect(flock(lock, LOCK_EX | LOCK_NB) == 0)
+        let run = try CLI.run(["run", "--output", "Out.sqlite", "Photos.sqlite"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("another mapc command is writing"), "\(run.stderr)")
+        #expect(!folder.exists("Out.sqlite") && !folder.exists(".Out_SUPPORT"))
+    }
 }

@@ -97,6 +97,9 @@ package enum StoreMigration {
         defer { lock.release() }
         removeLeftovers(besides: real)
         let output = try options.output.map { try Files.newStore($0.path) }
+        // Two runs writing one new file take turns (what one leaves beside it, the other must not remove).
+        let outputLock = options.dryRun ? nil : try output.map { try StoreLock(store: $0) }
+        defer { outputLock?.release() }
         if let output { removeLeftovers(besides: output) }
         let target = output ?? real
         // Core Data's support folder is beside the store as the app names it (links not resolved).
@@ -316,6 +319,8 @@ package enum StoreMigration {
         defer { lock.release() }
         let output = try Files.newStore(requested)
         if let problem = Files.unwritableFolderProblem(of: output) { throw MapcError.store(problem) }
+        let outputLock = try StoreLock(store: output)
+        defer { outputLock.release() }
         removeLeftovers(besides: output)
         let external = try externalData(of: path, output: requested, options: options)
         let temporary = AtomicFile.temporaryPath(besides: output)
