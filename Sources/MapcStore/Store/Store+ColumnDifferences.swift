@@ -13,11 +13,12 @@ extension Store {
         defer { try? queue.close() }
         let layout = format.strategy.layout(for: schema)
         var lines: [String] = []
+        let named = layout.namedColumns
         for name in entities {
             guard let storage = layout.entities[name], let table = layout.tables.first(where: { $0.name == storage.table }) else { continue }
             guard let stored = try? queue.read({ db in try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [storage.table]).compactMap { $0[0] as String? } }),
                   !stored.isEmpty else { continue }
-            let expected = layout.namedColumns[table.name.lowercased()] ?? [], present = Set(stored)
+            let expected = named[table.name.lowercased()] ?? [], present = Set(stored)
             let extra = stored.filter { !expected.contains($0.lowercased()) }
             if !extra.isEmpty {
                 lines.append("the store's table \(storage.table) has \(extra.count == 1 ? "a column" : "columns") \(extra.joined(separator: ", ")) that \(name) in \(schema.version) does not "
