@@ -66,7 +66,7 @@ struct HostileProbeDefectTests {
     }
 
     /// A join table's row naming an object of another entity sharing the destination's table
-    /// (a Folder where a Tag belongs) was read as that object; it is read as none, and noted.
+    /// (a Folder where a Tag belongs) was read as that object; it is read as none.
     @Test func aJoinRowNamingAnotherEntitysObjectReadsAsNone() throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }

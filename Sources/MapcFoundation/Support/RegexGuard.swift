@@ -100,13 +100,16 @@ package enum RegexGuard {
             let text = String(repeating: "a", count: 40)
             let started = threadSeconds()
             _ = regex.firstMatch(in: text, options: [.anchored], range: NSRange(text.startIndex..., in: text))
-            line = min(untrustedSeconds, max(0.02, (threadSeconds() - started) / 2))
+            line = min(untrustedSeconds, max(quickSeconds, (threadSeconds() - started) / 2))
         }
         calibrated.withLock { $0 = line }
         return line
     }
 
     private static let calibrated = Mutex<Double?>(nil)
+
+    /// A match shorter than this is never doubted (nor is the line measured for it).
+    static let quickSeconds = 0.02
 
     /// The outcome of matching the whole text against the pattern (compiled once and kept in a
     /// bounded cache). Callers check `problem(with:)` first. A pattern with no answer on a text
@@ -130,10 +133,11 @@ package enum RegexGuard {
         }
         let range = NSRange(text.startIndex..., in: text)
         let started = threadSeconds()
-        guard let match = regex.firstMatch(in: text, options: [.anchored], range: range) else {
+        // Anchored at both ends, a match found is a match of the whole text.
+        guard regex.firstMatch(in: text, options: [.anchored], range: range) != nil else {
             let worked = threadSeconds() - started
             // Most matches end in microseconds; only a long one is measured against the line.
-            guard worked < 0.02 || worked < untrustedLine() else {
+            guard worked < quickSeconds || worked < untrustedLine() else {
                 gaveUpOn.withLock { known in
                     if known.count >= 1_000 { known.removeAll() }
                     known[key] = min(known[key] ?? lengthClass, lengthClass)
@@ -142,7 +146,7 @@ package enum RegexGuard {
             }
             return .doesNotMatch
         }
-        return match.range == range ? .matches : .doesNotMatch
+        return .matches
     }
 
     /// This thread's CPU time in seconds (a pause of the process is not work).

@@ -49,9 +49,6 @@ package struct ForeignTable: Sendable, Equatable {
     /// own that holds rows (or may). Core Data's history and mirroring state are left out, said.
     package var needsConsent: Bool { kind == .other && rows != 0 }
 
-    /// Whether it is a table the model does not have (not a column, a trigger or a view).
-    var isTable: Bool { column == nil && objectType == nil }
-
     /// The kind of a table by its name, as Core Data names its own.
     static func kind(of name: String) -> Kind {
         let upper = name.uppercased()

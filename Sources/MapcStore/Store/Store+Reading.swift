@@ -279,7 +279,7 @@ struct ReadPlan {
             case .foreignKey(let column, let destinationTable, _):
                 // Only an object of the destination entity is the relationship's: a key naming no
                 // row, or another entity's, reads as none (`danglingReferences` finds them first).
-                let allowed = (store.layout.entities[relationship.destination]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
+                let allowed = store.layout.discriminatorsSQL(of: relationship.destination)
                 let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier)"
                     + (allowed.isEmpty ? ")" : " AND d.\(kind) IN (\(allowed)))")
                 selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
@@ -292,7 +292,7 @@ struct ReadPlan {
             case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
                 let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
                 // As for a to-one: a row naming another entity's object is not the relationship's.
-                let allowed = (store.layout.entities[relationship.destination]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
+                let allowed = store.layout.discriminatorsSQL(of: relationship.destination)
                 let ofDestination = allowed.isEmpty ? "" : " AND d.\(kind) IN (\(allowed))"
                 toMany.append((relationship.name, destinationTable,
                                "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier)\(ofDestination) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))

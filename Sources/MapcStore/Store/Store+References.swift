@@ -30,7 +30,7 @@ extension Store {
                 let identity = storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
                 for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                     guard let kept = storage.relationships[relationship.name], let destination = layout.entities[relationship.destination] else { continue }
-                    let allowed = destination.discriminators.map(Self.sqlLiteral).joined(separator: ", ")
+                    let allowed = destination.discriminatorsSQL
                     let missing = { (column: String, destinationTable: String) in
                         "NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(destination.primaryKey.quotedDatabaseIdentifier) = \(column) "
                             + "AND d.\(destination.entityColumn.quotedDatabaseIdentifier) IN (\(allowed)))"

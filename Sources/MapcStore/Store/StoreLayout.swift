@@ -58,6 +58,10 @@ package struct StoreLayout: Sendable {
         entities.values.filter { $0.table == table }.sorted { $0.entity < $1.entity }
     }
 
+    /// The SQL literals of the discriminators of an entity and those under it (`EntityStorage.discriminatorsSQL`);
+    /// empty for an entity the layout does not have.
+    func discriminatorsSQL(of entity: String) -> String { entities[entity]?.discriminatorsSQL ?? "" }
+
     /// The entity whose rows carry this discriminator value in a table.
     package func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
         entities.values.first { $0.table == table && $0.discriminator == value }?.entity
@@ -147,6 +151,8 @@ package struct EntityStorage: Sendable {
     package var discriminator: DatabaseValue
     /// The discriminator values of this entity and its concrete and abstract sub-entities, for fetches that include them.
     var discriminators: [DatabaseValue]
+    /// `discriminators` as SQL literals for an `IN (…)`: a row of this entity or one under it.
+    var discriminatorsSQL: String { discriminators.map(Store.sqlLiteral).joined(separator: ", ") }
     /// The column holding each object's identity string, when the format keeps one (mapc's `_id`);
     /// nil when identities are derived from keys (Core Data: `Entity/p12`).
     package var idColumn: String?

@@ -106,7 +106,7 @@ package struct StoreValidator {
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 guard let kept = storage.relationships[relationship.name], let destination = schema.entity(named: relationship.destination) else { continue }
                 let unscreenedRules = rules.count
-                let allowed = (store.layout.entities[destination.name]?.discriminators ?? []).map(Store.sqlLiteral).joined(separator: ", ")
+                let allowed = store.layout.discriminatorsSQL(of: destination.name)
                 let key = "t.\(storage.primaryKey.quotedDatabaseIdentifier)"
                 switch kept {
                 case .foreignKey(let columnName, let destinationTable, _):
@@ -169,7 +169,7 @@ package struct StoreValidator {
         }
         for entity in schema.entities {
             let storage = try store.layout.storage(of: entity.name)
-            let members = storage.discriminators.map(Store.sqlLiteral).joined(separator: ", ")
+            let members = storage.discriminatorsSQL
             for constraint in entity.uniquenessConstraints {
                 let columns = constraint.compactMap { name -> String? in
                     if let column = storage.attributeColumns[name] { return column.quotedDatabaseIdentifier }
