@@ -196,11 +196,26 @@ let methodCases: [EvalCase] = [
     .init("FUNCTION(title, 'uppercaseStrin')", "error: is not a selector mapc can call"), .init("FUNCTION(title, 'substringToIndex:')", "error: takes 1 argument"),
     .init("FUNCTION(3, 'uppercaseString')", "error: 'uppercaseString' cannot be called on a number"),
     .init("FUNCTION(title, 'destinationInstancesForEntityMappingNamed:sourceInstances:', 'X', SELF)", "error: call it on $manager"),
+    // A number read from text keeps every digit: never through a double.
+    .init("FUNCTION('9007199254740993', 'integerValue')", "9007199254740993"), .init("FUNCTION('9223372036854775807', 'integerValue')", "9223372036854775807"),
+    .init("FUNCTION('-9223372036854775808', 'integerValue')", "-9223372036854775808"),
+    .init("FUNCTION('9223372036854775808', 'integerValue')", "error: does not fit a 64-bit integer"),
+    .init("FUNCTION('9007199254740993.9', 'integerValue')", "9007199254740993"), .init("FUNCTION(' -42.9 ', 'integerValue')", "-42"),
+    .init("FUNCTION('1e5', 'integerValue')", "100000"), .init("FUNCTION('1e-400', 'integerValue')", "0"), .init("FUNCTION('1.5e999999999999', 'integerValue')", "error: does not fit a 64-bit integer"),
+    .init("FUNCTION('0x1F', 'integerValue')", "error: '0x1F' is not a number"), .init("FUNCTION('0x1F', 'doubleValue')", "error: '0x1F' is not a number"),
+    .init("FUNCTION('2147483647', 'intValue')", "2147483647"), .init("FUNCTION('-2147483648', 'intValue')", "-2147483648"),
+    .init("FUNCTION('2147483648', 'intValue')", "error: does not fit a 32-bit integer"), .init("FUNCTION(3000000000, 'intValue')", "error: 3000000000 does not fit a 32-bit integer"),
+    .init("FUNCTION(9007199254740993, 'integerValue')", "9007199254740993"), .init("FUNCTION(-2.9, 'integerValue')", "-2"),
+    .init("FUNCTION(9223372036854775807.0, 'integerValue')", "error: does not fit a 64-bit integer"),
+    .init("FUNCTION(CAST('123456789012345678.9', 'NSDecimalNumber'), 'integerValue')", "123456789012345678"),
+    .init("FUNCTION(CAST('12345678901234567890.5', 'NSDecimalNumber'), 'integerValue')", "error: does not fit a 64-bit integer"),
+    .init("FUNCTION('1e-400', 'boolValue')", "true"), .init("FUNCTION('-0.000', 'boolValue')", "false"), .init("FUNCTION(TRUE, 'intValue')", "1"),
 ]
 
 let castAndMiscCases: [EvalCase] = [
     .init("CAST(42, 'NSString')", "\"42\""), .init("CAST(2.5, 'NSString')", "\"2.5\""), .init("CAST(3.0, 'NSString')", "\"3\""), .init("CAST('12', 'NSNumber')", "12"),
-    .init("CAST('1.5', 'NSNumber')", "1.5"), .init("CAST('x', 'NSNumber')", "error: 'x' is not a number"), .init("CAST(0, 'NSDate')", "\"2001-01-01T00:00:00Z\""),
+    .init("CAST('1.5', 'NSNumber')", "1.5"), .init("CAST('x', 'NSNumber')", "error: 'x' is not a number"), .init("CAST('0x1F', 'NSNumber')", "error: '0x1F' is not a number"),
+    .init("CAST('1e400', 'NSNumber')", "error: beyond a double's range"), .init("CAST('9007199254740993', 'NSNumber')", "9007199254740993"), .init("CAST(0, 'NSDate')", "\"2001-01-01T00:00:00Z\""),
     .init("CAST(dateCreated, 'NSNumber')", "736250400.0"), .init("CAST('2024-05-01T10:00:00Z', 'NSDate') == dateCreated", "true"),
     .init("CAST('12.50', 'NSDecimalNumber')", "\"12.5\""), .init("CAST(TRUE, 'NSString')", "\"1\""), .init("CAST(nil, 'NSString')", "null"),
     .init("CAST(1, 'NSArray')", "error: CAST to 'NSArray' is not supported"), .init("TERNARY(image != nil, 'has image', 'no image')", "\"has image\""),

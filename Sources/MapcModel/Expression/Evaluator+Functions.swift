@@ -194,10 +194,12 @@ extension Evaluator {
             case .scalar(.bool(let flag)): return .scalar(.integer(flag ? 1 : 0))
             case .scalar(.date(let date)): return .scalar(.double(date.seconds(since: .reference)))
             case .scalar(.string(let text)):
+                // Decimal text only: Swift would also read hexadecimal ("0x1F") and "nan".
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
+                guard ValueParser.isDecimalText(trimmed) else { throw failure("'\(text.prefix(40))' is not a number", range) }
                 if let n = Int64(trimmed) { return .scalar(.integer(n)) }
-                if let d = Double(trimmed), d.isFinite { return .scalar(.double(d)) }
-                throw failure("'\(text.prefix(40))' is not a number", range)
+                guard let d = Double(trimmed), d.isFinite else { throw failure("'\(text.prefix(40))' is beyond a double's range", range) }
+                return .scalar(.double(d))
             default: throw failure("cannot cast \(operand.kindName) to NSNumber", range)
             }
         case "NSDecimalNumber":

@@ -97,16 +97,7 @@ extension Evaluator {
             guard !separator.isEmpty else { return .collection([receiver], ordered: true) }
             return .collection(try checkSize(text.components(separatedBy: separator).map { .scalar(.string($0)) }, range), ordered: true)
         case (.intValue, _), (.integerValue, _), (.doubleValue, _), (.boolValue, _):
-            let number = try cast(receiver, to: "NSNumber", range)
-            guard let parsed = ValueSemantics.number(number) else { return .scalar(.integer(0)) }
-            switch known {
-            case .doubleValue: return .scalar(.double(parsed.double))
-            case .boolValue: return .scalar(.bool(parsed.double != 0))
-            default:
-                let d = parsed.double.rounded(.towardZero)
-                guard d.isFinite, Swift.abs(d) < 9.2e18 else { throw failure("\(number) does not fit a 64-bit integer", range) }
-                return .scalar(.integer(Int64(d)))
-            }
+            return try numberValue(known, of: receiver, range)
         case (.count, .collection(let items, _)): return .scalar(.integer(Int64(items.count)))
         case (.firstObject, .collection(let items, _)): return items.first ?? .null
         case (.lastObject, .collection(let items, _)): return items.last ?? .null
@@ -138,6 +129,51 @@ extension Evaluator {
         default:
             throw failure("'\(selector)' cannot be called on \(receiver.kindName)", selectorRange)
         }
+    }
+
+    /// `intValue`, `integerValue`, `doubleValue` and `boolValue`: of a number, or of text read
+    /// whole as one. Integers come from the digits themselves, never through a double: the
+    /// fraction is dropped toward zero, as Foundation does, and a value beyond the integer's size
+    /// (32 bits for `intValue`, as in Foundation; 64 for `integerValue`) is an error, not clamped.
+    private func numberValue(_ selector: MethodSelector, of receiver: EvalValue, _ range: SourceRange) throws -> EvalValue {
+        let text: String?
+        if case .scalar(.string(let written)) = receiver {
+            text = written.trimmingCharacters(in: .whitespaces)
+            guard let text, ValueParser.isDecimalText(text) else { throw failure("'\(written.prefix(40))' is not a number", range) }
+        } else {
+            text = nil
+        }
+        if selector == .doubleValue || selector == .boolValue {
+            if selector == .boolValue, let text { return .scalar(.bool(ValueParser.isNonZero(decimalText: text))) }
+            let number = try cast(receiver, to: "NSNumber", range)
+            guard let parsed = ValueSemantics.number(number) else { throw failure("'\(selector.rawValue)' cannot be called on \(receiver.kindName)", range) }
+            if selector == .boolValue {
+                if case .decimal(let d) = parsed { return .scalar(.bool(!d.isZero)) }
+                return .scalar(.bool(parsed.double != 0))
+            }
+            return .scalar(.double(parsed.double))
+        }
+        let integer: Int64?
+        let shown: String
+        if let text {
+            integer = ValueParser.integerPart(ofDecimalText: text)
+            shown = "'\(text.prefix(40))'"
+        } else {
+            guard let number = ValueSemantics.number(try cast(receiver, to: "NSNumber", range)) else {
+                throw failure("'\(selector.rawValue)' cannot be called on \(receiver.kindName)", range)
+            }
+            switch number {
+            case .integer(let n): integer = n
+            case .double(let d): integer = d.isFinite ? Int64(exactly: d.rounded(.towardZero)) : nil
+            case .decimal(let d): integer = d.isNaN ? nil : ValueParser.integerPart(ofDecimalText: d.description)
+            }
+            shown = number.value.description
+        }
+        guard let integer else { throw failure("\(shown) does not fit a 64-bit integer", range) }
+        if selector == .intValue, Int32(exactly: integer) == nil {
+            throw failure("\(shown) does not fit a 32-bit integer, which intValue gives", range, fix: "call integerValue for a 64-bit integer")
+        }
+        return .scalar(.integer(integer))
     }
 
     private func managerCall(_ selector: MethodSelector, _ arguments: [EvalValue], _ range: SourceRange) throws -> EvalValue {

@@ -115,6 +115,37 @@ extension ValueParser {
     /// The locale decimal text is read in (a point, no grouping), made once.
     private static let posix = Locale(identifier: "en_US_POSIX")
 
+    /// The integer part of decimal text (`isDecimalText`), exactly, the fraction dropped toward
+    /// zero (`-42.9` is -42, `1e5` 100000, `1e-400` 0); nil when it is beyond a 64-bit integer.
+    /// Worked on the digits, so no value is rounded through a double or a 38-digit decimal.
+    static func integerPart(ofDecimalText text: String) -> Int64? {
+        var body = Substring(text)
+        var sign = ""
+        if let first = body.first, first == "+" || first == "-" { sign = first == "-" ? "-" : ""; body = body.dropFirst() }
+        var exponent = 0
+        if let marker = body.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            let written = body[body.index(after: marker)...]
+            // An exponent too long for an Int is far beyond any 64-bit integer, or far below 1.
+            exponent = Int(written) ?? (written.hasPrefix("-") ? Int.min / 2 : Int.max / 2)
+            body = body[..<marker]
+        }
+        let point = body.firstIndex(of: ".") ?? body.endIndex
+        let whole = body[..<point], fraction = body[point...].dropFirst()
+        let digits = (whole + fraction).drop { $0 == "0" }
+        // Where the point falls in the digits once the leading zeros are gone.
+        let (placed, overflow) = (whole.count - (whole.count + fraction.count - digits.count)).addingReportingOverflow(exponent)
+        if overflow { return exponent > 0 ? nil : 0 }
+        guard placed > 0 else { return 0 }
+        guard placed <= 19 else { return nil }
+        let integerDigits = digits.prefix(placed) + String(repeating: "0", count: max(0, placed - digits.count))
+        return Int64(sign + integerDigits)
+    }
+
+    /// Whether decimal text (`isDecimalText`) names a number other than zero.
+    static func isNonZero(decimalText text: String) -> Bool {
+        (text.firstIndex { $0 == "e" || $0 == "E" }.map { text[..<$0] } ?? text[...]).contains { ("1"..."9").contains($0) }
+    }
+
     /// Whether text is a decimal number: `[+-]?(digits[.digits?] | .digits)([eE][+-]?digits)?`.
     /// Scanned, not matched with a regular expression: every decimal a store or a data file holds
     /// comes through here (a regular expression was compiled per call and took a quarter of `load`).
