@@ -274,6 +274,7 @@ struct ReadPlan {
         selections += attributes.map { "t.\($0.column.quotedDatabaseIdentifier)" }
         var toOne: [(name: String, table: String)] = []
         var toMany: [(name: String, table: String, sql: String)] = []
+        // The related rows are found by the relationship's key, their entity checked on each (`StoreLayout.entityCheck`).
         for (relationship, kept) in relationships {
             switch kept {
             case .foreignKey(let column, let destinationTable, _):
@@ -281,19 +282,19 @@ struct ReadPlan {
                 // row, or another entity's, reads as none (`danglingReferences` finds them first).
                 let allowed = store.layout.discriminatorsSQL(of: relationship.destination)
                 let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier)"
-                    + (allowed.isEmpty ? ")" : " AND d.\(kind) IN (\(allowed)))")
+                    + (allowed.isEmpty ? ")" : " AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed)))")
                 selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
                 toOne.append((relationship.name, destinationTable))
             case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):
                 let order = orderColumn.map { "d.\($0.quotedDatabaseIdentifier), " } ?? ""
                 let filter = discriminators.map(Store.sqlLiteral).joined(separator: ", ")
                 toMany.append((relationship.name, destinationTable,
-                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND d.\(kind) IN (\(filter)) ORDER BY \(order)d.\(key)"))
+                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND \(StoreLayout.entityCheck("d.\(kind)", allowed: filter)) ORDER BY \(order)d.\(key)"))
             case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
                 let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
                 // As for a to-one: a row naming another entity's object is not the relationship's.
                 let allowed = store.layout.discriminatorsSQL(of: relationship.destination)
-                let ofDestination = allowed.isEmpty ? "" : " AND d.\(kind) IN (\(allowed))"
+                let ofDestination = allowed.isEmpty ? "" : " AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed))"
                 toMany.append((relationship.name, destinationTable,
                                "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier)\(ofDestination) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
             }

@@ -33,7 +33,7 @@ extension Store {
                     let allowed = destination.discriminatorsSQL
                     let missing = { (column: String, destinationTable: String) in
                         "NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(destination.primaryKey.quotedDatabaseIdentifier) = \(column) "
-                            + "AND d.\(destination.entityColumn.quotedDatabaseIdentifier) IN (\(allowed)))"
+                            + "AND \(StoreLayout.entityCheck("d.\(destination.entityColumn.quotedDatabaseIdentifier)", allowed: allowed)))"
                     }
                     let sql: String
                     switch kept {

@@ -62,6 +62,12 @@ package struct StoreLayout: Sendable {
     /// empty for an entity the layout does not have.
     func discriminatorsSQL(of entity: String) -> String { entities[entity]?.discriminatorsSQL ?? "" }
 
+    /// The SQL condition that a row found by another key (its primary key, a foreign key, a join
+    /// table's) is of one of the `allowed` discriminators: `+column IN (allowed)`. The `+` keeps
+    /// SQLite from searching by the entity index instead: with one entity allowed it did, walking
+    /// all of the entity's rows for each lookup (quadratic relating and validation).
+    static func entityCheck(_ qualifiedColumn: String, allowed: String) -> String { "+\(qualifiedColumn) IN (\(allowed))" }
+
     /// The entity whose rows carry this discriminator value in a table.
     package func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
         entities.values.first { $0.table == table && $0.discriminator == value }?.entity

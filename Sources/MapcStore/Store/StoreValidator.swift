@@ -113,7 +113,7 @@ package struct StoreValidator {
                     let column = "t.\(columnName.quotedDatabaseIdentifier)"
                     // A to-one holds one object or none; the report shows the key (or nil).
                     rules += countRules(relationship, count: "\(column) IS NOT NULL", shown: column)
-                    rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND d.\(kind) IN (\(allowed))))",
+                    rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed))))",
                                   [], column, relationship.name, "refers to a missing or wrong-entity object (row key shown)"))
                     if let inverse = schema.mutualInverse(of: relationship), !inverse.isToMany,
                        let inverseOwner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
@@ -122,7 +122,7 @@ package struct StoreValidator {
                                       [], column, relationship.name, "one-to-one inverse '\(inverse.name)' does not point back"))
                     }
                 case .inverseForeignKey(let destinationTable, let columnName, _, _):
-                    let count = "(SELECT COUNT(*) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(columnName.quotedDatabaseIdentifier) = \(key) AND d.\(kind) IN (\(allowed)))"
+                    let count = "(SELECT COUNT(*) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(columnName.quotedDatabaseIdentifier) = \(key) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed)))"
                     rules += countRules(relationship, count: count)
                 case .joinTable(let joinTable, let ownerColumn, _, _, _, _, _):
                     let count = "(SELECT COUNT(*) FROM \(joinTable.quotedDatabaseIdentifier) j WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = \(key))"
