@@ -38,6 +38,7 @@ struct PlanCommand: ParsableCommand {
             if step.isDowngrade { how += ", downgrade" }
             if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
             if !step.nilsFilled.isEmpty { how += ", fills \(step.nilsFilled.joined(separator: ", "))" }
+            if !step.valuesConverted.isEmpty { how += ", converts \(step.valuesConverted.joined(separator: ", "))" }
             return "\(step.source.version) -> \(step.destination.version) (\(how))"
         }
     }

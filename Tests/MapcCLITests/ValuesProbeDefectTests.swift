@@ -49,4 +49,43 @@ struct ValuesProbeDefectTests {
         #expect(big.status != 0 && big.stderr.contains("'9223372036854775808' does not fit a 64-bit integer"), "\(big.stderr)")
         #expect(try column("SELECT code FROM Rec", in: folder.appendingPathComponent("big.db")) == ["9223372036854775808"])
     }
+
+    /// A double or decimal below the least float became 0 in a float attribute, its sign lost,
+    /// with exit 0: every digit gone, where a number beyond a float's range fails. Now it fails
+    /// too, on every path a value enters a float: inferred steps, expressions and data files.
+    @Test func aNumberBelowTheLeastFloatIsNotMadeZero() throws {
+        let folder = try project(v1: "x: double?, y: decimal?, z: double?", v2: "x: float?, y: float?, z: float?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 1e-46, "y": "0.1", "z": 0.25}]}}"#, to: "tiny.json")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 0.5, "y": "-1e-50", "z": 0.25}]}}"#, to: "decimal.json")
+        for data in ["tiny", "decimal"] {
+            #expect(try CLI.run(["load", "\(data).json", "\(data).db"], in: folder).status == 0)
+            let values = "SELECT quote(x) || ' ' || quote(y) FROM Rec"
+            let before = try column(values, in: folder.appendingPathComponent("\(data).db"))
+            let run = try CLI.run(["run", "\(data).db"], in: folder)
+            #expect(run.status != 0 && run.stderr.contains("is too small for a float") && run.stderr.contains("it would become 0"), "\(data): \(run.stderr)")
+            #expect(try column(values, in: folder.appendingPathComponent("\(data).db")) == before)
+        }
+        // A small float that is one keeps its digits (rounded to single precision), and 0 stays 0.
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 1e-40, "y": "0", "z": -0.0}]}}"#, to: "kept.json")
+        #expect(try CLI.run(["load", "kept.json", "kept.db"], in: folder).status == 0)
+        let kept = try CLI.run(["run", "kept.db"], in: folder)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        // In a data file and an expression, the same rule.
+        try folder.write(#"{"version": "v2", "objects": {"Rec": [{"id": "r1", "x": 1e-46}]}}"#, to: "v2.json")
+        let load = try CLI.run(["load", "v2.json", "v2.db"], in: folder)
+        #expect(load.status != 0 && load.stderr.contains("is too small for a float"), "\(load.stderr)")
+    }
+
+    /// `plan` said nothing of a step converting values to another number type, though `diff`
+    /// did and the docs say `plan` does: it names the attributes and what the conversion can cost.
+    @Test func planSaysWhatAConversionBetweenNumberTypesCanCost() throws {
+        let folder = try project(v1: "x: double?, n: int64?", v2: "x: float?, n: double?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 0.5, "n": 1}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("v1 -> v2 (inferred, converts Rec.x (double -> float: values are rounded to single precision")
+                && plan.stdout.contains("Rec.n (int64 -> double: "), "\(plan.stdout)")
+    }
 }

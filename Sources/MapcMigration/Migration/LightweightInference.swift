@@ -169,7 +169,9 @@ struct LightweightInference {
            let caution = ValueRules.numericConversionCaution(from: old.type, to: attribute.type) {
             // A conversion between numbers, as Core Data's lightweight migration makes one
             // (WooCommerce shipped int64 -> double so): inferred, with what it can cost.
-            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), converted: \(caution)"))
+            var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), converted: \(caution)")
+            change.conversion = "\(old.type.rawValue) -> \(attribute.type.rawValue): \(caution)"
+            changes.append(change)
             work.notes.append("\(attribute.name): converted from \(old.type.rawValue) to \(attribute.type.rawValue); \(caution)")
         } else if old.type != attribute.type {
             guard ValueRules.isLossless(from: old.type, to: attribute.type) else {

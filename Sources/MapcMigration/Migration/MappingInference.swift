@@ -43,6 +43,9 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     public var losesValues: Bool
     /// For an attribute made required, the default its nil values become, as written.
     package var defaultForNil: String?
+    /// For a conversion between number types that is not lossless: the types and what it can
+    /// cost ("double -> float: values are rounded to single precision …").
+    package var conversion: String?
 
     package init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
         self.kind = kind
@@ -81,6 +84,12 @@ public struct InferenceResult: Sendable {
     /// Data's lightweight migration does: "Photo.caption (nil becomes "")".
     public var nilsFilled: [String] {
         changes.compactMap { change in change.defaultForNil.map { "\(change.entity).\(change.property ?? "") (nil becomes \($0))" } }
+    }
+
+    /// Attributes whose values the step converts to another number type, with what it can cost:
+    /// "Book.rating (double -> float: values are rounded to single precision …)".
+    public var valuesConverted: [String] {
+        changes.compactMap { change in change.conversion.map { "\(change.entity).\(change.property ?? "") (\($0))" } }
     }
 
     /// What the step drops: removed entities and properties, whose values an inferred migration loses.

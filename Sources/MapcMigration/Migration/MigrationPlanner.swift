@@ -35,6 +35,9 @@ public struct MigrationStep: Sendable {
     /// For an inferred step, attributes made required whose nil values become their default
     /// ("Photo.caption (nil becomes "")"), as Core Data's lightweight migration does.
     public var nilsFilled: [String] = []
+    /// For an inferred step, attributes whose values it converts to another number type, with
+    /// what that can cost ("Book.rating (double -> float: values are rounded …)").
+    public var valuesConverted: [String] = []
 
     /// For an inferred step, properties that look renamed without a renaming identifier (an added
     /// and a removed property of one type), each saying how to declare the rename.
@@ -69,6 +72,7 @@ public struct MigrationStep: Sendable {
         self.isInferred = true
         self.droppedValues = result.droppedValues
         self.nilsFilled = result.nilsFilled
+        self.valuesConverted = result.valuesConverted
         self.identity = .inferred(result, order)
     }
 }
