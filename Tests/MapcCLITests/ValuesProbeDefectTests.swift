@@ -88,4 +88,35 @@ struct ValuesProbeDefectTests {
         #expect(plan.status == 0 && plan.stdout.contains("v1 -> v2 (inferred, converts Rec.x (double -> float: values are rounded to single precision")
                 && plan.stdout.contains("Rec.n (int64 -> double: "), "\(plan.stdout)")
     }
+
+    /// A UUID another writer stored in capitals (mapc's format keeps the lowercase form) was
+    /// copied as it was by the compiled path and rewritten in lowercase by the interpreter; a
+    /// Core Data store's UUID stored as text (Core Data keeps 16 bytes) was read by `dump` and
+    /// the interpreter and refused by validation. Reading now refuses both, as validation does,
+    /// so every path gives the same answer, and the message says how to mend the store.
+    @Test(arguments: ["mapc", "core-data"])
+    func aUUIDNotInItsFormatsFormIsRefusedByEveryPath(layout: String) throws {
+        let folder = try project(v1: "u: uuid?", v2: "u: uuid?, extra: string?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "u": "6f9619ff-8b86-d011-b42d-00c04fc964ff"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let store = folder.appendingPathComponent("s.db")
+        let queue = try DatabaseQueue(path: store.path)
+        try queue.write { db in
+            try db.execute(sql: layout == "mapc" ? "UPDATE Rec SET u = upper(u)" : "UPDATE ZREC SET ZU = '6f9619ff-8b86-d011-b42d-00c04fc964ff'")
+        }
+        try queue.close()
+        let before = try column(layout == "mapc" ? "SELECT quote(u) FROM Rec" : "SELECT quote(ZU) FROM ZREC", in: store)
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status != 0 && dump.stderr.contains("cannot be read as uuid"), "\(dump.stdout)\(dump.stderr)")
+        for extra in [[], ["--interpret"]] {
+            let run = try CLI.run(["run", "s.db", "--output", "out.db"] + extra, in: folder)
+            #expect(run.status != 0 && run.stderr.contains("uuid"), "\(extra): \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("out.db").path))
+        }
+        if layout == "mapc" {
+            #expect(dump.stderr.contains("lowercase"), "\(dump.stderr)")
+        }
+        #expect(try column(layout == "mapc" ? "SELECT quote(u) FROM Rec" : "SELECT quote(ZU) FROM ZREC", in: store) == before)
+    }
 }

@@ -167,11 +167,9 @@ struct CoreDataFormat: StoreFormatStrategy {
             decoded = .decimal(number)
         case (.string, .string(let text)): decoded = .string(text)
         case (.uri, .string(let text)): decoded = .uri(text)
+        // Core Data keeps a UUID as its 16 bytes; text is not one (validation refuses it too).
         case (.uuid, .blob(let data)) where data.count == 16:
             decoded = .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
-        case (.uuid, .string(let text)):
-            guard let uuid = UUID(uuidString: text) else { throw mismatch() }
-            decoded = .uuid(uuid)
         case (.binary, .blob(let data)), (.transformable, .blob(let data)): decoded = .binary(data)
         default: throw mismatch()
         }

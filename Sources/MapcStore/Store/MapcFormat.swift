@@ -267,7 +267,13 @@ struct MapcFormat: StoreFormatStrategy {
         case (.string, .string(let text)): return .string(text)
         case (.uri, .string(let text)): return .uri(text)
         case (.uuid, .string(let text)):
+            // As mapc writes a UUID, lowercase, so that the value written back is the same text
+            // on every path (the compiled one copies it as stored).
             guard let uuid = UUID(uuidString: text) else { throw mismatch() }
+            guard uuid.uuidString.lowercased() == text else {
+                throw MapcError.store("stored value '\(text)' cannot be read as uuid: mapc's format keeps a UUID in lowercase, and another writer stored this one otherwise; "
+                                      + "lower it in the store (UPDATE <table> SET <column> = lower(<column>)) and run again")
+            }
             return .uuid(uuid)
         case (.binary, .blob(let data)), (.transformable, .blob(let data)): return .binary(data)
         default: throw mismatch()
