@@ -134,6 +134,18 @@ struct EditorSchemaTests {
         #expect(checked >= 3)
     }
 
+    /// A recorded hash of digits only reads as a number to YAML tools: mapc writes it quoted now,
+    /// but files written before (or by hand) hold it plain, and mapc reads them: the schema must
+    /// not flag them.
+    @Test func aRecordedHashOfDigitsOnlyValidatesWrittenEitherWay() throws {
+        for hash in ["24919349", "'24919349'", "0a1b2c3d"] {
+            let yaml = "source: v1\ndestination: v2\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n"
+                + "    sourceHash: { hash: \(hash), properties: { title: \(hash) } }\n"
+            let problems = try Self.validate(yaml, as: .mapping)
+            #expect(problems.isEmpty, "\(hash): \(problems)")
+        }
+    }
+
     @Test(arguments: [
         ("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      title: { type: strng }\n", ProjectFileKind.schema),
         ("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      title: { type: string, optionl: true }\n", .schema),

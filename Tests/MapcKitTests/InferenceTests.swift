@@ -261,6 +261,25 @@ struct InferenceTests {
         }
     }
 
+    /// Text YAML would read as a number, a boolean or null (a hash of digits only, `yes`, `1.0`)
+    /// was written plain: mapc reads it as text, but the editor's schema checker and any YAML
+    /// tool read `24919349` as a number and flagged the files mapc wrote. Written quoted now.
+    @Test func textThatYAMLWouldReadAsAnotherTypeIsQuoted() throws {
+        for text in ["24919349", "0123", "-5", "+5", "1.0", ".5", "1e5", ".inf", "-.Inf", ".NaN", "0x1F", "0o17", "2024-01-01", "12:30:00",
+                     "true", "False", "YES", "no", "On", "off", "y", "N", "null", "Null", "NULL", "~"] {
+            let yaml = "value: " + YAMLText.scalar(text) + "\nflow: { k: " + YAMLText.flowScalar(text) + " }\n"
+            let loaded = try #require(try Yams.load(yaml: yaml) as? [String: Any])
+            #expect(loaded["value"] as? String == text, "\(text) written as \(yaml.debugDescription)")
+            #expect((loaded["flow"] as? [String: Any])?["k"] as? String == text, "\(text) written as \(yaml.debugDescription)")
+        }
+        for text in ["abc", "v2", "Note", "$source.title", "x1"] { #expect(YAMLText.scalar(text) == text) }
+        // The recorded hashes a mapping file carries, as `infer` and `check --update-hashes` write them.
+        let recorded = MappingWriter.recorded("24919349", ["title": "00012345", "@constraints": "987"])
+        let loaded = try #require(try Yams.load(yaml: "h: " + recorded + "\n") as? [String: Any])
+        let hash = try #require(loaded["h"] as? [String: Any])
+        #expect(hash["hash"] as? String == "24919349" && (hash["properties"] as? [String: Any])?["title"] as? String == "00012345", "\(recorded)")
+    }
+
     /// Names come from files (an imported Xcode mapping model's policy class, entity and mapping
     /// names): written unquoted, a newline in one added keys to the mapping file.
     @Test func namesAreWrittenAsScalarsThatCannotAddKeys() throws {

@@ -88,7 +88,10 @@ package enum EditorSchemas {
     package static var mappingFile: JSONValue {
         let expression = object([("type", .array(["string", "number", "boolean", "null"].map(JSONValue.string))),
                                  ("description", .string("an expression (docs/expressions.md)"))])
-        let recorded = closed([("hash", text), ("properties", stringMap)], keys: ["hash", "properties"], required: ["hash"],
+        // A hash of digits only, written plain, is a number to YAML (mapc reads its text).
+        let hash = object([("type", .array(["string", "integer"].map(JSONValue.string)))])
+        let hashes = object([("type", .string("object")), ("additionalProperties", hash)])
+        let recorded = closed([("hash", hash), ("properties", hashes)], keys: ["hash", "properties"], required: ["hash"],
                               description: "the entity hash the mapping was written against")
         let entityMapping = closed([
             ("name", name), ("source", name), ("destination", name),

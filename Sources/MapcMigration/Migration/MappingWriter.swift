@@ -51,8 +51,10 @@ package enum MappingWriter {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func recorded(_ hash: String, _ properties: [String: String]) -> String {
-        let list = properties.keys.sorted().map { "\(YAMLText.flowScalar($0)): \(properties[$0] ?? "")" }.joined(separator: ", ")
-        return "{ hash: \(hash), properties: { \(list) } }"
+    /// A recorded hash as a mapping file carries it: `{ hash: …, properties: { name: … } }`, every
+    /// hash quoted when YAML would read it as a number (one of digits only is).
+    package static func recorded(_ hash: String, _ properties: [String: String]) -> String {
+        let list = properties.keys.sorted().map { "\(YAMLText.flowScalar($0)): \(YAMLText.flowScalar(properties[$0] ?? ""))" }.joined(separator: ", ")
+        return "{ hash: \(YAMLText.flowScalar(hash)), properties: { \(list) } }"
     }
 }

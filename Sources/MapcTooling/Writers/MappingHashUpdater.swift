@@ -22,8 +22,7 @@ package enum MappingHashUpdater {
                 guard let entityName, let entity = schema.entity(named: entityName) else { continue }
                 let hash = VersionHash.entityHash(of: entity, in: schema)
                 let fingerprints = VersionHash.propertyFingerprints(of: entity, in: schema)
-                let properties = fingerprints.keys.sorted().map { "\($0.hasPrefix("@") ? "'\($0)'" : $0): \(fingerprints[$0] ?? "")" }.joined(separator: ", ")
-                let text = "\(indent)\(key): { hash: \(hash), properties: { \(properties) } }"
+                let text = "\(indent)\(key): \(MappingWriter.recorded(hash, fingerprints))"
                 if let location = recorded?.location, location.line - 1 < lines.count, lines[location.line - 1].contains("\(key):") {
                     replacements[location.line - 1] = text
                 } else {
