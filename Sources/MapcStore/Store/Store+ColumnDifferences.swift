@@ -9,26 +9,40 @@ extension Store {
     /// lacks. The hashes say which entity differs; the columns say which property. Best effort:
     /// nothing when the store cannot be read.
     package static func columnDifferences(at path: String, schema: Schema, format: StoreFormat, entities: [String]) -> [String] {
+        compareColumns(at: path, schema: schema, format: format, entities: entities).flatMap { found -> [String] in
+            var lines: [String] = []
+            if !found.extra.isEmpty {
+                lines.append("the store's table \(found.table) has \(found.extra.count == 1 ? "a column" : "columns") \(found.extra.joined(separator: ", ")) that \(found.entity) in \(schema.version) does not "
+                             + "(a property added to \(found.entity) without a new model version?)")
+            }
+            if !found.missing.isEmpty {
+                lines.append("\(found.entity) in \(schema.version) has \(found.missing.count == 1 ? "attribute" : "attributes") \(found.missing.map { "'\($0)'" }.joined(separator: ", ")) that the store's table \(found.table) lacks")
+            }
+            return lines
+        }
+    }
+
+    /// How many columns differ between the store's tables and a schema's layout of `entities`:
+    /// columns the tables have that the layout lacks, and attributes whose columns they lack.
+    package static func columnDistance(at path: String, schema: Schema, format: StoreFormat, entities: [String]) -> Int {
+        compareColumns(at: path, schema: schema, format: format, entities: entities).reduce(0) { $0 + $1.extra.count + $1.missing.count }
+    }
+
+    private static func compareColumns(at path: String, schema: Schema, format: StoreFormat, entities: [String]) -> [(entity: String, table: String, extra: [String], missing: [String])] {
         guard let queue = try? openQueue(path: path, readOnly: true, recovering: false) else { return [] }
         defer { try? queue.close() }
         let layout = format.strategy.layout(for: schema)
-        var lines: [String] = []
         let named = layout.namedColumns
+        var found: [(entity: String, table: String, extra: [String], missing: [String])] = []
         for name in entities {
             guard let storage = layout.entities[name], let table = layout.tables.first(where: { $0.name == storage.table }) else { continue }
             guard let stored = try? queue.read({ db in try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [storage.table]).compactMap { $0[0] as String? } }),
                   !stored.isEmpty else { continue }
             let expected = named[table.name.lowercased()] ?? [], present = Set(stored)
             let extra = stored.filter { !expected.contains($0.lowercased()) }
-            if !extra.isEmpty {
-                lines.append("the store's table \(storage.table) has \(extra.count == 1 ? "a column" : "columns") \(extra.joined(separator: ", ")) that \(name) in \(schema.version) does not "
-                             + "(a property added to \(name) without a new model version?)")
-            }
             let missing = storage.attributeColumns.filter { !present.contains($0.value) }.keys.sorted()
-            if !missing.isEmpty {
-                lines.append("\(name) in \(schema.version) has \(missing.count == 1 ? "attribute" : "attributes") \(missing.map { "'\($0)'" }.joined(separator: ", ")) that the store's table \(storage.table) lacks")
-            }
+            if !extra.isEmpty || !missing.isEmpty { found.append((name, storage.table, extra, missing)) }
         }
-        return lines
+        return found
     }
 }

@@ -13,6 +13,24 @@ extension SchemaCatalog {
         return (model, "the store holds model '\(model)', and \(folder) are of \(models.count == 1 ? "model" : "models") \(named)")
     }
 
+    /// The entities of a version whose hashes differ from those a store records.
+    private func differingEntities(of schema: Schema, from metadata: StoreMetadata, format: StoreFormat) -> [String] {
+        let expected = format.entityHashes(of: schema)
+        return schema.entities.map(\.name).filter { name in metadata.entityHashes[name].map { $0 != expected[name] } ?? false }
+    }
+
+    /// The version nearest a store: fewest entities differing by hash; among those, fewest
+    /// columns differing (a property added without a new version differs from the version it was
+    /// added to by one column, from the one before by more); then the newest.
+    private func closestVersion(among candidates: [Schema], to metadata: StoreMetadata, at path: String, format: StoreFormat) -> Schema? {
+        let byEntities = candidates.map { ($0, metadata.differences(from: $0, format: format).count) }
+        guard let fewest = byEntities.map(\.1).min() else { return nil }
+        // The columns are read for the tied versions only, the newest first, at most 64 of them.
+        let tied = byEntities.filter { $0.1 == fewest }.map(\.0).reversed().prefix(64)
+        let measured = tied.map { ($0, Store.columnDistance(at: path, schema: $0, format: format, entities: differingEntities(of: $0, from: metadata, format: format))) }
+        return measured.min { $0.1 < $1.1 }?.0
+    }
+
     /// Why no version of the catalog matches a store's hashes, in the words a user can act on: the
     /// store is of another model; or it records a version the schemas do not have (a store newer
     /// than them, or an older version never imported); or, the closest version of its own model,
@@ -34,13 +52,11 @@ extension SchemaCatalog {
         // The closest version of the store's own model, among those sharing an entity with it.
         let storeEntities = Set(metadata.entityHashes.keys)
         let candidates = schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
-        guard let closest = candidates.min(by: { metadata.differences(from: $0, format: format).count < metadata.differences(from: $1, format: format).count }) else {
+        guard let closest = closestVersion(among: candidates, to: metadata, at: path, format: format) else {
             return MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
                                             + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
         }
-        let expectedHashes = format.entityHashes(of: closest)
-        let differing = closest.entities.map(\.name).filter { name in metadata.entityHashes[name].map { $0 != expectedHashes[name] } ?? false }
-        let columns = Store.columnDifferences(at: path, schema: closest, format: format, entities: differing)
+        let columns = Store.columnDifferences(at: path, schema: closest, format: format, entities: differingEntities(of: closest, from: metadata, format: format))
         let details = (metadata.differences(from: closest, format: format).prefix(5) + columns.prefix(3)).joined(separator: "; ")
         // A version the store records and the schemas lack is the likeliest cause: say it first.
         if let recorded = metadata.version, schema(version: recorded) == nil {

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+/// Defects a trial with a 40-version model history found: answers that pointed the user the
+/// wrong way.
+@Suite("Defects found by a long-history trial", .serialized)
+struct HistoryTrialDefectTests {
+    private func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-history-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// A store written by a development version (v2 and one more attribute) was said to be
+    /// closest to v1, the first of the versions its entity's hash differs from, with the columns
+    /// of both added attributes listed: ties are broken by the columns that differ, then the newest.
+    @Test func theClosestVersionIsTheOneWhoseColumnsDifferLeast() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  A: { attributes: { x: string } }\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { x: string, y: string?, z: string? } }\n", to: "schemas/v2.yaml")
+        try folder.write("model: M\nversion: v2-dev\nentities:\n  A: { attributes: { x: string, y: string?, z: string?, w: string? } }\n", to: "dev.yaml")
+        try folder.write(#"{"version": "v2-dev", "objects": {"A": [{"id": "a1", "x": "1"}]}}"#, to: "d.json")
+        for layout in ["mapc", "core-data"] {
+            let store = "s-\(layout).db"
+            #expect(try CLI.run(["load", "--layout", layout, "--schema", "dev.yaml", "d.json", store], in: folder).status == 0)
+            let plan = try CLI.run(["plan", store], in: folder)
+            #expect(plan.status != 0 && plan.stderr.contains("closest is v2:") && plan.stderr.contains("W") == (layout == "core-data") && !plan.stderr.contains("closest is v1"), "\(layout): \(plan.stderr)")
+            #expect(plan.stderr.contains(layout == "mapc" ? "a column w that A in v2 does not" : "a column ZW that A in v2 does not"), "\(layout): \(plan.stderr)")
+        }
+    }
+}
