@@ -29,4 +29,21 @@ struct HistoryTrialDefectTests {
             #expect(plan.stderr.contains(layout == "mapc" ? "a column w that A in v2 does not" : "a column ZW that A in v2 does not"), "\(layout): \(plan.stderr)")
         }
     }
+
+    /// A schema file with an error (a type misspelt) also brought an error on the version order,
+    /// "version 'v2' is listed, but no schema file declares it; did you mean 'v1'?": the file does
+    /// declare it. Only the real error is reported.
+    @Test func aBrokenSchemaFileIsNotAlsoCalledMissingFromTheOrder() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  A: { attributes: { x: string } }\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { x: string, y: strin? } }\n", to: "schemas/v2.yaml")
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("unknown type 'strin'") && !check.stderr.contains("is listed, but no schema file declares it"), "\(check.stderr)")
+        // A version listed that no file declares at all is still an error.
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        let missing = try CLI.run(["check"], in: folder)
+        #expect(missing.stderr.contains("version 'v3' is listed, but no schema file declares it") && !missing.stderr.contains("version 'v2' is listed"), "\(missing.stderr)")
+    }
 }

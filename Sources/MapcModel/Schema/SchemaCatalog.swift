@@ -46,6 +46,7 @@ public struct SchemaCatalog: Sendable {
     private mutating func load(_ sources: [SourceFile], diagnostics found: [Diagnostic]) throws {
         var diagnostics = found
         var byVersion: [String: String] = [:]
+        var declaredWithErrors: Set<String> = []
         var orderFile: (path: String, versions: [(name: String, location: FileLocation)])?
         for source in sources {
             let path = source.path
@@ -72,7 +73,11 @@ public struct SchemaCatalog: Sendable {
             }
             let (schema, found) = SchemaLoader.parse(document: document, source: source)
             diagnostics += found
-            guard let schema, !found.hasErrors else { continue }
+            guard let schema, !found.hasErrors else {
+                // A file with errors still declares its version: the order listing it is not wrong.
+                if let declared = schema?.version ?? document.topLevelScalar("version") { declaredWithErrors.insert(declared) }
+                continue
+            }
             if let other = byVersion[schema.version] {
                 diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: FileLocation(path: path, line: 1, column: 1),
                                           fix: "each schema file must declare a different 'version:'"))
@@ -82,7 +87,7 @@ public struct SchemaCatalog: Sendable {
             schemas.append(schema)
         }
         if let orderFile {
-            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion)
+            diagnostics += Self.checkOrder(orderFile.versions.filter { !declaredWithErrors.contains($0.name) }, path: orderFile.path, against: byVersion)
         }
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
         warnings = diagnostics
