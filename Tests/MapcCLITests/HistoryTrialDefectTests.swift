@@ -46,4 +46,28 @@ struct HistoryTrialDefectTests {
         let missing = try CLI.run(["check"], in: folder)
         #expect(missing.stderr.contains("version 'v3' is listed, but no schema file declares it") && !missing.stderr.contains("version 'v2' is listed"), "\(missing.stderr)")
     }
+
+    /// `kind: "book"`: YAML takes the quotes, the expression is the key `book`, and the error
+    /// said only "unknown key 'book' on A; A has: x", the first error a new user met, four times.
+    /// It now says how to write the text.
+    @Test func aStringLiteralWhoseQuotesYAMLTookIsExplained() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("model: M\nversion: v1\nentities:\n  A: { attributes: { x: string } }\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { x: string, kind: string } }\n", to: "schemas/v2.yaml")
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        let mapping = "source: v1\ndestination: v2\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    attributes:\n      x: $source.x\n      kind: \"book\"\n"
+        try folder.write(mapping, to: "mappings/v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("unknown key 'book' on A") && check.stderr.contains(#"quote it inside YAML's quotes: '"book"'"#), "\(check.stderr)")
+        // Written as the hint says, it checks.
+        try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: '\"book\"'"), to: "mappings/v1_to_v2.yaml")
+        let fixed = try CLI.run(["check"], in: folder)
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        // A key written plain is not taken for quoted text.
+        try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: book"), to: "mappings/v1_to_v2.yaml")
+        let plain = try CLI.run(["check"], in: folder)
+        #expect(plain.status == 1 && !plain.stderr.contains("YAML removed the quotes"), "\(plain.stderr)")
+    }
 }

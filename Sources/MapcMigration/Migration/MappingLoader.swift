@@ -133,7 +133,8 @@ public enum MappingLoader {
             origin.column = indentation + 1
         default: break
         }
-        let source = ExpressionSource(text: scalar.string, origin: origin)
+        var source = ExpressionSource(text: scalar.string, origin: origin)
+        source.quotedInFile = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
         switch MappingExpression.parse(source) {
         case .success(let parsed): return parsed
         case .failure(let diagnostic):

@@ -45,6 +45,11 @@ extension ExpressionChecker {
                 var suggestion = Suggestions.didYouMean(name, in: names) ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
                 // Objects are named by id in every message; where the scope binds it, say how to read it.
                 if name == "id", scope.variables["id"] != nil { suggestion = "the object's id is $id (for example $id == \"n1\")" }
+                // `kind: "book"`: YAML took the quotes, leaving a key. The text needs quotes inside YAML's.
+                if source.quotedInFile, bare, range.start == 0, range.end == source.text.unicodeScalars.count {
+                    suggestion = "YAML removed the quotes around \(name); for the text \"\(name)\", quote it inside YAML's quotes: '\"\(name)\"'"
+                        + (suggestion.map { " (for a key: \($0))" } ?? "")
+                }
                 error("unknown key '\(name)' on \(entityName)", range, fix: suggestion ?? "\(entityName) has: \(names.joined(separator: ", "))")
                 return .unknown
             }

@@ -29,6 +29,9 @@ public struct ExpressionSource: Sendable {
     /// Where the text's first scalar stands in its file; for expressions typed on a command
     /// line, a pseudo-file such as `<expression>` at 1:1.
     public let origin: FileLocation
+    /// Whether the file wrote the text in YAML quotes, which YAML removes: `kind: "book"` is the
+    /// expression `book`, a key; the text "book" is written `kind: '"book"'`.
+    package var quotedInFile = false
 
     /// Creates a source for an expression that starts at `origin`.
     public init(text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) {
