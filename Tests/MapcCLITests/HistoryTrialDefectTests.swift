@@ -70,4 +70,32 @@ struct HistoryTrialDefectTests {
         let plain = try CLI.run(["check"], in: folder)
         #expect(plain.status == 1 && !plain.stderr.contains("YAML removed the quotes"), "\(plain.stderr)")
     }
+
+    /// Two versions whose hashes are the same (v3 only gives an attribute a default): a Core Data
+    /// store written at v2 was taken for v2 and rewritten by a step v2 -> v3 that changes nothing,
+    /// where Core Data takes it as compatible with v3. A store of mapc's format records its
+    /// version by name and still takes the step (its mapping may move values).
+    @Test func aCoreDataStoreWhoseHashesMatchTheTargetIsAtTheTarget() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  A: { attributes: { x: string } }\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { x: string, y: string? } }\n", to: "schemas/v2.yaml")
+        try folder.write("model: M\nversion: v3\nentities:\n  A: { attributes: { x: string, y: { type: string, optional: true, default: hi } } }\n", to: "schemas/v3.yaml")
+        try folder.write("model: M\nversion: v4\nentities:\n  A: { attributes: { x: string, y: string?, z: string? } }\n", to: "schemas/v4.yaml")
+        try folder.write("versions: [v1, v2, v3, v4]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "v2", "objects": {"A": [{"id": "a1", "x": "1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "c.db"], in: folder).status == 0)
+        let atTarget = try CLI.run(["plan", "--to", "v3", "c.db"], in: folder)
+        #expect(atTarget.status == 0 && atTarget.stdout.contains("already at v3"), "\(atTarget.stdout)\(atTarget.stderr)")
+        let beyond = try CLI.run(["plan", "c.db"], in: folder)
+        #expect(beyond.status == 0 && beyond.stdout.contains("1 step to v4") && beyond.stdout.contains("v3 -> v4") && !beyond.stdout.contains("v2 -> v3"), "\(beyond.stdout)")
+        // Claimed, the version is the one named.
+        let claimed = try CLI.run(["run", "--from", "v2", "--dry-run", "c.db"], in: folder)
+        #expect(claimed.status == 0 && (claimed.stdout + claimed.stderr).contains("plan for c.db: v2 -> v3 (inferred), v3 -> v4"), "\(claimed.stdout)\(claimed.stderr)")
+        #expect(try CLI.run(["load", "d.json", "m.db"], in: folder).status == 0)
+        let named = try CLI.run(["plan", "m.db"], in: folder)
+        #expect(named.status == 0 && named.stdout.contains("v2 -> v3"), "\(named.stdout)")
+        let run = try CLI.run(["run", "c.db"], in: folder)
+        #expect(run.status == 0 && (run.stdout + run.stderr).contains("migrated c.db from v3 to v4"), "\(run.stdout)\(run.stderr)")
+    }
 }

@@ -105,6 +105,22 @@ public struct Migrator: Sendable {
         return schemas.version(of: metadata, format: format) ?? matching[0]
     }
 
+    /// The version a plan to `target` starts from. Versions whose changes touched no hash (a new
+    /// default, a renamed class) are one to the store's hashes; Core Data takes a store whose
+    /// hashes match a model as compatible with it, and so does this: the target itself when it
+    /// matches (nothing to do), else the newest matching version before it. A store that names
+    /// its version (mapc's format records it) starts there, and so does a version `claimed`.
+    private func start(ofStoreAt url: URL, claimed: String?, target: Schema) throws -> Schema {
+        let current = try version(ofStoreAt: url, claimed: claimed)
+        guard claimed == nil else { return current }
+        let (format, metadata) = try Store.metadata(at: Files.path(of: url))
+        let matching = schemas.versions(matching: metadata, format: format)
+        guard matching.count > 1, !matching.contains(where: { $0.version == metadata.version }) else { return current }
+        if matching.contains(where: { $0.version == target.version }) { return target }
+        guard let targetPosition = try? schemas.position(of: target.version) else { return current }
+        return matching.last { ((try? schemas.position(of: $0.version)) ?? .max) <= targetPosition } ?? current
+    }
+
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
     /// present, inferred mappings otherwise, downgrades only through mapping files. Reads the store's
     /// metadata, and when steps are needed the tables the model does not have (`notes`); never
@@ -117,8 +133,8 @@ public struct Migrator: Sendable {
     /// The plan, with its `notes` only when asked: a plan made to be run at once leaves them to
     /// the run, which looks at the store's tables again under its lock anyway.
     package func plan(forStoreAt url: URL, from claimed: String?, to version: String?, withNotes: Bool) throws -> MigrationPlan {
-        let current = try self.version(ofStoreAt: url, claimed: claimed)
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
+        let current = try start(ofStoreAt: url, claimed: claimed, target: target)
         do {
             let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
