@@ -98,4 +98,27 @@ struct HistoryTrialDefectTests {
         let run = try CLI.run(["run", "c.db"], in: folder)
         #expect(run.status == 0 && (run.stdout + run.stderr).contains("migrated c.db from v3 to v4"), "\(run.stdout)\(run.stderr)")
     }
+
+    /// A mapping file copied from another step (named v2_to_v3, mapping v1 -> v2) got stale
+    /// hashes and unknown keys reported, never that its name and its versions disagree.
+    @Test func aMappingFileWhoseNameGivesOtherVersionsIsWarned() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        for (index, attributes) in ["x: string", "x: string, y: string?", "x: string, y: string?, z: string?"].enumerated() {
+            try folder.write("model: M\nversion: v\(index + 1)\nentities:\n  A: { attributes: { \(attributes) } }\n", to: "schemas/v\(index + 1).yaml")
+        }
+        let mapping = "source: v1\ndestination: v2\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    attributes:\n      x: $source.x\n"
+        try folder.write(mapping, to: "mappings/mapping_v2_to_v3.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("mapping_v2_to_v3.yaml:1:9: warning: the file's name says v2 -> v3, but it maps v1 -> v2"), "\(check.stderr)")
+        // Named for its versions, or with no versions in its name, nothing is said.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"))
+        for name in ["mapping_v1_to_v2.yaml", "v1-to-v2.yaml", "split-authors.yaml"] {
+            try folder.write(mapping, to: "mappings/\(name)")
+            let fine = try CLI.run(["check"], in: folder)
+            #expect(!fine.stderr.contains("the file's name says"), "\(name): \(fine.stderr)")
+            try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/\(name)"))
+        }
+    }
 }

@@ -43,7 +43,25 @@ public struct MappingChecker {
             }
         }
         guard schemas.count == 2 else { return diagnostics }
+        if let named = Self.versionsNamed(byFile: mapping.file?.path, among: versions), named != (mapping.source, mapping.destination) {
+            warning("the file's name says \(named.source) -> \(named.destination), but it maps \(mapping.source) -> \(mapping.destination)", at: mapping.valueLocations["source"],
+                    length: mapping.source.count, fix: "rename the file, or correct 'source:' and 'destination:' (a file copied from another step keeps that step's versions)")
+        }
         return check(source: schemas[0], destination: schemas[1])
+    }
+
+    /// The two versions a mapping file's name gives as `<from>_to_<to>` (`mapping_v2_to_v3.yaml`,
+    /// `v23-to-v24.yaml`), when both are versions of the catalog; nil for a name that gives none.
+    static func versionsNamed(byFile path: String?, among versions: [String]) -> (source: String, destination: String)? {
+        guard let path else { return nil }
+        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        guard let separator = stem.range(of: #"[_\-. ]to[_\-. ]"#, options: [.regularExpression, .caseInsensitive]) else { return nil }
+        let before = String(stem[..<separator.lowerBound]), after = String(stem[separator.upperBound...])
+        let boundary: Set<Character> = ["_", "-", ".", " "]
+        let from = versions.filter { v in before == v || (before.hasSuffix(v) && before.dropLast(v.count).last.map(boundary.contains) == true) }.max { $0.count < $1.count }
+        let to = versions.filter { v in after == v || (after.hasPrefix(v) && after.dropFirst(v.count).first.map(boundary.contains) == true) }.max { $0.count < $1.count }
+        guard let from, let to else { return nil }
+        return (from, to)
     }
 
     /// Checks against the two schemas.
