@@ -62,6 +62,11 @@ struct InferenceTests {
         #expect(MappingInference.infer(from: a, to: renamed).probableRenames.isEmpty)
         let object = try #require(try migrate(a, renamed, [ObjectData(id: "n1", entity: "Note", attributes: ["name": .string("kept"), "count": .integer(1)])]).objects(of: "Note").first)
         #expect(object.attributes["title"] == .string("kept"))
+        // Misspelt: the hint says the identifier written names nothing.
+        let misspelt = try schema("b", "  Note:\n    attributes:\n      title: { type: string, renamingIdentifier: nmae }\n      count: int16\n      old: date?\n")
+        #expect(MappingInference.infer(from: a, to: misspelt).probableRenames.contains {
+            $0.contains("give 'title' renamingIdentifier: name in b (its renamingIdentifier 'nmae' names no property of Note in a)")
+        }, "\(MappingInference.infer(from: a, to: misspelt).probableRenames)")
     }
 
     @Test func optionalToRequiredWithADefaultFillsNils() throws {

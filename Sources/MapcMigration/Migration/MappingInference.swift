@@ -219,8 +219,16 @@ public enum MappingInference {
                 guard let kind, added.filter({ $0.1 == kind }).count == 1 else { continue }
                 let candidates = removed.filter { $0.1 == kind }
                 guard candidates.count == 1, let old = candidates.first?.0 else { continue }
+                // A renaming identifier already written, naming no property of the old entity: a typo, most often.
+                let written: String?
+                switch destination.property(named: name, in: newEntity) {
+                case .attribute(let attribute)?: written = attribute.renamingIdentifier
+                case .relationship(let relationship)?: written = relationship.renamingIdentifier
+                case nil: written = nil
+                }
+                let mistaken = written.map { " (its renamingIdentifier '\($0)' names no property of \(oldEntity.name) in \(source.version))" } ?? ""
                 hints.append("\(entityName).\(name) is added and \(entityName).\(old) removed, both \(kind): if \(old) was renamed, "
-                             + "give '\(name)' renamingIdentifier: \(old) in \(destination.version), and its values are carried over")
+                             + "give '\(name)' renamingIdentifier: \(old) in \(destination.version)\(mistaken), and its values are carried over")
             }
         }
         return hints
