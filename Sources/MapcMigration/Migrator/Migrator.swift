@@ -106,19 +106,25 @@ public struct Migrator: Sendable {
     }
 
     /// The version a plan to `target` starts from. Versions whose changes touched no hash (a new
-    /// default, a renamed class) are one to the store's hashes; Core Data takes a store whose
-    /// hashes match a model as compatible with it, and so does this: the target itself when it
-    /// matches (nothing to do), else the newest matching version before it. A store that names
-    /// its version (mapc's format records it) starts there, and so does a version `claimed`.
+    /// default, a renamed class) are one to a store's hashes, and Core Data takes a store whose
+    /// hashes match a model as compatible with it. So a store whose hashes match the version it is
+    /// taken for and the ones after it moves forward through them, toward `target`, for as long as
+    /// no mapping file starts at the version it leaves (a file the user wrote for such a step does
+    /// work the hashes cannot see, and runs). A store that names its version (mapc's format records
+    /// it) starts there, and so does a version `claimed`.
     private func start(ofStoreAt url: URL, claimed: String?, target: Schema) throws -> Schema {
         let current = try version(ofStoreAt: url, claimed: claimed)
         guard claimed == nil else { return current }
         let (format, metadata) = try Store.metadata(at: Files.path(of: url))
-        let matching = schemas.versions(matching: metadata, format: format)
-        guard matching.count > 1, !matching.contains(where: { $0.version == metadata.version }) else { return current }
-        if matching.contains(where: { $0.version == target.version }) { return target }
-        guard let targetPosition = try? schemas.position(of: target.version) else { return current }
-        return matching.last { ((try? schemas.position(of: $0.version)) ?? .max) <= targetPosition } ?? current
+        let matching = Set(schemas.versions(matching: metadata, format: format).map(\.version))
+        guard matching.count > 1, metadata.version.map(matching.contains) != true,
+              let ordered = try? schemas.orderedSchemas(), var index = ordered.firstIndex(where: { $0.version == current.version }),
+              let targetIndex = ordered.firstIndex(where: { $0.version == target.version }) else { return current }
+        while index < targetIndex, matching.contains(ordered[index + 1].version),
+              !mappings.mappings.contains(where: { $0.source == ordered[index].version }) {
+            index += 1
+        }
+        return ordered[index]
     }
 
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
