@@ -41,6 +41,11 @@ struct HistoryTrialDefectTests {
         try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
         let check = try CLI.run(["check"], in: folder)
         #expect(check.status == 1 && check.stderr.contains("unknown type 'strin'") && !check.stderr.contains("is listed, but no schema file declares it"), "\(check.stderr)")
+        // A broken copy of a healthy file: the healthy one is listed, nothing is said of the order.
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { x: strng } }\n", to: "schemas/v2-copy.yaml")
+        let copy = try CLI.run(["check"], in: folder)
+        #expect(copy.stderr.contains("unknown type 'strng'") && !copy.stderr.contains("missing from the version order") && !copy.stderr.contains("is listed, but"), "\(copy.stderr)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas/v2-copy.yaml"))
         // A version listed that no file declares at all is still an error.
         try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
         let missing = try CLI.run(["check"], in: folder)

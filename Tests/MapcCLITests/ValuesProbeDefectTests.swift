@@ -58,12 +58,14 @@ struct ValuesProbeDefectTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 1e-46, "y": "0.1", "z": 0.25}]}}"#, to: "tiny.json")
         try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 0.5, "y": "-1e-50", "z": 0.25}]}}"#, to: "decimal.json")
-        for data in ["tiny", "decimal"] {
+        // Below the least float but nearer it than 0: it would become the least float, doubled.
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "x": 0.5, "y": "0.1", "z": 7.1e-46}]}}"#, to: "least.json")
+        for data in ["tiny", "decimal", "least"] {
             #expect(try CLI.run(["load", "\(data).json", "\(data).db"], in: folder).status == 0)
-            let values = "SELECT quote(x) || ' ' || quote(y) FROM Rec"
+            let values = "SELECT quote(x) || ' ' || quote(y) || ' ' || quote(z) FROM Rec"
             let before = try column(values, in: folder.appendingPathComponent("\(data).db"))
             let run = try CLI.run(["run", "\(data).db"], in: folder)
-            #expect(run.status != 0 && run.stderr.contains("is too small for a float") && run.stderr.contains("it would become 0"), "\(data): \(run.stderr)")
+            #expect(run.status != 0 && run.stderr.contains("is too small for a float (the least is 1.401298464324817e-45)") && run.stderr.contains("it would become"), "\(data): \(run.stderr)")
             #expect(try column(values, in: folder.appendingPathComponent("\(data).db")) == before)
         }
         // A small float that is one keeps its digits (rounded to single precision), and 0 stays 0.

@@ -201,7 +201,7 @@ let methodCases: [EvalCase] = [
     .init("FUNCTION('-9223372036854775808', 'integerValue')", "-9223372036854775808"),
     .init("FUNCTION('9223372036854775808', 'integerValue')", "error: does not fit a 64-bit integer"),
     .init("FUNCTION('9007199254740993.9', 'integerValue')", "9007199254740993"), .init("FUNCTION(' -42.9 ', 'integerValue')", "-42"),
-    .init("FUNCTION('1e5', 'integerValue')", "100000"), .init("FUNCTION('1e-400', 'integerValue')", "0"), .init("FUNCTION('1.5e999999999999', 'integerValue')", "error: does not fit a 64-bit integer"),
+    .init("FUNCTION('1e5', 'integerValue')", "100000"), .init("FUNCTION('1e-400', 'integerValue')", "0"), .init("FUNCTION('0e20', 'integerValue')", "0"), .init("FUNCTION('-0.0e9223372036854775807', 'integerValue')", "0"), .init("FUNCTION('1.5e999999999999', 'integerValue')", "error: does not fit a 64-bit integer"),
     .init("FUNCTION('0x1F', 'integerValue')", "error: '0x1F' is not a number"), .init("FUNCTION('0x1F', 'doubleValue')", "error: '0x1F' is not a number"),
     .init("FUNCTION('2147483647', 'intValue')", "2147483647"), .init("FUNCTION('-2147483648', 'intValue')", "-2147483648"),
     .init("FUNCTION('2147483648', 'intValue')", "error: does not fit a 32-bit integer"), .init("FUNCTION(3000000000, 'intValue')", "error: 3000000000 does not fit a 32-bit integer"),

@@ -87,7 +87,7 @@ public struct SchemaCatalog: Sendable {
             schemas.append(schema)
         }
         if let orderFile {
-            diagnostics += Self.checkOrder(orderFile.versions.filter { !declaredWithErrors.contains($0.name) }, path: orderFile.path, against: byVersion)
+            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors)
         }
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
         warnings = diagnostics
@@ -122,10 +122,12 @@ public struct SchemaCatalog: Sendable {
     }
 
     /// Problems with a declared order: versions it lists that no file declares, and versions it leaves out.
-    private static func checkOrder(_ listed: [(name: String, location: FileLocation)], path: String, against files: [String: String]) -> [Diagnostic] {
+    /// (A version only a file with errors declares is not called missing: that file's errors say what is wrong.)
+    private static func checkOrder(_ listed: [(name: String, location: FileLocation)], path: String, against files: [String: String],
+                                   declaredWithErrors: Set<String>) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         let names = Set(listed.map(\.name))
-        for entry in listed where files[entry.name] == nil {
+        for entry in listed where files[entry.name] == nil && !declaredWithErrors.contains(entry.name) {
             diagnostics.append(.error("version '\(entry.name)' is listed, but no schema file declares it", at: entry.location, length: entry.name.count,
                                       fix: Suggestions.didYouMean(entry.name, in: files.keys) ?? "remove it, or add its schema file"))
         }

@@ -132,6 +132,8 @@ extension ValueParser {
         let point = body.firstIndex(of: ".") ?? body.endIndex
         let whole = body[..<point], fraction = body[point...].dropFirst()
         let digits = (whole + fraction).drop { $0 == "0" }
+        // Zero, whatever its exponent (`0e20`, as Java's and Python's decimals write it).
+        if digits.isEmpty { return 0 }
         // Where the point falls in the digits once the leading zeros are gone.
         let (placed, overflow) = (whole.count - (whole.count + fraction.count - digits.count)).addingReportingOverflow(exponent)
         if overflow { return exponent > 0 ? nil : 0 }
