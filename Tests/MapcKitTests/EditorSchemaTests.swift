@@ -134,11 +134,11 @@ struct EditorSchemaTests {
         #expect(checked >= 3)
     }
 
-    /// A recorded hash of digits only reads as a number to YAML tools: mapc writes it quoted now,
+    /// A recorded hash of digits only (or `12e45678`, a float to YAML 1.2 tools) reads as a number to YAML tools: mapc writes it quoted now,
     /// but files written before (or by hand) hold it plain, and mapc reads them: the schema must
     /// not flag them.
     @Test func aRecordedHashOfDigitsOnlyValidatesWrittenEitherWay() throws {
-        for hash in ["24919349", "'24919349'", "0a1b2c3d"] {
+        for hash in ["24919349", "'24919349'", "0a1b2c3d", "12e45678"] {
             let yaml = "source: v1\ndestination: v2\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n"
                 + "    sourceHash: { hash: \(hash), properties: { title: \(hash) } }\n"
             let problems = try Self.validate(yaml, as: .mapping)

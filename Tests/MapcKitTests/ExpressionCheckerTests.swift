@@ -150,6 +150,11 @@ struct ExpressionCheckerTests {
         #expect(try problem("TERNARY(displayIndex > 3, 1, 0)", into: Attribute(name: "flag", type: .bool)) == nil)
         #expect(try problem("$source.image", into: Attribute(name: "image", type: .binary)) == nil)
         #expect(try problem("FUNCTION($source.body, 'substringToIndex:', 80)", into: Attribute(name: "caption", type: .string)) == nil)
+        // intValue is 32 bits: into a wider attribute it is a warning naming integerValue.
+        #expect(try problem("FUNCTION(title, 'intValue')", into: Attribute(name: "displayIndex", type: .int64))?.contains("intValue gives a 32-bit integer") == true)
+        #expect(try fix("FUNCTION(title, 'intValue')", into: Attribute(name: "displayIndex", type: .int64)) == "call integerValue for a 64-bit integer")
+        #expect(try problem("FUNCTION(title, 'intValue')", into: Attribute(name: "count", type: .int32)) == nil)
+        #expect(try problem("FUNCTION(title, 'integerValue')", into: Attribute(name: "displayIndex", type: .int64)) == nil)
     }
 
     /// A result that can be nil, going into a required attribute without a default, is a warning

@@ -276,4 +276,15 @@ struct MappingCheckTests {
         #expect(missing.contains("write a class TagSplitPolicy") && missing.contains("policies/TagSplitPolicy.swift") && missing.contains("beside the schemas folder"), "\(missing)")
         #expect(missing.hasSuffix("(registered now: CaptionPolicy)"), "\(missing)")
     }
+
+    /// The versions a mapping file's name gives: every `_to_` is tried, as a version's own name
+    /// may hold one; names that give no two versions of the catalog give nothing.
+    @Test func theVersionsAFilesNameGives() {
+        let readings = MappingChecker.versionsNamed(byFile: "mappings/a_to_b_to_b.yaml", among: ["a", "a_to_b", "b"])
+        #expect(readings.contains { $0 == ("a_to_b", "b") } && readings.contains { $0 == ("a", "b") }, "\(readings)")
+        #expect(MappingChecker.versionsNamed(byFile: "m/mapping_v2_to_v3.yaml", among: ["v1", "v2", "v3"]).map { "\($0.source)>\($0.destination)" } == ["v2>v3"])
+        #expect(MappingChecker.versionsNamed(byFile: "m/v23-to-v24.yaml", among: ["v23", "v24", "v2"]).map { "\($0.source)>\($0.destination)" } == ["v23>v24"])
+        #expect(MappingChecker.versionsNamed(byFile: "m/split-authors.yaml", among: ["v1", "v2"]).isEmpty)
+        #expect(MappingChecker.versionsNamed(byFile: nil, among: ["v1", "v2"]).isEmpty)
+    }
 }

@@ -88,8 +88,9 @@ package enum EditorSchemas {
     package static var mappingFile: JSONValue {
         let expression = object([("type", .array(["string", "number", "boolean", "null"].map(JSONValue.string))),
                                  ("description", .string("an expression (docs/expressions.md)"))])
-        // A hash of digits only, written plain, is a number to YAML (mapc reads its text).
-        let hash = object([("type", .array(["string", "integer"].map(JSONValue.string)))])
+        // A hash of digits only (or digits, an `e` and digits), written plain, is a number to YAML
+        // (mapc reads its text).
+        let hash = object([("type", .array(["string", "number"].map(JSONValue.string)))])
         let hashes = object([("type", .string("object")), ("additionalProperties", hash)])
         let recorded = closed([("hash", hash), ("properties", hashes)], keys: ["hash", "properties"], required: ["hash"],
                               description: "the entity hash the mapping was written against")

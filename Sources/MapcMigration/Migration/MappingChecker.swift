@@ -43,25 +43,32 @@ public struct MappingChecker {
             }
         }
         guard schemas.count == 2 else { return diagnostics }
-        if let named = Self.versionsNamed(byFile: mapping.file?.path, among: versions), named != (mapping.source, mapping.destination) {
-            warning("the file's name says \(named.source) -> \(named.destination), but it maps \(mapping.source) -> \(mapping.destination)", at: mapping.valueLocations["source"],
+        let named = Self.versionsNamed(byFile: mapping.file?.path, among: versions)
+        if let said = named.first, !named.contains(where: { $0 == (mapping.source, mapping.destination) }) {
+            warning("the file's name says \(said.source) -> \(said.destination), but it maps \(mapping.source) -> \(mapping.destination)", at: mapping.valueLocations["source"],
                     length: mapping.source.count, fix: "rename the file, or correct 'source:' and 'destination:' (a file copied from another step keeps that step's versions)")
         }
         return check(source: schemas[0], destination: schemas[1])
     }
 
-    /// The two versions a mapping file's name gives as `<from>_to_<to>` (`mapping_v2_to_v3.yaml`,
-    /// `v23-to-v24.yaml`), when both are versions of the catalog; nil for a name that gives none.
-    static func versionsNamed(byFile path: String?, among versions: [String]) -> (source: String, destination: String)? {
-        guard let path else { return nil }
+    /// The pairs of versions a mapping file's name can be read to give as `<from>_to_<to>`
+    /// (`mapping_v2_to_v3.yaml`, `v23-to-v24.yaml`), both versions of the catalog: every
+    /// separator is tried, as a version's own name may hold one (`a_to_b_to_b.yaml`). Empty for a
+    /// name that gives none.
+    static func versionsNamed(byFile path: String?, among versions: [String]) -> [(source: String, destination: String)] {
+        guard let path else { return [] }
         let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        guard let separator = stem.range(of: #"[_\-. ]to[_\-. ]"#, options: [.regularExpression, .caseInsensitive]) else { return nil }
-        let before = String(stem[..<separator.lowerBound]), after = String(stem[separator.upperBound...])
         let boundary: Set<Character> = ["_", "-", ".", " "]
-        let from = versions.filter { v in before == v || (before.hasSuffix(v) && before.dropLast(v.count).last.map(boundary.contains) == true) }.max { $0.count < $1.count }
-        let to = versions.filter { v in after == v || (after.hasPrefix(v) && after.dropFirst(v.count).first.map(boundary.contains) == true) }.max { $0.count < $1.count }
-        guard let from, let to else { return nil }
-        return (from, to)
+        var pairs: [(source: String, destination: String)] = []
+        var searched = stem.startIndex..<stem.endIndex
+        while let separator = stem.range(of: #"[_\-. ]to[_\-. ]"#, options: [.regularExpression, .caseInsensitive], range: searched) {
+            let before = stem[..<separator.lowerBound], after = stem[separator.upperBound...]
+            let from = versions.filter { v in before == v || (before.hasSuffix(v) && before.dropLast(v.count).last.map(boundary.contains) == true) }
+            let to = versions.filter { v in after == v || (after.hasPrefix(v) && after.dropFirst(v.count).first.map(boundary.contains) == true) }
+            pairs += from.flatMap { source in to.map { (source, $0) } }
+            searched = stem.index(after: separator.lowerBound)..<stem.endIndex
+        }
+        return pairs
     }
 
     /// Checks against the two schemas.

@@ -71,6 +71,11 @@ public struct ExpressionChecker {
                             : "say what nil becomes, such as 'TERNARY(\(text) != nil, \(whole), …)', or give '\(attribute.name)' a default in the schema")
             }
         }
+        // intValue is 32 bits, as Foundation's: a wider destination suggests values beyond it.
+        if case .method(_, "intValue", let selectorRange, _) = expression.kind, [.int64, .float, .double, .decimal].contains(attribute.type) {
+            warning("intValue gives a 32-bit integer, as Foundation's does, and \(target) holds more: a value beyond ±2147483647 fails the migration", selectorRange,
+                    fix: "call integerValue for a 64-bit integer")
+        }
         switch result {
         case .unknown, .null: return
         case .collection: error("a collection cannot be stored in \(target)", expression.range)

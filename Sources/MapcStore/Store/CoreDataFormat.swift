@@ -170,6 +170,9 @@ struct CoreDataFormat: StoreFormatStrategy {
         // Core Data keeps a UUID as its 16 bytes; text is not one (validation refuses it too).
         case (.uuid, .blob(let data)) where data.count == 16:
             decoded = .uuid(data.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) })
+        case (.uuid, .string(let text)) where UUID(uuidString: text) != nil:
+            throw MapcError.store("stored value '\(text)' cannot be read as uuid: Core Data keeps a UUID as its 16 bytes, and another writer stored this one as text; "
+                                  + "store its bytes instead (in SQLite, unhex(replace(<column>, '-', '')) with SQLite 3.41 or later) and run again")
         case (.binary, .blob(let data)), (.transformable, .blob(let data)): decoded = .binary(data)
         default: throw mismatch()
         }

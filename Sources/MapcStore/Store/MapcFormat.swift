@@ -272,7 +272,7 @@ struct MapcFormat: StoreFormatStrategy {
             guard let uuid = UUID(uuidString: text) else { throw mismatch() }
             guard uuid.uuidString.lowercased() == text else {
                 throw MapcError.store("stored value '\(text)' cannot be read as uuid: mapc's format keeps a UUID in lowercase, and another writer stored this one otherwise; "
-                                      + "lower it in the store (UPDATE <table> SET <column> = lower(<column>)) and run again")
+                                      + "lowercase it in the store (SQLite's lower()) and run again")
             }
             return .uuid(uuid)
         case (.binary, .blob(let data)), (.transformable, .blob(let data)): return .binary(data)

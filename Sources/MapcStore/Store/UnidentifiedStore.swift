@@ -25,9 +25,12 @@ extension SchemaCatalog {
     private func closestVersion(among candidates: [Schema], to metadata: StoreMetadata, at path: String, format: StoreFormat) -> Schema? {
         let byEntities = candidates.map { ($0, metadata.differences(from: $0, format: format).count) }
         guard let fewest = byEntities.map(\.1).min() else { return nil }
-        // The columns are read for the tied versions only, the newest first, at most 64 of them.
+        // The columns are compared for the tied versions only, the newest first, at most 64 of them
+        // (the store's tables are read once).
         let tied = byEntities.filter { $0.1 == fewest }.map(\.0).reversed().prefix(64)
-        let measured = tied.map { ($0, Store.columnDistance(at: path, schema: $0, format: format, entities: differingEntities(of: $0, from: metadata, format: format))) }
+        guard tied.count > 1 else { return tied.first }
+        let columns = Store.tableColumns(at: path)
+        let measured = tied.map { ($0, Store.columnDistance(columns, schema: $0, format: format, entities: differingEntities(of: $0, from: metadata, format: format))) }
         return measured.min { $0.1 < $1.1 }?.0
     }
 
@@ -56,7 +59,7 @@ extension SchemaCatalog {
             return MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
                                             + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
         }
-        let columns = Store.columnDifferences(at: path, schema: closest, format: format, entities: differingEntities(of: closest, from: metadata, format: format))
+        let columns = Store.columnDifferences(Store.tableColumns(at: path), schema: closest, format: format, entities: differingEntities(of: closest, from: metadata, format: format))
         let details = (metadata.differences(from: closest, format: format).prefix(5) + columns.prefix(3)).joined(separator: "; ")
         // A version the store records and the schemas lack is the likeliest cause: say it first.
         if let recorded = metadata.version, schema(version: recorded) == nil {
