@@ -74,6 +74,13 @@ struct HistoryTrialDefectTests {
         try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: book"), to: "mappings/v1_to_v2.yaml")
         let plain = try CLI.run(["check"], in: folder)
         #expect(plain.status == 1 && !plain.stderr.contains("YAML removed the quotes"), "\(plain.stderr)")
+        // Near a key, the key comes first; in a filter, no text is offered (a predicate takes none).
+        try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: \"xx\""), to: "mappings/v1_to_v2.yaml")
+        let near = try CLI.run(["check"], in: folder)
+        #expect(near.stderr.contains("did you mean 'x'?; or, for the text \"xx\""), "\(near.stderr)")
+        try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: \"kinx\"").replacingOccurrences(of: "    attributes:", with: "    filter: \"book\"\n    attributes:"), to: "mappings/v1_to_v2.yaml")
+        let filtered = try CLI.run(["check"], in: folder)
+        #expect(filtered.stderr.contains("unknown key 'book' on A") && !filtered.stderr.contains("for the text \"book\""), "\(filtered.stderr)")
     }
 
     /// Two versions whose hashes are the same (v3 only gives an attribute a default): a Core Data

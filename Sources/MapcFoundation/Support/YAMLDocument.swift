@@ -39,13 +39,13 @@ package struct YAMLDocument {
         }
     }
 
-    /// The position of a node; line 1, column 1 when Yams gives none.
     /// The text of a top-level key's scalar value, when the document is a mapping holding one:
     /// what a file declares even when the rest of it has errors.
     package func topLevelScalar(_ key: String) -> String? {
         root?[key]?.scalar?.string
     }
 
+    /// The position of a node; line 1, column 1 when Yams gives none.
     package func location(of node: Node) -> FileLocation {
         let mark = node.mark
         return FileLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)

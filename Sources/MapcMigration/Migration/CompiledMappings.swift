@@ -313,7 +313,7 @@ struct CompiledMappings {
             let allowed = destination.schema.hierarchy(under: relationshipDestination).compactMap { destination.layout.entities[$0.name]?.discriminator }
             let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
             let targetKey = "d.\(targetStorage.primaryKey.quotedDatabaseIdentifier)"
-            let value = "(SELECT \(targetKey) FROM main.\(targetRule.table.quotedDatabaseIdentifier) AS d WHERE \(targetKey) = \(relatedKey) + ? AND \(targetKey) BETWEEN ? AND ? AND d.\(targetStorage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))\(sourceCheck.sql))"
+            let value = "(SELECT \(targetKey) FROM main.\(targetRule.table.quotedDatabaseIdentifier) AS d WHERE \(targetKey) = \(relatedKey) + ? AND \(targetKey) BETWEEN ? AND ? AND \(StoreLayout.entityCheck("d.\(targetStorage.entityColumn.quotedDatabaseIdentifier)", allowed: placeholders))\(sourceCheck.sql))"
             result.append(RelationshipValue(column: column, value: value,
                                             arguments: [targetRule.offset.databaseValue, targetRule.range.lowerBound.databaseValue, targetRule.range.upperBound.databaseValue] + allowed + sourceCheck.arguments,
                                             target: target))

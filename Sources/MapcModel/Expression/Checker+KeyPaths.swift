@@ -46,9 +46,10 @@ extension ExpressionChecker {
                 // Objects are named by id in every message; where the scope binds it, say how to read it.
                 if name == "id", scope.variables["id"] != nil { suggestion = "the object's id is $id (for example $id == \"n1\")" }
                 // `kind: "book"`: YAML took the quotes, leaving a key. The text needs quotes inside YAML's.
-                if source.quotedInFile, bare, range.start == 0, range.end == source.text.unicodeScalars.count {
-                    suggestion = "YAML removed the quotes around \(name); for the text \"\(name)\", quote it inside YAML's quotes: '\"\(name)\"'"
-                        + (suggestion.map { " (for a key: \($0))" } ?? "")
+                // A did-you-mean comes first: a misspelt key is likelier; a predicate takes no text.
+                if source.quotedInFile, !checkingPredicate, bare, range.start == 0, range.end == source.text.unicodeScalars.count {
+                    let text = "for the text \"\(name)\", quote it inside YAML's quotes: '\"\(name)\"' (YAML removed the quotes around \(name))"
+                    suggestion = suggestion.map { "\($0); or, \(text)" } ?? "YAML removed the quotes around \(name); for the text \"\(name)\", quote it inside YAML's quotes: '\"\(name)\"'"
                 }
                 error("unknown key '\(name)' on \(entityName)", range, fix: suggestion ?? "\(entityName) has: \(names.joined(separator: ", "))")
                 return .unknown

@@ -16,6 +16,8 @@ public struct ExpressionChecker {
     /// Key paths (`$source.image`) known not to be nil for every object evaluated: those the
     /// entity mapping's filter tests against nil.
     public var nonNilKeys: Set<String> = []
+    /// Whether the expression is a predicate (`checkPredicate`), where text is not a value.
+    var checkingPredicate = false
 
     /// Creates a checker.
     public init(scope: CheckScope, source: ExpressionSource) {
@@ -49,6 +51,8 @@ public struct ExpressionChecker {
 
     /// Checks that an expression is a predicate.
     public mutating func checkPredicate(_ expression: Expr) {
+        checkingPredicate = true
+        defer { checkingPredicate = false }
         let result = type(of: expression)
         switch result {
         case .bool, .unknown, .null, .integer, .double, .decimal: break

@@ -49,15 +49,16 @@ package enum ValueLimits {
     }
 
     /// Why a double cannot be rounded to a float: it is finite and beyond a float's range, or not 0 and
-    /// below the least float (it would become 0 or that float, every digit lost). What
+    /// so small that it would become 0 (every digit lost). What
     /// converts a number to a float (text, data files, expressions) checks this, then rounds.
     package static func floatRangeProblem(_ number: Double) -> String? {
         guard number.isFinite else { return nil }
         if !Float(number).isFinite { return "\(number) is out of range for a float (at most \(Float.greatestFiniteMagnitude))" }
-        // Rounding to single precision keeps about 7 digits (fewer below 1.2e-38); a number below
-        // the least float keeps none: it would become 0 or the least float itself.
-        if number != 0, Swift.abs(number) < Double(Float.leastNonzeroMagnitude) {
-            return "\(number) is too small for a float (the least is \(Double(Float.leastNonzeroMagnitude))): it would become \(Double(Float(number)))"
+        // Rounding to single precision keeps about 7 digits (fewer below 1.2e-38); a number nearer
+        // 0 than the least float would become 0, and keep nothing. (One nearer the least float
+        // rounds to it, as `1e-45`, the shortest text of that float, must.)
+        if number != 0, Float(number) == 0 {
+            return "\(number) is too small for a float (the least is \(Double(Float.leastNonzeroMagnitude))): it would become 0"
         }
         return nil
     }

@@ -66,7 +66,7 @@ package struct StoreLayout: Sendable {
     /// table's) is of one of the `allowed` discriminators: `+column IN (allowed)`. The `+` keeps
     /// SQLite from searching by the entity index instead: with one entity allowed it did, walking
     /// all of the entity's rows for each lookup (quadratic relating and validation).
-    static func entityCheck(_ qualifiedColumn: String, allowed: String) -> String { "+\(qualifiedColumn) IN (\(allowed))" }
+    package static func entityCheck(_ qualifiedColumn: String, allowed: String) -> String { "+\(qualifiedColumn) IN (\(allowed))" }
 
     /// The entity whose rows carry this discriminator value in a table.
     package func entity(withDiscriminator value: DatabaseValue, inTable table: String) -> String? {
