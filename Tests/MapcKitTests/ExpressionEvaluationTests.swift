@@ -107,6 +107,15 @@ let comparisonCases: [EvalCase] = [
 ]
 
 let stringCases: [EvalCase] = [
+    // Text is tested by Unicode scalars, as == compares it: é as one scalar is not e + accent,
+    // and a character made of several scalars can be tested in part.
+    .init("'e\\u0301' BEGINSWITH '\\u00e9'", "false"), .init("'e\\u0301x' BEGINSWITH 'e'", "true"), .init("'\\u00e9' ENDSWITH 'e\\u0301'", "false"),
+    .init("'e\\u0301' CONTAINS '\\u00e9'", "false"), .init("'e\\u0301' IN '\\u00e9'", "false"), .init("'e\\u0301' LIKE '\\u00e9'", "false"),
+    .init("'\\r\\n' BEGINSWITH '\\r'", "true"), .init("'a\\r\\nb' LIKE 'a??b'", "true"), .init("'e\\u0301' BEGINSWITH[d] '\\u00e9'", "true"),
+    // An empty string is found in no text, as Foundation's hasPrefix:, hasSuffix: and containsString: answer.
+    .init("'abc' BEGINSWITH ''", "false"), .init("'abc' ENDSWITH ''", "false"), .init("'abc' CONTAINS ''", "false"), .init("'' IN 'abc'", "false"),
+    .init("FUNCTION('abc', 'hasPrefix:', '')", "false"), .init("FUNCTION('abc', 'hasSuffix:', '')", "false"), .init("FUNCTION('abc', 'containsString:', '')", "false"),
+    .init("FUNCTION('e\\u0301x', 'hasPrefix:', 'e')", "true"), .init("FUNCTION('e\\u0301', 'containsString:', '\\u00e9')", "false"),
     .init("title BEGINSWITH 'Gro'", "true"), .init("title BEGINSWITH 'gro'", "false"), .init("title BEGINSWITH[c] 'gro'", "true"),
     .init("title ENDSWITH 'ries'", "true"), .init("title ENDSWITH[c] 'RIES'", "true"), .init("title CONTAINS 'cer'", "true"),
     .init("title CONTAINS[c] 'CER'", "true"), .init("title CONTAINS 'xyz'", "false"), .init("'Café' CONTAINS[d] 'fe'", "true"),

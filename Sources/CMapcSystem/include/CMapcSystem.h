@@ -14,6 +14,10 @@ int mapc_faults_install(void);
 /// is killed (SIGKILL) before the operation, as `kill -9` would.
 int mapc_faults_tick(int kind);
 
+/// Whether `needle` occurs in `haystack` (1) or not (0): the C library's `memmem`, in linear time
+/// (glibc's two-way search), which Swift's Glibc module does not export. An empty needle occurs.
+int mapc_bytes_contain(const void *haystack, size_t haystack_length, const void *needle, size_t needle_length);
+
 /// Copies every extended attribute of `from` onto `to` (Linux; elsewhere nothing). Returns the
 /// number copied, or -1 when they could not be listed.
 int mapc_copy_xattrs(const char *from, const char *to);

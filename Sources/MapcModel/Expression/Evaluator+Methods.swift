@@ -89,9 +89,9 @@ extension Evaluator {
             return .scalar(.string(text.replacingOccurrences(of: target, with: replacement)))
         case (.stringByAppendingString, .scalar(.string)):
             return try binary(.add, receiver, .scalar(.string(try stringArgument(0))), range)
-        case (.hasPrefix, .scalar(.string(let text))): return .scalar(.bool(text.hasPrefix(try stringArgument(0))))
-        case (.hasSuffix, .scalar(.string(let text))): return .scalar(.bool(text.hasSuffix(try stringArgument(0))))
-        case (.containsString, .scalar(.string(let text))): return .scalar(.bool(text.contains(try stringArgument(0))))
+        case (.hasPrefix, .scalar(.string(let text))): return .scalar(.bool(ValueSemantics.textHasPrefix(text, try stringArgument(0))))
+        case (.hasSuffix, .scalar(.string(let text))): return .scalar(.bool(ValueSemantics.textHasSuffix(text, try stringArgument(0))))
+        case (.containsString, .scalar(.string(let text))): return .scalar(.bool(ValueSemantics.textContains(text, try stringArgument(0))))
         case (.componentsSeparatedByString, .scalar(.string(let text))):
             let separator = try stringArgument(0)
             guard !separator.isEmpty else { return .collection([receiver], ordered: true) }

@@ -374,17 +374,17 @@ public final class Evaluator {
             if right.isNull { return false }
             if let items = right.elements { return items.contains { ValueSemantics.equal(left, $0, options: options) } }
             if case .scalar(.string(let haystack)) = right, case .scalar(.string(let needle)) = left {
-                return ValueSemantics.fold(haystack, options).contains(ValueSemantics.fold(needle, options))
+                return ValueSemantics.textContains(ValueSemantics.fold(haystack, options), ValueSemantics.fold(needle, options))
             }
             throw failure("IN needs a collection or a string on its right, found \(right.kindName)", range)
         case .contains:
             if left.isNull || right.isNull { return false }
             if let items = left.elements { return items.contains { ValueSemantics.equal($0, right, options: options) } }
-            return try strings(op, options, left, right, range) { $0.contains($1) }
+            return try strings(op, options, left, right, range, ValueSemantics.textContains)
         case .beginsWith:
-            return try strings(op, options, left, right, range) { $0.hasPrefix($1) }
+            return try strings(op, options, left, right, range, ValueSemantics.textHasPrefix)
         case .endsWith:
-            return try strings(op, options, left, right, range) { $0.hasSuffix($1) }
+            return try strings(op, options, left, right, range, ValueSemantics.textHasSuffix)
         case .like:
             guard case .scalar(.string(let text)) = left, case .scalar(.string(let pattern)) = right else {
                 if left.isNull || right.isNull { return false }

@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 
 /// Equality, ordering and arithmetic across values, as documented in docs/expressions.md.
 ///
@@ -107,8 +108,29 @@ enum ValueSemantics {
     /// LIKE: `*` matches any run of characters, `?` exactly one; everything else literally.
     /// Greedy matching with one backtrack point: linear for most patterns, at worst the text's
     /// length times the pattern's, so each step is charged to `budget`; nil when it runs out.
+    // MARK: Text tests
+
+    /// Whether `text` starts with `prefix`: by Unicode scalars, as `==` compares text (é as one
+    /// scalar does not start e + accent; e + accent starts with e), compared as UTF-8 bytes, which
+    /// is the same for valid text. An empty prefix starts no text, as Foundation's `hasPrefix:`
+    /// answers (and NSPredicate's BEGINSWITH); so for the suffix and the part of the next two.
+    static func textHasPrefix(_ text: String, _ prefix: String) -> Bool {
+        !prefix.isEmpty && text.utf8.starts(with: prefix.utf8)
+    }
+
+    /// Whether `text` ends with `suffix`, as `textHasPrefix` compares.
+    static func textHasSuffix(_ text: String, _ suffix: String) -> Bool {
+        !suffix.isEmpty && text.utf8.count >= suffix.utf8.count && text.utf8.reversed().starts(with: suffix.utf8.reversed())
+    }
+
+    /// Whether `text` holds `part`, as `textHasPrefix` compares, in linear time (`ByteSearch`).
+    static func textContains(_ text: String, _ part: String) -> Bool {
+        !part.isEmpty && ByteSearch.contains(text, part)
+    }
+
+    /// LIKE: `?` is one Unicode scalar, `*` any run of them; the whole text must match.
     static func like(_ text: String, _ pattern: String, options: ComparisonOptions, budget: inout Int) -> Bool? {
-        let s = Array(fold(text, options)), p = Array(fold(pattern, options))
+        let s = Array(fold(text, options).unicodeScalars), p = Array(fold(pattern, options).unicodeScalars)
         var i = 0, j = 0
         var star = -1, mark = 0
         while i < s.count {
