@@ -113,6 +113,7 @@ let stringCases: [EvalCase] = [
     .init("'e\\u0301' CONTAINS '\\u00e9'", "false"), .init("'e\\u0301' IN '\\u00e9'", "false"), .init("'e\\u0301' LIKE '\\u00e9'", "false"),
     .init("'\\r\\n' BEGINSWITH '\\r'", "true"), .init("'a\\r\\nb' LIKE 'a??b'", "true"), .init("'e\\u0301' BEGINSWITH[d] '\\u00e9'", "true"),
     // An empty string is found in no text, as Foundation's hasPrefix:, hasSuffix: and containsString: answer.
+    .init("{1, nil, 3} CONTAINS nil", "true"), .init("nil IN {1, nil, 3}", "true"), .init("{1, 3} CONTAINS nil", "false"), .init("nil CONTAINS 1", "false"),
     .init("'abc' BEGINSWITH ''", "false"), .init("'abc' ENDSWITH ''", "false"), .init("'abc' CONTAINS ''", "false"), .init("'' IN 'abc'", "false"),
     .init("FUNCTION('abc', 'hasPrefix:', '')", "false"), .init("FUNCTION('abc', 'hasSuffix:', '')", "false"), .init("FUNCTION('abc', 'containsString:', '')", "false"),
     .init("FUNCTION('e\\u0301x', 'hasPrefix:', 'e')", "true"), .init("FUNCTION('e\\u0301', 'containsString:', '\\u00e9')", "false"),

@@ -378,8 +378,9 @@ public final class Evaluator {
             }
             throw failure("IN needs a collection or a string on its right, found \(right.kindName)", range)
         case .contains:
-            if left.isNull || right.isNull { return false }
+            // Membership, as IN tests it (nil is a member of a collection holding nil).
             if let items = left.elements { return items.contains { ValueSemantics.equal($0, right, options: options) } }
+            if left.isNull || right.isNull { return false }
             return try strings(op, options, left, right, range, ValueSemantics.textContains)
         case .beginsWith:
             return try strings(op, options, left, right, range, ValueSemantics.textHasPrefix)
