@@ -28,7 +28,8 @@ extension ExpressionChecker {
             default:
                 let element = join(elements)
                 if !element.isNumeric && !element.isOpen { error("\(function.rawValue) needs numbers, not \(element)", range) }
-                return .double
+                // The mean and the median of decimals are exact decimals, as `@avg` is.
+                return element == .decimal && function != .stddev ? .decimal : .double
             }
         }
         guard arguments.count == function.arity else {

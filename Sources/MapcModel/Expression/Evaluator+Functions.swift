@@ -55,15 +55,10 @@ extension Evaluator {
         case .multiply: return try binary(.multiply, arguments[0], arguments[1], range)
         case .divide: return try binary(.divide, arguments[0], arguments[1], range)
         case .modulus:
-            if case .scalar(.integer(let a)) = arguments[0], case .scalar(.integer(let b)) = arguments[1] {
-                guard b != 0 else { throw failure("modulus by zero", range) }
-                let (result, overflow) = a.remainderReportingOverflow(dividingBy: b)
-                if overflow { throw failure("integer overflow in modulus", range) }
-                return .scalar(.integer(result))
+            switch ValueSemantics.remainder(arguments[0], arguments[1]) {
+            case .success(let value): return value
+            case .failure(let error): throw failure(error.message, range)
             }
-            let b = try double(1)
-            guard b != 0 else { throw failure("modulus by zero", range) }
-            return try finite(fmod(try double(0), b))
         case .raise: return try binary(.power, arguments[0], arguments[1], range)
         case .sqrt:
             let x = try double(0)
@@ -150,19 +145,26 @@ extension Evaluator {
             return try items.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
         }
         guard !items.isEmpty else { return .null }
+        // The mean and the median as the operators make them (`@avg` too): exact with decimals.
+        switch function {
+        case .average:
+            let total = try items.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
+            return try binary(.divide, total, .scalar(.integer(Int64(items.count))), range)
+        case .median:
+            let sorted = items.sorted { ValueSemantics.compare($0, $1) == .orderedAscending }
+            let middle = sorted.count / 2
+            let median = sorted.count % 2 == 1 ? sorted[middle]
+                : try binary(.divide, try binary(.add, sorted[middle - 1], sorted[middle], range), .scalar(.integer(2)), range)
+            // Of the type the mean has: a decimal among decimals, else a double.
+            guard let number = ValueSemantics.number(median), case .integer = number else { return median }
+            return items.contains { if case .decimal? = ValueSemantics.number($0) { return true } else { return false } }
+                ? .scalar(.decimal(number.decimal)) : .scalar(.double(number.double))
+        default: break
+        }
         let numbers = items.compactMap { ValueSemantics.number($0)?.double }
         let mean = numbers.reduce(0, +) / Double(numbers.count)
-        let result: Double
-        switch function {
-        case .average: result = mean
-        case .median:
-            let sorted = numbers.sorted()
-            let middle = sorted.count / 2
-            result = sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-        default:
-            let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
-            result = variance.squareRoot()
-        }
+        let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
+        let result = variance.squareRoot()
         // Sums past the largest double (1e308 + 1e308) give infinity or NaN, which no store holds.
         guard result.isFinite else { throw failure("\(function.rawValue) of these numbers is not a finite number (their sum is past the largest double)", range) }
         return .scalar(.double(result))

@@ -25,7 +25,7 @@ enum ValueSemantics {
         var decimal: Decimal {
             switch self {
             case .integer(let n): return Decimal(n)
-            case .double(let d): return Decimal(d)
+            case .double(let d): return ValueRules.decimal(of: d) ?? Decimal(d)
             case .decimal(let d): return d
             }
         }
@@ -219,6 +219,13 @@ enum ValueSemantics {
             case .divide:
                 guard y != 0 else { return .failure(SemanticError("division by zero")) }
                 return .success(.scalar(.decimal(x / y)))
+            case .power:
+                // A whole exponent keeps a decimal exact; a fractional one is a double's work.
+                guard let exponent = Int(exactly: b.double), Swift.abs(exponent) <= 4_096 else { break }
+                if exponent < 0, x.isZero { return .failure(SemanticError("division by zero")) }
+                let power = exponent < 0 ? 1 / pow(x, -exponent) : pow(x, exponent)
+                guard power.isFinite, !power.isNaN else { return .failure(SemanticError("the result of \(x) ** \(exponent) is not a finite number a decimal holds")) }
+                return .success(.scalar(.decimal(power)))
             default: break
             }
         default: break
@@ -237,6 +244,36 @@ enum ValueSemantics {
         }
         guard result.isFinite else { return .failure(SemanticError("the result of \(x) \(op.rawValue) \(y) is not a finite number")) }
         return .success(.scalar(.double(result)))
+    }
+
+    /// `modulus:by:`: the remainder of `x / y` truncated, with `x`'s sign (C's `%` and `fmod`).
+    /// Integers stay integers, any double makes it a double, decimals (with integers) stay exact:
+    /// `x - y * trunc(x / y)`, a quotient rounded to 38 digits across a whole number set right by one `y`.
+    static func remainder(_ lhs: EvalValue, _ rhs: EvalValue) -> Result<EvalValue, SemanticError> {
+        if lhs.isNull || rhs.isNull { return .success(.null) }
+        guard let a = number(lhs), let b = number(rhs) else {
+            return .failure(SemanticError("modulus:by: needs numbers, found \(lhs.kindName) and \(rhs.kindName)"))
+        }
+        switch (a, b) {
+        case let (.integer(x), .integer(y)):
+            guard y != 0 else { return .failure(SemanticError("modulus by zero")) }
+            let (result, overflow) = x.remainderReportingOverflow(dividingBy: y)
+            return overflow ? .failure(SemanticError("integer overflow in modulus")) : .success(.scalar(.integer(result)))
+        case (.double, _), (_, .double):
+            guard b.double != 0 else { return .failure(SemanticError("modulus by zero")) }
+            let result = fmod(a.double, b.double)
+            return result.isFinite ? .success(.scalar(.double(result))) : .failure(SemanticError("modulus:by: gave a result that is not a finite number"))
+        default:
+            let x = a.decimal, y = b.decimal
+            guard y != 0 else { return .failure(SemanticError("modulus by zero")) }
+            var quotient = x / y, whole = Decimal()
+            NSDecimalRound(&whole, &quotient, 0, .down)
+            var remainder = x - y * whole
+            let step = Swift.abs(y)
+            if !remainder.isZero, remainder.sign != x.sign { remainder += x.sign == .minus ? -step : step }
+            if Swift.abs(remainder) >= step { remainder -= x.sign == .minus ? -step : step }
+            return .success(.scalar(.decimal(remainder)))
+        }
     }
 
     /// A date computed by arithmetic, or an error when it leaves the range stores hold.

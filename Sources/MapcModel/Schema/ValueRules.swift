@@ -124,9 +124,7 @@ package enum ValueRules {
             return .success(.double(Double(Float(d))))
         case (.double(let d), .decimal):
             guard d.isFinite else { return .failure(ValueProblem("\(d) is not a finite number")) }
-            // The double's shortest decimal digits (0.1, not Foundation's 0.1000000000000000055511…),
-            // as a Core Data store's DECIMAL column reads back.
-            guard let decimal = ValueParser.parseDecimal("\(d)") else { return .failure(ValueProblem("\(d) is out of the range decimals hold")) }
+            guard let decimal = decimal(of: d) else { return .failure(ValueProblem("\(d) is out of the range decimals hold")) }
             return .success(.decimal(decimal))
         case (.double(let d), _):
             guard d.rounded() == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it (in an expression, with floor:(), ceiling:() or trunc:())")) }
@@ -160,6 +158,13 @@ package enum ValueRules {
         "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
         "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
     ]
+
+    /// The decimal of a double: its shortest decimal digits (0.1, not the 0.1000000000000000055511…
+    /// it is exactly, nor Foundation's `Decimal(Double)`, which is off in the last digits), as a
+    /// Core Data store's DECIMAL column reads back; nil beyond the range decimals hold.
+    package static func decimal(of double: Double) -> Decimal? {
+        double.isFinite ? ValueParser.parseDecimal("\(double)") : nil
+    }
 
     /// The double nearest a decimal, correctly rounded (through its digits: Foundation's
     /// `NSDecimalNumber.doubleValue` is off in the last bits, 1e-38 became 1.0000000000000005e-38).
