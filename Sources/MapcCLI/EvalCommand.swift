@@ -118,7 +118,7 @@ struct EvalCommand: ParsableCommand {
                 } else {
                     text = Data(object.utf8)
                 }
-                let jsonGraph = JSONObjectGraph(json: try JSONValue.parse(text, path: "--object"))
+                let jsonGraph = try JSONObjectGraph(json: try JSONValue.parse(text, path: "--object"))
                 root = jsonGraph.root
                 graph = jsonGraph
             }

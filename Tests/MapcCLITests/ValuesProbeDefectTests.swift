@@ -120,4 +120,20 @@ struct ValuesProbeDefectTests {
         }
         #expect(try column(layout == "mapc" ? "SELECT quote(u) FROM Rec" : "SELECT quote(ZU) FROM ZREC", in: store) == before)
     }
+
+    /// `mapc eval` printed a stored infinity as null (as a nil prints), took a JSON number too
+    /// large for a double as infinity, and rounded a whole number beyond 64 bits to a double, so
+    /// it was not equal to the same digits written in the expression.
+    @Test func evalShowsAnInfinityAndReadsJSONNumbersAsDataFilesDo() throws {
+        let folder = try project(v1: "d: double?", v2: "d: double?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": "Infinity"}, {"id": "r2"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let shown = try CLI.run(["eval", "--store", "s.db", "--entity", "Rec", "d"], in: folder)
+        #expect(shown.status == 0 && shown.stdout == "Rec 'r1': \"Infinity\"\nRec 'r2': null\n", "\(shown.stdout)\(shown.stderr)")
+        let huge = try CLI.run(["eval", "x", "--object", #"{"x": 1e400}"#], in: folder)
+        #expect(huge.status != 0 && huge.stderr.contains("too large for a double"), "\(huge.stdout)\(huge.stderr)")
+        let wide = try CLI.run(["eval", "x == 12345678901234567890", "--object", #"{"x": 12345678901234567890}"#], in: folder)
+        #expect(wide.status == 0 && wide.stdout == "true\n", "\(wide.stdout)\(wide.stderr)")
+    }
 }

@@ -51,7 +51,7 @@ struct AppleExamplesTests {
 
     @Test("example", arguments: examples)
     func example(_ testCase: EvalCase) throws {
-        let graph = JSONObjectGraph(json: try JSONValue.parse(Data(Self.person.utf8), path: "person.json"))
+        let graph = try JSONObjectGraph(json: try JSONValue.parse(Data(Self.person.utf8), path: "person.json"))
         let context = EvaluationContext(
             graph: graph, evaluatedObject: graph.root,
             variables: ["source": graph.root, "INPUT": .scalar(.integer(5)), "LOWER": .scalar(.integer(1)), "UPPER": .scalar(.integer(10)),

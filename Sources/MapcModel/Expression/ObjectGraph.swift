@@ -86,30 +86,36 @@ package final class JSONObjectGraph: ObjectGraph {
     /// The root object, bound to `$source` and `SELF` by `mapc eval`.
     package private(set) var root: EvalValue = .null
 
-    /// Creates a graph whose root is the given JSON value.
-    package init(json: JSONValue) {
-        root = convert(json)
+    /// Creates a graph whose root is the given JSON value. Throws for a number too large for a
+    /// double, which is a mistake, not an infinity (as in data files).
+    package init(json: JSONValue) throws {
+        root = try convert(json)
     }
 
-    private func convert(_ json: JSONValue) -> EvalValue {
+    private func convert(_ json: JSONValue) throws -> EvalValue {
         switch json {
         case .null: return .null
         case .bool(let flag): return .scalar(.bool(flag))
         case .integer(let n): return .scalar(.integer(n))
         case .double(let d): return .scalar(.double(d))
-        // An object given as JSON has no schema to say a number is a decimal: it is a double, as
-        // every other JSON number with a fraction is here.
-        case .number(let text): return .scalar(.double(JSONValue.nearestDouble(text)))
+        case .number(let text):
+            // A whole number beyond 64 bits is a decimal, as the same digits written in an
+            // expression are; a number with a fraction is a double (an object given as JSON has no
+            // schema to say it is a decimal), and one too large for a double is refused.
+            let nearest = JSONValue.nearestDouble(text)
+            guard nearest.isFinite else { throw MapcError.input("the JSON number \(text.prefix(40)) is too large for a double") }
+            if !text.contains(where: { ".eE".contains($0) }), let exact = ValueParser.parseDecimal(text) { return .scalar(.decimal(exact)) }
+            return .scalar(.double(nearest))
         case .float(let f): return .scalar(.double(Double(f)))
         case .string(let text): return .scalar(.string(text))
-        case .array(let items): return .collection(items.map(convert), ordered: true)
+        case .array(let items): return .collection(try items.map(convert), ordered: true)
         case .object(let pairs):
             counter += 1
             var id = "#\(counter)"
             if case .string(let given)? = json["id"], nodes[given] == nil { id = given }
             nodes[id] = [:]
             var members: [String: EvalValue] = [:]
-            for (key, member) in pairs { members[key] = convert(member) }
+            for (key, member) in pairs { members[key] = try convert(member) }
             nodes[id] = members
             return .object(ObjectRef(entity: "", id: id))
         }

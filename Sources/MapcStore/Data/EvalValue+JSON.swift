@@ -6,7 +6,8 @@ extension EvalValue {
         switch self {
         case .scalar(let value):
             switch value {
-            case .double(let number): return .double(number)
+            // An infinity a store holds is written as data files write it, not as JSON's null.
+            case .double(let number): return number.isFinite ? .double(number) : .string(number > 0 ? "Infinity" : "-Infinity")
             default: return DataFile.json(value, type: .string)
             }
         case .object(let ref): return .object([("entity", .string(ref.entity)), ("id", .string(ref.id))])
