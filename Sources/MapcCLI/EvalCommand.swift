@@ -108,6 +108,12 @@ struct EvalCommand: ParsableCommand {
                 if evaluated == 0 { Console.err("note: no \(entity) object" + (filter == nil ? "s in the store" : " passes --where")) }
                 return
             }
+            // Checked as far as no schema allows: literals and operators (`1 == "1"` is an error
+            // here as in a mapping file); keys are of any type.
+            var checker = ExpressionChecker(scope: CheckScope(schema: nil, source: nil), source: source)
+            if predicate { checker.checkPredicate(parsed) } else { checker.check(parsed) }
+            if !checker.diagnostics.isEmpty { Console.err(renderer.render(checker.diagnostics)) }
+            if checker.diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
             var root: EvalValue = .null
             var graph: any ObjectGraph = InMemoryObjectGraph(objects: [], schema: nil)
             if let object {

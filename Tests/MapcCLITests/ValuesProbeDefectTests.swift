@@ -136,4 +136,15 @@ struct ValuesProbeDefectTests {
         let wide = try CLI.run(["eval", "x == 12345678901234567890", "--object", #"{"x": 12345678901234567890}"#], in: folder)
         #expect(wide.status == 0 && wide.stdout == "true\n", "\(wide.stdout)\(wide.stderr)")
     }
+
+    /// Without a store, `mapc eval` skipped the checker: `1 == "1"` printed false where a mapping
+    /// file, and `eval --store`, refuse the comparison. It is checked as far as no schema allows.
+    @Test func evalWithoutAStoreChecksWhatItCan() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let mixed = try CLI.run(["eval", #"1 == "1""#], in: folder)
+        #expect(mixed.status == 1 && mixed.stderr.contains("comparing an integer with a string is never true") && mixed.stdout.isEmpty, "\(mixed.stdout)\(mixed.stderr)")
+        let keys = try CLI.run(["eval", "$source.x + 1", "--object", #"{"x": 2}"#], in: folder)
+        #expect(keys.status == 0 && keys.stdout == "3\n", "keys are of any type: \(keys.stdout)\(keys.stderr)")
+    }
 }
