@@ -267,11 +267,24 @@ enum ValueSemantics {
             let x = a.decimal, y = b.decimal
             guard y != 0 else { return .failure(SemanticError("modulus by zero")) }
             var quotient = x / y, whole = Decimal()
+            // The whole quotient must be exact for the remainder to be: at most 38 digits.
+            let tooWide = SemanticError("modulus:by: of \(x) by \(y) cannot be computed exactly: the quotient has more digits than a decimal's 38")
+            guard !quotient.isNaN, Swift.abs(quotient) < Decimal(sign: .plus, exponent: 38, significand: 1) else { return .failure(tooWide) }
             NSDecimalRound(&whole, &quotient, 0, .down)
-            var remainder = x - y * whole
+            // x - y * whole, each operation exact or the remainder is not computed: the product's
+            // digits are at most the factors' together, and both terms of the difference must fit
+            // 38 digits at the lower of their exponents (Foundation rounds silently otherwise).
+            func digits(_ d: Decimal) -> Int { d.isZero ? 0 : d.significand.description.count }
+            guard digits(y) + digits(whole) <= ValueLimits.maxDecimalDigits else { return .failure(tooWide) }
+            let product = y * whole
+            let lowest = min(x.exponent, product.exponent)
+            guard x.isZero || x.exponent - lowest + digits(x) <= ValueLimits.maxDecimalDigits,
+                  product.isZero || product.exponent - lowest + digits(product) <= ValueLimits.maxDecimalDigits else { return .failure(tooWide) }
+            var remainder = x - product
             let step = Swift.abs(y)
             if !remainder.isZero, remainder.sign != x.sign { remainder += x.sign == .minus ? -step : step }
             if Swift.abs(remainder) >= step { remainder -= x.sign == .minus ? -step : step }
+            guard !remainder.isNaN, Swift.abs(remainder) < step, remainder.isZero || remainder.sign == x.sign else { return .failure(tooWide) }
             return .success(.scalar(.decimal(remainder)))
         }
     }
