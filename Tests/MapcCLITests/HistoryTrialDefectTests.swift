@@ -143,4 +143,23 @@ struct HistoryTrialDefectTests {
             try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/\(name)"))
         }
     }
+
+    /// Compatible versions that are not neighbours (v1 and v3 alike, v2 with an attribute more):
+    /// a store of v1 is at v3, as Core Data takes it, not planned through v2 (whose step back
+    /// would drop an attribute it never had); and a downgrade file does not stop it.
+    @Test func compatibleVersionsApartAndADowngradeFileKeepNothingToDo() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("model: M\nversion: v0\nentities:\n  A: { attributes: { name: string, old: string? } }\n", to: "schemas/v0.yaml")
+        try folder.write("model: M\nversion: v1\nentities:\n  A: { attributes: { name: string } }\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { name: string, x: string? } }\n", to: "schemas/v2.yaml")
+        try folder.write("model: M\nversion: v3\nentities:\n  A: { attributes: { name: { type: string, default: none } } }\n", to: "schemas/v3.yaml")
+        try folder.write("versions: [v0, v1, v2, v3]\n", to: "schemas/versions.yaml")
+        try folder.write("source: v1\ndestination: v0\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    attributes:\n      name: $source.name\n", to: "mappings/v1_to_v0.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"A": [{"id": "a1", "name": "n"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "c.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "--to", "v3", "c.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("already at v3"), "\(plan.stdout)\(plan.stderr)")
+    }
 }

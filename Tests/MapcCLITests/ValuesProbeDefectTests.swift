@@ -133,6 +133,8 @@ struct ValuesProbeDefectTests {
         #expect(shown.status == 0 && shown.stdout == "Rec 'r1': \"Infinity\"\nRec 'r2': null\n", "\(shown.stdout)\(shown.stderr)")
         let huge = try CLI.run(["eval", "x", "--object", #"{"x": 1e400}"#], in: folder)
         #expect(huge.status != 0 && huge.stderr.contains("too large for a double"), "\(huge.stdout)\(huge.stderr)")
+        let tooLong = try CLI.run(["eval", "x", "--object", #"{"x": 12345678901234567890123456789012345678901}"#], in: folder)
+        #expect(tooLong.status != 0 && tooLong.stderr.contains("more digits than a decimal's 38"), "\(tooLong.stdout)\(tooLong.stderr)")
         let wide = try CLI.run(["eval", "x == 12345678901234567890", "--object", #"{"x": 12345678901234567890}"#], in: folder)
         #expect(wide.status == 0 && wide.stdout == "true\n", "\(wide.stdout)\(wide.stderr)")
     }

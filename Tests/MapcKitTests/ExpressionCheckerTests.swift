@@ -155,6 +155,7 @@ struct ExpressionCheckerTests {
         #expect(try fix("FUNCTION(title, 'intValue')", into: Attribute(name: "displayIndex", type: .int64)) == "call integerValue for a 64-bit integer")
         #expect(try problem("FUNCTION(title, 'intValue')", into: Attribute(name: "count", type: .int32)) == nil)
         #expect(try problem("FUNCTION(title, 'integerValue')", into: Attribute(name: "displayIndex", type: .int64)) == nil)
+        #expect(try problem("FUNCTION(displayIndex, 'intValue')", into: Attribute(name: "count", type: .int64)) == nil, "an integer receiver")
     }
 
     /// A result that can be nil, going into a required attribute without a default, is a warning

@@ -107,11 +107,11 @@ public struct Migrator: Sendable {
 
     /// The version a plan to `target` starts from. Versions whose changes touched no hash (a new
     /// default, a renamed class) are one to a store's hashes, and Core Data takes a store whose
-    /// hashes match a model as compatible with it. So a store whose hashes match the version it is
-    /// taken for and the ones after it moves forward through them, toward `target`, for as long as
-    /// no mapping file starts at the version it leaves (a file the user wrote for such a step does
-    /// work the hashes cannot see, and runs). A store that names its version (mapc's format records
-    /// it) starts there, and so does a version `claimed`.
+    /// hashes match a model as compatible with it. So a store whose hashes match the target is at
+    /// the target, and one whose hashes match the versions after the one it is taken for moves
+    /// forward through them; but not past a mapping file for a step on the way (an upgrade from a
+    /// version between the two), which does work the hashes cannot see and runs. A store that
+    /// names its version (mapc's format records it) starts there, and so does a version `claimed`.
     private func start(ofStoreAt url: URL, claimed: String?, target: Schema) throws -> Schema {
         let current = try version(ofStoreAt: url, claimed: claimed)
         guard claimed == nil else { return current }
@@ -119,9 +119,13 @@ public struct Migrator: Sendable {
         let matching = Set(schemas.versions(matching: metadata, format: format).map(\.version))
         guard matching.count > 1, metadata.version.map(matching.contains) != true,
               let ordered = try? schemas.orderedSchemas(), var index = ordered.firstIndex(where: { $0.version == current.version }),
-              let targetIndex = ordered.firstIndex(where: { $0.version == target.version }) else { return current }
-        while index < targetIndex, matching.contains(ordered[index + 1].version),
-              !mappings.mappings.contains(where: { $0.source == ordered[index].version }) {
+              let targetIndex = ordered.firstIndex(where: { $0.version == target.version }), index < targetIndex else { return current }
+        let position = Dictionary(ordered.enumerated().map { ($1.version, $0) }, uniquingKeysWith: { first, _ in first })
+        func fileStarts(at step: Int) -> Bool {
+            mappings.mappings.contains { $0.source == ordered[step].version && (position[$0.destination] ?? -1) > step }
+        }
+        if matching.contains(target.version), !(index..<targetIndex).contains(where: fileStarts) { return target }
+        while index < targetIndex, matching.contains(ordered[index + 1].version), !fileStarts(at: index) {
             index += 1
         }
         return ordered[index]

@@ -76,8 +76,10 @@ public struct ExpressionChecker {
             }
         }
         // intValue is 32 bits, as Foundation's: a wider destination suggests values beyond it.
-        if case .method(_, "intValue", let selectorRange, _) = expression.kind, [.int64, .float, .double, .decimal].contains(attribute.type) {
-            warning("intValue gives a 32-bit integer, as Foundation's does, and \(target) holds more: a value beyond ±2147483647 fails the migration", selectorRange,
+        // (Not of a receiver that is an integer already: int16 and int32 values fit.)
+        if case .method(let receiver, "intValue", let selectorRange, _) = expression.kind, [.int64, .float, .double, .decimal].contains(attribute.type),
+           !isInteger(receiver) {
+            warning("intValue gives a 32-bit integer, as Foundation's does, and \(target) holds more: a value outside -2147483648...2147483647 fails the migration", selectorRange,
                     fix: "call integerValue for a 64-bit integer")
         }
         switch result {
@@ -103,6 +105,13 @@ public struct ExpressionChecker {
                       fix: CastClass.target(from: kind, to: attribute.type).map { "convert it with CAST(…, \"\($0)\")" + ($0 == "NSDate" ? " (seconds since 2001-01-01)" : "") })
             }
         }
+    }
+
+    /// Whether an expression's type is an integer or a boolean; its diagnostics were given already.
+    private mutating func isInteger(_ expression: Expr) -> Bool {
+        let given = diagnostics.count
+        defer { diagnostics.removeSubrange(given...) }
+        return [.integer, .bool].contains(type(of: expression))
     }
 
     /// Whether an expression is the integer 0 or 1 (or a choice between such).

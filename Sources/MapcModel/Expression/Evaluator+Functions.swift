@@ -145,21 +145,12 @@ extension Evaluator {
             return try items.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
         }
         guard !items.isEmpty else { return .null }
-        // The mean and the median as the operators make them (`@avg` too): exact with decimals.
-        switch function {
-        case .average:
-            let total = try items.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
-            return try binary(.divide, total, .scalar(.integer(Int64(items.count))), range)
-        case .median:
-            let sorted = items.sorted { ValueSemantics.compare($0, $1) == .orderedAscending }
-            let middle = sorted.count / 2
-            let median = sorted.count % 2 == 1 ? sorted[middle]
-                : try binary(.divide, try binary(.add, sorted[middle - 1], sorted[middle], range), .scalar(.integer(2)), range)
-            // Of the type the mean has: a decimal among decimals, else a double.
-            guard let number = ValueSemantics.number(median), case .integer = number else { return median }
-            return items.contains { if case .decimal? = ValueSemantics.number($0) { return true } else { return false } }
-                ? .scalar(.decimal(number.decimal)) : .scalar(.double(number.double))
-        default: break
+        // The mean and the median as `@avg` makes the mean: exact with decimals (`ValueSemantics`).
+        if function == .average || function == .median {
+            switch function == .average ? ValueSemantics.mean(items) : ValueSemantics.median(items) {
+            case .success(let value): return value
+            case .failure(let error): throw failure("\(function.rawValue) \(error.message)", range)
+            }
         }
         let numbers = items.compactMap { ValueSemantics.number($0)?.double }
         let mean = numbers.reduce(0, +) / Double(numbers.count)

@@ -77,7 +77,8 @@ extension Evaluator {
             // Bound the result before building it: occurrences times the growth per replacement.
             var occurrences = 0
             var searchRange = text.startIndex..<text.endIndex
-            while let found = text.range(of: target, range: searchRange) {
+            // Literally, by Unicode scalars, as the string tests compare (not by canonical equivalence).
+            while let found = text.range(of: target, options: .literal, range: searchRange) {
                 occurrences += 1
                 searchRange = found.upperBound..<text.endIndex
             }
@@ -86,7 +87,7 @@ extension Evaluator {
                   !occurrences.multipliedReportingOverflow(by: growth).overflow else {
                 throw failure("a string grew past \(context.limits.maxStringLength) characters", range)
             }
-            return .scalar(.string(text.replacingOccurrences(of: target, with: replacement)))
+            return .scalar(.string(text.replacingOccurrences(of: target, with: replacement, options: .literal)))
         case (.stringByAppendingString, .scalar(.string)):
             return try binary(.add, receiver, .scalar(.string(try stringArgument(0))), range)
         case (.hasPrefix, .scalar(.string(let text))): return .scalar(.bool(ValueSemantics.textHasPrefix(text, try stringArgument(0))))
@@ -95,7 +96,14 @@ extension Evaluator {
         case (.componentsSeparatedByString, .scalar(.string(let text))):
             let separator = try stringArgument(0)
             guard !separator.isEmpty else { return .collection([receiver], ordered: true) }
-            return .collection(try checkSize(text.components(separatedBy: separator).map { .scalar(.string($0)) }, range), ordered: true)
+            // Literally, as stringByReplacingOccurrencesOfString does.
+            var parts: [EvalValue] = [], rest = text.startIndex
+            while let found = text.range(of: separator, options: .literal, range: rest..<text.endIndex) {
+                parts.append(.scalar(.string(String(text[rest..<found.lowerBound]))))
+                rest = found.upperBound
+            }
+            parts.append(.scalar(.string(String(text[rest...]))))
+            return .collection(try checkSize(parts, range), ordered: true)
         case (.intValue, _), (.integerValue, _), (.doubleValue, _), (.boolValue, _):
             return try numberValue(known, of: receiver, range)
         case (.count, .collection(let items, _)): return .scalar(.integer(Int64(items.count)))

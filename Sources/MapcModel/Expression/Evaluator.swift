@@ -250,15 +250,17 @@ public final class Evaluator {
         case .count:
             return .scalar(.integer(Int64(items.count)))
         case .sum, .avg:
-            var total: EvalValue = .scalar(.integer(0))
-            var counted = 0
-            for item in mapped where !item.isNull {
-                guard ValueSemantics.number(item) != nil else { throw failure("@\(op.rawValue) needs numbers, found \(item.kindName)", range) }
-                total = try binary(.add, total, item, range)
-                counted += 1
+            let numbers = mapped.filter { !$0.isNull }
+            for item in numbers where ValueSemantics.number(item) == nil {
+                throw failure("@\(op.rawValue) needs numbers, found \(item.kindName)", range)
             }
-            if op == .sum { return total }
-            return counted == 0 ? .null : try binary(.divide, total, .scalar(.integer(Int64(counted))), range)
+            if op == .avg {
+                switch ValueSemantics.mean(numbers) {
+                case .success(let mean): return mean
+                case .failure(let error): throw failure("@avg: \(error.message)", range)
+                }
+            }
+            return try numbers.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
         case .min, .max:
             var best: EvalValue?
             for item in mapped where !item.isNull {

@@ -104,7 +104,12 @@ package final class JSONObjectGraph: ObjectGraph {
             // schema to say it is a decimal), and one too large for a double is refused.
             let nearest = JSONValue.nearestDouble(text)
             guard nearest.isFinite else { throw MapcError.input("the JSON number \(text.prefix(40)) is too large for a double") }
-            if !text.contains(where: { ".eE".contains($0) }), let exact = ValueParser.parseDecimal(text) { return .scalar(.decimal(exact)) }
+            if !text.contains(where: { ".eE".contains($0) }) {
+                guard let exact = ValueParser.parseDecimal(text) else {
+                    throw MapcError.input("the JSON number \(text.prefix(40))… has more digits than a decimal's \(ValueLimits.maxDecimalDigits); write it as a string")
+                }
+                return .scalar(.decimal(exact))
+            }
             return .scalar(.double(nearest))
         case .float(let f): return .scalar(.double(Double(f)))
         case .string(let text): return .scalar(.string(text))

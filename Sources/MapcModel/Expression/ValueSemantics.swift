@@ -217,15 +217,11 @@ enum ValueSemantics {
                 }
                 return .success(.scalar(.decimal(product)))
             case .divide:
-                guard y != 0 else { return .failure(SemanticError("division by zero")) }
-                return .success(.scalar(.decimal(x / y)))
+                return quotient(x, y).map { .scalar(.decimal($0)) }
             case .power:
-                // A whole exponent keeps a decimal exact; a fractional one is a double's work.
-                guard let exponent = Int(exactly: b.double), Swift.abs(exponent) <= 4_096 else { break }
-                if exponent < 0, x.isZero { return .failure(SemanticError("division by zero")) }
-                let power = exponent < 0 ? 1 / pow(x, -exponent) : pow(x, exponent)
-                guard power.isFinite, !power.isNaN else { return .failure(SemanticError("the result of \(x) ** \(exponent) is not a finite number a decimal holds")) }
-                return .success(.scalar(.decimal(power)))
+                // A whole exponent keeps a decimal exact (to its 38 digits); a fractional one is a double's work.
+                guard let exponent = Int(exactly: b.double), (-4_096...4_096).contains(exponent) else { break }
+                return wholePower(x, exponent).map { .scalar(.decimal($0)) }
             default: break
             }
         default: break
@@ -244,6 +240,71 @@ enum ValueSemantics {
         }
         guard result.isFinite else { return .failure(SemanticError("the result of \(x) \(op.rawValue) \(y) is not a finite number")) }
         return .success(.scalar(.double(result)))
+    }
+
+    /// The mean of numbers (`@avg`, `average:`): a double when one of them is a double, or when
+    /// none is a decimal (1 and 2 average 1.5); exact among decimals. Integers and decimals are
+    /// summed as a decimal, so 64-bit integers do not overflow on the way.
+    static func mean(_ items: [EvalValue]) -> Result<EvalValue, SemanticError> {
+        let numbers = items.compactMap(number)
+        guard numbers.count == items.count else { return .failure(SemanticError("the mean needs numbers")) }
+        guard !numbers.isEmpty else { return .success(.null) }
+        if numbers.contains(where: { if case .double = $0 { return true } else { return false } }) {
+            let total = numbers.reduce(0) { $0 + $1.double }
+            guard total.isFinite else { return .failure(SemanticError("the mean of these numbers is not a finite number (their sum is past the largest double)")) }
+            return .success(.scalar(.double(total / Double(numbers.count))))
+        }
+        let total = numbers.reduce(Decimal(0)) { $0 + $1.decimal }
+        return quotient(total, Decimal(numbers.count)).map { mean in
+            numbers.contains { if case .decimal = $0 { return true } else { return false } } ? .scalar(.decimal(mean)) : .scalar(.double(ValueRules.double(of: mean)))
+        }
+    }
+
+    /// The median of numbers (`median:`): the middle one, or the mean of the two middle ones, of
+    /// the type the mean has (every number taken as that type first).
+    static func median(_ items: [EvalValue]) -> Result<EvalValue, SemanticError> {
+        let numbers = items.compactMap(number)
+        guard numbers.count == items.count else { return .failure(SemanticError("the median needs numbers")) }
+        guard !numbers.isEmpty else { return .success(.null) }
+        let hasDouble = numbers.contains { if case .double = $0 { return true } else { return false } }
+        let hasDecimal = numbers.contains { if case .decimal = $0 { return true } else { return false } }
+        let taken: [EvalValue] = numbers.map { hasDouble ? .scalar(.double($0.double)) : hasDecimal ? .scalar(.decimal($0.decimal)) : .scalar($0.value) }
+        let sorted = taken.sorted { compare($0, $1) == .orderedAscending }
+        let middle = sorted.count / 2
+        return mean(sorted.count % 2 == 1 ? [sorted[middle]] : [sorted[middle - 1], sorted[middle]])
+    }
+
+    /// `x / y` for decimals, to their 38 digits (`DecimalDivision`), or why not.
+    static func quotient(_ x: Decimal, _ y: Decimal) -> Result<Decimal, SemanticError> {
+        switch DecimalDivision.divide(x, y) {
+        case .success(let quotient): return .success(quotient)
+        case .failure(.divisionByZero): return .failure(SemanticError("division by zero"))
+        case .failure(.overflow): return .failure(SemanticError("decimal arithmetic overflowed: \(x) / \(y) is larger than a decimal holds"))
+        case .failure(.underflow): return .failure(SemanticError("decimal arithmetic underflowed: \(x) / \(y) is smaller than a decimal holds (exponents down to \(leastDecimalExponent))"))
+        }
+    }
+
+    /// `x ** n` for a decimal and a whole `n`: squared and multiplied through `*`, which says when
+    /// a product leaves the range a decimal holds (Foundation's `pow` traps below exponent -128),
+    /// then inverted through `quotient` for a negative `n`.
+    static func wholePower(_ x: Decimal, _ n: Int) -> Result<Decimal, SemanticError> {
+        var result = Decimal(1), base = x, remaining = n.magnitude
+        while remaining > 0 {
+            if remaining & 1 == 1 {
+                guard case .success(.scalar(.decimal(let product))) = arithmetic(.multiply, .scalar(.decimal(result)), .scalar(.decimal(base))), product.isFinite, !product.isNaN else {
+                    return .failure(SemanticError("the result of \(x) ** \(n) is not a number a decimal holds"))
+                }
+                result = product
+            }
+            remaining >>= 1
+            if remaining > 0 {
+                guard case .success(.scalar(.decimal(let square))) = arithmetic(.multiply, .scalar(.decimal(base)), .scalar(.decimal(base))), square.isFinite, !square.isNaN else {
+                    return .failure(SemanticError("the result of \(x) ** \(n) is not a number a decimal holds"))
+                }
+                base = square
+            }
+        }
+        return n < 0 ? quotient(1, result) : .success(result)
     }
 
     /// `modulus:by:`: the remainder of `x / y` truncated, with `x`'s sign (C's `%` and `fmod`).
@@ -266,11 +327,14 @@ enum ValueSemantics {
         default:
             let x = a.decimal, y = b.decimal
             guard y != 0 else { return .failure(SemanticError("modulus by zero")) }
-            var quotient = x / y, whole = Decimal()
+            // Smaller than the divisor: the dividend itself.
+            if Swift.abs(x) < Swift.abs(y) { return .success(.scalar(.decimal(x))) }
             // The whole quotient must be exact for the remainder to be: at most 38 digits.
             let tooWide = SemanticError("modulus:by: of \(x) by \(y) cannot be computed exactly: the quotient has more digits than a decimal's 38")
-            guard !quotient.isNaN, Swift.abs(quotient) < Decimal(sign: .plus, exponent: 38, significand: 1) else { return .failure(tooWide) }
-            NSDecimalRound(&whole, &quotient, 0, .down)
+            guard case .success(var quotient) = quotient(x, y), Swift.abs(quotient) < Decimal(sign: .plus, exponent: 38, significand: 1) else { return .failure(tooWide) }
+            // Toward zero (NSDecimalRound's .down is toward negative infinity).
+            var whole = Decimal()
+            NSDecimalRound(&whole, &quotient, 0, quotient.sign == .minus ? .up : .down)
             // x - y * whole, each operation exact or the remainder is not computed: the product's
             // digits are at most the factors' together, and both terms of the difference must fit
             // 38 digits at the lower of their exponents (Foundation rounds silently otherwise).

@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+@testable import MapcModel
+
+/// Decimal division to 38 digits, against Python's `decimal` (precision 38, half up): Foundation's
+/// on Linux lost digits once the divisor was long (1 / a 38-digit number kept one).
+@Suite("Decimal division")
+struct DecimalDivisionTests {
+    static let cases: [(String, String, String)] = [
+        ("1", "12345678901234567890123456789012345678", "8.1000000729000006633900060368490549359E-38"),
+        ("1", "123456789012345678901", "8.1000000729000006634053960363970749259E-21"),
+        ("98765432109876543210", "123456789012345678901", "0.80000000729000006633252060356753649193"),
+        ("1", "3", "0.33333333333333333333333333333333333333"),
+        ("10", "7", "1.4285714285714285714285714285714285714"),
+        ("-2", "3", "-0.66666666666666666666666666666666666667"),
+        ("1", "4", "0.25"),
+        ("0.0001", "0.3", "0.00033333333333333333333333333333333333333"),
+        ("12345678901234567.89", "1234567890123456789012345", "9.9999999999999999999000054991000494918E-9"),
+        ("1e100", "3e-27", "3.3333333333333333333333333333333333333E+126"),
+        ("99999999999999999999999999999999999999", "0.99999999999999999999999999999999999999", "1E+38"),
+        ("5", "2", "2.5"),
+        ("-7.5", "-2.5", "3"),
+    ]
+
+    @Test(arguments: cases)
+    func aQuotientHasEveryDigitItShould(_ dividend: String, _ divisor: String, _ expected: String) throws {
+        let x = try #require(Decimal(string: dividend)), y = try #require(Decimal(string: divisor)), want = try #require(Decimal(string: expected))
+        let quotient = try DecimalDivision.divide(x, y).get()
+        #expect(quotient == want, "\(dividend) / \(divisor) = \(quotient), not \(want)")
+    }
+
+    @Test func whatCannotBeGivenIsSaid() throws {
+        #expect(DecimalDivision.divide(1, 0) == .failure(.divisionByZero))
+        #expect(DecimalDivision.divide(try #require(Decimal(string: "1e-100")), try #require(Decimal(string: "7e30"))) == .failure(.underflow))
+        #expect(DecimalDivision.divide(try #require(Decimal(string: "1e127")), try #require(Decimal(string: "1e-10"))) == .failure(.overflow))
+        #expect(DecimalDivision.divide(0, 7) == .success(0))
+    }
+}
