@@ -241,6 +241,23 @@ struct PropertyListTests {
         #expect(read["large"] as? Data == Data([9, 8]) && read["n"] as? Int == 42 && read["s"] as? String == "寺")
     }
 
+    /// A store's metadata keeps an app's keys: read and written again, a boolean stayed 1, a
+    /// real 2.0 became the integer 2 and a UInt64 past Int64.max became -1 (Linux casts any
+    /// NSNumber to Int). Each keeps its kind and value now, as Foundation reads them back.
+    @Test func anAppsMetadataKeysKeepTheirKinds() throws {
+        let written = try PropertyListSerialization.data(fromPropertyList: ["kTrue": true, "kFalse": false, "kReal": 2.0, "kU64": NSNumber(value: UInt64.max),
+                                                                            "kFloat": NSNumber(value: Float(1.5)), "kInt": -7, "kBig": Int64.min] as [String: Any],
+                                                         format: .binary, options: 0)
+        let again = try #require(PropertyList.binaryData(try PropertyList.decode(written)))
+        let read = try #require(try PropertyListSerialization.propertyList(from: again, options: [], format: nil) as? [String: Any])
+        func kind(_ key: String) -> String { (read[key] as? NSNumber).map { String(cString: $0.objCType) } ?? "none" }
+        #expect(read["kTrue"] as? Bool == true && read["kFalse"] as? Bool == false && ["c", "B"].contains(kind("kTrue")), "\(kind("kTrue"))")
+        #expect(kind("kReal") == "d" && (read["kReal"] as? NSNumber)?.doubleValue == 2.0)
+        #expect(kind("kFloat") == "f" && (read["kFloat"] as? NSNumber)?.floatValue == 1.5)
+        #expect((read["kU64"] as? NSNumber)?.uint64Value == UInt64.max && kind("kU64") == "Q", "\(String(describing: read["kU64"])) \(kind("kU64"))")
+        #expect((read["kInt"] as? NSNumber)?.int64Value == -7 && (read["kBig"] as? NSNumber)?.int64Value == Int64.min)
+    }
+
     /// An archived value expression whose arguments share one sub-expression is bounded by the
     /// number of expressions it stands for, not only by its depth.
     /// A built-in function stands on the class that implements it (`_NSPredicateUtilities`,

@@ -178,9 +178,10 @@ package enum PropertyList {
             case 0x1:
                 let size = 1 << Int(marker & 0x0F)
                 if size == 16 {
-                    // 128-bit integers hold 64-bit values in their low half.
-                    guard let low = integer(at: offset + 9, size: 8) else { return nil }
-                    result = NSNumber(value: Int64(bitPattern: low))
+                    // 128-bit integers hold 64-bit values in their low half: unsigned ones past
+                    // Int64.max (Foundation writes a UInt64 so) when the high half is 0.
+                    guard let high = integer(at: offset + 1, size: 8), let low = integer(at: offset + 9, size: 8) else { return nil }
+                    result = high == 0 && low > UInt64(Int64.max) ? NSNumber(value: low) : NSNumber(value: Int64(bitPattern: low))
                 } else {
                     guard let value = integer(at: offset + 1, size: size) else { return nil }
                     result = size == 8 ? NSNumber(value: Int64(bitPattern: value)) : NSNumber(value: Int64(value))
@@ -269,10 +270,14 @@ package enum PropertyList {
             var bytes: [UInt8]
             switch value {
             case let flag as Bool where type(of: value) == Bool.self: bytes = [flag ? 0x09 : 0x08]
-            case let number as NSNumber where !(value is Int) && !(value is Double) && !(value is Int64):
+            // An NSNumber (as read back from a store's metadata) keeps its kind: on Linux it also
+            // casts to Int, which made true 1 and 2.0 the integer 2.
+            case let number as NSNumber where type(of: value) is NSNumber.Type:
                 switch String(cString: number.objCType) {
                 case "c", "B": bytes = [number.boolValue ? 0x09 : 0x08]
-                case "f", "d": bytes = fixed(0x23, number.doubleValue.bitPattern, bytes: 8)
+                case "f": bytes = fixed(0x22, UInt64(number.floatValue.bitPattern), bytes: 4)
+                case "d": bytes = fixed(0x23, number.doubleValue.bitPattern, bytes: 8)
+                case "Q" where number.uint64Value > UInt64(Int64.max): bytes = fixed(0x14, 0, bytes: 8) + fixed(0, number.uint64Value, bytes: 8).dropFirst()
                 default: bytes = integer(number.int64Value)
                 }
             case let n as Int: bytes = integer(Int64(n))
