@@ -540,6 +540,30 @@ struct ForeignTablesTests {
         #expect(fleet.status == 0 && fleet.stdout.contains("\"notes\"") && fleet.stdout.contains("persistent history"), "\(fleet.stdout)\(fleet.stderr)")
     }
 
+    /// NSPersistentCloudKitContainer's mirroring state was left out with a note: without it the
+    /// app takes every object for new and syncs it again (duplicates on every device). A run now
+    /// refuses it, as an app's own table, unless the loss is accepted; empty, it is only noted.
+    @Test func cloudKitMirroringStateIsNotLeftOutUnasked() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        _ = try store(in: folder)
+        try sqlite(folder, "s.sqlite", """
+            CREATE TABLE ANSCKRECORDMETADATA (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZENTITYID INTEGER, ZENTITYPK INTEGER, ZCKRECORDNAME VARCHAR);
+            INSERT INTO ANSCKRECORDMETADATA VALUES (1, 16004, 1, 2, 1, 'rec-1');
+            CREATE TABLE ANSCKRECORDZONE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCKRECORDZONENAME VARCHAR);
+            """)
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.sqlite"))
+        let plan = try CLI.run(["plan", "--to", "v3", "s.sqlite"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("a run refuses to leave out ANSCKRECORDMETADATA (1 row), NSPersistentCloudKitContainer's mirroring state"), "\(plan.stdout)\(plan.stderr)")
+        let refused = try CLI.run(["run", "--to", "v3", "s.sqlite"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("ANSCKRECORDMETADATA (1 row), NSPersistentCloudKitContainer's mirroring state (without it the app syncs every object again, as new)")
+                && !refused.stderr.contains("ANSCKRECORDZONE (0 rows), NSPersistent") && refused.stderr.contains("--accept-data-loss"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.sqlite")) == before)
+        let accepted = try CLI.run(["run", "--to", "v3", "--accept-data-loss", "s.sqlite"], in: folder)
+        #expect(accepted.status == 0 && accepted.stderr.contains("duplicates on every device"), "\(accepted.stderr)")
+    }
+
     @Test func anAppsOwnTableWithRowsIsNeverDroppedSilently() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }

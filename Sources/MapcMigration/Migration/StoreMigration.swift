@@ -148,7 +148,7 @@ package enum StoreMigration {
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.close()
-            throw MigrationError.foreignTables(tables: unasked.map(\.described))
+            throw MigrationError.foreignTables(tables: unasked.map(\.describedWithCost))
         }
         // The store's own checks run beside the first step, which stops early if they fail, and
         // waits for them before it validates: its file is used only once they passed. A step

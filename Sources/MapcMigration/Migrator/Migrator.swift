@@ -166,7 +166,7 @@ public struct Migrator: Sendable {
         var notes = ForeignTable.notes(tables)
         let unasked = tables.filter(\.needsConsent)
         if !unasked.isEmpty {
-            notes.append("a run refuses to leave out \(unasked.map(\.described).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
+            notes.append("a run refuses to leave out \(unasked.map(\.describedWithCost).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
         }
         return notes
     }

@@ -46,8 +46,15 @@ package struct ForeignTable: Sendable, Equatable {
     }
 
     /// Whether a migration may leave it out only when the loss is accepted: a table of the app's
-    /// own that holds rows (or may). Core Data's history and mirroring state are left out, said.
-    package var needsConsent: Bool { kind == .other && rows != 0 }
+    /// own that holds rows (or may), and NSPersistentCloudKitContainer's mirroring state, without
+    /// which the app would take every object for new and sync it again (duplicates on every
+    /// device). Core Data's history is left out, said.
+    package var needsConsent: Bool { (kind == .other || kind == .cloudKitMirroring) && rows != 0 }
+
+    /// `described`, with what leaving it out costs where that is not plain.
+    package var describedWithCost: String {
+        kind == .cloudKitMirroring ? "\(described), NSPersistentCloudKitContainer's mirroring state (without it the app syncs every object again, as new)" : described
+    }
 
     /// The kind of a table by its name, as Core Data names its own.
     static func kind(of name: String) -> Kind {
@@ -71,7 +78,8 @@ package struct ForeignTable: Sendable, Equatable {
                          + "history tokens the app saved expire, and it fetches the history from the start")
         }
         if let mirroring = list(.cloudKitMirroring) {
-            notes.append("the store keeps NSPersistentCloudKitContainer's mirroring state, \(mirroring), which a migration leaves out; try the migrated store with the app on a copy first")
+            notes.append("the store keeps NSPersistentCloudKitContainer's mirroring state, \(mirroring), which a migration by mapc leaves out: the app would then take every object for new "
+                         + "and sync it again (duplicates on every device). Migrate a store that syncs with Core Data itself, or accept the loss (`--accept-data-loss`) for one whose sync you will reset")
         }
         if let ubiquity = list(.ubiquity) {
             notes.append("the store keeps the state of Core Data's iCloud ubiquitous stores, \(ubiquity), which a migration leaves out; such stores were deprecated in iOS 10")
