@@ -149,4 +149,22 @@ struct ValuesProbeDefectTests {
         let keys = try CLI.run(["eval", "$source.x + 1", "--object", #"{"x": 2}"#], in: folder)
         #expect(keys.status == 0 && keys.stdout == "3\n", "keys are of any type: \(keys.stdout)\(keys.stderr)")
     }
+
+    /// A boolean column holding 2 (Core Data does not check the range: a batch update or KVC can
+    /// write it) made every command refuse the store as not matching its model, with no way out.
+    /// Still refused (reading 2 as true would write back 1), now saying what it is and the fix.
+    @Test(arguments: ["mapc", "core-data"])
+    func aBooleanOtherThanZeroOrOneSaysHowToMendIt(layout: String) throws {
+        let folder = try project(v1: "f: bool?", v2: "f: bool?, g: string?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "f": true}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        try queue.write { db in try db.execute(sql: layout == "mapc" ? "UPDATE Rec SET f = 2" : "UPDATE ZREC SET ZF = 2") }
+        try queue.close()
+        for command in [["dump", "s.db"], ["run", "s.db"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status != 0 && result.stderr.contains("another writer stored 2") && result.stderr.contains("NOT IN (0, 1)"), "\(command): \(result.stderr)")
+        }
+    }
 }

@@ -151,7 +151,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         case (_, .null): return .null
         case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): decoded = .integer(n)
         case (.bool, .int64(let n)):
-            guard let flag = Self.bool(n) else { throw mismatch() }
+            guard let flag = Self.bool(n) else { throw Self.notABoolean(n) }
             decoded = .bool(flag)
         case (.double, .double(let d)), (.float, .double(let d)): decoded = .double(d)
         case (.double, .int64(let n)), (.float, .int64(let n)): decoded = .double(Double(n))

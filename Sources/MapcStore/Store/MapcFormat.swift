@@ -253,7 +253,7 @@ struct MapcFormat: StoreFormatStrategy {
         switch (type, value.storage) {
         case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): return .integer(n)
         case (.bool, .int64(let n)):
-            guard let flag = Self.bool(n) else { throw mismatch() }
+            guard let flag = Self.bool(n) else { throw Self.notABoolean(n) }
             return .bool(flag)
         case (.double, .double(let d)), (.float, .double(let d)): return .double(d)
         case (.double, .int64(let n)), (.float, .int64(let n)): return .double(Double(n))

@@ -231,6 +231,13 @@ extension StoreFormatStrategy {
         stored == 0 ? false : (stored == 1 ? true : nil)
     }
 
+    /// Why a stored integer is not a boolean, and how to mend the store: Core Data does not check
+    /// the range, so another writer (a batch update, a number set through KVC) can leave 2 or -1.
+    static func notABoolean(_ stored: Int64) -> MapcError {
+        MapcError.store("stored value \(stored) cannot be read as bool: a boolean is stored as 0 or 1, and another writer stored \(stored); "
+                        + "if it means true, set such values to 1 in the store (SQLite: UPDATE <table> SET <column> = 1 WHERE <column> NOT IN (0, 1)) and run again")
+    }
+
     /// A decimal stored as text: its digits, or `NaN`, which Core Data writes for a decimal
     /// that is not a number and mapc carries over (`ValueLimits`).
     static func decimal(_ text: String) -> Decimal? {
