@@ -20,6 +20,11 @@ struct DecimalDivisionTests {
         ("99999999999999999999999999999999999999", "0.99999999999999999999999999999999999999", "1E+38"),
         ("5", "2", "2.5"),
         ("-7.5", "-2.5", "3"),
+        // Quotients near the ends of the range: rounded once at the least exponent, zeros moved
+        // back into the significand past the greatest.
+        ("1774648607e-67", "-60e64", "-2.9577e-124"),
+        ("10e127", "1", "10e127"), ("1e17", "1e-127", "100000000000000000e127"),
+        ("-2e126", "-99999999999999999999999999999999999999e-57", "2000000000000000000e127"),
     ]
 
     @Test(arguments: cases)
@@ -32,7 +37,8 @@ struct DecimalDivisionTests {
     @Test func whatCannotBeGivenIsSaid() throws {
         #expect(DecimalDivision.divide(1, 0) == .failure(.divisionByZero))
         #expect(DecimalDivision.divide(try #require(Decimal(string: "1e-100")), try #require(Decimal(string: "7e30"))) == .failure(.underflow))
-        #expect(DecimalDivision.divide(try #require(Decimal(string: "1e127")), try #require(Decimal(string: "1e-10"))) == .failure(.overflow))
+        #expect(DecimalDivision.divide(try #require(Decimal(string: "1e127")), try #require(Decimal(string: "1e-50"))) == .failure(.overflow))
         #expect(DecimalDivision.divide(0, 7) == .success(0))
+        #expect(DecimalDivision.divide(try #require(Decimal(string: "4.5e-100")), try #require(Decimal(string: "1e29"))) == .failure(.underflow), "0.45e-128 rounds to 0")
     }
 }

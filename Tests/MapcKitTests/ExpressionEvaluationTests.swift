@@ -50,6 +50,8 @@ let arithmeticCases: [EvalCase] = [
     .init("CAST('2', 'NSDecimalNumber') ** -200", "\"0.00000000000000000000000000000000000000000000000000000000000062230152778611417071440640537801242407\""),
     .init("CAST('0.123', 'NSDecimalNumber') ** 100", "\"0.00000000000000000000000000000000000000000000000000000000000000000000000000000000000000000009783880597725747435256670535162901403\""),
     .init("CAST('0.1', 'NSDecimalNumber') ** 129", "error: not a number a decimal holds"),
+    .init("CAST('1e-60', 'NSDecimalNumber') ** -2", "\"1\(String(repeating: "0", count: 120))\""), .init("CAST('12e-5', 'NSDecimalNumber') ** -32 > CAST('2.9255e125', 'NSDecimalNumber')", "true"),
+    .init("average:({-0.0, -0.0})", "-0.0"),
     .init("CAST('1', 'NSDecimalNumber') ** -9223372036854775808", "1.0"),
     .init("modulus:by:(CAST('1e50', 'NSDecimalNumber'), 7)", "error: cannot be computed exactly"),
     .init("modulus:by:(CAST('99999999999999999999999999999999999999', 'NSDecimalNumber'), 7)", "error: cannot be computed exactly"),

@@ -219,7 +219,7 @@ enum ValueSemantics {
             case .divide:
                 return quotient(x, y).map { .scalar(.decimal($0)) }
             case .power:
-                // A whole exponent keeps a decimal exact (to its 38 digits); a fractional one is a double's work.
+                // A whole exponent keeps a decimal (to about 36 digits); a fractional one is a double's work.
                 guard let exponent = Int(exactly: b.double), (-4_096...4_096).contains(exponent) else { break }
                 return wholePower(x, exponent).map { .scalar(.decimal($0)) }
             default: break
@@ -243,14 +243,16 @@ enum ValueSemantics {
     }
 
     /// The mean of numbers (`@avg`, `average:`): a double when one of them is a double, or when
-    /// none is a decimal (1 and 2 average 1.5); exact among decimals. Integers and decimals are
-    /// summed as a decimal, so 64-bit integers do not overflow on the way.
+    /// none is a decimal (1 and 2 average 1.5); among decimals a decimal, as exact as their sum
+    /// (Foundation's decimal addition keeps about 34 digits when exponents are far apart).
+    /// Integers and decimals are summed as a decimal, so 64-bit integers do not overflow on the way.
     static func mean(_ items: [EvalValue]) -> Result<EvalValue, SemanticError> {
         let numbers = items.compactMap(number)
         guard numbers.count == items.count else { return .failure(SemanticError("the mean needs numbers")) }
         guard !numbers.isEmpty else { return .success(.null) }
         if numbers.contains(where: { if case .double = $0 { return true } else { return false } }) {
-            let total = numbers.reduce(0) { $0 + $1.double }
+            // From the first (so -0.0 and -0.0 average -0.0).
+            let total = numbers.dropFirst().reduce(numbers[0].double) { $0 + $1.double }
             guard total.isFinite else { return .failure(SemanticError("the mean of these numbers is not a finite number (their sum is past the largest double)")) }
             return .success(.scalar(.double(total / Double(numbers.count))))
         }
@@ -285,10 +287,20 @@ enum ValueSemantics {
     }
 
     /// `x ** n` for a decimal and a whole `n`: squared and multiplied through `*`, which says when
-    /// a product leaves the range a decimal holds (Foundation's `pow` traps below exponent -128),
-    /// then inverted through `quotient` for a negative `n`.
+    /// a product leaves the range a decimal holds (Foundation's `pow` traps below exponent -128).
+    /// For a negative `n` the powers are taken of whichever of `x` and `1 / x` is at least 1 (and
+    /// the result inverted when it was `x`), so no digits are lost near the least exponent on the
+    /// way. Each product is rounded to a decimal's digits: about 36 stay right.
     static func wholePower(_ x: Decimal, _ n: Int) -> Result<Decimal, SemanticError> {
-        var result = Decimal(1), base = x, remaining = n.magnitude
+        var base = x
+        let invertsResult = n < 0 && Swift.abs(x) >= 1
+        if n < 0, !invertsResult {
+            switch quotient(1, x) {
+            case .success(let inverse): base = inverse
+            case .failure(let error): return .failure(error)
+            }
+        }
+        var result = Decimal(1), remaining = n.magnitude
         while remaining > 0 {
             if remaining & 1 == 1 {
                 guard case .success(.scalar(.decimal(let product))) = arithmetic(.multiply, .scalar(.decimal(result)), .scalar(.decimal(base))), product.isFinite, !product.isNaN else {
@@ -304,7 +316,7 @@ enum ValueSemantics {
                 base = square
             }
         }
-        return n < 0 ? quotient(1, result) : .success(result)
+        return invertsResult ? quotient(1, result) : .success(result)
     }
 
     /// `modulus:by:`: the remainder of `x / y` truncated, with `x`'s sign (C's `%` and `fmod`).
@@ -330,7 +342,7 @@ enum ValueSemantics {
             // Smaller than the divisor: the dividend itself.
             if Swift.abs(x) < Swift.abs(y) { return .success(.scalar(.decimal(x))) }
             // The whole quotient must be exact for the remainder to be: at most 38 digits.
-            let tooWide = SemanticError("modulus:by: of \(x) by \(y) cannot be computed exactly: the quotient has more digits than a decimal's 38")
+            let tooWide = SemanticError("modulus:by: of \(x) by \(y) cannot be computed exactly within a decimal's 38 digits")
             guard case .success(var quotient) = quotient(x, y), Swift.abs(quotient) < Decimal(sign: .plus, exponent: 38, significand: 1) else { return .failure(tooWide) }
             // Toward zero (NSDecimalRound's .down is toward negative infinity).
             var whole = Decimal()

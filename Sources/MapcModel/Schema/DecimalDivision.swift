@@ -10,13 +10,20 @@ package enum DecimalDivision {
         case divisionByZero, overflow, underflow
     }
 
-    /// `x / y`, rounded half away from zero (Foundation's `.plain`) to 38 significant digits.
+    /// `x / y`, rounded half away from zero (Foundation's `.plain`) to 38 significant digits, or
+    /// to fewer where the quotient is so small that a decimal's least exponent, -128, comes first.
     package static func divide(_ x: Decimal, _ y: Decimal) -> Result<Decimal, Problem> {
         guard !y.isZero else { return .failure(.divisionByZero) }
         if x.isNaN || y.isNaN { return .success(.nan) }
         if x.isZero { return .success(0) }
         #if canImport(Darwin)
-        return .success(x / y)
+        var dividend = x, divisor = y, quotient = Decimal()
+        switch NSDecimalDivide(&quotient, &dividend, &divisor, .plain) {
+        case .overflow: return .failure(.overflow)
+        case .underflow: return .failure(.underflow)
+        case .divideByZero: return .failure(.divisionByZero)
+        default: return .success(quotient)
+        }
         #else
         guard let dividend = UInt128(Swift.abs(x).significand.description), let divisor = UInt128(Swift.abs(y).significand.description) else {
             return .success(x / y)
@@ -24,7 +31,14 @@ package enum DecimalDivision {
         let negative = (x.sign == .minus) != (y.sign == .minus)
         // dividend * 10^shift / divisor has 38 or 39 digits: at most 10^39 < 2^130, so the
         // dividend is widened to 256 bits and the shift lowered until the quotient fits 128.
+        // The shift never takes the quotient's exponent below the least: it is rounded once.
         var shift = 38 - digits(dividend) + digits(divisor)
+        let floor = x.exponent - y.exponent - leastExponent
+        var below = 0
+        if shift > floor {
+            below = max(0, -floor)
+            shift = max(0, floor)
+        }
         var wide = times10(dividend, shift)
         while wide.high >= divisor, shift > 0 {
             shift -= 1
@@ -33,42 +47,56 @@ package enum DecimalDivision {
         guard wide.high < divisor else { return .success(x / y) }
         let division = divisor.dividingFullWidth(wide)
         var quotient = division.quotient
-        let remainder = division.remainder
         var exponent = x.exponent - y.exponent - shift
         // Half away from zero: the remainder is at least half the divisor.
-        var roundsUp = remainder >= divisor - remainder
-        // A 39th digit goes, into the rounding (the first digit dropped decides it).
-        while digits(quotient) > 38 {
-            let (kept, dropped) = quotient.quotientAndRemainder(dividingBy: 10)
-            roundsUp = dropped >= 5
+        var roundsUp = division.remainder >= divisor - division.remainder
+        // Digits past the 38th, or below the least exponent, go in one step: the first of them
+        // decides (a remainder only adds to them, and half-up looks no further).
+        let excess = max(digits(quotient) - 38, below)
+        if excess > 0 {
+            guard excess < 39 else { return .failure(.underflow) }
+            let unit = power10(excess)
+            let (kept, dropped) = quotient.quotientAndRemainder(dividingBy: unit)
+            roundsUp = dropped >= unit - dropped
             quotient = kept
-            exponent += 1
+            exponent += excess
         }
         if roundsUp { quotient += 1 }
         return make(quotient, exponent: exponent, negative: negative)
         #endif
     }
 
+    /// The least exponent a decimal holds.
+    private static let leastExponent = -128
+
     #if !canImport(Darwin)
-    /// The decimal `±significand × 10^exponent`, its trailing zeros folded into the exponent,
-    /// rounded further when the exponent is below a decimal's least.
+    /// The decimal `±significand × 10^exponent`: trailing zeros folded into the exponent, and
+    /// back into the significand when the exponent is past the greatest a decimal holds.
     private static func make(_ significand: UInt128, exponent: Int, negative: Bool) -> Result<Decimal, Problem> {
         var significand = significand, exponent = exponent
-        while significand != 0, significand % 10 == 0 {
+        if significand == 0 || exponent < leastExponent { return .failure(.underflow) }
+        while significand % 10 == 0, exponent < 127 {
             significand /= 10
             exponent += 1
         }
-        while exponent < -128, significand != 0 {
-            let (kept, dropped) = significand.quotientAndRemainder(dividingBy: 10)
-            significand = kept + (dropped >= 5 ? 1 : 0)
-            exponent += 1
+        while exponent > 127, significand < power10(37) {
+            significand *= 10
+            exponent -= 1
         }
-        if significand == 0 { return .failure(.underflow) }
-        guard exponent <= 127, let magnitude = Decimal(string: significand.description) else { return .failure(.overflow) }
-        return .success(Decimal(sign: negative ? .minus : .plus, exponent: exponent, significand: magnitude))
+        // Written out and read (the significand with its exponent: Decimal(sign:exponent:significand:)
+        // folds a significand's zeros into an exponent past the greatest, giving NaN).
+        guard exponent <= 127, let value = Decimal(string: "\(negative ? "-" : "")\(significand)e\(exponent)", locale: Locale(identifier: "en_US_POSIX")), !value.isNaN else {
+            return .failure(.overflow)
+        }
+        return .success(value)
     }
 
     private static func digits(_ value: UInt128) -> Int { value == 0 ? 1 : value.description.count }
+
+    /// 10^power, for a power from 0 to 38.
+    private static func power10(_ power: Int) -> UInt128 {
+        (0..<power).reduce(UInt128(1)) { value, _ in value * 10 }
+    }
 
     /// `value × 10^power` in 256 bits (`power` at most 76, so it fits).
     private static func times10(_ value: UInt128, _ power: Int) -> (high: UInt128, low: UInt128.Magnitude) {
