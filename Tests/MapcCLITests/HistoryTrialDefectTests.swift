@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// Defects a trial with a 40-version model history found: answers that pointed the user the
@@ -161,5 +162,36 @@ struct HistoryTrialDefectTests {
         #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "c.db"], in: folder).status == 0)
         let plan = try CLI.run(["plan", "--to", "v3", "c.db"], in: folder)
         #expect(plan.status == 0 && plan.stdout.contains("already at v3"), "\(plan.stdout)\(plan.stderr)")
+    }
+
+    /// A Core Data store whose join table is named otherwise than mapc predicts (Core Data's
+    /// suffixes and owners are read from stores, not derived) was read right, but a migration
+    /// wrote mapc's names without a word. It still does (the rule stores show most often), and says so.
+    @Test func aStoreWhoseJoinTablesAreNamedOtherwiseIsToldSo() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let entities = "  Book:\n    attributes: { title: string }\n    relationships: { tags: { destination: Tag, toMany: true, inverse: books, optional: true } }\n"
+            + "  Tag:\n    attributes: { name: string }\n    relationships: { books: { destination: Book, toMany: true, inverse: tags, optional: true } }\n"
+        try folder.write("model: M\nversion: v1\nentities:\n" + entities, to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n" + entities.replacingOccurrences(of: "title: string", with: "title: string, note: string?"), to: "schemas/v2.yaml")
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Book": [{"id": "b1", "title": "A", "tags": ["t1"]}], "Tag": [{"id": "t1", "name": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "plain.sqlite"], in: folder).status == 0)
+        let plain = try CLI.run(["plan", "plain.sqlite"], in: folder)
+        #expect(plain.status == 0 && !plain.stdout.contains("names join tables otherwise"), "\(plain.stdout)")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.sqlite").path)
+        let (table, column) = try queue.read { db -> (String, String) in
+            let table = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')") ?? ""
+            let column = try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid LIMIT 1", arguments: [table]) ?? ""
+            return (table, column)
+        }
+        try queue.write { db in try db.execute(sql: "ALTER TABLE \(table) RENAME COLUMN \(column) TO \(column)1") }
+        try queue.close()
+        #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""tags": ["#), "read under the store's names")
+        let plan = try CLI.run(["plan", "s.sqlite"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("the store names join tables otherwise than mapc writes them") && plan.stdout.contains("\(column)1"), "\(plan.stdout)\(plan.stderr)")
+        let run = try CLI.run(["run", "s.sqlite"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("open a migrated copy with the app"), "\(run.stderr)")
     }
 }

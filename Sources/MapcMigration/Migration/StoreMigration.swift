@@ -145,6 +145,7 @@ package enum StoreMigration {
             try? sourceStore.close()
             throw error
         }
+        let joinNaming = sourceStore.joinTableNamingNote()
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.close()
@@ -190,7 +191,7 @@ package enum StoreMigration {
             throw error
         }
         guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
-        return (summaries, temporary, ForeignTable.notes(foreign) + checks.notes)
+        return (summaries, temporary, ForeignTable.notes(foreign) + [joinNaming].compactMap { $0 } + checks.notes)
     }
 
     /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, nil

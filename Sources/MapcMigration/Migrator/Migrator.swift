@@ -163,7 +163,7 @@ public struct Migrator: Sendable {
         let store = try Store.open(at: Files.path(of: url), schema: version, readOnly: true)
         defer { try? store.close() }
         let tables = try store.foreignTables()
-        var notes = ForeignTable.notes(tables)
+        var notes = ForeignTable.notes(tables) + [store.joinTableNamingNote()].compactMap { $0 }
         let unasked = tables.filter(\.needsConsent)
         if !unasked.isEmpty {
             notes.append("a run refuses to leave out \(unasked.map(\.describedWithCost).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
