@@ -166,8 +166,10 @@ struct HistoryTrialDefectTests {
 
     /// A Core Data store whose join table is named otherwise than mapc predicts (Core Data's
     /// suffixes and owners are read from stores, not derived) was read right, but a migration
-    /// wrote mapc's names without a word. It still does (the rule stores show most often), and says so.
-    @Test func aStoreWhoseJoinTablesAreNamedOtherwiseIsToldSo() throws {
+    /// wrote mapc's names without a word. The migrated store keeps the store's names where the
+    /// new version has the same table, and plan and run say so.
+    @Test(arguments: ["column", "table"])
+    func aStoreWhoseJoinTablesAreNamedOtherwiseKeepsTheirNames(renaming: String) throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let entities = "  Book:\n    attributes: { title: string }\n    relationships: { tags: { destination: Tag, toMany: true, inverse: books, optional: true } }\n"
@@ -175,23 +177,31 @@ struct HistoryTrialDefectTests {
         try folder.write("model: M\nversion: v1\nentities:\n" + entities, to: "schemas/v1.yaml")
         try folder.write("model: M\nversion: v2\nentities:\n" + entities.replacingOccurrences(of: "title: string", with: "title: string, note: string?"), to: "schemas/v2.yaml")
         try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
-        try folder.write(#"{"version": "v1", "objects": {"Book": [{"id": "b1", "title": "A", "tags": ["t1"]}], "Tag": [{"id": "t1", "name": "x"}]}}"#, to: "d.json")
+        try folder.write(#"{"version": "v1", "objects": {"Book": [{"id": "b1", "title": "A", "tags": ["t1", "t2"]}, {"id": "b2", "title": "B", "tags": ["t2"]}], "Tag": [{"id": "t1", "name": "x"}, {"id": "t2", "name": "y"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "plain.sqlite"], in: folder).status == 0)
         let plain = try CLI.run(["plan", "plain.sqlite"], in: folder)
         #expect(plain.status == 0 && !plain.stdout.contains("names join tables otherwise"), "\(plain.stdout)")
         #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        // As Core Data may have named them: a numbered column, or the table under the other side's name.
+        let (renamedTable, column) = renaming == "column" ? ("Z_1TAGS", "Z_1BOOKS1") : ("Z_2BOOKS", "Z_1BOOKS")
         let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.sqlite").path)
-        let (table, column) = try queue.read { db -> (String, String) in
-            let table = try String.fetchOne(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')") ?? ""
-            let column = try String.fetchOne(db, sql: "SELECT name FROM pragma_table_info(?) ORDER BY cid LIMIT 1", arguments: [table]) ?? ""
-            return (table, column)
+        try queue.write { db in
+            if renaming == "column" { try db.execute(sql: "ALTER TABLE Z_1TAGS RENAME COLUMN Z_1BOOKS TO Z_1BOOKS1") } else { try db.execute(sql: "ALTER TABLE Z_1TAGS RENAME TO Z_2BOOKS") }
         }
-        try queue.write { db in try db.execute(sql: "ALTER TABLE \(table) RENAME COLUMN \(column) TO \(column)1") }
         try queue.close()
-        #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""tags": ["#), "read under the store's names")
+        let before = try CLI.run(["dump", "s.sqlite"], in: folder)
+        #expect(before.status == 0 && before.stdout.contains(#""tags": ["#), "read under the store's names: \(before.stderr)")
         let plan = try CLI.run(["plan", "s.sqlite"], in: folder)
-        #expect(plan.status == 0 && plan.stdout.contains("the store names join tables otherwise than mapc writes them") && plan.stdout.contains("\(column)1"), "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.status == 0 && plan.stdout.contains("the store names join tables otherwise than mapc would write them") && plan.stdout.contains(renamedTable), "\(plan.stdout)\(plan.stderr)")
         let run = try CLI.run(["run", "s.sqlite"], in: folder)
-        #expect(run.status == 0 && run.stderr.contains("open a migrated copy with the app"), "\(run.stderr)")
+        #expect(run.status == 0 && run.stderr.contains("A migration keeps these names"), "\(run.stderr)")
+        // The migrated store has the store's names, and every link.
+        let names = try DatabaseQueue(path: folder.appendingPathComponent("s.sqlite").path)
+        let columns = try names.read { db in try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [renamedTable]) }
+        try names.close()
+        #expect(columns.contains(column), "\(renamedTable): \(columns)")
+        let after = try CLI.run(["dump", "s.sqlite"], in: folder)
+        func links(_ dump: String) -> [String] { dump.split(separator: "\n").filter { $0.contains("\"tags\"") || $0.contains("\"books\"") }.map(String.init) }
+        #expect(after.status == 0 && links(after.stdout) == links(before.stdout) && links(before.stdout).count == 4, "\(after.stdout)")
     }
 }

@@ -356,8 +356,12 @@ package enum StoreMigration {
     static func migrateStep(_ step: MigrationStep, from sourceStore: Store, into path: String, options: MigrationOptions, policies: PolicyRegistry,
                             sourceIsUnchanging: Bool, beforeValidation: (() throws -> Void)? = nil,
                             progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
-        let destinationStore = try Store.create(at: path, schema: step.destination, format: options.destinationFormat ?? sourceStore.format,
-                                                carrying: try sourceStore.metadata(), writingBehind: true)
+        let destinationFormat = options.destinationFormat ?? sourceStore.format
+        // A Core Data store's join tables keep the names the store gave them, where the new
+        // version has the same tables (the same relationships between the same entity numbers).
+        let destinationStore = try Store.create(at: path, schema: step.destination, format: destinationFormat,
+                                                carrying: try sourceStore.metadata(), writingBehind: true,
+                                                joinTableNames: destinationFormat.identifier == sourceStore.format.identifier ? sourceStore.joinTableDepartures : [])
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF")

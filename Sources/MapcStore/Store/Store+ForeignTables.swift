@@ -137,24 +137,19 @@ extension Store {
 }
 
 extension Store {
-    /// Where the store names its join tables and their columns otherwise than mapc writes them for
-    /// this version (Core Data's suffixes and owners are read from a store, not derived, where they
-    /// differ): a note, for a migration writes the new store under mapc's names. Nil when they agree.
+    /// Where the store names its join tables and their columns otherwise than mapc predicts for
+    /// this version (Core Data's suffixes and owners are read from a store, not derived, where
+    /// they differ): a note, for a migration keeps those names only for the tables the new
+    /// version has unchanged. Nil when they agree.
     package func joinTableNamingNote() -> String? {
-        let predicted = strategy.layout(for: schema)
-        var departures: [String] = []
-        for entity in schema.entities.sorted(by: { $0.name < $1.name }) {
-            for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
-                guard case .joinTable(let table, let owner, let other, let ownerOrder, _, _, true)? = layout.entities[entity.name]?.relationships[relationship.name],
-                      case .joinTable(let written, let writtenOwner, let writtenOther, let writtenOrder, _, _, _)? = predicted.entities[entity.name]?.relationships[relationship.name],
-                      (table, owner, other, ownerOrder) != (written, writtenOwner, writtenOther, writtenOrder) else { continue }
-                let stored = ([owner, other] + [ownerOrder].compactMap { $0 }).joined(separator: ", ")
-                let made = ([writtenOwner, writtenOther] + [writtenOrder].compactMap { $0 }).joined(separator: ", ")
-                departures.append("\(entity.name).\(relationship.name) in \(table) (\(stored)), written as \(written) (\(made))")
-            }
-        }
+        let departures = joinTableDepartures
         guard !departures.isEmpty else { return nil }
-        return "the store names join tables otherwise than mapc writes them: \(departures.joined(separator: "; ")). The migrated store takes mapc's names, "
-            + "which follow the rule Core Data's stores show most often but not this store's: open a migrated copy with the app before migrating users' stores"
+        let listed = departures.map { departure -> String in
+            let stored = departure.actual.dropFirst().compactMap { $0 }.joined(separator: ", ")
+            let predicted = departure.predicted.dropFirst().compactMap { $0 }.joined(separator: ", ")
+            return "\(departure.actual[0] ?? "") (\(stored)) where mapc would write \(departure.predicted[0] ?? "") (\(predicted))"
+        }
+        return "the store names join tables otherwise than mapc would write them: \(listed.joined(separator: "; ")). A migration keeps these names where the new "
+            + "version has the same table (the same relationship between the same entity numbers) and writes mapc's elsewhere; open a migrated copy with the app before migrating users' stores"
     }
 }

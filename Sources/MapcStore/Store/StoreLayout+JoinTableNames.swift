@@ -1,0 +1,79 @@
+import Foundation
+
+/// A join table as a store names it, where that departs from the names the layout predicts for
+/// the store's version: Core Data's suffixes (`Z_1BOOKS1`) and owners are read from stores, not
+/// derived (docs/core-data.md), and a store Core Data wrote may differ from mapc's rule.
+package struct JoinTableNaming: Sendable, Equatable {
+    /// The predicted names: table, owner's column, other's column, and the two order columns.
+    var predicted: [String?]
+    /// The names the store has, in the same places.
+    var actual: [String?]
+}
+
+extension StoreLayout {
+    /// The join tables `actual` (a store's layout, as read from its file) names otherwise than
+    /// this layout, predicted for the same version, does.
+    package func joinTableDepartures(in actual: StoreLayout) -> [JoinTableNaming] {
+        var found: [JoinTableNaming] = []
+        for (entity, storage) in entities.sorted(by: { $0.key < $1.key }) {
+            for (name, kept) in storage.relationships.sorted(by: { $0.key < $1.key }) {
+                guard case .joinTable(let table, let owner, let other, let ownerOrder, let otherOrder, _, true) = kept,
+                      case .joinTable(let storedTable, let storedOwner, let storedOther, let storedOwnerOrder, let storedOtherOrder, _, _)? = actual.entities[entity]?.relationships[name] else { continue }
+                let predicted = [table, owner, other, ownerOrder, otherOrder], stored = [storedTable, storedOwner, storedOther, storedOwnerOrder, storedOtherOrder]
+                if predicted != stored, !found.contains(where: { $0.predicted == predicted }) {
+                    found.append(JoinTableNaming(predicted: predicted, actual: stored))
+                }
+            }
+        }
+        return found
+    }
+
+    /// This layout with the join tables it predicts exactly as a store's departure was predicted
+    /// (the same table and columns: the same relationship between the same entity numbers) named
+    /// as that store names them, so a migration keeps the names Core Data gave them. A departure
+    /// whose names this layout uses for something else is not taken.
+    package func namingJoinTables(as departures: [JoinTableNaming]) -> StoreLayout {
+        var layout = self
+        for departure in departures {
+            guard let predictedTable = departure.predicted[0], let storedTable = departure.actual[0],
+                  let index = layout.tables.firstIndex(where: { $0.name == predictedTable }),
+                  layout.entities.values.contains(where: { storage in storage.relationships.values.contains { kept in
+                      if case .joinTable(let t, let o, let x, let oo, let xo, _, true) = kept { return [t, o, x, oo, xo] == departure.predicted }
+                      return false
+                  } }) else { continue }
+            // Not onto a name another table of this layout has.
+            guard storedTable.lowercased() == predictedTable.lowercased() || !layout.tables.contains(where: { $0.name.lowercased() == storedTable.lowercased() }) else { continue }
+            var renamed: [String: String] = [:]
+            for (predicted, stored) in zip(departure.predicted.dropFirst(), departure.actual.dropFirst()) {
+                if let predicted, let stored { renamed[predicted] = stored }
+            }
+            var table = layout.tables[index]
+            let columns = table.columns.map { renamed[$0.name] ?? $0.name }
+            // Each column once (a stored name another predicted column of the table has is not taken).
+            guard Set(columns.map { $0.lowercased() }).count == columns.count else { continue }
+            table.name = storedTable
+            for position in table.columns.indices { table.columns[position].name = columns[position] }
+            for position in table.indexes.indices {
+                let indexColumns = table.indexes[position].columns
+                if table.indexes[position].name == "\(predictedTable)_\(indexColumns.first ?? "")_INDEX" {
+                    table.indexes[position].name = "\(storedTable)_\(renamed[indexColumns.first ?? ""] ?? indexColumns.first ?? "")_INDEX"
+                }
+                table.indexes[position].columns = indexColumns.map { renamed[$0] ?? $0 }
+            }
+            // The key of a join table is its first two columns.
+            table.constraints = table.constraints.map { constraint in
+                constraint.hasPrefix("PRIMARY KEY") && columns.count >= 2 ? "PRIMARY KEY (\(CoreDataFormat.sqlName(columns[0])), \(CoreDataFormat.sqlName(columns[1])))" : constraint
+            }
+            layout.tables[index] = table
+            for (entity, storage) in layout.entities {
+                for (name, kept) in storage.relationships {
+                    guard case .joinTable(predictedTable, let owner, let other, let ownerOrder, let otherOrder, let destination, let writes) = kept else { continue }
+                    layout.entities[entity]?.relationships[name] = .joinTable(table: storedTable, ownerColumn: renamed[owner] ?? owner, otherColumn: renamed[other] ?? other,
+                                                                              ownerOrderColumn: ownerOrder.map { renamed[$0] ?? $0 }, otherOrderColumn: otherOrder.map { renamed[$0] ?? $0 },
+                                                                              destinationTable: destination, writesRows: writes)
+                }
+            }
+        }
+        return layout
+    }
+}
