@@ -144,12 +144,22 @@ extension Store {
     package func joinTableNamingNote() -> String? {
         let departures = joinTableDepartures
         guard !departures.isEmpty else { return nil }
-        let listed = departures.map { departure -> String in
-            let stored = departure.actual.dropFirst().compactMap { $0 }.joined(separator: ", ")
-            let predicted = departure.predicted.dropFirst().compactMap { $0 }.joined(separator: ", ")
-            return "\(departure.actual[0] ?? "") (\(stored)) where mapc would write \(departure.predicted[0] ?? "") (\(predicted))"
+        func listed(_ kept: Bool) -> String {
+            departures.filter { $0.differsOnlyInSuffixes == kept }.map { departure -> String in
+                let stored = departure.actual.dropFirst().compactMap { $0 }.joined(separator: ", ")
+                let predicted = departure.predicted.dropFirst().compactMap { $0 }.joined(separator: ", ")
+                return "\(departure.actual[0] ?? "") (\(stored)) where mapc would write \(departure.predicted[0] ?? "") (\(predicted))"
+            }.joined(separator: "; ")
         }
-        return "the store names join tables otherwise than mapc would write them: \(listed.joined(separator: "; ")). A migration keeps these names where the new "
-            + "version has the same table (the same relationship between the same entity numbers) and writes mapc's elsewhere; open a migrated copy with the app before migrating users' stores"
+        var sentences: [String] = []
+        let numbered = listed(true), named = listed(false)
+        if !numbered.isEmpty {
+            sentences.append("the store numbers join table columns otherwise than mapc would: \(numbered); a migration keeps these numbers where the new version has the same table")
+        }
+        if !named.isEmpty {
+            sentences.append("the store names join tables otherwise than mapc would write them: \(named); a migration writes them by the rule Core Data's stores follow "
+                             + "(the lower entity number owns), as Core Data's own migration does; open a migrated copy with the app before migrating users' stores")
+        }
+        return sentences.joined(separator: ". ")
     }
 }

@@ -1,13 +1,24 @@
 import Foundation
 
 /// A join table as a store names it, where that departs from the names the layout predicts for
-/// the store's version: Core Data's suffixes (`Z_1BOOKS1`) and owners are read from stores, not
-/// derived (docs/core-data.md), and a store Core Data wrote may differ from mapc's rule.
+/// the store's version. Core Data numbers a repeated column name (`Z_2ARTISTS1`) in an order the
+/// model does not give (the layout notes: "suffixes are not derivable from the model; read them
+/// from the store"), so a store may number them otherwise than mapc does; the table's name and
+/// owner follow a rule (the lower entity number owns), which Core Data applies anew when it
+/// migrates a store (a store of one app was migrated by Core Data from one owner's name to the other's).
 package struct JoinTableNaming: Sendable, Equatable {
     /// The predicted names: table, owner's column, other's column, and the two order columns.
     var predicted: [String?]
     /// The names the store has, in the same places.
     var actual: [String?]
+
+    /// Whether the store's names differ from the predicted ones only in the numbers at their
+    /// ends: the table and its columns the same but for the suffixes Core Data numbers, which a
+    /// migration keeps. Another owner or table name is a rule's, which a migration writes anew.
+    var differsOnlyInSuffixes: Bool {
+        func base(_ name: String?) -> String? { name.map { String($0.reversed().drop(while: \.isNumber).reversed()).uppercased() } }
+        return predicted[0]?.uppercased() == actual[0]?.uppercased() && zip(predicted.dropFirst(), actual.dropFirst()).allSatisfy { base($0) == base($1) }
+    }
 }
 
 extension StoreLayout {
@@ -29,12 +40,13 @@ extension StoreLayout {
     }
 
     /// This layout with the join tables it predicts exactly as a store's departure was predicted
-    /// (the same table and columns: the same relationship between the same entity numbers) named
-    /// as that store names them, so a migration keeps the names Core Data gave them. A departure
-    /// whose names this layout uses for something else is not taken.
+    /// (the same table and columns: the same relationship between the same entity numbers)
+    /// numbered as that store numbers their columns, so a migration keeps the suffixes Core Data
+    /// gave them. A departure in more than suffixes, or whose names this layout uses for
+    /// something else, is not taken.
     package func namingJoinTables(as departures: [JoinTableNaming]) -> StoreLayout {
         var layout = self
-        for departure in departures {
+        for departure in departures where departure.differsOnlyInSuffixes {
             guard let predictedTable = departure.predicted[0], let storedTable = departure.actual[0],
                   let index = layout.tables.firstIndex(where: { $0.name == predictedTable }),
                   layout.entities.values.contains(where: { storage in storage.relationships.values.contains { kept in
