@@ -22,6 +22,9 @@ enum ValueSemantics {
             }
         }
 
+        var isDouble: Bool { if case .double = self { return true } else { return false } }
+        var isDecimal: Bool { if case .decimal = self { return true } else { return false } }
+
         var decimal: Decimal {
             switch self {
             case .integer(let n): return Decimal(n)
@@ -105,9 +108,6 @@ enum ValueSemantics {
 
     // MARK: Strings
 
-    /// LIKE: `*` matches any run of characters, `?` exactly one; everything else literally.
-    /// Greedy matching with one backtrack point: linear for most patterns, at worst the text's
-    /// length times the pattern's, so each step is charged to `budget`; nil when it runs out.
     // MARK: Text tests
 
     /// Whether `text` starts with `prefix`: by Unicode scalars, as `==` compares text (é as one
@@ -128,7 +128,10 @@ enum ValueSemantics {
         !part.isEmpty && ByteSearch.contains(text, part)
     }
 
-    /// LIKE: `?` is one Unicode scalar, `*` any run of them; the whole text must match.
+    /// LIKE: `*` matches any run of Unicode scalars, `?` exactly one; everything else literally;
+    /// the whole text must match. Greedy matching with one backtrack point: linear for most
+    /// patterns, at worst the text's length times the pattern's, so each step is charged to
+    /// `budget`; nil when it runs out.
     static func like(_ text: String, _ pattern: String, options: ComparisonOptions, budget: inout Int) -> Bool? {
         let s = Array(fold(text, options).unicodeScalars), p = Array(fold(pattern, options).unicodeScalars)
         var i = 0, j = 0
@@ -250,7 +253,7 @@ enum ValueSemantics {
         let numbers = items.compactMap(number)
         guard numbers.count == items.count else { return .failure(SemanticError("the mean needs numbers")) }
         guard !numbers.isEmpty else { return .success(.null) }
-        if numbers.contains(where: { if case .double = $0 { return true } else { return false } }) {
+        if numbers.contains(where: \.isDouble) {
             // From the first (so -0.0 and -0.0 average -0.0).
             let total = numbers.dropFirst().reduce(numbers[0].double) { $0 + $1.double }
             guard total.isFinite else { return .failure(SemanticError("the mean of these numbers is not a finite number (their sum is past the largest double)")) }
@@ -258,7 +261,7 @@ enum ValueSemantics {
         }
         let total = numbers.reduce(Decimal(0)) { $0 + $1.decimal }
         return quotient(total, Decimal(numbers.count)).map { mean in
-            numbers.contains { if case .decimal = $0 { return true } else { return false } } ? .scalar(.decimal(mean)) : .scalar(.double(ValueRules.double(of: mean)))
+            numbers.contains(where: \.isDecimal) ? .scalar(.decimal(mean)) : .scalar(.double(ValueRules.double(of: mean)))
         }
     }
 
@@ -268,8 +271,7 @@ enum ValueSemantics {
         let numbers = items.compactMap(number)
         guard numbers.count == items.count else { return .failure(SemanticError("the median needs numbers")) }
         guard !numbers.isEmpty else { return .success(.null) }
-        let hasDouble = numbers.contains { if case .double = $0 { return true } else { return false } }
-        let hasDecimal = numbers.contains { if case .decimal = $0 { return true } else { return false } }
+        let hasDouble = numbers.contains(where: \.isDouble), hasDecimal = numbers.contains(where: \.isDecimal)
         let taken: [EvalValue] = numbers.map { hasDouble ? .scalar(.double($0.double)) : hasDecimal ? .scalar(.decimal($0.decimal)) : .scalar($0.value) }
         let sorted = taken.sorted { compare($0, $1) == .orderedAscending }
         let middle = sorted.count / 2
@@ -300,19 +302,20 @@ enum ValueSemantics {
             case .failure(let error): return .failure(error)
             }
         }
+        func times(_ a: Decimal, _ b: Decimal) -> Decimal? {
+            guard case .success(.scalar(.decimal(let product))) = arithmetic(.multiply, .scalar(.decimal(a)), .scalar(.decimal(b))), product.isFinite, !product.isNaN else { return nil }
+            return product
+        }
+        let outOfRange = SemanticError("the result of \(x) ** \(n) is not a number a decimal holds")
         var result = Decimal(1), remaining = n.magnitude
         while remaining > 0 {
             if remaining & 1 == 1 {
-                guard case .success(.scalar(.decimal(let product))) = arithmetic(.multiply, .scalar(.decimal(result)), .scalar(.decimal(base))), product.isFinite, !product.isNaN else {
-                    return .failure(SemanticError("the result of \(x) ** \(n) is not a number a decimal holds"))
-                }
+                guard let product = times(result, base) else { return .failure(outOfRange) }
                 result = product
             }
             remaining >>= 1
             if remaining > 0 {
-                guard case .success(.scalar(.decimal(let square))) = arithmetic(.multiply, .scalar(.decimal(base)), .scalar(.decimal(base))), square.isFinite, !square.isNaN else {
-                    return .failure(SemanticError("the result of \(x) ** \(n) is not a number a decimal holds"))
-                }
+                guard let square = times(base, base) else { return .failure(outOfRange) }
                 base = square
             }
         }

@@ -138,9 +138,9 @@ extension Store {
 
 extension Store {
     /// Where the store names its join tables and their columns otherwise than mapc predicts for
-    /// this version (Core Data's suffixes and owners are read from a store, not derived, where
-    /// they differ): a note, for a migration keeps those names only for the tables the new
-    /// version has unchanged. Nil when they agree.
+    /// this version: a note saying which a migration keeps (the numbers Core Data gave repeated
+    /// columns, where the new version has the same table) and which it writes by the rule (another
+    /// owner or table name). Nil when they agree.
     package func joinTableNamingNote() -> String? {
         let departures = joinTableDepartures
         guard !departures.isEmpty else { return nil }
