@@ -104,6 +104,25 @@ struct CoreDataLayoutEraTests {
         #expect(try sql(path, "SELECT ZPATH || ':' || ifnull(Z1DOCUMENTS, 'nil') FROM ZDOCUMENT ORDER BY Z_PK") == ["/a:1", "/b:1", "/c:nil"])
     }
 
+    /// A column name used by three join tables is numbered as Core Data numbers it, 1 then 2
+    /// (`Z_3ARTWORKS1`, `Z_3ARTWORKS2` in a real store): mapc wrote the third `…12`.
+    @Test func aThirdRepeatOfAJoinColumnIsNumberedTwo() throws {
+        let schema = try loadSchema("""
+            model: G
+            version: g1
+            entities:
+              Album: { relationships: { artworks: { destination: Artwork, toMany: true, inverse: albums, optional: true } } }
+              Artwork: { relationships: { albums: { destination: Album, toMany: true, inverse: artworks, optional: true },
+                                          locations: { destination: Location, toMany: true, inverse: artworks, optional: true },
+                                          shows: { destination: Show, toMany: true, inverse: artworks, optional: true } } }
+              Location: { relationships: { artworks: { destination: Artwork, toMany: true, inverse: locations, optional: true } } }
+              Show: { relationships: { artworks: { destination: Artwork, toMany: true, inverse: shows, optional: true } } }
+            """ + "\n")
+        let layout = StoreFormat.coreData.strategy.layout(for: schema)
+        let columns = layout.tables.filter { $0.name.hasPrefix("Z_") }.flatMap { $0.columns.map(\.name) }
+        #expect(columns.contains("Z_2ARTWORKS") && columns.contains("Z_2ARTWORKS1") && columns.contains("Z_2ARTWORKS2") && !columns.contains("Z_2ARTWORKS12"), "\(columns)")
+    }
+
     /// The same store as Core Data 419–519 wrote it (join tables named after the other side,
     /// columns numbered otherwise, no destination-entity column, the to-many without an inverse
     /// in a join table as an earlier mapc wrote it): read the same, and migrated.

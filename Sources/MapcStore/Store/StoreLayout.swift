@@ -205,8 +205,20 @@ struct NameAllocator {
 
     /// SQLite names are case-insensitive, so uniqueness is checked case-insensitively; names
     /// starting `sqlite_` are SQLite's own and get a leading underscore.
+    /// A numeric suffix counts on from itself on the name (Core Data's `Z_3ARTWORKS`,
+    /// `Z_3ARTWORKS1`, `Z_3ARTWORKS2`); another suffix is numbered after (`title_v`, `title_v_2`).
     mutating func allocate(_ name: String, fallbackSuffix: String? = nil, separator: String = "_") -> String {
         var candidate = name.lowercased().hasPrefix("sqlite_") ? "_" + name : name
+        if let suffix = fallbackSuffix, let first = Int(suffix), used.contains(candidate.lowercased()) {
+            let base = candidate
+            var number = first
+            repeat {
+                candidate = "\(base)\(separator)\(number)"
+                number += 1
+            } while used.contains(candidate.lowercased())
+            used.insert(candidate.lowercased())
+            return candidate
+        }
         if used.contains(candidate.lowercased()), let suffix = fallbackSuffix { candidate = "\(candidate)\(separator)\(suffix)" }
         var counter = 2
         let base = candidate
