@@ -123,6 +123,49 @@ struct CoreDataLayoutEraTests {
         #expect(columns.contains("Z_2ARTWORKS") && columns.contains("Z_2ARTWORKS1") && columns.contains("Z_2ARTWORKS2") && !columns.contains("Z_2ARTWORKS12"), "\(columns)")
     }
 
+    /// A store that numbers a repeated join column otherwise than mapc keeps its numbers through
+    /// a migration only where they still mean the same: the new version has the same columns of
+    /// that name. With one more (a new relationship to Artwork), all are numbered anew.
+    @Test func aStoresNumbersAreKeptOnlyAmongTheSameSiblings() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let base = """
+            model: G
+            version: g1
+            entities:
+              Album: { attributes: { title: string? }, relationships: { artworks: { destination: Artwork, toMany: true, inverse: albums, optional: true } } }
+              Artwork: { relationships: { albums: { destination: Album, toMany: true, inverse: artworks, optional: true },
+                                          shows: { destination: Show, toMany: true, inverse: artworks, optional: true } } }
+              Show: { relationships: { artworks: { destination: Artwork, toMany: true, inverse: shows, optional: true } } }
+
+            """
+        let g1 = try loadSchema(base)
+        let path = folder.appendingPathComponent("g.sqlite").path
+        try Store.create(at: path, schema: g1, format: .coreData).database.close()
+        // The store numbers Z_2ARTWORKS the other way round.
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "ALTER TABLE Z_1ARTWORKS RENAME COLUMN Z_2ARTWORKS TO Z_2ARTWORKSX; ALTER TABLE Z_2SHOWS RENAME COLUMN Z_2ARTWORKS1 TO Z_2ARTWORKS; ALTER TABLE Z_1ARTWORKS RENAME COLUMN Z_2ARTWORKSX TO Z_2ARTWORKS1")
+        }
+        let store = try Store.open(at: path, schema: g1, readOnly: true)
+        let departures = store.joinTableDepartures
+        try store.close()
+        #expect(departures.count == 2, "\(departures)")
+        func keyColumns(_ layout: StoreLayout, _ table: String) -> [String] { layout.tables.first { $0.name == table }?.columns.prefix(2).map(\.name) ?? [] }
+        // The same siblings (an attribute added): the store's numbers.
+        let same = try loadSchema(base.replacingOccurrences(of: "version: g1", with: "version: g2").replacingOccurrences(of: "title: string?", with: "title: string?, year: int64?"))
+        let kept = StoreFormat.coreData.strategy.layout(for: same).namingJoinTables(as: departures)
+        #expect(keyColumns(kept, "Z_1ARTWORKS") == ["Z_1ALBUMS", "Z_2ARTWORKS1"] && keyColumns(kept, "Z_2SHOWS") == ["Z_2ARTWORKS", "Z_3SHOWS"], "\(kept.tables.map(\.name))")
+        // One more sibling: numbered anew, as mapc numbers them.
+        let more = try loadSchema(base.replacingOccurrences(of: "version: g1", with: "version: g2")
+            .replacingOccurrences(of: "shows: { destination: Show, toMany: true, inverse: artworks, optional: true } } }",
+                                  with: "shows: { destination: Show, toMany: true, inverse: artworks, optional: true },\n                                      venues: { destination: Venue, toMany: true, inverse: artworks, optional: true } } }")
+            + "  Venue: { relationships: { artworks: { destination: Artwork, toMany: true, inverse: venues, optional: true } } }\n")
+        let predicted = StoreFormat.coreData.strategy.layout(for: more)
+        let renumbered = predicted.namingJoinTables(as: departures)
+        #expect(keyColumns(renumbered, "Z_1ARTWORKS") == keyColumns(predicted, "Z_1ARTWORKS") && keyColumns(renumbered, "Z_2SHOWS") == keyColumns(predicted, "Z_2SHOWS"),
+                "\(keyColumns(renumbered, "Z_1ARTWORKS")) \(keyColumns(renumbered, "Z_2SHOWS"))")
+    }
+
     /// The same store as Core Data 419–519 wrote it (join tables named after the other side,
     /// columns numbered otherwise, no destination-entity column, the to-many without an inverse
     /// in a join table as an earlier mapc wrote it): read the same, and migrated.

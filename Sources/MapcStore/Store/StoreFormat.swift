@@ -173,7 +173,7 @@ extension StoreFormatStrategy {
             let afterLast = Double(ValueLimits.wholeSecondsRange.upperBound + 1 - dateEpoch.offset)
             return [("COALESCE(\(column) < ? OR \(column) >= ?, 0)", [first.databaseValue, afterLast.databaseValue], "outside the years 0001 to 9999 that stores hold")]
         case .bool:
-            return [("COALESCE(\(column) NOT IN (0, 1), 0)", [], "not a boolean (0 or 1)")]
+            return [("COALESCE(\(column) NOT IN (0, 1), 0)", [], "not a boolean (0 or 1; another writer's value: set it to 1 if it means true)")]
         case .float, .decimal, .uuid:
             return [("(\(column) IS NOT NULL AND NOT \(Self.decodesFunctionName)(\(column), ?))", [type.rawValue.databaseValue], "cannot be read as \(type.rawValue)")]
         default:
@@ -235,7 +235,7 @@ extension StoreFormatStrategy {
     /// the range, so another writer (a batch update, a number set through KVC) can leave 2 or -1.
     static func notABoolean(_ stored: Int64) -> MapcError {
         MapcError.store("stored value \(stored) cannot be read as bool: a boolean is stored as 0 or 1, and another writer stored \(stored); "
-                        + "if it means true, set such values to 1 in the store (SQLite: UPDATE <table> SET <column> = 1 WHERE <column> NOT IN (0, 1)) and run again")
+                        + "if it means true, set such values to 1 in the store (SQLite: UPDATE <table> SET <column> = 1 WHERE typeof(<column>) = 'integer' AND <column> NOT IN (0, 1)) and run again")
     }
 
     /// A decimal stored as text: its digits, or `NaN`, which Core Data writes for a decimal

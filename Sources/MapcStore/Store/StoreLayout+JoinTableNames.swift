@@ -11,20 +11,40 @@ package struct JoinTableNaming: Sendable, Equatable {
     var predicted: [String?]
     /// The names the store has, in the same places.
     var actual: [String?]
+    /// How many join-table columns share each base name (the name without its number) in the
+    /// layout predicted for the store: a number means something only among the same siblings.
+    var siblings: [String: Int] = [:]
+
+    /// A column's name without the number Core Data appends to a repeated one.
+    static func base(_ name: String) -> String { String(name.reversed().drop(while: \.isNumber).reversed()).uppercased() }
 
     /// Whether the store's names differ from the predicted ones only in the numbers at their
     /// ends: the table and its columns the same but for the suffixes Core Data numbers, which a
     /// migration keeps. Another owner or table name is a rule's, which a migration writes anew.
     var differsOnlyInSuffixes: Bool {
-        func base(_ name: String?) -> String? { name.map { String($0.reversed().drop(while: \.isNumber).reversed()).uppercased() } }
+        func base(_ name: String?) -> String? { name.map(Self.base) }
         return predicted[0]?.uppercased() == actual[0]?.uppercased() && zip(predicted.dropFirst(), actual.dropFirst()).allSatisfy { base($0) == base($1) }
     }
 }
 
 extension StoreLayout {
+    /// The join tables' key columns, by base name: how many share each.
+    private var joinColumnSiblings: [String: Int] {
+        var joinTables: Set<String> = []
+        for storage in entities.values {
+            for case .joinTable(let table, _, _, _, _, _, _) in storage.relationships.values { joinTables.insert(table) }
+        }
+        var counts: [String: Int] = [:]
+        for table in tables where joinTables.contains(table.name) {
+            for column in table.columns.prefix(2) { counts[JoinTableNaming.base(column.name), default: 0] += 1 }
+        }
+        return counts
+    }
+
     /// The join tables `actual` (a store's layout, as read from its file) names otherwise than
     /// this layout, predicted for the same version, does.
     package func joinTableDepartures(in actual: StoreLayout) -> [JoinTableNaming] {
+        let siblings = joinColumnSiblings
         var found: [JoinTableNaming] = []
         for (entity, storage) in entities.sorted(by: { $0.key < $1.key }) {
             for (name, kept) in storage.relationships.sorted(by: { $0.key < $1.key }) {
@@ -32,7 +52,7 @@ extension StoreLayout {
                       case .joinTable(let storedTable, let storedOwner, let storedOther, let storedOwnerOrder, let storedOtherOrder, _, _)? = actual.entities[entity]?.relationships[name] else { continue }
                 let predicted = [table, owner, other, ownerOrder, otherOrder], stored = [storedTable, storedOwner, storedOther, storedOwnerOrder, storedOtherOrder]
                 if predicted != stored, !found.contains(where: { $0.predicted == predicted }) {
-                    found.append(JoinTableNaming(predicted: predicted, actual: stored))
+                    found.append(JoinTableNaming(predicted: predicted, actual: stored, siblings: siblings))
                 }
             }
         }
@@ -46,7 +66,12 @@ extension StoreLayout {
     /// something else, is not taken.
     package func namingJoinTables(as departures: [JoinTableNaming]) -> StoreLayout {
         var layout = self
+        let siblings = joinColumnSiblings
         for departure in departures where departure.differsOnlyInSuffixes {
+            // A number the store gave means something only among the same siblings: where the new
+            // version has more or fewer columns of that name, they are numbered anew.
+            let bases = departure.predicted[1...2].compactMap { $0 }.map(JoinTableNaming.base)
+            guard bases.allSatisfy({ siblings[$0] == departure.siblings[$0] }) else { continue }
             guard let predictedTable = departure.predicted[0], let storedTable = departure.actual[0],
                   let index = layout.tables.firstIndex(where: { $0.name == predictedTable }),
                   layout.entities.values.contains(where: { storage in storage.relationships.values.contains { kept in
@@ -86,6 +111,9 @@ extension StoreLayout {
                 }
             }
         }
-        return layout
+        // Each key column's name once across the join tables, as Core Data numbers them; else none is kept.
+        let keyColumns = layout.tables.filter { table in layout.entities.values.contains { storage in storage.relationships.values.contains { kept in
+            if case .joinTable(table.name, _, _, _, _, _, _) = kept { return true } else { return false } } } }.flatMap { $0.columns.prefix(2).map { $0.name.lowercased() } }
+        return Set(keyColumns).count == keyColumns.count ? layout : self
     }
 }
