@@ -166,6 +166,35 @@ struct CoreDataLayoutEraTests {
                 "\(keyColumns(renumbered, "Z_1ARTWORKS")) \(keyColumns(renumbered, "Z_2SHOWS"))")
     }
 
+    /// A relationship that is its own inverse keeps both sides' keys under one name, the second
+    /// numbered: a store numbering it otherwise than mapc (another join table took the first
+    /// number) could not be read at all ("no column … the store is damaged").
+    @Test func aSelfInverseJoinTableIsReadWhateverItsNumbers() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = try loadSchema("""
+            model: P
+            version: p1
+            entities:
+              Person:
+                attributes: { name: string }
+                relationships: { friends: { destination: Person, toMany: true, inverse: friends, optional: true } }
+
+            """)
+        let path = folder.appendingPathComponent("p.sqlite").path
+        let created = try Store.create(at: path, schema: schema, format: .coreData)
+        try created.insert(try DataFile.read(try JSONValue.parse(Data(#"{"version": "p1", "objects": {"Person": [{"id": "a", "name": "A", "friends": ["b"]}, {"id": "b", "name": "B"}]}}"#.utf8), path: "p.json"), schema: schema).objects)
+        try created.database.close()
+        let table = try sql(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_1%' ESCAPE '\\'").first ?? ""
+        let keys = try sql(path, "SELECT name FROM pragma_table_info('\(table)') ORDER BY cid")
+        #expect(keys.count == 2, "\(table): \(keys)")
+        try DatabaseQueue(path: path).write { db in try db.execute(sql: "ALTER TABLE \(table) RENAME COLUMN \(keys[1]) TO \(keys[0])2") }
+        let reopened = try Store.open(at: path, schema: schema, readOnly: true)
+        let dump = try DataFile.dump(reopened).serialized()
+        try reopened.close()
+        #expect(dump.contains(#""friends":["Person/p2"]"#) || dump.contains(#""friends":["Person/p1"]"#), "\(dump)")
+    }
+
     /// The same store as Core Data 419–519 wrote it (join tables named after the other side,
     /// columns numbered otherwise, no destination-entity column, the to-many without an inverse
     /// in a join table as an earlier mapc wrote it): read the same, and migrated.

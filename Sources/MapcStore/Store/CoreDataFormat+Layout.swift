@@ -287,8 +287,18 @@ extension StoreLayout {
                     if let inverse { candidates.append("Z_\(other)\(inverse.name.uppercased())") }
                     var found: (table: String, own: String, other: String)?
                     for candidate in candidates {
-                        guard let actual = tableNames[candidate.lowercased()], let ownColumn = try column(ownKeys, in: actual), let otherColumn = try column(otherKeys, in: actual),
-                              ownColumn != otherColumn else { continue }
+                        guard let actual = tableNames[candidate.lowercased()] else { continue }
+                        if ownKeys.caseInsensitiveCompare(otherKeys) == .orderedSame {
+                            // Both sides' keys under one name (a relationship that is its own
+                            // inverse): the two columns of that name, numbered or not, the owner's first.
+                            let both = try columns(of: actual).filter { name in
+                                name.uppercased().hasPrefix(ownKeys.uppercased()) && name.dropFirst(ownKeys.count).allSatisfy(\.isNumber)
+                            }
+                            guard both.count == 2 else { continue }
+                            found = (actual, both[0], both[1])
+                            break
+                        }
+                        guard let ownColumn = try column(ownKeys, in: actual), let otherColumn = try column(otherKeys, in: actual), ownColumn != otherColumn else { continue }
                         found = (actual, ownColumn, otherColumn)
                         break
                     }
