@@ -207,8 +207,8 @@ enum ValueSemantics {
             if case .double = b { break }
             let x = a.decimal, y = b.decimal
             switch op {
-            case .add: return .success(.scalar(.decimal(x + y)))
-            case .subtract: return .success(.scalar(.decimal(x - y)))
+            case .add: return total(x, y).map { .scalar(.decimal($0)) }
+            case .subtract: return total(x, -y).map { .scalar(.decimal($0)) }
             case .multiply:
                 guard !x.isZero, !y.isZero, x.isFinite, y.isFinite, x.exponent + y.exponent < Self.leastDecimalExponent else {
                     return .success(.scalar(.decimal(x * y)))
@@ -246,8 +246,8 @@ enum ValueSemantics {
     }
 
     /// The mean of numbers (`@avg`, `average:`): a double when one of them is a double, or when
-    /// none is a decimal (1 and 2 average 1.5); among decimals a decimal, as exact as their sum
-    /// (Foundation's decimal addition keeps about 34 digits when exponents are far apart).
+    /// none is a decimal (1 and 2 average 1.5); among decimals a decimal, their sum and quotient
+    /// each rounded to 38 digits.
     /// Integers and decimals are summed as a decimal, so 64-bit integers do not overflow on the way.
     static func mean(_ items: [EvalValue]) -> Result<EvalValue, SemanticError> {
         let numbers = items.compactMap(number)
@@ -259,8 +259,14 @@ enum ValueSemantics {
             guard total.isFinite else { return .failure(SemanticError("the mean of these numbers is not a finite number (their sum is past the largest double)")) }
             return .success(.scalar(.double(total / Double(numbers.count))))
         }
-        let total = numbers.reduce(Decimal(0)) { $0 + $1.decimal }
-        return quotient(total, Decimal(numbers.count)).map { mean in
+        var sum = Decimal(0)
+        for number in numbers {
+            switch total(sum, number.decimal) {
+            case .success(let next): sum = next
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return quotient(sum, Decimal(numbers.count)).map { mean in
             numbers.contains(where: \.isDecimal) ? .scalar(.decimal(mean)) : .scalar(.double(ValueRules.double(of: mean)))
         }
     }
@@ -278,9 +284,17 @@ enum ValueSemantics {
         return mean(sorted.count % 2 == 1 ? [sorted[middle]] : [sorted[middle - 1], sorted[middle]])
     }
 
-    /// `x / y` for decimals, to their 38 digits (`DecimalDivision`), or why not.
+    /// `x + y` for decimals, to their 38 digits (`DecimalArithmetic`), or why not.
+    static func total(_ x: Decimal, _ y: Decimal) -> Result<Decimal, SemanticError> {
+        switch DecimalArithmetic.add(x, y) {
+        case .success(let sum): return .success(sum)
+        case .failure: return .failure(SemanticError("decimal arithmetic overflowed: \(x) + \(y) is larger than a decimal holds"))
+        }
+    }
+
+    /// `x / y` for decimals, to their 38 digits (`DecimalArithmetic`), or why not.
     static func quotient(_ x: Decimal, _ y: Decimal) -> Result<Decimal, SemanticError> {
-        switch DecimalDivision.divide(x, y) {
+        switch DecimalArithmetic.divide(x, y) {
         case .success(let quotient): return .success(quotient)
         case .failure(.divisionByZero): return .failure(SemanticError("division by zero"))
         case .failure(.overflow): return .failure(SemanticError("decimal arithmetic overflowed: \(x) / \(y) is larger than a decimal holds"))

@@ -1,10 +1,11 @@
 import Foundation
 
-/// Decimal division correctly rounded to the 38 digits a decimal keeps. Foundation's on Linux
-/// loses digits once the divisor has more than about 18 (98765432109876543210 /
-/// 123456789012345678901 was wrong from the 13th digit, 1 / a 38-digit number kept one digit);
-/// Apple's is exact, and is used there.
-package enum DecimalDivision {
+/// Decimal division and addition correctly rounded to the 38 digits a decimal keeps, where
+/// Foundation's on Linux is not: its division loses digits once the divisor has more than about
+/// 18 (98765432109876543210 / 123456789012345678901 was wrong from the 13th digit, 1 / a 38-digit
+/// number kept one digit), its addition keeps about 34 when the exponents are far apart.
+/// Apple's are exact, and are used there.
+package enum DecimalArithmetic {
     /// Why a quotient cannot be given.
     package enum Problem: Error, Equatable {
         case divisionByZero, overflow, underflow
@@ -66,14 +67,72 @@ package enum DecimalDivision {
         #endif
     }
 
+    /// `x + y`, rounded half away from zero to 38 significant digits.
+    package static func add(_ x: Decimal, _ y: Decimal) -> Result<Decimal, Problem> {
+        if x.isNaN || y.isNaN { return .success(.nan) }
+        if x.isZero { return .success(y) }
+        if y.isZero { return .success(x) }
+        #if canImport(Darwin)
+        var left = x, right = y, sum = Decimal()
+        switch NSDecimalAdd(&sum, &left, &right, .plain) {
+        case .overflow: return .failure(.overflow)
+        case .underflow: return .failure(.underflow)
+        default: return .success(sum)
+        }
+        #else
+        guard var mx = UInt128(Swift.abs(x).significand.description), var my = UInt128(Swift.abs(y).significand.description) else { return .success(x + y) }
+        var ex = x.exponent, ey = y.exponent
+        // An addend wholly below the digits the sum keeps and the one that rounds it (with a place
+        // to spare for a borrow) counts only by its sign and by not being 0: it is replaced by a 1
+        // just below them, so the two align in 256 bits.
+        let lowestX = ex + digits(mx) - 41, lowestY = ey + digits(my) - 41
+        if ey + digits(my) <= lowestX + 1 { my = 1; ey = lowestX - 1 }
+        else if ex + digits(mx) <= lowestY + 1 { mx = 1; ex = lowestY - 1 }
+        let exponent = min(ex, ey)
+        let shiftX = ex - exponent, shiftY = ey - exponent
+        guard digits(mx) + shiftX <= 77, digits(my) + shiftY <= 77 else { return .success(x + y) }
+        let a = times10(mx, shiftX), b = times10(my, shiftY)
+        var magnitude: Wide, negative: Bool
+        if (x.sign == .minus) == (y.sign == .minus) {
+            magnitude = sum(a, b)
+            negative = x.sign == .minus
+        } else if isLess(a, b) {
+            magnitude = difference(b, a)
+            negative = y.sign == .minus
+        } else {
+            magnitude = difference(a, b)
+            negative = x.sign == .minus
+        }
+        if magnitude.high == 0, magnitude.low == 0 { return .success(0) }
+        // To 38 digits: the last digit dropped (the most significant of them) decides.
+        var dropped: UInt128 = 0, scale = exponent
+        while magnitude.high != 0 || magnitude.low >= power10(38) {
+            (magnitude, dropped) = dividedBy10(magnitude)
+            scale += 1
+        }
+        var significand = magnitude.low
+        if dropped >= 5 { significand += 1 }
+        return make(significand, exponent: scale, negative: negative)
+        #endif
+    }
+
     /// The least exponent a decimal holds.
     private static let leastExponent = -128
 
     #if !canImport(Darwin)
+    /// A 256-bit magnitude.
+    private typealias Wide = (high: UInt128, low: UInt128)
+
     /// The decimal `±significand × 10^exponent`: trailing zeros folded into the exponent, and
-    /// back into the significand when the exponent is past the greatest a decimal holds.
-    private static func make(_ significand: UInt128, exponent: Int, negative: Bool) -> Result<Decimal, Problem> {
+    /// back into the significand when the exponent is past the greatest a decimal holds; with
+    /// `rounding`, a 39-digit significand first rounded to 38.
+    private static func make(_ significand: UInt128, exponent: Int, negative: Bool, rounding: Bool = false) -> Result<Decimal, Problem> {
         var significand = significand, exponent = exponent
+        if rounding, significand >= power10(38) {
+            let (kept, dropped) = significand.quotientAndRemainder(dividingBy: 10)
+            significand = kept + (dropped >= 5 ? 1 : 0)
+            exponent += 1
+        }
         if significand == 0 || exponent < leastExponent { return .failure(.underflow) }
         while significand % 10 == 0, exponent < 127 {
             significand /= 10
@@ -98,8 +157,31 @@ package enum DecimalDivision {
         (0..<power).reduce(UInt128(1)) { value, _ in value * 10 }
     }
 
+    /// `a + b` (their sum below 2^256: two 77-digit numbers at most).
+    private static func sum(_ a: Wide, _ b: Wide) -> Wide {
+        let (low, carry) = a.low.addingReportingOverflow(b.low)
+        return (a.high + b.high + (carry ? 1 : 0), low)
+    }
+
+    /// `a - b`, for `b` not above `a`.
+    private static func difference(_ a: Wide, _ b: Wide) -> Wide {
+        let (low, borrow) = a.low.subtractingReportingOverflow(b.low)
+        return (a.high - b.high - (borrow ? 1 : 0), low)
+    }
+
+    private static func isLess(_ a: Wide, _ b: Wide) -> Bool {
+        a.high != b.high ? a.high < b.high : a.low < b.low
+    }
+
+    /// `value / 10` and the digit dropped.
+    private static func dividedBy10(_ value: Wide) -> (Wide, UInt128) {
+        let (highQuotient, highRemainder) = value.high.quotientAndRemainder(dividingBy: 10)
+        let (lowQuotient, remainder) = UInt128(10).dividingFullWidth((high: highRemainder, low: value.low))
+        return ((highQuotient, lowQuotient), remainder)
+    }
+
     /// `value × 10^power` in 256 bits (`power` at most 76, so it fits).
-    private static func times10(_ value: UInt128, _ power: Int) -> (high: UInt128, low: UInt128.Magnitude) {
+    private static func times10(_ value: UInt128, _ power: Int) -> Wide {
         var high: UInt128 = 0, low = value
         for _ in 0..<max(0, power) {
             let product = low.multipliedFullWidth(by: 10)
