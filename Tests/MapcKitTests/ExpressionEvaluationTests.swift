@@ -285,7 +285,8 @@ let errorCases: [EvalCase] = [
     .init("TERNARY(TRUE, 1)", "error: TERNARY takes 3 arguments"), .init("CAST(1)", "error: CAST takes a value and a class name"),
     .init("SUBQUERY(tags, x, TRUE)", "error: SUBQUERY's second argument must be a variable"), .init("\"\\u12\"", "error: '\\u' must be followed by four hex digits"),
     .init("1e999", "error: is not a finite number"), .init("{1,}", "error: expected a value"), .init("title[", "error: expected a value"),
-    .init("99999999999999999999", "\"99999999999999999999\""), .init("NOT", "error: expected a value"), .init("title BETWEEN", "error: expected a value"),
+    .init("99999999999999999999", "\"99999999999999999999\""), .init("12345678901234567890123456789012345678901", "error: has 41 significant digits; decimals keep at most 38"),
+    .init("CAST('0x1F', 'NSDecimalNumber')", "error: '0x1F' is not a decimal number"), .init("NOT", "error: expected a value"), .init("title BETWEEN", "error: expected a value"),
 ]
 
 @Suite("Expression evaluation")

@@ -201,7 +201,7 @@ extension Evaluator {
                 switch ValueParser.decimal(text.trimmingCharacters(in: .whitespaces)) {
                 case .success(let decimal?): return .scalar(.decimal(decimal))
                 case .failure(let problem): throw failure(problem.message, range)
-                case .success(nil): break
+                case .success(nil): throw failure("'\(text.prefix(40))' is not a decimal number", range)
                 }
             }
             guard let number = ValueSemantics.number(operand) else { throw failure("cannot cast \(operand.kindName) to NSDecimalNumber", range) }

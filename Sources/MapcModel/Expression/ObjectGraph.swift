@@ -106,7 +106,7 @@ package final class JSONObjectGraph: ObjectGraph {
             guard nearest.isFinite else { throw MapcError.input("the JSON number \(text.prefix(40)) is too large for a double") }
             if !text.contains(where: { ".eE".contains($0) }) {
                 guard let exact = ValueParser.parseDecimal(text) else {
-                    throw MapcError.input("the JSON number \(text.prefix(40))… has more digits than a decimal's \(ValueLimits.maxDecimalDigits); write it as a string")
+                    throw MapcError.input("the JSON number \(text.prefix(40))… has more digits than a decimal's \(ValueLimits.maxDecimalDigits), which mapc cannot hold exactly")
                 }
                 return .scalar(.decimal(exact))
             }

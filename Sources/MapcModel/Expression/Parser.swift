@@ -309,8 +309,11 @@ public struct ExpressionParser {
         case .integer(let value): _ = advance(); return Expr(.literal(.integer(value)), token.range)
         case .bigInteger(let text):
             _ = advance()
-            guard let decimal = ValueParser.parseDecimal(text) else { throw ExpressionError("'\(text)' is not a number", at: token.range) }
-            return Expr(.literal(.decimal(decimal)), token.range)
+            switch ValueParser.decimal(text) {
+            case .success(let decimal?): return Expr(.literal(.decimal(decimal)), token.range)
+            case .failure(let problem): throw ExpressionError(problem.message, at: token.range)
+            case .success(nil): throw ExpressionError("'\(text)' is not a number", at: token.range)
+            }
         case .double(let value): _ = advance(); return Expr(.literal(.double(value)), token.range)
         case .string(let text): _ = advance(); return Expr(.literal(.string(text)), token.range)
         case .keyword(.trueKeyword), .keyword(.yes): _ = advance(); return Expr(.literal(.bool(true)), token.range)

@@ -148,7 +148,7 @@ public enum DataFile {
             }
         }
         // A number too large for a double is a mistake, not an infinity (which is written "Infinity").
-        if case .double(let d) = json, !d.isFinite { return .failure(ValueProblem("\(d) is not a finite number")) }
+        if case .double(let d) = json, !d.isFinite { return .failure(ValueProblem("a number too large for a double is not a finite number (a stored infinity is written \"Infinity\")")) }
         switch (type, json) {
         case (_, .null): return .success(.null)
         // A JSON number into a numeric attribute converts as any number does (ValueRules: range,

@@ -154,7 +154,8 @@ extension Store {
         var sentences: [String] = []
         let numbered = listed(true), named = listed(false)
         if !numbered.isEmpty {
-            sentences.append("the store numbers join table columns otherwise than mapc would: \(numbered); a migration keeps these numbers where the new version has the same table")
+            sentences.append("the store numbers join table columns otherwise than mapc would: \(numbered); a migration keeps these numbers where the new version has the same table "
+                             + "and the same columns of that name, and numbers them as mapc does elsewhere")
         }
         if !named.isEmpty {
             sentences.append("the store names join tables otherwise than mapc would write them: \(named); a migration writes them by the rule Core Data's stores follow "
