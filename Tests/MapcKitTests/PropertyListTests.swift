@@ -256,6 +256,11 @@ struct PropertyListTests {
         #expect(kind("kFloat") == "f" && (read["kFloat"] as? NSNumber)?.floatValue == 1.5)
         #expect((read["kU64"] as? NSNumber)?.uint64Value == UInt64.max && kind("kU64") == "Q", "\(String(describing: read["kU64"])) \(kind("kU64"))")
         #expect((read["kInt"] as? NSNumber)?.int64Value == -7 && (read["kBig"] as? NSNumber)?.int64Value == Int64.min)
+        // And `status` shows each as what it is.
+        let decoded = try #require(try PropertyList.decode(written) as? [String: Any])
+        #expect(CoreDataFormat.describe(decoded["kTrue"] as Any) == "true" && CoreDataFormat.describe(decoded["kFalse"] as Any) == "false")
+        #expect(CoreDataFormat.describe(decoded["kReal"] as Any) == "2" || CoreDataFormat.describe(decoded["kReal"] as Any) == "2.0")
+        #expect(CoreDataFormat.describe(decoded["kInt"] as Any) == "-7")
     }
 
     /// An archived value expression whose arguments share one sub-expression is bounded by the

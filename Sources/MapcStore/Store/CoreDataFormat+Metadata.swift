@@ -66,6 +66,8 @@ extension CoreDataFormat {
     static func describe(_ value: Any) -> String {
         switch value {
         case let text as String: return text
+        // A boolean as one (the decoder's booleans are NSNumbers of Objective-C's `char`).
+        case let number as NSNumber where ["c", "B"].contains(String(cString: number.objCType)): return number.boolValue ? "true" : "false"
         case let number as NSNumber: return number.stringValue
         case let data as Data: return "<\(data.count) bytes>"
         case let array as [Any]: return "[" + array.map(describe).joined(separator: ", ") + "]"
