@@ -156,7 +156,7 @@ enum ValueSemantics {
     // MARK: Arithmetic
 
     /// The least exponent a decimal has (Foundation's `Decimal`, NSDecimalNumber's).
-    static let leastDecimalExponent = -128
+    static let leastDecimalExponent = DecimalArithmetic.leastExponent
 
     /// `x * y` for two decimals whose exponents add up below the least: Foundation traps on such
     /// a product rather than reporting underflow, even when the product itself is one a decimal

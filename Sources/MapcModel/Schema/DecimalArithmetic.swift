@@ -106,7 +106,7 @@ package enum DecimalArithmetic {
         if magnitude.high == 0, magnitude.low == 0 { return .success(0) }
         // To 38 digits: the last digit dropped (the most significant of them) decides.
         var dropped: UInt128 = 0, scale = exponent
-        while magnitude.high != 0 || magnitude.low >= power10(38) {
+        while magnitude.high != 0 || magnitude.low >= tenTo38 {
             (magnitude, dropped) = dividedBy10(magnitude)
             scale += 1
         }
@@ -116,23 +116,20 @@ package enum DecimalArithmetic {
         #endif
     }
 
-    /// The least exponent a decimal holds.
-    private static let leastExponent = -128
+    /// The least exponent a decimal holds (Foundation's `Decimal`, NSDecimalNumber's).
+    package static let leastExponent = -128
 
     #if !canImport(Darwin)
     /// A 256-bit magnitude.
     private typealias Wide = (high: UInt128, low: UInt128)
 
+    /// 10^38, the first number past a decimal's 38 digits.
+    private static let tenTo38 = power10(38)
+
     /// The decimal `±significand × 10^exponent`: trailing zeros folded into the exponent, and
-    /// back into the significand when the exponent is past the greatest a decimal holds; with
-    /// `rounding`, a 39-digit significand first rounded to 38.
-    private static func make(_ significand: UInt128, exponent: Int, negative: Bool, rounding: Bool = false) -> Result<Decimal, Problem> {
+    /// back into the significand when the exponent is past the greatest a decimal holds.
+    private static func make(_ significand: UInt128, exponent: Int, negative: Bool) -> Result<Decimal, Problem> {
         var significand = significand, exponent = exponent
-        if rounding, significand >= power10(38) {
-            let (kept, dropped) = significand.quotientAndRemainder(dividingBy: 10)
-            significand = kept + (dropped >= 5 ? 1 : 0)
-            exponent += 1
-        }
         if significand == 0 || exponent < leastExponent { return .failure(.underflow) }
         while significand % 10 == 0, exponent < 127 {
             significand /= 10

@@ -28,17 +28,18 @@ package struct JoinTableNaming: Sendable, Equatable {
 }
 
 extension StoreLayout {
-    /// The join tables' key columns, by base name: how many share each.
-    private var joinColumnSiblings: [String: Int] {
+    /// The key columns (the first two) of every join table.
+    private var joinKeyColumns: [String] {
         var joinTables: Set<String> = []
         for storage in entities.values {
             for case .joinTable(let table, _, _, _, _, _, _) in storage.relationships.values { joinTables.insert(table) }
         }
-        var counts: [String: Int] = [:]
-        for table in tables where joinTables.contains(table.name) {
-            for column in table.columns.prefix(2) { counts[JoinTableNaming.base(column.name), default: 0] += 1 }
-        }
-        return counts
+        return tables.filter { joinTables.contains($0.name) }.flatMap { $0.columns.prefix(2).map(\.name) }
+    }
+
+    /// The join tables' key columns, by base name: how many share each.
+    private var joinColumnSiblings: [String: Int] {
+        joinKeyColumns.reduce(into: [:]) { counts, column in counts[JoinTableNaming.base(column), default: 0] += 1 }
     }
 
     /// The join tables `actual` (a store's layout, as read from its file) names otherwise than
@@ -112,8 +113,7 @@ extension StoreLayout {
             }
         }
         // Each key column's name once across the join tables, as Core Data numbers them; else none is kept.
-        let keyColumns = layout.tables.filter { table in layout.entities.values.contains { storage in storage.relationships.values.contains { kept in
-            if case .joinTable(table.name, _, _, _, _, _, _) = kept { return true } else { return false } } } }.flatMap { $0.columns.prefix(2).map { $0.name.lowercased() } }
+        let keyColumns = layout.joinKeyColumns.map { $0.lowercased() }
         return Set(keyColumns).count == keyColumns.count ? layout : self
     }
 }

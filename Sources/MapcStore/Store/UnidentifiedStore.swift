@@ -22,14 +22,12 @@ extension SchemaCatalog {
     /// The version nearest a store: fewest entities differing by hash; among those, fewest
     /// columns differing (a property added without a new version differs from the version it was
     /// added to by one column, from the one before by more); then the newest.
-    private func closestVersion(among candidates: [Schema], to metadata: StoreMetadata, at path: String, format: StoreFormat) -> Schema? {
+    private func closestVersion(among candidates: [Schema], to metadata: StoreMetadata, columns: [String: [String]], format: StoreFormat) -> Schema? {
         let byEntities = candidates.map { ($0, metadata.differences(from: $0, format: format).count) }
         guard let fewest = byEntities.map(\.1).min() else { return nil }
-        // The columns are compared for the tied versions only, the newest first, at most 64 of them
-        // (the store's tables are read once).
+        // The columns are compared for the tied versions only, the newest first, at most 64 of them.
         let tied = byEntities.filter { $0.1 == fewest }.map(\.0).reversed().prefix(64)
         guard tied.count > 1 else { return tied.first }
-        let columns = Store.tableColumns(at: path)
         let measured = tied.map { ($0, Store.columnDistance(columns, schema: $0, format: format, entities: differingEntities(of: $0, from: metadata, format: format))) }
         return measured.min { $0.1 < $1.1 }?.0
     }
@@ -55,12 +53,14 @@ extension SchemaCatalog {
         // The closest version of the store's own model, among those sharing an entity with it.
         let storeEntities = Set(metadata.entityHashes.keys)
         let candidates = schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
-        guard let closest = closestVersion(among: candidates, to: metadata, at: path, format: format) else {
+        // The store's columns, read once: they break ties, then say what differs.
+        let columns = Store.tableColumns(at: path)
+        guard let closest = closestVersion(among: candidates, to: metadata, columns: columns, format: format) else {
             return MapcError.unknownVersion("\(described) shares no entity with any version of the schemas (its entities: \(storeEntities.sorted().prefix(8).joined(separator: ", "))): "
                                             + "it is a store of another model; use that model's schema files (with the mapc command, --schemas DIR)")
         }
-        let columns = Store.columnDifferences(Store.tableColumns(at: path), schema: closest, format: format, entities: differingEntities(of: closest, from: metadata, format: format))
-        let details = (metadata.differences(from: closest, format: format).prefix(5) + columns.prefix(3)).joined(separator: "; ")
+        let differences = Store.columnDifferences(columns, schema: closest, format: format, entities: differingEntities(of: closest, from: metadata, format: format))
+        let details = (metadata.differences(from: closest, format: format).prefix(5) + differences.prefix(3)).joined(separator: "; ")
         // A version the store records and the schemas lack is the likeliest cause: say it first.
         if let recorded = metadata.version, schema(version: recorded) == nil {
             return MapcError.unknownVersion("\(described) matches no version of \(folder): it records version '\(recorded)', which they do not have "
