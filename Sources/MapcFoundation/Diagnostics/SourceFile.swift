@@ -34,7 +34,7 @@ public struct SourceFile: Sendable {
     }
 
     /// Whether a file name is a YAML file's: it ends in `.yaml` or `.yml`.
-    public static func isYAMLName(_ name: String) -> Bool {
+    package static func isYAMLName(_ name: String) -> Bool {
         name.hasSuffix(".yaml") || name.hasSuffix(".yml")
     }
 

@@ -124,7 +124,7 @@ public final class PolicyRegistry: @unchecked Sendable {
     }
 
     /// A new instance of the policy registered under a name, made as it was registered.
-    public func makePolicy(named name: String) -> EntityMigrationPolicy? {
+    package func makePolicy(named name: String) -> EntityMigrationPolicy? {
         entry(named: name)?.make()
     }
 

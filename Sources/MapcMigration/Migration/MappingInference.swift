@@ -188,7 +188,7 @@ extension MappingInference {
 /// explicit mapping model that runs like a hand-written one. See docs/inference.md.
 public enum MappingInference {
     /// Type changes inferred because no value can be lost (the one list, in `ValueRules`).
-    public static var wideningTypes: Set<String> { ValueRules.losslessTypeChanges }
+    package static var wideningTypes: Set<String> { ValueRules.losslessTypeChanges }
 
     /// Compares `source` with `destination`. Renames are followed through the catalog's versions in
     /// between when given, so a rename made two versions ago still matches.

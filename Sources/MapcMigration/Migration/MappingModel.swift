@@ -13,7 +13,7 @@ public struct MappingModel: Sendable {
     /// The file it was read from; nil for mappings built in code (inferred ones).
     public var file: SourceFile?
     /// Where the values of `source:` and `destination:` are written.
-    public var valueLocations: [String: FileLocation] = [:]
+    package var valueLocations: [String: FileLocation] = [:]
     /// Its place among the mapping files of one step (Apple's "multiple passes"): a step with
     /// several runs them in this order, each into what the ones before wrote, as one atomic step.
     /// Nil is the first.
@@ -83,7 +83,7 @@ public struct EntityMapping: Sendable {
     /// report what is missing only because it could not be read.
     var hasLoadErrors = false
     /// Where each key's value is written (`source`, `destination`, `policy`, `type`, …).
-    public var valueLocations: [String: FileLocation] = [:]
+    package var valueLocations: [String: FileLocation] = [:]
 
     /// Where a key's value is written, or else where the mapping's name is (for messages).
     package func location(of key: String) -> FileLocation? { valueLocations[key] ?? location }

@@ -27,7 +27,7 @@ public struct StepMigration {
     /// Whether objects keep their source keys where they can, as Core Data's lightweight (inferred)
     /// migration keeps `Z_PK`; off, keys are numbered from 1 per table in creation order, as Core
     /// Data's migration manager numbers the objects of a mapping model's step.
-    public var keepsKeys = false
+    package var keepsKeys = false
     /// Called when the built store is complete, before it is validated: `StoreMigration` waits
     /// there for its checks of the source and starts the write-back of its own temporary file.
     var beforeValidation: (() throws -> Void)?

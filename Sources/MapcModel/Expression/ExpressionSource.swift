@@ -57,7 +57,7 @@ public struct ExpressionSource: Sendable {
     }
 
     /// The text as a source file, so renderers can quote it when it is not part of a file.
-    public var standaloneFile: SourceFile { SourceFile(path: origin.path, text: text) }
+    package var standaloneFile: SourceFile { SourceFile(path: origin.path, text: text) }
 }
 
 extension ExpressionSource {

@@ -12,7 +12,7 @@ public struct ExpressionParser {
     public static let maxLength = 64 * 1024
     /// The tallest syntax tree accepted: operator chains (`1 + 1 + … + 1`) are parsed by loops
     /// but evaluated and checked by recursion, so each operator counts as a level.
-    public static let maxHeight = 1_000
+    package static let maxHeight = 1_000
 
     private var tokens: [Token] = []
     private var position = 0

@@ -38,7 +38,7 @@ public enum CoreDataVersionHash {
     }
 
     /// NSAttributeType's raw values.
-    public static func attributeTypeCode(_ type: AttributeType) -> UInt32 {
+    package static func attributeTypeCode(_ type: AttributeType) -> UInt32 {
         switch type {
         case .int16: return 100
         case .int32: return 200

@@ -187,7 +187,7 @@ public struct SchemaCatalog: Sendable {
     }
 
     /// A line describing the order: "v1 → v2 → v3 → v4 (declared in schemas/versions.yaml)".
-    public var orderDescription: String {
+    package var orderDescription: String {
         guard let order else { return orderProblem ?? "no versions" }
         return order.versions.joined(separator: " → ") + " (\(order.originDescription))"
     }

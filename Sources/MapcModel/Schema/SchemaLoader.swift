@@ -9,9 +9,9 @@ import MapcFoundation
 /// is read. Each diagnostic carries `file:line:col`.
 public enum SchemaLoader {
     /// Limits that keep hostile files bounded.
-    public static let maxEntities = 10_000
+    package static let maxEntities = 10_000
     /// Limit on properties per entity.
-    public static let maxPropertiesPerEntity = 2_000
+    package static let maxPropertiesPerEntity = 2_000
 
     package static let topKeys = ["model", "version", "versionIdentifier", "entities"]
     package static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",

@@ -73,7 +73,7 @@ public enum VersionHash {
     }
 
     /// The canonical description an entity's hash is computed from (exposed for documentation and tests).
-    public static func canonicalDescription(of entity: Entity, parentHash: String?) -> String {
+    package static func canonicalDescription(of entity: Entity, parentHash: String?) -> String {
         let properties = propertyDescriptions(of: entity)
         let constraints = entity.uniquenessConstraints.map { $0.sorted() }.sorted { $0.lexicographicallyPrecedes($1) }
         let description = JSONValue.array([

@@ -27,7 +27,7 @@ public struct VersionOrder: Sendable, Equatable {
     }
 
     /// The file name a schemas folder declares its order in.
-    public static let fileName = "versions.yaml"
+    package static let fileName = "versions.yaml"
 
     /// Version names, oldest first; the last is the current version.
     public var versions: [String]
@@ -54,7 +54,7 @@ public struct VersionOrder: Sendable, Equatable {
 
     /// Reads a version order file: `versions:` followed by a list of version names. Returns the
     /// names with their positions and every problem found.
-    public static func parse(source: SourceFile) -> (versions: [(name: String, location: FileLocation)]?, diagnostics: [Diagnostic]) {
+    package static func parse(source: SourceFile) -> (versions: [(name: String, location: FileLocation)]?, diagnostics: [Diagnostic]) {
         var document = YAMLDocument(source: source)
         guard let root = document.root, let top = document.entries(of: root, what: "a version order file") else {
             return (nil, document.diagnostics)
@@ -82,7 +82,7 @@ public struct VersionOrder: Sendable, Equatable {
     }
 
     /// The only order the names allow, or nil when they allow none or several.
-    public static func fromNames(_ names: [String]) -> [String]? {
+    package static func fromNames(_ names: [String]) -> [String]? {
         guard names.count > 1 else { return names }
         struct Parsed { var name: String; var shape: String; var numbers: [UInt64] }
         func parse(_ name: String) -> Parsed? {
@@ -127,7 +127,7 @@ public struct VersionOrder: Sendable, Equatable {
     /// Whether `a` sorts before `b`, runs of digits compared as numbers ("Moody" < "Moody 2" <
     /// "Moody 10", "v2.0" < "v2.5" < "v2.5.1" < "v2.7.0"): the order an imported model's versions
     /// take, whether the whole model is imported or one version joins the others.
-    public static func naturalOrder(_ a: String, _ b: String) -> Bool {
+    package static func naturalOrder(_ a: String, _ b: String) -> Bool {
         func chunks(_ text: String) -> [(text: String, number: Int?)] {
             var result: [(String, Int?)] = []
             var current = ""
@@ -155,7 +155,7 @@ public struct VersionOrder: Sendable, Equatable {
     /// An order with one more version: where the names' natural order places it among the
     /// others (`naturalOrder`, the rule a whole model's import orders by), when the others follow
     /// it; last (the newest) when they are in an order of their own; unchanged when it is there.
-    public static func adding(_ version: String, to versions: [String]) -> [String] {
+    package static func adding(_ version: String, to versions: [String]) -> [String] {
         guard !versions.contains(version) else { return versions }
         guard versions.sorted(by: naturalOrder) == versions else { return versions + [version] }
         let index = versions.firstIndex { naturalOrder(version, $0) } ?? versions.count
@@ -165,7 +165,7 @@ public struct VersionOrder: Sendable, Equatable {
     }
 
     /// The text of a version order file listing `versions`.
-    public static func fileText(_ versions: [String]) -> String {
+    package static func fileText(_ versions: [String]) -> String {
         "# The model's versions, oldest first; the last is the current version.\n"
             + "# mapc migrates forward along this list, and backward only with a mapping file.\n"
             + "versions:\n" + versions.map { "  - \(YAMLText.scalar($0))\n" }.joined()

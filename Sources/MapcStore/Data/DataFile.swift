@@ -208,13 +208,13 @@ public enum DataFile {
 
     /// The member naming an object's identity: `"id"`, or `"$id"` (`alternateIdentityKey`) for an
     /// entity with a property named `id` (Core Data allows one; WooCommerce's models have them).
-    public static func identityKey(of entity: Entity?, in schema: Schema) -> String {
+    package static func identityKey(of entity: Entity?, in schema: Schema) -> String {
         guard let entity, schema.property(named: "id", in: entity) != nil else { return "id" }
         return alternateIdentityKey
     }
 
     /// The identity's member for an entity with a property named `id`, accepted for any entity.
-    public static let alternateIdentityKey = "$id"
+    package static let alternateIdentityKey = "$id"
 
     /// The JSON form of a value of the attribute type.
     public static func json(_ value: Value, type: AttributeType, dateEpoch: Timestamp.Epoch = .unix) -> JSONValue {
@@ -237,7 +237,7 @@ public enum DataFile {
 
     /// The one member of the object a data file writes text as when its bytes are not UTF-8,
     /// which a JSON string cannot hold: `{"base64": "wyj/"}`.
-    public static let nonUTF8TextKey = "base64"
+    package static let nonUTF8TextKey = "base64"
 
 
     /// The JSON of one object: `id`, then attributes and relationships in schema order

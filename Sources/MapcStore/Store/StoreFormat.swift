@@ -269,7 +269,7 @@ public struct StoreMetadata: Sendable, Equatable {
     public var properties: [String: String] = [:]
 
     /// `properties` as `mapc status` shows them, by key: without mapc's own keys (`mapc.…`).
-    public var shownProperties: [(key: String, value: String)] {
+    package var shownProperties: [(key: String, value: String)] {
         properties.filter { !$0.key.hasPrefix("mapc.") }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
