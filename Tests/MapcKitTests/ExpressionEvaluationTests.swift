@@ -222,7 +222,7 @@ let methodCases: [EvalCase] = [
     .init("FUNCTION('hello world', 'capitalizedString')", "\"Hello World\""), .init("FUNCTION(title, 'length')", "9"),
     .init("FUNCTION($source.body, 'substringToIndex:', 80)", "\"\(ExpressionFixture.longBody.prefix(80))\""),
     .init("FUNCTION('short', 'substringToIndex:', 80)", "\"short\""), .init("FUNCTION('short', 'substringToIndex:', -3)", "\"\""),
-    .init("FUNCTION('abcdef', 'substringFromIndex:', 2)", "\"cdef\""), .init("FUNCTION('  padded  ', 'stringByTrimmingCharactersInSet:', 'whitespace')", "\"padded\""),
+    .init("FUNCTION('abcdef', 'substringFromIndex:', 2)", "\"cdef\""), .init("FUNCTION('abcdef', 'substringFromIndex:', -2)", "\"abcdef\""), .init("FUNCTION('  padded  ', 'stringByTrimmingCharactersInSet:', 'whitespace')", "\"padded\""),
     .init("FUNCTION('xxhixx', 'stringByTrimmingCharactersInSet:', 'x')", "\"hi\""),
     .init("FUNCTION('a-b-c', 'stringByReplacingOccurrencesOfString:withString:', '-', '+')", "\"a+b+c\""),
     .init("FUNCTION('ab', 'stringByAppendingString:', 'cd')", "\"abcd\""), .init("FUNCTION(title, 'hasPrefix:', 'Gro')", "true"),
