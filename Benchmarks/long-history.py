@@ -63,7 +63,8 @@ try:
     for label, arguments, cwd in [
         (f"diff 'Model {middle}' 'Model {middle + 1}'", ["diff", f"Model {middle}", f"Model {middle + 1}"], folder),
         ("check (the schemas folder)", ["check"], folder),
-        (f"plan (a store at Model 1, {versions - 1} inferred steps)", ["plan", "store.sqlite"], folder),
+        (f"plan (a store at Model 1, {versions - 1} inferred steps taken as one)", ["plan", "store.sqlite"], folder),
+        (f"plan --every-version (the same, {versions - 1} steps)", ["plan", "--every-version", "store.sqlite"], folder),
         ("diff, a folder of those two versions only", ["diff", f"Model {middle}", f"Model {middle + 1}"], two),
     ]:
         best = min(timed(arguments, cwd) for _ in range(3))

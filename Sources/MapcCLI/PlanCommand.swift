@@ -31,9 +31,20 @@ struct PlanCommand: ParsableCommand {
 
     @OptionGroup var mappingOptions: MappingOptions
 
+    @OptionGroup var stepOptions: StepOptions
+
+    /// For an inferred step through several versions at once, the versions it passes.
+    static func passing(_ step: MigrationStep) -> String {
+        switch step.passesThrough.count {
+        case 0: return ""
+        case 1...3: return " through \(step.passesThrough.joined(separator: ", ")) in one step"
+        default: return " through \(step.passesThrough.count) versions (\(step.passesThrough[0]) … \(step.passesThrough[step.passesThrough.count - 1])) in one step"
+        }
+    }
+
     static func describe(_ steps: [MigrationStep]) -> [String] {
         steps.map { step in
-            var how = step.isInferred ? "inferred"
+            var how = step.isInferred ? "inferred" + passing(step)
                 : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
             if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
@@ -46,7 +57,7 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         var worst: Int32 = MapcExitCode.success
         try reportingErrors {
-            let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+            let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
             let selection = try sources.select(stores)
             let report = format == .jsonl ? JSONLines() : nil
             if report == nil { selection.note() } else { for file in selection.passedOver { report?.write(file.json) } }

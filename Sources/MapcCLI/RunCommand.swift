@@ -39,6 +39,8 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var mappingOptions: MappingOptions
 
+    @OptionGroup var stepOptions: StepOptions
+
     @OptionGroup var layout: LayoutOption
 
     @Flag(help: "Run inferred steps even when they drop values (removed entities or properties); without it such a step is refused.")
@@ -98,7 +100,7 @@ struct RunCommand: ParsableCommand {
         }
         do {
             try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
-                let migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+                let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false)
                 planned.from = plan.current.version
                 planned.to = plan.target.version
@@ -192,7 +194,7 @@ struct RunCommand: ParsableCommand {
             paths = selection.stores
             passedOver = selection.passedOver
             if format == .text { selection.note() }
-            migratorOrNil = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+            migratorOrNil = try stepOptions.migrator(schemaOptions, mappingOptions)
         }
         guard let migrator = migratorOrNil else { return }
         var options = MigrationOptions()
@@ -334,6 +336,7 @@ struct RunCommand: ParsableCommand {
                 var json = summary.json
                 if case .object(var pairs) = json {
                     pairs.append(("inferred", .bool(step.isInferred)))
+                    if !step.passesThrough.isEmpty { pairs.append(("through", .array(step.passesThrough.map(JSONValue.string)))) }
                     json = .object(pairs)
                 }
                 return json
@@ -365,7 +368,7 @@ struct RunCommand: ParsableCommand {
         let verb = dryRun ? "dry run: \(store) would migrate" : (output != nil ? "migrated \(store) into \(output!)" : "migrated \(store)")
         lines.append(String(format: "%@ from %@ to %@ in %.2f s", verb, first, last, seconds))
         for (step, summary) in zip(steps, outcome.steps) {
-            if steps.count > 1 { lines.append("  \(step.source.version) -> \(step.destination.version) (\(step.isInferred ? "inferred" : "mapping file")):") }
+            if steps.count > 1 { lines.append("  \(step.source.version) -> \(step.destination.version) (\(step.isInferred ? "inferred" + PlanCommand.passing(step) : "mapping file")):") }
             let indent = steps.count > 1 ? "    " : "  "
             let width = summary.created.map(\.name.count).max() ?? 0
             for entry in summary.created {

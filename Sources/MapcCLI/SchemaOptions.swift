@@ -68,3 +68,16 @@ struct LayoutOption: ParsableArguments {
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
+
+/// `--every-version`: every version a step of its own (`Migrator.stepsThroughEveryVersion`).
+struct StepOptions: ParsableArguments {
+    @Flag(name: .customLong("every-version"), help: "Make every version a step of its own, each built and validated, instead of taking consecutive inferred steps as one where that changes no value.")
+    var everyVersion = false
+
+    /// A migrator over the folders the options name, stepping as asked.
+    func migrator(_ schemaOptions: SchemaOptions, _ mappingOptions: MappingOptions) throws -> Migrator {
+        var migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+        migrator.stepsThroughEveryVersion = everyVersion
+        return migrator
+    }
+}

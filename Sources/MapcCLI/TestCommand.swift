@@ -48,12 +48,14 @@ struct TestCommand: ParsableCommand {
 
     @OptionGroup var mappingOptions: MappingOptions
 
+    @OptionGroup var stepOptions: StepOptions
+
     func run() throws {
         var cases: [MigrationTestCase] = []
         var migratorOrNil: Migrator?
         var fixturePaths: [String] = []
         try reportingErrors {
-            migratorOrNil = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+            migratorOrNil = try stepOptions.migrator(schemaOptions, mappingOptions)
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: fixtures, isDirectory: &isFolder), isFolder.boolValue else {
                 throw MapcError.notFound("no fixtures folder \(fixtures): keep a store of each released version there (fixtures/v1.sqlite, …), or name the folder with --fixtures")
@@ -68,6 +70,7 @@ struct TestCommand: ParsableCommand {
         if let folder = mappingOptions.folder { options.append("--mappings=\(folder)") }
         if let folder = policyOptions.folder { options.append("--policies=\(folder)") }
         if acceptDataLoss { options.append("--accept-data-loss") }
+        if stepOptions.everyVersion { options.append("--every-version") }
         let isolation = IsolatedMigration(options: options)
         MigrationTestCase.removeAbandonedCopies()
         // Each case is reported as it ends, as a test runner does.

@@ -14,6 +14,16 @@ import MapcExamples
 @Suite("Library guide", .serialized)
 struct LibraryGuideTests {
     /// An app's resources: a copy of the shipped schemas and mappings, and a version 1 store.
+    /// A store of the UnCloudNotes fixture data of `version`.
+    static func makeStore(at url: URL, version: String, resources: URL) throws {
+        let fixture = packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/\(version).json")
+        let json = try JSONValue.parse(try Data(contentsOf: fixture), path: fixture.path)
+        let schema = try SchemaCatalog(directory: resources.appendingPathComponent("schemas").path).require(version: version)
+        let store = try Store.create(at: url.path, schema: schema)
+        try store.insert(try DataFile.read(json, schema: schema).objects)
+        try store.close()
+    }
+
     struct App {
         let resources: URL
         let storeURL: URL
@@ -27,12 +37,7 @@ struct LibraryGuideTests {
                 try FileManager.default.copyItem(at: packageRoot.appendingPathComponent(name), to: resources.appendingPathComponent(name))
             }
             storeURL = folder.appendingPathComponent("Notes.sqlite")
-            let fixture = packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v1.json")
-            let json = try JSONValue.parse(try Data(contentsOf: fixture), path: fixture.path)
-            let v1 = try SchemaCatalog(directory: resources.appendingPathComponent("schemas").path).require(version: "v1")
-            let store = try Store.create(at: storeURL.path, schema: v1)
-            try store.insert(try DataFile.read(json, schema: v1).objects)
-            try store.close()
+            try LibraryGuideTests.makeStore(at: storeURL, version: "v1", resources: resources)
             // The UnCloudNotes example's policy, which the v3 to v4 mapping names.
             registerUnCloudNotesPolicies()
         }
@@ -175,16 +180,23 @@ struct LibraryGuideTests {
             print(error.localizedDescription)
         }
         // end guide
-        // Without its mapping file, v2 to v3 can only be inferred by dropping the notes' images:
-        // the run refuses and changes nothing.
-        #expect(try migrator.status(ofStoreAt: storeURL).version == "v1")
-        #expect(try migrator.plan(forStoreAt: storeURL).droppedValues.map(\.dropped) == [["Note.image"]])
-        let error = #expect(throws: MigrationError.self) { try migrator.migrate(storeAt: storeURL) }
+        // Without its mapping file, v1 to v3 is inferred in one step: the images v2 added and v3
+        // removes never held a value in a v1 store.
+        #expect(try migrator.status(ofStoreAt: storeURL).version == "v3")
+        // A v2 store has images: the step v2 -> v3 can only be inferred by dropping them, and the
+        // run refuses and changes nothing.
+        let v2Store = app.folder.appendingPathComponent("Notes-v2.sqlite")
+        try Self.makeStore(at: v2Store, version: "v2", resources: app.resources)
+        #expect(try migrator.plan(forStoreAt: v2Store).droppedValues.map(\.dropped) == [["Note.image"]])
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(storeAt: v2Store) }
         #expect(error?.localizedDescription.hasPrefix("the inferred step v2 -> v3 would drop the values of Note.image") == true, "\(String(describing: error))")
+        #expect(try migrator.status(ofStoreAt: v2Store).version == "v2")
         // A step inference cannot make at all (a new required attribute with no default) has no plan.
+        let v1Store = app.folder.appendingPathComponent("Notes-v1.sqlite")
+        try Self.makeStore(at: v1Store, version: "v1", resources: app.resources)
         let v2Required = v2Text.replacingOccurrences(of: "      image:", with: "      priority:     { type: int64 }\n      image:")
         let broken = try Migrator(schemaFiles: ["v1.yaml": v1Text, "v2.yaml": v2Required, "versions.yaml": "versions: [v1, v2]\n"])
-        let planError = #expect(throws: PlanError.self) { try broken.plan(forStoreAt: storeURL) }
+        let planError = #expect(throws: PlanError.self) { try broken.plan(forStoreAt: v1Store) }
         #expect(planError?.suggestedFile == "mapping_v1_to_v2.yaml")
         #expect(planError?.localizedDescription.contains("priority") == true, "\(String(describing: planError))")
     }

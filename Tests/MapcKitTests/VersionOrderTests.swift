@@ -62,8 +62,11 @@ struct VersionOrderTests {
         #expect(catalog.schemas.map(\.version) == ["initial", "tags", "subtitle"])
         #expect(try catalog.newest().version == "subtitle")
         let mappings = try MappingCatalog(directory: dir.path + "/none")
-        let forward = try MigrationPlanner.plan(from: try catalog.require(version: "initial"), to: try catalog.require(version: "subtitle"), catalog: catalog, mappings: mappings)
+        let forward = try MigrationPlanner.plan(from: try catalog.require(version: "initial"), to: try catalog.require(version: "subtitle"), catalog: catalog, mappings: mappings, everyVersion: true)
         #expect(forward.map(\.destination.version) == ["tags", "subtitle"])
+        // The same two inferred steps, taken as one (they change nothing), pass through "tags".
+        let combined = try MigrationPlanner.plan(from: try catalog.require(version: "initial"), to: try catalog.require(version: "subtitle"), catalog: catalog, mappings: mappings)
+        #expect(combined.map(\.destination.version) == ["subtitle"] && combined.map(\.passesThrough) == [["tags"]])
         #expect(forward.allSatisfy { $0.isInferred && !$0.isDowngrade })
         // Backward without a mapping file: refused, never inferred.
         do {

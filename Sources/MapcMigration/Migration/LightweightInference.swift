@@ -21,6 +21,8 @@ struct LightweightInference {
     private(set) var sourceFor: [String: Entity] = [:]
     /// The destination entities claiming each source entity (more than one is a split).
     private(set) var claimed: [String: [String]] = [:]
+    /// Where each destination value comes from.
+    private(set) var origins = InferredOrigins()
 
     init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
         self.source = source
@@ -45,6 +47,7 @@ struct LightweightInference {
         let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
         var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
         result.probableRenames = renames
+        result.origins = origins
         return result
     }
 
@@ -89,6 +92,8 @@ struct LightweightInference {
         /// The source attributes and relationships something in the destination carries on.
         var usedAttributes: Set<String> = []
         var usedRelationships: Set<String> = []
+        /// Where each destination property's values come from.
+        var origins: [String: PropertyOrigin] = [:]
     }
 
     /// A problem that stops inference, kept as a `todo:` item of the entity mapping too.
@@ -134,6 +139,8 @@ struct LightweightInference {
         }
         work.mapping.todo = work.todo
         entityMappings.append(work.mapping)
+        origins.entities[destinationEntity.name] = sourceEntity.name
+        origins.properties[destinationEntity.name] = work.origins
         notes[name] = work.notes
     }
 
@@ -157,6 +164,7 @@ struct LightweightInference {
             } else {
                 work.notes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0)" } ?? "nil")")
             }
+            work.origins[attribute.name] = .new(default: attribute.defaultValue)
             return
         }
         work.usedAttributes.insert(old.name)
@@ -165,12 +173,14 @@ struct LightweightInference {
             work.notes.append("\(attribute.name): renamed from \(old.name)")
         }
         var expression = "$source.\(old.name)"
+        var convertedTo: AttributeType?, nilBecomes: Value?
         if old.type != attribute.type, !ValueRules.isLossless(from: old.type, to: attribute.type),
            let caution = ValueRules.numericConversionCaution(from: old.type, to: attribute.type) {
             // A conversion between numbers, as Core Data's lightweight migration makes one
             // (WooCommerce shipped int64 -> double so): inferred, with what it can cost.
             var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), converted: \(caution)")
             change.conversion = "\(old.type.rawValue) -> \(attribute.type.rawValue): \(caution)"
+            convertedTo = attribute.type
             changes.append(change)
             work.notes.append("\(attribute.name): converted from \(old.type.rawValue) to \(attribute.type.rawValue); \(caution)")
         } else if old.type != attribute.type {
@@ -190,6 +200,7 @@ struct LightweightInference {
                 return
             }
             expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
+            nilBecomes = defaultValue
             var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
             change.defaultForNil = "\(defaultValue)"
             changes.append(change)
@@ -203,6 +214,7 @@ struct LightweightInference {
                                         detail: "\(tightened.joined(separator: ", ")): stored values may break the rules, and validation then refuses the migration"))
             work.notes.append("\(attribute.name): rules tightened (\(tightened.joined(separator: ", "))); values that break them fail validation")
         }
+        work.origins[attribute.name] = .carried(from: old.name, convertedTo: convertedTo, nilBecomes: nilBecomes, dropsOrder: false)
         if let parsed = try? MappingExpression(expression) {
             work.mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
         }
@@ -229,6 +241,7 @@ struct LightweightInference {
                 refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
                                         fix: "make it optional, or write an explicit mapping that relates the objects"), in: &work)
             }
+            work.origins[relationship.name] = .new(default: nil)
             return
         }
         work.usedRelationships.insert(old.name)
@@ -258,6 +271,8 @@ struct LightweightInference {
         if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "optional -> required (validation will check every object has one)"))
         }
+        work.origins[relationship.name] = .carried(from: old.name, convertedTo: nil, nilBecomes: nil,
+                                                   dropsOrder: old.isToMany && old.isOrdered && !(relationship.isToMany && relationship.isOrdered))
         // Set each relationship from one side: to-one sides always; to-many sides when they keep
         // an order or have no to-one inverse to carry them.
         let inverse = destination.inverse(of: relationship)

@@ -79,6 +79,8 @@ public struct InferenceResult: Sendable {
     /// removed and one added of the same type (or leading to the same entity), which inference
     /// reads as a removal and an addition. Each says how to declare the rename.
     public var probableRenames: [String] = []
+    /// Where each value of the destination comes from (complete when there are no problems).
+    package var origins = InferredOrigins()
 
     /// Attributes made required whose nil values the step replaces with the default, as Core
     /// Data's lightweight migration does: "Photo.caption (nil becomes "")".

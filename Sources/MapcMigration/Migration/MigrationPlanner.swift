@@ -29,6 +29,10 @@ public struct MigrationStep: Sendable {
     }
     /// Whether the step goes to an older version (always through a mapping file).
     public var isDowngrade = false
+    /// For an inferred step taken through several versions at once, the versions between, oldest
+    /// first (empty for a step to the next version): the inference from the first to the last
+    /// carries every value as the steps through each would, so the store is rewritten once.
+    public var passesThrough: [String] = []
     /// For an inferred step, what it drops: removed entities ("entity Note") and properties
     /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
     public var droppedValues: [String] = []
@@ -44,6 +48,12 @@ public struct MigrationStep: Sendable {
     public var probableRenames: [String] {
         if case .inferred(let result, _) = identity { return result.probableRenames }
         return []
+    }
+
+    /// For an inferred step, where each value of the destination comes from.
+    var inferredOrigins: InferredOrigins? {
+        if case .inferred(let result, _) = identity { return result.origins }
+        return nil
     }
 
     /// What identifies the step's mapping: the digest of its files, or the inference it writes.
@@ -124,11 +134,14 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
 /// in the catalog's declared version order. Forward, each step uses a mapping file when one exists
 /// (a file skipping versions, such as v1 to v3, is preferred when present) or an inferred mapping
 /// otherwise. Backward (a downgrade), only mapping files are used: mapc never infers a downgrade.
+/// Consecutive inferred steps are then taken as one wherever that changes no value
+/// (`InferredChain`), unless every version is to be a step of its own.
 package enum MigrationPlanner {
     /// The steps from `source` to `destination`; empty when they are the same version. Throws
     /// `PlanError` naming the first step that has neither a mapping nor a possible inference, and
     /// `MapcError` when the catalog's versions have no declared order.
-    package static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [MigrationStep] {
+    package static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog,
+                             everyVersion: Bool = false) throws -> [MigrationStep] {
         let versions = try catalog.orderedSchemas()
         guard let start = versions.firstIndex(where: { $0.version == source.version }),
               let end = versions.firstIndex(where: { $0.version == destination.version }) else {
@@ -171,7 +184,7 @@ package enum MigrationPlanner {
             first.madeSteps = steps
             throw first
         }
-        return steps
+        return everyVersion ? steps : InferredChain.combined(steps, order: catalog.order)
     }
 
     /// The inferred steps of the declared version order that a store could not take towards the

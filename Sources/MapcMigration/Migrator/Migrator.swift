@@ -28,6 +28,13 @@ public struct Migrator: Sendable {
     public var mappings: MappingCatalog
     /// The custom policies the mappings may name.
     public var policies: PolicyRegistry
+    /// Make every version a step of its own, each store built and validated. Off (the default),
+    /// consecutive inferred steps are one step wherever the inference from the first version to
+    /// the last carries every value as the steps would (`MigrationStep.passesThrough` names the
+    /// versions passed): the store is rewritten once, not once per version, and validated
+    /// against the last version only, as Core Data's lightweight migration infers and validates
+    /// from the store's model straight to the current one.
+    public var stepsThroughEveryVersion = false
 
     /// A migrator over versions, mappings and policies already loaded.
     public init(schemas: SchemaCatalog, mappings: MappingCatalog = MappingCatalog(), policies: PolicyRegistry = .shared) {
@@ -146,7 +153,7 @@ public struct Migrator: Sendable {
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
         let current = try start(ofStoreAt: url, claimed: claimed, target: target)
         do {
-            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings)
+            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
             if withNotes, plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current) }
             return plan

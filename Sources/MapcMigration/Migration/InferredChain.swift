@@ -1,0 +1,191 @@
+import MapcModel
+
+/// Consecutive inferred steps taken as one. Core Data's lightweight migration infers from the
+/// store's model straight to the current one; a progressive run through every version rewrites
+/// the whole store once per version (29 versions of one added attribute each: 29 copies of every
+/// object). So a run of inferred steps becomes one step when the inference from its first version
+/// to its last carries every value exactly as the steps one after another would: the same objects
+/// from the same first-version objects, every property traced to the same first-version property
+/// through the same conversions, or to the same constant. Anything else (a property dropped and
+/// added again, a default that changed between its versions, an order dropped and asked for
+/// again) keeps the steps apart, so the values never differ. What the one step does not do is
+/// validate the versions between: the store is validated against the last one, as Core Data
+/// validates against its destination model.
+enum InferredChain {
+    /// A value of a later version traced back to the first version of the chain.
+    indirect enum Trace: Equatable {
+        /// The first version's property of that name (of the entity the objects came from).
+        case stored(String)
+        /// A constant every object has: a default, or nil (an empty relationship).
+        case constant(Value?)
+        /// Converted to a number type.
+        case converted(Trace, AttributeType)
+        /// Nil becoming the value.
+        case filled(Trace, Value)
+        /// A to-many's order dropped.
+        case unordered(Trace)
+    }
+
+    /// The objects of a version traced back to the first: for each entity with objects, the
+    /// first-version entity they came from and where each of its properties' values came from.
+    struct State: Equatable {
+        var origin: [String: String] = [:]
+        var traces: [String: [String: Trace]] = [:]
+
+        /// The first version itself: every concrete entity's objects are its own.
+        init(first schema: Schema) {
+            for entity in schema.entities where !entity.isAbstract {
+                origin[entity.name] = entity.name
+                var properties: [String: Trace] = [:]
+                for attribute in schema.allAttributes(of: entity) where !attribute.isTransient { properties[attribute.name] = .stored(attribute.name) }
+                for relationship in schema.allRelationships(of: entity) where !relationship.isTransient { properties[relationship.name] = .stored(relationship.name) }
+                traces[entity.name] = properties
+            }
+        }
+
+        private init() {}
+
+        /// The state after a step with these origins; nil when a value it carries has no trace
+        /// (which an inference that succeeded does not produce).
+        func after(_ step: InferredOrigins) -> State? {
+            var next = State()
+            for (entity, source) in step.entities {
+                // A source entity with no objects (new in an earlier step) gives none.
+                guard let first = origin[source], let before = traces[source] else { continue }
+                next.origin[entity] = first
+                var properties: [String: Trace] = [:]
+                for (name, propertyOrigin) in step.properties[entity] ?? [:] {
+                    switch propertyOrigin {
+                    case .new(let value):
+                        properties[name] = .constant(value)
+                    case .carried(let from, let convertedTo, let nilBecomes, let dropsOrder):
+                        guard var trace = before[from] else { return nil }
+                        if let convertedTo { trace = .converted(trace, convertedTo) }
+                        if let nilBecomes { trace = Self.filled(trace, nilBecomes) }
+                        if dropsOrder, !trace.isUnordered { trace = .unordered(trace) }
+                        properties[name] = trace
+                    }
+                }
+                next.traces[entity] = properties
+            }
+            return next
+        }
+
+        /// Whether one inference into `last` could leave this state, judged without inferring:
+        /// it gives a property new since the first version the last version's default, and
+        /// converts a value at most once. (Only a necessary condition: the inference decides.)
+        func couldBeOneStep(into last: Schema) -> Bool {
+            for (entityName, properties) in traces {
+                guard let entity = last.entity(named: entityName) else { return false }
+                let defaults = Dictionary(last.allAttributes(of: entity).map { ($0.name, $0.defaultValue) }, uniquingKeysWith: { first, _ in first })
+                for (name, trace) in properties {
+                    switch trace {
+                    case .constant(let value): if value != (defaults[name] ?? nil) { return false }
+                    case .converted(let inner, _), .filled(.converted(let inner, _), _): if inner.isConverted { return false }
+                    default: continue
+                    }
+                }
+            }
+            return true
+        }
+
+        /// Nil becoming `value` in `trace`: a constant nil is the value, a constant or a value
+        /// filled before cannot be nil.
+        private static func filled(_ trace: Trace, _ value: Value) -> Trace {
+            switch trace {
+            case .constant(nil): return .constant(value)
+            case .constant, .filled: return trace
+            default: return .filled(trace, value)
+            }
+        }
+    }
+
+    /// The steps with each run of consecutive inferred steps taken as one wherever that changes no
+    /// value (longest first); mapping-file steps and lone inferred steps are kept as they are.
+    static func combined(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
+        var result: [MigrationStep] = []
+        var index = steps.startIndex
+        while index < steps.endIndex {
+            guard steps[index].isInferred else {
+                result.append(steps[index])
+                index += 1
+                continue
+            }
+            var runEnd = index
+            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
+            while index <= runEnd {
+                if let (step, last) = longestCombination(steps, from: index, upTo: runEnd, order: order) {
+                    result.append(step)
+                    index = last + 1
+                } else {
+                    result.append(steps[index])
+                    index += 1
+                }
+            }
+        }
+        return result
+    }
+
+    /// The one step for `steps[first...last]` of the furthest `last` (up to `end`) whose one
+    /// inference carries every value as the steps do; nil when none past `first` does. Two steps
+    /// are tried first (when they cannot be one, the steps from `first` stay apart: one inference
+    /// per step is all a history that never combines costs), then the whole run (the usual case:
+    /// versions that only add and rename), then a binary search between, each candidate checked.
+    private static func longestCombination(_ steps: [MigrationStep], from first: Int, upTo end: Int, order: VersionOrder?) -> (MigrationStep, Int)? {
+        guard first < end else { return nil }
+        // The chain's state after each step, as far as it can be traced: two steps first, the rest
+        // only when those two can be one (each state is the whole model's).
+        var states: [State] = [State(first: steps[first].source)]
+        func trace(through last: Int) {
+            while first + states.count - 1 <= last, let origins = steps[first + states.count - 1].inferredOrigins,
+                  let next = states[states.count - 1].after(origins) {
+                states.append(next)
+            }
+        }
+        trace(through: first + 1)
+        guard states.count == 3, states[2].couldBeOneStep(into: steps[first + 1].destination) else { return nil }
+        func combination(through last: Int) -> MigrationStep? {
+            let intermediates = steps[(first + 1)...last].map(\.source)
+            let direct = MappingInference.infer(from: steps[first].source, to: steps[last].destination, through: intermediates)
+            guard let mapping = direct.mapping,
+                  State(first: steps[first].source).after(direct.origins) == states[last - first + 1] else { return nil }
+            var step = MigrationStep(source: steps[first].source, destination: steps[last].destination, inferred: direct, mapping: mapping, order: order)
+            step.passesThrough = intermediates.map(\.version)
+            return step
+        }
+        guard let two = combination(through: first + 1) else { return nil }
+        trace(through: end)
+        let reachable = first + states.count - 2
+        if reachable == first + 1 { return (two, first + 1) }
+        if let whole = combination(through: reachable) { return (whole, reachable) }
+        var best = (two, first + 1)
+        var low = first + 2, high = reachable - 1
+        while low <= high {
+            let middle = (low + high) / 2
+            if let step = combination(through: middle) {
+                best = (step, middle)
+                low = middle + 1
+            } else {
+                high = middle - 1
+            }
+        }
+        return best
+    }
+}
+
+extension InferredChain.Trace {
+    /// Whether a number conversion was made on the way.
+    var isConverted: Bool {
+        switch self {
+        case .converted: return true
+        case .filled(let inner, _), .unordered(let inner): return inner.isConverted
+        default: return false
+        }
+    }
+
+    /// Whether a to-many's order was dropped on the way (it cannot come back).
+    var isUnordered: Bool {
+        if case .unordered = self { return true }
+        return false
+    }
+}
