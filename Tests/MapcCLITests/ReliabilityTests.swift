@@ -469,6 +469,22 @@ struct ReadOnlyStoreTests {
         #expect(output.status == 0, "\(output.stderr)")
         #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
     }
+
+    /// Root may write any file, but a store whose mode lets no one write it (`chmod 444`, as a
+    /// container or a job often runs as root) is read-only all the same: never replaced.
+    @Test func aStoreNoOneMayWriteIsNotReplacedEvenByRoot() throws {
+        let (folder, data) = try project(wal: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = data.appendingPathComponent("notes.db").path
+        chmod(store, 0o444)
+        let before = try Data(contentsOf: URL(fileURLWithPath: store))
+        let run = try CLI.run(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("data/notes.db is read-only") && run.stderr.contains("chmod u+w"), "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        // Made writable for its owner, it migrates.
+        chmod(store, 0o644)
+        #expect(try CLI.run(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder).status == 0)
+    }
 }
 
 /// Ctrl-C during a run: the run stops at its next batch, removes its temporary files and leaves

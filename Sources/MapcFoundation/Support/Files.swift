@@ -287,6 +287,15 @@ package enum Files {
     /// Whether this process may write the file or folder at `path`.
     package static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
 
+    /// Whether the store file at `path` is read-only: this process may not write it, or its mode
+    /// lets no one write it (`chmod 444`), which root, who may write anything, must respect too.
+    package static func isReadOnlyStore(_ path: String) -> Bool {
+        guard isWritable(path) else { return true }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return false }
+        return status.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0
+    }
+
     /// Why a store cannot be worked on where it is, when its folder is not writable: SQLite needs a
     /// WAL store's `-shm` file beside it even to read, and mapc its lock file and the migrated
     /// store. Nil when the folder is writable.

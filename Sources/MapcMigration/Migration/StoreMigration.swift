@@ -89,7 +89,7 @@ package enum StoreMigration {
         let real = try Files.existingStore(path)
         let replaces = !options.dryRun && options.output == nil
         if replaces, let problem = Files.unwritableFolderProblem(of: path) { throw MapcError.store(problem) }
-        if replaces, !Files.isWritable(real) {
+        if replaces, Files.isReadOnlyStore(real) {
             throw MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
                                   + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
         }
