@@ -47,6 +47,11 @@ struct InferCommand: ParsableCommand {
             let mappings = "\(count) entity mapping\(count == 1 ? "" : "s") from \(from) to \(to)"
             if result.problems.isEmpty {
                 if let output { Console.out("wrote \(output): \(mappings)") }
+                let dropped = result.droppedValues
+                if !dropped.isEmpty {
+                    Console.err("the mapping drops the values of \(dropped.joined(separator: ", ")), as the inferred step would (which `run` refuses without --accept-data-loss): "
+                                + "each is an item under 'todo:'; map the values where they belong, or delete an item to drop them on purpose, then `mapc check` the file")
+                }
             } else {
                 let items = result.problems.count
                 Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0):" } ?? "the mapping above has") \(mappings), with \(items) item\(items == 1 ? "" : "s") left to do (under 'todo:'):")

@@ -75,6 +75,35 @@ struct ProgressiveTests {
         #expect(open.status == 1 && open.stderr.contains("still to do in mapping 'NoteToNote': displayIndex: type change int64 -> string"), "\(open.stderr)")
         #expect(try CLI.run(["diff", "v4", "v5"], in: folder).stdout.contains("verdict: needs a mapping file, because:"))
     }
+
+    /// A step inference can make only by dropping values, written as a file the user keeps: the
+    /// drop is a `todo:` item to accept (as `run` asks for --accept-data-loss), said by `infer`,
+    /// and once accepted listed under `drops:`, which keeps `check` quiet about it.
+    @Test func anInferredFileThatDropsValuesAsksBeforeItRuns() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v2.json").path, "notes.db"], in: folder).status == 0)
+        #expect(try CLI.run(["run", "--to", "v3", "notes.db"], in: folder).stderr.contains("would drop the values of Note.image"))
+        let infer = try CLI.run(["infer", "--from", "v2", "--to", "v3", "--output", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(infer.status == 0 && infer.stderr.contains("the mapping drops the values of Note.image") && infer.stderr.contains("delete an item to drop them on purpose"), "\(infer.stderr)")
+        let text = try folder.read("mappings/mapping_v2_to_v3.yaml")
+        #expect(text.contains("    drops: [image]\n") && text.contains("      - 'image: its values are dropped (v3 has no image here)"), "\(text)")
+        let open = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(open.status == 1 && open.stderr.contains("still to do in mapping 'NoteToNote': image: its values are dropped"), "\(open.stderr)")
+        let refused = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
+        #expect(refused.status == 1, "\(refused.stderr)")
+        #expect(try CLI.run(["status", "notes.db"], in: folder).stdout.contains("version     v2"))
+        // Accepted: the item deleted, the drop stays listed, and check and run are quiet.
+        let accepted = text.components(separatedBy: "\n").filter { !$0.contains("its values are dropped (v3") && !$0.hasSuffix("todo:") && !$0.contains("# Left to do") }.joined(separator: "\n")
+        try folder.write(accepted, to: "mappings/mapping_v2_to_v3.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(check.status == 0 && check.stderr.isEmpty, "\(check.stderr)\n\(accepted)")
+        #expect(try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder).status == 0)
+        // Without 'drops:', check says what the mapping loses and how to say it is meant.
+        try folder.write(accepted.replacingOccurrences(of: "    drops: [image]\n", with: ""), to: "mappings/mapping_v2_to_v3.yaml")
+        let unsaid = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(unsaid.status == 0 && unsaid.stderr.contains("warning: 'image' of Note in v2 is read by no expression of this mapping: its values would be dropped"), "\(unsaid.stderr)")
+    }
 }
 
 @Suite("Planning with a mapping that skips versions", .serialized)

@@ -87,6 +87,11 @@ let mappingCheckCases: [MappingCheckCase] = [
     .init(name: "source entity nobody reads", yaml: "source: v2\ndestination: v3\nentityMappings:\n  - name: Nothing\n    source: Note\n    type: remove\n" .replacingOccurrences(of: "  - name: Nothing\n    source: Note\n    type: remove\n", with: "  []\n"), message: "no entity mapping reads Note objects of v2; they would be dropped", line: 4, column: 3, severity: .warning),
     .init(name: "unmapped attribute loses values", yaml: "source: v2\ndestination: v3\nentityMappings:\n" + attachmentMapping.replacingOccurrences(of: "      image: $source.image\n      dateCreated: $source.dateCreated\n", with: "      image: $source.image\n      dateCreated: $source.dateCreated\n") + "  - name: N\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.title\n      body: $source.body\n      dateCreated: $source.dateCreated\n",
           message: "attribute 'displayIndex' exists in Note in both versions but is not mapped; its values will be lost", line: 13, column: 11, severity: .warning),
+    .init(name: "source attribute no expression reads", yaml: v2to3(""),
+          message: "'image' of Note in v2 is read by no expression of this mapping: its values would be dropped; map it where the values belong, or add 'drops: [image]' to 'NoteToNote' to drop them on purpose",
+          line: 4, column: 11, severity: .warning),
+    .init(name: "a misspelt dropped property", yaml: v2to3("").replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    drops: [imgae]\n"),
+          message: "'drops:' names 'imgae', which Note in v2 does not have; did you mean 'image'?", line: 7, column: 13),
     .init(name: "unknown policy", yaml: v2to3("  - name: X\n    source: Note\n    destination: Attachment\n    policy: AttachmentToImageAttachmentMigrationPolicyV3toV5\n"), message: "unknown policy 'AttachmentToImageAttachmentMigrationPolicyV3toV5'; did you mean 'AttachmentToImageAttachmentMigrationPolicyV3toV4'?", line: 15, column: 13),
     .init(name: "entity policy without a policy", yaml: v2to3(attachmentMapping.replacingOccurrences(of: "image: $source.image", with: "image: FUNCTION($entityPolicy, 'thumbnail:', $source.image)")), message: "the entity policy has no function 'thumbnail:'; this mapping's policy registers no functions", line: 17, column: 38),
     .init(name: "remove mapping with a destination", yaml: v2to3("  - name: X\n    source: Note\n    destination: Note\n    type: remove\n"), message: "a remove mapping has no destination", line: 15, column: 11),
@@ -220,6 +225,39 @@ struct MappingCheckTests {
             let text = try String(contentsOf: packageRoot.appendingPathComponent("mappings/\(name)"), encoding: .utf8)
             #expect(try diagnostics(text).isEmpty, "\(name)")
         }
+    }
+
+    /// Values no expression reads are dropped: said unless the mapping lists them under `drops:`,
+    /// and not for what other expressions carry (a key path through a relationship, the to-one
+    /// side of a to-many) or for links to objects no mapping keeps.
+    @Test func valuesNoExpressionReadsAreSaidUnlessDroppedOnPurpose() throws {
+        let dropped = v2to3("").replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    drops: [image]\n")
+        #expect(try diagnostics(dropped).isEmpty)
+        // A v3 -> v4 mapping whose attachments are read only through the inverse and a key path.
+        let v3to4 = """
+        source: v3
+        destination: v4
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - name: AttachmentToImage
+            source: Attachment
+            destination: ImageAttachment
+            attributes: { dateCreated: $source.dateCreated, image: $source.image, caption: 'TERNARY($source.note.title != nil, $source.note.title, "")', width: 0, height: 0 }
+            relationships: { note: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source.note)' }
+
+        """
+        let clean = try diagnostics(v3to4)
+        #expect(clean.isEmpty, "\(clean)")
+        // Without the attachments' mapping, their links go with them (the entity warning says so).
+        let noAttachments = v3to4.components(separatedBy: "  - name: AttachmentToImage")[0]
+        let found = try diagnostics(noAttachments).map(\.description)
+        #expect(found.count == 1 && found[0].contains("no entity mapping reads Attachment objects"), "\(found)")
+        // Nor the title the caption reads through the relationship: it is read.
+        let captionOnly = v3to4.replacingOccurrences(of: "title: $source.title, ", with: "")
+        #expect(try diagnostics(captionOnly).allSatisfy { !$0.description.contains("'title' of Note in v3 is read by no expression") })
     }
 
     @Test func updatingHashesRecordsThemAndSilencesStaleness() throws {

@@ -102,6 +102,7 @@ package enum EditorSchemas {
             ("relationships", object([("type", .string("object")), ("additionalProperties", expression)])),
             ("sourceHash", recorded), ("destinationHash", recorded),
             ("todo", object([("type", .string("array")), ("items", text)])),
+            ("drops", object([("type", .string("array")), ("items", text)])),
         ], keys: MappingLoader.entityMappingKeys, required: ["name"], description: "an entity mapping (docs/mapping-format.md#entity-mapping-keys)")
         return object([
             ("$schema", .string("http://json-schema.org/draft-07/schema#")),

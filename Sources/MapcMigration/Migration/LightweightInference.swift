@@ -44,8 +44,20 @@ struct LightweightInference {
         let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
         sayEachChangeOnceWhereDeclared()
         changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
-        let skeleton = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
-        var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? skeleton : nil, skeleton: skeleton, notes: notes)
+        let mapping = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
+        // What the step drops is the user's to accept in a file they keep: a `todo:` item each,
+        // as `run` asks for `--accept-data-loss` before an inferred step drops values.
+        var skeleton = mapping
+        for index in skeleton.entityMappings.indices {
+            let entityMapping = skeleton.entityMappings[index]
+            if entityMapping.type == .remove, let name = entityMapping.source {
+                skeleton.entityMappings[index].todo.append(MappingTodo("\(name) objects are dropped with their values (\(destination.version) has no \(name)): map them to an entity of \(destination.version), or delete this item to drop them on purpose"))
+            }
+            for dropped in entityMapping.drops {
+                skeleton.entityMappings[index].todo.append(MappingTodo("\(dropped): its values are dropped (\(destination.version) has no \(dropped) here): map them where they belong, or delete this item to drop them on purpose ('drops:' lists it)"))
+            }
+        }
+        var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? mapping : nil, skeleton: skeleton, notes: notes)
         result.probableRenames = renames
         result.origins = origins
         return result
@@ -132,10 +144,12 @@ struct LightweightInference {
         for old in work.sourceAttributes where !work.usedAttributes.contains(old.name) && !old.isTransient {
             changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)"))
             work.notes.append("\(old.name): removed, its values are dropped")
+            work.mapping.drops.append(old.name)
         }
         for old in work.sourceRelationships where !work.usedRelationships.contains(old.name) && !old.isTransient {
             changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)"))
             work.notes.append("\(old.name): relationship removed")
+            work.mapping.drops.append(old.name)
         }
         work.mapping.todo = work.todo
         entityMappings.append(work.mapping)

@@ -6,13 +6,17 @@ import MapcModel
 /// code: unknown versions, entities and properties (with "did you mean"), expressions that do not
 /// parse or type-check, results a destination attribute cannot hold, filters that are not
 /// predicates, `$manager` calls naming missing or mismatched mappings, required attributes left
-/// without a value, source entities no mapping reads, unknown policies, and stale entity hashes.
+/// without a value, source entities no mapping reads and source properties no expression reads
+/// (their values would be dropped), unknown policies, and stale entity hashes.
 public struct MappingChecker {
     /// The mapping checked.
     public let mapping: MappingModel
     /// Policies that may be named.
     public let policies: PolicyRegistry
     var diagnostics: [Diagnostic] = []
+    /// Source attributes ("Entity.name") already reported as left unmapped beside a destination
+    /// attribute of their name, so the check of unread properties does not say it twice.
+    var unmappedAttributesReported: Set<String> = []
 
     /// Creates a checker.
     public init(mapping: MappingModel, policies: PolicyRegistry = .shared) {
@@ -87,6 +91,8 @@ public struct MappingChecker {
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
             }
         }
+        checkDrops(source: source)
+        checkUnreadSourceProperties(source: source)
         return diagnostics.sorted(by: SchemaLoader.fileOrder)
     }
 

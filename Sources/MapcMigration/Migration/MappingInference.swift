@@ -70,8 +70,8 @@ public struct InferenceResult: Sendable {
     /// The inferred mapping, when there are no problems.
     public var mapping: MappingModel?
     /// Everything inferable, with what is not as `todo:` items on the entity mappings concerned:
-    /// the starting point `mapc infer` writes for a step it cannot complete (equal to `mapping`
-    /// when there are no problems).
+    /// the starting point `mapc infer` writes (`mapping` with an item for each problem, and for
+    /// each value the step drops: kept in a file, the loss is accepted by deleting the item).
     public var skeleton: MappingModel
     /// Comments for the mapping file, by entity mapping name.
     public var notes: [String: [String]]

@@ -8,7 +8,7 @@ import MapcModel
 public enum MappingLoader {
     package static let topKeys = ["source", "destination", "pass", "entityMappings"]
     package static let entityMappingKeys = ["name", "source", "destination", "type", "sourceExpression", "filter", "policy", "userInfo",
-                                    "attributes", "relationships", "sourceHash", "destinationHash", "todo"]
+                                    "attributes", "relationships", "sourceHash", "destinationHash", "todo", "drops"]
 
     /// Reads a mapping file; returns what could be read and every diagnostic, never throws.
     public static func parse(source: SourceFile) -> (mapping: MappingModel?, diagnostics: [Diagnostic]) {
@@ -89,6 +89,14 @@ public enum MappingLoader {
             case "relationships": mapping.relationships = propertyMappings(entry.value, what: "relationships of '\(name)'", in: &document)
             case "sourceHash": mapping.sourceHash = recordedHash(entry.value, in: &document)
             case "destinationHash": mapping.destinationHash = recordedHash(entry.value, in: &document)
+            case "drops":
+                if YAMLDocument.isNull(entry.value) { break }
+                for item in document.items(of: entry.value, what: "drops") ?? [] {
+                    if let property = document.identifier(item, what: "a dropped property") {
+                        mapping.drops.append(property)
+                        mapping.valueLocations["drops.\(property)"] = document.location(of: item)
+                    }
+                }
             case "todo":
                 if YAMLDocument.isNull(entry.value) { break }
                 for item in document.items(of: entry.value, what: "todo") ?? [] {

@@ -76,6 +76,9 @@ public struct EntityMapping: Sendable {
     /// Work left to do, as `mapc infer` writes it for a step it cannot complete: `check` reports
     /// each item as an error, so the mapping cannot run until they are done and removed.
     public var todo: [MappingTodo] = []
+    /// Source properties whose values the mapping drops on purpose (`drops:`): `check` warns about
+    /// a source property that holds values no expression reads, unless it is listed here.
+    public var drops: [String] = []
     /// Where the mapping's name is written.
     public var location: FileLocation?
     /// Whether reading it from its file found mistakes (an unknown key, a value that does not

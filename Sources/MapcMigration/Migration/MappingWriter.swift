@@ -41,6 +41,10 @@ package enum MappingWriter {
                 lines.append("    todo:")
                 lines += entityMapping.todo.map { "      - \(YAMLText.scalar($0.text))" }
             }
+            if !entityMapping.drops.isEmpty {
+                lines.append("    # Source properties whose values are dropped on purpose; `mapc check` warns about any other it reads nowhere.")
+                lines.append("    drops: [\(entityMapping.drops.map(YAMLText.flowScalar).joined(separator: ", "))]")
+            }
             if let sourceExpression = entityMapping.sourceExpression { lines.append("    sourceExpression: \(YAMLText.scalar(sourceExpression.source.text))") }
             if let filter = entityMapping.filter { lines.append("    filter: \(YAMLText.scalar(filter.source.text))") }
             for (key, properties) in [("attributes", entityMapping.attributes), ("relationships", entityMapping.relationships)] where !properties.isEmpty {

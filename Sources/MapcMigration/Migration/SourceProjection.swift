@@ -33,15 +33,25 @@ enum SourceProjection {
 
     /// The first keys of the key paths the expressions follow from the source object (`$source`,
     /// `SELF`, a bare key); nil when they use the object in any other way than as the root of a
-    /// key path or a reference handed to a `$manager` lookup. Walked without recursion.
+    /// key path or a reference handed to a `$manager` lookup.
     static func propertiesRead(by expressions: [Expr]) -> Set<String>? {
-        var keys: Set<String> = []
+        keyPathsRead(by: expressions).map { Set($0.map { $0[0] }) }
+    }
+
+    /// The key paths the expressions follow from the source object, each as its keys (a
+    /// collection operator is passed over: the keys after it are its elements'); nil when they
+    /// use the object in any other way (see `propertiesRead`). Walked without recursion.
+    static func keyPathsRead(by expressions: [Expr]) -> [[String]]? {
+        var paths: [[String]] = []
         var pending = expressions
         while let expression = pending.popLast() {
             switch expression.kind {
             case .keyPath(let root, let components) where isSourceObject(root):
-                guard case .key(let key, _)? = components.first else { return nil }
-                keys.insert(key)
+                guard case .key? = components.first else { return nil }
+                paths.append(components.compactMap { component in
+                    if case .key(let key, _) = component { return key }
+                    return nil
+                })
             case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("manager"):
                 // The lookups take source objects as references; their properties are not read.
                 pending += arguments.filter { !isSourceObject($0) }
@@ -51,7 +61,7 @@ enum SourceProjection {
                 pending += expression.children
             }
         }
-        return keys
+        return paths
     }
 
     /// `$source`, `SELF` or `$SELF`: the source object, which mappings evaluate against.
