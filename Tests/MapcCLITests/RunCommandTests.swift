@@ -24,6 +24,21 @@ private func bytes(_ folder: URL, _ name: String) throws -> Data {
     try Data(contentsOf: folder.appendingPathComponent(name))
 }
 
+/// The files' SHA-256 digests, read by another process: a file this process opens and closes
+/// releases every POSIX lock the process holds on it, SQLite's included.
+private func digests(_ folder: URL, _ names: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = names
+    process.currentDirectoryURL = folder
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: output, as: UTF8.self)
+}
+
 /// A v2 store of `count` notes, every third with a PNG image.
 private func makeV2Store(_ folder: URL, count: Int, name: String = "notes.db") throws {
     var notes: [String] = []
@@ -391,10 +406,14 @@ struct RunCommandTests {
         _ = try live.database.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode=WAL") }
         try live.database.writeWithoutTransaction { try $0.execute(sql: "PRAGMA wal_autocheckpoint=0") }
         try live.insert((0..<25).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("t"), "body": .string("b"), "dateCreated": .date(Date()), "displayIndex": .integer(Int64($0))]) })
-        // While the app still has it open, mapc must refuse to swap the file under it.
+        // While the app still has it open, mapc must refuse to swap the file under it, and leave
+        // both of its files as they were (the log not folded in: the run said "not changed").
+        // (Read by another process: closing a file this process opened would drop its SQLite locks.)
+        let before = try digests(folder, ["live.db", "live.db-wal"])
         let inUse = try CLI.run(["run", "--quiet", "--to", "v3", "live.db"], in: folder)
         #expect(inUse.status == 2, "\(inUse.stderr)")
         #expect(inUse.stderr.contains("live.db is in use"), "\(inUse.stderr)")
+        #expect(try digests(folder, ["live.db", "live.db-wal"]) == before, "the store's files changed")
         // A copy with its -wal (as a crashed app leaves it) migrates with every object, and no stale -wal survives.
         for suffix in ["", "-wal", "-shm"] {
             try FileManager.default.copyItem(atPath: folder.appendingPathComponent("live.db").path + suffix, toPath: folder.appendingPathComponent("copy.db").path + suffix)

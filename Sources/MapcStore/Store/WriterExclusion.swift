@@ -54,7 +54,10 @@ package final class WriterExclusion {
         try execute("COMMIT")
         do {
             if wasWAL {
-                _ = try texts("PRAGMA wal_checkpoint(TRUNCATE)")
+                // Leaving WAL mode needs SQLite's exclusive lock before it folds the log in (and
+                // then deletes it): with another connection open it fails having touched
+                // nothing, where a checkpoint first would have rewritten both files of a store
+                // the run then leaves "unchanged".
                 let mode = try text("PRAGMA journal_mode = DELETE")
                 guard mode?.lowercased() == "delete" else {
                     throw MapcError.storeInUse(Store.inUseMessage(path) + " (its write-ahead log could not be folded in while another connection has it open)")
