@@ -101,6 +101,7 @@ struct RunCommand: ParsableCommand {
         do {
             try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
                 let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
+                try migrator.replanningOnce {
                 let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false)
                 planned.from = plan.current.version
                 planned.to = plan.target.version
@@ -146,6 +147,7 @@ struct RunCommand: ParsableCommand {
                 }
                 display.finish()
                 print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
+                }
             } }
         } catch let exit as ExitCodeError {
             // An error reportingErrors printed: where the run stopped, once it had begun.
@@ -235,17 +237,20 @@ struct RunCommand: ParsableCommand {
         }
         var step = -1, steps: [MigrationStep] = []
         do {
-            let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false)
-            outcome.from = plan.current.version
-            outcome.to = plan.target.version
-            guard plan.isNeeded else {
-                outcome.result = .current
-                return outcome
+            try migrator.replanningOnce {
+                step = -1
+                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false)
+                outcome.from = plan.current.version
+                outcome.to = plan.target.version
+                guard plan.isNeeded else {
+                    outcome.result = .current
+                    return
+                }
+                outcome.steps = plan.steps.count
+                steps = plan.steps
+                outcome.notes = try migrator.migrate(plan, options: frozen) { step = $0.step }.notes
+                outcome.result = dryRun ? .wouldMigrate : .migrated
             }
-            outcome.steps = plan.steps.count
-            steps = plan.steps
-            outcome.notes = try migrator.migrate(plan, options: frozen) { step = $0.step }.notes
-            outcome.result = dryRun ? .wouldMigrate : .migrated
         } catch {
             if steps.indices.contains(step) { outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)") }
             outcome.error = BatchOutcome.message(of: error)

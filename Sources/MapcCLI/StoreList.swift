@@ -168,7 +168,7 @@ struct BatchOutcome: Sendable {
         case is DiagnosticsError, is DataValidationError: return MapcExitCode.invalidInput
         case let error as MigrationError:
             switch error {
-            case .setup, .dataLoss, .foreignTables, .cancelled: return MapcExitCode.storeError
+            case .setup, .dataLoss, .foreignTables, .cancelled, .storeChanged: return MapcExitCode.storeError
             default: return MapcExitCode.migrationFailed
             }
         case let error as MapcError:

@@ -27,6 +27,32 @@ struct MigratorPathTests {
         #expect(try migrator.migrate(storeAt: relative).result?.standardizedFileURL.path == app.storeURL.standardizedFileURL.path)
     }
 
+    /// Two runs of one store that both planned before either took its lock: the second finds
+    /// the store migrated by the first. Its plan is refused as outdated, naming the versions
+    /// (not as a store that matches no version), and planned again it is current.
+    @Test func aPlanMadeBeforeAnotherRunMigratedTheStoreIsMadeAgain() throws {
+        let app = try LibraryGuideTests.App()
+        defer { try? FileManager.default.removeItem(at: app.folder) }
+        let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"), mappingsFolder: app.resources.appendingPathComponent("mappings"))
+        let stale = try migrator.plan(forStoreAt: app.storeURL)
+        _ = try migrator.migrate(storeAt: app.storeURL)
+        let error = #expect(throws: MigrationError.self) { try migrator.migrate(stale) }
+        guard case .storeChanged(_, let planned, let found)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(planned == "v1" && found == "v4")
+        #expect(error?.description.contains("changed after its migration was planned: it was at v1 and is now at v4") == true, "\(String(describing: error))")
+        #expect(try migrator.status(ofStoreAt: app.storeURL).version == "v4")
+        // Planned again inside one call (the race the lock cannot close), the store is current.
+        var calls = 0
+        let outcome = try migrator.replanningOnce { () throws -> MigrationOutcome in
+            calls += 1
+            return try migrator.migrate(calls == 1 ? stale : try migrator.plan(forStoreAt: app.storeURL))
+        }
+        #expect(calls == 2 && outcome.steps.isEmpty)
+    }
+
     /// A store already at the version asked for is copied to the output unchanged.
     @Test func theOutputOfAStoreWithNothingToDoIsACopy() throws {
         let app = try LibraryGuideTests.App()

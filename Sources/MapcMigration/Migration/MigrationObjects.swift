@@ -143,6 +143,10 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     case foreignTables(tables: [String])
     /// The run was cancelled by its caller; nothing was changed.
     case cancelled
+    /// The store is no longer at the version its plan starts from (`planned`): another process
+    /// migrated it (to `found`, when known) between the plan and the run's lock. Nothing was
+    /// changed; plan again (`Migrator.migrate(storeAt:)` does, once).
+    case storeChanged(store: String, planned: String, found: String?)
 
     public var description: String {
         switch self {
@@ -178,6 +182,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
             return message
         case .cancelled:
             return "the migration was cancelled; nothing was changed"
+        case let .storeChanged(store, planned, found):
+            return "\(store) changed after its migration was planned: it was at \(planned) and is now \(found.map { "at \($0)" } ?? "at another version") "
+                + "(another process migrated it meanwhile); this run changed nothing. Plan again: `mapc run` does so once by itself"
         case .foreignTables(let tables):
             return "the store holds tables or columns no version of the model has: \(tables.joined(separator: ", ")); a migration writes a new store from the model and would leave them out; "
                 + "nothing was changed. Copy what they hold elsewhere first, or accept the loss explicitly (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)"

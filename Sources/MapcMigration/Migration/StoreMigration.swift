@@ -137,7 +137,16 @@ package enum StoreMigration {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
         var summaries: [MigrationSummary] = []
         var previousTemporary: String?
-        var sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
+        var sourceStore: Store
+        do {
+            sourceStore = try Store.open(at: real, schema: first.source, readOnly: true)
+        } catch {
+            // Planned before the lock was taken: another process may have migrated it since.
+            if let (format, metadata) = try? Store.metadata(at: real), !metadata.matches(first.source, format: format) {
+                throw MigrationError.storeChanged(store: real, planned: first.source.version, found: metadata.version)
+            }
+            throw error
+        }
         // Tables the model does not have are not in a store made from it: an app's own rows are
         // never left out unasked; Core Data's history and mirroring state are, and said so.
         let foreign: [ForeignTable]

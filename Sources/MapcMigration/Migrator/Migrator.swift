@@ -195,8 +195,21 @@ public struct Migrator: Sendable {
     /// already there.
     public func migrate(storeAt url: URL, from claimed: String? = nil, to version: String? = nil, options: MigrationOptions = MigrationOptions(),
                         progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
-        let plan = try self.plan(forStoreAt: url, from: claimed, to: version, withNotes: false)
-        return try migrate(plan, options: options, progress: progress)
+        try replanningOnce {
+            let plan = try self.plan(forStoreAt: url, from: claimed, to: version, withNotes: false)
+            return try migrate(plan, options: options, progress: progress)
+        }
+    }
+
+    /// Runs `attempt` (which plans and migrates), and once more when the store changed between
+    /// its plan and its lock (`MigrationError.storeChanged`: another process migrated it
+    /// meanwhile): planned again, a store that process brought to the target is current.
+    package func replanningOnce<T>(_ attempt: () throws -> T) throws -> T {
+        do {
+            return try attempt()
+        } catch MigrationError.storeChanged {
+            return try attempt()
+        }
     }
 
     /// Runs a plan made by `plan(forStoreAt:)`.
