@@ -231,6 +231,7 @@ struct RunCommand: ParsableCommand {
         let clock = Date()
         var outcome = BatchOutcome(store: path, result: .failed)
         if interruption.isRequested {
+            outcome.result = .stopped
             outcome.error = "not started: the run was stopped"
             outcome.exitCode = interruption.exitStatus
             return outcome
@@ -252,7 +253,11 @@ struct RunCommand: ParsableCommand {
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             }
         } catch {
-            if steps.indices.contains(step) { outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)") }
+            if case MigrationError.cancelled = error, interruption.isRequested {
+                outcome.result = .stopped
+            } else if steps.indices.contains(step) {
+                outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)")
+            }
             outcome.error = BatchOutcome.message(of: error)
             outcome.exitCode = Self.exitCode(of: error, interruption)
         }
@@ -266,8 +271,10 @@ struct RunCommand: ParsableCommand {
         if format == .json {
             Console.out(JSONValue.object([
                 ("stores", .array(outcomes.map(\.json))), ("seconds", .double((seconds * 1000).rounded() / 1000)),
-                ("migrated", .integer(Int64(outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count))),
+                ("migrated", .integer(Int64(outcomes.filter { $0.result == .migrated }.count))),
+                ("wouldMigrate", .integer(Int64(outcomes.filter { $0.result == .wouldMigrate }.count))),
                 ("current", .integer(Int64(outcomes.filter { $0.result == .current }.count))), ("failed", .integer(Int64(failed.count))),
+                ("stopped", .integer(Int64(outcomes.filter { $0.result == .stopped }.count))),
                 ("passedOver", .array(passedOver.map(\.json))),
             ]).serialized(pretty: true))
         } else {
@@ -283,9 +290,11 @@ struct RunCommand: ParsableCommand {
                 lines.append(line)
             }
             let migrated = outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count
-            lines.append(String(format: "%@: %d %@, %d current, %d failed%@ in %.2f s (%.1f stores/s, %d at a time)%@",
+            let stopped = outcomes.filter { $0.result == .stopped }.count
+            lines.append(String(format: "%@: %d %@, %d current, %d failed%@%@ in %.2f s (%.1f stores/s, %d at a time)%@",
                                 English.count(outcomes.count, "store"), migrated, dryRun ? "would migrate" : "migrated",
                                 outcomes.filter { $0.result == .current }.count, failed.count, failed.isEmpty ? "" : " (left untouched)",
+                                stopped == 0 ? "" : ", \(stopped) stopped (left untouched)",
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(workers, max(1, outcomes.count)),
                                 passedOver.isEmpty ? "" : "; \(English.count(passedOver.count, "file")) passed over"))
             Console.out(lines.joined(separator: "\n"))

@@ -130,7 +130,11 @@ enum StoreList {
 
 /// What happened to one store of a batch.
 struct BatchOutcome: Sendable {
-    enum Result: String, Sendable { case migrated, current, failed, wouldMigrate = "would migrate" }
+    enum Result: String, Sendable {
+        case migrated, current, failed, wouldMigrate = "would migrate"
+        /// Left as it was because the run was stopped (a signal) before it was done: not failed.
+        case stopped
+    }
     var store: String
     var result: Result
     var from: String?

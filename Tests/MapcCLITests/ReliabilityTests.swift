@@ -540,4 +540,46 @@ struct InterruptionTests {
             #expect(ignoring.status == 0, "the ignored signal did not stop it: \(ignoring.stderr)")
         }
     }
+
+    /// A batch stopped by SIGTERM once its first store is done: the stores it did not finish are
+    /// `stopped` (left as they were), not `failed`, in the report and in its counts.
+    @Test func aStoppedBatchReportsTheStoresItDidNotFinishAsStopped() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let names = ["a.db", "b.db", "c.db", "d.db"]
+        for name in names {
+            #expect(try CLI.run(["init", "--schema", "v2", name], in: folder).status == 0)
+            let fill = try shell("sqlite3 \(name) \"WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 39999) INSERT INTO Note (_entity, _id, title, body, dateCreated, displayIndex) SELECT 'Note', 'n' || i, 'Note ' || i, 'Body ' || i, 1714557600 + i, i FROM seq\"", in: folder)
+            #expect(fill.status == 0, "\(fill.stderr)")
+        }
+        #expect(try CLI.run(["check"], in: folder).status == 0)
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path]) { _, new in new }
+        process.arguments = ["run", "--interpret", "--jobs", "1", "--format", "json", "--to", "v3"] + names
+        process.currentDirectoryURL = folder
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // The first store migrates in about a second; the signal lands in the second or later.
+        usleep(400_000)
+        kill(process.processIdentifier, SIGTERM)
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        _ = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143)
+        let report = try JSONValue.parse(stdout, path: "stdout")
+        guard case .array(let stores)? = report["stores"] else {
+            Issue.record("no stores in \(String(decoding: stdout, as: UTF8.self))")
+            return
+        }
+        let results = stores.compactMap { store -> String? in if case .string(let result)? = store["result"] { return result }; return nil }
+        #expect(results.count == 4 && results.allSatisfy { $0 == "migrated" || $0 == "stopped" } && results.contains("stopped"), "\(results)")
+        #expect(report["failed"] == .integer(0) && report["stopped"] == .integer(Int64(results.filter { $0 == "stopped" }.count)), "\(String(decoding: stdout, as: UTF8.self))")
+        for (name, result) in zip(names, results) where result == "stopped" {
+            #expect(try CLI.run(["status", name], in: folder).stdout.contains("version     v2"), "\(name) was left as it was")
+        }
+    }
 }

@@ -431,6 +431,17 @@ struct ManyStoresTests {
     /// A store reached by several names (a link in the folder, the same path twice) is migrated
     /// once, not reported as failed by its second name; a file that is not SQLite is named, not
     /// silently left out.
+    /// A dry run of several stores migrates none: its JSON counts them as `wouldMigrate`.
+    @Test func aDryRunOfSeveralStoresCountsWhatWouldMigrate() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeV2Store(folder, count: 2, name: "a.db")
+        try makeV2Store(folder, count: 2, name: "b.db")
+        let run = try CLI.run(["run", "--dry-run", "--format", "json", "--to", "v3", "a.db", "b.db"], in: folder)
+        let report = try JSONValue.parse(Data(run.stdout.utf8), path: "stdout")
+        #expect(run.status == 0 && report["migrated"] == .integer(0) && report["wouldMigrate"] == .integer(2), "\(run.stdout)")
+    }
+
     @Test func aStoreNamedTwiceIsMigratedOnceAndSkippedFilesAreNamed() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
