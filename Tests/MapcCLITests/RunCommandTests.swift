@@ -422,6 +422,9 @@ struct RunCommandTests {
         let run = try CLI.run(["run", "--quiet", "--to", "v3", "copy.db"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("copy.db-wal").path))
+        // The migrated store keeps the mode its file had: an app that does not set it finds WAL.
+        let mode = try DatabaseQueue(path: folder.appendingPathComponent("copy.db").path).read { try String.fetchOne($0, sql: "PRAGMA journal_mode") }
+        #expect(mode == "wal")
         #expect(try CLI.run(["status", "copy.db"], in: folder).stdout.contains("  Note        25"))
     }
 }

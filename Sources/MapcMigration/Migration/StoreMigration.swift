@@ -115,6 +115,12 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil, notes: notes)
         }
+        if exclusion?.wasWAL == true {
+            do { try Store.keepWriteAheadLogMode(at: temporary) } catch {
+                AtomicFile.removeStoreFiles(temporary)
+                throw error
+            }
+        }
         if let output, let requested = options.output?.path {
             let carried = try carry(external, to: requested, options: options) { try moveIntoPlace(temporary, at: output, options: options) }
             return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil, notes: notes + carried)

@@ -174,6 +174,18 @@ public final class Store: @unchecked Sendable {
         return self
     }
 
+    /// Puts a store file a run wrote in WAL mode, as the store it replaces was: the mode is kept
+    /// in the file, and an app that does not set it on opening finds it as it left it. Closing
+    /// folds the log in and removes it, so the file goes into place alone.
+    package static func keepWriteAheadLogMode(at path: String) throws {
+        let queue = try openQueue(path: path, readOnly: false)
+        let mode = try queue.writeWithoutTransaction { try String.fetchOne($0, sql: "PRAGMA journal_mode = WAL") }
+        try queue.close()
+        guard mode?.lowercased() == "wal" else {
+            throw MapcError.store("\(path): the migrated store could not be put in WAL mode, as the store it replaces was (SQLite answered \(mode ?? "nothing"))")
+        }
+    }
+
     /// Reads a store's format and metadata without needing its schema.
     public static func metadata(at path: String) throws -> (format: StoreFormat, metadata: StoreMetadata) {
         let queue = try openQueue(path: path, readOnly: true)

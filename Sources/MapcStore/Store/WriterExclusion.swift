@@ -15,7 +15,7 @@ package final class WriterExclusion {
     private let path: String
     private var startVersion: Int64 = 0
     /// Whether the store was in WAL mode when the exclusion began.
-    private(set) var wasWAL = false
+    package private(set) var wasWAL = false
 
     /// Opens the store at its real path and takes its write lock (waiting up to `Store.busyTimeout`).
     package init(realPath: String, name: String) throws {
