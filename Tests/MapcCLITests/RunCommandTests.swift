@@ -435,6 +435,17 @@ struct ManyStoresTests {
     /// once, not reported as failed by its second name; a file that is not SQLite is named, not
     /// silently left out.
     /// A dry run of several stores migrates none: its JSON counts them as `wouldMigrate`.
+    /// An empty file is named as such, not as a SQLite database without mapc's tables.
+    @Test func anEmptyFileIsSaidToBeEmpty() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("", to: "empty.db")
+        for command in [["status", "empty.db"], ["run", "empty.db"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("empty.db is empty (0 bytes): not a store"), "\(command): \(result.stderr)")
+        }
+    }
+
     @Test func aDryRunOfSeveralStoresCountsWhatWouldMigrate() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

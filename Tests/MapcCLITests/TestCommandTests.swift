@@ -40,6 +40,17 @@ struct TestCommandTests {
         #expect(v2.stdout.hasSuffix("3 passed, 0 failed, 1 skipped\n"), "\(v2.stdout)")
     }
 
+    /// A broken mapping of a later step fails the cases that reach it with its diagnostics, not
+    /// with the note on how far a store can be migrated now, which is for a store someone keeps.
+    @Test func aBrokenLaterStepFailsItsCasesWithoutTheNoteForAStore() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(try folder.read("mappings/mapping_v3_to_v4.yaml").replacingOccurrences(of: "$source.dateCreated", with: "$source.dateCreatd"), to: "mappings/mapping_v3_to_v4.yaml")
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.status == 1 && test.stdout.contains("FAIL notes-v1 -> v4") && test.stdout.contains("dateCreatd"), "\(test.stdout)")
+        #expect(!test.stdout.contains("can be migrated to"), "\(test.stdout)")
+    }
+
     /// A policy that traps (the user's code, in the process that migrates) fails the cases that
     /// run it, each migrated in a `mapc run` of its own; the other cases, the summary and the
     /// JUnit file go on, and no copy is left behind.

@@ -246,7 +246,7 @@ struct LightweightInference {
                 work.usedAttributes.insert(attribute.name)
                 changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "attribute -> relationship"))
                 refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "'\(attribute.name)' was an attribute and is now a relationship",
-                                        fix: "write an explicit mapping that relates the objects (a policy can turn the old values into objects)"), in: &work)
+                                        fix: "write an explicit mapping that relates the objects: a mapping creating the new objects from the old values (a 'source:' of this entity, attributes read from $source, a filter for objects that have one) and this relationship set to them"), in: &work)
                 return
             }
             changes.append(SchemaChange(kind: .added, entity: entityName, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))

@@ -248,7 +248,13 @@ public final class Store: @unchecked Sendable {
                 return (format, try format.strategy.readMetadata(db))
             }
         } catch let error as MapcError {
-            if case .store(let message) = error { throw MapcError.store("\(path): \(message)") }
+            if case .store(let message) = error {
+                // SQLite takes an empty file for an empty database: say what it is.
+                if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue == 0 {
+                    throw MapcError.store("\(path) is empty (0 bytes): not a store. For a new store there, remove the file and run 'mapc init' or 'mapc load'; a store copied or downloaded cut short must be restored from where it came")
+                }
+                throw MapcError.store("\(path): \(message)")
+            }
             throw error
         } catch let error as DatabaseError {
             throw storeError(error, path: path, doing: "cannot read the store")
