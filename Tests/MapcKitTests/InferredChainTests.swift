@@ -196,3 +196,88 @@ struct InferredChainTests {
         #expect(compared >= 20 && combinedSomewhere >= 5 && keptApartSomewhere >= 5, "compared \(compared), combined \(combinedSomewhere), kept apart \(keptApartSomewhere)")
     }
 }
+
+/// Shapes of history the generated one does not make, each found by a review: run step by step
+/// and as one step, both must keep every value a store had.
+@Suite("Inferred steps: relationships and conversions")
+struct InferredChainShapeTests {
+    /// Migrates `data` (at v1) through the versions both ways; the two dumps.
+    static func bothWays(_ schemas: [String], data: String, layout: TestLayout) throws -> (steps: String, combined: String, plan: [MigrationStep]) {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var files = ["versions.yaml": "versions: [\(schemas.indices.map { "v\($0 + 1)" }.joined(separator: ", "))]\n"]
+        for (index, text) in schemas.enumerated() { files["v\(index + 1).yaml"] = "model: M\nversion: v\(index + 1)\n" + text }
+        var stepByStep = try Migrator(schemaFiles: files)
+        stepByStep.stepsThroughEveryVersion = true
+        let combined = try Migrator(schemaFiles: files)
+        let first = try combined.schemas.require(version: "v1"), last = try combined.schemas.newest()
+        var dumps: [String] = []
+        var plan: [MigrationStep] = []
+        for (name, migrator) in [("steps", stepByStep), ("combined", combined)] {
+            let url = folder.appendingPathComponent("\(name).db")
+            let store = try Store.create(at: url.path, schema: first, format: layout.format)
+            try store.insert(try DataFile.read(try JSONValue.parse(Data(data.utf8), path: "data.json"), schema: first).objects)
+            try store.close()
+            if name == "combined" { plan = try migrator.plan(forStoreAt: url).steps }
+            var options = MigrationOptions()
+            options.acceptsDataLoss = true
+            _ = try migrator.migrate(storeAt: url, options: options)
+            let migrated = try Store.open(at: url.path, schema: last, readOnly: true)
+            dumps.append(try DataFile.dump(migrated).serialized(pretty: true))
+            try migrated.close()
+        }
+        return (dumps[0], dumps[1], plan)
+    }
+
+    /// A to-many that gains a to-one inverse keeps its links: set from its own side while the
+    /// inverse carries nothing (it was set from the new inverse's side, which has no values).
+    @Test(arguments: TestLayout.allCases) func aRelationshipThatGainsAnInverseKeepsItsLinks(layout: TestLayout) throws {
+        let v1 = "entities:\n  A:\n    attributes: { n: string }\n    relationships:\n      bs: { destination: B, toMany: true, ordered: true, optional: true }\n  B:\n    attributes: { m: string }\n"
+        let v2 = "entities:\n  A:\n    attributes: { n: string }\n    relationships:\n      bs: { destination: B, toMany: true, ordered: true, optional: true, inverse: a }\n  B:\n    attributes: { m: string }\n    relationships:\n      a: { destination: A, optional: true, inverse: bs }\n"
+        let v3 = v2.replacingOccurrences(of: "ordered: true, optional: true, inverse: a", with: "optional: true, inverse: a")
+        let data = #"{"version": "v1", "objects": {"A": [{"id": "a1", "n": "x", "bs": ["b2", "b1"]}], "B": [{"id": "b1", "m": "1"}, {"id": "b2", "m": "2"}]}}"#
+        for schemas in [[v1, v3], [v1, v2, v3]] {
+            let (steps, combined, _) = try Self.bothWays(schemas, data: data, layout: layout)
+            #expect(steps == combined, "\(steps)\n---\n\(combined)")
+            #expect(combined.contains(#""a": "a1""#) || combined.contains(#""a": "A/p1""#), "the links are kept: \(combined)")
+        }
+    }
+
+    /// A relationship narrowed to a sub-entity and widened back, and a parent added and taken
+    /// away again: which objects a link may reach, and which keys objects get, are not traced,
+    /// so such steps are never taken together.
+    @Test(arguments: TestLayout.allCases) func stepsThatReshapeLinksOrKeysStayApart(layout: TestLayout) throws {
+        let people = "  Person:\n    attributes: { name: string }\n  Employee:\n    parent: Person\n    attributes: { badge: string? }\n"
+        func owner(_ target: String, extra: String = "") -> String {
+            "entities:\n\(people)  Note:\n    attributes: { text: string\(extra) }\n    relationships:\n      owner: { destination: \(target), optional: true }\n"
+        }
+        let notes = #"{"version": "v1", "objects": {"Person": [{"id": "p1", "name": "P"}], "Employee": [{"id": "e1", "name": "E"}], "#
+            + #""Note": [{"id": "n1", "text": "a", "owner": "p1"}, {"id": "n2", "text": "b", "owner": "e1"}]}}"#
+        let narrowed = try Self.bothWays([owner("Person"), owner("Employee"), owner("Person", extra: ", u: string?")], data: notes, layout: layout)
+        #expect(narrowed.steps == narrowed.combined, "\(narrowed.steps)\n---\n\(narrowed.combined)")
+        #expect(narrowed.plan.count == 2)
+        let apart = "entities:\n  A:\n    attributes: { x: string }\n  B:\n    attributes: { y: string }\n"
+        let under = "entities:\n  P:\n    abstract: true\n    attributes: { x0: string? }\n  A:\n    parent: P\n    attributes: { x: string }\n  B:\n    parent: P\n    attributes: { y: string }\n"
+        let apartAgain = apart.replacingOccurrences(of: "{ x: string }", with: "{ x: string, w: string? }")
+        let keyed = #"{"version": "v1", "objects": {"A": [{"id": "a1", "x": "1"}, {"id": "a2", "x": "2"}], "B": [{"id": "b1", "y": "1"}, {"id": "b2", "y": "2"}]}}"#
+        let parent = try Self.bothWays([apart, under, apartAgain], data: keyed, layout: layout)
+        #expect(parent.steps == parent.combined, "\(parent.steps)\n---\n\(parent.combined)")
+    }
+
+    /// A conversion after a widening rounds as the steps round (int64 -> decimal -> float is
+    /// not int64 -> float), and a default is the same only when its text is the same scalars.
+    @Test(arguments: TestLayout.allCases) func conversionsAndDefaultsAreComparedExactly(layout: TestLayout) throws {
+        let big = #"{"version": "v1", "objects": {"T": [{"id": "t1", "x": 1152921573326323713}]}}"#
+        let rounded = try Self.bothWays(["entities:\n  T:\n    attributes: { x: int64? }\n", "entities:\n  T:\n    attributes: { x: decimal? }\n",
+                                         "entities:\n  T:\n    attributes: { x: float? }\n"], data: big, layout: layout)
+        #expect(rounded.steps == rounded.combined, "\(rounded.steps)\n---\n\(rounded.combined)")
+        let widened = try Self.bothWays(["entities:\n  T:\n    attributes: { x: int16? }\n", "entities:\n  T:\n    attributes: { x: int32? }\n",
+                                         "entities:\n  T:\n    attributes: { x: int64? }\n"], data: #"{"version": "v1", "objects": {"T": [{"id": "t1", "x": 7}]}}"#, layout: layout)
+        #expect(widened.steps == widened.combined && widened.plan.count == 1, "widenings in a row are one step")
+        let composed = "e\u{301}", precomposed = "\u{e9}"
+        let accents = try Self.bothWays(["entities:\n  T:\n    attributes: { x: int16? }\n", "entities:\n  T:\n    attributes: { x: int16?, s: { type: string, default: \"\(precomposed)\" } }\n",
+                                         "entities:\n  T:\n    attributes: { x: int16?, s: { type: string, default: \"\(composed)\" } }\n"],
+                                        data: #"{"version": "v1", "objects": {"T": [{"id": "t1", "x": 7}]}}"#, layout: layout)
+        #expect(Array(accents.steps.unicodeScalars) == Array(accents.combined.unicodeScalars), "\(accents.steps)\n---\n\(accents.combined)")
+    }
+}

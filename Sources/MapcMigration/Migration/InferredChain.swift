@@ -18,12 +18,34 @@ enum InferredChain {
         case stored(String)
         /// A constant every object has: a default, or nil (an empty relationship).
         case constant(Value?)
-        /// Converted to a number type.
-        case converted(Trace, AttributeType)
+        /// Of another type: widened or converted, from one type to another.
+        case converted(Trace, TypeChange)
         /// Nil becoming the value.
         case filled(Trace, Value)
         /// A to-many's order dropped.
         case unordered(Trace)
+
+        /// The same trace: constants identical, text by Unicode scalars (Swift's `==` takes "é"
+        /// and "e" with a combining accent for one; a store keeps what it is given).
+        static func == (lhs: Trace, rhs: Trace) -> Bool {
+            switch (lhs, rhs) {
+            case let (.stored(a), .stored(b)): return a == b
+            case let (.constant(a), .constant(b)): return identical(a, b)
+            case let (.converted(a, x), .converted(b, y)): return x == y && a == b
+            case let (.filled(a, x), .filled(b, y)): return identical(x, y) && a == b
+            case let (.unordered(a), .unordered(b)): return a == b
+            default: return false
+            }
+        }
+
+        private static func identical(_ a: Value?, _ b: Value?) -> Bool {
+            switch (a, b) {
+            case (nil, nil): return true
+            case let (.string(x)?, .string(y)?): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
+            case let (x?, y?): return x == y
+            default: return false
+            }
+        }
     }
 
     /// The objects of a version traced back to the first: for each entity with objects, the
@@ -58,9 +80,9 @@ enum InferredChain {
                     switch propertyOrigin {
                     case .new(let value):
                         properties[name] = .constant(value)
-                    case .carried(let from, let convertedTo, let nilBecomes, let dropsOrder):
+                    case .carried(let from, let typeChange, let nilBecomes, let dropsOrder):
                         guard var trace = before[from] else { return nil }
-                        if let convertedTo { trace = .converted(trace, convertedTo) }
+                        if let typeChange { trace = Self.converted(trace, typeChange) }
                         if let nilBecomes { trace = Self.filled(trace, nilBecomes) }
                         if dropsOrder, !trace.isUnordered { trace = .unordered(trace) }
                         properties[name] = trace
@@ -89,6 +111,18 @@ enum InferredChain {
             return true
         }
 
+        /// `trace` changed to another type. Two widenings in a row are one (int16 -> int32 ->
+        /// int64 is int16 -> int64, no value changed), and a widening undone is none; a conversion
+        /// stays what it is (int64 -> decimal -> float rounds once more than int64 -> float).
+        private static func converted(_ trace: Trace, _ change: TypeChange) -> Trace {
+            guard ValueRules.isLossless(from: change.from, to: change.to) else { return .converted(trace, change) }
+            if case .converted(let inner, let earlier) = trace, ValueRules.isLossless(from: earlier.from, to: earlier.to),
+               ValueRules.isLossless(from: earlier.from, to: change.to) {
+                return earlier.from == change.to ? inner : .converted(inner, TypeChange(from: earlier.from, to: change.to))
+            }
+            return .converted(trace, change)
+        }
+
         /// Nil becoming `value` in `trace`: a constant nil is the value, a constant or a value
         /// filled before cannot be nil.
         private static func filled(_ trace: Trace, _ value: Value) -> Trace {
@@ -106,13 +140,13 @@ enum InferredChain {
         var result: [MigrationStep] = []
         var index = steps.startIndex
         while index < steps.endIndex {
-            guard steps[index].isInferred else {
+            guard steps[index].isCombinable else {
                 result.append(steps[index])
                 index += 1
                 continue
             }
             var runEnd = index
-            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
+            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isCombinable { runEnd += 1 }
             while index <= runEnd {
                 if let (step, last) = longestCombination(steps, from: index, upTo: runEnd, order: order) {
                     result.append(step)
@@ -147,7 +181,7 @@ enum InferredChain {
         func combination(through last: Int) -> MigrationStep? {
             let intermediates = steps[(first + 1)...last].map(\.source)
             let direct = MappingInference.infer(from: steps[first].source, to: steps[last].destination, through: intermediates)
-            guard let mapping = direct.mapping,
+            guard let mapping = direct.mapping, !direct.origins.reshapes,
                   State(first: steps[first].source).after(direct.origins) == states[last - first + 1] else { return nil }
             var step = MigrationStep(source: steps[first].source, destination: steps[last].destination, inferred: direct, mapping: mapping, order: order)
             step.passesThrough = intermediates.map(\.version)
@@ -171,6 +205,12 @@ enum InferredChain {
         }
         return best
     }
+}
+
+extension MigrationStep {
+    /// Whether the step may be taken together with its inferred neighbours: inferred, and not
+    /// changing what links may reach or which keys objects get (`InferredOrigins.reshapes`).
+    var isCombinable: Bool { isInferred && inferredOrigins?.reshapes == false }
 }
 
 extension InferredChain.Trace {

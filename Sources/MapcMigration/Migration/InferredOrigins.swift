@@ -9,6 +9,11 @@ package struct InferredOrigins: Sendable, Equatable {
     package var entities: [String: String] = [:]
     /// For each of those entities, each property's origin.
     package var properties: [String: [String: PropertyOrigin]] = [:]
+    /// Whether the step changes the shape the links and keys follow: an entity's parent (its
+    /// table, and in Core Data's format its keys), a relationship's destination within a
+    /// hierarchy, an inverse added or removed. Such a step is never taken together with others:
+    /// which objects a link may reach, and which keys objects get, are not traced.
+    package var reshapes = false
 
     package init() {}
 }
@@ -17,9 +22,14 @@ package struct InferredOrigins: Sendable, Equatable {
 package enum PropertyOrigin: Sendable, Equatable {
     /// A new property: every object gets its default (`nil` for none; a new relationship starts empty).
     case new(default: Value?)
-    /// The source property `from`'s values: converted to `convertedTo` when the step converts
-    /// between number types (not when it widens, which changes no value), nil becoming
-    /// `nilBecomes` when the property is made required, and their order dropped when an ordered
-    /// to-many becomes unordered.
-    case carried(from: String, convertedTo: AttributeType?, nilBecomes: Value?, dropsOrder: Bool)
+    /// The source property `from`'s values: of another type when the step changes it (`typeChange`,
+    /// a widening or a conversion), nil becoming `nilBecomes` when the property is made required,
+    /// and their order dropped when an ordered to-many becomes unordered.
+    case carried(from: String, typeChange: TypeChange?, nilBecomes: Value?, dropsOrder: Bool)
+}
+
+/// An attribute's change of type in a step.
+package struct TypeChange: Sendable, Equatable {
+    package var from: AttributeType
+    package var to: AttributeType
 }

@@ -78,6 +78,7 @@ struct LightweightInference {
                 if match.name != entity.name { changes.append(SchemaChange(kind: .renamed, entity: entity.name, property: nil, detail: "from \(match.name)")) }
             } else {
                 changes.append(SchemaChange(kind: .added, entity: entity.name, property: nil, detail: entity.parent.map { "sub-entity of \($0)" } ?? ""))
+                if entity.parent != nil || destination.hierarchy(under: entity).count > 1 { origins.reshapes = true }
             }
         }
         for (sourceName, targets) in claimed where targets.count > 1 {
@@ -85,6 +86,7 @@ struct LightweightInference {
                                              fix: "write an explicit mapping saying which objects go where, or keep one renaming identifier"))
         }
         for entity in source.entities where claimed[entity.name] == nil {
+            if entity.parent != nil || source.hierarchy(under: entity).count > 1 { origins.reshapes = true }
             changes.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: entity.isAbstract ? "abstract: no objects of its own" : "",
                                         losesValues: !entity.isAbstract))
         }
@@ -128,6 +130,7 @@ struct LightweightInference {
             refuse(InferenceProblem(entity: destinationEntity.name, property: nil, reason: "\(sourceEntity.name) objects exist but \(destinationEntity.name) is abstract",
                                     fix: "map them to a concrete sub-entity in an explicit mapping"), in: &work)
         }
+        if sourceEntity.parent != destinationEntity.parent || sourceEntity.isAbstract != destinationEntity.isAbstract { origins.reshapes = true }
         // An abstract source has no objects of its own: no mapping (its sub-entities have theirs).
         if sourceEntity.isAbstract { return }
         if sourceEntity.parent != destinationEntity.parent {
@@ -187,14 +190,14 @@ struct LightweightInference {
             work.notes.append("\(attribute.name): renamed from \(old.name)")
         }
         var expression = "$source.\(old.name)"
-        var convertedTo: AttributeType?, nilBecomes: Value?
+        var nilBecomes: Value?
+        let typeChange = old.type == attribute.type ? nil : TypeChange(from: old.type, to: attribute.type)
         if old.type != attribute.type, !ValueRules.isLossless(from: old.type, to: attribute.type),
            let caution = ValueRules.numericConversionCaution(from: old.type, to: attribute.type) {
             // A conversion between numbers, as Core Data's lightweight migration makes one
             // (WooCommerce shipped int64 -> double so): inferred, with what it can cost.
             var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue), converted: \(caution)")
             change.conversion = "\(old.type.rawValue) -> \(attribute.type.rawValue): \(caution)"
-            convertedTo = attribute.type
             changes.append(change)
             work.notes.append("\(attribute.name): converted from \(old.type.rawValue) to \(attribute.type.rawValue); \(caution)")
         } else if old.type != attribute.type {
@@ -228,7 +231,7 @@ struct LightweightInference {
                                         detail: "\(tightened.joined(separator: ", ")): stored values may break the rules, and validation then refuses the migration"))
             work.notes.append("\(attribute.name): rules tightened (\(tightened.joined(separator: ", "))); values that break them fail validation")
         }
-        work.origins[attribute.name] = .carried(from: old.name, convertedTo: convertedTo, nilBecomes: nilBecomes, dropsOrder: false)
+        work.origins[attribute.name] = .carried(from: old.name, typeChange: typeChange, nilBecomes: nilBecomes, dropsOrder: false)
         if let parsed = try? MappingExpression(expression) {
             work.mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
         }
@@ -285,12 +288,14 @@ struct LightweightInference {
         if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "optional -> required (validation will check every object has one)"))
         }
-        work.origins[relationship.name] = .carried(from: old.name, convertedTo: nil, nilBecomes: nil,
+        if oldTarget.name != counterpart.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
+        work.origins[relationship.name] = .carried(from: old.name, typeChange: nil, nilBecomes: nil,
                                                    dropsOrder: old.isToMany && old.isOrdered && !(relationship.isToMany && relationship.isOrdered))
         // Set each relationship from one side: to-one sides always; to-many sides when they keep
-        // an order or have no to-one inverse to carry them.
+        // an order or have no to-one inverse to carry them. An inverse new in this version
+        // carries nothing (it has no values of its own yet): the links come from this side.
         let inverse = destination.inverse(of: relationship)
-        if relationship.isToMany, inverse != nil, inverse?.isToMany == false, !relationship.isOrdered { return }
+        if relationship.isToMany, let inverse, !inverse.isToMany, !relationship.isOrdered, carriesValues(inverse, of: relationship.destination) { return }
         let target = relationship.destination
         let hasSubentities = destination.entity(named: target).map { destination.hierarchy(under: $0).count > 1 } ?? false
         let expression: String
@@ -302,6 +307,16 @@ struct LightweightInference {
         if let parsed = try? MappingExpression(expression) {
             work.mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
         }
+    }
+
+    /// Whether a destination relationship of `entityName` takes its values from a source
+    /// relationship (by name, renaming identifier or a rename between the versions).
+    private func carriesValues(_ relationship: Relationship, of entityName: String) -> Bool {
+        guard let entity = destination.entity(named: entityName), let sourceEntity = sourceFor[entityName] else { return false }
+        let owners = Self.lineageNames(entityName, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [entityName]
+        let lineage = Self.lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(owners))
+        let sourceRelationships = source.allRelationships(of: sourceEntity)
+        return lineage.contains { name in sourceRelationships.contains { $0.name == name && !$0.isTransient } }
     }
 
     // MARK: Saying each change once
