@@ -44,13 +44,15 @@ struct InferredChainTests {
     }
 
     static let names = ["a", "b", "c", "d", "e"]
-    static let types = ["string", "int16", "int32", "int64", "double", "float"]
+    static let types = ["string", "int16", "int32", "int64", "double", "float", "decimal"]
 
     static func value(_ type: String, _ random: inout SeededRandom) -> String {
         switch type {
         case "string": return "\"s\(random.next(upTo: 5))\""
         case "int16": return "\(random.next(upTo: 200) - 100)"
-        case "int32", "int64": return "\(random.next(upTo: 200_000) - 100_000)"
+        case "int32": return "\(random.next(upTo: 200_000) - 100_000)"
+        // Some beyond a double's 53 bits, which a conversion rounds.
+        case "int64": return random.next(upTo: 4) == 0 ? "1152921573326323713" : "\(random.next(upTo: 200_000) - 100_000)"
         default: return ["0.1", "1.5", "-2.25", "1234.5678", "0"][random.next(upTo: 5)]
         }
     }
@@ -99,8 +101,9 @@ struct InferredChainTests {
             case 6:
                 guard !next.attributes.isEmpty else { continue }
                 let index = random.next(upTo: next.attributes.count)
-                let conversions = ["int16": "int32", "int32": "int64", "int64": "double", "double": "float", "float": "double"]
-                guard let type = conversions[next.attributes[index].type] else { continue }
+                let conversions = ["int16": ["int32"], "int32": ["int64"], "int64": ["double", "decimal"], "double": ["float"], "float": ["double"], "decimal": ["double", "float"]]
+                guard let choices = conversions[next.attributes[index].type] else { continue }
+                let type = choices[random.next(upTo: choices.count)]
                 next.attributes[index].type = type
                 if next.attributes[index].defaultValue != nil { next.attributes[index].defaultValue = value(type, &random) }
             default:
