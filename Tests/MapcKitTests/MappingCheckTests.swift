@@ -260,6 +260,56 @@ struct MappingCheckTests {
         #expect(try diagnostics(captionOnly).allSatisfy { !$0.description.contains("'title' of Note in v3 is read by no expression") })
     }
 
+    /// What a review found the check of unread values got wrong: a `$source` key path inside a
+    /// fetch's predicate is a read; a step of two passes is judged whole; a copy carries only
+    /// what its destination has by name; `drops:` may name a sub-entity's property a source
+    /// expression reads, and says so when the list names a property that is read.
+    @Test func unreadValuesAreJudgedAsTheMigrationReadsThem() throws {
+        // A fetch predicate reading $source.title: title is read.
+        let fetched = v2to3("").replacingOccurrences(of: "      title: $source.title\n", with: "      title: 'FUNCTION(FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Note\", \"title == $source.title\"), $manager.sourceContext, NO), \"valueForKey:\", \"title\").@max'\n")
+            .replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    drops: [image]\n")
+        let fetchFound = try diagnostics(fetched).filter { $0.message.contains("read by no expression") }
+        #expect(fetchFound.isEmpty, "\(fetchFound)")
+        // An implied copy from v2 to v3 carries what v3's Note has: image is dropped.
+        let copy = "source: v2\ndestination: v3\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n"
+        #expect(try diagnostics(copy).contains { $0.message.contains("'image' of Note in v2 is read by no expression") })
+        // A property listed as dropped that is read.
+        let stale = v2to3(attachmentMapping).replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    drops: [image, title]\n")
+        #expect(try diagnostics(stale).contains { $0.message.contains("'drops:' lists 'title', which an expression of this mapping reads") })
+        // Two passes: each reads what the other leaves; judged together, nothing is unread.
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        let first = try #require(MappingLoader.parse(source: SourceFile(path: "a.yaml", text: "pass: 1\n" + v2to3(""))).mapping)
+        let second = try #require(MappingLoader.parse(source: SourceFile(path: "b.yaml", text: "pass: 2\nsource: v2\ndestination: v3\nentityMappings:\n" + attachmentMapping)).mapping)
+        var alone = MappingChecker(mapping: first)
+        #expect(!alone.check(catalog: catalog).contains { $0.message.contains("read by no expression") }, "a pass alone is not judged")
+        var together = MappingChecker(mapping: first)
+        together.companions = [second]
+        let found = together.check(source: try catalog.require(version: "v2"), destination: try catalog.require(version: "v3"))
+        #expect(!found.contains { $0.message.contains("read by no expression") }, "\(found)")
+        var withoutImages = MappingChecker(mapping: first)
+        withoutImages.companions = [second.withoutEntityMappings]
+        #expect(withoutImages.check(source: try catalog.require(version: "v2"), destination: try catalog.require(version: "v3")).contains { $0.message.contains("'image' of Note") })
+        // Xcode's form: a fetch of Attachment reads its sub-entity's objects, whose properties its `drops:` may name.
+        let fetchAll = """
+        source: v4
+        destination: v4
+        entityMappings:
+          - { name: NoteToNote, source: Note, destination: Note, type: copy }
+          - name: AttachmentToAttachment
+            source: Attachment
+            destination: Attachment
+            sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Attachment", "TRUEPREDICATE"), $manager.sourceContext, NO)'
+            attributes: { dateCreated: $source.dateCreated }
+            relationships: { note: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source.note)' }
+
+        """
+        let subEntity = try diagnostics(fetchAll)
+        #expect(subEntity.contains { $0.message.contains("of ImageAttachment in v4 are read by no expression") && $0.fix?.contains("to 'AttachmentToAttachment'") == true }, "\(subEntity)")
+        let listed = fetchAll.replacingOccurrences(of: "    destination: Attachment\n", with: "    destination: Attachment\n    drops: [image, caption, width, height]\n")
+        let quiet = try diagnostics(listed).filter { $0.message.contains("read by no expression") || $0.message.contains("'drops:'") }
+        #expect(quiet.isEmpty, "\(quiet)")
+    }
+
     @Test func updatingHashesRecordsThemAndSilencesStaleness() throws {
         let yaml = v2to3(attachmentMapping)
         let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
@@ -324,5 +374,15 @@ struct MappingCheckTests {
         #expect(MappingChecker.versionsNamed(byFile: "m/v23-to-v24.yaml", among: ["v23", "v24", "v2"]).map { "\($0.source)>\($0.destination)" } == ["v23>v24"])
         #expect(MappingChecker.versionsNamed(byFile: "m/split-authors.yaml", among: ["v1", "v2"]).isEmpty)
         #expect(MappingChecker.versionsNamed(byFile: nil, among: ["v1", "v2"]).isEmpty)
+    }
+}
+
+
+extension MappingModel {
+    /// The same header with no entity mappings (a pass that maps nothing).
+    var withoutEntityMappings: MappingModel {
+        var copy = self
+        copy.entityMappings = []
+        return copy
     }
 }

@@ -5,11 +5,27 @@ import MapcModel
 /// an inferred step's removals are (which `run` refuses unless the loss is accepted). A mapping
 /// file says so on purpose by listing them under `drops:`; any other is a warning.
 extension MappingChecker {
-    /// Each name under `drops:` must be a stored property of the mapping's source entity.
+    /// The mappings that read an entity's objects: those whose source it is, and those whose
+    /// source expression fetches a parent's objects (Xcode's form, sub-entities included).
+    static func readers(of entity: Entity, in source: Schema, among entityMappings: [EntityMapping]) -> [EntityMapping] {
+        entityMappings.filter { mapping in
+            mapping.source == entity.name || (mapping.sourceExpression != nil && mapping.source.map { name in source.ancestry(of: entity).contains { $0.name == name } } == true)
+        }
+    }
+
+    /// The properties a mapping's `drops:` may name: the stored properties of its source entity,
+    /// and of its sub-entities when a source expression reads their objects too.
+    static func droppable(by entityMapping: EntityMapping, in source: Schema) -> Set<String> {
+        guard let name = entityMapping.source, let entity = source.entity(named: name) else { return [] }
+        let entities = entityMapping.sourceExpression == nil ? [entity] : source.hierarchy(under: entity)
+        return Set(entities.flatMap { storedProperties(of: $0, in: source) })
+    }
+
+    /// Each name under `drops:` must be a stored property of the objects the mapping reads.
     mutating func checkDrops(source: Schema) {
         for entityMapping in mapping.entityMappings where !entityMapping.hasLoadErrors && !entityMapping.drops.isEmpty {
             guard let name = entityMapping.source, let entity = source.entity(named: name) else { continue }
-            let stored = Self.storedProperties(of: entity, in: source)
+            let stored = Self.droppable(by: entityMapping, in: source)
             for dropped in entityMapping.drops where !stored.contains(dropped) {
                 let what = source.property(named: dropped, in: entity) == nil ? "which \(name) in \(source.version) does not have" : "which \(name) in \(source.version) does not store (it is transient)"
                 error("'drops:' names '\(dropped)', \(what)", at: entityMapping.location(of: "drops.\(dropped)"), length: dropped.count,
@@ -19,53 +35,63 @@ extension MappingChecker {
     }
 
     /// Source properties of objects some mapping reads that hold values no expression of the
-    /// mapping model reads, followed through key paths (`$source.note.title` reads the note's
-    /// title) and not listed under `drops:`: said once each, at a mapping that reads their objects.
-    /// Only provable without custom policies (their code may read anything), and not for objects
-    /// a `copy` mapping carries whole, a `remove` mapping drops on purpose, or an expression uses
-    /// as a whole (`CAST($source, …)`).
-    mutating func checkUnreadSourceProperties(source: Schema) {
-        guard !mapping.entityMappings.contains(where: { $0.policy != nil || $0.hasLoadErrors }) else { return }
+    /// step reads (this file's and, for a step of several passes, the other passes'), followed
+    /// through key paths (`$source.note.title` reads the note's title) and into the predicates of
+    /// `$manager` fetches (`$source.folderName` there), and not listed under `drops:`: said once
+    /// each, at a mapping that reads their objects (one whose source they are, when there is
+    /// one). A `copy` mapping reads the properties its destination has by the same names. Only
+    /// provable without custom policies (their code may read anything), and not for objects a
+    /// `remove` mapping drops on purpose or an expression uses as a whole (`CAST($source, …)`).
+    /// A pass of a step checked without the others is not held to it: what it leaves, another may read.
+    mutating func checkUnreadSourceProperties(source: Schema, destination: Schema) {
+        guard mapping.pass == nil || !companions.isEmpty else { return }
+        // Said by the step's first pass only, for the whole step.
+        if let pass = mapping.pass, companions.contains(where: { ($0.pass ?? 1) < pass }) { return }
+        let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
+        guard !all.contains(where: { $0.policy != nil || $0.hasLoadErrors }) else { return }
         var read: Set<String> = [], readWhole: Set<String> = []
-        func readers(of entity: Entity) -> [EntityMapping] {
-            mapping.entityMappings.filter { $0.source == entity.name || ($0.sourceExpression != nil && $0.source.map { name in source.ancestry(of: entity).contains { $0.name == name } } == true) }
-        }
-        for entityMapping in mapping.entityMappings where entityMapping.type != .remove {
+        for entityMapping in all where entityMapping.type != .remove {
             guard let name = entityMapping.source, let start = source.entity(named: name) else { continue }
+            let entities = entityMapping.sourceExpression == nil ? [start] : source.hierarchy(under: start)
             var expressions = (entityMapping.attributes + entityMapping.relationships).map(\.expression.expression)
             expressions += [entityMapping.filter?.expression].compactMap { $0 }
-            var paths: [[String]]?
             if let sourceExpression = entityMapping.sourceExpression {
-                if let (_, predicate) = MigrationAnalysis.standardFetch(sourceExpression.expression), case .success(let parsed) = ExpressionParser.parse(predicate) {
-                    expressions.append(parsed)
-                    paths = entityMapping.type == .copy ? nil : SourceProjection.keyPathsRead(by: expressions)
+                guard let (_, predicate) = MigrationAnalysis.standardFetch(sourceExpression.expression), case .success(let parsed) = ExpressionParser.parse(predicate) else {
+                    readWhole.formUnion(entities.map(\.name))
+                    continue
                 }
-            } else if entityMapping.type != .copy {
-                paths = SourceProjection.keyPathsRead(by: expressions)
+                expressions.append(parsed)
             }
-            guard let paths else {
-                readWhole.formUnion(source.hierarchy(under: start).map(\.name))
+            if entityMapping.type == .copy, let destinationName = entityMapping.destination, let target = destination.entity(named: destinationName) {
+                // A copy carries the properties both entities have by name, and nothing else.
+                let carried = Set(Self.storedProperties(of: target, in: destination))
+                for entity in entities {
+                    for property in Self.storedProperties(of: entity, in: source) where carried.contains(property) { read.insert("\(entity.name).\(property)") }
+                }
+            }
+            guard let paths = SourceProjection.keyPathsRead(by: expressions) else {
+                readWhole.formUnion(entities.map(\.name))
                 continue
             }
             for path in paths {
                 // Each key is read for every entity the path may be at there.
-                var entities = entityMapping.sourceExpression == nil ? [start] : source.hierarchy(under: start)
+                var at = entities
                 for key in path {
                     var next: [Entity] = []
-                    for entity in entities {
+                    for entity in at {
                         read.insert("\(entity.name).\(key)")
                         if case .relationship(let relationship)? = source.property(named: key, in: entity), let target = source.entity(named: relationship.destination) {
                             next += source.hierarchy(under: target)
                         }
                     }
-                    entities = next
-                    if entities.isEmpty { break }
+                    at = next
+                    if at.isEmpty { break }
                 }
             }
         }
         for entity in source.entities where !entity.isAbstract && !readWhole.contains(entity.name) {
-            let readBy = readers(of: entity)
-            guard let first = readBy.first, !readBy.contains(where: { $0.type == .remove }) else { continue }
+            let readBy = Self.readers(of: entity, in: source, among: all)
+            guard !readBy.isEmpty, !readBy.contains(where: { $0.type == .remove }) else { continue }
             let dropped = Set(readBy.flatMap(\.drops))
             // A relationship's links are read from either side (a to-many is usually set from its
             // to-one inverse), and are nothing to keep when no mapping keeps the objects they lead to.
@@ -74,19 +100,29 @@ extension MappingChecker {
                 guard case .relationship(let relationship)? = source.property(named: property, in: entity),
                       let target = source.entity(named: relationship.destination) else { return false }
                 let targets = source.hierarchy(under: target)
-                if !targets.contains(where: { target in !target.isAbstract && readers(of: target).contains { $0.type != .remove } }) { return true }
+                if !targets.contains(where: { target in !target.isAbstract && Self.readers(of: target, in: source, among: all).contains { $0.type != .remove } }) { return true }
                 guard let inverse = relationship.inverse else { return false }
                 return targets.contains { read.contains("\($0.name).\(inverse)") || readWhole.contains($0.name) }
             }
-            let unread = Self.storedProperties(of: entity, in: source).filter { property in
+            let stored = Self.storedProperties(of: entity, in: source)
+            let unread = stored.filter { property in
                 !isRead(property) && !dropped.contains(property) && !unmappedAttributesReported.contains("\(entity.name).\(property)")
             }
+            // A property listed as dropped that an expression reads: the list no longer says what is lost.
+            for mapping in readBy where mapping.source == entity.name {
+                for listed in mapping.drops where stored.contains(listed) && isRead(listed) {
+                    warning("'drops:' lists '\(listed)', which an expression of this mapping reads: the list no longer says what is dropped",
+                            at: mapping.location(of: "drops.\(listed)"), length: listed.count, fix: "remove '\(listed)' from 'drops:'")
+                }
+            }
             guard !unread.isEmpty else { continue }
+            // Said where `drops:` can name them: at a mapping of the entity itself, if there is one.
+            let at = readBy.first { $0.source == entity.name } ?? readBy[0]
             let list = unread.map { "'\($0)'" }.joined(separator: ", ")
             let (them, values) = unread.count == 1 ? ("it", "its values") : ("them", "their values")
             warning("\(list) of \(entity.name) in \(source.version) \(unread.count == 1 ? "is" : "are") read by no expression of this mapping: \(values) would be dropped",
-                    at: first.location, length: first.name.count,
-                    fix: "map \(them) where the values belong, or add 'drops: [\(unread.joined(separator: ", "))]' to '\(first.name)' to drop them on purpose")
+                    at: at.location, length: at.name.count,
+                    fix: "map \(them) where the values belong, or add 'drops: [\(unread.joined(separator: ", "))]' to '\(at.name)' to drop them on purpose")
         }
     }
 

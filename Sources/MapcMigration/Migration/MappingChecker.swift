@@ -17,6 +17,9 @@ public struct MappingChecker {
     /// Source attributes ("Entity.name") already reported as left unmapped beside a destination
     /// attribute of their name, so the check of unread properties does not say it twice.
     var unmappedAttributesReported: Set<String> = []
+    /// The other passes of the mapping's step, when it has several (`pass:`): what they read
+    /// counts as read when the checker looks for values no expression reads.
+    package var companions: [MappingModel] = []
 
     /// Creates a checker.
     public init(mapping: MappingModel, policies: PolicyRegistry = .shared) {
@@ -85,14 +88,13 @@ public struct MappingChecker {
         // Source objects no mapping reads are dropped: say so, by entity (unless a mapping could
         // not be read whole: its source may be the one missing).
         for entity in source.entities where !entity.isAbstract && !mapping.entityMappings.contains(where: \.hasLoadErrors) {
-            let readers = mapping.entityMappings.filter { $0.source == entity.name || ($0.sourceExpression != nil && $0.source.map { name in source.ancestry(of: entity).contains { $0.name == name } } == true) }
-            if readers.isEmpty {
+            if Self.readers(of: entity, in: source, among: mapping.entityMappings).isEmpty {
                 warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
             }
         }
         checkDrops(source: source)
-        checkUnreadSourceProperties(source: source)
+        checkUnreadSourceProperties(source: source, destination: destination)
         return diagnostics.sorted(by: SchemaLoader.fileOrder)
     }
 
@@ -275,8 +277,9 @@ extension MappingChecker {
     /// Each step with a mapping file, and its files' diagnostics.
     private static func diagnostics(of steps: [MigrationStep], policies: PolicyRegistry) -> [(step: MigrationStep, diagnostics: [Diagnostic])] {
         steps.filter { !$0.isInferred }.map { step in
-            (step, step.allPasses.flatMap { pass in
+            (step, step.allPasses.enumerated().flatMap { index, pass in
                 var checker = MappingChecker(mapping: pass, policies: policies)
+                checker.companions = step.allPasses.enumerated().filter { $0.offset != index }.map(\.element)
                 return checker.check(source: step.source, destination: step.destination)
             })
         }

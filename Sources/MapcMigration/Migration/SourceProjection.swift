@@ -8,10 +8,12 @@ import MapcModel
 ///
 /// Nil means "every property": a custom policy (its code may read any), a `copy` mapping (it
 /// carries every relationship over), or an expression that uses the source object as a whole
-/// (`CAST($source, …)`, `FUNCTION($source, …)`, `SELF` in a comparison). The result is an
-/// optimisation only: an object read this way is marked partial, and a key path that asks for a
-/// property it lacks reads it from its row (`StoreObjectGraph`), so a mapping this analysis
-/// misjudges is slower, never wrong.
+/// (`CAST($source, …)`, `FUNCTION($source, …)`, `SELF` in a comparison). For a migration the
+/// result is an optimisation only: an object read this way is marked partial, and a key path
+/// that asks for a property it lacks reads it from its row (`StoreObjectGraph`), so a mapping
+/// this analysis misjudges is slower, never wrong. `mapc check` also says from it which source
+/// values no expression reads (`MappingChecker.checkUnreadSourceProperties`): there a key it
+/// missed would be a false warning, so it follows `$source` into fetch predicates too.
 enum SourceProjection {
     /// The source properties phase 1 reads for a mapping: its attribute expressions', its
     /// filter's and those of the predicate of Xcode's standard fetch.
@@ -52,13 +54,37 @@ enum SourceProjection {
                     if case .key(let key, _) = component { return key }
                     return nil
                 })
-            case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("manager"):
+            case .method(let receiver, let selector, _, let arguments) where receiver.kind == .variable("manager"):
                 // The lookups take source objects as references; their properties are not read.
                 pending += arguments.filter { !isSourceObject($0) }
+                // A fetch's predicate is evaluated with `$source` bound: its `$source` key paths
+                // read the source object (its bare keys are the fetched objects').
+                if selector == MethodSelector.fetchRequestForSourceEntity.rawValue, let predicate = MigrationAnalysis.fetchPredicate(arguments) {
+                    paths += sourceVariablePaths(in: predicate)
+                }
             case .evaluatedObject, .variable:
                 if isSourceObject(expression) { return nil }
             default:
                 pending += expression.children
+            }
+        }
+        return paths
+    }
+
+    /// The key paths from `$source` in an expression evaluated against other objects (a fetch's
+    /// predicate): `$source` used otherwise (compared as an object) reads nothing.
+    private static func sourceVariablePaths(in expression: Expr) -> [[String]] {
+        var paths: [[String]] = []
+        var pending = [expression]
+        while let next = pending.popLast() {
+            if case .keyPath(let root, let components) = next.kind, root.kind == .variable("source") {
+                let keys = components.compactMap { component -> String? in
+                    if case .key(let key, _) = component { return key }
+                    return nil
+                }
+                if !keys.isEmpty { paths.append(keys) }
+            } else {
+                pending += next.children
             }
         }
         return paths
