@@ -50,7 +50,10 @@ struct LoadCommand: ParsableCommand {
             }
             let contents = try DataFile.read(json, schema: schema)
             if exists {
-                _ = try Files.existingStore(store)
+                let real = try Files.existingStore(store)
+                if Files.isReadOnlyStore(real) {
+                    throw MapcError.store("\(store) is read-only: loading adds objects to it. Make it writable (chmod u+w) to load into it, or load into a new store")
+                }
                 let lock = try StoreLock(store: store)
                 defer { lock.release() }
                 let target = try Store.open(at: store, schema: schema)

@@ -102,51 +102,51 @@ struct RunCommand: ParsableCommand {
             try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
                 let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
                 try migrator.replanningOnce {
-                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false)
-                planned.from = plan.current.version
-                planned.to = plan.target.version
-                planned.steps = plan.steps.count
-                guard plan.isNeeded else {
-                    // With --output the store is copied there as it is: the output then holds the
-                    // version asked for, as after a migration.
-                    var copy = MigrationOptions()
-                    copy.output = output.map { URL(fileURLWithPath: $0) }
-                    copy.destinationFormat = try layout.format()
-                    copy.isCancelled = { interruption.isRequested }
-                    let copied = try migrator.migrate(plan, options: copy)
-                    if format == .json {
-                        var current = planned
-                        current.result = .current
-                        current.output = output
-                        current.notes = copied.notes
-                        Console.out(current.json.serialized(pretty: true))
-                    } else {
-                        Console.out("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
-                        for note in copied.notes { Console.err("note: \(note)") }
+                    let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false)
+                    planned.from = plan.current.version
+                    planned.to = plan.target.version
+                    planned.steps = plan.steps.count
+                    guard plan.isNeeded else {
+                        // With --output the store is copied there as it is: the output then holds the
+                        // version asked for, as after a migration.
+                        var copy = MigrationOptions()
+                        copy.output = output.map { URL(fileURLWithPath: $0) }
+                        copy.destinationFormat = try layout.format()
+                        copy.isCancelled = { interruption.isRequested }
+                        let copied = try migrator.migrate(plan, options: copy)
+                        if format == .json {
+                            var current = planned
+                            current.result = .current
+                            current.output = output
+                            current.notes = copied.notes
+                            Console.out(current.json.serialized(pretty: true))
+                        } else {
+                            Console.out("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
+                            for note in copied.notes { Console.err("note: \(note)") }
+                        }
+                        return
                     }
-                    return
-                }
-                renderSources = plan.steps.flatMap { $0.isInferred ? [] : $0.allPasses.compactMap(\.file) }
-                steps = plan.steps
-                var options = MigrationOptions()
-                options.dryRun = dryRun
-                options.output = output.map { URL(fileURLWithPath: $0) }
-                options.keepBackup = keepBackup
-                options.allowsSQL = !interpret
-                options.acceptsDataLoss = acceptDataLoss
-                options.destinationFormat = try layout.format()
-                options.isCancelled = { interruption.isRequested }
-                let display = ProgressDisplay(quiet: quiet || format == .json)
-                if !(quiet || format == .json) {
-                    Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
-                }
-                let outcome = try migrator.migrate(plan, options: options) { update in
-                    currentStep = update.step
-                    began = true
-                    display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
-                }
-                display.finish()
-                print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
+                    renderSources = plan.steps.flatMap { $0.isInferred ? [] : $0.allPasses.compactMap(\.file) }
+                    steps = plan.steps
+                    var options = MigrationOptions()
+                    options.dryRun = dryRun
+                    options.output = output.map { URL(fileURLWithPath: $0) }
+                    options.keepBackup = keepBackup
+                    options.allowsSQL = !interpret
+                    options.acceptsDataLoss = acceptDataLoss
+                    options.destinationFormat = try layout.format()
+                    options.isCancelled = { interruption.isRequested }
+                    let display = ProgressDisplay(quiet: quiet || format == .json)
+                    if !(quiet || format == .json) {
+                        Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
+                    }
+                    let outcome = try migrator.migrate(plan, options: options) { update in
+                        currentStep = update.step
+                        began = true
+                        display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
+                    }
+                    display.finish()
+                    print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
                 }
             } }
         } catch let exit as ExitCodeError {

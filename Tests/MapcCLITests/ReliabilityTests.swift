@@ -481,6 +481,10 @@ struct ReadOnlyStoreTests {
         let run = try CLI.run(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder)
         #expect(run.status == 2 && run.stderr.contains("data/notes.db is read-only") && run.stderr.contains("chmod u+w"), "\(run.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
+        // Nor does load add objects to it.
+        let load = try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/uncloudnotes/v2.json").path, "data/notes.db"], in: folder)
+        #expect(load.status == 2 && load.stderr.contains("data/notes.db is read-only: loading adds objects"), "\(load.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == before)
         // Made writable for its owner, it migrates.
         chmod(store, 0o644)
         #expect(try CLI.run(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder).status == 0)
