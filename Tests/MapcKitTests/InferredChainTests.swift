@@ -267,6 +267,19 @@ struct InferredChainShapeTests {
         #expect(parent.steps == parent.combined, "\(parent.steps)\n---\n\(parent.combined)")
     }
 
+    /// A relationship narrowed to a sub-entity drops the links to the old destination's other
+    /// objects: a value dropped, said by the plan and refused without consent, as a removal is.
+    @Test(arguments: TestLayout.allCases) func aRelationshipNarrowedToASubentityAsksBeforeDroppingLinks(layout: TestLayout) throws {
+        let people = "  Person:\n    attributes: { name: string }\n  Employee:\n    parent: Person\n    attributes: { badge: string? }\n"
+        let files = ["versions.yaml": "versions: [v1, v2]\n",
+                     "v1.yaml": "model: M\nversion: v1\nentities:\n\(people)  Note:\n    attributes: { text: string }\n    relationships:\n      owner: { destination: Person, optional: true }\n",
+                     "v2.yaml": "model: M\nversion: v2\nentities:\n\(people)  Note:\n    attributes: { text: string }\n    relationships:\n      owner: { destination: Employee, optional: true }\n"]
+        let result = MappingInference.infer(from: try SchemaCatalog(files: files).require(version: "v1"), to: try SchemaCatalog(files: files).require(version: "v2"))
+        #expect(result.droppedValues == ["Note.owner"], "\(result.changes)")
+        #expect(result.skeleton.entityMappings.contains { $0.todo.contains { $0.text.hasPrefix("owner: links to Person objects that are not Employee objects are dropped") } })
+        #expect(result.mapping?.entityMappings.allSatisfy(\.todo.isEmpty) == true, "the mapping a run uses has no todo")
+    }
+
     /// A conversion after a widening rounds as the steps round (int64 -> decimal -> float is
     /// not int64 -> float), and a default is the same only when its text is the same scalars.
     @Test(arguments: TestLayout.allCases) func conversionsAndDefaultsAreComparedExactly(layout: TestLayout) throws {

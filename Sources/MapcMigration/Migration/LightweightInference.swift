@@ -23,6 +23,9 @@ struct LightweightInference {
     private(set) var claimed: [String: [String]] = [:]
     /// Where each destination value comes from.
     private(set) var origins = InferredOrigins()
+    /// Values a mapping keeps only in part (links a narrowed relationship can no longer hold),
+    /// by entity mapping name: `todo:` items of the written file, as the removals are.
+    private var partialLosses: [String: [String]] = [:]
 
     init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
         self.source = source
@@ -52,6 +55,9 @@ struct LightweightInference {
             let entityMapping = skeleton.entityMappings[index]
             if entityMapping.type == .remove, let name = entityMapping.source {
                 skeleton.entityMappings[index].todo.append(MappingTodo("\(name) objects are dropped with their values (\(destination.version) has no \(name)): map them to an entity of \(destination.version), or delete this item to drop them on purpose"))
+            }
+            for loss in partialLosses[entityMapping.name] ?? [] {
+                skeleton.entityMappings[index].todo.append(MappingTodo(loss + ": map them where they belong, or delete this item to drop them on purpose"))
             }
             for dropped in entityMapping.drops {
                 skeleton.entityMappings[index].todo.append(MappingTodo("\(dropped): its values are dropped (\(destination.version) has no \(dropped) here): map them where they belong, or delete this item to drop them on purpose ('drops:' lists it)"))
@@ -273,6 +279,15 @@ struct LightweightInference {
             refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
                                     fix: "write an explicit mapping"), in: &work)
             return
+        }
+        if counterpart.name != oldTarget.name, source.hierarchy(under: oldTarget).contains(where: { $0.name == counterpart.name }) {
+            // Narrowed to a sub-entity: a link to any other object of the old destination has
+            // nowhere to go. A value dropped, said and asked about as a removal is.
+            let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(counterpart.name) objects are dropped (the destination is now \(relationship.destination))"
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
+                                        detail: "destination \(oldTarget.name) -> \(relationship.destination): links to other \(oldTarget.name) objects are dropped", losesValues: true))
+            work.notes.append(loss)
+            partialLosses[work.mapping.name, default: []].append(loss)
         }
         if old.isToMany && !relationship.isToMany {
             refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "to-many -> to-one would drop all but one related object",

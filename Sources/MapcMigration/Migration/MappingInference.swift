@@ -127,7 +127,8 @@ extension MappingInference {
                 // What the listed changes of the property do not say already.
                 var details = settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))
                 if isListed(name) {
-                    details.removeAll { $0.hasPrefix("optional") || $0.hasPrefix("required") }
+                    let said = listed.filter { $0.entity == entity.name && $0.property == name }.map(\.detail)
+                    details.removeAll { detail in detail.hasPrefix("optional") || detail.hasPrefix("required") || said.contains { $0.hasPrefix(detail) } }
                     if details.isEmpty { continue }
                 }
                 found.append(SchemaChange(kind: .changed, entity: entity.name, property: name, detail: details.isEmpty ? "settings in its version hash changed" : details.joined(separator: ", ")))
