@@ -436,6 +436,31 @@ struct ManyStoresTests {
     /// silently left out.
     /// A dry run of several stores migrates none: its JSON counts them as `wouldMigrate`.
     /// An empty file is named as such, not as a SQLite database without mapc's tables.
+    /// Core Data keeps a to-many without an inverse as one key on each object it leads to: a
+    /// second owner would take the first's link away. `load` and an inferred step that turns a
+    /// shared to-one into such a to-many refuse it, saying why, where both dropped a link silently.
+    @Test func aToManyWithoutAnInverseKeptAsOneKeyRefusesASecondOwner() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func schema(_ version: String, _ tag: String) -> String {
+            "model: T\nversion: \(version)\nentities:\n  Note:\n    attributes: { text: string }\n    relationships:\n      tag: { destination: Tag, optional: true\(tag) }\n  Tag:\n    attributes: { name: string }\n"
+        }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("tags"), withIntermediateDirectories: true)
+        try folder.write(schema("e1", ""), to: "tags/e1.yaml")
+        try folder.write(schema("e2", ", toMany: true"), to: "tags/e2.yaml")
+        try folder.write("versions: [e1, e2]\n", to: "tags/versions.yaml")
+        try folder.write(#"{"version": "e2", "objects": {"Note": [{"id": "n1", "text": "a", "tag": ["t0"]}, {"id": "n2", "text": "b", "tag": ["t0"]}], "Tag": [{"id": "t0", "name": "x"}]}}"#, to: "e2.json")
+        let load = try CLI.run(["load", "--schemas", "tags", "--layout", "core-data", "e2.json", "e2.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("Note.tag: the object with key 1 would be linked from two Note objects") && !folder.exists("e2.db"), "\(load.stderr)")
+        // The same data at e1 (a to-one each), migrated: refused, the store unchanged.
+        try folder.write(#"{"version": "e1", "objects": {"Note": [{"id": "n1", "text": "a", "tag": "t0"}, {"id": "n2", "text": "b", "tag": "t0"}], "Tag": [{"id": "t0", "name": "x"}]}}"#, to: "e1.json")
+        #expect(try CLI.run(["load", "--schemas", "tags", "--layout", "core-data", "e1.json", "e1.db"], in: folder).status == 0)
+        let before = try bytes(folder, "e1.db")
+        let run = try CLI.run(["run", "--schemas", "tags", "--mappings", "tags", "e1.db"], in: folder)
+        #expect(run.status != 0 && run.stderr.contains("would be linked from two Note objects"), "\(run.stderr)")
+        #expect(try bytes(folder, "e1.db") == before)
+    }
+
     @Test func anEmptyFileIsSaidToBeEmpty() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -20,8 +20,13 @@ extension RowWriter {
                                        : [target.databaseValue, owner.databaseValue])
             try inverse?.execute([owner.databaseValue, target.databaseValue])
             return
-        case .inverseForeignKey(let update, let ordered)?:
-            try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue])
+        case .inverseForeignKey(let update, let ordered, let current)?:
+            try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue, owner.databaseValue]
+                                       : [owner.databaseValue, target.databaseValue, owner.databaseValue])
+            // The key on the target's row holds one owner: a second would take the first's link away.
+            if update.changedRows == 0, let holder = try Int64.fetchOne(current, arguments: [target]), holder != owner {
+                throw MapcError.input(Self.oneOwnerMessage(relationship, of: storage, target: target, owners: (holder, owner)))
+            }
             return
         case nil:
             break
@@ -64,8 +69,12 @@ extension RowWriter {
                                ordered: orderColumn != nil, inverse: inverse)
         case .inverseForeignKey(let table, let column, let orderColumn, _)?:
             let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
-            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = ?\(order) WHERE \(owner) = ?"),
-                                      ordered: orderColumn != nil)
+            let key = column.quotedDatabaseIdentifier
+            // The target's primary key is named as the owner's is: both tables are the layout's.
+            let targetKey = owner
+            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ?\(order) WHERE \(targetKey) = ? AND (\(key) IS NULL OR \(key) = ?)"),
+                                      ordered: orderColumn != nil,
+                                      current: try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(targetKey) = ?"))
         default:
             return nil
         }
@@ -73,11 +82,19 @@ extension RowWriter {
         return link
     }
 
+    /// Why a target cannot take a second owner through a to-many kept as one key on its row.
+    static func oneOwnerMessage(_ relationship: String, of storage: EntityStorage, target: Int64, owners: (Int64, Int64)) -> String {
+        "\(storage.entity).\(relationship): the object with key \(target) would be linked from two \(storage.entity) objects (keys \(owners.0) and \(owners.1)), "
+            + "but this store keeps the relationship as one key on each object it leads to (Core Data keeps a to-many without an inverse so), which holds one of them: "
+            + "the other's link would be lost. Give the relationship a to-many inverse (a many-to-many is kept in a join table), or link each object from one owner"
+    }
+
     /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
     /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
     enum ForeignKeyLink {
         case foreignKey(update: WriteStatement, ordered: Bool, inverse: WriteStatement?)
-        case inverseForeignKey(update: WriteStatement, ordered: Bool)
+        /// `current` reads the owner the target's row holds.
+        case inverseForeignKey(update: WriteStatement, ordered: Bool, current: Statement)
     }
 
     /// Clears a to-one relationship.

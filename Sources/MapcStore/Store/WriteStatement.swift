@@ -34,6 +34,9 @@ package struct WriteStatement {
         if let failure = outcome { throw DatabaseError(resultCode: ResultCode(rawValue: failure.code), message: failure.message, sql: statement.sql) }
     }
 
+    /// The rows the statement's last run changed.
+    package var changedRows: Int { Int(sqlite3_changes(sqlite3_db_handle(statement.sqliteStatement))) }
+
     /// Text and blob values bound without a copy per row, at most; the rest are copied, so that
     /// the nesting below stays shallow whatever the number of columns.
     private static let uncopiedLimit = 32
