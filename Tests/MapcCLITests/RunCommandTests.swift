@@ -439,6 +439,25 @@ struct ManyStoresTests {
     /// Core Data keeps a to-many without an inverse as one key on each object it leads to: a
     /// second owner would take the first's link away. `load` and an inferred step that turns a
     /// shared to-one into such a to-many refuse it, saying why, where both dropped a link silently.
+    /// A UUID widened to a string in a Core Data store, where it is kept as 16 bytes: the compiled
+    /// path and the interpreter give the same text (the compiled one copied the bytes, and failed).
+    @Test func aUUIDBecomesTheSameStringOnEveryPath() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("ids"), withIntermediateDirectories: true)
+        try folder.write("model: I\nversion: u1\nentities:\n  Item:\n    attributes: { u: uuid? }\n", to: "ids/u1.yaml")
+        try folder.write("model: I\nversion: u2\nentities:\n  Item:\n    attributes: { u: string? }\n", to: "ids/u2.yaml")
+        try folder.write("versions: [u1, u2]\n", to: "ids/versions.yaml")
+        try folder.write(#"{"version": "u1", "objects": {"Item": [{"id": "i1", "u": "6f9619ff-8b86-d011-b42d-00c04fc964ff"}, {"id": "i2"}]}}"#, to: "u.json")
+        for (name, extra) in [("compiled.db", [String]()), ("interpreted.db", ["--interpret"])] {
+            #expect(try CLI.run(["load", "--schemas", "ids", "--layout", "core-data", "u.json", name], in: folder).status == 0)
+            let run = try CLI.run(["run", "--quiet", "--schemas", "ids", "--mappings", "ids"] + extra + [name], in: folder)
+            #expect(run.status == 0, "\(name): \(run.stderr)")
+        }
+        let compiled = try CLI.run(["dump", "--schemas", "ids", "compiled.db"], in: folder).stdout
+        #expect(compiled == (try CLI.run(["dump", "--schemas", "ids", "interpreted.db"], in: folder).stdout) && compiled.contains(#""u": "6f9619ff-8b86-d011-b42d-00c04fc964ff""#), "\(compiled)")
+    }
+
     @Test func aToManyWithoutAnInverseKeptAsOneKeyRefusesASecondOwner() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -219,7 +219,10 @@ struct CompiledMappings {
             // Copied as stored when no value changes and both formats encode it alike; int64 into
             // double is the one lossy copy allowed, because SQLite's REAL affinity rounds exactly as
             // the interpreter's Double(n).
-            guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double),
+            // Bytes are never made text by a column's affinity: a UUID Core Data keeps as 16 bytes
+            // becomes a string only through the interpreter's formatting.
+            let bytes = destination.strategy.storageClasses(of: sourceType).contains("blob") && !destination.strategy.storageClasses(of: attribute.type).contains("blob")
+            guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double), !bytes,
                   source.strategy.encodingName(of: sourceType) == destination.strategy.encodingName(of: sourceType),
                   source.strategy.encodingName(of: attribute.type) == destination.strategy.encodingName(of: attribute.type) else { return nil }
             return (fragment.sql, fragment.arguments)
