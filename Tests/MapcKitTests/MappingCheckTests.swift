@@ -310,6 +310,35 @@ struct MappingCheckTests {
         #expect(quiet.isEmpty, "\(quiet)")
     }
 
+    /// A custom policy may read its mapping's objects and those they lead to, and a policy's
+    /// function what it is given: nothing is said of those. Objects out of a policy's reach are
+    /// still held to the check (a whole file went quiet for one policy, hiding real drops).
+    @Test func aPolicyQuietsTheCheckOnlyForWhatItCanReach() throws {
+        let schema = { (version: String) in
+            "model: P\nversion: \(version)\nentities:\n  Note:\n    attributes: { title: string }\n    relationships:\n      tags: { destination: Tag, toMany: true, optional: true, inverse: note }\n"
+                + "  Tag:\n    attributes: { name: string, color: string? }\n    relationships:\n      note: { destination: Note, optional: true, inverse: tags }\n  Log:\n    attributes: { line: string, level: int16? }\n"
+        }
+        // p2 has neither the tags' color nor the log's level: their values go unless something reads them.
+        let p2 = schema("p2").replacingOccurrences(of: ", color: string?", with: "").replacingOccurrences(of: ", level: int16?", with: "")
+        let catalog = try SchemaCatalog(files: ["p1.yaml": schema("p1"), "p2.yaml": p2, "versions.yaml": "versions: [p1, p2]\n"])
+        func found(_ entityMappings: String) throws -> [String] {
+            let (mapping, loaded) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: "source: p1\ndestination: p2\nentityMappings:\n" + entityMappings))
+            #expect(!loaded.hasErrors, "\(loaded)")
+            var checker = MappingChecker(mapping: try #require(mapping))
+            return checker.check(source: try catalog.require(version: "p1"), destination: try catalog.require(version: "p2")).map(\.message).filter { $0.contains("read by no expression") }
+        }
+        let log = "  - { name: LogToLog, source: Log, destination: Log, attributes: { line: $source.line } }\n"
+        let tags = "  - name: TagToTag\n    source: Tag\n    destination: Tag\n    attributes: { name: $source.name }\n"
+        // A policy on Note: Note and the tags it leads to are its to read; the log is not.
+        let withPolicy = try found("  - { name: NoteToNote, source: Note, destination: Note, policy: SomePolicy, attributes: { title: $source.title } }\n" + tags + log)
+        #expect(withPolicy.count == 1 && withPolicy[0].hasPrefix("'level' of Log"), "\(withPolicy)")
+        // Tags handed to a policy's function are read whole; without it, their color is not read.
+        let handed = "  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes: { title: 'FUNCTION($entityPolicy, \"titleWithTags:\", $source.tags)' }\n"
+        #expect(try found(handed + tags + log).allSatisfy { !$0.contains("of Tag") })
+        let plain = "  - { name: NoteToNote, source: Note, destination: Note, attributes: { title: $source.title } }\n"
+        #expect(try found(plain + tags + log).contains { $0.hasPrefix("'color', 'note' of Tag") })
+    }
+
     @Test func updatingHashesRecordsThemAndSilencesStaleness() throws {
         let yaml = v2to3(attachmentMapping)
         let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))

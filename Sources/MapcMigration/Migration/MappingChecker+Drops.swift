@@ -34,30 +34,35 @@ extension MappingChecker {
         }
     }
 
-    /// Source properties of objects some mapping reads that hold values no expression of the
-    /// step reads (this file's and, for a step of several passes, the other passes'), followed
-    /// through key paths (`$source.note.title` reads the note's title) and into the predicates of
-    /// `$manager` fetches (`$source.folderName` there), and not listed under `drops:`: said once
-    /// each, at a mapping that reads their objects (one whose source they are, when there is
-    /// one). A `copy` mapping reads the properties its destination has by the same names. Only
-    /// provable without custom policies (their code may read anything), and not for objects a
-    /// `remove` mapping drops on purpose or an expression uses as a whole (`CAST($source, …)`).
-    /// A pass of a step checked without the others is not held to it: what it leaves, another may read.
-    mutating func checkUnreadSourceProperties(source: Schema, destination: Schema) {
-        guard mapping.pass == nil || !companions.isEmpty else { return }
-        // Said by the step's first pass only, for the whole step.
-        if let pass = mapping.pass, companions.contains(where: { ($0.pass ?? 1) < pass }) { return }
-        let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
-        guard !all.contains(where: { $0.policy != nil || $0.hasLoadErrors }) else { return }
-        var read: Set<String> = [], readWhole: Set<String> = []
-        for entityMapping in all where entityMapping.type != .remove {
+    /// What the step's expressions read of the source: properties ("Entity.name"), and entities
+    /// whose objects are read whole (a custom policy's source and what it leads to, objects
+    /// handed to a policy's function, an expression using the source object as a whole).
+    struct SourceReads {
+        var properties: Set<String> = []
+        var wholeEntities: Set<String> = []
+    }
+
+    /// What the step reads, this file's mappings and the other passes' (`companions`).
+    func sourceReads(source: Schema, destination: Schema) -> SourceReads {
+        var reads = SourceReads()
+        for entityMapping in mapping.entityMappings + companions.flatMap(\.entityMappings) where entityMapping.type != .remove {
             guard let name = entityMapping.source, let start = source.entity(named: name) else { continue }
             let entities = entityMapping.sourceExpression == nil ? [start] : source.hierarchy(under: start)
+            if entityMapping.policy != nil {
+                // The policy's code may read its objects and the objects they lead to.
+                reads.wholeEntities.formUnion(entities.map(\.name))
+                for entity in entities {
+                    for relationship in source.allRelationships(of: entity) {
+                        if let target = source.entity(named: relationship.destination) { reads.wholeEntities.formUnion(source.hierarchy(under: target).map(\.name)) }
+                    }
+                }
+                continue
+            }
             var expressions = (entityMapping.attributes + entityMapping.relationships).map(\.expression.expression)
             expressions += [entityMapping.filter?.expression].compactMap { $0 }
             if let sourceExpression = entityMapping.sourceExpression {
                 guard let (_, predicate) = MigrationAnalysis.standardFetch(sourceExpression.expression), case .success(let parsed) = ExpressionParser.parse(predicate) else {
-                    readWhole.formUnion(entities.map(\.name))
+                    reads.wholeEntities.formUnion(entities.map(\.name))
                     continue
                 }
                 expressions.append(parsed)
@@ -66,20 +71,24 @@ extension MappingChecker {
                 // A copy carries the properties both entities have by name, and nothing else.
                 let carried = Set(Self.storedProperties(of: target, in: destination))
                 for entity in entities {
-                    for property in Self.storedProperties(of: entity, in: source) where carried.contains(property) { read.insert("\(entity.name).\(property)") }
+                    for property in Self.storedProperties(of: entity, in: source) where carried.contains(property) { reads.properties.insert("\(entity.name).\(property)") }
                 }
             }
             guard let paths = SourceProjection.keyPathsRead(by: expressions) else {
-                readWhole.formUnion(entities.map(\.name))
+                reads.wholeEntities.formUnion(entities.map(\.name))
                 continue
             }
             for path in paths {
                 // Each key is read for every entity the path may be at there.
                 var at = entities
                 for key in path {
+                    if key == SourceProjection.wholeObjects {
+                        reads.wholeEntities.formUnion(at.map(\.name))
+                        break
+                    }
                     var next: [Entity] = []
                     for entity in at {
-                        read.insert("\(entity.name).\(key)")
+                        reads.properties.insert("\(entity.name).\(key)")
                         if case .relationship(let relationship)? = source.property(named: key, in: entity), let target = source.entity(named: relationship.destination) {
                             next += source.hierarchy(under: target)
                         }
@@ -89,6 +98,27 @@ extension MappingChecker {
                 }
             }
         }
+        return reads
+    }
+
+    /// Source properties of objects some mapping reads that hold values no expression of the
+    /// step reads (this file's and, for a step of several passes, the other passes'), followed
+    /// through key paths (`$source.note.title` reads the note's title) and into the predicates of
+    /// `$manager` fetches (`$source.folderName` there), and not listed under `drops:`: said once
+    /// each, at a mapping that reads their objects (one whose source they are, when there is
+    /// one). A `copy` mapping reads the properties its destination has by the same names. Not
+    /// said for objects a `remove` mapping drops on purpose, nor for objects a custom policy may
+    /// read (its mapping's, and those they lead to) or that are read whole (handed to a policy's
+    /// function, `CAST($source, …)`). A pass of a step checked without the others is not held to
+    /// it: what it leaves, another may read.
+    mutating func checkUnreadSourceProperties(source: Schema, destination: Schema) {
+        guard mapping.pass == nil || !companions.isEmpty else { return }
+        // Said by the step's first pass only, for the whole step.
+        if let pass = mapping.pass, companions.contains(where: { ($0.pass ?? 1) < pass }) { return }
+        let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
+        guard !all.contains(where: \.hasLoadErrors) else { return }
+        let reads = sourceReads(source: source, destination: destination)
+        let read = reads.properties, readWhole = reads.wholeEntities
         for entity in source.entities where !entity.isAbstract && !readWhole.contains(entity.name) {
             let readBy = Self.readers(of: entity, in: source, among: all)
             guard !readBy.isEmpty, !readBy.contains(where: { $0.type == .remove }) else { continue }

@@ -37,7 +37,7 @@ enum SourceProjection {
     /// `SELF`, a bare key); nil when they use the object in any other way than as the root of a
     /// key path or a reference handed to a `$manager` lookup.
     static func propertiesRead(by expressions: [Expr]) -> Set<String>? {
-        keyPathsRead(by: expressions).map { Set($0.map { $0[0] }) }
+        keyPathsRead(by: expressions).map { Set($0.map { $0[0] }.filter { $0 != wholeObjects }) }
     }
 
     /// The key paths the expressions follow from the source object, each as its keys (a
@@ -50,10 +50,17 @@ enum SourceProjection {
             switch expression.kind {
             case .keyPath(let root, let components) where isSourceObject(root):
                 guard case .key? = components.first else { return nil }
-                paths.append(components.compactMap { component in
-                    if case .key(let key, _) = component { return key }
-                    return nil
-                })
+                paths.append(keys(of: components))
+            case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("entityPolicy"):
+                // A policy's function is the user's code: what it is given it may read whole.
+                for argument in arguments {
+                    if isSourceObject(argument) { return nil }
+                    if case .keyPath(let root, let components) = argument.kind, isSourceObject(root), case .key? = components.first {
+                        paths.append(keys(of: components) + [wholeObjects])
+                    } else {
+                        pending.append(argument)
+                    }
+                }
             case .method(let receiver, let selector, _, let arguments) where receiver.kind == .variable("manager"):
                 // The lookups take source objects as references; their properties are not read.
                 pending += arguments.filter { !isSourceObject($0) }
@@ -71,6 +78,17 @@ enum SourceProjection {
         return paths
     }
 
+    /// The last "key" of a path whose objects are handed whole to a policy's function.
+    static let wholeObjects = "*"
+
+    /// A key path's keys, collection operators passed over.
+    private static func keys(of components: [PathComponent]) -> [String] {
+        components.compactMap { component in
+            if case .key(let key, _) = component { return key }
+            return nil
+        }
+    }
+
     /// The key paths from `$source` in an expression evaluated against other objects (a fetch's
     /// predicate): `$source` used otherwise (compared as an object) reads nothing.
     private static func sourceVariablePaths(in expression: Expr) -> [[String]] {
@@ -78,10 +96,7 @@ enum SourceProjection {
         var pending = [expression]
         while let next = pending.popLast() {
             if case .keyPath(let root, let components) = next.kind, root.kind == .variable("source") {
-                let keys = components.compactMap { component -> String? in
-                    if case .key(let key, _) = component { return key }
-                    return nil
-                }
+                let keys = keys(of: components)
                 if !keys.isEmpty { paths.append(keys) }
             } else {
                 pending += next.children
