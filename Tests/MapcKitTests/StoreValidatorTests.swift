@@ -334,3 +334,17 @@ struct StoreValidatorTests {
         }
     }
 }
+
+/// How a broken rule is worded: a value for an attribute's rule, the number of objects for a
+/// relationship's count, nothing beside an empty relationship (which said "(value: 0)").
+@Suite("Validation wording")
+struct ValidationWordingTests {
+    @Test func aRelationshipsCountIsShownAsObjectsAndAnEmptyOneAsNothing() {
+        let empty = ValidationViolation(mapping: nil, entity: "Book", object: "b1", property: "authors", value: "0", rule: RelationshipCountRule.required.summary)
+        #expect(empty.description == "Book 'b1', property 'authors': required relationship empty")
+        let few = ValidationViolation(mapping: nil, entity: "Book", object: "b1", property: "authors", value: "1", rule: RelationshipCountRule.atLeast(2).summary)
+        #expect(few.description == "Book 'b1', property 'authors': fewer than minCount 2 (objects: 1)")
+        let high = ValidationViolation(mapping: nil, entity: "Item", object: "i1", property: "x", value: "20", rule: "above max 10")
+        #expect(high.description == "Item 'i1', property 'x': above max 10 (value: 20)")
+    }
+}

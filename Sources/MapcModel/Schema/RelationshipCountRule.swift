@@ -61,9 +61,19 @@ package enum RelationshipCountRule: Sendable, Equatable {
     /// What breaking it is, as a validation reports it.
     package var summary: String {
         switch self {
-        case .required: return "required relationship empty"
-        case .atLeast(let min): return "fewer than minCount \(min)"
-        case .atMost(let max): return "more than maxCount \(max)"
+        case .required: return Self.emptySummary
+        case .atLeast(let min): return "\(Self.fewerSummary) \(min)"
+        case .atMost(let max): return "\(Self.moreSummary) \(max)"
         }
+    }
+
+    private static let emptySummary = "required relationship empty", fewerSummary = "fewer than minCount", moreSummary = "more than maxCount"
+
+    /// How a validation shows the value that broke a rule with this summary: nothing for an
+    /// empty relationship, the number of objects for a count rule, nil for a rule of another kind.
+    package static func shownValue(_ value: String, ofRuleSummary summary: String) -> String?? {
+        if summary == emptySummary { return .some(nil) }
+        if summary.hasPrefix(fewerSummary) || summary.hasPrefix(moreSummary) { return "objects: \(value)" }
+        return nil
     }
 }

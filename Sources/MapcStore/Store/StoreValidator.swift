@@ -293,7 +293,12 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     public var description: String {
         var text = "\(entity) '\(object)'"
         if let property { text += ", property '\(property)'" }
-        text += ": \(rule) (value: \(English.abbreviated(value)))"
+        // A relationship's count is its value: none to show for an empty one, a count for the others.
+        switch RelationshipCountRule.shownValue(value, ofRuleSummary: rule) {
+        case .some(.some(let shown)): text += ": \(rule) (\(shown))"
+        case .some(nil): text += ": \(rule)"
+        case nil: text += ": \(rule) (value: \(English.abbreviated(value)))"
+        }
         if let mapping { text += " [created by mapping '\(mapping)']" }
         return text
     }
