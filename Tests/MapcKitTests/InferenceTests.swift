@@ -304,3 +304,19 @@ struct InferenceTests {
         #expect(try #require(try Yams.compose(yaml: header))["filter"] == nil, "\(header)")
     }
 }
+
+/// A to-many already required (empty allowed, as Core Data validates it) that is given a
+/// minCount is said so, not as "optional -> required" (its optional flag did not change).
+@Suite("Inference wording")
+struct InferenceWordingTests {
+    @Test func aMinCountGivenToARequiredToManyIsSaidAsSuch() throws {
+        let schema = { (version: String, counts: String) in
+            "model: W\nversion: \(version)\nentities:\n  Book:\n    attributes: { title: string }\n    relationships:\n      authors: { destination: Author, toMany: true, inverse: books\(counts) }\n"
+                + "  Author:\n    attributes: { name: string }\n    relationships:\n      books: { destination: Book, toMany: true, optional: true, inverse: authors }\n"
+        }
+        let catalog = try SchemaCatalog(files: ["w1.yaml": schema("w1", ""), "w2.yaml": schema("w2", ", minCount: 1"), "versions.yaml": "versions: [w1, w2]\n"])
+        let result = MappingInference.infer(from: try catalog.require(version: "w1"), to: try catalog.require(version: "w2"))
+        let details = result.changes.filter { $0.property == "authors" }.map(\.detail)
+        #expect(details.contains { $0.hasPrefix("may be empty -> minCount 1") } && !details.contains { $0.hasPrefix("optional -> required") }, "\(details)")
+    }
+}

@@ -301,7 +301,9 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
         }
         if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
-            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "optional -> required (validation will check every object has one)"))
+            // Made required, or (a to-many already required) given a minCount: said as it happened.
+            let how = old.isOptional != relationship.isOptional ? "optional -> required" : "may be empty -> minCount \(relationship.declaredMinCount)"
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "\(how) (validation will check every object has one)"))
         }
         if oldTarget.name != counterpart.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
         work.origins[relationship.name] = .carried(from: old.name, typeChange: nil, nilBecomes: nil,
