@@ -431,14 +431,6 @@ struct RunCommandTests {
 
 @Suite("mapc run on many stores", .serialized)
 struct ManyStoresTests {
-    /// A store reached by several names (a link in the folder, the same path twice) is migrated
-    /// once, not reported as failed by its second name; a file that is not SQLite is named, not
-    /// silently left out.
-    /// A dry run of several stores migrates none: its JSON counts them as `wouldMigrate`.
-    /// An empty file is named as such, not as a SQLite database without mapc's tables.
-    /// Core Data keeps a to-many without an inverse as one key on each object it leads to: a
-    /// second owner would take the first's link away. `load` and an inferred step that turns a
-    /// shared to-one into such a to-many refuse it, saying why, where both dropped a link silently.
     /// A UUID widened to a string in a Core Data store, where it is kept as 16 bytes: the compiled
     /// path and the interpreter give the same text (the compiled one copied the bytes, and failed).
     @Test func aUUIDBecomesTheSameStringOnEveryPath() throws {
@@ -458,6 +450,9 @@ struct ManyStoresTests {
         #expect(compiled == (try CLI.run(["dump", "--schemas", "ids", "interpreted.db"], in: folder).stdout) && compiled.contains(#""u": "6f9619ff-8b86-d011-b42d-00c04fc964ff""#), "\(compiled)")
     }
 
+    /// Core Data keeps a to-many without an inverse as one key on each object it leads to: a
+    /// second owner would take the first's link away. `load` and an inferred step that turns a
+    /// shared to-one into such a to-many refuse it, saying why, where both dropped a link silently.
     @Test func aToManyWithoutAnInverseKeptAsOneKeyRefusesASecondOwner() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -470,7 +465,7 @@ struct ManyStoresTests {
         try folder.write("versions: [e1, e2]\n", to: "tags/versions.yaml")
         try folder.write(#"{"version": "e2", "objects": {"Note": [{"id": "n1", "text": "a", "tag": ["t0"]}, {"id": "n2", "text": "b", "tag": ["t0"]}], "Tag": [{"id": "t0", "name": "x"}]}}"#, to: "e2.json")
         let load = try CLI.run(["load", "--schemas", "tags", "--layout", "core-data", "e2.json", "e2.db"], in: folder)
-        #expect(load.status == 1 && load.stderr.contains("Note.tag: the object with key 1 would be linked from two Note objects") && !folder.exists("e2.db"), "\(load.stderr)")
+        #expect(load.status == 1 && load.stderr.contains("Note.tag: the Tag with key 1 would be linked from two Note objects") && !folder.exists("e2.db"), "\(load.stderr)")
         // The same data at e1 (a to-one each), migrated: refused, the store unchanged.
         try folder.write(#"{"version": "e1", "objects": {"Note": [{"id": "n1", "text": "a", "tag": "t0"}, {"id": "n2", "text": "b", "tag": "t0"}], "Tag": [{"id": "t0", "name": "x"}]}}"#, to: "e1.json")
         #expect(try CLI.run(["load", "--schemas", "tags", "--layout", "core-data", "e1.json", "e1.db"], in: folder).status == 0)
@@ -478,8 +473,41 @@ struct ManyStoresTests {
         let run = try CLI.run(["run", "--schemas", "tags", "--mappings", "tags", "e1.db"], in: folder)
         #expect(run.status != 0 && run.stderr.contains("would be linked from two Note objects"), "\(run.stderr)")
         #expect(try bytes(folder, "e1.db") == before)
+        // A to-many whose to-one inverse is the key is set from both sides, as a mapping says:
+        // a many-to-many made one-to-many, both sides mapped, runs (a first version refused it).
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("pairs/mappings"), withIntermediateDirectories: true)
+        let pair = { (version: String, toMany: String) in
+            "model: P\nversion: \(version)\nentities:\n  Note:\n    attributes: { text: string }\n    relationships:\n      tags: { destination: Tag, inverse: notes, optional: true\(toMany) }\n"
+                + "  Tag:\n    attributes: { name: string }\n    relationships:\n      notes: { destination: Note, toMany: true, inverse: tags, optional: true }\n"
+        }
+        try folder.write(pair("v1", ", toMany: true"), to: "pairs/v1.yaml")
+        try folder.write(pair("v2", ""), to: "pairs/v2.yaml")
+        try folder.write("versions: [v1, v2]\n", to: "pairs/versions.yaml")
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { text: $source.text }
+            relationships: { tags: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "TagToTag", $source.tags)[FIRST]' }
+          - name: TagToTag
+            source: Tag
+            destination: Tag
+            attributes: { name: $source.name }
+            relationships: { notes: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source.notes)' }
+
+        """, to: "pairs/mappings/m.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "text": "a", "tags": ["t1", "t2"]}], "Tag": [{"id": "t1", "name": "x"}, {"id": "t2", "name": "y"}]}}"#, to: "p.json")
+        for layout in ["core-data", "mapc"] {
+            #expect(try CLI.run(["load", "--schemas", "pairs", "--layout", layout, "p.json", "\(layout).db"], in: folder).status == 0)
+            let both = try CLI.run(["run", "--quiet", "--schemas", "pairs", "--mappings", "pairs/mappings", "\(layout).db"], in: folder)
+            #expect(both.status == 0, "\(layout): \(both.stderr)")
+        }
     }
 
+    /// An empty file is named as such, not as a SQLite database without mapc's tables.
     @Test func anEmptyFileIsSaidToBeEmpty() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -490,6 +518,7 @@ struct ManyStoresTests {
         }
     }
 
+    /// A dry run of several stores migrates none: its JSON counts them as `wouldMigrate`.
     @Test func aDryRunOfSeveralStoresCountsWhatWouldMigrate() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -500,6 +529,9 @@ struct ManyStoresTests {
         #expect(run.status == 0 && report["migrated"] == .integer(0) && report["wouldMigrate"] == .integer(2), "\(run.stdout)")
     }
 
+    /// A store reached by several names (a link in the folder, the same path twice) is migrated
+    /// once, not reported as failed by its second name; a file that is not SQLite is named, not
+    /// silently left out.
     @Test func aStoreNamedTwiceIsMigratedOnceAndSkippedFilesAreNamed() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -325,16 +325,20 @@ struct MappingCheckTests {
             let (mapping, loaded) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: "source: p1\ndestination: p2\nentityMappings:\n" + entityMappings))
             #expect(!loaded.hasErrors, "\(loaded)")
             var checker = MappingChecker(mapping: try #require(mapping))
-            return checker.check(source: try catalog.require(version: "p1"), destination: try catalog.require(version: "p2")).map(\.message).filter { $0.contains("read by no expression") }
+            return checker.check(source: try catalog.require(version: "p1"), destination: try catalog.require(version: "p2")).map(\.message).filter { $0.contains("read by no expression") || $0.contains("no entity mapping reads") }
         }
         let log = "  - { name: LogToLog, source: Log, destination: Log, attributes: { line: $source.line } }\n"
         let tags = "  - name: TagToTag\n    source: Tag\n    destination: Tag\n    attributes: { name: $source.name }\n"
         // A policy on Note: Note and the tags it leads to are its to read; the log is not.
         let withPolicy = try found("  - { name: NoteToNote, source: Note, destination: Note, policy: SomePolicy, attributes: { title: $source.title } }\n" + tags + log)
         #expect(withPolicy.count == 1 && withPolicy[0].hasPrefix("'level' of Log"), "\(withPolicy)")
-        // Tags handed to a policy's function are read whole; without it, their color is not read.
-        let handed = "  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes: { title: 'FUNCTION($entityPolicy, \"titleWithTags:\", $source.tags)' }\n"
-        #expect(try found(handed + tags + log).allSatisfy { !$0.contains("of Tag") })
+        // Tags handed to a policy's function are read whole, even with no mapping of their own;
+        // a policy's mere reach does not say their objects are kept.
+        let handed = "  - name: NoteToNote\n    source: Note\n    destination: Note\n    policy: SomePolicy\n    attributes: { title: 'FUNCTION($entityPolicy, \"titleWithTags:\", $source.tags)' }\n"
+        #expect(try found(handed + tags + log).allSatisfy { !$0.contains("Tag") })
+        #expect(try found(handed + log).allSatisfy { !$0.contains("Tag") }, "handed whole, their values may live on")
+        let reachOnly = "  - { name: NoteToNote, source: Note, destination: Note, policy: SomePolicy, attributes: { title: $source.title } }\n"
+        #expect(try found(reachOnly + log).contains { $0.hasPrefix("no entity mapping reads Tag objects") })
         let plain = "  - { name: NoteToNote, source: Note, destination: Note, attributes: { title: $source.title } }\n"
         #expect(try found(plain + tags + log).contains { $0.hasPrefix("'color', 'note' of Tag") })
     }

@@ -167,8 +167,8 @@ struct StoreValidatorTests {
         let refused = try #require(#expect(throws: DataValidationError.self) { try layout.store(schema).insert(objects) })
         #expect(refused.problems.map { "\($0.objectID ?? "-") \($0.message)" } == [
             "s0 required relationship 'books' is empty; relate at least one Book",
-            "s1 fewer than minCount 2 (value: 1)",
-            "s4 more than maxCount 3 (value: 4)",
+            "s1 fewer than minCount 2 (objects: 1)",
+            "s4 more than maxCount 3 (objects: 4)",
         ])
         // In a store: valid objects written, then the books moved with SQL to the same counts.
         let store = try layout.store(schema)

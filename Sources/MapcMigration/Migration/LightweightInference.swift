@@ -303,7 +303,9 @@ struct LightweightInference {
         if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
             // Made required, or (a to-many already required) given a minCount: said as it happened.
             let how = old.isOptional != relationship.isOptional ? "optional -> required" : "may be empty -> minCount \(relationship.declaredMinCount)"
-            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "\(how) (validation will check every object has one)"))
+            let least = max(1, relationship.declaredMinCount)
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
+                                        detail: "\(how) (validation will check every object has \(least == 1 ? "one" : "at least \(least)"))"))
         }
         if oldTarget.name != counterpart.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
         work.origins[relationship.name] = .carried(from: old.name, typeChange: nil, nilBecomes: nil,

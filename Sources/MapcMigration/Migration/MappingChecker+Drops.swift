@@ -39,7 +39,11 @@ extension MappingChecker {
     /// handed to a policy's function, an expression using the source object as a whole).
     struct SourceReads {
         var properties: Set<String> = []
+        /// Entities whose objects are read whole: handed to a policy's function, or used whole.
         var wholeEntities: Set<String> = []
+        /// Entities a custom policy's code may read (its mapping's and those they lead to): their
+        /// properties are not held to the check, but whether their objects are mapped at all is.
+        var policyReach: Set<String> = []
     }
 
     /// What the step reads, this file's mappings and the other passes' (`companions`).
@@ -48,16 +52,17 @@ extension MappingChecker {
         for entityMapping in mapping.entityMappings + companions.flatMap(\.entityMappings) where entityMapping.type != .remove {
             guard let name = entityMapping.source, let start = source.entity(named: name) else { continue }
             let entities = entityMapping.sourceExpression == nil ? [start] : source.hierarchy(under: start)
-            if entityMapping.policy != nil {
-                // The policy's code may read its objects and the objects they lead to.
-                reads.wholeEntities.formUnion(entities.map(\.name))
+            // What code of the user's may reach from these objects: they and those they lead to.
+            func reach() -> Set<String> {
+                var names = Set(entities.map(\.name))
                 for entity in entities {
                     for relationship in source.allRelationships(of: entity) {
-                        if let target = source.entity(named: relationship.destination) { reads.wholeEntities.formUnion(source.hierarchy(under: target).map(\.name)) }
+                        if let target = source.entity(named: relationship.destination) { names.formUnion(source.hierarchy(under: target).map(\.name)) }
                     }
                 }
-                continue
+                return names
             }
+            if entityMapping.policy != nil { reads.policyReach.formUnion(reach()) }
             var expressions = (entityMapping.attributes + entityMapping.relationships).map(\.expression.expression)
             expressions += [entityMapping.filter?.expression].compactMap { $0 }
             if let sourceExpression = entityMapping.sourceExpression {
@@ -75,7 +80,9 @@ extension MappingChecker {
                 }
             }
             guard let paths = SourceProjection.keyPathsRead(by: expressions) else {
+                // The source object used whole (handed to a function, cast): it, and what it leads to.
                 reads.wholeEntities.formUnion(entities.map(\.name))
+                reads.policyReach.formUnion(reach())
                 continue
             }
             for path in paths {
@@ -118,7 +125,7 @@ extension MappingChecker {
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
         guard !all.contains(where: \.hasLoadErrors) else { return }
         let reads = sourceReads(source: source, destination: destination)
-        let read = reads.properties, readWhole = reads.wholeEntities
+        let read = reads.properties, readWhole = reads.wholeEntities.union(reads.policyReach)
         for entity in source.entities where !entity.isAbstract && !readWhole.contains(entity.name) {
             let readBy = Self.readers(of: entity, in: source, among: all)
             guard !readBy.isEmpty, !readBy.contains(where: { $0.type == .remove }) else { continue }

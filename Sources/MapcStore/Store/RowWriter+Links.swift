@@ -20,12 +20,15 @@ extension RowWriter {
                                        : [target.databaseValue, owner.databaseValue])
             try inverse?.execute([owner.databaseValue, target.databaseValue])
             return
-        case .inverseForeignKey(let update, let ordered, let current)?:
-            try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue, owner.databaseValue]
-                                       : [owner.databaseValue, target.databaseValue, owner.databaseValue])
-            // The key on the target's row holds one owner: a second would take the first's link away.
-            if update.changedRows == 0, let holder = try Int64.fetchOne(current, arguments: [target]), holder != owner {
-                throw MapcError.input(Self.oneOwnerMessage(relationship, of: storage, target: target, owners: (holder, owner)))
+        case .inverseForeignKey(let update, let ordered, let hidden)?:
+            guard let hidden else {
+                try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue])
+                return
+            }
+            try update.execute([owner.databaseValue, target.databaseValue, owner.databaseValue])
+            // A hidden key holds one owner: a second would take the first's link away unseen.
+            if update.changedRows == 0, let holder = try Int64.fetchOne(hidden.holder, arguments: [target]), holder != owner {
+                throw MapcError.input(Self.oneOwnerMessage(relationship, of: storage, target: (hidden.entity, target), owners: (holder, owner)))
             }
             return
         case nil:
@@ -70,11 +73,20 @@ extension RowWriter {
         case .inverseForeignKey(let table, let column, let orderColumn, _)?:
             let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
             let key = column.quotedDatabaseIdentifier
-            // The target's primary key is named as the owner's is: both tables are the layout's.
-            let targetKey = owner
-            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ?\(order) WHERE \(targetKey) = ? AND (\(key) IS NULL OR \(key) = ?)"),
-                                      ordered: orderColumn != nil,
-                                      current: try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(targetKey) = ?"))
+            // A to-many without an inverse (Core Data's hidden key): nothing else sets the column,
+            // so a second owner can only be a link lost. A to-many whose to-one inverse is the
+            // column is set from both sides, as the inverse's mapping decides.
+            guard let entity = store.schema.entity(named: storage.entity), case .relationship(let description)? = store.schema.property(named: relationship, in: entity),
+                  store.schema.mutualInverse(of: description) == nil, orderColumn == nil,
+                  let targetStorage = store.layout.entities[description.destination] else {
+                link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ?\(order) WHERE \(owner) = ?"),
+                                          ordered: orderColumn != nil, hidden: nil)
+                break
+            }
+            let targetKey = targetStorage.primaryKey.quotedDatabaseIdentifier
+            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ? WHERE \(targetKey) = ? AND (\(key) IS NULL OR \(key) = ?)"),
+                                      ordered: false,
+                                      hidden: (description.destination, try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(targetKey) = ?")))
         default:
             return nil
         }
@@ -83,18 +95,18 @@ extension RowWriter {
     }
 
     /// Why a target cannot take a second owner through a to-many kept as one key on its row.
-    static func oneOwnerMessage(_ relationship: String, of storage: EntityStorage, target: Int64, owners: (Int64, Int64)) -> String {
-        "\(storage.entity).\(relationship): the object with key \(target) would be linked from two \(storage.entity) objects (keys \(owners.0) and \(owners.1)), "
-            + "but this store keeps the relationship as one key on each object it leads to (Core Data keeps a to-many without an inverse so), which holds one of them: "
-            + "the other's link would be lost. Give the relationship a to-many inverse (a many-to-many is kept in a join table), or link each object from one owner"
+    static func oneOwnerMessage(_ relationship: String, of storage: EntityStorage, target: (entity: String, key: Int64), owners: (Int64, Int64)) -> String {
+        "\(storage.entity).\(relationship): the \(target.entity) with key \(target.key) would be linked from two \(storage.entity) objects (keys \(owners.0) and \(owners.1)), "
+            + "but a to-many without an inverse is kept as one key on each \(target.entity) (as Core Data keeps it), which holds one of them: the other's link would be lost. "
+            + "Give the relationship a to-many inverse (a many-to-many is kept in a join table), or link each \(target.entity) from one \(storage.entity)"
     }
 
     /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
     /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
     enum ForeignKeyLink {
         case foreignKey(update: WriteStatement, ordered: Bool, inverse: WriteStatement?)
-        /// `current` reads the owner the target's row holds.
-        case inverseForeignKey(update: WriteStatement, ordered: Bool, current: Statement)
+        /// For a to-many without an inverse, `hidden` reads the owner the target's row holds.
+        case inverseForeignKey(update: WriteStatement, ordered: Bool, hidden: (entity: String, holder: Statement)?)
     }
 
     /// Clears a to-one relationship.
