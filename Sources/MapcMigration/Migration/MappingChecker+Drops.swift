@@ -118,13 +118,12 @@ extension MappingChecker {
     /// read (its mapping's, and those they lead to) or that are read whole (handed to a policy's
     /// function, `CAST($source, …)`). A pass of a step checked without the others is not held to
     /// it: what it leaves, another may read.
-    mutating func checkUnreadSourceProperties(source: Schema, destination: Schema) {
+    mutating func checkUnreadSourceProperties(source: Schema, reads: SourceReads) {
         guard mapping.pass == nil || !companions.isEmpty else { return }
         // Said by the step's first pass only, for the whole step.
         if let pass = mapping.pass, companions.contains(where: { ($0.pass ?? 1) < pass }) { return }
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
         guard !all.contains(where: \.hasLoadErrors) else { return }
-        let reads = sourceReads(source: source, destination: destination)
         let read = reads.properties, readWhole = reads.wholeEntities.union(reads.policyReach)
         for entity in source.entities where !entity.isAbstract && !readWhole.contains(entity.name) {
             let readBy = Self.readers(of: entity, in: source, among: all)

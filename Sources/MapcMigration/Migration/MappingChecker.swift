@@ -87,16 +87,16 @@ public struct MappingChecker {
         checkRequiredRelationshipsAreSet(destination: destination)
         // Source objects no mapping reads are dropped: say so, by entity (unless a mapping could
         // not be read whole: its source may be the one missing).
-        // (Objects handed whole to a policy, or that a policy may reach, are read: their values may live on.)
-        let readWhole = mapping.entityMappings.contains(where: \.hasLoadErrors) ? [] : sourceReads(source: source, destination: destination).wholeEntities
-        for entity in source.entities where !entity.isAbstract && !mapping.entityMappings.contains(where: \.hasLoadErrors) && !readWhole.contains(entity.name) {
+        // (Objects handed whole to a policy's function are read: their values may live on.)
+        let reads = sourceReads(source: source, destination: destination)
+        for entity in source.entities where !entity.isAbstract && !mapping.entityMappings.contains(where: \.hasLoadErrors) && !reads.wholeEntities.contains(entity.name) {
             if Self.readers(of: entity, in: source, among: mapping.entityMappings).isEmpty {
                 warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
             }
         }
         checkDrops(source: source)
-        checkUnreadSourceProperties(source: source, destination: destination)
+        checkUnreadSourceProperties(source: source, reads: reads)
         return diagnostics.sorted(by: SchemaLoader.fileOrder)
     }
 

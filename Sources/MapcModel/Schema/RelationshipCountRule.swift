@@ -69,11 +69,16 @@ package enum RelationshipCountRule: Sendable, Equatable {
 
     private static let emptySummary = "required relationship empty", fewerSummary = "fewer than minCount", moreSummary = "more than maxCount"
 
-    /// How a validation shows the value that broke a rule with this summary: nothing for an
-    /// empty relationship, the number of objects for a count rule, nil for a rule of another kind.
-    package static func shownValue(_ value: String, ofRuleSummary summary: String) -> String?? {
-        if summary == emptySummary { return .some(nil) }
-        if summary.hasPrefix(fewerSummary) || summary.hasPrefix(moreSummary) { return "objects: \(value)" }
+    /// How a validation shows the count that broke the rule: nothing beside an empty
+    /// relationship, the number of objects beside a count.
+    package func shown(count: String) -> String? { self == .required ? nil : "objects: \(count)" }
+
+    /// The rule a validation's rule text is the summary of, if it is one's.
+    package static func rule(summarized summary: String) -> RelationshipCountRule? {
+        if summary == emptySummary { return .required }
+        for (prefix, make) in [(fewerSummary, RelationshipCountRule.atLeast), (moreSummary, RelationshipCountRule.atMost)] where summary.hasPrefix(prefix + " ") {
+            if let bound = Int(summary.dropFirst(prefix.count + 1)) { return make(bound) }
+        }
         return nil
     }
 }

@@ -253,7 +253,7 @@ struct ObjectGraphResolver {
                 // As a store's validation words it (`StoreValidator`), with a fix for the empty one.
                 problems.add(object.entity, object.id, relationship.name, rule == .required
                     ? "required relationship '\(relationship.name)' is empty; relate \(relationship.isToMany ? "at least one \(relationship.destination)" : "it to \(English.withArticle(relationship.destination))")"
-                    : "\(rule.summary) (\((RelationshipCountRule.shownValue("\(count)", ofRuleSummary: rule.summary) ?? nil) ?? "value: \(count)"))")
+                    : rule.summary + (rule.shown(count: "\(count)").map { " (\($0))" } ?? ""))
             }
         }
     }

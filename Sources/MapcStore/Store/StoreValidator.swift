@@ -294,10 +294,10 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
         var text = "\(entity) '\(object)'"
         if let property { text += ", property '\(property)'" }
         // A relationship's count is its value: none to show for an empty one, a count for the others.
-        switch RelationshipCountRule.shownValue(value, ofRuleSummary: rule) {
-        case .some(.some(let shown)): text += ": \(rule) (\(shown))"
-        case .some(nil): text += ": \(rule)"
-        case nil: text += ": \(rule) (value: \(English.abbreviated(value)))"
+        if let count = RelationshipCountRule.rule(summarized: rule) {
+            text += ": \(rule)" + (count.shown(count: value).map { " (\($0))" } ?? "")
+        } else {
+            text += ": \(rule) (value: \(English.abbreviated(value)))"
         }
         if let mapping { text += " [created by mapping '\(mapping)']" }
         return text
