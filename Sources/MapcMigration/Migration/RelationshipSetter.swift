@@ -49,7 +49,12 @@ final class RelationshipSetter {
         }
         for (position, target) in targets.enumerated() {
             let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
-            try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
+            do {
+                try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
+            } catch let conflict as OwnerConflict {
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                           message: conflict.explanation(target: "\(target)", holder: "the \(conflict.ownerEntity) with key \(conflict.holder)"))
+            }
         }
     }
 

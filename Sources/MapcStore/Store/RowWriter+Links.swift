@@ -28,7 +28,7 @@ extension RowWriter {
             try update.execute([owner.databaseValue, target.databaseValue, owner.databaseValue])
             // A hidden key holds one owner: a second would take the first's link away unseen.
             if update.changedRows == 0, let holder = try Int64.fetchOne(hidden.holder, arguments: [target]), holder != owner {
-                throw MapcError.input(Self.oneOwnerMessage(relationship, of: storage, target: (hidden.entity, target), owners: (holder, owner)))
+                throw OwnerConflict(ownerEntity: storage.entity, relationship: relationship, targetEntity: hidden.entity, target: target, holder: holder, owner: owner)
             }
             return
         case nil:
@@ -94,13 +94,6 @@ extension RowWriter {
         return link
     }
 
-    /// Why a target cannot take a second owner through a to-many kept as one key on its row.
-    static func oneOwnerMessage(_ relationship: String, of storage: EntityStorage, target: (entity: String, key: Int64), owners: (Int64, Int64)) -> String {
-        "\(storage.entity).\(relationship): the \(target.entity) with key \(target.key) would be linked from two \(storage.entity) objects (keys \(owners.0) and \(owners.1)), "
-            + "but a to-many without an inverse is kept as one key on each \(target.entity) (as Core Data keeps it), which holds one of them: the other's link would be lost. "
-            + "Give the relationship a to-many inverse (a many-to-many is kept in a join table), or link each \(target.entity) from one \(storage.entity)"
-    }
-
     /// A link kept in a foreign key: on the owner's row (with the inverse's column of a
     /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
     enum ForeignKeyLink {
@@ -116,5 +109,27 @@ extension RowWriter {
         let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
         try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
             .execute([owner.databaseValue])
+    }
+}
+
+/// A second owner for an object a to-many without an inverse leads to, which the store keeps as
+/// one key on that object's row (Core Data's hidden key): writing it would take the first owner's
+/// link away. `load` reports it by the objects' ids, a run by the mapping and object.
+package struct OwnerConflict: Error, CustomStringConvertible {
+    package var ownerEntity: String
+    package var relationship: String
+    package var targetEntity: String
+    /// The keys of the object linked, of the owner holding it, and of the owner refused.
+    package var target: Int64, holder: Int64, owner: Int64
+
+    /// Why, and what to do, given names for the objects (their ids where known).
+    package func explanation(target targetName: String, holder holderName: String) -> String {
+        "\(targetName) is linked from \(holderName) already, and a to-many without an inverse is kept as one key on each \(targetEntity) (as Core Data keeps it), "
+            + "which holds one \(ownerEntity): the other's link would be lost. Give '\(relationship)' a to-many inverse (a many-to-many is kept in a join table), "
+            + "or link each \(targetEntity) from one \(ownerEntity)"
+    }
+
+    package var description: String {
+        "\(ownerEntity).\(relationship): " + explanation(target: "the \(targetEntity) with key \(target)", holder: "the \(ownerEntity) with key \(holder)")
     }
 }

@@ -162,7 +162,13 @@ extension Store {
                     }
                 case .inverseForeignKey? where inverse == nil:
                     // A to-many without an inverse, kept in a hidden key on its objects' rows.
-                    for target in targets { try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target]) }
+                    for target in targets {
+                        do { try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target]) } catch let conflict as OwnerConflict {
+                            let holder = keys.firstIndex(of: conflict.holder).map { "\(resolver.objects[$0].entity) '\(resolver.objects[$0].id)'" } ?? "the \(conflict.ownerEntity) with key \(conflict.holder)"
+                            throw DataValidationError(problems: [DataProblem(entity: object.entity, objectID: object.id, key: relationship.name,
+                                                                             message: conflict.explanation(target: "\(resolver.objects[target].entity) '\(resolver.objects[target].id)'", holder: holder))], total: 1)
+                        }
+                    }
                 default:
                     // Kept by the other side: an inverse foreign key, or a join table the inverse writes.
                     continue
