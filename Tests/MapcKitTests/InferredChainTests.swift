@@ -24,6 +24,8 @@ struct InferredChainTests {
         var entityRenamed: String?
         var attributes: [Attribute] = []
         var ordered = false
+        /// Whether the parts name their item back (`Part.owner`, the inverse of `parts`).
+        var inverse = true
 
         func yaml(_ name: String) -> String {
             var text = "model: Chain\nversion: \(name)\nentities:\n  \(entity):\n"
@@ -36,9 +38,9 @@ struct InferredChainTests {
                 if let old = attribute.renamed { fields.append("renamingIdentifier: \(old)") }
                 text += "      \(attribute.name): { \(fields.joined(separator: ", ")) }\n"
             }
-            text += "    relationships:\n      parts: { destination: Part, toMany: true, inverse: owner, optional: true\(ordered ? ", ordered: true" : "") }\n"
+            text += "    relationships:\n      parts: { destination: Part, toMany: true\(inverse ? ", inverse: owner" : ""), optional: true\(ordered ? ", ordered: true" : "") }\n"
             text += "  Part:\n    attributes:\n      name: { type: string }\n"
-            text += "    relationships:\n      owner: { destination: \(entity), inverse: parts, optional: true }\n"
+            if inverse { text += "    relationships:\n      owner: { destination: \(entity), inverse: parts, optional: true }\n" }
             return text
         }
     }
@@ -107,8 +109,11 @@ struct InferredChainTests {
                 next.attributes[index].type = type
                 if next.attributes[index].defaultValue != nil { next.attributes[index].defaultValue = value(type, &random) }
             default:
-                if random.next(upTo: 2) == 0 {
+                let choice = random.next(upTo: 3)
+                if choice == 0 {
                     next.ordered.toggle()
+                } else if choice == 1 {
+                    next.inverse.toggle()
                 } else {
                     let entity = ["Item", "Thing", "Widget"].filter { $0 != next.entity }[random.next(upTo: 2)]
                     next.entityRenamed = next.entity
@@ -148,6 +153,7 @@ struct InferredChainTests {
             versions[0].attributes = [Attribute(name: "a", type: "int16", optional: true, defaultValue: nil),
                                       Attribute(name: "b", type: "double", optional: false, defaultValue: "1.5")]
             versions[0].ordered = random.next(upTo: 2) == 0
+            versions[0].inverse = random.next(upTo: 3) != 0
             for _ in 1..<6 { versions.append(Self.evolve(versions[versions.count - 1], &random)) }
             var files = ["versions.yaml": "versions: [\(versions.indices.map { "v\($0 + 1)" }.joined(separator: ", "))]\n"]
             for (index, version) in versions.enumerated() { files["v\(index + 1).yaml"] = version.yaml("v\(index + 1)") }
