@@ -470,6 +470,19 @@ struct ReadOnlyStoreTests {
         #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
     }
 
+    /// A read-only WAL store migrated to an output: the output is in WAL mode, as its source (the
+    /// run cannot lock the source to ask, and reads the mode from its header).
+    @Test func anOutputKeepsTheJournalModeOfAStoreThisUserCannotWrite() throws {
+        let (folder, data) = try project(wal: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chown(data.path, 65534, 65534)
+        chmod(data.appendingPathComponent("notes.db").path, 0o444)
+        let output = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "--output", "data/new.db", "data/notes.db"], in: folder)
+        #expect(output.status == 0, "\(output.stderr)")
+        let mode = try shell("sqlite3 data/new.db 'PRAGMA journal_mode' 1>&2", in: folder)
+        #expect(mode.stderr == "wal\n", "\(mode.stderr)")
+    }
+
     /// Root may write any file, but a store whose mode lets no one write it (`chmod 444`, as a
     /// container or a job often runs as root) is read-only all the same: never replaced.
     @Test func aStoreNoOneMayWriteIsNotReplacedEvenByRoot() throws {

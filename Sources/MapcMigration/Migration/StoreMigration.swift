@@ -115,7 +115,9 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             return MigrationOutcome(steps: summaries, resultPath: nil, backupPath: nil, notes: notes)
         }
-        if exclusion?.wasWAL == true {
+        // The migrated store keeps the source's journal mode (read from its header when this
+        // run could not lock it: a store this user cannot write, migrated to an output).
+        if exclusion?.wasWAL ?? Store.isInWriteAheadLogMode(real) {
             do { try Store.keepWriteAheadLogMode(at: temporary) } catch {
                 AtomicFile.removeStoreFiles(temporary)
                 throw error

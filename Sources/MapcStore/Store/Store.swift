@@ -186,6 +186,15 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Whether the SQLite file at `path` is in WAL mode, read from its header (bytes 18 and 19
+    /// are 2): for a store no connection of this run may lock.
+    package static func isInWriteAheadLogMode(_ path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 20), header.count == 20 else { return false }
+        return header[18] == 2 && header[19] == 2
+    }
+
     /// Reads a store's format and metadata without needing its schema.
     public static func metadata(at path: String) throws -> (format: StoreFormat, metadata: StoreMetadata) {
         let queue = try openQueue(path: path, readOnly: true)
