@@ -273,6 +273,21 @@ struct InferredChainShapeTests {
         #expect(parent.steps == parent.combined, "\(parent.steps)\n---\n\(parent.combined)")
     }
 
+    /// A to-many without an inverse may hold one object from several owners (mapc's format keeps
+    /// it in a join table); a new to-one inverse holds one: the run refuses, naming the object,
+    /// where the last owner took the object silently.
+    @Test func anObjectWithTwoOwnersRefusesANewToOneInverse() throws {
+        let v1 = "entities:\n  A:\n    attributes: { n: string }\n    relationships:\n      bs: { destination: B, toMany: true, optional: true }\n  B:\n    attributes: { m: string }\n"
+        let v2 = "entities:\n  A:\n    attributes: { n: string }\n    relationships:\n      bs: { destination: B, toMany: true, optional: true, inverse: a }\n  B:\n    attributes: { m: string }\n    relationships:\n      a: { destination: A, optional: true, inverse: bs }\n"
+        let shared = #"{"version": "v1", "objects": {"A": [{"id": "a1", "n": "x", "bs": ["b1"]}, {"id": "a2", "n": "y", "bs": ["b1"]}], "B": [{"id": "b1", "m": "1"}]}}"#
+        let error = #expect(throws: MigrationError.self) { _ = try Self.bothWays([v1, v2], data: shared, layout: .mapc) }
+        #expect(error?.description.contains("is linked from the A with key") == true && error?.description.contains("its new to-one inverse holds one A") == true, "\(String(describing: error))")
+        // Each B with one owner: kept.
+        let single = #"{"version": "v1", "objects": {"A": [{"id": "a1", "n": "x", "bs": ["b1"]}, {"id": "a2", "n": "y", "bs": []}], "B": [{"id": "b1", "m": "1"}]}}"#
+        let kept = try Self.bothWays([v1, v2], data: single, layout: .mapc)
+        #expect(kept.combined.contains(#""a": "a1""#), "\(kept.combined)")
+    }
+
     /// A relationship narrowed to a sub-entity drops the links to the old destination's other
     /// objects: a value dropped, said by the plan and refused without consent, as a removal is.
     @Test(arguments: TestLayout.allCases) func aRelationshipNarrowedToASubentityAsksBeforeDroppingLinks(layout: TestLayout) throws {

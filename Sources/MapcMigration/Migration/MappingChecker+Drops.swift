@@ -21,6 +21,14 @@ extension MappingChecker {
         return Set(entities.flatMap { storedProperties(of: $0, in: source) })
     }
 
+    /// Whether this file speaks for its step about what the step drops: a file that is the whole
+    /// step, or the first pass of a step checked with its other passes (`companions`). A pass
+    /// checked alone says nothing of it: what it leaves, another pass may read.
+    var judgesTheStep: Bool {
+        guard let pass = mapping.pass else { return true }
+        return !companions.isEmpty && !companions.contains { ($0.pass ?? 1) < pass }
+    }
+
     /// Each name under `drops:` must be a stored property of the objects the mapping reads.
     mutating func checkDrops(source: Schema) {
         for entityMapping in mapping.entityMappings where !entityMapping.hasLoadErrors && !entityMapping.drops.isEmpty {
@@ -119,9 +127,7 @@ extension MappingChecker {
     /// function, `CAST($source, …)`). A pass of a step checked without the others is not held to
     /// it: what it leaves, another may read.
     mutating func checkUnreadSourceProperties(source: Schema, reads: SourceReads) {
-        guard mapping.pass == nil || !companions.isEmpty else { return }
-        // Said by the step's first pass only, for the whole step.
-        if let pass = mapping.pass, companions.contains(where: { ($0.pass ?? 1) < pass }) { return }
+        guard judgesTheStep else { return }
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
         guard !all.contains(where: \.hasLoadErrors) else { return }
         let read = reads.properties, readWhole = reads.wholeEntities.union(reads.policyReach)
@@ -146,7 +152,9 @@ extension MappingChecker {
             }
             // A property listed as dropped that an expression reads: the list no longer says what is lost.
             for mapping in readBy where mapping.source == entity.name {
-                for listed in mapping.drops where stored.contains(listed) && isRead(listed) {
+                // Read by an expression itself: links that go with their objects, or that the
+                // inverse carries, are not (`infer` lists a removed relationship, rightly).
+                for listed in mapping.drops where stored.contains(listed) && read.contains("\(entity.name).\(listed)") {
                     warning("'drops:' lists '\(listed)', which an expression of this mapping reads: the list no longer says what is dropped",
                             at: mapping.location(of: "drops.\(listed)"), length: listed.count, fix: "remove '\(listed)' from 'drops:'")
                 }

@@ -88,9 +88,11 @@ public struct MappingChecker {
         // Source objects no mapping reads are dropped: say so, by entity (unless a mapping could
         // not be read whole: its source may be the one missing).
         // (Objects handed whole to a policy's function are read: their values may live on.)
+        // A step of several passes is judged whole, by its first pass (see `judgesTheStep`).
         let reads = sourceReads(source: source, destination: destination)
-        for entity in source.entities where !entity.isAbstract && !mapping.entityMappings.contains(where: \.hasLoadErrors) && !reads.wholeEntities.contains(entity.name) {
-            if Self.readers(of: entity, in: source, among: mapping.entityMappings).isEmpty {
+        let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
+        for entity in source.entities where judgesTheStep && !entity.isAbstract && !all.contains(where: \.hasLoadErrors) && !reads.wholeEntities.contains(entity.name) {
+            if Self.readers(of: entity, in: source, among: all).isEmpty {
                 warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
             }

@@ -50,7 +50,8 @@ final class RelationshipSetter {
         for (position, target) in targets.enumerated() {
             let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
             do {
-                try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key))
+                try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key),
+                                keepsFirstOwner: setting.keepsFirstOwner)
             } catch let conflict as OwnerConflict {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: conflict.explanation(target: "\(target)", holder: "the \(conflict.ownerEntity) with key \(conflict.holder)"))
@@ -100,7 +101,17 @@ final class RelationshipSetter {
            case .inverseForeignKey(let table, let column, let orderColumn?, _)? = storage.relationships[inverse.name] {
             appendPosition = "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?"
         }
-        let setting = Setting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition)
+        // A to-many whose to-one inverse no mapping sets (new in this step, say): its links are
+        // this side's alone, and a second owner for one object would lose the first's link.
+        var keepsFirstOwner = false
+        if relationship.isToMany, let inverse = destinationStore.schema.mutualInverse(of: relationship), !inverse.isToMany, !mapping.entityMappings.contains(where: { $0.policy != nil }) {
+            keepsFirstOwner = !mapping.entityMappings.contains { other in
+                guard other.relationshipMapping(named: inverse.name) != nil, let name = other.destination, let created = destinationStore.schema.entity(named: name) else { return false }
+                return destinationStore.schema.ancestry(of: created).contains { $0.name == relationship.destination }
+            }
+        }
+        let setting = Setting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition,
+                              keepsFirstOwner: keepsFirstOwner)
         settings[key] = setting
         return setting
     }
@@ -113,6 +124,8 @@ final class RelationshipSetter {
         var storage: EntityStorage
         /// For a to-one whose inverse is an ordered to-many: the query for the next place in that list.
         var appendPosition: String?
+        /// Whether a second owner for one of its objects is refused (`RowWriter.link`).
+        var keepsFirstOwner = false
     }
 
     /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end.

@@ -10,7 +10,13 @@ extension RowWriter {
     /// Links `owner` to `target` through a relationship of `owner`'s entity, where the layout keeps
     /// it. `position` is the target's place in an ordered relationship, `inversePosition` the
     /// owner's place in the inverse's list when that is ordered. One-to-one pairs set both sides.
-    package func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil) throws {
+    ///
+    /// A to-many kept as a key on its objects' rows holds one owner per object: the key of a
+    /// to-many without an inverse (Core Data's hidden key) is never written over another owner's,
+    /// nor, when `keepsFirstOwner`, the to-one inverse's column (the caller knows nothing else
+    /// sets it): `OwnerConflict` instead of a link lost.
+    package func link(_ relationship: String, of storage: EntityStorage, owner: Int64, target: Int64, position: Int = 0, inversePosition: Int? = nil,
+                      keepsFirstOwner: Bool = false) throws {
         try flush()
         switch try foreignKeyLink(relationship, of: storage) {
         case .foreignKey(let update, let ordered, let inverse)?:
@@ -20,15 +26,17 @@ extension RowWriter {
                                        : [target.databaseValue, owner.databaseValue])
             try inverse?.execute([owner.databaseValue, target.databaseValue])
             return
-        case .inverseForeignKey(let update, let ordered, let hidden)?:
-            guard let hidden else {
-                try update.execute(ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue])
+        case .inverseForeignKey(let update, let ordered, let guarded)?:
+            let values = ordered ? [owner.databaseValue, position.databaseValue, target.databaseValue] : [owner.databaseValue, target.databaseValue]
+            guard guarded.isHidden || keepsFirstOwner else {
+                try update.execute(values)
                 return
             }
-            try update.execute([owner.databaseValue, target.databaseValue, owner.databaseValue])
-            // A hidden key holds one owner: a second would take the first's link away unseen.
-            if update.changedRows == 0, let holder = try Int64.fetchOne(hidden.holder, arguments: [target]), holder != owner {
-                throw OwnerConflict(ownerEntity: storage.entity, relationship: relationship, targetEntity: hidden.entity, target: target, holder: holder, owner: owner)
+            try guarded.update.execute(values + [owner.databaseValue])
+            // The key holds one owner: a second would take the first's link away unseen.
+            if guarded.update.changedRows == 0, let holder = try Int64.fetchOne(guarded.holder, arguments: [target]), holder != owner {
+                throw OwnerConflict(ownerEntity: storage.entity, relationship: relationship, targetEntity: guarded.entity, target: target, holder: holder, owner: owner,
+                                    withoutInverse: guarded.isHidden)
             }
             return
         case nil:
@@ -73,20 +81,17 @@ extension RowWriter {
         case .inverseForeignKey(let table, let column, let orderColumn, _)?:
             let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
             let key = column.quotedDatabaseIdentifier
+            guard let entity = store.schema.entity(named: storage.entity), case .relationship(let description)? = store.schema.property(named: relationship, in: entity),
+                  let targetStorage = store.layout.entities[description.destination] else { return nil }
+            let targetKey = targetStorage.primaryKey.quotedDatabaseIdentifier
+            let set = "UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ?\(order) WHERE \(targetKey) = ?"
             // A to-many without an inverse (Core Data's hidden key): nothing else sets the column,
             // so a second owner can only be a link lost. A to-many whose to-one inverse is the
-            // column is set from both sides, as the inverse's mapping decides.
-            guard let entity = store.schema.entity(named: storage.entity), case .relationship(let description)? = store.schema.property(named: relationship, in: entity),
-                  store.schema.mutualInverse(of: description) == nil, orderColumn == nil,
-                  let targetStorage = store.layout.entities[description.destination] else {
-                link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ?\(order) WHERE \(owner) = ?"),
-                                          ordered: orderColumn != nil, hidden: nil)
-                break
-            }
-            let targetKey = targetStorage.primaryKey.quotedDatabaseIdentifier
-            link = .inverseForeignKey(update: try writeStatement("UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ? WHERE \(targetKey) = ? AND (\(key) IS NULL OR \(key) = ?)"),
-                                      ordered: false,
-                                      hidden: (description.destination, try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(targetKey) = ?")))
+            // column is set from both sides, as the mappings decide, unless the caller says not.
+            link = .inverseForeignKey(update: try writeStatement(set), ordered: orderColumn != nil,
+                                      guarded: OwnerGuard(entity: description.destination, isHidden: store.schema.mutualInverse(of: description) == nil,
+                                                          update: try writeStatement(set + " AND (\(key) IS NULL OR \(key) = ?)"),
+                                                          holder: try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(targetKey) = ?")))
         default:
             return nil
         }
@@ -98,8 +103,7 @@ extension RowWriter {
     /// one-to-one pair), or on the target's row for a to-many whose inverse keeps it.
     enum ForeignKeyLink {
         case foreignKey(update: WriteStatement, ordered: Bool, inverse: WriteStatement?)
-        /// For a to-many without an inverse, `hidden` reads the owner the target's row holds.
-        case inverseForeignKey(update: WriteStatement, ordered: Bool, hidden: (entity: String, holder: Statement)?)
+        case inverseForeignKey(update: WriteStatement, ordered: Bool, guarded: OwnerGuard)
     }
 
     /// Clears a to-one relationship.
@@ -112,6 +116,17 @@ extension RowWriter {
     }
 }
 
+/// How a to-many kept as a key on its objects' rows keeps a second owner from taking an object:
+/// an update that writes only an empty or same-owner key, and the read of the owner it holds.
+struct OwnerGuard {
+    /// The entity the objects are of.
+    var entity: String
+    /// Whether the key is a hidden one (no inverse): always guarded.
+    var isHidden: Bool
+    var update: WriteStatement
+    var holder: Statement
+}
+
 /// A second owner for an object a to-many without an inverse leads to, which the store keeps as
 /// one key on that object's row (Core Data's hidden key): writing it would take the first owner's
 /// link away. `load` reports it by the objects' ids, a run by the mapping and object.
@@ -121,10 +136,16 @@ package struct OwnerConflict: Error, CustomStringConvertible {
     package var targetEntity: String
     /// The keys of the object linked, of the owner holding it, and of the owner refused.
     package var target: Int64, holder: Int64, owner: Int64
+    /// Whether the relationship has no inverse (else its to-one inverse is new in this step).
+    package var withoutInverse = true
 
     /// Why, and what to do, given names for the objects (their ids where known).
     package func explanation(target targetName: String, holder holderName: String) -> String {
-        "\(targetName) is linked from \(holderName) already, and a to-many without an inverse is kept as one key on each \(targetEntity) (as Core Data keeps it), "
+        guard withoutInverse else {
+            return "\(targetName) is linked from \(holderName) already, and its new to-one inverse holds one \(ownerEntity): the other's link would be lost. "
+                + "Make the inverse to-many (a many-to-many), or write a mapping that chooses the \(ownerEntity) each \(targetEntity) keeps"
+        }
+        return "\(targetName) is linked from \(holderName) already, and a to-many without an inverse is kept as one key on each \(targetEntity) (as Core Data keeps it), "
             + "which holds one \(ownerEntity): the other's link would be lost. Give '\(relationship)' a to-many inverse (a many-to-many is kept in a join table), "
             + "or link each \(targetEntity) from one \(ownerEntity)"
     }
