@@ -113,13 +113,7 @@ public struct MappingChecker {
                 guard entityMapping.relationshipMapping(named: relationship.name) == nil else { continue }
                 // Set from the other side: a mapping creating objects of its destination maps the inverse.
                 let inverse = relationship.inverse
-                let setFromOtherSide = inverse.map { inverse in
-                    mapping.entityMappings.contains { other in
-                        guard other.relationshipMapping(named: inverse) != nil, let otherName = other.destination, let otherEntity = destination.entity(named: otherName) else { return false }
-                        return destination.ancestry(of: otherEntity).contains { $0.name == relationship.destination }
-                    }
-                } ?? false
-                guard !setFromOtherSide else { continue }
+                if let inverse, mapping.setsRelationship(inverse, ofObjectsOf: relationship.destination, in: destination) { continue }
                 let otherSide = inverse.map { " or map its inverse '\($0)' in the mapping that creates the \(relationship.destination) objects" } ?? ""
                 error("required relationship '\(relationship.name)' of \(entity.name) is set by no mapping: every object '\(entityMapping.name)' creates would fail validation",
                       at: entityMapping.location, length: entityMapping.name.count,

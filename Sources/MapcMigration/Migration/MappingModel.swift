@@ -193,3 +193,14 @@ public struct MappingTodo: Sendable, Equatable {
         self.location = location
     }
 }
+
+extension MappingModel {
+    /// Whether a mapping that creates objects of `entity` (or of one of its sub-entities) sets
+    /// their relationship `name`: the other side of a pair, set from there.
+    func setsRelationship(_ name: String, ofObjectsOf entity: String, in schema: Schema) -> Bool {
+        entityMappings.contains { mapping in
+            guard mapping.relationshipMapping(named: name) != nil, let created = mapping.destination.flatMap(schema.entity(named:)) else { return false }
+            return schema.ancestry(of: created).contains { $0.name == entity }
+        }
+    }
+}

@@ -105,10 +105,7 @@ final class RelationshipSetter {
         // this side's alone, and a second owner for one object would lose the first's link.
         var keepsFirstOwner = false
         if relationship.isToMany, let inverse = destinationStore.schema.mutualInverse(of: relationship), !inverse.isToMany, !mapping.entityMappings.contains(where: { $0.policy != nil }) {
-            keepsFirstOwner = !mapping.entityMappings.contains { other in
-                guard other.relationshipMapping(named: inverse.name) != nil, let name = other.destination, let created = destinationStore.schema.entity(named: name) else { return false }
-                return destinationStore.schema.ancestry(of: created).contains { $0.name == relationship.destination }
-            }
+            keepsFirstOwner = !mapping.setsRelationship(inverse.name, ofObjectsOf: relationship.destination, in: destinationStore.schema)
         }
         let setting = Setting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition,
                               keepsFirstOwner: keepsFirstOwner)
