@@ -134,12 +134,15 @@ public struct PropertyMapping: Sendable {
 /// An expression in a mapping: its text (placed in its file) and its parsed form.
 public struct MappingExpression: Sendable {
     /// The text and where it stands.
-    public var source: ExpressionSource
+    package var source: ExpressionSource
     /// The parsed expression.
-    public var expression: Expr
+    package var expression: Expr
+
+    /// The expression's text, as written.
+    public var text: String { source.text }
 
     /// Parses text; a parse error is a diagnostic in the text's file.
-    public static func parse(_ source: ExpressionSource) -> Result<MappingExpression, Diagnostic> {
+    package static func parse(_ source: ExpressionSource) -> Result<MappingExpression, Diagnostic> {
         source.parse().map { MappingExpression(source: source, expression: $0) }
     }
 

@@ -2,11 +2,11 @@
 ///
 /// Predicates are expressions of boolean type: one grammar covers both NSExpression and
 /// NSPredicate format strings, so `TERNARY(image != nil, 1, 0)` and `(a + b) > 3` parse alike.
-public struct Expr: Sendable, Equatable {
+package struct Expr: Sendable, Equatable {
     /// What the node is.
     package var kind: Kind
     /// The text it was parsed from.
-    public var range: SourceRange
+    package var range: SourceRange
     /// Whether the text wrapped it in parentheses (used to warn about unparenthesised AND/OR mixes).
     var parenthesized = false
 

@@ -6,21 +6,21 @@ import MapcFoundation
 /// Reports unknown keys (with "did you mean"), type mismatches, unknown functions and selectors,
 /// wrong arity, to-many key paths where a single value is needed, unsafe regular expressions,
 /// unparenthesised AND/OR mixes (a warning), and results an attribute cannot hold.
-public struct ExpressionChecker {
+package struct ExpressionChecker {
     /// The scope checked against.
-    public var scope: CheckScope
+    package var scope: CheckScope
     /// Where the expression's text is, for positions.
-    public let source: ExpressionSource
+    package let source: ExpressionSource
     /// Problems found so far.
-    public internal(set) var diagnostics: [Diagnostic] = []
+    package internal(set) var diagnostics: [Diagnostic] = []
     /// Key paths (`$source.image`) known not to be nil for every object evaluated: those the
     /// entity mapping's filter tests against nil.
-    public var nonNilKeys: Set<String> = []
+    package var nonNilKeys: Set<String> = []
     /// Whether the expression is a predicate (`checkPredicate`), where text is not a value.
     var checkingPredicate = false
 
     /// Creates a checker.
-    public init(scope: CheckScope, source: ExpressionSource) {
+    package init(scope: CheckScope, source: ExpressionSource) {
         self.scope = scope
         self.source = source
     }
@@ -45,12 +45,12 @@ public struct ExpressionChecker {
 
     /// Checks a value expression and returns its type.
     @discardableResult
-    public mutating func check(_ expression: Expr) -> ExprType {
+    package mutating func check(_ expression: Expr) -> ExprType {
         type(of: expression)
     }
 
     /// Checks that an expression is a predicate.
-    public mutating func checkPredicate(_ expression: Expr) {
+    package mutating func checkPredicate(_ expression: Expr) {
         checkingPredicate = true
         defer { checkingPredicate = false }
         let result = type(of: expression)
@@ -61,7 +61,7 @@ public struct ExpressionChecker {
     }
 
     /// Checks an expression whose result is stored in `attribute`.
-    public mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
+    package mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
         let result = type(of: expression)
         let target = "attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))"
         // After the type's diagnostics: a value that can be nil, going where nil fails validation

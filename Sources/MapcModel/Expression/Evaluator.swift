@@ -2,39 +2,39 @@ import Foundation
 import MapcFoundation
 
 /// Bounds that keep evaluation of hostile expressions finite.
-public struct EvaluationLimits: Sendable {
+package struct EvaluationLimits: Sendable {
     /// Nodes evaluated per top-level evaluation.
-    public var maxSteps = 5_000_000
+    package var maxSteps = 5_000_000
     /// Elements in any collection built during evaluation.
-    public var maxCollectionCount = 1_000_000
+    package var maxCollectionCount = 1_000_000
     /// Characters in any string built during evaluation.
-    public var maxStringLength = 16 * 1024 * 1024
+    package var maxStringLength = 16 * 1024 * 1024
     /// Creates the default limits.
-    public init() {}
+    package init() {}
 }
 
 /// Everything an evaluation can see: the objects, the variables, and the migration hooks.
-public struct EvaluationContext {
+package struct EvaluationContext {
     /// Where key paths are read.
-    public var graph: any ObjectGraph
+    package var graph: any ObjectGraph
     /// `SELF`.
-    public var evaluatedObject: EvalValue
+    package var evaluatedObject: EvalValue
     /// `$name` bindings, without the `$` (`source`, `manager`, …).
-    public var variables: [String: EvalValue]
+    package var variables: [String: EvalValue]
     /// What `FUNCTION($manager, …)` calls; nil outside a migration. Held weakly: the migration
     /// owns its evaluators, never the other way round.
-    public weak var manager: (any MigrationManagerFunctions)?
+    package weak var manager: (any MigrationManagerFunctions)?
     /// What `FUNCTION($entityPolicy, "name:", …)` calls, by selector.
-    public var policyFunctions: [String: PolicyFunction]
+    package var policyFunctions: [String: PolicyFunction]
     /// The value of `now()`, fixed per run so results are reproducible.
-    public var now: Date
+    package var now: Date
     /// The source of `random()`.
-    public var random: () -> Double
+    package var random: () -> Double
     /// Bounds on the work.
-    public var limits: EvaluationLimits
+    package var limits: EvaluationLimits
 
     /// Creates a context. `$manager` and `$entityPolicy` are bound automatically.
-    public init(graph: any ObjectGraph, evaluatedObject: EvalValue = .null, variables: [String: EvalValue] = [:],
+    package init(graph: any ObjectGraph, evaluatedObject: EvalValue = .null, variables: [String: EvalValue] = [:],
                 manager: (any MigrationManagerFunctions)? = nil, policyFunctions: [String: PolicyFunction] = [:],
                 now: Date = Date(), random: @escaping () -> Double = { Double.random(in: 0..<1) }, limits: EvaluationLimits = EvaluationLimits()) {
         self.graph = graph
@@ -56,9 +56,9 @@ struct FunctionSpelling: Hashable {
 
 /// Evaluates parsed expressions against an `EvaluationContext`. Errors are `ExpressionError`s
 /// located at the node that failed; nothing traps, whatever the input.
-public final class Evaluator {
+package final class Evaluator {
     /// The context; variables change during SUBQUERY and are restored after.
-    public var context: EvaluationContext
+    package var context: EvaluationContext
     var steps = 0
     /// Regular expressions already screened, with the reason each was refused (nil when safe).
     private var checkedPatterns = BoundedCache<String, String?>(capacity: 256)
@@ -72,19 +72,19 @@ public final class Evaluator {
     var knownFunctions = BoundedCache<FunctionSpelling, NamedFunction>(capacity: 256)
 
     /// Creates an evaluator.
-    public init(context: EvaluationContext) {
+    package init(context: EvaluationContext) {
         self.context = context
     }
 
     /// Evaluates an expression to a value.
-    public func evaluate(_ expression: Expr) throws -> EvalValue {
+    package func evaluate(_ expression: Expr) throws -> EvalValue {
         steps = 0
         return try value(of: expression)
     }
 
     /// Evaluates an expression as a predicate: booleans as they are, nil as false, numbers as
     /// non-zero; anything else is an error.
-    public func evaluatePredicate(_ expression: Expr) throws -> Bool {
+    package func evaluatePredicate(_ expression: Expr) throws -> Bool {
         steps = 0
         return try truth(of: expression)
     }

@@ -1,5 +1,5 @@
 /// The static type of an expression, as the checker sees it.
-public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
+package indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     /// Not known before running (free-form JSON, policy function results).
     case unknown
     /// Nil.
@@ -37,7 +37,7 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
 
     /// The type of an attribute's values: its value kind (`ValueKind(type)`, the one mapping of
     /// attribute types to kinds).
-    public init(_ type: AttributeType) {
+    package init(_ type: AttributeType) {
         self.init(ValueKind(type))
     }
 
@@ -57,7 +57,7 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The type of a literal value.
-    public init(of value: Value) {
+    package init(of value: Value) {
         switch value {
         case .null: self = .null
         case .bool: self = .bool
@@ -92,7 +92,7 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     var isNumeric: Bool { self == .integer || self == .double || self == .decimal || self == .bool }
     var isOpen: Bool { self == .unknown || self == .null }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknown: return "unknown"
         case .null: return "nil"
@@ -116,21 +116,21 @@ public indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What the checker knows around an expression.
-public struct CheckScope: Sendable {
+package struct CheckScope: Sendable {
     /// The schema objects belong to; nil when objects are free-form.
-    public var schema: Schema?
+    package var schema: Schema?
     /// Variables in scope, without `$`; `$manager` and `$entityPolicy` are always there.
-    public var variables: [String: ExprType]
+    package var variables: [String: ExprType]
     /// The type of `SELF`.
-    public var evaluatedObject: ExprType
+    package var evaluatedObject: ExprType
     /// Entity mappings `$manager` selectors may name, with their source and destination entities;
     /// nil when not checking a mapping (names are then not verified).
-    public var entityMappings: [String: (source: String?, destination: String?)]?
+    package var entityMappings: [String: (source: String?, destination: String?)]?
     /// Functions the entity policy registers; nil when unknown (calls are then not verified).
-    public var policyFunctions: Set<String>?
+    package var policyFunctions: Set<String>?
 
     /// A scope where `$source` and `SELF` are objects of `entity` in `schema`.
-    public init(schema: Schema?, source entity: String?, variables: [String: ExprType] = [:]) {
+    package init(schema: Schema?, source entity: String?, variables: [String: ExprType] = [:]) {
         self.schema = schema
         let sourceType: ExprType = entity.map { .object($0) } ?? (schema == nil ? .object("") : .unknown)
         self.evaluatedObject = sourceType

@@ -1,47 +1,47 @@
 import MapcFoundation
 /// A span of an expression's text, in Unicode scalar offsets from its start (end exclusive).
-public struct SourceRange: Sendable, Hashable {
+package struct SourceRange: Sendable, Hashable {
     /// First scalar of the span.
-    public var start: Int
+    package var start: Int
     /// One past the last scalar.
-    public var end: Int
+    package var end: Int
 
     /// Creates a range.
-    public init(_ start: Int, _ end: Int) {
+    package init(_ start: Int, _ end: Int) {
         self.start = start
         self.end = max(start, end)
     }
 
     /// The smallest range covering both.
-    public func union(_ other: SourceRange) -> SourceRange {
+    package func union(_ other: SourceRange) -> SourceRange {
         SourceRange(min(start, other.start), max(end, other.end))
     }
 
     /// The number of scalars covered, at least 1 (for carets).
-    public var length: Int { max(1, end - start) }
+    package var length: Int { max(1, end - start) }
 }
 
 /// The text of one expression and where it stands in its file, so diagnostics can say
 /// `mapping.yaml:12:17` rather than "offset 4".
-public struct ExpressionSource: Sendable {
+package struct ExpressionSource: Sendable {
     /// The expression's text.
-    public let text: String
+    package let text: String
     /// Where the text's first scalar stands in its file; for expressions typed on a command
     /// line, a pseudo-file such as `<expression>` at 1:1.
-    public let origin: FileLocation
+    package let origin: FileLocation
     /// Whether the file wrote the text in YAML quotes, which YAML removes: `kind: "book"` is the
     /// expression `book`, a key; the text "book" is written `kind: '"book"'`.
     package var quotedInFile = false
 
     /// Creates a source for an expression that starts at `origin`.
-    public init(text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) {
+    package init(text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) {
         self.text = text
         self.origin = origin
     }
 
     /// The file location of a scalar offset. Line breaks inside the text advance the line, so
     /// multi-line block scalars map exactly when their lines are not re-indented.
-    public func location(of offset: Int) -> FileLocation {
+    package func location(of offset: Int) -> FileLocation {
         var line = origin.line
         var column = origin.column
         for (index, scalar) in text.unicodeScalars.enumerated() {
@@ -52,7 +52,7 @@ public struct ExpressionSource: Sendable {
     }
 
     /// A diagnostic at a range of the text.
-    public func diagnostic(_ severity: Severity, _ message: String, at range: SourceRange, fix: String? = nil) -> Diagnostic {
+    package func diagnostic(_ severity: Severity, _ message: String, at range: SourceRange, fix: String? = nil) -> Diagnostic {
         Diagnostic(severity, message, at: location(of: range.start), length: range.length, fix: fix)
     }
 
@@ -62,7 +62,7 @@ public struct ExpressionSource: Sendable {
 
 extension ExpressionSource {
     /// Parses the text; a failure is a diagnostic located in the file.
-    public func parse() -> Result<Expr, Diagnostic> {
+    package func parse() -> Result<Expr, Diagnostic> {
         ExpressionParser.parse(text).mapError { $0.diagnostic(in: self) }
     }
 }

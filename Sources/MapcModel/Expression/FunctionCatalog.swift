@@ -121,7 +121,7 @@ package protocol StoreFailure: Error {}
 /// What `FUNCTION($manager, …)` calls during a migration. The migration run answers them (and the
 /// `MigrationManager` a policy is handed offers the same calls); outside a migration it is absent
 /// and such calls are errors.
-public protocol MigrationManagerFunctions: AnyObject {
+package protocol MigrationManagerFunctions: AnyObject {
     /// Destination objects that the named entity mapping created from the source objects.
     func destinationInstances(forEntityMappingNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef]
     /// Destination objects for the objects of a source relationship, through the mapping of its destination entity.

@@ -3,7 +3,7 @@ import MapcFoundation
 
 /// The objects an expression reads. The evaluator knows nothing else about storage, so the
 /// same AST runs over store objects, JSON objects, or objects a migration is creating.
-public protocol ObjectGraph {
+package protocol ObjectGraph {
     /// The value of `key` on an object: an attribute gives a scalar, a to-one relationship an
     /// object or nil, a to-many one a collection. Returns nil when the object has no such key.
     func value(of object: ObjectRef, key: String) throws -> EvalValue?
@@ -18,26 +18,26 @@ public protocol ObjectGraph {
 
 extension ObjectGraph {
     /// Every object, by default.
-    public func canRead(_ object: ObjectRef) -> Bool { true }
+    package func canRead(_ object: ObjectRef) -> Bool { true }
     /// Not known, by default.
-    public func propertyNames(of object: ObjectRef) -> [String]? { nil }
+    package func propertyNames(of object: ObjectRef) -> [String]? { nil }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and
 /// `mapc eval --object` use.
-public final class InMemoryObjectGraph: ObjectGraph {
+package final class InMemoryObjectGraph: ObjectGraph {
     private var objectsByRef: [ObjectRef: ObjectData] = [:]
     private var order: [ObjectRef] = []
     private var entityByID: [String: String] = [:]
     private let schema: Schema?
 
     /// The keys of an object of the schema's entity, when the graph has a schema.
-    public func propertyNames(of object: ObjectRef) -> [String]? {
+    package func propertyNames(of object: ObjectRef) -> [String]? {
         schema?.propertyNames(ofEntity: object.entity)
     }
 
     /// Creates a graph over `objects`; with a schema, relationships are typed and ordered as declared.
-    public init(objects: [ObjectData], schema: Schema?) {
+    package init(objects: [ObjectData], schema: Schema?) {
         self.schema = schema
         for object in objects {
             let ref = ObjectRef(entity: object.entity, id: object.id)
@@ -48,12 +48,12 @@ public final class InMemoryObjectGraph: ObjectGraph {
     }
 
     /// The reference of the object with this id.
-    public func ref(id: String) -> ObjectRef? {
+    package func ref(id: String) -> ObjectRef? {
         entityByID[id].map { ObjectRef(entity: $0, id: id) }
     }
 
     /// The value of a key path step on an object held in memory.
-    public func value(of object: ObjectRef, key: String) throws -> EvalValue? {
+    package func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = objectsByRef[object] else { return nil }
         if let value = data.attributes[key] { return .scalar(value) }
         if let ids = data.relationships[key] {
@@ -71,7 +71,7 @@ public final class InMemoryObjectGraph: ObjectGraph {
     }
 
     /// Every object of an entity and its sub-entities.
-    public func objects(of entity: String) throws -> [ObjectRef] {
+    package func objects(of entity: String) throws -> [ObjectRef] {
         let names: Set<String> = schema.flatMap { schema in schema.entity(named: entity).map { Set(schema.hierarchy(under: $0).map(\.name)) } } ?? [entity]
         return order.filter { names.contains($0.entity) }
     }

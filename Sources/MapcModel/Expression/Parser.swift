@@ -5,11 +5,11 @@ import MapcFoundation
 /// MINUS`; `* /`; `**`; unary minus; postfix (`.key`, `[index]`); primaries. Apple does not
 /// document AND/OR precedence; mapc uses NOT > AND > OR, as SQL does, and the checker warns
 /// when the two are mixed without parentheses.
-public struct ExpressionParser {
+package struct ExpressionParser {
     /// The deepest nesting accepted; deeper input is refused with a clear error, never a crash.
-    public static let maxDepth = 128
+    package static let maxDepth = 128
     /// The longest expression text accepted.
-    public static let maxLength = 64 * 1024
+    package static let maxLength = 64 * 1024
     /// The tallest syntax tree accepted: operator chains (`1 + 1 + … + 1`) are parsed by loops
     /// but evaluated and checked by recursion, so each operator counts as a level.
     package static let maxHeight = 1_000
@@ -19,7 +19,7 @@ public struct ExpressionParser {
     private var depth = 0
 
     /// Parses text into an expression.
-    public static func parse(_ text: String) -> Result<Expr, ExpressionError> {
+    package static func parse(_ text: String) -> Result<Expr, ExpressionError> {
         if text.unicodeScalars.count > maxLength {
             return .failure(ExpressionError("expression is \(text.unicodeScalars.count) characters long; the limit is \(maxLength)", at: SourceRange(0, 1)))
         }

@@ -10,13 +10,13 @@ import Foundation
 /// Text and instants convert exactly: the whole seconds are counted in integers, and the
 /// fraction is written with as many digits as it takes for the text to read back as the same
 /// stored date in a store that counts seconds as the one it came from (`Timestamp`).
-public enum ISO8601 {
+package enum ISO8601 {
     /// Formats an instant in UTC. The fraction of a second, when there is one, is written with
     /// the fewest digits (3, 6, then one more at a time) that read back as the same double in
     /// `epoch`'s count of seconds, so a date dumped from a store loads back into a store of its
     /// format bit for bit (`DataFile.dump` gives the store's count; elsewhere, for reading, 1970's);
     /// milliseconds and microseconds, the usual cases, stay as short as that.
-    public static func format(_ instant: Timestamp, exactIn epoch: Timestamp.Epoch = .unix) -> String {
+    package static func format(_ instant: Timestamp, exactIn epoch: Timestamp.Epoch = .unix) -> String {
         // Never a trap: a date outside the years stores hold is described, not formatted.
         guard ValueLimits.holds(instant) else { return "(\(instant.secondsSince1970) seconds from 1970, outside the years 0001-9999)" }
         let total = instant.wholeSeconds
@@ -29,7 +29,7 @@ public enum ISO8601 {
     }
 
     /// Formats a `Date` to the millisecond (the time of a migration, for its history).
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded() / 1000
         return format(Timestamp(seconds: milliseconds, since: .unix) ?? Timestamp(date))
     }
@@ -56,7 +56,7 @@ public enum ISO8601 {
     /// `2024-05-01` (midnight UTC). Nil for anything else, including a time without a zone
     /// (which UTC offset it meant cannot be guessed), dates that do not exist and dates outside
     /// the years 0001 to 9999.
-    public static func parse(_ text: String) -> Timestamp? {
+    package static func parse(_ text: String) -> Timestamp? {
         guard let instant = parseUnbounded(text), ValueLimits.holds(instant) else { return nil }
         return instant
     }
@@ -92,7 +92,7 @@ public enum ISO8601 {
     }
 
     /// Why text `parse` refuses is not a date, in words for an error message.
-    public static func problem(with text: String) -> String {
+    package static func problem(with text: String) -> String {
         let shown = "'\(text.prefix(60))'"
         if parse(text + "Z") != nil {
             return "\(shown) has no time zone: add Z for UTC, or an offset such as +02:00"

@@ -2,7 +2,7 @@ import MapcFoundation
 import MapcModel
 extension EvalValue {
     /// The value as JSON: scalars as in data files, objects as `{"entity", "id"}`, collections as arrays.
-    public var json: JSONValue {
+    package var json: JSONValue {
         switch self {
         case .scalar(let value):
             switch value {

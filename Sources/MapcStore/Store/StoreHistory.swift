@@ -55,14 +55,14 @@ extension HistoryEntry {
 
 /// The migration history a store keeps (where depends on its format): every migration applied to
 /// it, oldest first, carried from store to store as it is migrated.
-public enum StoreHistory {
+package enum StoreHistory {
     /// The history of a store (empty for a store never migrated).
-    public static func read(_ store: Store) throws -> [HistoryEntry] {
+    package static func read(_ store: Store) throws -> [HistoryEntry] {
         try store.database.read { try store.strategy.readHistory($0) }
     }
 
     /// Writes `entries` (the source's history plus the new step) into a store.
-    public static func write(_ entries: [HistoryEntry], to store: Store) throws {
+    package static func write(_ entries: [HistoryEntry], to store: Store) throws {
         try store.database.write { try store.strategy.writeHistory(entries, $0) }
     }
 }
