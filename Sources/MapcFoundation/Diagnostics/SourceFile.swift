@@ -25,7 +25,7 @@ public struct SourceFile: Sendable {
     }
 
     /// Reads a file, refusing files larger than `maxBytes` (hostile inputs must stay bounded).
-    public static func read(path: String, maxBytes: Int = 16 * 1024 * 1024) throws -> SourceFile {
+    package static func read(path: String, maxBytes: Int = 16 * 1024 * 1024) throws -> SourceFile {
         let data = try Files.read(path, what: "the file", maxBytes: maxBytes)
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(path): file is not valid UTF-8")
@@ -39,14 +39,14 @@ public struct SourceFile: Sendable {
     }
 
     /// The `.yaml` and `.yml` files of a folder, in name order (none when the folder is missing).
-    public static func yamlFiles(in folder: String) -> [String] {
+    package static func yamlFiles(in folder: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             .filter(isYAMLName)
             .map { (folder as NSString).appendingPathComponent($0) }
     }
 
     /// The text of a 1-based line, without its line break, or nil past the end.
-    public func line(_ number: Int) -> String? {
+    package func line(_ number: Int) -> String? {
         guard number >= 1, number <= lines.count else { return nil }
         var line = String(lines[number - 1])
         if line.hasSuffix("\r") { line.removeLast() }

@@ -77,7 +77,7 @@ public indirect enum EvalValue: Sendable, Hashable {
     }
 
     /// A short name of the kind of value, for messages.
-    public var kindName: String {
+    package var kindName: String {
         switch self {
         case .scalar(let value):
             switch value {

@@ -186,7 +186,7 @@ public struct Entity: Sendable {
 
     /// Whether a uniqueness constraint applies to an object with these constrained values: only
     /// when none is nil (an empty to-one relationship counts as nil).
-    public static func constraintApplies(to values: [Value]) -> Bool {
+    package static func constraintApplies(to values: [Value]) -> Bool {
         !values.contains(where: \.isNull)
     }
 
@@ -195,7 +195,7 @@ public struct Entity: Sendable {
     /// numbers by value, so -0.0 equals 0.0). Checking a data file before it is written uses it,
     /// so that `load` refuses what the store would refuse and nothing else: two different
     /// binary values, or two texts that differ in their bytes only, never clash.
-    public static func constraintKey(of value: Value) -> AnyHashable {
+    package static func constraintKey(of value: Value) -> AnyHashable {
         switch value {
         case .string(let text), .uri(let text): return AnyHashable(Array(text.utf8))
         case .nonUTF8Text(let bytes): return AnyHashable(Array(bytes))

@@ -74,12 +74,12 @@ extension Value {
     /// Orders two values; nil when they cannot be compared. The one order of mapc (the expression
     /// language's, `ValueSemantics`): integers, doubles and decimals compare by their exact
     /// numeric value (2^53 + 1 is above the double 2^53), text by Unicode scalars, dates in time.
-    public static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult? {
+    package static func compare(_ lhs: Value, _ rhs: Value) -> ComparisonResult? {
         ValueOrder.compare(lhs, rhs)
     }
 
     /// The value as a Double, for numbers.
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .integer(let value): return Double(value)
         case .double(let value): return value

@@ -29,7 +29,7 @@ public enum VersionHash {
 
     /// Short (8 hex) hashes of each property's canonical description, plus `@entity` for the
     /// entity's own fields and parent: what a mapping records so a stale one can say what changed.
-    public static func propertyFingerprints(of entity: Entity, in schema: Schema) -> [String: String] {
+    package static func propertyFingerprints(of entity: Entity, in schema: Schema) -> [String: String] {
         fingerprintInputs(of: entity, in: schema).mapValues { String(sha256($0.serialized()).prefix(8)) }
     }
 
@@ -102,12 +102,12 @@ public enum VersionHash {
     }
 
     /// SHA-256 of the UTF-8 text, lowercase hex.
-    public static func sha256(_ text: String) -> String {
+    package static func sha256(_ text: String) -> String {
         sha256(Data(text.utf8))
     }
 
     /// SHA-256 of bytes, lowercase hex.
-    public static func sha256(_ data: Data) -> String {
+    package static func sha256(_ data: Data) -> String {
         Hex.lowercase(SHA256.hash(data: data))
     }
 }

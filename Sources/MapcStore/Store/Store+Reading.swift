@@ -9,7 +9,7 @@ extension Store {
     /// Where the object with this identity is: its entity and key; nil when the store has none.
     /// Formats that keep identities (mapc's `_id`) are searched by them; for the others the
     /// identity says it (`Note/p12`).
-    public func locate(id: String) throws -> (entity: String, key: Int64)? {
+    package func locate(id: String) throws -> (entity: String, key: Int64)? {
         try reading { try locate(id: id, $0) }
     }
 
@@ -32,7 +32,7 @@ extension Store {
     }
 
     /// The entity of the object with this identity.
-    public func entityName(ofID id: String) throws -> String? {
+    package func entityName(ofID id: String) throws -> String? {
         try locate(id: id)?.entity
     }
 
@@ -71,7 +71,7 @@ extension Store {
 
     /// Objects of one entity (sub-entities excluded) by key, read a few hundred per query; with
     /// `properties`, only those attributes and relationships are read (`ObjectData.isPartial`).
-    public func objects(keys: [Int64], ofExactEntity entity: String, properties: Set<String>? = nil) throws -> [Int64: ObjectData] {
+    package func objects(keys: [Int64], ofExactEntity entity: String, properties: Set<String>? = nil) throws -> [Int64: ObjectData] {
         var found: [Int64: ObjectData] = [:]
         for start in stride(from: 0, to: keys.count, by: 500) {
             try readObjects(ofExactEntity: entity, keys: Array(keys[start..<min(keys.count, start + 500)]), properties: properties) { object in
@@ -195,7 +195,7 @@ extension Store {
     /// handed to `body` outside it, so `body` may read the store again (expressions following
     /// relationships do) and memory stays bounded by the batch size. With `properties`, only those
     /// attributes and relationships are read (`ObjectData.isPartial`).
-    public func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, properties: Set<String>? = nil, _ body: ([ObjectData]) throws -> Void) throws {
+    package func forEachBatch(ofExactEntity entity: String, batchSize: Int = 1_000, properties: Set<String>? = nil, _ body: ([ObjectData]) throws -> Void) throws {
         try forEachBatch(ofExactEntity: entity, batchSize: batchSize, properties: properties, readingAhead: false, body)
     }
 

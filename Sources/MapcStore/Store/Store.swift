@@ -410,7 +410,7 @@ extension Store {
 
     /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
     /// such rows would be silently left out of a migration or a dump, so they stop both instead.
-    public func checkEveryRowIsRecognised() throws {
+    package func checkEveryRowIsRecognised() throws {
         var problems: [String] = []
         try database.read { db in
             for (table, members) in layout.entityTables {
