@@ -10,9 +10,9 @@ public struct SchemaCatalog: Sendable {
     public private(set) var schemas: [Schema] = []
     /// The order of the versions; nil when the folder does not declare one and the names allow
     /// none or several (`orderProblem` says why).
-    public private(set) var order: VersionOrder?
+    package private(set) var order: VersionOrder?
     /// Why the versions have no order, when `order` is nil.
-    public private(set) var orderProblem: String?
+    package private(set) var orderProblem: String?
     /// Warnings from the files that loaded.
     public private(set) var warnings: [Diagnostic] = []
 

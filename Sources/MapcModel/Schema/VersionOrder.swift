@@ -15,9 +15,9 @@ import MapcFoundation
 /// same shape and differs only in its numbers (`v1`, `v2`, `v10`; `1.9`, `1.10`; `books_5` … `books_18`),
 /// optionally with one unnumbered first version whose name starts the others (`Moody`, `Moody 2`, …).
 /// Anything else (`initial`, `tags`, `subtitle`) has no order until it is declared.
-public struct VersionOrder: Sendable, Equatable {
+package struct VersionOrder: Sendable, Equatable {
     /// Where an order came from.
-    public enum Origin: Sendable, Equatable {
+    package enum Origin: Sendable, Equatable {
         /// Declared in a version order file at this path.
         case file(String)
         /// Read from version names that allow only one order.
@@ -30,18 +30,18 @@ public struct VersionOrder: Sendable, Equatable {
     package static let fileName = "versions.yaml"
 
     /// Version names, oldest first; the last is the current version.
-    public var versions: [String]
+    package var versions: [String]
     /// Where the order came from.
-    public var origin: Origin
+    package var origin: Origin
 
     /// Creates an order.
-    public init(versions: [String], origin: Origin) {
+    package init(versions: [String], origin: Origin) {
         self.versions = versions
         self.origin = origin
     }
 
     /// Where the order came from, in words: "declared in schemas/versions.yaml", "from the version names".
-    public var originDescription: String {
+    package var originDescription: String {
         switch origin {
         case .file(let path): return "declared in \(path)"
         case .names: return "from the version names"
@@ -50,7 +50,7 @@ public struct VersionOrder: Sendable, Equatable {
     }
 
     /// The position of a version, oldest first.
-    public func index(of version: String) -> Int? { versions.firstIndex(of: version) }
+    package func index(of version: String) -> Int? { versions.firstIndex(of: version) }
 
     /// Reads a version order file: `versions:` followed by a list of version names. Returns the
     /// names with their positions and every problem found.
