@@ -84,6 +84,31 @@ struct LoadIntoStoreTests {
         #expect(try store.object(id: "p1")?.relationships["tags"] == ["t1", "t2"])
     }
 
+    /// Positions in an ordered relationship need not be 0, 1, 2…: Core Data's stores may number
+    /// them from 1 or leave gaps. A new member goes after the highest position the owner holds, not
+    /// at the count of its members (which put it first, or tied it with the last one).
+    @Test(arguments: TestLayout.allCases, [[1024, 2048], [1, 2], [7, 3]])
+    func aNewMemberOfAnOrderedListGoesAfterTheHighestPositionStored(layout: TestLayout, positions: [Int]) throws {
+        let store = try store(layout)
+        let author = try #require(try store.objects(of: "Author").first?.id)
+        try store.insert([ObjectData(id: "p2", entity: "Post", attributes: ["title": .string("Second")], relationships: ["author": [author]])])
+        guard case .inverseForeignKey(let table, _, let order?, _)? = store.layout.entities["Author"]?.relationships["posts"] else {
+            Issue.record("posts is kept by the posts' rows, with their positions"); return
+        }
+        let titles = ["First", "Second"]
+        try store.database.write { db in
+            for (title, position) in zip(titles, positions) {
+                try db.execute(sql: "UPDATE \(table.quotedDatabaseIdentifier) SET \(order.quotedDatabaseIdentifier) = ? WHERE \((store.layout.entities["Post"]?.attributeColumns["title"] ?? "title").quotedDatabaseIdentifier) = ?", arguments: [position, title])
+            }
+        }
+        let before = try #require(try store.objects(of: "Author").first?.relationships["posts"])
+        try store.insert([ObjectData(id: "p3", entity: "Post", attributes: ["title": .string("Third")], relationships: ["author": [author]])])
+        let after = try #require(try store.objects(of: "Author").first?.relationships["posts"])
+        #expect(after.count == 3 && Array(after.prefix(2)) == before, "\(before) then \(after)")
+        let third = try #require(try store.objects(of: "Post").first { $0.attributes["title"] == .string("Third") })
+        #expect(after.last == third.id, "the new post is last: \(after)")
+    }
+
     @Test func existingToOneRelationshipsAreNeverChanged() throws {
         let store = try store()
         let stolen = #expect(throws: DataValidationError.self) {

@@ -49,7 +49,7 @@ extension Store {
                     throw error.dataProblem
                 }
             }
-            try self.writeRelationships(resolver: resolver, keys: keys, writer: writer)
+            try self.writeRelationships(resolver: resolver, keys: keys, writer: writer, db)
             try strategy.finishWriting(db, layout: layout)
             // The store is then held to the rules a migrated store is validated with, by the same
             // validator (`StoreValidator`): what `load` accepts, `run` accepts. The data's own
@@ -127,13 +127,22 @@ extension Store {
 
     /// Writes each relationship link once, where the layout keeps it: from new objects, and from
     /// existing objects only what the new ones add (placed after what they already hold).
-    private func writeRelationships(resolver: ObjectGraphResolver, keys: [Int64], writer: RowWriter) throws {
+    private func writeRelationships(resolver: ObjectGraphResolver, keys: [Int64], writer: RowWriter, _ db: Database) throws {
         // Positions in long lists (a tag on every recipe) are looked up in an index made once per
         // list: searching the list for each of its members is quadratic.
         var indexes: [Int: [String: [Int: Int]]] = [:]
+        var nextPositions: [Int: [String: Int]] = [:]
         /// Where `member` stands in `owner`'s list for `relationship`.
-        func position(of member: Int, in owner: Int, _ relationship: String) -> Int {
-            let offset = resolver.isExisting(owner) ? (resolver.storedCounts[owner][relationship] ?? 0) : 0
+        func position(of member: Int, in owner: Int, _ relationship: String) throws -> Int {
+            var offset = 0
+            if resolver.isExisting(owner) {
+                if let known = nextPositions[owner]?[relationship] {
+                    offset = known
+                } else {
+                    offset = try nextPosition(in: relationship, of: resolver.objects[owner].entity, key: keys[owner], db) ?? (resolver.storedCounts[owner][relationship] ?? 0)
+                    nextPositions[owner, default: [:]][relationship] = offset
+                }
+            }
             guard let list = resolver.related[owner][relationship] else { return offset }
             if list.count <= 16 { return offset + (list.firstIndex(of: member) ?? 0) }
             if indexes[owner]?[relationship] == nil {
@@ -153,12 +162,12 @@ extension Store {
                 case .foreignKey?:
                     guard let target = targets.first else { continue }
                     try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target],
-                                    inversePosition: inverse.map { position(of: index, in: target, $0.name) })
+                                    inversePosition: try inverse.map { try position(of: index, in: target, $0.name) })
                 case .joinTable(_, _, _, _, _, _, writesRows: true)?:
                     for target in targets {
                         try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target],
-                                        position: position(of: target, in: index, relationship.name),
-                                        inversePosition: inverse.map { position(of: index, in: target, $0.name) })
+                                        position: try position(of: target, in: index, relationship.name),
+                                        inversePosition: try inverse.map { try position(of: index, in: target, $0.name) })
                     }
                 case .inverseForeignKey? where inverse == nil:
                     // A to-many without an inverse, kept in a hidden key on its objects' rows.
@@ -179,6 +188,24 @@ extension Store {
 }
 
 extension Store {
+    /// The position after the last one an existing object's ordered relationship holds: stored
+    /// positions need not be 0, 1, 2… (a store may number them from 1 or leave gaps), so a new
+    /// member goes after the highest, not at the count. Nil when the relationship keeps no positions.
+    func nextPosition(in relationship: String, of entity: String, key: Int64, _ db: Database) throws -> Int? {
+        let found: (table: String, owner: String, order: String)
+        switch layout.entities[entity]?.relationships[relationship] {
+        case .inverseForeignKey(let table, let column, let order?, _)?: found = (table, column, order)
+        case .joinTable(let table, let owner, _, let order?, _, _, _)?: found = (table, owner, order)
+        default: return nil
+        }
+        let highest = try Int.fetchOne(db, sql: "SELECT MAX(\(found.order.quotedDatabaseIdentifier)) FROM \(found.table.quotedDatabaseIdentifier) WHERE \(found.owner.quotedDatabaseIdentifier) = ?", arguments: [key])
+        guard let highest else { return 0 }
+        guard highest < Int.max else {
+            throw MapcError.store("\(entity) with key \(key) holds the largest position SQLite can count in '\(relationship)' (\(found.table).\(found.order)): no object can go after it; renumber the positions first")
+        }
+        return highest + 1
+    }
+
     /// The column of a to-one relationship that `link` sets with one column of the owner's row
     /// and nothing else (no position in an ordered inverse, no one-to-one inverse's column): such
     /// a link may be written with the row itself. Nil for any other relationship.
