@@ -17,6 +17,12 @@ final class RelationshipSetter {
     let writer: RowWriter
     /// What `set` needs of each destination relationship, by entity and name.
     private var settings: [PropertyName: Setting] = [:]
+    /// The next free place in each ordered list a to-one side appends to, by list and owner key:
+    /// asked of the store once per owner (a `MAX` that reads every member), then counted here, so
+    /// appending n members is linear, not quadratic. Every write of those places goes through this
+    /// setter (no compiled statement writes them), which forgets an owner's count when its list is
+    /// set from the to-many side.
+    private var nextPlaces: [OrderedList: [Int64: Int]] = [:]
 
     init(mapping: MappingModel, destinationStore: Store, writer: RowWriter) {
         self.mapping = mapping
@@ -47,10 +53,12 @@ final class RelationshipSetter {
             try writer.unlink(name, of: storage, owner: owner)
             return
         }
+        if let list = setting.orderedList { nextPlaces[list]?[owner] = nil }
         for (position, target) in targets.enumerated() {
             let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
             do {
-                try writer.link(name, of: storage, owner: owner, target: key, position: position, inversePosition: relationship.isToMany ? nil : try appendPosition(setting, target: key),
+                try writer.link(name, of: storage, owner: owner, target: key, position: position,
+                                inversePosition: relationship.isToMany ? nil : try appendPosition(setting, owner: owner, target: key),
                                 keepsFirstOwner: setting.keepsFirstOwner)
             } catch let conflict as OwnerConflict {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
@@ -95,11 +103,18 @@ final class RelationshipSetter {
         guard let entity = destinationStore.schema.entity(named: entityName),
               case .relationship(let relationship)? = destinationStore.schema.property(named: name, in: entity) else { return nil }
         let allowed = destinationStore.schema.entity(named: relationship.destination).map { Set(destinationStore.schema.hierarchy(under: $0).map(\.name)) } ?? []
-        var appendPosition: String?
+        let storage = try destinationStore.layout.storage(of: entityName)
+        var append: Append?
         if let inverse = destinationStore.schema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered,
-           let storage = destinationStore.layout.entities[relationship.destination],
-           case .inverseForeignKey(let table, let column, let orderColumn?, _)? = storage.relationships[inverse.name] {
-            appendPosition = "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?"
+           let destination = destinationStore.layout.entities[relationship.destination],
+           case .inverseForeignKey(let table, let column, let orderColumn?, _)? = destination.relationships[inverse.name] {
+            let list = OrderedList(table: table, column: column)
+            append = Append(list: list, next: "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?",
+                            currentOwner: "SELECT \(column.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+        }
+        var orderedList: OrderedList?
+        if relationship.isOrdered, case .inverseForeignKey(let table, let column, _?, _) = storage.relationships[name] {
+            orderedList = OrderedList(table: table, column: column)
         }
         // A to-many whose to-one inverse no mapping sets (new in this step, say): its links are
         // this side's alone, and a second owner for one object would lose the first's link.
@@ -107,8 +122,7 @@ final class RelationshipSetter {
         if relationship.isToMany, let inverse = destinationStore.schema.mutualInverse(of: relationship), !inverse.isToMany, !mapping.entityMappings.contains(where: { $0.policy != nil }) {
             keepsFirstOwner = !mapping.setsRelationship(inverse.name, ofObjectsOf: relationship.destination, in: destinationStore.schema)
         }
-        let setting = Setting(relationship: relationship, allowed: allowed, storage: try destinationStore.layout.storage(of: entityName), appendPosition: appendPosition,
-                              keepsFirstOwner: keepsFirstOwner)
+        let setting = Setting(relationship: relationship, allowed: allowed, storage: storage, append: append, orderedList: orderedList, keepsFirstOwner: keepsFirstOwner)
         settings[key] = setting
         return setting
     }
@@ -119,15 +133,36 @@ final class RelationshipSetter {
         /// The entities its objects may be of: its destination and the sub-entities.
         var allowed: Set<String>
         var storage: EntityStorage
-        /// For a to-one whose inverse is an ordered to-many: the query for the next place in that list.
-        var appendPosition: String?
+        /// For a to-one whose inverse is an ordered to-many: how an object is placed at the end of that list.
+        var append: Append?
+        /// For an ordered to-many kept by its objects' rows: the list whose places it writes.
+        var orderedList: OrderedList?
         /// Whether a second owner for one of its objects is refused (`RowWriter.link`).
         var keepsFirstOwner = false
     }
 
-    /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end.
-    func appendPosition(_ setting: Setting, target: Int64) throws -> Int? {
-        guard let sql = setting.appendPosition else { return nil }
-        return try Int.fetchOne(try writer.statement(sql), arguments: [target])
+    /// An ordered to-many's places, kept beside the foreign key of its objects' rows.
+    struct OrderedList: Hashable {
+        var table: String
+        var column: String
+    }
+
+    /// How a to-one side places its object at the end of the inverse's ordered list: the list, the
+    /// query for its next place, and the query for the owner the object's row names now.
+    struct Append {
+        var list: OrderedList
+        var next: String
+        var currentOwner: String
+    }
+
+    /// Where an object goes in the ordered to-many inverse of a to-one relationship: at the end,
+    /// unless the list already holds it (its place is kept, and no place is used up).
+    func appendPosition(_ setting: Setting, owner: Int64, target: Int64) throws -> Int? {
+        guard let append = setting.append else { return nil }
+        try writer.flush()
+        if try Int64.fetchOne(try writer.statement(append.currentOwner), arguments: [owner]) == target { return 0 }
+        let next = try nextPlaces[append.list]?[target] ?? Int.fetchOne(try writer.statement(append.next), arguments: [target]) ?? 0
+        nextPlaces[append.list, default: [:]][target] = next < Int.max ? next + 1 : next
+        return next
     }
 }
