@@ -53,9 +53,10 @@ struct InferCommand: ParsableCommand {
                                 + "each is an item under 'todo:'; map the values where they belong, or delete an item to drop them on purpose, then `mapc check` the file")
                 }
             } else {
-                let items = result.problems.count
-                Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0):" } ?? "the mapping above has") \(mappings), with \(items) item\(items == 1 ? "" : "s") left to do (under 'todo:'):")
-                Console.err((result.problems.map { "  - \($0)" } + result.probableRenames.map { "  note: \($0)" }).joined(separator: "\n"))
+                // Every item the file holds, under the mapping that holds it: the drops too.
+                let items = result.skeleton.entityMappings.flatMap { entityMapping in entityMapping.todo.map { "  - \(entityMapping.name): \($0.text)" } }
+                Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0):" } ?? "the mapping above has") \(mappings), with \(items.count) item\(items.count == 1 ? "" : "s") left to do (under 'todo:'):")
+                Console.err((items + result.probableRenames.map { "  note: \($0)" }).joined(separator: "\n"))
                 Console.err("do each, delete it from 'todo:', and `mapc check` the file; `mapc diff \(from) \(to)` shows every change")
             }
         }

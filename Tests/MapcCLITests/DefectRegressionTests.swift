@@ -231,6 +231,23 @@ struct DefectRegressionTests {
         #expect(check.status == 1 && check.stderr.contains("still to do in mapping 'PostToPost'"), "\(check.stderr)")
     }
 
+    /// A step that both needs work and drops values: `infer` counts and lists every item it
+    /// wrote under `todo:`, the drops too (it said "1 item" of two, and nothing of the drop).
+    @Test func inferCountsAndListsEveryItemLeftToDo() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      title: string\n      mood: string?\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  Note:\n    attributes:\n      title: string\n      words: int32\n", to: "schemas/v2.yaml")
+        let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2", "--output", "m.yaml"], in: folder)
+        let skeleton = try folder.read("m.yaml")
+        let items = skeleton.components(separatedBy: "\n").drop { !$0.contains("todo:") }.dropFirst().prefix { $0.hasPrefix("      - ") }
+        #expect(items.count == 2, "\(skeleton)")
+        #expect(infer.status == 0 && infer.stderr.contains("with 2 items left to do (under 'todo:'):"), "\(infer.stderr)")
+        #expect(infer.stderr.contains("  - NoteToNote: words: new required attribute") && infer.stderr.contains("  - NoteToNote: mood: its values are dropped"), "\(infer.stderr)")
+    }
+
     /// From a Core Data team's walk through the docs: an unknown entity exits 2 like an unknown
     /// version name (the documented table), with the close name; status without a schemas folder says so and how to
     /// name one, still showing what the store records; a file that is no store says how to make one
