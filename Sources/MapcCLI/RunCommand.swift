@@ -278,11 +278,16 @@ struct RunCommand: ParsableCommand {
                 ("passedOver", .array(passedOver.map(\.json))),
             ]).serialized(pretty: true))
         } else {
+            // Columns as wide as their longest entry: a name is never cut.
+            func versions(_ outcome: BatchOutcome) -> String {
+                outcome.result == .current ? (outcome.to ?? "") : [outcome.from, outcome.to].compactMap { $0 }.joined(separator: " -> ")
+            }
             let width = max(5, outcomes.map(\.store.count).max() ?? 0)
-            var lines = ["\("store".padding(toLength: width, withPad: " ", startingAt: 0))  result         versions              seconds"]
+            let versionsWidth = max(20, outcomes.map { versions($0).count }.max() ?? 0)
+            func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
+            var lines = ["\(padded("store", width))  \(padded("result", 13))  \(padded("versions", versionsWidth))  seconds"]
             for outcome in outcomes {
-                let versions = outcome.result == .current ? (outcome.to ?? "") : [outcome.from, outcome.to].compactMap { $0 }.joined(separator: " -> ")
-                var line = "\(outcome.store.padding(toLength: width, withPad: " ", startingAt: 0))  \(outcome.result.rawValue.padding(toLength: 13, withPad: " ", startingAt: 0))  \(versions.padding(toLength: 20, withPad: " ", startingAt: 0))  \(String(format: "%.2f", outcome.seconds))"
+                var line = "\(padded(outcome.store, width))  \(padded(outcome.result.rawValue, 13))  \(padded(versions(outcome), versionsWidth))  \(String(format: "%.2f", outcome.seconds))"
                 if let error = outcome.error {
                     let stopped = outcome.failedStep.map { "in step \($0.index) of \($0.of), \($0.step): " } ?? ""
                     line += "\n    \(stopped)\(error.split(separator: "\n").joined(separator: "\n    "))"

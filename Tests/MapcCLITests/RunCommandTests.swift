@@ -529,6 +529,29 @@ struct ManyStoresTests {
         #expect(run.status == 0 && report["migrated"] == .integer(0) && report["wouldMigrate"] == .integer(2), "\(run.stdout)")
     }
 
+    /// The table of a run over many stores shows version names whole, however long (it cut them
+    /// at 20 characters: "Journal 2 -> Journal" read as a step back to the first version).
+    @Test func theTableOfManyStoresShowsLongVersionNamesWhole() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: J\nversion: Journal 2\nentities:\n  Note:\n    attributes:\n      title: string\n", to: "schemas/j2.yaml")
+        try folder.write("model: J\nversion: Journal 4\nentities:\n  Note:\n    attributes:\n      title: string\n      body: string?\n", to: "schemas/j4.yaml")
+        try folder.write("versions: [Journal 2, Journal 4]\n", to: "schemas/versions.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        for name in ["a", "b"] {
+            let made = try CLI.run(["init", "--schema", "Journal 2", "stores/\(name).db"], in: folder)
+            try #require(made.status == 0, "\(made.stderr)")
+        }
+        let run = try CLI.run(["run", "--quiet", "stores"], in: folder)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let rows = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stores/") }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.contains("migrated") && $0.contains("Journal 2 -> Journal 4") }, "\(run.stdout)")
+        let header = try #require(run.stdout.split(separator: "\n").first)
+        #expect(rows.allSatisfy { $0.range(of: "Journal 2")?.lowerBound.utf16Offset(in: $0) == header.range(of: "versions")?.lowerBound.utf16Offset(in: header) }, "columns line up: \(run.stdout)")
+    }
+
     /// A store reached by several names (a link in the folder, the same path twice) is migrated
     /// once, not reported as failed by its second name; a file that is not SQLite is named, not
     /// silently left out.
