@@ -87,6 +87,8 @@ struct RunCommand: ParsableCommand {
         var currentStep = 0
         // Whether a step has begun (its first progress update came): a failure is then a step's.
         var began = false
+        // Whether the last step was validated: a failure is then the replacement's, not a step's.
+        var everyStepDone = false
         let interruption = Interruption()
         // What a JSON report of a failure says of the plan, once there is one.
         var planned = BatchOutcome(store: store, result: .failed, from: from, to: to)
@@ -95,7 +97,8 @@ struct RunCommand: ParsableCommand {
         func stoppedIn() -> BatchOutcome {
             var outcome = planned
             outcome.seconds = Date().timeIntervalSince(started)
-            if began, steps.indices.contains(currentStep) { outcome.failedStep = (currentStep + 1, steps.count, "\(steps[currentStep].source.version) -> \(steps[currentStep].destination.version)") }
+            if began, everyStepDone, !dryRun { outcome.failedWhenReplacing = true }
+            if began, !everyStepDone, steps.indices.contains(currentStep) { outcome.failedStep = (currentStep + 1, steps.count, "\(steps[currentStep].source.version) -> \(steps[currentStep].destination.version)") }
             return outcome
         }
         do {
@@ -143,6 +146,7 @@ struct RunCommand: ParsableCommand {
                     let outcome = try migrator.migrate(plan, options: options) { update in
                         currentStep = update.step
                         began = true
+                        everyStepDone = Self.finishesTheLastStep(update)
                         display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
                     }
                     display.finish()
@@ -152,6 +156,7 @@ struct RunCommand: ParsableCommand {
         } catch let exit as ExitCodeError {
             // An error reportingErrors printed: where the run stopped, once it had begun.
             if let failedStep = stoppedIn().failedStep { Console.err("\(store) was not changed (the run stopped in step \(failedStep.index) of \(failedStep.of), \(failedStep.step))") }
+            if everyStepDone && !dryRun { Console.err("\(store) was not changed (\(Self.everyStepDoneWords))") }
             throw exit
         } catch MigrationError.cancelled where interruption.isRequested {
             Console.err("stopped; \(store) was not changed")
@@ -160,9 +165,18 @@ struct RunCommand: ParsableCommand {
             var failing = steps.indices.contains(currentStep) ? steps[currentStep] : nil
             // A step refused before it starts (dropping values) is named by the error.
             if case .dataLoss(let name, _) = error { failing = steps.first { "\($0.source.version) -> \($0.destination.version)" == name } ?? failing }
-            report(error, sources: renderSources, step: failing, stoppedIn: stoppedIn().failedStep)
+            report(error, sources: renderSources, step: everyStepDone ? nil : failing, stoppedIn: stoppedIn().failedStep, everyStepDone: everyStepDone && !dryRun)
         }
     }
+
+    /// Whether a progress update is the end of the last step's validation: after it, only the
+    /// replacement of the store is left.
+    static func finishesTheLastStep(_ update: MigrationProgress) -> Bool {
+        update.phase == .validate && update.isFinished && update.step == update.steps - 1
+    }
+
+    /// Where a run failed once every step was done.
+    static let everyStepDoneWords = "every step was done; the new store could not replace it"
 
     /// With `--format json`, a failure is also a JSON object on standard output (the error goes to
     /// standard error as well), shaped like a batch's per-store entry (with the exit status).
@@ -236,7 +250,7 @@ struct RunCommand: ParsableCommand {
             outcome.exitCode = interruption.exitStatus
             return outcome
         }
-        var step = -1, steps: [MigrationStep] = []
+        var step = -1, steps: [MigrationStep] = [], everyStepDone = false
         do {
             try migrator.replanningOnce {
                 step = -1
@@ -249,12 +263,17 @@ struct RunCommand: ParsableCommand {
                 }
                 outcome.steps = plan.steps.count
                 steps = plan.steps
-                outcome.notes = try migrator.migrate(plan, options: frozen) { step = $0.step }.notes
+                outcome.notes = try migrator.migrate(plan, options: frozen) { update in
+                    step = update.step
+                    everyStepDone = finishesTheLastStep(update)
+                }.notes
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             }
         } catch {
             if case MigrationError.cancelled = error, interruption.isRequested {
                 outcome.result = .stopped
+            } else if everyStepDone && !dryRun {
+                outcome.failedWhenReplacing = true
             } else if steps.indices.contains(step) {
                 outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)")
             }
@@ -289,7 +308,7 @@ struct RunCommand: ParsableCommand {
             for outcome in outcomes {
                 var line = "\(padded(outcome.store, width))  \(padded(outcome.result.rawValue, 13))  \(padded(versions(outcome), versionsWidth))  \(String(format: "%.2f", outcome.seconds))"
                 if let error = outcome.error {
-                    let stopped = outcome.failedStep.map { "in step \($0.index) of \($0.of), \($0.step): " } ?? ""
+                    let stopped = outcome.failedStep.map { "in step \($0.index) of \($0.of), \($0.step): " } ?? (outcome.failedWhenReplacing ? "\(Self.everyStepDoneWords): " : "")
                     line += "\n    \(stopped)\(error.split(separator: "\n").joined(separator: "\n    "))"
                 }
                 lines.append(line)
@@ -308,7 +327,7 @@ struct RunCommand: ParsableCommand {
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 
-    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?, stoppedIn failedStep: (index: Int, of: Int, step: String)?) -> Never {
+    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?, stoppedIn failedStep: (index: Int, of: Int, step: String)?, everyStepDone: Bool) -> Never {
         let renderer = DiagnosticRenderer(sources: sources)
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
@@ -332,7 +351,7 @@ struct RunCommand: ParsableCommand {
         default:
             Console.err("error: \(error)")
         }
-        let stopped = failedStep.map { " (the run stopped in step \($0.index) of \($0.of), \($0.step))" } ?? ""
+        let stopped = failedStep.map { " (the run stopped in step \($0.index) of \($0.of), \($0.step))" } ?? (everyStepDone ? " (\(Self.everyStepDoneWords))" : "")
         switch error {
         case .setup, .dataLoss, .foreignTables, .cancelled:
             if !stopped.isEmpty { Console.err("\(store) was not changed\(stopped)") }

@@ -147,6 +147,8 @@ struct BatchOutcome: Sendable {
     /// Where a failed migration stopped: its step's number (from 1), the number of steps, and
     /// the step ("v2 -> v3"); shown only when set.
     var failedStep: (index: Int, of: Int, step: String)?
+    /// Whether it failed once every step was done: the new store could not replace the old one.
+    var failedWhenReplacing = false
     /// The exit status this store alone would give.
     var exitCode: Int32 = MapcExitCode.success
     /// What the migration left out besides the objects (`MigrationOutcome.notes`); shown only when some.
@@ -160,6 +162,7 @@ struct BatchOutcome: Sendable {
         ]
         if let output { pairs.append(("output", .string(output))) }
         if !notes.isEmpty { pairs.append(("notes", .array(notes.map(JSONValue.string)))) }
+        if failedWhenReplacing { pairs.append(("failedWhenReplacing", .bool(true))) }
         if let failedStep {
             pairs.append(("failedStep", .object([("number", .integer(Int64(failedStep.index))), ("of", .integer(Int64(failedStep.of))), ("step", .string(failedStep.step))])))
         }

@@ -80,6 +80,36 @@ struct DefectRegressionTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == original)
     }
 
+    /// A reader that holds the store only stops the run when the new store replaces it: every
+    /// step was done by then, and the report says so, not that the run stopped in the last step.
+    @Test func aReaderFoundWhenReplacingIsNotBlamedOnAStep() throws {
+        let folder = try v3Store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+        import sqlite3, sys
+        c = sqlite3.connect('notes.db', isolation_level=None)
+        c.execute('BEGIN')
+        c.execute('SELECT count(*) FROM sqlite_master').fetchall()
+        print('reading', flush=True)
+        sys.stdin.read()
+        """]
+        holder.currentDirectoryURL = folder
+        let input = Pipe(), output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        defer { try? input.fileHandleForWriting.close(); holder.waitUntilExit() }
+        _ = output.fileHandleForReading.availableData   // waits for "reading"
+        for arguments in [["run", "--accept-data-loss", "--to", "v4", "notes.db"], ["run", "--accept-data-loss", "--to", "v4", "--format", "json", "notes.db"]] {
+            let result = try CLI.run(arguments, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("in use"), "\(arguments): \(result.stderr)")
+            #expect(!result.stderr.contains("stopped in step") && !result.stdout.contains("failedStep"), "\(arguments): \(result.stderr)\(result.stdout)")
+            #expect(result.stderr.contains("notes.db was not changed (every step was done; the new store could not replace it)"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test func damagedHistoryAndMetadataNeverTrap() throws {
         let folder = try v3Store()
         defer { try? FileManager.default.removeItem(at: folder) }
