@@ -263,6 +263,17 @@ struct PropertyListTests {
         #expect(CoreDataFormat.describe(decoded["kInt"] as Any) == "-7")
     }
 
+    /// Text inside a list or dictionary is quoted, so an empty name shows (`[""]`, which a Core
+    /// Data store's version identifiers often hold, read as `[]`) and a comma inside one does not
+    /// split it; text on its own is shown as it is.
+    @Test func textInsideAListOrDictionaryIsQuoted() {
+        #expect(CoreDataFormat.describe([""] as [Any]) == "[\"\"]")
+        #expect(CoreDataFormat.describe(["a, b", "c"] as [Any]) == "[\"a, b\", \"c\"]")
+        #expect(CoreDataFormat.describe(["k": "v \"q\""] as [String: Any]) == "{k: \"v \\\"q\\\"\"}")
+        #expect(CoreDataFormat.describe("plain" as Any) == "plain")
+        #expect(CoreDataFormat.describe([NSNumber(value: 3)] as [Any]) == "[3]")
+    }
+
     /// An archived value expression whose arguments share one sub-expression is bounded by the
     /// number of expressions it stands for, not only by its depth.
     /// A built-in function stands on the class that implements it (`_NSPredicateUtilities`,

@@ -62,16 +62,17 @@ extension CoreDataFormat {
                              entityHashes: hashes, storeUUID: uuid, properties: properties)
     }
 
-    /// A metadata value as text, for `mapc status`.
-    static func describe(_ value: Any) -> String {
+    /// A metadata value as text, for `mapc status`: text inside a list or dictionary is quoted,
+    /// so an empty identifier shows (`[""]`) and a comma does not split one.
+    static func describe(_ value: Any, quotingText: Bool = false) -> String {
         switch value {
-        case let text as String: return text
+        case let text as String: return quotingText ? JSONValue.string(text).serialized() : text
         // A boolean as one (the decoder's booleans are NSNumbers of Objective-C's `char`).
         case let number as NSNumber where ["c", "B"].contains(String(cString: number.objCType)): return number.boolValue ? "true" : "false"
         case let number as NSNumber: return number.stringValue
         case let data as Data: return "<\(data.count) bytes>"
-        case let array as [Any]: return "[" + array.map(describe).joined(separator: ", ") + "]"
-        case let dictionary as [String: Any]: return "{" + dictionary.keys.sorted().map { "\($0): \(describe(dictionary[$0] ?? ""))" }.joined(separator: ", ") + "}"
+        case let array as [Any]: return "[" + array.map { describe($0, quotingText: true) }.joined(separator: ", ") + "]"
+        case let dictionary as [String: Any]: return "{" + dictionary.keys.sorted().map { "\($0): \(describe(dictionary[$0] ?? "", quotingText: true))" }.joined(separator: ", ") + "}"
         default: return "\(value)"
         }
     }
