@@ -336,6 +336,13 @@ struct RunCommand: ParsableCommand {
             // A value the destination cannot hold: shown where the expression giving it stands.
             guard let step, !step.isInferred, let expression = step.allPasses.lazy.compactMap({ Self.expression(of: mapping, property, in: $0) }).first else {
                 Console.err("error: \(error)")
+                if let step, step.isInferred {
+                    // No file to point at: the way to decide what such a value becomes is to write one.
+                    let from = step.source.version, to = step.destination.version
+                    Console.err("note: the step \(from) -> \(to) is inferred; to choose what such values become, write its mapping "
+                                + "(`mapc infer --from \(English.shellWord(from)) --to \(English.shellWord(to)) --output \(English.shellWord(MappingCatalog.suggestedFile(from: from, to: to, in: mappingOptions.folder ?? "mappings")))`) "
+                                + "and give '\(property)' of mapping '\(mapping)' an expression for them")
+                }
                 break
             }
             let diagnostic = Diagnostic(.error, "\(entity) '\(object)': \(message)", at: expression.source.origin, length: expression.source.text.count)

@@ -110,6 +110,27 @@ struct DefectRegressionTests {
         }
     }
 
+    /// A value an inferred step cannot store (a decimal NaN into a double, which SQLite keeps as
+    /// nil) says how to decide what it becomes: write the step's mapping, with the command, its
+    /// version names quoted for the shell.
+    @Test func aValueAnInferredStepCannotStoreSaysHowToChooseWhatItBecomes() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        try folder.write("model: E\nversion: Edge 1\nentities:\n  Tag:\n    attributes:\n      amount: decimal?\n", to: "schemas/e1.yaml")
+        try folder.write("model: E\nversion: Edge 2\nentities:\n  Tag:\n    attributes:\n      amount: double?\n", to: "schemas/e2.yaml")
+        try folder.write("versions: [Edge 1, Edge 2]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "Edge 1", "objects": {"Tag": [{"id": "t1", "amount": "NaN"}]}}"#, to: "tags.json")
+        let load = try CLI.run(["load", "tags.json", "tags.db"], in: folder)
+        try #require(load.status == 0, "\(load.stderr)")
+        let run = try CLI.run(["run", "tags.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("NaN is not a number a store can hold"), "\(run.stderr)")
+        #expect(run.stderr.contains("note: the step Edge 1 -> Edge 2 is inferred; to choose what such values become, write its mapping (`mapc infer --from 'Edge 1' --to 'Edge 2' --output 'mappings/mapping_Edge 1_to_Edge 2.yaml'`) and give 'amount' of mapping 'TagToTag' an expression for them"), "\(run.stderr)")
+        let plan = try CLI.run(["diff", "Edge 1", "Edge 2"], in: folder)
+        #expect(plan.stdout.contains("`mapc infer --from 'Edge 1' --to 'Edge 2'` shows the mapping"), "\(plan.stdout)")
+    }
+
     @Test func damagedHistoryAndMetadataNeverTrap() throws {
         let folder = try v3Store()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Small helpers that keep messages grammatical: "an Author object", "1 object", "2 objects".
 package enum English {
     /// "a" or "an" for a word, by its first letter (vowel sound approximated by a vowel letter),
@@ -7,6 +9,14 @@ package enum English {
         guard let first = lower.first else { return "a" }
         if ["uu", "uri", "url", "uni", "use", "usu"].contains(where: lower.hasPrefix) { return "a" }
         return "aeiou".contains(first) ? "an" : "a"
+    }
+
+    /// A name as one word of a shell command, for the commands messages suggest: as it is when
+    /// it holds only letters, digits and `._/:@%+=,-`, otherwise in single quotes (`'Journal 2'`,
+    /// a quote inside as `'\''`), so that the command can be pasted as it is shown.
+    package static func shellWord(_ name: String) -> String {
+        let plain = !name.isEmpty && name.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._/:@%+=,-".unicodeScalars.contains($0)) }
+        return plain ? name : "'" + name.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// The word with its article: "an Author", "a Note".
