@@ -54,6 +54,30 @@ struct XcodeFixtureImportTests {
         #expect(model.warnings.allSatisfy { ($0.location?.line ?? 0) > 1 })
     }
 
+    /// A composite attribute (iOS 17) is said where it stands, with what leaving it out costs:
+    /// the version's hashes are not Core Data's, so no store of it is recognised.
+    @Test func aCompositeAttributeIsSaidWithWhatLeavingItOutCosts() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-composite-\(UUID().uuidString)/C.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        try Data("""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23C71" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Person" representedClassName="Person" syncable="YES" codeGenerationType="class">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <compositeAttribute name="address" optional="YES" attributeType="Composite" composite="Address"/>
+            </entity>
+            <composite name="Address">
+                <attribute name="city" optional="YES" attributeType="String"/>
+            </composite>
+        </model>
+        """.utf8).write(to: folder.appendingPathComponent("contents"))
+        let model = try XcodeModelImporter.importModel(at: folder.path)
+        let messages = model.warnings.map { "\($0.location?.line ?? 0): \($0.message)" }
+        #expect(messages.contains { $0.hasPrefix("5: composite attribute Person.address is not imported") && $0.contains("a store of it matches no version") }, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("7: composite 'Address' is not imported") }, "\(messages)")
+    }
+
     @Test func aSingleVersionImportsFromItsFolderOrItsContentsFile() throws {
         let folder = Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld/Kitchen 2.xcdatamodel")
         for path in [folder.path, folder.appendingPathComponent("contents").path] {

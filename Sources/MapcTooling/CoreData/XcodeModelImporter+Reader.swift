@@ -86,6 +86,10 @@ extension XcodeModelImporter {
                     }
                 case "userInfo":
                     entity.userInfo = userInfo(child)
+                case "compositeAttribute":
+                    // Part of the entity's version hash: without it, no store of this version is recognised.
+                    warn("composite attribute \(name).\(child.attributes["name"] ?? "") is not imported: mapc has no composite attributes, so this version's entity hashes "
+                         + "are not Core Data's and a store of it matches no version (`mapc status` says which); migrate such stores with Core Data", at: child)
                 default:
                     warn("<\(child.name)> in entity \(name) is not imported", at: child)
                 }

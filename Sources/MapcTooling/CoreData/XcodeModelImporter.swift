@@ -167,8 +167,8 @@ public enum XcodeModelImporter {
                 reader.warn("configuration '\(child.attributes["name"] ?? "")' is not imported: mapc stores every entity in one store", at: child)
             case "fetchRequest":
                 reader.warn("fetch request template '\(child.attributes["name"] ?? "")' is not imported: mapc has no fetch request templates", at: child)
-            case "compositeAttribute":
-                reader.warn("composite attribute '\(child.attributes["name"] ?? "")' is not imported: mapc has no composite attributes", at: child)
+            case "composite":
+                reader.warn("composite '\(child.attributes["name"] ?? "")' is not imported: mapc has no composite attributes (each attribute of this type is said where it stands)", at: child)
             default:
                 reader.warn("<\(child.name)> is not imported", at: child)
             }
