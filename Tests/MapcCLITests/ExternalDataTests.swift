@@ -52,6 +52,60 @@ struct ExternalDataTests {
         #expect(CoreDataExternalData(store: "/a/store").supportFolder == "/a/.store_SUPPORT")
     }
 
+    /// A step that turns an attribute's external storage off reads each value out of Core Data's
+    /// marker (inline) or its file; turned on again, the bytes get the inline marker. Both paths,
+    /// compiled and interpreted, give the same (the compiled path leaves such a value to the
+    /// interpreter). It copied the marker and the file's name as the value.
+    @Test(arguments: [false, true])
+    func turningExternalStorageOffReadsTheValuesOutAndOnMarksThem(interpret: Bool) throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("Photos.sqlite"))
+        for (version, external) in [("v2", false), ("v3", true)] {
+            try folder.write("model: Photos\nversion: \(version)\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n"
+                             + "      image: { type: binary, optional: true, externalStorage: \(external) }\n", to: "schemas/\(version).yaml")
+        }
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "inline", "image": "AWhlbGxv"}, {"id": "b", "title": "file", "image": "AjVDNEU3QTg2LTFGMUItNEM1NS05RTNBLTJCMUE3RDlDMEUxMQA="}, {"id": "c", "title": "none"}]}}"#, to: "photos.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder).status == 0)
+        let options = interpret ? ["--interpret"] : []
+        let off = try CLI.run(["run", "--quiet", "--to", "v2"] + options + ["Photos.sqlite"], in: folder)
+        #expect(off.status == 0, "\(off.stderr)")
+        let file = String(repeating: "07", count: 2_500)
+        #expect(try hexImages(folder) == ["68656C6C6F", file, "NULL"])
+        let on = try CLI.run(["run", "--quiet", "--to", "v3"] + options + ["Photos.sqlite"], in: folder)
+        #expect(on.status == 0, "\(on.stderr)")
+        #expect(try hexImages(folder) == ["0168656C6C6F", "01" + file, "NULL"])
+    }
+
+    /// A value in neither of Core Data's forms is refused, naming the object: never guessed at.
+    @Test func aValueInNoFormCoreDataWritesIsRefused() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("Photos.sqlite"))
+        try folder.write("model: Photos\nversion: v2\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true }\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "odd", "image": "BW9kZA=="}]}}"#, to: "photos.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder).status == 0)
+        let original = try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite"))
+        let run = try CLI.run(["run", "--quiet", "Photos.sqlite"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("Photo 'Photo/p1', property 'image': the value's first byte is 05, neither Core Data's marker"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite")) == original)
+    }
+
+    /// Each photo's image as hex, in key order, by the sqlite3 shell.
+    private func hexImages(_ folder: URL) throws -> [String] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", "Photos.sqlite", "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK"]
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
     @Test func statusCountsThem() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }

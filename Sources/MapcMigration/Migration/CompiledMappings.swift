@@ -222,7 +222,9 @@ struct CompiledMappings {
             // Bytes are never made text by a column's affinity: a UUID Core Data keeps as 16 bytes
             // becomes a string only through the interpreter's formatting.
             let bytes = destination.strategy.storageClasses(of: sourceType).contains("blob") && !destination.strategy.storageClasses(of: attribute.type).contains("blob")
-            guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double), !bytes,
+            // Nor is a value whose external-storage setting changes: its stored form does (the interpreter converts it).
+            let externalForm = sourceType == .binary && fragment.allowsExternalStorage != attribute.allowsExternalStorage
+            guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double), !bytes, !externalForm,
                   source.strategy.encodingName(of: sourceType) == destination.strategy.encodingName(of: sourceType),
                   source.strategy.encodingName(of: attribute.type) == destination.strategy.encodingName(of: attribute.type) else { return nil }
             return (fragment.sql, fragment.arguments)

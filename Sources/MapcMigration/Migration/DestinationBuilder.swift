@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 import MapcModel
 import MapcStore
 
@@ -15,6 +16,9 @@ final class DestinationBuilder {
     let writer: RowWriter
     /// The run's evaluators, which evaluate the expressions.
     let evaluators: MappingEvaluators
+    /// How a value copied from a source attribute changes its stored form on the way to a
+    /// destination attribute (Core Data's external storage turned on or off); nil when it does not.
+    var externalConversion: (Attribute, Attribute) -> CoreDataExternalValue.Conversion? = { _, _ in nil }
 
     private var attributePlans: [String: AttributePlan] = [:]
     /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
@@ -42,16 +46,19 @@ final class DestinationBuilder {
         /// evaluating; an object read without it (a transient, a relationship) goes through the evaluator.
         let sourceAttribute: String?
         let copies: Bool
+        /// For a value copied from a source attribute: the change of its stored form, if any.
+        let conversion: CoreDataExternalValue.Conversion?
         let defaultValue: Value
         /// Whether the default is already of the attribute's type (so `write` need not coerce it).
         let defaultIsStorable: Bool
 
-        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, defaultValue: Value) {
+        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, conversion: CoreDataExternalValue.Conversion?, defaultValue: Value) {
             self.name = name
             self.type = type
             self.expression = expression
             self.sourceAttribute = sourceAttribute
             self.copies = copies
+            self.conversion = conversion
             self.defaultValue = defaultValue
             if case .success(let coerced) = ValueCoercion.coerce(.scalar(defaultValue), to: type) { defaultIsStorable = coerced == defaultValue } else { defaultIsStorable = false }
         }
@@ -79,10 +86,19 @@ final class DestinationBuilder {
             throw MigrationError.setup("mapping '\(mapping.entityMappings[index].name)' has no destination entity '\(entityName)' in \(destinationSchema.version)")
         }
         let entityMapping = mapping.entityMappings[index]
+        let sourceEntity = entityMapping.source.flatMap(sourceSchema.entity(named:))
         let steps = destinationSchema.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { attribute in
             let expression = entityMapping.attributeMapping(named: attribute.name)?.expression
-            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: expression.flatMap { MigrationAnalysis.sourceAttribute(read: $0.expression, in: entityMapping, sourceSchema: sourceSchema) },
-                                 copies: entityMapping.type == .copy, defaultValue: attribute.defaultValue ?? .null)
+            let sourceAttribute = expression.flatMap { MigrationAnalysis.sourceAttribute(read: $0.expression, in: entityMapping, sourceSchema: sourceSchema) }
+            let copies = entityMapping.type == .copy
+            // The source attribute a value is copied from as stored (an expression `$source.name`, or a copy).
+            var conversion: CoreDataExternalValue.Conversion?
+            if let name = sourceAttribute ?? (copies && expression == nil ? attribute.name : nil), let sourceEntity,
+               case .attribute(let copied)? = sourceSchema.property(named: name, in: sourceEntity) {
+                conversion = externalConversion(copied, attribute)
+            }
+            return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: sourceAttribute,
+                                 copies: copies, conversion: conversion, defaultValue: attribute.defaultValue ?? .null)
         }
         let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
         let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,
@@ -121,14 +137,14 @@ final class DestinationBuilder {
             }
             if let result {
                 switch ValueCoercion.coerce(result, to: step.type) {
-                case .success(let value): values[position] = value
+                case .success(let value): values[position] = try converted(value, step, index, source: source, destination: destination)
                 case .failure(let problem):
                     throw MigrationError.value(mapping: mapping.entityMappings[index].name, entity: destination.entity, object: destination.id, property: step.name,
                                                message: "\(problem.message) (from source object \(source.ref))")
                 }
             } else if step.copies, let value = source.data.attributes[step.name] {
                 // Copied as read; a value of another type is for `write` to coerce or refuse.
-                values[position] = value
+                values[position] = try converted(value, step, index, source: source, destination: destination)
                 if case .success(let coerced) = ValueCoercion.coerce(.scalar(value), to: step.type), coerced == value {} else { storable = false }
             } else {
                 values[position] = step.defaultValue
@@ -136,6 +152,16 @@ final class DestinationBuilder {
             }
         }
         return (values, storable)
+    }
+
+    /// A copied value in its destination's stored form (`AttributeStep.conversion`), or an error
+    /// naming the object and attribute of a value in no form Core Data writes.
+    private func converted(_ value: Value, _ step: AttributeStep, _ index: Int, source: SourceObject, destination: ObjectRef) throws -> Value {
+        guard let conversion = step.conversion else { return value }
+        do { return try conversion.apply(value) } catch let error as MapcError {
+            throw MigrationError.value(mapping: mapping.entityMappings[index].name, entity: destination.entity, object: destination.id, property: step.name,
+                                       message: "\(error.description) (from source object \(source.ref))")
+        }
     }
 
     /// The object's attribute values coerced to their attributes' types, or an error naming the

@@ -92,6 +92,9 @@ final class MigrationRun: MigrationManagerFunctions {
         associations = AssociationIndex(writer: writer)
         setter = RelationshipSetter(mapping: step.mapping, destinationStore: step.destination, writer: writer)
         builder = DestinationBuilder(mapping: step.mapping, destinationSchema: step.destination.schema, sourceSchema: step.source.schema, writer: writer, evaluators: evaluators)
+        let (sourceFormat, destinationFormat) = (step.source.format, step.destination.format)
+        let files = step.externalFiles ?? step.source.path.map(CoreDataExternalData.beside(store:))
+        builder.externalConversion = { CoreDataExternalValue.Conversion.between($0, of: sourceFormat, $1, of: destinationFormat, files: files) }
         sources = SourceReader(store: step.source, graph: graph, analysis: setup.analysis, evaluators: evaluators,
                                batchSize: step.batchSize, readsAhead: step.readsAhead)
         self.sourceAttached = sourceAttached

@@ -28,6 +28,10 @@ public struct StepMigration {
     /// migration keeps `Z_PK`; off, keys are numbered from 1 per table in creation order, as Core
     /// Data's migration manager numbers the objects of a mapping model's step.
     package var keepsKeys = false
+    /// Where Core Data's external values of the source are (`CoreDataExternalData`): beside the
+    /// source store's file unless said (a progressive run reads every step's from the store it
+    /// started from, since its intermediate files keep the first store's references).
+    package var externalFiles: CoreDataExternalData?
     /// Called when the built store is complete, before it is validated: `StoreMigration` waits
     /// there for its checks of the source and starts the write-back of its own temporary file.
     var beforeValidation: (() throws -> Void)?

@@ -30,6 +30,10 @@ public struct MigrationOptions: Sendable {
     public var destinationFormat: StoreFormat?
     /// Asked between batches; when it returns true the run stops, changing nothing.
     public var isCancelled: @Sendable () -> Bool = { false }
+    /// Where Core Data's external values of the store being migrated are: every step reads them
+    /// from the store's own folder (a later step's source is a file of the run, whose references
+    /// are still the store's). Nil: beside each step's source.
+    package var externalFiles: CoreDataExternalData?
     /// Creates default options: replace the store in place, no backup.
     public init() {}
 }
@@ -109,7 +113,9 @@ package enum StoreMigration {
         // what another process commits meanwhile stays in it, so its write lock is not needed.
         let exclusion = replaces || Files.isWritable(real) ? try WriterExclusion(realPath: real, name: path) : nil
         defer { exclusion?.close() }
-        let (summaries, temporary, notes) = try buildSteps(steps, of: real, besides: target, options: options, policies: policies,
+        var stepOptions = options
+        stepOptions.externalFiles = CoreDataExternalData.beside(store: path)
+        let (summaries, temporary, notes) = try buildSteps(steps, of: real, besides: target, options: stepOptions, policies: policies,
                                                            sourceIsLocked: exclusion != nil, progress: progress)
         if options.dryRun {
             AtomicFile.removeStoreFiles(temporary)
@@ -433,6 +439,7 @@ package enum StoreMigration {
             migration.keepsKeys = step.isInferred
             migration.beforeValidation = index == passes.count - 1 ? beforeValidation : nil
             migration.readsAhead = readsAhead
+            migration.externalFiles = options.externalFiles
             let made = try migration.run()
             summary = summary.map { $0.followed(by: made) } ?? made
         }

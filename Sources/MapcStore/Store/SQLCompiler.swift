@@ -11,6 +11,9 @@ package struct SQLFragment: Sendable {
     package var type: ExprType
     /// For a key path to a stored attribute: that attribute's type (for copying values as stored).
     package var attributeType: AttributeType?
+    /// For a key path to a stored attribute: whether it allows external storage (in Core Data's
+    /// stores, a stored form of its own: `CoreDataExternalValue`).
+    package var allowsExternalStorage = false
 
     package init(sql: String, arguments: [DatabaseValue], type: ExprType, attributeType: AttributeType? = nil) {
         self.sql = sql
@@ -67,7 +70,9 @@ package struct SQLCompiler {
             }
             guard case .attribute(let attribute)? = schema.property(named: name, in: entity), !attribute.isTransient,
                   let column = storage.attributeColumns[name] else { return nil }
-            return SQLFragment(sql: "\(alias).\(column.quotedDatabaseIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type)
+            var fragment = SQLFragment(sql: "\(alias).\(column.quotedDatabaseIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type)
+            fragment.allowsExternalStorage = attribute.allowsExternalStorage
+            return fragment
         default:
             return predicate(expression)
         }

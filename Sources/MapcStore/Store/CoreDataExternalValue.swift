@@ -1,0 +1,76 @@
+import Foundation
+import MapcFoundation
+import MapcModel
+
+/// How Core Data keeps a value of a binary attribute that allows external storage, in its column:
+/// a marker byte, then either the bytes themselves (`01`, a value kept inline) or the name of the
+/// file that holds them in the store's `_EXTERNAL_DATA` folder (`02`, then the file's UUID as text
+/// and a NUL). An attribute that does not allow external storage keeps the bytes alone.
+///
+/// mapc copies such a column as it is while the attribute keeps its setting (the files go with the
+/// store: `CoreDataExternalData`). When a step turns the setting off, the value is read out of its
+/// marker or its file into the bytes alone; turned on, the bytes get the inline marker. A value in
+/// neither form is refused, never guessed at.
+package enum CoreDataExternalValue {
+    /// The marker of a value kept inline.
+    static let inline: UInt8 = 0x01
+    /// The marker of a value kept in a file of the external data folder.
+    static let inFile: UInt8 = 0x02
+
+    /// What a step does to a binary value whose attribute's setting changes, when both stores are
+    /// Core Data's; nil when nothing changes (the setting is the same, a store is mapc's, or a
+    /// value is not bytes on either side).
+    package enum Conversion: Sendable {
+        /// The setting was on and is off: the bytes, out of their marker or their file (in the
+        /// folder of the store the values were first read from).
+        case readOut(CoreDataExternalData)
+        /// The setting was off and is on: the bytes, after the inline marker.
+        case markInline
+
+        /// The conversion between a source and a destination attribute of two stores, or nil.
+        package static func between(_ source: Attribute, of sourceFormat: StoreFormat, _ destination: Attribute, of destinationFormat: StoreFormat,
+                                    files: CoreDataExternalData?) -> Conversion? {
+            guard sourceFormat.identifier == StoreFormat.coreData.identifier, destinationFormat.identifier == StoreFormat.coreData.identifier, source.type == .binary, destination.type == .binary,
+                  source.allowsExternalStorage != destination.allowsExternalStorage else { return nil }
+            guard source.allowsExternalStorage else { return .markInline }
+            return files.map(Conversion.readOut) ?? .readOut(CoreDataExternalData(store: ""))
+        }
+
+        /// The value converted; a value that is not bytes is left as it is. Throws, saying what
+        /// is wrong, for a value in neither of Core Data's forms or a file that cannot be read.
+        package func apply(_ value: Value) throws -> Value {
+            guard case .binary(let data) = value else { return value }
+            switch self {
+            case .markInline: return .binary(Data([CoreDataExternalValue.inline]) + data)
+            case .readOut(let files): return .binary(try CoreDataExternalValue.bytes(of: data, files: files))
+            }
+        }
+    }
+
+    /// The bytes a column value of an attribute that allows external storage stands for.
+    package static func bytes(of stored: Data, files: CoreDataExternalData) throws -> Data {
+        guard let marker = stored.first else { return stored }
+        switch marker {
+        case inline:
+            return stored.dropFirst()
+        case inFile:
+            var name = stored.dropFirst()
+            if name.last == 0 { name = name.dropLast() }
+            guard let text = String(data: name, encoding: .utf8), let uuid = UUID(uuidString: text), uuid.uuidString.caseInsensitiveCompare(text) == .orderedSame else {
+                throw MapcError.store("the value names a file of Core Data's external data that is not a UUID (\(Hex.lowercase(Array(stored.prefix(48))))…); mapc reads only what Core Data writes there")
+            }
+            // Links followed (a copy may link its files); only a regular file is read (a FIFO would block).
+            let path = Files.realPath((files.dataFolder as NSString).appendingPathComponent(text))
+            guard Files.kind(of: path) == .regularFile else {
+                throw MapcError.store("the value is kept in Core Data's external file \(text), which is not in \(files.dataFolder): "
+                                     + "the store's support folder is missing or incomplete; copy the store with its hidden .<name>_SUPPORT folder")
+            }
+            do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(error.localizedDescription)")
+            }
+        default:
+            throw MapcError.store("the value's first byte is \(String(format: "%02x", marker)), neither Core Data's marker of a value kept inline (01) nor of one kept in a file (02): "
+                                 + "mapc does not read it as the attribute's bytes rather than guess; please report the store's Core Data version")
+        }
+    }
+}
