@@ -33,6 +33,45 @@ struct ImportCommandTests {
         #expect(try folder.read("schemas/versions.yaml").contains("Kitchen 2"))
     }
 
+    /// A relationship without an inverse may say so on purpose (`inverse: null`): no warning, so
+    /// `check --strict` passes, the hashes unchanged. Import writes it for a model's relationships
+    /// without an inverse (Xcode's editor has already said so), or the documented CI step
+    /// (`import --replace`, then `check --strict`) failed for ever on a valid model.
+    @Test func aRelationshipWithoutAnInverseOnPurposeIsNoWarning() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("Shelf.xcdatamodeld/Shelf.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data("""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23C71" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Folder" representedClassName="Folder" syncable="YES">
+                <attribute name="name" optional="YES" attributeType="String"/>
+                <relationship name="pinned" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="Item"/>
+            </entity>
+            <entity name="Item" representedClassName="Item" syncable="YES">
+                <attribute name="title" optional="YES" attributeType="String"/>
+            </entity>
+        </model>
+        """.utf8).write(to: model.appendingPathComponent("contents"))
+        let imported = try CLI.run(["import", "Shelf.xcdatamodeld"], in: folder)
+        #expect(imported.status == 0 && !imported.stderr.contains("has no inverse"), "\(imported.stderr)")
+        let written = try folder.read("schemas/Shelf.yaml")
+        #expect(written.contains("inverse: null"), "\(written)")
+        let strict = try CLI.run(["check", "--strict"], in: folder)
+        #expect(strict.status == 0 && strict.stderr.contains("0 warnings") || strict.stdout.contains("0 warnings"), "\(strict.stdout)\(strict.stderr)")
+        // In a schema file: silent with `inverse: null`, a warning without; the same hashes.
+        let yaml = "model: S\nversion: s1\nentities:\n  Folder:\n    relationships:\n      pinned: { destination: Item, toMany: true, optional: true%@ }\n  Item:\n    attributes:\n      title: string\n"
+        try folder.write(String(format: yaml, ", inverse: null"), to: "quiet.yaml")
+        try folder.write(String(format: yaml, ""), to: "loud.yaml")
+        let quiet = try CLI.run(["check", "--strict", "quiet.yaml"], in: folder)
+        #expect(quiet.status == 0 && !quiet.stderr.contains("has no inverse"), "\(quiet.stderr)")
+        let loud = try CLI.run(["check", "--strict", "loud.yaml"], in: folder)
+        #expect(loud.status == 1 && loud.stderr.contains("has no inverse") && loud.stderr.contains("or say 'inverse: null'"), "\(loud.stderr)")
+        let hashes = try ["quiet.yaml", "loud.yaml"].map { try CLI.run(["hash", $0], in: folder).stdout }
+        #expect(hashes[0] == hashes[1] && !hashes[0].isEmpty, "\(hashes)")
+    }
+
     /// A version added in Xcode and imported on its own joins the project's version order, by
     /// name, instead of being refused for versions.yaml or replacing the order with itself alone.
     @Test func aSingleVersionImportJoinsTheVersionOrder() throws {

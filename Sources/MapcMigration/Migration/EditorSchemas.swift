@@ -54,7 +54,7 @@ package enum EditorSchemas {
             ("minLength", count), ("maxLength", count), ("regex", text), ("userInfo", stringMap), ("externalStorage", flag), ("preserveAfterDeletion", flag),
         ], keys: SchemaLoader.attributeKeys, required: ["type"], description: "an attribute (docs/schema-format.md#attributes)")
         let relationship = closed([
-            ("destination", name), ("toMany", flag), ("ordered", flag), ("inverse", name),
+            ("destination", name), ("toMany", flag), ("ordered", flag), ("inverse", object([("oneOf", .array([name, type("null")]))])),
             ("deleteRule", object([("enum", .array(DeleteRule.allCases.map { .string($0.rawValue) }))])), ("optional", flag),
             ("minCount", count), ("maxCount", count), ("renamingIdentifier", text), ("versionHashModifier", text), ("transient", flag), ("userInfo", stringMap),
         ], keys: SchemaLoader.relationshipKeys, required: ["destination"], description: "a relationship (docs/schema-format.md#relationships)")

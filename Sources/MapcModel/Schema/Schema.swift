@@ -327,6 +327,9 @@ public struct Relationship: Sendable {
     public var isOrdered: Bool = false
     /// The name of the inverse relationship on the destination entity.
     public var inverse: String?
+    /// Whether the relationship has no inverse on purpose (`inverse: null` in a schema file; a
+    /// Core Data model's relationship without one): not warned about.
+    public var declaresNoInverse = false
     /// What a delete does to the related objects.
     public var deleteRule: DeleteRule = .nullify
     /// Whether the relationship may be empty. Defaults to false, as in Core Data's editor.

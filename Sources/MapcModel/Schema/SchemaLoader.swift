@@ -319,7 +319,9 @@ public enum SchemaLoader {
             switch entry.key {
             case "toMany": relationship.isToMany = document.bool(value, what: "toMany") ?? false
             case "ordered": relationship.isOrdered = document.bool(value, what: "ordered") ?? false
-            case "inverse": relationship.inverse = document.identifier(value, what: "inverse")
+            case "inverse":
+                // `inverse: null`: none, on purpose.
+                if YAMLDocument.isNull(value) { relationship.declaresNoInverse = true } else { relationship.inverse = document.identifier(value, what: "inverse") }
             case "optional": relationship.isOptional = document.bool(value, what: "optional") ?? false
             case "transient": relationship.isTransient = document.bool(value, what: "transient") ?? false
             case "minCount": relationship.minCount = document.count(value, what: "minCount")

@@ -241,9 +241,10 @@ package struct SchemaValidator {
             return
         }
         guard let inverseName = relationship.inverse else {
+            guard !relationship.declaresNoInverse else { return }
             warning("\(what) has no inverse; objects on the other side cannot find their way back and integrity is not kept",
                     at: keyLocation(entity.name, "relationships", relationship.name), length: relationship.name.count,
-                    fix: "add a relationship on '\(destination.name)' and name each as the other's 'inverse:'")
+                    fix: "add a relationship on '\(destination.name)' and name each as the other's 'inverse:', or say 'inverse: null' when it has none on purpose")
             return
         }
         var inverseAt: Place? { location(entity.name, "relationships", relationship.name, "inverse") }

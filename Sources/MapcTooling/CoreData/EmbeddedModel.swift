@@ -99,6 +99,7 @@ enum EmbeddedModel {
                 var relationship = Relationship(name: propertyName, destination: destination, isToMany: toMany,
                                                 isOrdered: flag(propertySettings["XD_PRK_ordered"]), isOptional: optional)
                 relationship.inverse = (propertySettings["XD_PRK_inverseRelationship"]).flatMap(KeyedArchive.dictionary).flatMap { self.name(of: $0, archive) }
+                relationship.declaresNoInverse = relationship.inverse == nil
                 relationship.isTransient = transient
                 relationship.versionHashModifier = modifier
                 // The counts Core Data hashes, whatever the kind (as the data model importer keeps them).

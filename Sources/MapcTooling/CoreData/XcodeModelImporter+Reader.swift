@@ -242,6 +242,8 @@ extension XcodeModelImporter {
             var relationship = Relationship(name: name, destination: destination, isToMany: flag(node, "toMany"), isOrdered: flag(node, "ordered"),
                                             inverse: nonEmpty(node, "inverseName"), isOptional: flag(node, "optional"))
             relationship.location = node.location
+            // Xcode's editor has said so already; the schema file says it is on purpose.
+            relationship.declaresNoInverse = relationship.inverse == nil
             relationship.isTransient = flag(node, "transient")
             relationship.renamingIdentifier = nonEmpty(node, "elementID")
             relationship.versionHashModifier = nonEmpty(node, "versionHashModifier")

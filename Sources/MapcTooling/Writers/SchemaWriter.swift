@@ -75,7 +75,7 @@ package enum SchemaWriter {
         var keys = ["destination: \(relationship.destination)"]
         if relationship.isToMany { keys.append("toMany: true") }
         if relationship.isOrdered { keys.append("ordered: true") }
-        if let inverse = relationship.inverse { keys.append("inverse: \(inverse)") }
+        if let inverse = relationship.inverse { keys.append("inverse: \(inverse)") } else if relationship.declaresNoInverse { keys.append("inverse: null") }
         if relationship.deleteRule != .nullify { keys.append("deleteRule: \(relationship.deleteRule.rawValue)") }
         if relationship.isOptional { keys.append("optional: true") }
         if let count = relationship.minCount { keys.append("minCount: \(count)") }
