@@ -126,6 +126,25 @@ struct LoadIntoStoreTests {
         #expect(try store.object(id: "a1")?.relationships["partner"] == ["a4"], "a one-to-one partner is set on both sides")
     }
 
+    /// `load` checks the whole store after adding to it; a problem the store already had (a
+    /// reference to no object, which Core Data's batch deletes leave) is said to be the store's,
+    /// with what to do, not blamed on the data.
+    @Test(arguments: TestLayout.allCases)
+    func aProblemTheStoreAlreadyHadIsSaidToBeTheStores(layout: TestLayout) throws {
+        let store = try store(layout)
+        guard case .foreignKey(let column, _, _)? = store.layout.entities["Post"]?.relationships["author"], let table = store.layout.entities["Post"]?.table else {
+            Issue.record("a post's author is a foreign key"); return
+        }
+        try store.database.write { db in try db.execute(sql: "UPDATE \(table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = 999") }
+        let error = #expect(throws: DataValidationError.self) {
+            try store.insert([ObjectData(id: "t9", entity: "Tag", attributes: ["name": .string("new")])])
+        }
+        let message = error?.description ?? ""
+        #expect(message.contains("(so in the store before this load)"), "\(message)")
+        #expect(message.contains("every problem above was in the store before this load"), "\(message)")
+        #expect(try store.count(of: "Tag") == 1, "nothing was written")
+    }
+
     @Test func danglingReferencesSayWhereTheyWereLookedFor() throws {
         let store = try store()
         let error = #expect(throws: DataValidationError.self) {

@@ -28,8 +28,42 @@ extension Store {
     }
 
     private func insertObjects(_ objects: [ObjectData]) throws {
+        var hadObjects = false
+        do {
+            try writeObjects(objects) { hadObjects = $0 }
+        } catch let invalid as WholeStoreInvalid {
+            guard hadObjects else { throw invalid.error }
+            // The transaction is undone: the store as it was says which problems were already there.
+            let before = try database.read { db in try StoreValidator(store: self, db: db).validate { _, _ in nil } }
+            throw invalid.error(knowing: before.violations.map(Self.dataProblem), allKnown: before.total >= invalid.error.total)
+        }
+    }
+
+    /// The whole store broke a rule after the objects were added (`validateWhole`); the error is
+    /// said once it is known which problems the store had before.
+    private struct WholeStoreInvalid: Error {
+        var error: DataValidationError
+
+        /// The error, each problem the store already had marked as such; when every one was, a
+        /// last line saying what to do about the store.
+        func error(knowing before: [DataProblem], allKnown: Bool) -> DataValidationError {
+            var marked = error
+            var allOld = allKnown
+            for index in marked.problems.indices {
+                if before.contains(marked.problems[index]) { marked.problems[index].message += " (so in the store before this load)" } else { allOld = false }
+            }
+            if allOld {
+                marked.problems.append(DataProblem(entity: "store", objectID: nil, key: nil, message: "every problem above was in the store before this load, which checks the whole store: "
+                                                   + "repair the store first (a migration with `mapc run` leaves a reference to no object out, as nil)"))
+            }
+            return marked
+        }
+    }
+
+    private func writeObjects(_ objects: [ObjectData], hadObjects report: (Bool) -> Void) throws {
         try database.write { db in
             let hadObjects = try self.hasObjects(db)
+            report(hadObjects)
             var resolver = ObjectGraphResolver(schema: schema, objects: objects, existing: hadObjects ? { id in try self.readObject(id: id, db) } : nil)
             try resolver.resolve()
             try self.checkIDsAreFree(objects, db)
@@ -54,7 +88,7 @@ extension Store {
             // The store is then held to the rules a migrated store is validated with, by the same
             // validator (`StoreValidator`): what `load` accepts, `run` accepts. The data's own
             // checks above come first, to name problems in the data's terms.
-            try self.validateWhole(db)
+            do { try self.validateWhole(db) } catch let error as DataValidationError { throw WholeStoreInvalid(error: error) }
         }
     }
 
@@ -104,9 +138,12 @@ extension Store {
     private func validateWhole(_ db: Database) throws {
         let findings = try StoreValidator(store: self, db: db).validate { _, _ in nil }
         guard findings.total > 0 else { return }
-        throw DataValidationError(problems: findings.violations.map { violation in
-            DataProblem(entity: violation.entity, objectID: violation.object, key: violation.property, message: "\(violation.rule) (value: \(English.abbreviated(violation.value)))")
-        }, total: findings.total)
+        throw DataValidationError(problems: findings.violations.map(Self.dataProblem), total: findings.total)
+    }
+
+    /// A rule a stored object breaks, as a problem of data.
+    private static func dataProblem(_ violation: ValidationViolation) -> DataProblem {
+        DataProblem(entity: violation.entity, objectID: violation.object, key: violation.property, message: "\(violation.rule) (value: \(English.abbreviated(violation.value)))")
     }
 
     /// Whether the store keeps its objects' identities (mapc's format does; Core Data's names an
