@@ -303,7 +303,8 @@ struct RunCommand: ParsableCommand {
             }
             let width = max(5, outcomes.map(\.store.count).max() ?? 0)
             let versionsWidth = max(20, outcomes.map { versions($0).count }.max() ?? 0)
-            func padded(_ text: String, _ width: Int) -> String { text.padding(toLength: max(width, text.count), withPad: " ", startingAt: 0) }
+            // Padded by characters, as the widths are counted (NSString's padding counts UTF-16 units, cutting an emoji's name).
+            func padded(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
             var lines = ["\(padded("store", width))  \(padded("result", 13))  \(padded("versions", versionsWidth))  seconds"]
             for outcome in outcomes {
                 var line = "\(padded(outcome.store, width))  \(padded(outcome.result.rawValue, 13))  \(padded(versions(outcome), versionsWidth))  \(String(format: "%.2f", outcome.seconds))"

@@ -146,6 +146,12 @@ struct MigrationTestCase {
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
                 try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix)
             }
+            // Core Data's external values go with the copy, as a run takes them (its steps may read them).
+            let external = CoreDataExternalData.beside(store: fixture)
+            if external.exists {
+                try external.copy(to: CoreDataExternalData(store: copy.path))
+                CoreDataExternalData(store: copy.path).finish()
+            }
             let current = try migrator.version(ofStoreAt: copy)
             if let target, let from = try? migrator.schemas.position(of: current.version), let to = try? migrator.schemas.position(of: target), from > to {
                 result.skipped = "the fixture is at \(current.version), newer than \(target)"

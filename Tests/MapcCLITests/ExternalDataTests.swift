@@ -36,7 +36,7 @@ struct ExternalDataTests {
                   caption: { type: string, optional: true }
 
             """, to: "schemas/v2.yaml")
-        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "p1", "title": "Sea", "image": "AkFCQ0QA"}]}}"#, to: "photos.json")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "p1", "title": "Sea", "image": "AjVDNEU3QTg2LTFGMUItNEM1NS05RTNBLTJCMUE3RDlDMEUxMQA="}]}}"#, to: "photos.json")
         let loaded = try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder)
         #expect(loaded.status == 0, "\(loaded.stderr)")
         let values = folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA")
@@ -78,6 +78,60 @@ struct ExternalDataTests {
         #expect(try hexImages(folder) == ["0168656C6C6F", "01" + file, "NULL"])
     }
 
+    /// The same through a mapping file of type copy (which the compiled path built its own way and
+    /// copied as stored), and across formats: bytes from mapc's format into a Core Data attribute
+    /// that allows external storage get the marker, and a Core Data store's values into mapc's
+    /// format (its files' loss accepted) are the bytes, out of the marker or the file.
+    @Test(arguments: [false, true])
+    func aCopyMappingAndAChangeOfFormatConvertToo(interpret: Bool) throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("Photos.sqlite"))
+        try folder.write("model: Photos\nversion: v2\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true }\n", to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - { name: PhotoToPhoto, source: Photo, destination: Photo, type: copy }\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "inline", "image": "AWhlbGxv"}, {"id": "b", "title": "file", "image": "AjVDNEU3QTg2LTFGMUItNEM1NS05RTNBLTJCMUE3RDlDMEUxMQA="}]}}"#, to: "photos.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder).status == 0)
+        let options = interpret ? ["--interpret"] : []
+        let file = String(repeating: "07", count: 2_500)
+        let copied = try CLI.run(["run", "--quiet", "--to", "v2", "--output", "copied.sqlite"] + options + ["Photos.sqlite"], in: folder)
+        #expect(copied.status == 0, "\(copied.stderr)")
+        #expect(try hexImages(folder, "copied.sqlite") == ["68656C6C6F", file])
+        // Into mapc's format (the files are only Core Data's: their loss accepted, their values read out).
+        let mapc = try CLI.run(["run", "--quiet", "--to", "v2", "--layout", "mapc", "--accept-data-loss", "--output", "plain.db"] + options + ["Photos.sqlite"], in: folder)
+        #expect(mapc.status == 0, "\(mapc.stderr)")
+        let plain = try CLI.run(["dump", "plain.db"], in: folder)
+        #expect(plain.stdout.contains("\"image\": \"aGVsbG8=\""), "\(plain.stdout)")
+        // And back into a Core Data store whose attribute allows external storage: marked.
+        try folder.write("model: Photos\nversion: v3\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true, externalStorage: true }\n", to: "schemas/v3.yaml")
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings"))
+        let back = try CLI.run(["run", "--quiet", "--to", "v3", "--layout", "core-data", "--output", "back.sqlite"] + options + ["plain.db"], in: folder)
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try hexImages(folder, "back.sqlite") == ["0168656C6C6F", "01" + file])
+    }
+
+    /// `mapc test` takes a fixture's external values along with its copy: a step that reads them
+    /// out of their files found none beside the copy.
+    @Test func aFixturesExternalValuesGoWithItsCopy() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("Photos.sqlite"))
+        try folder.write("model: Photos\nversion: v2\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true }\n", to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "b", "title": "file", "image": "AjVDNEU3QTg2LTFGMUItNEM1NS05RTNBLTJCMUE3RDlDMEUxMQA="}]}}"#, to: "photos.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "fixtures/photos-v1.sqlite"], in: folder).status == 0)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent(".Photos_SUPPORT"), to: folder.appendingPathComponent("fixtures/.photos-v1_SUPPORT"))
+        let record = try CLI.run(["test", "--record"], in: folder)
+        #expect(record.status == 0, "\(record.stdout)\(record.stderr)")
+        let expected = try folder.read("expected/photos-v1.json")
+        #expect(expected.contains(Data(repeating: 7, count: 2_500).base64EncodedString()), "\(expected.prefix(300))")
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.status == 0 && test.stdout.contains("PASS photos-v1"), "\(test.stdout)\(test.stderr)")
+        let status = try CLI.run(["status", "fixtures/photos-v1.sqlite"], in: folder)
+        #expect(status.stdout.contains("v1"), "the fixture is never written: \(status.stdout)")
+    }
+
     /// A value in neither of Core Data's forms is refused, naming the object: never guessed at.
     @Test func aValueInNoFormCoreDataWritesIsRefused() throws {
         let folder = try project()
@@ -93,10 +147,10 @@ struct ExternalDataTests {
     }
 
     /// Each photo's image as hex, in key order, by the sqlite3 shell.
-    private func hexImages(_ folder: URL) throws -> [String] {
+    private func hexImages(_ folder: URL, _ store: String = "Photos.sqlite") throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", "Photos.sqlite", "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK"]
+        process.arguments = ["sqlite3", store, "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK"]
         process.currentDirectoryURL = folder
         let output = Pipe()
         process.standardOutput = output
@@ -218,6 +272,9 @@ struct ExternalDataTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite")) == before)
         let accepted = try CLI.run(["run", "--layout", "mapc", "--accept-data-loss", "--output", "converted.db", "Photos.sqlite"], in: folder)
         #expect(accepted.status == 0, "\(accepted.stderr)")
+        // A plain copy of the attribute reads each value out of its file: the bytes, not the reference.
+        let dump = try CLI.run(["dump", "converted.db"], in: folder)
+        #expect(dump.stdout.contains("\"image\": \"\(Data(repeating: 7, count: 2_500).base64EncodedString())\""), "\(dump.stdout.prefix(400))")
     }
 
     /// In place, the store keeps its name, so its folder still belongs to it.

@@ -549,6 +549,10 @@ struct ManyStoresTests {
         let rows = run.stdout.split(separator: "\n").filter { $0.hasPrefix("stores/") }
         #expect(rows.count == 2 && rows.allSatisfy { $0.contains("migrated") && $0.contains("Journal 2 -> Journal 4") }, "\(run.stdout)")
         let header = try #require(run.stdout.split(separator: "\n").first)
+        // A store's name outside the Basic Multilingual Plane is not cut either.
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("stores/a.db"), to: folder.appendingPathComponent("stores/📷📷📷📷📷📷.db"))
+        let emoji = try CLI.run(["run", "--quiet", "--dry-run", "stores/📷📷📷📷📷📷.db", "stores/b.db"], in: folder)
+        #expect(emoji.stdout.contains("stores/📷📷📷📷📷📷.db  "), "\(emoji.stdout)")
         #expect(rows.allSatisfy { $0.range(of: "Journal 2")?.lowerBound.utf16Offset(in: $0) == header.range(of: "versions")?.lowerBound.utf16Offset(in: header) }, "columns line up: \(run.stdout)")
     }
 

@@ -109,6 +109,23 @@ struct LoadIntoStoreTests {
         #expect(after.last == third.id, "the new post is last: \(after)")
     }
 
+    /// Positions near the largest SQLite counts: new members that would go past it are refused
+    /// with what to do (adding to the highest trapped the process).
+    @Test(arguments: TestLayout.allCases)
+    func positionsThatWouldRunPastTheLargestAreRefused(layout: TestLayout) throws {
+        let store = try store(layout)
+        let author = try #require(try store.objects(of: "Author").first?.id)
+        guard case .inverseForeignKey(let table, _, let order?, _)? = store.layout.entities["Author"]?.relationships["posts"] else {
+            Issue.record("posts is kept by the posts' rows, with their positions"); return
+        }
+        try store.database.write { db in try db.execute(sql: "UPDATE \(table.quotedDatabaseIdentifier) SET \(order.quotedDatabaseIdentifier) = \(Int.max - 1)") }
+        let error = #expect(throws: MapcError.self) {
+            try store.insert((2...3).map { ObjectData(id: "p\($0)", entity: "Post", attributes: ["title": .string("P\($0)")], relationships: ["author": [author]]) })
+        }
+        #expect(error?.description.contains("renumber the positions first") == true, "\(String(describing: error))")
+        #expect(try store.count(of: "Post") == 1, "nothing was written")
+    }
+
     @Test func existingToOneRelationshipsAreNeverChanged() throws {
         let store = try store()
         let stolen = #expect(throws: DataValidationError.self) {

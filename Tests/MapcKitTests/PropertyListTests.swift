@@ -269,7 +269,7 @@ struct PropertyListTests {
     @Test func textInsideAListOrDictionaryIsQuoted() {
         #expect(CoreDataFormat.describe([""] as [Any]) == "[\"\"]")
         #expect(CoreDataFormat.describe(["a, b", "c"] as [Any]) == "[\"a, b\", \"c\"]")
-        #expect(CoreDataFormat.describe(["k": "v \"q\""] as [String: Any]) == "{k: \"v \\\"q\\\"\"}")
+        #expect(CoreDataFormat.describe(["k, 1": "v \"q\""] as [String: Any]) == "{\"k, 1\": \"v \\\"q\\\"\"}")
         #expect(CoreDataFormat.describe("plain" as Any) == "plain")
         #expect(CoreDataFormat.describe([NSNumber(value: 3)] as [Any]) == "[3]")
     }

@@ -170,6 +170,7 @@ struct CompiledMappings {
             } else if entityMapping.type == .copy, case .attribute(let sourceAttribute)? = source.schema.property(named: attribute.name, in: sourceEntity),
                       let sourceColumn = sourceStorage.attributeColumns[attribute.name] {
                 fragment = SQLFragment(sql: "s.\(sourceColumn.quotedDatabaseIdentifier)", arguments: [], type: ExprType(sourceAttribute.type), attributeType: sourceAttribute.type)
+                fragment?.allowsExternalStorage = sourceAttribute.allowsExternalStorage
             }
             guard let fragment else {
                 columns.append(column)
@@ -222,8 +223,9 @@ struct CompiledMappings {
             // Bytes are never made text by a column's affinity: a UUID Core Data keeps as 16 bytes
             // becomes a string only through the interpreter's formatting.
             let bytes = destination.strategy.storageClasses(of: sourceType).contains("blob") && !destination.strategy.storageClasses(of: attribute.type).contains("blob")
-            // Nor is a value whose external-storage setting changes: its stored form does (the interpreter converts it).
-            let externalForm = sourceType == .binary && fragment.allowsExternalStorage != attribute.allowsExternalStorage
+            // Nor is a value whose stored form changes with Core Data's external storage (the interpreter converts it).
+            let externalForm = sourceType == .binary && CoreDataExternalValue.isMarked(source.format, allowsExternalStorage: fragment.allowsExternalStorage)
+                != CoreDataExternalValue.isMarked(destination.format, allowsExternalStorage: attribute.allowsExternalStorage)
             guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double), !bytes, !externalForm,
                   source.strategy.encodingName(of: sourceType) == destination.strategy.encodingName(of: sourceType),
                   source.strategy.encodingName(of: attribute.type) == destination.strategy.encodingName(of: attribute.type) else { return nil }

@@ -238,7 +238,8 @@ package enum StoreMigration {
         guard let values = try copies || converts ? external.countedValues() : external.values() else { return nil }
         if converts, let destination = options.destinationFormat, !options.acceptsDataLoss {
             throw MapcError.store("\(store) keeps large binary values in files beside it (\(external.describe(values))), which only Core Data reads: "
-                                  + "a \(destination.name) store would hold their references, not their bytes. Keep the Core Data format, "
+                                  + "an attribute copied as it is takes each value's bytes out of its file, but an expression or policy reading one sees Core Data's reference, "
+                                  + "which a \(destination.name) store would keep. Keep the Core Data format, "
                                   + "or accept the loss (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
         }
         if let output, copies {

@@ -7,19 +7,26 @@ import MapcModel
 /// file that holds them in the store's `_EXTERNAL_DATA` folder (`02`, then the file's UUID as text
 /// and a NUL). An attribute that does not allow external storage keeps the bytes alone.
 ///
-/// mapc copies such a column as it is while the attribute keeps its setting (the files go with the
-/// store: `CoreDataExternalData`). When a step turns the setting off, the value is read out of its
-/// marker or its file into the bytes alone; turned on, the bytes get the inline marker. A value in
-/// neither form is refused, never guessed at.
+/// mapc copies such a column as it is while the stored form stays the same (the files go with the
+/// store: `CoreDataExternalData`). When a step leaves the marked form (the setting turned off, or a
+/// Core Data store's values copied into mapc's format), each value is read out of its marker or
+/// its file into the bytes alone; when it enters it (turned on, or bytes from mapc's format into a
+/// Core Data store), the bytes get the inline marker. A value in neither form is refused, never
+/// guessed at.
 package enum CoreDataExternalValue {
     /// The marker of a value kept inline.
     static let inline: UInt8 = 0x01
     /// The marker of a value kept in a file of the external data folder.
     static let inFile: UInt8 = 0x02
 
-    /// What a step does to a binary value whose attribute's setting changes, when both stores are
-    /// Core Data's; nil when nothing changes (the setting is the same, a store is mapc's, or a
-    /// value is not bytes on either side).
+    /// Whether a binary attribute's values are kept marked in a store of this format: in Core
+    /// Data's, when the attribute allows external storage.
+    package static func isMarked(_ format: StoreFormat, allowsExternalStorage: Bool) -> Bool {
+        allowsExternalStorage && format.identifier == StoreFormat.coreData.identifier
+    }
+
+    /// What a step does to a binary value whose stored form changes (`isMarked` on one side
+    /// only); nil when it does not (or a value is not bytes on either side).
     package enum Conversion: Sendable {
         /// The setting was on and is off: the bytes, out of their marker or their file (in the
         /// folder of the store the values were first read from).
@@ -30,9 +37,9 @@ package enum CoreDataExternalValue {
         /// The conversion between a source and a destination attribute of two stores, or nil.
         package static func between(_ source: Attribute, of sourceFormat: StoreFormat, _ destination: Attribute, of destinationFormat: StoreFormat,
                                     files: CoreDataExternalData?) -> Conversion? {
-            guard sourceFormat.identifier == StoreFormat.coreData.identifier, destinationFormat.identifier == StoreFormat.coreData.identifier, source.type == .binary, destination.type == .binary,
-                  source.allowsExternalStorage != destination.allowsExternalStorage else { return nil }
-            guard source.allowsExternalStorage else { return .markInline }
+            let marked = isMarked(sourceFormat, allowsExternalStorage: source.allowsExternalStorage)
+            guard source.type == .binary, destination.type == .binary, marked != isMarked(destinationFormat, allowsExternalStorage: destination.allowsExternalStorage) else { return nil }
+            guard marked else { return .markInline }
             return files.map(Conversion.readOut) ?? .readOut(CoreDataExternalData(store: ""))
         }
 
@@ -61,9 +68,14 @@ package enum CoreDataExternalValue {
             }
             // Links followed (a copy may link its files); only a regular file is read (a FIFO would block).
             let path = Files.realPath((files.dataFolder as NSString).appendingPathComponent(text))
-            guard Files.kind(of: path) == .regularFile else {
+            switch Files.kind(of: path) {
+            case .regularFile: break
+            case .missing:
                 throw MapcError.store("the value is kept in Core Data's external file \(text), which is not in \(files.dataFolder): "
                                      + "the store's support folder is missing or incomplete; copy the store with its hidden .<name>_SUPPORT folder")
+            default:
+                throw MapcError.store("the value is kept in Core Data's external file \(path), which is not a regular file (a folder, a FIFO or a device): "
+                                     + "mapc reads only files there; put the value's file back")
             }
             do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
                 throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(error.localizedDescription)")

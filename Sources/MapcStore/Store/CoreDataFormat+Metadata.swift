@@ -72,7 +72,7 @@ extension CoreDataFormat {
         case let number as NSNumber: return number.stringValue
         case let data as Data: return "<\(data.count) bytes>"
         case let array as [Any]: return "[" + array.map { describe($0, quotingText: true) }.joined(separator: ", ") + "]"
-        case let dictionary as [String: Any]: return "{" + dictionary.keys.sorted().map { "\($0): \(describe(dictionary[$0] ?? "", quotingText: true))" }.joined(separator: ", ") + "}"
+        case let dictionary as [String: Any]: return "{" + dictionary.keys.sorted().map { "\(describe($0, quotingText: true)): \(describe(dictionary[$0] ?? "", quotingText: true))" }.joined(separator: ", ") + "}"
         default: return "\(value)"
         }
     }

@@ -181,13 +181,21 @@ extension Store {
                 }
             }
             guard let list = resolver.related[owner][relationship] else { return offset }
-            if list.count <= 16 { return offset + (list.firstIndex(of: member) ?? 0) }
+            if list.count <= 16 { return try place(offset, list.firstIndex(of: member) ?? 0, owner, relationship) }
             if indexes[owner]?[relationship] == nil {
                 var index: [Int: Int] = [:]
                 for (position, item) in list.enumerated() where index[item] == nil { index[item] = position }
                 indexes[owner, default: [:]][relationship] = index
             }
-            return offset + (indexes[owner]?[relationship]?[member] ?? 0)
+            return try place(offset, indexes[owner]?[relationship]?[member] ?? 0, owner, relationship)
+        }
+        /// The place `index` after `offset`, or an error when positions would run past the largest SQLite counts.
+        func place(_ offset: Int, _ index: Int, _ owner: Int, _ relationship: String) throws -> Int {
+            let (sum, overflow) = offset.addingReportingOverflow(index)
+            guard !overflow else {
+                throw MapcError.store("\(resolver.objects[owner].entity) '\(resolver.objects[owner].id)' holds positions in '\(relationship)' so large that the new objects would go past the largest SQLite can count: renumber the positions first")
+            }
+            return sum
         }
         for (index, object) in resolver.objects.enumerated() {
             guard let entity = schema.entity(named: object.entity), let storage = layout.entities[object.entity] else { continue }
