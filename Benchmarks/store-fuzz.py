@@ -145,7 +145,12 @@ def damage_core_data(db, rng, tables):
                 raw[rng.randrange(len(raw))] = rng.randrange(256)
             db.execute("UPDATE Z_METADATA SET Z_PLIST = ?", (bytes(raw),))
             return
-        db.execute("UPDATE Z_METADATA SET Z_PLIST = ?", (plistlib.dumps(plist, fmt=plistlib.FMT_BINARY),))
+        try:
+            data = plistlib.dumps(plist, fmt=plistlib.FMT_BINARY)
+        except (TypeError, ValueError, OverflowError):
+            # An earlier damage left keys plistlib cannot write back (data among text keys): keep that damage.
+            return
+        db.execute("UPDATE Z_METADATA SET Z_PLIST = ?", (data,))
     elif action == 3:
         counter = rng.choice(["-1", "'text'", "9223372036854775807", "NULL", "0"])
         db.execute(f"UPDATE Z_PRIMARYKEY SET Z_MAX = {counter} WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY ORDER BY random() LIMIT 1)")
