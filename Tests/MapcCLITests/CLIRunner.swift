@@ -96,6 +96,13 @@ enum CLI {
         return className
     }
 
+    /// A temporary project folder with an empty `schemas` folder, for a test's own model.
+    static func emptyProject() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        return folder
+    }
+
     /// A temporary project folder holding a copy of the shipped schemas.
     static func project() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-cli-\(UUID().uuidString)")

@@ -58,10 +58,8 @@ struct CheckChainTests {
 @Suite("diff and forgotten renames")
 struct DiffRenameTests {
     @Test func diffAndPlanSuggestTheRenamingIdentifier() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: Blog\nversion: v1\nentities:\n  Post:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
         try folder.write("model: Blog\nversion: v2\nentities:\n  Post:\n    attributes:\n      title: string\n", to: "schemas/v2.yaml")
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)

@@ -55,22 +55,8 @@ struct DefectRegressionTests {
         let folder = try v3Store()
         defer { try? FileManager.default.removeItem(at: folder) }
         // A rollback-journal store with an exclusive write transaction open in another process.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
-        import sqlite3, sys, time
-        c = sqlite3.connect('notes.db', isolation_level=None)
-        c.execute('BEGIN EXCLUSIVE')
-        print('locked', flush=True)
-        sys.stdin.read()
-        """]
-        holder.currentDirectoryURL = folder
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        defer { try? input.fileHandleForWriting.close(); holder.waitUntilExit() }
-        _ = output.fileHandleForReading.availableData   // waits for "locked"
+        let holder = try StoreHolder(folder, "notes.db", holding: "c.execute('BEGIN EXCLUSIVE')")
+        defer { holder.release() }
         let original = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
         for arguments in [["status", "notes.db"], ["run", "notes.db"], ["load", "notes.json", "notes.db"]] {
             let result = try CLI.run(arguments, in: folder)
@@ -85,23 +71,8 @@ struct DefectRegressionTests {
     @Test func aReaderFoundWhenReplacingIsNotBlamedOnAStep() throws {
         let folder = try v3Store()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", """
-        import sqlite3, sys
-        c = sqlite3.connect('notes.db', isolation_level=None)
-        c.execute('BEGIN')
-        c.execute('SELECT count(*) FROM sqlite_master').fetchall()
-        print('reading', flush=True)
-        sys.stdin.read()
-        """]
-        holder.currentDirectoryURL = folder
-        let input = Pipe(), output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        defer { try? input.fileHandleForWriting.close(); holder.waitUntilExit() }
-        _ = output.fileHandleForReading.availableData   // waits for "reading"
+        let holder = try StoreHolder(folder, "notes.db", holding: "c.execute('BEGIN'); c.execute('SELECT count(*) FROM sqlite_master').fetchall()")
+        defer { holder.release() }
         for arguments in [["run", "--accept-data-loss", "--to", "v4", "notes.db"], ["run", "--accept-data-loss", "--to", "v4", "--format", "json", "notes.db"]] {
             let result = try CLI.run(arguments, in: folder)
             #expect(result.status == 2 && result.stderr.contains("in use"), "\(arguments): \(result.stderr)")
@@ -114,10 +85,8 @@ struct DefectRegressionTests {
     /// nil) says how to decide what it becomes: write the step's mapping, with the command, its
     /// version names quoted for the shell.
     @Test func aValueAnInferredStepCannotStoreSaysHowToChooseWhatItBecomes() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: E\nversion: Edge 1\nentities:\n  Tag:\n    attributes:\n      amount: decimal?\n", to: "schemas/e1.yaml")
         try folder.write("model: E\nversion: Edge 2\nentities:\n  Tag:\n    attributes:\n      amount: double?\n", to: "schemas/e2.yaml")
         try folder.write("versions: [Edge 1, Edge 2]\n", to: "schemas/versions.yaml")
@@ -266,10 +235,8 @@ struct DefectRegressionTests {
     }
 
     @Test func inferenceRefusesAnAttributeBecomingARelationship() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: M\nversion: v1\nentities:\n  Post:\n    attributes:\n      title: string\n      author: string?\n  Author:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
         try folder.write("model: M\nversion: v2\nentities:\n  Post:\n    attributes:\n      title: string\n    relationships:\n      author: { destination: Author, optional: true }\n  Author:\n    attributes:\n      name: string\n", to: "schemas/v2.yaml")
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
@@ -285,10 +252,8 @@ struct DefectRegressionTests {
     /// A step that both needs work and drops values: `infer` counts and lists every item it
     /// wrote under `todo:`, the drops too (it said "1 item" of two, and nothing of the drop).
     @Test func inferCountsAndListsEveryItemLeftToDo() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      title: string\n      mood: string?\n", to: "schemas/v1.yaml")
         try folder.write("model: M\nversion: v2\nentities:\n  Note:\n    attributes:\n      title: string\n      words: int32\n", to: "schemas/v2.yaml")
         let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2", "--output", "m.yaml"], in: folder)
@@ -354,6 +319,30 @@ struct DefectRegressionTests {
         #expect(backup.status == 64 && backup.stderr.contains("--output leaves the store untouched; --keep-backup has nothing to keep"), "\(backup.stderr)")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("b.db").path))
         #expect(two.status == 1 && lines.count >= 2 && lines == lines.sorted(), "\(two.stderr)")
+    }
+}
+
+/// Another process holding a store: a python3 sqlite3 connection that runs `holding` (a lock, a
+/// read transaction) and keeps it until `release`; made once it holds it.
+struct StoreHolder {
+    private let process = Process()
+    private let input = Pipe()
+
+    init(_ folder: URL, _ store: String, holding statements: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", "import sqlite3, sys\nc = sqlite3.connect('\(store)', isolation_level=None)\n\(statements)\nprint('holding', flush=True)\nsys.stdin.read()\n"]
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        _ = output.fileHandleForReading.availableData   // waits for "holding"
+    }
+
+    /// Lets the store go and waits for the process to end.
+    func release() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
     }
 }
 

@@ -184,10 +184,8 @@ struct ReliabilityTests {
     }
 
     @Test func compiledAndInterpretedFiltersAgreeAboveTwoToThe53() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
         for version in ["b1", "b2"] {
             try folder.write("model: B\nversion: \(version)\nentities:\n  Big:\n    versionHashModifier: \(version)\n    attributes:\n      n: int64\n", to: "schemas/\(version).yaml")

@@ -532,10 +532,8 @@ struct ManyStoresTests {
     /// The table of a run over many stores shows version names whole, however long (it cut them
     /// at 20 characters: "Journal 2 -> Journal" read as a step back to the first version).
     @Test func theTableOfManyStoresShowsLongVersionNamesWhole() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: J\nversion: Journal 2\nentities:\n  Note:\n    attributes:\n      title: string\n", to: "schemas/j2.yaml")
         try folder.write("model: J\nversion: Journal 4\nentities:\n  Note:\n    attributes:\n      title: string\n      body: string?\n", to: "schemas/j4.yaml")
         try folder.write("versions: [Journal 2, Journal 4]\n", to: "schemas/versions.yaml")

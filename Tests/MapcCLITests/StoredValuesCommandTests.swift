@@ -150,10 +150,8 @@ func sqliteOutput(_ folder: URL, _ store: String, _ sql: String) throws -> Strin
 @Suite("Decimal bounds, load and run alike")
 struct DecimalBoundsTests {
     @Test func aDecimalJustAboveItsMaxIsRefusedByLoadAndByRun() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: Shop\nversion: v1\nentities:\n  Item:\n    attributes:\n      amount: { type: decimal, max: 0.1 }\n", to: "schemas/v1.yaml")
         try folder.write("model: Shop\nversion: v2\nentities:\n  Item:\n    attributes:\n      amount: { type: decimal, max: 0.1 }\n      note: string?\n", to: "schemas/v2.yaml")
         try folder.write(#"{"version":"v1","objects":{"Item":[{"id":"i1","amount":"0.10000000000000000001"}]}}"#, to: "above.json")
@@ -173,10 +171,8 @@ struct DecimalBoundsTests {
 @Suite("Decimals written as JSON numbers")
 struct DecimalNumbersInDataTests {
     @Test func everyDigitOfADecimalWrittenAsANumberIsKept() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: Shop\nversion: v1\nentities:\n  Item:\n    attributes:\n      amount: decimal\n      count: int64?\n      ratio: double?\n      small: int16?\n", to: "schemas/v1.yaml")
         let amounts = ["123456789012345678901234", "12345678901234567.89", "1234567890.123456789", "-0.10000000000000000001", "0.1", "1e-30", "2.5E+3"]
         // Other attributes take such numbers as a double does: 1.0000000000000001 is the whole number 1.
@@ -226,10 +222,8 @@ struct DamagedStoreTests {
 @Suite("Dates at the end of year 9999")
 struct LastDateTests {
     @Test func theLastMicrosecondOfYear9999IsRefusedAsAStoreCannotKeepIt() throws {
-        let folder = try CLI.project()
+        let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas"))
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
         try folder.write("model: M\nversion: v1\nentities:\n  Pump:\n    attributes:\n      at: date\n", to: "schemas/v1.yaml")
         try folder.write(#"{"version":"v1","objects":{"Pump":[{"id":"p1","at":"9999-12-31T23:59:59.999999Z"}]}}"#, to: "late.json")
         let late = try CLI.run(["load", "late.json", "late.db"], in: folder)
