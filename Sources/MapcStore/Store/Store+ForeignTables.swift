@@ -98,7 +98,9 @@ package struct ForeignTable: Sendable, Equatable {
         }
         let objects = tables.filter { $0.objectType != nil }
         if !objects.isEmpty {
-            notes.append("the store has \(objects.map(\.described).joined(separator: ", ")), which the migrated store, made from the model, does not have")
+            let triggers = objects.contains { $0.objectType == "trigger" }
+            notes.append("the store has \(objects.map(\.described).joined(separator: ", ")), which the migrated store, made from the model, does not have"
+                         + (triggers ? ": whatever they kept up to date (a derived attribute's values, an app's own rule) is no longer kept by the store until the app makes them again" : ""))
         }
         return notes
     }
