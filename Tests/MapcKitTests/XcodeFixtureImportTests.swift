@@ -66,6 +66,7 @@ struct XcodeFixtureImportTests {
             <entity name="Person" representedClassName="Person" syncable="YES" codeGenerationType="class">
                 <attribute name="name" optional="YES" attributeType="String"/>
                 <compositeAttribute name="address" optional="YES" attributeType="Composite" composite="Address"/>
+                <attribute name="billing" optional="YES" attributeType="Composite" composite="Address"/>
             </entity>
             <composite name="Address">
                 <attribute name="city" optional="YES" attributeType="String"/>
@@ -75,7 +76,8 @@ struct XcodeFixtureImportTests {
         let model = try XcodeModelImporter.importModel(at: folder.path)
         let messages = model.warnings.map { "\($0.location?.line ?? 0): \($0.message)" }
         #expect(messages.contains { $0.hasPrefix("5: composite attribute Person.address is not imported") && $0.contains("a store of it matches no version") }, "\(messages)")
-        #expect(messages.contains { $0.hasPrefix("7: composite 'Address' is not imported") }, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("6: attribute Person.billing is a composite attribute and is not imported") && $0.contains("a store of it matches no version") }, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("8: composite 'Address' is not imported") }, "\(messages)")
     }
 
     @Test func aSingleVersionImportsFromItsFolderOrItsContentsFile() throws {

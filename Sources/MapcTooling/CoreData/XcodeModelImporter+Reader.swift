@@ -8,6 +8,10 @@ import MapcMigration
 extension XcodeModelImporter {
     /// Turns `<entity>` elements into entities, collecting warnings.
     struct ModelReader {
+        /// What leaving a composite attribute out costs, in each warning about one (either form Xcode writes).
+        static let compositeCost = "mapc has no composite attributes, so this version's entity hashes are not Core Data's and a store of it matches no version "
+            + "(`mapc status` says which); migrate such stores with Core Data"
+
         let path: String
         var warnings: [Diagnostic] = []
 
@@ -88,8 +92,7 @@ extension XcodeModelImporter {
                     entity.userInfo = userInfo(child)
                 case "compositeAttribute":
                     // Part of the entity's version hash: without it, no store of this version is recognised.
-                    warn("composite attribute \(name).\(child.attributes["name"] ?? "") is not imported: mapc has no composite attributes, so this version's entity hashes "
-                         + "are not Core Data's and a store of it matches no version (`mapc status` says which); migrate such stores with Core Data", at: child)
+                    warn("composite attribute \(name).\(child.attributes["name"] ?? "") is not imported: \(Self.compositeCost)", at: child)
                 default:
                     warn("<\(child.name)> in entity \(name) is not imported", at: child)
                 }
@@ -121,7 +124,7 @@ extension XcodeModelImporter {
                 switch typeName {
                 case "Object ID": warn("\(what) (Object ID) is not imported: object IDs are not stored values", at: node)
                 case "Undefined": warn("\(what) has no type (Undefined) and is not imported; Core Data allows it only on transient attributes", at: node)
-                case "Composite": warn("\(what) is a composite attribute and is not imported: mapc has no composite attributes", at: node)
+                case "Composite": warn("\(what) is a composite attribute and is not imported: \(Self.compositeCost)", at: node)
                 default: warn("\(what) has the unknown type '\(typeName)' and is not imported", at: node)
                 }
                 return nil
