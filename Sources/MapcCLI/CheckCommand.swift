@@ -91,7 +91,7 @@ struct CheckCommand: ParsableCommand {
                         for gap in (try? MigrationPlanner.chainGaps(catalog: loaded, mappings: mappings)) ?? [] {
                             let at = loaded.schema(version: gap.to).flatMap(Self.versionLine)
                             let file = MappingCatalog.suggestedFile(from: gap.from, to: gap.to, in: mappings.directory)
-                            let start = "`mapc infer --from \(English.shellWord(gap.from)) --to \(English.shellWord(gap.to)) --output \(English.shellWord(file))` writes a start"
+                            let start = "`mapc infer \(English.option("--from", gap.from)) \(English.option("--to", gap.to)) \(English.option("--output", file))` writes a start"
                             if let problem = gap.problem {
                                 diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))",
                                                           at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))

@@ -48,7 +48,7 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
         if !error.mappingProblems.isEmpty { Console.err(DiagnosticRenderer(sources: sources).render(error.mappingProblems)) }
         Console.err("error: \(error)")
         let inferable = ([error] + error.later).filter { !$0.isDowngrade }
-        for blocked in inferable { Console.err("`mapc infer --from \(English.shellWord(blocked.from)) --to \(English.shellWord(blocked.to)) --output \(English.shellWord(blocked.suggestedFile))` writes that skeleton") }
+        for blocked in inferable { Console.err("`mapc infer \(English.option("--from", blocked.from)) \(English.option("--to", blocked.to)) \(English.option("--output", blocked.suggestedFile))` writes that skeleton") }
         throw ExitCodeError(MapcExitCode.storeError)
     } catch let error as MapcError {
         Console.err("error: \(error)")

@@ -36,7 +36,7 @@ struct DiffCommand: ParsableCommand {
             } else if let from = order.0, let to = order.1, to < from {
                 lines.append("verdict: a downgrade (\(catalog.orderDescription)); mapc never infers one: write the mapping from \(source.version) to \(destination.version) by hand")
             } else if result.problems.isEmpty {
-                lines.append("verdict: inferable (lightweight migration); `mapc infer --from \(English.shellWord(from)) --to \(English.shellWord(to))` shows the mapping")
+                lines.append("verdict: inferable (lightweight migration); `mapc infer \(English.option("--from", from)) \(English.option("--to", to))` shows the mapping")
                 let dropped = result.droppedValues
                 if !dropped.isEmpty {
                     lines.append("note: an inferred migration drops the values of \(dropped.joined(separator: ", ")); write a mapping file if they should move elsewhere "

@@ -341,7 +341,7 @@ struct RunCommand: ParsableCommand {
                     // No file to point at: the way to decide what such a value becomes is to write one.
                     let from = step.source.version, to = step.destination.version
                     Console.err("note: the step \(from) -> \(to) is inferred; to choose what such values become, write its mapping "
-                                + "(`mapc infer --from \(English.shellWord(from)) --to \(English.shellWord(to)) --output \(English.shellWord(MappingCatalog.suggestedFile(from: from, to: to, in: mappingOptions.folder ?? "mappings")))`) "
+                                + "(`mapc infer \(English.option("--from", from)) \(English.option("--to", to)) \(English.option("--output", MappingCatalog.suggestedFile(from: from, to: to, in: mappingOptions.folder ?? "mappings")))`) "
                                 + "and give '\(property)' of mapping '\(mapping)' an expression for them")
                 }
                 break

@@ -100,6 +100,20 @@ struct DefectRegressionTests {
         #expect(plan.stdout.contains("`mapc infer --from 'Edge 1' --to 'Edge 2'` shows the mapping"), "\(plan.stdout)")
     }
 
+    /// Versions named like options: the commands messages suggest run as shown (`--from=-a`,
+    /// `mapc diff -- -a -b`); `--from -a` was taken for a missing value.
+    @Test func suggestedCommandsRunForVersionsNamedLikeOptions() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: D\nversion: -a\nentities:\n  Note:\n    attributes:\n      title: string\n", to: "schemas/a.yaml")
+        try folder.write("model: D\nversion: -b\nentities:\n  Note:\n    attributes:\n      title: string\n      body: string?\n", to: "schemas/b.yaml")
+        try folder.write("versions: [-a, -b]\n", to: "schemas/versions.yaml")
+        let diff = try CLI.run(["diff", "--", "-a", "-b"], in: folder)
+        #expect(diff.status == 0 && diff.stdout.contains("`mapc infer --from=-a --to=-b` shows the mapping"), "\(diff.stdout)\(diff.stderr)")
+        let infer = try CLI.run(["infer", "--from=-a", "--to=-b"], in: folder)
+        #expect(infer.status == 0 && infer.stdout.contains("body: "), "\(infer.stdout)\(infer.stderr)")
+    }
+
     @Test func damagedHistoryAndMetadataNeverTrap() throws {
         let folder = try v3Store()
         defer { try? FileManager.default.removeItem(at: folder) }

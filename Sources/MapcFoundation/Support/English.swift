@@ -19,6 +19,17 @@ package enum English {
         return plain ? name : "'" + name.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
+    /// An option and its value in a suggested command: `--from 'Edge 1'`, or `--from=-a` for a value
+    /// the argument parser would otherwise take for an option.
+    package static func option(_ flag: String, _ value: String) -> String {
+        value.hasPrefix("-") ? "\(flag)=\(shellWord(value))" : "\(flag) \(shellWord(value))"
+    }
+
+    /// Operands of a suggested command, after `--` when one begins with `-` (`mapc diff -- -a -b`).
+    package static func operands(_ values: [String]) -> String {
+        (values.contains { $0.hasPrefix("-") } ? "-- " : "") + values.map(shellWord).joined(separator: " ")
+    }
+
     /// The word with its article: "an Author", "a Note".
     package static func withArticle(_ word: String) -> String { "\(article(word)) \(word)" }
 

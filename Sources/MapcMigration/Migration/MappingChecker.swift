@@ -291,7 +291,7 @@ extension MappingChecker {
             // The steps before it can run now, which is what a team waiting on a port wants.
             let reachable = first.source.version
             all.append(Diagnostic(.note, "the steps before \(reachable) -> \(first.destination.version) are ready: the store can be migrated to \(reachable) now "
-                                  + "(`mapc run --to \(English.shellWord(reachable))`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
+                                  + "(`mapc run \(English.option("--to", reachable))`; in code, `plan(forStoreAt:to: \"\(reachable)\")`)", at: nil))
         }
         return all
     }
