@@ -15,7 +15,7 @@ extension CoreDataFormat {
     /// The layout of an existing store: the one Core Data would write today, with what the store
     /// keeps otherwise read from the store (`CoreDataLayout.reconciled`).
     func layout(for schema: Schema, in db: Database) throws -> StoreLayout {
-        try CoreDataLayout(schema: schema).build().reconciled(with: db, schema: schema)
+        try CoreDataLayout(schema: schema).build().reconciled(with: db, schema: schema).withSiblingColumnsReadFromValues(db, schema: schema)
     }
 }
 
