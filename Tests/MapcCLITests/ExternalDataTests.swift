@@ -139,7 +139,12 @@ struct ExternalDataTests {
         try FileManager.default.removeItem(at: folder.appendingPathComponent("Photos.sqlite"))
         try folder.write("model: Photos\nversion: v2\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true }\n", to: "schemas/v2.yaml")
         try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "odd", "image": "BW9kZA=="}]}}"#, to: "photos.json")
+        // `load` refuses it (below): the store is made with a valid value, then damaged.
+        let refused = try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder)
+        #expect(refused.status == 1 && refused.stderr.contains("Photo 'a', key 'image': an attribute that allows external storage keeps Core Data's form") && refused.stderr.contains("its first byte is 05"), "\(refused.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "odd", "image": "AW9kZA=="}]}}"#, to: "photos.json")
         #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "Photos.sqlite", "UPDATE ZPHOTO SET ZIMAGE = x'056f6464'")
         let original = try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite"))
         let run = try CLI.run(["run", "--quiet", "Photos.sqlite"], in: folder)
         #expect(run.status == 3 && run.stderr.contains("Photo 'Photo/p1', property 'image': the value's first byte is 05, neither Core Data's marker"), "\(run.stderr)")

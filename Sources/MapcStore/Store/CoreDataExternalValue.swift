@@ -54,35 +54,62 @@ package enum CoreDataExternalValue {
         }
     }
 
-    /// The bytes a column value of an attribute that allows external storage stands for.
-    package static func bytes(of stored: Data, files: CoreDataExternalData) throws -> Data {
-        guard let marker = stored.first else { return stored }
+    /// What a column value of an attribute that allows external storage holds.
+    enum Form {
+        /// The bytes themselves (no value, or the inline marker's).
+        case bytes(Data)
+        /// The name (a UUID) of the file in the external data folder that holds them.
+        case file(String)
+    }
+
+    /// The form of a stored value, or a message saying why it is in none of Core Data's.
+    static func form(of stored: Data) -> Result<Form, MapcError> {
+        guard let marker = stored.first else { return .success(.bytes(stored)) }
         switch marker {
         case inline:
-            return stored.dropFirst()
+            return .success(.bytes(stored.dropFirst()))
         case inFile:
             var name = stored.dropFirst()
             if name.last == 0 { name = name.dropLast() }
             guard let text = String(data: name, encoding: .utf8), let uuid = UUID(uuidString: text), uuid.uuidString.caseInsensitiveCompare(text) == .orderedSame else {
-                throw MapcError.store("the value names a file of Core Data's external data that is not a UUID (\(Hex.lowercase(Array(stored.prefix(48))))…); mapc reads only what Core Data writes there")
+                return .failure(.store("the value names a file of Core Data's external data that is not a UUID (\(Hex.lowercase(Array(stored.prefix(48))))…); mapc reads only what Core Data writes there"))
             }
-            // Links followed (a copy may link its files); only a regular file is read (a FIFO would block).
-            let path = Files.realPath((files.dataFolder as NSString).appendingPathComponent(text))
-            switch Files.kind(of: path) {
-            case .regularFile: break
-            case .missing:
-                throw MapcError.store("the value is kept in Core Data's external file \(text), which is not in \(files.dataFolder): "
-                                     + "the store's support folder is missing or incomplete; copy the store with its hidden .<name>_SUPPORT folder")
-            default:
-                throw MapcError.store("the value is kept in Core Data's external file \(path), which is not a regular file (a folder, a FIFO or a device): "
-                                     + "mapc reads only files there; put the value's file back")
-            }
-            do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(error.localizedDescription)")
-            }
+            return .success(.file(text))
         default:
-            throw MapcError.store("the value's first byte is \(String(format: "%02x", marker)), neither Core Data's marker of a value kept inline (01) nor of one kept in a file (02): "
-                                 + "mapc does not read it as the attribute's bytes rather than guess; please report the store's Core Data version")
+            return .failure(.store("the value's first byte is \(String(format: "%02x", marker)), neither Core Data's marker of a value kept inline (01) nor of one kept in a file (02): "
+                                   + "mapc does not read it as the attribute's bytes rather than guess; please report the store's Core Data version"))
+        }
+    }
+
+    /// Why a value given for a Core Data store's attribute that allows external storage cannot be
+    /// stored as it is (`load` and `Store.insert` take the column's form: `dump` writes it), or nil.
+    package static func problem(storing value: Value) -> String? {
+        guard case .binary(let data) = value, case .failure = form(of: data) else { return nil }
+        return "an attribute that allows external storage keeps Core Data's form in a Core Data store, as `mapc dump` writes it: give 01 followed by the bytes "
+            + "(base64 of both), or 02, the UUID of a file in the store's _EXTERNAL_DATA folder and a NUL; its first byte is \(String(format: "%02x", data.first ?? 0))"
+    }
+
+    /// The bytes a column value of an attribute that allows external storage stands for.
+    package static func bytes(of stored: Data, files: CoreDataExternalData) throws -> Data {
+        let text: String
+        switch form(of: stored) {
+        case .failure(let problem): throw problem
+        case .success(.bytes(let bytes)): return bytes
+        case .success(.file(let name)): text = name
+        }
+        // Links followed (a copy may link its files); only a regular file is read (a FIFO would block).
+        let path = Files.realPath((files.dataFolder as NSString).appendingPathComponent(text))
+        switch Files.kind(of: path) {
+        case .regularFile: break
+        case .missing:
+            throw MapcError.store("the value is kept in Core Data's external file \(text), which is not in \(files.dataFolder): "
+                                 + "the store's support folder is missing or incomplete; copy the store with its hidden .<name>_SUPPORT folder")
+        default:
+            throw MapcError.store("the value is kept in Core Data's external file \(path), which is not a regular file (a folder, a FIFO or a device): "
+                                 + "mapc reads only files there; put the value's file back")
+        }
+        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(error.localizedDescription)")
         }
     }
 }

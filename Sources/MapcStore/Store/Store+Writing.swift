@@ -66,6 +66,7 @@ extension Store {
             report(hadObjects)
             var resolver = ObjectGraphResolver(schema: schema, objects: objects, existing: hadObjects ? { id in try self.readObject(id: id, db) } : nil)
             try resolver.resolve()
+            try self.checkExternalStorageForms(resolver)
             try self.checkIDsAreFree(objects, db)
             let writer = RowWriter(store: self, db: db, refusal: \.dataProblem)
             var keys = [Int64](repeating: 0, count: resolver.objects.count)
@@ -149,6 +150,25 @@ extension Store {
     /// Whether the store keeps its objects' identities (mapc's format does; Core Data's names an
     /// object by its entity and key).
     package var keepsIdentities: Bool { layout.entities.values.contains { $0.idColumn != nil } }
+
+    /// New values of attributes that allow external storage are given in a Core Data store's
+    /// column form (`CoreDataExternalValue`): plain bytes there would read as a marker and the rest.
+    private func checkExternalStorageForms(_ resolver: ObjectGraphResolver) throws {
+        var marked: [String: [String]] = [:]
+        for entity in schema.entities {
+            let names = schema.allAttributes(of: entity).filter { $0.type == .binary && !$0.isTransient && CoreDataExternalValue.isMarked(format, allowsExternalStorage: $0.allowsExternalStorage) }.map(\.name)
+            if !names.isEmpty { marked[entity.name] = names }
+        }
+        guard !marked.isEmpty else { return }
+        var problems = ProblemList()
+        for index in 0..<resolver.newCount {
+            let object = resolver.objects[index]
+            for name in marked[object.entity] ?? [] {
+                if let value = resolver.values[index][name], let problem = CoreDataExternalValue.problem(storing: value) { problems.add(object.entity, object.id, name, problem) }
+            }
+        }
+        try problems.throwIfAny()
+    }
 
     /// New objects may not take an identity the store already has (for formats that keep them).
     private func checkIDsAreFree(_ objects: [ObjectData], _ db: Database) throws {
