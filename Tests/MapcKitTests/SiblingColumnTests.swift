@@ -94,6 +94,35 @@ struct SiblingColumnTests {
         }
     }
 
+    /// A migration keeps the store's numbering where the new version has the same columns: the
+    /// app, reading the store as its maker numbered it, finds its values after the migration too
+    /// (the migrated store went back to mapc's numbering).
+    @Test func aMigrationKeepsTheStoresNumbering() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-siblings-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.sqlite").path
+        let v1 = try loadSchema(Self.schema)
+        let v2 = try loadSchema(Self.schema.replacingOccurrences(of: "version: s1", with: "version: s2") + "\n      note: string?\n")
+        let store = try Store.create(at: path, schema: v1, format: .coreData)
+        try store.insert([
+            ObjectData(id: "l", entity: "Left", attributes: ["name": .string("left"), "size": .string("L")]),
+            ObjectData(id: "r", entity: "Right", attributes: ["name": .string("right"), "size": .string("R")]),
+        ])
+        let columns = try #require(sizeColumns(store, ["Left", "Right"]))
+        try store.close()
+        try rename(path, table: columns.table, columns.names, to: columns.names.reversed())
+        let migrator = Migrator(schemas: SchemaCatalog(schemas: [v1, v2]))
+        _ = try migrator.migrate(storeAt: URL(fileURLWithPath: path))
+        // The maker's numbering, read by column name as the app reads it.
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        let byColumn = try queue.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(columns.names[0]) AS first, \(columns.names[1]) AS second FROM \(columns.table) ORDER BY Z_PK").map { [$0["first"] as String?, $0["second"] as String?] }
+        }
+        #expect(byColumn == [[nil, "L"], ["R", nil]], "\(byColumn)")
+    }
+
     /// The table and each entity's `size` column, in entity order; nil unless all are apart in one table.
     private func sizeColumns(_ store: Store, _ names: [String]) -> (table: String, names: [String])? {
         let found = names.compactMap { name in store.layout.entities[name]?.attributeColumns.first { $0.key.lowercased() == "size" }?.value }

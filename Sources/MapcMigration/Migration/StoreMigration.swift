@@ -381,11 +381,13 @@ package enum StoreMigration {
                             sourceIsUnchanging: Bool, beforeValidation: (() throws -> Void)? = nil,
                             progress: ((MigrationProgress) -> Void)?) throws -> MigrationSummary {
         let destinationFormat = options.destinationFormat ?? sourceStore.format
-        // A Core Data store's join tables keep the names the store gave them, where the new
-        // version has the same tables (the same relationships between the same entity numbers).
+        // A Core Data store's join tables and sibling columns keep the names the store gave them,
+        // where the new version has the same tables and columns (the same entities and attributes).
+        let sameFormat = destinationFormat.identifier == sourceStore.format.identifier
         let destinationStore = try Store.create(at: path, schema: step.destination, format: destinationFormat,
                                                 carrying: try sourceStore.metadata(), writingBehind: true,
-                                                joinTableNames: destinationFormat.identifier == sourceStore.format.identifier ? sourceStore.joinTableDepartures : [])
+                                                joinTableNames: sameFormat ? sourceStore.joinTableDepartures : [],
+                                                columnNames: sameFormat ? sourceStore.columnDepartures : [])
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF")

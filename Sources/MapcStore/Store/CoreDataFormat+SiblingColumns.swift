@@ -97,3 +97,67 @@ extension StoreLayout {
         }
     }
 }
+
+/// A column a store names otherwise than the layout predicts for its version: an attribute of
+/// sibling entities numbered the other way (`withSiblingColumnsReadFromValues`).
+package struct ColumnNaming: Sendable, Equatable {
+    var table: String
+    var entity: String
+    var attribute: String
+    var predicted: String
+    var actual: String
+}
+
+extension StoreLayout {
+    /// The attribute columns `actual` (a store's layout, as read from its file) names otherwise
+    /// than this layout, predicted for the same version, does.
+    package func columnDepartures(in actual: StoreLayout) -> [ColumnNaming] {
+        var found: [ColumnNaming] = []
+        for (entity, storage) in entities.sorted(by: { $0.key < $1.key }) {
+            guard let stored = actual.entities[entity], stored.table == storage.table else { continue }
+            for (attribute, column) in storage.attributeColumns.sorted(by: { $0.key < $1.key }) {
+                if let storedColumn = stored.attributeColumns[attribute], storedColumn != column {
+                    found.append(ColumnNaming(table: storage.table, entity: entity, attribute: attribute, predicted: column, actual: storedColumn))
+                }
+            }
+        }
+        return found
+    }
+
+    /// This layout with the columns a store numbered otherwise named as that store names them,
+    /// where this layout predicts the same columns for the same entities' attributes in the same
+    /// table, so a migration keeps the numbering the store's maker gave. A table is left as
+    /// predicted where the names would not be only exchanged among its own columns.
+    package func namingColumns(as departures: [ColumnNaming]) -> StoreLayout {
+        var layout = self
+        for (table, taken) in Dictionary(grouping: departures, by: \.table) {
+            guard let index = layout.tables.firstIndex(where: { $0.name == table }), layout.tables[index].constraints.isEmpty else { continue }
+            var renames: [String: String] = [:]
+            var consistent = true
+            for departure in taken {
+                // The same attribute of the same entity has the same predicted column here.
+                guard entities[departure.entity]?.table == table, entities[departure.entity]?.attributeColumns[departure.attribute] == departure.predicted else { continue }
+                if let known = renames[departure.predicted], known != departure.actual { consistent = false }
+                renames[departure.predicted] = departure.actual
+            }
+            let names = Set(layout.tables[index].columns.map(\.name))
+            // Only exchanged among the table's own columns: nothing renamed onto a name kept.
+            guard consistent, !renames.isEmpty, Set(renames.keys) == Set(renames.values), renames.keys.allSatisfy(names.contains) else { continue }
+            func renamed(_ name: String) -> String { renames[name] ?? name }
+            layout.tables[index].columns = layout.tables[index].columns.map { column in
+                var column = column
+                column.name = renamed(column.name)
+                return column
+            }
+            layout.tables[index].indexes = layout.tables[index].indexes.map { index in
+                var index = index
+                index.columns = index.columns.map(renamed)
+                return index
+            }
+            for (entity, storage) in layout.entities where storage.table == table {
+                layout.entities[entity]?.attributeColumns = storage.attributeColumns.mapValues(renamed)
+            }
+        }
+        return layout
+    }
+}

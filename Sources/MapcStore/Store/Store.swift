@@ -65,18 +65,24 @@ public final class Store: @unchecked Sendable {
 
     /// Creates a store file; with `writingBehind`, opened through the write-behind VFS so that
     /// `beginWritingBehind` can start (a migration step's temporary file, and nothing else).
-    /// `joinTableNames`: a store's join tables named otherwise than this layout predicts, which
-    /// the new store keeps where it has the same tables (a migration's destination).
+    /// `joinTableNames` and `columnNames`: a store's join tables and columns named otherwise than
+    /// this layout predicts, which the new store keeps where it has the same tables and columns
+    /// (a migration's destination).
     package static func create(at path: String, schema: Schema, format: StoreFormat, carrying previous: StoreMetadata?, writingBehind: Bool,
-                               joinTableNames: [JoinTableNaming] = []) throws -> Store {
+                               joinTableNames: [JoinTableNaming] = [], columnNames: [ColumnNaming] = []) throws -> Store {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }
         let queue = try openQueue(path: path, readOnly: false, openingAs: writingBehind ? writeBehindPath(path) : nil)
-        let layout = joinTableNames.isEmpty ? nil : format.strategy.layout(for: schema).namingJoinTables(as: joinTableNames)
+        let layout = joinTableNames.isEmpty && columnNames.isEmpty ? nil : format.strategy.layout(for: schema).namingJoinTables(as: joinTableNames).namingColumns(as: columnNames)
         let store = Store(database: queue, schema: schema, format: format, path: path, layout: layout)
         try store.createTables(carrying: previous)
         return store
+    }
+
+    /// This store's attribute columns named otherwise than mapc predicts for its version.
+    package var columnDepartures: [ColumnNaming] {
+        strategy.layout(for: schema).columnDepartures(in: layout)
     }
 
     /// This store's join tables named otherwise than mapc predicts for its version.
