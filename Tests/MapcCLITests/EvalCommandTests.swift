@@ -23,6 +23,19 @@ struct EvalCommandTests {
         #expect(try CLI.run(["eval", "--object", "@note.json", "title"], in: project).stdout == "\"Groceries\"\n")
     }
 
+    /// FIRST, LAST and SIZE read as keys where they are not indexes, as written: an object may
+    /// have both `size` and `sIZE` (they read `size` whatever the case, copying one over the other).
+    @Test func aKeywordReadAsAKeyIsTheKeyAsWritten() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        let object = #"{"sIZE": "upper", "size": "lower", "Last": 1, "items": [1, 2, 3]}"#
+        #expect(try CLI.run(["eval", "--object", object, "sIZE"], in: project).stdout == "\"upper\"\n")
+        #expect(try CLI.run(["eval", "--object", object, "$source.sIZE"], in: project).stdout == "\"upper\"\n")
+        #expect(try CLI.run(["eval", "--object", object, "$source.size"], in: project).stdout == "\"lower\"\n")
+        #expect(try CLI.run(["eval", "--object", object, "Last"], in: project).stdout == "1\n")
+        #expect(try CLI.run(["eval", "--object", object, "items[size]"], in: project).stdout == "3\n")
+    }
+
     @Test func errorsPointAtTheExpressionWithACaret() throws {
         let project = try CLI.project()
         defer { try? FileManager.default.removeItem(at: project) }

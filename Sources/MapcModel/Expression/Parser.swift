@@ -15,6 +15,8 @@ package struct ExpressionParser {
     package static let maxHeight = 1_000
 
     private var tokens: [Token] = []
+    /// The text's scalars, for the word as written where a keyword reads as a key.
+    private var scalars: [Unicode.Scalar] = []
     private var position = 0
     private var depth = 0
 
@@ -29,6 +31,7 @@ package struct ExpressionParser {
         case .success(let tokens):
             var parser = ExpressionParser()
             parser.tokens = tokens
+            parser.scalars = Array(text.unicodeScalars)
             do {
                 let expression = try parser.parseOr()
                 guard parser.current.kind == .end else {
@@ -283,6 +286,14 @@ package struct ExpressionParser {
         }
     }
 
+    /// A keyword read as a key, as written: `sIZE` is the key `sIZE`, not `size` (an entity may have both).
+    private func written(_ token: Token, _ keyword: Keyword) -> String {
+        guard token.range.start >= 0, token.range.end <= scalars.count, token.range.start < token.range.end else { return keyword.rawValue.lowercased() }
+        var word = ""
+        word.unicodeScalars.append(contentsOf: scalars[token.range.start..<token.range.end])
+        return word
+    }
+
     private mutating func pathComponent() throws -> PathComponent {
         let token = advance()
         switch token.kind {
@@ -294,8 +305,8 @@ package struct ExpressionParser {
             }
             return .collectionOperator(op, token.range)
         case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
-            // FIRST/LAST/SIZE are reserved only inside brackets; as keys they read as names.
-            return .key(keyword.rawValue.lowercased(), token.range)
+            // FIRST/LAST/SIZE are reserved only inside brackets; as keys they read as written.
+            return .key(written(token, keyword), token.range)
         case .keyword(let keyword):
             throw ExpressionError("'\(keyword.rawValue)' is a reserved word", at: token.range, fix: "write '#\(keyword.rawValue)' to use it as a key")
         default:
@@ -384,7 +395,7 @@ package struct ExpressionParser {
             return Expr(.subquery(collection: collection, variable: variable, predicate: predicate), token.range.union(close.range))
         case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
             _ = advance()
-            return Expr(.keyPath(root: Expr(.evaluatedObject, SourceRange(token.range.start, token.range.start)), components: [.key(keyword.rawValue.lowercased(), token.range)]), token.range)
+            return Expr(.keyPath(root: Expr(.evaluatedObject, SourceRange(token.range.start, token.range.start)), components: [.key(written(token, keyword), token.range)]), token.range)
         case .end:
             throw ExpressionError("expected a value, found the end of the expression", at: token.range)
         default:
