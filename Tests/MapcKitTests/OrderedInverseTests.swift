@@ -30,6 +30,14 @@ struct OrderedInverseTests {
     }
 
     private static let folderLookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"FolderToFolder\", $source.folder)"
+    /// The items' mapping: each names the folder made from its source's.
+    private static let itemToItem = """
+      - name: ItemToItem
+        source: Item
+        destination: Item
+        attributes: { title: $source.title }
+        relationships: { folder: '\(folderLookup)' }
+    """
     private static let itemsLookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"ItemToItem\", $source.items)"
 
     /// Folder A holds the odd items, B the even ones, each list in reverse order of the items' keys.
@@ -79,11 +87,7 @@ struct OrderedInverseTests {
             destination: v2
             entityMappings:
               - { name: FolderToFolder, source: Folder, destination: Folder, attributes: { name: $source.name } }
-              - name: ItemToItem
-                source: Item
-                destination: Item
-                attributes: { title: $source.title }
-                relationships: { folder: '\(Self.folderLookup)' }
+            \(Self.itemToItem)
             """, layout: layout, allowsSQL: allowsSQL)
         let lists = try lists(store)
         #expect(lists["A"]?.titles == ["i1", "i3", "i5", "i7"] && lists["B"]?.titles == ["i0", "i2", "i4", "i6", "i8"], "\(lists)")
@@ -103,11 +107,7 @@ struct OrderedInverseTests {
                 destination: Folder
                 attributes: { name: $source.name }
                 relationships: { items: '\(Self.itemsLookup)' }
-              - name: ItemToItem
-                source: Item
-                destination: Item
-                attributes: { title: $source.title }
-                relationships: { folder: '\(Self.folderLookup)' }
+            \(Self.itemToItem)
             """, layout: layout, allowsSQL: allowsSQL)
         let lists = try lists(store)
         #expect(lists["A"]?.titles == ["i7", "i5", "i3", "i1"] && lists["B"]?.titles == ["i8", "i6", "i4", "i2", "i0"], "\(lists)")

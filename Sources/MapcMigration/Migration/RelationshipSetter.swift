@@ -107,9 +107,8 @@ final class RelationshipSetter {
         var append: Append?
         if let inverse = destinationStore.schema.inverse(of: relationship), inverse.isToMany, inverse.isOrdered,
            let destination = destinationStore.layout.entities[relationship.destination],
-           case .inverseForeignKey(let table, let column, let orderColumn?, _)? = destination.relationships[inverse.name] {
-            let list = OrderedList(table: table, column: column)
-            append = Append(list: list, next: "SELECT COALESCE(MAX(\(orderColumn.quotedDatabaseIdentifier)), -1) + 1 FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ?",
+           case .inverseForeignKey(let table, let column, _?, _)? = destination.relationships[inverse.name] {
+            append = Append(list: OrderedList(table: table, column: column), inverse: inverse.name, destination: relationship.destination,
                             currentOwner: "SELECT \(column.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
         }
         var orderedList: OrderedList?
@@ -148,10 +147,12 @@ final class RelationshipSetter {
     }
 
     /// How a to-one side places its object at the end of the inverse's ordered list: the list, the
-    /// query for its next place, and the query for the owner the object's row names now.
+    /// inverse and the entity whose objects own it (whose next place the store finds), and the
+    /// query for the owner the object's row names now.
     struct Append {
         var list: OrderedList
-        var next: String
+        var inverse: String
+        var destination: String
         var currentOwner: String
     }
 
@@ -161,7 +162,7 @@ final class RelationshipSetter {
         guard let append = setting.append else { return nil }
         try writer.flush()
         if try Int64.fetchOne(try writer.statement(append.currentOwner), arguments: [owner]) == target { return 0 }
-        let next = try nextPlaces[append.list]?[target] ?? Int.fetchOne(try writer.statement(append.next), arguments: [target]) ?? 0
+        let next = try nextPlaces[append.list]?[target] ?? destinationStore.nextPosition(in: append.inverse, of: append.destination, key: target, writer.db) ?? 0
         nextPlaces[append.list, default: [:]][target] = next < Int.max ? next + 1 : next
         return next
     }

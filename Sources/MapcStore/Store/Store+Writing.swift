@@ -256,14 +256,16 @@ extension Store {
     /// The position after the last one an existing object's ordered relationship holds: stored
     /// positions need not be 0, 1, 2… (a store may number them from 1 or leave gaps), so a new
     /// member goes after the highest, not at the count. Nil when the relationship keeps no positions.
-    func nextPosition(in relationship: String, of entity: String, key: Int64, _ db: Database) throws -> Int? {
+    /// `load` and a migration's to-one side both place new members with it.
+    package func nextPosition(in relationship: String, of entity: String, key: Int64, _ db: Database) throws -> Int? {
         let found: (table: String, owner: String, order: String)
         switch layout.entities[entity]?.relationships[relationship] {
         case .inverseForeignKey(let table, let column, let order?, _)?: found = (table, column, order)
         case .joinTable(let table, let owner, _, let order?, _, _, _)?: found = (table, owner, order)
         default: return nil
         }
-        let highest = try Int.fetchOne(db, sql: "SELECT MAX(\(found.order.quotedDatabaseIdentifier)) FROM \(found.table.quotedDatabaseIdentifier) WHERE \(found.owner.quotedDatabaseIdentifier) = ?", arguments: [key])
+        // Prepared once per connection: a run asks it once per owner of a list, which may be every object.
+        let highest = try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(\(found.order.quotedDatabaseIdentifier)) FROM \(found.table.quotedDatabaseIdentifier) WHERE \(found.owner.quotedDatabaseIdentifier) = ?"), arguments: [key])
         guard let highest else { return 0 }
         guard highest < Int.max else {
             throw MapcError.store("\(entity) with key \(key) holds the largest position SQLite can count in '\(relationship)' (\(found.table).\(found.order)): no object can go after it; renumber the positions first")
