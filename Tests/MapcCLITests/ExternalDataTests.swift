@@ -97,8 +97,8 @@ struct ExternalDataTests {
         let copied = try CLI.run(["run", "--quiet", "--to", "v2", "--output", "copied.sqlite"] + options + ["Photos.sqlite"], in: folder)
         #expect(copied.status == 0, "\(copied.stderr)")
         #expect(try hexImages(folder, "copied.sqlite") == ["68656C6C6F", file])
-        // Into mapc's format (the files are only Core Data's: their loss accepted, their values read out).
-        let mapc = try CLI.run(["run", "--quiet", "--to", "v2", "--layout", "mapc", "--accept-data-loss", "--output", "plain.db"] + options + ["Photos.sqlite"], in: folder)
+        // Into mapc's format (the values read out of their files).
+        let mapc = try CLI.run(["run", "--quiet", "--to", "v2", "--layout", "mapc", "--output", "plain.db"] + options + ["Photos.sqlite"], in: folder)
         #expect(mapc.status == 0, "\(mapc.stderr)")
         let plain = try CLI.run(["dump", "plain.db"], in: folder)
         #expect(plain.stdout.contains("\"image\": \"aGVsbG8=\""), "\(plain.stdout)")
@@ -149,6 +149,60 @@ struct ExternalDataTests {
         let run = try CLI.run(["run", "--quiet", "Photos.sqlite"], in: folder)
         #expect(run.status == 3 && run.stderr.contains("Photo 'Photo/p1', property 'image': the value's first byte is 05, neither Core Data's marker"), "\(run.stderr)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite")) == original)
+    }
+
+    /// An expression other than a plain copy reads the bytes the app reads, out of the marker or
+    /// the file (it read the marker and the file's name), and what it gives an attribute that
+    /// allows external storage is stored marked; `eval` over the store shows the bytes too. A
+    /// missing file is named, never read as a value.
+    @Test func anExpressionReadsTheFilesBytesAndAMissingFileIsNamed() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: Photos\nversion: v2\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true, externalStorage: true }\n"
+                         + "      copy: { type: binary, optional: true, externalStorage: true }\n      plain: { type: binary, optional: true }\n", to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: PhotoToPhoto
+                source: Photo
+                destination: Photo
+                attributes:
+                  title: $source.title
+                  image: $source.image
+                  copy: "TERNARY($source.title == 'none', nil, $source.image)"
+                  plain: "TERNARY($source.title == 'none', nil, $source.image)"
+
+            """, to: "mappings/mapping_v1_to_v2.yaml")
+        let eval = try CLI.run(["eval", "--store", "Photos.sqlite", "--entity", "Photo", "image"], in: folder)
+        #expect(eval.status == 0 && eval.stdout.contains(Data(repeating: 7, count: 2_500).base64EncodedString().prefix(40)), "\(eval.stdout)\(eval.stderr)")
+        for options in [[], ["--interpret"]] {
+            let run = try CLI.run(["run", "--quiet", "--to", "v2", "--output", "out\(options.count).sqlite"] + options + ["Photos.sqlite"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            let store = "out\(options.count).sqlite"
+            #expect(try sqliteText(folder, store, "SELECT hex(ZIMAGE) FROM ZPHOTO") == "02" + "5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8.map { String(format: "%02X", $0) }.joined() + "00", "a plain copy keeps the reference")
+            #expect(try sqliteText(folder, store, "SELECT hex(ZCOPY) FROM ZPHOTO") == "01" + String(repeating: "07", count: 2_500))
+            #expect(try sqliteText(folder, store, "SELECT hex(ZPLAIN) FROM ZPHOTO") == String(repeating: "07", count: 2_500))
+        }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA/5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"))
+        let missing = try CLI.run(["run", "--quiet", "--to", "v2", "Photos.sqlite"], in: folder)
+        #expect(missing.status == 3 && missing.stderr.contains("mapping_v1_to_v2.yaml:10:14: error: Photo 'Photo/p1': the value is kept in Core Data's external file 5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11, which is not in"), "\(missing.stderr)")
+        #expect(try CLI.run(["status", "Photos.sqlite"], in: folder).stdout.contains("v1"))
+    }
+
+    /// One value by the sqlite3 shell.
+    private func sqliteText(_ folder: URL, _ store: String, _ query: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sqlite3", store, query]
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Each photo's image as hex, in key order, by the sqlite3 shell.
@@ -268,18 +322,20 @@ struct ExternalDataTests {
         #expect(!folder.exists("Other.sqlite") && !folder.exists(".Other_SUPPORT"))
     }
 
-    @Test func aConversionToMapcsFormatIsRefusedUnlessTheLossIsAccepted() throws {
+    /// A conversion to mapc's format keeps each value's bytes, read out of its file (by a plain
+    /// copy, as by an expression or a policy), so it loses nothing and takes no folder along.
+    @Test func aConversionToMapcsFormatKeepsTheBytes() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let before = try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite"))
-        let run = try CLI.run(["run", "--layout", "mapc", "Photos.sqlite"], in: folder)
-        #expect(run.status == 2 && run.stderr.contains("only Core Data reads"), "\(run.stderr)")
-        #expect(try Data(contentsOf: folder.appendingPathComponent("Photos.sqlite")) == before)
-        let accepted = try CLI.run(["run", "--layout", "mapc", "--accept-data-loss", "--output", "converted.db", "Photos.sqlite"], in: folder)
-        #expect(accepted.status == 0, "\(accepted.stderr)")
-        // A plain copy of the attribute reads each value out of its file: the bytes, not the reference.
+        let converted = try CLI.run(["run", "--layout", "mapc", "--output", "converted.db", "Photos.sqlite"], in: folder)
+        #expect(converted.status == 0 && !converted.stderr.contains("external values"), "\(converted.stderr)")
         let dump = try CLI.run(["dump", "converted.db"], in: folder)
         #expect(dump.stdout.contains("\"image\": \"\(Data(repeating: 7, count: 2_500).base64EncodedString())\""), "\(dump.stdout.prefix(400))")
+        #expect(!folder.exists(".converted_SUPPORT"))
+        // In place too.
+        let inPlace = try CLI.run(["run", "--layout", "mapc", "Photos.sqlite"], in: folder)
+        #expect(inPlace.status == 0, "\(inPlace.stderr)")
+        #expect(try CLI.run(["dump", "Photos.sqlite"], in: folder).stdout.contains(Data(repeating: 7, count: 2_500).base64EncodedString()))
     }
 
     /// In place, the store keeps its name, so its folder still belongs to it.
@@ -293,28 +349,31 @@ struct ExternalDataTests {
     }
 
     /// A store named through a link: its values are found beside the file the link leads to when
-    /// there are none beside the link, by status, run and a conversion's refusal alike.
+    /// there are none beside the link, by status, a run and a conversion alike.
     @Test func aStoreNamedThroughALinkFindsItsValuesBesideItsFile() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("Link.sqlite").path, withDestinationPath: "Photos.sqlite")
         #expect(try CLI.run(["status", "Link.sqlite"], in: folder).stdout.contains("external data 2 files"))
-        let converted = try CLI.run(["run", "--layout", "mapc", "Link.sqlite"], in: folder)
-        #expect(converted.status == 2 && converted.stderr.contains("only Core Data reads"), "\(converted.stderr)")
+        let converted = try CLI.run(["run", "--layout", "mapc", "--output", "Converted.db", "Link.sqlite"], in: folder)
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(try CLI.run(["dump", "Converted.db"], in: folder).stdout.contains(Data(repeating: 7, count: 2_500).base64EncodedString()))
         let copied = try CLI.run(["run", "--output", "Out.sqlite", "Link.sqlite"], in: folder)
         #expect(copied.status == 0 && folder.exists(".Out_SUPPORT/_EXTERNAL_DATA/0B7C2D43-9A7E-4F4C-8E0D-6F2B3C1A5D22"), "\(copied.stderr)")
     }
 
     /// A folder that cannot be walked (a link to nothing in it) is not taken for one without
-    /// values where they matter: status says so, and a conversion is refused.
+    /// values where they matter: status says so, and a copy beside an output is refused (a
+    /// conversion reads only the values' own files).
     @Test func aSupportFolderThatCannotBeWalkedIsSaid() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent(".Photos_SUPPORT/dangling").path, withDestinationPath: "/nonexistent/mapc")
         let status = try CLI.run(["status", "Photos.sqlite"], in: folder)
         #expect(status.stdout.contains("external data in .Photos_SUPPORT, which cannot be counted"), "\(status.stdout)")
-        let converted = try CLI.run(["run", "--layout", "mapc", "Photos.sqlite"], in: folder)
-        #expect(converted.status == 2 && converted.stderr.contains("dangling"), "\(converted.stderr)")
+        let copied = try CLI.run(["run", "--output", "Out.sqlite", "Photos.sqlite"], in: folder)
+        #expect(copied.status == 2 && copied.stderr.contains("dangling"), "\(copied.stderr)")
+        #expect(try CLI.run(["run", "--layout", "mapc", "--output", "Converted.db", "Photos.sqlite"], in: folder).status == 0)
         // In place, in its own format, the folder stays as it is and does not matter.
         #expect(try CLI.run(["run", "Photos.sqlite"], in: folder).status == 0)
     }

@@ -19,6 +19,11 @@ final class DestinationBuilder {
     /// How a value copied from a source attribute changes its stored form on the way to a
     /// destination attribute (Core Data's external storage turned on or off); nil when it does not.
     var externalConversion: (Attribute, Attribute) -> CoreDataExternalValue.Conversion? = { _, _ in nil }
+    /// Where the files of Core Data's external values copied as stored are read from.
+    var externalFiles: CoreDataExternalData?
+    /// Per destination entity, its attributes whose values the destination keeps marked
+    /// (`CoreDataExternalValue`): what expressions and policies give them is stored marked.
+    private var markedAttributes: [String: Set<String>] = [:]
 
     private var attributePlans: [String: AttributePlan] = [:]
     /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
@@ -48,12 +53,17 @@ final class DestinationBuilder {
         let copies: Bool
         /// For a value copied from a source attribute: the change of its stored form, if any.
         let conversion: CoreDataExternalValue.Conversion?
+        /// Whether the destination keeps the attribute's values marked: an expression's result
+        /// (the bytes the app reads) is then stored after the inline marker.
+        let isMarked: Bool
         let defaultValue: Value
         /// Whether the default is already of the attribute's type (so `write` need not coerce it).
         let defaultIsStorable: Bool
 
-        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, conversion: CoreDataExternalValue.Conversion?, defaultValue: Value) {
+        init(name: String, type: AttributeType, expression: MappingExpression?, sourceAttribute: String?, copies: Bool, conversion: CoreDataExternalValue.Conversion?,
+             isMarked: Bool, defaultValue: Value) {
             self.name = name
+            self.isMarked = isMarked
             self.type = type
             self.expression = expression
             self.sourceAttribute = sourceAttribute
@@ -98,7 +108,8 @@ final class DestinationBuilder {
                 conversion = externalConversion(copied, attribute)
             }
             return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: sourceAttribute,
-                                 copies: copies, conversion: conversion, defaultValue: attribute.defaultValue ?? .null)
+                                 copies: copies, conversion: conversion, isMarked: CoreDataExternalValue.isMarked(attribute, in: writer.store.format),
+                                 defaultValue: attribute.defaultValue ?? .null)
         }
         let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
         let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,
@@ -108,13 +119,25 @@ final class DestinationBuilder {
         return plan
     }
 
-    /// A destination object of values in its plan's order.
+    /// A destination object of values in its plan's order. An attribute the destination keeps
+    /// marked holds its bytes (the object's values are what the app reads), or the reference
+    /// to a file copied as stored (`DestinationObject.keptAsStored`).
     func object(_ plan: AttributePlan, entity: String, id: String, _ row: (values: [Value], storable: Bool)) -> DestinationObject {
         // Made at its final size (`reserveCapacity` is not specialised across modules: it looked
         // up generic metadata per object).
         var attributes = [String: Value](minimumCapacity: plan.steps.count)
-        for (step, value) in zip(plan.steps, row.values) { attributes[step.name] = value }
+        var keptAsStored: Set<String> = []
+        for (step, value) in zip(plan.steps, row.values) {
+            attributes[step.name] = value
+            guard step.isMarked, case .binary(let stored) = value else { continue }
+            switch CoreDataExternalValue.form(of: stored) {
+            case .success(.bytes(let bytes)): attributes[step.name] = .binary(bytes)
+            default: keptAsStored.insert(step.name)
+            }
+        }
         var destination = DestinationObject(entity: entity, id: id, attributes: attributes)
+        destination.keptAsStored = keptAsStored
+        destination.externalFiles = externalFiles
         destination.attributeTypes = plan.types
         destination.isStorable = row.storable
         return destination
@@ -137,6 +160,9 @@ final class DestinationBuilder {
             }
             if let result {
                 switch ValueCoercion.coerce(result, to: step.type) {
+                case .success(let value) where step.isMarked && step.sourceAttribute.map({ source.data.attributes[$0] == nil }) ?? true:
+                    // An expression's bytes (it read the ones the app reads), in the column's form.
+                    values[position] = CoreDataExternalValue.markedInline(value)
                 case .success(let value): values[position] = try converted(value, step, index, source: source, destination: destination)
                 case .failure(let problem):
                     throw MigrationError.value(mapping: mapping.entityMappings[index].name, entity: destination.entity, object: destination.id, property: step.name,
@@ -161,6 +187,22 @@ final class DestinationBuilder {
         do { return try conversion.apply(value) } catch let error as MapcError {
             throw MigrationError.value(mapping: mapping.entityMappings[index].name, entity: destination.entity, object: destination.id, property: step.name,
                                        message: "\(error.description) (from source object \(source.ref))")
+        }
+    }
+
+    /// The values of an object's attributes that the destination keeps marked, in that form: its
+    /// bytes after the inline marker, a reference copied as stored as it is.
+    func markingExternalValues(of destination: DestinationObject, in attributes: inout [String: Value]) {
+        let marked: Set<String>
+        if let known = markedAttributes[destination.entity] {
+            marked = known
+        } else {
+            let entity = destinationSchema.entity(named: destination.entity)
+            marked = Set(entity.map { destinationSchema.allAttributes(of: $0).filter { CoreDataExternalValue.isMarked($0, in: writer.store.format) }.map(\.name) } ?? [])
+            markedAttributes[destination.entity] = marked
+        }
+        for name in marked where !destination.keptAsStored.contains(name) {
+            if let value = attributes[name] { attributes[name] = CoreDataExternalValue.markedInline(value) }
         }
     }
 

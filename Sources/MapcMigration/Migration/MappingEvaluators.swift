@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 import MapcModel
 import MapcStore
 
@@ -42,6 +43,9 @@ final class MappingEvaluators {
             return try run(evaluator, expression.expression)
         } catch let error as ExpressionError {
             throw MigrationError.expression(mapping: entityMapping.name, property: property, object: sourceRef, diagnostic: error.diagnostic(in: expression.source))
+        } catch let error as MapcError {
+            // A source value the expression read that cannot be read (a missing external file), named with its object.
+            throw MigrationError.value(mapping: entityMapping.name, entity: sourceRef.entity, object: sourceRef.id, property: property, message: error.description)
         }
     }
 

@@ -5,7 +5,9 @@ import MapcStore
 
 /// A source object as a policy sees it: its stored data, and key paths through the source store.
 public struct SourceObject {
-    /// The stored values and relationships.
+    /// The stored values and relationships, as the store keeps them: in a Core Data store, an
+    /// attribute that allows external storage keeps Core Data's marker or file name there. Read
+    /// values through the subscript or `value(forKeyPath:)`, which give what the app reads.
     public let data: ObjectData
     let graph: StoreObjectGraph
 
@@ -31,9 +33,14 @@ public struct SourceObject {
         return current
     }
 
-    /// An attribute value of the object itself.
+    /// An attribute value of the object itself, as the app reads it (an attribute that allows
+    /// external storage gives its bytes). A value that cannot be read (its external file is
+    /// missing) is nil here, and the migration fails, naming it, when the hook returns.
     public subscript(attribute: String) -> Value {
-        data.attributes[attribute] ?? .null
+        do { return try graph.attributeValue(attribute, of: data) ?? data.attributes[attribute] ?? .null } catch {
+            if graph.unreadValue == nil { graph.unreadValue = (attribute, ref, error) }
+            return .null
+        }
     }
 }
 
@@ -48,8 +55,20 @@ public struct DestinationObject {
     public var entity: String { didSet { isStorable = false } }
     /// The identity it will have in the destination store.
     public var id: String
-    /// Attribute values; unset attributes take their default.
-    public var attributes: [String: Value] { didSet { isStorable = false } }
+    /// Attribute values; unset attributes take their default. An attribute that allows external
+    /// storage holds its bytes, which mapc stores in Core Data's form in a Core Data store; one
+    /// copied from a value Core Data keeps in a file holds that reference, until set (read it
+    /// through the subscript, which gives the file's bytes).
+    public var attributes: [String: Value] {
+        didSet {
+            isStorable = false
+            if !keptAsStored.isEmpty { keptAsStored = keptAsStored.filter { attributes[$0] == oldValue[$0] } }
+        }
+    }
+    /// The attributes whose value is a reference to a file of Core Data's external data, copied
+    /// as stored (`attributes` holds the reference), and where those files are.
+    var keptAsStored: Set<String> = []
+    var externalFiles: CoreDataExternalData?
     /// Whether `attributes` holds exactly the entity's stored attributes, each coerced to its
     /// type, as `makeDestination` builds them: such an object is written as it is, without the
     /// check (a second coercion of every value) that anything else set goes through. Any change
@@ -83,7 +102,11 @@ public struct DestinationObject {
 
     /// Reads or sets an attribute value.
     public subscript(attribute: String) -> Value {
-        get { attributes[attribute] ?? .null }
+        get {
+            let value = attributes[attribute] ?? .null
+            guard keptAsStored.contains(attribute), case .binary(let stored) = value else { return value }
+            return (try? CoreDataExternalValue.bytes(of: stored, files: externalFiles ?? CoreDataExternalData(store: ""))).map(Value.binary) ?? .null
+        }
         set {
             rejected[attribute] = nil
             guard let type = attributeTypes[attribute] else {

@@ -53,7 +53,9 @@ extension MigrationRun {
     func rowValues(of destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> (object: DestinationObject, values: [Value]) {
         var storable = destination
         if !destination.isStorable { storable.attributes = try builder.storableAttributes(of: destination, mapping: entityMapping) }
-        return (storable, try writer.insertPlan(destination.entity).attributeNames.map { storable.attributes[$0] ?? .null })
+        var attributes = storable.attributes
+        builder.markingExternalValues(of: destination, in: &attributes)
+        return (storable, try writer.insertPlan(destination.entity).attributeNames.map { attributes[$0] ?? .null })
     }
 
     /// An object as inserted under `key`: with its key and the identity it is stored under.

@@ -74,7 +74,9 @@ final class MigrationRun: MigrationManagerFunctions {
         analysis = setup.analysis
         policies = setup.policies
         usesDefaultCreation = setup.policies.map { type(of: $0) == EntityMigrationPolicy.self }
+        let files = step.externalFiles ?? step.source.path.map(CoreDataExternalData.beside(store:))
         let graph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
+        graph.externalFiles = files
         sourceGraph = graph
         let now = startDate
         let evaluators = MappingEvaluators(mapping: step.mapping, policies: setup.policies, graph: graph, now: now)
@@ -93,7 +95,7 @@ final class MigrationRun: MigrationManagerFunctions {
         setter = RelationshipSetter(mapping: step.mapping, destinationStore: step.destination, writer: writer)
         builder = DestinationBuilder(mapping: step.mapping, destinationSchema: step.destination.schema, sourceSchema: step.source.schema, writer: writer, evaluators: evaluators)
         let (sourceFormat, destinationFormat) = (step.source.format, step.destination.format)
-        let files = step.externalFiles ?? step.source.path.map(CoreDataExternalData.beside(store:))
+        builder.externalFiles = files
         builder.externalConversion = { CoreDataExternalValue.Conversion.between($0, of: sourceFormat, $1, of: destinationFormat, files: files) }
         sources = SourceReader(store: step.source, graph: graph, analysis: setup.analysis, evaluators: evaluators,
                                batchSize: step.batchSize, readsAhead: step.readsAhead)
@@ -239,7 +241,19 @@ final class MigrationRun: MigrationManagerFunctions {
     /// turning its failures into `MigrationError.policy`.
     func callPolicy(_ index: Int, _ hook: (EntityMigrationPolicy, EntityMapping, MigrationManager) throws -> Void) throws {
         let entityMapping = mapping.entityMappings[index]
-        do { try hook(policies[index], entityMapping, manager) } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
+        do {
+            try hook(policies[index], entityMapping, manager)
+            try throwUnreadValue(entityMapping)
+        } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
+    }
+
+    /// Throws the first value a policy's hook could not read through `SourceObject`'s subscript
+    /// (which returns nil rather than throw), naming it.
+    private func throwUnreadValue(_ entityMapping: EntityMapping) throws {
+        guard let unread = sourceGraph.unreadValue else { return }
+        sourceGraph.unreadValue = nil
+        throw MigrationError.value(mapping: entityMapping.name, entity: unread.object.entity, object: unread.object.id, property: unread.attribute,
+                                   message: "the policy read a value that cannot be read: \(unread.error)")
     }
 
     /// Whether mapping `index`'s policy ran the default `createRelationships` in `body`: a policy
@@ -256,6 +270,7 @@ final class MigrationRun: MigrationManagerFunctions {
                 try createDestination(index, for: source, mapping: entityMapping)
             } else {
                 try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: manager)
+                try throwUnreadValue(entityMapping)
             }
         } catch {
             throw hookFailure(error, entityMapping, object: source.ref)

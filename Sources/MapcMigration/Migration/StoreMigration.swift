@@ -217,11 +217,12 @@ package enum StoreMigration {
         return (summaries, temporary, ForeignTable.notes(foreign) + [joinNaming].compactMap { $0 } + checks.notes)
     }
 
-    /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, nil
-    /// when it has none, checked against what the run will write before anything is read: a
-    /// store of another format could not reach them (refused unless data loss is accepted), and
-    /// an output's support folder must be free. A killed run's unfinished copy beside the output
-    /// goes first, whatever this store holds.
+    /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, to
+    /// take beside an output; nil when it has none, or when the run converts the store to another
+    /// format (whose store keeps each value's bytes: a copy reads them out of their files, as
+    /// expressions and policies do). An output's support folder must be free, checked before
+    /// anything is read. A killed run's unfinished copy beside the output goes first, whatever
+    /// this store holds.
     private static func externalData(of store: String, output: String?, options: MigrationOptions) throws -> (CoreDataExternalData, (files: Int, bytes: Int64))? {
         let copies = output != nil && !options.dryRun
         if let output, copies {
@@ -232,16 +233,10 @@ package enum StoreMigration {
         guard external.exists else { return nil }
         let format = try Store.metadata(at: store).format
         guard format.identifier == StoreFormat.coreData.identifier else { return nil }
-        let converts = options.destinationFormat.map { $0.identifier != format.identifier } ?? false
-        // Where the values matter (copied, or converted away), a folder that cannot be walked (a
-        // FIFO, a link to nothing, a loop) is said, not taken for one without values.
-        guard let values = try copies || converts ? external.countedValues() : external.values() else { return nil }
-        if converts, let destination = options.destinationFormat, !options.acceptsDataLoss {
-            throw MapcError.store("\(store) keeps large binary values in files beside it (\(external.describe(values))), which only Core Data reads: "
-                                  + "an attribute copied as it is takes each value's bytes out of its file, but an expression or policy reading one sees Core Data's reference, "
-                                  + "which a \(destination.name) store would keep. Keep the Core Data format, "
-                                  + "or accept the loss (`--accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
-        }
+        if let destination = options.destinationFormat, destination.identifier != format.identifier { return nil }
+        // Where the values are copied, a folder that cannot be walked (a FIFO, a link to nothing,
+        // a loop) is said, not taken for one without values.
+        guard let values = try copies ? external.countedValues() : external.values() else { return nil }
         if let output, copies {
             let moved = CoreDataExternalData(store: output)
             if moved.isSameFolder(as: external) {

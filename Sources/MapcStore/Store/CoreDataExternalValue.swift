@@ -48,14 +48,34 @@ package enum CoreDataExternalValue {
         package func apply(_ value: Value) throws -> Value {
             guard case .binary(let data) = value else { return value }
             switch self {
-            case .markInline: return .binary(Data([CoreDataExternalValue.inline]) + data)
+            case .markInline: return CoreDataExternalValue.markedInline(value)
             case .readOut(let files): return .binary(try CoreDataExternalValue.bytes(of: data, files: files))
             }
         }
     }
 
+    /// Whether values of `attribute` are kept marked in a store of `format` (a binary attribute
+    /// allowing external storage, in Core Data's format).
+    package static func isMarked(_ attribute: Attribute, in format: StoreFormat) -> Bool {
+        attribute.type == .binary && isMarked(format, allowsExternalStorage: attribute.allowsExternalStorage)
+    }
+
+    /// A value of `attribute` as a store of `format` holds it, as the app reads it: the bytes, out
+    /// of their marker or their file, where the attribute's values are kept marked; any other as
+    /// it is. Expressions and policies work on these values, never on the marker.
+    package static func readable(_ value: Value, of attribute: Attribute, in format: StoreFormat, files: CoreDataExternalData?) throws -> Value {
+        guard case .binary(let stored) = value, isMarked(attribute, in: format) else { return value }
+        return .binary(try bytes(of: stored, files: files ?? CoreDataExternalData(store: "")))
+    }
+
+    /// Bytes as an attribute kept marked stores them: after the inline marker.
+    package static func markedInline(_ value: Value) -> Value {
+        guard case .binary(let data) = value else { return value }
+        return .binary(Data([inline]) + data)
+    }
+
     /// What a column value of an attribute that allows external storage holds.
-    enum Form {
+    package enum Form {
         /// The bytes themselves (no value, or the inline marker's).
         case bytes(Data)
         /// The name (a UUID) of the file in the external data folder that holds them.
@@ -63,7 +83,7 @@ package enum CoreDataExternalValue {
     }
 
     /// The form of a stored value, or a message saying why it is in none of Core Data's.
-    static func form(of stored: Data) -> Result<Form, MapcError> {
+    package static func form(of stored: Data) -> Result<Form, MapcError> {
         guard let marker = stored.first else { return .success(.bytes(stored)) }
         switch marker {
         case inline:

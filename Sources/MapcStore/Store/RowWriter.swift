@@ -17,7 +17,7 @@ import MapcModel
 /// owner calls `flush()` before it commits or uses a statement it kept. In debug builds a trace
 /// on the connection checks that no other statement runs while rows are held back.
 package final class RowWriter {
-    let store: Store
+    package let store: Store
     /// The connection; `db` is the way in for everyone else.
     let connection: Database
     /// The connection, with the rows held back written first.

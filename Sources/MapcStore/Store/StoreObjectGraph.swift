@@ -21,6 +21,10 @@ package final class StoreObjectGraph: ObjectGraph {
 
     /// Whether the references handed out are marked as a migration's source objects (`ObjectRef.isSourceObject`).
     let readsMigrationSource: Bool
+    /// Where the values of attributes kept in Core Data's external form are read from: the
+    /// support folder beside the store, or the one a migration names (every step of a run reads
+    /// the files of the store it started from).
+    package var externalFiles: CoreDataExternalData?
 
     /// Creates a graph over a store.
     package convenience init(store: Store) {
@@ -30,6 +34,23 @@ package final class StoreObjectGraph: ObjectGraph {
     package init(store: Store, readsMigrationSource: Bool) {
         self.store = store
         self.readsMigrationSource = readsMigrationSource
+        externalFiles = store.path.map(CoreDataExternalData.beside(store:))
+    }
+
+    /// An attribute's stored value as the app reads it (`CoreDataExternalValue.readable`): what
+    /// expressions and policies see.
+    package func readable(_ value: Value, of attribute: Attribute) throws -> Value {
+        try CoreDataExternalValue.readable(value, of: attribute, in: store.format, files: externalFiles)
+    }
+
+    /// The first value a non-throwing read (`SourceObject`'s subscript) could not read, with the
+    /// attribute's name: whoever called the reader throws it once the reader returns.
+    package var unreadValue: (attribute: String, object: ObjectRef, error: any Error)?
+
+    /// The value of attribute `name` of a stored object as the app reads it; nil when the entity has no such attribute.
+    package func attributeValue(_ name: String, of data: ObjectData) throws -> Value? {
+        guard case .attribute(let attribute)? = property(name, of: data.entity) else { return nil }
+        return try readable(data.attributes[name] ?? .null, of: attribute)
     }
 
     /// Makes an object known to the graph without a read (for objects being iterated already).
@@ -140,10 +161,10 @@ package final class StoreObjectGraph: ObjectGraph {
         switch property {
         case .attribute(let attribute):
             if attribute.isTransient { return .null }
-            if let value = data.attributes[key] { return .scalar(value) }
+            if let value = data.attributes[key] { return .scalar(try readable(value, of: attribute)) }
             // Not read with the object (a migration reads the attributes its expressions name):
             // read from its row now, rather than taken for nil.
-            if let whole = try wholeObject(ifPartial: data) { return .scalar(whole.attributes[key] ?? .null) }
+            if let whole = try wholeObject(ifPartial: data) { return .scalar(try readable(whole.attributes[key] ?? .null, of: attribute)) }
             return .null
         case .relationship(let relationship):
             var read = (ids: data.relationships[key], keys: data.relatedKeys[key])

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import MapcKit
+@testable import MapcFoundation
+@testable import MapcModel
+@testable import MapcStore
+@testable import MapcMigration
+
+/// Reads a photo's image through both of a policy's ways, and gives it a thumbnail of new bytes.
+final class ThumbnailPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var read: [Value] = []
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        Self.read.append(source["image"])
+        if case .scalar(let value) = try source.value(forKeyPath: "image") { Self.read.append(value) }
+        var destination = try manager.makeDestination(for: source, mapping: mapping)
+        if case .binary(let image) = source["image"] { destination["thumbnail"] = .binary(Data("thumb:".utf8) + image.prefix(2)) }
+        _ = try manager.insert(destination, associatedWith: source, mapping: mapping)
+    }
+}
+
+/// Reads a photo's image from its source and from its destination object, and inserts it unchanged.
+final class ImageReadingPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var read: [Value] = []
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        let destination = try manager.makeDestination(for: source, mapping: mapping)
+        Self.read += [source["image"], destination["image"]]
+        _ = try manager.insert(destination, associatedWith: source, mapping: mapping)
+    }
+}
+
+/// A binary attribute that allows external storage keeps, in a Core Data store, a marker byte
+/// before its bytes (or a file's name): its stored form. Expressions and policies work on the
+/// bytes the app sees, never the marker, and what they give such an attribute is stored marked.
+@Suite("Values of attributes that allow external storage, in expressions and policies", .serialized)
+struct ExternalValueTests {
+    let v1 = """
+        model: Photos
+        version: v1
+        entities:
+          Photo:
+            attributes:
+              title: { type: string }
+              image: { type: binary, optional: true, externalStorage: true }
+
+        """
+    let v2 = """
+        model: Photos
+        version: v2
+        entities:
+          Photo:
+            attributes:
+              title: { type: string }
+              image: { type: binary, optional: true, externalStorage: true }
+              thumbnail: { type: binary, optional: true, externalStorage: true }
+              plain: { type: binary, optional: true }
+
+        """
+
+    /// A Core Data store at v1 with one photo whose image is kept inline (`01` then "hello").
+    private func source() throws -> Store {
+        let store = try Store.inMemory(schema: try loadSchema(v1), format: .coreData)
+        try store.insert([ObjectData(id: "a", entity: "Photo", attributes: ["title": .string("sea"), "image": .binary(Data([1]) + Data("hello".utf8))])])
+        return store
+    }
+
+    private func images(_ store: Store) throws -> [String: Value] {
+        try #require(store.objects(of: "Photo").first).attributes
+    }
+
+    @Test func anExpressionReadsTheBytesAndWhatItGivesIsStoredMarked() throws {
+        let mapping = try loadMapping("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: PhotoToPhoto
+                source: Photo
+                destination: Photo
+                attributes:
+                  title: $source.title
+                  image: $source.image
+                  thumbnail: "TERNARY($source.title == 'none', nil, $source.image)"
+                  plain: "TERNARY($source.title == 'none', nil, $source.image)"
+
+            """)
+        for allowsSQL in [true, false] {
+            let destination = try Store.inMemory(schema: try loadSchema(v2), format: .coreData)
+            var step = StepMigration(source: try source(), destination: destination, mapping: mapping, policies: PolicyRegistry())
+            step.allowsSQL = allowsSQL
+            try step.run()
+            let values = try images(destination)
+            // The plain copy keeps the stored form; the expressions saw "hello", stored as the attributes keep it.
+            #expect(values["image"] == .binary(Data([1]) + Data("hello".utf8)), "allowsSQL \(allowsSQL)")
+            #expect(values["thumbnail"] == .binary(Data([1]) + Data("hello".utf8)), "allowsSQL \(allowsSQL)")
+            #expect(values["plain"] == .binary(Data("hello".utf8)), "allowsSQL \(allowsSQL)")
+        }
+    }
+
+    @Test func aPolicyReadsTheBytesAndWhatItSetsIsStoredMarked() throws {
+        ThumbnailPolicy.read = []
+        let registry = PolicyRegistry()
+        registry.register(ThumbnailPolicy.self, as: "Thumbnail")
+        let mapping = try loadMapping("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: PhotoToPhoto
+                source: Photo
+                destination: Photo
+                policy: Thumbnail
+                attributes: { title: $source.title, image: $source.image }
+
+            """)
+        let destination = try Store.inMemory(schema: try loadSchema(v2), format: .coreData)
+        try StepMigration(source: try source(), destination: destination, mapping: mapping, policies: registry).run()
+        #expect(ThumbnailPolicy.read == [.binary(Data("hello".utf8)), .binary(Data("hello".utf8))])
+        let values = try images(destination)
+        #expect(values["image"] == .binary(Data([1]) + Data("hello".utf8)))
+        #expect(values["thumbnail"] == .binary(Data([1]) + Data("thumb:he".utf8)))
+    }
+
+    /// A value kept in a file: the policy reads the file's bytes from either object, and the
+    /// reference is copied as stored when left unchanged. Without the file, the run fails naming
+    /// the value the policy read (the subscript cannot throw).
+    @Test func aPolicyReadsAFilesBytesAndAMissingFileFailsTheRun() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let files = CoreDataExternalData(store: folder.appendingPathComponent("Photos.sqlite").path)
+        try FileManager.default.createDirectory(atPath: files.dataFolder, withIntermediateDirectories: true)
+        let name = "5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"
+        try Data("from a file".utf8).write(to: URL(fileURLWithPath: files.dataFolder).appendingPathComponent(name))
+        let reference = Data([2]) + Data(name.utf8) + Data([0])
+        let registry = PolicyRegistry()
+        registry.register(ImageReadingPolicy.self, as: "Reading")
+        let mapping = try loadMapping("source: v1\ndestination: v2\nentityMappings:\n  - { name: PhotoToPhoto, source: Photo, destination: Photo, policy: Reading, attributes: { title: $source.title, image: $source.image } }\n")
+        func migrate() throws -> Store {
+            let source = try Store.inMemory(schema: try loadSchema(v1), format: .coreData)
+            try source.insert([ObjectData(id: "a", entity: "Photo", attributes: ["title": .string("sea"), "image": .binary(reference)])])
+            let destination = try Store.inMemory(schema: try loadSchema(v2), format: .coreData)
+            var step = StepMigration(source: source, destination: destination, mapping: mapping, policies: registry)
+            step.externalFiles = files
+            try step.run()
+            return destination
+        }
+        ImageReadingPolicy.read = []
+        let migrated = try migrate()
+        #expect(ImageReadingPolicy.read == [.binary(Data("from a file".utf8)), .binary(Data("from a file".utf8))])
+        #expect(try images(migrated)["image"] == .binary(reference))
+        try FileManager.default.removeItem(atPath: files.dataFolder)
+        let error = #expect(throws: MigrationError.self) { try migrate() }
+        #expect(error?.description.hasPrefix("mapping 'PhotoToPhoto', Photo 'Photo/p1', property 'image': the policy read a value that cannot be read: the value is kept in Core Data's external file \(name)") == true,
+                "\(String(describing: error))")
+    }
+}
