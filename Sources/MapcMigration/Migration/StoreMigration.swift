@@ -168,7 +168,7 @@ package enum StoreMigration {
             try? sourceStore.close()
             throw error
         }
-        let joinNaming = sourceStore.joinTableNamingNote()
+        let joinNaming = [sourceStore.entityNumberingNote(), sourceStore.joinTableNamingNote()].compactMap { $0 }.joined(separator: ". ")
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.close()
@@ -214,7 +214,7 @@ package enum StoreMigration {
             throw error
         }
         guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
-        return (summaries, temporary, ForeignTable.notes(foreign) + [joinNaming].compactMap { $0 } + checks.notes)
+        return (summaries, temporary, ForeignTable.notes(foreign) + [joinNaming].filter { !$0.isEmpty } + checks.notes)
     }
 
     /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, to

@@ -15,7 +15,9 @@ extension CoreDataFormat {
     /// The layout of an existing store: the one Core Data would write today, with what the store
     /// keeps otherwise read from the store (`CoreDataLayout.reconciled`).
     func layout(for schema: Schema, in db: Database) throws -> StoreLayout {
-        try CoreDataLayout(schema: schema).build().reconciled(with: db, schema: schema).withSiblingColumnsReadFromValues(db, schema: schema)
+        let numbered = try CoreDataFormat.numbering(of: schema, in: db)
+        return try CoreDataLayout(schema: schema, numbered: numbered).build().reconciled(with: db, schema: schema, numbered: numbered)
+            .withSiblingColumnsReadFromValues(db, schema: schema)
     }
 }
 
@@ -40,10 +42,12 @@ struct CoreDataLayout {
     let numbered: [(entity: Entity, number: Int)]
     let number: [String: Int]
 
-    init(schema: Schema) {
+    /// The layout of `schema` with its entities numbered as `numbered` says (by default, as
+    /// Core Data numbers them: `CoreDataFormat.numbering(of:)`).
+    init(schema: Schema, numbered: [(entity: Entity, number: Int)]? = nil) {
         self.schema = schema
-        numbered = CoreDataFormat.numbering(of: schema)
-        number = Dictionary(numbered.map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+        self.numbered = numbered ?? CoreDataFormat.numbering(of: schema)
+        number = Dictionary(self.numbered.map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
     }
 
     private static func column(_ name: String) -> String { CoreDataFormat.columnName(name) }
@@ -253,7 +257,7 @@ extension StoreLayout {
     ///   store mapc wrote before it followed Core Data there, in a join table.
     /// - A to-one's destination-entity column (`Z7_COVER`) is kept up to date only where the
     ///   store has it, under the name it has.
-    func reconciled(with db: Database, schema: Schema) throws -> StoreLayout {
+    func reconciled(with db: Database, schema: Schema, numbered: [(entity: Entity, number: Int)]) throws -> StoreLayout {
         var layout = self
         var columnCache: [String: [String]] = [:]
         let tableNames = Dictionary(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'").map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
@@ -269,7 +273,7 @@ extension StoreLayout {
             if let exact = names.first(where: { $0.caseInsensitiveCompare(base) == .orderedSame }) { return exact }
             return names.first { $0.count > base.count && $0.uppercased().hasPrefix(base.uppercased()) && $0.dropFirst(base.count).allSatisfy(\.isNumber) }
         }
-        let number = Dictionary(CoreDataFormat.numbering(of: schema).map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
+        let number = Dictionary(numbered.map { ($0.entity.name, $0.number) }, uniquingKeysWith: { first, _ in first })
         var replaced: [String: [String: RelationshipStorage]] = [:]
         // Join tables as the store has them, by the name this layout predicted.
         var joinTables: [String: TableLayout] = [:]

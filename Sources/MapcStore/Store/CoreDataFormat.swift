@@ -39,6 +39,23 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     // MARK: Layout
 
+    /// The entities in the numbering of an existing store, as its `Z_PRIMARYKEY` says (its rows'
+    /// `Z_ENT` follow it), in number order; the predicted one (`numbering(of:)`) when the table
+    /// does not number every entity of the schema, each once. Core Data's order of names differing
+    /// in case, and rows a store keeps for entities its model no longer has, make the two differ.
+    static func numbering(of schema: Schema, in db: Database) throws -> [(entity: Entity, number: Int)] {
+        let predicted = numbering(of: schema)
+        guard try db.tableExists("Z_PRIMARYKEY") else { return predicted }
+        var stored: [String: Int] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE typeof(Z_ENT) = 'integer' AND typeof(Z_NAME) = 'text'") {
+            guard let number = row[0] as Int64?, let name = row[1] as String?, number > 0, number <= Int64(Int32.max) else { continue }
+            if stored.updateValue(Int(number), forKey: name) != nil { return predicted }
+        }
+        let numbers = predicted.compactMap { stored[$0.entity.name] }
+        guard numbers.count == predicted.count, Set(numbers).count == numbers.count else { return predicted }
+        return predicted.map { ($0.entity, stored[$0.entity.name] ?? $0.number) }.sorted { $0.1 < $1.1 }
+    }
+
     /// The entities in Core Data's numbering: depth first, roots and siblings by name, from 1.
     static func numbering(of schema: Schema) -> [(entity: Entity, number: Int)] {
         var result: [(Entity, Int)] = []

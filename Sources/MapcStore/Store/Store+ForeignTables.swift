@@ -143,6 +143,21 @@ extension Store {
     /// this version: a note saying which a migration keeps (the numbers Core Data gave repeated
     /// columns, where the new version has the same table) and which it writes by the rule (another
     /// owner or table name). Nil when they agree.
+    /// A note when the store numbers its entities otherwise than mapc predicts for its version
+    /// (it is read as it says): the migrated store is numbered as mapc predicts for the new one,
+    /// which this store suggests may not be Core Data's numbering there either.
+    package func entityNumberingNote() -> String? {
+        let predicted = strategy.layout(for: schema)
+        let departures = schema.entities.compactMap { entity -> (name: String, stored: DatabaseValue, predicted: DatabaseValue)? in
+            guard let stored = layout.entities[entity.name]?.discriminator, let expected = predicted.entities[entity.name]?.discriminator, stored != expected else { return nil }
+            return (entity.name, stored, expected)
+        }
+        guard !departures.isEmpty else { return nil }
+        let listed = departures.map { "\($0.name) \($0.stored) where mapc predicts \($0.predicted)" }.joined(separator: ", ")
+        return "the store numbers its entities otherwise than mapc predicts for \(schema.version) (\(listed)), as its Z_PRIMARYKEY says: it is read as it says; "
+            + "the migrated store is numbered as mapc predicts Core Data numbers the new version, which this store suggests may differ: open a migrated copy with the app before migrating users' stores, and please report the model"
+    }
+
     package func joinTableNamingNote() -> String? {
         let departures = joinTableDepartures
         guard !departures.isEmpty else { return nil }
