@@ -15,21 +15,29 @@ extension StoreLayout {
     /// damaged store), or of rows of none of them, the layout stays as predicted. One scan of each
     /// table that has such columns, at most.
     func withSiblingColumnsReadFromValues(_ db: Database, schema: Schema) throws -> StoreLayout {
-        /// An entity declaring an attribute of a shared name, and the column predicted for it.
+        /// An entity declaring an attribute or a to-one relationship of a shared name, and the
+        /// column predicted for it.
         struct Member {
             var entity: Entity
-            var attribute: String
+            var property: String
+            var isRelationship: Bool
             var column: String
             var discriminators: [DatabaseValue]
         }
-        // Each table's attributes by the column name Core Data derives from them (capitals).
+        // Each table's attributes and to-one keys by the column name Core Data derives from them
+        // (capitals): a to-one's key column holds values of its own entity's rows only, too.
         var groups: [String: [Member]] = [:]
         for entity in schema.entities {
             guard let storage = entities[entity.name] else { continue }
             for attribute in entity.attributes where !attribute.isTransient {
                 guard let column = storage.attributeColumns[attribute.name] else { continue }
                 groups["\(storage.table)\u{0}\(attribute.name.uppercased())", default: []]
-                    .append(Member(entity: entity, attribute: attribute.name, column: column, discriminators: storage.discriminators))
+                    .append(Member(entity: entity, property: attribute.name, isRelationship: false, column: column, discriminators: storage.discriminators))
+            }
+            for relationship in entity.relationships where !relationship.isToMany && !relationship.isTransient {
+                guard case .foreignKey(let column, _, _)? = storage.relationships[relationship.name] else { continue }
+                groups["\(storage.table)\u{0}\u{1}\(relationship.name.uppercased())", default: []]
+                    .append(Member(entity: entity, property: relationship.name, isRelationship: true, column: column, discriminators: storage.discriminators))
             }
         }
         let colliding = groups.values.filter { group in group.count >= 2 && Set(group.map { $0.column.uppercased() }).count == group.count }
@@ -48,7 +56,11 @@ extension StoreLayout {
             for group in tableGroups {
                 guard let assignment = Self.assignment(of: group.map { ($0.column, $0.discriminators) }, columns: columns, counts: counts) else { continue }
                 for (member, column) in zip(group, assignment) where column != member.column {
-                    layout.reassign(member.attribute, of: member.entity, to: column, in: schema)
+                    if member.isRelationship {
+                        layout.reassignKey(member.property, of: member.entity, from: member.column, to: column, in: schema)
+                    } else {
+                        layout.reassign(member.property, of: member.entity, to: column, in: schema)
+                    }
                 }
             }
         }
@@ -88,6 +100,24 @@ extension StoreLayout {
         }
         let result = assigned.compactMap { $0 }
         return result == members.map(\.column) ? nil : result
+    }
+
+    /// Gives a to-one relationship's key another column (its position column following), for its
+    /// entity and every entity under it, and for the inverse read through that column.
+    private mutating func reassignKey(_ name: String, of entity: Entity, from old: String, to column: String, in schema: Schema) {
+        guard let relationship = entity.relationships.first(where: { $0.name == name }), let table = entities[entity.name]?.table else { return }
+        func order(_ current: String?) -> String? { current.map { _ in "Z_FOK_" + column.dropFirst() } }
+        for member in schema.hierarchy(under: entity) {
+            if case .foreignKey(old, let destinationTable, let orderColumn)? = entities[member.name]?.relationships[name] {
+                entities[member.name]?.relationships[name] = .foreignKey(column: column, destinationTable: destinationTable, orderColumn: order(orderColumn))
+            }
+        }
+        guard let inverse = schema.inverse(of: relationship), let destination = schema.entity(named: relationship.destination) else { return }
+        for member in schema.hierarchy(under: destination) {
+            if case .inverseForeignKey(table, old, let orderColumn, let discriminators)? = entities[member.name]?.relationships[inverse.name] {
+                entities[member.name]?.relationships[inverse.name] = .inverseForeignKey(table: table, column: column, orderColumn: order(orderColumn), destinationDiscriminators: discriminators)
+            }
+        }
     }
 
     /// Gives an attribute another column, for its entity and every entity under it.
