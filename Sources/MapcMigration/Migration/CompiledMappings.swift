@@ -173,9 +173,14 @@ struct CompiledMappings {
                 fragment?.allowsExternalStorage = sourceAttribute.allowsExternalStorage
             }
             guard let fragment else {
+                // A default the store cannot keep exactly (a decimal past a Core Data column's
+                // digits) is for the interpreter to refuse, naming the object; one holding NUL,
+                // which SQL text bound through GRDB would end at, for it to write whole.
+                let defaultValue = attribute.defaultValue ?? .null
+                guard destination.strategy.storageProblem(defaultValue, as: attribute.type) == nil, !Self.holdsNUL(defaultValue) else { return nil }
                 columns.append(column)
                 selections.append("?")
-                arguments.append(destination.strategy.encode(attribute.defaultValue ?? .null, as: attribute.type))
+                arguments.append(destination.strategy.encode(defaultValue, as: attribute.type))
                 continue
             }
             guard let selection = storable(fragment, as: attribute) else { return nil }
@@ -211,6 +216,14 @@ struct CompiledMappings {
         }
         return Creation(index: index, insert: insert, arguments: arguments + conditionArguments, associate: associate, autoKeyed: autoKeyed,
                         table: destinationStorage.table, includesRelationships: includesRelationships)
+    }
+
+    /// Whether a value is text holding a NUL character.
+    private static func holdsNUL(_ value: Value) -> Bool {
+        switch value {
+        case .string(let text), .uri(let text): return ValueLimits.containsNUL(text)
+        default: return false
+        }
     }
 
     /// SQL that stores a compiled value in an attribute exactly as the interpreter's coercion would,
