@@ -37,3 +37,26 @@ struct CompiledDefaultsTests {
         }
     }
 }
+
+/// Text becoming a URI through a mapping is kept as written, as `load` keeps a data file's URI
+/// (the mapping trimmed its spaces, exit 0, and refused text `load` takes).
+@Suite("Text into a URI attribute")
+struct TextIntoURITests {
+    @Test func textIsKeptAsWrittenOnEveryPath() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write("model: M\nversion: v1\nentities:\n  E:\n    attributes:\n      s: string?\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  E:\n    attributes:\n      s: uri?\n", to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - { name: EToE, source: E, destination: E, attributes: { s: $source.s } }\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"E": [{"id": "o1", "s": " http://example.com/ "}, {"id": "o2", "s": "http://x y"}, {"id": "o3", "s": ""}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        for options in [[], ["--interpret"]] {
+            let run = try CLI.run(["run", "--quiet", "--output", "o\(options.count).db"] + options + ["s.db"], in: folder)
+            #expect(run.status == 0, "\(options): \(run.stderr)")
+            let dump = try CLI.run(["dump", "o\(options.count).db"], in: folder).stdout
+            for text in [#""s": " http://example.com/ ""#, #""s": "http://x y""#, #""s": """#] { #expect(dump.contains(text), "\(options): \(text) in \(dump)") }
+        }
+    }
+}

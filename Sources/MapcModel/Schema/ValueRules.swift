@@ -141,6 +141,8 @@ package enum ValueRules {
             guard let n = Int64(whole.description) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
             return ValueParser.checkRange(n, type)
         case (.string(let text), .string): return .success(.string(text))
+        // Kept as written, as a data file's URI is (spaces and all): the text is the value.
+        case (.string(let text), .uri): return .success(.uri(text))
         case (.string(let text), _): return ValueParser.parse(text, as: type)
         case (.uri(let text), .uri): return .success(.uri(text))
         case (.uri(let text), _): return .success(.string(text))
