@@ -181,9 +181,9 @@ struct ExternalDataTests {
             let run = try CLI.run(["run", "--quiet", "--to", "v2", "--output", "out\(options.count).sqlite"] + options + ["Photos.sqlite"], in: folder)
             #expect(run.status == 0, "\(run.stderr)")
             let store = "out\(options.count).sqlite"
-            #expect(try sqliteText(folder, store, "SELECT hex(ZIMAGE) FROM ZPHOTO") == "02" + "5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8.map { String(format: "%02X", $0) }.joined() + "00", "a plain copy keeps the reference")
-            #expect(try sqliteText(folder, store, "SELECT hex(ZCOPY) FROM ZPHOTO") == "01" + String(repeating: "07", count: 2_500))
-            #expect(try sqliteText(folder, store, "SELECT hex(ZPLAIN) FROM ZPHOTO") == String(repeating: "07", count: 2_500))
+            #expect(try sqliteOutput(folder, store, "SELECT hex(ZIMAGE) FROM ZPHOTO") == "02" + "5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8.map { String(format: "%02X", $0) }.joined() + "00", "a plain copy keeps the reference")
+            #expect(try sqliteOutput(folder, store, "SELECT hex(ZCOPY) FROM ZPHOTO") == "01" + String(repeating: "07", count: 2_500))
+            #expect(try sqliteOutput(folder, store, "SELECT hex(ZPLAIN) FROM ZPHOTO") == String(repeating: "07", count: 2_500))
         }
         try FileManager.default.removeItem(at: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA/5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"))
         let missing = try CLI.run(["run", "--quiet", "--to", "v2", "Photos.sqlite"], in: folder)
@@ -191,32 +191,9 @@ struct ExternalDataTests {
         #expect(try CLI.run(["status", "Photos.sqlite"], in: folder).stdout.contains("v1"))
     }
 
-    /// One value by the sqlite3 shell.
-    private func sqliteText(_ folder: URL, _ store: String, _ query: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", store, query]
-        process.currentDirectoryURL = folder
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-
     /// Each photo's image as hex, in key order, by the sqlite3 shell.
     private func hexImages(_ folder: URL, _ store: String = "Photos.sqlite") throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", store, "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK"]
-        process.currentDirectoryURL = folder
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        try sqliteOutput(folder, store, "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK").split(separator: "\n").map(String.init)
     }
 
     @Test func statusCountsThem() throws {
