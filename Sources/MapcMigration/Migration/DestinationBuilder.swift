@@ -24,6 +24,8 @@ final class DestinationBuilder {
     /// Per destination entity, its attributes whose values the destination keeps marked
     /// (`CoreDataExternalValue`): what expressions and policies give them is stored marked.
     private var markedAttributes: [String: Set<String>] = [:]
+    /// Whether any attribute of the destination keeps its values marked (most stores have none).
+    private lazy var keepsMarkedValues = destinationSchema.entities.contains { $0.attributes.contains { CoreDataExternalValue.isMarked($0, in: writer.store.format) } }
 
     private var attributePlans: [String: AttributePlan] = [:]
     /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.
@@ -193,6 +195,7 @@ final class DestinationBuilder {
     /// The values of an object's attributes that the destination keeps marked, in that form: its
     /// bytes after the inline marker, a reference copied as stored as it is.
     func markingExternalValues(of destination: DestinationObject, in attributes: inout [String: Value]) {
+        guard keepsMarkedValues else { return }
         let marked: Set<String>
         if let known = markedAttributes[destination.entity] {
             marked = known

@@ -196,6 +196,10 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
                 if more > 0 { lines.append("  ... and \(more) more breaking the same rule") }
             }
             if total > shown { lines.append("  ... and \(total - shown) more breaking other rules") }
+            if total == shown, violations.allSatisfy(\.wasInSource) {
+                lines.append("every rule above was broken in the store before this run (Core Data checks no rules in a lightweight migration or a batch update, so a store can hold such values): "
+                             + "repair the store first, or give these properties values in the step's mapping (`mapc infer` writes one to edit)")
+            }
             return lines.joined(separator: "\n")
         case let .policy(mapping, message):
             return "mapping '\(mapping)': custom policy failed: \(message)"

@@ -199,6 +199,10 @@ package enum StoreMigration {
                 } catch {
                     AtomicFile.removeStoreFiles(temporary)
                     if index == 0, let found = checks.failure(after: error) { throw found }
+                    // Rules the store already broke are said to be the store's, not the step's.
+                    if index == 0, case MigrationError.validation(let violations, let total) = error, let before = try? sourceStore.violations() {
+                        throw MigrationError.validation(violations: ValidationViolation.marking(violations, before: before.violations), total: total)
+                    }
                     throw error
                 }
                 try sourceStore.close()

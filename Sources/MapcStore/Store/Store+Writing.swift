@@ -34,9 +34,14 @@ extension Store {
         } catch let invalid as WholeStoreInvalid {
             guard hadObjects else { throw invalid.error }
             // The transaction is undone: the store as it was says which problems were already there.
-            let before = try database.read { db in try StoreValidator(store: self, db: db).validate { _, _ in nil } }
+            let before = try violations()
             throw invalid.error(knowing: before.violations.map(Self.dataProblem), allKnown: before.total >= invalid.error.total)
         }
+    }
+
+    /// Every rule of the schema this store breaks as it is (what `load` and a migration check).
+    package func violations() throws -> StoreValidator.Findings {
+        try database.read { db in try StoreValidator(store: self, db: db).validate { _, _ in nil } }
     }
 
     /// The whole store broke a rule after the objects were added (`validateWhole`); the error is

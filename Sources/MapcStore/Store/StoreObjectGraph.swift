@@ -47,8 +47,13 @@ package final class StoreObjectGraph: ObjectGraph {
     /// attribute's name: whoever called the reader throws it once the reader returns.
     package var unreadValue: (attribute: String, object: ObjectRef, error: any Error)?
 
+    /// Whether any attribute of the store's schema keeps its values marked (`CoreDataExternalValue`):
+    /// without one, a stored value is the value the app reads, found without looking its attribute up.
+    private lazy var keepsMarkedValues = store.schema.entities.contains { $0.attributes.contains { CoreDataExternalValue.isMarked($0, in: store.format) } }
+
     /// The value of attribute `name` of a stored object as the app reads it; nil when the entity has no such attribute.
     package func attributeValue(_ name: String, of data: ObjectData) throws -> Value? {
+        guard keepsMarkedValues else { return data.attributes[name] }
         guard case .attribute(let attribute)? = property(name, of: data.entity) else { return nil }
         return try readable(data.attributes[name] ?? .null, of: attribute)
     }

@@ -285,6 +285,10 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     /// How many objects break the same rule of the same entity and property, this one among them
     /// (a report keeps a few examples of each rule and counts the rest).
     public var sameRuleCount = 1
+    /// Whether the store a migration read already broke the rule there: the same object,
+    /// property and rule (a store Core Data never checked, after a lightweight migration or a
+    /// batch update).
+    package var wasInSource = false
 
     /// What makes violations "the same rule", for counting them and grouping them in reports.
     static func ruleKey(_ entity: String, _ property: String?, _ rule: String) -> [String?] { [entity, property, rule] }
@@ -300,6 +304,18 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
             text += ": \(rule) (value: \(English.abbreviated(value)))"
         }
         if let mapping { text += " [created by mapping '\(mapping)']" }
+        if wasInSource { text += " (so in the store before this run)" }
         return text
+    }
+
+    /// `violations`, each marked `wasInSource` where `before` (what the store the migration read
+    /// breaks) has the same object, property and rule.
+    package static func marking(_ violations: [ValidationViolation], before: [ValidationViolation]) -> [ValidationViolation] {
+        let known = Set(before.map { [$0.entity, $0.object, $0.property ?? "", $0.rule] })
+        return violations.map { violation in
+            var marked = violation
+            marked.wasInSource = known.contains([violation.entity, violation.object, violation.property ?? "", violation.rule])
+            return marked
+        }
     }
 }

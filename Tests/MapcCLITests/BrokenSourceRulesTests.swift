@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+/// Core Data checks no rules in a lightweight migration or a batch update, so a real store can
+/// hold a nil where its model requires a value. A run that finds such a value in the migrated
+/// store says it was in the store before, and what to do: it blamed the step, with no way out.
+@Suite("Rules the store broke before the run")
+struct BrokenSourceRulesTests {
+    @Test func aRequiredValueTheStoreLackedIsSaidToBeTheStores() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write("model: T\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
+        try folder.write("model: T\nversion: v2\nentities:\n  Tag:\n    attributes:\n      name: string\n      color: string?\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "a", "name": "x"}, {"id": "b", "name": "y"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", "UPDATE ZTAG SET ZNAME = NULL WHERE Z_PK = 2")
+        let run = try CLI.run(["run", "s.sqlite"], in: folder)
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(run.stderr.contains("Tag 'Tag/p2', property 'name'") && run.stderr.contains("(so in the store before this run)"), "\(run.stderr)")
+        #expect(run.stderr.contains("every rule above was broken in the store before this run"), "\(run.stderr)")
+        #expect(try CLI.run(["status", "s.sqlite"], in: folder).stdout.contains("v1"))
+    }
+}
