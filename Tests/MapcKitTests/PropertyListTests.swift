@@ -199,6 +199,37 @@ struct PropertyListTests {
         #expect(Date().timeIntervalSince(started) < 5)
     }
 
+    /// Metadata holds tens of objects: one whose shared references stand for more than 100,000
+    /// (a pair of references per level, 16 levels: 2^17 objects in a few hundred bytes) is
+    /// refused, where writing it back expanded took seconds and megabytes (18 levels: a run of
+    /// 144 s and 290 MB); 15 levels are read.
+    @Test func metadataIsHeldToAHundredThousandObjects() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = try uncloudNotes("v2")
+        for (levels, refused) in [(15, false), (16, true)] {
+            let path = folder.appendingPathComponent("dag\(levels).sqlite").path
+            _ = try Store.create(at: path, schema: schema, format: .coreData)
+            var list = BinaryPropertyList()
+            var hashes: [(Int, Int)] = []
+            for (name, hash) in CoreDataVersionHash.entityHashes(of: schema) {
+                hashes.append((list.add(.string(name)), list.add(.data(Data(base64Encoded: hash) ?? Data()))))
+            }
+            let pairs = [(list.add(.string("NSStoreModelVersionHashes")), list.add(.dictionary(hashes))),
+                         (list.add(.string("AppExtra")), BinaryPropertyList.sharedReferences(levels: levels, width: 2, into: &list))]
+            list.top = list.add(.dictionary(pairs))
+            try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [list.bytes]) }
+            if refused {
+                let error = #expect(throws: MapcError.self) { try Store.metadata(at: path) }
+                #expect(error?.description.contains("expands to more than 100000 objects") == true, "\(String(describing: error))")
+            } else {
+                // Described for `status` as far as is shown: 2,000 characters, not the 2^16 leaves.
+                let described = try Store.metadata(at: path).metadata.properties["AppExtra"] ?? ""
+                #expect(described.hasPrefix("[[[") && described.hasSuffix("…") && described.count == 2_001, "\(described.count)")
+            }
+        }
+    }
+
     @Test func anXcodeCurrentVersionFileThatExpandsWithoutLimitIsAnErrorNamingIt() throws {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -15,9 +15,9 @@ import Foundation
 /// Values come as Foundation gives them: `[String: Any]`, `[Any]`, `String`, `Data`, `Date`,
 /// numbers and booleans as `NSNumber`, and a keyed archive's references as `["CF$UID": n]`.
 package enum PropertyList {
-    /// The most objects a property list may expand to: Core Data's metadata holds tens, an Xcode
-    /// model's archive a few thousand; Foundation needs about 100 bytes for each.
-    static let maxExpandedObjects = 1_000_000
+    /// The most objects a property list may expand to by default: an Xcode model's archive holds
+    /// a few thousand; Foundation needs about 100 bytes for each.
+    package static let maxExpandedObjects = 1_000_000
     /// The deepest nesting of arrays and dictionaries accepted.
     package static let maxDepth = 512
 
@@ -27,8 +27,8 @@ package enum PropertyList {
     }
 
     /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
-    package static func decode(_ data: Data) throws -> Any {
-        if let problem = binaryProblem(data) { throw Problem(description: problem) }
+    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects) throws -> Any {
+        if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
             guard let value = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
                 throw Problem(description: "the binary property list is malformed")
@@ -44,7 +44,7 @@ package enum PropertyList {
 
     /// Why a binary property list is refused before decoding, or nil (also for data that is not
     /// one, or that Foundation will refuse on its own).
-    static func binaryProblem(_ data: Data) -> String? {
+    static func binaryProblem(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects) -> String? {
         let bytes = [UInt8](data)
         guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
         let trailer = bytes.count - 32

@@ -22,7 +22,7 @@ extension CoreDataFormat {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a property list")
         }
         let plist: Any
-        do { plist = try PropertyList.decode(data) } catch {
+        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects) } catch {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST does not decode (\(error))")
         }
         guard let dictionary = plist as? [String: Any] else {
@@ -30,6 +30,11 @@ extension CoreDataFormat {
         }
         return (uuid, dictionary, data)
     }
+
+    /// The most objects a store's metadata may expand to through shared references: Core Data
+    /// writes tens, and every object past the limit costs its share of writing the list back
+    /// (which keeps no sharing): a hostile store's metadata stops here, within seconds.
+    static let maxMetadataObjects = 100_000
 
     func readMetadata(_ db: Database) throws -> StoreMetadata {
         let (uuid, plist, data) = try metadataPlist(db)
@@ -64,16 +69,44 @@ extension CoreDataFormat {
 
     /// A metadata value as text, for `mapc status`: text inside a list or dictionary is quoted,
     /// so an empty identifier shows (`[""]`) and a comma does not split one.
-    static func describe(_ value: Any, quotingText: Bool = false) -> String {
+    ///
+    /// At most `limit` characters, then "…": a property list shares its parts by reference, so a
+    /// few hundred bytes can stand for a value of millions of elements, and only what is shown is
+    /// walked (a value of 2^16 shared leaves took seconds to describe whole).
+    static func describe(_ value: Any, quotingText: Bool = false, limit: Int = 2_000) -> String {
+        var text = ""
+        write(value, quotingText: quotingText, into: &text, limit: limit)
+        return text.utf8.count > limit ? String(text.prefix(limit)) + "…" : text
+    }
+
+    /// Appends `value` to `text` until `text` is past `limit` bytes.
+    private static func write(_ value: Any, quotingText: Bool, into text: inout String, limit: Int) {
+        guard text.utf8.count <= limit else { return }
         switch value {
-        case let text as String: return quotingText ? JSONValue.string(text).serialized() : text
+        case let string as String: text += quotingText ? JSONValue.string(string).serialized() : string
         // A boolean as one (the decoder's booleans are NSNumbers of Objective-C's `char`).
-        case let number as NSNumber where ["c", "B"].contains(String(cString: number.objCType)): return number.boolValue ? "true" : "false"
-        case let number as NSNumber: return number.stringValue
-        case let data as Data: return "<\(data.count) bytes>"
-        case let array as [Any]: return "[" + array.map { describe($0, quotingText: true) }.joined(separator: ", ") + "]"
-        case let dictionary as [String: Any]: return "{" + dictionary.keys.sorted().map { "\(describe($0, quotingText: true)): \(describe(dictionary[$0] ?? "", quotingText: true))" }.joined(separator: ", ") + "}"
-        default: return "\(value)"
+        case let number as NSNumber where ["c", "B"].contains(String(cString: number.objCType)): text += number.boolValue ? "true" : "false"
+        case let number as NSNumber: text += number.stringValue
+        case let data as Data: text += "<\(data.count) bytes>"
+        case let array as [Any]:
+            text += "["
+            for (index, element) in array.enumerated() {
+                guard text.utf8.count <= limit else { return }
+                if index > 0 { text += ", " }
+                write(element, quotingText: true, into: &text, limit: limit)
+            }
+            text += "]"
+        case let dictionary as [String: Any]:
+            text += "{"
+            for (index, key) in dictionary.keys.sorted().enumerated() {
+                guard text.utf8.count <= limit else { return }
+                if index > 0 { text += ", " }
+                write(key, quotingText: true, into: &text, limit: limit)
+                text += ": "
+                write(dictionary[key] ?? "", quotingText: true, into: &text, limit: limit)
+            }
+            text += "}"
+        default: text += "\(value)"
         }
     }
 
@@ -145,7 +178,7 @@ extension CoreDataFormat {
     /// The property list a previous Core Data store's metadata came from (kept as text in `properties`).
     private static func previousPlist(_ metadata: StoreMetadata) throws -> [String: Any] {
         guard let encoded = metadata.properties[rawPlistKey], let data = Data(base64Encoded: encoded),
-              let plist = try PropertyList.decode(data) as? [String: Any] else { return [:] }
+              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects) as? [String: Any] else { return [:] }
         return plist
     }
 
