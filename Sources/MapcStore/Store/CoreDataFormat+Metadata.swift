@@ -39,6 +39,9 @@ extension CoreDataFormat {
     func readMetadata(_ db: Database) throws -> StoreMetadata {
         let (uuid, plist, data) = try metadataPlist(db)
         guard let stored = plist["NSStoreModelVersionHashes"] as? [String: Any] else {
+            if let found = plist["NSStoreModelVersionHashes"] {
+                throw MapcError.store("the Core Data metadata's NSStoreModelVersionHashes, which identify the store's version, is \(Self.describe(found, limit: 80)), not a dictionary of entity names and hashes: the metadata is damaged")
+            }
             throw MapcError.store("the Core Data metadata has no NSStoreModelVersionHashes, which identify the store's version")
         }
         var hashes: [String: String] = [:]

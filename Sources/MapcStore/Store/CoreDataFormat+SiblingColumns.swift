@@ -45,7 +45,10 @@ extension StoreLayout {
         var layout = self
         let byTable = Dictionary(grouping: colliding) { entities[$0[0].entity.name]?.table ?? "" }
         for (table, tableGroups) in byTable.sorted(by: { $0.key < $1.key }) {
-            guard let entityColumn = entities[tableGroups[0][0].entity.name]?.entityColumn else { continue }
+            // A missing table is for the store's own checks to name (`has no table …`), not SQLite.
+            guard let entityColumn = entities[tableGroups[0][0].entity.name]?.entityColumn, try db.tableExists(table) else { continue }
+            let present = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table]).map { $0.uppercased() })
+            guard tableGroups.allSatisfy({ $0.allSatisfy { present.contains($0.column.uppercased()) } }) else { continue }
             let columns = tableGroups.flatMap { $0.map(\.column) }
             // For each entity number, how many of its rows hold a value in each column.
             let counts = try Row.fetchAll(db, sql: "SELECT \(entityColumn.quotedDatabaseIdentifier), "

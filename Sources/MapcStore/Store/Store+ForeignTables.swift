@@ -176,7 +176,7 @@ extension Store {
         }
         if !named.isEmpty {
             sentences.append("the store names join tables otherwise than mapc would write them: \(named); a migration writes them by the rule Core Data's stores follow "
-                             + "(the lower entity number owns), as Core Data's own migration does; open a migrated copy with the app before migrating users' stores")
+                             + "(the lower entity number owns; between an entity and itself, the relationship whose name sorts later), as Core Data's own migration does; open a migrated copy with the app before migrating users' stores")
         }
         return sentences.joined(separator: ". ")
     }

@@ -431,6 +431,11 @@ extension Store {
                     let count = Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0
                     let named = layout.entity(withDiscriminator: value, inTable: table)
                     let entity = named ?? (value.isNull ? "nil" : StoreValidator.text(value))
+                    // The number of an entity whose rows are kept in another table: misplaced, not unknown.
+                    if named == nil, let elsewhere = layout.entities.values.filter({ $0.discriminator == value && $0.table != table }).min(by: { $0.entity < $1.entity }) {
+                        problems.append("table \(table) has \(English.count(Int(count), "row")) of entity \(entity), which is \(elsewhere.entity), whose rows belong in table \(elsewhere.table)")
+                        continue
+                    }
                     problems.append("table \(table) has \(English.count(Int(count), "row")) of entity \(entity), which version \(schema.version) does not have"
                                     + (named != nil ? " as a concrete entity" : ""))
                 }

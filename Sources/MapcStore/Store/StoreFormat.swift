@@ -50,6 +50,10 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
     /// The format of an open database, or an error saying it is none of them.
     static func detect(_ db: Database) throws -> StoreFormat {
         for format in all where try format.strategy.recognizes(db) { return format }
+        if try db.tableExists("Z_METADATA") {
+            throw MapcError.store("the store has Core Data's metadata (Z_METADATA) but not its Z_PRIMARYKEY table, which every Core Data store has: "
+                                  + "it is incomplete (copied without all of its tables, or damaged); take a complete copy of the store (with its -wal file)")
+        }
         throw MapcError.store("not a store mapc knows: it has neither mapc's metadata (_mapc_metadata) nor Core Data's (Z_METADATA); stores are made by mapc ('mapc init', 'mapc load', a migration) or by Core Data")
     }
 }
