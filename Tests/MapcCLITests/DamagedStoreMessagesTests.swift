@@ -64,4 +64,23 @@ struct DamagedStoreMessagesTests {
         let status = try CLI.run(["dump", "s.sqlite"], in: folder)
         #expect(status.status == 2 && status.stderr.contains("has no table ZITEM") && !status.stderr.contains("SQLite"), "\(status.stderr)")
     }
+
+    /// A to-one's destination-entity column numbered otherwise (`Z1_FAVORITE` where mapc writes
+    /// `Z2_FAVORITE`: Core Data's number for a destination that is not its hierarchy's root is
+    /// not confirmed) is read under its name, and a run says the migrated store renames it.
+    @Test func aDestinationEntityColumnNumberedOtherwiseIsSaid() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        for (version, extra) in [("v1", ""), ("v2", "      age: int32?\n")] {
+            try folder.write("model: L\nversion: \(version)\nentities:\n  Item:\n    attributes:\n      title: string?\n  Book:\n    parent: Item\n  EBook:\n    parent: Book\n"
+                             + "  Person:\n    attributes:\n      name: string?\n\(extra)    relationships:\n      favorite: { destination: Book, optional: true, inverse: null }\n", to: "schemas/\(version).yaml")
+        }
+        try folder.write(#"{"version": "v1", "objects": {"EBook": [{"id": "e", "title": "E"}], "Person": [{"id": "p", "name": "P", "favorite": "e"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZPERSON RENAME COLUMN Z2_FAVORITE TO Z1_FAVORITE")
+        let run = try CLI.run(["run", "--dry-run", "s.sqlite"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("ZPERSON.Z1_FAVORITE where mapc would write Z2_FAVORITE"), "\(run.stderr)")
+        #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""favorite": "EBook/p1""#))
+    }
 }

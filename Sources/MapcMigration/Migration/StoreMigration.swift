@@ -168,7 +168,7 @@ package enum StoreMigration {
             try? sourceStore.close()
             throw error
         }
-        let joinNaming = [sourceStore.entityNumberingNote(), sourceStore.joinTableNamingNote()].compactMap { $0 }.joined(separator: ". ")
+        let joinNaming = [sourceStore.entityNumberingNote(), sourceStore.joinTableNamingNote(), sourceStore.destinationEntityColumnNote()].compactMap { $0 }.joined(separator: ". ")
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.close()

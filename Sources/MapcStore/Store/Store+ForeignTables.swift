@@ -158,6 +158,20 @@ extension Store {
             + "the migrated store is numbered as mapc predicts Core Data numbers the new version, which this store suggests may differ: open a migrated copy with the app before migrating users' stores, and please report the model"
     }
 
+    /// A note when the store names the columns holding to-ones' destination entities (`Z7_COVER`)
+    /// otherwise than mapc predicts: read under its names, written by mapc's rule in a migrated
+    /// store (Core Data's number for a destination that is not its hierarchy's root is not confirmed).
+    package func destinationEntityColumnNote() -> String? {
+        let predicted = Dictionary(strategy.layout(for: schema).derivedColumns.map { ("\($0.table)\u{0}\($0.foreignKey)", $0.column) }, uniquingKeysWith: { first, _ in first })
+        let departures = layout.derivedColumns.compactMap { actual -> String? in
+            guard let expected = predicted["\(actual.table)\u{0}\(actual.foreignKey)"], expected.caseInsensitiveCompare(actual.column) != .orderedSame else { return nil }
+            return "\(actual.table).\(actual.column) where mapc would write \(expected)"
+        }
+        guard !departures.isEmpty else { return nil }
+        return "the store numbers the columns of to-ones' destination entities otherwise than mapc would: \(departures.joined(separator: ", ")); they are read as the store names them, "
+            + "and a migrated store has mapc's names (which number Core Data gives a destination that is not its hierarchy's root is not confirmed): open a migrated copy with the app before migrating users' stores, and please report the model"
+    }
+
     package func joinTableNamingNote() -> String? {
         let departures = joinTableDepartures
         guard !departures.isEmpty else { return nil }
