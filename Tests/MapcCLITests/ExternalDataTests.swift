@@ -191,6 +191,37 @@ struct ExternalDataTests {
         #expect(try CLI.run(["status", "Photos.sqlite"], in: folder).stdout.contains("v1"))
     }
 
+    /// A transformable attribute holds bytes too: a value copied between a binary attribute that
+    /// allows external storage and a transformable one (by a plain copy or an inferred change of
+    /// type) leaves or takes the marker as a binary one does (the marker and the file's name were
+    /// copied as the value, and bytes went in unmarked). A binary default of such an attribute is
+    /// stored marked too (it was written bare, which `load` refused).
+    @Test(arguments: [false, true])
+    func transformablesAndDefaultsTakeTheFormToo(interpret: Bool) throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("Photos.sqlite"))
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        try folder.write("model: Photos\nversion: v2\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: transformable, optional: true }\n", to: "schemas/v2.yaml")
+        try folder.write("model: Photos\nversion: v3\nentities:\n  Photo:\n    attributes:\n      title: { type: string }\n      image: { type: binary, optional: true, externalStorage: true }\n"
+                         + "      added: { type: binary, optional: true, externalStorage: true, default: \"aGk=\" }\n", to: "schemas/v3.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "inline", "image": "AWhlbGxv"}, {"id": "b", "title": "file", "image": "AjVDNEU3QTg2LTFGMUItNEM1NS05RTNBLTJCMUE3RDlDMEUxMQA="}]}}"#, to: "photos.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder).status == 0)
+        let options = interpret ? ["--interpret"] : []
+        let file = String(repeating: "07", count: 2_500)
+        let toTransformable = try CLI.run(["run", "--quiet", "--to", "v2", "--every-version"] + options + ["Photos.sqlite"], in: folder)
+        #expect(toTransformable.status == 0, "\(toTransformable.stderr)")
+        #expect(try hexImages(folder) == ["68656C6C6F", file])
+        let back = try CLI.run(["run", "--quiet", "--to", "v3"] + options + ["Photos.sqlite"], in: folder)
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try hexImages(folder) == ["0168656C6C6F", "01" + file])
+        #expect(try sqliteOutput(folder, "Photos.sqlite", "SELECT hex(ZADDED) FROM ZPHOTO ORDER BY Z_PK") == "016869\n016869")
+        // `load` gives the default the same form.
+        try folder.write(#"{"version": "v3", "objects": {"Photo": [{"id": "c", "title": "new"}]}}"#, to: "v3.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "v3.json", "New.sqlite"], in: folder).status == 0)
+        #expect(try sqliteOutput(folder, "New.sqlite", "SELECT hex(ZADDED) FROM ZPHOTO") == "016869")
+    }
+
     /// Each photo's image as hex, in key order, by the sqlite3 shell.
     private func hexImages(_ folder: URL, _ store: String = "Photos.sqlite") throws -> [String] {
         try sqliteOutput(folder, store, "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK").split(separator: "\n").map(String.init)

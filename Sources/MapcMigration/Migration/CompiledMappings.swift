@@ -176,7 +176,7 @@ struct CompiledMappings {
                 // A default the store cannot keep exactly (a decimal past a Core Data column's
                 // digits) is for the interpreter to refuse, naming the object; one holding NUL,
                 // which SQL text bound through GRDB would end at, for it to write whole.
-                let defaultValue = attribute.defaultValue ?? .null
+                let defaultValue = CoreDataExternalValue.storedForm(of: attribute.defaultValue ?? .null, for: attribute, in: destination.format)
                 guard destination.strategy.storageProblem(defaultValue, as: attribute.type) == nil, !Self.holdsNUL(defaultValue) else { return nil }
                 columns.append(column)
                 selections.append("?")
@@ -237,8 +237,8 @@ struct CompiledMappings {
             // becomes a string only through the interpreter's formatting.
             let bytes = destination.strategy.storageClasses(of: sourceType).contains("blob") && !destination.strategy.storageClasses(of: attribute.type).contains("blob")
             // Nor is a value whose stored form changes with Core Data's external storage (the interpreter converts it).
-            let externalForm = sourceType == .binary && CoreDataExternalValue.isMarked(source.format, allowsExternalStorage: fragment.allowsExternalStorage)
-                != CoreDataExternalValue.isMarked(destination.format, allowsExternalStorage: attribute.allowsExternalStorage)
+            let externalForm = (CoreDataExternalValue.holdsBytes(sourceType) && CoreDataExternalValue.isMarked(source.format, allowsExternalStorage: fragment.allowsExternalStorage))
+                != CoreDataExternalValue.isMarked(attribute, in: destination.format)
             guard ValueRules.isLossless(from: sourceType, to: attribute.type) || (sourceType == .int64 && attribute.type == .double), !bytes, !externalForm,
                   source.strategy.encodingName(of: sourceType) == destination.strategy.encodingName(of: sourceType),
                   source.strategy.encodingName(of: attribute.type) == destination.strategy.encodingName(of: attribute.type) else { return nil }

@@ -111,7 +111,7 @@ final class DestinationBuilder {
             }
             return AttributeStep(name: attribute.name, type: attribute.type, expression: expression, sourceAttribute: sourceAttribute,
                                  copies: copies, conversion: conversion, isMarked: CoreDataExternalValue.isMarked(attribute, in: writer.store.format),
-                                 defaultValue: attribute.defaultValue ?? .null)
+                                 defaultValue: CoreDataExternalValue.storedForm(of: attribute.defaultValue ?? .null, for: attribute, in: writer.store.format))
         }
         let rowOrder = destinationEntity.isAbstract ? [] : try writer.insertPlan(entityName).attributeNames
         let plan = AttributePlan(steps: steps, types: Dictionary(steps.map { ($0.name, $0.type) }, uniquingKeysWith: { first, _ in first }), isConcrete: !destinationEntity.isAbstract,

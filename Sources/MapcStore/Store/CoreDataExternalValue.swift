@@ -37,8 +37,8 @@ package enum CoreDataExternalValue {
         /// The conversion between a source and a destination attribute of two stores, or nil.
         package static func between(_ source: Attribute, of sourceFormat: StoreFormat, _ destination: Attribute, of destinationFormat: StoreFormat,
                                     files: CoreDataExternalData?) -> Conversion? {
-            let marked = isMarked(sourceFormat, allowsExternalStorage: source.allowsExternalStorage)
-            guard source.type == .binary, destination.type == .binary, marked != isMarked(destinationFormat, allowsExternalStorage: destination.allowsExternalStorage) else { return nil }
+            let marked = isMarked(source, in: sourceFormat)
+            guard holdsBytes(source.type), holdsBytes(destination.type), marked != isMarked(destination, in: destinationFormat) else { return nil }
             guard marked else { return .markInline }
             return files.map(Conversion.readOut) ?? .readOut(CoreDataExternalData(store: ""))
         }
@@ -54,10 +54,22 @@ package enum CoreDataExternalValue {
         }
     }
 
-    /// Whether values of `attribute` are kept marked in a store of `format` (a binary attribute
-    /// allowing external storage, in Core Data's format).
+    /// Whether values of `attribute` are kept marked in a store of `format` (a binary or
+    /// transformable attribute allowing external storage, in Core Data's format).
     package static func isMarked(_ attribute: Attribute, in format: StoreFormat) -> Bool {
-        attribute.type == .binary && isMarked(format, allowsExternalStorage: attribute.allowsExternalStorage)
+        holdsBytes(attribute.type) && isMarked(format, allowsExternalStorage: attribute.allowsExternalStorage)
+    }
+
+    /// Whether an attribute of `type` holds bytes, which external storage may keep: binary and
+    /// transformable (its value transformer's bytes).
+    package static func holdsBytes(_ type: AttributeType) -> Bool {
+        type == .binary || type == .transformable
+    }
+
+    /// A value given to `attribute` (its default, an expression's or a policy's bytes) in the form
+    /// a store of `format` keeps it.
+    package static func storedForm(of value: Value, for attribute: Attribute, in format: StoreFormat) -> Value {
+        isMarked(attribute, in: format) ? markedInline(value) : value
     }
 
     /// A value of `attribute` as a store of `format` holds it, as the app reads it: the bytes, out

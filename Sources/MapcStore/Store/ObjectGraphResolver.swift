@@ -31,6 +31,9 @@ struct ObjectGraphResolver {
     private(set) var indexByID: [String: Int] = [:]
     private var problems = ProblemList()
 
+    /// An attribute's default as the store keeps it (Core Data's form of bytes it may keep outside).
+    var storedDefault: (Attribute) -> Value? = { $0.defaultValue }
+
     init(schema: Schema, objects: [ObjectData], existing: ((String) throws -> ObjectData?)? = nil) {
         self.schema = schema
         self.objects = objects
@@ -123,7 +126,7 @@ struct ObjectGraphResolver {
                 }
                 continue
             }
-            let value = object.attributes[attribute.name] ?? attribute.defaultValue ?? .null
+            let value = object.attributes[attribute.name] ?? storedDefault(attribute) ?? .null
             if value.isNull {
                 if !attribute.isOptional {
                     problems.add(object.entity, object.id, attribute.name, "required attribute '\(attribute.name)' has no value; give one (it has no default)")

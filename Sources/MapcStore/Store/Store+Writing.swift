@@ -70,6 +70,8 @@ extension Store {
             let hadObjects = try self.hasObjects(db)
             report(hadObjects)
             var resolver = ObjectGraphResolver(schema: schema, objects: objects, existing: hadObjects ? { id in try self.readObject(id: id, db) } : nil)
+            let format = self.format
+            resolver.storedDefault = { attribute in attribute.defaultValue.map { CoreDataExternalValue.storedForm(of: $0, for: attribute, in: format) } }
             try resolver.resolve()
             try self.checkExternalStorageForms(resolver)
             try self.checkIDsAreFree(objects, db)
@@ -161,7 +163,7 @@ extension Store {
     private func checkExternalStorageForms(_ resolver: ObjectGraphResolver) throws {
         var marked: [String: [String]] = [:]
         for entity in schema.entities {
-            let names = schema.allAttributes(of: entity).filter { $0.type == .binary && !$0.isTransient && CoreDataExternalValue.isMarked(format, allowsExternalStorage: $0.allowsExternalStorage) }.map(\.name)
+            let names = schema.allAttributes(of: entity).filter { !$0.isTransient && CoreDataExternalValue.isMarked($0, in: format) }.map(\.name)
             if !names.isEmpty { marked[entity.name] = names }
         }
         guard !marked.isEmpty else { return }
