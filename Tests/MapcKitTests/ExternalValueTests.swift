@@ -28,6 +28,32 @@ final class ImageReadingPolicy: EntityMigrationPolicy {
     }
 }
 
+/// Copies the source's stored values as they are into new objects, both ways a policy may.
+final class RawCopyPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var replacesAttributes = false
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        var attributes = source.data.attributes
+        attributes["thumbnail"] = source.data.attributes["image"]
+        var destination: DestinationObject
+        if Self.replacesAttributes {
+            destination = try manager.makeDestination(for: source, mapping: mapping)
+            destination.attributes = attributes
+        } else {
+            destination = DestinationObject(entity: "Photo", id: source.ref.id, attributes: attributes)
+        }
+        _ = try manager.insert(destination, associatedWith: source, mapping: mapping)
+    }
+}
+
+/// Copies the image through the destination object's subscript.
+final class DestinationReadingPolicy: EntityMigrationPolicy {
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        var destination = try manager.makeDestination(for: source, mapping: mapping)
+        destination["thumbnail"] = destination["image"]
+        _ = try manager.insert(destination, associatedWith: source, mapping: mapping)
+    }
+}
+
 /// A binary attribute that allows external storage keeps, in a Core Data store, a marker byte
 /// before its bytes (or a file's name): its stored form. Expressions and policies work on the
 /// bytes the app sees, never the marker, and what they give such an attribute is stored marked.
@@ -116,6 +142,46 @@ struct ExternalValueTests {
         let values = try images(destination)
         #expect(values["image"] == .binary(Data([1]) + Data("hello".utf8)))
         #expect(values["thumbnail"] == .binary(Data([1]) + Data("thumb:he".utf8)))
+    }
+
+    /// A policy copying the source's values as stored (`source.data`) into a new object, or over
+    /// a destination object's `attributes`, copies them as they are: a value in Core Data's form
+    /// set there is kept (it was marked a second time, the file's reference made bytes).
+    @Test(arguments: [false, true])
+    func valuesCopiedAsStoredKeepTheirForm(replacesAttributes: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        RawCopyPolicy.replacesAttributes = replacesAttributes
+        let registry = PolicyRegistry()
+        registry.register(RawCopyPolicy.self, as: "RawCopy")
+        let mapping = try loadMapping("source: v1\ndestination: v2\nentityMappings:\n  - { name: PhotoToPhoto, source: Photo, destination: Photo, policy: RawCopy, attributes: { title: $source.title, image: $source.image } }\n")
+        let reference = Data([2]) + Data("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8) + Data([0])
+        for stored in [Data([1]) + Data("hello".utf8), reference] {
+            let source = try Store.inMemory(schema: try loadSchema(v1), format: .coreData)
+            try source.insert([ObjectData(id: "a", entity: "Photo", attributes: ["title": .string("sea"), "image": .binary(stored)])])
+            let destination = try Store.inMemory(schema: try loadSchema(v2), format: .coreData)
+            var step = StepMigration(source: source, destination: destination, mapping: mapping, policies: registry)
+            step.externalFiles = CoreDataExternalData(store: folder.appendingPathComponent("Photos.sqlite").path)
+            try step.run()
+            let values = try images(destination)
+            #expect(values["image"] == .binary(stored) && values["thumbnail"] == .binary(stored), "\(values)")
+        }
+    }
+
+    /// A value kept in a file read through the destination object's subscript, the file missing:
+    /// the run fails naming it (the subscript gave nil, and the run went on).
+    @Test func aMissingFileReadThroughTheDestinationObjectFailsTheRun() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let registry = PolicyRegistry()
+        registry.register(DestinationReadingPolicy.self, as: "Reading")
+        let mapping = try loadMapping("source: v1\ndestination: v2\nentityMappings:\n  - { name: PhotoToPhoto, source: Photo, destination: Photo, policy: Reading, attributes: { title: $source.title, image: $source.image } }\n")
+        let source = try Store.inMemory(schema: try loadSchema(v1), format: .coreData)
+        try source.insert([ObjectData(id: "a", entity: "Photo", attributes: ["title": .string("sea"), "image": .binary(Data([2]) + Data("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8) + Data([0]))])])
+        var step = StepMigration(source: source, destination: try Store.inMemory(schema: try loadSchema(v2), format: .coreData), mapping: mapping, policies: registry)
+        step.externalFiles = CoreDataExternalData(store: folder.appendingPathComponent("Photos.sqlite").path)
+        let error = #expect(throws: MigrationError.self) { try step.run() }
+        #expect(error?.description.contains("property 'image': the policy read a value that cannot be read: the value is kept in Core Data's external file") == true, "\(String(describing: error))")
     }
 
     /// A value kept in a file: the policy reads the file's bytes from either object, and the

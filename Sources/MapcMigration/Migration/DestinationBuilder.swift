@@ -19,8 +19,8 @@ final class DestinationBuilder {
     /// How a value copied from a source attribute changes its stored form on the way to a
     /// destination attribute (Core Data's external storage turned on or off); nil when it does not.
     var externalConversion: (Attribute, Attribute) -> CoreDataExternalValue.Conversion? = { _, _ in nil }
-    /// Where the files of Core Data's external values copied as stored are read from.
-    var externalFiles: CoreDataExternalData?
+    /// The source graph, which reads the files of Core Data's external values copied as stored.
+    var sourceGraph: StoreObjectGraph?
     /// Per destination entity, its attributes whose values the destination keeps marked
     /// (`CoreDataExternalValue`): what expressions and policies give them is stored marked.
     private var markedAttributes: [String: Set<String>] = [:]
@@ -123,23 +123,23 @@ final class DestinationBuilder {
 
     /// A destination object of values in its plan's order. An attribute the destination keeps
     /// marked holds its bytes (the object's values are what the app reads), or the reference
-    /// to a file copied as stored (`DestinationObject.keptAsStored`).
+    /// to a file copied as stored (`DestinationObject.external`).
     func object(_ plan: AttributePlan, entity: String, id: String, _ row: (values: [Value], storable: Bool)) -> DestinationObject {
         // Made at its final size (`reserveCapacity` is not specialised across modules: it looked
         // up generic metadata per object).
         var attributes = [String: Value](minimumCapacity: plan.steps.count)
-        var keptAsStored: Set<String> = []
+        var marked: Set<String> = [], bytes: Set<String> = []
         for (step, value) in zip(plan.steps, row.values) {
             attributes[step.name] = value
-            guard step.isMarked, case .binary(let stored) = value else { continue }
-            switch CoreDataExternalValue.form(of: stored) {
-            case .success(.bytes(let bytes)): attributes[step.name] = .binary(bytes)
-            default: keptAsStored.insert(step.name)
+            guard step.isMarked else { continue }
+            marked.insert(step.name)
+            if case .binary(let stored) = value, case .success(.bytes(let read)) = CoreDataExternalValue.form(of: stored) {
+                attributes[step.name] = .binary(read)
+                bytes.insert(step.name)
             }
         }
         var destination = DestinationObject(entity: entity, id: id, attributes: attributes)
-        destination.keptAsStored = keptAsStored
-        destination.externalFiles = externalFiles
+        if !marked.isEmpty, let sourceGraph { destination.external = .init(marked: marked, bytes: bytes, graph: sourceGraph) }
         destination.attributeTypes = plan.types
         destination.isStorable = row.storable
         return destination
@@ -192,8 +192,10 @@ final class DestinationBuilder {
         }
     }
 
-    /// The values of an object's attributes that the destination keeps marked, in that form: its
-    /// bytes after the inline marker, a reference copied as stored as it is.
+    /// The values of an object's attributes that the destination keeps marked, in that form:
+    /// bytes (set through the subscript, or made by `makeDestination`) after the inline marker;
+    /// a value put in `attributes` directly as it is when it is in Core Data's form (copied from
+    /// `SourceObject.data`), else as bytes.
     func markingExternalValues(of destination: DestinationObject, in attributes: inout [String: Value]) {
         guard keepsMarkedValues else { return }
         let marked: Set<String>
@@ -204,8 +206,10 @@ final class DestinationBuilder {
             marked = Set(entity.map { destinationSchema.allAttributes(of: $0).filter { CoreDataExternalValue.isMarked($0, in: writer.store.format) }.map(\.name) } ?? [])
             markedAttributes[destination.entity] = marked
         }
-        for name in marked where !destination.keptAsStored.contains(name) {
-            if let value = attributes[name] { attributes[name] = CoreDataExternalValue.markedInline(value) }
+        for name in marked {
+            guard case .binary(let value)? = attributes[name] else { continue }
+            if destination.external?.bytes.contains(name) != true, case .success = CoreDataExternalValue.form(of: value), !value.isEmpty { continue }
+            attributes[name] = CoreDataExternalValue.markedInline(.binary(value))
         }
     }
 

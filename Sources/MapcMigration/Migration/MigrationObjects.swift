@@ -55,20 +55,30 @@ public struct DestinationObject {
     public var entity: String { didSet { isStorable = false } }
     /// The identity it will have in the destination store.
     public var id: String
-    /// Attribute values; unset attributes take their default. An attribute that allows external
-    /// storage holds its bytes, which mapc stores in Core Data's form in a Core Data store; one
-    /// copied from a value Core Data keeps in a file holds that reference, until set (read it
-    /// through the subscript, which gives the file's bytes).
+    /// Attribute values; unset attributes take their default. For an attribute that allows
+    /// external storage in a Core Data store, the subscript reads and sets the bytes the app
+    /// reads, which mapc stores in Core Data's form; a value put here directly is taken as that
+    /// form when it is in it (as `SourceObject.data` holds it: `01` and the bytes, or a file's
+    /// reference) and as bytes otherwise.
     public var attributes: [String: Value] {
         didSet {
             isStorable = false
-            if !keptAsStored.isEmpty { keptAsStored = keptAsStored.filter { attributes[$0] == oldValue[$0] } }
+            // A value put here directly is not known to be bytes any more.
+            if var known = external, !known.bytes.isEmpty {
+                known.bytes = known.bytes.filter { attributes[$0] == oldValue[$0] }
+                external = known
+            }
         }
     }
-    /// The attributes whose value is a reference to a file of Core Data's external data, copied
-    /// as stored (`attributes` holds the reference), and where those files are.
-    var keptAsStored: Set<String> = []
-    var externalFiles: CoreDataExternalData?
+    /// For an object made by `makeDestination` whose entity keeps values in Core Data's external
+    /// form: which attributes do, which of them hold bytes (set through the subscript, or read out
+    /// of their marker) rather than the stored form, and the source graph that reads files.
+    struct ExternalAttributes {
+        var marked: Set<String>
+        var bytes: Set<String>
+        let graph: StoreObjectGraph
+    }
+    var external: ExternalAttributes?
     /// Whether `attributes` holds exactly the entity's stored attributes, each coerced to its
     /// type, as `makeDestination` builds them: such an object is written as it is, without the
     /// check (a second coercion of every value) that anything else set goes through. Any change
@@ -104,8 +114,12 @@ public struct DestinationObject {
     public subscript(attribute: String) -> Value {
         get {
             let value = attributes[attribute] ?? .null
-            guard keptAsStored.contains(attribute), case .binary(let stored) = value else { return value }
-            return (try? CoreDataExternalValue.bytes(of: stored, files: externalFiles ?? CoreDataExternalData(store: ""))).map(Value.binary) ?? .null
+            guard let external, external.marked.contains(attribute), !external.bytes.contains(attribute), case .binary(let stored) = value else { return value }
+            // A value in the stored form: its bytes, out of the marker or the file.
+            do { return .binary(try CoreDataExternalValue.bytes(of: stored, files: external.graph.externalFiles ?? CoreDataExternalData(store: ""))) } catch {
+                if external.graph.unreadValue == nil { external.graph.unreadValue = (attribute, ref, error) }
+                return .null
+            }
         }
         set {
             rejected[attribute] = nil
@@ -119,6 +133,7 @@ public struct DestinationObject {
                 let wasStorable = isStorable
                 attributes[attribute] = coerced
                 isStorable = wasStorable
+                if external?.marked.contains(attribute) == true { external?.bytes.insert(attribute) }
             case .failure(let problem):
                 attributes[attribute] = newValue
                 rejected[attribute] = problem.message

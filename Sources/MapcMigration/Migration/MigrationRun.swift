@@ -95,7 +95,7 @@ final class MigrationRun: MigrationManagerFunctions {
         setter = RelationshipSetter(mapping: step.mapping, destinationStore: step.destination, writer: writer)
         builder = DestinationBuilder(mapping: step.mapping, destinationSchema: step.destination.schema, sourceSchema: step.source.schema, writer: writer, evaluators: evaluators)
         let (sourceFormat, destinationFormat) = (step.source.format, step.destination.format)
-        builder.externalFiles = files
+        builder.sourceGraph = graph
         builder.externalConversion = { CoreDataExternalValue.Conversion.between($0, of: sourceFormat, $1, of: destinationFormat, files: files) }
         sources = SourceReader(store: step.source, graph: graph, analysis: setup.analysis, evaluators: evaluators,
                                batchSize: step.batchSize, readsAhead: step.readsAhead)
