@@ -51,4 +51,49 @@ struct SiblingKeyTests {
             #expect(!dump.stdout.contains(#""owner": null"#), "\(step): \(dump.stdout)")
         }
     }
+
+    /// A key whose destination has sub-entities has a column of the destination's entity
+    /// (`Z5_OWNER`) that goes with it: read otherwise, the key keeps its column (a `load` into the
+    /// store rewrote it from the other key, every existing row's entity wrong, exit 0).
+    @Test func theDestinationEntityColumnGoesWithItsKey() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1]\n", to: "schemas/versions.yaml")
+        try folder.write("""
+            model: Media
+            version: v1
+            entities:
+              Item:
+                abstract: true
+                attributes:
+                  title: { type: string, optional: true }
+              Film:
+                parent: Item
+                relationships:
+                  owner: { destination: Person, inverse: films, optional: true }
+              Music:
+                parent: Item
+                relationships:
+                  owner: { destination: Company, inverse: songs, optional: true }
+              Person:
+                relationships:
+                  films: { destination: Film, toMany: true, inverse: owner, optional: true }
+              Actor:
+                parent: Person
+              Company:
+                relationships:
+                  songs: { destination: Music, toMany: true, inverse: owner, optional: true }
+
+            """, to: "schemas/v1.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Actor": [{"id": "a"}], "Person": [{"id": "p"}], "Company": [{"id": "c"}], "Film": [{"id": "f", "owner": "a"}, {"id": "g", "owner": "p"}], "Music": [{"id": "m", "owner": "c"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        let companion = try sqliteOutput(folder, "s.sqlite", "SELECT name FROM pragma_table_info('ZITEM') WHERE name LIKE 'Z%\\_OWNER%' ESCAPE '\\' AND name NOT LIKE 'ZOWNER%'")
+        let before = try sqliteOutput(folder, "s.sqlite", "SELECT group_concat(coalesce(\(companion), 'null'), ',') FROM (SELECT \(companion) FROM ZITEM ORDER BY Z_PK)")
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZITEM RENAME COLUMN ZOWNER TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZOWNER1 TO ZOWNER; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZOWNER1")
+        try folder.write(#"{"version": "v1", "objects": {"Music": [{"id": "n", "owner": "Company/p1"}]}}"#, to: "more.json")
+        let more = try CLI.run(["load", "more.json", "s.sqlite"], in: folder)
+        #expect(more.status == 0, "\(more.stderr)")
+        let after = try sqliteOutput(folder, "s.sqlite", "SELECT group_concat(coalesce(\(companion), 'null'), ',') FROM (SELECT \(companion) FROM ZITEM ORDER BY Z_PK)")
+        #expect(after == before + ",null", "\(companion): \(before) then \(after)")
+    }
 }

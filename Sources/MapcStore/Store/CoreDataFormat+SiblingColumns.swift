@@ -58,6 +58,15 @@ extension StoreLayout {
             }
             for group in tableGroups {
                 guard let assignment = Self.assignment(of: group.map { ($0.column, $0.discriminators) }, columns: columns, counts: counts) else { continue }
+                // A key's destination-entity column (`Z5_OWNER`) is named after its destination:
+                // one named for this key alone goes with it; ones numbered among the group (the
+                // same destination's, `Z5_OWNER1`) are exchanged as the keys are.
+                let companions = group.map { member in member.isRelationship ? layout.derivedColumns.firstIndex { $0.table == table && $0.foreignKey == member.column } : nil }
+                let companionNames = companions.compactMap { $0.map { Self.unnumbered(layout.derivedColumns[$0].column) } }
+                for (companion, column) in zip(companions, assignment) {
+                    guard let companion, companionNames.filter({ $0 == Self.unnumbered(layout.derivedColumns[companion].column) }).count == 1 else { continue }
+                    layout.derivedColumns[companion].foreignKey = column
+                }
                 for (member, column) in zip(group, assignment) where column != member.column {
                     if member.isRelationship {
                         layout.reassignKey(member.property, of: member.entity, from: member.column, to: column, in: schema)
@@ -68,6 +77,11 @@ extension StoreLayout {
             }
         }
         return layout
+    }
+
+    /// A column's name without the number a repeated name takes (`Z5_OWNER1` → `Z5_OWNER`).
+    private static func unnumbered(_ column: String) -> String {
+        String(column.reversed().drop(while: \.isNumber).reversed()).uppercased()
     }
 
     /// The column each member takes, by the values: nil to keep the prediction (the values say
