@@ -21,4 +21,35 @@ struct BrokenSourceRulesTests {
         #expect(run.stderr.contains("every rule above was broken in the store before this run"), "\(run.stderr)")
         #expect(try CLI.run(["status", "s.sqlite"], in: folder).stdout.contains("v1"))
     }
+
+    /// A mapping step may give objects other identities (a Core Data store's keys are renumbered,
+    /// a filter leaves some out): the destination object named the same is not the source's, so
+    /// nothing is said to be the store's (a mapping's own nil was blamed on the store).
+    @Test func aMappingStepsFailuresAreTheSteps() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        for version in ["v1", "v2"] {
+            try folder.write("model: N\nversion: \(version)\nentities:\n  Note:\n    attributes:\n      title: string\n      body: string\n", to: "schemas/\(version).yaml")
+        }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: NoteToNote
+                source: Note
+                destination: Note
+                filter: "title != 'a'"
+                attributes:
+                  title: $source.title
+                  body: "TERNARY(title == 'b', nil, $source.body)"
+
+            """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "a", "title": "a", "body": "x"}, {"id": "b", "title": "b", "body": "y"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", "UPDATE ZNOTE SET ZBODY = NULL WHERE Z_PK = 1")
+        let run = try CLI.run(["run", "--dry-run", "s.sqlite"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("required value missing") && !run.stderr.contains("before this run"), "\(run.stderr)")
+    }
 }

@@ -199,8 +199,9 @@ package enum StoreMigration {
                 } catch {
                     AtomicFile.removeStoreFiles(temporary)
                     if index == 0, let found = checks.failure(after: error) { throw found }
-                    // Rules the store already broke are said to be the store's, not the step's.
-                    if index == 0, case MigrationError.validation(let violations, let total) = error, let before = try? sourceStore.violations() {
+                    // Rules the store already broke are said to be the store's, not the step's: where
+                    // the step is inferred, whose objects keep their identities (a mapping's may not).
+                    if index == 0, step.isInferred, case MigrationError.validation(let violations, let total) = error, let before = try? sourceStore.violations() {
                         throw MigrationError.validation(violations: ValidationViolation.marking(violations, before: before.violations), total: total)
                     }
                     throw error
