@@ -168,7 +168,7 @@ package enum StoreMigration {
             try? sourceStore.close()
             throw error
         }
-        let joinNaming = [sourceStore.entityNumberingNote(), sourceStore.joinTableNamingNote(), sourceStore.destinationEntityColumnNote()].compactMap { $0 }.joined(separator: ". ")
+        let layoutNotes = sourceStore.layoutNotes()
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.close()
@@ -219,7 +219,7 @@ package enum StoreMigration {
             throw error
         }
         guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
-        return (summaries, temporary, ForeignTable.notes(foreign) + [joinNaming].filter { !$0.isEmpty } + checks.notes)
+        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes)
     }
 
     /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, to

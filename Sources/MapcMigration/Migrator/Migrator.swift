@@ -170,7 +170,7 @@ public struct Migrator: Sendable {
         let store = try Store.open(at: Files.path(of: url), schema: version, readOnly: true)
         defer { try? store.close() }
         let tables = try store.foreignTables()
-        var notes = ForeignTable.notes(tables) + [store.joinTableNamingNote()].compactMap { $0 }
+        var notes = ForeignTable.notes(tables) + store.layoutNotes()
         let unasked = tables.filter(\.needsConsent)
         if !unasked.isEmpty {
             notes.append("a run refuses to leave out \(unasked.map(\.describedWithCost).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")

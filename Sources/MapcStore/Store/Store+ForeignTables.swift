@@ -143,6 +143,12 @@ extension Store {
     /// this version: a note saying which a migration keeps (the numbers Core Data gave repeated
     /// columns, where the new version has the same table) and which it writes by the rule (another
     /// owner or table name). Nil when they agree.
+    /// What `plan` and `run` say about where the store's layout departs from mapc's prediction
+    /// for its version: entity numbers, join tables, destination-entity columns.
+    package func layoutNotes() -> [String] {
+        [entityNumberingNote(), joinTableNamingNote(), destinationEntityColumnNote()].compactMap { $0 }
+    }
+
     /// A note when the store numbers its entities otherwise than mapc predicts for its version
     /// (it is read as it says): the migrated store is numbered as mapc predicts for the new one,
     /// which this store suggests may not be Core Data's numbering there either.
