@@ -221,6 +221,7 @@ struct PropertyListTests {
             try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [list.bytes]) }
             if refused {
                 let error = #expect(throws: MapcError.self) { try Store.metadata(at: path) }
+                #expect(error?.description.contains("cannot be read") == true && error?.description.contains("damaged") == false, "\(String(describing: error))")
                 #expect(error?.description.contains("expands to more than 100000 objects") == true, "\(String(describing: error))")
             } else {
                 // Described for `status` as far as is shown: 2,000 characters, not the 2^16 leaves.
@@ -228,6 +229,19 @@ struct PropertyListTests {
                 #expect(described.hasPrefix("[[[") && described.hasSuffix("…") && described.count == 2_001, "\(described.count)")
             }
         }
+        // A large value shares nothing: 150,000 numbers of an app's key are read.
+        let path = folder.appendingPathComponent("large.sqlite").path
+        _ = try Store.create(at: path, schema: schema, format: .coreData)
+        var list = BinaryPropertyList()
+        var hashes: [(Int, Int)] = []
+        for (name, hash) in CoreDataVersionHash.entityHashes(of: schema) {
+            hashes.append((list.add(.string(name)), list.add(.data(Data(base64Encoded: hash) ?? Data()))))
+        }
+        let numbers = (0..<150_000).map { list.add(.integer($0)) }
+        let pairs = [(list.add(.string("NSStoreModelVersionHashes")), list.add(.dictionary(hashes))), (list.add(.string("AppTokens")), list.add(.array(numbers)))]
+        list.top = list.add(.dictionary(pairs))
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "UPDATE Z_METADATA SET Z_PLIST = ?", arguments: [list.bytes]) }
+        #expect(try Store.metadata(at: path).metadata.properties["AppTokens"]?.hasPrefix("[0, 1, 2") == true)
     }
 
     @Test func anXcodeCurrentVersionFileThatExpandsWithoutLimitIsAnErrorNamingIt() throws {

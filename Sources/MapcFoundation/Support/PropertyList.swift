@@ -27,8 +27,12 @@ package enum PropertyList {
     }
 
     /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
-    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects) throws -> Any {
-        if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects) { throw Problem(description: problem) }
+    /// `maxExpandedObjects` may be lowered for a list that should be small, with
+    /// `perObject`: then a list expanding to more than that many objects is refused only if it
+    /// also expands to more than `perObject` times the objects it holds (many objects are a
+    /// large value, which costs what its bytes cost; few objects standing for many are sharing).
+    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil) throws -> Any {
+        if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects, perObject: perObject) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
             guard let value = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
                 throw Problem(description: "the binary property list is malformed")
@@ -44,7 +48,7 @@ package enum PropertyList {
 
     /// Why a binary property list is refused before decoding, or nil (also for data that is not
     /// one, or that Foundation will refuse on its own).
-    static func binaryProblem(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects) -> String? {
+    static func binaryProblem(_ data: Data, maxExpandedObjects lowered: Int = maxExpandedObjects, perObject: Int? = nil) -> String? {
         let bytes = [UInt8](data)
         guard bytes.count >= 40, bytes.starts(with: Array("bplist0".utf8)) else { return nil }
         let trailer = bytes.count - 32
@@ -82,6 +86,7 @@ package enum PropertyList {
             }
             return result
         }
+        let maxExpandedObjects = min(Self.maxExpandedObjects, max(lowered, perObject.map { count.multipliedReportingOverflow(by: $0).partialValue } ?? 0))
         // Depth-first from the top object, without recursion: each object's expanded size once.
         var expanded = [Int](repeating: -1, count: count)
         var onPath = [Bool](repeating: false, count: count)

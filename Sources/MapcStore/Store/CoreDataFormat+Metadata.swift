@@ -22,8 +22,8 @@ extension CoreDataFormat {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a property list")
         }
         let plist: Any
-        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects) } catch {
-            throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST does not decode (\(error))")
+        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects, perObject: 4) } catch {
+            throw MapcError.store("the Core Data metadata (Z_METADATA.Z_PLIST) cannot be read: \(error)")
         }
         guard let dictionary = plist as? [String: Any] else {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a dictionary")
@@ -31,9 +31,10 @@ extension CoreDataFormat {
         return (uuid, dictionary, data)
     }
 
-    /// The most objects a store's metadata may expand to through shared references: Core Data
-    /// writes tens, and every object past the limit costs its share of writing the list back
-    /// (which keeps no sharing): a hostile store's metadata stops here, within seconds.
+    /// The most objects a store's metadata may expand to through shared references, unless it
+    /// holds a quarter as many itself: Core Data writes tens, and every object past the limit
+    /// costs its share of writing the list back (which keeps no sharing), so a few objects
+    /// standing for many stop here, within seconds; an app's large value is read.
     static let maxMetadataObjects = 100_000
 
     func readMetadata(_ db: Database) throws -> StoreMetadata {
@@ -181,7 +182,7 @@ extension CoreDataFormat {
     /// The property list a previous Core Data store's metadata came from (kept as text in `properties`).
     private static func previousPlist(_ metadata: StoreMetadata) throws -> [String: Any] {
         guard let encoded = metadata.properties[rawPlistKey], let data = Data(base64Encoded: encoded),
-              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects) as? [String: Any] else { return [:] }
+              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects, perObject: 4) as? [String: Any] else { return [:] }
         return plist
     }
 
