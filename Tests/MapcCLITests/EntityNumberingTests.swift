@@ -68,4 +68,14 @@ struct EntityNumberingTests {
         let dump = try CLI.run(["dump", "s.sqlite"], in: folder)
         #expect(dump.status == 0 && dump.stdout.contains("\"link\": \"x\"") && dump.stdout.contains("\"name\": \"kg\""), "\(dump.stdout)\(dump.stderr)")
     }
+
+    /// An entity numbered twice: which rows are its objects is not known, so the store is
+    /// refused (it was read by the prediction, one entity's rows as the other's, exit 0).
+    @Test func anEntityNumberedTwiceIsRefused() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.sqlite", "INSERT INTO Z_PRIMARYKEY VALUES (4, 'Book', 1, 0)")
+        let dump = try CLI.run(["dump", "s.sqlite"], in: folder)
+        #expect(dump.status == 2 && dump.stderr.contains("Z_PRIMARYKEY numbers entity 'Book' twice (3 and 4)"), "\(dump.stderr)")
+    }
 }

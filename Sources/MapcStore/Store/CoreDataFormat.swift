@@ -47,9 +47,13 @@ struct CoreDataFormat: StoreFormatStrategy {
         let predicted = numbering(of: schema)
         guard try db.tableExists("Z_PRIMARYKEY") else { return predicted }
         var stored: [String: Int] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE typeof(Z_ENT) = 'integer' AND typeof(Z_NAME) = 'text'") {
+        let names = Set(predicted.map(\.entity.name))
+        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE typeof(Z_ENT) = 'integer' AND typeof(Z_NAME) = 'text' ORDER BY Z_ENT") {
             guard let number = row[0] as Int64?, let name = row[1] as String?, number > 0, number <= Int64(Int32.max) else { continue }
-            if stored.updateValue(Int(number), forKey: name) != nil { return predicted }
+            // Which number the version's entity has is then unknown: reading by either could take one entity's rows for another's.
+            if let first = stored.updateValue(Int(number), forKey: name), names.contains(name) {
+                throw MapcError.store("Z_PRIMARYKEY numbers entity '\(name)' twice (\(first) and \(number)), so which rows are its objects is not known: the store is damaged; restore it from a backup")
+            }
         }
         let numbers = predicted.compactMap { stored[$0.entity.name] }
         guard numbers.count == predicted.count, Set(numbers).count == numbers.count else { return predicted }
