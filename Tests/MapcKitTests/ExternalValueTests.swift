@@ -181,7 +181,7 @@ struct ExternalValueTests {
         var step = StepMigration(source: source, destination: try Store.inMemory(schema: try loadSchema(v2), format: .coreData), mapping: mapping, policies: registry)
         step.externalFiles = CoreDataExternalData(store: folder.appendingPathComponent("Photos.sqlite").path)
         let error = #expect(throws: MigrationError.self) { try step.run() }
-        #expect(error?.description.contains("property 'image': the policy read a value that cannot be read: the value is kept in Core Data's external file") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("mapping 'PhotoToPhoto': custom policy failed: it read 'image' of Photo 'Photo/p1', which cannot be read: the value is kept in Core Data's external file") == true, "\(String(describing: error))")
     }
 
     /// A value kept in a file: the policy reads the file's bytes from either object, and the
@@ -213,7 +213,7 @@ struct ExternalValueTests {
         #expect(try images(migrated)["image"] == .binary(reference))
         try FileManager.default.removeItem(atPath: files.dataFolder)
         let error = #expect(throws: MigrationError.self) { try migrate() }
-        #expect(error?.description.hasPrefix("mapping 'PhotoToPhoto', Photo 'Photo/p1', property 'image': the policy read a value that cannot be read: the value is kept in Core Data's external file \(name)") == true,
+        #expect(error?.description.hasPrefix("mapping 'PhotoToPhoto': custom policy failed: it read 'image' of Photo 'Photo/p1', which cannot be read: the value is kept in Core Data's external file \(name)") == true,
                 "\(String(describing: error))")
     }
 }

@@ -252,8 +252,8 @@ final class MigrationRun: MigrationManagerFunctions {
     private func throwUnreadValue(_ entityMapping: EntityMapping) throws {
         guard let unread = sourceGraph.unreadValue else { return }
         sourceGraph.unreadValue = nil
-        throw MigrationError.value(mapping: entityMapping.name, entity: unread.object.entity, object: unread.object.id, property: unread.attribute,
-                                   message: "the policy read a value that cannot be read: \(unread.error)")
+        // Said as the policy's failure: no expression of the mapping read it.
+        throw MigrationError.policy(mapping: entityMapping.name, message: "it read '\(unread.attribute)' of \(unread.object), which cannot be read: \(unread.error)")
     }
 
     /// Whether mapping `index`'s policy ran the default `createRelationships` in `body`: a policy
