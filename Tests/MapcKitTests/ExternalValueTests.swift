@@ -54,6 +54,22 @@ final class DestinationReadingPolicy: EntityMigrationPolicy {
     }
 }
 
+/// Makes a second photo by hand, its bytes set through the subscript, one left to its default;
+/// and on the first, plain bytes put in `attributes` directly and read back.
+final class HandMadePolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var readBack: Value = .null
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        var first = try manager.makeDestination(for: source, mapping: mapping)
+        first.attributes["thumbnail"] = .binary(Data([5, 6]))
+        Self.readBack = first["thumbnail"]
+        _ = try manager.insert(first, associatedWith: source, mapping: mapping)
+        var made = DestinationObject(entity: "Photo", id: "made", attributes: ["title": .string("made")])
+        made["image"] = .binary(Data([1, 0x41, 0x42]))
+        made["thumbnail"] = .binary(Data([2]) + Data("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8) + Data([0]))
+        _ = try manager.insert(made, mapping: mapping)
+    }
+}
+
 /// A binary attribute that allows external storage keeps, in a Core Data store, a marker byte
 /// before its bytes (or a file's name): its stored form. Expressions and policies work on the
 /// bytes the app sees, never the marker, and what they give such an attribute is stored marked.
@@ -166,6 +182,27 @@ struct ExternalValueTests {
             let values = try images(destination)
             #expect(values["image"] == .binary(stored) && values["thumbnail"] == .binary(stored), "\(values)")
         }
+    }
+
+    /// Bytes set through a new object's subscript are bytes whatever their first byte (they were
+    /// kept as if in Core Data's form: `01 41 42` read as "AB"); a default left unset is stored
+    /// marked; plain bytes put in `attributes` directly read back as they are and are stored marked.
+    @Test func bytesSetByHandAndDefaultsAreStoredMarked() throws {
+        let registry = PolicyRegistry()
+        registry.register(HandMadePolicy.self, as: "HandMade")
+        let withDefault = v2.replacingOccurrences(of: "plain: { type: binary, optional: true }", with: "plain: { type: binary, optional: true, externalStorage: true, default: \"AUFC\" }")
+        let mapping = try loadMapping("source: v1\ndestination: v2\nentityMappings:\n  - { name: PhotoToPhoto, source: Photo, destination: Photo, policy: HandMade, attributes: { title: $source.title, image: $source.image } }\n")
+        let destination = try Store.inMemory(schema: try loadSchema(withDefault), format: .coreData)
+        try StepMigration(source: try source(), destination: destination, mapping: mapping, policies: registry).run()
+        #expect(HandMadePolicy.readBack == .binary(Data([5, 6])))
+        let objects = try destination.objects(of: "Photo").sorted { $0.id < $1.id }
+        let made = try #require(objects.first { $0.attributes["title"] == .string("made") })
+        let first = try #require(objects.first { $0.attributes["title"] == .string("sea") })
+        #expect(made.attributes["image"] == .binary(Data([1, 1, 0x41, 0x42])))
+        #expect(made.attributes["thumbnail"] == .binary(Data([1, 2]) + Data("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8) + Data([0])))
+        #expect(made.attributes["plain"] == .binary(Data([1, 1, 0x41, 0x42])), "the default, marked")
+        #expect(first.attributes["thumbnail"] == .binary(Data([1, 5, 6])))
+        #expect(first.attributes["plain"] == .binary(Data([1, 1, 0x41, 0x42])))
     }
 
     /// A value kept in a file read through the destination object's subscript, the file missing:

@@ -139,7 +139,8 @@ final class DestinationBuilder {
             }
         }
         var destination = DestinationObject(entity: entity, id: id, attributes: attributes)
-        if !marked.isEmpty, let sourceGraph { destination.external = .init(marked: marked, bytes: bytes, graph: sourceGraph) }
+        destination.bytes = bytes
+        if !marked.isEmpty, let sourceGraph { destination.external = .init(marked: marked, graph: sourceGraph) }
         destination.attributeTypes = plan.types
         destination.isStorable = row.storable
         return destination
@@ -193,9 +194,9 @@ final class DestinationBuilder {
     }
 
     /// The values of an object's attributes that the destination keeps marked, in that form:
-    /// bytes (set through the subscript, or made by `makeDestination`) after the inline marker;
-    /// a value put in `attributes` directly as it is when it is in Core Data's form (copied from
-    /// `SourceObject.data`), else as bytes.
+    /// bytes (set through the subscript, made by `makeDestination`, or a default) after the inline
+    /// marker; a value put in `attributes` directly as it is when it is in Core Data's form
+    /// (copied from `SourceObject.data`), else as bytes.
     func markingExternalValues(of destination: DestinationObject, in attributes: inout [String: Value]) {
         guard keepsMarkedValues else { return }
         let marked: Set<String>
@@ -208,7 +209,8 @@ final class DestinationBuilder {
         }
         for name in marked {
             guard case .binary(let value)? = attributes[name] else { continue }
-            if destination.external?.bytes.contains(name) != true, case .success = CoreDataExternalValue.form(of: value), !value.isEmpty { continue }
+            let putDirectly = destination.attributes[name] != nil && !destination.bytes.contains(name)
+            if putDirectly, !value.isEmpty, case .success = CoreDataExternalValue.form(of: value) { continue }
             attributes[name] = CoreDataExternalValue.markedInline(.binary(value))
         }
     }

@@ -57,28 +57,26 @@ public struct DestinationObject {
     public var id: String
     /// Attribute values; unset attributes take their default. For an attribute that allows
     /// external storage in a Core Data store, the subscript reads and sets the bytes the app
-    /// reads, which mapc stores in Core Data's form; a value put here directly is taken as that
-    /// form when it is in it (as `SourceObject.data` holds it: `01` and the bytes, or a file's
-    /// reference) and as bytes otherwise.
+    /// reads, which mapc stores in Core Data's form, as it does a default; a value put here
+    /// directly is taken as that form when it is in it (as `SourceObject.data` holds it: `01`
+    /// and the bytes, or a file's reference) and as bytes otherwise.
     public var attributes: [String: Value] {
         didSet {
             isStorable = false
             // A value put here directly is not known to be bytes any more.
-            if var known = external, !known.bytes.isEmpty {
-                known.bytes = known.bytes.filter { attributes[$0] == oldValue[$0] }
-                external = known
-            }
+            if !bytes.isEmpty { bytes = bytes.filter { attributes[$0] == oldValue[$0] } }
         }
     }
+    /// The attributes whose values are bytes (set through the subscript, or made so by
+    /// `makeDestination`), whatever their first byte, rather than a value put in `attributes`.
+    var bytes: Set<String> = []
     /// For an object made by `makeDestination` whose entity keeps values in Core Data's external
-    /// form: which attributes do, which of them hold bytes (set through the subscript, or read out
-    /// of their marker) rather than the stored form, and the source graph that reads files.
-    struct ExternalAttributes {
+    /// form: which attributes do, and the source graph that reads the files of values copied as stored.
+    struct ExternalReading {
         var marked: Set<String>
-        var bytes: Set<String>
         let graph: StoreObjectGraph
     }
-    var external: ExternalAttributes?
+    var external: ExternalReading?
     /// Whether `attributes` holds exactly the entity's stored attributes, each coerced to its
     /// type, as `makeDestination` builds them: such an object is written as it is, without the
     /// check (a second coercion of every value) that anything else set goes through. Any change
@@ -114,7 +112,8 @@ public struct DestinationObject {
     public subscript(attribute: String) -> Value {
         get {
             let value = attributes[attribute] ?? .null
-            guard let external, external.marked.contains(attribute), !external.bytes.contains(attribute), case .binary(let stored) = value else { return value }
+            guard !bytes.contains(attribute), let external, external.marked.contains(attribute), case .binary(let stored) = value,
+                  !stored.isEmpty, case .success = CoreDataExternalValue.form(of: stored) else { return value }
             // A value in the stored form: its bytes, out of the marker or the file.
             do { return .binary(try CoreDataExternalValue.bytes(of: stored, files: external.graph.externalFiles ?? CoreDataExternalData(store: ""))) } catch {
                 if external.graph.unreadValue == nil { external.graph.unreadValue = (attribute, ref, error) }
@@ -125,6 +124,7 @@ public struct DestinationObject {
             rejected[attribute] = nil
             guard let type = attributeTypes[attribute] else {
                 attributes[attribute] = newValue
+                if case .binary = newValue { bytes.insert(attribute) }
                 if !attributeTypes.isEmpty { rejected[attribute] = "\(entity) has no stored attribute '\(attribute)'" }
                 return
             }
@@ -133,7 +133,7 @@ public struct DestinationObject {
                 let wasStorable = isStorable
                 attributes[attribute] = coerced
                 isStorable = wasStorable
-                if external?.marked.contains(attribute) == true { external?.bytes.insert(attribute) }
+                if case .binary = coerced { bytes.insert(attribute) }
             case .failure(let problem):
                 attributes[attribute] = newValue
                 rejected[attribute] = problem.message
