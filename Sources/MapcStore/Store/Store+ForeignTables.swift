@@ -168,9 +168,12 @@ extension Store {
     /// otherwise than mapc predicts: read under its names, written by mapc's rule in a migrated
     /// store (Core Data's number for a destination that is not its hierarchy's root is not confirmed).
     package func destinationEntityColumnNote() -> String? {
-        let predicted = Dictionary(strategy.layout(for: schema).derivedColumns.map { ("\($0.table)\u{0}\($0.foreignKey)", $0.column) }, uniquingKeysWith: { first, _ in first })
+        let predictedColumns = strategy.layout(for: schema).derivedColumns
+        let predicted = Dictionary(predictedColumns.map { ("\($0.table)\u{0}\($0.foreignKey)", $0.column) }, uniquingKeysWith: { first, _ in first })
+        // A name mapc writes too is no departure (sibling keys read the other way round keep their columns' names).
+        let predictedNames = Set(predictedColumns.map { "\($0.table)\u{0}\($0.column.uppercased())" })
         let departures = layout.derivedColumns.compactMap { actual -> String? in
-            guard let expected = predicted["\(actual.table)\u{0}\(actual.foreignKey)"], expected.caseInsensitiveCompare(actual.column) != .orderedSame else { return nil }
+            guard !predictedNames.contains("\(actual.table)\u{0}\(actual.column.uppercased())"), let expected = predicted["\(actual.table)\u{0}\(actual.foreignKey)"] else { return nil }
             return "\(actual.table).\(actual.column) where mapc would write \(expected)"
         }
         guard !departures.isEmpty else { return nil }
