@@ -103,4 +103,50 @@ struct SiblingKeyTests {
         let plan = try CLI.run(["run", "--dry-run", "s.sqlite"], in: folder)
         #expect(plan.status == 0 && !plan.stderr.contains("where mapc would write"), "\(plan.stderr)")
     }
+
+    /// Two sibling keys to the same destination have numbered destination-entity columns too
+    /// (`Z4_OWNER`, `Z4_OWNER1`): read by their values as the keys are. A store with only the keys
+    /// numbered the other way kept each row's entity in its column through a `load` (it was moved
+    /// to the other column, exit 0).
+    @Test func numberedDestinationEntityColumnsAreReadByTheirValues() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1]\n", to: "schemas/versions.yaml")
+        try folder.write("""
+            model: Media
+            version: v1
+            entities:
+              Item:
+                abstract: true
+                attributes:
+                  title: { type: string, optional: true }
+              Film:
+                parent: Item
+                relationships:
+                  owner: { destination: Person, inverse: films, optional: true }
+              Music:
+                parent: Item
+                relationships:
+                  owner: { destination: Person, inverse: songs, optional: true }
+              Person:
+                relationships:
+                  films: { destination: Film, toMany: true, inverse: owner, optional: true }
+                  songs: { destination: Music, toMany: true, inverse: owner, optional: true }
+              Actor:
+                parent: Person
+
+            """, to: "schemas/v1.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Actor": [{"id": "a"}], "Person": [{"id": "p"}], "Film": [{"id": "f", "owner": "a"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        let companions = try sqliteOutput(folder, "s.sqlite", "SELECT group_concat(name, ' ') FROM pragma_table_info('ZITEM') WHERE name LIKE 'Z_\\_OWNER%' ESCAPE '\\'")
+        #expect(companions == "Z4_OWNER Z4_OWNER1", "\(companions)")
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZITEM RENAME COLUMN ZOWNER TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZOWNER1 TO ZOWNER; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZOWNER1")
+        let before = try sqliteOutput(folder, "s.sqlite", "SELECT coalesce(Z4_OWNER, 'null') || '|' || coalesce(Z4_OWNER1, 'null') FROM ZITEM WHERE Z_PK = 1")
+        try folder.write(#"{"version": "v1", "objects": {"Music": [{"id": "x", "owner": "Actor/p1"}], "Film": [{"id": "y", "owner": "Actor/p1"}]}}"#, to: "more.json")
+        let more = try CLI.run(["load", "more.json", "s.sqlite"], in: folder)
+        #expect(more.status == 0, "\(more.stderr)")
+        let after = try sqliteOutput(folder, "s.sqlite", "SELECT coalesce(Z4_OWNER, 'null') || '|' || coalesce(Z4_OWNER1, 'null') FROM ZITEM WHERE Z_PK = 1")
+        #expect(after == before, "\(before) then \(after)")
+        #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""owner": "Actor/p1""#))
+    }
 }

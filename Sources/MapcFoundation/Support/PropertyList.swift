@@ -103,7 +103,9 @@ package enum PropertyList {
                 expanded[frame.object] = frame.size
                 if !stack.isEmpty { stack[depth - 2].size = min(stack[depth - 2].size + frame.size, maxExpandedObjects + 1) }
                 if frame.size > maxExpandedObjects {
-                    return "it expands to more than \(maxExpandedObjects) objects (its objects are referred to again and again); it is not one Core Data or Xcode writes"
+                    // Many objects of its own, or a few referred to again and again.
+                    return count > maxExpandedObjects / 2 ? "it holds more than \(maxExpandedObjects) objects, more than mapc reads in one property list"
+                        : "it expands to more than \(maxExpandedObjects) objects (its objects are referred to again and again); it is not one Core Data or Xcode writes"
                 }
                 continue
             }

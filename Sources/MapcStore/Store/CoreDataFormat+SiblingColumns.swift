@@ -49,29 +49,46 @@ extension StoreLayout {
             guard let entityColumn = entities[tableGroups[0][0].entity.name]?.entityColumn, try db.tableExists(table) else { continue }
             let present = Set(try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table]).map { $0.uppercased() })
             guard tableGroups.allSatisfy({ $0.allSatisfy { present.contains($0.column.uppercased()) } }) else { continue }
-            let columns = tableGroups.flatMap { $0.map(\.column) }
+            // Each key's destination-entity column (`Z5_OWNER`), where it has one the store keeps.
+            let companions = tableGroups.map { group in
+                group.map { member in
+                    member.isRelationship ? layout.derivedColumns.firstIndex { $0.table == table && $0.foreignKey == member.column && present.contains($0.column.uppercased()) } : nil
+                }
+            }
+            let columns = tableGroups.flatMap { $0.map(\.column) } + companions.flatMap { $0.compactMap { $0.map { layout.derivedColumns[$0].column } } }
             // For each entity number, how many of its rows hold a value in each column.
             let counts = try Row.fetchAll(db, sql: "SELECT \(entityColumn.quotedDatabaseIdentifier), "
                                           + columns.map { "count(\($0.quotedDatabaseIdentifier))" }.joined(separator: ", ")
                                           + " FROM \(table.quotedDatabaseIdentifier) GROUP BY 1").map { row in
                 (entity: row[0] as DatabaseValue, values: (0..<columns.count).map { (row[$0 + 1] as Int?) ?? 0 })
             }
-            for group in tableGroups {
-                guard let assignment = Self.assignment(of: group.map { ($0.column, $0.discriminators) }, columns: columns, counts: counts) else { continue }
-                // A key's destination-entity column (`Z5_OWNER`) is named after its destination:
-                // one named for this key alone goes with it; ones numbered among the group (the
-                // same destination's, `Z5_OWNER1`) are exchanged as the keys are.
-                let companions = group.map { member in member.isRelationship ? layout.derivedColumns.firstIndex { $0.table == table && $0.foreignKey == member.column } : nil }
-                let companionNames = companions.compactMap { $0.map { Self.unnumbered(layout.derivedColumns[$0].column) } }
-                for (companion, column) in zip(companions, assignment) {
-                    guard let companion, companionNames.filter({ $0 == Self.unnumbered(layout.derivedColumns[companion].column) }).count == 1 else { continue }
-                    layout.derivedColumns[companion].foreignKey = column
-                }
-                for (member, column) in zip(group, assignment) where column != member.column {
+            for (group, groupCompanions) in zip(tableGroups, companions) {
+                let assignment = Self.assignment(of: group.map { ($0.column, $0.discriminators) }, columns: columns, counts: counts)
+                let keys = assignment ?? group.map(\.column)
+                for (member, column) in zip(group, keys) where column != member.column {
                     if member.isRelationship {
                         layout.reassignKey(member.property, of: member.entity, from: member.column, to: column, in: schema)
                     } else {
                         layout.reassign(member.property, of: member.entity, to: column, in: schema)
+                    }
+                }
+                // A destination-entity column named for one key alone goes with that key. Ones
+                // numbered among the group (the same destination's, `Z5_OWNER1`) are read by
+                // their values as the keys are; without values they are taken to have been
+                // exchanged with the keys (left paired by name).
+                let found = groupCompanions.compactMap { $0 }
+                let names = found.map { Self.unnumbered(layout.derivedColumns[$0].column) }
+                if found.count == group.count, found.count > 1, Set(names).count == 1 {
+                    let companionColumns = found.map { layout.derivedColumns[$0].column }
+                    let members = zip(companionColumns, group).map { ($0, $1.discriminators) }
+                    guard Self.valuesSayWhose(members, columns: columns, counts: counts) else { continue }
+                    let owned = Self.assignment(of: members, columns: columns, counts: counts) ?? companionColumns
+                    let byColumn = Dictionary(zip(companionColumns, found).map { ($0, $1) }, uniquingKeysWith: { first, _ in first })
+                    for (member, column) in owned.enumerated() { if let index = byColumn[column] { layout.derivedColumns[index].foreignKey = keys[member] } }
+                } else {
+                    for (companion, key) in zip(groupCompanions, keys) {
+                        guard let companion, names.filter({ $0 == Self.unnumbered(layout.derivedColumns[companion].column) }).count == 1 else { continue }
+                        layout.derivedColumns[companion].foreignKey = key
                     }
                 }
             }
@@ -82,6 +99,24 @@ extension StoreLayout {
     /// A column's name without the number a repeated name takes (`Z5_OWNER1` → `Z5_OWNER`).
     private static func unnumbered(_ column: String) -> String {
         String(column.reversed().drop(while: \.isNumber).reversed()).uppercased()
+    }
+
+    /// Whether the members' columns hold values, each of one member's rows only: then the
+    /// values say which column is whose (`assignment`, nil when as predicted).
+    private static func valuesSayWhose(_ members: [(column: String, discriminators: [DatabaseValue])], columns: [String],
+                                       counts: [(entity: DatabaseValue, values: [Int])]) -> Bool {
+        var any = false
+        for (column, _) in members {
+            guard let position = columns.firstIndex(of: column) else { return false }
+            var holders: Set<Int> = []
+            for row in counts where row.values[position] > 0 {
+                guard let member = members.firstIndex(where: { $0.discriminators.contains(row.entity) }) else { return false }
+                holders.insert(member)
+            }
+            if holders.count > 1 { return false }
+            any = any || !holders.isEmpty
+        }
+        return any
     }
 
     /// The column each member takes, by the values: nil to keep the prediction (the values say
