@@ -53,3 +53,18 @@ struct BrokenSourceRulesTests {
         #expect(run.status == 3 && run.stderr.contains("required value missing") && !run.stderr.contains("before this run"), "\(run.stderr)")
     }
 }
+
+/// An attribute made required with a default the inferred fill cannot write (bytes) is refused
+/// saying so (it said the attribute had no default).
+@Suite("Inference of a required attribute's fill")
+struct RequiredFillTests {
+    @Test func aDefaultTheFillCannotWriteIsSaid() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write("model: P\nversion: v1\nentities:\n  Photo:\n    attributes:\n      image: { type: binary, optional: true }\n", to: "schemas/v1.yaml")
+        try folder.write("model: P\nversion: v2\nentities:\n  Photo:\n    attributes:\n      image: { type: binary, default: \"aGk=\" }\n", to: "schemas/v2.yaml")
+        let plan = try CLI.run(["infer", "--from", "v1", "--to", "v2"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("image: optional -> required, with a binary default the expression that fills nil values cannot write") && !plan.stdout.contains("without a default"), "\(plan.stdout)")
+    }
+}

@@ -217,9 +217,15 @@ struct LightweightInference {
             work.notes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
         }
         if old.isOptional && !attribute.isOptional {
-            guard let defaultValue = attribute.defaultValue, let literal = ExpressionLiteral.value(defaultValue) else {
+            guard let defaultValue = attribute.defaultValue else {
                 refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
                                         fix: "give it a default in \(destination.version), or write an explicit mapping"), in: &work)
+                return
+            }
+            guard let literal = ExpressionLiteral.value(defaultValue) else {
+                // The fill is an expression, and the expression language writes no such value.
+                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "optional -> required, with a \(attribute.type.rawValue) default the expression that fills nil values cannot write",
+                                        fix: "write an explicit mapping that gives nil values another value (a policy can set bytes), or keep the attribute optional"), in: &work)
                 return
             }
             expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
