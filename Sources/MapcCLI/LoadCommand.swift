@@ -74,6 +74,7 @@ struct LoadCommand: ParsableCommand {
     /// objects, and the store names them by entity and key, as a dump shows.
     private func noteIdentities(keptBy store: Store, objects: Int) {
         guard objects > 0, !store.keepsIdentities else { return }
-        Console.err("note: a \(store.format.name) store keeps no ids: the data's ids related its objects, and the store names them by entity and key (Note/p1, …), as `mapc dump` shows")
+        let example = store.schema.entities.first { !$0.isAbstract }?.name ?? "Entity"
+        Console.err("note: a \(store.format.name) store keeps no ids: the data's ids related its objects, and the store names them by entity and key (\(example)/p1, …), as `mapc dump` shows")
     }
 }
