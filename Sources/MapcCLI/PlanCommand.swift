@@ -15,11 +15,15 @@ struct PlanCommand: ParsableCommand {
     @OptionGroup var sources: StoreSources
 
     @Option(help: "Output format: text, or jsonl (one JSON object per store: its version, the target and the steps).")
-    var format: StoreOutputFormat = .text
+    var format: PlanOutputFormat = .text
+
+    /// `--format` of `plan`: a plan is printed per store as it is made, so there is no whole-run JSON.
+    enum PlanOutputFormat: String, ExpressibleByArgument, CaseIterable {
+        case text, jsonl
+    }
 
     func validate() throws {
         if stores.isEmpty && sources.listFile == nil { throw ValidationError("give the store (or several, a folder of them, or --stores-from FILE)") }
-        if format == .json { throw ValidationError("plan prints text, or jsonl (one object per store)") }
     }
 
     @Option(help: ArgumentHelp("The version to reach; the newest in the schemas folder by default.", valueName: "version"))

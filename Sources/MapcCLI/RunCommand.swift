@@ -316,12 +316,14 @@ struct RunCommand: ParsableCommand {
             }
             let migrated = outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count
             let stopped = outcomes.filter { $0.result == .stopped }.count
+            // Files that belong to stores (their -wal, their locks) are said apart, on standard error.
+            let strays = passedOver.filter { !$0.belongsToAStore }.count
             lines.append(String(format: "%@: %d %@, %d current, %d failed%@%@ in %.2f s (%.1f stores/s, %d at a time)%@",
                                 English.count(outcomes.count, "store"), migrated, dryRun ? "would migrate" : "migrated",
                                 outcomes.filter { $0.result == .current }.count, failed.count, failed.isEmpty ? "" : " (left untouched)",
                                 stopped == 0 ? "" : ", \(stopped) stopped (left untouched)",
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(workers, max(1, outcomes.count)),
-                                passedOver.isEmpty ? "" : "; \(English.count(passedOver.count, "file")) passed over"))
+                                strays == 0 ? "" : "; \(English.count(strays, "file")) passed over"))
             Console.out(lines.joined(separator: "\n"))
         }
         if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }
