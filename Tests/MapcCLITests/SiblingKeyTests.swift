@@ -149,4 +149,53 @@ struct SiblingKeyTests {
         #expect(after == before, "\(before) then \(after)")
         #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""owner": "Actor/p1""#))
     }
+
+    /// A store numbering both an attribute and a key of sibling entities the other way keeps its
+    /// numbering of both through a migration (the attributes kept the store's and the keys took
+    /// mapc's: one entity's title and owner in columns of different numbering, a layout neither
+    /// the store's nor mapc's).
+    @Test func aMigrationKeepsTheStoresNumberingOfAttributesAndKeysAlike() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        for (version, extra) in [("v1", ""), ("v2", "      email: { type: string, optional: true }\n")] {
+            try folder.write("""
+                model: Library
+                version: \(version)
+                entities:
+                  Item:
+                    abstract: true
+                  Album:
+                    parent: Item
+                    attributes:
+                      title: { type: string, optional: true }
+                    relationships:
+                      owner: { destination: Person, inverse: albums, optional: true }
+                  Book:
+                    parent: Item
+                    attributes:
+                      title: { type: string, optional: true }
+                    relationships:
+                      owner: { destination: Person, inverse: books, optional: true }
+                  Person:
+                    attributes:
+                      name: { type: string, optional: true }
+                \(extra)    relationships:
+                      albums: { destination: Album, toMany: true, inverse: owner, optional: true }
+                      books: { destination: Book, toMany: true, inverse: owner, optional: true }
+
+                """, to: "schemas/\(version).yaml")
+        }
+        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p", "name": "P"}], "Album": [{"id": "a", "title": "Trip", "owner": "p"}], "Book": [{"id": "b", "title": "Dune", "owner": "p"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZITEM RENAME COLUMN ZTITLE TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZTITLE1 TO ZTITLE; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZTITLE1; "
+                   + "ALTER TABLE ZITEM RENAME COLUMN ZOWNER TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZOWNER1 TO ZOWNER; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZOWNER1")
+        let layout = "SELECT group_concat(Z_ENT || ':' || (ZTITLE IS NOT NULL) || (ZTITLE1 IS NOT NULL) || (ZOWNER IS NOT NULL) || (ZOWNER1 IS NOT NULL), ' ') FROM (SELECT * FROM ZITEM ORDER BY Z_ENT)"
+        let before = try sqliteOutput(folder, "s.sqlite", layout)
+        let run = try CLI.run(["run", "--quiet", "s.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try sqliteOutput(folder, "s.sqlite", layout) == before)
+        let dump = try CLI.run(["dump", "s.sqlite"], in: folder).stdout
+        #expect(dump.contains(#""title": "Trip""#) && dump.contains(#""title": "Dune""#) && !dump.contains(#""owner": null"#), "\(dump)")
+    }
 }

@@ -185,21 +185,28 @@ extension StoreLayout {
 package struct ColumnNaming: Sendable, Equatable {
     var table: String
     var entity: String
-    var attribute: String
+    /// The attribute, or the to-one relationship whose key the column holds.
+    var property: String
+    var isKey = false
     var predicted: String
     var actual: String
 }
 
 extension StoreLayout {
-    /// The attribute columns `actual` (a store's layout, as read from its file) names otherwise
-    /// than this layout, predicted for the same version, does.
+    /// The attribute and to-one key columns `actual` (a store's layout, as read from its file)
+    /// names otherwise than this layout, predicted for the same version, does.
     package func columnDepartures(in actual: StoreLayout) -> [ColumnNaming] {
         var found: [ColumnNaming] = []
         for (entity, storage) in entities.sorted(by: { $0.key < $1.key }) {
             guard let stored = actual.entities[entity], stored.table == storage.table else { continue }
             for (attribute, column) in storage.attributeColumns.sorted(by: { $0.key < $1.key }) {
                 if let storedColumn = stored.attributeColumns[attribute], storedColumn != column {
-                    found.append(ColumnNaming(table: storage.table, entity: entity, attribute: attribute, predicted: column, actual: storedColumn))
+                    found.append(ColumnNaming(table: storage.table, entity: entity, property: attribute, predicted: column, actual: storedColumn))
+                }
+            }
+            for (relationship, kept) in storage.relationships.sorted(by: { $0.key < $1.key }) {
+                if case .foreignKey(let column, _, _) = kept, case .foreignKey(let storedColumn, _, _)? = stored.relationships[relationship], storedColumn != column {
+                    found.append(ColumnNaming(table: storage.table, entity: entity, property: relationship, isKey: true, predicted: column, actual: storedColumn))
                 }
             }
         }
@@ -207,22 +214,34 @@ extension StoreLayout {
     }
 
     /// This layout with the columns a store numbered otherwise named as that store names them,
-    /// where this layout predicts the same columns for the same entities' attributes in the same
-    /// table, so a migration keeps the numbering the store's maker gave. A table is left as
-    /// predicted where the names would not be only exchanged among its own columns.
+    /// where this layout predicts the same columns for the same entities' attributes and to-one
+    /// keys in the same table, so a migration keeps the numbering the store's maker gave to both
+    /// (a key's position column with it; what reads a renamed column follows). A table is left
+    /// as predicted where the names would not be only exchanged among its own columns.
     package func namingColumns(as departures: [ColumnNaming]) -> StoreLayout {
         var layout = self
         for (table, taken) in Dictionary(grouping: departures, by: \.table) {
             guard let index = layout.tables.firstIndex(where: { $0.name == table }), layout.tables[index].constraints.isEmpty else { continue }
             var renames: [String: String] = [:]
             var consistent = true
-            for departure in taken {
-                // The same attribute of the same entity has the same predicted column here.
-                guard entities[departure.entity]?.table == table, entities[departure.entity]?.attributeColumns[departure.attribute] == departure.predicted else { continue }
-                if let known = renames[departure.predicted], known != departure.actual { consistent = false }
-                renames[departure.predicted] = departure.actual
-            }
             let names = Set(layout.tables[index].columns.map(\.name))
+            func rename(_ predicted: String, _ actual: String) {
+                if let known = renames[predicted], known != actual { consistent = false }
+                renames[predicted] = actual
+            }
+            for departure in taken {
+                // The same property of the same entity has the same predicted column here.
+                guard let storage = entities[departure.entity], storage.table == table else { continue }
+                if departure.isKey {
+                    guard case .foreignKey(departure.predicted, _, _)? = storage.relationships[departure.property] else { continue }
+                    rename(departure.predicted, departure.actual)
+                    let (predictedOrder, actualOrder) = ("Z_FOK_" + departure.predicted.dropFirst(), "Z_FOK_" + departure.actual.dropFirst())
+                    if names.contains(predictedOrder), names.contains(actualOrder) { rename(predictedOrder, actualOrder) }
+                } else {
+                    guard storage.attributeColumns[departure.property] == departure.predicted else { continue }
+                    rename(departure.predicted, departure.actual)
+                }
+            }
             // Only exchanged among the table's own columns: nothing renamed onto a name kept.
             guard consistent, !renames.isEmpty, Set(renames.keys) == Set(renames.values), renames.keys.allSatisfy(names.contains) else { continue }
             func renamed(_ name: String) -> String { renames[name] ?? name }
@@ -236,8 +255,21 @@ extension StoreLayout {
                 index.columns = index.columns.map(renamed)
                 return index
             }
-            for (entity, storage) in layout.entities where storage.table == table {
-                layout.entities[entity]?.attributeColumns = storage.attributeColumns.mapValues(renamed)
+            for (entity, storage) in layout.entities {
+                if storage.table == table { layout.entities[entity]?.attributeColumns = storage.attributeColumns.mapValues(renamed) }
+                for (relationship, kept) in storage.relationships {
+                    switch kept {
+                    case .foreignKey(let column, let destinationTable, let orderColumn) where storage.table == table:
+                        layout.entities[entity]?.relationships[relationship] = .foreignKey(column: renamed(column), destinationTable: destinationTable, orderColumn: orderColumn.map(renamed))
+                    case .inverseForeignKey(table, let column, let orderColumn, let discriminators):
+                        layout.entities[entity]?.relationships[relationship] = .inverseForeignKey(table: table, column: renamed(column), orderColumn: orderColumn.map(renamed), destinationDiscriminators: discriminators)
+                    default: continue
+                    }
+                }
+            }
+            for position in layout.derivedColumns.indices where layout.derivedColumns[position].table == table {
+                layout.derivedColumns[position].column = renamed(layout.derivedColumns[position].column)
+                layout.derivedColumns[position].foreignKey = renamed(layout.derivedColumns[position].foreignKey)
             }
         }
         return layout

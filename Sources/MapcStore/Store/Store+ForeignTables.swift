@@ -161,7 +161,7 @@ extension Store {
         guard !departures.isEmpty else { return nil }
         let listed = departures.map { "\($0.name) \($0.stored) where mapc predicts \($0.predicted)" }.joined(separator: ", ")
         return "the store numbers its entities otherwise than mapc predicts for \(schema.version) (\(listed)), as its Z_PRIMARYKEY says: it is read as it says; "
-            + "the migrated store is numbered as mapc predicts Core Data numbers the new version, which this store suggests may differ: open a migrated copy with the app before migrating users' stores, and please report the model"
+            + "the migrated store's entities are numbered as mapc predicts Core Data numbers the new version's, which this store suggests may differ: open a migrated copy with the app before migrating users' stores, and please report the model"
     }
 
     /// A note when the store names the columns holding to-ones' destination entities (`Z7_COVER`)
