@@ -51,6 +51,12 @@ struct BrokenSourceRulesTests {
         try sqlite(folder, "s.sqlite", "UPDATE ZNOTE SET ZBODY = NULL WHERE Z_PK = 1")
         let run = try CLI.run(["run", "--dry-run", "s.sqlite"], in: folder)
         #expect(run.status == 3 && run.stderr.contains("required value missing") && !run.stderr.contains("before this run"), "\(run.stderr)")
+        // The migrated store's object is named with the source object it was made from, or said to be the migrated store's.
+        for interpret in [false, true] {
+            let named = try CLI.run(["run", "--dry-run"] + (interpret ? ["--interpret"] : []) + ["s.sqlite"], in: folder)
+            #expect(named.stderr.contains("Note 'Note/p1', property 'body': required value missing (value: nil) [created by mapping 'NoteToNote'"), "\(named.stderr)")
+            #expect(named.stderr.contains("from source object Note 'Note/p2']") || named.stderr.contains("the id is the migrated store's, which numbered its objects anew]"), "\(named.stderr)")
+        }
     }
 }
 

@@ -19,8 +19,26 @@ struct ValidationPhase {
         }, checked: { done in
             run.report(.validate, nil, done, entities, finished: false)
         })
-        if findings.total > 0 { throw MigrationError.validation(violations: findings.violations, total: findings.total) }
+        if findings.total > 0 { throw MigrationError.validation(violations: try namingSources(of: findings.violations, run), total: findings.total) }
         return (findings.objectCounts, try run.db.totalChangesCount)
+    }
+
+    /// The violations, each naming the source object its object was made from where that one
+    /// is known by another identity (the migrated store's ids are not the user's store's).
+    private func namingSources(of violations: [ValidationViolation], _ run: MigrationRun) throws -> [ValidationViolation] {
+        try violations.map { violation in
+            var named = violation
+            guard let located = try run.destinationStore.locate(id: violation.object, try run.db),
+                  let (_, source) = try run.association(of: StoredKey(entity: located.entity, key: located.key)),
+                  let data = try run.sourceStore.object(entity: source.entity, key: source.key) else {
+                // Made without a record of its source (a compiled creation): its id may name another object in the store.
+                if !run.destinationStore.keepsIdentities, violation.mapping != nil { named.sourceObject = "" }
+                return named
+            }
+            let ref = run.sourceGraph.ref(data)
+            if ref.id != violation.object || ref.entity != violation.entity { named.sourceObject = "\(ref)" }
+            return named
+        }
     }
 
     /// Runs the phase: the objects of each destination entity validation counted (the summary's counts).

@@ -289,6 +289,10 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     /// property and rule (a store Core Data never checked, after a lightweight migration or a
     /// batch update).
     package var wasInSource = false
+    /// The source object the object was made from, where it is known by another identity (a
+    /// mapping step renumbers a Core Data store's objects): the one to look at in the store.
+    /// "" when that is not known and the identity is only the migrated store's.
+    package var sourceObject: String?
 
     /// What makes violations "the same rule", for counting them and grouping them in reports.
     static func ruleKey(_ entity: String, _ property: String?, _ rule: String) -> [String?] { [entity, property, rule] }
@@ -303,7 +307,10 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
         } else {
             text += ": \(rule) (value: \(English.abbreviated(value)))"
         }
-        if let mapping { text += " [created by mapping '\(mapping)']" }
+        if let mapping {
+            let origin = sourceObject.map { $0.isEmpty ? "; the id is the migrated store's, which numbered its objects anew" : " from source object \($0)" } ?? ""
+            text += " [created by mapping '\(mapping)'\(origin)]"
+        }
         if wasInSource { text += " (so in the store before this run)" }
         return text
     }
