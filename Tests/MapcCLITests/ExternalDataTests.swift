@@ -222,6 +222,17 @@ struct ExternalDataTests {
         #expect(try sqliteOutput(folder, "New.sqlite", "SELECT hex(ZADDED) FROM ZPHOTO") == "016869")
     }
 
+    /// A value whose external file is missing (a backup taken without the hidden folder) is said
+    /// by a run that copies it as it is (it went through without a word, the reference left dangling).
+    @Test func aMissingExternalFileIsSaid() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent(".Photos_SUPPORT/_EXTERNAL_DATA/5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"))
+        let run = try CLI.run(["run", "--dry-run", "Photos.sqlite"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("Core Data's external files missing from") && run.stderr.contains("named by 1 value (")
+                && run.stderr.contains("Photo 'Photo/p1', image: file 5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11"), "\(run.stderr)")
+    }
+
     /// Each photo's image as hex, in key order, by the sqlite3 shell.
     private func hexImages(_ folder: URL, _ store: String = "Photos.sqlite") throws -> [String] {
         try sqliteOutput(folder, store, "SELECT CASE WHEN ZIMAGE IS NULL THEN 'NULL' ELSE hex(ZIMAGE) END FROM ZPHOTO ORDER BY Z_PK").split(separator: "\n").map(String.init)

@@ -61,6 +61,15 @@ final class SourceChecks: @unchecked Sendable {
                 if dangling.count > 0 {
                     lock.withLock { foundNotes.append("\(dangling.described) became nil: an app reading them finds nothing, and the migrated store has none") }
                 }
+                let files = CoreDataExternalData.beside(store: path)
+                let missing = try store.missingExternalFiles(in: files)
+                if missing.count > 0 {
+                    let examples = missing.examples.joined(separator: "; ") + (missing.count > missing.examples.count ? "; …" : "")
+                    lock.withLock {
+                        foundNotes.append("Core Data's external files missing from \(files.dataFolder), named by \(English.count(missing.count, "value")) (\(examples)): "
+                                          + "an app finds no data there, and the migrated store keeps the references; copy the store with its hidden .<name>_SUPPORT folder (a backup taken without it lost them)")
+                    }
+                }
             }
             let trustUnknown = lock.withLock { () -> Bool in
                 outcome = result

@@ -63,4 +63,34 @@ extension Store {
         }
         return found
     }
+
+    /// The values of attributes kept in Core Data's external form that name a file missing from
+    /// the store's external data folder (a backup taken without the hidden support folder): the
+    /// app finds no data there. Only rows whose value is a file reference are read.
+    package func missingExternalFiles(in files: CoreDataExternalData, examples limit: Int = 3) throws -> DanglingReferences {
+        var found = DanglingReferences()
+        try database.read { db in
+            for entity in schema.entities where !entity.isAbstract {
+                let marked = schema.allAttributes(of: entity).filter { !$0.isTransient && CoreDataExternalValue.isMarked($0, in: format) }
+                guard !marked.isEmpty else { continue }
+                let storage = try layout.storage(of: entity.name)
+                let identity = storage.idColumn.map(\.quotedDatabaseIdentifier) ?? "NULL"
+                for attribute in marked {
+                    guard let column = storage.attributeColumns[attribute.name]?.quotedDatabaseIdentifier else { continue }
+                    let rows = try Row.fetchCursor(db, sql: "SELECT \(storage.primaryKey.quotedDatabaseIdentifier), \(identity), \(column) FROM \(storage.table.quotedDatabaseIdentifier) "
+                                                       + "WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = \(Self.sqlLiteral(storage.discriminator)) AND substr(\(column), 1, 1) = x'02'")
+                    while let row = try rows.next() {
+                        guard let stored = Data.fromDatabaseValue(row[2] as DatabaseValue), case .success(.file(let name)) = CoreDataExternalValue.form(of: stored),
+                              Files.kind(of: (files.dataFolder as NSString).appendingPathComponent(name)) == .missing else { continue }
+                        found.count += 1
+                        if found.examples.count < limit {
+                            let object = Int64.fromDatabaseValue(row[0] as DatabaseValue).map { strategy.objectID(entity: entity.name, key: $0, stored: String.fromDatabaseValue(row[1] as DatabaseValue)) } ?? "?"
+                            found.examples.append("\(entity.name) '\(object)', \(attribute.name): file \(name)")
+                        }
+                    }
+                }
+            }
+        }
+        return found
+    }
 }
