@@ -198,4 +198,81 @@ struct SiblingKeyTests {
         let dump = try CLI.run(["dump", "s.sqlite"], in: folder).stdout
         #expect(dump.contains(#""title": "Trip""#) && dump.contains(#""title": "Dune""#) && !dump.contains(#""owner": null"#), "\(dump)")
     }
+
+    /// The library of two siblings with same-named titles and owners, the books' inverse ordered
+    /// where `orderedBooks`, and the people with sub-entity actors where `actors`.
+    private func library(_ folder: URL, orderedBooks: Bool, actors: Bool) throws {
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        for (version, extra) in [("v1", ""), ("v2", "      email: { type: string, optional: true }\n")] {
+            try folder.write("""
+                model: Library
+                version: \(version)
+                entities:
+                  Item:
+                    abstract: true
+                  Album:
+                    parent: Item
+                    attributes:
+                      title: { type: string, optional: true }
+                    relationships:
+                      owner: { destination: Person, inverse: albums, optional: true }
+                  Book:
+                    parent: Item
+                    attributes:
+                      title: { type: string, optional: true }
+                    relationships:
+                      owner: { destination: Person, inverse: books, optional: true }
+                  Person:
+                    attributes:
+                      name: { type: string, optional: true }
+                \(extra)    relationships:
+                      albums: { destination: Album, toMany: true, inverse: owner, optional: true }
+                      books: { destination: Book, toMany: true, ordered: \(orderedBooks), inverse: owner, optional: true }
+
+                """ + (actors ? "  Actor:\n    parent: Person\n" : ""), to: "schemas/\(version).yaml")
+        }
+    }
+
+    /// Keys numbered the other way, one of them with a position column (the books' ordered
+    /// inverse): the migrated store names the position column after its key, as the store does
+    /// (the key was renamed without it: the run exited 0 and the store could not be read again).
+    @Test func aCarriedKeyTakesItsPositionColumnAlong() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try library(folder, orderedBooks: true, actors: false)
+        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p", "name": "P", "albums": ["a3", "a"], "books": ["b3", "b2"]}], "Album": [{"id": "a", "title": "Trip"}, {"id": "a3", "title": "T3"}], "Book": [{"id": "b2", "title": "B2"}, {"id": "b3", "title": "B3"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZITEM RENAME COLUMN ZOWNER TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZOWNER1 TO ZOWNER; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZOWNER1; "
+                   + "ALTER TABLE ZITEM RENAME COLUMN Z_FOK_OWNER1 TO Z_FOK_OWNER")
+        let before = try CLI.run(["dump", "s.sqlite"], in: folder)
+        #expect(before.status == 0 && before.stdout.contains(#""books": ["#), "\(before.stderr)")
+        let run = try CLI.run(["run", "--quiet", "s.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let after = try CLI.run(["dump", "s.sqlite"], in: folder)
+        #expect(after.status == 0 && after.stdout.contains(#""title": "B3""#), "\(after.stderr)")
+        #expect(try sqliteOutput(folder, "s.sqlite", "SELECT group_concat(name, ' ') FROM pragma_table_info('ZITEM') WHERE name LIKE '%OWNER%'").split(separator: " ").contains("Z_FOK_OWNER"))
+        // Loaded again from its dump, a new store holds the same.
+        try folder.write(after.stdout, to: "again.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "again.json", "again.sqlite"], in: folder).status == 0)
+        #expect(try CLI.run(["dump", "again.sqlite"], in: folder).stdout == after.stdout)
+    }
+
+    /// Keys and their destination-entity columns numbered the other way: the migrated store pairs
+    /// them as the store does (each key went with the other's entity column: an app numbering as
+    /// the store does would read the albums' owners' entities from an empty column).
+    @Test func aCarriedKeyKeepsItsDestinationEntityColumn() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try library(folder, orderedBooks: false, actors: true)
+        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p", "name": "P"}], "Actor": [{"id": "x", "name": "X"}], "Album": [{"id": "a", "title": "Trip", "owner": "x"}], "Book": [{"id": "b", "title": "Dune", "owner": "p"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        let companion = try sqliteOutput(folder, "s.sqlite", "SELECT name FROM pragma_table_info('ZITEM') WHERE name LIKE 'Z_\\_OWNER' ESCAPE '\\'")
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZITEM RENAME COLUMN ZOWNER TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZOWNER1 TO ZOWNER; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZOWNER1; "
+                   + "ALTER TABLE ZITEM RENAME COLUMN \(companion) TO ZX; ALTER TABLE ZITEM RENAME COLUMN \(companion)1 TO \(companion); ALTER TABLE ZITEM RENAME COLUMN ZX TO \(companion)1")
+        let pairing = "SELECT group_concat(Z_ENT || ':' || (ZOWNER IS NOT NULL) || (ZOWNER1 IS NOT NULL) || (\(companion) IS NOT NULL) || (\(companion)1 IS NOT NULL), ' ') FROM (SELECT * FROM ZITEM ORDER BY Z_ENT)"
+        let before = try sqliteOutput(folder, "s.sqlite", pairing)
+        #expect(try CLI.run(["run", "--quiet", "s.sqlite"], in: folder).status == 0)
+        #expect(try sqliteOutput(folder, "s.sqlite", pairing) == before)
+        #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""owner": "Actor/"#))
+    }
 }

@@ -190,6 +190,13 @@ package struct ColumnNaming: Sendable, Equatable {
     var isKey = false
     var predicted: String
     var actual: String
+    /// For a key: the column of its destination's entity (`Z4_OWNER`) as predicted and as the store has it.
+    var companion: (predicted: String, actual: String)?
+
+    package static func == (lhs: ColumnNaming, rhs: ColumnNaming) -> Bool {
+        lhs.table == rhs.table && lhs.entity == rhs.entity && lhs.property == rhs.property && lhs.isKey == rhs.isKey
+            && lhs.predicted == rhs.predicted && lhs.actual == rhs.actual && lhs.companion?.predicted == rhs.companion?.predicted && lhs.companion?.actual == rhs.companion?.actual
+    }
 }
 
 extension StoreLayout {
@@ -206,7 +213,12 @@ extension StoreLayout {
             }
             for (relationship, kept) in storage.relationships.sorted(by: { $0.key < $1.key }) {
                 if case .foreignKey(let column, _, _) = kept, case .foreignKey(let storedColumn, _, _)? = stored.relationships[relationship], storedColumn != column {
-                    found.append(ColumnNaming(table: storage.table, entity: entity, property: relationship, isKey: true, predicted: column, actual: storedColumn))
+                    var naming = ColumnNaming(table: storage.table, entity: entity, property: relationship, isKey: true, predicted: column, actual: storedColumn)
+                    if let predictedCompanion = derivedColumns.first(where: { $0.table == storage.table && $0.foreignKey == column })?.column,
+                       let storedCompanion = actual.derivedColumns.first(where: { $0.table == storage.table && $0.foreignKey == storedColumn })?.column {
+                        naming.companion = (predictedCompanion, storedCompanion)
+                    }
+                    found.append(naming)
                 }
             }
         }
@@ -233,17 +245,25 @@ extension StoreLayout {
                 // The same property of the same entity has the same predicted column here.
                 guard let storage = entities[departure.entity], storage.table == table else { continue }
                 if departure.isKey {
-                    guard case .foreignKey(departure.predicted, _, _)? = storage.relationships[departure.property] else { continue }
+                    guard case .foreignKey(departure.predicted, _, let order)? = storage.relationships[departure.property] else { continue }
                     rename(departure.predicted, departure.actual)
-                    let (predictedOrder, actualOrder) = ("Z_FOK_" + departure.predicted.dropFirst(), "Z_FOK_" + departure.actual.dropFirst())
-                    if names.contains(predictedOrder), names.contains(actualOrder) { rename(predictedOrder, actualOrder) }
+                    // Its position column is named after it, wherever the new version gives it one.
+                    if let order { rename(order, "Z_FOK_" + departure.actual.dropFirst()) }
+                    // Its destination-entity column, as the store pairs them.
+                    if let companion = departure.companion, layout.derivedColumns.contains(where: { $0.table == table && $0.foreignKey == departure.predicted && $0.column == companion.predicted }) {
+                        rename(companion.predicted, companion.actual)
+                    }
                 } else {
                     guard storage.attributeColumns[departure.property] == departure.predicted else { continue }
                     rename(departure.predicted, departure.actual)
                 }
             }
-            // Only exchanged among the table's own columns: nothing renamed onto a name kept.
-            guard consistent, !renames.isEmpty, Set(renames.keys) == Set(renames.values), renames.keys.allSatisfy(names.contains) else { continue }
+            renames = renames.filter { $0.key != $0.value }
+            // Exchanged among the table's own columns, or onto a name no column has: nothing
+            // renamed onto a name kept, no two columns onto one.
+            let targets = Set(renames.values)
+            guard consistent, !renames.isEmpty, targets.count == renames.count, renames.keys.allSatisfy(names.contains),
+                  targets.allSatisfy({ renames[$0] != nil || !names.contains($0) }) else { continue }
             func renamed(_ name: String) -> String { renames[name] ?? name }
             layout.tables[index].columns = layout.tables[index].columns.map { column in
                 var column = column
