@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GRDB
 @testable import MapcKit
 @testable import MapcFoundation
 @testable import MapcModel
@@ -252,5 +253,24 @@ struct ExternalValueTests {
         let error = #expect(throws: MigrationError.self) { try migrate() }
         #expect(error?.description.hasPrefix("mapping 'PhotoToPhoto': custom policy failed: it read 'image' of Photo 'Photo/p1', which cannot be read: the value is kept in Core Data's external file \(name)") == true,
                 "\(String(describing: error))")
+    }
+}
+
+/// A migrated store is read back as a reader would before it replaces anything: one whose file
+/// names a column otherwise than its reader looks for is refused, naming the fault as mapc's.
+@Suite("A migrated store read back")
+struct ReadBackTests {
+    @Test func aStoreThatDoesNotReadBackIsRefused() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = try uncloudNotes("v2")
+        let path = folder.appendingPathComponent("migrated.sqlite").path
+        let store = try Store.create(at: path, schema: schema, format: .coreData)
+        try store.insert(v2Notes(2))
+        try store.close()
+        try StoreMigration.readBack(path, schema: schema)
+        try DatabaseQueue(path: path).write { try $0.execute(sql: "ALTER TABLE ZNOTE RENAME COLUMN ZTITLE TO ZHEADING") }
+        let error = #expect(throws: MigrationError.self) { try StoreMigration.readBack(path, schema: schema) }
+        #expect(error?.description.contains("the migrated store could not be read back as written") == true, "\(String(describing: error))")
     }
 }

@@ -218,8 +218,29 @@ package enum StoreMigration {
             if let previousTemporary { AtomicFile.removeStoreFiles(previousTemporary) }
             throw error
         }
-        guard let temporary = previousTemporary else { throw MigrationError.setup("no step ran") }
+        guard let temporary = previousTemporary, let last = steps.last else { throw MigrationError.setup("no step ran") }
+        do { try readBack(temporary, schema: last.destination) } catch {
+            AtomicFile.removeStoreFiles(temporary)
+            throw error
+        }
         return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes)
+    }
+
+    /// Opens the migrated store as a reader would, its layout read from the file, and reads a
+    /// batch of each entity's objects: what was validated with the layout it was written with is
+    /// then known to read back (a column named otherwise than its reader looks for fails here,
+    /// before anything is replaced, instead of in the app).
+    static func readBack(_ path: String, schema: Schema) throws {
+        struct Enough: Error {}
+        do {
+            let store = try Store.open(at: path, schema: schema, readOnly: true)
+            defer { try? store.close() }
+            for entity in schema.entities where !entity.isAbstract {
+                do { try store.forEachBatch(ofExactEntity: entity.name, batchSize: 100) { _ in throw Enough() } } catch is Enough {}
+            }
+        } catch {
+            throw MigrationError.setup("the migrated store could not be read back as written (\((error as? MapcError)?.description ?? "\(error)")); nothing was replaced. This is mapc's fault: please report it with the store's model")
+        }
     }
 
     /// Core Data's external values beside the store (`CoreDataExternalData`) and how many, to
