@@ -25,7 +25,7 @@ final class DestinationBuilder {
     /// (`CoreDataExternalValue`): what expressions and policies give them is stored marked.
     private var markedAttributes: [String: Set<String>] = [:]
     /// Whether any attribute of the destination keeps its values marked (most stores have none).
-    private lazy var keepsMarkedValues = destinationSchema.entities.contains { $0.attributes.contains { CoreDataExternalValue.isMarked($0, in: writer.store.format) } }
+    private lazy var keepsMarkedValues = CoreDataExternalValue.anyMarked(in: destinationSchema, format: writer.store.format)
 
     private var attributePlans: [String: AttributePlan] = [:]
     /// The plan asked for last: objects come mapping by mapping, so it is found without hashing.

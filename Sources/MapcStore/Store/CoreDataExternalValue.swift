@@ -60,6 +60,12 @@ package enum CoreDataExternalValue {
         holdsBytes(attribute.type) && isMarked(format, allowsExternalStorage: attribute.allowsExternalStorage)
     }
 
+    /// Whether any attribute of `schema` keeps its values marked in a store of `format`: without
+    /// one (most stores), values need no look at their attributes on the way in or out.
+    package static func anyMarked(in schema: Schema, format: StoreFormat) -> Bool {
+        schema.entities.contains { $0.attributes.contains { isMarked($0, in: format) } }
+    }
+
     /// Whether an attribute of `type` holds bytes, which external storage may keep: binary and
     /// transformable (its value transformer's bytes).
     package static func holdsBytes(_ type: AttributeType) -> Bool {

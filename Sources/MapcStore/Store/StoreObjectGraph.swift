@@ -49,7 +49,7 @@ package final class StoreObjectGraph: ObjectGraph {
 
     /// Whether any attribute of the store's schema keeps its values marked (`CoreDataExternalValue`):
     /// without one, a stored value is the value the app reads, found without looking its attribute up.
-    private lazy var keepsMarkedValues = store.schema.entities.contains { $0.attributes.contains { CoreDataExternalValue.isMarked($0, in: store.format) } }
+    private lazy var keepsMarkedValues = CoreDataExternalValue.anyMarked(in: store.schema, format: store.format)
 
     /// The value of attribute `name` of a stored object as the app reads it; nil when the entity has no such attribute.
     package func attributeValue(_ name: String, of data: ObjectData) throws -> Value? {
