@@ -184,6 +184,8 @@ struct RunCommand: ParsableCommand {
         do { try body() } catch {
             if format == .json {
                 var failed = planned()
+                // Stopped by a signal, as a batch says of a store it did not finish.
+                if interruption.isRequested { failed.result = .stopped }
                 failed.error = BatchOutcome.message(of: error)
                 failed.exitCode = Self.exitCode(of: error, interruption)
                 Console.out(failed.json.serialized(pretty: true))

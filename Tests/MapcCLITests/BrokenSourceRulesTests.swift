@@ -74,3 +74,23 @@ struct RequiredFillTests {
         #expect(plan.status == 0 && plan.stdout.contains("image: optional -> required, with a binary default the expression that fills nil values cannot write") && !plan.stdout.contains("without a default"), "\(plan.stdout)")
     }
 }
+
+/// A single store's run stopped by SIGTERM says `stopped` in its JSON, as a batch does of a store
+/// it did not finish (it said `failed`, "cancelled"). The signal comes from the fault-injection
+/// hook at a known point of the run (`MAPC_FAULT=term@N`), not from a timer.
+@Suite("A stopped run's JSON")
+struct StoppedRunJSONTests {
+    @Test func aSingleStoreStoppedBySIGTERMSaysStopped() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write("model: T\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
+        try folder.write("model: T\nversion: v2\nentities:\n  Tag:\n    attributes:\n      name: string\n      color: string?\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "a", "name": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--format", "json", "s.db"], in: folder, environment: ["MAPC_FAULT": "term@1"])
+        #expect(run.status == 143, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains(#""result": "stopped""#), "\(run.stdout)")
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
+    }
+}
