@@ -557,30 +557,33 @@ struct InterruptionTests {
     }
 
     /// A batch stopped by SIGTERM once its first store is done: the stores it did not finish are
-    /// `stopped` (left as they were), not `failed`, in the report and in its counts.
+    /// `stopped` (left as they were), not `failed`, in the report and in its counts. The signal
+    /// comes at a known operation (`MAPC_FAULT=term@N`, N just past one store's migration, counted
+    /// first), not after a timer.
     @Test func aStoppedBatchReportsTheStoresItDidNotFinishAsStopped() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
         try CLI.addMappingsAndPolicies(to: folder)
         let names = ["a.db", "b.db", "c.db", "d.db"]
-        for name in names {
+        for name in names + ["counted.db"] {
             #expect(try CLI.run(["init", "--schema", "v2", name], in: folder).status == 0)
-            let fill = try shell("sqlite3 \(name) \"WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 39999) INSERT INTO Note (_entity, _id, title, body, dateCreated, displayIndex) SELECT 'Note', 'n' || i, 'Note ' || i, 'Body ' || i, 1714557600 + i, i FROM seq\"", in: folder)
+            let fill = try shell("sqlite3 \(name) \"WITH RECURSIVE seq(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM seq WHERE i < 19) INSERT INTO Note (_entity, _id, title, body, dateCreated, displayIndex) SELECT 'Note', 'n' || i, 'Note ' || i, 'Body ' || i, 1714557600 + i, i FROM seq\"", in: folder)
             #expect(fill.status == 0, "\(fill.stderr)")
         }
         #expect(try CLI.run(["check"], in: folder).status == 0)
+        let log = folder.appendingPathComponent("operations.log")
+        let counted = try CLI.run(["run", "--interpret", "--quiet", "--to", "v3", "counted.db"], in: folder, environment: ["MAPC_FAULT": "count", "MAPC_FAULT_LOG": log.path])
+        #expect(counted.status == 0, "\(counted.stderr)")
+        let perStore = try #require(Int(try String(contentsOf: log, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         let process = Process()
         process.executableURL = CLI.executable
-        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path]) { _, new in new }
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path, "MAPC_FAULT": "term@\(perStore + 3)"]) { _, new in new }
         process.arguments = ["run", "--interpret", "--jobs", "1", "--format", "json", "--to", "v3"] + names
         process.currentDirectoryURL = folder
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // The first store migrates in about a second; the signal lands in the second or later.
-        usleep(400_000)
-        kill(process.processIdentifier, SIGTERM)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         _ = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -591,7 +594,7 @@ struct InterruptionTests {
             return
         }
         let results = stores.compactMap { store -> String? in if case .string(let result)? = store["result"] { return result }; return nil }
-        #expect(results.count == 4 && results.allSatisfy { $0 == "migrated" || $0 == "stopped" } && results.contains("stopped"), "\(results)")
+        #expect(results == ["migrated", "stopped", "stopped", "stopped"], "\(results)")
         #expect(report["failed"] == .integer(0) && report["stopped"] == .integer(Int64(results.filter { $0 == "stopped" }.count)), "\(String(decoding: stdout, as: UTF8.self))")
         for (name, result) in zip(names, results) where result == "stopped" {
             #expect(try CLI.run(["status", name], in: folder).stdout.contains("version     v2"), "\(name) was left as it was")
