@@ -139,21 +139,18 @@ extension Store {
 }
 
 extension Store {
-    /// Where the store names its join tables and their columns otherwise than mapc predicts for
-    /// this version: a note saying which a migration keeps (the numbers Core Data gave repeated
-    /// columns, where the new version has the same table) and which it writes by the rule (another
-    /// owner or table name). Nil when they agree.
     /// What `plan` and `run` say about where the store's layout departs from mapc's prediction
-    /// for its version: entity numbers, join tables, destination-entity columns.
+    /// for its version: entity numbers, join tables, destination-entity columns (the prediction
+    /// laid out once for the three).
     package func layoutNotes() -> [String] {
-        [entityNumberingNote(), joinTableNamingNote(), destinationEntityColumnNote()].compactMap { $0 }
+        let predicted = strategy.layout(for: schema)
+        return [entityNumberingNote(predicted), joinTableNamingNote(predicted), destinationEntityColumnNote(predicted)].compactMap { $0 }
     }
 
     /// A note when the store numbers its entities otherwise than mapc predicts for its version
     /// (it is read as it says): the migrated store is numbered as mapc predicts for the new one,
     /// which this store suggests may not be Core Data's numbering there either.
-    package func entityNumberingNote() -> String? {
-        let predicted = strategy.layout(for: schema)
+    private func entityNumberingNote(_ predicted: StoreLayout) -> String? {
         let departures = schema.entities.compactMap { entity -> (name: String, stored: DatabaseValue, predicted: DatabaseValue)? in
             guard let stored = layout.entities[entity.name]?.discriminator, let expected = predicted.entities[entity.name]?.discriminator, stored != expected else { return nil }
             return (entity.name, stored, expected)
@@ -167,8 +164,8 @@ extension Store {
     /// A note when the store names the columns holding to-ones' destination entities (`Z7_COVER`)
     /// otherwise than mapc predicts: read under its names, written by mapc's rule in a migrated
     /// store (Core Data's number for a destination that is not its hierarchy's root is not confirmed).
-    package func destinationEntityColumnNote() -> String? {
-        let predictedColumns = strategy.layout(for: schema).derivedColumns
+    private func destinationEntityColumnNote(_ predictedLayout: StoreLayout) -> String? {
+        let predictedColumns = predictedLayout.derivedColumns
         let predicted = Dictionary(predictedColumns.map { ("\($0.table)\u{0}\($0.foreignKey)", $0.column) }, uniquingKeysWith: { first, _ in first })
         // A name mapc writes too is no departure (sibling keys read the other way round keep their columns' names).
         let predictedNames = Set(predictedColumns.map { "\($0.table)\u{0}\($0.column.uppercased())" })
@@ -181,8 +178,12 @@ extension Store {
             + "and a migrated store has mapc's names (which number Core Data gives a destination that is not its hierarchy's root is not confirmed): open a migrated copy with the app before migrating users' stores, and please report the model"
     }
 
-    package func joinTableNamingNote() -> String? {
-        let departures = joinTableDepartures
+    /// Where the store names its join tables and their columns otherwise than mapc predicts for
+    /// this version: a note saying which a migration keeps (the numbers Core Data gave repeated
+    /// columns, where the new version has the same table) and which it writes by the rule (another
+    /// owner or table name). Nil when they agree.
+    private func joinTableNamingNote(_ predicted: StoreLayout) -> String? {
+        let departures = predicted.joinTableDepartures(in: layout)
         guard !departures.isEmpty else { return nil }
         func listed(_ kept: Bool) -> String {
             departures.filter { $0.differsOnlyInSuffixes == kept }.map { departure -> String in
