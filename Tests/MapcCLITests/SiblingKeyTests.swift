@@ -157,35 +157,7 @@ struct SiblingKeyTests {
     @Test func aMigrationKeepsTheStoresNumberingOfAttributesAndKeysAlike() throws {
         let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
-        for (version, extra) in [("v1", ""), ("v2", "      email: { type: string, optional: true }\n")] {
-            try folder.write("""
-                model: Library
-                version: \(version)
-                entities:
-                  Item:
-                    abstract: true
-                  Album:
-                    parent: Item
-                    attributes:
-                      title: { type: string, optional: true }
-                    relationships:
-                      owner: { destination: Person, inverse: albums, optional: true }
-                  Book:
-                    parent: Item
-                    attributes:
-                      title: { type: string, optional: true }
-                    relationships:
-                      owner: { destination: Person, inverse: books, optional: true }
-                  Person:
-                    attributes:
-                      name: { type: string, optional: true }
-                \(extra)    relationships:
-                      albums: { destination: Album, toMany: true, inverse: owner, optional: true }
-                      books: { destination: Book, toMany: true, inverse: owner, optional: true }
-
-                """, to: "schemas/\(version).yaml")
-        }
+        try library(folder, orderedBooks: false, actors: false)
         try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p", "name": "P"}], "Album": [{"id": "a", "title": "Trip", "owner": "p"}], "Book": [{"id": "b", "title": "Dune", "owner": "p"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
         try sqlite(folder, "s.sqlite", "ALTER TABLE ZITEM RENAME COLUMN ZTITLE TO ZX; ALTER TABLE ZITEM RENAME COLUMN ZTITLE1 TO ZTITLE; ALTER TABLE ZITEM RENAME COLUMN ZX TO ZTITLE1; "
