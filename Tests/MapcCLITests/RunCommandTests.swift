@@ -414,6 +414,12 @@ struct RunCommandTests {
         #expect(inUse.status == 2, "\(inUse.stderr)")
         #expect(inUse.stderr.contains("live.db is in use"), "\(inUse.stderr)")
         #expect(try digests(folder, ["live.db", "live.db-wal"]) == before, "the store's files changed")
+        // A dry run says so too, rather than "would migrate" for a run that would be refused.
+        let dryRun = try CLI.run(["run", "--dry-run", "--to", "v3", "live.db"], in: folder)
+        #expect(dryRun.status == 2 && dryRun.stderr.contains("live.db is in use") && dryRun.stderr.contains("a run would be refused"), "\(dryRun.stdout)\(dryRun.stderr)")
+        #expect(try digests(folder, ["live.db", "live.db-wal"]) == before, "the dry run changed the store's files")
+        // Written to a new file, the store is not replaced: its holder does not matter.
+        #expect(try CLI.run(["run", "--quiet", "--to", "v3", "--output", "out.db", "live.db"], in: folder).status == 0)
         // A copy with its -wal (as a crashed app leaves it) migrates with every object, and no stale -wal survives.
         for suffix in ["", "-wal", "-shm"] {
             try FileManager.default.copyItem(atPath: folder.appendingPathComponent("live.db").path + suffix, toPath: folder.appendingPathComponent("copy.db").path + suffix)

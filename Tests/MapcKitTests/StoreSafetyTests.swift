@@ -19,6 +19,29 @@ struct StoreSafetyTests {
         return (folder, path)
     }
 
+    /// Who holds a store open is read from the system's table of locks: another process's lock
+    /// on SQLite's shared bytes of that file counts; its waiting locks, other files' locks, locks
+    /// elsewhere in the file and this process's own do not.
+    @Test func theLockTableNamesOtherProcessesHoldingTheSharedBytes() throws {
+        let table = """
+            1: POSIX  ADVISORY  READ 4242 fe:00:16646827 1073741826 1073742335
+            2: POSIX  ADVISORY  READ 4243 fe:00:16646851 1073741826 1073742335
+            3: POSIX  ADVISORY  WRITE 4244 fe:00:16646827 1073741824 1073741824
+            4: -> POSIX  ADVISORY  WRITE 4245 fe:00:16646827 1073741826 1073742335
+            5: POSIX  ADVISORY  WRITE 4246 fe:00:16646827 0 EOF
+            6: POSIX  ADVISORY  READ 99 fe:00:16646827 1073741900 1073741900
+            7: FLOCK  ADVISORY  WRITE 4247 fe:00:16646827 0 EOF
+            8: POSIX  ADVISORY  READ 4242 fe:00:16646827 1073741826 1073742335
+            """
+        // Device 0xfe00 (major fe, minor 00) as stat gives it; this process is 99.
+        #expect(LockHolders.holders(in: table, device: 0xfe00, inode: 16646827, excluding: 99) == [4242, 4246])
+        #expect(LockHolders.holders(in: table, device: 0xfe01, inode: 16646827, excluding: 99) == [])
+        // A store nobody has open (RunCommandTests has an app holding one, in another process).
+        let (folder, path) = try store()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(LockHolders.processesSharing(path) == [], "nobody holds it")
+    }
+
     /// The source's checks on their own thread: they pass on a sound store, report a damaged
     /// one's findings whenever they are asked, and a cancelled step interrupts them.
     @Test func theSourceChecksRunBesideTheStepAndReportWhatTheyFound() throws {

@@ -113,6 +113,7 @@ package enum StoreMigration {
         // what another process commits meanwhile stays in it, so its write lock is not needed.
         let exclusion = replaces || Files.isWritable(real) ? try WriterExclusion(realPath: real, name: path) : nil
         defer { exclusion?.close() }
+        if options.output == nil, let exclusion, exclusion.wasWAL { try refuseHeldOpen(path, real: real) }
         var stepOptions = options
         stepOptions.externalFiles = CoreDataExternalData.beside(store: path)
         let (summaries, temporary, notes) = try buildSteps(steps, of: real, besides: target, options: stepOptions, policies: policies,
@@ -139,6 +140,17 @@ package enum StoreMigration {
         }
         let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
         return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup, notes: notes)
+    }
+
+    /// A store in write-ahead-log mode cannot be replaced while another process has it open (its
+    /// log cannot be folded in): a run would build the migrated store and be refused at the end,
+    /// so it stops before it begins, and a dry run says what the run would meet.
+    private static func refuseHeldOpen(_ path: String, real: String) throws {
+        let holders = LockHolders.processesSharing(real)
+        guard !holders.isEmpty else { return }
+        let who = holders.count == 1 ? "process \(holders[0]) has" : "processes \(holders.map(String.init).joined(separator: ", ")) have"
+        throw MapcError.storeInUse(Store.inUseMessage(path) + ". Here \(who) it open in write-ahead-log mode, under which it cannot be replaced: "
+                                   + "a run would be refused when it came to replace it, so nothing was done")
     }
 
     /// Builds the steps' stores one after the other, each in a temporary file beside `target`
