@@ -248,7 +248,7 @@ struct MigrationTestCase {
                     let wantValues = Dictionary(wantPairs, uniquingKeysWith: { a, _ in a }), haveValues = Dictionary(havePairs, uniquingKeysWith: { a, _ in a })
                     // As written: a float attribute's 768.0 reads back as the double it prints as.
                     for key in Set(wantValues.keys).union(haveValues.keys).sorted() where wantValues[key]?.serialized() != haveValues[key]?.serialized() {
-                        found.append("\(entity) '\(id)', \(key): expected \(wantValues[key]?.serialized() ?? "nothing"), got \(haveValues[key]?.serialized() ?? "nothing")")
+                        found.append("\(entity) '\(id)', \(key): " + contrast(wantValues[key], haveValues[key]))
                     }
                 case (nil, nil): break
                 }
@@ -256,6 +256,29 @@ struct MigrationTestCase {
         }
         if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
         return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
+    }
+
+    /// "expected X, got Y" for two values of a case; where either is long (a picture's base64, a
+    /// long text), both are shown around the first character where they differ, with their lengths.
+    static func contrast(_ expected: JSONValue?, _ actual: JSONValue?, longerThan limit: Int = 100) -> String {
+        let want = expected?.serialized() ?? "nothing", have = actual?.serialized() ?? "nothing"
+        guard want.count > limit || have.count > limit else { return "expected \(want), got \(have)" }
+        let wantCharacters = Array(want), haveCharacters = Array(have)
+        var first = 0
+        while first < min(wantCharacters.count, haveCharacters.count), wantCharacters[first] == haveCharacters[first] { first += 1 }
+        func window(_ characters: [Character]) -> String {
+            let start = max(0, first - 20), end = min(characters.count, first + 20)
+            return (start > 0 ? "…" : "") + String(characters[start..<end]) + (end < characters.count ? "…" : "")
+        }
+        // Counted in the value's own text: a JSON string's quotes are not part of it.
+        func length(_ value: JSONValue?, _ serialized: [Character]) -> Int {
+            if case .string(let text)? = value { return text.count }
+            return serialized.count
+        }
+        let quoted = expected.map { if case .string = $0 { return 1 } else { return 0 } } ?? 0
+        let wantLength = length(expected, wantCharacters), haveLength = length(actual, haveCharacters)
+        let lengths = wantLength == haveLength ? "\(wantLength) characters each" : "\(wantLength) characters against \(haveLength)"
+        return "expected \(window(wantCharacters)), got \(window(haveCharacters)) (\(lengths); they first differ at character \(first + 1 - quoted))"
     }
 
     /// Each assertion of the file that does not hold, at its line: `Entity: count == N`, or

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -101,6 +102,30 @@ struct TestCommandTests {
         #expect(test.stdout.contains("assertions:6: unknown key 'titel' on Note; did you mean 'title'?"), "\(test.stdout)")
         #expect(test.stdout.hasSuffix("3 passed, 1 failed\n"), "\(test.stdout)")
         #expect(try folder.read("report.xml").contains("<failure message=\"differs from ./expected/notes-v1.json:\">"))
+    }
+
+    /// A long value that differs (a long text, a picture's base64) is shown around where the two
+    /// first differ, with their lengths, rather than whole: one letter of a 3,000-letter body.
+    @Test func aLongValueThatDiffersIsShownWhereItDiffers() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fixture = folder.appendingPathComponent("fixtures/notes-v2.sqlite").path
+        func setBody(_ sql: String) throws {
+            let queue = try DatabaseQueue(path: fixture)
+            try queue.write { try $0.execute(sql: "UPDATE Note SET body = \(sql) WHERE _id = 'n2'") }
+            try queue.close()
+        }
+        let letters = { (count: Int) in "replace(hex(zeroblob(\(count / 2))), '0', 'a')" }
+        try setBody(letters(3000))
+        let record = try CLI.run(["test", "--record"], in: folder)
+        #expect(record.status == 0, "\(record.stdout)\(record.stderr)")
+        try setBody("\(letters(2000)) || 'b' || \(letters(998)) || 'a'")
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.status == 1, "\(test.stdout)")
+        let line = test.stdout.split(separator: "\n").first { $0.contains("body: expected") }.map(String.init) ?? ""
+        #expect(line.contains("expected …aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…, got …aaaaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaaaa…"), "\(line)")
+        #expect(line.contains("(3000 characters each; they first differ at character 2001)"), "\(test.stdout)")
+        #expect(line.count < 200, "\(line.count) characters: \(line)")
     }
 
     /// What a team meets beyond the happy path: an assertion that can never hold is refused as
