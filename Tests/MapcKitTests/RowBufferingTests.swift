@@ -75,6 +75,22 @@ struct RowBufferingTests {
         #expect(!message.contains("SQLite"), "\(message)")
     }
 
+    /// From a Core Data store, which keeps no ids, the refused object is named by its entity and
+    /// key in the source (the object the user can find), not as the object it clashes with.
+    @Test func aRefusedObjectOfACoreDataStoreIsNamedByItsOwnKey() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let codes = (0..<40).map { $0 == 21 ? 5 : $0 }
+        let source = try items(codes: codes, layout: .coreData, at: folder.appendingPathComponent("s.db").path)
+        let destination = try items(codes: [], layout: .coreData, at: folder.appendingPathComponent("d.db").path, constrained: true)
+        let copy = "source: u1\ndestination: u1\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    attributes:\n      name: $source.name\n      code: $source.code\n"
+        var step = StepMigration(source: source, destination: destination, mapping: try loadMapping(copy))
+        step.allowsSQL = false
+        let error = #expect(throws: MigrationError.self) { try step.run() }
+        let message = "\(error.map { "\($0)" } ?? "")"
+        #expect(message.contains("Item 'Item/p22'") && message.contains("Item 'Item/p6' in the store has the same code 5"), "\(message)")
+    }
+
     /// Rows held back are in the store once anything else goes through the writer.
     @Test(arguments: TestLayout.allCases)
     func heldRowsAreWrittenBeforeAnythingElseUsesTheStore(layout: TestLayout) throws {

@@ -128,6 +128,10 @@ struct CompiledMappings {
               let sourceEntity = source.schema.entity(named: sourceName), let destinationEntity = destination.schema.entity(named: destinationName),
               !destinationEntity.isAbstract, let sourceStorage = source.layout.entities[sourceName],
               let destinationStorage = destination.layout.entities[destinationName] else { return nil }
+        // A table a uniqueness constraint guards (a UNIQUE index, in Core Data's layout) could
+        // refuse a row in the middle of the statement, whose rows before it the migration's
+        // file, which keeps no journal, would keep: the interpreter names the object instead.
+        if destination.layout.constrainsRows(of: destinationStorage.table) { return nil }
         let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
         let rule = keyRule(index)
         if let rule, sourceStorage.table != rule.sourceTable || destinationStorage.table != rule.table { return nil }

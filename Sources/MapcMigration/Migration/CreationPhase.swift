@@ -20,9 +20,10 @@ struct CreationPhase {
                     try compiled.run(run)
                     createdBySQL = true
                 } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                    // SQLite refused a row (a uniqueness constraint the layout keeps as an index):
-                    // the statement is undone, and the interpreter creates the objects one by one,
-                    // so the error names the object and the constraint it breaks.
+                    // SQLite refused a row (an identity another mapping's object has: a table a
+                    // uniqueness constraint guards is never compiled). The rows before it may be
+                    // in the file, which keeps no journal: the interpreter, creating the objects
+                    // one by one, meets the first of them and fails, naming it; never a store.
                     run.writer.rowsInserted(into: compiled.table)
                 }
                 if createdBySQL {

@@ -17,6 +17,12 @@ package struct StoreLayout: Sendable {
     /// (Core Data's `Z7_COVER`, the entity number of the object `ZCOVER` names).
     var derivedColumns: [DerivedColumn] = []
 
+    /// Whether a table constraint (a uniqueness constraint the format keeps as `UNIQUE`) can
+    /// refuse a row of `table`.
+    package func constrainsRows(of table: String) -> Bool {
+        tables.contains { $0.name == table && !$0.constraints.isEmpty }
+    }
+
     /// The most columns a SQLite table may have (SQLITE_MAX_COLUMN's default).
     static let maxColumns = 2_000
 
