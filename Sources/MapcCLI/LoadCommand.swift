@@ -48,7 +48,6 @@ struct LoadCommand: ParsableCommand {
             if let declared, declared != schema.version {
                 throw MapcError.input("\(data) declares version \(declared), but --schema is \(schema.version); they must agree")
             }
-            let contents = try DataFile.read(json, schema: schema)
             if exists {
                 let real = try Files.existingStore(store)
                 if Files.isReadOnlyStore(real) {
@@ -57,13 +56,16 @@ struct LoadCommand: ParsableCommand {
                 let lock = try StoreLock(store: store)
                 defer { lock.release() }
                 let target = try Store.open(at: store, schema: schema)
+                let contents = try DataFile.read(json, schema: schema, for: target.format)
                 try target.checkIntegrity()
                 try target.insert(contents.objects)
                 Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
                 noteIdentities(keptBy: target, objects: contents.objects.count)
             } else {
                 var created: Store?
-                try StoreFiles.createStore(at: store, schema: schema, format: try layout.format() ?? .mapc) { try $0.insert(contents.objects); created = $0 }
+                let format = try layout.format() ?? .mapc
+                let contents = try DataFile.read(json, schema: schema, for: format)
+                try StoreFiles.createStore(at: store, schema: schema, format: format) { try $0.insert(contents.objects); created = $0 }
                 Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
                 if let created { noteIdentities(keptBy: created, objects: contents.objects.count) }
             }

@@ -58,7 +58,7 @@ struct LayoutOption: ParsableArguments {
     func format() throws -> StoreFormat? {
         guard let name else { return nil }
         guard let format = StoreFormat.named(name) else {
-            throw ValidationError("unknown layout '\(name)'; use one of: \(StoreFormat.all.map { $0.identifier == "mapc-1" ? "mapc" : $0.identifier }.joined(separator: ", "))")
+            throw ValidationError("unknown layout '\(name)'; use one of: \(StoreFormat.all.map(\.layoutName).joined(separator: ", "))")
         }
         return format
     }

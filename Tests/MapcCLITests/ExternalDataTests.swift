@@ -357,6 +357,40 @@ struct ExternalDataTests {
         #expect(try CLI.run(["dump", "Photos.sqlite"], in: folder).stdout.contains(Data(repeating: 7, count: 2_500).base64EncodedString()))
     }
 
+    /// A dump says which layout's form its values of such attributes are in, and `load` into the
+    /// other layout converts them: `01 68 65 6c 6c 6f` of a Core Data store ("hello" kept inline)
+    /// went into a mapc store with its marker as a first byte, and a mapc store's bytes `01 68 69`
+    /// into a Core Data store as the marked "hi", their first byte lost; both with exit 0. A
+    /// reference to a file of the store's external data, which the data file does not carry, is
+    /// refused, naming the object and the way to convert the store itself.
+    @Test func aDumpLoadedIntoTheOtherLayoutKeepsTheBytes() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "Photos.sqlite", "UPDATE ZPHOTO SET ZIMAGE = X'0168656C6C6F'")
+        let dump = try CLI.run(["dump", "--output", "core.json", "Photos.sqlite"], in: folder)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        #expect(try folder.read("core.json").contains(#""layout": "core-data""#))
+        #expect(try CLI.run(["load", "--layout", "mapc", "core.json", "m.db"], in: folder).status == 0)
+        #expect(try sqliteOutput(folder, "m.db", "SELECT hex(image) FROM Photo") == "68656C6C6F")
+        // Back: mapc's bytes 01 68 69 (a value that begins with what reads as a marker).
+        try sqlite(folder, "m.db", "UPDATE Photo SET image = X'016869'")
+        #expect(try CLI.run(["dump", "--output", "mapc.json", "m.db"], in: folder).status == 0)
+        #expect(try folder.read("mapc.json").contains(#""layout": "mapc""#))
+        #expect(try CLI.run(["load", "--layout", "core-data", "mapc.json", "c.sqlite"], in: folder).status == 0)
+        #expect(try hexImages(folder, "c.sqlite") == ["01016869"])
+        // Within one layout the form is kept as it is.
+        #expect(try CLI.run(["load", "--layout", "core-data", "core.json", "same.sqlite"], in: folder).status == 0)
+        #expect(try hexImages(folder, "same.sqlite") == ["0168656C6C6F"])
+        // A file's reference cannot become bytes without the store's files.
+        let reference = "02" + Data("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11".utf8).map { String(format: "%02X", $0) }.joined() + "00"
+        try sqlite(folder, "Photos.sqlite", "UPDATE ZPHOTO SET ZIMAGE = X'\(reference)'")
+        #expect(try CLI.run(["dump", "--output", "referencing.json", "Photos.sqlite"], in: folder).status == 0)
+        let refused = try CLI.run(["load", "--layout", "mapc", "referencing.json", "r.db"], in: folder)
+        #expect(refused.status == 1 && refused.stderr.contains("Photo 'Photo/p1'") && refused.stderr.contains("5C4E7A86-1F1B-4C55-9E3A-2B1A7D9C0E11")
+                && refused.stderr.contains("mapc run --layout mapc"), "\(refused.stderr)")
+        #expect(!folder.exists("r.db"))
+    }
+
     /// In place, the store keeps its name, so its folder still belongs to it.
     @Test func inPlaceTheFolderStaysAsItIs() throws {
         let folder = try project()

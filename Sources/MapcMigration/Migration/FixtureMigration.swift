@@ -36,7 +36,7 @@ public enum FixtureMigration {
             throw MapcError.notFound("the schemas folder has no versions")
         }
         var store = try Store.inMemory(schema: source)
-        try store.insert(try DataFile.read(json, schema: source).objects)
+        try store.insert(try DataFile.read(json, schema: source, for: store.format).objects)
         let steps = try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings)
         // Checked as `Migrator` checks them: the same errors (an unknown policy is a diagnostic),
         // the same refusal of a step that would drop values.

@@ -16,14 +16,24 @@ public enum DataFile {
         public var objects: [ObjectData]
     }
 
-    /// Reads a data file's JSON for the schema. Throws `DataValidationError` listing the problems.
-    public static func read(_ json: JSONValue, schema: Schema) throws -> Contents {
+    /// Reads a data file's JSON for the schema, its values as a store of `format` keeps them
+    /// (when given). Throws `DataValidationError` listing the problems.
+    ///
+    /// Values of binary attributes that allow external storage are kept in another form in each
+    /// layout (`CoreDataExternalValue`): a file `dump` wrote says whose form it holds (`layout`),
+    /// and its values are converted into `format`'s; a file that does not say is in `format`'s.
+    public static func read(_ json: JSONValue, schema: Schema, for format: StoreFormat? = nil) throws -> Contents {
         var problems = ProblemList()
         guard case .object(let top) = json else {
             throw DataValidationError(problems: [DataProblem(entity: "file", objectID: nil, key: nil, message: "the top level must be an object with \"version\" and \"objects\"")], total: 1)
         }
-        for (key, _) in top where key != "version" && key != "objects" {
-            problems.add("file", nil, key, "unknown top-level key '\(key)'; a data file has \"version\" and \"objects\"")
+        for (key, _) in top where key != "version" && key != "objects" && key != layoutKey {
+            problems.add("file", nil, key, "unknown top-level key '\(key)'; a data file has \"version\" and \"objects\" (and \"layout\", as `mapc dump` writes it)")
+        }
+        var layout: StoreFormat?
+        if let value = json[layoutKey] {
+            if case .string(let name) = value, let named = StoreFormat.named(name) { layout = named }
+            else { problems.add("file", nil, layoutKey, "\"layout\" must name the layout whose form the values are in: one of \(StoreFormat.all.map { "\"\($0.layoutName)\"" }.joined(separator: ", "))") }
         }
         var version: String?
         if let value = json["version"] {
@@ -51,8 +61,39 @@ public enum DataFile {
         default:
             problems.add("file", nil, "objects", "\"objects\" must be a map from entity names to arrays of objects")
         }
+        if let layout, let format { convertStoredForms(&objects, from: layout, to: format, schema: schema, problems: &problems) }
         try problems.throwIfAny()
         return Contents(version: version, objects: objects)
+    }
+
+    /// The key saying which layout's form the values of attributes that allow external storage are in.
+    static let layoutKey = "layout"
+
+    /// Values of attributes kept marked in one layout and not the other, in the other's form: the
+    /// bytes get Core Data's inline marker, or come out of it. A reference to a file of a Core
+    /// Data store's external data cannot: the data file does not carry the file.
+    private static func convertStoredForms(_ objects: inout [ObjectData], from layout: StoreFormat, to format: StoreFormat, schema: Schema, problems: inout ProblemList) {
+        guard layout.identifier != format.identifier else { return }
+        for index in objects.indices {
+            guard let entity = schema.entity(named: objects[index].entity) else { continue }
+            for attribute in schema.allAttributes(of: entity) where CoreDataExternalValue.isMarked(attribute, in: layout) != CoreDataExternalValue.isMarked(attribute, in: format) {
+                guard let value = objects[index].attributes[attribute.name], case .binary(let data) = value else { continue }
+                guard CoreDataExternalValue.isMarked(attribute, in: layout) else {
+                    objects[index].attributes[attribute.name] = CoreDataExternalValue.markedInline(value)
+                    continue
+                }
+                switch CoreDataExternalValue.form(of: data) {
+                case .success(.bytes(let bytes)):
+                    objects[index].attributes[attribute.name] = .binary(bytes)
+                case .success(.file(let name)):
+                    problems.add(objects[index].entity, objects[index].id, attribute.name,
+                                 "the value is Core Data's reference to its external file \(name), which a data file does not carry: convert the store itself "
+                                 + "with `mapc run --layout \(format.layoutName)` (it reads the files beside the store), or give the bytes here and drop \"layout\"")
+                case .failure(let problem):
+                    problems.add(objects[index].entity, objects[index].id, attribute.name, problem.description)
+                }
+            }
+        }
     }
 
     private static func readObject(_ item: JSONValue, entityName: String, entity: Entity?, schema: Schema, problems: inout ProblemList) -> ObjectData? {
@@ -267,6 +308,8 @@ public enum DataFile {
             try store.forEachObject(ofExactEntity: entity.name) { items.append(json($0, schema: store.schema, dateEpoch: store.strategy.dateEpoch)) }
             if !items.isEmpty { groups.append((entity.name, .array(items))) }
         }
-        return .object([("version", .string(store.schema.version)), ("objects", .object(groups))])
+        // Where values may be in one layout's form (attributes that allow external storage), the file says whose.
+        let layout: [(String, JSONValue)] = CoreDataExternalValue.anyMarked(in: store.schema, format: .coreData) ? [(layoutKey, .string(store.format.layoutName))] : []
+        return .object([("version", .string(store.schema.version))] + layout + [("objects", .object(groups))])
     }
 }

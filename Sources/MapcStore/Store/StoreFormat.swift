@@ -28,6 +28,8 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
     /// The format's name in messages ("mapc", "Core Data").
     public var name: String { strategy.name }
     public var description: String { name }
+    /// The name `--layout` takes and a data file's `layout` gives ("mapc", "core-data").
+    package var layoutName: String { identifier == "mapc-1" ? "mapc" : identifier }
 
     /// The format named by an identifier or name (`mapc`, `mapc-1`, `core-data`, `coredata`).
     public static func named(_ name: String) -> StoreFormat? {
