@@ -105,7 +105,8 @@ struct RunCommand: ParsableCommand {
             try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
                 let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
                 try migrator.replanningOnce {
-                    let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false)
+                    // A store at the version asked for, in another layout than asked, is converted by a step of that version to itself.
+                    let plan = try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false), to: try layout.format())
                     planned.from = plan.current.version
                     planned.to = plan.target.version
                     planned.steps = plan.steps.count

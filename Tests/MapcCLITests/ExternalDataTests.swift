@@ -391,6 +391,27 @@ struct ExternalDataTests {
         #expect(!folder.exists("r.db"))
     }
 
+    /// `run --layout` converts a store already at the version asked for (it said to dump and
+    /// load it, which cannot carry a reference to an external file): a step of that version to
+    /// itself, in the other layout, with the files read; in place or to an output.
+    @Test func aStoreAtItsVersionIsConvertedByARun() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let picture = Data(repeating: 7, count: 2_500).base64EncodedString()
+        let copy = try CLI.run(["run", "--layout", "mapc", "--to", "v1", "--output", "c.db", "Photos.sqlite"], in: folder)
+        #expect(copy.status == 0 && copy.stderr.contains("v1 -> v1"), "\(copy.stdout)\(copy.stderr)")
+        #expect(try CLI.run(["status", "c.db"], in: folder).stdout.contains("mapc"))
+        #expect(try CLI.run(["dump", "c.db"], in: folder).stdout.contains(picture))
+        let dryRun = try CLI.run(["run", "--layout", "mapc", "--to", "v1", "--dry-run", "Photos.sqlite"], in: folder)
+        #expect(dryRun.status == 0 && dryRun.stdout.contains("dry run: Photos.sqlite would migrate"), "\(dryRun.stdout)\(dryRun.stderr)")
+        let inPlace = try CLI.run(["run", "--quiet", "--layout", "mapc", "--to", "v1", "Photos.sqlite"], in: folder)
+        #expect(inPlace.status == 0, "\(inPlace.stderr)")
+        #expect(try CLI.run(["dump", "Photos.sqlite"], in: folder).stdout.contains(picture))
+        // In its own layout it is current: nothing to do.
+        let again = try CLI.run(["run", "--layout", "mapc", "--to", "v1", "Photos.sqlite"], in: folder)
+        #expect(again.status == 0 && again.stdout.contains("already at v1; nothing to do"), "\(again.stdout)")
+    }
+
     /// In place, the store keeps its name, so its folder still belongs to it.
     @Test func inPlaceTheFolderStaysAsItIs() throws {
         let folder = try project()

@@ -355,11 +355,10 @@ package enum StoreMigration {
     /// version whichever way the plan turned out.
     package static func runWithoutSteps(store path: String, options: MigrationOptions = MigrationOptions()) throws -> MigrationOutcome {
         if let format = options.destinationFormat {
-            // A copy keeps the store's format: a conversion needs a step to write it.
+            // A copy keeps the store's format: a conversion is a step (`Migrator.converting`).
             let current = try Store.metadata(at: path).format
             guard current.identifier == format.identifier else {
-                throw MapcError.store("\(path) is already at the version asked for, as a \(current.name) store: there is no step to write it in the \(format.name) format. "
-                                      + "Convert it with `mapc dump` and `mapc load --layout` (in code, `DataFile.dump` and `Store.insert`)")
+                throw MigrationError.setup("\(path) is already at the version asked for, as a \(current.name) store: a conversion to the \(format.name) format needs a step of the version to itself (`Migrator.migrate` makes one)")
             }
         }
         guard let requested = options.output?.path else {

@@ -212,8 +212,24 @@ public struct Migrator: Sendable {
         }
     }
 
-    /// Runs a plan made by `plan(forStoreAt:)`.
+    /// The plan, with a step of the store's version to itself when the store is already at the
+    /// version asked for but `format` is another than its own: a conversion is a migration, which
+    /// reads every value (Core Data's external files included) and writes it in the new format.
+    package func converting(_ plan: MigrationPlan, to format: StoreFormat?) throws -> MigrationPlan {
+        guard !plan.isNeeded, let format, try Store.metadata(at: Files.path(of: plan.store)).format.identifier != format.identifier else { return plan }
+        let result = MappingInference.infer(from: plan.current, to: plan.current)
+        guard let mapping = result.mapping else {
+            throw MigrationError.setup("version \(plan.current.version) cannot be mapped to itself: \(result.problems.map(\.description).joined(separator: "; "))")
+        }
+        var converted = plan
+        converted.steps = [MigrationStep(source: plan.current, destination: plan.current, inferred: result, mapping: mapping, order: schemas.order)]
+        return converted
+    }
+
+    /// Runs a plan made by `plan(forStoreAt:)`. A store already at the version asked for is
+    /// converted when `options.destinationFormat` is another format than its own.
     public func migrate(_ plan: MigrationPlan, options: MigrationOptions = MigrationOptions(), progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
+        let plan = try converting(plan, to: options.destinationFormat)
         guard plan.isNeeded else { return try StoreMigration.runWithoutSteps(store: Files.path(of: plan.store), options: options) }
         try check(plan)
         return try StoreMigration.run(store: Files.path(of: plan.store), steps: plan.steps, options: options, policies: policies) { index, count, update in
