@@ -104,6 +104,32 @@ struct TestCommandTests {
         #expect(try folder.read("report.xml").contains("<failure message=\"differs from ./expected/notes-v1.json:\">"))
     }
 
+    /// Expected data is compared as the values a store holds, not as spellings: one instant at
+    /// another offset and a whole number written with a fraction of zero pass (they failed); a
+    /// number beyond a double (read as null: a case passed that should not have) and an object
+    /// listed twice (the second was ignored) fail, saying why.
+    @Test func expectedValuesAreComparedAsStoredValues() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let expected = try folder.read("expected/notes-v1.json")
+        let respelled = expected.replacingOccurrences(of: "\"2023-01-01T09:00:00Z\"", with: "\"2023-01-01T11:00:00.000+02:00\"")
+            .replacingOccurrences(of: "\"displayIndex\": 1,", with: "\"displayIndex\": 1.0,")
+        #expect(respelled != expected)
+        try folder.write(respelled, to: "expected/notes-v1.json")
+        let passed = try CLI.run(["test"], in: folder)
+        #expect(passed.status == 0, "\(passed.stdout)")
+        // A number no double holds is no value of the store.
+        try folder.write(expected.replacingOccurrences(of: "\"displayIndex\": 1,", with: "\"displayIndex\": 1e400,"), to: "expected/notes-v1.json")
+        let beyond = try CLI.run(["test"], in: folder)
+        #expect(beyond.status == 1 && beyond.stdout.contains("displayIndex"), "\(beyond.stdout)")
+        // An object twice: the copy that differs is not passed over.
+        let twice = expected.replacingOccurrences(of: "    \"Note\": [\n", with: "    \"Note\": [\n      {\"id\": \"n1\", \"title\": \"Another\", \"body\": null, \"dateCreated\": null, \"displayIndex\": 9, \"attachments\": []},\n")
+        #expect(twice != expected)
+        try folder.write(twice, to: "expected/notes-v1.json")
+        let duplicated = try CLI.run(["test"], in: folder)
+        #expect(duplicated.status == 1 && duplicated.stdout.contains("Note 'n1' is listed twice"), "\(duplicated.stdout)")
+    }
+
     /// A long value that differs (a long text, a picture's base64) is shown around where the two
     /// first differ, with their lengths, rather than whole: one letter of a 3,000-letter body.
     @Test func aLongValueThatDiffersIsShownWhereItDiffers() throws {

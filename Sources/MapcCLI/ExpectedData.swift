@@ -1,0 +1,99 @@
+import Foundation
+import MapcKit
+
+/// What a `mapc test` case's migrated store must hold, as its expected data file gives it, and
+/// what differs. Values are compared as the store holds them, so two spellings of one value are
+/// equal (`1e10` and `10000000000` for a decimal, one instant at two offsets, `1.0` for an
+/// integer 1), and a value no store of the version could hold is a failure, never read as nil.
+enum ExpectedData {
+    /// Each difference between the objects of the expected file (its JSON) and the store's, entity
+    /// by entity and object by object, each value with both sides; the file's own problems
+    /// (unreadable values, an object listed twice) first.
+    static func differences(expected json: JSONValue, store: Store, file: String, limit: Int = 20) throws -> [String] {
+        var found: [String] = []
+        let version: String? = if case .string(let text)? = json["version"] { text } else { nil }
+        if let version, version != store.schema.version {
+            return ["differs from \(file):", "  version: expected \"\(version)\", got \"\(store.schema.version)\""]
+        }
+        let contents: DataFile.Contents
+        do {
+            contents = try DataFile.read(json, schema: store.schema, for: store.format)
+        } catch let error as DataValidationError {
+            return ["\(file) cannot be read as data of \(store.schema.version):"] + error.problems.map { "  \($0)" }
+        }
+        var wanted: [String: [String: ObjectData]] = [:]
+        for object in contents.objects {
+            if wanted[object.entity]?[object.id] != nil {
+                found.append("\(object.entity) '\(object.id)' is listed twice in the expected file; list each object once")
+            } else {
+                wanted[object.entity, default: [:]][object.id] = object
+            }
+        }
+        var got: [String: [String: ObjectData]] = [:]
+        for entity in store.schema.entities {
+            try store.forEachObject(ofExactEntity: entity.name) { got[entity.name, default: [:]][$0.id] = $0 }
+        }
+        let epoch = store.strategy.dateEpoch
+        for entityName in Set(wanted.keys).union(got.keys).sorted() {
+            guard let entity = store.schema.entity(named: entityName) else { continue }
+            let expectedObjects = wanted[entityName] ?? [:], actualObjects = got[entityName] ?? [:]
+            for id in Set(expectedObjects.keys).union(actualObjects.keys).sorted() {
+                guard let want = expectedObjects[id] else { found.append("\(entityName) '\(id)': in the migrated store, not expected"); continue }
+                guard let have = actualObjects[id] else { found.append("\(entityName) '\(id)': expected, but not in the migrated store"); continue }
+                for attribute in store.schema.allAttributes(of: entity) where !attribute.isTransient {
+                    let expectedValue = want.attributes[attribute.name] ?? .null, actualValue = have.attributes[attribute.name] ?? .null
+                    guard !sameStored(expectedValue, actualValue, as: attribute.type, in: store) else { continue }
+                    found.append("\(entityName) '\(id)', \(attribute.name): "
+                                 + contrast(DataFile.json(expectedValue, type: attribute.type, dateEpoch: epoch), DataFile.json(actualValue, type: attribute.type, dateEpoch: epoch)))
+                }
+                for relationship in store.schema.allRelationships(of: entity) where !relationship.isTransient {
+                    var expectedIDs = want.relationships[relationship.name] ?? [], actualIDs = have.relationships[relationship.name] ?? []
+                    // An unordered to-many is a set: the order a store lists it in means nothing.
+                    if relationship.isToMany && !relationship.isOrdered { (expectedIDs, actualIDs) = (expectedIDs.sorted(), actualIDs.sorted()) }
+                    guard expectedIDs != actualIDs else { continue }
+                    let shown = { (ids: [String]) -> JSONValue in relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null) }
+                    found.append("\(entityName) '\(id)', \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs)))
+                }
+            }
+        }
+        if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
+        return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
+    }
+
+    /// "expected X, got Y" for two values of a case; where either is long (a picture's base64, a
+    /// long text), both are shown around the first character where they differ, with their lengths.
+    static func contrast(_ expected: JSONValue?, _ actual: JSONValue?, longerThan limit: Int = 100) -> String {
+        let want = expected?.serialized() ?? "nothing", have = actual?.serialized() ?? "nothing"
+        guard want.count > limit || have.count > limit else { return "expected \(want), got \(have)" }
+        let wantCharacters = Array(want), haveCharacters = Array(have)
+        var first = 0
+        while first < min(wantCharacters.count, haveCharacters.count), wantCharacters[first] == haveCharacters[first] { first += 1 }
+        func window(_ characters: [Character]) -> String {
+            let start = max(0, first - 20), end = min(characters.count, first + 20)
+            return (start > 0 ? "…" : "") + String(characters[start..<end]) + (end < characters.count ? "…" : "")
+        }
+        // Counted in the value's own text: a JSON string's quotes are not part of it.
+        func length(_ value: JSONValue?, _ serialized: [Character]) -> Int {
+            if case .string(let text)? = value { return text.count }
+            return serialized.count
+        }
+        let quoted = expected.map { if case .string = $0 { return 1 } else { return 0 } } ?? 0
+        let wantLength = length(expected, wantCharacters), haveLength = length(actual, haveCharacters)
+        let lengths = wantLength == haveLength ? "\(wantLength) characters each" : "\(wantLength) characters against \(haveLength)"
+        return "expected \(window(wantCharacters)), got \(window(haveCharacters)) (\(lengths); they first differ at character \(first + 1 - quoted))"
+    }
+
+    /// Whether two values are one value in the store: what it would hold for each is the same,
+    /// bit for bit (a double's sign of zero and its NaN included).
+    static func sameStored(_ first: Value, _ second: Value, as type: AttributeType, in store: Store) -> Bool {
+        if first == .null || second == .null { return first == second }
+        switch (store.strategy.encode(first, as: type).storage, store.strategy.encode(second, as: type).storage) {
+        case (.null, .null): return true
+        case (.int64(let a), .int64(let b)): return a == b
+        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.blob(let a), .blob(let b)): return a == b
+        default: return false
+        }
+    }
+}
