@@ -78,6 +78,40 @@ struct ValuesProbeDefectTests {
         #expect(load.status != 0 && load.stderr.contains("is too small for a float"), "\(load.stderr)")
     }
 
+    /// A number written with a fraction or an exponent went into an integer attribute through a
+    /// double, its fraction judged after rounding: `9007199254740993.5` loaded as
+    /// 9007199254740994 and `12.0000000000000001` as 12, exit 0. It is read exactly now: a whole
+    /// number keeps every digit, any fraction is refused. And a number too small for a double
+    /// (`1e-400`) was 0, in data and in a schema's default, where one too large is refused.
+    @Test func numbersInDataAreReadExactlyIntoIntegersAndNeverUnderflowToZero() throws {
+        let folder = try project(v1: "i: int64?, d: double?", v2: "i: int64?, d: double?, e: double?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (value, stored) in [("9007199254740993.0", "9007199254740993"), ("1.2345678901234567e18", "1234567890123456700"), ("32767.000", "32767")] {
+            try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "i": \#(value)}]}}"#, to: "whole.json")
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("whole.db"))
+            let load = try CLI.run(["load", "whole.json", "whole.db"], in: folder)
+            #expect(load.status == 0, "\(value): \(load.stderr)")
+            #expect(try column("SELECT i FROM Rec", in: folder.appendingPathComponent("whole.db")) == [stored], "\(value)")
+        }
+        for value in ["9007199254740993.5", "12.0000000000000001", "1.2345678901234567891e18", "1e-400", "2147483647.0000001"] {
+            try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "i": \#(value)}]}}"#, to: "fraction.json")
+            let load = try CLI.run(["load", "fraction.json", "fraction.db"], in: folder)
+            #expect(load.status == 1 && load.stderr.contains("Rec 'r1'") && load.stderr.contains("whole number"), "\(value): \(load.stderr)")
+            #expect(!folder.exists("fraction.db"))
+        }
+        for value in ["1e-400", "-1e-400", "2.4703282292062327e-324"] {
+            try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": \#(value)}]}}"#, to: "tiny.json")
+            let load = try CLI.run(["load", "tiny.json", "tiny.db"], in: folder)
+            #expect(load.status == 1 && load.stderr.contains("too small for a double"), "\(value): \(load.stderr)")
+        }
+        // The least double is one.
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": 5e-324}]}}"#, to: "least.json")
+        #expect(try CLI.run(["load", "least.json", "least.db"], in: folder).status == 0)
+        try folder.write("model: S\nversion: v2\nentities:\n  Rec: { attributes: { i: int64?, d: double?, e: { type: double, default: 1e-400 } } }\n", to: "schemas/v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status != 0 && check.stderr.contains("too small for a double"), "\(check.stdout)\(check.stderr)")
+    }
+
     /// `plan` said nothing of a step converting values to another number type, though `diff`
     /// did and the docs say `plan` does: it names the attributes and what the conversion can cost.
     @Test func planSaysWhatAConversionBetweenNumberTypesCanCost() throws {

@@ -25,6 +25,7 @@ package enum ValueParser {
             guard let value = Double(trimmed), value.isFinite else {
                 return .failure(ValueProblem("'\(text)' is not a finite number"))
             }
+            if let problem = underflowProblem(trimmed, nearest: value) { return .failure(problem) }
             if type == .float, let problem = ValueLimits.floatRangeProblem(value) { return .failure(ValueProblem(problem)) }
             return .success(type == .float ? .double(Double(Float(value))) : .double(value))
         case .decimal:
@@ -141,6 +142,48 @@ extension ValueParser {
         guard placed <= 19 else { return nil }
         let integerDigits = digits.prefix(placed) + String(repeating: "0", count: max(0, placed - digits.count))
         return Int64(sign + integerDigits)
+    }
+
+    /// The whole number decimal text names (`12.0`, `1.5e3`, `9007199254740993.0`), read on its
+    /// digits, never through a double: a fraction, however small (`12.0000000000000001`, `1e-400`),
+    /// is refused, and a number beyond 64 bits.
+    package static func wholeNumber(ofDecimalText text: String) -> Result<Int64, ValueProblem> {
+        guard isDecimalText(text) else { return .failure(ValueProblem("'\(text.prefix(60))' is not a whole number")) }
+        if hasFraction(decimalText: text) {
+            return .failure(ValueProblem("\(text.prefix(60)) is not a whole number (it has a fraction), which an integer attribute cannot hold; round it"))
+        }
+        guard let value = integerPart(ofDecimalText: text) else {
+            return .failure(ValueProblem("\(text.prefix(60)) is beyond a 64-bit integer (\(Int64.min) to \(Int64.max))"))
+        }
+        return .success(value)
+    }
+
+    /// Whether decimal text (`isDecimalText`) has a digit other than 0 after its point, once its
+    /// exponent has moved the point.
+    static func hasFraction(decimalText text: String) -> Bool {
+        var body = Substring(text)
+        if let first = body.first, first == "+" || first == "-" { body = body.dropFirst() }
+        var exponent = 0
+        if let marker = body.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            let written = body[body.index(after: marker)...]
+            exponent = Int(written) ?? (written.hasPrefix("-") ? Int.min / 2 : Int.max / 2)
+            body = body[..<marker]
+        }
+        let point = body.firstIndex(of: ".") ?? body.endIndex
+        let whole = body[..<point], fraction = body[point...].dropFirst()
+        // The digits after the point once it has moved `exponent` places (trailing zeros never count).
+        let digits = Array(whole + fraction)
+        let (placed, overflow) = whole.count.addingReportingOverflow(exponent)
+        if overflow { return exponent < 0 && digits.contains { $0 != "0" } }
+        return digits.dropFirst(max(0, min(placed, digits.count))).contains { $0 != "0" }
+    }
+
+    /// A number written other than zero that a double would make 0 (`1e-400`, below the least
+    /// double, 5e-324, or half of it), given the double nearest it: as a number too large for a
+    /// double is refused, never made infinite.
+    package static func underflowProblem(_ text: String, nearest: Double) -> ValueProblem? {
+        guard nearest == 0, isDecimalText(text), isNonZero(decimalText: text) else { return nil }
+        return ValueProblem("\(text.prefix(60)) is too small for a double: it would become 0 (the least double is 5e-324); write 0 if that is meant")
     }
 
     /// Whether decimal text (`isDecimalText`) names a number other than zero.

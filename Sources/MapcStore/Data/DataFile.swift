@@ -177,15 +177,21 @@ public enum DataFile {
             switch type {
             case .decimal: return ValueParser.parse(text, as: .decimal)
             case .int16, .int32, .int64:
-                // A fraction or an exponent converts as a double does (a fraction is refused there).
-                if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) { return read(.double(JSONValue.nearestDouble(text)), as: type) }
+                // A fraction or an exponent is read on its digits: a whole number keeps every one,
+                // any fraction is refused (a double would round both).
+                if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+                    return ValueParser.wholeNumber(ofDecimalText: text).flatMap { ValueRules.coerce(.integer($0), to: type) }
+                }
                 let (low, high): (Int64, Int64) = switch type {
                 case .int16: (Int64(Int16.min), Int64(Int16.max))
                 case .int32: (Int64(Int32.min), Int64(Int32.max))
                 default: (Int64.min, Int64.max)
                 }
                 return .failure(ValueProblem("\(text.prefix(60)) is out of range for \(type.rawValue) (\(low) to \(high))"))
-            default: return read(.double(JSONValue.nearestDouble(text)), as: type)
+            default:
+                let nearest = JSONValue.nearestDouble(text)
+                if let problem = ValueParser.underflowProblem(text, nearest: nearest) { return .failure(problem) }
+                return read(.double(nearest), as: type)
             }
         }
         // A number too large for a double is a mistake, not an infinity (which is written "Infinity").
