@@ -177,8 +177,13 @@ struct MigrationTestCase {
                     result.failures.append("cannot record \(result.expectedData): " + BatchOutcome.message(of: error))
                 }
             } else if FileManager.default.fileExists(atPath: result.expectedData) {
-                let wanted = try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData)
-                result.failures += try ExpectedData.differences(expected: wanted, store: store, file: result.expectedData)
+                // The expected file's own problems are the case's failure, not the migration's.
+                do {
+                    let wanted = try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData)
+                    result.failures += try ExpectedData.differences(expected: wanted, store: store, file: result.expectedData)
+                } catch let error as MapcError {
+                    result.failures.append("the expected data cannot be read: \(error.description)")
+                }
             }
             if FileManager.default.fileExists(atPath: result.assertions) {
                 result.failures += try Self.check(assertions: result.assertions, store: store)

@@ -128,6 +128,11 @@ struct TestCommandTests {
         try folder.write(twice, to: "expected/notes-v1.json")
         let duplicated = try CLI.run(["test"], in: folder)
         #expect(duplicated.status == 1 && duplicated.stdout.contains("Note 'n1' is listed twice"), "\(duplicated.stdout)")
+        // A file that is not JSON is the expected file's problem, not the migration's.
+        try folder.write(expected.replacingOccurrences(of: "\"title\": \"Second\",", with: "\"title\": \"Second\", \"title\": \"Again\","), to: "expected/notes-v1.json")
+        let invalid = try CLI.run(["test"], in: folder)
+        #expect(invalid.status == 1 && invalid.stdout.contains("the expected data cannot be read: ") && invalid.stdout.contains("notes-v1.json:")
+                && !invalid.stdout.contains("the migration failed"), "\(invalid.stdout)")
     }
 
     /// A long value that differs (a long text, a picture's base64) is shown around where the two
