@@ -36,4 +36,32 @@ struct StructuralProbeDefectTests {
         let line = run.stderr.split(separator: "\n").first { $0.contains("uniqueness constraint") }.map(String.init) ?? run.stderr
         #expect(line.contains("Item '\(third)'") && line.contains("Item '\(first)'") && !line.contains("Item 'Item/p2'") && !line.contains("'i2'"), "\(line)")
     }
+
+    /// A to-one without an inverse that gains a to-one inverse, where two posts share a tag: the
+    /// run is refused (a one-to-one cannot hold it), but it said "does not point back (value: 1)",
+    /// a row key. It names the tag now, says why, and what to do.
+    @Test(arguments: ["mapc", "core-data"])
+    func aOneToOneInverseTwoObjectsShareIsExplained(layout: String) throws {
+        let folder = try project([("v1", "  Post:\n    attributes: { title: string }\n    relationships:\n      tag: { destination: Tag, inverse: null, optional: true }\n  Tag:\n    attributes: { label: string }\n"),
+                                  ("v2", "  Post:\n    attributes: { title: string }\n    relationships:\n      tag: { destination: Tag, inverse: post, optional: true }\n  Tag:\n    attributes: { label: string }\n    relationships:\n      post: { destination: Post, inverse: tag, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Post": [{"id": "a", "title": "A", "tag": "t1"}, {"id": "b", "title": "B", "tag": "t1"}], "Tag": [{"id": "t1", "label": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        let tag = layout == "mapc" ? "t1" : "Tag/p1"
+        #expect(run.status == 3 && run.stderr.contains("the Tag it refers to does not have this Post as its 'post' (a one-to-one links objects in pairs; where two Posts share one Tag")
+                && run.stderr.contains("make 'post' to-many") && run.stderr.contains("(value: \"\(tag)\")"), "\(run.stderr)")
+    }
+
+    /// A to-many without an inverse that gains a to-one inverse, where two posts share a tag:
+    /// refused, naming the post already holding the tag by its id (it said "the Post with key 1").
+    @Test func aSecondOwnerIsRefusedNamingTheFirstByItsID() throws {
+        let folder = try project([("v1", "  Post:\n    attributes: { title: string }\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: null, optional: true }\n  Tag:\n    attributes: { label: string }\n"),
+                                  ("v2", "  Post:\n    attributes: { title: string }\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: post, optional: true }\n  Tag:\n    attributes: { label: string }\n    relationships:\n      post: { destination: Post, inverse: tags, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Post": [{"id": "first", "title": "A", "tags": ["t1"]}, {"id": "second", "title": "B", "tags": ["t1"]}], "Tag": [{"id": "t1", "label": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status != 0 && run.stderr.contains("Tag 't1' is linked from Post 'first' already") && !run.stderr.contains("with key"), "\(run.stderr)")
+    }
 }

@@ -62,7 +62,7 @@ final class RelationshipSetter {
                                 keepsFirstOwner: setting.keepsFirstOwner)
             } catch let conflict as OwnerConflict {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                           message: conflict.explanation(target: "\(target)", holder: "the \(conflict.ownerEntity) with key \(conflict.holder)"))
+                                           message: conflict.explanation(target: "\(target)", holder: writer.describeObject(key: conflict.holder, of: conflict.ownerEntity)))
             }
         }
     }

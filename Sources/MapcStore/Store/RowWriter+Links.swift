@@ -154,3 +154,20 @@ package struct OwnerConflict: Error, CustomStringConvertible {
         "\(ownerEntity).\(relationship): " + explanation(target: "the \(targetEntity) with key \(target)", holder: "the \(ownerEntity) with key \(holder)")
     }
 }
+
+extension RowWriter {
+    /// How a message names the object of `entity`'s table whose key is `key`: its own entity and
+    /// its identity (`Post 'a'`, or `Post 'Post/p1'` in a format that keeps none), as a dump
+    /// names it; "the Post with key 1" when the row cannot be read.
+    package func describeObject(key: Int64, of entity: String) -> String {
+        let unnamed = "the \(entity) with key \(key)"
+        guard let storage = try? store.layout.storage(of: entity) else { return unnamed }
+        let columns = [storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
+        let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"
+        guard let statement = try? statement(sql), let row = try? Row.fetchOne(statement, arguments: [key]) else { return unnamed }
+        let discriminator: DatabaseValue = row[0]
+        let own = store.layout.entities.values.first { $0.table == storage.table && $0.discriminator == discriminator }?.entity ?? entity
+        let stored: String? = storage.idColumn == nil ? nil : ((try? row.storedIfPresent(1, "an object id")) ?? nil)
+        return "\(own) '\(store.strategy.objectID(entity: own, key: key, stored: stored))'"
+    }
+}

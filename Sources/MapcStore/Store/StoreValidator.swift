@@ -118,8 +118,14 @@ package struct StoreValidator {
                     if let inverse = schema.mutualInverse(of: relationship), !inverse.isToMany,
                        let inverseOwner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
                        case .foreignKey(let inverseColumn, _, _)? = store.layout.entities[inverseOwner.name]?.relationships[inverse.name] {
+                        // Shown: the object referred to, by its identity (which another object of this entity holds).
+                        let target = try store.layout.storage(of: destination.name)
+                        let shownTarget = target.idColumn.map { "(SELECT d.\($0.quotedDatabaseIdentifier) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(target.primaryKey.quotedDatabaseIdentifier) = \(column))" }
+                            ?? "(\(Store.sqlLiteral(store.strategy.objectID(entity: destination.name, key: 0, stored: nil).dropLast().description.databaseValue)) || \(column))"
                         rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND d.\(inverseColumn.quotedDatabaseIdentifier) IS \(key)))",
-                                      [], column, relationship.name, "one-to-one inverse '\(inverse.name)' does not point back"))
+                                      [], shownTarget, relationship.name,
+                                      "one-to-one inverse '\(inverse.name)' does not point back: the \(destination.name) it refers to does not have this \(entity.name) as its '\(inverse.name)' "
+                                      + "(a one-to-one links objects in pairs; where two \(entity.name)s share one \(destination.name), link each \(destination.name) from one \(entity.name), or make '\(inverse.name)' to-many)"))
                     }
                 case .inverseForeignKey(let destinationTable, let columnName, _, _):
                     let count = "(SELECT COUNT(*) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(columnName.quotedDatabaseIdentifier) = \(key) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed)))"
