@@ -64,4 +64,16 @@ struct StructuralProbeDefectTests {
         let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
         #expect(run.status != 0 && run.stderr.contains("Tag 't1' is linked from Post 'first' already") && !run.stderr.contains("with key"), "\(run.stderr)")
     }
+
+    /// An entity made abstract is refused on the models alone: the reason said "Person objects
+    /// exist", read off no store (this one has none). It says what is known, and what to write.
+    @Test func anEntityMadeAbstractIsRefusedForWhatItMayHold() throws {
+        let person = "    attributes: { name: string }\n  Employee:\n    parent: Person\n    attributes: { dept: string? }\n"
+        let folder = try project([("v1", "  Person:\n\(person)"), ("v2", "  Person:\n    abstract: true\n\(person)")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        let said = diff.stdout + diff.stderr
+        #expect(!said.contains("objects exist") && said.contains("Person is abstract in v2 but Person was not in v1: objects of exactly Person (not of a sub-entity) would have no entity")
+                && said.contains("write the step's mapping"), "\(said)")
+    }
 }

@@ -133,8 +133,11 @@ struct LightweightInference {
             work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
         }
         if sourceEntity.isAbstract == false && destinationEntity.isAbstract {
-            refuse(InferenceProblem(entity: destinationEntity.name, property: nil, reason: "\(sourceEntity.name) objects exist but \(destinationEntity.name) is abstract",
-                                    fix: "map them to a concrete sub-entity in an explicit mapping"), in: &work)
+            // Decided on the models, as every inferred step is: whether the store holds objects of
+            // exactly this entity is not known here (a run would have to find none, or lose them).
+            refuse(InferenceProblem(entity: destinationEntity.name, property: nil,
+                                    reason: "\(destinationEntity.name) is abstract in \(destination.version) but \(sourceEntity.name) was not in \(source.version): objects of exactly \(sourceEntity.name) (not of a sub-entity) would have no entity",
+                                    fix: "write the step's mapping, creating them as a concrete sub-entity (when the stores hold none, a mapping of its sub-entities alone)"), in: &work)
         }
         if sourceEntity.parent != destinationEntity.parent || sourceEntity.isAbstract != destinationEntity.isAbstract { origins.reshapes = true }
         // An abstract source has no objects of its own: no mapping (its sub-entities have theirs).
