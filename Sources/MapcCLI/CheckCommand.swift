@@ -95,6 +95,11 @@ struct CheckCommand: ParsableCommand {
                             if let problem = gap.problem {
                                 diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))",
                                                           at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
+                            } else if gap.droppedValues.isEmpty {
+                                // Inferred whole, with something its renaming identifiers may not mean.
+                                for hint in gap.renames {
+                                    diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred: \(hint)", at: at))
+                                }
                             } else {
                                 diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it unless given --accept-data-loss"
                                                                 + gap.renames.map { "; \($0)" }.joined(),

@@ -76,4 +76,20 @@ struct StructuralProbeDefectTests {
         #expect(!said.contains("objects exist") && said.contains("Person is abstract in v2 but Person was not in v1: objects of exactly Person (not of a sub-entity) would have no entity")
                 && said.contains("write the step's mapping"), "\(said)")
     }
+
+    /// Renaming identifiers that carry one value into two properties, or name no property of the
+    /// entity (another entity's), were taken in silence: two copies, or a new empty property. The
+    /// step is inferred as before, and `check` and `diff` say what the identifiers do.
+    @Test func renamingIdentifiersThatCopyOrNameNothingAreSaid() throws {
+        let folder = try project([("v1", "  Person:\n    attributes: { name: string?, title: string? }\n  Company:\n    attributes: { title: string? }\n"),
+                                  ("v2", "  Person:\n    attributes:\n      first: { type: string, optional: true, renamingIdentifier: name }\n      nick: { type: string, optional: true, renamingIdentifier: name }\n"
+                                         + "      title: string?\n      companyTitle: { type: string, optional: true, renamingIdentifier: label }\n  Company:\n    attributes: { title: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        let said = check.stdout + check.stderr
+        #expect(check.status == 0 && said.contains("warning: the step v1 -> v2 is inferred: Person.first and Person.nick all take the values of name of Person in v1")
+                && said.contains("Person.companyTitle has renamingIdentifier 'label', which names no property of Person in v1"), "\(said)")
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("note: Person.first and Person.nick all take the values of name"), "\(diff.stdout)")
+    }
 }

@@ -26,6 +26,9 @@ struct LightweightInference {
     /// Values a mapping keeps only in part (links a narrowed relationship can no longer hold),
     /// by entity mapping name: `todo:` items of the written file, as the removals are.
     private var partialLosses: [String: [String]] = [:]
+    /// Renaming identifiers that carry a value twice, or name nothing: by the destination
+    /// property (`Entity.name`) each is about, what to say.
+    private var identifierCautions: [(property: String, text: String)] = []
 
     init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
         self.source = source
@@ -64,7 +67,8 @@ struct LightweightInference {
             }
         }
         var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? mapping : nil, skeleton: skeleton, notes: notes)
-        result.probableRenames = renames
+        // A property a rename hint already names (its identifier misspelt) is said once.
+        result.probableRenames = renames + identifierCautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
         result.origins = origins
         return result
     }
@@ -112,6 +116,8 @@ struct LightweightInference {
         /// The source attributes and relationships something in the destination carries on.
         var usedAttributes: Set<String> = []
         var usedRelationships: Set<String> = []
+        /// Each source property's destination properties, by name or renaming identifier.
+        var carriedBy: [String: [String]] = [:]
         /// Where each destination property's values come from.
         var origins: [String: PropertyOrigin] = [:]
     }
@@ -163,6 +169,10 @@ struct LightweightInference {
             work.notes.append("\(old.name): relationship removed")
             work.mapping.drops.append(old.name)
         }
+        for (old, carriers) in work.carriedBy.sorted(by: { $0.key < $1.key }) where carriers.count > 1 {
+            identifierCautions.append(("\(destinationEntity.name).\(carriers[1])", "\(carriers.map { "\(destinationEntity.name).\($0)" }.joined(separator: " and ")) all take the values of \(old) of \(sourceEntity.name) in \(source.version) "
+                                       + "(by name or renaming identifier), each a copy: if one of them is new, give it no renamingIdentifier naming \(old)"))
+        }
         work.mapping.todo = work.todo
         entityMappings.append(work.mapping)
         origins.entities[destinationEntity.name] = sourceEntity.name
@@ -171,6 +181,15 @@ struct LightweightInference {
     }
 
     // MARK: Properties
+
+    /// A new property whose renaming identifier names no property of the entity in the source
+    /// version (a typo, or another entity's property): it starts empty, which is said. Between
+    /// versions with others between them, the identifier may name one of theirs: nothing said.
+    private mutating func cautionUnmatched(_ identifier: String?, of name: String, in work: EntityWork) {
+        guard let identifier, identifier != name, intermediates.isEmpty else { return }
+        identifierCautions.append(("\(work.destinationEntity.name).\(name)", "\(work.destinationEntity.name).\(name) has renamingIdentifier '\(identifier)', which names no property of \(work.sourceEntity.name) in \(source.version): "
+                                   + "it starts as a new property (nil, its default or empty), carrying no values; name the property it was (\(work.sourceEntity.name)'s own), or remove the identifier"))
+    }
 
     /// A destination attribute: new, renamed, widened or converted, made required or optional,
     /// its rules tightened; or a change inference refuses.
@@ -184,6 +203,7 @@ struct LightweightInference {
                 return
             }
             changes.append(SchemaChange(kind: .added, entity: entityName, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0)" } ?? "")"))
+            cautionUnmatched(attribute.renamingIdentifier, of: attribute.name, in: work)
             if !attribute.isOptional && attribute.defaultValue == nil {
                 refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "new required attribute without a default",
                                         fix: "give it a default, make it optional, or write an explicit mapping that computes it"), in: &work)
@@ -194,6 +214,7 @@ struct LightweightInference {
             return
         }
         work.usedAttributes.insert(old.name)
+        work.carriedBy[old.name, default: []].append(attribute.name)
         if old.name != attribute.name {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: attribute.name, detail: "from \(old.name)"))
             work.notes.append("\(attribute.name): renamed from \(old.name)")
@@ -268,6 +289,7 @@ struct LightweightInference {
                 return
             }
             changes.append(SchemaChange(kind: .added, entity: entityName, property: relationship.name, detail: "\(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)"))
+            cautionUnmatched(relationship.renamingIdentifier, of: relationship.name, in: work)
             // A new to-many that may be empty starts empty, as Core Data's lightweight migration sets it.
             if !RelationshipCountRule.allowsEmpty(relationship) {
                 refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
@@ -277,6 +299,7 @@ struct LightweightInference {
             return
         }
         work.usedRelationships.insert(old.name)
+        work.carriedBy[old.name, default: []].append(relationship.name)
         if old.name != relationship.name {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: relationship.name, detail: "from \(old.name)"))
             work.notes.append("\(relationship.name): renamed from \(old.name)")

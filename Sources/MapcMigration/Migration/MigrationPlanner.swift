@@ -202,7 +202,7 @@ package enum MigrationPlanner {
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             if result.mapping == nil {
                 gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.probableRenames, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, [], result.probableRenames))
-            } else if !result.droppedValues.isEmpty {
+            } else if !result.droppedValues.isEmpty || !result.probableRenames.isEmpty {
                 gaps.append((nil, from, to, result.droppedValues, result.probableRenames))
             }
         }
