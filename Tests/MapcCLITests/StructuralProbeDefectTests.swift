@@ -92,4 +92,15 @@ struct StructuralProbeDefectTests {
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
         #expect(diff.stdout.contains("note: Person.first and Person.nick all take the values of name"), "\(diff.stdout)")
     }
+
+    /// An entity moved under another parent inherits the parent's properties: `diff` said
+    /// "added Machine.power", a property Machine had unchanged. It says Car gets it.
+    @Test func aPropertyInheritedFromANewParentIsSaidOfTheEntityMoved() throws {
+        let rest = "  Machine:\n    attributes: { power: double? }\n"
+        let folder = try project([("v1", "  Vehicle:\n    attributes: { wheels: int16? }\n  Car:\n    parent: Vehicle\n    attributes: { seats: int16? }\n\(rest)"),
+                                  ("v2", "  Vehicle:\n    attributes: { wheels: int16? }\n  Car:\n    parent: Machine\n    attributes: { seats: int16? }\n\(rest)")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(!diff.stdout.contains("Machine.power") && diff.stdout.contains("Car.power: inherited from Machine, which it is now under; double, optional"), "\(diff.stdout)")
+    }
 }

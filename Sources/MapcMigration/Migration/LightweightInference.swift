@@ -379,6 +379,12 @@ struct LightweightInference {
         changes = changes.compactMap { change in
             var change = change
             let owner = declaring(change.entity, change.property, removed: change.kind == .removed)
+            // A property the declaring entity had already is new only to the entity now under it.
+            if owner != change.entity, change.kind == .added, let property = change.property, let ownerBefore = sourceFor[owner],
+               source.property(named: property, in: ownerBefore) != nil {
+                change.detail = "inherited from \(owner), which it is now under; \(change.detail)"
+                return said.insert([change.kind.rawValue, change.entity, property, change.detail]).inserted ? change : nil
+            }
             if owner != change.entity, change.kind == .removed { change.detail = change.detail.replacingOccurrences(of: "of \(sourceFor[change.entity]?.name ?? change.entity)", with: "of \(sourceFor[owner]?.name ?? owner)") }
             change.entity = owner
             return said.insert([change.kind.rawValue, change.entity, change.property ?? "", change.detail]).inserted ? change : nil
