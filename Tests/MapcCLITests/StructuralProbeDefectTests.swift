@@ -101,6 +101,7 @@ struct StructuralProbeDefectTests {
                                   ("v2", "  Vehicle:\n    attributes: { wheels: int16? }\n  Car:\n    parent: Machine\n    attributes: { seats: int16? }\n\(rest)")])
         defer { try? FileManager.default.removeItem(at: folder) }
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
-        #expect(!diff.stdout.contains("Machine.power") && diff.stdout.contains("Car.power: inherited from Machine, which it is now under; double, optional"), "\(diff.stdout)")
+        #expect(!diff.stdout.contains("Machine.power") && diff.stdout.contains("Car.power: inherited from Machine, which it is now under; double, optional")
+                && diff.stdout.contains("Car.wheels: attribute of Car (inherited from Vehicle, which it is no longer under)"), "\(diff.stdout)")
     }
 }

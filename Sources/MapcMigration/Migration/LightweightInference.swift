@@ -385,6 +385,12 @@ struct LightweightInference {
                 change.detail = "inherited from \(owner), which it is now under; \(change.detail)"
                 return said.insert([change.kind.rawValue, change.entity, property, change.detail]).inserted ? change : nil
             }
+            // A property the entity inherited from a parent it has left is lost to it alone.
+            if owner == change.entity, change.kind == .removed, let property = change.property, let before = sourceFor[change.entity],
+               let declarer = declarer(of: property, from: before, in: source), declarer.name != before.name,
+               !destination.ancestry(of: destination.entity(named: change.entity) ?? before).contains(where: { sourceFor[$0.name]?.name == declarer.name }) {
+                change.detail += " (inherited from \(declarer.name), which it is no longer under)"
+            }
             if owner != change.entity, change.kind == .removed { change.detail = change.detail.replacingOccurrences(of: "of \(sourceFor[change.entity]?.name ?? change.entity)", with: "of \(sourceFor[owner]?.name ?? owner)") }
             change.entity = owner
             return said.insert([change.kind.rawValue, change.entity, change.property ?? "", change.detail]).inserted ? change : nil
