@@ -128,7 +128,7 @@ struct InferenceTests {
         let c = try schema("c", "  Item:\n    attributes:\n      year: int32\n      n: int64\n    relationships:\n      items: { destination: Item, toMany: true, inverse: itemOf, optional: true }\n      itemOf: { destination: Item, toMany: true, inverse: items, optional: true }\n")
         let d = try schema("d", "  Item:\n    attributes:\n      year: int32?\n      n: int64\n    relationships:\n      items: { destination: Item, toMany: true, ordered: true, inverse: itemOf, optional: true, maxCount: 5 }\n      itemOf: { destination: Item, toMany: true, inverse: items, optional: true }\n")
         let more = MappingInference.infer(from: c, to: d).changes.map(\.description)
-        #expect(more.contains("changed  Item.items: unordered -> ordered") && more.contains("changed  Item.items: counts 0...any -> 0...5"), "\(more)")
+        #expect(more.contains("changed  Item.items: unordered -> ordered (the objects take the store's order)") && more.contains("changed  Item.items: counts 0...any -> 0...5"), "\(more)")
         #expect(more.contains("changed  Item.year: required -> optional"), "\(more)")
     }
 

@@ -330,7 +330,7 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "to-one -> to-many"))
         }
         if old.isOrdered != relationship.isOrdered && relationship.isToMany && old.isToMany {
-            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: relationship.isOrdered ? "unordered -> ordered" : "ordered -> unordered"))
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: relationship.isOrdered ? "unordered -> ordered (the objects take the store's order)" : "ordered -> unordered (the order of each object's \(relationship.name) is not kept)"))
         }
         if RelationshipCountRule.allowsEmpty(old) && !RelationshipCountRule.allowsEmpty(relationship) {
             // Made required, or (a to-many already required) given a minCount: said as it happened.
