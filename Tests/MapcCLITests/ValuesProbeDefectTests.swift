@@ -112,6 +112,24 @@ struct ValuesProbeDefectTests {
         #expect(check.status != 0 && check.stderr.contains("too small for a double"), "\(check.stdout)\(check.stderr)")
     }
 
+    /// An inferred conversion between number types that changes a store's values (int64 ->
+    /// double past 2^53, as Core Data converts in silence) ran with only the plan's general
+    /// caution: the run now says how many values of the store it changes, and the first, by
+    /// object. One that changes none says nothing.
+    @Test(arguments: ["mapc", "core-data"])
+    func aConversionSaysWhichValuesItChanges(layout: String) throws {
+        let folder = try project(v1: "n: int64?, small: int64?", v2: "n: double?, small: double?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "n": 9007199254740993, "small": 5}, {"id": "r2", "n": 7, "small": 6}, {"id": "r3", "n": null}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let first = layout == "mapc" ? "r1" : "Rec/p1"
+        let dryRun = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
+        #expect(dryRun.status == 0 && dryRun.stderr.contains("note: Rec.n (int64 -> double): the conversion changes 1 of 2 values (Rec '\(first)': 9007199254740993 becomes 9007199254740992.0)"), "\(dryRun.stderr)")
+        #expect(!dryRun.stderr.contains("note: Rec.small"), "\(dryRun.stderr)")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("the conversion changes 1 of 2 values"), "\(run.stderr)")
+    }
+
     /// `plan` said nothing of a step converting values to another number type, though `diff`
     /// did and the docs say `plan` does: it names the attributes and what the conversion can cost.
     @Test func planSaysWhatAConversionBetweenNumberTypesCanCost() throws {

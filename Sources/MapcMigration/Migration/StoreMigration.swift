@@ -193,6 +193,7 @@ package enum StoreMigration {
         let checks = SourceChecks(path: real, schema: first.source)
         var firstStepOptions = options
         firstStepOptions.isCancelled = { [isCancelled = options.isCancelled] in checks.hasFailed || isCancelled() }
+        var conversionNotes: [String] = []
         do {
             for (index, step) in steps.enumerated() {
                 let temporary = AtomicFile.temporaryPath(besides: target)
@@ -200,6 +201,7 @@ package enum StoreMigration {
                 progress?(index, steps.count, MigrationProgress(phase: .create, mapping: nil, completed: 0, total: nil))
                 do {
                     if index == 0, step.allPasses.contains(where: { $0.entityMappings.contains { $0.policy != nil } }) { try checks.waitUntilTrusted() }
+                    conversionNotes += try ConversionLosses.notes(of: step, in: sourceStore).map { steps.count > 1 ? "step \(step.source.version) -> \(step.destination.version): \($0)" : $0 }
                     // The first step's source is the store, which nobody can commit to while its write lock is held; later ones are files of this run.
                     let built = try migrateStep(step, from: sourceStore, into: temporary, options: index == 0 ? firstStepOptions : options, policies: policies,
                                                 sourceIsUnchanging: index > 0 || sourceIsLocked, beforeValidation: index == 0 ? { try checks.wait() } : nil) {
@@ -235,7 +237,7 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
-        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes)
+        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes + conversionNotes)
     }
 
     /// Opens the migrated store as a reader would, its layout read from the file, and reads a
@@ -358,7 +360,7 @@ package enum StoreMigration {
             // A copy keeps the store's format: a conversion is a step (`Migrator.converting`).
             let current = try Store.metadata(at: path).format
             guard current.identifier == format.identifier else {
-                throw MigrationError.setup("\(path) is already at the version asked for, as a \(current.name) store: a conversion to the \(format.name) format needs a step of the version to itself (`Migrator.migrate` makes one)")
+                throw MigrationError.setup("\(path) is already at the version asked for, as a \(current.name) store: a conversion to the \(format.name) format needs a step of the version to itself, which a migration of the store makes")
             }
         }
         guard let requested = options.output?.path else {

@@ -1,0 +1,58 @@
+import Foundation
+internal import GRDB
+import MapcFoundation
+import MapcModel
+import MapcStore
+
+/// What an inferred step's conversions between number types change in a store. Core Data's
+/// lightweight migration converts a number to the new type in silence (an int64 past 2^53 made a
+/// double loses its last digits); `plan` says what a conversion can cost, and a run says what it
+/// does cost: for each attribute converted where values may change, how many of the store's
+/// values do, exactly (`Value.compare`), and the first of them, by object.
+enum ConversionLosses {
+    /// A note for each attribute of the step whose conversion changes some of the store's
+    /// values; none for a step written in a mapping file (its expressions are the user's).
+    static func notes(of step: MigrationStep, in store: Store) throws -> [String] {
+        guard let origins = step.inferredOrigins else { return [] }
+        var notes: [String] = []
+        for (destinationEntity, properties) in origins.properties.sorted(by: { $0.key < $1.key }) {
+            guard let sourceEntity = origins.entities[destinationEntity] else { continue }
+            for (name, origin) in properties.sorted(by: { $0.key < $1.key }) {
+                guard case .carried(let from, let change?, _, _) = origin, !ValueRules.isLossless(from: change.from, to: change.to),
+                      ValueRules.numericConversionCaution(from: change.from, to: change.to) != nil else { continue }
+                if let note = try changes(of: from, of: sourceEntity, from: change.from, to: change.to, in: store) {
+                    notes.append("\(destinationEntity).\(name) (\(change.from.rawValue) -> \(change.to.rawValue)): the conversion changes \(note)")
+                }
+            }
+        }
+        return notes
+    }
+
+    /// "1 of 2 values (Rec 'r1': 9007199254740993 becomes 9007199254740992)", or nil when the
+    /// conversion changes none. A value the new type cannot hold at all is the run's to refuse.
+    private static func changes(of attribute: String, of entity: String, from: AttributeType, to: AttributeType, in store: Store) throws -> String? {
+        let storage = try store.layout.storage(of: entity)
+        guard let column = storage.attributeColumns[attribute] else { return nil }
+        let columns = [storage.primaryKey] + (storage.idColumn.map { [$0] } ?? []) + [column]
+        let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) "
+            + "WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = ? AND \(column.quotedDatabaseIdentifier) IS NOT NULL ORDER BY \(storage.primaryKey.quotedDatabaseIdentifier)"
+        var (count, changed) = (0, 0)
+        var first: String?
+        try store.database.read { db in
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: [storage.discriminator])
+            while let row = try rows.next() {
+                count += 1
+                guard let value = try? store.strategy.decode(row[columns.count - 1], as: from),
+                      case .success(let converted) = ValueRules.coerce(value, to: to), Value.compare(value, converted) != .orderedSame else { continue }
+                changed += 1
+                if first == nil {
+                    let key: Int64 = row[0]
+                    let stored: String? = storage.idColumn == nil ? nil : row[1]
+                    first = "\(entity) '\(store.strategy.objectID(entity: entity, key: key, stored: stored))': \(value) becomes \(converted)"
+                }
+            }
+        }
+        guard changed > 0, let first else { return nil }
+        return "\(changed) of \(English.count(count, "value")) (\(first))"
+    }
+}
