@@ -21,6 +21,12 @@ struct DumpCommand: ParsableCommand {
         try reportingErrors {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
             try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output)
+            // What `load` would refuse of this dump: the rules of its version the store breaks.
+            let findings = try opened.violations()
+            if let first = findings.violations.first {
+                Console.err("note: \(store) breaks the rules of \(opened.schema.version) in \(English.count(findings.total, "place")) (\(first)\(findings.total > 1 ? "; …" : "")), "
+                            + "which the dump keeps as they are: `mapc load` refuses it until they are mended")
+            }
             // Large values Core Data keeps in files beside the store are, in their columns, references.
             let external = CoreDataExternalData.beside(store: Files.path(of: URL(fileURLWithPath: store)))
             if opened.format.identifier == StoreFormat.coreData.identifier, let values = external.values() {

@@ -104,4 +104,19 @@ struct StructuralProbeDefectTests {
         #expect(!diff.stdout.contains("Machine.power") && diff.stdout.contains("Car.power: inherited from Machine, which it is now under; double, optional")
                 && diff.stdout.contains("Car.wheels: attribute of Car (inherited from Vehicle, which it is no longer under)"), "\(diff.stdout)")
     }
+
+    /// A store holding nil where its version requires a value (as Core Data never checks in a
+    /// batch update) was dumped in silence into a file that `load` then refuses: the dump says so.
+    @Test func aDumpSaysWhatLoadWouldRefuse() throws {
+        let folder = try project([("v1", "  Item:\n    attributes: { name: string, code: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "i1", "name": "a"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let clean = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(clean.status == 0 && !clean.stderr.contains("note:"), "\(clean.stderr)")
+        try sqlite(folder, "s.db", "UPDATE Item SET name = NULL")
+        let dump = try CLI.run(["dump", "--output", "out.json", "s.db"], in: folder)
+        #expect(dump.status == 0 && dump.stderr.contains("note: s.db breaks the rules of v1 in 1 place (Item 'i1', property 'name': required") && dump.stderr.contains("`mapc load` refuses it"), "\(dump.stderr)")
+        #expect(try CLI.run(["load", "out.json", "again.db"], in: folder).status == 1)
+    }
 }
