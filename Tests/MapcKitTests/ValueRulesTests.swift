@@ -125,6 +125,10 @@ struct ValueRulesTests {
         }
         #expect(ISO8601.problem(with: "2024-05-01T10:00:00") == "'2024-05-01T10:00:00' has no time zone: add Z for UTC, or an offset such as +02:00")
         #expect(ISO8601.problem(with: "10000-01-01T00:00:00Z").contains("outside the years 0001 to 9999"))
+        // A leap second is said to be one (it was "not an ISO 8601 date").
+        #expect(ISO8601.problem(with: "2016-12-31T23:59:60Z").contains("is a leap second (:60)"))
+        #expect(ISO8601.problem(with: "2016-12-31T23:59:60.5+01:00").contains("is a leap second (:60)"))
+        #expect(!ISO8601.problem(with: "2016-12-31T23:60:00Z").contains("leap second"))
         // An offset that moves a date out of the years stores hold is refused, and said so.
         #expect(ISO8601.parse("0001-01-01T00:30:00+01:00") == nil)
         for outside in ["0001-01-01T00:30:00+01:00", "0000-12-31T23:59:59Z"] { #expect(ISO8601.problem(with: outside).contains("outside the years 0001 to 9999"), "\(outside)") }

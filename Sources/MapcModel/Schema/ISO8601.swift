@@ -103,6 +103,12 @@ package enum ISO8601 {
         if let first = text.firstIndex(of: "-"), text.distance(from: text.startIndex, to: first) > 4, text[..<first].allSatisfy(\.isNumber) {
             return "\(shown) is outside the years 0001 to 9999 that stores hold"
         }
+        // A leap second: the time it names, with :59 for :60, parses.
+        let time = text.firstIndex { $0 == "T" || $0 == "t" }.map { text[text.index(after: $0)...] } ?? ""
+        if time.count >= 8, let seconds = time.index(time.startIndex, offsetBy: 5, limitedBy: time.endIndex), time[seconds...].hasPrefix(":60"),
+           parse(text.replacingCharacters(in: seconds..<time.index(seconds, offsetBy: 3), with: ":59")) != nil {
+            return "\(shown) is a leap second (:60), which stores do not hold: a date counts seconds without them, as Core Data's and SQLite's do; write the second after (or :59)"
+        }
         return "\(shown) is not an ISO 8601 date such as 2024-05-01T10:00:00Z (a date that exists, its time in hours, minutes and seconds, and Z or an offset)"
     }
 
