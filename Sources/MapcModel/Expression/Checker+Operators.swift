@@ -18,6 +18,7 @@ extension ExpressionChecker {
                 return left.isOpen ? (right.isOpen ? .unknown : right) : left
             }
             if left.isNumeric && right.isNumeric {
+                if op == .divide && left == .integer && right == .integer { return .integer }
                 if op == .power || op == .divide { return left == .decimal || right == .decimal ? (left == .double || right == .double ? .double : .decimal) : .double }
                 if left == .double || right == .double { return .double }
                 if left == .decimal || right == .decimal { return .decimal }

@@ -250,7 +250,8 @@ package final class Evaluator {
         case .count:
             return .scalar(.integer(Int64(items.count)))
         case .sum, .avg:
-            let numbers = mapped.filter { !$0.isNull }
+            // As key-value coding's operators do: each nil counts as 0 (in the mean's count too).
+            let numbers = mapped.map { $0.isNull ? EvalValue.scalar(.integer(0)) : $0 }
             for item in numbers where ValueSemantics.number(item) == nil {
                 throw failure("@\(op.rawValue) needs numbers, found \(item.kindName)", range)
             }

@@ -194,7 +194,12 @@ enum ValueSemantics {
             return .failure(SemanticError("cannot apply '\(op.rawValue)' to \(lhs.kindName) and \(rhs.kindName)"))
         }
         switch (a, b) {
-        case let (.integer(x), .integer(y)) where op != .divide && op != .power:
+        case let (.integer(x), .integer(y)) where op == .divide:
+            // As NSExpression divides two integers: an integer, truncated toward zero (7 / 2 is 3).
+            guard y != 0 else { return .failure(SemanticError("division by zero")) }
+            let (result, overflow) = x.dividedReportingOverflow(by: y)
+            return overflow ? .failure(SemanticError("integer overflow in \(x) / \(y)")) : .success(.scalar(.integer(result)))
+        case let (.integer(x), .integer(y)) where op != .power:
             let (result, overflow): (Int64, Bool)
             switch op {
             case .add: (result, overflow) = x.addingReportingOverflow(y)
