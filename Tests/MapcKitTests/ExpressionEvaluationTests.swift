@@ -95,8 +95,14 @@ let keyPathCases: [EvalCase] = [
     .init("rating", "4.5"), .init("price", "\"12.5\""), .init("flag", "true"), .init("image", "\"iVBORw==\""),
     .init("uid", "\"123e4567-e89b-12d3-a456-426614174000\""), .init("link", "\"https://example.com\""), .init("dateCreated", "\"2024-05-01T10:00:00Z\""),
     .init("author", #"{"entity":"Person","id":"p1"}"#), .init("author.firstName", "\"Adam\""), .init("$source.author.lastName", "\"Smith\""),
-    .init("tags.name", #"["home","Café"]"#), .init("attachments.size", "[100,250]"), .init("author.children.firstName", #"["Jane","Bob"]"#),
-    .init("author.countries.moods.name", #"["calm","happy","happy","busy"]"#), .init("title.length", "9"), .init("image.length", "4"),
+    .init("tags.name", #"["home","Café"]"#),
+    // A key of an unordered to-many (an NSSet in Core Data) is a set, as key-value coding makes it:
+    // each value once, no nil (the two children's "Doe" is one; n2's nil rating is none).
+    .init("author.children.lastName", #"["Doe"]"#), .init("author.children.lastName.@count", "1"),
+    .init("author.notes.rating", "[4.5]"), .init("ANY author.notes.rating == nil", "false"), .init("count:(author.children.lastName)", "1"),
+    // An array keeps every value (a fetch's results, a literal collection).
+    .init("FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Person', 'lastName == \\'Doe\\''), $manager.sourceContext, NO).lastName", #"["Doe","Doe"]"#), .init("attachments.size", "[100,250]"), .init("author.children.firstName", #"["Jane","Bob"]"#),
+    .init("author.countries.moods.name", #"["calm","happy","busy"]"#), .init("title.length", "9"), .init("image.length", "4"),
     .init("author.parent", "null"), .init("author.parent.firstName", "null"), .init("$person.age", "40"), .init("$person.children[FIRST].age", "12"),
     .init("#title", "\"Groceries\""), .init("$source.#author.#firstName", "\"Adam\""), .init("attachments[FIRST].caption", "\"A photo\""),
     .init("attachments[LAST].caption", "error: Attachment has no key 'caption'"), .init("$nothing", "error: unknown variable $nothing"), .init("titel", "error: Note has no key 'titel'"),

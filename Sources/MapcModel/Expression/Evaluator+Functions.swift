@@ -253,7 +253,8 @@ extension Evaluator {
             context.evaluatedObject = .object(ref)
             if try truth(of: predicate) { kept.append(.object(ref)) }
         }
-        let result = EvalValue.collection(try checkSize(kept, range), ordered: false)
+        // A fetch's results are an array (`executeFetchRequest:` returns an NSArray).
+        let result = EvalValue.collection(try checkSize(kept, range), ordered: true)
         if !predicate.readsVariables { fetchResults[key] = result }
         return result
     }

@@ -221,6 +221,9 @@ package final class Evaluator {
                 let member = try key(name, of: item, range)
                 if let nested = member.elements { result.append(contentsOf: nested) } else { result.append(member) }
             }
+            // Of a set (an unordered to-many, Core Data's NSSet) a set, as `valueForKey:` makes
+            // one: each value once, and no nil. An array (a fetch's results, a literal) keeps all.
+            if !ordered { result = distinct(result.filter { !$0.isNull }) }
             return .collection(try checkSize(result, range), ordered: ordered)
         case .scalar(.null):
             return .null
