@@ -172,7 +172,9 @@ extension Evaluator {
             case .scalar(.string), .scalar(.nonUTF8Text): return operand
             case .scalar(.bool(let flag)): return .scalar(.string(flag ? "1" : "0"))
             case .scalar(.integer(let n)): return .scalar(.string(String(n)))
-            case .scalar(.double(let d)): return .scalar(.string(d.rounded() == d && Swift.abs(d) < 1e15 ? String(Int64(d)) : "\(d)"))
+            // A whole double without a fraction up to 16 digits, as NSNumber's %g writes it (Swift's
+            // own text adds ".0" up to 2^53); a fraction in the shortest digits that read back the same.
+            case .scalar(.double(let d)): return .scalar(.string(d.rounded() == d && Swift.abs(d) < 1e16 ? String(Int64(d)) : "\(d)"))
             case .scalar(.decimal(let d)): return .scalar(.string(d.description))
             case .scalar(.date(let date)): return .scalar(.string(ISO8601.format(date)))
             case .scalar(.uuid(let uuid)): return .scalar(.string(uuid.uuidString.lowercased()))
