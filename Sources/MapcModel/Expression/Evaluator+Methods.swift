@@ -49,6 +49,12 @@ extension Evaluator {
             return try keyPath(receiver, [.key(try stringArgument(0), range)])
         case (.valueForKeyPath, _):
             return try keyPath(receiver, PathComponent.components(of: try stringArgument(0), at: range)[...])
+        case (.description, .scalar(.date(let date))):
+            // NSDate's description: "2001-01-01 00:00:00 +0000", whole seconds, in UTC.
+            let whole = Timestamp(wholeSeconds: date.wholeSeconds, fraction: 0) ?? date
+            let text = ISO8601.format(whole)
+            guard text.hasSuffix("Z"), text.count == 20 else { return .scalar(.string(text)) }
+            return .scalar(.string(text.dropLast().replacingOccurrences(of: "T", with: " ") + " +0000"))
         case (.description, _), (.stringValue, _):
             return try cast(receiver, to: "NSString", range)
         case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))
