@@ -103,7 +103,7 @@ extension Evaluator {
         case .random: return .scalar(.double(context.random()))
         case .randomUpTo:
             let limit = try integer(0)
-            guard limit > 0 else { throw failure("random: needs a positive limit", range) }
+            guard limit > 0 else { throw failure("randomn: needs a positive limit", range) }
             return .scalar(.integer(Int64(context.random() * Double(limit)).clamped(to: 0...(limit - 1))))
         case .bitwiseAnd: return .scalar(.integer(try integer(0) & integer(1)))
         case .bitwiseOr: return .scalar(.integer(try integer(0) | integer(1)))

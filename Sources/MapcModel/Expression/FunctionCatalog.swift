@@ -7,7 +7,7 @@ package enum NamedFunction: String, CaseIterable, Sendable {
     case add = "add:to:", subtract = "from:subtract:", multiply = "multiply:by:", divide = "divide:by:", modulus = "modulus:by:"
     case sqrt = "sqrt:", log = "log:", ln = "ln:", raise = "raise:toPower:", exp = "exp:", floor = "floor:", ceiling = "ceiling:", abs = "abs:", trunc = "trunc:"
     case uppercase = "uppercase:", lowercase = "lowercase:", length = "length:"
-    case now = "now", random = "random", randomUpTo = "random:"
+    case now = "now", random = "random", randomUpTo = "randomn:"
     case bitwiseAnd = "bitwiseAnd:with:", bitwiseOr = "bitwiseOr:with:", bitwiseXor = "bitwiseXor:with:", leftShift = "leftshift:by:", rightShift = "rightshift:by:", onesComplement = "onesComplement:"
 
     /// Aggregates accept one collection argument or several values.
@@ -27,6 +27,8 @@ package enum NamedFunction: String, CaseIterable, Sendable {
     /// Finds a function by either spelling and argument count.
     package static func lookup(_ name: String, argumentCount: Int) -> NamedFunction? {
         if let exact = byName[name] { return exact }
+        // mapc's first name for Apple's `randomn:`, still read.
+        if name.lowercased() == "random:" { return .randomUpTo }
         let lowered = name.lowercased()
         if let byCase = allCases.first(where: { $0.rawValue.lowercased() == lowered }) { return byCase }
         let candidates = allCases.filter { $0.rawValue.split(separator: ":").first.map { $0.lowercased() } == lowered }
