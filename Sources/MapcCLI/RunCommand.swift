@@ -257,7 +257,7 @@ struct RunCommand: ParsableCommand {
         do {
             try migrator.replanningOnce {
                 step = -1
-                let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false)
+                let plan = try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: frozen.destinationFormat)
                 outcome.from = plan.current.version
                 outcome.to = plan.target.version
                 guard plan.isNeeded else {

@@ -139,7 +139,14 @@ package enum StoreMigration {
             throw MigrationError.setup("\(path) was not locked for its replacement")
         }
         let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
-        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup, notes: notes)
+        // A Core Data store made into mapc's format in place holds its external values itself now.
+        var leftBehind: [String] = []
+        let support = CoreDataExternalData.beside(store: path)
+        if let format = options.destinationFormat, format.identifier != StoreFormat.coreData.identifier, support.exists, support.values() != nil {
+            leftBehind.append("the store holds its external values itself now: \(URL(fileURLWithPath: support.supportFolder).lastPathComponent) beside it, "
+                              + "where Core Data kept them, is no longer read, and was left as it is; remove it when nothing needs it")
+        }
+        return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup, notes: notes + leftBehind)
     }
 
     /// A store in write-ahead-log mode cannot be replaced while another process has it open (its
@@ -180,7 +187,11 @@ package enum StoreMigration {
             try? sourceStore.close()
             throw error
         }
-        let layoutNotes = sourceStore.layoutNotes()
+        var layoutNotes = sourceStore.layoutNotes()
+        // A store of mapc's format made into a Core Data store: its objects' ids are not kept.
+        if let format = options.destinationFormat, sourceStore.keepsIdentities, format.identifier == StoreFormat.coreData.identifier {
+            layoutNotes.append("the objects' ids are not kept in a Core Data store, which names its objects by entity and key (Note/p1, …, as `mapc dump` shows them)")
+        }
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {
             try? sourceStore.close()
