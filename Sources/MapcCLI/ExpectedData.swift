@@ -61,36 +61,40 @@ enum ExpectedData {
     }
 
     /// "expected X, got Y" for two values of a case; where either is long (a picture's base64, a
-    /// long text), both are shown around the first character where they differ, with their lengths.
+    /// long text), each is shown shortened: two texts around the first character where they
+    /// differ (counted in the text, not in its JSON), with their lengths; any other value whole
+    /// when short, else with its length.
     static func contrast(_ expected: JSONValue?, _ actual: JSONValue?, longerThan limit: Int = 100) -> String {
         let want = expected?.serialized() ?? "nothing", have = actual?.serialized() ?? "nothing"
         guard want.count > limit || have.count > limit else { return "expected \(want), got \(have)" }
-        let wantCharacters = Array(want), haveCharacters = Array(have)
+        guard case .string(let wantText)? = expected, case .string(let haveText)? = actual else {
+            func shown(_ value: JSONValue?, _ serialized: String) -> String {
+                guard serialized.count > limit else { return serialized }
+                if case .string(let text)? = value { return JSONValue.string(String(text.prefix(limit * 3 / 4))).serialized().dropLast() + "…\" (\(text.count) characters)" }
+                return String(serialized.prefix(limit * 3 / 4)) + "… (\(serialized.count) characters)"
+            }
+            return "expected \(shown(expected, want)), got \(shown(actual, have))"
+        }
+        let wantCharacters = Array(wantText), haveCharacters = Array(haveText)
         var first = 0
         while first < min(wantCharacters.count, haveCharacters.count), wantCharacters[first] == haveCharacters[first] { first += 1 }
         func window(_ characters: [Character]) -> String {
             let start = max(0, first - 20), end = min(characters.count, first + 20)
-            return (start > 0 ? "…" : "") + String(characters[start..<end]) + (end < characters.count ? "…" : "")
+            let inner = JSONValue.string(String(characters[start..<end])).serialized().dropFirst().dropLast()
+            return "\"" + (start > 0 ? "…" : "") + inner + (end < characters.count ? "…" : "") + "\""
         }
-        // Counted in the value's own text: a JSON string's quotes are not part of it.
-        func length(_ value: JSONValue?, _ serialized: [Character]) -> Int {
-            if case .string(let text)? = value { return text.count }
-            return serialized.count
-        }
-        let quoted = expected.map { if case .string = $0 { return 1 } else { return 0 } } ?? 0
-        let wantLength = length(expected, wantCharacters), haveLength = length(actual, haveCharacters)
-        let lengths = wantLength == haveLength ? "\(wantLength) characters each" : "\(wantLength) characters against \(haveLength)"
-        return "expected \(window(wantCharacters)), got \(window(haveCharacters)) (\(lengths); they first differ at character \(first + 1 - quoted))"
+        let lengths = wantCharacters.count == haveCharacters.count ? "\(wantCharacters.count) characters each" : "\(wantCharacters.count) characters against \(haveCharacters.count)"
+        return "expected \(window(wantCharacters)), got \(window(haveCharacters)) (\(lengths); they first differ at character \(first + 1))"
     }
 
-    /// Whether two values are one value in the store: what it would hold for each is the same,
-    /// bit for bit (a double's sign of zero and its NaN included).
+    /// Whether two values are one value in the store: what it would hold for each is the same
+    /// (a NaN is one value; -0.0 is 0, as SQLite keeps no sign of zero).
     static func sameStored(_ first: Value, _ second: Value, as type: AttributeType, in store: Store) -> Bool {
         if first == .null || second == .null { return first == second }
         switch (store.strategy.encode(first, as: type).storage, store.strategy.encode(second, as: type).storage) {
         case (.null, .null): return true
         case (.int64(let a), .int64(let b)): return a == b
-        case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+        case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
         case (.blob(let a), .blob(let b)): return a == b
         default: return false

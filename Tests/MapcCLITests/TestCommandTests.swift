@@ -135,6 +135,42 @@ struct TestCommandTests {
                 && !invalid.stdout.contains("the migration failed"), "\(invalid.stdout)")
     }
 
+    /// A store keeps no sign of zero (SQLite stores -0.0 as 0): an expected -0.0 is the 0 stored,
+    /// and passes (it failed, "expected -0.0, got 0.0"); a long text against nil says so plainly,
+    /// and where two texts with escaped characters differ is counted in the text, not its JSON.
+    @Test func zeroSignNilAndEscapesAreComparedAsTheStoreHoldsThem() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: S\nversion: v1\nentities:\n  Rec:\n    attributes: { score: double?, text: string? }\n", to: "schemas/v1.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("expected"), withIntermediateDirectories: true)
+        let body = String(repeating: "\\n", count: 10) + String(repeating: "a", count: 140)
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "score": 0.0, "text": "\#(body)"}, {"id": "r2", "score": 1.5, "text": null}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "fixtures/recs.db"], in: folder).status == 0)
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "score": -0.0, "text": "\#(body)"}, {"id": "r2", "score": 1.5, "text": null}]}}"#, to: "expected/recs.json")
+        let zero = try CLI.run(["test"], in: folder)
+        #expect(zero.status == 0, "\(zero.stdout)")
+        let differing = String(repeating: "\\n", count: 10) + String(repeating: "a", count: 10) + "b" + String(repeating: "a", count: 129)
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "score": 0.0, "text": "\#(differing)"}, {"id": "r2", "score": 1.5, "text": "\#(body)"}]}}"#, to: "expected/recs.json")
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.status == 1 && test.stdout.contains("(150 characters each; they first differ at character 21)"), "\(test.stdout)")
+        #expect(test.stdout.contains("Rec 'r2', text: expected \"") && test.stdout.contains("(150 characters), got null"), "\(test.stdout)")
+    }
+
+    /// A fixture at the newest version holding a row of no entity: nothing was migrated, so the
+    /// case says the fixture cannot be compared (it said "the migration failed").
+    @Test func aFixtureThatCannotBeComparedIsNotCalledAFailedMigration() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let current = #"{"version": "v4", "objects": {"Note": [{"id": "n1", "title": "t", "body": "b", "dateCreated": "2024-01-01T00:00:00Z", "displayIndex": 0}]}}"#
+        try folder.write(current, to: "v4.json")
+        #expect(try CLI.run(["load", "v4.json", "fixtures/notes-v4.sqlite"], in: folder).status == 0)
+        try sqlite(folder, "fixtures/notes-v4.sqlite", "UPDATE Note SET _entity = 'Bogus'")
+        let test = try CLI.run(["test"], in: folder)
+        let line = test.stdout.split(separator: "\n").drop { !$0.contains("notes-v4") }.dropFirst().first.map(String.init) ?? ""
+        #expect(test.status == 1 && line.contains("cannot be compared") && !line.contains("the migration failed"), "\(test.stdout)")
+    }
+
     /// A long value that differs (a long text, a picture's base64) is shown around where the two
     /// first differ, with their lengths, rather than whole: one letter of a 3,000-letter body.
     @Test func aLongValueThatDiffersIsShownWhereItDiffers() throws {
@@ -154,7 +190,7 @@ struct TestCommandTests {
         let test = try CLI.run(["test"], in: folder)
         #expect(test.status == 1, "\(test.stdout)")
         let line = test.stdout.split(separator: "\n").first { $0.contains("body: expected") }.map(String.init) ?? ""
-        #expect(line.contains("expected …aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…, got …aaaaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaaaa…"), "\(line)")
+        #expect(line.contains("expected \"…aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…\", got \"…aaaaaaaaaaaaaaaaaaaabaaaaaaaaaaaaaaaaaaa…\""), "\(line)")
         #expect(line.contains("(3000 characters each; they first differ at character 2001)"), "\(test.stdout)")
         #expect(line.count < 200, "\(line.count) characters: \(line)")
     }
