@@ -25,7 +25,7 @@ struct DumpCommand: ParsableCommand {
             let findings = try opened.violations()
             if let first = findings.violations.first {
                 Console.err("note: \(store) breaks the rules of \(opened.schema.version) in \(English.count(findings.total, "place")) (\(first)\(findings.total > 1 ? "; …" : "")), "
-                            + "which the dump keeps as they are: `mapc load` refuses it until they are mended")
+                            + "and `mapc load` refuses the dump until they are mended")
             }
             // Large values Core Data keeps in files beside the store are, in their columns, references.
             let external = CoreDataExternalData.beside(store: Files.path(of: URL(fileURLWithPath: store)))

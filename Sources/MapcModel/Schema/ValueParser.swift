@@ -18,6 +18,10 @@ package enum ValueParser {
         switch type {
         case .int16, .int32, .int64:
             guard let value = parseInteger(trimmed) else {
+                // With a point or an exponent, on its digits, as data files read it (`1.0e2` is 100).
+                if isDecimalText(trimmed), trimmed.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+                    return wholeNumber(ofDecimalText: trimmed).flatMap { checkRange($0, type) }
+                }
                 return .failure(ValueProblem("'\(text)' is not a whole number"))
             }
             return checkRange(value, type)
