@@ -118,14 +118,16 @@ struct ValuesProbeDefectTests {
     /// object. One that changes none says nothing.
     @Test(arguments: ["mapc", "core-data"])
     func aConversionSaysWhichValuesItChanges(layout: String) throws {
-        let folder = try project(v1: "n: int64?, small: int64?", v2: "n: double?, small: double?")
+        let folder = try project(v1: "n: int64?, small: int64?, d: decimal?, f: float?", v2: "n: double?, small: double?, d: double?, f: decimal?")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "n": 9007199254740993, "small": 5}, {"id": "r2", "n": 7, "small": 6}, {"id": "r3", "n": null}]}}"#, to: "d.json")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "n": 9007199254740993, "small": 5, "d": "0.1", "f": 0.1}, {"id": "r2", "n": 7, "small": 6}, {"id": "r3", "n": null}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
         let first = layout == "mapc" ? "r1" : "Rec/p1"
         let dryRun = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
         #expect(dryRun.status == 0 && dryRun.stderr.contains("note: Rec.n (int64 -> double): the conversion changes 1 of 2 values (Rec '\(first)': 9007199254740993 becomes 9007199254740992.0)"), "\(dryRun.stderr)")
         #expect(!dryRun.stderr.contains("note: Rec.small"), "\(dryRun.stderr)")
+        // As `dump` shows them: a decimal 0.1 made a double is still 0.1; a float's 0.1 made a decimal is not.
+        #expect(!dryRun.stderr.contains("note: Rec.d") && dryRun.stderr.contains("note: Rec.f (float -> decimal): the conversion changes 1 of 1 value (Rec '\(first)': 0.1 becomes 0.10000000149011612)"), "\(dryRun.stderr)")
         let run = try CLI.run(["run", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("the conversion changes 1 of 2 values"), "\(run.stderr)")
     }

@@ -43,16 +43,30 @@ enum ConversionLosses {
             while let row = try rows.next() {
                 count += 1
                 guard let value = try? store.strategy.decode(row[columns.count - 1], as: from),
-                      case .success(let converted) = ValueRules.coerce(value, to: to), Value.compare(value, converted) != .orderedSame else { continue }
+                      case .success(let converted) = ValueRules.coerce(value, to: to) else { continue }
+                let before = shown(value, as: from), after = shown(converted, as: to)
+                // Changed as `dump` shows the two (a double's 0.1 made a decimal stays 0.1; a float's
+                // 0.1 becomes 0.10000000149011612), exactly where a number has no decimal form.
+                let same = before.decimal.flatMap { b in after.decimal.map { b == $0 } } ?? (Value.compare(value, converted) == .orderedSame)
+                guard !same else { continue }
                 changed += 1
                 if first == nil {
                     let key: Int64 = row[0]
                     let stored: String? = storage.idColumn == nil ? nil : row[1]
-                    first = "\(entity) '\(store.strategy.objectID(entity: entity, key: key, stored: stored))': \(value) becomes \(converted)"
+                    first = "\(entity) '\(store.strategy.objectID(entity: entity, key: key, stored: stored))': \(before.text) becomes \(after.text)"
                 }
             }
         }
         guard changed > 0, let first else { return nil }
         return "\(changed) of \(English.count(count, "value")) (\(first))"
+    }
+
+    /// A number as `dump` writes a value of `type`, and the decimal that text is (nil for none:
+    /// an infinity, or a double beyond a decimal's range).
+    private static func shown(_ value: Value, as type: AttributeType) -> (text: String, decimal: Decimal?) {
+        let json = DataFile.json(value, type: type)
+        let text: String = if case .string(let written) = json { written } else { json.serialized() }
+        guard case .success(.decimal(let decimal)) = ValueParser.parse(text, as: .decimal) else { return (text, nil) }
+        return (text, decimal)
     }
 }
