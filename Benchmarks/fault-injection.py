@@ -14,7 +14,7 @@ each checks that:
 
 Scenarios: `run` on a rollback-journal store and on a WAL store (a two-step UnCloudNotes
 migration v2 -> v4 with its custom policy), `load` into an existing store, `load` creating a new
-store, `run --output` into a new file (the two steps, and a store already at the version asked
+store, `run --layout` converting a store at the version asked for in place, `run --output` into a new file (the two steps, and a store already at the version asked
 for, which is copied; the store itself must stay as it was), and `check --update-hashes`
 rewriting a mapping file.
 
@@ -133,7 +133,8 @@ def store_scenarios(mapc, base, notes):
     store = os.path.join(base, "store.db")
     for name, source, args in (("run (rollback journal)", pristine, ["run", "--quiet", "store.db"]),
                                ("run (WAL store)", wal, ["run", "--quiet", "store.db"]),
-                               ("load into an existing store", pristine, ["load", "more.json", "store.db"])):
+                               ("load into an existing store", pristine, ["load", "more.json", "store.db"]),
+                               ("run --layout (a conversion in place)", current, ["run", "--quiet", "--layout", "core-data", "store.db"])):
         yield name, args, (lambda source=source: reset(store, source)), "store.db", None
     yield "load creating a store", ["load", "v2.json", "store.db"], (lambda: reset(store, None)), "store.db", None
     # Into another file: the output is absent or complete, and the store is never written.
