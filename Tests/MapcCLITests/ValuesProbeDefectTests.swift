@@ -132,6 +132,23 @@ struct ValuesProbeDefectTests {
         #expect(run.status == 0 && run.stderr.contains("the conversion changes 1 of 2 values"), "\(run.stderr)")
     }
 
+    /// Two integers divide as integers, as NSExpression divides them: into a double attribute the
+    /// fraction a reader may expect is gone, which `check` says; with a double in the division it
+    /// is kept, and `run` stores what the expression computes.
+    @Test func anIntegerDivisionIntoADoubleIsSaid() throws {
+        let folder = try project(v1: "a: int64?, b: int64?, r: double?", v2: "a: int64?, b: int64?, r: double?",
+                                 mapping: "      a: $source.a\n      b: $source.b\n      r: $source.a / $source.b\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("warning: an integer divided by an integer is an integer, truncated (7 / 2 is 3, as NSExpression divides)"), "\(check.stdout)\(check.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "a": 7, "b": 2}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        #expect(try CLI.run(["run", "--quiet", "s.db"], in: folder).status == 0)
+        #expect(try column("SELECT r FROM Rec", in: folder.appendingPathComponent("s.db")) == ["3.0"])
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    attributes:\n      a: $source.a\n      b: $source.b\n      r: 1.0 * $source.a / $source.b\n", to: "mappings/v1_to_v2.yaml")
+        #expect(!(try CLI.run(["check"], in: folder).stderr.contains("integer divided by an integer")))
+    }
+
     /// `plan` said nothing of a step converting values to another number type, though `diff`
     /// did and the docs say `plan` does: it names the attributes and what the conversion can cost.
     @Test func planSaysWhatAConversionBetweenNumberTypesCanCost() throws {

@@ -82,6 +82,12 @@ package struct ExpressionChecker {
             warning("intValue gives a 32-bit integer, as Foundation's does, and \(target) holds more: a value outside -2147483648...2147483647 fails the migration", selectorRange,
                     fix: "call integerValue for a 64-bit integer")
         }
+        // Two integers divide as integers (NSExpression's rule): into an attribute that holds
+        // fractions, the fraction a reader may expect is gone.
+        if case .binary(.divide, let left, let right) = expression.kind, [.float, .double, .decimal].contains(attribute.type), isInteger(left), isInteger(right) {
+            warning("an integer divided by an integer is an integer, truncated (7 / 2 is 3, as NSExpression divides), and \(target) would hold no fraction", expression.range,
+                    fix: "write a double into the division (1.0 * a / b) for the fraction, or trunc:() to say the whole number is meant")
+        }
         switch result {
         case .unknown, .null: return
         case .collection: error("a collection cannot be stored in \(target)", expression.range)
