@@ -120,22 +120,28 @@ extension ValueParser {
     /// The locale decimal text is read in (a point, no grouping), made once.
     private static let posix = Locale(identifier: "en_US_POSIX")
 
-    /// The integer part of decimal text (`isDecimalText`), exactly, the fraction dropped toward
-    /// zero (`-42.9` is -42, `1e5` 100000, `1e-400` 0); nil when it is beyond a 64-bit integer.
-    /// Worked on the digits, so no value is rounded through a double or a 38-digit decimal.
-    static func integerPart(ofDecimalText text: String) -> Int64? {
+    /// Decimal text (`isDecimalText`) taken apart: "-" or "", the digits before and after the
+    /// point, and the exponent (one too long for an Int is far beyond any 64-bit integer, or far
+    /// below 1: half of Int's range, so that moving the point by it cannot overflow the count).
+    private static func parts(ofDecimalText text: String) -> (sign: String, whole: Substring, fraction: Substring, exponent: Int) {
         var body = Substring(text)
         var sign = ""
         if let first = body.first, first == "+" || first == "-" { sign = first == "-" ? "-" : ""; body = body.dropFirst() }
         var exponent = 0
         if let marker = body.firstIndex(where: { $0 == "e" || $0 == "E" }) {
             let written = body[body.index(after: marker)...]
-            // An exponent too long for an Int is far beyond any 64-bit integer, or far below 1.
             exponent = Int(written) ?? (written.hasPrefix("-") ? Int.min / 2 : Int.max / 2)
             body = body[..<marker]
         }
         let point = body.firstIndex(of: ".") ?? body.endIndex
-        let whole = body[..<point], fraction = body[point...].dropFirst()
+        return (sign, body[..<point], body[point...].dropFirst(), exponent)
+    }
+
+    /// The integer part of decimal text (`isDecimalText`), exactly, the fraction dropped toward
+    /// zero (`-42.9` is -42, `1e5` 100000, `1e-400` 0); nil when it is beyond a 64-bit integer.
+    /// Worked on the digits, so no value is rounded through a double or a 38-digit decimal.
+    static func integerPart(ofDecimalText text: String) -> Int64? {
+        let (sign, whole, fraction, exponent) = parts(ofDecimalText: text)
         let digits = (whole + fraction).drop { $0 == "0" }
         // Zero, whatever its exponent (`0e20`, as Java's and Python's decimals write it).
         if digits.isEmpty { return 0 }
@@ -165,16 +171,7 @@ extension ValueParser {
     /// Whether decimal text (`isDecimalText`) has a digit other than 0 after its point, once its
     /// exponent has moved the point.
     static func hasFraction(decimalText text: String) -> Bool {
-        var body = Substring(text)
-        if let first = body.first, first == "+" || first == "-" { body = body.dropFirst() }
-        var exponent = 0
-        if let marker = body.firstIndex(where: { $0 == "e" || $0 == "E" }) {
-            let written = body[body.index(after: marker)...]
-            exponent = Int(written) ?? (written.hasPrefix("-") ? Int.min / 2 : Int.max / 2)
-            body = body[..<marker]
-        }
-        let point = body.firstIndex(of: ".") ?? body.endIndex
-        let whole = body[..<point], fraction = body[point...].dropFirst()
+        let (_, whole, fraction, exponent) = parts(ofDecimalText: text)
         // The digits after the point once it has moved `exponent` places (trailing zeros never count).
         let digits = Array(whole + fraction)
         let (placed, overflow) = whole.count.addingReportingOverflow(exponent)
