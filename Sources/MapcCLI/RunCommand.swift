@@ -328,6 +328,20 @@ struct RunCommand: ParsableCommand {
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(workers, max(1, outcomes.count)),
                                 strays == 0 ? "" : "; \(English.count(strays, "file")) passed over"))
             Console.out(lines.joined(separator: "\n"))
+            // Each store's notes, said once for every store that has the same (`--format json` lists them per store).
+            var stores: [String: [String]] = [:], order: [String] = []
+            for outcome in outcomes {
+                for note in outcome.notes {
+                    if stores[note] == nil { order.append(note) }
+                    stores[note, default: []].append(outcome.store)
+                }
+            }
+            for note in order.prefix(20) {
+                let named = stores[note] ?? []
+                let which = named.count <= 3 ? named.joined(separator: ", ") : named.prefix(2).joined(separator: ", ") + " and \(named.count - 2) more"
+                Console.err("note (\(which)): \(note)")
+            }
+            if order.count > 20 { Console.err("note: \(order.count - 20) more notes; `--format json` gives every store's") }
         }
         if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }

@@ -417,6 +417,8 @@ struct ExternalDataTests {
         let ids = try CLI.run(["run", "--layout", "core-data", "--to", "v1", "e.db"], in: folder)
         #expect(ids.status == 0 && ids.stderr.contains("note: the objects' ids are not kept in a Core Data store"), "\(ids.stdout)\(ids.stderr)")
         for name in ["c.db", "d.db"] { #expect(try CLI.run(["status", name], in: folder).stdout.contains("Core Data"), "\(name): \(batch.stdout)") }
+        // A batch says its stores' notes once each, with the stores (it said none).
+        #expect(batch.stderr.contains("note (c.db, d.db): the objects' ids are not kept in a Core Data store"), "\(batch.stderr)")
         // In its own layout it is current: nothing to do.
         let again = try CLI.run(["run", "--layout", "mapc", "--to", "v1", "Photos.sqlite"], in: folder)
         #expect(again.status == 0 && again.stdout.contains("already at v1; nothing to do"), "\(again.stdout)")
