@@ -46,7 +46,9 @@ enum ExpectedData {
                     found.append("\(entityName) '\(id)', \(attribute.name): "
                                  + contrast(DataFile.json(expectedValue, type: attribute.type, dateEpoch: epoch), DataFile.json(actualValue, type: attribute.type, dateEpoch: epoch)))
                 }
-                for relationship in store.schema.allRelationships(of: entity) where !relationship.isTransient {
+                // A relationship the expected object leaves out is not compared: `load` derives
+                // it from its inverse (a dump writes both sides).
+                for relationship in store.schema.allRelationships(of: entity) where !relationship.isTransient && want.relationships[relationship.name] != nil {
                     var expectedIDs = want.relationships[relationship.name] ?? [], actualIDs = have.relationships[relationship.name] ?? []
                     // An unordered to-many is a set: the order a store lists it in means nothing.
                     if relationship.isToMany && !relationship.isOrdered { (expectedIDs, actualIDs) = (expectedIDs.sorted(), actualIDs.sorted()) }
@@ -77,7 +79,10 @@ enum ExpectedData {
         }
         let wantCharacters = Array(wantText), haveCharacters = Array(haveText)
         var first = 0
-        while first < min(wantCharacters.count, haveCharacters.count), wantCharacters[first] == haveCharacters[first] { first += 1 }
+        // By Unicode scalars, as the values were compared: é and e + accent are one character to
+        // Swift's `==`, but two values.
+        while first < min(wantCharacters.count, haveCharacters.count),
+              wantCharacters[first].unicodeScalars.elementsEqual(haveCharacters[first].unicodeScalars) { first += 1 }
         func window(_ characters: [Character]) -> String {
             let start = max(0, first - 20), end = min(characters.count, first + 20)
             let inner = JSONValue.string(String(characters[start..<end])).serialized().dropFirst().dropLast()

@@ -157,6 +157,26 @@ struct TestCommandTests {
         #expect(test.stdout.contains("Rec 'r2', text: expected \"") && test.stdout.contains("(150 characters), got null"), "\(test.stdout)")
     }
 
+    /// An expected file giving a relationship on one side only is read as `load` reads it, the
+    /// other side following (it failed: "expected null"); texts that differ only in their Unicode
+    /// form fail, and are shown where they differ (it said "character 124" of 123).
+    @Test func oneSidedRelationshipsAndUnicodeFormsInExpectedData() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: S\nversion: v1\nentities:\n  Rec:\n    attributes: { s: string? }\n    relationships:\n      kids: { destination: Kid, toMany: true, inverse: rec, optional: true }\n  Kid:\n    attributes: { n: int64? }\n    relationships:\n      rec: { destination: Rec, inverse: kids, optional: true }\n", to: "schemas/v1.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("expected"), withIntermediateDirectories: true)
+        let long = String(repeating: "a", count: 120)
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "s": "\#(long)é zz"}], "Kid": [{"id": "k1", "n": 1, "rec": "r1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "fixtures/f.db"], in: folder).status == 0)
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "s": "\#(long)é zz"}], "Kid": [{"id": "k1", "n": 1, "rec": "r1"}]}}"#, to: "expected/f.json")
+        let oneSided = try CLI.run(["test"], in: folder)
+        #expect(oneSided.status == 0, "\(oneSided.stdout)")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "s": "\#(long)é zz"}], "Kid": [{"id": "k1", "n": 1, "rec": "r1"}]}}"#, to: "expected/f.json")
+        let forms = try CLI.run(["test"], in: folder)
+        #expect(forms.status == 1 && forms.stdout.contains("they first differ at character 121)"), "\(forms.stdout)")
+    }
+
     /// A fixture at the newest version holding a row of no entity: nothing was migrated, so the
     /// case says the fixture cannot be compared (it said "the migration failed").
     @Test func aFixtureThatCannotBeComparedIsNotCalledAFailedMigration() throws {

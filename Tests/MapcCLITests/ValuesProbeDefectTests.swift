@@ -118,15 +118,16 @@ struct ValuesProbeDefectTests {
     /// object. One that changes none says nothing.
     @Test(arguments: ["mapc", "core-data"])
     func aConversionSaysWhichValuesItChanges(layout: String) throws {
-        let folder = try project(v1: "n: int64?, small: int64?, d: decimal?, f: float?", v2: "n: double?, small: double?, d: double?, f: decimal?")
+        let folder = try project(v1: "n: int64?, small: int64?, d: decimal?, f: float?, g: double?", v2: "n: double?, small: double?, d: double?, f: decimal?, g: float?")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "n": 9007199254740993, "small": 5, "d": "0.1", "f": 0.1}, {"id": "r2", "n": 7, "small": 6}, {"id": "r3", "n": null}]}}"#, to: "d.json")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "n": 9007199254740993, "small": 5, "d": "0.1", "f": 0.1, "g": 1099511627776.0}, {"id": "r2", "n": 7, "small": 6}, {"id": "r3", "n": null}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
         let first = layout == "mapc" ? "r1" : "Rec/p1"
         let dryRun = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
         #expect(dryRun.status == 0 && dryRun.stderr.contains("note: Rec.n (int64 -> double): the conversion changes 1 of 2 values (Rec '\(first)': 9007199254740993 becomes 9007199254740992.0)"), "\(dryRun.stderr)")
         #expect(!dryRun.stderr.contains("note: Rec.small"), "\(dryRun.stderr)")
         // As `dump` shows them: a decimal 0.1 made a double is still 0.1; a float's 0.1 made a decimal is not.
+        #expect(!dryRun.stderr.contains("note: Rec.g"), "2^40 is a float: \(dryRun.stderr)")
         #expect(!dryRun.stderr.contains("note: Rec.d") && dryRun.stderr.contains("note: Rec.f (float -> decimal): the conversion changes 1 of 1 value (Rec '\(first)': 0.1 becomes 0.10000000149011612)"), "\(dryRun.stderr)")
         let run = try CLI.run(["run", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("the conversion changes 1 of 2 values"), "\(run.stderr)")
@@ -146,6 +147,14 @@ struct ValuesProbeDefectTests {
         #expect(try CLI.run(["run", "--quiet", "s.db"], in: folder).status == 0)
         #expect(try column("SELECT r FROM Rec", in: folder.appendingPathComponent("s.db")) == ["3.0"])
         try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    attributes:\n      a: $source.a\n      b: $source.b\n      r: 1.0 * $source.a / $source.b\n", to: "mappings/v1_to_v2.yaml")
+        #expect(!(try CLI.run(["check"], in: folder).stderr.contains("integer divided by an integer")))
+        // Anywhere in the expression (the review found the usual guard against zero, divide:by:
+        // and a division inside a sum passed in silence), but where it is rounded on purpose.
+        for expression in ["TERNARY($source.b != 0, $source.a / $source.b, nil)", "divide:by:($source.a, $source.b)", "($source.a / $source.b) + 0.5", "abs:($source.a / $source.b)"] {
+            try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    attributes:\n      a: $source.a\n      b: $source.b\n      r: \"\(expression)\"\n", to: "mappings/v1_to_v2.yaml")
+            #expect(try CLI.run(["check"], in: folder).stderr.contains("integer divided by an integer"), "\(expression)")
+        }
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    attributes:\n      a: $source.a\n      b: $source.b\n      r: \"trunc:($source.a / $source.b)\"\n", to: "mappings/v1_to_v2.yaml")
         #expect(!(try CLI.run(["check"], in: folder).stderr.contains("integer divided by an integer")))
     }
 

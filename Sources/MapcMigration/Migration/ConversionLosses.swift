@@ -45,9 +45,10 @@ enum ConversionLosses {
                 guard let value = try? store.strategy.decode(row[columns.count - 1], as: from),
                       case .success(let converted) = ValueRules.coerce(value, to: to) else { continue }
                 let before = shown(value, as: from), after = shown(converted, as: to)
-                // Changed as `dump` shows the two (a double's 0.1 made a decimal stays 0.1; a float's
-                // 0.1 becomes 0.10000000149011612), exactly where a number has no decimal form.
-                let same = before.decimal.flatMap { b in after.decimal.map { b == $0 } } ?? (Value.compare(value, converted) == .orderedSame)
+                // Changed when neither the number nor what `dump` shows of it is the same: a decimal's
+                // 0.1 made a double still shows 0.1, a double 2^40 made a float is still 2^40 (if
+                // shown 1.0995116e+12); a float's 0.1 made a decimal is 0.10000000149011612.
+                let same = Value.compare(value, converted) == .orderedSame || before.decimal.flatMap { b in after.decimal.map { b == $0 } } == true
                 guard !same else { continue }
                 changed += 1
                 if first == nil {

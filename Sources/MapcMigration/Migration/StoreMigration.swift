@@ -190,7 +190,8 @@ package enum StoreMigration {
         var layoutNotes = sourceStore.layoutNotes()
         // A store of mapc's format made into a Core Data store: its objects' ids are not kept.
         if let format = options.destinationFormat, sourceStore.keepsIdentities, format.identifier == StoreFormat.coreData.identifier {
-            layoutNotes.append("the objects' ids are not kept in a Core Data store, which names its objects by entity and key (Note/p1, …, as `mapc dump` shows them)")
+            let example = sourceStore.schema.entities.first { !$0.isAbstract }?.name ?? "Entity"
+            layoutNotes.append("the objects' ids are not kept in a Core Data store, which names its objects by entity and key (\(example)/p1, …, as `mapc dump` shows them)")
         }
         let unasked = foreign.filter(\.needsConsent)
         if !unasked.isEmpty && !options.acceptsDataLoss {

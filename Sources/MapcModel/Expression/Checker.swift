@@ -84,8 +84,8 @@ package struct ExpressionChecker {
         }
         // Two integers divide as integers (NSExpression's rule): into an attribute that holds
         // fractions, the fraction a reader may expect is gone.
-        if case .binary(.divide, let left, let right) = expression.kind, [.float, .double, .decimal].contains(attribute.type), isInteger(left), isInteger(right) {
-            warning("an integer divided by an integer is an integer, truncated (7 / 2 is 3, as NSExpression divides), and \(target) would hold no fraction", expression.range,
+        if [.float, .double, .decimal].contains(attribute.type), let division = integerDivision(in: expression) {
+            warning("an integer divided by an integer is an integer, truncated (7 / 2 is 3, as NSExpression divides), and \(target) would hold no fraction", division.range,
                     fix: "write a double into the division (1.0 * a / b) for the fraction, or trunc:() to say the whole number is meant")
         }
         switch result {
@@ -111,6 +111,24 @@ package struct ExpressionChecker {
                       fix: CastClass.target(from: kind, to: attribute.type).map { "convert it with CAST(…, \"\($0)\")" + ($0 == "NSDate" ? " (seconds since 2001-01-01)" : "") })
             }
         }
+    }
+
+    /// The first division of two integers in an expression (`a / b`, `divide:by:(a, b)`), anywhere
+    /// in it but under `trunc:`, `floor:` or `ceiling:`, which say the whole number is meant.
+    private mutating func integerDivision(in expression: Expr) -> Expr? {
+        switch expression.kind {
+        case .binary(.divide, let left, let right) where isInteger(left) && isInteger(right):
+            return expression
+        case .function(let name, let arguments):
+            let function = NamedFunction.lookup(name, argumentCount: arguments.count)
+            if [NamedFunction.trunc, .floor, .ceiling].contains(function) { return nil }
+            if function == .divide, arguments.count == 2, isInteger(arguments[0]), isInteger(arguments[1]) { return expression }
+        default: break
+        }
+        for child in expression.children {
+            if let found = integerDivision(in: child) { return found }
+        }
+        return nil
     }
 
     /// Whether an expression's type is an integer or a boolean; its diagnostics were given already.

@@ -105,9 +105,10 @@ package enum ISO8601 {
         }
         // A leap second: the time it names, with :59 for :60, parses.
         let time = text.firstIndex { $0 == "T" || $0 == "t" }.map { text[text.index(after: $0)...] } ?? ""
-        // (A leap second is the 60th second of a minute's last: 23:59:60 in UTC.)
-        if time.count >= 8, time.dropFirst(3).hasPrefix("59"), let seconds = time.index(time.startIndex, offsetBy: 5, limitedBy: time.endIndex), time[seconds...].hasPrefix(":60"),
-           parse(text.replacingCharacters(in: seconds..<time.index(seconds, offsetBy: 3), with: ":59")) != nil {
+        // (A leap second is the 61st second of a day's last minute: 23:59:60 in UTC.)
+        if time.count >= 8, let seconds = time.index(time.startIndex, offsetBy: 5, limitedBy: time.endIndex), time[seconds...].hasPrefix(":60"),
+           let before = parse(text.replacingCharacters(in: seconds..<time.index(seconds, offsetBy: 3), with: ":59")),
+           ((before.wholeSeconds % 86_400) + 86_400) % 86_400 == 86_399 {
             return "\(shown) is a leap second (:60), which stores do not hold: a date counts seconds without them, as Core Data's and SQLite's do; write the second after (or :59)"
         }
         return "\(shown) is not an ISO 8601 date such as 2024-05-01T10:00:00Z (a date that exists, its time in hours, minutes and seconds, and Z or an offset)"
