@@ -116,8 +116,12 @@ struct LightweightInference {
         /// The source attributes and relationships something in the destination carries on.
         var usedAttributes: Set<String> = []
         var usedRelationships: Set<String> = []
-        /// Each source property's destination properties, by name or renaming identifier.
-        var carriedBy: [String: [String]] = [:]
+        /// Source properties a second destination property carries on too (by name or renaming
+        /// identifier), each with its carriers; empty in nearly every step, so kept apart.
+        var carriedTwice: [String: [String]] = [:]
+        /// The destination property carrying each source property, where that is needed to say
+        /// which carried it first.
+        var firstCarrier: [String: String] = [:]
         /// Where each destination property's values come from.
         var origins: [String: PropertyOrigin] = [:]
     }
@@ -169,7 +173,7 @@ struct LightweightInference {
             work.notes.append("\(old.name): relationship removed")
             work.mapping.drops.append(old.name)
         }
-        for (old, carriers) in work.carriedBy.sorted(by: { $0.key < $1.key }) where carriers.count > 1 {
+        for (old, carriers) in work.carriedTwice.sorted(by: { $0.key < $1.key }) {
             identifierCautions.append(("\(destinationEntity.name).\(carriers[1])", "\(carriers.map { "\(destinationEntity.name).\($0)" }.joined(separator: " and ")) all take the values of \(old) of \(sourceEntity.name) in \(source.version) "
                                        + "(by name or renaming identifier), each a copy: if one of them is new, give it no renamingIdentifier naming \(old)"))
         }
@@ -181,6 +185,16 @@ struct LightweightInference {
     }
 
     // MARK: Properties
+
+    /// Records which destination property carries a source property on; a second one is kept
+    /// with the first, to be said (`identifierCautions`).
+    private func noteCarrier(of old: String, inserted: Bool, by name: String, in work: inout EntityWork) {
+        if inserted {
+            work.firstCarrier[old] = name
+        } else {
+            work.carriedTwice[old, default: work.firstCarrier[old].map { [$0] } ?? []].append(name)
+        }
+    }
 
     /// A new property whose renaming identifier names no property of the entity in the source
     /// version (a typo, or another entity's property): it starts empty, which is said. Between
@@ -213,8 +227,7 @@ struct LightweightInference {
             work.origins[attribute.name] = .new(default: attribute.defaultValue)
             return
         }
-        work.usedAttributes.insert(old.name)
-        work.carriedBy[old.name, default: []].append(attribute.name)
+        noteCarrier(of: old.name, inserted: work.usedAttributes.insert(old.name).inserted, by: attribute.name, in: &work)
         if old.name != attribute.name {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: attribute.name, detail: "from \(old.name)"))
             work.notes.append("\(attribute.name): renamed from \(old.name)")
@@ -298,8 +311,7 @@ struct LightweightInference {
             work.origins[relationship.name] = .new(default: nil)
             return
         }
-        work.usedRelationships.insert(old.name)
-        work.carriedBy[old.name, default: []].append(relationship.name)
+        noteCarrier(of: old.name, inserted: work.usedRelationships.insert(old.name).inserted, by: relationship.name, in: &work)
         if old.name != relationship.name {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: relationship.name, detail: "from \(old.name)"))
             work.notes.append("\(relationship.name): renamed from \(old.name)")
