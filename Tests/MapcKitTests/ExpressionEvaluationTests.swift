@@ -99,7 +99,9 @@ let keyPathCases: [EvalCase] = [
     // A key of an unordered to-many (an NSSet in Core Data) is a set, as key-value coding makes it:
     // each value once, no nil (the two children's "Doe" is one; n2's nil rating is none).
     .init("author.children.lastName", #"["Doe"]"#), .init("author.children.lastName.@count", "1"),
-    .init("author.notes.rating", "[4.5]"), .init("ANY author.notes.rating == nil", "false"), .init("count:(author.children.lastName)", "1"),
+    .init("author.notes.rating", "[4.5]"), .init("ANY author.notes.rating == nil", "false"),
+    // A fetch's predicate is Core Data's SQL, where a to-many key is a join: a nil is there.
+    .init("FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Person', 'ANY notes.rating == nil'), $manager.sourceContext, NO).firstName", #"["Adam"]"#), .init("count:(author.children.lastName)", "1"),
     // An array keeps every value (a fetch's results, a literal collection).
     .init("FETCH(FUNCTION($manager, 'fetchRequestForSourceEntityNamed:predicateString:', 'Person', 'lastName == \\'Doe\\''), $manager.sourceContext, NO).lastName", #"["Doe","Doe"]"#), .init("attachments.size", "[100,250]"), .init("author.children.firstName", #"["Jane","Bob"]"#),
     .init("author.countries.moods.name", #"["calm","happy","busy"]"#), .init("title.length", "9"), .init("image.length", "4"),

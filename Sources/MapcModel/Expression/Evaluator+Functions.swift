@@ -248,8 +248,9 @@ extension Evaluator {
             }
             parsedPredicates[predicateText] = predicate
         }
-        let saved = context.evaluatedObject
-        defer { context.evaluatedObject = saved }
+        let saved = context.evaluatedObject, savedSemantics = evaluatesFetchPredicate
+        defer { context.evaluatedObject = saved; evaluatesFetchPredicate = savedSemantics }
+        evaluatesFetchPredicate = true
         var kept: [EvalValue] = []
         for ref in try context.graph.objects(of: entity) {
             context.evaluatedObject = .object(ref)

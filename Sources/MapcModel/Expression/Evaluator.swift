@@ -67,6 +67,9 @@ package final class Evaluator {
     /// FETCH results of predicates that read no variables, by entity and predicate: the graph
     /// does not change while an evaluator reads it.
     var fetchResults = BoundedCache<String, EvalValue>(capacity: 8)
+    /// Whether a `FETCH`'s predicate is being evaluated: Core Data runs it as SQL, where a key of
+    /// a to-many is a join (every value, nil included), not `valueForKey:`'s set.
+    var evaluatesFetchPredicate = false
     /// Named functions already looked up, by spelling and argument count: a keyword spelling
     /// (`UPPERCASE`) is otherwise compared with every function's name on each call.
     var knownFunctions = BoundedCache<FunctionSpelling, NamedFunction>(capacity: 256)
@@ -223,7 +226,7 @@ package final class Evaluator {
             }
             // Of a set (an unordered to-many, Core Data's NSSet) a set, as `valueForKey:` makes
             // one: each value once, and no nil. An array (a fetch's results, a literal) keeps all.
-            if !ordered { result = distinct(result.filter { !$0.isNull }) }
+            if !ordered && !evaluatesFetchPredicate { result = distinct(result.filter { !$0.isNull }) }
             return .collection(try checkSize(result, range), ordered: ordered)
         case .scalar(.null):
             return .null
