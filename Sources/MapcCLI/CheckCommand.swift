@@ -97,12 +97,12 @@ struct CheckCommand: ParsableCommand {
                                                           at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
                             } else if gap.droppedValues.isEmpty {
                                 // Inferred whole, with something its renaming identifiers may not mean.
-                                for hint in gap.renames {
+                                for hint in gap.hints {
                                     diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred: \(hint)", at: at))
                                 }
                             } else {
                                 diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it unless given --accept-data-loss"
-                                                                + gap.renames.map { "; \($0)" }.joined(),
+                                                                + gap.hints.map { "; \($0)" }.joined(),
                                                             at: at, fix: "write \(file) to carry them over (\(start)), or run with --accept-data-loss if they are meant to go"))
                             }
                         }

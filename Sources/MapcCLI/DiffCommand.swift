@@ -29,7 +29,7 @@ struct DiffCommand: ParsableCommand {
             }
             lines.append(result.changes.isEmpty ? "no changes" : "changes:")
             lines += result.changes.map { "  \($0)" }
-            lines += result.probableRenames.map { "note: \($0)" }
+            lines += result.hints.map { "note: \($0)" }
             let order = (try? catalog.position(of: source.version), try? catalog.position(of: destination.version))
             if source.version == destination.version {
                 lines.append("verdict: the same version; nothing to migrate")

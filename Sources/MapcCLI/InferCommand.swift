@@ -56,7 +56,7 @@ struct InferCommand: ParsableCommand {
                 // Every item the file holds, under the mapping that holds it: the drops too.
                 let items = result.skeleton.entityMappings.flatMap { entityMapping in entityMapping.todo.map { "  - \(entityMapping.name): \($0.text)" } }
                 Console.err("\(from) -> \(to) cannot be inferred completely; \(output.map { "wrote \($0):" } ?? "the mapping above has") \(mappings), with \(items.count) item\(items.count == 1 ? "" : "s") left to do (under 'todo:'):")
-                Console.err((items + result.probableRenames.map { "  note: \($0)" }).joined(separator: "\n"))
+                Console.err((items + result.hints.map { "  note: \($0)" }).joined(separator: "\n"))
                 Console.err("do each, delete it from 'todo:', and `mapc check` the file; `mapc diff \(English.operands([from, to]))` shows every change")
             }
         }

@@ -369,12 +369,14 @@ struct RunCommand: ParsableCommand {
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
         case .dataLoss:
             Console.err("error: \(error)")
-            for hint in step?.probableRenames ?? [] { Console.err("note: \(hint)") }
+            for hint in step?.hints ?? [] { Console.err("note: \(hint)") }
         case .validation:
             Console.err("error: \(error)")
             if let step, !step.isInferred {
                 for pass in step.allPasses { for note in error.notes(in: pass) { Console.err("\(note.location.map { "\($0): " } ?? "")note: \(note.message)") } }
             }
+            // What inference saw coming (a required link to objects the step drops) is the likely cause.
+            for hint in step?.hints ?? [] { Console.err("note: \(hint)") }
         default:
             Console.err("error: \(error)")
         }

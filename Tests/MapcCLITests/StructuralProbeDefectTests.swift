@@ -119,4 +119,22 @@ struct StructuralProbeDefectTests {
         #expect(dump.status == 0 && dump.stderr.contains("note: s.db breaks the rules of v1 in 1 place (Item 'i1', property 'name': required") && dump.stderr.contains("`mapc load` refuses the dump until they are mended"), "\(dump.stderr)")
         #expect(try CLI.run(["load", "out.json", "again.db"], in: folder).status == 1)
     }
+
+    /// A sub-entity removed where a required to-one may lead to its objects: `plan` passed the step
+    /// and `run` failed validating "required relationship empty", the cause unsaid. `diff` and
+    /// `check` say it now, and so does the failed run.
+    @Test func aRequiredLinkToDroppedObjectsIsSaid() throws {
+        let people = "  Person:\n    attributes: { name: string }\n    relationships:\n      led: { destination: Project, toMany: true, inverse: lead, optional: true }\n"
+        let project = "  Project:\n    attributes: { title: string }\n    relationships:\n      lead: { destination: Person, inverse: led, optional: false }\n"
+        let folder = try self.project([("v1", people + "  Employee:\n    parent: Person\n    attributes: { dept: string? }\n" + project), ("v2", people + project)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let said = "Project.lead is required, and may lead to Employee objects, which the step drops"
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains(said), "\(diff.stdout)")
+        #expect(try CLI.run(["check"], in: folder).stderr.contains(said))
+        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p1", "name": "P"}], "Employee": [{"id": "e1", "name": "E"}], "Project": [{"id": "j1", "title": "a", "lead": "p1"}, {"id": "j2", "title": "b", "lead": "e1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("Project 'j2'") && run.stderr.contains(said), "\(run.stderr)")
+    }
 }

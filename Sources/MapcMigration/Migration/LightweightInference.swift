@@ -47,6 +47,7 @@ struct LightweightInference {
             entityMappings.append(EntityMapping(name: "Remove\(entity.name)", source: entity.name, destination: nil, type: .remove))
             notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
         }
+        cautionRequiredLinksToDroppedObjects()
         let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
         sayEachChangeOnceWhereDeclared()
         changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
@@ -68,7 +69,8 @@ struct LightweightInference {
         }
         var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? mapping : nil, skeleton: skeleton, notes: notes)
         // A property a rename hint already names (its identifier misspelt) is said once.
-        result.probableRenames = renames + identifierCautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
+        result.probableRenames = renames
+        result.cautions = identifierCautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
         result.origins = origins
         return result
     }
@@ -182,6 +184,26 @@ struct LightweightInference {
         origins.entities[destinationEntity.name] = sourceEntity.name
         origins.properties[destinationEntity.name] = work.origins
         notes[name] = work.notes
+    }
+
+    /// A required to-one whose objects may lead to objects the step drops (a sub-entity removed
+    /// from the destination's hierarchy): the objects linked to one fail validation, which is
+    /// said before a run finds it (it names the object, not the cause).
+    private mutating func cautionRequiredLinksToDroppedObjects() {
+        let dropped = Set(source.entities.filter { claimed[$0.name] == nil && !$0.isAbstract }.map(\.name))
+        guard !dropped.isEmpty else { return }
+        for entity in destination.entities {
+            guard let before = sourceFor[entity.name] else { continue }
+            for relationship in destination.allRelationships(of: entity) where !relationship.isToMany && !relationship.isOptional && !relationship.isTransient {
+                guard case .carried(let from, _, _, _)? = origins.properties[entity.name]?[relationship.name],
+                      case .relationship(let old)? = source.property(named: from, in: before),
+                      let target = source.entity(named: old.destination) else { continue }
+                let reached = source.hierarchy(under: target).map(\.name).filter(dropped.contains).sorted()
+                guard !reached.isEmpty else { continue }
+                identifierCautions.append(("\(entity.name).\(relationship.name)", "\(entity.name).\(relationship.name) is required, and may lead to \(reached.joined(separator: " or ")) objects, which the step drops: "
+                                           + "an \(entity.name) linked to one fails validation; map them to an entity of \(destination.version), or make '\(relationship.name)' optional"))
+            }
+        }
     }
 
     // MARK: Properties

@@ -79,6 +79,12 @@ public struct InferenceResult: Sendable {
     /// removed and one added of the same type (or leading to the same entity), which inference
     /// reads as a removal and an addition. Each says how to declare the rename.
     public var probableRenames: [String] = []
+    /// What the step's renaming identifiers and required links may not mean (one value carried
+    /// into two properties, an identifier naming nothing, a required link to objects the step
+    /// drops): each said with what to do.
+    package var cautions: [String] = []
+    /// The renames and the cautions: what `diff`, `infer`, `check` and a failed run say besides.
+    package var hints: [String] { probableRenames + cautions }
     /// Where each value of the destination comes from (complete when there are no problems).
     package var origins = InferredOrigins()
 

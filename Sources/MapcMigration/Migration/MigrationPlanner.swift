@@ -50,6 +50,12 @@ public struct MigrationStep: Sendable {
         return []
     }
 
+    /// For an inferred step, its renames and cautions (`InferenceResult.hints`).
+    package var hints: [String] {
+        if case .inferred(let result, _) = identity { return result.hints }
+        return []
+    }
+
     /// For an inferred step, where each value of the destination comes from.
     var inferredOrigins: InferredOrigins? {
         if case .inferred(let result, _) = identity { return result.origins }
@@ -171,7 +177,7 @@ package enum MigrationPlanner {
             }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             guard let mapping = result.mapping else {
-                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.probableRenames,
+                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints,
                                           mappingsDirectory: mappings.directory, isDowngrade: false))
                 index += 1
                 continue
@@ -192,18 +198,18 @@ package enum MigrationPlanner {
     /// refuses unless told to accept), with any probable forgotten renames (`renames`): for each version with no mapping file leading forward
     /// from it, the step to the next. A store at any version plans as `plan` does, so these are
     /// the steps a store somewhere in the history would meet; `mapc check` reports them.
-    package static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] {
+    package static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String])] {
         let versions = try catalog.orderedSchemas()
-        var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String], renames: [String])] = []
+        var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String])] = []
         for index in versions.indices.dropLast() {
             let (from, to) = (versions[index].version, versions[index + 1].version)
             let later = Set(versions[(index + 1)...].map(\.version))
             if mappings.mappings.contains(where: { $0.source == from && later.contains($0.destination) }) { continue }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             if result.mapping == nil {
-                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.probableRenames, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, [], result.probableRenames))
-            } else if !result.droppedValues.isEmpty || !result.probableRenames.isEmpty {
-                gaps.append((nil, from, to, result.droppedValues, result.probableRenames))
+                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.hints, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, [], result.hints))
+            } else if !result.droppedValues.isEmpty || !result.hints.isEmpty {
+                gaps.append((nil, from, to, result.droppedValues, result.hints))
             }
         }
         return gaps
