@@ -52,6 +52,8 @@ struct InferCommand: ParsableCommand {
                     Console.err("the mapping drops the values of \(dropped.joined(separator: ", ")), as the inferred step would (which `run` refuses without --accept-data-loss): "
                                 + "each is an item under 'todo:'; map the values where they belong, or delete an item to drop them on purpose, then `mapc check` the file")
                 }
+                // What the renaming identifiers and required links may not mean, as `diff` says it.
+                for hint in result.hints { Console.err("note: \(hint)") }
             } else {
                 // Every item the file holds, under the mapping that holds it: the drops too.
                 let items = result.skeleton.entityMappings.flatMap { entityMapping in entityMapping.todo.map { "  - \(entityMapping.name): \($0.text)" } }

@@ -91,6 +91,9 @@ struct StructuralProbeDefectTests {
                 && said.contains("Person.companyTitle has renamingIdentifier 'label', which names no property of Person in v1"), "\(said)")
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
         #expect(diff.stdout.contains("note: Person.first and Person.nick all take the values of name"), "\(diff.stdout)")
+        // `infer` says it too, the step inferred whole (it said nothing).
+        let infer = try CLI.run(["infer", "--from", "v1", "--to", "v2"], in: folder)
+        #expect(infer.status == 0 && infer.stderr.contains("note: Person.first and Person.nick all take the values of name"), "\(infer.stderr)")
     }
 
     /// An entity moved under another parent inherits the parent's properties: `diff` said
@@ -118,6 +121,15 @@ struct StructuralProbeDefectTests {
         let dump = try CLI.run(["dump", "--output", "out.json", "s.db"], in: folder)
         #expect(dump.status == 0 && dump.stderr.contains("note: s.db breaks the rules of v1 in 1 place (Item 'i1', property 'name': required") && dump.stderr.contains("`mapc load` refuses the dump until they are mended"), "\(dump.stderr)")
         #expect(try CLI.run(["load", "out.json", "again.db"], in: folder).status == 1)
+        // A reference to no object is dumped as null, which `load` takes: not said as refused.
+        let schema = "  Item:\n    attributes: { name: string }\n    relationships:\n      box: { destination: Box, inverse: items, optional: true }\n  Box:\n    attributes: { label: string? }\n    relationships:\n      items: { destination: Item, toMany: true, inverse: box, optional: true }\n"
+        try folder.write("model: S\nversion: v1\nentities:\n\(schema)", to: "schemas/v1.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "i1", "name": "a", "box": "b1"}], "Box": [{"id": "b1"}]}}"#, to: "boxes.json")
+        #expect(try CLI.run(["load", "boxes.json", "boxes.db"], in: folder).status == 0)
+        try sqlite(folder, "boxes.db", "UPDATE Item SET box = 99")
+        let dangling = try CLI.run(["dump", "--output", "boxes-out.json", "boxes.db"], in: folder)
+        #expect(dangling.status == 0 && !dangling.stderr.contains("refuses the dump"), "\(dangling.stderr)")
+        #expect(try CLI.run(["load", "boxes-out.json", "boxes-again.db"], in: folder).status == 0)
     }
 
     /// A sub-entity removed where a required to-one may lead to its objects: `plan` passed the step

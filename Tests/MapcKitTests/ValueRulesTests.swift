@@ -132,6 +132,8 @@ struct ValueRulesTests {
         #expect(ValueParser.parse("12.5", as: .int64).failureMessage?.contains("has a fraction") == true)
         #expect(ValueParser.parse("1e5", as: .int16).failureMessage?.contains("int16") == true)
         #expect(ValueParser.parse("1.0e20", as: .int16).failureMessage?.contains("out of range for int16") == true)
+        #expect(ValueParser.parse("100000000000000000000", as: .int16).failureMessage?.contains("out of range for int16") == true)
+        #expect(ValueParser.parse("9223372036854775808", as: .int64).failureMessage?.contains("out of range for int64") == true)
         // A leap second is said to be one (it was "not an ISO 8601 date").
         #expect(ISO8601.problem(with: "2016-12-31T23:59:60Z").contains("is a leap second (:60)"))
 

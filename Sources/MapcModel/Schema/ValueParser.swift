@@ -19,7 +19,7 @@ package enum ValueParser {
         case .int16, .int32, .int64:
             guard let value = parseInteger(trimmed) else {
                 // With a point or an exponent, on its digits, as data files read it (`1.0e2` is 100).
-                if isDecimalText(trimmed), trimmed.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+                if isDecimalText(trimmed) {
                     // Beyond 64 bits is out of the type's range too, and said so.
                     if !hasFraction(decimalText: trimmed), integerPart(ofDecimalText: trimmed) == nil, let range = type.integerRange {
                         return .failure(ValueProblem("\(trimmed.prefix(60)) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))"))

@@ -31,6 +31,10 @@ package struct StoreValidator {
         package var objectCounts: [String: Int] = [:]
     }
 
+    /// The rule a to-one key naming no object of its destination breaks (a reader finds nothing
+    /// there: `dump` writes it as nil, a run leaves it out).
+    package static let danglingReferenceRule = "refers to a missing or wrong-entity object"
+
     /// The entities whose objects `validate` checks one by one: the concrete ones.
     package var checkedEntities: [Entity] { schema.entities.filter { !$0.isAbstract } }
 
@@ -114,7 +118,7 @@ package struct StoreValidator {
                     // A to-one holds one object or none; the report shows the key (or nil).
                     rules += countRules(relationship, count: "\(column) IS NOT NULL", shown: column)
                     rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed))))",
-                                  [], column, relationship.name, "refers to a missing or wrong-entity object (row key shown)"))
+                                  [], column, relationship.name, Self.danglingReferenceRule + " (row key shown)"))
                     if let inverse = schema.mutualInverse(of: relationship), !inverse.isToMany,
                        let inverseOwner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
                        case .foreignKey(let inverseColumn, _, _)? = store.layout.entities[inverseOwner.name]?.relationships[inverse.name] {
