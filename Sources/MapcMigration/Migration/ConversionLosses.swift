@@ -51,9 +51,9 @@ enum ConversionLosses {
                 let same = Value.compare(value, converted) == .orderedSame || before.decimal.flatMap { b in after.decimal.map { b == $0 } } == true
                 guard !same else { continue }
                 changed += 1
-                if first == nil {
-                    let key: Int64 = row[0]
-                    let stored: String? = storage.idColumn == nil ? nil : row[1]
+                // Read as values that may be damaged: GRDB's plain subscripts trap on a cell they cannot convert.
+                if first == nil, let key: Int64 = try row.storedIfPresent(0, "a row key") {
+                    let stored: String? = storage.idColumn == nil ? nil : try row.storedIfPresent(1, "an object id")
                     first = "\(entity) '\(store.strategy.objectID(entity: entity, key: key, stored: stored))': \(before.text) becomes \(after.text)"
                 }
             }
