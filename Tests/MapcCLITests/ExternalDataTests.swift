@@ -422,6 +422,9 @@ struct ExternalDataTests {
         // In its own layout it is current: nothing to do.
         let again = try CLI.run(["run", "--layout", "mapc", "--to", "v1", "Photos.sqlite"], in: folder)
         #expect(again.status == 0 && again.stdout.contains("already at v1; nothing to do"), "\(again.stdout)")
+        // Once in mapc's format, a later step in place says nothing of a folder it never read.
+        let later = try CLI.run(["run", "--layout", "mapc", "--to", "v2", "Photos.sqlite"], in: folder)
+        #expect(later.status == 0 && !later.stderr.contains("external values itself"), "\(later.stderr)")
     }
 
     /// In place, the store keeps its name, so its folder still belongs to it.

@@ -138,11 +138,13 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             throw MigrationError.setup("\(path) was not locked for its replacement")
         }
-        let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
         // A Core Data store made into mapc's format in place holds its external values itself now.
-        var leftBehind: [String] = []
         let support = CoreDataExternalData.beside(store: path)
-        if let format = options.destinationFormat, format.identifier != StoreFormat.coreData.identifier, support.exists, support.values() != nil {
+        let leavesSupport = options.destinationFormat.map { $0.identifier != StoreFormat.coreData.identifier } == true && support.exists
+            && (try? Store.metadata(at: real).format.identifier) == StoreFormat.coreData.identifier
+        let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
+        var leftBehind: [String] = []
+        if leavesSupport, support.values() != nil {
             leftBehind.append("the store holds its external values itself now: \(URL(fileURLWithPath: support.supportFolder).lastPathComponent) beside it, "
                               + "where Core Data kept them, is no longer read, and was left as it is; remove it when nothing needs it")
         }
