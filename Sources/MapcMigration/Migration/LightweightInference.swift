@@ -26,9 +26,10 @@ struct LightweightInference {
     /// Values a mapping keeps only in part (links a narrowed relationship can no longer hold),
     /// by entity mapping name: `todo:` items of the written file, as the removals are.
     private var partialLosses: [String: [String]] = [:]
-    /// Renaming identifiers that carry a value twice, or name nothing: by the destination
-    /// property (`Entity.name`) each is about, what to say.
-    private var identifierCautions: [(property: String, text: String)] = []
+    /// What the step may not mean (renaming identifiers that carry a value twice or name nothing,
+    /// a required link to objects the step drops): by the destination property (`Entity.name`)
+    /// each is about, what to say.
+    private var cautions: [(property: String, text: String)] = []
 
     init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
         self.source = source
@@ -70,7 +71,7 @@ struct LightweightInference {
         var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? mapping : nil, skeleton: skeleton, notes: notes)
         // A property a rename hint already names (its identifier misspelt) is said once.
         result.probableRenames = renames
-        result.cautions = identifierCautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
+        result.cautions = cautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
         result.origins = origins
         return result
     }
@@ -176,7 +177,7 @@ struct LightweightInference {
             work.mapping.drops.append(old.name)
         }
         for (old, carriers) in work.carriedTwice.sorted(by: { $0.key < $1.key }) {
-            identifierCautions.append(("\(destinationEntity.name).\(carriers[1])", "\(carriers.map { "\(destinationEntity.name).\($0)" }.joined(separator: " and ")) all take the values of \(old) of \(sourceEntity.name) in \(source.version) "
+            cautions.append(("\(destinationEntity.name).\(carriers[1])", "\(carriers.map { "\(destinationEntity.name).\($0)" }.joined(separator: " and ")) all take the values of \(old) of \(sourceEntity.name) in \(source.version) "
                                        + "(by name or renaming identifier), each a copy: if one of them is new, give it no renamingIdentifier naming \(old)"))
         }
         work.mapping.todo = work.todo
@@ -200,7 +201,7 @@ struct LightweightInference {
                       let target = source.entity(named: old.destination) else { continue }
                 let reached = source.hierarchy(under: target).map(\.name).filter(dropped.contains).sorted()
                 guard !reached.isEmpty else { continue }
-                identifierCautions.append(("\(entity.name).\(relationship.name)", "\(entity.name).\(relationship.name) is required, and may lead to \(reached.joined(separator: " or ")) objects, which the step drops: "
+                cautions.append(("\(entity.name).\(relationship.name)", "\(entity.name).\(relationship.name) is required, and may lead to \(reached.joined(separator: " or ")) objects, which the step drops: "
                                            + "an \(entity.name) linked to one fails validation; map them to an entity of \(destination.version), or make '\(relationship.name)' optional"))
             }
         }
@@ -209,7 +210,7 @@ struct LightweightInference {
     // MARK: Properties
 
     /// Records which destination property carries a source property on; a second one is kept
-    /// with the first, to be said (`identifierCautions`).
+    /// with the first, to be said (`cautions`).
     private func noteCarrier(of old: String, inserted: Bool, by name: String, in work: inout EntityWork) {
         if inserted {
             work.firstCarrier[old] = name
@@ -223,7 +224,7 @@ struct LightweightInference {
     /// versions with others between them, the identifier may name one of theirs: nothing said.
     private mutating func cautionUnmatched(_ identifier: String?, of name: String, in work: EntityWork) {
         guard let identifier, identifier != name, intermediates.isEmpty else { return }
-        identifierCautions.append(("\(work.destinationEntity.name).\(name)", "\(work.destinationEntity.name).\(name) has renamingIdentifier '\(identifier)', which names no property of \(work.sourceEntity.name) in \(source.version): "
+        cautions.append(("\(work.destinationEntity.name).\(name)", "\(work.destinationEntity.name).\(name) has renamingIdentifier '\(identifier)', which names no property of \(work.sourceEntity.name) in \(source.version): "
                                    + "it starts as a new property (nil, its default or empty), carrying no values; name the property it was (\(work.sourceEntity.name)'s own), or remove the identifier"))
     }
 
