@@ -28,6 +28,16 @@ final class ThrowingOnSecondPolicy: EntityMigrationPolicy {
     }
 }
 
+/// Reads a key Note does not have (a typo for `title`) through the subscript.
+final class MisspeltKeyPolicy: EntityMigrationPolicy {
+    nonisolated(unsafe) static var key = "titel"
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        var destination = try manager.makeDestination(for: source, mapping: mapping)
+        destination["title"] = source[Self.key]
+        _ = try manager.insert(destination, associatedWith: source, mapping: mapping)
+    }
+}
+
 /// What a policy throws reaches the caller as it was thrown, with the object it was working on.
 @Suite("Errors of policies", .serialized)
 struct PolicyErrorTests {
@@ -51,6 +61,25 @@ struct PolicyErrorTests {
         #expect(mapping == "NoteToNote" && object?.id == "n1")
         #expect(thrown as? ContactPolicyFailure == .refused("n1"))
         #expect(error?.description == "mapping 'NoteToNote', source object Note 'n1': custom policy failed: refused(\"n1\")")
+    }
+
+    /// `source["titel"]` gave nil in silence (every note lost its title, exit 0), where Core
+    /// Data's `value(forKey:)` raises on a key the entity does not have: the run fails, naming
+    /// the key, the closest one the entity has, and the object.
+    @Test func aKeyTheEntityDoesNotHaveFailsTheRun() throws {
+        let registry = PolicyRegistry()
+        registry.register(MisspeltKeyPolicy.self, as: "Misspelt")
+        let model = try loadMapping(noteToNoteMapping(["policy: Misspelt"]))
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(v2Notes(3))
+        MisspeltKeyPolicy.key = "titel"
+        let step = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model, policies: registry)
+        let error = #expect(throws: MigrationError.self) { try step.run() }
+        #expect(error?.description.contains("'titel'") == true && error?.description.contains("did you mean 'title'?") == true, "\(String(describing: error))")
+        // A key it has, holding nil, is nil.
+        MisspeltKeyPolicy.key = "body"
+        let fine = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model, policies: registry)
+        _ = try fine.run()
     }
 
     @Test func aDescribedErrorIsShownByItsDescription() throws {

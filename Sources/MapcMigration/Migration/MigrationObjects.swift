@@ -37,7 +37,16 @@ public struct SourceObject {
     /// external storage gives its bytes). A value that cannot be read (its external file is
     /// missing) is nil here, and the migration fails, naming it, when the hook returns.
     public subscript(attribute: String) -> Value {
-        do { return try graph.attributeValue(attribute, of: data) ?? data.attributes[attribute] ?? .null } catch {
+        do {
+            if let value = try graph.attributeValue(attribute, of: data) ?? data.attributes[attribute] { return value }
+            // A key the entity does not have is a mistake, as Core Data's `value(forKey:)` raises on
+            // it: said once the policy returns (a subscript cannot throw), never read as nil.
+            if !graph.has(attribute, in: data.entity) {
+                let names = graph.propertyNames(of: ref) ?? []
+                throw MapcError.notFound("\(data.entity) has no attribute '\(attribute)'" + (Suggestions.didYouMean(attribute, in: names).map { "; \($0)" } ?? ""))
+            }
+            return .null
+        } catch {
             if graph.unreadValue == nil { graph.unreadValue = (attribute, ref, error) }
             return .null
         }

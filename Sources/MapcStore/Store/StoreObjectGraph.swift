@@ -155,6 +155,12 @@ package final class StoreObjectGraph: ObjectGraph {
     /// objects may hold large blobs, and a batch mostly asks again for the same few targets).
     private var wholeObjects = BoundedCache<StoredKey, ObjectData>(capacity: 256)
 
+    /// Whether an entity of the store's schema has a property of that name (looked up in the
+    /// graph's cache: asked per value a policy reads).
+    package func has(_ key: String, in entity: String) -> Bool {
+        property(key, of: entity) != nil
+    }
+
     /// The keys of an object of the store's schema.
     package func propertyNames(of object: ObjectRef) -> [String]? {
         store.schema.propertyNames(ofEntity: object.entity)
