@@ -132,6 +132,11 @@ struct RunCommand: ParsableCommand {
                     }
                     renderSources = plan.steps.flatMap { $0.isInferred ? [] : $0.allPasses.compactMap(\.file) }
                     steps = plan.steps
+                    // The mapping files' warnings, as `check` gives them (a compiler shows its
+                    // warnings as it builds): what they say may be about to be dropped.
+                    if format != .json, let warnings = try? migrator.check(plan), !warnings.isEmpty {
+                        Console.err(DiagnosticRenderer(sources: renderSources).render(warnings))
+                    }
                     var options = MigrationOptions()
                     options.dryRun = dryRun
                     options.output = output.map { URL(fileURLWithPath: $0) }

@@ -149,4 +149,19 @@ struct StructuralProbeDefectTests {
         let run = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
         #expect(run.status == 3 && run.stderr.contains("Project 'j2'") && run.stderr.contains(said), "\(run.stderr)")
     }
+
+    /// A mapping file that leaves an entity out drops its objects, as Core Data's would: `check`
+    /// warned, but `run` said nothing while every tag went (exit 0). The run shows the mapping
+    /// files' warnings now, as a compiler shows its warnings while it builds.
+    @Test func aRunShowsItsMappingFilesWarnings() throws {
+        let entities = "  Note:\n    attributes: { title: string }\n  Tag:\n    attributes: { name: string }\n"
+        let folder = try project([("v1", entities), ("v2", entities.replacingOccurrences(of: "title: string", with: "title: string, body: string?"))])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.title\n", to: "mappings/v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a"}], "Tag": [{"id": "t1", "name": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("warning: no entity mapping reads Tag objects of v1; they would be dropped"), "\(run.stderr)")
+    }
 }
