@@ -141,7 +141,8 @@ struct ExternalDataTests {
         try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "odd", "image": "BW9kZA=="}]}}"#, to: "photos.json")
         // `load` refuses it (below): the store is made with a valid value, then damaged.
         let refused = try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder)
-        #expect(refused.status == 1 && refused.stderr.contains("Photo 'a', key 'image': an attribute that allows external storage keeps Core Data's form") && refused.stderr.contains("its first byte is 05"), "\(refused.stderr)")
+        #expect(refused.status == 1 && refused.stderr.contains("Photo 'a', key 'image': an attribute that allows external storage keeps Core Data's form") && refused.stderr.contains("its first byte is 05")
+                && refused.stderr.contains(#"For a data file holding the bytes alone, say so at its top: "layout": "mapc""#), "\(refused.stderr)")
         try folder.write(#"{"version": "v1", "objects": {"Photo": [{"id": "a", "title": "odd", "image": "AW9kZA=="}]}}"#, to: "photos.json")
         #expect(try CLI.run(["load", "--layout", "core-data", "photos.json", "Photos.sqlite"], in: folder).status == 0)
         try sqlite(folder, "Photos.sqlite", "UPDATE ZPHOTO SET ZIMAGE = x'056f6464'")

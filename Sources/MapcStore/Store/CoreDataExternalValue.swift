@@ -124,7 +124,8 @@ package enum CoreDataExternalValue {
     package static func problem(storing value: Value) -> String? {
         guard case .binary(let data) = value, case .failure = form(of: data) else { return nil }
         return "an attribute that allows external storage keeps Core Data's form in a Core Data store, as `mapc dump` writes it: give 01 followed by the bytes "
-            + "(base64 of both), or 02, the UUID of a file in the store's _EXTERNAL_DATA folder and a NUL; its first byte is \(String(format: "%02x", data.first ?? 0))"
+            + "(base64 of both), or 02, the UUID of a file in the store's _EXTERNAL_DATA folder and a NUL; its first byte is \(String(format: "%02x", data.first ?? 0)). "
+            + "For a data file holding the bytes alone, say so at its top: \"layout\": \"mapc\""
     }
 
     /// The bytes a column value of an attribute that allows external storage stands for.
