@@ -135,15 +135,22 @@ struct TestCommandTests {
                 && !invalid.stdout.contains("the migration failed"), "\(invalid.stdout)")
     }
 
+    /// A project of one version, v1, of the entities given, with empty fixtures and expected folders.
+    private func oneVersion(_ entities: String) throws -> URL {
+        let folder = try CLI.emptyProject()
+        try folder.write("model: S\nversion: v1\nentities:\n\(entities)", to: "schemas/v1.yaml")
+        for name in ["fixtures", "expected"] {
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
+        }
+        return folder
+    }
+
     /// A store keeps no sign of zero (SQLite stores -0.0 as 0): an expected -0.0 is the 0 stored,
     /// and passes (it failed, "expected -0.0, got 0.0"); a long text against nil says so plainly,
     /// and where two texts with escaped characters differ is counted in the text, not its JSON.
     @Test func zeroSignNilAndEscapesAreComparedAsTheStoreHoldsThem() throws {
-        let folder = try CLI.emptyProject()
+        let folder = try oneVersion("  Rec:\n    attributes: { score: double?, text: string? }\n")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write("model: S\nversion: v1\nentities:\n  Rec:\n    attributes: { score: double?, text: string? }\n", to: "schemas/v1.yaml")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("expected"), withIntermediateDirectories: true)
         let body = String(repeating: "\\n", count: 10) + String(repeating: "a", count: 140)
         try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "score": 0.0, "text": "\#(body)"}, {"id": "r2", "score": 1.5, "text": null}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "d.json", "fixtures/recs.db"], in: folder).status == 0)
@@ -161,11 +168,8 @@ struct TestCommandTests {
     /// other side following (it failed: "expected null"); texts that differ only in their Unicode
     /// form fail, and are shown where they differ (it said "character 124" of 123).
     @Test func oneSidedRelationshipsAndUnicodeFormsInExpectedData() throws {
-        let folder = try CLI.emptyProject()
+        let folder = try oneVersion("  Rec:\n    attributes: { s: string? }\n    relationships:\n      kids: { destination: Kid, toMany: true, inverse: rec, optional: true }\n  Kid:\n    attributes: { n: int64? }\n    relationships:\n      rec: { destination: Rec, inverse: kids, optional: true }\n")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write("model: S\nversion: v1\nentities:\n  Rec:\n    attributes: { s: string? }\n    relationships:\n      kids: { destination: Kid, toMany: true, inverse: rec, optional: true }\n  Kid:\n    attributes: { n: int64? }\n    relationships:\n      rec: { destination: Rec, inverse: kids, optional: true }\n", to: "schemas/v1.yaml")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("expected"), withIntermediateDirectories: true)
         let long = String(repeating: "a", count: 120)
         try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "s": "\#(long)é zz"}], "Kid": [{"id": "k1", "n": 1, "rec": "r1"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "d.json", "fixtures/f.db"], in: folder).status == 0)
