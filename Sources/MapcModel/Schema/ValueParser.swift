@@ -22,7 +22,7 @@ package enum ValueParser {
                 if isDecimalText(trimmed) {
                     // Beyond 64 bits is out of the type's range too, and said so.
                     if !hasFraction(decimalText: trimmed), integerPart(ofDecimalText: trimmed) == nil, let range = type.integerRange {
-                        return .failure(ValueProblem("\(trimmed.prefix(60)) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))"))
+                        return .failure(ValueProblem("\(English.abbreviated(trimmed, limit: 60)) is out of range for \(type.rawValue) (\(range.lowerBound) to \(range.upperBound))"))
                     }
                     return wholeNumber(ofDecimalText: trimmed).flatMap { checkRange($0, type) }
                 }
@@ -162,12 +162,12 @@ extension ValueParser {
     /// digits, never through a double: a fraction, however small (`12.0000000000000001`, `1e-400`),
     /// is refused, and a number beyond 64 bits.
     package static func wholeNumber(ofDecimalText text: String) -> Result<Int64, ValueProblem> {
-        guard isDecimalText(text) else { return .failure(ValueProblem("'\(text.prefix(60))' is not a whole number")) }
+        guard isDecimalText(text) else { return .failure(ValueProblem("'\(English.abbreviated(text, limit: 60))' is not a whole number")) }
         if hasFraction(decimalText: text) {
-            return .failure(ValueProblem("\(text.prefix(60)) is not a whole number (it has a fraction), which an integer attribute cannot hold; round it"))
+            return .failure(ValueProblem("\(English.abbreviated(text, limit: 60)) is not a whole number (it has a fraction), which an integer attribute cannot hold; round it"))
         }
         guard let value = integerPart(ofDecimalText: text) else {
-            return .failure(ValueProblem("\(text.prefix(60)) is beyond a 64-bit integer (\(Int64.min) to \(Int64.max))"))
+            return .failure(ValueProblem("\(English.abbreviated(text, limit: 60)) is beyond a 64-bit integer (\(Int64.min) to \(Int64.max))"))
         }
         return .success(value)
     }
@@ -177,10 +177,11 @@ extension ValueParser {
     static func hasFraction(decimalText text: String) -> Bool {
         let (_, whole, fraction, exponent) = parts(ofDecimalText: text)
         // The digits after the point once it has moved `exponent` places (trailing zeros never count).
-        let digits = Array(whole + fraction)
-        let (placed, overflow) = whole.count.addingReportingOverflow(exponent)
-        if overflow { return exponent < 0 && digits.contains { $0 != "0" } }
-        return digits.dropFirst(max(0, min(placed, digits.count))).contains { $0 != "0" }
+        // Bytes, not characters: the text is ASCII digits (`isDecimalText`), and may be long.
+        let digits = (whole + fraction).utf8, zero = UInt8(ascii: "0")
+        let (placed, overflow) = whole.utf8.count.addingReportingOverflow(exponent)
+        if overflow { return exponent < 0 && digits.contains { $0 != zero } }
+        return digits.dropFirst(max(0, min(placed, digits.count))).contains { $0 != zero }
     }
 
     /// A number written other than zero that a double would make 0 (`1e-400`, below the least
@@ -188,7 +189,7 @@ extension ValueParser {
     /// double is refused, never made infinite.
     package static func underflowProblem(_ text: String, nearest: Double) -> ValueProblem? {
         guard nearest == 0, isDecimalText(text), isNonZero(decimalText: text) else { return nil }
-        return ValueProblem("\(text.prefix(60)) is too small for a double: it would become 0 (the least double is 5e-324); write 0 if that is meant")
+        return ValueProblem("\(English.abbreviated(text, limit: 60)) is too small for a double: it would become 0 (the least double is 5e-324); write 0 if that is meant")
     }
 
     /// Whether decimal text (`isDecimalText`) names a number other than zero.
