@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 import MapcModel
 
 /// One inference of a step, `MappingInference.infer`'s work in the order Core Data's lightweight
@@ -202,7 +203,7 @@ struct LightweightInference {
                 let reached = source.hierarchy(under: target).map(\.name).filter(dropped.contains).sorted()
                 guard !reached.isEmpty else { continue }
                 cautions.append(("\(entity.name).\(relationship.name)", "\(entity.name).\(relationship.name) is required, and may lead to \(reached.joined(separator: " or ")) objects, which the step drops: "
-                                           + "an \(entity.name) linked to one fails validation; map them to an entity of \(destination.version), or make '\(relationship.name)' optional"))
+                                           + "\(English.withArticle(entity.name)) linked to one fails validation; map them to an entity of \(destination.version), or make '\(relationship.name)' optional"))
             }
         }
     }
