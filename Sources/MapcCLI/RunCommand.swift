@@ -271,10 +271,13 @@ struct RunCommand: ParsableCommand {
                 }
                 outcome.steps = plan.steps.count
                 steps = plan.steps
+                // The mapping files' warnings, said with the notes (once for every store that has them).
+                let warnings = ((try? migrator.check(plan)) ?? []).map(\.description)
                 outcome.notes = try migrator.migrate(plan, options: frozen) { update in
                     step = update.step
                     everyStepDone = finishesTheLastStep(update)
                 }.notes
+                outcome.notes = warnings + outcome.notes
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             }
         } catch {

@@ -161,7 +161,12 @@ struct StructuralProbeDefectTests {
         try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.title\n", to: "mappings/v1_to_v2.yaml")
         try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a"}], "Tag": [{"id": "t1", "name": "x"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("t.db"))
         let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("warning: no entity mapping reads Tag objects of v1; they would be dropped"), "\(run.stderr)")
+        // A batch says it once, with the stores it concerns.
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("t.db"), to: folder.appendingPathComponent("u.db"))
+        let batch = try CLI.run(["run", "t.db", "u.db"], in: folder)
+        #expect(batch.status == 0 && batch.stderr.contains("note (t.db, u.db): ./mappings/v1_to_v2.yaml:4:3: warning") && batch.stderr.contains("warning: no entity mapping reads Tag objects of v1"), "\(batch.stderr)")
     }
 }
