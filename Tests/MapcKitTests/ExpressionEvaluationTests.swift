@@ -273,6 +273,7 @@ let castAndMiscCases: [EvalCase] = [
     .init("CAST(42, 'NSString')", "\"42\""), .init("CAST(2.5, 'NSString')", "\"2.5\""), .init("CAST(3.0, 'NSString')", "\"3\""),
     // A whole double is written as %g writes it, without a fraction up to 16 digits (1e15 was "1000000000000000.0").
     .init("FUNCTION(CAST(0, 'NSDate'), 'description')", "\"2001-01-01 00:00:00 +0000\""), .init("FUNCTION(CAST(-0.5, 'NSDate'), 'description')", "\"2000-12-31 23:59:59 +0000\""),
+    .init("CAST(-0.0, 'NSString')", "\"-0\""), .init("CAST(0.0, 'NSString')", "\"0\""),
     .init("CAST(1e15, 'NSString')", "\"1000000000000000\""), .init("CAST(-5e15, 'NSString')", "\"-5000000000000000\""), .init("CAST(1e16, 'NSString')", "\"1e+16\""), .init("CAST('12', 'NSNumber')", "12"),
     .init("CAST('1.5', 'NSNumber')", "1.5"), .init("CAST('x', 'NSNumber')", "error: 'x' is not a number"), .init("CAST('0x1F', 'NSNumber')", "error: '0x1F' is not a number"),
     .init("CAST('1e400', 'NSNumber')", "error: beyond a double's range"), .init("CAST('9007199254740993', 'NSNumber')", "9007199254740993"), .init("CAST(0, 'NSDate')", "\"2001-01-01T00:00:00Z\""),

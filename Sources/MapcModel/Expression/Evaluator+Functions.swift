@@ -174,7 +174,8 @@ extension Evaluator {
             case .scalar(.integer(let n)): return .scalar(.string(String(n)))
             // A whole double without a fraction up to 16 digits, as NSNumber's %g writes it (Swift's
             // own text adds ".0" up to 2^53); a fraction in the shortest digits that read back the same.
-            case .scalar(.double(let d)): return .scalar(.string(d.rounded() == d && Swift.abs(d) < 1e16 ? String(Int64(d)) : "\(d)"))
+            // (A negative zero keeps its sign, as %g writes it: "-0".)
+            case .scalar(.double(let d)): return .scalar(.string(d == 0 && d.sign == .minus ? "-0" : d.rounded() == d && Swift.abs(d) < 1e16 ? String(Int64(d)) : "\(d)"))
             case .scalar(.decimal(let d)): return .scalar(.string(d.description))
             case .scalar(.date(let date)): return .scalar(.string(ISO8601.format(date)))
             case .scalar(.uuid(let uuid)): return .scalar(.string(uuid.uuidString.lowercased()))
