@@ -166,7 +166,7 @@ extension RowWriter {
         let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"
         guard let statement = try? statement(sql), let row = try? Row.fetchOne(statement, arguments: [key]) else { return unnamed }
         let discriminator: DatabaseValue = row[0]
-        let own = store.layout.entities.values.first { $0.table == storage.table && $0.discriminator == discriminator }?.entity ?? entity
+        let own = store.layout.entity(withDiscriminator: discriminator, inTable: storage.table) ?? entity
         let stored: String? = storage.idColumn == nil ? nil : ((try? row.storedIfPresent(1, "an object id")) ?? nil)
         return "\(own) '\(store.strategy.objectID(entity: own, key: key, stored: stored))'"
     }

@@ -118,13 +118,12 @@ extension Store {
                     shown.append("\(name) \(value)")
                 }
                 guard conditions.count == constraint.count else { continue }
-                let members = layout.entities.values.filter { $0.table == storage.table }
                 let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
                 guard let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1",
                                                  arguments: StatementArguments(arguments)),
                       let key: Int64 = try row.storedIfPresent(0, "a row key") else { continue }
                 let discriminator: DatabaseValue = row[1]
-                let existingEntity = members.first { $0.discriminator == discriminator }?.entity ?? owner.name
+                let existingEntity = layout.entity(withDiscriminator: discriminator, inTable: storage.table) ?? owner.name
                 let stored: String? = storage.idColumn == nil ? nil : try row.storedIfPresent(2, "an object id")
                 let existing = strategy.objectID(entity: existingEntity, key: key, stored: stored)
                 return DataValidationError(problems: [DataProblem(entity: entityName, objectID: objectID, key: constraint.joined(separator: ","),
