@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GRDB
 @testable import MapcKit
 @testable import MapcFoundation
 @testable import MapcModel
@@ -37,5 +38,56 @@ struct StoreErrorKindTests {
             return
         }
         #expect(message.contains("the store holds model 'UnCloudNotes'"), "\(message)")
+    }
+}
+
+/// A store damaged after it was opened (or in ways opening does not look at) fails its reads with
+/// mapc's own error, which an app can catch and show: never SQLite's (GRDB is not part of the API).
+@Suite("Reads of a damaged store")
+struct DamagedStoreReadTests {
+    /// A store of three notes, opened, then damaged by `damage` (given the file's path).
+    private func damagedStore(format: StoreFormat, _ damage: (String) throws -> Void) throws -> (Store, URL) {
+        let folder = try temporaryFolder()
+        let path = folder.appendingPathComponent("s.db").path
+        let store = try Store.create(at: path, schema: try uncloudNotes("v1"), format: format)
+        try store.insert((1...3).map { ObjectData(id: "n\($0)", entity: "Note", attributes: ["title": .string("t\($0)"), "body": .string("b"), "dateCreated": .date(Date(timeIntervalSince1970: 1_700_000_000))]) })
+        try damage(path)
+        return (store, folder)
+    }
+
+    /// Every public read of the store, each expected to fail with a `MapcError`.
+    private func expectEveryReadFailsWithMapcError(_ store: Store, _ damage: String) {
+        let reads: [(String, () throws -> Void)] = [
+            ("objects(of:)", { _ = try store.objects(of: "Note") }),
+            ("objects(ofExactEntity:)", { _ = try store.objects(ofExactEntity: "Note") }),
+            ("forEachObject", { try store.forEachObject(ofExactEntity: "Note") { _ in } }),
+            ("object(entity:key:)", { _ = try store.object(entity: "Note", key: 1) }),
+            ("object(id:)", { _ = try store.object(id: "Note/p1") }),
+            ("count(of:)", { _ = try store.count(of: "Note") }),
+        ]
+        for (name, read) in reads {
+            do {
+                try read()
+                Issue.record("\(name) read a store whose \(damage) without an error")
+            } catch let error as MapcError {
+                #expect(error.description.contains("s.db"), "\(name): \(error)")
+            } catch {
+                Issue.record("\(name) threw \(type(of: error)), not MapcError, for a store whose \(damage): \(error)")
+            }
+        }
+    }
+
+    @Test(arguments: StoreFormat.all.map(\.identifier))
+    func aTableDroppedBehindTheStoreFailsWithMapcError(_ format: String) throws {
+        let (store, folder) = try damagedStore(format: StoreFormat.named(format) ?? .mapc) { path in
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND upper(name) IN ('NOTE', 'ZNOTE')")
+                for name in tables { try db.execute(sql: "DROP TABLE \(name.quotedDatabaseIdentifier)") }
+            }
+            try queue.close()
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        expectEveryReadFailsWithMapcError(store, "note table was dropped")
     }
 }

@@ -143,7 +143,7 @@ extension MigrationRun {
         if let (_, any) = rules.first {
             // The source object the key comes from; its entity says which of the rules made it.
             let key = destination.key - any.offset
-            guard let data = try sourceStore.object(entity: any.sourceEntities.first ?? "", key: key),
+            guard let data = try sourceStore.readObject(entity: any.sourceEntities.first ?? "", key: key),
                   let (index, _) = rules.first(where: { $0.rule.sourceEntities.contains(data.entity) }) else { return nil }
             return (index, StoredKey(entity: data.entity, key: key))
         }

@@ -41,7 +41,7 @@ extension MigrationRun {
         for destination in destinationInstances {
             guard let key = try destinationKey(of: destination),
                   let (mappingIndex, source) = try association(of: StoredKey(entity: destination.entity, key: key)), mappingIndex == index,
-                  let data = try sourceStore.object(entity: source.entity, key: source.key) else { continue }
+                  let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { continue }
             result.append(sourceGraph.ref(data))
         }
         return result
@@ -53,7 +53,7 @@ extension MigrationRun {
         guard let key = try destination.primaryKey ?? destinationKey(of: destination.ref) else { return nil }
         let stored = StoredKey(entity: destination.entity, key: key)
         if let current = currentRelation, current.destination == stored { return current.source }
-        guard let (_, source) = try association(of: stored), let data = try sourceStore.object(entity: source.entity, key: source.key) else { return nil }
+        guard let (_, source) = try association(of: stored), let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { return nil }
         return sourceObject(data)
     }
 

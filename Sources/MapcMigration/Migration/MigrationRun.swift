@@ -167,7 +167,7 @@ final class MigrationRun: MigrationManagerFunctions {
         } catch let error as DatabaseError where stoppedByCancellation(error, step) {
             throw MigrationError.cancelled
         }
-        return try ledger.summary(of: step.mapping, destination: step.destination.schema, phaseSeconds: seconds) { try step.destination.count(of: $0, exactly: true) }
+        return try ledger.summary(of: step.mapping, destination: step.destination.schema, phaseSeconds: seconds) { try step.destination.countObjects(of: $0, exactly: true) }
     }
 
     /// The three phases, timing each.

@@ -56,7 +56,7 @@ struct SourceReader {
     /// reads them. Without the shortcut, a scan of the whole table per mapping.
     func count(ofExactEntity entity: String) throws -> Int {
         guard let storage = store.layout.entities[entity], isAloneInItsTable(storage) else {
-            return try store.count(of: entity, exactly: true)
+            return try store.countObjects(of: entity, exactly: true)
         }
         return try store.reading { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0 }
     }

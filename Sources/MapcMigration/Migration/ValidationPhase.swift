@@ -30,7 +30,7 @@ struct ValidationPhase {
             var named = violation
             guard let located = try run.destinationStore.locate(id: violation.object, try run.db),
                   let (_, source) = try run.association(of: StoredKey(entity: located.entity, key: located.key)),
-                  let data = try run.sourceStore.object(entity: source.entity, key: source.key) else {
+                  let data = try run.sourceStore.readObject(entity: source.entity, key: source.key) else {
                 // Made without a record of its source (a compiled creation): its id may name another object in the store.
                 if !run.destinationStore.keepsIdentities, violation.mapping != nil { named.sourceObject = "" }
                 return named

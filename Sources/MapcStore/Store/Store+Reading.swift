@@ -41,17 +41,23 @@ extension Store {
     /// Calls `body` for each object whose own entity is `entity` (sub-entities excluded), in key
     /// order, reading row by row so memory stays flat on large stores.
     public func forEachObject(ofExactEntity entityName: String, _ body: (ObjectData) throws -> Void) throws {
-        try readObjects(ofExactEntity: entityName, body)
+        try failingAsStoreErrors("cannot read the \(entityName) objects") { try readObjects(ofExactEntity: entityName, body) }
     }
 
     /// The object with this identity, whatever its entity; nil when the store has none.
     public func object(id: String) throws -> ObjectData? {
-        try reading { try readObject(id: id, $0) }
+        try failingAsStoreErrors("cannot read the object '\(id)'") { try readObject(id: id) }
     }
 
     /// The object with this key in the table of an entity's hierarchy (whichever entity of the
     /// hierarchy it is); nil when there is none.
     public func object(entity: String, key: Int64) throws -> ObjectData? {
+        try failingAsStoreErrors("cannot read the \(entity) object with key \(key)") { try readObject(entity: entity, key: key) }
+    }
+
+    /// `object(entity:key:)` for the engine: SQLite's failures stay SQLite's (an interrupted
+    /// statement is a cancellation, a full disk the store's failure, not the expression's).
+    package func readObject(entity: String, key: Int64) throws -> ObjectData? {
         if let known = schema.entity(named: entity), schema.subentities(of: known).isEmpty {
             // No sub-entity: the row is most likely of this very entity, which the read checks.
             // Alone in its hierarchy, it can be of no other.
@@ -79,6 +85,11 @@ extension Store {
             }
         }
         return found
+    }
+
+    /// `object(id:)` for the engine: SQLite's failures stay SQLite's.
+    package func readObject(id: String) throws -> ObjectData? {
+        try reading { try readObject(id: id, $0) }
     }
 
     /// The object with this identity, read on a connection already open (inside a write).

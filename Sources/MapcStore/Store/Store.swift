@@ -291,6 +291,17 @@ public final class Store: @unchecked Sendable {
         return MapcError.store("\(path): \(doing): \(error.message ?? "\(error)")")
     }
 
+    /// Runs an app's call on the store: SQLite's failures reach the app as mapc's own errors,
+    /// which it can catch and show (GRDB is not part of the API). The engine calls the package
+    /// functions below these, whose SQLite errors it tells apart (an interrupted statement).
+    func failingAsStoreErrors<T>(_ doing: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw Store.storeError(error, path: path ?? ":memory:", doing: doing)
+        }
+    }
+
     /// When a SQLite file is shorter than its header says it is (an incomplete copy, or a file cut
     /// short), what to say; nil otherwise. The header's size counts only when SQLite vouches for it
     /// (its "version-valid-for" number equals the change counter).
@@ -378,6 +389,11 @@ public final class Store: @unchecked Sendable {
 
     /// The number of objects of an entity, sub-entities included unless `exactly` is set.
     public func count(of entity: String, exactly: Bool = false) throws -> Int {
+        try failingAsStoreErrors("cannot count the \(entity) objects") { try countObjects(of: entity, exactly: exactly) }
+    }
+
+    /// `count(of:exactly:)` for the engine: SQLite's failures stay SQLite's.
+    package func countObjects(of entity: String, exactly: Bool = false) throws -> Int {
         let storage = try layout.storage(of: entity)
         let values = exactly ? [storage.discriminator] : storage.discriminators
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
@@ -391,7 +407,7 @@ public final class Store: @unchecked Sendable {
 extension Store {
     /// Runs SQLite's quick integrity check; throws with its findings when the file is damaged.
     public func checkIntegrity() throws {
-        let findings = try database.read { try String.fetchAll($0, sql: Self.quickCheck) }
+        let findings = try failingAsStoreErrors("cannot check the store") { try database.read { try String.fetchAll($0, sql: Self.quickCheck) } }
         guard findings != ["ok"] else { return }
         throw Self.damaged(path ?? "the store", findings: findings)
     }

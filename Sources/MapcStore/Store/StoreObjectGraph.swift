@@ -132,9 +132,9 @@ package final class StoreObjectGraph: ObjectGraph {
         if let cached = cache[ref.id] { return cached }
         let object: ObjectData?
         if let key = ref.key, store.schema.entity(named: ref.entity) != nil {
-            object = try store.object(entity: ref.entity, key: key)
+            object = try store.readObject(entity: ref.entity, key: key)
         } else {
-            object = try store.object(id: ref.id)
+            object = try store.readObject(id: ref.id)
         }
         if let object { cache[object.id] = object }
         return object
@@ -147,7 +147,7 @@ package final class StoreObjectGraph: ObjectGraph {
         guard data.isPartial, let key = data.key else { return nil }
         let stored = StoredKey(entity: data.entity, key: key)
         if let known = wholeObjects[stored] { return known }
-        let whole = try store.object(entity: data.entity, key: key)
+        let whole = try store.readObject(entity: data.entity, key: key)
         wholeObjects[stored] = whole
         return whole
     }
