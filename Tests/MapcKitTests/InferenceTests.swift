@@ -149,6 +149,55 @@ struct InferenceTests {
         #expect(!changes.contains { $0.contains("settings in its version hash changed") }, "\(changes)")
     }
 
+    /// Core Data's rule: a source and a destination element that share an identifier (the
+    /// renaming identifier, else the name) are one. Apple's guide: "the renaming identifier creates
+    /// a canonical name", kept when the property is renamed again (the corpus' Moody does so).
+    @Test func renamingIdentifiersAreCanonicalAsCoreDataReadsThem() throws {
+        let a = try schema("a", "  Query:\n    attributes:\n      remoteIdentifier: string?\n      count: int16\n")
+        let b = try schema("b", "  Select:\n    renamingIdentifier: Query\n    attributes:\n      remoteID: { type: string, optional: true, renamingIdentifier: remoteIdentifier }\n      count: int16\n")
+        let c = try schema("c", "  Search:\n    renamingIdentifier: Query\n    attributes:\n      serverID: { type: string, optional: true, renamingIdentifier: remoteIdentifier }\n      count: int16\n      extra: string?\n")
+        let query = ObjectData(id: "q1", entity: "Query", attributes: ["remoteIdentifier": .string("r1"), "count": .integer(2)])
+        let select = ObjectData(id: "q1", entity: "Select", attributes: ["remoteID": .string("r1"), "count": .integer(2)])
+        // The second rename, b to c, and straight from a to c.
+        for (from, object) in [(a, query), (b, select)] {
+            let result = MappingInference.infer(from: from, to: c)
+            #expect(result.cautions.isEmpty && result.probableRenames.isEmpty, "\(from.version): \(result.hints)")
+            let search = try #require(try migrate(from, c, [object]).objects(of: "Search").first)
+            #expect(search.attributes["serverID"] == .string("r1"), "\(from.version)")
+        }
+    }
+
+    /// Identifiers decide before names: swapping two properties' identifiers moves the value to the
+    /// one whose identifier is the old one's, and the other starts empty, as Core Data has it.
+    @Test func aPropertyWhoseIdentifierIsAnothersDoesNotKeepItsOwnValues() throws {
+        let a = try schema("a", "  Query:\n    attributes:\n      from: string?\n")
+        let b = try schema("b", "  Query:\n    attributes:\n      from: { type: string, optional: true, renamingIdentifier: where2 }\n      where2: { type: string, optional: true, renamingIdentifier: from }\n")
+        let object = ObjectData(id: "q1", entity: "Query", attributes: ["from": .string("x")])
+        let query = try #require(try migrate(a, b, [object]).objects(of: "Query").first)
+        #expect(query.attributes["where2"] == .string("x") && query.attributes["from"] == .null, "\(query.attributes)")
+    }
+
+    /// An identifier that names the previous version's name, where that property had an identifier
+    /// of its own, is matched (no value is lost), and said: Core Data would not match it.
+    @Test func anIdentifierNamingAPreviousNameIsMatchedAndSaid() throws {
+        let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")
+        let c = try schema("c", "  Entry:\n    renamingIdentifier: Memo\n    attributes:\n      caption: { type: string, renamingIdentifier: heading }\n      count: int16\n")
+        let memo = ObjectData(id: "m1", entity: "Memo", attributes: ["heading": .string("t"), "count": .integer(1)])
+        let entry = try #require(try migrate(b, c, [memo]).objects(of: "Entry").first)
+        #expect(entry.attributes["caption"] == .string("t"))
+        let cautions = MappingInference.infer(from: b, to: c).cautions
+        #expect(cautions.contains { $0.hasPrefix("Entry has renamingIdentifier 'Memo'") && $0.contains("Core Data's own migration would not") && $0.contains("renamingIdentifier: Note") }, "\(cautions)")
+        #expect(cautions.contains { $0.hasPrefix("Entry.caption has renamingIdentifier 'heading'") && $0.contains("renamingIdentifier: title") }, "\(cautions)")
+    }
+
+    /// The rename a removed and an added property suggest names the old property's identifier.
+    @Test func aSuggestedRenameGivesTheOldPropertysIdentifier() throws {
+        let a = try schema("a", "  Note:\n    attributes:\n      remoteID: { type: string, renamingIdentifier: remoteIdentifier }\n")
+        let b = try schema("b", "  Note:\n    attributes:\n      serverID: string\n")
+        let hints = MappingInference.infer(from: a, to: b).probableRenames
+        #expect(hints.contains { $0.contains("give 'serverID' renamingIdentifier: remoteIdentifier in b") }, "\(hints)")
+    }
+
     @Test func renameChainsAcrossSeveralVersions() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")

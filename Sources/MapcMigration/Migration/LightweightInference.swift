@@ -84,9 +84,15 @@ struct LightweightInference {
     /// Each destination entity's source counterpart; added, removed and split entities.
     private mutating func matchEntities() {
         let source = self.source
+        let counterparts = Self.counterparts(of: destination.entities.map { ($0.name, $0.renamingIdentifier) },
+                                             among: source.entities.map { ($0.name, $0.canonicalIdentifier) }) { name, renaming in
+            Self.lineageNames(name, renaming: renaming, through: intermediates, kind: .entity(nil))
+        }
         for entity in destination.entities {
-            let lineage = Self.lineageNames(entity.name, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil))
-            if let match = lineage.lazy.compactMap({ source.entity(named: $0) }).first {
+            if let counterpart = counterparts[entity.name], let match = source.entity(named: counterpart.name) {
+                if counterpart.unlikeCoreData {
+                    cautionUnlikeCoreData(entity.name, renaming: entity.renamingIdentifier, matched: match.name, of: nil, identifier: match.canonicalIdentifier)
+                }
                 sourceFor[entity.name] = match
                 claimed[match.name, default: []].append(entity.name)
                 if match.name != entity.name { changes.append(SchemaChange(kind: .renamed, entity: entity.name, property: nil, detail: "from \(match.name)")) }
@@ -115,6 +121,8 @@ struct LightweightInference {
         var todo: [MappingTodo] = []
         /// The names the destination entity had, for the lineage of its properties.
         var owners: [String]
+        /// The source property each destination property takes its values from.
+        var counterparts: [String: Counterpart] = [:]
         var sourceAttributes: [Attribute]
         var sourceRelationships: [Relationship]
         /// The source attributes and relationships something in the destination carries on.
@@ -143,6 +151,7 @@ struct LightweightInference {
                               mapping: EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform),
                               owners: Self.lineageNames(destinationEntity.name, renaming: destinationEntity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [destinationEntity.name],
                               sourceAttributes: source.allAttributes(of: sourceEntity), sourceRelationships: source.allRelationships(of: sourceEntity))
+        work.counterparts = propertyCounterparts(of: destinationEntity, from: sourceEntity, owners: work.owners)
         if let claimants = claimed[sourceEntity.name], claimants.count > 1 {
             work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
         }
@@ -226,7 +235,7 @@ struct LightweightInference {
     private mutating func cautionUnmatched(_ identifier: String?, of name: String, in work: EntityWork) {
         guard let identifier, identifier != name, intermediates.isEmpty else { return }
         cautions.append(("\(work.destinationEntity.name).\(name)", "\(work.destinationEntity.name).\(name) has renamingIdentifier '\(identifier)', which names no property of \(work.sourceEntity.name) in \(source.version): "
-                                   + "it starts as a new property (nil, its default or empty), carrying no values; name the property it was (\(work.sourceEntity.name)'s own), or remove the identifier"))
+                                   + "it starts as a new property (nil, its default or empty), carrying no values; give it the renaming identifier of the property it was (\(work.sourceEntity.name)'s own: its renamingIdentifier, else its name), or remove the identifier"))
     }
 
     /// A destination attribute: new, renamed, widened or converted, made required or optional,
@@ -234,9 +243,9 @@ struct LightweightInference {
     private mutating func mapAttribute(_ attribute: Attribute, in work: inout EntityWork) {
         let entityName = work.destinationEntity.name
         let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
-        let lineage = Self.lineageNames(attribute.name, renaming: attribute.renamingIdentifier, through: intermediates, kind: .property(work.owners))
-        guard let old = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first else {
-            if let relationship = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate } }).first {
+        let counterpart = work.counterparts[attribute.name]
+        guard let counterpart, let old = sourceAttributes.first(where: { $0.name == counterpart.name }) else {
+            if let counterpart, let relationship = sourceRelationships.first(where: { $0.name == counterpart.name }) {
                 refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"), in: &work)
                 return
             }
@@ -250,6 +259,9 @@ struct LightweightInference {
             }
             work.origins[attribute.name] = .new(default: attribute.defaultValue)
             return
+        }
+        if counterpart.unlikeCoreData {
+            cautionUnlikeCoreData("\(entityName).\(attribute.name)", renaming: attribute.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
         }
         noteCarrier(of: old.name, inserted: work.usedAttributes.insert(old.name).inserted, by: attribute.name, in: &work)
         if old.name != attribute.name {
@@ -315,9 +327,9 @@ struct LightweightInference {
     private mutating func mapRelationship(_ relationship: Relationship, in work: inout EntityWork) {
         let entityName = work.destinationEntity.name
         let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
-        let lineage = Self.lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(work.owners))
-        guard let old = lineage.lazy.compactMap({ candidate in sourceRelationships.first { $0.name == candidate && !$0.isTransient } }).first else {
-            if let attribute = lineage.lazy.compactMap({ candidate in sourceAttributes.first { $0.name == candidate && !$0.isTransient } }).first {
+        let counterpart = work.counterparts[relationship.name]
+        guard let counterpart, let old = sourceRelationships.first(where: { $0.name == counterpart.name }) else {
+            if let counterpart, let attribute = sourceAttributes.first(where: { $0.name == counterpart.name }) {
                 // Core Data does not infer a change of property kind: the values have no meaning to carry over.
                 work.usedAttributes.insert(attribute.name)
                 changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "attribute -> relationship"))
@@ -335,23 +347,26 @@ struct LightweightInference {
             work.origins[relationship.name] = .new(default: nil)
             return
         }
+        if counterpart.unlikeCoreData {
+            cautionUnlikeCoreData("\(entityName).\(relationship.name)", renaming: relationship.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
+        }
         noteCarrier(of: old.name, inserted: work.usedRelationships.insert(old.name).inserted, by: relationship.name, in: &work)
         if old.name != relationship.name {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: relationship.name, detail: "from \(old.name)"))
             work.notes.append("\(relationship.name): renamed from \(old.name)")
         }
         // The relationship must lead to the counterpart of what it led to (or a relative in its hierarchy).
-        let counterpart = sourceFor[relationship.destination]
-        guard let oldTarget = source.entity(named: old.destination), let counterpart,
-              source.hierarchy(under: counterpart).contains(where: { $0.name == oldTarget.name }) || source.hierarchy(under: oldTarget).contains(where: { $0.name == counterpart.name }) else {
+        let targetCounterpart = sourceFor[relationship.destination]
+        guard let oldTarget = source.entity(named: old.destination), let targetCounterpart,
+              source.hierarchy(under: targetCounterpart).contains(where: { $0.name == oldTarget.name }) || source.hierarchy(under: oldTarget).contains(where: { $0.name == targetCounterpart.name }) else {
             refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
                                     fix: "write an explicit mapping"), in: &work)
             return
         }
-        if counterpart.name != oldTarget.name, source.hierarchy(under: oldTarget).contains(where: { $0.name == counterpart.name }) {
+        if targetCounterpart.name != oldTarget.name, source.hierarchy(under: oldTarget).contains(where: { $0.name == targetCounterpart.name }) {
             // Narrowed to a sub-entity: a link to any other object of the old destination has
             // nowhere to go. A value dropped, said and asked about as a removal is.
-            let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(counterpart.name) objects are dropped (the destination is now \(relationship.destination))"
+            let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(targetCounterpart.name) objects are dropped (the destination is now \(relationship.destination))"
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
                                         detail: "destination \(oldTarget.name) -> \(relationship.destination): links to other \(oldTarget.name) objects are dropped", losesValues: true))
             work.notes.append(loss)
@@ -375,7 +390,7 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
                                         detail: "\(how) (validation will check every object has \(least == 1 ? "one" : "at least \(least)"))"))
         }
-        if oldTarget.name != counterpart.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
+        if oldTarget.name != targetCounterpart.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
         work.origins[relationship.name] = .carried(from: old.name, typeChange: nil, nilBecomes: nil,
                                                    dropsOrder: old.isToMany && old.isOrdered && !(relationship.isToMany && relationship.isOrdered))
         // Set each relationship from one side: to-one sides always; to-many sides when they keep
@@ -401,9 +416,8 @@ struct LightweightInference {
     private func carriesValues(_ relationship: Relationship, of entityName: String) -> Bool {
         guard let entity = destination.entity(named: entityName), let sourceEntity = sourceFor[entityName] else { return false }
         let owners = Self.lineageNames(entityName, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [entityName]
-        let lineage = Self.lineageNames(relationship.name, renaming: relationship.renamingIdentifier, through: intermediates, kind: .property(owners))
-        let sourceRelationships = source.allRelationships(of: sourceEntity)
-        return lineage.contains { name in sourceRelationships.contains { $0.name == name && !$0.isTransient } }
+        guard let counterpart = propertyCounterparts(of: entity, from: sourceEntity, owners: owners)[relationship.name] else { return false }
+        return source.allRelationships(of: sourceEntity).contains { $0.name == counterpart.name }
     }
 
     // MARK: Saying each change once
@@ -452,6 +466,60 @@ struct LightweightInference {
         guard let sourceEntity = sourceFor[entityName], let owner = declarer(of: property, from: sourceEntity, in: source),
               let counterpart = claimed[owner.name]?.first, destination.ancestry(of: entity).contains(where: { $0.name == counterpart }) else { return entityName }
         return counterpart
+    }
+
+    // MARK: Counterparts
+
+    /// The element of the source version an element of the destination takes its values from.
+    struct Counterpart {
+        /// Its name in the source version.
+        var name: String
+        /// Found by mapc's rule where Core Data's finds nothing: said (`cautionUnlikeCoreData`).
+        var unlikeCoreData = false
+    }
+
+    /// Each destination element's counterpart among the source's (entities, or one entity's
+    /// properties), by name. Core Data's rule first: the one source element sharing its identifier
+    /// (its renaming identifier, else its name), so an identifier is kept when renamed again. Failing
+    /// that, mapc's: the old name its renaming identifier gives, and the renames recorded in the
+    /// versions between (`lineage`), among the source elements no destination element has by Core
+    /// Data's rule; a match Core Data would not make, unless two source elements share the identifier.
+    static func counterparts(of elements: [(name: String, renaming: String?)], among sources: [(name: String, identifier: String)],
+                             lineage: (String, String?) -> [String]) -> [String: Counterpart] {
+        var found: [String: Counterpart] = [:]
+        var ambiguous: Set<String> = []
+        for element in elements {
+            let sharing = sources.filter { $0.identifier == (element.renaming ?? element.name) }
+            if sharing.count == 1 { found[element.name] = Counterpart(name: sharing[0].name) } else if sharing.count > 1 { ambiguous.insert(element.name) }
+        }
+        let taken = Set(found.values.map(\.name)), names = Set(sources.map(\.name))
+        for element in elements where found[element.name] == nil {
+            guard let old = lineage(element.name, element.renaming).first(where: { names.contains($0) && !taken.contains($0) }) else { continue }
+            found[element.name] = Counterpart(name: old, unlikeCoreData: !ambiguous.contains(element.name))
+        }
+        return found
+    }
+
+    /// The counterparts of a destination entity's stored properties among its source entity's.
+    private func propertyCounterparts(of destinationEntity: Entity, from sourceEntity: Entity, owners: [String]) -> [String: Counterpart] {
+        let sources = source.allAttributes(of: sourceEntity).filter { !$0.isTransient }.map { (name: $0.name, identifier: $0.canonicalIdentifier) }
+            + source.allRelationships(of: sourceEntity).filter { !$0.isTransient }.map { (name: $0.name, identifier: $0.canonicalIdentifier) }
+        let elements = destination.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { (name: $0.name, renaming: $0.renamingIdentifier) }
+            + destination.allRelationships(of: destinationEntity).filter { !$0.isTransient }.map { (name: $0.name, renaming: $0.renamingIdentifier) }
+        return Self.counterparts(of: elements, among: sources) { name, renaming in
+            Self.lineageNames(name, renaming: renaming, through: intermediates, kind: .property(owners))
+        }
+    }
+
+    /// A match mapc makes and Core Data would not (no source element shares the identifier): the
+    /// values are carried, and what Core Data would do, and how to agree with it, said.
+    private mutating func cautionUnlikeCoreData(_ element: String, renaming: String?, matched old: String, of sourceEntity: String?, identifier: String) {
+        let has = renaming.map { "has renamingIdentifier '\($0)'" } ?? "has no renamingIdentifier"
+        let oldName = sourceEntity.map { "\($0).\(old)" } ?? old
+        let name = element.split(separator: ".").last.map(String.init) ?? element
+        cautions.append((element, "\(element) \(has), and mapc takes it for \(oldName) of \(source.version), whose renaming identifier is '\(identifier)': "
+                                  + "Core Data's own migration would not (it matches renaming identifiers, which stay the same through renames), and would leave \(element) empty. "
+                                  + "The values are carried here; for stores Core Data migrates too, give '\(name)' renamingIdentifier: \(identifier)"))
     }
 
     // MARK: Lineage

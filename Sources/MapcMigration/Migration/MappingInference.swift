@@ -236,8 +236,15 @@ public enum MappingInference {
                 case nil: written = nil
                 }
                 let mistaken = written.map { " (its renamingIdentifier '\($0)' names no property of \(oldEntity.name) in \(source.version))" } ?? ""
+                // Core Data matches identifiers: the old property's own, kept through its renames.
+                let identifier: String
+                switch source.property(named: old, in: oldEntity) {
+                case .attribute(let attribute)?: identifier = attribute.canonicalIdentifier
+                case .relationship(let relationship)?: identifier = relationship.canonicalIdentifier
+                case nil: identifier = old
+                }
                 hints.append("\(entityName).\(name) is added and \(entityName).\(old) removed, both \(kind): if \(old) was renamed, "
-                             + "give '\(name)' renamingIdentifier: \(old) in \(destination.version)\(mistaken), and its values are carried over")
+                             + "give '\(name)' renamingIdentifier: \(identifier) in \(destination.version)\(mistaken), and its values are carried over")
             }
         }
         return hints

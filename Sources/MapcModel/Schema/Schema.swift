@@ -174,8 +174,12 @@ public struct Entity: Sendable {
     public var parent: String?
     /// An abstract entity has no instances of its own, only of its sub-entities.
     public var isAbstract: Bool = false
-    /// The entity's name in an earlier version, for inferred renames.
+    /// The entity's identifier across versions, for inferred renames: the name it first had (Core
+    /// Data's renaming identifier). An entity and a later one sharing it are one.
     public var renamingIdentifier: String?
+    /// The identifier Core Data matches across versions: the renaming identifier, else the name
+    /// (what `renamingIdentifier` returns in Core Data when none was set). Kept when renamed again.
+    package var canonicalIdentifier: String { renamingIdentifier ?? name }
     /// Changes the version hash without changing the structure, to force a migration.
     public var versionHashModifier: String?
     /// Each constraint lists property names whose values together must be unique among the objects
@@ -253,8 +257,11 @@ public struct Attribute: Sendable {
     public var defaultValue: Value?
     /// Transient attributes are not stored and do not survive a migration.
     public var isTransient: Bool = false
-    /// The attribute's name in an earlier version.
+    /// The attribute's identifier across versions: the name it first had (Core Data's renaming identifier).
     public var renamingIdentifier: String?
+    /// The identifier Core Data matches across versions: the renaming identifier, else the name
+    /// (what `renamingIdentifier` returns in Core Data when none was set). Kept when renamed again.
+    package var canonicalIdentifier: String { renamingIdentifier ?? name }
     /// Changes the version hash without changing the structure.
     public var versionHashModifier: String?
     /// For transformable attributes, the name of the value transformer (informational on Linux).
@@ -347,8 +354,11 @@ public struct Relationship: Sendable {
     /// The largest count, as Core Data's hash and comparisons take it: a to-one's is 1, a
     /// to-many's 0 (no limit) when none is declared.
     public var declaredMaxCount: Int { maxCount ?? (isToMany ? 0 : 1) }
-    /// The relationship's name in an earlier version.
+    /// The relationship's identifier across versions: the name it first had (Core Data's renaming identifier).
     public var renamingIdentifier: String?
+    /// The identifier Core Data matches across versions: the renaming identifier, else the name
+    /// (what `renamingIdentifier` returns in Core Data when none was set). Kept when renamed again.
+    package var canonicalIdentifier: String { renamingIdentifier ?? name }
     /// Changes the version hash without changing the structure.
     public var versionHashModifier: String?
     /// Transient relationships are not stored.
