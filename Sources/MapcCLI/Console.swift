@@ -28,8 +28,59 @@ enum Console {
         try Files.write(Data(text.utf8), to: path, replace: replace)
     }
 
+    /// What an export (a dump, a diagram, a JUnit report) is, to tell an earlier one of its kind,
+    /// which it replaces (exports are made again at will), from any other file, which it does not.
+    struct Export: Sendable {
+        /// What it is called in messages ("a data file").
+        var name: String
+        /// Whether a file beginning with these bytes is an earlier export of this kind.
+        var isEarlierExport: @Sendable (String) -> Bool
+
+        /// A dump: JSON.
+        static let dataFile = Export(name: "data file (JSON)") { $0.drop { $0.isWhitespace }.hasPrefix("{") }
+        /// A diagram, Mermaid or DOT.
+        static let diagram = Export(name: "diagram") { text in ["classDiagram", "flowchart", "digraph"].contains { text.drop { $0.isWhitespace }.hasPrefix($0) } }
+        /// A JUnit report.
+        static let junit = Export(name: "JUnit report") { $0.drop { $0.isWhitespace }.hasPrefix("<?xml") }
+    }
+
+    /// Writes an export to a file, or to standard output: over an existing file only when it is
+    /// an earlier export of its kind (never a store, a schema or a fixture given by mistake), and
+    /// never over the store it was read from (`store`) or that store's companion files, whatever
+    /// the path or link naming them.
+    static func write(_ text: String, to path: String?, export: Export, readFrom store: String? = nil) throws {
+        guard let path else { return try write(text, to: nil) }
+        let target = try Files.output(path)
+        let absolute = target.hasPrefix("/") ? target : Files.realPath(Files.parentFolder(of: target)) + "/" + URL(fileURLWithPath: target).lastPathComponent
+        if let store {
+            let real = Files.realPath(store)
+            if ([real] + Files.companions(of: real) + [real + ".mapc-lock"]).contains(absolute) {
+                throw MapcError.file("\(path) is the store being dumped (or one of its files, which SQLite reads with it); write the \(export.name) elsewhere")
+            }
+        }
+        if Files.kind(of: target) == .regularFile {
+            let start = (FileHandle(forReadingAtPath: target).flatMap { try? $0.read(upToCount: 256) }).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            guard export.isEarlierExport(start) else {
+                throw MapcError.file("\(path) already exists and is not a \(export.name) (an earlier one would be replaced); choose another file or remove it")
+            }
+        }
+        try write(text, to: path, replace: true)
+    }
+
+    /// Whether standard error is a terminal that redraws a line in place (`\r` and an erase):
+    /// not when it is redirected, nor for `TERM=dumb` (editors' shells, some CI logs).
+    static let redrawsLines = isatty(STDERR_FILENO) == 1 && ProcessInfo.processInfo.environment["TERM"] != "dumb"
+
+    /// Writes a line to standard error.
     static func err(_ text: String) {
-        try? FileHandle.standardError.write(contentsOf: Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        errText(text.hasSuffix("\n") ? text : text + "\n")
+    }
+
+    /// Writes text to standard error as it is (progress redraws its line). A failed write (a
+    /// closed descriptor, a full device, a reader gone with SIGPIPE ignored) is let go: what
+    /// standard error says is secondary, and the command still ends with its own status.
+    static func errText(_ text: String) {
+        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
     }
 }
 

@@ -20,7 +20,7 @@ struct DumpCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
-            try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output)
+            try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output, export: .dataFile, readFrom: store)
             // What `load` would refuse of this dump: the rules of its version the store breaks.
             // (A reference to no object is not among them: the dump writes it as null.)
             let refused = try opened.violations().violations.filter { !$0.rule.hasPrefix(StoreValidator.danglingReferenceRule) }

@@ -39,7 +39,7 @@ struct GraphCommand: ParsableCommand {
             } else {
                 text = SchemaDiagram.render(try schemaOptions.catalog().require(version: subject), as: format)
             }
-            try Console.write(text, to: output)
+            try Console.write(text, to: output, export: .diagram)
         }
     }
 }

@@ -38,7 +38,7 @@ struct LSPInput {
     private var buffer = Data()
     /// Where to look for the end of the header next: before it, the buffer has none.
     private var searchedTo = 0
-    private let handle = FileHandle.standardInput
+    let handle = FileHandle.standardInput
     /// The longest header accepted (a client's is a few dozen bytes).
     static let maxHeaderBytes = 64 * 1024
     /// The longest message accepted.
@@ -86,7 +86,7 @@ struct LSPInput {
                     throw FramingError(message: "no end of a message's header (an empty line) in \(Self.maxHeaderBytes) bytes")
                 }
             }
-            let chunk = handle.availableData
+            let chunk = try readAvailable()
             if chunk.isEmpty {
                 // The end of the input: between messages it is the end of the session; inside one,
                 // the client stopped mid-message, which is said.
@@ -96,6 +96,22 @@ struct LSPInput {
                 return nil
             }
             buffer += chunk
+        }
+    }
+}
+
+extension LSPInput {
+    /// What standard input has now (at least a byte; empty at its end), as a pipe gives it: a
+    /// client waits for each answer. A descriptor that cannot be read (closed, a folder) is said,
+    /// where Foundation's `availableData` traps.
+    func readAvailable() throws -> Data {
+        var bytes = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(handle.fileDescriptor, &bytes, bytes.count)
+            if count >= 0 { return Data(bytes[0..<count]) }
+            let failure = errno
+            if failure == EINTR { continue }
+            throw FramingError(message: "standard input cannot be read (\(String(cString: strerror(failure)))): an editor starts the server with a pipe to it")
         }
     }
 }

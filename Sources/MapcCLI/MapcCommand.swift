@@ -31,7 +31,7 @@ public struct MapcCommand: ParsableCommand {
         let asked = given.first == "help" ? given.dropFirst().first : given.first
         if let asked, !asked.hasPrefix("-"), asked != "help", !names.contains(asked) {
             let suggestion = Suggestions.didYouMean(asked, in: names).map { "; \($0)" } ?? ""
-            FileHandle.standardError.write(Data("error: unknown command '\(asked)'\(suggestion)\ncommands: \(names.joined(separator: ", "))\n".utf8))
+            Console.errText("error: unknown command '\(asked)'\(suggestion)\ncommands: \(names.joined(separator: ", "))\n")
             Foundation.exit(MapcExitCode.usage)
         }
         do {

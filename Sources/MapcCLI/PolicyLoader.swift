@@ -313,7 +313,7 @@ struct Compiler {
 final class CompileProgress: @unchecked Sendable {
     private let what: String
     private let started = Date()
-    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let isTerminal = Console.redrawsLines
     private let lock = NSLock()
     private var done = false
 
@@ -337,7 +337,7 @@ final class CompileProgress: @unchecked Sendable {
     private func draw() {
         lock.withLock {
             guard !done else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[Kcompiling \(what)… \(Int(Date().timeIntervalSince(started))) s".utf8))
+            Console.errText("\r\u{1B}[Kcompiling \(what)… \(Int(Date().timeIntervalSince(started))) s")
         }
     }
 
@@ -347,7 +347,7 @@ final class CompileProgress: @unchecked Sendable {
             done = true
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
             let line = succeeded ? "compiled \(what) in \(seconds) s" : "compiling \(what) failed after \(seconds) s"
-            FileHandle.standardError.write(Data(((isTerminal ? "\r\u{1B}[K" : "") + line + "\n").utf8))
+            Console.errText((isTerminal ? "\r\u{1B}[K" : "") + line + "\n")
         }
     }
 }

@@ -9,7 +9,7 @@ import Darwin
 /// Shows migration progress on standard error: a bar redrawn in place on a terminal, plain
 /// lines (at each mapping and every two seconds) otherwise, so logs stay readable.
 final class ProgressDisplay {
-    private let isTerminal = isatty(STDERR_FILENO) == 1
+    private let isTerminal = Console.redrawsLines
     private var lastLine = Date.distantPast
     private var lastKey = ""
     /// The last plain line written, so a mapping with nothing to do is not shown twice.
@@ -25,7 +25,7 @@ final class ProgressDisplay {
         guard !quiet, !progress.isStepStart else { return }
         let key = "\(step ?? "")/\(progress.phase.rawValue)/\(progress.mapping ?? "")"
         if key != lastKey {
-            if isTerminal && !lastKey.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
+            if isTerminal && !lastKey.isEmpty { Console.errText("\n") }
             lastKey = key
             mappingStart = Date()
         }
@@ -52,17 +52,17 @@ final class ProgressDisplay {
             text += " \(progress.completed) objects"
         }
         if isTerminal {
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+            Console.errText("\r\u{1B}[K" + text)
         } else {
             let now = Date()
             guard progress.completed == 0 || progress.isFinished || now.timeIntervalSince(lastLine) >= 2, text != lastText else { return }
             lastLine = now
             lastText = text
-            FileHandle.standardError.write(Data((text + "\n").utf8))
+            Console.errText(text + "\n")
         }
     }
 
     func finish() {
-        if isTerminal && !quiet && !lastKey.isEmpty { FileHandle.standardError.write(Data("\n".utf8)) }
+        if isTerminal && !quiet && !lastKey.isEmpty { Console.errText("\n") }
     }
 }

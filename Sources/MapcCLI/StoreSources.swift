@@ -31,7 +31,14 @@ struct StoreSources: ParsableArguments {
 
     /// The paths a list holds: one per line, blank lines and lines starting with `#` skipped.
     static func read(_ file: String) throws -> [String] {
-        let data = file == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Files.read(file, what: "the list of stores")
+        let data: Data
+        if file == "-" {
+            do { data = try FileHandle.standardInput.readToEnd() ?? Data() } catch {
+                throw MapcError.file("cannot read the list of stores from standard input (\(String(cString: strerror(errno)))): give the list on standard input, or in a file")
+            }
+        } else {
+            data = try Files.read(file, what: "the list of stores")
+        }
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(file == "-" ? "standard input" : file) is not UTF-8 text: give one store path per line")
         }

@@ -91,7 +91,7 @@ struct TestCommand: ParsableCommand {
         let failed = cases.filter { !$0.passed }.count, skipped = cases.filter { $0.skipped != nil }.count
         Console.out("\(cases.count - failed - skipped) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
         if let junit {
-            try reportingErrors { try Files.write(Data(MigrationTestCase.junit(cases).utf8), to: junit, replace: true) }
+            try reportingErrors { try Console.write(MigrationTestCase.junit(cases), to: junit, export: .junit) }
         }
         if failed > 0 { throw ExitCodeError(MapcExitCode.invalidInput) }
     }

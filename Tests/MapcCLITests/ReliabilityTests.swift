@@ -244,7 +244,7 @@ struct ReliabilityTests {
         let status = try CLI.run(["status", "pipe"], in: folder)
         #expect(status.status == 2 && status.stderr.contains("pipe is a FIFO (named pipe), not a store file"), "\(status.stderr)")
         // A dump over an existing file keeps its mode.
-        try folder.write("old", to: "out.json")
+        try folder.write("{\"version\": \"v1\", \"objects\": {}}\n", to: "out.json")
         chmod(folder.appendingPathComponent("out.json").path, 0o640)
         #expect(try CLI.run(["dump", "--output", "out.json", "notes.db"], in: folder).status == 0)
         var info = stat()

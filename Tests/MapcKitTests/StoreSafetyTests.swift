@@ -132,3 +132,49 @@ struct StoreSafetyTests {
         exclusion.close()
     }
 }
+
+/// A private store's data never sits in a file others can read: every file a migration writes
+/// (each step's, the output) is created readable by its owner alone, and takes the store's
+/// permissions (never more) at the end.
+@Suite("Permissions of the files a migration writes", .serialized)
+struct MigrationFilePermissionTests {
+    /// The permission bits of every temporary file beside the store, seen during the run.
+    @Test func everyStepsFileOfAPrivateStoreIsPrivate() throws {
+        let app = try LibraryGuideTests.App()
+        defer { try? FileManager.default.removeItem(at: app.folder) }
+        chmod(app.storeURL.path, 0o600)
+        let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"), mappingsFolder: app.resources.appendingPathComponent("mappings"))
+        nonisolated(unsafe) var modes: [String: mode_t] = [:]
+        let folder = app.folder.path
+        _ = try migrator.migrate(storeAt: app.storeURL) { _ in
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasSuffix(".tmp") {
+                var info = stat()
+                if stat(folder + "/" + name, &info) == 0 { modes[name] = info.st_mode & 0o777 }
+            }
+        }
+        #expect(modes.count >= 2, "the run's step files were seen: \(modes)")
+        #expect(modes.values.allSatisfy { $0 & 0o077 == 0 }, "\(modes.mapValues { String($0, radix: 8) })")
+        var info = stat()
+        #expect(stat(app.storeURL.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    /// A migration written to another file keeps the store's permissions (cp's rule: the store's
+    /// bits, less the umask), where it was readable by all.
+    @Test func anOutputOfAPrivateStoreIsPrivate() throws {
+        let app = try LibraryGuideTests.App()
+        defer { try? FileManager.default.removeItem(at: app.folder) }
+        chmod(app.storeURL.path, 0o600)
+        let migrator = try Migrator(schemasFolder: app.resources.appendingPathComponent("schemas"), mappingsFolder: app.resources.appendingPathComponent("mappings"))
+        let output = app.folder.appendingPathComponent("out.sqlite")
+        var options = MigrationOptions()
+        options.output = output
+        _ = try migrator.migrate(storeAt: app.storeURL, options: options)
+        var info = stat()
+        #expect(stat(output.path, &info) == 0 && info.st_mode & 0o077 == 0, "\(String(info.st_mode & 0o777, radix: 8))")
+        // And a store at the version already, copied there.
+        let copy = app.folder.appendingPathComponent("copy.sqlite")
+        options.output = copy
+        _ = try migrator.migrate(storeAt: output, options: options)
+        #expect(stat(copy.path, &info) == 0 && info.st_mode & 0o077 == 0, "\(String(info.st_mode & 0o777, radix: 8))")
+    }
+}

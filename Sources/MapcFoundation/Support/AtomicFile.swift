@@ -15,6 +15,21 @@ package enum AtomicFile {
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }
 
+    /// A new, empty file beside `path` (as `temporaryPath` names it) that only its owner can read
+    /// or write: a store's data is written into it, and must not be readable by others before it
+    /// takes the permissions of the store it replaces (`Files.copyAttributes`) or of a copy
+    /// (`Files.givePermissionsOfCopy`). SQLite opens an empty file as an empty database.
+    package static func privateFile(besides path: String) throws -> String {
+        let temporary = temporaryPath(besides: path)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let failure = errno
+            throw MapcError.file("cannot create a file beside \(path) (\(String(cString: strerror(failure)))); nothing was changed. Check that its folder is writable")
+        }
+        close(descriptor)
+        return temporary
+    }
+
     /// Runs `build` on a temporary path, then moves the result to `path` (which must not exist).
     /// On any error the temporary file and its SQLite side files are removed.
     package static func create(at path: String, _ build: (String) throws -> Void) throws {

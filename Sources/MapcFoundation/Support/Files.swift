@@ -176,6 +176,27 @@ package enum Files {
         copyExtendedAttributes(from: original, to: target)
     }
 
+    /// Gives `target`, a new file holding a copy of `original`'s data, the permissions `cp` would:
+    /// `original`'s, less the process's umask (a private store's copy stays private).
+    package static func givePermissionsOfCopy(from original: String, to target: String) throws {
+        var info = stat()
+        guard stat(original, &info) == 0 else { return }
+        guard chmod(target, info.st_mode & 0o777 & ~processUmask) == 0 else {
+            throw MapcError.file("cannot give \(target) the permissions of \(original): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The process's umask, read where the system says it without changing it (Linux's
+    /// /proc/self/status); else 022, the usual one.
+    package static var processUmask: mode_t {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+           let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+           let value = mode_t(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8) {
+            return value
+        }
+        return 0o022
+    }
+
     private static func copyExtendedAttributes(from original: String, to target: String) {
         _ = mapc_copy_xattrs(original, target)
     }

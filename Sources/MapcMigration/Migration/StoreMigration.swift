@@ -131,6 +131,10 @@ package enum StoreMigration {
             }
         }
         if let output, let requested = options.output?.path {
+            do { try Files.givePermissionsOfCopy(from: real, to: temporary) } catch {
+                AtomicFile.removeStoreFiles(temporary)
+                throw error
+            }
             let carried = try carry(external, to: requested, options: options) { try moveIntoPlace(temporary, at: output, options: options) }
             return MigrationOutcome(steps: summaries, resultPath: requested, backupPath: nil, notes: notes + carried)
         }
@@ -210,7 +214,7 @@ package enum StoreMigration {
         var conversionNotes: [String] = []
         do {
             for (index, step) in steps.enumerated() {
-                let temporary = AtomicFile.temporaryPath(besides: target)
+                let temporary = try AtomicFile.privateFile(besides: target)
                 // The step's first update says it has begun, before anything can fail in it.
                 progress?(index, steps.count, MigrationProgress(phase: .create, mapping: nil, completed: 0, total: nil))
                 do {
@@ -396,7 +400,7 @@ package enum StoreMigration {
         defer { outputLock.release() }
         removeLeftovers(besides: output)
         let external = try externalData(of: path, output: requested, options: options)
-        let temporary = AtomicFile.temporaryPath(besides: output)
+        let temporary = try AtomicFile.privateFile(besides: output)
         var carried: [String] = []
         do {
             let source = try Store.openQueue(path: real, readOnly: true)
@@ -410,7 +414,7 @@ package enum StoreMigration {
                 if options.isCancelled() { throw MigrationError.cancelled }
             }
             try copy.close()
-            try Files.copyAttributes(from: real, to: temporary)
+            try Files.givePermissionsOfCopy(from: real, to: temporary)
             try Files.sync(temporary)
             if options.isCancelled() { throw MigrationError.cancelled }
             carried = try carry(external, to: requested, options: options) { try Files.moveIntoPlace(temporary, output) }

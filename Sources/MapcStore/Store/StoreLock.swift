@@ -19,16 +19,39 @@ package final class StoreLock {
     /// Takes the lock on a store, or throws when another mapc command holds it.
     package init(store: String) throws {
         let path = Self.path(for: store)
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            if errno == EACCES || errno == EROFS, let problem = Files.unwritableFolderProblem(of: store) { throw MapcError.store(problem) }
-            throw MapcError.file("cannot create lock file \(path): \(String(cString: strerror(errno)))")
-        }
+        descriptor = try Self.openLockFile(path, store: store)
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             descriptor = -1
             throw MapcError.storeInUse("another mapc command is writing \(store) (or an app migrating it with MapcKit: \(store).mapc-lock is locked); wait for it to finish")
         }
+    }
+
+    /// Opens (or creates) the lock file. Never through a symbolic link at its name, which would
+    /// have the lock made or taken on another file (as root, anywhere the link says). A lock
+    /// another user made (root's run of the user's store) is taken through a read-only
+    /// descriptor, which `flock` accepts; one this process makes belongs to the store's owner.
+    private static func openLockFile(_ path: String, store: String) throws -> Int32 {
+        var descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        var failure = errno
+        if descriptor < 0, failure == EACCES {
+            descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            if descriptor < 0 { failure = errno }
+        }
+        guard descriptor >= 0 else {
+            if failure == ELOOP {
+                throw MapcError.file("\(path) is a symbolic link; mapc takes its lock on the file of that name itself, never through a link. Remove the link and run again")
+            }
+            if failure == EACCES || failure == EROFS, let problem = Files.unwritableFolderProblem(of: store) { throw MapcError.store(problem) }
+            throw MapcError.file("cannot create lock file \(path): \(String(cString: strerror(failure)))")
+        }
+        var lock = stat(), owner = stat()
+        if fstat(descriptor, &lock) == 0, lock.st_uid == geteuid(), lock.st_size == 0, stat(store, &owner) == 0,
+           lock.st_uid != owner.st_uid || lock.st_gid != owner.st_gid {
+            // Made by another user than the store's (root): the store's owner must be able to take it too.
+            _ = fchown(descriptor, owner.st_uid, owner.st_gid)
+        }
+        return descriptor
     }
 
     /// Releases the lock (also done when the lock is released from memory).

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// Defects a probe of the environments mapc runs in found (descriptors, permissions, users,
+/// files in the way), run through the CLI as a user does.
+@Suite("Defects found by a probe of environments", .serialized)
+struct EnvironmentProbeDefectTests {
+    /// Runs a shell command line with `$MAPC` the executable, in `folder`.
+    private func shell(_ line: String, in folder: URL) throws -> CLIResult {
+        try CLI.run(["-c", line], in: folder, environment: ["MAPC": CLI.executable.path], program: URL(fileURLWithPath: "/bin/sh"))
+    }
+
+    /// A project with a store at v2 (`s.db`).
+    private func project() throws -> URL {
+        let folder = try CLI.project()
+        try CLI.addMappingsAndPolicies(to: folder)
+        #expect(try CLI.run(["init", "--schema", "v2", "s.db"], in: folder).status == 0)
+        return folder
+    }
+
+    /// Standard error that cannot be written (a full device, a closed descriptor) crashed the run
+    /// at its first progress line (SIGILL, 132: Foundation's write traps), and a mistyped command;
+    /// the run completes now, and the statuses are the documented ones.
+    @Test func anUnwritableStandardErrorEndsNothing() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let full = try shell(#""$MAPC" run --to v3 s.db 2>/dev/full; echo "rc=$?""#, in: folder)
+        #expect(full.stdout.contains("rc=0"), "\(full.stdout)")
+        let closed = try shell(#""$MAPC" run s.db 2>&-; echo "rc=$?""#, in: folder)
+        #expect(closed.stdout.contains("rc=0"), "\(closed.stdout)")
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v4"))
+        #expect(try shell(#""$MAPC" runn 2>/dev/full; echo "rc=$?""#, in: folder).stdout.contains("rc=64"))
+    }
+
+    /// Standard input closed or a folder: `--stores-from -` and `lsp` crashed (132).
+    @Test func anUnreadableStandardInputIsSaid() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let closed = try shell(#""$MAPC" status --stores-from - <&-; echo "rc=$?""#, in: folder)
+        #expect(closed.stdout.contains("rc=2") && closed.stderr.contains("cannot read the list of stores from standard input"), "\(closed.stdout)\(closed.stderr)")
+        let folderInput = try shell(#""$MAPC" plan --stores-from - < /; echo "rc=$?""#, in: folder)
+        #expect(folderInput.stdout.contains("rc=2"), "\(folderInput.stdout)\(folderInput.stderr)")
+        let lsp = try shell(#""$MAPC" lsp < /; echo "rc=$?""#, in: folder)
+        #expect(lsp.stdout.contains("rc=1") && lsp.stderr.contains("standard input cannot be read"), "\(lsp.stdout)\(lsp.stderr)")
+    }
+
+    /// `dump --output` named the store it reads (or its write-ahead log): it replaced the store
+    /// with its JSON, or a committed change in the log was lost. Refused now, the store as it was.
+    @Test func aDumpIsNeverWrittenOverItsStore() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("link.db").path, withDestinationPath: "s.db")
+        for output in ["s.db", "./s.db", "link.db", "s.db-wal", "s.db-journal", "s.db.mapc-lock"] {
+            let dump = try CLI.run(["dump", "s.db", "--output", output], in: folder)
+            #expect(dump.status == 2 && dump.stderr.contains("is the store being dumped"), "\(output): \(dump.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+        #expect(!folder.exists("s.db-wal") && !folder.exists("s.db-journal"))
+    }
+
+    /// `graph --output` and `test --junit` replaced any file, the schema they drew or a fixture
+    /// included, where the documented rule is exit 2 for an existing file.
+    @Test func graphAndJUnitOutputsReplaceOnlyEarlierOnes() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schema = try folder.read("schemas/v1.yaml")
+        let graph = try CLI.run(["graph", "v1", "--output", "schemas/v1.yaml"], in: folder)
+        #expect(graph.status == 2 && graph.stderr.contains("already exists"), "\(graph.stderr)")
+        #expect(try folder.read("schemas/v1.yaml") == schema)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("fixtures/v2.sqlite"))
+        #expect(try CLI.run(["test", "--record"], in: folder).status == 0)
+        let fixture = try Data(contentsOf: folder.appendingPathComponent("fixtures/v2.sqlite"))
+        let junit = try CLI.run(["test", "--junit", "fixtures/v2.sqlite"], in: folder)
+        #expect(junit.status == 2 && junit.stderr.contains("already exists"), "\(junit.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("fixtures/v2.sqlite")) == fixture)
+        // An earlier report is replaced, as exports are made again at will.
+        #expect(try CLI.run(["test", "--junit", "report.xml"], in: folder).status == 0)
+        #expect(try CLI.run(["test", "--junit", "report.xml"], in: folder).status == 0)
+        #expect(try CLI.run(["graph", "v1", "--output", "v1.md"], in: folder).status == 0)
+        #expect(try CLI.run(["graph", "v2", "--output", "v1.md"], in: folder).status == 0)
+    }
+
+    /// A run by root left `STORE.mapc-lock` owned by root, which the store's owner then could not
+    /// open ("Invalid argument", where the cause was a denied permission): every later write of
+    /// theirs failed. A lock another user made is taken through a read-only descriptor now.
+    @Test(.enabled(if: CLI.canRunUnprivileged, "needs root and setpriv to run mapc as nobody"))
+    func aLockLeftByRootDoesNotLockTheOwnerOut() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o755)
+        chown(folder.path, 65534, 65534)
+        chown(folder.appendingPathComponent("s.db").path, 65534, 65534)
+        #expect(try CLI.run(["run", "--dry-run", "s.db"], in: folder).status == 0)
+        #expect(folder.exists("s.db.mapc-lock"))
+        let owner = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "s.db"], in: folder)
+        #expect(owner.status == 0, "\(owner.stderr)")
+    }
+
+    /// The lock was opened through a symbolic link at its name: a run created (as root, anywhere)
+    /// the file the link named. Refused now, nothing created.
+    @Test func aLinkAtTheLocksNameIsNotFollowed() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("planted-target")
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("s.db.mapc-lock").path, withDestinationPath: target.path)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("symbolic link"), "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+    }
+}
