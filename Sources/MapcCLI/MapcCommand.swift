@@ -20,6 +20,21 @@ public struct MapcCommand: ParsableCommand {
     /// The example `mapc demo` runs, supplied by the executable (nil: `demo` says there is none).
     nonisolated(unsafe) public static var demo: DemoProject?
 
+    /// Why mapc cannot name files here, or nil: an argument or the working folder's path that is
+    /// not UTF-8 text (a name in Latin-1). Swift decodes such bytes into replacement characters,
+    /// and a path so decoded names another file, or none: every path would be wrong.
+    static func nonUTF8Problem() -> String? {
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = CommandLine.unsafeArgv[index], String(validatingCString: argument) == nil else { continue }
+            return "argument \(index) ('\(String(cString: argument))') is not UTF-8 text; mapc reads paths as UTF-8: rename the file (for example with `convmv -f latin1 -t utf8`), or reach it through a link with a UTF-8 name"
+        }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        if getcwd(&buffer, buffer.count) != nil, String(validatingCString: buffer) == nil {
+            return "the working folder's path (\(String(cString: buffer))) is not UTF-8 text; mapc reads paths as UTF-8, and would look for every relative path elsewhere: run it from another folder, or rename this one"
+        }
+        return nil
+    }
+
     /// Parses the arguments, runs the command and exits with mapc's documented status codes.
     /// `demo` is the example `mapc demo` runs.
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
@@ -33,6 +48,10 @@ public struct MapcCommand: ParsableCommand {
             let suggestion = Suggestions.didYouMean(asked, in: names).map { "; \($0)" } ?? ""
             Console.errText("error: unknown command '\(asked)'\(suggestion)\ncommands: \(names.joined(separator: ", "))\n")
             Foundation.exit(MapcExitCode.usage)
+        }
+        if let problem = nonUTF8Problem() {
+            Console.err("error: \(problem)")
+            Foundation.exit(MapcExitCode.storeError)
         }
         do {
             var command = try parseAsRoot(arguments)

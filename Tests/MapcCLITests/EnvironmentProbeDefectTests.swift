@@ -109,4 +109,24 @@ struct EnvironmentProbeDefectTests {
         #expect(run.status == 2 && run.stderr.contains("symbolic link"), "\(run.stderr)")
         #expect(!FileManager.default.fileExists(atPath: target.path))
     }
+
+    /// A path that is not UTF-8 (a folder named in Latin-1) was decoded with replacement
+    /// characters: a store there was "no such store", and from such a working folder a run
+    /// migrated the store of the folder whose name is that decoding, reporting success. Both are
+    /// refused now, saying why, and the other folder's store is never touched.
+    @Test func aPathThatIsNotUTF8NeverNamesAnotherFile() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let setup = try shell(#"""
+            latin=$(printf 'dir\351'); decoded=$(printf 'dir\357\277\275')
+            mkdir "$latin" "$decoded" && cp s.db "$latin/s.db" && cp s.db "$decoded/s.db" && cp -r schemas mappings policies "$latin/"
+            (cd "$latin" && "$MAPC" run --quiet s.db; echo "rc=$?")
+            "$MAPC" status "$decoded/s.db" | grep '^version'
+            cp s.db "$(printf 'lat\351.db')"
+            "$MAPC" status "$(printf 'lat\351.db')"; echo "named=$?"
+            """#, in: folder)
+        #expect(setup.stdout.contains("rc=2") && setup.stderr.contains("the working folder's path") && setup.stderr.contains("is not UTF-8 text"), "\(setup.stdout)\(setup.stderr)")
+        #expect(setup.stdout.contains("version     v2"), "the other folder's store is untouched: \(setup.stdout)")
+        #expect(setup.stdout.contains("named=2") && setup.stderr.contains("argument 2"), "\(setup.stdout)\(setup.stderr)")
+    }
 }

@@ -94,7 +94,9 @@ package enum Files {
     package static func realPath(_ path: String) -> String {
         guard let resolved = realpath(path, nil) else { return path }
         defer { free(resolved) }
-        return String(cString: resolved)
+        // A real path that is not UTF-8 (a link into a folder named in Latin-1) decoded with
+        // replacement characters would name another file: the path is kept as given instead.
+        return String(validatingCString: resolved) ?? path
     }
 
     /// The real path of an existing store file, or an error saying what is there instead.
