@@ -561,7 +561,7 @@ struct ManyStoresTests {
     }
 
     /// A store reached by several names (a link in the folder, the same path twice) is migrated
-    /// once, not reported as failed by its second name; a file that is not SQLite is named, not
+    /// once (a hard link is refused: FleetProbeDefectTests), not reported as failed by its second name; a file that is not SQLite is named, not
     /// silently left out.
     @Test func aStoreNamedTwiceIsMigratedOnceAndSkippedFilesAreNamed() throws {
         let folder = try project()
@@ -570,14 +570,12 @@ struct ManyStoresTests {
         try makeV2Store(folder, count: 4, name: "stores/a.db")
         try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("stores/b.db").path, withDestinationPath: "a.db")
         try folder.write("not a store", to: "stores/c.txt")
-        #expect(link(folder.appendingPathComponent("stores/a.db").path, folder.appendingPathComponent("stores/hard.db").path) == 0)
         #expect(mkfifo(folder.appendingPathComponent("stores/pipe").path, 0o644) == 0)
         let run = try CLI.run(["run", "--quiet", "--to", "v3", "stores", "stores/a.db", "./stores/a.db"], in: folder)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("1 store: 1 migrated, 0 current, 0 failed"), "\(run.stdout)")
         #expect(run.stderr.contains("note: stores/b.db is the same store as stores/a.db; it is worked on once"), "\(run.stderr)")
         #expect(run.stderr.contains("note: passed over stores/c.txt: it does not start with SQLite's header"), "\(run.stderr)")
-        #expect(run.stderr.contains("note: stores/hard.db is the same store as stores/a.db"), "a hard link too: \(run.stderr)")
         #expect(run.stderr.contains("note: passed over stores/pipe: it is a FIFO"), "not opened, which would wait forever: \(run.stderr)")
     }
 

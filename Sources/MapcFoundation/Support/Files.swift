@@ -29,6 +29,13 @@ package enum Files {
         return base.standardizedFileURL.path == here ? url.relativePath : url.path
     }
 
+    /// How many names (hard links) the file at `path` has; nil when there is none.
+    package static func linkCount(_ path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_nlink)
+    }
+
     /// Which file `path` names (its device and inode, links followed): two paths, or one path at
     /// two moments, name the same file when these are equal. Nil when there is none.
     package static func identity(of path: String) -> FileIdentity? {

@@ -92,10 +92,18 @@ package enum StoreMigration {
         try refuseDataLoss(in: steps, accepted: options.acceptsDataLoss)
         let real = try Files.existingStore(path)
         let replaces = !options.dryRun && options.output == nil
-        if replaces, let problem = Files.unwritableFolderProblem(of: path) { throw MapcError.store(problem) }
-        if replaces, Files.isReadOnlyStore(real) {
-            throw MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
-                                  + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
+        // What stops the replacement stops a dry run too: it says what the run would meet.
+        if options.output == nil {
+            if let problem = Files.unwritableFolderProblem(of: path) { throw MapcError.store(problem) }
+            if Files.isReadOnlyStore(real) {
+                throw MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
+                                      + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
+            }
+            if let links = Files.linkCount(real), links > 1 {
+                throw MapcError.store("\(path) has another name (a hard link; \(links) names in all): a migration replaces the file, and the other names would keep the old version. "
+                                      + "Remove the other names (`find / -xdev -samefile \(path)` lists them) and migrate it by the one the app uses, "
+                                      + "or write the migrated store to a new file (`mapc run --output`)")
+            }
         }
         let lock = try StoreLock(store: path)
         defer { lock.release() }
