@@ -43,6 +43,24 @@ final class Interruption: @unchecked Sendable {
     /// Whether a signal asked the run to stop.
     var isRequested: Bool { lock.withLock { received != nil } }
 
+    /// Processes working for this run (a batch's workers), which a signal is passed on to.
+    private var children: Set<pid_t> = []
+
+    /// Passes the signals this run receives on to `pid` too, until `forget`; one already received
+    /// is passed on at once.
+    func forward(to pid: pid_t) {
+        let already = lock.withLock { () -> Int32? in
+            children.insert(pid)
+            return received
+        }
+        if let already { kill(pid, already) }
+    }
+
+    /// Stops passing signals on to `pid` (it has ended).
+    func forget(_ pid: pid_t) {
+        _ = lock.withLock { children.remove(pid) }
+    }
+
     /// The exit status of a run a signal stopped: 128 + the signal's number, as shells report it.
     var exitStatus: Int32 { 128 + (lock.withLock { received } ?? SIGINT) }
 
@@ -51,6 +69,7 @@ final class Interruption: @unchecked Sendable {
             defer { if received == nil { received = number } }
             return received == nil
         }
+        for child in lock.withLock({ children }) { kill(child, number) }
         // A second signal: quit now, without running exit handlers on other threads.
         guard first else { _exit(128 + number) }
         let again = number == SIGINT ? "press Ctrl-C again" : "send the signal again"

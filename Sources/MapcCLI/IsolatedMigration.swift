@@ -77,5 +77,10 @@ struct IsolatedMigration {
         Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
     }
 
+    /// A signal by its number and name ("signal 4, SIGILL").
+    static func describe(signal: Int32) -> String {
+        "signal \(signal)\(signalNames[signal].map { ", \($0)" } ?? "")"
+    }
+
     private static let signalNames: [Int32: String] = [4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"]
 }

@@ -23,6 +23,10 @@ enum PolicyLoader {
 
     /// Loads the project's policies when the command may need them and the folder has any; exits
     /// with the documented status when they cannot be compiled or loaded.
+    /// Whether the project has policy files (loaded, or built into this mapc): the user's code,
+    /// which runs in the migration and may trap (a batch then migrates in workers: `BatchWorkers`).
+    nonisolated(unsafe) static var hasProjectPolicies = false
+
     static func loadIfAny(_ arguments: [String]) {
         guard let command = arguments.first, commands.contains(command) else { return }
         if command == "import" {
@@ -193,6 +197,7 @@ enum PolicyLoader {
         guard !classes.isEmpty else {
             throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy", status: MapcExitCode.invalidInput)
         }
+        hasProjectPolicies = true
         // A mapc built with these policies (an app's own) has them already.
         if classes.allSatisfy({ PolicyRegistry.shared.policy(named: $0) != nil }) { return }
 

@@ -76,7 +76,7 @@ struct RunCommand: ParsableCommand {
     /// Whether several stores are given (or a folder, a list, a shard), or a report per store is asked for.
     private var isBatch: Bool {
         var isFolder: ObjCBool = false
-        return stores.count > 1 || sources.isFleet || format == .jsonl || (FileManager.default.fileExists(atPath: store, isDirectory: &isFolder) && isFolder.boolValue)
+        return stores.count > 1 || sources.isFleet || format == .jsonl || BatchWorkers.isWorker || (FileManager.default.fileExists(atPath: store, isDirectory: &isFolder) && isFolder.boolValue)
     }
 
     func run() throws {
@@ -209,12 +209,15 @@ struct RunCommand: ParsableCommand {
     /// Several stores: each migrated on its own (a failure leaves that store untouched and does not
     /// stop the others), at most `jobs` at once; a table (or JSON) per store at the end.
     private func runBatch() throws {
-        let workers = jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        // A worker of a batch (`BatchWorkers`): the stores on standard input, one at a time, a JSON line each.
+        let isWorker = BatchWorkers.isWorker
+        let format = isWorker ? StoreOutputFormat.jsonl : self.format
+        let workers = isWorker ? 1 : jobs ?? ProcessInfo.processInfo.activeProcessorCount
         var paths: [String] = []
         var passedOver: [StoreList.PassedOver] = []
         var migratorOrNil: Migrator?
         try reportingErrors {
-            let selection = try sources.select(stores)
+            let selection = isWorker ? StoreList.Selection(stores: try StoreSources.read("-")) : try sources.select(stores)
             paths = selection.stores
             passedOver = selection.passedOver
             if format == .text { selection.note() }
@@ -233,19 +236,32 @@ struct RunCommand: ParsableCommand {
         let lines = format == .jsonl ? JSONLines() : nil
         for file in passedOver where format == .jsonl { lines?.write(file.json) }
         let started = Date()
-        let outcomes = ParallelRunner(paths).run(jobs: workers) { path in
-            let outcome = Self.migrate(path, migrator: migrator, options: frozen, from: from, to: to, dryRun: dryRun, interruption: interruption)
-            lines?.write(outcome.json)
-            return outcome
+        let outcomes: [BatchOutcome]
+        if !isWorker, PolicyLoader.hasProjectPolicies, paths.count > 1 {
+            // The project's policies run in the migrations: a trap in one must fail its store, not the batch.
+            outcomes = BatchWorkers(arguments: Array(CommandLine.arguments.dropFirst()), jobs: workers).run(paths, interruption: interruption) { lines?.write($0.json) }
+        } else {
+            outcomes = ParallelRunner(paths).run(jobs: workers) { path in
+                let outcome = Self.migrate(path, migrator: migrator, options: frozen, from: from, to: to, dryRun: dryRun, interruption: interruption)
+                lines?.write(outcome.json)
+                return outcome
+            }
         }
         let seconds = Date().timeIntervalSince(started)
         let failed = outcomes.filter { $0.result == .failed }
         if format == .jsonl {
-            if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }
+            if let stopped = Self.stopStatus(of: outcomes, interruption) { throw ExitCodeError(stopped) }
             if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
             return
         }
         try report(outcomes, passedOver: passedOver, seconds: seconds, workers: workers, dryRun: dryRun, interruption: interruption)
+    }
+
+    /// The status of a batch a signal stopped: the one this process received, or the one that
+    /// stopped a worker (its stores reported `stopped`); nil when none did.
+    private static func stopStatus(of outcomes: [BatchOutcome], _ interruption: Interruption) -> Int32? {
+        if interruption.isRequested { return interruption.exitStatus }
+        return outcomes.first { $0.result == .stopped }?.exitCode
     }
 
     /// One store of several: planned and migrated, and how it went.
@@ -351,7 +367,7 @@ struct RunCommand: ParsableCommand {
             }
             if order.count > 20 { Console.err("note: \(order.count - 20) more notes; `--format json` gives every store's") }
         }
-        if interruption.isRequested { throw ExitCodeError(interruption.exitStatus) }
+        if let stopped = Self.stopStatus(of: outcomes, interruption) { throw ExitCodeError(stopped) }
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 

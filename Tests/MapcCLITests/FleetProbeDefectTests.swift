@@ -40,4 +40,32 @@ struct FleetProbeDefectTests {
         let dry = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
         #expect(dry.status == 2 && dry.stderr.contains("is read-only"), "\(dry.stdout)\(dry.stderr)")
     }
+
+    /// A project policy that traps on one store's objects ended the whole batch (exit 132) at
+    /// that store, on every run, so the stores after it were never migrated. A batch that runs
+    /// the project's policies migrates in workers now: that store fails, named with the crash
+    /// and left as it was; the others are migrated; a second run migrates none of them again.
+    @Test func aPolicyThatTrapsOnOneStoreFailsThatStoreAlone() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let policy = try CLI.replaceV3toV4PolicyWithOneThatTraps(in: folder)
+        let note = #"{"id": "n1", "title": "t", "body": "b", "dateCreated": "2020-01-01T00:00:00Z", "displayIndex": 0}"#
+        // One store whose attachment the policy meets (and traps on), and stores without one.
+        try folder.write(#"{"version": "v3", "objects": {"Note": [\#(note)], "Attachment": [{"id": "a1", "image": "iVBORw==", "dateCreated": "2020-01-01T00:00:00Z", "note": "n1"}]}}"#, to: "trap.json")
+        try folder.write(#"{"version": "v3", "objects": {"Note": [\#(note)]}}"#, to: "plain.json")
+        #expect(try CLI.run(["load", "trap.json", "b.db"], in: folder).status == 0)
+        for name in ["a.db", "c.db", "d.db"] { #expect(try CLI.run(["load", "plain.json", name], in: folder).status == 0) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("b.db"))
+        let run = try CLI.run(["run", "--jobs", "1", "--format", "json", "a.db", "b.db", "c.db", "d.db"], in: folder)
+        #expect(run.status == 3, "\(run.stdout)\(run.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let stores = report?["stores"] as? [[String: Any]] ?? []
+        #expect(stores.map { $0["result"] as? String } == ["migrated", "failed", "migrated", "migrated"], "\(run.stdout)")
+        let error = stores.dropFirst().first?["error"] as? String ?? ""
+        #expect(error.contains("the migration crashed (signal 4, SIGILL)") && error.contains(policy), "\(error)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("b.db")) == before, "the store that failed is as it was")
+        let again = try CLI.run(["run", "--quiet", "a.db", "b.db", "c.db", "d.db"], in: folder)
+        #expect(again.status == 3 && again.stdout.contains("4 stores: 0 migrated, 3 current, 1 failed"), "\(again.stdout)\(again.stderr)")
+    }
 }

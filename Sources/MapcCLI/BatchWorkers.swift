@@ -1,0 +1,160 @@
+import Foundation
+import MapcKit
+
+/// A batch whose migrations run the project's policies, the user's code, migrated by worker
+/// processes: `mapc run` again, with the batch's own arguments, given its share of the stores on
+/// standard input and reporting each as a JSON line. A trap in a policy (an index out of range,
+/// a forced unwrap of nil) ends its worker and fails the store it was migrating, named with the
+/// crash; a new worker takes the stores after it. In one process, the trap ended the whole batch,
+/// at the same store on every run, so the stores after it were never migrated.
+struct BatchWorkers {
+    /// Set in a worker's environment: its stores come from standard input, its report is JSON lines.
+    static let environmentKey = "MAPC_BATCH_WORKER"
+
+    /// Whether this process is a batch's worker.
+    static var isWorker: Bool { ProcessInfo.processInfo.environment[environmentKey] == "1" }
+
+    /// The batch's arguments (without the program), which each worker is given as they are.
+    let arguments: [String]
+    /// How many workers run at once.
+    let jobs: Int
+
+    /// Each store's outcome, in the order given; `report` is told each as it comes.
+    func run(_ paths: [String], interruption: Interruption, report: @escaping @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
+        let count = max(1, min(jobs, paths.count))
+        // Shares dealt in turn, so that each worker has stores from the whole list.
+        let shares = (0..<count).map { worker in stride(from: worker, to: paths.count, by: count).map { paths[$0] } }
+        let found = ParallelRunner(shares).run(jobs: count) { share in
+            migrate(share, interruption: interruption, report: report)
+        }
+        let byStore = Dictionary(found.joined().map { ($0.store, $0) }, uniquingKeysWith: { first, _ in first })
+        return paths.map { byStore[$0] ?? BatchOutcome(store: $0, result: .failed, error: "no worker reported on it", exitCode: MapcExitCode.storeError) }
+    }
+
+    /// One worker's share, a worker at a time until every store has its outcome.
+    private func migrate(_ share: [String], interruption: Interruption, report: @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
+        var remaining = share[...]
+        var outcomes: [BatchOutcome] = []
+        func conclude(_ outcome: BatchOutcome) {
+            outcomes.append(outcome)
+            report(outcome)
+        }
+        func stopAll(_ status: Int32) {
+            for store in remaining { conclude(BatchOutcome(store: store, result: .stopped, error: "not started: the run was stopped", exitCode: status)) }
+            remaining = []
+        }
+        while !remaining.isEmpty {
+            if interruption.isRequested {
+                stopAll(interruption.exitStatus)
+                break
+            }
+            let started = Date(), before = remaining.count
+            // A worker migrates its stores in the order given, one at a time, and reports each.
+            let ended = runWorker(on: Array(remaining), interruption: interruption) { outcome in
+                guard remaining.first == outcome.store else { return }
+                remaining.removeFirst()
+                conclude(outcome)
+            }
+            guard let store = remaining.first else { break }
+            if let status = ended.stoppedBy {
+                stopAll(status)
+                break
+            }
+            if !ended.crashed && remaining.count == before {
+                // It reported nothing and did not crash: what stopped it stops every store (its words).
+                for store in remaining { conclude(BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.status)) }
+                remaining = []
+                break
+            }
+            // It ended while migrating this store, the first it had not reported.
+            remaining.removeFirst()
+            var outcome = BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.crashed ? MapcExitCode.migrationFailed : ended.status)
+            outcome.seconds = Date().timeIntervalSince(started)
+            conclude(outcome)
+        }
+        return outcomes
+    }
+
+    /// How a worker ended: whether it crashed (a signal it did not ask for) and what it said, or
+    /// the status of a stop a signal asked for.
+    private struct Ending {
+        var crashed: Bool
+        var failure: String
+        var status: Int32 = MapcExitCode.storeError
+        var stoppedBy: Int32?
+    }
+
+    /// Runs one worker on `stores`, passing each outcome it reports to `reported` as it comes.
+    private func runWorker(on stores: [String], interruption: Interruption, reported: (BatchOutcome) -> Void) -> Ending {
+        let process = Process()
+        process.executableURL = IsolatedMigration.executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging([Self.environmentKey: "1"]) { _, new in new }
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch {
+            return Ending(crashed: false, failure: "cannot start a worker (\(IsolatedMigration.executable.path)) to migrate it: \(error.localizedDescription)")
+        }
+        interruption.forward(to: process.processIdentifier)
+        defer { interruption.forget(process.processIdentifier) }
+        // The list, then the end of it; a worker that ended early leaves the pipe unread (ignored).
+        try? input.fileHandleForWriting.write(contentsOf: Data(stores.map { $0 + "\n" }.joined().utf8))
+        try? input.fileHandleForWriting.close()
+        nonisolated(unsafe) var said = Data()
+        let reading = DispatchGroup()
+        DispatchQueue.global().async(group: reading) { said = errors.fileHandleForReading.readDataToEndOfFile() }
+        // Lines as they come: a report (JSON lines) follows the stores as they are done.
+        var pending = Data()
+        let descriptor = output.fileHandleForReading.fileDescriptor
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            pending.append(contentsOf: buffer[0..<count])
+            while let end = pending.firstIndex(of: 0x0A) {
+                let line = pending[pending.startIndex..<end]
+                pending = Data(pending[pending.index(after: end)...])
+                if let value = try? JSONValue.parse(Data(line), path: "a worker's report"), let outcome = BatchOutcome(json: value) { reported(outcome) }
+            }
+        }
+        reading.wait()
+        process.waitUntilExit()
+        let text = String(decoding: said, as: UTF8.self)
+        let status = process.terminationStatus
+        if process.terminationReason == .uncaughtSignal {
+            let crash = IsolatedMigration.crashReport(text.split(separator: "\n").map(String.init))
+            return Ending(crashed: true, failure: (["the migration crashed (\(IsolatedMigration.describe(signal: status)))"] + crash).joined(separator: "\n"))
+        }
+        if status == 130 || status == 143, interruption.isRequested { return Ending(crashed: false, failure: "", status: status, stoppedBy: status) }
+        let words = text.split(separator: "\n").filter { !$0.hasPrefix("note: ") }.prefix(5).joined(separator: "\n")
+        return Ending(crashed: false, failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status)
+    }
+}
+
+extension BatchOutcome {
+    /// The outcome a worker reported as a JSON line (`json`), or nil when the line is not one.
+    init?(json: JSONValue) {
+        guard case .string(let store)? = json["store"], case .string(let word)? = json["result"], let result = Result(rawValue: word) else { return nil }
+        self.init(store: store, result: result)
+        if case .string(let from)? = json["from"] { self.from = from }
+        if case .string(let to)? = json["to"] { self.to = to }
+        if case .integer(let steps)? = json["steps"] { self.steps = Int(steps) }
+        switch json["seconds"] {
+        case .double(let seconds)?: self.seconds = seconds
+        case .integer(let seconds)?: self.seconds = Double(seconds)
+        default: break
+        }
+        if case .string(let error)? = json["error"] { self.error = error }
+        if case .integer(let code)? = json["exitCode"] { exitCode = Int32(clamping: code) }
+        if case .string(let output)? = json["output"] { self.output = output }
+        if case .array(let notes)? = json["notes"] { self.notes = notes.compactMap { if case .string(let note) = $0 { return note } else { return nil } } }
+        if case .bool(true)? = json["failedWhenReplacing"] { failedWhenReplacing = true }
+        if case .object? = json["failedStep"], case .integer(let number)? = json["failedStep"]?["number"], case .integer(let of)? = json["failedStep"]?["of"],
+           case .string(let step)? = json["failedStep"]?["step"] {
+            failedStep = (Int(number), Int(of), step)
+        }
+    }
+}
