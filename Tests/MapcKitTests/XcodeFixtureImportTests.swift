@@ -78,6 +78,19 @@ struct XcodeFixtureImportTests {
         #expect(messages.contains { $0.hasPrefix("5: composite attribute Person.address is not imported") && $0.contains("a store of it matches no version") }, "\(messages)")
         #expect(messages.contains { $0.hasPrefix("6: attribute Person.billing is a composite attribute and is not imported") && $0.contains("a store of it matches no version") }, "\(messages)")
         #expect(messages.contains { $0.hasPrefix("8: composite 'Address' is not imported") }, "\(messages)")
+        // The version says so itself, through its schema file, and means it: no Core Data store of
+        // it is written (one would match no version of the app's model), none is recognised as of
+        // it (its hashes are not Core Data's: a store of the version before, hashed alike, was).
+        let schema = try #require(model.schemas.first)
+        #expect(schema.entities.first?.notImported == ["address (a composite attribute)", "billing (a composite attribute)"])
+        let written = try SchemaLoader.load(source: SourceFile(path: "C.yaml", text: SchemaWriter.yaml(schema))).schema
+        #expect(written.entities.first?.notImported == schema.entities.first?.notImported)
+        let error = #expect(throws: MapcError.self) { try Store.create(at: folder.deletingLastPathComponent().appendingPathComponent("s.sqlite").path, schema: written, format: .coreData) }
+        #expect(error?.description.contains("cannot be written as a Core Data store: Person has address (a composite attribute), billing (a composite attribute)") == true, "\(String(describing: error))")
+        #expect(try Store.inMemory(schema: written).count(of: "Person") == 0, "mapc's own format stores it")
+        var without = written
+        without.entities[0].notImported = []
+        #expect(StoreFormat.coreData.entityHashes(of: written)["Person"] != StoreFormat.coreData.entityHashes(of: without)["Person"])
     }
 
     @Test func aSingleVersionImportsFromItsFolderOrItsContentsFile() throws {

@@ -67,6 +67,7 @@ package enum EditorSchemas {
             ("parent", name), ("abstract", flag), ("renamingIdentifier", text), ("versionHashModifier", text),
             ("uniquenessConstraints", object([("type", .string("array")), ("items", object([("oneOf", .array([name, names]))]))])),
             ("indexes", object([("type", .string("array")), ("items", index)])), ("userInfo", stringMap), ("className", text),
+            ("notImported", object([("type", .string("array")), ("items", text)])),
             ("attributes", object([("type", .string("object")), ("additionalProperties", object([("oneOf", .array([shorthand, reference("attribute")]))]))])),
             ("relationships", object([("type", .string("object")), ("additionalProperties", reference("relationship"))])),
         ], keys: SchemaLoader.entityKeys, description: "an entity (docs/schema-format.md#entities)")]))])

@@ -187,6 +187,15 @@ public struct Entity: Sendable {
     /// constraints as, objects with a nil among those values (no value, or no related object) never
     /// clash: `Entity.constraintApplies(to:)` is that rule.
     public var uniquenessConstraints: [[String]] = []
+    /// What the Core Data model's entity has that this one does not hold, and that Core Data's
+    /// version hash covers (a composite attribute), as `mapc import` writes it: mapc can neither
+    /// recognise a Core Data store of this version nor write one (`Entity.coreDataHashProblem`).
+    package var notImported: [String] = []
+
+    /// Why Core Data's version hash of this entity cannot be reproduced, or nil.
+    package var coreDataHashProblem: String? {
+        notImported.isEmpty ? nil : "\(name) has \(notImported.joined(separator: ", ")) in the Core Data model, which mapc does not import, and Core Data's version hash covers"
+    }
 
     /// Whether a uniqueness constraint applies to an object with these constrained values: only
     /// when none is nil (an empty to-one relationship counts as nil).

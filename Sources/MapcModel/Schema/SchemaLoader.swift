@@ -15,7 +15,7 @@ public enum SchemaLoader {
 
     package static let topKeys = ["model", "version", "versionIdentifier", "entities"]
     package static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
-                             "uniquenessConstraints", "indexes", "userInfo", "className", "attributes", "relationships"]
+                             "uniquenessConstraints", "indexes", "userInfo", "className", "notImported", "attributes", "relationships"]
     package static let attributeKeys = ["type", "optional", "default", "transient", "renamingIdentifier", "versionHashModifier",
                                 "valueTransformer", "className", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion"]
     package static let relationshipKeys = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount",
@@ -128,6 +128,7 @@ public enum SchemaLoader {
             case "className": entity.className = document.string(value, what: "className")
             case "versionHashModifier": entity.versionHashModifier = document.string(value, what: "versionHashModifier")
             case "userInfo": entity.userInfo = document.stringMap(value, what: "userInfo")
+            case "notImported": entity.notImported = document.items(of: value, what: "notImported")?.compactMap { document.string($0, what: "notImported") } ?? []
             case "uniquenessConstraints":
                 entity.uniquenessConstraints = readNameLists(value, what: "uniquenessConstraints", in: &document)
             case "indexes":

@@ -70,6 +70,7 @@ public final class Store: @unchecked Sendable {
     /// (a migration's destination).
     package static func create(at path: String, schema: Schema, format: StoreFormat, carrying previous: StoreMetadata?, writingBehind: Bool,
                                joinTableNames: [JoinTableNaming] = [], columnNames: [ColumnNaming] = []) throws -> Store {
+        if let refusal = format.refusal(writing: schema) { throw MapcError.store(refusal) }
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue > 0 {
             throw MapcError.store("\(path) already exists; choose a new path or delete the file first")
         }

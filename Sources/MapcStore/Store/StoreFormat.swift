@@ -49,6 +49,17 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
         strategy.layout(for: schema).problems
     }
 
+    /// Why a store of `schema` in this format would not be the one its app reads, or nil: a Core
+    /// Data store of a version whose Core Data hashes cannot be reproduced (`Entity.notImported`)
+    /// would match no version of the app's model.
+    package func refusal(writing schema: Schema) -> String? {
+        guard identifier == StoreFormat.coreData.identifier else { return nil }
+        let problems = schema.entities.compactMap(\.coreDataHashProblem)
+        guard !problems.isEmpty else { return nil }
+        return "version \(schema.version) cannot be written as a Core Data store: \(problems.joined(separator: "; ")), so a store mapc wrote would match no version "
+            + "of the app's model. Migrate stores to this version with Core Data (mapc takes them to the version before), or keep them in mapc's format"
+    }
+
     /// The format of an open database, or an error saying it is none of them.
     static func detect(_ db: Database) throws -> StoreFormat {
         for format in all where try format.strategy.recognizes(db) { return format }

@@ -53,6 +53,7 @@ extension XcodeModelImporter {
             for child in node.children {
                 switch child.name {
                 case "attribute":
+                    if child.attributes["attributeType"] == "Composite" { entity.notImported.append("\(child.attributes["name"] ?? "?") (a composite attribute)") }
                     if let attribute = attribute(child, entity: name) {
                         if flag(child, "indexed") { entity.indexes.append(Index(name: "\(attribute.name)Index", properties: [attribute.name])) }
                         entity.attributes.append(attribute)
@@ -92,6 +93,7 @@ extension XcodeModelImporter {
                     entity.userInfo = userInfo(child)
                 case "compositeAttribute":
                     // Part of the entity's version hash: without it, no store of this version is recognised.
+                    entity.notImported.append("\(child.attributes["name"] ?? "?") (a composite attribute)")
                     warn("composite attribute \(name).\(child.attributes["name"] ?? "") is not imported: \(Self.compositeCost)", at: child)
                 default:
                     warn("<\(child.name)> in entity \(name) is not imported", at: child)

@@ -37,6 +37,7 @@ package enum SchemaWriter {
             }
         }
         if let info = userInfo(entity.userInfo) { keys.append("userInfo: \(info)") }
+        if !entity.notImported.isEmpty { keys.append("notImported: [\(entity.notImported.map(YAMLText.flowScalar).joined(separator: ", "))]") }
         if keys.isEmpty && entity.attributes.isEmpty && entity.relationships.isEmpty { return ["  \(entity.name): {}"] }
         lines += keys.map { "    " + $0 }
         if !entity.attributes.isEmpty {
