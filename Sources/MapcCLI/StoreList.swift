@@ -43,7 +43,12 @@ enum StoreList {
         for path in paths {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
-                result.append(path)
+                // A list made by a glob names a store's files too: passed over as in a folder.
+                if let reason = companionReason(path) {
+                    selection.passedOver.append(PassedOver(path: path, reason: reason, belongsToAStore: true))
+                } else {
+                    result.append(path)
+                }
                 continue
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
@@ -51,9 +56,7 @@ enum StoreList {
             for name in names {
                 let file = (path as NSString).appendingPathComponent(name)
                 func passOver(_ reason: String, belongs: Bool = false) { selection.passedOver.append(PassedOver(path: file, reason: reason, belongsToAStore: belongs)) }
-                if let suffix = ["-wal", "-shm", "-journal"].first(where: name.hasSuffix) { passOver("a store's \(suffix.dropFirst()) file", belongs: true); continue }
-                if name.hasSuffix(".mapc-lock") { passOver("a lock mapc keeps beside a store", belongs: true); continue }
-                if name.contains(".backup-") { passOver("a backup of a store (kept by --keep-backup)", belongs: true); continue }
+                if let reason = companionReason(file) { passOver(reason, belongs: true); continue }
                 if name.hasPrefix(".") { passOver("a hidden file"); continue }
                 let namedAsStore = storeExtensions.contains((name as NSString).pathExtension.lowercased())
                 // Regular files only (through links): opening a FIFO or a terminal to read its
@@ -104,6 +107,23 @@ enum StoreList {
         }
         selection.stores = unique
         return selection
+    }
+
+    /// Why a file is one of a store's own beside it (its `-wal`, `-shm` or `-journal`, mapc's lock, a
+    /// `--keep-backup` copy) and not a store to migrate, or nil. Only when that store is there: a
+    /// store may be named anything (`gina-shm`, `alice.backup-v1.db`), and one whose store is gone
+    /// is what is left of it.
+    static func companionReason(_ file: String) -> String? {
+        let name = (file as NSString).lastPathComponent
+        if name.hasSuffix(".mapc-lock") { return "a lock mapc keeps beside a store" }
+        func isThere(_ owner: Substring) -> Bool {
+            Files.kind(of: Files.realPath((file as NSString).deletingLastPathComponent + (file.contains("/") ? "/" : "") + owner)) == .regularFile
+        }
+        if let suffix = ["-wal", "-shm", "-journal"].first(where: name.hasSuffix), isThere(name.dropLast(suffix.count)) {
+            return "a store's \(suffix.dropFirst()) file"
+        }
+        if let backup = name.range(of: ".backup-"), isThere(name[..<backup.lowerBound]) { return "a backup of a store (kept by --keep-backup)" }
+        return nil
     }
 
     /// A file's device and inode: equal for every name of one file.

@@ -68,4 +68,32 @@ struct FleetProbeDefectTests {
         let again = try CLI.run(["run", "--quiet", "a.db", "b.db", "c.db", "d.db"], in: folder)
         #expect(again.status == 3 && again.stdout.contains("4 stores: 0 migrated, 3 current, 1 failed"), "\(again.stdout)\(again.stderr)")
     }
+
+    /// Stores named like a store's files (`gina-shm`, `alice.backup-v1.db`) were passed over as
+    /// such, exit 0, with no store of theirs there; and a list made by a glob (`ls dir/*`) had a
+    /// store's backup migrated in place (the rollback copy lost) and its -wal reported failed.
+    /// A file is one of a store's own only when that store is beside it, in a folder and a list alike.
+    @Test func aStoresOwnFilesArePassedOverOnlyBesideTheirStore() throws {
+        let folder = try project([])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        for name in ["s.db", "gina-shm", "alice.backup-v1.db", "s.db.backup-v2-20260101T000000Z"] {
+            #expect(try CLI.run(["init", "--schema", "v2", "stores/\(name)"], in: folder).status == 0)
+        }
+        try folder.write("", to: "stores/s.db-journal")
+        let backup = try Data(contentsOf: folder.appendingPathComponent("stores/s.db.backup-v2-20260101T000000Z"))
+        let run = try CLI.run(["run", "--format", "json", "stores"], in: folder)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let migrated = (report?["stores"] as? [[String: Any]] ?? []).filter { $0["result"] as? String == "migrated" }.compactMap { $0["store"] as? String }
+        #expect(Set(migrated) == ["stores/s.db", "stores/gina-shm", "stores/alice.backup-v1.db"], "\(run.stdout)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("stores/s.db.backup-v2-20260101T000000Z")) == backup)
+        // The same files listed one by one, as a glob lists them.
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("stores").path).sorted()
+        try folder.write(names.map { "stores/\($0)\n" }.joined(), to: "list")
+        let listed = try CLI.run(["run", "--format", "json", "--stores-from", "list"], in: folder)
+        #expect(listed.status == 0, "\(listed.stdout)\(listed.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("stores/s.db.backup-v2-20260101T000000Z")) == backup, "the backup is not migrated")
+        #expect(listed.stdout.contains("a backup of a store") && listed.stdout.contains("a store's journal file") && listed.stdout.contains("a lock mapc keeps"), "\(listed.stdout)")
+    }
 }
