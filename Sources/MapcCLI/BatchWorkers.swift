@@ -150,6 +150,7 @@ extension BatchOutcome {
         if case .string(let error)? = json["error"] { self.error = error }
         if case .integer(let code)? = json["exitCode"] { exitCode = Int32(clamping: code) }
         if case .string(let output)? = json["output"] { self.output = output }
+        if case .string(let backup)? = json["backup"] { self.backup = backup }
         if case .array(let notes)? = json["notes"] { self.notes = notes.compactMap { if case .string(let note) = $0 { return note } else { return nil } } }
         if case .bool(true)? = json["failedWhenReplacing"] { failedWhenReplacing = true }
         if case .object? = json["failedStep"], case .integer(let number)? = json["failedStep"]?["number"], case .integer(let of)? = json["failedStep"]?["of"],

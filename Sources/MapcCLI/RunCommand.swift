@@ -289,10 +289,12 @@ struct RunCommand: ParsableCommand {
                 steps = plan.steps
                 // The mapping files' warnings, said with the notes (once for every store that has them).
                 let warnings = ((try? migrator.check(plan)) ?? []).map(\.description)
-                outcome.notes = try migrator.migrate(plan, options: frozen) { update in
+                let migrated = try migrator.migrate(plan, options: frozen) { update in
                     step = update.step
                     everyStepDone = finishesTheLastStep(update)
-                }.notes
+                }
+                outcome.notes = migrated.notes
+                outcome.backup = migrated.backup?.path
                 outcome.notes = warnings + outcome.notes
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             }
@@ -339,6 +341,7 @@ struct RunCommand: ParsableCommand {
                     let stopped = outcome.failedStep.map { "in step \($0.index) of \($0.of), \($0.step): " } ?? (outcome.failedWhenReplacing ? "\(Self.everyStepDoneWords): " : "")
                     line += "\n    \(stopped)\(error.split(separator: "\n").joined(separator: "\n    "))"
                 }
+                if let backup = outcome.backup { line += "\n    backup: \(backup)" }
                 lines.append(line)
             }
             let migrated = outcomes.filter { $0.result == .migrated || $0.result == .wouldMigrate }.count

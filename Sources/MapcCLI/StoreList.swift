@@ -164,6 +164,8 @@ struct BatchOutcome: Sendable {
     var error: String?
     /// The file written with `--output` (a current store is copied there); shown only when set.
     var output: String?
+    /// The original kept with `--keep-backup`; shown only when set.
+    var backup: String?
     /// Where a failed migration stopped: its step's number (from 1), the number of steps, and
     /// the step ("v2 -> v3"); shown only when set.
     var failedStep: (index: Int, of: Int, step: String)?
@@ -181,6 +183,7 @@ struct BatchOutcome: Sendable {
             ("error", error.map(JSONValue.string) ?? .null), ("exitCode", .integer(Int64(exitCode))),
         ]
         if let output { pairs.append(("output", .string(output))) }
+        if let backup { pairs.append(("backup", .string(backup))) }
         if !notes.isEmpty { pairs.append(("notes", .array(notes.map(JSONValue.string)))) }
         if failedWhenReplacing { pairs.append(("failedWhenReplacing", .bool(true))) }
         if let failedStep {

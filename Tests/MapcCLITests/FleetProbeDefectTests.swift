@@ -96,4 +96,16 @@ struct FleetProbeDefectTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("stores/s.db.backup-v2-20260101T000000Z")) == backup, "the backup is not migrated")
         #expect(listed.stdout.contains("a backup of a store") && listed.stdout.contains("a store's journal file") && listed.stdout.contains("a lock mapc keeps"), "\(listed.stdout)")
     }
+
+    /// A batch with `--keep-backup` said nowhere where each backup was (text, JSON or JSON lines).
+    @Test func aBatchSaysWhereEachBackupIs() throws {
+        let folder = try project(["a.db", "b.db"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "--keep-backup", "--format", "jsonl", "--to", "v3", "a.db", "b.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let backups = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".backup-v2-") }.sorted()
+        #expect(backups.count == 2 && backups.allSatisfy { run.stdout.contains("/\($0)\"") }, "\(backups) \(run.stdout)")
+        let text = try CLI.run(["run", "--keep-backup", "--to", "v4", "a.db", "b.db"], in: folder)
+        #expect(text.stdout.components(separatedBy: "backup: ").count == 3, "\(text.stdout)")
+    }
 }
