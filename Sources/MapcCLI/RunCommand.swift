@@ -282,6 +282,7 @@ struct RunCommand: ParsableCommand {
                 outcome.from = plan.current.version
                 outcome.to = plan.target.version
                 guard plan.isNeeded else {
+                    try migrator.checkTables(ofCurrent: plan)
                     outcome.result = .current
                     return
                 }

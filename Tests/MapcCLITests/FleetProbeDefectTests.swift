@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 
 /// Defects a probe of fleets of stores found (batches, hard links, lists made by globs,
@@ -107,5 +108,22 @@ struct FleetProbeDefectTests {
         #expect(backups.count == 2 && backups.allSatisfy { run.stdout.contains("/\($0)\"") }, "\(backups) \(run.stdout)")
         let text = try CLI.run(["run", "--keep-backup", "--to", "v4", "a.db", "b.db"], in: folder)
         #expect(text.stdout.components(separatedBy: "backup: ").count == 3, "\(text.stdout)")
+    }
+
+    /// A store already at the version asked for, with a table dropped, was reported `current`
+    /// (exit 0), where `status` and `dump` refuse it; `--output` copied a damaged one "unchanged".
+    @Test func aDamagedStoreAtItsVersionIsNotCurrent() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["run", "--quiet", "s.db"], in: folder).status == 0)
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("t.db"))
+        #expect(try CLI.run(["run", "s.db", "t.db"], in: folder).stdout.contains("2 current"))
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("t.db").path)
+        try queue.write { try $0.execute(sql: "DROP TABLE Attachment") }
+        try queue.close()
+        let batch = try CLI.run(["run", "s.db", "t.db"], in: folder)
+        #expect(batch.status == 2 && batch.stdout.contains("1 current, 1 failed"), "\(batch.stdout)\(batch.stderr)")
+        let single = try CLI.run(["run", "t.db"], in: folder)
+        #expect(single.status == 2, "\(single.stdout)\(single.stderr)")
     }
 }

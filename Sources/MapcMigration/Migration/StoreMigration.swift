@@ -422,6 +422,8 @@ package enum StoreMigration {
                 if options.isCancelled() { throw MigrationError.cancelled }
             }
             try copy.close()
+            // A copy is a copy of its pages: damage SQLite's check finds in it is the store's.
+            if let damage = Store.damage(at: temporary, naming: path) { throw damage }
             try Files.givePermissionsOfCopy(from: real, to: temporary)
             try Files.sync(temporary)
             if options.isCancelled() { throw MigrationError.cancelled }

@@ -226,11 +226,20 @@ public struct Migrator: Sendable {
         return converted
     }
 
+    /// Nothing to do, for a store that is what its hashes say: its tables are all there (a table
+    /// dropped behind the store is refused, as `status` and `dump` refuse it, not called current).
+    package func checkTables(ofCurrent plan: MigrationPlan) throws {
+        try Store.open(at: Files.path(of: plan.store), schema: plan.current, readOnly: true).close()
+    }
+
     /// Runs a plan made by `plan(forStoreAt:)`. A store already at the version asked for is
     /// converted when `options.destinationFormat` is another format than its own.
     public func migrate(_ plan: MigrationPlan, options: MigrationOptions = MigrationOptions(), progress: ((MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         let plan = try converting(plan, to: options.destinationFormat)
-        guard plan.isNeeded else { return try StoreMigration.runWithoutSteps(store: Files.path(of: plan.store), options: options) }
+        guard plan.isNeeded else {
+            try checkTables(ofCurrent: plan)
+            return try StoreMigration.runWithoutSteps(store: Files.path(of: plan.store), options: options)
+        }
         try check(plan)
         return try StoreMigration.run(store: Files.path(of: plan.store), steps: plan.steps, options: options, policies: policies) { index, count, update in
             var update = update

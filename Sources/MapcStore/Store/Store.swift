@@ -424,11 +424,11 @@ extension Store {
 
     /// The error for the file at `path` when SQLite's integrity check finds it damaged (it is
     /// opened read only), nil when it is sound or cannot be checked.
-    package static func damage(at path: String) -> MapcError? {
+    package static func damage(at path: String, naming name: String? = nil) -> MapcError? {
         guard let queue = try? openQueue(path: path, readOnly: true, recovering: false) else { return nil }
         defer { try? queue.close() }
         guard let findings = try? queue.read({ try String.fetchAll($0, sql: quickCheck) }) else { return nil }
-        return findings == ["ok"] ? nil : damaged(path, findings: findings)
+        return findings == ["ok"] ? nil : damaged(name ?? path, findings: findings)
     }
 
     /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
