@@ -30,6 +30,12 @@ struct DiffCommand: ParsableCommand {
             lines.append(result.changes.isEmpty ? "no changes" : "changes:")
             lines += result.changes.map { "  \($0)" }
             lines += result.hints.map { "note: \($0)" }
+            // Versions whose hashes are equal are one version to a store: nothing between them is ever applied.
+            let alike = StoreFormat.all.filter { $0.entityHashes(of: source) == $0.entityHashes(of: destination) }
+            if source.version != destination.version, !alike.isEmpty, !result.changes.isEmpty {
+                lines.append("note: a store of \(source.version) is a store of \(destination.version) (their \(alike.map(\.name).joined(separator: " and ")) hashes are the same): "
+                             + "a run migrates none, and these changes are never applied to one; give what changed a versionHashModifier to make it a migration")
+            }
             let order = (try? catalog.position(of: source.version), try? catalog.position(of: destination.version))
             if source.version == destination.version {
                 lines.append("verdict: the same version; nothing to migrate")

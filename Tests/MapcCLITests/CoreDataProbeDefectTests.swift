@@ -56,3 +56,17 @@ struct CoreDataProbeDefectTests {
                 && check.stderr.contains("give 'caption' renamingIdentifier: title"), "\(check.stdout)\(check.stderr)")
     }
 }
+
+extension CoreDataProbeDefectTests {
+    /// Two attributes that swap renaming identifiers change no hash: no store is ever migrated
+    /// between the versions, but `diff` described the swap as an inferable step.
+    @Test func aChangeNoHashSeesIsSaidToMigrateNothing() throws {
+        let folder = try project([
+            ("v1", "  Mood:\n    attributes:\n      group: string?\n      remoteID: string?\n"),
+            ("v2", "  Mood:\n    attributes:\n      group: { type: string, optional: true, renamingIdentifier: remoteID }\n      remoteID: { type: string, optional: true, renamingIdentifier: group }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("note: a store of v1 is a store of v2 (their mapc and Core Data hashes are the same): a run migrates none"), "\(diff.stdout)")
+    }
+}

@@ -198,6 +198,19 @@ struct InferenceTests {
         #expect(hints.contains { $0.contains("give 'serverID' renamingIdentifier: remoteIdentifier in b") }, "\(hints)")
     }
 
+    /// Two hierarchies brought under one new parent: inferred (the objects keep their values),
+    /// and said, as Core Data's lightweight migration refuses it and a Core Data store's IDs change.
+    @Test func mergedHierarchiesAreSaid() throws {
+        let a = try schema("a", "  Mood:\n    attributes:\n      color: string?\n  Tag:\n    attributes:\n      name: string?\n")
+        let b = try schema("b", "  Entry:\n    abstract: true\n    attributes:\n      stamp: date?\n  Mood:\n    parent: Entry\n    attributes:\n      color: string?\n  Tag:\n    parent: Entry\n    attributes:\n      name: string?\n")
+        let result = MappingInference.infer(from: a, to: b)
+        #expect(result.problems.isEmpty)
+        #expect(result.cautions.contains { $0.hasPrefix("Entry brings together entities of separate hierarchies of a (Mood, Tag") && $0.contains("object IDs") }, "\(result.cautions)")
+        // One entity moved under a new parent merges nothing.
+        let c = try schema("c", "  Entry:\n    abstract: true\n  Mood:\n    parent: Entry\n    attributes:\n      color: string?\n  Tag:\n    attributes:\n      name: string?\n")
+        #expect(!MappingInference.infer(from: a, to: c).cautions.contains { $0.contains("separate hierarchies") })
+    }
+
     @Test func renameChainsAcrossSeveralVersions() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")

@@ -50,6 +50,7 @@ struct LightweightInference {
             notes["Remove\(entity.name)"] = ["\(entity.name) is not in \(destination.version); its objects are dropped"]
         }
         cautionRequiredLinksToDroppedObjects()
+        cautionMergedHierarchies()
         let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
         sayEachChangeOnceWhereDeclared()
         changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
@@ -214,6 +215,24 @@ struct LightweightInference {
                 cautions.append(("\(entity.name).\(relationship.name)", "\(entity.name).\(relationship.name) is required, and may lead to \(reached.joined(separator: " or ")) objects, which the step drops: "
                                            + "\(English.withArticle(entity.name)) linked to one fails validation; map them to an entity of \(destination.version), or make '\(relationship.name)' optional"))
             }
+        }
+    }
+
+    /// Entities of separate hierarchies brought under one root: Core Data's lightweight migration
+    /// does not infer it ("you cannot merge entity hierarchies"), and a Core Data store keeps a
+    /// hierarchy in one table, so the objects that move into the other's get new keys there, and
+    /// their object IDs (the URIs an app may keep) change. Inferred here, and said.
+    private mutating func cautionMergedHierarchies() {
+        var sourceRoots: [String: Set<String>] = [:]
+        for entity in destination.entities {
+            guard let before = sourceFor[entity.name] else { continue }
+            sourceRoots[destination.root(of: entity).name, default: []].insert(source.root(of: before).name)
+        }
+        for (root, roots) in sourceRoots.sorted(by: { $0.key < $1.key }) where roots.count > 1 {
+            let list = roots.sorted()
+            cautions.append((root, "\(root) brings together entities of separate hierarchies of \(source.version) (\(list.joined(separator: ", ")) and their sub-entities): "
+                                   + "Core Data's own lightweight migration does not infer it (two hierarchies cannot merge; on devices, a mapping model is needed), "
+                                   + "and in a Core Data store, where a hierarchy is one table, the objects that move get new keys, so their object IDs (URIs an app may keep) change"))
         }
     }
 
