@@ -128,7 +128,7 @@ struct BatchWorkers {
             let crash = IsolatedMigration.crashReport(text.split(separator: "\n").map(String.init))
             return Ending(crashed: true, failure: (["the migration crashed (\(IsolatedMigration.describe(signal: status)))"] + crash).joined(separator: "\n"))
         }
-        if status == 130 || status == 143, interruption.isRequested { return Ending(crashed: false, failure: "", status: status, stoppedBy: status) }
+        if Interruption.exitStatuses.contains(status), interruption.isRequested { return Ending(crashed: false, failure: "", status: status, stoppedBy: status) }
         let words = text.split(separator: "\n").filter { !$0.hasPrefix("note: ") }.prefix(5).joined(separator: "\n")
         return Ending(crashed: false, failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status)
     }

@@ -18,7 +18,7 @@ final class Interruption: @unchecked Sendable {
 
     /// Starts listening for SIGINT and SIGTERM.
     init() {
-        for number in [SIGINT, SIGTERM] {
+        for number in Self.signals {
             var old = sigaction()
             guard sigaction(number, nil, &old) == 0 else { continue }
             // Started with the signal ignored: leave it so, as the shell intended.
@@ -42,6 +42,13 @@ final class Interruption: @unchecked Sendable {
 
     /// Whether a signal asked the run to stop.
     var isRequested: Bool { lock.withLock { received != nil } }
+
+    /// The signals that stop a run at its next safe point: Ctrl-C, a terminal or ssh session
+    /// closing (SIGHUP; `nohup` keeps it ignored), and a job runner's SIGTERM.
+    static let signals = [SIGINT, SIGHUP, SIGTERM]
+
+    /// The exit statuses of runs those signals stopped (128 + the signal): 130, 129, 143.
+    static let exitStatuses = Set(signals.map { 128 + $0 })
 
     /// Processes working for this run (a batch's workers), which a signal is passed on to.
     private var children: Set<pid_t> = []

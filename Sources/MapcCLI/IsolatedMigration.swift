@@ -39,7 +39,7 @@ struct IsolatedMigration {
             let crash = Self.crashReport(text.split(separator: "\n").map(String.init))
             throw Failure(description: (["the migration crashed (signal \(status)\(Self.signalNames[status].map { ", \($0)" } ?? ""))"] + crash).joined(separator: "\n"))
         }
-        if status == 130 || status == 143 { throw Failure(description: "interrupted", interruption: status) }
+        if Interruption.exitStatuses.contains(status) { throw Failure(description: "interrupted", interruption: status) }
         var lines = text.split(separator: "\n").map(String.init)
         // The note on how far the store can be migrated now is for a store someone keeps, not a fixture's copy.
         lines.removeAll { $0.hasPrefix("note: ") && $0.contains("the store can be migrated to") }

@@ -12,7 +12,7 @@ struct RunCommand: ParsableCommand {
         there is one and an inferred mapping otherwise. The whole chain is one atomic operation: the store is either left \
         untouched at its old version or replaced, once, by the fully migrated and validated store; a failed or killed run \
         changes nothing, and the next run cleans up after it. \
-        Exit status: 0 migrated, 1 invalid mapping, 2 store, plan or setup problem, 3 the data did not migrate (store unchanged), 130 or 143 stopped by Ctrl-C or SIGTERM (store unchanged; from a script, send SIGTERM).
+        Exit status: 0 migrated, 1 invalid mapping, 2 store, plan or setup problem, 3 the data did not migrate (store unchanged), 130, 143 or 129 stopped by Ctrl-C, SIGTERM or SIGHUP (store unchanged; from a script, send SIGTERM).
         """
     )
 

@@ -93,4 +93,21 @@ struct StoppedRunJSONTests {
         #expect(run.stdout.contains(#""result": "stopped""#), "\(run.stdout)")
         #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
     }
+
+    /// A terminal or ssh session that closes sends SIGHUP, which killed a run outright (its
+    /// temporary files left, a batch's report never written); it stops the run as SIGTERM does.
+    @Test func aRunStoppedBySIGHUPStopsAtASafePoint() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        try folder.write("model: T\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
+        try folder.write("model: T\nversion: v2\nentities:\n  Tag:\n    attributes:\n      name: string\n      color: string?\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "a", "name": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--format", "json", "s.db"], in: folder, environment: ["MAPC_FAULT": "hup@1"])
+        #expect(run.status == 129, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains(#""result": "stopped""#), "\(run.stdout)")
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasSuffix(".tmp") })
+    }
 }

@@ -3,7 +3,7 @@ internal import CMapcSystem
 /// The test hook of the crash-testing harness (`Benchmarks/fault-injection.sh`): with the
 /// environment variable `MAPC_FAULT=crash@N` the process is killed at its N-th file operation
 /// (a SQLite write, truncate, delete or sync, or one of mapc's renames, links and syncs), with
-/// `fail@N` that operation fails with an I/O error, with `term@N` the process sends itself SIGTERM
+/// `fail@N` that operation fails with an I/O error, with `term@N` the process sends itself SIGTERM (`hup@N`: SIGHUP)
 /// there (a user's stop at a known point: the run stops at its next check), and with `count` the operations are only
 /// counted (the total is appended to the file `MAPC_FAULT_LOG` at exit). Unset, it does nothing.
 package enum FaultInjection {
