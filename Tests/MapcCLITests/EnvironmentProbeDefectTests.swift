@@ -129,4 +129,17 @@ struct EnvironmentProbeDefectTests {
         #expect(setup.stdout.contains("version     v2"), "the other folder's store is untouched: \(setup.stdout)")
         #expect(setup.stdout.contains("named=2") && setup.stderr.contains("argument 2"), "\(setup.stdout)\(setup.stderr)")
     }
+
+    /// A store whose name is long (over about 229 bytes) could not be migrated: its temporary
+    /// file's name passed the system's limit ("unable to open database file", naming that file).
+    @Test func aStoreWithALongNameIsMigrated() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = String(repeating: "é", count: 110) + "-notes.db"
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent(name))
+        let run = try CLI.run(["run", "--quiet", name], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try CLI.run(["status", name], in: folder).stdout.contains("version     v4"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasSuffix(".tmp") })
+    }
 }

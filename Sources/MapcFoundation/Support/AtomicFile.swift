@@ -11,8 +11,25 @@ package enum AtomicFile {
     /// A temporary path beside `path`, in the same folder so that the final rename stays on one file system.
     package static func temporaryPath(besides path: String) -> String {
         let url = URL(fileURLWithPath: path)
-        let name = ".\(url.lastPathComponent).mapc-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let name = temporaryPrefix(for: url.lastPathComponent) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         return url.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    /// How the temporary files beside a file named `name` begin (`.NAME.mapc-`), which is how a
+    /// later run finds what a killed one left. A name so long that a temporary file's (with its
+    /// process, number and SQLite's `-journal`, 37 bytes more) would pass the system's 255 is cut
+    /// at 180 bytes and marked with a digest of the whole, so two long names never share files.
+    package static func temporaryPrefix(for name: String) -> String {
+        let bytes = Array(name.utf8)
+        guard bytes.count > 218 else { return ".\(name).mapc-" }
+        var cut = ""
+        for scalar in name.unicodeScalars {
+            guard cut.utf8.count + String(scalar).utf8.count <= 180 else { break }
+            cut.unicodeScalars.append(scalar)
+        }
+        // FNV-1a, the same in every process (Swift's own hashing is seeded per process).
+        let digest = bytes.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
+        return ".\(cut)~\(String(digest, radix: 16)).mapc-"
     }
 
     /// A new, empty file beside `path` (as `temporaryPath` names it) that only its owner can read

@@ -530,7 +530,7 @@ package enum StoreMigration {
     static func removeLeftovers(besides path: String) {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().path
-        let prefix = ".\(url.lastPathComponent).mapc-"
+        let prefix = AtomicFile.temporaryPrefix(for: url.lastPathComponent)
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name.contains(".tmp") {
             let path = (folder as NSString).appendingPathComponent(name)
             // A folder is a copy of Core Data's external data made for an output (CoreDataExternalData).
