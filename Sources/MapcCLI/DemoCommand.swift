@@ -54,7 +54,7 @@ struct DemoCommand: ParsableCommand {
         }
         demo.registerPolicies()
         try reportingErrors {
-            let folder = directory.map { URL(fileURLWithPath: $0) } ?? FileManager.default.temporaryDirectory.appendingPathComponent("mapc-demo-\(UUID().uuidString)")
+            let folder = try directory.map { URL(fileURLWithPath: $0) } ?? Files.newTemporaryFolder(prefix: "mapc-demo-")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
             let catalog = try SchemaCatalog(directory: demo.schemasFolder)

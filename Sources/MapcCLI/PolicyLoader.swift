@@ -285,7 +285,15 @@ struct Compiler {
                               + "(\(PolicyKit.version(in: kit.toolchain))) on PATH, or set MAPC_SWIFTC to its swiftc", status: MapcExitCode.storeError)
         }
         let found = PolicyKit.version(in: version.output), expected = PolicyKit.version(in: kit.toolchain)
-        guard version.status == 0, found == expected else {
+        guard version.status == 0 else {
+            // It did not say its version: not a mismatch, a compiler that could not run here (not on
+            // PATH, a temporary folder it cannot use), in its own words.
+            let said = version.output.split(separator: "\n").prefix(3).joined(separator: "; ")
+            let temporary = said.contains("TmpDir") || said.contains("permissionDenied") ? " (it needs a temporary folder it can write: TMPDIR)" : ""
+            throw PolicyError("mapc compiles policy files with the Swift compiler, and `\(compiler.path) --version` failed (exit status \(version.status): \(said.isEmpty ? "nothing said" : said))\(temporary); "
+                              + "put the toolchain that built mapc (\(expected)) on PATH, or set MAPC_SWIFTC to its swiftc", status: MapcExitCode.storeError)
+        }
+        guard found == expected else {
             throw PolicyError("mapc was built with \(expected), but \(compiler.path) is \(found.isEmpty ? "not a Swift compiler" : found); policy files are compiled "
                               + "against mapc's modules, which only the compiler that built them reads: put that toolchain first on PATH or set MAPC_SWIFTC to its swiftc, "
                               + "or rebuild mapc with this one", status: MapcExitCode.storeError)

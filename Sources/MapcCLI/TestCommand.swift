@@ -62,6 +62,8 @@ struct TestCommand: ParsableCommand {
             }
             fixturePaths = try StoreList.expand([fixtures]).stores
             if fixturePaths.isEmpty { throw MapcError.notFound("\(fixtures) holds no store files") }
+            // The copies go to the temporary folder: one that cannot be used is the run's problem, not each case's.
+            try FileManager.default.removeItem(at: try Files.newTemporaryFolder(prefix: MigrationTestCase.copiesPrefix))
         }
         guard let migrator = migratorOrNil else { return }
         let versions = targets.isEmpty ? [nil] : targets.map { Optional($0) }
@@ -136,12 +138,13 @@ struct MigrationTestCase {
     func run(migrator: Migrator, record: Bool, migrateCopy: (String, String) throws -> Void) -> MigrationTestCase {
         var result = self
         let started = Date()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(Self.copiesPrefix)\(getpid())-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        var made: URL?
+        defer { if let made { try? FileManager.default.removeItem(at: made) } }
         do {
             // Only a regular file is copied: a FIFO would block the copy for ever, a device read without end.
             _ = try Files.existingStore(fixture)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let folder = try Files.newTemporaryFolder(prefix: Self.copiesPrefix)
+            made = folder
             let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent)
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
                 try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix)
@@ -198,7 +201,7 @@ struct MigrationTestCase {
             }
         } catch {
             // The copy is the test's own business: the fixture is what the user knows.
-            let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent).path
+            let copy = made?.appendingPathComponent((fixture as NSString).lastPathComponent).path ?? fixture
             if let failure = error as? IsolatedMigration.Failure, let status = failure.interruption { result.interruption = status }
             let message = (error as? IsolatedMigration.Failure)?.description ?? BatchOutcome.message(of: error)
             result.failures.append("the migration failed: " + message.replacingOccurrences(of: copy, with: fixture))

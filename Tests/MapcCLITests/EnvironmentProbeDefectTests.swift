@@ -142,4 +142,18 @@ struct EnvironmentProbeDefectTests {
         #expect(try CLI.run(["status", name], in: folder).stdout.contains("version     v4"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).allSatisfy { !$0.hasSuffix(".tmp") })
     }
+
+    /// A temporary folder that cannot be used (TMPDIR naming nothing) failed every `mapc test`
+    /// case as a failed migration (exit 1), with a raw NSError; as root it was created. It is the
+    /// run's problem, said once (exit 2), and nothing is created.
+    @Test func anUnusableTemporaryFolderIsSaidOnce() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("fixtures/v2.sqlite"))
+        let missing = folder.appendingPathComponent("no-such-folder").path
+        let test = try CLI.run(["test", "--record"], in: folder, environment: ["TMPDIR": missing])
+        #expect(test.status == 2 && test.stderr.contains("the temporary folder \(missing) cannot be used") && test.stderr.contains("set TMPDIR"), "\(test.stdout)\(test.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
 }

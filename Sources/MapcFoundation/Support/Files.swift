@@ -29,6 +29,19 @@ package enum Files {
         return base.standardizedFileURL.path == here ? url.relativePath : url.path
     }
 
+    /// A new folder of the process's own in the system's temporary folder (`TMPDIR`, else /tmp),
+    /// which is never created itself: one that does not exist or cannot be written is said.
+    package static func newTemporaryFolder(prefix: String) throws -> URL {
+        let base = FileManager.default.temporaryDirectory
+        let folder = base.appendingPathComponent("\(prefix)\(getpid())-\(UUID().uuidString)")
+        guard mkdir(folder.path, 0o700) == 0 else {
+            let failure = errno
+            throw MapcError.file("the temporary folder \(base.path) cannot be used (\(String(cString: strerror(failure)))): "
+                                 + "set TMPDIR to a folder you can write, or unset it to use /tmp")
+        }
+        return folder
+    }
+
     /// How many names (hard links) the file at `path` has; nil when there is none.
     package static func linkCount(_ path: String) -> Int? {
         var info = stat()
