@@ -93,6 +93,27 @@ struct XcodeFixtureImportTests {
         #expect(StoreFormat.coreData.entityHashes(of: written)["Person"] != StoreFormat.coreData.entityHashes(of: without)["Person"])
     }
 
+    /// A derived attribute keeps its derivation in the schema (it was dropped, the import's warning
+    /// the only trace), and a run into its version says mapc computes none.
+    @Test func aDerivedAttributeKeepsItsDerivation() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-derived-\(UUID().uuidString)/D.xcdatamodel")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent()) }
+        try Data("""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0" lastSavedToolsVersion="22522" systemVersion="23C71" minimumToolsVersion="Automatic" sourceLanguage="Swift" userDefinedModelVersionIdentifier="">
+            <entity name="Country" representedClassName="Country" syncable="YES">
+                <attribute name="moodCount" optional="YES" attributeType="Integer 64" derived="YES" derivationExpression="moods.@count" usesScalarValueType="YES"/>
+            </entity>
+        </model>
+        """.utf8).write(to: folder.appendingPathComponent("contents"))
+        let schema = try #require(try XcodeModelImporter.importModel(at: folder.path).schemas.first)
+        #expect(schema.entities.first?.attributes.first?.derivation == "moods.@count")
+        let written = try SchemaLoader.load(source: SourceFile(path: "D.yaml", text: SchemaWriter.yaml(schema))).schema
+        #expect(written.entities.first?.attributes.first?.derivation == "moods.@count")
+        #expect(StoreMigration.derivedNotes(of: written).first?.hasPrefix("Country.moodCount (moods.@count) is derived in the Core Data model: mapc keeps the values the migration gives and computes none") == true)
+    }
+
     @Test func aSingleVersionImportsFromItsFolderOrItsContentsFile() throws {
         let folder = Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld/Kitchen 2.xcdatamodel")
         for path in [folder.path, folder.appendingPathComponent("contents").path] {

@@ -51,7 +51,7 @@ package enum EditorSchemas {
         let attribute = closed([
             ("type", object([("enum", types)])), ("optional", flag), ("default", anyScalar), ("transient", flag), ("renamingIdentifier", text),
             ("versionHashModifier", text), ("valueTransformer", text), ("className", text), ("min", anyScalar), ("max", anyScalar),
-            ("minLength", count), ("maxLength", count), ("regex", text), ("userInfo", stringMap), ("externalStorage", flag), ("preserveAfterDeletion", flag),
+            ("minLength", count), ("maxLength", count), ("regex", text), ("userInfo", stringMap), ("externalStorage", flag), ("preserveAfterDeletion", flag), ("derivation", text),
         ], keys: SchemaLoader.attributeKeys, required: ["type"], description: "an attribute (docs/schema-format.md#attributes)")
         let relationship = closed([
             ("destination", name), ("toMany", flag), ("ordered", flag), ("inverse", object([("oneOf", .array([name, type("null")]))])),

@@ -263,7 +263,7 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
-        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes + conversionNotes)
+        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes + conversionNotes + derivedNotes(of: last.destination))
     }
 
     /// Opens the migrated store as a reader would, its layout read from the file, and reads a
@@ -516,6 +516,15 @@ package enum StoreMigration {
                                     created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +)))
         try StoreHistory.write(history, to: destinationStore)
         return summary
+    }
+
+    /// What a run into a version with derived attributes (Core Data's, kept by `import`) says: mapc
+    /// computes none of them.
+    static func derivedNotes(of schema: Schema) -> [String] {
+        let derived = schema.entities.flatMap { entity in entity.attributes.compactMap { attribute in attribute.derivation.map { "\(entity.name).\(attribute.name) (\($0))" } } }
+        guard !derived.isEmpty else { return [] }
+        return ["\(derived.joined(separator: ", ")) \(derived.count == 1 ? "is" : "are") derived in the Core Data model: mapc keeps the values the migration gives and computes none "
+                + "(an object given none has nil until the app's Core Data saves it)"]
     }
 
     /// Refuses a chain with an inferred step that drops values, unless the loss is accepted: before

@@ -283,6 +283,9 @@ public struct Attribute: Sendable {
     public var allowsExternalStorage = false
     /// Core Data's "Preserve After Deletion" (kept in persistent history); part of Core Data's version hash.
     public var preservesAfterDeletion = false
+    /// Core Data's derivation of a derived attribute (`moods.@count`), kept from the model by
+    /// `mapc import`: mapc stores the attribute's values as any other's and computes none.
+    package var derivation: String?
     /// Validation rules checked when objects are written or migrated.
     public var validation = Validation()
     /// Free-form data for tools and policies.

@@ -17,7 +17,7 @@ public enum SchemaLoader {
     package static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
                              "uniquenessConstraints", "indexes", "userInfo", "className", "notImported", "attributes", "relationships"]
     package static let attributeKeys = ["type", "optional", "default", "transient", "renamingIdentifier", "versionHashModifier",
-                                "valueTransformer", "className", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion"]
+                                "valueTransformer", "className", "min", "max", "minLength", "maxLength", "regex", "userInfo", "externalStorage", "preserveAfterDeletion", "derivation"]
     package static let relationshipKeys = ["destination", "toMany", "ordered", "inverse", "deleteRule", "optional", "minCount",
                                    "maxCount", "renamingIdentifier", "versionHashModifier", "transient", "userInfo"]
 
@@ -234,6 +234,7 @@ public enum SchemaLoader {
                 attribute.allowsExternalStorage = document.bool(value, what: "externalStorage") ?? false
             case "preserveAfterDeletion":
                 attribute.preservesAfterDeletion = document.bool(value, what: "preserveAfterDeletion") ?? false
+            case "derivation": attribute.derivation = document.string(value, what: "derivation")
             case "valueTransformer":
                 attribute.valueTransformer = document.string(value, what: "valueTransformer")
                 if type != .transformable {

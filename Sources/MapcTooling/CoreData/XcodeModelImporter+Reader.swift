@@ -149,7 +149,8 @@ extension XcodeModelImporter {
                 warn("\(what): the custom class '\(className)' is not kept (it applies to transformable attributes)", at: node)
             }
             if flag(node, "derived") {
-                warn("\(what) is derived (\(node.attributes["derivationExpression"] ?? "")): imported as a stored attribute, its derivation is not kept", at: node)
+                attribute.derivation = node.attributes["derivationExpression"] ?? ""
+                warn("\(what) is derived (\(attribute.derivation ?? "")): imported as a stored attribute with its derivation recorded, which mapc does not compute", at: node)
             }
             if type == .date {
                 if let seconds = nonEmpty(node, "defaultDateTimeInterval") {

@@ -62,6 +62,7 @@ package enum SchemaWriter {
         if let className = attribute.className { keys.append("className: \(YAMLText.flowScalar(className))") }
         if attribute.allowsExternalStorage { keys.append("externalStorage: true") }
         if attribute.preservesAfterDeletion { keys.append("preserveAfterDeletion: true") }
+        if let derivation = attribute.derivation { keys.append("derivation: \(YAMLText.flowScalar(derivation))") }
         let rules = attribute.validation
         if let min = rules.min { keys.append("min: \(literal(min))") }
         if let max = rules.max { keys.append("max: \(literal(max))") }
