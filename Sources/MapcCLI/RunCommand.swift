@@ -307,6 +307,11 @@ struct RunCommand: ParsableCommand {
             } else if steps.indices.contains(step) {
                 outcome.failedStep = (step + 1, steps.count, "\(steps[step].source.version) -> \(steps[step].destination.version)")
             }
+            if let refused = error as? PlanError {
+                // A step that cannot be made (a downgrade, no mapping): its versions are known.
+                outcome.from = outcome.from ?? refused.from
+                outcome.to = outcome.to ?? refused.to
+            }
             outcome.error = BatchOutcome.message(of: error)
             outcome.exitCode = Self.exitCode(of: error, interruption)
         }

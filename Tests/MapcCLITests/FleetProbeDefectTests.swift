@@ -126,4 +126,28 @@ struct FleetProbeDefectTests {
         let single = try CLI.run(["run", "t.db"], in: folder)
         #expect(single.status == 2, "\(single.stdout)\(single.stderr)")
     }
+
+    /// A refused downgrade reported `"from": null, "to": null` though both versions were known.
+    @Test func aRefusedStepReportsItsVersions() throws {
+        let folder = try project(["a.db", "b.db"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["run", "--quiet", "a.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--format", "jsonl", "--to", "v2", "a.db", "b.db"], in: folder)
+        let line = run.stdout.split(separator: "\n").first { $0.contains("\"a.db\"") }.map(String.init) ?? ""
+        #expect(line.contains(#""result":"failed""#) && line.contains(#""from":"v4""#) && line.contains(#""to":"v2""#), "\(run.stdout)")
+    }
+
+    /// A Core Data store written by a newer version than the project's newest was said to need
+    /// "an older model version": with stores ahead of the project during a staged rollout, the
+    /// likely cause is the newer one, which is said.
+    @Test func aStoreAheadOfTheProjectIsSaidToBeNewer() throws {
+        let folder = try project([])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "v4", "--layout", "core-data", "s.sqlite"], in: folder).status == 0)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas/v4.yaml"))
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/mapping_v3_to_v4.yaml"))
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        let run = try CLI.run(["run", "s.sqlite"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("a version newer than v3, the newest here"), "\(run.stderr)")
+    }
 }

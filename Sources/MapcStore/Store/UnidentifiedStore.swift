@@ -67,7 +67,11 @@ extension SchemaCatalog {
                                             + "(closest is \(closest.version): \(details)). Add that version's schema: `mapc import` of the app's .xcdatamodeld "
                                             + "brings every version, the newest included")
         }
+        // Closest to the newest version: most likely written by a newer app than these schemas know.
+        let which = schemas.last?.version == closest.version
+            ? "a version newer than \(closest.version), the newest here, if the app is ahead of this project"
+            : "an older model version never added, or a newer one"
         return MapcError.unknownVersion("\(described) matches no version of the schemas; closest is \(closest.version): \(details). If no version was changed by hand, "
-                                        + "add the schema of the version that wrote the store (an older model version: `mapc import` of the .xcdatamodeld brings every version)")
+                                        + "add the schema of the version that wrote the store (\(which): `mapc import` of the app's .xcdatamodeld brings every version)")
     }
 }
