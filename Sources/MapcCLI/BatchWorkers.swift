@@ -21,6 +21,9 @@ struct BatchWorkers {
 
     /// Each store's outcome, in the order given; `report` is told each as it comes.
     func run(_ paths: [String], interruption: Interruption, report: @escaping @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
+        // A worker that has ended closes its end of the pipe a stop is written to: the write must
+        // fail (EPIPE), not end this process (SIGPIPE).
+        signal(SIGPIPE, SIG_IGN)
         let count = max(1, min(jobs, paths.count))
         // Shares dealt in turn, so that each worker has stores from the whole list.
         let shares = (0..<count).map { worker in stride(from: worker, to: paths.count, by: count).map { paths[$0] } }
@@ -62,13 +65,13 @@ struct BatchWorkers {
             }
             if !ended.crashed && remaining.count == before {
                 // It reported nothing and did not crash: what stopped it stops every store (its words).
-                for store in remaining { conclude(BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.status)) }
+                for store in remaining { conclude(BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: max(ended.status, MapcExitCode.storeError))) }
                 remaining = []
                 break
             }
             // It ended while migrating this store, the first it had not reported.
             remaining.removeFirst()
-            var outcome = BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.crashed ? MapcExitCode.migrationFailed : ended.status)
+            var outcome = BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.crashed ? MapcExitCode.migrationFailed : max(ended.status, MapcExitCode.storeError))
             outcome.seconds = Date().timeIntervalSince(started)
             conclude(outcome)
         }
@@ -97,14 +100,27 @@ struct BatchWorkers {
         do { try process.run() } catch {
             return Ending(crashed: false, failure: "cannot start a worker (\(IsolatedMigration.executable.path)) to migrate it: \(error.localizedDescription)")
         }
-        interruption.forward(to: process.processIdentifier)
-        defer { interruption.forget(process.processIdentifier) }
-        // The list, then the end of it; a worker that ended early leaves the pipe unread (ignored).
-        try? input.fileHandleForWriting.write(contentsOf: Data(stores.map { $0 + "\n" }.joined().utf8))
-        try? input.fileHandleForWriting.close()
+        // Its share, each path as a JSON string on a line, then an empty line. Standard input
+        // stays open: "stop" on it stops the worker at its next safe point, and its end (this
+        // process gone, killed) too.
+        let control = input.fileHandleForWriting
+        let list = stores.map { JSONValue.string($0).serialized(pretty: false) + "\n" }.joined() + "\n"
+        try? control.write(contentsOf: Data(list.utf8))
+        let writing = NSLock()
+        interruption.forward(to: process.processIdentifier) { writing.withLock { _ = try? control.write(contentsOf: Data("stop\n".utf8)) } }
+        defer {
+            interruption.forget(process.processIdentifier)
+            writing.withLock { try? control.close() }
+        }
+        // Its standard error, read on a thread of its own: a reader blocked for a worker's whole
+        // life must not hold one of Dispatch's few threads, on which a signal's handler runs (with
+        // two workers on two cores, the batch heard its SIGTERM only when a worker ended).
         nonisolated(unsafe) var said = Data()
-        let reading = DispatchGroup()
-        DispatchQueue.global().async(group: reading) { said = errors.fileHandleForReading.readDataToEndOfFile() }
+        let reading = DispatchSemaphore(value: 0)
+        let readsApart = DetachedThread.start {
+            said = errors.fileHandleForReading.readDataToEndOfFile()
+            reading.signal()
+        }
         // Lines as they come: a report (JSON lines) follows the stores as they are done.
         var pending = Data()
         let descriptor = output.fileHandleForReading.fileDescriptor
@@ -120,7 +136,7 @@ struct BatchWorkers {
                 if let value = try? JSONValue.parse(Data(line), path: "a worker's report"), let outcome = BatchOutcome(json: value) { reported(outcome) }
             }
         }
-        reading.wait()
+        if readsApart { reading.wait() } else { said = errors.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
         let text = String(decoding: said, as: UTF8.self)
         let status = process.terminationStatus
@@ -131,6 +147,55 @@ struct BatchWorkers {
         if Interruption.exitStatuses.contains(status), interruption.isRequested { return Ending(crashed: false, failure: "", status: status, stoppedBy: status) }
         let words = text.split(separator: "\n").filter { !$0.hasPrefix("note: ") }.prefix(5).joined(separator: "\n")
         return Ending(crashed: false, failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status)
+    }
+}
+
+extension BatchWorkers {
+    /// A worker's side: its share of the stores (JSON strings, one a line, to an empty line), read
+    /// from standard input; then a thread reads on, and "stop", or the input's end (the batch gone),
+    /// asks `interruption` to stop the run at its next safe point.
+    static func readShare(stoppingOnRequest interruption: Interruption) throws -> [String] {
+        let input = StandardInputLines()
+        var stores: [String] = []
+        while let line = try input.next(), !line.isEmpty {
+            guard case .string(let store)? = try? JSONValue.parse(Data(line.utf8), path: "the batch's list") else {
+                throw MapcError.input("a batch's worker was given '\(line)' for a store: workers are started by `mapc run` itself")
+            }
+            stores.append(store)
+        }
+        let started = DetachedThread.start {
+            while let line = try? input.next() {
+                if line == "stop" { break }
+            }
+            interruption.request()
+        }
+        if !started { Console.err("warning: no thread to hear the batch's stop; this worker finishes its stores") }
+        return stores
+    }
+}
+
+/// Standard input, a line at a time, as it comes.
+final class StandardInputLines: @unchecked Sendable {
+    private var pending = Data()
+    private var ended = false
+
+    /// The next line (without its end), or nil at the end of the input.
+    func next() throws -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let end = pending.firstIndex(of: 0x0A) {
+                let line = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
+                pending = Data(pending[pending.index(after: end)...])
+                return line
+            }
+            if ended { return pending.isEmpty ? nil : String(decoding: pending, as: UTF8.self) }
+            let count = read(STDIN_FILENO, &buffer, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw MapcError.file("cannot read standard input (\(String(cString: strerror(errno))))")
+            }
+            if count == 0 { ended = true } else { pending.append(contentsOf: buffer[0..<count]) }
+        }
     }
 }
 

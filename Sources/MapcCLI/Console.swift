@@ -37,11 +37,11 @@ enum Console {
         var isEarlierExport: @Sendable (String) -> Bool
 
         /// A dump: JSON.
-        static let dataFile = Export(name: "data file (JSON)") { $0.drop { $0.isWhitespace }.hasPrefix("{") }
+        static let dataFile = Export(name: "data file (JSON)") { $0.drop { $0.isWhitespace }.hasPrefix("{") && $0.contains("\"version\"") }
         /// A diagram, Mermaid or DOT.
         static let diagram = Export(name: "diagram") { text in ["classDiagram", "flowchart", "digraph"].contains { text.drop { $0.isWhitespace }.hasPrefix($0) } }
         /// A JUnit report.
-        static let junit = Export(name: "JUnit report") { $0.drop { $0.isWhitespace }.hasPrefix("<?xml") }
+        static let junit = Export(name: "JUnit report") { $0.drop { $0.isWhitespace }.hasPrefix("<?xml") && $0.contains("<testsuites") }
     }
 
     /// Writes an export to a file, or to standard output: over an existing file only when it is

@@ -50,22 +50,30 @@ final class Interruption: @unchecked Sendable {
     /// The exit statuses of runs those signals stopped (128 + the signal): 130, 129, 143.
     static let exitStatuses = Set(signals.map { 128 + $0 })
 
-    /// Processes working for this run (a batch's workers), which a signal is passed on to.
-    private var children: Set<pid_t> = []
+    /// Processes working for this run (a batch's workers): how to tell each to stop at its next
+    /// safe point (a message it reads: a signal could come before it listens, and it inherits the
+    /// signals this process ignores to hear them its own way).
+    private var children: [pid_t: @Sendable () -> Void] = [:]
 
-    /// Passes the signals this run receives on to `pid` too, until `forget`; one already received
-    /// is passed on at once.
-    func forward(to pid: pid_t) {
-        let already = lock.withLock { () -> Int32? in
-            children.insert(pid)
-            return received
+    /// Tells `pid` to stop when this run is asked to (at once, if it was), until `forget`.
+    func forward(to pid: pid_t, stop: @escaping @Sendable () -> Void) {
+        let already = lock.withLock { () -> Bool in
+            children[pid] = stop
+            return received != nil
         }
-        if let already { kill(pid, already) }
+        if already { stop() }
     }
 
-    /// Stops passing signals on to `pid` (it has ended).
+    /// Stops telling `pid` (it has ended).
     func forget(_ pid: pid_t) {
-        _ = lock.withLock { children.remove(pid) }
+        _ = lock.withLock { children.removeValue(forKey: pid) }
+    }
+
+    /// A stop asked for otherwise than by a signal (a batch's worker told by its batch, or left
+    /// alone by it): as SIGTERM's, once.
+    func request() {
+        guard lock.withLock({ received == nil }) else { return }
+        receive(SIGTERM)
     }
 
     /// The exit status of a run a signal stopped: 128 + the signal's number, as shells report it.
@@ -76,9 +84,13 @@ final class Interruption: @unchecked Sendable {
             defer { if received == nil { received = number } }
             return received == nil
         }
-        for child in lock.withLock({ children }) { kill(child, number) }
-        // A second signal: quit now, without running exit handlers on other threads.
-        guard first else { _exit(128 + number) }
+        let working = lock.withLock { children }
+        // A second signal: quit now (the workers too), without running exit handlers on other threads.
+        guard first else {
+            for pid in working.keys { kill(pid, SIGKILL) }
+            _exit(128 + number)
+        }
+        for stop in working.values { stop() }
         let again = number == SIGINT ? "press Ctrl-C again" : "send the signal again"
         Console.err("\nstopping at the next safe point; stores not yet replaced are left as they were (\(again) to quit at once)")
     }

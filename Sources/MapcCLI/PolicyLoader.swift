@@ -21,11 +21,12 @@ enum PolicyLoader {
     /// What a change of how policies are compiled changes, so that old entries are not reused.
     static let compileScheme = "mapc policies 1: swiftc -emit-library -parse-as-library -O"
 
-    /// Loads the project's policies when the command may need them and the folder has any; exits
-    /// with the documented status when they cannot be compiled or loaded.
     /// Whether the project has policy files (loaded, or built into this mapc): the user's code,
     /// which runs in the migration and may trap (a batch then migrates in workers: `BatchWorkers`).
     nonisolated(unsafe) static var hasProjectPolicies = false
+
+    /// Loads the project's policies when the command may need them and the folder has any; exits
+    /// with the documented status when they cannot be compiled or loaded.
 
     static func loadIfAny(_ arguments: [String]) {
         guard let command = arguments.first, commands.contains(command) else { return }

@@ -216,8 +216,9 @@ struct RunCommand: ParsableCommand {
         var paths: [String] = []
         var passedOver: [StoreList.PassedOver] = []
         var migratorOrNil: Migrator?
+        let interruption = Interruption()
         try reportingErrors {
-            let selection = isWorker ? StoreList.Selection(stores: try StoreSources.read("-")) : try sources.select(stores)
+            let selection = isWorker ? StoreList.Selection(stores: try BatchWorkers.readShare(stoppingOnRequest: interruption)) : try sources.select(stores)
             paths = selection.stores
             passedOver = selection.passedOver
             if format == .text { selection.note() }
@@ -230,7 +231,6 @@ struct RunCommand: ParsableCommand {
         options.allowsSQL = !interpret
         options.acceptsDataLoss = acceptDataLoss
         try reportingErrors { options.destinationFormat = try layout.format() }
-        let interruption = Interruption()
         options.isCancelled = { interruption.isRequested }
         let frozen = options, from = self.from, to = self.to, dryRun = self.dryRun
         let lines = format == .jsonl ? JSONLines() : nil

@@ -150,4 +150,30 @@ struct FleetProbeDefectTests {
         let run = try CLI.run(["run", "s.sqlite"], in: folder)
         #expect(run.status == 2 && run.stderr.contains("a version newer than v3, the newest here"), "\(run.stderr)")
     }
+
+    /// A batch's worker is told to stop through its standard input, which it reads from the start
+    /// (a signal passed on could come before it listened, and was lost: a worker migrated on after
+    /// the batch said it stopped), and stops when that input ends (the batch killed: workers
+    /// migrated on, orphaned).
+    @Test func aWorkerStopsWhenItsBatchSaysSoOrIsGone() throws {
+        let folder = try project(["a.db"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("a.db"))
+        for (name, input) in [("gone", "\"a.db\"\n\n"), ("stop", "\"a.db\"\n\nstop\n")] {
+            try folder.write(input, to: "input-\(name)")
+            let worker = try CLI.run(["run", "--format", "jsonl", "a.db"], in: folder, environment: ["MAPC_BATCH_WORKER": "1"], input: folder.appendingPathComponent("input-\(name)"))
+            #expect(worker.status == 143 && worker.stdout.contains(#""result":"stopped""#), "\(name): \(worker.stdout)\(worker.stderr)")
+            #expect(try Data(contentsOf: folder.appendingPathComponent("a.db")) == before, "\(name)")
+        }
+    }
+
+    /// A store list is given to workers as it was selected: a name starting with `#` or ending
+    /// with a space was read by the list's rules (a comment, trimmed), and every store reported
+    /// failed with exit 0 while they were migrated.
+    @Test func storesWithOddNamesAreReportedAsMigrated() throws {
+        let folder = try project(["#1.db", "2 .db", "3.db"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "--format", "json", "--jobs", "2", "#1.db", "2 .db", "3.db"], in: folder)
+        #expect(run.status == 0 && run.stdout.contains(#""migrated": 3"#), "\(run.stdout)\(run.stderr)")
+    }
 }

@@ -211,6 +211,22 @@ struct InferenceTests {
         #expect(!MappingInference.infer(from: a, to: c).cautions.contains { $0.contains("separate hierarchies") })
     }
 
+    /// An identifier naming a property (or entity) whose values go to another, which shares its
+    /// identifier, is said as such (it was "names no property"), and an inherited property's
+    /// caution once, at its own entity.
+    @Test func anIdentifierLosingToASharedOneIsSaidAsSuch() throws {
+        let b = try schema("b", "  Note:\n    attributes:\n      fullName: { type: string, optional: true, renamingIdentifier: name }\n")
+        let c = try schema("c", "  Note:\n    attributes:\n      displayName: { type: string, optional: true, renamingIdentifier: fullName }\n      name: string?\n")
+        let cautions = MappingInference.infer(from: b, to: c).cautions
+        #expect(cautions.contains { $0.hasPrefix("Note.displayName has renamingIdentifier 'fullName', but Note.fullName of b goes to Note.name") }, "\(cautions)")
+        let memo = try schema("d", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      t: string?\n")
+        let split = try schema("e", "  Note:\n    attributes:\n      t: string?\n  Entry:\n    renamingIdentifier: Memo\n    attributes:\n      t: string?\n")
+        #expect(MappingInference.infer(from: memo, to: split).cautions.contains { $0.hasPrefix("Entry has renamingIdentifier 'Memo', but Memo's objects of d go to Note") })
+        let parent = try schema("f", "  Item:\n    attributes:\n      title: { type: string, renamingIdentifier: heading }\n  Book:\n    parent: Item\n    attributes:\n      isbn: string?\n")
+        let child = try schema("g", "  Item:\n    attributes:\n      caption: { type: string, renamingIdentifier: title }\n  Book:\n    parent: Item\n    attributes:\n      isbn: string?\n")
+        #expect(MappingInference.infer(from: parent, to: child).cautions.filter { $0.contains("caption has renamingIdentifier") }.count == 1)
+    }
+
     @Test func renameChainsAcrossSeveralVersions() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Memo:\n    renamingIdentifier: Note\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n      count: int16\n")

@@ -98,6 +98,12 @@ struct LightweightInference {
                 claimed[match.name, default: []].append(entity.name)
                 if match.name != entity.name { changes.append(SchemaChange(kind: .renamed, entity: entity.name, property: nil, detail: "from \(match.name)")) }
             } else {
+                if let identifier = entity.renamingIdentifier, identifier != entity.name, source.entity(named: identifier) != nil,
+                   let taker = counterparts.first(where: { $0.value.name == identifier && $0.key != entity.name })?.key {
+                    cautions.append((entity.name, "\(entity.name) has renamingIdentifier '\(identifier)', but \(identifier)'s objects of \(source.version) go to \(taker), whose identifier is the same as "
+                                               + "\(identifier)'s own (Core Data matches identifiers, as mapc does first): \(entity.name) starts empty. To carry them to \(entity.name), "
+                                               + "give it \(identifier)'s identifier and \(taker) another"))
+                }
                 changes.append(SchemaChange(kind: .added, entity: entity.name, property: nil, detail: entity.parent.map { "sub-entity of \($0)" } ?? ""))
                 if entity.parent != nil || destination.hierarchy(under: entity).count > 1 { origins.reshapes = true }
             }
@@ -137,6 +143,12 @@ struct LightweightInference {
         var firstCarrier: [String: String] = [:]
         /// Where each destination property's values come from.
         var origins: [String: PropertyOrigin] = [:]
+
+        /// Whether the destination entity declares the property itself (not inherited): what is
+        /// said of a property is said once, at its own entity, not under each sub-entity.
+        func declares(_ property: String) -> Bool {
+            destinationEntity.attributes.contains { $0.name == property } || destinationEntity.relationships.contains { $0.name == property }
+        }
     }
 
     /// A problem that stops inference, kept as a `todo:` item of the entity mapping too.
@@ -252,7 +264,15 @@ struct LightweightInference {
     /// version (a typo, or another entity's property): it starts empty, which is said. Between
     /// versions with others between them, the identifier may name one of theirs: nothing said.
     private mutating func cautionUnmatched(_ identifier: String?, of name: String, in work: EntityWork) {
-        guard let identifier, identifier != name, intermediates.isEmpty else { return }
+        guard let identifier, identifier != name, intermediates.isEmpty, work.declares(name) else { return }
+        let entity = work.destinationEntity.name
+        if let (taker, _) = work.counterparts.first(where: { $0.value.name == identifier && !$0.value.unlikeCoreData }) {
+            // It names a property whose values another takes, by the identifier they share.
+            cautions.append(("\(entity).\(name)", "\(entity).\(name) has renamingIdentifier '\(identifier)', but \(work.sourceEntity.name).\(identifier) of \(source.version) goes to \(entity).\(taker), "
+                                       + "whose identifier is the same as its own (Core Data matches identifiers, as mapc does first): \(name) starts as a new property, carrying no values. "
+                                       + "To carry them to \(name), give it \(identifier)'s identifier and \(taker) another"))
+            return
+        }
         cautions.append(("\(work.destinationEntity.name).\(name)", "\(work.destinationEntity.name).\(name) has renamingIdentifier '\(identifier)', which names no property of \(work.sourceEntity.name) in \(source.version): "
                                    + "it starts as a new property (nil, its default or empty), carrying no values; give it the renaming identifier of the property it was (\(work.sourceEntity.name)'s own: its renamingIdentifier, else its name), or remove the identifier"))
     }
@@ -279,7 +299,7 @@ struct LightweightInference {
             work.origins[attribute.name] = .new(default: attribute.defaultValue)
             return
         }
-        if counterpart.unlikeCoreData {
+        if counterpart.unlikeCoreData, work.declares(attribute.name) {
             cautionUnlikeCoreData("\(entityName).\(attribute.name)", renaming: attribute.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
         }
         noteCarrier(of: old.name, inserted: work.usedAttributes.insert(old.name).inserted, by: attribute.name, in: &work)
@@ -366,7 +386,7 @@ struct LightweightInference {
             work.origins[relationship.name] = .new(default: nil)
             return
         }
-        if counterpart.unlikeCoreData {
+        if counterpart.unlikeCoreData, work.declares(relationship.name) {
             cautionUnlikeCoreData("\(entityName).\(relationship.name)", renaming: relationship.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
         }
         noteCarrier(of: old.name, inserted: work.usedRelationships.insert(old.name).inserted, by: relationship.name, in: &work)

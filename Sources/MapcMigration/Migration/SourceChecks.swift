@@ -47,7 +47,7 @@ final class SourceChecks: @unchecked Sendable {
                     self.store = store
                 }
                 defer { lock.withLock { self.store = nil } }
-                try store.checkIntegrity()
+                try store.verifyIntegrity()
                 // An interruption only stops a running statement: one between the checks is seen here.
                 try lock.withLock { if stopped { throw CancellationError() } }
                 try store.checkEveryRowIsRecognised()

@@ -21,7 +21,8 @@ public enum CoreDataVersionHash {
             // Core Data's hash covers what the schema does not hold (`Entity.notImported`), so it
             // is not known: said so, it matches no store's, and no store is written with it.
             if let problem = schema.ancestry(of: entity).lazy.compactMap(\.coreDataHashProblem).first {
-                result[entity.name] = "(not known: \(problem))"
+                // Its version named: two versions' unknown hashes are never taken for equal.
+                result[entity.name] = "(not known in \(schema.version): \(problem))"
                 continue
             }
             result[entity.name] = hash(of: entity, in: schema, memo: &memo).base64EncodedString()

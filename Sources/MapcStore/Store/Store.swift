@@ -408,7 +408,13 @@ public final class Store: @unchecked Sendable {
 extension Store {
     /// Runs SQLite's quick integrity check; throws with its findings when the file is damaged.
     public func checkIntegrity() throws {
-        let findings = try failingAsStoreErrors("cannot check the store") { try database.read { try String.fetchAll($0, sql: Self.quickCheck) } }
+        try failingAsStoreErrors("cannot check the store") { try verifyIntegrity() }
+    }
+
+    /// `checkIntegrity()` for the engine: SQLite's failures stay SQLite's (the run's own checks
+    /// are interrupted when it is cancelled, which is no finding).
+    package func verifyIntegrity() throws {
+        let findings = try database.read { try String.fetchAll($0, sql: Self.quickCheck) }
         guard findings != ["ok"] else { return }
         throw Self.damaged(path ?? "the store", findings: findings)
     }

@@ -36,7 +36,8 @@ package final class StoreLock {
         var failure = errno
         if descriptor < 0, failure == EACCES {
             descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            if descriptor < 0 { failure = errno }
+            // No lock file to read: the first failure (it could not be made) is the one to say.
+            if descriptor < 0, errno != ENOENT { failure = errno }
         }
         guard descriptor >= 0 else {
             if failure == ELOOP {
@@ -46,7 +47,7 @@ package final class StoreLock {
             throw MapcError.file("cannot create lock file \(path): \(String(cString: strerror(failure)))")
         }
         var lock = stat(), owner = stat()
-        if fstat(descriptor, &lock) == 0, lock.st_uid == geteuid(), lock.st_size == 0, stat(store, &owner) == 0,
+        if fstat(descriptor, &lock) == 0, lock.st_mode & S_IFMT == S_IFREG, lock.st_nlink == 1, lock.st_uid == geteuid(), lock.st_size == 0, stat(store, &owner) == 0,
            lock.st_uid != owner.st_uid || lock.st_gid != owner.st_gid {
             // Made by another user than the store's (root): the store's owner must be able to take it too.
             _ = fchown(descriptor, owner.st_uid, owner.st_gid)
