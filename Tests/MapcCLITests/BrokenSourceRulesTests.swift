@@ -80,15 +80,19 @@ struct RequiredFillTests {
 /// hook at a known point of the run (`MAPC_FAULT=term@N`), not from a timer.
 @Suite("A stopped run's JSON")
 struct StoppedRunJSONTests {
-    @Test func aSingleStoreStoppedBySIGTERMSaysStopped() throws {
-        let folder = try CLI.emptyProject()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
-        try folder.write("model: T\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
-        try folder.write("model: T\nversion: v2\nentities:\n  Tag:\n    attributes:\n      name: string\n      color: string?\n", to: "schemas/v2.yaml")
+    /// A store at v1 of a one-entity project, run with the fault-injection hook sending the
+    /// signal `fault` names (`term@1`, `hup@1`) at the run's first operation.
+    private func stoppedRun(_ fault: String) throws -> (run: CLIResult, folder: URL) {
+        let folder = try CLI.project(versions: [("v1", "  Tag:\n    attributes:\n      name: string\n"),
+                                                ("v2", "  Tag:\n    attributes:\n      name: string\n      color: string?\n")])
         try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "a", "name": "x"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
-        let run = try CLI.run(["run", "--format", "json", "s.db"], in: folder, environment: ["MAPC_FAULT": "term@1"])
+        return (try CLI.run(["run", "--format", "json", "s.db"], in: folder, environment: ["MAPC_FAULT": fault]), folder)
+    }
+
+    @Test func aSingleStoreStoppedBySIGTERMSaysStopped() throws {
+        let (run, folder) = try stoppedRun("term@1")
+        defer { try? FileManager.default.removeItem(at: folder) }
         #expect(run.status == 143, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains(#""result": "stopped""#), "\(run.stdout)")
         #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
@@ -97,14 +101,8 @@ struct StoppedRunJSONTests {
     /// A terminal or ssh session that closes sends SIGHUP, which killed a run outright (its
     /// temporary files left, a batch's report never written); it stops the run as SIGTERM does.
     @Test func aRunStoppedBySIGHUPStopsAtASafePoint() throws {
-        let folder = try CLI.emptyProject()
+        let (run, folder) = try stoppedRun("hup@1")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
-        try folder.write("model: T\nversion: v1\nentities:\n  Tag:\n    attributes:\n      name: string\n", to: "schemas/v1.yaml")
-        try folder.write("model: T\nversion: v2\nentities:\n  Tag:\n    attributes:\n      name: string\n      color: string?\n", to: "schemas/v2.yaml")
-        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "a", "name": "x"}]}}"#, to: "d.json")
-        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
-        let run = try CLI.run(["run", "--format", "json", "s.db"], in: folder, environment: ["MAPC_FAULT": "hup@1"])
         #expect(run.status == 129, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains(#""result": "stopped""#), "\(run.stdout)")
         #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))

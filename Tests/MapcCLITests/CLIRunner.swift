@@ -96,6 +96,16 @@ enum CLI {
         return className
     }
 
+    /// A temporary project of the versions given (`version: yaml of its entities`, model `S`), in order.
+    static func project(versions: [(String, String)]) throws -> URL {
+        let folder = try emptyProject()
+        for (version, entities) in versions {
+            try folder.write("model: S\nversion: \(version)\nentities:\n\(entities)", to: "schemas/\(version).yaml")
+        }
+        try folder.write("versions: [\(versions.map(\.0).joined(separator: ", "))]\n", to: "schemas/versions.yaml")
+        return folder
+    }
+
     /// A temporary project folder with an empty `schemas` folder, for a test's own model.
     static func emptyProject() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-cli-\(UUID().uuidString)")

@@ -7,13 +7,7 @@ import Testing
 struct CoreDataProbeDefectTests {
     /// A project of the versions given (`version: yaml of its entities`), in order.
     private func project(_ versions: [(String, String)]) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-cdprobe-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
-        for (version, entities) in versions {
-            try folder.write("model: S\nversion: \(version)\nentities:\n\(entities)", to: "schemas/\(version).yaml")
-        }
-        try folder.write("versions: [\(versions.map(\.0).joined(separator: ", "))]\n", to: "schemas/versions.yaml")
-        return folder
+        try CLI.project(versions: versions)
     }
 
     /// Renamed twice the way Apple's guide says (the renaming identifier is the first name, kept):

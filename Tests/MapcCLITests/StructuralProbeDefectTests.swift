@@ -8,13 +8,7 @@ import Testing
 struct StructuralProbeDefectTests {
     /// A project of the versions given (`version: yaml of its entities`), in order.
     private func project(_ versions: [(String, String)]) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-structural-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
-        for (version, entities) in versions {
-            try folder.write("model: S\nversion: \(version)\nentities:\n\(entities)", to: "schemas/\(version).yaml")
-        }
-        try folder.write("versions: [\(versions.map(\.0).joined(separator: ", "))]\n", to: "schemas/versions.yaml")
-        return folder
+        try CLI.project(versions: versions)
     }
 
     /// A uniqueness constraint added where existing objects share a value: the compiled step
