@@ -72,6 +72,8 @@ struct PlanCommand: ParsableCommand {
                 do {
                     let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
                     guard plan.isNeeded else {
+                        // Current as run calls it: its tables are there.
+                        try migrator.checkTables(ofCurrent: plan)
                         if let report {
                             report.write(.object([("store", .string(store)), ("result", .string("current")), ("from", .string(plan.current.version)), ("to", .string(plan.target.version)),
                                                   ("steps", .integer(0)), ("plan", .array([]))]))

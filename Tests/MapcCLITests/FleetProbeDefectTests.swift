@@ -176,4 +176,20 @@ struct FleetProbeDefectTests {
         let run = try CLI.run(["run", "--format", "json", "--jobs", "2", "#1.db", "2 .db", "3.db"], in: folder)
         #expect(run.status == 0 && run.stdout.contains(#""migrated": 3"#), "\(run.stdout)\(run.stderr)")
     }
+
+    /// `--keep-backup` on a store whose name leaves no room for the backup's failed only once every
+    /// step was done; and `plan` called a store with a table dropped current, where `run` refuses it.
+    @Test func aBackupNameTooLongAndAMissingTableAreSaidBeforehand() throws {
+        let folder = try project([])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = String(repeating: "n", count: 220) + ".db"
+        #expect(try CLI.run(["init", "--schema", "v2", name], in: folder).status == 0)
+        let run = try CLI.run(["run", "--keep-backup", name], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("more than the 255 a file name may have") && !run.stderr.contains("[create]"), "\(run.stderr)")
+        #expect(try CLI.run(["init", "--schema", "v4", "s.db"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        try queue.write { try $0.execute(sql: "DROP TABLE Attachment") }
+        try queue.close()
+        #expect(try CLI.run(["plan", "s.db"], in: folder).status == 2)
+    }
 }

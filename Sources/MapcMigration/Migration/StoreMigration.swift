@@ -105,6 +105,7 @@ package enum StoreMigration {
                                       + "or write the migrated store to a new file (`mapc run --output`)")
             }
         }
+        if replaces, options.keepBackup, let problem = backupNameProblem(real, version: first.source.version) { throw MapcError.store(problem) }
         let lock = try StoreLock(store: path)
         defer { lock.release() }
         removeLeftovers(besides: real)
@@ -362,8 +363,7 @@ package enum StoreMigration {
             if options.isCancelled() { throw MigrationError.cancelled }
             try Files.copyAttributes(from: real, to: temporary)
             if options.keepBackup {
-                let stamp = ISO8601.format(Date()).replacingOccurrences(of: ":", with: "")
-                let name = "\(real).backup-\(sourceVersion)-\(stamp)"
+                let name = backupName(real, version: sourceVersion)
                 try Files.hardLink(real, as: name)
                 backup = name
             }
@@ -516,6 +516,20 @@ package enum StoreMigration {
                                     created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +)))
         try StoreHistory.write(history, to: destinationStore)
         return summary
+    }
+
+    /// The name `--keep-backup` keeps the original under: `STORE.backup-<version>-<time>`.
+    static func backupName(_ real: String, version: String, at time: Date = Date()) -> String {
+        "\(real).backup-\(version)-\(ISO8601.format(time).replacingOccurrences(of: ":", with: ""))"
+    }
+
+    /// Why the backup cannot be kept under its name (longer than the system's 255 bytes), said
+    /// before the run rather than once every step is done; nil when it can.
+    static func backupNameProblem(_ real: String, version: String) -> String? {
+        let name = URL(fileURLWithPath: backupName(real, version: version)).lastPathComponent
+        guard name.utf8.count > 255 else { return nil }
+        return "\(real)'s backup would be named \(name.utf8.count) bytes long (the store's name, .backup-, the version and the time), more than the 255 a file name may have; "
+            + "nothing was changed. Give the store a shorter name, or keep a copy yourself and run without --keep-backup"
     }
 
     /// What a run into a version with derived attributes (Core Data's, kept by `import`) says: mapc
