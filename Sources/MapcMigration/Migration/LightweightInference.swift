@@ -24,6 +24,9 @@ struct LightweightInference {
     private(set) var claimed: [String: [String]] = [:]
     /// Where each destination value comes from.
     private(set) var origins = InferredOrigins()
+    /// Each matched destination entity's property counterparts (`propertyCounterparts`), worked
+    /// out once: its own mapping and its inverses' sides read them.
+    private var propertyCounterpartsByEntity: [String: [String: Counterpart]] = [:]
     /// Values a mapping keeps only in part (links a narrowed relationship can no longer hold),
     /// by entity mapping name: `todo:` items of the written file, as the removals are.
     private var partialLosses: [String: [String]] = [:]
@@ -41,6 +44,10 @@ struct LightweightInference {
     /// The whole inference.
     mutating func run() -> InferenceResult {
         matchEntities()
+        for entity in destination.entities {
+            guard let before = sourceFor[entity.name] else { continue }
+            propertyCounterpartsByEntity[entity.name] = propertyCounterparts(of: entity, from: before, owners: owners(of: entity))
+        }
         for destinationEntity in destination.entities {
             guard let sourceEntity = sourceFor[destinationEntity.name] else { continue }
             mapEntity(sourceEntity, to: destinationEntity)
@@ -162,9 +169,9 @@ struct LightweightInference {
         let name = Self.mappingName(sourceEntity.name, destinationEntity.name)
         var work = EntityWork(sourceEntity: sourceEntity, destinationEntity: destinationEntity,
                               mapping: EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform),
-                              owners: Self.lineageNames(destinationEntity.name, renaming: destinationEntity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [destinationEntity.name],
+                              owners: owners(of: destinationEntity),
                               sourceAttributes: source.allAttributes(of: sourceEntity), sourceRelationships: source.allRelationships(of: sourceEntity))
-        work.counterparts = propertyCounterparts(of: destinationEntity, from: sourceEntity, owners: work.owners)
+        work.counterparts = propertyCounterpartsByEntity[destinationEntity.name] ?? [:]
         if let claimants = claimed[sourceEntity.name], claimants.count > 1 {
             work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
         }
@@ -453,9 +460,7 @@ struct LightweightInference {
     /// Whether a destination relationship of `entityName` takes its values from a source
     /// relationship (by name, renaming identifier or a rename between the versions).
     private func carriesValues(_ relationship: Relationship, of entityName: String) -> Bool {
-        guard let entity = destination.entity(named: entityName), let sourceEntity = sourceFor[entityName] else { return false }
-        let owners = Self.lineageNames(entityName, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [entityName]
-        guard let counterpart = propertyCounterparts(of: entity, from: sourceEntity, owners: owners)[relationship.name] else { return false }
+        guard let sourceEntity = sourceFor[entityName], let counterpart = propertyCounterpartsByEntity[entityName]?[relationship.name] else { return false }
         return source.allRelationships(of: sourceEntity).contains { $0.name == counterpart.name }
     }
 
@@ -527,9 +532,10 @@ struct LightweightInference {
                              lineage: (String, String?) -> [String]) -> [String: Counterpart] {
         var found: [String: Counterpart] = [:]
         var ambiguous: Set<String> = []
+        let byIdentifier = Dictionary(grouping: sources, by: \.identifier)
         for element in elements {
-            let sharing = sources.filter { $0.identifier == (element.renaming ?? element.name) }
-            if sharing.count == 1 { found[element.name] = Counterpart(name: sharing[0].name) } else if sharing.count > 1 { ambiguous.insert(element.name) }
+            guard let sharing = byIdentifier[element.renaming ?? element.name] else { continue }
+            if sharing.count == 1 { found[element.name] = Counterpart(name: sharing[0].name) } else { ambiguous.insert(element.name) }
         }
         let taken = Set(found.values.map(\.name)), names = Set(sources.map(\.name))
         for element in elements where found[element.name] == nil {
@@ -537,6 +543,11 @@ struct LightweightInference {
             found[element.name] = Counterpart(name: old, unlikeCoreData: !ambiguous.contains(element.name))
         }
         return found
+    }
+
+    /// The names a destination entity had, newest first, for the lineage of its properties.
+    private func owners(of entity: Entity) -> [String] {
+        Self.lineageNames(entity.name, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [entity.name]
     }
 
     /// The counterparts of a destination entity's stored properties among its source entity's.
