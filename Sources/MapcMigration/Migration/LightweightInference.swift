@@ -24,9 +24,9 @@ struct LightweightInference {
     private(set) var claimed: [String: [String]] = [:]
     /// Where each destination value comes from.
     private(set) var origins = InferredOrigins()
-    /// Each matched destination entity's property counterparts (`propertyCounterparts`), worked
-    /// out once: its own mapping and its inverses' sides read them.
-    private var propertyCounterpartsByEntity: [String: [String: Counterpart]] = [:]
+    /// Each matched destination entity's properties and their source counterparts, worked out
+    /// once: its own mapping and its inverses' sides read them.
+    private var propertiesByEntity: [String: EntityProperties] = [:]
     /// Values a mapping keeps only in part (links a narrowed relationship can no longer hold),
     /// by entity mapping name: `todo:` items of the written file, as the removals are.
     private var partialLosses: [String: [String]] = [:]
@@ -46,7 +46,7 @@ struct LightweightInference {
         matchEntities()
         for entity in destination.entities {
             guard let before = sourceFor[entity.name] else { continue }
-            propertyCounterpartsByEntity[entity.name] = propertyCounterparts(of: entity, from: before, owners: owners(of: entity))
+            propertiesByEntity[entity.name] = properties(of: entity, from: before)
         }
         for destinationEntity in destination.entities {
             guard let sourceEntity = sourceFor[destinationEntity.name] else { continue }
@@ -170,8 +170,11 @@ struct LightweightInference {
         var work = EntityWork(sourceEntity: sourceEntity, destinationEntity: destinationEntity,
                               mapping: EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform),
                               owners: owners(of: destinationEntity),
-                              sourceAttributes: source.allAttributes(of: sourceEntity), sourceRelationships: source.allRelationships(of: sourceEntity))
-        work.counterparts = propertyCounterpartsByEntity[destinationEntity.name] ?? [:]
+                              sourceAttributes: [], sourceRelationships: [])
+        let properties = propertiesByEntity[destinationEntity.name] ?? self.properties(of: destinationEntity, from: sourceEntity)
+        work.sourceAttributes = properties.sourceAttributes
+        work.sourceRelationships = properties.sourceRelationships
+        work.counterparts = properties.counterparts
         if let claimants = claimed[sourceEntity.name], claimants.count > 1 {
             work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
         }
@@ -190,10 +193,10 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: destinationEntity.name, property: nil, detail: "parent \(from) -> \(to)"))
             work.notes.append("parent changed: \(from) -> \(to)")
         }
-        for attribute in destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
+        for attribute in properties.attributes where !attribute.isTransient {
             mapAttribute(attribute, in: &work)
         }
-        for relationship in destination.allRelationships(of: destinationEntity) where !relationship.isTransient {
+        for relationship in properties.relationships where !relationship.isTransient {
             mapRelationship(relationship, in: &work)
         }
         for old in work.sourceAttributes where !work.usedAttributes.contains(old.name) && !old.isTransient {
@@ -460,8 +463,8 @@ struct LightweightInference {
     /// Whether a destination relationship of `entityName` takes its values from a source
     /// relationship (by name, renaming identifier or a rename between the versions).
     private func carriesValues(_ relationship: Relationship, of entityName: String) -> Bool {
-        guard let sourceEntity = sourceFor[entityName], let counterpart = propertyCounterpartsByEntity[entityName]?[relationship.name] else { return false }
-        return source.allRelationships(of: sourceEntity).contains { $0.name == counterpart.name }
+        guard let properties = propertiesByEntity[entityName], let counterpart = properties.counterparts[relationship.name] else { return false }
+        return properties.sourceRelationships.contains { $0.name == counterpart.name && !$0.isTransient }
     }
 
     // MARK: Saying each change once
@@ -550,15 +553,28 @@ struct LightweightInference {
         Self.lineageNames(entity.name, renaming: entity.renamingIdentifier, through: intermediates, kind: .entity(nil)) + [entity.name]
     }
 
-    /// The counterparts of a destination entity's stored properties among its source entity's.
-    private func propertyCounterparts(of destinationEntity: Entity, from sourceEntity: Entity, owners: [String]) -> [String: Counterpart] {
-        let sources = source.allAttributes(of: sourceEntity).filter { !$0.isTransient }.map { (name: $0.name, identifier: $0.canonicalIdentifier) }
-            + source.allRelationships(of: sourceEntity).filter { !$0.isTransient }.map { (name: $0.name, identifier: $0.canonicalIdentifier) }
-        let elements = destination.allAttributes(of: destinationEntity).filter { !$0.isTransient }.map { (name: $0.name, renaming: $0.renamingIdentifier) }
-            + destination.allRelationships(of: destinationEntity).filter { !$0.isTransient }.map { (name: $0.name, renaming: $0.renamingIdentifier) }
-        return Self.counterparts(of: elements, among: sources) { name, renaming in
+    /// A destination entity's properties (inherited ones included), its source entity's, and the
+    /// counterparts of its stored properties among the source's.
+    private struct EntityProperties {
+        var attributes: [Attribute]
+        var relationships: [Relationship]
+        var sourceAttributes: [Attribute]
+        var sourceRelationships: [Relationship]
+        var counterparts: [String: Counterpart]
+    }
+
+    private func properties(of destinationEntity: Entity, from sourceEntity: Entity) -> EntityProperties {
+        var found = EntityProperties(attributes: destination.allAttributes(of: destinationEntity), relationships: destination.allRelationships(of: destinationEntity),
+                                     sourceAttributes: source.allAttributes(of: sourceEntity), sourceRelationships: source.allRelationships(of: sourceEntity), counterparts: [:])
+        let sources = found.sourceAttributes.filter { !$0.isTransient }.map { (name: $0.name, identifier: $0.canonicalIdentifier) }
+            + found.sourceRelationships.filter { !$0.isTransient }.map { (name: $0.name, identifier: $0.canonicalIdentifier) }
+        let elements = found.attributes.filter { !$0.isTransient }.map { (name: $0.name, renaming: $0.renamingIdentifier) }
+            + found.relationships.filter { !$0.isTransient }.map { (name: $0.name, renaming: $0.renamingIdentifier) }
+        let owners = owners(of: destinationEntity)
+        found.counterparts = Self.counterparts(of: elements, among: sources) { name, renaming in
             Self.lineageNames(name, renaming: renaming, through: intermediates, kind: .property(owners))
         }
+        return found
     }
 
     /// A match mapc makes and Core Data would not (no source element shares the identifier): the

@@ -17,10 +17,12 @@ public enum CoreDataVersionHash {
     public static func entityHashes(of schema: Schema) -> [String: String] {
         var memo: [String: Data] = [:]
         var result: [String: String] = [:]
+        // Core Data's hash covers what the schema does not hold (`Entity.notImported`), so it is
+        // not known: said so, it matches no store's, and no store is written with it. (Nearly
+        // every schema has none: then nothing is looked up.)
+        let incomplete = schema.entities.contains { !$0.notImported.isEmpty }
         for entity in schema.entities {
-            // Core Data's hash covers what the schema does not hold (`Entity.notImported`), so it
-            // is not known: said so, it matches no store's, and no store is written with it.
-            if let problem = schema.ancestry(of: entity).lazy.compactMap(\.coreDataHashProblem).first {
+            if incomplete, let problem = schema.ancestry(of: entity).lazy.compactMap(\.coreDataHashProblem).first {
                 // Its version named: two versions' unknown hashes are never taken for equal.
                 result[entity.name] = "(not known in \(schema.version): \(problem))"
                 continue
