@@ -50,6 +50,13 @@ enum Console {
     /// the path or link naming them.
     static func write(_ text: String, to path: String?, export: Export, readFrom store: String? = nil) throws {
         guard let path else { return try write(text, to: nil) }
+        try checkExportTarget(path, export: export, readFrom: store)
+        try write(text, to: path, replace: true)
+    }
+
+    /// Throws when an export may not be written at `path` (`write(_:to:export:readFrom:)`'s rule),
+    /// so that a command can say so before its work rather than after.
+    static func checkExportTarget(_ path: String, export: Export, readFrom store: String? = nil) throws {
         let target = try Files.output(path)
         let absolute = target.hasPrefix("/") ? target : Files.realPath(Files.parentFolder(of: target)) + "/" + URL(fileURLWithPath: target).lastPathComponent
         if let store {
@@ -64,7 +71,6 @@ enum Console {
                 throw MapcError.file("\(path) already exists and is not a \(export.name) (an earlier one would be replaced); choose another file or remove it")
             }
         }
-        try write(text, to: path, replace: true)
     }
 
     /// Whether standard error is a terminal that redraws a line in place (`\r` and an erase):

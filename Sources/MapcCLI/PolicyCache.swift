@@ -38,7 +38,11 @@ struct PolicyCache {
             if !FileManager.default.fileExists(atPath: url.path) {
                 // A missing parent (`~/.cache`) is made as any program makes it; the folder itself private.
                 if mkdir(url.path, 0o700) != 0 && errno == ENOENT {
-                    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    do { try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true) } catch {
+                        // A home folder that does not exist (a service user's): said, with where else to keep it.
+                        throw PolicyError("cannot make the policy cache folder \(url.path) (\(url.deletingLastPathComponent().path) cannot be made: \((error as NSError).localizedDescription)); "
+                                          + "set MAPC_CACHE (or XDG_CACHE_HOME) to a folder of your own", status: MapcExitCode.storeError)
+                    }
                     _ = mkdir(url.path, 0o700)
                 }
             }

@@ -60,6 +60,8 @@ struct TestCommand: ParsableCommand {
             guard FileManager.default.fileExists(atPath: fixtures, isDirectory: &isFolder), isFolder.boolValue else {
                 throw MapcError.notFound("no fixtures folder \(fixtures): keep a store of each released version there (fixtures/v1.sqlite, …), or name the folder with --fixtures")
             }
+            // A report that could not be written is said before the cases run.
+            if let junit { try Console.checkExportTarget(junit, export: .junit) }
             fixturePaths = try StoreList.expand([fixtures]).stores
             if fixturePaths.isEmpty { throw MapcError.notFound("\(fixtures) holds no store files") }
             // The copies go to the temporary folder: one that cannot be used is the run's problem, not each case's.

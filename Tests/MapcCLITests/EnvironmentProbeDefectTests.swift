@@ -73,7 +73,7 @@ struct EnvironmentProbeDefectTests {
         #expect(try CLI.run(["test", "--record"], in: folder).status == 0)
         let fixture = try Data(contentsOf: folder.appendingPathComponent("fixtures/v2.sqlite"))
         let junit = try CLI.run(["test", "--junit", "fixtures/v2.sqlite"], in: folder)
-        #expect(junit.status == 2 && junit.stderr.contains("already exists"), "\(junit.stderr)")
+        #expect(junit.status == 2 && junit.stderr.contains("already exists") && !junit.stdout.contains("passed"), "refused before the cases run: \(junit.stdout)\(junit.stderr)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("fixtures/v2.sqlite")) == fixture)
         // An earlier report is replaced, as exports are made again at will.
         #expect(try CLI.run(["test", "--junit", "report.xml"], in: folder).status == 0)
@@ -155,5 +155,17 @@ struct EnvironmentProbeDefectTests {
         let test = try CLI.run(["test", "--record"], in: folder, environment: ["TMPDIR": missing])
         #expect(test.status == 2 && test.stderr.contains("the temporary folder \(missing) cannot be used") && test.stderr.contains("set TMPDIR"), "\(test.stdout)\(test.stderr)")
         #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
+    /// A user whose home folder does not exist (a service user, `nobody`) got a raw NSError
+    /// ("You don't have permission") when the policies were to be compiled into the cache.
+    @Test(.enabled(if: CLI.canRunUnprivileged, "needs root and setpriv to run mapc as nobody"))
+    func aPolicyCacheThatCannotBeMadeIsSaid() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o755)
+        let check = try CLI.run(["--reuid=65534", "--regid=65534", "--clear-groups", CLI.executable.path, "check"], in: folder,
+                                environment: ["MAPC_CACHE": "", "XDG_CACHE_HOME": "", "HOME": "/nonexistent"], program: URL(fileURLWithPath: "/usr/bin/setpriv"))
+        #expect(check.status == 2 && check.stderr.contains("cannot make the policy cache folder") && check.stderr.contains("set MAPC_CACHE"), "\(check.stderr)")
     }
 }
