@@ -122,19 +122,9 @@ struct BatchWorkers {
             reading.signal()
         }
         // Lines as they come: a report (JSON lines) follows the stores as they are done.
-        var pending = Data()
-        let descriptor = output.fileHandleForReading.fileDescriptor
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            pending.append(contentsOf: buffer[0..<count])
-            while let end = pending.firstIndex(of: 0x0A) {
-                let line = pending[pending.startIndex..<end]
-                pending = Data(pending[pending.index(after: end)...])
-                if let value = try? JSONValue.parse(Data(line), path: "a worker's report"), let outcome = BatchOutcome(json: value) { reported(outcome) }
-            }
+        let lines = DescriptorLines(output.fileHandleForReading.fileDescriptor)
+        while let line = try? lines.next() {
+            if let value = try? JSONValue.parse(Data(line.utf8), path: "a worker's report"), let outcome = BatchOutcome(json: value) { reported(outcome) }
         }
         if readsApart { reading.wait() } else { said = errors.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
@@ -155,7 +145,7 @@ extension BatchWorkers {
     /// from standard input; then a thread reads on, and "stop", or the input's end (the batch gone),
     /// asks `interruption` to stop the run at its next safe point.
     static func readShare(stoppingOnRequest interruption: Interruption) throws -> [String] {
-        let input = StandardInputLines()
+        let input = DescriptorLines(STDIN_FILENO)
         var stores: [String] = []
         while let line = try input.next(), !line.isEmpty {
             guard case .string(let store)? = try? JSONValue.parse(Data(line.utf8), path: "the batch's list") else {
@@ -174,10 +164,15 @@ extension BatchWorkers {
     }
 }
 
-/// Standard input, a line at a time, as it comes.
-final class StandardInputLines: @unchecked Sendable {
+/// A descriptor (standard input, a pipe from a worker) read a line at a time, as lines come.
+final class DescriptorLines: @unchecked Sendable {
+    private let descriptor: Int32
     private var pending = Data()
     private var ended = false
+
+    init(_ descriptor: Int32) {
+        self.descriptor = descriptor
+    }
 
     /// The next line (without its end), or nil at the end of the input.
     func next() throws -> String? {
@@ -189,10 +184,10 @@ final class StandardInputLines: @unchecked Sendable {
                 return line
             }
             if ended { return pending.isEmpty ? nil : String(decoding: pending, as: UTF8.self) }
-            let count = read(STDIN_FILENO, &buffer, buffer.count)
+            let count = read(descriptor, &buffer, buffer.count)
             if count < 0 {
                 if errno == EINTR { continue }
-                throw MapcError.file("cannot read standard input (\(String(cString: strerror(errno))))")
+                throw MapcError.file("cannot read \(descriptor == STDIN_FILENO ? "standard input" : "a worker's report") (\(String(cString: strerror(errno))))")
             }
             if count == 0 { ended = true } else { pending.append(contentsOf: buffer[0..<count]) }
         }
