@@ -37,7 +37,8 @@ struct StoreSources: ParsableArguments {
                 throw MapcError.file("cannot read the list of stores from standard input (\(String(cString: strerror(errno)))): give the list on standard input, or in a file")
             }
         } else {
-            data = try Files.read(file, what: "the list of stores")
+            // A list that cannot be read is a file problem (2), as standard input's is, not invalid input.
+            do { data = try Files.read(file, what: "the list of stores") } catch MapcError.input(let message) { throw MapcError.file(message) }
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(file == "-" ? "standard input" : file) is not UTF-8 text: give one store path per line")

@@ -192,4 +192,16 @@ struct FleetProbeDefectTests {
         try queue.close()
         #expect(try CLI.run(["plan", "s.db"], in: folder).status == 2)
     }
+
+    /// A `--stores-from` list that is a folder or is missing exited 1 (invalid input), where
+    /// standard input that cannot be read exits 2, as a file problem does.
+    @Test func aListThatCannotBeReadIsAFileProblem() throws {
+        let folder = try project([])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for list in ["stores-folder", "missing.txt"] {
+            if list == "stores-folder" { try FileManager.default.createDirectory(at: folder.appendingPathComponent(list), withIntermediateDirectories: true) }
+            let status = try CLI.run(["status", "--stores-from", list], in: folder)
+            #expect(status.status == 2, "\(list): \(status.stderr)")
+        }
+    }
 }
