@@ -61,7 +61,7 @@ enum Console {
         let absolute = target.hasPrefix("/") ? target : Files.realPath(Files.parentFolder(of: target)) + "/" + URL(fileURLWithPath: target).lastPathComponent
         if let store {
             let real = Files.realPath(store)
-            if ([real] + Files.companions(of: real) + [real + ".mapc-lock"]).contains(absolute) {
+            if ([real] + Files.companions(of: real) + [StoreLock.path(for: store)]).contains(absolute) {
                 throw MapcError.file("\(path) is the store being dumped (or one of its files, which SQLite reads with it); write the \(export.name) elsewhere")
             }
         }

@@ -5,18 +5,13 @@ import Testing
 /// run through the CLI on both store formats.
 @Suite("Defects found by a Core Data developer's probe", .serialized)
 struct CoreDataProbeDefectTests {
-    /// A project of the versions given (`version: yaml of its entities`), in order.
-    private func project(_ versions: [(String, String)]) throws -> URL {
-        try CLI.project(versions: versions)
-    }
-
     /// Renamed twice the way Apple's guide says (the renaming identifier is the first name, kept):
     /// mapc matched an identifier against the old *name* only, so the second rename looked like a
     /// property removed and one added, and the run refused to drop the values (or, accepted, lost
     /// them), where Core Data carries them; and `diff` advised the identifier Core Data would not match.
     @Test(arguments: ["mapc", "core-data"])
     func aSecondRenameKeepingTheIdentifierCarriesTheValues(layout: String) throws {
-        let folder = try project([
+        let folder = try CLI.project(versions: [
             ("v1", "  Query:\n    attributes:\n      remoteIdentifier: string?\n"),
             ("v2", "  Select:\n    renamingIdentifier: Query\n    attributes:\n      remoteID: { type: string, optional: true, renamingIdentifier: remoteIdentifier }\n"),
             ("v3", "  Search:\n    renamingIdentifier: Query\n    attributes:\n      serverID: { type: string, optional: true, renamingIdentifier: remoteIdentifier }\n      note: string?\n"),
@@ -39,7 +34,7 @@ struct CoreDataProbeDefectTests {
     /// An identifier naming the previous version's name (mapc's docs taught it) is still matched,
     /// and `check` says Core Data would not, and which identifier agrees with it.
     @Test func anIdentifierNamingThePreviousNameIsSaidByCheck() throws {
-        let folder = try project([
+        let folder = try CLI.project(versions: [
             ("v1", "  Note:\n    attributes:\n      title: string\n"),
             ("v2", "  Note:\n    attributes:\n      heading: { type: string, renamingIdentifier: title }\n"),
             ("v3", "  Note:\n    attributes:\n      caption: { type: string, renamingIdentifier: heading }\n"),
@@ -55,7 +50,7 @@ extension CoreDataProbeDefectTests {
     /// Two attributes that swap renaming identifiers change no hash: no store is ever migrated
     /// between the versions, but `diff` described the swap as an inferable step.
     @Test func aChangeNoHashSeesIsSaidToMigrateNothing() throws {
-        let folder = try project([
+        let folder = try CLI.project(versions: [
             ("v1", "  Mood:\n    attributes:\n      group: string?\n      remoteID: string?\n"),
             ("v2", "  Mood:\n    attributes:\n      group: { type: string, optional: true, renamingIdentifier: remoteID }\n      remoteID: { type: string, optional: true, renamingIdentifier: group }\n"),
         ])

@@ -6,11 +6,6 @@ import Testing
 /// constraints between versions), run through the CLI on both store formats.
 @Suite("Defects found by a probe of structural changes", .serialized)
 struct StructuralProbeDefectTests {
-    /// A project of the versions given (`version: yaml of its entities`), in order.
-    private func project(_ versions: [(String, String)]) throws -> URL {
-        try CLI.project(versions: versions)
-    }
-
     /// A uniqueness constraint added where existing objects share a value: the compiled step
     /// (one `INSERT … SELECT`) failed on the third item, and, on a Core Data store (whose
     /// migration file keeps no journal), left the first two in the file for the interpreter to
@@ -19,7 +14,7 @@ struct StructuralProbeDefectTests {
     @Test(arguments: ["mapc", "core-data"])
     func theObjectBreakingANewUniquenessConstraintIsNamed(layout: String) throws {
         let item = "      name: string\n      code: string\n"
-        let folder = try project([("v1", "  Item:\n    attributes:\n\(item)"),
+        let folder = try CLI.project(versions: [("v1", "  Item:\n    attributes:\n\(item)"),
                                   ("v2", "  Item:\n    uniquenessConstraints: [[code]]\n    attributes:\n\(item)")])
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "i1", "name": "a", "code": "x"}, {"id": "i2", "name": "b", "code": "y"}, {"id": "i3", "name": "c", "code": "x"}]}}"#, to: "d.json")
@@ -36,7 +31,7 @@ struct StructuralProbeDefectTests {
     /// a row key. It names the tag now, says why, and what to do.
     @Test(arguments: ["mapc", "core-data"])
     func aOneToOneInverseTwoObjectsShareIsExplained(layout: String) throws {
-        let folder = try project([("v1", "  Post:\n    attributes: { title: string }\n    relationships:\n      tag: { destination: Tag, inverse: null, optional: true }\n  Tag:\n    attributes: { label: string }\n"),
+        let folder = try CLI.project(versions: [("v1", "  Post:\n    attributes: { title: string }\n    relationships:\n      tag: { destination: Tag, inverse: null, optional: true }\n  Tag:\n    attributes: { label: string }\n"),
                                   ("v2", "  Post:\n    attributes: { title: string }\n    relationships:\n      tag: { destination: Tag, inverse: post, optional: true }\n  Tag:\n    attributes: { label: string }\n    relationships:\n      post: { destination: Post, inverse: tag, optional: true }\n")])
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(#"{"version": "v1", "objects": {"Post": [{"id": "a", "title": "A", "tag": "t1"}, {"id": "b", "title": "B", "tag": "t1"}], "Tag": [{"id": "t1", "label": "x"}]}}"#, to: "d.json")
@@ -50,7 +45,7 @@ struct StructuralProbeDefectTests {
     /// A to-many without an inverse that gains a to-one inverse, where two posts share a tag:
     /// refused, naming the post already holding the tag by its id (it said "the Post with key 1").
     @Test func aSecondOwnerIsRefusedNamingTheFirstByItsID() throws {
-        let folder = try project([("v1", "  Post:\n    attributes: { title: string }\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: null, optional: true }\n  Tag:\n    attributes: { label: string }\n"),
+        let folder = try CLI.project(versions: [("v1", "  Post:\n    attributes: { title: string }\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: null, optional: true }\n  Tag:\n    attributes: { label: string }\n"),
                                   ("v2", "  Post:\n    attributes: { title: string }\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: post, optional: true }\n  Tag:\n    attributes: { label: string }\n    relationships:\n      post: { destination: Post, inverse: tags, optional: true }\n")])
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(#"{"version": "v1", "objects": {"Post": [{"id": "first", "title": "A", "tags": ["t1"]}, {"id": "second", "title": "B", "tags": ["t1"]}], "Tag": [{"id": "t1", "label": "x"}]}}"#, to: "d.json")
@@ -63,7 +58,7 @@ struct StructuralProbeDefectTests {
     /// exist", read off no store (this one has none). It says what is known, and what to write.
     @Test func anEntityMadeAbstractIsRefusedForWhatItMayHold() throws {
         let person = "    attributes: { name: string }\n  Employee:\n    parent: Person\n    attributes: { dept: string? }\n"
-        let folder = try project([("v1", "  Person:\n\(person)"), ("v2", "  Person:\n    abstract: true\n\(person)")])
+        let folder = try CLI.project(versions: [("v1", "  Person:\n\(person)"), ("v2", "  Person:\n    abstract: true\n\(person)")])
         defer { try? FileManager.default.removeItem(at: folder) }
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
         let said = diff.stdout + diff.stderr
@@ -75,7 +70,7 @@ struct StructuralProbeDefectTests {
     /// entity (another entity's), were taken in silence: two copies, or a new empty property. The
     /// step is inferred as before, and `check` and `diff` say what the identifiers do.
     @Test func renamingIdentifiersThatCopyOrNameNothingAreSaid() throws {
-        let folder = try project([("v1", "  Person:\n    attributes: { name: string?, title: string? }\n  Company:\n    attributes: { title: string? }\n"),
+        let folder = try CLI.project(versions: [("v1", "  Person:\n    attributes: { name: string?, title: string? }\n  Company:\n    attributes: { title: string? }\n"),
                                   ("v2", "  Person:\n    attributes:\n      first: { type: string, optional: true, renamingIdentifier: name }\n      nick: { type: string, optional: true, renamingIdentifier: name }\n"
                                          + "      title: string?\n      companyTitle: { type: string, optional: true, renamingIdentifier: label }\n  Company:\n    attributes: { title: string? }\n")])
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -94,7 +89,7 @@ struct StructuralProbeDefectTests {
     /// "added Machine.power", a property Machine had unchanged. It says Car gets it.
     @Test func aPropertyInheritedFromANewParentIsSaidOfTheEntityMoved() throws {
         let rest = "  Machine:\n    attributes: { power: double? }\n"
-        let folder = try project([("v1", "  Vehicle:\n    attributes: { wheels: int16? }\n  Car:\n    parent: Vehicle\n    attributes: { seats: int16? }\n\(rest)"),
+        let folder = try CLI.project(versions: [("v1", "  Vehicle:\n    attributes: { wheels: int16? }\n  Car:\n    parent: Vehicle\n    attributes: { seats: int16? }\n\(rest)"),
                                   ("v2", "  Vehicle:\n    attributes: { wheels: int16? }\n  Car:\n    parent: Machine\n    attributes: { seats: int16? }\n\(rest)")])
         defer { try? FileManager.default.removeItem(at: folder) }
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
@@ -105,7 +100,7 @@ struct StructuralProbeDefectTests {
     /// A store holding nil where its version requires a value (as Core Data never checks in a
     /// batch update) was dumped in silence into a file that `load` then refuses: the dump says so.
     @Test func aDumpSaysWhatLoadWouldRefuse() throws {
-        let folder = try project([("v1", "  Item:\n    attributes: { name: string, code: string? }\n")])
+        let folder = try CLI.project(versions: [("v1", "  Item:\n    attributes: { name: string, code: string? }\n")])
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "i1", "name": "a"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
@@ -132,7 +127,7 @@ struct StructuralProbeDefectTests {
     @Test func aRequiredLinkToDroppedObjectsIsSaid() throws {
         let people = "  Person:\n    attributes: { name: string }\n    relationships:\n      led: { destination: Project, toMany: true, inverse: lead, optional: true }\n"
         let project = "  Project:\n    attributes: { title: string }\n    relationships:\n      lead: { destination: Person, inverse: led, optional: false }\n"
-        let folder = try self.project([("v1", people + "  Employee:\n    parent: Person\n    attributes: { dept: string? }\n" + project), ("v2", people + project)])
+        let folder = try CLI.project(versions: [("v1", people + "  Employee:\n    parent: Person\n    attributes: { dept: string? }\n" + project), ("v2", people + project)])
         defer { try? FileManager.default.removeItem(at: folder) }
         let said = "Project.lead is required, and may lead to Employee objects, which the step drops"
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
@@ -149,7 +144,7 @@ struct StructuralProbeDefectTests {
     /// files' warnings now, as a compiler shows its warnings while it builds.
     @Test func aRunShowsItsMappingFilesWarnings() throws {
         let entities = "  Note:\n    attributes: { title: string }\n  Tag:\n    attributes: { name: string }\n"
-        let folder = try project([("v1", entities), ("v2", entities.replacingOccurrences(of: "title: string", with: "title: string, body: string?"))])
+        let folder = try CLI.project(versions: [("v1", entities), ("v2", entities.replacingOccurrences(of: "title: string", with: "title: string, body: string?"))])
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
         try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.title\n", to: "mappings/v1_to_v2.yaml")
