@@ -35,6 +35,25 @@ public struct MapcCommand: ParsableCommand {
         return nil
     }
 
+    /// Why `--version` in a command with other arguments is a mistake, or nil. ArgumentParser
+    /// gives every command a `--version` flag that prints mapc's version and does nothing else
+    /// (exit 0), so `mapc init --version v2 s.db` created no store and said nothing of it. The
+    /// options that take a model version are read off the command's own help.
+    static func misusedVersionFlag(_ given: [String], command name: String) -> String? {
+        guard given.count > 2, given.dropFirst().contains("--version"),
+              let command = configuration.subcommands.first(where: { $0.configuration.commandName == name }) else { return nil }
+        let help = helpMessage(for: command, columns: 10_000)
+        var options: [String] = []
+        for line in help.split(separator: "\n") {
+            for word in line.split(separator: " ") where word.hasPrefix("--") && line.contains("\(word) <version>") && !options.contains(String(word)) {
+                options.append(String(word))
+            }
+        }
+        let hint = options.isEmpty ? "a model version is given as one of its arguments"
+            : "a model version is given with " + options.map { "\($0) <version>" }.joined(separator: " or ")
+        return "--version prints mapc's own version and takes no value, so nothing was done; \(hint) (see `mapc \(name) --help`)"
+    }
+
     /// Parses the arguments, runs the command and exits with mapc's documented status codes.
     /// `demo` is the example `mapc demo` runs.
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
@@ -47,6 +66,10 @@ public struct MapcCommand: ParsableCommand {
         if let asked, !asked.hasPrefix("-"), asked != "help", !names.contains(asked) {
             let suggestion = Suggestions.didYouMean(asked, in: names).map { "; \($0)" } ?? ""
             Console.errText("error: unknown command '\(asked)'\(suggestion)\ncommands: \(names.joined(separator: ", "))\n")
+            Foundation.exit(MapcExitCode.usage)
+        }
+        if let asked, let problem = misusedVersionFlag(given, command: asked) {
+            Console.err("error: \(problem)")
             Foundation.exit(MapcExitCode.usage)
         }
         if let problem = nonUTF8Problem() {

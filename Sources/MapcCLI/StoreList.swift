@@ -92,7 +92,8 @@ enum StoreList {
                 continue
             }
             if let index = seen[identity] {
-                Console.err("note: \(path) is the same store as \(unique[index]); it is worked on once")
+                Console.err(Files.lexicallyStandardized(path) == Files.lexicallyStandardized(unique[index]) ? "note: \(path) is named more than once; it is worked on once"
+                                                  : "note: \(path) is the same store as \(unique[index]); it is worked on once")
                 // The file's own name rather than a link's, when both are given; between names of one
                 // kind, the first in sorted order, so that the name kept (which a shard is chosen
                 // by) does not depend on the order of the list.

@@ -374,6 +374,24 @@ func sqlite(_ folder: URL, _ store: String, _ sql: String) throws {
 /// What a second new user hit: messages that named the wrong cause.
 @Suite("Defects found by a second new-user trial", .serialized)
 struct SecondTrialDefectTests {
+    /// `--version` in a command with arguments (`mapc init --version v2 s.db`, "version" being the
+    /// model's word) printed mapc's version, did nothing and succeeded. It is a usage error that
+    /// names the command's options for a model version; alone, it still prints the version.
+    @Test func aModelVersionGivenToVersionIsAUsageError() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let initialize = try CLI.run(["init", "--version", "v2", "s.db"], in: folder)
+        #expect(initialize.status == 64 && initialize.stderr.contains("--version prints mapc's own version and takes no value, so nothing was done")
+                && initialize.stderr.contains("--schema <version>") && initialize.stderr.contains("mapc init --help"), "\(initialize.stderr)")
+        #expect(!folder.exists("s.db"))
+        let plan = try CLI.run(["plan", "s.db", "--version", "v3"], in: folder)
+        #expect(plan.status == 64 && plan.stderr.contains("--to <version>"), "\(plan.stderr)")
+        let hash = try CLI.run(["hash", "--version", "v2"], in: folder)
+        #expect(hash.status == 64 && hash.stderr.contains("one of its arguments"), "\(hash.stderr)")
+        let alone = try CLI.run(["init", "--version"], in: folder)
+        #expect(alone.status == 0 && !alone.stdout.isEmpty, "\(alone.stderr)")
+    }
+
     /// A policy file that is a symbolic link to nothing (an example copied with `cp -r`, whose
     /// policies link into the checkout) is said to be one, not "permission denied".
     @Test func aDanglingPolicyLinkIsNamedAsOne() throws {

@@ -168,4 +168,16 @@ struct EnvironmentProbeDefectTests {
                                 environment: ["MAPC_CACHE": "", "XDG_CACHE_HOME": "", "HOME": "/nonexistent"], program: URL(fileURLWithPath: "/usr/bin/setpriv"))
         #expect(check.status == 2 && check.stderr.contains("cannot make the policy cache folder") && check.stderr.contains("set MAPC_CACHE"), "\(check.stderr)")
     }
+
+    /// A pipe given as a store (`/dev/stdin` of a pipeline, process substitution's `/dev/fd/N`)
+    /// was "a symbolic link to pipe:[N] … that does not exist": it is a pipe, which mapc cannot read.
+    @Test func aPipeGivenAsAStoreIsSaidToBeOne() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for command in ["status", "dump", "run"] {
+            let piped = try shell(#"cat s.db | "$MAPC" \#(command) /dev/stdin; echo "rc=$?""#, in: folder)
+            #expect(piped.stdout.contains("rc=2") && piped.stderr.contains("/dev/stdin is a pipe") && piped.stderr.contains("regular files only")
+                    && !piped.stderr.contains("does not exist"), "\(command): \(piped.stderr)")
+        }
+    }
 }

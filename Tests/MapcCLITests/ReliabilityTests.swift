@@ -236,13 +236,13 @@ struct ReliabilityTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         #expect(mkfifo(folder.appendingPathComponent("pipe").path, 0o644) == 0)
         let dump = try CLI.run(["dump", "--output", "pipe", "notes.db"], in: folder)
-        #expect(dump.status == 2 && dump.stderr.contains("pipe is a FIFO (named pipe)"), "\(dump.stderr)")
-        #expect(Files.kind(of: folder.appendingPathComponent("pipe").path) == .other("a FIFO (named pipe)"))
+        #expect(dump.status == 2 && dump.stderr.contains("pipe is a pipe (FIFO)"), "\(dump.stderr)")
+        #expect(Files.kind(of: folder.appendingPathComponent("pipe").path) == .other("a pipe (FIFO)"))
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("dir"), withIntermediateDirectories: true)
         #expect(try CLI.run(["dump", "--output", "dir", "notes.db"], in: folder).stderr.contains("dir is a directory"))
         // A FIFO given as a store is refused at once instead of blocking.
         let status = try CLI.run(["status", "pipe"], in: folder)
-        #expect(status.status == 2 && status.stderr.contains("pipe is a FIFO (named pipe), not a store file"), "\(status.stderr)")
+        #expect(status.status == 2 && status.stderr.contains("pipe is a pipe (FIFO), not a store file"), "\(status.stderr)")
         // A dump over an existing file keeps its mode.
         try folder.write("{\"version\": \"v1\", \"objects\": {}}\n", to: "out.json")
         chmod(folder.appendingPathComponent("out.json").path, 0o640)
@@ -479,6 +479,46 @@ struct ReadOnlyStoreTests {
         #expect(output.status == 0, "\(output.stderr)")
         let mode = try shell("sqlite3 data/new.db 'PRAGMA journal_mode' 1>&2", in: folder)
         #expect(mode.stderr == "wal\n", "\(mode.stderr)")
+    }
+
+    /// A store this user may not read (another user's private store) is said to be one, with its
+    /// owner and mode, where SQLite's "unable to open database file" said nothing of why.
+    @Test func aStoreThisUserCannotReadIsSaidToBeOne() throws {
+        let (folder, data) = try project(wal: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chown(data.path, 65534, 65534)
+        chmod(data.appendingPathComponent("notes.db").path, 0o600)
+        for arguments in [["status", "data/notes.db"], ["dump", "data/notes.db"], ["run", "--quiet", "--to", "v3", "data/notes.db"],
+                          ["run", "--quiet", "--to", "v3", "--output", "data/new.db", "data/notes.db"]] {
+            let run = try CLI.runUnprivileged(arguments, in: folder)
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            #expect(run.stderr.contains("data/notes.db cannot be read by this user (mode 0600, owned by root)") && run.stderr.contains("chmod")
+                    && !run.stderr.contains("unable to open"), "\(arguments): \(run.stderr)")
+        }
+    }
+
+    /// A new file in a folder this user cannot write (an `--output`, `init`, `load`) is said to be
+    /// one by the name given, not with the WAL advice for a store being read, nor by a temporary
+    /// file's name.
+    @Test func aNewStoreInAFolderThisUserCannotWriteIsSaidToBeOne() throws {
+        let (folder, data) = try project(wal: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chown(data.path, 65534, 65534)
+        let closed = folder.appendingPathComponent("closed")
+        try FileManager.default.createDirectory(at: closed, withIntermediateDirectories: true)
+        chmod(closed.path, 0o755)
+        try folder.write(#"{"version": "v2", "objects": {"Note": []}}"#, to: "empty.json")
+        chmod(folder.appendingPathComponent("empty.json").path, 0o644)
+        for (arguments, named) in [(["run", "--quiet", "--to", "v3", "--output", "closed/new.db", "data/notes.db"], "closed/new.db"),
+                                   (["init", "--schema", "v2", "closed/new.db"], "closed/new.db"),
+                                   (["load", "empty.json", "closed/new.db"], "closed/new.db")] {
+            let run = try CLI.runUnprivileged(arguments, in: folder)
+            #expect(run.status == 2, "\(arguments): \(run.stderr)")
+            // An output is named by its full path (as every message of a run names it).
+            #expect(run.stderr.contains("cannot create ") && run.stderr.contains("\(named): this user cannot write to its folder (") && run.stderr.contains("closed)") && !run.stderr.contains("WAL")
+                    && !run.stderr.contains(".tmp"), "\(arguments): \(run.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: closed.path).isEmpty)
     }
 
     /// Root may write any file, but a store whose mode lets no one write it (`chmod 444`, as a

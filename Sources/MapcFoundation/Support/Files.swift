@@ -98,11 +98,24 @@ package enum Files {
     package static func kind(of path: String) -> Kind {
         var info = stat()
         guard lstat(path, &info) == 0 else { return .missing }
-        switch info.st_mode & S_IFMT {
+        return kind(ofMode: info.st_mode)
+    }
+
+    /// What a symbolic link leads to when followed, for a link `realpath` cannot resolve: the
+    /// kernel's links to pipes and sockets (`/dev/stdin` of a pipeline, `/dev/fd/N`) name
+    /// `pipe:[N]`, no path. Nil for a link that leads nowhere.
+    package static func kind(followingLink path: String) -> Kind? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return kind(ofMode: info.st_mode)
+    }
+
+    private static func kind(ofMode mode: mode_t) -> Kind {
+        switch mode & S_IFMT {
         case S_IFREG: return .regularFile
         case S_IFDIR: return .directory
         case S_IFLNK: return .symbolicLink
-        case S_IFIFO: return .other("a FIFO (named pipe)")
+        case S_IFIFO: return .other("a pipe (FIFO)")
         case S_IFCHR: return .other("a character device")
         case S_IFBLK: return .other("a block device")
         case S_IFSOCK: return .other("a socket")
@@ -123,10 +136,16 @@ package enum Files {
     package static func existingStore(_ path: String) throws -> String {
         let real = realPath(path)
         switch kind(of: real) {
-        case .regularFile: return real
+        case .regularFile:
+            if let problem = unreadableFileProblem(of: path) { throw MapcError.store(problem) }
+            return real
         case .missing: throw MapcError.notFound("\(path): no such store")
         case .directory: throw MapcError.store("\(path) is a directory, not a store file")
-        case .symbolicLink: throw MapcError.store(danglingLinkDescription(path))
+        case .symbolicLink:
+            if case .other(let what)? = kind(followingLink: path) {
+                throw MapcError.store("\(path) is \(what), not a store file; mapc reads and writes regular files only")
+            }
+            throw MapcError.store(danglingLinkDescription(path))
         case .other(let what): throw MapcError.store("\(path) is \(what), not a store file; mapc reads and writes regular files only")
         }
     }
@@ -143,7 +162,7 @@ package enum Files {
         case .symbolicLink: throw MapcError.file("\(danglingLinkDescription(path)); give the real path")
         case .other(let what): throw MapcError.file("\(path) is \(what); mapc writes regular files only")
         }
-        if let missing = missingFolderProblem(of: path) { throw MapcError.file(missing) }
+        if let problem = uncreatableFileProblem(of: path) { throw MapcError.file(problem) }
         // `b.db-journal` beside `b.db` is b.db's journal to SQLite: the next to open b.db would
         // take the new store for a hot journal, play it back, and delete it.
         for suffix in ["-journal", "-wal", "-shm"] where real.hasSuffix(suffix) {
@@ -351,6 +370,28 @@ package enum Files {
         let folder = realPath(named) == real ? named : real
         return "\(store) is in a folder this user cannot write to (\(folder)): a WAL store needs its -shm file beside it even to be read, "
             + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+    }
+
+    /// Why a new file cannot be created at `path` (nil when it can): its folder does not exist,
+    /// or this user may not write to it. Said by the name given, never a temporary file's.
+    package static func uncreatableFileProblem(of path: String) -> String? {
+        if let missing = missingFolderProblem(of: path) { return missing }
+        let named = parentFolder(of: path)
+        let real = parentFolder(of: realPath(path))
+        guard !isWritable(real) else { return nil }
+        let folder = realPath(named) == real ? named : real
+        return "cannot create \(path): this user cannot write to its folder (\(folder)); give a path in a folder this user may write to, or make the folder writable"
+    }
+
+    /// Why this user cannot read the file at `path` (nil when it can, or when there is no file):
+    /// its mode and owner, which SQLite's "unable to open database file" leaves out.
+    package static func unreadableFileProblem(of path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, access(path, R_OK) != 0, errno == EACCES else { return nil }
+        let mode = String(status.st_mode & 0o7777, radix: 8)
+        let owner = getpwuid(status.st_uid).flatMap { String(validatingCString: $0.pointee.pw_name) } ?? "user \(status.st_uid)"
+        return "\(path) cannot be read by this user (mode \(String(repeating: "0", count: max(0, 4 - mode.count)) + mode), owned by \(owner)): "
+            + "run mapc as a user who may read it, or let this user read it (chmod, chown)"
     }
 
     /// Why a file cannot be created at `path` because its folder does not exist (nil when it does):

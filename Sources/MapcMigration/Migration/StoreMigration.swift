@@ -403,7 +403,6 @@ package enum StoreMigration {
         let lock = try StoreLock(store: path)
         defer { lock.release() }
         let output = try Files.newStore(requested)
-        if let problem = Files.unwritableFolderProblem(of: output) { throw MapcError.store(problem) }
         let outputLock = try StoreLock(store: output)
         defer { outputLock.release() }
         removeLeftovers(besides: output)

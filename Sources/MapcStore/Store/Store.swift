@@ -344,7 +344,9 @@ public final class Store: @unchecked Sendable {
             _ = try queue.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master") }
             return queue
         } catch let error as DatabaseError {
-            if error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN, let problem = Files.unwritableFolderProblem(of: path) {
+            if let problem = Files.unreadableFileProblem(of: path) { throw MapcError.store(problem) }
+            if error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN,
+               let problem = Files.kind(of: path) == .missing ? Files.uncreatableFileProblem(of: path) : Files.unwritableFolderProblem(of: path) {
                 throw MapcError.store(problem)
             }
             throw storeError(error, path: path, doing: "cannot open as a SQLite store")
