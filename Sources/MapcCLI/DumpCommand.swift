@@ -17,18 +17,31 @@ struct DumpCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    /// Says that `load` refuses the dump, where first and in how many places.
+    private func refusesLoad(in places: Int, first: String, version: String) {
+        Console.err("note: \(store) breaks the rules of \(version) in \(English.count(places, "place")) (\(first)\(places > 1 ? "; …" : "")), "
+                    + "and `mapc load` refuses the dump until they are mended")
+    }
+
     func run() throws {
         try reportingErrors {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
-            try Console.write(try DataFile.dump(opened).serialized(pretty: true) + "\n", to: output, export: .dataFile, readFrom: store)
-            // What `load` would refuse of this dump: the rules of its version the store breaks.
-            // (A reference to no object is not among them: the dump writes it as null.)
+            let dumped = try DataFile.dump(opened)
+            try Console.write(try dumped.serialized(pretty: true) + "\n", to: output, export: .dataFile, readFrom: store)
+            // What `load` would refuse of this dump: first what its reading refuses (the dump read
+            // back as `load` reads it: two objects with one id, a required reference to no object
+            // written null), then the rules of its version the store breaks. (A reference to no
+            // object is not among these: the dump writes it as null.)
+            if let refusal = DataFile.loadRefusal(of: dumped, schema: opened.schema, format: opened.format) {
+                let first = refusal.problems.first.map { "\($0)" } ?? "?"
+                refusesLoad(in: refusal.total, first: first, version: opened.schema.version)
+                return
+            }
             let refused = try opened.violations().violations.filter { !$0.rule.hasPrefix(StoreValidator.danglingReferenceRule) }
             if let first = refused.first {
                 // Each rule's examples carry how many objects break it.
                 let places = Dictionary(refused.map { ($0.ruleKey, $0.sameRuleCount) }, uniquingKeysWith: max).values.reduce(0, +)
-                Console.err("note: \(store) breaks the rules of \(opened.schema.version) in \(English.count(places, "place")) (\(first)\(places > 1 ? "; …" : "")), "
-                            + "and `mapc load` refuses the dump until they are mended")
+                refusesLoad(in: places, first: "\(first)", version: opened.schema.version)
             }
             // Large values Core Data keeps in files beside the store are, in their columns, references.
             let external = CoreDataExternalData.beside(store: Files.path(of: URL(fileURLWithPath: store)))

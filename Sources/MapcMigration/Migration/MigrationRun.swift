@@ -84,10 +84,16 @@ final class MigrationRun: MigrationManagerFunctions {
         ledger = MigrationLedger(mappingCount: step.mapping.entityMappings.count)
         connection = db
         // A refused row is named with the mapping that made it, wherever the writer finds out.
+        let mappingsWithPolicies = Set(step.mapping.entityMappings.filter { $0.policy != nil }.map(\.name))
         writer = RowWriter(store: step.destination, db: db, buffersRows: true) { refused in
             let (property, message) = switch refused.reason {
             case .uniqueness(let problem): (problem.key ?? "", problem.message)
-            case .identityTaken: ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
+            case .identityTaken where refused.origin.map(mappingsWithPolicies.contains) ?? false:
+                ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
+            case .identityTaken:
+                // Without a policy each source object makes one object of its own id: two share it in the store.
+                ("id", "another destination object already has id '\(refused.id)': the store being migrated holds more than one object with this id (its unique index "
+                 + "dropped or bypassed), where ids are unique across a store; give one of them another id, then migrate again")
             }
             return MigrationError.value(mapping: refused.origin ?? "?", entity: refused.entity, object: refused.id, property: property, message: message)
         }

@@ -298,10 +298,32 @@ public enum DataFile {
             pairs.append((attribute.name, json(object.attributes[attribute.name] ?? .null, type: attribute.type, dateEpoch: dateEpoch)))
         }
         for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
-            let ids = object.relationships[relationship.name] ?? []
+            var ids = object.relationships[relationship.name] ?? []
+            // A to-many is a set (ordered or not): a member a join table lists twice is one member,
+            // as a migration carries it, and `load` refuses a list naming one twice.
+            if relationship.isToMany, Set(ids).count < ids.count {
+                var seen = Set<String>()
+                ids = ids.filter { seen.insert($0).inserted }
+            }
             pairs.append((relationship.name, relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null)))
         }
         return .object(pairs)
+    }
+
+    /// What `load` refuses of a data file before it writes anything, into an empty store of
+    /// `format`: its reading, and the settling of its objects' relationships (ids, required and
+    /// counted relationships, both sides agreeing). Nil when it refuses nothing there. (What a
+    /// store's own rules refuse, uniqueness among them, is `Store.violations()`'s to say.)
+    package static func loadRefusal(of json: JSONValue, schema: Schema, format: StoreFormat) -> DataValidationError? {
+        do {
+            var resolver = ObjectGraphResolver(schema: schema, objects: try read(json, schema: schema, for: format).objects)
+            try resolver.resolve()
+            return nil
+        } catch let refusal as DataValidationError {
+            return refusal
+        } catch {
+            return DataValidationError(problems: [DataProblem(entity: "file", objectID: nil, key: nil, message: "\(error)")], total: 1)
+        }
     }
 
     /// Writes a whole store as a data file, entities in schema order, objects in the order they

@@ -299,6 +299,9 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     /// property and rule (a store Core Data never checked, after a lightweight migration or a
     /// batch update).
     package var wasInSource = false
+    /// What the store a migration read held where it broke the rule in another form: a required
+    /// relationship made empty because its key there named no object (the run can only make it nil).
+    package var sourceFinding: String?
     /// The source object the object was made from, where it is known by another identity (a
     /// mapping step renumbers a Core Data store's objects): the one to look at in the store.
     /// "" when that is not known and the identity is only the migrated store's.
@@ -321,7 +324,9 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
             let origin = sourceObject.map { $0.isEmpty ? "; the id is the migrated store's, which numbered its objects anew" : " from source object \($0)" } ?? ""
             text += " [created by mapping '\(mapping)'\(origin)]"
         }
-        if wasInSource { text += " (so in the store before this run)" }
+        if wasInSource {
+            text += sourceFinding.map { " (so in the store before this run: \($0), which a migration can only make nil; repair the key, or delete the object)" } ?? " (so in the store before this run)"
+        }
         return text
     }
 
@@ -329,9 +334,19 @@ public struct ValidationViolation: Sendable, CustomStringConvertible, Equatable 
     /// breaks) has the same object, property and rule.
     package static func marking(_ violations: [ValidationViolation], before: [ValidationViolation]) -> [ValidationViolation] {
         let known = Set(before.map { [$0.entity, $0.object, $0.property ?? "", $0.rule] })
+        // A required relationship left empty where the store held a key naming no object.
+        var dangling: [[String]: String] = [:]
+        for finding in before where finding.rule.hasPrefix(StoreValidator.danglingReferenceRule) {
+            dangling[[finding.entity, finding.object, finding.property ?? ""]] = "its key \(finding.value) there \(StoreValidator.danglingReferenceRule)"
+        }
         return violations.map { violation in
             var marked = violation
             marked.wasInSource = known.contains([violation.entity, violation.object, violation.property ?? "", violation.rule])
+            if !marked.wasInSource, RelationshipCountRule.rule(summarized: violation.rule) == .required,
+               let finding = dangling[[violation.entity, violation.object, violation.property ?? ""]] {
+                marked.wasInSource = true
+                marked.sourceFinding = finding
+            }
             return marked
         }
     }

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// Defects a probe of stores whose data breaks the model's promises (valid SQLite, as real apps
+/// leave it: dangling keys, duplicate ids, duplicate join rows) found in what mapc said of them.
+@Suite("Defects found by a probe of odd store contents", .serialized)
+struct OddStoreProbeDefectTests {
+    /// Pets with a required owner, in a store of version k1 (k2 adds an attribute: inferred).
+    private func project(layout: String) throws -> URL {
+        let pets = "  Person:\n    attributes:\n      name: string\n    relationships:\n      pets: {destination: Pet, toMany: true, inverse: owner}\n      groups: {destination: Group, toMany: true, inverse: members}\n"
+            + "  Pet:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Person, inverse: pets, optional: false}\n"
+            + "  Group:\n    attributes:\n      title: string\n    relationships:\n      members: {destination: Person, toMany: true, inverse: groups}\n"
+        let folder = try CLI.project(versions: [("k1", pets), ("k2", pets.replacingOccurrences(of: "      title: string\n", with: "      title: string\n      color: {type: string, optional: true}\n"))])
+        try folder.write(#"{"version": "k1", "objects": {"Person": [{"id": "ann", "name": "Ann"}, {"id": "bob", "name": "Bob"}], "#
+                         + #""Pet": [{"id": "rex", "name": "Rex", "owner": "ann"}, {"id": "tom", "name": "Tom", "owner": "bob"}], "#
+                         + #""Group": [{"id": "g1", "title": "G", "members": ["ann", "bob"]}]}}"#, to: "data.json")
+        let load = try CLI.run(["load", "data.json", "s.db", "--layout", layout], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        return folder
+    }
+
+    /// A required to-one whose key names no object (a crash between deletes) was refused as the
+    /// inferred mapping's "required relationship empty", as if the step had emptied it; it is the
+    /// store's, said so with the key, and the store is left as it was.
+    @Test(arguments: ["mapc", "core-data"]) func aDanglingRequiredReferenceIsSaidToBeTheStores(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", layout == "mapc" ? "UPDATE Pet SET owner = 99 WHERE _id = 'rex'" : "UPDATE ZPET SET ZOWNER = 99 WHERE Z_PK = 1")
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 3, "\(run.stderr)")
+        #expect(run.stderr.contains("required relationship empty") && run.stderr.contains("so in the store before this run")
+                && run.stderr.contains("its key 99 there refers to a missing or wrong-entity object"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+
+    /// A dump whose data `load` refuses said nothing of it where the store's data is odd in ways
+    /// the store's own rules do not see: a dangling required reference (written null), two
+    /// objects with one id. The dump is read back as `load` reads it, and what it refuses is said.
+    @Test func aDumpThatLoadRefusesIsSaidToBeOne() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "UPDATE Pet SET owner = 99 WHERE _id = 'rex'")
+        let dangling = try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder)
+        #expect(dangling.status == 0 && dangling.stderr.contains("`mapc load` refuses the dump until they are mended") && dangling.stderr.contains("owner"), "\(dangling.stderr)")
+        let folder2 = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder2) }
+        try sqlite(folder2, "s.db", "UPDATE Pet SET _id = 'ann' WHERE _id = 'rex'")
+        let shared = try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder2)
+        #expect(shared.status == 0 && shared.stderr.contains("`mapc load` refuses the dump until they are mended") && shared.stderr.contains("'ann'"), "\(shared.stderr)")
+        // A store without such oddities dumps without a note, and loads back.
+        let folder3 = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder3) }
+        let plain = try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder3)
+        #expect(plain.status == 0 && !plain.stderr.contains("note:"), "\(plain.stderr)")
+    }
+
+    /// A join table holding one pair twice (its unique index dropped): a to-many is a set, as the
+    /// run carries it; the dump listed the member twice, which `load` refused.
+    @Test(arguments: ["mapc", "core-data"]) func aToManyIsDumpedAsASet(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let table = try sqliteOutput(folder, "s.db", "SELECT name FROM sqlite_master WHERE type = 'table' AND (name LIKE '%members%' OR name LIKE '%groups%')")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!table.isEmpty)
+        let columns = try sqliteOutput(folder, "s.db", "SELECT group_concat(name) FROM pragma_table_info('\(table)')").trimmingCharacters(in: .whitespacesAndNewlines)
+        try sqlite(folder, "s.db", "CREATE TABLE copy AS SELECT * FROM \"\(table)\"; DROP TABLE \"\(table)\"; CREATE TABLE \"\(table)\" (\(columns)); "
+                   + "INSERT INTO \"\(table)\" SELECT * FROM copy; INSERT INTO \"\(table)\" SELECT * FROM copy LIMIT 1; DROP TABLE copy")
+        let dump = try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder)
+        #expect(dump.status == 0 && !dump.stderr.contains("refuses"), "\(dump.stderr)")
+        let text = try String(contentsOf: folder.appendingPathComponent("d.json"), encoding: .utf8)
+        #expect(!text.contains("\"ann\",\n        \"ann\"") && !text.contains("\"Person/p1\",\n        \"Person/p1\""), "\(text)")
+        #expect(try CLI.run(["load", "d.json", "again.db", "--layout", layout], in: folder).status == 0)
+    }
+
+    /// Two objects with one id (the store's unique index dropped) were refused with advice for a
+    /// policy that makes several objects, where the step has none: the store's ids are the cause.
+    @Test func aDuplicateIdInTheStoreIsSaidToBeTheStores() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let index = try sqliteOutput(folder, "s.db", "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Pet' AND sql LIKE '%_id%'")
+            .split(separator: "\n").first.map(String.init) ?? ""
+        try sqlite(folder, "s.db", "DROP INDEX \"\(index)\"; UPDATE Pet SET _id = 'rex' WHERE _id = 'tom'")
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("already has id 'rex'") && run.stderr.contains("the store being migrated holds more than one object with this id")
+                && !run.stderr.contains("policy"), "\(run.stderr)")
+    }
+}
