@@ -143,6 +143,7 @@ public enum MappingLoader {
         }
         var source = ExpressionSource(text: scalar.string, origin: origin)
         source.quotedInFile = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
+        source.placement = YAMLScalarPlacement(of: node, in: document.source)
         switch MappingExpression.parse(source) {
         case .success(let parsed): return parsed
         case .failure(let diagnostic):

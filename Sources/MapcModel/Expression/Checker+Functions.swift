@@ -179,7 +179,9 @@ extension ExpressionChecker {
            let first = arguments.first, case .literal(.string(let entity)) = first.kind {
             if let schema = scope.schema, let predicateArgument = arguments.dropFirst().first, case .literal(.string(let text)) = predicateArgument.kind,
                case .success(let predicate) = ExpressionParser.parse(text), schema.entity(named: entity) != nil {
-                var inner = ExpressionChecker(scope: scope, source: ExpressionSource(text: text, origin: source.location(of: predicateArgument.range.start + 1)))
+                var innerSource = ExpressionSource(text: text, origin: source.location(of: predicateArgument.range.start + 1))
+                innerSource.placement = source.placement?.dropping(first: predicateArgument.range.start + 1)
+                var inner = ExpressionChecker(scope: scope, source: innerSource)
                 inner.scope.evaluatedObject = .object(entity)
                 inner.checkPredicate(predicate)
                 diagnostics += inner.diagnostics

@@ -32,6 +32,9 @@ package struct ExpressionSource: Sendable {
     /// Whether the file wrote the text in YAML quotes, which YAML removes: `kind: "book"` is the
     /// expression `book`, a key; the text "book" is written `kind: '"book"'`.
     package var quotedInFile = false
+    /// Where each scalar of the text stands in its file, when YAML wrote it otherwise than
+    /// scalar for scalar (escapes, `''`, folded lines, a block's indentation, a tag before it).
+    package var placement: YAMLScalarPlacement?
 
     /// Creates a source for an expression that starts at `origin`.
     package init(text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) {
@@ -42,6 +45,9 @@ package struct ExpressionSource: Sendable {
     /// The file location of a scalar offset. Line breaks inside the text advance the line, so
     /// multi-line block scalars map exactly when their lines are not re-indented.
     package func location(of offset: Int) -> FileLocation {
+        if let spans = placement?.spans, !spans.isEmpty {
+            return offset < spans.count ? spans[max(0, offset)].start : spans[spans.count - 1].end
+        }
         var line = origin.line
         var column = origin.column
         for (index, scalar) in text.unicodeScalars.enumerated() {
@@ -53,7 +59,15 @@ package struct ExpressionSource: Sendable {
 
     /// A diagnostic at a range of the text.
     package func diagnostic(_ severity: Severity, _ message: String, at range: SourceRange, fix: String? = nil) -> Diagnostic {
-        Diagnostic(severity, message, at: location(of: range.start), length: range.length, fix: fix)
+        Diagnostic(severity, message, at: location(of: range.start), length: fileLength(of: range), fix: fix)
+    }
+
+    /// How many scalars of the file a range of the text covers (an escape is several), where it
+    /// stays on one line; its length in the text otherwise.
+    private func fileLength(of range: SourceRange) -> Int {
+        guard let spans = placement?.spans, range.start >= 0, range.start < spans.count, range.end >= 1 else { return range.length }
+        let start = spans[range.start].start, end = spans[min(range.end, spans.count) - 1].end
+        return start.line == end.line && end.column > start.column ? end.column - start.column : range.length
     }
 
     /// The text as a source file, so renderers can quote it when it is not part of a file.
