@@ -207,7 +207,12 @@ struct CheckCommand: ParsableCommand {
         let loaded: SchemaCatalog
         switch catalog {
         case .success(let catalog): loaded = catalog
-        case .failure(let error as DiagnosticsError): return ((diagnostics + error.diagnostics, nil), nil, model)
+        case .failure(let error as DiagnosticsError):
+            // Another version's file with errors does not stop this mapping's check: it is
+            // checked against the versions that load (the errors are the files' own to report).
+            guard let partial = try? SchemaCatalog.partial(directory: schemaOptions.schemas) else { return ((diagnostics + error.diagnostics, nil), nil, model) }
+            diagnostics += error.diagnostics
+            loaded = partial.catalog
         case .failure(let error): return ((diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil), nil, model)
         }
         var updatedSource: SourceFile?

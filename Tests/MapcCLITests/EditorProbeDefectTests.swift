@@ -48,3 +48,86 @@ struct EditorProbeDefectTests {
         }
     }
 }
+
+/// The language server as an editor user met it while typing across files.
+@Suite("Defects found by a probe of the language server", .serialized)
+struct LanguageServerProbeDefectTests {
+    private func opened(_ folder: URL) throws -> (client: LSPClient, mapping: String, uri: String) {
+        let mappingPath = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL.path
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        try client.send(["method": "initialized", "params": [:]])
+        return (client, mappingPath, URL(fileURLWithPath: mappingPath).absoluteString)
+    }
+
+    /// An error in one version's schema file (half typed in another tab, or an old version no
+    /// mapping uses) switched off every mapping's check: `check` reported only the schema's
+    /// errors, the server one diagnostic at 0:0 and no completion. A mapping is checked against
+    /// the versions that load; one naming the broken version is told why it is not checked.
+    @Test func aBrokenVersionElsewhereDoesNotStopAMappingsCheck() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let v1 = folder.appendingPathComponent("schemas/v1.yaml")
+        try (try String(contentsOf: v1, encoding: .utf8)).replacingOccurrences(of: "type: string", with: "type: strin").write(to: v1, atomically: true, encoding: .utf8)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml")
+        let original = try String(contentsOf: mapping, encoding: .utf8)
+        try original.replacingOccurrences(of: "body: $source.body", with: "body: $source.bodyy").write(to: mapping, atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("unknown key 'bodyy' on Note") && check.stderr.contains("schemas/v1.yaml:"), "\(check.stderr)")
+
+        try original.write(to: mapping, atomically: true, encoding: .utf8)
+        let (client, _, uri) = try opened(folder)
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1,
+                                                                                       "text": original.replacingOccurrences(of: "body: $source.body", with: "body: $source.bodyy")]]])
+        let diagnostics = try client.diagnostics(for: uri)
+        #expect(diagnostics.contains { ($0["message"] as? String)?.contains("unknown key 'bodyy' on Note") == true }, "\(diagnostics)")
+        #expect(!diagnostics.contains { ($0["message"] as? String)?.contains("has errors") == true }, "\(diagnostics)")
+        // A mapping from the broken version is told so, at its version.
+        let v1Mapping = folder.appendingPathComponent("mappings/mapping_v1_to_v2.yaml").standardizedFileURL
+        try folder.write("source: v1\ndestination: v2\nentityMappings: []\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": v1Mapping.absoluteString, "languageId": "yaml", "version": 1,
+                                                                                       "text": "source: v1\ndestination: v2\nentityMappings: []\n"]]])
+        let fromBroken = try client.diagnostics(for: v1Mapping.absoluteString)
+        #expect(fromBroken.contains { ($0["message"] as? String)?.contains("not checked against source version 'v1': its schema file has errors") == true }, "\(fromBroken)")
+        try client.close()
+    }
+
+    /// Closing a schema edited and not saved left the open mappings with diagnostics of the
+    /// text that was never saved: they are checked again against the file on disk.
+    @Test func closingAnUnsavedSchemaChecksTheMappingsAgain() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let (client, mapping, uri) = try opened(folder)
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": try String(contentsOfFile: mapping, encoding: .utf8)]]])
+        #expect(try client.diagnostics(for: uri).filter { $0["severity"] as? Int == 1 }.isEmpty)
+        let schema = folder.appendingPathComponent("schemas/v3.yaml").standardizedFileURL
+        let text = try String(contentsOf: schema, encoding: .utf8)
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": schema.absoluteString, "languageId": "yaml", "version": 1, "text": text]]])
+        #expect(try client.diagnostics(for: uri).filter { $0["severity"] as? Int == 1 }.isEmpty)
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": schema.absoluteString, "version": 2],
+                                                                        "contentChanges": [["text": text.replacingOccurrences(of: "title:", with: "titl:")]]]])
+        #expect(try client.diagnostics(for: uri).contains { $0["severity"] as? Int == 1 })
+        try client.send(["method": "textDocument/didClose", "params": ["textDocument": ["uri": schema.absoluteString]]])
+        #expect(try client.diagnostics(for: schema.absoluteString).isEmpty)
+        let after = try client.diagnostics(for: uri)
+        #expect(after.filter { $0["severity"] as? Int == 1 }.isEmpty, "\(after)")
+        try client.close()
+    }
+
+    /// A document whose text starts with a byte order mark was a YAML syntax error at 1:0 in the
+    /// server only (`check` reads the file without it).
+    @Test func aByteOrderMarkIsNoSyntaxError() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let (client, mapping, uri) = try opened(folder)
+        let content = try String(contentsOfFile: mapping, encoding: .utf8).components(separatedBy: "\n").drop { $0.hasPrefix("#") }.joined(separator: "\n")
+        let text = "\u{FEFF}" + content
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": text]]])
+        let diagnostics = try client.diagnostics(for: uri)
+        #expect(diagnostics.filter { $0["severity"] as? Int == 1 }.isEmpty, "\(diagnostics)")
+        try client.close()
+    }
+}

@@ -44,6 +44,9 @@ public struct MappingChecker {
         for (key, version) in [("source", mapping.source), ("destination", mapping.destination)] where !version.isEmpty {
             if let schema = catalog.schema(version: version) {
                 schemas.append(schema)
+            } else if let broken = catalog.versionsWithErrors[version] {
+                error("this mapping is not checked against \(key) version '\(version)': its schema file has errors (\(broken))", at: mapping.valueLocations[key], length: version.count,
+                      fix: "mend the schema file; the mapping is checked once it loads")
             } else {
                 error("unknown \(key) version '\(version)' in \(catalog.directory.isEmpty ? "the schemas" : catalog.directory)", at: mapping.valueLocations[key], length: version.count,
                       fix: Suggestions.didYouMean(version, in: versions) ?? (versions.isEmpty ? "the schemas folder has no versions" : "versions: \(versions.joined(separator: ", "))"))

@@ -15,12 +15,41 @@ public struct SchemaCatalog: Sendable {
     package private(set) var orderProblem: String?
     /// Warnings from the files that loaded.
     public private(set) var warnings: [Diagnostic] = []
+    /// The versions whose schema files have errors, each with its file's first error: left out
+    /// of a catalog made `partial`ly (the others are checked against all the same).
+    package private(set) var versionsWithErrors: [String: Diagnostic] = [:]
 
     /// Loads every `.yaml` and `.yml` schema file in the folder and its version order
     /// (`versions.yaml`, or the version names when they allow exactly one order). Throws
     /// `DiagnosticsError` when any file has errors, when two files declare the same version, or
     /// when the version order file disagrees with the schema files.
     public init(directory: String) throws {
+        try self.init(directory: directory, partial: false)
+    }
+
+    /// The catalog of the versions whose files load, and every diagnostic of the folder: what
+    /// an editor checks a mapping file against while another version's file is half typed, and
+    /// what `check` checks a mapping against when an unrelated version's file has errors.
+    package static func partial(directory: String) throws -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
+        let catalog = try SchemaCatalog(directory: directory, partial: true)
+        return (catalog, catalog.loadDiagnostics)
+    }
+
+    /// `partial(directory:)` for schema files given as text.
+    package static func partial(files: [String: String]) -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
+        var catalog = SchemaCatalog(empty: ())
+        catalog.load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
+        return (catalog, catalog.loadDiagnostics)
+    }
+
+    /// Every diagnostic the files gave, errors included (a partial catalog keeps them).
+    private var loadDiagnostics: [Diagnostic] = []
+
+    private init(empty: Void) {
+        directory = ""
+    }
+
+    private init(directory: String, partial: Bool) throws {
         self.directory = directory
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -33,17 +62,21 @@ public struct SchemaCatalog: Sendable {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
             }
         }
-        try load(sources, diagnostics: diagnostics)
+        load(sources, diagnostics: diagnostics)
+        if !partial, loadDiagnostics.hasErrors { throw DiagnosticsError(loadDiagnostics) }
     }
 
     /// Schema files (and a version order file) given as text, by file name: for an app that
     /// bundles its schemas as resources or strings. Throws like `init(directory:)`.
     public init(files: [String: String]) throws {
         directory = ""
-        try load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
+        load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
+        if loadDiagnostics.hasErrors { throw DiagnosticsError(loadDiagnostics) }
     }
 
-    private mutating func load(_ sources: [SourceFile], diagnostics found: [Diagnostic]) throws {
+    /// Loads the files; the versions whose files have errors are left out (`versionsWithErrors`),
+    /// and every diagnostic is kept in `loadDiagnostics` (the throwing initializers throw them).
+    private mutating func load(_ sources: [SourceFile], diagnostics found: [Diagnostic]) {
         var diagnostics = found
         var byVersion: [String: String] = [:]
         var declaredWithErrors: Set<String> = []
@@ -75,7 +108,10 @@ public struct SchemaCatalog: Sendable {
             diagnostics += found
             guard let schema, !found.hasErrors else {
                 // A file with errors still declares its version: the order listing it is not wrong.
-                if let declared = schema?.version ?? document.topLevelScalar("version") { declaredWithErrors.insert(declared) }
+                if let declared = schema?.version ?? document.topLevelScalar("version") {
+                    declaredWithErrors.insert(declared)
+                    if versionsWithErrors[declared] == nil, let first = found.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
+                }
                 continue
             }
             if let other = byVersion[schema.version] {
@@ -89,8 +125,8 @@ public struct SchemaCatalog: Sendable {
         if let orderFile {
             diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors)
         }
-        if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
-        warnings = diagnostics
+        loadDiagnostics = diagnostics
+        warnings = diagnostics.filter { $0.severity != .error }
         let names = schemas.map(\.version)
         if let orderFile {
             order = VersionOrder(versions: orderFile.versions.map(\.name), origin: .file(orderFile.path))

@@ -37,6 +37,15 @@ package struct EditorProject {
 
     /// The schemas folder's versions, open documents over the files on disk.
     package func catalog() throws -> SchemaCatalog {
+        let (catalog, diagnostics) = partialCatalog()
+        if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+        return catalog
+    }
+
+    /// The catalog of the versions whose files load (open documents as typed), with every
+    /// diagnostic of the schemas: a mapping is checked against it while another version's
+    /// file is being typed.
+    package func partialCatalog() -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
         var files: [String: String] = [:]
         for path in SourceFile.yamlFiles(in: schemasFolder) {
             let key = Self.standardized(path)
@@ -45,7 +54,7 @@ package struct EditorProject {
         for (path, text) in open where Files.parentFolder(of: path) == schemasFolder && (path.hasSuffix(".yaml") || path.hasSuffix(".yml")) {
             files[path] = text
         }
-        return try SchemaCatalog(files: files)
+        return SchemaCatalog.partial(files: files)
     }
 
     /// What kind of file a path is: by its keys, else by its folder and name.
@@ -82,14 +91,10 @@ package struct EditorProject {
             let (mapping, diagnostics) = MappingLoader.parse(source: source)
             found = diagnostics
             if let mapping {
-                do {
-                    var checker = MappingChecker(mapping: mapping, policies: policies)
-                    found += checker.check(catalog: try catalog())
-                } catch let error as DiagnosticsError {
-                    found.append(.error("the schemas folder \(schemasFolder) has errors: \(error.diagnostics.first?.description ?? "")", at: FileLocation(path: standard, line: 1, column: 1)))
-                } catch {
-                    found.append(.error("\(error)", at: FileLocation(path: standard, line: 1, column: 1)))
-                }
+                // Checked against the versions that load: another version's file half typed
+                // in another tab is that file's to report.
+                var checker = MappingChecker(mapping: mapping, policies: policies)
+                found += checker.check(catalog: partialCatalog().catalog)
             }
         }
         return found.filter { $0.location == nil || $0.location?.path == standard }
@@ -126,7 +131,7 @@ package struct EditorProject {
     /// The mapping of an open mapping file, and its versions.
     private func mappingContext(_ path: String) -> (mapping: MappingModel, source: Schema?, destination: Schema?)? {
         guard let text = text(of: path), let mapping = MappingLoader.parse(source: SourceFile(path: Self.standardized(path), text: text)).mapping else { return nil }
-        let catalog = try? catalog()
+        let catalog = Optional(partialCatalog().catalog)
         return (mapping, catalog?.schema(version: mapping.source), catalog?.schema(version: mapping.destination))
     }
 
@@ -170,7 +175,7 @@ package struct EditorProject {
         let before = String(current.prefix(max(0, column - 1)))
         let trimmed = before.trimmingCharacters(in: .whitespaces)
         let indent = before.prefix { $0 == " " }.count
-        let catalog = try? catalog()
+        let catalog = Optional(partialCatalog().catalog)
         switch kind(of: path) {
         case .schema:
             if trimmed.hasSuffix("type:") || trimmed.contains("type: ") && !trimmed.contains(",") {
