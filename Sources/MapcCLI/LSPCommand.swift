@@ -247,8 +247,10 @@ struct LanguageServer {
         }
         let stale = diagnostics.filter { (string($0["message"]) ?? "").hasPrefix("stale ") }
         if !stale.isEmpty, let path = Self.path(uri), let updated = project(for: path).textWithUpdatedHashes(of: path) {
-            let lines = EditorProject.lines(of: project(for: path).text(of: path) ?? "").count
-            let whole = JSONValue.object([("start", .object([("line", .integer(0)), ("character", .integer(0))])), ("end", .object([("line", .integer(Int64(lines))), ("character", .integer(0))]))])
+            // The whole document: to the end of its last line (a line past it is outside the document).
+            let lines = EditorProject.lines(of: project(for: path).text(of: path) ?? "")
+            let end = JSONValue.object([("line", .integer(Int64(max(0, lines.count - 1)))), ("character", .integer(Int64(lines.last?.utf16.count ?? 0)))])
+            let whole = JSONValue.object([("start", .object([("line", .integer(0)), ("character", .integer(0))])), ("end", end)])
             let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", whole), ("newText", .string(updated))])]))]))])
             actions.append(.object([("title", .string("Record the current entity hashes (mapc check --update-hashes)")), ("kind", .string("quickfix")),
                                     ("diagnostics", .array(stale)), ("edit", edit)]))

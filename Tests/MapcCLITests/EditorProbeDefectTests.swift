@@ -116,6 +116,42 @@ struct LanguageServerProbeDefectTests {
         try client.close()
     }
 
+    /// `check --update-hashes` of a file with CRLF line endings (written on Windows) did nothing
+    /// and said again to run `check --update-hashes`; the server offered no action for it. Both
+    /// record the hashes now, keeping the file's line endings; the action's edit ends inside the
+    /// document.
+    @Test func hashesAreRecordedInAFileWithCRLFLineEndings() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let v3 = folder.appendingPathComponent("schemas/v3.yaml")
+        try (try String(contentsOf: v3, encoding: .utf8)).replacingOccurrences(of: "      body:         { type: string }\n", with: "      body:         { type: string }\n      extra: {type: string, optional: true}\n")
+            .write(to: v3, atomically: true, encoding: .utf8)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml")
+        let crlf = (try String(contentsOf: mapping, encoding: .utf8)).replacingOccurrences(of: "\n", with: "\r\n")
+        try crlf.write(to: mapping, atomically: true, encoding: .utf8)
+        let stale = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(stale.status == 1 && stale.stderr.contains("stale destination hash"), "\(stale.stderr)")
+
+        let (client, path, uri) = try opened(folder)
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": crlf]]])
+        let diagnostics = try client.diagnostics(for: uri).filter { ($0["message"] as? String)?.hasPrefix("stale ") == true }
+        #expect(!diagnostics.isEmpty)
+        let actions = try client.request("textDocument/codeAction", ["textDocument": ["uri": uri], "range": diagnostics.first?["range"] as Any, "context": ["diagnostics": diagnostics]]) as? [[String: Any]] ?? []
+        let record = try #require(actions.first { ($0["title"] as? String)?.hasPrefix("Record the current entity hashes") == true }, "\(actions)")
+        let edit = ((((record["edit"] as? [String: Any])?["changes"] as? [String: Any])?[uri] as? [[String: Any]])?.first)
+        let end = (edit?["range"] as? [String: Any])?["end"] as? [String: Any]
+        let lineCount = crlf.components(separatedBy: "\r\n").count
+        #expect(end?["line"] as? Int == lineCount - 1, "\(end ?? [:])")
+        try client.close()
+        _ = path
+
+        let update = try CLI.run(["check", "--update-hashes", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(update.status == 0, "\(update.stderr)")
+        let updated = try String(contentsOf: mapping, encoding: .utf8)
+        #expect(updated != crlf && updated.contains("extra: ") && !updated.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "line endings kept")
+    }
+
     /// A document whose text starts with a byte order mark was a YAML syntax error at 1:0 in the
     /// server only (`check` reads the file without it).
     @Test func aByteOrderMarkIsNoSyntaxError() throws {

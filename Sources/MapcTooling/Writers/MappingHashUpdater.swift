@@ -1,3 +1,4 @@
+import MapcFoundation
 import MapcModel
 import MapcMigration
 /// Writes the current entity hashes into a mapping file (`mapc check --update-hashes`), editing
@@ -7,7 +8,10 @@ package enum MappingHashUpdater {
     /// The file's new text.
     package static func update(_ mapping: MappingModel, source: Schema, destination: Schema) -> String? {
         guard let file = mapping.file else { return nil }
-        var lines = file.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        // Lines by the scalar `\n` (a split on Characters never meets `\r\n`, one Character: a
+        // CRLF file was one line, and nothing was updated), written back with the file's own breaks.
+        var lines = SourceFile.lines(of: file.text)
+        let lineBreak = file.text.unicodeScalars.contains("\r") ? "\r\n" : "\n"
         // Edits by line index, applied bottom-up so indexes stay valid.
         var replacements: [Int: String] = [:]
         var insertions: [Int: [String]] = [:]
@@ -34,6 +38,6 @@ package enum MappingHashUpdater {
         for index in insertions.keys.sorted(by: >) {
             lines.insert(contentsOf: insertions[index] ?? [], at: index + 1)
         }
-        return lines.joined(separator: "\n")
+        return lines.joined(separator: lineBreak)
     }
 }
