@@ -49,6 +49,43 @@ struct EditorProbeDefectTests {
     }
 }
 
+extension EditorProbeDefectTests {
+    /// Text after a quoted value on its line (`body: "Note: " + $source.body`, as the docs' advice
+    /// to quote a value holding ': ' leads to) and an unclosed quote were told to indent the line.
+    /// They are told what YAML saw, with the line quoted as it should be.
+    @Test func quotingMistakesAreToldForWhatTheyAre() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let path = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml")
+        let original = try String(contentsOf: path, encoding: .utf8)
+        try original.replacingOccurrences(of: "      body: $source.body", with: #"      body: "Note: " + $source.body"#).write(to: path, atomically: true, encoding: .utf8)
+        let after = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(after.status == 1 && after.stderr.contains("a quoted value ends at its closing quote") && after.stderr.contains(#"body: '"Note: " + $source.body'"#)
+                && !after.stderr.contains("indent this line"), "\(after.stderr)")
+        try original.replacingOccurrences(of: "      body: $source.body", with: #"      body: "abc"#).write(to: path, atomically: true, encoding: .utf8)
+        let unclosed = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(unclosed.status == 1 && unclosed.stderr.contains("the quote opened at line 14, column 13 is not closed on its line"), "\(unclosed.stderr)")
+    }
+
+    /// A schema file copied from another and its `version:` left as it was: the duplicate was
+    /// placed at the file's first line (a comment), and the version order's entry for the file's
+    /// own version suggested a similar name; a version left out of the order was placed at 1:1.
+    @Test func versionDeclarationsArePlacedOnTheirLines() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v3 = folder.appendingPathComponent("schemas/v3.yaml")
+        try (try String(contentsOf: v3, encoding: .utf8)).replacingOccurrences(of: "version: v3", with: "version: v2").write(to: v3, atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("schemas/v3.yaml:6:10: error: version 'v2' is also declared by"), "\(check.stderr)")
+        #expect(check.stderr.contains("version 'v3' is listed, but no schema file declares it; ./schemas/v3.yaml declares version 'v2'"), "\(check.stderr)")
+        try (try String(contentsOf: v3, encoding: .utf8)).replacingOccurrences(of: "version: v2", with: "version: v3").write(to: v3, atomically: true, encoding: .utf8)
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        let missing = try CLI.run(["check"], in: folder)
+        #expect(missing.stderr.contains("schemas/versions.yaml:1:20: error: version 'v4'"), "\(missing.stderr)")
+    }
+}
+
 /// The language server as an editor user met it while typing across files.
 @Suite("Defects found by a probe of the language server", .serialized)
 struct LanguageServerProbeDefectTests {

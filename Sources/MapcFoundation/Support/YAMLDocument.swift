@@ -216,6 +216,7 @@ package struct YAMLDocument {
             }
             return "a value holding ': ' must be quoted (\"…\"); otherwise check this line's indentation"
         case _ where problem.hasPrefix("did not find expected key"):
+            if let fix = textAfterClosingQuote(at: mark, in: source) ?? unclosedQuote(before: mark, in: source) { return fix }
             return "the keys of one block line up: indent this line like the keys around it (spaces only)"
         case _ where problem.hasPrefix("could not find expected ':'"):
             return "a key needs ': ' after it (a colon, then a space)"
@@ -228,6 +229,42 @@ package struct YAMLDocument {
         default:
             return nil
         }
+    }
+
+    /// The fix when a quoted value is followed by more text on its line (`body: "Note: " +
+    /// $source.body`): YAML ends the value at its closing quote. The whole value, quoted.
+    static func textAfterClosingQuote(at mark: Mark, in source: SourceFile) -> String? {
+        guard let line = source.line(mark.line) else { return nil }
+        let scalars = Array(line.unicodeScalars)
+        let before = scalars.prefix(max(0, mark.column - 1))
+        guard let last = before.last(where: { $0 != " " && $0 != "\t" }), last == "\"" || last == "'",
+              let separator = line.range(of: ": ") else { return nil }
+        let key = line[..<separator.lowerBound]
+        let value = line[separator.upperBound...].trimmingCharacters(in: .whitespaces)
+        guard value.first == "\"" || value.first == "'" else { return nil }
+        return "a quoted value ends at its closing quote, and text follows it on this line; quote the whole value in single quotes, "
+            + "a ' inside written twice: \(key.trimmingCharacters(in: .whitespaces)): '\(value.replacingOccurrences(of: "'", with: "''"))'"
+    }
+
+    /// The fix when a quote opened on an earlier line is never closed there: YAML reads on, over
+    /// lines, to the next quote of its kind, where the error is found.
+    static func unclosedQuote(before mark: Mark, in source: SourceFile) -> String? {
+        guard let here = source.line(mark.line) else { return nil }
+        var number = mark.line - 1
+        while number >= max(1, mark.line - 200), let line = source.line(number) {
+            defer { number -= 1 }
+            for opener in ["\"", "'"] {
+                guard here.contains(opener), let start = line.range(of: ": \(opener)") ?? (line.trimmingCharacters(in: .whitespaces).hasPrefix("- \(opener)") ? line.range(of: "- \(opener)") : nil) else { continue }
+                let rest = line[start.upperBound...]
+                // Quotes after the opening one; an escaped one (\") in double quotes does not close.
+                let closers = opener == "\"" ? rest.replacingOccurrences(of: "\\\\", with: "").replacingOccurrences(of: "\\\"", with: "").filter { $0 == "\"" }.count
+                                              : rest.filter { $0 == "'" }.count
+                guard closers % 2 == 0 else { continue }
+                let column = line.unicodeScalars.distance(from: line.unicodeScalars.startIndex, to: start.upperBound.samePosition(in: line.unicodeScalars) ?? line.unicodeScalars.endIndex)
+                return "the quote opened at line \(number), column \(column) is not closed on its line, so YAML reads on to the next \(opener) (here); close it on its line"
+            }
+        }
+        return nil
     }
 
     static func secondOccurrence(of key: String, after mark: Mark, in source: SourceFile) -> FileLocation? {

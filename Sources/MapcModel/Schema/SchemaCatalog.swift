@@ -80,6 +80,8 @@ public struct SchemaCatalog: Sendable {
         var diagnostics = found
         var byVersion: [String: String] = [:]
         var declaredWithErrors: Set<String> = []
+        // The version each schema file declares, by path (a duplicate's too).
+        var declaredByFile: [String: String] = [:]
         var orderFile: (path: String, versions: [(name: String, location: FileLocation)])?
         for source in sources {
             let path = source.path
@@ -115,15 +117,18 @@ public struct SchemaCatalog: Sendable {
                 continue
             }
             if let other = byVersion[schema.version] {
-                diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: FileLocation(path: path, line: 1, column: 1),
+                declaredByFile[path] = schema.version
+                let declaration = document.root?["version"].map { document.location(of: $0) } ?? FileLocation(path: path, line: 1, column: 1)
+                diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: declaration, length: schema.version.unicodeScalars.count,
                                           fix: "each schema file must declare a different 'version:'"))
                 continue
             }
             byVersion[schema.version] = path
+            declaredByFile[path] = schema.version
             schemas.append(schema)
         }
         if let orderFile {
-            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors)
+            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors, declaredByFile: declaredByFile)
         }
         loadDiagnostics = diagnostics
         warnings = diagnostics.filter { $0.severity != .error }
@@ -160,15 +165,20 @@ public struct SchemaCatalog: Sendable {
     /// Problems with a declared order: versions it lists that no file declares, and versions it leaves out.
     /// (A version only a file with errors declares is not called missing: that file's errors say what is wrong.)
     private static func checkOrder(_ listed: [(name: String, location: FileLocation)], path: String, against files: [String: String],
-                                   declaredWithErrors: Set<String>) -> [Diagnostic] {
+                                   declaredWithErrors: Set<String>, declaredByFile: [String: String]) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         let names = Set(listed.map(\.name))
         for entry in listed where files[entry.name] == nil && !declaredWithErrors.contains(entry.name) {
+            // A file named for the version declaring another (copied from it, `version:` left as it was).
+            let namesake = declaredByFile.keys.sorted().first { (($0 as NSString).lastPathComponent as NSString).deletingPathExtension == entry.name }
+            let fix = namesake.map { "\($0) declares version '\(declaredByFile[$0] ?? "?")': correct its 'version:' if it is this version's file" }
             diagnostics.append(.error("version '\(entry.name)' is listed, but no schema file declares it", at: entry.location, length: entry.name.count,
-                                      fix: Suggestions.didYouMean(entry.name, in: files.keys) ?? "remove it, or add its schema file"))
+                                      fix: fix ?? Suggestions.didYouMean(entry.name, in: files.keys) ?? "remove it, or add its schema file"))
         }
+        // Where a version left out belongs: the list (its last entry), not the file's first line.
+        let list = listed.last?.location ?? FileLocation(path: path, line: 1, column: 1)
         for (version, file) in files.sorted(by: { $0.key < $1.key }) where !names.contains(version) {
-            diagnostics.append(.error("version '\(version)' (\(file)) is missing from the version order", at: FileLocation(path: path, line: 1, column: 1),
+            diagnostics.append(.error("version '\(version)' (\(file)) is missing from the version order", at: list,
                                       fix: "add '\(version)' to 'versions:' where it belongs, oldest first"))
         }
         return diagnostics
