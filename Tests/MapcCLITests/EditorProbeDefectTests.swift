@@ -189,6 +189,25 @@ struct LanguageServerProbeDefectTests {
         #expect(updated != crlf && updated.contains("extra: ") && !updated.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "line endings kept")
     }
 
+    /// With an editor configured for every YAML file, another tool's file (`docker-compose.yaml`)
+    /// got four errors, and a Markdown document "the file is empty": neither is mapc's.
+    @Test func otherFilesGetNoDiagnostics() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (client, _, _) = try opened(folder)
+        for (name, language, text) in [("docker-compose.yaml", "yaml", "services:\n  web:\n    image: nginx\n"), ("README.md", "markdown", "")] {
+            let uri = folder.appendingPathComponent(name).standardizedFileURL.absoluteString
+            try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": language, "version": 1, "text": text]]])
+            #expect(try client.diagnostics(for: uri).isEmpty, "\(name)")
+        }
+        // A schema file outside the schemas folder is still one, by its keys.
+        let uri = folder.appendingPathComponent("draft.yaml").standardizedFileURL.absoluteString
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1,
+                                                                                       "text": "model: M\nversion: x\nentities:\n  Note:\n    attributes:\n      title: strin\n"]]])
+        #expect(try client.diagnostics(for: uri).contains { ($0["message"] as? String)?.contains("strin") == true })
+        try client.close()
+    }
+
     /// A document whose text starts with a byte order mark was a YAML syntax error at 1:0 in the
     /// server only (`check` reads the file without it).
     @Test func aByteOrderMarkIsNoSyntaxError() throws {

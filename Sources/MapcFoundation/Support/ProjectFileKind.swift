@@ -20,12 +20,24 @@ package enum ProjectFileKind: String, Sendable {
 
     /// The same, of a file already read (a `YAMLDocument`'s root), so it is not read twice.
     package static func classify(_ root: Node?, fallback: ProjectFileKind) -> ProjectFileKind {
-        guard let mapping = root?.mapping else { return fallback }
+        recognised(root) ?? fallback
+    }
+
+    /// `recognised(_:)` of a file's text (nil too when its YAML does not parse).
+    package static func recognised(_ source: SourceFile) -> ProjectFileKind? {
+        guard YAMLGuard.problem(with: source.text) == nil, let node = try? Yams.compose(yaml: source.text, .basic) else { return nil }
+        return recognised(node)
+    }
+
+    /// What a file is by its top-level keys alone; nil when none is one of mapc's (another
+    /// tool's YAML, such as a `docker-compose.yaml` an editor opens in the same workspace).
+    package static func recognised(_ root: Node?) -> ProjectFileKind? {
+        guard let mapping = root?.mapping else { return nil }
         let keys = Set(mapping.keys.compactMap { $0.scalar?.string })
         if keys.contains("entityMappings") { return .mapping }
         if keys.contains("entities") || keys.contains("model") { return .schema }
         if keys.contains("versions") { return .versionOrder }
         if keys.contains("source") || keys.contains("destination") { return .mapping }
-        return fallback
+        return nil
     }
 }

@@ -65,6 +65,18 @@ package struct EditorProject {
         return ProjectFileKind.classify(SourceFile(path: standard, text: text(of: standard) ?? ""), fallback: fallback)
     }
 
+    /// Whether a document is one of mapc's files: a YAML file in the project's schemas or
+    /// mappings folder, or one whose top-level keys are a schema's, a mapping's or a version
+    /// order's. An editor configured for every YAML file (as yaml-language-server is) also opens
+    /// other tools' files, and Markdown: those get no diagnostics.
+    package func isProjectFile(_ path: String) -> Bool {
+        let standard = Self.standardized(path)
+        guard SourceFile.isYAMLName(standard) else { return false }
+        let folder = Files.parentFolder(of: standard)
+        if folder == schemasFolder || folder == mappingsFolder { return true }
+        return ProjectFileKind.recognised(SourceFile(path: standard, text: text(of: standard) ?? "")) != nil
+    }
+
     /// The open mapping files of this project: those to check again when a schema changes.
     package var openMappings: [String] { open.keys.filter { Files.parentFolder(of: $0) == mappingsFolder && kind(of: $0) == .mapping }.sorted() }
 
@@ -76,6 +88,7 @@ package struct EditorProject {
     /// The diagnostics of one file, as `mapc check` gives them for it (those located in it).
     package func diagnostics(for path: String) -> [Diagnostic] {
         let standard = Self.standardized(path)
+        guard isProjectFile(standard) else { return [] }
         let source = SourceFile(path: standard, text: text(of: standard) ?? "")
         var found: [Diagnostic] = []
         switch kind(of: standard) {
