@@ -189,6 +189,25 @@ struct LanguageServerProbeDefectTests {
         #expect(updated != crlf && updated.contains("extra: ") && !updated.replacingOccurrences(of: "\r\n", with: "").contains("\n"), "line endings kept")
     }
 
+    /// On a line that continues an expression (a block scalar's), completion after `$source.`
+    /// offered the destination's attribute names, as if a key were being typed there.
+    @Test func completionInsideABlockScalarIsAnExpressions() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let (client, mapping, uri) = try opened(folder)
+        let text = try String(contentsOfFile: mapping, encoding: .utf8)
+            .replacingOccurrences(of: "      body: $source.body\n", with: "      body: |\n        TERNARY($source.title == \"x\",\n                $source.body, \"x\")\n")
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": text]]])
+        let lines = text.components(separatedBy: "\n")
+        let line = try #require(lines.firstIndex { $0.hasPrefix("                $source.body") })
+        let character = "                $source.".utf16.count
+        let completion = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": line, "character": character]]) as? [String: Any]
+        let labels = ((completion?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+        #expect(labels.contains("image") && labels.contains("title"), "the source's properties (v2 Note has image): \(labels)")
+        try client.close()
+    }
+
     /// With an editor configured for every YAML file, another tool's file (`docker-compose.yaml`)
     /// got four errors, and a Markdown document "the file is empty": neither is mapc's.
     @Test func otherFilesGetNoDiagnostics() throws {

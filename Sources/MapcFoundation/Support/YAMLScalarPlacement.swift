@@ -84,6 +84,30 @@ package struct YAMLScalarPlacement: Sendable {
         self.spans = spans
     }
 
+    /// The lines of a document that continue a value begun on an earlier line (a block
+    /// scalar's lines, a value folded over lines): text there is a value's, never a key. An editor
+    /// completes there as in an expression.
+    package static func continuationLines(in document: YAMLDocument) -> Set<Int> {
+        var lines = Set<Int>()
+        var pending = document.root.map { [$0] } ?? []
+        var visited = 0
+        while let node = pending.popLast(), visited < 1_000_000 {
+            visited += 1
+            switch node {
+            case .scalar:
+                guard let first = node.mark?.line, let last = YAMLScalarPlacement(of: node, in: document.source)?.spans.last?.end.line, last > first else { continue }
+                lines.formUnion((first + 1)...last)
+            case .mapping(let mapping):
+                pending += mapping.map(\.value)
+            case .sequence(let sequence):
+                pending += Array(sequence)
+            case .alias:
+                continue
+            }
+        }
+        return lines
+    }
+
     /// The file's text from a position on, scalar by scalar, lines joined by `\n` (a `\r` before
     /// it dropped, as `SourceFile` does).
     private struct Reader {

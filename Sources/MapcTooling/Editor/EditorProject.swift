@@ -205,8 +205,12 @@ package struct EditorProject {
             break
         }
         guard let context = mappingContext(path) else { return [] }
+        // A line that continues an expression begun above (a block scalar, a value over lines) holds no key.
+        let continuing = YAMLScalarPlacement.continuationLines(in: YAMLDocument(source: SourceFile(path: path, text: text))).contains(line)
         // Keys and their values.
-        if let colon = trimmed.firstIndex(of: ":"), !trimmed.contains("$"), !trimmed.contains("(") {
+        if continuing {
+            // Completed below, as in an expression.
+        } else if let colon = trimmed.firstIndex(of: ":"), !trimmed.contains("$"), !trimmed.contains("(") {
             let key = trimmed[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "- "))
             switch key {
             case "source" where indent == 0, "destination" where indent == 0:
