@@ -85,4 +85,17 @@ struct OddStoreProbeDefectTests {
         #expect(run.status == 3 && run.stderr.contains("already has id 'rex'") && run.stderr.contains("the store being migrated holds more than one object with this id")
                 && !run.stderr.contains("policy"), "\(run.stderr)")
     }
+
+    /// A row filed under another entity's number (a `Z_ENT` naming an entity kept in another
+    /// table) was counted nowhere by `status`, exit 0, where `run` and `dump` refuse the store: it
+    /// is refused alike, and a store at the version asked for is not called current.
+    @Test func aMisfiledRowIsRefusedByStatus() throws {
+        let folder = try project(layout: "core-data")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "UPDATE ZPET SET Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Person') WHERE Z_PK = 1")
+        for arguments in [["status", "s.db"], ["run", "--to", "k1", "s.db"], ["plan", "--to", "k1", "s.db"]] {
+            let result = try CLI.run(arguments, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("holds objects mapc cannot read") && result.stderr.contains("table ZPET has 1 row of entity"), "\(arguments): \(result.stdout)\(result.stderr)")
+        }
+    }
 }

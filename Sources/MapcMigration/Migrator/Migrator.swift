@@ -79,6 +79,9 @@ public struct Migrator: Sendable {
         if !matching.isEmpty {
             let store = try Store.open(at: Files.path(of: url), catalog: schemas, readOnly: true)
             defer { try? store.close() }
+            // Rows of no entity the version has (a run and a dump refuse them): counted nowhere, the
+            // counts would mislead.
+            try store.checkEveryRowIsRecognised()
             status.objectCounts = ObjectCounts(try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) })
             status.history = try StoreHistory.read(store)
             status.otherTables = try store.foreignTables().map(\.described)
@@ -226,10 +229,13 @@ public struct Migrator: Sendable {
         return converted
     }
 
-    /// Nothing to do, for a store that is what its hashes say: its tables are all there (a table
-    /// dropped behind the store is refused, as `status` and `dump` refuse it, not called current).
+    /// Nothing to do, for a store that is what its hashes say: its tables are all there and hold
+    /// rows of its entities only (a table dropped behind the store, or rows of no entity of the
+    /// version, are refused, as `status` and `dump` refuse them, not called current).
     package func checkTables(ofCurrent plan: MigrationPlan) throws {
-        try Store.open(at: Files.path(of: plan.store), schema: plan.current, readOnly: true).close()
+        let store = try Store.open(at: Files.path(of: plan.store), schema: plan.current, readOnly: true)
+        defer { try? store.close() }
+        try store.checkEveryRowIsRecognised()
     }
 
     /// Runs a plan made by `plan(forStoreAt:)`. A store already at the version asked for is
