@@ -98,4 +98,16 @@ struct OddStoreProbeDefectTests {
             #expect(result.status == 2 && result.stderr.contains("holds objects mapc cannot read") && result.stderr.contains("table ZPET has 1 row of entity"), "\(arguments): \(result.stdout)\(result.stderr)")
         }
     }
+
+    /// Loading into a store that already broke a rule (a nil where a value is required) advised
+    /// `mapc run`'s way with references to no object, whatever the rule.
+    @Test func aLoadRefusedForTheStoresOwnProblemAdvisesWhatFitsIt() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "UPDATE Person SET name = NULL WHERE _id = 'ann'")
+        try folder.write(#"{"version": "k1", "objects": {"Person": [{"id": "cy", "name": "Cy"}]}}"#, to: "more.json")
+        let load = try CLI.run(["load", "more.json", "s.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("every problem above was in the store before this load")
+                && load.stderr.contains("with the sqlite3 shell") && !load.stderr.contains("reference to no object"), "\(load.stderr)")
+    }
 }

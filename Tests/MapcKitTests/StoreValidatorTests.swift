@@ -225,7 +225,7 @@ struct StoreValidatorTests {
         #expect(byRule["below min 0"]?.map(\.sameRuleCount) == [6, 6, 6])
         #expect(findings.violations.count == 6)
         let report = MigrationError.validation(violations: findings.violations, total: findings.total).description
-        #expect(report.hasPrefix("the migrated store breaks validation rules of the destination schema 36 times (2 rules shown):"), "\(report)")
+        #expect(report.hasPrefix("the migrated store breaks 2 validation rules of the destination schema, in 36 places:"), "\(report)")
         #expect(report.contains("  ... and 27 more breaking the same rule") && report.contains("  ... and 3 more breaking the same rule"), "\(report)")
         #expect(!report.contains("other rules"), "\(report)")
     }

@@ -211,8 +211,10 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
                 rules[key, default: []].append(violation)
             }
             let shown = order.reduce(0) { $0 + (rules[$1]?.first?.sameRuleCount ?? 0) }
+            // How many rules and in how many places (one rule's examples follow, a place a line).
             var lines = [total == 1 ? "the migrated store breaks a validation rule of the destination schema:"
-                : "the migrated store breaks validation rules of the destination schema \(total) times (\(English.count(order.count, "rule")) shown):"]
+                : total == shown ? "the migrated store breaks \(English.count(order.count, "validation rule")) of the destination schema, in \(total) places:"
+                : "the migrated store breaks validation rules of the destination schema in \(total) places (\(English.count(order.count, "rule")) shown):"]
             for key in order {
                 let examples = rules[key] ?? []
                 lines += examples.map { "  \($0)" }

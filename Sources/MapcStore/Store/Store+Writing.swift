@@ -58,8 +58,11 @@ extension Store {
                 if before.contains(marked.problems[index]) { marked.problems[index].message += " (so in the store before this load)" } else { allOld = false }
             }
             if allOld {
+                // The way out of a reference to no object is mapc's own; any other rule is the data's to mend.
+                let dangling = marked.problems.contains { $0.message.contains(StoreValidator.danglingReferenceRule) }
                 marked.problems.append(DataProblem(entity: "store", objectID: nil, key: nil, message: "every problem above was in the store before this load, which checks the whole store: "
-                                                   + "repair the store first (a migration with `mapc run` leaves a reference to no object out, as nil)"))
+                                                   + (dangling ? "repair the store first (a migration with `mapc run` leaves a reference to no object out, as nil)"
+                                                               : "repair the store first (with the sqlite3 shell, or the app that wrote it), then load again")))
             }
             return marked
         }
