@@ -7,13 +7,14 @@ import Testing
 struct OddStoreProbeDefectTests {
     /// Pets with a required owner, in a store of version k1 (k2 adds an attribute: inferred).
     private func project(layout: String) throws -> URL {
-        let pets = "  Person:\n    attributes:\n      name: string\n    relationships:\n      pets: {destination: Pet, toMany: true, inverse: owner}\n      groups: {destination: Group, toMany: true, inverse: members}\n"
+        let pets = "  Person:\n    attributes:\n      name: string\n    relationships:\n      pets: {destination: Pet, toMany: true, inverse: owner}\n      groups: {destination: Group, toMany: true, inverse: members}\n      tags: {destination: Tag, toMany: true, optional: true}\n"
+            + "  Tag:\n    attributes:\n      label: string\n"
             + "  Pet:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Person, inverse: pets, optional: false}\n"
             + "  Group:\n    attributes:\n      title: string\n    relationships:\n      members: {destination: Person, toMany: true, inverse: groups}\n"
         let folder = try CLI.project(versions: [("k1", pets), ("k2", pets.replacingOccurrences(of: "      title: string\n", with: "      title: string\n      color: {type: string, optional: true}\n"))])
-        try folder.write(#"{"version": "k1", "objects": {"Person": [{"id": "ann", "name": "Ann"}, {"id": "bob", "name": "Bob"}], "#
+        try folder.write(#"{"version": "k1", "objects": {"Person": [{"id": "ann", "name": "Ann", "tags": ["t1"]}, {"id": "bob", "name": "Bob"}], "#
                          + #""Pet": [{"id": "rex", "name": "Rex", "owner": "ann"}, {"id": "tom", "name": "Tom", "owner": "bob"}], "#
-                         + #""Group": [{"id": "g1", "title": "G", "members": ["ann", "bob"]}]}}"#, to: "data.json")
+                         + #""Group": [{"id": "g1", "title": "G", "members": ["ann", "bob"]}], "Tag": [{"id": "t1", "label": "T"}]}}"#, to: "data.json")
         let load = try CLI.run(["load", "data.json", "s.db", "--layout", layout], in: folder)
         #expect(load.status == 0, "\(load.stderr)")
         return folder
@@ -109,5 +110,18 @@ struct OddStoreProbeDefectTests {
         let load = try CLI.run(["load", "more.json", "s.db"], in: folder)
         #expect(load.status == 1 && load.stderr.contains("every problem above was in the store before this load")
                 && load.stderr.contains("with the sqlite3 shell") && !load.stderr.contains("reference to no object"), "\(load.stderr)")
+    }
+
+    /// A to-many without an inverse is kept as a hidden key on the destination's rows; one naming
+    /// no owner dropped the object from the list in silence, where every other reference to no
+    /// object is counted in the run's note.
+    @Test func aHiddenKeyNamingNoOwnerIsNoted() throws {
+        let folder = try project(layout: "core-data")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let column = try sqliteOutput(folder, "s.db", "SELECT name FROM pragma_table_info('ZTAG') WHERE name LIKE 'Z%TAGS'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!column.isEmpty)
+        try sqlite(folder, "s.db", "UPDATE ZTAG SET \(column) = 99")
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("1 reference to no object (Tag 'Tag/p1' is in the tags of Person key 99, which is no Person)"), "\(run.stderr)")
     }
 }

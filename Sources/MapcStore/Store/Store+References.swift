@@ -60,6 +60,29 @@ extension Store {
                     }
                 }
             }
+            // A to-many without an inverse is kept as a hidden key on its destination's rows
+            // (`Z2TAGS`), naming the owner: one naming no object of the owner's entity drops the
+            // object from every list. Checked once, at the entity declaring it (abstract or not).
+            for entity in schema.entities {
+                for relationship in entity.relationships where !relationship.isTransient {
+                    guard case .inverseForeignKey(let destinationTable, let columnName, _, let members)? = layout.entities[entity.name]?.relationships[relationship.name],
+                          schema.mutualInverse(of: relationship) == nil, !members.isEmpty,
+                          let owner = layout.entities[entity.name], let destination = layout.entities[relationship.destination] else { continue }
+                    let held = "d.\(columnName.quotedDatabaseIdentifier)", kind = "d.\(destination.entityColumn.quotedDatabaseIdentifier)"
+                    let identity = destination.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
+                    let sql = "SELECT d.\(destination.primaryKey.quotedDatabaseIdentifier), \(identity), \(held), \(kind) FROM \(destinationTable.quotedDatabaseIdentifier) d "
+                        + "WHERE \(kind) IN (\(members.map(Self.sqlLiteral).joined(separator: ", "))) AND \(held) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(owner.table.quotedDatabaseIdentifier) t "
+                        + "WHERE t.\(owner.primaryKey.quotedDatabaseIdentifier) = \(held) AND \(StoreLayout.entityCheck("t.\(owner.entityColumn.quotedDatabaseIdentifier)", allowed: owner.discriminatorsSQL)))"
+                    let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))") ?? 0
+                    guard count > 0 else { continue }
+                    found.count += count
+                    for row in try Row.fetchAll(db, sql: sql + " LIMIT \(max(0, limit - found.examples.count))") {
+                        let heldEntity = layout.entity(withDiscriminator: row[3] as DatabaseValue, inTable: destinationTable) ?? relationship.destination
+                        let object = Int64.fromDatabaseValue(row[0] as DatabaseValue).map { strategy.objectID(entity: heldEntity, key: $0, stored: String.fromDatabaseValue(row[1] as DatabaseValue)) } ?? "?"
+                        found.examples.append("\(heldEntity) '\(object)' is in the \(relationship.name) of \(entity.name) key \(StoreValidator.text(row[2] as DatabaseValue)), which is no \(entity.name)")
+                    }
+                }
+            }
         }
         return found
     }
