@@ -124,4 +124,22 @@ struct OddStoreProbeDefectTests {
         let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("1 reference to no object (Tag 'Tag/p1' is in the tags of Person key 99, which is no Person)"), "\(run.stderr)")
     }
+
+    /// A value of another kind in a typed column (text where an integer is kept) was refused with
+    /// "the store does not match its model" and no way out: it says what is there and how to mend it.
+    @Test(arguments: ["mapc", "core-data"]) func anUnreadableStoredValueSaysHowToMendIt(layout: String) throws {
+        let folder = try CLI.project(versions: [("k1", "  Item:\n    attributes:\n      count: int16\n      score: {type: float, optional: true}\n"),
+                                                ("k2", "  Item:\n    attributes:\n      count: int16\n      score: {type: float, optional: true}\n      note: {type: string, optional: true}\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "k1", "objects": {"Item": [{"id": "i1", "count": 1}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db", "--layout", layout], in: folder).status == 0)
+        let (table, count, score) = layout == "mapc" ? ("Item", "count", "score") : ("ZITEM", "ZCOUNT", "ZSCORE")
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(count) = 'abc'")
+        let text = try CLI.run(["run", "s.db"], in: folder)
+        #expect(text.status != 0 && text.stderr.contains("stored value \"abc\" cannot be read as int16: another writer stored text where the model keeps an int16")
+                && text.stderr.contains("Correct the value in the store"), "\(text.stderr)")
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(count) = 1, \(score) = 0.1")
+        let float = try CLI.run(["run", "s.db"], in: folder)
+        #expect(float.status != 0 && float.stderr.contains("is not a float's value") && float.stderr.contains("Correct the value in the store"), "\(float.stderr)")
+    }
 }

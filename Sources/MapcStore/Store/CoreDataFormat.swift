@@ -165,9 +165,7 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         let decoded: Value
-        func mismatch() -> MapcError {
-            MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue); the store does not match its model")
-        }
+        func mismatch() -> MapcError { Self.unreadable(value, as: type) }
         switch (type, value.storage) {
         case (_, .null): return .null
         case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): decoded = .integer(n)
@@ -198,7 +196,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         default: throw mismatch()
         }
         if let problem = ValueLimits.problem(decoded, for: type) {
-            throw MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue): \(problem)")
+            throw Self.unreadable(value, as: type, problem: problem)
         }
         return decoded
     }

@@ -240,16 +240,14 @@ struct MapcFormat: StoreFormatStrategy {
     func decode(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         let decoded = try decodeKind(value, as: type)
         if let problem = ValueLimits.problem(decoded, for: type) {
-            throw MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue): \(problem)")
+            throw Self.unreadable(value, as: type, problem: problem)
         }
         return decoded
     }
 
     private func decodeKind(_ value: DatabaseValue, as type: AttributeType) throws -> Value {
         if value.isNull { return .null }
-        func mismatch() -> MapcError {
-            MapcError.store("stored value \(value) cannot be read as \(type.rawValue); the store does not match its schema")
-        }
+        func mismatch() -> MapcError { Self.unreadable(value, as: type) }
         switch (type, value.storage) {
         case (.int16, .int64(let n)), (.int32, .int64(let n)), (.int64, .int64(let n)): return .integer(n)
         case (.bool, .int64(let n)):

@@ -248,6 +248,21 @@ extension StoreFormatStrategy {
         stored == 0 ? false : (stored == 1 ? true : nil)
     }
 
+    /// Why a stored value cannot be read as its attribute's type, and how to mend the store: the
+    /// `problem` with the value, or (without one) that another writer stored another kind of value.
+    static func unreadable(_ value: DatabaseValue, as type: AttributeType, problem: String? = nil) -> MapcError {
+        let kind = switch value.storage {
+        case .int64: "an integer"
+        case .double: "a real number"
+        case .string: "text"
+        case .blob: "bytes (a blob)"
+        case .null: "nothing"
+        }
+        return MapcError.store("stored value \(StoreValidator.describe(value)) cannot be read as \(type.rawValue): "
+                               + (problem ?? "another writer stored \(kind) where the model keeps \(English.withArticle(type.rawValue)); the store does not match its model")
+                               + ". Correct the value in the store (with the sqlite3 shell, or the app that wrote it; NULL where the attribute is optional) and run again")
+    }
+
     /// Why a stored integer is not a boolean, and how to mend the store: Core Data does not check
     /// the range, so another writer (a batch update, a number set through KVC) can leave 2 or -1.
     static func notABoolean(_ stored: Int64) -> MapcError {
