@@ -142,4 +142,24 @@ struct OddStoreProbeDefectTests {
         let float = try CLI.run(["run", "s.db"], in: folder)
         #expect(float.status != 0 && float.stderr.contains("is not a float's value") && float.stderr.contains("Correct the value in the store"), "\(float.stderr)")
     }
+
+    /// A value in a sibling's column (a Dog's `bark` filled on a Cat's row, by a batch update) was
+    /// left out in silence: no app reads it, and the run says so.
+    @Test(arguments: ["mapc", "core-data"]) func aValueInASiblingsColumnIsNoted(layout: String) throws {
+        let animals = "  Animal:\n    abstract: true\n    attributes:\n      name: string\n"
+            + "  Cat:\n    parent: Animal\n    attributes:\n      size: {type: int64, optional: true}\n"
+            + "  Dog:\n    parent: Animal\n    attributes:\n      bark: {type: string, optional: true}\n"
+        let folder = try CLI.project(versions: [("a1", animals), ("a2", animals + "  Toy:\n    attributes:\n      label: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "a1", "objects": {"Cat": [{"id": "c1", "name": "Tom", "size": 3}], "Dog": [{"id": "d1", "name": "Rex", "bark": "woof"}]}}"#, to: "d.json")
+        let load = try CLI.run(["load", "d.json", "s.db", "--layout", layout], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        let bark = try sqliteOutput(folder, "s.db", "SELECT name FROM pragma_table_info('\(layout == "mapc" ? "Animal" : "ZANIMAL")') WHERE name LIKE '%bark%' COLLATE NOCASE")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!bark.isEmpty)
+        let (table, kind, cat) = layout == "mapc" ? ("Animal", "_entity", "'Cat'") : ("ZANIMAL", "Z_ENT", "(SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Cat')")
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(bark) = 'meow?' WHERE \(kind) = \(cat)")
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("1 value in columns of another entity than their row's (\(table).\(bark), Dog's, filled on 1 row of another entity) is left out"), "\(run.stderr)")
+    }
 }

@@ -61,6 +61,14 @@ final class SourceChecks: @unchecked Sendable {
                 if dangling.count > 0 {
                     lock.withLock { foundNotes.append("\(dangling.described) became nil: an app reading them finds nothing, and the migrated store has none") }
                 }
+                let strays = try store.valuesOfOtherEntities()
+                if strays.count > 0 {
+                    let examples = strays.examples.joined(separator: "; ") + (strays.count > strays.examples.count ? "; …" : "")
+                    lock.withLock {
+                        foundNotes.append("\(English.count(strays.count, "value")) in columns of another entity than their row's (\(examples)) \(strays.count == 1 ? "is" : "are") left out: "
+                                          + "no app reads them (Core Data reads a row's own entity's columns), and the migrated store carries each object's own properties")
+                    }
+                }
                 let files = CoreDataExternalData.beside(store: path)
                 let missing = try store.missingExternalFiles(in: files)
                 if missing.count > 0 {

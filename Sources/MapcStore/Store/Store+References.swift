@@ -87,6 +87,45 @@ extension Store {
         return found
     }
 
+    /// Values in a hierarchy table's columns on rows of an entity that has no such column (a
+    /// Continent's `ZNUMBEROFCOUNTRIES` filled on a Country's row, by a batch update or another
+    /// writer): no app reads them (Core Data reads a row's own entity's columns), and a migration,
+    /// which carries each object's own properties, leaves them out. Counted, with examples.
+    package func valuesOfOtherEntities(examples limit: Int = 3) throws -> DanglingReferences {
+        var found = DanglingReferences()
+        try database.read { db in
+            for (table, members) in layout.entityTables where members.count > 1 {
+                guard let kindColumn = members.first?.entityColumn else { continue }
+                // Each column of the table, with the entities whose rows may hold it.
+                var owners: [String: [EntityStorage]] = [:]
+                for member in members {
+                    var columns = Set(member.attributeColumns.values)
+                    for case .foreignKey(let column, _, let order) in member.relationships.values {
+                        columns.insert(column)
+                        if let order { columns.insert(order) }
+                    }
+                    for column in columns { owners[column, default: []].append(member) }
+                }
+                let kind = kindColumn.quotedDatabaseIdentifier
+                let shared = owners.filter { $0.value.count < members.count }.sorted { $0.key < $1.key }
+                guard !shared.isEmpty else { continue }
+                let sums = shared.map { column, holders in
+                    "total(\(column.quotedDatabaseIdentifier) IS NOT NULL AND \(kind) NOT IN (\(holders.map { Self.sqlLiteral($0.discriminator) }.joined(separator: ", "))))"
+                }
+                guard let row = try Row.fetchOne(db, sql: "SELECT \(sums.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)") else { continue }
+                for (index, (column, holders)) in shared.enumerated() {
+                    let count = Int(Double.fromDatabaseValue(row[index] as DatabaseValue) ?? 0)
+                    guard count > 0 else { continue }
+                    found.count += count
+                    if found.examples.count < limit {
+                        found.examples.append("\(table).\(column), \(holders.map(\.entity).sorted().joined(separator: " and "))'s, filled on \(English.count(count, "row")) of another entity")
+                    }
+                }
+            }
+        }
+        return found
+    }
+
     /// The values of attributes kept in Core Data's external form that name a file missing from
     /// the store's external data folder (a backup taken without the hidden support folder): the
     /// app finds no data there. Only rows whose value is a file reference are read.
