@@ -36,9 +36,9 @@ struct CheckCommand: ParsableCommand {
         var renderer = DiagnosticRenderer()
         var summaries: [String] = []
         let wholeProject = self.files.isEmpty
-        let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappingOptions.path) : self.files
+        let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappingOptions.path(schemaOptions)) : self.files
         if files.isEmpty {
-            Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappingOptions.path) have no .yaml files; name files or pass --schemas/--mappings")
+            Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappingOptions.path(schemaOptions)) have no .yaml files; name files or pass --schemas/--mappings")
             throw ExitCodeError(MapcExitCode.storeError)
         }
         let catalog = Result { try schemaOptions.catalog() }
@@ -87,7 +87,7 @@ struct CheckCommand: ParsableCommand {
                 } else {
                     summaries.append("versions: \(loaded.orderDescription)")
                     // Every step of the history: a store at any version must reach the newest.
-                    if wholeProject, let mappings = try? mappingOptions.catalog() {
+                    if wholeProject, let mappings = try? mappingOptions.catalog(schemaOptions) {
                         for gap in (try? MigrationPlanner.chainGaps(catalog: loaded, mappings: mappings)) ?? [] {
                             let at = loaded.schema(version: gap.to).flatMap(Self.versionLine)
                             let file = MappingCatalog.suggestedFile(from: gap.from, to: gap.to, in: mappings.directory)
@@ -160,7 +160,7 @@ struct CheckCommand: ParsableCommand {
     private func fallbackKind(of path: String) -> ProjectFileKind {
         let url = URL(fileURLWithPath: path)
         if url.lastPathComponent == VersionOrder.fileName { return .versionOrder }
-        if url.deletingLastPathComponent().standardizedFileURL == URL(fileURLWithPath: mappingOptions.path).standardizedFileURL { return .mapping }
+        if url.deletingLastPathComponent().standardizedFileURL == URL(fileURLWithPath: mappingOptions.path(schemaOptions)).standardizedFileURL { return .mapping }
         return .schema
     }
 

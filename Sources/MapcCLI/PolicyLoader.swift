@@ -62,9 +62,7 @@ enum PolicyLoader {
             return nil
         }
         if let folder = value(of: "--policies") { return (folder, true) }
-        // Written as the schemas folder is (relative stays relative), so messages name it so.
-        let parent = Files.parentFolder(of: value(of: "--schemas") ?? "./schemas")
-        return (parent == "." ? "./policies" : (parent as NSString).appendingPathComponent("policies"), false)
+        return (SchemaOptions.projectFolder("policies", besideSchemas: value(of: "--schemas") ?? "./schemas"), false)
     }
 
     /// The policy classes some files define, to register: classes declared at the top level of a

@@ -393,7 +393,7 @@ struct RunCommand: ParsableCommand {
                     // No file to point at: the way to decide what such a value becomes is to write one.
                     let from = step.source.version, to = step.destination.version
                     Console.err("note: the step \(from) -> \(to) is inferred; to choose what such values become, write its mapping "
-                                + "(`mapc infer \(English.option("--from", from)) \(English.option("--to", to)) \(English.option("--output", MappingCatalog.suggestedFile(from: from, to: to, in: mappingOptions.folder ?? "mappings")))`) "
+                                + "(`mapc infer \(English.option("--from", from)) \(English.option("--to", to)) \(English.option("--output", MappingCatalog.suggestedFile(from: from, to: to, in: Files.lexicallyStandardized(mappingOptions.path(schemaOptions)))))`) "
                                 + "and give '\(property)' of mapping '\(mapping)' an expression for them")
                 }
                 break

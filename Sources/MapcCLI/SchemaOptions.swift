@@ -12,6 +12,14 @@ struct SchemaOptions: ParsableArguments {
         try SchemaCatalog(directory: schemas)
     }
 
+    /// A project folder beside the schemas folder (`policies`, `mappings`): the project is the
+    /// folder holding them, whichever folder a command runs in. Written as the schemas folder is
+    /// (relative stays relative), so messages name it so.
+    static func projectFolder(_ name: String, besideSchemas schemas: String) -> String {
+        let parent = Files.parentFolder(of: schemas)
+        return parent == "." ? "./\(name)" : (parent as NSString).appendingPathComponent(name)
+    }
+
     /// A schema named by a file path (if such a file exists) or by a version in the folder.
     func schema(_ fileOrVersion: String) throws -> Schema {
         var isDirectory: ObjCBool = false
@@ -32,14 +40,20 @@ struct SchemaOptions: ParsableArguments {
 
 /// `--mappings DIR`, shared by the commands that plan migrations.
 struct MappingOptions: ParsableArguments {
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("The folder of mapping files (default ./mappings; a folder named here must exist).", valueName: "dir"))
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("The folder of mapping files (default: mappings beside the schemas folder; a folder named here must exist).", valueName: "dir"))
     var folder: String?
 
-    /// The folder's path, for messages and listings.
-    var path: String { folder ?? "./mappings" }
+    /// The folder's path, for messages and listings: the one named, else `mappings` beside the
+    /// schemas folder (./mappings beside ./schemas), as the policies are found.
+    func path(_ schemaOptions: SchemaOptions) -> String {
+        folder ?? SchemaOptions.projectFolder("mappings", besideSchemas: schemaOptions.schemas)
+    }
 
-    /// The mapping files of the folder.
-    func catalog() throws -> MappingCatalog { try MappingCatalog(folder: folder) }
+    /// The mapping files of the folder (one not named that does not exist: none).
+    func catalog(_ schemaOptions: SchemaOptions) throws -> MappingCatalog {
+        if let folder { return try MappingCatalog(folder: folder) }
+        return try MappingCatalog(directory: path(schemaOptions))
+    }
 }
 
 /// `--policies DIR`: the project's policy files (by default the `policies` folder beside the
@@ -76,7 +90,7 @@ struct StepOptions: ParsableArguments {
 
     /// A migrator over the folders the options name, stepping as asked.
     func migrator(_ schemaOptions: SchemaOptions, _ mappingOptions: MappingOptions) throws -> Migrator {
-        var migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog())
+        var migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog(schemaOptions))
         migrator.stepsThroughEveryVersion = everyVersion
         return migrator
     }

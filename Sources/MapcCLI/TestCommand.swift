@@ -55,15 +55,28 @@ struct TestCommand: ParsableCommand {
         var migratorOrNil: Migrator?
         var fixturePaths: [String] = []
         try reportingErrors {
-            migratorOrNil = try stepOptions.migrator(schemaOptions, mappingOptions)
+            let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
+            migratorOrNil = migrator
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: fixtures, isDirectory: &isFolder), isFolder.boolValue else {
                 throw MapcError.notFound("no fixtures folder \(fixtures): keep a store of each released version there (fixtures/v1.sqlite, …), or name the folder with --fixtures")
             }
             // A report that could not be written is said before the cases run.
-            if let junit { try Console.checkExportTarget(junit, export: .junit) }
+            if let junit {
+                try Console.checkExportTarget(junit, export: .junit)
+                if let missing = Files.missingFolderProblem(of: junit) { throw MapcError.file(missing) }
+            }
+            // A version asked for that the project does not have is the command line's mistake, said once.
+            for version in targets { _ = try migrator.schemas.require(version: version) }
             fixturePaths = try StoreList.expand([fixtures]).stores
-            if fixturePaths.isEmpty { throw MapcError.notFound("\(fixtures) holds no store files") }
+            if fixturePaths.isEmpty {
+                throw MapcError.notFound("\(fixtures) holds no store files: keep a store of each released version there (`mapc load DATA.json \(fixtures)/v1.sqlite` makes one from data, `mapc init` an empty one)")
+            }
+            // Two fixtures of one name would share one expected file (the second's result recorded over the first's).
+            let byName = Dictionary(grouping: fixturePaths, by: MigrationTestCase.name(ofFixture:))
+            if let (name, paths) = byName.filter({ $0.value.count > 1 }).min(by: { $0.key < $1.key }) {
+                throw MapcError.file("the fixtures \(paths.sorted().joined(separator: " and ")) share the name \(name), and so would share expected/\(name).json; rename one of them")
+            }
             // The copies go to the temporary folder: one that cannot be used is the run's problem, not each case's.
             try FileManager.default.removeItem(at: try Files.newTemporaryFolder(prefix: MigrationTestCase.copiesPrefix))
         }
@@ -78,9 +91,11 @@ struct TestCommand: ParsableCommand {
         let isolation = IsolatedMigration(options: options)
         MigrationTestCase.removeAbandonedCopies()
         // Each case is reported as it ends, as a test runner does.
+        let newest = try? migrator.schemas.newest().version
         for path in fixturePaths {
             for version in versions {
-                let test = MigrationTestCase(fixture: path, target: version, expected: expected)
+                var test = MigrationTestCase(fixture: path, target: version, expected: expected)
+                test.newest = newest
                 let result = test.run(migrator: migrator, record: record, migrateCopy: isolation.migrate)
                 if let status = result.interruption { throw ExitCodeError(status) }
                 cases.append(result)
@@ -90,6 +105,17 @@ struct TestCommand: ParsableCommand {
                 }
                 Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")")
                 for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
+            }
+        }
+        // An expected file whose fixture is gone: the suite would shrink without a word.
+        if !record {
+            for orphan in MigrationTestCase.orphans(in: expected, fixtures: fixturePaths) {
+                var test = MigrationTestCase(fixture: orphan.fixture, target: nil, expected: expected)
+                test.label = orphan.file
+                test.failures = ["\(orphan.file) has no fixture: no store named \(orphan.fixture) in \(fixtures); restore the fixture, or delete \(orphan.file) if its version is no longer tested"]
+                Console.out("FAIL \(test.name)")
+                Console.out("  " + test.failures[0])
+                cases.append(test)
             }
         }
         let failed = cases.filter { !$0.passed }.count, skipped = cases.filter { $0.skipped != nil }.count
@@ -117,9 +143,29 @@ struct MigrationTestCase {
     }
 
     /// The fixture's name: its file name without the extension.
-    var fixtureName: String { ((fixture as NSString).lastPathComponent as NSString).deletingPathExtension }
-    /// The case's name: `notes-v1 -> v4`.
-    var name: String { "\(fixtureName) -> \(resolvedTarget ?? target ?? "newest")" }
+    var fixtureName: String { Self.name(ofFixture: fixture) }
+    /// The name of a fixture: its file name without the extension (its expected files' name).
+    static func name(ofFixture path: String) -> String { ((path as NSString).lastPathComponent as NSString).deletingPathExtension }
+    /// The case's name: `notes-v1 -> v4` (the newest version by its name, whether or not the
+    /// case got as far as planning, so that a CI's history sees one test).
+    var name: String { label ?? "\(fixtureName) -> \(resolvedTarget ?? target ?? newest ?? "newest")" }
+    /// The newest version of the project, for the name of a case without `--to`.
+    var newest: String?
+    /// A name that is not a migration's (an expected file without its fixture).
+    var label: String?
+
+    /// The expected files (`NAME.json`, `NAME@VERSION.json`, `NAME.assertions`) of the folder
+    /// whose fixture name no fixture has.
+    static func orphans(in expected: String, fixtures: [String]) -> [(file: String, fixture: String)] {
+        let names = Set(fixtures.map(name(ofFixture:)))
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: expected)) ?? []).sorted()
+        return files.compactMap { file in
+            guard file.hasSuffix(".json") || file.hasSuffix(".assertions"), !file.hasPrefix(".") else { return nil }
+            let base = (file as NSString).deletingPathExtension
+            let fixture = base.split(separator: "@", maxSplits: 1).first.map(String.init) ?? base
+            return names.contains(fixture) ? nil : ((expected as NSString).appendingPathComponent(file), fixture)
+        }
+    }
     private var resolvedTarget: String?
     var passed: Bool { failures.isEmpty }
     /// Why the case was not run (a fixture newer than the version asked for), when it was not.
@@ -150,6 +196,9 @@ struct MigrationTestCase {
             let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent)
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
                 try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix)
+                // The copy is the test's to migrate, whatever the fixture's mode (a read-only
+                // checkout, a store copied off a device at 0444).
+                chmod(copy.path + suffix, 0o600)
             }
             // Core Data's external values go with the copy, as a run takes them (its steps may read them).
             let external = CoreDataExternalData.beside(store: fixture)
@@ -177,7 +226,10 @@ struct MigrationTestCase {
                 result.seconds = Date().timeIntervalSince(started)
                 return result
             }
-            if record {
+            // A fixture checked by assertions alone (values that differ every run: now(), UUIDs a
+            // policy makes) keeps them alone: recorded data would fail the next run.
+            let byAssertionsAlone = FileManager.default.fileExists(atPath: result.assertions) && !FileManager.default.fileExists(atPath: result.expectedData)
+            if record && !byAssertionsAlone {
                 do {
                     let dump = try DataFile.dump(store)
                     try Files.makeFolder(Files.parentFolder(of: result.expectedData))
@@ -342,7 +394,10 @@ struct MigrationTestCase {
                 lines.append("    <testcase \(attributes)/>")
             } else {
                 lines.append("    <testcase \(attributes)>")
-                lines.append("      <failure message=\"\(escaped(test.failures.first ?? "failed"))\">\(escaped(test.failures.joined(separator: "\n")))</failure>")
+                // The message, which a CI shows as the annotation: the first failures whole (a
+                // comparison's header and its first differences), up to a few lines.
+                let summary = test.failures.joined(separator: "\n").split(separator: "\n", omittingEmptySubsequences: false).prefix(6).joined(separator: "\n")
+                lines.append("      <failure message=\"\(escaped(summary).replacingOccurrences(of: "\n", with: "&#10;"))\">\(escaped(test.failures.joined(separator: "\n")))</failure>")
                 lines.append("    </testcase>")
             }
         }

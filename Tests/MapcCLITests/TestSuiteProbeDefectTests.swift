@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Defects a probe of `mapc test` as a team's test suite and CI use it found.
+@Suite("Defects found by a probe of the test-suite workflow", .serialized)
+struct TestSuiteProbeDefectTests {
+    /// A copy of the example project with its fixtures and expected results.
+    private func project() throws -> URL {
+        let folder = try CLI.project()
+        try CLI.addMappingsAndPolicies(to: folder)
+        for name in ["fixtures", "expected"] {
+            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+        return folder
+    }
+
+    /// Read-only fixtures (a read-only checkout, stores copied at 0444) failed every case with
+    /// `run`'s advice to make the fixture writable: the copies are the test's own to migrate.
+    @Test func readOnlyFixturesAreTested() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("fixtures").path) {
+            chmod(folder.appendingPathComponent("fixtures/\(name)").path, 0o444)
+        }
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.status == 0 && test.stdout.hasSuffix("4 passed, 0 failed\n"), "\(test.stdout)\(test.stderr)")
+    }
+
+    /// Two fixtures of one name (`notes-v3.db` beside `notes-v3.sqlite`) shared one expected
+    /// file: `--record` wrote one over the other and the next run failed; refused up front.
+    @Test func fixturesSharingANameAreRefused() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("fixtures/notes-v2.sqlite"), to: folder.appendingPathComponent("fixtures/notes-v3.db"))
+        let test = try CLI.run(["test", "--record"], in: folder)
+        #expect(test.status == 2 && test.stderr.contains("share the name notes-v3") && test.stderr.contains("rename one"), "\(test.stdout)\(test.stderr)")
+    }
+
+    /// A fixture deleted left its expected file unread and the suite passed with one case fewer.
+    @Test func anExpectedFileWithoutItsFixtureFails() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("fixtures/notes-v1.sqlite"))
+        let test = try CLI.run(["test", "--junit", "report.xml"], in: folder)
+        #expect(test.status == 1 && test.stdout.contains("./expected/notes-v1.json has no fixture: no store named notes-v1 in ./fixtures") && test.stdout.hasSuffix("3 passed, 1 failed\n"), "\(test.stdout)")
+        #expect(try folder.read("report.xml").contains("tests=\"4\" failures=\"1\""))
+    }
+
+    /// A version asked for that the project does not have failed every case (exit 1, as failed
+    /// tests); a report into a folder that does not exist was found only after every case ran.
+    @Test func commandLineMistakesAreSaidBeforeTheCasesRun() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let version = try CLI.run(["test", "--to", "v9"], in: folder)
+        #expect(version.status == 2 && version.stderr.contains("unknown version 'v9'") && !version.stdout.contains("FAIL"), "\(version.stdout)\(version.stderr)")
+        let report = try CLI.run(["test", "--junit", "reports/junit.xml"], in: folder)
+        #expect(report.status == 2 && report.stderr.contains("the folder") && report.stderr.contains("does not exist") && !report.stdout.contains("PASS"), "\(report.stdout)\(report.stderr)")
+    }
+
+    /// A case that could not be planned was named `-> newest` (another test to a CI's history
+    /// than the `-> v4` of every other run); a failure's annotation held only its first line.
+    @Test func caseNamesAreStableAndFailuresAnnotated() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("not a store", to: "fixtures/broken.sqlite")
+        let path = folder.appendingPathComponent("expected/notes-v2.json")
+        try (try String(contentsOf: path, encoding: .utf8)).replacingOccurrences(of: "\"Plain\"", with: "\"Note one\"").write(to: path, atomically: true, encoding: .utf8)
+        let test = try CLI.run(["test", "--junit", "report.xml"], in: folder)
+        #expect(test.stdout.contains("FAIL broken -> v4") && !test.stdout.contains("newest"), "\(test.stdout)")
+        let xml = try folder.read("report.xml")
+        let failure = try #require(xml.components(separatedBy: "\n").first { $0.contains("<failure message=") && $0.contains("notes-v2.json") }, "\(test.stdout)\(xml)")
+        #expect(failure.contains("&#10;") && failure.contains("Note one"), "\(failure)")
+    }
+
+    /// From another folder, `--schemas` of a project read its policies beside the schemas but
+    /// its mappings from `./mappings` of the folder it ran in: every step was inferred, and
+    /// failed advising `--accept-data-loss`. The mappings are beside the schemas too.
+    @Test func mappingsAreFoundBesideTheSchemasFolder() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let elsewhere = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-elsewhere-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: elsewhere) }
+        let test = try CLI.run(["test", "--schemas", folder.appendingPathComponent("schemas").path, "--fixtures", folder.appendingPathComponent("fixtures").path,
+                                "--expected", folder.appendingPathComponent("expected").path], in: elsewhere)
+        #expect(test.status == 0 && test.stdout.hasSuffix("4 passed, 0 failed\n"), "\(test.stdout)\(test.stderr)")
+        let check = try CLI.run(["check", "--schemas", folder.appendingPathComponent("schemas").path], in: elsewhere)
+        #expect(check.stdout.contains("mapping_v2_to_v3.yaml"), "\(check.stdout)\(check.stderr)")
+    }
+
+    /// A fixture checked by assertions alone (its values differ every run) got a recorded data
+    /// file from `--record`, which the next run then failed.
+    @Test func recordKeepsAFixtureCheckedByAssertionsAlone() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("expected/notes-v1.json"))
+        try folder.write("Note: count == 3\n", to: "expected/notes-v1.assertions")
+        let record = try CLI.run(["test", "--record"], in: folder)
+        #expect(record.status == 0 && !folder.exists("expected/notes-v1.json"), "\(record.stdout)")
+        #expect(try CLI.run(["test"], in: folder).status == 0)
+    }
+}
