@@ -195,7 +195,11 @@ struct MigrationTestCase {
             made = folder
             let copy = folder.appendingPathComponent((fixture as NSString).lastPathComponent)
             for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
-                try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix)
+                do { try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy.path + suffix) } catch {
+                    // Foundation's error names neither file plainly: the copy and why, as a failed case.
+                    let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) } ?? error.localizedDescription
+                    throw MapcError.file("cannot copy \(fixture + suffix) into the temporary folder \(folder.path) (\(reason)); free space there, or set TMPDIR to a folder with room")
+                }
                 // The copy is the test's to migrate, whatever the fixture's mode (a read-only
                 // checkout, a store copied off a device at 0444).
                 chmod(copy.path + suffix, 0o600)
@@ -301,6 +305,12 @@ struct MigrationTestCase {
             for member in store.schema.hierarchy(under: declared) where !member.isAbstract { objects += try store.objects(ofExactEntity: member.name) }
             // `count` and a comparison (not an attribute whose name starts so: `counter > 0`).
             if let comparison = rest.range(of: #"^count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression) {
+                // A count is a whole number: `count == "2"` or `count == 2.5` is a broken test, not a count that differs.
+                let operand = rest[comparison.upperBound...].trimmingCharacters(in: .whitespaces)
+                guard !operand.isEmpty, operand.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.numericType == .decimal }) else {
+                    failures.append("\(place): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
+                    continue
+                }
                 let predicate = "\(objects.count) " + rest[rest.index(comparison.lowerBound, offsetBy: "count".count)...]
                 let holds = try evaluate(predicate, object: nil, graph: graph, place: place, failures: &failures)
                 if holds == false { failures.append("\(place): \(line) does not hold: there are \(objects.count)") }

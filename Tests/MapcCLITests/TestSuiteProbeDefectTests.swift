@@ -102,4 +102,28 @@ struct TestSuiteProbeDefectTests {
         #expect(record.status == 0 && !folder.exists("expected/notes-v1.json"), "\(record.stdout)")
         #expect(try CLI.run(["test"], in: folder).status == 0)
     }
+
+    /// `count == "2"` (or `2.5`) was "does not hold: there are 2", a count that differs, where the
+    /// test itself is broken: said so, at its line.
+    @Test func aCountComparedWithNoWholeNumberIsABrokenAssertion() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("Note: count == \"3\"\nNote: count >= 2.5\nNote: count == 3\n", to: "expected/notes-v1.assertions")
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.stdout.contains("notes-v1.assertions:1: count is compared with a whole number (Note: count == 3), not \"3\"")
+                && test.stdout.contains("notes-v1.assertions:2: count is compared with a whole number") && !test.stdout.contains("assertions:3"), "\(test.stdout)")
+    }
+
+    /// A temporary folder too small for a fixture's copy failed each case with Foundation's raw
+    /// NSError ("Error Domain=NSCocoaErrorDomain Code=640"): the copy, the folder and what to do.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root to mount a small tmpfs"))
+    func aFullTemporaryFolderIsSaidPlainly() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("small"), withIntermediateDirectories: true)
+        let run = try CLI.run(["-m", "sh", "-c", #"mount -t tmpfs -o size=16k tmpfs small && TMPDIR="$PWD/small" "$MAPC" test"#], in: folder,
+                              environment: ["MAPC": CLI.executable.path], program: URL(fileURLWithPath: "/usr/bin/unshare"))
+        #expect(run.stdout.contains("cannot copy ./fixtures/") && run.stdout.contains("into the temporary folder") && run.stdout.contains("set TMPDIR")
+                && !run.stdout.contains("NSCocoaErrorDomain"), "\(run.stdout)\(run.stderr)")
+    }
 }
