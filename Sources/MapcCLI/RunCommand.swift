@@ -67,7 +67,9 @@ struct RunCommand: ParsableCommand {
     func validate() throws {
         if stores.isEmpty && sources.listFile == nil { throw ValidationError("give the store to migrate (or several, a folder of them, or --stores-from FILE)") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
-        if isBatch && output != nil { throw ValidationError("--output names one new file; with several stores drop it (each store is migrated in place)") }
+        if isBatch && output != nil {
+            throw ValidationError("--output names one new file, for one store named on the command line; with several stores, a folder, --stores-from or --shard drop it (each store is migrated in place)")
+        }
         if dryRun && output != nil { throw ValidationError("--dry-run writes nothing; drop --output or --dry-run") }
         if dryRun && keepBackup { throw ValidationError("--dry-run leaves the store untouched; --keep-backup has nothing to keep") }
         if output != nil && keepBackup { throw ValidationError("--output leaves the store untouched; --keep-backup has nothing to keep") }
@@ -80,6 +82,11 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        // An empty path (an unset shell variable) is the working folder to Foundation: never a store.
+        if stores.contains(where: \.isEmpty) {
+            Console.err("error: \(Files.emptyPathProblem)")
+            throw ExitCodeError(MapcExitCode.storeError)
+        }
         if isBatch { return try runBatch() }
         var renderSources: [SourceFile] = []
         var steps: [MigrationStep] = []

@@ -41,6 +41,7 @@ enum StoreList {
         var selection = Selection()
         var result: [String] = []
         for path in paths {
+            if path.isEmpty { throw MapcError.file(Files.emptyPathProblem) }
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
                 // A list made by a glob names a store's files too: passed over as in a folder.

@@ -204,4 +204,18 @@ struct FleetProbeDefectTests {
             #expect(status.status == 2, "\(list): \(status.stderr)")
         }
     }
+
+    /// An empty path (an unset shell variable) was taken for the working folder ("." is a
+    /// directory); a one-store list with `--output` was told it had "several stores".
+    @Test func anEmptyPathAndAListWithOutputAreSaidForWhatTheyAre() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for arguments in [["status", ""], ["run", ""], ["dump", ""], ["plan", ""]] {
+            let result = try CLI.run(arguments, in: folder)
+            #expect(result.status == 2 && result.stderr.contains("an empty path ('') names no store") && !result.stderr.contains(". is a directory"), "\(arguments): \(result.stderr)")
+        }
+        try folder.write("s.db\n", to: "list.txt")
+        let listed = try CLI.run(["run", "--stores-from", "list.txt", "--output", "new.db"], in: folder)
+        #expect(listed.status == 64 && listed.stderr.contains("--stores-from or --shard drop it"), "\(listed.stderr)")
+    }
 }

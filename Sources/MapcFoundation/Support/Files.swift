@@ -132,8 +132,13 @@ package enum Files {
         return String(validatingCString: resolved) ?? path
     }
 
+    /// Why an empty path is refused: it names no file (Foundation takes it for the working
+    /// folder), and it is most often a shell variable that was never set.
+    package static let emptyPathProblem = "an empty path ('') names no store: give the store's path (an unset shell variable, as in \"$STORE\", gives an empty one)"
+
     /// The real path of an existing store file, or an error saying what is there instead.
     package static func existingStore(_ path: String) throws -> String {
+        if path.isEmpty { throw MapcError.file(emptyPathProblem) }
         let real = realPath(path)
         switch kind(of: real) {
         case .regularFile:
@@ -154,6 +159,7 @@ package enum Files {
     /// nor SQLite companions (`-wal`, `-shm`, `-journal`) left by another store, which SQLite
     /// would otherwise replay into the new one.
     package static func newStore(_ path: String) throws -> String {
+        if path.isEmpty { throw MapcError.file(emptyPathProblem) }
         let real = realPath(path)
         switch kind(of: real) {
         case .missing: break
