@@ -86,6 +86,16 @@ extension EditorProbeDefectTests {
     }
 }
 
+extension EditorProbeDefectTests {
+    /// A name with a letter outside ASCII (`Nöte`) was told to "use a letter", which ö is.
+    @Test func aNameOutsideASCIIIsToldWhichLettersAreNames() throws {
+        let folder = try CLI.project(versions: [("v1", "  Nöte:\n    attributes:\n      title: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("entity name 'Nöte' is not a valid name; use an ASCII letter (a-z, A-Z)"), "\(check.stderr)")
+    }
+}
+
 /// The language server as an editor user met it while typing across files.
 @Suite("Defects found by a probe of the language server", .serialized)
 struct LanguageServerProbeDefectTests {

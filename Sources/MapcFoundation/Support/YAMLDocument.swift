@@ -107,7 +107,7 @@ package struct YAMLDocument {
     package mutating func identifier(_ node: Node, what: String) -> String? {
         guard let text = string(node, what: what) else { return nil }
         guard Self.isIdentifier(text) else {
-            error("\(what) '\(text)' is not a valid name", at: node, fix: "use a letter followed by letters, digits or '_'")
+            error("\(what) '\(text)' is not a valid name", at: node, fix: "use an ASCII letter (a-z, A-Z) followed by ASCII letters, digits or '_'")
             return nil
         }
         return text
