@@ -39,7 +39,9 @@ struct LoadCommand: ParsableCommand {
             if let name = self.schema {
                 schema = try schemaOptions.schema(name)
             } else if let declared {
-                schema = try schemaOptions.schema(declared)
+                // The file's "version" names a version of the project, never a file: a data file
+                // from elsewhere must not have mapc read (and quote) a path it chose.
+                schema = try schemaOptions.catalog().require(version: declared)
             } else if exists {
                 schema = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true).schema
             } else {

@@ -261,4 +261,17 @@ struct HostileProbeDefectTests {
         #expect(imported.status == 1 && imported.stderr.contains("entity name 'No te' is not a valid name; Xcode's model editor does not accept it either")
                 && !imported.stderr.contains("please report"), "\(imported.stderr)")
     }
+
+    /// A data file's `"version"` was taken for a schema file's path when it named a file: a data
+    /// file from elsewhere (`"version": "/etc/passwd"`) had mapc read that file and quote it.
+    @Test func aDataFilesVersionIsNeverAPath() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("secret line\n", to: "outside.txt")
+        for version in [folder.appendingPathComponent("outside.txt").path, "../outside.txt", "schemas/v2.yaml"] {
+            try folder.write(#"{"version": "\#(version)", "objects": {}}"#, to: "d.json")
+            let load = try CLI.run(["load", "d.json", "s.db"], in: folder)
+            #expect(load.status == 2 && load.stderr.contains("unknown version") && !load.stderr.contains("secret line"), "\(version): \(load.stderr)")
+        }
+    }
 }
