@@ -274,4 +274,34 @@ struct HostileProbeDefectTests {
             #expect(load.status == 2 && load.stderr.contains("unknown version") && !load.stderr.contains("secret line"), "\(version): \(load.stderr)")
         }
     }
+
+    /// A schema whose inheritance chain or cycle spans 10,000 entities kept a chain of up to
+    /// 10,000 for each (2 GB, 47 s to say "inheritance cycle"); each is cut at the deepest a
+    /// schema may have, and the file is refused quickly, in bounded memory.
+    @Test func aLongInheritanceChainOrCycleIsRefusedInBoundedMemory() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        let count = 10_000
+        let cycle = (0..<count).map { "  E\($0): {parent: E\(($0 + 1) % count)}" }.joined(separator: "\n")
+        try folder.write("model: M\nversion: v1\nentities:\n\(cycle)\n", to: "schemas/v1.yaml")
+        // 1.5 GB of address space: the chains of the cycle alone took more.
+        let check = try CLI.run(["-c", #"ulimit -v 1500000; "$MAPC" check schemas/v1.yaml > /dev/null 2> err.txt; echo "rc=$?""#], in: folder,
+                                environment: ["MAPC": CLI.executable.path], program: URL(fileURLWithPath: "/bin/sh"))
+        let errors = try folder.read("err.txt")
+        #expect(check.stdout.contains("rc=1") && errors.contains("levels deep"), "\(check.stdout)\(errors.prefix(500))")
+    }
+
+    /// A parent of 1,990 attributes under 200 sub-entities is 398,000 properties to infer, hash
+    /// and check (10,000 sub-entities exhausted memory and aborted, SIGABRT): refused, said why.
+    @Test func aSchemaOfMillionsOfInheritedPropertiesIsRefused() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("schemas"), withIntermediateDirectories: true)
+        let attributes = (0..<1_990).map { "x\($0): string" }.joined(separator: ", ")
+        let leaves = (0..<200).map { "  F\($0): {parent: E0}" }.joined(separator: "\n")
+        try folder.write("model: M\nversion: v1\nentities:\n  E0: {attributes: {\(attributes)}}\n\(leaves)\n", to: "schemas/v1.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("the entities hold more than 200000 properties counting each sub-entity's inherited ones"), "\(check.stderr.prefix(500))")
+    }
 }

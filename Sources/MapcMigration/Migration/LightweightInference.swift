@@ -137,8 +137,33 @@ struct LightweightInference {
         var owners: [String]
         /// The source property each destination property takes its values from.
         var counterparts: [String: Counterpart] = [:]
-        var sourceAttributes: [Attribute]
-        var sourceRelationships: [Relationship]
+        var sourceAttributes: [Attribute] { didSet { attributeIndex = Self.index(sourceAttributes.map(\.name)) } }
+        var sourceRelationships: [Relationship] { didSet { relationshipIndex = Self.index(sourceRelationships.map(\.name)) } }
+        /// Each source property's position by name: a property is looked up for each of the
+        /// entity's (a scan each was quadratic, minutes for a hierarchy of wide entities).
+        private var attributeIndex: [String: Int] = [:]
+        private var relationshipIndex: [String: Int] = [:]
+
+        init(sourceEntity: Entity, destinationEntity: Entity, mapping: EntityMapping, owners: [String], sourceAttributes: [Attribute], sourceRelationships: [Relationship]) {
+            self.sourceEntity = sourceEntity
+            self.destinationEntity = destinationEntity
+            self.mapping = mapping
+            self.owners = owners
+            self.sourceAttributes = sourceAttributes
+            self.sourceRelationships = sourceRelationships
+            attributeIndex = Self.index(sourceAttributes.map(\.name))
+            relationshipIndex = Self.index(sourceRelationships.map(\.name))
+        }
+
+        private static func index(_ names: [String]) -> [String: Int] {
+            Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+
+        /// The source attribute of a name, if the source entity has one.
+        func sourceAttribute(named name: String) -> Attribute? { attributeIndex[name].map { sourceAttributes[$0] } }
+        /// The source relationship of a name, if the source entity has one.
+        func sourceRelationship(named name: String) -> Relationship? { relationshipIndex[name].map { sourceRelationships[$0] } }
+
         /// The source attributes and relationships something in the destination carries on.
         var usedAttributes: Set<String> = []
         var usedRelationships: Set<String> = []
@@ -293,8 +318,8 @@ struct LightweightInference {
         let entityName = work.destinationEntity.name
         let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
         let counterpart = work.counterparts[attribute.name]
-        guard let counterpart, let old = sourceAttributes.first(where: { $0.name == counterpart.name }) else {
-            if let counterpart, let relationship = sourceRelationships.first(where: { $0.name == counterpart.name }) {
+        guard let counterpart, let old = work.sourceAttribute(named: counterpart.name) else {
+            if let counterpart, let relationship = work.sourceRelationship(named: counterpart.name) {
                 refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"), in: &work)
                 return
             }
@@ -377,8 +402,8 @@ struct LightweightInference {
         let entityName = work.destinationEntity.name
         let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
         let counterpart = work.counterparts[relationship.name]
-        guard let counterpart, let old = sourceRelationships.first(where: { $0.name == counterpart.name }) else {
-            if let counterpart, let attribute = sourceAttributes.first(where: { $0.name == counterpart.name }) {
+        guard let counterpart, let old = work.sourceRelationship(named: counterpart.name) else {
+            if let counterpart, let attribute = work.sourceAttribute(named: counterpart.name) {
                 // Core Data does not infer a change of property kind: the values have no meaning to carry over.
                 work.usedAttributes.insert(attribute.name)
                 changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name, detail: "attribute -> relationship"))

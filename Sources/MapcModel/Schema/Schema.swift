@@ -38,7 +38,10 @@ public struct Schema: Sendable {
                 var chain = [index]
                 var seen: Set<Int> = [index]
                 var current = index
-                while let parent = entities[current].parent.flatMap({ position[$0] }), seen.insert(parent).inserted {
+                // Cut one past the deepest hierarchy a schema may have (`SchemaValidator` refuses
+                // it so): a chain or cycle of 10,000 entities made 10,000 chains of 10,000
+                // (quadratic, 2 GB), where 101 each say all there is to say.
+                while chain.count <= Schema.maxInheritanceDepth, let parent = entities[current].parent.flatMap({ position[$0] }), seen.insert(parent).inserted {
                     chain.append(parent)
                     current = parent
                 }
@@ -52,6 +55,9 @@ public struct Schema: Sendable {
             }
         }
     }
+
+    /// The deepest inheritance a schema may have (levels under the root).
+    package static let maxInheritanceDepth = 100
 
     /// Creates a schema; entity names must be unique.
     public init(model: String, version: String, entities: [Entity], source: SourceFile? = nil) {

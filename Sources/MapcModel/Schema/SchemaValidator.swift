@@ -6,15 +6,30 @@ import MapcFoundation
 /// their inverses, validation rules, constraints. Every problem becomes a diagnostic pointing at
 /// the text that causes it.
 package struct SchemaValidator {
-    /// The deepest inheritance accepted.
-    static let maxInheritanceDepth = 100
+    /// The deepest inheritance accepted (`Schema` keeps chains only so long).
+    static let maxInheritanceDepth = Schema.maxInheritanceDepth
+    /// The most properties a schema's entities may hold counting each one's inherited ones: what
+    /// inference, hashes and checks work through (a parent of 2,000 attributes under 10,000
+    /// sub-entities is 20 million, which exhausted memory). Real models hold a few thousand.
+    static let maxEffectiveProperties = 200_000
     let schema: Schema
     let document: YAMLDocument?
     private var diagnostics: [Diagnostic] = []
 
+    /// Each entity's pair under `entities:`, by name (the first of a name): found once, where a
+    /// scan per lookup made a schema of many entities with problems quadratic.
+    private let entityNodes: [String: (key: Node, value: Node)]
+
     package init(schema: Schema, document: YAMLDocument?) {
         self.schema = schema
         self.document = document
+        var nodes: [String: (key: Node, value: Node)] = [:]
+        if let root = document?.root, let entities = Self.pair("entities", in: root)?.value.mapping {
+            for (key, value) in entities {
+                if let name = key.scalar?.string, nodes[name] == nil { nodes[name] = (key, value) }
+            }
+        }
+        entityNodes = nodes
     }
 
     package mutating func validate() -> [Diagnostic] {
@@ -27,6 +42,7 @@ package struct SchemaValidator {
             if acyclic { checkConstraints(of: entity) }
         }
         if acyclic { checkAbstractEntities() }
+        if acyclic { checkEffectiveSize() }
         return diagnostics
     }
 
@@ -60,7 +76,7 @@ package struct SchemaValidator {
         guard let document, let root = document.root, var node = Self.pair("entities", in: root)?.value else { return modelLocation(path) }
         var best = Place(location: document.location(of: node), length: 1)
         for (depth, component) in path.enumerated() {
-            guard let (key, value) = Self.pair(component, in: node) else { break }
+            guard let (key, value) = depth == 0 ? entityNodes[component] : Self.pair(component, in: node) else { break }
             let target = (keyOnly && depth == path.count - 1) ? key : value
             best = Place(location: document.location(of: target), length: YAMLDocument.length(of: target))
             node = value
@@ -81,8 +97,8 @@ package struct SchemaValidator {
 
     /// The first scalar spelling `name` inside the node at `path` (a property named in a list).
     private func scalar(_ name: String, under path: String...) -> Place? {
-        guard let document, let root = document.root, var node = Self.pair("entities", in: root)?.value else { return nil }
-        for component in path {
+        guard let document, let first = path.first, var node = entityNodes[first]?.value else { return nil }
+        for component in path.dropFirst() {
             guard let value = Self.pair(component, in: node)?.value else { return nil }
             node = value
         }
@@ -154,6 +170,22 @@ package struct SchemaValidator {
             sound = false
         }
         return sound
+    }
+
+    /// Refuses a schema whose entities, with their inherited properties, hold more than
+    /// `maxEffectiveProperties`: counted from each entity's chain, without building the lists.
+    private mutating func checkEffectiveSize() {
+        var total = 0
+        for entity in schema.entities {
+            total += schema.ancestry(of: entity).reduce(0) { $0 + $1.attributes.count + $1.relationships.count }
+            if total > Self.maxEffectiveProperties {
+                let widest = schema.entities.max { $0.attributes.count + $0.relationships.count < $1.attributes.count + $1.relationships.count }
+                error("the entities hold more than \(Self.maxEffectiveProperties) properties counting each sub-entity's inherited ones; mapc works through each of them",
+                      at: widest.flatMap { entity in entity.location.map { Place(location: $0, length: entity.name.count) } },
+                      fix: "this is far beyond a real model; split the hierarchy, or move properties from '\(widest?.name ?? "the parent")' to the sub-entities that use them")
+                return
+            }
+        }
     }
 
     private mutating func checkAbstractEntities() {
