@@ -34,7 +34,8 @@ package struct SchemaValidator {
 
     package mutating func validate() -> [Diagnostic] {
         checkEntityNames()
-        let acyclic = checkInheritance()
+        // A schema too large to work through is refused before the checks that work through it.
+        let acyclic = checkInheritance() && checkEffectiveSize()
         for entity in schema.entities {
             checkProperties(of: entity, acyclic: acyclic)
             for attribute in entity.attributes { checkAttribute(attribute, in: entity) }
@@ -42,7 +43,6 @@ package struct SchemaValidator {
             if acyclic { checkConstraints(of: entity) }
         }
         if acyclic { checkAbstractEntities() }
-        if acyclic { checkEffectiveSize() }
         return diagnostics
     }
 
@@ -174,7 +174,7 @@ package struct SchemaValidator {
 
     /// Refuses a schema whose entities, with their inherited properties, hold more than
     /// `maxEffectiveProperties`: counted from each entity's chain, without building the lists.
-    private mutating func checkEffectiveSize() {
+    private mutating func checkEffectiveSize() -> Bool {
         var total = 0
         for entity in schema.entities {
             total += schema.ancestry(of: entity).reduce(0) { $0 + $1.attributes.count + $1.relationships.count }
@@ -183,9 +183,10 @@ package struct SchemaValidator {
                 error("the entities hold more than \(Self.maxEffectiveProperties) properties counting each sub-entity's inherited ones; mapc works through each of them",
                       at: widest.flatMap { entity in entity.location.map { Place(location: $0, length: entity.name.count) } },
                       fix: "this is far beyond a real model; split the hierarchy, or move properties from '\(widest?.name ?? "the parent")' to the sub-entities that use them")
-                return
+                return false
             }
         }
+        return true
     }
 
     private mutating func checkAbstractEntities() {
@@ -309,6 +310,7 @@ package struct SchemaValidator {
     }
 
     private mutating func checkConstraints(of entity: Entity) {
+        guard !entity.uniquenessConstraints.isEmpty || !entity.indexes.isEmpty else { return }
         let available = Set(schema.propertyNames(of: entity))
         for (index, constraint) in entity.uniquenessConstraints.enumerated() {
             for name in constraint { checkConstrainedProperty(name, in: entity, available: available, kind: "uniqueness constraint \(index + 1)", key: "uniquenessConstraints") }
