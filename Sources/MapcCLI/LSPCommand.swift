@@ -216,6 +216,8 @@ struct LanguageServer {
 
     /// Publishes a document's diagnostics, and, after a schema or version order changed, those of the open mapping files.
     func publish(after path: String, includingItself: Bool = true) {
+        // Regular expressions that gave up before an edit may be mended by it.
+        RegexGuard.renewBudget()
         let project = project(for: path)
         var paths = includingItself ? [path] : []
         if project.kind(of: path) != .mapping { paths += project.openMappings.filter { $0 != path } }

@@ -121,6 +121,11 @@ package enum RegexGuard {
         let length = text.utf16.count
         let lengthClass = length == 0 ? 0 : Int.bitWidth - length.leadingZeroBitCount
         if let known = gaveUpOn.withLock({ $0[key] }), known <= lengthClass { return .gaveUp }
+        // Each pattern pays ICU's budget once; a file of many patterns (one per attribute, each
+        // a little different) would pay it for each: minutes. Once the process has spent
+        // `totalGiveUpSeconds` on patterns that gave up, a text as long as the shortest they gave
+        // up on is not tried under any other pattern either.
+        if let spentOn = exhausted.withLock({ $0.seconds >= totalGiveUpSeconds ? $0.shortestClass : nil }), spentOn <= lengthClass { return .gaveUp }
         let cached = compiled.withLock { $0[key] }
         let regex: NSRegularExpression
         if let cached { regex = cached } else {
@@ -142,6 +147,10 @@ package enum RegexGuard {
                     if known.count >= 1_000 { known.removeAll() }
                     known[key] = min(known[key] ?? lengthClass, lengthClass)
                 }
+                exhausted.withLock { spent in
+                    spent.seconds += worked
+                    spent.shortestClass = min(spent.shortestClass, lengthClass)
+                }
                 return .gaveUp
             }
             return .doesNotMatch
@@ -158,8 +167,23 @@ package enum RegexGuard {
 
     /// Why a pattern's outcome is unknown, for messages.
     package static func gaveUpMessage(_ pattern: String) -> String {
-        "matching '\(pattern)' on such text works long without finding a match, and the regular expression engine stops after a budget of work and then reports none, "
+        "matching '\(pattern)' on such text works long without finding a match, and the regular expression engine stops after a budget of work and then reports none "
+            + "(once patterns have spent \(Int(totalGiveUpSeconds)) s so, texts as long are not tried), "
             + "so whether the text matches is not known; simplify the pattern (fewer repetitions that can match the same characters, such as [a-z]*[a-z]*)"
+    }
+
+    /// The CPU time all patterns together may spend giving up before long texts are no longer
+    /// tried (`match`): a few patterns' budgets.
+    static let totalGiveUpSeconds = 2.0
+
+    /// The time spent on matches that gave up, and the shortest length class they gave up on.
+    private static let exhausted = Mutex((seconds: 0.0, shortestClass: Int.max))
+
+    /// Starts the shared budget anew: a long-lived process (the language server) does so for
+    /// each check, so that patterns mended since are tried again.
+    package static func renewBudget() {
+        exhausted.withLock { $0 = (0, Int.max) }
+        gaveUpOn.withLock { $0.removeAll() }
     }
 
     /// Patterns with no answer, by the smallest length class (the bit length of a text's length)
