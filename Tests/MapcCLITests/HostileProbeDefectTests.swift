@@ -338,4 +338,22 @@ struct HostileProbeDefectTests {
         #expect(Date().timeIntervalSince(started) < 20)
         #expect(check.status == 1 && check.stderr.components(separatedBy: "is listed, but no schema file declares it").count - 1 == 50_000, "\(check.stderr.suffix(300))")
     }
+
+    /// A generated column (none that Core Data or mapc makes) is computed by SQLite's integrity
+    /// check for every row: one building a gigabyte a row took that much memory per row in a
+    /// dry run. Refused by name before any check, the store unchanged.
+    @Test func aGeneratedColumnIsRefusedBeforeTheIntegrityCheck() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v2-coredata.sqlite"), to: folder.appendingPathComponent("s.db"))
+        try sqlite(folder, "s.db", "ALTER TABLE ZNOTE ADD COLUMN ZBIG TEXT GENERATED ALWAYS AS (printf('%.*c', 300000000, 'x')) VIRTUAL")
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        for arguments in [["status", "s.db"], ["run", "--dry-run", "--to", "v3", "s.db"], ["dump", "s.db"]] {
+            let result = try CLI.run(["-c", #"ulimit -v 1200000; "$MAPC" "$@""#, "sh"] + arguments, in: folder,
+                                     environment: ["MAPC": CLI.executable.path], program: URL(fileURLWithPath: "/bin/sh"))
+            #expect(result.status == 2 && result.stderr.contains("has generated columns (ZNOTE.ZBIG)") && result.stderr.contains("DROP COLUMN ZBIG"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
 }

@@ -131,6 +131,20 @@ public final class Store: @unchecked Sendable {
         let present = try database.read { db in
             Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM sqlite_master WHERE type = 'table'"))
         }
+        // A generated column (which neither Core Data nor mapc makes) is computed by SQLite's
+        // integrity check, every row: an expression building a value of a gigabyte per row took
+        // memory without bound. Refused before any check runs.
+        let generated = try database.read { db in
+            try Row.fetchAll(db, sql: "SELECT m.name, x.name FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS x WHERE m.type = 'table' AND x.hidden IN (2, 3) LIMIT 5")
+                .compactMap { row -> String? in
+                    guard let table = String.fromDatabaseValue(row[0] as DatabaseValue), let column = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
+                    return "\(table).\(column)"
+                }
+        }
+        if let first = generated.first {
+            throw MapcError.store("\(path ?? "the store") has generated columns (\(generated.joined(separator: ", "))), which neither Core Data nor mapc makes and which SQLite computes "
+                                  + "for every row it checks, at any cost; remove them (SQLite: ALTER TABLE \(first.split(separator: ".").first ?? "") DROP COLUMN \(first.split(separator: ".").dropFirst().joined(separator: "."))), and run again")
+        }
         for table in layout.tables where !present.contains(table.name.lowercased()) {
             let members = layout.entities.values.filter { $0.table == table.name }.compactMap { schema.entity(named: $0.entity) }
             // The hierarchy's root names a shared table.
