@@ -86,7 +86,8 @@ enum Console {
     /// closed descriptor, a full device, a reader gone with SIGPIPE ignored) is let go: what
     /// standard error says is secondary, and the command still ends with its own status.
     static func errText(_ text: String) {
-        try? FileHandle.standardError.write(contentsOf: Data(text.utf8))
+        // Messages quote names and text from files: bidirectional controls shown as what they are.
+        try? FileHandle.standardError.write(contentsOf: Data(TerminalText.visible(text).utf8))
     }
 }
 

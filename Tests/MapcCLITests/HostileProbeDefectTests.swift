@@ -356,4 +356,26 @@ struct HostileProbeDefectTests {
         }
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
+
+    /// A bidirectional control in a name (U+202E RIGHT-TO-LEFT OVERRIDE) was printed raw by
+    /// `check` and `status`: a terminal reorders the text around it, showing a name or a line
+    /// as other than it is. Shown as `<U+202E>`, the caret still under the name.
+    @Test func bidirectionalControlsAreShownAsWhatTheyAre() throws {
+        let folder = try CLI.project(versions: [("v1", "  Note:\n    attributes:\n      title: string\n  Ev\u{202E}il:\n    attributes:\n      x: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("Ev<U+202E>il") && !check.stderr.unicodeScalars.contains("\u{202E}"), "\(check.stderr)")
+        let lines = check.stderr.components(separatedBy: "\n")
+        if let quoted = lines.firstIndex(where: { $0.hasPrefix("  Ev<U+202E>il:") }), quoted + 1 < lines.count {
+            #expect(lines[quoted + 1] == "  ^" + String(repeating: "~", count: "Ev<U+202E>il".count - 1), "\(lines[quoted + 1])")
+        } else {
+            Issue.record("no quoted line: \(check.stderr)")
+        }
+        // A table of the store named so, in `status`'s list of other tables.
+        try folder.write("model: S\nversion: v1\nentities:\n  Note:\n    attributes:\n      title: string\n", to: "schemas/v1.yaml")
+        #expect(try CLI.run(["init", "--schema", "v1", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "CREATE TABLE \"Ev\u{202E}il\" (x)")
+        let status = try CLI.run(["status", "s.db"], in: folder)
+        #expect(status.stdout.contains("Ev<U+202E>il") && !status.stdout.unicodeScalars.contains("\u{202E}"), "\(status.stdout)")
+    }
 }

@@ -27,7 +27,7 @@ public struct DiagnosticRenderer: Sendable {
     /// `render(_:)`, each line's scalars taken once for all the diagnostics on it (10,000 on one
     /// 400 KB line took each its own copy: quadratic).
     private func render(_ diagnostic: Diagnostic, lines: inout [FileLine: [Unicode.Scalar]]) -> String {
-        var text = diagnostic.description + "\n"
+        var text = TerminalText.visible(diagnostic.description) + "\n"
         if let location = diagnostic.location, let scalars = lines[FileLine(path: location.path, line: location.line)]
             ?? sources[location.path]?.line(location.line).map({ Array($0.unicodeScalars) }) {
             lines[FileLine(path: location.path, line: location.line)] = scalars
@@ -37,10 +37,12 @@ public struct DiagnosticRenderer: Sendable {
             let start = scalars.count > Self.maximumWidth ? max(0, min(column - Self.maximumWidth / 3, scalars.count - Self.maximumWidth)) : 0
             let end = min(scalars.count, start + Self.maximumWidth)
             let lead = start > 0 ? "…" : ""
-            text += lead + String(String.UnicodeScalarView(scalars[start..<end])) + (end < scalars.count ? "…" : "") + "\n"
+            // A bidirectional control is shown as what it is (`TerminalText`), its carets as wide.
+            text += lead + scalars[start..<end].map { TerminalText.visible($0) ?? String($0) }.joined() + (end < scalars.count ? "…" : "") + "\n"
             // Columns count Unicode scalars; tabs stay tabs so the caret lines up in terminals.
-            let prefix = (lead.isEmpty ? "" : " ") + scalars[start..<column].map { $0 == "\t" ? "\t" : " " }.joined()
-            text += prefix + "^" + String(repeating: "~", count: max(0, min(diagnostic.length, end - column) - 1)) + "\n"
+            let prefix = (lead.isEmpty ? "" : " ") + scalars[start..<column].map { $0 == "\t" ? "\t" : String(repeating: " ", count: TerminalText.visible($0)?.count ?? 1) }.joined()
+            let underlined = scalars[column..<min(end, column + max(1, diagnostic.length))].reduce(0) { $0 + (TerminalText.visible($1)?.count ?? 1) }
+            text += prefix + "^" + String(repeating: "~", count: max(0, underlined - 1)) + "\n"
         }
         return text
     }

@@ -1,0 +1,26 @@
+/// Text from files shown on a terminal: the bidirectional controls a file may hold (U+202E
+/// RIGHT-TO-LEFT OVERRIDE and its kin) are shown as what they are, `<U+202E>`, since a terminal
+/// would reorder the text around them and show a name, a line or a message as other than it is
+/// ("Trojan Source"). Only text for people goes through it: a dump or a JSON report keeps every
+/// character.
+package enum TerminalText {
+    /// How a scalar is shown: `<U+XXXX>` for a bidirectional control, nil for itself.
+    package static func visible(_ scalar: Unicode.Scalar) -> String? {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+            return "<U+\(String(scalar.value, radix: 16, uppercase: true))>"
+        default:
+            return nil
+        }
+    }
+
+    /// The text with each bidirectional control shown as `<U+XXXX>`.
+    package static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { visible($0) != nil }) else { return text }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if let replacement = visible(scalar) { shown += replacement } else { shown.unicodeScalars.append(scalar) }
+        }
+        return shown
+    }
+}
