@@ -96,6 +96,25 @@ extension EditorProbeDefectTests {
     }
 }
 
+extension EditorProbeDefectTests {
+    /// A TERNARY whose branches are of two types (a string and an integer) was of no known type
+    /// to the checker: a branch the attribute cannot hold passed `check` and failed the run.
+    @Test func eachBranchOfATernaryIsCheckedAgainstItsAttribute() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let path = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml")
+        let original = try String(contentsOf: path, encoding: .utf8)
+        try original.replacingOccurrences(of: "      body: $source.body", with: #"      body: TERNARY($source.title == "x", $source.body, 2)"#).write(to: path, atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("an integer result cannot be stored in attribute 'Note.body' (string)"), "\(check.stderr)")
+        // A guard against nil in the condition still rules nil out of the whole.
+        try original.replacingOccurrences(of: "      body: $source.body", with: #"      body: TERNARY($source.image != nil, "with a picture", $source.body)"#).write(to: path, atomically: true, encoding: .utf8)
+        let guarded = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(guarded.status == 0 && !guarded.stderr.contains("can be nil"), "\(guarded.stderr)")
+    }
+}
+
 /// The language server as an editor user met it while typing across files.
 @Suite("Defects found by a probe of the language server", .serialized)
 struct LanguageServerProbeDefectTests {

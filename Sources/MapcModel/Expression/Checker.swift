@@ -62,18 +62,27 @@ package struct ExpressionChecker {
 
     /// Checks an expression whose result is stored in `attribute`.
     package mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
-        let result = type(of: expression)
+        checkAssignable(expression, to: attribute, entity: entity, whole: expression)
+    }
+
+    /// `checkAssignable` of a part of `whole` stored as it is: each branch of a TERNARY on its own
+    /// (the two joined, a string and a number were of no known type, and a branch the attribute
+    /// cannot hold passed the check and failed the run); whether nil can come is asked of the
+    /// whole, whose condition may rule it out.
+    private mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String, whole: Expr) {
         let target = "attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))"
+        if case .ternary(let condition, let whenTrue, let whenFalse) = expression.kind {
+            checkPredicate(condition)
+            checkAssignable(whenTrue, to: attribute, entity: entity, whole: whole)
+            checkAssignable(whenFalse, to: attribute, entity: entity, whole: whole)
+            if expression.range == whole.range { warnOfNil(in: expression, stored: attribute, target: target) }
+            return
+        }
+        let result = type(of: expression)
         // After the type's diagnostics: a value that can be nil, going where nil fails validation
-        // once the step has done its work.
+        // once the step has done its work (said once, of the whole expression).
         defer {
-            if !attribute.isOptional, attribute.defaultValue == nil, result != .null, let read = firstNilSource(in: expression) {
-                let text = source.text.unicodeScalarsSlice(read.range), whole = source.text.unicodeScalarsSlice(expression.range)
-                let isConstant = read.kind == .literal(.null)
-                warning("\(target) is required, but this can be nil (\(isConstant ? "the nil chosen here" : "\(text) is optional")): an object that gets nil fails validation when the step runs", read.range,
-                        fix: isConstant ? "choose a value instead of nil, or give '\(attribute.name)' a default in the schema"
-                            : "say what nil becomes, such as 'TERNARY(\(text) != nil, \(whole), …)', or give '\(attribute.name)' a default in the schema")
-            }
+            if expression.range == whole.range, result != .null { warnOfNil(in: expression, stored: attribute, target: target) }
         }
         // intValue is 32 bits, as Foundation's: a wider destination suggests values beyond it.
         // (Not of a receiver that is an integer already: int16 and int32 values fit.)
@@ -111,6 +120,16 @@ package struct ExpressionChecker {
                       fix: CastClass.target(from: kind, to: attribute.type).map { "convert it with CAST(…, \"\($0)\")" + ($0 == "NSDate" ? " (seconds since 2001-01-01)" : "") })
             }
         }
+    }
+
+    /// Warns when an expression stored in a required attribute without a default can give nil.
+    private mutating func warnOfNil(in expression: Expr, stored attribute: Attribute, target: String) {
+        guard !attribute.isOptional, attribute.defaultValue == nil, let read = firstNilSource(in: expression) else { return }
+        let text = source.text.unicodeScalarsSlice(read.range), whole = source.text.unicodeScalarsSlice(expression.range)
+        let isConstant = read.kind == .literal(.null)
+        warning("\(target) is required, but this can be nil (\(isConstant ? "the nil chosen here" : "\(text) is optional")): an object that gets nil fails validation when the step runs", read.range,
+                fix: isConstant ? "choose a value instead of nil, or give '\(attribute.name)' a default in the schema"
+                    : "say what nil becomes, such as 'TERNARY(\(text) != nil, \(whole), …)', or give '\(attribute.name)' a default in the schema")
     }
 
     /// The first division of two integers in an expression (`a / b`, `divide:by:(a, b)`), anywhere
