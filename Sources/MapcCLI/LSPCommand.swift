@@ -123,6 +123,10 @@ struct LanguageServer {
     /// Open documents, by path.
     var open: [String: String] = [:]
     var shuttingDown = false
+    /// Whether the client has sent `initialize`: requests before it are refused (LSP's -32002).
+    var initialized = false
+    /// Each open document's version, as the client numbers its edits, for its diagnostics.
+    var versions: [String: JSONValue] = [:]
 
     init(schemas: String?, mappings: String?) {
         self.schemas = schemas
@@ -143,8 +147,14 @@ struct LanguageServer {
         let method = string(message["method"]) ?? ""
         let id = message["id"]
         let params = message["params"] ?? .null
+        // A request before `initialize` is refused, as LSP says (notifications are dropped).
+        if !initialized, method != "initialize", method != "exit", let id, id != .null {
+            send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32002)), ("message", .string("the server is not initialized: send initialize first"))]))]))
+            return nil
+        }
         switch method {
         case "initialize":
+            initialized = true
             let capabilities = JSONValue.object([
                 ("textDocumentSync", .object([("openClose", .bool(true)), ("change", .integer(1))])),
                 ("completionProvider", .object([("triggerCharacters", .array([".", "$", "\"", " "].map(JSONValue.string)))])),
@@ -161,16 +171,19 @@ struct LanguageServer {
         case "textDocument/didOpen":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
             open[path] = Self.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
+            versions[path] = params["textDocument"]?["version"]
             publish(after: path)
         case "textDocument/didChange":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
             if case .array(let changes)? = params["contentChanges"], let text = changes.last.flatMap({ string($0["text"]) }) { open[path] = Self.withoutByteOrderMark(text) }
+            versions[path] = params["textDocument"]?["version"]
             publish(after: path)
         case "textDocument/didSave":
             if let path = Self.path(params["textDocument"]?["uri"]) { publish(after: path) }
         case "textDocument/didClose":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
             open[path] = nil
+            versions[path] = nil
             send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
                           ("params", .object([("uri", .string(Self.uri(path))), ("diagnostics", .array([]))]))]))
             // A schema closed unsaved: the open mappings were checked against its unsaved text.
@@ -233,8 +246,10 @@ struct LanguageServer {
                 if let replacement = Self.replacement(in: diagnostic.fix) { pairs.append(("data", .object([("replacement", .string(replacement))]))) }
                 return .object(pairs)
             }
-            send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
-                          ("params", .object([("uri", .string(Self.uri(target))), ("diagnostics", .array(diagnostics))]))]))
+            // The version of the text the diagnostics are of, when the document is open (a client drops stale ones).
+            var params: [(String, JSONValue)] = [("uri", .string(Self.uri(target))), ("diagnostics", .array(diagnostics))]
+            if let version = versions[target], case .integer = version { params.append(("version", version)) }
+            send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")), ("params", .object(params))]))
         }
     }
 

@@ -237,6 +237,23 @@ struct LanguageServerProbeDefectTests {
         try client.close()
     }
 
+    /// A request before `initialize` was answered with a null result, where LSP says -32002; the
+    /// diagnostics carried no document version, so a client could not drop stale ones.
+    @Test func protocolDetailsAreAsLSPSays() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let client = try LSPClient(in: folder)
+        let early = try client.response("textDocument/hover", ["textDocument": ["uri": mapping.absoluteString], "position": ["line": 0, "character": 0]])
+        #expect((early["error"] as? [String: Any])?["code"] as? Int == -32002, "\(early)")
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": mapping.absoluteString, "languageId": "yaml", "version": 7,
+                                                                                       "text": try String(contentsOf: mapping, encoding: .utf8)]]])
+        #expect(try client.published(for: mapping.absoluteString)["version"] as? Int == 7)
+        try client.close()
+    }
+
     /// With an editor configured for every YAML file, another tool's file (`docker-compose.yaml`)
     /// got four errors, and a Markdown document "the file is empty": neither is mapc's.
     @Test func otherFilesGetNoDiagnostics() throws {

@@ -28,12 +28,17 @@ final class LSPClient {
 
     /// Sends a request and returns its response's result (notifications met meanwhile are kept).
     func request(_ method: String, _ params: [String: Any]) throws -> Any? {
+        try response(method, params)["result"]
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`).
+    func response(_ method: String, _ params: [String: Any]) throws -> [String: Any] {
         let id = nextID
         nextID += 1
         try send(["id": id, "method": method, "params": params])
         while true {
             let message = try read()
-            if message["id"] as? Int == id { return message["result"] }
+            if message["id"] as? Int == id { return message }
             notifications.append(message)
         }
     }
@@ -42,10 +47,14 @@ final class LSPClient {
 
     /// The next diagnostics published for a document.
     func diagnostics(for uri: String) throws -> [[String: Any]] {
+        (try published(for: uri)["diagnostics"] as? [[String: Any]]) ?? []
+    }
+
+    /// The parameters of the next diagnostics published for a document (`uri`, `version`, `diagnostics`).
+    func published(for uri: String) throws -> [String: Any] {
         while true {
             if let index = notifications.firstIndex(where: { ($0["params"] as? [String: Any])?["uri"] as? String == uri && $0["method"] as? String == "textDocument/publishDiagnostics" }) {
-                let message = notifications.remove(at: index)
-                return ((message["params"] as? [String: Any])?["diagnostics"] as? [[String: Any]]) ?? []
+                return (notifications.remove(at: index)["params"] as? [String: Any]) ?? [:]
             }
             notifications.append(try read())
         }
