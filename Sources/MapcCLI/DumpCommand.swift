@@ -28,11 +28,11 @@ struct DumpCommand: ParsableCommand {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
             let dumped = try DataFile.dump(opened)
             try Console.write(try dumped.serialized(pretty: true) + "\n", to: output, export: .dataFile, readFrom: store)
-            // What `load` would refuse of this dump: first what its reading refuses (the dump read
-            // back as `load` reads it: two objects with one id, a required reference to no object
-            // written null), then the rules of its version the store breaks. (A reference to no
-            // object is not among these: the dump writes it as null.)
-            if let refusal = DataFile.loadRefusal(of: dumped, schema: opened.schema, format: opened.format) {
+            // What `load` would refuse of this dump: first what the dump itself shows and the
+            // store's rules do not see (two objects with one id, a required reference to no
+            // object written null), then the rules of its version the store breaks. (A reference
+            // to no object in an optional relationship is not among them: the dump writes null.)
+            if let refusal = DataFile.loadRefusal(ofDump: dumped, schema: opened.schema) {
                 let first = refusal.problems.first.map { "\($0)" } ?? "?"
                 refusesLoad(in: refusal.total, first: first, version: opened.schema.version)
                 return

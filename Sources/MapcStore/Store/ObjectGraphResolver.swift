@@ -34,6 +34,19 @@ struct ObjectGraphResolver {
     /// An attribute's default as the store keeps it (Core Data's form of bytes it may keep outside).
     var storedDefault: (Attribute) -> Value? = { $0.defaultValue }
 
+    /// What loading says of an object without an id (a dump's check of itself says it alike).
+    static let emptyIDMessage = "the object has an empty id; give every object a unique, non-empty id"
+
+    /// What loading says of an id another object has.
+    static func idTakenMessage(_ id: String, by entity: String) -> String {
+        "id '\(id)' is already used by a \(entity) object; ids must be unique in the data"
+    }
+
+    /// What loading says of a required relationship that holds nothing.
+    static func emptyRequiredMessage(_ relationship: Relationship) -> String {
+        "required relationship '\(relationship.name)' is empty; relate \(relationship.isToMany ? "at least one \(relationship.destination)" : "it to \(English.withArticle(relationship.destination))")"
+    }
+
     init(schema: Schema, objects: [ObjectData], existing: ((String) throws -> ObjectData?)? = nil) {
         self.schema = schema
         self.objects = objects
@@ -74,11 +87,11 @@ struct ObjectGraphResolver {
                 continue
             }
             if object.id.isEmpty {
-                problems.add(object.entity, nil, "id", "the object has an empty id; give every object a unique, non-empty id")
+                problems.add(object.entity, nil, "id", Self.emptyIDMessage)
             } else if ValueLimits.containsNUL(object.id) {
                 problems.add(object.entity, object.id.replacingOccurrences(of: "\u{0}", with: "\\u0000"), "id", "an id cannot contain the NUL character (U+0000)")
             } else if let first = indexByID[object.id] {
-                problems.add(object.entity, object.id, "id", "id '\(object.id)' is already used by a \(objects[first].entity) object; ids must be unique in the data")
+                problems.add(object.entity, object.id, "id", Self.idTakenMessage(object.id, by: objects[first].entity))
             } else {
                 indexByID[object.id] = index
             }
@@ -255,7 +268,7 @@ struct ObjectGraphResolver {
             for rule in RelationshipCountRule.rules(of: relationship) where rule.isBroken(by: count) {
                 // As a store's validation words it (`StoreValidator`), with a fix for the empty one.
                 problems.add(object.entity, object.id, relationship.name, rule == .required
-                    ? "required relationship '\(relationship.name)' is empty; relate \(relationship.isToMany ? "at least one \(relationship.destination)" : "it to \(English.withArticle(relationship.destination))")"
+                    ? Self.emptyRequiredMessage(relationship)
                     : rule.summary + (rule.shown(count: "\(count)").map { " (\($0))" } ?? ""))
             }
         }
