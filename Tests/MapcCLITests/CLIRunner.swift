@@ -113,6 +113,17 @@ enum CLI {
         return folder
     }
 
+    /// A copy of the example project with its mappings, policies, fixtures and expected results
+    /// (what `mapc test` runs on).
+    static func projectWithFixtures() throws -> URL {
+        let folder = try project()
+        try addMappingsAndPolicies(to: folder)
+        for name in ["fixtures", "expected"] {
+            try FileManager.default.copyItem(at: packageRoot.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+        }
+        return folder
+    }
+
     /// A temporary project folder holding a copy of the shipped schemas.
     static func project() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-cli-\(UUID().uuidString)")

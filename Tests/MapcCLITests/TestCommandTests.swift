@@ -10,14 +10,7 @@ import Glibc
 @Suite("mapc test", .serialized)
 struct TestCommandTests {
     /// A copy of the example project with its fixtures and expected results.
-    private func project() throws -> URL {
-        let folder = try CLI.project()
-        try CLI.addMappingsAndPolicies(to: folder)
-        for name in ["fixtures", "expected"] {
-            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent(name), to: folder.appendingPathComponent(name))
-        }
-        return folder
-    }
+    private func project() throws -> URL { try CLI.projectWithFixtures() }
 
     @Test func theShippedFixturesPassAndReportAsJUnit() throws {
         let folder = try project()

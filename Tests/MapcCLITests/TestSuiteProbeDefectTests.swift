@@ -8,14 +8,7 @@ import Glibc
 @Suite("Defects found by a probe of the test-suite workflow", .serialized)
 struct TestSuiteProbeDefectTests {
     /// A copy of the example project with its fixtures and expected results.
-    private func project() throws -> URL {
-        let folder = try CLI.project()
-        try CLI.addMappingsAndPolicies(to: folder)
-        for name in ["fixtures", "expected"] {
-            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent(name), to: folder.appendingPathComponent(name))
-        }
-        return folder
-    }
+    private func project() throws -> URL { try CLI.projectWithFixtures() }
 
     /// Read-only fixtures (a read-only checkout, stores copied at 0444) failed every case with
     /// `run`'s advice to make the fixture writable: the copies are the test's own to migrate.

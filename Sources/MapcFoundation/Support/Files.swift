@@ -369,23 +369,26 @@ package enum Files {
     /// store. Nil when the folder is writable.
     package static func unwritableFolderProblem(of store: String) -> String? {
         if let missing = missingFolderProblem(of: store) { return missing }
-        // The files go beside the real file (a store reached through a link is worked on there).
-        let named = parentFolder(of: store)
-        let real = parentFolder(of: realPath(store))
-        guard !isWritable(real) else { return nil }
-        let folder = realPath(named) == real ? named : real
+        guard let folder = unwritableFolder(of: store) else { return nil }
         return "\(store) is in a folder this user cannot write to (\(folder)): a WAL store needs its -shm file beside it even to be read, "
             + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+    }
+
+    /// The folder of a file this user cannot write to, as it is best named (as given, unless a
+    /// link leads elsewhere); nil when it may. The files go beside the real file (a store reached
+    /// through a link is worked on there).
+    private static func unwritableFolder(of path: String) -> String? {
+        let named = parentFolder(of: path)
+        let real = parentFolder(of: realPath(path))
+        guard !isWritable(real) else { return nil }
+        return realPath(named) == real ? named : real
     }
 
     /// Why a new file cannot be created at `path` (nil when it can): its folder does not exist,
     /// or this user may not write to it. Said by the name given, never a temporary file's.
     package static func uncreatableFileProblem(of path: String) -> String? {
         if let missing = missingFolderProblem(of: path) { return missing }
-        let named = parentFolder(of: path)
-        let real = parentFolder(of: realPath(path))
-        guard !isWritable(real) else { return nil }
-        let folder = realPath(named) == real ? named : real
+        guard let folder = unwritableFolder(of: path) else { return nil }
         return "cannot create \(path): this user cannot write to its folder (\(folder)); give a path in a folder this user may write to, or make the folder writable"
     }
 
