@@ -398,4 +398,20 @@ struct HostileProbeDefectTests {
         #expect(Date().timeIntervalSince(started) < 6)
         #expect(!check.stderr.contains("error:"), "\(check.stderr.prefix(600))")
     }
+
+    /// An Xcode mapping model whose object graph lists one attribute mapping twice (`idrefs="z114
+    /// z114"`) was refused with "duplicate key 'name'" in a mapping file that was never written:
+    /// a relationship of the graph is a set, and the mapping is imported once.
+    @Test func anIdListedTwiceInAMappingModelIsOneObject() throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fixtures = CLI.packageRoot.appendingPathComponent("Tests/MapcKitTests/Fixtures/xcode")
+        #expect(try CLI.run(["import", fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path], in: folder).status == 0)
+        let model = folder.appendingPathComponent("Twice.xcmappingmodel")
+        try FileManager.default.copyItem(at: fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel"), to: model)
+        let xml = model.appendingPathComponent("xcmapping.xml")
+        try (try String(contentsOf: xml, encoding: .utf8)).replacingOccurrences(of: #"idrefs="z300 z301""#, with: #"idrefs="z300 z301 z300""#).write(to: xml, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["import", model.path], in: folder)
+        #expect(run.status == 0 && !run.stderr.contains("duplicate key"), "\(run.stderr)")
+    }
 }

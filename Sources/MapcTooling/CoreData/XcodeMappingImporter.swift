@@ -272,7 +272,10 @@ public enum XcodeMappingImporter {
 
         /// The objects a relationship of an object refers to (references to nothing are skipped).
         func related(_ object: Object, _ name: String) -> [Object] {
-            (object.relationships[name] ?? []).compactMap { objects[$0] }
+            // A relationship of Xcode's object graph is a set: an id listed twice is one object
+            // (it made a property mapping twice, a duplicate key in a file never written).
+            var seen = Set<String>()
+            return (object.relationships[name] ?? []).filter { seen.insert($0).inserted }.compactMap { objects[$0] }
         }
     }
 }
