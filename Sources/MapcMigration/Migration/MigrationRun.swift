@@ -14,6 +14,14 @@ import MapcStore
 ///
 /// Objects are identified by key: a declarative mapping's by its key rule (`KeyRule`), other
 /// objects through the associations they record (`AssociationIndex`).
+/// What a crash report says of a policy's crash.
+package enum PolicyCrash {
+    /// That the store is as it was (a test of a fixture's copy leaves it out: no store of the
+    /// user's was being migrated).
+    package static let storeUnchanged = "The store was not changed: a migration writes a new file and puts it in place only once it is complete and valid, "
+        + "and the next run removes what this one left."
+}
+
 final class MigrationRun: MigrationManagerFunctions {
     /// The store migrated from (read only). Not a policy's: the migration holds its connection,
     /// and a call into it from a hook would re-enter it (objects are read with `SourceObject`).
@@ -227,8 +235,7 @@ final class MigrationRun: MigrationManagerFunctions {
             return
         }
         mapc_crash_context_set("the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)' crashed while \(doing). "
-                               + "The store was not changed: a migration writes a new file and puts it in place only once it is complete and valid, "
-                               + "and the next run removes what this one left. The crash report below names the policy's function.")
+                               + PolicyCrash.storeUnchanged + " The crash report below names the policy's function.")
     }
 
     /// Stops the run when its caller asked to cancel.
