@@ -180,4 +180,18 @@ struct EnvironmentProbeDefectTests {
                     && !piped.stderr.contains("does not exist"), "\(command): \(piped.stderr)")
         }
     }
+
+    /// A full disk under `--output` said to free space "where the store is", which was not full.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs root to mount a small tmpfs"))
+    func aFullOutputDiskIsNotCalledTheStoresDisk() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v2.sqlite"), to: folder.appendingPathComponent("s.db"))
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("small"), withIntermediateDirectories: true)
+        #expect(try CLI.run(["check"], in: folder).status == 0)
+        let run = try CLI.run(["-m", "sh", "-c", #"mount -t tmpfs -o size=12k tmpfs small && "$MAPC" run --quiet --to v4 --output small/new.db s.db"#], in: folder,
+                              environment: ["MAPC": CLI.executable.path], program: URL(fileURLWithPath: "/usr/bin/unshare"))
+        #expect(run.status == 2 && run.stderr.contains("the disk is full") && run.stderr.contains("--output") && !run.stderr.contains("where the store is"), "\(run.stderr)")
+    }
 }

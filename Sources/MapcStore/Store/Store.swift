@@ -494,7 +494,7 @@ extension MapcError {
         let said = error.message ?? "\(error)"
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED: self = .storeInUse(Store.inUseMessage("the store"))
-        case .SQLITE_FULL: self = .store("the disk is full (SQLite: \(said)); nothing was changed: free some space where the store is and run again")
+        case .SQLITE_FULL: self = .store("the disk is full (SQLite: \(said)); nothing was changed: free some space where the new file is written (beside the store, or in the folder of `--output`) and run again")
         case .SQLITE_IOERR: self = .store("a file could not be written or read (SQLite: \(said)); nothing was changed: check the disk (its space, its errors) and run again")
         case .SQLITE_ABORT:
             // A write failed and SQLite rolled back its transaction: what was still reading stops here.
