@@ -49,8 +49,10 @@ public struct MapcCommand: ParsableCommand {
                 options.append(String(word))
             }
         }
-        let hint = options.isEmpty ? "a model version is given as one of its arguments"
-            : "a model version is given with " + options.map { "\($0) <version>" }.joined(separator: " or ")
+        // Else an argument that names a version (`hash <file|version>`, `diff <from> <to>`), if any.
+        let arguments = help.components(separatedBy: "ARGUMENTS:").dropFirst().first?.components(separatedBy: "OPTIONS:").first ?? ""
+        let hint = !options.isEmpty ? "a model version is given with " + options.map { "\($0) <version>" }.joined(separator: " or ")
+            : arguments.lowercased().contains("version") ? "a model version is given as one of its arguments" : "`mapc \(name)` takes no model version"
         return "--version prints mapc's own version and takes no value, so nothing was done; \(hint) (see `mapc \(name) --help`)"
     }
 

@@ -388,6 +388,8 @@ struct SecondTrialDefectTests {
         #expect(plan.status == 64 && plan.stderr.contains("--to <version>"), "\(plan.stderr)")
         let hash = try CLI.run(["hash", "--version", "v2"], in: folder)
         #expect(hash.status == 64 && hash.stderr.contains("one of its arguments"), "\(hash.stderr)")
+        let status = try CLI.run(["status", "--version", "s.db"], in: folder)
+        #expect(status.status == 64 && status.stderr.contains("`mapc status` takes no model version"), "\(status.stderr)")
         let alone = try CLI.run(["init", "--version"], in: folder)
         #expect(alone.status == 0 && !alone.stdout.isEmpty, "\(alone.stderr)")
     }
