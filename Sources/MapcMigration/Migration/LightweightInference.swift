@@ -137,12 +137,12 @@ struct LightweightInference {
         var owners: [String]
         /// The source property each destination property takes its values from.
         var counterparts: [String: Counterpart] = [:]
-        var sourceAttributes: [Attribute] { didSet { attributeIndex = Self.index(sourceAttributes.map(\.name)) } }
-        var sourceRelationships: [Relationship] { didSet { relationshipIndex = Self.index(sourceRelationships.map(\.name)) } }
+        let sourceAttributes: [Attribute]
+        let sourceRelationships: [Relationship]
         /// Each source property's position by name: a property is looked up for each of the
         /// entity's (a scan each was quadratic, minutes for a hierarchy of wide entities).
-        private var attributeIndex: [String: Int] = [:]
-        private var relationshipIndex: [String: Int] = [:]
+        private let attributeIndex: [String: Int]
+        private let relationshipIndex: [String: Int]
 
         init(sourceEntity: Entity, destinationEntity: Entity, mapping: EntityMapping, owners: [String], sourceAttributes: [Attribute], sourceRelationships: [Relationship]) {
             self.sourceEntity = sourceEntity
@@ -192,13 +192,11 @@ struct LightweightInference {
     /// The entity mapping of a destination entity from its source counterpart.
     private mutating func mapEntity(_ sourceEntity: Entity, to destinationEntity: Entity) {
         let name = Self.mappingName(sourceEntity.name, destinationEntity.name)
+        let properties = propertiesByEntity[destinationEntity.name] ?? self.properties(of: destinationEntity, from: sourceEntity)
         var work = EntityWork(sourceEntity: sourceEntity, destinationEntity: destinationEntity,
                               mapping: EntityMapping(name: name, source: sourceEntity.name, destination: destinationEntity.name, type: .transform),
                               owners: owners(of: destinationEntity),
-                              sourceAttributes: [], sourceRelationships: [])
-        let properties = propertiesByEntity[destinationEntity.name] ?? self.properties(of: destinationEntity, from: sourceEntity)
-        work.sourceAttributes = properties.sourceAttributes
-        work.sourceRelationships = properties.sourceRelationships
+                              sourceAttributes: properties.sourceAttributes, sourceRelationships: properties.sourceRelationships)
         work.counterparts = properties.counterparts
         if let claimants = claimed[sourceEntity.name], claimants.count > 1 {
             work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
@@ -316,7 +314,6 @@ struct LightweightInference {
     /// its rules tightened; or a change inference refuses.
     private mutating func mapAttribute(_ attribute: Attribute, in work: inout EntityWork) {
         let entityName = work.destinationEntity.name
-        let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
         let counterpart = work.counterparts[attribute.name]
         guard let counterpart, let old = work.sourceAttribute(named: counterpart.name) else {
             if let counterpart, let relationship = work.sourceRelationship(named: counterpart.name) {
@@ -400,7 +397,6 @@ struct LightweightInference {
     /// a change inference refuses. Each relationship is set from one side only.
     private mutating func mapRelationship(_ relationship: Relationship, in work: inout EntityWork) {
         let entityName = work.destinationEntity.name
-        let sourceAttributes = work.sourceAttributes, sourceRelationships = work.sourceRelationships
         let counterpart = work.counterparts[relationship.name]
         guard let counterpart, let old = work.sourceRelationship(named: counterpart.name) else {
             if let counterpart, let attribute = work.sourceAttribute(named: counterpart.name) {
