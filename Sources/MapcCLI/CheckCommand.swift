@@ -41,7 +41,12 @@ struct CheckCommand: ParsableCommand {
             Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappingOptions.path(schemaOptions)) have no .yaml files; name files or pass --schemas/--mappings")
             throw ExitCodeError(MapcExitCode.storeError)
         }
-        let catalog = Result { try schemaOptions.catalog() }
+        // The schemas folder, read once: the versions that load (a mapping is checked against
+        // them) and, when a file has errors, those errors as the catalog's failure.
+        let partial = Result { try SchemaCatalog.partial(directory: schemaOptions.schemas) }
+        let catalog: Result<SchemaCatalog, any Error> = partial.flatMap { loaded in
+            loaded.diagnostics.hasErrors ? .failure(DiagnosticsError(loaded.diagnostics)) : .success(loaded.catalog)
+        }
         var checkedOrderFile = false
         var mappingSteps: [MappingModel] = []
         for path in files {
@@ -61,7 +66,7 @@ struct CheckCommand: ParsableCommand {
             }
             switch ProjectFileKind.classify(source, fallback: fallbackKind(of: path)) {
             case .mapping:
-                let (found, summary, model) = checkMapping(source, catalog: catalog)
+                let (found, summary, model) = checkMapping(source, catalog: catalog, partial: try? partial.get().catalog)
                 diagnostics += found.diagnostics
                 if let updated = found.updatedSource { renderer.add(updated) }
                 if let summary { summaries.append(summary) }
@@ -200,7 +205,7 @@ struct CheckCommand: ParsableCommand {
 
     /// Checks one mapping file; with --update-hashes, records the current hashes in it first (and
     /// returns the rewritten text, which the diagnostics' lines and carets then refer to).
-    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
+    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>, partial: SchemaCatalog?) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
         var (mapping, diagnostics) = MappingLoader.parse(source: source)
         // What was read is checked even when some of it was not (an unknown key, a bad value):
         // every mistake of the file in one run.
@@ -212,9 +217,9 @@ struct CheckCommand: ParsableCommand {
         case .failure(let error as DiagnosticsError):
             // Another version's file with errors does not stop this mapping's check: it is
             // checked against the versions that load (the errors are the files' own to report).
-            guard let partial = try? SchemaCatalog.partial(directory: schemaOptions.schemas) else { return ((diagnostics + error.diagnostics, nil), nil, model) }
+            guard let partial else { return ((diagnostics + error.diagnostics, nil), nil, model) }
             diagnostics += error.diagnostics
-            loaded = partial.catalog
+            loaded = partial
         case .failure(let error): return ((diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil), nil, model)
         }
         var updatedSource: SourceFile?
