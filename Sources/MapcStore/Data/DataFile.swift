@@ -301,7 +301,7 @@ public enum DataFile {
             var ids = object.relationships[relationship.name] ?? []
             // A to-many is a set (ordered or not): a member a join table lists twice is one member,
             // as a migration carries it, and `load` refuses a list naming one twice.
-            if relationship.isToMany, Set(ids).count < ids.count {
+            if relationship.isToMany {
                 var seen = Set<String>()
                 ids = ids.filter { seen.insert($0).inserted }
             }

@@ -136,14 +136,14 @@ public final class Store: @unchecked Sendable {
         // memory without bound. Refused before any check runs.
         let generated = try database.read { db in
             try Row.fetchAll(db, sql: "SELECT m.name, x.name FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS x WHERE m.type = 'table' AND x.hidden IN (2, 3) LIMIT 5")
-                .compactMap { row -> String? in
+                .compactMap { row -> (table: String, column: String)? in
                     guard let table = String.fromDatabaseValue(row[0] as DatabaseValue), let column = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
-                    return "\(table).\(column)"
+                    return (table, column)
                 }
         }
         if let first = generated.first {
-            throw MapcError.store("\(path ?? "the store") has generated columns (\(generated.joined(separator: ", "))), which neither Core Data nor mapc makes and which SQLite computes "
-                                  + "for every row it checks, at any cost; remove them (SQLite: ALTER TABLE \(first.split(separator: ".").first ?? "") DROP COLUMN \(first.split(separator: ".").dropFirst().joined(separator: "."))), and run again")
+            throw MapcError.store("\(path ?? "the store") has generated columns (\(generated.map { "\($0.table).\($0.column)" }.joined(separator: ", "))), which neither Core Data nor mapc makes "
+                                  + "and which SQLite computes for every row it checks, at any cost; remove them (SQLite: ALTER TABLE \(first.table) DROP COLUMN \(first.column)), and run again")
         }
         for table in layout.tables where !present.contains(table.name.lowercased()) {
             let members = layout.entities.values.filter { $0.table == table.name }.compactMap { schema.entity(named: $0.entity) }
