@@ -62,19 +62,18 @@ final class SourceChecks: @unchecked Sendable {
                     lock.withLock { foundNotes.append("\(dangling.described) became nil: an app reading them finds nothing, and the migrated store has none") }
                 }
                 let strays = try store.valuesOfOtherEntities()
-                if strays.count > 0 {
-                    let examples = strays.examples.joined(separator: "; ") + (strays.count > strays.examples.count ? "; …" : "")
+                if strays.values > 0 {
+                    let examples = strays.columns.prefix(3).joined(separator: "; ") + (strays.columns.count > 3 ? "; …" : "")
                     lock.withLock {
-                        foundNotes.append("\(English.count(strays.count, "value")) in columns of another entity than their row's (\(examples)) \(strays.count == 1 ? "is" : "are") left out: "
+                        foundNotes.append("\(English.count(strays.values, "value")) in columns of another entity than their row's (\(examples)) \(strays.values == 1 ? "is" : "are") left out: "
                                           + "no app reads them (Core Data reads a row's own entity's columns), and the migrated store carries each object's own properties")
                     }
                 }
                 let files = CoreDataExternalData.beside(store: path)
                 let missing = try store.missingExternalFiles(in: files)
                 if missing.count > 0 {
-                    let examples = missing.examples.joined(separator: "; ") + (missing.count > missing.examples.count ? "; …" : "")
                     lock.withLock {
-                        foundNotes.append("Core Data's external files missing from \(files.dataFolder), named by \(English.count(missing.count, "value")) (\(examples)): "
+                        foundNotes.append("Core Data's external files missing from \(files.dataFolder), named by \(English.count(missing.count, "value")) (\(missing.listed)): "
                                           + "an app finds no data there, and the migrated store keeps the references; copy the store with its hidden .<name>_SUPPORT folder (a backup taken without it lost them)")
                     }
                 }

@@ -14,7 +14,11 @@ extension Store {
         package var examples: [String] = []
         /// In a sentence, for errors and notes.
         package var described: String {
-            "\(English.count(count, "reference")) to no object (\(examples.joined(separator: "; "))\(count > examples.count ? "; …" : ""))"
+            "\(English.count(count, "reference")) to no object (\(listed))"
+        }
+        /// The examples in a list, "…" marking that more were found than are shown.
+        package var listed: String {
+            examples.joined(separator: "; ") + (count > examples.count ? "; …" : "")
         }
     }
 
@@ -90,9 +94,10 @@ extension Store {
     /// Values in a hierarchy table's columns on rows of an entity that has no such column (a
     /// Continent's `ZNUMBEROFCOUNTRIES` filled on a Country's row, by a batch update or another
     /// writer): no app reads them (Core Data reads a row's own entity's columns), and a migration,
-    /// which carries each object's own properties, leaves them out. Counted, with examples.
-    package func valuesOfOtherEntities(examples limit: Int = 3) throws -> DanglingReferences {
-        var found = DanglingReferences()
+    /// which carries each object's own properties, leaves them out. How many values, and each
+    /// column holding some, in words (a table's columns are few: all of them).
+    package func valuesOfOtherEntities() throws -> (values: Int, columns: [String]) {
+        var found: (values: Int, columns: [String]) = (0, [])
         try database.read { db in
             for (table, members) in layout.entityTables where members.count > 1 {
                 guard let kindColumn = members.first?.entityColumn else { continue }
@@ -116,10 +121,8 @@ extension Store {
                 for (index, (column, holders)) in shared.enumerated() {
                     let count = Int(Double.fromDatabaseValue(row[index] as DatabaseValue) ?? 0)
                     guard count > 0 else { continue }
-                    found.count += count
-                    if found.examples.count < limit {
-                        found.examples.append("\(table).\(column), \(holders.map(\.entity).sorted().joined(separator: " and "))'s, filled on \(English.count(count, "row")) of another entity")
-                    }
+                    found.values += count
+                    found.columns.append("\(table).\(column), \(holders.map(\.entity).sorted().joined(separator: " and "))'s, filled on \(English.count(count, "row")) of another entity")
                 }
             }
         }
