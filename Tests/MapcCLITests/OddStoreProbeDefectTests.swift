@@ -162,4 +162,23 @@ struct OddStoreProbeDefectTests {
         let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("1 value in columns of another entity than their row's (\(table).\(bark), Dog's, filled on 1 row of another entity) is left out"), "\(run.stderr)")
     }
+    /// A to-one's destination-entity column (`Z1_OWNER`) naming another entity than the object
+    /// its key names was read by the object and rewritten in silence: Core Data would fault the
+    /// entity the column names. The run repairs it and says so.
+    @Test func aDestinationEntityColumnThatDisagreesIsNoted() throws {
+        let people = "  Person:\n    attributes:\n      name: string\n    relationships:\n      pets: {destination: Pet, toMany: true, inverse: owner}\n"
+            + "  Employee:\n    parent: Person\n    attributes:\n      title: {type: string, optional: true}\n"
+            + "  Pet:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Person, inverse: pets, optional: true}\n"
+        let folder = try CLI.project(versions: [("e1", people), ("e2", people + "  Toy:\n    attributes:\n      label: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "e1", "objects": {"Person": [{"id": "ann", "name": "Ann"}], "Employee": [{"id": "bob", "name": "Bob"}], "#
+                         + #""Pet": [{"id": "rex", "name": "Rex", "owner": "ann"}, {"id": "tom", "name": "Tom", "owner": "bob"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db", "--layout", "core-data"], in: folder).status == 0)
+        let column = try sqliteOutput(folder, "s.db", "SELECT name FROM pragma_table_info('ZPET') WHERE name LIKE 'Z%\\_OWNER' ESCAPE '\\'").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!column.isEmpty)
+        try sqlite(folder, "s.db", "UPDATE ZPET SET \(column) = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Person') WHERE ZNAME = 'Tom'")
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("1 to-one reference whose destination-entity column names another entity than its object (Pet 'Pet/p2', owner: ZPET.\(column) says Person, key 2 is an Employee)"), "\(run.stderr)")
+        #expect(try sqliteOutput(folder, "s.db", "SELECT \(column) = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Employee') FROM ZPET WHERE ZNAME = 'Tom'").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
 }

@@ -61,6 +61,13 @@ final class SourceChecks: @unchecked Sendable {
                 if dangling.count > 0 {
                     lock.withLock { foundNotes.append("\(dangling.described) became nil: an app reading them finds nothing, and the migrated store has none") }
                 }
+                let disagreeing = try store.disagreeingDestinationEntities()
+                if disagreeing.count > 0 {
+                    lock.withLock {
+                        foundNotes.append("\(English.count(disagreeing.count, "to-one reference")) whose destination-entity column names another entity than its object (\(disagreeing.listed)) "
+                                          + "\(disagreeing.count == 1 ? "is" : "are") read by the object its key names, and the migrated store's column names that object's entity: Core Data would have looked for an object of the entity the column names")
+                    }
+                }
                 let strays = try store.valuesOfOtherEntities()
                 if strays.values > 0 {
                     let examples = strays.columns.prefix(3).joined(separator: "; ") + (strays.columns.count > 3 ? "; …" : "")

@@ -91,6 +91,42 @@ extension Store {
         return found
     }
 
+    /// To-one keys whose destination-entity column (Core Data's `Z5_OWNER`) names another entity
+    /// than the object the key names (a writer that set the key alone): Core Data makes the
+    /// reference's fault of the entity the column names, which fails or finds another object. A
+    /// migration reads the object by its key, and the migrated store's column names its entity.
+    package func disagreeingDestinationEntities(examples limit: Int = 3) throws -> DanglingReferences {
+        var found = DanglingReferences()
+        try database.read { db in
+            for derived in layout.derivedColumns {
+                // The to-one this column follows, on one of its table's entities.
+                let owners = layout.members(ofTable: derived.table).compactMap { storage in
+                    storage.relationships.first { _, kept in
+                        if case .foreignKey(let column, _, _) = kept { return column == derived.foreignKey }
+                        return false
+                    }.map { (storage, $0.key) }
+                }
+                guard let (owner, relationship) = owners.first, let ownerEntity = schema.entity(named: owner.entity), let destinationName = schema.allRelationships(of: ownerEntity).first(where: { $0.name == relationship })?.destination,
+                      let destination = layout.entities[destinationName] else { continue }
+                let column = "t.\(derived.column.quotedDatabaseIdentifier)", kind = "d.\(destination.entityColumn.quotedDatabaseIdentifier)"
+                let sql = "SELECT t.\(owner.primaryKey.quotedDatabaseIdentifier), t.\(owner.entityColumn.quotedDatabaseIdentifier), \(column), t.\(derived.foreignKey.quotedDatabaseIdentifier), \(kind) "
+                    + "FROM \(derived.table.quotedDatabaseIdentifier) t JOIN \(derived.destinationTable.quotedDatabaseIdentifier) d ON d.\(destination.primaryKey.quotedDatabaseIdentifier) = t.\(derived.foreignKey.quotedDatabaseIdentifier) "
+                    + "WHERE \(column) IS NOT NULL AND \(column) IS NOT \(kind) AND \(StoreLayout.entityCheck(kind, allowed: destination.discriminatorsSQL))"
+                let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))") ?? 0
+                guard count > 0 else { continue }
+                found.count += count
+                for row in try Row.fetchAll(db, sql: sql + " LIMIT \(max(0, limit - found.examples.count))") {
+                    let entity = layout.entity(withDiscriminator: row[1] as DatabaseValue, inTable: derived.table) ?? owner.entity
+                    let object = Int64.fromDatabaseValue(row[0] as DatabaseValue).map { strategy.objectID(entity: entity, key: $0, stored: nil) } ?? "?"
+                    let said = layout.entity(withDiscriminator: row[2] as DatabaseValue, inTable: derived.destinationTable) ?? "entity number \(StoreValidator.text(row[2] as DatabaseValue))"
+                    let held = layout.entity(withDiscriminator: row[4] as DatabaseValue, inTable: derived.destinationTable) ?? destinationName
+                    found.examples.append("\(entity) '\(object)', \(relationship): \(derived.table).\(derived.column) says \(said), key \(StoreValidator.text(row[3] as DatabaseValue)) is \(English.withArticle(held))")
+                }
+            }
+        }
+        return found
+    }
+
     /// Values in a hierarchy table's columns on rows of an entity that has no such column (a
     /// Continent's `ZNUMBEROFCOUNTRIES` filled on a Country's row, by a batch update or another
     /// writer): no app reads them (Core Data reads a row's own entity's columns), and a migration,
