@@ -17,15 +17,22 @@ extension MigrationRun {
         return result
     }
 
-    /// The destination objects made from the source objects by whichever mapping made them, for a source relationship's targets.
+    /// The destination objects made from the source objects by whichever mapping made them, for a
+    /// source relationship's targets: for each, the first mapping (in order) that made an object
+    /// the destination relationship takes (one source entity split over several mappings makes
+    /// objects of several entities). The destination relationship is the one being set, or else
+    /// the one of that name on the object being related; without either, any object.
     func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
-        // Each related source object through the first mapping (in order) that migrated it.
+        let target = relationshipBeingSet ?? currentRelation.flatMap { current in
+            destinationSchema.entity(named: current.destination.entity).flatMap { entity in destinationSchema.allRelationships(of: entity).first { $0.name == name } }
+        }
+        let taken = target.flatMap { destinationSchema.entity(named: $0.destination) }.map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) }
         var result: [ObjectRef] = []
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
             for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
                 let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
-                if let first = found.first {
+                if let first = found.first(where: { taken?.contains($0.entity) ?? true }) {
                     result.append(first)
                     break
                 }
@@ -66,6 +73,8 @@ extension MigrationRun {
         guard let source = try sourceObject(for: destination), let steps = relationshipSteps(entityMapping, destination.entity) else { return }
         for (relationship, propertyMapping) in steps {
             let targets: [ObjectRef]
+            relationshipBeingSet = relationship
+            defer { relationshipBeingSet = nil }
             if let propertyMapping {
                 targets = try relatedObjects(propertyMapping, relationship, for: source, destination: destination.ref, mapping: entityMapping)
             } else if entityMapping.type == .copy, let sourceIDs = source.data.relationships[relationship.name] {

@@ -65,6 +65,9 @@ final class MigrationRun: MigrationManagerFunctions {
     var currentMapping = 0
     /// The destination object being related in phase 2, with its source object.
     var currentRelation: (destination: StoredKey, source: SourceObject)?
+    /// The destination relationship whose targets are being worked out (phase 2): a lookup by
+    /// source relationship looks for objects it takes.
+    var relationshipBeingSet: Relationship?
     /// The key rules of the declarative mappings that have started.
     var keyRules = KeyRules()
     /// The relationships being written with the rows, by mapping position, once the mapping starts.
