@@ -66,6 +66,21 @@ final class LateBreakingPolicy: EntityMigrationPolicy {
     }
 }
 
+/// A policy that relates each attachment it made to its note in `performCustomValidation`,
+/// where the relationship is required: Core Data calls the hook before its own validation.
+final class RelatingInValidationPolicy: EntityMigrationPolicy {
+    private var made: [DestinationObject] = []
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        made.append(try manager.insert(try manager.makeDestination(for: source, mapping: mapping), associatedWith: source, mapping: mapping))
+    }
+    override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        for attachment in made {
+            guard let source = try manager.sourceObject(for: attachment) else { continue }
+            try manager.setRelationship("note", of: attachment, to: try manager.destinationInstances(forEntityMappingNamed: "NoteToNote", sourceInstances: [source.ref]), mapping: mapping)
+        }
+    }
+}
+
 @Suite("Migration manager")
 struct MigrationManagerTests {
     private func mapping(_ yaml: String) throws -> MappingModel {
@@ -221,6 +236,36 @@ struct MigrationManagerTests {
         guard case .validation(let violations, let total)? = error else { Issue.record("expected a validation error, got \(String(describing: error))"); return }
         #expect(total == 1)
         #expect(violations.first.map { "\($0.property ?? "-") \($0.rule)" } == "body required value missing")
+    }
+
+    /// `performCustomValidation` ran after the declarative validation, where Apple calls it
+    /// before: a policy completing the objects there (a required relationship) failed the run
+    /// before its hook was called.
+    @Test(arguments: TestLayout.allCases) func customValidationRunsBeforeTheDeclarativeOne(layout: TestLayout) throws {
+        let registry = PolicyRegistry()
+        registry.register(RelatingInValidationPolicy.self, as: "RelatingInValidation")
+        let source = try layout.store(try uncloudNotes("v2"))
+        try source.insert(notes(4, images: { $0 < 2 }))
+        let v3 = try String(contentsOf: packageRoot.appendingPathComponent("schemas/v3.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "inverse: attachments, deleteRule: nullify, optional: true", with: "inverse: attachments, deleteRule: nullify, optional: false")
+        let model = try mapping("""
+        source: v2
+        destination: v3
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+          - name: NoteToAttachment
+            source: Note
+            destination: Attachment
+            filter: image != nil
+            policy: RelatingInValidation
+            attributes: { image: $source.image, dateCreated: $source.dateCreated }
+        """ + "\n")
+        let destination = try layout.store(try loadSchema(v3))
+        _ = try StepMigration(source: source, destination: destination, mapping: model, policies: registry).run()
+        #expect(try destination.count(of: "Attachment", exactly: true) == 2)
     }
 
     @Test(arguments: TestLayout.allCases) func everyRelationshipKindSurvivesACopyMigration(layout: TestLayout) throws {

@@ -3,8 +3,8 @@ internal import GRDB
 import MapcModel
 import MapcStore
 
-/// Phase 3: the whole destination store against its schema, then the policies' own validation
-/// (`performCustomValidation`) and `end`. A broken rule names the mapping that created the object.
+/// Phase 3: the policies' own validation (`performCustomValidation`), the whole destination
+/// store against its schema, then `end`. A broken rule names the mapping that created the object.
 struct ValidationPhase {
     /// Checks the destination store against its schema (`entities`: how many it scans, for
     /// progress): the objects of each entity it counted, and the connection's change count then.
@@ -49,18 +49,22 @@ struct ValidationPhase {
         // Reported before the wait for the source checks, which belongs to this phase.
         run.report(.validate, nil, 0, entities)
         try run.step.beforeValidation?()
-        var counted = try check(run, entities: entities)
+        // The policies' own validation comes first, as Core Data calls it "before the default
+        // save validation": a policy may complete its objects there (a required relationship).
+        let before = try run.db.totalChangesCount
         for index in run.mapping.entityMappings.indices {
             run.beginMapping(index, "validating (phase 3)")
             try run.callPolicy(index) { try $0.performCustomValidation($1, manager: $2) }
         }
+        // A hook may write (Core Data lets `performCustomValidation` and `end` insert): what it
+        // wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same
+        // rules. `run.db` writes the rows the hooks inserted and the writer still holds.
+        if before != (try run.db).totalChangesCount { try destination.strategy.finishWriting(db, layout: destination.layout) }
+        var counted = try check(run, entities: entities)
         for index in run.mapping.entityMappings.indices {
             run.beginMapping(index, "ending the migration (phase 3)")
             try run.callPolicy(index) { try $0.end($1, manager: $2) }
         }
-        // A hook may write too (Core Data lets `performCustomValidation` and `end` insert): what
-        // it wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same rules.
-        // `run.db` writes the rows the hooks inserted and the writer still holds.
         if counted.changes != (try run.db).totalChangesCount {
             try destination.strategy.finishWriting(db, layout: destination.layout)
             counted = try check(run, entities: entities)
