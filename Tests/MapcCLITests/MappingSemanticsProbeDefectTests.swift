@@ -36,4 +36,35 @@ struct MappingSemanticsProbeDefectTests {
         let dump = try CLI.run(["dump", "s.db"], in: folder)
         #expect(dump.stdout.contains(#""friend": "p2.PersonToPerson""#) && dump.stdout.contains(#""friend": "p1.PersonToPerson""#), "\(dump.stdout)")
     }
+    /// `$entityMapping.userInfo.prefix`, `$entityMapping.name` and `$propertyMapping.name` passed
+    /// `check` and failed the run ("cannot read key", "unknown variable $propertyMapping"); Core
+    /// Data reads them by key-value coding. They are read now, and what cannot be read or stored
+    /// is refused by `check`.
+    @Test func theMappingVariablesKeysAreRead() throws {
+        let folder = try CLI.project(versions: [("v1", "  Tag:\n    attributes:\n      name: string\n"),
+                                                ("v2", "  Tag:\n    attributes:\n      name: string\n      label: string\n      origin: string\n      missing: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        let mapping = "source: v1\ndestination: v2\nentityMappings:\n  - name: TagToTag\n    source: Tag\n    destination: Tag\n    userInfo: {prefix: \"#\"}\n"
+            + "    attributes:\n      name: $source.name\n"
+            + "      label: FUNCTION($entityMapping.userInfo.prefix, \"stringByAppendingString:\", $propertyMapping.name)\n"
+            + "      origin: FUNCTION($entityMapping.name, \"stringByAppendingString:\", $entityMapping.sourceEntityName)\n"
+            + "      missing: $entityMapping.userInfo.absent\n"
+        try folder.write(mapping, to: "mappings/v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "t1", "name": "red"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.stdout.contains(##""label": "#label""##) && dump.stdout.contains(#""origin": "TagToTagTag""#) && dump.stdout.contains(#""missing": null"#), "\(dump.stdout)")
+
+        try folder.write(mapping.replacingOccurrences(of: "$entityMapping.userInfo.absent", with: "$entityMapping.usrInfo"), to: "mappings/v1_to_v2.yaml")
+        let misspelt = try CLI.run(["check"], in: folder)
+        #expect(misspelt.status == 1 && misspelt.stderr.contains("cannot read key 'usrInfo' of an entity mapping") && misspelt.stderr.contains("did you mean 'userInfo'"), "\(misspelt.stderr)")
+        try folder.write(mapping.replacingOccurrences(of: "$entityMapping.userInfo.absent", with: "$entityMapping"), to: "mappings/v1_to_v2.yaml")
+        let stored = try CLI.run(["check"], in: folder)
+        #expect(stored.status == 1 && stored.stderr.contains("an entity mapping cannot be stored in"), "\(stored.stderr)")
+    }
 }

@@ -121,7 +121,7 @@ extension MappingChecker {
     private func expressionScope(_ sides: EntityMappingSides, mappings: [String: (source: String?, destination: String?)]) -> CheckScope {
         let entityMapping = sides.entityMapping
         var scope = CheckScope(schema: sides.sourceSchema, source: sides.sourceEntity?.name, variables: [
-            "destination": sides.destinationEntity.map { .object($0.name) } ?? .unknown, "entityMapping": .unknown, "propertyMapping": .unknown,
+            "destination": sides.destinationEntity.map { .object($0.name) } ?? .unknown, "entityMapping": .entityMapping, "propertyMapping": .propertyMapping,
         ])
         if sides.sourceEntity == nil { scope.evaluatedObject = .unknown; scope.variables["source"] = .unknown }
         scope.entityMappings = mappings

@@ -4,20 +4,31 @@ import MapcModel
 import MapcStore
 
 /// The evaluators of a run, one per entity mapping (each with its policy's functions), and what
-/// each has bound: `$source`, `$destination` and `$entityMapping` are bound once per object, not
-/// per expression, since they only change with the objects. A failure comes back located in the
+/// each has bound: `$entityMapping` once, `$source` and `$destination` once per object, not per
+/// expression, since they only change with the objects (`$propertyMapping` per expression, in
+/// the mappings that read it). A failure comes back located in the
 /// mapping file, naming the mapping, the property and the object.
 final class MappingEvaluators {
     private let mapping: MappingModel
     private let evaluators: [Evaluator]
     /// The objects each mapping's evaluator has bound to `$source` and `$destination`.
     private var bound: [(source: ObjectRef?, destination: ObjectRef?)]
+    /// Whether each mapping's expressions read `$propertyMapping`, bound per expression only there.
+    private let readsPropertyMapping: [Bool]
 
     /// Evaluators reading source objects from `graph`, one per mapping with its policy's functions.
     init(mapping: MappingModel, policies: [EntityMigrationPolicy], graph: StoreObjectGraph, now: Date) {
         self.mapping = mapping
-        evaluators = policies.map { Evaluator(context: EvaluationContext(graph: graph, manager: nil, policyFunctions: $0.functions, now: now)) }
+        evaluators = zip(mapping.entityMappings, policies).map { entityMapping, policy in
+            let evaluator = Evaluator(context: EvaluationContext(graph: graph, manager: nil, policyFunctions: policy.functions, now: now))
+            evaluator.context.variables["entityMapping"] = .handle(.entityMapping(name: entityMapping.name, sourceEntityName: entityMapping.source,
+                                                                                  destinationEntityName: entityMapping.destination, userInfo: entityMapping.userInfo))
+            return evaluator
+        }
         bound = Array(repeating: (nil, nil), count: policies.count)
+        readsPropertyMapping = mapping.entityMappings.map { entityMapping in
+            (entityMapping.attributes + entityMapping.relationships).contains { $0.expression.text.contains("propertyMapping") }
+        }
     }
 
     /// Answers every evaluator's `FUNCTION($manager, …)` calls (held weakly).
@@ -36,9 +47,9 @@ final class MappingEvaluators {
             evaluator.context.evaluatedObject = .object(sourceRef)
             evaluator.context.variables["source"] = .object(sourceRef)
             evaluator.context.variables["destination"] = destinationRef.map { .object($0) } ?? .null
-            evaluator.context.variables["entityMapping"] = .handle(.opaque(entityMapping.name))
             bound[index] = (sourceRef, destinationRef)
         }
+        if readsPropertyMapping[index] { evaluator.context.variables["propertyMapping"] = .handle(.propertyMapping(name: property)) }
         do {
             return try run(evaluator, expression.expression)
         } catch let error as ExpressionError {

@@ -62,6 +62,17 @@ extension ExpressionChecker {
             return .integer
         case .manager where name == "sourceContext" || name == "destinationContext":
             return .context
+        case .entityMapping where MappingKeys.entityMapping.contains(name):
+            return name == "userInfo" ? .userInfo : .string
+        case .propertyMapping where MappingKeys.propertyMapping.contains(name):
+            return .string
+        case .userInfo:
+            return .string
+        case .entityMapping, .propertyMapping:
+            let keys = target == .entityMapping ? MappingKeys.entityMapping : MappingKeys.propertyMapping
+            error("cannot read key '\(name)' of \(article(target))", range,
+                  fix: Suggestions.didYouMean(name, in: keys) ?? "\(article(target)) has: \(keys.joined(separator: ", "))")
+            return .unknown
         default:
             error("cannot read key '\(name)' of \(article(target))", range)
             return .unknown

@@ -101,7 +101,7 @@ package struct ExpressionChecker {
         case .unknown, .null: return
         case .collection: error("a collection cannot be stored in \(target)", expression.range)
         case .object: error("an object cannot be stored in \(target) (relationships take objects; attributes take values)", expression.range)
-        case .manager, .policy, .context, .fetchRequest: error("\(article(result)) result cannot be stored in \(target)", expression.range)
+        case .manager, .policy, .context, .fetchRequest, .entityMapping, .propertyMapping, .userInfo: error("\(article(result)) cannot be stored in \(target)", expression.range)
         case .bool, .integer, .double, .decimal, .string, .date, .binary, .uuid, .uri:
             guard let kind = result.valueKind else { return }
             switch ValueRules.assignment(of: kind, to: attribute.type) {

@@ -46,8 +46,14 @@ public enum Handle: Sendable, Hashable {
     case destinationContext
     /// A fetch request of an entity's objects with a predicate (Xcode's standard fetch).
     case fetchRequest(entity: String, predicate: String)
-    /// Any other variable the caller binds opaquely (`$entityMapping`, `$propertyMapping`).
-    case opaque(String)
+    /// `$entityMapping`, the entity mapping being run (Core Data's NSEntityMapping): its keys
+    /// `name`, `sourceEntityName`, `destinationEntityName` and `userInfo` can be read.
+    case entityMapping(name: String, sourceEntityName: String?, destinationEntityName: String?, userInfo: [String: String])
+    /// `$propertyMapping`, the property mapping being evaluated: its key `name`, the
+    /// destination property's.
+    case propertyMapping(name: String)
+    /// An entity mapping's `userInfo` (`$entityMapping.userInfo`): a key it lacks reads as nil.
+    case userInfo([String: String])
 }
 
 /// A value during evaluation: a schema value, an object, a collection, or a handle.
@@ -99,7 +105,9 @@ public indirect enum EvalValue: Sendable, Hashable {
             case .entityPolicy: return "the entity policy"
             case .sourceContext, .destinationContext: return "a context"
             case .fetchRequest: return "a fetch request"
-            case .opaque(let name): return name
+            case .entityMapping: return "the entity mapping"
+            case .propertyMapping: return "the property mapping"
+            case .userInfo: return "a user info dictionary"
             }
         }
     }

@@ -238,6 +238,17 @@ package final class Evaluator {
             return .handle(.sourceContext)
         case .handle(.manager) where name == "destinationContext":
             return .handle(.destinationContext)
+        case .handle(.entityMapping(let mappingName, let sourceEntity, let destinationEntity, let userInfo)) where MappingKeys.entityMapping.contains(name):
+            switch name {
+            case "name": return .scalar(.string(mappingName))
+            case "sourceEntityName": return sourceEntity.map { .scalar(.string($0)) } ?? .null
+            case "destinationEntityName": return destinationEntity.map { .scalar(.string($0)) } ?? .null
+            default: return .handle(.userInfo(userInfo))
+            }
+        case .handle(.propertyMapping(let propertyName)) where MappingKeys.propertyMapping.contains(name):
+            return .scalar(.string(propertyName))
+        case .handle(.userInfo(let userInfo)):
+            return userInfo[name].map { .scalar(.string($0)) } ?? .null
         default:
             throw failure("cannot read key '\(name)' of \(target.kindName)", range)
         }

@@ -34,6 +34,12 @@ package indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
     case context
     /// A fetch request.
     case fetchRequest
+    /// `$entityMapping`.
+    case entityMapping
+    /// `$propertyMapping`.
+    case propertyMapping
+    /// An entity mapping's `userInfo`.
+    case userInfo
 
     /// The type of an attribute's values: its value kind (`ValueKind(type)`, the one mapping of
     /// attribute types to kinds).
@@ -111,6 +117,9 @@ package indirect enum ExprType: Sendable, Equatable, CustomStringConvertible {
         case .policy: return "entity policy"
         case .context: return "context"
         case .fetchRequest: return "fetch request"
+        case .entityMapping: return "entity mapping"
+        case .propertyMapping: return "property mapping"
+        case .userInfo: return "user info dictionary"
         }
     }
 }

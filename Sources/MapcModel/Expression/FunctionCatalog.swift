@@ -131,3 +131,13 @@ package protocol MigrationManagerFunctions: AnyObject {
     /// Source objects from which the named entity mapping created the destination objects.
     func sourceInstances(forEntityMappingNamed name: String, destinationInstances: [ObjectRef]) throws -> [ObjectRef]
 }
+
+/// The keys an expression reads of `$entityMapping` and `$propertyMapping` (Core Data's
+/// NSEntityMapping and NSPropertyMapping, as key-value coding reads them): the checker's and
+/// the evaluator's one list.
+package enum MappingKeys {
+    /// `$entityMapping.name`, `.sourceEntityName`, `.destinationEntityName`, `.userInfo.<key>`.
+    package static let entityMapping = ["name", "sourceEntityName", "destinationEntityName", "userInfo"]
+    /// `$propertyMapping.name`, the destination property's.
+    package static let propertyMapping = ["name"]
+}
