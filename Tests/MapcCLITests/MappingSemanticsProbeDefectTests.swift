@@ -67,4 +67,34 @@ struct MappingSemanticsProbeDefectTests {
         let stored = try CLI.run(["check"], in: folder)
         #expect(stored.status == 1 && stored.stderr.contains("an entity mapping cannot be stored in"), "\(stored.stderr)")
     }
+    /// An ordered to-many set by its own expression (an owner's cats) whose inverse another
+    /// mapping sets for other objects (each dog's owner) interleaved the two by their places
+    /// (`d1, c3, d2, c1, c2`). Both are kept, whatever the mappings' order: the list's own
+    /// objects in its order, then the others in the order they were related.
+    @Test(arguments: [true, false]) func anOrderedListSetFromBothSidesKeepsItsOwnOrderFirst(dogsFirst: Bool) throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Owner:\n    attributes:\n      name: string\n    relationships:\n      cats: {destination: Cat, toMany: true, ordered: true, inverse: owner, optional: true}\n"
+                + "      dogs: {destination: Dog, toMany: true, inverse: owner, optional: true}\n"
+                + "  Cat:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Owner, inverse: cats, optional: true}\n"
+                + "  Dog:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Owner, inverse: dogs, optional: true}\n"),
+            ("v2", "  Owner:\n    attributes:\n      name: string\n    relationships:\n      pets: {destination: Pet, toMany: true, ordered: true, inverse: owner, optional: true}\n"
+                + "  Pet:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Owner, inverse: pets, optional: true}\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let dogs = "  - name: DogToPet\n    source: Dog\n    destination: Pet\n    attributes:\n      name: $source.name\n    relationships:\n"
+            + "      owner: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"OwnerToOwner\", $source.owner)\n"
+        let cats = "  - name: CatToPet\n    source: Cat\n    destination: Pet\n    attributes:\n      name: $source.name\n"
+        let owners = "  - name: OwnerToOwner\n    source: Owner\n    destination: Owner\n    attributes:\n      name: $source.name\n    relationships:\n"
+            + "      pets: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"CatToPet\", $source.cats)\n"
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n" + (dogsFirst ? dogs + cats + owners : owners + cats + dogs), to: "mappings/v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Owner": [{"id": "o1", "name": "O", "cats": ["c3", "c1", "c2"]}], "#
+                         + #""Cat": [{"id": "c1", "name": "c1"}, {"id": "c2", "name": "c2"}, {"id": "c3", "name": "c3"}], "#
+                         + #""Dog": [{"id": "d1", "name": "d1", "owner": "o1"}, {"id": "d2", "name": "d2", "owner": "o1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.contains(#""pets":["c3","c1","c2","d1","d2"]"#), "\(dump)")
+    }
 }

@@ -53,9 +53,16 @@ final class RelationshipSetter {
             try writer.unlink(name, of: storage, owner: owner)
             return
         }
-        if let list = setting.orderedList { nextPlaces[list]?[owner] = nil }
+        // Objects another mapping placed in this ordered list through the inverse to-one.
+        var placedByInverse = false
+        if let list = setting.orderedList {
+            placedByInverse = nextPlaces[list]?[owner] != nil
+            nextPlaces[list]?[owner] = nil
+        }
+        var keys: [Int64] = []
         for (position, target) in targets.enumerated() {
             let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
+            keys.append(key)
             do {
                 try writer.link(name, of: storage, owner: owner, target: key, position: position,
                                 inversePosition: relationship.isToMany ? nil : try appendPosition(setting, owner: owner, target: key),
@@ -64,6 +71,23 @@ final class RelationshipSetter {
                 throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                            message: conflict.explanation(target: "\(target)", holder: writer.describeObject(key: conflict.holder, of: conflict.ownerEntity)))
             }
+        }
+        if placedByInverse { try placeAfter(keys, in: setting, owner: owner) }
+    }
+
+    /// Moves the objects of an owner's ordered list that are not `keys` (placed there by another
+    /// mapping setting their to-one inverse) after `keys`, in their order: the list set from its
+    /// own side comes first, whichever mapping ran first (Core Data's last write would replace
+    /// the list, losing the others' links in one order of the mappings and not the other).
+    private func placeAfter(_ keys: [Int64], in setting: Setting, owner: Int64) throws {
+        guard case .inverseForeignKey(let table, let column, let order?, _)? = setting.storage.relationships[setting.relationship.name],
+              let members = destinationStore.layout.entities[setting.relationship.destination] else { return }
+        try writer.flush()
+        let key = members.primaryKey.quotedDatabaseIdentifier, listed = Set(keys)
+        let others = try Int64.fetchAll(writer.db, sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ? ORDER BY \(order.quotedDatabaseIdentifier), \(key)",
+                                        arguments: [owner]).filter { !listed.contains($0) }
+        for (index, other) in others.enumerated() {
+            try writer.link(setting.relationship.name, of: setting.storage, owner: owner, target: other, position: keys.count + index, inversePosition: nil, keepsFirstOwner: false)
         }
     }
 
