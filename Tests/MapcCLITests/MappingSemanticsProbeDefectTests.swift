@@ -97,4 +97,27 @@ struct MappingSemanticsProbeDefectTests {
         let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
         #expect(dump.contains(#""pets":["c3","c1","c2","d1","d2"]"#), "\(dump)")
     }
+    /// A filter is a source fetch's predicate, which Core Data runs as SQL on the store:
+    /// `street != "S1"` holds for no object without a street (`<>` with NULL is unknown), nor does
+    /// `NOT (rating < 3)` for one without a rating. mapc took both for true (as an in-memory
+    /// predicate has it), migrating objects Core Data leaves out, on the interpreted path (text)
+    /// and the compiled one (numbers) alike.
+    @Test(arguments: ["street != \"S1\"", "NOT (street < \"S2\")", "rating != 3", "NOT (rating < 3)", "rating != 3 OR street == nil"])
+    func aFilterTreatsNilAsCoreDatasFetchDoes(filter: String) throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Person:\n    attributes:\n      name: string\n      street: string?\n      rating: int64?\n"),
+            ("v2", "  Person:\n    attributes:\n      name: string\n  Address:\n    attributes:\n      street: string?\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        let quoted = "'" + filter.replacingOccurrences(of: "'", with: "''") + "'"
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: PersonToPerson\n    source: Person\n    destination: Person\n    attributes:\n      name: $source.name\n"
+                         + "  - name: PersonToAddress\n    source: Person\n    destination: Address\n    filter: \(quoted)\n    attributes:\n      street: $source.street\n", to: "mappings/v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p1", "name": "Ann", "street": "S9", "rating": 5}, {"id": "p2", "name": "Bob", "street": null, "rating": null}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let addresses = try sqliteOutput(folder, "s.db", "SELECT count(*) FROM Address").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(addresses == (filter.contains("OR street == nil") ? "2" : "1"), "\(filter): \(addresses) addresses")
+    }
 }

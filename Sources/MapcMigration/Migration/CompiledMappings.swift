@@ -204,7 +204,7 @@ struct CompiledMappings {
         var condition = "s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ?"
         var conditionArguments: [DatabaseValue] = [sourceStorage.discriminator]
         if let filter = entityMapping.filter {
-            guard let compiled = compiler.predicate(filter.expression) else { return nil }
+            guard let compiled = compiler.storePredicate(filter.expression) else { return nil }
             condition += " AND \(compiled.sql)"
             conditionArguments += compiled.arguments
         }

@@ -13,6 +13,6 @@ extension MigrationRun {
         if let test = analysis.nilTests[index], let value = source.data.attributes[test.attribute] {
             return (value == .null) == test.keepsNil
         }
-        return try evaluators.evaluate(filter, at: index, for: source, property: "filter") { try $0.evaluatePredicate($1) }
+        return try evaluators.evaluate(filter, at: index, for: source, property: "filter") { try $0.evaluateStorePredicate($1) }
     }
 }

@@ -102,7 +102,7 @@ struct SourceReader {
                     graph.remember(batch: batch)
                     for data in batch {
                         let object = object(data)
-                        let keep = try evaluators.evaluate(filter, at: index, for: object, property: "sourceExpression") { try $0.evaluatePredicate($1) }
+                        let keep = try evaluators.evaluate(filter, at: index, for: object, property: "sourceExpression") { try $0.evaluateStorePredicate($1) }
                         if keep { try body(object) }
                     }
                     graph.remember(batch: [])

@@ -255,7 +255,7 @@ extension Evaluator {
         var kept: [EvalValue] = []
         for ref in try context.graph.objects(of: entity) {
             context.evaluatedObject = .object(ref)
-            if try truth(of: predicate) { kept.append(.object(ref)) }
+            if try storeTruth(of: predicate) ?? false { kept.append(.object(ref)) }
         }
         // A fetch's results are an array (`executeFetchRequest:` returns an NSArray).
         let result = EvalValue.collection(try checkSize(kept, range), ordered: true)

@@ -92,6 +92,45 @@ package final class Evaluator {
         return try truth(of: expression)
     }
 
+    /// Evaluates a predicate as SQLite evaluates the SQL Core Data makes of a source fetch's
+    /// predicate (a mapping's filter, a `FETCH`): a comparison with nil on a side that is not the
+    /// literal nil is unknown (`street != "S1"` holds for no object without a street), `NOT`
+    /// of unknown is unknown, `AND` and `OR` are SQL's three-valued ones, and unknown does not
+    /// hold. Elsewhere (values, `SUBQUERY`, quantified comparisons) as `evaluatePredicate`.
+    package func evaluateStorePredicate(_ expression: Expr) throws -> Bool {
+        steps = 0
+        return try storeTruth(of: expression) ?? false
+    }
+
+    /// A predicate's truth in SQL's three-valued logic: nil for unknown.
+    func storeTruth(of expression: Expr) throws -> Bool? {
+        switch expression.kind {
+        case .not(let operand):
+            return try storeTruth(of: operand).map { !$0 }
+        case .and(let left, let right):
+            let first = try storeTruth(of: left)
+            if first == false { return false }
+            let second = try storeTruth(of: right)
+            if second == false { return false }
+            return first == true && second == true ? true : nil
+        case .or(let left, let right):
+            let first = try storeTruth(of: left)
+            if first == true { return true }
+            let second = try storeTruth(of: right)
+            if second == true { return true }
+            return first == false && second == false ? false : nil
+        case .comparison(let op, nil, let options, let leftExpression, let rightExpression)
+            where leftExpression.kind != .literal(.null) && rightExpression.kind != .literal(.null):
+            steps += 1
+            let left = try value(of: leftExpression), right = try value(of: rightExpression)
+            // SQL's NULL in a comparison; `x == nil` (the literal) is `IS NULL`, two-valued.
+            if left.isNull || right.isNull { return nil }
+            return try compareOne(op, options, left, right, expression.range)
+        default:
+            return try truth(of: expression)
+        }
+    }
+
     // MARK: Core
 
     func failure(_ message: String, _ range: SourceRange, fix: String? = nil) -> ExpressionError {
@@ -375,7 +414,7 @@ package final class Evaluator {
         }
     }
 
-    private func compareOne(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> Bool {
+    func compareOne(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> Bool {
         steps += 1
         switch op {
         case .equal: return ValueSemantics.equal(left, right, options: options)

@@ -31,7 +31,8 @@ package struct SQLFragment: Sendable {
 /// != nil`), comparisons of numbers and of dates, `AND`, `OR`, `NOT`, `TRUEPREDICATE` and
 /// `FALSEPREDICATE`. Everything else (strings compared, arithmetic, functions, relationships) is
 /// left to the interpreter: `compile` returns nil and the caller evaluates row by row. Comparisons
-/// compile to 0 or 1, never NULL, so `NOT` agrees with mapc's two-valued logic.
+/// compile to 0 or 1, never NULL, so `NOT` agrees with mapc's two-valued logic; a mapping's filter
+/// keeps SQL's NULL, as Core Data's fetch of the source objects does (`storePredicate`).
 package struct SQLCompiler {
     /// The schema of the rows.
     let schema: Schema
@@ -80,16 +81,29 @@ package struct SQLCompiler {
 
     /// A predicate as SQL giving 0 or 1, or nil when it is outside the compiled subset.
     package func predicate(_ expression: Expr) -> SQLFragment? {
+        predicate(expression, threeValued: false)
+    }
+
+    /// A source fetch's predicate (a mapping's filter) as SQL giving 0 or 1, with SQL's NULL in
+    /// its comparisons as Core Data's fetch has it (`Evaluator.evaluateStorePredicate`): a
+    /// comparison with a nil value is unknown, and so is its `NOT`; unknown does not hold.
+    package func storePredicate(_ expression: Expr) -> SQLFragment? {
+        predicate(expression, threeValued: true).map { SQLFragment(sql: "COALESCE(\($0.sql), 0)", arguments: $0.arguments, type: .bool) }
+    }
+
+    /// A predicate as SQL: two-valued (0 or 1, never NULL, so `NOT` agrees with mapc's
+    /// two-valued logic), or with SQL's NULL kept in comparisons of values (`threeValued`).
+    private func predicate(_ expression: Expr, threeValued: Bool) -> SQLFragment? {
         switch expression.kind {
         case .constantPredicate(let flag):
             return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)
         case .literal(.bool(let flag)):
             return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)
         case .not(let operand):
-            guard let inner = predicate(operand) else { return nil }
+            guard let inner = predicate(operand, threeValued: threeValued) else { return nil }
             return SQLFragment(sql: "(NOT \(inner.sql))", arguments: inner.arguments, type: .bool)
         case .and(let left, let right), .or(let left, let right):
-            guard let a = predicate(left), let b = predicate(right) else { return nil }
+            guard let a = predicate(left, threeValued: threeValued), let b = predicate(right, threeValued: threeValued) else { return nil }
             let op: String
             if case .and = expression.kind { op = "AND" } else { op = "OR" }
             return SQLFragment(sql: "(\(a.sql) \(op) \(b.sql))", arguments: a.arguments + b.arguments, type: .bool)
@@ -110,16 +124,17 @@ package struct SQLCompiler {
             guard (numeric(a.type) && numeric(b.type)) || (a.type == .date && b.type == .date) else { return nil }
             let sqlOp: String
             switch op {
-            case .equal: sqlOp = "IS"
-            case .notEqual: sqlOp = "IS NOT"
+            case .equal: sqlOp = threeValued ? "=" : "IS"
+            case .notEqual: sqlOp = threeValued ? "<>" : "IS NOT"
             case .less: sqlOp = "<"
             case .lessOrEqual: sqlOp = "<="
             case .greater: sqlOp = ">"
             case .greaterOrEqual: sqlOp = ">="
             default: return nil
             }
-            // IS / IS NOT never give NULL; ordering with NULL is false in mapc, so COALESCE to 0.
-            let sql = sqlOp.hasPrefix("IS") ? "(\(a.sql) \(sqlOp) \(b.sql))" : "COALESCE(\(a.sql) \(sqlOp) \(b.sql), 0)"
+            // IS / IS NOT never give NULL; ordering with NULL is false in mapc, so COALESCE to 0
+            // (three-valued, NULL stays unknown).
+            let sql = threeValued || sqlOp.hasPrefix("IS") ? "(\(a.sql) \(sqlOp) \(b.sql))" : "COALESCE(\(a.sql) \(sqlOp) \(b.sql), 0)"
             return SQLFragment(sql: sql, arguments: a.arguments + b.arguments, type: .bool)
         default:
             return nil
