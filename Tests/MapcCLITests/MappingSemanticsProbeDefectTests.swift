@@ -120,4 +120,23 @@ struct MappingSemanticsProbeDefectTests {
         let addresses = try sqliteOutput(folder, "s.db", "SELECT count(*) FROM Address").trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(addresses == (filter.contains("OR street == nil") ? "2" : "1"), "\(filter): \(addresses) addresses")
     }
+    /// An add mapping with expressions and no policy makes nothing (its expressions never run),
+    /// and a lookup naming a remove mapping is always empty: both passed `check` in silence.
+    @Test func mappingsThatCanMakeNothingAreWarnedOf() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Owner:\n    attributes:\n      name: string\n    relationships:\n      dogs: {destination: Dog, toMany: true, inverse: owner, optional: true}\n"
+                + "  Dog:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Owner, inverse: dogs, optional: true}\n"),
+            ("v2", "  Owner:\n    attributes:\n      name: string\n    relationships:\n      pets: {destination: Pet, toMany: true, inverse: owner, optional: true}\n"
+                + "  Pet:\n    attributes:\n      name: string\n    relationships:\n      owner: {destination: Owner, inverse: pets, optional: true}\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: ToPet\n    type: add\n    destination: Pet\n    attributes:\n      name: '\"ghost\"'\n"
+                         + "  - name: OwnerToOwner\n    source: Owner\n    destination: Owner\n    attributes:\n      name: $source.name\n    relationships:\n"
+                         + "      pets: FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"DogRemove\", $source.dogs)\n"
+                         + "  - name: DogRemove\n    source: Dog\n    type: remove\n", to: "mappings/v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/v1_to_v2.yaml"], in: folder)
+        #expect(check.stderr.contains("5:11: warning: an add mapping without a policy makes no objects, so its property expressions never run"), "\(check.stderr)")
+        #expect(check.stderr.contains("warning: mapping 'DogRemove' has no destination entity (a remove mapping makes no objects), so this lookup is always empty"), "\(check.stderr)")
+    }
 }
