@@ -20,9 +20,13 @@ struct TestCommand: ParsableCommand {
         for a --to version) and checked against expected/<name>.assertions, one assertion per line: \
         'Note: count == 200', 'Note: every title != nil', 'Note: some ANY attachments.caption BEGINSWITH "Milk"', \
         'Note: no body == nil' (a bare predicate is 'every'). --record writes the expected files from today's results, \
-        for review. Exit status: 0 when every case passed, 1 when one failed, 2 when the fixtures cannot be read.
+        for review. Name fixtures (notes-v1, or fixtures/notes-v1.sqlite) to run their cases alone. \
+        Exit status: 0 when every case passed, 1 when one failed, 2 when the fixtures cannot be read.
         """
     )
+
+    @Argument(help: ArgumentHelp("Fixtures whose cases to run, by name or path; every fixture when none is named.", valueName: "fixture"))
+    var named: [String] = []
 
     @Option(help: ArgumentHelp("The folder of fixture stores, one per released version.", valueName: "dir"))
     var fixtures = "./fixtures"
@@ -77,6 +81,16 @@ struct TestCommand: ParsableCommand {
             if let (name, paths) = byName.filter({ $0.value.count > 1 }).min(by: { $0.key < $1.key }) {
                 throw MapcError.file("the fixtures \(paths.sorted().joined(separator: " and ")) share the name \(name), and so would share expected/\(name).json; rename one of them")
             }
+            // Named fixtures run alone, in the folder's order; a name none has is said before any case runs.
+            if !named.isEmpty {
+                let wanted = named.map(MigrationTestCase.name(ofFixture:))
+                if let missing = wanted.first(where: { byName[$0] == nil }) {
+                    let names = byName.keys.sorted()
+                    throw MapcError.notFound("no fixture named \(missing) in \(fixtures)"
+                                             + (Suggestions.didYouMean(missing, in: names).map { "; \($0)" } ?? "") + "; the fixtures are \(names.joined(separator: ", "))")
+                }
+                fixturePaths = fixturePaths.filter { Set(wanted).contains(MigrationTestCase.name(ofFixture: $0)) }
+            }
             // The copies go to the temporary folder: one that cannot be used is the run's problem, not each case's.
             try FileManager.default.removeItem(at: try Files.newTemporaryFolder(prefix: MigrationTestCase.copiesPrefix))
         }
@@ -107,8 +121,9 @@ struct TestCommand: ParsableCommand {
                 for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
             }
         }
-        // An expected file whose fixture is gone: the suite would shrink without a word.
-        if !record {
+        // An expected file whose fixture is gone: the suite would shrink without a word (a run of
+        // named cases is not the suite).
+        if !record && named.isEmpty {
             for orphan in MigrationTestCase.orphans(in: expected, fixtures: fixturePaths) {
                 var test = MigrationTestCase(fixture: orphan.fixture, target: nil, expected: expected)
                 test.label = orphan.file

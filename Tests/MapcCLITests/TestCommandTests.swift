@@ -34,6 +34,23 @@ struct TestCommandTests {
         #expect(v2.stdout.hasSuffix("3 passed, 0 failed, 1 skipped\n"), "\(v2.stdout)")
     }
 
+    /// One case named runs alone (a failing one, while it is mended), by its fixture's name or
+    /// path; a name no fixture has is said before anything runs, with the names there are.
+    @Test func namedCasesRunAlone() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let one = try CLI.run(["test", "notes-v2"], in: folder)
+        #expect(one.status == 0 && one.stdout.contains("PASS notes-v2 -> v4") && one.stdout.hasSuffix("1 passed, 0 failed\n"), "\(one.stdout)")
+        let two = try CLI.run(["test", "fixtures/notes-v1.sqlite", "notes-v3", "--to", "v4"], in: folder)
+        #expect(two.status == 0 && two.stdout.hasSuffix("2 passed, 0 failed\n") && !two.stdout.contains("notes-v2"), "\(two.stdout)")
+        // The other cases' expected files are not orphans of a run that names one.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("fixtures/notes-v3.sqlite"))
+        #expect(try CLI.run(["test", "notes-v1"], in: folder).status == 0)
+        let unknown = try CLI.run(["test", "notes-v4"], in: folder)
+        #expect(unknown.status == 2 && unknown.stderr.contains("no fixture named notes-v4 in ./fixtures") && unknown.stderr.contains("notes-v1, notes-v2, notes-v2-coredata"), "\(unknown.stderr)")
+        #expect(!unknown.stdout.contains("PASS"), "\(unknown.stdout)")
+    }
+
     /// A broken mapping of a later step fails the cases that reach it with its diagnostics, not
     /// with the note on how far a store can be migrated now, which is for a store someone keeps.
     @Test func aBrokenLaterStepFailsItsCasesWithoutTheNoteForAStore() throws {
