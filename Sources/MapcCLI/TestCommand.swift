@@ -117,7 +117,7 @@ struct TestCommand: ParsableCommand {
                     Console.out("SKIP \(result.name): \(why)")
                     continue
                 }
-                Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")")
+                Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")\(result.alreadyRecorded.map { "; \($0) holds this result already" } ?? "")")
                 for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
             }
         }
@@ -150,6 +150,8 @@ struct MigrationTestCase {
     var failures: [String] = []
     var seconds = 0.0
     var recorded: String?
+    /// The expected file `--record` left as it was, since it holds today's result already.
+    var alreadyRecorded: String?
 
     init(fixture: String, target: String?, expected: String) {
         self.fixture = fixture
@@ -250,10 +252,18 @@ struct MigrationTestCase {
             let byAssertionsAlone = FileManager.default.fileExists(atPath: result.assertions) && !FileManager.default.fileExists(atPath: result.expectedData)
             if record && !byAssertionsAlone {
                 do {
-                    let dump = try DataFile.dump(store)
-                    try Files.makeFolder(Files.parentFolder(of: result.expectedData))
-                    try Files.write(Data((dump.serialized(pretty: true) + "\n").utf8), to: result.expectedData, replace: true)
-                    result.recorded = result.expectedData
+                    // An expected file that already holds today's result is kept as written (a hand
+                    // edit's order, spacing or number forms): recording rewrites only what differs.
+                    if FileManager.default.fileExists(atPath: result.expectedData),
+                       let kept = try? JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData),
+                       (try? ExpectedData.differences(expected: kept, store: store, file: result.expectedData).isEmpty) == true {
+                        result.alreadyRecorded = result.expectedData
+                    } else {
+                        let dump = try DataFile.dump(store)
+                        try Files.makeFolder(Files.parentFolder(of: result.expectedData))
+                        try Files.write(Data((dump.serialized(pretty: true) + "\n").utf8), to: result.expectedData, replace: true)
+                        result.recorded = result.expectedData
+                    }
                 } catch {
                     result.failures.append("cannot record \(result.expectedData): " + BatchOutcome.message(of: error))
                 }
