@@ -20,10 +20,13 @@ public final class AttachmentToImageAttachmentMigrationPolicyV3toV4: EntityMigra
         }
         attachment["width"] = .double(width)
         attachment["height"] = .double(height)
-        // The tutorial's body.substring(to: 80) raises on short bodies; prefix is safe.
-        var caption = ""
-        if case .scalar(.string(let body)) = try source.value(forKeyPath: "note.body") { caption = String(body.prefix(80)) }
-        attachment["caption"] = .string(caption)
+        // The tutorial's body.substring(to: 80) raises on short bodies; prefix is safe. A body
+        // another writer stored as bytes that are not UTF-8 text keeps its first 80 bytes.
+        switch try source.value(forKeyPath: "note.body") {
+        case .scalar(.string(let body)): attachment["caption"] = .string(String(body.prefix(80)))
+        case .scalar(.nonUTF8Text(let bytes)): attachment["caption"] = .nonUTF8Text(bytes.prefix(80))
+        default: attachment["caption"] = .string("")
+        }
         try manager.insert(attachment, associatedWith: source, mapping: mapping)
     }
 }

@@ -45,6 +45,19 @@ struct StoredValuesCommandTests {
         #expect(upper.status == 1 && upper.stderr.contains("text whose bytes are not UTF-8 (C3 28 FF)") && upper.stderr.contains("Note 'n1'"), "\(upper.stderr)")
     }
 
+    /// The shipped policy made an empty caption of a body that is not UTF-8 (it read text only):
+    /// the caption is the body's beginning, byte for byte.
+    @Test func theShippedPolicyKeepsABodyThatIsNotUTF8InTheCaption() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v2","objects":{"Note":[{"id":"n1","title":"a","body":"b","dateCreated":"2024-01-01T00:00:00Z","image":"iVBORw0KGgo="}]}}"#, to: "n1.json")
+        #expect(try CLI.run(["load", "n1.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "UPDATE Note SET body = CAST(x'c328ff41' AS TEXT)")
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try sqliteOutput(folder, "s.db", "SELECT hex(caption), typeof(caption) FROM Attachment").trimmingCharacters(in: .whitespacesAndNewlines) == "C328FF41|text")
+    }
+
     @Test func aMappingThatReadsSuchTextAsCharactersIsRefusedNamingTheObject() throws {
         let folder = try oddTextStore()
         defer { try? FileManager.default.removeItem(at: folder) }
