@@ -59,7 +59,7 @@ let invalidSchemas: [InvalidSchemaCase] = [
     .init(name: "unknown destination", yaml: entity("  Note:\n    relationships:\n      tags: { destination: Tagg, toMany: true, optional: true }\n  Tag: {}\n"), message: "unknown destination entity 'Tagg' of 'Note.tags'; did you mean 'Tag'?", line: 6, column: 28),
     .init(name: "relationship without destination", yaml: entity("  Note:\n    relationships:\n      tags: { toMany: true }\n"), message: "relationship 'Note.tags' has no destination", line: 6, column: 7),
     .init(name: "unknown inverse", yaml: entity("  Note:\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: notes }\n  Tag:\n    relationships:\n      note: { destination: Note, inverse: tags }\n"), message: "inverse 'notes' of 'Note.tags' is not a relationship of 'Tag'; did you mean 'note'?", line: 6, column: 56),
-    .init(name: "inverse pair not pointing back", yaml: entity("  Note:\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: note }\n  Tag:\n    relationships:\n      note: { destination: Note, inverse: other }\n      other: { destination: Note }\n"), message: "inverse pair does not point at each other: 'Note.tags' names 'Tag.note' as inverse, but 'Tag.note' names 'other' as its inverse", line: 6, column: 56, isWarning: true),
+    .init(name: "inverse pair not pointing back", yaml: entity("  Note:\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: note }\n      other: { destination: Tag }\n  Tag:\n    relationships:\n      note: { destination: Note, inverse: other }\n"), message: "inverse pair does not point at each other: 'Note.tags' names 'Tag.note' as inverse, but 'Tag.note' names 'other' as its inverse", line: 6, column: 56, isWarning: true),
     .init(name: "inverse is an attribute", yaml: entity("  Note:\n    relationships:\n      tag: { destination: Tag, inverse: label }\n  Tag:\n    attributes:\n      label: string\n"), message: "inverse 'label' of 'Note.tag' is an attribute of 'Tag', not a relationship", line: 6, column: 41),
     .init(name: "inverse leads elsewhere", yaml: entity("  Note:\n    relationships:\n      tag: { destination: Tag, inverse: owner }\n  Tag:\n    relationships:\n      owner: { destination: Tag, inverse: tag }\n"), message: "inverse pair does not match: 'Note.tag' names 'Tag.owner' as inverse, but that relationship leads to 'Tag', not 'Note'", line: 6, column: 41),
     .init(name: "unknown parent", yaml: entity("  Image:\n    parent: Attachmnt\n  Attachment: {}\n"), message: "unknown parent entity 'Attachmnt' of 'Image'; did you mean 'Attachment'?", line: 5, column: 13),
@@ -127,6 +127,14 @@ struct SchemaDiagnosticsTests {
         let diagnostics = SchemaLoader.parse(source: source).diagnostics
         let text = DiagnosticRenderer(sources: [source]).render(diagnostics)
         #expect(text == "test.yaml:6:22: error: unknown type 'strng'; did you mean 'string'?\n      title: { type: strng }\n                     ^~~~~\n")
+    }
+
+    /// A misspelt inverse is one error: the other side, which names this one as its inverse, was
+    /// also warned of as a pair that does not point back (the same mistake said twice).
+    @Test func aMisspeltInverseIsSaidOnce() {
+        let yaml = header + "  Note:\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: notes }\n  Tag:\n    relationships:\n      note: { destination: Note, inverse: tags }\n"
+        let diagnostics = parseSchema(yaml).diagnostics
+        #expect(diagnostics.map(\.message) == ["inverse 'notes' of 'Note.tags' is not a relationship of 'Tag'"], "\(diagnostics.map(\.description))")
     }
 
     @Test func missingInverseIsAWarning() throws {

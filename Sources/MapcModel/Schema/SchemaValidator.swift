@@ -301,6 +301,10 @@ package struct SchemaValidator {
             error("inverse pair does not match: \(what) names '\(destination.name).\(inverseName)' as inverse, but that relationship leads to '\(inverse.destination)', not '\(entity.name)'",
                   at: inverseAt, length: inverseName.count, fix: "point both relationships at each other's entity")
         } else if inverse.inverse != relationship.name {
+            // The other side's inverse names no relationship: its own error says so, and this would repeat it.
+            if let named = inverse.inverse, let back = schema.entity(named: inverse.destination) {
+                guard case .relationship? = schema.property(named: named, in: back) else { return }
+            }
             // Xcode warns, Core Data accepts it and wrote stores with such models: each side is kept as declared.
             let other = "'\(destination.name).\(inverseName)'"
             let said = inverse.inverse.map { "names '\($0)' as its inverse" } ?? "names no inverse"
