@@ -137,6 +137,16 @@ struct SchemaDiagnosticsTests {
         #expect(diagnostics.map(\.message) == ["inverse 'notes' of 'Note.tags' is not a relationship of 'Tag'"], "\(diagnostics.map(\.description))")
     }
 
+    /// A YAML 1.1 merge key (`<<: *defaults`) was "an unknown key '<<'" (or "not a valid name"
+    /// among relationships): it says that YAML 1.2 merges nothing, and how to write it.
+    @Test func aMergeKeyIsSaidToMergeNothing() throws {
+        let yaml = header + "  Note:\n    attributes:\n      title: &text { type: string, optional: true }\n      body:\n        <<: *text\n        minLength: 2\n"
+        let diagnostics = parseSchema(yaml).diagnostics
+        let merge = try #require(diagnostics.first { $0.message.contains("merge key") }, "\(diagnostics.map(\.description))")
+        #expect(merge.message.hasPrefix("'<<' (a merge key of YAML 1.1) merges nothing here") && merge.location?.line == 8 && merge.location?.column == 9)
+        #expect(!diagnostics.contains { $0.message.contains("unknown key '<<'") })
+    }
+
     @Test func missingInverseIsAWarning() throws {
         let yaml = header + "  Note:\n    relationships:\n      tags: { destination: Tag, toMany: true, optional: true }\n  Tag: {}\n"
         let (schema, diagnostics) = parseSchema(yaml)

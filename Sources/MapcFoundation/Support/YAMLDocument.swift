@@ -81,6 +81,12 @@ package struct YAMLDocument {
                 error("keys of \(what) must be plain names", at: key)
                 continue
             }
+            // YAML 1.1's merge key (docker-compose files use it), which YAML 1.2 does not have.
+            if name == "<<", key.scalar?.style == .plain {
+                error("'<<' (a merge key of YAML 1.1) merges nothing here: these files are read as YAML 1.2, which has no merge keys", at: key,
+                      fix: "write the keys out in \(what); an alias (*name) can stand for a whole value, not for some of its keys")
+                continue
+            }
             result.append((name, key, value))
         }
         return result
