@@ -80,7 +80,16 @@ struct CheckCommand: ParsableCommand {
                 }
             case .schema:
                 let (schema, found) = SchemaLoader.parse(source: source)
-                check(schema, found: found, path: path, into: &diagnostics, summaries: &summaries)
+                // What only the folder shows of this file (another file declaring its version) is
+                // said of it too, at the path it was named by.
+                let file = URL(fileURLWithPath: path).standardizedFileURL.path
+                let inFolder = ((try? partial.get().diagnostics) ?? []).compactMap { diagnostic -> Diagnostic? in
+                    guard let location = diagnostic.location, URL(fileURLWithPath: location.path).standardizedFileURL.path == file else { return nil }
+                    var named = diagnostic
+                    named.location?.path = path
+                    return named
+                }
+                check(schema, found: found + inFolder.filter { !found.contains($0) }, path: path, into: &diagnostics, summaries: &summaries)
             }
         }
         // The project as a whole: the version order, and one mapping file per step.

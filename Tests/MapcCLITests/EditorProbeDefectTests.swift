@@ -79,6 +79,9 @@ extension EditorProbeDefectTests {
         let check = try CLI.run(["check"], in: folder)
         #expect(check.stderr.contains("schemas/v3.yaml:6:10: error: version 'v2' is also declared by"), "\(check.stderr)")
         #expect(check.stderr.contains("version 'v3' is listed, but no schema file declares it; ./schemas/v3.yaml declares version 'v2'"), "\(check.stderr)")
+        // The file alone: the folder's word on it (another file declares its version) is said too.
+        let alone = try CLI.run(["check", "schemas/v3.yaml"], in: folder)
+        #expect(alone.status == 1 && alone.stderr.contains("schemas/v3.yaml:6:10: error: version 'v2' is also declared by") && alone.stderr.contains("version: v2\n         ^~"), "\(alone.stderr)")
         try (try String(contentsOf: v3, encoding: .utf8)).replacingOccurrences(of: "version: v2", with: "version: v3").write(to: v3, atomically: true, encoding: .utf8)
         try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
         let missing = try CLI.run(["check"], in: folder)
