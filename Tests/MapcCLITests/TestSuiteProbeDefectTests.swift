@@ -129,6 +129,11 @@ struct TestSuiteProbeDefectTests {
         try minified.write(to: folder.appendingPathComponent("expected/notes-v2.json"))
         let changed = try folder.read("expected/notes-v1.json").replacingOccurrences(of: "\"First note\"", with: "\"First\"")
         try folder.write(changed, to: "expected/notes-v1.json")
+        // A file leaving a relationship out holds less than the result: it is written whole.
+        try folder.write(try folder.read("expected/notes-v3.json").replacingOccurrences(of: ",\n        \"attachments\": [\"a1\", \"a2\"]", with: ""), to: "expected/notes-v3.json")
+        let partial = try CLI.run(["test", "--record", "notes-v3"], in: folder)
+        let rewritten = try folder.read("expected/notes-v3.json")
+        #expect(partial.stdout.contains("recorded ./expected/notes-v3.json") && rewritten.contains(#""attachments": ["a1", "a2"]"#), "\(partial.stdout)")
         let record = try CLI.run(["test", "--record", "notes-v2", "notes-v1"], in: folder)
         #expect(record.status == 0 && record.stdout.contains("./expected/notes-v2.json holds this result already") && record.stdout.contains("recorded ./expected/notes-v1.json"), "\(record.stdout)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("expected/notes-v2.json")) == minified)
