@@ -83,13 +83,20 @@ struct TestCommand: ParsableCommand {
             }
             // Named fixtures run alone, in the folder's order; a name none has is said before any case runs.
             if !named.isEmpty {
-                let wanted = named.map(MigrationTestCase.name(ofFixture:))
-                if let missing = wanted.first(where: { byName[$0] == nil }) {
-                    let names = byName.keys.sorted()
-                    throw MapcError.notFound("no fixture named \(missing) in \(fixtures)"
-                                             + (Suggestions.didYouMean(missing, in: names).map { "; \($0)" } ?? "") + "; the fixtures are \(names.joined(separator: ", "))")
+                // A fixture by its name (`app-1.0` is not `app-1`), its file name, or its path.
+                let standardized = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
+                let chosen = try named.map { argument in
+                    let path = standardized(argument)
+                    guard let found = fixturePaths.first(where: { fixture in
+                        MigrationTestCase.name(ofFixture: fixture) == argument || (fixture as NSString).lastPathComponent == argument || standardized(fixture) == path
+                    }) else {
+                        let names = byName.keys.sorted()
+                        throw MapcError.notFound("no fixture named \(argument) in \(fixtures)"
+                                                 + (Suggestions.didYouMean(argument, in: names).map { "; \($0)" } ?? "") + "; the fixtures are \(names.joined(separator: ", "))")
+                    }
+                    return found
                 }
-                fixturePaths = fixturePaths.filter { Set(wanted).contains(MigrationTestCase.name(ofFixture: $0)) }
+                fixturePaths = fixturePaths.filter(chosen.contains)
             }
             // The copies go to the temporary folder: one that cannot be used is the run's problem, not each case's.
             try FileManager.default.removeItem(at: try Files.newTemporaryFolder(prefix: MigrationTestCase.copiesPrefix))

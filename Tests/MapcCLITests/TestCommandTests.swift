@@ -49,6 +49,13 @@ struct TestCommandTests {
         let unknown = try CLI.run(["test", "notes-v4"], in: folder)
         #expect(unknown.status == 2 && unknown.stderr.contains("no fixture named notes-v4 in ./fixtures") && unknown.stderr.contains("notes-v1, notes-v2, notes-v2-coredata"), "\(unknown.stderr)")
         #expect(!unknown.stdout.contains("PASS"), "\(unknown.stdout)")
+        // A name with a dot is not cut at it, and a path names that file, not its file name elsewhere.
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("fixtures/notes-v1.sqlite"), to: folder.appendingPathComponent("fixtures/notes-v1.0.sqlite"))
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("expected/notes-v1.json"), to: folder.appendingPathComponent("expected/notes-v1.0.json"))
+        let dotted = try CLI.run(["test", "notes-v1.0"], in: folder)
+        #expect(dotted.status == 0 && dotted.stdout.contains("PASS notes-v1.0 -> v4") && dotted.stdout.hasSuffix("1 passed, 0 failed\n"), "\(dotted.stdout)")
+        let elsewhere = try CLI.run(["test", "/nonexistent/notes-v1.sqlite"], in: folder)
+        #expect(elsewhere.status == 2 && elsewhere.stderr.contains("no fixture named /nonexistent/notes-v1.sqlite"), "\(elsewhere.stderr)")
     }
 
     /// A broken mapping of a later step fails the cases that reach it with its diagnostics, not
