@@ -85,10 +85,10 @@ extension MappingChecker {
             error("a remove mapping has no destination", at: sides.entityMapping.location(of: "type"), fix: "remove 'destination:' or change the type")
         case .add where entityMapping.source != nil:
             error("an add mapping has no source", at: sides.entityMapping.location(of: "type"), fix: "remove 'source:' or change the type to transform")
-        case .add where entityMapping.policy == nil && !(entityMapping.attributes.isEmpty && entityMapping.relationships.isEmpty):
-            // No source object, so no `createDestinationInstances`: only a policy's hooks make its objects.
-            warning("an add mapping without a policy makes no objects, so its property expressions never run", at: sides.entityMapping.location(of: "type"),
-                    fix: "name a policy whose begin(_:manager:) inserts the objects, or remove the expressions")
+        case .add where entityMapping.policy == nil && entityMapping.sourceExpression == nil && !(entityMapping.attributes.isEmpty && entityMapping.relationships.isEmpty):
+            // No source object, so no `createDestinationInstances`: nothing evaluates the expressions.
+            warning("an add mapping without a source expression or a policy makes no objects, so its property expressions never run", at: sides.entityMapping.location(of: "type"),
+                    fix: "give it a sourceExpression that fetches the objects to make one from each, or a policy that inserts the objects and sets their values")
         case .copy where entityMapping.source != entityMapping.destination:
             error("a copy mapping needs the same entity on both sides", at: sides.entityMapping.location(of: "type"), fix: "use type transform with property mappings")
         case .transform where entityMapping.source == nil || entityMapping.destination == nil:

@@ -122,9 +122,9 @@ extension ExpressionChecker {
                     return .collection(.unknown)
                 }
                 let expected = known == .destinationInstancesForEntityMapping ? mapping.source : mapping.destination
-                if expected == nil || (known == .destinationInstancesForEntityMapping ? mapping.destination : mapping.source) == nil {
-                    // A remove mapping makes no objects, an add mapping reads none: nothing to find.
-                    warning("mapping '\(name)' has no \(mapping.destination == nil ? "destination" : "source") entity (\(mapping.destination == nil ? "a remove mapping makes no objects" : "an add mapping reads no source objects")), so this lookup is always empty",
+                if known == .destinationInstancesForEntityMapping, mapping.source != nil, mapping.destination == nil {
+                    // A remove mapping makes no objects: nothing to find.
+                    warning("mapping '\(name)' has no destination entity (a remove mapping makes no objects), so this lookup is always empty",
                             arguments[0].range, fix: "name the mapping that makes the objects this relationship takes")
                 }
                 let given: ExprType = { if case .collection(let inner) = types[1] { return inner } else { return types[1] } }()
