@@ -66,6 +66,10 @@ struct MappingSemanticsProbeDefectTests {
         try folder.write(mapping.replacingOccurrences(of: "$entityMapping.userInfo.absent", with: "$entityMapping"), to: "mappings/v1_to_v2.yaml")
         let stored = try CLI.run(["check"], in: folder)
         #expect(stored.status == 1 && stored.stderr.contains("an entity mapping cannot be stored in"), "\(stored.stderr)")
+        // A filter is no property mapping's: it has no $propertyMapping (the run failed on it).
+        try folder.write(mapping.replacingOccurrences(of: "    attributes:\n", with: "    filter: $propertyMapping.name != \"zzz\"\n    attributes:\n"), to: "mappings/v1_to_v2.yaml")
+        let filter = try CLI.run(["check"], in: folder)
+        #expect(filter.status == 1 && filter.stderr.contains("unknown variable $propertyMapping"), "\(filter.stderr)")
     }
     /// An ordered to-many set by its own expression (an owner's cats) whose inverse another
     /// mapping sets for other objects (each dog's owner) interleaved the two by their places

@@ -134,8 +134,11 @@ extension MappingChecker {
     }
 
     /// The filter and the source expression; no expression may read the destination's key paths.
-    private mutating func checkExpressions(_ sides: EntityMappingSides, scope: CheckScope) {
+    private mutating func checkExpressions(_ sides: EntityMappingSides, scope propertyScope: CheckScope) {
         let entityMapping = sides.entityMapping
+        // A property mapping binds `$propertyMapping`; the filter and the source expression have none.
+        var scope = propertyScope
+        scope.variables["propertyMapping"] = nil
         let expressions = [entityMapping.filter, entityMapping.sourceExpression].compactMap { $0 } + (entityMapping.attributes + entityMapping.relationships).map(\.expression)
         for expression in expressions { diagnostics += Self.destinationKeyPaths(in: expression) }
         if let filter = entityMapping.filter {
