@@ -74,7 +74,9 @@ open class EntityMigrationPolicy {
     /// End of phase 2 for this mapping.
     open func endRelationshipCreation(_ mapping: EntityMapping, manager: MigrationManager) throws {}
 
-    /// Phase 3, after the declarative validation: throw `MigrationError.validation` to reject the result.
+    /// Phase 3, before the declarative validation (as Core Data calls it before its save
+    /// validation): complete the objects (what it writes is validated with the rest), or throw
+    /// `MigrationError.validation` to reject the result.
     open func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {}
 
     /// The last hook, once the migration has validated.
