@@ -36,6 +36,19 @@ struct MappingSemanticsProbeDefectTests {
         let dump = try CLI.run(["dump", "s.db"], in: folder)
         #expect(dump.stdout.contains(#""friend": "p2.PersonToPerson""#) && dump.stdout.contains(#""friend": "p1.PersonToPerson""#), "\(dump.stdout)")
     }
+    /// Where no mapping made an object the relationship can hold (the friend was made an Address
+    /// only), the lookup gives what was made, and setting it fails the run saying so, as Core Data
+    /// raises: the link is not dropped in silence.
+    @Test func aLookupBySourceRelationshipWithNothingToHoldFailsTheRun() throws {
+        let folder = try splitProject(mapping: "source: v1\ndestination: v2\nentityMappings:\n"
+            + "  - name: PersonToAddress\n    source: Person\n    destination: Address\n    filter: street != nil\n    attributes:\n      street: $source.street\n"
+            + "  - name: PersonToPerson\n    source: Person\n    destination: Person\n    filter: street == nil\n    attributes:\n      name: $source.name\n    relationships:\n"
+            + "      friend: FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"friend\", $source.friend)\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("Address 'p2' is not a Person"), "\(run.stderr)")
+    }
+
     /// `$entityMapping.userInfo.prefix`, `$entityMapping.name` and `$propertyMapping.name` passed
     /// `check` and failed the run ("cannot read key", "unknown variable $propertyMapping"); Core
     /// Data reads them by key-value coding. They are read now, and what cannot be read or stored

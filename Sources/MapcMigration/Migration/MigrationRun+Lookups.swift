@@ -30,13 +30,18 @@ extension MigrationRun {
         var result: [ObjectRef] = []
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
+            // Without one it can hold, the first made at all: setting it fails, saying which entity it is.
+            var madeOtherwise: ObjectRef?
             for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
                 let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
                 if let first = found.first(where: { taken?.contains($0.entity) ?? true }) {
+                    madeOtherwise = nil
                     result.append(first)
                     break
                 }
+                madeOtherwise = madeOtherwise ?? found.first
             }
+            if let madeOtherwise { result.append(madeOtherwise) }
         }
         return result
     }
