@@ -92,7 +92,8 @@ struct EvalCommand: ParsableCommand {
                         evaluator.context.variables["source"] = ref
                         evaluator.context.variables["id"] = .scalar(.string(object.id))
                         do {
-                            if let filter, !(try evaluator.evaluatePredicate(filter)) { continue }
+                            // As a mapping's filter selects: a fetch of the store's objects (nil in a comparison is unknown).
+                            if let filter, !(try evaluator.evaluateStorePredicate(filter)) { continue }
                         } catch let error as ExpressionError {
                             throw report(error, in: whereSource!, object: "\(object.entity) '\(object.id)'")
                         }

@@ -65,6 +65,9 @@ struct EvalCommandTests {
         let titles = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--where", "image != nil", "uppercase:($source.title)"], in: project)
         #expect(titles.status == 0, "\(titles.stderr)")
         #expect(titles.stdout == "Note 'n1': \"GROCERIES\"\nNote 'n3': \"TRIP\"\n")
+        // --where selects as a mapping's filter does: a note without an image is not one whose image differs.
+        let differing = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--where", "NOT (image.length > 100)", "$id"], in: project)
+        #expect(differing.stdout == "Note 'n1': \"n1\"\nNote 'n3': \"n3\"\n", "\(differing.stdout)\(differing.stderr)")
         let flags = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "--predicate", "image != nil"], in: project)
         #expect(flags.stdout == "Note 'n1': true\nNote 'n2': false\nNote 'n3': true\n")
         let typo = try CLI.run(["eval", "--store", "notes.db", "--entity", "Note", "$source.titel"], in: project)

@@ -249,9 +249,9 @@ extension Evaluator {
             }
             parsedPredicates[predicateText] = predicate
         }
-        let saved = context.evaluatedObject, savedSemantics = evaluatesFetchPredicate
-        defer { context.evaluatedObject = saved; evaluatesFetchPredicate = savedSemantics }
-        evaluatesFetchPredicate = true
+        let saved = context.evaluatedObject, savedSemantics = (evaluatesFetchPredicate, evaluatesStorePredicate)
+        defer { context.evaluatedObject = saved; (evaluatesFetchPredicate, evaluatesStorePredicate) = savedSemantics }
+        (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
         var kept: [EvalValue] = []
         for ref in try context.graph.objects(of: entity) {
             context.evaluatedObject = .object(ref)

@@ -70,6 +70,9 @@ package final class Evaluator {
     /// Whether a `FETCH`'s predicate is being evaluated: Core Data runs it as SQL, where a key of
     /// a to-many is a join (every value, nil included), not `valueForKey:`'s set.
     var evaluatesFetchPredicate = false
+    /// Whether a store predicate is being evaluated (`evaluateStorePredicate`, a `FETCH`'s), so a
+    /// `SUBQUERY`'s predicate inside it is three-valued too.
+    var evaluatesStorePredicate = false
     /// Named functions already looked up, by spelling and argument count: a keyword spelling
     /// (`UPPERCASE`) is otherwise compared with every function's name on each call.
     var knownFunctions = BoundedCache<FunctionSpelling, NamedFunction>(capacity: 256)
@@ -94,11 +97,17 @@ package final class Evaluator {
 
     /// Evaluates a predicate as SQLite evaluates the SQL Core Data makes of a source fetch's
     /// predicate (a mapping's filter, a `FETCH`): a comparison with nil on a side that is not the
-    /// literal nil is unknown (`street != "S1"` holds for no object without a street), `NOT`
-    /// of unknown is unknown, `AND` and `OR` are SQL's three-valued ones, and unknown does not
-    /// hold. Elsewhere (values, `SUBQUERY`, quantified comparisons) as `evaluatePredicate`.
+    /// literal nil is unknown (`street != "S1"` holds for no object without a street), as is `IN`
+    /// a list holding nil that has no match, and `BETWEEN` a nil bound; `NOT` of unknown is
+    /// unknown, `AND` and `OR` are SQL's three-valued ones, and unknown does not hold. `ANY`
+    /// holds where a member's comparison holds, `ALL` where none is false, `NONE` where none
+    /// holds (SQL's `EXISTS`); a `SUBQUERY` keeps the members its predicate holds for, so.
     package func evaluateStorePredicate(_ expression: Expr) throws -> Bool {
         steps = 0
+        // A filter is a fetch's predicate too: a to-many key is a join there, as in `FETCH`.
+        let saved = (evaluatesFetchPredicate, evaluatesStorePredicate)
+        defer { (evaluatesFetchPredicate, evaluatesStorePredicate) = saved }
+        (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
         return try storeTruth(of: expression) ?? false
     }
 
@@ -119,16 +128,42 @@ package final class Evaluator {
             let second = try storeTruth(of: right)
             if second == true { return true }
             return first == false && second == false ? false : nil
-        case .comparison(let op, nil, let options, let leftExpression, let rightExpression)
+        case .comparison(let op, let modifier, let options, let leftExpression, let rightExpression)
             where leftExpression.kind != .literal(.null) && rightExpression.kind != .literal(.null):
             steps += 1
             let left = try value(of: leftExpression), right = try value(of: rightExpression)
-            // SQL's NULL in a comparison; `x == nil` (the literal) is `IS NULL`, two-valued.
-            if left.isNull || right.isNull { return nil }
-            return try compareOne(op, options, left, right, expression.range)
+            guard let modifier else { return try storeComparison(op, options, left, right, expression.range) }
+            // A member's row each, joined as SQL joins them; the quantifier is an EXISTS, never unknown.
+            let members = left.elements ?? (left.isNull ? [] : [left])
+            switch modifier {
+            case .anyOf: return try members.contains { try storeComparison(op, options, $0, right, expression.range) == true }
+            case .allOf: return try !members.contains { try storeComparison(op, options, $0, right, expression.range) == false }
+            case .noneOf: return try !members.contains { try storeComparison(op, options, $0, right, expression.range) == true }
+            }
         default:
             return try truth(of: expression)
         }
+    }
+
+    /// One comparison as SQL has it: nil on either side is unknown (`x == nil`, the literal, is
+    /// `IS NULL` and never comes here); `IN` a list holding nil without a match is unknown, and
+    /// `BETWEEN` a nil bound is unknown where the other bound holds.
+    private func storeComparison(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> Bool? {
+        if left.isNull || right.isNull { return nil }
+        switch op {
+        case .inCollection:
+            guard let items = right.elements else { break }
+            if items.contains(where: { !$0.isNull && ValueSemantics.equal(left, $0, options: options) }) { return true }
+            return items.contains(where: \.isNull) ? nil : false
+        case .between:
+            guard let bounds = right.elements, bounds.count == 2, bounds.contains(where: \.isNull) else { break }
+            let low = bounds[0].isNull ? nil : try compareOne(.greaterOrEqual, options, left, bounds[0], range)
+            let high = bounds[1].isNull ? nil : try compareOne(.lessOrEqual, options, left, bounds[1], range)
+            return low == false || high == false ? false : nil
+        default:
+            break
+        }
+        return try compareOne(op, options, left, right, range)
     }
 
     // MARK: Core
@@ -209,7 +244,7 @@ package final class Evaluator {
             var kept: [EvalValue] = []
             for item in items {
                 context.variables[variable] = item
-                if try truth(of: predicate) { kept.append(item) }
+                if try evaluatesStorePredicate ? storeTruth(of: predicate) ?? false : truth(of: predicate) { kept.append(item) }
             }
             if case .collection(_, let ordered) = source { return .collection(kept, ordered: ordered) }
             return .collection(kept, ordered: false)
