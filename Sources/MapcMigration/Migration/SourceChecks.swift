@@ -64,8 +64,8 @@ final class SourceChecks: @unchecked Sendable {
                 let disagreeing = try store.disagreeingDestinationEntities()
                 if disagreeing.count > 0 {
                     lock.withLock {
-                        foundNotes.append("\(English.count(disagreeing.count, "to-one reference")) whose destination-entity column names another entity than its object (\(disagreeing.listed)) "
-                                          + "\(disagreeing.count == 1 ? "is" : "are") read by the object its key names, and the migrated store's column names that object's entity: Core Data would have looked for an object of the entity the column names")
+                        foundNotes.append("\(English.count(disagreeing.count, "to-one reference")) whose destination-entity column names another entity than its object (\(disagreeing.listed)): "
+                                          + "each is read as the object its key names, whose entity the migrated store's column names (Core Data would look for an object of the entity the column names)")
                     }
                 }
                 let strays = try store.valuesOfOtherEntities()
