@@ -162,4 +162,22 @@ struct MappingSemanticsProbeDefectTests {
         let fetched = try CLI.run(["check", "mappings/v1_to_v2.yaml"], in: folder)
         #expect(fetched.stderr.contains("DogRemove") && !fetched.stderr.contains("an add mapping"), "\(fetched.stderr)")
     }
+    /// An add mapping whose source expression fetches another mapping's source objects gave its
+    /// objects those objects' bare ids: a Pet 't1' beside the Tag 't1', which `load` refuses.
+    @Test func anAddMappingFetchingItsObjectsNamesThemAsALaterMapping() throws {
+        let tags = "  Tag:\n    attributes:\n      name: string\n"
+        let folder = try CLI.project(versions: [("v1", tags), ("v2", tags + "  Pet:\n    attributes:\n      name: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: TagToTag\n    source: Tag\n    destination: Tag\n"
+                         + "  - name: ToPet\n    type: add\n    destination: Pet\n"
+                         + "    sourceExpression: FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Tag\", \"TRUEPREDICATE\"), $manager.sourceContext, NO)\n"
+                         + "    attributes:\n      name: $source.name\n", to: "mappings/v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "t1", "name": "red"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.stdout.contains(#""id": "t1.ToPet""#) && !dump.stderr.contains("refuses"), "\(dump.stdout)\(dump.stderr)")
+    }
 }

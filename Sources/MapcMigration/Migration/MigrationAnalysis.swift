@@ -50,9 +50,11 @@ struct MigrationAnalysis: Sendable {
             throw MigrationError.setup("two entity mappings are named '\(repeated)'; give each mapping of the model a name of its own")
         }
         indexByName = Dictionary(mappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        // A mapping without a source entity (an add mapping fetching its objects) reads another
+        // mapping's objects: the bare ids are that one's.
         identitySuffixes = mappings.enumerated().map { index, entityMapping in
             let first = mappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
-            return first == index ? "" : ".\(entityMapping.name)"
+            return entityMapping.source != nil && first == index ? "" : ".\(entityMapping.name)"
         }
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)
