@@ -54,7 +54,7 @@ let invalidSchemas: [InvalidSchemaCase] = [
     .init(name: "invalid regex", yaml: entity("  Note:\n    attributes:\n      title: { type: string, regex: \"[a-\" }\n"), message: "regex refused: '[a-' is not a valid regular expression", line: 6, column: 37),
     .init(name: "regex that can take exponential time", yaml: entity("  Note:\n    attributes:\n      title: { type: string, regex: \"(a+)+b\" }\n"), message: "regex refused: a repeated group that itself repeats", line: 6, column: 37),
     .init(name: "regex hiding a group in \\Q…\\E", yaml: entity("  Note:\n    attributes:\n      title: { type: string, regex: '(a+\\Q)\\E?)+b' }\n"), message: "regex refused: a repeated group that itself repeats", line: 6, column: 37),
-    .init(name: "default breaks validation", yaml: entity("  Note:\n    attributes:\n      count: { type: int64, default: 1, min: 5 }\n"), message: "default 1 of 'Note.count' breaks its own validation: below min 5", line: 6, column: 38),
+    .init(name: "default breaks validation", yaml: entity("  Note:\n    attributes:\n      count: { type: int64, default: 1, min: 5 }\n"), message: "default 1 of 'Note.count' breaks its own validation: below min 5", line: 6, column: 38, isWarning: true),
     .init(name: "valueTransformer on binary", yaml: entity("  Note:\n    attributes:\n      image: { type: binary, valueTransformer: ImageTransformer }\n"), message: "valueTransformer applies to transformable attributes only", line: 6, column: 30),
     .init(name: "unknown destination", yaml: entity("  Note:\n    relationships:\n      tags: { destination: Tagg, toMany: true, optional: true }\n  Tag: {}\n"), message: "unknown destination entity 'Tagg' of 'Note.tags'; did you mean 'Tag'?", line: 6, column: 28),
     .init(name: "relationship without destination", yaml: entity("  Note:\n    relationships:\n      tags: { toMany: true }\n"), message: "relationship 'Note.tags' has no destination", line: 6, column: 7),
@@ -69,7 +69,7 @@ let invalidSchemas: [InvalidSchemaCase] = [
     .init(name: "attribute and relationship share a name", yaml: entity("  Note:\n    attributes:\n      tag: string\n    relationships:\n      tag: { destination: Note, inverse: tag }\n"), message: "duplicate property name 'tag' in 'Note'", line: 8, column: 7),
     .init(name: "duplicate entity", yaml: entity("  Note: {}\n  Tag: {}\n  Note: {}\n"), message: "duplicate key 'Note'", line: 6, column: 3),
     .init(name: "duplicate attribute", yaml: entity("  Note:\n    attributes:\n      title: string\n      body: string\n      title: string\n"), message: "duplicate key 'title'", line: 8, column: 7),
-    .init(name: "abstract entity required but never concrete", yaml: entity("  Note:\n    relationships:\n      kind: { destination: Kind, inverse: notes }\n  Kind:\n    abstract: true\n    relationships:\n      notes: { destination: Note, toMany: true, inverse: kind, optional: true }\n"), message: "abstract entity 'Kind' has no concrete sub-entity, so the required relationship 'Note.kind' can never be filled", line: 7, column: 3),
+    .init(name: "abstract entity required but never concrete", yaml: entity("  Note:\n    relationships:\n      kind: { destination: Kind, inverse: notes }\n  Kind:\n    abstract: true\n    relationships:\n      notes: { destination: Note, toMany: true, inverse: kind, optional: true }\n"), message: "abstract entity 'Kind' has no concrete sub-entity, so the required relationship 'Note.kind' can never be filled", line: 7, column: 3, isWarning: true),
     .init(name: "ordered to-one", yaml: entity("  Note:\n    relationships:\n      next: { destination: Note, ordered: true, optional: true, inverse: next }\n"), message: "'Note.next' is ordered but not to-many", line: 6, column: 34),
     .init(name: "counts on to-one", yaml: entity("  Note:\n    relationships:\n      next: { destination: Note, minCount: 2, optional: true, inverse: next }\n"), message: "a to-one relationship holds at most one object: minCount 2 does not fit 'Note.next'", line: 6, column: 34),
     .init(name: "symmetric to-many", yaml: entity("  Person:\n    relationships:\n      friends: { destination: Person, toMany: true, inverse: friends, optional: true }\n"),
@@ -145,6 +145,29 @@ struct SchemaDiagnosticsTests {
         let merge = try #require(diagnostics.first { $0.message.contains("merge key") }, "\(diagnostics.map(\.description))")
         #expect(merge.message.hasPrefix("'<<' (a merge key of YAML 1.1) merges nothing here") && merge.location?.line == 8 && merge.location?.column == 9)
         #expect(!diagnostics.contains { $0.message.contains("unknown key '<<'") })
+    }
+
+    /// Xcode's version names are file names ("Model 7 (1)", "Modèle"): they were refused, and with
+    /// them the whole import. What no file name on every system holds still is.
+    @Test(arguments: ["Model 7 (1)", "Modèle", "Model+4", "Model, final", "Model  8", "v2.1-beta_3"])
+    func versionNamesAreWhatFileNamesHold(name: String) {
+        let yaml = "model: M\nversion: '\(name)'\nentities:\n  Note: {}\n"
+        #expect(!parseSchema(yaml).diagnostics.hasErrors, "\(parseSchema(yaml).diagnostics.map(\.description))")
+    }
+
+    @Test(arguments: ["a/b", "x@y", " lead", "trail ", "tab\tname", "bidi\u{202E}name", "..", "what?", String(repeating: "v", count: 65)])
+    func versionNamesNoFileNameHoldsAreRefused(name: String) {
+        let yaml = "model: M\nversion: \"\(name.replacingOccurrences(of: "\t", with: "\\t").replacingOccurrences(of: "\u{202E}", with: "\\u202E"))\"\nentities:\n  Note: {}\n"
+        #expect(parseSchema(yaml).diagnostics.contains { $0.message.contains("is not a valid version name") }, "\(name): \(parseSchema(yaml).diagnostics.map(\.description))")
+    }
+
+    /// `_opt` (from an Xcode model, whose names are not YAML keys) was told to be renamed `_opt`.
+    @Test func aNameStartingWithAnUnderscoreIsToldAName() {
+        let schema = Schema(model: "M", version: "v1", entities: [Entity(name: "Note", attributes: [Attribute(name: "_opt", type: .string), Attribute(name: "Title", type: .string)])])
+        var validator = SchemaValidator(schema: schema, document: nil)
+        let messages = validator.validate().map(\.description)
+        #expect(messages.contains { $0.contains("property name '_opt' must start with a lowercase letter; rename it 'opt'") }, "\(messages)")
+        #expect(messages.contains { $0.contains("property name 'Title' must start with a lowercase letter; rename it 'title'") }, "\(messages)")
     }
 
     @Test func missingInverseIsAWarning() throws {

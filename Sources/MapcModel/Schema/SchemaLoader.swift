@@ -65,7 +65,7 @@ public enum SchemaLoader {
                 version = document.string(entry.value, what: "version")
                 if let text = version, !isVersionName(text) {
                     document.error("version '\(text)' is not a valid version name", at: entry.value,
-                                   fix: "use letters, digits, '.', '_', '-' or single inner spaces, such as v3, 2.1 or Moody 2")
+                                   fix: "use letters, digits, spaces inside and punctuation other than / \\ : * ? \" < > | @, such as v3, 2.1 or Moody 2 (at most 64 characters)")
                 }
             case "entities":
                 guard let items = document.entries(of: entry.value, what: "entities") else { break }
@@ -105,10 +105,18 @@ public enum SchemaLoader {
 
     /// Letters, digits, '.', '_', '-' and inner spaces (Xcode names versions "Moody 2").
     static func isVersionName(_ text: String) -> Bool {
-        !text.isEmpty && text.count <= 64 && text.first != " " && text.last != " " && !text.contains("  ") && text.unicodeScalars.allSatisfy {
-            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "_" || $0 == "-" || $0 == " ")
+        // A version names a file (schemas/<version>.yaml), and Xcode's are file names ("Moody 2",
+        // "Model 7 (1)", "Modèle"): anything a file name holds on every system, with no space at
+        // either end, and no '@' (a test's expected file is <fixture>@<version>.json).
+        !text.isEmpty && text.count <= 64 && text != "." && text != ".." && !text.hasPrefix(" ") && !text.hasSuffix(" ") && text.unicodeScalars.allSatisfy {
+            // No control or format character (a bidirectional override would show the name as another), no tab or other space than ' '.
+            !versionNameForbidden.contains($0) && ![.control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned, .privateUse].contains($0.properties.generalCategory)
+                && !($0.properties.isWhitespace && $0 != " ")
         }
     }
+
+    /// Characters a version name may not hold: a path's separators and what file systems refuse.
+    static let versionNameForbidden: Set<Unicode.Scalar> = ["/", "\\", ":", "*", "?", "\"", "<", ">", "|", "@"]
 
     // MARK: Entities
 

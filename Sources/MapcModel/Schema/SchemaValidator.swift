@@ -195,7 +195,9 @@ package struct SchemaValidator {
             guard !concrete else { continue }
             let required = schema.entities.flatMap { source in source.relationships.filter { $0.destination == entity.name && !$0.isOptional }.map { (source, $0) } }
             if let (source, relationship) = required.first {
-                error("abstract entity '\(entity.name)' has no concrete sub-entity, so the required relationship '\(source.name).\(relationship.name)' can never be filled",
+                // Core Data accepts the model: a store of it holds no such object, and a run says
+                // so of any it is given.
+                warning("abstract entity '\(entity.name)' has no concrete sub-entity, so the required relationship '\(source.name).\(relationship.name)' can never be filled: no '\(source.name)' object is valid",
                       at: entity.location.map { Place(location: $0, length: entity.name.count) }, length: entity.name.count,
                       fix: "add a sub-entity with 'parent: \(entity.name)', make '\(entity.name)' concrete, or make the relationship optional")
             } else {
@@ -218,8 +220,11 @@ package struct SchemaValidator {
                       fix: "an attribute and a relationship cannot share a name; rename one")
             }
             if let first = property.name.first, !first.isLowercase {
+                // `Title` becomes `title`; `_opt` loses what comes before its first letter.
+                let letters = property.name.drop { !$0.isLetter }
+                let renamed = letters.prefix(1).lowercased() + letters.dropFirst()
                 error("property name '\(property.name)' must start with a lowercase letter", at: at, length: property.name.count,
-                      fix: "rename it '\(property.name.prefix(1).lowercased() + property.name.dropFirst())'")
+                      fix: renamed.isEmpty ? "begin it with a lowercase letter (a-z)" : "rename it '\(renamed)'")
             }
             if acyclic, let parentName = entity.parent, let parent = schema.entity(named: parentName),
                let inherited = schema.ancestry(of: parent).first(where: { ancestor in
@@ -242,8 +247,11 @@ package struct SchemaValidator {
         }
         guard let value = attribute.defaultValue else { return }
         var at: Place? { location(entity.name, "attributes", attribute.name, "default") }
+        // Core Data accepts such a model (Xcode compiles it; a default 0 beside a minimum is common)
+        // and refuses an object left at the default when it is saved: so does a run, naming it.
         if let problem = AttributeValidator.violation(of: value, for: attribute) {
-            error("default \(value) of \(what) breaks its own validation: \(problem)", at: at, fix: "change the default or the rule")
+            warning("default \(value) of \(what) breaks its own validation: \(problem); an object left at its default fails validation, as Core Data refuses it when saved",
+                    at: at, fix: "change the default or the rule, or give every object a value")
         }
     }
 

@@ -215,7 +215,8 @@ extension XcodeModelImporter {
                 if let number = Double(trimmed), number.rounded() == number { return ValueRules.coerce(.double(number), to: type).value }
                 return nil
             case .double, .float:
-                return Double(trimmed).flatMap { $0.isFinite ? .double($0) : nil }
+                // Within the type's range (a float's default of 1e39 is none a float holds), as integers are.
+                return Double(trimmed).flatMap { $0.isFinite ? ValueRules.coerce(.double($0), to: type).value : nil }
             case .decimal:
                 return ValueParser.parseDecimal(trimmed).map(Value.decimal)
             case .bool:

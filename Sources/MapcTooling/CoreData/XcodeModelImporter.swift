@@ -179,14 +179,33 @@ public enum XcodeModelImporter {
         let found = validator.validate()
         let errors = found.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
+        // What was imported must read back as written: a version that would not is left out here,
+        // as one with errors is, at its contents (a failure is mapc's, said before any file is written).
+        let (_, readBack) = SchemaLoader.parse(source: SourceFile(path: "\(version).yaml", text: ImportedModel.schemaText(schema, source: model)))
+        let problems = readBack.filter { $0.severity == .error }
+        if !problems.isEmpty {
+            let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: path, line: 1, column: 1)
+            throw DiagnosticsError(problems.map {
+                // A name Xcode itself refuses is the model's to fix; anything else is mapc's to hear about.
+                let whose = $0.message.contains("is not a valid name") ? "Xcode's model editor does not accept it either: rename it in the model" : "please report it with the model"
+                return .error("version '\(version)' cannot be written as a schema file mapc reads back: \($0.message); \(whose)", at: contents)
+            })
+        }
         return (schema, reader.warnings + found.filter { $0.severity != .error })
     }
 }
 
 extension ImportedModel {
+    /// A version's schema file as `mapc import` writes it.
+    static func schemaText(_ schema: Schema, source: String) -> String {
+        SchemaWriter.yaml(schema, header: ["Imported by mapc from \(source), version '\(schema.version)'.",
+                                           "Edit the Xcode model and import again, or edit this file and keep it as the model's version."],
+                          jsonSchema: EditorSchemas.schemaFileName)
+    }
+
     /// The files `mapc import` writes for the model: one schema file per version, named after it,
-    /// and `versions.yaml` with their order. Each text is read back with `SchemaLoader` first:
-    /// a version that would not load (a model mapc's schemas cannot express) throws
+    /// and `versions.yaml` with their order. Each text is read back with `SchemaLoader` first (the
+    /// importer left out a version that would not): one that does not load throws
     /// `DiagnosticsError` naming it, so nothing partial is written.
     public func schemaFiles(source: String) throws -> [(name: String, text: String)] {
         var files: [(String, String)] = []
@@ -197,9 +216,7 @@ extension ImportedModel {
         }
         for schema in schemas {
             let name = "\(schema.version).yaml"
-            let text = SchemaWriter.yaml(schema, header: ["Imported by mapc from \(source), version '\(schema.version)'.",
-                                                          "Edit the Xcode model and import again, or edit this file and keep it as the model's version."],
-                                         jsonSchema: EditorSchemas.schemaFileName)
+            let text = Self.schemaText(schema, source: source)
             // Checked again as written: what was imported must read back (a failure is mapc's, said
             // at the version's contents rather than in a file that was never written).
             let (loaded, diagnostics) = SchemaLoader.parse(source: SourceFile(path: name, text: text))
