@@ -142,21 +142,27 @@ package struct StoreValidator {
             }
             // One scan counts the entity's objects and those that break a rule; a second lists the
             // breaking ones, only when there are some.
-            let any = screens.isEmpty ? "0" : screens.map { "(\($0.condition))" }.joined(separator: " OR ")
+            let any = SQLTerms.joined(screens.map { "(\($0.condition))" }, by: "OR")
             let tally = try Row.fetchOne(db, sql: "SELECT count(*), total(\(any)) FROM \(table) t WHERE t.\(kind) = ?",
                                          arguments: StatementArguments(screens.flatMap(\.arguments) + [storage.discriminator]))
             findings.objectCounts[entity.name] = tally.flatMap { Int.fromDatabaseValue($0[0] as DatabaseValue) } ?? 0
             let breaking = tally.flatMap { Double.fromDatabaseValue($0[1] as DatabaseValue) } ?? 0
             if !rules.isEmpty, breaking > 0 {
-                let flags = rules.map { "(\($0.condition))" }.joined(separator: ", ")
-                let values = rules.map(\.value).joined(separator: ", ")
-                let arguments = rules.flatMap(\.arguments) + [storage.discriminator] + screens.flatMap(\.arguments)
-                let sql = "SELECT t.\(id), \(flags), \(values) FROM \(table) t WHERE t.\(kind) = ? AND (\(any))"
-                let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
-                while let row = try rows.next() {
-                    let objectID = identity(row[0] as DatabaseValue)
-                    for (offset, rule) in rules.enumerated() where Int64.fromDatabaseValue(row[1 + offset] as DatabaseValue) == 1 {
-                        try record(entity.name, objectID, rule.property, Self.describe(row[1 + rules.count + offset]), rule.rule)
+                // A flag and a value per rule: at most 900 rules a query, within SQLite's 2,000
+                // result columns (an entity of 1,500 attributes has as many rules).
+                for start in stride(from: 0, to: rules.count, by: 900) {
+                    let chunk = rules[start..<min(rules.count, start + 900)]
+                    let flags = chunk.map { "(\($0.condition))" }.joined(separator: ", ")
+                    let values = chunk.map(\.value).joined(separator: ", ")
+                    let breaksOne = chunk.count == rules.count ? any : SQLTerms.joined(chunk.map { "(\($0.condition))" }, by: "OR")
+                    let arguments = chunk.flatMap(\.arguments) + [storage.discriminator] + (chunk.count == rules.count ? screens.flatMap(\.arguments) : chunk.flatMap(\.arguments))
+                    let sql = "SELECT t.\(id), \(flags), \(values) FROM \(table) t WHERE t.\(kind) = ? AND (\(breaksOne))"
+                    let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+                    while let row = try rows.next() {
+                        let objectID = identity(row[0] as DatabaseValue)
+                        for (offset, rule) in chunk.enumerated() where Int64.fromDatabaseValue(row[1 + offset] as DatabaseValue) == 1 {
+                            try record(entity.name, objectID, rule.property, Self.describe(row[1 + chunk.count + offset]), rule.rule)
+                        }
                     }
                 }
             }
