@@ -36,6 +36,22 @@ struct BatchReadAheadTests {
         }.count
     }
 
+    /// A batch of 2,000 objects of a megabyte each held 2 GB (the interpreted path grew with the
+    /// objects' size): a batch also ends at `Store.batchByteBudget` of texts and data, read ahead
+    /// or in line, and every object still comes, once, in order.
+    @Test(arguments: [false, true])
+    func aBatchEndsAtItsBytes(readingAhead: Bool) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try Store.create(at: folder.appendingPathComponent("big.db").path, schema: try uncloudNotes("v2"), format: .mapc)
+        let megabyte = Data(repeating: 7, count: 1 << 20)
+        try store.insert(v2Notes(40, images: { _ in true }, image: megabyte))
+        let (found, error) = batches(store, readingAhead: readingAhead, batchSize: 1_000)
+        #expect(error == nil)
+        #expect(found.count == 3 && found.allSatisfy { $0.count <= Store.batchByteBudget >> 20 }, "\(found.map(\.count))")
+        #expect(found.flatMap { $0 }.map(\.id) == (0..<40).map { "n\($0)" })
+    }
+
     @Test(arguments: TestLayout.allCases, [1, 3, 7, 23, 100])
     func batchesReadAheadAreTheBatchesReadInLine(layout: TestLayout, batchSize: Int) throws {
         let folder = try temporaryFolder()

@@ -38,6 +38,16 @@ public enum Value: Sendable, Hashable {
 
     /// Whether this is `.null`.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// About how many bytes the value holds: its text's or data's, a word for the others (what
+    /// bounds a batch of objects read at once).
+    package var byteCount: Int {
+        switch self {
+        case .string(let text), .uri(let text): return text.utf8.count
+        case .binary(let data), .nonUTF8Text(let data): return data.count
+        default: return 16
+        }
+    }
 }
 
 extension Value: CustomStringConvertible {

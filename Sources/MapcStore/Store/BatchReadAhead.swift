@@ -70,12 +70,12 @@ final class BatchReadAhead: @unchecked Sendable {
                     freeUsed()
                     var batch: [ObjectData] = []
                     batch.reserveCapacity(Swift.min(batchSize, 4_096))
-                    try queue.read { db in
-                        try store.readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, in: db, properties: properties) { batch.append($0) }
+                    let reachedBudget = try queue.read { db in
+                        try store.readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, byteBudget: Store.batchByteBudget, in: db, properties: properties) { batch.append($0) }
                     }
                     guard let last = batch.last?.key else { break }
                     guard put(.success(batch)) else { return }
-                    if batch.count < batchSize { break }
+                    if batch.count < batchSize && !reachedBudget { break }
                     lastKey = last
                 }
                 finish(nil)

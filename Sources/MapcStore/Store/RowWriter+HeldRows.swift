@@ -11,6 +11,9 @@ extension RowWriter {
     /// (docs/performance.md), and more rows hold more values in memory and bind fewer of them
     /// without a copy.
     static let rowsPerStatement = 16
+    /// The bytes of text and data held rows may hold before they are written (rows of megabytes
+    /// each are written one at a time, not sixteen).
+    static let heldByteBudget = 4 << 20
 
 
     /// An object as its row was inserted, kept to name it if the row is refused.
@@ -27,6 +30,8 @@ extension RowWriter {
         var rows: [HeldRow] = []
         /// Every row's statement values, one row after the other.
         var arguments: [DatabaseValue] = []
+        /// About how many bytes of text and data the rows hold.
+        var bytes = 0
 
         init(plan: InsertPlan, capacity: Int) {
             self.plan = plan
@@ -37,6 +42,13 @@ extension RowWriter {
         mutating func add(_ row: HeldRow, _ values: [DatabaseValue]) {
             rows.append(row)
             arguments.append(contentsOf: values)
+            for value in values {
+                switch value.storage {
+                case .string(let text): bytes += text.utf8.count
+                case .blob(let data): bytes += data.count
+                default: bytes += 8
+                }
+            }
         }
 
         /// The statement values of row `index`.

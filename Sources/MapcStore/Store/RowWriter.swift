@@ -194,7 +194,8 @@ package final class RowWriter {
         if held?.plan !== plan { try flush() }
         if held == nil { held = HeldRows(plan: plan, capacity: plan.rowsPerStatement * arguments.count) }
         held?.add(row, arguments)
-        if let count = held?.rows.count, count >= plan.rowsPerStatement { try flush() }
+        // Written at a statement's rows, or sooner when they are large (16 rows of megabytes each).
+        if let held, held.rows.count >= plan.rowsPerStatement || held.bytes >= Self.heldByteBudget { try flush() }
         return key
     }
 

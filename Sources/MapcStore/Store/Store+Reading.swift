@@ -122,8 +122,9 @@ extension Store {
     /// Reads objects of one entity (sub-entities excluded) in key order: all of them, those with
     /// the given keys, or the first `limit` after a key. With `only`, the attributes and
     /// relationships read are those of the set (the objects are partial).
-    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, after: Int64? = nil, limit: Int? = nil,
-                     in connection: Database? = nil, properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws {
+    @discardableResult
+    func readObjects(ofExactEntity entityName: String, keys: [Int64]? = nil, after: Int64? = nil, limit: Int? = nil, byteBudget: Int? = nil,
+                     in connection: Database? = nil, properties only: Set<String>? = nil, _ body: (ObjectData) throws -> Void) throws -> Bool {
         let plan = try readPlan(entityName, properties: only) { try ReadPlan(entity: entityName, store: self, properties: only) }
         let isPartial = plan.isPartial
         let attributeNames = plan.attributeNames, attributeTypes = plan.attributeTypes
@@ -136,6 +137,8 @@ extension Store {
         var arguments = [plan.discriminator] + (keys ?? []).map(\.databaseValue)
         if let after { arguments.append(after.databaseValue) }
         if let limit { arguments.append(limit.databaseValue) }
+        // Whether the objects read reached `byteBudget` (their texts and data, at least one object) before the rows ended.
+        var spent = 0, reachedBudget = false
         func read(_ db: Database) throws {
             // Cached statements: prepared once per connection, not per read.
             let manyStatements = try toManyQueries.map { ($0.name, $0.table, try db.cachedStatement(sql: $0.sql)) }
@@ -159,6 +162,7 @@ extension Store {
                     column += 1
                 }
                 object.attributes = values
+                if byteBudget != nil { for value in values.values { spent += value.byteCount } }
                 for (name, destinationTable) in toOne {
                     if !row.value(column + 1).isNull, let target = try row.integerIfPresent(column, "the key of \(object.id).\(name)") {
                         let targetID = try row.textIfPresent(column + 2, "the id of \(object.id).\(name)")
@@ -183,12 +187,23 @@ extension Store {
                     }
                     object.relationships[name] = ids
                     object.relatedKeys[name] = keys
+                    if byteBudget != nil { spent += 32 * ids.count }
                 }
                 try body(object)
+                if let byteBudget, spent >= byteBudget {
+                    reachedBudget = true
+                    return
+                }
             }
         }
         if let connection { try read(connection) } else { try reading(read) }
+        return reachedBudget
     }
+
+    /// The bytes of values one batch of objects may hold (their texts and data): a batch of 2,000
+    /// objects of a megabyte each would be 2 GB, where a migration's memory is flat. A batch ends
+    /// at its count or at this, whichever comes first.
+    package static let batchByteBudget = 16 << 20
 
     /// A value written into SQL text (for discriminator lists in subqueries; never user text unquoted).
     static func sqlLiteral(_ value: DatabaseValue) -> String {
@@ -234,11 +249,11 @@ extension Store {
         while true {
             var batch: [ObjectData] = []
             batch.reserveCapacity(Swift.min(batchSize, 4_096))
-            try readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, properties: properties) { batch.append($0) }
+            let reachedBudget = try readObjects(ofExactEntity: entity, after: lastKey, limit: batchSize, byteBudget: Self.batchByteBudget, properties: properties) { batch.append($0) }
             guard let last = batch.last?.key else { return }
             lastKey = last
             try body(batch)
-            if batch.count < batchSize { return }
+            if batch.count < batchSize && !reachedBudget { return }
         }
     }
 }
