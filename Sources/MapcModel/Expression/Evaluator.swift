@@ -270,6 +270,12 @@ package final class Evaluator {
             steps += 1
             switch components[index] {
             case .key(let name, let range):
+                // `owner.items.@count` of every item: the count, without making the owner's list
+                // of objects for each (quadratic for a list shared by all).
+                if index + 2 == components.endIndex, case .collectionOperator(.count, _) = components[index + 1], case .object(let ref) = current,
+                   context.graph.canRead(ref), let count = try context.graph.count(of: ref, key: name) {
+                    return .scalar(.integer(Int64(count)))
+                }
                 current = try key(name, of: current, range)
             case .collectionOperator(let op, let range):
                 return try collectionOperator(op, on: current, rest: components[(index + 1)...], range)

@@ -14,6 +14,9 @@ package protocol ObjectGraph {
     func canRead(_ object: ObjectRef) -> Bool
     /// The keys an object has, when the graph knows them (for a did-you-mean on a key it lacks).
     func propertyNames(of object: ObjectRef) -> [String]?
+    /// How many objects a to-many key of an object holds (what `@count` of `value(of:key:)`
+    /// gives), when the graph can say without making them; nil otherwise.
+    func count(of object: ObjectRef, key: String) throws -> Int?
 }
 
 extension ObjectGraph {
@@ -21,6 +24,8 @@ extension ObjectGraph {
     package func canRead(_ object: ObjectRef) -> Bool { true }
     /// Not known, by default.
     package func propertyNames(of object: ObjectRef) -> [String]? { nil }
+    /// Not known, by default: `@count` counts the collection.
+    package func count(of object: ObjectRef, key: String) throws -> Int? { nil }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and

@@ -195,6 +195,14 @@ package final class StoreObjectGraph: ObjectGraph {
         }
     }
 
+    /// A to-many relationship's count from the object's list of ids (`value(of:key:)` makes a
+    /// reference of each).
+    package func count(of object: ObjectRef, key: String) throws -> Int? {
+        guard let data = try load(object), case .relationship(let relationship)? = property(key, of: data.entity), relationship.isToMany else { return nil }
+        if let ids = data.relationships[key] { return ids.count }
+        return try wholeObject(ifPartial: data)?.relationships[key]?.count
+    }
+
     /// Every stored object of an entity and its sub-entities.
     package func objects(of entity: String) throws -> [ObjectRef] {
         guard let root = store.schema.entity(named: entity) else { return [] }
