@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import MapcKit
 @testable import MapcFoundation
@@ -45,6 +46,15 @@ final class SourceOwnerPolicy: EntityMigrationPolicy {
 final class RejectingPolicy: EntityMigrationPolicy {
     override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager) throws {
         throw MigrationError.policy(mapping: mapping.name, message: "custom validation says no")
+    }
+}
+
+/// A policy counting the objects it is asked to make.
+final class CountingPolicy: EntityMigrationPolicy {
+    static let made = Mutex(0)
+    override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+        Self.made.withLock { $0 += 1 }
+        try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
     }
 }
 
@@ -403,6 +413,24 @@ struct MigrationManagerTests {
         let error = #expect(throws: MigrationError.self) { _ = try migration.run() }
         guard case .cancelled? = error else { Issue.record("not cancelled: \(String(describing: error))"); return }
         #expect(count.pointee >= 100, "asked \(count.pointee) times")
+    }
+
+    /// An interpreted mapping asked whether to stop every 10,000 objects, so a stop waited for
+    /// them all where each object takes long (a FETCH per object: 23 s after SIGTERM): it asks
+    /// every 64. Counted in objects made after the stop was asked for, not in time.
+    @Test func anInterpretedMappingNoticesAStopWithinAFewObjects() throws {
+        let registry = PolicyRegistry()
+        registry.register(CountingPolicy.self, as: "Counting")
+        CountingPolicy.made.withLock { $0 = 0 }
+        let source = try Store.inMemory(schema: try uncloudNotes("v2"))
+        try source.insert(notes(1_000))
+        let model = try mapping("source: v2\ndestination: v3\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    policy: Counting\n"
+                                + "    attributes:\n      title: $source.title\n      body: $source.body\n      dateCreated: $source.dateCreated\n      displayIndex: $source.displayIndex\n")
+        var migration = StepMigration(source: source, destination: try Store.inMemory(schema: try uncloudNotes("v3")), mapping: model, policies: registry)
+        migration.isCancelled = { CountingPolicy.made.withLock { $0 } > 0 }
+        let error = #expect(throws: MigrationError.self) { _ = try migration.run() }
+        guard case .cancelled? = error else { Issue.record("not cancelled: \(String(describing: error))"); return }
+        #expect(CountingPolicy.made.withLock { $0 } <= 64)
     }
 
     /// A policy that sets a relationship on a source object (wrapped as a destination object) is

@@ -25,10 +25,8 @@ struct RelationshipPhase {
                 run.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), run.sources.object(data))
                 try run.callPolicy(index) { try $0.createRelationships(for: destination, mapping: $1, manager: $2) }
                 done += 1
-                if done % 10_000 == 0 {
-                    run.report(.relate, entityMapping.name, done, created)
-                    try run.checkCancellation()
-                }
+                if done % 10_000 == 0 { run.report(.relate, entityMapping.name, done, created) }
+                if done % 64 == 0 { try run.checkCancellation() }
             }
             run.report(.relate, entityMapping.name, 0, created)
             var related: Int64?
