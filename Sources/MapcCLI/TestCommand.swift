@@ -333,8 +333,8 @@ struct MigrationTestCase {
                 failures.append("\(place): no entity '\(entity)' in \(store.schema.version)" + (Suggestions.didYouMean(entity, in: store.schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
                 continue
             }
-            var objects: [ObjectData] = []
-            for member in store.schema.hierarchy(under: declared) where !member.isAbstract { objects += try store.objects(ofExactEntity: member.name) }
+            // Counted, and read batch by batch: a fixture of a million objects is not held whole.
+            let total = try store.count(of: entity)
             // `count` and a comparison (not an attribute whose name starts so: `counter > 0`).
             if let comparison = rest.range(of: #"^count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression) {
                 // A count is a whole number: `count == "2"` or `count == 2.5` is a broken test, not a count that differs.
@@ -343,9 +343,9 @@ struct MigrationTestCase {
                     failures.append("\(place): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
                     continue
                 }
-                let predicate = "\(objects.count) " + rest[rest.index(comparison.lowerBound, offsetBy: "count".count)...]
+                let predicate = "\(total) " + rest[rest.index(comparison.lowerBound, offsetBy: "count".count)...]
                 let holds = try evaluate(predicate, object: nil, graph: graph, place: place, failures: &failures)
-                if holds == false { failures.append("\(place): \(line) does not hold: there are \(objects.count)") }
+                if holds == false { failures.append("\(place): \(line) does not hold: there are \(total)") }
                 continue
             }
             var quantifier = "every"
@@ -361,19 +361,37 @@ struct MigrationTestCase {
                 failures += problems.map { "\(place): \($0)" }
                 continue
             }
-            var holding: [String] = [], failing: [String] = []
-            var broken = false
-            for object in objects {
-                graph.remember(object)
-                guard let holds = try evaluate(rest, object: graph.ref(object), graph: graph, place: place, failures: &failures) else { broken = true; break }
-                if holds { holding.append(object.id) } else { failing.append(object.id) }
+            guard case .success(let predicate) = ExpressionParser.parse(rest) else {
+                _ = try evaluate(rest, object: nil, graph: graph, place: place, failures: &failures)
+                continue
             }
-            if broken { continue }
-            let sample = { (ids: [String]) in ids.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (ids.count > 5 ? ", …" : "") }
+            // How many objects the predicate holds for and not, with the first few of each.
+            var holding = (count: 0, first: [String]()), failing = (count: 0, first: [String]())
+            struct Broken: Error {}
+            do {
+                for member in store.schema.hierarchy(under: declared) where !member.isAbstract {
+                    try store.forEachBatch(ofExactEntity: member.name) { batch in
+                        for object in batch {
+                            graph.remember(object)
+                            guard let holds = try evaluate(predicate, object: graph.ref(object), graph: graph, place: place, failures: &failures) else { throw Broken() }
+                            if holds {
+                                holding.count += 1
+                                if holding.first.count < 6 { holding.first.append(object.id) }
+                            } else {
+                                failing.count += 1
+                                if failing.first.count < 6 { failing.first.append(object.id) }
+                            }
+                        }
+                    }
+                }
+            } catch is Broken {
+                continue
+            }
+            let sample = { (found: (count: Int, first: [String])) in found.first.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (found.count > 5 ? ", …" : "") }
             switch quantifier {
-            case "some" where holding.isEmpty: failures.append("\(place): \(line) does not hold: no \(entity) satisfies it (of \(objects.count))")
-            case "no" where !holding.isEmpty: failures.append("\(place): \(line) does not hold: \(holding.count) do, \(sample(holding))")
-            case "every" where !failing.isEmpty: failures.append("\(place): \(line) does not hold for \(failing.count) of \(objects.count): \(sample(failing))")
+            case "some" where holding.count == 0: failures.append("\(place): \(line) does not hold: no \(entity) satisfies it (of \(total))")
+            case "no" where holding.count > 0: failures.append("\(place): \(line) does not hold: \(holding.count) do, \(sample(holding))")
+            case "every" where failing.count > 0: failures.append("\(place): \(line) does not hold for \(failing.count) of \(total): \(sample(failing))")
             default: break
             }
         }
@@ -391,13 +409,16 @@ struct MigrationTestCase {
 
     /// A predicate's value for an object (or none), nil after reporting a predicate that does not parse or evaluate.
     private static func evaluate(_ text: String, object: ObjectRef?, graph: StoreObjectGraph, place: String, failures: inout [String]) throws -> Bool? {
-        let parsed: Expr
         switch ExpressionParser.parse(text) {
-        case .success(let expression): parsed = expression
+        case .success(let expression): return try evaluate(expression, object: object, graph: graph, place: place, failures: &failures)
         case .failure(let error):
             failures.append("\(place): \(error.message)")
             return nil
         }
+    }
+
+    /// A parsed predicate's value for an object (or none), nil after reporting a failure to evaluate it.
+    private static func evaluate(_ parsed: Expr, object: ObjectRef?, graph: StoreObjectGraph, place: String, failures: inout [String]) throws -> Bool? {
         let value: EvalValue = object.map { .object($0) } ?? .null
         let evaluator = Evaluator(context: EvaluationContext(graph: graph, evaluatedObject: value, variables: ["source": value]))
         do { return try evaluator.evaluatePredicate(parsed) } catch let error as ExpressionError {
