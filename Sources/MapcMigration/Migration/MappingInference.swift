@@ -139,6 +139,13 @@ extension MappingInference {
                 }
                 found.append(SchemaChange(kind: .changed, entity: entity.name, property: name, detail: details.isEmpty ? "settings in its version hash changed" : details.joined(separator: ", ")))
             }
+            // What the Core Data model holds and mapc does not (a composite attribute): no hash of
+            // mapc's sees it, Core Data's does.
+            if old.notImported != entity.notImported {
+                let shown = { (items: [String]) in items.isEmpty ? "none" : items.joined(separator: ", ") }
+                found.append(SchemaChange(kind: .changed, entity: entity.name, property: nil,
+                                          detail: "not imported from the Core Data model: \(shown(old.notImported)) -> \(shown(entity.notImported)) (Core Data's version hash covers it; mapc neither recognises nor writes a Core Data store of a version with it)"))
+            }
             guard before["@entity"] != after["@entity"], !isListed(nil) else { continue }
             var details: [String] = []
             if old.versionHashModifier != entity.versionHashModifier { details.append("versionHashModifier \(old.versionHashModifier ?? "none") -> \(entity.versionHashModifier ?? "none")") }

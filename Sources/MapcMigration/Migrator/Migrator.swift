@@ -158,7 +158,7 @@ public struct Migrator: Sendable {
         do {
             let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
-            if withNotes, plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current) }
+            if withNotes, plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
             return plan
         } catch var error as PlanError {
             error.mappingProblems = MappingChecker.problems(of: error.madeSteps, policies: policies)
@@ -168,10 +168,15 @@ public struct Migrator: Sendable {
 
     /// What a migration of the store would leave out besides its objects, in sentences: Core
     /// Data's persistent history, mirroring state, tables the model does not have (a run refuses
-    /// those holding rows unless the loss is accepted).
-    private static func foreignTableNotes(ofStoreAt url: URL, version: Schema) throws -> [String] {
+    /// those holding rows unless the loss is accepted). Throws the refusal a run would meet when
+    /// it made a store of one of the `destinations` (a Core Data store of a version with what
+    /// mapc does not import), so that a plan that prints is one a run can carry out.
+    private static func foreignTableNotes(ofStoreAt url: URL, version: Schema, writing destinations: [Schema]) throws -> [String] {
         let store = try Store.open(at: Files.path(of: url), schema: version, readOnly: true)
         defer { try? store.close() }
+        for destination in destinations {
+            if let refusal = store.format.refusal(writing: destination) { throw MapcError.store(refusal) }
+        }
         let tables = try store.foreignTables()
         var notes = ForeignTable.notes(tables) + store.layoutNotes()
         let unasked = tables.filter(\.needsConsent)

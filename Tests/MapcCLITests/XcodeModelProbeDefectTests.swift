@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// Defects a probe of every feature of Xcode's model format found in what `import` and the
+/// commands after it did with models Core Data accepts.
+@Suite("Defects found by a probe of Xcode model features", .serialized)
+struct XcodeModelProbeDefectTests {
+    /// A version named as Xcode names a copy (`Kitchen 2 (copy)`) was "not a valid version name",
+    /// and the import wrote no version at all. Such names are file names, and import.
+    @Test func aVersionNamedAsAFileIsImported() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("Kitchen.xcdatamodeld")
+        try FileManager.default.copyItem(at: ImportCommandTests.fixtures.appendingPathComponent("Kitchen.xcdatamodeld"), to: copy)
+        try FileManager.default.moveItem(at: copy.appendingPathComponent("Kitchen 2.xcdatamodel"), to: copy.appendingPathComponent("Kitchen 2 (copy).xcdatamodel"))
+        let current = copy.appendingPathComponent(".xccurrentversion")
+        try (try String(contentsOf: current, encoding: .utf8)).replacingOccurrences(of: "Kitchen 2.xcdatamodel", with: "Kitchen 2 (copy).xcdatamodel").write(to: current, atomically: false, encoding: .utf8)
+        let run = try CLI.run(["import", copy.path, "--output", "out"], in: folder)
+        #expect(run.status == 0 && folder.exists("out/Kitchen 2 (copy).yaml") && folder.exists("out/Kitchen.yaml"), "\(run.stdout)\(run.stderr)")
+        #expect(try CLI.run(["check", "--schemas", "out"], in: folder).status == 0)
+    }
+
+    /// A composite attribute added (recorded as what mapc does not import) changed no hash mapc
+    /// computes: `diff` said "no changes" and `plan` passed a step `run` refuses for a Core Data
+    /// store. `diff` says it, and `plan` refuses as `run` does.
+    @Test func aCompositeAttributeAddedIsSaidByDiffAndRefusedByPlan() throws {
+        let visit = "  Visit:\n    attributes:\n      note: string?\n"
+        let folder = try CLI.project(versions: [("c1", visit), ("c2", visit.replacingOccurrences(of: "  Visit:\n", with: "  Visit:\n    notImported: ['address (a composite attribute)']\n"))])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "c1", "c2"], in: folder)
+        #expect(diff.stdout.contains("not imported from the Core Data model: none -> address (a composite attribute)"), "\(diff.stdout)")
+        try folder.write(#"{"version": "c1", "objects": {"Visit": [{"id": "v", "note": "n"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db", "--layout", "core-data"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 2 && plan.stderr.contains("version c2 cannot be written as a Core Data store"), "\(plan.stdout)\(plan.stderr)")
+    }
+}
