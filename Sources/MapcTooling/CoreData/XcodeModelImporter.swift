@@ -113,8 +113,10 @@ public enum XcodeModelImporter {
         var ordered = versions.sorted(by: VersionOrder.naturalOrder)
         if let current, ordered.last != current {
             let later = ordered.drop { $0 != current }.dropFirst()
-            warnings.append(.warning("'\(current)' is the current version (.xccurrentversion) but \(later.map { "'\($0)'" }.joined(separator: ", ")) sort after it by name; it is ordered last",
-                                     at: FileLocation(path: currentFile.path, line: 1, column: 1)))
+            let names = later.map { "'\($0)'" }.joined(separator: ", ")
+            warnings.append(.warning("'\(current)' is the current version (.xccurrentversion) but \(names) \(later.count == 1 ? "sorts" : "sort") after it by name; it is ordered last, after \(later.count == 1 ? "it" : "them")",
+                                     at: FileLocation(path: currentFile.path, line: 1, column: 1),
+                                     fix: "if \(names) \(later.count == 1 ? "is a version" : "are versions") in progress, not yet released, take \(later.count == 1 ? "it" : "them") out of versions.yaml and the schemas folder: older stores would migrate through \(later.count == 1 ? "it" : "them") to '\(current)'"))
             ordered.removeAll { $0 == current }
             ordered.append(current)
         }
