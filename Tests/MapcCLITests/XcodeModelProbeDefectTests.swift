@@ -34,4 +34,19 @@ struct XcodeModelProbeDefectTests {
         let plan = try CLI.run(["plan", "s.db"], in: folder)
         #expect(plan.status == 2 && plan.stderr.contains("version c2 cannot be written as a Core Data store"), "\(plan.stdout)\(plan.stderr)")
     }
+    /// Names a schema file cannot hold were said at the version's first entity (`Ñandú` on
+    /// `Item`'s line): each is said at its own element.
+    @Test func anInvalidNameIsSaidAtItsElement() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("M.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data(("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n"
+                  + "    <entity name=\"Item\" syncable=\"YES\">\n        <attribute name=\"title\" optional=\"YES\" attributeType=\"String\"/>\n        <attribute name=\"café\" optional=\"YES\" attributeType=\"String\"/>\n    </entity>\n"
+                  + "    <entity name=\"Ñandú\" syncable=\"YES\">\n        <attribute name=\"x\" optional=\"YES\" attributeType=\"String\"/>\n    </entity>\n</model>\n").utf8)
+            .write(to: model.appendingPathComponent("contents"))
+        let run = try CLI.run(["import", "M.xcdatamodel", "--output", "out"], in: folder)
+        #expect(run.status == 1 && run.stderr.contains("contents:5:") && run.stderr.contains("attribute name 'café' of Item is not a valid name")
+                && run.stderr.contains("contents:7:") && run.stderr.contains("entity name 'Ñandú' is not a valid name"), "\(run.stderr)")
+    }
 }

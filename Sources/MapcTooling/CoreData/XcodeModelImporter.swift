@@ -181,6 +181,17 @@ public enum XcodeModelImporter {
         let found = validator.validate()
         let errors = found.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
+        // Names a schema file cannot hold, each at its own element (Xcode's editor refuses them too).
+        var names: [Diagnostic] = []
+        for entity in schema.entities {
+            let fix = "Xcode's model editor does not accept it either: rename it in the model (an ASCII letter, then ASCII letters, digits or '_')"
+            if !YAMLDocument.isIdentifier(entity.name) { names.append(.error("entity name '\(entity.name)' is not a valid name", at: entity.location, fix: fix)) }
+            for (kind, name, location) in entity.attributes.map({ ("attribute", $0.name, $0.location) }) + entity.relationships.map({ ("relationship", $0.name, $0.location) })
+            where !YAMLDocument.isIdentifier(name) {
+                names.append(.error("\(kind) name '\(name)' of \(entity.name) is not a valid name", at: location ?? entity.location, fix: fix))
+            }
+        }
+        if !names.isEmpty { throw DiagnosticsError(names) }
         // What was imported must read back as written: a version that would not is left out here,
         // as one with errors is, at its contents (a failure is mapc's, said before any file is written).
         let (_, readBack) = SchemaLoader.parse(source: SourceFile(path: "\(version).yaml", text: ImportedModel.schemaText(schema, source: model)))
