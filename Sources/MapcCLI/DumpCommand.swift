@@ -26,13 +26,30 @@ struct DumpCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
-            let dumped = try DataFile.dump(opened)
-            try Console.write(try dumped.serialized(pretty: true) + "\n", to: output, export: .dataFile, readFrom: store)
+            // Object by object: to standard output as it is made (a store of millions of objects
+            // is never held), to a file whole and at once (all or nothing), held as its text only.
+            let refusal: DataValidationError?
+            if let output {
+                try Console.checkExportTarget(output, export: .dataFile, readFrom: store)
+                var text = ""
+                refusal = try DataFile.writeDump(opened) { text += $0 }
+                try Console.write(text + "\n", to: output, export: .dataFile, readFrom: store)
+            } else {
+                var pending = ""
+                refusal = try DataFile.writeDump(opened) { piece in
+                    pending += piece
+                    if pending.utf8.count >= 1 << 16 {
+                        try Console.write(pending, to: nil)
+                        pending = ""
+                    }
+                }
+                try Console.write(pending + "\n", to: nil)
+            }
             // What `load` would refuse of this dump: first what the dump itself shows and the
             // store's rules do not see (two objects with one id, a required reference to no
             // object written null), then the rules of its version the store breaks. (A reference
             // to no object in an optional relationship is not among them: the dump writes null.)
-            if let refusal = DataFile.loadRefusal(ofDump: dumped, schema: opened.schema) {
+            if let refusal {
                 let first = refusal.problems.first.map { "\($0)" } ?? "?"
                 refusesLoad(in: refusal.total, first: first, version: opened.schema.version)
                 return

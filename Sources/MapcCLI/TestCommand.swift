@@ -25,7 +25,7 @@ struct TestCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Fixtures whose cases to run, by name or path; every fixture when none is named.", valueName: "fixture"))
+    @Argument(help: ArgumentHelp("Fixtures whose cases to run, by name, file name or path in the fixtures folder; every fixture when none is named.", valueName: "fixture"))
     var named: [String] = []
 
     @Option(help: ArgumentHelp("The folder of fixture stores, one per released version.", valueName: "dir"))

@@ -81,8 +81,14 @@ extension JSONValue {
     /// The JSON text. Pretty output puts one member per line with two-space indentation,
     /// except arrays of scalars, which stay on one line.
     public func serialized(pretty: Bool = false) -> String {
+        serialized(pretty: pretty, indent: 0)
+    }
+
+    /// The JSON text of this value as it stands `indent` levels deep in a pretty document (its
+    /// first line unindented, as after a key): a document written piece by piece.
+    package func serialized(pretty: Bool, indent: Int) -> String {
         var output = ""
-        write(to: &output, pretty: pretty, indent: 0)
+        write(to: &output, pretty: pretty, indent: indent)
         return output
     }
 

@@ -317,32 +317,84 @@ public enum DataFile {
     /// full reading of the dump back took twice as long as the dump itself).
     package static func loadRefusal(ofDump json: JSONValue, schema: Schema) -> DataValidationError? {
         guard case .object(let groups)? = json["objects"] else { return nil }
-        var problems = ProblemList()
-        var owners: [String: String] = [:]
+        var refusal = DumpRefusal(schema: schema)
         for (entityName, list) in groups {
-            guard case .array(let items) = list, let entity = schema.entity(named: entityName) else { continue }
-            let required = schema.allRelationships(of: entity).filter { !$0.isTransient && RelationshipCountRule.rules(of: $0).contains(.required) }
-            for item in items {
-                guard case .string(let id)? = item["id"] else { continue }
-                if id.isEmpty {
-                    problems.add(entityName, nil, "id", ObjectGraphResolver.emptyIDMessage)
-                } else if let first = owners[id] {
-                    problems.add(entityName, id, "id", ObjectGraphResolver.idTakenMessage(id, by: first))
-                } else {
-                    owners[id] = entityName
+            guard case .array(let items) = list else { continue }
+            for item in items { refusal.check(item, of: entityName) }
+        }
+        return refusal.found
+    }
+
+    /// What `load` refuses of a dump, found object by object as the dump is written
+    /// (`loadRefusal(ofDump:schema:)` over a whole one).
+    struct DumpRefusal {
+        let schema: Schema
+        private var problems = ProblemList()
+        /// The entity of each id met so far.
+        private var owners: [String: String] = [:]
+        /// Each entity's required relationships.
+        private var required: [String: [Relationship]] = [:]
+
+        init(schema: Schema) { self.schema = schema }
+
+        /// Checks one object of the dump, of `entityName`.
+        mutating func check(_ item: JSONValue, of entityName: String) {
+            guard let entity = schema.entity(named: entityName), case .string(let id)? = item["id"] else { return }
+            if id.isEmpty {
+                problems.add(entityName, nil, "id", ObjectGraphResolver.emptyIDMessage)
+            } else if let first = owners[id] {
+                problems.add(entityName, id, "id", ObjectGraphResolver.idTakenMessage(id, by: first))
+            } else {
+                owners[id] = entityName
+            }
+            let rules = required[entityName] ?? schema.allRelationships(of: entity).filter { !$0.isTransient && RelationshipCountRule.rules(of: $0).contains(.required) }
+            required[entityName] = rules
+            for relationship in rules {
+                let empty: Bool
+                switch item[relationship.name] {
+                case .array(let members)?: empty = members.isEmpty
+                case .string?: empty = false
+                default: empty = true
                 }
-                for relationship in required {
-                    let empty: Bool
-                    switch item[relationship.name] {
-                    case .array(let members)?: empty = members.isEmpty
-                    case .string?: empty = false
-                    default: empty = true
-                    }
-                    if empty { problems.add(entityName, id, relationship.name, ObjectGraphResolver.emptyRequiredMessage(relationship)) }
-                }
+                if empty { problems.add(entityName, id, relationship.name, ObjectGraphResolver.emptyRequiredMessage(relationship)) }
             }
         }
-        return problems.total == 0 ? nil : DataValidationError(problems: problems.problems, total: problems.total)
+
+        /// What was found, or nil.
+        var found: DataValidationError? { problems.total == 0 ? nil : DataValidationError(problems: problems.problems, total: problems.total) }
+    }
+
+    /// Writes a whole store as a data file's text, piece by piece: `write` receives pieces that
+    /// together are `dump(store).serialized(pretty: true)`, each object read and written on its
+    /// own, so a store of millions of objects is never held whole (as `dump(_:)`'s value is).
+    /// Returns what `load` would refuse of it (`loadRefusal(ofDump:schema:)`), found on the way.
+    package static func writeDump(_ store: Store, _ write: (String) throws -> Void) throws -> DataValidationError? {
+        try store.checkEveryRowIsRecognised()
+        var refusal = DumpRefusal(schema: store.schema)
+        try write("{\n  \"version\": " + JSONValue.string(store.schema.version).serialized() + ",\n")
+        if CoreDataExternalValue.anyMarked(in: store.schema, format: .coreData) {
+            try write("  \"\(layoutKey)\": " + JSONValue.string(store.format.layoutName).serialized() + ",\n")
+        }
+        try write("  \"objects\": ")
+        var entitiesWritten = 0
+        for entity in store.schema.entities {
+            var objectsWritten = 0
+            try store.forEachObject(ofExactEntity: entity.name) { object in
+                let item = json(object, schema: store.schema, dateEpoch: store.strategy.dateEpoch)
+                refusal.check(item, of: entity.name)
+                if objectsWritten == 0 {
+                    try write((entitiesWritten == 0 ? "{\n" : ",\n") + "    " + JSONValue.string(entity.name).serialized() + ": [\n")
+                    entitiesWritten += 1
+                } else {
+                    try write(",\n")
+                }
+                try write("      " + item.serialized(pretty: true, indent: 3))
+                objectsWritten += 1
+            }
+            if objectsWritten > 0 { try write("\n    ]") }
+        }
+        try write(entitiesWritten == 0 ? "{}\n}" : "\n  }\n}")
+        return refusal.found
     }
 
     /// Writes a whole store as a data file, entities in schema order, objects in the order they
