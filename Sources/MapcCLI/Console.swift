@@ -49,9 +49,14 @@ enum Console {
     /// never over the store it was read from (`store`) or that store's companion files, whatever
     /// the path or link naming them.
     static func write(_ text: String, to path: String?, export: Export, readFrom store: String? = nil) throws {
-        guard let path else { return try write(text, to: nil) }
+        try write(Data(text.utf8), to: path, export: export, readFrom: store)
+    }
+
+    /// `write(_:to:export:readFrom:)` of bytes already made (a large dump, not copied again).
+    static func write(_ data: Data, to path: String?, export: Export, readFrom store: String? = nil) throws {
+        guard let path else { return standardOutput(data) }
         try checkExportTarget(path, export: export, readFrom: store)
-        try write(text, to: path, replace: true)
+        try Files.write(data, to: path, replace: true)
     }
 
     /// Throws when an export may not be written at `path` (`write(_:to:export:readFrom:)`'s rule),

@@ -31,9 +31,10 @@ struct DumpCommand: ParsableCommand {
             let refusal: DataValidationError?
             if let output {
                 try Console.checkExportTarget(output, export: .dataFile, readFrom: store)
-                var text = ""
-                refusal = try DataFile.writeDump(opened) { text += $0 }
-                try Console.write(text + "\n", to: output, export: .dataFile, readFrom: store)
+                var bytes = Data()
+                refusal = try DataFile.writeDump(opened) { bytes.append(contentsOf: $0.utf8) }
+                bytes.append(0x0A)
+                try Console.write(bytes, to: output, export: .dataFile, readFrom: store)
             } else {
                 var pending = ""
                 refusal = try DataFile.writeDump(opened) { piece in
