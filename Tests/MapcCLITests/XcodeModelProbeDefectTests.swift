@@ -49,4 +49,13 @@ struct XcodeModelProbeDefectTests {
         #expect(run.status == 1 && run.stderr.contains("contents:5:") && run.stderr.contains("attribute name 'café' of Item is not a valid name")
                 && run.stderr.contains("contents:7:") && run.stderr.contains("entity name 'Ñandú' is not a valid name"), "\(run.stderr)")
     }
+    /// A derivation made or changed (`lowercase:(name)` -> `canonical:(name)`) is in no hash mapc
+    /// computes, and `diff` said "no changes": it says it now.
+    @Test func aDerivationChangedIsSaidByDiff() throws {
+        let item = "  P:\n    attributes:\n      name: string?\n      key: {type: string, optional: true, derivation: 'lowercase:(name)'}\n"
+        let folder = try CLI.project(versions: [("d1", item), ("d2", item.replacingOccurrences(of: "lowercase:", with: "canonical:"))])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "d1", "d2"], in: folder)
+        #expect(diff.stdout.contains("P.key: derivation 'lowercase:(name)' -> 'canonical:(name)'"), "\(diff.stdout)\(diff.stderr)")
+    }
 }

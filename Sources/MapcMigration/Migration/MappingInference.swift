@@ -127,9 +127,11 @@ extension MappingInference {
             }
             for name in after.keys.sorted() where name != "@entity" && before[name] != nil {
                 let oldProperty = source.property(named: name, in: old), newProperty = destination.property(named: name, in: entity)
-                var deleteRuleChanged = false
-                if case .relationship(let a)? = oldProperty, case .relationship(let b)? = newProperty { deleteRuleChanged = a.deleteRule != b.deleteRule }
-                guard before[name] != after[name] || coreDataHash(oldProperty, old, source) != coreDataHash(newProperty, entity, destination) || deleteRuleChanged else { continue }
+                // Settings no hash of mapc's covers, said all the same: a delete rule, a derivation.
+                var unhashedChanged = false
+                if case .relationship(let a)? = oldProperty, case .relationship(let b)? = newProperty { unhashedChanged = a.deleteRule != b.deleteRule }
+                if case .attribute(let a)? = oldProperty, case .attribute(let b)? = newProperty { unhashedChanged = a.derivation != b.derivation }
+                guard before[name] != after[name] || coreDataHash(oldProperty, old, source) != coreDataHash(newProperty, entity, destination) || unhashedChanged else { continue }
                 // What the listed changes of the property do not say already.
                 var details = settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))
                 if isListed(name) {
@@ -180,6 +182,9 @@ extension MappingInference {
             if before.isTransient != after.isTransient { details.append(after.isTransient ? "now transient" : "no longer transient") }
             if before.allowsExternalStorage != after.allowsExternalStorage { details.append(after.allowsExternalStorage ? "now allows external storage" : "no longer allows external storage") }
             if before.preservesAfterDeletion != after.preservesAfterDeletion { details.append(after.preservesAfterDeletion ? "now preserved after deletion" : "no longer preserved after deletion") }
+            if before.derivation != after.derivation {
+                details.append("derivation \(before.derivation.map { "'\($0)'" } ?? "none") -> \(after.derivation.map { "'\($0)'" } ?? "none") (in no hash mapc computes; mapc does not compute derived values, Core Data does when the app saves)")
+            }
         case (.relationship(let before)?, .relationship(let after)?):
             if before.destination != after.destination { details.append("destination \(before.destination) -> \(after.destination)") }
             if before.deleteRule != after.deleteRule { details.append("delete rule \(before.deleteRule.rawValue) -> \(after.deleteRule.rawValue) (in no version hash: no migration for it alone)") }
