@@ -89,6 +89,10 @@ struct PlanCommand: ParsableCommand {
                         try migrator.check(plan)
                         checked.insert(steps)
                     }
+                    // A plan that prints is one `run` will start: in the store's own format, as `run` writes by default.
+                    if let refusal = plan.refusalInStoreFormat {
+                        throw MapcError.store(refusal + " (`mapc run --layout mapc` writes mapc's format; `--to` a version before stops short of it)")
+                    }
                     if let report {
                         report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
                                               ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string))),

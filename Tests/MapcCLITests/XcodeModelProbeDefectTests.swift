@@ -18,6 +18,12 @@ struct XcodeModelProbeDefectTests {
         let run = try CLI.run(["import", copy.path, "--output", "out"], in: folder)
         #expect(run.status == 0 && folder.exists("out/Kitchen 2 (copy).yaml") && folder.exists("out/Kitchen.yaml"), "\(run.stdout)\(run.stderr)")
         #expect(try CLI.run(["check", "--schemas", "out"], in: folder).status == 0)
+        // A name mapc's files cannot hold (`@` parts a test's expected file from its version) is
+        // the version's to rename, said at it; the other versions are written.
+        try FileManager.default.moveItem(at: copy.appendingPathComponent("Kitchen 2 (copy).xcdatamodel"), to: copy.appendingPathComponent("Kitchen@2.xcdatamodel"))
+        let refused = try CLI.run(["import", copy.path, "--output", "again"], in: folder)
+        #expect(refused.status == 1 && refused.stderr.contains("Kitchen@2.xcdatamodel/contents:1:1: error: version 'Kitchen@2' cannot be a version of mapc's")
+                && refused.stderr.contains("rename the version in Xcode") && folder.exists("again/Kitchen.yaml"), "\(refused.stderr)")
     }
 
     /// A composite attribute added (recorded as what mapc does not import) changed no hash mapc
@@ -32,7 +38,10 @@ struct XcodeModelProbeDefectTests {
         try folder.write(#"{"version": "c1", "objects": {"Visit": [{"id": "v", "note": "n"}]}}"#, to: "d.json")
         #expect(try CLI.run(["load", "d.json", "s.db", "--layout", "core-data"], in: folder).status == 0)
         let plan = try CLI.run(["plan", "s.db"], in: folder)
-        #expect(plan.status == 2 && plan.stderr.contains("version c2 cannot be written as a Core Data store"), "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.status == 2 && plan.stderr.contains("version c2 cannot be written as a Core Data store") && plan.stderr.contains("`mapc run --layout mapc` writes mapc's format"), "\(plan.stdout)\(plan.stderr)")
+        // Written in mapc's format, the step is carried out (the plan is the library's too, and does not refuse it).
+        let run = try CLI.run(["run", "--quiet", "--layout", "mapc", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
     }
     /// Names a schema file cannot hold were said at the version's first entity (`Ñandú` on
     /// `Item`'s line): each is said at its own element.

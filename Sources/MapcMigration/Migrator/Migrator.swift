@@ -158,7 +158,7 @@ public struct Migrator: Sendable {
         do {
             let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
-            if withNotes, plan.isNeeded { plan.notes = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
+            if withNotes, plan.isNeeded { (plan.notes, plan.refusalInStoreFormat) = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
             return plan
         } catch var error as PlanError {
             error.mappingProblems = MappingChecker.problems(of: error.madeSteps, policies: policies)
@@ -168,22 +168,20 @@ public struct Migrator: Sendable {
 
     /// What a migration of the store would leave out besides its objects, in sentences: Core
     /// Data's persistent history, mirroring state, tables the model does not have (a run refuses
-    /// those holding rows unless the loss is accepted). Throws the refusal a run would meet when
-    /// it made a store of one of the `destinations` (a Core Data store of a version with what
-    /// mapc does not import), so that a plan that prints is one a run can carry out.
-    private static func foreignTableNotes(ofStoreAt url: URL, version: Schema, writing destinations: [Schema]) throws -> [String] {
+    /// those holding rows unless the loss is accepted); and the refusal a run in the store's own
+    /// format would meet making a store of one of the `destinations` (a Core Data store of a
+    /// version with what mapc does not import).
+    private static func foreignTableNotes(ofStoreAt url: URL, version: Schema, writing destinations: [Schema]) throws -> (notes: [String], refusal: String?) {
         let store = try Store.open(at: Files.path(of: url), schema: version, readOnly: true)
         defer { try? store.close() }
-        for destination in destinations {
-            if let refusal = store.format.refusal(writing: destination) { throw MapcError.store(refusal) }
-        }
+        let refusal = destinations.lazy.compactMap { store.format.refusal(writing: $0) }.first
         let tables = try store.foreignTables()
         var notes = ForeignTable.notes(tables) + store.layoutNotes()
         let unasked = tables.filter(\.needsConsent)
         if !unasked.isEmpty {
             notes.append("a run refuses to leave out \(unasked.map(\.describedWithCost).joined(separator: ", ")) unless the loss is accepted (`mapc run --accept-data-loss`; in code, `MigrationOptions.acceptsDataLoss`)")
         }
-        return notes
+        return (notes, refusal)
     }
 
     /// Checks every mapping file a plan uses against its versions; throws `DiagnosticsError` with
@@ -305,6 +303,10 @@ public struct MigrationPlan: Sendable {
     /// What migrating would leave out that the store holds besides its objects (Core Data's
     /// persistent history, tables the model does not have), in sentences; empty when nothing.
     public var notes: [String] = []
+    /// Why a run would refuse to write a step's version in the store's own format (a Core Data
+    /// store of a version with what mapc does not import), when it would: a run writing mapc's
+    /// format (`MigrationOptions.destinationFormat`) does not.
+    package var refusalInStoreFormat: String?
 
     /// Whether the store needs migrating.
     public var isNeeded: Bool { !steps.isEmpty }

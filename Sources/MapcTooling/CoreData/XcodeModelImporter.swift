@@ -199,7 +199,12 @@ public enum XcodeModelImporter {
         if !problems.isEmpty {
             let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: path, line: 1, column: 1)
             throw DiagnosticsError(problems.map {
-                // A name Xcode itself refuses is the model's to fix; anything else is mapc's to hear about.
+                // A version's name is the model's file name, which mapc's files hold fewer of; a
+                // name Xcode itself refuses is the model's to fix; anything else is mapc's to hear about.
+                if $0.message.contains("is not a valid version name") {
+                    return .error("version '\(version)' cannot be a version of mapc's: \($0.message)", at: FileLocation(path: path, line: 1, column: 1),
+                                  fix: "rename the version in Xcode (a version's name is not part of its hashes): " + ($0.fix ?? ""))
+                }
                 let whose = $0.message.contains("is not a valid name") ? "Xcode's model editor does not accept it either: rename it in the model" : "please report it with the model"
                 return .error("version '\(version)' cannot be written as a schema file mapc reads back: \($0.message); \(whose)", at: contents)
             })
