@@ -66,16 +66,23 @@ struct RelationshipPhase {
     private func relateAssociations(_ run: MigrationRun, _ index: Int, after: Int64? = nil, batchSize: Int? = nil, limit: Int = .max,
                                     _ relate: (DestinationObject, ObjectData) throws -> Void) throws -> Int64? {
         var last: Int64?, count = 0
+        var part = SourceParts(run, index)
         try run.associations.forEachBatch(of: index, size: batchSize ?? run.step.batchSize, after: after) { associations in
-            let sources = try run.sources.objects(of: associations, mapping: index)
-            for association in associations where count < limit {
-                last = association.row
-                count += 1
-                guard let data = sources[association.source] else { continue }
-                let entity = association.destination.entity, key = association.destination.key
-                var destination = DestinationObject(entity: entity, id: run.destinationStore.strategy.objectID(entity: entity, key: key, stored: association.id))
-                destination.primaryKey = key
-                try relate(destination, data)
+            var start = 0
+            while start < associations.count, count < limit {
+                let slice = Array(associations[start..<min(associations.count, start + part.size)])
+                let sources = try run.sources.objects(of: slice, mapping: index)
+                part.read(sources.values)
+                for association in slice where count < limit {
+                    last = association.row
+                    count += 1
+                    guard let data = sources[association.source] else { continue }
+                    let entity = association.destination.entity, key = association.destination.key
+                    var destination = DestinationObject(entity: entity, id: run.destinationStore.strategy.objectID(entity: entity, key: key, stored: association.id))
+                    destination.primaryKey = key
+                    try relate(destination, data)
+                }
+                start += slice.count
             }
             return count < limit
         }
@@ -94,6 +101,7 @@ extension RelationshipPhase {
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
         let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedDatabaseIdentifier) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
         var last = rule.range.lowerBound - 1
+        var part = SourceParts(run, index)
         while true {
             let rows = try Row.fetchAll(try run.writer.statement(sql), arguments: [last, rule.range.upperBound, run.step.batchSize])
             guard let final = rows.last else { break }
@@ -107,12 +115,49 @@ extension RelationshipPhase {
                 destination.primaryKey = key
                 destinations.append((destination, key - rule.offset))
             }
-            let sources = try run.sources.objects(keys: destinations.map(\.sourceKey), ofEntities: rule.sourceEntities, mapping: index)
-            for (destination, sourceKey) in destinations {
-                guard let data = sources[sourceKey] else { continue }
-                try relate(destination, data)
+            var start = 0
+            while start < destinations.count {
+                let slice = destinations[start..<min(destinations.count, start + part.size)]
+                let sources = try run.sources.objects(keys: slice.map(\.sourceKey), ofEntities: rule.sourceEntities, mapping: index)
+                part.read(sources.values)
+                for (destination, sourceKey) in slice {
+                    guard let data = sources[sourceKey] else { continue }
+                    try relate(destination, data)
+                }
+                start += slice.count
             }
         }
         run.sources.forgetBatch()
+    }
+}
+
+/// How many of a batch's source objects phase 2 reads at once: all of them where the mapping
+/// reads some of their properties, and otherwise (a copy, a policy: whole objects) as many as
+/// keep their texts and data near `Store.batchByteBudget`, starting small, doubling while the
+/// objects are small, shrinking when they are large (2,000 objects of a megabyte each were 2 GB).
+struct SourceParts {
+    private(set) var size: Int
+    private let limit: Int
+
+    init(_ run: MigrationRun, _ index: Int) {
+        self.init(limit: run.step.batchSize, readsWholeObjects: run.analysis.relationshipProperties[index] == nil)
+    }
+
+    init(limit: Int, readsWholeObjects: Bool) {
+        self.limit = limit
+        size = readsWholeObjects ? min(64, limit) : limit
+    }
+
+    /// Sizes the next part by the objects of the last.
+    mutating func read(_ objects: some Collection<ObjectData>) {
+        guard !objects.isEmpty else { return }
+        var bytes = 0
+        for object in objects { for value in object.attributes.values { bytes += value.byteCount } }
+        let budget = Store.batchByteBudget
+        if bytes > budget {
+            size = max(1, Int(Double(objects.count) * Double(budget) / Double(bytes)))
+        } else if bytes < budget / 4 {
+            size = min(limit, max(size, objects.count) * 2)
+        }
     }
 }
