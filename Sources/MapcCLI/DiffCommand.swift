@@ -34,7 +34,7 @@ struct DiffCommand: ParsableCommand {
             let alike = StoreFormat.all.filter { $0.entityHashes(of: source) == $0.entityHashes(of: destination) }
             if source.version != destination.version, !alike.isEmpty, !result.changes.isEmpty {
                 lines.append("note: a store of \(source.version) is a store of \(destination.version) (their \(alike.map(\.name).joined(separator: " and ")) hashes are the same): "
-                             + "a run migrates none, and these changes are never applied to one; give what changed a versionHashModifier to make it a migration")
+                             + "a run migrates none, and these changes are never applied to one; where one needs a migration (not a delete rule, a derivation or what was not imported), give what changed a versionHashModifier to make it one")
             }
             let order = (try? catalog.position(of: source.version), try? catalog.position(of: destination.version))
             if source.version == destination.version {
