@@ -26,7 +26,7 @@ extension MigrationRun {
         let target = relationshipBeingSet ?? currentRelation.flatMap { current in
             destinationSchema.entity(named: current.destination.entity).flatMap { entity in destinationSchema.allRelationships(of: entity).first { $0.name == name } }
         }
-        let taken = target.flatMap { destinationSchema.entity(named: $0.destination) }.map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) }
+        let taken = target.map { entities(under: $0.destination) }
         var result: [ObjectRef] = []
         for source in sourceInstances {
             guard let key = try sourceKey(of: source) else { continue }
@@ -44,6 +44,14 @@ extension MigrationRun {
             if let madeOtherwise { result.append(madeOtherwise) }
         }
         return result
+    }
+
+    /// A destination entity and its sub-entities, by name (asked per lookup: worked out once).
+    func entities(under name: String) -> Set<String> {
+        if let known = entitiesUnder[name] { return known }
+        let found = destinationSchema.entity(named: name).map { Set(destinationSchema.hierarchy(under: $0).map(\.name)) } ?? [name]
+        entitiesUnder[name] = found
+        return found
     }
 
     /// The source objects an entity mapping made the destination objects from.

@@ -68,6 +68,8 @@ final class MigrationRun: MigrationManagerFunctions {
     /// The destination relationship whose targets are being worked out (phase 2): a lookup by
     /// source relationship looks for objects it takes.
     var relationshipBeingSet: Relationship?
+    /// Each destination entity's hierarchy, by name, as lookups by source relationship ask.
+    var entitiesUnder: [String: Set<String>] = [:]
     /// The key rules of the declarative mappings that have started.
     var keyRules = KeyRules()
     /// The relationships being written with the rows, by mapping position, once the mapping starts.

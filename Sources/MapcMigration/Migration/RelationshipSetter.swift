@@ -81,10 +81,11 @@ final class RelationshipSetter {
     /// the list, losing the others' links in one order of the mappings and not the other).
     private func placeAfter(_ keys: [Int64], in setting: Setting, owner: Int64) throws {
         guard case .inverseForeignKey(let table, let column, let order?, _)? = setting.storage.relationships[setting.relationship.name],
-              let members = destinationStore.layout.entities[setting.relationship.destination] else { return }
+              let members = destinationStore.layout.entities[setting.relationship.destination], !members.discriminatorsSQL.isEmpty else { return }
         try writer.flush()
         let key = members.primaryKey.quotedDatabaseIdentifier, listed = Set(keys)
-        let others = try Int64.fetchAll(writer.db, sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ? ORDER BY \(order.quotedDatabaseIdentifier), \(key)",
+        let ofMembers = StoreLayout.entityCheck(members.entityColumn.quotedDatabaseIdentifier, allowed: members.discriminatorsSQL)
+        let others = try Int64.fetchAll(writer.db, sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ? AND \(ofMembers) ORDER BY \(order.quotedDatabaseIdentifier), \(key)",
                                         arguments: [owner]).filter { !listed.contains($0) }
         for (index, other) in others.enumerated() {
             try writer.link(setting.relationship.name, of: setting.storage, owner: owner, target: other, position: keys.count + index, inversePosition: nil, keepsFirstOwner: false)

@@ -164,7 +164,7 @@ package struct EntityStorage: Sendable {
     /// The discriminator values of this entity and its concrete and abstract sub-entities, for fetches that include them.
     var discriminators: [DatabaseValue]
     /// `discriminators` as SQL literals for an `IN (…)`: a row of this entity or one under it.
-    var discriminatorsSQL: String { discriminators.map(Store.sqlLiteral).joined(separator: ", ") }
+    package var discriminatorsSQL: String { discriminators.map(Store.sqlLiteral).joined(separator: ", ") }
     /// The column holding each object's identity string, when the format keeps one (mapc's `_id`);
     /// nil when identities are derived from keys (Core Data: `Entity/p12`).
     package var idColumn: String?
