@@ -258,21 +258,15 @@ struct MigrationManagerTests {
         try source.insert(notes(4, images: { $0 < 2 }))
         let v3 = try String(contentsOf: packageRoot.appendingPathComponent("schemas/v3.yaml"), encoding: .utf8)
             .replacingOccurrences(of: "inverse: attachments, deleteRule: nullify, optional: true", with: "inverse: attachments, deleteRule: nullify, optional: false")
-        let model = try mapping("""
-        source: v2
-        destination: v3
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+        let model = try mapping(noteToNoteMapping(more: """
           - name: NoteToAttachment
             source: Note
             destination: Attachment
             filter: image != nil
             policy: RelatingInValidation
             attributes: { image: $source.image, dateCreated: $source.dateCreated }
-        """ + "\n")
+
+        """))
         let destination = try layout.store(try loadSchema(v3))
         _ = try StepMigration(source: source, destination: destination, mapping: model, policies: registry).run()
         #expect(try destination.count(of: "Attachment", exactly: true) == 2)
