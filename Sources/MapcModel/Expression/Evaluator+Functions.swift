@@ -249,6 +249,14 @@ extension Evaluator {
             }
             parsedPredicates[predicateText] = predicate
         }
+        // `key == value`, the value not the fetched object's (`name == $source.tagName`): looked up
+        // in an index of the entity's values of `key`, made once, as SQL would use one.
+        if let (key, probe) = Self.equalityLookup(predicate), let indexed = try fetchIndex(entity: entity, key: key) {
+            let wanted = try value(of: probe)
+            // SQL's NULL: nothing equals it.
+            let positions = wanted.isNull ? [] : indexed.index.positions(equalTo: wanted)
+            return .collection(try checkSize(positions.map { .object(indexed.refs[$0]) }, range), ordered: true)
+        }
         let saved = context.evaluatedObject, savedSemantics = (evaluatesFetchPredicate, evaluatesStorePredicate)
         defer { context.evaluatedObject = saved; (evaluatesFetchPredicate, evaluatesStorePredicate) = savedSemantics }
         (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
@@ -261,6 +269,52 @@ extension Evaluator {
         let result = EvalValue.collection(try checkSize(kept, range), ordered: true)
         if !predicate.readsVariables { fetchResults[key] = result }
         return result
+    }
+}
+
+extension Evaluator {
+    /// The key and the other side of a fetch predicate `key == value` (either way round), where
+    /// `key` is one attribute of the fetched object and `value` does not read it; nil otherwise.
+    static func equalityLookup(_ predicate: Expr) -> (key: String, probe: Expr)? {
+        guard case .comparison(.equal, nil, let options, let left, let right) = predicate.kind, options.isEmpty else { return nil }
+        func key(_ side: Expr) -> String? {
+            guard case .keyPath(let root, let components) = side.kind, root.kind == .evaluatedObject, components.count == 1,
+                  case .key(let name, _) = components[0] else { return nil }
+            return name
+        }
+        func readsFetched(_ side: Expr) -> Bool {
+            var pending = [side]
+            while let expression = pending.popLast() {
+                switch expression.kind {
+                case .evaluatedObject: return true
+                case .variable(let name) where name.uppercased() == "SELF": return true
+                case .subquery, .fetch: return true
+                default: pending += expression.children
+                }
+            }
+            return false
+        }
+        if let name = key(left), !readsFetched(right), right.kind != .literal(.null) { return (name, right) }
+        if let name = key(right), !readsFetched(left), left.kind != .literal(.null) { return (name, left) }
+        return nil
+    }
+
+    /// The entity's objects and the index of their values of `key` (`equalityLookup`), made on
+    /// first use; nil when a value is not a scalar (a relationship), which the index cannot hold.
+    func fetchIndex(entity: String, key: String) throws -> (refs: [ObjectRef], index: ValueIndex)? {
+        let name = entity + "\u{0}" + key
+        if let known = fetchIndexes[name] { return known }
+        let refs = try context.graph.objects(of: entity)
+        var values: [EvalValue] = []
+        values.reserveCapacity(refs.count)
+        var indexable = true
+        for ref in refs {
+            guard let found = try context.graph.value(of: ref, key: key), case .scalar = found else { indexable = false; break }
+            values.append(found)
+        }
+        let made = indexable ? (refs, ValueIndex(values)) : nil
+        fetchIndexes[name] = made
+        return made
     }
 }
 

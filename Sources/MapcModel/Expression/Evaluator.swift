@@ -67,6 +67,9 @@ package final class Evaluator {
     /// FETCH results of predicates that read no variables, by entity and predicate: the graph
     /// does not change while an evaluator reads it.
     var fetchResults = BoundedCache<String, EvalValue>(capacity: 8)
+    /// For `FETCH`es of `key == value`: the entity's objects and an index of their `key`, by
+    /// entity and key (nil where a value is not a scalar: the predicate is then evaluated).
+    var fetchIndexes = BoundedCache<String, (refs: [ObjectRef], index: ValueIndex)?>(capacity: 8)
     /// Whether a `FETCH`'s predicate is being evaluated: Core Data runs it as SQL, where a key of
     /// a to-many is a join (every value, nil included), not `valueForKey:`'s set.
     var evaluatesFetchPredicate = false

@@ -442,7 +442,7 @@ struct ValueSet {
 
     /// A hash key equal values always share: numbers by numeric value (whole numbers as integers,
     /// others as doubles), booleans as 0 and 1, collections by their elements' keys.
-    private indirect enum BucketKey: Hashable {
+    indirect enum BucketKey: Hashable {
         case null, integer(Int64), double(Double), text(String), nonUTF8Text(Data), date(Timestamp), binary(Data), uuid(UUID), uri(String)
         case object(ObjectRef), handle(Handle), unordered(Set<BucketKey>)
 
@@ -478,5 +478,24 @@ struct ValueSet {
             if d.rounded() == d, let n = Int64(exactly: d) { return .integer(n) }
             return .double(d)
         }
+    }
+}
+
+/// Which of a list of values equal a value under `ValueSemantics.equal`, found through the
+/// buckets `ValueSet` keeps rather than by comparing with each: a `FETCH` of `key == $source.x`
+/// asked for every object of a mapping filtered the whole entity each time.
+struct ValueIndex {
+    private var buckets: [ValueSet.BucketKey: [(value: EvalValue, position: Int)]] = [:]
+
+    /// An index of `values` by position; nil values are left out (nothing equals them in a fetch).
+    init(_ values: [EvalValue]) {
+        for (position, value) in values.enumerated() where !value.isNull {
+            buckets[ValueSet.BucketKey(value), default: []].append((value, position))
+        }
+    }
+
+    /// The positions of the values equal to `value`, in order.
+    func positions(equalTo value: EvalValue) -> [Int] {
+        buckets[ValueSet.BucketKey(value)]?.filter { ValueSemantics.equal($0.value, value) }.map(\.position) ?? []
     }
 }
