@@ -151,8 +151,7 @@ struct SourceParts {
     /// Sizes the next part by the objects of the last.
     mutating func read(_ objects: some Collection<ObjectData>) {
         guard !objects.isEmpty else { return }
-        var bytes = 0
-        for object in objects { for value in object.attributes.values { bytes += value.byteCount } }
+        let bytes = objects.reduce(0) { $0 + $1.byteCount }
         let budget = Store.batchByteBudget
         if bytes > budget {
             size = max(1, Int(Double(objects.count) * Double(budget) / Double(bytes)))

@@ -34,6 +34,15 @@ public struct ObjectData: Sendable, Equatable {
         self.key = key
     }
 
+    /// About how many bytes the object holds: its values' texts and data, a few words per related
+    /// object (what bounds a batch of objects read or held at once).
+    package var byteCount: Int {
+        var bytes = 0
+        for value in attributes.values { bytes += value.byteCount }
+        for ids in relationships.values { bytes += 32 * ids.count }
+        return bytes
+    }
+
     public static func == (lhs: ObjectData, rhs: ObjectData) -> Bool {
         lhs.id == rhs.id && lhs.entity == rhs.entity && lhs.attributes == rhs.attributes && lhs.relationships == rhs.relationships
     }

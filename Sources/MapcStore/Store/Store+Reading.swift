@@ -162,7 +162,6 @@ extension Store {
                     column += 1
                 }
                 object.attributes = values
-                if byteBudget != nil { for value in values.values { spent += value.byteCount } }
                 for (name, destinationTable) in toOne {
                     if !row.value(column + 1).isNull, let target = try row.integerIfPresent(column, "the key of \(object.id).\(name)") {
                         let targetID = try row.textIfPresent(column + 2, "the id of \(object.id).\(name)")
@@ -187,8 +186,8 @@ extension Store {
                     }
                     object.relationships[name] = ids
                     object.relatedKeys[name] = keys
-                    if byteBudget != nil { spent += 32 * ids.count }
                 }
+                if byteBudget != nil { spent += object.byteCount }
                 try body(object)
                 if let byteBudget, spent >= byteBudget {
                     reachedBudget = true
