@@ -371,10 +371,8 @@ public enum DataFile {
     package static func writeDump(_ store: Store, _ write: (String) throws -> Void) throws -> DataValidationError? {
         try store.checkEveryRowIsRecognised()
         var refusal = DumpRefusal(schema: store.schema)
-        try write("{\n  \"version\": " + JSONValue.string(store.schema.version).serialized() + ",\n")
-        if CoreDataExternalValue.anyMarked(in: store.schema, format: .coreData) {
-            try write("  \"\(layoutKey)\": " + JSONValue.string(store.format.layoutName).serialized() + ",\n")
-        }
+        try write("{\n")
+        for (key, value) in dumpHeader(store) { try write("  " + JSONValue.string(key).serialized() + ": " + value.serialized() + ",\n") }
         try write("  \"objects\": ")
         var entitiesWritten = 0
         for entity in store.schema.entities {
@@ -407,8 +405,13 @@ public enum DataFile {
             try store.forEachObject(ofExactEntity: entity.name) { items.append(json($0, schema: store.schema, dateEpoch: store.strategy.dateEpoch)) }
             if !items.isEmpty { groups.append((entity.name, .array(items))) }
         }
-        // Where values may be in one layout's form (attributes that allow external storage), the file says whose.
-        let layout: [(String, JSONValue)] = CoreDataExternalValue.anyMarked(in: store.schema, format: .coreData) ? [(layoutKey, .string(store.format.layoutName))] : []
-        return .object([("version", .string(store.schema.version))] + layout + [("objects", .object(groups))])
+        return .object(dumpHeader(store) + [("objects", .object(groups))])
+    }
+
+    /// What a dump says before its objects: the version, and where values may be in one
+    /// layout's form (attributes that allow external storage), whose.
+    private static func dumpHeader(_ store: Store) -> [(String, JSONValue)] {
+        [("version", .string(store.schema.version))]
+            + (CoreDataExternalValue.anyMarked(in: store.schema, format: .coreData) ? [(layoutKey, .string(store.format.layoutName))] : [])
     }
 }
