@@ -194,26 +194,31 @@ public enum XcodeModelImporter {
         if !names.isEmpty { throw DiagnosticsError(names) }
         // What was imported must read back as written: a version that would not is left out here,
         // as one with errors is, at its contents (a failure is mapc's, said before any file is written).
-        let (_, readBack) = SchemaLoader.parse(source: SourceFile(path: "\(version).yaml", text: ImportedModel.schemaText(schema, source: model)))
-        let problems = readBack.filter { $0.severity == .error }
-        if !problems.isEmpty {
-            let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: path, line: 1, column: 1)
-            throw DiagnosticsError(problems.map {
-                // A version's name is the model's file name, which mapc's files hold fewer of; a
-                // name Xcode itself refuses is the model's to fix; anything else is mapc's to hear about.
-                if $0.message.contains("is not a valid version name") {
-                    return .error("version '\(version)' cannot be a version of mapc's: \($0.message)", at: FileLocation(path: path, line: 1, column: 1),
-                                  fix: "rename the version in Xcode (a version's name is not part of its hashes): " + ($0.fix ?? ""))
-                }
-                let whose = $0.message.contains("is not a valid name") ? "Xcode's model editor does not accept it either: rename it in the model" : "please report it with the model"
-                return .error("version '\(version)' cannot be written as a schema file mapc reads back: \($0.message); \(whose)", at: contents)
-            })
-        }
+        let problems = ImportedModel.readBack(schema, text: ImportedModel.schemaText(schema, source: model), contents: path).problems
+        if !problems.isEmpty { throw DiagnosticsError(problems) }
         return (schema, reader.warnings + found.filter { $0.severity != .error })
     }
 }
 
 extension ImportedModel {
+    /// A version's schema file read back as written (what was imported must read back): the
+    /// schema, and its errors said at the version's `contents`, each saying whose it is to mend
+    /// (the version's name, a name Xcode refuses too, or mapc's, to hear about).
+    static func readBack(_ schema: Schema, text: String, contents path: String) -> (schema: Schema?, problems: [Diagnostic]) {
+        let (loaded, diagnostics) = SchemaLoader.parse(source: SourceFile(path: "\(schema.version).yaml", text: text))
+        let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: path, line: 1, column: 1)
+        let problems = diagnostics.filter { $0.severity == .error }.map { problem -> Diagnostic in
+            // A version's name is the model's file name, which mapc's files hold fewer of.
+            if problem.message.contains("is not a valid version name") {
+                return .error("version '\(schema.version)' cannot be a version of mapc's: \(problem.message)", at: FileLocation(path: path, line: 1, column: 1),
+                              fix: "rename the version in Xcode (a version's name is not part of its hashes): " + (problem.fix ?? ""))
+            }
+            let whose = problem.message.contains("is not a valid name") ? "Xcode's model editor does not accept it either: rename it in the model" : "please report it with the model"
+            return .error("version '\(schema.version)' cannot be written as a schema file mapc reads back: \(problem.message); \(whose)", at: contents)
+        }
+        return (loaded, problems)
+    }
+
     /// A version's schema file as `mapc import` writes it.
     static func schemaText(_ schema: Schema, source: String) -> String {
         SchemaWriter.yaml(schema, header: ["Imported by mapc from \(source), version '\(schema.version)'.",
@@ -235,16 +240,9 @@ extension ImportedModel {
         for schema in schemas {
             let name = "\(schema.version).yaml"
             let text = Self.schemaText(schema, source: source)
-            // Checked again as written: what was imported must read back (a failure is mapc's, said
-            // at the version's contents rather than in a file that was never written).
-            let (loaded, diagnostics) = SchemaLoader.parse(source: SourceFile(path: name, text: text))
-            let contents = schema.entities.lazy.compactMap(\.location).first ?? FileLocation(path: "\(schema.version).xcdatamodel/contents", line: 1, column: 1)
-            problems += diagnostics.filter { $0.severity == .error }.map {
-                // A name Xcode itself refuses is the model's to fix; anything else is mapc's to hear about.
-                let whose = $0.message.contains("is not a valid name") ? "Xcode's model editor does not accept it either: rename it in the model"
-                    : "please report it with the model"
-                return .error("version '\(schema.version)' cannot be written as a schema file mapc reads back: \($0.message); \(whose)", at: contents)
-            }
+            // Checked again as written (said at the version's contents rather than in a file that was never written).
+            let (loaded, found) = Self.readBack(schema, text: text, contents: "\(schema.version).xcdatamodel/contents")
+            problems += found
             if loaded != nil { files.append((name, text)) }
         }
         if !problems.isEmpty { throw DiagnosticsError(problems) }
