@@ -41,6 +41,17 @@ struct ValidationPhase {
         }
     }
 
+    /// Whether the hooks wrote since the connection's change count was `changes` (Core Data lets
+    /// `performCustomValidation` and `end` insert); if so, the format's bookkeeping (Core Data's
+    /// Z_MAX) is brought up to date, so what they wrote is counted and held to the same rules.
+    /// `run.db` writes the rows the hooks inserted and the writer still holds.
+    private func finishWritesOfHooks(_ run: MigrationRun, since changes: Int) throws -> Bool {
+        let db = try run.db
+        guard db.totalChangesCount != changes else { return false }
+        try run.destinationStore.strategy.finishWriting(db, layout: run.destinationStore.layout)
+        return true
+    }
+
     /// Runs the phase: the objects of each destination entity validation counted (the summary's counts).
     func run(_ run: MigrationRun) throws -> [String: Int] {
         let destination = run.destinationStore
@@ -56,19 +67,13 @@ struct ValidationPhase {
             run.beginMapping(index, "validating (phase 3)")
             try run.callPolicy(index) { try $0.performCustomValidation($1, manager: $2) }
         }
-        // A hook may write (Core Data lets `performCustomValidation` and `end` insert): what it
-        // wrote is counted by the format's bookkeeping (Core Data's Z_MAX) and held to the same
-        // rules. `run.db` writes the rows the hooks inserted and the writer still holds.
-        if before != (try run.db).totalChangesCount { try destination.strategy.finishWriting(db, layout: destination.layout) }
+        _ = try finishWritesOfHooks(run, since: before)
         var counted = try check(run, entities: entities)
         for index in run.mapping.entityMappings.indices {
             run.beginMapping(index, "ending the migration (phase 3)")
             try run.callPolicy(index) { try $0.end($1, manager: $2) }
         }
-        if counted.changes != (try run.db).totalChangesCount {
-            try destination.strategy.finishWriting(db, layout: destination.layout)
-            counted = try check(run, entities: entities)
-        }
+        if try finishWritesOfHooks(run, since: counted.changes) { counted = try check(run, entities: entities) }
         run.report(.validate, nil, entities, entities, finished: true)
         return counted.objects
     }
