@@ -201,6 +201,41 @@ struct ValuesProbeDefectTests {
         #expect(try column(layout == "mapc" ? "SELECT quote(u) FROM Rec" : "SELECT quote(ZU) FROM ZREC", in: store) == before)
     }
 
+    /// Text a double would make 0 became 0 through `CAST(…, "NSNumber")` and `doubleValue`, and a
+    /// whole number written with a point (`9007199254740993.0`) was read through a double, losing
+    /// its last digit, on both paths with exit 0, where a data file refuses the first and reads
+    /// the second on its digits. A decimal stored in mapc's format spelled otherwise than mapc
+    /// writes it was said to be "text where the model keeps a decimal".
+    @Test(arguments: ["", "--interpret"])
+    func textReadAsANumberIsNeitherMadeZeroNorReadThroughADouble(path: String) throws {
+        let folder = try project(v1: "s: string?", v2: "n: double?, k: int64?",
+                                 mapping: "      n: FUNCTION($source.s, \"doubleValue\")\n      k: CAST($source.s, \"NSNumber\")\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "s": "9007199254740993.0"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"] + (path.isEmpty ? [] : [path]), in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try column("SELECT k FROM Rec", in: folder.appendingPathComponent("s.db")) == ["9007199254740993"])
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "s": "1e-400"}]}}"#, to: "tiny.json")
+        #expect(try CLI.run(["load", "tiny.json", "t.db"], in: folder).status == 0)
+        let tiny = try CLI.run(["run", "t.db"] + (path.isEmpty ? [] : [path]), in: folder)
+        #expect(tiny.status != 0 && tiny.stderr.contains("1e-400 is too small for a double"), "\(tiny.stderr)")
+        #expect(try column("SELECT s FROM Rec", in: folder.appendingPathComponent("t.db")) == ["1e-400"])
+    }
+
+    @Test func aDecimalSpelledOtherwiseSaysHowMapcWritesIt() throws {
+        let folder = try project(v1: "m: decimal?", v2: "m: decimal?, extra: string?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "m": "12.5"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        try queue.write { try $0.execute(sql: "UPDATE Rec SET m = '12.50'") }
+        try queue.close()
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status != 0 && dump.stderr.contains("keeps a decimal as its shortest digits ('12.5')") && dump.stderr.contains("set it to '12.5'"), "\(dump.stderr)")
+        #expect(!dump.stderr.contains("stored text where the model keeps"), "\(dump.stderr)")
+    }
+
     /// `mapc eval` printed a stored infinity as null (as a nil prints), took a JSON number too
     /// large for a double as infinity, and rounded a whole number beyond 64 bits to a double, so
     /// it was not equal to the same digits written in the expression.

@@ -71,6 +71,8 @@ let checkCases: [CheckCase] = [
     .init(text: "price IN {1.5, 2.2}", message: "2.2 here is a double", column: 16, severity: .warning),
     // A literal with more digits than a double keeps, wherever it stands.
     .init(text: "displayIndex + 1234567890.123456789", message: "1234567890.123456789 has more digits than a double keeps: it is 1234567890.1234567 here", column: 16, severity: .warning),
+    // One no decimal holds either: the advice is not a CAST that fails.
+    .init(text: "displayIndex + 1e-400", message: "1e-400 is too small for a double: it is 0.0 here; write 0 if that is meant (a decimal does not hold 1e-400 either)", column: 16, severity: .warning),
 ]
 
 @Suite("Expression checker")

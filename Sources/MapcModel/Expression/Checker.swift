@@ -194,9 +194,16 @@ package struct ExpressionChecker {
         case .literal(let value):
             if case .double(let number) = value, number.isFinite {
                 let text = Self.literalText(source.text.unicodeScalarsSlice(range))
-                let message = "\(text) has more digits than a double keeps: it is \(number) here"
+                let underflows = ValueParser.underflowProblem(text, nearest: number) != nil
+                let message = underflows ? "\(text) is too small for a double: it is 0.0 here" : "\(text) has more digits than a double keeps: it is \(number) here"
                 if !NumberText.isKeptByDouble(text), !diagnostics.contains(where: { $0.message == message }) {
-                    warning(message, range, fix: "write CAST(\"\(text)\", \"NSDecimalNumber\") to keep every digit")
+                    // A decimal keeps every digit only of what it can hold (exponents -128 to 127).
+                    if case .success(_?) = ValueParser.decimal(text) {
+                        warning(message, range, fix: "write CAST(\"\(text)\", \"NSDecimalNumber\") to keep every digit")
+                    } else {
+                        warning(message, range, fix: underflows ? "write 0 if that is meant (a decimal does not hold \(text) either)"
+                                                                : "write the value a double holds (a decimal does not hold \(text) either)")
+                    }
                 }
             }
             return ExprType(of: value)

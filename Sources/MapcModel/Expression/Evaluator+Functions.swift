@@ -193,8 +193,12 @@ extension Evaluator {
                 // Decimal text only: Swift would also read hexadecimal ("0x1F") and "nan".
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 guard ValueParser.isDecimalText(trimmed) else { throw failure("'\(text.prefix(40))' is not a number", range) }
-                if let n = Int64(trimmed) { return .scalar(.integer(n)) }
+                // A whole number is read on its digits, however written (`9007199254740993.0`,
+                // `1e3`), never through a double, as data files read it.
+                if !ValueParser.hasFraction(decimalText: trimmed), let n = ValueParser.integerPart(ofDecimalText: trimmed) { return .scalar(.integer(n)) }
                 guard let d = Double(trimmed), d.isFinite else { throw failure("'\(text.prefix(40))' is beyond a double's range", range) }
+                // Text other than zero that a double would make 0 is refused, as a data file's is.
+                if let problem = ValueParser.underflowProblem(trimmed, nearest: d) { throw failure(problem.message, range) }
                 return .scalar(.double(d))
             default: throw failure("cannot cast \(operand.kindName) to NSNumber", range)
             }

@@ -260,7 +260,12 @@ struct MapcFormat: StoreFormatStrategy {
         case (.decimal, .string(let text)):
             // As mapc writes a decimal: its shortest digits (`description`), so that the value
             // written back is the same text.
-            guard let decimal = Self.decimal(text), decimal.description == text else { throw mismatch() }
+            guard let decimal = Self.decimal(text) else { throw mismatch() }
+            guard decimal.description == text else {
+                throw MapcError.store("stored value '\(English.abbreviated(text, limit: 60))' cannot be read as decimal: mapc's format keeps a decimal as its shortest digits "
+                                      + "('\(English.abbreviated(decimal.description, limit: 60))'), and another writer spelled this one otherwise; "
+                                      + "set it to '\(English.abbreviated(decimal.description, limit: 60))' in the store and run again")
+            }
             return .decimal(decimal)
         case (.string, .string(let text)): return .string(text)
         case (.uri, .string(let text)): return .uri(text)
