@@ -70,6 +70,7 @@ struct PlanCommand: ParsableCommand {
             var checked: Set<[String]> = []
             for store in paths {
                 do {
+                    if let refusal = StoreList.backupRefusal(store) { throw MapcError.store(refusal) }
                     let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
                     guard plan.isNeeded else {
                         // Current as run calls it: its tables are there.

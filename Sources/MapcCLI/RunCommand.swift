@@ -110,6 +110,7 @@ struct RunCommand: ParsableCommand {
         }
         do {
             try reportingErrors { try printingFailureAsJSON(interruption, planned: stoppedIn) {
+                if output == nil, let refusal = StoreList.backupRefusal(store) { throw MapcError.store(refusal) }
                 let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
                 try migrator.replanningOnce {
                     // A store at the version asked for, in another layout than asked, is converted by a step of that version to itself.
@@ -283,6 +284,7 @@ struct RunCommand: ParsableCommand {
         }
         var step = -1, steps: [MigrationStep] = [], everyStepDone = false
         do {
+            if frozen.output == nil, let refusal = StoreList.backupRefusal(path) { throw MapcError.store(refusal) }
             try migrator.replanningOnce {
                 step = -1
                 let plan = try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: frozen.destinationFormat)

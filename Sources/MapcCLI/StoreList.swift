@@ -37,6 +37,8 @@ enum StoreList {
     /// its error is reported and counted as a failure. Every other file of a folder is passed over
     /// with its reason: a store's `-wal`, `-shm` or `-journal`, a lock, a backup, a hidden file,
     /// a folder, a FIFO or device, a link to nothing, a file that is not SQLite.
+    /// A backup named alone is kept (`status` and `dump` read it; `run` and `plan` say why it is
+    /// not migrated in place, `backupRefusal`).
     static func expand(_ paths: [String]) throws -> Selection {
         var selection = Selection()
         var result: [String] = []
@@ -45,7 +47,7 @@ enum StoreList {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
                 // A list made by a glob names a store's files too: passed over as in a folder.
-                if let reason = companionReason(path) {
+                if let reason = companionReason(path), !(paths.count == 1 && backupOwner(path) != nil) {
                     selection.passedOver.append(PassedOver(path: path, reason: reason, belongsToAStore: true))
                 } else {
                     result.append(path)
@@ -124,8 +126,25 @@ enum StoreList {
         if let suffix = ["-wal", "-shm", "-journal"].first(where: name.hasSuffix), isThere(name.dropLast(suffix.count)) {
             return "a store's \(suffix.dropFirst()) file"
         }
-        if let backup = name.range(of: ".backup-"), isThere(name[..<backup.lowerBound]) { return "a backup of a store (kept by --keep-backup)" }
+        if backupOwner(file) != nil { return "a backup of a store (kept by --keep-backup)" }
         return nil
+    }
+
+    /// The store a file is a backup of (`<store>.backup-<version>…`, as `--keep-backup` names it,
+    /// beside that store), or nil.
+    static func backupOwner(_ file: String) -> String? {
+        let name = (file as NSString).lastPathComponent
+        guard let backup = name.range(of: ".backup-"), backup.lowerBound > name.startIndex else { return nil }
+        let owner = (file as NSString).deletingLastPathComponent + (file.contains("/") ? "/" : "") + name[..<backup.lowerBound]
+        return Files.kind(of: Files.realPath(owner)) == .regularFile ? owner : nil
+    }
+
+    /// Why a store is not migrated in place: it is a backup `--keep-backup` kept, the store's way
+    /// back (a run over it would leave nothing to restore). With `--output` it is only read.
+    static func backupRefusal(_ file: String) -> String? {
+        guard let owner = backupOwner(file) else { return nil }
+        return "\(file) is a backup of \(owner) kept by --keep-backup, the store's way back: mapc does not migrate a backup in place. "
+            + "To restore it, move it over the store (mv); to migrate it, give --output NEW (the backup is only read) or copy it to a name of its own"
     }
 
     /// A file's device and inode: equal for every name of one file.

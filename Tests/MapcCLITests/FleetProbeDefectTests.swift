@@ -98,6 +98,31 @@ struct FleetProbeDefectTests {
         #expect(listed.stdout.contains("a backup of a store") && listed.stdout.contains("a store's journal file") && listed.stdout.contains("a lock mapc keeps"), "\(listed.stdout)")
     }
 
+    /// A backup named on its own was migrated in place by `run` (text or JSON), losing the way
+    /// back, while `run --format jsonl`, `plan` and `status` passed it over with exit 0. Every
+    /// path refuses it now, saying why and what to do; `status` and `dump` read it; `--output`
+    /// migrates it into a new file.
+    @Test func aBackupNamedAloneIsNeverMigratedInPlace() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["run", "--quiet", "--keep-backup", "--to", "v3", "s.db"], in: folder).status == 0)
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder.path).first { $0.hasPrefix("s.db.backup-v2") })
+        let backup = try Data(contentsOf: folder.appendingPathComponent(name))
+        for arguments in [["run", name], ["run", "--format", "json", name], ["run", "--format", "jsonl", name], ["run", "--dry-run", name], ["plan", name]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 2 && (run.stderr + run.stdout).contains("is a backup of") && (run.stderr + run.stdout).contains("does not migrate a backup in place"),
+                    "\(arguments): \(run.stdout)\(run.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == backup)
+        let status = try CLI.run(["status", name], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("v2"), "\(status.stdout)\(status.stderr)")
+        #expect(try CLI.run(["run", "--quiet", name, "--output", "restored.db"], in: folder).status == 0)
+        #expect(try Data(contentsOf: folder.appendingPathComponent(name)) == backup)
+        // In a folder, or among other stores, it is passed over as before.
+        let batch = try CLI.run(["run", "--format", "jsonl", "s.db", name], in: folder)
+        #expect(batch.status == 0 && batch.stdout.contains("passed over"), "\(batch.stdout)\(batch.stderr)")
+    }
+
     /// A batch with `--keep-backup` said nowhere where each backup was (text, JSON or JSON lines).
     @Test func aBatchSaysWhereEachBackupIs() throws {
         let folder = try project(["a.db", "b.db"])
