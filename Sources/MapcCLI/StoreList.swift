@@ -54,6 +54,12 @@ enum StoreList {
                 }
                 continue
             }
+            // A name that is not UTF-8 comes back with replacement characters: it would name
+            // another file (one named with them) or none, and the store would be left without a word.
+            if let unreadable = namesNotUTF8(in: path).first {
+                throw MapcError.file("\(path) holds a file whose name is not UTF-8 text (shown as '\(unreadable)'); mapc reads paths as UTF-8 and would name another file or none: "
+                                     + "rename it (for example with `convmv -f latin1 -t utf8`) and run again; nothing was read")
+            }
             let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
             let before = result.count
             for name in names {
@@ -128,6 +134,18 @@ enum StoreList {
         }
         if backupOwner(file) != nil { return "a backup of a store (kept by --keep-backup)" }
         return nil
+    }
+
+    /// The names in a folder whose bytes are not UTF-8, shown with replacement characters.
+    static func namesNotUTF8(in folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            if String(validating: bytes, as: UTF8.self) == nil { names.append(String(decoding: bytes, as: UTF8.self)) }
+        }
+        return names.sorted()
     }
 
     /// The store a file is a backup of (`<store>.backup-<version>…`, as `--keep-backup` names it,

@@ -123,6 +123,26 @@ struct FleetProbeDefectTests {
         #expect(batch.status == 0 && batch.stdout.contains("passed over"), "\(batch.stdout)\(batch.stderr)")
     }
 
+    /// A folder holding a store whose name is not UTF-8 (Latin-1 `latin\u{E9}.db`) beside one
+    /// named with the replacement character: the first was decoded into the second's name, so
+    /// only the second was migrated and the batch said "migrated", exit 0. The folder is refused
+    /// before anything is read, naming the file and how to rename it.
+    @Test func aFolderHoldingANameThatIsNotUTF8IsRefused() throws {
+        let folder = try project(["a.db", "b.db"])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        let latin1: [CChar] = Array((folder.path + "/stores/lat").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9)] + Array(".db".utf8CString)
+        #expect(rename(folder.appendingPathComponent("a.db").path, latin1) == 0)
+        #expect(rename(folder.appendingPathComponent("b.db").path, folder.appendingPathComponent("stores/lat\u{FFFD}.db").path) == 0)
+        for format in ["text", "jsonl"] {
+            let run = try CLI.run(["run", "--format", format, "stores"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("holds a file whose name is not UTF-8 text") && run.stderr.contains("convmv"), "\(run.stdout)\(run.stderr)")
+        }
+        let status = try CLI.run(["status", "--format", "jsonl", "stores"], in: folder)
+        #expect(status.status == 2, "\(status.stdout)\(status.stderr)")
+        #expect(try CLI.run(["status", "stores/lat\u{FFFD}.db"], in: folder).stdout.contains("v2"), "neither store was migrated")
+    }
+
     /// A batch with `--keep-backup` said nowhere where each backup was (text, JSON or JSON lines).
     @Test func aBatchSaysWhereEachBackupIs() throws {
         let folder = try project(["a.db", "b.db"])
