@@ -143,6 +143,30 @@ struct FleetProbeDefectTests {
         #expect(try CLI.run(["status", "stores/lat\u{FFFD}.db"], in: folder).stdout.contains("v2"), "neither store was migrated")
     }
 
+    /// A store whose index page was damaged passed `status` (exit 0; the integrity check ran
+    /// only when no version matched), where `run` refused it: an operator sorting stores by
+    /// `status` would have cleared it. `status` checks the file now.
+    @Test func statusFindsADamagedIndex() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("s.db").path
+        let queue = try DatabaseQueue(path: path)
+        let (root, pageSize) = try queue.read { db in
+            (try Int.fetchOne(db, sql: "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND rootpage > 1 ORDER BY rootpage LIMIT 1") ?? 0,
+             try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096)
+        }
+        try queue.close()
+        #expect(root > 1)
+        let file = try #require(FileHandle(forUpdatingAtPath: path))
+        try file.seek(toOffset: UInt64((root - 1) * pageSize))
+        file.write(Data(repeating: 0xFF, count: 600))
+        try file.close()
+        for format in ["text", "json", "jsonl"] {
+            let status = try CLI.run(["status", "--format", format, "s.db"], in: folder)
+            #expect(status.status == 2 && (status.stderr + status.stdout).contains("is damaged (SQLite's integrity check"), "\(format): \(status.stdout)\(status.stderr)")
+        }
+    }
+
     /// A batch with `--keep-backup` said nowhere where each backup was (text, JSON or JSON lines).
     @Test func aBatchSaysWhereEachBackupIs() throws {
         let folder = try project(["a.db", "b.db"])

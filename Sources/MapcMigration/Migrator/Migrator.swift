@@ -59,9 +59,11 @@ public struct Migrator: Sendable {
 
     /// What a store is: its format, metadata, the version its hashes identify, the objects it
     /// holds and the migrations applied to it. Reads the store; never writes it. Throws when the
-    /// store matches no version because SQLite's integrity check finds it damaged.
+    /// store is damaged (SQLite's quick check, which reads the whole file: a damaged index that
+    /// reading the objects never meets is damage a status must not hide).
     public func status(ofStoreAt url: URL) throws -> StoreStatus {
         let (format, metadata) = try Store.metadata(at: Files.path(of: url))
+        if let damaged = Store.damage(at: Files.path(of: url)) { throw damaged }
         let matching = schemas.versions(matching: metadata, format: format)
         var status = StoreStatus(url: url, format: format.identifier, formatName: format.name, metadata: metadata,
                                  version: schemas.version(of: metadata, format: format)?.version, compatibleVersions: matching.map(\.version))
@@ -70,9 +72,6 @@ public struct Migrator: Sendable {
             status.identification = "recognised by its \(English.count(metadata.entityHashes.count, "entity hash", "entity hashes"))"
         } else if let mismatch = schemas.modelMismatch(metadata) {
             status.identification = mismatch.message
-        } else if let damaged = Store.damage(at: Files.path(of: url)) {
-            // Damaged bookkeeping reads as hashes of no version: a status would mislead.
-            throw damaged
         } else {
             status.identification = "no version in the schemas matches the store's entity hashes"
         }
