@@ -454,8 +454,11 @@ struct RunCommand: ParsableCommand {
             var json = summary.json
             if case .object(var pairs) = json {
                 pairs[0] = ("source", .string(outcome.steps[0].sourceVersion))
+                // Keyed as a failure's report and a batch's line are: the store, the result, the versions.
+                pairs.insert(contentsOf: [("store", .string(store)), ("result", .string(dryRun ? "would migrate" : "migrated")),
+                                          ("from", .string(outcome.steps[0].sourceVersion)), ("to", pairs[1].1)], at: 0)
                 pairs.append(("steps", .array(stepsJSON)))
-                pairs.append(("result", outcome.result.map { JSONValue.string($0.path) } ?? .null))
+                pairs.append(("output", outcome.result.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
                 pairs.append(("notes", .array(outcome.notes.map(JSONValue.string))))

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+@testable import MapcFoundation
 import Testing
 
 /// Defects a probe of fleets of stores found (batches, hard links, lists made by globs,
@@ -164,6 +165,21 @@ struct FleetProbeDefectTests {
         for format in ["text", "json", "jsonl"] {
             let status = try CLI.run(["status", "--format", format, "s.db"], in: folder)
             #expect(status.status == 2 && (status.stderr + status.stdout).contains("is damaged (SQLite's integrity check"), "\(format): \(status.stdout)\(status.stderr)")
+        }
+    }
+
+    /// A single store's `--format json` report put the migrated file's path under `result`,
+    /// where a failure, a current store and every batch line say `migrated`, `failed` or
+    /// `current` there: a script checking `.result == "migrated"` never matched.
+    @Test func aSingleStoresJSONReportIsKeyedAsEveryOther() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (arguments, result) in [(["--dry-run"], "would migrate"), ([], "migrated")] {
+            let run = try CLI.run(["run", "--quiet", "--format", "json", "--to", "v3"] + arguments + ["s.db"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            let report = try JSONValue.parse(Data(run.stdout.utf8), path: "stdout")
+            #expect(report["store"] == .string("s.db") && report["result"] == .string(result) && report["from"] == .string("v2") && report["to"] == .string("v3"), "\(run.stdout)")
+            #expect(report["output"] == (arguments.isEmpty ? .string(folder.appendingPathComponent("s.db").path) : .null), "\(run.stdout)")
         }
     }
 
