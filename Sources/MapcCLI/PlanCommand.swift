@@ -94,6 +94,8 @@ struct PlanCommand: ParsableCommand {
                     if let refusal = plan.refusalInStoreFormat {
                         throw MapcError.store(refusal + " (`mapc run --layout mapc` writes mapc's format; `--to` a version before stops short of it)")
                     }
+                    // And one `run` will not refuse before reading: a read-only store, its folder, another name.
+                    if let problem = StoreMigration.inPlaceProblem(store, real: try Files.existingStore(store)) { throw problem }
                     if let report {
                         report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
                                               ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string))),

@@ -41,6 +41,11 @@ struct FleetProbeDefectTests {
         chmod(folder.appendingPathComponent("s.db").path, 0o444)
         let dry = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
         #expect(dry.status == 2 && dry.stderr.contains("is read-only"), "\(dry.stdout)\(dry.stderr)")
+        // `plan` said "would migrate" (text and JSON lines): a plan that prints is one `run` will start.
+        for format in ["text", "jsonl"] {
+            let plan = try CLI.run(["plan", "--format", format, "s.db"], in: folder)
+            #expect(plan.status == 2 && (plan.stdout + plan.stderr).contains("is read-only") && !plan.stdout.contains("would migrate"), "\(plan.stdout)\(plan.stderr)")
+        }
     }
 
     /// A project policy that traps on one store's objects ended the whole batch (exit 132) at

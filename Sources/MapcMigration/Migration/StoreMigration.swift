@@ -82,6 +82,23 @@ package enum StoreMigration {
         return try run(store: path, steps: [step], options: options, policies: policies) { _, _, update in progress?(update) }
     }
 
+    /// Why the store at `path` (really at `real`) cannot be replaced by its migrated store: its
+    /// folder is not writable, it is read-only, it has another name. `run` refuses before reading,
+    /// its dry run too, and `plan` says so, as the run it plans would meet it.
+    package static func inPlaceProblem(_ path: String, real: String) -> MapcError? {
+        if let problem = Files.unwritableFolderProblem(of: path) { return MapcError.store(problem) }
+        if Files.isReadOnlyStore(real) {
+            return MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
+                                   + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
+        }
+        if let links = Files.linkCount(real), links > 1 {
+            return MapcError.store("\(path) has another name (a hard link; \(links) names in all): a migration replaces the file, and the other names would keep the old version. "
+                                   + "Remove the other names (`find / -xdev -samefile \(path)` lists them) and migrate it by the one the app uses, "
+                                   + "or write the migrated store to a new file (`mapc run --output`)")
+        }
+        return nil
+    }
+
     /// Migrates `store` through a chain of steps (from `MigrationPlanner`) as one atomic operation.
     /// `progress` receives the step's index (from 0), the number of steps, and the step's progress.
     ///
@@ -93,18 +110,7 @@ package enum StoreMigration {
         let real = try Files.existingStore(path)
         let replaces = !options.dryRun && options.output == nil
         // What stops the replacement stops a dry run too: it says what the run would meet.
-        if options.output == nil {
-            if let problem = Files.unwritableFolderProblem(of: path) { throw MapcError.store(problem) }
-            if Files.isReadOnlyStore(real) {
-                throw MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
-                                      + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
-            }
-            if let links = Files.linkCount(real), links > 1 {
-                throw MapcError.store("\(path) has another name (a hard link; \(links) names in all): a migration replaces the file, and the other names would keep the old version. "
-                                      + "Remove the other names (`find / -xdev -samefile \(path)` lists them) and migrate it by the one the app uses, "
-                                      + "or write the migrated store to a new file (`mapc run --output`)")
-            }
-        }
+        if options.output == nil, let problem = inPlaceProblem(path, real: real) { throw problem }
         if replaces, options.keepBackup, let problem = backupNameProblem(real, version: first.source.version) { throw MapcError.store(problem) }
         let lock = try StoreLock(store: path)
         defer { lock.release() }
