@@ -373,6 +373,11 @@ struct RunCommandTests {
         let blocked = try CLI.run(["run", "--to", "v3", "notes.db"], in: folder)
         #expect(blocked.status == 2)
         #expect(blocked.stderr.contains("another mapc command is writing notes.db"), "\(blocked.stderr)")
+        // Reached through a link, the lock named is the one there is, beside the real store (it
+        // named `link.db.mapc-lock`, which does not exist; the README says a lock is harmless to delete).
+        #expect(symlink("notes.db", folder.appendingPathComponent("link.db").path) == 0)
+        let linked = try CLI.run(["run", "--to", "v3", "link.db"], in: folder)
+        #expect(linked.status == 2 && linked.stderr.contains("\(Files.realPath(lockPath)) is locked"), "\(linked.stderr)")
         flock(descriptor, LOCK_UN)
         close(descriptor)
         #expect(try CLI.run(["run", "--quiet", "--to", "v3", "notes.db"], in: folder).status == 0)

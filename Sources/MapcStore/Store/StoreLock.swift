@@ -23,7 +23,7 @@ package final class StoreLock {
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
             descriptor = -1
-            throw MapcError.storeInUse("another mapc command is writing \(store) (or an app migrating it with MapcKit: \(store).mapc-lock is locked); wait for it to finish")
+            throw MapcError.storeInUse("another mapc command is writing \(store) (or an app migrating it with MapcKit: \(path) is locked); wait for it to finish")
         }
     }
 
