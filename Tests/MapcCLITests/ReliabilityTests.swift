@@ -440,6 +440,8 @@ struct ReadOnlyStoreTests {
             let run = try CLI.runUnprivileged(arguments, in: folder)
             #expect(run.status == 2, "\(arguments): \(run.stderr)")
             #expect(run.stderr.contains("data/notes.db is in a folder this user cannot write to (data)") && run.stderr.contains("copy the store"), "\(arguments): \(run.stderr)")
+            // What stops both is reading: `status` was told mapc writes its lock file there.
+            #expect(run.stderr.contains("SQLite makes a WAL store's -shm file beside it even to read it"), "\(run.stderr)")
         }
         #expect(try Data(contentsOf: data.appendingPathComponent("notes.db")) == before)
     }
@@ -451,6 +453,10 @@ struct ReadOnlyStoreTests {
         #expect(try CLI.runUnprivileged(["status", "data/notes.db"], in: folder).status == 0)
         let run = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "data/notes.db"], in: folder)
         #expect(run.status == 2 && run.stderr.contains("data/notes.db is in a folder this user cannot write to (data)"), "\(run.stderr)")
+        // Not a WAL store: nothing said of a -shm file. With --output the lock is still beside it.
+        #expect(!run.stderr.contains("-shm") && run.stderr.contains("mapc writes its lock file and the migrated store there"), "\(run.stderr)")
+        let output = try CLI.runUnprivileged(["run", "--quiet", "--to", "v3", "data/notes.db", "--output", "/tmp/mapc-unused-\(UUID().uuidString).db"], in: folder)
+        #expect(output.status == 2 && output.stderr.contains("mapc takes its lock in a file beside the store, with --output too") && !output.stderr.contains("-shm"), "\(output.stderr)")
     }
 
     @Test func aReadOnlyStoreIsNotReplaced() throws {

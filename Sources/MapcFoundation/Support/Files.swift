@@ -364,14 +364,28 @@ package enum Files {
         return status.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0
     }
 
-    /// Why a store cannot be worked on where it is, when its folder is not writable: SQLite needs a
-    /// WAL store's `-shm` file beside it even to read, and mapc its lock file and the migrated
-    /// store. Nil when the folder is writable.
-    package static func unwritableFolderProblem(of store: String) -> String? {
+    /// Why a store cannot be worked on where it is, when its folder is not writable, for what
+    /// the command does there. Nil when the folder is writable.
+    package static func unwritableFolderProblem(of store: String, for use: FolderUse = .replacing) -> String? {
         if let missing = missingFolderProblem(of: store) { return missing }
         guard let folder = unwritableFolder(of: store) else { return nil }
-        return "\(store) is in a folder this user cannot write to (\(folder)): a WAL store needs its -shm file beside it even to be read, "
-            + "and mapc writes its lock file and the migrated store there; copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+        let why = switch use {
+        // Only a WAL store fails to open there: SQLite makes its -shm file beside it to read it.
+        case .reading: "SQLite makes a WAL store's -shm file beside it even to read it"
+        case .locking: "mapc takes its lock in a file beside the store, with --output too"
+        case .replacing: "mapc writes its lock file and the migrated store there"
+        }
+        return "\(store) is in a folder this user cannot write to (\(folder)): \(why); copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+    }
+
+    /// What a command does in a store's folder (`unwritableFolderProblem`).
+    package enum FolderUse: Sendable {
+        /// Opens the store (a WAL store's `-shm` file is made beside it).
+        case reading
+        /// Takes mapc's lock beside the store.
+        case locking
+        /// Replaces the store with its migrated one (the lock, the new file).
+        case replacing
     }
 
     /// The folder of a file this user cannot write to, as it is best named (as given, unless a

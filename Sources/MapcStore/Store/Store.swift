@@ -360,7 +360,7 @@ public final class Store: @unchecked Sendable {
         } catch let error as DatabaseError {
             if let problem = Files.unreadableFileProblem(of: path) { throw MapcError.store(problem) }
             if error.resultCode == .SQLITE_READONLY || error.resultCode == .SQLITE_CANTOPEN,
-               let problem = Files.kind(of: path) == .missing ? Files.uncreatableFileProblem(of: path) : Files.unwritableFolderProblem(of: path) {
+               let problem = Files.kind(of: path) == .missing ? Files.uncreatableFileProblem(of: path) : Files.unwritableFolderProblem(of: path, for: readOnly ? .reading : .replacing) {
                 throw MapcError.store(problem)
             }
             throw storeError(error, path: path, doing: "cannot open as a SQLite store")

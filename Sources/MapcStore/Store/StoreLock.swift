@@ -43,7 +43,7 @@ package final class StoreLock {
             if failure == ELOOP {
                 throw MapcError.file("\(path) is a symbolic link; mapc takes its lock on the file of that name itself, never through a link. Remove the link and run again")
             }
-            if failure == EACCES || failure == EROFS, let problem = Files.unwritableFolderProblem(of: store) { throw MapcError.store(problem) }
+            if failure == EACCES || failure == EROFS, let problem = Files.unwritableFolderProblem(of: store, for: .locking) { throw MapcError.store(problem) }
             throw MapcError.file("cannot create lock file \(path): \(String(cString: strerror(failure)))")
         }
         var lock = stat(), owner = stat()
