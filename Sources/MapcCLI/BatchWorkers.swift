@@ -20,7 +20,10 @@ struct BatchWorkers {
     let jobs: Int
 
     /// Each store's outcome, in the order given; `report` is told each as it comes.
-    func run(_ paths: [String], interruption: Interruption, report: @escaping @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
+    /// `planned` gives a store's plan (its versions and steps) when a worker ended without
+    /// reporting on it, so its line says which migration failed as every other does.
+    func run(_ paths: [String], interruption: Interruption, planned: @escaping @Sendable (String) -> (from: String, to: String, steps: Int)? = { _ in nil },
+             report: @escaping @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
         // A worker that has ended closes its end of the pipe a stop is written to: the write must
         // fail (EPIPE), not end this process (SIGPIPE).
         signal(SIGPIPE, SIG_IGN)
@@ -28,14 +31,15 @@ struct BatchWorkers {
         // Shares dealt in turn, so that each worker has stores from the whole list.
         let shares = (0..<count).map { worker in stride(from: worker, to: paths.count, by: count).map { paths[$0] } }
         let found = ParallelRunner(shares).run(jobs: count) { share in
-            migrate(share, interruption: interruption, report: report)
+            migrate(share, interruption: interruption, planned: planned, report: report)
         }
         let byStore = Dictionary(found.joined().map { ($0.store, $0) }, uniquingKeysWith: { first, _ in first })
         return paths.map { byStore[$0] ?? BatchOutcome(store: $0, result: .failed, error: "no worker reported on it", exitCode: MapcExitCode.storeError) }
     }
 
     /// One worker's share, a worker at a time until every store has its outcome.
-    private func migrate(_ share: [String], interruption: Interruption, report: @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
+    private func migrate(_ share: [String], interruption: Interruption, planned: @Sendable (String) -> (from: String, to: String, steps: Int)?,
+                         report: @Sendable (BatchOutcome) -> Void) -> [BatchOutcome] {
         var remaining = share[...]
         var outcomes: [BatchOutcome] = []
         func conclude(_ outcome: BatchOutcome) {
@@ -73,6 +77,8 @@ struct BatchWorkers {
             remaining.removeFirst()
             var outcome = BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.crashed ? MapcExitCode.migrationFailed : max(ended.status, MapcExitCode.storeError))
             outcome.seconds = Date().timeIntervalSince(started)
+            // The store is as it was (the worker's run never replaced it): its plan is the one that failed.
+            if let plan = planned(store) { (outcome.from, outcome.to, outcome.steps) = (plan.from, plan.to, plan.steps) }
             conclude(outcome)
         }
         return outcomes

@@ -71,6 +71,9 @@ struct FleetProbeDefectTests {
         #expect(stores.map { $0["result"] as? String } == ["migrated", "failed", "migrated", "migrated"], "\(run.stdout)")
         let error = stores.dropFirst().first?["error"] as? String ?? ""
         #expect(error.contains("the migration crashed (signal 4, SIGILL)") && error.contains(policy), "\(error)")
+        // Its line says which migration failed, as every other line does (it said null, null, 0).
+        let crashed = stores.dropFirst().first ?? [:]
+        #expect(crashed["from"] as? String == "v3" && crashed["to"] as? String == "v4" && crashed["steps"] as? Int == 1, "\(crashed)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("b.db")) == before, "the store that failed is as it was")
         let again = try CLI.run(["run", "--quiet", "a.db", "b.db", "c.db", "d.db"], in: folder)
         #expect(again.status == 3 && again.stdout.contains("4 stores: 0 migrated, 3 current, 1 failed"), "\(again.stdout)\(again.stderr)")
