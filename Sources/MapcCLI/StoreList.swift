@@ -23,7 +23,7 @@ enum StoreList {
         func note() {
             for file in passedOver where !file.belongsToAStore { Console.err("note: passed over \(file.path): \(file.reason)") }
             let companions = passedOver.filter(\.belongsToAStore).count
-            if companions > 0 { Console.err("note: passed over \(companions == 1 ? "1 file that belongs to a store" : "\(companions) files that belong to stores") (a store's -wal, -shm or -journal, a lock, a backup)") }
+            if companions > 0 { Console.err("note: passed over \(companions == 1 ? "1 file that belongs to a store" : "\(companions) files that belong to stores") (a store's -wal, -shm or -journal, a lock, a backup, a killed run's temporary file)") }
         }
     }
 
@@ -133,6 +133,11 @@ enum StoreList {
             return "a store's \(suffix.dropFirst()) file"
         }
         if backupOwner(file) != nil { return "a backup of a store (kept by --keep-backup)" }
+        // `.<store>.mapc-<pid>-<n>.tmp` (`AtomicFile`): what a killed run left beside its store.
+        if name.hasPrefix("."), name.contains(".tmp"), let marker = name.range(of: ".mapc-"), marker.lowerBound > name.index(after: name.startIndex),
+           isThere(name[name.index(after: name.startIndex)..<marker.lowerBound]) {
+            return "a temporary file a run of \(name[name.index(after: name.startIndex)..<marker.lowerBound]) left when it was killed (the next run of that store removes it)"
+        }
         return nil
     }
 

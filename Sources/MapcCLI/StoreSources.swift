@@ -19,7 +19,13 @@ struct StoreSources: ParsableArguments {
     /// the shard's.
     func select(_ named: [String]) throws -> StoreList.Selection {
         var paths = named
-        if let listFile { paths += try Self.read(listFile) }
+        if let listFile {
+            paths += try Self.read(listFile)
+            // A list that came out empty (a glob or a query that matched nothing) is no success.
+            if paths.isEmpty {
+                throw MapcError.file("\(listFile == "-" ? "standard input" : listFile) names no stores (blank lines and lines starting with # are skipped); give a list of store paths, one per line")
+            }
+        }
         var selection = try StoreList.expand(paths)
         if let shard {
             selection.stores = selection.stores.filter { shard.contains($0) }

@@ -191,6 +191,29 @@ struct FleetProbeDefectTests {
         }
     }
 
+    /// An empty `--stores-from` list (a glob or a query that matched nothing) ran "0 stores" with
+    /// exit 0, where an empty folder is exit 2: a CI job whose list came out empty passed. A
+    /// killed run's temporary file was passed over as "a hidden file", not as what it is.
+    @Test func anEmptyListFailsAndAKilledRunsLeftoverIsNamed() throws {
+        let folder = try project([])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("# nothing matched\n\n", to: "list")
+        for command in ["run", "plan", "status"] {
+            let run = try CLI.run([command, "--stores-from", "list"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("list names no stores"), "\(command): \(run.stdout)\(run.stderr)")
+        }
+        // A shard that gets none of a list's stores is no failure: the other shards have them.
+        #expect(try CLI.run(["init", "--schema", "v2", "s.db"], in: folder).status == 0)
+        try folder.write("s.db\n", to: "list")
+        #expect(try CLI.run(["run", "--quiet", "--to", "v3", "--stores-from", "list", "--shard", "2/2"], in: folder).status == 0)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("stores/s.db"))
+        try folder.write("partial", to: "stores/.s.db.mapc-123-456.tmp")
+        let run = try CLI.run(["run", "--format", "jsonl", "--to", "v4", "stores"], in: folder)
+        #expect(run.stdout.contains("a temporary file a run of s.db left when it was killed (the next run of that store removes it)"), "\(run.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("stores/.s.db.mapc-123-456.tmp").path), "the run removed it")
+    }
+
     /// A batch with `--keep-backup` said nowhere where each backup was (text, JSON or JSON lines).
     @Test func aBatchSaysWhereEachBackupIs() throws {
         let folder = try project(["a.db", "b.db"])
