@@ -127,6 +127,29 @@ struct MappingCheckTests {
         #expect(match.location?.column == testCase.column, "\(match)")
     }
 
+    /// A source number carried into a type that rounds some of its values (an int64 past 2^53
+    /// into a double) passed `check` without a word, in a mapping file and a copy mapping alike,
+    /// where `plan` says what the same inferred conversion can cost (a values probe).
+    @Test func aNumberCarriedIntoATypeThatRoundsIsWarned() throws {
+        let catalog = SchemaCatalog(schemas: [
+            try loadSchema("model: C\nversion: c1\nentities:\n  Item:\n    attributes:\n      a: int64\n      b: int32\n      c: double\n      d: int16\n"),
+            try loadSchema("model: C\nversion: c2\nentities:\n  Item:\n    attributes:\n      a: double\n      b: float\n      c: float\n      d: int64\n"),
+        ])
+        func found(_ yaml: String) throws -> [String] {
+            let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+            var checker = MappingChecker(mapping: try #require(mapping))
+            return checker.check(catalog: catalog).map(\.description)
+        }
+        let explicit = try found("source: c1\ndestination: c2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    attributes:\n      a: $source.a\n      b: $source.b\n      c: $source.c\n      d: $source.d\n")
+        #expect(explicit.contains { $0.contains("8:7: warning: Item.a is int64 and 'a' is double: integers beyond 2^53 (9007199254740992) lose their last digits") }, "\(explicit)")
+        #expect(explicit.contains { $0.contains("9:7: warning: Item.b is int32 and 'b' is float: integers beyond 2^24 (16777216) lose their last digits") }, "\(explicit)")
+        // Said once: the value rules warn of a double into a float themselves; an int16 into an int64 loses nothing.
+        #expect(explicit.filter { $0.contains(":10:") }.count == 1 && !explicit.contains { $0.contains(":11:") }, "\(explicit)")
+        let copy = try found("source: c1\ndestination: c2\nentityMappings:\n  - name: ItemToItem\n    source: Item\n    destination: Item\n    type: copy\n")
+        #expect(copy.contains { $0.contains("warning: the copy mapping carries 'a' over from int64 into double: integers beyond 2^53") }, "\(copy)")
+        #expect(copy.filter { $0.contains("carries 'c'") }.count == 1 && !copy.contains { $0.contains("carries 'd'") }, "\(copy)")
+    }
+
     /// A copy mapping carries same-named attributes over unchanged: `check` holds them to the
     /// assignability rule and to required attributes, as if each were written `name: $source.name`,
     /// so `run` does not fail on what `check` passed.

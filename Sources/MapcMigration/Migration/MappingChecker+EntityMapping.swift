@@ -180,7 +180,26 @@ extension MappingChecker {
             checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.tested($0.expression, isNil: false) } ?? []
             checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
             diagnostics += checker.diagnostics
+            // A source attribute carried into another number type: what the conversion can cost,
+            // as `plan` says of an inferred step's (there a run counts what it does cost).
+            if case .keyPath(let root, let components) = propertyMapping.expression.expression.kind, root.kind == .variable("source") || root.kind == .evaluatedObject,
+               components.count == 1, case .key(let key, _) = components[0], let sourceEntity = sides.sourceEntity,
+               case .attribute(let carried)? = sides.sourceSchema.property(named: key, in: sourceEntity),
+               let caution = Self.silentRounding(from: carried.type, to: attribute.type) {
+                warning("\(sourceEntity.name).\(key) is \(carried.type.rawValue) and '\(attribute.name)' is \(attribute.type.rawValue): \(caution)",
+                        at: propertyMapping.location, length: propertyMapping.name.count,
+                        fix: "keep the type, or map a value that fits without loss")
+            }
         }
+    }
+
+    /// What carrying a number into a type that rounds some values costs, when the value rules
+    /// say nothing of it themselves (an int64 and an int32 are both integers to them): nil when
+    /// nothing is rounded, or when they warn already.
+    static func silentRounding(from: AttributeType, to: AttributeType) -> String? {
+        guard ValueRules.roundsSilently(from: from, to: to) else { return nil }
+        if case .checked(_?) = ValueRules.assignment(of: ValueKind(from), to: to) { return nil }
+        return ValueRules.numericConversionCaution(from: from, to: to)
     }
 
     /// Each relationship mapping names a destination relationship and gives objects it can hold.
@@ -228,7 +247,11 @@ extension MappingChecker {
                             at: entityMapping.location, length: entityMapping.name.count,
                             fix: attribute.type == .bool ? "map it under 'attributes:' and say which values are true, such as '\(attribute.name): $source.\(attribute.name) != 0'"
                                 : "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
-                case .lossless, .checked(warning: nil): break
+                case .lossless, .checked(warning: nil):
+                    if let caution = Self.silentRounding(from: carried.type, to: attribute.type) {
+                        warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
+                                at: entityMapping.location, length: entityMapping.name.count, fix: "keep the type, or map a value that fits without loss under 'attributes:'")
+                    }
                 }
             } else if !attribute.isOptional && attribute.defaultValue == nil {
                 let why = sourceSchema.property(named: attribute.name, in: sourceEntity) == nil ? "has no attribute '\(attribute.name)'" : "does not store '\(attribute.name)' (it is transient)"

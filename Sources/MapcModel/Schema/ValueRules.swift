@@ -193,6 +193,16 @@ package enum ValueRules {
         }
     }
 
+    /// Whether a conversion between number types changes some values without failing: it rounds
+    /// (an int64 past 2^53 made a double, a double made a float, a float made a decimal), where the
+    /// other lossy conversions fail the migration on a value that does not fit.
+    package static func roundsSilently(from: AttributeType, to: AttributeType) -> Bool {
+        switch (from, to) {
+        case (.int64, .double), (.int64, .float), (.int32, .float), (.double, .float), (.decimal, .float), (.decimal, .double), (.float, .decimal): return true
+        default: return false
+        }
+    }
+
     /// Whether values of `from` keep every value when stored as `to` (or the types are equal).
     package static func isLossless(from: AttributeType, to: AttributeType) -> Bool {
         from == to || losslessTypeChanges.contains("\(from.rawValue)>\(to.rawValue)")
