@@ -173,7 +173,8 @@ extension StoreFormatStrategy {
     /// finite, or outside the years 0001 to 9999): one range for reading, validation and writing.
     static func date(_ seconds: Double, since epoch: Timestamp.Epoch) throws -> Value {
         guard let instant = Timestamp(seconds: seconds, since: epoch), ValueLimits.holds(instant) else {
-            throw MapcError.store("stored date \(seconds) (seconds since \(epoch == .unix ? 1970 : 2001)) is outside the years 0001 to 9999 that stores hold")
+            throw MapcError.store("stored date \(seconds) (seconds since \(epoch == .unix ? 1970 : 2001)) is outside the years 0001 to 9999 that stores hold. "
+                                  + "Correct the value in the store (with the sqlite3 shell, or the app that wrote it; NULL where the attribute is optional) and run again")
         }
         return .date(instant)
     }
