@@ -248,7 +248,8 @@ struct RunCommand: ParsableCommand {
         if !isWorker, PolicyLoader.hasProjectPolicies, paths.count > 1 {
             // The project's policies run in the migrations: a trap in one must fail its store, not the batch.
             let planned: @Sendable (String) -> (from: String, to: String, steps: Int)? = { path in
-                (try? migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false)).map { ($0.current.version, $0.target.version, $0.steps.count) }
+                (try? migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: frozen.destinationFormat))
+                    .map { ($0.current.version, $0.target.version, $0.steps.count) }
             }
             outcomes = BatchWorkers(arguments: Array(CommandLine.arguments.dropFirst()), jobs: workers).run(paths, interruption: interruption, planned: planned) { lines?.write($0.json) }
         } else {

@@ -54,10 +54,10 @@ enum StoreList {
                 }
                 continue
             }
-            // A name that is not UTF-8 comes back with replacement characters: it would name
-            // another file (one named with them) or none, and the store would be left without a word.
-            if let unreadable = namesNotUTF8(in: path).first {
-                throw MapcError.file("\(path) holds a file whose name is not UTF-8 text (shown as '\(unreadable)'); mapc reads paths as UTF-8 and would name another file or none: "
+            // A store whose name is not UTF-8 comes back with replacement characters: it would
+            // name another file (one named with them) or none, and be left without a word.
+            if let unreadable = storeNamesNotUTF8(in: path).first {
+                throw MapcError.file("\(path) holds a store whose name is not UTF-8 text (shown as '\(unreadable)'); mapc reads paths as UTF-8 and would name another file or none: "
                                      + "rename it (for example with `convmv -f latin1 -t utf8`) and run again; nothing was read")
             }
             let names = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
@@ -134,23 +134,41 @@ enum StoreList {
         }
         if backupOwner(file) != nil { return "a backup of a store (kept by --keep-backup)" }
         // `.<store>.mapc-<pid>-<n>.tmp` (`AtomicFile`): what a killed run left beside its store.
-        if name.hasPrefix("."), name.contains(".tmp"), let marker = name.range(of: ".mapc-"), marker.lowerBound > name.index(after: name.startIndex),
+        if name.hasPrefix("."), name.contains(".tmp"), let marker = name.range(of: ".mapc-", options: .backwards), marker.lowerBound > name.index(after: name.startIndex),
            isThere(name[name.index(after: name.startIndex)..<marker.lowerBound]) {
             return "a temporary file a run of \(name[name.index(after: name.startIndex)..<marker.lowerBound]) left when it was killed (the next run of that store removes it)"
         }
         return nil
     }
 
-    /// The names in a folder whose bytes are not UTF-8, shown with replacement characters.
-    static func namesNotUTF8(in folder: String) -> [String] {
+    /// The names in a folder whose bytes are not UTF-8 and that are, or may be, stores or a
+    /// store's files (named as stores, or starting with SQLite's header), shown with replacement
+    /// characters. Another file so named (a photo, a log) is passed over like any other.
+    static func storeNamesNotUTF8(in folder: String) -> [String] {
         guard let directory = opendir(folder) else { return [] }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
             let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if String(validating: bytes, as: UTF8.self) == nil { names.append(String(decoding: bytes, as: UTF8.self)) }
+            guard String(validating: bytes, as: UTF8.self) == nil else { continue }
+            let shown = String(decoding: bytes, as: UTF8.self)
+            let named = storeExtensions.contains((shown as NSString).pathExtension.lowercased()) || ["-wal", "-shm", "-journal"].contains(where: shown.hasSuffix)
+            if named || startsWithSQLiteHeader(folder: folder, name: bytes) { names.append(shown) }
         }
         return names.sorted()
+    }
+
+    /// Whether the file a folder names with these bytes starts with SQLite's header (opened by
+    /// its bytes, which no String holds; never waiting on a FIFO).
+    private static func startsWithSQLiteHeader(folder: String, name: [UInt8]) -> Bool {
+        let path = Array(folder.utf8) + [UInt8(ascii: "/")] + name + [0]
+        let descriptor = path.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { characters in characters.baseAddress.map { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } ?? -1 }
+        }
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 16)
+        return read(descriptor, &header, 16) == 16 && header == Array("SQLite format 3\0".utf8)
     }
 
     /// The store a file is a backup of (`<store>.backup-<version>…`, as `--keep-backup` names it,

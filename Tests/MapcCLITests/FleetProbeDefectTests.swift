@@ -145,11 +145,23 @@ struct FleetProbeDefectTests {
         #expect(rename(folder.appendingPathComponent("b.db").path, folder.appendingPathComponent("stores/lat\u{FFFD}.db").path) == 0)
         for format in ["text", "jsonl"] {
             let run = try CLI.run(["run", "--format", format, "stores"], in: folder)
-            #expect(run.status == 2 && run.stderr.contains("holds a file whose name is not UTF-8 text") && run.stderr.contains("convmv"), "\(run.stdout)\(run.stderr)")
+            #expect(run.status == 2 && run.stderr.contains("holds a store whose name is not UTF-8 text") && run.stderr.contains("convmv"), "\(run.stdout)\(run.stderr)")
         }
         let status = try CLI.run(["status", "--format", "jsonl", "stores"], in: folder)
         #expect(status.status == 2, "\(status.stdout)\(status.stderr)")
         #expect(try CLI.run(["status", "stores/lat\u{FFFD}.db"], in: folder).stdout.contains("v2"), "neither store was migrated")
+        // A store so named without a store's extension is found by its header; a file so named
+        // that is no store (a photo, a log) does not stop the folder (the review's case).
+        let renamed: [CChar] = Array((folder.path + "/stores/plain").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9)] + [0]
+        #expect(rename(latin1, renamed) == 0)
+        #expect(try CLI.run(["run", "--format", "jsonl", "stores"], in: folder).status == 2)
+        #expect(unlink(renamed) == 0)
+        let photo: [CChar] = Array((folder.path + "/stores/caf").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9)] + Array(".jpg".utf8CString)
+        let descriptor = open(photo, O_WRONLY | O_CREAT, 0o644)
+        #expect(descriptor >= 0 && write(descriptor, "JFIF", 4) == 4)
+        close(descriptor)
+        let run = try CLI.run(["run", "--format", "jsonl", "--to", "v3", "stores"], in: folder)
+        #expect(run.status == 0 && run.stdout.contains("\"result\":\"migrated\""), "\(run.stdout)\(run.stderr)")
     }
 
     /// A store whose index page was damaged passed `status` (exit 0; the integrity check ran

@@ -277,10 +277,12 @@ let castAndMiscCases: [EvalCase] = [
     .init("CAST(1e15, 'NSString')", "\"1000000000000000\""), .init("CAST(-5e15, 'NSString')", "\"-5000000000000000\""), .init("CAST(1e16, 'NSString')", "\"1e+16\""), .init("CAST('12', 'NSNumber')", "12"),
     .init("CAST('1.5', 'NSNumber')", "1.5"), .init("CAST('x', 'NSNumber')", "error: 'x' is not a number"), .init("CAST('0x1F', 'NSNumber')", "error: '0x1F' is not a number"),
     .init("CAST('1e400', 'NSNumber')", "error: beyond a double's range"), .init("CAST('9007199254740993', 'NSNumber')", "9007199254740993"),
-    // A whole number is read on its digits however written; text a double would make 0 is refused.
+    // A whole number a double would change is read on its digits however written; one a double
+    // holds stays a double (7.0 / 2 is 3.5); text a double would make 0 is refused.
     .init("CAST('9007199254740993.0', 'NSNumber')", "9007199254740993"), .init("CAST(' -9.007199254740993e15 ', 'NSNumber')", "-9007199254740993"),
+    .init("CAST('7.0', 'NSNumber') / 2", "3.5"), .init("CAST('1e18', 'NSNumber') * 10", "1e+19"), .init("CAST('3.0', 'NSNumber')", "3.0"),
     .init("CAST('1e-400', 'NSNumber')", "error: too small for a double"), .init("FUNCTION('-1e-330', 'doubleValue')", "error: too small for a double"),
-    .init("CAST('0e-400', 'NSNumber')", "0"), .init("CAST('2.5e-300', 'NSNumber')", "2.5e-300"), .init("CAST(0, 'NSDate')", "\"2001-01-01T00:00:00Z\""),
+    .init("CAST('0e-400', 'NSNumber')", "0.0"), .init("CAST('2.5e-300', 'NSNumber')", "2.5e-300"), .init("CAST(0, 'NSDate')", "\"2001-01-01T00:00:00Z\""),
     .init("CAST(dateCreated, 'NSNumber')", "736250400.0"), .init("CAST('2024-05-01T10:00:00Z', 'NSDate') == dateCreated", "true"),
     .init("CAST('12.50', 'NSDecimalNumber')", "\"12.5\""), .init("CAST(TRUE, 'NSString')", "\"1\""), .init("CAST(nil, 'NSString')", "null"),
     .init("CAST(1, 'NSArray')", "error: CAST to 'NSArray' is not supported"), .init("TERNARY(image != nil, 'has image', 'no image')", "\"has image\""),

@@ -326,6 +326,11 @@ struct CompiledMappings {
             let link: Link
             if relationship.isToMany {
                 guard let toMany = try toManyLink(relationship, of: destinationStorage) else { return nil }
+                // A key on the related rows that this mapping also writes through the to-one side
+                // (an employee's manager and reports): the interpreter's last write is per object,
+                // a statement's per relationship, so they would differ where the data disagrees.
+                if case .targetKey = toMany, let inverse = destination.schema.mutualInverse(of: relationship),
+                   entityMapping.relationships.contains(where: { $0.name == inverse.name }) { return nil }
                 link = toMany
             } else {
                 guard case .foreignKey(let column, _, nil)? = destinationStorage.relationships[relationship.name] else { return nil }
@@ -388,6 +393,10 @@ struct CompiledMappings {
                 // The target recorded associations: look the object up there.
                 let allowed = destination.schema.hierarchy(under: relationshipDestination).map(\.name)
                 guard let targetSource = mapping.entityMappings[target].source else { return nil }
+                // The lookup is by the target's source entity: objects a fetch made from rows of its
+                // sub-entities are associated under their own, which the interpreter finds.
+                if mapping.entityMappings[target].sourceExpression != nil,
+                   source.schema.entity(named: targetSource).map({ source.schema.hierarchy(under: $0).count > 1 }) ?? true { return nil }
                 let value = AssociationIndex.lookup(sourceKey: relatedKey, entityCount: allowed.count)
                 result.append(RelationshipValue(link: link, related: related, value: value, arguments: [target.databaseValue, targetSource.databaseValue] + allowed.map(\.databaseValue), target: target))
                 continue

@@ -193,10 +193,14 @@ extension Evaluator {
                 // Decimal text only: Swift would also read hexadecimal ("0x1F") and "nan".
                 let trimmed = text.trimmingCharacters(in: .whitespaces)
                 guard ValueParser.isDecimalText(trimmed) else { throw failure("'\(text.prefix(40))' is not a number", range) }
-                // A whole number is read on its digits, however written (`9007199254740993.0`,
-                // `1e3`), never through a double, as data files read it.
-                if !ValueParser.hasFraction(decimalText: trimmed), let n = ValueParser.integerPart(ofDecimalText: trimmed) { return .scalar(.integer(n)) }
+                if let n = Int64(trimmed) { return .scalar(.integer(n)) }
                 guard let d = Double(trimmed), d.isFinite else { throw failure("'\(text.prefix(40))' is beyond a double's range", range) }
+                // Written with a point or an exponent it is a double (`"7.0" / 2` is 3.5), unless a
+                // double would change the whole number it names (`9007199254740993.0`): that one is
+                // read on its digits, as data files read it.
+                if !ValueParser.hasFraction(decimalText: trimmed), let n = ValueParser.integerPart(ofDecimalText: trimmed), Int64(exactly: d) != n {
+                    return .scalar(.integer(n))
+                }
                 // Text other than zero that a double would make 0 is refused, as a data file's is.
                 if let problem = ValueParser.underflowProblem(trimmed, nearest: d) { throw failure(problem.message, range) }
                 return .scalar(.double(d))
