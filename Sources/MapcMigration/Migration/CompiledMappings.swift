@@ -94,6 +94,8 @@ struct CompiledMappings {
     struct Update {
         var sql: String
         var arguments: [DatabaseValue]
+        /// Whether it inserts a join table's rows (`MigrationRun.withJoinTableCache`).
+        var writesJoinRows = false
 
         func execute(_ run: MigrationRun) throws {
             try run.db.execute(sql: sql, arguments: StatementArguments(arguments))
@@ -459,7 +461,7 @@ struct CompiledMappings {
                 // A link already there (written from the other side) stays as it is, as `RowWriter.link` leaves it.
                 let links = pairs(value)
                 return Update(sql: "INSERT INTO main.\(table.quotedDatabaseIdentifier) (\(ownerColumn.quotedDatabaseIdentifier), \(otherColumn.quotedDatabaseIdentifier)) "
-                                + "SELECT owner, target FROM (\(links.sql)) WHERE target IS NOT NULL ON CONFLICT DO NOTHING", arguments: links.arguments)
+                                + "SELECT owner, target FROM (\(links.sql)) WHERE target IS NOT NULL ON CONFLICT DO NOTHING", arguments: links.arguments, writesJoinRows: true)
             case .targetKey(let table, let column, let primaryKey):
                 let links = pairs(value)
                 return Update(sql: "UPDATE main.\(table.quotedDatabaseIdentifier) AS t SET \(column.quotedDatabaseIdentifier) = x.owner FROM (\(links.sql)) AS x "
