@@ -67,6 +67,12 @@ enum StoreList {
                 func passOver(_ reason: String, belongs: Bool = false) { selection.passedOver.append(PassedOver(path: file, reason: reason, belongsToAStore: belongs)) }
                 if let reason = companionReason(file) { passOver(reason, belongs: true); continue }
                 if name.hasPrefix(".") { passOver("a hidden file"); continue }
+                // A name that is not UTF-8, decoded with replacement characters, names no file (a
+                // store so named stopped the folder above).
+                if name.contains("\u{FFFD}"), Files.kind(of: file) == .missing {
+                    passOver("its name is not UTF-8 text (shown with \u{FFFD}), which mapc cannot name; rename it (convmv) if it should be read")
+                    continue
+                }
                 let namedAsStore = storeExtensions.contains((name as NSString).pathExtension.lowercased())
                 // Regular files only (through links): opening a FIFO or a terminal to read its
                 // header would wait forever.

@@ -162,6 +162,7 @@ struct FleetProbeDefectTests {
         close(descriptor)
         let run = try CLI.run(["run", "--format", "jsonl", "--to", "v3", "stores"], in: folder)
         #expect(run.status == 0 && run.stdout.contains("\"result\":\"migrated\""), "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("its name is not UTF-8 text") && !run.stdout.contains("a link to a file that does not exist"), "\(run.stdout)")
     }
 
     /// A store whose index page was damaged passed `status` (exit 0; the integrity check ran

@@ -372,7 +372,7 @@ package enum Files {
         let why = switch use {
         // Only a WAL store fails to open there: SQLite makes its -shm file beside it to read it.
         case .reading: "SQLite makes a WAL store's -shm file beside it even to read it"
-        case .locking: "mapc takes its lock in a file beside the store, with --output too"
+        case .locking: "mapc takes its lock in a file beside the store (a run with --output too)"
         case .replacing: "mapc writes its lock file and the migrated store there"
         }
         return "\(store) is in a folder this user cannot write to (\(folder)): \(why); copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
