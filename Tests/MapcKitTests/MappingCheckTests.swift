@@ -127,6 +127,62 @@ struct MappingCheckTests {
         #expect(match.location?.column == testCase.column, "\(match)")
     }
 
+    /// Two mappings setting the two sides of one relationship from source relationships that are
+    /// not each other's inverse: the later decides where they differ, and one that finds nothing
+    /// clears the other's link, so the result depended on the mappings' order with no word from
+    /// `check` (a differential probe). From a relationship and its inverse, nothing is said.
+    @Test func bothSidesSetFromUnrelatedSourceRelationshipsAreWarned() throws {
+        let schema = """
+            model: M
+            version: VERSION
+            entities:
+              A:
+                attributes: { n: int64? }
+                relationships:
+                  kids: { destination: B, toMany: true, inverse: owner, optional: true }
+                  fav: { destination: B, toMany: true, inverse: fans, optional: true }
+              B:
+                attributes: { n: int64? }
+                relationships:
+                  owner: { destination: A, inverse: kids, optional: true }
+                  fans: { destination: A, toMany: true, inverse: fav, optional: true }
+
+            """
+        let catalog = SchemaCatalog(schemas: [try loadSchema(schema.replacingOccurrences(of: "VERSION", with: "v1")),
+                                              try loadSchema(schema.replacingOccurrences(of: "VERSION", with: "v2"))])
+        func found(kidsFrom key: String) throws -> [String] {
+            let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\""
+            let yaml = """
+                source: v1
+                destination: v2
+                entityMappings:
+                  - name: MA
+                    source: A
+                    destination: A
+                    attributes: { n: $source.n }
+                    relationships:
+                      kids: '\(lookup), "MB", $source.\(key))'
+                      fav: '\(lookup), "MB", $source.fav)'
+                  - name: MB
+                    source: B
+                    destination: B
+                    attributes: { n: $source.n }
+                    relationships:
+                      owner: '\(lookup), "MA", $source.owner)'
+                      fans: '\(lookup), "MA", $source.fans)'
+
+                """
+            let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+            var checker = MappingChecker(mapping: try #require(mapping))
+            return checker.check(catalog: catalog).map(\.description)
+        }
+        let crossed = try found(kidsFrom: "fav")
+        #expect(crossed.contains { $0.contains("16:7: warning: 'owner' of B and 'kids' of A are one relationship, set from both sides from source relationships that are not each other's inverse (A.fav in 'MA', B.owner here)") }, "\(crossed)")
+        #expect(crossed.filter { $0.contains("are one relationship") }.count == 1, "\(crossed)")
+        let paired = try found(kidsFrom: "kids")
+        #expect(!paired.contains { $0.contains("are one relationship") }, "\(paired)")
+    }
+
     /// A source number carried into a type that rounds some of its values (an int64 past 2^53
     /// into a double) passed `check` without a word, in a mapping file and a copy mapping alike,
     /// where `plan` says what the same inferred conversion can cost (a values probe).

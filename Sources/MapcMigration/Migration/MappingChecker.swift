@@ -88,6 +88,7 @@ public struct MappingChecker {
             checkEntityMapping(entityMapping, source: source, destination: destination, mappings: mappingsByName)
         }
         checkRequiredRelationshipsAreSet(destination: destination)
+        checkBothSidesAgree(source: source, destination: destination)
         // Source objects no mapping reads are dropped: say so, by entity (unless a mapping could
         // not be read whole: its source may be the one missing).
         // (Objects handed whole to a policy's function are read: their values may live on.)
@@ -103,6 +104,42 @@ public struct MappingChecker {
         checkDrops(source: source)
         checkUnreadSourceProperties(source: source, reads: reads)
         return diagnostics.sorted(by: SchemaLoader.fileOrder)
+    }
+
+    /// A relationship set from both sides by two mappings, each from a source relationship, where
+    /// those two are not each other's inverse: the sides say different things wherever the source
+    /// data differs, and the later mapping decides (a to-one found empty clears what the to-many
+    /// side set), as Core Data's last write does. Said at the later mapping's side.
+    private mutating func checkBothSidesAgree(source: Schema, destination: Schema) {
+        // Each relationship mapping read as `lookup(…, $source.key)`: the destination relationship and source key.
+        var sides: [(mapping: Int, entity: String, relationship: Relationship, sourceEntity: String, key: String, location: FileLocation?)] = []
+        for (index, entityMapping) in mapping.entityMappings.enumerated() where !entityMapping.hasLoadErrors {
+            guard let destinationName = entityMapping.destination, let destinationEntity = destination.entity(named: destinationName),
+                  let sourceName = entityMapping.source else { continue }
+            for propertyMapping in entityMapping.relationships {
+                guard case .relationship(let relationship)? = destination.property(named: propertyMapping.name, in: destinationEntity),
+                      case .method(let receiver, let selector, _, let arguments) = propertyMapping.expression.expression.kind, receiver.kind == .variable("manager"), arguments.count == 2,
+                      [MethodSelector.destinationInstancesForEntityMapping.rawValue, MethodSelector.destinationInstancesForSourceRelationship.rawValue].contains(selector),
+                      case .keyPath(let root, let components) = arguments[1].kind, root.kind == .variable("source"), components.count == 1,
+                      case .key(let key, _) = components[0] else { continue }
+                sides.append((index, destinationName, relationship, sourceName, key, propertyMapping.location))
+            }
+        }
+        for (position, later) in sides.enumerated() {
+            guard let inverse = destination.mutualInverse(of: later.relationship) else { continue }
+            // The inverse is set on objects of the relationship's destination entity or its sub-entities.
+            let takers = destination.entity(named: later.relationship.destination).map { Set(destination.hierarchy(under: $0).map(\.name)) } ?? []
+            // Sides are in the order they are set: mappings in order, a mapping's relationships in order.
+            for earlier in sides[..<position] where earlier.relationship.name == inverse.name && takers.contains(earlier.entity) {
+                guard let sourceEntity = source.entity(named: earlier.sourceEntity), case .relationship(let read)? = source.property(named: earlier.key, in: sourceEntity),
+                      read.inverse != later.key else { continue }
+                warning("'\(later.relationship.name)' of \(later.entity) and '\(inverse.name)' of \(earlier.entity) are one relationship, set from both sides from source relationships that are not each other's inverse "
+                        + "(\(earlier.sourceEntity).\(earlier.key) in '\(mapping.entityMappings[earlier.mapping].name)', \(later.sourceEntity).\(later.key) here): where they differ, the one set later decides, "
+                        + "and one that finds nothing clears the other's link, as Core Data's last write does",
+                        at: later.location, length: later.relationship.name.count,
+                        fix: "set one side only, or both from a source relationship and its inverse")
+            }
+        }
     }
 
     /// A required destination relationship that no mapping sets, from either side, leaves every
