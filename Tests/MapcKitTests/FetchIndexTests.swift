@@ -18,9 +18,20 @@ struct FetchIndexTests {
                       ("rating == $source.rating", "n2"), ("firstName == $source.title", "n1")])
     func anIndexedFetchFindsWhatThePredicateFinds(predicate: String, note: String) throws {
         let entity = predicate.contains("Name") || predicate.contains("age") ? "Person" : "Note"
-        // Not the indexed shape (an AND), evaluated object by object: the same objects, in order.
-        #expect(try fetch(predicate, entity: entity, note: note) == fetch("(\(predicate)) AND TRUEPREDICATE", entity: entity, note: note))
+        // Not an indexed shape (an OR), evaluated object by object: the same objects, in order.
+        #expect(try fetch(predicate, entity: entity, note: note) == fetch("(\(predicate)) OR FALSEPREDICATE", entity: entity, note: note))
         #expect(Evaluator.equalityLookup(try #require(try? ExpressionParser.parse(predicate).get())) != nil)
+    }
+
+    /// `key == value AND …` filtered every object too: the index gives the candidates, the whole
+    /// predicate is asked of them (three-valued: an unknown conjunct keeps an object out, as in SQL).
+    @Test(arguments: [("title == $source.title AND rating > 1", "n2"), ("rating >= 0 AND title == $source.title", "n1"), ("title == $source.title AND rating != 3", "n2"),
+                      ("lastName == \"Doe\" AND age > 30", "n1"), ("lastName == \"Doe\" AND (age > 30 OR firstName == nil)", "n1"), ("title == $source.title AND FALSEPREDICATE", "n1"),
+                      ("lastName == $source.title AND age > 30", "n1")])
+    func anIndexedConjunctionFindsWhatThePredicateFinds(predicate: String, note: String) throws {
+        let entity = predicate.contains("Name") || predicate.contains("age") ? "Person" : "Note"
+        #expect(try fetch(predicate, entity: entity, note: note) == fetch("(\(predicate)) OR FALSEPREDICATE", entity: entity, note: note))
+        #expect(Evaluator.conjuncts(of: try #require(try? ExpressionParser.parse(predicate).get())).contains { Evaluator.equalityLookup($0) != nil })
     }
 
     @Test func theIndexedShapeIsAKeyOfTheFetchedObjectAgainstAValueNotOfIt() throws {

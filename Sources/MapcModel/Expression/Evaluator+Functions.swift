@@ -265,11 +265,20 @@ extension Evaluator {
             let positions = wanted.isNull ? [] : indexed.index.positions(equalTo: wanted)
             return .collection(try checkSize(positions.map { .object(indexed.refs[$0]) }, range), ordered: true)
         }
+        // `key == value AND …`: only the objects the index gives for one such equality can make
+        // the whole true (a conjunct false or unknown makes an AND so), so the rest is asked of them alone.
+        var candidates: [ObjectRef]?
+        for conjunct in Self.conjuncts(of: predicate) {
+            guard let (key, probe) = Self.equalityLookup(conjunct), let indexed = try fetchIndex(entity: entity, key: key) else { continue }
+            let wanted = try value(of: probe)
+            candidates = wanted.isNull ? [] : indexed.index.positions(equalTo: wanted).map { indexed.refs[$0] }
+            break
+        }
         let saved = context.evaluatedObject, savedSemantics = (evaluatesFetchPredicate, evaluatesStorePredicate)
         defer { context.evaluatedObject = saved; (evaluatesFetchPredicate, evaluatesStorePredicate) = savedSemantics }
         (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
         var kept: [EvalValue] = []
-        for ref in try context.graph.objects(of: entity) {
+        for ref in try candidates ?? context.graph.objects(of: entity) {
             context.evaluatedObject = .object(ref)
             if try storeTruth(of: predicate) ?? false { kept.append(.object(ref)) }
         }
@@ -305,6 +314,12 @@ extension Evaluator {
         if let name = key(left), !readsFetched(right), right.kind != .literal(.null) { return (name, right) }
         if let name = key(right), !readsFetched(left), left.kind != .literal(.null) { return (name, left) }
         return nil
+    }
+
+    /// The parts of a predicate joined by `AND` (the predicate itself when it is no `AND`).
+    static func conjuncts(of predicate: Expr) -> [Expr] {
+        guard case .and(let left, let right) = predicate.kind else { return [predicate] }
+        return conjuncts(of: left) + conjuncts(of: right)
     }
 
     /// The entity's objects and the index of their values of `key` (`equalityLookup`), made on
