@@ -70,6 +70,14 @@ struct NumericOrderTests {
         }
     }
 
+    /// A decimal NaN (Core Data stores hold them) into an integer was "NaN is out of range": it is no number.
+    @Test func aDecimalNaNIntoAnIntegerIsSaidToBeNoNumber() {
+        for type in [AttributeType.int16, .int32, .int64] {
+            guard case .failure(let problem) = ValueRules.coerce(.decimal(Decimal.nan), to: type) else { Issue.record("\(type) took NaN"); continue }
+            #expect(problem.message.contains("the decimal NaN is not a number") && !problem.message.contains("out of range"), "\(problem.message)")
+        }
+    }
+
     /// A number in a data file goes into an attribute as the same number does from an expression
     /// or a policy (`ValueRules.coerce`): same value, or a refusal on both paths. Random numbers
     /// near the edges (int16, int32, int64, 2^53, Float's range, fractions) into every numeric type.

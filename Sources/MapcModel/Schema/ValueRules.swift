@@ -134,6 +134,7 @@ package enum ValueRules {
         case (.decimal(let d), .double): return .success(.double(double(of: d)))
         case (.decimal(let d), .float): return converted(.double(double(of: d)), to: .float)
         case (.decimal(let d), _):
+            guard !d.isNaN else { return .failure(ValueProblem("the decimal NaN is not a number, which an \(type.rawValue) attribute cannot hold")) }
             // Exactly, without going through Double (which has 53 bits).
             var exact = d, whole = Decimal()
             NSDecimalRound(&whole, &exact, 0, .down)
