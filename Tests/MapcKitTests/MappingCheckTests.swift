@@ -150,7 +150,7 @@ struct MappingCheckTests {
             """
         let catalog = SchemaCatalog(schemas: [try loadSchema(schema.replacingOccurrences(of: "VERSION", with: "v1")),
                                               try loadSchema(schema.replacingOccurrences(of: "VERSION", with: "v2"))])
-        func found(kidsFrom key: String) throws -> [String] {
+        func found(kidsFrom key: String, favFrom favKey: String = "fav") throws -> [String] {
             let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\""
             let yaml = """
                 source: v1
@@ -162,7 +162,7 @@ struct MappingCheckTests {
                     attributes: { n: $source.n }
                     relationships:
                       kids: '\(lookup), "MB", $source.\(key))'
-                      fav: '\(lookup), "MB", $source.fav)'
+                      fav: '\(lookup), "MB", $source.\(favKey))'
                   - name: MB
                     source: B
                     destination: B
@@ -181,6 +181,9 @@ struct MappingCheckTests {
         #expect(crossed.filter { $0.contains("are one relationship") }.count == 1, "\(crossed)")
         let paired = try found(kidsFrom: "kids")
         #expect(!paired.contains { $0.contains("are one relationship") }, "\(paired)")
+        // A many-to-many's sides only add links: crossing them gives both sets, in either order.
+        let manyToMany = try found(kidsFrom: "kids", favFrom: "kids")
+        #expect(!manyToMany.contains { $0.contains("are one relationship") }, "\(manyToMany)")
     }
 
     /// A source number carried into a type that rounds some of its values (an int64 past 2^53

@@ -125,14 +125,19 @@ public struct MappingChecker {
                 sides.append((index, destinationName, relationship, sourceName, key, propertyMapping.location))
             }
         }
+        // A custom policy may relate its objects otherwise (or not by these expressions at all).
+        guard !mapping.entityMappings.contains(where: { $0.policy != nil }) else { return }
         for (position, later) in sides.enumerated() {
-            guard let inverse = destination.mutualInverse(of: later.relationship) else { continue }
+            // Two to-many sides only add links (a many-to-many gets both sets, in either order).
+            guard let inverse = destination.mutualInverse(of: later.relationship), !(later.relationship.isToMany && inverse.isToMany) else { continue }
             // The inverse is set on objects of the relationship's destination entity or its sub-entities.
             let takers = destination.entity(named: later.relationship.destination).map { Set(destination.hierarchy(under: $0).map(\.name)) } ?? []
             // Sides are in the order they are set: mappings in order, a mapping's relationships in order.
             for earlier in sides[..<position] where earlier.relationship.name == inverse.name && takers.contains(earlier.entity) {
-                guard let sourceEntity = source.entity(named: earlier.sourceEntity), case .relationship(let read)? = source.property(named: earlier.key, in: sourceEntity),
-                      read.inverse != later.key else { continue }
+                // Read from one source relationship and its inverse, the two sides agree.
+                guard let earlierSource = source.entity(named: earlier.sourceEntity), case .relationship(let earlierRead)? = source.property(named: earlier.key, in: earlierSource),
+                      let laterSource = source.entity(named: later.sourceEntity), case .relationship(let laterRead)? = source.property(named: later.key, in: laterSource),
+                      !(earlierRead.inverse == later.key && laterRead.inverse == earlier.key) else { continue }
                 warning("'\(later.relationship.name)' of \(later.entity) and '\(inverse.name)' of \(earlier.entity) are one relationship, set from both sides from source relationships that are not each other's inverse "
                         + "(\(earlier.sourceEntity).\(earlier.key) in '\(mapping.entityMappings[earlier.mapping].name)', \(later.sourceEntity).\(later.key) here): where they differ, the one set later decides, "
                         + "and one that finds nothing clears the other's link, as Core Data's last write does",

@@ -257,6 +257,11 @@ extension Evaluator {
             }
             parsedPredicates[predicateText] = predicate
         }
+        let saved = context.evaluatedObject, savedSemantics = (evaluatesFetchPredicate, evaluatesStorePredicate)
+        defer { context.evaluatedObject = saved; (evaluatesFetchPredicate, evaluatesStorePredicate) = savedSemantics }
+        // Set before the probes below are evaluated: a value is the one the predicate asked of
+        // every object would compare (inside a fetch a to-many's values keep their repeats).
+        (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
         // `key == value`, the value not the fetched object's (`name == $source.tagName`): looked up
         // in an index of the entity's values of `key`, made once, as SQL would use one.
         if let (key, probe) = Self.equalityLookup(predicate), let indexed = try fetchIndex(entity: entity, key: key) {
@@ -274,9 +279,6 @@ extension Evaluator {
             candidates = wanted.isNull ? [] : indexed.index.positions(equalTo: wanted).map { indexed.refs[$0] }
             break
         }
-        let saved = context.evaluatedObject, savedSemantics = (evaluatesFetchPredicate, evaluatesStorePredicate)
-        defer { context.evaluatedObject = saved; (evaluatesFetchPredicate, evaluatesStorePredicate) = savedSemantics }
-        (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
         var kept: [EvalValue] = []
         for ref in try candidates ?? context.graph.objects(of: entity) {
             context.evaluatedObject = .object(ref)
