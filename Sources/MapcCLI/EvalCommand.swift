@@ -83,6 +83,18 @@ struct EvalCommand: ParsableCommand {
                 let graph = StoreObjectGraph(store: opened)
                 let evaluator = Evaluator(context: EvaluationContext(graph: graph))
                 var evaluated = 0
+                // A float attribute read as it is (`price`, `$source.price`) is shown as `dump` shows it
+                // (0.1, not the double 0.10000000149011612 the language computes with).
+                var floatKey = false
+                if case .keyPath(let root, let components) = parsed.kind, root.kind == .evaluatedObject || root.kind == .variable("source"), components.count == 1,
+                   case .key(let key, _) = components[0], let entityDescription = opened.schema.entity(named: entity),
+                   case .attribute(let attribute)? = opened.schema.property(named: key, in: entityDescription), attribute.type == .float {
+                    floatKey = true
+                }
+                func shown(_ value: EvalValue) -> String {
+                    if floatKey, case .scalar(.double(let d)) = value { return DataFile.json(.double(d), type: .float).serialized() }
+                    return value.json.serialized()
+                }
                 for member in opened.schema.entity(named: entity).map({ opened.schema.hierarchy(under: $0) }) ?? [] where !member.isAbstract {
                     // Batches are read and released before evaluating: expressions read the store again.
                     try opened.forEachBatch(ofExactEntity: member.name) { batch in for object in batch {
@@ -99,7 +111,7 @@ struct EvalCommand: ParsableCommand {
                         }
                         evaluated += 1
                         do {
-                            let result = predicate ? String(try evaluator.evaluatePredicate(parsed)) : try evaluator.evaluate(parsed).json.serialized()
+                            let result = predicate ? String(try evaluator.evaluatePredicate(parsed)) : shown(try evaluator.evaluate(parsed))
                             Console.out("\(object.entity) '\(object.id)': \(result)")
                         } catch let error as ExpressionError {
                             throw report(error, in: source, object: "\(object.entity) '\(object.id)'")

@@ -236,6 +236,21 @@ struct ValuesProbeDefectTests {
         #expect(!dump.stderr.contains("stored text where the model keeps"), "\(dump.stderr)")
     }
 
+    /// `mapc eval` showed a float attribute as the double the language computes with
+    /// (0.10000000149011612) where `dump` shows 0.1, the float's shortest text.
+    @Test func evalShowsAFloatAttributeAsDumpDoes() throws {
+        let folder = try project(v1: "f: float?", v2: "f: float?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "f": 0.1}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        for expression in ["f", "$source.f"] {
+            let shown = try CLI.run(["eval", "--store", "s.db", "--entity", "Rec", expression], in: folder)
+            #expect(shown.status == 0 && shown.stdout == "Rec 'r1': 0.1\n", "\(shown.stdout)\(shown.stderr)")
+        }
+        // Computed with, it is the double (as Core Data's NSNumber of a float gives it).
+        #expect(try CLI.run(["eval", "--store", "s.db", "--entity", "Rec", "f * 1"], in: folder).stdout.contains("0.10000000149011612"))
+    }
+
     /// `mapc eval` printed a stored infinity as null (as a nil prints), took a JSON number too
     /// large for a double as infinity, and rounded a whole number beyond 64 bits to a double, so
     /// it was not equal to the same digits written in the expression.
