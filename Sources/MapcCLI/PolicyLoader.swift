@@ -161,6 +161,38 @@ enum PolicyLoader {
         return found
     }
 
+    /// The classes declared inside another type (at a brace depth above 0) that inherit from one
+    /// of `policies`, with the line of their declaration.
+    static func nestedPolicyClasses(in code: String, policies: Set<String>) -> [(name: String, base: String, line: Int)] {
+        var found: [(name: String, base: String, line: Int)] = []
+        var depth = 0, line = 1, tokens: [String] = [], current = ""
+        func flush() {
+            if !current.isEmpty { tokens.append(current); current = "" }
+        }
+        for character in code {
+            switch character {
+            case "{":
+                flush()
+                if depth > 0 { found += declarations(in: tokens).filter { policies.contains($0.base) }.map { ($0.name, $0.base, line) } }
+                tokens = []
+                depth += 1
+            case "}", ";":
+                flush()
+                if character == "}" { depth = max(0, depth - 1) }
+                tokens = []
+            case ":", ",", "<", ">":
+                flush()
+                tokens.append(String(character))
+            default:
+                if character.isLetter || character.isNumber || character == "_" || character == "." { current.append(character) } else {
+                    flush()
+                    if character == "\n" { line += 1; tokens.append("\n") }
+                }
+            }
+        }
+        return found
+    }
+
     /// The class a run of tokens before a `{` declares, with its first inherited type.
     private static func declarations(in tokens: [String]) -> [(name: String, base: String)] {
         guard let classIndex = tokens.lastIndex(of: "class") else { return [] }
@@ -193,6 +225,15 @@ enum PolicyLoader {
             sources.append((path, text))
         }
         let classes = policyClasses(in: sources.map(\.text))
+        // A policy class nested in a type is never registered: a mapping naming it `Outer.Name`
+        // would get a top-level `Name` instead (the name after a module's is the class's).
+        for source in sources {
+            if let nested = nestedPolicyClasses(in: code(of: source.text), policies: Set(classes + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"])).first {
+                throw PolicyError("\(source.path):\(nested.line): class \(nested.name) inherits from \(nested.base) but is declared inside another type: mapc registers the policy classes "
+                                  + "declared at the top level of a file (a mapping names one by its class name, or ModuleName.ClassName as Xcode writes it); move it to the top level of the file",
+                                  status: MapcExitCode.invalidInput)
+            }
+        }
         guard !classes.isEmpty else {
             throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy", status: MapcExitCode.invalidInput)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import MapcCLI
 
 /// Policy files kept with the project, compiled by mapc itself: docs/policies.md's complete example
 /// (its files and commands, exactly as the page shows them), the cache, and a compiler error
@@ -79,5 +80,19 @@ struct PolicyFilesTests {
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("empty"), withIntermediateDirectories: true)
         let empty = try CLI.run(["check", "--policies", "empty"], in: folder)
         #expect(empty.status == 1 && empty.stderr.contains("empty holds no .swift policy files"), "\(empty.stderr)")
+    }
+
+    /// A policy class nested in a type was never registered, and a mapping naming it
+    /// `Other.TagSplitPolicy` silently ran the top-level `TagSplitPolicy` (the name after a
+    /// module's is the class's): refused at its line before anything compiles or runs.
+    @Test func aPolicyClassNestedInATypeIsRefusedAtItsLine() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = try Self.exampleProject(into: folder)
+        try folder.write("import MapcKit\n\nenum Other {\n    final class TagSplitPolicy: EntityMigrationPolicy {\n    }\n    private final class Helper: EntityMigrationPolicy {}\n}\n", to: "policies/Other.swift")
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache])
+        #expect(check.status == 1 && check.stderr.contains("policies/Other.swift:4: class TagSplitPolicy inherits from EntityMigrationPolicy but is declared inside another type"), "\(check.stderr)")
+        #expect(PolicyLoader.nestedPolicyClasses(in: "final class A: EntityMigrationPolicy {\n  func f() { }\n}\n", policies: ["EntityMigrationPolicy"]).isEmpty)
     }
 }
