@@ -112,6 +112,35 @@ struct PolicyRelationshipTests {
         override class var keepsDefaultRelationships: Bool { true }
     }
 
+    /// Records the caption each object it relates holds in `createRelationships` (a policy probe
+    /// found `attributes` empty there, where Core Data's `dInstance` holds its values).
+    final class ReadsValues: EntityMigrationPolicy {
+        nonisolated(unsafe) static var seen: [String] = []
+        let tutorial = AttachmentToImageAttachmentMigrationPolicyV3toV4()
+        override class var providedAttributes: Set<String> { AttachmentToImageAttachmentMigrationPolicyV3toV4.providedAttributes }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            try tutorial.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+        }
+        override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            Self.seen.append("\(destination["caption"]) \(destination["dateCreated"] == .null ? "no date" : "dated")")
+            try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+        }
+    }
+
+    @Test(.serialized, arguments: TestLayout.allCases)
+    func createRelationshipsSeesTheObjectsValues(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        ReadsValues.seen = []
+        let (store, _) = try migrate(layout, policy: ReadsValues.self, in: folder)
+        let captions = try store.objects(ofExactEntity: "ImageAttachment").compactMap { object -> String? in
+            if case .string(let caption)? = object.attributes["caption"] { return caption }
+            return nil
+        }
+        #expect(!ReadsValues.seen.isEmpty && ReadsValues.seen.count == captions.count, "\(ReadsValues.seen)")
+        #expect(Set(ReadsValues.seen) == Set(captions.map { "\(Value.string($0)) dated" }), "\(ReadsValues.seen) \(captions)")
+    }
+
     private func migrate(_ layout: TestLayout, policy: EntityMigrationPolicy.Type, in folder: URL) throws -> (Store, MigrationSummary) {
         let v3 = try uncloudNotes("v3"), v4 = try uncloudNotes("v4")
         let dataPath = packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/expected-v3.json").path

@@ -21,7 +21,13 @@ struct RelationshipPhase {
             // The objects phase 2 visits: one per source object of a key rule, else one per association.
             let created = try run.keyRules[index] == nil ? run.associations.count(of: index) : run.ledger.created[index]
             var done = 0
-            let relate = { (destination: DestinationObject, data: ObjectData) throws in
+            let relate = { (made: DestinationObject, data: ObjectData) throws in
+                var destination = made
+                // A custom policy's hook sees the object's values, as Core Data's `dInstance` holds
+                // them (the default relates from the source alone, and reads none).
+                if customPolicy, let key = made.primaryKey, let values = try run.destinationStore.attributeValues(ofKey: key, entity: made.entity, in: run.db) {
+                    destination.attributes = values
+                }
                 run.currentRelation = (StoredKey(entity: destination.entity, key: destination.primaryKey ?? 0), run.sources.object(data))
                 try run.callPolicy(index) { try $0.createRelationships(for: destination, mapping: $1, manager: $2) }
                 done += 1

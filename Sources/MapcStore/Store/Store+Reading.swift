@@ -77,6 +77,15 @@ extension Store {
 
     /// Objects of one entity (sub-entities excluded) by key, read a few hundred per query; with
     /// `properties`, only those attributes and relationships are read (`ObjectData.isPartial`).
+    /// The stored attributes of the object under `key` of an entity, read on `connection` (a
+    /// migration's own, which sees the rows it has written), or nil when there is none.
+    package func attributeValues(ofKey key: Int64, entity: String, in connection: Database) throws -> [String: Value]? {
+        let names = Set(schema.entity(named: entity).map { schema.allAttributes(of: $0).filter { !$0.isTransient }.map(\.name) } ?? [])
+        var found: [String: Value]?
+        _ = try readObjects(ofExactEntity: entity, keys: [key], in: connection, properties: names) { found = $0.attributes }
+        return found
+    }
+
     package func objects(keys: [Int64], ofExactEntity entity: String, properties: Set<String>? = nil) throws -> [Int64: ObjectData] {
         var found: [Int64: ObjectData] = [:]
         for start in stride(from: 0, to: keys.count, by: 500) {
