@@ -127,6 +127,30 @@ struct PolicyRelationshipTests {
         }
     }
 
+    /// Sets a relationship on an object not inserted yet, or one the entity does not have: said
+    /// as such (the first was "no relationship 'note' on ImageAttachment", which it has).
+    final class RelatesTooSoon: EntityMigrationPolicy {
+        nonisolated(unsafe) static var relationship = "note"
+        let tutorial = AttachmentToImageAttachmentMigrationPolicyV3toV4()
+        override class var providedAttributes: Set<String> { AttachmentToImageAttachmentMigrationPolicyV3toV4.providedAttributes }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            let object = try manager.makeDestination(for: source, mapping: mapping)
+            try manager.setRelationship(Self.relationship, of: object, to: [], mapping: mapping)
+        }
+    }
+
+    @Test(.serialized, arguments: [("note", "is not in the destination store: insert it (manager.insert) before setting its relationships"),
+                                   ("notte", "ImageAttachment has no relationship 'notte' in v4; did you mean 'note'?")])
+    func aRelationshipSetTooSoonOrMisspeltIsSaidAsSuch(relationship: String, message: String) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        RelatesTooSoon.relationship = relationship
+        let error = #expect(throws: (any Error).self) { _ = try migrate(.mapc, policy: RelatesTooSoon.self, in: folder) }
+        let text = error.map { "\($0)" } ?? ""
+        #expect(text.contains(message) && !text.contains("no relationship 'note' on"), "\(text)")
+        if case .value? = error as? MigrationError {} else { Issue.record("not a value error (exit 3): \(String(describing: error))") }
+    }
+
     @Test(.serialized, arguments: TestLayout.allCases)
     func createRelationshipsSeesTheObjectsValues(layout: TestLayout) throws {
         let folder = try temporaryFolder()

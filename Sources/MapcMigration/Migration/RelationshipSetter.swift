@@ -44,8 +44,15 @@ final class RelationshipSetter {
                                        message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
                                         + "which manager.destinationInstances(forEntityMappingNamed:sourceInstances:) gives")
         }
-        guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref), let setting = try setting(name, of: destination.entity) else {
-            throw MigrationError.setup("no relationship '\(name)' on \(destination.entity) in \(destinationStore.schema.version)")
+        guard let setting = try setting(name, of: destination.entity) else {
+            let names = destinationStore.schema.entity(named: destination.entity).map { destinationStore.schema.allRelationships(of: $0).map(\.name) } ?? []
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(destination.entity) has no relationship '\(name)' in \(destinationStore.schema.version)"
+                                        + (Suggestions.didYouMean(name, in: names).map { "; \($0)" } ?? (names.isEmpty ? "" : " (its relationships: \(names.joined(separator: ", ")))")))
+        }
+        guard let owner = try destination.primaryKey ?? destinationKey(of: destination.ref) else {
+            throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
+                                       message: "\(destination.ref) is not in the destination store: insert it (manager.insert) before setting its relationships")
         }
         let relationship = setting.relationship, storage = setting.storage
         try checkCount(of: targets, setting, of: destination.ref, mapping: entityMapping)
