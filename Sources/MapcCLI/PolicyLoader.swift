@@ -163,9 +163,10 @@ enum PolicyLoader {
 
     /// The classes declared inside another type (at a brace depth above 0) that inherit from one
     /// of `policies`, with the line of their declaration.
-    static func nestedPolicyClasses(in code: String, policies: Set<String>) -> [(name: String, base: String, line: Int)] {
-        var found: [(name: String, base: String, line: Int)] = []
-        var depth = 0, line = 1, tokens: [String] = [], current = ""
+    static func nestedPolicyClasses(in code: String, policies: Set<String>) -> [(qualifiedName: String, line: Int)] {
+        var found: [(qualifiedName: String, line: Int)] = []
+        // The type each open brace belongs to (nil for a function's or other body).
+        var scopes: [String?] = [], line = 1, tokens: [String] = [], current = ""
         func flush() {
             if !current.isEmpty { tokens.append(current); current = "" }
         }
@@ -173,12 +174,17 @@ enum PolicyLoader {
             switch character {
             case "{":
                 flush()
-                if depth > 0 { found += declarations(in: tokens).filter { policies.contains($0.base) }.map { ($0.name, $0.base, line) } }
+                let outer = scopes.compactMap { $0 }
+                if !scopes.isEmpty, scopes.allSatisfy({ $0 != nil }) {
+                    found += declarations(in: tokens).filter { policies.contains($0.base) }.map { ((outer + [$0.name]).joined(separator: "."), line) }
+                }
+                let kinds: Set<String> = ["class", "struct", "enum", "extension", "actor"]
+                let declared = tokens.lastIndex { kinds.contains($0) }.flatMap { index in tokens[(index + 1)...].first { $0 != "\n" } }
+                scopes.append(declared)
                 tokens = []
-                depth += 1
             case "}", ";":
                 flush()
-                if character == "}" { depth = max(0, depth - 1) }
+                if character == "}", !scopes.isEmpty { scopes.removeLast() }
                 tokens = []
             case ":", ",", "<", ">":
                 flush()
@@ -225,13 +231,11 @@ enum PolicyLoader {
             sources.append((path, text))
         }
         let classes = policyClasses(in: sources.map(\.text))
-        // A policy class nested in a type is never registered: a mapping naming it `Outer.Name`
-        // would get a top-level `Name` instead (the name after a module's is the class's).
+        // A policy class nested in a type is not registered: a mapping naming it `Outer.Name` must
+        // not get a top-level `Name` instead (the name after a module's is the class's).
         for source in sources {
-            if let nested = nestedPolicyClasses(in: code(of: source.text), policies: Set(classes + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"])).first {
-                throw PolicyError("\(source.path):\(nested.line): class \(nested.name) inherits from \(nested.base) but is declared inside another type: mapc registers the policy classes "
-                                  + "declared at the top level of a file (a mapping names one by its class name, or ModuleName.ClassName as Xcode writes it); move it to the top level of the file",
-                                  status: MapcExitCode.invalidInput)
+            for nested in nestedPolicyClasses(in: code(of: source.text), policies: Set(classes + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"])) {
+                PolicyRegistry.shared.markNested(nested.qualifiedName, at: "\(source.path):\(nested.line)")
             }
         }
         guard !classes.isEmpty else {

@@ -82,17 +82,24 @@ struct PolicyFilesTests {
         #expect(empty.status == 1 && empty.stderr.contains("empty holds no .swift policy files"), "\(empty.stderr)")
     }
 
-    /// A policy class nested in a type was never registered, and a mapping naming it
+    /// A policy class nested in a type is not registered, and a mapping naming it
     /// `Other.TagSplitPolicy` silently ran the top-level `TagSplitPolicy` (the name after a
-    /// module's is the class's): refused at its line before anything compiles or runs.
-    @Test func aPolicyClassNestedInATypeIsRefusedAtItsLine() throws {
+    /// module's is the class's): it is unknown now, told where the nested class is and why.
+    @Test func aMappingNamingAPolicyClassNestedInATypeIsToldWhy() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policies-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         _ = try Self.exampleProject(into: folder)
         try folder.write("import MapcKit\n\nenum Other {\n    final class TagSplitPolicy: EntityMigrationPolicy {\n    }\n    private final class Helper: EntityMigrationPolicy {}\n}\n", to: "policies/Other.swift")
+        let mapping = try folder.read("mappings/mapping_v1_to_v2.yaml")
+        #expect(mapping.contains("policy: TagSplitPolicy"))
+        try folder.write(mapping.replacingOccurrences(of: "policy: TagSplitPolicy", with: "policy: Other.TagSplitPolicy"), to: "mappings/mapping_v1_to_v2.yaml")
         let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache])
-        #expect(check.status == 1 && check.stderr.contains("policies/Other.swift:4: class TagSplitPolicy inherits from EntityMigrationPolicy but is declared inside another type"), "\(check.stderr)")
-        #expect(PolicyLoader.nestedPolicyClasses(in: "final class A: EntityMigrationPolicy {\n  func f() { }\n}\n", policies: ["EntityMigrationPolicy"]).isEmpty)
+        #expect(check.status == 1 && check.stderr.contains("unknown policy 'Other.TagSplitPolicy'")
+                && check.stderr.contains("Other.TagSplitPolicy is declared inside another type (./policies/Other.swift:4)"), "\(check.stderr)")
+        // Named by a module's name, the top-level class is found as before.
+        try folder.write(mapping.replacingOccurrences(of: "policy: TagSplitPolicy", with: "policy: MyApp.TagSplitPolicy"), to: "mappings/mapping_v1_to_v2.yaml")
+        #expect(try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": Self.cache]).status == 0)
+        #expect(PolicyLoader.nestedPolicyClasses(in: "final class A: EntityMigrationPolicy {\n  func f() {\n    class B: EntityMigrationPolicy {}\n  }\n}\n", policies: ["EntityMigrationPolicy"]).isEmpty)
     }
 }

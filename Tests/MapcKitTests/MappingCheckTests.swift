@@ -491,6 +491,30 @@ struct MappingCheckTests {
         #expect(MappingDiagram.render(made, as: .dot, policies: registry).contains("s_Note -> d_Attachment [label=\"NoteToNote\\ncreated by Maker\", style=dashed];"))
     }
 
+    /// A misspelt name among a policy's `providedAttributes` passed `check` (a policy probe), where
+    /// a misspelt `createdEntities` is an error: it is one too, with the attribute it meant; one of
+    /// an entity the policy creates (Attachment's `caption`, made beside the Note) is accepted.
+    @Test func aPolicysProvidedAttributesAreChecked() throws {
+        final class Misspelt: EntityMigrationPolicy {
+            override class var providedAttributes: Set<String> { ["titel", "body"] }
+        }
+        final class Creator: EntityMigrationPolicy {
+            override class var createdEntities: Set<String> { ["Attachment"] }
+            override class var providedAttributes: Set<String> { ["title", "image"] }
+        }
+        let registry = PolicyRegistry()
+        registry.register(Misspelt.self, as: "Misspelt")
+        registry.register(Creator.self, as: "Creator")
+        let text = "source: v2\ndestination: v3\nentityMappings:\n" + noteToNote.replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    policy: Misspelt\n")
+        var checker = MappingChecker(mapping: try loadMapping(text), policies: registry)
+        let found = checker.check(source: try uncloudNotes("v2"), destination: try uncloudNotes("v3"))
+        let problem = try #require(found.first { $0.message.contains("declares it provides") }, "\(found)")
+        #expect(problem.message == "policy 'Misspelt' declares it provides 'titel', which no entity it makes has in v3" && problem.fix == "did you mean 'title'?", "\(problem)")
+        #expect(found.filter { $0.message.contains("declares it provides") }.count == 1)
+        var clean = MappingChecker(mapping: try loadMapping(text.replacingOccurrences(of: "policy: Misspelt", with: "policy: Creator")), policies: registry)
+        #expect(!clean.check(source: try uncloudNotes("v2"), destination: try uncloudNotes("v3")).contains { $0.message.contains("declares it provides") })
+    }
+
     /// An unknown policy is matched by its class name too (a module prefix of another length is no
     /// typo), and otherwise told where its class goes; registered classes are listed once each.
     @Test func anUnknownPolicyIsMatchedByClassNameOrToldWhereItGoes() {

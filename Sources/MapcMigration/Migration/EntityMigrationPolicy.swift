@@ -116,8 +116,22 @@ public final class PolicyRegistry: @unchecked Sendable {
         }
     }
 
+    /// Policy classes nested in a type, which the policy files declare but are not registered,
+    /// by their qualified name (`Outer.Name`), with where they are.
+    private var nested: [String: String] = [:]
+
+    /// Notes a policy class declared inside another type, which is not registered: a mapping naming
+    /// it finds nothing (rather than a top-level class of its last name) and is told why.
+    package func markNested(_ qualifiedName: String, at place: String) {
+        lock.withLock { nested[qualifiedName] = place }
+    }
+
     private func entry(named name: String) -> (type: EntityMigrationPolicy.Type, make: @Sendable () -> EntityMigrationPolicy)? {
-        lock.withLock { policies[name] ?? name.split(separator: ".").last.flatMap { policies[String($0)] } }
+        lock.withLock {
+            if let exact = policies[name] { return exact }
+            if nested[name] != nil { return nil }
+            return name.split(separator: ".").last.flatMap { policies[String($0)] }
+        }
     }
 
     /// The policy class registered under a name (module-qualified names also match their last component).
@@ -136,6 +150,9 @@ public final class PolicyRegistry: @unchecked Sendable {
     /// How to make a policy that is not registered known: a close name when there is one (by the
     /// whole name or by the class name after the module's), otherwise where its code goes.
     package func hint(forUnknownPolicy name: String) -> String {
+        if let place = lock.withLock({ nested[name] }) {
+            return "\(name) is declared inside another type (\(place)), and mapc registers the policy classes declared at the top level of a file: move it to the top level and name it by its class name"
+        }
         let className = { (name: String) in name.split(separator: ".").last.map(String.init) ?? name }
         let classes = Set(names.map(className)).sorted()
         if let suggestion = Suggestions.didYouMean(name, in: names) ?? Suggestions.didYouMean(className(name), in: classes) { return suggestion }

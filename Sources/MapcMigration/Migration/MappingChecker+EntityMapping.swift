@@ -117,6 +117,16 @@ extension MappingChecker {
                       fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities")
             }
         }
+        // What it says it provides is an attribute of an object it makes (the destination entity,
+        // one it declares it creates, or their sub-entities): a misspelt name provides nothing.
+        let made = ([sides.entityMapping.destination].compactMap { $0 } + policyType.createdEntities).compactMap { destinationSchema.entity(named: $0) }
+        let attributes = Set(made.flatMap { destinationSchema.hierarchy(under: $0) }.flatMap { destinationSchema.allAttributes(of: $0).map(\.name) })
+        if !made.isEmpty {
+            for provided in policyType.providedAttributes.sorted() where !attributes.contains(provided) {
+                error("policy '\(name)' declares it provides '\(provided)', which no entity it makes has in \(destinationSchema.version)", at: sides.entityMapping.location(of: "policy"), length: name.count,
+                      fix: Suggestions.didYouMean(provided, in: attributes.sorted()) ?? "correct its providedAttributes")
+            }
+        }
         return policyType
     }
 
