@@ -411,6 +411,13 @@ struct RunCommand: ParsableCommand {
                 }
                 break
             }
+            // A mapping with a custom policy: the value may be the policy's (set in its hook), not the expression's.
+            if let policy = step.allPasses.lazy.compactMap({ $0.entityMappings.first { $0.name == mapping }?.policy }).first {
+                Console.err("error: \(error)")
+                Console.err("\(expression.source.origin): note: mapping '\(mapping)' has the custom policy \(policy): the value of '\(property)' came from its hooks "
+                            + "(a value set on the object it made) or from this expression")
+                break
+            }
             let diagnostic = Diagnostic(.error, "\(entity) '\(object)': \(message)", at: expression.source.origin, length: expression.source.text.count)
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
         case .dataLoss:

@@ -82,6 +82,26 @@ struct PolicyFilesTests {
         #expect(empty.status == 1 && empty.stderr.contains("empty holds no .swift policy files"), "\(empty.stderr)")
     }
 
+    /// A value a policy set that its attribute cannot hold was shown under the mapping's
+    /// expression for that attribute, with a caret, as if the expression gave it (a policy probe):
+    /// the mapping's custom policy is named as a source of it.
+    @Test func aBadValueAPolicySetIsNotPinnedOnTheExpression() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = try Self.exampleProject(into: folder)
+        let policy = try folder.read("policies/TagSplitPolicy.swift")
+        let made = "let post = try manager.insert(try manager.makeDestination(for: source, mapping: mapping), associatedWith: source, mapping: mapping)"
+        #expect(policy.contains(made))
+        try folder.write(policy.replacingOccurrences(of: made, with: "var made = try manager.makeDestination(for: source, mapping: mapping)\n        made[\"wordCount\"] = .string(\"many\")\n        let post = try manager.insert(made, associatedWith: source, mapping: mapping)"),
+                         to: "policies/TagSplitPolicy.swift")
+        try folder.write(#"{"version": "v1", "objects": {"Post": [{"id": "p1", "title": "Hello", "body": "First post", "tags": "a", "authorEmail": "a@b.c"}]}}"#, to: "posts.json")
+        #expect(try CLI.run(["load", "posts.json", "blog.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "blog.db"], in: folder, environment: ["MAPC_CACHE": Self.cache])
+        #expect(run.status == 3 && run.stderr.contains("wordCount") && run.stderr.contains("note: mapping 'PostToPost' has the custom policy TagSplitPolicy"), "\(run.stderr)")
+        #expect(!run.stderr.contains("while mapping 'PostToPost', property 'wordCount'"), "\(run.stderr)")
+    }
+
     /// A policy class nested in a type is not registered, and a mapping naming it
     /// `Other.TagSplitPolicy` silently ran the top-level `TagSplitPolicy` (the name after a
     /// module's is the class's): it is unknown now, told where the nested class is and why.
