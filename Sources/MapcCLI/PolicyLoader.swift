@@ -130,42 +130,24 @@ enum PolicyLoader {
 
     /// `class Name: Base` declarations at brace depth 0, not private.
     static func topLevelClasses(in code: String) -> [(name: String, base: String)] {
-        var found: [(name: String, base: String)] = []
-        var depth = 0
-        var tokens: [String] = []
-        var current = ""
-        func flush() {
-            if !current.isEmpty { tokens.append(current); current = "" }
-        }
-        for character in code {
-            switch character {
-            case "{":
-                flush()
-                if depth == 0 { found += declarations(in: tokens) }
-                tokens = []
-                depth += 1
-            case "}":
-                flush()
-                depth = max(0, depth - 1)
-                tokens = []
-            case ":", ",", "<", ">":
-                flush()
-                if depth == 0 { tokens.append(String(character)) }
-            default:
-                if character.isLetter || character.isNumber || character == "_" || character == "." { current.append(character) } else {
-                    flush()
-                    if character == "\n" || character == ";" { if depth == 0 { tokens.append("\n") } }
-                }
-            }
-        }
-        return found
+        classDeclarations(in: code).filter { $0.scopes.isEmpty }.map { ($0.name, $0.base) }
     }
 
-    /// The classes declared inside another type (at a brace depth above 0) that inherit from one
-    /// of `policies`, with the line of their declaration.
+    /// The classes declared inside another type (not in a function's body) that inherit from one
+    /// of `policies`, by their qualified name (`Outer.Name`), with the line of their declaration.
     static func nestedPolicyClasses(in code: String, policies: Set<String>) -> [(qualifiedName: String, line: Int)] {
-        var found: [(qualifiedName: String, line: Int)] = []
-        // The type each open brace belongs to (nil for a function's or other body).
+        classDeclarations(in: code).filter { !$0.scopes.isEmpty && policies.contains($0.base) }.compactMap { declaration in
+            let outer = declaration.scopes.compactMap { $0 }
+            guard outer.count == declaration.scopes.count else { return nil }
+            return ((outer + [declaration.name]).joined(separator: "."), declaration.line)
+        }
+    }
+
+    /// Every non-private `class Name: Base` declaration, with the types (by name; nil for a body
+    /// of another kind, a function's) whose braces enclose it, and its line.
+    private static func classDeclarations(in code: String) -> [(scopes: [String?], name: String, base: String, line: Int)] {
+        var found: [(scopes: [String?], name: String, base: String, line: Int)] = []
+        let typeKinds: Set<String> = ["class", "struct", "enum", "extension", "actor"]
         var scopes: [String?] = [], line = 1, tokens: [String] = [], current = ""
         func flush() {
             if !current.isEmpty { tokens.append(current); current = "" }
@@ -174,17 +156,12 @@ enum PolicyLoader {
             switch character {
             case "{":
                 flush()
-                let outer = scopes.compactMap { $0 }
-                if !scopes.isEmpty, scopes.allSatisfy({ $0 != nil }) {
-                    found += declarations(in: tokens).filter { policies.contains($0.base) }.map { ((outer + [$0.name]).joined(separator: "."), line) }
-                }
-                let kinds: Set<String> = ["class", "struct", "enum", "extension", "actor"]
-                let declared = tokens.lastIndex { kinds.contains($0) }.flatMap { index in tokens[(index + 1)...].first { $0 != "\n" } }
-                scopes.append(declared)
+                found += declarations(in: tokens).map { (scopes, $0.name, $0.base, line) }
+                scopes.append(tokens.lastIndex { typeKinds.contains($0) }.flatMap { index in tokens[(index + 1)...].first { $0 != "\n" } })
                 tokens = []
-            case "}", ";":
+            case "}":
                 flush()
-                if character == "}", !scopes.isEmpty { scopes.removeLast() }
+                if !scopes.isEmpty { scopes.removeLast() }
                 tokens = []
             case ":", ",", "<", ">":
                 flush()
@@ -192,7 +169,8 @@ enum PolicyLoader {
             default:
                 if character.isLetter || character.isNumber || character == "_" || character == "." { current.append(character) } else {
                     flush()
-                    if character == "\n" { line += 1; tokens.append("\n") }
+                    if character == "\n" || character == ";" { tokens.append("\n") }
+                    if character == "\n" { line += 1 }
                 }
             }
         }
