@@ -150,7 +150,7 @@ struct MappingCheckTests {
             """
         let catalog = SchemaCatalog(schemas: [try loadSchema(schema.replacingOccurrences(of: "VERSION", with: "v1")),
                                               try loadSchema(schema.replacingOccurrences(of: "VERSION", with: "v2"))])
-        func found(kidsFrom key: String, favFrom favKey: String = "fav") throws -> [String] {
+        func found(kidsFrom key: String, favFrom favKey: String = "fav", copyB: Bool = false) throws -> [String] {
             let lookup = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\""
             let yaml = """
                 source: v1
@@ -172,7 +172,8 @@ struct MappingCheckTests {
                       fans: '\(lookup), "MA", $source.fans)'
 
                 """
-            let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: yaml))
+            let text = copyB ? yaml.components(separatedBy: "  - name: MB")[0] + "  - { name: MB, source: B, destination: B, type: copy }\n" : yaml
+            let (mapping, _) = MappingLoader.parse(source: SourceFile(path: "m.yaml", text: text))
             var checker = MappingChecker(mapping: try #require(mapping))
             return checker.check(catalog: catalog).map(\.description)
         }
@@ -181,6 +182,9 @@ struct MappingCheckTests {
         #expect(crossed.filter { $0.contains("are one relationship") }.count == 1, "\(crossed)")
         let paired = try found(kidsFrom: "kids")
         #expect(!paired.contains { $0.contains("are one relationship") }, "\(paired)")
+        // A copy mapping's implied `owner` (from the source's `owner`) is a side too (the review's case).
+        let copied = try found(kidsFrom: "fav", copyB: true)
+        #expect(copied.contains { $0.contains("'owner' of B and 'kids' of A are one relationship") && $0.contains("(A.fav in 'MA', B.owner here)") }, "\(copied)")
         // A many-to-many's sides only add links: crossing them gives both sets, in either order.
         let manyToMany = try found(kidsFrom: "kids", favFrom: "kids")
         #expect(!manyToMany.contains { $0.contains("are one relationship") }, "\(manyToMany)")

@@ -124,6 +124,12 @@ public struct MappingChecker {
                       case .key(let key, _) = components[0] else { continue }
                 sides.append((index, destinationName, relationship, sourceName, key, propertyMapping.location))
             }
+            // A copy mapping sets each relationship no mapping of it names from the source's of that name.
+            guard entityMapping.type == .copy, let sourceEntity = source.entity(named: sourceName) else { continue }
+            for relationship in destination.allRelationships(of: destinationEntity) where entityMapping.relationshipMapping(named: relationship.name) == nil {
+                guard case .relationship? = source.property(named: relationship.name, in: sourceEntity) else { continue }
+                sides.append((index, destinationName, relationship, sourceName, relationship.name, entityMapping.location))
+            }
         }
         // A custom policy may relate its objects otherwise (or not by these expressions at all).
         guard !mapping.entityMappings.contains(where: { $0.policy != nil }) else { return }
