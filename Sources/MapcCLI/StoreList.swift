@@ -31,6 +31,14 @@ enum StoreList {
     /// or is no longer SQLite (a damaged store fails; it is not passed over).
     static let storeExtensions: Set<String> = ["sqlite", "sqlite3", "db", "db3", "store", "sqlitedb", "storedata"]
 
+    /// Whether a file's name says it is a store (`storeExtensions`).
+    static func isNamedAsStore(_ name: String) -> Bool {
+        storeExtensions.contains((name as NSString).pathExtension.lowercased())
+    }
+
+    /// The endings of the files SQLite keeps beside a store.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
     /// The paths named, a folder replaced by its stores in name order; each file once, whatever
     /// names (links, `./`) reach it. A folder's file is a store when it starts with SQLite's
     /// header or is named as a store (`storeExtensions`): one that cannot be read is kept, so that
@@ -73,7 +81,7 @@ enum StoreList {
                     passOver("its name is not UTF-8 text (shown with \u{FFFD}), which mapc cannot name; rename it (convmv) if it should be read")
                     continue
                 }
-                let namedAsStore = storeExtensions.contains((name as NSString).pathExtension.lowercased())
+                let namedAsStore = isNamedAsStore(name)
                 // Regular files only (through links): opening a FIFO or a terminal to read its
                 // header would wait forever.
                 switch Files.kind(of: Files.realPath(file)) {
@@ -135,7 +143,7 @@ enum StoreList {
         func isThere(_ owner: Substring) -> Bool {
             Files.kind(of: Files.realPath((file as NSString).deletingLastPathComponent + (file.contains("/") ? "/" : "") + owner)) == .regularFile
         }
-        if let suffix = ["-wal", "-shm", "-journal"].first(where: name.hasSuffix), isThere(name.dropLast(suffix.count)) {
+        if let suffix = companionSuffixes.first(where: name.hasSuffix), isThere(name.dropLast(suffix.count)) {
             return "a store's \(suffix.dropFirst()) file"
         }
         if backupOwner(file) != nil { return "a backup of a store (kept by --keep-backup)" }
@@ -158,7 +166,7 @@ enum StoreList {
             let bytes = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
             guard String(validating: bytes, as: UTF8.self) == nil else { continue }
             let shown = String(decoding: bytes, as: UTF8.self)
-            let named = storeExtensions.contains((shown as NSString).pathExtension.lowercased()) || ["-wal", "-shm", "-journal"].contains(where: shown.hasSuffix)
+            let named = isNamedAsStore(shown) || companionSuffixes.contains(where: shown.hasSuffix)
             if named || startsWithSQLiteHeader(folder: folder, name: bytes) { names.append(shown) }
         }
         return names.sorted()
@@ -174,7 +182,7 @@ enum StoreList {
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         var header = [UInt8](repeating: 0, count: 16)
-        return read(descriptor, &header, 16) == 16 && header == Array("SQLite format 3\0".utf8)
+        return read(descriptor, &header, 16) == 16 && Data(header) == Files.sqliteHeader
     }
 
     /// The store a file is a backup of (`<store>.backup-<version>…`, as `--keep-backup` names it,
