@@ -114,7 +114,7 @@ struct RunCommand: ParsableCommand {
                 let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
                 try migrator.replanningOnce {
                     // A store at the version asked for, in another layout than asked, is converted by a step of that version to itself.
-                    let plan = try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to, withNotes: false), to: try layout.format())
+                    let plan = try Self.plan(store, migrator: migrator, from: from, to: to, format: try layout.format())
                     planned.from = plan.current.version
                     planned.to = plan.target.version
                     planned.steps = plan.steps.count
@@ -248,8 +248,7 @@ struct RunCommand: ParsableCommand {
         if !isWorker, PolicyLoader.hasProjectPolicies, paths.count > 1 {
             // The project's policies run in the migrations: a trap in one must fail its store, not the batch.
             let planned: @Sendable (String) -> (from: String, to: String, steps: Int)? = { path in
-                (try? migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: frozen.destinationFormat))
-                    .map { ($0.current.version, $0.target.version, $0.steps.count) }
+                (try? Self.plan(path, migrator: migrator, from: from, to: to, format: frozen.destinationFormat)).map { ($0.current.version, $0.target.version, $0.steps.count) }
             }
             outcomes = BatchWorkers(arguments: Array(CommandLine.arguments.dropFirst()), jobs: workers).run(paths, interruption: interruption, planned: planned) { lines?.write($0.json) }
         } else {
@@ -277,6 +276,12 @@ struct RunCommand: ParsableCommand {
     }
 
     /// One store of several: planned and migrated, and how it went.
+    /// The plan a run of the store at `path` carries out: from its version (or `from`) to `to`, and
+    /// a store at the version asked for in another format converted by a step to itself.
+    private static func plan(_ path: String, migrator: Migrator, from: String?, to: String?, format: StoreFormat?) throws -> MigrationPlan {
+        try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: format)
+    }
+
     private static func migrate(_ path: String, migrator: Migrator, options frozen: MigrationOptions, from: String?, to: String?, dryRun: Bool, interruption: Interruption) -> BatchOutcome {
         let clock = Date()
         var outcome = BatchOutcome(store: path, result: .failed)
@@ -291,7 +296,7 @@ struct RunCommand: ParsableCommand {
             if frozen.output == nil, let refusal = StoreList.backupRefusal(path) { throw MapcError.store(refusal) }
             try migrator.replanningOnce {
                 step = -1
-                let plan = try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: frozen.destinationFormat)
+                let plan = try Self.plan(path, migrator: migrator, from: from, to: to, format: frozen.destinationFormat)
                 outcome.from = plan.current.version
                 outcome.to = plan.target.version
                 guard plan.isNeeded else {
