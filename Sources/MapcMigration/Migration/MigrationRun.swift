@@ -164,9 +164,10 @@ final class MigrationRun: MigrationManagerFunctions {
     /// cache measured slower and 34 MB larger.
     static let joinTableCacheKiB = 32 * 1024
 
-    /// Runs `body` with the destination's page cache at `joinTableCacheKiB`, then gives it back
-    /// (SQLite frees the pages beyond it).
-    func withJoinTableCache<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` with the destination's page cache at `joinTableCacheKiB` when `enlarged`, then
+    /// gives it back (SQLite frees the pages beyond it).
+    func withJoinTableCache<T>(if enlarged: Bool, _ body: () throws -> T) throws -> T {
+        guard enlarged else { return try body() }
         let db = try self.db
         let cacheSize = try Int.fetchOne(db, sql: "PRAGMA main.cache_size")
         try db.execute(sql: "PRAGMA main.cache_size = \(-Self.joinTableCacheKiB)")

@@ -48,11 +48,7 @@ struct RelationshipPhase {
                     keepsDefault = related == nil || ranDefault
                 }
                 if keepsDefault {
-                    if compiled.contains(where: \.writesJoinRows) {
-                        try run.withJoinTableCache { for statement in compiled { try statement.execute(run) } }
-                    } else {
-                        for statement in compiled { try statement.execute(run) }
-                    }
+                    try run.withJoinTableCache(if: compiled.contains(where: \.writesJoinRows)) { for statement in compiled { try statement.execute(run) } }
                     run.ledger.compiledWork.append("\(entityMapping.name).relationships")
                     run.currentRelation = nil
                     run.report(.relate, entityMapping.name, created, created, finished: true)
