@@ -192,9 +192,8 @@ extension MappingChecker {
             diagnostics += checker.diagnostics
             // A source attribute carried into another number type: what the conversion can cost,
             // as `plan` says of an inferred step's (there a run counts what it does cost).
-            if case .keyPath(let root, let components) = propertyMapping.expression.expression.kind, root.kind == .variable("source") || root.kind == .evaluatedObject,
-               components.count == 1, case .key(let key, _) = components[0], let sourceEntity = sides.sourceEntity,
-               case .attribute(let carried)? = sides.sourceSchema.property(named: key, in: sourceEntity),
+            if let key = MigrationAnalysis.sourceAttribute(read: propertyMapping.expression.expression, in: entityMapping, sourceSchema: sides.sourceSchema),
+               let sourceEntity = sides.sourceEntity, case .attribute(let carried)? = sides.sourceSchema.property(named: key, in: sourceEntity),
                let caution = Self.silentRounding(from: carried.type, to: attribute.type) {
                 warning("\(sourceEntity.name).\(key) is \(carried.type.rawValue) and '\(attribute.name)' is \(attribute.type.rawValue): \(caution)",
                         at: propertyMapping.location, length: propertyMapping.name.count,

@@ -263,22 +263,20 @@ extension Evaluator {
         // every object would compare (inside a fetch a to-many's values keep their repeats).
         (evaluatesFetchPredicate, evaluatesStorePredicate) = (true, true)
         // `key == value`, the value not the fetched object's (`name == $source.tagName`): looked up
-        // in an index of the entity's values of `key`, made once, as SQL would use one.
-        if let (key, probe) = Self.equalityLookup(predicate), let indexed = try fetchIndex(entity: entity, key: key) {
-            let wanted = try value(of: probe)
-            // SQL's NULL: nothing equals it.
-            let positions = wanted.isNull ? [] : indexed.index.positions(equalTo: wanted)
-            return .collection(try checkSize(positions.map { .object(indexed.refs[$0]) }, range), ordered: true)
-        }
-        // `key == value AND …`: only the objects the index gives for one such equality can make
-        // the whole true (a conjunct false or unknown makes an AND so), so the rest is asked of them alone.
+        // in an index of the entity's values of `key`, made once, as SQL would use one. Joined with
+        // others by `AND`, only the objects the index gives can make the whole true (a conjunct
+        // false or unknown makes an AND so), so the rest is asked of them alone.
+        let conjuncts = Self.conjuncts(of: predicate)
         var candidates: [ObjectRef]?
-        for conjunct in Self.conjuncts(of: predicate) {
+        for conjunct in conjuncts {
             guard let (key, probe) = Self.equalityLookup(conjunct), let indexed = try fetchIndex(entity: entity, key: key) else { continue }
             let wanted = try value(of: probe)
+            // SQL's NULL: nothing equals it.
             candidates = wanted.isNull ? [] : indexed.index.positions(equalTo: wanted).map { indexed.refs[$0] }
             break
         }
+        // The equality alone: the index's objects are the result.
+        if conjuncts.count == 1, let candidates { return .collection(try checkSize(candidates.map { .object($0) }, range), ordered: true) }
         var kept: [EvalValue] = []
         for ref in try candidates ?? context.graph.objects(of: entity) {
             context.evaluatedObject = .object(ref)
