@@ -297,4 +297,24 @@ struct ValuesProbeDefectTests {
             #expect(result.status != 0 && result.stderr.contains("another writer stored 2") && result.stderr.contains("NOT IN (0, 1)"), "\(command): \(result.stderr)")
         }
     }
+    /// `CAST(date, "NSString")` of a Core Data store's date wrote the digits that read back in
+    /// 1970's count of seconds (`.12300003Z` for a date Core Data and `dump` show as `.123Z`): the
+    /// text is now the shortest that names the same stored date in a store of either format,
+    /// on both paths; a date of mapc's own store keeps its short digits too.
+    @Test(arguments: ["mapc", "core-data"])
+    func aDateCastToTextHasTheDigitsItsStoreShows(layout: String) throws {
+        let folder = try project(v1: "d: date?", v2: "d: date?, t: string?", mapping: "      d: $source.d\n      t: CAST($source.d, \"NSString\")\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let dates = ["2023-03-08T19:06:40.123Z", "2024-02-29T23:59:59.999Z", "1969-07-20T20:17:40.500Z", "2001-01-01T00:00:00.001Z", "2030-01-01T12:00:00.000001Z"]
+        let objects = dates.enumerated().map { #"{"id": "r\#($0.offset)", "d": "\#($0.element)"}"# }.joined(separator: ", ")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [\#(objects)]}}"#, to: "d.json")
+        for path in [[], ["--interpret"]] {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
+            #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+            let run = try CLI.run(["run"] + path + ["s.db"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            let table = layout == "mapc" ? "SELECT t FROM Rec ORDER BY _id" : "SELECT ZT FROM ZREC ORDER BY Z_PK"
+            #expect(try column(table, in: folder.appendingPathComponent("s.db")) == dates, "\(layout) \(path)")
+        }
+    }
 }

@@ -14,9 +14,14 @@ package enum ISO8601 {
     /// Formats an instant in UTC. The fraction of a second, when there is one, is written with
     /// the fewest digits (3, 6, then one more at a time) that read back as the same double in
     /// `epoch`'s count of seconds, so a date dumped from a store loads back into a store of its
-    /// format bit for bit (`DataFile.dump` gives the store's count; elsewhere, for reading, 1970's);
-    /// milliseconds and microseconds, the usual cases, stay as short as that.
-    package static func format(_ instant: Timestamp, exactIn epoch: Timestamp.Epoch = .unix) -> String {
+    /// format bit for bit (`DataFile.dump` gives the store's count); milliseconds and
+    /// microseconds, the usual cases, stay as short as that.
+    ///
+    /// Without an epoch (a date made text by an expression, or shown), the instant's own store is
+    /// not known: the digits are the shorter of the two counts' that read back exactly, among the
+    /// counts that hold the instant as a double. A Core Data store's `.123` reads back in 2001's
+    /// count, where 1970's would need `.12300003`.
+    package static func format(_ instant: Timestamp, exactIn epoch: Timestamp.Epoch? = nil) -> String {
         // Never a trap: a date outside the years stores hold is described, not formatted.
         guard ValueLimits.holds(instant) else { return "(\(instant.secondsSince1970) seconds from 1970, outside the years 0001-9999)" }
         let total = instant.wholeSeconds
@@ -25,7 +30,14 @@ package enum ISO8601 {
         let (year, month, day) = civil(fromDays: days)
         let text = String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, inDay / 3600, inDay / 60 % 60, inDay % 60)
         guard instant.fraction != 0 else { return text + "Z" }
-        return text + "." + fractionDigits(of: instant, exactIn: epoch) + "Z"
+        let digits: String
+        if let epoch {
+            digits = fractionDigits(of: instant, exactIn: epoch)
+        } else {
+            let holding = [Timestamp.Epoch.unix, .reference].filter { Timestamp(seconds: instant.seconds(since: $0), since: $0) == instant }
+            digits = (holding.isEmpty ? [.unix] : holding).map { fractionDigits(of: instant, exactIn: $0) }.min { $0.count < $1.count } ?? ""
+        }
+        return text + "." + digits + "Z"
     }
 
     /// Formats a `Date` to the millisecond (the time of a migration, for its history).
