@@ -77,8 +77,22 @@ struct BatchWorkers {
             remaining.removeFirst()
             var outcome = BatchOutcome(store: store, result: .failed, error: ended.failure, exitCode: ended.crashed ? MapcExitCode.migrationFailed : max(ended.status, MapcExitCode.storeError))
             outcome.seconds = Date().timeIntervalSince(started)
-            // The store is as it was (the worker's run never replaced it): its plan is the one that failed.
-            if let plan = planned(store) { (outcome.from, outcome.to, outcome.steps) = (plan.from, plan.to, plan.steps) }
+            let now = planned(store)
+            if let begun = ended.started, begun.store == store {
+                (outcome.from, outcome.to, outcome.steps) = (begun.from, begun.to, begun.steps)
+                // Killed after its store was replaced (the replacement is the run's last step,
+                // after validation): the store is migrated, whatever ended the worker then.
+                if let signal = ended.signal, begun.from != begun.to, let now, now.from == begun.to, now.steps == 0 {
+                    outcome.result = .migrated
+                    outcome.exitCode = MapcExitCode.success
+                    outcome.notes = ["the worker migrating it was ended by \(IsolatedMigration.describe(signal: signal)) after it replaced the store, "
+                                     + "which is migrated to \(begun.to) and was validated before it was replaced"]
+                    outcome.error = nil
+                }
+            } else if let now {
+                // The store is as it was (the worker's run never replaced it): its plan is the one that failed.
+                (outcome.from, outcome.to, outcome.steps) = (now.from, now.to, now.steps)
+            }
             conclude(outcome)
         }
         return outcomes
@@ -91,6 +105,35 @@ struct BatchWorkers {
         var failure: String
         var status: Int32 = MapcExitCode.storeError
         var stoppedBy: Int32?
+        /// The signal that ended it, when one it did not ask for did.
+        var signal: Int32?
+        /// The migration the worker said it started last (`BatchOutcome.startedJSON`), whose
+        /// store it had not reported when it ended.
+        var started: Started?
+    }
+
+    /// A store a worker started to migrate, and the plan it carries out.
+    struct Started: Sendable {
+        var store: String
+        var from: String
+        var to: String
+        var steps: Int
+
+        /// The line a worker writes before it migrates a store: `{"started": store, "from", "to", "steps"}`.
+        var json: JSONValue {
+            .object([("started", .string(store)), ("from", .string(from)), ("to", .string(to)), ("steps", .integer(Int64(steps)))])
+        }
+
+        /// A worker's started line, or nil when the line is not one.
+        init?(json: JSONValue) {
+            guard case .string(let store)? = json["started"], case .string(let from)? = json["from"], case .string(let to)? = json["to"],
+                  case .integer(let steps)? = json["steps"] else { return nil }
+            self.init(store: store, from: from, to: to, steps: Int(steps))
+        }
+
+        init(store: String, from: String, to: String, steps: Int) {
+            (self.store, self.from, self.to, self.steps) = (store, from, to, steps)
+        }
     }
 
     /// Runs one worker on `stores`, passing each outcome it reports to `reported` as it comes.
@@ -129,8 +172,15 @@ struct BatchWorkers {
         }
         // Lines as they come: a report (JSON lines) follows the stores as they are done.
         let lines = DescriptorLines(output.fileHandleForReading.fileDescriptor)
+        var started: Started?
         while let line = try? lines.next() {
-            if let value = try? JSONValue.parse(Data(line.utf8), path: "a worker's report"), let outcome = BatchOutcome(json: value) { reported(outcome) }
+            guard let value = try? JSONValue.parse(Data(line.utf8), path: "a worker's report") else { continue }
+            if let outcome = BatchOutcome(json: value) {
+                reported(outcome)
+                if outcome.store == started?.store { started = nil }
+            } else if let plan = Started(json: value) {
+                started = plan
+            }
         }
         if readsApart { reading.wait() } else { said = errors.fileHandleForReading.readDataToEndOfFile() }
         process.waitUntilExit()
@@ -138,11 +188,13 @@ struct BatchWorkers {
         let status = process.terminationStatus
         if process.terminationReason == .uncaughtSignal {
             let crash = IsolatedMigration.crashReport(text.split(separator: "\n").map(String.init))
-            return Ending(crashed: true, failure: (["the migration crashed (\(IsolatedMigration.describe(signal: status)))"] + crash).joined(separator: "\n"))
+            return Ending(crashed: true, failure: (["the migration crashed (\(IsolatedMigration.describe(signal: status)))"] + crash).joined(separator: "\n"),
+                          signal: status, started: started)
         }
         if Interruption.exitStatuses.contains(status), interruption.isRequested { return Ending(crashed: false, failure: "", status: status, stoppedBy: status) }
         let words = text.split(separator: "\n").filter { !$0.hasPrefix("note: ") }.prefix(5).joined(separator: "\n")
-        return Ending(crashed: false, failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status)
+        return Ending(crashed: false, failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status,
+                      started: started)
     }
 }
 

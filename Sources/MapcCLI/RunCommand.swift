@@ -253,7 +253,9 @@ struct RunCommand: ParsableCommand {
             outcomes = BatchWorkers(arguments: Array(CommandLine.arguments.dropFirst()), jobs: workers).run(paths, interruption: interruption, planned: planned) { lines?.write($0.json) }
         } else {
             outcomes = ParallelRunner(paths).run(jobs: workers) { path in
-                let outcome = Self.migrate(path, migrator: migrator, options: frozen, from: from, to: to, dryRun: dryRun, interruption: interruption)
+                let outcome = Self.migrate(path, migrator: migrator, options: frozen, from: from, to: to, dryRun: dryRun, interruption: interruption) { started in
+                    if isWorker { lines?.write(started.json) }
+                }
                 lines?.write(outcome.json)
                 return outcome
             }
@@ -282,7 +284,10 @@ struct RunCommand: ParsableCommand {
         try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: format)
     }
 
-    private static func migrate(_ path: String, migrator: Migrator, options frozen: MigrationOptions, from: String?, to: String?, dryRun: Bool, interruption: Interruption) -> BatchOutcome {
+    /// `starting` is told the plan before a store is migrated (a batch's worker says it, so that a
+    /// worker killed after it replaced its store is known to have migrated it).
+    private static func migrate(_ path: String, migrator: Migrator, options frozen: MigrationOptions, from: String?, to: String?, dryRun: Bool, interruption: Interruption,
+                                starting: (BatchWorkers.Started) -> Void = { _ in }) -> BatchOutcome {
         let clock = Date()
         var outcome = BatchOutcome(store: path, result: .failed)
         if interruption.isRequested {
@@ -306,6 +311,7 @@ struct RunCommand: ParsableCommand {
                 }
                 outcome.steps = plan.steps.count
                 steps = plan.steps
+                if !dryRun { starting(BatchWorkers.Started(store: path, from: plan.current.version, to: plan.target.version, steps: plan.steps.count)) }
                 // The mapping files' warnings, said with the notes (once for every store that has them).
                 let warnings = ((try? migrator.check(plan)) ?? []).map(\.description)
                 let migrated = try migrator.migrate(plan, options: frozen) { update in

@@ -280,6 +280,42 @@ struct FleetProbeDefectTests {
         #expect(run.status == 2 && run.stderr.contains("a version newer than v3, the newest here"), "\(run.stderr)")
     }
 
+    /// A worker killed after it replaced its store (the last file operation of its run: the
+    /// folder's sync after the rename) was reported `failed`, from v4 to v4, for a store that is
+    /// migrated and validated. It is reported migrated, from the versions the worker said it
+    /// started with, the worker's end said in a note.
+    @Test func aWorkerKilledAfterItReplacedItsStoreReportsItMigrated() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let note = #"{"id": "n1", "title": "t", "body": "b", "dateCreated": "2020-01-01T00:00:00Z", "displayIndex": 0}"#
+        try folder.write(#"{"version": "v3", "objects": {"Note": [\#(note)]}}"#, to: "plain.json")
+        func stores() throws {
+            for name in ["a.db", "b.db"] {
+                try? FileManager.default.removeItem(at: folder.appendingPathComponent(name))
+                #expect(try CLI.run(["load", "plain.json", name], in: folder).status == 0)
+            }
+        }
+        try stores()
+        let log = folder.appendingPathComponent("count.log")
+        let counted = try CLI.run(["run", "--jobs", "1", "--quiet", "a.db", "b.db"], in: folder, environment: ["MAPC_FAULT": "count", "MAPC_FAULT_LOG": log.path])
+        #expect(counted.status == 0, "\(counted.stdout)\(counted.stderr)")
+        // The worker's count is the largest (the batch itself writes nothing).
+        let last = try folder.read("count.log").split(separator: "\n").compactMap { Int($0) }.max() ?? 0
+        try stores()
+        let run = try CLI.run(["run", "--jobs", "1", "--format", "json", "a.db", "b.db"], in: folder, environment: ["MAPC_FAULT": "crash@\(last)"])
+        let report = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+        let lines = report?["stores"] as? [[String: Any]] ?? []
+        #expect(lines.map { $0["result"] as? String } == ["migrated", "migrated"], "\(run.stdout)\(run.stderr)")
+        let killed = lines.last ?? [:]
+        #expect(killed["from"] as? String == "v3" && killed["to"] as? String == "v4" && killed["steps"] as? Int == 1, "\(killed)")
+        let notes = (killed["notes"] as? [String] ?? []).joined(separator: "\n")
+        #expect(notes.contains("the worker migrating it was ended by signal 9, SIGKILL after it replaced the store, which is migrated to v4"), "\(notes)")
+        #expect(run.status == 0, "\(run.stderr)")
+        let status = try CLI.run(["status", "b.db"], in: folder)
+        #expect(status.stdout.contains("v4"), "\(status.stdout)")
+    }
+
     /// A batch's worker is told to stop through its standard input, which it reads from the start
     /// (a signal passed on could come before it listened, and was lost: a worker migrated on after
     /// the batch said it stopped), and stops when that input ends (the batch killed: workers
