@@ -317,4 +317,22 @@ struct ValuesProbeDefectTests {
             #expect(try column(table, in: folder.appendingPathComponent("s.db")) == dates, "\(layout) \(path)")
         }
     }
+    /// `CAST(double, "NSDecimalNumber")` of an infinite double trapped in Foundation's `Decimal`
+    /// (SIGILL, exit 132), in `run` on both paths and in `eval`; a double beyond a decimal's
+    /// range too. Each is an error naming the value now, the store untouched.
+    @Test func aDoubleNoDecimalHoldsCastToADecimalIsAnError() throws {
+        let folder = try project(v1: "d: double?", v2: "d: double?, out: decimal?", mapping: "      d: $source.d\n      out: CAST($source.d, \"NSDecimalNumber\")\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for value in [#""Infinity""#, #""-Infinity""#, "1e300"] {
+            try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": \#(value)}]}}"#, to: "d.json")
+            for path in [[], ["--interpret"]] {
+                try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
+                #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+                let run = try CLI.run(["run"] + path + ["s.db"], in: folder)
+                #expect(run.status == 3 && run.stderr.contains("is out of the range decimals hold"), "\(value) \(path): \(run.status) \(run.stderr)")
+            }
+            let eval = try CLI.run(["eval", "--store", "s.db", "--entity", "Rec", #"CAST($source.d, "NSDecimalNumber")"#], in: folder)
+            #expect(eval.status != 0 && eval.status < 128 && eval.stderr.contains("is out of the range decimals hold"), "\(value): \(eval.status) \(eval.stderr)")
+        }
+    }
 }

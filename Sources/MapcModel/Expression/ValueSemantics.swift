@@ -28,7 +28,8 @@ enum ValueSemantics {
         var decimal: Decimal {
             switch self {
             case .integer(let n): return Decimal(n)
-            case .double(let d): return ValueRules.decimal(of: d) ?? Decimal(d)
+            // NaN for a double no decimal holds (infinite, or beyond 1e165): `Decimal(d)` traps there.
+            case .double(let d): return ValueRules.decimal(of: d) ?? .nan
             case .decimal(let d): return d
             }
         }
