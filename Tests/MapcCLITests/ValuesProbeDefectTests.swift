@@ -335,4 +335,32 @@ struct ValuesProbeDefectTests {
             #expect(eval.status != 0 && eval.status < 128 && eval.stderr.contains("is out of the range decimals hold"), "\(value): \(eval.status) \(eval.stderr)")
         }
     }
+    /// Dates in the half second before a store's epoch (2000-12-31T23:59:59.7Z, stored by Core
+    /// Data as -0.3) could not be held: such a store was refused as "outside the years 0001 to
+    /// 9999", `CAST(-0.3, "NSDate")` gave 1970-01-01 with exit 0, and a result there was refused.
+    /// Date arithmetic went through 1970's count, so `d + 0` changed a Core Data date's last bits.
+    @Test func datesJustBeforeAnEpochAreHeldExactly() throws {
+        let folder = try project(v1: "d: date?", v2: "d: date?, e: date?, t: string?",
+                                 mapping: "      d: $source.d\n      e: $source.d + 0\n      t: CAST($source.d, \"NSString\")\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let cast = try CLI.run(["eval", #"CAST(-0.3, "NSDate")"#], in: folder)
+        #expect(cast.status == 0 && cast.stdout.contains("2000-12-31T23:59:59.700Z"), "\(cast.stdout)\(cast.stderr)")
+        let before1970 = try CLI.run(["eval", #"CAST(-978307200, "NSDate") - 0.3"#], in: folder)
+        #expect(before1970.status == 0 && before1970.stdout.contains("1969-12-31T23:59:59.700Z"), "\(before1970.stdout)\(before1970.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": "2020-01-01T00:00:00Z"}, {"id": "r2", "d": "2020-01-01T00:00:00Z"}]}}"#, to: "d.json")
+        for (layout, table, prefix, count) in [("core-data", "ZREC", "Z", -0.3), ("mapc", "Rec", "", -1.0000000000287557e-06)] {
+            for path in [[], ["--interpret"]] {
+                try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
+                #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+                let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+                try queue.write { db in try db.execute(sql: "UPDATE \(table) SET \(prefix)D = ?", arguments: [count]) }
+                try queue.close()
+                let run = try CLI.run(["run"] + path + ["s.db"], in: folder)
+                #expect(run.status == 0, "\(layout) \(path): \(run.stderr)")
+                let stored = try column("SELECT (\(prefix)D = \(count)) || (\(prefix)E = \(count)) || ' ' || \(prefix)T FROM \(table)", in: folder.appendingPathComponent("s.db"))
+                let text = layout == "core-data" ? "2000-12-31T23:59:59.700Z" : "1969-12-31T23:59:59.9999989999999999712443Z"
+                #expect(stored == Array(repeating: "11 \(text)", count: 2), "\(layout) \(path): \(stored)")
+            }
+        }
+    }
 }

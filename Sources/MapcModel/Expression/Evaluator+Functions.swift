@@ -227,11 +227,11 @@ extension Evaluator {
             default:
                 // Apple's rule: a number is seconds since 2001-01-01 (the reference date).
                 guard let seconds = ValueSemantics.number(operand)?.double else { throw failure("cannot cast \(operand.kindName) to NSDate", range) }
-                // Foundation keeps dates as seconds since 2001: no rounding through 1970.
-                guard case .success = ValueSemantics.dateResult(seconds + Date.timeIntervalBetween1970AndReferenceDate) else {
+                // Foundation keeps dates as seconds since 2001: the instant that count names, exactly.
+                guard let instant = Timestamp(seconds: seconds, since: .reference), ValueLimits.holds(instant) else {
                     throw failure(ValueLimits.dateProblem(seconds + Date.timeIntervalBetween1970AndReferenceDate), range)
                 }
-                return .scalar(.date(Date(timeIntervalSinceReferenceDate: seconds)))
+                return .scalar(.date(instant))
             }
         default:
             throw failure("CAST to '\(type)' is not supported", range,

@@ -181,12 +181,12 @@ enum ValueSemantics {
         switch (op, lhs, rhs) {
         case let (.add, .scalar(.date(date)), other), let (.add, other, .scalar(.date(date))):
             guard let seconds = number(other)?.double else { break }
-            return dateResult(date.seconds(since: .unix) + seconds)
+            return dateResult(date, plus: seconds)
         case let (.subtract, .scalar(.date(a)), .scalar(.date(b))):
-            return .success(.scalar(.double(Double(a.wholeSeconds - b.wholeSeconds) + (a.fraction - b.fraction))))
+            return .success(.scalar(.double(a.seconds(from: b))))
         case let (.subtract, .scalar(.date(date)), other):
             guard let seconds = number(other)?.double else { break }
-            return dateResult(date.seconds(since: .unix) - seconds)
+            return dateResult(date, plus: -seconds)
         case let (.add, .scalar(.string(a)), .scalar(.string(b))):
             return .success(.scalar(.string(a + b)))
         default: break
@@ -388,10 +388,12 @@ enum ValueSemantics {
         }
     }
 
-    /// A date computed by arithmetic, or an error when it leaves the range stores hold.
-    static func dateResult(_ secondsSince1970: Double) -> Result<EvalValue, SemanticError> {
-        guard let instant = Timestamp(seconds: secondsSince1970, since: .unix), ValueLimits.holds(instant) else {
-            return .failure(SemanticError(ValueLimits.dateProblem(secondsSince1970)))
+    /// A date computed by arithmetic (`seconds` after `date`, counted from its own second: a
+    /// date of either store's count is not rounded through the other's), or an error when it
+    /// leaves the range stores hold.
+    static func dateResult(_ date: Timestamp, plus seconds: Double) -> Result<EvalValue, SemanticError> {
+        guard seconds.isFinite, let instant = date.adding(seconds), ValueLimits.holds(instant) else {
+            return .failure(SemanticError(ValueLimits.dateProblem(date.secondsSince1970 + seconds)))
         }
         return .success(.scalar(.date(instant)))
     }

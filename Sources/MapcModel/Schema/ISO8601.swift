@@ -48,19 +48,18 @@ package enum ISO8601 {
 
     /// The digits after the decimal mark for an instant's fraction (see `format`).
     private static func fractionDigits(of instant: Timestamp, exactIn epoch: Timestamp.Epoch) -> String {
-        func readsBack(_ digits: String) -> Bool {
-            guard let fraction = Double("0." + digits), let parsed = Timestamp(wholeSeconds: instant.wholeSeconds, fraction: fraction) else { return false }
-            return parsed.seconds(since: epoch) == instant.seconds(since: epoch)
-        }
-        for count in [3, 6] + Array(7...20) {
-            let rounded = String(format: "%.*f", count, instant.fraction)
-            // "1.000": the fraction rounds up to the next second, which these digits cannot say.
-            guard rounded.hasPrefix("0.") else { continue }
-            let digits = String(rounded.dropFirst(2))
-            if readsBack(digits) { return digits }
+        let exact = instant.exactFractionDigits
+        // Up to 17 significant digits of a count just before a second (0.999998999… is -1.0e-6: its
+        // zeros first), and no more.
+        for count in [3, 6] + Array(7...40) {
+            // Nil: the fraction rounds up to the next second, which these digits cannot say.
+            guard let digits = DecimalDigits.rounded(exact, to: count) else { continue }
+            if let parsed = Timestamp(second: instant.wholeSeconds, fractionDigits: digits), parsed.seconds(since: epoch) == instant.seconds(since: epoch) {
+                return digits
+            }
         }
         // The fraction's own digits, in full: exact whatever its size.
-        return String(String(format: "%.1074f", instant.fraction).dropFirst(2).reversed().drop { $0 == "0" }.reversed())
+        return exact
     }
 
     /// Parses `2024-05-01T10:00:00Z`: a date, `T` (or a space), the time with optional fractional
@@ -84,10 +83,10 @@ package enum ISO8601 {
         guard reader.take("T") || reader.take("t") || reader.take(" "),
               let hour = reader.digits(2), reader.take(":"), let minute = reader.digits(2), reader.take(":"), let second = reader.digits(2),
               hour < 24, minute < 60, second < 60 else { return nil }
-        var fraction = 0.0
+        var digits = "0"
         if reader.take(".") || reader.take(",") {
-            guard let digits = reader.fraction() else { return nil }
-            fraction = digits
+            guard let written = reader.fraction() else { return nil }
+            digits = written
         }
         var offset: Int64 = 0
         if reader.take("Z") || reader.take("z") {
@@ -100,7 +99,7 @@ package enum ISO8601 {
             return nil
         }
         guard reader.atEnd else { return nil }
-        return Timestamp(wholeSeconds: days * 86_400 + hour * 3600 + minute * 60 + second - offset, fraction: fraction)
+        return Timestamp(second: days * 86_400 + hour * 3600 + minute * 60 + second - offset, fractionDigits: digits)
     }
 
     /// Why text `parse` refuses is not a date, in words for an error message.
@@ -183,15 +182,13 @@ package enum ISO8601 {
             return value
         }
 
-        /// One or more digits after the decimal mark, as a fraction of a second (as many as
+        /// One or more digits after the decimal mark, a fraction of a second's (as many as
         /// `format` writes for the smallest fraction a stored date has, and no more).
-        mutating func fraction() -> Double? {
+        mutating func fraction() -> String? {
             let start = position
             while position < bytes.count, (48...57).contains(bytes[position]) { position += 1 }
             guard position > start, position - start <= 1100 else { return nil }
-            let value = Double("0." + String(decoding: bytes[start..<position], as: UTF8.self))
-            // Nines enough to round up to a whole second are not a fraction of one.
-            return value.flatMap { $0 < 1 ? $0 : nil }
+            return String(decoding: bytes[start..<position], as: UTF8.self)
         }
     }
 }

@@ -23,33 +23,83 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         package var offset: Int64 { self == .unix ? 0 : 978_307_200 }
     }
 
-    /// Whole seconds since 1970-01-01T00:00:00Z (negative before it).
-    public let wholeSeconds: Int64
-    /// The fraction of a second after `wholeSeconds`, in 0 ..< 1.
-    public let fraction: Double
+    /// The instant, exactly: `offset` seconds after `base` seconds from 1970. `offset` is in
+    /// 0 ..< 1, or, for an instant in the half second before `base` that a count from the second
+    /// before cannot name (a stored -0.3: `1 - 0.3` is no double), in -0.5 ..< 0. That form is
+    /// used only then, so each instant has one form (equality and hashing are the fields').
+    private let base: Int64
+    private let offset: Double
+
+    /// Whole seconds since 1970-01-01T00:00:00Z (negative before it): the second the instant is in.
+    public var wholeSeconds: Int64 { offset < 0 ? base - 1 : base }
+    /// The fraction of a second after `wholeSeconds`, in 0 ..< 1: exact, except for an instant a
+    /// count from `wholeSeconds` cannot name (within half a second before a store's epoch, in
+    /// the last bits), where it is the nearest such fraction.
+    public var fraction: Double { offset < 0 ? min(1 + offset, 1.0.nextDown) : offset }
 
     /// The instant `wholeSeconds + fraction` seconds after 1970; nil unless the fraction is in 0 ..< 1.
     public init?(wholeSeconds: Int64, fraction: Double) {
         guard fraction >= 0, fraction < 1 else { return nil }
-        self.wholeSeconds = wholeSeconds
-        self.fraction = fraction
+        base = wholeSeconds
+        offset = fraction
     }
 
     /// The instant a store's count of seconds names, exactly; nil when the count is not finite or
     /// is beyond what 64-bit whole seconds hold (a damaged cell: years 1 to 9999 are checked by
     /// `ValueLimits`).
     public init?(seconds: Double, since epoch: Epoch) {
+        self.init(seconds: seconds, after: epoch.offset)
+    }
+
+    /// The instant `seconds` after `origin` seconds from 1970, exactly.
+    private init?(seconds: Double, after origin: Int64) {
         let whole = seconds.rounded(.down)
         guard whole.isFinite, whole >= -9.2e18, whole <= 9.2e18 else { return nil }
-        // `seconds - whole` is exact: both are doubles of the same binade or the fraction's bits
-        // are the lowest bits of `seconds`.
-        let (total, overflow) = Int64(whole).addingReportingOverflow(epoch.offset)
         let fraction = seconds - whole
-        // Exact except just below the epoch (-1 < seconds < 0) with bits below 2^-53, where
-        // `1 + seconds` rounds: such a count is refused rather than moved.
-        guard !overflow, fraction < 1, whole + fraction == seconds else { return nil }
-        self.wholeSeconds = total
-        self.fraction = fraction
+        let (total, overflow) = Int64(whole).addingReportingOverflow(origin)
+        guard !overflow else { return nil }
+        // `seconds - whole` is exact (both are doubles of the same binade, or the fraction's bits
+        // are the lowest bits of `seconds`), except just below the origin (-1 < seconds < 0),
+        // where `1 + seconds` can round: such an instant is kept as `seconds` before the origin.
+        if fraction < 1, whole + fraction == seconds {
+            (base, offset) = (total, fraction)
+        } else {
+            guard seconds > -0.5, seconds < 0 else { return nil }
+            (base, offset) = (origin, seconds)
+        }
+    }
+
+    /// The instant digits name after the whole second `second` (`0.` + digits of a second): the
+    /// nearest one a fraction holds, or, past half a second where a fraction rounds, the nearest
+    /// one counted back from the next second (finer there: -0.3 is nearer 0.7 of a second than
+    /// the double 0.7 is). The digits `format` writes read back as the instant they came from.
+    package init?(second: Int64, fractionDigits digits: String) {
+        guard let fraction = Double("0." + digits), digits.allSatisfy(\.isASCII) else { return nil }
+        if fraction > 0.5, !DecimalDigits.isExact(fraction, digits), second < Int64.max {
+            guard let before = DecimalDigits.complement(digits), let seconds = Double("-0." + before),
+                  let nearest = Timestamp(seconds: seconds, after: second + 1) else { return nil }
+            self = nearest
+            return
+        }
+        base = second
+        offset = fraction
+    }
+
+    /// The decimal digits of the fraction after `wholeSeconds`, every one (no trailing zeros).
+    package var exactFractionDigits: String {
+        offset < 0 ? (DecimalDigits.complement(DecimalDigits.exact(-offset)) ?? "") : DecimalDigits.exact(offset)
+    }
+
+    /// The instant `seconds` after this one: computed from its own second, so that adding 0
+    /// changes nothing and a date near its store's epoch is not rounded through another count
+    /// (one rounding, to the double nearest the sum); nil outside 64-bit whole seconds.
+    package func adding(_ seconds: Double) -> Timestamp? {
+        Timestamp(seconds: offset + seconds, after: base)
+    }
+
+    /// Seconds from `other` to this instant, the nearest double.
+    package func seconds(from other: Timestamp) -> Double {
+        Double(base - other.base) + (offset - other.offset)
     }
 
     /// The instant a `Date` names, exactly.
@@ -59,14 +109,14 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     private init(unchecked whole: Int64, _ fraction: Double) {
-        wholeSeconds = whole
-        self.fraction = fraction
+        base = whole
+        offset = fraction
     }
 
     /// The instant's seconds counted from `epoch`: exactly the double read from a store that
     /// counts from it, else the nearest double (one rounding).
     public func seconds(since epoch: Epoch) -> Double {
-        Double(wholeSeconds - epoch.offset) + fraction
+        Double(base - epoch.offset) + offset
     }
 
     /// Seconds since 1970, the nearest double.
@@ -76,8 +126,58 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public var date: Date { Date(timeIntervalSinceReferenceDate: seconds(since: .reference)) }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
-        (lhs.wholeSeconds, lhs.fraction) < (rhs.wholeSeconds, rhs.fraction)
+        if lhs.base == rhs.base { return lhs.offset < rhs.offset }
+        // Bases a second apart, one of them in the form before its base: that form is the later
+        // of the two exactly when its offset is past the other's fraction less a second (exact:
+        // a fraction of a half or more less one is a double).
+        if lhs.base + 1 == rhs.base, rhs.offset < 0 { return lhs.offset < 0.5 || lhs.offset - 1 < rhs.offset }
+        if rhs.base + 1 == lhs.base, lhs.offset < 0 { return rhs.offset >= 0.5 && lhs.offset < rhs.offset - 1 }
+        return lhs.base < rhs.base
     }
 
     public var description: String { ISO8601.format(self) }
+}
+
+/// Decimal digits of fractions, exactly, for `Timestamp`'s text (a double's binary fraction has a
+/// finite decimal expansion: at most 1,074 digits).
+package enum DecimalDigits {
+    /// Every digit after `0.` of `fraction` (in 0 ..< 1), without trailing zeros.
+    package static func exact(_ fraction: Double) -> String {
+        String(String(format: "%.1074f", fraction).dropFirst(2).reversed().drop { $0 == "0" }.reversed())
+    }
+
+    /// Whether `digits` (after `0.`) are exactly `fraction`.
+    package static func isExact(_ fraction: Double, _ digits: String) -> Bool {
+        exact(fraction) == String(digits.reversed().drop { $0 == "0" }.reversed())
+    }
+
+    /// The digits of `1 - 0.digits`, or nil when `digits` are all zeros (that is 1).
+    package static func complement(_ digits: String) -> String? {
+        let trimmed = Array(digits.reversed().drop { $0 == "0" }.reversed())
+        guard !trimmed.isEmpty else { return nil }
+        var result: [Character] = []
+        for (index, digit) in trimmed.enumerated() {
+            guard let value = digit.wholeNumberValue else { return nil }
+            result.append(Character(String(index == trimmed.count - 1 ? 10 - value : 9 - value)))
+        }
+        return String(result)
+    }
+
+    /// `digits` (after `0.`) rounded to `count` digits, half to even; nil when they round up to 1.
+    package static func rounded(_ digits: String, to count: Int) -> String? {
+        var kept = Array(digits.prefix(count)).compactMap(\.wholeNumberValue)
+        kept += Array(repeating: 0, count: count - kept.count)
+        let rest = Array(digits.dropFirst(count))
+        let first = rest.first?.wholeNumberValue ?? 0
+        let beyondHalf = rest.dropFirst().contains { $0 != "0" }
+        let up = first > 5 || (first == 5 && (beyondHalf || (kept.last ?? 0) % 2 == 1))
+        if up {
+            var index = kept.count - 1
+            while index >= 0 {
+                if kept[index] == 9 { kept[index] = 0; index -= 1 } else { kept[index] += 1; break }
+            }
+            if index < 0 { return nil }
+        }
+        return kept.map(String.init).joined()
+    }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+@testable import MapcModel
+
+/// A date's instant holds every count of seconds either store keeps, exactly: the half second
+/// before each store's epoch included, where `1 + seconds` is no double (a stored -0.3 was
+/// refused as "outside the years 0001 to 9999", and `CAST(-0.3, "NSDate")` became 1970).
+@Suite("Instants held exactly")
+struct TimestampTests {
+    /// Counts just before an epoch, with bits a fraction from the second before cannot hold.
+    static let nearEpoch: [Double] = [-0.3, -0.1, -0.001, -1e-9, -1.0000000000287557e-06, -5e-324, -0.49999999999999994, -0.2, -0.45]
+
+    @Test(arguments: [Timestamp.Epoch.unix, .reference])
+    func everyCountBeforeAnEpochIsHeldAndGivenBackBitForBit(epoch: Timestamp.Epoch) throws {
+        var random = SystemRandomNumberGenerator()
+        let counts = Self.nearEpoch + (0..<2_000).map { _ in -Double.random(in: 0..<1, using: &random) } + (0..<500).map { _ in Double.random(in: -3...3, using: &random) }
+        for count in counts {
+            let instant = try #require(Timestamp(seconds: count, since: epoch), "\(count)")
+            #expect(instant.seconds(since: epoch).bitPattern == count.bitPattern, "\(count)")
+            // Its text reads back as the same instant (dump, then load).
+            let text = ISO8601.format(instant, exactIn: epoch)
+            let read = try #require(ISO8601.parse(text), "\(text)")
+            #expect(read.seconds(since: epoch).bitPattern == count.bitPattern, "\(count): \(text)")
+            // Ordered as its count is, against its neighbours and whole seconds.
+            for other in [count.nextUp, count.nextDown, -1, 0, count - 0.5, count + 0.5] {
+                guard let near = Timestamp(seconds: other, since: epoch) else { continue }
+                #expect((instant < near) == (count < other) && (near < instant) == (other < count) && (instant == near) == (count == other), "\(count) against \(other)")
+            }
+        }
+    }
+
+    @Test func theFractionAndWholeSecondsAreTheInstantsSecond() throws {
+        let instant = try #require(Timestamp(seconds: -0.3, since: .reference))
+        #expect(instant.wholeSeconds == 978_307_199)
+        #expect(instant.fraction == 0.7)
+        #expect(ISO8601.format(instant) == "2000-12-31T23:59:59.700Z")
+        #expect(instant.seconds(from: try #require(Timestamp(seconds: 0, since: .reference))) == -0.3)
+        // Adding counts from the instant's own second: +0 changes nothing, +0.1 is Foundation's -0.3 + 0.1.
+        #expect(instant.adding(0) == instant)
+        #expect(instant.adding(0.1)?.seconds(since: .reference) == -0.3 + 0.1)
+        #expect(DecimalDigits.rounded("0625", to: 3) == "062" && DecimalDigits.rounded("0635", to: 3) == "064" && DecimalDigits.rounded("99951", to: 3) == nil)
+        #expect(DecimalDigits.complement("3") == "7" && DecimalDigits.complement("0010") == "999" && DecimalDigits.complement("000") == nil)
+    }
+}
