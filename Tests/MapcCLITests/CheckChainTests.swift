@@ -22,6 +22,27 @@ struct CheckChainTests {
         #expect(plan.status != 0 && plan.stderr.contains("cannot migrate from v4 to v5"), "\(plan.stderr)")
     }
 
+    /// A schema file with an error switched off the check of every step of the history: a
+    /// forgotten renaming identifier elsewhere was not reported until the typo was mended. The
+    /// steps between versions that load are checked; those next to the version in error, not
+    /// (said), with a declared order and with one told by the names.
+    @Test(arguments: [true, false])
+    func aSchemaFileWithErrorsLeavesTheOtherStepsChecked(declaredOrder: Bool) throws {
+        let folder = try CLI.project(versions: [("v1", "  Tag:\n    attributes:\n      name: { type: string }\n"),
+                                                ("v2", "  Tag:\n    attributes:\n      title: { type: string }\n"),
+                                                ("v3", "  Tag:\n    attributes:\n      title: { type: string }\n      bio: { type: strng }\n"),
+                                                ("v4", "  Tag:\n    attributes:\n      title: { type: string }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        if !declaredOrder { try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas/versions.yaml")) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1, "\(check.stderr)")
+        #expect(check.stderr.contains("unknown type 'strng'"), "\(check.stderr)")
+        #expect(check.stderr.contains("error: the step v1 -> v2 has no mapping file and cannot be inferred") && check.stderr.contains("renamingIdentifier: name"), "\(check.stderr)")
+        // Not a step over the version in error (v2 -> v4 is no step of the history).
+        #expect(!check.stderr.contains("v2 -> v4") && !check.stderr.contains("v3 ->"), "\(check.stderr)")
+        #expect(check.stdout.contains("versions: the steps of the history checked, except those next to v3, whose file has errors"), "\(check.stdout)")
+    }
+
     /// An attribute made required with a default: nil values become the default, as in Core
     /// Data's lightweight migration, and `plan` (and `run`'s plan line) says so, value by value.
     @Test func anInferredStepThatFillsNilsWithADefaultSaysSo() throws {

@@ -198,14 +198,21 @@ package enum MigrationPlanner {
     /// refuses unless told to accept), with any probable forgotten renames (`renames`): for each version with no mapping file leading forward
     /// from it, the step to the next. A store at any version plans as `plan` does, so these are
     /// the steps a store somewhere in the history would meet; `mapc check` reports them.
-    package static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [(problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String])] {
+    package static func chainGaps(catalog: SchemaCatalog, mappings: MappingCatalog) throws -> [ChainGap] {
         let versions = try catalog.orderedSchemas()
-        var gaps: [(problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String])] = []
-        for index in versions.indices.dropLast() {
-            let (from, to) = (versions[index].version, versions[index + 1].version)
-            let later = Set(versions[(index + 1)...].map(\.version))
-            if mappings.mappings.contains(where: { $0.source == from && later.contains($0.destination) }) { continue }
-            let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
+        return chainGaps(versions.indices.dropLast().map { (versions[$0], versions[$0 + 1], Set(versions[($0 + 1)...].map(\.version))) }, mappings: mappings)
+    }
+
+    /// A step of the history no mapping file covers: why it cannot be inferred, or what its inference drops and may not mean.
+    package typealias ChainGap = (problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String])
+
+    /// `chainGaps` of the given steps (`SchemaCatalog.loadedSteps`: a history with files in error).
+    package static func chainGaps(_ steps: [(from: Schema, to: Schema, later: Set<String>)], mappings: MappingCatalog) -> [ChainGap] {
+        var gaps: [ChainGap] = []
+        for step in steps {
+            let (from, to) = (step.from.version, step.to.version)
+            if mappings.mappings.contains(where: { $0.source == from && step.later.contains($0.destination) }) { continue }
+            let result = MappingInference.infer(from: step.from, to: step.to)
             if result.mapping == nil {
                 gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.hints, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, [], result.hints))
             } else if !result.droppedValues.isEmpty || !result.hints.isEmpty {

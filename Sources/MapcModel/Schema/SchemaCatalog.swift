@@ -113,6 +113,8 @@ public struct SchemaCatalog: Sendable {
                 if let declared = schema?.version ?? document.topLevelScalar("version") {
                     declaredWithErrors.insert(declared)
                     if versionsWithErrors[declared] == nil, let first = found.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
+                } else {
+                    hasFileOfNoVersion = true
                 }
                 continue
             }
@@ -133,6 +135,8 @@ public struct SchemaCatalog: Sendable {
         loadDiagnostics = diagnostics
         warnings = diagnostics.filter { $0.severity != .error }
         let names = schemas.map(\.version)
+        let withErrors = declaredWithErrors.subtracting(names)
+        wholeOrder = orderFile.map { $0.versions.map(\.name) } ?? (hasFileOfNoVersion ? nil : VersionOrder.fromNames(names + withErrors.sorted()))
         if let orderFile {
             order = VersionOrder(versions: orderFile.versions.map(\.name), origin: .file(orderFile.path))
         } else if let fromNames = VersionOrder.fromNames(names) {
@@ -182,6 +186,24 @@ public struct SchemaCatalog: Sendable {
                                       fix: "add '\(version)' to 'versions:' where it belongs, oldest first"))
         }
         return diagnostics
+    }
+
+    /// Whether a schema file with errors declares no version that can be read.
+    private var hasFileOfNoVersion = false
+    /// The order of every version a file declares, those whose files have errors included; nil
+    /// when it cannot be told (a file with errors names no version, or the names allow none).
+    private var wholeOrder: [String]?
+
+    /// The steps between neighbouring versions of the whole order whose files both load, each
+    /// with the versions after its first (a mapping to any of them covers it): the history a
+    /// catalog with errors can still be checked on, none next to a version whose file has errors.
+    /// Nil when where such a file sits cannot be told.
+    package var loadedSteps: [(from: Schema, to: Schema, later: Set<String>)]? {
+        guard let whole = wholeOrder else { return nil }
+        return whole.indices.dropLast().compactMap { index in
+            guard let from = schema(version: whole[index]), let to = schema(version: whole[index + 1]) else { return nil }
+            return (from, to, Set(whole[(index + 1)...]))
+        }
     }
 
     /// The schemas oldest first, or an error when the folder declares no order and the names allow none.
