@@ -53,6 +53,30 @@ struct HistoryTrialDefectTests {
         #expect(missing.stderr.contains("version 'v3' is listed, but no schema file declares it") && !missing.stderr.contains("version 'v2' is listed"), "\(missing.stderr)")
     }
 
+    /// The hint was given only for a text of one word: `via: "v10-skip"` said "unknown key 'v10'"
+    /// and "unknown key 'skip'", `"a b"` "unexpected 'b'", `"x+1"` offered a CAST. Any quoted
+    /// text that fails says how to write it, once, on its first error; a quoted expression of
+    /// the mapping's own (`"$source.x + 1"`) is not taken for text.
+    @Test(arguments: ["v10-skip", "a b", "a.b", "x+1"])
+    func anyQuotedTextThatFailsSaysHowToWriteIt(text: String) throws {
+        let folder = try folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("model: M\nversion: v1\nentities:\n  A: { attributes: { x: int64 } }\n", to: "schemas/v1.yaml")
+        try folder.write("model: M\nversion: v2\nentities:\n  A: { attributes: { x: int64, via: string } }\n", to: "schemas/v2.yaml")
+        try folder.write("versions: [v1, v2]\n", to: "schemas/versions.yaml")
+        let mapping = "source: v1\ndestination: v2\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    attributes:\n      x: $source.x\n      via: \"\(text)\"\n"
+        try folder.write(mapping, to: "mappings/v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.components(separatedBy: "YAML removed the quotes around \(text); for the text \"\(text)\", quote it inside YAML's quotes: '\"\(text)\"'").count == 2,
+                "\(check.stderr)")
+        try folder.write(mapping.replacingOccurrences(of: "via: \"\(text)\"", with: "via: '\"\(text)\"'"), to: "mappings/v1_to_v2.yaml")
+        #expect(try CLI.run(["check"], in: folder).status == 0)
+        try folder.write(mapping.replacingOccurrences(of: "via: \"\(text)\"", with: "via: \"$source.x + \(text)\""), to: "mappings/v1_to_v2.yaml")
+        let expression = try CLI.run(["check"], in: folder)
+        #expect(expression.status == 1 && !expression.stderr.contains("YAML removed the quotes"), "\(expression.stderr)")
+    }
+
     /// `kind: "book"`: YAML takes the quotes, the expression is the key `book`, and the error
     /// said only "unknown key 'book' on A; A has: x", the first error a new user met, four times.
     /// It now says how to write the text.
@@ -78,7 +102,7 @@ struct HistoryTrialDefectTests {
         // Near a key, the key comes first; in a filter, no text is offered (a predicate takes none).
         try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: \"xx\""), to: "mappings/v1_to_v2.yaml")
         let near = try CLI.run(["check"], in: folder)
-        #expect(near.stderr.contains("did you mean 'x'?; or, for the text \"xx\""), "\(near.stderr)")
+        #expect(near.stderr.contains("did you mean 'x'?; or, YAML removed the quotes around xx; for the text \"xx\""), "\(near.stderr)")
         try folder.write(mapping.replacingOccurrences(of: "kind: \"book\"", with: "kind: \"kinx\"").replacingOccurrences(of: "    attributes:", with: "    filter: \"book\"\n    attributes:"), to: "mappings/v1_to_v2.yaml")
         let filtered = try CLI.run(["check"], in: folder)
         #expect(filtered.stderr.contains("unknown key 'book' on A") && !filtered.stderr.contains("for the text \"book\""), "\(filtered.stderr)")

@@ -189,7 +189,7 @@ extension MappingChecker {
             var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
             checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.tested($0.expression, isNil: false) } ?? []
             checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
-            diagnostics += checker.diagnostics
+            diagnostics += propertyMapping.expression.source.withQuotingHint(checker.diagnostics)
             // A source attribute carried into another number type: what the conversion can cost,
             // as `plan` says of an inferred step's (there a run counts what it does cost).
             if let key = MigrationAnalysis.sourceAttribute(read: propertyMapping.expression.expression, in: entityMapping, sourceSchema: sides.sourceSchema),

@@ -147,7 +147,7 @@ public enum MappingLoader {
         switch MappingExpression.parse(source) {
         case .success(let parsed): return parsed
         case .failure(let diagnostic):
-            document.diagnostics.append(diagnostic)
+            document.diagnostics += source.withQuotingHint([diagnostic])
             return nil
         }
     }

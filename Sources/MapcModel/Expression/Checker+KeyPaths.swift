@@ -48,8 +48,7 @@ extension ExpressionChecker {
                 // `kind: "book"`: YAML took the quotes, leaving a key. The text needs quotes inside YAML's.
                 // A did-you-mean comes first: a misspelt key is likelier; a predicate takes no text.
                 if source.quotedInFile, !checkingPredicate, bare, range.start == 0, range.end == source.text.unicodeScalars.count {
-                    let text = "for the text \"\(name)\", quote it inside YAML's quotes: '\"\(name)\"' (YAML removed the quotes around \(name))"
-                    suggestion = suggestion.map { "\($0); or, \(text)" } ?? "YAML removed the quotes around \(name); for the text \"\(name)\", quote it inside YAML's quotes: '\"\(name)\"'"
+                    suggestion = suggestion.map { "\($0); or, \(ExpressionSource.quotingHint(name))" } ?? ExpressionSource.quotingHint(name)
                 }
                 error("unknown key '\(name)' on \(entityName)", range, fix: suggestion ?? "\(entityName) has: \(names.joined(separator: ", "))")
                 return .unknown

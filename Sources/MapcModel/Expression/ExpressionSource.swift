@@ -42,6 +42,25 @@ package struct ExpressionSource: Sendable {
         self.origin = origin
     }
 
+    /// How to write `text` as text where YAML took its quotes away (`kind: "book"` is the key
+    /// `book`): the one wording, for a bare key and for any expression.
+    package static func quotingHint(_ text: String) -> String {
+        "YAML removed the quotes around \(text); for the text \"\(text)\", quote it inside YAML's quotes: '\"\(text)\"'"
+    }
+
+    /// `diagnostics` with the quoting hint added to the first error, when YAML wrote this
+    /// expression in quotes and it reads as text meant as a value (no `$`, quotes, calls or
+    /// lines of its own): `via: "v10-skip"` read the keys v10 and skip, `"a b"` stopped at b,
+    /// each said without why.
+    package func withQuotingHint(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
+        guard quotedInFile, !text.isEmpty, !text.contains(where: { "$\"'(\n{[".contains($0) }),
+              let first = diagnostics.firstIndex(where: { $0.severity == .error }),
+              !diagnostics.contains(where: { $0.fix?.contains("YAML removed the quotes") == true }) else { return diagnostics }
+        var hinted = diagnostics
+        hinted[first].fix = (hinted[first].fix.map { "\($0); or, " } ?? "") + Self.quotingHint(text)
+        return hinted
+    }
+
     /// The file location of a scalar offset. Line breaks inside the text advance the line, so
     /// multi-line block scalars map exactly when their lines are not re-indented.
     package func location(of offset: Int) -> FileLocation {
