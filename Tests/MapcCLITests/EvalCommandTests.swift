@@ -12,6 +12,17 @@ struct EvalCommandTests {
         #expect(try CLI.run(["eval", "--predicate", "5 BETWEEN {1, 10}"], in: project).stdout == "true\n")
     }
 
+    /// `-9223372036854775808`, the least 64-bit integer, was a decimal (its digits alone are
+    /// beyond an integer), so bitwise functions refused it as "not a whole number".
+    @Test func theLeastIntegerWrittenOutIsAnInteger() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        #expect(try CLI.run(["eval", "rightshift:by:(-9223372036854775808, 1)"], in: project).stdout == "-4611686018427387904\n")
+        #expect(try CLI.run(["eval", "--", "-9223372036854775808 == -9223372036854775807 - 1"], in: project).stdout == "true\n")
+        // Beyond it, still a decimal (printed as text, as JSON prints a decimal).
+        #expect(try CLI.run(["eval", "--", "-9223372036854775809"], in: project).stdout == "\"-9223372036854775809\"\n")
+    }
+
     @Test func anObjectIsBoundToSourceAndSelf() throws {
         let project = try CLI.project()
         defer { try? FileManager.default.removeItem(at: project) }

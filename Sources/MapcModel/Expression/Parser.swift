@@ -237,6 +237,10 @@ package struct ExpressionParser {
         try nested { parser in
             if parser.isSymbol("-") {
                 let start = parser.advance().range
+                // -9223372036854775808 is the least 64-bit integer, though its digits alone are not one.
+                if case .bigInteger("9223372036854775808") = parser.current.kind {
+                    return Expr(.literal(.integer(.min)), start.union(parser.advance().range))
+                }
                 let operand = try parser.parseUnary()
                 if case .literal(.integer(let value)) = operand.kind, !operand.parenthesized {
                     return Expr(.literal(.integer(-value)), start.union(operand.range))
