@@ -75,6 +75,7 @@ struct StatusCommand: ParsableCommand {
             ("compatibleVersions", .array(status.compatibleVersions.map(JSONValue.string))),
             ("otherTables", .array(status.otherTables.map(JSONValue.string))),
             ("externalData", status.externalData.map(JSONValue.string) ?? .null),
+            ("temporaryFiles", .array(StoreMigration.leftovers(besides: store).map(JSONValue.string))),
             ("versionOrder", catalog?.order.map { .array($0.versions.map(JSONValue.string)) } ?? .null),
             ("history", .array(status.history.map { entry in .object([
                 ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
@@ -120,6 +121,13 @@ struct StatusCommand: ParsableCommand {
         }
         if let external = status.externalData {
             lines.append("external data \(external) (Core Data's files of large binary values; `run --output` copies them)")
+        }
+        let leftovers = StoreMigration.leftovers(besides: store)
+        if !leftovers.isEmpty {
+            let bytes = leftovers.reduce(Int64(0)) { $0 + (((try? FileManager.default.attributesOfItem(atPath: $1))?[.size] as? NSNumber)?.int64Value ?? 0) }
+            let names = leftovers.prefix(3).map { ($0 as NSString).lastPathComponent }.joined(separator: ", ") + (leftovers.count > 3 ? ", …" : "")
+            lines.append("temporary   \(English.count(leftovers.count, "file")) of a run (\(names); \(English.size(bytes))): left by a run that was killed, "
+                         + "unless one is going on; the next run removes them")
         }
         lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
         if let catalog { lines.append("versions    \(catalog.orderDescription)") }

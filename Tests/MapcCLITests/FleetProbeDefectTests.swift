@@ -316,6 +316,27 @@ struct FleetProbeDefectTests {
         #expect(status.stdout.contains("v4"), "\(status.stdout)")
     }
 
+    /// `status DIR` passed over a killed run's temporary files, naming them, but `status STORE`
+    /// said nothing of the megabytes beside the store. It names them (text and JSON), and after
+    /// the next run, which removes them, says nothing.
+    @Test func statusNamesTheTemporaryFilesAKilledRunLeft() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        #expect(try CLI.run(["init", "--schema", "v1", "s.db"], in: folder).status == 0)
+        let killed = try CLI.run(["run", "--quiet", "s.db"], in: folder, environment: ["MAPC_FAULT": "crash@3"])
+        #expect(killed.status == 137 || killed.status == 9 || killed.status > 128, "\(killed.status)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(".s.db.mapc-") }
+        #expect(!left.isEmpty, "the kill left its temporary file")
+        let text = try CLI.run(["status", "s.db"], in: folder)
+        #expect(text.status == 0 && text.stdout.contains("temporary   \(left.count == 1 ? "1 file" : "\(left.count) files") of a run (\(left.sorted()[0])") && text.stdout.contains("the next run removes them"), "\(text.stdout)")
+        let json = try CLI.run(["status", "--format", "json", "s.db"], in: folder)
+        let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect((report?["temporaryFiles"] as? [String])?.count == left.count, "\(json.stdout)")
+        #expect(try CLI.run(["run", "--quiet", "s.db"], in: folder).status == 0)
+        #expect(try !CLI.run(["status", "s.db"], in: folder).stdout.contains("temporary"))
+    }
+
     /// A batch's worker is told to stop through its standard input, which it reads from the start
     /// (a signal passed on could come before it listened, and was lost: a worker migrated on after
     /// the batch said it stopped), and stops when that input ends (the batch killed: workers

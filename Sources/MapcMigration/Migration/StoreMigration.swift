@@ -556,14 +556,21 @@ package enum StoreMigration {
 
     /// Removes temporary files a killed run left beside the store (only ever called under the lock).
     static func removeLeftovers(besides path: String) {
-        let url = URL(fileURLWithPath: path)
-        let folder = url.deletingLastPathComponent().path
-        let prefix = AtomicFile.temporaryPrefix(for: url.lastPathComponent)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) && name.contains(".tmp") {
-            let path = (folder as NSString).appendingPathComponent(name)
+        for path in leftovers(besides: path) {
             // A folder is a copy of Core Data's external data made for an output (CoreDataExternalData).
             if Files.kind(of: path) == .directory { try? FileManager.default.removeItem(atPath: path) } else { unlink(path) }
         }
+    }
+
+    /// The temporary files (and folders) a killed run left beside the store, which its next run
+    /// removes: `status` names them, since a run that is going on has such files too.
+    package static func leftovers(besides path: String) -> [String] {
+        let url = URL(fileURLWithPath: path)
+        let folder = url.deletingLastPathComponent().path
+        let prefix = AtomicFile.temporaryPrefix(for: url.lastPathComponent)
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            .filter { $0.hasPrefix(prefix) && $0.contains(".tmp") }
+            .map { (folder as NSString).appendingPathComponent($0) }
     }
 
 }
