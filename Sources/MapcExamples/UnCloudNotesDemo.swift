@@ -48,7 +48,7 @@ public enum UnCloudNotesDemo {
         let body = "\(subject): \(phrases[(index * 7) % phrases.count]). Note number \(index + 1), kept since version \(version) of the app."
         let date = Date(timeIntervalSince1970: 1_672_531_200 + Double(index) * 3_600)
         var pairs: [(String, JSONValue)] = [("id", .string("note-\(version)-\(index + 1)")), ("title", .string("\(subject) #\(index + 1)")),
-                                            ("body", .string(body)), ("dateCreated", .string(ISO8601.format(date))), ("displayIndex", .integer(Int64(index)))]
+                                            ("body", .string(body)), ("dateCreated", .string(ISO8601.format(Timestamp(date)))), ("displayIndex", .integer(Int64(index)))]
         if version >= 2 {
             pairs.append(("image", index % 3 == 0 ? .string(image(index).base64EncodedString()) : .null))
         }

@@ -41,4 +41,11 @@ struct TimestampTests {
         #expect(DecimalDigits.rounded("0625", to: 3) == "062" && DecimalDigits.rounded("0635", to: 3) == "064" && DecimalDigits.rounded("99951", to: 3) == nil)
         #expect(DecimalDigits.complement("3") == "7" && DecimalDigits.complement("0010") == "999" && DecimalDigits.complement("000") == nil)
     }
+    /// A migration's time in its history had milliseconds only when they were not zero
+    /// (`19:13:50Z` beside `19:13:50.393Z`): always three digits now.
+    @Test func aMigrationsTimeHasThreeDigitsOfMilliseconds() {
+        #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: 1_700_000_000)) == "2023-11-14T22:13:20.000Z")
+        #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: 1_700_000_000.393)) == "2023-11-14T22:13:20.393Z")
+        #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: 1_700_000_000.9996)) == "2023-11-14T22:13:21.000Z")
+    }
 }

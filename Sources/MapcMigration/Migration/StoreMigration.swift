@@ -494,7 +494,7 @@ package enum StoreMigration {
 
     private static func migrate(_ step: MigrationStep, from sourceStore: Store, into destinationStore: Store, options: MigrationOptions, policies: PolicyRegistry,
                                 progress: ((MigrationProgress) -> Void)?, readsAhead: Bool, beforeValidation: (() throws -> Void)?) throws -> MigrationSummary {
-        let started = ISO8601.format(Date())
+        let started = ISO8601.milliseconds(Date())
         // Each pass (Apple's "multiple passes": usually one) runs its three phases into what the
         // passes before it wrote; the store is used only once the last has validated it.
         var summary: MigrationSummary?
@@ -517,7 +517,7 @@ package enum StoreMigration {
         var history = try StoreHistory.read(sourceStore)
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
                                     toHash: VersionHash.modelHash(of: step.destination), inferred: step.isInferred, mappingSHA256: step.mappingSHA256,
-                                    startedAt: started, finishedAt: ISO8601.format(Date()),
+                                    startedAt: started, finishedAt: ISO8601.milliseconds(Date()),
                                     created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +)))
         try StoreHistory.write(history, to: destinationStore)
         return summary
@@ -525,7 +525,7 @@ package enum StoreMigration {
 
     /// The name `--keep-backup` keeps the original under: `STORE.backup-<version>-<time>`.
     static func backupName(_ real: String, version: String, at time: Date = Date()) -> String {
-        "\(real).backup-\(version)-\(ISO8601.format(time).replacingOccurrences(of: ":", with: ""))"
+        "\(real).backup-\(version)-\(ISO8601.milliseconds(time).replacingOccurrences(of: ":", with: ""))"
     }
 
     /// Why the backup cannot be kept under its name (longer than the system's 255 bytes), said

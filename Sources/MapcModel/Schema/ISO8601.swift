@@ -40,10 +40,13 @@ package enum ISO8601 {
         return text + "." + digits + "Z"
     }
 
-    /// Formats a `Date` to the millisecond (the time of a migration, for its history).
-    package static func format(_ date: Date) -> String {
-        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded() / 1000
-        return format(Timestamp(seconds: milliseconds, since: .unix) ?? Timestamp(date))
+    /// Formats a `Date` to the millisecond, always with three digits (the time of a migration,
+    /// for its history and its backup's name: entries read and sort alike, `.000` included).
+    package static func milliseconds(_ date: Date) -> String {
+        let count = (date.timeIntervalSince1970 * 1000).rounded()
+        let text = format(Timestamp(seconds: count / 1000, since: .unix) ?? Timestamp(date))
+        guard text.hasSuffix("Z"), !text.contains(".") else { return text }
+        return text.dropLast() + ".000Z"
     }
 
     /// The digits after the decimal mark for an instant's fraction (see `format`).
