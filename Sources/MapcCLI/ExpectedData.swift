@@ -11,7 +11,9 @@ enum ExpectedData {
     /// (unreadable values, an object listed twice) first. A relationship an expected object leaves
     /// out is not compared (`load` derives it from its inverse), unless `leavesNothingOut`: then
     /// it is compared as empty, for whether the file holds the whole result.
-    static func differences(expected json: JSONValue, store: Store, file: String, limit: Int = 20, leavesNothingOut: Bool = false) throws -> [String] {
+    /// `differing` is told each entity and property whose value differs (for `setters`).
+    static func differences(expected json: JSONValue, store: Store, file: String, limit: Int = 20, leavesNothingOut: Bool = false,
+                            differing: (String, String) -> Void = { _, _ in }) throws -> [String] {
         var found: [String] = []
         let version: String? = if case .string(let text)? = json["version"] { text } else { nil }
         if let version, version != store.schema.version {
@@ -45,6 +47,7 @@ enum ExpectedData {
                 for attribute in store.schema.allAttributes(of: entity) where !attribute.isTransient {
                     let expectedValue = want.attributes[attribute.name] ?? .null, actualValue = have.attributes[attribute.name] ?? .null
                     guard !sameStored(expectedValue, actualValue, as: attribute.type, in: store) else { continue }
+                    differing(entityName, attribute.name)
                     found.append("\(entityName) '\(id)', \(attribute.name): "
                                  + contrast(DataFile.json(expectedValue, type: attribute.type, dateEpoch: epoch), DataFile.json(actualValue, type: attribute.type, dateEpoch: epoch)))
                 }
@@ -55,6 +58,7 @@ enum ExpectedData {
                     // An unordered to-many is a set: the order a store lists it in means nothing.
                     if relationship.isToMany && !relationship.isOrdered { (expectedIDs, actualIDs) = (expectedIDs.sorted(), actualIDs.sorted()) }
                     guard expectedIDs != actualIDs else { continue }
+                    differing(entityName, relationship.name)
                     let shown = { (ids: [String]) -> JSONValue in relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null) }
                     found.append("\(entityName) '\(id)', \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs)))
                 }
@@ -62,6 +66,49 @@ enum ExpectedData {
         }
         if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
         return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
+    }
+
+    /// Where each differing property's value was last computed by a mapping file of the run, so
+    /// that a difference found after many steps names the step to look at: the last step whose
+    /// mapping computes it (its line; a plain `$source.<same name>` after it is said as carrying
+    /// it over), or that inferred steps alone carry it. Entities are matched by the name at each
+    /// step's destination (a property renamed on the way is followed no further back).
+    static func setters(of properties: [(entity: String, property: String)], in steps: [MigrationStep]) -> [String] {
+        var lines: [String] = []
+        var said = Set<String>()
+        for (entity, property) in properties where said.insert("\(entity).\(property)").inserted {
+            var found: String?
+            var carried: [String] = []
+            search: for step in steps.reversed() where !step.isInferred {
+                let at = "step \(step.source.version) -> \(step.destination.version)"
+                for pass in step.allPasses {
+                    for mapping in pass.entityMappings where mapping.destination == entity {
+                        let place = { (location: FileLocation?) in location.map { "\($0)" } ?? "the mapping \(mapping.name)" }
+                        if let written = (mapping.attributes + mapping.relationships).first(where: { $0.name == property }) {
+                            if mapping.policy == nil, written.expression.text.trimmingCharacters(in: .whitespaces) == "$source.\(property)" {
+                                carried.append("\(place(written.location)) (\(at))")
+                                continue search
+                            }
+                            found = "\(place(written.location)) (\(at))" + (mapping.policy.map { ", and \(mapping.name)'s policy \($0) may change it" } ?? "")
+                            break search
+                        }
+                        if let policy = mapping.policy {
+                            found = "\(mapping.name)'s policy \(policy), if anything (\(at): no expression of the mapping sets it)"
+                            break search
+                        }
+                        // A copy mapping carries it over from the step before; any other leaves it unset.
+                        if mapping.type != .copy {
+                            found = "no expression: \(place(mapping.location)) (\(at)) leaves it unset, to its default or nil"
+                            break search
+                        }
+                    }
+                }
+            }
+            let after = carried.isEmpty ? "" : "; carried over after it by " + carried.reversed().joined(separator: ", ")
+            lines.append("\(entity).\(property) is last computed by "
+                         + (found.map { $0 + after } ?? "no mapping file of this run: \(carried.isEmpty ? "the inferred steps carry" : "carried over by " + carried.reversed().joined(separator: ", ") + ", and the inferred steps carry") it from the fixture (or fill it with its default)"))
+        }
+        return lines
     }
 
     /// "expected X, got Y" for two values of a case; where either is long (a picture's base64, a

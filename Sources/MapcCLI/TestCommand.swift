@@ -278,7 +278,11 @@ struct MigrationTestCase {
                 // The expected file's own problems are the case's failure, not the migration's.
                 do {
                     let wanted = try JSONValue.parse(Files.read(result.expectedData, what: "the expected data"), path: result.expectedData)
-                    result.failures += try ExpectedData.differences(expected: wanted, store: store, file: result.expectedData)
+                    var differing: [(entity: String, property: String)] = []
+                    let found = try ExpectedData.differences(expected: wanted, store: store, file: result.expectedData) { differing.append(($0, $1)) }
+                    result.failures += found
+                    // After many steps, which of them wrote the value is the question.
+                    if !found.isEmpty, plan.isNeeded { result.failures += ExpectedData.setters(of: differing, in: plan.steps).prefix(5).map { "  " + $0 } }
                 } catch let error as MapcError {
                     result.failures.append("the expected data cannot be read: \(error.description)")
                 }

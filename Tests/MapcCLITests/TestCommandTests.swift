@@ -60,6 +60,23 @@ struct TestCommandTests {
 
     /// A broken mapping of a later step fails the cases that reach it with its diagnostics, not
     /// with the note on how far a store can be migrated now, which is for a store someone keeps.
+    /// A value that differed after several steps said only "Note 'n1', displayIndex: expected
+    /// 0, got 1", with no step to look at (a team with 70 versions had to bisect). Each differing
+    /// property names the last mapping file line of the run that sets it.
+    @Test func aDifferenceNamesTheLastMappingLineThatSetsTheValue() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let mapping = try folder.read("mappings/mapping_v2_to_v3.yaml")
+        try folder.write(mapping.replacingOccurrences(of: "      displayIndex: $source.displayIndex", with: "      displayIndex: $source.displayIndex + 1"), to: "mappings/mapping_v2_to_v3.yaml")
+        let line = mapping.components(separatedBy: "\n").firstIndex { $0.contains("displayIndex: $source.displayIndex") }.map { $0 + 1 } ?? 0
+        let test = try CLI.run(["test", "notes-v1"], in: folder)
+        #expect(test.status == 1 && test.stdout.contains("displayIndex: expected"), "\(test.stdout)")
+        // The v3 -> v4 mapping carries it over (`$source.displayIndex`): said as such, after the line that computes it.
+        let carried = try folder.read("mappings/mapping_v3_to_v4.yaml").components(separatedBy: "\n").firstIndex { $0.contains("displayIndex: $source.displayIndex") }.map { $0 + 1 } ?? 0
+        #expect(test.stdout.contains("Note.displayIndex is last computed by ./mappings/mapping_v2_to_v3.yaml:\(line):7 (step v2 -> v3); carried over after it by ./mappings/mapping_v3_to_v4.yaml:\(carried):7 (step v3 -> v4)"),
+                "\(test.stdout)")
+    }
+
     @Test func aBrokenLaterStepFailsItsCasesWithoutTheNoteForAStore() throws {
         let folder = try project()
         defer { try? FileManager.default.removeItem(at: folder) }
