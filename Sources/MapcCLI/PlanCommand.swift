@@ -54,6 +54,14 @@ struct PlanCommand: ParsableCommand {
             if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
             if !step.nilsFilled.isEmpty { how += ", fills \(step.nilsFilled.joined(separator: ", "))" }
             if !step.valuesConverted.isEmpty { how += ", converts \(step.valuesConverted.joined(separator: ", "))" }
+            // A mapping file's losses, as it declares them: what it drops on purpose and the
+            // objects its filters leave behind (said for an inferred step's; a mapping's were not).
+            let mappings = step.isInferred ? [] : step.allPasses.flatMap(\.entityMappings)
+            let dropped = mappings.filter { $0.type == .remove }.compactMap { $0.source.map { "entity \($0)" } }
+                + mappings.flatMap { mapping in mapping.drops.map { "\(mapping.source ?? mapping.name).\($0)" } }
+            if !dropped.isEmpty { how += ", drops \(dropped.joined(separator: ", "))" }
+            let filtered = mappings.compactMap { mapping in mapping.filter.map { "\(mapping.name) to \(mapping.source ?? "its objects") where \($0.text)" } }
+            if !filtered.isEmpty { how += ", filters \(filtered.joined(separator: "; "))" }
             return "\(step.source.version) -> \(step.destination.version) (\(how))"
         }
     }

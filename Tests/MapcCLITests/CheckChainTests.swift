@@ -43,6 +43,21 @@ struct CheckChainTests {
         #expect(check.stdout.contains("versions: the steps of the history checked, except those next to v3, whose file has errors"), "\(check.stdout)")
     }
 
+    /// `plan` said what an inferred step drops and fills, but a mapping step was only "mapping
+    /// mapping_v1_to_v2.yaml": its `drops:`, its `remove` mappings and its filters, the losses
+    /// the file declares, were not said. They are, as the inferred step's are.
+    @Test func planSaysWhatAMappingStepDropsAndFilters() throws {
+        let folder = try CLI.project(versions: [("v1", "  Note:\n    attributes:\n      title: { type: string }\n      color: { type: string, optional: true }\n      trashed: { type: bool, default: false }\n  Tag:\n    attributes:\n      name: { type: string }\n"),
+                                                ("v2", "  Note:\n    attributes:\n      title: { type: string }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    filter: trashed == NO\n    drops: [color]\n    attributes:\n      title: $source.title\n"
+                         + "  - name: TagRemove\n    source: Tag\n    type: remove\n", to: "mappings/mapping_v1_to_v2.yaml")
+        #expect(try CLI.run(["init", "--schema", "v1", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("v1 -> v2 (mapping mapping_v1_to_v2.yaml, drops entity Tag, Note.color, filters NoteToNote to Note where trashed == NO)"), "\(plan.stdout)\(plan.stderr)")
+    }
+
     /// An attribute made required with a default: nil values become the default, as in Core
     /// Data's lightweight migration, and `plan` (and `run`'s plan line) says so, value by value.
     @Test func anInferredStepThatFillsNilsWithADefaultSaysSo() throws {

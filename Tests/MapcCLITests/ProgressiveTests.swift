@@ -9,7 +9,7 @@ struct ProgressiveTests {
         defer { try? FileManager.default.removeItem(at: elsewhere) }
         let demo = try CLI.run(["demo", "--notes", "60", "--directory", "stores"], in: elsewhere)
         #expect(demo.status == 0, "\(demo.stderr)")
-        #expect(demo.stdout.contains("plan: v1 -> v2 (inferred), v2 -> v3 (mapping mapping_v2_to_v3.yaml), v3 -> v4 (mapping mapping_v3_to_v4.yaml)"))
+        #expect(demo.stdout.contains("plan: v1 -> v2 (inferred), v2 -> v3 (mapping mapping_v2_to_v3.yaml, filters NoteToAttachment to Note where image != nil), v3 -> v4 (mapping mapping_v3_to_v4.yaml)"))
         #expect(demo.stdout.contains("migrated notes-v1.db from v1 to v4"))
         #expect(demo.stdout.contains("migrated notes-v2.db from v2 to v4"))
         #expect(demo.stdout.contains("\"caption\": \"Groceries: milk, eggs and bread."))
