@@ -363,4 +363,27 @@ struct ValuesProbeDefectTests {
             }
         }
     }
+    /// A date loaded from text was not `==` to `CAST` of the same text (the store rounds the text
+    /// to its count of seconds, the literal was not), so a filter naming a stored date kept
+    /// nothing, differently on the two formats, in silence. Over a store the literal is the
+    /// instant that store holds for the text, as a Core Data fetch's `NSDate` is.
+    @Test(arguments: ["mapc", "core-data"])
+    func aStoredDateEqualsTheSameTextCastToADate(layout: String) throws {
+        let dates = ["2000-12-31T23:59:59.999999Z", "2024-05-01T10:00:00.123456Z", "2024-05-01T10:00:00.5Z", "1969-12-31T23:59:59.7Z"]
+        let filter = dates.map { #"d == CAST("\#($0)", "NSDate")"# }.joined(separator: " OR ")
+        let folder = try project(v1: "d: date?", v2: "d: date?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    filter: '\(filter)'\n    attributes:\n      d: $source.d\n",
+                         to: "mappings/v1_to_v2.yaml")
+        let objects = dates.enumerated().map { #"{"id": "r\#($0.offset)", "d": "\#($0.element)"}"# }.joined(separator: ", ")
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [\#(objects), {"id": "other", "d": "2024-05-01T10:00:00.123457Z"}]}}"#, to: "d.json")
+        for path in [[], ["--interpret"]] {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
+            #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+            let eval = try CLI.run(["eval", "--store", "s.db", "--entity", "Rec", "--where", filter, "d"], in: folder)
+            #expect(eval.stdout.split(separator: "\n").count == dates.count, "\(layout): \(eval.stdout)\(eval.stderr)")
+            let run = try CLI.run(["run"] + path + ["s.db"], in: folder)
+            #expect(run.status == 0 && run.stdout.contains("Rec \(dates.count)"), "\(layout) \(path): \(run.stdout)\(run.stderr)")
+        }
+    }
 }

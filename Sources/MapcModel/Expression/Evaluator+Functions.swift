@@ -223,6 +223,9 @@ extension Evaluator {
             case .scalar(.date): return operand
             case .scalar(.string(let text)):
                 guard let date = ISO8601.parse(text) else { throw failure(ISO8601.problem(with: text), range) }
+                // Over a store, the instant it would hold for the text (a stored date loaded from
+                // the same text is equal to it, on both formats, as in Core Data).
+                if let epoch = context.graph.dateEpoch, let held = Timestamp(seconds: date.seconds(since: epoch), since: epoch) { return .scalar(.date(held)) }
                 return .scalar(.date(date))
             default:
                 // Apple's rule: a number is seconds since 2001-01-01 (the reference date).

@@ -17,6 +17,11 @@ package protocol ObjectGraph {
     /// How many objects a to-many key of an object holds (what `@count` of `value(of:key:)`
     /// gives), when the graph can say without making them; nil otherwise.
     func count(of object: ObjectRef, key: String) throws -> Int?
+    /// The count of seconds the graph's store keeps dates in, when it is a store's: a date
+    /// `CAST` from text is the instant that store would hold for the text (as `load` stores it,
+    /// and as Core Data's `NSDate` from the text is a double of its count), so that a stored
+    /// date equals the same text's.
+    var dateEpoch: Timestamp.Epoch? { get }
 }
 
 extension ObjectGraph {
@@ -26,6 +31,8 @@ extension ObjectGraph {
     package func propertyNames(of object: ObjectRef) -> [String]? { nil }
     /// Not known, by default: `@count` counts the collection.
     package func count(of object: ObjectRef, key: String) throws -> Int? { nil }
+    /// None, by default: a date from text is the instant the text names.
+    package var dateEpoch: Timestamp.Epoch? { nil }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and

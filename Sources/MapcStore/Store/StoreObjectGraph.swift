@@ -26,6 +26,9 @@ package final class StoreObjectGraph: ObjectGraph {
     /// the files of the store it started from).
     package var externalFiles: CoreDataExternalData?
 
+    /// The store's count of seconds: a date `CAST` from text is held as the store would hold it.
+    package var dateEpoch: Timestamp.Epoch? { store.strategy.dateEpoch }
+
     /// Creates a graph over a store.
     package convenience init(store: Store) {
         self.init(store: store, readsMigrationSource: false)
