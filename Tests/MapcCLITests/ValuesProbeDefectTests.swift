@@ -386,4 +386,18 @@ struct ValuesProbeDefectTests {
             #expect(run.status == 0 && run.stdout.contains("Rec \(dates.count)"), "\(layout) \(path): \(run.stdout)\(run.stderr)")
         }
     }
+    /// The mean of numbers one of which is infinite (a store may hold one) was said to be past
+    /// the largest double because of "their sum": it says which number it is.
+    @Test func aMeanOfAnInfiniteNumberSaysSo() throws {
+        let folder = try project(v1: "d: double?", v2: "d: double?")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": "Infinity"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        for function in ["average", "median", "stddev"] {
+            let eval = try CLI.run(["eval", "--store", "s.db", "--entity", "Rec", "\(function):({d, 1.5})"], in: folder)
+            #expect(eval.status == 1 && eval.stderr.contains("is not a finite number (one of them is infinity)"), "\(function): \(eval.stderr)")
+        }
+        let sum = try CLI.run(["eval", "average:({1e308, 1e308})"], in: folder)
+        #expect(sum.stderr.contains("(their sum is past the largest double)"), "\(sum.stderr)")
+    }
 }

@@ -157,7 +157,7 @@ extension Evaluator {
         let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
         let result = variance.squareRoot()
         // Sums past the largest double (1e308 + 1e308) give infinity or NaN, which no store holds.
-        guard result.isFinite else { throw failure("\(function.rawValue) of these numbers is not a finite number (their sum is past the largest double)", range) }
+        guard result.isFinite else { throw failure("\(function.rawValue) the standard deviation of these numbers is not a finite number (\(ValueSemantics.whyNotFinite(numbers)))", range) }
         return .scalar(.double(result))
     }
 

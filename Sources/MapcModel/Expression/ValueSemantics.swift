@@ -262,7 +262,7 @@ enum ValueSemantics {
         if numbers.contains(where: \.isDouble) {
             // From the first (so -0.0 and -0.0 average -0.0).
             let total = numbers.dropFirst().reduce(numbers[0].double) { $0 + $1.double }
-            guard total.isFinite else { return .failure(SemanticError("the mean of these numbers is not a finite number (their sum is past the largest double)")) }
+            guard total.isFinite else { return .failure(SemanticError("the mean of these numbers is not a finite number (\(ValueSemantics.whyNotFinite(numbers.map(\.double))))")) }
             return .success(.scalar(.double(total / Double(numbers.count))))
         }
         var sum = Decimal(0)
@@ -275,6 +275,13 @@ enum ValueSemantics {
         return quotient(sum, Decimal(numbers.count)).map { mean in
             numbers.contains(where: \.isDecimal) ? .scalar(.decimal(mean)) : .scalar(.double(ValueRules.double(of: mean)))
         }
+    }
+
+    /// Why numbers whose sum is not finite have none: one of them is infinite or not a number
+    /// (a store may hold such a double), or their sum is past the largest double.
+    static func whyNotFinite(_ numbers: [Double]) -> String {
+        if let odd = numbers.first(where: { !$0.isFinite }) { return "one of them is \(odd.isNaN ? "not a number" : odd > 0 ? "infinity" : "-infinity")" }
+        return "their sum is past the largest double"
     }
 
     /// The median of numbers (`median:`): the middle one, or the mean of the two middle ones, of
