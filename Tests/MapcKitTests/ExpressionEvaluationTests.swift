@@ -216,7 +216,7 @@ let functionCases: [EvalCase] = [
     .init("log:(1000)", "3.0"), .init("ln:(1)", "0.0"), .init("ln:(0)", "error: ln of a number that is not positive"), .init("raise:toPower:(2, 8)", "256.0"),
     .init("exp:(0)", "1.0"), .init("floor:(2.7)", "2.0"), .init("floor:(-2.5)", "-3.0"), .init("ceiling:(2.1)", "3.0"), .init("trunc:(-2.7)", "-2.0"),
     .init("floor:(5)", "5"), .init("abs:(-5)", "5"), .init("abs:(-2.5)", "2.5"), .init("abs:(-9223372036854775807 - 1)", "error: integer overflow"),
-    .init("uppercase:('abc')", "\"ABC\""), .init("UPPERCASE(title)", "\"GROCERIES\""), .init("lowercase:('ÀB')", "\"àb\""), .init("length:('héllo')", "5"),
+    .init("uppercase:('abc')", "\"ABC\""), .init("UPPERCASE(title)", "\"GROCERIES\""), .init("lowercase:('ÀB')", "\"àb\""), .init("lowercase:('ΟΔΟΣ ΣΟΦΟΣ, Σ')", "\"οδος σοφος, σ\""), .init("FUNCTION('ΟΔΟΣ', 'lowercaseString')", "\"οδος\""), .init("length:('héllo')", "5"),
     .init("length:(tags)", "2"), .init("now()", "\"2026-01-01T00:00:00Z\""), .init("random()", "0.5"), .init("random:(10)", "5"), .init("randomn:(10)", "5"), .init("RANDOMN(10)", "5"),
     .init("random:(0)", "error: randomn: needs a positive limit"), .init("bitwiseAnd:with:(12, 10)", "8"), .init("bitwiseOr:with:(12, 10)", "14"),
     .init("bitwiseXor:with:(12, 10)", "6"), .init("leftshift:by:(1, 4)", "16"), .init("rightshift:by:(256, 4)", "16"), .init("onesComplement:(0)", "-1"),

@@ -94,7 +94,7 @@ extension Evaluator {
             case nil: throw failure("abs: needs a number, found \(arguments[0].kindName)", range)
             }
         case .uppercase: return .scalar(.string(try string(0).uppercased()))
-        case .lowercase: return .scalar(.string(try string(0).lowercased()))
+        case .lowercase: return .scalar(.string(ValueSemantics.lowercased(try string(0))))
         case .length:
             if let items = arguments[0].elements { return .scalar(.integer(Int64(items.count))) }
             if case .scalar(.binary(let data)) = arguments[0] { return .scalar(.integer(Int64(data.count))) }

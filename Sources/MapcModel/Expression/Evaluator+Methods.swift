@@ -58,7 +58,7 @@ extension Evaluator {
         case (.description, _), (.stringValue, _):
             return try cast(receiver, to: "NSString", range)
         case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))
-        case (.lowercaseString, .scalar(.string(let text))): return .scalar(.string(text.lowercased()))
+        case (.lowercaseString, .scalar(.string(let text))): return .scalar(.string(ValueSemantics.lowercased(text)))
         case (.capitalizedString, .scalar(.string(let text))): return .scalar(.string(text.capitalized))
         case (.length, .scalar(.string(let text))): return .scalar(.integer(Int64(ValueRules.length(of: text))))
         case (.length, .scalar(.binary(let data))): return .scalar(.integer(Int64(data.count)))

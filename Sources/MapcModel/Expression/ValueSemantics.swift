@@ -54,6 +54,26 @@ enum ValueSemantics {
         }
     }
 
+    /// Text in lower case as Foundation's `lowercaseString` gives it (`lowercase:`): Unicode's
+    /// full mapping with its one rule that depends on context, a capital sigma that ends a word
+    /// becoming the final form (`"ΟΔΟΣ"` is `"οδος"`), which Swift's `lowercased()` leaves out.
+    static func lowercased(_ text: String) -> String {
+        guard text.unicodeScalars.contains("\u{03A3}") else { return text.lowercased() }
+        let scalars = Array(text.unicodeScalars)
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for (index, scalar) in scalars.enumerated() {
+            guard scalar == "\u{03A3}" else { result += String(scalar).lowercased(); continue }
+            // Unicode's Final_Sigma: a cased letter before it and none after it, case-ignorable
+            // characters (accents, apostrophes) passed over on both sides.
+            let before = scalars[..<index].reversed().first { !$0.properties.isCaseIgnorable }
+            let after = scalars[(index + 1)...].first { !$0.properties.isCaseIgnorable }
+            let final = before?.properties.isCased == true && after?.properties.isCased != true
+            result += final ? "\u{03C2}" : "\u{03C3}"
+        }
+        return result
+    }
+
     static func fold(_ text: String, _ options: ComparisonOptions) -> String {
         var folding: String.CompareOptions = []
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
