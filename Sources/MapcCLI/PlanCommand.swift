@@ -46,6 +46,13 @@ struct PlanCommand: ParsableCommand {
         }
     }
 
+    /// What inference saw in the plan's inferred steps and says once (`check` warns of it): a
+    /// probable rename without its identifier, hierarchies brought together (object IDs change
+    /// in a Core Data store); each with its step.
+    static func inferenceNotes(_ steps: [MigrationStep]) -> [String] {
+        steps.filter(\.isInferred).flatMap { step in step.hints.map { "\(step.source.version) -> \(step.destination.version) (inferred): \($0)" } }
+    }
+
     static func describe(_ steps: [MigrationStep]) -> [String] {
         steps.map { step in
             var how = step.isInferred ? "inferred" + passing(step)
@@ -107,12 +114,12 @@ struct PlanCommand: ParsableCommand {
                     if let report {
                         report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
                                               ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string))),
-                                              ("notes", .array(plan.notes.map(JSONValue.string)))]))
+                                              ("notes", .array((Self.inferenceNotes(plan.steps) + plan.notes).map(JSONValue.string)))]))
                         continue
                     }
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
                     for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
-                    for note in plan.notes { lines.append("  note: \(note)") }
+                    for note in Self.inferenceNotes(plan.steps) + plan.notes { lines.append("  note: \(note)") }
                     Console.out(lines.joined(separator: "\n"))
                 } catch where paths.count > 1 || report != nil {
                     // One store's problem does not hide the others' plans.

@@ -156,6 +156,7 @@ struct RunCommand: ParsableCommand {
                     let display = ProgressDisplay(quiet: quiet || format == .json)
                     if !(quiet || format == .json) {
                         Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
+                        for note in PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") }
                     }
                     let outcome = try migrator.migrate(plan, options: options) { update in
                         currentStep = update.step

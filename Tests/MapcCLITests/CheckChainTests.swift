@@ -58,6 +58,23 @@ struct CheckChainTests {
         #expect(plan.status == 0 && plan.stdout.contains("v1 -> v2 (mapping mapping_v1_to_v2.yaml, drops entity Tag, Note.color, filters NoteToNote to Note where trashed == NO)"), "\(plan.stdout)\(plan.stderr)")
     }
 
+    /// What inference says of an inferred step (hierarchies brought together: a Core Data
+    /// store's object IDs change) was said by `check` alone; `plan` and `run` of a store that
+    /// takes the step say it too.
+    @Test func planAndRunSayWhatInferenceSawInTheirSteps() throws {
+        let folder = try CLI.project(versions: [("v1", "  Mood:\n    attributes:\n      color: string?\n  Tag:\n    attributes:\n      name: string?\n"),
+                                                ("v2", "  Entry:\n    abstract: true\n    attributes:\n      stamp: date?\n  Mood:\n    parent: Entry\n    attributes:\n      color: string?\n  Tag:\n    parent: Entry\n    attributes:\n      name: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "v1", "--layout", "core-data", "s.db"], in: folder).status == 0)
+        let said = "v1 -> v2 (inferred): Entry brings together entities of separate hierarchies of v1"
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("  note: \(said)") && plan.stdout.contains("object IDs"), "\(plan.stdout)\(plan.stderr)")
+        let json = try CLI.run(["plan", "--format", "jsonl", "s.db"], in: folder)
+        #expect(json.stdout.contains(said), "\(json.stdout)")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("note: \(said)"), "\(run.stderr)")
+    }
+
     /// An attribute made required with a default: nil values become the default, as in Core
     /// Data's lightweight migration, and `plan` (and `run`'s plan line) says so, value by value.
     @Test func anInferredStepThatFillsNilsWithADefaultSaysSo() throws {
