@@ -48,4 +48,23 @@ struct TimestampTests {
         #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: 1_700_000_000.393)) == "2023-11-14T22:13:20.393Z")
         #expect(ISO8601.milliseconds(Date(timeIntervalSince1970: 1_700_000_000.9996)) == "2023-11-14T22:13:21.000Z")
     }
+    /// The quick test of whether digits are a double exactly (5^n divides them) agrees with the
+    /// digits of the double itself.
+    @Test func digitsAreExactlyADoubleWhenTheDoublesDigitsAreThem() {
+        var random = SystemRandomNumberGenerator()
+        var cases = ["5", "25", "125", "0625", "123", "7", "75", "999", "0000001", "5000", "99999999999999999999999999"]
+        for _ in 0..<3_000 {
+            let fraction = Double.random(in: 0..<1, using: &random)
+            let count = Int.random(in: 1...27, using: &random)
+            cases.append(String(String(format: "%.*f", count, fraction).dropFirst(2)))
+            // A double's own digits (up to 27 of them when it has few bits).
+            let short = Double(Int.random(in: 0..<1024, using: &random)) / 1024
+            cases.append(DecimalDigits.exact(short))
+        }
+        for digits in cases where !digits.isEmpty {
+            guard let fraction = Double("0." + digits) else { continue }
+            let slow = DecimalDigits.exact(fraction) == String(digits.reversed().drop { $0 == "0" }.reversed())
+            #expect(DecimalDigits.isExact(fraction, digits) == slow, "\(digits)")
+        }
+    }
 }

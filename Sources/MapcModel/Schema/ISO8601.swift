@@ -51,18 +51,28 @@ package enum ISO8601 {
 
     /// The digits after the decimal mark for an instant's fraction (see `format`).
     private static func fractionDigits(of instant: Timestamp, exactIn epoch: Timestamp.Epoch) -> String {
-        let exact = instant.exactFractionDigits
+        // Every digit of the fraction, worked out only for an instant a fraction does not hold
+        // (just before a second); elsewhere printf rounds the fraction's exact value, the same
+        // digits, faster.
+        let exact = Timestamp(wholeSeconds: instant.wholeSeconds, fraction: instant.fraction) == instant ? nil : instant.exactFractionDigits
         // Up to 17 significant digits of a count just before a second (0.999998999… is -1.0e-6: its
         // zeros first), and no more.
         for count in [3, 6] + Array(7...40) {
             // Nil: the fraction rounds up to the next second, which these digits cannot say.
-            guard let digits = DecimalDigits.rounded(exact, to: count) else { continue }
+            let rounded: String?
+            if let exact {
+                rounded = DecimalDigits.rounded(exact, to: count)
+            } else {
+                let text = String(format: "%.*f", count, instant.fraction)
+                rounded = text.hasPrefix("0.") ? String(text.dropFirst(2)) : nil
+            }
+            guard let digits = rounded else { continue }
             if let parsed = Timestamp(second: instant.wholeSeconds, fractionDigits: digits), parsed.seconds(since: epoch) == instant.seconds(since: epoch) {
                 return digits
             }
         }
         // The fraction's own digits, in full: exact whatever its size.
-        return exact
+        return exact ?? instant.exactFractionDigits
     }
 
     /// Parses `2024-05-01T10:00:00Z`: a date, `T` (or a space), the time with optional fractional

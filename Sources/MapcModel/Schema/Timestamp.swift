@@ -146,9 +146,21 @@ package enum DecimalDigits {
         String(String(format: "%.1074f", fraction).dropFirst(2).reversed().drop { $0 == "0" }.reversed())
     }
 
-    /// Whether `digits` (after `0.`) are exactly `fraction`.
+    /// Whether `digits` (after `0.`) are exactly `fraction`, the double nearest them.
     package static func isExact(_ fraction: Double, _ digits: String) -> Bool {
-        exact(fraction) == String(digits.reversed().drop { $0 == "0" }.reversed())
+        let trimmed = digits.utf8.reversed().drop { $0 == UInt8(ascii: "0") }.reversed()
+        // Quickly, for up to 27 digits (every date's text in practice): d / 10^n is a double
+        // exactly when 5^n divides d (then it is d / 5^n over 2^n, under 2^53 bits).
+        if trimmed.count <= 27 {
+            var value: UInt128 = 0, five: UInt128 = 1
+            for byte in trimmed {
+                guard (48...57).contains(byte) else { return false }
+                value = value * 10 + UInt128(byte - 48)
+                five *= 5
+            }
+            return value % five == 0
+        }
+        return exact(fraction) == String(decoding: Array(trimmed), as: UTF8.self)
     }
 
     /// The digits of `1 - 0.digits`, or nil when `digits` are all zeros (that is 1).
