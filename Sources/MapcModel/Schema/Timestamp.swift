@@ -165,14 +165,12 @@ package enum DecimalDigits {
 
     /// The digits of `1 - 0.digits`, or nil when `digits` are all zeros (that is 1).
     package static func complement(_ digits: String) -> String? {
-        let trimmed = Array(digits.reversed().drop { $0 == "0" }.reversed())
-        guard !trimmed.isEmpty else { return nil }
-        var result: [Character] = []
-        for (index, digit) in trimmed.enumerated() {
-            guard let value = digit.wholeNumberValue else { return nil }
-            result.append(Character(String(index == trimmed.count - 1 ? 10 - value : 9 - value)))
-        }
-        return String(result)
+        var bytes = Array(digits.utf8)
+        while bytes.last == UInt8(ascii: "0") { bytes.removeLast() }
+        guard !bytes.isEmpty, bytes.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        // Each digit from 9, the last from 10: 1 - 0.3 is 0.7, 1 - 0.25 is 0.75.
+        for index in bytes.indices { bytes[index] = (index == bytes.count - 1 ? 106 : 105) - bytes[index] }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `digits` (after `0.`) rounded to `count` digits, half to even; nil when they round up to 1.
