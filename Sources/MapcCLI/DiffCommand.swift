@@ -27,8 +27,10 @@ struct DiffCommand: ParsableCommand {
             for name in Set(before.keys).union(after.keys).sorted() where before[name] != after[name] {
                 lines.append("  \(name): \(before[name].map { String($0.prefix(12)) } ?? "-") -> \(after[name].map { String($0.prefix(12)) } ?? "-")")
             }
-            lines.append(result.changes.isEmpty ? "no changes" : "changes:")
-            lines += result.changes.map { "  \($0)" }
+            // Defaults too, which no migration applies (objects keep their values) but new objects get.
+            let defaults = Self.defaultChanges(from: source, to: destination)
+            lines.append(result.changes.isEmpty && defaults.isEmpty ? "no changes" : "changes:")
+            lines += result.changes.map { "  \($0)" } + defaults.map { "  \($0)" }
             lines += result.hints.map { "note: \($0)" }
             // Versions whose hashes are equal are one version to a store: nothing between them is ever applied.
             let alike = StoreFormat.all.filter { $0.entityHashes(of: source) == $0.entityHashes(of: destination) }
@@ -54,5 +56,22 @@ struct DiffCommand: ParsableCommand {
             }
             Console.out(lines.joined(separator: "\n"))
         }
+    }
+
+    /// Attributes kept (by name or renaming identifier) whose default changed: "changed
+    /// Session.speed: default 20 -> 2 (new objects only; stored values stay)".
+    static func defaultChanges(from source: Schema, to destination: Schema) -> [SchemaChange] {
+        var lines: [SchemaChange] = []
+        for entity in destination.entities {
+            guard let old = source.entity(named: entity.canonicalIdentifier) ?? source.entity(named: entity.name) else { continue }
+            for attribute in entity.attributes {
+                guard let before = old.attributes.first(where: { $0.canonicalIdentifier == attribute.canonicalIdentifier || $0.name == attribute.name }),
+                      before.defaultValue != attribute.defaultValue else { continue }
+                let shown = { (value: Value?) in value.map { "\($0)" } ?? "none" }
+                lines.append(SchemaChange(kind: .changed, entity: entity.name, property: attribute.name,
+                                          detail: "default \(shown(before.defaultValue)) -> \(shown(attribute.defaultValue)) (new objects only; stored values stay)"))
+            }
+        }
+        return lines
     }
 }

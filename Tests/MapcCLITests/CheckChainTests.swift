@@ -75,6 +75,17 @@ struct CheckChainTests {
         #expect(run.status == 0 && run.stderr.contains("note: \(said)"), "\(run.stderr)")
     }
 
+    /// `diff` left out a changed default (a developer reviewing a step never learned that new
+    /// objects get another value): listed, saying stored values stay.
+    @Test func diffListsChangedDefaults() throws {
+        let folder = try CLI.project(versions: [("v1", "  Session:\n    attributes:\n      speed: { type: int64, default: 20 }\n      comment: { type: string, default: \"no comment\" }\n"),
+                                                ("v2", "  Session:\n    attributes:\n      speed: { type: int64, default: 2 }\n      comment: { type: string, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.status == 0 && diff.stdout.contains("changed  Session.speed: default 20 -> 2 (new objects only; stored values stay)")
+                && diff.stdout.contains(#"changed  Session.comment: default "no comment" -> none"#), "\(diff.stdout)")
+    }
+
     /// An attribute made required with a default: nil values become the default, as in Core
     /// Data's lightweight migration, and `plan` (and `run`'s plan line) says so, value by value.
     @Test func anInferredStepThatFillsNilsWithADefaultSaysSo() throws {
