@@ -181,7 +181,7 @@ struct StoreTests {
         try store.database.close()
         let error = #expect(throws: MapcError.self) { try Store.open(at: path, schema: schema) }
         let message = error?.description ?? ""
-        #expect(message.contains("has no table \(join), where version b1 keeps a many-to-many relationship") && !message.contains("damaged"), "\(message)")
+        #expect(message.contains("has no table \(join), where version b1 keeps a to-many relationship's links") && !message.contains("damaged"), "\(message)")
     }
 
     /// A key looked up under any entity of a hierarchy finds the row whichever entity it is, even

@@ -154,7 +154,7 @@ public final class Store: @unchecked Sendable {
             }
             // A join table: its name follows Core Data's observed rule, which a store may not.
             let joins = present.filter { $0.hasPrefix("z_") && $0.dropFirst(2).first?.isNumber == true }.sorted()
-            throw MapcError.store("\(path ?? "the store") has no table \(table.name), where version \(schema.version) keeps a many-to-many relationship"
+            throw MapcError.store("\(path ?? "the store") has no table \(table.name), where version \(schema.version) keeps a to-many relationship's links (a many-to-many, or an ordered to-many without an inverse)"
                                   + (joins.isEmpty ? "" : " (the store has \(joins.joined(separator: ", ")))")
                                   + ": if Core Data wrote the store, it named the table otherwise than mapc expects; please report it with the model")
         }
