@@ -67,4 +67,12 @@ struct TimestampTests {
             #expect(DecimalDigits.isExact(fraction, digits) == slow, "\(digits)")
         }
     }
+    /// A timestamp made from any 64-bit whole seconds (the public initializer takes them) is
+    /// compared and counted without a trap.
+    @Test func extremeWholeSecondsNeverTrap() throws {
+        let top = try #require(Timestamp(wholeSeconds: .max, fraction: 0.5)), bottom = try #require(Timestamp(wholeSeconds: .min, fraction: 0))
+        #expect(bottom < top && !(top < bottom))
+        #expect(top.seconds(since: .reference) > 9e18 && bottom.seconds(since: .reference) < -9e18)
+        #expect(top.seconds(from: bottom) > 1.8e19)
+    }
 }

@@ -99,7 +99,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Seconds from `other` to this instant, the nearest double.
     package func seconds(from other: Timestamp) -> Double {
-        Double(base - other.base) + (offset - other.offset)
+        Self.difference(base, other.base) + (offset - other.offset)
+    }
+
+    /// `a - b` as a double, never trapping (a `Timestamp` made from any 64-bit whole seconds).
+    private static func difference(_ a: Int64, _ b: Int64) -> Double {
+        let (exact, overflow) = a.subtractingReportingOverflow(b)
+        return overflow ? Double(a) - Double(b) : Double(exact)
     }
 
     /// The instant a `Date` names, exactly.
@@ -116,7 +122,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The instant's seconds counted from `epoch`: exactly the double read from a store that
     /// counts from it, else the nearest double (one rounding).
     public func seconds(since epoch: Epoch) -> Double {
-        Double(base - epoch.offset) + offset
+        Self.difference(base, epoch.offset) + offset
     }
 
     /// Seconds since 1970, the nearest double.
@@ -130,8 +136,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         // Bases a second apart, one of them in the form before its base: that form is the later
         // of the two exactly when its offset is past the other's fraction less a second (exact:
         // a fraction of a half or more less one is a double).
-        if lhs.base + 1 == rhs.base, rhs.offset < 0 { return lhs.offset < 0.5 || lhs.offset - 1 < rhs.offset }
-        if rhs.base + 1 == lhs.base, lhs.offset < 0 { return rhs.offset >= 0.5 && lhs.offset < rhs.offset - 1 }
+        if lhs.base < .max, lhs.base + 1 == rhs.base, rhs.offset < 0 { return lhs.offset < 0.5 || lhs.offset - 1 < rhs.offset }
+        if rhs.base < .max, rhs.base + 1 == lhs.base, lhs.offset < 0 { return rhs.offset >= 0.5 && lhs.offset < rhs.offset - 1 }
         return lhs.base < rhs.base
     }
 
