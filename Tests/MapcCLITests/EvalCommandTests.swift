@@ -23,6 +23,17 @@ struct EvalCommandTests {
         #expect(try CLI.run(["eval", "--", "-9223372036854775809"], in: project).stdout == "\"-9223372036854775809\"\n")
     }
 
+    /// `"\x41"` was "x41", `"\101"` "101" and `"^\d+$"` the pattern `^d+$`: an escape a string
+    /// did not know lost its backslash, in silence. C's escapes are read; any other is an error.
+    @Test func stringEscapesAreCsOrAnError() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        #expect(try CLI.run(["eval", "--", #""A" == "\x41" AND "A" == "\101" AND "\a\b\f\v" == "\u0007\u0008\u000C\u000B""#], in: project).stdout == "true\n")
+        #expect(try CLI.run(["eval", "--", #""12" MATCHES "^\\d+$""#], in: project).stdout == "true\n")
+        let unknown = try CLI.run(["eval", "--", #""12" MATCHES "^\d+$""#], in: project)
+        #expect(unknown.status == 1 && unknown.stderr.contains(#"'\d' is no escape a string knows; write '\\d'"#), "\(unknown.stderr)")
+    }
+
     @Test func anObjectIsBoundToSourceAndSelf() throws {
         let project = try CLI.project()
         defer { try? FileManager.default.removeItem(at: project) }

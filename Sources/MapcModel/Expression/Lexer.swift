@@ -1,7 +1,8 @@
 /// Turns expression text into tokens, each with its source range.
 ///
 /// Numbers: decimal, `0x` hex, `0o` octal, `0b` binary, fractions and exponents. Strings in
-/// double or single quotes with `\n \t \r \0 \\ \" \' \uXXXX` escapes. Keywords case-insensitive;
+/// double or single quotes with C's escapes (`\n \t \r \a \b \f \v \\ \" \'`, octal `\101`, `\x41`) and
+/// `\uXXXX`; any other backslash is an error (taken as the character alone, it changed text in silence). Keywords case-insensitive;
 /// `#` before a word makes it a plain key.
 struct Lexer {
     private let scalars: [Unicode.Scalar]
@@ -181,7 +182,26 @@ struct Lexer {
             case "n": result.append("\n")
             case "t": result.append("\t")
             case "r": result.append("\r")
-            case "0": result.append("\0")
+            case "a": result.append("\u{07}")
+            case "b": result.append("\u{08}")
+            case "f": result.append("\u{0C}")
+            case "v": result.append("\u{0B}")
+            case "\\", "\"", "'": result.append(escaped)
+            case "0"..."7":
+                // C's octal escape: up to three octal digits (`\0` is NUL, `\101` is "A").
+                var code = escaped.value - 48, count = 1
+                while count < 3, let digit = peek(), ("0"..."7").contains(digit) { code = code * 8 + digit.value - 48; position += 1; count += 1 }
+                guard let decoded = Unicode.Scalar(code) else {
+                    return .failure(ExpressionError("'\\\(String(escaped))…' is not a character", at: SourceRange(position - count - 1, position)))
+                }
+                result.append(decoded)
+            case "x":
+                var hex = ""
+                while hex.count < 2, let digit = peek(), digit.properties.isASCIIHexDigit { hex.unicodeScalars.append(digit); position += 1 }
+                guard hex.count == 2, let code = UInt32(hex, radix: 16), let decoded = Unicode.Scalar(code) else {
+                    return .failure(ExpressionError("'\\x' must be followed by two hex digits naming a character", at: SourceRange(position - hex.count - 2, position)))
+                }
+                result.append(decoded)
             case "u":
                 var hex = ""
                 while hex.count < 4, let digit = peek(), digit.properties.isASCIIHexDigit { hex.unicodeScalars.append(digit); position += 1 }
@@ -189,7 +209,10 @@ struct Lexer {
                     return .failure(ExpressionError("'\\u' must be followed by four hex digits naming a character", at: SourceRange(position - hex.count - 2, position)))
                 }
                 result.append(decoded)
-            default: result.append(escaped)
+            default:
+                // Taken as the character alone, it changed the text in silence (`"^\d+$"` matched "ddd").
+                return .failure(ExpressionError("'\\\(String(escaped))' is no escape a string knows", at: SourceRange(position - 2, position),
+                                                fix: "write '\\\\\(String(escaped))' for a backslash followed by \(String(escaped)) (a pattern's \\\(String(escaped)), say); the escapes are \\n \\t \\r \\a \\b \\f \\v \\\\ \\\" \\' \\ooo (octal) \\xhh \\uhhhh"))
             }
         }
         return .failure(ExpressionError("unterminated string; add the closing \(quote)", at: SourceRange(start, start + 1)))
