@@ -34,6 +34,26 @@ struct EvalCommandTests {
         #expect(unknown.status == 1 && unknown.stderr.contains(#"'\d' is no escape a string knows; write '\\d'"#), "\(unknown.stderr)")
     }
 
+    /// A grammar probe's findings: a reserved word's hint named another key (`#NO` for `no`);
+    /// `nums CONTAINS 2` was refused when the key's type is not known (Apple's CONTAINS is also
+    /// membership); `noindex:` was unknown; `%@` and `:=` were "unexpected character"; `1.5.2`
+    /// said "unexpected '0.2'"; `mode:` broke ties by a hash's order.
+    @Test func whatTheGrammarProbeFound() throws {
+        let project = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: project) }
+        let reserved = try CLI.run(["eval", "--object", #"{"d": {"no": 5}}"#, "d.no"], in: project)
+        #expect(reserved.stderr.contains("write '#no' to use it as a key"), "\(reserved.stderr)")
+        #expect(try CLI.run(["eval", "--object", #"{"d": {"no": 5}}"#, "d.#no"], in: project).stdout == "5\n")
+        #expect(try CLI.run(["eval", "--object", #"{"nums": [1, 2, 3]}"#, "--predicate", "nums CONTAINS 2"], in: project).stdout == "true\n")
+        #expect(try CLI.run(["eval", "noindex:(5) + 1"], in: project).stdout == "6\n")
+        let format = try CLI.run(["eval", "--", "name == %@"], in: project)
+        #expect(format.status == 1 && format.stderr.contains("'%@' is a format specifier, which mapc does not read"), "\(format.stderr)")
+        let number = try CLI.run(["eval", "--", "1.5.2"], in: project)
+        #expect(number.stderr.contains("unexpected '.2' after a complete expression"), "\(number.stderr)")
+        let mode = try CLI.run(["eval", #"mode:({"b", "a", "a", "b"})"#], in: project).stdout.filter { !$0.isWhitespace }
+        #expect(mode == #"["a"]"#, "\(mode)")
+    }
+
     @Test func anObjectIsBoundToSourceAndSelf() throws {
         let project = try CLI.project()
         defer { try? FileManager.default.removeItem(at: project) }

@@ -42,7 +42,7 @@ struct AppleExamplesTests {
         .init("FALSEPREDICATE", "false"),
         .init("name MATCHES '[A-Z][a-z]+'", "true"),
         .init("MAX(1, 5, 10)", "10"),
-        .init("name == %@", "error: unexpected character '%'"),
+        .init("name == %@", "error: '%@' is a format specifier, which mapc does not read"),
         // The project's guide (DEVELOPERS.md).
         .init("$source.note.body", "\"Milk and eggs\""),
         .init("image != nil", "true"),

@@ -68,6 +68,7 @@ extension ExpressionChecker {
         case .bitwiseAnd, .bitwiseOr, .bitwiseXor, .leftShift, .rightShift, .onesComplement:
             needNumbers(true)
             return .integer
+        case .noIndex: return types[0]
         default: return .unknown
         }
     }

@@ -94,7 +94,9 @@ extension ExpressionChecker {
             default: error("IN needs a collection or a string on its right, not \(article(right))", rightExpression.range)
             }
         case .contains:
+            // A collection's CONTAINS is membership; a key of no known type may hold one.
             if case .collection = left { break }
+            if left.isOpen { break }
             fallthrough
         case .beginsWith, .endsWith, .like, .matches:
             for (side, expression) in [(left, leftExpression), (right, rightExpression)] where side != .string && !side.isOpen {

@@ -181,6 +181,7 @@ package struct ExpressionChecker {
 
     func article(_ type: ExprType) -> String {
         switch type {
+        case .object(""): return "an object"
         case .collection, .object, .manager, .policy, .context, .fetchRequest: return "a \(type)"
         default: return English.withArticle("\(type)")
         }

@@ -113,6 +113,7 @@ extension Evaluator {
             guard (0..<64).contains(amount) else { throw failure("shift amounts run from 0 to 63, found \(amount)", range) }
             return .scalar(.integer(function == .leftShift ? try integer(0) << amount : try integer(0) >> amount))
         case .onesComplement: return .scalar(.integer(~(try integer(0))))
+        case .noIndex: return arguments[0]
         case .sum, .count, .min, .max, .average, .median, .mode, .stddev:
             return .null
         }
@@ -132,9 +133,11 @@ extension Evaluator {
         if function == .mode {
             var counts: [EvalValue: Int] = [:]
             var best: (EvalValue, Int)?
+            // Ties go to the value that reaches the highest count first, reading in order.
             for item in items {
-                counts[item, default: 0] += 1
-                if best == nil || counts[item]! > best!.1 { best = (item, counts[item]!) }
+                let count = counts[item, default: 0] + 1
+                counts[item] = count
+                if count > best?.1 ?? 0 { best = (item, count) }
             }
             return best.map { .collection([$0.0], ordered: true) } ?? .collection([], ordered: true)
         }

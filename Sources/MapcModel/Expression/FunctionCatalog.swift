@@ -9,6 +9,8 @@ package enum NamedFunction: String, CaseIterable, Sendable {
     case uppercase = "uppercase:", lowercase = "lowercase:", length = "length:"
     case now = "now", random = "random", randomUpTo = "randomn:"
     case bitwiseAnd = "bitwiseAnd:with:", bitwiseOr = "bitwiseOr:with:", bitwiseXor = "bitwiseXor:with:", leftShift = "leftshift:by:", rightShift = "rightshift:by:", onesComplement = "onesComplement:"
+    /// Apple's hint to its SQL store not to use an index: the value itself.
+    case noIndex = "noindex:"
 
     /// Aggregates accept one collection argument or several values.
     var isAggregate: Bool {

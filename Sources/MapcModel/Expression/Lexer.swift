@@ -101,6 +101,13 @@ struct Lexer {
             position += 1
             return .success(Token(kind: .symbol(String(scalar)), range: SourceRange(start, position)))
         }
+        if scalar == "%", let second = peek(1), "@Kdfis".unicodeScalars.contains(second) {
+            return .failure(ExpressionError("'%\(second)' is a format specifier, which mapc does not read", at: SourceRange(start, start + 2),
+                                            fix: "write the value itself (a key, or a quoted string): a mapping file holds the final text"))
+        }
+        if scalar == ":", peek(1) == "=" {
+            return .failure(ExpressionError("':=' assigns a variable, which mapc does not read", at: SourceRange(start, start + 2), fix: "write the value where the variable is read"))
+        }
         return .failure(ExpressionError("unexpected character '\(scalar)'", at: SourceRange(start, start + 1)))
     }
 

@@ -76,10 +76,9 @@ package struct ExpressionParser {
         case .end: return "the end of the expression"
         case .identifier(let name), .escapedIdentifier(let name): return "'\(name)'"
         case .variable(let name): return "'$\(name)'"
-        case .integer(let value): return "'\(value)'"
-        case .bigInteger(let text): return "'\(text)'"
-        case .double(let value): return "'\(value)'"
-        case .string(let text): return "the string \"\(text.prefix(30))\""
+        // Numbers as written (`1.5.2` reads 1.5, then `.2`: not "0.2").
+        case .integer, .bigInteger, .double: return "'\(sourceText(of: token))'"
+        case .string(let text): return "\"\(text.prefix(30))\""
         case .selector(let name): return "'\(name)'"
         case .collectionOperator(let name): return "'@\(name)'"
         case .keyword(let keyword): return "'\(keyword.rawValue)'"
@@ -297,12 +296,18 @@ package struct ExpressionParser {
         }
     }
 
+    /// A token's text as the expression writes it.
+    private func sourceText(of token: Token) -> String {
+        guard token.range.start >= 0, token.range.end <= scalars.count, token.range.start < token.range.end else { return "" }
+        var text = ""
+        text.unicodeScalars.append(contentsOf: scalars[token.range.start..<token.range.end])
+        return text
+    }
+
     /// A keyword read as a key, as written: `sIZE` is the key `sIZE`, not `size` (an entity may have both).
     private func written(_ token: Token, _ keyword: Keyword) -> String {
-        guard token.range.start >= 0, token.range.end <= scalars.count, token.range.start < token.range.end else { return keyword.rawValue.lowercased() }
-        var word = ""
-        word.unicodeScalars.append(contentsOf: scalars[token.range.start..<token.range.end])
-        return word
+        let word = sourceText(of: token)
+        return word.isEmpty ? keyword.rawValue.lowercased() : word
     }
 
     private mutating func pathComponent() throws -> PathComponent {
@@ -318,8 +323,14 @@ package struct ExpressionParser {
         case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
             // FIRST/LAST/SIZE are reserved only inside brackets; as keys they read as written.
             return .key(written(token, keyword), token.range)
+        case .keyword(.selfKeyword):
+            // Key-value coding's `nums.@sum.self`: the operator's result is the value already.
+            throw ExpressionError("'\(written(token, .selfKeyword))' after a '.' reads no key", at: token.range,
+                                  fix: "leave '.\(written(token, .selfKeyword))' out (`nums.@sum` is the sum), or write '#\(written(token, .selfKeyword))' for a key of that name")
         case .keyword(let keyword):
-            throw ExpressionError("'\(keyword.rawValue)' is a reserved word", at: token.range, fix: "write '#\(keyword.rawValue)' to use it as a key")
+            // The key as written: `#` keys are read as spelt (`#NO` is another key than `#no`).
+            let word = written(token, keyword)
+            throw ExpressionError("'\(word)' is a reserved word", at: token.range, fix: "write '#\(word)' to use it as a key")
         default:
             throw ExpressionError("expected a key after '.', found \(describe(token))", at: token.range)
         }
