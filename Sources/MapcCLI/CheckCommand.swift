@@ -36,6 +36,11 @@ struct CheckCommand: ParsableCommand {
         var renderer = DiagnosticRenderer()
         var summaries: [String] = []
         let wholeProject = self.files.isEmpty
+        // Folders named on purpose must exist (a misspelt one checked nothing, exit 0).
+        try reportingErrors {
+            if let named = mappingOptions.folder { try MappingCatalog.requireFolder(named) }
+            if wholeProject { try SchemaCatalog.requireFolder(schemaOptions.schemas) }
+        }
         let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappingOptions.path(schemaOptions)) : self.files
         if files.isEmpty {
             Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappingOptions.path(schemaOptions)) have no .yaml files; name files or pass --schemas/--mappings")

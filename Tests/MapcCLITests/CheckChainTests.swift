@@ -86,6 +86,20 @@ struct CheckChainTests {
                 && diff.stdout.contains(#"changed  Session.comment: default "no comment" -> none"#), "\(diff.stdout)")
     }
 
+    /// `check --strict --mappings ./mapings` (a typo) checked no mapping and passed, exit 0: a
+    /// CI gate stayed green. A folder named on purpose must exist, as `run` and `plan` require;
+    /// a missing schemas folder is said as such (it was "no .yaml files").
+    @Test func checkRefusesAMappingsOrSchemasFolderThatDoesNotExist() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let typo = try CLI.run(["check", "--strict", "--mappings", "./mapings"], in: folder)
+        #expect(typo.status == 2 && typo.stderr.contains("mappings folder './mapings' does not exist; did you mean ./mappings?"), "\(typo.stdout)\(typo.stderr)")
+        let schemas = try CLI.run(["check", "--schemas", "./schema"], in: folder)
+        #expect(schemas.status == 2 && schemas.stderr.contains("schemas folder './schema' does not exist"), "\(schemas.stdout)\(schemas.stderr)")
+        #expect(try CLI.run(["check", "--mappings", "./mappings"], in: folder).status == 0)
+    }
+
     /// An attribute made required with a default: nil values become the default, as in Core
     /// Data's lightweight migration, and `plan` (and `run`'s plan line) says so, value by value.
     @Test func anInferredStepThatFillsNilsWithADefaultSaysSo() throws {

@@ -23,13 +23,17 @@ public struct MappingCatalog: Sendable {
     /// The folder's mappings: the folder named (which must exist), or `./mappings` when none is
     /// named (which may be missing: every step is then inferred, or refused).
     public init(folder: String?) throws {
-        if let folder {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw MapcError.notFound("mappings folder '\(folder)' does not exist" + (FileManager.default.fileExists(atPath: "./mappings") ? "; did you mean ./mappings?" : ""))
-            }
-        }
+        if let folder { try Self.requireFolder(folder) }
         try self.init(directory: folder ?? "./mappings")
+    }
+
+    /// A mappings folder named on purpose must exist: a misspelt one is not an empty project
+    /// (`check --mappings ./mapings` checked nothing and passed).
+    package static func requireFolder(_ folder: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MapcError.notFound("mappings folder '\(folder)' does not exist" + (FileManager.default.fileExists(atPath: "./mappings") ? "; did you mean ./mappings?" : ""))
+        }
     }
 
     /// Reads every `.yaml`/`.yml` mapping file in the folder (a missing folder is an empty catalog).

@@ -51,10 +51,7 @@ public struct SchemaCatalog: Sendable {
 
     private init(directory: String, partial: Bool) throws {
         self.directory = directory
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw MapcError.notFound("schemas folder '\(directory)' does not exist: name the folder that holds the schema files (the mapc command looks for schemas/ in the folder it runs in; --schemas DIR names another)")
-        }
+        try Self.requireFolder(directory)
         var diagnostics: [Diagnostic] = []
         var sources: [SourceFile] = []
         for path in SourceFile.yamlFiles(in: directory) {
@@ -72,6 +69,14 @@ public struct SchemaCatalog: Sendable {
         directory = ""
         load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
         if loadDiagnostics.hasErrors { throw DiagnosticsError(loadDiagnostics) }
+    }
+
+    /// The schemas folder must exist: one that does not is named, with how to name another.
+    package static func requireFolder(_ directory: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw MapcError.notFound("schemas folder '\(directory)' does not exist: name the folder that holds the schema files (the mapc command looks for schemas/ in the folder it runs in; --schemas DIR names another)")
+        }
     }
 
     /// Loads the files; the versions whose files have errors are left out (`versionsWithErrors`),
