@@ -13,7 +13,14 @@ enum Console {
         do {
             try FileHandle.standardOutput.write(contentsOf: data)
         } catch {
-            err("error: cannot write to standard output (\(String(cString: strerror(errno)))); the output is incomplete")
+            let code = errno
+            // The reader is gone (`| head -3`): end as Unix tools do, by SIGPIPE (141), which a
+            // batch ignores for its workers' pipes and so met here as an error.
+            if code == EPIPE || ((error as NSError).domain == NSPOSIXErrorDomain && (error as NSError).code == Int(EPIPE)) {
+                signal(SIGPIPE, SIG_DFL)
+                raise(SIGPIPE)
+            }
+            err("error: cannot write to standard output (\(String(cString: strerror(code)))); the output is incomplete")
             Foundation.exit(MapcExitCode.storeError)
         }
     }

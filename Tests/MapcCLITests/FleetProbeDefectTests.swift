@@ -337,6 +337,32 @@ struct FleetProbeDefectTests {
         #expect(try !CLI.run(["status", "s.db"], in: folder).stdout.contains("temporary"))
     }
 
+    /// `run --format jsonl stores | head -1` ended with exit 2 and "cannot write to standard
+    /// output (Broken pipe)", where the exit-code table says 141, by SIGPIPE, as Unix tools end
+    /// (a batch ignores SIGPIPE for its workers' pipes). It ends by the signal now.
+    @Test func aBatchWhoseReaderCloseEndsBySIGPIPE() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // With the project's policies, the batch migrates in workers (and ignores SIGPIPE for them).
+        try CLI.addMappingsAndPolicies(to: folder)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("stores"), withIntermediateDirectories: true)
+        for index in 1...6 { #expect(try CLI.run(["init", "--schema", "v4", "stores/s\(index).db"], in: folder).status == 0) }
+        let process = Process()
+        process.executableURL = CLI.executable
+        process.arguments = ["run", "--format", "jsonl", "--jobs", "1", "stores"]
+        process.currentDirectoryURL = folder
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Read the first line, then close the reader, as `head -1` does.
+        var first = Data()
+        while !first.contains(0x0A), let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty { first += byte }
+        try output.fileHandleForReading.close()
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGPIPE, "\(process.terminationReason.rawValue) \(process.terminationStatus)")
+    }
+
     /// A batch's worker is told to stop through its standard input, which it reads from the start
     /// (a signal passed on could come before it listened, and was lost: a worker migrated on after
     /// the batch said it stopped), and stops when that input ends (the batch killed: workers
