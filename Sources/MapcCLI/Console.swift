@@ -127,6 +127,13 @@ func reportingErrors(sources: [SourceFile] = [], _ body: () throws -> Void) thro
         case .store, .storeInUse, .unknownVersion, .notFound, .file: throw ExitCodeError(MapcExitCode.storeError)
         }
     } catch {
+        // Foundation's file errors: what and where, never "Error Domain=NSCocoaErrorDomain Code=516 … UserInfo={…}".
+        let described = error as NSError
+        if [NSCocoaErrorDomain, NSPOSIXErrorDomain].contains(described.domain) {
+            let path = (described.userInfo[NSFilePathErrorKey] as? String) ?? (described.userInfo[NSURLErrorKey] as? URL)?.path
+            Console.err("error: \(path.map { "\($0): " } ?? "")\(Files.reason(of: error))")
+            throw ExitCodeError(MapcExitCode.storeError)
+        }
         guard let sqlite = MapcError(sqlite: error) else { throw error }
         Console.err("error: \(sqlite)")
         throw ExitCodeError(MapcExitCode.storeError)

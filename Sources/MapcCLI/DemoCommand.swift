@@ -55,7 +55,7 @@ struct DemoCommand: ParsableCommand {
         demo.registerPolicies()
         try reportingErrors {
             let folder = try directory.map { URL(fileURLWithPath: $0) } ?? Files.newTemporaryFolder(prefix: "mapc-demo-")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Files.makeFolder(folder.path)
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
             let catalog = try SchemaCatalog(directory: demo.schemasFolder)
             let mappings = try MappingCatalog(directory: demo.mappingsFolder)

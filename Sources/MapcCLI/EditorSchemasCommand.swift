@@ -15,7 +15,7 @@ struct EditorSchemasCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            try Files.makeFolder(output)
             var written: [String] = []
             for kind in [ProjectFileKind.schema, .mapping, .versionOrder] {
                 for file in EditorSchemas.files(for: kind) {

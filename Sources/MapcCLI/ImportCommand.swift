@@ -95,7 +95,7 @@ struct ImportCommand: ParsableCommand {
             }
             if !warnings.isEmpty { Console.err(DiagnosticRenderer(sources: []).render(warnings)) }
             let folderExisted = FileManager.default.fileExists(atPath: folder)
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Files.makeFolder(folder)
             // A folder made for files that then were not written goes too.
             var written = false
             defer { if !written && !folderExisted { rmdir(folder) } }

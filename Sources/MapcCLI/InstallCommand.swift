@@ -25,8 +25,8 @@ struct InstallCommand: ParsableCommand {
             let identity = PolicyKit.buildIdentity
             let bin = root.appendingPathComponent("bin"), kits = root.appendingPathComponent(PolicyKit.installedFolder)
             let library = kits.appendingPathComponent(identity)
-            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(at: kits, withIntermediateDirectories: true)
+            try Files.makeFolder(bin.path)
+            try Files.makeFolder(kits.path)
             let source = PolicyKit.executable
             let target = bin.appendingPathComponent("mapc")
             // This build's kit in a folder of its own, moved into place complete; then the

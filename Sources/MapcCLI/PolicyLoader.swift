@@ -303,7 +303,7 @@ struct Compiler {
         let compiler = Compiler(path: environment["MAPC_SWIFTC"].flatMap { $0.isEmpty ? nil : $0 } ?? "swiftc")
         let version: (status: Int32, output: String)
         do { version = try compiler.run(["--version"]) } catch {
-            throw PolicyError("mapc compiles policy files with the Swift compiler, and \(compiler.path) cannot be run (\(error)); put the toolchain that built mapc "
+            throw PolicyError("mapc compiles policy files with the Swift compiler, and \(compiler.path) cannot be run (\(Files.reason(of: error))); put the toolchain that built mapc "
                               + "(\(PolicyKit.version(in: kit.toolchain))) on PATH, or set MAPC_SWIFTC to its swiftc", status: MapcExitCode.storeError)
         }
         let found = PolicyKit.version(in: version.output), expected = PolicyKit.version(in: kit.toolchain)

@@ -436,9 +436,35 @@ package enum Files {
     }
 
     /// Creates a folder and its missing parents; nothing when it exists.
+    /// A Foundation error's cause in a few words ("No such file or directory"), never its
+    /// dump ("Error Domain=NSCocoaErrorDomain Code=260 … UserInfo={…}").
+    package static func reason(of error: any Error) -> String {
+        let described = error as NSError
+        if let underlying = described.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if described.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(described.code))) }
+        return described.localizedFailureReason ?? described.localizedDescription
+    }
+
     package static func makeFolder(_ path: String) throws {
+        // A file where a folder must be (the path itself or one above it): said as such, with
+        // the file, rather than Foundation's "Error Domain=NSCocoaErrorDomain Code=516".
+        var above = path
+        while !above.isEmpty, above != "/", above != "." {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: above, isDirectory: &isFolder) {
+                guard isFolder.boolValue else {
+                    throw MapcError.file("\(path): cannot create the folder: \(above) is a file, not a folder; name another folder, or move the file away")
+                }
+                break
+            }
+            above = (above as NSString).deletingLastPathComponent
+        }
         do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
-            throw MapcError.file("\(path): cannot create the folder (\((error as NSError).localizedFailureReason ?? error.localizedDescription))")
+            let reason = errno == EACCES || errno == EPERM || errno == EROFS ? "permission denied: choose a folder you can write, or make it writable"
+                : reason(of: error)
+            throw MapcError.file("\(path): cannot create the folder (\(reason))")
         }
     }
 
