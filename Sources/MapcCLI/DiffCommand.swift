@@ -19,7 +19,8 @@ struct DiffCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let catalog = try schemaOptions.catalog()
-            let source = try catalog.require(version: from), destination = try catalog.require(version: to)
+            // Versions, or schema files (one that is missing said as such, exit 1).
+            let source = try schemaOptions.schema(from), destination = try schemaOptions.schema(to)
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
             var lines = ["\(source.displayName) -> \(to)"]
             lines.append("model hash  \(VersionHash.modelHash(of: source).prefix(12)) -> \(VersionHash.modelHash(of: destination).prefix(12))")

@@ -37,7 +37,8 @@ struct GraphCommand: ParsableCommand {
                     text = SchemaDiagram.render(try SchemaLoader.load(source: source).schema, as: format)
                 }
             } else {
-                text = SchemaDiagram.render(try schemaOptions.catalog().require(version: subject), as: format)
+                // A version, or a file that is missing (said as one: exit 1, as `hash` says it).
+                text = SchemaDiagram.render(try schemaOptions.schema(subject), as: format)
             }
             try Console.write(text, to: output, export: .diagram)
         }
