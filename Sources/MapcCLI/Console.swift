@@ -43,8 +43,13 @@ enum Console {
         /// Whether a file beginning with these bytes is an earlier export of this kind.
         var isEarlierExport: @Sendable (String) -> Bool
 
-        /// A dump: JSON.
-        static let dataFile = Export(name: "data file (JSON)") { $0.drop { $0.isWhitespace }.hasPrefix("{") && $0.contains("\"version\"") }
+        /// A dump: JSON whose first key is "version" and which has "objects" (a package.json
+        /// or a config file naming a version is not one, and was replaced).
+        static let dataFile = Export(name: "data file (JSON)") { start in
+            let object = start.drop { $0.isWhitespace }
+            guard object.hasPrefix("{") else { return false }
+            return object.dropFirst().drop { $0.isWhitespace }.hasPrefix("\"version\"") && start.contains("\"objects\"")
+        }
         /// A diagram, Mermaid or DOT.
         static let diagram = Export(name: "diagram") { text in ["classDiagram", "flowchart", "digraph"].contains { text.drop { $0.isWhitespace }.hasPrefix($0) } }
         /// A JUnit report.

@@ -29,4 +29,23 @@ struct CLIContractProbeDefectTests {
         let version = try CLI.run(["diff", "v1", "v9"], in: folder)
         #expect(version.status == 2 && version.stderr.contains("unknown version 'v9'"), "\(version.stderr)")
     }
+    /// `dump --output package.json` replaced a package.json (any JSON naming a "version" was
+    /// taken for an earlier dump). A dump's first key is "version" and it has "objects".
+    @Test func dumpReplacesAnEarlierDumpOnly() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "v1", "s.db"], in: folder).status == 0)
+        try folder.write(#"{"name": "pkg", "version": "1.2.3"}"#, to: "package.json")
+        try folder.write(#"{"settings": {"a": 1}, "version": "2", "objects": []}"#, to: "config.json")
+        for file in ["package.json", "config.json"] {
+            let before = try folder.read(file)
+            let dump = try CLI.run(["dump", "s.db", "--output", file], in: folder)
+            #expect(dump.status == 2 && dump.stderr.contains("already exists and is not a data file"), "\(file): \(dump.stderr)")
+            #expect(try folder.read(file) == before)
+        }
+        #expect(try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder).status == 0)
+        #expect(try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder).status == 0, "an earlier dump is replaced")
+        try folder.write(#"{"version": "v1", "objects": {}}"#, to: "hand.json")
+        #expect(try CLI.run(["dump", "s.db", "--output", "hand.json"], in: folder).status == 0, "a data file written by hand too")
+    }
 }
