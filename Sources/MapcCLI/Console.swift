@@ -9,6 +9,13 @@ enum Console {
         standardOutput(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 
+    /// Writes text for people to standard output: a bidirectional control in a store's name
+    /// shown as `<U+202E>` (it reordered the line around it), as on standard error. JSON, data
+    /// and files written go through `out` unchanged.
+    static func text(_ text: String) {
+        out(TerminalText.visible(text))
+    }
+
     private static func standardOutput(_ data: Data) {
         do {
             try FileHandle.standardOutput.write(contentsOf: data)

@@ -94,7 +94,7 @@ struct PlanCommand: ParsableCommand {
                             report.write(.object([("store", .string(store)), ("result", .string("current")), ("from", .string(plan.current.version)), ("to", .string(plan.target.version)),
                                                   ("steps", .integer(0)), ("plan", .array([]))]))
                         } else {
-                            Console.out("\(store) is already at \(plan.target.version); nothing to do")
+                            Console.text("\(store) is already at \(plan.target.version); nothing to do")
                         }
                         continue
                     }
@@ -120,7 +120,7 @@ struct PlanCommand: ParsableCommand {
                     var lines = ["\(store) is at \(plan.current.version); \(English.count(plan.steps.count, "step")) to \(plan.target.version):"]
                     for (index, description) in Self.describe(plan.steps).enumerated() { lines.append("  \(index + 1). \(description)") }
                     for note in Self.inferenceNotes(plan.steps) + plan.notes { lines.append("  note: \(note)") }
-                    Console.out(lines.joined(separator: "\n"))
+                    Console.text(lines.joined(separator: "\n"))
                 } catch where paths.count > 1 || report != nil {
                     // One store's problem does not hide the others' plans.
                     Console.err("error: " + BatchOutcome.message(of: error, naming: store))

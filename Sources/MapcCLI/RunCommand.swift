@@ -133,7 +133,7 @@ struct RunCommand: ParsableCommand {
                             current.notes = copied.notes
                             Console.out(current.json.serialized(pretty: true))
                         } else {
-                            Console.out("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
+                            Console.text("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
                             for note in copied.notes { Console.err("note: \(note)") }
                         }
                         return
@@ -385,7 +385,7 @@ struct RunCommand: ParsableCommand {
                                 stopped == 0 ? "" : ", \(stopped) stopped (left untouched)",
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(workers, max(1, outcomes.count)),
                                 strays == 0 ? "" : "; \(English.count(strays, "file")) passed over"))
-            Console.out(lines.joined(separator: "\n"))
+            Console.text(lines.joined(separator: "\n"))
             // Each store's notes, said once for every store that has the same (`--format json` lists them per store).
             var stores: [String: [String]] = [:], order: [String] = []
             for outcome in outcomes {
@@ -490,7 +490,7 @@ struct RunCommand: ParsableCommand {
             Console.out(json.serialized(pretty: true))
             return
         }
-        Console.out(Self.report(outcome, steps: steps, store: store, dryRun: dryRun, output: output, seconds: seconds))
+        Console.text(Self.report(outcome, steps: steps, store: store, dryRun: dryRun, output: output, seconds: seconds))
         for note in outcome.notes { Console.err("note: \(note)") }
     }
 
@@ -500,7 +500,7 @@ struct RunCommand: ParsableCommand {
         var lines: [String] = []
         guard let summary = outcome.summary, let firstStep = outcome.steps.first else { return "\(store): nothing to do" }
         let first = firstStep.sourceVersion, last = summary.destinationVersion
-        let verb = dryRun ? "dry run: \(store) would migrate" : (output != nil ? "migrated \(store) into \(output!)" : "migrated \(store)")
+        let verb = dryRun ? "dry run: \(store) would migrate" : (output.map { "migrated \(store) into \($0)" } ?? "migrated \(store)")
         lines.append(String(format: "%@ from %@ to %@ in %.2f s", verb, first, last, seconds))
         for (step, summary) in zip(steps, outcome.steps) {
             if steps.count > 1 { lines.append("  \(step.source.version) -> \(step.destination.version) (\(step.isInferred ? "inferred" + PlanCommand.passing(step) : "mapping file")):") }

@@ -45,7 +45,7 @@ struct StatusCommand: ParsableCommand {
                     switch format {
                     case .json: reports.append(json(status, store: store, catalog: catalog))
                     case .jsonl: lines?.write(json(status, store: store, catalog: catalog))
-                    case .text: Console.out((index > 0 ? "\n" : "") + TerminalText.visible(text(status, store: store, catalog: catalog)))
+                    case .text: Console.text((index > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
                     }
                 } catch where paths.count > 1 || format == .jsonl {
                     Console.err("error: " + BatchOutcome.message(of: error, naming: store))

@@ -48,4 +48,18 @@ struct CLIContractProbeDefectTests {
         try folder.write(#"{"version": "v1", "objects": {}}"#, to: "hand.json")
         #expect(try CLI.run(["dump", "s.db", "--output", "hand.json"], in: folder).status == 0, "a data file written by hand too")
     }
+    /// A store named with a right-to-left override (U+202E) reordered `run`'s summary, its
+    /// batch table and `plan`'s text on standard output, which `status` and standard error show
+    /// as `<U+202E>`: shown so on every text for people.
+    @Test func aBidirectionalControlInAStoresNameIsShown() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = "a\u{202E}b.db"
+        #expect(try CLI.run(["init", "--schema", "v1", name], in: folder).status == 0)
+        #expect(try CLI.run(["init", "--schema", "v1", "plain.db"], in: folder).status == 0)
+        for command in [["plan", name], ["run", "--dry-run", "--accept-data-loss", name], ["run", "--dry-run", "--accept-data-loss", name, "plain.db"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.stdout.contains("a<U+202E>b.db") && !result.stdout.contains("\u{202E}"), "\(command): \(result.stdout)\(result.stderr)")
+        }
+    }
 }
