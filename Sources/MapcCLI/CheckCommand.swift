@@ -9,7 +9,8 @@ struct CheckCommand: ParsableCommand {
         abstract: "Validate schema and mapping files and report every problem with file:line:col.",
         discussion: """
         Mapping files are checked against their source and destination versions in --schemas. \
-        Exit status: 0 when no file has errors, 1 otherwise (--strict counts warnings as errors).
+        Exit status: 0 when no file has errors, 1 otherwise (--strict counts warnings as errors), 2 when a folder named (or, \
+        with no files, the schemas folder) does not exist.
         """
     )
 

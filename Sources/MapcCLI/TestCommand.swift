@@ -21,7 +21,8 @@ struct TestCommand: ParsableCommand {
         'Note: count == 200', 'Note: every title != nil', 'Note: some ANY attachments.caption BEGINSWITH "Milk"', \
         'Note: no body == nil' (a bare predicate is 'every'). --record writes the expected files from today's results, \
         for review. Name fixtures (notes-v1, or fixtures/notes-v1.sqlite) to run their cases alone. \
-        Exit status: 0 when every case passed, 1 when one failed, 2 when the fixtures cannot be read.
+        Exit status: 0 when every case passed, 1 when one failed, 2 when the fixtures cannot be read, a fixture named \
+        or a --to version is unknown, or the JUnit file cannot be written.
         """
     )
 
