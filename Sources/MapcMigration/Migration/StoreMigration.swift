@@ -88,7 +88,12 @@ package enum StoreMigration {
     package static func inPlaceProblem(_ path: String, real: String) -> MapcError? {
         if let problem = Files.unwritableFolderProblem(of: path) { return MapcError.store(problem) }
         if Files.isReadOnlyStore(real) {
-            return MapcError.store("\(path) is read-only: a migration replaces it with the migrated store. Make it writable (chmod u+w) to migrate it in place, "
+            // Its owner's write bit may be set: then it is another user's file (chmod u+w would do nothing).
+            var info = stat()
+            let others = stat(real, &info) == 0 && info.st_uid != geteuid()
+            let mend = others ? "It belongs to another user (uid \(info.st_uid)): run as that user, or have it given to you (chown) or made writable for you, to migrate it in place"
+                : "Make it writable (chmod u+w) to migrate it in place"
+            return MapcError.store("\(path) is read-only\(others ? " for you" : ""): a migration replaces it with the migrated store. \(mend), "
                                    + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
         }
         if let links = Files.linkCount(real), links > 1 {
