@@ -62,4 +62,25 @@ struct CLIContractProbeDefectTests {
             #expect(result.stdout.contains("a<U+202E>b.db") && !result.stdout.contains("\u{202E}"), "\(command): \(result.stdout)\(result.stderr)")
         }
     }
+    /// `cat d.json | mapc load /dev/stdin s.db` said /dev/stdin was "a symbolic link to
+    /// /proc/self/fd/0, which does not exist" and to copy with `cp -rL`: it is a pipe.
+    @Test func aPipeNamedAsAFileIsSaidToBeOne() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {}}"#, to: "d.json")
+        let load = try CLI.run(["load", "/dev/stdin", "s.db"], in: folder, input: folder.appendingPathComponent("d.json"))
+        // A file given as standard input is a file; through a pipe (the shell's `cat … |`) it is not.
+        let piped = Process()
+        piped.executableURL = URL(fileURLWithPath: "/bin/sh")
+        piped.arguments = ["-c", "cat d.json | '\(CLI.executable.path)' load /dev/stdin p.db"]
+        piped.currentDirectoryURL = folder
+        let errors = Pipe()
+        piped.standardError = errors
+        piped.standardOutput = FileHandle.nullDevice
+        try piped.run()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        piped.waitUntilExit()
+        #expect(piped.terminationStatus == 1 && said.contains("/dev/stdin is a pipe (standard input, say), which mapc does not read") && !said.contains("cp -rL"), "\(said)")
+        #expect(load.status == 0, "a file given as standard input is read: \(load.stderr)")
+    }
 }

@@ -74,6 +74,7 @@ package enum Files {
             let from = path.hasPrefix("/") ? "" : " (relative paths start from \(FileManager.default.currentDirectoryPath))"
             throw MapcError.input("\(path): no such file; check the path\(from)")
         case .symbolicLink:
+            if let pipe = pipeDescription(path) { throw MapcError.input(pipe) }
             throw MapcError.input("\(danglingLinkDescription(path)); give \(what) itself, or a link to one that exists (a copy made with `cp -r` keeps relative links that no longer lead anywhere: copy with `cp -rL`)")
         default: break
         }
@@ -433,6 +434,20 @@ package enum Files {
             return "\(path) is a symbolic link\(target) in a loop of links that never reaches a file"
         }
         return "\(path) is a symbolic link\(target), which does not exist"
+    }
+
+    /// What a link to a pipe or socket is (`/dev/stdin` of `cat d.json | mapc load /dev/stdin`
+    /// leads to /proc/self/fd/0, and that to "pipe:[…]", no file at all), or nil for another.
+    package static func pipeDescription(_ path: String) -> String? {
+        var next = path
+        for _ in 0..<8 {
+            guard let hop = try? FileManager.default.destinationOfSymbolicLink(atPath: next) else { return nil }
+            if hop.hasPrefix("pipe:[") || hop.hasPrefix("socket:[") {
+                return "\(path) is a \(hop.hasPrefix("pipe") ? "pipe" : "socket") (standard input, say), which mapc does not read: save what it carries to a file first (`cat > data.json`) and name the file"
+            }
+            next = hop.hasPrefix("/") ? hop : (parentFolder(of: next) as NSString).appendingPathComponent(hop)
+        }
+        return nil
     }
 
     /// Creates a folder and its missing parents; nothing when it exists.
