@@ -64,7 +64,7 @@ struct InstallCommand: ParsableCommand {
             Console.out("installed \(target.path) and \(library.path) (compiling policy files with \(PolicyKit.version(in: kit.toolchain)))")
             let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { URL(fileURLWithPath: String($0)).standardizedFileURL.path }
             if !path.contains(bin.path) {
-                Console.out("\(bin.path) is not on PATH: add it (export PATH=\"\(bin.path):$PATH\") to run mapc by name")
+                Console.err("note: \(bin.path) is not on PATH: add it (export PATH=\"\(bin.path):$PATH\") to run mapc by name")
             }
         } catch let error as PolicyError {
             Console.err("error: \(error.description)")

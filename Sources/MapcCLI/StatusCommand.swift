@@ -39,13 +39,17 @@ struct StatusCommand: ParsableCommand {
             let paths = selection.stores
             let lines = format == .jsonl ? JSONLines() : nil
             var reports: [JSONValue] = []
-            for (index, store) in paths.enumerated() {
+            var shown = 0
+            for store in paths {
                 do {
                     let status = try migrator.status(ofStoreAt: URL(fileURLWithPath: store))
                     switch format {
                     case .json: reports.append(json(status, store: store, catalog: catalog))
                     case .jsonl: lines?.write(json(status, store: store, catalog: catalog))
-                    case .text: Console.text((index > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
+                    case .text:
+                        // A blank line between stores shown (not before the first, whichever failed before it).
+                        Console.text((shown > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
+                        shown += 1
                     }
                 } catch where paths.count > 1 || format == .jsonl {
                     Console.err("error: " + BatchOutcome.message(of: error, naming: store))

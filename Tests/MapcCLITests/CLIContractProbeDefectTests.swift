@@ -83,4 +83,16 @@ struct CLIContractProbeDefectTests {
         #expect(piped.terminationStatus == 1 && said.contains("/dev/stdin is a pipe (standard input, say), which mapc does not read") && !said.contains("cp -rL"), "\(said)")
         #expect(load.status == 0, "a file given as standard input is read: \(load.stderr)")
     }
+    /// `init --schema v1 FILE/s.db` named a temporary file inside FILE ("cannot open as a
+    /// SQLite store"); `test --junit FILE/j.xml` said "No such file or directory", after every
+    /// case had run. Each says FILE is a file, before any work.
+    @Test func aFileWhereAStoresFolderGoesIsSaidBeforeTheWork() throws {
+        let folder = try CLI.projectWithFixtures()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("not a folder\n", to: "FILE")
+        let initialized = try CLI.run(["init", "--schema", "v1", "FILE/s.db"], in: folder)
+        #expect(initialized.status == 2 && initialized.stderr.contains("FILE/s.db: FILE is a file, not a folder") && !initialized.stderr.contains(".tmp"), "\(initialized.stderr)")
+        let test = try CLI.run(["test", "--junit", "FILE/j.xml"], in: folder)
+        #expect(test.status == 2 && test.stderr.contains("FILE/j.xml: FILE is a file, not a folder") && !test.stdout.contains("PASS"), "\(test.stdout)\(test.stderr)")
+    }
 }

@@ -422,8 +422,13 @@ package enum Files {
     /// mapc creates stores and outputs, never the folders they go in.
     package static func missingFolderProblem(of path: String) -> String? {
         let folder = parentFolder(of: realPath(path))
-        guard kind(of: realPath(folder)) == .missing else { return nil }
-        return "\(path): the folder \(folder) does not exist; create it first (mkdir -p \(folder)) or give a path in an existing folder"
+        switch kind(of: realPath(folder)) {
+        case .missing: return "\(path): the folder \(folder) does not exist; create it first (mkdir -p \(folder)) or give a path in an existing folder"
+        case .directory: return nil
+        // `init FILE/s.db`: named a temporary file inside it, which meant nothing to the user.
+        case .regularFile: return "\(path): \(folder) is a file, not a folder; give a path in a folder"
+        default: return "\(path): \(folder) is not a folder; give a path in a folder"
+        }
     }
 
     /// What a symbolic link that leads nowhere is, for messages: the link and where it points.
