@@ -18,7 +18,7 @@ struct DiffCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let catalog = try schemaOptions.catalog()
+            let catalog = try schemaOptions.readableCatalog()
             // Versions, or schema files (one that is missing said as such, exit 1).
             let source = try schemaOptions.schema(from), destination = try schemaOptions.schema(to)
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))

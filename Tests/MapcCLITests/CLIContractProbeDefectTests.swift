@@ -95,4 +95,18 @@ struct CLIContractProbeDefectTests {
         let test = try CLI.run(["test", "--junit", "FILE/j.xml"], in: folder)
         #expect(test.status == 2 && test.stderr.contains("FILE/j.xml: FILE is a file, not a folder") && !test.stdout.contains("PASS"), "\(test.stdout)\(test.stderr)")
     }
+    /// `hash v1`, `graph v1` and `diff v1 v2` failed (exit 1) on a typo in v3.yaml, without
+    /// saying why v1 was affected: the versions whose files load are read, said in a note;
+    /// the version in error still fails with its errors.
+    @Test func aVersionIsReadWhenAnotherVersionsFileHasErrors() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(try folder.read("schemas/v3.yaml").replacingOccurrences(of: "type: string", with: "type: strng"), to: "schemas/v3.yaml")
+        for command in [["hash", "v1"], ["graph", "v1"], ["diff", "v1", "v2"]] {
+            let result = try CLI.run(command, in: folder)
+            #expect(result.status == 0 && result.stderr.contains("the files of v3 in ./schemas have errors") && !result.stdout.isEmpty, "\(command): \(result.stderr)")
+        }
+        let broken = try CLI.run(["hash", "v3"], in: folder)
+        #expect(broken.status == 1 && broken.stderr.contains("unknown type 'strng'"), "\(broken.stderr)")
+    }
 }
