@@ -24,7 +24,12 @@ struct SchemaOptions: ParsableArguments {
     func schema(_ fileOrVersion: String) throws -> Schema {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: fileOrVersion, isDirectory: &isDirectory), !isDirectory.boolValue {
-            return try SchemaLoader.load(path: fileOrVersion).schema
+            let source = try SourceFile.read(path: fileOrVersion)
+            // A mapping file was read as a schema, and its keys reported as six schema errors.
+            if ProjectFileKind.classify(source, fallback: .schema) == .mapping {
+                throw MapcError.input("\(fileOrVersion) is a mapping file, not a schema: name a schema file or a version (`mapc check --update-hashes` records a mapping's entity hashes)")
+            }
+            return try SchemaLoader.load(source: source).schema
         }
         do {
             return try catalog().require(version: fileOrVersion)

@@ -109,4 +109,13 @@ struct CLIContractProbeDefectTests {
         let broken = try CLI.run(["hash", "v3"], in: folder)
         #expect(broken.status == 1 && broken.stderr.contains("unknown type 'strng'"), "\(broken.stderr)")
     }
+    /// `hash mappings/mapping_v2_to_v3.yaml` read the mapping as a schema and reported six
+    /// schema errors; it says the file is a mapping.
+    @Test func hashOfAMappingFileSaysItIsOne() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let hash = try CLI.run(["hash", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(hash.status == 1 && hash.stderr.contains("is a mapping file, not a schema") && !hash.stderr.contains("unknown key"), "\(hash.stderr)")
+    }
 }
