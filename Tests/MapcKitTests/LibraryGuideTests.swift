@@ -108,8 +108,10 @@ struct LibraryGuideTests {
     }
 
     /// Cancelling the task of the async `migrate` stops the migration, which runs on a thread of
-    /// its own, and leaves the store as it was.
-    @Test func cancellingTheTaskStopsTheMigration() async throws {
+    /// its own, and leaves the store as it was: of a store, and of a plan (the plan, check,
+    /// migrate flow had no async form, and blocked a thread of the pool, uncancellable).
+    @Test(arguments: [false, true])
+    func cancellingTheTaskStopsTheMigration(ofAPlan: Bool) async throws {
         let app = try App()
         defer { try? FileManager.default.removeItem(at: app.folder) }
         registerUnCloudNotesPolicies()
@@ -117,14 +119,16 @@ struct LibraryGuideTests {
                                     mappingsFolder: app.resources.appendingPathComponent("mappings"))
         let before = try Data(contentsOf: app.storeURL)
         let started = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
+        let plan = try migrator.plan(forStoreAt: app.storeURL, to: "v4")
         let task = Task {
-            try await migrator.migrate(storeAt: app.storeURL, to: "v4") { progress in
+            let progress: @Sendable (MigrationProgress) -> Void = { progress in
                 if progress.isStepStart && progress.step == 0 {
                     started.signal()
                     // The first step goes on once the task has been cancelled.
                     cancelled.wait()
                 }
             }
+            return ofAPlan ? try await migrator.migrate(plan, progress: progress) : try await migrator.migrate(storeAt: app.storeURL, to: "v4", progress: progress)
         }
         await Task.detached { started.wait() }.value
         task.cancel()

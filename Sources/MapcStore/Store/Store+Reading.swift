@@ -41,7 +41,8 @@ extension Store {
     /// Calls `body` for each object whose own entity is `entity` (sub-entities excluded), in key
     /// order, reading row by row so memory stays flat on large stores.
     public func forEachObject(ofExactEntity entityName: String, _ body: (ObjectData) throws -> Void) throws {
-        try failingAsStoreErrors("cannot read the \(entityName) objects") { try readObjects(ofExactEntity: entityName, body) }
+        // What the read returns (how many rows) is not this call's answer; its errors are.
+        _ = try failingAsStoreErrors("cannot read the \(entityName) objects") { try readObjects(ofExactEntity: entityName, body) }
     }
 
     /// The object with this identity, whatever its entity; nil when the store has none.
