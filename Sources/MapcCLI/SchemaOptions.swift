@@ -40,30 +40,40 @@ struct SchemaOptions: ParsableArguments {
             }
             // Another version's file has errors: this one, whose file loads, is still what it
             // is (`hash v1` failed on a typo in v3.yaml, without saying why v1 was affected).
-            if error is DiagnosticsError, let partial = try? SchemaCatalog.partial(directory: schemas).catalog, partial.schema(version: fileOrVersion) != nil,
-               let schema = try? readableCatalog().schema(version: fileOrVersion) {
+            if error is DiagnosticsError, let partial = loadedVersions(), let schema = partial.schema(version: fileOrVersion) {
+                Self.noteFilesWithErrors(partial, in: schemas)
                 return schema
             }
             throw error
         }
     }
 
-    /// Whether the note about files with errors was said (once a run, however many versions are read).
-    nonisolated(unsafe) private static var saidFilesWithErrors = false
-
     /// The catalog for a command that only reads versions (`hash`, `graph`, `diff`): the
     /// folder's, or, when another version's file has errors, the versions whose files load, said
     /// in a note; the errors themselves when the files that load do not make an order.
     func readableCatalog() throws -> SchemaCatalog {
         do { return try catalog() } catch let error as DiagnosticsError {
-            let partial = try SchemaCatalog.partial(directory: schemas)
-            guard partial.catalog.orderProblem == nil, !partial.catalog.schemas.isEmpty else { throw error }
-            let broken = partial.catalog.versionsWithErrors.keys.sorted()
-            guard !Self.saidFilesWithErrors else { return partial.catalog }
-            Self.saidFilesWithErrors = true
-            Console.err("note: \(broken.isEmpty ? "some schema files" : "the files of " + broken.joined(separator: ", ")) in \(schemas) have errors (`mapc check` shows them); the versions whose files load are read")
-            return partial.catalog
+            guard let partial = loadedVersions() else { throw error }
+            Self.noteFilesWithErrors(partial, in: schemas)
+            return partial
         }
+    }
+
+    /// The versions whose files load, when they make an order of their own; nil otherwise.
+    private func loadedVersions() -> SchemaCatalog? {
+        guard let partial = try? SchemaCatalog.partial(directory: schemas).catalog, partial.orderProblem == nil, !partial.schemas.isEmpty else { return nil }
+        return partial
+    }
+
+    /// Whether the note about files with errors was said (once a run, however many versions are read).
+    nonisolated(unsafe) private static var saidFilesWithErrors = false
+
+    /// Says, once, that some versions' files have errors and the others are read.
+    private static func noteFilesWithErrors(_ partial: SchemaCatalog, in schemas: String) {
+        guard !saidFilesWithErrors else { return }
+        saidFilesWithErrors = true
+        let broken = partial.versionsWithErrors.keys.sorted()
+        Console.err("note: \(broken.isEmpty ? "some schema files" : "the files of " + broken.joined(separator: ", ")) in \(schemas) have errors (`mapc check` shows them); the versions whose files load are read")
     }
 }
 
