@@ -202,18 +202,14 @@ struct Lexer {
                     return .failure(ExpressionError("'\\\(String(escaped))…' is not a character", at: SourceRange(position - count - 1, position)))
                 }
                 result.append(decoded)
-            case "x":
+            case "x", "u":
+                // `\x41` (two hex digits) and `\u00e9` (four).
+                let width = escaped == "x" ? 2 : 4
                 var hex = ""
-                while hex.count < 2, let digit = peek(), digit.properties.isASCIIHexDigit { hex.unicodeScalars.append(digit); position += 1 }
-                guard hex.count == 2, let code = UInt32(hex, radix: 16), let decoded = Unicode.Scalar(code) else {
-                    return .failure(ExpressionError("'\\x' must be followed by two hex digits naming a character", at: SourceRange(position - hex.count - 2, position)))
-                }
-                result.append(decoded)
-            case "u":
-                var hex = ""
-                while hex.count < 4, let digit = peek(), digit.properties.isASCIIHexDigit { hex.unicodeScalars.append(digit); position += 1 }
-                guard hex.count == 4, let code = UInt32(hex, radix: 16), let decoded = Unicode.Scalar(code) else {
-                    return .failure(ExpressionError("'\\u' must be followed by four hex digits naming a character", at: SourceRange(position - hex.count - 2, position)))
+                while hex.count < width, let digit = peek(), digit.properties.isASCIIHexDigit { hex.unicodeScalars.append(digit); position += 1 }
+                guard hex.count == width, let code = UInt32(hex, radix: 16), let decoded = Unicode.Scalar(code) else {
+                    return .failure(ExpressionError("'\\\(String(escaped))' must be followed by \(width == 2 ? "two" : "four") hex digits naming a character",
+                                                    at: SourceRange(position - hex.count - 2, position)))
                 }
                 result.append(decoded)
             default:
