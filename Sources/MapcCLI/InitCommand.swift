@@ -26,7 +26,8 @@ struct InitCommand: ParsableCommand {
             let count = schema.entities.count
             var line = "created \(store): \(schema.displayName), \(count) entit\(count == 1 ? "y" : "ies")"
             if let catalog = try? schemaOptions.catalog(), catalog.schema(version: schema.version) != nil {
-                line += "\nversions: \(catalog.orderDescription)"
+                // An order that cannot be told is a warning (the store is made; `run` will need the order).
+                if let problem = catalog.orderProblem { Console.err("warning: \(problem)") } else { line += "\nversions: \(catalog.orderDescription)" }
             }
             Console.out(line)
         }

@@ -118,4 +118,13 @@ struct CLIContractProbeDefectTests {
         let hash = try CLI.run(["hash", "mappings/mapping_v2_to_v3.yaml"], in: folder)
         #expect(hash.status == 1 && hash.stderr.contains("is a mapping file, not a schema") && !hash.stderr.contains("unknown key"), "\(hash.stderr)")
     }
+    /// `init` in a folder whose versions have no order printed that problem on standard output
+    /// as its result's second line, exit 0: it is a warning on standard error (the store is made).
+    @Test func initSaysAnUndeterminedOrderAsAWarning() throws {
+        let folder = try CLI.project(versions: [("alpha", "  A: { attributes: { x: string? } }\n"), ("beta", "  A: { attributes: { x: string?, y: string? } }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas/versions.yaml"))
+        let result = try CLI.run(["init", "--schema", "alpha", "s.db"], in: folder)
+        #expect(result.status == 0 && result.stdout == "created s.db: S alpha, 1 entity\n" && result.stderr.contains("warning: the order of the versions alpha, beta cannot be told"), "\(result.stdout)\(result.stderr)")
+    }
 }
