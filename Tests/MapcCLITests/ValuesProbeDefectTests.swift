@@ -400,4 +400,29 @@ struct ValuesProbeDefectTests {
         let sum = try CLI.run(["eval", "average:({1e308, 1e308})"], in: folder)
         #expect(sum.stderr.contains("(their sum is past the largest double)"), "\(sum.stderr)")
     }
+    /// A review of the date fixes: a date CAST from text was rounded to the source's count even
+    /// when the run writes the other format (`.097Z` stored as `.0970001Z`), and a date made text
+    /// took the other count's shorter digits (`.734060Z` where `dump` shows `.7340598Z`, which
+    /// then did not read back as the date).
+    @Test func datesFromAndToTextRoundOnceInTheirStoresCount() throws {
+        let folder = try project(v1: "d: date?", v2: "d: date?, e: date?, t: string?",
+                                 mapping: "      d: $source.d\n      e: CAST(\"2024-07-27T02:46:56.097Z\", \"NSDate\")\n      t: CAST($source.d, \"NSString\")\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Rec": [{"id": "r1", "d": "2020-01-01T00:00:00Z"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.db"], in: folder).status == 0)
+        let queue = try DatabaseQueue(path: folder.appendingPathComponent("s.db").path)
+        try queue.write { db in try db.execute(sql: "UPDATE ZREC SET ZD = 1794128547.7340598") }
+        try queue.close()
+        let shown = try CLI.run(["dump", "s.db"], in: folder).stdout
+        #expect(shown.contains("2057-11-08T09:02:27.7340598Z"), "\(shown)")
+        // Into mapc's format: the literal is rounded once, in the destination's count.
+        let converted = try CLI.run(["run", "--layout", "mapc", "--output", "m.db", "s.db"], in: folder)
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(try column("SELECT printf('%.4f', e) || ' ' || t FROM Rec", in: folder.appendingPathComponent("m.db")) == ["1722048416.0970 2057-11-08T09:02:27.7340598Z"])
+        #expect(try column("SELECT (e = 1722048416.097) FROM Rec", in: folder.appendingPathComponent("m.db")) == ["1"])
+        // In place, Core Data's format: the same text, in Core Data's count.
+        let inPlace = try CLI.run(["run", "s.db"], in: folder)
+        #expect(inPlace.status == 0, "\(inPlace.stderr)")
+        #expect(try column("SELECT (ZE = 743741216.097) || ' ' || ZT FROM ZREC", in: folder.appendingPathComponent("s.db")) == ["1 2057-11-08T09:02:27.7340598Z"])
+    }
 }

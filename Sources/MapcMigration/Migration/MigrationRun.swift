@@ -90,6 +90,9 @@ final class MigrationRun: MigrationManagerFunctions {
         let files = step.externalFiles ?? step.source.path.map(CoreDataExternalData.beside(store:))
         let graph = StoreObjectGraph(store: step.source, readsMigrationSource: true)
         graph.externalFiles = files
+        // A date from text is rounded to the source's count only where the destination counts the
+        // same (a run converting the format would round it twice: `.097Z` stored as `.0970001Z`).
+        if step.source.strategy.dateEpoch != step.destination.strategy.dateEpoch { graph.literalDateEpoch = nil }
         sourceGraph = graph
         let now = startDate
         let evaluators = MappingEvaluators(mapping: step.mapping, policies: setup.policies, graph: graph, now: now)

@@ -180,7 +180,8 @@ extension Evaluator {
             // (A negative zero keeps its sign, as %g writes it: "-0".)
             case .scalar(.double(let d)): return .scalar(.string(d == 0 && d.sign == .minus ? "-0" : d.rounded() == d && Swift.abs(d) < 1e16 ? String(Int64(d)) : "\(d)"))
             case .scalar(.decimal(let d)): return .scalar(.string(d.description))
-            case .scalar(.date(let date)): return .scalar(.string(ISO8601.format(date)))
+            // Over a store, the digits that read back in its count, as `dump` shows them.
+            case .scalar(.date(let date)): return .scalar(.string(ISO8601.format(date, exactIn: context.graph.dateEpoch)))
             case .scalar(.uuid(let uuid)): return .scalar(.string(uuid.uuidString.lowercased()))
             case .scalar(.uri(let text)): return .scalar(.string(text))
             case .scalar(.binary(let data)): return .scalar(.string(data.base64EncodedString()))
@@ -228,7 +229,7 @@ extension Evaluator {
                 guard let date = ISO8601.parse(text) else { throw failure(ISO8601.problem(with: text), range) }
                 // Over a store, the instant it would hold for the text (a stored date loaded from
                 // the same text is equal to it, on both formats, as in Core Data).
-                if let epoch = context.graph.dateEpoch, let held = Timestamp(seconds: date.seconds(since: epoch), since: epoch) { return .scalar(.date(held)) }
+                if let epoch = context.graph.literalDateEpoch, let held = Timestamp(seconds: date.seconds(since: epoch), since: epoch) { return .scalar(.date(held)) }
                 return .scalar(.date(date))
             default:
                 // Apple's rule: a number is seconds since 2001-01-01 (the reference date).

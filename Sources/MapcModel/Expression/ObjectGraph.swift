@@ -17,11 +17,13 @@ package protocol ObjectGraph {
     /// How many objects a to-many key of an object holds (what `@count` of `value(of:key:)`
     /// gives), when the graph can say without making them; nil otherwise.
     func count(of object: ObjectRef, key: String) throws -> Int?
-    /// The count of seconds the graph's store keeps dates in, when it is a store's: a date
-    /// `CAST` from text is the instant that store would hold for the text (as `load` stores it,
-    /// and as Core Data's `NSDate` from the text is a double of its count), so that a stored
-    /// date equals the same text's.
+    /// The count of seconds the graph's store keeps dates in, when it is a store's: a date made
+    /// text has the digits that read back in it, as `dump` shows them.
     var dateEpoch: Timestamp.Epoch? { get }
+    /// The count a date `CAST` from text is rounded to: the instant the store would hold for the
+    /// text (as `load` stores it, and as Core Data's `NSDate` from the text is a double of its
+    /// count), so that a stored date equals the same text's; nil for the exact instant.
+    var literalDateEpoch: Timestamp.Epoch? { get }
 }
 
 extension ObjectGraph {
@@ -33,6 +35,8 @@ extension ObjectGraph {
     package func count(of object: ObjectRef, key: String) throws -> Int? { nil }
     /// None, by default: a date from text is the instant the text names.
     package var dateEpoch: Timestamp.Epoch? { nil }
+    /// The graph's own count, by default.
+    package var literalDateEpoch: Timestamp.Epoch? { dateEpoch }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and

@@ -26,8 +26,12 @@ package final class StoreObjectGraph: ObjectGraph {
     /// the files of the store it started from).
     package var externalFiles: CoreDataExternalData?
 
-    /// The store's count of seconds: a date `CAST` from text is held as the store would hold it.
+    /// The store's count of seconds.
     package var dateEpoch: Timestamp.Epoch? { store.strategy.dateEpoch }
+    /// The count a date `CAST` from text is held in: the store's, so that it equals a date stored
+    /// from the same text; nil (the exact instant) for a migration that writes a store of the
+    /// other format, whose write rounds it once, to its own count.
+    package var literalDateEpoch: Timestamp.Epoch?
 
     /// Creates a graph over a store.
     package convenience init(store: Store) {
@@ -38,6 +42,7 @@ package final class StoreObjectGraph: ObjectGraph {
         self.store = store
         self.readsMigrationSource = readsMigrationSource
         externalFiles = store.path.map(CoreDataExternalData.beside(store:))
+        literalDateEpoch = store.strategy.dateEpoch
     }
 
     /// An attribute's stored value as the app reads it (`CoreDataExternalValue.readable`): what
