@@ -82,7 +82,7 @@ struct BatchWorkers {
                 (outcome.from, outcome.to, outcome.steps) = (begun.from, begun.to, begun.steps)
                 // Killed after its store was replaced (the replacement is the run's last step,
                 // after validation): the store is migrated, whatever ended the worker then.
-                if let signal = ended.signal, begun.from != begun.to, let now, now.from == begun.to, now.steps == 0 {
+                if let signal = ended.signal, begun.steps > 0, let now, now.from == begun.to, now.steps == 0 {
                     outcome.result = .migrated
                     outcome.exitCode = MapcExitCode.success
                     outcome.notes = ["the worker migrating it was ended by \(IsolatedMigration.describe(signal: signal)) after it replaced the store, "

@@ -121,9 +121,10 @@ struct CheckCommand: ParsableCommand {
                     if let steps = loaded.loadedSteps {
                         diagnostics += Self.stepDiagnostics(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: loaded, mappings: mappings)
                         let unchecked = loaded.versionsWithErrors.keys.sorted()
-                        summaries.append("versions: the steps of the history checked, except those next to \(unchecked.joined(separator: ", ")), whose file\(unchecked.count == 1 ? " has" : "s have") errors")
+                        summaries.append(unchecked.isEmpty ? "versions: the steps of the history between the versions that load checked (the errors above are not in a version's file)"
+                            : "versions: the steps of the history checked, except those next to \(unchecked.joined(separator: ", ")), whose file\(unchecked.count == 1 ? " has" : "s have") errors")
                     } else {
-                        summaries.append("versions: the steps of the history not checked: a schema file with errors declares no version, so where it belongs in the order is unknown")
+                        summaries.append("versions: the steps of the history not checked: where the versions in error belong in the order is unknown (a file with errors names no version, the version order file has errors, or the names tell no order)")
                     }
                 }
             case .failure(let error):

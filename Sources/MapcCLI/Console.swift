@@ -23,7 +23,8 @@ enum Console {
             let code = errno
             // The reader is gone (`| head -3`): end as Unix tools do, by SIGPIPE (141), which a
             // batch ignores for its workers' pipes and so met here as an error.
-            if code == EPIPE || ((error as NSError).domain == NSPOSIXErrorDomain && (error as NSError).code == Int(EPIPE)) {
+            let underlying = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError) ?? (error as NSError)
+            if code == EPIPE || (underlying.domain == NSPOSIXErrorDomain && underlying.code == Int(EPIPE)) {
                 signal(SIGPIPE, SIG_DFL)
                 raise(SIGPIPE)
             }

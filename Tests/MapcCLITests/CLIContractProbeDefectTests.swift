@@ -127,4 +127,19 @@ struct CLIContractProbeDefectTests {
         let result = try CLI.run(["init", "--schema", "alpha", "s.db"], in: folder)
         #expect(result.status == 0 && result.stdout == "created s.db: S alpha, 1 entity\n" && result.stderr.contains("warning: the order of the versions alpha, beta cannot be told"), "\(result.stdout)\(result.stderr)")
     }
+    /// A review's findings: the quoting hint for text with a backslash led to another text
+    /// (`'"50\50"'` is "50(", an octal escape); `check`'s summary named no version ("next to ,")
+    /// when the errors were not in a version's file (two files declaring one version).
+    @Test func theQuotingHintAndTheSkippedStepsSayOnlyWhatIsTrue() throws {
+        let folder = try CLI.project(versions: [("v1", "  A: { attributes: { x: string } }\n"), ("v2", "  A: { attributes: { x: string, note: string? } }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    attributes:\n      x: $source.x\n      note: '50\\50'\n", to: "mappings/v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && !check.stderr.contains("YAML removed the quotes"), "\(check.stderr)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/v1_to_v2.yaml"))
+        try folder.write(try folder.read("schemas/v2.yaml"), to: "schemas/v2-copy.yaml")
+        let duplicate = try CLI.run(["check"], in: folder)
+        #expect(duplicate.status == 1 && duplicate.stderr.contains("is also declared by") && !duplicate.stdout.contains("next to ,"), "\(duplicate.stdout)\(duplicate.stderr)")
+    }
 }

@@ -53,7 +53,9 @@ package struct ExpressionSource: Sendable {
     /// lines of its own): `via: "v10-skip"` read the keys v10 and skip, `"a b"` stopped at b,
     /// each said without why.
     package func withQuotingHint(_ diagnostics: [Diagnostic]) -> [Diagnostic] {
-        guard quotedInFile, !text.isEmpty, !text.contains(where: { "$\"'(\n{[".contains($0) }),
+        // Not for text with a backslash: inside the expression's quotes it would be an escape
+        // (`'"50\50"'` is "50(").
+        guard quotedInFile, !text.isEmpty, !text.contains(where: { "$\"'(\n{[\\".contains($0) }),
               let first = diagnostics.firstIndex(where: { $0.severity == .error }),
               !diagnostics.contains(where: { $0.fix?.contains("YAML removed the quotes") == true }) else { return diagnostics }
         var hinted = diagnostics

@@ -97,6 +97,8 @@ public struct SchemaCatalog: Sendable {
             case .versionOrder:
                 let (versions, found) = VersionOrder.parse(source: source)
                 diagnostics += found
+                // An order file with errors tells no order a partial check may trust.
+                if found.hasErrors { hasFileOfNoVersion = true }
                 if let other = orderFile {
                     diagnostics.append(.error("the version order is also declared in \(other.path)", at: FileLocation(path: path, line: 1, column: 1),
                                               fix: "keep one version order file in the schemas folder"))
@@ -193,7 +195,8 @@ public struct SchemaCatalog: Sendable {
         return diagnostics
     }
 
-    /// Whether a schema file with errors declares no version that can be read.
+    /// Whether where the versions in error belong is unknown: a schema file with errors declares
+    /// no version that can be read, or the version order file has errors.
     private var hasFileOfNoVersion = false
     /// The order of every version a file declares, those whose files have errors included; nil
     /// when it cannot be told (a file with errors names no version, or the names allow none).
