@@ -75,4 +75,15 @@ struct TimestampTests {
         #expect(top.seconds(since: .reference) > 9e18 && bottom.seconds(since: .reference) < -9e18)
         #expect(top.seconds(from: bottom) > 1.8e19)
     }
+    /// A review's findings: the seconds between two dates of one store were rounded twice
+    /// (-0.4 and 1e-7 from 2001 gave -0.40000009999999997, Core Data's difference is -0.4000001);
+    /// text just past a half was rounded to the half by its double (`.50000000000000003`).
+    @Test func differencesRoundOnceAndHalvesAreReadOnTheirDigits() throws {
+        let a = try #require(Timestamp(seconds: -0.4, since: .reference)), b = try #require(Timestamp(seconds: 1e-7, since: .reference))
+        #expect(a.seconds(from: b) == -0.4 - 1e-7)
+        let past = try #require(ISO8601.parse("2024-01-01T00:00:00.50000000000000003Z"))
+        let half = try #require(ISO8601.parse("2024-01-01T00:00:00.5Z"))
+        #expect(half < past)
+        #expect(DecimalDigits.isPastHalf("50000000000000003") && !DecimalDigits.isPastHalf("5") && !DecimalDigits.isPastHalf("4999") && DecimalDigits.isPastHalf("6"))
+    }
 }

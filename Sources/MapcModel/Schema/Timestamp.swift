@@ -25,7 +25,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// The instant, exactly: `offset` seconds after `base` seconds from 1970. `offset` is in
     /// 0 ..< 1, or, for an instant in the half second before `base` that a count from the second
-    /// before cannot name (a stored -0.3: `1 - 0.3` is no double), in -0.5 ..< 0. That form is
+    /// before cannot name (a stored -0.3: `1 - 0.3` is no double), between -0.5 and 0. That form is
     /// used only then, so each instant has one form (equality and hashing are the fields').
     private let base: Int64
     private let offset: Double
@@ -33,8 +33,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Whole seconds since 1970-01-01T00:00:00Z (negative before it): the second the instant is in.
     public var wholeSeconds: Int64 { offset < 0 ? base - 1 : base }
     /// The fraction of a second after `wholeSeconds`, in 0 ..< 1: exact, except for an instant a
-    /// count from `wholeSeconds` cannot name (within half a second before a store's epoch, in
-    /// the last bits), where it is the nearest such fraction.
+    /// count from `wholeSeconds` cannot name (just before a second: a store's -0.3 from its
+    /// epoch, or text whose digits past a half a fraction does not hold), where it is the
+    /// nearest such fraction; `seconds(since:)` is exact there.
     public var fraction: Double { offset < 0 ? min(1 + offset, 1.0.nextDown) : offset }
 
     /// The instant `wholeSeconds + fraction` seconds after 1970; nil unless the fraction is in 0 ..< 1.
@@ -75,7 +76,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// the double 0.7 is). The digits `format` writes read back as the instant they came from.
     package init?(second: Int64, fractionDigits digits: String) {
         guard let fraction = Double("0." + digits), digits.allSatisfy(\.isASCII) else { return nil }
-        if fraction > 0.5, !DecimalDigits.isExact(fraction, digits), second < Int64.max {
+        // Past half a second by the digits, not the rounded double (`.50000000000000003` is).
+        if DecimalDigits.isPastHalf(digits), !DecimalDigits.isExact(fraction, digits), second < Int64.max {
             guard let before = DecimalDigits.complement(digits), let seconds = Double("-0." + before),
                   let nearest = Timestamp(seconds: seconds, after: second + 1) else { return nil }
             self = nearest
@@ -99,7 +101,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Seconds from `other` to this instant, the nearest double.
     package func seconds(from other: Timestamp) -> Double {
-        Self.difference(base, other.base) + (offset - other.offset)
+        // In a count that holds both exactly, one rounding (the difference of its doubles, as a
+        // store's app would subtract them); else the nearest of the parts' sum.
+        for epoch in [Epoch.reference, .unix] {
+            let (a, b) = (seconds(since: epoch), other.seconds(since: epoch))
+            if Timestamp(seconds: a, since: epoch) == self, Timestamp(seconds: b, since: epoch) == other { return a - b }
+        }
+        return Self.difference(base, other.base) + (offset - other.offset)
     }
 
     /// `a - b` as a double, never trapping (a `Timestamp` made from any 64-bit whole seconds).
@@ -167,6 +175,12 @@ package enum DecimalDigits {
             return value % five == 0
         }
         return exact(fraction) == String(decoding: Array(trimmed), as: UTF8.self)
+    }
+
+    /// Whether `0.digits` is more than a half.
+    package static func isPastHalf(_ digits: String) -> Bool {
+        guard let first = digits.utf8.first else { return false }
+        return first > UInt8(ascii: "5") || (first == UInt8(ascii: "5") && digits.utf8.dropFirst().contains { $0 != UInt8(ascii: "0") })
     }
 
     /// The digits of `1 - 0.digits`, or nil when `digits` are all zeros (that is 1).
