@@ -32,6 +32,9 @@ struct EvalCommandTests {
         #expect(try CLI.run(["eval", "--", #""12" MATCHES "^\\d+$""#], in: project).stdout == "true\n")
         let unknown = try CLI.run(["eval", "--", #""12" MATCHES "^\d+$""#], in: project)
         #expect(unknown.status == 1 && unknown.stderr.contains(#"'\d' is no escape a string knows; write '\\d'"#), "\(unknown.stderr)")
+        // `\b` is a string's escape (backspace): a pattern's word boundary so written is warned of.
+        let boundary = try CLI.run(["eval", "--predicate", "--", #""a cat" MATCHES ".*\bcat\b.*""#], in: project)
+        #expect(boundary.stderr.contains("warning: the MATCHES pattern holds the control character U+0008, which the string's escape \\b made"), "\(boundary.stderr)")
     }
 
     /// A grammar probe's findings: a reserved word's hint named another key (`#NO` for `no`);

@@ -102,6 +102,14 @@ extension ExpressionChecker {
             for (side, expression) in [(left, leftExpression), (right, rightExpression)] where side != .string && !side.isOpen {
                 error("\(op.rawValue) compares strings, but this is \(article(side))", expression.range)
             }
+            // `"\bcat\b"`, `"(a)\1"`: the string's escapes made control characters of a
+            // pattern's word boundary or back-reference, which then match nothing said.
+            if op == .matches, case .literal(.string(let pattern)) = rightExpression.kind,
+               let control = pattern.unicodeScalars.first(where: { (0x01...0x08).contains($0.value) || $0.value == 0x0B || $0.value == 0x0C }) {
+                let name = [0x08: "\\b", 0x07: "\\a", 0x0B: "\\v", 0x0C: "\\f"][Int(control.value)] ?? "\\\(control.value) (octal)"
+                warning("the MATCHES pattern holds the control character U+\(String(format: "%04X", control.value)), which the string's escape \(name) made",
+                        rightExpression.range, fix: "write the pattern's own escape with a doubled backslash (\\\\b for a word boundary, \\\\1 for a group)")
+            }
             if op == .matches, case .literal(.string(let pattern)) = rightExpression.kind, let problem = RegexGuard.problem(with: pattern) {
                 error("MATCHES pattern refused: \(problem)", rightExpression.range)
             }
