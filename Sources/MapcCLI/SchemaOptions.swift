@@ -59,9 +59,12 @@ struct SchemaOptions: ParsableArguments {
         }
     }
 
-    /// The versions whose files load, when they make an order of their own; nil otherwise.
+    /// The versions whose files load, when they make an order of their own and every error is in
+    /// another version's file; nil otherwise (two files declaring one version: which is it?).
     private func loadedVersions() -> SchemaCatalog? {
-        guard let partial = try? SchemaCatalog.partial(directory: schemas).catalog, partial.orderProblem == nil, !partial.schemas.isEmpty else { return nil }
+        guard let (partial, diagnostics) = try? SchemaCatalog.partial(directory: schemas), partial.orderProblem == nil, !partial.schemas.isEmpty else { return nil }
+        let filesInError = Set(partial.versionsWithErrors.values.compactMap { $0.location?.path })
+        guard diagnostics.filter({ $0.severity == .error }).allSatisfy({ $0.location.map { filesInError.contains($0.path) } ?? false }) else { return nil }
         return partial
     }
 

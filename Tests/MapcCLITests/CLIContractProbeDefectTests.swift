@@ -108,6 +108,10 @@ struct CLIContractProbeDefectTests {
         }
         let broken = try CLI.run(["hash", "v3"], in: folder)
         #expect(broken.status == 1 && broken.stderr.contains("unknown type 'strng'"), "\(broken.stderr)")
+        // Two files declaring v1 (which is it?): the errors, not one of them picked.
+        try folder.write(try folder.read("schemas/v1.yaml"), to: "schemas/v1-copy.yaml")
+        let twice = try CLI.run(["hash", "v1"], in: folder)
+        #expect(twice.status == 1 && twice.stderr.contains("is also declared by"), "\(twice.stderr)")
     }
     /// `hash mappings/mapping_v2_to_v3.yaml` read the mapping as a schema and reported six
     /// schema errors; it says the file is a mapping.
