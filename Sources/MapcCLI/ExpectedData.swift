@@ -81,27 +81,30 @@ enum ExpectedData {
             var carried: [String] = []
             search: for step in steps.reversed() where !step.isInferred {
                 let at = "step \(step.source.version) -> \(step.destination.version)"
-                for pass in step.allPasses {
-                    for mapping in pass.entityMappings where mapping.destination == entity {
-                        let place = { (location: FileLocation?) in location.map { "\($0)" } ?? "the mapping \(mapping.name)" }
-                        if let written = (mapping.attributes + mapping.relationships).first(where: { $0.name == property }) {
-                            if mapping.policy == nil, written.expression.text.trimmingCharacters(in: .whitespaces) == "$source.\(property)" {
-                                carried.append("\(place(written.location)) (\(at))")
-                                continue search
-                            }
-                            found = "\(place(written.location)) (\(at))" + (mapping.policy.map { ", and \(mapping.name)'s policy \($0) may change it" } ?? "")
-                            break search
-                        }
-                        if let policy = mapping.policy {
-                            found = "\(mapping.name)'s policy \(policy), if anything (\(at): no expression of the mapping sets it)"
-                            break search
-                        }
-                        // A copy mapping carries it over from the step before; any other leaves it unset.
-                        if mapping.type != .copy {
-                            found = "no expression: \(place(mapping.location)) (\(at)) leaves it unset, to its default or nil"
-                            break search
-                        }
+                // Not in this step's version: renamed or added by a later step; look no further back.
+                guard let target = step.destination.entity(named: entity), step.destination.property(named: property, in: target) != nil else { break search }
+                let mappings = step.allPasses.flatMap(\.entityMappings).filter { $0.destination == entity }
+                let place = { (location: FileLocation?, mapping: EntityMapping) in location.map { "\($0)" } ?? "the mapping \(mapping.name)" }
+                // Every mapping of the step that makes the entity's objects (a merge has several).
+                var passedOn: [String] = []
+                for mapping in mappings {
+                    guard let written = (mapping.attributes + mapping.relationships).first(where: { $0.name == property }) else { continue }
+                    if mapping.policy == nil, written.expression.text.trimmingCharacters(in: .whitespaces) == "$source.\(property)" {
+                        passedOn.append("\(place(written.location, mapping)) (\(at))")
+                        continue
                     }
+                    found = "\(place(written.location, mapping)) (\(at))" + (mapping.policy.map { ", and \(mapping.name)'s policy \($0) may change it" } ?? "")
+                    break search
+                }
+                if !passedOn.isEmpty { carried += passedOn; continue }
+                if let policied = mappings.first(where: { $0.policy != nil }), let policy = policied.policy {
+                    found = "\(policied.name)'s policy \(policy), if anything (\(at): no expression of the mapping sets it)"
+                    break search
+                }
+                // A copy mapping carries it over from the step before; any other leaves it unset.
+                if let unset = mappings.first(where: { $0.type != .copy }) {
+                    found = "no expression: \(place(unset.location, unset)) (\(at)) leaves it unset, to its default or nil"
+                    break search
                 }
             }
             let after = carried.isEmpty ? "" : "; carried over after it by " + carried.reversed().joined(separator: ", ")
