@@ -25,6 +25,9 @@ struct LSPCommand: ParsableCommand {
             while let message = try input.next() {
                 if let status = server.handle(message) { throw ExitCodeError(status) }
             }
+            // The input ended without `exit`: the client is gone. After `initialize` and no
+            // `shutdown`, that is an end the protocol does not ask for (1, as `exit` alone gives).
+            if server.initialized && !server.shuttingDown { throw ExitCodeError(1) }
         } catch let error as LSPInput.FramingError {
             // The rest of the input cannot be cut into messages: said, and the server ends.
             Console.err("error: mapc lsp: \(error.message)")

@@ -77,6 +77,12 @@ final class LSPClient {
         }
     }
 
+    /// Ends the input without `shutdown` or `exit` (the client gone) and waits for the server.
+    func endInput() {
+        input.fileHandleForWriting.closeFile()
+        process.waitUntilExit()
+    }
+
     func close() throws {
         _ = try request("shutdown", [:])
         try send(["method": "exit"])
@@ -87,6 +93,20 @@ final class LSPClient {
 
 @Suite("mapc lsp", .serialized)
 struct LSPTests {
+    /// Its input ending after `initialize` without `shutdown` (the client gone) ended with 0,
+    /// as a clean end: 1 now, as `exit` alone gives; an input that ends before `initialize`, 0.
+    @Test func anInputThatEndsWithoutShutdownIsNoCleanEnd() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        client.endInput()
+        #expect(client.process.terminationStatus == 1)
+        let idle = try LSPClient(in: folder)
+        idle.endInput()
+        #expect(idle.process.terminationStatus == 0)
+    }
+
     @Test func diagnosticsCompletionHoverDefinitionAndFixes() throws {
         let folder = try CLI.project()
         defer { try? FileManager.default.removeItem(at: folder) }
