@@ -101,13 +101,14 @@ struct BatchWorkers {
     /// How a worker ended: whether it crashed (a signal it did not ask for) and what it said, or
     /// the status of a stop a signal asked for.
     private struct Ending {
-        var crashed: Bool
         var failure: String
         var status: Int32 = MapcExitCode.storeError
         var stoppedBy: Int32?
         /// The signal that ended it, when one it did not ask for did.
         var signal: Int32?
-        /// The migration the worker said it started last (`BatchOutcome.startedJSON`), whose
+        /// Whether it crashed: a signal it did not ask for ended it.
+        var crashed: Bool { signal != nil }
+        /// The migration the worker said it started last (`Started.json`), whose
         /// store it had not reported when it ended.
         var started: Started?
     }
@@ -147,7 +148,7 @@ struct BatchWorkers {
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch {
-            return Ending(crashed: false, failure: "cannot start a worker (\(IsolatedMigration.executable.path)) to migrate it: \(error.localizedDescription)")
+            return Ending(failure: "cannot start a worker (\(IsolatedMigration.executable.path)) to migrate it: \(error.localizedDescription)")
         }
         // Its share, each path as a JSON string on a line, then an empty line. Standard input
         // stays open: "stop" on it stops the worker at its next safe point, and its end (this
@@ -188,12 +189,12 @@ struct BatchWorkers {
         let status = process.terminationStatus
         if process.terminationReason == .uncaughtSignal {
             let crash = IsolatedMigration.crashReport(text.split(separator: "\n").map(String.init))
-            return Ending(crashed: true, failure: (["the migration crashed (\(IsolatedMigration.describe(signal: status)))"] + crash).joined(separator: "\n"),
+            return Ending(failure: (["the migration crashed (\(IsolatedMigration.describe(signal: status)))"] + crash).joined(separator: "\n"),
                           signal: status, started: started)
         }
-        if Interruption.exitStatuses.contains(status), interruption.isRequested { return Ending(crashed: false, failure: "", status: status, stoppedBy: status) }
+        if Interruption.exitStatuses.contains(status), interruption.isRequested { return Ending(failure: "", status: status, stoppedBy: status) }
         let words = text.split(separator: "\n").filter { !$0.hasPrefix("note: ") }.prefix(5).joined(separator: "\n")
-        return Ending(crashed: false, failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status,
+        return Ending(failure: words.isEmpty ? "the worker migrating it ended with exit status \(status), saying nothing" : words, status: status,
                       started: started)
     }
 }
