@@ -20,7 +20,7 @@ struct DiffCommand: ParsableCommand {
         try reportingErrors {
             let catalog = try schemaOptions.readableCatalog()
             // Versions, or schema files (one that is missing said as such, exit 1).
-            let source = try schemaOptions.schema(from), destination = try schemaOptions.schema(to)
+            let source = try schemaOptions.schema(from, in: catalog), destination = try schemaOptions.schema(to, in: catalog)
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))
             var lines = ["\(source.displayName) -> \(to)"]
             lines.append("model hash  \(VersionHash.modelHash(of: source).prefix(12)) -> \(VersionHash.modelHash(of: destination).prefix(12))")

@@ -20,8 +20,10 @@ struct SchemaOptions: ParsableArguments {
         return parent == "." ? "./\(name)" : (parent as NSString).appendingPathComponent(name)
     }
 
-    /// A schema named by a file path (if such a file exists) or by a version in the folder.
-    func schema(_ fileOrVersion: String) throws -> Schema {
+    /// A schema named by a file path (if such a file exists) or by a version in the folder;
+    /// `loaded`, the folder's catalog when the command has read it already (read again only to
+    /// say why a version is not in it).
+    func schema(_ fileOrVersion: String, in loaded: SchemaCatalog? = nil) throws -> Schema {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: fileOrVersion, isDirectory: &isDirectory), !isDirectory.boolValue {
             let source = try SourceFile.read(path: fileOrVersion)
@@ -31,6 +33,7 @@ struct SchemaOptions: ParsableArguments {
             }
             return try SchemaLoader.load(source: source).schema
         }
+        if !fileOrVersion.contains("/"), let found = loaded?.schema(version: fileOrVersion) { return found }
         do {
             return try catalog().require(version: fileOrVersion)
         } catch {
