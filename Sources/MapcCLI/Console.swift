@@ -23,8 +23,7 @@ enum Console {
             let code = errno
             // The reader is gone (`| head -3`): end as Unix tools do, by SIGPIPE (141), which a
             // batch ignores for its workers' pipes and so met here as an error.
-            let underlying = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError) ?? (error as NSError)
-            if code == EPIPE || (underlying.domain == NSPOSIXErrorDomain && underlying.code == Int(EPIPE)) {
+            if code == EPIPE || Files.posixCode(of: error) == EPIPE {
                 signal(SIGPIPE, SIG_DFL)
                 raise(SIGPIPE)
             }

@@ -459,12 +459,17 @@ package enum Files {
     /// A Foundation error's cause in a few words ("No such file or directory"), never its
     /// dump ("Error Domain=NSCocoaErrorDomain Code=260 … UserInfo={…}").
     package static func reason(of error: any Error) -> String {
+        if let code = posixCode(of: error) { return String(cString: strerror(code)) }
         let described = error as NSError
-        if let underlying = described.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return String(cString: strerror(Int32(underlying.code)))
-        }
-        if described.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(described.code))) }
         return described.localizedFailureReason ?? described.localizedDescription
+    }
+
+    /// The system's error number behind a Foundation error (Foundation wraps it in a Cocoa
+    /// error on Linux), when there is one.
+    package static func posixCode(of error: any Error) -> Int32? {
+        let described = error as NSError
+        if let underlying = described.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain { return Int32(underlying.code) }
+        return described.domain == NSPOSIXErrorDomain ? Int32(described.code) : nil
     }
 
     package static func makeFolder(_ path: String) throws {
