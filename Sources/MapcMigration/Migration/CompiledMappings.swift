@@ -122,6 +122,10 @@ struct CompiledMappings {
         // refuse a row in the middle of the statement, whose rows before it the migration's
         // file, which keeps no journal, would keep: the interpreter names the object instead.
         if destination.layout.constrainsRows(of: destinationStorage.table) { return nil }
+        // A source column declared otherwise than the format declares it may hold a value of
+        // another kind than the model's, which SQL would copy into the new column's kind in
+        // silence: the interpreter reads each value, and refuses such a one, naming it.
+        if try !source.columnsOfAnotherAffinity(inTable: sourceStorage.table).isEmpty { return nil }
         let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
         let rule = keyRule(index)
         if let rule, sourceStorage.table != rule.sourceTable || destinationStorage.table != rule.table { return nil }

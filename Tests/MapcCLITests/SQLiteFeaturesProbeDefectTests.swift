@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// Defects a probe of SQLite-level properties of store files found (valid SQLite, as apps and
+/// devices leave it: declared types, text encodings, collations, virtual tables, header fields,
+/// names needing quotes, keys at the edges).
+@Suite("Defects found by a probe of SQLite-level store properties", .serialized)
+struct SQLiteFeaturesProbeDefectTests {
+    /// Notes (a sub-entity Memo) and tags, in a store of version q1 (q2 adds an attribute: inferred).
+    private func project(layout: String) throws -> URL {
+        let notes = "  Note:\n    attributes:\n      title: string\n      flag: {type: bool, optional: true}\n      amount: {type: decimal, optional: true}\n"
+            + "    relationships:\n      tags: {destination: Tag, toMany: true, inverse: notes, optional: true}\n"
+            + "  Memo:\n    parent: Note\n    attributes:\n      pages: {type: int32, optional: true}\n"
+            + "  Tag:\n    attributes:\n      name: string\n    relationships:\n      notes: {destination: Note, toMany: true, inverse: tags, optional: true}\n"
+        let folder = try CLI.project(versions: [("q1", notes), ("q2", notes.replacingOccurrences(of: "      title: string\n", with: "      title: string\n      subtitle: {type: string, optional: true}\n"))])
+        try folder.write(#"{"version": "q1", "objects": {"Note": [{"id": "n1", "title": "first", "flag": true, "amount": "12.5", "tags": ["t1"]}, {"id": "n2", "title": "second"}], "#
+                         + #""Memo": [{"id": "m1", "title": "memo", "pages": 3, "tags": ["t1", "t2"]}], "Tag": [{"id": "t1", "name": "red"}, {"id": "t2", "name": "blue"}]}}"#, to: "data.json")
+        let load = try CLI.run(["load", "data.json", "s.db", "--layout", layout], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        return folder
+    }
+
+    private func bytes(_ folder: URL, _ name: String = "s.db") throws -> Data {
+        try Data(contentsOf: folder.appendingPathComponent(name))
+    }
+
+    /// A column declared with another type than the format's (`title STRING`: numeric affinity)
+    /// holds an integer where the model keeps a string. `dump` and `run --interpret` refuse it;
+    /// the compiled path copied it into the new store's text column, which made it "7" in silence.
+    /// Every path now refuses it alike, and the store is left as it was.
+    @Test(arguments: ["mapc", "core-data"]) func aColumnOfAnotherAffinityIsNotCopiedInSilence(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (table, column, key) = layout == "mapc" ? ("Note", "title", "_pk") : ("ZNOTE", "ZTITLE", "Z_PK")
+        let declared = layout == "mapc" ? "\"title\" TEXT" : "ZTITLE VARCHAR"
+        let retyped = layout == "mapc" ? "\"title\" STRING" : "ZTITLE STRING"
+        try sqlite(folder, "s.db", "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = replace(sql, '\(declared)', '\(retyped)') WHERE name = '\(table)'")
+        #expect(try sqliteOutput(folder, "s.db", "SELECT sql FROM sqlite_master WHERE name = '\(table)'").contains(retyped))
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(column) = '007' WHERE \(key) = (SELECT min(\(key)) FROM \(table))")
+        #expect(try sqliteOutput(folder, "s.db", "SELECT typeof(\(column)) FROM \(table) WHERE \(key) = (SELECT min(\(key)) FROM \(table))") == "integer")
+        let before = try bytes(folder)
+        let interpreted = try CLI.run(["run", "--quiet", "--interpret", "--dry-run", "s.db"], in: folder)
+        #expect(interpreted.status != 0 && interpreted.stderr.contains("where the model keeps a string"), "\(interpreted.stderr)")
+        let compiled = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(compiled.status == interpreted.status && compiled.stderr.contains("where the model keeps a string"), "\(compiled.stderr)")
+        #expect(try bytes(folder) == before)
+    }
+}
