@@ -46,3 +46,21 @@ struct SQLiteFeaturesProbeDefectTests {
         #expect(try bytes(folder) == before)
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// An app's numbers in the file's header (`application_id`, `user_version`) were 0 after a
+    /// migration, in place or to `--output`: they are kept, as the store's metadata is.
+    @Test(arguments: ["mapc", "core-data"]) func theHeaderFieldsAnAppKeepsAreKept(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "PRAGMA application_id = 1234567; PRAGMA user_version = 42")
+        let output = try CLI.run(["run", "--quiet", "s.db", "--output", "out.db"], in: folder)
+        #expect(output.status == 0, "\(output.stderr)")
+        let inPlace = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(inPlace.status == 0, "\(inPlace.stderr)")
+        for store in ["out.db", "s.db"] {
+            #expect(try sqliteOutput(folder, store, "PRAGMA application_id") == "1234567", "\(store)")
+            #expect(try sqliteOutput(folder, store, "PRAGMA user_version") == "42", "\(store)")
+        }
+    }
+}

@@ -460,6 +460,8 @@ package enum StoreMigration {
                                                 carrying: try sourceStore.metadata(), writingBehind: true,
                                                 joinTableNames: sameFormat ? sourceStore.joinTableDepartures : [],
                                                 columnNames: sameFormat ? sourceStore.columnDepartures : [])
+        // The numbers an app keeps in the file's header are the app's, kept as the metadata is.
+        try destinationStore.setHeaderFields(try sourceStore.headerFields())
         // The temporary file is thrown away on any failure, so it needs no journal while it is built.
         try destinationStore.database.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = OFF")
