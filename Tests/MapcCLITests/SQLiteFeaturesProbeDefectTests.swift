@@ -64,3 +64,27 @@ extension SQLiteFeaturesProbeDefectTests {
         }
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// A store whose text is UTF-16 (`PRAGMA encoding` before its first table) was refused by
+    /// every run but `--interpret` ("attached databases must use the same text encoding"): SQL
+    /// reads only a file of the destination's encoding, and the objects are read one by one.
+    @Test(arguments: ["UTF-16le", "UTF-16be"]) func aUTF16StoreMigrates(encoding: String) throws {
+        let folder = try project(layout: "core-data")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The same store in another encoding: a new file, the store's SQL text (schema and rows) read into it.
+        try sqlite(folder, "u.db", "PRAGMA encoding = '\(encoding)';" + (try sqliteOutput(folder, "s.db", ".dump")))
+        #expect(try sqliteOutput(folder, "u.db", "PRAGMA encoding") == encoding)
+        let dumped = try CLI.run(["dump", "u.db", "--output", "before.json"], in: folder)
+        #expect(dumped.status == 0, "\(dumped.stderr)")
+        let run = try CLI.run(["run", "--quiet", "u.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let after = try CLI.run(["dump", "u.db", "--output", "after.json"], in: folder)
+        #expect(after.status == 0, "\(after.stderr)")
+        let before = try String(contentsOf: folder.appendingPathComponent("before.json"), encoding: .utf8)
+        let migrated = try String(contentsOf: folder.appendingPathComponent("after.json"), encoding: .utf8)
+        // The same objects and values, but the version and the new attribute (nil for every object).
+        let normalized = migrated.replacingOccurrences(of: "\n        \"subtitle\": null,", with: "")
+        #expect(migrated.contains("\"memo\"") && migrated.contains("\"red\"") && normalized == before.replacingOccurrences(of: "\"q1\"", with: "\"q2\""), "\(migrated)")
+    }
+}

@@ -193,7 +193,10 @@ final class MigrationRun: MigrationManagerFunctions {
                     try AssociationIndex.attach(to: db)
                     defer { try? AssociationIndex.detach(from: db) }
                     var sourceAttached = false
-                    if step.allowsSQL, let path = step.source.path {
+                    // SQLite attaches only a file of the destination's text encoding (UTF-8): a
+                    // UTF-16 store (valid, if rare) is read object by object, which converts its text.
+                    let encoding = try step.source.reading { try String.fetchOne($0, sql: "PRAGMA encoding") }
+                    if step.allowsSQL, let path = step.source.path, encoding == (try String.fetchOne(db, sql: "PRAGMA main.encoding")) {
                         try db.execute(sql: "ATTACH DATABASE ? AS \(sourceSchemaName)", arguments: [path])
                         sourceAttached = true
                     }
