@@ -88,3 +88,20 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(migrated.contains("\"memo\"") && migrated.contains("\"red\"") && normalized == before.replacingOccurrences(of: "\"q1\"", with: "\"q2\""), "\(migrated)")
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// An app's empty table or column whose name holds a double quote (`app"cache`) was refused as
+    /// one whose rows could not be counted: its name ended the SQL identifier early. It is counted
+    /// (empty: left out with a note) and one holding rows is named as such.
+    @Test(arguments: ["mapc", "core-data"]) func aNameWithAQuoteIsCounted(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let table = layout == "mapc" ? "Tag" : "ZTAG"
+        try sqlite(folder, "s.db", "CREATE TABLE \"app\"\"cache\" (x); ALTER TABLE \(table) ADD COLUMN \"app\"\"col\"")
+        let empty = try CLI.run(["run", "--quiet", "s.db", "--output", "out.db"], in: folder)
+        #expect(empty.status == 0 && empty.stderr.contains("app\"cache (0 rows)") && empty.stderr.contains("app\"col (0 values)"), "\(empty.stderr)")
+        try sqlite(folder, "s.db", "INSERT INTO \"app\"\"cache\" VALUES (1), (2)")
+        let held = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(held.status != 0 && held.stderr.contains("app\"cache (2 rows)"), "\(held.stderr)")
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import MapcStore
 
 /// The layers of MapcKit, as docs/architecture.md describes them, point one way: a file may use
 /// the types of its own layer and of the layers below it, never of a layer above. The layers are
@@ -125,6 +126,15 @@ struct LayerTests {
         let strays = importers.filter { importer in !Self.sqliteLayers.contains { importer.hasPrefix($0 + "/") } }
         #expect(strays.isEmpty, "\(strays)")
         #expect(!importers.isEmpty)
+    }
+
+    /// A name goes into SQL through `quotedSQLIdentifier`, which doubles the quotes in it: GRDB's
+    /// `quotedDatabaseIdentifier` does not, so a store's table named `app"cache` ended the
+    /// identifier early (a hostile name could add SQL of its own).
+    @Test func namesGoIntoSQLThroughTheOneQuotingThatEscapes() throws {
+        let users = try Self.sources().filter { $0.code.contains(".quotedDatabaseIdentifier") }.map { "\($0.layer)/\($0.name)" }
+        #expect(users.isEmpty, "\(users)")
+        #expect("app\"cache".quotedSQLIdentifier == "\"app\"\"cache\"")
     }
 
     @Test func theCommandLineLibraryImportsNeitherGRDBNorTheExamples() throws {

@@ -105,31 +105,31 @@ extension CompiledMappings {
             switch arguments[1].kind {
             case .variable("source"), .evaluatedObject:
                 guard !relationship.isToMany, mapping.entityMappings[target].source == sourceName else { return nil }
-                relatedKey = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
+                relatedKey = "s.\(sourceStorage.primaryKey.quotedSQLIdentifier)"
             case .keyPath(let root, let components):
                 guard components.count == 1, case .key(let key, _) = components[0], root.kind == .variable("source") || root.kind == .evaluatedObject,
                       case .relationship(let sourceRelationship)? = source.schema.property(named: key, in: sourceEntity), sourceRelationship.isToMany == relationship.isToMany,
                       mapping.entityMappings[target].source == sourceRelationship.destination else { return nil }
                 let relatedTable: String
-                let ownKey = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
+                let ownKey = "s.\(sourceStorage.primaryKey.quotedSQLIdentifier)"
                 switch (sourceStorage.relationships[key], link) {
                 case (.foreignKey(let sourceColumn, let table, _)?, .column):
-                    relatedKey = "s.\(sourceColumn.quotedDatabaseIdentifier)"
+                    relatedKey = "s.\(sourceColumn.quotedSQLIdentifier)"
                     relatedTable = table
                 case (.joinTable(let table, let ownerColumn, let otherColumn, _, _, let destinationTable, _)?, .joinRow):
                     // The join rows seen from this side, as the store reads the relationship.
-                    related.sql = "\(sourceTable(table)) AS j CROSS JOIN \(sourceTable(sourceStorage.table)) AS s ON j.\(ownerColumn.quotedDatabaseIdentifier) = \(ownKey)"
-                    relatedKey = "j.\(otherColumn.quotedDatabaseIdentifier)"
+                    related.sql = "\(sourceTable(table)) AS j CROSS JOIN \(sourceTable(sourceStorage.table)) AS s ON j.\(ownerColumn.quotedSQLIdentifier) = \(ownKey)"
+                    relatedKey = "j.\(otherColumn.quotedSQLIdentifier)"
                     relatedTable = destinationTable
                 case (.inverseForeignKey(let table, let column, _, let discriminators)?, .joinRow), (.inverseForeignKey(let table, let column, _, let discriminators)?, .targetKey):
                     // The related rows naming this one, of the relationship's entities. (A key on the
                     // related rows gives each one owner, so a key written on them is never contested.)
                     guard let relatedStorage = source.layout.entities.values.first(where: { $0.table == table }) else { return nil }
-                    related.sql = "\(sourceTable(table)) AS j CROSS JOIN \(sourceTable(sourceStorage.table)) AS s ON j.\(column.quotedDatabaseIdentifier) = \(ownKey)"
+                    related.sql = "\(sourceTable(table)) AS j CROSS JOIN \(sourceTable(sourceStorage.table)) AS s ON j.\(column.quotedSQLIdentifier) = \(ownKey)"
                     let placeholders = Array(repeating: "?", count: discriminators.count).joined(separator: ", ")
-                    related.sql += " AND \(StoreLayout.entityCheck("j.\(relatedStorage.entityColumn.quotedDatabaseIdentifier)", allowed: placeholders))"
+                    related.sql += " AND \(StoreLayout.entityCheck("j.\(relatedStorage.entityColumn.quotedSQLIdentifier)", allowed: placeholders))"
                     related.arguments = discriminators
-                    relatedKey = "j.\(relatedStorage.primaryKey.quotedDatabaseIdentifier)"
+                    relatedKey = "j.\(relatedStorage.primaryKey.quotedSQLIdentifier)"
                     relatedTable = table
                 default:
                     return nil
@@ -139,7 +139,7 @@ extension CompiledMappings {
                     // Only an object of an entity the target mapping reads has an object of the target's.
                     guard relatedTable == targetRule.sourceTable else { return nil }
                     let readable = Array(repeating: "?", count: targetRule.sourceDiscriminators.count).joined(separator: ", ")
-                    sourceCheck = (" AND (SELECT r.\(relatedStorage.entityColumn.quotedDatabaseIdentifier) FROM \(sourceTable(relatedTable)) AS r WHERE r.\(relatedStorage.primaryKey.quotedDatabaseIdentifier) = \(relatedKey)) IN (\(readable))",
+                    sourceCheck = (" AND (SELECT r.\(relatedStorage.entityColumn.quotedSQLIdentifier) FROM \(sourceTable(relatedTable)) AS r WHERE r.\(relatedStorage.primaryKey.quotedSQLIdentifier) = \(relatedKey)) IN (\(readable))",
                                    targetRule.sourceDiscriminators)
                 }
             default:
@@ -170,8 +170,8 @@ extension CompiledMappings {
             guard let targetStorage = destination.layout.entities.values.first(where: { $0.table == targetRule.table }) else { return nil }
             let allowed = destination.schema.hierarchy(under: relationshipDestination).compactMap { destination.layout.entities[$0.name]?.discriminator }
             let placeholders = Array(repeating: "?", count: allowed.count).joined(separator: ", ")
-            let targetKey = "d.\(targetStorage.primaryKey.quotedDatabaseIdentifier)"
-            let value = "(SELECT \(targetKey) FROM main.\(targetRule.table.quotedDatabaseIdentifier) AS d WHERE \(targetKey) = \(relatedKey) + ? AND \(targetKey) BETWEEN ? AND ? AND \(StoreLayout.entityCheck("d.\(targetStorage.entityColumn.quotedDatabaseIdentifier)", allowed: placeholders))\(sourceCheck.sql))"
+            let targetKey = "d.\(targetStorage.primaryKey.quotedSQLIdentifier)"
+            let value = "(SELECT \(targetKey) FROM main.\(targetRule.table.quotedSQLIdentifier) AS d WHERE \(targetKey) = \(relatedKey) + ? AND \(targetKey) BETWEEN ? AND ? AND \(StoreLayout.entityCheck("d.\(targetStorage.entityColumn.quotedSQLIdentifier)", allowed: placeholders))\(sourceCheck.sql))"
             result.append(RelationshipValue(link: link, related: related, value: value,
                                             arguments: [targetRule.offset.databaseValue, targetRule.range.lowerBound.databaseValue, targetRule.range.upperBound.databaseValue] + allowed + sourceCheck.arguments,
                                             target: target))
@@ -190,9 +190,9 @@ extension CompiledMappings {
         let rule = keyRule(index)
         // Associations that are not one per object of the mapping's entities are related one by one.
         if rule == nil && run.ledger.irregularAssociations.contains(index) { return nil }
-        let sourceKey = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)", ofEntity = "s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ?"
-        let ownKey = "d.\(destinationStorage.primaryKey.quotedDatabaseIdentifier)"
-        let destinationTable = "main.\(destinationStorage.table.quotedDatabaseIdentifier)"
+        let sourceKey = "s.\(sourceStorage.primaryKey.quotedSQLIdentifier)", ofEntity = "s.\(sourceStorage.entityColumn.quotedSQLIdentifier) = ?"
+        let ownKey = "d.\(destinationStorage.primaryKey.quotedSQLIdentifier)"
+        let destinationTable = "main.\(destinationStorage.table.quotedSQLIdentifier)"
 
         /// A to-many's (owner, related object) pairs, one per link of each source row: owners
         /// found as for a to-one, links to an object the target mapping did not make left out.
@@ -214,17 +214,17 @@ extension CompiledMappings {
             case .joinRow(let table, let ownerColumn, let otherColumn):
                 // A link already there (written from the other side) stays as it is, as `RowWriter.link` leaves it.
                 let links = pairs(value)
-                return Update(sql: "INSERT INTO main.\(table.quotedDatabaseIdentifier) (\(ownerColumn.quotedDatabaseIdentifier), \(otherColumn.quotedDatabaseIdentifier)) "
+                return Update(sql: "INSERT INTO main.\(table.quotedSQLIdentifier) (\(ownerColumn.quotedSQLIdentifier), \(otherColumn.quotedSQLIdentifier)) "
                                 + "SELECT owner, target FROM (\(links.sql)) WHERE target IS NOT NULL ON CONFLICT DO NOTHING", arguments: links.arguments, writesJoinRows: true)
             case .targetKey(let table, let column, let primaryKey):
                 let links = pairs(value)
-                return Update(sql: "UPDATE main.\(table.quotedDatabaseIdentifier) AS t SET \(column.quotedDatabaseIdentifier) = x.owner FROM (\(links.sql)) AS x "
-                                + "WHERE t.\(primaryKey.quotedDatabaseIdentifier) = x.target", arguments: links.arguments)
+                return Update(sql: "UPDATE main.\(table.quotedSQLIdentifier) AS t SET \(column.quotedSQLIdentifier) = x.owner FROM (\(links.sql)) AS x "
+                                + "WHERE t.\(primaryKey.quotedSQLIdentifier) = x.target", arguments: links.arguments)
             case .column(let column):
                 guard let rule else {
                     // Each of the mapping's objects is found through its association.
                     let sql = """
-                    UPDATE \(destinationTable) AS d SET \(column.quotedDatabaseIdentifier) = \(value.value) \
+                    UPDATE \(destinationTable) AS d SET \(column.quotedSQLIdentifier) = \(value.value) \
                     FROM \(sourceTable(sourceStorage.table)) AS s \(AssociationIndex.joinOwn(sourceKey: sourceKey)) \
                     WHERE \(ofEntity) AND \(ownKey) = own.destination
                     """
@@ -232,7 +232,7 @@ extension CompiledMappings {
                 }
                 // Each of the mapping's objects is the one its key rule gives its source row.
                 let sql = """
-                UPDATE \(destinationTable) AS d SET \(column.quotedDatabaseIdentifier) = \(value.value) \
+                UPDATE \(destinationTable) AS d SET \(column.quotedSQLIdentifier) = \(value.value) \
                 FROM \(sourceTable(sourceStorage.table)) AS s \
                 WHERE \(ofEntity) AND \(ownKey) = \(sourceKey) + ? AND \(ownKey) BETWEEN ? AND ?
                 """

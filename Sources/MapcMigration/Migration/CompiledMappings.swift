@@ -22,7 +22,7 @@ struct CompiledMappings {
 
     var source: Store { run.sourceStore }
     var destination: Store { run.destinationStore }
-    func sourceTable(_ name: String) -> String { "\(MigrationRun.sourceSchemaName).\(name.quotedDatabaseIdentifier)" }
+    func sourceTable(_ name: String) -> String { "\(MigrationRun.sourceSchemaName).\(name.quotedSQLIdentifier)" }
 
     /// One compiled creation: the rows, the associations when its keys follow no rule, and how
     /// many objects it made.
@@ -65,7 +65,7 @@ struct CompiledMappings {
             guard let storage = run.destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return }
             let writer = run.writer
             let base = try writer.reserveKeys(0, for: storage) - 1
-            let highestKey = "SELECT max(\(storage.primaryKey.quotedDatabaseIdentifier)) FROM main.\(table.quotedDatabaseIdentifier)"
+            let highestKey = "SELECT max(\(storage.primaryKey.quotedSQLIdentifier)) FROM main.\(table.quotedSQLIdentifier)"
             if let autoKeyed, try Int64.fetchOne(db, sql: highestKey) ?? 0 == base {
                 try db.execute(sql: autoKeyed.sql, arguments: StatementArguments(autoKeyed.arguments))
                 count = db.changesCount
@@ -129,7 +129,7 @@ struct CompiledMappings {
         let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
         let rule = keyRule(index)
         if let rule, sourceStorage.table != rule.sourceTable || destinationStorage.table != rule.table { return nil }
-        let key = "s.\(sourceStorage.primaryKey.quotedDatabaseIdentifier)"
+        let key = "s.\(sourceStorage.primaryKey.quotedSQLIdentifier)"
         // The key: by the rule, or numbered from a base (bound when the creation runs) in source key order.
         let number = "? + row_number() OVER (ORDER BY \(key))"
         var columns = [destinationStorage.primaryKey, destinationStorage.entityColumn]
@@ -140,7 +140,7 @@ struct CompiledMappings {
         var identityArguments: [DatabaseValue] = []
         if destinationStorage.idColumn != nil {
             if let sourceID = sourceStorage.idColumn {
-                identity = "s.\(sourceID.quotedDatabaseIdentifier) || ?"
+                identity = "s.\(sourceID.quotedSQLIdentifier) || ?"
             } else {
                 identity = "? || \(key) || ?"
                 identityArguments.append((source.strategy.objectID(entity: sourceName, key: 0, stored: nil).dropLast(1) as Substring).description.databaseValue)
@@ -167,7 +167,7 @@ struct CompiledMappings {
                 fragment = compiled
             } else if entityMapping.type == .copy, case .attribute(let sourceAttribute)? = source.schema.property(named: attribute.name, in: sourceEntity),
                       let sourceColumn = sourceStorage.attributeColumns[attribute.name] {
-                fragment = SQLFragment(sql: "s.\(sourceColumn.quotedDatabaseIdentifier)", arguments: [], type: ExprType(sourceAttribute.type), attributeType: sourceAttribute.type)
+                fragment = SQLFragment(sql: "s.\(sourceColumn.quotedSQLIdentifier)", arguments: [], type: ExprType(sourceAttribute.type), attributeType: sourceAttribute.type)
                 fragment?.allowsExternalStorage = sourceAttribute.allowsExternalStorage
             }
             guard let fragment else {
@@ -196,7 +196,7 @@ struct CompiledMappings {
             }
             includesRelationships = true
         }
-        var condition = "s.\(sourceStorage.entityColumn.quotedDatabaseIdentifier) = ?"
+        var condition = "s.\(sourceStorage.entityColumn.quotedSQLIdentifier) = ?"
         var conditionArguments: [DatabaseValue] = [sourceStorage.discriminator]
         if let filter = entityMapping.filter {
             guard let compiled = compiler.storePredicate(filter.expression) else { return nil }
@@ -204,13 +204,13 @@ struct CompiledMappings {
             conditionArguments += compiled.arguments
         }
         let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
-        let insert = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
+        let insert = "INSERT INTO main.\(destinationStorage.table.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
         var associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?
         var autoKeyed: (sql: String, arguments: [DatabaseValue])?
         if rule == nil {
             let sql = AssociationIndex.recordingAll(destination: number, source: key, identity: identity, from: from)
             associate = (sql, [index.databaseValue, .null, sourceName.databaseValue, destinationName.databaseValue] + identityArguments + conditionArguments, 1)
-            let autoSQL = "INSERT INTO main.\(destinationStorage.table.quotedDatabaseIdentifier) (\(columns.dropFirst().map(\.quotedDatabaseIdentifier).joined(separator: ", "))) SELECT \(selections.dropFirst().joined(separator: ", ")) \(from) ORDER BY \(key)"
+            let autoSQL = "INSERT INTO main.\(destinationStorage.table.quotedSQLIdentifier) (\(columns.dropFirst().map(\.quotedSQLIdentifier).joined(separator: ", "))) SELECT \(selections.dropFirst().joined(separator: ", ")) \(from) ORDER BY \(key)"
             autoKeyed = (autoSQL, Array(arguments.dropFirst()) + conditionArguments)
         }
         return Creation(index: index, insert: insert, arguments: arguments + conditionArguments, associate: associate, autoKeyed: autoKeyed,

@@ -34,8 +34,8 @@ enum ConversionLosses {
         let storage = try store.layout.storage(of: entity)
         guard let column = storage.attributeColumns[attribute] else { return nil }
         let columns = [storage.primaryKey] + (storage.idColumn.map { [$0] } ?? []) + [column]
-        let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) "
-            + "WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = ? AND \(column.quotedDatabaseIdentifier) IS NOT NULL ORDER BY \(storage.primaryKey.quotedDatabaseIdentifier)"
+        let sql = "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedSQLIdentifier) "
+            + "WHERE \(storage.entityColumn.quotedSQLIdentifier) = ? AND \(column.quotedSQLIdentifier) IS NOT NULL ORDER BY \(storage.primaryKey.quotedSQLIdentifier)"
         var (count, changed) = (0, 0)
         var first: String?
         try store.database.read { db in

@@ -39,7 +39,7 @@ extension MigrationRun {
         let bounds = try sourceStore.reading { db in
             // Each in a query of its own: SQLite reads a lone min() or max() of the key from one end
             // of the table, but scans every row for both together.
-            let key = sourceStorage.primaryKey.quotedDatabaseIdentifier, table = sourceStorage.table.quotedDatabaseIdentifier
+            let key = sourceStorage.primaryKey.quotedSQLIdentifier, table = sourceStorage.table.quotedSQLIdentifier
             return try Row.fetchOne(db, sql: "SELECT (SELECT min(\(key)) FROM \(table)), (SELECT max(\(key)) FROM \(table))")
         }
         guard let bounds, let low: Int64 = try bounds.storedIfPresent(0, "a row key"), let high: Int64 = try bounds.storedIfPresent(1, "a row key"), low <= high else { return nil }
@@ -107,7 +107,7 @@ extension MigrationRun {
             guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == table }) else { return nil }
             let columns = [storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
             lookup = RowLookup(storage: storage, statement: try writer.statement(
-                "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"))
+                "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM main.\(table.quotedSQLIdentifier) WHERE \(storage.primaryKey.quotedSQLIdentifier) = ?"))
             rowLookups[table] = lookup
         }
         // The statement is kept: the rows held back are written before it runs.

@@ -103,9 +103,9 @@ extension RelationshipPhase {
     func relateByKeyRule(_ run: MigrationRun, _ index: Int, _ rule: KeyRule, _ relate: (DestinationObject, ObjectData) throws -> Void) throws {
         let destinationStore = run.destinationStore
         guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == rule.table }) else { return }
-        let key = storage.primaryKey.quotedDatabaseIdentifier
+        let key = storage.primaryKey.quotedSQLIdentifier
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
-        let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedDatabaseIdentifier) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
+        let sql = "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedSQLIdentifier) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
         var last = rule.range.lowerBound - 1
         var part = SourceParts(run, index)
         while true {

@@ -90,9 +90,9 @@ final class RelationshipSetter {
         guard case .inverseForeignKey(let table, let column, let order?, _)? = setting.storage.relationships[setting.relationship.name],
               let members = destinationStore.layout.entities[setting.relationship.destination], !members.discriminatorsSQL.isEmpty else { return }
         try writer.flush()
-        let key = members.primaryKey.quotedDatabaseIdentifier, listed = Set(keys)
-        let ofMembers = StoreLayout.entityCheck(members.entityColumn.quotedDatabaseIdentifier, allowed: members.discriminatorsSQL)
-        let others = try Int64.fetchAll(writer.db, sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) = ? AND \(ofMembers) ORDER BY \(order.quotedDatabaseIdentifier), \(key)",
+        let key = members.primaryKey.quotedSQLIdentifier, listed = Set(keys)
+        let ofMembers = StoreLayout.entityCheck(members.entityColumn.quotedSQLIdentifier, allowed: members.discriminatorsSQL)
+        let others = try Int64.fetchAll(writer.db, sql: "SELECT \(key) FROM \(table.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) = ? AND \(ofMembers) ORDER BY \(order.quotedSQLIdentifier), \(key)",
                                         arguments: [owner]).filter { !listed.contains($0) }
         for (index, other) in others.enumerated() {
             try writer.link(setting.relationship.name, of: setting.storage, owner: owner, target: other, position: keys.count + index, inversePosition: nil, keepsFirstOwner: false)
@@ -141,7 +141,7 @@ final class RelationshipSetter {
            let destination = destinationStore.layout.entities[relationship.destination],
            case .inverseForeignKey(let table, let column, _?, _)? = destination.relationships[inverse.name] {
             append = Append(list: OrderedList(table: table, column: column), inverse: inverse.name, destination: relationship.destination,
-                            currentOwner: "SELECT \(column.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+                            currentOwner: "SELECT \(column.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) WHERE \(storage.primaryKey.quotedSQLIdentifier) = ?")
         }
         var orderedList: OrderedList?
         if relationship.isOrdered, case .inverseForeignKey(let table, let column, _?, _) = storage.relationships[name] {

@@ -58,7 +58,7 @@ struct SourceReader {
         guard let storage = store.layout.entities[entity], isAloneInItsTable(storage) else {
             return try store.countObjects(of: entity, exactly: true)
         }
-        return try store.reading { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier)") ?? 0 }
+        return try store.reading { try Int.fetchOne($0, sql: "SELECT count(*) FROM \(storage.table.quotedSQLIdentifier)") ?? 0 }
     }
 
     /// The rows of a source table, and those of the entity `read`. A table's own count is SQLite's
@@ -70,7 +70,7 @@ struct SourceReader {
             return (total, total)
         }
         let row = try store.reading { db in
-            try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(storage.entityColumn.quotedDatabaseIdentifier) = ? THEN 1 END) FROM \(storage.table.quotedDatabaseIdentifier)",
+            try Row.fetchOne(db, sql: "SELECT count(*), count(CASE WHEN \(storage.entityColumn.quotedSQLIdentifier) = ? THEN 1 END) FROM \(storage.table.quotedSQLIdentifier)",
                              arguments: [storage.discriminator])
         }
         return try row.flatMap { row in

@@ -57,9 +57,9 @@ extension StoreLayout {
             }
             let columns = tableGroups.flatMap { $0.map(\.column) } + companions.flatMap { $0.compactMap { $0.map { layout.derivedColumns[$0].column } } }
             // For each entity number, how many of its rows hold a value in each column.
-            let counts = try Row.fetchAll(db, sql: "SELECT \(entityColumn.quotedDatabaseIdentifier), "
-                                          + columns.map { "count(\($0.quotedDatabaseIdentifier))" }.joined(separator: ", ")
-                                          + " FROM \(table.quotedDatabaseIdentifier) GROUP BY 1").map { row in
+            let counts = try Row.fetchAll(db, sql: "SELECT \(entityColumn.quotedSQLIdentifier), "
+                                          + columns.map { "count(\($0.quotedSQLIdentifier))" }.joined(separator: ", ")
+                                          + " FROM \(table.quotedSQLIdentifier) GROUP BY 1").map { row in
                 (entity: row[0] as DatabaseValue, values: (0..<columns.count).map { (row[$0 + 1] as Int?) ?? 0 })
             }
             for (group, groupCompanions) in zip(tableGroups, companions) {

@@ -91,7 +91,7 @@ struct CoreDataFormat: StoreFormatStrategy {
     /// A name as Core Data writes it in SQL: bare, unless it is not a plain identifier.
     static func sqlName(_ name: String) -> String {
         let plain = name.first.map { $0.isASCII && ($0.isLetter || $0 == "_") } == true && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }
-        return plain ? name : name.quotedDatabaseIdentifier
+        return plain ? name : name.quotedSQLIdentifier
     }
 
     // MARK: Values
@@ -239,9 +239,9 @@ struct CoreDataFormat: StoreFormatStrategy {
         // Each to-one's destination-entity column: the entity number of the object it names, nil
         // with it (only the rows where it differs are written).
         for derived in layout.derivedColumns {
-            let column = derived.column.quotedDatabaseIdentifier, key = derived.foreignKey.quotedDatabaseIdentifier
-            let entity = "(SELECT d.Z_ENT FROM \(derived.destinationTable.quotedDatabaseIdentifier) d WHERE d.Z_PK = t.\(key))"
-            try db.execute(sql: "UPDATE \(derived.table.quotedDatabaseIdentifier) AS t SET \(column) = \(entity) WHERE t.\(column) IS NOT \(entity)")
+            let column = derived.column.quotedSQLIdentifier, key = derived.foreignKey.quotedSQLIdentifier
+            let entity = "(SELECT d.Z_ENT FROM \(derived.destinationTable.quotedSQLIdentifier) d WHERE d.Z_PK = t.\(key))"
+            try db.execute(sql: "UPDATE \(derived.table.quotedSQLIdentifier) AS t SET \(column) = \(entity) WHERE t.\(column) IS NOT \(entity)")
         }
     }
 }

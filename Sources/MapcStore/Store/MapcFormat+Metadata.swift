@@ -20,11 +20,11 @@ extension MapcFormat {
             throw MapcError.store("the store's metadata is damaged: it has \(Self.metadataTable) but no \(Self.entityHashesTable) table (the entity hashes that identify its version)")
         }
         var values: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(Self.metadataTable.quotedDatabaseIdentifier)") {
+        for row in try Row.fetchAll(db, sql: "SELECT key, value FROM \(Self.metadataTable.quotedSQLIdentifier)") {
             if let key = String.fromDatabaseValue(row[0] as DatabaseValue), let value = String.fromDatabaseValue(row[1] as DatabaseValue) { values[key] = value }
         }
         var hashes: [String: String] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT name, hash FROM \(Self.entityHashesTable.quotedDatabaseIdentifier)") {
+        for row in try Row.fetchAll(db, sql: "SELECT name, hash FROM \(Self.entityHashesTable.quotedSQLIdentifier)") {
             if let name = String.fromDatabaseValue(row[0] as DatabaseValue), let hash = String.fromDatabaseValue(row[1] as DatabaseValue) { hashes[name] = hash }
         }
         guard let model = values["model"], let version = values["version"], values["modelHash"] != nil, let layout = values["layout"] else {
@@ -47,24 +47,24 @@ extension MapcFormat {
 
     func createStore(for schema: Schema, layout: StoreLayout, in db: Database, carrying previous: StoreMetadata?) throws {
         for table in layout.tables {
-            let columns = table.columns.map { "\($0.name.quotedDatabaseIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) } + table.constraints
-            try db.execute(sql: "CREATE TABLE \(table.name.quotedDatabaseIdentifier) (\(columns.joined(separator: ", ")))")
+            let columns = table.columns.map { "\($0.name.quotedSQLIdentifier) \($0.sqlType) \($0.constraints)".trimmingCharacters(in: .whitespaces) } + table.constraints
+            try db.execute(sql: "CREATE TABLE \(table.name.quotedSQLIdentifier) (\(columns.joined(separator: ", ")))")
             for index in table.indexes {
                 let unique = index.unique ? "UNIQUE " : ""
-                let columns = index.columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")
-                try db.execute(sql: "CREATE \(unique)INDEX \(index.name.quotedDatabaseIdentifier) ON \(table.name.quotedDatabaseIdentifier) (\(columns))")
+                let columns = index.columns.map(\.quotedSQLIdentifier).joined(separator: ", ")
+                try db.execute(sql: "CREATE \(unique)INDEX \(index.name.quotedSQLIdentifier) ON \(table.name.quotedSQLIdentifier) (\(columns))")
             }
         }
-        try db.execute(sql: "CREATE TABLE \(Self.metadataTable.quotedDatabaseIdentifier) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
-        try db.execute(sql: "CREATE TABLE \(Self.entityHashesTable.quotedDatabaseIdentifier) (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL)")
+        try db.execute(sql: "CREATE TABLE \(Self.metadataTable.quotedSQLIdentifier) (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL)")
+        try db.execute(sql: "CREATE TABLE \(Self.entityHashesTable.quotedSQLIdentifier) (name TEXT PRIMARY KEY NOT NULL, hash TEXT NOT NULL)")
         let hashes = entityHashes(of: schema)
         let pairs = [("model", schema.model), ("version", schema.version), ("modelHash", VersionHash.modelHash(entityHashes: hashes)),
                      ("layout", identifier), ("formatVersion", String(Self.currentFormatVersion))]
         for (key, value) in pairs {
-            try db.execute(sql: "INSERT INTO \(Self.metadataTable.quotedDatabaseIdentifier) (key, value) VALUES (?, ?)", arguments: [key, value])
+            try db.execute(sql: "INSERT INTO \(Self.metadataTable.quotedSQLIdentifier) (key, value) VALUES (?, ?)", arguments: [key, value])
         }
         for name in hashes.keys.sorted() {
-            try db.execute(sql: "INSERT INTO \(Self.entityHashesTable.quotedDatabaseIdentifier) (name, hash) VALUES (?, ?)", arguments: [name, hashes[name]])
+            try db.execute(sql: "INSERT INTO \(Self.entityHashesTable.quotedSQLIdentifier) (name, hash) VALUES (?, ?)", arguments: [name, hashes[name]])
         }
     }
 
@@ -72,7 +72,7 @@ extension MapcFormat {
 
     func highestKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64 {
         let key = layout.members(ofTable: table).first?.primaryKey ?? "_pk"
-        return try Int64.fetchOne(db, sql: "SELECT max(\(key.quotedDatabaseIdentifier)) FROM \(table.quotedDatabaseIdentifier)") ?? 0
+        return try Int64.fetchOne(db, sql: "SELECT max(\(key.quotedSQLIdentifier)) FROM \(table.quotedSQLIdentifier)") ?? 0
     }
 
     /// mapc's stores keep no counter: an object's identity is stored, not made from its key.
@@ -84,7 +84,7 @@ extension MapcFormat {
 
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedDatabaseIdentifier) ORDER BY step").map { row in
+        return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedSQLIdentifier) ORDER BY step").map { row in
             // History is informational: a damaged field reads as a description of what is there, never a trap.
             func text(_ column: String) -> String {
                 guard let value = row[column] as DatabaseValue? else { return "(missing)" }
@@ -98,7 +98,7 @@ extension MapcFormat {
     }
 
     func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
-        let table = Self.historyTable.quotedDatabaseIdentifier
+        let table = Self.historyTable.quotedSQLIdentifier
         try db.execute(sql: """
         CREATE TABLE IF NOT EXISTS \(table) (step INTEGER PRIMARY KEY, from_version TEXT NOT NULL, from_hash TEXT NOT NULL, \
         to_version TEXT NOT NULL, to_hash TEXT NOT NULL, inferred INTEGER NOT NULL, mapping_sha256 TEXT NOT NULL, started_at TEXT NOT NULL, \

@@ -118,8 +118,8 @@ extension RowWriter {
     /// How many of a failed statement's rows, from the first, the store holds as written.
     func rowsStillWritten(_ batch: HeldRows) throws -> Int {
         let plan = batch.plan
-        let conditions = SQLTerms.joined(plan.valueColumns.map { "\($0.quotedDatabaseIdentifier) IS ?" }, by: "AND")
-        let statement = try connection.makeStatement(sql: "SELECT 1 FROM \(plan.table.quotedDatabaseIdentifier) WHERE \(conditions) LIMIT 1")
+        let conditions = SQLTerms.joined(plan.valueColumns.map { "\($0.quotedSQLIdentifier) IS ?" }, by: "AND")
+        let statement = try connection.makeStatement(sql: "SELECT 1 FROM \(plan.table.quotedSQLIdentifier) WHERE \(conditions) LIMIT 1")
         var count = 0
         while count < batch.rows.count, try Row.fetchOne(statement, arguments: StatementArguments(Array(batch.arguments(ofRow: count)))) != nil {
             count += 1

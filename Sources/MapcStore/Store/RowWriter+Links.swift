@@ -52,9 +52,9 @@ extension RowWriter {
         if let ownerOrder { columns.append(ownerOrder); arguments.append(position.databaseValue); written.append(ownerOrder) }
         if let otherOrder, let inversePosition { columns.append(otherOrder); arguments.append(inversePosition.databaseValue); written.append(otherOrder) }
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let update = written.map { "\($0.quotedDatabaseIdentifier) = excluded.\($0.quotedDatabaseIdentifier)" }
+        let update = written.map { "\($0.quotedSQLIdentifier) = excluded.\($0.quotedSQLIdentifier)" }
         let conflict = update.isEmpty ? "ON CONFLICT DO NOTHING" : "ON CONFLICT DO UPDATE SET \(update.joined(separator: ", "))"
-        try writeStatement("INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
+        try writeStatement("INSERT INTO \(table.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) VALUES (\(placeholders)) \(conflict)")
             .execute(arguments)
     }
 
@@ -65,33 +65,33 @@ extension RowWriter {
         let key = PropertyName(entity: storage.entity, property: relationship)
         if let known = foreignKeyLinks[key] { return known }
         let link: ForeignKeyLink
-        let owner = storage.primaryKey.quotedDatabaseIdentifier
+        let owner = storage.primaryKey.quotedSQLIdentifier
         switch storage.relationships[relationship] {
         case .foreignKey(let column, let destinationTable, let orderColumn)?:
-            var assignments = "\(column.quotedDatabaseIdentifier) = ?"
+            var assignments = "\(column.quotedSQLIdentifier) = ?"
             if let orderColumn {
-                let order = orderColumn.quotedDatabaseIdentifier
-                assignments += ", \(order) = CASE WHEN \(column.quotedDatabaseIdentifier) IS ? THEN \(order) ELSE ? END"
+                let order = orderColumn.quotedSQLIdentifier
+                assignments += ", \(order) = CASE WHEN \(column.quotedSQLIdentifier) IS ? THEN \(order) ELSE ? END"
             }
             let inverse = try store.oneToOneInverse(relationship, of: storage).map { inverseColumn, _ in
-                try writeStatement("UPDATE \(destinationTable.quotedDatabaseIdentifier) SET \(inverseColumn.quotedDatabaseIdentifier) = ? WHERE \(owner) = ?")
+                try writeStatement("UPDATE \(destinationTable.quotedSQLIdentifier) SET \(inverseColumn.quotedSQLIdentifier) = ? WHERE \(owner) = ?")
             }
-            link = .foreignKey(update: try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(assignments) WHERE \(owner) = ?"),
+            link = .foreignKey(update: try writeStatement("UPDATE \(storage.table.quotedSQLIdentifier) SET \(assignments) WHERE \(owner) = ?"),
                                ordered: orderColumn != nil, inverse: inverse)
         case .inverseForeignKey(let table, let column, let orderColumn, _)?:
-            let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = ?" } ?? ""
-            let key = column.quotedDatabaseIdentifier
+            let order = orderColumn.map { ", \($0.quotedSQLIdentifier) = ?" } ?? ""
+            let key = column.quotedSQLIdentifier
             guard let entity = store.schema.entity(named: storage.entity), case .relationship(let description)? = store.schema.property(named: relationship, in: entity),
                   let targetStorage = store.layout.entities[description.destination] else { return nil }
-            let targetKey = targetStorage.primaryKey.quotedDatabaseIdentifier
-            let set = "UPDATE \(table.quotedDatabaseIdentifier) SET \(key) = ?\(order) WHERE \(targetKey) = ?"
+            let targetKey = targetStorage.primaryKey.quotedSQLIdentifier
+            let set = "UPDATE \(table.quotedSQLIdentifier) SET \(key) = ?\(order) WHERE \(targetKey) = ?"
             // A to-many without an inverse (Core Data's hidden key): nothing else sets the column,
             // so a second owner can only be a link lost. A to-many whose to-one inverse is the
             // column is set from both sides, as the mappings decide, unless the caller says not.
             link = .inverseForeignKey(update: try writeStatement(set), ordered: orderColumn != nil,
                                       guarded: OwnerGuard(entity: description.destination, isHidden: store.schema.mutualInverse(of: description) == nil,
                                                           update: try writeStatement(set + " AND (\(key) IS NULL OR \(key) = ?)"),
-                                                          holder: try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedDatabaseIdentifier) WHERE \(targetKey) = ?")))
+                                                          holder: try db.makeStatement(sql: "SELECT \(key) FROM \(table.quotedSQLIdentifier) WHERE \(targetKey) = ?")))
         default:
             return nil
         }
@@ -110,8 +110,8 @@ extension RowWriter {
     package func unlink(_ relationship: String, of storage: EntityStorage, owner: Int64) throws {
         try flush()
         guard case .foreignKey(let column, _, let orderColumn)? = storage.relationships[relationship] else { return }
-        let order = orderColumn.map { ", \($0.quotedDatabaseIdentifier) = NULL" } ?? ""
-        try writeStatement("UPDATE \(storage.table.quotedDatabaseIdentifier) SET \(column.quotedDatabaseIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?")
+        let order = orderColumn.map { ", \($0.quotedSQLIdentifier) = NULL" } ?? ""
+        try writeStatement("UPDATE \(storage.table.quotedSQLIdentifier) SET \(column.quotedSQLIdentifier) = NULL\(order) WHERE \(storage.primaryKey.quotedSQLIdentifier) = ?")
             .execute([owner.databaseValue])
     }
 }
@@ -163,7 +163,7 @@ extension RowWriter {
         let unnamed = "the \(entity) with key \(key)"
         guard let storage = try? store.layout.storage(of: entity) else { return unnamed }
         let columns = [storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
-        let sql = "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"
+        let sql = "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.primaryKey.quotedSQLIdentifier) = ?"
         guard let statement = try? statement(sql), let row = try? Row.fetchOne(statement, arguments: [key]) else { return unnamed }
         let discriminator: DatabaseValue = row[0]
         let own = store.layout.entity(withDiscriminator: discriminator, inTable: storage.table) ?? entity

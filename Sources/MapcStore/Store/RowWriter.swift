@@ -240,7 +240,7 @@ package final class RowWriter {
 
     /// `INSERT INTO table (columns) VALUES row, row, …` for `rows` rows.
     static func insertSQL(table: String, columns: [String], row: String, rows: Int) -> String {
-        return "INSERT INTO \(table.quotedDatabaseIdentifier) (\(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", "))) VALUES "
+        return "INSERT INTO \(table.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) VALUES "
             + Array(repeating: row, count: rows).joined(separator: ", ")
     }
 

@@ -71,7 +71,7 @@ package struct SQLCompiler {
             }
             guard case .attribute(let attribute)? = schema.property(named: name, in: entity), !attribute.isTransient,
                   let column = storage.attributeColumns[name] else { return nil }
-            var fragment = SQLFragment(sql: "\(alias).\(column.quotedDatabaseIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type)
+            var fragment = SQLFragment(sql: "\(alias).\(column.quotedSQLIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type)
             fragment.allowsExternalStorage = attribute.allowsExternalStorage
             return fragment
         default:

@@ -114,7 +114,7 @@ extension Store {
         return try database.read { db in
             let names = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
             var found = names.filter { !kept.contains($0.lowercased()) && !strategy.ownsTable($0) }.map { name in
-                ForeignTable(name: name, rows: (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedDatabaseIdentifier)")) ?? nil, kind: ForeignTable.kind(of: name))
+                ForeignTable(name: name, rows: (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedSQLIdentifier)")) ?? nil, kind: ForeignTable.kind(of: name))
             }
             // Columns of the model's tables that its layout does not have: an app's own, or an
             // earlier version's left in place; a new store made from the model has none of them.
@@ -124,7 +124,7 @@ extension Store {
                 let expected = named[table.name.lowercased()] ?? []
                 let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name]).compactMap { String.fromDatabaseValue($0[0] as DatabaseValue) }
                 for column in columns where !expected.contains(column.lowercased()) {
-                    let values = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedDatabaseIdentifier) WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL")
+                    let values = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IS NOT NULL")
                     found.append(ForeignTable(name: table.name, rows: values ?? nil, kind: ForeignTable.kind(of: column), column: column))
                 }
             }

@@ -17,13 +17,13 @@ extension Store {
         for (table, members) in layout.entityTables {
             guard let storage = members.first else { continue }
             if let idColumn = storage.idColumn {
-                guard let row = try Row.fetchOne(db, sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier), \(storage.primaryKey.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(idColumn.quotedDatabaseIdentifier) = ?", arguments: [id]),
+                guard let row = try Row.fetchOne(db, sql: "SELECT \(storage.entityColumn.quotedSQLIdentifier), \(storage.primaryKey.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) WHERE \(idColumn.quotedSQLIdentifier) = ?", arguments: [id]),
                       let entity = layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { continue }
                 return (entity, try row.stored(1, "a row key"))
             }
             for member in members {
                 guard let key = strategy.key(fromObjectID: id, entity: member.entity),
-                      let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(member.entityColumn.quotedDatabaseIdentifier) FROM \(table.quotedDatabaseIdentifier) WHERE \(member.primaryKey.quotedDatabaseIdentifier) = ?", arguments: [key]),
+                      let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(member.entityColumn.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) WHERE \(member.primaryKey.quotedSQLIdentifier) = ?", arguments: [key]),
                       let entity = layout.entity(withDiscriminator: value, inTable: table), member.discriminators.contains(value) else { continue }
                 return (entity, key)
             }
@@ -68,7 +68,7 @@ extension Store {
         }
         let storage = try layout.storage(of: entity)
         let discriminator = try reading { db in
-            try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT \(storage.entityColumn.quotedDatabaseIdentifier) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.primaryKey.quotedDatabaseIdentifier) = ?"), arguments: [key])
+            try DatabaseValue.fetchOne(db.cachedStatement(sql: "SELECT \(storage.entityColumn.quotedSQLIdentifier) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.primaryKey.quotedSQLIdentifier) = ?"), arguments: [key])
         }
         guard let discriminator, let exact = layout.entity(withDiscriminator: discriminator, inTable: storage.table) else { return nil }
         var found: ObjectData?
@@ -302,11 +302,11 @@ struct ReadPlan {
         }.filter { !$0.relationship.isTransient }
         let relationships = only.map { names in storedRelationships.filter { names.contains($0.relationship.name) } } ?? storedRelationships
         isPartial = attributes.count < stored.count || relationships.count < storedRelationships.count
-        let table = storage.table.quotedDatabaseIdentifier, key = storage.primaryKey.quotedDatabaseIdentifier, kind = storage.entityColumn.quotedDatabaseIdentifier
+        let table = storage.table.quotedSQLIdentifier, key = storage.primaryKey.quotedSQLIdentifier, kind = storage.entityColumn.quotedSQLIdentifier
         self.key = key
-        let idSelection = storage.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
-        var selections = ["t.\(key)", storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"]
-        selections += attributes.map { "t.\($0.column.quotedDatabaseIdentifier)" }
+        let idSelection = storage.idColumn.map { "d.\($0.quotedSQLIdentifier)" } ?? "NULL"
+        var selections = ["t.\(key)", storage.idColumn.map { "t.\($0.quotedSQLIdentifier)" } ?? "NULL"]
+        selections += attributes.map { "t.\($0.column.quotedSQLIdentifier)" }
         var toOne: [(name: String, table: String)] = []
         var toMany: [(name: String, table: String, sql: String)] = []
         // The related rows are found by the relationship's key, their entity checked on each (`StoreLayout.entityCheck`).
@@ -316,22 +316,22 @@ struct ReadPlan {
                 // Only an object of the destination entity is the relationship's: a key naming no
                 // row, or another entity's, reads as none (`danglingReferences` finds them first).
                 let allowed = store.layout.discriminatorsSQL(of: relationship.destination)
-                let target = "(SELECT d.%@ FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(key) = t.\(column.quotedDatabaseIdentifier)"
+                let target = "(SELECT d.%@ FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(key) = t.\(column.quotedSQLIdentifier)"
                     + (allowed.isEmpty ? ")" : " AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed)))")
-                selections += ["t.\(column.quotedDatabaseIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
+                selections += ["t.\(column.quotedSQLIdentifier)", target.replacingOccurrences(of: "%@", with: kind), target.replacingOccurrences(of: "d.%@", with: idSelection)]
                 toOne.append((relationship.name, destinationTable))
             case .inverseForeignKey(let destinationTable, let column, let orderColumn, let discriminators):
-                let order = orderColumn.map { "d.\($0.quotedDatabaseIdentifier), " } ?? ""
+                let order = orderColumn.map { "d.\($0.quotedSQLIdentifier), " } ?? ""
                 let filter = discriminators.map(Store.sqlLiteral).joined(separator: ", ")
                 toMany.append((relationship.name, destinationTable,
-                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(column.quotedDatabaseIdentifier) = ? AND \(StoreLayout.entityCheck("d.\(kind)", allowed: filter)) ORDER BY \(order)d.\(key)"))
+                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(column.quotedSQLIdentifier) = ? AND \(StoreLayout.entityCheck("d.\(kind)", allowed: filter)) ORDER BY \(order)d.\(key)"))
             case .joinTable(let joinTable, let ownerColumn, let otherColumn, let ownerOrderColumn, _, let destinationTable, _):
-                let order = ownerOrderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
+                let order = ownerOrderColumn.map { "j.\($0.quotedSQLIdentifier), " } ?? ""
                 // As for a to-one: a row naming another entity's object is not the relationship's.
                 let allowed = store.layout.discriminatorsSQL(of: relationship.destination)
                 let ofDestination = allowed.isEmpty ? "" : " AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed))"
                 toMany.append((relationship.name, destinationTable,
-                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(destinationTable.quotedDatabaseIdentifier) d ON d.\(key) = j.\(otherColumn.quotedDatabaseIdentifier)\(ofDestination) WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = ? ORDER BY \(order)d.\(key)"))
+                               "SELECT d.\(key), d.\(kind), \(idSelection) FROM \(joinTable.quotedSQLIdentifier) j JOIN \(destinationTable.quotedSQLIdentifier) d ON d.\(key) = j.\(otherColumn.quotedSQLIdentifier)\(ofDestination) WHERE j.\(ownerColumn.quotedSQLIdentifier) = ? ORDER BY \(order)d.\(key)"))
             }
         }
         self.toOne = toOne

@@ -28,26 +28,26 @@ extension Store {
         try database.read { db in
             for entity in schema.entities where !entity.isAbstract {
                 let storage = try layout.storage(of: entity.name)
-                let table = storage.table.quotedDatabaseIdentifier
-                let key = "t.\(storage.primaryKey.quotedDatabaseIdentifier)"
-                let own = "t.\(storage.entityColumn.quotedDatabaseIdentifier) = \(Self.sqlLiteral(storage.discriminator))"
-                let identity = storage.idColumn.map { "t.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
+                let table = storage.table.quotedSQLIdentifier
+                let key = "t.\(storage.primaryKey.quotedSQLIdentifier)"
+                let own = "t.\(storage.entityColumn.quotedSQLIdentifier) = \(Self.sqlLiteral(storage.discriminator))"
+                let identity = storage.idColumn.map { "t.\($0.quotedSQLIdentifier)" } ?? "NULL"
                 for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                     guard let kept = storage.relationships[relationship.name], let destination = layout.entities[relationship.destination] else { continue }
                     let allowed = destination.discriminatorsSQL
                     let missing = { (column: String, destinationTable: String) in
-                        "NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(destination.primaryKey.quotedDatabaseIdentifier) = \(column) "
-                            + "AND \(StoreLayout.entityCheck("d.\(destination.entityColumn.quotedDatabaseIdentifier)", allowed: allowed)))"
+                        "NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(destination.primaryKey.quotedSQLIdentifier) = \(column) "
+                            + "AND \(StoreLayout.entityCheck("d.\(destination.entityColumn.quotedSQLIdentifier)", allowed: allowed)))"
                     }
                     let sql: String
                     switch kept {
                     case .foreignKey(let columnName, let destinationTable, _):
-                        let column = "t.\(columnName.quotedDatabaseIdentifier)"
+                        let column = "t.\(columnName.quotedSQLIdentifier)"
                         sql = "SELECT \(key), \(identity), \(column) FROM \(table) t WHERE \(own) AND \(column) IS NOT NULL AND \(missing(column, destinationTable))"
                     case .joinTable(let joinTable, let ownerColumn, let otherColumn, _, _, let destinationTable, _):
                         // A row whose owner is gone loses nothing anyone reads; one whose other end is gone does.
-                        let other = "j.\(otherColumn.quotedDatabaseIdentifier)"
-                        sql = "SELECT \(key), \(identity), \(other) FROM \(joinTable.quotedDatabaseIdentifier) j JOIN \(table) t ON \(key) = j.\(ownerColumn.quotedDatabaseIdentifier) "
+                        let other = "j.\(otherColumn.quotedSQLIdentifier)"
+                        sql = "SELECT \(key), \(identity), \(other) FROM \(joinTable.quotedSQLIdentifier) j JOIN \(table) t ON \(key) = j.\(ownerColumn.quotedSQLIdentifier) "
                             + "WHERE \(own) AND \(missing(other, destinationTable))"
                     case .inverseForeignKey:
                         // The destination's key column: its own relationship's check, or (a hidden
@@ -72,11 +72,11 @@ extension Store {
                     guard case .inverseForeignKey(let destinationTable, let columnName, _, let members)? = layout.entities[entity.name]?.relationships[relationship.name],
                           schema.mutualInverse(of: relationship) == nil, !members.isEmpty,
                           let owner = layout.entities[entity.name], let destination = layout.entities[relationship.destination] else { continue }
-                    let held = "d.\(columnName.quotedDatabaseIdentifier)", kind = "d.\(destination.entityColumn.quotedDatabaseIdentifier)"
-                    let identity = destination.idColumn.map { "d.\($0.quotedDatabaseIdentifier)" } ?? "NULL"
-                    let sql = "SELECT d.\(destination.primaryKey.quotedDatabaseIdentifier), \(identity), \(held), \(kind) FROM \(destinationTable.quotedDatabaseIdentifier) d "
-                        + "WHERE \(kind) IN (\(members.map(Self.sqlLiteral).joined(separator: ", "))) AND \(held) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(owner.table.quotedDatabaseIdentifier) t "
-                        + "WHERE t.\(owner.primaryKey.quotedDatabaseIdentifier) = \(held) AND \(StoreLayout.entityCheck("t.\(owner.entityColumn.quotedDatabaseIdentifier)", allowed: owner.discriminatorsSQL)))"
+                    let held = "d.\(columnName.quotedSQLIdentifier)", kind = "d.\(destination.entityColumn.quotedSQLIdentifier)"
+                    let identity = destination.idColumn.map { "d.\($0.quotedSQLIdentifier)" } ?? "NULL"
+                    let sql = "SELECT d.\(destination.primaryKey.quotedSQLIdentifier), \(identity), \(held), \(kind) FROM \(destinationTable.quotedSQLIdentifier) d "
+                        + "WHERE \(kind) IN (\(members.map(Self.sqlLiteral).joined(separator: ", "))) AND \(held) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(owner.table.quotedSQLIdentifier) t "
+                        + "WHERE t.\(owner.primaryKey.quotedSQLIdentifier) = \(held) AND \(StoreLayout.entityCheck("t.\(owner.entityColumn.quotedSQLIdentifier)", allowed: owner.discriminatorsSQL)))"
                     let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))") ?? 0
                     guard count > 0 else { continue }
                     found.count += count
@@ -108,9 +108,9 @@ extension Store {
                 }
                 guard let (owner, relationship) = owners.first, let ownerEntity = schema.entity(named: owner.entity), let destinationName = schema.allRelationships(of: ownerEntity).first(where: { $0.name == relationship })?.destination,
                       let destination = layout.entities[destinationName] else { continue }
-                let column = "t.\(derived.column.quotedDatabaseIdentifier)", kind = "d.\(destination.entityColumn.quotedDatabaseIdentifier)"
-                let sql = "SELECT t.\(owner.primaryKey.quotedDatabaseIdentifier), t.\(owner.entityColumn.quotedDatabaseIdentifier), \(column), t.\(derived.foreignKey.quotedDatabaseIdentifier), \(kind) "
-                    + "FROM \(derived.table.quotedDatabaseIdentifier) t JOIN \(derived.destinationTable.quotedDatabaseIdentifier) d ON d.\(destination.primaryKey.quotedDatabaseIdentifier) = t.\(derived.foreignKey.quotedDatabaseIdentifier) "
+                let column = "t.\(derived.column.quotedSQLIdentifier)", kind = "d.\(destination.entityColumn.quotedSQLIdentifier)"
+                let sql = "SELECT t.\(owner.primaryKey.quotedSQLIdentifier), t.\(owner.entityColumn.quotedSQLIdentifier), \(column), t.\(derived.foreignKey.quotedSQLIdentifier), \(kind) "
+                    + "FROM \(derived.table.quotedSQLIdentifier) t JOIN \(derived.destinationTable.quotedSQLIdentifier) d ON d.\(destination.primaryKey.quotedSQLIdentifier) = t.\(derived.foreignKey.quotedSQLIdentifier) "
                     + "WHERE \(column) IS NOT NULL AND \(column) IS NOT \(kind) AND \(StoreLayout.entityCheck(kind, allowed: destination.discriminatorsSQL))"
                 let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql))") ?? 0
                 guard count > 0 else { continue }
@@ -147,13 +147,13 @@ extension Store {
                     }
                     for column in columns { owners[column, default: []].append(member) }
                 }
-                let kind = kindColumn.quotedDatabaseIdentifier
+                let kind = kindColumn.quotedSQLIdentifier
                 let shared = owners.filter { $0.value.count < members.count }.sorted { $0.key < $1.key }
                 guard !shared.isEmpty else { continue }
                 let sums = shared.map { column, holders in
-                    "total(\(column.quotedDatabaseIdentifier) IS NOT NULL AND \(kind) NOT IN (\(holders.map { Self.sqlLiteral($0.discriminator) }.joined(separator: ", "))))"
+                    "total(\(column.quotedSQLIdentifier) IS NOT NULL AND \(kind) NOT IN (\(holders.map { Self.sqlLiteral($0.discriminator) }.joined(separator: ", "))))"
                 }
-                guard let row = try Row.fetchOne(db, sql: "SELECT \(sums.joined(separator: ", ")) FROM \(table.quotedDatabaseIdentifier)") else { continue }
+                guard let row = try Row.fetchOne(db, sql: "SELECT \(sums.joined(separator: ", ")) FROM \(table.quotedSQLIdentifier)") else { continue }
                 for (index, (column, holders)) in shared.enumerated() {
                     let count = Int(Double.fromDatabaseValue(row[index] as DatabaseValue) ?? 0)
                     guard count > 0 else { continue }
@@ -175,11 +175,11 @@ extension Store {
                 let marked = schema.allAttributes(of: entity).filter { !$0.isTransient && CoreDataExternalValue.isMarked($0, in: format) }
                 guard !marked.isEmpty else { continue }
                 let storage = try layout.storage(of: entity.name)
-                let identity = storage.idColumn.map(\.quotedDatabaseIdentifier) ?? "NULL"
+                let identity = storage.idColumn.map(\.quotedSQLIdentifier) ?? "NULL"
                 for attribute in marked {
-                    guard let column = storage.attributeColumns[attribute.name]?.quotedDatabaseIdentifier else { continue }
-                    let rows = try Row.fetchCursor(db, sql: "SELECT \(storage.primaryKey.quotedDatabaseIdentifier), \(identity), \(column) FROM \(storage.table.quotedDatabaseIdentifier) "
-                                                       + "WHERE \(storage.entityColumn.quotedDatabaseIdentifier) = \(Self.sqlLiteral(storage.discriminator)) AND substr(\(column), 1, 1) = x'02'")
+                    guard let column = storage.attributeColumns[attribute.name]?.quotedSQLIdentifier else { continue }
+                    let rows = try Row.fetchCursor(db, sql: "SELECT \(storage.primaryKey.quotedSQLIdentifier), \(identity), \(column) FROM \(storage.table.quotedSQLIdentifier) "
+                                                       + "WHERE \(storage.entityColumn.quotedSQLIdentifier) = \(Self.sqlLiteral(storage.discriminator)) AND substr(\(column), 1, 1) = x'02'")
                     while let row = try rows.next() {
                         guard let stored = Data.fromDatabaseValue(row[2] as DatabaseValue), case .success(.file(let name)) = CoreDataExternalValue.form(of: stored),
                               Files.kind(of: (files.dataFolder as NSString).appendingPathComponent(name)) == .missing else { continue }

@@ -116,13 +116,13 @@ extension Store {
                     // A constraint does not apply to nils (`Entity.constraintApplies(to:)`), nor does a UNIQUE index fail on them.
                     guard case .attribute(let attribute)? = schema.property(named: name, in: entity), let column = storage.attributeColumns[name],
                           let value = values[name], value != .null else { break }
-                    conditions.append("\(column.quotedDatabaseIdentifier) IS \(strategy.placeholder(for: attribute.type))")
+                    conditions.append("\(column.quotedSQLIdentifier) IS \(strategy.placeholder(for: attribute.type))")
                     arguments.append(strategy.argument(value, as: attribute.type))
                     shown.append("\(name) \(value)")
                 }
                 guard conditions.count == constraint.count else { continue }
                 let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
-                guard let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(\.quotedDatabaseIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1",
+                guard let row = try Row.fetchOne(db, sql: "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM \(storage.table.quotedSQLIdentifier) WHERE \(conditions.joined(separator: " AND ")) LIMIT 1",
                                                  arguments: StatementArguments(arguments)),
                       let key: Int64 = try row.storedIfPresent(0, "a row key") else { continue }
                 let discriminator: DatabaseValue = row[1]
@@ -138,7 +138,7 @@ extension Store {
 
     /// Whether any table of the store holds a row.
     private func hasObjects(_ db: Database) throws -> Bool {
-        for (table, _) in layout.entityTables where try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table.quotedDatabaseIdentifier))") == true {
+        for (table, _) in layout.entityTables where try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(table.quotedSQLIdentifier))") == true {
             return true
         }
         return false
@@ -274,7 +274,7 @@ extension Store {
         default: return nil
         }
         // Prepared once per connection: a run asks it once per owner of a list, which may be every object.
-        let highest = try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(\(found.order.quotedDatabaseIdentifier)) FROM \(found.table.quotedDatabaseIdentifier) WHERE \(found.owner.quotedDatabaseIdentifier) = ?"), arguments: [key])
+        let highest = try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(\(found.order.quotedSQLIdentifier)) FROM \(found.table.quotedSQLIdentifier) WHERE \(found.owner.quotedSQLIdentifier) = ?"), arguments: [key])
         guard let highest else { return 0 }
         guard highest < Int.max else {
             throw MapcError.store("\(entity) with key \(key) holds the largest position SQLite can count in '\(relationship)' (\(found.table).\(found.order)): no object can go after it; renumber the positions first")

@@ -415,7 +415,7 @@ public final class Store: @unchecked Sendable {
         let values = exactly ? [storage.discriminator] : storage.discriminators
         let placeholders = Array(repeating: "?", count: values.count).joined(separator: ", ")
         return try reading { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(placeholders))",
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) IN (\(placeholders))",
                              arguments: StatementArguments(values)) ?? 0
         }
     }
@@ -462,8 +462,8 @@ extension Store {
                 guard let column = members.first?.entityColumn else { continue }
                 let known = members.filter { schema.entity(named: $0.entity)?.isAbstract == false }.map(\.discriminator)
                 let placeholders = Array(repeating: "?", count: known.count).joined(separator: ", ")
-                let filter = known.isEmpty ? "1" : "\(column.quotedDatabaseIdentifier) IS NULL OR \(column.quotedDatabaseIdentifier) NOT IN (\(placeholders))"
-                let rows = try Row.fetchAll(db, sql: "SELECT \(column.quotedDatabaseIdentifier), count(*) FROM \(table.quotedDatabaseIdentifier) WHERE \(filter) GROUP BY 1 LIMIT 5",
+                let filter = known.isEmpty ? "1" : "\(column.quotedSQLIdentifier) IS NULL OR \(column.quotedSQLIdentifier) NOT IN (\(placeholders))"
+                let rows = try Row.fetchAll(db, sql: "SELECT \(column.quotedSQLIdentifier), count(*) FROM \(table.quotedSQLIdentifier) WHERE \(filter) GROUP BY 1 LIMIT 5",
                                             arguments: StatementArguments(known))
                 for row in rows {
                     let value = row[0] as DatabaseValue

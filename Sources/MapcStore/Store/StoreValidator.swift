@@ -60,14 +60,14 @@ package struct StoreValidator {
         }
         for entity in checkedEntities {
             let storage = try store.layout.storage(of: entity.name)
-            let table = storage.table.quotedDatabaseIdentifier
+            let table = storage.table.quotedSQLIdentifier
             // The identity shown: the stored one, or the key (made into an identity by the format).
-            let id = storage.idColumn?.quotedDatabaseIdentifier ?? storage.primaryKey.quotedDatabaseIdentifier
+            let id = storage.idColumn?.quotedSQLIdentifier ?? storage.primaryKey.quotedSQLIdentifier
             func identity(_ value: DatabaseValue) -> String {
                 if storage.idColumn == nil, let key = Int64.fromDatabaseValue(value) { return store.strategy.objectID(entity: entity.name, key: key, stored: nil) }
                 return Self.text(value)
             }
-            let kind = storage.entityColumn.quotedDatabaseIdentifier
+            let kind = storage.entityColumn.quotedSQLIdentifier
             // Every row-level rule of the entity, checked in one scan: each condition gives 0 or 1.
             var rules: [(condition: String, arguments: [DatabaseValue], value: String, property: String, rule: String)] = []
             // What selects the rows to report: the rules, except that a column's required and type
@@ -76,7 +76,7 @@ package struct StoreValidator {
             var textChecks: [(column: String, attribute: Attribute)] = []
             for attribute in schema.allAttributes(of: entity) where !attribute.isTransient {
                 guard let columnName = storage.attributeColumns[attribute.name] else { continue }
-                let column = "t.\(columnName.quotedDatabaseIdentifier)"
+                let column = "t.\(columnName.quotedSQLIdentifier)"
                 if !attribute.isOptional {
                     rules.append(("\(column) IS NULL", [], column, attribute.name, "required value missing"))
                 }
@@ -103,7 +103,7 @@ package struct StoreValidator {
                 }
                 // Lengths (UTF-16 units, `ValueRules.length`) and patterns are checked in Swift, on text values only.
                 if validation.regex != nil || validation.minLength != nil || validation.maxLength != nil {
-                    textChecks.append((columnName.quotedDatabaseIdentifier, attribute))
+                    textChecks.append((columnName.quotedSQLIdentifier, attribute))
                 }
                 screens += rules[screenedRules...].map { ($0.condition, $0.arguments) }
             }
@@ -111,31 +111,31 @@ package struct StoreValidator {
                 guard let kept = storage.relationships[relationship.name], let destination = schema.entity(named: relationship.destination) else { continue }
                 let unscreenedRules = rules.count
                 let allowed = store.layout.discriminatorsSQL(of: destination.name)
-                let key = "t.\(storage.primaryKey.quotedDatabaseIdentifier)"
+                let key = "t.\(storage.primaryKey.quotedSQLIdentifier)"
                 switch kept {
                 case .foreignKey(let columnName, let destinationTable, _):
-                    let column = "t.\(columnName.quotedDatabaseIdentifier)"
+                    let column = "t.\(columnName.quotedSQLIdentifier)"
                     // A to-one holds one object or none; the report shows the key (or nil).
                     rules += countRules(relationship, count: "\(column) IS NOT NULL", shown: column)
-                    rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed))))",
+                    rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(storage.primaryKey.quotedSQLIdentifier) = \(column) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed))))",
                                   [], column, relationship.name, Self.danglingReferenceRule + " (row key shown)"))
                     if let inverse = schema.mutualInverse(of: relationship), !inverse.isToMany,
                        let inverseOwner = schema.ancestry(of: destination).first(where: { $0.relationships.contains { $0.name == inverse.name } }),
                        case .foreignKey(let inverseColumn, _, _)? = store.layout.entities[inverseOwner.name]?.relationships[inverse.name] {
                         // Shown: the object referred to, by its identity (which another object of this entity holds).
                         let target = try store.layout.storage(of: destination.name)
-                        let shownTarget = target.idColumn.map { "(SELECT d.\($0.quotedDatabaseIdentifier) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(target.primaryKey.quotedDatabaseIdentifier) = \(column))" }
+                        let shownTarget = target.idColumn.map { "(SELECT d.\($0.quotedSQLIdentifier) FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(target.primaryKey.quotedSQLIdentifier) = \(column))" }
                             ?? "(\(Store.sqlLiteral(store.strategy.objectID(entity: destination.name, key: 0, stored: nil).dropLast().description.databaseValue)) || \(column))"
-                        rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(storage.primaryKey.quotedDatabaseIdentifier) = \(column) AND d.\(inverseColumn.quotedDatabaseIdentifier) IS \(key)))",
+                        rules.append(("(\(column) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(storage.primaryKey.quotedSQLIdentifier) = \(column) AND d.\(inverseColumn.quotedSQLIdentifier) IS \(key)))",
                                       [], shownTarget, relationship.name,
                                       "one-to-one inverse '\(inverse.name)' does not point back: the \(destination.name) it refers to does not have this \(entity.name) as its '\(inverse.name)' "
                                       + "(a one-to-one links objects in pairs; where two \(entity.name)s share one \(destination.name), link each \(destination.name) from one \(entity.name), or make '\(inverse.name)' to-many)"))
                     }
                 case .inverseForeignKey(let destinationTable, let columnName, _, _):
-                    let count = "(SELECT COUNT(*) FROM \(destinationTable.quotedDatabaseIdentifier) d WHERE d.\(columnName.quotedDatabaseIdentifier) = \(key) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed)))"
+                    let count = "(SELECT COUNT(*) FROM \(destinationTable.quotedSQLIdentifier) d WHERE d.\(columnName.quotedSQLIdentifier) = \(key) AND \(StoreLayout.entityCheck("d.\(kind)", allowed: allowed)))"
                     rules += countRules(relationship, count: count)
                 case .joinTable(let joinTable, let ownerColumn, _, _, _, _, _):
-                    let count = "(SELECT COUNT(*) FROM \(joinTable.quotedDatabaseIdentifier) j WHERE j.\(ownerColumn.quotedDatabaseIdentifier) = \(key))"
+                    let count = "(SELECT COUNT(*) FROM \(joinTable.quotedSQLIdentifier) j WHERE j.\(ownerColumn.quotedSQLIdentifier) = \(key))"
                     rules += countRules(relationship, count: count)
                 }
                 screens += rules[unscreenedRules...].map { ($0.condition, $0.arguments) }
@@ -188,18 +188,18 @@ package struct StoreValidator {
             let members = storage.discriminatorsSQL
             for constraint in entity.uniquenessConstraints {
                 let columns = constraint.compactMap { name -> String? in
-                    if let column = storage.attributeColumns[name] { return column.quotedDatabaseIdentifier }
-                    if case .foreignKey(let column, _, _)? = storage.relationships[name] { return column.quotedDatabaseIdentifier }
+                    if let column = storage.attributeColumns[name] { return column.quotedSQLIdentifier }
+                    if case .foreignKey(let column, _, _)? = storage.relationships[name] { return column.quotedSQLIdentifier }
                     return nil
                 }
                 guard !columns.isEmpty else { continue }
                 // Each group of objects sharing values: the first objects (entity and id, in store order)
                 // and the values. Objects with a nil among them are not held to it (`Entity.constraintApplies(to:)`).
                 let applies = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
-                let keyed = "\(storage.primaryKey.quotedDatabaseIdentifier) AS k, \(storage.entityColumn.quotedDatabaseIdentifier) AS e, \(storage.idColumn?.quotedDatabaseIdentifier ?? "NULL") AS i, " + columns.joined(separator: ", ")
+                let keyed = "\(storage.primaryKey.quotedSQLIdentifier) AS k, \(storage.entityColumn.quotedSQLIdentifier) AS e, \(storage.idColumn?.quotedSQLIdentifier ?? "NULL") AS i, " + columns.joined(separator: ", ")
                 let sql = """
                     SELECT json_group_array(json_array(e, i, k)), COUNT(*), \(columns.joined(separator: ", ")) \
-                    FROM (SELECT \(keyed) FROM \(storage.table.quotedDatabaseIdentifier) WHERE \(storage.entityColumn.quotedDatabaseIdentifier) IN (\(members)) AND \(applies) ORDER BY 1) \
+                    FROM (SELECT \(keyed) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) IN (\(members)) AND \(applies) ORDER BY 1) \
                     GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1
                     """
                 let rows = try Row.fetchCursor(db, sql: sql)
