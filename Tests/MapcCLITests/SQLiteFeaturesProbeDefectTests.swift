@@ -105,3 +105,35 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(held.status != 0 && held.stderr.contains("app\"cache (2 rows)"), "\(held.stderr)")
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// An index ordering by a collation the app registered (`COLLATE localized`) made SQLite
+    /// refuse every run ("no such collation sequence"), `status` saying nothing wrong. A store is
+    /// read with a stand-in (its reading never depends on the order); `load` into it is refused,
+    /// naming the index, since rows added without the app's order would be lost to its queries.
+    @Test(arguments: ["mapc", "core-data"]) func anIndexOfAnAppsCollationIsRead(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (table, column) = layout == "mapc" ? ("Tag", "name") : ("ZTAG", "ZNAME")
+        // Made as the app makes it: Python's sqlite3 registers the collation for the statement.
+        let script = "import sqlite3; c = sqlite3.connect('s.db'); c.create_collation('localized', lambda a, b: (a > b) - (a < b)); "
+            + "c.execute('CREATE INDEX tag_name_localized ON \(table)(\(column) COLLATE localized)'); c.commit()"
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script]
+        python.currentDirectoryURL = folder
+        try python.run()
+        python.waitUntilExit()
+        #expect(python.terminationStatus == 0)
+        try folder.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
+        let before = try bytes(folder)
+        let load = try CLI.run(["load", "more.json", "s.db"], in: folder)
+        #expect(load.status != 0 && load.stderr.contains("tag_name_localized on \(table) (COLLATE localized)") && load.stderr.contains("into a new store"), "\(load.stderr)")
+        #expect(try bytes(folder) == before)
+        let run = try CLI.run(["run", "--quiet", "s.db", "--output", "out.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "out.db"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains("\"blue\"") && dump.stdout.contains("\"memo\""), "\(dump.stderr)")
+        #expect(try bytes(folder) == before)
+    }
+}

@@ -28,6 +28,13 @@ extension Store {
     }
 
     private func insertObjects(_ objects: [ObjectData]) throws {
+        let appOrdered = try indexesOfAppCollations()
+        guard appOrdered.isEmpty else {
+            throw MapcError.store("cannot add objects to \(path ?? "the store"): its \(appOrdered.count == 1 ? "index" : "indexes") \(appOrdered.joined(separator: ", ")) "
+                                  + "\(appOrdered.count == 1 ? "orders" : "order") text by a collation the app that made the store registers with SQLite, which mapc does not have: "
+                                  + "rows mapc added would be out of that order, and the app's queries through the index would miss them. "
+                                  + "Load the objects into a new store (`mapc load FILE NEW_STORE`), or add them with the app")
+        }
         var hadObjects = false
         do {
             try writeObjects(objects) { hadObjects = $0 }

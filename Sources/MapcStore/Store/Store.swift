@@ -352,6 +352,8 @@ public final class Store: @unchecked Sendable {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(Store.busyTimeout)
+        // An app's own collation in an index would otherwise make SQLite refuse to read the store.
+        configuration.prepareDatabase { db in _ = mapc_collation_fallback(UnsafeMutableRawPointer(db.sqliteConnection)) }
         do {
             let queue = try DatabaseQueue(path: name ?? path, configuration: configuration)
             // Touch the file so that "not a database" surfaces here, with the path.
