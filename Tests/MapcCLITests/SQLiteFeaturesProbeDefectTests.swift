@@ -137,3 +137,29 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(try bytes(folder) == before)
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// Empty full-text and R*Tree tables were reported as holding rows (their shadow tables'
+    /// bookkeeping: `search_config (1 row)`) and the run refused; a virtual table whose module
+    /// this SQLite lacks failed every command, `status` and `dump` too ("no such module"). A
+    /// virtual table is one table, counted through its module, named with it; one that cannot be
+    /// counted is taken as holding rows, and left out only when the loss is accepted.
+    @Test(arguments: ["mapc", "core-data"]) func virtualTablesAreTablesOfTheirModule(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "CREATE VIRTUAL TABLE search USING fts5(body); CREATE VIRTUAL TABLE geo USING rtree(id, a, b)")
+        let empty = try CLI.run(["run", "--quiet", "s.db", "--output", "out.db"], in: folder)
+        #expect(empty.status == 0 && empty.stderr.contains("search (a virtual table of module fts5, 0 rows)") && !empty.stderr.contains("search_config"), "\(empty.stderr)")
+        // A module this SQLite does not have (an app's, or an extension's).
+        try sqlite(folder, "s.db", "PRAGMA writable_schema = ON; INSERT INTO sqlite_master VALUES ('table', 'spell', 'spell', 0, 'CREATE VIRTUAL TABLE spell USING spellfix1')")
+        let before = try bytes(folder)
+        let status = try CLI.run(["status", "s.db"], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("spell (a virtual table of module spellfix1, whose rows cannot be counted"), "\(status.stdout)\(status.stderr)")
+        #expect(try CLI.run(["dump", "s.db", "--output", "d.json"], in: folder).status == 0)
+        let refused = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(refused.status != 0 && refused.stderr.contains("spell (a virtual table of module spellfix1") && refused.stderr.contains("--accept-data-loss"), "\(refused.stderr)")
+        #expect(try bytes(folder) == before)
+        let accepted = try CLI.run(["run", "--quiet", "--accept-data-loss", "s.db"], in: folder)
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+    }
+}

@@ -134,12 +134,14 @@ public final class Store: @unchecked Sendable {
         // A generated column (which neither Core Data nor mapc makes) is computed by SQLite's
         // integrity check, every row: an expression building a value of a gigabyte per row took
         // memory without bound. Refused before any check runs.
+        // Virtual tables are not asked: their columns are their module's, which may be missing.
         let generated = try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT m.name, x.name FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS x WHERE m.type = 'table' AND x.hidden IN (2, 3) LIMIT 5")
-                .compactMap { row -> (table: String, column: String)? in
-                    guard let table = String.fromDatabaseValue(row[0] as DatabaseValue), let column = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
-                    return (table, column)
-                }
+            let virtual = try Self.virtualTableNames(db)
+            var found: [(table: String, column: String)] = []
+            for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") where !virtual.contains(table.lowercased()) && found.count < 5 {
+                found += try String.fetchAll(db, sql: "SELECT name FROM pragma_table_xinfo(?) WHERE hidden IN (2, 3)", arguments: [table]).map { (table: table, column: $0) }
+            }
+            return found
         }
         if let first = generated.first {
             throw MapcError.store("\(path ?? "the store") has generated columns (\(generated.map { "\($0.table).\($0.column)" }.joined(separator: ", "))), which neither Core Data nor mapc makes "

@@ -1,0 +1,46 @@
+import Foundation
+internal import GRDB
+
+/// A virtual table of a store (`CREATE VIRTUAL TABLE search USING fts5(body)`): its rows are kept
+/// by its module (full-text search, R*Tree, an app's own) in shadow tables named after it
+/// (`search_data`, `search_config`), which are part of it, not tables of their own. A module
+/// this SQLite lacks (an app's tokenizer, `spellfix1`) makes any statement reading the table fail.
+package struct VirtualTable: Sendable, Equatable {
+    /// The table's name.
+    package var name: String
+    /// The module named after `USING`, as written.
+    package var module: String
+
+    /// The store's virtual tables, from their definitions (portable to any SQLite, unlike
+    /// `pragma_table_list`, which names them only from 3.37).
+    static func all(_ db: Database) throws -> [VirtualTable] {
+        try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'").compactMap { row in
+            guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let sql = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
+            return VirtualTable(name: name, module: module(in: sql) ?? "?")
+        }
+    }
+
+    /// The word after `USING` in a definition.
+    private static func module(in sql: String) -> String? {
+        guard let using = sql.range(of: "USING", options: .caseInsensitive) else { return nil }
+        let rest = sql[using.upperBound...].drop { $0.isWhitespace }
+        let word = rest.prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        return word.isEmpty ? nil : String(word)
+    }
+
+    /// Whether a table of the store is one of this table's shadow tables (`search_data`).
+    func owns(_ table: String) -> Bool {
+        table.count > name.count + 1 && table.lowercased().hasPrefix(name.lowercased() + "_")
+    }
+}
+
+extension Store {
+    /// The names (lowercased) of the store's virtual tables and their shadow tables, which are
+    /// read only through their module: checks that go through every table leave them out.
+    static func virtualTableNames(_ db: Database) throws -> Set<String> {
+        let virtual = try VirtualTable.all(db)
+        guard !virtual.isEmpty else { return [] }
+        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
+        return Set(tables.filter { table in virtual.contains { $0.name.lowercased() == table.lowercased() || $0.owns(table) } }.map { $0.lowercased() })
+    }
+}
