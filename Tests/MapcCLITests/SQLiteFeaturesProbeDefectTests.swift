@@ -163,3 +163,30 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(accepted.status == 0, "\(accepted.stderr)")
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// A key of 0 (valid in SQLite, as another writer may leave it) made an inferred step renumber
+    /// the whole table, so that a Core Data object URI the app saved named another object; and a
+    /// key of 2^63 - 1 in a table two entities share refused the step ("every key of table Note
+    /// is used") though it adds no object. Both keep every key now, as lightweight migration does.
+    @Test(arguments: ["mapc", "core-data"]) func keysAtTheEdgesAreKept(layout: String) throws {
+        let folder = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (table, key, title) = layout == "mapc" ? ("Note", "_pk", "title") : ("ZNOTE", "Z_PK", "ZTITLE")
+        let keyed = "SELECT group_concat(\(key) || ':' || \(title), ',') FROM (SELECT \(key), \(title) FROM \(table) ORDER BY \(key))"
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(key) = 0 WHERE \(key) = (SELECT min(\(key)) FROM \(table))"
+                   + (layout == "mapc" ? "; UPDATE Note_tags SET owner = 0 WHERE owner = 1" : "; UPDATE Z_1TAGS SET Z_1NOTES = 0 WHERE Z_1NOTES = 1"))
+        let before = try sqliteOutput(folder, "s.db", keyed)
+        #expect(before.hasPrefix("0:first"), "\(before)")
+        let zero = try CLI.run(["run", "--quiet", "s.db", "--output", "zero.db"], in: folder)
+        #expect(zero.status == 0, "\(zero.stderr)")
+        #expect(try sqliteOutput(folder, "zero.db", keyed) == before)
+        let dumped = try CLI.run(["dump", "zero.db"], in: folder)
+        #expect(dumped.status == 0 && dumped.stdout.contains("\"red\""), "\(dumped.stderr)")
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(key) = 9223372036854775807 WHERE \(key) = (SELECT max(\(key)) FROM \(table))"
+                   + (layout == "core-data" ? "; UPDATE Z_PRIMARYKEY SET Z_MAX = 9223372036854775807 WHERE Z_NAME = 'Note'" : ""))
+        let highest = try CLI.run(["run", "--quiet", "s.db", "--output", "highest.db"], in: folder)
+        #expect(highest.status == 0, "\(highest.stderr)")
+        #expect(try sqliteOutput(folder, "highest.db", keyed) == (try sqliteOutput(folder, "s.db", keyed)))
+    }
+}

@@ -66,18 +66,21 @@ struct KeyRules {
     }
 
     /// Decides the rule of a mapping reading `source` into `entity` objects of `table`, whose first
-    /// free key is `firstFree`. Kept keys (`keepsKeys`, an inferred step) stay where they are free,
-    /// and otherwise move to a range of their own. Numbered keys go from the first free key in
+    /// free key `firstFree` gives (asked only when needed: a table whose highest key is the
+    /// largest there is has none, which a mapping sharing kept keys does not need). Kept keys
+    /// (`keepsKeys`, an inferred step) stay where they are free, zero and negative keys too (a
+    /// table with nothing in it yet has every key free), and otherwise move to a range of their own. Numbered keys go from the first free key in
     /// creation order, and follow a rule only where that numbering is arithmetic: the mapping reads
     /// every row of a source table whose keys have no gaps. Nil where no rule holds or keys would
     /// not fit in 64 bits: the mapping's objects then record associations.
-    mutating func decide(_ source: Source, into table: String, entity: String, firstFree first: Int64, keepsKeys: Bool, isComplete: Bool) throws -> KeyRule? {
+    mutating func decide(_ source: Source, into table: String, entity: String, firstFree: () throws -> Int64, keepsKeys: Bool, isComplete: Bool) throws -> KeyRule? {
         let low = source.keys.lowerBound, high = source.keys.upperBound
         func rule(offset: Int64, range: ClosedRange<Int64>) -> KeyRule {
             KeyRule(sourceTable: source.table, sourceEntities: source.entities, sourceDiscriminators: source.discriminators, table: table,
                     offset: offset, range: range, entity: entity, isComplete: isComplete)
         }
         if !keepsKeys {
+            let first = try firstFree()
             guard let counts = try source.counts(), counts.total == counts.read, high.subtractingReportingOverflow(low) == (counts.total - 1, false) else { return nil }
             let (offset, o1) = first.subtractingReportingOverflow(low)
             let (last, o2) = high.addingReportingOverflow(offset)
@@ -89,7 +92,10 @@ struct KeyRules {
             keptKeys[table]?.entities.formUnion(source.entities)
             return rule(offset: 0, range: shared.range)
         }
-        if keptKeys[table] == nil, first <= low {
+        let first = try firstFree()
+        // The first free key is 1 in a table nothing has been written to (nor set aside: keys
+        // below 1 are only ever kept ones, which `keptKeys` records).
+        if keptKeys[table] == nil, first <= low || first == 1 {
             // The source's keys are all free here: keep them.
             keptKeys[table] = (source.table, Set(source.entities), low...high)
             return rule(offset: 0, range: low...high)

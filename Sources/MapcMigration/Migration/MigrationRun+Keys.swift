@@ -46,7 +46,7 @@ extension MigrationRun {
         let source = KeyRules.Source(table: sourceStorage.table, entities: entities, discriminators: entities.compactMap { sourceStore.layout.entities[$0]?.discriminator },
                                      keys: low...high, counts: { try self.sources.rowCounts(sourceStorage, reading: read) })
         let table = destinationStorage.table
-        guard let rule = try keyRules.decide(source, into: table, entity: destinationName, firstFree: try writer.reserveKeys(0, for: destinationStorage),
+        guard let rule = try keyRules.decide(source, into: table, entity: destinationName, firstFree: { try self.writer.reserveKeys(0, for: destinationStorage) },
                                              keepsKeys: step.keepsKeys, isComplete: entityMapping.filter == nil && entityMapping.sourceExpression == nil) else { return nil }
         writer.reserve(through: rule.range.upperBound, in: table)
         if step.keepsKeys, rule.offset == 0 {
