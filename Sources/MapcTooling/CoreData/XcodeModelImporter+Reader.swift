@@ -14,6 +14,9 @@ extension XcodeModelImporter {
 
         let path: String
         var warnings: [Diagnostic] = []
+        /// Where each indexed property of each index stands, by entity: the element an index's
+        /// property was read from, for what is said of it once every entity is known.
+        var indexElements: [String: [(index: String, property: String, location: FileLocation)]] = [:]
 
         /// XML attributes with no meaning for stored data: editor, code generation and sync settings.
         static let ignored: Set<String> = ["syncable", "usesScalarValueType", "codeGenerationType", "positionX", "positionY", "width", "height",
@@ -73,6 +76,7 @@ extension XcodeModelImporter {
                     for element in child.children(named: "fetchIndexElement") {
                         if let property = nonEmpty(element, "property") {
                             properties.append(property)
+                            indexElements[name, default: []].append((indexName, property, element.location))
                         } else {
                             warn("fetch index \(name).\(indexName): an element on an expression is not imported (mapc indexes properties)", at: element)
                         }
@@ -86,8 +90,10 @@ extension XcodeModelImporter {
                     if !properties.isEmpty { entity.indexes.append(Index(name: indexName, properties: properties)) }
                 case "compoundIndexes":
                     for compound in child.children(named: "compoundIndex") {
-                        let properties = compound.children(named: "index").compactMap { nonEmpty($0, "value") }
+                        let elements = compound.children(named: "index").compactMap { element in nonEmpty(element, "value").map { ($0, element.location) } }
+                        let properties = elements.map(\.0)
                         if !properties.isEmpty { entity.indexes.append(Index(name: properties.joined(separator: "_"), properties: properties)) }
+                        for (property, location) in elements { indexElements[name, default: []].append((properties.joined(separator: "_"), property, location)) }
                     }
                 case "userInfo":
                     entity.userInfo = userInfo(child)
@@ -100,6 +106,31 @@ extension XcodeModelImporter {
                 }
             }
             return entity
+        }
+
+        /// Leaves out of each index the elements on to-many relationships, own or inherited, with a
+        /// warning at each (and the index, when nothing else is in it). Xcode takes them and Core
+        /// Data opens stores of such models (Wikipedia's app ships one), but a to-many has no
+        /// column in its entity's table to index: its links are rows of another table.
+        mutating func leaveOutToManyIndexElements(of schema: inout Schema) {
+            for position in schema.entities.indices {
+                let entity = schema.entities[position]
+                let toMany = Set(schema.allRelationships(of: entity).filter(\.isToMany).map(\.name))
+                guard !toMany.isEmpty, entity.indexes.contains(where: { !toMany.isDisjoint(with: $0.properties) }) else { continue }
+                var kept: [Index] = []
+                for var index in entity.indexes {
+                    let left = index.properties.filter { !toMany.contains($0) }
+                    for property in index.properties where toMany.contains(property) {
+                        let location = indexElements[entity.name]?.first { $0.index == index.name && $0.property == property }?.location ?? entity.location ?? FileLocation(path: path, line: 1, column: 1)
+                        warnings.append(.warning("fetch index \(entity.name).\(index.name): the element on to-many relationship '\(property)' is not imported: a to-many relationship has no column "
+                                                 + "in \(entity.name)'s table to index (its links are rows of another table)"
+                                                 + (left.isEmpty ? "; the index has no other element and is not imported" : "; the index keeps its other elements"), at: location))
+                    }
+                    index.properties = left
+                    if !left.isEmpty { kept.append(index) }
+                }
+                schema.entities[position].indexes = kept
+            }
         }
 
         private func userInfo(_ node: XMLNode) -> [String: String] {
@@ -244,8 +275,10 @@ extension XcodeModelImporter {
                 warn("\(what) has no destination entity and is not imported", at: node)
                 return nil
             }
+            // `indexed`: both formats index a to-one's key column whatever the model says, and a
+            // to-many has no column to index.
             reportUnknown(node, known: ["name", "destinationEntity", "inverseName", "optional", "toMany", "ordered", "minCount", "maxCount",
-                                        "transient", "elementID", "versionHashModifier"], what: what)
+                                        "transient", "elementID", "versionHashModifier", "indexed"], what: what)
             var relationship = Relationship(name: name, destination: destination, isToMany: flag(node, "toMany"), isOrdered: flag(node, "ordered"),
                                             inverse: nonEmpty(node, "inverseName"), isOptional: flag(node, "optional"))
             relationship.location = node.location

@@ -161,6 +161,7 @@ public enum XcodeModelImporter {
         }
         var reader = ModelReader(path: path)
         var schema = Schema(model: model, version: version, entities: root.children(named: "entity").compactMap { reader.entity($0) })
+        reader.leaveOutToManyIndexElements(of: &schema)
         let identifier = root.attributes["userDefinedModelVersionIdentifier"] ?? ""
         schema.versionIdentifier = identifier.isEmpty ? nil : identifier
         for child in root.children where !["entity", "elements"].contains(child.name) {
