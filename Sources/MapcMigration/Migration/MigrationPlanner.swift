@@ -115,6 +115,10 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
     /// missing policy in step 1 is reported with a blocked step 33 -> 34, not hidden by it.
     public var mappingProblems: [Diagnostic] = []
 
+    /// The version the plan's inferred steps began at, before `from`, when there were some: a
+    /// mapping file from it that skips `from` makes the step possible too.
+    public var skippingFrom: String? = nil
+
     /// The mapping file that would make the step possible.
     public var suggestedFile: String {
         MappingCatalog.suggestedFile(from: from, to: to, in: mappingsDirectory)
@@ -133,6 +137,7 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
         }
         return "cannot migrate from \(from) to \(to): no mapping file for the step and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n")
             + "\nwrite \(suggestedFile) (inference writes a skeleton of it, with everything inferable filled in), or add an intermediate version"
+            + (skippingFrom.map { ", or write \(MappingCatalog.suggestedFile(from: $0, to: to, in: mappingsDirectory)) from \($0) (where the inferred steps before it start), which skips \(from)" } ?? "")
     }
 }
 
@@ -160,6 +165,8 @@ package enum MigrationPlanner {
         var blockers: [PlanError] = []
         var index = start
         let forward = start < end
+        // Where the inferred steps just made began (nil after a mapping file's step or a blocker).
+        var inferredFrom: Int?
         while index != end {
             // The furthest explicit mapping from here that does not overshoot.
             let candidates = forward ? Array((index + 1...end).reversed()) : Array(end...(index - 1))
@@ -170,6 +177,7 @@ package enum MigrationPlanner {
                 step.passes = passes
                 steps.append(step)
                 index = target
+                inferredFrom = nil
                 continue
             }
             guard forward else {
@@ -177,12 +185,22 @@ package enum MigrationPlanner {
             }
             let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             guard let mapping = result.mapping else {
+                if !everyVersion, let from = inferredFrom, blockers.isEmpty,
+                   let (direct, target) = directInference(from: from, past: index, versions: versions, end: end, mappings: mappings, blocked: result) {
+                    // The inferred steps from `from` are replaced by the one inference.
+                    steps.removeLast(index - from)
+                    steps.append(direct)
+                    index = target
+                    continue
+                }
                 blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints,
-                                          mappingsDirectory: mappings.directory, isDowngrade: false))
+                                          mappingsDirectory: mappings.directory, isDowngrade: false, skippingFrom: inferredFrom.map { versions[$0].version }))
                 index += 1
+                inferredFrom = nil
                 continue
             }
             steps.append(MigrationStep(source: versions[index], destination: versions[index + 1], inferred: result, mapping: mapping, order: catalog.order))
+            if inferredFrom == nil { inferredFrom = index }
             index += 1
         }
         if var first = blockers.first {
@@ -191,6 +209,27 @@ package enum MigrationPlanner {
             throw first
         }
         return everyVersion ? steps : InferredChain.combined(steps, order: catalog.order)
+    }
+
+    /// The step inferred straight from `versions[from]` to the nearest version past `blocked`'s
+    /// step (`versions[past]` to the next) that it reaches, with that version's position; nil when
+    /// none does before a version a mapping file leads from (whose work is never skipped). Core
+    /// Data's lightweight migration infers from the store's model to the current one, not version
+    /// by version: a step that cannot be inferred alone (an attribute made required, of an entity
+    /// added since the store's version, which has no object to lack it) may be within one.
+    private static func directInference(from: Int, past: Int, versions: [Schema], end: Int, mappings: MappingCatalog,
+                                        blocked: InferenceResult) -> (MigrationStep, Int)? {
+        for target in (past + 1)...end {
+            var result = MappingInference.infer(from: versions[from], to: versions[target])
+            if let mapping = result.mapping {
+                let skipped = versions[past].version + " -> " + versions[past + 1].version
+                result.cautions.append("\(skipped) cannot be inferred alone (\(blocked.problems.map(\.description).joined(separator: "; "))); this store's objects take it inferred from "
+                                       + "\(versions[from].version) straight to \(versions[target].version), as Core Data's lightweight migration infers from the store's model")
+                return (MigrationStep(source: versions[from], destination: versions[target], inferred: result, mapping: mapping, order: nil), target)
+            }
+            if (target + 1 ..< end + 1).contains(where: { mappings.mapping(from: versions[target].version, to: versions[$0].version) != nil }) { return nil }
+        }
+        return nil
     }
 
     /// The inferred steps of the declared version order that a store could not take towards the
