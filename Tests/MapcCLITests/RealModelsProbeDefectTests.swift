@@ -78,3 +78,30 @@ extension RealModelsProbeDefectTests {
         #expect(blocked.status == 2 && blocked.stderr.contains("cannot migrate from v2 to v3") && blocked.stderr.contains("mapping_v1_to_v3.yaml from v1 (where the inferred steps before it start), which skips v2"), "\(blocked.stderr)")
     }
 }
+
+extension RealModelsProbeDefectTests {
+    /// A uniqueness constraint broken in a Core Data store (a UNIQUE index) named one object
+    /// against itself, with another object's values, when the rows were written sixteen to a
+    /// statement: which rows had been written was asked with text bound otherwise than it was
+    /// written. The real pair is named; and the note under the error no longer takes the
+    /// constraint's properties for one ("gives 'name,tag' no value").
+    @Test func aBrokenUniquenessConstraintNamesTheRealPair() throws {
+        let v1 = "  Tag:\n    uniquenessConstraints: [[name, kind]]\n    attributes:\n      name: string\n      kind: string\n"
+        let v2 = v1 + "      note: string?\n"
+        let folder = try CLI.project(versions: [("u1", v1), ("u2", v2)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Twenty tags; the mapping makes tag 15's name equal to tag 1's ("t1"), and tag 9's text holds NUL.
+        let tags = (1...20).map { n in n == 9 ? #"{"id": "t9", "name": "x\u0000y", "kind": "k\u0000"}"# : #"{"id": "t\#(n)", "name": "t\#(n)", "kind": "k"}"# }
+        try folder.write(#"{"version": "u1", "objects": {"Tag": ["# + tags.joined(separator: ", ") + "]}}", to: "d.json")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: u1\ndestination: u2\nentityMappings:\n  - name: TagToTag\n    source: Tag\n    destination: Tag\n    attributes:\n"
+                         + "      name: 'TERNARY($source.name == \"t15\", \"t1\", $source.name)'\n      kind: $source.kind\n", to: "mappings/mapping_u1_to_u2.yaml")
+        for layout in ["core-data", "mapc"] {
+            #expect(try CLI.run(["load", "d.json", "\(layout).db", "--layout", layout], in: folder).status == 0)
+            let run = try CLI.run(["run", "--quiet", "\(layout).db"], in: folder)
+            let pair = layout == "mapc" ? ["'t1'", "'t15'"] : ["Tag/p1", "Tag/p15"]
+            #expect(run.status == 3 && pair.allSatisfy(run.stderr.contains) && run.stderr.contains("name \"t1\"") && !run.stderr.contains("x\u{0}y"), "\(layout): \(run.stderr)")
+            #expect(!run.stderr.contains("no value"), "\(run.stderr)")
+        }
+    }
+}

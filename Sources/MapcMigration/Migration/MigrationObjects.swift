@@ -278,13 +278,16 @@ extension MigrationError {
             return [Diagnostic(.note, "\(entity) '\(object)' gets '\(property)' from \(expression.source.text)", at: expression.source.origin, length: expression.source.text.count)]
         case let .validation(violations, _):
             var seen: Set<[String]> = [], notes: [Diagnostic] = []
+            // A uniqueness constraint's violation names its properties together ("name,tag"): each is one.
             for violation in violations {
-                guard let name = violation.mapping, let property = violation.property, seen.insert([name, property]).inserted,
+                guard let name = violation.mapping, let properties = violation.property?.split(separator: ",").map(String.init),
                       let entityMapping = mapping.entityMappings.first(where: { $0.name == name }) else { continue }
-                if let expression = expression(name, property) {
-                    notes.append(Diagnostic(.note, "'\(property)' of the objects '\(name)' creates comes from \(expression.source.text)", at: expression.source.origin))
-                } else if let location = entityMapping.location, entityMapping.type == .transform, entityMapping.policy == nil {
-                    notes.append(Diagnostic(.note, "mapping '\(name)' gives '\(property)' no value; add one under 'attributes:' or 'relationships:'", at: location))
+                for property in properties where seen.insert([name, property]).inserted {
+                    if let expression = expression(name, property) {
+                        notes.append(Diagnostic(.note, "'\(property)' of the objects '\(name)' creates comes from \(expression.source.text)", at: expression.source.origin))
+                    } else if let location = entityMapping.location, entityMapping.type == .transform, entityMapping.policy == nil {
+                        notes.append(Diagnostic(.note, "mapping '\(name)' gives '\(property)' no value; add one under 'attributes:' or 'relationships:'", at: location))
+                    }
                 }
             }
             return notes

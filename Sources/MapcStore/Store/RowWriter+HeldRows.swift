@@ -118,10 +118,19 @@ extension RowWriter {
     /// How many of a failed statement's rows, from the first, the store holds as written.
     func rowsStillWritten(_ batch: HeldRows) throws -> Int {
         let plan = batch.plan
-        let conditions = SQLTerms.joined(plan.valueColumns.map { "\($0.quotedSQLIdentifier) IS ?" }, by: "AND")
+        let conditions = SQLTerms.joined(zip(plan.valueColumns, plan.valuePlaceholders).map { "\($0.quotedSQLIdentifier) IS \($1)" }, by: "AND")
         let statement = try connection.makeStatement(sql: "SELECT 1 FROM \(plan.table.quotedSQLIdentifier) WHERE \(conditions) LIMIT 1")
         var count = 0
-        while count < batch.rows.count, try Row.fetchOne(statement, arguments: StatementArguments(Array(batch.arguments(ofRow: count)))) != nil {
+        // Text is written by the insert's own binding, which keeps a NUL in it; GRDB's binds a C
+        // string, which ends at one: it is looked for as its bytes, made text again by the cast.
+        let asText = plan.valuePlaceholders.map { $0 != "?" }
+        func arguments(ofRow row: Int) -> StatementArguments {
+            StatementArguments(zip(batch.arguments(ofRow: row), asText).map { value, isText in
+                if isText, case .string(let text) = value.storage { return Data(text.utf8).databaseValue }
+                return value
+            })
+        }
+        while count < batch.rows.count, try Row.fetchOne(statement, arguments: arguments(ofRow: count)) != nil {
             count += 1
         }
         return count

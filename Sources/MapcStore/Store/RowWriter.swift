@@ -47,6 +47,9 @@ package final class RowWriter {
         let columns: [String]
         let row: String
         let valueColumns: [String]
+        /// Where each value column's value stands in SQL (`?`, or `CAST(? AS TEXT)` for text,
+        /// which is bound as its bytes): a row is looked for as it was written.
+        let valuePlaceholders: [String]
         /// How many rows one statement writes when rows are held back: `RowWriter.rowsPerStatement`,
         /// fewer for a table so wide that they would pass SQLite's limit on parameters.
         let rowsPerStatement: Int
@@ -60,13 +63,14 @@ package final class RowWriter {
         /// The relationships whose foreign keys the row takes, after its attributes.
         let links: [String]
 
-        init(statement: WriteStatement, table: String, columns: [String], row: String, valueColumns: [String], rowsPerStatement: Int,
+        init(statement: WriteStatement, table: String, columns: [String], row: String, valueColumns: [String], valuePlaceholders: [String], rowsPerStatement: Int,
                          attributes: [(name: String, type: AttributeType)], keepsIdentity: Bool, links: [String]) {
             self.statement = statement
             self.table = table
             self.columns = columns
             self.row = row
             self.valueColumns = valueColumns
+            self.valuePlaceholders = valuePlaceholders
             self.rowsPerStatement = rowsPerStatement
             self.attributes = attributes
             self.attributeNames = attributes.map(\.name)
@@ -232,6 +236,7 @@ package final class RowWriter {
         let parameterLimit = Int(sqlite3_limit(connection.sqliteConnection, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
         let valueColumns = columns.filter { constants[$0] == nil }
         let plan = InsertPlan(statement: try WriteStatement(connection, sql: sql), table: storage.table, columns: columns, row: row, valueColumns: valueColumns,
+                              valuePlaceholders: valueColumns.map { placeholders[$0] ?? "?" },
                               rowsPerStatement: max(1, min(Self.rowsPerStatement, parameterLimit / max(1, valueColumns.count))),
                               attributes: stored.map { (name: $0.name, type: $0.type) }, keepsIdentity: storage.idColumn != nil, links: relationships)
         if relationships.isEmpty { insertPlans[entity] = plan } else { linkedInsertPlans[links] = plan }
