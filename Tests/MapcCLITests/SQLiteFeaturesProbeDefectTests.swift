@@ -190,3 +190,20 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(try sqliteOutput(folder, "highest.db", keyed) == (try sqliteOutput(folder, "s.db", keyed)))
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// `load` into a Core Data store with Core Data's derived-attribute triggers failed with
+    /// SQLite's "no such function: NSCoreDataDATrigger…", saying neither that a trigger of the
+    /// store calls it nor what to do. It says both; the store is left as it was.
+    @Test func aTriggerCallingAnAppsFunctionIsSaidAsSuch() throws {
+        let folder = try project(layout: "core-data")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "CREATE TRIGGER ZQ_TAG_COUNT AFTER INSERT ON ZTAG BEGIN SELECT NSCoreDataDATriggerInsertUpdatedAffectedObjectValue('ZNOTE', NEW.Z_PK); END")
+        try folder.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
+        let before = try bytes(folder)
+        let load = try CLI.run(["load", "more.json", "s.db"], in: folder)
+        #expect(load.status != 0 && load.stderr.contains("calls the SQL function NSCoreDataDATriggerInsertUpdatedAffectedObjectValue")
+                && load.stderr.contains("Core Data's own") && load.stderr.contains("load them into a new store"), "\(load.stderr)")
+        #expect(try bytes(folder) == before)
+    }
+}

@@ -305,6 +305,15 @@ public final class Store: @unchecked Sendable {
             if let cut = truncation(of: path) { return MapcError.store("\(path) is damaged: \(cut)") }
             return MapcError.store("\(path) is not a SQLite store, or is damaged: \(error.message ?? "\(error)")")
         }
+        if let message = error.message, message.hasPrefix("no such function: ") {
+            // SQL the store's own schema runs (a trigger, a CHECK), written for functions its app registers.
+            let function = String(message.dropFirst("no such function: ".count))
+            return MapcError.store("\(path): \(doing): the store's schema (a trigger or a CHECK constraint) calls the SQL function \(function), which the app that made the store "
+                                   + "registers with SQLite and mapc does not have"
+                                   + (function.hasPrefix("NSCoreData") ? " (NSCoreData… functions are Core Data's own: its triggers keep derived attributes up to date)" : "")
+                                   + ", so mapc cannot write what it watches. A migration writes a new store from the model, without that schema; "
+                                   + "to add objects, load them into a new store (`mapc load FILE NEW_STORE`) or add them with the app")
+        }
         return MapcError.store("\(path): \(doing): \(error.message ?? "\(error)")")
     }
 
