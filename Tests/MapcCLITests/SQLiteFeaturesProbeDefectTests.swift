@@ -207,3 +207,35 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(try bytes(folder) == before)
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// A WAL store its user owns, whose `-wal` and `-shm` another user (root) owns, could be read
+    /// (`status`, `dump`) but every run failed with "BEGIN IMMEDIATE failed: attempt to write a
+    /// readonly database", naming neither file nor cause, `--output` too. The files are named with
+    /// what to do, and `--output`, which only reads the store, migrates it.
+    @Test(.enabled(if: CLI.canRunUnprivileged, "needs root and setpriv to run mapc as nobody"))
+    func aWALStoreWhoseCompanionsAreAnotherUsersIsSaidAsSuch() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Left in WAL mode with a commit only in its log: the writer ends without closing.
+        let script = "import sqlite3, os; c = sqlite3.connect('s.db', isolation_level=None); c.execute('PRAGMA journal_mode = WAL'); "
+            + "c.execute(\"UPDATE Tag SET name = 'walled' WHERE _id = 't1'\"); os._exit(0)"
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script]
+        python.currentDirectoryURL = folder
+        try python.run()
+        python.waitUntilExit()
+        #expect(folder.exists("s.db-wal") && folder.exists("s.db-shm"))
+        chmod(folder.path, 0o777)
+        chown(folder.appendingPathComponent("s.db").path, 65534, 65534)
+        for companion in ["s.db-wal", "s.db-shm"] { chmod(folder.appendingPathComponent(companion).path, 0o644) }
+        let before = try bytes(folder)
+        let refused = try CLI.runUnprivileged(["run", "--quiet", "s.db"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("this user cannot write s.db-wal and s.db-shm beside the store") && refused.stderr.contains("--output"), "\(refused.stderr)")
+        #expect(try bytes(folder) == before)
+        let output = try CLI.runUnprivileged(["run", "--quiet", "s.db", "--output", "out.db"], in: folder)
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(try sqliteOutput(folder, "out.db", "SELECT name FROM Tag WHERE _id = 't1'") == "walled")
+    }
+}

@@ -131,7 +131,9 @@ package enum StoreMigration {
         // No process may commit to the store from the first read to the replacement.
         // A store this user cannot write is only ever read (the run writes elsewhere or nothing):
         // what another process commits meanwhile stays in it, so its write lock is not needed.
-        let exclusion = replaces || Files.isWritable(real) ? try WriterExclusion(realPath: real, name: path) : nil
+        // So is one whose companion files (`-wal`, `-shm`) it cannot write, which SQLite writes to lock it.
+        let lockable = Files.isWritable(real) && Store.unwritableCompanions(of: real).isEmpty
+        let exclusion = replaces || lockable ? try WriterExclusion(realPath: real, name: path) : nil
         defer { exclusion?.close() }
         if options.output == nil, let exclusion, exclusion.wasWAL { try refuseHeldOpen(path, real: real) }
         var stepOptions = options

@@ -13,6 +13,8 @@ package final class WriterExclusion {
     private var connection: OpaquePointer?
     /// The store as the user named it, for messages.
     private let path: String
+    /// The store's real path, whose companion files a refusal names.
+    private let realPath: String
     private var startVersion: Int64 = 0
     /// Whether the store was in WAL mode when the exclusion began.
     package private(set) var wasWAL = false
@@ -20,6 +22,7 @@ package final class WriterExclusion {
     /// Opens the store at its real path and takes its write lock (waiting up to `Store.busyTimeout`).
     package init(realPath: String, name: String) throws {
         self.path = name
+        self.realPath = realPath
         var handle: OpaquePointer?
         guard sqlite3_open_v2(realPath, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -95,6 +98,10 @@ package final class WriterExclusion {
     private func failure(_ sql: String, _ code: Int32) -> MapcError {
         if code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED { return MapcError.storeInUse(Store.inUseMessage(path)) }
         let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        let companions = Store.unwritableCompanions(of: realPath)
+        if code & 0xFF == SQLITE_READONLY, !companions.isEmpty {
+            return MapcError.store(Store.unwritableCompanionsProblem(path, companions))
+        }
         return MapcError.store("\(path): \(sql) failed: \(message)")
     }
 
