@@ -239,3 +239,29 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(try sqliteOutput(folder, "out.db", "SELECT name FROM Tag WHERE _id = 't1'") == "walled")
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// A store with a hot rollback journal (a writer killed mid-transaction) in a folder its user
+    /// cannot write was diagnosed as a WAL store needing its -shm file; it is said as the
+    /// unfinished write it is, which SQLite must roll back and delete from the folder.
+    @Test(.enabled(if: CLI.canRunUnprivileged, "needs root and setpriv to run mapc as nobody"))
+    func aHotJournalInAReadOnlyFolderIsSaidAsSuch() throws {
+        let folder = try project(layout: "mapc")
+        defer { chmod(folder.path, 0o755); try? FileManager.default.removeItem(at: folder) }
+        // Enough rows that pages reach the file before the kill: the journal must be rolled back.
+        let script = "import sqlite3, os, signal; c = sqlite3.connect('s.db', isolation_level=None); c.execute('PRAGMA cache_size = 5'); c.execute('BEGIN')\n"
+            + "for i in range(3000): c.execute('INSERT INTO Tag VALUES (?, ?, ?, ?)', (None, 'Tag', 'x%d' % i, 'y' * 1000))\n"
+            + "os.kill(os.getpid(), signal.SIGKILL)"
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script]
+        python.currentDirectoryURL = folder
+        try python.run()
+        python.waitUntilExit()
+        #expect(folder.exists("s.db-journal"))
+        for file in ["s.db", "s.db-journal", "s.db.mapc-lock", ""] { chown(folder.appendingPathComponent(file).path, 65534, 65534) }
+        chmod(folder.path, 0o555)
+        let status = try CLI.runUnprivileged(["status", "s.db"], in: folder)
+        #expect(status.status != 0 && status.stderr.contains("has an unfinished write (s.db-journal") && !status.stderr.contains("WAL"), "\(status.stderr)")
+    }
+}

@@ -370,6 +370,12 @@ package enum Files {
     package static func unwritableFolderProblem(of store: String, for use: FolderUse = .replacing) -> String? {
         if let missing = missingFolderProblem(of: store) { return missing }
         guard let folder = unwritableFolder(of: store) else { return nil }
+        // A hot journal (an interrupted write's `-journal`) is rolled back by the first connection,
+        // which deletes it: that needs the folder, whatever the command.
+        if FileManager.default.fileExists(atPath: realPath(store) + "-journal") {
+            return "\(store) has an unfinished write (\(store)-journal, left by a writer that was stopped) that SQLite must roll back and delete before the store can be used, "
+                + "which needs write access to its folder (\(folder)); make the folder writable and run again (any reader then rolls it back), or copy the store and its -journal to a writable folder together"
+        }
         let why = switch use {
         // Only a WAL store fails to open there: SQLite makes its -shm file beside it to read it.
         case .reading: "SQLite makes a WAL store's -shm file beside it even to read it"
