@@ -105,3 +105,25 @@ extension RealModelsProbeDefectTests {
         }
     }
 }
+
+extension RealModelsProbeDefectTests {
+    /// `mapc hash` printed mapc's hashes only: a developer building or checking a Core Data
+    /// store by hand had no way to see the `NSStoreModelVersionHashes` it must record (the probe
+    /// copied them out of an empty store). `--core-data` prints them, as the store records them.
+    @Test func hashPrintsCoreDatasHashesOnRequest() throws {
+        let folder = try CLI.project(versions: [("h1", "  Note:\n    attributes:\n      title: string\n  Memo:\n    parent: Note\n    attributes:\n      pages: int32?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "h1", "--layout", "core-data", "s.db"], in: folder).status == 0)
+        let hash = try CLI.run(["hash", "--core-data", "--format", "json", "h1"], in: folder)
+        #expect(hash.status == 0, "\(hash.stderr)")
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(hash.stdout.utf8)) as? [String: Any])
+        let recorded = try sqliteOutput(folder, "s.db", "SELECT hex(Z_PLIST) FROM Z_METADATA")
+        let plistBytes = Data(stride(from: 0, to: recorded.count, by: 2).compactMap { UInt8(recorded.dropFirst($0).prefix(2), radix: 16) })
+        let plist = try #require(try PropertyListSerialization.propertyList(from: plistBytes, format: nil) as? [String: Any])
+        let stored = try #require(plist["NSStoreModelVersionHashes"] as? [String: Data]).mapValues { $0.base64EncodedString() }
+        #expect((printed["entities"] as? [String: String]) == stored && stored.count == 2, "\(hash.stdout) \(stored)")
+        #expect((printed["digest"] as? String)?.count == 88)
+        let text = try CLI.run(["hash", "--core-data", "h1"], in: folder)
+        #expect(text.stdout.contains("entity Memo  \(stored["Memo"] ?? "?")"), "\(text.stdout)")
+    }
+}
