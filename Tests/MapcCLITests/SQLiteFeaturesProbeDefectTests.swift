@@ -150,6 +150,11 @@ extension SQLiteFeaturesProbeDefectTests {
         try sqlite(folder, "s.db", "CREATE VIRTUAL TABLE search USING fts5(body); CREATE VIRTUAL TABLE geo USING rtree(id, a, b)")
         let empty = try CLI.run(["run", "--quiet", "s.db", "--output", "out.db"], in: folder)
         #expect(empty.status == 0 && empty.stderr.contains("search (a virtual table of module fts5, 0 rows)") && !empty.stderr.contains("search_config"), "\(empty.stderr)")
+        // A table of the app's named after the virtual table is no shadow of it: counted, and kept unless accepted.
+        try sqlite(folder, "s.db", "CREATE TABLE search_backup (body); INSERT INTO search_backup VALUES ('kept')")
+        let named = try CLI.run(["run", "--quiet", "--dry-run", "s.db"], in: folder)
+        #expect(named.status != 0 && named.stderr.contains("search_backup (1 row)"), "\(named.stderr)")
+        try sqlite(folder, "s.db", "DROP TABLE search_backup")
         // A module this SQLite does not have (an app's, or an extension's).
         try sqlite(folder, "s.db", "PRAGMA writable_schema = ON; INSERT INTO sqlite_master VALUES ('table', 'spell', 'spell', 0, 'CREATE VIRTUAL TABLE spell USING spellfix1')")
         let before = try bytes(folder)

@@ -28,9 +28,23 @@ package struct VirtualTable: Sendable, Equatable {
         return word.isEmpty ? nil : String(word)
     }
 
+    /// The shadow tables each module SQLite ships makes, by the suffix after `NAME_` (SQLite's
+    /// own lists, `xShadowName`). A module not listed claims none: a table named after its
+    /// virtual table (`search_backup`) may be the app's own, and is counted as such.
+    private static let shadowSuffixes: [String: Set<String>] = [
+        "fts3": ["content", "segments", "segdir", "docsize", "stat"],
+        "fts4": ["content", "segments", "segdir", "docsize", "stat"],
+        "fts5": ["data", "idx", "content", "docsize", "config"],
+        "rtree": ["node", "rowid", "parent"],
+        "rtree_i32": ["node", "rowid", "parent"],
+        "geopoly": ["node", "rowid", "parent"],
+    ]
+
     /// Whether a table of the store is one of this table's shadow tables (`search_data`).
     func owns(_ table: String) -> Bool {
-        table.count > name.count + 1 && table.lowercased().hasPrefix(name.lowercased() + "_")
+        let prefix = name.lowercased() + "_"
+        guard table.lowercased().hasPrefix(prefix), let suffixes = Self.shadowSuffixes[module.lowercased()] else { return false }
+        return suffixes.contains(String(table.lowercased().dropFirst(prefix.count)))
     }
 }
 
