@@ -17,8 +17,17 @@ enum Console {
     }
 
     private static func standardOutput(_ data: Data) {
+        writingToStandardOutput { try FileHandle.standardOutput.write(contentsOf: data) }
+    }
+
+    /// Text's bytes to standard output as they are (a dump's piece of hundreds of MB is not copied).
+    private static func standardOutput(_ text: String) {
+        writingToStandardOutput { try Files.writeUTF8(text, to: FileHandle.standardOutput) }
+    }
+
+    private static func writingToStandardOutput(_ write: () throws -> Void) {
         do {
-            try FileHandle.standardOutput.write(contentsOf: data)
+            try write()
         } catch {
             let code = errno
             // The reader is gone (`| head -3`): end as Unix tools do, by SIGPIPE (141), which a
@@ -36,7 +45,7 @@ enum Console {
     /// attributes of a file it replaces; never through links or onto devices), or to standard output.
     static func write(_ text: String, to path: String?, replace: Bool = true) throws {
         guard let path else {
-            standardOutput(Data(text.utf8))
+            standardOutput(text)
             return
         }
         try Files.write(Data(text.utf8), to: path, replace: replace)

@@ -26,18 +26,26 @@ struct DumpCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let opened = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true)
-            // Object by object: to standard output as it is made (a store of millions of objects
-            // is never held), to a file whole and at once (all or nothing), held as its text only.
-            let refusal: DataValidationError?
+            // Object by object, as it is made (a store of millions of objects is never held): to
+            // standard output, or to a file beside `--output` renamed into place once it is whole
+            // (all or nothing).
+            var refusal: DataValidationError?
             if let output {
                 try Console.checkExportTarget(output, export: .dataFile, readFrom: store)
-                var bytes = Data()
-                refusal = try DataFile.writeDump(opened) { bytes.append(contentsOf: $0.utf8) }
-                bytes.append(0x0A)
-                try Console.write(bytes, to: output, export: .dataFile, readFrom: store)
+                try Files.writeStreaming(to: output, replace: true) { write in
+                    refusal = try DataFile.writeDump(opened, write)
+                    try write("\n")
+                }
             } else {
                 var pending = ""
                 refusal = try DataFile.writeDump(opened) { piece in
+                    // A large piece (an object with a value of hundreds of MB) is written as it is.
+                    if piece.utf8.count >= 1 << 16 {
+                        try Console.write(pending, to: nil)
+                        pending = ""
+                        try Console.write(piece, to: nil)
+                        return
+                    }
                     pending += piece
                     if pending.utf8.count >= 1 << 16 {
                         try Console.write(pending, to: nil)

@@ -506,6 +506,58 @@ package enum Files {
         try writeAll([(path, data, replace)])
     }
 
+    /// Writes a file whole or not at all, as `write(_:to:replace:)` does, from text made piece by
+    /// piece (`body` calls its writer with each): the pieces go to a temporary file beside it, so
+    /// that a file of any size is never held in memory, which is then flushed and renamed into place.
+    package static func writeStreaming(to path: String, replace: Bool, _ body: (_ write: (String) throws -> Void) throws -> Void) throws {
+        let target = try output(path)
+        let exists = kind(of: target) == .regularFile
+        if exists && !replace { throw MapcError.file("\(path) already exists; choose another file or remove it") }
+        let temporary = AtomicFile.temporaryPath(besides: target)
+        try FaultInjection.point(.write)
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw MapcError.file("\(path): cannot write (\(String(cString: strerror(errno)))); nothing was written")
+        }
+        do {
+            // Small pieces gathered, large ones written as they are (a value of hundreds of MB is not copied again).
+            var pending = ""
+            func flush() throws {
+                guard !pending.isEmpty else { return }
+                try writeUTF8(pending, to: handle)
+                pending = ""
+            }
+            try body { piece in
+                if piece.utf8.count >= 1 << 16 {
+                    try flush()
+                    try writeUTF8(piece, to: handle)
+                } else {
+                    pending += piece
+                    if pending.utf8.count >= 1 << 16 { try flush() }
+                }
+            }
+            try flush()
+            try handle.close()
+            try sync(temporary)
+            if exists {
+                try copyAttributes(from: target, to: temporary)
+                try self.replace(target, with: temporary)
+            } else {
+                try moveIntoPlace(temporary, target)
+            }
+        } catch {
+            try? handle.close()
+            unlink(temporary)
+            if let failure = error as? MapcError { throw failure }
+            throw MapcError.file("\(path): cannot write (\(reason(of: error))); nothing was written")
+        }
+    }
+
+    /// Writes a text's UTF-8 bytes where they are, without a copy when the text is contiguous.
+    package static func writeUTF8(_ text: String, to handle: FileHandle) throws {
+        var text = text
+        try text.withUTF8 { bytes in try handle.write(contentsOf: UnsafeRawBufferPointer(bytes)) }
+    }
+
     /// Writes several files as one: every file in place, or (whatever fails: a full disk, a
     /// file in the way, a rename) none of them, and files replaced are as they were. Each is
     /// written and flushed under a temporary name first; then they are renamed into place, the

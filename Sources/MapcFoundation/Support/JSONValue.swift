@@ -92,6 +92,34 @@ extension JSONValue {
         return output
     }
 
+    /// `serialized(pretty: true, indent:)`, given to `write` in pieces: an object member by
+    /// member, a string value that needs no escape as the string itself. A value of hundreds of
+    /// MB (a dump's binary value, as base64) is then never copied into the text around it.
+    package func writePretty(indent: Int, _ write: (String) throws -> Void) throws {
+        guard case .object(let pairs) = self, !pairs.isEmpty else { return try write(serialized(pretty: true, indent: indent)) }
+        try write("{\n")
+        let inner = String(repeating: "  ", count: indent + 1)
+        for (index, (key, value)) in pairs.enumerated() {
+            var head = inner
+            JSONValue.writeString(key, to: &head)
+            head += ": "
+            let last = index == pairs.count - 1 ? "\n" : ",\n"
+            if case .string(let text) = value, !JSONValue.needsEscape(text) {
+                try write(head + "\"")
+                try write(text)
+                try write("\"" + last)
+            } else {
+                try write(head + value.serialized(pretty: true, indent: indent + 1) + last)
+            }
+        }
+        try write(String(repeating: "  ", count: indent) + "}")
+    }
+
+    /// Whether JSON text must escape something in a string (a quote, a backslash, a control character).
+    static func needsEscape(_ string: String) -> Bool {
+        string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
+    }
+
     private var isScalar: Bool {
         switch self {
         case .array, .object: return false
@@ -151,7 +179,7 @@ extension JSONValue {
     static func writeString(_ string: String, to output: inout String) {
         output += "\""
         // Most text needs no escape: appended whole (hashing a schema writes thousands of names).
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !needsEscape(string) {
             output += string
             output += "\""
             return

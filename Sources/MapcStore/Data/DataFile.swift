@@ -386,7 +386,8 @@ public enum DataFile {
                 } else {
                     try write(",\n")
                 }
-                try write("      " + item.serialized(pretty: true, indent: 3))
+                try write("      ")
+                try item.writePretty(indent: 3, write)
                 objectsWritten += 1
             }
             if objectsWritten > 0 { try write("\n    ]") }
