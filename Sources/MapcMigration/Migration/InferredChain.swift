@@ -67,6 +67,12 @@ enum InferredChain {
 
         private init() {}
 
+        /// The concrete entities of `schema` (the version this state is at) that no object can
+        /// be of: none came to them from the first version.
+        func entitiesWithoutObjects(in schema: Schema) -> Set<String> {
+            Set(schema.entities.filter { !$0.isAbstract && origin[$0.name] == nil }.map(\.name))
+        }
+
         /// The state after a step with these origins; nil when a value it carries has no trace
         /// (which an inference that succeeded does not produce).
         func after(_ step: InferredOrigins) -> State? {

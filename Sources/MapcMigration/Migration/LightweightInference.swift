@@ -35,6 +35,12 @@ struct LightweightInference {
     /// each is about, what to say.
     private var cautions: [(property: String, text: String)] = []
 
+    /// Source entities known to have no objects (new since the store's version, in a plan): a
+    /// problem of their objects' values cannot arise, and is kept apart (`InferenceResult.moot`).
+    var emptySourceEntities: Set<String> = []
+    /// The problems of entities in `emptySourceEntities`.
+    private var moot: [InferenceProblem] = []
+
     init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
         self.source = source
         self.destination = destination
@@ -78,6 +84,7 @@ struct LightweightInference {
             }
         }
         var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? mapping : nil, skeleton: skeleton, notes: notes)
+        result.moot = moot
         // A property a rename hint already names (its identifier misspelt) is said once.
         result.probableRenames = renames
         result.cautions = cautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
@@ -185,6 +192,10 @@ struct LightweightInference {
 
     /// A problem that stops inference, kept as a `todo:` item of the entity mapping too.
     private mutating func refuse(_ problem: InferenceProblem, in work: inout EntityWork) {
+        if emptySourceEntities.contains(work.sourceEntity.name) {
+            moot.append(problem)
+            return
+        }
         problems.append(problem)
         work.todo.append(MappingTodo("\(problem.property.map { "\($0): " } ?? "")\(problem.reason); \(problem.fix)"))
     }

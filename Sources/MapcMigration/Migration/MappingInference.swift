@@ -87,6 +87,9 @@ public struct InferenceResult: Sendable {
     package var hints: [String] { probableRenames + cautions }
     /// Where each value of the destination comes from (complete when there are no problems).
     package var origins = InferredOrigins()
+    /// Problems that would stop the inference but concern entities known to have no objects
+    /// (`MappingInference.infer(from:to:through:emptyEntities:)`): none can arise.
+    package var moot: [InferenceProblem] = []
 
     /// Attributes made required whose nil values the step replaces with the default, as Core
     /// Data's lightweight migration does: "Photo.caption (nil becomes "")".
@@ -215,6 +218,14 @@ public enum MappingInference {
     /// between when given, so a rename made two versions ago still matches.
     public static func infer(from source: Schema, to destination: Schema, through intermediates: [Schema] = []) -> InferenceResult {
         var inference = LightweightInference(from: source, to: destination, through: intermediates)
+        return inference.run()
+    }
+
+    /// `infer(from:to:through:)` for a store known to hold no objects of `emptyEntities` (source
+    /// entities): what their objects' values would make impossible does not stop it (`moot`).
+    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>) -> InferenceResult {
+        var inference = LightweightInference(from: source, to: destination, through: [])
+        inference.emptySourceEntities = emptyEntities
         return inference.run()
     }
 

@@ -167,6 +167,9 @@ package enum MigrationPlanner {
         let forward = start < end
         // Where the inferred steps just made began (nil after a mapping file's step or a blocker).
         var inferredFrom: Int?
+        // Which entities may have objects, traced from the store's version through the inferred
+        // steps (nil once a mapping file's step, whose policies may make any, or an untraced step is met).
+        var traced: InferredChain.State? = forward ? InferredChain.State(first: versions[start]) : nil
         while index != end {
             // The furthest explicit mapping from here that does not overshoot.
             let candidates = forward ? Array((index + 1...end).reversed()) : Array(end...(index - 1))
@@ -178,29 +181,35 @@ package enum MigrationPlanner {
                 steps.append(step)
                 index = target
                 inferredFrom = nil
+                traced = nil
                 continue
             }
             guard forward else {
                 throw PlanError(from: versions[index].version, to: versions[end].version, reasons: [], mappingsDirectory: mappings.directory, isDowngrade: true)
             }
-            let result = MappingInference.infer(from: versions[index], to: versions[index + 1])
-            guard let mapping = result.mapping else {
-                if !everyVersion, let from = inferredFrom, blockers.isEmpty,
-                   let (direct, target) = directInference(from: from, past: index, versions: versions, end: end, mappings: mappings, blocked: result) {
-                    // The inferred steps from `from` are replaced by the one inference.
-                    steps.removeLast(index - from)
-                    steps.append(direct)
-                    index = target
-                    continue
+            var result = MappingInference.infer(from: versions[index], to: versions[index + 1])
+            if result.mapping == nil, let traced, let empty = Optional(traced.entitiesWithoutObjects(in: versions[index])), !empty.isEmpty {
+                // What stops it may concern only entities new since the store's version, which
+                // has none of their objects: then it does not stop this store.
+                var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty)
+                if again.mapping != nil {
+                    let store = versions[start].version
+                    again.cautions += again.moot.map { "\($0.entity)\($0.property.map { ".\($0)" } ?? ""): \($0.reason) does not stop a store coming from \(store): it has no \($0.entity) objects (none can come from \(store))" }
+                    result = again
                 }
+            }
+            guard let mapping = result.mapping else {
                 blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints,
                                           mappingsDirectory: mappings.directory, isDowngrade: false, skippingFrom: inferredFrom.map { versions[$0].version }))
                 index += 1
                 inferredFrom = nil
+                traced = nil
                 continue
             }
-            steps.append(MigrationStep(source: versions[index], destination: versions[index + 1], inferred: result, mapping: mapping, order: catalog.order))
+            let step = MigrationStep(source: versions[index], destination: versions[index + 1], inferred: result, mapping: mapping, order: catalog.order)
+            steps.append(step)
             if inferredFrom == nil { inferredFrom = index }
+            traced = step.inferredOrigins.flatMap { traced?.after($0) }
             index += 1
         }
         if var first = blockers.first {
@@ -209,27 +218,6 @@ package enum MigrationPlanner {
             throw first
         }
         return everyVersion ? steps : InferredChain.combined(steps, order: catalog.order)
-    }
-
-    /// The step inferred straight from `versions[from]` to the nearest version past `blocked`'s
-    /// step (`versions[past]` to the next) that it reaches, with that version's position; nil when
-    /// none does before a version a mapping file leads from (whose work is never skipped). Core
-    /// Data's lightweight migration infers from the store's model to the current one, not version
-    /// by version: a step that cannot be inferred alone (an attribute made required, of an entity
-    /// added since the store's version, which has no object to lack it) may be within one.
-    private static func directInference(from: Int, past: Int, versions: [Schema], end: Int, mappings: MappingCatalog,
-                                        blocked: InferenceResult) -> (MigrationStep, Int)? {
-        for target in (past + 1)...end {
-            var result = MappingInference.infer(from: versions[from], to: versions[target])
-            if let mapping = result.mapping {
-                let skipped = versions[past].version + " -> " + versions[past + 1].version
-                result.cautions.append("\(skipped) cannot be inferred alone (\(blocked.problems.map(\.description).joined(separator: "; "))); this store's objects take it inferred from "
-                                       + "\(versions[from].version) straight to \(versions[target].version), as Core Data's lightweight migration infers from the store's model")
-                return (MigrationStep(source: versions[from], destination: versions[target], inferred: result, mapping: mapping, order: nil), target)
-            }
-            if (target + 1 ..< end + 1).contains(where: { mappings.mapping(from: versions[target].version, to: versions[$0].version) != nil }) { return nil }
-        }
-        return nil
     }
 
     /// The inferred steps of the declared version order that a store could not take towards the
