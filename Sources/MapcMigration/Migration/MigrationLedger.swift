@@ -34,7 +34,7 @@ struct MigrationLedger {
     /// Records that a mapping made the objects under `keys` in `table` without recording their
     /// associations: consecutive keys extend the mapping's last block.
     mutating func noteUnrecorded(_ keys: ClosedRange<Int64>, in table: String, by mapping: Int) {
-        if let last = unrecordedBlocks.last, last.table == table, last.mapping == mapping, last.range.upperBound == keys.lowerBound - 1 {
+        if let last = unrecordedBlocks.last, last.table == table, last.mapping == mapping, last.range.upperBound < keys.lowerBound, last.range.upperBound + 1 == keys.lowerBound {
             unrecordedBlocks[unrecordedBlocks.count - 1].range = last.range.lowerBound...keys.upperBound
         } else {
             unrecordedBlocks.append((table, keys, mapping))

@@ -105,11 +105,14 @@ extension RelationshipPhase {
         guard let storage = destinationStore.layout.entities.values.first(where: { $0.table == rule.table }) else { return }
         let key = storage.primaryKey.quotedSQLIdentifier
         let columns = [storage.primaryKey, storage.entityColumn] + (storage.idColumn.map { [$0] } ?? [])
-        let sql = "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedSQLIdentifier) WHERE \(key) > ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
-        var last = rule.range.lowerBound - 1
+        // The first batch from the range's first key, each next one after the last key read (no
+        // key before the first is asked for: the range may begin at the least 64-bit integer).
+        let select = "SELECT \(columns.map(\.quotedSQLIdentifier).joined(separator: ", ")) FROM main.\(rule.table.quotedSQLIdentifier) WHERE \(key) "
+        let first = select + ">= ? AND \(key) <= ? ORDER BY \(key) LIMIT ?", next = select + "> ? AND \(key) <= ? ORDER BY \(key) LIMIT ?"
+        var last: Int64?
         var part = SourceParts(run, index)
         while true {
-            let rows = try Row.fetchAll(try run.writer.statement(sql), arguments: [last, rule.range.upperBound, run.step.batchSize])
+            let rows = try Row.fetchAll(try run.writer.statement(last == nil ? first : next), arguments: [last ?? rule.range.lowerBound, rule.range.upperBound, run.step.batchSize])
             guard let final = rows.last else { break }
             last = try final.stored(0, "a row key")
             var destinations: [(DestinationObject, sourceKey: Int64)] = []
