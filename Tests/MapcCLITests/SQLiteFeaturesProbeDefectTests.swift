@@ -155,6 +155,13 @@ extension SQLiteFeaturesProbeDefectTests {
         let named = try CLI.run(["run", "--quiet", "--dry-run", "s.db"], in: folder)
         #expect(named.status != 0 && named.stderr.contains("search_backup (1 row)"), "\(named.stderr)")
         try sqlite(folder, "s.db", "DROP TABLE search_backup")
+        // An external content table named as FTS5 names its own: the app's, with the app's rows.
+        let external = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: external) }
+        try sqlite(external, "s.db", "CREATE TABLE docs_content (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO docs_content (body) VALUES ('precious'), ('more'); "
+                   + "CREATE VIRTUAL TABLE docs USING fts5(body, content = '')")
+        let content = try CLI.run(["run", "--quiet", "--dry-run", "s.db"], in: external)
+        #expect(content.status != 0 && content.stderr.contains("docs_content (2 rows)"), "\(content.stderr)")
         // A module this SQLite does not have (an app's, or an extension's).
         try sqlite(folder, "s.db", "PRAGMA writable_schema = ON; INSERT INTO sqlite_master VALUES ('table', 'spell', 'spell', 0, 'CREATE VIRTUAL TABLE spell USING spellfix1')")
         let before = try bytes(folder)

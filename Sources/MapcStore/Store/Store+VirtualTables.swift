@@ -10,13 +10,16 @@ package struct VirtualTable: Sendable, Equatable {
     package var name: String
     /// The module named after `USING`, as written.
     package var module: String
+    /// The module's arguments, lowercased, without spaces (`body,content=''`).
+    var arguments: String = ""
 
     /// The store's virtual tables, from their definitions (portable to any SQLite, unlike
     /// `pragma_table_list`, which names them only from 3.37).
     static func all(_ db: Database) throws -> [VirtualTable] {
         try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'").compactMap { row in
             guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let sql = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
-            return VirtualTable(name: name, module: module(in: sql) ?? "?")
+            let arguments = sql.firstIndex(of: "(").map { String(sql[$0...]).lowercased().filter { !$0.isWhitespace } } ?? ""
+            return VirtualTable(name: name, module: module(in: sql) ?? "?", arguments: arguments)
         }
     }
 
@@ -44,7 +47,13 @@ package struct VirtualTable: Sendable, Equatable {
     func owns(_ table: String) -> Bool {
         let prefix = name.lowercased() + "_"
         guard table.lowercased().hasPrefix(prefix), let suffixes = Self.shadowSuffixes[module.lowercased()] else { return false }
-        return suffixes.contains(String(table.lowercased().dropFirst(prefix.count)))
+        let suffix = String(table.lowercased().dropFirst(prefix.count))
+        // A full-text table given its content elsewhere (`content=`, external or none) makes no
+        // `_content` table, and one without column sizes (`columnsize=0`) no `_docsize`: a table of
+        // that name is then the app's (an external content table often is named so).
+        if suffix == "content" && (arguments.contains(",content=") || arguments.contains("(content=")) { return false }
+        if suffix == "docsize" && arguments.contains("columnsize=0") { return false }
+        return suffixes.contains(suffix)
     }
 }
 
