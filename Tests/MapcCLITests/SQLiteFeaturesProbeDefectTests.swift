@@ -286,5 +286,13 @@ extension SQLiteFeaturesProbeDefectTests {
         chmod(folder.path, 0o555)
         let status = try CLI.runUnprivileged(["status", "s.db"], in: folder)
         #expect(status.status != 0 && status.stderr.contains("has an unfinished write (s.db-journal") && !status.stderr.contains("WAL"), "\(status.stderr)")
+        // A journal left empty (TRUNCATE mode) holds nothing to undo: not said to (the review found it was).
+        chmod(folder.path, 0o755)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("s.db-journal"))
+        FileManager.default.createFile(atPath: folder.appendingPathComponent("s.db-journal").path, contents: Data())
+        for file in ["s.db", "s.db-journal"] { chown(folder.appendingPathComponent(file).path, 65534, 65534) }
+        chmod(folder.path, 0o555)
+        let empty = try CLI.runUnprivileged(["run", "s.db", "--output", "/tmp/mapc-never-\(UUID().uuidString).db"], in: folder)
+        #expect(empty.status != 0 && !empty.stderr.contains("unfinished write") && empty.stderr.contains("lock"), "\(empty.stderr)")
     }
 }

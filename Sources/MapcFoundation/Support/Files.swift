@@ -372,7 +372,7 @@ package enum Files {
         guard let folder = unwritableFolder(of: store) else { return nil }
         // A hot journal (an interrupted write's `-journal`) is rolled back by the first connection,
         // which deletes it: that needs the folder, whatever the command.
-        if FileManager.default.fileExists(atPath: realPath(store) + "-journal") {
+        if holdsUnfinishedWrite(journal: realPath(store) + "-journal") {
             return "\(store) has an unfinished write (\(store)-journal, left by a writer that was stopped) that SQLite must roll back and delete before the store can be used, "
                 + "which needs write access to its folder (\(folder)); make the folder writable and run again (any reader then rolls it back), or copy the store and its -journal to a writable folder together"
         }
@@ -383,6 +383,15 @@ package enum Files {
         case .replacing: "mapc writes its lock file and the migrated store there"
         }
         return "\(store) is in a folder this user cannot write to (\(folder)): \(why); copy the store (with its -wal file, if any) to a writable folder, or make the folder writable"
+    }
+
+    /// Whether a rollback journal holds a write SQLite must undo (a hot journal): not empty, and
+    /// its header not zeroed. A journal in TRUNCATE mode is left empty and one in PERSIST mode
+    /// with a zeroed header after every commit: neither needs anything.
+    package static func holdsUnfinishedWrite(journal path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path), let header = try? handle.read(upToCount: 8) else { return false }
+        try? handle.close()
+        return header.count == 8 && header.contains { $0 != 0 }
     }
 
     /// What a command does in a store's folder (`unwritableFolderProblem`).

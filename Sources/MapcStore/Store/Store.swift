@@ -297,7 +297,7 @@ public final class Store: @unchecked Sendable {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return MapcError.storeInUse(inUseMessage(path))
         }
-        if error.resultCode == .SQLITE_READONLY, FileManager.default.fileExists(atPath: path + "-journal") {
+        if error.resultCode == .SQLITE_READONLY, Files.holdsUnfinishedWrite(journal: path + "-journal") {
             return MapcError.store("\(path) has an unfinished write (\(path)-journal) that must be rolled back before it can be read, and mapc could not do it here "
                                    + "(\(error.message ?? "read-only")); run any mapc command with write access to the store and its folder, or open it once with the sqlite3 shell")
         }
