@@ -135,6 +135,20 @@ extension SQLiteFeaturesProbeDefectTests {
         let dump = try CLI.run(["dump", "out.db"], in: folder)
         #expect(dump.status == 0 && dump.stdout.contains("\"blue\"") && dump.stdout.contains("\"memo\""), "\(dump.stderr)")
         #expect(try bytes(folder) == before)
+        // Such an index on a table of the app's own, which load never writes, does not refuse it.
+        let other = try project(layout: layout)
+        defer { try? FileManager.default.removeItem(at: other) }
+        let appTable = "import sqlite3; c = sqlite3.connect('s.db'); c.create_collation('localized', lambda a, b: (a > b) - (a < b)); "
+            + "c.execute('CREATE TABLE appcache (k TEXT)'); c.execute('CREATE INDEX appcache_k ON appcache(k COLLATE localized)'); c.commit()"
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        second.arguments = ["python3", "-c", appTable]
+        second.currentDirectoryURL = other
+        try second.run()
+        second.waitUntilExit()
+        try other.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
+        let added = try CLI.run(["load", "more.json", "s.db"], in: other)
+        #expect(added.status == 0, "\(added.stderr)")
     }
 }
 

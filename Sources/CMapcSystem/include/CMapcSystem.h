@@ -30,8 +30,9 @@ int mapc_no_checkpoint_on_close(void *db);
 /// Lets a connection read a store whose indexes order text by a collation an app registered
 /// with SQLite (`COLLATE localized`), which mapc does not have: SQLite refuses every statement
 /// that needs such an index's description (`quick_check` among them) until one is registered, so
-/// one ordering text by its bytes is registered under the name when it is first needed. Reading
-/// never depends on it (mapc's queries compare with BINARY); a write would keep such an index in
+/// one ordering text by its bytes is registered under the name when it is first needed. mapc's
+/// reading does not depend on it: its queries compare with BINARY, and SQL over a table with such
+/// an index is not compiled (the objects are read row by row); a write would keep such an index in
 /// the wrong order, so nothing is written to a table that has one (`Store.insert` refuses).
 /// `db` is a `sqlite3 *`. Returns SQLite's result code.
 int mapc_collation_fallback(void *db);

@@ -4,16 +4,19 @@ extension Store {
     /// The collations SQLite itself has: any other in a store was registered by the app that made it.
     static let builtInCollations: Set<String> = ["BINARY", "NOCASE", "RTRIM"]
 
-    /// The store's indexes that order text by a collation the app registers with SQLite and mapc
-    /// does not have (`mapc_collation_fallback` stands in for reading), each as
+    /// The indexes of the store's tables that mapc writes (its layout's; or of `tables`) that order
+    /// text by a collation the app registers with SQLite and mapc does not have
+    /// (`mapc_collation_fallback` stands in for reading), each as
     /// `INDEX on TABLE (COLLATE NAME)`: a row added by mapc would be filed in such an index by the
     /// stand-in's order, not the app's, and the app's queries through it would miss rows.
-    package func indexesOfAppCollations() throws -> [String] {
-        try reading { db in
+    package func indexesOfAppCollations(onTables tables: Set<String>? = nil) throws -> [String] {
+        let tables = (tables ?? Set(layout.tables.map(\.name))).map { $0.lowercased() }
+        return try reading { db in
             try Row.fetchAll(db, sql: "SELECT DISTINCT m.name, m.tbl_name, x.coll FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS x "
                              + "WHERE m.type = 'index' AND x.key = 1 AND x.coll IS NOT NULL ORDER BY m.name").compactMap { row -> String? in
                 guard let index = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
-                      let collation = String.fromDatabaseValue(row[2] as DatabaseValue), !Self.builtInCollations.contains(collation.uppercased()) else { return nil }
+                      let collation = String.fromDatabaseValue(row[2] as DatabaseValue), !Self.builtInCollations.contains(collation.uppercased()),
+                      tables.contains(table.lowercased()) else { return nil }
                 return "\(index) on \(table) (COLLATE \(collation))"
             }
         }

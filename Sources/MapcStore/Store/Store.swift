@@ -145,7 +145,7 @@ public final class Store: @unchecked Sendable {
         }
         if let first = generated.first {
             throw MapcError.store("\(path ?? "the store") has generated columns (\(generated.map { "\($0.table).\($0.column)" }.joined(separator: ", "))), which neither Core Data nor mapc makes "
-                                  + "and which SQLite computes for every row it checks, at any cost; remove them (SQLite: ALTER TABLE \(first.table) DROP COLUMN \(first.column)), and run again")
+                                  + "and which SQLite computes for every row it checks, at any cost; remove them (SQLite: ALTER TABLE \(first.table.quotedSQLIdentifier) DROP COLUMN \(first.column.quotedSQLIdentifier)), and run again")
         }
         for table in layout.tables where !present.contains(table.name.lowercased()) {
             let members = layout.entities.values.filter { $0.table == table.name }.compactMap { schema.entity(named: $0.entity) }
@@ -308,7 +308,7 @@ public final class Store: @unchecked Sendable {
         if let message = error.message, message.hasPrefix("no such function: ") {
             // SQL the store's own schema runs (a trigger, a CHECK), written for functions its app registers.
             let function = String(message.dropFirst("no such function: ".count))
-            return MapcError.store("\(path): \(doing): the store's schema (a trigger or a CHECK constraint) calls the SQL function \(function), which the app that made the store "
+            return MapcError.store("\(path): \(doing): the store's schema (a trigger, a CHECK constraint or an index on an expression) calls the SQL function \(function), which the app that made the store "
                                    + "registers with SQLite and mapc does not have"
                                    + (function.hasPrefix("NSCoreData") ? " (NSCoreData… functions are Core Data's own: its triggers keep derived attributes up to date)" : "")
                                    + ", so mapc cannot write what it watches. A migration writes a new store from the model, without that schema; "
