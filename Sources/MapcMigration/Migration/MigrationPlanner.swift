@@ -195,8 +195,9 @@ package enum MigrationPlanner {
                 if again.mapping != nil {
                     let store = versions[start].version
                     again.cautions += again.moot.map { "\($0.entity)\($0.property.map { ".\($0)" } ?? ""): \($0.reason) does not stop a store coming from \(store): it has no \($0.entity) objects (none can come from \(store))" }
-                    result = again
                 }
+                // Stopped or not, its problems are those a store coming from there can meet.
+                result = again
             }
             guard let mapping = result.mapping else {
                 blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints,

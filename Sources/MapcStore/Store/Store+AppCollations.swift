@@ -10,13 +10,17 @@ extension Store {
     /// `INDEX on TABLE (COLLATE NAME)`: a row added by mapc would be filed in such an index by the
     /// stand-in's order, not the app's, and the app's queries through it would miss rows.
     package func indexesOfAppCollations(onTables tables: Set<String>? = nil) throws -> [String] {
-        let tables = (tables ?? Set(layout.tables.map(\.name))).map { $0.lowercased() }
-        return try reading { db in
-            try Row.fetchAll(db, sql: "SELECT DISTINCT m.name, m.tbl_name, x.coll FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS x "
+        try reading { db in
+            // A trigger of the store may write to any table when mapc writes its own: then every
+            // table's indexes count (a review found an app's log table filed by the stand-in).
+            let triggers = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ?? 0
+            let triggered = tables == nil && triggers > 0
+            let tables = triggered ? nil : Set((tables ?? Set(layout.tables.map(\.name))).map { $0.lowercased() })
+            return try Row.fetchAll(db, sql: "SELECT DISTINCT m.name, m.tbl_name, x.coll FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS x "
                              + "WHERE m.type = 'index' AND x.key = 1 AND x.coll IS NOT NULL ORDER BY m.name").compactMap { row -> String? in
                 guard let index = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
                       let collation = String.fromDatabaseValue(row[2] as DatabaseValue), !Self.builtInCollations.contains(collation.uppercased()),
-                      tables.contains(table.lowercased()) else { return nil }
+                      tables?.contains(table.lowercased()) ?? true else { return nil }
                 return "\(index) on \(table) (COLLATE \(collation))"
             }
         }

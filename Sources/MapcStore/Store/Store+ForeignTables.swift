@@ -39,13 +39,16 @@ package struct ForeignTable: Sendable, Equatable {
     package var objectType: String? = nil
     /// For a virtual table: its module (`fts5`, `rtree`, an app's own).
     package var virtualModule: String? = nil
+    /// Why SQLite could not count its rows, when it could not.
+    package var countFailure: String? = nil
 
     /// `NAME (N rows)`, `TABLE.COLUMN (N values)`, `trigger NAME`.
     package var described: String {
         if let objectType { return "\(objectType) \(name)" }
         if let column { return "\(name).\(column) (\(rows.map { English.count($0, "value") } ?? "values not counted"))" }
         if let virtualModule {
-            return "\(name) (a virtual table of module \(virtualModule), \(rows.map { English.count($0, "row") } ?? "whose rows cannot be counted: this SQLite lacks the module"))"
+            let uncounted = countFailure.map { "whose rows SQLite cannot count (\($0))" } ?? "whose rows cannot be counted"
+            return "\(name) (a virtual table of module \(virtualModule), \(rows.map { English.count($0, "row") } ?? uncounted))"
         }
         return "\(name) (\(rows.map { English.count($0, "row") } ?? "rows not counted"))"
     }
@@ -120,9 +123,13 @@ extension Store {
             let names = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
             // A virtual table is one table, counted through its module; its shadow tables are its own.
             let virtual = try VirtualTable.all(db)
-            var found = names.filter { name in !kept.contains(name.lowercased()) && !strategy.ownsTable(name) && !virtual.contains { $0.owns(name) } }.map { name in
+            let shadows = try VirtualTable.shadowTables(db, of: virtual)
+            var found = names.filter { name in !kept.contains(name.lowercased()) && !strategy.ownsTable(name) && !shadows.contains(name.lowercased()) }.map { name in
                 let module = virtual.first { $0.name.lowercased() == name.lowercased() }?.module
-                return ForeignTable(name: name, rows: (try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedSQLIdentifier)")) ?? nil, kind: ForeignTable.kind(of: name), virtualModule: module)
+                var rows: Int?
+                var failure: String?
+                do { rows = try Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedSQLIdentifier)") } catch let error as DatabaseError { failure = error.message } catch { failure = "\(error)" }
+                return ForeignTable(name: name, rows: rows, kind: ForeignTable.kind(of: name), virtualModule: module, countFailure: failure)
             }
             // Columns of the model's tables that its layout does not have: an app's own, or an
             // earlier version's left in place; a new store made from the model has none of them.

@@ -10,16 +10,13 @@ package struct VirtualTable: Sendable, Equatable {
     package var name: String
     /// The module named after `USING`, as written.
     package var module: String
-    /// The module's arguments, lowercased, without spaces (`body,content=''`).
-    var arguments: String = ""
 
     /// The store's virtual tables, from their definitions (portable to any SQLite, unlike
     /// `pragma_table_list`, which names them only from 3.37).
     static func all(_ db: Database) throws -> [VirtualTable] {
         try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'").compactMap { row in
             guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let sql = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
-            let arguments = sql.firstIndex(of: "(").map { String(sql[$0...]).lowercased().filter { !$0.isWhitespace } } ?? ""
-            return VirtualTable(name: name, module: module(in: sql) ?? "?", arguments: arguments)
+            return VirtualTable(name: name, module: module(in: sql) ?? "?")
         }
     }
 
@@ -31,29 +28,49 @@ package struct VirtualTable: Sendable, Equatable {
         return word.isEmpty ? nil : String(word)
     }
 
-    /// The shadow tables each module SQLite ships makes, by the suffix after `NAME_` (SQLite's
-    /// own lists, `xShadowName`). A module not listed claims none: a table named after its
-    /// virtual table (`search_backup`) may be the app's own, and is counted as such.
-    private static let shadowSuffixes: [String: Set<String>] = [
-        "fts3": ["content", "segments", "segdir", "docsize", "stat"],
-        "fts4": ["content", "segments", "segdir", "docsize", "stat"],
-        "fts5": ["data", "idx", "content", "docsize", "config"],
-        "rtree": ["node", "rowid", "parent"],
-        "rtree_i32": ["node", "rowid", "parent"],
-        "geopoly": ["node", "rowid", "parent"],
+    /// The columns each shadow table of SQLite's own modules has, by the suffix after `NAME_`:
+    /// a table is taken for one only when it is named so and has exactly these columns (a
+    /// module's options decide which it makes: `content=` makes no `_content`, FTS5 takes any
+    /// prefix of an option's name, so they are not read). `c*` stands for the content columns
+    /// (`c0`, `c1body`), `a*` for an R*Tree's auxiliary ones. A module not listed claims none: a
+    /// table named after its virtual table is then counted as the app's.
+    private static let shadowColumns: [String: [String: [[String]]]] = [
+        "fts5": ["data": [["id", "block"]], "idx": [["segid", "term", "pgno"]], "content": [["id", "c*"]],
+                 "docsize": [["id", "sz"], ["id", "sz", "origin"]], "config": [["k", "v"]]],
+        "fts4": ["content": [["docid", "c*"]], "segments": [["blockid", "block"]], "segdir": [["level", "idx", "start_block", "leaves_end_block", "end_block", "root"]],
+                 "docsize": [["docid", "size"]], "stat": [["id", "value"]]],
+        "fts3": ["content": [["docid", "c*"]], "segments": [["blockid", "block"]], "segdir": [["level", "idx", "start_block", "leaves_end_block", "end_block", "root"]]],
+        "rtree": ["node": [["nodeno", "data"]], "rowid": [["rowid", "nodeno", "a*"]], "parent": [["nodeno", "parentnode"]]],
+        "rtree_i32": ["node": [["nodeno", "data"]], "rowid": [["rowid", "nodeno", "a*"]], "parent": [["nodeno", "parentnode"]]],
+        "geopoly": ["node": [["nodeno", "data"]], "rowid": [["rowid", "nodeno", "a*"]], "parent": [["nodeno", "parentnode"]]],
     ]
 
-    /// Whether a table of the store is one of this table's shadow tables (`search_data`).
-    func owns(_ table: String) -> Bool {
+    /// Whether a table of the store, with these columns, is one of this table's shadow tables.
+    func owns(_ table: String, columns: [String]) -> Bool {
         let prefix = name.lowercased() + "_"
-        guard table.lowercased().hasPrefix(prefix), let suffixes = Self.shadowSuffixes[module.lowercased()] else { return false }
-        let suffix = String(table.lowercased().dropFirst(prefix.count))
-        // A full-text table given its content elsewhere (`content=`, external or none) makes no
-        // `_content` table, and one without column sizes (`columnsize=0`) no `_docsize`: a table of
-        // that name is then the app's (an external content table often is named so).
-        if suffix == "content" && (arguments.contains(",content=") || arguments.contains("(content=")) { return false }
-        if suffix == "docsize" && arguments.contains("columnsize=0") { return false }
-        return suffixes.contains(suffix)
+        guard table.lowercased().hasPrefix(prefix), let kinds = Self.shadowColumns[module.lowercased()],
+              let shapes = kinds[String(table.lowercased().dropFirst(prefix.count))] else { return false }
+        let columns = columns.map { $0.lowercased() }
+        return shapes.contains { shape in
+            // A trailing `c*` or `a*` stands for any number (one at least for content) of such columns.
+            guard let last = shape.last, last.hasSuffix("*") else { return columns == shape }
+            let fixed = shape.dropLast(), letter = last.dropLast()
+            guard columns.count >= fixed.count + (letter == "c" ? 1 : 0), Array(columns.prefix(fixed.count)) == Array(fixed) else { return false }
+            return columns.dropFirst(fixed.count).allSatisfy { $0.hasPrefix(letter) && $0.dropFirst().first?.isNumber == true }
+        }
+    }
+
+    /// The store's shadow tables (lowercased names): tables named after one of its virtual
+    /// tables, with the columns its module gives them.
+    static func shadowTables(_ db: Database, of virtual: [VirtualTable]) throws -> Set<String> {
+        guard !virtual.isEmpty else { return [] }
+        var found: Set<String> = []
+        for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'") {
+            guard virtual.contains(where: { table.lowercased().hasPrefix($0.name.lowercased() + "_") }) else { continue }
+            let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
+            if virtual.contains(where: { $0.owns(table, columns: columns) }) { found.insert(table.lowercased()) }
+        }
+        return found
     }
 }
 
@@ -63,7 +80,6 @@ extension Store {
     static func virtualTableNames(_ db: Database) throws -> Set<String> {
         let virtual = try VirtualTable.all(db)
         guard !virtual.isEmpty else { return [] }
-        let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
-        return Set(tables.filter { table in virtual.contains { $0.name.lowercased() == table.lowercased() || $0.owns(table) } }.map { $0.lowercased() })
+        return try VirtualTable.shadowTables(db, of: virtual).union(virtual.map { $0.name.lowercased() })
     }
 }
