@@ -118,13 +118,7 @@ extension SQLiteFeaturesProbeDefectTests {
         // Made as the app makes it: Python's sqlite3 registers the collation for the statement.
         let script = "import sqlite3; c = sqlite3.connect('s.db'); c.create_collation('localized', lambda a, b: (a > b) - (a < b)); "
             + "c.execute('CREATE INDEX tag_name_localized ON \(table)(\(column) COLLATE localized)'); c.commit()"
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script]
-        python.currentDirectoryURL = folder
-        try python.run()
-        python.waitUntilExit()
-        #expect(python.terminationStatus == 0)
+        try python(script, in: folder)
         try folder.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
         let before = try bytes(folder)
         let load = try CLI.run(["load", "more.json", "s.db"], in: folder)
@@ -140,12 +134,7 @@ extension SQLiteFeaturesProbeDefectTests {
         defer { try? FileManager.default.removeItem(at: other) }
         let appTable = "import sqlite3; c = sqlite3.connect('s.db'); c.create_collation('localized', lambda a, b: (a > b) - (a < b)); "
             + "c.execute('CREATE TABLE appcache (k TEXT)'); c.execute('CREATE INDEX appcache_k ON appcache(k COLLATE localized)'); c.commit()"
-        let second = Process()
-        second.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        second.arguments = ["python3", "-c", appTable]
-        second.currentDirectoryURL = other
-        try second.run()
-        second.waitUntilExit()
+        try python(appTable, in: other)
         try other.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
         let added = try CLI.run(["load", "more.json", "s.db"], in: other)
         #expect(added.status == 0, "\(added.stderr)")
@@ -269,12 +258,7 @@ extension SQLiteFeaturesProbeDefectTests {
         // Left in WAL mode with a commit only in its log: the writer ends without closing.
         let script = "import sqlite3, os; c = sqlite3.connect('s.db', isolation_level=None); c.execute('PRAGMA journal_mode = WAL'); "
             + "c.execute(\"UPDATE Tag SET name = 'walled' WHERE _id = 't1'\"); os._exit(0)"
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script]
-        python.currentDirectoryURL = folder
-        try python.run()
-        python.waitUntilExit()
+        try python(script, in: folder)
         #expect(folder.exists("s.db-wal") && folder.exists("s.db-shm"))
         chmod(folder.path, 0o777)
         chown(folder.appendingPathComponent("s.db").path, 65534, 65534)
@@ -301,12 +285,7 @@ extension SQLiteFeaturesProbeDefectTests {
         let script = "import sqlite3, os, signal; c = sqlite3.connect('s.db', isolation_level=None); c.execute('PRAGMA cache_size = 5'); c.execute('BEGIN')\n"
             + "for i in range(3000): c.execute('INSERT INTO Tag VALUES (?, ?, ?, ?)', (None, 'Tag', 'x%d' % i, 'y' * 1000))\n"
             + "os.kill(os.getpid(), signal.SIGKILL)"
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script]
-        python.currentDirectoryURL = folder
-        try python.run()
-        python.waitUntilExit()
+        try python(script, in: folder)
         #expect(folder.exists("s.db-journal"))
         for file in ["s.db", "s.db-journal", "s.db.mapc-lock", ""] { chown(folder.appendingPathComponent(file).path, 65534, 65534) }
         chmod(folder.path, 0o555)
@@ -321,4 +300,14 @@ extension SQLiteFeaturesProbeDefectTests {
         let empty = try CLI.runUnprivileged(["run", "s.db", "--output", "/tmp/mapc-never-\(UUID().uuidString).db"], in: folder)
         #expect(empty.status != 0 && !empty.stderr.contains("unfinished write") && empty.stderr.contains("lock"), "\(empty.stderr)")
     }
+}
+
+/// Runs a Python script in a folder, as an app or a device would have touched the store.
+private func python(_ script: String, in folder: URL) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script]
+    process.currentDirectoryURL = folder
+    try process.run()
+    process.waitUntilExit()
 }
