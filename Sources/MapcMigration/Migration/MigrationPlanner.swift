@@ -188,7 +188,7 @@ package enum MigrationPlanner {
                 throw PlanError(from: versions[index].version, to: versions[end].version, reasons: [], mappingsDirectory: mappings.directory, isDowngrade: true)
             }
             var result = MappingInference.infer(from: versions[index], to: versions[index + 1])
-            if result.mapping == nil, let traced, let empty = Optional(traced.entitiesWithoutObjects(in: versions[index])), !empty.isEmpty {
+            if result.mapping == nil, let empty = traced?.entitiesWithoutObjects(in: versions[index]), !empty.isEmpty {
                 // What stops it may concern only entities new since the store's version, which
                 // has none of their objects: then it does not stop this store.
                 var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty)
