@@ -530,15 +530,21 @@ package enum Files {
         do {
             // Small pieces gathered, large ones written as they are (a value of hundreds of MB is not copied again).
             var pending = ""
+            // A failed write (a full disk) is said as one; any other error of `body` is its own.
+            func written(_ text: String) throws {
+                do { try writeUTF8(text, to: handle) } catch {
+                    throw MapcError.file("\(path): cannot write (\(reason(of: error))); nothing was written")
+                }
+            }
             func flush() throws {
                 guard !pending.isEmpty else { return }
-                try writeUTF8(pending, to: handle)
+                try written(pending)
                 pending = ""
             }
             try body { piece in
                 if piece.utf8.count >= 1 << 16 {
                     try flush()
-                    try writeUTF8(piece, to: handle)
+                    try written(piece)
                 } else {
                     pending += piece
                     if pending.utf8.count >= 1 << 16 { try flush() }
@@ -556,8 +562,7 @@ package enum Files {
         } catch {
             try? handle.close()
             unlink(temporary)
-            if let failure = error as? MapcError { throw failure }
-            throw MapcError.file("\(path): cannot write (\(reason(of: error))); nothing was written")
+            throw error
         }
     }
 
