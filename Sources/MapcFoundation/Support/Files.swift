@@ -551,7 +551,7 @@ package enum Files {
                 }
             }
             try flush()
-            try handle.close()
+            do { try handle.close() } catch { throw MapcError.file("\(path): cannot write (\(reason(of: error))); nothing was written") }
             try sync(temporary)
             if exists {
                 try copyAttributes(from: target, to: temporary)
