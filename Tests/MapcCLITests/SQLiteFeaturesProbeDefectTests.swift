@@ -311,3 +311,30 @@ private func python(_ script: String, in folder: URL) throws {
     try process.run()
     process.waitUntilExit()
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// A Core Data table rebuilt without its PRIMARY KEY, two rows sharing a key: `run` said "3
+    /// objects created", kept one and exited 0 (a unique row lost too). Refused, naming the key;
+    /// and `load` wrote into stores every other command refuses (a row of an unknown entity).
+    @Test func rowsSharingAKeyAreRefusedAndLoadWritesNoDamagedStore() throws {
+        let folder = try project(layout: "core-data")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "CREATE TABLE T AS SELECT * FROM ZTAG; DROP TABLE ZTAG; CREATE TABLE ZTAG (Z_PK INTEGER, Z_ENT INTEGER, Z_OPT INTEGER, ZNAME VARCHAR); "
+                   + "INSERT INTO ZTAG SELECT Z_PK, Z_ENT, Z_OPT, ZNAME FROM T; DROP TABLE T; INSERT INTO ZTAG SELECT Z_PK, Z_ENT, Z_OPT, 'dup' FROM ZTAG WHERE Z_PK = 1")
+        let before = try bytes(folder)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("table ZTAG has rows whose key Z_PK is not one whole number of its own: 1 (2 rows)"), "\(run.stderr)")
+        try folder.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
+        let load = try CLI.run(["load", "more.json", "s.db"], in: folder)
+        #expect(load.status != 0 && load.stderr.contains("not one whole number of its own"), "\(load.stderr)")
+        #expect(try bytes(folder) == before)
+        let unknown = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: unknown) }
+        try sqlite(unknown, "s.db", "UPDATE Tag SET _entity = 'Ghost' WHERE _id = 't1'")
+        try unknown.write(#"{"version": "q1", "objects": {"Tag": [{"id": "t9", "name": "green"}]}}"#, to: "more.json")
+        let unread = try bytes(unknown)
+        let ghost = try CLI.run(["load", "more.json", "s.db"], in: unknown)
+        #expect(ghost.status != 0 && ghost.stderr.contains("of entity Ghost"), "\(ghost.stderr)")
+        #expect(try bytes(unknown) == unread)
+    }
+}

@@ -28,6 +28,8 @@ extension Store {
     }
 
     private func insertObjects(_ objects: [ObjectData]) throws {
+        // A damaged store is not written into: rows no command can read (or keys two rows share) stay as they are.
+        try checkEveryRowIsRecognised()
         let appOrdered = try indexesOfAppCollations()
         guard appOrdered.isEmpty else {
             throw MapcError.store("cannot add objects to \(path ?? "the store"): its \(appOrdered.count == 1 ? "index" : "indexes") \(appOrdered.joined(separator: ", ")) "

@@ -468,6 +468,17 @@ extension Store {
 
     /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
     /// such rows would be silently left out of a migration or a dump, so they stop both instead.
+    /// Whether a table's key column is SQLite's row id (`INTEGER PRIMARY KEY`, the key alone):
+    /// then every row has a whole number of its own.
+    private static func keyIsRowid(_ key: String, of table: String, _ db: Database) throws -> Bool {
+        let keyed = try Row.fetchAll(db, sql: "SELECT name, upper(type) FROM pragma_table_info(?) WHERE pk > 0", arguments: [table])
+        guard keyed.count == 1, let name = String.fromDatabaseValue(keyed[0][0] as DatabaseValue), name.lowercased() == key.lowercased(),
+              String.fromDatabaseValue(keyed[0][1] as DatabaseValue) == "INTEGER" else { return false }
+        // A WITHOUT ROWID table's INTEGER PRIMARY KEY is no row id.
+        let definition = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]) ?? ""
+        return !definition.uppercased().replacingOccurrences(of: " ", with: "").contains("WITHOUTROWID")
+    }
+
     package func checkEveryRowIsRecognised() throws {
         var problems: [String] = []
         try database.read { db in
@@ -490,6 +501,16 @@ extension Store {
                     }
                     problems.append("table \(table) has \(English.count(Int(count), "row")) of entity \(entity), which version \(schema.version) does not have"
                                     + (named != nil ? " as a concrete entity" : ""))
+                }
+                // A key shared by two rows (the table rebuilt by another writer without its PRIMARY
+                // KEY, which otherwise makes one row per key): objects that would become one, or be lost.
+                if let key = members.first?.primaryKey, try !Self.keyIsRowid(key, of: table, db) {
+                    let shared = try Row.fetchAll(db, sql: "SELECT \(key.quotedSQLIdentifier), count(*) FROM \(table.quotedSQLIdentifier) GROUP BY 1 HAVING count(*) > 1 OR \(key.quotedSQLIdentifier) IS NULL "
+                                                  + "OR typeof(\(key.quotedSQLIdentifier)) != 'integer' LIMIT 5")
+                    if !shared.isEmpty {
+                        let listed = shared.map { row in "\(StoreValidator.text(row[0] as DatabaseValue)) (\(Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0) rows)" }
+                        problems.append("table \(table) has rows whose key \(key) is not one whole number of its own: \(listed.joined(separator: ", "))")
+                    }
                 }
             }
         }
