@@ -221,7 +221,14 @@ struct RunCommand: ParsableCommand {
         // A worker of a batch (`BatchWorkers`): the stores on standard input, one at a time, a JSON line each.
         let isWorker = BatchWorkers.isWorker
         let format = isWorker ? StoreOutputFormat.jsonl : self.format
-        let workers = isWorker ? 1 : jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        // More migrations at once than a few per core gain nothing and exhaust the machine (a
+        // thousand worker processes crashed in Foundation's process launching): capped, said.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let most = max(4, 4 * cores)
+        if !isWorker, let jobs, jobs > most {
+            Console.err("note: --jobs \(jobs) is more than this machine runs usefully at once (\(cores) \(cores == 1 ? "core" : "cores")): \(most) stores migrate at a time")
+        }
+        let workers = isWorker ? 1 : min(jobs ?? cores, most)
         var paths: [String] = []
         var passedOver: [StoreList.PassedOver] = []
         var migratorOrNil: Migrator?

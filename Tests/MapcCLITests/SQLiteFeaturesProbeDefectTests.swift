@@ -338,3 +338,16 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(try bytes(unknown) == unread)
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// `run --jobs 1000` over a folder of stores crashed in Foundation's process launching (a
+    /// hostile-input probe: exit 132/139, 3 GB). The workers are capped at four per core, said.
+    @Test func aHugeJobsCountIsCapped() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["b.db", "c.db"] { try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent(name)) }
+        let run = try CLI.run(["run", "--quiet", "--jobs", "1000", "s.db", "b.db", "c.db"], in: folder)
+        let most = max(4, 4 * ProcessInfo.processInfo.activeProcessorCount)
+        #expect(run.status == 0 && run.stderr.contains("note: --jobs 1000 is more than this machine runs usefully at once") && run.stderr.contains("\(most) stores migrate at a time"), "\(run.stderr)")
+    }
+}
