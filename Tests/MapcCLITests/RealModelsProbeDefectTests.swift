@@ -147,3 +147,17 @@ extension RealModelsProbeDefectTests {
         #expect(text.stdout.contains("entity Memo  \(stored["Memo"] ?? "?")"), "\(text.stdout)")
     }
 }
+
+extension RealModelsProbeDefectTests {
+    /// `import` of a version whose `contents` is a FIFO waited for a writer forever (a hostile
+    /// probe); it is refused as what it is, as every other file mapc reads.
+    @Test func aFIFOAsAModelsContentsIsRefused() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let version = folder.appendingPathComponent("Z.xcdatamodel")
+        try FileManager.default.createDirectory(at: version, withIntermediateDirectories: true)
+        #expect(mkfifo(version.appendingPathComponent("contents").path, 0o644) == 0)
+        let run = try CLI.run(["import", "Z.xcdatamodel", "--output", "out"], in: folder)
+        #expect(run.status == 1 && run.stderr.contains("is a pipe (FIFO)"), "\(run.stderr)")
+    }
+}

@@ -61,7 +61,8 @@ public enum XcodeModelImporter {
     /// Why a file given as a model's contents cannot be read, when it is a binary property list
     /// (one of Core Data's binary forms) rather than the XML Xcode writes; nil for anything else.
     private static func binaryModelProblem(at path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        // Only a regular file is looked into: opening a FIFO would wait for a writer (`Files.read` says what it is).
+        guard Files.kind(of: Files.realPath(path)) == .regularFile, let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 8), head == Data("bplist00".utf8) else { return nil }
         let name = URL(fileURLWithPath: path).lastPathComponent
