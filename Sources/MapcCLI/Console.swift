@@ -118,9 +118,10 @@ enum Console {
     /// Writes text to standard error as it is (progress redraws its line). A failed write (a
     /// closed descriptor, a full device, a reader gone with SIGPIPE ignored) is let go: what
     /// standard error says is secondary, and the command still ends with its own status.
-    static func errText(_ text: String) {
-        // Messages quote names and text from files: bidirectional controls shown as what they are.
-        try? FileHandle.standardError.write(contentsOf: Data(TerminalText.visible(text).utf8))
+    static func errText(_ text: String, redrawing: Bool = false) {
+        // Messages quote names and text from files: bidirectional and control characters shown as
+        // what they are; a redraw's own return and erase are mapc's.
+        try? FileHandle.standardError.write(contentsOf: Data(((redrawing ? "\r\u{1B}[K" : "") + TerminalText.visible(text)).utf8))
     }
 }
 

@@ -372,7 +372,7 @@ final class CompileProgress: @unchecked Sendable {
     private func draw() {
         lock.withLock {
             guard !done else { return }
-            Console.errText("\r\u{1B}[Kcompiling \(what)… \(Int(Date().timeIntervalSince(started))) s")
+            Console.errText("compiling \(what)… \(Int(Date().timeIntervalSince(started))) s", redrawing: true)
         }
     }
 
@@ -382,7 +382,7 @@ final class CompileProgress: @unchecked Sendable {
             done = true
             let seconds = String(format: "%.1f", Date().timeIntervalSince(started))
             let line = succeeded ? "compiled \(what) in \(seconds) s" : "compiling \(what) failed after \(seconds) s"
-            Console.errText((isTerminal ? "\r\u{1B}[K" : "") + line + "\n")
+            Console.errText(line + "\n", redrawing: isTerminal)
         }
     }
 }

@@ -52,7 +52,7 @@ final class ProgressDisplay {
             text += " \(progress.completed) objects"
         }
         if isTerminal {
-            Console.errText("\r\u{1B}[K" + text)
+            Console.errText(text, redrawing: true)
         } else {
             let now = Date()
             guard progress.completed == 0 || progress.isFinished || now.timeIntervalSince(lastLine) >= 2, text != lastText else { return }

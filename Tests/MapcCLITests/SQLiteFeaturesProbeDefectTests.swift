@@ -351,3 +351,19 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(run.status == 0 && run.stderr.contains("note: --jobs 1000 is more than this machine runs usefully at once") && run.stderr.contains("\(most) stores migrate at a time"), "\(run.stderr)")
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// Escape sequences, bells and carriage returns from a store's name or contents reached the
+    /// terminal raw (a hostile probe: a title set, colours, a line overwritten); they are shown as
+    /// `<U+001B>`, as bidirectional controls were already. A progress redraw keeps its own.
+    @Test func controlCharactersFromFilesAreShownAsWhatTheyAre() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let hostile = "a\u{1B}]0;owned\u{07}\r.db"
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent(hostile))
+        let status = try CLI.run(["status", hostile], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("a<U+001B>]0;owned<U+0007><U+000D>.db") && !status.stdout.contains("\u{1B}"), "\(status.stdout)")
+        let run = try CLI.run(["run", hostile], in: folder)
+        #expect(run.status == 0 && !run.stdout.contains("\u{1B}") && !run.stderr.contains("\u{07}"), "\(run.stdout)\(run.stderr)")
+    }
+}
