@@ -161,3 +161,27 @@ extension RealModelsProbeDefectTests {
         #expect(run.status == 1 && run.stderr.contains("is a pipe (FIFO)"), "\(run.stderr)")
     }
 }
+
+extension RealModelsProbeDefectTests {
+    /// A step in two passes whose second reads the entity the first did gave two objects one id
+    /// (`n1` for the note and its attachment), a dump `load` refused; as one file, the second
+    /// mapping's objects take its name as a suffix. Passes are one step: the same ids.
+    @Test func aSecondPassOfAnEntityGivesItsObjectsTheirOwnIds() throws {
+        let folder = try CLI.project(versions: [("v2", "  Note:\n    attributes:\n      title: string\n      image: binary?\n"),
+                                                ("v3", "  Note:\n    attributes:\n      title: string\n    relationships:\n      attachments: {destination: Attachment, toMany: true, inverse: note, optional: true}\n"
+                                                       + "  Attachment:\n    attributes:\n      image: binary\n    relationships:\n      note: {destination: Note, inverse: attachments, optional: true}\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v2\ndestination: v3\npass: 1\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.title\n", to: "mappings/a.yaml")
+        try folder.write("source: v2\ndestination: v3\npass: 2\nentityMappings:\n  - name: NoteToAttachment\n    source: Note\n    destination: Attachment\n    filter: image != nil\n    attributes:\n      image: $source.image\n", to: "mappings/b.yaml")
+        try folder.write(#"{"version": "v2", "objects": {"Note": [{"id": "n1", "title": "a", "image": "AAEC"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db", "--output", "out.json"], in: folder)
+        #expect(dump.status == 0 && !dump.stderr.contains("refuses"), "\(dump.stderr)")
+        let text = try String(contentsOf: folder.appendingPathComponent("out.json"), encoding: .utf8)
+        #expect(text.contains("\"n1.NoteToAttachment\""), "\(text)")
+        #expect(try CLI.run(["load", "out.json", "again.db"], in: folder).status == 0)
+    }
+}

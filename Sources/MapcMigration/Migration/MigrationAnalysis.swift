@@ -43,7 +43,7 @@ struct MigrationAnalysis: Sendable {
     /// Analyses a mapping model run from `source` into `destination`. Throws when two entity
     /// mappings share a name: lookups, associations and messages name mappings, and would mix
     /// them up (the loader refuses such a model; one made in code may not have been loaded).
-    init(mapping: MappingModel, source: Store, destination: Store) throws {
+    init(mapping: MappingModel, source: Store, destination: Store, readBefore: Set<String> = []) throws {
         let mappings = mapping.entityMappings
         mappingNames = mappings.map(\.name)
         if let repeated = Dictionary(grouping: mappingNames, by: { $0 }).first(where: { $0.value.count > 1 })?.key {
@@ -54,7 +54,8 @@ struct MigrationAnalysis: Sendable {
         // mapping's objects: the bare ids are that one's.
         identitySuffixes = mappings.enumerated().map { index, entityMapping in
             let first = mappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
-            return entityMapping.source != nil && first == index ? "" : ".\(entityMapping.name)"
+            // An earlier pass of the step read the entity: its objects have the bare ids.
+            return entityMapping.source.map { !readBefore.contains($0) } == true && first == index ? "" : ".\(entityMapping.name)"
         }
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)

@@ -133,7 +133,7 @@ final class MigrationRun: MigrationManagerFunctions {
 
         init(_ step: StepMigration) throws {
             let mapping = step.mapping
-            analysis = try MigrationAnalysis(mapping: mapping, source: step.source, destination: step.destination)
+            analysis = try MigrationAnalysis(mapping: mapping, source: step.source, destination: step.destination, readBefore: step.entitiesReadByEarlierPasses)
             policies = try mapping.entityMappings.map { entityMapping in
                 guard let name = entityMapping.policy else { return EntityMigrationPolicy() }
                 guard let made = step.policies.makePolicy(named: name) else {

@@ -28,6 +28,9 @@ public struct StepMigration {
     /// migration keeps `Z_PK`; off, keys are numbered from 1 per table in creation order, as Core
     /// Data's migration manager numbers the objects of a mapping model's step.
     package var keepsKeys = false
+    /// The source entities the step's earlier passes read (multiple passes): their objects' bare
+    /// identities are taken, so this pass's mappings of them add their suffix.
+    package var entitiesReadByEarlierPasses: Set<String> = []
     /// Where Core Data's external values of the source are (`CoreDataExternalData`): beside the
     /// source store's file unless said (a progressive run reads every step's from the store it
     /// started from, since its intermediate files keep the first store's references).
