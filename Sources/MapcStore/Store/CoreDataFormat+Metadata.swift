@@ -57,7 +57,7 @@ extension CoreDataFormat {
         }
         properties[Self.rawPlistKey] = data.base64EncodedString()
         // The entities the metadata names must be the store's: an unknown one gets no table.
-        let known = Set(try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY"))
+        let known = Set(try String.fetchAll(db, sql: "SELECT Z_NAME FROM Z_PRIMARYKEY WHERE typeof(Z_NAME) = 'text'"))
         let unknown = hashes.keys.sorted().filter { !known.contains($0) }
         if !unknown.isEmpty {
             let names = unknown.prefix(5).map { "'\($0)'" }.joined(separator: ", ") + (unknown.count > 5 ? " and \(unknown.count - 5) more" : "")
