@@ -367,3 +367,16 @@ extension SQLiteFeaturesProbeDefectTests {
         #expect(run.status == 0 && !run.stdout.contains("\u{1B}") && !run.stderr.contains("\u{07}"), "\(run.stdout)\(run.stderr)")
     }
 }
+
+extension SQLiteFeaturesProbeDefectTests {
+    /// A damaged hash sharing the schema's first twelve characters was shown cut to them on both
+    /// sides ("differs (store QavXT3Td1lW/, schema QavXT3Td1lW/)"): such hashes are shown whole.
+    @Test func hashesThatLookEqualWhenCutAreShownWhole() throws {
+        let folder = try project(layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "UPDATE _mapc_entities SET hash = hash || 'x' WHERE name = 'Tag'")
+        let status = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
+        let hash = try sqliteOutput(folder, "s.db", "SELECT hash FROM _mapc_entities WHERE name = 'Tag'")
+        #expect(status.status != 0 && status.stderr.contains("differs (store \(hash), schema \(hash.dropLast()))"), "\(status.stderr)")
+    }
+}

@@ -330,7 +330,10 @@ public struct StoreMetadata: Sendable, Equatable {
             switch (entityHashes[name], expected[name]) {
             case (nil, _?): lines.append("entity '\(name)' is in version \(schema.version) but not in the store")
             case (_?, nil): lines.append("entity '\(name)' is in the store but not in version \(schema.version)")
-            case let (stored?, wanted?) where stored != wanted: lines.append("entity '\(name)' differs (store \(stored.prefix(12)), schema \(wanted.prefix(12)))")
+            case let (stored?, wanted?) where stored != wanted:
+                // Twelve characters tell two hashes apart, unless a damaged one shares them (or is empty): then whole.
+                let (shownStored, shownWanted) = stored.prefix(12) == wanted.prefix(12) ? (stored, wanted) : (String(stored.prefix(12)), String(wanted.prefix(12)))
+                lines.append("entity '\(name)' differs (store \(shownStored.isEmpty ? "an empty hash" : shownStored), schema \(shownWanted))")
             default: break
             }
         }
