@@ -37,22 +37,10 @@ struct DumpCommand: ParsableCommand {
                     try write("\n")
                 }
             } else {
-                var pending = ""
-                refusal = try DataFile.writeDump(opened) { piece in
-                    // A large piece (an object with a value of hundreds of MB) is written as it is.
-                    if piece.utf8.count >= 1 << 16 {
-                        try Console.write(pending, to: nil)
-                        pending = ""
-                        try Console.write(piece, to: nil)
-                        return
-                    }
-                    pending += piece
-                    if pending.utf8.count >= 1 << 16 {
-                        try Console.write(pending, to: nil)
-                        pending = ""
-                    }
-                }
-                try Console.write(pending + "\n", to: nil)
+                var text = GatheredText { try Console.write($0, to: nil) }
+                refusal = try DataFile.writeDump(opened) { try text.add($0) }
+                try text.add("\n")
+                try text.finish()
             }
             // What `load` would refuse of this dump: first what the dump itself shows and the
             // store's rules do not see (two objects with one id, a required reference to no

@@ -528,29 +528,14 @@ package enum Files {
             throw MapcError.file("\(path): cannot write (\(String(cString: strerror(errno)))); nothing was written")
         }
         do {
-            // Small pieces gathered, large ones written as they are (a value of hundreds of MB is not copied again).
-            var pending = ""
             // A failed write (a full disk) is said as one; any other error of `body` is its own.
-            func written(_ text: String) throws {
-                do { try writeUTF8(text, to: handle) } catch {
+            var text = GatheredText { piece in
+                do { try writeUTF8(piece, to: handle) } catch {
                     throw MapcError.file("\(path): cannot write (\(reason(of: error))); nothing was written")
                 }
             }
-            func flush() throws {
-                guard !pending.isEmpty else { return }
-                try written(pending)
-                pending = ""
-            }
-            try body { piece in
-                if piece.utf8.count >= 1 << 16 {
-                    try flush()
-                    try written(piece)
-                } else {
-                    pending += piece
-                    if pending.utf8.count >= 1 << 16 { try flush() }
-                }
-            }
-            try flush()
+            try body { try text.add($0) }
+            try text.finish()
             do { try handle.close() } catch { throw MapcError.file("\(path): cannot write (\(reason(of: error))); nothing was written") }
             try sync(temporary)
             if exists {

@@ -13,9 +13,9 @@ extension Store {
         try reading { db in
             // A trigger of the store may write to any table when mapc writes its own: then every
             // table's indexes count (a review found an app's log table filed by the stand-in).
-            let triggers = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ?? 0
-            let triggered = tables == nil && triggers > 0
-            let tables = triggered ? nil : Set((tables ?? Set(layout.tables.map(\.name))).map { $0.lowercased() })
+            var everyTable = false
+            if tables == nil { everyTable = try (Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ?? 0) > 0 }
+            let tables = everyTable ? nil : Set((tables ?? Set(layout.tables.map(\.name))).map { $0.lowercased() })
             return try Row.fetchAll(db, sql: "SELECT DISTINCT m.name, m.tbl_name, x.coll FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS x "
                              + "WHERE m.type = 'index' AND x.key = 1 AND x.coll IS NOT NULL ORDER BY m.name").compactMap { row -> String? in
                 guard let index = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),

@@ -9,7 +9,7 @@ extension Store {
         guard let queue = try? openQueue(path: path, readOnly: true, recovering: false) else { return [:] }
         defer { try? queue.close() }
         let rows = (try? queue.read { db in
-            try Row.fetchAll(db, sql: "SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY m.name, p.cid")
+            try Row.fetchAll(db, sql: "SELECT m.name, p.name FROM sqlite_master AS m, pragma_table_info(m.name) AS p WHERE m.type = 'table' AND NOT \(VirtualTable.isVirtual("m.")) ORDER BY m.name, p.cid")
         }) ?? []
         var columns: [String: [String]] = [:]
         for row in rows {

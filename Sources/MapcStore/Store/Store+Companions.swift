@@ -6,7 +6,7 @@ extension Store {
     /// an interrupted write) that exist and this user cannot write. SQLite writes them to lock the
     /// store, so a store that is writable itself still cannot be locked, nor migrated in place.
     package static func unwritableCompanions(of realPath: String) -> [String] {
-        ["-wal", "-shm", "-journal"].map { realPath + $0 }.filter { FileManager.default.fileExists(atPath: $0) && !Files.isWritable($0) }
+        Files.companions(of: realPath).filter { FileManager.default.fileExists(atPath: $0) && !Files.isWritable($0) }
     }
 
     /// Why a store whose companion files this user cannot write cannot be locked, and what to do.

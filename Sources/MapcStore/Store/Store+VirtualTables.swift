@@ -11,10 +11,13 @@ package struct VirtualTable: Sendable, Equatable {
     /// The module named after `USING`, as written.
     package var module: String
 
+    /// The SQL condition on `sqlite_master` (as `prefix`, `m.` or none) that a table is virtual.
+    static func isVirtual(_ prefix: String = "") -> String { "\(prefix)sql LIKE 'CREATE VIRTUAL TABLE%'" }
+
     /// The store's virtual tables, from their definitions (portable to any SQLite, unlike
     /// `pragma_table_list`, which names them only from 3.37).
     static func all(_ db: Database) throws -> [VirtualTable] {
-        try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'").compactMap { row in
+        try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND \(isVirtual())").compactMap { row in
             guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let sql = String.fromDatabaseValue(row[1] as DatabaseValue) else { return nil }
             return VirtualTable(name: name, module: module(in: sql) ?? "?")
         }
@@ -65,7 +68,7 @@ package struct VirtualTable: Sendable, Equatable {
     static func shadowTables(_ db: Database, of virtual: [VirtualTable]) throws -> Set<String> {
         guard !virtual.isEmpty else { return [] }
         var found: Set<String> = []
-        for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'") {
+        for table in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND NOT \(isVirtual())") {
             guard virtual.contains(where: { table.lowercased().hasPrefix($0.name.lowercased() + "_") }) else { continue }
             let columns = try String.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table])
             if virtual.contains(where: { $0.owns(table, columns: columns) }) { found.insert(table.lowercased()) }

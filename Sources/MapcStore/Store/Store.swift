@@ -395,8 +395,7 @@ public final class Store: @unchecked Sendable {
     /// connection with write access can roll back; until then read-only connections fail. Opening
     /// the store read-write once lets SQLite roll it back, as any of its readers would.
     private static func recoverInterruptedWrite(_ path: String) {
-        let journal = path + "-journal"
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: journal))?[.size] as? NSNumber, size.intValue > 0 else { return }
+        guard Files.holdsUnfinishedWrite(journal: path + "-journal") else { return }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
