@@ -290,4 +290,23 @@ struct LanguageServerProbeDefectTests {
         #expect(diagnostics.filter { $0["severity"] as? Int == 1 }.isEmpty, "\(diagnostics)")
         try client.close()
     }
+
+    /// `mapc check` refuses a file over 16 MiB; the server parsed an open document of any size
+    /// its framing allows (64 MiB), for seconds on every keystroke. Said as `check` says it.
+    @Test func aDocumentPastTheFileLimitIsRefusedAsCheckRefusesTheFile() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let (client, mapping, uri) = try opened(folder)
+        let content = try String(contentsOfFile: mapping, encoding: .utf8)
+        let text = content + String(repeating: "# a comment line of padding\n", count: 16 * 1024 * 1024 / 28 + 1)
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": text]]])
+        let diagnostics = try client.diagnostics(for: uri)
+        #expect(diagnostics.count == 1, "\(diagnostics)")
+        #expect((diagnostics.first?["message"] as? String)?.contains("the limit is 16777216 bytes") == true, "\(diagnostics)")
+        // Under the limit, the same document is checked again.
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": uri, "version": 2], "contentChanges": [["text": content + "# one line\n"]]]])
+        #expect(try client.diagnostics(for: uri).filter { $0["severity"] as? Int == 1 }.isEmpty)
+        try client.close()
+    }
 }

@@ -24,8 +24,12 @@ public struct SourceFile: Sendable {
         }
     }
 
+    /// The largest schema, mapping or version-order file read (hostile inputs must stay bounded):
+    /// the same for `mapc check` and an editor's open documents.
+    package static let maxBytes = 16 * 1024 * 1024
+
     /// Reads a file, refusing files larger than `maxBytes` (hostile inputs must stay bounded).
-    package static func read(path: String, maxBytes: Int = 16 * 1024 * 1024) throws -> SourceFile {
+    package static func read(path: String, maxBytes: Int = SourceFile.maxBytes) throws -> SourceFile {
         let data = try Files.read(path, what: "the file", maxBytes: maxBytes)
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(path): file is not valid UTF-8")

@@ -128,14 +128,16 @@ struct JSONParser {
     private mutating func string() throws -> String {
         let start = index
         index += 1
-        var scalars = String.UnicodeScalarView()
+        // A String, appended to in place: `UnicodeScalarView.append(contentsOf:)` builds a new
+        // string each time, which made a text of many escapes take the square of its length.
+        var decoded = ""
         var runStart = index
         func flushRun() throws {
             guard runStart < index else { return }
             guard let text = String(validating: bytes[runStart..<index], as: UTF8.self) else {
                 throw failure("the string is not valid UTF-8", at: runStart)
             }
-            scalars.append(contentsOf: text.unicodeScalars)
+            decoded.append(text)
         }
         while true {
             guard index < bytes.count else { throw failure("the string is not closed", at: start) }
@@ -143,7 +145,7 @@ struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 try flushRun()
                 index += 1
-                return String(scalars)
+                return decoded
             }
             if byte < 0x20 { throw failure("a control character inside a string must be escaped (\\n, \\t, \\u0000)") }
             if byte != UInt8(ascii: "\\") { index += 1; continue }
@@ -153,14 +155,14 @@ struct JSONParser {
             let escape = bytes[index]
             index += 1
             switch escape {
-            case UInt8(ascii: "\""): scalars.append("\"")
-            case UInt8(ascii: "\\"): scalars.append("\\")
-            case UInt8(ascii: "/"): scalars.append("/")
-            case UInt8(ascii: "b"): scalars.append("\u{8}")
-            case UInt8(ascii: "f"): scalars.append("\u{C}")
-            case UInt8(ascii: "n"): scalars.append("\n")
-            case UInt8(ascii: "r"): scalars.append("\r")
-            case UInt8(ascii: "t"): scalars.append("\t")
+            case UInt8(ascii: "\""): decoded.unicodeScalars.append("\"")
+            case UInt8(ascii: "\\"): decoded.unicodeScalars.append("\\")
+            case UInt8(ascii: "/"): decoded.unicodeScalars.append("/")
+            case UInt8(ascii: "b"): decoded.unicodeScalars.append("\u{8}")
+            case UInt8(ascii: "f"): decoded.unicodeScalars.append("\u{C}")
+            case UInt8(ascii: "n"): decoded.unicodeScalars.append("\n")
+            case UInt8(ascii: "r"): decoded.unicodeScalars.append("\r")
+            case UInt8(ascii: "t"): decoded.unicodeScalars.append("\t")
             case UInt8(ascii: "u"):
                 var code = try hex4()
                 if (0xD800...0xDBFF).contains(code) {
@@ -173,7 +175,7 @@ struct JSONParser {
                     code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                 }
                 guard let scalar = Unicode.Scalar(code) else { throw failure("\\u\(String(code, radix: 16)) is not a character") }
-                scalars.append(scalar)
+                decoded.unicodeScalars.append(scalar)
             default:
                 throw failure("unknown escape '\\\(String(decoding: [escape], as: UTF8.self))' in a string", at: index - 2)
             }

@@ -128,7 +128,7 @@ struct CompiledMappings {
         if try !source.columnsOfAnotherAffinity(inTable: sourceStorage.table).isEmpty { return nil }
         // An index ordered by an app's collation is searched with mapc's stand-in for it, which
         // orders otherwise: SQL that SQLite answers through it could miss rows. Read row by row.
-        if try !source.indexesOfAppCollations(onTables: [sourceStorage.table]).isEmpty { return nil }
+        if try run.sourceTablesOrderedByAppCollations().contains(sourceStorage.table.lowercased()) { return nil }
         let compiler = SQLCompiler(schema: source.schema, storage: sourceStorage, entity: sourceEntity, alias: "s")
         let rule = keyRule(index)
         if let rule, sourceStorage.table != rule.sourceTable || destinationStorage.table != rule.table { return nil }

@@ -241,15 +241,20 @@ public enum MappingInference {
             }
         }
         var hints: [String] = []
-        for entityName in Set(changes.map(\.entity)).sorted() {
+        // Grouped once: a history step may change thousands of entities.
+        let changesOfEntity = Dictionary(grouping: changes, by: \.entity)
+        for entityName in changesOfEntity.keys.sorted() {
             guard let newEntity = destination.entity(named: entityName), let oldEntity = counterparts[entityName] else { continue }
-            let added = changes.filter { $0.kind == .added && $0.entity == entityName }.compactMap(\.property)
+            let changes = changesOfEntity[entityName] ?? []
+            let added = changes.filter { $0.kind == .added }.compactMap(\.property)
                 .map { ($0, signature(destination.property(named: $0, in: newEntity))) }
-            let removed = changes.filter { $0.kind == .removed && $0.entity == entityName }.compactMap(\.property)
+            let removed = changes.filter { $0.kind == .removed }.compactMap(\.property)
                 .map { ($0, signature(source.property(named: $0, in: oldEntity))) }
+            let addedOfKind = Dictionary(grouping: added.compactMap(\.1), by: { $0 }).mapValues(\.count)
+            let removedOfKind = Dictionary(grouping: removed.compactMap { pair in pair.1.map { (pair.0, $0) } }, by: \.1)
             for (name, kind) in added {
-                guard let kind, added.filter({ $0.1 == kind }).count == 1 else { continue }
-                let candidates = removed.filter { $0.1 == kind }
+                guard let kind, addedOfKind[kind] == 1 else { continue }
+                let candidates = removedOfKind[kind] ?? []
                 guard candidates.count == 1, let old = candidates.first?.0 else { continue }
                 // A renaming identifier already written, naming no property of the old entity: a typo, most often.
                 let written: String?

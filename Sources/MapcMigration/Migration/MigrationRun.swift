@@ -76,6 +76,16 @@ final class MigrationRun: MigrationManagerFunctions {
     var creationLinks: [Int: CreationLinks] = [:]
     /// The source store's name on the destination connection, where the compiled path reads it.
     static let sourceSchemaName = "mapc_source"
+    private var tablesOrderedByAppCollations: Set<String>?
+
+    /// The source tables (lowercased) with an index ordered by an app's collation, read once for
+    /// the run: each compiled mapping asks.
+    func sourceTablesOrderedByAppCollations() throws -> Set<String> {
+        if let tablesOrderedByAppCollations { return tablesOrderedByAppCollations }
+        let tables = try sourceStore.tablesOrderedByAppCollations()
+        tablesOrderedByAppCollations = tables
+        return tables
+    }
 
     /// A run of `step` on the destination connection `db`, which the run owns until it returns.
     private init(step: StepMigration, setup: Setup, connection db: Database, sourceAttached: Bool) {

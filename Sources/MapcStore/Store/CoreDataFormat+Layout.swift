@@ -84,6 +84,9 @@ struct CoreDataLayout {
         var ownRelationships: [String: [String: RelationshipStorage]] = [:]
         var derived: [DerivedColumn] = []
         let ordered = numbered.map(\.entity)
+        // Each table's entities in number order, grouped once (a schema may have thousands).
+        var membersOfRoot: [String: [Entity]] = [:]
+        for entity in ordered { membersOfRoot[schema.root(of: entity).name, default: []].append(entity) }
         for root in ordered where root.parent.flatMap(schema.entity(named:)) == nil {
             let table = tableNames.allocate(Self.column(root.name), separator: "")
             tableOfRoot[root.name] = table
@@ -100,7 +103,7 @@ struct CoreDataLayout {
 
         for root in ordered where tableOfRoot[root.name] != nil {
             let tableName = tableOfRoot[root.name] ?? ""
-            let members = ordered.filter { schema.root(of: $0).name == root.name }
+            let members = membersOfRoot[root.name] ?? []
             var names = NameAllocator(reserved: ["Z_PK", "Z_ENT", "Z_OPT"])
             var columns = [ColumnLayout(name: "Z_PK", sqlType: "INTEGER", constraints: "PRIMARY KEY"), ColumnLayout(name: "Z_ENT", sqlType: "INTEGER"),
                            ColumnLayout(name: "Z_OPT", sqlType: "INTEGER")]
@@ -194,7 +197,7 @@ struct CoreDataLayout {
         // Indexes, in Core Data's order: single attributes, foreign keys, the entity column, then compound ones.
         for (root, tableName) in tableOfRoot {
             guard let rootEntity = schema.entity(named: root), var table = tables[tableName] else { continue }
-            let members = ordered.filter { schema.root(of: $0).name == rootEntity.name }
+            let members = membersOfRoot[rootEntity.name] ?? []
             func column(of property: String, from entity: Entity) -> String? {
                 for ancestor in schema.ancestry(of: entity) {
                     if let column = ownColumns[ancestor.name]?[property] { return column }

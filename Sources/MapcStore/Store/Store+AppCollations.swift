@@ -16,13 +16,24 @@ extension Store {
             var everyTable = false
             if tables == nil { everyTable = try (Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ?? 0) > 0 }
             let tables = everyTable ? nil : Set((tables ?? Set(layout.tables.map(\.name))).map { $0.lowercased() })
-            return try Row.fetchAll(db, sql: "SELECT DISTINCT m.name, m.tbl_name, x.coll FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS x "
-                             + "WHERE m.type = 'index' AND x.key = 1 AND x.coll IS NOT NULL ORDER BY m.name").compactMap { row -> String? in
-                guard let index = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
-                      let collation = String.fromDatabaseValue(row[2] as DatabaseValue), !Self.builtInCollations.contains(collation.uppercased()),
-                      tables?.contains(table.lowercased()) ?? true else { return nil }
-                return "\(index) on \(table) (COLLATE \(collation))"
-            }
+            return try Self.appCollationIndexes(db).filter { tables?.contains($0.table.lowercased()) ?? true }
+                .map { "\($0.index) on \($0.table) (COLLATE \($0.collation))" }
+        }
+    }
+
+    /// The tables of the store (lowercased) with an index ordered by an app's collation: asked
+    /// once for all (a store may have thousands of tables, and each question reads every index).
+    package func tablesOrderedByAppCollations() throws -> Set<String> {
+        try reading { db in Set(try Self.appCollationIndexes(db).map { $0.table.lowercased() }) }
+    }
+
+    /// Every index of the store whose key orders by a collation SQLite does not have, by name.
+    private static func appCollationIndexes(_ db: Database) throws -> [(index: String, table: String, collation: String)] {
+        try Row.fetchAll(db, sql: "SELECT DISTINCT m.name, m.tbl_name, x.coll FROM sqlite_master AS m, pragma_index_xinfo(m.name) AS x "
+                         + "WHERE m.type = 'index' AND x.key = 1 AND x.coll IS NOT NULL ORDER BY m.name").compactMap { row in
+            guard let index = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
+                  let collation = String.fromDatabaseValue(row[2] as DatabaseValue), !builtInCollations.contains(collation.uppercased()) else { return nil }
+            return (index, table, collation)
         }
     }
 }

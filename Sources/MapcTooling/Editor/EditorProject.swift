@@ -32,7 +32,7 @@ package struct EditorProject {
 
     /// A file's text: as open in the editor, else as on disk.
     package func text(of path: String) -> String? {
-        open[Self.standardized(path)] ?? (try? Files.read(Self.standardized(path), what: "the file")).map { String(decoding: $0, as: UTF8.self) }
+        open[Self.standardized(path)] ?? (try? Files.read(Self.standardized(path), what: "the file", maxBytes: SourceFile.maxBytes)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The schemas folder's versions, open documents over the files on disk.
@@ -89,7 +89,13 @@ package struct EditorProject {
     package func diagnostics(for path: String) -> [Diagnostic] {
         let standard = Self.standardized(path)
         guard isProjectFile(standard) else { return [] }
-        let source = SourceFile(path: standard, text: text(of: standard) ?? "")
+        let text = text(of: standard) ?? ""
+        // As `mapc check` reads the file: a document past the limit is not parsed.
+        if text.utf8.count > SourceFile.maxBytes {
+            return [.error("the document is \(text.utf8.count) bytes; the limit is \(SourceFile.maxBytes) bytes", at: FileLocation(path: standard, line: 1, column: 1),
+                           fix: "split it, or keep large data out of schema and mapping files")]
+        }
+        let source = SourceFile(path: standard, text: text)
         var found: [Diagnostic] = []
         switch kind(of: standard) {
         case .schema:
