@@ -173,12 +173,12 @@ struct LanguageServer {
             return shuttingDown ? 0 : 1
         case "textDocument/didOpen":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
-            open[path] = Self.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
+            open[path] = SourceFile.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
             versions[path] = params["textDocument"]?["version"]
             publish(after: path)
         case "textDocument/didChange":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
-            if case .array(let changes)? = params["contentChanges"], let text = changes.last.flatMap({ string($0["text"]) }) { open[path] = Self.withoutByteOrderMark(text) }
+            if case .array(let changes)? = params["contentChanges"], let text = changes.last.flatMap({ string($0["text"]) }) { open[path] = SourceFile.withoutByteOrderMark(text) }
             versions[path] = params["textDocument"]?["version"]
             publish(after: path)
         case "textDocument/didSave":
@@ -276,12 +276,6 @@ struct LanguageServer {
                                     ("diagnostics", .array(stale)), ("edit", edit)]))
         }
         return actions
-    }
-
-    /// A document's text without the byte order mark an editor may keep at its start, as `check`
-    /// reads the file (YAML would take the mark for content).
-    static func withoutByteOrderMark(_ text: String) -> String {
-        text.unicodeScalars.first == "\u{FEFF}" ? String(text.unicodeScalars.dropFirst()) : text
     }
 
     /// The word a fix suggests (`did you mean 'title'?`), when it is a replacement.

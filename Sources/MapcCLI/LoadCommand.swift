@@ -33,7 +33,7 @@ struct LoadCommand: ParsableCommand {
             }
             let bytes = try Files.read(data, what: "the data file", maxBytes: .max)
             let json = try JSONValue.parse(bytes, path: data)
-            let declared: String? = { if case .string(let version)? = json["version"] { return version } else { return nil } }()
+            let declared = try DataFile.declaredVersion(of: json, in: data)
             let exists = FileManager.default.fileExists(atPath: store)
             let schema: Schema
             if let name = self.schema {

@@ -301,6 +301,12 @@ struct Compiler {
     static func matching(_ kit: PolicyKit) throws -> Compiler {
         let environment = ProcessInfo.processInfo.environment
         let compiler = Compiler(path: environment["MAPC_SWIFTC"].flatMap { $0.isEmpty ? nil : $0 } ?? "swiftc")
+        var isFolder: ObjCBool = false
+        if compiler.path.contains("/"), FileManager.default.fileExists(atPath: compiler.path, isDirectory: &isFolder), isFolder.boolValue {
+            // Foundation says a folder "doesn't exist" when asked to run it.
+            throw PolicyError("MAPC_SWIFTC is \(compiler.path), a folder, not the Swift compiler: set it to the swiftc of the toolchain that built mapc "
+                              + "(\(PolicyKit.version(in: kit.toolchain))), such as \((compiler.path as NSString).appendingPathComponent("usr/bin/swiftc"))", status: MapcExitCode.storeError)
+        }
         let version: (status: Int32, output: String)
         do { version = try compiler.run(["--version"]) } catch {
             throw PolicyError("mapc compiles policy files with the Swift compiler, and \(compiler.path) cannot be run (\(Files.reason(of: error))); put the toolchain that built mapc "

@@ -321,7 +321,7 @@ struct MigrationTestCase {
     /// Each assertion of the file that does not hold, at its line: `Entity: count == N`, or
     /// `Entity: [every|some|no] PREDICATE` over the entity's objects (sub-entities included).
     static func check(assertions path: String, store: Store) throws -> [String] {
-        let text = String(decoding: try Files.read(path, what: "the assertions"), as: UTF8.self)
+        let text = SourceFile.withoutByteOrderMark(String(decoding: try Files.read(path, what: "the assertions"), as: UTF8.self))
         var failures: [String] = []
         let graph = StoreObjectGraph(store: store)
         for (index, rawLine) in SourceFile.lines(of: text).enumerated() {

@@ -37,6 +37,12 @@ public struct SourceFile: Sendable {
         return SourceFile(path: path, text: text)
     }
 
+    /// A text without the byte order mark an editor may keep at its start (YAML would take the
+    /// mark for content, an assertion for part of an entity's name), as `mapc check` reads a file.
+    package static func withoutByteOrderMark(_ text: String) -> String {
+        text.unicodeScalars.first == "\u{FEFF}" ? String(text.unicodeScalars.dropFirst()) : text
+    }
+
     /// Whether a file name is a YAML file's: it ends in `.yaml` or `.yml`.
     package static func isYAMLName(_ name: String) -> Bool {
         name.hasSuffix(".yaml") || name.hasSuffix(".yml")

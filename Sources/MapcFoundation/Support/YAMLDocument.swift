@@ -131,11 +131,12 @@ package struct YAMLDocument {
         }
     }
 
-    /// A non-negative whole number, read as decimal (a leading zero does not make it octal).
-    package mutating func count(_ node: Node, what: String) -> Int? {
+    /// A whole number of `least` or more (by default, not negative), read as decimal (a leading
+    /// zero does not make it octal); `why` says why the least is what it is.
+    package mutating func count(_ node: Node, what: String, least: Int = 0, why: String? = nil) -> Int? {
         guard let text = string(node, what: what) else { return nil }
-        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= 0 else {
-            error("\(what) must be a whole number of 0 or more, found '\(text)'", at: node)
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), value >= least else {
+            error("\(what) must be a whole number of \(least) or more\(why.map { " (\($0))" } ?? ""), found '\(text)'", at: node)
             return nil
         }
         return value

@@ -28,7 +28,7 @@ public enum FixtureMigration {
     /// The same, with the fixture's JSON and the catalogs already loaded.
     public static func migrate(fixture json: JSONValue, to version: String? = nil, catalog: SchemaCatalog, mappings: MappingCatalog,
                                policies: PolicyRegistry = .shared, acceptsDataLoss: Bool = false) throws -> Store {
-        guard case .string(let fixtureVersion)? = json["version"] else {
+        guard let fixtureVersion = try DataFile.declaredVersion(of: json, in: "the fixture") else {
             throw MapcError.input("the fixture has no \"version\"; say which schema version its data is for")
         }
         let source = try catalog.require(version: fixtureVersion)

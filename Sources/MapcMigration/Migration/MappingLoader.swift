@@ -30,9 +30,7 @@ public enum MappingLoader {
             case "source": model.source = document.string(entry.value, what: "source") ?? ""
             case "destination": model.destination = document.string(entry.value, what: "destination") ?? ""
             case "pass":
-                if let pass = document.count(entry.value, what: "pass") {
-                    if pass == 0 { document.error("pass must be 1 or more (the first pass is 1)", at: entry.value) } else { model.pass = pass }
-                }
+                if let pass = document.count(entry.value, what: "pass", least: 1, why: "the first pass is 1") { model.pass = pass }
             case "entityMappings":
                 guard let items = document.items(of: entry.value, what: "entityMappings") else { break }
                 for item in items {

@@ -38,7 +38,7 @@ public enum DataFile {
         var version: String?
         if let value = json["version"] {
             if case .string(let text) = value { version = text }
-            else { problems.add("file", nil, "version", "\"version\" must be a string such as \"v3\"") }
+            else { problems.add("file", nil, "version", versionRule) }
         }
         var objects: [ObjectData] = []
         switch json["objects"] {
@@ -68,6 +68,19 @@ public enum DataFile {
 
     /// The key saying which layout's form the values of attributes that allow external storage are in.
     static let layoutKey = "layout"
+
+    /// What a data file's `"version"` must be.
+    static let versionRule = "\"version\" must be a string such as \"v3\""
+
+    /// The schema version a data file says its objects are of (nil when it says none), or why its
+    /// `"version"` cannot say one: the rule `read` applies, for callers choosing the schema first.
+    package static func declaredVersion(of json: JSONValue, in file: String) throws -> String? {
+        switch json["version"] {
+        case nil: return nil
+        case .string(let version)?: return version
+        case let other?: throw MapcError.input("\(file): \(versionRule), not \(other.serialized(pretty: false))")
+        }
+    }
 
     /// Values of attributes kept marked in one layout and not the other, in the other's form: the
     /// bytes get Core Data's inline marker, or come out of it. A reference to a file of a Core

@@ -193,6 +193,9 @@ extension CoreDataFormat {
         ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"].contains(name.uppercased())
     }
 
+    /// Core Data's own tables are read as Core Data writes them; the history is in the metadata.
+    var ownTableColumns: [String: [String]] { [:] }
+
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         let (_, plist, _) = try metadataPlist(db)
         guard let text = plist[Self.historyKey] as? String, case .array(let items)? = try? JSONValue.parse(Data(text.utf8), path: "history") else { return [] }

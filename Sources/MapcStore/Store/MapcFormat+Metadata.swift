@@ -82,9 +82,21 @@ extension MapcFormat {
         name.lowercased().hasPrefix("_mapc_")
     }
 
+    /// The history table's columns, in order.
+    static let historyColumns = ["step", "from_version", "from_hash", "to_version", "to_hash", "inferred", "mapping_sha256", "started_at", "finished_at", "created"]
+
+    var ownTableColumns: [String: [String]] { [Self.historyTable: Self.historyColumns] }
+
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }
-        return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedSQLIdentifier) ORDER BY step").map { row in
+        // In the order of the steps where each row has one (a table of that name made otherwise,
+        // without the column, is read in its own order rather than refused: SQLite said only
+        // "no such column: step", and stopped a run after its last step).
+        let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedSQLIdentifier)").enumerated().sorted { first, second in
+            let steps = [first, second].map { Int64.fromDatabaseValue($0.element["step"] as DatabaseValue? ?? .null) ?? Int64.max }
+            return steps[0] != steps[1] ? steps[0] < steps[1] : first.offset < second.offset
+        }.map(\.element)
+        return rows.map { row in
             // History is informational: a damaged field reads as a description of what is there, never a trap.
             func text(_ column: String) -> String {
                 guard let value = row[column] as DatabaseValue? else { return "(missing)" }
@@ -106,7 +118,7 @@ extension MapcFormat {
         """)
         try db.execute(sql: "DELETE FROM \(table)")
         for (index, entry) in entries.enumerated() {
-            try db.execute(sql: "INSERT INTO \(table) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            try db.execute(sql: "INSERT INTO \(table) (\(Self.historyColumns.map(\.quotedSQLIdentifier).joined(separator: ", "))) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                            arguments: [index + 1, entry.fromVersion, entry.fromHash, entry.toVersion, entry.toHash, entry.inferred,
                                        entry.mappingSHA256, entry.startedAt, entry.finishedAt, entry.createdJSON])
         }

@@ -133,14 +133,16 @@ extension Store {
             }
             // Columns of the model's tables that its layout does not have: an app's own, or an
             // earlier version's left in place; a new store made from the model has none of them.
+            // The format's own tables count alike (a history table made by someone else).
             let present = Set(names.map { $0.lowercased() })
             let named = layout.namedColumns
-            for table in layout.tables where present.contains(table.name.lowercased()) {
-                let expected = named[table.name.lowercased()] ?? []
-                let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [table.name]).compactMap { String.fromDatabaseValue($0[0] as DatabaseValue) }
+            let expectedColumns = layout.tables.map { (name: $0.name, columns: named[$0.name.lowercased()] ?? []) }
+                + strategy.ownTableColumns.sorted { $0.key < $1.key }.map { (name: $0.key, columns: Set($0.value.map { $0.lowercased() })) }
+            for (name, expected) in expectedColumns where present.contains(name.lowercased()) {
+                let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_table_info(?)", arguments: [name]).compactMap { String.fromDatabaseValue($0[0] as DatabaseValue) }
                 for column in columns where !expected.contains(column.lowercased()) {
-                    let values = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(table.name.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IS NOT NULL")
-                    found.append(ForeignTable(name: table.name, rows: values ?? nil, kind: ForeignTable.kind(of: column), column: column))
+                    let values = try? Int.fetchOne(db, sql: "SELECT count(*) FROM \(name.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IS NOT NULL")
+                    found.append(ForeignTable(name: name, rows: values ?? nil, kind: ForeignTable.kind(of: column), column: column))
                 }
             }
             // Triggers and views: definitions the migrated store, made from the model, has not.

@@ -128,6 +128,10 @@ package protocol StoreFormatStrategy: Sendable {
     /// Whether a table no entity's layout names is the format's own bookkeeping (metadata, key
     /// counters, history), which the format writes in every store it makes.
     func ownsTable(_ name: String) -> Bool
+    /// The columns of the format's own tables that it reads row by row (its history), by table:
+    /// any other column in one of them was put there by someone else, and a migration, which
+    /// writes these tables anew, leaves it out.
+    var ownTableColumns: [String: [String]] { get }
     /// Reads the migration history the store keeps, oldest first.
     func readHistory(_ db: Database) throws -> [HistoryEntry]
     /// Replaces the migration history a store keeps.
