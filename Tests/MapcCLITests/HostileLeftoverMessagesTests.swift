@@ -69,4 +69,24 @@ struct HostileLeftoverMessagesTests {
         let check = try CLI.run(["check"], in: folder, environment: ["MAPC_SWIFTC": toolchain.path, "MAPC_CACHE": folder.appendingPathComponent("cache").path])
         #expect(check.status == 2 && check.stderr.contains("a folder, not the Swift compiler") && check.stderr.contains("toolchain/usr/bin/swiftc"), "\(check.stderr)")
     }
+
+    /// A run into Core Data's layout refusing a second owner for an object a to-many without an
+    /// inverse leads to named the three objects by the new store's numbers only (`Owner/p3`),
+    /// which the user's store, keeping ids, does not know them by.
+    @Test func aSecondOwnerIsNamedAsTheSourceStoreNamesIt() throws {
+        let entities = "  Owner:\n    attributes:\n      name: string?\n    relationships:\n      items: { destination: Item, toMany: true, optional: true, inverse: null }\n"
+            + "  Item:\n    attributes:\n      label: string?\n"
+        let folder = try CLI.project(versions: [("v1", entities), ("v2", entities + "      extra: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Owner": [{"id": "o1", "items": ["i1"]}, {"id": "o2", "items": ["i2"]}, {"id": "o3", "items": ["i3", "i2"]}], "#
+                         + #""Item": [{"id": "i1"}, {"id": "i2"}, {"id": "i3"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        for interpret in [false, true] {
+            let run = try CLI.run(["run", "--to", "v2", "--layout", "core-data", "--output", "o.db"] + (interpret ? ["--interpret"] : []) + ["s.db"], in: folder)
+            #expect(run.status == 3 && run.stderr.contains("(in the source store: Owner 'o3' links Item 'i2', which Owner 'o2' links already)"), "\(run.stderr)")
+        }
+        // Into mapc's own format the ids are the store's: nothing to add.
+        let same = try CLI.run(["load", "--layout", "core-data", "d.json", "c.db"], in: folder)
+        #expect(same.status == 1 && same.stderr.contains("Owner 'o3', key 'items': Item 'i2' is linked from Owner 'o2' already") && !same.stderr.contains("in the source store"), "\(same.stderr)")
+    }
 }

@@ -77,6 +77,14 @@ extension MigrationRun {
         return sourceObject(data)
     }
 
+    /// How the source store names the object a destination object was made from, when the
+    /// destination keeps no ids (it numbers its objects anew, and names them by those numbers).
+    func sourceName(of destination: StoredKey) throws -> String? {
+        guard !destinationStore.keepsIdentities, let (_, source) = try association(of: destination),
+              let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { return nil }
+        return "\(sourceGraph.ref(data))"
+    }
+
     // MARK: Relationships (for policies)
 
     /// Evaluates the mapping's relationship expressions for one destination object and writes

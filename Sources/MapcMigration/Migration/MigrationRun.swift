@@ -133,6 +133,8 @@ final class MigrationRun: MigrationManagerFunctions {
                                batchSize: step.batchSize, readsAhead: step.readsAhead)
         self.sourceAttached = sourceAttached
         evaluators.answerManagerCalls(with: self)
+        // The run owns the setter: it is never asked once the run is gone.
+        setter.sourceName = { [unowned self] destination in try? self.sourceName(of: destination) }
     }
 
     /// What a run needs that is worked out, and checked, before any store is touched.

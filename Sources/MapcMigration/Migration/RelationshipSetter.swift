@@ -23,6 +23,9 @@ final class RelationshipSetter {
     /// setter (no compiled statement writes them), which forgets an owner's count when its list is
     /// set from the to-many side.
     private var nextPlaces: [OrderedList: [Int64: Int]] = [:]
+    /// How the source store names the object a destination object was made from, when it names
+    /// it otherwise (a destination keeping no ids numbers its objects anew), for messages.
+    var sourceName: (StoredKey) -> String? = { _ in nil }
 
     init(mapping: MappingModel, destinationStore: Store, writer: RowWriter) {
         self.mapping = mapping
@@ -75,8 +78,15 @@ final class RelationshipSetter {
                                 inversePosition: relationship.isToMany ? nil : try appendPosition(setting, owner: owner, target: key),
                                 keepsFirstOwner: setting.keepsFirstOwner)
             } catch let conflict as OwnerConflict {
-                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                           message: conflict.explanation(target: "\(target)", holder: writer.describeObject(key: conflict.holder, of: conflict.ownerEntity)))
+                let holder = writer.describeObject(key: conflict.holder, of: conflict.ownerEntity)
+                var message = conflict.explanation(target: "\(target)", holder: holder)
+                // The three objects as the user's store names them, where the destination's names are its own.
+                if let ownerSource = sourceName(StoredKey(entity: destination.entity, key: owner)), let targetSource = sourceName(StoredKey(entity: target.entity, key: key)),
+                   let holderSource = sourceName(StoredKey(entity: conflict.ownerEntity, key: conflict.holder)),
+                   [ownerSource, targetSource, holderSource] != ["\(destination.ref)", "\(target)", holder] {
+                    message += " (in the source store: \(ownerSource) links \(targetSource), which \(holderSource) links already)"
+                }
+                throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name, message: message)
             }
         }
         if placedByInverse { try placeAfter(keys, in: setting, owner: owner) }
