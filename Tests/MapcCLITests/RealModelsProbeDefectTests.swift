@@ -184,4 +184,20 @@ extension RealModelsProbeDefectTests {
         #expect(text.contains("\"n1.NoteToAttachment\""), "\(text)")
         #expect(try CLI.run(["load", "out.json", "again.db"], in: folder).status == 0)
     }
+
+    /// A required integer whose default Xcode kept from a Boolean (`defaultValueString="NO"` on an
+    /// Integer 16, in a shipping app) was warned of as not imported, and `check` then refused the
+    /// step adding it with no word back to that line: the warning says what it leads to, and what
+    /// to write. An optional attribute's warning says no more than before.
+    @Test func aDefaultThatIsNoNumberSaysARequiredAttributeIsLeftWithout() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try model("    <entity name=\"Book\" syncable=\"YES\">\n        <attribute name=\"stateRaw\" attributeType=\"Integer 16\" defaultValueString=\"NO\" usesScalarValueType=\"YES\"/>\n"
+                  + "        <attribute name=\"flag\" optional=\"YES\" attributeType=\"Integer 32\" defaultValueString=\"YES\" usesScalarValueType=\"YES\"/>\n    </entity>\n", in: folder)
+        let run = try CLI.run(["import", "M.xcdatamodel", "--output", "out"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("Book.stateRaw: the default 'NO' is not an int16 and is not imported; the attribute is required and has no default then") && $0.contains("`default:`") }, "\(run.stderr)")
+        #expect(lines.contains { $0.contains("Book.flag: the default 'YES' is not an int32 and is not imported") && !$0.contains("required") }, "\(run.stderr)")
+    }
 }

@@ -130,4 +130,18 @@ struct VersionOrderTests {
         // An order of the folder's own is kept, the newcomer last.
         #expect(VersionOrder.adding("b", to: ["z", "a"]) == ["z", "a", "b"])
     }
+
+    /// A number right after the name sorted before one after a space (`Model3` before `Model 2`,
+    /// a shipping app's history planned a step backwards), though the docs say numbers compare as
+    /// numbers: spaces beside a number do not order names, and names equal but for them keep one
+    /// order (of their text).
+    @Test func spacesBesideANumberDoNotOrderNames() {
+        #expect(["Model4", "Model 2", "Model3", "Model"].sorted(by: VersionOrder.naturalOrder) == ["Model", "Model 2", "Model3", "Model4"])
+        #expect(["Model 4", "Model3", "Model 2", "Model"].sorted(by: VersionOrder.naturalOrder) == ["Model", "Model 2", "Model3", "Model 4"])
+        #expect(["Model4", "Model3.1WithCascadeBug", "Model 2", "Model3", "Model"].sorted(by: VersionOrder.naturalOrder)
+                == ["Model", "Model 2", "Model3", "Model3.1WithCascadeBug", "Model4"])
+        // Equal but for a space: one before the other, whichever is asked first.
+        #expect(VersionOrder.naturalOrder("Model 2", "Model2") != VersionOrder.naturalOrder("Model2", "Model 2"))
+        #expect(VersionOrder.adding("Model 3", to: ["Model", "Model2", "Model4"]) == ["Model", "Model2", "Model 3", "Model4"])
+    }
 }

@@ -125,8 +125,10 @@ package struct VersionOrder: Sendable, Equatable {
     }
 
     /// Whether `a` sorts before `b`, runs of digits compared as numbers ("Moody" < "Moody 2" <
-    /// "Moody 10", "v2.0" < "v2.5" < "v2.5.1" < "v2.7.0"): the order an imported model's versions
-    /// take, whether the whole model is imported or one version joins the others.
+    /// "Moody 10", "v2.0" < "v2.5" < "v2.5.1" < "v2.7.0"), the spaces beside a number aside
+    /// ("Model" < "Model 2" < "Model3" < "Model 4"; names equal but for them by their text): the
+    /// order an imported model's versions take, whether the whole model is imported or one
+    /// version joins the others.
     package static func naturalOrder(_ a: String, _ b: String) -> Bool {
         func chunks(_ text: String) -> [(text: String, number: Int?)] {
             var result: [(String, Int?)] = []
@@ -144,12 +146,16 @@ package struct VersionOrder: Sendable, Equatable {
             if !current.isEmpty { result.append((current, digits ? Int(current.prefix(18)) : nil)) }
             return result
         }
-        let left = chunks(a), right = chunks(b)
+        // A text's spaces next to a number are no part of the name's order ("Model 2", "Model3").
+        func trimmed(_ chunks: [(text: String, number: Int?)]) -> [(text: String, number: Int?)] {
+            chunks.map { $0.number == nil ? ($0.text.trimmingCharacters(in: .whitespaces), nil) : $0 }.filter { !$0.text.isEmpty }
+        }
+        let left = trimmed(chunks(a)), right = trimmed(chunks(b))
         for (x, y) in zip(left, right) {
             if let m = x.number, let n = y.number, m != n { return m < n }
             if x.text != y.text { return x.text < y.text }
         }
-        return left.count < right.count
+        return left.count != right.count ? left.count < right.count : a < b
     }
 
     /// An order with one more version: where the names' natural order places it among the

@@ -203,7 +203,11 @@ extension XcodeModelImporter {
                 if let value = defaultValue(text, type: type) {
                     attribute.defaultValue = value
                 } else {
-                    warn("\(what): the default '\(text)' is not \(English.withArticle(type.rawValue)) and is not imported", at: node)
+                    // Without it a required attribute has no default, which `check` later refuses in
+                    // a step adding it: said here, where the value can be written.
+                    let required = attribute.isOptional || attribute.isTransient ? ""
+                        : "; the attribute is required and has no default then, so a step that adds it cannot be inferred: write the value the app expects as its `default:` in this version's schema file"
+                    warn("\(what): the default '\(text)' is not \(English.withArticle(type.rawValue)) and is not imported\(required)", at: node)
                 }
             }
             // Bounds: values for numbers, lengths for strings.
