@@ -200,4 +200,19 @@ extension RealModelsProbeDefectTests {
         #expect(lines.contains { $0.contains("Book.stateRaw: the default 'NO' is not an int16 and is not imported; the attribute is required and has no default then") && $0.contains("`default:`") }, "\(run.stderr)")
         #expect(lines.contains { $0.contains("Book.flag: the default 'YES' is not an int32 and is not imported") && !$0.contains("required") }, "\(run.stderr)")
     }
+
+    /// A version that only adds an index (a shipping app's `ModelIndexedKey`, the index its
+    /// reason to be) showed "no changes" in `diff`: indexes added and removed are listed.
+    @Test func diffListsIndexesAddedAndRemoved() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Word:\n    attributes:\n      key: string?\n      text: string?\n    indexes: [{ name: byText, properties: [text] }]\n"),
+            ("v2", "  Word:\n    attributes:\n      key: string?\n      text: string?\n    indexes: [{ name: byKey, properties: [key] }, [key, text]]\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.status == 0 && !diff.stdout.contains("no changes"), "\(diff.stdout)")
+        #expect(diff.stdout.contains("added    entity Word: index byKey (key)") && diff.stdout.contains("(key, text)")
+                && diff.stdout.contains("removed  entity Word: index byText (text)"), "\(diff.stdout)")
+        #expect(!diff.stdout.contains("drops the values"), "\(diff.stdout)")
+    }
 }
