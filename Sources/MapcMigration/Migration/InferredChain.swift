@@ -54,9 +54,10 @@ enum InferredChain {
         var origin: [String: String] = [:]
         var traces: [String: [String: Trace]] = [:]
 
-        /// The first version itself: every concrete entity's objects are its own.
-        init(first schema: Schema) {
-            for entity in schema.entities where !entity.isAbstract {
+        /// The first version itself: every concrete entity's objects are its own (but those of
+        /// `empty`, entities a store at that version is known to hold no objects of).
+        init(first schema: Schema, empty: Set<String> = []) {
+            for entity in schema.entities where !entity.isAbstract && !empty.contains(entity.name) {
                 origin[entity.name] = entity.name
                 var properties: [String: Trace] = [:]
                 for attribute in schema.allAttributes(of: entity) where !attribute.isTransient { properties[attribute.name] = .stored(attribute.name) }

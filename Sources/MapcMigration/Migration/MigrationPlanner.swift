@@ -151,8 +151,13 @@ package enum MigrationPlanner {
     /// The steps from `source` to `destination`; empty when they are the same version. Throws
     /// `PlanError` naming the first step that has neither a mapping nor a possible inference, and
     /// `MapcError` when the catalog's versions have no declared order.
+    ///
+    /// `storeHolds`, for a plan made for one store at `source`, answers whether the store holds
+    /// objects of an entity (of `source`): asked only once a step is blocked, so that a problem
+    /// of entities the store has no objects of does not stop it, as it does not stop Core Data,
+    /// which validates the objects a migration makes.
     package static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog,
-                             everyVersion: Bool = false) throws -> [MigrationStep] {
+                             everyVersion: Bool = false, storeHolds: ((String) throws -> Bool)? = nil) throws -> [MigrationStep] {
         let versions = try catalog.orderedSchemas()
         guard let start = versions.firstIndex(where: { $0.version == source.version }),
               let end = versions.firstIndex(where: { $0.version == destination.version }) else {
@@ -170,6 +175,11 @@ package enum MigrationPlanner {
         // Which entities may have objects, traced from the store's version through the inferred
         // steps (nil once a mapping file's step, whose policies may make any, or an untraced step is met).
         var traced: InferredChain.State? = forward ? InferredChain.State(first: versions[start]) : nil
+        // The same, from the entities the store holds objects of: asked of the store once a step
+        // is blocked, the steps before traced again.
+        var tracedInStore: InferredChain.State?
+        var storeAsked = false
+        var originsSinceStart: [InferredOrigins] = []
         while index != end {
             // The furthest explicit mapping from here that does not overshoot.
             let candidates = forward ? Array((index + 1...end).reversed()) : Array(end...(index - 1))
@@ -182,19 +192,31 @@ package enum MigrationPlanner {
                 index = target
                 inferredFrom = nil
                 traced = nil
+                tracedInStore = nil
                 continue
             }
             guard forward else {
                 throw PlanError(from: versions[index].version, to: versions[end].version, reasons: [], mappingsDirectory: mappings.directory, isDowngrade: true)
             }
             var result = MappingInference.infer(from: versions[index], to: versions[index + 1])
-            if result.mapping == nil, let empty = traced?.entitiesWithoutObjects(in: versions[index]), !empty.isEmpty {
-                // What stops it may concern only entities new since the store's version, which
-                // has none of their objects: then it does not stop this store.
+            if result.mapping == nil, traced != nil, !storeAsked, let storeHolds {
+                storeAsked = true
+                let empty = try Set(versions[start].entities.filter { !$0.isAbstract }.map(\.name).filter { try !storeHolds($0) })
+                if !empty.isEmpty {
+                    tracedInStore = originsSinceStart.reduce(InferredChain.State(first: versions[start], empty: empty)) { state, origins in state?.after(origins) }
+                }
+            }
+            let newSince = traced?.entitiesWithoutObjects(in: versions[index]) ?? []
+            if result.mapping == nil, let empty = (tracedInStore ?? traced)?.entitiesWithoutObjects(in: versions[index]), !empty.isEmpty {
+                // What stops it may concern only entities new since the store's version, or that
+                // the store holds no objects of: then it does not stop this store.
                 var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty)
                 if again.mapping != nil {
                     let store = versions[start].version
-                    again.cautions += again.moot.map { "\($0.entity)\($0.property.map { ".\($0)" } ?? ""): \($0.reason) does not stop a store coming from \(store): it has no \($0.entity) objects (none can come from \(store))" }
+                    again.cautions += again.moot.map { moot in
+                        let why = newSince.contains(moot.entity) ? "none can come from \(store)" : "the store holds none of the objects they would come from"
+                        return "\(moot.entity)\(moot.property.map { ".\($0)" } ?? ""): \(moot.reason) does not stop a store coming from \(store): it has no \(moot.entity) objects (\(why))"
+                    }
                 }
                 // Stopped or not, its problems are those a store coming from there can meet.
                 result = again
@@ -205,12 +227,15 @@ package enum MigrationPlanner {
                 index += 1
                 inferredFrom = nil
                 traced = nil
+                tracedInStore = nil
                 continue
             }
             let step = MigrationStep(source: versions[index], destination: versions[index + 1], inferred: result, mapping: mapping, order: catalog.order)
             steps.append(step)
             if inferredFrom == nil { inferredFrom = index }
+            if let origins = step.inferredOrigins { originsSinceStart.append(origins) }
             traced = step.inferredOrigins.flatMap { traced?.after($0) }
+            tracedInStore = step.inferredOrigins.flatMap { tracedInStore?.after($0) }
             index += 1
         }
         if var first = blockers.first {

@@ -154,8 +154,16 @@ public struct Migrator: Sendable {
     package func plan(forStoreAt url: URL, from claimed: String?, to version: String?, withNotes: Bool) throws -> MigrationPlan {
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
         let current = try start(ofStoreAt: url, claimed: claimed, target: target)
+        // Opened only if a step is blocked, to ask which entities the store holds objects of.
+        var opened: Store?
+        defer { try? opened?.close() }
+        let holds = { (entity: String) throws -> Bool in
+            let store = try opened ?? Store.open(at: Files.path(of: url), schema: current, readOnly: true)
+            opened = store
+            return try store.holdsObjects(of: entity)
+        }
         do {
-            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion)
+            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion, storeHolds: holds)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
             if withNotes, plan.isNeeded { (plan.notes, plan.refusalInStoreFormat) = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
             return plan

@@ -421,6 +421,16 @@ public final class Store: @unchecked Sendable {
         try failingAsStoreErrors("cannot count the \(entity) objects") { try countObjects(of: entity, exactly: exactly) }
     }
 
+    /// Whether the store holds an object of exactly `entity` (its sub-entities' aside), without
+    /// counting them: what planning asks of a store whose step is blocked.
+    package func holdsObjects(of entity: String) throws -> Bool {
+        let storage = try layout.storage(of: entity)
+        return try reading { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) = ?)",
+                              arguments: [storage.discriminator]) ?? true
+        }
+    }
+
     /// `count(of:exactly:)` for the engine: SQLite's failures stay SQLite's.
     package func countObjects(of entity: String, exactly: Bool = false) throws -> Int {
         let storage = try layout.storage(of: entity)
