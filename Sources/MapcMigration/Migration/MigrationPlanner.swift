@@ -201,7 +201,8 @@ package enum MigrationPlanner {
             var result = MappingInference.infer(from: versions[index], to: versions[index + 1])
             if result.mapping == nil, traced != nil, !storeAsked, let storeHolds {
                 storeAsked = true
-                let empty = try Set(versions[start].entities.filter { !$0.isAbstract }.map(\.name).filter { try !storeHolds($0) })
+                // A store that cannot say is taken to hold some: the step stays refused.
+                let empty = Set(versions[start].entities.filter { !$0.isAbstract }.map(\.name).filter { ((try? storeHolds($0)) ?? true) == false })
                 if !empty.isEmpty {
                     tracedInStore = originsSinceStart.reduce(InferredChain.State(first: versions[start], empty: empty)) { state, origins in state?.after(origins) }
                 }
