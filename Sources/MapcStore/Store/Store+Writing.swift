@@ -189,16 +189,36 @@ extension Store {
     }
 
     /// New objects may not take an identity the store already has (for formats that keep them).
+    /// Asked table by table for many ids at once, and not at all of an empty store: one question
+    /// per object and table made `load` cost objects times entities (20,000 objects under a
+    /// model of 100 entities: 21 s).
     private func checkIDsAreFree(_ objects: [ObjectData], _ db: Database) throws {
-        guard keepsIdentities else { return }
+        guard keepsIdentities, try hasObjects(db) else { return }
+        var taken: [String: String] = [:]
+        for (table, members) in layout.entityTables {
+            guard let storage = members.first, let idColumn = storage.idColumn else { continue }
+            for start in stride(from: 0, to: objects.count, by: Self.idsPerQuestion) {
+                let ids = objects[start..<min(start + Self.idsPerQuestion, objects.count)].map(\.id)
+                let sql = "SELECT \(storage.entityColumn.quotedSQLIdentifier), \(idColumn.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) "
+                    + "WHERE \(idColumn.quotedSQLIdentifier) IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))"
+                for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(ids)) {
+                    guard let id = String.fromDatabaseValue(row[1] as DatabaseValue),
+                          let entity = layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { continue }
+                    if taken[id] == nil { taken[id] = entity }
+                }
+            }
+        }
         var problems = ProblemList()
         for object in objects {
-            if let existing = try locate(id: object.id, db) {
-                problems.add(object.entity, object.id, "id", "the store already has \(English.withArticle(existing.entity)) object with id '\(object.id)'")
+            if let existing = taken[object.id] {
+                problems.add(object.entity, object.id, "id", "the store already has \(English.withArticle(existing)) object with id '\(object.id)'")
             }
         }
         try problems.throwIfAny()
     }
+
+    /// How many ids one question about taken ids names (SQLite binds up to 32,766).
+    static let idsPerQuestion = 500
 
     /// Writes each relationship link once, where the layout keeps it: from new objects, and from
     /// existing objects only what the new ones add (placed after what they already hold).
