@@ -38,7 +38,11 @@ struct LightweightInference {
     /// Source entities known to have no objects (new since the store's version, in a plan): a
     /// problem of their objects' values cannot arise, and is kept apart (`InferenceResult.moot`).
     var emptySourceEntities: Set<String> = []
-    /// The problems of entities in `emptySourceEntities`.
+    /// Source entities a store held no objects of when asked (in a plan for one store): it may
+    /// gain some before the run, so only their problems a run's validation refuses
+    /// (`InferenceProblem.isRefusedByValidation`) are kept apart.
+    var unheldSourceEntities: Set<String> = []
+    /// The problems of entities in `emptySourceEntities` (and those set aside of `unheldSourceEntities`).
     private var moot: [InferenceProblem] = []
 
     init(from source: Schema, to destination: Schema, through intermediates: [Schema]) {
@@ -192,7 +196,7 @@ struct LightweightInference {
 
     /// A problem that stops inference, kept as a `todo:` item of the entity mapping too.
     private mutating func refuse(_ problem: InferenceProblem, in work: inout EntityWork) {
-        if emptySourceEntities.contains(work.sourceEntity.name) {
+        if emptySourceEntities.contains(work.sourceEntity.name) || (problem.isRefusedByValidation && unheldSourceEntities.contains(work.sourceEntity.name)) {
             moot.append(problem)
             return
         }
@@ -334,7 +338,7 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .added, entity: entityName, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0)" } ?? "")"))
             cautionUnmatched(attribute.renamingIdentifier, of: attribute.name, in: work)
             if !attribute.isOptional && attribute.defaultValue == nil {
-                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "new required attribute without a default",
+                refuse(InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "new required attribute without a default",
                                         fix: "give it a default, make it optional, or write an explicit mapping that computes it"), in: &work)
             } else {
                 work.notes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0)" } ?? "nil")")
@@ -373,7 +377,7 @@ struct LightweightInference {
         }
         if old.isOptional && !attribute.isOptional {
             guard let defaultValue = attribute.defaultValue else {
-                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
+                refuse(InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
                                         fix: "give it a default in \(destination.version), or write an explicit mapping"), in: &work)
                 return
             }
@@ -422,7 +426,7 @@ struct LightweightInference {
             cautionUnmatched(relationship.renamingIdentifier, of: relationship.name, in: work)
             // A new to-many that may be empty starts empty, as Core Data's lightweight migration sets it.
             if !RelationshipCountRule.allowsEmpty(relationship) {
-                refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
+                refuse(InferenceProblem.refusedByValidation(entity: entityName, property: relationship.name, reason: "new required relationship (existing objects have nothing to relate to)",
                                         fix: "make it optional, or write an explicit mapping that relates the objects"), in: &work)
             }
             work.origins[relationship.name] = .new(default: nil)

@@ -11,9 +11,20 @@ public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
     public var reason: String
     /// What to do about it.
     public var fix: String
+    /// Whether an object meeting the problem would be left without a value the destination
+    /// requires, which a run's validation (phase 3) refuses: set aside for a store that held no
+    /// such objects when asked, since one saved before the run cannot then pass unseen.
+    package var isRefusedByValidation = false
 
     public var description: String {
         "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason); \(fix)"
+    }
+
+    /// A problem that leaves an object meeting it without a value the destination requires.
+    static func refusedByValidation(entity: String, property: String?, reason: String, fix: String) -> InferenceProblem {
+        var problem = InferenceProblem(entity: entity, property: property, reason: reason, fix: fix)
+        problem.isRefusedByValidation = true
+        return problem
     }
 }
 
@@ -223,9 +234,12 @@ public enum MappingInference {
 
     /// `infer(from:to:through:)` for a store known to hold no objects of `emptyEntities` (source
     /// entities): what their objects' values would make impossible does not stop it (`moot`).
-    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>) -> InferenceResult {
+    /// `unheldEntities`, which the store held no objects of when asked (it may gain some before
+    /// the run), sets aside only the problems a run's validation refuses.
+    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>, unheldEntities: Set<String> = []) -> InferenceResult {
         var inference = LightweightInference(from: source, to: destination, through: [])
         inference.emptySourceEntities = emptyEntities
+        inference.unheldSourceEntities = unheldEntities
         return inference.run()
     }
 

@@ -207,15 +207,20 @@ package enum MigrationPlanner {
                     tracedInStore = originsSinceStart.reduce(InferredChain.State(first: versions[start], empty: empty)) { state, origins in state?.after(origins) }
                 }
             }
-            let newSince = traced?.entitiesWithoutObjects(in: versions[index]) ?? []
-            if result.mapping == nil, let empty = (tracedInStore ?? traced)?.entitiesWithoutObjects(in: versions[index]), !empty.isEmpty {
-                // What stops it may concern only entities new since the store's version, or that
-                // the store holds no objects of: then it does not stop this store.
-                var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty)
+            // Entities no object can be of (new since the store's version), and those the store
+            // held none of when asked (it may gain some: only what validation refuses is set aside).
+            let empty = traced?.entitiesWithoutObjects(in: versions[index]) ?? []
+            let unheld = (tracedInStore?.entitiesWithoutObjects(in: versions[index]) ?? []).subtracting(empty)
+            if result.mapping == nil, !empty.isEmpty || !unheld.isEmpty {
+                // What stops it may concern only such entities: then it does not stop this store.
+                var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty, unheldEntities: unheld)
                 if again.mapping != nil {
                     let store = versions[start].version
                     again.cautions += again.moot.map { moot in
-                        let why = newSince.contains(moot.entity) ? "none can come from \(store)" : "the store holds none of the objects they would come from"
+                        // The source entity its objects would come from (a renamed entity has another name).
+                        let from = again.origins.entities[moot.entity] ?? moot.entity
+                        let why = unheld.contains(from) ? "the store held none of the objects they would come from; one saved before the run fails its validation"
+                            : "none can come from \(store)"
                         return "\(moot.entity)\(moot.property.map { ".\($0)" } ?? ""): \(moot.reason) does not stop a store coming from \(store): it has no \(moot.entity) objects (\(why))"
                     }
                 }
