@@ -226,7 +226,8 @@ struct LanguageServer {
         let base = ["schemas", "mappings", "policies"].contains((folder as NSString).lastPathComponent) ? Files.parentFolder(of: folder) : folder
         var project = EditorProject(schemasFolder: schemas ?? (base as NSString).appendingPathComponent("schemas"),
                                     mappingsFolder: mappings ?? (base as NSString).appendingPathComponent("mappings"))
-        project.open = open
+        // A document past the file limit is no part of the project (its file on disk is read instead).
+        project.open = open.filter { !Self.isOversized($0.value) }
         return project
     }
 
@@ -238,8 +239,10 @@ struct LanguageServer {
         var paths = includingItself ? [path] : []
         if project.kind(of: path) != .mapping { paths += project.openMappings.filter { $0 != path } }
         for target in paths {
-            let lines = EditorProject.lines(of: project.text(of: target) ?? "")
-            let diagnostics = project.diagnostics(for: target).map { diagnostic -> JSONValue in
+            let oversized = open[target].flatMap { Self.isOversized($0) ? $0.utf8.count : nil }
+            let lines = oversized == nil ? EditorProject.lines(of: project.text(of: target) ?? "") : []
+            let found = oversized.map { [EditorProject.oversized(target, bytes: $0)] } ?? project.diagnostics(for: target)
+            let diagnostics = found.map { diagnostic -> JSONValue in
                 var pairs: [(String, JSONValue)] = [
                     ("range", range(of: diagnostic.location ?? FileLocation(path: target, line: 1, column: 1), length: diagnostic.location == nil ? 1 : diagnostic.length, lines: lines)),
                     ("severity", .integer(diagnostic.severity == .error ? 1 : diagnostic.severity == .warning ? 2 : 3)),
@@ -277,6 +280,9 @@ struct LanguageServer {
         }
         return actions
     }
+
+    /// Whether a document is larger than `mapc check` reads a file.
+    static func isOversized(_ text: String) -> Bool { text.utf8.count > SourceFile.maxBytes }
 
     /// The word a fix suggests (`did you mean 'title'?`), when it is a replacement.
     static func replacement(in fix: String?) -> String? {

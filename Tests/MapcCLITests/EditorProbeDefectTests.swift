@@ -309,4 +309,30 @@ struct LanguageServerProbeDefectTests {
         #expect(try client.diagnostics(for: uri).filter { $0["severity"] as? Int == 1 }.isEmpty)
         try client.close()
     }
+
+    /// An oversized open schema was still parsed into the project's versions (a review: the one
+    /// limit diagnostic came, and a mapping was checked against the version the oversized text
+    /// declared); a schema file on disk saved with a byte order mark was "unknown source version"
+    /// to the mapping, which `check` reads as it should. The oversized text is no part of the
+    /// project (its file on disk is read), and the mark is dropped wherever a file is read.
+    @Test func anOversizedSchemaIsNoPartOfTheProjectAndAMarkOnDiskIsNone() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let v2 = try folder.read("schemas/v2.yaml")
+        try folder.write("\u{FEFF}" + v2, to: "schemas/v2.yaml")
+        let (client, _, uri) = try opened(folder)
+        let mappingText = try folder.read("mappings/mapping_v2_to_v3.yaml")
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": mappingText]]])
+        #expect(try client.diagnostics(for: uri).filter { $0["severity"] as? Int == 1 }.isEmpty)
+        let schemaURI = folder.appendingPathComponent("schemas/v2.yaml").standardizedFileURL.absoluteString
+        let huge = v2.replacingOccurrences(of: "version: v2", with: "version: v9") + String(repeating: "# padding line of a comment\n", count: 16 * 1024 * 1024 / 28 + 1)
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": schemaURI, "languageId": "yaml", "version": 1, "text": huge]]])
+        let own = try client.diagnostics(for: schemaURI)
+        #expect(own.count == 1 && (own.first?["message"] as? String)?.contains("the limit is 16777216 bytes") == true, "\(own)")
+        // The open mapping, checked again after the schema changed, still finds v2 (from disk).
+        let again = try client.diagnostics(for: uri)
+        #expect(again.filter { $0["severity"] as? Int == 1 }.isEmpty, "\(again)")
+        try client.close()
+    }
 }

@@ -34,7 +34,7 @@ public struct SourceFile: Sendable {
         guard let text = String(data: data, encoding: .utf8) else {
             throw MapcError.input("\(path): file is not valid UTF-8")
         }
-        return SourceFile(path: path, text: text)
+        return SourceFile(path: path, text: withoutByteOrderMark(text))
     }
 
     /// A text without the byte order mark an editor may keep at its start (YAML would take the

@@ -32,7 +32,7 @@ package struct EditorProject {
 
     /// A file's text: as open in the editor, else as on disk.
     package func text(of path: String) -> String? {
-        open[Self.standardized(path)] ?? (try? Files.read(Self.standardized(path), what: "the file", maxBytes: SourceFile.maxBytes)).map { String(decoding: $0, as: UTF8.self) }
+        open[Self.standardized(path)] ?? (try? Files.read(Self.standardized(path), what: "the file", maxBytes: SourceFile.maxBytes)).map { SourceFile.withoutByteOrderMark(String(decoding: $0, as: UTF8.self)) }
     }
 
     /// The schemas folder's versions, open documents over the files on disk.
@@ -85,16 +85,19 @@ package struct EditorProject {
 
     // MARK: Diagnostics
 
+    /// What a document past `SourceFile.maxBytes` is told, as `mapc check` refuses such a file:
+    /// it is not parsed (an editor keeps such a document out of the project it checks).
+    package static func oversized(_ path: String, bytes: Int) -> Diagnostic {
+        .error("the document is \(bytes) bytes; the limit is \(SourceFile.maxBytes) bytes", at: FileLocation(path: path, line: 1, column: 1),
+               fix: "split it, or keep large data out of schema and mapping files")
+    }
+
     /// The diagnostics of one file, as `mapc check` gives them for it (those located in it).
     package func diagnostics(for path: String) -> [Diagnostic] {
         let standard = Self.standardized(path)
         guard isProjectFile(standard) else { return [] }
         let text = text(of: standard) ?? ""
-        // As `mapc check` reads the file: a document past the limit is not parsed.
-        if text.utf8.count > SourceFile.maxBytes {
-            return [.error("the document is \(text.utf8.count) bytes; the limit is \(SourceFile.maxBytes) bytes", at: FileLocation(path: standard, line: 1, column: 1),
-                           fix: "split it, or keep large data out of schema and mapping files")]
-        }
+        if text.utf8.count > SourceFile.maxBytes { return [Self.oversized(standard, bytes: text.utf8.count)] }
         let source = SourceFile(path: standard, text: text)
         var found: [Diagnostic] = []
         switch kind(of: standard) {
