@@ -29,7 +29,7 @@ struct DiffCommand: ParsableCommand {
                 lines.append("  \(name): \(before[name].map { String($0.prefix(12)) } ?? "-") -> \(after[name].map { String($0.prefix(12)) } ?? "-")")
             }
             // Defaults too, which no migration applies (objects keep their values) but new objects get.
-            let defaults = Self.defaultChanges(from: source, to: destination) + Self.indexChanges(from: source, to: destination)
+            let defaults = Self.defaultChanges(from: source, to: destination) + Self.indexChanges(from: source, to: destination, origins: result.origins)
             lines.append(result.changes.isEmpty && defaults.isEmpty ? "no changes" : "changes:")
             lines += result.changes.map { "  \($0)" } + defaults.map { "  \($0)" }
             lines += result.hints.map { "note: \($0)" }
@@ -59,19 +59,25 @@ struct DiffCommand: ParsableCommand {
         }
     }
 
-    /// Indexes added or removed in entities kept (by name or renaming identifier), by the
-    /// properties they index: "added entity Word: index byKey (key)". A store's indexes, not its
-    /// values: a migration writes the new version's.
-    static func indexChanges(from source: Schema, to destination: Schema) -> [SchemaChange] {
+    /// Indexes added or removed in entities kept, by the properties they index, entities and
+    /// properties matched as the inference matched them (renames included): "changed entity Word:
+    /// index byKey (key) added". A store's indexes, not its values: a migration writes the new
+    /// version's.
+    static func indexChanges(from source: Schema, to destination: Schema, origins: InferredOrigins) -> [SchemaChange] {
         var lines: [SchemaChange] = []
         for entity in destination.entities {
-            guard let old = source.entity(named: entity.canonicalIdentifier) ?? source.entity(named: entity.name) else { continue }
-            let before = Set(old.indexes.map(\.properties)), after = Set(entity.indexes.map(\.properties))
-            for index in entity.indexes where !before.contains(index.properties) {
-                lines.append(SchemaChange(kind: .added, entity: entity.name, property: nil, detail: "index \(index.name) (\(index.properties.joined(separator: ", ")))"))
+            guard let oldName = origins.entities[entity.name], let old = source.entity(named: oldName) else { continue }
+            // Each index as the source names its properties (a renamed property is the same one).
+            func sourceName(_ property: String) -> String {
+                if case .carried(let from, _, _, _)? = origins.properties[entity.name]?[property] { return from }
+                return property
+            }
+            let before = Set(old.indexes.map(\.properties)), after = Set(entity.indexes.map { $0.properties.map(sourceName) })
+            for index in entity.indexes where !before.contains(index.properties.map(sourceName)) {
+                lines.append(SchemaChange(kind: .changed, entity: entity.name, property: nil, detail: "index \(index.name) (\(index.properties.joined(separator: ", "))) added"))
             }
             for index in old.indexes where !after.contains(index.properties) {
-                lines.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: "index \(index.name) (\(index.properties.joined(separator: ", ")))", losesValues: false))
+                lines.append(SchemaChange(kind: .changed, entity: entity.name, property: nil, detail: "index \(index.name) (\(index.properties.joined(separator: ", "))) removed"))
             }
         }
         return lines

@@ -304,8 +304,11 @@ struct Compiler {
         var isFolder: ObjCBool = false
         if compiler.path.contains("/"), FileManager.default.fileExists(atPath: compiler.path, isDirectory: &isFolder), isFolder.boolValue {
             // Foundation says a folder "doesn't exist" when asked to run it.
+            // The compiler in the folder, when it holds one (a toolchain's `bin` or its root).
+            let inside = ["swiftc", "bin/swiftc", "usr/bin/swiftc"].map { (compiler.path as NSString).appendingPathComponent($0) }
+            let suggested = inside.first { FileManager.default.isExecutableFile(atPath: $0) }
             throw PolicyError("MAPC_SWIFTC is \(compiler.path), a folder, not the Swift compiler: set it to the swiftc of the toolchain that built mapc "
-                              + "(\(PolicyKit.version(in: kit.toolchain))), such as \((compiler.path as NSString).appendingPathComponent("usr/bin/swiftc"))", status: MapcExitCode.storeError)
+                              + "(\(PolicyKit.version(in: kit.toolchain)))" + (suggested.map { ", \($0)" } ?? ", such as <toolchain>/usr/bin/swiftc"), status: MapcExitCode.storeError)
         }
         let version: (status: Int32, output: String)
         do { version = try compiler.run(["--version"]) } catch {

@@ -13,6 +13,10 @@ struct HostileLeftoverMessagesTests {
         try folder.write(#"{"version": 1, "objects": {}}"#, to: "d.json")
         let load = try CLI.run(["load", "d.json", "s.db"], in: folder)
         #expect(load.status == 1 && load.stderr.contains(#""version" must be a string such as "v3", not 1"#) && !load.stderr.contains("has no"), "\(load.stderr)")
+        // A large value is not said whole.
+        try folder.write(#"{"version": [\#((0..<20_000).map(String.init).joined(separator: ","))], "objects": {}}"#, to: "d.json")
+        let large = try CLI.run(["load", "d.json", "s.db"], in: folder)
+        #expect(large.status == 1 && large.stderr.utf8.count < 400, "\(large.stderr.prefix(600))")
         try folder.write(#"{"version": null, "objects": {}}"#, to: "d.json")
         let null = try CLI.run(["load", "d.json", "s.db"], in: folder)
         #expect(null.status == 1 && null.stderr.contains("not null"), "\(null.stderr)")
@@ -67,7 +71,16 @@ struct HostileLeftoverMessagesTests {
         let toolchain = folder.appendingPathComponent("toolchain")
         try FileManager.default.createDirectory(at: toolchain, withIntermediateDirectories: true)
         let check = try CLI.run(["check"], in: folder, environment: ["MAPC_SWIFTC": toolchain.path, "MAPC_CACHE": folder.appendingPathComponent("cache").path])
-        #expect(check.status == 2 && check.stderr.contains("a folder, not the Swift compiler") && check.stderr.contains("toolchain/usr/bin/swiftc"), "\(check.stderr)")
+        #expect(check.status == 2 && check.stderr.contains("a folder, not the Swift compiler") && check.stderr.contains("such as <toolchain>/usr/bin/swiftc"), "\(check.stderr)")
+        // A toolchain's folder holding the compiler: that one is named.
+        try FileManager.default.createDirectory(at: toolchain.appendingPathComponent("usr/bin"), withIntermediateDirectories: true)
+        try folder.write("#!/bin/sh\n", to: "toolchain/usr/bin/swiftc")
+        chmod(toolchain.appendingPathComponent("usr/bin/swiftc").path, 0o755)
+        let named = try CLI.run(["check"], in: folder, environment: ["MAPC_SWIFTC": toolchain.path, "MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(named.status == 2 && named.stderr.contains(", \(toolchain.appendingPathComponent("usr/bin/swiftc").path)"), "\(named.stderr)")
+        // Its bin folder, likewise (not bin/usr/bin/swiftc).
+        let bin = try CLI.run(["check"], in: folder, environment: ["MAPC_SWIFTC": toolchain.appendingPathComponent("usr/bin").path, "MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(bin.status == 2 && bin.stderr.contains(", \(toolchain.appendingPathComponent("usr/bin/swiftc").path)") && !bin.stderr.contains("bin/usr/bin"), "\(bin.stderr)")
     }
 
     /// A run into Core Data's layout refusing a second owner for an object a to-many without an

@@ -211,9 +211,17 @@ extension RealModelsProbeDefectTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
         #expect(diff.status == 0 && !diff.stdout.contains("no changes"), "\(diff.stdout)")
-        #expect(diff.stdout.contains("added    entity Word: index byKey (key)") && diff.stdout.contains("(key, text)")
-                && diff.stdout.contains("removed  entity Word: index byText (text)"), "\(diff.stdout)")
+        #expect(diff.stdout.contains("changed  entity Word: index byKey (key) added") && diff.stdout.contains("(key, text) added")
+                && diff.stdout.contains("changed  entity Word: index byText (text) removed"), "\(diff.stdout)")
         #expect(!diff.stdout.contains("drops the values"), "\(diff.stdout)")
+        // An index kept through a renamed entity and property is no change.
+        let renamed = try CLI.project(versions: [
+            ("v1", "  Word:\n    attributes:\n      key: string?\n    indexes: [{ name: byKey, properties: [key] }]\n"),
+            ("v2", "  Term:\n    renamingIdentifier: Word\n    attributes:\n      code: { type: string, optional: true, renamingIdentifier: key }\n    indexes: [{ name: byCode, properties: [code] }]\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: renamed) }
+        let same = try CLI.run(["diff", "v1", "v2"], in: renamed)
+        #expect(same.status == 0 && !same.stdout.contains("index"), "\(same.stdout)")
     }
 
     /// A step that adds a required attribute without a default was refused for every store, an

@@ -142,8 +142,8 @@ public struct Migrator: Sendable {
 
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
     /// present, inferred mappings otherwise, downgrades only through mapping files. Reads the store's
-    /// metadata, and when steps are needed the tables the model does not have (`notes`); never
-    /// writes it. Throws `PlanError` for the steps that can be neither (every one, in order, with
+    /// metadata, when steps are needed the tables the model does not have (`notes`), and when a
+    /// step's inference is blocked whether the store holds objects of each entity; never writes it. Throws `PlanError` for the steps that can be neither (every one, in order, with
     /// what checking the other steps' mapping files found: `mappingProblems`).
     public func plan(forStoreAt url: URL, from claimed: String? = nil, to version: String? = nil) throws -> MigrationPlan {
         try plan(forStoreAt: url, from: claimed, to: version, withNotes: true)

@@ -78,7 +78,7 @@ public enum DataFile {
         switch json["version"] {
         case nil: return nil
         case .string(let version)?: return version
-        case let other?: throw MapcError.input("\(file): \(versionRule), not \(other.serialized(pretty: false))")
+        case let other?: throw MapcError.input("\(file): \(versionRule), not \(English.abbreviated(other.serialized(pretty: false), limit: 60))")
         }
     }
 

@@ -206,7 +206,8 @@ extension XcodeModelImporter {
                     // Without it a required attribute has no default, which `check` later refuses in
                     // a step adding it: said here, where the value can be written.
                     let required = attribute.isOptional || attribute.isTransient ? ""
-                        : "; the attribute is required and has no default then, so a step that adds it cannot be inferred: write the value the app expects as its `default:` in this version's schema file"
+                        : "; the attribute is required and has no default then, so a step that adds it or makes it required cannot be inferred for a store holding objects of the entity: "
+                        + "write the value the app expects as its `default:` in this version's schema file"
                     warn("\(what): the default '\(text)' is not \(English.withArticle(type.rawValue)) and is not imported\(required)", at: node)
                 }
             }
