@@ -44,13 +44,14 @@ struct HostileLeftoverMessagesTests {
         #expect(try CLI.run(["init", "--schema", "v1", "s.db"], in: folder).status == 0)
         try sqlite(folder, "s.db", "CREATE TABLE _mapc_history (a, b); INSERT INTO _mapc_history VALUES ('kept', 2);")
         let status = try CLI.run(["status", "s.db"], in: folder)
-        #expect(status.status == 0 && status.stdout.contains("_mapc_history.a (1 value)") && !status.stderr.contains("no such column"), "\(status.stdout)\(status.stderr)")
+        #expect(status.status == 0 && status.stdout.contains("_mapc_history.a (1 value)") && !status.stderr.contains("no such column") && !status.stdout.contains("(missing)"),
+                "\(status.stdout)\(status.stderr)")
         let refused = try CLI.run(["run", "--to", "v2", "s.db"], in: folder)
         #expect(refused.status == 2 && refused.stderr.contains("_mapc_history.a (1 value), _mapc_history.b (1 value)"), "\(refused.stderr)")
         #expect(try sqliteOutput(folder, "s.db", "SELECT a FROM _mapc_history") == "kept")
         let accepted = try CLI.run(["run", "--to", "v2", "--accept-data-loss", "s.db"], in: folder)
         #expect(accepted.status == 0, "\(accepted.stderr)")
-        #expect(try sqliteOutput(folder, "s.db", "SELECT to_version FROM _mapc_history ORDER BY step DESC LIMIT 1") == "v2")
+        #expect(try sqliteOutput(folder, "s.db", "SELECT group_concat(from_version || '>' || to_version) FROM _mapc_history") == "v1>v2")
     }
 
     /// An assertions file saved with a byte order mark failed its first line as an entity named

@@ -89,6 +89,10 @@ extension MapcFormat {
 
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }
+        // A table of that name without the steps' versions is no history of mapc's (its columns
+        // are named among what a migration leaves out): none is read from it.
+        let columns = Set(try db.columns(in: Self.historyTable).map { $0.name.lowercased() })
+        guard columns.contains("from_version"), columns.contains("to_version") else { return [] }
         // In the order of the steps where each row has one (a table of that name made otherwise,
         // without the column, is read in its own order rather than refused: SQLite said only
         // "no such column: step", and stopped a run after its last step).
