@@ -74,4 +74,28 @@ struct ScaleProbeDefectTests {
                 && refused.stderr.contains("Other 's', key 'id': the store already has a Special object with id 's'"), "\(refused.stderr)")
         #expect(refused.stderr.components(separatedBy: "already has").count == 3, "\(refused.stderr)")
     }
+
+    /// An entity of 666 to-one relationships passed `check`, and `load` wrote a store that
+    /// `dump`, `eval` and every run then failed to read ("too many columns in result set": an
+    /// object is read in one statement, three columns a to-one). Refused where the file is
+    /// checked, in both formats; 665 still pass.
+    @Test(arguments: [665, 666])
+    func anEntityReadInMoreColumnsThanSQLiteGivesIsRefused(toOnes: Int) throws {
+        let forward = (0..<toOnes).map { "      r\($0): { destination: B, inverse: back\($0), optional: true }\n" }.joined()
+        let back = (0..<toOnes).map { "      back\($0): { destination: A, inverse: r\($0), toMany: true, optional: true }\n" }.joined()
+        let folder = try CLI.project(versions: [("v1", "  A:\n    attributes:\n      name: string?\n    relationships:\n" + forward + "  B:\n    attributes:\n      name: string?\n    relationships:\n" + back)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        try folder.write(#"{"version": "v1", "objects": {"A": [{"id": "a", "r0": "b"}], "B": [{"id": "b"}]}}"#, to: "d.json")
+        if toOnes == 665 {
+            #expect(check.status == 0, "\(check.stderr)")
+            return
+        }
+        #expect(check.status == 1 && check.stderr.contains("entity A is read in 2001 columns") && check.stderr.contains("SQLite allows 2000 in a result"), "\(check.stderr)")
+        for layout in ["mapc", "core-data"] {
+            let load = try CLI.run(["load", "--layout", layout, "d.json", "\(layout).db"], in: folder)
+            #expect(load.status != 0 && load.stderr.contains("entity A is read in 2001 columns"), "\(load.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("\(layout).db").path))
+        }
+    }
 }

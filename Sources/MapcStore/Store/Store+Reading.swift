@@ -268,7 +268,8 @@ extension Store {
 }
 
 /// How the objects of one entity are read: the columns, the to-one lookups and the to-many
-/// queries, worked out once per entity rather than per read.
+/// queries, worked out once per entity rather than per read. How many columns it selects is
+/// `StoreLayout.readWidth`, which `mapc check` holds to SQLite's limit.
 struct ReadPlan {
     let storage: EntityStorage
     let discriminator: DatabaseValue

@@ -29,9 +29,29 @@ package struct StoreLayout: Sendable {
     /// Why SQLite could not build this layout (a table with too many columns), for `mapc check`
     /// to report before `init` or `run` would fail.
     var problems: [String] {
-        tables.filter { $0.columns.count > Self.maxColumns }.map { table in
+        let tooWide = tables.filter { $0.columns.count > Self.maxColumns }.map { table in
             "table \(table.name) needs \(table.columns.count) columns (its entity hierarchy's attributes and to-one relationships); SQLite allows \(Self.maxColumns): split the hierarchy"
         }
+        // An object is read in one statement (`ReadPlan`): its result must fit SQLite's columns too
+        // (666 to-one relationships made a store `load` wrote that nothing could read).
+        let unreadable = entities.values.sorted { $0.entity < $1.entity }.compactMap { storage -> String? in
+            let width = Self.readWidth(of: storage)
+            guard width > Self.maxColumns else { return nil }
+            let toOnes = Self.toOneCount(of: storage)
+            return "entity \(storage.entity) is read in \(width) columns (two for its key and id, one per attribute, \(storage.attributeColumns.count), and three per to-one relationship, \(toOnes)); "
+                + "SQLite allows \(Self.maxColumns) in a result: make some to-one relationships to-many, or move them to a related entity"
+        }
+        return tooWide + unreadable
+    }
+
+    /// How many columns reading an object of `storage` selects (`ReadPlan`): its key and id, its
+    /// attributes, and a to-one relationship's key, entity and id.
+    static func readWidth(of storage: EntityStorage) -> Int {
+        2 + storage.attributeColumns.count + 3 * toOneCount(of: storage)
+    }
+
+    private static func toOneCount(of storage: EntityStorage) -> Int {
+        storage.relationships.values.filter { if case .foreignKey = $0 { return true } else { return false } }.count
     }
 
     /// An entity's columns and relationship storage: its own and every ancestor's (the nearest
