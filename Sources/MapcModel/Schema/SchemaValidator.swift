@@ -102,11 +102,12 @@ package struct SchemaValidator {
             guard let value = Self.pair(component, in: node)?.value else { return nil }
             node = value
         }
+        // A queue read from its front by index: removing the first element moved every other.
         var pending = [node]
-        var visited = 0
-        while !pending.isEmpty, visited < 10_000 {
-            let current = pending.removeFirst()
-            visited += 1
+        var next = 0
+        while next < pending.count, next < 10_000 {
+            let current = pending[next]
+            next += 1
             if let scalar = current.scalar, scalar.string == name {
                 return Place(location: document.location(of: current), length: YAMLDocument.length(of: current))
             }
@@ -333,16 +334,18 @@ package struct SchemaValidator {
     }
 
     private mutating func checkConstrainedProperty(_ name: String, in entity: Entity, available: Set<String>, kind: String, key: String) {
-        let at = scalar(name, under: entity.name, key) ?? location(entity.name, key)
+        // Found in the file only for an error: a search per property named made a thousand
+        // constraints take minutes.
+        func at() -> Place? { scalar(name, under: entity.name, key) ?? location(entity.name, key) }
         guard available.contains(name) else {
-            error("\(kind) of '\(entity.name)' names unknown property '\(name)'", at: at, fix: Suggestions.didYouMean(name, in: available))
+            error("\(kind) of '\(entity.name)' names unknown property '\(name)'", at: at(), fix: Suggestions.didYouMean(name, in: available))
             return
         }
         switch schema.property(named: name, in: entity) {
         case .relationship(let relationship)? where relationship.isToMany:
-            error("\(kind) of '\(entity.name)' names to-many relationship '\(name)'; only attributes and to-one relationships can be constrained or indexed", at: at)
+            error("\(kind) of '\(entity.name)' names to-many relationship '\(name)'; only attributes and to-one relationships can be constrained or indexed", at: at())
         case .attribute(let attribute)? where attribute.isTransient:
-            error("\(kind) of '\(entity.name)' names transient attribute '\(name)', which is not stored", at: at)
+            error("\(kind) of '\(entity.name)' names transient attribute '\(name)', which is not stored", at: at())
         default: break
         }
     }
