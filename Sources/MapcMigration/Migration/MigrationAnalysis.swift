@@ -60,8 +60,9 @@ struct MigrationAnalysis: Sendable {
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)
         self.followsKeyRule = followsKeyRule
+        let context = AtCreationContext(mapping: mapping, destination: destination)
         let setsAtCreation = mappings.indices.map { index in
-            followsKeyRule[index] && Self.setsRelationshipsAtCreation(index, in: mapping, destination: destination)
+            followsKeyRule[index] && Self.setsRelationshipsAtCreation(index, in: mapping, destination: destination, context: context)
         }
         setsRelationshipsAtCreation = setsAtCreation
         let atCreation = mappings.indices.map { index in

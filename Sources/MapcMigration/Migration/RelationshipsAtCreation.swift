@@ -27,18 +27,16 @@ extension MigrationAnalysis {
     ///
     /// The expressions must also give the same value in phase 1: `evaluatesAtCreation` for the
     /// interpreter; the compiled path compiles only lookups of earlier mappings.
-    static func setsRelationshipsAtCreation(_ index: Int, in mapping: MappingModel, destination destinationStore: Store) -> Bool {
+    static func setsRelationshipsAtCreation(_ index: Int, in mapping: MappingModel, destination destinationStore: Store, context: AtCreationContext) -> Bool {
         let entityMapping = mapping.entityMappings[index]
         let destinationSchema = destinationStore.schema
         guard followsKeyRule(entityMapping), entityMapping.type == .transform, !entityMapping.relationships.isEmpty,
               let destinationName = entityMapping.destination, let entity = destinationSchema.entity(named: destinationName),
               let storage = destinationStore.layout.entities[destinationName] else { return false }
-        let others = mapping.entityMappings.indices.filter { $0 != index }.map { mapping.entityMappings[$0] }
-        guard others.allSatisfy({ $0.policy == nil }) else { return false }
+        guard context.policies - (entityMapping.policy == nil ? 0 : 1) == 0 else { return false }
         // The uniqueness constraints its rows are checked against (Core Data keeps those of every
         // entity of a table on the table).
-        let constrained = Set(destinationStore.layout.entities.values.filter { $0.table == storage.table }
-            .compactMap { destinationSchema.entity(named: $0.entity) }.flatMap { $0.uniquenessConstraints.joined() })
+        let constrained = context.constrainedByTable[storage.table] ?? []
         for propertyMapping in entityMapping.relationships {
             guard case .relationship(let relationship)? = destinationSchema.property(named: propertyMapping.name, in: entity), !relationship.isToMany,
                   destinationStore.linkColumn(relationship.name, of: storage) != nil else { return false }
@@ -47,13 +45,37 @@ extension MigrationAnalysis {
             guard !constrained.contains(relationship.name) else { return false }
             guard let inverse = destinationSchema.mutualInverse(of: relationship) else { continue }
             guard inverse.isToMany else { return false }
-            for other in others {
-                guard let otherName = other.destination, let otherEntity = destinationSchema.entity(named: otherName),
-                      destinationSchema.allRelationships(of: otherEntity).contains(where: { $0.name == inverse.name }) else { continue }
-                if other.type == .copy || other.relationshipMapping(named: inverse.name) != nil { return false }
-            }
+            if context.settersOf[inverse.name]?.contains(where: { $0 != index }) == true { return false }
         }
         return true
+    }
+
+    /// What `setsRelationshipsAtCreation` asks of the other mappings and the store, worked out
+    /// once for all mappings: asked of every mapping in turn, it made the analysis quadratic in
+    /// mappings (4,000 entities of a ring of relationships: a fifth of a run).
+    struct AtCreationContext {
+        /// How many mappings have a custom policy.
+        var policies = 0
+        /// The properties uniqueness constraints name, by destination table.
+        var constrainedByTable: [String: Set<String>] = [:]
+        /// By relationship name, the mappings that may set a relationship of that name in phase 2:
+        /// they map it, or copy objects of an entity that has it.
+        var settersOf: [String: [Int]] = [:]
+
+        init(mapping: MappingModel, destination destinationStore: Store) {
+            let schema = destinationStore.schema
+            policies = mapping.entityMappings.filter { $0.policy != nil }.count
+            for storage in destinationStore.layout.entities.values {
+                guard let entity = schema.entity(named: storage.entity) else { continue }
+                constrainedByTable[storage.table, default: []].formUnion(entity.uniquenessConstraints.joined())
+            }
+            for (index, other) in mapping.entityMappings.enumerated() {
+                guard let name = other.destination, let entity = schema.entity(named: name) else { continue }
+                for relationship in schema.allRelationships(of: entity) where other.type == .copy || other.relationshipMapping(named: relationship.name) != nil {
+                    settersOf[relationship.name, default: []].append(index)
+                }
+            }
+        }
     }
 
     /// Whether a relationship expression gives in phase 1, once the mappings before mapping
