@@ -6,7 +6,8 @@ is a cost in the square of the input, which a hostile or very large file turns i
 
 Cases: `check` of a schema folder of N entities in two versions (inference between them), `init`
 and `run` of a store of each format laid out for N entities, and `mapc lsp` opening a document of
-N lines of comments and a data file (`load`) holding one string of N lines (text and escapes in turn).
+N lines of comments, a data file (`load`) holding one string of N lines (text and escapes in turn),
+and one holding an object of each of N entities.
 
   Benchmarks/scale.py            # 1000, 2000, 4000 entities; 100k, 200k, 400k lines
   Benchmarks/scale.py 500        # 500, 1000, 2000 entities; 50k, 100k, 200k lines
@@ -103,6 +104,14 @@ def load(work, factor):
     return timed(["load", "data.json", "store.sqlite"], work)
 
 
+def load_entities(work, factor):
+    project(work, base * factor)
+    data = {"version": "v1", "objects": {f"E{e}": [{"id": f"o{e}", "name": "x"}] for e in range(base * factor)}}
+    with open(os.path.join(work, "data.json"), "w") as file:
+        json.dump(data, file)
+    return timed(["load", "data.json", "store.sqlite"], work)
+
+
 print(f"mapc at {MAPC}; sizes {base}, {base * 2}, {base * 4} entities ({base * 100}, {base * 200}, {base * 400} lines, escapes)")
 case("check (two versions)", check)
 case("init (mapc)", init("mapc"))
@@ -111,3 +120,4 @@ case("run v1 -> v2 (mapc)", migrate("mapc"))
 case("run v1 -> v2 (core-data)", migrate("core-data"))
 case("lsp didOpen (comment lines)", lsp)
 case("load (a string of N lines)", load)
+case("load (an object of each of N entities)", load_entities)
