@@ -17,6 +17,12 @@ struct StoreHeldEntitiesTests {
         ])
     }
 
+    private func temporaryFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-held-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
     private func store(in folder: URL, _ migrator: Migrator, objects: String) throws -> URL {
         let url = folder.appendingPathComponent("\(UUID().uuidString).db")
         let first = try migrator.schemas.require(version: "v1")
@@ -29,8 +35,7 @@ struct StoreHeldEntitiesTests {
     /// A Tag saved between the plan (which found none) and the run meets the new required
     /// attribute without a value: the run's validation refuses it, and the store is as it was.
     @Test func anObjectSavedAfterThePlanFailsTheRunsValidation() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-held-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let migrator = try migrator(tagInV2: "      label: string?\n      color: string\n")
         let url = try store(in: folder, migrator, objects: #""Item": [{"id": "i", "name": "kept"}]"#)
@@ -48,8 +53,7 @@ struct StoreHeldEntitiesTests {
     /// A change that would lose a Tag's value (text to a number) is not set aside for a store
     /// holding no Tags: nothing would refuse one saved before the run.
     @Test func aChangeValidationWouldNotCatchStaysRefused() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-held-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let migrator = try migrator(tagInV2: "      label: int32?\n")
         let url = try store(in: folder, migrator, objects: #""Item": [{"id": "i", "name": "kept"}]"#)
