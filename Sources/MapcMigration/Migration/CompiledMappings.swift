@@ -125,7 +125,7 @@ struct CompiledMappings {
         // A source column declared otherwise than the format declares it may hold a value of
         // another kind than the model's, which SQL would copy into the new column's kind in
         // silence: the interpreter reads each value, and refuses such a one, naming it.
-        if try !source.columnsOfAnotherAffinity(inTable: sourceStorage.table).isEmpty { return nil }
+        if try run.sourceTableHasColumnsOfAnotherAffinity(sourceStorage.table) { return nil }
         // An index ordered by an app's collation is searched with mapc's stand-in for it, which
         // orders otherwise: SQL that SQLite answers through it could miss rows. Read row by row.
         if try run.sourceTablesOrderedByAppCollations().contains(sourceStorage.table.lowercased()) { return nil }
