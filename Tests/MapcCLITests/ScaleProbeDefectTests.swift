@@ -92,6 +92,12 @@ struct ScaleProbeDefectTests {
             return
         }
         #expect(check.status == 1 && check.stderr.contains("entity A is read in 2001 columns") && check.stderr.contains("SQLite allows 2000 in a result"), "\(check.stderr)")
+        // Said once, though both formats meet the limit; a table too wide is said as such alone.
+        #expect(check.stderr.components(separatedBy: "is read in").count == 2, "\(check.stderr)")
+        let wide = try CLI.project(versions: [("v1", "  W:\n    attributes:\n" + (0..<1_999).map { "      a\($0): int64?\n" }.joined())])
+        defer { try? FileManager.default.removeItem(at: wide) }
+        let tooWide = try CLI.run(["check"], in: wide)
+        #expect(tooWide.status == 1 && tooWide.stderr.contains("table W needs 2002 columns") && !tooWide.stderr.contains("is read in"), "\(tooWide.stderr)")
         for layout in ["mapc", "core-data"] {
             let load = try CLI.run(["load", "--layout", layout, "d.json", "\(layout).db"], in: folder)
             #expect(load.status != 0 && load.stderr.contains("entity A is read in 2001 columns"), "\(load.stderr)")

@@ -49,6 +49,13 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
         strategy.layout(for: schema).problems
     }
 
+    /// Why SQLite could not hold a schema in some format, each said once (both formats meet the
+    /// same limit on an entity's columns): what `mapc check` and an editor report of a version.
+    package static func problems(storingInAnyFormat schema: Schema) -> [String] {
+        var seen: Set<String> = []
+        return all.flatMap { $0.problems(storing: schema) }.filter { seen.insert($0).inserted }
+    }
+
     /// Why a store of `schema` in this format would not be the one its app reads, or nil: a Core
     /// Data store of a version whose Core Data hashes cannot be reproduced (`Entity.notImported`)
     /// would match no version of the app's model.

@@ -105,7 +105,7 @@ package struct EditorProject {
             let (schema, diagnostics) = SchemaLoader.parse(source: source)
             found = diagnostics
             if let schema, !diagnostics.hasErrors {
-                found += StoreFormat.all.flatMap { $0.problems(storing: schema) }.map { .error("this version cannot be stored: \($0)", at: FileLocation(path: standard, line: 1, column: 1)) }
+                found += StoreFormat.problems(storingInAnyFormat: schema).map { .error("this version cannot be stored: \($0)", at: FileLocation(path: standard, line: 1, column: 1)) }
             }
         case .versionOrder:
             found = VersionOrder.parse(source: source).diagnostics
