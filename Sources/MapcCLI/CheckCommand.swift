@@ -156,7 +156,7 @@ struct CheckCommand: ParsableCommand {
     private func check(_ schema: Schema?, found: [Diagnostic], path: String, into diagnostics: inout [Diagnostic], summaries: inout [String]) {
         var found = found
         if let schema, !found.hasErrors {
-            found += StoreFormat.problems(storingInAnyFormat: schema).map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
+            found += StoreFormat.storageDiagnostics(of: schema, in: path)
         }
         diagnostics += found
         if let schema, !found.hasErrors {

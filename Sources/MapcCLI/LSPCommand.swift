@@ -227,7 +227,7 @@ struct LanguageServer {
         var project = EditorProject(schemasFolder: schemas ?? (base as NSString).appendingPathComponent("schemas"),
                                     mappingsFolder: mappings ?? (base as NSString).appendingPathComponent("mappings"))
         // A document past the file limit is no part of the project (its file on disk is read instead).
-        project.open = open.filter { !Self.isOversized($0.value) }
+        project.open = open.filter { !EditorProject.isOversized($0.value) }
         return project
     }
 
@@ -239,7 +239,7 @@ struct LanguageServer {
         var paths = includingItself ? [path] : []
         if project.kind(of: path) != .mapping { paths += project.openMappings.filter { $0 != path } }
         for target in paths {
-            let oversized = open[target].flatMap { Self.isOversized($0) ? $0.utf8.count : nil }
+            let oversized = open[target].flatMap { EditorProject.isOversized($0) ? $0.utf8.count : nil }
             let lines = oversized == nil ? EditorProject.lines(of: project.text(of: target) ?? "") : []
             let found = oversized.map { [EditorProject.oversized(target, bytes: $0)] } ?? project.diagnostics(for: target)
             let diagnostics = found.map { diagnostic -> JSONValue in
@@ -280,9 +280,6 @@ struct LanguageServer {
         }
         return actions
     }
-
-    /// Whether a document is larger than `mapc check` reads a file.
-    static func isOversized(_ text: String) -> Bool { text.utf8.count > SourceFile.maxBytes }
 
     /// The word a fix suggests (`did you mean 'title'?`), when it is a replacement.
     static func replacement(in fix: String?) -> String? {

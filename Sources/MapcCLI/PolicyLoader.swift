@@ -303,8 +303,8 @@ struct Compiler {
         let compiler = Compiler(path: environment["MAPC_SWIFTC"].flatMap { $0.isEmpty ? nil : $0 } ?? "swiftc")
         var isFolder: ObjCBool = false
         if compiler.path.contains("/"), FileManager.default.fileExists(atPath: compiler.path, isDirectory: &isFolder), isFolder.boolValue {
-            // Foundation says a folder "doesn't exist" when asked to run it.
-            // The compiler in the folder, when it holds one (a toolchain's `bin` or its root).
+            // Foundation says a folder "doesn't exist" when asked to run it: said as a folder, naming
+            // the compiler inside when it holds one (a toolchain's root or its `bin`).
             let inside = ["swiftc", "bin/swiftc", "usr/bin/swiftc"].map { (compiler.path as NSString).appendingPathComponent($0) }
             let suggested = inside.first { FileManager.default.isExecutableFile(atPath: $0) }
             throw PolicyError("MAPC_SWIFTC is \(compiler.path), a folder, not the Swift compiler: set it to the swiftc of the toolchain that built mapc "

@@ -202,9 +202,9 @@ package enum MigrationPlanner {
             if result.mapping == nil, traced != nil, !storeAsked, let storeHolds {
                 storeAsked = true
                 // A store that cannot say is taken to hold some: the step stays refused.
-                let empty = Set(versions[start].entities.filter { !$0.isAbstract }.map(\.name).filter { ((try? storeHolds($0)) ?? true) == false })
-                if !empty.isEmpty {
-                    tracedInStore = originsSinceStart.reduce(InferredChain.State(first: versions[start], empty: empty)) { state, origins in state?.after(origins) }
+                let unheldAtStart = Set(versions[start].entities.filter { !$0.isAbstract }.map(\.name).filter { ((try? storeHolds($0)) ?? true) == false })
+                if !unheldAtStart.isEmpty {
+                    tracedInStore = originsSinceStart.reduce(InferredChain.State(first: versions[start], empty: unheldAtStart)) { state, origins in state?.after(origins) }
                 }
             }
             // Entities no object can be of (new since the store's version), and those the store

@@ -73,15 +73,20 @@ extension MigrationRun {
         guard let key = try destination.primaryKey ?? destinationKey(of: destination.ref) else { return nil }
         let stored = StoredKey(entity: destination.entity, key: key)
         if let current = currentRelation, current.destination == stored { return current.source }
-        guard let (_, source) = try association(of: stored), let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { return nil }
-        return sourceObject(data)
+        return try sourceData(of: stored).map(sourceObject)
+    }
+
+    /// The data of the source object a destination object was made from, through the association
+    /// its mapping recorded (or its key rule).
+    func sourceData(of destination: StoredKey) throws -> ObjectData? {
+        guard let (_, source) = try association(of: destination) else { return nil }
+        return try sourceStore.readObject(entity: source.entity, key: source.key)
     }
 
     /// How the source store names the object a destination object was made from, when the
     /// destination keeps no ids (it numbers its objects anew, and names them by those numbers).
     func sourceName(of destination: StoredKey) throws -> String? {
-        guard !destinationStore.keepsIdentities, let (_, source) = try association(of: destination),
-              let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { return nil }
+        guard !destinationStore.keepsIdentities, let data = try sourceData(of: destination) else { return nil }
         return "\(sourceGraph.ref(data))"
     }
 

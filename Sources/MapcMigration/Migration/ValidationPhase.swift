@@ -29,8 +29,7 @@ struct ValidationPhase {
         try violations.map { violation in
             var named = violation
             guard let located = try run.destinationStore.locate(id: violation.object, try run.db),
-                  let (_, source) = try run.association(of: StoredKey(entity: located.entity, key: located.key)),
-                  let data = try run.sourceStore.readObject(entity: source.entity, key: source.key) else {
+                  let data = try run.sourceData(of: StoredKey(entity: located.entity, key: located.key)) else {
                 // Made without a record of its source (a compiled creation): its id may name another object in the store.
                 if !run.destinationStore.keepsIdentities, violation.mapping != nil { named.sourceObject = "" }
                 return named

@@ -134,23 +134,22 @@ package struct VersionOrder: Sendable, Equatable {
             var result: [(String, Int?)] = []
             var current = ""
             var digits = false
+            func close() {
+                // A text's spaces next to a number are no part of the name's order ("Model 2", "Model3").
+                let kept = digits ? current : current.trimmingCharacters(in: .whitespaces)
+                if !kept.isEmpty { result.append((kept, digits ? Int(kept.prefix(18)) : nil)) }
+                current = ""
+            }
             for character in text {
                 let isDigit = character.isASCII && character.isNumber
-                if !current.isEmpty && isDigit != digits {
-                    result.append((current, digits ? Int(current.prefix(18)) : nil))
-                    current = ""
-                }
+                if !current.isEmpty && isDigit != digits { close() }
                 digits = isDigit
                 current.append(character)
             }
-            if !current.isEmpty { result.append((current, digits ? Int(current.prefix(18)) : nil)) }
+            close()
             return result
         }
-        // A text's spaces next to a number are no part of the name's order ("Model 2", "Model3").
-        func trimmed(_ chunks: [(text: String, number: Int?)]) -> [(text: String, number: Int?)] {
-            chunks.map { $0.number == nil ? ($0.text.trimmingCharacters(in: .whitespaces), nil) : $0 }.filter { !$0.text.isEmpty }
-        }
-        let left = trimmed(chunks(a)), right = trimmed(chunks(b))
+        let left = chunks(a), right = chunks(b)
         for (x, y) in zip(left, right) {
             if let m = x.number, let n = y.number, m != n { return m < n }
             if x.text != y.text { return x.text < y.text }

@@ -93,14 +93,10 @@ extension MapcFormat {
         // are named among what a migration leaves out): none is read from it.
         let columns = Set(try db.columns(in: Self.historyTable).map { $0.name.lowercased() })
         guard columns.contains("from_version"), columns.contains("to_version") else { return [] }
-        // In the order of the steps where each row has one (a table of that name made otherwise,
-        // without the column, is read in its own order rather than refused: SQLite said only
-        // "no such column: step", and stopped a run after its last step).
-        let rows = try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedSQLIdentifier)").enumerated().sorted { first, second in
-            let steps = [first, second].map { Int64.fromDatabaseValue($0.element["step"] as DatabaseValue? ?? .null) ?? Int64.max }
-            return steps[0] != steps[1] ? steps[0] < steps[1] : first.offset < second.offset
-        }.map(\.element)
-        return rows.map { row in
+        // In the order of the steps; a table made otherwise, without them, in its own order (SQLite
+        // said only "no such column: step", and stopped a run after its last step).
+        let order = columns.contains("step") ? " ORDER BY step" : ""
+        return try Row.fetchAll(db, sql: "SELECT * FROM \(Self.historyTable.quotedSQLIdentifier)\(order)").map { row in
             // History is informational: a damaged field reads as a description of what is there, never a trap.
             func text(_ column: String) -> String {
                 guard let value = row[column] as DatabaseValue? else { return "(missing)" }

@@ -475,8 +475,6 @@ extension Store {
         return findings == ["ok"] ? nil : damaged(name ?? path, findings: findings)
     }
 
-    /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
-    /// such rows would be silently left out of a migration or a dump, so they stop both instead.
     /// Whether a table's key column is SQLite's row id (`INTEGER PRIMARY KEY`, the key alone):
     /// then every row has a whole number of its own.
     private static func keyIsRowid(_ key: String, of table: String, _ db: Database) throws -> Bool {
@@ -488,6 +486,8 @@ extension Store {
         return !definition.uppercased().replacingOccurrences(of: " ", with: "").contains("WITHOUTROWID")
     }
 
+    /// Throws when a table holds rows whose entity the schema does not have (or has as abstract):
+    /// such rows would be silently left out of a migration or a dump, so they stop both instead.
     package func checkEveryRowIsRecognised() throws {
         var problems: [String] = []
         try database.read { db in

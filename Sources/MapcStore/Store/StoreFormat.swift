@@ -50,10 +50,12 @@ public struct StoreFormat: Sendable, CustomStringConvertible {
     }
 
     /// Why SQLite could not hold a schema in some format, each said once (both formats meet the
-    /// same limit on an entity's columns): what `mapc check` and an editor report of a version.
-    package static func problems(storingInAnyFormat schema: Schema) -> [String] {
+    /// same limit on an entity's columns), as errors of its file: what `mapc check` and an editor
+    /// report of a version.
+    package static func storageDiagnostics(of schema: Schema, in path: String) -> [Diagnostic] {
         var seen: Set<String> = []
         return all.flatMap { $0.problems(storing: schema) }.filter { seen.insert($0).inserted }
+            .map { .error("this version cannot be stored: \($0)", at: FileLocation(path: path, line: 1, column: 1)) }
     }
 
     /// Why a store of `schema` in this format would not be the one its app reads, or nil: a Core

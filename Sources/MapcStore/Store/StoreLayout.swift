@@ -29,12 +29,13 @@ package struct StoreLayout: Sendable {
     /// Why SQLite could not build this layout (a table with too many columns), for `mapc check`
     /// to report before `init` or `run` would fail.
     var problems: [String] {
-        let tooWide = tables.filter { $0.columns.count > Self.maxColumns }.map { table in
+        let wide = tables.filter { $0.columns.count > Self.maxColumns }
+        let tooWide = wide.map { table in
             "table \(table.name) needs \(table.columns.count) columns (its entity hierarchy's attributes and to-one relationships); SQLite allows \(Self.maxColumns): split the hierarchy"
         }
         // An object is read in one statement (`ReadPlan`): its result must fit SQLite's columns too
         // (666 to-one relationships made a store `load` wrote that nothing could read).
-        let tooWideTables = Set(tables.filter { $0.columns.count > Self.maxColumns }.map(\.name))
+        let tooWideTables = Set(wide.map(\.name))
         let unreadable = entities.values.sorted { $0.entity < $1.entity }.compactMap { storage -> String? in
             let width = Self.readWidth(of: storage)
             // A table SQLite cannot make is said once, as such.

@@ -85,6 +85,9 @@ package struct EditorProject {
 
     // MARK: Diagnostics
 
+    /// Whether a document is larger than `mapc check` reads a file (`SourceFile.maxBytes`).
+    package static func isOversized(_ text: String) -> Bool { text.utf8.count > SourceFile.maxBytes }
+
     /// What a document past `SourceFile.maxBytes` is told, as `mapc check` refuses such a file:
     /// it is not parsed (an editor keeps such a document out of the project it checks).
     package static func oversized(_ path: String, bytes: Int) -> Diagnostic {
@@ -97,7 +100,7 @@ package struct EditorProject {
         let standard = Self.standardized(path)
         guard isProjectFile(standard) else { return [] }
         let text = text(of: standard) ?? ""
-        if text.utf8.count > SourceFile.maxBytes { return [Self.oversized(standard, bytes: text.utf8.count)] }
+        if Self.isOversized(text) { return [Self.oversized(standard, bytes: text.utf8.count)] }
         let source = SourceFile(path: standard, text: text)
         var found: [Diagnostic] = []
         switch kind(of: standard) {
@@ -105,7 +108,7 @@ package struct EditorProject {
             let (schema, diagnostics) = SchemaLoader.parse(source: source)
             found = diagnostics
             if let schema, !diagnostics.hasErrors {
-                found += StoreFormat.problems(storingInAnyFormat: schema).map { .error("this version cannot be stored: \($0)", at: FileLocation(path: standard, line: 1, column: 1)) }
+                found += StoreFormat.storageDiagnostics(of: schema, in: standard)
             }
         case .versionOrder:
             found = VersionOrder.parse(source: source).diagnostics
