@@ -9,6 +9,8 @@ package struct Expr: Sendable, Equatable {
     package var range: SourceRange
     /// Whether the text wrapped it in parentheses (used to warn about unparenthesised AND/OR mixes).
     var parenthesized = false
+    /// For an aggregate of literals only: its members, worked out once (`IN` asks them by hash).
+    package var literalMembers: LiteralMembers?
 
     /// Creates a node.
     package init(_ kind: Kind, _ range: SourceRange) {

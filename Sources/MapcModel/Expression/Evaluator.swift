@@ -135,13 +135,14 @@ package final class Evaluator {
             where leftExpression.kind != .literal(.null) && rightExpression.kind != .literal(.null):
             steps += 1
             let left = try value(of: leftExpression), right = try value(of: rightExpression)
-            guard let modifier else { return try storeComparison(op, options, left, right, expression.range) }
+            let literals = rightExpression.literalMembers
+            guard let modifier else { return try storeComparison(op, options, left, right, literals, expression.range) }
             // A member's row each, joined as SQL joins them; the quantifier is an EXISTS, never unknown.
             let members = left.elements ?? (left.isNull ? [] : [left])
             switch modifier {
-            case .anyOf: return try members.contains { try storeComparison(op, options, $0, right, expression.range) == true }
-            case .allOf: return try !members.contains { try storeComparison(op, options, $0, right, expression.range) == false }
-            case .noneOf: return try !members.contains { try storeComparison(op, options, $0, right, expression.range) == true }
+            case .anyOf: return try members.contains { try storeComparison(op, options, $0, right, literals, expression.range) == true }
+            case .allOf: return try !members.contains { try storeComparison(op, options, $0, right, literals, expression.range) == false }
+            case .noneOf: return try !members.contains { try storeComparison(op, options, $0, right, literals, expression.range) == true }
             }
         default:
             return try truth(of: expression)
@@ -151,10 +152,14 @@ package final class Evaluator {
     /// One comparison as SQL has it: nil on either side is unknown (`x == nil`, the literal, is
     /// `IS NULL` and never comes here); `IN` a list holding nil without a match is unknown, and
     /// `BETWEEN` a nil bound is unknown where the other bound holds.
-    private func storeComparison(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> Bool? {
+    private func storeComparison(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ literals: LiteralMembers?, _ range: SourceRange) throws -> Bool? {
         if left.isNull || right.isNull { return nil }
         switch op {
         case .inCollection:
+            if let literals {
+                steps += 1
+                return literals.contains(left, options: options) ? true : (literals.holdsNil ? nil : false)
+            }
             guard let items = right.elements else { break }
             if items.contains(where: { !$0.isNull && ValueSemantics.equal(left, $0, options: options) }) { return true }
             return items.contains(where: \.isNull) ? nil : false
@@ -204,6 +209,7 @@ package final class Evaluator {
         case .literal(let literal):
             return .scalar(literal)
         case .aggregate(let items):
+            if let literals = expression.literalMembers { return literals.collection }
             return .collection(try items.map(value(of:)), ordered: true)
         case .evaluatedObject:
             return context.evaluatedObject
@@ -449,16 +455,19 @@ package final class Evaluator {
     private func comparison(_ op: ComparisonOperator, _ modifier: QuantifierModifier?, _ options: ComparisonOptions, _ leftExpression: Expr, _ rightExpression: Expr, _ range: SourceRange) throws -> Bool {
         let left = try value(of: leftExpression)
         let right = try value(of: rightExpression)
-        guard let modifier else { return try compareOne(op, options, left, right, range) }
+        let literals = rightExpression.literalMembers
+        guard let modifier else { return try compareOne(op, options, left, right, range, literals: literals) }
         let items = left.elements ?? (left.isNull ? [] : [left])
         switch modifier {
-        case .anyOf: return try items.contains { try compareOne(op, options, $0, right, range) }
-        case .allOf: return try items.allSatisfy { try compareOne(op, options, $0, right, range) }
-        case .noneOf: return try !items.contains { try compareOne(op, options, $0, right, range) }
+        case .anyOf: return try items.contains { try compareOne(op, options, $0, right, range, literals: literals) }
+        case .allOf: return try items.allSatisfy { try compareOne(op, options, $0, right, range, literals: literals) }
+        case .noneOf: return try !items.contains { try compareOne(op, options, $0, right, range, literals: literals) }
         }
     }
 
-    func compareOne(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange) throws -> Bool {
+    /// One comparison of two values; `literals` is the right side's members when it was written as
+    /// an aggregate of literals (`IN` then asks them by hash).
+    func compareOne(_ op: ComparisonOperator, _ options: ComparisonOptions, _ left: EvalValue, _ right: EvalValue, _ range: SourceRange, literals: LiteralMembers? = nil) throws -> Bool {
         steps += 1
         switch op {
         case .equal: return ValueSemantics.equal(left, right, options: options)
@@ -475,6 +484,7 @@ package final class Evaluator {
                 && [.orderedAscending, .orderedSame].contains(ValueSemantics.compare(left, bounds[1], options: options))
         case .inCollection:
             if right.isNull { return false }
+            if let literals { return literals.contains(left, options: options) }
             if let items = right.elements { return items.contains { ValueSemantics.equal(left, $0, options: options) } }
             if case .scalar(.string(let haystack)) = right, case .scalar(.string(let needle)) = left {
                 return ValueSemantics.textContains(ValueSemantics.fold(haystack, options), ValueSemantics.fold(needle, options))

@@ -386,7 +386,9 @@ package struct ExpressionParser {
                 } while isSymbol(",") && advance().kind == .symbol(",")
             }
             let close = try expectSymbol("}", "to close the aggregate")
-            return Expr(.aggregate(items), token.range.union(close.range))
+            var aggregate = Expr(.aggregate(items), token.range.union(close.range))
+            aggregate.literalMembers = LiteralMembers(items)
+            return aggregate
         case .keyword(.function): return try parseFunction()
         case .keyword(.ternary):
             let arguments = try parseArguments(after: token, name: "TERNARY")

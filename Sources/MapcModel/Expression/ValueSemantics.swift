@@ -451,32 +451,37 @@ package struct SemanticError: Error {
 struct ValueSet {
     /// Values bucketed by a key that equal values share; each bucket is searched with `equal`.
     private var buckets: [BucketKey: [EvalValue]] = [:]
+    /// The comparison options equality is taken under (`IN[c]`'s set folds case).
+    private let options: ComparisonOptions
 
     /// Adds a value; returns false when an equal value is already there.
     @discardableResult
     mutating func insert(_ value: EvalValue) -> Bool {
-        let key = BucketKey(value)
-        if let bucket = buckets[key], bucket.contains(where: { ValueSemantics.equal($0, value) }) { return false }
+        let key = BucketKey(value, options: options)
+        if let bucket = buckets[key], bucket.contains(where: { ValueSemantics.equal($0, value, options: options) }) { return false }
         buckets[key, default: []].append(value)
         return true
     }
 
     /// Whether an equal value is in the set.
     func contains(_ value: EvalValue) -> Bool {
-        buckets[BucketKey(value)]?.contains { ValueSemantics.equal($0, value) } ?? false
+        buckets[BucketKey(value, options: options)]?.contains { ValueSemantics.equal($0, value, options: options) } ?? false
     }
 
-    init<S: Sequence>(_ values: S) where S.Element == EvalValue {
+    /// A set of `values`, equal under `ValueSemantics.equal` with `options`.
+    init<S: Sequence>(_ values: S, options: ComparisonOptions = []) where S.Element == EvalValue {
+        self.options = options
         for value in values { insert(value) }
     }
 
     /// A hash key equal values always share: numbers by numeric value (whole numbers as integers,
-    /// others as doubles), booleans as 0 and 1, collections by their elements' keys.
+    /// others as doubles), booleans as 0 and 1, text as the options fold it, collections by their
+    /// elements' keys.
     indirect enum BucketKey: Hashable {
         case null, integer(Int64), double(Double), text(String), nonUTF8Text(Data), date(Timestamp), binary(Data), uuid(UUID), uri(String)
         case object(ObjectRef), handle(Handle), unordered(Set<BucketKey>)
 
-        init(_ value: EvalValue) {
+        init(_ value: EvalValue, options: ComparisonOptions = []) {
             switch value {
             case .scalar(let scalar):
                 switch scalar {
@@ -488,7 +493,8 @@ struct ValueSet {
                     var exact = d, whole = Decimal()
                     NSDecimalRound(&whole, &exact, 0, .plain)
                     if whole == d, let n = Int64(whole.description) { self = .integer(n) } else { self = Self.number(ValueRules.double(of: d)) }
-                case .string(let text): self = .text(text)
+                // Equal texts fold to the same scalars, so to strings Swift hashes alike.
+                case .string(let text): self = .text(ValueSemantics.fold(text, options))
                 case .date(let date): self = .date(date)
                 case .binary(let data): self = .binary(data)
                 case .uuid(let uuid): self = .uuid(uuid)
@@ -500,7 +506,7 @@ struct ValueSet {
             case .collection(let items, _):
                 // As sets whether ordered or not: an ordered collection may equal an unordered
                 // one (`equal` compares them as sets), so they must share a bucket.
-                self = .unordered(Set(items.map(BucketKey.init)))
+                self = .unordered(Set(items.map { BucketKey($0, options: options) }))
             }
         }
 
