@@ -25,25 +25,27 @@ enum ExpectedData {
         } catch let error as DataValidationError {
             return ["\(file) cannot be read as data of \(store.schema.version):"] + error.problems.map { "  \($0)" }
         }
-        var wanted: [String: [String: ObjectData]] = [:]
+        // Ids as the store's index compares them: "é" in one scalar is not "e" and an accent.
+        var wanted: [String: [ExactText: ObjectData]] = [:]
         for object in contents.objects {
-            if wanted[object.entity]?[object.id] != nil {
+            if wanted[object.entity]?[ExactText(object.id)] != nil {
                 found.append("\(object.entity) '\(object.id)' is listed twice in the expected file; list each object once")
             } else {
-                wanted[object.entity, default: [:]][object.id] = object
+                wanted[object.entity, default: [:]][ExactText(object.id)] = object
             }
         }
-        var got: [String: [String: ObjectData]] = [:]
+        var got: [String: [ExactText: ObjectData]] = [:]
         for entity in store.schema.entities {
-            try store.forEachObject(ofExactEntity: entity.name) { got[entity.name, default: [:]][$0.id] = $0 }
+            try store.forEachObject(ofExactEntity: entity.name) { got[entity.name, default: [:]][ExactText($0.id)] = $0 }
         }
         let epoch = store.strategy.dateEpoch
         for entityName in Set(wanted.keys).union(got.keys).sorted() {
             guard let entity = store.schema.entity(named: entityName) else { continue }
             let expectedObjects = wanted[entityName] ?? [:], actualObjects = got[entityName] ?? [:]
-            for id in Set(expectedObjects.keys).union(actualObjects.keys).sorted() {
-                guard let want = expectedObjects[id] else { found.append("\(entityName) '\(id)': in the migrated store, not expected"); continue }
-                guard let have = actualObjects[id] else { found.append("\(entityName) '\(id)': expected, but not in the migrated store"); continue }
+            for key in Set(expectedObjects.keys).union(actualObjects.keys).sorted() {
+                let id = key.text
+                guard let want = expectedObjects[key] else { found.append("\(entityName) '\(id)': in the migrated store, not expected"); continue }
+                guard let have = actualObjects[key] else { found.append("\(entityName) '\(id)': expected, but not in the migrated store"); continue }
                 for attribute in store.schema.allAttributes(of: entity) where !attribute.isTransient {
                     let expectedValue = want.attributes[attribute.name] ?? .null, actualValue = have.attributes[attribute.name] ?? .null
                     guard !sameStored(expectedValue, actualValue, as: attribute.type, in: store) else { continue }
@@ -56,8 +58,11 @@ enum ExpectedData {
                 for relationship in store.schema.allRelationships(of: entity) where !relationship.isTransient && (leavesNothingOut || want.relationships[relationship.name] != nil) {
                     var expectedIDs = want.relationships[relationship.name] ?? [], actualIDs = have.relationships[relationship.name] ?? []
                     // An unordered to-many is a set: the order a store lists it in means nothing.
-                    if relationship.isToMany && !relationship.isOrdered { (expectedIDs, actualIDs) = (expectedIDs.sorted(), actualIDs.sorted()) }
-                    guard expectedIDs != actualIDs else { continue }
+                    if relationship.isToMany && !relationship.isOrdered {
+                        let inOrder = { (ids: [String]) in ids.map(ExactText.init).sorted().map(\.text) }
+                        (expectedIDs, actualIDs) = (inOrder(expectedIDs), inOrder(actualIDs))
+                    }
+                    guard expectedIDs.count != actualIDs.count || !zip(expectedIDs, actualIDs).allSatisfy({ $0.isExactly($1) }) else { continue }
                     differing(entityName, relationship.name)
                     let shown = { (ids: [String]) -> JSONValue in relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null) }
                     found.append("\(entityName) '\(id)', \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs)))
@@ -120,7 +125,12 @@ enum ExpectedData {
     /// when short, else with its length.
     static func contrast(_ expected: JSONValue?, _ actual: JSONValue?, longerThan limit: Int = 100) -> String {
         let want = expected?.serialized() ?? "nothing", have = actual?.serialized() ?? "nothing"
-        guard want.count > limit || have.count > limit else { return "expected \(want), got \(have)" }
+        guard want.count > limit || have.count > limit else {
+            guard case .string(let wantText)? = expected, case .string(let haveText)? = actual, let unseen = unseenDifference(wantText, haveText) else {
+                return "expected \(want), got \(have)"
+            }
+            return "expected \(want), got \(have) (\(unseen))"
+        }
         guard case .string(let wantText)? = expected, case .string(let haveText)? = actual else {
             func shown(_ value: JSONValue?, _ serialized: String) -> String {
                 guard serialized.count > limit else { return serialized }
@@ -141,7 +151,23 @@ enum ExpectedData {
             return "\"" + (start > 0 ? "…" : "") + inner + (end < characters.count ? "…" : "") + "\""
         }
         let lengths = wantCharacters.count == haveCharacters.count ? "\(wantCharacters.count) characters each" : "\(wantCharacters.count) characters against \(haveCharacters.count)"
-        return "expected \(window(wantCharacters)), got \(window(haveCharacters)) (\(lengths); they first differ at character \(first + 1))"
+        let unseen = first < min(wantCharacters.count, haveCharacters.count) && wantCharacters[first] == haveCharacters[first]
+            ? ", written " + scalars(wantCharacters[first]) + " against " + scalars(haveCharacters[first]) : ""
+        return "expected \(window(wantCharacters)), got \(window(haveCharacters)) (\(lengths); they first differ at character \(first + 1)\(unseen))"
+    }
+
+    /// For two texts that read alike but are written with other Unicode scalars ("é" as one, and
+    /// "e" with a combining accent): where and how, since no eye sees it in the values shown.
+    static func unseenDifference(_ expected: String, _ actual: String) -> String? {
+        guard expected == actual, !expected.isExactly(actual) else { return nil }
+        let want = Array(expected), have = Array(actual)
+        guard let first = want.indices.first(where: { !want[$0].unicodeScalars.elementsEqual(have[$0].unicodeScalars) }) else { return nil }
+        return "they read alike but differ at character \(first + 1), written \(scalars(want[first])) against \(scalars(have[first]))"
+    }
+
+    /// A character's Unicode scalars, as `U+0065 U+0301`.
+    private static func scalars(_ character: Character) -> String {
+        character.unicodeScalars.map { "U+" + String(format: "%04X", $0.value) }.joined(separator: " ")
     }
 
     /// Whether two values are one value in the store: what it would hold for each is the same

@@ -73,8 +73,8 @@ struct ValueRulesTests {
             #expect(value == .scalar(.integer(Int64(expected))))
             #expect(try evaluator.evaluate(try ExpressionParser.parse("length:(\"\(text)\")").get()) == .scalar(.integer(Int64(expected))))
         }
-        // Substrings take UTF-16 units but never split a character.
-        #expect(ValueRules.prefix("ab👍🏽c", length: 4) == "ab", "the emoji needs 4 units and only 2 are left")
+        // Substrings take UTF-16 units, as Foundation's, but never split a code point in two.
+        #expect(ValueRules.prefix("ab👍🏽c", length: 4).unicodeScalars.elementsEqual("ab👍".unicodeScalars), "the thumb's 2 units fit, its skin tone's do not")
         #expect(ValueRules.prefix("ab👍🏽c", length: 6) == "ab👍🏽")
         #expect(try evaluator.evaluate(try ExpressionParser.parse("FUNCTION(\"ab👍🏽c\", \"substringToIndex:\", 3)").get()) == .scalar(.string("ab")))
         // Validation counts the same way.

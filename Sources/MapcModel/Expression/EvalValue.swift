@@ -3,7 +3,8 @@ import MapcFoundation
 
 /// A reference to an object in an `ObjectGraph`: its entity and identity, and its key in the
 /// store it lives in when the graph knows it (so lookups need not turn identities into keys).
-/// References are equal when their entities and identities are.
+/// References are equal when their entities and identities are (identities compared exactly, as a
+/// store's index compares them: `String.isExactly`).
 public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
     /// The object's own entity.
     public var entity: String
@@ -22,7 +23,7 @@ public struct ObjectRef: Sendable, Hashable, CustomStringConvertible {
         self.key = key
     }
 
-    public static func == (lhs: ObjectRef, rhs: ObjectRef) -> Bool { lhs.entity == rhs.entity && lhs.id == rhs.id }
+    public static func == (lhs: ObjectRef, rhs: ObjectRef) -> Bool { lhs.entity == rhs.entity && lhs.id.isExactly(rhs.id) }
 
     /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {

@@ -486,7 +486,12 @@ package final class Evaluator {
             if right.isNull { return false }
             if let literals { return literals.contains(left, options: options) }
             if let items = right.elements { return items.contains { ValueSemantics.equal(left, $0, options: options) } }
-            if case .scalar(.string(let haystack)) = right, case .scalar(.string(let needle)) = left {
+            if case .scalar(.string(let haystack)) = right {
+                // A substring test, as CONTAINS with its sides swapped: nil is in no text.
+                if left.isNull { return false }
+                guard case .scalar(.string(let needle)) = left else {
+                    throw failure("IN a string tests for a part of it, which needs a string on the left, found \(left.kindName)", range)
+                }
                 return ValueSemantics.textContains(ValueSemantics.fold(haystack, options), ValueSemantics.fold(needle, options))
             }
             throw failure("IN needs a collection or a string on its right, found \(right.kindName)", range)

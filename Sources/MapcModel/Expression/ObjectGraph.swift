@@ -44,7 +44,7 @@ extension ObjectGraph {
 package final class InMemoryObjectGraph: ObjectGraph {
     private var objectsByRef: [ObjectRef: ObjectData] = [:]
     private var order: [ObjectRef] = []
-    private var entityByID: [String: String] = [:]
+    private var entityByID: [ExactText: String] = [:]
     private let schema: Schema?
 
     /// The keys of an object of the schema's entity, when the graph has a schema.
@@ -58,14 +58,14 @@ package final class InMemoryObjectGraph: ObjectGraph {
         for object in objects {
             let ref = ObjectRef(entity: object.entity, id: object.id)
             objectsByRef[ref] = object
-            entityByID[object.id] = object.entity
+            entityByID[ExactText(object.id)] = object.entity
             order.append(ref)
         }
     }
 
     /// The reference of the object with this id.
     package func ref(id: String) -> ObjectRef? {
-        entityByID[id].map { ObjectRef(entity: $0, id: id) }
+        entityByID[ExactText(id)].map { ObjectRef(entity: $0, id: id) }
     }
 
     /// The value of a key path step on an object held in memory.

@@ -7,8 +7,9 @@ import Foundation
 /// - Numbers compare by their exact numeric value whatever their type: integers, doubles and
 ///   decimals (2^53 + 1 is above the double 2^53; the decimal 0.1 is below the double 0.1, which is
 ///   0.1000000000000000055…); booleans as 0 and 1.
-/// - Text by Unicode scalars (as SQLite orders UTF-8 text); text whose bytes are not UTF-8, byte
-///   for byte, equal only to the same bytes.
+/// - Text by Unicode scalars (as SQLite orders UTF-8 text); text whose bytes are not UTF-8 byte
+///   for byte, against any text (SQLite's `BINARY` order, which a Core Data fetch uses), equal only
+///   to the same bytes.
 /// - Dates in time; UUIDs by their text; URIs as text; binary values byte by byte.
 /// - Values of unrelated kinds, and nil, are not ordered (nil).
 enum ValueOrder {
@@ -22,12 +23,13 @@ enum ValueOrder {
             // Not Swift's `==`, which takes "é" and "e" with a combining accent for the same.
             if a.unicodeScalars.elementsEqual(b.unicodeScalars) { return .orderedSame }
             return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? .orderedAscending : .orderedDescending
-        case let (.nonUTF8Text(a), .nonUTF8Text(b)) where a == b: return .orderedSame
+        case let (.nonUTF8Text(a), .nonUTF8Text(b)): return byteOrder(a, b)
+        case let (.nonUTF8Text(a), .string(b)): return byteOrder(a, Data(b.utf8))
+        case let (.string(a), .nonUTF8Text(b)): return byteOrder(Data(a.utf8), b)
         case let (.date(a), .date(b)): return order(a, b)
         case let (.uuid(a), .uuid(b)): return order(a.uuidString, b.uuidString)
         case let (.uri(a), .uri(b)): return order(a, b)
-        case let (.binary(a), .binary(b)):
-            return a == b ? .orderedSame : (a.lexicographicallyPrecedes(b) ? .orderedAscending : .orderedDescending)
+        case let (.binary(a), .binary(b)): return byteOrder(a, b)
         default:
             guard let a = number(lhs), let b = number(rhs) else { return nil }
             switch (a, b) {
@@ -44,6 +46,12 @@ enum ValueOrder {
             case let (.integer(x), .decimal(y)): return y.isNaN ? nil : order(Decimal(x), y)
             }
         }
+    }
+
+    /// Bytes in order, as `memcmp` and then the length order them (valid UTF-8 so ordered is in
+    /// its scalars' order).
+    private static func byteOrder(_ a: Data, _ b: Data) -> ComparisonResult {
+        a == b ? .orderedSame : (a.lexicographicallyPrecedes(b) ? .orderedAscending : .orderedDescending)
     }
 
     private enum Number {

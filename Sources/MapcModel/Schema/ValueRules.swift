@@ -217,29 +217,29 @@ package enum ValueRules {
     /// `unicodeScalars.count` code points; "é" written as e + accent is 1, 2 and 2 of them.)
     package static func length(of text: String) -> Int { text.utf16.count }
 
-    /// At most `limit` UTF-16 units from the start, never splitting a character (a grapheme
-    /// cluster such as an emoji or a letter with its accents): what a caption needs, where
-    /// Foundation's `substringToIndex:` may cut a surrogate pair in two.
+    /// The text's first `limit` UTF-16 units, as Foundation's `substringToIndex:` cuts it, except
+    /// that a surrogate pair (one code point, such as an emoji's) is never cut in two, which would
+    /// leave invalid text: the cut falls before it. `dropPrefix` cuts at the same place, so the two
+    /// parts always make the text again ("a🍣b" at 2 is "a" and "🍣b"; nothing is lost).
     package static func prefix(_ text: String, length limit: Int) -> String {
-        var used = 0
-        var end = text.startIndex
-        for character in text {
-            let units = character.utf16.count
-            if used + units > limit { break }
-            used += units
-            end = text.index(after: end)
-        }
-        return String(text[..<end])
+        String(text.unicodeScalars[..<cut(text, atUnit: limit)])
     }
 
-    /// The text after its first `count` UTF-16 units, starting at a character boundary.
+    /// The text after its first `count` UTF-16 units, as Foundation's `substringFromIndex:` gives
+    /// it, cut where `prefix` cuts.
     package static func dropPrefix(_ text: String, length count: Int) -> String {
-        var used = 0
-        var start = text.startIndex
-        while start < text.endIndex, used < count {
-            used += text[start].utf16.count
-            start = text.index(after: start)
+        String(text.unicodeScalars[cut(text, atUnit: count)...])
+    }
+
+    /// Where a text is cut at `offset` UTF-16 units: the last code point boundary at or before it.
+    private static func cut(_ text: String, atUnit offset: Int) -> String.UnicodeScalarView.Index {
+        let scalars = text.unicodeScalars
+        var used = 0, index = scalars.startIndex
+        while index < scalars.endIndex {
+            used += UTF16.width(scalars[index])
+            if used > offset { break }
+            index = scalars.index(after: index)
         }
-        return String(text[start...])
+        return index
     }
 }

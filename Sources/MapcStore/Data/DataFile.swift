@@ -344,7 +344,7 @@ public enum DataFile {
         let schema: Schema
         private var problems = ProblemList()
         /// The entity of each id met so far.
-        private var owners: [String: String] = [:]
+        private var owners: [ExactText: String] = [:]
         /// Each entity's required relationships.
         private var required: [String: [Relationship]] = [:]
 
@@ -355,10 +355,10 @@ public enum DataFile {
             guard let entity = schema.entity(named: entityName), case .string(let id)? = item["id"] else { return }
             if id.isEmpty {
                 problems.add(entityName, nil, "id", ObjectGraphResolver.emptyIDMessage)
-            } else if let first = owners[id] {
+            } else if let first = owners[ExactText(id)] {
                 problems.add(entityName, id, "id", ObjectGraphResolver.idTakenMessage(id, by: first))
             } else {
-                owners[id] = entityName
+                owners[ExactText(id)] = entityName
             }
             let rules = required[entityName] ?? schema.allRelationships(of: entity).filter { !$0.isTransient && RelationshipCountRule.rules(of: $0).contains(.required) }
             required[entityName] = rules

@@ -27,8 +27,8 @@ struct ObjectGraphResolver {
     private(set) var related: [[String: [Int]]] = []
     /// For existing objects: how many objects each relationship held before, by object index and name.
     private(set) var storedCounts: [[String: Int]] = []
-    /// Object index by identity.
-    private(set) var indexByID: [String: Int] = [:]
+    /// Object index by identity, compared exactly as the store's index compares it.
+    private(set) var indexByID: [ExactText: Int] = [:]
     private var problems = ProblemList()
 
     /// An attribute's default as the store keeps it (Core Data's form of bytes it may keep outside).
@@ -62,9 +62,9 @@ struct ObjectGraphResolver {
         guard let existing else { return }
         for object in objects.prefix(newCount) {
             for ids in object.relationships.values {
-                for id in ids where indexByID[id] == nil {
+                for id in ids where indexByID[ExactText(id)] == nil {
                     guard let found = try existing(id) else { continue }
-                    indexByID[id] = objects.count
+                    indexByID[ExactText(id)] = objects.count
                     objects.append(found)
                 }
             }
@@ -72,7 +72,7 @@ struct ObjectGraphResolver {
     }
 
     mutating func resolve() throws {
-        for (index, object) in objects.enumerated() where !object.id.isEmpty && indexByID[object.id] == nil { indexByID[object.id] = index }
+        for (index, object) in objects.enumerated() where !object.id.isEmpty && indexByID[ExactText(object.id)] == nil { indexByID[ExactText(object.id)] = index }
         try loadReferencedObjects()
         indexByID = [:]
         values = Array(repeating: [:], count: objects.count)
@@ -81,7 +81,7 @@ struct ObjectGraphResolver {
         var entityOK = Array(repeating: false, count: objects.count)
         for (index, object) in objects.enumerated() {
             if isExisting(index) {
-                indexByID[object.id] = index
+                indexByID[ExactText(object.id)] = index
                 entityOK[index] = schema.entity(named: object.entity) != nil
                 storedCounts[index] = object.relationships.mapValues(\.count)
                 continue
@@ -90,10 +90,10 @@ struct ObjectGraphResolver {
                 problems.add(object.entity, nil, "id", Self.emptyIDMessage)
             } else if ValueLimits.containsNUL(object.id) {
                 problems.add(object.entity, object.id.replacingOccurrences(of: "\u{0}", with: "\\u0000"), "id", "an id cannot contain the NUL character (U+0000)")
-            } else if let first = indexByID[object.id] {
+            } else if let first = indexByID[ExactText(object.id)] {
                 problems.add(object.entity, object.id, "id", Self.idTakenMessage(object.id, by: objects[first].entity))
             } else {
-                indexByID[object.id] = index
+                indexByID[ExactText(object.id)] = index
             }
             guard let entity = schema.entity(named: object.entity) else {
                 problems.add(object.entity, object.id, nil, "unknown entity '\(object.entity)' in version \(schema.version)" + (Suggestions.didYouMean(object.entity, in: schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
@@ -193,7 +193,7 @@ struct ObjectGraphResolver {
                     problems.add(object.entity, object.id, relationship.name, "id '\(id)' is listed twice")
                     continue
                 }
-                guard let target = indexByID[id] else {
+                guard let target = indexByID[ExactText(id)] else {
                     problems.add(object.entity, object.id, relationship.name, "no object has id '\(id)'\(existing == nil ? "" : " in the data or in the store") (dangling reference)")
                     continue
                 }
@@ -212,7 +212,7 @@ struct ObjectGraphResolver {
             guard let entity = schema.entity(named: object.entity) else { continue }
             for relationship in schema.allRelationships(of: entity) where !relationship.isTransient {
                 if let ids = object.relationships[relationship.name], !isExisting(index) {
-                    related[index][relationship.name] = ids.compactMap { indexByID[$0] }.filter { entityOK[$0] }
+                    related[index][relationship.name] = ids.compactMap { indexByID[ExactText($0)] }.filter { entityOK[$0] }
                 } else {
                     related[index][relationship.name] = []
                 }

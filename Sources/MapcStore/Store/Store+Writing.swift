@@ -194,7 +194,7 @@ extension Store {
     /// model of 100 entities: 21 s).
     private func checkIDsAreFree(_ objects: [ObjectData], _ db: Database) throws {
         guard keepsIdentities, try hasObjects(db) else { return }
-        var taken: [String: String] = [:]
+        var taken: [ExactText: String] = [:]
         for (table, members) in layout.entityTables {
             guard let storage = members.first, let idColumn = storage.idColumn else { continue }
             for start in stride(from: 0, to: objects.count, by: Self.idsPerQuestion) {
@@ -204,13 +204,13 @@ extension Store {
                 for row in try Row.fetchAll(db, sql: sql, arguments: StatementArguments(ids)) {
                     guard let id = String.fromDatabaseValue(row[1] as DatabaseValue),
                           let entity = layout.entity(withDiscriminator: row[0] as DatabaseValue, inTable: table) else { continue }
-                    if taken[id] == nil { taken[id] = entity }
+                    if taken[ExactText(id)] == nil { taken[ExactText(id)] = entity }
                 }
             }
         }
         var problems = ProblemList()
         for object in objects {
-            if let existing = taken[object.id] {
+            if let existing = taken[ExactText(object.id)] {
                 problems.add(object.entity, object.id, "id", "the store already has \(English.withArticle(existing)) object with id '\(object.id)'")
             }
         }

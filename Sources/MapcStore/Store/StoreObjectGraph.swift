@@ -6,7 +6,7 @@ import MapcModel
 package final class StoreObjectGraph: ObjectGraph {
     /// The store read.
     package let store: Store
-    private var cache = BoundedCache<String, ObjectData>(capacity: 4_096)
+    private var cache = BoundedCache<ExactText, ObjectData>(capacity: 4_096)
     private var properties: [String: [String: Property]] = [:]
     /// The object being worked on (a migration's current source object): found without hashing.
     private var current: ObjectData?
@@ -137,14 +137,14 @@ package final class StoreObjectGraph: ObjectGraph {
             if !prefetchedEntities.contains(ref.entity) { try prefetch(ref.entity) }
             if let found = prefetched[StoredKey(entity: ref.entity, key: key)] { return found }
         }
-        if let cached = cache[ref.id] { return cached }
+        if let cached = cache[ExactText(ref.id)] { return cached }
         let object: ObjectData?
         if let key = ref.key, store.schema.entity(named: ref.entity) != nil {
             object = try store.readObject(entity: ref.entity, key: key)
         } else {
             object = try store.readObject(id: ref.id)
         }
-        if let object { cache[object.id] = object }
+        if let object { cache[ExactText(object.id)] = object }
         return object
     }
 

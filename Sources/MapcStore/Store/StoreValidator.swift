@@ -196,9 +196,11 @@ package struct StoreValidator {
                 // Each group of objects sharing values: the first objects (entity and id, in store order)
                 // and the values. Objects with a nil among them are not held to it (`Entity.constraintApplies(to:)`).
                 let applies = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+                // Each value with its kind and bytes: text that is not UTF-8 is shown as its bytes.
+                let shown = columns.map { "\($0), typeof(\($0)), CAST(\($0) AS BLOB)" }.joined(separator: ", ")
                 let keyed = "\(storage.primaryKey.quotedSQLIdentifier) AS k, \(storage.entityColumn.quotedSQLIdentifier) AS e, \(storage.idColumn?.quotedSQLIdentifier ?? "NULL") AS i, " + columns.joined(separator: ", ")
                 let sql = """
-                    SELECT json_group_array(json_array(e, i, k)), COUNT(*), \(columns.joined(separator: ", ")) \
+                    SELECT json_group_array(json_array(e, i, k)), COUNT(*), \(shown) \
                     FROM (SELECT \(keyed) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) IN (\(members)) AND \(applies) ORDER BY 1) \
                     GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1
                     """
@@ -206,7 +208,7 @@ package struct StoreValidator {
                 while let row = try rows.next() {
                     let count = Int64.fromDatabaseValue(row[1] as DatabaseValue) ?? 0
                     let holders = objects(inJSON: row[0] as DatabaseValue, table: storage.table)
-                    let values = zip(constraint, (0..<columns.count).map { Self.describe(row[2 + $0] as DatabaseValue) }).map { "\($0) \($1)" }.joined(separator: ", ")
+                    let values = zip(constraint, (0..<columns.count).map { Self.describe(stored: row, at: 2 + 3 * $0) }).map { "\($0) \($1)" }.joined(separator: ", ")
                     let others = holders.dropFirst().prefix(3).map { "\($0.entity) '\($0.id)'" }.joined(separator: ", ") + (count > 4 ? " and \(count - 4) more" : "")
                     // The rule is the same for every group of clashing objects; who shares the values is part of the value.
                     try record(holders.first?.entity ?? entity.name, holders.first?.id ?? "?", constraint.joined(separator: ","),
@@ -271,6 +273,15 @@ package struct StoreValidator {
     static func describe(_ value: Value) -> String {
         if case .string(let text) = value { return "\"\(text.prefix(60))\(text.count > 60 ? "…" : "")\"" }
         return value.description
+    }
+
+    /// A value selected with its `typeof` and its bytes (`CAST(… AS BLOB)`) after it: text as
+    /// `describe(_:)` of the value its bytes read as (so bytes that are not UTF-8 are shown as
+    /// bytes, not as the replacement characters SQLite's text gives).
+    static func describe(stored row: Row, at index: Int) -> String {
+        let value: DatabaseValue = row[index]
+        guard String.fromDatabaseValue(row[index + 1] as DatabaseValue) == "text", let bytes = Data.fromDatabaseValue(row[index + 2] as DatabaseValue) else { return describe(value) }
+        return bytes.withUnsafeBytes { describe(Value.text(fromStored: $0.bindMemory(to: UInt8.self))) }
     }
 
     static func describe(_ value: DatabaseValue) -> String {

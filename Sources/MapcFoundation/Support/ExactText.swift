@@ -1,0 +1,29 @@
+extension String {
+    /// Whether two texts are the same Unicode scalars: as SQLite's `BINARY` collation (a unique
+    /// index on an object's id) and Core Data's `isEqual:` compare them. Swift's `==` takes
+    /// canonically equivalent text for equal ("é" as one scalar and "e" with a combining accent),
+    /// which made two objects' ids one.
+    package func isExactly(_ other: String) -> Bool {
+        var this = self, that = other
+        return this.withUTF8 { a in that.withUTF8 { b in a.count == b.count && a.elementsEqual(b) } }
+    }
+}
+
+/// Text as a dictionary key compared exactly (`String.isExactly`): an object's id. Its hash is
+/// Swift's, which canonically equivalent texts share, so it is coarser than equality, never finer.
+package struct ExactText: Hashable, Comparable, Sendable {
+    /// The text.
+    package let text: String
+
+    /// The key of `text`.
+    package init(_ text: String) { self.text = text }
+
+    package static func == (lhs: ExactText, rhs: ExactText) -> Bool { lhs.text.isExactly(rhs.text) }
+
+    package func hash(into hasher: inout Hasher) { hasher.combine(text) }
+
+    /// In the order of their Unicode scalars (a store's `ORDER BY` of UTF-8 text).
+    package static func < (lhs: ExactText, rhs: ExactText) -> Bool {
+        lhs.text.unicodeScalars.lexicographicallyPrecedes(rhs.text.unicodeScalars)
+    }
+}
