@@ -101,7 +101,7 @@ enum Console {
         if Files.kind(of: target) == .regularFile {
             let start = (FileHandle(forReadingAtPath: target).flatMap { try? $0.read(upToCount: 256) }).map { String(decoding: $0, as: UTF8.self) } ?? ""
             guard export.isEarlierExport(start) else {
-                throw MapcError.file("\(path) already exists and is not a \(export.name) (an earlier one would be replaced); choose another file or remove it")
+                throw MapcError.file("\(path) already exists and is not a \(export.name) mapc wrote (only such a file is replaced, so that no other file is lost); choose another file or remove it")
             }
         }
     }

@@ -44,6 +44,9 @@ struct DiffCommand: ParsableCommand {
                 lines.append("verdict: the same version; nothing to migrate")
             } else if let from = order.0, let to = order.1, to < from {
                 lines.append("verdict: a downgrade (\(catalog.orderDescription)); mapc never infers one: write the mapping from \(source.version) to \(destination.version) by hand")
+            } else if result.problems.isEmpty, order.0 == nil || order.1 == nil, case .failure(let unknown) = Result(catching: { try catalog.orderedSchemas() }) {
+                // Which is older cannot be told: `infer` and `run` refuse the step until it is declared.
+                lines.append("verdict: inferable if \(source.version) is the older, which cannot be told: \(unknown)")
             } else if result.problems.isEmpty {
                 lines.append("verdict: inferable (lightweight migration); `mapc infer \(English.option("--from", from)) \(English.option("--to", to))` shows the mapping")
                 let dropped = result.droppedValues

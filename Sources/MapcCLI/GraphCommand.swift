@@ -21,6 +21,9 @@ struct GraphCommand: ParsableCommand {
 
     @OptionGroup var schemaOptions: SchemaOptions
 
+    /// Read before parsing (`PolicyLoader`): a mapping's policies are drawn as what they create.
+    @OptionGroup var policyOptions: PolicyOptions
+
     func run() throws {
         var sources: [SourceFile] = []
         try reportingErrors(sources: sources) {

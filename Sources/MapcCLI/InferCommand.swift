@@ -25,7 +25,8 @@ struct InferCommand: ParsableCommand {
         try reportingErrors {
             let catalog = try schemaOptions.catalog()
             let source = try catalog.require(version: from), destination = try catalog.require(version: to)
-            if let from = try? catalog.position(of: source.version), let to = try? catalog.position(of: destination.version), to < from {
+            // Which way is a downgrade needs the order: refused, asking for it, as `check` does.
+            if try catalog.position(of: destination.version) < catalog.position(of: source.version) {
                 throw MapcError.input("\(destination.version) is older than \(source.version) (\(catalog.orderDescription)); mapc never infers a downgrade: write the mapping from \(source.version) to \(destination.version) by hand")
             }
             let result = MappingInference.infer(from: source, to: destination, through: catalog.versions(between: source, and: destination))

@@ -18,6 +18,9 @@ struct LSPCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The mappings folder, likewise.", valueName: "dir"))
     var mappings: String?
 
+    /// Read before parsing (`PolicyLoader`): the policies mapping files name are checked as `check` checks them.
+    @OptionGroup var policyOptions: PolicyOptions
+
     func run() throws {
         var server = LanguageServer(schemas: schemas, mappings: mappings)
         var input = LSPInput()

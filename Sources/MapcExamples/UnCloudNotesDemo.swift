@@ -9,8 +9,9 @@ public enum UnCloudNotesDemo {
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The shipped schemas folder: the checkout's, else an install's copy (`mapc install` writes
-    /// it to `<prefix>/lib/mapc/example`), else `./schemas`.
+    /// The shipped schemas folder: an install's own copy (`mapc install` writes it to
+    /// `<prefix>/lib/mapc/example`, of the same build), else the checkout's (a build run from
+    /// `.build`), else `./schemas`.
     public static var schemasFolder: String { existing("schemas") }
     /// The shipped mappings folder, found the same way.
     public static var mappingsFolder: String { existing("mappings") }
@@ -21,7 +22,7 @@ public enum UnCloudNotesDemo {
     private static func existing(_ name: String) -> String {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")).map(URL.init(fileURLWithPath:))
         let installed = executable?.deletingLastPathComponent().appendingPathComponent(installedFolder).appendingPathComponent(name).standardizedFileURL
-        for candidate in [packageRoot.appendingPathComponent(name), installed].compactMap({ $0 }) where FileManager.default.fileExists(atPath: candidate.path) {
+        for candidate in [installed, packageRoot.appendingPathComponent(name)].compactMap({ $0 }) where FileManager.default.fileExists(atPath: candidate.path) {
             return candidate.path
         }
         return "./\(name)"

@@ -124,6 +124,9 @@ struct PolicyCompileTests {
         #expect(status.stdout.contains("v4"), "\(status.stdout)")
         let given = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         #expect(given.contains(prefix.path) && !given.contains(CLI.packageRoot.path), "\(given)")
+        // The demo reads the install's own example, not the checkout it was built from.
+        let demo = try CLI.run(["demo", "--notes", "3", "--directory", folder.appendingPathComponent("demo").path], in: folder, program: installed)
+        #expect(demo.status == 0 && demo.stdout.contains(prefix.appendingPathComponent("lib/mapc/example/schemas").path) && !demo.stdout.contains(CLI.packageRoot.path), "\(demo.stdout)")
     }
 }
 

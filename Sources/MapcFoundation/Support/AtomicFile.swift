@@ -37,8 +37,14 @@ package enum AtomicFile {
     /// takes the permissions of the store it replaces (`Files.copyAttributes`) or of a copy
     /// (`Files.givePermissionsOfCopy`). SQLite opens an empty file as an empty database.
     package static func privateFile(besides path: String) throws -> String {
+        try newFile(besides: path, mode: 0o600)
+    }
+
+    /// A new, empty file beside `path`, or an error naming `path` and its folder (not the
+    /// temporary name the user never gave).
+    private static func newFile(besides path: String, mode: mode_t) throws -> String {
         let temporary = temporaryPath(besides: path)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             let failure = errno
             throw MapcError.file("cannot create a file beside \(path) (\(String(cString: strerror(failure)))); nothing was changed. Check that its folder is writable")
@@ -48,9 +54,11 @@ package enum AtomicFile {
     }
 
     /// Runs `build` on a temporary path, then moves the result to `path` (which must not exist).
-    /// On any error the temporary file and its SQLite side files are removed.
+    /// On any error the temporary file and its SQLite side files are removed. The file is made
+    /// first, as SQLite makes one (0644 less the umask), so a folder it cannot be made in is said
+    /// as such.
     package static func create(at path: String, _ build: (String) throws -> Void) throws {
-        let temporary = temporaryPath(besides: path)
+        let temporary = try newFile(besides: path, mode: 0o644)
         do {
             try build(temporary)
             try Files.moveIntoPlace(temporary, path)

@@ -233,6 +233,13 @@ package struct YAMLDocument {
             return "close the '[ … ]' opened where shown, and separate its items with ','"
         case _ where problem.hasPrefix("found unexpected end of stream") && context?.contains("quoted scalar") == true:
             return "close the quote opened where shown"
+        case _ where problem.hasPrefix("found undefined alias"):
+            // The alias's name, as written after `*` where shown.
+            let name = source.line(mark.line).map { line in
+                String(line.unicodeScalars.dropFirst(max(0, mark.column)).prefix { !" \t,[]{}#".unicodeScalars.contains($0) })
+            } ?? ""
+            let alias = name.isEmpty ? "this alias" : "*\(name)"
+            return "\(alias) names no anchor before it: define it with &\(name.isEmpty ? "name" : name) on a value above, or write the value itself (a '*' that starts a value is an alias: quote a value that starts with '*')"
         default:
             return nil
         }

@@ -82,9 +82,9 @@ public struct Migrator: Sendable {
             // counts would mislead.
             try store.checkEveryRowIsRecognised()
             status.objectCounts = ObjectCounts(try store.schema.entities.map { ($0.name, try store.count(of: $0.name, exactly: true)) })
-            status.history = try StoreHistory.read(store)
             status.otherTables = try store.foreignTables().map(\.described)
         }
+        status.history = try StoreHistory.read(at: Files.path(of: url), format: format)
         if format.identifier == StoreFormat.coreData.identifier {
             let external = CoreDataExternalData.beside(store: Files.path(of: url))
             do { status.externalData = try external.countedValues().map(external.describe) } catch {

@@ -61,6 +61,14 @@ package enum StoreHistory {
         try store.database.read { try store.strategy.readHistory($0) }
     }
 
+    /// The history of the store at `path`, of `format`, whether or not a schema matches it: the
+    /// store keeps it itself (`status` of a store no schema folder knows still shows it).
+    package static func read(at path: String, format: StoreFormat) throws -> [HistoryEntry] {
+        let queue = try Store.openQueue(path: path, readOnly: true)
+        defer { try? queue.close() }
+        return try queue.read { try format.strategy.readHistory($0) }
+    }
+
     /// Writes `entries` (the source's history plus the new step) into a store.
     package static func write(_ entries: [HistoryEntry], to store: Store) throws {
         try store.database.write { try store.strategy.writeHistory(entries, $0) }
