@@ -166,9 +166,7 @@ enum ExpectedData {
     }
 
     /// A character's Unicode scalars, as `U+0065 U+0301`.
-    private static func scalars(_ character: Character) -> String {
-        character.unicodeScalars.map { "U+" + String(format: "%04X", $0.value) }.joined(separator: " ")
-    }
+    private static func scalars(_ character: Character) -> String { String(character).scalarCodes }
 
     /// Whether two values are one value in the store: what it would hold for each is the same
     /// (a NaN is one value; -0.0 is 0, as SQLite keeps no sign of zero).

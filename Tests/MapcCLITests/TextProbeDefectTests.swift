@@ -113,4 +113,43 @@ struct TextProbeDefectTests {
         let run = try CLI.run(["run", "--quiet", "s.db"], in: folder)
         #expect(run.status == 3 && run.stderr.contains("61 C3 28") && !run.stderr.contains("\u{FFFD}"), "\(run.stderr)")
     }
+    /// Trimming took characters past U+FFFF as two halves and trimmed none of them (`"🍣x🍣"`
+    /// trimmed of 🍣 was unchanged); Foundation trims by code point.
+    @Test func trimmingIsByCodePoint() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (expression, expected) in [("FUNCTION(\"🍣x🍣\", \"stringByTrimmingCharactersInSet:\", \"🍣\")", "\"x\""),
+                                       ("FUNCTION(\"👍🏽x\", \"stringByTrimmingCharactersInSet:\", \"👍🏽\")", "\"x\""),
+                                       ("FUNCTION(\"e\\u0301\", \"stringByTrimmingCharactersInSet:\", \"e\")", "\"\u{301}\""),
+                                       ("FUNCTION(\"🍣\", \"stringByTrimmingCharactersInSet:\", \"🍣\")", "\"\"")] {
+            let eval = try CLI.run(["eval", expression], in: folder)
+            #expect(eval.status == 0 && Array(eval.stdout.unicodeScalars) == Array((expected + "\n").unicodeScalars), "\(expression): \(eval.stdout)\(eval.stderr)")
+        }
+    }
+
+    /// A character past U+FFFF could not be escaped in an expression's string (`\ud83c\udf63`, as
+    /// JSON and Foundation write one, was refused): the pair is one character; half of one is
+    /// refused, saying why.
+    @Test func aSurrogatePairEscapesOneCharacter() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pair = try CLI.run(["eval", "\"\\ud83c\\udf63\" == \"🍣\""], in: folder)
+        #expect(pair.status == 0 && pair.stdout == "true\n", "\(pair.stdout)\(pair.stderr)")
+        let half = try CLI.run(["eval", "\"\\ud83cx\""], in: folder)
+        #expect(half.status == 1 && half.stderr.contains("'\\ud83c' is half of a surrogate pair"), "\(half.stderr)")
+    }
+
+    /// Renaming identifiers written in two Unicode forms matched (Swift's `==`), where Core Data's
+    /// `isEqual:` does not: the property is removed and another added, not renamed.
+    @Test func renamingIdentifiersMatchExactly() throws {
+        let folder = try CLI.project(versions: [("v1", "  Note:\n    attributes:\n      a: { type: string, optional: true, renamingIdentifier: \"\(Self.composed)\" }\n"),
+                                                ("v2", "  Note:\n    attributes:\n      b: { type: string, optional: true, renamingIdentifier: \"\(Self.decomposed)\" }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.status == 0 && !diff.stdout.contains("renamed  Note.b") && diff.stdout.contains("removed  Note.a"), "\(diff.stdout)")
+        #expect(diff.stdout.contains("written U+0063 U+0061 U+0066 U+0065 U+0301 where a's is U+0063 U+0061 U+0066 U+00E9"), "\(diff.stdout)")
+        try folder.write("model: S\nversion: v2\nentities:\n  Note:\n    attributes:\n      b: { type: string, optional: true, renamingIdentifier: \"\(Self.composed)\" }\n", to: "schemas/v2.yaml")
+        let same = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(same.stdout.contains("renamed  Note.b"), "\(same.stdout)")
+    }
 }

@@ -1,4 +1,13 @@
 extension String {
+    /// The text's Unicode scalars as `U+0065 U+0301`: what tells apart texts that read alike.
+    package var scalarCodes: String {
+        unicodeScalars.map { "U+" + String($0.value, radix: 16, uppercase: true).leftPadded(to: 4) }.joined(separator: " ")
+    }
+
+    private func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+
     /// Whether two texts are the same Unicode scalars: as SQLite's `BINARY` collation (a unique
     /// index on an object's id) and Core Data's `isEqual:` compare them. Swift's `==` takes
     /// canonically equivalent text for equal ("é" as one scalar and "e" with a combining accent),

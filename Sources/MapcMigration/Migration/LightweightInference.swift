@@ -571,9 +571,11 @@ struct LightweightInference {
                              lineage: (String, String?) -> [String]) -> [String: Counterpart] {
         var found: [String: Counterpart] = [:]
         var ambiguous: Set<String> = []
-        let byIdentifier = Dictionary(grouping: sources, by: \.identifier)
+        // Identifiers match exactly, as Core Data's `isEqual:` matches them ("é" in one scalar is
+        // not e and an accent).
+        let byIdentifier = Dictionary(grouping: sources, by: { ExactText($0.identifier) })
         for element in elements {
-            guard let sharing = byIdentifier[element.renaming ?? element.name] else { continue }
+            guard let sharing = byIdentifier[ExactText(element.renaming ?? element.name)] else { continue }
             if sharing.count == 1 { found[element.name] = Counterpart(name: sharing[0].name) } else { ambiguous.insert(element.name) }
         }
         let taken = Set(found.values.map(\.name)), names = Set(sources.map(\.name))

@@ -277,7 +277,6 @@ public enum MappingInference {
                 case .relationship(let relationship)?: written = relationship.renamingIdentifier
                 case nil: written = nil
                 }
-                let mistaken = written.map { " (its renamingIdentifier '\($0)' names no property of \(oldEntity.name) in \(source.version))" } ?? ""
                 // Core Data matches identifiers: the old property's own, kept through its renames.
                 let identifier: String
                 switch source.property(named: old, in: oldEntity) {
@@ -285,6 +284,11 @@ public enum MappingInference {
                 case .relationship(let relationship)?: identifier = relationship.canonicalIdentifier
                 case nil: identifier = old
                 }
+                let mistaken = written.map { written in
+                    // Reading alike, written with other scalars ("é" as one, or e and an accent): no eye sees it.
+                    let unseen = written == identifier && !written.isExactly(identifier) ? ", written \(written.scalarCodes) where \(old)'s is \(identifier.scalarCodes)" : ""
+                    return " (its renamingIdentifier '\(written)' names no property of \(oldEntity.name) in \(source.version)\(unseen))"
+                } ?? ""
                 hints.append("\(entityName).\(name) is added and \(entityName).\(old) removed, both \(kind): if \(old) was renamed, "
                              + "give '\(name)' renamingIdentifier: \(identifier) in \(destination.version)\(mistaken), and its values are carried over")
             }

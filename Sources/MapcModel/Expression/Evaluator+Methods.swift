@@ -75,7 +75,7 @@ extension Evaluator {
             case "newline", "newlineCharacterSet": set = .newlines
             case let characters: set = CharacterSet(charactersIn: characters)
             }
-            return .scalar(.string(text.trimmingCharacters(in: set)))
+            return .scalar(.string(ValueSemantics.trimming(text, set)))
         case (.stringByReplacingOccurrences, .scalar(.string(let text))):
             let target = try stringArgument(0)
             let replacement = try stringArgument(1)

@@ -207,6 +207,29 @@ struct Lexer {
                 let width = escaped == "x" ? 2 : 4
                 var hex = ""
                 while hex.count < width, let digit = peek(), digit.properties.isASCIIHexDigit { hex.unicodeScalars.append(digit); position += 1 }
+                // A character past U+FFFF as JSON and Foundation's strings write it: a surrogate pair
+                // (`\ud83c\udf63`, one 🍣); half of one names no character.
+                if escaped == "u", hex.count == 4, let high = UInt32(hex, radix: 16), (0xD800...0xDFFF).contains(high) {
+                    let pairStart = position - 6
+                    var low: UInt32?
+                    if (0xD800...0xDBFF).contains(high), peek() == "\\" {
+                        let mark = position
+                        position += 1
+                        if peek() == "u" {
+                            position += 1
+                            var second = ""
+                            while second.count < 4, let digit = peek(), digit.properties.isASCIIHexDigit { second.unicodeScalars.append(digit); position += 1 }
+                            if second.count == 4, let code = UInt32(second, radix: 16), (0xDC00...0xDFFF).contains(code) { low = code }
+                        }
+                        if low == nil { position = mark }
+                    }
+                    guard let low, let decoded = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)) else {
+                        return .failure(ExpressionError("'\\u\(hex)' is half of a surrogate pair, which names no character alone", at: SourceRange(pairStart, position),
+                                                        fix: "write both halves (\\ud83c\\udf63 is one character), or the character itself"))
+                    }
+                    result.append(decoded)
+                    continue
+                }
                 guard hex.count == width, let code = UInt32(hex, radix: 16), let decoded = Unicode.Scalar(code) else {
                     return .failure(ExpressionError("'\\\(String(escaped))' must be followed by \(width == 2 ? "two" : "four") hex digits naming a character",
                                                     at: SourceRange(position - hex.count - 2, position)))

@@ -129,6 +129,14 @@ enum ValueSemantics {
 
     // MARK: Strings
 
+    /// The text without the code points of `set` at either end, as Foundation trims (by code
+    /// point: a character past U+FFFF is trimmed as one, an accent left where its letter was).
+    static func trimming(_ text: String, _ set: CharacterSet) -> String {
+        let scalars = text.unicodeScalars
+        guard let first = scalars.firstIndex(where: { !set.contains($0) }), let last = scalars.lastIndex(where: { !set.contains($0) }) else { return "" }
+        return String(scalars[first...last])
+    }
+
     // MARK: Text tests
 
     /// Whether `text` starts with `prefix`: by Unicode scalars, as `==` compares text (é as one
