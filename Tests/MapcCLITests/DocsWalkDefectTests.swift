@@ -72,4 +72,17 @@ struct DocsWalkDefectTests {
         let check = try CLI.run(["check"], in: folder)
         #expect(check.status == 1 && check.stderr.contains("v1.yaml:6:14: error: YAML syntax error: found undefined alias; *nope names no anchor before it: define it with &nope"), "\(check.stderr)")
     }
+    /// store-layout.md: a row of mapc's format whose `_id` is NULL (a table made again without its
+    /// NOT NULL) is named `Entity/p<key>`, and a migration writes that name as its id.
+    @Test func aRowWithoutAnIDIsNamedByItsKey() throws {
+        let folder = try CLI.project(versions: [("v1", "  Note:\n    attributes: { title: string? }\n"), ("v2", "  Note:\n    attributes: { title: string?, tag: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "v1", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "PRAGMA writable_schema=1; UPDATE sqlite_master SET sql=replace(sql, '\"_id\" TEXT NOT NULL', '\"_id\" TEXT') WHERE name='Note'; PRAGMA writable_schema=0;")
+        try sqlite(folder, "s.db", "INSERT INTO Note(_pk, _entity, _id, title) VALUES (7, 'Note', NULL, 'a')")
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains("\"id\": \"Note/p7\""), "\(dump.stdout)")
+        #expect(try CLI.run(["run", "--quiet", "s.db"], in: folder).status == 0)
+        #expect(try sqliteOutput(folder, "s.db", "SELECT _id FROM Note") == "Note/p7")
+    }
 }
