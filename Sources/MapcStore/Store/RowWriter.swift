@@ -29,12 +29,18 @@ package final class RowWriter {
     }
     /// The store's format, held: `Store.strategy` copies it out of the format per call.
     let strategy: any StoreFormatStrategy
-    var statements: [String: Statement] = [:]
-    var writeStatements: [String: WriteStatement] = [:]
+    // Prepared statements are kept, but not all of them: one INSERT into a table of many columns
+    // (a hierarchy of 1,800 sub-entities shares one of 1,800 columns) is a program SQLite makes
+    // for every column, about 150 KB, and a statement per entity held 312 MB for a load of one
+    // object of each. Rows come entity by entity, so a bounded cache misses rarely.
+    var statements = BoundedCache<String, Statement>(capacity: RowWriter.statementsKept)
+    var writeStatements = BoundedCache<String, WriteStatement>(capacity: RowWriter.statementsKept)
     /// Per entity: the prepared INSERT and the stored attributes in its column order.
-    var insertPlans: [String: InsertPlan] = [:]
+    var insertPlans = BoundedCache<String, InsertPlan>(capacity: RowWriter.statementsKept)
     /// Per entity and relationships written with the row: the same, with their foreign keys.
-    var linkedInsertPlans: [RowLinks: InsertPlan] = [:]
+    var linkedInsertPlans = BoundedCache<RowLinks, InsertPlan>(capacity: RowWriter.statementsKept)
+    /// How many statements of each kind are kept prepared.
+    static let statementsKept = 128
 
     /// How an entity's rows are inserted, with what each row takes from its storage: worked out
     /// once per entity (a copy of the whole `EntityStorage` per row showed in the profile). A
