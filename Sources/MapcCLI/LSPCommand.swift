@@ -27,7 +27,11 @@ struct LSPCommand: ParsableCommand {
         do {
             while let message = try input.next() {
                 if let status = server.handle(message) { throw ExitCodeError(status) }
+                // Edits are checked once the client has sent what it had: typed faster than a
+                // check takes, the texts in between are never checked (each a wait behind the last).
+                if !input.hasMoreNow() { server.publishPending() }
             }
+            server.publishPending()
             // The input ended without `exit`: the client is gone. After `initialize` and no
             // `shutdown`, that is an end the protocol does not ask for (1, as `exit` alone gives).
             if server.initialized && !server.shuttingDown { throw ExitCodeError(1) }
@@ -41,7 +45,7 @@ struct LSPCommand: ParsableCommand {
 
 /// Reads `Content-Length`-framed JSON-RPC messages from standard input.
 struct LSPInput {
-    private var buffer = Data()
+    fileprivate var buffer = Data()
     /// Where to look for the end of the header next: before it, the buffer has none.
     private var searchedTo = 0
     let handle = FileHandle.standardInput
@@ -107,6 +111,14 @@ struct LSPInput {
 }
 
 extension LSPInput {
+    /// Whether more input is already here: a message (or part of one) read and not handed out,
+    /// or bytes (or the input's end) waiting on the descriptor.
+    func hasMoreNow() -> Bool {
+        if buffer.contains(where: { $0 != 0x0D && $0 != 0x0A && $0 != 0x20 && $0 != 0x09 }) { return true }
+        var descriptor = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0
+    }
+
     /// What standard input has now (at least a byte; empty at its end), as a pipe gives it: a
     /// client waits for each answer. A descriptor that cannot be read (closed, a folder) is said,
     /// where Foundation's `availableData` traps.
@@ -133,6 +145,12 @@ struct LanguageServer {
     var initialized = false
     /// Each open document's version, as the client numbers its edits, for its diagnostics.
     var versions: [String: JSONValue] = [:]
+    /// The model version each schema file declared when it was last checked (nil: none readable).
+    var schemaVersions: [String: String?] = [:]
+    /// The mapping files that clashed with another of their step when last checked.
+    var clashed: Set<String> = []
+    /// Documents opened or changed whose diagnostics are not yet published.
+    var pending: [String] = []
 
     init(schemas: String?, mappings: String?) {
         self.schemas = schemas
@@ -158,6 +176,8 @@ struct LanguageServer {
             send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32002)), ("message", .string("the server is not initialized: send initialize first"))]))]))
             return nil
         }
+        // Diagnostics of earlier edits go before anything else is answered or done.
+        if method != "textDocument/didChange" && method != "textDocument/didOpen" { publishPending() }
         switch method {
         case "initialize":
             initialized = true
@@ -178,12 +198,12 @@ struct LanguageServer {
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
             open[path] = SourceFile.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
             versions[path] = params["textDocument"]?["version"]
-            publish(after: path)
+            schedule(path)
         case "textDocument/didChange":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
             if case .array(let changes)? = params["contentChanges"], let text = changes.last.flatMap({ string($0["text"]) }) { open[path] = SourceFile.withoutByteOrderMark(text) }
             versions[path] = params["textDocument"]?["version"]
-            publish(after: path)
+            schedule(path)
         case "textDocument/didSave":
             if let path = Self.path(params["textDocument"]?["uri"]) { publish(after: path) }
         case "textDocument/didClose":
@@ -234,17 +254,51 @@ struct LanguageServer {
         return project
     }
 
-    /// Publishes a document's diagnostics, and, after a schema or version order changed, those of the open mapping files.
-    func publish(after path: String, includingItself: Bool = true) {
+    /// Checks a document (and what depends on it) once the input waiting has been read.
+    mutating func schedule(_ path: String) {
+        if !pending.contains(path) { pending.append(path) }
+    }
+
+    /// Publishes what edits since the last check call for, in the order the documents changed.
+    mutating func publishPending() {
+        let paths = pending
+        pending = []
+        for path in paths where open[path] != nil { publish(after: path) }
+    }
+
+    /// Publishes a document's diagnostics, and those of the open mapping files an edit to it may
+    /// change: after a schema's, those of its version (before and after the edit) or reaching
+    /// across it; after a version order's, all; after a mapping's, those whose clash with another
+    /// file of the same step began or ended.
+    mutating func publish(after path: String, includingItself: Bool = true) {
         // Regular expressions that gave up before an edit may be mended by it.
         RegexGuard.renewBudget()
         let project = project(for: path)
+        let kind = project.kind(of: path)
+        let mappings = project.openMappings.filter { $0 != path }
+        // The versions and the mapping folder, read once for every file checked here that needs them.
+        var around: EditorProject.Surroundings?
+        if kind != .schema || !mappings.isEmpty { around = project.surroundings() }
         var paths = includingItself ? [path] : []
-        if project.kind(of: path) != .mapping { paths += project.openMappings.filter { $0 != path } }
+        if let around {
+            switch kind {
+            case .schema:
+                let version = around.schemas.catalog.versionsByFile[path]
+                let before = schemaVersions.updateValue(version, forKey: path) ?? nil
+                paths += mappings.filter { Self.mapping($0, in: project, mayChangeWith: [version, before].compactMap { $0 }, catalog: around.schemas.catalog) }
+            case .versionOrder:
+                paths += mappings
+            case .mapping:
+                let clashing = Set(around.mappingClashes.compactMap { $0.location?.path })
+                paths += mappings.filter { clashing.contains($0) != clashed.contains($0) }
+                clashed = clashing
+            }
+        }
         for target in paths {
+            if around == nil, project.kind(of: target) != .schema { around = project.surroundings() }
             let oversized = open[target].flatMap { EditorProject.isOversized($0) ? $0.utf8.count : nil }
             let lines = oversized == nil ? EditorProject.lines(of: project.text(of: target) ?? "") : []
-            let found = oversized.map { [EditorProject.oversized(target, bytes: $0)] } ?? project.diagnostics(for: target)
+            let found = oversized.map { [EditorProject.oversized(target, bytes: $0)] } ?? project.diagnostics(for: target, in: around)
             let diagnostics = found.map { diagnostic -> JSONValue in
                 var pairs: [(String, JSONValue)] = [
                     ("range", range(of: diagnostic.location ?? FileLocation(path: target, line: 1, column: 1), length: diagnostic.location == nil ? 1 : diagnostic.length, lines: lines)),
@@ -260,6 +314,19 @@ struct LanguageServer {
             if let version = versions[target], case .integer = version { params.append(("version", version)) }
             send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")), ("params", .object(params))]))
         }
+    }
+
+    /// Whether an open mapping's diagnostics may change with a schema file that declares one of
+    /// `versions` (the file's version now and before the edit): a mapping from or to one, or
+    /// across one. A mapping that cannot be read is checked again.
+    static func mapping(_ path: String, in project: EditorProject, mayChangeWith versions: [String], catalog: SchemaCatalog) -> Bool {
+        guard let text = project.text(of: path), let mapping = MappingLoader.parse(source: SourceFile(path: path, text: text)).mapping else { return true }
+        for version in versions {
+            if version == mapping.source || version == mapping.destination { return true }
+            if let source = catalog.schema(version: mapping.source), let destination = catalog.schema(version: mapping.destination),
+               catalog.versions(between: source, and: destination).contains(where: { $0.version == version }) { return true }
+        }
+        return false
     }
 
     /// The fixes of the diagnostics a client sends back: a did-you-mean's word put in place, and

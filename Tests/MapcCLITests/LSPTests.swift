@@ -20,10 +20,19 @@ final class LSPClient {
     }
 
     func send(_ message: [String: Any]) throws {
-        var message = message
-        message["jsonrpc"] = "2.0"
-        let body = try JSONSerialization.data(withJSONObject: message)
-        input.fileHandleForWriting.write(Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body)
+        try sendTogether([message])
+    }
+
+    /// Sends messages in one write, as a client that queued them does: the server reads them
+    /// before it answers any.
+    func sendTogether(_ messages: [[String: Any]]) throws {
+        var data = Data()
+        for var message in messages {
+            message["jsonrpc"] = "2.0"
+            let body = try JSONSerialization.data(withJSONObject: message)
+            data += Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body
+        }
+        input.fileHandleForWriting.write(data)
     }
 
     /// Sends a request and returns its response's result (notifications met meanwhile are kept).

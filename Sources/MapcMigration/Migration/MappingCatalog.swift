@@ -45,22 +45,31 @@ public struct MappingCatalog: Sendable {
 
     private mutating func add(_ sources: [SourceFile]) throws {
         var diagnostics: [Diagnostic] = []
+        var loaded: [MappingModel] = []
         for source in sources {
-            let path = source.path
             // Classified by parsed content: a file with schema keys is not a mapping; anything else
             // is read as one, so a misspelt key is reported rather than the file skipped.
             guard ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { continue }
             let (mapping, found) = MappingLoader.parse(source: source)
             diagnostics += found
             guard let mapping, !found.hasErrors else { continue }
-            let clashing = mappings.filter { Self.clash($0, mapping) }
-            if !clashing.isEmpty {
-                diagnostics.append(Self.clashDiagnostic(mapping, with: clashing.compactMap { $0.file?.path }))
-                continue
-            }
-            mappings.append(mapping)
+            loaded.append(mapping)
         }
+        let (kept, clashes) = Self.withoutClashes(loaded)
+        mappings += kept
+        diagnostics += clashes
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+    }
+
+    /// The mappings a folder's files give, in the folder's order, less each that clashes with
+    /// one before it (`clash`), which is in error: what `check` and the editor say of a folder.
+    package static func withoutClashes(_ mappings: [MappingModel]) -> (kept: [MappingModel], clashes: [Diagnostic]) {
+        var kept: [MappingModel] = [], clashes: [Diagnostic] = []
+        for mapping in mappings {
+            let clashing = kept.filter { clash($0, mapping) }
+            if clashing.isEmpty { kept.append(mapping) } else { clashes.append(clashDiagnostic(mapping, with: clashing.compactMap { $0.file?.path })) }
+        }
+        return (kept, clashes)
     }
 
     /// Whether two mapping files are for the same step and pass: one of them could not be run.

@@ -18,6 +18,9 @@ public struct SchemaCatalog: Sendable {
     /// The versions whose schema files have errors, each with its file's first error: left out
     /// of a catalog made `partial`ly (the others are checked against all the same).
     package private(set) var versionsWithErrors: [String: Diagnostic] = [:]
+    /// The version each schema file declares, by its path, with errors or not (an editor asks
+    /// which mappings an edit to a file may change).
+    package private(set) var versionsByFile: [String: String] = [:]
 
     /// Loads every `.yaml` and `.yml` schema file in the folder and its version order
     /// (`versions.yaml`, or the version names when they allow exactly one order). Throws
@@ -117,8 +120,9 @@ public struct SchemaCatalog: Sendable {
             diagnostics += found
             guard let schema, !found.hasErrors else {
                 // A file with errors still declares its version: the order listing it is not wrong.
-                if let declared = schema?.version ?? document.topLevelScalar("version") {
+                if let declared = schema?.version ?? document.topLevelScalar("version") ?? Self.versionLine(in: source.text) {
                     declaredWithErrors.insert(declared)
+                    versionsByFile[path] = declared
                     if versionsWithErrors[declared] == nil, let first = found.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
                 } else {
                     hasFileOfNoVersion = true
@@ -134,6 +138,7 @@ public struct SchemaCatalog: Sendable {
             }
             byVersion[schema.version] = path
             declaredByFile[path] = schema.version
+            versionsByFile[path] = schema.version
             schemas.append(schema)
         }
         if let orderFile {
@@ -154,6 +159,21 @@ public struct SchemaCatalog: Sendable {
                 + "\(directory.isEmpty ? VersionOrder.fileName : (directory as NSString).appendingPathComponent(VersionOrder.fileName)) (versions: [\(sample)] in the right order)"
         }
         arrange()
+    }
+
+    /// The version a schema file whose YAML cannot be read declares on a top-level line
+    /// (`version: books_11`, quoted or not, a comment after it): the mappings of that version are
+    /// then told that its file has errors, not that the version is unknown (and offered another,
+    /// a fix that would break them), while it is half typed.
+    static func versionLine(in text: String) -> String? {
+        for line in SourceFile.lines(of: text) where line.hasPrefix("version:") {
+            var value = line.dropFirst("version:".count)
+            if let comment = value.range(of: " #") { value = value[..<comment.lowerBound] }
+            var trimmed = value.trimmingCharacters(in: .whitespaces)
+            if trimmed.count >= 2, let quote = trimmed.first, quote == "'" || quote == "\"", trimmed.last == quote { trimmed = String(trimmed.dropFirst().dropLast()) }
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        return nil
     }
 
     /// Creates a catalog from schemas already loaded (for apps that embed their schemas), oldest first.

@@ -95,8 +95,34 @@ package struct EditorProject {
                fix: "split it, or keep large data out of schema and mapping files")
     }
 
+    /// What checking a file needs of the rest of the project: the versions that load, with the
+    /// schemas folder's diagnostics, and the mapping files that clash with one before them.
+    /// Worked out once for the files checked after one edit (an edit to a schema checks every
+    /// open mapping again, each against the same versions).
+    package struct Surroundings {
+        package let schemas: (catalog: SchemaCatalog, diagnostics: [Diagnostic])
+        package let mappingClashes: [Diagnostic]
+    }
+
+    /// The project's surroundings as the editor holds them now.
+    package func surroundings() -> Surroundings {
+        var texts: [String: String] = [:]
+        for path in SourceFile.yamlFiles(in: mappingsFolder) {
+            let key = Self.standardized(path)
+            if let text = text(of: key) { texts[key] = text }
+        }
+        for (path, text) in open where Files.parentFolder(of: path) == mappingsFolder && SourceFile.isYAMLName(path) { texts[path] = text }
+        let mappings = texts.keys.sorted().compactMap { path -> MappingModel? in
+            let source = SourceFile(path: path, text: texts[path] ?? "")
+            guard !Self.isOversized(source.text), ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { return nil }
+            let (mapping, found) = MappingLoader.parse(source: source)
+            return found.hasErrors ? nil : mapping
+        }
+        return Surroundings(schemas: partialCatalog(), mappingClashes: MappingCatalog.withoutClashes(mappings).clashes)
+    }
+
     /// The diagnostics of one file, as `mapc check` gives them for it (those located in it).
-    package func diagnostics(for path: String) -> [Diagnostic] {
+    package func diagnostics(for path: String, in known: Surroundings? = nil) -> [Diagnostic] {
         let standard = Self.standardized(path)
         guard isProjectFile(standard) else { return [] }
         let text = text(of: standard) ?? ""
@@ -112,14 +138,20 @@ package struct EditorProject {
             }
         case .versionOrder:
             found = VersionOrder.parse(source: source).diagnostics
+            // What the order lists in vain or leaves out, as `check` says it of the folder.
+            for diagnostic in (known ?? surroundings()).schemas.diagnostics where diagnostic.location?.path == standard && !found.contains(diagnostic) {
+                found.append(diagnostic)
+            }
         case .mapping:
             let (mapping, diagnostics) = MappingLoader.parse(source: source)
             found = diagnostics
             if let mapping {
                 // Checked against the versions that load: another version's file half typed
                 // in another tab is that file's to report.
+                let around = known ?? surroundings()
                 var checker = MappingChecker(mapping: mapping, policies: policies)
-                found += checker.check(catalog: partialCatalog().catalog)
+                found += checker.check(catalog: around.schemas.catalog)
+                found += around.mappingClashes.filter { $0.location?.path == standard }
             }
         }
         return found.filter { $0.location == nil || $0.location?.path == standard }

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// Defects a probe of the language server on real apps' imported projects found: diagnostics
+/// `mapc check` gives that the server did not, positions lost, and every open mapping checked
+/// again on each keystroke in any schema.
+@Suite("Defects found by a probe of the language server", .serialized)
+struct LSPProbeDefectTests {
+    /// A client started in a project, initialized.
+    private func client(in folder: URL) throws -> LSPClient {
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        try client.send(["method": "initialized", "params": [:]])
+        return client
+    }
+
+    private func open(_ client: LSPClient, _ path: URL, text: String? = nil, version: Int = 1) throws {
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": path.absoluteString, "languageId": "yaml", "version": version,
+                                                                                       "text": try text ?? String(contentsOf: path, encoding: .utf8)]]])
+    }
+
+    private func messages(_ diagnostics: [[String: Any]]) -> [String] { diagnostics.compactMap { $0["message"] as? String } }
+
+    /// Two mapping files of one step, and a version the order leaves out: `mapc check` says both,
+    /// the server said neither (it published no diagnostics).
+    @Test func theServerSaysWhatCheckSaysOfTheFolder() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mappings = folder.appendingPathComponent("mappings").standardizedFileURL
+        try FileManager.default.copyItem(at: mappings.appendingPathComponent("mapping_v2_to_v3.yaml"), to: mappings.appendingPathComponent("mapping_v2_to_v3_copy.yaml"))
+        let schemas = folder.appendingPathComponent("schemas").standardizedFileURL
+        try String(contentsOf: schemas.appendingPathComponent("v4.yaml"), encoding: .utf8).replacingOccurrences(of: "version: v4", with: "version: v5")
+            .write(to: schemas.appendingPathComponent("v5.yaml"), atomically: true, encoding: .utf8)
+        let client = try client(in: folder)
+        let copy = mappings.appendingPathComponent("mapping_v2_to_v3_copy.yaml")
+        try open(client, copy)
+        let clash = messages(try client.diagnostics(for: copy.absoluteString))
+        #expect(clash.contains { $0.hasPrefix("this file maps v2 to v3, and so does") }, "\(clash)")
+        let order = schemas.appendingPathComponent("versions.yaml")
+        try open(client, order)
+        let missing = messages(try client.diagnostics(for: order.absoluteString))
+        #expect(missing.contains { $0.hasPrefix("version 'v5' (") && $0.contains("is missing from the version order") }, "\(missing)")
+        try client.close()
+        // What `check` says of the same files.
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("this file maps v2 to v3, and so does") && check.stderr.contains("version 'v5' (./schemas/v5.yaml) is missing from the version order"), "\(check.stderr)")
+    }
+
+    /// A schema half typed (its YAML unreadable) made its version unknown to the mappings of it,
+    /// which were told "did you mean 'v2'?", a fix that rewrote them to the wrong version: they
+    /// are told its file has errors, in the editor and in `mapc check`.
+    @Test func aHalfTypedSchemasMappingsAreToldItsFileHasErrors() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let schema = folder.appendingPathComponent("schemas/v3.yaml").standardizedFileURL
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let halfTyped = try String(contentsOf: schema, encoding: .utf8) + "      caption: { type: strin\n"
+        let client = try client(in: folder)
+        try open(client, mapping)
+        _ = try client.diagnostics(for: mapping.absoluteString)
+        try open(client, schema, text: halfTyped)
+        let told = messages(try client.diagnostics(for: mapping.absoluteString))
+        #expect(told.contains { $0.contains("this mapping is not checked against destination version 'v3': its schema file has errors") }
+                && !told.contains { $0.contains("did you mean") }, "\(told)")
+        try client.close()
+        try halfTyped.write(to: schema, atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(check.stderr.contains("not checked against destination version 'v3': its schema file has errors") && !check.stderr.contains("did you mean 'v2'"), "\(check.stderr)")
+    }
+
+    /// Lines ended by a carriage return alone (old Mac files): YAML and LSP count them as lines,
+    /// but the server's lines did not, and every position became column 0 of its line.
+    @Test func positionsInAFileOfCarriageReturnsAreKept() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let text = try String(contentsOf: mapping, encoding: .utf8).replacingOccurrences(of: "$source.title", with: "$source.titl").replacingOccurrences(of: "\n", with: "\r")
+        let lines = text.components(separatedBy: "\r")
+        let line = try #require(lines.firstIndex { $0.contains("$source.titl") })
+        let column = try #require(lines[line].range(of: "$source.titl")).lowerBound.utf16Offset(in: lines[line]) + "$source.".utf16.count
+        let client = try client(in: folder)
+        try open(client, mapping, text: text)
+        let found = try client.diagnostics(for: mapping.absoluteString)
+        let typo = try #require(found.first { ($0["message"] as? String)?.contains("unknown key 'titl'") == true }, "\(found)")
+        let range = typo["range"] as? [String: Any], start = range?["start"] as? [String: Any], end = range?["end"] as? [String: Any]
+        #expect(start?["line"] as? Int == line && start?["character"] as? Int == column && end?["character"] as? Int == column + 4, "\(typo)")
+        try client.close()
+    }
+
+    /// A keystroke in a schema checked every open mapping again (with 24 documents open, 115 ms a
+    /// keystroke; typed faster, diagnostics 2.4 s behind): only the mappings of its version, or
+    /// across it, are. Edits the client sent together are checked once, at the last text.
+    @Test func anEditChecksWhatItMayChangeOnceTheInputIsRead() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let schema = folder.appendingPathComponent("schemas/v4.yaml").standardizedFileURL
+        let near = folder.appendingPathComponent("mappings/mapping_v3_to_v4.yaml").standardizedFileURL
+        let far = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let client = try client(in: folder)
+        for path in [near, far, schema] { try open(client, path) }
+        // Everything the opening published comes before a request's answer.
+        _ = try client.request("textDocument/hover", ["textDocument": ["uri": schema.absoluteString], "position": ["line": 0, "character": 0]])
+        client.notifications.removeAll()
+        // Three edits sent at once: the schema's diagnostics are published for the last.
+        let original = try String(contentsOf: schema, encoding: .utf8)
+        try client.sendTogether(["# a", "# ab", "# abc"].enumerated().map { version, typed in
+            ["method": "textDocument/didChange", "params": ["textDocument": ["uri": schema.absoluteString, "version": version + 2], "contentChanges": [["text": original + typed + "\n"]]]]
+        })
+        _ = try client.request("textDocument/hover", ["textDocument": ["uri": schema.absoluteString], "position": ["line": 0, "character": 0]])
+        let published = client.notifications.filter { ($0["params"] as? [String: Any])?["uri"] as? String == schema.absoluteString }
+        #expect(published.count == 1 && (published.first?["params"] as? [String: Any])?["version"] as? Int == 4, "\(published)")
+        // The mapping into v4 was checked again; the one from v2 to v3 was not.
+        let mappings = client.notifications.compactMap { ($0["params"] as? [String: Any])?["uri"] as? String }.filter { $0 != schema.absoluteString }
+        #expect(mappings == [near.absoluteString], "\(mappings)")
+        try client.close()
+    }
+}
