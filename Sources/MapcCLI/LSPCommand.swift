@@ -228,8 +228,9 @@ struct LanguageServer {
                   let found = project(for: path).declaration(in: path, line: line, column: column)?.description ?? project(for: path).expressionSummary(in: path, line: line) else { respond(id, .null); break }
             respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found))]))]))
         case "textDocument/definition":
-            guard let (path, line, column) = position(params), let location = project(for: path).declaration(in: path, line: line, column: column)?.location else { respond(id, .null); break }
-            let place = range(of: location, length: 1, text: project(for: path).text(of: location.path) ?? "")
+            guard let (path, line, column) = position(params), let found = project(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
+            // The name declared, whole.
+            let place = range(of: location, length: found.length, text: project(for: path).text(of: location.path) ?? "")
             respond(id, .object([("uri", .string(Self.uri(EditorProject.standardized(location.path)))), ("range", place)]))
         case "textDocument/codeAction":
             respond(id, .array(codeActions(params)))

@@ -118,4 +118,31 @@ struct LSPProbeDefectTests {
         #expect(mappings == [near.absoluteString], "\(mappings)")
         try client.close()
     }
+    /// A definition's range was one character wide; an unknown version was "in the schemas",
+    /// naming no folder; `mapc check` of a version order file with a YAML error said it twice
+    /// (once as named, once as the folder reads it).
+    @Test func definitionsCoverTheNameAndMessagesNameTheFolder() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let text = try String(contentsOf: mapping, encoding: .utf8)
+        let lines = text.components(separatedBy: "\n")
+        let line = try #require(lines.firstIndex { $0.contains("$source.title") })
+        let column = try #require(lines[line].range(of: "$source.title")).lowerBound.utf16Offset(in: lines[line]) + "$source.".utf16.count + 1
+        let client = try client(in: folder)
+        try open(client, mapping, text: text.replacingOccurrences(of: "source: v2", with: "source: v9"))
+        let unknown = messages(try client.diagnostics(for: mapping.absoluteString))
+        let schemas = folder.appendingPathComponent("schemas").standardizedFileURL.path
+        #expect(unknown.contains { $0.contains("unknown source version 'v9' in \(schemas)") }, "\(unknown)")
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": mapping.absoluteString, "version": 2], "contentChanges": [["text": text]]]])
+        let definition = try client.request("textDocument/definition", ["textDocument": ["uri": mapping.absoluteString], "position": ["line": line, "character": column]]) as? [String: Any]
+        let range = definition?["range"] as? [String: Any]
+        let start = (range?["start"] as? [String: Any])?["character"] as? Int, end = (range?["end"] as? [String: Any])?["character"] as? Int
+        #expect(start != nil && end.map { $0 - (start ?? 0) } == "title".count, "\(String(describing: definition))")
+        try client.close()
+        try "versions: [v1, v2, v3, v4\n".write(to: folder.appendingPathComponent("schemas/versions.yaml"), atomically: true, encoding: .utf8)
+        let check = try CLI.run(["check", "schemas/versions.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.components(separatedBy: "did not find expected ',' or ']'").count == 2, "\(check.stderr)")
+    }
 }

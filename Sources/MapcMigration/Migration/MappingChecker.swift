@@ -49,7 +49,7 @@ public struct MappingChecker {
                       fix: "mend the schema file; the mapping is checked once it loads")
             } else {
                 error("unknown \(key) version '\(version)' in \(catalog.directory.isEmpty ? "the schemas" : catalog.directory)", at: mapping.valueLocations[key], length: version.count,
-                      fix: Suggestions.didYouMean(version, in: versions) ?? (versions.isEmpty ? "the schemas folder has no versions" : "versions: \(versions.joined(separator: ", "))"))
+                      fix: Suggestions.didYouMean(version, in: versions) ?? (versions.isEmpty ? "\(catalog.directory.isEmpty ? "the schemas folder" : catalog.directory) has no versions\(catalog.directory.isEmpty || FileManager.default.fileExists(atPath: catalog.directory) ? "" : " (it does not exist: a mapping is checked against the schemas folder beside its mappings folder)")" : "versions: \(versions.joined(separator: ", "))"))
             }
         }
         guard schemas.count == 2 else { return diagnostics }

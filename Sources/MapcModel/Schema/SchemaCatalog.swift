@@ -39,8 +39,8 @@ public struct SchemaCatalog: Sendable {
     }
 
     /// `partial(directory:)` for schema files given as text.
-    package static func partial(files: [String: String]) -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
-        var catalog = SchemaCatalog(empty: ())
+    package static func partial(files: [String: String], directory: String = "") -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
+        var catalog = SchemaCatalog(empty: (), directory: directory)
         catalog.load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
         return (catalog, catalog.loadDiagnostics)
     }
@@ -48,8 +48,8 @@ public struct SchemaCatalog: Sendable {
     /// Every diagnostic the files gave, errors included (a partial catalog keeps them).
     private var loadDiagnostics: [Diagnostic] = []
 
-    private init(empty: Void) {
-        directory = ""
+    private init(empty: Void, directory: String = "") {
+        self.directory = directory
     }
 
     private init(directory: String, partial: Bool) throws {

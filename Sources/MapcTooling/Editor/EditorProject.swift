@@ -54,7 +54,7 @@ package struct EditorProject {
         for (path, text) in open where Files.parentFolder(of: path) == schemasFolder && (path.hasSuffix(".yaml") || path.hasSuffix(".yml")) {
             files[path] = text
         }
-        return SchemaCatalog.partial(files: files)
+        return SchemaCatalog.partial(files: files, directory: schemasFolder)
     }
 
     /// What kind of file a path is: by its keys, else by its folder and name.
@@ -310,7 +310,7 @@ package struct EditorProject {
     /// The declaration of the name at a position, and its one-line description: a key path's
     /// property (in the source version), an entity mapping named in a string, an entity named
     /// by `source:` or `destination:`.
-    package func declaration(in path: String, line: Int, column: Int) -> (location: FileLocation?, description: String)? {
+    package func declaration(in path: String, line: Int, column: Int) -> (location: FileLocation?, description: String, length: Int)? {
         guard kind(of: path) == .mapping, let text = text(of: path), let context = mappingContext(path) else { return nil }
         let lines = Self.lines(of: text)
         guard line >= 1, line <= lines.count else { return nil }
@@ -324,22 +324,23 @@ package struct EditorProject {
         if end < current.count, current[end] == ":", word.root == nil, word.names.isEmpty { return nil }
         // A mapping named in a string.
         if let mapping = context.mapping.entityMappings.first(where: { $0.name == name }), String(current).contains("\"\(name)\"") {
-            return (mapping.location, "entity mapping \(mapping.name): \(mapping.source ?? "new") → \(mapping.destination ?? "dropped")")
+            // A mapping's declaration is its list item (`- name: …`): the item's first character.
+            return (mapping.location, "entity mapping \(mapping.name): \(mapping.source ?? "new") → \(mapping.destination ?? "dropped")", 1)
         }
         let trimmed = String(current).trimmingCharacters(in: .whitespaces)
         for (key, schema) in [("source:", context.source), ("destination:", context.destination)] where trimmed.hasPrefix(key) {
             if let schema, let entity = schema.entity(named: name) {
                 let properties = schema.allAttributes(of: entity).map { "\($0.name): \($0.type.rawValue)" } + schema.allRelationships(of: entity).map { "\($0.name) → \($0.destination)" }
-                return (entity.location, "entity \(entity.name) of \(schema.version): \(properties.joined(separator: ", "))")
+                return (entity.location, "entity \(entity.name) of \(schema.version): \(properties.joined(separator: ", "))", entity.name.count)
             }
         }
         guard let owner = entityMapping(at: line, in: context.mapping), let schema = context.source, let start = owner.source.flatMap(schema.entity(named:)),
               word.root == nil || word.root == "$source" || word.root == "SELF", let entity = Self.follow(word.names, from: start, in: schema) else { return nil }
         switch schema.property(named: name, in: entity) {
         case .attribute(let attribute)?:
-            return (attribute.location, "\(entity.name).\(attribute.name): \(attribute.type.rawValue), \(attribute.isOptional ? "optional (can be nil)" : "required") in \(schema.version)")
+            return (attribute.location, "\(entity.name).\(attribute.name): \(attribute.type.rawValue), \(attribute.isOptional ? "optional (can be nil)" : "required") in \(schema.version)", attribute.name.count)
         case .relationship(let relationship)?:
-            return (relationship.location, "\(entity.name).\(relationship.name): \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)\(relationship.isOptional ? ", optional" : "") in \(schema.version)")
+            return (relationship.location, "\(entity.name).\(relationship.name): \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)\(relationship.isOptional ? ", optional" : "") in \(schema.version)", relationship.name.count)
         case nil:
             return nil
         }
