@@ -277,12 +277,22 @@ package struct EditorProject {
             }
             return MappingLoader.entityMappingKeys.map { EditorCompletion(label: $0, detail: "key", kind: .key) }
         }
-        // In an expression.
+        // In an expression: the text of it before the cursor (a value YAML double-quotes is the
+        // expression inside the quotes, its `\"` the expression's quotes).
         let owner = entityMapping(at: line, in: context.mapping)
-        if let quote = before.lastIndex(of: "\""), before[..<quote].filter({ $0 == "\"" }).count % 2 == 0 {
-            let opened = before[..<quote]
+        var expression = before
+        if let opening = before.range(of: #"^\s*(- )?[A-Za-z_][A-Za-z0-9_]*: ""#, options: .regularExpression) {
+            expression = String(before[opening.upperBound...]).replacingOccurrences(of: "\\\"", with: "\"")
+        }
+        if let quote = expression.lastIndex(of: "\""), expression[..<quote].filter({ $0 == "\"" }).count % 2 == 0 {
+            let opened = expression[..<quote]
             if opened.hasSuffix("FUNCTION($manager, ") {
                 return MethodSelector.allCases.filter(\.isManagerSelector).map { EditorCompletion(label: $0.rawValue, detail: "$manager selector", kind: .function) }
+            }
+            if opened.hasSuffix("FUNCTION($entityPolicy, ") {
+                // The functions the mapping's policy gives its expressions (as `check` knows them).
+                guard let policy = owner?.policy, let made = policies.makePolicy(named: policy) else { return [] }
+                return made.functions.keys.sorted().map { EditorCompletion(label: $0, detail: "function of \(policy)", kind: .function) }
             }
             if opened.range(of: #"FUNCTION\([^,()]+, $"#, options: .regularExpression) != nil {
                 return MethodSelector.allCases.filter { !$0.isManagerSelector }.map { EditorCompletion(label: $0.rawValue, detail: "selector", kind: .function) }
