@@ -147,8 +147,8 @@ struct LanguageServer {
     var versions: [String: JSONValue] = [:]
     /// The model version each schema file declared when it was last checked (nil: none readable).
     var schemaVersions: [String: String?] = [:]
-    /// The mapping files that clashed with another of their step when last checked.
-    var clashed: Set<String> = []
+    /// The mapping files that clashed with another of their step when last checked, by mappings folder.
+    var clashed: [String: Set<String>] = [:]
     /// Documents opened or changed whose diagnostics are not yet published.
     var pending: [String] = []
 
@@ -281,19 +281,22 @@ struct LanguageServer {
         var around: EditorProject.Surroundings?
         if kind != .schema || !mappings.isEmpty { around = project.surroundings() }
         var paths = includingItself ? [path] : []
-        if let around {
-            switch kind {
-            case .schema:
-                let version = around.schemas.catalog.versionsByFile[path]
-                let before = schemaVersions.updateValue(version, forKey: path) ?? nil
+        switch kind {
+        case .schema:
+            // Recorded whether or not a mapping is open: one opened later is checked against it.
+            let version = around?.schemas.catalog.versionsByFile[path]
+                ?? project.text(of: path).flatMap { SchemaCatalog.partial(files: [path: $0]).catalog.versionsByFile[path] }
+            let before = schemaVersions.updateValue(version, forKey: path) ?? nil
+            if let around {
                 paths += mappings.filter { Self.mapping($0, in: project, mayChangeWith: [version, before].compactMap { $0 }, catalog: around.schemas.catalog) }
-            case .versionOrder:
-                paths += mappings
-            case .mapping:
-                let clashing = Set(around.mappingClashes.compactMap { $0.location?.path })
-                paths += mappings.filter { clashing.contains($0) != clashed.contains($0) }
-                clashed = clashing
             }
+        case .versionOrder:
+            paths += mappings
+        case .mapping:
+            // By the project's mappings folder: a server may serve several projects.
+            let clashing = Set((around?.mappingClashes ?? []).compactMap { $0.location?.path })
+            paths += mappings.filter { clashing.contains($0) != (clashed[project.mappingsFolder] ?? []).contains($0) }
+            clashed[project.mappingsFolder] = clashing
         }
         for target in paths {
             if around == nil, project.kind(of: target) != .schema { around = project.surroundings() }

@@ -21,6 +21,18 @@ struct LSPProbeDefectTests {
 
     private func messages(_ diagnostics: [[String: Any]]) -> [String] { diagnostics.compactMap { $0["message"] as? String } }
 
+    /// The diagnostics messages published for a document before the answer to a request sent now
+    /// (the server publishes what edits call for before it answers): each publication's, without
+    /// waiting for one that may never come.
+    private func publishedBeforeAnAnswer(_ client: LSPClient, for path: URL) throws -> [[String]] {
+        client.notifications.removeAll { ($0["params"] as? [String: Any])?["uri"] as? String != path.absoluteString }
+        let kept = client.notifications
+        client.notifications.removeAll()
+        _ = try client.request("textDocument/hover", ["textDocument": ["uri": path.absoluteString], "position": ["line": 0, "character": 0]])
+        return (kept + client.notifications).filter { ($0["params"] as? [String: Any])?["uri"] as? String == path.absoluteString }
+            .map { messages((($0["params"] as? [String: Any])?["diagnostics"] as? [[String: Any]]) ?? []) }
+    }
+
     /// Two mapping files of one step, and a version the order leaves out: `mapc check` says both,
     /// the server said neither (it published no diagnostics).
     @Test func theServerSaysWhatCheckSaysOfTheFolder() throws {
@@ -144,5 +156,48 @@ struct LSPProbeDefectTests {
         try "versions: [v1, v2, v3, v4\n".write(to: folder.appendingPathComponent("schemas/versions.yaml"), atomically: true, encoding: .utf8)
         let check = try CLI.run(["check", "schemas/versions.yaml"], in: folder)
         #expect(check.status == 1 && check.stderr.components(separatedBy: "did not find expected ',' or ']'").count == 2, "\(check.stderr)")
+    }
+    /// A review's finds: a schema's version was recorded only while a mapping was open, so a
+    /// mapping opened after the schema was not checked again when the schema's version changed;
+    /// and which mappings clash was kept for the last project checked, so in a server of two
+    /// projects a clash that ended in one stayed on screen.
+    @Test func editsAreFollowedAcrossTheOrderOfOpeningAndAcrossProjects() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-lsp-\(UUID().uuidString)").standardizedFileURL
+        defer { try? FileManager.default.removeItem(at: parent) }
+        var projects: [URL] = []
+        for name in ["a", "b"] {
+            let folder = try CLI.project()
+            try CLI.addMappingsAndPolicies(to: folder)
+            try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+            try FileManager.default.moveItem(at: folder, to: parent.appendingPathComponent(name))
+            projects.append(parent.appendingPathComponent(name))
+        }
+        let (a, b) = (projects[0], projects[1])
+        let client = try client(in: parent)
+        // The schema first, then a mapping of its version; then the schema's version changes.
+        let schema = a.appendingPathComponent("schemas/v3.yaml"), mapping = a.appendingPathComponent("mappings/mapping_v3_to_v4.yaml")
+        try open(client, schema)
+        _ = try client.diagnostics(for: schema.absoluteString)
+        try open(client, mapping)
+        _ = try client.diagnostics(for: mapping.absoluteString)
+        let renamed = try String(contentsOf: schema, encoding: .utf8).replacingOccurrences(of: "version: v3", with: "version: v3x")
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": schema.absoluteString, "version": 2], "contentChanges": [["text": renamed]]]])
+        let told = try publishedBeforeAnAnswer(client, for: mapping)
+        #expect(told.count == 1 && told[0].contains { $0.contains("unknown source version 'v3'") }, "\(told)")
+        // Two mapping files of one step in b, then a mapping of a, then the clash in b ends.
+        let first = b.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"), second = b.appendingPathComponent("mappings/mapping_v2_to_v3_again.yaml")
+        let text = try String(contentsOf: first, encoding: .utf8)
+        try text.write(to: second, atomically: true, encoding: .utf8)
+        try open(client, first)
+        _ = try client.diagnostics(for: first.absoluteString)
+        try open(client, second)
+        #expect(messages(try client.diagnostics(for: second.absoluteString)).contains { $0.hasPrefix("this file maps v2 to v3") })
+        try open(client, a.appendingPathComponent("mappings/mapping_v2_to_v3.yaml"))
+        _ = try client.diagnostics(for: a.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").absoluteString)
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": first.absoluteString, "version": 2],
+                                                                          "contentChanges": [["text": text.replacingOccurrences(of: "destination: v3", with: "destination: v4")]]]])
+        let cleared = try publishedBeforeAnAnswer(client, for: second)
+        #expect(cleared.count == 1 && !cleared[0].contains { $0.hasPrefix("this file maps v2 to v3") }, "\(cleared)")
+        try client.close()
     }
 }

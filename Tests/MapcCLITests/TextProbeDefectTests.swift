@@ -152,4 +152,35 @@ struct TextProbeDefectTests {
         let same = try CLI.run(["diff", "v1", "v2"], in: folder)
         #expect(same.stdout.contains("renamed  Note.b"), "\(same.stdout)")
     }
+    /// A review's finds: a to-many listing both forms was refused as "listed twice", a dump kept
+    /// one of them (its de-duplication took them for one), and a uniqueness constraint on the
+    /// relationship took the two objects for one.
+    @Test func aToManyAndAConstraintTellTheTwoFormsApart() throws {
+        let folder = try CLI.project(versions: [("v1", """
+              Tag:
+                attributes: { name: string? }
+                relationships:
+                  notes: { destination: Note, toMany: true, inverse: tags, optional: true }
+              Note:
+                attributes: { title: string? }
+                relationships:
+                  tags: { destination: Tag, toMany: true, inverse: notes, optional: true }
+                  first: { destination: Tag, optional: true }
+                uniquenessConstraints: [[first]]
+
+            """)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("{\"version\": \"v1\", \"objects\": {\"Tag\": [{\"id\": \(json(Self.composed))}, {\"id\": \(json(Self.decomposed))}], "
+                         + "\"Note\": [{\"id\": \"n1\", \"tags\": [\(json(Self.composed)), \(json(Self.decomposed))], \"first\": \(json(Self.composed))}, "
+                         + "{\"id\": \"n2\", \"first\": \(json(Self.decomposed))}]}}", to: "d.json")
+        let load = try CLI.run(["load", "d.json", "s.db"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        let dump = try CLI.run(["dump", "s.db", "--output", "dump.json"], in: folder)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        let again = try CLI.run(["load", "dump.json", "t.db"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        for store in ["s.db", "t.db"] {
+            #expect(try sqliteOutput(folder, store, "SELECT count(*) FROM Note_tags") == "2", "\(store)")
+        }
+    }
 }

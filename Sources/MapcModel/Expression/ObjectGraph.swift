@@ -97,7 +97,7 @@ package final class InMemoryObjectGraph: ObjectGraph {
 /// collections, and strings, numbers and booleans scalars. Used by `mapc eval --object`.
 /// A missing key reads as nil.
 package final class JSONObjectGraph: ObjectGraph {
-    private var nodes: [String: [String: EvalValue]] = [:]
+    private var nodes: [ExactText: [String: EvalValue]] = [:]
     private var counter = 0
     /// The root object, bound to `$source` and `SELF` by `mapc eval`.
     package private(set) var root: EvalValue = .null
@@ -133,18 +133,18 @@ package final class JSONObjectGraph: ObjectGraph {
         case .object(let pairs):
             counter += 1
             var id = "#\(counter)"
-            if case .string(let given)? = json["id"], nodes[given] == nil { id = given }
-            nodes[id] = [:]
+            if case .string(let given)? = json["id"], nodes[ExactText(given)] == nil { id = given }
+            nodes[ExactText(id)] = [:]
             var members: [String: EvalValue] = [:]
             for (key, member) in pairs { members[key] = try convert(member) }
-            nodes[id] = members
+            nodes[ExactText(id)] = members
             return .object(ObjectRef(entity: "", id: id))
         }
     }
 
     /// No object has values: nil for every key.
     package func value(of object: ObjectRef, key: String) throws -> EvalValue? {
-        guard let members = nodes[object.id] else { return nil }
+        guard let members = nodes[ExactText(object.id)] else { return nil }
         return members[key] ?? .null
     }
 

@@ -315,8 +315,8 @@ public enum DataFile {
             // A to-many is a set (ordered or not): a member a join table lists twice is one member,
             // as a migration carries it, and `load` refuses a list naming one twice.
             if relationship.isToMany {
-                var seen = Set<String>()
-                ids = ids.filter { seen.insert($0).inserted }
+                var seen = Set<ExactText>()
+                ids = ids.filter { seen.insert(ExactText($0)).inserted }
             }
             pairs.append((relationship.name, relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null)))
         }

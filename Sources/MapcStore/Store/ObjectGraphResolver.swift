@@ -187,9 +187,9 @@ struct ObjectGraphResolver {
             if !relationship.isToMany && ids.count > 1 {
                 problems.add(object.entity, object.id, relationship.name, "to-one relationship '\(relationship.name)' holds \(ids.count) objects; give one id or null")
             }
-            var seen: Set<String> = []
+            var seen: Set<ExactText> = []
             for id in ids {
-                if !seen.insert(id).inserted {
+                if !seen.insert(ExactText(id)).inserted {
                     problems.add(object.entity, object.id, relationship.name, "id '\(id)' is listed twice")
                     continue
                 }
@@ -285,7 +285,8 @@ struct ObjectGraphResolver {
                     guard Entity.constraintApplies(to: constrained) else { continue }
                     let key = constraint.map { name -> AnyHashable in
                         if let value = values[index][name] { return Entity.constraintKey(of: value) }
-                        return AnyHashable(related[index][name]?.map { objects[$0].id } ?? [])
+                        // The related objects themselves (their places here), not their ids' text.
+                        return AnyHashable(related[index][name] ?? [])
                     }
                     if let other = seen[key] {
                         let shared = constraint.map { name in "\(name) \(values[index][name].map(\.description) ?? "[" + (related[index][name]?.map { objects[$0].id }.joined(separator: ", ") ?? "") + "]")" }
