@@ -46,15 +46,19 @@ package struct EditorProject {
     /// diagnostic of the schemas: a mapping is checked against it while another version's
     /// file is being typed.
     package func partialCatalog() -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
-        var files: [String: String] = [:]
-        for path in SourceFile.yamlFiles(in: schemasFolder) {
+        SchemaCatalog.partial(files: yamlTexts(in: schemasFolder), directory: schemasFolder)
+    }
+
+    /// A folder's YAML files by standardized path, as the editor holds them: open documents over
+    /// the files on disk, and documents not saved yet.
+    private func yamlTexts(in folder: String) -> [String: String] {
+        var texts: [String: String] = [:]
+        for path in SourceFile.yamlFiles(in: folder) {
             let key = Self.standardized(path)
-            if let text = text(of: key) { files[key] = text }
+            if let text = text(of: key) { texts[key] = text }
         }
-        for (path, text) in open where Files.parentFolder(of: path) == schemasFolder && (path.hasSuffix(".yaml") || path.hasSuffix(".yml")) {
-            files[path] = text
-        }
-        return SchemaCatalog.partial(files: files, directory: schemasFolder)
+        for (path, text) in open where Files.parentFolder(of: path) == folder && SourceFile.isYAMLName(path) { texts[path] = text }
+        return texts
     }
 
     /// What kind of file a path is: by its keys, else by its folder and name.
@@ -106,12 +110,7 @@ package struct EditorProject {
 
     /// The project's surroundings as the editor holds them now.
     package func surroundings() -> Surroundings {
-        var texts: [String: String] = [:]
-        for path in SourceFile.yamlFiles(in: mappingsFolder) {
-            let key = Self.standardized(path)
-            if let text = text(of: key) { texts[key] = text }
-        }
-        for (path, text) in open where Files.parentFolder(of: path) == mappingsFolder && SourceFile.isYAMLName(path) { texts[path] = text }
+        let texts = yamlTexts(in: mappingsFolder)
         let mappings = texts.keys.sorted().compactMap { path -> MappingModel? in
             let source = SourceFile(path: path, text: texts[path] ?? "")
             guard !Self.isOversized(source.text), ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { return nil }
