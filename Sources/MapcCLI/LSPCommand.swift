@@ -178,6 +178,12 @@ struct LanguageServer {
         }
         // Diagnostics of earlier edits go before anything else is answered or done.
         if method != "textDocument/didChange" && method != "textDocument/didOpen" { publishPending() }
+        // A position request's params of the wrong shape are the client's mistake, said as
+        // JSON-RPC says it (-32602), not answered as if nothing were there.
+        if ["textDocument/completion", "textDocument/hover", "textDocument/definition"].contains(method), let id, let problem = Self.positionProblem(params) {
+            send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32602)), ("message", .string(problem))]))]))
+            return nil
+        }
         switch method {
         case "initialize":
             initialized = true
@@ -359,6 +365,16 @@ struct LanguageServer {
     static func replacement(in fix: String?) -> String? {
         guard let fix, let start = fix.range(of: "did you mean '"), let end = fix[start.upperBound...].firstIndex(of: "'") else { return nil }
         return String(fix[start.upperBound..<end])
+    }
+
+    /// What is wrong with a position request's params (`textDocument.uri`, a string, and
+    /// `position.line` and `.character`, whole numbers from 0), or nil when they are well formed.
+    static func positionProblem(_ params: JSONValue) -> String? {
+        guard case .string? = params["textDocument"]?["uri"] else { return "invalid params: textDocument.uri must be a string" }
+        for key in ["line", "character"] {
+            guard case .integer(let value)? = params["position"]?[key], value >= 0 else { return "invalid params: position.\(key) must be a whole number from 0" }
+        }
+        return nil
     }
 
     /// A request's document path and position, as lines and columns from 1 (columns in characters).

@@ -241,8 +241,11 @@ extension LSPTests {
         _ = try client.request("initialize", ["processId": NSNull(), "capabilities": [:]])
         try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": crlf]]])
         #expect(try client.diagnostics(for: uri).filter { ($0["severity"] as? Int) == 1 }.isEmpty)
-        let negative = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": -1, "character": 0]]) as? [Any]
-        #expect(negative != nil)
+        // Answered, as JSON-RPC answers params of the wrong shape (a probe found `null` for them).
+        let negative = try client.response("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": -1, "character": 0]])
+        #expect((negative["error"] as? [String: Any])?["code"] as? Int == -32602, "\(negative)")
+        let typed = try client.response("textDocument/hover", ["textDocument": ["uri": uri], "position": ["line": "3", "character": 0]])
+        #expect((typed["error"] as? [String: Any])?["message"] as? String == "invalid params: position.line must be a whole number from 0", "\(typed)")
         let lines = crlf.components(separatedBy: "\r\n")
         let line = try #require(lines.firstIndex { $0.contains("$source.dateCreated") })
         let column = try #require(lines[line].range(of: "$source.")).upperBound.utf16Offset(in: lines[line])
