@@ -88,13 +88,7 @@ struct CheckCommand: ParsableCommand {
                 let (schema, found) = SchemaLoader.parse(source: source)
                 // What only the folder shows of this file (another file declaring its version) is
                 // said of it too, at the path it was named by.
-                let file = URL(fileURLWithPath: path).standardizedFileURL.path
-                let inFolder = ((try? partial.get().diagnostics) ?? []).compactMap { diagnostic -> Diagnostic? in
-                    guard let location = diagnostic.location, URL(fileURLWithPath: location.path).standardizedFileURL.path == file else { return nil }
-                    var named = diagnostic
-                    named.location?.path = path
-                    return named
-                }
+                let inFolder = ((try? partial.get().diagnostics) ?? []).compactMap { Self.said($0, at: path) }
                 check(schema, found: found + inFolder.filter { !found.contains($0) }, path: path, into: &diagnostics, summaries: &summaries)
             }
         }
@@ -115,13 +109,10 @@ struct CheckCommand: ParsableCommand {
                 // By a set: 50,000 diagnostics compared each with every other took 44 s. The
                 // folder's diagnostics of a file named (`schemas/versions.yaml`, which the folder
                 // reads as `./schemas/versions.yaml`) are said at the path it was named by: once.
-                let named = Dictionary(files.map { (URL(fileURLWithPath: $0).standardizedFileURL.path, $0) }, uniquingKeysWith: { first, _ in first })
+                let named = Dictionary(files.map { (Self.standardized($0), $0) }, uniquingKeysWith: { first, _ in first })
                 let known = Set(diagnostics)
                 diagnostics += error.diagnostics.map { diagnostic in
-                    guard let location = diagnostic.location, let path = named[URL(fileURLWithPath: location.path).standardizedFileURL.path] else { return diagnostic }
-                    var said = diagnostic
-                    said.location?.path = path
-                    return said
+                    diagnostic.location.flatMap { named[Self.standardized($0.path)] }.flatMap { Self.said(diagnostic, at: $0) } ?? diagnostic
                 }.filter { !known.contains($0) }
                 // The history is checked where it can be: the steps between versions that load
                 // (one file's errors hid a forgotten renaming identifier sixty versions away).
@@ -175,6 +166,18 @@ struct CheckCommand: ParsableCommand {
 
     /// What `check` says of the history's steps no mapping file covers: an error for a step that
     /// cannot be inferred, a warning for one that drops values or may not mean what it infers.
+    /// A diagnostic of the file at `path`, however the folder's reading spells its path
+    /// (`./schemas/v1.yaml` for `schemas/v1.yaml`), said at `path` as it was named; nil for
+    /// another file's.
+    private static func said(_ diagnostic: Diagnostic, at path: String) -> Diagnostic? {
+        guard let location = diagnostic.location, standardized(location.path) == standardized(path) else { return nil }
+        var said = diagnostic
+        said.location?.path = path
+        return said
+    }
+
+    private static func standardized(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+
     private static func stepDiagnostics(_ gaps: [MigrationPlanner.ChainGap], catalog loaded: SchemaCatalog, mappings: MappingCatalog) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         for gap in gaps {
@@ -217,12 +220,12 @@ struct CheckCommand: ParsableCommand {
     /// Errors for mapping files that map the same step and pass as another file checked, or as
     /// another file in their folder (`MappingCatalog.clash`): `plan` and `run` cannot choose.
     private func duplicateSteps(_ checked: [MappingModel]) -> [Diagnostic] {
-        func path(_ model: MappingModel) -> String { URL(fileURLWithPath: model.file?.path ?? "").standardizedFileURL.path }
+        func path(_ model: MappingModel) -> String { Self.standardized(model.file?.path ?? "") }
         var all = checked
         let folders = Set(checked.compactMap { $0.file.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path } })
         let checkedPaths = Set(checked.map(path))
         for folder in folders {
-            for file in SourceFile.yamlFiles(in: folder) where !checkedPaths.contains(URL(fileURLWithPath: file).standardizedFileURL.path) {
+            for file in SourceFile.yamlFiles(in: folder) where !checkedPaths.contains(Self.standardized(file)) {
                 guard let source = try? SourceFile.read(path: file), ProjectFileKind.classify(source, fallback: .schema) == .mapping,
                       let model = MappingLoader.parse(source: source).mapping else { continue }
                 all.append(model)

@@ -294,7 +294,7 @@ struct LanguageServer {
                 ?? project.text(of: path).flatMap { SchemaCatalog.partial(files: [path: $0]).catalog.versionsByFile[path] }
             let before = schemaVersions.updateValue(version, forKey: path) ?? nil
             if let around {
-                paths += mappings.filter { Self.mapping($0, in: project, mayChangeWith: [version, before].compactMap { $0 }, catalog: around.schemas.catalog) }
+                paths += mappings.filter { Self.mapping($0, mayChangeWith: [version, before].compactMap { $0 }, around: around) }
             }
         case .versionOrder:
             paths += mappings
@@ -329,8 +329,9 @@ struct LanguageServer {
     /// Whether an open mapping's diagnostics may change with a schema file that declares one of
     /// `versions` (the file's version now and before the edit): a mapping from or to one, or
     /// across one. A mapping that cannot be read is checked again.
-    static func mapping(_ path: String, in project: EditorProject, mayChangeWith versions: [String], catalog: SchemaCatalog) -> Bool {
-        guard let text = project.text(of: path), let mapping = MappingLoader.parse(source: SourceFile(path: path, text: text)).mapping else { return true }
+    static func mapping(_ path: String, mayChangeWith versions: [String], around: EditorProject.Surroundings) -> Bool {
+        guard let mapping = around.mappings[path] else { return true }
+        let catalog = around.schemas.catalog
         for version in versions {
             if version == mapping.source || version == mapping.destination { return true }
             if let source = catalog.schema(version: mapping.source), let destination = catalog.schema(version: mapping.destination),

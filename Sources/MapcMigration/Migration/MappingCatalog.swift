@@ -44,21 +44,27 @@ public struct MappingCatalog: Sendable {
     }
 
     private mutating func add(_ sources: [SourceFile]) throws {
-        var diagnostics: [Diagnostic] = []
-        var loaded: [MappingModel] = []
-        for source in sources {
-            // Classified by parsed content: a file with schema keys is not a mapping; anything else
-            // is read as one, so a misspelt key is reported rather than the file skipped.
-            guard ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { continue }
-            let (mapping, found) = MappingLoader.parse(source: source)
-            diagnostics += found
-            guard let mapping, !found.hasErrors else { continue }
-            loaded.append(mapping)
-        }
-        let (kept, clashes) = Self.withoutClashes(loaded)
+        let parsed = Self.parse(sources)
+        let (kept, clashes) = Self.withoutClashes(parsed.loaded)
         mappings += kept
-        diagnostics += clashes
+        let diagnostics = parsed.files.flatMap(\.diagnostics) + clashes
         if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
+    }
+
+    /// A folder's mapping files among `sources`, each parsed (its model, when it gives one, and
+    /// its diagnostics), and the models of those without errors, in order: what `check`, `run`
+    /// and the editor read of a mappings folder. Classified by parsed content: a file with schema
+    /// keys is not a mapping; anything else is read as one, so a misspelt key is reported rather
+    /// than the file skipped.
+    package static func parse(_ sources: [SourceFile]) -> (files: [(path: String, mapping: MappingModel?, diagnostics: [Diagnostic])], loaded: [MappingModel]) {
+        var files: [(path: String, mapping: MappingModel?, diagnostics: [Diagnostic])] = []
+        var loaded: [MappingModel] = []
+        for source in sources where ProjectFileKind.classify(source, fallback: .mapping) == .mapping {
+            let (mapping, found) = MappingLoader.parse(source: source)
+            files.append((source.path, mapping, found))
+            if let mapping, !found.hasErrors { loaded.append(mapping) }
+        }
+        return (files, loaded)
     }
 
     /// The mappings a folder's files give, in the folder's order, less each that clashes with

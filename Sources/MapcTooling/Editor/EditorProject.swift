@@ -105,19 +105,18 @@ package struct EditorProject {
     /// open mapping again, each against the same versions).
     package struct Surroundings {
         package let schemas: (catalog: SchemaCatalog, diagnostics: [Diagnostic])
+        /// The mapping files' models, by path (errors or not, where the file gives one).
+        package let mappings: [String: MappingModel]
         package let mappingClashes: [Diagnostic]
     }
 
     /// The project's surroundings as the editor holds them now.
     package func surroundings() -> Surroundings {
         let texts = yamlTexts(in: mappingsFolder)
-        let mappings = texts.keys.sorted().compactMap { path -> MappingModel? in
-            let source = SourceFile(path: path, text: texts[path] ?? "")
-            guard !Self.isOversized(source.text), ProjectFileKind.classify(source, fallback: .mapping) == .mapping else { return nil }
-            let (mapping, found) = MappingLoader.parse(source: source)
-            return found.hasErrors ? nil : mapping
-        }
-        return Surroundings(schemas: partialCatalog(), mappingClashes: MappingCatalog.withoutClashes(mappings).clashes)
+        let sources = texts.keys.sorted().map { SourceFile(path: $0, text: texts[$0] ?? "") }.filter { !Self.isOversized($0.text) }
+        let parsed = MappingCatalog.parse(sources)
+        let models = Dictionary(parsed.files.compactMap { file in file.mapping.map { (file.path, $0) } }, uniquingKeysWith: { first, _ in first })
+        return Surroundings(schemas: partialCatalog(), mappings: models, mappingClashes: MappingCatalog.withoutClashes(parsed.loaded).clashes)
     }
 
     /// The diagnostics of one file, as `mapc check` gives them for it (those located in it).
