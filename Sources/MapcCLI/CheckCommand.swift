@@ -181,7 +181,7 @@ struct CheckCommand: ParsableCommand {
     private static func stepDiagnostics(_ gaps: [MigrationPlanner.ChainGap], catalog loaded: SchemaCatalog, mappings: MappingCatalog) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         for gap in gaps {
-            let at = loaded.schema(version: gap.to).flatMap(Self.versionLine)
+            let at = loaded.schema(version: gap.to)?.versionLocation
             let file = MappingCatalog.suggestedFile(from: gap.from, to: gap.to, in: mappings.directory)
             let start = "`mapc infer \(English.option("--from", gap.from)) \(English.option("--to", gap.to)) \(English.option("--output", file))` writes a start"
             if let problem = gap.problem {
@@ -199,13 +199,6 @@ struct CheckCommand: ParsableCommand {
             }
         }
         return diagnostics
-    }
-
-    /// The `version:` line of a schema's file (its first line when there is none at the top level).
-    private static func versionLine(of schema: Schema) -> FileLocation? {
-        guard let source = schema.source else { return nil }
-        let lines = SourceFile.lines(of: source.text)
-        return FileLocation(path: source.path, line: (lines.firstIndex { $0.hasPrefix("version:") } ?? 0) + 1, column: 1)
     }
 
     /// What a file is taken for when its content does not say: a mapping in a mappings folder, the

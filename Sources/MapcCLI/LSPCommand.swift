@@ -22,7 +22,7 @@ struct LSPCommand: ParsableCommand {
     @OptionGroup var policyOptions: PolicyOptions
 
     func run() throws {
-        var server = LanguageServer(schemas: schemas, mappings: mappings)
+        var server = LanguageServer(schemas: schemas, mappings: mappings, policies: policyOptions.folder)
         var input = LSPInput()
         do {
             while let message = try input.next() {
@@ -138,6 +138,8 @@ extension LSPInput {
 struct LanguageServer {
     var schemas: String?
     var mappings: String?
+    /// The policies folder given (`--policies`); else each project's `policies/`.
+    var policies: String?
     /// Open documents, by path.
     var open: [String: String] = [:]
     var shuttingDown = false
@@ -152,9 +154,10 @@ struct LanguageServer {
     /// Documents opened or changed whose diagnostics are not yet published.
     var pending: [String] = []
 
-    init(schemas: String?, mappings: String?) {
+    init(schemas: String?, mappings: String?, policies: String? = nil) {
         self.schemas = schemas
         self.mappings = mappings
+        self.policies = policies
     }
 
     /// Handles one message; returns the exit status once the client says `exit`.
@@ -230,11 +233,10 @@ struct LanguageServer {
             }
             respond(id, .object([("isIncomplete", .bool(false)), ("items", .array(items))]))
         case "textDocument/hover":
-            guard let (path, line, column) = position(params),
-                  let found = project(for: path).declaration(in: path, line: line, column: column)?.description ?? project(for: path).expressionSummary(in: path, line: line) else { respond(id, .null); break }
+            guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).hover(in: path, line: line, column: column) else { respond(id, .null); break }
             respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found))]))]))
         case "textDocument/definition":
-            guard let (path, line, column) = position(params), let found = project(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
+            guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
             // The name declared, whole.
             let place = range(of: location, length: found.length, text: project(for: path).text(of: location.path) ?? "")
             respond(id, .object([("uri", .string(Self.uri(EditorProject.standardized(location.path)))), ("range", place)]))
@@ -249,11 +251,24 @@ struct LanguageServer {
         return nil
     }
 
+    /// The project a document belongs to, knowing where its policy classes are declared (read
+    /// from the policies folder's files for a request that may name one).
+    func projectWithPolicies(for path: String) -> EditorProject {
+        var project = project(for: path)
+        project.policyLocations = PolicyLoader.declarations(inFolder: policies ?? (Self.projectFolder(of: path) as NSString).appendingPathComponent("policies"))
+        return project
+    }
+
+    /// The folder a document's project is in: the one holding its `schemas/`, `mappings/` and `policies/`.
+    static func projectFolder(of path: String) -> String {
+        let folder = Files.parentFolder(of: path)
+        return ["schemas", "mappings", "policies"].contains((folder as NSString).lastPathComponent) ? Files.parentFolder(of: folder) : folder
+    }
+
     /// The project a document belongs to: the folder holding its `schemas/` and `mappings/`,
     /// unless the server was given the folders.
     func project(for path: String) -> EditorProject {
-        let folder = Files.parentFolder(of: path)
-        let base = ["schemas", "mappings", "policies"].contains((folder as NSString).lastPathComponent) ? Files.parentFolder(of: folder) : folder
+        let base = Self.projectFolder(of: path)
         var project = EditorProject(schemasFolder: schemas ?? (base as NSString).appendingPathComponent("schemas"),
                                     mappingsFolder: mappings ?? (base as NSString).appendingPathComponent("mappings"))
         // A document past the file limit is no part of the project (its file on disk is read instead).

@@ -86,6 +86,39 @@ enum PolicyLoader {
         return found
     }
 
+    /// Where each policy class of a folder's files is declared, by the name a mapping gives it
+    /// (`Name`, or `Outer.Name` nested): the class's name in its file. Files that cannot be read
+    /// are passed over (this is for an editor's definitions; `load` says what is wrong with them).
+    static func declarations(inFolder folder: String) -> [String: FileLocation] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.filter { $0.hasSuffix(".swift") }.sorted() ?? []
+        let sources: [(path: String, text: String)] = names.compactMap { name in
+            let path = (folder as NSString).appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: path), data.count <= SourceFile.maxBytes, let text = String(data: data, encoding: .utf8) else { return nil }
+            return (path, text)
+        }
+        let policies = Set(policyClasses(in: sources.map(\.text)) + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"])
+        var found: [String: FileLocation] = [:]
+        for source in sources {
+            let code = code(of: source.text), lines = SourceFile.lines(of: source.text)
+            let declared = classDeclarations(in: code).filter { $0.scopes.isEmpty && policies.contains($0.name) }.map { ($0.name, $0.name, $0.line) }
+                + nestedPolicyClasses(in: code, policies: policies).map { ($0.qualifiedName, String($0.qualifiedName.split(separator: ".").last ?? ""), $0.line) }
+            for (qualified, name, line) in declared where found[qualified] == nil && line >= 1 && line <= lines.count {
+                // The name's column, after `class` on its line.
+                let text = lines[line - 1]
+                let at = text.range(of: "class\\s+\(NSRegularExpression.escapedPattern(for: name))\\b", options: .regularExpression)
+                let column = at.map { text[..<$0.upperBound].unicodeScalars.count - name.unicodeScalars.count + 1 } ?? 1
+                found[qualified] = FileLocation(path: source.path, line: line, column: column)
+            }
+        }
+        return found
+    }
+
+    /// Whether a character ends a line of Swift: `"\r\n"` is one Character, not `"\n"`, so a file
+    /// saved with CRLF line ends has no `"\n"` at all.
+    static func isLineEnd(_ character: Character) -> Bool {
+        character == "\n" || character == "\r\n" || character == "\r"
+    }
+
     /// The text with comments, string literals and `#if false` blocks blanked out (newlines kept).
     static func code(of text: String) -> String {
         var result = ""
@@ -97,12 +130,12 @@ enum PolicyLoader {
         }
         while index < characters.count {
             let character = characters[index]
-            let lineStart = index == 0 || characters[index - 1] == "\n"
+            let lineStart = index == 0 || isLineEnd(characters[index - 1])
             if lineStart && !inString && !inMultiline && blockDepth == 0 {
-                let line = String(characters[index...].prefix { $0 != "\n" }).trimmingCharacters(in: .whitespaces)
+                let line = String(characters[index...].prefix { !isLineEnd($0) }).trimmingCharacters(in: .whitespaces)
                 if line.hasPrefix("#if false") { skippingFalse = true } else if skippingFalse && line.hasPrefix("#endif") { skippingFalse = false }
             }
-            if character == "\n" { inLineComment = false; result.append("\n"); index += 1; continue }
+            if isLineEnd(character) { inLineComment = false; result.append(character); index += 1; continue }
             if skippingFalse || inLineComment { result.append(" "); index += 1; continue }
             if blockDepth > 0 {
                 if at("*/") { blockDepth -= 1; result += "  "; index += 2; continue }
@@ -156,7 +189,8 @@ enum PolicyLoader {
             switch character {
             case "{":
                 flush()
-                found += declarations(in: tokens).map { (scopes, $0.name, $0.base, line) }
+                // Its line is the `class` keyword's, which may be above the brace's.
+                found += declarations(in: tokens).map { (scopes, $0.name, $0.base, line - $0.linesToBrace) }
                 scopes.append(tokens.lastIndex { typeKinds.contains($0) }.flatMap { index in tokens[(index + 1)...].first { $0 != "\n" } })
                 tokens = []
             case "}":
@@ -169,23 +203,24 @@ enum PolicyLoader {
             default:
                 if character.isLetter || character.isNumber || character == "_" || character == "." { current.append(character) } else {
                     flush()
-                    if character == "\n" || character == ";" { tokens.append("\n") }
-                    if character == "\n" { line += 1 }
+                    if isLineEnd(character) || character == ";" { tokens.append("\n") }
+                    if isLineEnd(character) { line += 1 }
                 }
             }
         }
         return found
     }
 
-    /// The class a run of tokens before a `{` declares, with its first inherited type.
-    private static func declarations(in tokens: [String]) -> [(name: String, base: String)] {
+    /// The class a run of tokens before a `{` declares, with its first inherited type and how
+    /// many lines below its `class` keyword the brace is.
+    private static func declarations(in tokens: [String]) -> [(name: String, base: String, linesToBrace: Int)] {
         guard let classIndex = tokens.lastIndex(of: "class") else { return [] }
         let after = tokens[(classIndex + 1)...].filter { $0 != "\n" }
         guard after.count >= 3, after[after.startIndex + 1] == ":" else { return [] }
         // The modifiers on the declaration's own line.
         let lineStart = tokens[..<classIndex].lastIndex(of: "\n").map { $0 + 1 } ?? 0
         if tokens[lineStart..<classIndex].contains(where: { $0 == "private" || $0 == "fileprivate" }) { return [] }
-        return [(after[after.startIndex], after[after.startIndex + 2])]
+        return [(after[after.startIndex], after[after.startIndex + 2], tokens[classIndex...].filter { $0 == "\n" }.count)]
     }
 
     private static func load(_ arguments: [String]) throws {

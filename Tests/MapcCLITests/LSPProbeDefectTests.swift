@@ -201,3 +201,41 @@ struct LSPProbeDefectTests {
         try client.close()
     }
 }
+
+extension LSPProbeDefectTests {
+    /// Definitions the probe found missing, through the server: a mapping's policy leads to its
+    /// class in the project's policy files (named with a module, as the shipped mapping names
+    /// it), a property mapping's key to the destination's property, and hover on the key says
+    /// both what the expression gives and what it sets.
+    @Test func aPolicyAndADestinationKeyHaveDefinitions() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v3_to_v4.yaml").standardizedFileURL
+        let lines = try String(contentsOf: mapping, encoding: .utf8).components(separatedBy: "\n")
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        try open(client, mapping)
+        func request(_ method: String, _ line: Int, _ character: Int) throws -> [String: Any]? {
+            try client.request(method, ["textDocument": ["uri": mapping.absoluteString], "position": ["line": line, "character": character]]) as? [String: Any]
+        }
+        let policyLine = try #require(lines.firstIndex { $0.contains("policy: UnCloudNotes.") })
+        let definition = try request("textDocument/definition", policyLine, lines[policyLine].utf16.count - 3)
+        let policies = folder.appendingPathComponent("policies/UnCloudNotesPolicies.swift").standardizedFileURL
+        let classLine = try #require(String(contentsOf: policies, encoding: .utf8).components(separatedBy: "\n").firstIndex { $0.contains("class AttachmentToImageAttachmentMigrationPolicyV3toV4") })
+        #expect(definition?["uri"] as? String == policies.absoluteString, "\(definition ?? [:])")
+        let start = (definition?["range"] as? [String: Any])?["start"] as? [String: Any]
+        #expect(start?["line"] as? Int == classLine && start?["character"] as? Int == "public final class ".count, "\(definition ?? [:])")
+        let hover = try request("textDocument/hover", policyLine, lines[policyLine].utf16.count - 3)
+        #expect(((hover?["contents"] as? [String: Any])?["value"] as? String)?.hasPrefix("policy UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4") == true, "\(hover ?? [:])")
+        // A destination key.
+        let keyLine = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix("image: $source.image") })
+        let column = try #require(lines[keyLine].range(of: "image")).lowerBound.utf16Offset(in: lines[keyLine]) + 1
+        let key = try request("textDocument/definition", keyLine, column)
+        #expect((key?["uri"] as? String)?.hasSuffix("schemas/v4.yaml") == true, "\(key ?? [:])")
+        let summary = try request("textDocument/hover", keyLine, column)
+        let said = (summary?["contents"] as? [String: Any])?["value"] as? String ?? ""
+        #expect(said.hasPrefix("image = $source.image: binary") && said.hasSuffix("\n\ninto ImageAttachment.image: binary, optional (can be nil) in v4"), "\(said)")
+        try client.close()
+    }
+}

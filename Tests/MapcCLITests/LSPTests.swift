@@ -169,7 +169,7 @@ struct LSPTests {
         // On the property mapping's key: what its expression gives.
         let key = try #require(lines[line].range(of: "dateCreated:")).lowerBound.utf16Offset(in: lines[line])
         let summary = try client.request("textDocument/hover", ["textDocument": ["uri": uri], "position": ["line": line, "character": key + 1]]) as? [String: Any]
-        #expect(((summary?["contents"] as? [String: Any])?["value"] as? String) == "dateCreated = $source.dateCreated: date, never nil", "\(summary ?? [:])")
+        #expect(((summary?["contents"] as? [String: Any])?["value"] as? String) == "dateCreated = $source.dateCreated: date, never nil\n\ninto Note.dateCreated: date, required in v3", "\(summary ?? [:])")
         let definition = try client.request("textDocument/definition", ["textDocument": ["uri": uri], "position": ["line": line, "character": column + 2]]) as? [String: Any]
         #expect((definition?["uri"] as? String)?.hasSuffix("schemas/v2.yaml") == true, "\(definition ?? [:])")
         try client.close()

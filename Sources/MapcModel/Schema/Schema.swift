@@ -19,6 +19,15 @@ public struct Schema: Sendable {
     public var entities: [Entity] { didSet { indexes = Indexes(entities) } }
     /// Where the schema came from; nil for schemas built in code.
     public var source: SourceFile?
+    /// Where the version is declared: the `version:` line of its file, at its value (the file's
+    /// first line when there is none at the top level); nil for schemas built in code.
+    package var versionLocation: FileLocation? {
+        guard let source else { return nil }
+        let lines = SourceFile.lines(of: source.text)
+        guard let index = lines.firstIndex(where: { $0.hasPrefix("version:") }) else { return FileLocation(path: source.path, line: 1, column: 1) }
+        let value = lines[index].unicodeScalars.dropFirst("version:".count).prefix { $0 == " " || $0 == "\t" }.count
+        return FileLocation(path: source.path, line: index + 1, column: "version:".count + value + 1)
+    }
 
     /// Lookups worked out once per change of `entities`, so that questions about inheritance cost
     /// time proportional to the answer, not to the schema (deep hierarchies stay linear).

@@ -15,6 +15,8 @@ package struct EditorProject {
     package var mappingsFolder: String
     /// The policies registered (a mapping's `policy:` is checked against them).
     package var policies: PolicyRegistry
+    /// Where each policy class is declared, by the name mappings give it (for definitions).
+    package var policyLocations: [String: FileLocation] = [:]
     /// Open documents' texts, by standardized path: what the editor shows, saved or not.
     package var open: [String: String] = [:]
 
@@ -315,11 +317,19 @@ package struct EditorProject {
             + schema.allRelationships(of: entity).map { EditorCompletion(label: $0.name, detail: ($0.isToMany ? "to-many " : "to-one ") + $0.destination, kind: .property) }
     }
 
-    /// The declaration of the name at a position, and its one-line description: a key path's
-    /// property (in the source version), an entity mapping named in a string, an entity named
-    /// by `source:` or `destination:`.
-    package func declaration(in path: String, line: Int, column: Int) -> (location: FileLocation?, description: String, length: Int)? {
-        guard kind(of: path) == .mapping, let text = text(of: path), let context = mappingContext(path) else { return nil }
+    /// A name's declaration: where it is (nil when only described), what it is in one line, and
+    /// how long the declared name is.
+    package typealias Declaration = (location: FileLocation?, description: String, length: Int)
+
+    /// The declaration of the name at a position (line and column from 1), and its one-line
+    /// description. In a mapping: a key path's property (in the source version), a property
+    /// mapping's key (the destination's property), an entity mapping named in a string, an entity
+    /// named by `source:` or `destination:`, a version named by the file's own `source:` or
+    /// `destination:` (its schema's `version:` line), a policy (its class, in the policies
+    /// folder). In a schema: the entity a relationship's `destination:` or an entity's `parent:`
+    /// names, and the relationship an `inverse:` names.
+    package func declaration(in path: String, line: Int, column: Int) -> Declaration? {
+        guard let text = text(of: path) else { return nil }
         let lines = Self.lines(of: text)
         guard line >= 1, line <= lines.count else { return nil }
         let current = Array(lines[line - 1])
@@ -327,30 +337,113 @@ package struct EditorProject {
         var end = min(max(column - 1, 0), current.count)
         while end < current.count, current[end].isLetter || current[end].isNumber || current[end] == "_" { end += 1 }
         let word = Self.keyPath(in: String(current), before: end + 1)
+        let isKey = end < current.count && current[end] == ":" && word.root == nil && word.names.isEmpty
+        let key = Self.key(before: word.start, in: current)
+        switch kind(of: path) {
+        case .schema:
+            return isKey ? nil : schemaDeclaration(of: word.partial, after: key, line: line, text: text, path: path)
+        case .versionOrder:
+            return nil
+        case .mapping:
+            break
+        }
+        guard let context = mappingContext(path) else { return nil }
         let name = word.partial
-        // A YAML key (`title:` of a property mapping) is no key path: its expression is described instead.
-        if end < current.count, current[end] == ":", word.root == nil, word.names.isEmpty { return nil }
+        let indent = current.prefix { $0 == " " }.count
+        let owner = entityMapping(at: line, in: context.mapping)
+        // A property mapping's key: the destination's property it sets.
+        if isKey {
+            guard let owner, let schema = context.destination, let entity = owner.destination.flatMap(schema.entity(named:)),
+                  (owner.attributes + owner.relationships).contains(where: { $0.name == name && $0.location?.line == line }),
+                  let property = schema.property(named: name, in: entity) else { return nil }
+            return Self.declaration(of: property, in: entity, of: schema)
+        }
+        // The versions of the step.
+        if indent == 0, key == "source" || key == "destination" {
+            guard let schema = key == "source" ? context.source : context.destination, schema.version == name else { return nil }
+            let entities = schema.entities.map(\.name)
+            return (schema.versionLocation, "version \(schema.version) of \(schema.model): \(English.count(entities.count, "entity", "entities"))\(entities.isEmpty ? "" : " (\(entities.prefix(12).joined(separator: ", "))\(entities.count > 12 ? ", …" : ""))")", name.count)
+        }
+        // A policy, by the whole name (`Module.Class` names the class, as the registry reads it).
+        if key == "policy", let policy = owner?.policy, String(current).contains(policy) {
+            let functions = policies.makePolicy(named: policy).map { $0.functions.keys.sorted() }
+            let registered = functions.map { $0.isEmpty ? "" : "; functions: \($0.joined(separator: ", "))" } ?? " (not among the policies read)"
+            let className = policy.split(separator: ".").last.map(String.init) ?? policy
+            return (policyLocations[policy] ?? policyLocations[className], "policy \(policy)\(registered)", className.count)
+        }
         // A mapping named in a string.
         if let mapping = context.mapping.entityMappings.first(where: { $0.name == name }), String(current).contains("\"\(name)\"") {
             // A mapping's declaration is its list item (`- name: …`): the item's first character.
             return (mapping.location, "entity mapping \(mapping.name): \(mapping.source ?? "new") → \(mapping.destination ?? "dropped")", 1)
         }
-        let trimmed = String(current).trimmingCharacters(in: .whitespaces)
-        for (key, schema) in [("source:", context.source), ("destination:", context.destination)] where trimmed.hasPrefix(key) {
-            if let schema, let entity = schema.entity(named: name) {
-                let properties = schema.allAttributes(of: entity).map { "\($0.name): \($0.type.rawValue)" } + schema.allRelationships(of: entity).map { "\($0.name) → \($0.destination)" }
-                return (entity.location, "entity \(entity.name) of \(schema.version): \(properties.joined(separator: ", "))", entity.name.count)
-            }
+        for (entityKey, schema) in [("source", context.source), ("destination", context.destination)] where key == entityKey {
+            if let schema, let entity = schema.entity(named: name) { return Self.declaration(of: entity, in: schema) }
         }
-        guard let owner = entityMapping(at: line, in: context.mapping), let schema = context.source, let start = owner.source.flatMap(schema.entity(named:)),
-              word.root == nil || word.root == "$source" || word.root == "SELF", let entity = Self.follow(word.names, from: start, in: schema) else { return nil }
-        switch schema.property(named: name, in: entity) {
-        case .attribute(let attribute)?:
-            return (attribute.location, "\(entity.name).\(attribute.name): \(attribute.type.rawValue), \(attribute.isOptional ? "optional (can be nil)" : "required") in \(schema.version)", attribute.name.count)
-        case .relationship(let relationship)?:
-            return (relationship.location, "\(entity.name).\(relationship.name): \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)\(relationship.isOptional ? ", optional" : "") in \(schema.version)", relationship.name.count)
-        case nil:
+        guard let owner, let schema = context.source, let start = owner.source.flatMap(schema.entity(named:)),
+              word.root == nil || word.root == "$source" || word.root == "SELF", let entity = Self.follow(word.names, from: start, in: schema),
+              let property = schema.property(named: name, in: entity) else { return nil }
+        return Self.declaration(of: property, in: entity, of: schema)
+    }
+
+    /// What a hover over a position says: the declaration of the name there; on a property
+    /// mapping's line, what its expression gives, and on its key the destination's property too.
+    package func hover(in path: String, line: Int, column: Int) -> String? {
+        let declared = declaration(in: path, line: line, column: column)
+        guard let summary = expressionSummary(in: path, line: line) else { return declared?.description }
+        guard let declared else { return summary }
+        // On the key, the expression is what the hover is about; elsewhere the name is.
+        return isOnKey(in: path, line: line, column: column) ? "\(summary)\n\ninto \(declared.description)" : declared.description
+    }
+
+    /// Whether a position is on the word before a line's first colon (a YAML key).
+    private func isOnKey(in path: String, line: Int, column: Int) -> Bool {
+        guard let text = text(of: path) else { return false }
+        let lines = Self.lines(of: text)
+        guard line >= 1, line <= lines.count, let colon = Array(lines[line - 1]).firstIndex(of: ":") else { return false }
+        return column - 1 <= colon
+    }
+
+    /// The YAML key whose value starts with the word at an index of a line (`destination` for
+    /// `{ destination: Note` at `Note`), or nil when the word is not a key's whole value.
+    static func key(before start: Int, in line: [Character]) -> String? {
+        var index = min(max(start - 1, 0), line.count)
+        while index > 0, line[index - 1] == " " || line[index - 1] == "\"" || line[index - 1] == "'" { index -= 1 }
+        guard index > 0, line[index - 1] == ":" else { return nil }
+        index -= 1
+        let keyEnd = index
+        while index > 0, line[index - 1].isLetter || line[index - 1].isNumber || line[index - 1] == "_" { index -= 1 }
+        return index < keyEnd ? String(line[index..<keyEnd]) : nil
+    }
+
+    /// In a schema file: the entity a `destination:` or `parent:` names, or the relationship an
+    /// `inverse:` names (on its relationship's line).
+    private func schemaDeclaration(of name: String, after key: String?, line: Int, text: String, path: String) -> Declaration? {
+        guard let key, let schema = SchemaLoader.parse(source: SourceFile(path: Self.standardized(path), text: text)).schema else { return nil }
+        switch key {
+        case "destination", "parent":
+            return schema.entity(named: name).map { Self.declaration(of: $0, in: schema) }
+        case "inverse":
+            guard let relationship = schema.entities.lazy.flatMap(\.relationships).first(where: { $0.location?.line == line && $0.inverse == name }),
+                  let entity = schema.entity(named: relationship.destination), let inverse = schema.property(named: name, in: entity) else { return nil }
+            return Self.declaration(of: inverse, in: entity, of: schema)
+        default:
             return nil
+        }
+    }
+
+    /// An entity's declaration and its properties in one line.
+    private static func declaration(of entity: Entity, in schema: Schema) -> Declaration {
+        let properties = schema.allAttributes(of: entity).map { "\($0.name): \($0.type.rawValue)" } + schema.allRelationships(of: entity).map { "\($0.name) → \($0.destination)" }
+        return (entity.location, "entity \(entity.name) of \(schema.version): \(properties.joined(separator: ", "))", entity.name.count)
+    }
+
+    /// A property's declaration, described as the checker sees it.
+    private static func declaration(of property: Property, in entity: Entity, of schema: Schema) -> Declaration {
+        switch property {
+        case .attribute(let attribute):
+            return (attribute.location, "\(entity.name).\(attribute.name): \(attribute.type.rawValue), \(attribute.isOptional ? "optional (can be nil)" : "required") in \(schema.version)", attribute.name.count)
+        case .relationship(let relationship):
+            return (relationship.location, "\(entity.name).\(relationship.name): \(relationship.isToMany ? "to-many" : "to-one") \(relationship.destination)\(relationship.isOptional ? ", optional" : "") in \(schema.version)", relationship.name.count)
         }
     }
 }

@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+@testable import MapcCLI
+import MapcKit
+
+/// Where policy classes are declared, for the editor's definitions, and which classes a policy
+/// file has when its lines end in CRLF (as files saved on Windows do).
+@Suite("Policy declarations")
+struct PolicyDeclarationTests {
+    static let policies = """
+    import MapcKit
+
+    // Tags: split into their own objects.
+    final class TagSplitPolicy: EntityMigrationPolicy {
+        override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {}
+    }
+
+    /* The base of the others. */
+    class BasePolicy:
+        EntityMigrationPolicy
+    {
+        final class Nested: EntityMigrationPolicy {}
+    }
+    final class  DerivedPolicy: BasePolicy {}
+
+    """
+
+    /// A `//` comment never ended on a CRLF line (`"\\r\\n"` is one Character, not `"\\n"`): every
+    /// class after it was taken for commented out.
+    @Test func classesAfterACommentOnCRLFLinesAreFound() {
+        let crlf = Self.policies.replacingOccurrences(of: "\n", with: "\r\n")
+        #expect(PolicyLoader.policyClasses(in: [crlf]) == ["TagSplitPolicy", "BasePolicy", "DerivedPolicy"], "\(PolicyLoader.policyClasses(in: [crlf]))")
+        #expect(PolicyLoader.nestedPolicyClasses(in: PolicyLoader.code(of: crlf), policies: ["EntityMigrationPolicy"]).map(\.line) == [12])
+    }
+
+    @Test(arguments: ["\n", "\r\n"])
+    func eachPolicyClassIsFoundWhereItsNameIs(lineEnd: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policy-declarations-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("Policies.swift").path
+        try Self.policies.replacingOccurrences(of: "\n", with: lineEnd).write(toFile: path, atomically: true, encoding: .utf8)
+        try "not a policy".write(toFile: folder.appendingPathComponent("notes.txt").path, atomically: true, encoding: .utf8)
+        let found = PolicyLoader.declarations(inFolder: folder.path)
+        #expect(found["TagSplitPolicy"] == FileLocation(path: path, line: 4, column: 13), "\(found)")
+        // The `class` line, not the brace's.
+        #expect(found["BasePolicy"] == FileLocation(path: path, line: 9, column: 7), "\(found)")
+        #expect(found["BasePolicy.Nested"] == FileLocation(path: path, line: 12, column: 17), "\(found)")
+        #expect(found["DerivedPolicy"] == FileLocation(path: path, line: 14, column: 14), "\(found)")
+        #expect(found.count == 4)
+        #expect(PolicyLoader.declarations(inFolder: folder.appendingPathComponent("missing").path).isEmpty)
+    }
+}
