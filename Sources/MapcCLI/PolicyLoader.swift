@@ -39,6 +39,9 @@ enum PolicyLoader {
             }
             return
         }
+        // `check` of named files needs policies only for a mapping among them (a schema checked
+        // from another folder compiled the project's policies for nothing).
+        if command == "check", !checksAMapping(arguments.dropFirst()) { return }
         do {
             try load(arguments)
         } catch let error as PolicyError {
@@ -47,6 +50,18 @@ enum PolicyLoader {
         } catch {
             Console.err("error: \(error)")
             exit(MapcExitCode.storeError)
+        }
+    }
+
+    /// Whether `check`'s arguments may check a mapping, whose policies must then be known: when
+    /// they name no file (the whole project is checked), or name a file that reads as a mapping.
+    static func checksAMapping(_ arguments: ArraySlice<String>) -> Bool {
+        let files = arguments.filter { Files.kind(of: Files.realPath($0)) == .regularFile }
+        guard !files.isEmpty else { return true }
+        return files.contains { path in
+            // A file mapc cannot read as YAML names no policy `check` could look up.
+            guard let source = try? SourceFile.read(path: path) else { return false }
+            return ProjectFileKind.recognised(source) == .mapping
         }
     }
 

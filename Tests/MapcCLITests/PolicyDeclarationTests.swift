@@ -51,3 +51,21 @@ struct PolicyDeclarationTests {
         #expect(PolicyLoader.declarations(inFolder: folder.appendingPathComponent("missing").path).isEmpty)
     }
 }
+
+extension PolicyDeclarationTests {
+    /// `mapc check` of a schema file compiled the project's policies (and failed with their
+    /// errors): a schema names no policy. A mapping among the files still needs them.
+    @Test func checkingASchemaDoesNotCompileThePolicies() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        try folder.write("import MapcKit\nfinal class Broken: EntityMigrationPolicy { func f() -> Int { \"not a number\" } }\n", to: "policies/Broken.swift")
+        let environment = ["MAPC_CACHE": folder.appendingPathComponent("cache").path]
+        let schema = try CLI.run(["check", "schemas/v2.yaml"], in: folder, environment: environment)
+        #expect(schema.status == 0 && !schema.stderr.contains("do not compile"), "\(schema.stderr)")
+        let mapping = try CLI.run(["check", "schemas/v2.yaml", "mappings/mapping_v2_to_v3.yaml"], in: folder, environment: environment)
+        #expect(mapping.status == 1 && mapping.stderr.contains("the policies do not compile"), "\(mapping.stderr)")
+        let project = try CLI.run(["check"], in: folder, environment: environment)
+        #expect(project.status == 1 && project.stderr.contains("the policies do not compile"), "\(project.stderr)")
+    }
+}
