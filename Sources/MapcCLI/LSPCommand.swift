@@ -140,6 +140,8 @@ struct LanguageServer {
     var mappings: String?
     /// The policies folder given (`--policies`); else each project's `policies/`.
     var policies: String?
+    /// The schema files read so far, by path and text: an edit reads its own file again, not the folder.
+    let schemaReadings = SchemaReadings()
     /// Open documents, by path.
     var open: [String: String] = [:]
     var shuttingDown = false
@@ -273,6 +275,7 @@ struct LanguageServer {
                                     mappingsFolder: mappings ?? (base as NSString).appendingPathComponent("mappings"))
         // A document past the file limit is no part of the project (its file on disk is read instead).
         project.open = open.filter { !EditorProject.isOversized($0.value) }
+        project.schemaReadings = schemaReadings
         return project
     }
 

@@ -38,10 +38,12 @@ public struct SchemaCatalog: Sendable {
         return (catalog, catalog.loadDiagnostics)
     }
 
-    /// `partial(directory:)` for schema files given as text.
-    package static func partial(files: [String: String], directory: String = "") -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
+    /// `partial(directory:)` for schema files given as text, each read by `reading` (an editor
+    /// keeps the readings of files an edit did not change).
+    package static func partial(files: [String: String], directory: String = "",
+                                reading: (SourceFile) -> FileReading = FileReading.init) -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
         var catalog = SchemaCatalog(empty: (), directory: directory)
-        catalog.load(files.keys.sorted().map { SourceFile(path: $0, text: files[$0] ?? "") }, diagnostics: [])
+        catalog.load(files.keys.sorted().map { reading(SourceFile(path: $0, text: files[$0] ?? "")) }, diagnostics: [])
         return (catalog, catalog.loadDiagnostics)
     }
 
@@ -82,64 +84,100 @@ public struct SchemaCatalog: Sendable {
         }
     }
 
+    /// What one file of a schemas folder reads as, worked out from its path and text alone: the
+    /// part of loading a folder that an editor can keep for files an edit did not change
+    /// (`partial(files:directory:reading:)`).
+    package struct FileReading: Sendable {
+        package enum Content: Sendable {
+            /// A version order file, its versions when it gives them.
+            case versionOrder([(name: String, location: FileLocation)]?)
+            /// A mapping file, in the wrong folder.
+            case mapping
+            /// A schema file: its schema (nil or with errors when the file has them), the version
+            /// it declares even with errors, and where its `version:` is.
+            case schema(Schema?, declared: String?, declaration: FileLocation)
+        }
+        package let path: String
+        package let content: Content
+        /// The file's own diagnostics.
+        package let diagnostics: [Diagnostic]
+
+        /// Reads a file: its YAML once, classified by its keys, then loaded as what it is.
+        package init(_ source: SourceFile) {
+            path = source.path
+            let fallback: ProjectFileKind = (source.path as NSString).lastPathComponent == VersionOrder.fileName ? .versionOrder : .schema
+            let document = YAMLDocument(source: source)
+            switch ProjectFileKind.classify(document.root, fallback: fallback) {
+            case .versionOrder:
+                let (versions, found) = VersionOrder.parse(source: source)
+                content = .versionOrder(versions)
+                diagnostics = found
+            case .mapping:
+                content = .mapping
+                diagnostics = [.error("this is a mapping file, but it is in the schemas folder", at: FileLocation(path: source.path, line: 1, column: 1),
+                                      fix: "move it to the mappings folder")]
+            case .schema:
+                let (schema, found) = SchemaLoader.parse(document: document, source: source)
+                let declared = schema?.version ?? document.topLevelScalar("version") ?? SchemaCatalog.versionLine(in: source.text)
+                let declaration = document.root?["version"].map { document.location(of: $0) } ?? FileLocation(path: source.path, line: 1, column: 1)
+                content = .schema(schema, declared: declared, declaration: declaration)
+                diagnostics = found
+            }
+        }
+    }
+
     /// Loads the files; the versions whose files have errors are left out (`versionsWithErrors`),
     /// and every diagnostic is kept in `loadDiagnostics` (the throwing initializers throw them).
     private mutating func load(_ sources: [SourceFile], diagnostics found: [Diagnostic]) {
+        load(sources.map(FileReading.init), diagnostics: found)
+    }
+
+    /// `load` of files already read.
+    private mutating func load(_ readings: [FileReading], diagnostics found: [Diagnostic]) {
         var diagnostics = found
         var byVersion: [String: String] = [:]
         var declaredWithErrors: Set<String> = []
         // The version each schema file declares, by path (a duplicate's too).
         var declaredByFile: [String: String] = [:]
         var orderFile: (path: String, versions: [(name: String, location: FileLocation)])?
-        for source in sources {
-            let path = source.path
-            let fallback: ProjectFileKind = (path as NSString).lastPathComponent == VersionOrder.fileName ? .versionOrder : .schema
-            // Read once, classified by its keys, then loaded as what it is.
-            let document = YAMLDocument(source: source)
-            switch ProjectFileKind.classify(document.root, fallback: fallback) {
-            case .versionOrder:
-                let (versions, found) = VersionOrder.parse(source: source)
-                diagnostics += found
+        for reading in readings {
+            let path = reading.path
+            diagnostics += reading.diagnostics
+            switch reading.content {
+            case .versionOrder(let versions):
                 // An order file with errors tells no order a partial check may trust.
-                if found.hasErrors { hasFileOfNoVersion = true }
+                if reading.diagnostics.hasErrors { hasFileOfNoVersion = true }
                 if let other = orderFile {
                     diagnostics.append(.error("the version order is also declared in \(other.path)", at: FileLocation(path: path, line: 1, column: 1),
                                               fix: "keep one version order file in the schemas folder"))
                 } else if let versions {
                     orderFile = (path, versions)
                 }
-                continue
             case .mapping:
-                diagnostics.append(.error("this is a mapping file, but it is in the schemas folder", at: FileLocation(path: path, line: 1, column: 1),
-                                          fix: "move it to the mappings folder"))
                 continue
-            case .schema:
-                break
-            }
-            let (schema, found) = SchemaLoader.parse(document: document, source: source)
-            diagnostics += found
-            guard let schema, !found.hasErrors else {
-                // A file with errors still declares its version: the order listing it is not wrong.
-                if let declared = schema?.version ?? document.topLevelScalar("version") ?? Self.versionLine(in: source.text) {
-                    declaredWithErrors.insert(declared)
-                    versionsByFile[path] = declared
-                    if versionsWithErrors[declared] == nil, let first = found.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
-                } else {
-                    hasFileOfNoVersion = true
+            case .schema(let schema, let declared, let declaration):
+                guard let schema, !reading.diagnostics.hasErrors else {
+                    // A file with errors still declares its version: the order listing it is not wrong.
+                    if let declared {
+                        declaredWithErrors.insert(declared)
+                        versionsByFile[path] = declared
+                        if versionsWithErrors[declared] == nil, let first = reading.diagnostics.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
+                    } else {
+                        hasFileOfNoVersion = true
+                    }
+                    continue
                 }
-                continue
-            }
-            if let other = byVersion[schema.version] {
+                if let other = byVersion[schema.version] {
+                    declaredByFile[path] = schema.version
+                    diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: declaration, length: schema.version.unicodeScalars.count,
+                                              fix: "each schema file must declare a different 'version:'"))
+                    continue
+                }
+                byVersion[schema.version] = path
                 declaredByFile[path] = schema.version
-                let declaration = document.root?["version"].map { document.location(of: $0) } ?? FileLocation(path: path, line: 1, column: 1)
-                diagnostics.append(.error("version '\(schema.version)' is also declared by \(other)", at: declaration, length: schema.version.unicodeScalars.count,
-                                          fix: "each schema file must declare a different 'version:'"))
-                continue
+                versionsByFile[path] = schema.version
+                schemas.append(schema)
             }
-            byVersion[schema.version] = path
-            declaredByFile[path] = schema.version
-            versionsByFile[path] = schema.version
-            schemas.append(schema)
         }
         if let orderFile {
             diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors, declaredByFile: declaredByFile)

@@ -19,6 +19,8 @@ package struct EditorProject {
     package var policyLocations: [String: FileLocation] = [:]
     /// Open documents' texts, by standardized path: what the editor shows, saved or not.
     package var open: [String: String] = [:]
+    /// The schema files' readings kept from earlier requests (a server's), or nil to read each anew.
+    package var schemaReadings: SchemaReadings?
 
     /// A project of the folders given.
     package init(schemasFolder: String, mappingsFolder: String, policies: PolicyRegistry = .shared) {
@@ -48,7 +50,7 @@ package struct EditorProject {
     /// diagnostic of the schemas: a mapping is checked against it while another version's
     /// file is being typed.
     package func partialCatalog() -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
-        SchemaCatalog.partial(files: yamlTexts(in: schemasFolder), directory: schemasFolder)
+        SchemaCatalog.partial(files: yamlTexts(in: schemasFolder), directory: schemasFolder, reading: schemaReadings.map { readings in readings.reading(of:) } ?? SchemaCatalog.FileReading.init)
     }
 
     /// A folder's YAML files by standardized path, as the editor holds them: open documents over

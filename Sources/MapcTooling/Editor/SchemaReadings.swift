@@ -1,0 +1,30 @@
+import Foundation
+import MapcFoundation
+import MapcModel
+
+/// The readings of schema files an editor's server has made, kept by path and text: an edit to
+/// one schema reads that file again, not its whole folder (a history of 120 versions was read
+/// whole on every keystroke and every completion, over a second each).
+package final class SchemaReadings: @unchecked Sendable {
+    /// The most files kept; past it the readings start again (a server follows a few projects).
+    static let maxFiles = 4_096
+    private let lock = NSLock()
+    private var kept: [String: (text: String, reading: SchemaCatalog.FileReading)] = [:]
+    /// How many files have been read (not taken from what is kept).
+    package private(set) var reads = 0
+
+    /// No readings yet.
+    package init() {}
+
+    /// A file's reading: the one kept when its text is the same, else read now and kept.
+    package func reading(of source: SourceFile) -> SchemaCatalog.FileReading {
+        if let found = lock.withLock({ kept[source.path] }), found.text == source.text { return found.reading }
+        let reading = SchemaCatalog.FileReading(source)
+        lock.withLock {
+            if kept.count >= Self.maxFiles { kept.removeAll() }
+            kept[source.path] = (source.text, reading)
+            reads += 1
+        }
+        return reading
+    }
+}
