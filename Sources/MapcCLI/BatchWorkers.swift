@@ -148,7 +148,7 @@ struct BatchWorkers {
         process.standardOutput = output
         process.standardError = errors
         do { try process.run() } catch {
-            return Ending(failure: "cannot start a worker (\(IsolatedMigration.executable.path)) to migrate it: \(error.localizedDescription)")
+            return Ending(failure: "cannot start a worker (\(IsolatedMigration.executable.path)) to migrate it: \(Files.reason(of: error))")
         }
         // Its share, each path as a JSON string on a line, then an empty line. Standard input
         // stays open: "stop" on it stops the worker at its next safe point, and its end (this

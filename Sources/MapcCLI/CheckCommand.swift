@@ -42,7 +42,8 @@ struct CheckCommand: ParsableCommand {
             if let named = mappingOptions.folder { try MappingCatalog.requireFolder(named) }
             if wholeProject { try SchemaCatalog.requireFolder(schemaOptions.schemas) }
         }
-        let files = wholeProject ? SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappingOptions.path(schemaOptions)) : self.files
+        var files = self.files
+        if wholeProject { try reportingErrors { files = try SourceFile.yamlFiles(in: schemaOptions.schemas) + SourceFile.yamlFiles(in: mappingOptions.path(schemaOptions)) } }
         if files.isEmpty {
             Console.err("error: no files to check: \(schemaOptions.schemas) and \(mappingOptions.path(schemaOptions)) have no .yaml files; name files or pass --schemas/--mappings")
             throw ExitCodeError(MapcExitCode.storeError)
@@ -218,7 +219,7 @@ struct CheckCommand: ParsableCommand {
         let folders = Set(checked.compactMap { $0.file.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path } })
         let checkedPaths = Set(checked.map(path))
         for folder in folders {
-            for file in SourceFile.yamlFiles(in: folder) where !checkedPaths.contains(Self.standardized(file)) {
+            for file in (try? SourceFile.yamlFiles(in: folder)) ?? [] where !checkedPaths.contains(Self.standardized(file)) {
                 guard let source = try? SourceFile.read(path: file), ProjectFileKind.classify(source, fallback: .schema) == .mapping,
                       let model = MappingLoader.parse(source: source).mapping else { continue }
                 all.append(model)

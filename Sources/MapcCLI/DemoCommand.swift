@@ -59,10 +59,17 @@ struct DemoCommand: ParsableCommand {
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
             let catalog = try SchemaCatalog(directory: demo.schemasFolder)
             let mappings = try MappingCatalog(directory: demo.mappingsFolder)
+            // The stores are made new: a file in the way is the user's (an earlier demo's too), never replaced.
+            let taken = demo.stores(notes).map { folder.appendingPathComponent($0.name).path }.filter { path in
+                ["", "-wal", "-shm", "-journal"].contains { Files.kind(of: path + $0) != .missing }
+            }
+            if !taken.isEmpty {
+                throw MapcError.file("\(taken.joined(separator: ", ")) \(taken.count == 1 ? "is" : "are") in the way: the demo makes its stores new and never replaces a file; "
+                                     + "give --directory a new or empty folder, or delete \(taken.count == 1 ? "it" : "them") (with any -wal, -shm or -journal beside)")
+            }
             Console.out("mapc demo: \(demo.name), \(catalog.schemas.map(\.version).joined(separator: ", ")) (schemas in \(demo.schemasFolder))\n")
             for (name, fixture, description) in demo.stores(notes) {
                 let path = folder.appendingPathComponent(name).path
-                AtomicFile.removeStoreFiles(path)
                 let contents = try DataFile.read(fixture, schema: try catalog.require(version: fixture["version"].flatMap { if case .string(let v) = $0 { return v } else { return nil } } ?? "v1"))
                 let source = try catalog.require(version: contents.version ?? "v1")
                 try StoreFiles.createStore(at: path, schema: source) { try $0.insert(contents.objects) }

@@ -70,7 +70,7 @@ struct ImportCommand: ParsableCommand {
                 let orderPath = (folder as NSString).appendingPathComponent(VersionOrder.fileName)
                 if model.schemas.count == 1, let version = model.schemas.first?.version, FileManager.default.fileExists(atPath: orderPath) {
                     // Only a version of the same model joins the order.
-                    let models = Set(SourceFile.yamlFiles(in: folder).filter { ($0 as NSString).lastPathComponent != VersionOrder.fileName }.compactMap { file in
+                    let models = Set(try SourceFile.yamlFiles(in: folder).filter { ($0 as NSString).lastPathComponent != VersionOrder.fileName }.compactMap { file in
                         (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { SchemaLoader.parse(source: SourceFile(path: file, text: $0)).schema?.model }
                     })
                     if let imported = model.schemas.first?.model, !models.isEmpty, !models.contains(imported) {

@@ -70,7 +70,7 @@ struct InstallCommand: ParsableCommand {
             Console.err("error: \(error.description)")
             throw ExitCodeError(error.status)
         } catch {
-            Console.err("error: cannot install into \(root.path): \(error.localizedDescription)")
+            Console.err("error: cannot install into \(root.path): \(Files.reason(of: error))")
             throw ExitCodeError(MapcExitCode.storeError)
         }
     }

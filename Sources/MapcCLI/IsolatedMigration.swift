@@ -27,7 +27,7 @@ struct IsolatedMigration {
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch {
-            throw Failure(description: "cannot start \(Self.executable.path) to migrate the copy: \(error.localizedDescription)")
+            throw Failure(description: "cannot start \(Self.executable.path) to migrate the copy: \(Files.reason(of: error))")
         }
         // Read before waiting: a run that writes more than a pipe holds would otherwise never end.
         let output = errors.fileHandleForReading.readDataToEndOfFile()

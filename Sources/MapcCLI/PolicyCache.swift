@@ -40,7 +40,7 @@ struct PolicyCache {
                 if mkdir(url.path, 0o700) != 0 && errno == ENOENT {
                     do { try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true) } catch {
                         // A home folder that does not exist (a service user's): said, with where else to keep it.
-                        throw PolicyError("cannot make the policy cache folder \(url.path) (\(url.deletingLastPathComponent().path) cannot be made: \((error as NSError).localizedDescription)); "
+                        throw PolicyError("cannot make the policy cache folder \(url.path) (\(url.deletingLastPathComponent().path) cannot be made: \(Files.reason(of: error))); "
                                           + "set MAPC_CACHE (or XDG_CACHE_HOME) to a folder of your own", status: MapcExitCode.storeError)
                     }
                     _ = mkdir(url.path, 0o700)

@@ -27,9 +27,18 @@ struct StatusCommand: ParsableCommand {
         var worst: Int32 = MapcExitCode.success
         try reportingErrors {
             // Without a usable schemas folder the store can still say what it is; the note says
-            // why no version is named.
+            // why no version is named. A version whose file has errors is left out, not every
+            // version (one half-typed file hid the version a store is at).
             let catalog: SchemaCatalog?
-            do { catalog = try schemaOptions.catalog() } catch {
+            do {
+                let (loaded, diagnostics) = try SchemaCatalog.partial(directory: schemaOptions.schemas)
+                catalog = loaded
+                if diagnostics.hasErrors {
+                    let left = loaded.versionsWithErrors.keys.sorted()
+                    Console.err("note: " + (left.isEmpty ? "some files in \(schemaOptions.schemas) have errors" : "the schema file\(left.count == 1 ? "" : "s") of \(left.joined(separator: ", ")) \(left.count == 1 ? "has" : "have") errors, so \(left.count == 1 ? "that version is" : "those versions are") left out here")
+                                + " (`mapc check` says what is wrong); the store is compared with the versions that load")
+                }
+            } catch {
                 catalog = nil
                 Console.err("note: \(BatchOutcome.message(of: error)); the store's own records follow")
             }
@@ -101,7 +110,7 @@ struct StatusCommand: ParsableCommand {
         } else if let model = status.model {
             lines.append("model       \(model) (from the matching schema; \(status.formatName) stores do not record it)")
         }
-        lines.append("version     \(status.version ?? "unknown") (\(status.identification))")
+        lines.append("version     \(status.version ?? "unknown") (\(catalog == nil ? "the schemas could not be read: see the note above" : status.identification))")
         if let recorded = metadata.version, recorded != status.version { lines.append("recorded    \(recorded)") }
         lines.append("model hash  \(metadata.modelHash)")
         if let uuid = metadata.storeUUID { lines.append("store UUID  \(uuid)") }
@@ -114,7 +123,7 @@ struct StatusCommand: ParsableCommand {
         if status.objectCounts.isEmpty && status.version != nil {
             lines.append("objects     none: version \(status.version ?? "") has no entities")
         } else if status.objectCounts.isEmpty {
-            lines.append("objects     unknown: no schema in \(schemaOptions.schemas) matches this store")
+            lines.append("objects     unknown: " + (catalog == nil ? "the schemas could not be read" : "no schema in \(schemaOptions.schemas) matches this store"))
         } else {
             lines.append("objects")
             let width = status.objectCounts.map(\.name.count).max() ?? 0
@@ -133,7 +142,7 @@ struct StatusCommand: ParsableCommand {
             lines.append("temporary   \(English.count(leftovers.count, "file")) of a run (\(names); \(English.size(bytes))): left by a run that was killed, "
                          + "unless one is going on; the next run removes them")
         }
-        lines.append("compatible  " + (status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
+        lines.append("compatible  " + (catalog == nil ? "unknown (the schemas could not be read)" : status.compatibleVersions.isEmpty ? "none of the versions in \(schemaOptions.schemas)" : status.compatibleVersions.joined(separator: ", ")))
         if let catalog { lines.append("versions    \(catalog.orderDescription)") }
         if !status.history.isEmpty {
             lines.append("history")

@@ -17,7 +17,7 @@ struct SchemaReadingsTests {
         let readings = SchemaReadings()
         var kept = EditorProject(schemasFolder: schemas, mappingsFolder: folder.appendingPathComponent("mappings").path)
         kept.schemaReadings = readings
-        let files = SourceFile.yamlFiles(in: schemas).count
+        let files = try SourceFile.yamlFiles(in: schemas).count
         #expect(kept.partialCatalog().catalog.schemas.count == 4 && readings.reads == files)
         #expect(kept.partialCatalog().catalog.schemas.count == 4 && readings.reads == files, "nothing changed: nothing read")
         // An edit: that file alone is read again, and the catalog is the one a fresh read makes.

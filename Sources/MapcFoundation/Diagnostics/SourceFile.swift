@@ -62,10 +62,24 @@ public struct SourceFile: Sendable {
     }
 
     /// The `.yaml` and `.yml` files of a folder, in name order (none when the folder is missing).
-    package static func yamlFiles(in folder: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            .filter(isYAMLName)
-            .map { (folder as NSString).appendingPathComponent($0) }
+    /// A folder that does not exist has none; one that exists but cannot be listed (no
+    /// permission to read it, a file where a folder should be) throws, saying which and why:
+    /// taken for empty, an unreadable mappings folder planned inferred steps that drop values.
+    package static func yamlFiles(in folder: String) throws -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        } catch {
+            switch Files.kind(of: Files.realPath(folder)) {
+            case .missing:
+                return []
+            case .directory:
+                throw MapcError.input("cannot read the folder \(folder) (\(Files.reason(of: error))): mapc needs to list its files; give this user read and search permission on it (chmod u+rx)")
+            default:
+                throw MapcError.input("\(folder) is not a folder: name the folder that holds the .yaml files")
+            }
+        }
+        return names.sorted().filter(isYAMLName).map { (folder as NSString).appendingPathComponent($0) }
     }
 
     /// The text of a 1-based line, without its line break, or nil past the end.

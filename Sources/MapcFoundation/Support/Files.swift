@@ -159,9 +159,14 @@ package enum Files {
     /// The real path of a file to create, checking that nothing is in the way: neither the file
     /// nor SQLite companions (`-wal`, `-shm`, `-journal`) left by another store, which SQLite
     /// would otherwise replay into the new one.
-    package static func newStore(_ path: String) throws -> String {
+    /// `source`, when given, is the store the new one is made from: naming it is said as such
+    /// (told it "already exists; delete the file first", a user was advised to delete their store).
+    package static func newStore(_ path: String, from source: String? = nil) throws -> String {
         if path.isEmpty { throw MapcError.file(emptyPathProblem) }
         let real = realPath(path)
+        if let source, real == realPath(source) {
+            throw MapcError.file("\(path) is the store being migrated itself: the output must be a new file (to migrate the store in place, leave --output out)")
+        }
         switch kind(of: real) {
         case .missing: break
         case .regularFile: throw MapcError.file("\(path) already exists; choose another path or delete the file first")
@@ -484,7 +489,19 @@ package enum Files {
     package static func posixCode(of error: any Error) -> Int32? {
         let described = error as NSError
         if let underlying = described.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain { return Int32(underlying.code) }
-        return described.domain == NSPOSIXErrorDomain ? Int32(described.code) : nil
+        if described.domain == NSPOSIXErrorDomain { return Int32(described.code) }
+        // Foundation on Linux gives some file errors no underlying POSIX error (listing a folder
+        // without permission is Cocoa's 257 alone, said "The operation could not be completed.
+        // You don't have permission."): its codes that name one system error are read as it.
+        guard described.domain == NSCocoaErrorDomain else { return nil }
+        switch described.code {
+        case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return EACCES
+        case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return ENOENT
+        case NSFileWriteOutOfSpaceError: return ENOSPC
+        case NSFileWriteVolumeReadOnlyError: return EROFS
+        case NSFileWriteFileExistsError: return EEXIST
+        default: return nil
+        }
     }
 
     package static func makeFolder(_ path: String) throws {

@@ -22,8 +22,10 @@ package enum PropertyList {
     package static let maxDepth = 512
 
     /// A property list that cannot or may not be decoded, with the reason.
-    struct Problem: Error, CustomStringConvertible {
-        var description: String
+    package struct Problem: Error, CustomStringConvertible {
+        package var description: String
+        /// Whether the data is no property list at all (damaged), rather than one past a limit.
+        package var isMalformed = false
     }
 
     /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
@@ -35,14 +37,16 @@ package enum PropertyList {
         if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects, perObject: perObject) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
             guard let value = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
-                throw Problem(description: "the binary property list is malformed")
+                throw Problem(description: "the binary property list is malformed", isMalformed: true)
             }
             return value
         }
         do {
             return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
-            throw Problem(description: error.localizedDescription)
+            // Foundation's words ("The operation could not be completed. The data is not in the
+            // correct format.") say nothing a reader can act on.
+            throw Problem(description: "it is not a property list (neither binary, XML nor text)", isMalformed: true)
         }
     }
 

@@ -32,6 +32,9 @@ public struct MappingCatalog: Sendable {
     package static func requireFolder(_ folder: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            if FileManager.default.fileExists(atPath: folder) {
+                throw MapcError.notFound("the mappings folder '\(folder)' is a file, not a folder: name the folder that holds the mapping files (--mappings DIR)")
+            }
             throw MapcError.notFound("mappings folder '\(folder)' does not exist" + (FileManager.default.fileExists(atPath: "./mappings") ? "; did you mean ./mappings?" : ""))
         }
     }

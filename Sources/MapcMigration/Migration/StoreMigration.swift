@@ -120,7 +120,7 @@ package enum StoreMigration {
         let lock = try StoreLock(store: path)
         defer { lock.release() }
         removeLeftovers(besides: real)
-        let output = try options.output.map { try Files.newStore($0.path) }
+        let output = try options.output.map { try Files.newStore($0.path, from: real) }
         // Two runs writing one new file take turns (what one leaves beside it, the other must not remove).
         let outputLock = options.dryRun ? nil : try output.map { try StoreLock(store: $0) }
         defer { outputLock?.release() }
@@ -415,7 +415,7 @@ package enum StoreMigration {
         let real = try Files.existingStore(path)
         let lock = try StoreLock(store: path)
         defer { lock.release() }
-        let output = try Files.newStore(requested)
+        let output = try Files.newStore(requested, from: real)
         let outputLock = try StoreLock(store: output)
         defer { outputLock.release() }
         removeLeftovers(besides: output)

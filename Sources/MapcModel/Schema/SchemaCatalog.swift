@@ -59,7 +59,7 @@ public struct SchemaCatalog: Sendable {
         try Self.requireFolder(directory)
         var diagnostics: [Diagnostic] = []
         var sources: [SourceFile] = []
-        for path in SourceFile.yamlFiles(in: directory) {
+        for path in try SourceFile.yamlFiles(in: directory) {
             do { sources.append(try SourceFile.read(path: path)) } catch {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
             }
@@ -80,6 +80,9 @@ public struct SchemaCatalog: Sendable {
     package static func requireFolder(_ directory: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            if FileManager.default.fileExists(atPath: directory) {
+                throw MapcError.notFound("the schemas folder '\(directory)' is a file, not a folder: name the folder that holds the schema files (--schemas DIR)")
+            }
             throw MapcError.notFound("schemas folder '\(directory)' does not exist: name the folder that holds the schema files (the mapc command looks for schemas/ in the folder it runs in; --schemas DIR names another)")
         }
     }

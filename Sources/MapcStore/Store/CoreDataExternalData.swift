@@ -150,7 +150,7 @@ package struct CoreDataExternalData {
             try? FileManager.default.removeItem(atPath: temporary)
             if let error = error as? MapcError { throw error }
             if error is CancellationError { throw error }
-            throw MapcError.file("cannot copy \(supportFolder) to \(destination.supportFolder): \(error.localizedDescription)")
+            throw MapcError.file("cannot copy \(supportFolder) to \(destination.supportFolder): \(Files.reason(of: error))")
         }
     }
 

@@ -148,7 +148,7 @@ package enum CoreDataExternalValue {
                                  + "mapc reads only files there; put the value's file back")
         }
         do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(error.localizedDescription)")
+            throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(Files.reason(of: error))")
         }
     }
 }

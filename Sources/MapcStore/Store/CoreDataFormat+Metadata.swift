@@ -23,7 +23,8 @@ extension CoreDataFormat {
         }
         let plist: Any
         do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects, perObject: 4) } catch {
-            throw MapcError.store("the Core Data metadata (Z_METADATA.Z_PLIST) cannot be read: \(error)")
+            let damaged = (error as? PropertyList.Problem)?.isMalformed == true
+            throw MapcError.store("the Core Data metadata (Z_METADATA.Z_PLIST) cannot be read: \(error)" + (damaged ? "; the store is damaged, and its metadata tells its version: restore it from a backup" : ""))
         }
         guard let dictionary = plist as? [String: Any] else {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a dictionary")

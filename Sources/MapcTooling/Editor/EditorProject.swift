@@ -57,7 +57,8 @@ package struct EditorProject {
     /// the files on disk, and documents not saved yet.
     private func yamlTexts(in folder: String) -> [String: String] {
         var texts: [String: String] = [:]
-        for path in SourceFile.yamlFiles(in: folder) {
+        // A folder that cannot be listed gives the open documents alone (`check` says why).
+        for path in (try? SourceFile.yamlFiles(in: folder)) ?? [] {
             let key = Self.standardized(path)
             if let text = text(of: key) { texts[key] = text }
         }

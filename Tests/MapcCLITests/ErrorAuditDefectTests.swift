@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+/// Defects an audit of mapc's error paths found (about 440 tried): folders that could not be
+/// read taken for empty ones (a wrong plan, exit 0), files the demo replaced, and advice to
+/// delete the store being migrated.
+@Suite("Defects found by an audit of the error paths")
+struct ErrorAuditDefectTests {
+    /// A project with a v2 store beside it.
+    private func project() throws -> URL {
+        let folder = try CLI.project()
+        try CLI.addMappingsAndPolicies(to: folder)
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v2.sqlite"), to: folder.appendingPathComponent("s.db"))
+        return folder
+    }
+
+    /// A mappings "folder" that is a file planned an inferred step dropping every image, exit 0.
+    @Test func aMappingsPathThatIsAFileIsNotTakenForAnEmptyFolder() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings"))
+        try folder.write("not a folder\n", to: "mappings")
+        let plan = try CLI.run(["plan", "--to", "v3", "s.db"], in: folder)
+        #expect(plan.status == 1 && plan.stderr.contains("./mappings is not a folder") && !plan.stdout.contains("inferred"), "\(plan.stdout)\(plan.stderr)")
+        let named = try CLI.run(["check", "--mappings", "mappings"], in: folder)
+        #expect(named.status == 2 && named.stderr.contains("the mappings folder 'mappings' is a file, not a folder"), "\(named.stderr)")
+        let schemas = try CLI.run(["check", "--schemas", "s.db"], in: folder)
+        #expect(schemas.status == 2 && schemas.stderr.contains("the schemas folder 's.db' is a file, not a folder"), "\(schemas.stderr)")
+    }
+
+    /// Folders this user cannot read were empty: `plan` inferred a step that drops values (exit
+    /// 0), `check` asked for a mapping file that exists, `status` listed no versions.
+    @Test(.enabled(if: CLI.canRunUnprivileged))
+    func foldersThisUserCannotReadAreSaidToBe() throws {
+        let folder = try project()
+        defer { chmod(folder.appendingPathComponent("mappings").path, 0o755); chmod(folder.appendingPathComponent("schemas").path, 0o755); try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o777)
+        chown(folder.appendingPathComponent("s.db").path, 65534, 65534)
+        chmod(folder.appendingPathComponent("mappings").path, 0o700)
+        for arguments in [["plan", "--to", "v3", "s.db"], ["check"], ["run", "--dry-run", "--to", "v3", "s.db"]] {
+            let run = try CLI.runUnprivileged(arguments, in: folder)
+            #expect(run.status == 1 && run.stderr.contains("cannot read the folder ./mappings (Permission denied)") && !run.stdout.contains("inferred"), "\(arguments): \(run.stdout)\(run.stderr)")
+        }
+        chmod(folder.appendingPathComponent("mappings").path, 0o755)
+        chmod(folder.appendingPathComponent("schemas").path, 0o700)
+        for arguments in [["check"], ["hash", "v1"]] {
+            let run = try CLI.runUnprivileged(arguments, in: folder)
+            #expect(run.status == 1 && run.stderr.contains("cannot read the folder ./schemas (Permission denied)"), "\(arguments): \(run.stdout)\(run.stderr)")
+        }
+        // `status` still shows the store's own records, saying why no version is named.
+        let status = try CLI.runUnprivileged(["status", "s.db"], in: folder)
+        #expect(status.status == 0 && status.stderr.contains("note: cannot read the folder ./schemas (Permission denied)"), "\(status.stderr)")
+        #expect(status.stdout.contains("version     unknown (the schemas could not be read: see the note above)") && status.stdout.contains("compatible  unknown (the schemas could not be read)"), "\(status.stdout)")
+    }
+
+    /// One schema file with errors hid every version from `status`: a v1 store was "unknown".
+    @Test func statusComparesTheStoreWithTheVersionsThatLoad() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v1.sqlite"), to: folder.appendingPathComponent("v1.db"))
+        let v2 = try folder.read("schemas/v2.yaml").replacingOccurrences(of: "type: binary", with: "type: bnary")
+        try folder.write(v2, to: "schemas/v2.yaml")
+        let status = try CLI.run(["status", "v1.db"], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("version     v1 ("), "\(status.stdout)\(status.stderr)")
+        #expect(status.stderr.contains("note: the schema file of v2 has errors, so that version is left out here (`mapc check` says what is wrong)"), "\(status.stderr)")
+        let json = try CLI.run(["status", "--format", "json", "v1.db"], in: folder)
+        #expect(json.stdout.contains(#""identifiedVersion" : "v1""#) || json.stdout.contains(#""identifiedVersion": "v1""#), "\(json.stdout)")
+    }
+
+    /// `mapc demo --directory d` replaced a file of the user's named like one of its stores.
+    @Test func theDemoNeverReplacesAFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-demo-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try folder.write("precious\n", to: "notes-v2.db-journal")
+        let demo = try CLI.run(["demo", "--notes", "2", "--directory", folder.path], in: folder)
+        #expect(demo.status == 2 && demo.stderr.contains("notes-v2.db is in the way: the demo makes its stores new and never replaces a file"), "\(demo.stderr)")
+        #expect(try folder.read("notes-v2.db-journal") == "precious\n" && !FileManager.default.fileExists(atPath: folder.appendingPathComponent("notes-v1.db").path), "nothing written")
+    }
+
+    /// `run --output` naming the store itself was told to "delete the file first": the store.
+    @Test func anOutputThatIsTheStoreIsSaidToBeIt() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        for output in ["s.db", "./s.db", folder.appendingPathComponent("s.db").path] {
+            let run = try CLI.run(["run", "--quiet", "--to", "v3", "--output", output, "s.db"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("is the store being migrated itself: the output must be a new file") && !run.stderr.contains("delete"), "\(run.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+}
+
+extension ErrorAuditDefectTests {
+    /// A Core Data store's metadata that is not a property list was said in Foundation's words
+    /// ("The operation could not be completed. The data is not in the correct format.").
+    @Test func metadataThatIsNotAPropertyListIsSaidInMapcsWords() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v2-coredata.sqlite"), to: folder.appendingPathComponent("c.sqlite"))
+        try sqlite(folder, "c.sqlite", "UPDATE Z_METADATA SET Z_PLIST = x'00112233'")
+        let status = try CLI.run(["status", "c.sqlite"], in: folder)
+        #expect(status.status == 2 && status.stderr.contains("Z_PLIST) cannot be read: it is not a property list (neither binary, XML nor text)") && status.stderr.contains("restore it from a backup"), "\(status.stderr)")
+        #expect(!status.stderr.contains("could not be completed"), "\(status.stderr)")
+    }
+}
