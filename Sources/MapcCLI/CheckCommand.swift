@@ -61,7 +61,8 @@ struct CheckCommand: ParsableCommand {
             do {
                 source = try SourceFile.read(path: path)
             } catch {
-                diagnostics.append(.error("\(error)", at: nil))
+                // At the file, as the schemas folder's reading says it of its own files (said once).
+                diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
                 continue
             }
             renderer.add(source)

@@ -104,3 +104,18 @@ extension ErrorAuditDefectTests {
         #expect(!status.stderr.contains("could not be completed"), "\(status.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// A schema file this user cannot read was said twice (once without its path) and then the
+    /// version order was wrongly said to list a version "no schema file declares".
+    @Test(.enabled(if: CLI.canRunUnprivileged))
+    func aSchemaFileThisUserCannotReadIsSaidOnce() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2, v3, v4]\n", to: "schemas/versions.yaml")
+        chmod(folder.appendingPathComponent("schemas/v2.yaml").path, 0o000)
+        let check = try CLI.runUnprivileged(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.components(separatedBy: "cannot read the file").count == 2 && check.stderr.contains("./schemas/v2.yaml:1:1: error:"), "\(check.stderr)")
+        #expect(!check.stderr.contains("no schema file declares it"), "\(check.stderr)")
+    }
+}

@@ -62,6 +62,8 @@ public struct SchemaCatalog: Sendable {
         for path in try SourceFile.yamlFiles(in: directory) {
             do { sources.append(try SourceFile.read(path: path)) } catch {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
+                // Which version it declares is unknown: the order listing one no other file declares is not wrong.
+                hasFileOfNoVersion = true
             }
         }
         load(sources, diagnostics: diagnostics)
@@ -183,7 +185,8 @@ public struct SchemaCatalog: Sendable {
             }
         }
         if let orderFile {
-            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors, declaredByFile: declaredByFile)
+            diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors, declaredByFile: declaredByFile,
+                                           someFileUnread: hasFileOfNoVersion)
         }
         loadDiagnostics = diagnostics
         warnings = diagnostics.filter { $0.severity != .error }
@@ -237,10 +240,11 @@ public struct SchemaCatalog: Sendable {
     /// Problems with a declared order: versions it lists that no file declares, and versions it leaves out.
     /// (A version only a file with errors declares is not called missing: that file's errors say what is wrong.)
     private static func checkOrder(_ listed: [(name: String, location: FileLocation)], path: String, against files: [String: String],
-                                   declaredWithErrors: Set<String>, declaredByFile: [String: String]) -> [Diagnostic] {
+                                   declaredWithErrors: Set<String>, declaredByFile: [String: String], someFileUnread: Bool) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         let names = Set(listed.map(\.name))
-        for entry in listed where files[entry.name] == nil && !declaredWithErrors.contains(entry.name) {
+        // A file whose version cannot be read may declare any version listed: its own error stands.
+        for entry in listed where files[entry.name] == nil && !declaredWithErrors.contains(entry.name) && !someFileUnread {
             // A file named for the version declaring another (copied from it, `version:` left as it was).
             let namesake = declaredByFile.keys.sorted().first { (($0 as NSString).lastPathComponent as NSString).deletingPathExtension == entry.name }
             let fix = namesake.map { "\($0) declares version '\(declaredByFile[$0] ?? "?")': correct its 'version:' if it is this version's file" }
