@@ -64,6 +64,7 @@ public struct SchemaCatalog: Sendable {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
                 // Which version it declares is unknown: the order listing one no other file declares is not wrong.
                 hasFileOfNoVersion = true
+                hasSchemaFileOfUnknownVersion = true
             }
         }
         load(sources, diagnostics: diagnostics)
@@ -169,6 +170,7 @@ public struct SchemaCatalog: Sendable {
                         if versionsWithErrors[declared] == nil, let first = reading.diagnostics.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
                     } else {
                         hasFileOfNoVersion = true
+                        hasSchemaFileOfUnknownVersion = true
                     }
                     continue
                 }
@@ -186,7 +188,7 @@ public struct SchemaCatalog: Sendable {
         }
         if let orderFile {
             diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors, declaredByFile: declaredByFile,
-                                           someFileUnread: hasFileOfNoVersion)
+                                           someFileUnread: hasSchemaFileOfUnknownVersion)
         }
         loadDiagnostics = diagnostics
         warnings = diagnostics.filter { $0.severity != .error }
@@ -263,6 +265,9 @@ public struct SchemaCatalog: Sendable {
     /// Whether where the versions in error belong is unknown: a schema file with errors declares
     /// no version that can be read, or the version order file has errors.
     private var hasFileOfNoVersion = false
+    /// Whether a schema file's version cannot be read (the file cannot be, or its errors hide
+    /// its `version:`): it may be any version the order lists.
+    private var hasSchemaFileOfUnknownVersion = false
     /// The order of every version a file declares, those whose files have errors included; nil
     /// when it cannot be told (a file with errors names no version, or the names allow none).
     private var wholeOrder: [String]?
