@@ -31,7 +31,7 @@ extension MappingChecker {
 
     /// Each name under `drops:` must be a stored property of the objects the mapping reads.
     mutating func checkDrops(source: Schema) {
-        for entityMapping in mapping.entityMappings where !entityMapping.hasLoadErrors && !entityMapping.drops.isEmpty {
+        for entityMapping in mapping.entityMappings where entityMapping.isReadWhole && !entityMapping.drops.isEmpty {
             guard let name = entityMapping.source, let entity = source.entity(named: name) else { continue }
             let stored = Self.droppable(by: entityMapping, in: source)
             for dropped in entityMapping.drops where !stored.contains(dropped) {
@@ -129,7 +129,7 @@ extension MappingChecker {
     mutating func checkUnreadSourceProperties(source: Schema, reads: SourceReads) {
         guard judgesTheStep else { return }
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
-        guard !all.contains(where: \.hasLoadErrors) else { return }
+        guard all.allSatisfy(\.isReadWhole) else { return }
         let read = reads.properties, readWhole = reads.wholeEntities.union(reads.policyReach)
         for entity in source.entities where !entity.isAbstract && !readWhole.contains(entity.name) {
             let readBy = Self.readers(of: entity, in: source, among: all)

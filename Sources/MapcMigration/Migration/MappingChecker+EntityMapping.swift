@@ -24,14 +24,16 @@ extension MappingChecker {
         let sides = resolveEntities(of: entityMapping, source: sourceSchema, destination: destinationSchema)
         checkType(sides)
         let policyType = checkPolicy(sides)
-        let provided = policyType?.providedAttributes ?? []
+        // A property mapping that could not be read may set what looks unset: its name counts as set.
+        let provided = (policyType?.providedAttributes ?? []).union(entityMapping.unreadPropertyMappings ?? [])
         let scope = expressionScope(sides, mappings: mappings)
         checkExpressions(sides, scope: scope)
         checkAttributeMappings(sides, scope: scope)
         checkRelationshipMappings(sides, scope: scope, mappings: mappings)
         // A policy that is not registered may set anything: nothing can be said of what it leaves unset.
         let policyUnknown = entityMapping.policy != nil && policyType == nil
-        if !policyUnknown {
+        // One whose name could not be read may be the one that sets anything that looks unset.
+        if !policyUnknown && entityMapping.unreadPropertyMappings != nil {
             checkCopiedAttributes(sides, provided: provided)
             checkUnsetAttributes(sides, provided: provided)
         }

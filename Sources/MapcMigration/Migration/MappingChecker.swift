@@ -95,7 +95,7 @@ public struct MappingChecker {
         // A step of several passes is judged whole, by its first pass (see `judgesTheStep`).
         let reads = sourceReads(source: source, destination: destination)
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
-        for entity in source.entities where judgesTheStep && !entity.isAbstract && !all.contains(where: \.hasLoadErrors) && !reads.wholeEntities.contains(entity.name) {
+        for entity in source.entities where judgesTheStep && !entity.isAbstract && all.allSatisfy(\.isReadWhole) && !reads.wholeEntities.contains(entity.name) {
             if Self.readers(of: entity, in: source, among: all).isEmpty {
                 warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
@@ -113,7 +113,7 @@ public struct MappingChecker {
     private mutating func checkBothSidesAgree(source: Schema, destination: Schema) {
         // Each relationship mapping read as `lookup(…, $source.key)`: the destination relationship and source key.
         var sides: [(mapping: Int, entity: String, relationship: Relationship, sourceEntity: String, key: String, location: FileLocation?)] = []
-        for (index, entityMapping) in mapping.entityMappings.enumerated() where !entityMapping.hasLoadErrors {
+        for (index, entityMapping) in mapping.entityMappings.enumerated() where entityMapping.isReadWhole {
             guard let destinationName = entityMapping.destination, let destinationEntity = destination.entity(named: destinationName),
                   let sourceName = entityMapping.source else { continue }
             for propertyMapping in entityMapping.relationships {
@@ -157,7 +157,7 @@ public struct MappingChecker {
     /// object a mapping creates empty there, and validation refuses them all. Only provable when
     /// no custom policy takes part: a policy may relate anything.
     private mutating func checkRequiredRelationshipsAreSet(destination: Schema) {
-        guard !mapping.entityMappings.contains(where: { $0.policy != nil || $0.hasLoadErrors }) else { return }
+        guard !mapping.entityMappings.contains(where: { $0.policy != nil || !$0.isReadWhole }) else { return }
         for entityMapping in mapping.entityMappings where entityMapping.type == .transform {
             guard let name = entityMapping.destination, let entity = destination.entity(named: name) else { continue }
             for relationship in destination.allRelationships(of: entity) where !RelationshipCountRule.allowsEmpty(relationship) && !relationship.isTransient {

@@ -36,7 +36,9 @@ public enum MappingLoader {
                 for item in items {
                     let errorsBefore = document.diagnostics.filter { $0.severity == .error }.count
                     guard var mapping = readEntityMapping(item, in: &document) else { continue }
-                    mapping.hasLoadErrors = document.diagnostics.filter { $0.severity == .error }.count > errorsBefore
+                    // The errors of its property mappings are counted apart: the rest is still checked.
+                    mapping.hasLoadErrors = document.diagnostics.filter { $0.severity == .error }.count > errorsBefore + mapping.propertyLoadErrors
+                    mapping.hasPropertyLoadErrors = mapping.propertyLoadErrors > 0
                     if let first = names[mapping.name] {
                         document.error("duplicate entity mapping name '\(mapping.name)' (first at line \(first.line))", at: item["name"] ?? item,
                                        fix: "names must be unique: $manager finds mappings by name")
@@ -83,8 +85,11 @@ public enum MappingLoader {
             case "sourceExpression": mapping.sourceExpression = expression(entry.value, what: "sourceExpression", in: &document)
             case "policy": mapping.policy = document.string(entry.value, what: "policy")
             case "userInfo": mapping.userInfo = document.stringMap(entry.value, what: "userInfo")
-            case "attributes": mapping.attributes = propertyMappings(entry.value, what: "attributes of '\(name)'", in: &document)
-            case "relationships": mapping.relationships = propertyMappings(entry.value, what: "relationships of '\(name)'", in: &document)
+            case "attributes", "relationships":
+                let before = document.diagnostics.filter { $0.severity == .error }.count
+                let read = propertyMappings(entry.value, what: "\(entry.key) of '\(name)'", in: &document, unread: &mapping.unreadPropertyMappings)
+                if entry.key == "attributes" { mapping.attributes = read } else { mapping.relationships = read }
+                mapping.propertyLoadErrors += document.diagnostics.filter { $0.severity == .error }.count - before
             case "sourceHash": mapping.sourceHash = recordedHash(entry.value, in: &document)
             case "destinationHash": mapping.destinationHash = recordedHash(entry.value, in: &document)
             case "drops":
@@ -111,13 +116,24 @@ public enum MappingLoader {
         return mapping
     }
 
-    static func propertyMappings(_ node: Node, what: String, in document: inout YAMLDocument) -> [PropertyMapping] {
+    /// `unread` gains the name of each property mapping that cannot be read, and becomes nil when
+    /// a name cannot be (or the section is no mapping of names).
+    static func propertyMappings(_ node: Node, what: String, in document: inout YAMLDocument, unread: inout Set<String>?) -> [PropertyMapping] {
         if YAMLDocument.isNull(node) { return [] }
-        guard let entries = document.entries(of: node, what: what) else { return [] }
+        guard let entries = document.entries(of: node, what: what) else {
+            unread = nil
+            return []
+        }
         var result: [PropertyMapping] = []
         for entry in entries {
-            guard let name = document.identifier(entry.keyNode, what: "property name"),
-                  let parsed = expression(entry.value, what: "the expression of '\(name)'", in: &document) else { continue }
+            guard let name = document.identifier(entry.keyNode, what: "property name") else {
+                unread = nil
+                continue
+            }
+            guard let parsed = expression(entry.value, what: "the expression of '\(name)'", in: &document) else {
+                unread?.insert(name)
+                continue
+            }
             result.append(PropertyMapping(name: name, expression: parsed, location: document.location(of: entry.keyNode)))
         }
         return result
