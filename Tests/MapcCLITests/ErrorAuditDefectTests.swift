@@ -150,3 +150,17 @@ extension ErrorAuditDefectTests {
         #expect(!check.stderr.contains("required attribute 'dateCreated'") && check.stderr.contains("required attribute 'body' of Note has neither an expression nor a default"), "\(check.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// A character YAML refuses (a NUL on line 7) was placed at 1:1: libyaml's reader gives a
+    /// byte offset, now read as a line and column, with the character named.
+    @Test func aCharacterYAMLRefusesIsPlacedWhereItIs() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      t: { type: string }\n\0\n".utf8).write(to: folder.appendingPathComponent("schemas/n.yaml"))
+        try Data("model: M\nversion: v2\nentities:\n  Note:\n    attributes:\n      t: { type: string, default: \"é\u{1}\" }\n".utf8).write(to: folder.appendingPathComponent("schemas/m.yaml"))
+        let check = try CLI.run(["check", "schemas/n.yaml", "schemas/m.yaml"], in: folder)
+        #expect(check.stderr.contains("schemas/n.yaml:7:1: error: cannot read YAML: control characters are not allowed (U+0000)"), "\(check.stderr)")
+        #expect(check.stderr.contains("schemas/m.yaml:6:37: error: cannot read YAML: control characters are not allowed (U+0001)") && check.stderr.contains(#"("\u0001")"#), "\(check.stderr)")
+    }
+}

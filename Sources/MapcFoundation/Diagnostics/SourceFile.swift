@@ -37,6 +37,24 @@ public struct SourceFile: Sendable {
         return lines
     }
 
+    /// The line and column (columns in Unicode scalars) of a byte offset into the text's UTF-8,
+    /// lines ended as `lines(of:)` ends them: where libyaml's reader places what it refuses.
+    package func location(ofUTF8Offset offset: Int) -> FileLocation {
+        let bytes = Array(text.utf8.prefix(max(0, offset)))
+        var line = 1, lineStart = 0, index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            guard byte == 0x0A || byte == 0x0D else { continue }
+            if byte == 0x0D, index < bytes.count, bytes[index] == 0x0A { index += 1 }
+            line += 1
+            lineStart = index
+        }
+        // Scalars start at every byte that is not a continuation byte (10xxxxxx).
+        let column = bytes[lineStart...].filter { $0 & 0xC0 != 0x80 }.count + 1
+        return FileLocation(path: path, line: line, column: column)
+    }
+
     /// The largest schema, mapping or version-order file read (hostile inputs must stay bounded):
     /// the same for `mapc check` and an editor's open documents.
     package static let maxBytes = 16 * 1024 * 1024

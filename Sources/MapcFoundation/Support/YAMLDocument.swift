@@ -201,8 +201,12 @@ package struct YAMLDocument {
             let location = secondOccurrence(of: key, after: context.mark, in: source) ?? at(context.mark)
             return .error("duplicate key '\(key)'", at: location, length: key.unicodeScalars.count,
                           fix: "a key may appear once among the keys indented alike under one parent; remove or rename one of them")
-        case let .reader(problem, _, _, _):
-            return .error("cannot read YAML: \(problem)", at: FileLocation(path: source.path, line: 1, column: 1))
+        case let .reader(problem, offset, value, _):
+            // libyaml's reader gives a byte offset, and the character it refuses.
+            let location = offset.map { source.location(ofUTF8Offset: $0) } ?? FileLocation(path: source.path, line: 1, column: 1)
+            let code = Unicode.Scalar(UInt32(max(0, value))).map { String($0).scalarCodes }
+            return .error("cannot read YAML: \(problem)\(code.map { " (\($0))" } ?? "")", at: location,
+                          fix: code.map { "remove it; a value that needs it writes it as an escape inside double quotes (\"\\u\($0.dropFirst(2).lowercased())\")" })
         default:
             return .error("cannot read YAML: \(error)", at: FileLocation(path: source.path, line: 1, column: 1))
         }
