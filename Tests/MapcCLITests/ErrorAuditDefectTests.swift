@@ -164,3 +164,14 @@ extension ErrorAuditDefectTests {
         #expect(check.stderr.contains("schemas/m.yaml:6:37: error: cannot read YAML: control characters are not allowed (U+0001)") && check.stderr.contains(#"("\u0001")"#), "\(check.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// Nesting past libyaml's limit was said in its API's words ("set with yaml_set_max_nest_level()").
+    @Test func deepNestingIsSaidInMapcsWords() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("a: " + String(repeating: "[", count: 5_000) + String(repeating: "]", count: 5_000) + "\n", to: "schemas/deep.yaml")
+        let check = try CLI.run(["check", "schemas/deep.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("error: the YAML nests more than 200 levels deep") && !check.stderr.contains("yaml_set_max_nest_level"), "\(check.stderr.prefix(600))")
+    }
+}

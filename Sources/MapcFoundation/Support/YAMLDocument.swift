@@ -188,6 +188,11 @@ package struct YAMLDocument {
         func at(_ mark: Mark) -> FileLocation { FileLocation(path: source.path, line: mark.line, column: mark.column) }
         switch error {
         case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
+            // libyaml's own limit, in its API's words: said as what it means for the file.
+            if problem.hasPrefix("Maximum nesting level reached") {
+                return .error("the YAML nests more than \(YAMLGuard.maxDepth) levels deep", at: at(mark),
+                              fix: "mapc files nest a few levels (entities, their properties, a property's settings): write the values out flat")
+            }
             let contextText = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
             return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark), fix: syntaxFix(problem, context: context?.text, at: mark, in: source))
         case let .duplicatedKeysInMapping(duplicates, context):
