@@ -31,13 +31,7 @@ struct StatusCommand: ParsableCommand {
             // version (one half-typed file hid the version a store is at).
             let catalog: SchemaCatalog?
             do {
-                let (loaded, diagnostics) = try SchemaCatalog.partial(directory: schemaOptions.schemas)
-                catalog = loaded
-                if diagnostics.hasErrors {
-                    let left = loaded.versionsWithErrors.keys.sorted()
-                    Console.err("note: " + (left.isEmpty ? "some files in \(schemaOptions.schemas) have errors" : "the schema file\(left.count == 1 ? "" : "s") of \(left.joined(separator: ", ")) \(left.count == 1 ? "has" : "have") errors, so \(left.count == 1 ? "that version is" : "those versions are") left out here")
-                                + " (`mapc check` says what is wrong); the store is compared with the versions that load")
-                }
+                catalog = try schemaOptions.catalogOfVersionsThatLoad()
             } catch {
                 catalog = nil
                 Console.err("note: \(BatchOutcome.message(of: error)); the store's own records follow")

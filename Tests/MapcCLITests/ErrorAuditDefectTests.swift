@@ -63,6 +63,14 @@ struct ErrorAuditDefectTests {
         let status = try CLI.run(["status", "v1.db"], in: folder)
         #expect(status.status == 0 && status.stdout.contains("version     v1 ("), "\(status.stdout)\(status.stderr)")
         #expect(status.stderr.contains("note: the schema file of v2 has errors, so that version is left out here (`mapc check` says what is wrong)"), "\(status.stderr)")
+        // `dump` and `eval` read the store at its own version too.
+        let dump = try CLI.run(["dump", "v1.db"], in: folder)
+        #expect(dump.status == 0 && dump.stdout.contains(#""version": "v1""#) && dump.stderr.contains("so that version is left out here"), "\(dump.stderr)")
+        let eval = try CLI.run(["eval", "--store", "v1.db", "--entity", "Note", "title"], in: folder)
+        #expect(eval.status == 0, "\(eval.stderr)")
+        // A store of the version left out is refused, the note saying why.
+        let ofV2 = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(ofV2.status == 2 && ofV2.stderr.contains("the schema file of v2 has errors"), "\(ofV2.stderr)")
         let json = try CLI.run(["status", "--format", "json", "v1.db"], in: folder)
         #expect(json.stdout.contains(#""identifiedVersion" : "v1""#) || json.stdout.contains(#""identifiedVersion": "v1""#), "\(json.stdout)")
     }
