@@ -183,3 +183,14 @@ extension ErrorAuditDefectTests {
         #expect(check.status == 1 && check.stderr.contains("error: the YAML nests more than 200 levels deep") && !check.stderr.contains("yaml_set_max_nest_level"), "\(check.stderr.prefix(600))")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// A store whose table of entities was emptied was "a store of another model (its entities: )".
+    @Test func aStoreThatRecordsNoEntitiesIsSaidToBeDamaged() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try sqlite(folder, "s.db", "DELETE FROM _mapc_entities")
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.status == 2 && dump.stderr.contains("records no entities") && dump.stderr.contains("the store is damaged") && !dump.stderr.contains("another model"), "\(dump.stderr)")
+    }
+}

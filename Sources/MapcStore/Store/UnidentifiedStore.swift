@@ -52,6 +52,11 @@ extension SchemaCatalog {
         }
         // The closest version of the store's own model, among those sharing an entity with it.
         let storeEntities = Set(metadata.entityHashes.keys)
+        // A store that records no entity hash at all has lost its bookkeeping: not another model's.
+        if storeEntities.isEmpty {
+            return MapcError.store("\(described) records no entities (its table of entity hashes is empty), so it cannot be identified: the store is damaged (or was made by a version of no entities); "
+                                   + "restore it from a backup")
+        }
         let candidates = schemas.filter { (metadata.model == nil || $0.model == metadata.model) && $0.entities.contains { storeEntities.contains($0.name) } }
         // The store's columns, read once: they break ties, then say what differs.
         let columns = Store.tableColumns(at: path)
