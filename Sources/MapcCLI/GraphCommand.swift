@@ -36,6 +36,15 @@ struct GraphCommand: ParsableCommand {
                     let (mapping, diagnostics) = MappingLoader.parse(source: source)
                     guard let mapping, !diagnostics.hasErrors else { throw DiagnosticsError(diagnostics) }
                     text = MappingDiagram.render(mapping, as: format)
+                    // Drawn as written; what `check` finds wrong with it (an unknown version,
+                    // entity or policy) is said, so a diagram of a broken mapping is not taken for a sound one.
+                    if let catalog = try? SchemaCatalog.partial(directory: schemaOptions.schemas).catalog {
+                        var checker = MappingChecker(mapping: mapping)
+                        let errors = checker.check(catalog: catalog).filter { $0.severity == .error }
+                        if let first = errors.first {
+                            Console.err("warning: the diagram draws \(subject) as written, and `mapc check` finds \(English.count(errors.count, "error")) in it, the first: \(first)")
+                        }
+                    }
                 } else {
                     text = SchemaDiagram.render(try SchemaLoader.load(source: source).schema, as: format)
                 }

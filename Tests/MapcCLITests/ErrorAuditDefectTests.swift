@@ -194,3 +194,16 @@ extension ErrorAuditDefectTests {
         #expect(dump.status == 2 && dump.stderr.contains("records no entities") && dump.stderr.contains("the store is damaged") && !dump.stderr.contains("another model"), "\(dump.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// `graph` of a mapping of a version that does not exist drew it and said nothing.
+    @Test func graphOfABrokenMappingSaysWhatCheckFinds() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("source: v1\ndestination: v77\nentityMappings:\n  - name: GhostToNote\n    source: Ghost\n    destination: Note\n", to: "bad.yaml")
+        let graph = try CLI.run(["graph", "bad.yaml"], in: folder)
+        #expect(graph.status == 0 && graph.stdout.contains("GhostToNote") && graph.stderr.contains("warning: the diagram draws bad.yaml as written, and `mapc check` finds 1 error in it, the first: bad.yaml:2:14: error: unknown destination version 'v77'"), "\(graph.stderr)")
+        let sound = try CLI.run(["graph", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(sound.status == 0 && sound.stderr.isEmpty, "\(sound.stderr)")
+    }
+}
