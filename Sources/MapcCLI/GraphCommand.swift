@@ -46,6 +46,7 @@ struct GraphCommand: ParsableCommand {
                         }
                     }
                 } else {
+                    if let other = ProjectFileKind.notASchema(source) { throw MapcError.input(other) }
                     text = SchemaDiagram.render(try SchemaLoader.load(source: source).schema, as: format)
                 }
             } else {

@@ -40,10 +40,8 @@ struct SchemaOptions: ParsableArguments {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: fileOrVersion, isDirectory: &isDirectory), !isDirectory.boolValue {
             let source = try SourceFile.read(path: fileOrVersion)
-            // A mapping file was read as a schema, and its keys reported as six schema errors.
-            if ProjectFileKind.classify(source, fallback: .schema) == .mapping {
-                throw MapcError.input("\(fileOrVersion) is a mapping file, not a schema: name a schema file or a version (`mapc check --update-hashes` records a mapping's entity hashes)")
-            }
+            // A mapping, order or data file was read as a schema, and its keys reported as schema errors.
+            if let other = ProjectFileKind.notASchema(source) { throw MapcError.input(other) }
             return try SchemaLoader.load(source: source).schema
         }
         if !fileOrVersion.contains("/"), let found = loaded?.schema(version: fileOrVersion) { return found }

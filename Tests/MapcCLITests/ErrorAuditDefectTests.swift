@@ -207,3 +207,22 @@ extension ErrorAuditDefectTests {
         #expect(sound.status == 0 && sound.stderr.isEmpty, "\(sound.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// The version order file and a data file named where a schema goes were read as schemas:
+    /// "missing 'model:'", "unknown key 'versions'; did you mean 'version'?".
+    @Test func anOrderOrDataFileNamedAsASchemaIsSaidToBeOne() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("versions: [v1, v2, v3, v4]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version": "v2", "objects": {"Note": []}}"#, to: "notes.json")
+        for arguments in [["hash", "schemas/versions.yaml"], ["graph", "schemas/versions.yaml"]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 1 && run.stderr.contains("schemas/versions.yaml is the version order file, not a schema") && !run.stderr.contains("unknown key"), "\(arguments): \(run.stderr)")
+        }
+        for arguments in [["hash", "notes.json"], ["graph", "notes.json"], ["check", "notes.json"]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 1 && run.stderr.contains("notes.json is a data file (objects of a version), not a schema: `mapc load notes.json STORE` reads it") && !run.stderr.contains("missing 'model:'"), "\(arguments): \(run.stderr)")
+        }
+    }
+}
