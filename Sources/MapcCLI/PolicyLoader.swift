@@ -245,7 +245,8 @@ enum PolicyLoader {
             guard folder.named else { return }
             switch Files.kind(of: Files.realPath(folder.path)) {
             case .directory: throw PolicyError("\(folder.path) holds no .swift policy files", status: MapcExitCode.invalidInput)
-            case .missing: throw PolicyError("the policies folder \(folder.path) does not exist; check the --policies path", status: MapcExitCode.invalidInput)
+            // Exit 2, as any folder named that does not exist (`--schemas`, `--mappings`).
+            case .missing: throw PolicyError("the policies folder \(folder.path) does not exist; check the --policies path", status: MapcExitCode.storeError)
             default: throw PolicyError("\(folder.path) is not a folder; --policies names the folder that holds the policy files", status: MapcExitCode.invalidInput)
             }
         }
