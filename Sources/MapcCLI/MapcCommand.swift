@@ -90,6 +90,14 @@ public struct MapcCommand: ParsableCommand {
         } catch let error as ExitCodeError {
             Foundation.exit(error.code)
         } catch {
+            // `mapc eval -title` reads `-title` as an option ("Missing expected argument"): the
+            // way to write such an expression is said, as the docs say it.
+            if given.first == "eval", exitCode(for: error) == .validationFailure,
+               let dashed = given.dropFirst().prefix(while: { $0 != "--" }).first(where: { $0.hasPrefix("-") && !$0.hasPrefix("--") && $0 != "-h" }) {
+                Console.err(fullMessage(for: error))
+                Console.err("help: '\(dashed)' was read as an option; an expression that starts with '-' goes after `--`, which ends the options: mapc eval -- '\(dashed)'")
+                Foundation.exit(exitCode(for: error).rawValue)
+            }
             exit(withError: error)
         }
     }

@@ -124,6 +124,9 @@ struct LayoutOption: ParsableArguments {
     @Option(name: .customLong("layout"), help: ArgumentHelp("The store format to write: mapc (mapc's own) or core-data (Core Data's SQLite format).", valueName: "format"))
     var name: String?
 
+    /// An unknown name is refused while the command line is parsed, with the command's usage.
+    func validate() throws { _ = try format() }
+
     /// The format named, if any.
     func format() throws -> StoreFormat? {
         guard let name else { return nil }

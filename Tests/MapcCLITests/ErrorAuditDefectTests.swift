@@ -226,3 +226,17 @@ extension ErrorAuditDefectTests {
         }
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// `mapc eval -title` said only "Missing expected argument"; a bad `--layout` showed the root
+    /// usage ("mapc <subcommand>") instead of the command's.
+    @Test func commandLineMistakesSayTheWayOut() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let eval = try CLI.run(["eval", "-7 / 2"], in: folder)
+        #expect(eval.status == 64 && eval.stderr.contains("help: '-7 / 2' was read as an option; an expression that starts with '-' goes after `--`"), "\(eval.stderr)")
+        #expect(try CLI.run(["eval", "--", "-7 / 2"], in: folder).stdout == "-3\n")
+        let layout = try CLI.run(["init", "--schema", "v1", "--layout", "foo", "x.db"], in: folder)
+        #expect(layout.status == 64 && layout.stderr.contains("unknown layout 'foo'") && layout.stderr.contains("Usage: mapc init"), "\(layout.stderr)")
+    }
+}
