@@ -33,6 +33,11 @@ struct LoadCommand: ParsableCommand {
             }
             let bytes = try Files.read(data, what: "the data file", maxBytes: .max)
             let json = try JSONValue.parse(bytes, path: data)
+            // A data file is an object (`version`, `objects`): anything else is said first, not
+            // taken for one without a version.
+            guard case .object = json else {
+                throw MapcError.input("\(data) is not a data file: its top level must be a JSON object with \"version\" and \"objects\" (as `mapc dump` writes one)")
+            }
             let declared = try DataFile.declaredVersion(of: json, in: data)
             let exists = FileManager.default.fileExists(atPath: store)
             let schema: Schema

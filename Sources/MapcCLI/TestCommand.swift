@@ -32,8 +32,11 @@ struct TestCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The folder of fixture stores, one per released version.", valueName: "dir"))
     var fixtures = "./fixtures"
 
-    @Option(help: ArgumentHelp("The folder of expected results.", valueName: "dir"))
-    var expected = "./expected"
+    @Option(name: .customLong("expected"), help: ArgumentHelp("The folder of expected results (default: ./expected).", valueName: "dir"))
+    var expectedFolder: String?
+
+    /// The folder of expected results: the one named, else `./expected`.
+    var expected: String { expectedFolder ?? "./expected" }
 
     @Option(name: .customLong("to"), help: ArgumentHelp("A version to migrate each fixture to (repeat for several); the newest by default.", valueName: "version"))
     var targets: [String] = []
@@ -65,6 +68,10 @@ struct TestCommand: ParsableCommand {
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: fixtures, isDirectory: &isFolder), isFolder.boolValue else {
                 throw MapcError.notFound("no fixtures folder \(fixtures): keep a store of each released version there (fixtures/v1.sqlite, …), or name the folder with --fixtures")
+            }
+            // A folder named on purpose must exist (a misspelt one failed every case): `--record` makes it.
+            if let named = expectedFolder, !record, Files.kind(of: Files.realPath(named)) == .missing {
+                throw MapcError.notFound("the expected folder '\(named)' does not exist: name the folder of expected results, or make it with `mapc test --record \(English.option("--expected", named))`")
             }
             // A report that could not be written is said before the cases run.
             if let junit {

@@ -240,3 +240,22 @@ extension ErrorAuditDefectTests {
         #expect(layout.status == 64 && layout.stderr.contains("unknown layout 'foo'") && layout.stderr.contains("Usage: mapc init"), "\(layout.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// A data file that is not an object was said to have no "version"; a missing Xcode model
+    /// was exit 2 where every missing input file is 1; a missing `--expected` folder failed every
+    /// case instead of being refused as any folder named.
+    @Test func inputsThatAreMissingOrOfTheWrongShapeAreSaidSo() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("[1, 2, 3]\n", to: "a.json")
+        let load = try CLI.run(["load", "a.json", "x.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("a.json is not a data file: its top level must be a JSON object"), "\(load.stderr)")
+        let model = try CLI.run(["import", "nofile.xcdatamodeld"], in: folder)
+        #expect(model.status == 1 && model.stderr.contains("nofile.xcdatamodeld does not exist"), "\(model.stderr)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v1.sqlite"), to: folder.appendingPathComponent("fixtures/v1.sqlite"))
+        let test = try CLI.run(["test", "--expected", "nodir"], in: folder)
+        #expect(test.status == 2 && test.stderr.contains("the expected folder 'nodir' does not exist") && test.stderr.contains("mapc test --record --expected nodir"), "\(test.stderr)")
+    }
+}

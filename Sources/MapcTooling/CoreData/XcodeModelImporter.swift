@@ -35,7 +35,7 @@ public enum XcodeModelImporter {
         let url = URL(fileURLWithPath: path)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw MapcError.notFound("\(path) does not exist; give an .xcdatamodeld folder, an .xcdatamodel folder or its contents file")
+            throw MapcError.input("\(path) does not exist; give an .xcdatamodeld folder, an .xcdatamodel folder or its contents file")
         }
         switch url.pathExtension {
         case "xcdatamodeld" where isFolder.boolValue:
