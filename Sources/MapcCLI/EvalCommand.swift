@@ -130,14 +130,19 @@ struct EvalCommand: ParsableCommand {
             var root: EvalValue = .null
             var graph: any ObjectGraph = InMemoryObjectGraph(objects: [], schema: nil)
             if let object {
-                let text: Data
+                let text: Data, origin: String
                 if object.hasPrefix("@") {
-                    let path = String(object.dropFirst())
-                    text = try Files.read(path, what: "the object's JSON")
+                    origin = String(object.dropFirst())
+                    text = try Files.read(origin, what: "the object's JSON")
                 } else {
-                    text = Data(object.utf8)
+                    (text, origin) = (Data(object.utf8), "--object")
                 }
-                let jsonGraph = try JSONObjectGraph(json: try JSONValue.parse(text, path: "--object"))
+                // Its mistakes are placed in the file it came from.
+                let json = try JSONValue.parse(text, path: origin)
+                guard case .object = json else {
+                    throw MapcError.input("\(origin) is not a JSON object: --object binds $source to an object (`{\"title\": \"Groceries\"}`)")
+                }
+                let jsonGraph = try JSONObjectGraph(json: json)
                 root = jsonGraph.root
                 graph = jsonGraph
             }

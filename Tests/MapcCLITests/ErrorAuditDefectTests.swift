@@ -259,3 +259,18 @@ extension ErrorAuditDefectTests {
         #expect(test.status == 2 && test.stderr.contains("the expected folder 'nodir' does not exist") && test.stderr.contains("mapc test --record --expected nodir"), "\(test.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// `eval --object @bad.json` placed its mistakes at `--object:1:9`; a list was "cannot read key
+    /// 'a' of a number".
+    @Test func evalsObjectIsPlacedInItsFileAndMustBeAnObject() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("{\"a\": 1,,}\n", to: "bad.json")
+        let file = try CLI.run(["eval", "--object", "@bad.json", "a"], in: folder)
+        #expect(file.status == 1 && file.stderr.contains("bad.json:1:9: not valid JSON"), "\(file.stderr)")
+        let list = try CLI.run(["eval", "--object", "[1, 2]", "a"], in: folder)
+        #expect(list.status == 1 && list.stderr.contains("--object is not a JSON object"), "\(list.stderr)")
+        #expect(try CLI.run(["eval", "--object", "{\"a\": 2}", "a + 1"], in: folder).stdout == "3\n")
+    }
+}
