@@ -309,7 +309,7 @@ struct LanguageServer {
         case .schema:
             // Recorded whether or not a mapping is open: one opened later is checked against it.
             let version = around?.schemas.catalog.versionsByFile[path]
-                ?? project.text(of: path).flatMap { SchemaCatalog.partial(files: [path: $0]).catalog.versionsByFile[path] }
+                ?? project.text(of: path).flatMap { SchemaCatalog.partial(files: [path: $0], reading: schemaReadings.reading(path:text:)).catalog.versionsByFile[path] }
             let before = schemaVersions.updateValue(version, forKey: path) ?? nil
             if let around {
                 paths += mappings.filter { Self.mapping($0, mayChangeWith: [version, before].compactMap { $0 }, around: around) }

@@ -41,9 +41,9 @@ public struct SchemaCatalog: Sendable {
     /// `partial(directory:)` for schema files given as text, each read by `reading` (an editor
     /// keeps the readings of files an edit did not change).
     package static func partial(files: [String: String], directory: String = "",
-                                reading: (SourceFile) -> FileReading = FileReading.init) -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
+                                reading: (_ path: String, _ text: String) -> FileReading = { FileReading(SourceFile(path: $0, text: $1)) }) -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
         var catalog = SchemaCatalog(empty: (), directory: directory)
-        catalog.load(files.keys.sorted().map { reading(SourceFile(path: $0, text: files[$0] ?? "")) }, diagnostics: [])
+        catalog.load(files.keys.sorted().map { reading($0, files[$0] ?? "") }, diagnostics: [])
         return (catalog, catalog.loadDiagnostics)
     }
 

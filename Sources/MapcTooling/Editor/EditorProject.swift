@@ -50,7 +50,7 @@ package struct EditorProject {
     /// diagnostic of the schemas: a mapping is checked against it while another version's
     /// file is being typed.
     package func partialCatalog() -> (catalog: SchemaCatalog, diagnostics: [Diagnostic]) {
-        SchemaCatalog.partial(files: yamlTexts(in: schemasFolder), directory: schemasFolder, reading: schemaReadings.map { readings in readings.reading(of:) } ?? SchemaCatalog.FileReading.init)
+        SchemaCatalog.partial(files: yamlTexts(in: schemasFolder), directory: schemasFolder, reading: schemaReadings.map { readings in readings.reading(path:text:) } ?? { SchemaCatalog.FileReading(SourceFile(path: $0, text: $1)) })
     }
 
     /// A folder's YAML files by standardized path, as the editor holds them: open documents over
