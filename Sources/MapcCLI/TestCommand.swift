@@ -99,8 +99,9 @@ struct TestCommand: ParsableCommand {
                         MigrationTestCase.name(ofFixture: fixture) == argument || (fixture as NSString).lastPathComponent == argument || standardized(fixture) == path
                     }) else {
                         let names = byName.keys.sorted()
+                        // "did you mean 'v1'?" ends a sentence: the list follows as one of its own.
                         throw MapcError.notFound("no fixture named \(argument) in \(fixtures)"
-                                                 + (Suggestions.didYouMean(argument, in: names).map { "; \($0)" } ?? "") + "; the fixtures are \(names.joined(separator: ", "))")
+                                                 + (Suggestions.didYouMean(argument, in: names).map { "; \($0)" } ?? "") + " (the fixtures: \(names.joined(separator: ", ")))")
                     }
                     return found
                 }

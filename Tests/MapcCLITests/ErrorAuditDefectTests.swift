@@ -274,3 +274,20 @@ extension ErrorAuditDefectTests {
         #expect(try CLI.run(["eval", "--object", "{\"a\": 2}", "a + 1"], in: folder).stdout == "3\n")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// Small things the audit found: `minLength` above `maxLength` gave no fix where `min` above
+    /// `max` did; an unknown fixture's message ran "did you mean 'v1'?; the fixtures are …".
+    @Test func smallMessagesReadRight() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      t: { type: string, minLength: 5, maxLength: 2 }\n", to: "schemas/v1.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("minLength 5 is above maxLength 2 for 'Note.t'; swap them or correct one"), "\(check.stderr)")
+        try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      t: { type: string, minLength: 1, maxLength: 2 }\n", to: "schemas/v1.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        #expect(try CLI.run(["init", "--schema", "v1", "fixtures/v1.sqlite"], in: folder).status == 0)
+        let test = try CLI.run(["test", "v2"], in: folder)
+        #expect(test.stderr.contains("no fixture named v2 in ./fixtures; did you mean 'v1'? (the fixtures: v1)"), "\(test.stderr)")
+    }
+}

@@ -244,7 +244,7 @@ package struct SchemaValidator {
             error("min \(min) is above max \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "min"), fix: "swap them or correct one")
         }
         if let min = rules.minLength, let max = rules.maxLength, min > max {
-            error("minLength \(min) is above maxLength \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "minLength"))
+            error("minLength \(min) is above maxLength \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "minLength"), fix: "swap them or correct one")
         }
         guard let value = attribute.defaultValue else { return }
         var at: Place? { location(entity.name, "attributes", attribute.name, "default") }
