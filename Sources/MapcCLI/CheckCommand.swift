@@ -127,7 +127,7 @@ struct CheckCommand: ParsableCommand {
                     if let steps = loaded.loadedSteps {
                         diagnostics += Self.stepDiagnostics(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: loaded, mappings: mappings)
                         let unchecked = loaded.versionsWithErrors.keys.sorted()
-                        summaries.append(unchecked.isEmpty ? "versions: the steps of the history between the versions that load checked (the errors above are not in a version's file)"
+                        summaries.append(unchecked.isEmpty ? "versions: the steps of the history between the versions that load checked"
                             : "versions: the steps of the history checked, except those next to \(unchecked.joined(separator: ", ")), whose file\(unchecked.count == 1 ? " has" : "s have") errors")
                     } else {
                         summaries.append("versions: the steps of the history not checked: where the versions in error belong in the order is unknown (a file with errors names no version, the version order file has errors, or the names tell no order)")

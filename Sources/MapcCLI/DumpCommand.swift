@@ -25,7 +25,7 @@ struct DumpCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let opened = try Store.open(at: store, catalog: try schemaOptions.catalogOfVersionsThatLoad(), readOnly: true)
+            let opened = try Store.open(at: store, catalog: try schemaOptions.readableCatalog(), readOnly: true)
             // Object by object, as it is made (a store of millions of objects is never held): to
             // standard output, or to a file beside `--output` renamed into place once it is whole
             // (all or nothing).

@@ -65,7 +65,7 @@ struct EvalCommand: ParsableCommand {
         }
         try reportingErrors {
             if let store, let entity {
-                let opened = try Store.open(at: store, catalog: try schemaOptions.catalogOfVersionsThatLoad(), readOnly: true)
+                let opened = try Store.open(at: store, catalog: try schemaOptions.readableCatalog(), readOnly: true)
                 guard opened.schema.entity(named: entity) != nil else {
                     throw MapcError.notFound("no entity '\(entity)' in version \(opened.schema.version)" + (Suggestions.didYouMean(entity, in: opened.schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
                 }

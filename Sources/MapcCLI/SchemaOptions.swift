@@ -12,19 +12,6 @@ struct SchemaOptions: ParsableArguments {
         try SchemaCatalog(directory: schemas)
     }
 
-    /// The versions whose schema files load, for a command that reads a store at its own
-    /// version (`status`, `dump`, `eval`): a file with errors leaves its version out, said in a
-    /// note, rather than every version (a new version half written hid the store's own).
-    func catalogOfVersionsThatLoad() throws -> SchemaCatalog {
-        let (loaded, diagnostics) = try SchemaCatalog.partial(directory: schemas)
-        if diagnostics.hasErrors {
-            let left = loaded.versionsWithErrors.keys.sorted()
-            Console.err("note: " + (left.isEmpty ? "some files in \(schemas) have errors" : "the schema file\(left.count == 1 ? "" : "s") of \(left.joined(separator: ", ")) \(left.count == 1 ? "has" : "have") errors, so \(left.count == 1 ? "that version is" : "those versions are") left out here")
-                        + " (`mapc check` says what is wrong); the store is read with the versions that load")
-        }
-        return loaded
-    }
-
     /// A project folder beside the schemas folder (`policies`, `mappings`): the project is the
     /// folder holding them, whichever folder a command runs in. Written as the schemas folder is
     /// (relative stays relative), so messages name it so.
@@ -62,9 +49,12 @@ struct SchemaOptions: ParsableArguments {
         }
     }
 
-    /// The catalog for a command that only reads versions (`hash`, `graph`, `diff`): the
-    /// folder's, or, when another version's file has errors, the versions whose files load, said
-    /// in a note; the errors themselves when the files that load do not make an order.
+    /// The catalog for a command that only reads versions (`hash`, `graph`, `diff`) or a store at
+    /// its own version (`status`, `dump`, `eval`): the folder's, or, when another version's file
+    /// has errors, the versions whose files load, said in a note (a new version half written hid
+    /// the store's own); the errors themselves when the files that load do not make an order or
+    /// two files declare one version. A store at a version left out is not taken for another
+    /// (`SchemaCatalog.version(of:format:)`).
     func readableCatalog() throws -> SchemaCatalog {
         do { return try catalog() } catch let error as DiagnosticsError {
             guard let partial = loadedVersions() else { throw error }

@@ -31,7 +31,7 @@ struct StatusCommand: ParsableCommand {
             // version (one half-typed file hid the version a store is at).
             let catalog: SchemaCatalog?
             do {
-                catalog = try schemaOptions.catalogOfVersionsThatLoad()
+                catalog = try schemaOptions.readableCatalog()
             } catch {
                 catalog = nil
                 Console.err("note: \(BatchOutcome.message(of: error)); the store's own records follow")

@@ -70,6 +70,8 @@ public struct Migrator: Sendable {
         status.model = metadata.model ?? status.version.flatMap { schemas.schema(version: $0)?.model }
         if status.version != nil {
             status.identification = "recognised by its \(English.count(metadata.entityHashes.count, "entity hash", "entity hashes"))"
+        } else if let recorded = metadata.version, schemas.schema(version: recorded) == nil, schemas.versionsWithErrors[recorded] != nil {
+            status.identification = "it is at version '\(recorded)', whose schema file has errors: mend that file (`mapc check` shows its errors)"
         } else if let mismatch = schemas.modelMismatch(metadata) {
             status.identification = mismatch.message
         } else {
@@ -111,7 +113,10 @@ public struct Migrator: Sendable {
             }
             return named
         }
-        return schemas.version(of: metadata, format: format) ?? matching[0]
+        guard let version = schemas.version(of: metadata, format: format) else {
+            throw schemas.unidentifiedStore(at: Files.path(of: url), format: format, metadata: metadata)
+        }
+        return version
     }
 
     /// The version a plan to `target` starts from. Versions whose changes touched no hash (a new

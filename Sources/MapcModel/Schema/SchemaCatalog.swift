@@ -64,7 +64,7 @@ public struct SchemaCatalog: Sendable {
                 diagnostics.append(.error("\(error)", at: FileLocation(path: path, line: 1, column: 1)))
                 // Which version it declares is unknown: the order listing one no other file declares is not wrong.
                 hasFileOfNoVersion = true
-                hasSchemaFileOfUnknownVersion = true
+                schemaFilesOfUnknownVersion += 1
             }
         }
         load(sources, diagnostics: diagnostics)
@@ -170,7 +170,7 @@ public struct SchemaCatalog: Sendable {
                         if versionsWithErrors[declared] == nil, let first = reading.diagnostics.first(where: { $0.severity == .error }) { versionsWithErrors[declared] = first }
                     } else {
                         hasFileOfNoVersion = true
-                        hasSchemaFileOfUnknownVersion = true
+                        schemaFilesOfUnknownVersion += 1
                     }
                     continue
                 }
@@ -188,7 +188,7 @@ public struct SchemaCatalog: Sendable {
         }
         if let orderFile {
             diagnostics += Self.checkOrder(orderFile.versions, path: orderFile.path, against: byVersion, declaredWithErrors: declaredWithErrors, declaredByFile: declaredByFile,
-                                           someFileUnread: hasSchemaFileOfUnknownVersion)
+                                           filesOfUnknownVersion: schemaFilesOfUnknownVersion)
         }
         loadDiagnostics = diagnostics
         warnings = diagnostics.filter { $0.severity != .error }
@@ -242,15 +242,18 @@ public struct SchemaCatalog: Sendable {
     /// Problems with a declared order: versions it lists that no file declares, and versions it leaves out.
     /// (A version only a file with errors declares is not called missing: that file's errors say what is wrong.)
     private static func checkOrder(_ listed: [(name: String, location: FileLocation)], path: String, against files: [String: String],
-                                   declaredWithErrors: Set<String>, declaredByFile: [String: String], someFileUnread: Bool) -> [Diagnostic] {
+                                   declaredWithErrors: Set<String>, declaredByFile: [String: String], filesOfUnknownVersion: Int) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
         let names = Set(listed.map(\.name))
-        // A file whose version cannot be read may declare any version listed: its own error stands.
-        for entry in listed where files[entry.name] == nil && !declaredWithErrors.contains(entry.name) && !someFileUnread {
+        // A file whose version cannot be read may declare one version listed: its own error
+        // stands, and as many versions no file declares may be theirs (more cannot all be).
+        let undeclared = listed.filter { files[$0.name] == nil && !declaredWithErrors.contains($0.name) }
+        for entry in undeclared where undeclared.count > filesOfUnknownVersion {
             // A file named for the version declaring another (copied from it, `version:` left as it was).
             let namesake = declaredByFile.keys.sorted().first { (($0 as NSString).lastPathComponent as NSString).deletingPathExtension == entry.name }
             let fix = namesake.map { "\($0) declares version '\(declaredByFile[$0] ?? "?")': correct its 'version:' if it is this version's file" }
-            diagnostics.append(.error("version '\(entry.name)' is listed, but no schema file declares it", at: entry.location, length: entry.name.count,
+            let unread = filesOfUnknownVersion > 0 ? " (unless it is the version of a schema file whose version cannot be read)" : ""
+            diagnostics.append(.error("version '\(entry.name)' is listed, but no schema file declares it\(unread)", at: entry.location, length: entry.name.count,
                                       fix: fix ?? Suggestions.didYouMean(entry.name, in: files.keys) ?? "remove it, or add its schema file"))
         }
         // Where a version left out belongs: the list (its last entry), not the file's first line.
@@ -265,9 +268,9 @@ public struct SchemaCatalog: Sendable {
     /// Whether where the versions in error belong is unknown: a schema file with errors declares
     /// no version that can be read, or the version order file has errors.
     private var hasFileOfNoVersion = false
-    /// Whether a schema file's version cannot be read (the file cannot be, or its errors hide
-    /// its `version:`): it may be any version the order lists.
-    private var hasSchemaFileOfUnknownVersion = false
+    /// How many schema files' versions cannot be read (the file cannot be, or its errors hide
+    /// its `version:`): each may be any one version the order lists.
+    private var schemaFilesOfUnknownVersion = 0
     /// The order of every version a file declares, those whose files have errors included; nil
     /// when it cannot be told (a file with errors names no version, or the names allow none).
     private var wholeOrder: [String]?

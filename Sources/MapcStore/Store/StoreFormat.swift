@@ -362,7 +362,10 @@ extension SchemaCatalog {
 
     /// The version a store is at: among the versions matching its hashes, the one its metadata
     /// names (hashes identify; the name only breaks ties between identical versions).
+    /// None when the version it names is one whose file has errors (a catalog of the versions
+    /// that load): another version with the same hashes is not taken for it.
     public func version(of metadata: StoreMetadata, format: StoreFormat) -> Schema? {
+        if let recorded = metadata.version, schema(version: recorded) == nil, versionsWithErrors[recorded] != nil { return nil }
         let matching = versions(matching: metadata, format: format)
         return matching.first { $0.version == metadata.version } ?? matching.first
     }

@@ -46,6 +46,10 @@ extension SchemaCatalog {
             return MapcError.unknownVersion("\(path): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
         }
         let described = "\(path) (\(format.name) store\(metadata.version.map { ", recorded as \($0)" } ?? ""))"
+        // Its own version's file is being written or is broken: that file is what to mend.
+        if let recorded = metadata.version, schema(version: recorded) == nil, let broken = versionsWithErrors[recorded] {
+            return MapcError.unknownVersion("\(described) is at version '\(recorded)', whose schema file has errors (\(broken)): mend that file (`mapc check` shows its errors)")
+        }
         if schemas.isEmpty {
             return MapcError.unknownVersion("\(described) cannot be identified: \(directory.isEmpty ? "there are no schemas" : "\(directory) holds no schema files"); "
                                             + "add the model's schema files (mapc import MODEL.xcdatamodeld)")
