@@ -41,7 +41,8 @@ enum PolicyLoader {
         }
         // `check` of named files needs policies only for a mapping among them (a schema checked
         // from another folder compiled the project's policies for nothing).
-        if command == "check", !checksAMapping(arguments.dropFirst()) { return }
+        // (A folder named with --policies is still read: one that does not exist is an error.)
+        if command == "check", !checksAMapping(arguments.dropFirst()), !policiesFolder(arguments).named { return }
         do {
             try load(arguments)
         } catch let error as PolicyError {

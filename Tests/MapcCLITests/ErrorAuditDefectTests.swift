@@ -239,6 +239,11 @@ extension ErrorAuditDefectTests {
             let run = try CLI.run(arguments, in: folder)
             #expect(run.status == 1 && run.stderr.contains("schemas/versions.yaml is the version order file, not a schema") && !run.stderr.contains("unknown key"), "\(arguments): \(run.stderr)")
         }
+        // In the schemas folder too (a review's find): one error, not a schema's.
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("notes.json"), to: folder.appendingPathComponent("schemas/data.yaml"))
+        let folderCheck = try CLI.run(["check"], in: folder)
+        #expect(folderCheck.stderr.contains("./schemas/data.yaml is a data file") && !folderCheck.stderr.contains("missing 'model:'"), "\(folderCheck.stderr)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("schemas/data.yaml"))
         for arguments in [["hash", "notes.json"], ["graph", "notes.json"], ["check", "notes.json"]] {
             let run = try CLI.run(arguments, in: folder)
             #expect(run.status == 1 && run.stderr.contains("notes.json is a data file (objects of a version), not a schema: `mapc load notes.json STORE` reads it") && !run.stderr.contains("missing 'model:'"), "\(arguments): \(run.stderr)")

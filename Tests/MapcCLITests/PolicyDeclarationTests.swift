@@ -62,6 +62,9 @@ extension PolicyDeclarationTests {
         try folder.write("import MapcKit\nfinal class Broken: EntityMigrationPolicy { func f() -> Int { \"not a number\" } }\n", to: "policies/Broken.swift")
         let environment = ["MAPC_CACHE": folder.appendingPathComponent("cache").path]
         let schema = try CLI.run(["check", "schemas/v2.yaml"], in: folder, environment: environment)
+        // A folder named with --policies is still one that must exist.
+        let named = try CLI.run(["check", "schemas/v2.yaml", "--policies", "nowhere"], in: folder, environment: environment)
+        #expect(named.status == 2 && named.stderr.contains("the policies folder nowhere does not exist"), "\(named.stderr)")
         #expect(schema.status == 0 && !schema.stderr.contains("do not compile"), "\(schema.stderr)")
         let mapping = try CLI.run(["check", "schemas/v2.yaml", "mappings/mapping_v2_to_v3.yaml"], in: folder, environment: environment)
         #expect(mapping.status == 1 && mapping.stderr.contains("the policies do not compile"), "\(mapping.stderr)")

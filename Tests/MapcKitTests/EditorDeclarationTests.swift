@@ -111,6 +111,15 @@ struct EditorDeclarationTests {
         let relationship = try #require(project.editor.declaration(in: schema, line: inverse.line, column: inverse.column))
         let noteLine = try project.schemaLine("v3", "note:         {")
         #expect(relationship.location?.line == noteLine && relationship.description == "Attachment.note: to-one Note, optional in v3", "\(relationship)")
+        // Block style: `inverse:` on a line of its own, below its relationship's name.
+        let block = lines.joined(separator: "\n").replacingOccurrences(of: "      attachments:  { destination: Attachment, toMany: true, inverse: note, deleteRule: cascade, optional: true }",
+                                                                        with: "      attachments:\n        destination: Attachment\n        toMany: true\n        inverse: note\n        optional: true")
+        try block.write(toFile: schema, atomically: true, encoding: .utf8)
+        let blockLines = SourceFile.lines(of: block)
+        let inverseLine = try #require(blockLines.firstIndex { $0.contains("inverse: note") })
+        let below = project.editor.declaration(in: schema, line: inverseLine + 1, column: blockLines[inverseLine].count - 1)
+        #expect(below?.description == "Attachment.note: to-one Note, optional in v3", "\(String(describing: below))")
+        try lines.joined(separator: "\n").write(toFile: schema, atomically: true, encoding: .utf8)
         // A name that is a key, or a value of another key, is nothing to go to.
         let key = try project.place("attachments:", "attachments", in: lines)
         #expect(project.editor.declaration(in: schema, line: key.line, column: key.column) == nil)

@@ -44,18 +44,24 @@ package enum ProjectFileKind: String, Sendable {
     /// Why a file named as a schema is another kind of mapc's files, said with what reads it;
     /// nil when it may be a schema (its errors, if any, are then a schema's).
     package static func notASchema(_ source: SourceFile) -> String? {
-        guard YAMLGuard.problem(with: source.text) == nil, let root = try? Yams.compose(yaml: source.text, .basic), let mapping = root.mapping else { return nil }
+        guard YAMLGuard.problem(with: source.text) == nil, let root = try? Yams.compose(yaml: source.text, .basic) else { return nil }
+        return notASchema(root, path: source.path)
+    }
+
+    /// The same, of a file already read (its root).
+    package static func notASchema(_ root: Node?, path: String) -> String? {
+        guard let mapping = root?.mapping else { return nil }
         let keys = Set(mapping.keys.compactMap { $0.scalar?.string })
         switch recognised(root) {
         case .mapping?:
-            return "\(source.path) is a mapping file, not a schema: name a schema file or a version (`mapc check` checks a mapping file)"
+            return "\(path) is a mapping file, not a schema: name a schema file or a version (`mapc check` checks a mapping file)"
         case .versionOrder?:
-            return "\(source.path) is the version order file, not a schema: name a schema file or a version (`mapc check` checks the order)"
+            return "\(path) is the version order file, not a schema: name a schema file or a version (`mapc check` checks the order)"
         case .schema?:
             return nil
         case nil:
             // A data file (`mapc dump`'s JSON, or one written for `mapc load`): objects by entity.
-            return keys.contains("objects") ? "\(source.path) is a data file (objects of a version), not a schema: `mapc load \(source.path) STORE` reads it into a store" : nil
+            return keys.contains("objects") ? "\(path) is a data file (objects of a version), not a schema: `mapc load \(path) STORE` reads it into a store" : nil
         }
     }
 }

@@ -209,7 +209,8 @@ package struct YAMLDocument {
         case let .reader(problem, offset, value, _):
             // libyaml's reader gives a byte offset, and the character it refuses.
             let location = offset.map { source.location(ofUTF8Offset: $0) } ?? FileLocation(path: source.path, line: 1, column: 1)
-            let code = Unicode.Scalar(UInt32(max(0, value))).map { String($0).scalarCodes }
+            // libyaml gives -1 when no one character is at fault (an input too long).
+            let code = value >= 0 ? Unicode.Scalar(UInt32(value)).map { String($0).scalarCodes } : nil
             return .error("cannot read YAML: \(problem)\(code.map { " (\($0))" } ?? "")", at: location,
                           fix: code.map { "remove it; a value that needs it writes it as an escape inside double quotes (\"\\u\($0.dropFirst(2).lowercased())\")" })
         default:

@@ -97,8 +97,8 @@ public struct SchemaCatalog: Sendable {
         package enum Content: Sendable {
             /// A version order file, its versions when it gives them.
             case versionOrder([(name: String, location: FileLocation)]?)
-            /// A mapping file, in the wrong folder.
-            case mapping
+            /// A mapping file or a data file, in the wrong folder (said in its diagnostics).
+            case misplaced
             /// A schema file: its schema (nil or with errors when the file has them), the version
             /// it declares even with errors, and where its `version:` is.
             case schema(Schema?, declared: String?, declaration: FileLocation)
@@ -119,10 +119,16 @@ public struct SchemaCatalog: Sendable {
                 content = .versionOrder(versions)
                 diagnostics = found
             case .mapping:
-                content = .mapping
+                content = .misplaced
                 diagnostics = [.error("this is a mapping file, but it is in the schemas folder", at: FileLocation(path: source.path, line: 1, column: 1),
                                       fix: "move it to the mappings folder")]
             case .schema:
+                // A data file in the schemas folder: said as one, not as a schema's dozen errors.
+                if let other = ProjectFileKind.notASchema(document.root, path: source.path) {
+                    content = .misplaced
+                    diagnostics = [.error(other, at: FileLocation(path: source.path, line: 1, column: 1), fix: "move it out of the schemas folder")]
+                    return
+                }
                 let (schema, found) = SchemaLoader.parse(document: document, source: source)
                 let declared = schema?.version ?? document.topLevelScalar("version") ?? SchemaCatalog.versionLine(in: source.text)
                 let declaration = document.root?["version"].map { document.location(of: $0) } ?? FileLocation(path: source.path, line: 1, column: 1)
@@ -159,7 +165,7 @@ public struct SchemaCatalog: Sendable {
                 } else if let versions {
                     orderFile = (path, versions)
                 }
-            case .mapping:
+            case .misplaced:
                 continue
             case .schema(let schema, let declared, let declaration):
                 guard let schema, !reading.diagnostics.hasErrors else {

@@ -426,7 +426,10 @@ package struct EditorProject {
         case "destination", "parent":
             return schema.entity(named: name).map { Self.declaration(of: $0, in: schema) }
         case "inverse":
-            guard let relationship = schema.entities.lazy.flatMap(\.relationships).first(where: { $0.location?.line == line && $0.inverse == name }),
+            // The relationship the line belongs to: the last declared at or above it (its own line
+            // in flow style, `{ destination: …, inverse: … }`; a line below in block style).
+            guard let relationship = schema.entities.flatMap(\.relationships).filter({ ($0.location?.line ?? .max) <= line }).max(by: { ($0.location?.line ?? 0) < ($1.location?.line ?? 0) }),
+                  relationship.inverse == name,
                   let entity = schema.entity(named: relationship.destination), let inverse = schema.property(named: name, in: entity) else { return nil }
             return Self.declaration(of: inverse, in: entity, of: schema)
         default:

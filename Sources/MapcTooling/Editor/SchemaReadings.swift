@@ -11,7 +11,8 @@ package final class SchemaReadings: @unchecked Sendable {
     private let lock = NSLock()
     private var kept: [String: (text: String, reading: SchemaCatalog.FileReading)] = [:]
     /// How many files have been read (not taken from what is kept).
-    package private(set) var reads = 0
+    package var reads: Int { lock.withLock { readCount } }
+    private var readCount = 0
 
     /// No readings yet.
     package init() {}
@@ -24,7 +25,7 @@ package final class SchemaReadings: @unchecked Sendable {
         lock.withLock {
             if kept.count >= Self.maxFiles { kept.removeAll() }
             kept[path] = (text, reading)
-            reads += 1
+            readCount += 1
         }
         return reading
     }
