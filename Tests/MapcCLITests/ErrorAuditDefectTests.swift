@@ -315,3 +315,19 @@ extension ErrorAuditDefectTests {
         #expect(test.stderr.contains("no fixture named v2 in ./fixtures; did you mean 'v1'? (the fixtures: v1)"), "\(test.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// libyaml (YAML 1.1) breaks lines at U+2028, U+2029 and U+0085 too; an editor does not: every
+    /// diagnostic after one was a line off. In a comment, what follows one is read as YAML: said.
+    @Test func positionsAfterALineBreakOnlyYAMLCountsAreTheEditors() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      a: { type: string, default: \"x\u{2028}y\u{85}z\" }\n      t: { type: strin }\n", to: "schemas/v1.yaml")
+        let check = try CLI.run(["check", "schemas/v1.yaml"], in: folder)
+        #expect(check.stderr.contains("schemas/v1.yaml:7:18: error: unknown type 'strin'"), "\(check.stderr)")
+        try folder.write("model: M\nversion: v1\n# a note\u{2028}on two lines\nentities:\n  Note:\n    attributes:\n      t: { type: string }\n", to: "schemas/v1.yaml")
+        let comment = try CLI.run(["check", "schemas/v1.yaml"], in: folder)
+        #expect(comment.stderr.contains("schemas/v1.yaml:4:1: error: YAML syntax error") && comment.stderr.contains("(while scanning a simple key at line 3, column 10)")
+                && comment.stderr.contains("line 3 holds U+2028, U+2029 or U+0085, which YAML takes for a line break"), "\(comment.stderr)")
+    }
+}

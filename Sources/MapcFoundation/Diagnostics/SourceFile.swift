@@ -8,12 +8,64 @@ public struct SourceFile: Sendable {
     /// The whole text.
     public let text: String
     private let lines: [Substring]
+    /// Where each of YAML's lines starts in the file's lines (line, column), when YAML counts more
+    /// lines: libyaml (YAML 1.1) also breaks lines at U+0085, U+2028 and U+2029, which editors and
+    /// `lines(of:)` do not. Nil when the text holds none of them (as files almost always do).
+    private let yamlLineStarts: [(line: Int, column: Int)]?
 
     /// Creates a source file from text already in memory.
     public init(path: String, text: String) {
         self.path = path
         self.text = text
         self.lines = Self.lines(of: text).map { $0[...] }
+        self.yamlLineStarts = Self.yamlLineStarts(of: text)
+    }
+
+    /// A line and column as libyaml counts them (its marks), as the file's lines count them.
+    package func position(ofYAMLLine line: Int, column: Int) -> (line: Int, column: Int) {
+        guard let starts = yamlLineStarts, line >= 1, line <= starts.count else { return (line, column) }
+        let start = starts[line - 1]
+        return (start.line, start.column + column - 1)
+    }
+
+    /// Whether a character is a line break to YAML 1.1 (libyaml) and to no editor.
+    package static func isYAMLOnlyBreak(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "\u{85}" || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
+
+    /// `yamlLineStarts` of a text: nil unless it holds a line break only YAML 1.1 counts.
+    private static func yamlLineStarts(of text: String) -> [(line: Int, column: Int)]? {
+        let bytes = text.utf8
+        // U+0085 is C2 85 in UTF-8, U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+        var previous: UInt8 = 0, beforePrevious: UInt8 = 0, found = false
+        for byte in bytes {
+            if (previous == 0xC2 && byte == 0x85) || (beforePrevious == 0xE2 && previous == 0x80 && (byte == 0xA8 || byte == 0xA9)) { found = true; break }
+            beforePrevious = previous
+            previous = byte
+        }
+        guard found else { return nil }
+        var starts: [(line: Int, column: Int)] = [(1, 1)]
+        var line = 1, column = 1
+        let scalars = Array(text.unicodeScalars)
+        var index = 0
+        while index < scalars.count {
+            let scalar = scalars[index]
+            index += 1
+            switch scalar {
+            case "\n", "\r":
+                if scalar == "\r", index < scalars.count, scalars[index] == "\n" { index += 1 }
+                line += 1
+                column = 1
+                starts.append((line, column))
+            case _ where isYAMLOnlyBreak(scalar):
+                // A character on the file's line, and the end of YAML's.
+                column += 1
+                starts.append((line, column))
+            default:
+                column += 1
+            }
+        }
+        return starts
     }
 
     /// A text's lines, whatever their endings: `\n`, `\r\n` or `\r` alone, as YAML counts lines

@@ -47,7 +47,7 @@ package struct YAMLDocument {
 
     /// The position of a node; line 1, column 1 when Yams gives none.
     package func location(of node: Node) -> FileLocation {
-        let mark = node.mark
+        let mark = node.mark.map(source.place(of:))
         return FileLocation(path: source.path, line: mark?.line ?? 1, column: mark?.column ?? 1)
     }
 
@@ -185,25 +185,33 @@ package struct YAMLDocument {
     // MARK: Syntax errors
 
     static func diagnostic(for error: YamlError, in source: SourceFile) -> Diagnostic {
-        func at(_ mark: Mark) -> FileLocation { FileLocation(path: source.path, line: mark.line, column: mark.column) }
+        func at(_ mark: TextMark) -> FileLocation { FileLocation(path: source.path, line: mark.line, column: mark.column) }
         switch error {
-        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _), let .composer(context, problem, mark, _):
+        case let .scanner(context, problem, yamlMark, _), let .parser(context, problem, yamlMark, _), let .composer(context, problem, yamlMark, _):
+            let mark = source.place(of: yamlMark)
             // libyaml's own limit, in its API's words: said as what it means for the file.
             if problem.hasPrefix("Maximum nesting level reached") {
                 return .error("the YAML nests more than \(YAMLGuard.maxDepth) levels deep", at: at(mark),
                               fix: "mapc files nest a few levels (entities, their properties, a property's settings): write the values out flat")
             }
-            let contextText = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
+            let contextText = context.map { " (\($0.text) at line \(source.place(of: $0.mark).line), column \(source.place(of: $0.mark).column))" } ?? ""
+            // A line break only YAML 1.1 counts (U+2028 in a comment ends the comment: the rest of
+            // the line is read as YAML) is the likelier cause than anything on the line shown.
+            let lines = [mark.line] + (context.map { [source.place(of: $0.mark).line] } ?? [])
+            if let line = lines.first(where: { source.line($0)?.unicodeScalars.contains(where: SourceFile.isYAMLOnlyBreak) == true }) {
+                return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark),
+                              fix: "line \(line) holds U+2028, U+2029 or U+0085, which YAML takes for a line break (an editor shows none): what follows it is read as a new line, even in a comment; remove the character")
+            }
             return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark), fix: syntaxFix(problem, context: context?.text, at: mark, in: source))
         case let .duplicatedKeysInMapping(duplicates, context):
             // Yams reports the mapping's start; find the second occurrence of the key for a better position.
             let key = duplicates.first ?? "?"
             // Yams names a key it cannot print (a list or mapping used as a key) '<uncovertable>'.
             guard key != "<uncovertable>" else {
-                return .error("duplicate key: a list or mapping is used twice as a key in the mapping starting here", at: at(context.mark),
+                return .error("duplicate key: a list or mapping is used twice as a key in the mapping starting here", at: at(source.place(of: context.mark)),
                               fix: "mapc files use plain names as keys; remove the complex keys ('? …')")
             }
-            let location = secondOccurrence(of: key, after: context.mark, in: source) ?? at(context.mark)
+            let location = secondOccurrence(of: key, after: source.place(of: context.mark), in: source) ?? at(source.place(of: context.mark))
             return .error("duplicate key '\(key)'", at: location, length: key.unicodeScalars.count,
                           fix: "a key may appear once among the keys indented alike under one parent; remove or rename one of them")
         case let .reader(problem, offset, value, _):
@@ -219,7 +227,7 @@ package struct YAMLDocument {
     }
 
     /// What usually causes libyaml's syntax errors, as a hint to fix them.
-    static func syntaxFix(_ problem: String, context: String?, at mark: Mark, in source: SourceFile) -> String? {
+    static func syntaxFix(_ problem: String, context: String?, at mark: TextMark, in source: SourceFile) -> String? {
         let character = source.line(mark.line).flatMap { line in
             line.unicodeScalars.dropFirst(max(0, mark.column - 1)).first
         }
@@ -257,7 +265,7 @@ package struct YAMLDocument {
 
     /// The fix when a quoted value is followed by more text on its line (`body: "Note: " +
     /// $source.body`): YAML ends the value at its closing quote. The whole value, quoted.
-    static func textAfterClosingQuote(at mark: Mark, in source: SourceFile) -> String? {
+    static func textAfterClosingQuote(at mark: TextMark, in source: SourceFile) -> String? {
         guard let line = source.line(mark.line) else { return nil }
         let scalars = Array(line.unicodeScalars)
         let before = scalars.prefix(max(0, mark.column - 1))
@@ -272,7 +280,7 @@ package struct YAMLDocument {
 
     /// The fix when a quote opened on an earlier line is never closed there: YAML reads on, over
     /// lines, to the next quote of its kind, where the error is found.
-    static func unclosedQuote(before mark: Mark, in source: SourceFile) -> String? {
+    static func unclosedQuote(before mark: TextMark, in source: SourceFile) -> String? {
         guard let here = source.line(mark.line) else { return nil }
         var number = mark.line - 1
         while number >= max(1, mark.line - 200), let line = source.line(number) {
@@ -291,7 +299,7 @@ package struct YAMLDocument {
         return nil
     }
 
-    static func secondOccurrence(of key: String, after mark: Mark, in source: SourceFile) -> FileLocation? {
+    static func secondOccurrence(of key: String, after mark: TextMark, in source: SourceFile) -> FileLocation? {
         var found = 0
         var line = mark.line
         while let text = source.line(line) {
@@ -316,5 +324,22 @@ package struct YAMLDocument {
             if line > mark.line + 100_000 { break }
         }
         return nil
+    }
+}
+
+/// A place in a file as its lines count them (`SourceFile.lines(of:)`, an editor's): a Yams
+/// mark converted by `SourceFile.place(of:)`, as libyaml counts more lines than the file has.
+package struct TextMark: Sendable {
+    /// Line, from 1.
+    package var line: Int
+    /// Column in Unicode scalars, from 1.
+    package var column: Int
+}
+
+extension SourceFile {
+    /// A Yams mark (libyaml's line and column) as the file's lines count them.
+    package func place(of mark: Mark) -> TextMark {
+        let (line, column) = position(ofYAMLLine: mark.line, column: mark.column)
+        return TextMark(line: line, column: column)
     }
 }

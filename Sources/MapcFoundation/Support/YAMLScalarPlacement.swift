@@ -27,7 +27,7 @@ package struct YAMLScalarPlacement: Sendable {
     /// file (no position, a value the walk does not recognise): callers then count from the
     /// node's start, as for a plain one-line value.
     package init?(of node: Node, in source: SourceFile) {
-        guard let scalar = node.scalar, let mark = node.mark else { return nil }
+        guard let scalar = node.scalar, let mark = node.mark.map(source.place(of:)) else { return nil }
         var reader = Reader(source: source, line: mark.line, column: mark.column)
         // Node properties (a tag, an anchor) before the value.
         while let next = reader.peek(), next == "!" || next == "&" {
@@ -95,7 +95,7 @@ package struct YAMLScalarPlacement: Sendable {
             visited += 1
             switch node {
             case .scalar:
-                guard let first = node.mark?.line, let last = YAMLScalarPlacement(of: node, in: document.source)?.spans.last?.end.line, last > first else { continue }
+                guard let first = node.mark.map({ document.source.place(of: $0).line }), let last = YAMLScalarPlacement(of: node, in: document.source)?.spans.last?.end.line, last > first else { continue }
                 lines.formUnion((first + 1)...last)
             case .mapping(let mapping):
                 pending += mapping.map(\.value)
