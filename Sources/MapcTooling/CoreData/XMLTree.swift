@@ -57,7 +57,7 @@ enum XMLTree {
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
-        let builder = Builder(path: path, parser: parser)
+        let builder = Builder(path: path, parser: parser, lines: Array(data).split(separator: 0x0A, omittingEmptySubsequences: false).map(Array.init))
         parser.delegate = builder
         let parsed = parser.parse()
         if let problem = builder.problem { throw malformed(problem.message, at: problem.location) }
@@ -184,10 +184,45 @@ enum XMLTree {
         var root: XMLNode?
         var count = 0
         var problem: (message: String, location: FileLocation)?
+        /// The file's lines, as bytes: where an element's tag starts is found in them.
+        let lines: [[UInt8]]
 
-        init(path: String, parser: XMLParser) {
+        init(path: String, parser: XMLParser, lines: [[UInt8]]) {
             self.path = path
             self.parser = parser
+            self.lines = lines
+        }
+
+        /// Where the start tag of an element ends (the parser's place when it reports the element)
+        /// taken back to its `<`, which is where a diagnostic of the element belongs: a caret
+        /// under `/>` pointed at nothing. Searched on that line and the few above (a tag written
+        /// over lines); the end itself when no `<name` is found.
+        func tagStart(of name: String, endingAt line: Int, column: Int) -> FileLocation {
+            let opening = Array("<\(name)".utf8)
+            var number = line
+            while number >= max(1, line - 20), number <= lines.count {
+                let bytes = lines[number - 1]
+                // The parser's column counts characters on this line: its byte offset, then back from it.
+                var limit = bytes.count
+                if number == line {
+                    var characters = 0, index = 0
+                    while index < bytes.count, characters < column { if bytes[index] & 0xC0 != 0x80 { characters += 1 }; index += 1 }
+                    limit = index
+                }
+                var start = limit - opening.count
+                while start >= 0 {
+                    if Array(bytes[start..<(start + opening.count)]) == opening {
+                        let following = start + opening.count < bytes.count ? bytes[start + opening.count] : 0x20
+                        // `<entity` and not `<entityX`: a name ends at a space, `/`, `>` or the line's end.
+                        if [0x20, 0x09, 0x0D, 0x2F, 0x3E].contains(following) {
+                            return FileLocation(path: path, line: number, column: bytes[..<start].filter { $0 & 0xC0 != 0x80 }.count + 1)
+                        }
+                    }
+                    start -= 1
+                }
+                number -= 1
+            }
+            return FileLocation(path: path, line: line, column: column)
         }
 
         private func stop(_ message: String) {
@@ -201,7 +236,7 @@ enum XMLTree {
             guard count <= XMLTree.maxElements else { return stop("more than \(XMLTree.maxElements) elements; the file is not read") }
             guard stack.count < XMLTree.maxDepth else { return stop("elements nested more than \(XMLTree.maxDepth) deep; the file is not read") }
             stack.append(XMLNode(name: elementName, attributes: attributeDict,
-                                 location: FileLocation(path: path, line: parser.lineNumber, column: max(1, parser.columnNumber))))
+                                 location: tagStart(of: elementName, endingAt: parser.lineNumber, column: max(1, parser.columnNumber))))
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
