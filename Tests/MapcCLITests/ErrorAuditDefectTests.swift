@@ -357,3 +357,16 @@ extension ErrorAuditDefectTests {
         #expect(run.stderr.contains("contents:6:9: error: unknown destination entity 'Ghost'"), "\(run.stderr)")
     }
 }
+
+extension ErrorAuditDefectTests {
+    /// `5.` said "expected a key after '.'", `1.e3` "cannot read key 'e3' of an integer".
+    @Test func aNumberEndingAtItsPointIsSaidToBeOne() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for text in ["5.", "1.e3"] {
+            let eval = try CLI.run(["eval", "--", text], in: folder)
+            #expect(eval.status == 1 && eval.stderr.contains("<expression>:1:2: error: a number's point must be followed by digits; write a digit after it (5.0, 1.0e3)"), "\(text): \(eval.stderr)")
+        }
+        #expect(try CLI.run(["eval", "5.0 + 1e3"], in: folder).stdout == "1005.0\n")
+    }
+}

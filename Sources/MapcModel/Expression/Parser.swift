@@ -273,7 +273,17 @@ package struct ExpressionParser {
                 // copied the path each time (a 20,000-key path took seconds).
                 var end = expression.range
                 while isSymbol(".") {
-                    _ = advance()
+                    let dot = advance()
+                    // `5.` and `1.e3`: a number the lexer ended at its point (NSPredicate's format
+                    // writes digits after a point), said as such rather than a missing key.
+                    if case .literal(let value) = expression.kind, !expression.parenthesized, components.isEmpty, expression.range.end == dot.range.start {
+                        switch value {
+                        case .integer, .double, .decimal:
+                            throw ExpressionError("a number's point must be followed by digits", at: dot.range,
+                                                  fix: "write a digit after it (5.0, 1.0e3) or leave the point out (5, 1e3)")
+                        default: break
+                        }
+                    }
                     let component = try pathComponent()
                     components.append(component)
                     end = component.range
