@@ -87,6 +87,10 @@ extension MappingChecker {
             error("a remove mapping has no destination", at: sides.entityMapping.location(of: "type"), fix: "remove 'destination:' or change the type")
         case .add where entityMapping.source != nil:
             error("an add mapping has no source", at: sides.entityMapping.location(of: "type"), fix: "remove 'source:' or change the type to transform")
+        case .add where entityMapping.destination == nil:
+            // It would make objects of no entity: a run made "0 objects" of it, without a word.
+            error("an add mapping needs a destination entity: the entity whose objects it makes", at: entityMapping.location, length: entityMapping.name.count,
+                  fix: "add 'destination:' with the entity, or remove the mapping")
         case .add where entityMapping.policy == nil && entityMapping.sourceExpression == nil && !(entityMapping.attributes.isEmpty && entityMapping.relationships.isEmpty):
             // No source object, so no `createDestinationInstances`: nothing evaluates the expressions.
             warning("an add mapping without a source expression or a policy makes no objects, so its property expressions never run", at: sides.entityMapping.location(of: "type"),

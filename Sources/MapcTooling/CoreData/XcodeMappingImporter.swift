@@ -248,10 +248,13 @@ public enum XcodeMappingImporter {
 
             func attribute(_ name: String) -> String? { attributes[name] }
 
-            /// A binary attribute's bytes (base64 in the file).
+            /// A binary attribute's bytes (base64 in the file); nil when it is absent or empty. Text
+            /// that is not base64 gives no bytes, not nil: nil is "absent", and a damaged archive
+            /// taken for an absent one was left out in silence (a value expression) or replaced
+            /// by a guess from a path (an embedded model). Every reader refuses no bytes as damaged.
             func binary(_ name: String) -> Data? {
                 guard let text = attributes[name], !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return nil }
-                return Data(base64Encoded: text, options: .ignoreUnknownCharacters)
+                return Data(base64Encoded: text, options: .ignoreUnknownCharacters) ?? Data()
             }
         }
 

@@ -24,8 +24,15 @@ extension XcodeModelImporter {
 
         init(path: String) { self.path = path }
 
+        /// What makes the version one Core Data itself would refuse (it is not imported).
+        var errors: [Diagnostic] = []
+
         mutating func warn(_ message: String, at node: XMLNode) {
             warnings.append(.warning(message, at: node.location))
+        }
+
+        mutating func fail(_ message: String, at node: XMLNode, fix: String) {
+            errors.append(.error(message, at: node.location, fix: fix))
         }
 
         private mutating func reportUnknown(_ node: XMLNode, known: Set<String>, what: String) {
@@ -34,8 +41,19 @@ extension XcodeModelImporter {
             }
         }
 
-        private func flag(_ node: XMLNode, _ name: String) -> Bool {
-            ["YES", "yes", "true", "1"].contains(node.attributes[name] ?? "")
+        /// A boolean setting: absent is NO; a value that is neither YES nor NO (as Xcode writes
+        /// them, or true/false, 1/0) is refused, never read as NO (`optional="MAYBE"` made a
+        /// required attribute, and changed the hashes stores are matched by).
+        private mutating func flag(_ node: XMLNode, _ name: String) -> Bool {
+            guard let text = node.attributes[name] else { return false }
+            switch text.lowercased() {
+            case "yes", "true", "1": return true
+            case "no", "false", "0": return false
+            default:
+                fail("<\(node.name)\(node.attributes["name"].map { " name=\"\($0)\"" } ?? "")>: \(name)=\"\(text)\" is neither YES nor NO", at: node,
+                     fix: "Xcode writes \(name)=\"YES\" or leaves the setting out for NO: correct it in the model")
+                return false
+            }
         }
 
         private func nonEmpty(_ node: XMLNode, _ name: String) -> String? {
@@ -44,7 +62,7 @@ extension XcodeModelImporter {
 
         mutating func entity(_ node: XMLNode) -> Entity? {
             guard let name = nonEmpty(node, "name") else {
-                warn("an entity without a name is not imported", at: node)
+                fail("an entity without a name", at: node, fix: "give it a name in Xcode's model editor (Core Data refuses an entity without one)")
                 return nil
             }
             reportUnknown(node, known: ["name", "representedClassName", "parentEntity", "isAbstract", "elementID", "versionHashModifier"], what: "entity \(name)")
@@ -148,7 +166,7 @@ extension XcodeModelImporter {
 
         mutating func attribute(_ node: XMLNode, entity: String) -> Attribute? {
             guard let name = nonEmpty(node, "name") else {
-                warn("an attribute of \(entity) without a name is not imported", at: node)
+                fail("an attribute of \(entity) without a name", at: node, fix: "give it a name in Xcode's model editor (Core Data refuses a property without one)")
                 return nil
             }
             let what = "attribute \(entity).\(name)"
@@ -156,9 +174,15 @@ extension XcodeModelImporter {
             guard let type = Self.types[typeName] else {
                 switch typeName {
                 case "Object ID": warn("\(what) (Object ID) is not imported: object IDs are not stored values", at: node)
-                case "Undefined": warn("\(what) has no type (Undefined) and is not imported; Core Data allows it only on transient attributes", at: node)
+                case "Undefined":
+                    // Core Data allows no type only on a transient attribute (which stores nothing).
+                    if flag(node, "transient") { warn("\(what) has no type (Undefined) and is transient: not imported (it stores nothing)", at: node) } else {
+                        fail("\(what) has no type (Undefined) and is not transient", at: node, fix: "choose its type in Xcode's model editor (Core Data allows no type only on a transient attribute)")
+                    }
                 case "Composite": warn("\(what) is a composite attribute and is not imported: \(Self.compositeCost)", at: node)
-                default: warn("\(what) has the unknown type '\(typeName)' and is not imported", at: node)
+                default:
+                    let known = Self.types.keys.sorted() + ["Object ID", "Composite", "Undefined"]
+                    fail("\(what) has the unknown type '\(typeName)'", at: node, fix: Suggestions.didYouMean(typeName, in: known) ?? "use one of Xcode's types (\(Self.types.keys.sorted().joined(separator: ", ")))")
                 }
                 return nil
             }
@@ -272,12 +296,12 @@ extension XcodeModelImporter {
 
         mutating func relationship(_ node: XMLNode, entity: String) -> Relationship? {
             guard let name = nonEmpty(node, "name") else {
-                warn("a relationship of \(entity) without a name is not imported", at: node)
+                fail("a relationship of \(entity) without a name", at: node, fix: "give it a name in Xcode's model editor (Core Data refuses a property without one)")
                 return nil
             }
             let what = "relationship \(entity).\(name)"
             guard let destination = nonEmpty(node, "destinationEntity") else {
-                warn("\(what) has no destination entity and is not imported", at: node)
+                fail("\(what) has no destination entity", at: node, fix: "choose its destination in Xcode's model editor (Core Data refuses a relationship without one)")
                 return nil
             }
             // `indexed`: both formats index a to-one's key column whatever the model says, and a
@@ -294,7 +318,7 @@ extension XcodeModelImporter {
             relationship.versionHashModifier = nonEmpty(node, "versionHashModifier")
             let rule = node.attributes["deletionRule"] ?? "Nullify"
             if let known = Self.deleteRules[rule] { relationship.deleteRule = known } else {
-                warn("\(what): the delete rule '\(rule)' is unknown; nullify is used", at: node)
+                fail("\(what): the delete rule '\(rule)' is unknown", at: node, fix: Suggestions.didYouMean(rule, in: Self.deleteRules.keys.sorted()) ?? "use one of \(Self.deleteRules.keys.sorted().joined(separator: ", "))")
             }
             // The counts Core Data hashes, whatever the relationship's kind (Xcode writes
             // minCount="1" maxCount="1" on to-ones); the defaults (0, and a to-one's 1) are left out.

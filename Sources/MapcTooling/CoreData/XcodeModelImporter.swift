@@ -181,7 +181,7 @@ public enum XcodeModelImporter {
         // cannot hold is said here, not in a file mapc has not written.
         var validator = SchemaValidator(schema: schema, document: nil)
         let found = validator.validate()
-        let errors = found.filter { $0.severity == .error }
+        let errors = reader.errors + found.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
         // Names a schema file cannot hold, each at its own element (Xcode's editor refuses them too).
         var names: [Diagnostic] = []
