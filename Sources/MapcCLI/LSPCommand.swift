@@ -155,6 +155,11 @@ struct LanguageServer {
     var clashed: [String: Set<String>] = [:]
     /// Documents opened or changed whose diagnostics are not yet published.
     var pending: [String] = []
+    /// Each open document's URI as the client wrote it, by path.
+    var uris: [String: String] = [:]
+
+    /// The URI of a file for the client: the one it opened the document under, else mapc's spelling.
+    func uri(of path: String) -> String { uris[path] ?? Self.uri(path) }
 
     init(schemas: String?, mappings: String?, policies: String? = nil) {
         self.schemas = schemas
@@ -207,6 +212,9 @@ struct LanguageServer {
             return shuttingDown ? 0 : 1
         case "textDocument/didOpen":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
+            // The document's URI as the client wrote it: diagnostics go back under it (a client
+            // matches them by its own spelling: `%40` or `@`, `%2B` or `+`, a host, a case).
+            if let uri = string(params["textDocument"]?["uri"]) { uris[path] = uri }
             open[path] = SourceFile.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
@@ -222,7 +230,8 @@ struct LanguageServer {
             open[path] = nil
             versions[path] = nil
             send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
-                          ("params", .object([("uri", .string(Self.uri(path))), ("diagnostics", .array([]))]))]))
+                          ("params", .object([("uri", .string(uri(of: path))), ("diagnostics", .array([]))]))]))
+            uris[path] = nil
             // A schema closed unsaved: the open mappings were checked against its unsaved text.
             publish(after: path, includingItself: false)
         case "workspace/didChangeWatchedFiles":
@@ -241,7 +250,7 @@ struct LanguageServer {
             guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
             // The name declared, whole.
             let place = range(of: location, length: found.length, text: project(for: path).text(of: location.path) ?? "")
-            respond(id, .object([("uri", .string(Self.uri(EditorProject.standardized(location.path)))), ("range", place)]))
+            respond(id, .object([("uri", .string(uri(of: EditorProject.standardized(location.path)))), ("range", place)]))
         case "textDocument/codeAction":
             respond(id, .array(codeActions(params)))
         default:
@@ -338,7 +347,7 @@ struct LanguageServer {
                 return .object(pairs)
             }
             // The version of the text the diagnostics are of, when the document is open (a client drops stale ones).
-            var params: [(String, JSONValue)] = [("uri", .string(Self.uri(target))), ("diagnostics", .array(diagnostics))]
+            var params: [(String, JSONValue)] = [("uri", .string(uri(of: target))), ("diagnostics", .array(diagnostics))]
             if let version = versions[target], case .integer = version { params.append(("version", version)) }
             send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")), ("params", .object(params))]))
         }

@@ -239,3 +239,25 @@ extension LSPProbeDefectTests {
         try client.close()
     }
 }
+
+extension LSPProbeDefectTests {
+    /// Diagnostics went back under mapc's spelling of a document's URI (`@` for the client's
+    /// `%40`, `+` for `%2B`): a client that matches by its own spelling never saw them.
+    @Test func diagnosticsGoBackUnderTheClientsURI() throws {
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-lsp-\(UUID().uuidString)")
+        let folder = parent.appendingPathComponent("app@1+2")
+        defer { try? FileManager.default.removeItem(at: parent) }
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: try CLI.project(), to: folder)
+        try CLI.addMappingsAndPolicies(to: folder)
+        let path = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL.path
+        let written = "file://" + path.replacingOccurrences(of: "@", with: "%40").replacingOccurrences(of: "+", with: "%2B")
+        let client = try client(in: folder)
+        let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "$source.title", with: "$source.titel")
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": written, "languageId": "yaml", "version": 1, "text": text]]])
+        _ = try client.request("textDocument/hover", ["textDocument": ["uri": written], "position": ["line": 0, "character": 0]])
+        let published = client.notifications.compactMap { ($0["params"] as? [String: Any])?["uri"] as? String }
+        #expect(published.contains(written), "\(published)")
+        try client.close()
+    }
+}
