@@ -333,32 +333,6 @@ extension ErrorAuditDefectTests {
 }
 
 extension ErrorAuditDefectTests {
-    /// An imported model's mistakes were placed where the parser had read the element to (its
-    /// `/>`): they are placed at the element's `<`, on its line or a line above.
-    @Test func anImportedModelsMistakeIsPlacedAtItsElement() throws {
-        let folder = try CLI.emptyProject()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let model = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        try Data("""
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-            <entity name="Note" representedClassName="Note" syncable="YES">
-                <attribute name="title" optional="YES" attributeType="String"/>
-                <relationship name="tags" toMany="YES" destinationEntity="Nobody"/>
-                <relationship name="owner"
-                    destinationEntity="Ghost"/>
-            </entity>
-        </model>
-
-        """.utf8).write(to: model.appendingPathComponent("contents"))
-        let run = try CLI.run(["import", "M.xcdatamodeld", "--output", "out"], in: folder)
-        #expect(run.status == 1 && run.stderr.contains("contents:5:9: error: unknown destination entity 'Nobody'"), "\(run.stderr)")
-        #expect(run.stderr.contains("contents:6:9: error: unknown destination entity 'Ghost'"), "\(run.stderr)")
-    }
-}
-
-extension ErrorAuditDefectTests {
     /// `5.` said "expected a key after '.'", `1.e3` "cannot read key 'e3' of an integer".
     @Test func aNumberEndingAtItsPointIsSaidToBeOne() throws {
         let folder = try CLI.emptyProject()

@@ -86,3 +86,21 @@ extension ImportAuditDefectTests {
         #expect(embedded.status != 0 && embedded.stderr.contains("the embedded source model") && !embedded.stderr.contains("is not embedded in the file"), "\(embedded.stderr)")
     }
 }
+
+extension ImportAuditDefectTests {
+    /// An imported model's mistakes were placed where the parser had read the element to (its
+    /// `/>`): they are placed at the element's `<`, on its line or a line above.
+    @Test func anImportedModelsMistakeIsPlacedAtItsElement() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try model("""
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="tags" toMany="YES" destinationEntity="Nobody"/>
+                <relationship name="owner"
+                    destinationEntity="Ghost"/>
+        """, in: folder)
+        let run = try CLI.run(["import", "M.xcdatamodeld", "--output", "out"], in: folder)
+        #expect(run.status == 1 && run.stderr.contains("contents:5:9: error: unknown destination entity 'Nobody'"), "\(run.stderr)")
+        #expect(run.stderr.contains("contents:6:9: error: unknown destination entity 'Ghost'"), "\(run.stderr)")
+    }
+}
