@@ -220,7 +220,7 @@ struct LanguageServer {
             schedule(path)
         case "textDocument/didChange":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
-            if case .array(let changes)? = params["contentChanges"], let text = changes.last.flatMap({ string($0["text"]) }) { open[path] = SourceFile.withoutByteOrderMark(text) }
+            if case .array(let changes)? = params["contentChanges"] { open[path] = SourceFile.withoutByteOrderMark(Self.applying(changes, to: open[path] ?? "")) }
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
         case "textDocument/didSave":
@@ -446,6 +446,43 @@ struct LanguageServer {
         case .variable: return 6
         case .function: return 3
         }
+    }
+
+    /// A document's text after a `didChange`'s changes, in order: a change with a `range` edits
+    /// that part (a client may send them though the server asks for whole texts: taken as the
+    /// whole text, a fragment replaced the document), one without is the whole text.
+    static func applying(_ changes: [JSONValue], to text: String) -> String {
+        var text = text
+        for change in changes {
+            guard case .string(let replacement)? = change["text"] else { continue }
+            guard let range = change["range"], range != .null, let start = utf16Offset(range["start"], in: text),
+                  let end = utf16Offset(range["end"], in: text), start <= end else {
+                text = replacement
+                continue
+            }
+            var units = Array(text.utf16)
+            units.replaceSubrange(start..<end, with: Array(replacement.utf16))
+            text = String(decoding: units, as: UTF16.self)
+        }
+        return text
+    }
+
+    /// An LSP position (line, UTF-16 unit) as an offset into a text's UTF-16, held to its line's
+    /// end and the text's end, as LSP says; nil when it is not a position.
+    static func utf16Offset(_ position: JSONValue?, in text: String) -> Int? {
+        guard case .integer(let line)? = position?["line"], case .integer(let character)? = position?["character"], line >= 0, character >= 0 else { return nil }
+        let units = Array(text.utf16)
+        var index = 0, current: Int64 = 0
+        while current < line, index < units.count {
+            // Lines end at \n, \r\n or \r, as LSP counts them.
+            if units[index] == 13, index + 1 < units.count, units[index + 1] == 10 { index += 1 }
+            if units[index] == 10 || units[index] == 13 { current += 1 }
+            index += 1
+        }
+        guard current == line else { return units.count }
+        var end = index
+        while end < units.count, units[end] != 10, units[end] != 13 { end += 1 }
+        return min(index + Int(min(character, Int64(Int32.max))), end)
     }
 
     static func path(_ uri: JSONValue?) -> String? {

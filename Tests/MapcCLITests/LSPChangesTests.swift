@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+@testable import MapcCLI
+import MapcKit
+
+/// A `didChange` with ranges (which a client may send though the server asks for whole texts)
+/// replaced the whole document with the fragment: each range edits its part now.
+@Suite("Language server changes")
+struct LSPChangesTests {
+    private func change(_ text: String, from: (Int, Int)? = nil, to: (Int, Int)? = nil) -> JSONValue {
+        guard let from, let to else { return .object([("text", .string(text))]) }
+        func point(_ place: (Int, Int)) -> JSONValue { .object([("line", .integer(Int64(place.0))), ("character", .integer(Int64(place.1)))]) }
+        return .object([("range", .object([("start", point(from)), ("end", point(to))])), ("text", .string(text))])
+    }
+
+    @Test func rangesEditTheirPartAndAWholeTextReplacesIt() {
+        let text = "source: v1\r\ndestination: v2\nentityMappings:\r  - name: 🍣ToNote\n"
+        // Line 1 (CRLF before it), character 13: "v2" → "v3".
+        #expect(LanguageServer.applying([change("v3", from: (1, 13), to: (1, 15))], to: text) == "source: v1\r\ndestination: v3\nentityMappings:\r  - name: 🍣ToNote\n")
+        // After the emoji (two UTF-16 units), on a line after a lone CR.
+        #expect(LanguageServer.applying([change("Sushi", from: (3, 10), to: (3, 12))], to: text) == "source: v1\r\ndestination: v2\nentityMappings:\r  - name: SushiToNote\n")
+        // Changes apply in order; past a line's end is its end; a whole text replaces all.
+        #expect(LanguageServer.applying([change("!", from: (0, 99), to: (0, 99)), change("?", from: (0, 0), to: (0, 0))], to: "ab\ncd") == "?ab!\ncd")
+        #expect(LanguageServer.applying([change("x", from: (0, 0), to: (0, 1)), change("whole")], to: "ab") == "whole")
+        #expect(LanguageServer.applying([change("end", from: (9, 0), to: (9, 0))], to: "ab") == "abend")
+    }
+}
