@@ -22,6 +22,12 @@ struct LSPCommand: ParsableCommand {
     @OptionGroup var policyOptions: PolicyOptions
 
     func run() throws {
+        // Folders named on purpose must exist, as for every command (a misspelt one was taken, and
+        // each mapping was told its versions are unknown in it).
+        try reportingErrors {
+            if let schemas { try SchemaCatalog.requireFolder(schemas) }
+            if let mappings { try MappingCatalog.requireFolder(mappings) }
+        }
         var server = LanguageServer(schemas: schemas, mappings: mappings, policies: policyOptions.folder)
         var input = LSPInput()
         do {

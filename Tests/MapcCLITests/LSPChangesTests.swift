@@ -25,3 +25,15 @@ struct LSPChangesTests {
         #expect(LanguageServer.applying([change("end", from: (9, 0), to: (9, 0))], to: "ab") == "abend")
     }
 }
+
+extension LSPChangesTests {
+    /// `mapc lsp --schemas nope` started, and told each mapping its versions were unknown there.
+    @Test func foldersNamedToTheServerMustExist() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let schemas = try CLI.run(["lsp", "--schemas", "nope"], in: folder)
+        #expect(schemas.status == 2 && schemas.stderr.contains("schemas folder 'nope' does not exist"), "\(schemas.stderr)")
+        let mappings = try CLI.run(["lsp", "--mappings", "nope"], in: folder)
+        #expect(mappings.status == 2 && mappings.stderr.contains("mappings folder 'nope' does not exist"), "\(mappings.stderr)")
+    }
+}
