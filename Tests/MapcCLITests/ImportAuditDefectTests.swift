@@ -32,6 +32,8 @@ struct ImportAuditDefectTests {
             (#"        <attribute name="title" optional="YES"/>"#, "has no type (Undefined) and is not transient"),
             (#"        <relationship name="tags" toMany="YES"/>"#, "relationship Note.tags has no destination entity"),
             (#"        <relationship name="me" destinationEntity="Note" deletionRule="Casade"/>"#, "the delete rule 'Casade' is unknown; did you mean 'Cascade'?"),
+            // Said as what it is (it was "an attribute and a relationship cannot share a name").
+            ("        <attribute name=\"title\" attributeType=\"String\"/>\n        <attribute name=\"title\" attributeType=\"String\"/>", "duplicate property name 'title' in 'Note'; two attributes cannot share a name"),
         ]
         for (lines, said) in cases {
             let folder = try CLI.emptyProject()

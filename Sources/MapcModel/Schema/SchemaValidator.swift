@@ -211,14 +211,17 @@ package struct SchemaValidator {
     // MARK: Properties
 
     private mutating func checkProperties(of entity: Entity, acyclic: Bool) {
-        var seen: Set<String> = []
+        // Each name with the section it was first seen in: the fix says which clash it is.
+        var seen: [String: String] = [:]
         let properties: [(name: String, section: String)] = entity.attributes.map { ($0.name, "attributes") } + entity.relationships.map { ($0.name, "relationships") }
         for property in properties {
             // Found only for a problem to report: most properties have none.
             var at: Place? { keyLocation(entity.name, property.section, property.name) }
-            if !seen.insert(property.name).inserted {
+            if let first = seen[property.name] {
                 error("duplicate property name '\(property.name)' in '\(entity.name)'", at: at, length: property.name.count,
-                      fix: "an attribute and a relationship cannot share a name; rename one")
+                      fix: first == property.section ? "two \(property.section) cannot share a name; rename or remove one" : "an attribute and a relationship cannot share a name; rename one")
+            } else {
+                seen[property.name] = property.section
             }
             if let first = property.name.first, !first.isLowercase {
                 // `Title` becomes `title`; `_opt` loses what comes before its first letter.
