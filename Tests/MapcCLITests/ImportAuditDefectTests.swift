@@ -32,6 +32,9 @@ struct ImportAuditDefectTests {
             (#"        <attribute name="title" optional="YES"/>"#, "has no type (Undefined) and is not transient"),
             (#"        <relationship name="tags" toMany="YES"/>"#, "relationship Note.tags has no destination entity"),
             (#"        <relationship name="me" destinationEntity="Note" deletionRule="Casade"/>"#, "the delete rule 'Casade' is unknown; did you mean 'Cascade'?"),
+            // The model's own mistakes, at its elements (they were "mapc's to hear about", when read back).
+            (#"        <attribute name="code" optional="YES" attributeType="String" regularExpressionString="(unclosed"/>"#, "attribute Note.code: its regular expression is refused"),
+            ("    </entity>\n    <entity name=\"Note\" syncable=\"YES\">", "duplicate entity name 'Note'"),
             // Said as what it is (it was "an attribute and a relationship cannot share a name").
             ("        <attribute name=\"title\" attributeType=\"String\"/>\n        <attribute name=\"title\" attributeType=\"String\"/>", "duplicate property name 'title' in 'Note'; two attributes cannot share a name"),
         ]

@@ -132,6 +132,13 @@ package struct SchemaValidator {
     // MARK: Entities
 
     private mutating func checkEntityNames() {
+        // A schema file cannot declare one twice (YAML refuses the key); a model read from
+        // elsewhere (Xcode's) can: it was found only when the version was read back.
+        var seen: Set<String> = []
+        for entity in schema.entities where !seen.insert(entity.name).inserted {
+            error("duplicate entity name '\(entity.name)'", at: entity.location.map { Place(location: $0, length: entity.name.count) } ?? keyLocation(entity.name),
+                  length: entity.name.count, fix: "rename or remove one: entities are found by name")
+        }
         for entity in schema.entities {
             if let first = entity.name.first, !first.isUppercase {
                 error("entity name '\(entity.name)' must start with an uppercase letter", at: entity.location.map { Place(location: $0, length: entity.name.count) } ?? keyLocation(entity.name),

@@ -256,7 +256,11 @@ extension XcodeModelImporter {
                 }
             }
             if let regex = nonEmpty(node, "regularExpressionString") {
-                if type == .string { attribute.validation.regex = regex } else {
+                // Screened as a schema file's `regex:` is (it was found only when the version was
+                // read back, and said as mapc's fault): the model's own mistake, at its element.
+                if type == .string, let problem = RegexGuard.problem(with: regex) {
+                    fail("\(what): its regular expression is refused: \(problem)", at: node, fix: RegexGuard.fix(for: problem))
+                } else if type == .string { attribute.validation.regex = regex } else {
                     warn("\(what): a regular expression on a \(type.rawValue) attribute is not imported", at: node)
                 }
             }
