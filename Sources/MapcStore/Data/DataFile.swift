@@ -52,8 +52,8 @@ public enum DataFile {
                 if entity == nil {
                     problems.add(entityName, nil, nil, "unknown entity '\(entityName)' in version \(schema.version)" + (Suggestions.didYouMean(entityName, in: schema.entities.map(\.name)).map { "; \($0)" } ?? ""))
                 }
-                for item in items {
-                    if let object = readObject(item, entityName: entityName, entity: entity, schema: schema, problems: &problems) { objects.append(object) }
+                for (index, item) in items.enumerated() {
+                    if let object = readObject(item, position: index + 1, entityName: entityName, entity: entity, schema: schema, problems: &problems) { objects.append(object) }
                 }
             }
         case nil:
@@ -109,9 +109,12 @@ public enum DataFile {
         }
     }
 
-    private static func readObject(_ item: JSONValue, entityName: String, entity: Entity?, schema: Schema, problems: inout ProblemList) -> ObjectData? {
+    /// `position` is the object's place in its entity's list, from 1: what names an object
+    /// whose id cannot be read ("which of the objects?").
+    private static func readObject(_ item: JSONValue, position: Int, entityName: String, entity: Entity?, schema: Schema, problems: inout ProblemList) -> ObjectData? {
+        let which = "object \(position) of \"\(entityName)\""
         guard case .object(let pairs) = item else {
-            problems.add(entityName, nil, nil, "each object must be a JSON object, found \(item.kindName)")
+            problems.add(entityName, nil, nil, "\(which): each object must be a JSON object, found \(item.kindName)")
             return nil
         }
         var id: String?
@@ -122,8 +125,8 @@ public enum DataFile {
         case .integer(let number)?: id = String(number)
         case nil:
             let also = identityKey == alternateIdentityKey ? "; \(entityName) has a property named \"id\", so its objects' identities are written \"$id\"" : ""
-            problems.add(entityName, nil, identityKey, "an object has no \"\(identityKey)\"; give every object a unique id string\(also)")
-        default: problems.add(entityName, nil, identityKey, "\"\(identityKey)\" must be a string")
+            problems.add(entityName, nil, identityKey, "\(which) has no \"\(identityKey)\"; give every object a unique id string\(also)")
+        default: problems.add(entityName, nil, identityKey, "\(which): \"\(identityKey)\" must be a string")
         }
         var object = ObjectData(id: id ?? "", entity: entityName)
         guard let entity else { return id == nil ? nil : object }
