@@ -192,6 +192,13 @@ struct LanguageServer {
             send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32002)), ("message", .string("the server is not initialized: send initialize first"))]))]))
             return nil
         }
+        // LSP: `initialize` once; after `shutdown`, only `exit` (a request is refused, as the
+        // protocol asks, rather than answered as if the server were still at work).
+        if let id, id != .null, (method == "initialize" && initialized) || (shuttingDown && method != "exit") {
+            let why = method == "initialize" && initialized ? "the server is initialized already: send initialize once" : "the server is shutting down: only exit is accepted after shutdown"
+            send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32600)), ("message", .string(why))]))]))
+            return nil
+        }
         // Diagnostics of earlier edits go before anything else is answered or done.
         if method != "textDocument/didChange" && method != "textDocument/didOpen" { publishPending() }
         // A position request's params of the wrong shape are the client's mistake, said as

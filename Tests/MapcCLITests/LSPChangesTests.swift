@@ -37,3 +37,22 @@ extension LSPChangesTests {
         #expect(mappings.status == 2 && mappings.stderr.contains("mappings folder 'nope' does not exist"), "\(mappings.stderr)")
     }
 }
+
+extension LSPChangesTests {
+    /// A second `initialize` succeeded, and requests after `shutdown` were answered as usual:
+    /// both are refused with JSON-RPC's -32600, saying why.
+    @Test func initializeOnceAndNothingButExitAfterShutdown() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        let again = try client.response("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        #expect((again["error"] as? [String: Any])?["code"] as? Int == -32600, "\(again)")
+        _ = try client.request("shutdown", [:])
+        let late = try client.response("textDocument/hover", ["textDocument": ["uri": folder.appendingPathComponent("schemas/v1.yaml").absoluteString], "position": ["line": 0, "character": 0]])
+        #expect(((late["error"] as? [String: Any])?["message"] as? String)?.contains("only exit is accepted after shutdown") == true, "\(late)")
+        try client.send(["method": "exit"])
+        client.process.waitUntilExit()
+        #expect(client.process.terminationStatus == 0)
+    }
+}
