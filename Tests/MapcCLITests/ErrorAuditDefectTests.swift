@@ -342,5 +342,8 @@ extension ErrorAuditDefectTests {
             #expect(eval.status == 1 && eval.stderr.contains("<expression>:1:2: error: a number's point must be followed by digits; write a digit after it (5.0, 1.0e3)"), "\(text): \(eval.stderr)")
         }
         #expect(try CLI.run(["eval", "5.0 + 1e3"], in: folder).stdout == "1005.0\n")
+        // A date past the years stores hold is said in the count expressions use (it was 1970's).
+        let date = try CLI.run(["eval", #"CAST(1e20, "NSDate")"#], in: folder)
+        #expect(date.stderr.contains("a date 1e+20 seconds from 2001-01-01 (NSDate's reference date) is outside the years 0001 to 9999"), "\(date.stderr)")
     }
 }

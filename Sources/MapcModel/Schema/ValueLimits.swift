@@ -74,8 +74,11 @@ package enum ValueLimits {
         }
     }
 
-    /// The message for a date outside `dateRange`, given as seconds since 1970.
+    /// The message for a date outside `dateRange`, given as seconds since 1970, said in the count
+    /// expressions use (NSDate's, from 2001-01-01): `CAST(1e20, "NSDate")` was said as
+    /// "1.000000000009783e+20 seconds from 1970".
     package static func dateProblem(_ seconds: Double) -> String {
-        "a date \(seconds.isFinite ? "\(seconds) seconds from 1970" : "of \(seconds) seconds") is outside the years 0001 to 9999 that stores hold"
+        let fromReference = seconds - 978_307_200
+        return "a date \(seconds.isFinite ? "\(fromReference) seconds from 2001-01-01 (NSDate's reference date)" : "of \(seconds) seconds") is outside the years 0001 to 9999 that stores hold"
     }
 }
