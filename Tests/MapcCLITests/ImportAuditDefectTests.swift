@@ -109,3 +109,20 @@ extension ImportAuditDefectTests {
         #expect(run.stderr.contains("contents:6:9: error: unknown destination entity 'Ghost'"), "\(run.stderr)")
     }
 }
+
+extension ImportAuditDefectTests {
+    /// XML after the root element (`<junk/>trailing text` after `</model>`) was accepted, exit 0:
+    /// Foundation's parser on Linux lets it pass. A comment or white space there is fine.
+    @Test func contentAfterTheRootElementIsMalformedXML() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try model(#"        <attribute name="title" optional="YES" attributeType="String"/>"#, in: folder)
+        let contents = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel/contents")
+        let text = try String(contentsOf: contents, encoding: .utf8)
+        try (text + "<!-- kept -->\n").write(to: contents, atomically: true, encoding: .utf8)
+        #expect(try CLI.run(["import", "M.xcdatamodeld", "--output", "ok"], in: folder).status == 0)
+        try (text + "<junk/>trailing text\n").write(to: contents, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["import", "M.xcdatamodeld", "--output", "out"], in: folder)
+        #expect(run.status == 1 && run.stderr.contains("contents:7:1: error: malformed XML: something follows the root element <model>"), "\(run.stderr)")
+    }
+}

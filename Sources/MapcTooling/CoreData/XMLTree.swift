@@ -74,7 +74,33 @@ enum XMLTree {
             }
             throw malformed("malformed XML: \(reason(parser.parserError)); is the file complete?", at: FileLocation(path: path, line: line, column: column))
         }
+        if let extra = contentAfterRoot(named: root.name, in: Array(data)) {
+            throw malformed("malformed XML: something follows the root element <\(root.name)>, which ends the file: remove it", at: FileLocation(path: path, line: extra.line, column: extra.column))
+        }
         return root
+    }
+
+    /// Where content follows the root element's closing tag (an element, text), or nil: only
+    /// white space and comments may. Foundation's parser on Linux lets such content pass.
+    static func contentAfterRoot(named name: String, in bytes: [UInt8]) -> (line: Int, column: Int)? {
+        let closing = Array("</\(name)>".utf8)
+        guard bytes.count >= closing.count else { return nil }
+        var start = bytes.count - closing.count
+        while start >= 0, Array(bytes[start..<(start + closing.count)]) != closing { start -= 1 }
+        guard start >= 0 else { return nil }
+        var index = start + closing.count
+        while index < bytes.count {
+            if [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1; continue }
+            if bytes[index...].starts(with: Array("<!--".utf8)), let end = (index..<max(index, bytes.count - 2)).first(where: { bytes[$0] == 0x2D && bytes[$0 + 1] == 0x2D && bytes[$0 + 2] == 0x3E }) {
+                index = end + 3
+                continue
+            }
+            let before = bytes[..<index]
+            let line = before.filter { $0 == 0x0A }.count + 1
+            let lineStart = (before.lastIndex(of: 0x0A) ?? -1) + 1
+            return (line, bytes[lineStart..<index].filter { $0 & 0xC0 != 0x80 }.count + 1)
+        }
+        return nil
     }
 
     /// An error at its place in the file: reported as a compiler reports one, and kept with its
