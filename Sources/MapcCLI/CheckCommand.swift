@@ -87,12 +87,14 @@ struct CheckCommand: ParsableCommand {
                     summaries.append("\(path): version order, \(versions.count) version\(versions.count == 1 ? "" : "s")")
                 }
             case .schema:
-                // A data file named by mistake: said as one, not as a schema's dozen errors.
-                if let other = ProjectFileKind.notASchema(source) {
+                // A data file named by mistake: said as one, not as a schema's dozen errors (the
+                // YAML read once for both questions).
+                let document = YAMLDocument(source: source)
+                if let other = ProjectFileKind.notASchema(document.root, path: path) {
                     diagnostics.append(.error(other, at: FileLocation(path: path, line: 1, column: 1)))
                     continue
                 }
-                let (schema, found) = SchemaLoader.parse(source: source)
+                let (schema, found) = SchemaLoader.parse(document: document, source: source)
                 // What only the folder shows of this file (another file declaring its version) is
                 // said of it too, at the path it was named by.
                 let inFolder = ((try? partial.get().diagnostics) ?? []).compactMap { Self.said($0, at: path) }

@@ -257,7 +257,8 @@ struct LanguageServer {
             }
             respond(id, .object([("isIncomplete", .bool(false)), ("items", .array(items))]))
         case "textDocument/hover":
-            guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).hover(in: path, line: line, column: column) else { respond(id, .null); break }
+            // A hover says what a name is, never where: the policy files are read for definitions only.
+            guard let (path, line, column) = position(params), let found = project(for: path).hover(in: path, line: line, column: column) else { respond(id, .null); break }
             respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found))]))]))
         case "textDocument/definition":
             guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
@@ -276,7 +277,7 @@ struct LanguageServer {
     }
 
     /// The project a document belongs to, knowing where its policy classes are declared (read
-    /// from the policies folder's files for a request that may name one).
+    /// from the policies folder's files, for a definition: a hover, far more frequent, needs none).
     func projectWithPolicies(for path: String) -> EditorProject {
         var project = project(for: path)
         project.policyLocations = PolicyLoader.declarations(inFolder: policies ?? (Self.projectFolder(of: path) as NSString).appendingPathComponent("policies"))

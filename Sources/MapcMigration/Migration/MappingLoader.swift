@@ -38,7 +38,6 @@ public enum MappingLoader {
                     guard var mapping = readEntityMapping(item, in: &document) else { continue }
                     // The errors of its property mappings are counted apart: the rest is still checked.
                     mapping.hasLoadErrors = document.diagnostics.filter { $0.severity == .error }.count > errorsBefore + mapping.propertyLoadErrors
-                    mapping.hasPropertyLoadErrors = mapping.propertyLoadErrors > 0
                     if let first = names[mapping.name] {
                         document.error("duplicate entity mapping name '\(mapping.name)' (first at line \(first.line))", at: item["name"] ?? item,
                                        fix: "names must be unique: $manager finds mappings by name")

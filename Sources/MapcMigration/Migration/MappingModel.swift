@@ -85,16 +85,14 @@ public struct EntityMapping: Sendable {
     /// key, a source or filter that does not parse): what was read is then incomplete, and the
     /// checker leaves it alone rather than report what is missing only because it could not be read.
     var hasLoadErrors = false
-    /// Whether a property mapping could not be read (its expression does not parse): the others
-    /// are checked, but nothing is said of what the mapping leaves unset or unread.
-    var hasPropertyLoadErrors = false
-    /// How many errors reading its property mappings found (while it is read).
+    /// How many errors reading its property mappings found (an expression that does not parse):
+    /// the others are checked, but nothing is said of what the mapping leaves unread.
     var propertyLoadErrors = 0
     /// The properties whose mappings could not be read, by name; nil when a name itself could
     /// not be (then any property may be the one).
     var unreadPropertyMappings: Set<String>? = []
     /// Whether the whole mapping was read: only then can what it leaves out be judged.
-    var isReadWhole: Bool { !hasLoadErrors && !hasPropertyLoadErrors }
+    var isReadWhole: Bool { !hasLoadErrors && propertyLoadErrors == 0 }
     /// Where each key's value is written (`source`, `destination`, `policy`, `type`, …).
     package var valueLocations: [String: FileLocation] = [:]
 

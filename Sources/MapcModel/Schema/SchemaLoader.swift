@@ -47,7 +47,7 @@ public enum SchemaLoader {
     }
 
     /// The same, of a file already read as YAML.
-    static func parse(document read: YAMLDocument, source: SourceFile) -> (schema: Schema?, diagnostics: [Diagnostic]) {
+    package static func parse(document read: YAMLDocument, source: SourceFile) -> (schema: Schema?, diagnostics: [Diagnostic]) {
         var document = read
         guard let root = document.root else { return (nil, document.diagnostics) }
         guard let top = document.entries(of: root, what: "a schema file") else { return (nil, document.diagnostics) }

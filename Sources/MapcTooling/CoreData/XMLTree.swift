@@ -75,14 +75,17 @@ enum XMLTree {
             throw malformed("malformed XML: \(reason(parser.parserError)); is the file complete?", at: FileLocation(path: path, line: line, column: column))
         }
         if let extra = contentAfterRoot(named: root.name, in: Array(data)) {
-            throw malformed("malformed XML: something follows the root element <\(root.name)>, which ends the file: remove it", at: FileLocation(path: path, line: extra.line, column: extra.column))
+            // The text is UTF-8 (checked above): placed by the one rule for a byte offset.
+            throw malformed("malformed XML: something follows the root element <\(root.name)>, which ends the file: remove it",
+                            at: SourceFile(path: path, text: String(decoding: data, as: UTF8.self)).location(ofUTF8Offset: extra))
         }
         return root
     }
 
-    /// Where content follows the root element's closing tag (an element, text), or nil: only
-    /// white space and comments may. Foundation's parser on Linux lets such content pass.
-    static func contentAfterRoot(named name: String, in bytes: [UInt8]) -> (line: Int, column: Int)? {
+    /// The byte offset of content after the root element's closing tag (an element, text), or
+    /// nil: only white space and comments may follow it. Foundation's parser on Linux lets such
+    /// content pass.
+    static func contentAfterRoot(named name: String, in bytes: [UInt8]) -> Int? {
         let closing = Array("</\(name)>".utf8)
         guard bytes.count >= closing.count else { return nil }
         var start = bytes.count - closing.count
@@ -95,10 +98,7 @@ enum XMLTree {
                 index = end + 3
                 continue
             }
-            let before = bytes[..<index]
-            let line = before.filter { $0 == 0x0A }.count + 1
-            let lineStart = (before.lastIndex(of: 0x0A) ?? -1) + 1
-            return (line, bytes[lineStart..<index].filter { $0 & 0xC0 != 0x80 }.count + 1)
+            return index
         }
         return nil
     }

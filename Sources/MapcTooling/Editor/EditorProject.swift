@@ -336,11 +336,7 @@ package struct EditorProject {
         let lines = Self.lines(of: text)
         guard line >= 1, line <= lines.count else { return nil }
         let current = Array(lines[line - 1])
-        // The whole word under the cursor.
-        var end = min(max(column - 1, 0), current.count)
-        while end < current.count, current[end].isLetter || current[end].isNumber || current[end] == "_" { end += 1 }
-        let word = Self.keyPath(in: String(current), before: end + 1)
-        let isKey = end < current.count && current[end] == ":" && word.root == nil && word.names.isEmpty
+        let (word, isKey) = Self.word(at: column, in: current)
         let key = Self.key(before: word.start, in: current)
         switch kind(of: path) {
         case .schema:
@@ -398,12 +394,20 @@ package struct EditorProject {
         return isOnKey(in: path, line: line, column: column) ? "\(summary)\n\ninto \(declared.description)" : declared.description
     }
 
-    /// Whether a position is on the word before a line's first colon (a YAML key).
+    /// Whether a position is on a YAML key (`word(at:in:)`'s rule, as `declaration` reads it).
     private func isOnKey(in path: String, line: Int, column: Int) -> Bool {
         guard let text = text(of: path) else { return false }
         let lines = Self.lines(of: text)
-        guard line >= 1, line <= lines.count, let colon = Array(lines[line - 1]).firstIndex(of: ":") else { return false }
-        return column - 1 <= colon
+        return line >= 1 && line <= lines.count && Self.word(at: column, in: Array(lines[line - 1])).isKey
+    }
+
+    /// The whole word under a column (from 1) of a line, as a key path ending where the word
+    /// ends, and whether it is a YAML key: a name a `:` follows.
+    static func word(at column: Int, in line: [Character]) -> (path: (root: String?, names: [String], partial: String, start: Int), isKey: Bool) {
+        var end = min(max(column - 1, 0), line.count)
+        while end < line.count, line[end].isLetter || line[end].isNumber || line[end] == "_" { end += 1 }
+        let path = keyPath(in: String(line), before: end + 1)
+        return (path, end < line.count && line[end] == ":" && path.root == nil && path.names.isEmpty)
     }
 
     /// The YAML key whose value starts with the word at an index of a line (`destination` for
