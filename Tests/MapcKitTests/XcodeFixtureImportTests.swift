@@ -231,3 +231,38 @@ struct XcodeFixtureImportTests {
         #expect(tag.relationships["items"]?.count == 1)
     }
 }
+
+extension XcodeFixtureImportTests {
+    /// Parts of a mapping model that name nothing were passed over in silence: an entity mapping
+    /// the model lists but the file does not hold (its objects then migrated by nothing), a property
+    /// mapping without a name, an object of the wrong kind where entity mappings are listed, two
+    /// objects of one id (the second replaced the first). Each is a damaged file, said with its place.
+    @Test func partsOfAMappingModelThatNameNothingAreErrors() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try XcodeModelImporter.importModel(at: Self.fixtures.appendingPathComponent("Kitchen.xcdatamodeld").path)
+        let catalog = SchemaCatalog(schemas: model.schemas)
+        let xml = try String(contentsOf: Self.fixtures.appendingPathComponent("Kitchen 1-Kitchen 2.xcmappingmodel/xcmapping.xml"), encoding: .utf8)
+        func importing(_ replace: String, with replacement: String) throws -> [Diagnostic] {
+            #expect(xml.contains(replace), "the fixture no longer holds \(replace)")
+            let damaged = folder.appendingPathComponent("Damaged.xcmappingmodel")
+            try? FileManager.default.removeItem(at: damaged)
+            try FileManager.default.createDirectory(at: damaged, withIntermediateDirectories: true)
+            try xml.replacingOccurrences(of: replace, with: replacement).write(to: damaged.appendingPathComponent("xcmapping.xml"), atomically: true, encoding: .utf8)
+            do {
+                _ = try XcodeMappingImporter.importMapping(at: damaged.path, schemas: catalog)
+                return []
+            } catch let error as DiagnosticsError {
+                return error.diagnostics
+            }
+        }
+        let missing = try importing(#"idrefs="z130 z110 z120 z140""#, with: #"idrefs="z130 z110 z120 z140 z999""#)
+        #expect(missing.contains { $0.message.contains("z999") && $0.message.contains("entitymappings") && $0.location?.line == 10 }, "\(missing)")
+        let nameless = try importing(#"<attribute name="name" type="string">amount</attribute>"#, with: "")
+        #expect(nameless.contains { $0.message.contains("no name") && $0.location?.line == 15 }, "\(nameless)")
+        let wrongKind = try importing(#"idrefs="z130 z110 z120 z140""#, with: #"idrefs="z130 z110 z120 z140 z200""#)
+        #expect(wrongKind.contains { $0.message.contains("z200") && $0.message.contains("XDDEVATTRIBUTEMAPPING") }, "\(wrongKind)")
+        let twice = try importing(#"<object type="XDDEVATTRIBUTEMAPPING" id="z201">"#, with: #"<object type="XDDEVATTRIBUTEMAPPING" id="z200">"#)
+        #expect(twice.contains { $0.message.contains("z200") && $0.message.contains("two objects") && $0.location?.line == 19 }, "\(twice)")
+    }
+}

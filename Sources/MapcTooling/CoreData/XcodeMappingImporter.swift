@@ -49,6 +49,7 @@ public enum XcodeMappingImporter {
             throw MapcError.input("\(file):\(root.location.line):\(root.location.column): the root element is <\(root.name)>, not <database>; this is not an Xcode mapping model")
         }
         let graph = ObjectGraph(root, path: file)
+        if !graph.problems.isEmpty { throw DiagnosticsError(graph.problems) }
         let models = graph.objects.values.filter { $0.type == "XDDEVMAPPINGMODEL" }
         guard models.count == 1, let model = models.first else {
             throw MapcError.input("\(file) holds \(models.count) mapping models (XDDEVMAPPINGMODEL); an Xcode mapping model file holds exactly one")
@@ -60,7 +61,7 @@ public enum XcodeMappingImporter {
         let byHashes = warnings.count == before
 
         // Entity mappings, in Xcode's order.
-        let entityMappings = graph.related(model, "entitymappings").filter { $0.type == "XDDEVENTITYMAPPING" }
+        let entityMappings = try graph.related(model, "entitymappings", of: "XDDEVENTITYMAPPING")
             .sorted { (Int($0.attribute("mappingnumber") ?? "") ?? Int.max, $0.id) < (Int($1.attribute("mappingnumber") ?? "") ?? Int.max, $1.id) }
         var mappings: [EntityMapping] = []
         var usedNames: Set<String> = []
@@ -101,8 +102,8 @@ public enum XcodeMappingImporter {
             let sourceEntity = sourceName.flatMap(source.entity(named:))
             let sourceAttributes = Set(sourceEntity.map { source.allAttributes(of: $0).filter { !$0.isTransient }.map(\.name) } ?? [])
             let sourceRelationships = Set(sourceEntity.map { source.allRelationships(of: $0).filter { !$0.isTransient }.map(\.name) } ?? [])
-            for property in graph.related(object, "attributemappings").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
-                guard let propertyName = property.attribute("name"), !propertyName.isEmpty else { continue }
+            for property in try graph.related(object, "attributemappings", of: "XDDEVATTRIBUTEMAPPING").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
+                let propertyName = try property.name()
                 let what = "attribute \(propertyName) of \(name)"
                 var text: String?
                 if let data = property.binary("valueexpressiondata") {
@@ -114,8 +115,8 @@ public enum XcodeMappingImporter {
                     mapping.attributes.append(PropertyMapping(name: propertyName, expression: value))
                 }
             }
-            for property in graph.related(object, "relationshipmappings").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
-                guard let propertyName = property.attribute("name"), !propertyName.isEmpty else { continue }
+            for property in try graph.related(object, "relationshipmappings", of: "XDDEVRELATIONSHIPMAPPING").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
+                let propertyName = try property.name()
                 let what = "relationship \(propertyName) of \(name)"
                 var text: String?
                 if let target = property.attribute("sourcemappingname"), !target.isEmpty {
@@ -248,6 +249,15 @@ public enum XcodeMappingImporter {
 
             func attribute(_ name: String) -> String? { attributes[name] }
 
+            /// A property mapping's name: the destination property it sets. Xcode never writes one
+            /// without, and passing it over left that property to nothing.
+            func name() throws -> String {
+                guard let name = attribute("name"), !name.isEmpty else {
+                    throw DiagnosticsError([.error("the \(type) object \(id) has no name (the destination property it sets); the mapping model is damaged: open it in Xcode and save it again, or write this mapping by hand", at: location)])
+                }
+                return name
+            }
+
             /// A binary attribute's bytes (base64 in the file); nil when it is absent or empty. Text
             /// that is not base64 gives no bytes, not nil: nil is "absent", and a damaged archive
             /// taken for an absent one was left out in silence (a value expression) or replaced
@@ -259,10 +269,19 @@ public enum XcodeMappingImporter {
         }
 
         var objects: [String: Object] = [:]
+        /// Objects the file cannot hold: without an id or a type, or two of one id.
+        var problems: [Diagnostic] = []
 
         init(_ root: XMLNode, path: String) {
             for node in root.children(named: "object") {
-                guard let id = node.attributes["id"], let type = node.attributes["type"] else { continue }
+                guard let id = node.attributes["id"], !id.isEmpty, let type = node.attributes["type"], !type.isEmpty else {
+                    problems.append(.error("an <object> without \(node.attributes["id"]?.isEmpty == false ? "a type" : "an id"); the mapping model is damaged: open it in Xcode and save it again", at: node.location))
+                    continue
+                }
+                if let first = objects[id] {
+                    problems.append(.error("two objects have the id \(id) (the first on line \(first.location.line)); the mapping model is damaged: open it in Xcode and save it again", at: node.location))
+                    continue
+                }
                 var object = Object(id: id, type: type, location: node.location, attributes: [:], relationships: [:])
                 for child in node.children {
                     guard let name = child.attributes["name"] else { continue }
@@ -273,12 +292,28 @@ public enum XcodeMappingImporter {
             }
         }
 
-        /// The objects a relationship of an object refers to (references to nothing are skipped).
-        func related(_ object: Object, _ name: String) -> [Object] {
+        /// The objects of a type a relationship of an object refers to. A reference to no object,
+        /// or to one of another type, is a damaged file: passing it over dropped an entity or
+        /// property mapping in silence.
+        func related(_ object: Object, _ name: String, of type: String) throws -> [Object] {
             // A relationship of Xcode's object graph is a set: an id listed twice is one object
             // (it made a property mapping twice, a duplicate key in a file never written).
             var seen = Set<String>()
-            return (object.relationships[name] ?? []).filter { seen.insert($0).inserted }.compactMap { objects[$0] }
+            var related: [Object] = []
+            var problems: [Diagnostic] = []
+            for id in object.relationships[name] ?? [] where seen.insert(id).inserted {
+                guard let target = objects[id] else {
+                    problems.append(.error("\(name) of the \(object.type) object \(object.id) lists \(id), which the file does not hold; the mapping model is damaged: open it in Xcode and save it again", at: object.location))
+                    continue
+                }
+                guard target.type == type else {
+                    problems.append(.error("\(name) of the \(object.type) object \(object.id) lists \(id), a \(target.type), where a \(type) belongs; the mapping model is damaged: open it in Xcode and save it again", at: object.location))
+                    continue
+                }
+                related.append(target)
+            }
+            if !problems.isEmpty { throw DiagnosticsError(problems) }
+            return related
         }
     }
 }
