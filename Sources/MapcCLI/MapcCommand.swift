@@ -70,6 +70,12 @@ public struct MapcCommand: ParsableCommand {
             Console.errText("error: unknown command '\(asked)'\(suggestion)\ncommands: \(names.joined(separator: ", "))\n")
             Foundation.exit(MapcExitCode.usage)
         }
+        // ArgumentParser's `help run extra` prints run's help, the extra word unread: no command
+        // of mapc has commands of its own, so `help` takes one command name at most.
+        if given.first == "help", let asked, let extra = given.dropFirst(2).first {
+            Console.err("error: unexpected argument '\(extra)': `mapc help` takes one command's name (mapc \(asked) has no commands of its own); see `mapc help \(asked)`")
+            Foundation.exit(MapcExitCode.usage)
+        }
         if let asked, let problem = misusedVersionFlag(given, command: asked) {
             Console.err("error: \(problem)")
             Foundation.exit(MapcExitCode.usage)
@@ -97,6 +103,13 @@ public struct MapcCommand: ParsableCommand {
                 Console.err(fullMessage(for: error))
                 Console.err("help: '\(dashed)' was read as an option; an expression that starts with '-' goes after `--`, which ends the options: mapc eval -- '\(dashed)'")
                 Foundation.exit(exitCode(for: error).rawValue)
+            }
+            // Help and the version are results: written as any result is, a write that fails
+            // (`mapc --help > /dev/full`) said and status 2, where ArgumentParser's print is
+            // unchecked and exits 0. The text is ArgumentParser's, with its print's line end.
+            if exitCode(for: error) == .success {
+                Console.out(fullMessage(for: error) + "\n")
+                Foundation.exit(MapcExitCode.success)
             }
             exit(withError: error)
         }

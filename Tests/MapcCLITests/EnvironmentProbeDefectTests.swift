@@ -194,4 +194,20 @@ struct EnvironmentProbeDefectTests {
                               environment: ["MAPC": CLI.executable.path], program: URL(fileURLWithPath: "/usr/bin/unshare"))
         #expect(run.status == 2 && run.stderr.contains("the disk is full") && run.stderr.contains("--output") && !run.stderr.contains("where the store is"), "\(run.stderr)")
     }
+
+    /// Help that could not be written (`mapc --help > /dev/full`) exited 0, a reader told it was
+    /// there; `mapc help run extra` printed run's help and exited 0, the extra word unread.
+    @Test func helpIsWrittenOrSaidAndReadsEveryWord() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for line in [#""$MAPC" --help"#, #""$MAPC" run --help"#, #""$MAPC" help run"#, #""$MAPC" --version"#] {
+            let full = try shell(line + " > /dev/full", in: folder)
+            #expect(full.status == 2 && full.stderr.contains("cannot write to standard output"), "\(line): \(full.status) \(full.stderr)")
+        }
+        let help = try CLI.run(["help", "run"], in: folder)
+        #expect(help.status == 0 && help.stdout.contains("USAGE: mapc run"), "\(help.stdout)")
+        #expect(try CLI.run(["run", "--help"], in: folder).stdout == help.stdout)
+        let extra = try CLI.run(["help", "run", "extra"], in: folder)
+        #expect(extra.status == 64 && extra.stderr.contains("'extra'") && extra.stdout.isEmpty, "\(extra.status) \(extra.stderr)")
+    }
 }
