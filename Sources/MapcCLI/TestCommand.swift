@@ -326,8 +326,8 @@ struct MigrationTestCase {
         }
     }
 
-    /// Each assertion of the file that does not hold, at its line: `Entity: count == N`, or
-    /// `Entity: [every|some|no] PREDICATE` over the entity's objects (sub-entities included).
+    /// Each assertion of the file that does not hold, at its line and column: `Entity: count == N`,
+    /// or `Entity: [every|some|no] PREDICATE` over the entity's objects (sub-entities included).
     static func check(assertions path: String, store: Store) throws -> [String] {
         let text = SourceFile.withoutByteOrderMark(String(decoding: try Files.read(path, what: "the assertions"), as: UTF8.self))
         var failures: [String] = []
@@ -335,7 +335,13 @@ struct MigrationTestCase {
         for (index, rawLine) in SourceFile.lines(of: text).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let place = "\(path):\(index + 1)"
+            // Columns count scalars, as every diagnostic of mapc's does; a part of the line is a
+            // suffix of it once trailing space is gone, so its column is told by its length.
+            let indent = rawLine.unicodeScalars.prefix { $0 == " " || $0 == "\t" }.count
+            func placeOf(_ part: String) -> String {
+                "\(path):\(index + 1):\(indent + line.unicodeScalars.count - part.unicodeScalars.count + 1)"
+            }
+            let place = placeOf(line)
             guard let colon = line.firstIndex(of: ":") else {
                 failures.append("\(place): '\(line)' is not an assertion; write 'Entity: count == 3' or 'Entity: every PREDICATE'")
                 continue
@@ -353,29 +359,35 @@ struct MigrationTestCase {
                 // A count is a whole number: `count == "2"` or `count == 2.5` is a broken test, not a count that differs.
                 let operand = rest[comparison.upperBound...].trimmingCharacters(in: .whitespaces)
                 guard !operand.isEmpty, operand.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.numericType == .decimal }) else {
-                    failures.append("\(place): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
+                    failures.append("\(placeOf(operand)): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
                     continue
                 }
                 let predicate = "\(total) " + rest[rest.index(comparison.lowerBound, offsetBy: "count".count)...]
-                let holds = try evaluate(predicate, object: nil, graph: graph, place: place, failures: &failures)
+                let holds = try evaluate(predicate, object: nil, graph: graph, source: nil, place: place, failures: &failures)
                 if holds == false { failures.append("\(place): \(line) does not hold: there are \(total)") }
                 continue
             }
             var quantifier = "every"
             // A quantifier is a word followed by a predicate, not an attribute compared (`no == nil`).
-            for word in ["every", "some", "no"] where rest.hasPrefix(word + " ") {
+            for word in Self.quantifiers where rest.hasPrefix(word + " ") {
                 let after = rest.dropFirst(word.count + 1).trimmingCharacters(in: .whitespaces)
                 if let first = after.first, "=!<>".contains(first) || after.uppercased().hasPrefix("IN ") || after.uppercased().hasPrefix("BETWEEN ") { break }
                 quantifier = word
                 rest = after
             }
+            let predicateColumn = placeOf(rest)
+            if let problem = unknownQuantifier(rest, entity: declared, schema: store.schema) {
+                failures.append("\(predicateColumn): \(problem)")
+                continue
+            }
+            let source = ExpressionSource(text: rest, origin: FileLocation(path: path, line: index + 1, column: indent + line.unicodeScalars.count - rest.unicodeScalars.count + 1))
             // Checked as `mapc eval` checks it: an assertion that can never hold is a broken test.
-            if let problems = checkProblems(rest, entity: entity, schema: store.schema), !problems.isEmpty {
-                failures += problems.map { "\(place): \($0)" }
+            if let problems = checkProblems(source, entity: entity, schema: store.schema), !problems.isEmpty {
+                failures += problems
                 continue
             }
             guard case .success(let predicate) = ExpressionParser.parse(rest) else {
-                _ = try evaluate(rest, object: nil, graph: graph, place: place, failures: &failures)
+                _ = try evaluate(rest, object: nil, graph: graph, source: source, place: predicateColumn, failures: &failures)
                 continue
             }
             // How many objects the predicate holds for and not, with the first few of each.
@@ -386,7 +398,7 @@ struct MigrationTestCase {
                     try store.forEachBatch(ofExactEntity: member.name) { batch in
                         for object in batch {
                             graph.remember(object)
-                            guard let holds = try evaluate(predicate, object: graph.ref(object), graph: graph, place: place, failures: &failures) else { throw Broken() }
+                            guard let holds = try evaluate(predicate, object: graph.ref(object), graph: graph, source: source, place: predicateColumn, failures: &failures) else { throw Broken() }
                             if holds {
                                 holding.count += 1
                                 if holding.first.count < 6 { holding.first.append(object.id) }
@@ -411,32 +423,60 @@ struct MigrationTestCase {
         return failures
     }
 
+    /// The words an assertion's predicate may start with; none is `every`.
+    static let quantifiers = ["every", "some", "no"]
+
+    /// Why a predicate's first word is taken for a quantifier that is none (`sometimes title !=
+    /// nil`, `evry …`), or nil: a word that names no property of the entity, followed by what
+    /// reads as a predicate, where the whole does not.
+    private static func unknownQuantifier(_ text: String, entity: Entity, schema: Schema) -> String? {
+        let word = String(text.prefix { $0.isLetter })
+        guard !word.isEmpty, text.dropFirst(word.count).first?.isWhitespace == true,
+              !schema.propertyNames(of: entity).contains(word),
+              case .failure = ExpressionParser.parse(text),
+              case .success = ExpressionParser.parse(String(text.dropFirst(word.count))) else { return nil }
+        let hint = Suggestions.didYouMean(word, in: quantifiers).map { "; \($0)" }
+            ?? "; write every, some or no before the predicate (without one, it is every)"
+        return "'\(word)' is not a quantifier\(hint)"
+    }
+
     /// The checker's errors for an assertion's predicate over `entity`, or nil when it does not
     /// parse (which evaluating it reports).
-    private static func checkProblems(_ text: String, entity: String, schema: Schema) -> [String]? {
-        guard case .success(let parsed) = ExpressionParser.parse(text) else { return nil }
-        var checker = ExpressionChecker(scope: CheckScope(schema: schema, source: entity), source: ExpressionSource(text: text))
+    private static func checkProblems(_ source: ExpressionSource, entity: String, schema: Schema) -> [String]? {
+        guard case .success(let parsed) = ExpressionParser.parse(source.text) else { return nil }
+        var checker = ExpressionChecker(scope: CheckScope(schema: schema, source: entity), source: source)
         checker.checkPredicate(parsed)
-        return checker.diagnostics.filter { $0.severity == .error }.map { $0.message + ($0.fix.map { "; \($0)" } ?? "") }
+        return checker.diagnostics.filter { $0.severity == .error }.map { diagnostic in
+            let at = diagnostic.location.map { "\($0.path):\($0.line):\($0.column)" } ?? "\(source.origin.path):\(source.origin.line):\(source.origin.column)"
+            return "\(at): \(diagnostic.message)" + (diagnostic.fix.map { "; \($0)" } ?? "")
+        }
     }
 
     /// A predicate's value for an object (or none), nil after reporting a predicate that does not parse or evaluate.
-    private static func evaluate(_ text: String, object: ObjectRef?, graph: StoreObjectGraph, place: String, failures: inout [String]) throws -> Bool? {
+    private static func evaluate(_ text: String, object: ObjectRef?, graph: StoreObjectGraph, source: ExpressionSource?, place: String, failures: inout [String]) throws -> Bool? {
         switch ExpressionParser.parse(text) {
-        case .success(let expression): return try evaluate(expression, object: object, graph: graph, place: place, failures: &failures)
+        case .success(let expression): return try evaluate(expression, object: object, graph: graph, source: source, place: place, failures: &failures)
         case .failure(let error):
-            failures.append("\(place): \(error.message)")
+            failures.append("\(errorPlace(error, in: source) ?? place): \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
             return nil
         }
     }
 
     /// A parsed predicate's value for an object (or none), nil after reporting a failure to evaluate it.
-    private static func evaluate(_ parsed: Expr, object: ObjectRef?, graph: StoreObjectGraph, place: String, failures: inout [String]) throws -> Bool? {
+    private static func evaluate(_ parsed: Expr, object: ObjectRef?, graph: StoreObjectGraph, source: ExpressionSource?, place: String, failures: inout [String]) throws -> Bool? {
         let value: EvalValue = object.map { .object($0) } ?? .null
         let evaluator = Evaluator(context: EvaluationContext(graph: graph, evaluatedObject: value, variables: ["source": value]))
         do { return try evaluator.evaluatePredicate(parsed) } catch let error as ExpressionError {
-            failures.append("\(place): \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
+            failures.append("\(errorPlace(error, in: source) ?? place): \(error.message)" + (error.fix.map { "; \($0)" } ?? ""))
             return nil
+        }
+    }
+
+    /// `file:line:column` of an expression's error, when the text is the file's.
+    private static func errorPlace(_ error: ExpressionError, in source: ExpressionSource?) -> String? {
+        source.map { source in
+            let location = source.location(of: error.range.start)
+            return "\(location.path):\(location.line):\(location.column)"
         }
     }
 

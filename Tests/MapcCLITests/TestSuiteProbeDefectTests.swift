@@ -103,8 +103,21 @@ struct TestSuiteProbeDefectTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write("Note: count == \"3\"\nNote: count >= 2.5\nNote: count == 3\n", to: "expected/notes-v1.assertions")
         let test = try CLI.run(["test"], in: folder)
-        #expect(test.stdout.contains("notes-v1.assertions:1: count is compared with a whole number (Note: count == 3), not \"3\"")
-                && test.stdout.contains("notes-v1.assertions:2: count is compared with a whole number") && !test.stdout.contains("assertions:3"), "\(test.stdout)")
+        #expect(test.stdout.contains("notes-v1.assertions:1:16: count is compared with a whole number (Note: count == 3), not \"3\"")
+                && test.stdout.contains("notes-v1.assertions:2:16: count is compared with a whole number") && !test.stdout.contains("assertions:3"), "\(test.stdout)")
+    }
+
+    /// `Note: sometimes title != nil` was "expected an operator" with no column: a word that is no
+    /// quantifier before a predicate is named, with the quantifiers; every failure has its column.
+    @Test func anAssertionsMistakeIsPlacedAndAnUnknownQuantifierNamed() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("  Note: sometimes title != nil\nNote: evry title != nil\nNote: every title ==\nNote: every titel != nil\n", to: "expected/notes-v1.assertions")
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.stdout.contains("notes-v1.assertions:1:9: 'sometimes' is not a quantifier; write every, some or no before the predicate"), "\(test.stdout)")
+        #expect(test.stdout.contains("notes-v1.assertions:2:7: 'evry' is not a quantifier; did you mean 'every'?"), "\(test.stdout)")
+        #expect(test.stdout.contains("notes-v1.assertions:3:21: expected a value"), "\(test.stdout)")
+        #expect(test.stdout.contains("notes-v1.assertions:4:13: unknown key 'titel' on Note"), "\(test.stdout)")
     }
 
     /// A temporary folder too small for a fixture's copy failed each case with Foundation's raw
