@@ -132,7 +132,10 @@ package enum RegexGuard {
             // The whole text must match (NSPredicate's MATCHES): anchored at its start and, by
             // `\z`, at its end, so that ICU backtracks into a later alternative ("ab" against
             // "a|ab") rather than stopping at a shorter first match.
-            guard let made = try? NSRegularExpression(pattern: "(?:" + pattern + ")\\z", options: caseInsensitive ? [.caseInsensitive] : []) else { return .doesNotMatch }
+            // With ICU's DOTALL and MULTILINE flags, as NSPredicate opens every pattern (`uregex_open`
+            // with 0x28): `.` matches a line break, `^` and `$` match at each line.
+            let flags: NSRegularExpression.Options = [.dotMatchesLineSeparators, .anchorsMatchLines]
+            guard let made = try? NSRegularExpression(pattern: "(?:" + pattern + ")\\z", options: caseInsensitive ? flags.union(.caseInsensitive) : flags) else { return .doesNotMatch }
             compiled.withLock { $0[key] = made }
             regex = made
         }

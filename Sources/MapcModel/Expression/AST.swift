@@ -130,7 +130,8 @@ package struct ComparisonOptions: OptionSet, Sendable, Hashable {
     package static let caseInsensitive = ComparisonOptions(rawValue: 1)
     /// `[d]`: letters compare without accents.
     static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
-    /// `[n]`: strings are taken as already normalized (accepted; mapc always compares canonically).
+    /// `[n]`: strings are taken as already normalized and compared literally; it supersedes
+    /// `[c]` and `[d]`, as Apple's does (the parser drops them).
     static let normalized = ComparisonOptions(rawValue: 4)
     /// `[l]`: locale-sensitive (accepted; mapc compares the same in every locale).
     static let localeSensitive = ComparisonOptions(rawValue: 8)

@@ -28,6 +28,8 @@ extension ExpressionChecker {
             default:
                 let element = join(elements)
                 if !element.isNumeric && !element.isOpen { error("\(function.rawValue) needs numbers, not \(element)", range) }
+                // The median of integers is one of them or their halved sum, an integer.
+                if function == .median && element == .integer { return .integer }
                 // The mean and the median of decimals are exact decimals, as `@avg` is.
                 return element == .decimal && function != .stddev ? .decimal : .double
             }

@@ -131,15 +131,16 @@ extension Evaluator {
             return best ?? .null
         }
         if function == .mode {
-            var counts: [EvalValue: Int] = [:]
-            var best: (EvalValue, Int)?
-            // Ties go to the value that reaches the highest count first, reading in order.
-            for item in items {
-                let count = counts[item, default: 0] + 1
-                counts[item] = count
-                if count > best?.1 ?? 0 { best = (item, count) }
+            // As Foundation's `mode:`: the values sorted, runs of equal ones counted, every value
+            // whose run is the longest, in order (`mode:({3, 3, 2, 2})` is [2, 3]); when no value
+            // repeats, the least alone.
+            var runs: [(value: EvalValue, count: Int)] = []
+            for item in items.sorted(by: { ValueSemantics.compare($0, $1) == .orderedAscending }) {
+                if let last = runs.last, ValueSemantics.equal(last.value, item) { runs[runs.count - 1].count += 1 } else { runs.append((item, 1)) }
             }
-            return best.map { .collection([$0.0], ordered: true) } ?? .collection([], ordered: true)
+            let longest = runs.map(\.count).max() ?? 0
+            let modes = longest == 1 ? runs.prefix(1).map(\.value) : runs.filter { $0.count == longest }.map(\.value)
+            return .collection(modes, ordered: true)
         }
         for item in items where ValueSemantics.number(item) == nil {
             throw failure("\(function.rawValue) needs numbers, found \(item.kindName)", range)

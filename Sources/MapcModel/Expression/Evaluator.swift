@@ -510,7 +510,12 @@ package final class Evaluator {
                 throw failure("LIKE compares strings, found \(left.kindName) and \(right.kindName)", range)
             }
             var budget = context.limits.maxSteps - steps
-            guard let matched = ValueSemantics.like(text, pattern, options: options, budget: &budget) else {
+            let outcome: Bool?
+            switch ValueSemantics.like(text, pattern, options: options, budget: &budget) {
+            case .success(let matched): outcome = matched
+            case .failure(let error): throw failure(error.message, range)
+            }
+            guard let matched = outcome else {
                 throw failure("LIKE took more than \(context.limits.maxSteps) steps on a \(text.count)-character string", range, fix: "use a shorter pattern or string, or BEGINSWITH/CONTAINS")
             }
             steps = context.limits.maxSteps - budget
@@ -529,8 +534,11 @@ package final class Evaluator {
             guard text.utf16.count <= RegexGuard.maxSubjectLength else {
                 throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
             }
-            let subject = options.contains(.diacriticInsensitive) ? ValueSemantics.fold(text, [.diacriticInsensitive]) : text
-            switch RegexGuard.match(subject, pattern, caseInsensitive: options.contains(.caseInsensitive)) {
+            // `[d]` folds the pattern as the text, as NSPredicate folds both (a regular expression's
+            // syntax has no accents to lose); `[c]` is ICU's case-insensitive matching.
+            let diacritics = options.intersection([.diacriticInsensitive])
+            let subject = ValueSemantics.fold(text, diacritics), folded = ValueSemantics.fold(pattern, diacritics)
+            switch RegexGuard.match(subject, folded, caseInsensitive: options.contains(.caseInsensitive)) {
             case .matches: return true
             case .doesNotMatch: return false
             case .gaveUp: throw failure("MATCHES has no answer: \(RegexGuard.gaveUpMessage(pattern))", range)

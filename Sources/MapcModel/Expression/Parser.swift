@@ -165,6 +165,9 @@ package struct ExpressionParser {
                 }
             }
             _ = try expectSymbol("]", "to close the options opened at offset \(open.range.start)")
+            // Apple's `normalized`: "This option supersedes NSCaseInsensitivePredicateOption and
+            // NSDiacriticInsensitivePredicateOption" (`"ABC" ==[cn] "abc"` is false).
+            if options.contains(.normalized) { options.subtract([.caseInsensitive, .diacriticInsensitive]) }
         }
         let right = try parseAdditive()
         return Expr(.comparison(op, modifier: modifier, options: options, left, right), start.union(right.range))

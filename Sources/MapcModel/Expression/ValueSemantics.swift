@@ -22,6 +22,7 @@ enum ValueSemantics {
             }
         }
 
+        var isInteger: Bool { if case .integer = self { return true } else { return false } }
         var isDouble: Bool { if case .double = self { return true } else { return false } }
         var isDecimal: Bool { if case .decimal = self { return true } else { return false } }
 
@@ -79,6 +80,9 @@ enum ValueSemantics {
         if options.contains(.caseInsensitive) { folding.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { folding.insert(.diacriticInsensitive) }
         guard !folding.isEmpty else { return text }
+        // NSPredicate adds width insensitivity to either (`"ｆｕｌｌ" ==[c] "full"` is true): the
+        // flags it passes CFStringFold are case | width for `[c]`, diacritics | width for `[d]`.
+        folding.insert(.widthInsensitive)
         // Foundation's folding takes time quadratic in the length of text whose characters
         // expand (160,000 "ß" took 0.2 s, 1.28 million 17 s). Folding is character by character,
         // so a long text is folded in pieces cut between characters: linear.
@@ -157,29 +161,64 @@ enum ValueSemantics {
         !part.isEmpty && ByteSearch.contains(text, part)
     }
 
-    /// LIKE: `*` matches any run of Unicode scalars, `?` exactly one; everything else literally;
-    /// the whole text must match. Greedy matching with one backtrack point: linear for most
-    /// patterns, at worst the text's length times the pattern's, so each step is charged to
-    /// `budget`; nil when it runs out.
-    static func like(_ text: String, _ pattern: String, options: ComparisonOptions, budget: inout Int) -> Bool? {
-        let s = Array(fold(text, options).unicodeScalars), p = Array(fold(pattern, options).unicodeScalars)
+    /// One piece of a LIKE pattern.
+    enum LikePiece: Equatable {
+        /// `*`: any run of scalars.
+        case anyRun
+        /// `?`: exactly one scalar.
+        case anyOne
+        /// A scalar matched as itself.
+        case literal(Unicode.Scalar)
+    }
+
+    /// A LIKE pattern's pieces, read as NSPredicate reads one: `\*` and `\?` are the characters
+    /// themselves, `\\` a backslash, a backslash before any other character nothing (`\a` is
+    /// `a`); a lone backslash at the end is an error, as Apple's ("The backslash is a wildcard
+    /// char, and cannot appear unescaped at the end of a string").
+    static func likePieces(_ pattern: String) -> Result<[LikePiece], SemanticError> {
+        var pieces: [LikePiece] = []
+        var escaped = false
+        for scalar in pattern.unicodeScalars {
+            switch scalar {
+            case "\\" where !escaped: escaped = true; continue
+            case "*" where !escaped: pieces.append(.anyRun)
+            case "?" where !escaped: pieces.append(.anyOne)
+            default: pieces.append(.literal(scalar))
+            }
+            escaped = false
+        }
+        if escaped { return .failure(SemanticError("LIKE pattern '\(pattern)' ends with a lone backslash, which escapes nothing; write \\\\ for a backslash")) }
+        return .success(pieces)
+    }
+
+    /// LIKE: `*` matches any run of Unicode scalars, `?` exactly one, a backslash escapes
+    /// (`likePieces`); everything else literally; the whole text must match. Greedy matching
+    /// with one backtrack point: linear for most patterns, at worst the text's length times the
+    /// pattern's, so each step is charged to `budget`; nil when it runs out.
+    static func like(_ text: String, _ pattern: String, options: ComparisonOptions, budget: inout Int) -> Result<Bool?, SemanticError> {
+        let s = Array(fold(text, options).unicodeScalars)
+        let p: [LikePiece]
+        switch likePieces(fold(pattern, options)) {
+        case .success(let pieces): p = pieces
+        case .failure(let error): return .failure(error)
+        }
         var i = 0, j = 0
         var star = -1, mark = 0
         while i < s.count {
             budget -= 1
-            if budget < 0 { return nil }
-            if j < p.count && (p[j] == "?" || (p[j] != "*" && p[j] == s[i])) {
+            if budget < 0 { return .success(nil) }
+            if j < p.count && (p[j] == .anyOne || p[j] == .literal(s[i])) {
                 i += 1; j += 1
-            } else if j < p.count && p[j] == "*" {
+            } else if j < p.count && p[j] == .anyRun {
                 star = j; mark = i; j += 1
             } else if star >= 0 {
                 j = star + 1; mark += 1; i = mark
             } else {
-                return false
+                return .success(false)
             }
         }
-        while j < p.count && p[j] == "*" { j += 1 }
-        return j == p.count
+        while j < p.count && p[j] == .anyRun { j += 1 }
+        return .success(j == p.count)
     }
 
     // MARK: Arithmetic
@@ -312,17 +351,33 @@ enum ValueSemantics {
         return "their sum is past the largest double"
     }
 
-    /// The median of numbers (`median:`): the middle one, or the mean of the two middle ones, of
-    /// the type the mean has (every number taken as that type first).
+    /// The median of numbers (`median:`), as Foundation's `median:` makes it: the middle one
+    /// itself, of an odd count; of an even count, when one of the two middle ones is an integer,
+    /// an integer: their whole parts' sum halved toward zero (`median:({1, 2})` is 1); else their
+    /// mean (`mean`: a double, or an exact decimal between two decimals, where Foundation's is a
+    /// double).
     static func median(_ items: [EvalValue]) -> Result<EvalValue, SemanticError> {
         let numbers = items.compactMap(number)
         guard numbers.count == items.count else { return .failure(SemanticError("the median needs numbers")) }
         guard !numbers.isEmpty else { return .success(.null) }
-        let hasDouble = numbers.contains(where: \.isDouble), hasDecimal = numbers.contains(where: \.isDecimal)
-        let taken: [EvalValue] = numbers.map { hasDouble ? .scalar(.double($0.double)) : hasDecimal ? .scalar(.decimal($0.decimal)) : .scalar($0.value) }
-        let sorted = taken.sorted { compare($0, $1) == .orderedAscending }
+        let sorted = numbers.sorted { compare(.scalar($0.value), .scalar($1.value)) == .orderedAscending }
         let middle = sorted.count / 2
-        return mean(sorted.count % 2 == 1 ? [sorted[middle]] : [sorted[middle - 1], sorted[middle]])
+        if sorted.count % 2 == 1 { return .success(.scalar(sorted[middle].value)) }
+        let pair = [sorted[middle - 1], sorted[middle]]
+        guard pair.contains(where: \.isInteger) else { return mean(pair.map { .scalar($0.value) }) }
+        var whole: [Int128] = []
+        for number in pair {
+            switch number.value {
+            case .integer(let value): whole.append(Int128(value))
+            default:
+                let truncated = number.double.rounded(.towardZero)
+                guard truncated.isFinite, let value = Int64(exactly: truncated) else {
+                    return .failure(SemanticError("the median's middle numbers are an integer and \(number.double), whose whole part is past 64-bit integers"))
+                }
+                whole.append(Int128(value))
+            }
+        }
+        return .success(.scalar(.integer(Int64((whole[0] + whole[1]) / 2))))
     }
 
     /// `x + y` for decimals, to their 38 digits (`DecimalArithmetic`), or why not.
