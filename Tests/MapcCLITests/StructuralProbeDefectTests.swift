@@ -62,7 +62,7 @@ struct StructuralProbeDefectTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
         let said = diff.stdout + diff.stderr
-        #expect(!said.contains("objects exist") && said.contains("Person is abstract in v2 but Person was not in v1: objects of exactly Person (not of a sub-entity) would have no entity")
+        #expect(!said.contains("objects exist") && said.contains("Person is abstract in v2 but was concrete in v1: objects of exactly Person (not of a sub-entity) would have no entity")
                 && said.contains("write the step's mapping"), "\(said)")
     }
 

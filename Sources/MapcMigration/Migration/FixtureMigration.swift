@@ -37,7 +37,8 @@ public enum FixtureMigration {
         }
         var store = try Store.inMemory(schema: source)
         try store.insert(try DataFile.read(json, schema: source, for: store.format).objects)
-        let steps = try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings, storeHolds: { try store.holdsObjects(of: $0) })
+        let steps = try MigrationPlanner.plan(from: source, to: target, catalog: catalog, mappings: mappings, storeHolds: { try store.holdsObjects(of: $0) },
+                                                  storeHoldsNil: { try store.holdsNil(of: $0, in: $1) })
         // Checked as `Migrator` checks them: the same errors (an unknown policy is a diagnostic),
         // the same refusal of a step that would drop values.
         try MappingChecker.check(steps, policies: policies)

@@ -42,6 +42,10 @@ struct LightweightInference {
     /// gain some before the run, so only their problems a run's validation refuses
     /// (`InferenceProblem.isRefusedByValidation`) are kept apart.
     var unheldSourceEntities: Set<String> = []
+    /// Source attributes (`Entity.attribute`) a store held no nil of when asked: a problem only a
+    /// nil meets is set aside (`InferenceProblem.unlessNoNil`); a nil saved before the run fails
+    /// its validation.
+    var attributesWithoutNil: Set<String> = []
     /// The problems of entities in `emptySourceEntities` (and those set aside of `unheldSourceEntities`).
     private var moot: [InferenceProblem] = []
 
@@ -194,14 +198,18 @@ struct LightweightInference {
         }
     }
 
-    /// A problem that stops inference, kept as a `todo:` item of the entity mapping too.
-    private mutating func refuse(_ problem: InferenceProblem, in work: inout EntityWork) {
-        if emptySourceEntities.contains(work.sourceEntity.name) || (problem.isRefusedByValidation && unheldSourceEntities.contains(work.sourceEntity.name)) {
+    /// A problem that stops inference, kept as a `todo:` item of the entity mapping too; true
+    /// when it is set aside instead, for what the store is known to hold.
+    @discardableResult
+    private mutating func refuse(_ problem: InferenceProblem, in work: inout EntityWork) -> Bool {
+        if emptySourceEntities.contains(work.sourceEntity.name) || (problem.isRefusedByValidation && unheldSourceEntities.contains(work.sourceEntity.name))
+            || problem.unlessNoNil.map(attributesWithoutNil.contains) == true {
             moot.append(problem)
-            return
+            return true
         }
         problems.append(problem)
         work.todo.append(MappingTodo("\(problem.property.map { "\($0): " } ?? "")\(problem.reason); \(problem.fix)"))
+        return false
     }
 
     /// The entity mapping of a destination entity from its source counterpart.
@@ -217,10 +225,12 @@ struct LightweightInference {
             work.todo.append(MappingTodo("\(sourceEntity.name) objects are claimed by \(claimants.sorted().joined(separator: " and ")); add a filter choosing which become \(destinationEntity.name) objects, or remove this mapping"))
         }
         if sourceEntity.isAbstract == false && destinationEntity.isAbstract {
-            // Decided on the models, as every inferred step is: whether the store holds objects of
-            // exactly this entity is not known here (a run would have to find none, or lose them).
-            refuse(InferenceProblem(entity: destinationEntity.name, property: nil,
-                                    reason: "\(destinationEntity.name) is abstract in \(destination.version) but \(sourceEntity.name) was not in \(source.version): objects of exactly \(sourceEntity.name) (not of a sub-entity) would have no entity",
+            // Objects of exactly this entity would have none: a store holding none of them is not
+            // stopped (the planner asks it), and one gaining some before the run has them refused
+            // there (an abstract entity's objects are never written), as Core Data's validation does.
+            let was = sourceEntity.name == destinationEntity.name ? "was concrete" : "its source \(sourceEntity.name) was concrete"
+            refuse(InferenceProblem.refusedByValidation(entity: destinationEntity.name, property: nil,
+                                    reason: "\(destinationEntity.name) is abstract in \(destination.version) but \(was) in \(source.version): objects of exactly \(sourceEntity.name) (not of a sub-entity) would have no entity",
                                     fix: "write the step's mapping, creating them as a concrete sub-entity (when the stores hold none, a mapping of its sub-entities alone)"), in: &work)
         }
         if sourceEntity.parent != destinationEntity.parent || sourceEntity.isAbstract != destinationEntity.isAbstract { origins.reshapes = true }
@@ -243,6 +253,13 @@ struct LightweightInference {
             work.mapping.drops.append(old.name)
         }
         for old in work.sourceRelationships where !work.usedRelationships.contains(old.name) && !old.isTransient {
+            if let carrier = inverseCarryingLinks(of: old, from: sourceEntity, to: destinationEntity) {
+                // Its links are the inverse's, which the step carries: none is lost.
+                changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name,
+                                            detail: "relationship of \(sourceEntity.name); its links are kept by \(carrier)", losesValues: false))
+                work.notes.append("\(old.name): relationship removed; its links are kept by \(carrier)")
+                continue
+            }
             changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)"))
             work.notes.append("\(old.name): relationship removed")
             work.mapping.drops.append(old.name)
@@ -375,12 +392,15 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue)"))
             work.notes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
         }
-        if old.isOptional && !attribute.isOptional {
-            guard let defaultValue = attribute.defaultValue else {
-                refuse(InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
-                                        fix: "give it a default in \(destination.version), or write an explicit mapping"), in: &work)
-                return
-            }
+        if old.isOptional && !attribute.isOptional, attribute.defaultValue == nil {
+            var problem = InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
+                                                               fix: "give it a default in \(destination.version), or write an explicit mapping")
+            problem.unlessNoNil = "\(work.sourceEntity.name).\(old.name)"
+            // For a store holding no nil there, the values are carried as they are, as Core
+            // Data's lightweight migration carries them (and fails a nil on validation).
+            guard refuse(problem, in: &work) else { return }
+            changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required"))
+        } else if old.isOptional && !attribute.isOptional, let defaultValue = attribute.defaultValue {
             guard let literal = ExpressionLiteral.value(defaultValue) else {
                 // The fill is an expression, and the expression language writes no such value.
                 refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "optional -> required, with a \(attribute.type.rawValue) default the expression that fills nil values cannot write",
@@ -494,6 +514,28 @@ struct LightweightInference {
         if let parsed = try? MappingExpression(expression) {
             work.mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
         }
+    }
+
+    /// For a removed relationship, the destination relationship that keeps its links, when one
+    /// does: its inverse's counterpart, carried from the inverse by every destination entity the
+    /// inverse's objects become, whose own inverse is a relationship `destinationEntity` has. A link is one fact stored once, seen from both sides, so the
+    /// removed side loses nothing, as Core Data, setting the inverse, sets the new side. An
+    /// ordered to-many's order is its own: removing it loses that, and it is not kept.
+    private func inverseCarryingLinks(of old: Relationship, from sourceEntity: Entity, to destinationEntity: Entity) -> String? {
+        guard !(old.isToMany && old.isOrdered), let inverseName = old.inverse, let target = source.entity(named: old.destination) else { return nil }
+        let ownRelationships = Set(destination.allRelationships(of: destinationEntity).map(\.name))
+        var carrier: String?
+        for member in source.hierarchy(under: target) where !member.isAbstract {
+            // Each concrete source entity the inverse's objects are of must become one that carries it.
+            guard let becomes = destination.entities.first(where: { sourceFor[$0.name]?.name == member.name }),
+                  let carried = destination.allRelationships(of: becomes).first(where: { relationship in
+                      !relationship.isTransient && propertiesByEntity[becomes.name]?.counterparts[relationship.name]?.name == inverseName
+                  }),
+                  let inverse = carried.inverse, ownRelationships.contains(inverse),
+                  let owner = destination.ancestry(of: becomes).first(where: { $0.relationships.contains { $0.name == carried.name } }) else { return nil }
+            carrier = carrier ?? "\(owner.name).\(carried.name)"
+        }
+        return carrier
     }
 
     /// Whether a destination relationship of `entityName` takes its values from a source

@@ -170,6 +170,37 @@ extension MappingChecker {
         }
     }
 
+    /// An ordered to-many of the destination that its objects' mapping leaves to the inverse (the
+    /// usual way to write a mapping: set the to-one, the inverse follows) gets its objects in the
+    /// order they are migrated: the order of the source's ordered to-many, which no expression
+    /// reads, is lost, as Core Data loses it. The links count as read (the inverse carries them),
+    /// so the check of unread values does not say it: this does, at the mapping that could map it.
+    mutating func checkOrdersReadOnlyThroughInverses(source: Schema, destination: Schema, reads: SourceReads) {
+        guard judgesTheStep else { return }
+        let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
+        guard all.allSatisfy(\.isReadWhole) else { return }
+        for entityMapping in mapping.entityMappings where entityMapping.type == .transform && entityMapping.policy == nil && entityMapping.sourceExpression == nil {
+            guard let sourceName = entityMapping.source, let sourceEntity = source.entity(named: sourceName), !reads.wholeEntities.contains(sourceName),
+                  let destinationName = entityMapping.destination, let destinationEntity = destination.entity(named: destinationName) else { continue }
+            let unreadOrders = source.allRelationships(of: sourceEntity).filter { relationship in
+                relationship.isToMany && relationship.isOrdered && !relationship.isTransient && !reads.properties.contains("\(sourceName).\(relationship.name)")
+                    && !entityMapping.drops.contains(relationship.name)
+            }
+            guard !unreadOrders.isEmpty else { continue }
+            for relationship in destination.allRelationships(of: destinationEntity) where relationship.isToMany && relationship.isOrdered && !relationship.isTransient {
+                guard entityMapping.relationshipMapping(named: relationship.name) == nil, let inverse = relationship.inverse,
+                      all.contains(where: { other in
+                          guard other.relationshipMapping(named: inverse) != nil, let created = other.destination.flatMap(destination.entity(named:)) else { return false }
+                          return destination.ancestry(of: created).contains { $0.name == relationship.destination }
+                      }) else { continue }
+                let from = unreadOrders.first { $0.name == relationship.name } ?? unreadOrders[0]
+                warning("the order of '\(from.name)' of \(sourceName) in \(source.version) is read by no expression: '\(relationship.name)' of \(destinationName) is set from its inverse '\(inverse)' alone, its objects in the order they are migrated",
+                        at: entityMapping.location, length: entityMapping.name.count,
+                        fix: "map '\(relationship.name)' in '\(entityMapping.name)' from $source.\(from.name) to keep the order, or add 'drops: [\(from.name)]' to drop it on purpose")
+            }
+        }
+    }
+
     /// The names of an entity's stored properties (its own and inherited), in schema order.
     static func storedProperties(of entity: Entity, in schema: Schema) -> [String] {
         schema.allAttributes(of: entity).filter { !$0.isTransient }.map(\.name) + schema.allRelationships(of: entity).filter { !$0.isTransient }.map(\.name)

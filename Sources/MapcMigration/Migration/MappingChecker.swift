@@ -103,6 +103,7 @@ public struct MappingChecker {
         }
         checkDrops(source: source)
         checkUnreadSourceProperties(source: source, reads: reads)
+        checkOrdersReadOnlyThroughInverses(source: source, destination: destination, reads: reads)
         return diagnostics.sorted(by: SchemaLoader.fileOrder)
     }
 

@@ -15,6 +15,10 @@ public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
     /// requires, which a run's validation (phase 3) refuses: set aside for a store that held no
     /// such objects when asked, since one saved before the run cannot then pass unseen.
     package var isRefusedByValidation = false
+    /// For a problem only a nil value meets (an attribute made required with no default):
+    /// the step's source attribute, `Entity.attribute`, whose objects in a store all having a
+    /// value set the problem aside for that store, the value carried as it is.
+    package var unlessNoNil: String?
 
     public var description: String {
         "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason); \(fix)"
@@ -236,10 +240,13 @@ public enum MappingInference {
     /// entities): what their objects' values would make impossible does not stop it (`moot`).
     /// `unheldEntities`, which the store held no objects of when asked (it may gain some before
     /// the run), sets aside only the problems a run's validation refuses.
-    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>, unheldEntities: Set<String> = []) -> InferenceResult {
+    /// `attributesWithoutNil` (`Entity.attribute` of the source) are attributes the store holds no
+    /// nil of (when asked): a problem only a nil meets (`InferenceProblem.unlessNoNil`) is set aside.
+    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>, unheldEntities: Set<String> = [], attributesWithoutNil: Set<String> = []) -> InferenceResult {
         var inference = LightweightInference(from: source, to: destination, through: [])
         inference.emptySourceEntities = emptyEntities
         inference.unheldSourceEntities = unheldEntities
+        inference.attributesWithoutNil = attributesWithoutNil
         return inference.run()
     }
 

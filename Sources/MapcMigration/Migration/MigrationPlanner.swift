@@ -155,9 +155,12 @@ package enum MigrationPlanner {
     /// `storeHolds`, for a plan made for one store at `source`, answers whether the store holds
     /// objects of an entity (of `source`): asked only once a step is blocked, so that a problem
     /// of entities the store has no objects of does not stop it, as it does not stop Core Data,
-    /// which validates the objects a migration makes.
+    /// which validates the objects a migration makes. `storeHoldsNil` answers, likewise, whether
+    /// an object of exactly an entity has no value for an attribute (both of `source`), so that
+    /// an attribute made required with nothing to fill a nil with does not stop a store holding none.
     package static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog,
-                             everyVersion: Bool = false, storeHolds: ((String) throws -> Bool)? = nil) throws -> [MigrationStep] {
+                             everyVersion: Bool = false, storeHolds: ((String) throws -> Bool)? = nil,
+                             storeHoldsNil: ((_ attribute: String, _ entity: String) throws -> Bool)? = nil) throws -> [MigrationStep] {
         let versions = try catalog.orderedSchemas()
         guard let start = versions.firstIndex(where: { $0.version == source.version }),
               let end = versions.firstIndex(where: { $0.version == destination.version }) else {
@@ -211,12 +214,24 @@ package enum MigrationPlanner {
             // held none of when asked (it may gain some: only what validation refuses is set aside).
             let empty = traced?.entitiesWithoutObjects(in: versions[index]) ?? []
             let unheld = (tracedInStore?.entitiesWithoutObjects(in: versions[index]) ?? []).subtracting(empty)
-            if result.mapping == nil, !empty.isEmpty || !unheld.isEmpty {
+            // Attributes made required with nothing to fill a nil, asked of the store through
+            // where their values came from: those it holds no nil of.
+            var withoutNil: Set<String> = []
+            if result.mapping == nil, let traced, let storeHoldsNil {
+                for key in result.problems.compactMap(\.unlessNoNil) where traced.holdsNoNil(key, asking: storeHoldsNil) {
+                    withoutNil.insert(key)
+                }
+            }
+            if result.mapping == nil, !empty.isEmpty || !unheld.isEmpty || !withoutNil.isEmpty {
                 // What stops it may concern only such entities: then it does not stop this store.
-                var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty, unheldEntities: unheld)
+                var again = MappingInference.infer(from: versions[index], to: versions[index + 1], emptyEntities: empty, unheldEntities: unheld, attributesWithoutNil: withoutNil)
                 if again.mapping != nil {
                     let store = versions[start].version
                     again.cautions += again.moot.map { moot in
+                        if let key = moot.unlessNoNil, withoutNil.contains(key) {
+                            let (entity, attribute) = (key.prefix { $0 != "." }, key.drop { $0 != "." }.dropFirst())
+                            return "\(moot.entity).\(moot.property ?? ""): \(moot.reason) does not stop a store coming from \(store): none of its \(entity) objects has \(attribute) nil (one saved with \(attribute) nil before the run fails its validation)"
+                        }
                         // The source entity its objects would come from (a renamed entity has another name).
                         let from = again.origins.entities[moot.entity] ?? moot.entity
                         let why = unheld.contains(from) ? "the store held none of the objects they would come from; one saved before the run fails its validation"

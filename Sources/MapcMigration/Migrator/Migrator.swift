@@ -168,7 +168,13 @@ public struct Migrator: Sendable {
             return try store.holdsObjects(of: entity)
         }
         do {
-            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion, storeHolds: holds)
+            let holdsNil = { (attribute: String, entity: String) throws -> Bool in
+                let store = try opened ?? Store.open(at: Files.path(of: url), schema: current, readOnly: true)
+                opened = store
+                return try store.holdsNil(of: attribute, in: entity)
+            }
+            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion,
+                                                  storeHolds: holds, storeHoldsNil: holdsNil)
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
             if withNotes, plan.isNeeded { (plan.notes, plan.refusalInStoreFormat) = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
             return plan

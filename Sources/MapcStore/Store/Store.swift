@@ -431,6 +431,18 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Whether an object of exactly `entity` has no value for `attribute` (a stored attribute of
+    /// it), without counting them: what planning asks of a store whose step makes the attribute
+    /// required with nothing to fill a nil with.
+    package func holdsNil(of attribute: String, in entity: String) throws -> Bool {
+        let storage = try layout.storage(of: entity)
+        guard let column = storage.attributeColumns[attribute] else { return true }
+        return try reading { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) = ? AND \(column.quotedSQLIdentifier) IS NULL)",
+                              arguments: [storage.discriminator]) ?? true
+        }
+    }
+
     /// `count(of:exactly:)` for the engine: SQLite's failures stay SQLite's.
     package func countObjects(of entity: String, exactly: Bool = false) throws -> Int {
         let storage = try layout.storage(of: entity)

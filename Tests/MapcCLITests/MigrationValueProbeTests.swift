@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+
+/// Defects a probe of migrations on schemas unlike the example found: steps refused that lose
+/// nothing (and Core Data's lightweight migration performs), and an order lost without a word.
+@Suite("Defects found by a probe of migrations on unusual schemas")
+struct MigrationValueProbeTests {
+    private func project(_ v1: String, _ v2: String, data: String) throws -> URL {
+        let folder = try CLI.emptyProject()
+        try folder.write(v1, to: "schemas/v1.yaml")
+        try folder.write(v2, to: "schemas/v2.yaml")
+        try folder.write(data, to: "data.json")
+        let load = try CLI.run(["load", "data.json", "s.db"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        return folder
+    }
+
+    /// A to-many renamed without a renaming identifier, its to-one inverse kept: the links live in
+    /// the inverse, which the step carries, yet the step was said to drop them and refused
+    /// without `--accept-data-loss` (with it, every link was kept). An ordered one loses its
+    /// order, and is still said to.
+    @Test func aRelationshipWhoseInverseCarriesItsLinksIsNotDropped() throws {
+        func schema(_ version: String, _ name: String, ordered: Bool = false) -> String {
+            """
+            model: F
+            version: \(version)
+            entities:
+              Person:
+                attributes: { name: string }
+                relationships:
+                  \(name): { destination: Item, toMany: true, inverse: owner, optional: true\(ordered ? ", ordered: true" : "") }
+              Item:
+                attributes: { title: string }
+                relationships:
+                  owner: { destination: Person, inverse: \(name), optional: true }
+
+            """
+        }
+        let data = #"{"version":"v1","objects":{"Person":[{"id":"p1","name":"P","items":["i1","i2"]}],"Item":[{"id":"i1","title":"a"},{"id":"i2","title":"b"}]}}"#
+        let folder = try project(schema("v1", "items"), schema("v2", "ownedItems"), data: data)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && !plan.stdout.contains("drops"), "\(plan.stdout)")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.contains(#""ownedItems":["i1","i2"]"#), "\(dump)")
+        let ordered = try project(schema("v1", "items", ordered: true), schema("v2", "ownedItems", ordered: true), data: data)
+        defer { try? FileManager.default.removeItem(at: ordered) }
+        let refused = try CLI.run(["run", "s.db"], in: ordered)
+        #expect(refused.status == 2 && refused.stderr.contains("would drop the values of Person.items"), "\(refused.stderr)")
+    }
+
+    /// A concrete parent made abstract was refused though the store held no object of exactly
+    /// that entity (only of its sub-entities): Core Data migrates such a store. A store holding
+    /// one is still refused, and the message no longer says the entity "was not" in v1.
+    @Test func aParentMadeAbstractIsRefusedOnlyForAStoreWithObjectsOfItsOwn() throws {
+        let v1 = "model: A\nversion: v1\nentities:\n  Animal:\n    attributes: { name: string }\n  Dog:\n    parent: Animal\n"
+        let v2 = "model: A\nversion: v2\nentities:\n  Animal:\n    abstract: true\n    attributes: { name: string }\n  Dog:\n    parent: Animal\n"
+        let folder = try project(v1, v2, data: #"{"version":"v1","objects":{"Dog":[{"id":"d1","name":"Rex"}]}}"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains("Rex"))
+        let held = try project(v1, v2, data: #"{"version":"v1","objects":{"Animal":[{"id":"a1","name":"Generic"}],"Dog":[{"id":"d1","name":"Rex"}]}}"#)
+        defer { try? FileManager.default.removeItem(at: held) }
+        let refused = try CLI.run(["run", "s.db"], in: held)
+        #expect(refused.status == 2 && refused.stderr.contains("Animal is abstract in v2 but was concrete in v1"), "\(refused.stderr)")
+    }
+
+    /// An attribute made required without a default was refused before the store was looked at,
+    /// though none of its objects had it nil: Core Data migrates such a store (and fails one
+    /// with a nil, on validation). A store with a nil is still refused, saying how many.
+    @Test func anAttributeMadeRequiredIsRefusedOnlyForAStoreHoldingANil() throws {
+        let v1 = "model: R\nversion: v1\nentities:\n  Rec:\n    attributes: { b: string?, c: int64? }\n"
+        let v2 = "model: R\nversion: v2\nentities:\n  Rec:\n    attributes: { b: string, c: int64? }\n"
+        let folder = try project(v1, v2, data: #"{"version":"v1","objects":{"Rec":[{"id":"r1","b":"x"},{"id":"r2","b":""}]}}"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("none of its Rec objects has b nil"), "\(plan.stdout)\(plan.stderr)")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v2"))
+        let nils = try project(v1, v2, data: #"{"version":"v1","objects":{"Rec":[{"id":"r1","b":"x"},{"id":"r2"}]}}"#)
+        defer { try? FileManager.default.removeItem(at: nils) }
+        let refused = try CLI.run(["run", "s.db"], in: nils)
+        #expect(refused.status == 2 && refused.stderr.contains("optional -> required without a default"), "\(refused.stderr)")
+        // With no store to ask, the step stays refused (`mapc check` of the history).
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("optional -> required without a default") || check.stdout.contains("optional -> required without a default"), "\(check.stdout)\(check.stderr)")
+    }
+
+    /// A mapping that sets an ordered to-many only through its to-one inverse (the usual way to
+    /// write one) lost the order without a word: the checker says so.
+    @Test func anOrderReadOnlyThroughTheInverseIsSaid() throws {
+        let v1 = """
+        model: P
+        version: v1
+        entities:
+          Playlist:
+            attributes: { name: string }
+            relationships:
+              songs: { destination: Song, toMany: true, ordered: true, inverse: playlist, optional: true }
+          Song:
+            attributes: { title: string }
+            relationships:
+              playlist: { destination: Playlist, inverse: songs, optional: true }
+
+        """
+        let v2 = v1.replacingOccurrences(of: "version: v1", with: "version: v2").replacingOccurrences(of: "Song", with: "Track")
+        let folder = try project(v1, v2, data: #"{"version":"v1","objects":{"Playlist":[{"id":"p1","name":"P","songs":["s3","s1","s2"]}],"Song":[{"id":"s1","title":"a"},{"id":"s2","title":"b"},{"id":"s3","title":"c"}]}}"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: PlaylistToPlaylist
+            source: Playlist
+            destination: Playlist
+            attributes: { name: $source.name }
+          - name: SongToTrack
+            source: Song
+            destination: Track
+            attributes: { title: $source.title }
+            relationships:
+              playlist: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PlaylistToPlaylist", $source.playlist)'
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.stderr.contains("the order of 'songs' of Playlist") && check.stderr.contains("warning"), "\(check.stderr)")
+    }
+}
