@@ -144,6 +144,9 @@ package final class Evaluator {
             case .allOf: return try !members.contains { try storeComparison(op, options, $0, right, literals, expression.range) == false }
             case .noneOf: return try !members.contains { try storeComparison(op, options, $0, right, literals, expression.range) == true }
             }
+        case .comparison(let op, nil, _, _, _) where [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op):
+            // An order with the literal nil, which SQL compares as NULL: unknown.
+            return nil
         default:
             return try truth(of: expression)
         }
@@ -473,6 +476,9 @@ package final class Evaluator {
         case .equal: return ValueSemantics.equal(left, right, options: options)
         case .notEqual: return !ValueSemantics.equal(left, right, options: options)
         case .less: return ValueSemantics.compare(left, right, options: options) == .orderedAscending
+        // Two nils are ordered alike, as NSPredicate's `<=` and `>=` answer (a store's SQL does
+        // not: `storeComparison`).
+        case .lessOrEqual where left.isNull && right.isNull, .greaterOrEqual where left.isNull && right.isNull: return true
         case .lessOrEqual: return [.orderedAscending, .orderedSame].contains(ValueSemantics.compare(left, right, options: options))
         case .greater: return ValueSemantics.compare(left, right, options: options) == .orderedDescending
         case .greaterOrEqual: return [.orderedDescending, .orderedSame].contains(ValueSemantics.compare(left, right, options: options))

@@ -112,7 +112,14 @@ package struct SQLCompiler {
             if a.type == .null || b.type == .null {
                 // x == nil holds when the value is missing or nil.
                 guard op == .equal || op == .notEqual else {
-                    if [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) { return SQLFragment(sql: "0", arguments: [], type: .bool) }
+                    // Two nils are ordered alike in mapc's two-valued logic (NSPredicate's `<=`).
+                    if !threeValued, op == .lessOrEqual || op == .greaterOrEqual {
+                        let other = a.type == .null ? b : a
+                        if other.type == .null { return SQLFragment(sql: "1", arguments: [], type: .bool) }
+                        return SQLFragment(sql: "(\(other.sql) IS NULL)", arguments: other.arguments, type: .bool)
+                    }
+                    // SQL's: an order with NULL is unknown (three-valued), or false.
+                    if [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) { return SQLFragment(sql: threeValued ? "NULL" : "0", arguments: [], type: .bool) }
                     return nil
                 }
                 let other = a.type == .null ? b : a
@@ -133,7 +140,12 @@ package struct SQLCompiler {
             default: return nil
             }
             // IS / IS NOT never give NULL; ordering with NULL is false in mapc, so COALESCE to 0
-            // (three-valued, NULL stays unknown).
+            // (three-valued, NULL stays unknown), but for `<=` and `>=` of two nils, which hold
+            // (NSPredicate's answer, the interpreter's).
+            if !threeValued, op == .lessOrEqual || op == .greaterOrEqual {
+                return SQLFragment(sql: "COALESCE(\(a.sql) \(sqlOp) \(b.sql), \(a.sql) IS NULL AND \(b.sql) IS NULL)",
+                                   arguments: a.arguments + b.arguments + a.arguments + b.arguments, type: .bool)
+            }
             let sql = threeValued || sqlOp.hasPrefix("IS") ? "(\(a.sql) \(sqlOp) \(b.sql))" : "COALESCE(\(a.sql) \(sqlOp) \(b.sql), 0)"
             return SQLFragment(sql: sql, arguments: a.arguments + b.arguments, type: .bool)
         default:
