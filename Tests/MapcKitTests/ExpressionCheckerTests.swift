@@ -85,7 +85,7 @@ struct ExpressionCheckerTests {
         return scope
     }
 
-    private func diagnostics(_ text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) throws -> [Diagnostic] {
+    func diagnostics(_ text: String, origin: FileLocation = FileLocation(path: "<expression>", line: 1, column: 1)) throws -> [Diagnostic] {
         let source = ExpressionSource(text: text, origin: origin)
         let expression = try ExpressionParser.parse(text).get()
         var checker = ExpressionChecker(scope: scope(), source: source)
@@ -208,5 +208,15 @@ struct ExpressionCheckerTests {
         #expect(diagnostic.description == "m.yaml:3:33: error: expected a value, found the end of the expression")
         let rendered = DiagnosticRenderer(sources: [SourceFile(path: "m.yaml", text: "a\nb\n    note:           title == (1 +\n")]).render(diagnostic)
         #expect(rendered.hasSuffix("    note:           title == (1 +\n                                ^\n"))
+    }
+}
+
+extension ExpressionCheckerTests {
+    /// `CAST(mode:(…), "NSString")` passed `check` with no error, and the run then failed on
+    /// every object ("cannot cast a collection to NSString"): the checker says so.
+    @Test func aCastOfACollectionIsAnError() throws {
+        let found = try diagnostics(#"CAST(mode:({1, 2, 2}), "NSString")"#)
+        #expect(found.contains { $0.severity == .error && $0.message.contains("CAST of a collection to NSString fails") }, "\(found)")
+        #expect(try !diagnostics(#"CAST(mode:({1, 2, 2})[FIRST], "NSString")"#).contains { $0.severity == .error }, "one element casts")
     }
 }

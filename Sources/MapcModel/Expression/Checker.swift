@@ -248,7 +248,12 @@ package struct ExpressionChecker {
             checkPredicate(condition)
             return join([type(of: whenTrue), type(of: whenFalse)])
         case .cast(let operand, let typeName):
-            _ = type(of: operand)
+            // A collection casts to nothing: the run would fail on every object (a collection of
+            // text is joined with FUNCTION(x, "componentsJoinedByString:", ", ")).
+            if case .collection = type(of: operand), CastClass.names.contains(typeName) {
+                error("CAST of a collection to \(typeName) fails on every object: a cast takes one value", operand.range,
+                      fix: typeName == "NSString" ? "join its elements, FUNCTION(…, \"componentsJoinedByString:\", \", \"), or take one ([FIRST], @max)" : "take one element ([FIRST], @max, @sum) first")
+            }
             switch typeName {
             case "NSString": return .string
             case "NSNumber": return .unknown
