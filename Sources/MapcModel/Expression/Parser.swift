@@ -35,6 +35,14 @@ package struct ExpressionParser {
             do {
                 let expression = try parser.parseOr()
                 guard parser.current.kind == .end else {
+                    // NSPredicate's `UTI-CONFORMS-TO` and `UTI-EQUALS` (uniform type identifiers,
+                    // which only Apple's systems have) read here as the key UTI minus a key.
+                    if case .identifier(let word) = parser.current.kind, word.uppercased() == "UTI",
+                       let rest = parser.scalars.dropFirst(parser.current.range.end).split(whereSeparator: { $0 == " " || $0 == "\"" || $0 == "'" }).first,
+                       ["-CONFORMS-TO", "-EQUALS"].contains(String(String.UnicodeScalarView(rest)).uppercased()) {
+                        throw ExpressionError("UTI\(String(String.UnicodeScalarView(rest)).uppercased()) is not supported: uniform type identifiers are known to Apple's systems only", at: parser.current.range,
+                                              fix: "compare the stored type text itself (==, IN, BEGINSWITH \"public.\")")
+                    }
                     throw ExpressionError("unexpected \(parser.describe(parser.current)) after a complete expression", at: parser.current.range,
                                           fix: "join expressions with AND, OR or an operator")
                 }
