@@ -32,50 +32,60 @@ struct LoadCommand: ParsableCommand {
                 throw MapcError.input("\(data): \(problem)")
             }
             let bytes = try Files.read(data, what: "the data file", maxBytes: .max)
-            let json = try JSONValue.parse(bytes, path: data)
-            // A data file is an object (`version`, `objects`): anything else is said first, not
-            // taken for one without a version.
-            guard case .object = json else {
-                throw MapcError.input("\(data) is not a data file: its top level must be a JSON object with \"version\" and \"objects\" (as `mapc dump` writes one)")
+            do {
+                try load(bytes)
+            } catch let error as DataValidationError {
+                // Each problem at its place in the file (a second reading, on failure only).
+                throw DataFile.placed(error, in: bytes, path: data)
             }
-            let declared = try DataFile.declaredVersion(of: json, in: data)
-            let exists = FileManager.default.fileExists(atPath: store)
-            let schema: Schema
-            if let name = self.schema {
-                schema = try schemaOptions.schema(name)
-            } else if let declared {
-                // The file's "version" names a version of the project, never a file: a data file
-                // from elsewhere must not have mapc read (and quote) a path it chose.
-                schema = try schemaOptions.catalog().require(version: declared)
-            } else if exists {
-                schema = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true).schema
-            } else {
-                throw MapcError.input("\(data) has no \"version\"; pass --schema VERSION")
+        }
+    }
+
+    /// Loads the data file's bytes into the store.
+    private func load(_ bytes: Data) throws {
+        let json = try JSONValue.parse(bytes, path: data)
+        // A data file is an object (`version`, `objects`): anything else is said first, not
+        // taken for one without a version.
+        guard case .object = json else {
+            throw MapcError.input("\(data) is not a data file: its top level must be a JSON object with \"version\" and \"objects\" (as `mapc dump` writes one)")
+        }
+        let declared = try DataFile.declaredVersion(of: json, in: data)
+        let exists = FileManager.default.fileExists(atPath: store)
+        let schema: Schema
+        if let name = self.schema {
+            schema = try schemaOptions.schema(name)
+        } else if let declared {
+            // The file's "version" names a version of the project, never a file: a data file
+            // from elsewhere must not have mapc read (and quote) a path it chose.
+            schema = try schemaOptions.catalog().require(version: declared)
+        } else if exists {
+            schema = try Store.open(at: store, catalog: try schemaOptions.catalog(), readOnly: true).schema
+        } else {
+            throw MapcError.input("\(data) has no \"version\"; pass --schema VERSION")
+        }
+        if let declared, declared != schema.version {
+            throw MapcError.input("\(data) declares version \(declared), but --schema is \(schema.version); they must agree")
+        }
+        if exists {
+            let real = try Files.existingStore(store)
+            if Files.isReadOnlyStore(real) {
+                throw MapcError.store("\(store) is read-only: loading adds objects to it. Make it writable (chmod u+w) to load into it, or load into a new store")
             }
-            if let declared, declared != schema.version {
-                throw MapcError.input("\(data) declares version \(declared), but --schema is \(schema.version); they must agree")
-            }
-            if exists {
-                let real = try Files.existingStore(store)
-                if Files.isReadOnlyStore(real) {
-                    throw MapcError.store("\(store) is read-only: loading adds objects to it. Make it writable (chmod u+w) to load into it, or load into a new store")
-                }
-                let lock = try StoreLock(store: store)
-                defer { lock.release() }
-                let target = try Store.open(at: store, schema: schema)
-                let contents = try DataFile.read(json, schema: schema, for: target.format)
-                try target.checkIntegrity()
-                try target.insert(contents.objects)
-                Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
-                noteIdentities(keptBy: target, objects: contents.objects.count)
-            } else {
-                var created: Store?
-                let format = try layout.format() ?? .mapc
-                let contents = try DataFile.read(json, schema: schema, for: format)
-                try StoreFiles.createStore(at: store, schema: schema, format: format) { try $0.insert(contents.objects); created = $0 }
-                Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
-                if let created { noteIdentities(keptBy: created, objects: contents.objects.count) }
-            }
+            let lock = try StoreLock(store: store)
+            defer { lock.release() }
+            let target = try Store.open(at: store, schema: schema)
+            let contents = try DataFile.read(json, schema: schema, for: target.format)
+            try target.checkIntegrity()
+            try target.insert(contents.objects)
+            Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
+            noteIdentities(keptBy: target, objects: contents.objects.count)
+        } else {
+            var created: Store?
+            let format = try layout.format() ?? .mapc
+            let contents = try DataFile.read(json, schema: schema, for: format)
+            try StoreFiles.createStore(at: store, schema: schema, format: format) { try $0.insert(contents.objects); created = $0 }
+            Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
+            if let created { noteIdentities(keptBy: created, objects: contents.objects.count) }
         }
     }
 

@@ -131,3 +131,22 @@ struct MigrationValueProbeTests {
         #expect(check.stderr.contains("the order of 'songs' of Playlist") && check.stderr.contains("warning"), "\(check.stderr)")
     }
 }
+
+/// `load`'s problems named the object and key but no place in the file: each is placed at the
+/// member it concerns (`file:line:column:`), as an editor jumps to a compiler's.
+@Suite("Data file problems are placed")
+struct DataFilePlacementTests {
+    @Test func eachProblemIsPlacedAtItsMember() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: R\nversion: v1\nentities:\n  Rec:\n    attributes: { b: string, n: { type: int16, max: 10 } }\n", to: "schemas/v1.yaml")
+        try folder.write("{\"version\": \"v1\",\n \"objects\": {\n  \"Rec\": [\n    {\"id\": \"r1\", \"b\": \"x\", \"n\": 3},\n    {\"id\": \"r2\", \"b\": 5, \"n\": 40000}\n  ],\n  \"Ghost\": []\n }\n}\n", to: "d.json")
+        let load = try CLI.run(["load", "d.json", "s.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("d.json:5:23: Rec 'r2', key 'b': expected a string"), "\(load.stderr)")
+        #expect(load.stderr.contains("d.json:5:31: Rec 'r2', key 'n': 40000 is out of range"), "\(load.stderr)")
+        #expect(load.stderr.contains("d.json:7:12: Ghost: unknown entity 'Ghost'"), "\(load.stderr)")
+        try folder.write("{\"version\": \"v1\",\n \"objects\": {\n  \"Rec\": [\n    {\"id\": \"r1\", \"b\": \"x\", \"n\": 30}\n  ]\n }\n}\n", to: "e.json")
+        let rule = try CLI.run(["load", "e.json", "e.db"], in: folder)
+        #expect(rule.status == 1 && rule.stderr.contains("e.json:4:") && rule.stderr.contains("Rec 'r1'"), "\(rule.stderr)")
+    }
+}

@@ -11,6 +11,11 @@ struct JSONParser {
     private let path: String
     private var index = 0
     private var depth = 0
+    /// When set, where each value down to `recordedDepth` starts, by its path of member names
+    /// and array positions (`["objects", "Note", "3", "title"]`): asked only to place a problem.
+    private var recorded: [[String]: Int]?
+    private var trail: [String] = []
+    private static let recordedDepth = 4
 
     /// Parses a whole document; throws `MapcError.input` with `path:line:col` on any problem.
     static func parse(_ data: Data, path: String) throws -> JSONValue {
@@ -26,6 +31,27 @@ struct JSONParser {
     private init(bytes: [UInt8], path: String) {
         self.bytes = bytes
         self.path = path
+    }
+
+    /// The document and where its values start, down to four levels (a data file's objects'
+    /// members), as 1-based lines and columns; nil when it does not parse.
+    static func placedValues(_ data: Data, path: String) -> (value: JSONValue, places: [[String]: (line: Int, column: Int)])? {
+        var parser = JSONParser(bytes: [UInt8](data), path: path)
+        parser.recorded = [:]
+        if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
+        parser.skipWhitespace()
+        guard let value = try? parser.value() else { return nil }
+        // Lines counted once over the text, in offset order.
+        var places: [[String]: (line: Int, column: Int)] = [:]
+        var line = 1, lineStart = 0, scanned = 0
+        for (trail, offset) in (parser.recorded ?? [:]).sorted(by: { $0.value < $1.value }) {
+            while scanned < offset, scanned < parser.bytes.count {
+                if parser.bytes[scanned] == UInt8(ascii: "\n") { line += 1; lineStart = scanned + 1 }
+                scanned += 1
+            }
+            places[trail] = (line, String(decoding: parser.bytes[lineStart..<min(offset, parser.bytes.count)], as: UTF8.self).count + 1)
+        }
+        return (value, places)
     }
 
     // MARK: Errors
@@ -53,6 +79,7 @@ struct JSONParser {
     }
 
     private mutating func value() throws -> JSONValue {
+        if recorded != nil, trail.count <= Self.recordedDepth { recorded?[trail] = index }
         guard index < bytes.count else { throw failure("the text ends where a value was expected") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try nested { try $0.object() }
@@ -100,7 +127,9 @@ struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':' after the member name") }
             index += 1
             skipWhitespace()
+            if recorded != nil { trail.append(key) }
             pairs.append((key, try value()))
+            if recorded != nil { trail.removeLast() }
             skipWhitespace()
             guard index < bytes.count else { throw failure("the text ends inside an object; a '}' is missing") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -116,7 +145,9 @@ struct JSONParser {
         if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array([]) }
         while true {
             skipWhitespace()
+            if recorded != nil { trail.append(String(items.count)) }
             items.append(try value())
+            if recorded != nil { trail.removeLast() }
             skipWhitespace()
             guard index < bytes.count else { throw failure("the text ends inside an array; a ']' is missing") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

@@ -73,6 +73,12 @@ extension JSONValue {
     public static func parse(_ data: Data, path: String) throws -> JSONValue {
         try JSONParser.parse(data, path: path)
     }
+
+    /// The document and where its values start, down to four levels, by their path of member
+    /// names and array positions: for placing a problem found in it (a second, slower reading).
+    package static func placedValues(_ data: Data, path: String) -> (value: JSONValue, places: [[String]: (line: Int, column: Int)])? {
+        JSONParser.placedValues(data, path: path)
+    }
 }
 
 // MARK: - Writing

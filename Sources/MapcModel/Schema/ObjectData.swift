@@ -1,4 +1,5 @@
 import Foundation
+import MapcFoundation
 /// One object as the library and the data format see it: an identity, an entity, attribute
 /// values and relationships expressed as the identities of related objects.
 public struct ObjectData: Sendable, Equatable {
@@ -84,6 +85,8 @@ public struct DataProblem: Sendable, Equatable, CustomStringConvertible {
     public var key: String?
     /// What is wrong and, where clear, how to fix it.
     public var message: String
+    /// Where in the data file, when the problem was placed there (`DataValidationError.placed`).
+    package var location: FileLocation?
 
     /// Creates a problem.
     public init(entity: String, objectID: String?, key: String?, message: String) {
@@ -95,7 +98,8 @@ public struct DataProblem: Sendable, Equatable, CustomStringConvertible {
 
     /// `Note 'n1', key 'title': message`.
     public var description: String {
-        var text = entity
+        var text = location.map { "\($0.path):\($0.line):\($0.column): " } ?? ""
+        text += entity
         if let objectID { text += " '\(objectID)'" }
         if let key { text += ", key '\(key)'" }
         return text + ": " + message

@@ -16,6 +16,31 @@ public enum DataFile {
         public var objects: [ObjectData]
     }
 
+    /// `error`'s problems placed in the data file they were found in (`path`, its bytes `data`):
+    /// at the member of the object they concern, or the object, or its entity's list, so that an
+    /// editor jumps to them. A problem that cannot be placed keeps no place.
+    public static func placed(_ error: DataValidationError, in data: Data, path: String) -> DataValidationError {
+        guard let (json, places) = JSONValue.placedValues(data, path: path), case .object(let top)? = Optional(json),
+              case .object(let lists)? = top.first(where: { $0.0 == "objects" })?.1 else { return error }
+        var placed = error
+        for index in placed.problems.indices {
+            let problem = placed.problems[index]
+            var trail = problem.entity == "file" ? [] : ["objects", problem.entity]
+            if problem.entity != "file", let id = problem.objectID, case .array(let items)? = lists.first(where: { $0.0 == problem.entity })?.1,
+               let position = items.firstIndex(where: { item in
+                   guard case .object(let members) = item else { return false }
+                   return members.contains { ($0.0 == "id" || $0.0 == alternateIdentityKey) && $0.1 == .string(id) }
+               }) {
+                trail.append(String(position))
+            }
+            if let key = problem.key, trail.count != 2 { trail.append(key) }
+            // The deepest part of the trail the file has.
+            while !trail.isEmpty, places[trail] == nil { trail.removeLast() }
+            if let place = places[trail] { placed.problems[index].location = FileLocation(path: path, line: place.line, column: place.column) }
+        }
+        return placed
+    }
+
     /// Reads a data file's JSON for the schema, its values as a store of `format` keeps them
     /// (when given). Throws `DataValidationError` listing the problems.
     ///
