@@ -93,9 +93,10 @@ public final class MigrationManager: MigrationManagerFunctions {
         try running().applyRelationshipMappings(entityMapping, to: destination)
     }
 
-    /// Sets a destination relationship of a destination object to destination objects, in order
-    /// (none clears a to-one).
+    /// Sets a destination relationship of a destination object to destination objects, in order,
+    /// replacing what it held, as Core Data's `setValue(_:forKey:)` does: a to-many's other
+    /// objects are taken away (their inverse cleared), and none clears it.
     public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
-        try running().setRelationship(name, of: destination, to: targets, mapping: entityMapping)
+        try running().setRelationship(name, of: destination, to: targets, mapping: entityMapping, replacing: true)
     }
 }

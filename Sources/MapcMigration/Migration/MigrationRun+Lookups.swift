@@ -147,7 +147,7 @@ extension MigrationRun {
     }
 
     /// Sets a destination relationship to destination objects, in order (`RelationshipSetter`).
-    func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
-        try setter.set(name, of: destination, to: targets, mapping: entityMapping)
+    func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping, replacing: Bool = false) throws {
+        try setter.set(name, of: destination, to: targets, mapping: entityMapping, replacing: replacing)
     }
 }

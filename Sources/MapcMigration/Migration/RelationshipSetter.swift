@@ -40,8 +40,11 @@ final class RelationshipSetter {
         return try destinationStore.locate(id: ref.id, writer.db)?.key
     }
 
-    /// Sets a destination relationship to destination objects, in order.
-    func set(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
+    /// Sets a destination relationship to destination objects, in order. A to-many gains them,
+    /// keeping the links the other side set (the default relationships, set from both sides);
+    /// `replacing` takes away the others, as a policy's `setRelationship` does, Core Data's
+    /// `setValue(_:forKey:)` on a to-many replacing its set.
+    func set(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping, replacing: Bool = false) throws {
         guard !destination.isSourceObject else {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
                                        message: "\(destination.ref) is an object of the source store; relationships are set on the destination objects created from it, "
@@ -69,10 +72,9 @@ final class RelationshipSetter {
             placedByInverse = nextPlaces[list]?[owner] != nil
             nextPlaces[list]?[owner] = nil
         }
-        var keys: [Int64] = []
-        for (position, target) in targets.enumerated() {
-            let key = try targetKey(target, setting, of: destination.ref, mapping: entityMapping)
-            keys.append(key)
+        let keys = try targets.map { try targetKey($0, setting, of: destination.ref, mapping: entityMapping) }
+        if replacing && relationship.isToMany { try unlinkOthers(than: keys, in: setting, owner: owner) }
+        for (position, (target, key)) in zip(targets, keys).enumerated() {
             do {
                 try writer.link(name, of: storage, owner: owner, target: key, position: position,
                                 inversePosition: relationship.isToMany ? nil : try appendPosition(setting, owner: owner, target: key),
@@ -90,6 +92,31 @@ final class RelationshipSetter {
             }
         }
         if placedByInverse { try placeAfter(keys, in: setting, owner: owner) }
+    }
+
+    /// Takes from an owner's to-many every object that is not one of `keys`: the inverse key on
+    /// its row cleared, or its join-table row deleted.
+    private func unlinkOthers(than keys: [Int64], in setting: Setting, owner: Int64) throws {
+        try writer.flush()
+        let keep = Set(keys)
+        switch setting.storage.relationships[setting.relationship.name] {
+        case .inverseForeignKey(let table, let column, let order, _)?:
+            guard let members = destinationStore.layout.entities[setting.relationship.destination], !members.discriminatorsSQL.isEmpty else { return }
+            let key = members.primaryKey.quotedSQLIdentifier
+            let ofMembers = StoreLayout.entityCheck(members.entityColumn.quotedSQLIdentifier, allowed: members.discriminatorsSQL)
+            let linked = try Int64.fetchAll(writer.db, sql: "SELECT \(key) FROM \(table.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) = ? AND \(ofMembers)", arguments: [owner])
+            let clearOrder = order.map { ", \($0.quotedSQLIdentifier) = NULL" } ?? ""
+            for other in linked where !keep.contains(other) {
+                try writer.db.execute(sql: "UPDATE \(table.quotedSQLIdentifier) SET \(column.quotedSQLIdentifier) = NULL\(clearOrder) WHERE \(key) = ?", arguments: [other])
+            }
+        case .joinTable(let table, let ownerColumn, let otherColumn, _, _, _, _)?:
+            let linked = try Int64.fetchAll(writer.db, sql: "SELECT \(otherColumn.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) = ?", arguments: [owner])
+            for other in linked where !keep.contains(other) {
+                try writer.db.execute(sql: "DELETE FROM \(table.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) = ? AND \(otherColumn.quotedSQLIdentifier) = ?", arguments: [owner, other])
+            }
+        default:
+            return
+        }
     }
 
     /// Moves the objects of an owner's ordered list that are not `keys` (placed there by another

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+/// Defects a probe of ported `NSEntityMigrationPolicy` subclasses found.
+@Suite("Defects found by a probe of custom policies")
+struct PolicyProbeDefectTests {
+    /// A project whose Company mapping relates its objects with `policy` (a Swift class body).
+    private func project(policy: String, layout: String) throws -> URL {
+        let folder = try CLI.emptyProject()
+        func schema(_ version: String) -> String {
+            """
+            model: Crm
+            version: \(version)
+            entities:
+              Company:
+                attributes: { name: string\(version == "v2" ? ", headcount: { type: int64, default: 0 }" : "") }
+                relationships:
+                  employees: { destination: Person, toMany: true, inverse: employer, optional: true }
+                  tags: { destination: Tag, toMany: true, inverse: companies, optional: true }
+              Person:
+                attributes: { name: string }
+                relationships:
+                  employer: { destination: Company, inverse: employees, optional: true }
+              Tag:
+                attributes: { label: string }
+                relationships:
+                  companies: { destination: Company, toMany: true, inverse: tags, optional: true }
+
+            """
+        }
+        try folder.write(schema("v1"), to: "schemas/v1.yaml")
+        try folder.write(schema("v2"), to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: PersonToPerson
+            source: Person
+            destination: Person
+            attributes: { name: $source.name }
+          - name: TagToTag
+            source: Tag
+            destination: Tag
+            attributes: { label: $source.label }
+          - name: CompanyToCompany
+            source: Company
+            destination: Company
+            policy: StaffPolicy
+            attributes: { name: $source.name }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write("import MapcKit\n\nfinal class StaffPolicy: EntityMigrationPolicy {\n\(policy)\n}\n", to: "policies/StaffPolicy.swift")
+        try folder.write(#"{"version": "v1", "objects": {"Company": [{"id": "c1", "name": "C", "employees": ["p1", "p2", "p3"], "tags": ["t1", "t2"]}], "Person": [{"id": "p1", "name": "A"}, {"id": "p2", "name": "B"}, {"id": "p3", "name": "Skip"}], "Tag": [{"id": "t1", "label": "x"}, {"id": "t2", "label": "y"}]}}"#, to: "d.json")
+        let load = try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        return folder
+    }
+
+    /// `setRelationship` on a to-many added links and never took any away: a policy that set
+    /// a company's employees and then set them again without one (Core Data's `setValue(_:forKey:)`
+    /// replaces the set) kept every link, and an empty list cleared nothing.
+    @Test(arguments: ["mapc", "core-data"])
+    func setRelationshipReplacesAToManysObjects(layout: String) throws {
+        let folder = try project(policy: """
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                guard let source = try manager.sourceObject(for: destination) else { return }
+                let staff = try source.value(forKeyPath: "employees").elements?.compactMap { value -> ObjectRef? in
+                    if case .object(let ref) = value { return ref } else { return nil }
+                } ?? []
+                let people = try manager.destinationInstances(forEntityMappingNamed: "PersonToPerson", sourceInstances: staff)
+                try manager.setRelationship("employees", of: destination, to: people, mapping: mapping)
+                // Second thoughts: one of them is no employee.
+                try manager.setRelationship("employees", of: destination, to: Array(people.dropLast()), mapping: mapping)
+                let labels = try source.value(forKeyPath: "tags").elements?.compactMap { value -> ObjectRef? in
+                    if case .object(let ref) = value { return ref } else { return nil }
+                } ?? []
+                try manager.setRelationship("tags", of: destination, to: try manager.destinationInstances(forEntityMappingNamed: "TagToTag", sourceInstances: labels), mapping: mapping)
+                try manager.setRelationship("tags", of: destination, to: [], mapping: mapping)
+            }
+        """, layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.components(separatedBy: #""employer":""#).count == 3 && dump.contains(#""employer":null"#), "two people keep an employer: \(dump)")
+        #expect(!dump.contains(#""tags":[""#) && !dump.contains(#""companies":[""#), "the tags were cleared: \(dump)")
+    }
+}
