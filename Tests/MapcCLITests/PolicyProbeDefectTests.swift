@@ -87,4 +87,29 @@ struct PolicyProbeDefectTests {
         #expect(dump.components(separatedBy: #""employer":""#).count == 3 && dump.contains(#""employer":null"#), "two people keep an employer: \(dump)")
         #expect(!dump.contains(#""tags":[""#) && !dump.contains(#""companies":[""#), "the tags were cleared: \(dump)")
     }
+
+    /// A value a policy set in `createRelationships` (a count of the related objects, as Core
+    /// Data's `dInstance.setValue(_:forKey:)` there is saved) had no way into the store: the
+    /// object handed to the hook is a copy, and changing it was dropped in silence. The manager
+    /// sets it; a wrong key or type is said, naming the object.
+    @Test(arguments: ["mapc", "core-data"])
+    func aPolicySetsAValueAfterCreation(layout: String) throws {
+        let folder = try project(policy: """
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                guard let source = try manager.sourceObject(for: destination) else { return }
+                let count = try source.value(forKeyPath: "employees").elements?.count ?? 0
+                try manager.setValue(.integer(Int64(count)), forKey: "headcount", of: destination, mapping: mapping)
+            }
+        """, layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("t.db"))
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.contains(#""headcount":3"#), "\(dump)")
+        try folder.write("import MapcKit\n\nfinal class StaffPolicy: EntityMigrationPolicy {\n    override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {\n        try manager.setValue(.string(\"many\"), forKey: \"headcount\", of: destination, mapping: mapping)\n    }\n}\n", to: "policies/StaffPolicy.swift")
+        let wrong = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(wrong.status == 3 && wrong.stderr.contains("headcount") && wrong.stderr.contains("CompanyToCompany"), "\(wrong.stderr)")
+    }
 }

@@ -93,6 +93,15 @@ public final class MigrationManager: MigrationManagerFunctions {
         try running().applyRelationshipMappings(entityMapping, to: destination)
     }
 
+    /// Sets an attribute of a destination object already inserted, from any hook after its
+    /// creation (`createRelationships`, `endRelationshipCreation`, `performCustomValidation`):
+    /// Core Data's `dInstance.setValue(_:forKey:)` there, which its context saves. The object a
+    /// hook is handed is a value: changing it changes nothing in the store; this does. The
+    /// value is converted to the attribute's type as a mapping's are, or refused.
+    public func setValue(_ value: Value, forKey key: String, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        try running().setValue(value, forKey: key, of: destination, mapping: entityMapping)
+    }
+
     /// Sets a destination relationship of a destination object to destination objects, in order,
     /// replacing what it held, as Core Data's `setValue(_:forKey:)` does: a to-many's other
     /// objects are taken away (their inverse cleared), and none clears it.

@@ -1,6 +1,8 @@
 import Foundation
 internal import GRDB
 import MapcModel
+import MapcFoundation
+import MapcStore
 
 /// The `$manager` lookups, and relationships set for policies.
 extension MigrationRun {
@@ -147,6 +149,32 @@ extension MigrationRun {
     }
 
     /// Sets a destination relationship to destination objects, in order (`RelationshipSetter`).
+    func setValue(_ value: Value, forKey key: String, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
+        func refuse(_ message: String) -> MigrationError {
+            MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: key, message: message)
+        }
+        guard let entity = destinationSchema.entity(named: destination.entity), !destination.isSourceObject else {
+            throw refuse("\(destination.ref) is not an object of \(destinationSchema.version): values are set on the destination objects a mapping created")
+        }
+        let attributes = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
+        guard let attribute = attributes.first(where: { $0.name == key }) else {
+            throw refuse("\(destination.entity) has no stored attribute '\(key)' in \(destinationSchema.version)" + (Suggestions.didYouMean(key, in: attributes.map(\.name)).map { "; \($0)" } ?? ""))
+        }
+        guard let owner = try destination.primaryKey ?? setter.destinationKey(of: destination.ref) else {
+            throw refuse("\(destination.ref) is not in the destination store: insert it (manager.insert) first, or set the value on the object before inserting it")
+        }
+        let coerced: Value
+        switch ValueCoercion.coerce(.scalar(value), to: attribute.type) {
+        case .success(let converted): coerced = converted
+        case .failure(let problem): throw refuse("\(value) cannot be stored: \(problem.message)")
+        }
+        do {
+            try writer.update(entity: destination.entity, id: destination.id, key: owner, attribute: key, type: attribute.type, value: coerced)
+        } catch let unstorable as RowWriter.UnstorableValue {
+            throw refuse(unstorable.problem)
+        }
+    }
+
     func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping, replacing: Bool = false) throws {
         try setter.set(name, of: destination, to: targets, mapping: entityMapping, replacing: replacing)
     }

@@ -209,6 +209,19 @@ package final class RowWriter {
         return key
     }
 
+    /// Writes one attribute of a row written already (a policy's value set after creation):
+    /// refused as `insert` refuses a value the format cannot store.
+    package func update(entity: String, id: String, key: Int64, attribute: String, type: AttributeType, value: Value) throws {
+        try flush()
+        let storage = try store.layout.storage(of: entity)
+        guard let column = storage.attributeColumns[attribute] else { throw MapcError.notFound("\(entity) stores no attribute '\(attribute)'") }
+        if let problem = strategy.storageProblem(value, as: type) {
+            throw UnstorableValue(entity: entity, id: id, property: attribute, problem: problem)
+        }
+        try writeStatement("UPDATE \(storage.table.quotedSQLIdentifier) SET \(column.quotedSQLIdentifier) = \(strategy.placeholder(for: type)) WHERE \(storage.primaryKey.quotedSQLIdentifier) = ?")
+            .execute([strategy.encode(value, as: type), key.databaseValue])
+    }
+
     /// Whether the format stores an entity's objects' identities in a column of their own.
     package func keepsIdentity(of entity: String) throws -> Bool {
         try insertPlan(entity).keepsIdentity
