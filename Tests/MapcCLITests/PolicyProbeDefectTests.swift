@@ -5,7 +5,7 @@ import Testing
 @Suite("Defects found by a probe of custom policies")
 struct PolicyProbeDefectTests {
     /// A project whose Company mapping relates its objects with `policy` (a Swift class body).
-    private func project(policy: String, layout: String) throws -> URL {
+    private func project(policy: String, layout: String, relationships: String = "") throws -> URL {
         let folder = try CLI.emptyProject()
         func schema(_ version: String) -> String {
             """
@@ -49,10 +49,11 @@ struct PolicyProbeDefectTests {
             destination: Company
             policy: StaffPolicy
             attributes: { name: $source.name }
+        \(relationships)
 
         """, to: "mappings/mapping_v1_to_v2.yaml")
         try folder.write("import MapcKit\n\nfinal class StaffPolicy: EntityMigrationPolicy {\n\(policy)\n}\n", to: "policies/StaffPolicy.swift")
-        try folder.write(#"{"version": "v1", "objects": {"Company": [{"id": "c1", "name": "C", "employees": ["p1", "p2", "p3"], "tags": ["t1", "t2"]}], "Person": [{"id": "p1", "name": "A"}, {"id": "p2", "name": "B"}, {"id": "p3", "name": "Skip"}], "Tag": [{"id": "t1", "label": "x"}, {"id": "t2", "label": "y"}]}}"#, to: "d.json")
+        try folder.write(#"{"version": "v1", "objects": {"Company": [{"id": "c1", "name": "C", "employees": ["p1", "p2", "p3"], "tags": ["t1", "t2"]}, {"id": "c2", "name": "D"}], "Person": [{"id": "p1", "name": "A"}, {"id": "p2", "name": "B"}, {"id": "p3", "name": "Skip"}], "Tag": [{"id": "t1", "label": "x"}, {"id": "t2", "label": "y"}]}}"#, to: "d.json")
         let load = try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder)
         #expect(load.status == 0, "\(load.stderr)")
         return folder
@@ -111,5 +112,29 @@ struct PolicyProbeDefectTests {
         try folder.write("import MapcKit\n\nfinal class StaffPolicy: EntityMigrationPolicy {\n    override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {\n        try manager.setValue(.string(\"many\"), forKey: \"headcount\", of: destination, mapping: mapping)\n    }\n}\n", to: "policies/StaffPolicy.swift")
         let wrong = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(wrong.status == 3 && wrong.stderr.contains("headcount") && wrong.stderr.contains("CompanyToCompany"), "\(wrong.stderr)")
+    }
+
+    /// A policy saying it keeps the default relationships whose override called `super` and did
+    /// more had its extra work done for the first object only (the word is checked there, and the
+    /// rest related with SQL): a hook that writes anything itself is called for every object.
+    @Test(arguments: ["mapc", "core-data"])
+    func aPolicyThatKeepsTheDefaultAndWritesMoreIsCalledForEveryObject(layout: String) throws {
+        let folder = try project(policy: """
+            override class var keepsDefaultRelationships: Bool { true }
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                guard let source = try manager.sourceObject(for: destination) else { return }
+                let count = try source.value(forKeyPath: "employees").elements?.count ?? 0
+                try manager.setValue(.integer(Int64(count + 10)), forKey: "headcount", of: destination, mapping: mapping)
+            }
+        """, layout: layout, relationships: """
+            relationships:
+              employees: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.employees)'
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.contains(#""headcount":13"#) && dump.contains(#""headcount":10"#) && dump.components(separatedBy: #""employer":""#).count == 4, "\(dump)")
     }
 }

@@ -29,9 +29,8 @@ open class EntityMigrationPolicy {
     /// result, much faster on large stores. Swift cannot tell whether a subclass overrides a
     /// method, so a policy says so; a policy that overrides `createRelationships` must leave this
     /// `false` (the default). mapc checks the word on the mapping's first object: an override that
-    /// does not run the default (no `super`) is then called for every object; one that calls
-    /// `super` and does more would have its extra work done for the first object only, so it must
-    /// say `false`. Subclasses inherit the answer: a
+    /// does not run the default (no `super`), or runs it and writes more itself (a relationship,
+    /// a value, an object), is then called for every object. Subclasses inherit the answer: a
     /// subclass of a policy that says `true` and overrides `createRelationships` must override this
     /// again with `false`. mapc still relates one by one whatever SQL would relate differently from
     /// the default: objects of another entity than the mapping's destination, objects associated

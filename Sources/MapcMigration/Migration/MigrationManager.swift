@@ -23,6 +23,13 @@ public final class MigrationManager: MigrationManagerFunctions {
         destinationSchema = run.destinationSchema
     }
 
+    /// The run, counting a write the policy asks for itself (`MigrationRun.policyWrites`).
+    private func written() throws -> MigrationRun {
+        let run = try running()
+        run.policyWrites += 1
+        return run
+    }
+
     private func running() throws -> MigrationRun {
         guard let run else { throw MigrationError.setup("the migration this manager served has ended; use the manager only in the hooks it is passed to") }
         return run
@@ -67,7 +74,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// the object as stored, with its key and identity.
     @discardableResult
     public func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
-        try running().insert(destination, associatedWith: source, mapping: entityMapping)
+        try written().insert(destination, associatedWith: source, mapping: entityMapping)
     }
 
     /// Writes a new destination object that no source object is migrated into, as a Core Data
@@ -75,13 +82,13 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// many countries). It counts as created by the mapping; `setRelationship` links it.
     @discardableResult
     public func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
-        try running().insert(destination, mapping: entityMapping)
+        try written().insert(destination, mapping: entityMapping)
     }
 
     /// Records that `mapping` created `destination` (already inserted) from `source`
     /// (`NSMigrationManager.associate`): lookups then find it, and phase 2 relates it.
     public func associate(source: ObjectRef, destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
-        try running().associate(source: source, destination: destination, mapping: entityMapping)
+        try written().associate(source: source, destination: destination, mapping: entityMapping)
     }
 
     // MARK: Relationships
@@ -99,13 +106,13 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// hook is handed is a value: changing it changes nothing in the store; this does. The
     /// value is converted to the attribute's type as a mapping's are, or refused.
     public func setValue(_ value: Value, forKey key: String, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
-        try running().setValue(value, forKey: key, of: destination, mapping: entityMapping)
+        try written().setValue(value, forKey: key, of: destination, mapping: entityMapping)
     }
 
     /// Sets a destination relationship of a destination object to destination objects, in order,
     /// replacing what it held, as Core Data's `setValue(_:forKey:)` does: a to-many's other
     /// objects are taken away (their inverse cleared), and none clears it.
     public func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping) throws {
-        try running().setRelationship(name, of: destination, to: targets, mapping: entityMapping, replacing: true)
+        try written().setRelationship(name, of: destination, to: targets, mapping: entityMapping, replacing: true)
     }
 }

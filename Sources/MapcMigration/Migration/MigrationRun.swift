@@ -70,6 +70,10 @@ final class MigrationRun: MigrationManagerFunctions {
     var relationshipBeingSet: Relationship?
     /// Each destination entity's hierarchy, by name, as lookups by source relationship ask.
     var entitiesUnder: [String: Set<String>] = [:]
+    /// How many writes a policy has asked of the manager itself (objects inserted or associated,
+    /// relationships and values set), not through the default relationships: a policy saying it
+    /// keeps the default whose hook writes more is related one by one (`RelationshipPhase`).
+    var policyWrites = 0
     /// The key rules of the declarative mappings that have started.
     var keyRules = KeyRules()
     /// The relationships being written with the rows, by mapping position, once the mapping starts.

@@ -40,12 +40,14 @@ struct RelationshipPhase {
                 var keepsDefault = true
                 if customPolicy {
                     // The policy's word that it keeps the default `createRelationships`, checked on
-                    // its first object: an override that does not run the default (no `super`)
-                    // relates every object itself, through the hook.
+                    // its first object: an override that does not run the default (no `super`),
+                    // or runs it and writes more (a relationship, a value, an object), relates
+                    // every object itself, through the hook.
+                    let writesBefore = run.policyWrites
                     let ranDefault = try run.runsDefaultRelationships(index) {
                         related = try relateAssociations(run, index, batchSize: 1, limit: 1, relate)
                     }
-                    keepsDefault = related == nil || ranDefault
+                    keepsDefault = related == nil || (ranDefault && run.policyWrites == writesBefore)
                 }
                 if keepsDefault {
                     try run.withJoinTableCache(if: compiled.contains(where: \.writesJoinRows)) { for statement in compiled { try statement.execute(run) } }
