@@ -273,6 +273,35 @@ struct PolicyRelationshipTests {
         #expect(summary.created["AttachmentToImageAttachment"] == 1, "\(summary.created)")
     }
 
+    /// Merges as `Merging` does, and records what `sourceInstances` gives for the merged object.
+    final class MergingLookup: Merging {
+        nonisolated(unsafe) static var found: [Int] = []
+        override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            Self.found.append(try manager.sourceInstances(forEntityMappingNamed: mapping.name, destinationInstances: [destination.ref]).count)
+        }
+    }
+
+    /// `sourceInstances(forEntityMappingNamed:destinationInstances:)` gave the first source of an
+    /// object several sources were associated with, where Core Data's gives every one ("the
+    /// managed object instances in the source store used to create destinationInstances").
+    @Test(.serialized, arguments: TestLayout.allCases)
+    func sourceInstancesGivesEverySourceOfAMergedObject(layout: TestLayout) throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        MergingLookup.found = []
+        let (store, _) = try migrate(layout, policy: MergingLookup.self, in: folder)
+        let attachments = try store.objects(ofExactEntity: "ImageAttachment").count
+        let sources = try uncloudNotesAttachmentCount()
+        #expect(attachments == 1 && sources >= 2 && !MergingLookup.found.isEmpty && MergingLookup.found.allSatisfy { $0 == sources }, "\(MergingLookup.found) of \(sources)")
+    }
+
+    /// The attachments of the v3 fixture the tests migrate.
+    private func uncloudNotesAttachmentCount() throws -> Int {
+        let dataPath = packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/expected-v3.json").path
+        let data = try JSONParser.parse(try Data(contentsOf: URL(fileURLWithPath: dataPath)), path: dataPath)
+        return try DataFile.read(data, schema: try uncloudNotes("v3")).objects.filter { $0.entity == "Attachment" || $0.entity == "ImageAttachment" }.count
+    }
+
     /// A policy whose `createRelationships` does not run the default, though it says it keeps it,
     /// is related by its own hook, once per object, never by SQL.
     @Test func aPolicyThatSaysItKeepsTheDefaultButDoesNotIsRelatedByItsHook() throws {

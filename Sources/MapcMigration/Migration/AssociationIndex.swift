@@ -74,6 +74,14 @@ struct AssociationIndex {
         return (try row.stored(0, "a mapping number"), StoredKey(entity: try row.stored(1, "an entity name"), key: try row.stored(2, "a row key")))
     }
 
+    /// Every source object a mapping associated with a destination object, in the order recorded
+    /// (several when a policy merged them into one).
+    func origins(of destination: StoredKey, mapping: Int) throws -> [StoredKey] {
+        let rows = try Row.fetchAll(try writer.statement("SELECT source_entity, source FROM \(Self.table) WHERE destination = ? AND entity = ? AND mapping = ? ORDER BY rowid", scratch: true),
+                                    arguments: [destination.key, destination.entity, mapping])
+        return try rows.map { StoredKey(entity: try $0.stored(0, "an entity name"), key: try $0.stored(1, "a row key")) }
+    }
+
     // MARK: Walking a mapping's associations
 
     /// Where a mapping's associations lie: the row before its first, and its last.

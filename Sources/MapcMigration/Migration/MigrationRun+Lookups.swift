@@ -61,10 +61,16 @@ extension MigrationRun {
         let index = try index(ofMappingNamed: name)
         var result: [ObjectRef] = []
         for destination in destinationInstances {
-            guard let key = try destinationKey(of: destination),
-                  let (mappingIndex, source) = try association(of: StoredKey(entity: destination.entity, key: key)), mappingIndex == index,
-                  let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { continue }
-            result.append(sourceGraph.ref(data))
+            guard let key = try destinationKey(of: destination) else { continue }
+            let stored = StoredKey(entity: destination.entity, key: key)
+            // Every source associated with it (a policy may merge several into one), as Core
+            // Data's gives; an object a key rule made has the one its key comes from.
+            var sources = try associations.origins(of: stored, mapping: index)
+            if sources.isEmpty, let (mappingIndex, source) = try association(of: stored), mappingIndex == index { sources = [source] }
+            for source in sources {
+                guard let data = try sourceStore.readObject(entity: source.entity, key: source.key) else { continue }
+                result.append(sourceGraph.ref(data))
+            }
         }
         return result
     }
