@@ -273,6 +273,33 @@ struct PolicyRelationshipTests {
         #expect(summary.created["AttachmentToImageAttachment"] == 1, "\(summary.created)")
     }
 
+    /// Makes an ImageAttachment and a plain Attachment of every source.
+    final class Splitting: EntityMigrationPolicy {
+        override class var providedAttributes: Set<String> { ["caption", "width", "height"] }
+        override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+            var image = try manager.makeDestination(for: source, mapping: mapping)
+            image["caption"] = .string("c")
+            image["width"] = .double(1)
+            image["height"] = .double(2)
+            try manager.insert(image, associatedWith: source, mapping: mapping)
+            try manager.insert(try manager.makeDestination(for: source, mapping: mapping, entity: "Attachment"), associatedWith: source, mapping: mapping)
+        }
+        override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {}
+    }
+
+    /// An object a policy made of another entity than its mapping's (`makeDestination(…, entity:)`)
+    /// took its source's id, which the mapping's own object has: a store of two objects of one id,
+    /// which `dump` warned of and `load` refused. It gets an id of its own.
+    @Test func anObjectOfAnotherEntityGetsAnIDOfItsOwn() throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (store, _) = try migrate(.mapc, policy: Splitting.self, in: folder)
+        let ids = try store.schema.entities.flatMap { try store.objects(ofExactEntity: $0.name).map(\.id) }
+        #expect(try store.objects(ofExactEntity: "Attachment").count >= 2)
+        #expect(Set(ids).count == ids.count, "\(ids)")
+        #expect(try store.objects(ofExactEntity: "Attachment").allSatisfy { $0.id.hasSuffix(".Attachment") })
+    }
+
     /// Merges as `Merging` does, and records what `sourceInstances` gives for the merged object.
     final class MergingLookup: Merging {
         nonisolated(unsafe) static var found: [Int] = []

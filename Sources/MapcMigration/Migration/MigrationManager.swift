@@ -64,7 +64,8 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// A destination object for a source object: the mapping's destination entity (or `entity`),
     /// with every attribute expression evaluated and defaults for the rest. Its identity is the
-    /// source's for the first mapping reading that source entity, `sourceID.MappingName` otherwise
+    /// source's for the first mapping reading that source entity, `sourceID.MappingName` otherwise,
+    /// with `.Entity` after it for an `entity` other than the mapping's (ids are unique in a store)
     /// (kept by formats that store identities; others identify it by its key once inserted).
     public func makeDestination(for source: SourceObject, mapping entityMapping: EntityMapping, entity: String? = nil) throws -> DestinationObject {
         try running().makeDestination(for: source, mapping: entityMapping, entity: entity)

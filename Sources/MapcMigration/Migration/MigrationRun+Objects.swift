@@ -17,7 +17,10 @@ extension MigrationRun {
             throw MigrationError.setup("mapping '\(entityMapping.name)' has no destination entity in \(destinationSchema.version)")
         }
         let plan = try builder.attributePlan(index, entityName)
-        let id = source.data.id + identitySuffix(index)
+        // An object of another entity than the mapping's (a policy splitting its source) has an id
+        // of its own: the source's is the mapping's own object's, and ids are unique in a store.
+        let other = entity.map { $0 != entityMapping.destination } ?? false
+        let id = source.data.id + identitySuffix(index) + (other ? ".\(entityName)" : "")
         let row = try builder.values(plan, for: source, destination: ObjectRef(entity: entityName, id: id), mapping: index)
         return builder.object(plan, entity: entityName, id: id, row)
     }
