@@ -220,3 +220,13 @@ extension ExpressionCheckerTests {
         #expect(try !diagnostics(#"CAST(mode:({1, 2, 2})[FIRST], "NSString")"#).contains { $0.severity == .error }, "one element casts")
     }
 }
+
+extension ExpressionCheckerTests {
+    /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "M", nil)`
+    /// passed `check` and found nothing, where Core Data gives every object the mapping made.
+    @Test func aLiteralNilListOfSourcesIsAnError() throws {
+        let found = try diagnostics(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", nil)"#)
+        #expect(found.contains { $0.severity == .error && $0.message.contains("the literal nil asks Core Data for every object") }, "\(found)")
+        #expect(try !diagnostics(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source)"#).contains { $0.message.contains("literal nil") })
+    }
+}

@@ -130,6 +130,12 @@ extension ExpressionChecker {
                     warning("mapping '\(name)' has no destination entity (a remove mapping makes no objects), so this lookup is always empty",
                             arguments[0].range, fix: "name the mapping that makes the objects this relationship takes")
                 }
+                if case .literal(.null) = arguments[1].kind {
+                    // Core Data reads a nil list as "every object the mapping made"; a list that
+                    // is nil for an object ($source.owner unset) is an empty one, as here.
+                    error("the literal nil asks Core Data for every object mapping '\(name)' made, which mapc does not give", arguments[1].range,
+                          fix: "pass the \(known == .destinationInstancesForEntityMapping ? "source" : "destination") objects to look up (\(known == .destinationInstancesForEntityMapping ? "$source, or $source.relationship" : "the objects found"))")
+                }
                 let given: ExprType = { if case .collection(let inner) = types[1] { return inner } else { return types[1] } }()
                 if let expected, case .object(let entity) = given, !entity.isEmpty, let schema = scope.schema,
                    let givenEntity = schema.entity(named: entity), !schema.ancestry(of: givenEntity).contains(where: { $0.name == expected }) {
