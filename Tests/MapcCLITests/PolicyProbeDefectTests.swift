@@ -137,4 +137,33 @@ struct PolicyProbeDefectTests {
         let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
         #expect(dump.contains(#""headcount":13"#) && dump.contains(#""headcount":10"#) && dump.components(separatedBy: #""employer":""#).count == 4, "\(dump)")
     }
+
+    /// Core Data's `NSMigrationManager.userInfo` had no equivalent: state shared by the policies
+    /// of several mappings lived in module globals, which every store of a batch shared (the
+    /// second store counted on from the first's). The manager's `userInfo` is one run's.
+    @Test func policiesShareStateThroughTheManagersUserInfo() throws {
+        let folder = try project(policy: """
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                let people = manager.userInfo["people"] as? Int ?? 0
+                try manager.setValue(.integer(Int64(people)), forKey: "headcount", of: destination, mapping: mapping)
+            }
+        }
+
+        final class CountingPolicy: EntityMigrationPolicy {
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+                manager.userInfo["people"] = (manager.userInfo["people"] as? Int ?? 0) + 1
+            }
+        """, layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let mapping = try folder.read("mappings/mapping_v1_to_v2.yaml")
+        try folder.write(mapping.replacingOccurrences(of: "    destination: Person\n", with: "    destination: Person\n    policy: CountingPolicy\n"), to: "mappings/mapping_v1_to_v2.yaml")
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("t.db"))
+        let run = try CLI.run(["run", "--jobs", "1", "s.db", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        for store in ["s.db", "t.db"] {
+            let dump = try CLI.run(["dump", store], in: folder).stdout.filter { !$0.isWhitespace }
+            #expect(dump.contains(#""name":"C","headcount":3"#), "\(store): \(dump)")
+        }
+    }
 }
