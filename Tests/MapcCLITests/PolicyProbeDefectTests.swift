@@ -166,4 +166,33 @@ struct PolicyProbeDefectTests {
             #expect(dump.contains(#""name":"C","headcount":3"#), "\(store): \(dump)")
         }
     }
+
+    /// `associate` of an object not inserted (the literal port of `insertNewObject` then
+    /// `associate`) said "associate an object after inserting it", naming nothing, exit 2 (a store
+    /// problem); a policy function's error lost its own words (`LocalizedError`).
+    @Test func aPolicysMistakesAreSaidWithTheirMappingAndWords() throws {
+        let folder = try project(policy: """
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try manager.associate(source: source.ref, destination: try manager.makeDestination(for: source, mapping: mapping), mapping: mapping)
+            }
+        """, layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("t.db"))
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 3 && run.stderr.contains("CompanyToCompany") && run.stderr.contains("not inserted yet") && run.stderr.contains("manager.insert"), "\(run.status) \(run.stderr)")
+        try folder.write("""
+        import Foundation
+        import MapcKit
+
+        struct SlugError: LocalizedError { var errorDescription: String? { "cannot slugify this name" } }
+        final class StaffPolicy: EntityMigrationPolicy {
+            override var functions: [String: PolicyFunction] { ["slug:": { _ in throw SlugError() }] }
+        }
+
+        """, to: "policies/StaffPolicy.swift")
+        let mapping = try folder.read("mappings/mapping_v1_to_v2.yaml")
+        try folder.write(mapping.replacingOccurrences(of: "policy: StaffPolicy\n    attributes: { name: $source.name }\n", with: "policy: StaffPolicy\n    attributes: { name: 'FUNCTION($entityPolicy, \"slug:\", $source.name)' }\n"), to: "mappings/mapping_v1_to_v2.yaml")
+        let function = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(function.status == 3 && function.stderr.contains("policy function 'slug:' failed: cannot slugify this name"), "\(function.status) \(function.stderr)")
+    }
 }

@@ -158,8 +158,15 @@ extension MigrationRun {
     }
 
     func associate(source: ObjectRef, destination: inout DestinationObject, mapping entityMapping: EntityMapping) throws {
-        guard let key = destination.primaryKey else { throw MigrationError.setup("associate an object after inserting it") }
-        guard let sourceKey = try sourceKey(of: source) else { throw MigrationError.setup("\(source) is not in the source store") }
+        guard let key = destination.primaryKey else {
+            // Core Data's `insertNewObject` inserts as it makes; `makeDestination` does not.
+            throw MigrationError.policy(mapping: entityMapping.name,
+                                        message: "associate(source:destination:mapping:) was given \(destination.ref), not inserted yet: insert it with manager.insert(_:associatedWith:mapping:), which associates it too")
+        }
+        guard let sourceKey = try sourceKey(of: source) else {
+            throw MigrationError.policy(mapping: entityMapping.name,
+                                        message: "associate(source:destination:mapping:) was given the source \(source), which is not an object of the source store")
+        }
         let stored = try destinationStore.layout.storage(of: destination.entity).idColumn == nil ? nil : destination.id
         if destination.entity != entityMapping.destination || source.entity != entityMapping.source {
             ledger.irregularAssociations.insert(mappingIndex(entityMapping))

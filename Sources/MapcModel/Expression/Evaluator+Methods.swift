@@ -15,7 +15,9 @@ extension Evaluator {
                               fix: Suggestions.didYouMean(selector, in: known) ?? (known.isEmpty ? "no policy functions are registered for this mapping" : "registered: \(known.joined(separator: ", "))"))
             }
             do { return try function(arguments) } catch let error as ExpressionError { throw error } catch {
-                throw failure("policy function '\(selector)' failed: \(error)", range)
+                // The error's own words where it has them (`LocalizedError`), as a hook's failure says them.
+                let words = (error as? LocalizedError)?.errorDescription ?? "\(error)"
+                throw failure("policy function '\(selector)' failed: \(words)", range)
             }
         }
         guard let known = MethodSelector.named(selector) else {
