@@ -150,3 +150,27 @@ struct DataFilePlacementTests {
         #expect(rule.status == 1 && rule.stderr.contains("e.json:4:") && rule.stderr.contains("Rec 'r1'"), "\(rule.stderr)")
     }
 }
+
+/// A filter `notes != "delete me"` left out the objects without notes too (SQL's logic, as Core
+/// Data's fetch), which `check` did not say: a user writing "all but those" lost rows.
+@Suite("Filters that leave out nil")
+struct FilterNilTests {
+    @Test func aFilterThatLeavesOutNilIsWarnedOf() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: W\nversion: v1\nentities:\n  Workout:\n    attributes: { notes: string?, kind: string }\n", to: "schemas/v1.yaml")
+        try folder.write("model: W\nversion: v2\nentities:\n  Workout:\n    attributes: { notes: string?, kind: string, rating: int16? }\n", to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        func check(_ filter: String) throws -> CLIResult {
+            try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: WorkoutToWorkout\n    source: Workout\n    destination: Workout\n    type: copy\n    filter: '\(filter)'\n", to: "mappings/mapping_v1_to_v2.yaml")
+            return try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        }
+        let plain = try check(#"notes != "delete me""#)
+        #expect(plain.stderr.contains("mapping_v1_to_v2.yaml:8:14: warning: this filter also leaves out the objects whose notes is nil"), "\(plain.stderr)")
+        let negated = try check(#"NOT (notes IN {"a", "b"}) AND kind != "run""#)
+        #expect(negated.stderr.contains("whose notes is nil") && !negated.stderr.contains("whose kind is nil"), "\(negated.stderr)")
+        for guarded in [#"notes == nil OR notes != "delete me""#, #"notes != nil AND notes != "delete me""#, #"notes == "keep""#] {
+            #expect(try !check(guarded).stderr.contains("leaves out the objects"), "\(guarded)")
+        }
+    }
+}

@@ -36,6 +36,51 @@ extension ExpressionChecker {
         }
     }
 
+    /// In a filter (which runs as Core Data's fetch, in SQL's logic), the tests that leave out the
+    /// objects whose key path is nil too, unlike what they read as: `notes != "delete me"` (and
+    /// `NOT (notes == …)`, `NOT (notes IN …)`) of a key path that can be nil, against a value,
+    /// where the filter does not test that key path against nil itself. Each with its key path.
+    package func testsLeavingOutNil(in filter: Expr) -> [(test: Expr, keyPath: Expr)] {
+        var mentioned: Set<String> = []
+        func collectNilTests(_ expression: Expr) {
+            if case .comparison(_, nil, _, let left, let right) = expression.kind {
+                if case .literal(.null) = right.kind, let key = Self.key(of: left) { mentioned.insert(key) }
+                if case .literal(.null) = left.kind, let key = Self.key(of: right) { mentioned.insert(key) }
+            }
+            expression.children.forEach(collectNilTests)
+        }
+        collectNilTests(filter)
+        var found: [(Expr, Expr)] = []
+        func isValue(_ expression: Expr) -> Bool {
+            switch expression.kind {
+            case .literal(.null): return false
+            case .literal, .aggregate: return true
+            default: return false
+            }
+        }
+        func candidate(_ comparison: Expr) -> Expr? {
+            guard case .comparison(_, nil, _, let left, let right) = comparison.kind else { return nil }
+            let path = isValue(right) ? left : right
+            guard isValue(path == left ? right : left), let key = Self.key(of: path), !mentioned.contains(key),
+                  keyPathCanBeNil(path, known: []) else { return nil }
+            return path
+        }
+        func walk(_ expression: Expr, negated: Bool) {
+            switch expression.kind {
+            case .comparison(let op, nil, _, _, _):
+                let excluding = negated ? (op == .equal || op == .inCollection) : op == .notEqual
+                if excluding, let path = candidate(expression) { found.append((expression, path)) }
+            case .not(let inner): walk(inner, negated: !negated)
+            case .and(let left, let right), .or(let left, let right):
+                walk(left, negated: negated)
+                walk(right, negated: negated)
+            default: break
+            }
+        }
+        walk(filter, negated: false)
+        return found
+    }
+
     /// A key path from the object evaluated, as `$source.note.body` (`note.body` and
     /// `SELF.note.body` are the same path): how a path is recognised where a condition tests it.
     static func key(of expression: Expr) -> String? {
