@@ -412,6 +412,14 @@ struct RunCommand: ParsableCommand {
         if let worst = failed.map(\.exitCode).max() { throw ExitCodeError(worst) }
     }
 
+    /// That an inferred step can be written as a mapping file instead, with the command that
+    /// writes its skeleton: the way to choose what its values become.
+    private func inferredStepHint(_ step: MigrationStep) -> String {
+        let from = step.source.version, to = step.destination.version
+        return "the step \(from) -> \(to) is inferred; to choose what such values become, write its mapping "
+            + "(`mapc infer \(English.option("--from", from)) \(English.option("--to", to)) \(English.option("--output", MappingCatalog.suggestedFile(from: from, to: to, in: Files.lexicallyStandardized(mappingOptions.path(schemaOptions)))))`)"
+    }
+
     private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?, stoppedIn failedStep: (index: Int, of: Int, step: String)?, everyStepDone: Bool) -> Never {
         let renderer = DiagnosticRenderer(sources: sources)
         switch error {
@@ -423,10 +431,7 @@ struct RunCommand: ParsableCommand {
                 Console.err("error: \(error)")
                 if let step, step.isInferred {
                     // No file to point at: the way to decide what such a value becomes is to write one.
-                    let from = step.source.version, to = step.destination.version
-                    Console.err("note: the step \(from) -> \(to) is inferred; to choose what such values become, write its mapping "
-                                + "(`mapc infer \(English.option("--from", from)) \(English.option("--to", to)) \(English.option("--output", MappingCatalog.suggestedFile(from: from, to: to, in: Files.lexicallyStandardized(mappingOptions.path(schemaOptions)))))`) "
-                                + "and give '\(property)' of mapping '\(mapping)' an expression for them")
+                    Console.err("note: \(inferredStepHint(step)) and give '\(property)' of mapping '\(mapping)' an expression for them")
                 }
                 break
             }
@@ -446,6 +451,9 @@ struct RunCommand: ParsableCommand {
             Console.err("error: \(error)")
             if let step, !step.isInferred {
                 for pass in step.allPasses { for note in error.notes(in: pass) { Console.err("\(note.location.map { "\($0): " } ?? "")note: \(note.message)") } }
+            } else if let step {
+                // No file to point at: values that break a rule become others in a mapping file.
+                Console.err("note: \(inferredStepHint(step)) and give the properties above expressions that make such values ones the rules admit, or relax the rules in \(step.destination.version)")
             }
             // What inference saw coming (a required link to objects the step drops) is the likely cause.
             for hint in step?.hints ?? [] { Console.err("note: \(hint)") }

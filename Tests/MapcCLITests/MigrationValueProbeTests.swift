@@ -174,3 +174,20 @@ struct FilterNilTests {
         }
     }
 }
+
+/// An inferred step whose result broke a rule tightened in the new version said which object
+/// broke it, and nothing of what to do: there is no mapping file to point at.
+@Suite("Inferred steps that fail validation")
+struct InferredValidationHintTests {
+    @Test func aValidationFailureOfAnInferredStepSaysHowToChooseTheValues() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: T\nversion: v1\nentities:\n  Tag:\n    attributes: { name: string }\n", to: "schemas/v1.yaml")
+        try folder.write("model: T\nversion: v2\nentities:\n  Tag:\n    attributes: { name: { type: string, regex: \"[a-z]+\" } }\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "t1", "name": "Strength"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("the step v1 -> v2 is inferred; to choose what such values become, write its mapping (`mapc infer --from v1 --to v2 --output")
+                && run.stderr.contains("or relax the rules in v2"), "\(run.stderr)")
+    }
+}
