@@ -96,8 +96,12 @@ struct DiffCommand: ParsableCommand {
                 guard let before = old.attributes.first(where: { $0.canonicalIdentifier == attribute.canonicalIdentifier || $0.name == attribute.name }),
                       before.defaultValue != attribute.defaultValue else { continue }
                 let shown = { (value: Value?) in value.map { "\($0)" } ?? "none" }
+                // Made required at once, the new default is also what stored nils become (the
+                // inferred step says "nil becomes …"): stored values do not all stay then.
+                let fillsNils = before.isOptional && !attribute.isOptional && attribute.defaultValue != nil
                 lines.append(SchemaChange(kind: .changed, entity: entity.name, property: attribute.name,
-                                          detail: "default \(shown(before.defaultValue)) -> \(shown(attribute.defaultValue)) (new objects only; stored values stay)"))
+                                          detail: "default \(shown(before.defaultValue)) -> \(shown(attribute.defaultValue)) "
+                                            + (fillsNils ? "(for new objects, and stored nils, as it is made required)" : "(new objects only; stored values stay)")))
             }
         }
         return lines

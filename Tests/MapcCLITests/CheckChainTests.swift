@@ -87,6 +87,17 @@ struct CheckChainTests {
                 && diff.stdout.contains(#"changed  Session.comment: default "no comment" -> none"#), "\(diff.stdout)")
     }
 
+    /// A default given as an attribute is made required was said to be for "new objects only;
+    /// stored values stay", beside the line saying stored nils become it.
+    @Test func diffSaysADefaultOfAnAttributeMadeRequiredFillsStoredNils() throws {
+        let folder = try CLI.project(versions: [("v1", "  Activity:\n    attributes:\n      duration: int64?\n"),
+                                                ("v2", "  Activity:\n    attributes:\n      duration: { type: int64, default: 0 }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("nil becomes 0") && diff.stdout.contains("default none -> 0 (for new objects, and stored nils, as it is made required)")
+                && !diff.stdout.contains("stored values stay"), "\(diff.stdout)")
+    }
+
     /// `check --strict --mappings ./mapings` (a typo) checked no mapping and passed, exit 0: a
     /// CI gate stayed green. A folder named on purpose must exist, as `run` and `plan` require;
     /// a missing schemas folder is said as such (it was "no .yaml files").
