@@ -13,7 +13,13 @@ package enum MappingWriter {
         var lines = jsonSchema.map { [EditorSchemas.modeline($0)] } ?? []
         lines += (header ?? ["Mapping from \(source.displayName) to \(destination.version), inferred by mapc.",
                                 "Edit it like any mapping file; `mapc check` verifies it and `mapc run` uses it instead of inferring."]).map { "# " + YAMLText.comment($0) }
-        if let order { lines.append("# " + YAMLText.comment("Versions, oldest first (\(order.originDescription)): \(order.versions.joined(separator: " → "))")) }
+        if let order {
+            // The step's own span of the order: the file, and the digest a run records of it, stay
+            // the same as the history grows.
+            var span = order.versions
+            if let first = span.firstIndex(of: source.version), let last = span.firstIndex(of: destination.version) { span = Array(span[min(first, last)...max(first, last)]) }
+            lines.append("# " + YAMLText.comment("Versions, oldest first (\(order.originDescription)): \(span.joined(separator: " → "))"))
+        }
         if !changes.isEmpty {
             lines.append("# Changes:")
             lines += changes.map { "#   " + YAMLText.comment("\($0)") }
