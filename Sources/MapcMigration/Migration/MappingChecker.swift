@@ -97,7 +97,7 @@ public struct MappingChecker {
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
         for entity in source.entities where judgesTheStep && !entity.isAbstract && all.allSatisfy(\.isReadWhole) && !reads.wholeEntities.contains(entity.name) {
             if Self.readers(of: entity, in: source, among: all).isEmpty {
-                warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings"],
+                warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings:"] ?? mapping.valueLocations["entityMappings"],
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
             }
         }

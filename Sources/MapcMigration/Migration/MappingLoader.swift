@@ -26,6 +26,8 @@ public enum MappingLoader {
         var names: [String: FileLocation] = [:]
         for entry in top {
             model.valueLocations[entry.key] = document.location(of: entry.value)
+            // Where the file's list of mappings begins, for what is said of the list as a whole.
+            if entry.key == "entityMappings" { model.valueLocations["entityMappings:"] = document.location(of: entry.keyNode) }
             switch entry.key {
             case "source": model.source = document.string(entry.value, what: "source") ?? ""
             case "destination": model.destination = document.string(entry.value, what: "destination") ?? ""
