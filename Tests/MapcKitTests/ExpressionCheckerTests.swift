@@ -230,3 +230,21 @@ extension ExpressionCheckerTests {
         #expect(try !diagnostics(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "NoteToNote", $source)"#).contains { $0.message.contains("literal nil") })
     }
 }
+
+extension ExpressionCheckerTests {
+    /// `"Photo: " + caption` of an object without a caption is nil, "Photo: " lost with it (mapc's
+    /// `+` of text gives nil when a part is): said, unless a TERNARY has tested it first.
+    @Test func textJoinedWithANilablePartIsWarnedOf() throws {
+        func warnings(_ text: String) throws -> [Diagnostic] {
+            var checker = ExpressionChecker(scope: CheckScope(schema: ExpressionFixture.schema, source: "ImageAttachment"), source: ExpressionSource(text: text))
+            checker.check(try ExpressionParser.parse(text).get())
+            return checker.diagnostics.filter { $0.severity == .warning }
+        }
+        let joined = try warnings(##""Photo: " + caption + ".""##)
+        #expect(joined.count == 1 && joined.first?.message.contains("caption can be nil, and text + nil is nil") == true, "\(joined)")
+        #expect(joined.first?.location?.column == 13, "\(joined)")
+        #expect(try warnings(#"TERNARY(caption != nil, "Photo: " + caption, "Photo")"#).isEmpty)
+        #expect(try warnings(#"TERNARY(caption == nil, "Photo", "Photo: " + caption)"#).isEmpty)
+        #expect(try warnings(#""Photo: " + kind"#).isEmpty, "kind is required")
+    }
+}

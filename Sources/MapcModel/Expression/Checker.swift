@@ -239,14 +239,31 @@ package struct ExpressionChecker {
             if !operandType.isNumeric && !operandType.isOpen { error("cannot negate \(article(operandType))", range) }
             return operandType
         case .binary(let op, let left, let right):
-            return binary(op, type(of: left), type(of: right), range)
+            let (leftType, rightType) = (type(of: left), type(of: right))
+            // Text joined with `+` is nil when a part is: a name joined from a first name and a
+            // last name that is not there loses the first name too (mapc's `+` of text; Apple's raises).
+            if op == .add, leftType == .string || rightType == .string {
+                for operand in [left, right] {
+                    guard case .keyPath = operand.kind, firstNilSource(in: operand) != nil else { continue }
+                    let text = String(String.UnicodeScalarView(source.text.unicodeScalars.dropFirst(operand.range.start).prefix(operand.range.length)))
+                    warning("\(text) can be nil, and text + nil is nil: for an object without it, the whole text is nil, its other parts lost", operand.range,
+                            fix: "give it a value for nil first: TERNARY(\(text) != nil, \(text), \"\")")
+                }
+            }
+            return binary(op, leftType, rightType, range)
         case .function(let name, let arguments):
             return function(name, arguments, range)
         case .method(let receiver, let selector, let selectorRange, let arguments):
             return method(receiver, selector, selectorRange, arguments, range)
         case .ternary(let condition, let whenTrue, let whenFalse):
             checkPredicate(condition)
-            return join([type(of: whenTrue), type(of: whenFalse)])
+            // Each branch is checked knowing what the condition tested against nil.
+            let known = nonNilKeys
+            defer { nonNilKeys = known }
+            nonNilKeys = known.union(Self.tested(condition, isNil: false))
+            let whenTrueType = type(of: whenTrue)
+            nonNilKeys = known.union(Self.tested(condition, isNil: true))
+            return join([whenTrueType, type(of: whenFalse)])
         case .cast(let operand, let typeName):
             // A collection casts to nothing: the run would fail on every object (a collection of
             // text is joined with FUNCTION(x, "componentsJoinedByString:", ", ")).
