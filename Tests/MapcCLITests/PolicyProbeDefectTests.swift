@@ -195,4 +195,17 @@ struct PolicyProbeDefectTests {
         let function = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(function.status == 3 && function.stderr.contains("policy function 'slug:' failed: cannot slugify this name"), "\(function.status) \(function.stderr)")
     }
+
+    /// A policy that made its objects and never inserted them (Core Data's `insertNewObject`
+    /// inserts as it makes) dropped every object of its mapping, exit 0, "0 objects created".
+    @Test func aPolicyThatCreatesNothingIsSaid() throws {
+        let folder = try project(policy: """
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                _ = try manager.makeDestination(for: source, mapping: mapping)
+            }
+        """, layout: "mapc")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0 && run.stderr.contains("note: mapping 'CompanyToCompany' (policy StaffPolicy) was handed 2 source objects and created none"), "\(run.stderr)")
+    }
 }

@@ -47,6 +47,7 @@ struct CreationPhase {
                     // Often: an object may take long (a FETCH per object), and a stop should not wait for 10,000.
                     if done % 64 == 0 { try run.checkCancellation() }
                     guard try run.passesFilter(index, source, mapping: entityMapping) else { return }
+                    run.ledger.handed[index] += 1
                     try run.createDestinationInstances(index, for: source, mapping: entityMapping)
                 }
                 run.sources.forgetBatch()

@@ -8,6 +8,8 @@ import MapcModel
 struct MigrationLedger {
     /// Objects created by each mapping, by position.
     var created: [Int]
+    /// Source objects handed to each mapping's `createDestinationInstances` (past its filter).
+    var handed: [Int]
     /// What ran as SQL: mapping names, and "Name.relationships".
     var compiledWork: [String] = []
     /// Mappings whose relationships were set while their objects were created.
@@ -29,6 +31,7 @@ struct MigrationLedger {
     /// An empty ledger for a model of `mappingCount` entity mappings.
     init(mappingCount: Int) {
         created = Array(repeating: 0, count: mappingCount)
+        handed = created
     }
 
     /// Records that a mapping made the objects under `keys` in `table` without recording their
@@ -54,8 +57,15 @@ struct MigrationLedger {
         for entity in destination.entities {
             counts.append((entity.name, try validatedCounts?[entity.name] ?? count(entity.name)))
         }
-        return MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
-                                created: ObjectCounts(zip(mapping.entityMappings, created).map { ($0.name, $1) }), phaseSeconds: phaseSeconds,
-                                destinationCounts: ObjectCounts(counts), compiled: compiledWork)
+        var summary = MigrationSummary(sourceVersion: mapping.source, destinationVersion: mapping.destination,
+                                       created: ObjectCounts(zip(mapping.entityMappings, created).map { ($0.name, $1) }), phaseSeconds: phaseSeconds,
+                                       destinationCounts: ObjectCounts(counts), compiled: compiledWork)
+        // A policy handed objects that made none: a port of `insertNewObject` that never inserts
+        // drops every object of its mapping, and the run succeeds.
+        for (index, entityMapping) in mapping.entityMappings.enumerated() where entityMapping.policy != nil && handed[index] > 0 && created[index] == 0 {
+            summary.cautions.append("mapping '\(entityMapping.name)' (policy \(entityMapping.policy ?? "")) was handed \(handed[index]) source object\(handed[index] == 1 ? "" : "s") and created none: "
+                                    + "its objects are dropped. If that is not meant, its createDestinationInstances must insert what it makes (manager.insert(_:associatedWith:mapping:)); a remove mapping says a drop is meant")
+        }
+        return summary
     }
 }

@@ -74,6 +74,8 @@ public struct MigrationSummary: Sendable {
     public var destinationCounts: ObjectCounts
     /// Entity mappings (and their relationships) that ran as compiled SQL rather than object by object.
     public var compiled: [String] = []
+    /// What the run did that may not be meant (a policy that created nothing), said as notes.
+    package var cautions: [String] = []
 
     /// This pass's summary followed by the next pass's, as one step's: objects created by every
     /// mapping, seconds of each phase summed, the objects the last counted.
@@ -83,6 +85,7 @@ public struct MigrationSummary: Sendable {
         joined.phaseSeconds.merge(next.phaseSeconds, uniquingKeysWith: +)
         joined.destinationCounts = next.destinationCounts
         joined.compiled += next.compiled
+        joined.cautions += next.cautions
         return joined
     }
 

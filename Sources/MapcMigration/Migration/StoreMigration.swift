@@ -277,7 +277,10 @@ package enum StoreMigration {
             AtomicFile.removeStoreFiles(temporary)
             throw error
         }
-        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes + conversionNotes + derivedNotes(of: last.destination))
+        let cautions = zip(steps, summaries).flatMap { step, summary in
+            summary.cautions.map { steps.count > 1 ? "step \(step.source.version) -> \(step.destination.version): \($0)" : $0 }
+        }
+        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
     }
 
     /// Opens the migrated store as a reader would, its layout read from the file, and reads a
