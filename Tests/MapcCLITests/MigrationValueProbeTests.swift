@@ -191,3 +191,47 @@ struct InferredValidationHintTests {
                 && run.stderr.contains("or relax the rules in v2"), "\(run.stderr)")
     }
 }
+
+/// The review's case: a to-one removed whose inverse is re-paired with another relationship
+/// (`Item.owner` removed, `Person.items` now the inverse of `Item.creator`): the links of
+/// `owner` are not kept by `items`, which takes `creator`'s, so the step drops them and says so.
+@Suite("Relationships re-paired")
+struct RepairedInverseTests {
+    @Test func aRemovedRelationshipWhoseInverseIsRepairedIsDropped() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("""
+        model: F
+        version: v1
+        entities:
+          Person:
+            attributes: { name: string }
+            relationships:
+              items: { destination: Item, toMany: true, inverse: owner, optional: true }
+          Item:
+            attributes: { title: string }
+            relationships:
+              owner: { destination: Person, inverse: items, optional: true }
+              creator: { destination: Person, inverse: null, optional: true }
+
+        """, to: "schemas/v1.yaml")
+        try folder.write("""
+        model: F
+        version: v2
+        entities:
+          Person:
+            attributes: { name: string }
+            relationships:
+              items: { destination: Item, toMany: true, inverse: creator, optional: true }
+          Item:
+            attributes: { title: string }
+            relationships:
+              creator: { destination: Person, inverse: items, optional: true }
+
+        """, to: "schemas/v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Person":[{"id":"p1","name":"P","items":["i1"]},{"id":"p2","name":"Q"}],"Item":[{"id":"i1","title":"a","creator":"p2"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("would drop the values of Item.owner"), "\(run.stderr)")
+    }
+}

@@ -532,6 +532,9 @@ struct LightweightInference {
                       !relationship.isTransient && propertiesByEntity[becomes.name]?.counterparts[relationship.name]?.name == inverseName
                   }),
                   let inverse = carried.inverse, ownRelationships.contains(inverse),
+                  // The new side must be new: one that carries values of its own (an inverse
+                  // re-paired with another relationship) is set from those, not from `carried`.
+                  propertiesByEntity[destinationEntity.name]?.counterparts[inverse] == nil,
                   let owner = destination.ancestry(of: becomes).first(where: { $0.relationships.contains { $0.name == carried.name } }) else { return nil }
             carrier = carrier ?? "\(owner.name).\(carried.name)"
         }
