@@ -90,6 +90,21 @@ struct MigrationValueProbeTests {
         #expect(check.stderr.contains("optional -> required without a default") || check.stdout.contains("optional -> required without a default"), "\(check.stdout)\(check.stderr)")
     }
 
+    /// The review's case: in a hierarchy of two concrete entities the problem is said once, at
+    /// the declaring entity, and the sub-entity's attribute was no longer asked of the store, so
+    /// the step stayed refused for a store without a nil.
+    @Test func anAttributeMadeRequiredInAHierarchyIsAskedForEachEntity() throws {
+        let v1 = "model: A\nversion: v1\nentities:\n  Animal:\n    attributes: { name: string? }\n  Dog:\n    parent: Animal\n"
+        let v2 = "model: A\nversion: v2\nentities:\n  Animal:\n    attributes: { name: string }\n  Dog:\n    parent: Animal\n"
+        let folder = try project(v1, v2, data: #"{"version":"v1","objects":{"Animal":[{"id":"a1","name":"Generic"}],"Dog":[{"id":"d1","name":"Rex"}]}}"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let nils = try project(v1, v2, data: #"{"version":"v1","objects":{"Animal":[{"id":"a1","name":"Generic"}],"Dog":[{"id":"d1"}]}}"#)
+        defer { try? FileManager.default.removeItem(at: nils) }
+        #expect(try CLI.run(["run", "s.db"], in: nils).status == 2)
+    }
+
     /// A mapping that sets an ordered to-many only through its to-one inverse (the usual way to
     /// write one) lost the order without a word: the checker says so.
     @Test func anOrderReadOnlyThroughTheInverseIsSaid() throws {

@@ -203,7 +203,7 @@ struct LightweightInference {
     @discardableResult
     private mutating func refuse(_ problem: InferenceProblem, in work: inout EntityWork) -> Bool {
         if emptySourceEntities.contains(work.sourceEntity.name) || (problem.isRefusedByValidation && unheldSourceEntities.contains(work.sourceEntity.name))
-            || problem.unlessNoNil.map(attributesWithoutNil.contains) == true {
+            || (!problem.unlessNoNil.isEmpty && problem.unlessNoNil.isSubset(of: attributesWithoutNil)) {
             moot.append(problem)
             return true
         }
@@ -395,7 +395,7 @@ struct LightweightInference {
         if old.isOptional && !attribute.isOptional, attribute.defaultValue == nil {
             var problem = InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
                                                                fix: "give it a default in \(destination.version), or write an explicit mapping")
-            problem.unlessNoNil = "\(work.sourceEntity.name).\(old.name)"
+            problem.unlessNoNil = ["\(work.sourceEntity.name).\(old.name)"]
             // For a store holding no nil there, the values are carried as they are, as Core
             // Data's lightweight migration carries them (and fails a nil on validation).
             guard refuse(problem, in: &work) else { return }
@@ -573,12 +573,21 @@ struct LightweightInference {
             change.entity = owner
             return said.insert([change.kind.rawValue, change.entity, change.property ?? "", change.detail]).inserted ? change : nil
         }
-        var refused: Set<[String]> = []
-        problems = problems.compactMap { problem in
-            var problem = problem
+        // Said once at the declaring entity; what each sub-entity's would set it aside (its
+        // attribute holding no nil) is gathered on the one kept.
+        var refused: [[String]: Int] = [:]
+        var kept: [InferenceProblem] = []
+        for var problem in problems {
             problem.entity = declaring(problem.entity, problem.property, removed: false)
-            return refused.insert([problem.entity, problem.property ?? "", problem.reason]).inserted ? problem : nil
+            let key = [problem.entity, problem.property ?? "", problem.reason]
+            if let first = refused[key] {
+                kept[first].unlessNoNil.formUnion(problem.unlessNoNil)
+            } else {
+                refused[key] = kept.count
+                kept.append(problem)
+            }
         }
+        problems = kept
     }
 
     /// The entity of a hierarchy that declares a property (a name is declared once in it).

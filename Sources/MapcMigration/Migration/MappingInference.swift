@@ -16,9 +16,10 @@ public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
     /// such objects when asked, since one saved before the run cannot then pass unseen.
     package var isRefusedByValidation = false
     /// For a problem only a nil value meets (an attribute made required with no default):
-    /// the step's source attribute, `Entity.attribute`, whose objects in a store all having a
-    /// value set the problem aside for that store, the value carried as it is.
-    package var unlessNoNil: String?
+    /// the step's source attributes, `Entity.attribute` (one per concrete entity of a hierarchy
+    /// said once), whose objects in a store all having a value set the problem aside for that
+    /// store, the value carried as it is.
+    package var unlessNoNil: Set<String> = []
 
     public var description: String {
         "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason); \(fix)"

@@ -218,7 +218,7 @@ package enum MigrationPlanner {
             // where their values came from: those it holds no nil of.
             var withoutNil: Set<String> = []
             if result.mapping == nil, let traced, let storeHoldsNil {
-                for key in result.problems.compactMap(\.unlessNoNil) where traced.holdsNoNil(key, asking: storeHoldsNil) {
+                for key in result.problems.flatMap(\.unlessNoNil) where traced.holdsNoNil(key, asking: storeHoldsNil) {
                     withoutNil.insert(key)
                 }
             }
@@ -228,7 +228,7 @@ package enum MigrationPlanner {
                 if again.mapping != nil {
                     let store = versions[start].version
                     again.cautions += again.moot.map { moot in
-                        if let key = moot.unlessNoNil, withoutNil.contains(key) {
+                        if let key = moot.unlessNoNil.first, moot.unlessNoNil.isSubset(of: withoutNil) {
                             let (entity, attribute) = (key.prefix { $0 != "." }, key.drop { $0 != "." }.dropFirst())
                             return "\(moot.entity).\(moot.property ?? ""): \(moot.reason) does not stop a store coming from \(store): none of its \(entity) objects has \(attribute) nil (one saved with \(attribute) nil before the run fails its validation)"
                         }
