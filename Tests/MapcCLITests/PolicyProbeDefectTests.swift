@@ -5,7 +5,7 @@ import Testing
 @Suite("Defects found by a probe of custom policies")
 struct PolicyProbeDefectTests {
     /// A project whose Company mapping relates its objects with `policy` (a Swift class body).
-    private func project(policy: String, layout: String, relationships: String = "") throws -> URL {
+    private func project(policy: String, layout: String, relationships: String = "", companyExtra: String = "") throws -> URL {
         let folder = try CLI.emptyProject()
         func schema(_ version: String) -> String {
             """
@@ -13,7 +13,7 @@ struct PolicyProbeDefectTests {
             version: \(version)
             entities:
               Company:
-                attributes: { name: string\(version == "v2" ? ", headcount: { type: int64, default: 0 }" : "") }
+                attributes: { name: string\(version == "v2" ? ", headcount: { type: int64, default: 0 }\(companyExtra)" : "") }
                 relationships:
                   employees: { destination: Person, toMany: true, inverse: employer, optional: true }
                   tags: { destination: Tag, toMany: true, inverse: companies, optional: true }
@@ -207,5 +207,22 @@ struct PolicyProbeDefectTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(run.status == 0 && run.stderr.contains("note: mapping 'CompanyToCompany' (policy StaffPolicy) was handed 2 source objects and created none"), "\(run.stderr)")
+    }
+
+    /// The review's case: bytes a policy set with `setValue` on an attribute Core Data may keep in
+    /// a file were written without the inline marker its column holds (bytes starting 01 lost
+    /// their first byte when read back).
+    @Test func setValueWritesBytesInTheFormTheStoreKeeps() throws {
+        let folder = try project(policy: """
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try manager.setValue(.binary(Data([1, 2, 3])), forKey: "logo", of: destination, mapping: mapping)
+            }
+        """, layout: "core-data", companyExtra: ", logo: { type: binary, optional: true, externalStorage: true }")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(try folder.read("policies/StaffPolicy.swift").replacingOccurrences(of: "import MapcKit", with: "import Foundation\nimport MapcKit"), to: "policies/StaffPolicy.swift")
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let stored = try sqliteOutput(folder, "s.db", "SELECT hex(ZLOGO) FROM ZCOMPANY WHERE ZNAME = 'C'")
+        #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "01010203", "\(stored)")
     }
 }

@@ -175,7 +175,9 @@ extension MigrationRun {
         case .failure(let problem): throw refuse("\(value) cannot be stored: \(problem.message)")
         }
         do {
-            try writer.update(entity: destination.entity, id: destination.id, key: owner, attribute: key, type: attribute.type, value: coerced)
+            // Bytes an attribute keeps marked (Core Data's external storage) in the form the store keeps them.
+            try writer.update(entity: destination.entity, id: destination.id, key: owner, attribute: key, type: attribute.type,
+                              value: CoreDataExternalValue.storedForm(of: coerced, for: attribute, in: destinationStore.format))
         } catch let unstorable as RowWriter.UnstorableValue {
             throw refuse(unstorable.problem)
         }
