@@ -31,6 +31,8 @@ let appleParityCases: [EvalCase] = [
     .init(#""cafe" MATCHES[d] "café""#, "true"), .init(#""café" MATCHES[d] "cafe""#, "true"),
     .init(#""a*b" LIKE "a\\*b""#, "true"), .init(#""axb" LIKE "a\\*b""#, "false"), .init(#""a?b" LIKE "a\\?b""#, "true"), .init(#""axb" LIKE "a\\?b""#, "false"),
     .init(#"'public.png' UTI-CONFORMS-TO 'public.image'"#, "error: UTI-CONFORMS-TO is not supported"), .init(#"'public.png' uti-equals 'public.png'"#, "error: UTI-EQUALS is not supported"),
+    .init(#""ab" LIKE[c] "a＊""#, "false"), .init(#""a＊" LIKE[c] "a*""#, "true"), .init(#""Straße" LIKE[c] "STRASSE""#, "true"),
+    .init(#""(a" MATCHES[d] "（a""#, "error: MATCHES pattern refused"),
     .init("nil <= nil", "true"), .init("nil >= nil", "true"), .init("nil < nil", "false"), .init("nil > nil", "false"), .init("nil <= 1", "false"),
     .init(#""a\\b" LIKE "a\\\\b""#, "true"), .init(#""ab" LIKE "\\a\\b""#, "true"), .init(#""a\\" LIKE "a\\""#, "error: a lone backslash"),
 ]

@@ -531,19 +531,21 @@ package final class Evaluator {
                 if left.isNull || right.isNull { return false }
                 throw failure("MATCHES compares a string with a pattern string, found \(left.kindName) and \(right.kindName)", range)
             }
+            // `[d]` folds the pattern as the text, as NSPredicate folds both (a regular expression's
+            // syntax has no accents to lose, though width folding makes `（` a `(`): the pattern
+            // screened is the one that runs. `[c]` is ICU's case-insensitive matching.
+            let diacritics = options.intersection([.diacriticInsensitive])
+            let folded = ValueSemantics.fold(pattern, diacritics)
             let screened: String?
-            if let known = checkedPatterns[pattern] { screened = known } else {
-                screened = RegexGuard.problem(with: pattern)
-                checkedPatterns[pattern] = .some(screened)
+            if let known = checkedPatterns[folded] { screened = known } else {
+                screened = RegexGuard.problem(with: folded)
+                checkedPatterns[folded] = .some(screened)
             }
             if let problem = screened { throw failure("MATCHES pattern refused: \(problem)", range) }
             guard text.utf16.count <= RegexGuard.maxSubjectLength else {
                 throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
             }
-            // `[d]` folds the pattern as the text, as NSPredicate folds both (a regular expression's
-            // syntax has no accents to lose); `[c]` is ICU's case-insensitive matching.
-            let diacritics = options.intersection([.diacriticInsensitive])
-            let subject = ValueSemantics.fold(text, diacritics), folded = ValueSemantics.fold(pattern, diacritics)
+            let subject = ValueSemantics.fold(text, diacritics)
             switch RegexGuard.match(subject, folded, caseInsensitive: options.contains(.caseInsensitive)) {
             case .matches: return true
             case .doesNotMatch: return false

@@ -197,11 +197,23 @@ enum ValueSemantics {
     /// pattern's, so each step is charged to `budget`; nil when it runs out.
     static func like(_ text: String, _ pattern: String, options: ComparisonOptions, budget: inout Int) -> Result<Bool?, SemanticError> {
         let s = Array(fold(text, options).unicodeScalars)
-        let p: [LikePiece]
-        switch likePieces(fold(pattern, options)) {
-        case .success(let pieces): p = pieces
+        let written: [LikePiece]
+        switch likePieces(pattern) {
+        case .success(let pieces): written = pieces
         case .failure(let error): return .failure(error)
         }
+        // Runs of literal characters folded as the text is, after the pattern is read: a
+        // wildcard is what the pattern wrote as one, never what folding makes of another
+        // character (a full-width ＊ under [c]).
+        var p: [LikePiece] = [], run = ""
+        func foldRun() {
+            p += fold(run, options).unicodeScalars.map { .literal($0) }
+            run = ""
+        }
+        for piece in written {
+            if case .literal(let scalar) = piece { run.unicodeScalars.append(scalar) } else { foldRun(); p.append(piece) }
+        }
+        foldRun()
         var i = 0, j = 0
         var star = -1, mark = 0
         while i < s.count {
