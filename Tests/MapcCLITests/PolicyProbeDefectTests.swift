@@ -225,4 +225,36 @@ struct PolicyProbeDefectTests {
         let stored = try sqliteOutput(folder, "s.db", "SELECT hex(ZLOGO) FROM ZCOMPANY WHERE ZNAME = 'C'")
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "01010203", "\(stored)")
     }
+
+    /// The review's case: replacing a relationship that is its own inverse (friends) left the
+    /// other's row of the pair, so the friend taken away still listed the object.
+    @Test(arguments: ["mapc", "core-data"])
+    func replacingASelfInverseRelationshipTakesBothRows(layout: String) throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for version in ["v1", "v2"] {
+            try folder.write("model: S\nversion: \(version)\nentities:\n  Person:\n    attributes: { name: string\(version == "v2" ? ", nick: string?" : "") }\n    relationships:\n      friends: { destination: Person, toMany: true, inverse: friends, optional: true }\n", to: "schemas/\(version).yaml")
+        }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: PersonToPerson\n    source: Person\n    destination: Person\n    policy: Unfriend\n    attributes: { name: $source.name }\n    relationships:\n      friends: 'FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.friends)'\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write("""
+        import MapcKit
+
+        final class Unfriend: EntityMigrationPolicy {
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                guard let source = try manager.sourceObject(for: destination), try source.value(forKeyPath: "name") == .scalar(.string("B")) else { return }
+                try manager.setRelationship("friends", of: destination, to: [], mapping: mapping)
+            }
+        }
+
+        """, to: "policies/Unfriend.swift")
+        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p1", "name": "A", "friends": ["p2"]}, {"id": "p2", "name": "B", "friends": ["p1"]}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.components(separatedBy: #""friends":[]"#).count == 3, "\(dump)")
+    }
 }

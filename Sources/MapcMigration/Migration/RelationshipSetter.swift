@@ -111,8 +111,13 @@ final class RelationshipSetter {
             }
         case .joinTable(let table, let ownerColumn, let otherColumn, _, _, _, _)?:
             let linked = try Int64.fetchAll(writer.db, sql: "SELECT \(otherColumn.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) = ?", arguments: [owner])
+            // A relationship that is its own inverse (friends) keeps the other's row of the pair too.
+            let isOwnInverse = setting.relationship.inverse == setting.relationship.name
             for other in linked where !keep.contains(other) {
                 try writer.db.execute(sql: "DELETE FROM \(table.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) = ? AND \(otherColumn.quotedSQLIdentifier) = ?", arguments: [owner, other])
+                if isOwnInverse {
+                    try writer.db.execute(sql: "DELETE FROM \(table.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) = ? AND \(otherColumn.quotedSQLIdentifier) = ?", arguments: [other, owner])
+                }
             }
         default:
             return
