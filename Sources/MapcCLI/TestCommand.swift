@@ -338,9 +338,8 @@ struct MigrationTestCase {
             // Columns count scalars, as every diagnostic of mapc's does; a part of the line is a
             // suffix of it once trailing space is gone, so its column is told by its length.
             let indent = rawLine.unicodeScalars.prefix { $0 == " " || $0 == "\t" }.count
-            func placeOf(_ part: String) -> String {
-                "\(path):\(index + 1):\(indent + line.unicodeScalars.count - part.unicodeScalars.count + 1)"
-            }
+            func column(of part: String) -> Int { indent + line.unicodeScalars.count - part.unicodeScalars.count + 1 }
+            func placeOf(_ part: String) -> String { "\(path):\(index + 1):\(column(of: part))" }
             let place = placeOf(line)
             guard let colon = line.firstIndex(of: ":") else {
                 failures.append("\(place): '\(line)' is not an assertion; write 'Entity: count == 3' or 'Entity: every PREDICATE'")
@@ -380,7 +379,7 @@ struct MigrationTestCase {
                 failures.append("\(predicateColumn): \(problem)")
                 continue
             }
-            let source = ExpressionSource(text: rest, origin: FileLocation(path: path, line: index + 1, column: indent + line.unicodeScalars.count - rest.unicodeScalars.count + 1))
+            let source = ExpressionSource(text: rest, origin: FileLocation(path: path, line: index + 1, column: column(of: rest)))
             // Checked as `mapc eval` checks it: an assertion that can never hold is a broken test.
             if let problems = checkProblems(source, entity: entity, schema: store.schema), !problems.isEmpty {
                 failures += problems

@@ -144,6 +144,12 @@ struct MigrationValueProbeTests {
         """, to: "mappings/mapping_v1_to_v2.yaml")
         let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
         #expect(check.stderr.contains("the order of 'songs' of Playlist") && check.stderr.contains("warning"), "\(check.stderr)")
+        // The review's case: the warning names the relationship the destination's continues, not
+        // another unread ordered one of the source (here a new `picks`, which continues none).
+        let renamed = v2.replacingOccurrences(of: "songs: { destination: Track", with: "picks: { destination: Track").replacingOccurrences(of: "inverse: songs", with: "inverse: picks")
+        try folder.write(renamed, to: "schemas/v2.yaml")
+        let other = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(!other.stderr.contains("the order of 'songs' of Playlist"), "\(other.stderr)")
     }
 }
 
@@ -163,6 +169,13 @@ struct DataFilePlacementTests {
         try folder.write("{\"version\": \"v1\",\n \"objects\": {\n  \"Rec\": [\n    {\"id\": \"r1\", \"b\": \"x\", \"n\": 30}\n  ]\n }\n}\n", to: "e.json")
         let rule = try CLI.run(["load", "e.json", "e.db"], in: folder)
         #expect(rule.status == 1 && rule.stderr.contains("e.json:4:") && rule.stderr.contains("Rec 'r1'"), "\(rule.stderr)")
+        // A problem of an object the store holds, not the file, is placed nowhere in the file.
+        try folder.write("model: R\nversion: v2\nentities:\n  Rec:\n    attributes: { b: string }\n    uniquenessConstraints: [[b]]\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v2", "objects": {"Rec": [{"id": "r1", "b": "x"}]}}"#, to: "f.json")
+        try folder.write("{\"version\": \"v2\",\n \"objects\": {\"Rec\": [\n  {\"id\": \"r2\", \"b\": \"x\"}]}}\n", to: "g.json")
+        #expect(try CLI.run(["load", "f.json", "f.db"], in: folder).status == 0)
+        let shared = try CLI.run(["load", "g.json", "f.db"], in: folder)
+        #expect(shared.status == 1 && shared.stderr.contains("\nRec 'r1', key 'b': uniqueness constraint"), "\(shared.stderr)")
     }
 }
 

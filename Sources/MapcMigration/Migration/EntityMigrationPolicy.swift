@@ -30,7 +30,8 @@ open class EntityMigrationPolicy {
     /// method, so a policy says so; a policy that overrides `createRelationships` must leave this
     /// `false` (the default). mapc checks the word on the mapping's first object: an override that
     /// does not run the default (no `super`), or runs it and writes more itself (a relationship,
-    /// a value, an object), is then called for every object. Subclasses inherit the answer: a
+    /// a value, an object), is then called for every object. Only the first object is looked at:
+    /// an override whose extra work depends on the object must say `false`. Subclasses inherit the answer: a
     /// subclass of a policy that says `true` and overrides `createRelationships` must override this
     /// again with `false`. mapc still relates one by one whatever SQL would relate differently from
     /// the default: objects of another entity than the mapping's destination, objects associated

@@ -193,7 +193,9 @@ extension MappingChecker {
                           guard other.relationshipMapping(named: inverse) != nil, let created = other.destination.flatMap(destination.entity(named:)) else { return false }
                           return destination.ancestry(of: created).contains { $0.name == relationship.destination }
                       }) else { continue }
-                let from = unreadOrders.first { $0.name == relationship.name } ?? unreadOrders[0]
+                // The source's ordered relationship this one continues (by name or renaming
+                // identifier); another's order is not this one's to lose.
+                guard let from = unreadOrders.first(where: { $0.name == relationship.name || $0.name == relationship.renamingIdentifier }) else { continue }
                 warning("the order of '\(from.name)' of \(sourceName) in \(source.version) is read by no expression: '\(relationship.name)' of \(destinationName) is set from its inverse '\(inverse)' alone, its objects in the order they are migrated",
                         at: entityMapping.location, length: entityMapping.name.count,
                         fix: "map '\(relationship.name)' in '\(entityMapping.name)' from $source.\(from.name) to keep the order, or add 'drops: [\(from.name)]' to drop it on purpose")

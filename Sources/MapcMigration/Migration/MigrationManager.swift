@@ -17,7 +17,7 @@ public final class MigrationManager: MigrationManagerFunctions {
     /// The schema of the destination version.
     public let destinationSchema: Schema
     /// State the policies of one migration share, as `NSMigrationManager.userInfo` is: empty at
-    /// the start of each step of each store, and seen by every mapping's policy (a policy's own
+    /// the start of each step of each store (each pass of a step of several), and seen by every mapping's policy (a policy's own
     /// properties are its mapping's alone). Kept out of module globals, which every store of a
     /// batch would share.
     public var userInfo: [String: Any] = [:]

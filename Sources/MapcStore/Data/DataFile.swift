@@ -26,11 +26,13 @@ public enum DataFile {
         for index in placed.problems.indices {
             let problem = placed.problems[index]
             var trail = problem.entity == "file" ? [] : ["objects", problem.entity]
-            if problem.entity != "file", let id = problem.objectID, case .array(let items)? = lists.first(where: { $0.0 == problem.entity })?.1,
-               let position = items.firstIndex(where: { item in
-                   guard case .object(let members) = item else { return false }
-                   return members.contains { ($0.0 == "id" || $0.0 == alternateIdentityKey) && $0.1 == .string(id) }
-               }) {
+            if problem.entity != "file", let id = problem.objectID {
+                // An object the file does not hold (one in the store already) is placed nowhere.
+                guard case .array(let items)? = lists.first(where: { $0.0 == problem.entity })?.1,
+                      let position = items.firstIndex(where: { item in
+                          guard case .object(let members) = item else { return false }
+                          return members.contains { ($0.0 == "id" || $0.0 == alternateIdentityKey) && $0.1 == .string(id) }
+                      }) else { continue }
                 trail.append(String(position))
             }
             if let key = problem.key, trail.count != 2 { trail.append(key) }
