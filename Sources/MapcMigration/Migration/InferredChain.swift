@@ -74,13 +74,12 @@ enum InferredChain {
             Set(schema.entities.filter { !$0.isAbstract && origin[$0.name] == nil }.map(\.name))
         }
 
-        /// Whether no object of this state's entity has a nil for an attribute (`Entity.attribute`
+        /// Whether no object of this state's entity has a nil for an attribute (an `EntityAttribute`
         /// of the version the state is at), by where its values came from: asked of the store
         /// (`attribute`, `entity` of the first version) for a value carried from it, known for a
         /// constant or a nil filled. False when it cannot be told.
-        func holdsNoNil(_ key: String, asking holdsNil: (_ attribute: String, _ entity: String) throws -> Bool) -> Bool {
-            let entity = String(key.prefix { $0 != "." }), attribute = String(key.drop { $0 != "." }.dropFirst())
-            guard let first = origin[entity], let trace = traces[entity]?[attribute] else { return false }
+        func holdsNoNil(_ key: EntityAttribute, asking holdsNil: (_ attribute: String, _ entity: String) throws -> Bool) -> Bool {
+            guard let first = origin[key.entity], let trace = traces[key.entity]?[key.attribute] else { return false }
             func noNil(_ trace: Trace) -> Bool {
                 switch trace {
                 case .stored(let name): return ((try? holdsNil(name, first)) ?? true) == false

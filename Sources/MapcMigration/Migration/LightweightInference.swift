@@ -42,10 +42,10 @@ struct LightweightInference {
     /// gain some before the run, so only their problems a run's validation refuses
     /// (`InferenceProblem.isRefusedByValidation`) are kept apart.
     var unheldSourceEntities: Set<String> = []
-    /// Source attributes (`Entity.attribute`) a store held no nil of when asked: a problem only a
+    /// Source attributes (an `EntityAttribute`) a store held no nil of when asked: a problem only a
     /// nil meets is set aside (`InferenceProblem.unlessNoNil`); a nil saved before the run fails
     /// its validation.
-    var attributesWithoutNil: Set<String> = []
+    var attributesWithoutNil: Set<EntityAttribute> = []
     /// The problems of entities in `emptySourceEntities` (and those set aside of `unheldSourceEntities`).
     private var moot: [InferenceProblem] = []
 
@@ -395,7 +395,7 @@ struct LightweightInference {
         if old.isOptional && !attribute.isOptional, attribute.defaultValue == nil {
             var problem = InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
                                                                fix: "give it a default in \(destination.version), or write an explicit mapping")
-            problem.unlessNoNil = ["\(work.sourceEntity.name).\(old.name)"]
+            problem.unlessNoNil = [EntityAttribute(entity: work.sourceEntity.name, attribute: old.name)]
             // For a store holding no nil there, the values are carried as they are, as Core
             // Data's lightweight migration carries them (and fails a nil on validation).
             guard refuse(problem, in: &work) else { return }

@@ -16,10 +16,10 @@ public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
     /// such objects when asked, since one saved before the run cannot then pass unseen.
     package var isRefusedByValidation = false
     /// For a problem only a nil value meets (an attribute made required with no default):
-    /// the step's source attributes, `Entity.attribute` (one per concrete entity of a hierarchy
+    /// the step's source attributes (one per concrete entity of a hierarchy
     /// said once), whose objects in a store all having a value set the problem aside for that
     /// store, the value carried as it is.
-    package var unlessNoNil: Set<String> = []
+    package var unlessNoNil: Set<EntityAttribute> = []
 
     public var description: String {
         "\(entity)\(property.map { ".\($0)" } ?? ""): \(reason); \(fix)"
@@ -31,6 +31,12 @@ public struct InferenceProblem: Sendable, CustomStringConvertible, Equatable {
         problem.isRefusedByValidation = true
         return problem
     }
+}
+
+/// An attribute of an entity, by their names: what a store is asked about.
+package struct EntityAttribute: Hashable, Sendable {
+    package var entity: String
+    package var attribute: String
 }
 
 /// One change between two versions, as `mapc diff` shows it.
@@ -241,9 +247,9 @@ public enum MappingInference {
     /// entities): what their objects' values would make impossible does not stop it (`moot`).
     /// `unheldEntities`, which the store held no objects of when asked (it may gain some before
     /// the run), sets aside only the problems a run's validation refuses.
-    /// `attributesWithoutNil` (`Entity.attribute` of the source) are attributes the store holds no
+    /// `attributesWithoutNil` are attributes of the source the store holds no
     /// nil of (when asked): a problem only a nil meets (`InferenceProblem.unlessNoNil`) is set aside.
-    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>, unheldEntities: Set<String> = [], attributesWithoutNil: Set<String> = []) -> InferenceResult {
+    package static func infer(from source: Schema, to destination: Schema, emptyEntities: Set<String>, unheldEntities: Set<String> = [], attributesWithoutNil: Set<EntityAttribute> = []) -> InferenceResult {
         var inference = LightweightInference(from: source, to: destination, through: [])
         inference.emptySourceEntities = emptyEntities
         inference.unheldSourceEntities = unheldEntities

@@ -216,7 +216,7 @@ package enum MigrationPlanner {
             let unheld = (tracedInStore?.entitiesWithoutObjects(in: versions[index]) ?? []).subtracting(empty)
             // Attributes made required with nothing to fill a nil, asked of the store through
             // where their values came from: those it holds no nil of.
-            var withoutNil: Set<String> = []
+            var withoutNil: Set<EntityAttribute> = []
             if result.mapping == nil, let traced, let storeHoldsNil {
                 for key in result.problems.flatMap(\.unlessNoNil) where traced.holdsNoNil(key, asking: storeHoldsNil) {
                     withoutNil.insert(key)
@@ -229,7 +229,7 @@ package enum MigrationPlanner {
                     let store = versions[start].version
                     again.cautions += again.moot.map { moot in
                         if let key = moot.unlessNoNil.first, moot.unlessNoNil.isSubset(of: withoutNil) {
-                            let (entity, attribute) = (key.prefix { $0 != "." }, key.drop { $0 != "." }.dropFirst())
+                            let (entity, attribute) = (key.entity, key.attribute)
                             return "\(moot.entity).\(moot.property ?? ""): \(moot.reason) does not stop a store coming from \(store): none of its \(entity) objects has \(attribute) nil (one saved with \(attribute) nil before the run fails its validation)"
                         }
                         // The source entity its objects would come from (a renamed entity has another name).
