@@ -229,8 +229,7 @@ package enum MigrationPlanner {
                     let store = versions[start].version
                     again.cautions += again.moot.map { moot in
                         if let key = moot.unlessNoNil.first, moot.unlessNoNil.isSubset(of: withoutNil) {
-                            let (entity, attribute) = (key.entity, key.attribute)
-                            return "\(moot.entity).\(moot.property ?? ""): \(moot.reason) does not stop a store coming from \(store): none of its \(entity) objects has \(attribute) nil (one saved with \(attribute) nil before the run fails its validation)"
+                            return "\(moot.entity).\(moot.property ?? ""): \(moot.reason) does not stop a store coming from \(store): none of its \(key.entity) objects has \(key.attribute) nil (one saved with \(key.attribute) nil before the run fails its validation)"
                         }
                         // The source entity its objects would come from (a renamed entity has another name).
                         let from = again.origins.entities[moot.entity] ?? moot.entity

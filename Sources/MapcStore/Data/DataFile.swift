@@ -20,7 +20,7 @@ public enum DataFile {
     /// at the member of the object they concern, or the object, or its entity's list, so that an
     /// editor jumps to them. A problem that cannot be placed keeps no place.
     public static func placed(_ error: DataValidationError, in data: Data, path: String) -> DataValidationError {
-        guard let (json, places) = JSONValue.placedValues(data, path: path), case .object(let top)? = Optional(json),
+        guard let (json, places) = JSONValue.placedValues(data, path: path), case .object(let top) = json,
               case .object(let lists)? = top.first(where: { $0.0 == "objects" })?.1 else { return error }
         var placed = error
         for index in placed.problems.indices {
