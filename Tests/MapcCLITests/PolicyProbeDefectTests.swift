@@ -257,4 +257,42 @@ struct PolicyProbeDefectTests {
         let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
         #expect(dump.components(separatedBy: #""friends":[]"#).count == 3, "\(dump)")
     }
+
+    /// Replacing an ordered to-many keeps the order given and takes the others away, in both
+    /// layouts (positions of the ones taken away cleared, the kept ones renumbered).
+    @Test(arguments: ["mapc", "core-data"])
+    func replacingAnOrderedToManyKeepsTheOrderGiven(layout: String) throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for version in ["v1", "v2"] {
+            try folder.write("model: P\nversion: \(version)\nentities:\n  Playlist:\n    attributes: { name: string\(version == "v2" ? ", note: string?" : "") }\n    relationships:\n      songs: { destination: Song, toMany: true, ordered: true, inverse: playlist, optional: true }\n  Song:\n    attributes: { title: string }\n    relationships:\n      playlist: { destination: Playlist, inverse: songs, optional: true }\n", to: "schemas/\(version).yaml")
+        }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: SongToSong\n    source: Song\n    destination: Song\n    attributes: { title: $source.title }\n  - name: PlaylistToPlaylist\n    source: Playlist\n    destination: Playlist\n    policy: Reverse\n    attributes: { name: $source.name }\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write("""
+        import MapcKit
+
+        final class Reverse: EntityMigrationPolicy {
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                guard let source = try manager.sourceObject(for: destination) else { return }
+                let songs = try source.value(forKeyPath: "songs").elements?.compactMap { value -> ObjectRef? in
+                    if case .object(let ref) = value { return ref } else { return nil }
+                } ?? []
+                let made = try manager.destinationInstances(forEntityMappingNamed: "SongToSong", sourceInstances: songs)
+                try manager.setRelationship("songs", of: destination, to: made, mapping: mapping)
+                // Then the last two, the other way round.
+                try manager.setRelationship("songs", of: destination, to: Array(made.suffix(2).reversed()), mapping: mapping)
+            }
+        }
+
+        """, to: "policies/Reverse.swift")
+        try folder.write(#"{"version": "v1", "objects": {"Playlist": [{"id": "l1", "name": "L", "songs": ["s1", "s2", "s3"]}], "Song": [{"id": "s1", "title": "a"}, {"id": "s2", "title": "b"}, {"id": "s3", "title": "c"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        let expected = layout == "mapc" ? #""songs":["s3","s2"]"# : #""songs":["Song/p3","Song/p2"]"#
+        #expect(dump.contains(expected) && dump.components(separatedBy: #""playlist":null"#).count == 2, "\(dump)")
+    }
 }
