@@ -263,3 +263,20 @@ struct RepairedInverseTests {
         #expect(run.status == 2 && run.stderr.contains("would drop the values of Item.owner"), "\(run.stderr)")
     }
 }
+
+/// `diff` listed a uniqueness constraint added without saying what it costs, where a tightened
+/// rule says stored values that break it refuse the migration (a run then failed on duplicates).
+@Suite("Constraints added")
+struct ConstraintAddedTests {
+    @Test func diffSaysAnAddedConstraintRefusesStoredDuplicates() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: U\nversion: v1\nentities:\n  Rec:\n    attributes: { b: string }\n", to: "schemas/v1.yaml")
+        try folder.write("model: U\nversion: v2\nentities:\n  Rec:\n    attributes: { b: string }\n    uniquenessConstraints: [[b]]\n", to: "schemas/v2.yaml")
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("stored objects sharing the values of b make validation refuse the migration"), "\(diff.stdout)")
+        // Taken away, a constraint costs nothing.
+        let back = try CLI.run(["diff", "v2", "v1"], in: folder)
+        #expect(back.stdout.contains("uniqueness constraints") && !back.stdout.contains("refuse"), "\(back.stdout)")
+    }
+}

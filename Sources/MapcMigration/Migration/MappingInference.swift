@@ -176,7 +176,13 @@ extension MappingInference {
             guard before["@entity"] != after["@entity"], !isListed(nil) else { continue }
             var details: [String] = []
             if old.versionHashModifier != entity.versionHashModifier { details.append("versionHashModifier \(old.versionHashModifier ?? "none") -> \(entity.versionHashModifier ?? "none")") }
-            if old.uniquenessConstraints != entity.uniquenessConstraints { details.append("uniqueness constraints \(old.uniquenessConstraints) -> \(entity.uniquenessConstraints)") }
+            if old.uniquenessConstraints != entity.uniquenessConstraints {
+                // A constraint the old version did not have admits fewer objects, as a tightened
+                // rule does: stored objects sharing its values make validation refuse the run.
+                let added = entity.uniquenessConstraints.filter { !old.uniquenessConstraints.contains($0) }
+                details.append("uniqueness constraints \(old.uniquenessConstraints) -> \(entity.uniquenessConstraints)"
+                               + (added.isEmpty ? "" : ": stored objects sharing the values of \(added.map { $0.joined(separator: ", ") }.joined(separator: "; ")) make validation refuse the migration"))
+            }
             if old.isAbstract != entity.isAbstract { details.append(entity.isAbstract ? "now abstract" : "no longer abstract") }
             // Otherwise the parent's hash changed, which its own lines say.
             if !details.isEmpty { found.append(SchemaChange(kind: .changed, entity: entity.name, property: nil, detail: details.joined(separator: ", "))) }
