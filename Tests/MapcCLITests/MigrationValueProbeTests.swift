@@ -176,6 +176,11 @@ struct DataFilePlacementTests {
         #expect(try CLI.run(["load", "f.json", "f.db"], in: folder).status == 0)
         let shared = try CLI.run(["load", "g.json", "f.db"], in: folder)
         #expect(shared.status == 1 && shared.stderr.contains("\nRec 'r1', key 'b': uniqueness constraint"), "\(shared.stderr)")
+        // What is said of the store as a whole (its problems were there before) is placed nowhere either.
+        try sqlite(folder, "f.db", "INSERT INTO Rec (_entity, _id, b) VALUES ('Rec', 'r9', 'x')")
+        try folder.write("{\"version\": \"v2\", \"objects\": {}}\n", to: "h.json")
+        let before = try CLI.run(["load", "h.json", "f.db"], in: folder)
+        #expect(before.status == 1 && before.stderr.contains("\nstore: every problem above was in the store before this load"), "\(before.stderr)")
     }
 }
 
@@ -278,5 +283,26 @@ struct ConstraintAddedTests {
         // Taken away, a constraint costs nothing.
         let back = try CLI.run(["diff", "v2", "v1"], in: folder)
         #expect(back.stdout.contains("uniqueness constraints") && !back.stdout.contains("refuse"), "\(back.stdout)")
+    }
+}
+
+/// A uniqueness constraint on an attribute named `k` (or `e`, `i`) was never checked: the
+/// validator's query named the row's key `k` too, and grouped by the key. A step adding the
+/// constraint over duplicates migrated them, and the store could not be loaded again.
+@Suite("Uniqueness of attributes named like the validator's columns")
+struct UniquenessAliasTests {
+    @Test(arguments: ["k", "e", "i"])
+    func aConstraintOnAnAttributeOfAnyNameIsChecked(name: String) throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: P\nversion: v1\nentities:\n  Rec:\n    attributes: { \(name): string?, n: int64? }\n", to: "schemas/v1.yaml")
+        try folder.write("model: P\nversion: v2\nentities:\n  Rec:\n    uniquenessConstraints: [[\(name)]]\n    attributes: { \(name): string?, n: int64? }\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Rec":[{"id":"r1","\#(name)":"dup","n":1},{"id":"r2","\#(name)":"dup","n":2}]}}"#, to: "d.json")
+        for layout in ["mapc", "core-data"] {
+            let store = "\(layout).db"
+            #expect(try CLI.run(["load", "--layout", layout, "d.json", store], in: folder).status == 0)
+            let run = try CLI.run(["run", store], in: folder)
+            #expect(run.status == 3 && run.stderr.contains("uniqueness constraint (\(name)) of Rec"), "\(layout): \(run.stderr)")
+        }
     }
 }

@@ -25,6 +25,8 @@ public enum DataFile {
         var placed = error
         for index in placed.problems.indices {
             let problem = placed.problems[index]
+            // A problem of no list of the file (the store's own, said of "store") is placed nowhere.
+            guard problem.entity == "file" || lists.contains(where: { $0.0 == problem.entity }) else { continue }
             var trail = problem.entity == "file" ? [] : ["objects", problem.entity]
             if problem.entity != "file", let id = problem.objectID {
                 // An object the file does not hold (one in the store already) is placed nowhere.

@@ -196,13 +196,17 @@ package struct StoreValidator {
                 // Each group of objects sharing values: the first objects (entity and id, in store order)
                 // and the values. Objects with a nil among them are not held to it (`Entity.constraintApplies(to:)`).
                 let applies = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
+                // The inner query's columns under names of their own (`c0`, …, and `mapc_*`): an
+                // attribute named `k` once shadowed the key's alias, and the groups were by key.
+                let aliases = columns.indices.map { "c\($0)" }
                 // Each value with its kind and bytes: text that is not UTF-8 is shown as its bytes.
-                let shown = columns.map { "\($0), typeof(\($0)), CAST(\($0) AS BLOB)" }.joined(separator: ", ")
-                let keyed = "\(storage.primaryKey.quotedSQLIdentifier) AS k, \(storage.entityColumn.quotedSQLIdentifier) AS e, \(storage.idColumn?.quotedSQLIdentifier ?? "NULL") AS i, " + columns.joined(separator: ", ")
+                let shown = aliases.map { "\($0), typeof(\($0)), CAST(\($0) AS BLOB)" }.joined(separator: ", ")
+                let keyed = "\(storage.primaryKey.quotedSQLIdentifier) AS mapc_k, \(storage.entityColumn.quotedSQLIdentifier) AS mapc_e, \(storage.idColumn?.quotedSQLIdentifier ?? "NULL") AS mapc_i, "
+                    + zip(columns, aliases).map { "\($0) AS \($1)" }.joined(separator: ", ")
                 let sql = """
-                    SELECT json_group_array(json_array(e, i, k)), COUNT(*), \(shown) \
+                    SELECT json_group_array(json_array(mapc_e, mapc_i, mapc_k)), COUNT(*), \(shown) \
                     FROM (SELECT \(keyed) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) IN (\(members)) AND \(applies) ORDER BY 1) \
-                    GROUP BY \(columns.joined(separator: ", ")) HAVING COUNT(*) > 1
+                    GROUP BY \(aliases.joined(separator: ", ")) HAVING COUNT(*) > 1
                     """
                 let rows = try Row.fetchCursor(db, sql: sql)
                 while let row = try rows.next() {
