@@ -36,8 +36,16 @@ struct DiffCommand: ParsableCommand {
             // Versions whose hashes are equal are one version to a store: nothing between them is ever applied.
             let alike = StoreFormat.all.filter { $0.entityHashes(of: source) == $0.entityHashes(of: destination) }
             if source.version != destination.version, !alike.isEmpty, !result.changes.isEmpty {
-                lines.append("note: a store of \(source.version) is a store of \(destination.version) (their \(alike.map(\.name).joined(separator: " and ")) hashes are the same): "
-                             + "a run migrates none, and these changes are never applied to one; where one needs a migration (not a delete rule, a derivation or what was not imported), give what changed a versionHashModifier to make it one")
+                // A Core Data store names no version: its hashes say which it is. mapc's format
+                // names the version it was written at, and a run takes it through the steps.
+                let inCoreData = alike.contains { $0.name == StoreFormat.coreData.name }, inMapc = alike.contains { $0.name == StoreFormat.mapc.name }
+                var note = "note: a store of \(source.version) is a store of \(destination.version) (their \(alike.map(\.name).joined(separator: " and ")) hashes are the same)"
+                if inCoreData {
+                    note += ": a Core Data store, which names no version, is taken for \(destination.version), so a run migrates none and these changes are never applied to it; "
+                        + "where one needs a migration (not a delete rule, a derivation or what was not imported), give what changed a versionHashModifier to make it one"
+                }
+                if inMapc { note += (inCoreData ? "; " : ": ") + "a store in mapc's format names its version, and a run takes it through the steps between" }
+                lines.append(note)
             }
             let order = (try? catalog.position(of: source.version), try? catalog.position(of: destination.version))
             if source.version == destination.version {
