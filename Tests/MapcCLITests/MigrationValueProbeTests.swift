@@ -330,3 +330,24 @@ struct CompatibleTargetTests {
         }
     }
 }
+
+/// A bool made an integer was refused ("can lose data"), which loses nothing and Core Data
+/// infers (an NSNumber either way).
+@Suite("Bools made integers")
+struct BoolToIntegerTests {
+    @Test func aBoolMadeAnIntegerIsInferredWithItsValues() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: B\nversion: v1\nentities:\n  Rec:\n    attributes: { a: bool?, b: bool }\n", to: "schemas/v1.yaml")
+        try folder.write("model: B\nversion: v2\nentities:\n  Rec:\n    attributes: { a: int32?, b: int64 }\n", to: "schemas/v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Rec":[{"id":"r1","a":true,"b":false},{"id":"r2","a":null,"b":true}]}}"#, to: "d.json")
+        for layout in ["mapc", "core-data"] {
+            let store = "\(layout).db"
+            #expect(try CLI.run(["load", "--layout", layout, "d.json", store], in: folder).status == 0)
+            let run = try CLI.run(["run", store], in: folder)
+            #expect(run.status == 0, "\(layout): \(run.stderr)")
+            let dump = try CLI.run(["dump", store], in: folder).stdout.filter { !$0.isWhitespace }
+            #expect(dump.contains(#""a":1,"b":0"#) && dump.contains(#""a":null,"b":1"#), "\(layout): \(dump)")
+        }
+    }
+}

@@ -160,6 +160,8 @@ package enum ValueRules {
     package static let losslessTypeChanges: Set<String> = [
         "int16>int32", "int16>int64", "int32>int64", "int16>float", "int16>double", "int32>double", "float>double",
         "int16>decimal", "int32>decimal", "int64>decimal", "uuid>string", "uri>string", "binary>transformable", "transformable>binary",
+        // A bool is the integer 0 or 1 (an NSNumber in Core Data, which infers the change).
+        "bool>int16", "bool>int32", "bool>int64",
     ]
 
     /// The decimal of a double: its shortest decimal digits (0.1, not the 0.1000000000000000055511…
