@@ -226,19 +226,30 @@ struct PolicyProbeDefectTests {
         #expect(stored.trimmingCharacters(in: .whitespacesAndNewlines) == "01010203", "\(stored)")
     }
 
+    /// Migrates a store of `data` (loaded in `layout`) from v1 to v2, each `schema(version)`, with
+    /// `mapping` and the policy file `policy` (`policies/<policyName>.swift`): the run, and the
+    /// store's dump without white space.
+    private func migrated(schema: (String) -> String, mapping: String, policyName: String, policy: String, data: String, layout: String) throws -> (run: CLIResult, dump: String) {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for version in ["v1", "v2"] { try folder.write(schema(version), to: "schemas/\(version).yaml") }
+        for name in ["mappings", "policies"] { try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true) }
+        try folder.write(mapping, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(policy, to: "policies/\(policyName).swift")
+        try folder.write(data, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        return (run, try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace })
+    }
+
     /// The review's case: replacing a relationship that is its own inverse (friends) left the
     /// other's row of the pair, so the friend taken away still listed the object.
     @Test(arguments: ["mapc", "core-data"])
     func replacingASelfInverseRelationshipTakesBothRows(layout: String) throws {
-        let folder = try CLI.emptyProject()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        for version in ["v1", "v2"] {
-            try folder.write("model: S\nversion: \(version)\nentities:\n  Person:\n    attributes: { name: string\(version == "v2" ? ", nick: string?" : "") }\n    relationships:\n      friends: { destination: Person, toMany: true, inverse: friends, optional: true }\n", to: "schemas/\(version).yaml")
-        }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
-        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: PersonToPerson\n    source: Person\n    destination: Person\n    policy: Unfriend\n    attributes: { name: $source.name }\n    relationships:\n      friends: 'FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.friends)'\n", to: "mappings/mapping_v1_to_v2.yaml")
-        try folder.write("""
+        let (run, dump) = try migrated(schema: { version in
+            "model: S\nversion: \(version)\nentities:\n  Person:\n    attributes: { name: string\(version == "v2" ? ", nick: string?" : "") }\n    relationships:\n      friends: { destination: Person, toMany: true, inverse: friends, optional: true }\n"
+        }, mapping: "source: v1\ndestination: v2\nentityMappings:\n  - name: PersonToPerson\n    source: Person\n    destination: Person\n    policy: Unfriend\n    attributes: { name: $source.name }\n    relationships:\n      friends: 'FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PersonToPerson\", $source.friends)'\n",
+           policyName: "Unfriend", policy: """
         import MapcKit
 
         final class Unfriend: EntityMigrationPolicy {
@@ -249,12 +260,8 @@ struct PolicyProbeDefectTests {
             }
         }
 
-        """, to: "policies/Unfriend.swift")
-        try folder.write(#"{"version": "v1", "objects": {"Person": [{"id": "p1", "name": "A", "friends": ["p2"]}, {"id": "p2", "name": "B", "friends": ["p1"]}]}}"#, to: "d.json")
-        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
-        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        """, data: #"{"version": "v1", "objects": {"Person": [{"id": "p1", "name": "A", "friends": ["p2"]}, {"id": "p2", "name": "B", "friends": ["p1"]}]}}"#, layout: layout)
         #expect(run.status == 0, "\(run.stderr)")
-        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
         #expect(dump.components(separatedBy: #""friends":[]"#).count == 3, "\(dump)")
     }
 
@@ -262,15 +269,10 @@ struct PolicyProbeDefectTests {
     /// layouts (positions of the ones taken away cleared, the kept ones renumbered).
     @Test(arguments: ["mapc", "core-data"])
     func replacingAnOrderedToManyKeepsTheOrderGiven(layout: String) throws {
-        let folder = try CLI.emptyProject()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        for version in ["v1", "v2"] {
-            try folder.write("model: P\nversion: \(version)\nentities:\n  Playlist:\n    attributes: { name: string\(version == "v2" ? ", note: string?" : "") }\n    relationships:\n      songs: { destination: Song, toMany: true, ordered: true, inverse: playlist, optional: true }\n  Song:\n    attributes: { title: string }\n    relationships:\n      playlist: { destination: Playlist, inverse: songs, optional: true }\n", to: "schemas/\(version).yaml")
-        }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
-        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: SongToSong\n    source: Song\n    destination: Song\n    attributes: { title: $source.title }\n  - name: PlaylistToPlaylist\n    source: Playlist\n    destination: Playlist\n    policy: Reverse\n    attributes: { name: $source.name }\n", to: "mappings/mapping_v1_to_v2.yaml")
-        try folder.write("""
+        let (run, dump) = try migrated(schema: { version in
+            "model: P\nversion: \(version)\nentities:\n  Playlist:\n    attributes: { name: string\(version == "v2" ? ", note: string?" : "") }\n    relationships:\n      songs: { destination: Song, toMany: true, ordered: true, inverse: playlist, optional: true }\n  Song:\n    attributes: { title: string }\n    relationships:\n      playlist: { destination: Playlist, inverse: songs, optional: true }\n"
+        }, mapping: "source: v1\ndestination: v2\nentityMappings:\n  - name: SongToSong\n    source: Song\n    destination: Song\n    attributes: { title: $source.title }\n  - name: PlaylistToPlaylist\n    source: Playlist\n    destination: Playlist\n    policy: Reverse\n    attributes: { name: $source.name }\n",
+           policyName: "Reverse", policy: """
         import MapcKit
 
         final class Reverse: EntityMigrationPolicy {
@@ -286,12 +288,8 @@ struct PolicyProbeDefectTests {
             }
         }
 
-        """, to: "policies/Reverse.swift")
-        try folder.write(#"{"version": "v1", "objects": {"Playlist": [{"id": "l1", "name": "L", "songs": ["s1", "s2", "s3"]}], "Song": [{"id": "s1", "title": "a"}, {"id": "s2", "title": "b"}, {"id": "s3", "title": "c"}]}}"#, to: "d.json")
-        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
-        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        """, data: #"{"version": "v1", "objects": {"Playlist": [{"id": "l1", "name": "L", "songs": ["s1", "s2", "s3"]}], "Song": [{"id": "s1", "title": "a"}, {"id": "s2", "title": "b"}, {"id": "s3", "title": "c"}]}}"#, layout: layout)
         #expect(run.status == 0, "\(run.stderr)")
-        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
         let expected = layout == "mapc" ? #""songs":["s3","s2"]"# : #""songs":["Song/p3","Song/p2"]"#
         #expect(dump.contains(expected) && dump.components(separatedBy: #""playlist":null"#).count == 2, "\(dump)")
     }
