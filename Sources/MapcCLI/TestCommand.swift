@@ -339,7 +339,7 @@ struct MigrationTestCase {
             // suffix of it once trailing space is gone, so its column is told by its length.
             let indent = rawLine.unicodeScalars.prefix { $0 == " " || $0 == "\t" }.count
             func column(of part: String) -> Int { indent + line.unicodeScalars.count - part.unicodeScalars.count + 1 }
-            func placeOf(_ part: String) -> String { "\(path):\(index + 1):\(column(of: part))" }
+            func placeOf(_ part: String) -> String { "\(FileLocation(path: path, line: index + 1, column: column(of: part)))" }
             let place = placeOf(line)
             guard let colon = line.firstIndex(of: ":") else {
                 failures.append("\(place): '\(line)' is not an assertion; write 'Entity: count == 3' or 'Entity: every PREDICATE'")
@@ -446,7 +446,7 @@ struct MigrationTestCase {
         var checker = ExpressionChecker(scope: CheckScope(schema: schema, source: entity), source: source)
         checker.checkPredicate(parsed)
         return checker.diagnostics.filter { $0.severity == .error }.map { diagnostic in
-            let at = diagnostic.location.map { "\($0.path):\($0.line):\($0.column)" } ?? "\(source.origin.path):\(source.origin.line):\(source.origin.column)"
+            let at = diagnostic.location ?? source.origin
             return "\(at): \(diagnostic.message)" + (diagnostic.fix.map { "; \($0)" } ?? "")
         }
     }
@@ -473,10 +473,7 @@ struct MigrationTestCase {
 
     /// `file:line:column` of an expression's error, when the text is the file's.
     private static func errorPlace(_ error: ExpressionError, in source: ExpressionSource?) -> String? {
-        source.map { source in
-            let location = source.location(of: error.range.start)
-            return "\(location.path):\(location.line):\(location.column)"
-        }
+        source.map { "\($0.location(of: error.range.start))" }
     }
 
     /// The cases as JUnit XML.

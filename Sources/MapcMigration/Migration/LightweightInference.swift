@@ -518,9 +518,10 @@ struct LightweightInference {
 
     /// For a removed relationship, the destination relationship that keeps its links, when one
     /// does: its inverse's counterpart, carried from the inverse by every destination entity the
-    /// inverse's objects become, whose own inverse is a relationship `destinationEntity` has. A link is one fact stored once, seen from both sides, so the
-    /// removed side loses nothing, as Core Data, setting the inverse, sets the new side. An
-    /// ordered to-many's order is its own: removing it loses that, and it is not kept.
+    /// inverse's objects become, whose own inverse is a new relationship `destinationEntity` has.
+    /// A link is one fact stored once, seen from both sides, so the removed side loses nothing,
+    /// as Core Data, setting the inverse, sets the new side. An ordered to-many's order is its
+    /// own: removing it loses that, and it is not kept.
     private func inverseCarryingLinks(of old: Relationship, from sourceEntity: Entity, to destinationEntity: Entity) -> String? {
         guard !(old.isToMany && old.isOrdered), let inverseName = old.inverse, let target = source.entity(named: old.destination) else { return nil }
         let ownRelationships = Set(destination.allRelationships(of: destinationEntity).map(\.name))

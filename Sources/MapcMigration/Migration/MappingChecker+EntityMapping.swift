@@ -164,8 +164,7 @@ extension MappingChecker {
             // `notes != "delete me"` reads as "all but those", and leaves out the objects without
             // notes too: a filter runs as Core Data's fetch, where a test of nil is unknown.
             for (test, keyPath) in checker.testsLeavingOutNil(in: filter.expression) {
-                let path = filter.source.text.unicodeScalars.dropFirst(keyPath.range.start).prefix(keyPath.range.length)
-                let text = String(String.UnicodeScalarView(path))
+                let text = filter.source.text(of: keyPath.range)
                 warning("this filter also leaves out the objects whose \(text) is nil: a filter runs as Core Data's fetch, in SQL's logic, where a test of nil is neither true nor false",
                         at: filter.source.location(of: test.range.start), length: test.range.length,
                         fix: "to keep them, test '\(text) == nil OR (…)' with this test; to leave them out on purpose, test '\(text) != nil AND (…)'")

@@ -154,7 +154,8 @@ extension MigrationRun {
         return steps
     }
 
-    /// Sets a destination relationship to destination objects, in order (`RelationshipSetter`).
+    /// Sets an attribute of a destination object already written (`MigrationManager.setValue`),
+    /// converted as a mapping's value is, in the form the store keeps it.
     func setValue(_ value: Value, forKey key: String, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
         func refuse(_ message: String) -> MigrationError {
             MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: key, message: message)
@@ -183,6 +184,7 @@ extension MigrationRun {
         }
     }
 
+    /// Sets a destination relationship to destination objects, in order (`RelationshipSetter`).
     func setRelationship(_ name: String, of destination: DestinationObject, to targets: [ObjectRef], mapping entityMapping: EntityMapping, replacing: Bool = false) throws {
         try setter.set(name, of: destination, to: targets, mapping: entityMapping, replacing: replacing)
     }

@@ -245,7 +245,7 @@ package struct ExpressionChecker {
             if op == .add, leftType == .string || rightType == .string {
                 for operand in [left, right] {
                     guard case .keyPath = operand.kind, firstNilSource(in: operand) != nil else { continue }
-                    let text = String(String.UnicodeScalarView(source.text.unicodeScalars.dropFirst(operand.range.start).prefix(operand.range.length)))
+                    let text = source.text(of: operand.range)
                     warning("\(text) can be nil, and text + nil is nil: for an object without it, the whole text is nil, its other parts lost", operand.range,
                             fix: "give it a value for nil first: TERNARY(\(text) != nil, \(text), \"\")")
                 }

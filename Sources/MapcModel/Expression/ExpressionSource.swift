@@ -63,6 +63,11 @@ package struct ExpressionSource: Sendable {
         return hinted
     }
 
+    /// The text a range of the expression covers.
+    package func text(of range: SourceRange) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.dropFirst(range.start).prefix(range.length)))
+    }
+
     /// The file location of a scalar offset. Line breaks inside the text advance the line, so
     /// multi-line block scalars map exactly when their lines are not re-indented.
     package func location(of offset: Int) -> FileLocation {

@@ -98,7 +98,7 @@ public struct DataProblem: Sendable, Equatable, CustomStringConvertible {
 
     /// `Note 'n1', key 'title': message`.
     public var description: String {
-        var text = location.map { "\($0.path):\($0.line):\($0.column): " } ?? ""
+        var text = location.map { "\($0): " } ?? ""
         text += entity
         if let objectID { text += " '\(objectID)'" }
         if let key { text += ", key '\(key)'" }

@@ -19,18 +19,19 @@ public enum DataFile {
     /// `error`'s problems placed in the data file they were found in (`path`, its bytes `data`):
     /// at the member of the object they concern, or the object, or its entity's list, so that an
     /// editor jumps to them. A problem that cannot be placed keeps no place.
-    public static func placed(_ error: DataValidationError, in data: Data, path: String) -> DataValidationError {
+    package static func placed(_ error: DataValidationError, in data: Data, path: String) -> DataValidationError {
         guard let (json, places) = JSONValue.placedValues(data, path: path), case .object(let top) = json,
               case .object(let lists)? = top.first(where: { $0.0 == "objects" })?.1 else { return error }
         var placed = error
         for index in placed.problems.indices {
             let problem = placed.problems[index]
             // A problem of no list of the file (the store's own, said of "store") is placed nowhere.
-            guard problem.entity == "file" || lists.contains(where: { $0.0 == problem.entity }) else { continue }
+            let list = lists.first { $0.0 == problem.entity }?.1
+            guard problem.entity == "file" || list != nil else { continue }
             var trail = problem.entity == "file" ? [] : ["objects", problem.entity]
             if problem.entity != "file", let id = problem.objectID {
                 // An object the file does not hold (one in the store already) is placed nowhere.
-                guard case .array(let items)? = lists.first(where: { $0.0 == problem.entity })?.1,
+                guard case .array(let items)? = list,
                       let position = items.firstIndex(where: { item in
                           guard case .object(let members) = item else { return false }
                           return members.contains { ($0.0 == "id" || $0.0 == alternateIdentityKey) && $0.1 == .string(id) }
