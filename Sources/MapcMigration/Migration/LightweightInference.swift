@@ -460,18 +460,21 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: relationship.name, detail: "from \(old.name)"))
             work.notes.append("\(relationship.name): renamed from \(old.name)")
         }
-        // The relationship must lead to the counterpart of what it led to (or a relative in its hierarchy).
-        let targetCounterpart = sourceFor[relationship.destination]
-        guard let oldTarget = source.entity(named: old.destination), let targetCounterpart,
-              source.hierarchy(under: targetCounterpart).contains(where: { $0.name == oldTarget.name }) || source.hierarchy(under: oldTarget).contains(where: { $0.name == targetCounterpart.name }) else {
+        // The relationship must lead to what the objects it led to become: every link is kept
+        // when each of them becomes an object of the new destination's hierarchy (the same
+        // entity, a parent new or old, as Core Data moves a relationship up), some are dropped
+        // when only some do (narrowed to a sub-entity); a destination no object it led to becomes
+        // is no counterpart (an entity renamed without an identifier, more often than not).
+        guard let oldTarget = source.entity(named: old.destination), let newTarget = destination.entity(named: relationship.destination),
+              case let reach = linkReach(from: oldTarget, to: newTarget), !reach.kept.isEmpty else {
             refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
                                     fix: "write an explicit mapping"), in: &work)
             return
         }
-        if targetCounterpart.name != oldTarget.name, source.hierarchy(under: oldTarget).contains(where: { $0.name == targetCounterpart.name }) {
-            // Narrowed to a sub-entity: a link to any other object of the old destination has
-            // nowhere to go. A value dropped, said and asked about as a removal is.
-            let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(targetCounterpart.name) objects are dropped (the destination is now \(relationship.destination))"
+        if !reach.dropped.isEmpty {
+            // A link to an object that becomes no object of the new destination has nowhere to
+            // go. A value dropped, said and asked about as a removal is.
+            let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(relationship.destination) objects are dropped (the destination is now \(relationship.destination))"
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
                                         detail: "destination \(oldTarget.name) -> \(relationship.destination): links to other \(oldTarget.name) objects are dropped", losesValues: true))
             work.notes.append(loss)
@@ -495,7 +498,7 @@ struct LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
                                         detail: "\(how) (validation will check every object has \(least == 1 ? "one" : "at least \(least)"))"))
         }
-        if oldTarget.name != targetCounterpart.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
+        if sourceFor[newTarget.name]?.name != oldTarget.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
         work.origins[relationship.name] = .carried(from: old.name, typeChange: nil, nilBecomes: nil,
                                                    dropsOrder: old.isToMany && old.isOrdered && !(relationship.isToMany && relationship.isOrdered))
         // Set each relationship from one side: to-one sides always; to-many sides when they keep
@@ -514,6 +517,20 @@ struct LightweightInference {
         if let parsed = try? MappingExpression(expression) {
             work.mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
         }
+    }
+
+    /// Which objects a relationship's links lead to after the step: the concrete source entities
+    /// under `oldTarget` whose objects become objects of `newTarget`'s hierarchy (their links are
+    /// kept), and those whose objects become objects of another entity (their links are dropped).
+    /// Objects the step drops, and abstract entities, have no links to keep.
+    private func linkReach(from oldTarget: Entity, to newTarget: Entity) -> (kept: [String], dropped: [String]) {
+        let reachable = Set(destination.hierarchy(under: newTarget).map(\.name))
+        var kept: [String] = [], dropped: [String] = []
+        for entity in source.hierarchy(under: oldTarget) where !entity.isAbstract {
+            guard let becomes = claimed[entity.name], !becomes.isEmpty else { continue }
+            if becomes.allSatisfy(reachable.contains) { kept.append(entity.name) } else { dropped.append(entity.name) }
+        }
+        return (kept, dropped)
     }
 
     /// For a removed relationship, the destination relationship that keeps its links, when one
