@@ -59,6 +59,7 @@ struct PlanCommand: ParsableCommand {
                 : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
             if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
+            if !step.droppedButNotHeld.isEmpty { how += ", drops \(step.droppedButNotHeld.joined(separator: ", ")), of which the store holds no value" }
             if !step.nilsFilled.isEmpty { how += ", fills \(step.nilsFilled.joined(separator: ", "))" }
             if !step.valuesConverted.isEmpty { how += ", converts \(step.valuesConverted.joined(separator: ", "))" }
             // A mapping file's losses, as it declares them: what it drops on purpose and the

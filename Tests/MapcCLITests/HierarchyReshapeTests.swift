@@ -66,3 +66,90 @@ struct HierarchyReshapeTests {
         #expect(dump.components(separatedBy: #""item":"n1""#).count == 3 && dump.contains(#""name":"z","item":null"#), "\(dump)")
     }
 }
+
+/// A step that drops values asks for `--accept-data-loss` only where the store holds one: a
+/// value no object holds is not lost (a property moved down to the one sub-entity a store has
+/// objects of, an attribute never set, a relationship without links, an entity without objects).
+@Suite("Dropped values asked of the store")
+struct DroppedValuesAskedTests {
+    private let v1 = """
+    model: M
+    version: v1
+    entities:
+      Item:
+        attributes: { title: string?, note: string? }
+        relationships:
+          tags: { destination: Tag, toMany: true, optional: true }
+          owner: { destination: Owner, inverse: items, optional: true }
+      Note:
+        parent: Item
+        attributes: { body: string? }
+      Photo:
+        parent: Item
+      Tag:
+        attributes: { name: string? }
+      Owner:
+        relationships:
+          items: { destination: Item, toMany: true, inverse: owner, optional: true }
+      Scrap:
+        attributes: { text: string? }
+
+    """
+    // title moves down to Note; note, tags and owner (and Owner.items) are removed; Scrap too.
+    private let v2 = """
+    model: M
+    version: v2
+    entities:
+      Item:
+        attributes: {}
+      Note:
+        parent: Item
+        attributes: { body: string?, title: string? }
+      Photo:
+        parent: Item
+      Tag:
+        attributes: { name: string? }
+      Owner:
+        attributes: {}
+
+    """
+
+    private func run(_ objects: String, layout: String) throws -> (CLIResult, CLIResult, URL) {
+        let folder = try CLI.emptyProject()
+        try folder.write(v1, to: "schemas/v1.yaml")
+        try folder.write(v2, to: "schemas/v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{\#(objects)}}"#, to: "d.json")
+        let load = try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        return (try CLI.run(["plan", "s.db"], in: folder), try CLI.run(["run", "s.db"], in: folder), folder)
+    }
+
+    @Test(arguments: ["mapc", "core-data"])
+    func aStoreHoldingNoneOfTheValuesIsMigratedUnasked(layout: String) throws {
+        let (plan, run, folder) = try run(#""Note":[{"id":"n1","title":"kept","body":"b"}],"Photo":[{"id":"p1"}],"Item":[{"id":"i1"}],"Owner":[{"id":"o1"}],"Tag":[{"id":"t1","name":"x"}]"#, layout: layout)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(plan.stdout.contains("(inferred, drops entity Scrap, Item.title, Item.note, Item.tags, Item.owner, Owner.items, of which the store holds no value)"), "\(plan.stdout)")
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("of which the store held no value: nothing was lost"), "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout
+        #expect(dump.contains("\"kept\""), "\(dump)")
+    }
+
+    /// Each value held is asked about, and only those: the refusal names what the store holds.
+    @Test(arguments: [
+        (#""Photo":[{"id":"p1","title":"lost"}]"#, "Item.title"),
+        (#""Item":[{"id":"i1","note":"lost"}]"#, "Item.note"),
+        (#""Note":[{"id":"n1","tags":["t1"]}],"Tag":[{"id":"t1"}]"#, "Item.tags"),
+        (#""Note":[{"id":"n1","owner":"o1"}],"Owner":[{"id":"o1"}]"#, "Item.owner, Owner.items"),
+        (#""Scrap":[{"id":"s1"}]"#, "entity Scrap"),
+    ])
+    func aStoreHoldingAValueIsAsked(objects: String, dropped: String) throws {
+        for layout in ["mapc", "core-data"] {
+            let (plan, run, folder) = try run(objects, layout: layout)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            #expect(plan.stdout.contains("(inferred, drops \(dropped)"), "\(layout): \(plan.stdout)")
+            #expect(run.status == 2 && run.stderr.contains("would drop the values of \(dropped);"), "\(layout): \(run.stderr)")
+            #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
+        }
+    }
+}

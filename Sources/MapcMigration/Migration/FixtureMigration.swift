@@ -42,7 +42,7 @@ public enum FixtureMigration {
         // Checked as `Migrator` checks them: the same errors (an unknown policy is a diagnostic),
         // the same refusal of a step that would drop values.
         try MappingChecker.check(steps, policies: policies)
-        try StoreMigration.refuseDataLoss(in: steps, accepted: acceptsDataLoss)
+        try StoreMigration.refuseDataLoss(in: steps, accepted: acceptsDataLoss, asking: store)
         for step in steps {
             let next = try Store.inMemory(schema: step.destination)
             _ = try StoreMigration.migrate(step, from: store, into: next, policies: policies)

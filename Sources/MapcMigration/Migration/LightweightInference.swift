@@ -136,8 +136,10 @@ struct LightweightInference {
         }
         for entity in source.entities where claimed[entity.name] == nil {
             if entity.parent != nil || source.hierarchy(under: entity).count > 1 { origins.reshapes = true }
-            changes.append(SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: entity.isAbstract ? "abstract: no objects of its own" : "",
-                                        losesValues: !entity.isAbstract))
+            var change = SchemaChange(kind: .removed, entity: entity.name, property: nil, detail: entity.isAbstract ? "abstract: no objects of its own" : "",
+                                      losesValues: !entity.isAbstract)
+            change.keptIn = [EntityProperty(entity: entity.name, property: nil)]
+            changes.append(change)
         }
     }
 
@@ -248,7 +250,9 @@ struct LightweightInference {
             mapRelationship(relationship, in: &work)
         }
         for old in work.sourceAttributes where !work.usedAttributes.contains(old.name) && !old.isTransient {
-            changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)"))
+            var change = SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)")
+            change.keptIn = [EntityProperty(entity: sourceEntity.name, property: old.name)]
+            changes.append(change)
             work.notes.append("\(old.name): removed, its values are dropped")
             work.mapping.drops.append(old.name)
         }
@@ -260,7 +264,9 @@ struct LightweightInference {
                 work.notes.append("\(old.name): relationship removed; its links are kept by \(carrier)")
                 continue
             }
-            changes.append(SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)"))
+            var change = SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)")
+            change.keptIn = [EntityProperty(entity: sourceEntity.name, property: old.name)]
+            changes.append(change)
             work.notes.append("\(old.name): relationship removed")
             work.mapping.drops.append(old.name)
         }
@@ -571,15 +577,27 @@ struct LightweightInference {
     /// A property's change is said once, at the entity declaring it (an abstract parent's property,
     /// not under each of its sub-entities); so is each problem.
     private mutating func sayEachChangeOnceWhereDeclared() {
-        var said: Set<[String]> = []
-        changes = changes.compactMap { change in
+        // Each change said, by what says it; the objects keeping what one drops are gathered
+        // on the one kept.
+        var said: [[String]: Int] = [:]
+        var keptChanges: [SchemaChange] = []
+        func keep(_ change: SchemaChange, as key: [String]) {
+            guard let first = said[key] else {
+                said[key] = keptChanges.count
+                keptChanges.append(change)
+                return
+            }
+            if let more = change.keptIn { keptChanges[first].keptIn = keptChanges[first].keptIn.map { $0.union(more) } }
+        }
+        for change in changes {
             var change = change
             let owner = declaring(change.entity, change.property, removed: change.kind == .removed)
             // A property the declaring entity had already is new only to the entity now under it.
             if owner != change.entity, change.kind == .added, let property = change.property, let ownerBefore = sourceFor[owner],
                source.property(named: property, in: ownerBefore) != nil {
                 change.detail = "inherited from \(owner), which it is now under; \(change.detail)"
-                return said.insert([change.kind.rawValue, change.entity, property, change.detail]).inserted ? change : nil
+                keep(change, as: [change.kind.rawValue, change.entity, property, change.detail])
+                continue
             }
             // A property the entity inherited from a parent it has left is lost to it alone.
             if owner == change.entity, change.kind == .removed, let property = change.property, let before = sourceFor[change.entity],
@@ -589,8 +607,9 @@ struct LightweightInference {
             }
             if owner != change.entity, change.kind == .removed { change.detail = change.detail.replacingOccurrences(of: "of \(sourceFor[change.entity]?.name ?? change.entity)", with: "of \(sourceFor[owner]?.name ?? owner)") }
             change.entity = owner
-            return said.insert([change.kind.rawValue, change.entity, change.property ?? "", change.detail]).inserted ? change : nil
+            keep(change, as: [change.kind.rawValue, change.entity, change.property ?? "", change.detail])
         }
+        changes = keptChanges
         // Said once at the declaring entity; what each sub-entity's would set it aside (its
         // attribute holding no nil) is gathered on the one kept.
         var refused: [[String]: Int] = [:]

@@ -39,6 +39,23 @@ package struct EntityAttribute: Hashable, Sendable {
     package var attribute: String
 }
 
+/// A property of exactly an entity's objects (its sub-entities' aside), by their names, or the
+/// objects themselves (`property` nil): where a store keeps values a step drops, and what it is
+/// asked about before they are dropped (`Store.holdsValues(of:in:)`).
+package struct EntityProperty: Hashable, Sendable {
+    package var entity: String
+    package var property: String?
+}
+
+/// A value an inferred step drops, and where a store keeps it.
+package struct DroppedValue: Sendable, Equatable {
+    /// As said: "Item.title", "entity Note".
+    package var name: String
+    /// The source objects that keep it, or nil when a store cannot be asked (links a narrowed
+    /// relationship can no longer hold): a store holding none of it loses nothing.
+    package var keptIn: Set<EntityProperty>?
+}
+
 /// One change between two versions, as `mapc diff` shows it.
 public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// What kind of change.
@@ -68,6 +85,8 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// For a conversion between number types that is not lossless: the types and what it can
     /// cost ("double -> float: values are rounded to single precision …").
     package var conversion: String?
+    /// For a change that loses values, the source objects that keep them (`DroppedValue.keptIn`).
+    package var keptIn: Set<EntityProperty>?
 
     package init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
         self.kind = kind
@@ -75,6 +94,12 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
         self.property = property
         self.detail = detail
         self.losesValues = losesValues ?? (kind == .removed)
+    }
+
+    /// The same change, said alike (where a store keeps what it drops is bookkeeping, not the change).
+    public static func == (lhs: SchemaChange, rhs: SchemaChange) -> Bool {
+        lhs.kind == rhs.kind && lhs.entity == rhs.entity && lhs.property == rhs.property && lhs.detail == rhs.detail
+            && lhs.losesValues == rhs.losesValues && lhs.defaultForNil == rhs.defaultForNil && lhs.conversion == rhs.conversion
     }
 
     public var description: String {
@@ -126,8 +151,13 @@ public struct InferenceResult: Sendable {
     }
 
     /// What the step drops: removed entities and properties, whose values an inferred migration loses.
-    public var droppedValues: [String] {
-        changes.filter(\.losesValues).map { change in change.property.map { "\(change.entity).\($0)" } ?? "entity \(change.entity)" }
+    public var droppedValues: [String] { dropped.map(\.name) }
+
+    /// What the step drops, each with where a store keeps it.
+    package var dropped: [DroppedValue] {
+        changes.filter(\.losesValues).map { change in
+            DroppedValue(name: change.property.map { "\(change.entity).\($0)" } ?? "entity \(change.entity)", keptIn: change.keptIn)
+        }
     }
 }
 

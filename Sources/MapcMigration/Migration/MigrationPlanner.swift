@@ -35,7 +35,13 @@ public struct MigrationStep: Sendable {
     public var passesThrough: [String] = []
     /// For an inferred step, what it drops: removed entities ("entity Note") and properties
     /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
+    /// In a plan for a store (`Migrator.plan(forStoreAt:)`), the first step's are those the store
+    /// holds a value of (the others are `droppedButNotHeld`), which the run asks again.
     public var droppedValues: [String] = []
+    /// In a plan for a store, what the first step drops that the store holds no value of.
+    package var droppedButNotHeld: [String] = []
+    /// For an inferred step, what it drops, each with where a store keeps it.
+    package var dropped: [DroppedValue] = []
     /// For an inferred step, attributes made required whose nil values become their default
     /// ("Photo.caption (nil becomes "")"), as Core Data's lightweight migration does.
     public var nilsFilled: [String] = []
@@ -86,6 +92,7 @@ public struct MigrationStep: Sendable {
         self.destination = destination
         self.mapping = mapping
         self.isInferred = true
+        self.dropped = result.dropped
         self.droppedValues = result.droppedValues
         self.nilsFilled = result.nilsFilled
         self.valuesConverted = result.valuesConverted

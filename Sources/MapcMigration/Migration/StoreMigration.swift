@@ -111,7 +111,6 @@ package enum StoreMigration {
     package static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
                            progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
-        try refuseDataLoss(in: steps, accepted: options.acceptsDataLoss)
         let real = try Files.existingStore(path)
         let replaces = !options.dryRun && options.output == nil
         // What stops the replacement stops a dry run too: it says what the run would meet.
@@ -226,6 +225,13 @@ package enum StoreMigration {
             try? sourceStore.close()
             throw MigrationError.foreignTables(tables: unasked.map(\.describedWithCost))
         }
+        // Asked under the lock, of the store as the first step reads it: what a value no object
+        // holds costs is nothing, and one saved since the plan was made is seen.
+        let unheld: [String]
+        do { unheld = try refuseDataLoss(in: steps, accepted: options.acceptsDataLoss, asking: sourceStore) } catch {
+            try? sourceStore.close()
+            throw error
+        }
         // The store's own checks run beside the first step, which stops early if they fail, and
         // waits for them before it validates: its file is used only once they passed. A step
         // with custom policies waits for them before it starts: policy code never sees a store
@@ -280,7 +286,8 @@ package enum StoreMigration {
         let cautions = zip(steps, summaries).flatMap { step, summary in
             summary.cautions.map { steps.count > 1 ? "step \(step.source.version) -> \(step.destination.version): \($0)" : $0 }
         }
-        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
+        let unheldNotes = unheld.isEmpty ? [] : ["the inferred step \(first.source.version) -> \(first.destination.version) drops \(unheld.joined(separator: ", ")), of which the store held no value: nothing was lost"]
+        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + unheldNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
     }
 
     /// Opens the migrated store as a reader would, its layout read from the file, and reads a
@@ -561,10 +568,35 @@ package enum StoreMigration {
 
     /// Refuses a chain with an inferred step that drops values, unless the loss is accepted: before
     /// anything is read, naming the step and what it would drop. Every way to migrate asks this.
-    static func refuseDataLoss(in steps: [MigrationStep], accepted: Bool) throws {
-        if !accepted, let lossy = steps.first(where: { $0.isInferred && !$0.droppedValues.isEmpty }) {
-            throw MigrationError.dataLoss(step: "\(lossy.source.version) -> \(lossy.destination.version)", dropped: lossy.droppedValues)
+    /// Refuses steps that drop values unless the loss is accepted (`MigrationError.dataLoss`, naming
+    /// the first such step): an inferred step's removals, whose values Core Data's lightweight
+    /// migration drops without a word. The first step's are asked of `store` (at that step's
+    /// source version): a value no object holds is not lost, and what the store holds none of is
+    /// returned, to be said. A later step's all count (its values come from the steps before).
+    @discardableResult
+    static func refuseDataLoss(in steps: [MigrationStep], accepted: Bool, asking store: Store?) throws -> [String] {
+        var unheld: [String] = []
+        for (index, step) in steps.enumerated() where step.isInferred && !step.dropped.isEmpty {
+            var held = step.dropped.map(\.name)
+            if index == 0, let store {
+                (held, unheld) = try droppedValues(of: step, keptBy: store)
+            }
+            if !accepted && !held.isEmpty {
+                throw MigrationError.dataLoss(step: "\(step.source.version) -> \(step.destination.version)", dropped: held)
+            }
         }
+        return unheld
+    }
+
+    /// What `step` drops that `store` (at the step's source version) keeps a value of, and what
+    /// it keeps none of. A value no question can be asked about is taken to be kept.
+    static func droppedValues(of step: MigrationStep, keptBy store: Store) throws -> (held: [String], unheld: [String]) {
+        var held: [String] = [], unheld: [String] = []
+        for value in step.dropped {
+            let kept = try value.keptIn.map { places in try places.contains { try store.holdsValues(of: $0.property, in: $0.entity) } } ?? true
+            if kept { held.append(value.name) } else { unheld.append(value.name) }
+        }
+        return (held, unheld)
     }
 
     /// Removes temporary files a killed run left beside the store (only ever called under the lock).

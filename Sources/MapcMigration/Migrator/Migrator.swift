@@ -173,8 +173,14 @@ public struct Migrator: Sendable {
                 opened = store
                 return try store.holdsNil(of: attribute, in: entity)
             }
-            let steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion,
+            var steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion,
                                                   storeHolds: holds, storeHoldsNil: holdsNil)
+            // What the first step drops that the store holds no value of costs nothing (the run asks again, under its lock).
+            if let first = steps.first, first.isInferred, !first.dropped.isEmpty {
+                let store = try opened ?? Store.open(at: Files.path(of: url), schema: current, readOnly: true)
+                opened = store
+                (steps[0].droppedValues, steps[0].droppedButNotHeld) = try StoreMigration.droppedValues(of: first, keptBy: store)
+            }
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
             if withNotes, plan.isNeeded { (plan.notes, plan.refusalInStoreFormat) = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
             return plan

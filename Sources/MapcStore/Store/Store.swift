@@ -443,6 +443,34 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Whether an object of exactly `entity` has a value for `property` (an attribute not nil, a
+    /// relationship with a link), or, with no property, whether there is such an object at all,
+    /// without counting them: what a run asks of its store before a step drops those values. A
+    /// property the entity does not store is taken to hold values.
+    package func holdsValues(of property: String?, in entity: String) throws -> Bool {
+        guard let property else { return try holdsObjects(of: entity) }
+        let storage = try layout.storage(of: entity)
+        let table = storage.table.quotedSQLIdentifier, kind = storage.entityColumn.quotedSQLIdentifier
+        // The keys of the objects of exactly the entity, for a link kept in another table.
+        let owners = "SELECT \(storage.primaryKey.quotedSQLIdentifier) FROM \(table) WHERE \(kind) = ?"
+        let sql: String
+        if let column = storage.attributeColumns[property] {
+            sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(kind) = ? AND \(column.quotedSQLIdentifier) IS NOT NULL)"
+        } else {
+            switch storage.relationships[property] {
+            case .foreignKey(let column, _, _)?:
+                sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(kind) = ? AND \(column.quotedSQLIdentifier) IS NOT NULL)"
+            case .inverseForeignKey(let other, let column, _, _)?:
+                sql = "SELECT EXISTS (SELECT 1 FROM \(other.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IN (\(owners)))"
+            case .joinTable(let join, let ownerColumn, _, _, _, _, _)?:
+                sql = "SELECT EXISTS (SELECT 1 FROM \(join.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) IN (\(owners)))"
+            case nil:
+                return true
+            }
+        }
+        return try reading { db in try Bool.fetchOne(db, sql: sql, arguments: [storage.discriminator]) ?? true }
+    }
+
     /// `count(of:exactly:)` for the engine: SQLite's failures stay SQLite's.
     package func countObjects(of entity: String, exactly: Bool = false) throws -> Int {
         let storage = try layout.storage(of: entity)
