@@ -42,6 +42,10 @@ package enum MappingWriter {
             if let name = entityMapping.destination { lines.append("    destination: \(YAMLText.scalar(name))") }
             if entityMapping.type == .remove || entityMapping.type == .add || entityMapping.type == .copy { lines.append("    type: \(entityMapping.type.rawValue)") }
             if let policy = entityMapping.policy { lines.append("    policy: \(YAMLText.scalar(policy))") }
+            if !entityMapping.userInfo.isEmpty {
+                let entries = entityMapping.userInfo.keys.sorted().map { "\(YAMLText.flowScalar($0)): \(YAMLText.flowScalar(entityMapping.userInfo[$0] ?? ""))" }
+                lines.append("    userInfo: { \(entries.joined(separator: ", ")) }")
+            }
             if !entityMapping.todo.isEmpty {
                 lines.append("    # Left to do: inference cannot decide these; `mapc check` reports them until they are done and deleted.")
                 lines.append("    todo:")

@@ -65,10 +65,13 @@ public enum XcodeMappingImporter {
             .sorted { (Int($0.attribute("mappingnumber") ?? "") ?? Int.max, $0.id) < (Int($1.attribute("mappingnumber") ?? "") ?? Int.max, $1.id) }
         var mappings: [EntityMapping] = []
         var usedNames: Set<String> = []
+        warnings += unread(model, what: "the mapping model")
         for object in entityMappings {
             let sourceName = object.attribute("sourcename").flatMap { $0.isEmpty ? nil : $0 }
             let destinationName = object.attribute("destinationname").flatMap { $0.isEmpty ? nil : $0 }
-            var name = "\(sourceName ?? "")To\(destinationName ?? "")"
+            // The name Xcode's mapping editor shows, which its user may change (relationship
+            // mappings and policies look the mapping up by it); Xcode's own otherwise.
+            var name = object.attribute("name").flatMap { $0.isEmpty ? nil : $0 } ?? "\(sourceName ?? "")To\(destinationName ?? "")"
             if !usedNames.insert(name).inserted {
                 var number = 2
                 while !usedNames.insert("\(name)\(number)").inserted { number += 1 }
@@ -77,6 +80,10 @@ public enum XcodeMappingImporter {
             }
             let type: EntityMappingType = sourceName == nil ? .add : (destinationName == nil ? .remove : .transform)
             var mapping = EntityMapping(name: name, source: sourceName, destination: destinationName, type: type)
+            warnings += unread(object, what: "entity mapping \(name)")
+            if let data = object.binary("userinfodata") {
+                mapping.userInfo = userInfo(data, what: "the user info of entity mapping \(name)", at: object.location(of: "userinfodata"), warnings: &warnings)
+            }
             if let className = object.attribute("migrationpolicyclassname"), !className.isEmpty {
                 // Swift's module prefix names where the class lived in the app, not the policy.
                 let policy = String(className.split(separator: ".").last ?? Substring(className))
@@ -105,6 +112,7 @@ public enum XcodeMappingImporter {
             for property in try graph.related(object, "attributemappings", of: "XDDEVATTRIBUTEMAPPING").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
                 let propertyName = try property.name()
                 let what = "attribute \(propertyName) of \(name)"
+                warnings += unread(property, what: what)
                 var text: String?
                 if let data = property.binary("valueexpressiondata") {
                     text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo)
@@ -118,6 +126,7 @@ public enum XcodeMappingImporter {
             for property in try graph.related(object, "relationshipmappings", of: "XDDEVRELATIONSHIPMAPPING").sorted(by: { ($0.attribute("name") ?? "") < ($1.attribute("name") ?? "") }) {
                 let propertyName = try property.name()
                 let what = "relationship \(propertyName) of \(name)"
+                warnings += unread(property, what: what)
                 var text: String?
                 if let target = property.attribute("sourcemappingname"), !target.isEmpty {
                     let keyPath = property.attribute("sourcekeypath").flatMap { $0.isEmpty ? nil : $0 } ?? "$source"
@@ -216,6 +225,60 @@ public enum XcodeMappingImporter {
         }
     }
 
+    // MARK: What the objects hold
+
+    /// The attributes Xcode writes on each kind of object, which the import reads (a property
+    /// mapping's `userinfodata` only to say it is not imported).
+    static let readAttributes: [String: Set<String>] = [
+        "XDDEVMAPPINGMODEL": ["sourcemodelpath", "destinationmodelpath", "sourcemodeldata", "destinationmodeldata"],
+        "XDDEVENTITYMAPPING": ["name", "sourcename", "destinationname", "mappingtypename", "mappingnumber", "migrationpolicyclassname",
+                               "sourcefilterpredicatestring", "sourceexpressiondata", "autogenerateexpression", "userinfodata"],
+        "XDDEVATTRIBUTEMAPPING": ["name", "valueexpressiondata", "autogenerateexpression", "userinfodata"],
+        "XDDEVRELATIONSHIPMAPPING": ["name", "valueexpressiondata", "autogenerateexpression", "sourcemappingname", "sourcekeypath", "userinfodata"],
+    ]
+
+    /// A warning for each attribute of an object the import does not read (a later Xcode's, or
+    /// a hand edit's), and for a property mapping's user info, which mapc's property mappings do
+    /// not hold: what is passed over is said, never dropped in silence.
+    private static func unread(_ object: ObjectGraph.Object, what: String) -> [Diagnostic] {
+        let known = readAttributes[object.type] ?? []
+        var said: [Diagnostic] = object.attributes.keys.sorted().filter { !known.contains($0) }.map { name in
+            .warning("\(what): the attribute '\(name)' is not one mapc reads, and is not imported; if it matters to the migration, write it into the mapping by hand", at: object.location(of: name))
+        }
+        if object.type != "XDDEVENTITYMAPPING", object.binary("userinfodata") != nil {
+            said.append(.warning("\(what): its user info is not imported (a mapc property mapping has none); a policy reading it can keep the values in its entity mapping's 'userInfo'",
+                                 at: object.location(of: "userinfodata")))
+        }
+        return said
+    }
+
+    /// An entity mapping's user info (an archived dictionary; Xcode's inspector writes text
+    /// values): its entries as text, numbers and booleans written out; an entry of another kind,
+    /// or an archive that cannot be read, is a warning, never dropped in silence.
+    private static func userInfo(_ data: Data, what: String, at location: FileLocation, warnings: inout [Diagnostic]) -> [String: String] {
+        let archive: KeyedArchive
+        do { archive = try KeyedArchive(data: data, what: what) } catch {
+            warnings.append(.warning("\(error) (not imported: write its entries into the mapping's 'userInfo' by hand)", at: location))
+            return [:]
+        }
+        guard let root = archive.rootObject, let className = archive.className(of: root), className.hasSuffix("Dictionary") else {
+            warnings.append(.warning("\(what) is not an archived dictionary (not imported: write its entries into the mapping's 'userInfo' by hand)", at: location))
+            return [:]
+        }
+        var entries: [String: String] = [:]
+        for (key, value) in archive.entries(of: root) {
+            switch value {
+            case let text as String: entries[key] = text
+            // A property list's boolean (an archived number of 1 is a number, said as one).
+            case let flag as Bool where type(of: value) == Bool.self: entries[key] = flag ? "YES" : "NO"
+            case let number as NSNumber: entries[key] = number.stringValue
+            default:
+                warnings.append(.warning("\(what): the entry '\(key)' is not text or a number, and is not imported; write it into the mapping's 'userInfo' by hand", at: location))
+            }
+        }
+        return entries
+    }
+
     // MARK: Expressions
 
     /// An expression archive's text; when it cannot be read, a warning now and a `todo:` item in
@@ -246,8 +309,13 @@ public enum XcodeMappingImporter {
             var location: FileLocation
             var attributes: [String: String]
             var relationships: [String: [String]]
+            /// Where each attribute's element is.
+            var attributeLocations: [String: FileLocation] = [:]
 
             func attribute(_ name: String) -> String? { attributes[name] }
+
+            /// Where an attribute's element is (the object's, for one it does not have).
+            func location(of attribute: String) -> FileLocation { attributeLocations[attribute] ?? location }
 
             /// A property mapping's name: the destination property it sets. Xcode never writes one
             /// without, and passing it over left that property to nothing.
@@ -285,7 +353,10 @@ public enum XcodeMappingImporter {
                 var object = Object(id: id, type: type, location: node.location, attributes: [:], relationships: [:])
                 for child in node.children {
                     guard let name = child.attributes["name"] else { continue }
-                    if child.name == "attribute" { object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+                    if child.name == "attribute" {
+                        object.attributes[name] = child.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                        object.attributeLocations[name] = child.location
+                    }
                     if child.name == "relationship" { object.relationships[name] = (child.attributes["idrefs"] ?? "").split(separator: " ").map(String.init) }
                 }
                 objects[id] = object

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// What an Xcode mapping model holds besides its expressions, imported or said: an entity
+/// mapping's user info (which real policies branch on: dropped, they fell back to `super` and
+/// the run lost values, exit 0), the name its editor gave it, and anything the import does not read.
+@Suite("Mapping model details")
+struct MappingImportDetailsTests {
+    /// A model of two versions, M and M 2, each with Item { name }.
+    private func project() throws -> URL {
+        let folder = try CLI.emptyProject()
+        for version in ["M", "M 2"] {
+            let model = folder.appendingPathComponent("M.xcdatamodeld/\(version).xcdatamodel")
+            try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+            try Data("""
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+                <entity name="Item" representedClassName="Item" syncable="YES">
+                    <attribute name="name" optional="YES" attributeType="String"/>
+                </entity>
+            </model>
+
+            """.utf8).write(to: model.appendingPathComponent("contents"))
+        }
+        let imported = try CLI.run(["import", "M.xcdatamodeld"], in: folder)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        return folder
+    }
+
+    /// An archived dictionary as Xcode writes a user info.
+    private func archive(_ dictionary: NSDictionary) throws -> String {
+        try NSKeyedArchiver.archivedData(withRootObject: dictionary, requiringSecureCoding: false).base64EncodedString()
+    }
+
+    private func mappingModel(entityLines: String, attributeLines: String = "", in folder: URL) throws {
+        let bundle = folder.appendingPathComponent("Item.xcmappingmodel")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        try Data("""
+        <?xml version="1.0" standalone="yes"?>
+        <database>
+            <object type="XDDEVATTRIBUTEMAPPING" id="z200">
+                <attribute name="name" type="string">name</attribute>
+        \(attributeLines)
+                <relationship name="entitymapping" type="1/1" destination="XDDEVENTITYMAPPING" idrefs="z110"></relationship>
+            </object>
+            <object type="XDDEVMAPPINGMODEL" id="z101">
+                <attribute name="sourcemodelpath" type="string">M.xcdatamodeld/M.xcdatamodel</attribute>
+                <attribute name="destinationmodelpath" type="string">M.xcdatamodeld/M 2.xcdatamodel</attribute>
+                <relationship name="entitymappings" type="0/0" destination="XDDEVENTITYMAPPING" idrefs="z110"></relationship>
+            </object>
+            <object type="XDDEVENTITYMAPPING" id="z110">
+        \(entityLines)
+                <attribute name="sourcename" type="string">Item</attribute>
+                <attribute name="mappingtypename" type="string">Undefined</attribute>
+                <attribute name="mappingnumber" type="int16">1</attribute>
+                <attribute name="destinationname" type="string">Item</attribute>
+                <attribute name="autogenerateexpression" type="bool">1</attribute>
+                <relationship name="mappingmodel" type="1/1" destination="XDDEVMAPPINGMODEL" idrefs="z101"></relationship>
+                <relationship name="attributemappings" type="0/0" destination="XDDEVATTRIBUTEMAPPING" idrefs="z200"></relationship>
+            </object>
+        </database>
+
+        """.utf8).write(to: bundle.appendingPathComponent("xcmapping.xml"))
+    }
+
+    @Test func anEntityMappingsUserInfoIsImported() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let info = try archive(["sourceVersion": "v1.1", "modelVersion": "é 2", "count": 3])
+        try mappingModel(entityLines: #"        <attribute name="userinfodata" type="binary">\#(info)</attribute>"#, in: folder)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let yaml = try folder.read("mappings/mapping_M_to_M 2.yaml")
+        #expect(yaml.contains("userInfo:") && yaml.contains("sourceVersion: v1.1") && yaml.contains("modelVersion: é 2") && yaml.contains("count: '3'"), "\(yaml)")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+    }
+
+    /// What the import does not read is said at its element: an attribute of a later Xcode (or
+    /// a hand edit), a property mapping's user info (mapc's property mappings have none), a user
+    /// info that is no dictionary.
+    @Test func whatIsNotImportedIsSaid() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try mappingModel(entityLines: #"        <attribute name="somethingnew" type="string">x</attribute>"#,
+                         attributeLines: #"        <attribute name="userinfodata" type="binary">\#(try archive(["k": "v"]))</attribute>"#, in: folder)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("xcmapping.xml:14:9: warning: entity mapping ItemToItem: the attribute 'somethingnew' is not one mapc reads, and is not imported"), "\(run.stderr)")
+        #expect(run.stderr.contains("xcmapping.xml:5:9: warning: attribute name of ItemToItem: its user info is not imported"), "\(run.stderr)")
+        let notADictionary = try NSKeyedArchiver.archivedData(withRootObject: NSArray(array: ["a"]), requiringSecureCoding: false).base64EncodedString()
+        try mappingModel(entityLines: #"        <attribute name="userinfodata" type="binary">\#(notADictionary)</attribute>"#, in: folder)
+        let odd = try CLI.run(["import", "Item.xcmappingmodel", "--output", "other"], in: folder)
+        #expect(odd.stderr.contains("the user info of entity mapping ItemToItem is not an archived dictionary"), "\(odd.stderr)")
+    }
+
+    /// A name given in Xcode's mapping editor is the mapping's name (relationship mappings and
+    /// policies look it up by it); it was replaced by `<Source>To<Destination>`.
+    @Test func anEntityMappingKeepsTheNameItsEditorGaveIt() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try mappingModel(entityLines: #"        <attribute name="name" type="string">KeepItems</attribute>"#, in: folder)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try folder.read("mappings/mapping_M_to_M 2.yaml").contains("name: KeepItems"))
+    }
+}
