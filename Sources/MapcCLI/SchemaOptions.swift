@@ -132,15 +132,24 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
 
-/// `--every-version`: every version a step of its own (`Migrator.stepsThroughEveryVersion`).
+/// `--every-version`: every version a step of its own (`Migrator.stepsThroughEveryVersion`);
+/// `--infer-directly`: one inference across consecutive inferred steps (`Migrator.infersDirectly`).
 struct StepOptions: ParsableArguments {
     @Flag(name: .customLong("every-version"), help: "Make every version a step of its own, each built and validated, instead of taking consecutive inferred steps as one where that changes no value.")
     var everyVersion = false
+
+    @Flag(name: .customLong("infer-directly"), help: "Infer one step across consecutive inferred steps even where that gives other values than the steps through each version, as Core Data's lightweight migration infers straight from the store's model to the current one.")
+    var inferDirectly = false
+
+    func validate() throws {
+        if everyVersion && inferDirectly { throw ValidationError("--every-version and --infer-directly ask for opposite steps; give one") }
+    }
 
     /// A migrator over the folders the options name, stepping as asked.
     func migrator(_ schemaOptions: SchemaOptions, _ mappingOptions: MappingOptions) throws -> Migrator {
         var migrator = try Migrator(schemas: schemaOptions.catalog(), mappings: mappingOptions.catalog(schemaOptions))
         migrator.stepsThroughEveryVersion = everyVersion
+        migrator.infersDirectly = inferDirectly
         return migrator
     }
 }

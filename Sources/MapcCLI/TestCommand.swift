@@ -118,6 +118,7 @@ struct TestCommand: ParsableCommand {
         if let folder = policyOptions.folder { options.append("--policies=\(folder)") }
         if acceptDataLoss { options.append("--accept-data-loss") }
         if stepOptions.everyVersion { options.append("--every-version") }
+        if stepOptions.inferDirectly { options.append("--infer-directly") }
         let isolation = IsolatedMigration(options: options)
         MigrationTestCase.removeAbandonedCopies()
         // Each case is reported as it ends, as a test runner does.

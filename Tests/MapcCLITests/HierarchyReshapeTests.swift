@@ -153,3 +153,44 @@ struct DroppedValuesAskedTests {
         }
     }
 }
+
+/// Core Data's lightweight migration infers straight from the store's model to the current one;
+/// mapc goes through each version where one inference would give other values. That was silent
+/// (an attribute whose default was added and removed between: 0 from mapc, nil from the app on a
+/// device); a plan says it now, and `--infer-directly` migrates as Core Data does.
+@Suite("Inferred chains and Core Data's one inference")
+struct DirectInferenceTests {
+    private func project() throws -> URL {
+        let folder = try CLI.emptyProject()
+        try folder.write("model: M\nversion: v1\nentities:\n  E:\n    attributes: { a: string?, c: string? }\n", to: "schemas/v1.yaml")
+        // b is added with a default, which v3 removes; c is removed in v2 and comes back in v3.
+        try folder.write("model: M\nversion: v2\nentities:\n  E:\n    attributes:\n      a: string?\n      b: { type: int16, optional: true, default: 0 }\n", to: "schemas/v2.yaml")
+        try folder.write("model: M\nversion: v3\nentities:\n  E:\n    attributes:\n      a: string?\n      b: int16?\n      c: string?\n", to: "schemas/v3.yaml")
+        try folder.write("versions: [v1, v2, v3]\n", to: "schemas/versions.yaml")
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","a":"x","c":"kept by Core Data"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        return folder
+    }
+
+    @Test func aPlanSaysWhereCoreDatasOneInferenceDiffers() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.stdout.contains("Core Data's lightweight migration, which infers straight from v1 to v3, would give E.b nil where the steps give 0; E.c the v1 value of c where the steps give nil"), "\(plan.stdout)")
+        let run = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("`--infer-directly` migrates as Core Data does"), "\(run.stderr)")
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }.contains(#""b":0,"c":null"#))
+    }
+
+    @Test func inferringDirectlyMigratesAsCoreDataDoes() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let plan = try CLI.run(["plan", "--infer-directly", "s.db"], in: folder)
+        #expect(plan.stdout.contains("1. v1 -> v3 (inferred through v2 in one step)") && !plan.stdout.contains("drops"), "\(plan.stdout)")
+        let run = try CLI.run(["run", "--infer-directly", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }.contains(#""b":null,"c":"keptbyCoreData""#))
+        let both = try CLI.run(["run", "--infer-directly", "--every-version", "s.db"], in: folder)
+        #expect(both.status == 64 && both.stderr.contains("ask for opposite steps"), "\(both.stderr)")
+    }
+}

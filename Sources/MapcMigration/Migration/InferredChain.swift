@@ -161,7 +161,103 @@ enum InferredChain {
 
     /// The steps with each run of consecutive inferred steps taken as one wherever that changes no
     /// value (longest first); mapping-file steps and lone inferred steps are kept as they are.
+    /// Where a run stays more than one step and one inference across it gives other values, its
+    /// first step says so (`MigrationStep.chainNotes`): Core Data's lightweight migration infers
+    /// straight from the store's model to the current one.
     static func combined(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
+        var result: [MigrationStep] = []
+        var index = steps.startIndex
+        while index < steps.endIndex {
+            guard steps[index].isInferred else {
+                result.append(steps[index])
+                index += 1
+                continue
+            }
+            var runEnd = index
+            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
+            var run = combinedRun(Array(steps[index...runEnd]), order: order)
+            if run.count > 1, let note = directDifferences(Array(steps[index...runEnd])) { run[0].chainNotes.append(note) }
+            result += run
+            index = runEnd + 1
+        }
+        return result
+    }
+
+    /// What one inference from the first step's source to the last step's destination gives
+    /// unlike the steps one after another, said property by property; nil when it gives the same
+    /// values, cannot be made, or either cannot be traced.
+    static func directDifferences(_ steps: [MigrationStep]) -> String? {
+        guard let first = steps.first, let last = steps.last, steps.count > 1 else { return nil }
+        var stepwise: State? = State(first: first.source)
+        for step in steps { stepwise = step.inferredOrigins.flatMap { stepwise?.after($0) } }
+        let direct = MappingInference.infer(from: first.source, to: last.destination, through: steps.dropFirst().map(\.source))
+        guard let stepwise, direct.mapping != nil, let once = State(first: first.source).after(direct.origins), once != stepwise else { return nil }
+        func said(_ trace: Trace?) -> String {
+            switch trace {
+            case nil: return "nothing"
+            case .stored(let name)?: return "the \(first.source.version) value of \(name)"
+            case .constant(nil)?: return "nil"
+            case .constant(let value?)?: return "\(value)"
+            case .converted(let inner, let change)?: return "\(said(inner)) as \(change.to.rawValue)"
+            case .filled(let inner, let value)?: return "\(said(inner)), nil becoming \(value)"
+            case .unordered(let inner)?: return "\(said(inner)) without its order"
+            }
+        }
+        var differences: [String] = []
+        for entity in Set(stepwise.traces.keys).union(once.traces.keys).sorted() {
+            guard let mine = stepwise.traces[entity], let theirs = once.traces[entity] else {
+                differences.append("\(entity) objects \(stepwise.traces[entity] == nil ? "kept" : "dropped")")
+                continue
+            }
+            for property in Set(mine.keys).union(theirs.keys).sorted() where mine[property] != theirs[property] {
+                differences.append("\(entity).\(property) \(said(theirs[property])) where the steps give \(said(mine[property]))")
+            }
+        }
+        guard !differences.isEmpty else { return nil }
+        let shown = differences.prefix(6).joined(separator: "; ") + (differences.count > 6 ? "; and \(differences.count - 6) more" : "")
+        return "Core Data's lightweight migration, which infers straight from \(first.source.version) to \(last.destination.version), would give \(shown). "
+            + "mapc migrates through each version (\(steps.dropFirst().map(\.source.version).joined(separator: ", "))), as an app that opened each would: `--infer-directly` migrates as Core Data does"
+    }
+
+    /// The steps with each run of consecutive inferred steps made one inference from its first
+    /// version to its last, as Core Data's lightweight migration infers straight from the store's
+    /// model to the current one (a default added and removed between is not filled; a property
+    /// removed and added again keeps its values). A run that one inference cannot make is
+    /// combined as `combined` does, its first step saying why.
+    static func direct(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
+        var result: [MigrationStep] = []
+        var index = steps.startIndex
+        while index < steps.endIndex {
+            guard steps[index].isInferred else {
+                result.append(steps[index])
+                index += 1
+                continue
+            }
+            var runEnd = index
+            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
+            let run = Array(steps[index...runEnd])
+            index = runEnd + 1
+            guard let first = run.first, let last = run.last, run.count > 1 else {
+                result += run
+                continue
+            }
+            let intermediates = run.dropFirst().map(\.source)
+            let once = MappingInference.infer(from: first.source, to: last.destination, through: intermediates)
+            if let mapping = once.mapping {
+                var step = MigrationStep(source: first.source, destination: last.destination, inferred: once, mapping: mapping, order: order)
+                step.passesThrough = intermediates.map(\.version)
+                result.append(step)
+            } else {
+                var apart = combinedRun(run, order: order)
+                apart[0].chainNotes.append("one inference from \(first.source.version) to \(last.destination.version) cannot be made (\(once.problems.map(\.description).joined(separator: "; "))): the store is migrated through each version")
+                result += apart
+            }
+        }
+        return result
+    }
+
+    /// One run of consecutive inferred steps, combined where that changes no value.
+    private static func combinedRun(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
         var result: [MigrationStep] = []
         var index = steps.startIndex
         while index < steps.endIndex {

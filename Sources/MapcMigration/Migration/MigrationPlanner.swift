@@ -56,11 +56,17 @@ public struct MigrationStep: Sendable {
         return []
     }
 
-    /// For an inferred step, its renames and cautions (`InferenceResult.hints`).
+    /// For an inferred step, its renames and cautions (`InferenceResult.hints`), and what the
+    /// chain it begins does unlike one inference across it (`chainNotes`).
     package var hints: [String] {
-        if case .inferred(let result, _) = identity { return result.hints }
+        if case .inferred(let result, _) = identity { return result.hints + chainNotes }
         return []
     }
+
+    /// For the first of inferred steps kept apart, where Core Data's lightweight migration, which
+    /// infers straight from the store's model to the current one, would give other values
+    /// (`InferredChain.directDifferences`).
+    package var chainNotes: [String] = []
 
     /// For an inferred step, where each value of the destination comes from.
     var inferredOrigins: InferredOrigins? {
@@ -166,7 +172,7 @@ package enum MigrationPlanner {
     /// an object of exactly an entity has no value for an attribute (both of `source`), so that
     /// an attribute made required with nothing to fill a nil with does not stop a store holding none.
     package static func plan(from source: Schema, to destination: Schema, catalog: SchemaCatalog, mappings: MappingCatalog,
-                             everyVersion: Bool = false, storeHolds: ((String) throws -> Bool)? = nil,
+                             everyVersion: Bool = false, directly: Bool = false, storeHolds: ((String) throws -> Bool)? = nil,
                              storeHoldsNil: ((_ attribute: String, _ entity: String) throws -> Bool)? = nil) throws -> [MigrationStep] {
         let versions = try catalog.orderedSchemas()
         guard let start = versions.firstIndex(where: { $0.version == source.version }),
@@ -270,7 +276,8 @@ package enum MigrationPlanner {
             first.madeSteps = steps
             throw first
         }
-        return everyVersion ? steps : InferredChain.combined(steps, order: catalog.order)
+        if everyVersion { return steps }
+        return directly ? InferredChain.direct(steps, order: catalog.order) : InferredChain.combined(steps, order: catalog.order)
     }
 
     /// The inferred steps of the declared version order that a store could not take towards the

@@ -35,6 +35,14 @@ public struct Migrator: Sendable {
     /// against the last version only, as Core Data's lightweight migration infers and validates
     /// from the store's model straight to the current one.
     public var stepsThroughEveryVersion = false
+    /// Make consecutive inferred steps one inference from the first version to the last even where
+    /// that gives other values than the steps one after another, as Core Data's lightweight
+    /// migration infers straight from the store's model to the current one: a default added and
+    /// removed between is not filled, a property removed and added again keeps its values. Off
+    /// (the default), the store goes through each version as an app opening each would, and a
+    /// plan's note says where Core Data's one inference would differ. Ignored with
+    /// `stepsThroughEveryVersion`.
+    public var infersDirectly = false
 
     /// A migrator over versions, mappings and policies already loaded.
     public init(schemas: SchemaCatalog, mappings: MappingCatalog = MappingCatalog(), policies: PolicyRegistry = .shared) {
@@ -174,7 +182,7 @@ public struct Migrator: Sendable {
                 return try store.holdsNil(of: attribute, in: entity)
             }
             var steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion,
-                                                  storeHolds: holds, storeHoldsNil: holdsNil)
+                                                  directly: infersDirectly, storeHolds: holds, storeHoldsNil: holdsNil)
             // What the first step drops that the store holds no value of costs nothing (the run asks again, under its lock).
             if let first = steps.first, first.isInferred, !first.dropped.isEmpty {
                 let store = try opened ?? Store.open(at: Files.path(of: url), schema: current, readOnly: true)
