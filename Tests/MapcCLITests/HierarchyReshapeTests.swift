@@ -194,3 +194,26 @@ struct DirectInferenceTests {
         #expect(both.status == 64 && both.stderr.contains("ask for opposite steps"), "\(both.stderr)")
     }
 }
+
+/// Entities with an attribute named `id` (common in real models: Mastodon's, among others) have
+/// their objects' identities written `$id`; `dump` read the attribute as the identity, and said
+/// the store broke its rules ("ids must be unique") where `load` took the dump back.
+@Suite("Attributes named id in a dump")
+struct DumpIdentityKeyTests {
+    @Test func attributesNamedIdAreNotIdentities() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  User:\n    attributes: { id: string }\n  Status:\n    attributes: { id: string }\n", to: "schemas/v1.yaml")
+        try folder.write(#"{"version":"v1","objects":{"User":[{"$id":"u1","id":"109"}],"Status":[{"$id":"s1","id":"109"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let dump = try CLI.run(["dump", "s.db", "-o", "dump.json"], in: folder)
+        #expect(dump.status == 0 && !dump.stderr.contains("breaks the rules"), "\(dump.stderr)")
+        #expect(try CLI.run(["load", "dump.json", "again.db"], in: folder).status == 0)
+        // Two objects of one $id are still said.
+        try folder.write(#"{"version":"v1","objects":{"User":[{"$id":"u1","id":"1"}],"Status":[{"$id":"s1","id":"2"}]}}"#, to: "e.json")
+        #expect(try CLI.run(["load", "e.json", "t.db"], in: folder).status == 0)
+        try sqlite(folder, "t.db", "UPDATE \"Status\" SET \"_id\" = 'u1'")
+        let clash = try CLI.run(["dump", "t.db", "-o", "clash.json"], in: folder)
+        #expect(clash.stderr.contains("id 'u1' is already used by a User object"), "\(clash.stderr)")
+    }
+}

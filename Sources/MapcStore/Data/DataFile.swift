@@ -380,16 +380,22 @@ public enum DataFile {
         private var owners: [ExactText: String] = [:]
         /// Each entity's required relationships.
         private var required: [String: [Relationship]] = [:]
+        /// Each entity's identity member.
+        private var keys: [String: String] = [:]
 
         init(schema: Schema) { self.schema = schema }
 
         /// Checks one object of the dump, of `entityName`.
         mutating func check(_ item: JSONValue, of entityName: String) {
-            guard let entity = schema.entity(named: entityName), case .string(let id)? = item["id"] else { return }
+            // The identity's member, as `load` reads it ("$id" beside a property named "id").
+            guard let entity = schema.entity(named: entityName) else { return }
+            let key = keys[entityName] ?? identityKey(of: entity, in: schema)
+            keys[entityName] = key
+            guard case .string(let id)? = item[key] else { return }
             if id.isEmpty {
-                problems.add(entityName, nil, "id", ObjectGraphResolver.emptyIDMessage)
+                problems.add(entityName, nil, key, ObjectGraphResolver.emptyIDMessage)
             } else if let first = owners[ExactText(id)] {
-                problems.add(entityName, id, "id", ObjectGraphResolver.idTakenMessage(id, by: first))
+                problems.add(entityName, id, key, ObjectGraphResolver.idTakenMessage(id, by: first))
             } else {
                 owners[ExactText(id)] = entityName
             }
