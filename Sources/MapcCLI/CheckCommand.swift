@@ -56,6 +56,10 @@ struct CheckCommand: ParsableCommand {
         }
         var checkedOrderFile = false
         var mappingSteps: [MappingModel] = []
+        // The passes of each step, from the mappings folder and the files named: a pass is
+        // checked with the others (what one leaves, another may read).
+        let mappingFolder = (try? SourceFile.yamlFiles(in: mappingOptions.path(schemaOptions))) ?? []
+        let passes = Self.mappingFiles(Array(Set(mappingFolder.map(Self.standardized)).union(files.map(Self.standardized))).sorted())
         for path in files {
             let source: SourceFile
             do {
@@ -74,7 +78,7 @@ struct CheckCommand: ParsableCommand {
             }
             switch ProjectFileKind.classify(source, fallback: fallbackKind(of: path)) {
             case .mapping:
-                let (found, summary, model) = checkMapping(source, catalog: catalog, partial: try? partial.get().catalog)
+                let (found, summary, model) = checkMapping(source, catalog: catalog, partial: try? partial.get().catalog, passes: passes)
                 diagnostics += found.diagnostics
                 if let updated = found.updatedSource { renderer.add(updated) }
                 if let summary { summaries.append(summary) }
@@ -253,7 +257,16 @@ struct CheckCommand: ParsableCommand {
 
     /// Checks one mapping file; with --update-hashes, records the current hashes in it first (and
     /// returns the rewritten text, which the diagnostics' lines and carets then refer to).
-    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>, partial: SchemaCatalog?) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
+    /// The mapping files among `paths` (standardized), as read; those that are not, or do not
+    /// read, left out (the check of each file says why).
+    private static func mappingFiles(_ paths: [String]) -> [MappingModel] {
+        paths.compactMap { path in
+            guard let source = try? SourceFile.read(path: path), ProjectFileKind.classify(source, fallback: .schema) == .mapping else { return nil }
+            return MappingLoader.parse(source: source).mapping
+        }
+    }
+
+    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>, partial: SchemaCatalog?, passes: [MappingModel]) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
         var (mapping, diagnostics) = MappingLoader.parse(source: source)
         // What was read is checked even when some of it was not (an unknown key, a bad value):
         // every mistake of the file in one run.
@@ -285,6 +298,8 @@ struct CheckCommand: ParsableCommand {
             }
         }
         var checker = MappingChecker(mapping: model)
+        let path = Self.standardized(source.path)
+        checker.companions = passes.filter { $0.source == model.source && $0.destination == model.destination && Self.standardized($0.file?.path ?? "") != path }
         diagnostics += checker.check(catalog: loaded)
         guard !diagnostics.hasErrors else { return ((diagnostics, updatedSource), nil, model) }
         let count = model.entityMappings.count

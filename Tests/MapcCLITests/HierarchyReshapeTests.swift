@@ -217,3 +217,24 @@ struct DumpIdentityKeyTests {
         #expect(clash.stderr.contains("id 'u1' is already used by a User object"), "\(clash.stderr)")
     }
 }
+
+/// A first pass without `pass:` (the shape `mapc import` writes for a step's second mapping
+/// model) was checked alone: what the second pass reads was "dropped", a warning `run` never gave.
+@Suite("Passes checked together")
+struct PassesCheckedTogetherTests {
+    @Test func aFirstPassWithoutItsNumberIsCheckedWithTheOthers() throws {
+        let folder = try CLI.project(versions: [("v1", "  A:\n    attributes: { x: string? }\n  B:\n    attributes: { y: string? }\n"),
+                                                ("v2", "  A:\n    attributes: { x: string? }\n  B:\n    attributes: { y: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    attributes: { x: $source.x }\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write("source: v1\ndestination: v2\npass: 2\nentityMappings:\n  - name: BToB\n    source: B\n    destination: B\n    attributes: { y: $source.y }\n", to: "mappings/mapping_v1_to_v2.pass2.yaml")
+        for arguments in [["check"], ["check", "mappings/mapping_v1_to_v2.yaml"]] {
+            let check = try CLI.run(arguments, in: folder)
+            #expect(check.status == 0 && !check.stderr.contains("no entity mapping reads B"), "\(arguments): \(check.stderr)")
+        }
+        // Without the second pass, B's objects are dropped, and said to be.
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("mappings/mapping_v1_to_v2.pass2.yaml"))
+        #expect(try CLI.run(["check"], in: folder).stderr.contains("no entity mapping reads B objects of v1"))
+    }
+}
