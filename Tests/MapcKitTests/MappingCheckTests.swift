@@ -495,6 +495,29 @@ struct MappingCheckTests {
         #expect(MappingDiagram.render(made, as: .dot, policies: registry).contains("s_Note -> d_Attachment [label=\"NoteToNote\\ncreated by Maker\", style=dashed];"))
     }
 
+    /// A policy serving two steps declares what it creates in each: an entity of another
+    /// version was an error for the step whose destination lacks it (a real policy making
+    /// Authors in one step and Files in the next could not be declared). Checked against a
+    /// catalog, it is said nothing of; a name no version has is a warning, not an error.
+    @Test func aPolicyServingSeveralStepsDeclaresWhatItCreatesInEach() throws {
+        final class TwoSteps: EntityMigrationPolicy {
+            override class var createdEntities: Set<String> { ["Attachment", "ImageAttachment"] }
+        }
+        final class Misspelt: EntityMigrationPolicy {
+            override class var createdEntities: Set<String> { ["Attachment", "ImageAtachment"] }
+        }
+        let registry = PolicyRegistry()
+        registry.register(TwoSteps.self, as: "TwoSteps")
+        registry.register(Misspelt.self, as: "Misspelt")
+        let catalog = try SchemaCatalog(directory: packageRoot.appendingPathComponent("schemas").path)
+        let text = "source: v2\ndestination: v3\nentityMappings:\n" + noteToNote.replacingOccurrences(of: "    destination: Note\n", with: "    destination: Note\n    policy: TwoSteps\n")
+        var checker = MappingChecker(mapping: try loadMapping(text), policies: registry)
+        #expect(!checker.check(catalog: catalog).contains { $0.message.contains("declares it creates") })
+        var misspelt = MappingChecker(mapping: try loadMapping(text.replacingOccurrences(of: "policy: TwoSteps", with: "policy: Misspelt")), policies: registry)
+        let found = misspelt.check(catalog: catalog).filter { $0.message.contains("declares it creates") }
+        #expect(found.count == 1 && found.first?.severity == .warning && found.first?.message.contains("ImageAtachment") == true, "\(found)")
+    }
+
     /// A misspelt name among a policy's `providedAttributes` passed `check` (a policy probe), where
     /// a misspelt `createdEntities` is an error: it is one too, with the attribute it meant; one of
     /// an entity the policy creates (Attachment's `caption`, made beside the Note) is accepted.

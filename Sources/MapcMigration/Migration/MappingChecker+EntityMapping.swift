@@ -118,9 +118,11 @@ extension MappingChecker {
                     error("policy '\(name)' declares it creates \(created) objects, but \(created) is abstract in \(destinationSchema.version)", at: sides.entityMapping.location(of: "policy"), length: name.count,
                           fix: "name a concrete sub-entity in its createdEntities")
                 }
-            } else {
-                error("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: sides.entityMapping.location(of: "policy"), length: name.count,
-                      fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities")
+            } else if !entitiesOfOtherVersions.contains(created) {
+                // A policy serving several steps declares what it creates in each: a name of
+                // another version is not this step's (said only where no version is known).
+                warning("policy '\(name)' declares it creates \(created) objects, but \(destinationSchema.version) has no entity \(created)", at: sides.entityMapping.location(of: "policy"), length: name.count,
+                        fix: Suggestions.didYouMean(created, in: destinationSchema.entities.map(\.name)) ?? "correct its createdEntities, unless the policy serves another step whose destination has \(created)")
             }
         }
         // What it says it provides is an attribute of an object it makes (the destination entity,

@@ -20,6 +20,9 @@ public struct MappingChecker {
     /// The other passes of the mapping's step, when it has several (`pass:`): what they read
     /// counts as read when the checker looks for values no expression reads.
     package var companions: [MappingModel] = []
+    /// The entities of the catalog's other versions, when checked against a catalog: a policy
+    /// serving several steps declares the objects it creates in each (`createdEntities`).
+    var entitiesOfOtherVersions: Set<String> = []
 
     /// Creates a checker.
     public init(mapping: MappingModel, policies: PolicyRegistry = .shared) {
@@ -53,6 +56,7 @@ public struct MappingChecker {
             }
         }
         guard schemas.count == 2 else { return diagnostics }
+        entitiesOfOtherVersions = Set(catalog.schemas.filter { $0.version != mapping.destination }.flatMap { $0.entities.map(\.name) })
         let named = Self.versionsNamed(byFile: mapping.file?.path, among: versions)
         if let said = named.first, !named.contains(where: { $0 == (mapping.source, mapping.destination) }) {
             warning("the file's name says \(said.source) -> \(said.destination), but it maps \(mapping.source) -> \(mapping.destination)", at: mapping.valueLocations["source"],
