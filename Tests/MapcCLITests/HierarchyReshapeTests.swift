@@ -238,3 +238,44 @@ struct PassesCheckedTogetherTests {
         #expect(try CLI.run(["check"], in: folder).stderr.contains("no entity mapping reads B objects of v1"))
     }
 }
+
+/// `FUNCTION($source, "valueForKey:", "name")`, as real migration code builds value expressions,
+/// was taken for the source object used whole: every property of it and of the objects it leads
+/// to counted as read, and another entity's dropped values went unsaid. It reads its key.
+@Suite("valueForKey: reads its key")
+struct ValueForKeyReadsTests {
+    @Test func aConstantKeyIsReadAsAKeyPathIs() throws {
+        let entities = "  A:\n    attributes: { name: string?, note: string? }\n    relationships:\n      b: { destination: B, inverse: a, optional: true }\n  B:\n    attributes: { name: string? }\n    relationships:\n      a: { destination: A, inverse: b, optional: true }\n"
+        let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: AToA
+            source: A
+            destination: A
+            attributes:
+              name: FUNCTION($source, "valueForKey:", "name")
+              note: FUNCTION($source, "valueForKeyPath:", "b.name")
+            relationships:
+              b: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BToB", $source.b)
+          - name: BToB
+            source: B
+            destination: B
+            attributes:
+              name: '"x"'
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        // A's note is read by nothing (said); B's name is read, through the key path from A.
+        #expect(check.stderr.contains("'note' of A in v1 is read by no expression") && !check.stderr.contains("'name' of B"), "\(check.stderr)")
+        try folder.write(#"{"version":"v1","objects":{"A":[{"id":"a1","name":"first","note":"n","b":"b1"}],"B":[{"id":"b1","name":"bee"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.contains(#""name":"first","note":"bee""#), "\(dump)")
+    }
+}

@@ -33,12 +33,15 @@ struct SourceProjectionTests {
         #expect(try read(["FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"NoteToNote\", $source)"]) == [])
         #expect(try read(["FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"TagToTag\", $source.tags)"]) == ["tags"])
         #expect(try read(["42", "$destination"]) == [])
+        // A constant key is read as a key path is (`$source.title`).
+        #expect(try read(["FUNCTION($source, \"valueForKey:\", \"title\")", "FUNCTION($source, \"valueForKeyPath:\", \"note.body\")"]) == ["note", "title"])
     }
 
     @Test func theObjectUsedAsAWholeMeansEveryAttribute() throws {
         #expect(try read(["CAST($source, \"NSString\")"]) == nil)
         #expect(try read(["SELF == nil"]) == nil)
-        #expect(try read(["FUNCTION($source, \"valueForKey:\", \"title\")"]) == nil)
+        // A key that is not a constant may be any.
+        #expect(try read(["FUNCTION($source, \"valueForKey:\", $source.title)"]) == nil)
         #expect(try read(["$source.@count"]) == nil)
         #expect(try read(["$source.title", "{$source}"]) == nil)
     }

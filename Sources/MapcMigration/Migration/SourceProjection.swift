@@ -51,6 +51,17 @@ enum SourceProjection {
             case .keyPath(let root, let components) where isSourceObject(root):
                 guard case .key? = components.first else { return nil }
                 paths.append(keys(of: components))
+            case .method(let receiver, let selector, _, let arguments)
+                where [MethodSelector.valueForKey.rawValue, MethodSelector.valueForKeyPath.rawValue].contains(selector)
+                    && arguments.count == 1 && (isSourceObject(receiver) || isSourceKeyPath(receiver)):
+                // `FUNCTION($source, "valueForKey:", "name")` reads `name`, as `$source.name` does
+                // (it was taken for the object used whole: every property of it and of the
+                // objects it leads to counted as read). A key that is not a constant may be any.
+                guard case .literal(.string(let text)) = arguments[0].kind, !text.isEmpty else { return nil }
+                let tail = selector == MethodSelector.valueForKey.rawValue ? [text] : keys(of: PathComponent.components(of: text, at: arguments[0].range))
+                var head: [String] = []
+                if case .keyPath(_, let components) = receiver.kind { head = keys(of: components) }
+                paths.append(head + tail)
             case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("entityPolicy"):
                 // A policy's function is the user's code: what it is given it may read whole.
                 for argument in arguments {
@@ -106,6 +117,12 @@ enum SourceProjection {
     }
 
     /// `$source`, `SELF` or `$SELF`: the source object, which mappings evaluate against.
+    /// A key path from the source object (`$source.note`).
+    private static func isSourceKeyPath(_ expression: Expr) -> Bool {
+        guard case .keyPath(let root, let components) = expression.kind, case .key? = components.first else { return false }
+        return isSourceObject(root)
+    }
+
     private static func isSourceObject(_ expression: Expr) -> Bool {
         switch expression.kind {
         case .evaluatedObject: return true

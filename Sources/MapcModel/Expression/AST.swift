@@ -74,7 +74,7 @@ package enum PathComponent: Sendable, Equatable {
     }
 
     /// The components of a key path written as text (`valueForKeyPath:`'s argument), all placed at `range`.
-    static func components(of path: String, at range: SourceRange) -> [PathComponent] {
+    package static func components(of path: String, at range: SourceRange) -> [PathComponent] {
         path.split(separator: ".", omittingEmptySubsequences: false).map { part in
             if part.hasPrefix("@"), let op = CollectionOperator(rawValue: String(part.dropFirst())) { return .collectionOperator(op, range) }
             return .key(String(part), range)
