@@ -279,3 +279,18 @@ struct ValueForKeyReadsTests {
         #expect(dump.contains(#""name":"first","note":"bee""#), "\(dump)")
     }
 }
+
+/// A Core Data store numbers keys per hierarchy table: the owner holding an object a to-many
+/// without an inverse already leads to was looked up by key alone, and the first object of
+/// that key was named (another entity's, `Aaa 'z1'`), not the Handler holding it.
+@Suite("Owner conflicts name the owner")
+struct OwnerConflictNameTests {
+    @Test func theHoldingOwnerIsNamed() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: v1\nentities:\n  Aaa:\n    attributes: { name: string? }\n  Handler:\n    relationships:\n      attrs: { destination: Attr, toMany: true, optional: true }\n  Attr:\n    attributes: { name: string? }\n", to: "schemas/v1.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Aaa":[{"id":"z1"}],"Attr":[{"id":"x"}],"Handler":[{"id":"h1","attrs":["x"]},{"id":"h2","attrs":["x"]}]}}"#, to: "d.json")
+        let load = try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("Handler 'h2', key 'attrs': Attr 'x' is linked from Handler 'h1' already"), "\(load.stderr)")
+    }
+}

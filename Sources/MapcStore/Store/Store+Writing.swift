@@ -276,7 +276,9 @@ extension Store {
                     // A to-many without an inverse, kept in a hidden key on its objects' rows.
                     for target in targets {
                         do { try writer.link(relationship.name, of: storage, owner: keys[index], target: keys[target]) } catch let conflict as OwnerConflict {
-                            let holder = keys.firstIndex(of: conflict.holder).map { "\(resolver.objects[$0].entity) '\(resolver.objects[$0].id)'" } ?? "the \(conflict.ownerEntity) with key \(conflict.holder)"
+                            // Keys are numbered per table (Core Data's per hierarchy): the holder is the object of that key in the owner's table.
+                            let holderIndex = keys.indices.first { keys[$0] == conflict.holder && (try? layout.storage(of: resolver.objects[$0].entity))?.table == storage.table }
+                            let holder = holderIndex.map { "\(resolver.objects[$0].entity) '\(resolver.objects[$0].id)'" } ?? "the \(conflict.ownerEntity) with key \(conflict.holder)"
                             throw DataValidationError(problems: [DataProblem(entity: object.entity, objectID: object.id, key: relationship.name,
                                                                              message: conflict.explanation(target: "\(resolver.objects[target].entity) '\(resolver.objects[target].id)'", holder: holder))], total: 1)
                         }
