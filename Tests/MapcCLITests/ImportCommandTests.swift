@@ -157,6 +157,8 @@ struct ImportCommandTests {
         let run = try CLI.run(["import", copy.path, "--output", "out"], in: folder)
         #expect(run.status == 1, "\(run.stderr)")
         #expect(run.stderr.contains("Kitchen.xcdatamodel is in Xcode 3's binary model format") && run.stderr.contains("open the model in a current Xcode and save it"), "\(run.stderr)")
+        // Not placed in a contents file the folder does not have.
+        #expect(!run.stderr.contains("Kitchen.xcdatamodel/contents:1:1"), "\(run.stderr)")
         #expect(folder.exists("out/Kitchen 2.yaml") && !folder.exists("out/Kitchen.yaml"), "the other version is written")
         // The elements file named itself.
         let elements = try CLI.run(["import", old.appendingPathComponent("elements").path], in: folder)

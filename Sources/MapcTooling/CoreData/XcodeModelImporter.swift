@@ -133,7 +133,10 @@ public enum XcodeModelImporter {
                 failed.append(version)
                 switch error {
                 case let error as DiagnosticsError: failures += error.diagnostics
-                default: failures.append(.error("version '\(version)' is not imported: \(error)", at: FileLocation(path: contents, line: 1, column: 1)))
+                default:
+                    // At the file, when there is one (a folder of Xcode 3's format has none; its message names the folder).
+                    let place = Files.kind(of: contents) == .regularFile ? FileLocation(path: contents, line: 1, column: 1) : nil
+                    failures.append(.error("version '\(version)' is not imported: \(error)", at: place))
                 }
             }
         }
