@@ -294,3 +294,19 @@ struct OwnerConflictNameTests {
         #expect(load.status == 1 && load.stderr.contains("Handler 'h2', key 'attrs': Attr 'x' is linked from Handler 'h1' already"), "\(load.stderr)")
     }
 }
+
+/// An entity renamed without a renaming identifier (`Unit` → `Unite`, same properties) was said
+/// only as "drops the values of entity Unit"; a property renamed so gets a hint, and so does it.
+@Suite("Entities that look renamed")
+struct EntityRenameHintTests {
+    @Test func anEntityRenamedWithoutItsIdentifierIsHinted() throws {
+        let folder = try CLI.project(versions: [("v1", "  Unit:\n    attributes: { name: string?, size: int16 }\n  Other:\n    attributes: { name: string? }\n"),
+                                                ("v2", "  Unite:\n    attributes: { name: string?, size: int16 }\n  Other:\n    attributes: { name: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("note: Unite is added and Unit removed, with the same properties: if Unit was renamed, give 'Unite' renamingIdentifier: Unit in v2"), "\(diff.stdout)")
+        // Different properties: no hint.
+        try folder.write("model: S\nversion: v2\nentities:\n  Unite:\n    attributes: { name: string?, size: int32 }\n  Other:\n    attributes: { name: string? }\n", to: "schemas/v2.yaml")
+        #expect(!(try CLI.run(["diff", "v1", "v2"], in: folder).stdout.contains("with the same properties")))
+    }
+}

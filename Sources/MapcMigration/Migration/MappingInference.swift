@@ -343,6 +343,27 @@ public enum MappingInference {
                              + "give '\(name)' renamingIdentifier: \(identifier) in \(destination.version)\(mistaken), and its values are carried over")
             }
         }
+        return hints + probableEntityRenames(from: source, to: destination, counterparts: counterparts)
+    }
+
+    /// Entities that look renamed without a renaming identifier: one entity removed and one added
+    /// with the same properties (names, attribute types, relationship kinds), which inference reads
+    /// as a removal (its objects dropped) and an addition.
+    private static func probableEntityRenames(from source: Schema, to destination: Schema, counterparts: [String: Entity]) -> [String] {
+        func signature(_ entity: Entity, in schema: Schema) -> [String] {
+            (schema.allAttributes(of: entity).filter { !$0.isTransient }.map { "\($0.name): \($0.type.rawValue)" }
+                + schema.allRelationships(of: entity).filter { !$0.isTransient }.map { "\($0.name): \($0.isToMany ? "to-many" : "to-one")" }).sorted()
+        }
+        let claimed = Set(counterparts.values.map(\.name))
+        let removed = source.entities.filter { !$0.isAbstract && !claimed.contains($0.name) }.map { ($0, signature($0, in: source)) }.filter { !$0.1.isEmpty }
+        let added = destination.entities.filter { !$0.isAbstract && counterparts[$0.name] == nil }.map { ($0, signature($0, in: destination)) }.filter { !$0.1.isEmpty }
+        var hints: [String] = []
+        for (new, properties) in added {
+            let alike = removed.filter { $0.1 == properties }
+            guard alike.count == 1, let old = alike.first?.0, added.filter({ $0.1 == properties }).count == 1 else { continue }
+            hints.append("\(new.name) is added and \(old.name) removed, with the same properties: if \(old.name) was renamed, "
+                         + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version), and its objects are carried over")
+        }
         return hints
     }
 }
