@@ -7,7 +7,7 @@ import Testing
 @Suite("Mapping model details")
 struct MappingImportDetailsTests {
     /// A model of two versions, M and M 2, each with Item { name }.
-    private func project() throws -> URL {
+    private func project(more: String = "") throws -> URL {
         let folder = try CLI.emptyProject()
         for version in ["M", "M 2"] {
             let model = folder.appendingPathComponent("M.xcdatamodeld/\(version).xcdatamodel")
@@ -17,6 +17,7 @@ struct MappingImportDetailsTests {
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
                 <entity name="Item" representedClassName="Item" syncable="YES">
                     <attribute name="name" optional="YES" attributeType="String"/>
+            \(more)
                 </entity>
             </model>
 
@@ -74,6 +75,28 @@ struct MappingImportDetailsTests {
         #expect(yaml.contains("userInfo:") && yaml.contains("sourceVersion: v1.1") && yaml.contains("modelVersion: é 2") && yaml.contains("count: '3'"), "\(yaml)")
         let check = try CLI.run(["check"], in: folder)
         #expect(check.status == 0, "\(check.stderr)")
+    }
+
+    /// A boolean constant (`YES` typed in Xcode's mapping editor, archived as a property list's
+    /// true) was imported as the number 1, by the binary decoder's NSNumber.
+    @Test func aBooleanConstantIsImportedAsABoolean() throws {
+        let folder = try project(more: #"        <attribute name="done" optional="YES" attributeType="Boolean" usesScalarValueType="YES"/>"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let archive: [String: Any] = [
+            "$version": 100000, "$archiver": "NSKeyedArchiver", "$top": ["root": ["CF$UID": 1]],
+            "$objects": ["$null", ["NSConstantValue": ["CF$UID": 2], "NSExpressionType": 0, "$class": ["CF$UID": 3]], true,
+                         ["$classname": "NSConstantValueExpression", "$classes": ["NSConstantValueExpression", "NSExpression", "NSObject"]]] as [Any],
+        ]
+        let data = try PropertyListSerialization.data(fromPropertyList: archive, format: .binary, options: 0)
+        try mappingModel(entityLines: "", attributeLines: "", in: folder)
+        let xml = folder.appendingPathComponent("Item.xcmappingmodel/xcmapping.xml")
+        let text = try String(contentsOf: xml, encoding: .utf8).replacingOccurrences(of: #"<attribute name="name" type="string">name</attribute>"#,
+            with: #"<attribute name="name" type="string">done</attribute><attribute name="valueexpressiondata" type="binary">\#(data.base64EncodedString())</attribute>"#)
+        try text.write(to: xml, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let yaml = try folder.read("mappings/mapping_M_to_M 2.yaml")
+        #expect(yaml.contains("done: 'YES'"), "\(yaml)")
     }
 
     /// What the import does not read is said at its element: an attribute of a later Xcode (or

@@ -33,6 +33,15 @@ package enum PropertyList {
     /// `perObject`: then a list expanding to more than that many objects is refused only if it
     /// also expands to more than `perObject` times the objects it holds (many objects are a
     /// large value, which costs what its bytes cost; few objects standing for many are sharing).
+    /// A property list's boolean as a Bool: a Swift `Bool`, or an `NSNumber` made from one (the
+    /// binary decoder's `true`, Foundation's), told from a number by its kind; nil for anything
+    /// else (an `NSNumber` of 1 is a number, not `true`, though it casts to one).
+    package static func boolean(_ value: Any) -> Bool? {
+        if let flag = value as? Bool, type(of: value) == Bool.self { return flag }
+        if let number = value as? NSNumber, type(of: value) is NSNumber.Type, ["c", "B"].contains(String(cString: number.objCType)) { return number.boolValue }
+        return nil
+    }
+
     package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil) throws -> Any {
         if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects, perObject: perObject) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
@@ -280,12 +289,11 @@ package enum PropertyList {
             objects.append([])
             var bytes: [UInt8]
             switch value {
-            case let flag as Bool where type(of: value) == Bool.self: bytes = [flag ? 0x09 : 0x08]
+            case _ where PropertyList.boolean(value) != nil: bytes = [PropertyList.boolean(value) == true ? 0x09 : 0x08]
             // An NSNumber (as read back from a store's metadata) keeps its kind: on Linux it also
             // casts to Int, which made true 1 and 2.0 the integer 2.
             case let number as NSNumber where type(of: value) is NSNumber.Type:
                 switch String(cString: number.objCType) {
-                case "c", "B": bytes = [number.boolValue ? 0x09 : 0x08]
                 case "f": bytes = fixed(0x22, UInt64(number.floatValue.bitPattern), bytes: 4)
                 case "d": bytes = fixed(0x23, number.doubleValue.bitPattern, bytes: 8)
                 case "Q" where number.uint64Value > UInt64(Int64.max): bytes = fixed(0x14, 0, bytes: 8) + fixed(0, number.uint64Value, bytes: 8).dropFirst()

@@ -114,7 +114,7 @@ enum ExpressionArchive {
     private static func constant(_ value: Any?, in archive: KeyedArchive, depth: Int, budget: Budget) throws -> String {
         try budget.spend(archive.what)
         guard let value else { return "nil" }
-        if let flag = value as? Bool, type(of: value) == Bool.self { return flag ? "YES" : "NO" }
+        if let flag = PropertyList.boolean(value) { return flag ? "YES" : "NO" }
         if let number = value as? Int { return String(number) }
         if let number = value as? Int64 { return String(number) }
         if let number = value as? Double {

@@ -270,7 +270,7 @@ public enum XcodeMappingImporter {
             switch value {
             case let text as String: entries[key] = text
             // A property list's boolean (an archived number of 1 is a number, said as one).
-            case let flag as Bool where type(of: value) == Bool.self: entries[key] = flag ? "YES" : "NO"
+            case _ where PropertyList.boolean(value) != nil: entries[key] = PropertyList.boolean(value) == true ? "YES" : "NO"
             case let number as NSNumber: entries[key] = number.stringValue
             default:
                 warnings.append(.warning("\(what): the entry '\(key)' is not text or a number, and is not imported; write it into the mapping's 'userInfo' by hand", at: location))
