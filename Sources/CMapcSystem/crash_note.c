@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char context[512];
+static char context[1024];
 static volatile sig_atomic_t context_length = 0;
 static struct sigaction previous[65];
 static const int signals[] = { SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT };

@@ -282,6 +282,7 @@ enum PolicyLoader {
         let key = VersionHash.sha256(hashed.joined(separator: "\u{0}"))
         let library = try cache.verifiedLibrary(key: key) ?? compile(sources.map(\.path), classes: classes, kit: kit, cache: cache, key: key)
         try register(library)
+        PolicyRegistry.shared.noteCompiled(from: folder.path)
     }
 
     /// Compiles the files into a library, with a generated file registering `classes`, and keeps
@@ -310,7 +311,7 @@ enum PolicyLoader {
 
         """.utf8).write(to: registration)
         let output = work.appendingPathComponent(PolicyCache.libraryName)
-        var arguments = ["-emit-library", "-parse-as-library", "-O", "-module-name", "MapcProjectPolicies",
+        var arguments = ["-emit-library", "-parse-as-library", "-O", "-module-name", PolicyRegistry.compiledModule,
                          "-module-cache-path", cache.root.appendingPathComponent("module-cache").path, "-I", kit.modules.path]
         for map in kit.moduleMaps { arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"] }
         arguments += ["-o", output.path] + paths + [registration.path]

@@ -462,6 +462,8 @@ extension SecondTrialDefectTests {
         #expect(run.status != 0)
         #expect(run.stderr.contains("mapc: the custom policy") && run.stderr.contains(className) && run.stderr.contains("crashed while creating objects (phase 1)")
                 && run.stderr.contains("The store was not changed"), "\(run.stderr)")
+        // The runtime names the policy's file MapcProjectPolicies/…: where that is is said.
+        #expect(run.stderr.contains("names the policy's function (the runtime's MapcProjectPolicies/ is ./policies/)"), "\(run.stderr)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
 }

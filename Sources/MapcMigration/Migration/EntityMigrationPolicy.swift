@@ -116,6 +116,25 @@ public final class PolicyRegistry: @unchecked Sendable {
         }
     }
 
+    /// The folder of the policy files compiled into this process (`mapc`'s policies folder):
+    /// the runtime's own messages name their files `MapcProjectPolicies/<file>`.
+    private var compiledFolder: String?
+
+    /// Notes the folder of the policy files compiled into this process.
+    package func noteCompiled(from folder: String) {
+        lock.withLock { compiledFolder = folder }
+    }
+
+    /// Where the runtime's name of a compiled policy file (`MapcProjectPolicies/X.swift`) is:
+    /// said beside a crash of a policy of those files; nil for a policy built in.
+    package func compiledSource(of policy: EntityMigrationPolicy.Type) -> String? {
+        guard String(reflecting: policy).hasPrefix("\(Self.compiledModule)."), let folder = lock.withLock({ compiledFolder }) else { return nil }
+        return "the runtime's \(Self.compiledModule)/ is \(folder)/"
+    }
+
+    /// The module policy files are compiled into.
+    package static let compiledModule = "MapcProjectPolicies"
+
     /// Policy classes nested in a type, which the policy files declare but are not registered,
     /// by their qualified name (`Outer.Name`), with where they are.
     private var nested: [String: String] = [:]

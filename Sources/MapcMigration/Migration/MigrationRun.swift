@@ -289,8 +289,9 @@ final class MigrationRun: MigrationManagerFunctions {
             mapc_crash_context_clear()
             return
         }
+        let source = PolicyRegistry.shared.compiledSource(of: type(of: policies[index])).map { " (\($0))" } ?? ""
         mapc_crash_context_set("the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)' crashed while \(doing). "
-                               + PolicyCrash.storeUnchanged + " The crash report below names the policy's function.")
+                               + PolicyCrash.storeUnchanged + " The crash report below names the policy's function\(source).")
     }
 
     /// Stops the run when its caller asked to cancel.
