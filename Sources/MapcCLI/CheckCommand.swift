@@ -189,7 +189,7 @@ struct CheckCommand: ParsableCommand {
         return said
     }
 
-    private static func standardized(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.path }
+    private static func standardized(_ path: String) -> String { Files.standardized(path) }
 
     private static func stepDiagnostics(_ gaps: [MigrationPlanner.ChainGap], catalog loaded: SchemaCatalog, mappings: MappingCatalog) -> [Diagnostic] {
         var diagnostics: [Diagnostic] = []
@@ -206,7 +206,7 @@ struct CheckCommand: ParsableCommand {
                     diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred: \(hint)", at: at))
                 }
             } else {
-                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it unless given --accept-data-loss"
+                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it for a store holding any of them unless given --accept-data-loss"
                                                 + gap.hints.map { "; \($0)" }.joined(),
                                             at: at, fix: "write \(file) to carry them over (\(start)), or run with --accept-data-loss if they are meant to go"))
             }
@@ -298,8 +298,7 @@ struct CheckCommand: ParsableCommand {
             }
         }
         var checker = MappingChecker(mapping: model)
-        let path = Self.standardized(source.path)
-        checker.companions = passes.filter { $0.source == model.source && $0.destination == model.destination && Self.standardized($0.file?.path ?? "") != path }
+        checker.companions = MappingChecker.otherPasses(of: model, among: passes)
         diagnostics += checker.check(catalog: loaded)
         guard !diagnostics.hasErrors else { return ((diagnostics, updatedSource), nil, model) }
         let count = model.entityMappings.count

@@ -35,10 +35,11 @@ struct GraphCommand: ParsableCommand {
                 if ProjectFileKind.classify(source, fallback: .schema) == .mapping {
                     let (mapping, diagnostics) = MappingLoader.parse(source: source)
                     guard let mapping, !diagnostics.hasErrors else { throw DiagnosticsError(diagnostics) }
-                    text = MappingDiagram.render(mapping, as: format)
+                    let catalog = try? SchemaCatalog.partial(directory: schemaOptions.schemas).catalog
+                    text = MappingDiagram.render(mapping, as: format, destination: catalog?.schema(version: mapping.destination))
                     // Drawn as written; what `check` finds wrong with it (an unknown version,
                     // entity or policy) is said, so a diagram of a broken mapping is not taken for a sound one.
-                    if let catalog = try? SchemaCatalog.partial(directory: schemaOptions.schemas).catalog {
+                    if let catalog {
                         var checker = MappingChecker(mapping: mapping)
                         let errors = checker.check(catalog: catalog).filter { $0.severity == .error }
                         if let first = errors.first {

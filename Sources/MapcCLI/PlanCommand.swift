@@ -58,8 +58,14 @@ struct PlanCommand: ParsableCommand {
             var how = step.isInferred ? "inferred" + passing(step)
                 : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
-            if !step.droppedValues.isEmpty { how += ", drops \(step.droppedValues.joined(separator: ", "))" }
-            if !step.droppedButNotHeld.isEmpty { how += ", drops \(step.droppedButNotHeld.joined(separator: ", ")), of which the store holds no value" }
+            // What the store holds no value of is said apart from what a run asks about.
+            let unheld = step.droppedButNotHeld.joined(separator: ", ") + ", of which the store holds no value"
+            switch (step.droppedValues.isEmpty, step.droppedButNotHeld.isEmpty) {
+            case (false, true): how += ", drops \(step.droppedValues.joined(separator: ", "))"
+            case (true, false): how += ", drops \(unheld)"
+            case (false, false): how += ", drops \(step.droppedValues.joined(separator: ", ")) (and \(unheld))"
+            case (true, true): break
+            }
             if !step.nilsFilled.isEmpty { how += ", fills \(step.nilsFilled.joined(separator: ", "))" }
             if !step.valuesConverted.isEmpty { how += ", converts \(step.valuesConverted.joined(separator: ", "))" }
             // A mapping file's losses, as it declares them: what it drops on purpose and the

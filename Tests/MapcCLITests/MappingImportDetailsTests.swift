@@ -126,5 +126,10 @@ struct MappingImportDetailsTests {
         let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try folder.read("mappings/mapping_M_to_M 2.yaml").contains("name: KeepItems"))
+        // A name a mapping file cannot give is Xcode's standard one, said (the review's case).
+        try mappingModel(entityLines: #"        <attribute name="name" type="string">Item-to-Item v2</attribute>"#, in: folder)
+        let odd = try CLI.run(["import", "Item.xcmappingmodel", "--output", "odd"], in: folder)
+        #expect(odd.status == 0 && odd.stderr.contains("the entity mapping named 'Item-to-Item v2' is named ItemToItem"), "\(odd.stderr)")
+        #expect(try folder.read("odd/mapping_M_to_M 2.yaml").contains("name: ItemToItem"))
     }
 }

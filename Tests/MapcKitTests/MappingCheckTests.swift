@@ -516,6 +516,9 @@ struct MappingCheckTests {
         var misspelt = MappingChecker(mapping: try loadMapping(text.replacingOccurrences(of: "policy: TwoSteps", with: "policy: Misspelt")), policies: registry)
         let found = misspelt.check(catalog: catalog).filter { $0.message.contains("declares it creates") }
         #expect(found.count == 1 && found.first?.severity == .warning && found.first?.message.contains("ImageAtachment") == true, "\(found)")
+        // The graph of the step draws what it creates in this step alone.
+        let graph = MappingDiagram.render(try loadMapping(text), as: .mermaid, policies: registry, destination: try uncloudNotes("v3"))
+        #expect(graph.contains("d_Attachment") && !graph.contains("ImageAttachment"), "\(graph)")
     }
 
     /// A misspelt name among a policy's `providedAttributes` passed `check` (a policy probe), where

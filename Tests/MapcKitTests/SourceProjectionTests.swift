@@ -42,6 +42,8 @@ struct SourceProjectionTests {
         #expect(try read(["SELF == nil"]) == nil)
         // A key that is not a constant may be any.
         #expect(try read(["FUNCTION($source, \"valueForKey:\", $source.title)"]) == nil)
+        // Operators alone leave no key: the object itself (it trapped on an empty path).
+        #expect(try read(["FUNCTION($source, \"valueForKeyPath:\", \"@count\")"]) == nil)
         #expect(try read(["$source.@count"]) == nil)
         #expect(try read(["$source.title", "{$source}"]) == nil)
     }

@@ -29,6 +29,12 @@ package enum Files {
         return base.standardizedFileURL.path == here ? url.relativePath : url.path
     }
 
+    /// A path absolute and standardized (`.` and `..` resolved, no links followed): two names of
+    /// one file as the project keys files.
+    package static func standardized(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+
     /// A new folder of the process's own in the system's temporary folder (`TMPDIR`, else /tmp),
     /// which is never created itself: one that does not exist or cannot be written is said.
     package static func newTemporaryFolder(prefix: String) throws -> URL {

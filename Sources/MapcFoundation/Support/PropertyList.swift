@@ -28,11 +28,6 @@ package enum PropertyList {
         package var isMalformed = false
     }
 
-    /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
-    /// `maxExpandedObjects` may be lowered for a list that should be small, with
-    /// `perObject`: then a list expanding to more than that many objects is refused only if it
-    /// also expands to more than `perObject` times the objects it holds (many objects are a
-    /// large value, which costs what its bytes cost; few objects standing for many are sharing).
     /// A property list's boolean as a Bool: a Swift `Bool`, or an `NSNumber` made from one (the
     /// binary decoder's `true`, Foundation's), told from a number by its kind; nil for anything
     /// else (an `NSNumber` of 1 is a number, not `true`, though it casts to one).
@@ -42,6 +37,11 @@ package enum PropertyList {
         return nil
     }
 
+    /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
+    /// `maxExpandedObjects` may be lowered for a list that should be small, with
+    /// `perObject`: then a list expanding to more than that many objects is refused only if it
+    /// also expands to more than `perObject` times the objects it holds (many objects are a
+    /// large value, which costs what its bytes cost; few objects standing for many are sharing).
     package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil) throws -> Any {
         if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects, perObject: perObject) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {

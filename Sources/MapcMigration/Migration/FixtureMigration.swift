@@ -16,7 +16,7 @@ public enum FixtureMigration {
     /// in-memory store and migrates it to `version` (the newest when nil) with the planner's
     /// steps: mapping files where present, inferred mappings otherwise, their files checked first
     /// as `Migrator` checks them (`DiagnosticsError`). As `Migrator` does, it refuses an inferred
-    /// step that drops values unless `acceptsDataLoss` (`MigrationError.dataLoss`), and a
+    /// step that drops values the fixture holds unless `acceptsDataLoss` (`MigrationError.dataLoss`), and a
     /// `mappings` folder that does not exist (`MapcError.notFound`). Returns the migrated store.
     public static func migrate(fixture path: String, to version: String? = nil, schemas: String, mappings: String,
                                policies: PolicyRegistry = .shared, acceptsDataLoss: Bool = false) throws -> Store {

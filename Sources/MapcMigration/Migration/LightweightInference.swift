@@ -587,7 +587,8 @@ struct LightweightInference {
                 keptChanges.append(change)
                 return
             }
-            if let more = change.keptIn { keptChanges[first].keptIn = keptChanges[first].keptIn.map { $0.union(more) } }
+            // Where either cannot be asked (nil), neither can the one said.
+            keptChanges[first].keptIn = keptChanges[first].keptIn.flatMap { kept in change.keptIn.map { kept.union($0) } }
         }
         for change in changes {
             var change = change

@@ -311,6 +311,17 @@ public struct MappingChecker {
 }
 
 extension MappingChecker {
+    /// The other passes of a mapping's step among mapping files (a mappings folder's, a step's):
+    /// those of its source and destination but itself, known by its file. What `check`, the
+    /// editor and a run give a checker as its `companions`.
+    package static func otherPasses(of mapping: MappingModel, among candidates: [MappingModel]) -> [MappingModel] {
+        let own = mapping.file.map { Files.standardized($0.path) }
+        return candidates.filter { candidate in
+            candidate.source == mapping.source && candidate.destination == mapping.destination
+                && (own == nil || candidate.file.map { Files.standardized($0.path) } != own)
+        }
+    }
+
     /// Checks the mapping files of steps as a migration will run them (inferred steps need none),
     /// throwing every failing step's diagnostics, in step order; when none fails, the warnings
     /// of them all.
@@ -333,7 +344,7 @@ extension MappingChecker {
         steps.filter { !$0.isInferred }.map { step in
             (step, step.allPasses.enumerated().flatMap { index, pass in
                 var checker = MappingChecker(mapping: pass, policies: policies)
-                checker.companions = step.allPasses.enumerated().filter { $0.offset != index }.map(\.element)
+                checker.companions = otherPasses(of: pass, among: step.allPasses.enumerated().filter { $0.offset != index }.map(\.element))
                 return checker.check(source: step.source, destination: step.destination)
             })
         }

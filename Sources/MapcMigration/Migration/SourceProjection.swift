@@ -37,7 +37,7 @@ enum SourceProjection {
     /// `SELF`, a bare key); nil when they use the object in any other way than as the root of a
     /// key path or a reference handed to a `$manager` lookup.
     static func propertiesRead(by expressions: [Expr]) -> Set<String>? {
-        keyPathsRead(by: expressions).map { Set($0.map { $0[0] }.filter { $0 != wholeObjects }) }
+        keyPathsRead(by: expressions).map { Set($0.compactMap(\.first).filter { $0 != wholeObjects }) }
     }
 
     /// The key paths the expressions follow from the source object, each as its keys (a
@@ -61,6 +61,8 @@ enum SourceProjection {
                 let tail = selector == MethodSelector.valueForKey.rawValue ? [text] : keys(of: PathComponent.components(of: text, at: arguments[0].range))
                 var head: [String] = []
                 if case .keyPath(_, let components) = receiver.kind { head = keys(of: components) }
+                // A path of operators alone (`"@count"`) is of the object itself: used whole.
+                guard !(head + tail).isEmpty else { return nil }
                 paths.append(head + tail)
             case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("entityPolicy"):
                 // A policy's function is the user's code: what it is given it may read whole.
@@ -116,13 +118,13 @@ enum SourceProjection {
         return paths
     }
 
-    /// `$source`, `SELF` or `$SELF`: the source object, which mappings evaluate against.
     /// A key path from the source object (`$source.note`).
     private static func isSourceKeyPath(_ expression: Expr) -> Bool {
         guard case .keyPath(let root, let components) = expression.kind, case .key? = components.first else { return false }
         return isSourceObject(root)
     }
 
+    /// `$source`, `SELF` or `$SELF`: the source object, which mappings evaluate against.
     private static func isSourceObject(_ expression: Expr) -> Bool {
         switch expression.kind {
         case .evaluatedObject: return true

@@ -566,13 +566,12 @@ package enum StoreMigration {
                 + "(an object given none has nil until the app's Core Data saves it)"]
     }
 
-    /// Refuses a chain with an inferred step that drops values, unless the loss is accepted: before
-    /// anything is read, naming the step and what it would drop. Every way to migrate asks this.
     /// Refuses steps that drop values unless the loss is accepted (`MigrationError.dataLoss`, naming
     /// the first such step): an inferred step's removals, whose values Core Data's lightweight
     /// migration drops without a word. The first step's are asked of `store` (at that step's
     /// source version): a value no object holds is not lost, and what the store holds none of is
     /// returned, to be said. A later step's all count (its values come from the steps before).
+    /// Every way to migrate asks this (a run, under its lock, before anything is read; a fixture's).
     @discardableResult
     static func refuseDataLoss(in steps: [MigrationStep], accepted: Bool, asking store: Store?) throws -> [String] {
         var unheld: [String] = []

@@ -355,7 +355,8 @@ public struct MigrationPlan: Sendable {
     /// Whether the store needs migrating.
     public var isNeeded: Bool { !steps.isEmpty }
 
-    /// What inferred steps would drop: removed entities and properties, by step.
+    /// What inferred steps would drop: removed entities and properties, by step; of the first
+    /// step, those the store holds a value of (a run asks the store again, under its lock).
     public var droppedValues: [(step: MigrationStep, dropped: [String])] {
         steps.filter { $0.isInferred && !$0.droppedValues.isEmpty }.map { ($0, $0.droppedValues) }
     }

@@ -70,8 +70,18 @@ public enum XcodeMappingImporter {
             let sourceName = object.attribute("sourcename").flatMap { $0.isEmpty ? nil : $0 }
             let destinationName = object.attribute("destinationname").flatMap { $0.isEmpty ? nil : $0 }
             // The name Xcode's mapping editor shows, which its user may change (relationship
-            // mappings and policies look the mapping up by it); Xcode's own otherwise.
-            var name = object.attribute("name").flatMap { $0.isEmpty ? nil : $0 } ?? "\(sourceName ?? "")To\(destinationName ?? "")"
+            // mappings and policies look the mapping up by it); Xcode's own otherwise, and for a
+            // name a mapping file cannot give (said: a lookup by it must be changed too).
+            let standard = "\(sourceName ?? "")To\(destinationName ?? "")"
+            var name = standard
+            if let given = object.attribute("name"), !given.isEmpty, given != standard {
+                if YAMLDocument.isIdentifier(given) {
+                    name = given
+                } else {
+                    warnings.append(.warning("the entity mapping named '\(given)' is named \(standard): a mapping's name is letters, digits and _; change a lookup by the old name (a relationship mapping's, a policy's) to \(standard)",
+                                             at: object.location(of: "name")))
+                }
+            }
             if !usedNames.insert(name).inserted {
                 var number = 2
                 while !usedNames.insert("\(name)\(number)").inserted { number += 1 }

@@ -30,9 +30,7 @@ package struct EditorProject {
     }
 
     /// A path as the project keys it: absolute, standardized.
-    package static func standardized(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.path
-    }
+    package static func standardized(_ path: String) -> String { Files.standardized(path) }
 
     /// A file's text: as open in the editor, else as on disk.
     package func text(of path: String) -> String? {
@@ -153,6 +151,7 @@ package struct EditorProject {
                 // in another tab is that file's to report.
                 let around = known ?? surroundings()
                 var checker = MappingChecker(mapping: mapping, policies: policies)
+                checker.companions = MappingChecker.otherPasses(of: mapping, among: Array(around.mappings.values))
                 found += checker.check(catalog: around.schemas.catalog)
                 found += around.mappingClashes.filter { $0.location?.path == standard }
             }

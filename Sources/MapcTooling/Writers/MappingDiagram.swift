@@ -7,8 +7,10 @@ import MapcMigration
 /// come from "new", remove mappings go to "dropped". A dashed arrow leads to each entity a
 /// mapping's policy declares it creates (`EntityMigrationPolicy.createdEntities`).
 package enum MappingDiagram {
-    /// The diagram's text; `policies` tells which entities each mapping's policy creates.
-    package static func render(_ mapping: MappingModel, as format: DiagramFormat, policies: PolicyRegistry = .shared) -> String {
+    /// The diagram's text; `policies` tells which entities each mapping's policy creates (of
+    /// those, the entities `destination` has, when given: a policy serving several steps names
+    /// what it creates in each).
+    package static func render(_ mapping: MappingModel, as format: DiagramFormat, policies: PolicyRegistry = .shared, destination: Schema? = nil) -> String {
         let sources = orderedUnique(mapping.entityMappings.compactMap(\.source))
         var edges = mapping.entityMappings.map { entityMapping -> (from: String, to: String, label: [String], created: Bool) in
             var label = [entityMapping.name]
@@ -20,7 +22,7 @@ package enum MappingDiagram {
         var created: [String] = []
         for entityMapping in mapping.entityMappings {
             guard let name = entityMapping.policy, let policy = policies.policy(named: name) else { continue }
-            for entity in policy.createdEntities.sorted() {
+            for entity in policy.createdEntities.sorted() where destination.map({ $0.entity(named: entity) != nil }) ?? true {
                 created.append(entity)
                 edges.append((entityMapping.source.map { "s_\($0)" } ?? "new", "d_\(entity)", [entityMapping.name, "created by \(name)"], true))
             }
