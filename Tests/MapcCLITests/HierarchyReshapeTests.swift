@@ -310,3 +310,87 @@ struct EntityRenameHintTests {
         #expect(!(try CLI.run(["diff", "v1", "v2"], in: folder).stdout.contains("with the same properties")))
     }
 }
+
+/// The review's cases of the store's data-loss question: which steps it is asked of, on which
+/// paths (a dry run, `--output`, `mapc test`).
+@Suite("Dropped values asked, path by path")
+struct DroppedValuesPathsTests {
+    /// A project of three versions: v2 removes `memo`; v3 removes `tag` (each `Rec`'s).
+    private func project(mappingFirst: Bool) throws -> URL {
+        let folder = try CLI.project(versions: [("v1", "  Rec:\n    attributes: { name: string?, memo: string?, tag: string? }\n"),
+                                                ("v2", "  Rec:\n    attributes: { name: string?, tag: string? }\n"),
+                                                ("v3", "  Rec:\n    attributes: { name: string? }\n")])
+        if mappingFirst {
+            try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+            try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    drops: [memo]\n    attributes: { name: $source.name, tag: $source.tag }\n",
+                             to: "mappings/mapping_v1_to_v2.yaml")
+        }
+        return folder
+    }
+
+    private func load(_ objects: String, in folder: URL) throws {
+        try folder.write(#"{"version":"v1","objects":{"Rec":[\#(objects)]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+    }
+
+    /// The first step taken as one inference across v2 (or directly) is asked of the store:
+    /// nothing held, nothing asked.
+    @Test func aCombinedFirstStepIsAskedOfTheStore() throws {
+        for flags in [[], ["--infer-directly"]] {
+            let folder = try project(mappingFirst: false)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try load(#"{"id":"r1","name":"a"}"#, in: folder)
+            let run = try CLI.run(["run"] + flags + ["s.db"], in: folder)
+            #expect(run.status == 0 && run.stderr.contains("of which the store held no value"), "\(flags): \(run.stderr)")
+        }
+    }
+
+    /// After a mapping file's step, an inferred step's drops come from the steps before: asked
+    /// whatever the store holds.
+    @Test func aLaterStepsDropsAreAlwaysAsked() throws {
+        let folder = try project(mappingFirst: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try load(#"{"id":"r1","name":"a"}"#, in: folder)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("the inferred step v2 -> v3 would drop the values of Rec.tag"), "\(run.stderr)")
+    }
+
+    /// A dry run and a run to another file are asked as a run is, and write nothing.
+    @Test func aDryRunAndAnOutputAreAsked() throws {
+        let folder = try project(mappingFirst: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try load(#"{"id":"r1","name":"a","tag":"kept?"}"#, in: folder)
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let dry = try CLI.run(["run", "--dry-run", "s.db"], in: folder)
+        #expect(dry.status == 2 && dry.stderr.contains("would drop the values of Rec.tag"), "\(dry.stderr)")
+        let output = try CLI.run(["run", "--output", "out.db", "s.db"], in: folder)
+        #expect(output.status == 2 && output.stderr.contains("would drop the values of Rec.tag") && !folder.exists("out.db"), "\(output.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+
+    /// `mapc test` asks each fixture store as a run asks a store.
+    @Test func aFixtureIsAskedAboutWhatItHolds() throws {
+        let folder = try project(mappingFirst: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try folder.write(#"{"version":"v1","objects":{"Rec":[{"id":"r1","name":"a"}]}}"#, to: "a.json")
+        try folder.write(#"{"version":"v1","objects":{"Rec":[{"id":"r1","name":"a","memo":"m"}]}}"#, to: "b.json")
+        #expect(try CLI.run(["load", "a.json", "fixtures/empty-memo.sqlite"], in: folder).status == 0)
+        #expect(try CLI.run(["load", "b.json", "fixtures/with-memo.sqlite"], in: folder).status == 0)
+        let test = try CLI.run(["test", "--record"], in: folder)
+        #expect(test.stdout.contains("PASS empty-memo") && test.stdout.contains("FAIL with-memo") && test.stdout.contains("would drop the values of Rec.memo"), "\(test.stdout)")
+    }
+
+    /// `--infer-directly` falls back to the steps where one inference cannot be made, and says why.
+    @Test func inferringDirectlyFallsBackWhereOneInferenceCannotBeMade() throws {
+        // v2 adds a required attribute with a default that v3 removes: one inference from v1
+        // has no value for it.
+        let folder = try CLI.project(versions: [("v1", "  Rec:\n    attributes: { name: string? }\n"),
+                                                ("v2", "  Rec:\n    attributes: { name: string?, n: { type: int16, default: 1 } }\n"),
+                                                ("v3", "  Rec:\n    attributes: { name: string?, n: int16 }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try load(#"{"id":"r1","name":"a"}"#, in: folder)
+        let plan = try CLI.run(["plan", "--infer-directly", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("one inference from v1 to v3 cannot be made") && plan.stdout.contains("the store is migrated through each version"), "\(plan.stdout)\(plan.stderr)")
+    }
+}
