@@ -499,7 +499,8 @@ struct RunCommand: ParsableCommand {
                 pairs.append(("output", outcome.result.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
-                pairs.append(("notes", .array(outcome.notes.map(JSONValue.string))))
+                // What the text says before the run (inference's notes), then what the run found.
+                pairs.append(("notes", .array((PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
                 json = .object(pairs)
             }
             Console.out(json.serialized(pretty: true))

@@ -177,6 +177,9 @@ struct DirectInferenceTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let plan = try CLI.run(["plan", "s.db"], in: folder)
         #expect(plan.stdout.contains("Core Data's lightweight migration, which infers straight from v1 to v3, would give E.b nil where the steps give 0; E.c the v1 value of c where the steps give nil"), "\(plan.stdout)")
+        // In JSON too, among the run's notes.
+        let json = try CLI.run(["run", "--dry-run", "--accept-data-loss", "--format", "json", "s.db"], in: folder)
+        #expect(json.stdout.contains("`--infer-directly` migrates as Core Data does"), "\(json.stdout)")
         let run = try CLI.run(["run", "--accept-data-loss", "s.db"], in: folder)
         #expect(run.status == 0 && run.stderr.contains("`--infer-directly` migrates as Core Data does"), "\(run.stderr)")
         #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }.contains(#""b":0,"c":null"#))
