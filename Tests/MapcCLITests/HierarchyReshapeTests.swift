@@ -397,3 +397,19 @@ struct DroppedValuesPathsTests {
         #expect(plan.status == 0 && plan.stdout.contains("one inference from v1 to v3 cannot be made") && plan.stdout.contains("the store is migrated through each version"), "\(plan.stdout)\(plan.stderr)")
     }
 }
+
+/// A property renamed with a renaming identifier, then moved up into a new parent that gives it
+/// none: Core Data matches identifiers and would leave it empty; mapc carries it. The caution was
+/// said only where the entity declares the property, so here nowhere (the second probe's find).
+@Suite("Renamed properties moved up")
+struct RenamedPropertyMovedUpTests {
+    @Test func theCautionIsSaidAtTheNewParent() throws {
+        let folder = try CLI.project(versions: [("v1", "  Book:\n    attributes: { label: string }\n"),
+                                                ("v2", "  Book:\n    attributes:\n      name: { type: string, renamingIdentifier: label }\n"),
+                                                ("v3", "  Item:\n    attributes: { name: string }\n  Book:\n    parent: Item\n  Magazine:\n    parent: Item\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v2", "v3"], in: folder)
+        let said = diff.stdout.components(separatedBy: "\n").filter { $0.contains("Core Data's own migration would not") }
+        #expect(said.count == 1 && said[0].contains("Item.name has no renamingIdentifier") && said[0].contains("give 'name' renamingIdentifier: label"), "\(diff.stdout)")
+    }
+}

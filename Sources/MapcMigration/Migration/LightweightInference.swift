@@ -369,8 +369,8 @@ struct LightweightInference {
             work.origins[attribute.name] = .new(default: attribute.defaultValue)
             return
         }
-        if counterpart.unlikeCoreData, work.declares(attribute.name) {
-            cautionUnlikeCoreData("\(entityName).\(attribute.name)", renaming: attribute.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
+        if counterpart.unlikeCoreData, let owner = cautionOwner(of: attribute.name, in: work) {
+            cautionUnlikeCoreData("\(owner).\(attribute.name)", renaming: attribute.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
         }
         noteCarrier(of: old.name, inserted: work.usedAttributes.insert(old.name).inserted, by: attribute.name, in: &work)
         if old.name != attribute.name {
@@ -458,8 +458,8 @@ struct LightweightInference {
             work.origins[relationship.name] = .new(default: nil)
             return
         }
-        if counterpart.unlikeCoreData, work.declares(relationship.name) {
-            cautionUnlikeCoreData("\(entityName).\(relationship.name)", renaming: relationship.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
+        if counterpart.unlikeCoreData, let owner = cautionOwner(of: relationship.name, in: work) {
+            cautionUnlikeCoreData("\(owner).\(relationship.name)", renaming: relationship.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
         }
         noteCarrier(of: old.name, inserted: work.usedRelationships.insert(old.name).inserted, by: relationship.name, in: &work)
         if old.name != relationship.name {
@@ -709,7 +709,23 @@ struct LightweightInference {
 
     /// A match mapc makes and Core Data would not (no source element shares the identifier): the
     /// values are carried, and what Core Data would do, and how to agree with it, said.
+    /// The entity under which a property's caution is said: the destination entity when it declares
+    /// the property; the parent declaring it when that has no mapping of its own (new in the step,
+    /// or abstract in the source), once for all its sub-entities; nil otherwise (the parent's own
+    /// mapping says it). A property moved up into a new parent was said nowhere.
+    private func cautionOwner(of property: String, in work: EntityWork) -> String? {
+        if work.declares(property) { return work.destinationEntity.name }
+        let declarer = destination.ancestry(of: work.destinationEntity).first { entity in
+            entity.attributes.contains { $0.name == property } || entity.relationships.contains { $0.name == property }
+        }
+        guard let declarer else { return nil }
+        if let before = sourceFor[declarer.name], !before.isAbstract { return nil }
+        return declarer.name
+    }
+
     private mutating func cautionUnlikeCoreData(_ element: String, renaming: String?, matched old: String, of sourceEntity: String?, identifier: String) {
+        // Said once, for a parent's property its sub-entities each carry.
+        guard !cautions.contains(where: { $0.property == element }) else { return }
         let has = renaming.map { "has renamingIdentifier '\($0)'" } ?? "has no renamingIdentifier"
         let oldName = sourceEntity.map { "\($0).\(old)" } ?? old
         let name = element.split(separator: ".").last.map(String.init) ?? element
