@@ -136,7 +136,7 @@ struct CheckChainTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let check = try CLI.run(["check"], in: folder)
         #expect(check.status == 0, "\(check.stderr)")
-        #expect(check.stderr.contains("warning: the step v2 -> v3 is inferred and drops the values of Note.image: run refuses it unless given --accept-data-loss"), "\(check.stderr)")
+        #expect(check.stderr.contains("warning: the step v2 -> v3 is inferred and drops the values of Note.image: run refuses it for a store holding any of them unless given --accept-data-loss"), "\(check.stderr)")
         #expect(check.stderr.contains("schemas/v3.yaml:") , "\(check.stderr)")
         // With the shipped mappings, every step has its file: nothing to say.
         try CLI.addMappingsAndPolicies(to: folder)
