@@ -59,7 +59,7 @@ struct PlanCommand: ParsableCommand {
                 : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
             // What the store holds no value of is said apart from what a run asks about.
-            let unheld = step.droppedButNotHeld.joined(separator: ", ") + ", of which the store holds no value"
+            let unheld = step.droppedButNotHeld.joined(separator: ", ") + ", but the store holds none of the values these would drop"
             switch (step.droppedValues.isEmpty, step.droppedButNotHeld.isEmpty) {
             case (false, true): how += ", drops \(step.droppedValues.joined(separator: ", "))"
             case (true, false): how += ", drops \(unheld)"

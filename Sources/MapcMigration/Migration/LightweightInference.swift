@@ -481,8 +481,12 @@ struct LightweightInference {
             // A link to an object that becomes no object of the new destination has nowhere to
             // go. A value dropped, said and asked about as a removal is.
             let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(relationship.destination) objects are dropped (the destination is now \(relationship.destination))"
-            changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
-                                        detail: "destination \(oldTarget.name) -> \(relationship.destination): links to other \(oldTarget.name) objects are dropped", losesValues: true))
+            var change = SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
+                                      detail: "destination \(oldTarget.name) -> \(relationship.destination): links to other \(oldTarget.name) objects are dropped", losesValues: true)
+            // Asked of a store: a link of these objects to one of those (a store whose links all
+            // lead to objects the new destination keeps loses nothing).
+            change.keptIn = [EntityProperty(entity: work.sourceEntity.name, property: old.name, linkedTo: Set(reach.dropped))]
+            changes.append(change)
             work.notes.append(loss)
             partialLosses[work.mapping.name, default: []].append(loss)
         }

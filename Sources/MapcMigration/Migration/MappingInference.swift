@@ -45,14 +45,17 @@ package struct EntityAttribute: Hashable, Sendable {
 package struct EntityProperty: Hashable, Sendable {
     package var entity: String
     package var property: String?
+    /// For a relationship whose links only to some objects are dropped (a destination narrowed to
+    /// a sub-entity), the entities of those objects, exactly: a link to another is kept.
+    package var linkedTo: Set<String>? = nil
 }
 
 /// A value an inferred step drops, and where a store keeps it.
 package struct DroppedValue: Sendable, Equatable {
     /// As said: "Item.title", "entity Note".
     package var name: String
-    /// The source objects that keep it, or nil when a store cannot be asked (links a narrowed
-    /// relationship can no longer hold): a store holding none of it loses nothing.
+    /// The source objects that keep it, or nil when a store cannot be asked: a store holding none
+    /// of it loses nothing.
     package var keptIn: Set<EntityProperty>?
 }
 

@@ -286,7 +286,7 @@ package enum StoreMigration {
         let cautions = zip(steps, summaries).flatMap { step, summary in
             summary.cautions.map { steps.count > 1 ? "step \(step.source.version) -> \(step.destination.version): \($0)" : $0 }
         }
-        let unheldNotes = unheld.isEmpty ? [] : ["the inferred step \(first.source.version) -> \(first.destination.version) drops \(unheld.joined(separator: ", ")), of which the store held no value: nothing was lost"]
+        let unheldNotes = unheld.isEmpty ? [] : ["the inferred step \(first.source.version) -> \(first.destination.version) drops \(unheld.joined(separator: ", ")), but the store held none of the values these would drop: nothing was lost"]
         return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + unheldNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
     }
 
@@ -592,7 +592,7 @@ package enum StoreMigration {
     static func droppedValues(of step: MigrationStep, keptBy store: Store) throws -> (held: [String], unheld: [String]) {
         var held: [String] = [], unheld: [String] = []
         for value in step.dropped {
-            let kept = try value.keptIn.map { places in try places.contains { try store.holdsValues(of: $0.property, in: $0.entity) } } ?? true
+            let kept = try value.keptIn.map { places in try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) } } ?? true
             if kept { held.append(value.name) } else { unheld.append(value.name) }
         }
         return (held, unheld)

@@ -444,26 +444,44 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Whether an object of exactly `entity` has a value for `property` (an attribute not nil, a
-    /// relationship with a link), or, with no property, whether there is such an object at all,
-    /// without counting them: what a run asks of its store before a step drops those values. A
-    /// property the entity does not store is taken to hold values.
-    package func holdsValues(of property: String?, in entity: String) throws -> Bool {
+    /// relationship with a link; with `linkedTo`, a link to an object of exactly one of those
+    /// entities), or, with no property, whether there is such an object at all, without counting
+    /// them: what a run asks of its store before a step drops those values. A property the entity
+    /// does not store, or a link to entities the store does not keep together, is taken to hold values.
+    package func holdsValues(of property: String?, in entity: String, linkedTo targets: Set<String>? = nil) throws -> Bool {
         guard let property else { return try holdsObjects(of: entity) }
         let storage = try layout.storage(of: entity)
         let table = storage.table.quotedSQLIdentifier, kind = storage.entityColumn.quotedSQLIdentifier
         // The keys of the objects of exactly the entity, for a link kept in another table.
         let owners = "SELECT \(storage.primaryKey.quotedSQLIdentifier) FROM \(table) WHERE \(kind) = ?"
+        // The objects linked to, when only some count: their table's rows of exactly those entities.
+        var linked: (table: String, key: String, kind: String, values: String)?
+        if let targets {
+            let stored = try targets.sorted().map { try layout.storage(of: $0) }
+            guard let first = stored.first else { return false }
+            guard stored.allSatisfy({ $0.table == first.table }) else { return true }
+            linked = (first.table.quotedSQLIdentifier, first.primaryKey.quotedSQLIdentifier, first.entityColumn.quotedSQLIdentifier,
+                      stored.map { Self.sqlLiteral($0.discriminator) }.joined(separator: ", "))
+        }
+        /// Keys in `column` that name a linked object (any key when every link counts).
+        func linking(_ column: String) -> String {
+            guard let linked else { return "\(column) IS NOT NULL" }
+            return "\(column) IN (SELECT \(linked.key) FROM \(linked.table) WHERE \(linked.kind) IN (\(linked.values)))"
+        }
         let sql: String
         if let column = storage.attributeColumns[property] {
             sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(kind) = ? AND \(column.quotedSQLIdentifier) IS NOT NULL)"
         } else {
             switch storage.relationships[property] {
             case .foreignKey(let column, _, _)?:
-                sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(kind) = ? AND \(column.quotedSQLIdentifier) IS NOT NULL)"
+                sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(kind) = ? AND \(linking(column.quotedSQLIdentifier)))"
             case .inverseForeignKey(let other, let column, _, _)?:
-                sql = "SELECT EXISTS (SELECT 1 FROM \(other.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IN (\(owners)))"
-            case .joinTable(let join, let ownerColumn, _, _, _, _, _)?:
-                sql = "SELECT EXISTS (SELECT 1 FROM \(join.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) IN (\(owners)))"
+                // The linked objects' own rows hold the link: those of the entities counted.
+                let counted = linked.map { " AND \($0.kind) IN (\($0.values))" } ?? ""
+                sql = "SELECT EXISTS (SELECT 1 FROM \(other.quotedSQLIdentifier) WHERE \(column.quotedSQLIdentifier) IN (\(owners))\(counted))"
+            case .joinTable(let join, let ownerColumn, let otherColumn, _, _, _, _)?:
+                let counted = linked == nil ? "" : " AND \(linking(otherColumn.quotedSQLIdentifier))"
+                sql = "SELECT EXISTS (SELECT 1 FROM \(join.quotedSQLIdentifier) WHERE \(ownerColumn.quotedSQLIdentifier) IN (\(owners))\(counted))"
             case nil:
                 return true
             }
