@@ -446,3 +446,27 @@ struct RelationshipMovedDownTests {
         }
     }
 }
+
+/// A later inferred step's drops were always asked, though while every step before is inferred
+/// the values trace back to the store (the second probe's find: every `b` nil, refused for
+/// "E.b"); after a mapping file's step they still are.
+@Suite("Later steps' drops traced to the store")
+struct LaterDropsTracedTests {
+    @Test func aLaterInferredStepIsAskedThroughTheStepsBefore() throws {
+        func run(_ objects: String) throws -> CLIResult {
+            let folder = try CLI.project(versions: [("v1", "  E:\n    attributes: { a: string?, b: string? }\n"),
+                                                    ("v2", "  E:\n    attributes: { b: string? }\n"),
+                                                    ("v3", "  E:\n    attributes: { a: string? }\n")])
+            defer { try? FileManager.default.removeItem(at: folder) }
+            try folder.write(#"{"version":"v1","objects":{"E":[\#(objects)]}}"#, to: "d.json")
+            #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+            let plan = try CLI.run(["plan", "s.db"], in: folder)
+            #expect(plan.stdout.contains("2 steps"), "\(plan.stdout)")
+            return try CLI.run(["run", "s.db"], in: folder)
+        }
+        let none = try run(#"{"id":"e1"}"#)
+        #expect(none.status == 0 && none.stderr.contains("the inferred step v2 -> v3 drops E.b, but the store held none"), "\(none.stderr)")
+        let held = try run(#"{"id":"e1","b":"kept?"}"#)
+        #expect(held.status == 2 && held.stderr.contains("the inferred step v2 -> v3 would drop the values of E.b"), "\(held.stderr)")
+    }
+}

@@ -92,6 +92,25 @@ enum InferredChain {
             return noNil(trace)
         }
 
+        /// Whether an object of this state's entity may hold a value a later step drops (`place`,
+        /// of the version the state is at), by where its values came from: asked of the store (of
+        /// the first version, through `holds`) for a value carried from it, known for a constant.
+        /// True when it cannot be told (a link to some objects only, a value with no trace).
+        func mayHold(_ place: EntityProperty, asking holds: (_ property: String?, _ entity: String) throws -> Bool) -> Bool {
+            guard let first = origin[place.entity] else { return false }
+            guard let property = place.property else { return ((try? holds(nil, first)) ?? true) }
+            guard place.linkedTo == nil, let trace = traces[place.entity]?[property] else { return true }
+            func held(_ trace: Trace) -> Bool {
+                switch trace {
+                case .stored(let name): return (try? holds(name, first)) ?? true
+                case .constant(nil): return false
+                case .constant, .filled: return (try? holds(nil, first)) ?? true
+                case .converted(let inner, _), .unordered(let inner): return held(inner)
+                }
+            }
+            return held(trace)
+        }
+
         /// The state after a step with these origins; nil when a value it carries has no trace
         /// (which an inference that succeeded does not produce).
         func after(_ step: InferredOrigins) -> State? {

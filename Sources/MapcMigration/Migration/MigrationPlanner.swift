@@ -35,10 +35,10 @@ public struct MigrationStep: Sendable {
     public var passesThrough: [String] = []
     /// For an inferred step, what it drops: removed entities ("entity Note") and properties
     /// ("Note.image") whose values are lost. A run refuses such a step unless told to accept it.
-    /// In a plan for a store (`Migrator.plan(forStoreAt:)`), the first step's are those the store
-    /// holds a value of (the others are `droppedButNotHeld`), which the run asks again.
+    /// In a plan for a store (`Migrator.plan(forStoreAt:)`), those the store may hold a value of
+    /// (the others are `droppedButNotHeld`), which the run asks again.
     public var droppedValues: [String] = []
-    /// In a plan for a store, what the first step drops that the store holds no value of.
+    /// In a plan for a store, what the step drops that the store holds no value of.
     package var droppedButNotHeld: [String] = []
     /// For an inferred step, what it drops, each with where a store keeps it.
     package var dropped: [DroppedValue] = []

@@ -286,7 +286,7 @@ package enum StoreMigration {
         let cautions = zip(steps, summaries).flatMap { step, summary in
             summary.cautions.map { steps.count > 1 ? "step \(step.source.version) -> \(step.destination.version): \($0)" : $0 }
         }
-        let unheldNotes = unheld.isEmpty ? [] : ["the inferred step \(first.source.version) -> \(first.destination.version) drops \(unheld.joined(separator: ", ")), but the store held none of the values these would drop: nothing was lost"]
+        let unheldNotes = unheld
         return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + unheldNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
     }
 
@@ -574,28 +574,44 @@ package enum StoreMigration {
     /// Every way to migrate asks this (a run, under its lock, before anything is read; a fixture's).
     @discardableResult
     static func refuseDataLoss(in steps: [MigrationStep], accepted: Bool, asking store: Store?) throws -> [String] {
-        var unheld: [String] = []
-        for (index, step) in steps.enumerated() where step.isInferred && !step.dropped.isEmpty {
-            var held = step.dropped.map(\.name)
-            if index == 0, let store {
-                (held, unheld) = try droppedValues(of: step, keptBy: store)
-            }
+        let split = try store.map { try droppedValues(of: steps, keptBy: $0) } ?? steps.map { ($0.dropped.map(\.name), []) }
+        var notes: [String] = []
+        for (step, (held, unheld)) in zip(steps, split) where step.isInferred {
             if !accepted && !held.isEmpty {
                 throw MigrationError.dataLoss(step: "\(step.source.version) -> \(step.destination.version)", dropped: held)
             }
+            if !unheld.isEmpty {
+                notes.append("the inferred step \(step.source.version) -> \(step.destination.version) drops \(unheld.joined(separator: ", ")), but the store held none of the values these would drop: nothing was lost")
+            }
         }
-        return unheld
+        return notes
     }
 
-    /// What `step` drops that `store` (at the step's source version) keeps a value of, and what
-    /// it keeps none of. A value no question can be asked about is taken to be kept.
-    static func droppedValues(of step: MigrationStep, keptBy store: Store) throws -> (held: [String], unheld: [String]) {
-        var held: [String] = [], unheld: [String] = []
-        for value in step.dropped {
-            let kept = try value.keptIn.map { places in try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) } } ?? true
-            if kept { held.append(value.name) } else { unheld.append(value.name) }
+    /// What each step drops, split into what `store` (at the first step's source version) may
+    /// hold a value of and what it holds none of: the first step's asked of it directly, a later
+    /// inferred step's through where its values came from (`InferredChain.State.mayHold`) while
+    /// every step before is inferred; after a mapping file's step, whose expressions and policies
+    /// may give anything, all of it counts. A value no question can be asked about counts.
+    static func droppedValues(of steps: [MigrationStep], keptBy store: Store) throws -> [(held: [String], unheld: [String])] {
+        var traced: InferredChain.State? = steps.first.map { InferredChain.State(first: $0.source) }
+        var split: [(held: [String], unheld: [String])] = []
+        for (index, step) in steps.enumerated() {
+            var held: [String] = [], unheld: [String] = []
+            for value in step.dropped {
+                let kept: Bool
+                if let places = value.keptIn, index == 0 {
+                    kept = try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) }
+                } else if let places = value.keptIn, let traced {
+                    kept = places.contains { traced.mayHold($0) { try store.holdsValues(of: $0, in: $1) } }
+                } else {
+                    kept = true
+                }
+                if kept { held.append(value.name) } else { unheld.append(value.name) }
+            }
+            split.append((held, unheld))
+            traced = step.inferredOrigins.flatMap { traced?.after($0) }
         }
-        return (held, unheld)
+        return split
     }
 
     /// Removes temporary files a killed run left beside the store (only ever called under the lock).

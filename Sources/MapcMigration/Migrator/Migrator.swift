@@ -183,11 +183,13 @@ public struct Migrator: Sendable {
             }
             var steps = try MigrationPlanner.plan(from: current, to: target, catalog: schemas, mappings: mappings, everyVersion: stepsThroughEveryVersion,
                                                   directly: infersDirectly, storeHolds: holds, storeHoldsNil: holdsNil)
-            // What the first step drops that the store holds no value of costs nothing (the run asks again, under its lock).
-            if let first = steps.first, first.isInferred, !first.dropped.isEmpty {
+            // What the steps drop that the store holds no value of costs nothing (the run asks again, under its lock).
+            if steps.contains(where: { $0.isInferred && !$0.dropped.isEmpty }) {
                 let store = try opened ?? Store.open(at: Files.path(of: url), schema: current, readOnly: true)
                 opened = store
-                (steps[0].droppedValues, steps[0].droppedButNotHeld) = try StoreMigration.droppedValues(of: first, keptBy: store)
+                for (index, split) in try StoreMigration.droppedValues(of: steps, keptBy: store).enumerated() where steps[index].isInferred {
+                    (steps[index].droppedValues, steps[index].droppedButNotHeld) = split
+                }
             }
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
             if withNotes, plan.isNeeded { (plan.notes, plan.refusalInStoreFormat) = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
@@ -355,8 +357,8 @@ public struct MigrationPlan: Sendable {
     /// Whether the store needs migrating.
     public var isNeeded: Bool { !steps.isEmpty }
 
-    /// What inferred steps would drop: removed entities and properties, by step; of the first
-    /// step, those the store holds a value of (a run asks the store again, under its lock).
+    /// What inferred steps would drop: removed entities and properties, by step, that the store
+    /// may hold a value of (a run asks the store again, under its lock).
     public var droppedValues: [(step: MigrationStep, dropped: [String])] {
         steps.filter { $0.isInferred && !$0.droppedValues.isEmpty }.map { ($0, $0.droppedValues) }
     }
