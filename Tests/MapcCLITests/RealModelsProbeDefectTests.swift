@@ -67,7 +67,7 @@ extension RealModelsProbeDefectTests {
             #expect(try CLI.run(["load", "one.json", "one-\(layout).db", "--layout", layout], in: folder).status == 0)
             // Planned step by step, the steps say which problem does not apply; run, they are one step (nothing differs).
             let plan = try CLI.run(["plan", "--every-version", "one-\(layout).db"], in: folder)
-            #expect(plan.status == 0 && plan.stdout.contains("v2 -> v3 (inferred): Gadget.label: optional -> required without a default (nil values would have nowhere to go) does not stop a store coming from v1: it has no Gadget objects")
+            #expect(plan.status == 0 && plan.stdout.contains("v2 -> v3 (inferred): Gadget.label: optional -> required without a default (nil values would have nowhere to go); that does not stop a store coming from v1: it has no Gadget objects")
                     && plan.stdout.contains("v4 -> v5 (inferred): Tool.grip"), "\(plan.stdout)\(plan.stderr)")
             let run = try CLI.run(["run", "one-\(layout).db"], in: folder)
             #expect(run.status == 0 && run.stdout.contains("from v1 to v5"), "\(run.stdout)\(run.stderr)")

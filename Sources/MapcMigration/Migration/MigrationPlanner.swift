@@ -242,13 +242,13 @@ package enum MigrationPlanner {
                     let store = versions[start].version
                     again.cautions += again.moot.map { moot in
                         if let key = moot.unlessNoNil.first, moot.unlessNoNil.isSubset(of: withoutNil) {
-                            return "\(moot.entity).\(moot.property ?? ""): \(moot.reason) does not stop a store coming from \(store): none of its \(key.entity) objects has \(key.attribute) nil (one saved with \(key.attribute) nil before the run fails its validation)"
+                            return "\(moot.entity).\(moot.property ?? ""): \(moot.reason); that does not stop a store coming from \(store): none of its \(key.entity) objects has \(key.attribute) nil (one saved with \(key.attribute) nil before the run fails its validation)"
                         }
                         // The source entity its objects would come from (a renamed entity has another name).
                         let from = again.origins.entities[moot.entity] ?? moot.entity
                         let why = unheld.contains(from) ? "the store held none of the objects they would come from; one saved before the run fails its validation"
                             : "none can come from \(store)"
-                        return "\(moot.entity)\(moot.property.map { ".\($0)" } ?? ""): \(moot.reason) does not stop a store coming from \(store): it has no \(moot.entity) objects (\(why))"
+                        return "\(moot.entity)\(moot.property.map { ".\($0)" } ?? ""): \(moot.reason); that does not stop a store coming from \(store): it has no \(moot.entity) objects (\(why))"
                     }
                 }
                 // Stopped or not, its problems are those a store coming from there can meet.
