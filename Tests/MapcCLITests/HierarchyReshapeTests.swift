@@ -470,3 +470,18 @@ struct LaterDropsTracedTests {
         #expect(held.status == 2 && held.stderr.contains("the inferred step v2 -> v3 would drop the values of E.b"), "\(held.stderr)")
     }
 }
+
+/// A relationship renamed whose destination changed too was said only as renamed (the second
+/// probe's find); unrenamed, its destination change was said.
+@Suite("Renamed relationships' other changes")
+struct RenamedRelationshipChangesTests {
+    @Test func aRenamedRelationshipsNewDestinationIsSaid() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Book:\n    relationships:\n      loans: { destination: Loan, toMany: true, inverse: book, optional: true }\n  Loan:\n    relationships:\n      book: { destination: Book, inverse: loans, optional: true }\n"),
+            ("v2", "  Item:\n    relationships:\n      loans: { destination: Loan, toMany: true, inverse: item, optional: true }\n  Book:\n    parent: Item\n  Loan:\n    relationships:\n      item: { destination: Item, inverse: loans, optional: true, renamingIdentifier: book }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("renamed  Loan.item: from book") && diff.stdout.contains("changed  Loan.item: destination Book -> Item"), "\(diff.stdout)")
+    }
+}

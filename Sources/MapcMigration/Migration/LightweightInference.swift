@@ -74,7 +74,7 @@ struct LightweightInference {
         cautionMergedHierarchies()
         let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
         sayEachChangeOnceWhereDeclared()
-        changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes)
+        changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes, origins: origins)
         let mapping = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)
         // What the step drops is the user's to accept in a file they keep: a `todo:` item each,
         // as `run` asks for `--accept-data-loss` before an inferred step drops values.

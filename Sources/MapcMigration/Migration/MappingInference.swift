@@ -168,7 +168,8 @@ extension MappingInference {
     /// What changed an entity's version hash besides the changes found already: hash modifiers,
     /// uniqueness constraints, relationship counts or inverses. They need a migration (the store's
     /// hashes no longer match) but move no values.
-    static func hashOnlyChanges(from source: Schema, to destination: Schema, counterparts: [String: Entity], listed: [SchemaChange]) -> [SchemaChange] {
+    static func hashOnlyChanges(from source: Schema, to destination: Schema, counterparts: [String: Entity], listed: [SchemaChange],
+                                origins: InferredOrigins = InferredOrigins()) -> [SchemaChange] {
         var found: [SchemaChange] = []
         for entity in destination.entities {
             guard let old = counterparts[entity.name] else { continue }
@@ -183,15 +184,21 @@ extension MappingInference {
                 case nil: return nil
                 }
             }
-            for name in after.keys.sorted() where name != "@entity" && before[name] != nil {
-                let oldProperty = source.property(named: name, in: old), newProperty = destination.property(named: name, in: entity)
+            for name in after.keys.sorted() where name != "@entity" {
+                // A property renamed is compared with the one it carries (its destination may have changed too).
+                var was = name
+                if before[name] == nil, case .carried(let from, _, _, _)? = origins.properties[entity.name]?[name] { was = from }
+                guard before[was] != nil else { continue }
+                let oldProperty = source.property(named: was, in: old), newProperty = destination.property(named: name, in: entity)
                 // Settings no hash of mapc's covers, said all the same: a delete rule, a derivation.
                 var unhashedChanged = false
                 if case .relationship(let a)? = oldProperty, case .relationship(let b)? = newProperty { unhashedChanged = a.deleteRule != b.deleteRule }
                 if case .attribute(let a)? = oldProperty, case .attribute(let b)? = newProperty { unhashedChanged = a.derivation != b.derivation }
-                guard before[name] != after[name] || coreDataHash(oldProperty, old, source) != coreDataHash(newProperty, entity, destination) || unhashedChanged else { continue }
+                guard before[was] != after[name] || coreDataHash(oldProperty, old, source) != coreDataHash(newProperty, entity, destination) || unhashedChanged else { continue }
                 // What the listed changes of the property do not say already.
-                var details = settingsChanged(source.property(named: name, in: old), destination.property(named: name, in: entity))
+                var details = settingsChanged(oldProperty, newProperty)
+                // A rename alone changes the hashes: said already, by the rename.
+                if was != name && details.isEmpty { continue }
                 if isListed(name) {
                     let said = listed.filter { $0.entity == entity.name && $0.property == name }.map(\.detail)
                     details.removeAll { detail in detail.hasPrefix("optional") || detail.hasPrefix("required") || said.contains { $0.hasPrefix(detail) } }
