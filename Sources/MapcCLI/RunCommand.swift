@@ -154,10 +154,9 @@ struct RunCommand: ParsableCommand {
                     options.destinationFormat = try layout.format()
                     options.isCancelled = { interruption.isRequested }
                     let display = ProgressDisplay(quiet: quiet || format == .json)
-                    if !(quiet || format == .json) {
-                        Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", "))
-                        for note in PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") }
-                    }
+                    if !(quiet || format == .json) { Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", ")) }
+                    // Notes are not progress: said under --quiet too (JSON lists them).
+                    if format != .json { for note in PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") } }
                     let outcome = try migrator.migrate(plan, options: options) { update in
                         currentStep = update.step
                         began = true
@@ -326,9 +325,10 @@ struct RunCommand: ParsableCommand {
                     step = update.step
                     everyStepDone = finishesTheLastStep(update)
                 }
-                outcome.notes = migrated.notes
                 outcome.backup = migrated.backup?.path
-                outcome.notes = warnings + outcome.notes
+                // What inference saw (a probable rename, where Core Data's one inference differs),
+                // as one store's run says it before its plan.
+                outcome.notes = warnings + PlanCommand.inferenceNotes(plan.steps) + migrated.notes
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             }
         } catch {

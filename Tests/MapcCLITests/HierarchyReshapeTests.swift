@@ -485,3 +485,26 @@ struct RenamedRelationshipChangesTests {
         #expect(diff.stdout.contains("renamed  Loan.item: from book") && diff.stdout.contains("changed  Loan.item: destination Book -> Item"), "\(diff.stdout)")
     }
 }
+
+/// What inference saw and what a run dropped on the user's word were said only by a single
+/// store's run in text: under --quiet, in a batch and (for the drops) anywhere they were not
+/// said at all (the second probe's find).
+@Suite("Notes of every run")
+struct NotesOfEveryRunTests {
+    @Test func aBatchAndAQuietRunSayTheNotes() throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes: { a: string?, b: string? }\n"),
+                                                ("v2", "  E:\n    attributes: { b: string? }\n"),
+                                                ("v3", "  E:\n    attributes: { a: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","a":"1","b":"2"}]}}"#, to: "d.json")
+        for store in ["s1.db", "s2.db", "s3.db"] { #expect(try CLI.run(["load", "d.json", store], in: folder).status == 0) }
+        let batch = try CLI.run(["run", "--accept-data-loss", "s1.db", "s2.db"], in: folder)
+        #expect(batch.status == 0, "\(batch.stderr)")
+        for said in ["note (s1.db, s2.db): v2 -> v3 (inferred): E.a is added and E.b removed", "note (s1.db, s2.db): the inferred step v2 -> v3 drops the values of E.b, as --accept-data-loss allows",
+                     "note (s1.db, s2.db): v1 -> v2 (inferred): Core Data's lightweight migration"] {
+            #expect(batch.stderr.contains(said), "\(said): \(batch.stderr)")
+        }
+        let quiet = try CLI.run(["run", "--quiet", "--accept-data-loss", "s3.db"], in: folder)
+        #expect(quiet.stderr.contains("note: v2 -> v3 (inferred): E.a is added and E.b removed") && quiet.stderr.contains("note: the inferred step v1 -> v2 drops the values of E.a, as --accept-data-loss allows"), "\(quiet.stderr)")
+    }
+}

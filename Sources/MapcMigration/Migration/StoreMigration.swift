@@ -580,6 +580,10 @@ package enum StoreMigration {
             if !accepted && !held.isEmpty {
                 throw MigrationError.dataLoss(step: "\(step.source.version) -> \(step.destination.version)", dropped: held)
             }
+            // What was dropped on the user's word is said, each store's (a batch lists them by store).
+            if !held.isEmpty {
+                notes.append("the inferred step \(step.source.version) -> \(step.destination.version) drops the values of \(held.joined(separator: ", ")), as --accept-data-loss allows")
+            }
             if !unheld.isEmpty {
                 notes.append("the inferred step \(step.source.version) -> \(step.destination.version) drops \(unheld.joined(separator: ", ")), but the store held none of the values these would drop: nothing was lost")
             }
