@@ -255,7 +255,15 @@ package enum MigrationPlanner {
                 result = again
             }
             guard let mapping = result.mapping else {
-                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints,
+                // A problem a store's values could set aside, past a mapping file's step whose
+                // values cannot be asked of the store before it runs: said, with the way round.
+                var why: [String] = []
+                if storeHoldsNil != nil, traced == nil, index != start, let mapped = steps.last(where: { !$0.isInferred }),
+                   result.problems.contains(where: { !$0.unlessNoNil.isEmpty || $0.isRefusedByValidation }) {
+                    why.append("a store in which no object meets this would migrate, but the values after the mapping step \(mapped.source.version) -> \(mapped.destination.version) cannot be asked of it before that step runs; "
+                               + "migrate to \(versions[index].version) first (`mapc run --to \(versions[index].version)`), then this step is asked of the store")
+                }
+                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints + why,
                                           mappingsDirectory: mappings.directory, isDowngrade: false, skippingFrom: inferredFrom.map { versions[$0].version }))
                 index += 1
                 inferredFrom = nil
