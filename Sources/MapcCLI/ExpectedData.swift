@@ -84,10 +84,18 @@ enum ExpectedData {
         for (entity, property) in properties where said.insert("\(entity).\(property)").inserted {
             var found: String?
             var carried: [String] = []
-            search: for step in steps.reversed() where !step.isInferred {
+            search: for step in steps.reversed() {
                 let at = "step \(step.source.version) -> \(step.destination.version)"
                 // Not in this step's version: renamed or added by a later step; look no further back.
                 guard let target = step.destination.entity(named: entity), step.destination.property(named: property, in: target) != nil else { break search }
+                // An inferred step that adds it (again, after a step dropped it) gives every object its default.
+                if step.isInferred {
+                    if step.adds(property, to: entity) {
+                        found = "no mapping file: the inferred \(at) adds it, to its default or nil (the values before it are not carried)"
+                        break search
+                    }
+                    continue
+                }
                 let mappings = step.allPasses.flatMap(\.entityMappings).filter { $0.destination == entity }
                 let place = { (location: FileLocation?, mapping: EntityMapping) in location.map { "\($0)" } ?? "the mapping \(mapping.name)" }
                 // Every mapping of the step that makes the entity's objects (a merge has several).

@@ -528,3 +528,20 @@ struct BlockedAfterMappingStepTests {
         #expect(try CLI.run(["run", "s.db"], in: folder).status == 0)
     }
 }
+
+/// `mapc test` said a value dropped and added again was carried "from the fixture" by the
+/// inferred steps (the second probe's find); the step that adds it again is named.
+@Suite("A value added again, traced by mapc test")
+struct AddedAgainTracedTests {
+    @Test func theStepThatAddsItAgainIsNamed() throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes: { a: string?, r: int16? }\n"), ("v2", "  E:\n    attributes: { a: string? }\n"),
+                                                ("v3", "  E:\n    attributes: { a: string?, r: int16? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["fixtures", "expected"] { try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true) }
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","a":"x","r":5}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "fixtures/one.sqlite"], in: folder).status == 0)
+        try folder.write(#"{"version":"v3","objects":{"E":[{"id":"e1","a":"x","r":5}]}}"#, to: "expected/one.json")
+        let test = try CLI.run(["test", "--accept-data-loss"], in: folder)
+        #expect(test.stdout.contains("E.r is last computed by no mapping file: the inferred step v2 -> v3 adds it"), "\(test.stdout)")
+    }
+}

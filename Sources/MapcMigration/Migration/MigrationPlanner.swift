@@ -68,6 +68,13 @@ public struct MigrationStep: Sendable {
     /// (`InferredChain.directDifferences`).
     package var chainNotes: [String] = []
 
+    /// Whether the step is inferred and adds the property to the entity's objects (new in its
+    /// destination: each object gets the default, or nil), rather than carrying it.
+    package func adds(_ property: String, to entity: String) -> Bool {
+        guard case .new? = inferredOrigins?.properties[entity]?[property] else { return false }
+        return true
+    }
+
     /// For an inferred step, where each value of the destination comes from.
     var inferredOrigins: InferredOrigins? {
         if case .inferred(let result, _) = identity { return result.origins }
