@@ -411,6 +411,11 @@ struct RenamedPropertyMovedUpTests {
         let diff = try CLI.run(["diff", "v2", "v3"], in: folder)
         let said = diff.stdout.components(separatedBy: "\n").filter { $0.contains("Core Data's own migration would not") }
         #expect(said.count == 1 && said[0].contains("Item.name has no renamingIdentifier") && said[0].contains("give 'name' renamingIdentifier: label"), "\(diff.stdout)")
+        // A parent that was there already, without the property (the second review's case).
+        try folder.write("model: S\nversion: v2\nentities:\n  Item:\n    attributes: { x: string? }\n  Book:\n    attributes:\n      name: { type: string, renamingIdentifier: label }\n", to: "schemas/v2.yaml")
+        try folder.write("model: S\nversion: v3\nentities:\n  Item:\n    attributes: { x: string?, name: string? }\n  Book:\n    parent: Item\n", to: "schemas/v3.yaml")
+        let existing = try CLI.run(["diff", "v2", "v3"], in: folder)
+        #expect(existing.stdout.contains("Item.name has no renamingIdentifier, and mapc takes it for Book.name of v2"), "\(existing.stdout)")
     }
 }
 
@@ -543,5 +548,43 @@ struct AddedAgainTracedTests {
         try folder.write(#"{"version":"v3","objects":{"E":[{"id":"e1","a":"x","r":5}]}}"#, to: "expected/one.json")
         let test = try CLI.run(["test", "--accept-data-loss"], in: folder)
         #expect(test.stdout.contains("E.r is last computed by no mapping file: the inferred step v2 -> v3 adds it"), "\(test.stdout)")
+    }
+}
+
+/// The second review's case: a relationship new in a step (a to-one inverse added to a to-many)
+/// is filled from its inverse's links, while its trace said nil; a later step removing the pair
+/// then dropped the links without asking, "nothing was lost". A later step's relationships are
+/// always asked.
+@Suite("Links traced through an inverse")
+struct LinksThroughAnInverseTests {
+    @Test(arguments: ["mapc", "core-data"])
+    func aLaterStepRemovingLinksFilledFromTheInverseIsAsked(layout: String) throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Person:\n    attributes: { name: string? }\n    relationships:\n      items: { destination: Item, toMany: true, optional: true }\n  Item:\n    attributes: { title: string? }\n"),
+            ("v2", "  Person:\n    attributes: { name: string? }\n    relationships:\n      items: { destination: Item, toMany: true, inverse: owner, optional: true }\n  Item:\n    attributes: { title: string? }\n    relationships:\n      owner: { destination: Person, inverse: items, optional: true }\n"),
+            ("v3", "  Person:\n    attributes: { name: string?, x: { type: int16, default: 1 } }\n    relationships:\n      belongings: { destination: Item, toMany: true, inverse: owner, optional: true }\n  Item:\n    attributes: { title: string? }\n    relationships:\n      owner: { destination: Person, inverse: belongings, optional: true }\n"),
+            ("v4", "  Person:\n    attributes: { name: string?, x: { type: int16, default: 2 } }\n  Item:\n    attributes: { title: string? }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Person":[{"id":"p1","name":"Ann","items":["i1","i2"]}],"Item":[{"id":"i1","title":"a"},{"id":"i2","title":"b"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("would drop the values of") && run.stderr.contains("Item.owner"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+
+    /// The advice to migrate to the version before first is given only where a store's values
+    /// could set every problem aside (a type change too, and it would not get through).
+    @Test func theWayRoundIsOfferedOnlyWhereItLeads() throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes: { a: string?, x: string? }\n"), ("v2", "  E:\n    attributes: { a: string?, x: string? }\n"),
+                                                ("v3", "  E:\n    attributes: { a: string, x: date? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: EToE\n    source: E\n    destination: E\n    attributes: { a: $source.a, x: $source.x }\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","a":"q"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && !run.stderr.contains("migrate to v2 first"), "\(run.stderr)")
     }
 }

@@ -713,18 +713,14 @@ struct LightweightInference {
 
     /// A match mapc makes and Core Data would not (no source element shares the identifier): the
     /// values are carried, and what Core Data would do, and how to agree with it, said.
-    /// The entity under which a property's caution is said: the destination entity when it declares
-    /// the property; the parent declaring it when that has no mapping of its own (new in the step,
-    /// or abstract in the source), once for all its sub-entities; nil otherwise (the parent's own
-    /// mapping says it). A property moved up into a new parent was said nowhere.
+    /// The entity under which a property's caution is said: the one declaring it (the destination
+    /// entity, or the parent it is inherited from), once (`cautionUnlikeCoreData` says each once).
+    /// A property moved up into a parent was said nowhere when only the sub-entity's objects had it.
     private func cautionOwner(of property: String, in work: EntityWork) -> String? {
         if work.declares(property) { return work.destinationEntity.name }
-        let declarer = destination.ancestry(of: work.destinationEntity).first { entity in
+        return destination.ancestry(of: work.destinationEntity).first { entity in
             entity.attributes.contains { $0.name == property } || entity.relationships.contains { $0.name == property }
-        }
-        guard let declarer else { return nil }
-        if let before = sourceFor[declarer.name], !before.isAbstract { return nil }
-        return declarer.name
+        }?.name
     }
 
     private mutating func cautionUnlikeCoreData(_ element: String, renaming: String?, matched old: String, of sourceEntity: String?, identifier: String) {

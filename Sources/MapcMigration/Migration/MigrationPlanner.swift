@@ -266,7 +266,7 @@ package enum MigrationPlanner {
                 // values cannot be asked of the store before it runs: said, with the way round.
                 var why: [String] = []
                 if storeHoldsNil != nil, traced == nil, index != start, let mapped = steps.last(where: { !$0.isInferred }),
-                   result.problems.contains(where: { !$0.unlessNoNil.isEmpty || $0.isRefusedByValidation }) {
+                   !result.problems.isEmpty, result.problems.allSatisfy({ !$0.unlessNoNil.isEmpty || $0.isRefusedByValidation }) {
                     why.append("a store in which no object meets this would migrate, but the values after the mapping step \(mapped.source.version) -> \(mapped.destination.version) cannot be asked of it before that step runs; "
                                + "migrate to \(versions[index].version) first (`mapc run --to \(versions[index].version)`), then this step is asked of the store")
                 }

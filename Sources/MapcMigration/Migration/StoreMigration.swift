@@ -593,9 +593,10 @@ package enum StoreMigration {
 
     /// What each step drops, split into what `store` (at the first step's source version) may
     /// hold a value of and what it holds none of: the first step's asked of it directly, a later
-    /// inferred step's through where its values came from (`InferredChain.State.mayHold`) while
-    /// every step before is inferred; after a mapping file's step, whose expressions and policies
-    /// may give anything, all of it counts. A value no question can be asked about counts.
+    /// inferred step's attributes and objects through where their values came from
+    /// (`InferredChain.State.mayHold`) while every step before is inferred; a later step's
+    /// relationships, and all after a mapping file's step, whose expressions and policies may give
+    /// anything, count. A value no question can be asked about counts.
     static func droppedValues(of steps: [MigrationStep], keptBy store: Store) throws -> [(held: [String], unheld: [String])] {
         var traced: InferredChain.State? = steps.first.map { InferredChain.State(first: $0.source) }
         var split: [(held: [String], unheld: [String])] = []
@@ -606,7 +607,11 @@ package enum StoreMigration {
                 if let places = value.keptIn, index == 0 {
                     kept = try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) }
                 } else if let places = value.keptIn, let traced {
-                    kept = places.contains { traced.mayHold($0) { try store.holdsValues(of: $0, in: $1) } }
+                    // A relationship's links may come from its inverse's side (a new to-one filled
+                    // from a carried to-many): its trace does not tell, and it always counts.
+                    kept = places.contains { place in
+                        isRelationship(place, in: step.source) || traced.mayHold(place) { try store.holdsValues(of: $0, in: $1) }
+                    }
                 } else {
                     kept = true
                 }
@@ -616,6 +621,12 @@ package enum StoreMigration {
             traced = step.inferredOrigins.flatMap { traced?.after($0) }
         }
         return split
+    }
+
+    /// Whether a place of a step's dropped values is a relationship of its entity in `schema`.
+    private static func isRelationship(_ place: EntityProperty, in schema: Schema) -> Bool {
+        guard let property = place.property, let entity = schema.entity(named: place.entity) else { return false }
+        return schema.allRelationships(of: entity).contains { $0.name == property }
     }
 
     /// Removes temporary files a killed run left beside the store (only ever called under the lock).
