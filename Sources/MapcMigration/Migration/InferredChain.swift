@@ -184,6 +184,16 @@ enum InferredChain {
     /// first step says so (`MigrationStep.chainNotes`): Core Data's lightweight migration infers
     /// straight from the store's model to the current one.
     static func combined(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
+        eachRunOfInferredSteps(steps) { run in
+            var combined = combinedRun(run, order: order)
+            if combined.count > 1, let note = directDifferences(run) { combined[0].chainNotes.append(note) }
+            return combined
+        }
+    }
+
+    /// The steps with each run of consecutive inferred steps replaced by what `made` makes of it;
+    /// the other steps as they are.
+    private static func eachRunOfInferredSteps(_ steps: [MigrationStep], _ made: ([MigrationStep]) -> [MigrationStep]) -> [MigrationStep] {
         var result: [MigrationStep] = []
         var index = steps.startIndex
         while index < steps.endIndex {
@@ -194,9 +204,7 @@ enum InferredChain {
             }
             var runEnd = index
             while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
-            var run = combinedRun(Array(steps[index...runEnd]), order: order)
-            if run.count > 1, let note = directDifferences(Array(steps[index...runEnd])) { run[0].chainNotes.append(note) }
-            result += run
+            result += made(Array(steps[index...runEnd]))
             index = runEnd + 1
         }
         return result
@@ -244,35 +252,19 @@ enum InferredChain {
     /// removed and added again keeps its values). A run that one inference cannot make is
     /// combined as `combined` does, its first step saying why.
     static func direct(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
-        var result: [MigrationStep] = []
-        var index = steps.startIndex
-        while index < steps.endIndex {
-            guard steps[index].isInferred else {
-                result.append(steps[index])
-                index += 1
-                continue
-            }
-            var runEnd = index
-            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
-            let run = Array(steps[index...runEnd])
-            index = runEnd + 1
-            guard let first = run.first, let last = run.last, run.count > 1 else {
-                result += run
-                continue
-            }
+        eachRunOfInferredSteps(steps) { run in
+            guard let first = run.first, let last = run.last, run.count > 1 else { return run }
             let intermediates = run.dropFirst().map(\.source)
             let once = MappingInference.infer(from: first.source, to: last.destination, through: intermediates)
-            if let mapping = once.mapping {
-                var step = MigrationStep(source: first.source, destination: last.destination, inferred: once, mapping: mapping, order: order)
-                step.passesThrough = intermediates.map(\.version)
-                result.append(step)
-            } else {
+            guard let mapping = once.mapping else {
                 var apart = combinedRun(run, order: order)
                 apart[0].chainNotes.append("one inference from \(first.source.version) to \(last.destination.version) cannot be made (\(once.problems.map(\.description).joined(separator: "; "))): the store is migrated through each version")
-                result += apart
+                return apart
             }
+            var step = MigrationStep(source: first.source, destination: last.destination, inferred: once, mapping: mapping, order: order)
+            step.passesThrough = intermediates.map(\.version)
+            return [step]
         }
-        return result
     }
 
     /// One run of consecutive inferred steps, combined where that changes no value.
