@@ -194,16 +194,22 @@ enum InferredChain {
     /// The steps with each run of consecutive inferred steps replaced by what `made` makes of it;
     /// the other steps as they are.
     private static func eachRunOfInferredSteps(_ steps: [MigrationStep], _ made: ([MigrationStep]) -> [MigrationStep]) -> [MigrationStep] {
+        eachRun(of: steps, where: \.isInferred, made)
+    }
+
+    /// The steps with each run of consecutive steps that `belongs` holds for replaced by what
+    /// `made` makes of it; the other steps as they are.
+    private static func eachRun(of steps: [MigrationStep], where belongs: (MigrationStep) -> Bool, _ made: ([MigrationStep]) -> [MigrationStep]) -> [MigrationStep] {
         var result: [MigrationStep] = []
         var index = steps.startIndex
         while index < steps.endIndex {
-            guard steps[index].isInferred else {
+            guard belongs(steps[index]) else {
                 result.append(steps[index])
                 index += 1
                 continue
             }
             var runEnd = index
-            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isInferred { runEnd += 1 }
+            while runEnd + 1 < steps.endIndex, belongs(steps[runEnd + 1]) { runEnd += 1 }
             result += made(Array(steps[index...runEnd]))
             index = runEnd + 1
         }
@@ -269,27 +275,20 @@ enum InferredChain {
 
     /// One run of consecutive inferred steps, combined where that changes no value.
     private static func combinedRun(_ steps: [MigrationStep], order: VersionOrder?) -> [MigrationStep] {
-        var result: [MigrationStep] = []
-        var index = steps.startIndex
-        while index < steps.endIndex {
-            guard steps[index].isCombinable else {
-                result.append(steps[index])
-                index += 1
-                continue
-            }
-            var runEnd = index
-            while runEnd + 1 < steps.endIndex, steps[runEnd + 1].isCombinable { runEnd += 1 }
-            while index <= runEnd {
-                if let (step, last) = longestCombination(steps, from: index, upTo: runEnd, order: order) {
+        eachRun(of: steps, where: \.isCombinable) { run in
+            var result: [MigrationStep] = []
+            var index = run.startIndex
+            while index < run.endIndex {
+                if let (step, last) = longestCombination(run, from: index, upTo: run.endIndex - 1, order: order) {
                     result.append(step)
                     index = last + 1
                 } else {
-                    result.append(steps[index])
+                    result.append(run[index])
                     index += 1
                 }
             }
+            return result
         }
-        return result
     }
 
     /// The one step for `steps[first...last]` of the furthest `last` (up to `end`) whose one
