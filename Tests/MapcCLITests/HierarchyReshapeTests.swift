@@ -588,3 +588,22 @@ struct LinksThroughAnInverseTests {
         #expect(run.status == 2 && !run.stderr.contains("migrate to v2 first"), "\(run.stderr)")
     }
 }
+
+/// A new attribute named after an identifier another attribute carries (v2's `name` has
+/// renamingIdentifier `label`; v3 keeps it and adds a new `label`): said as a rename of a property
+/// still there, with advice that could not be followed, and the way out (an identifier of its
+/// own) warned of as a typo (the second probe's find).
+@Suite("Identifiers shared by a new attribute")
+struct SharedIdentifierTests {
+    @Test func aCopyIsSaidAsOneAndItsWayOutIsQuiet() throws {
+        let v3 = { (label: String) in "  E:\n    attributes:\n      name: { type: string, optional: true, renamingIdentifier: label }\n      label: { type: string, optional: true\(label) }\n" }
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes: { label: string? }\n"),
+                                                ("v2", "  E:\n    attributes:\n      name: { type: string, optional: true, renamingIdentifier: label }\n"), ("v3", v3(""))])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = try CLI.run(["diff", "v2", "v3"], in: folder)
+        #expect(copy.stdout.contains("added    E.label: a copy of name's values") && !copy.stdout.contains("renamed") && copy.stdout.contains("give it a renamingIdentifier of its own"), "\(copy.stdout)")
+        try folder.write("model: S\nversion: v3\nentities:\n\(v3(", renamingIdentifier: labelV3"))", to: "schemas/v3.yaml")
+        let apart = try CLI.run(["diff", "v2", "v3"], in: folder)
+        #expect(apart.stdout.contains("added    E.label: string, optional") && !apart.stdout.contains("note:"), "\(apart.stdout)")
+    }
+}

@@ -272,7 +272,8 @@ struct LightweightInference {
         }
         for (old, carriers) in work.carriedTwice.sorted(by: { $0.key < $1.key }) {
             cautions.append(("\(destinationEntity.name).\(carriers[1])", "\(carriers.map { "\(destinationEntity.name).\($0)" }.joined(separator: " and ")) all take the values of \(old) of \(sourceEntity.name) in \(source.version) "
-                                       + "(by name or renaming identifier), each a copy: if one of them is new, give it no renamingIdentifier naming \(old)"))
+                                       + "(by name or renaming identifier), each a copy: if one of them is new, give it a renamingIdentifier of its own, which no property of \(source.version) has "
+                                       + "(it takes \(old)'s values by its name or its identifier now)"))
         }
         work.mapping.todo = work.todo
         entityMappings.append(work.mapping)
@@ -344,6 +345,10 @@ struct LightweightInference {
                                        + "To carry them to \(name), give it \(identifier)'s identifier and \(taker) another"))
             return
         }
+        // An identifier of its own given to a new property whose name is another property's
+        // identifier (which that one carries): set apart on purpose, as the copy's caution advises.
+        let namedByIt = Set(work.sourceAttributes.filter { $0.canonicalIdentifier == name }.map(\.name) + work.sourceRelationships.filter { $0.canonicalIdentifier == name }.map(\.name))
+        if work.counterparts.contains(where: { $0.key != name && namedByIt.contains($0.value.name) }) { return }
         cautions.append(("\(work.destinationEntity.name).\(name)", "\(work.destinationEntity.name).\(name) has renamingIdentifier '\(identifier)', which names no property of \(work.sourceEntity.name) in \(source.version): "
                                    + "it starts as a new property (nil, its default or empty), carrying no values; give it the renaming identifier of the property it was (\(work.sourceEntity.name)'s own: its renamingIdentifier, else its name), or remove the identifier"))
     }
@@ -373,7 +378,11 @@ struct LightweightInference {
             cautionUnlikeCoreData("\(owner).\(attribute.name)", renaming: attribute.renamingIdentifier, matched: old.name, of: work.sourceEntity.name, identifier: old.canonicalIdentifier)
         }
         noteCarrier(of: old.name, inserted: work.usedAttributes.insert(old.name).inserted, by: attribute.name, in: &work)
-        if old.name != attribute.name {
+        if old.name != attribute.name, work.counterparts[old.name]?.name == old.name {
+            // The property it takes its values from is still there, carried under its name: a copy, not a rename.
+            changes.append(SchemaChange(kind: .added, entity: entityName, property: attribute.name, detail: "a copy of \(old.name)'s values (it takes them by its name or renaming identifier)"))
+            work.notes.append("\(attribute.name): a copy of \(old.name)")
+        } else if old.name != attribute.name {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: attribute.name, detail: "from \(old.name)"))
             work.notes.append("\(attribute.name): renamed from \(old.name)")
         }
