@@ -488,6 +488,14 @@ struct RenamedRelationshipChangesTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
         #expect(diff.stdout.contains("renamed  Loan.item: from book") && diff.stdout.contains("changed  Loan.item: destination Book -> Item"), "\(diff.stdout)")
+        // Declared by an abstract entity, which has no mapping of its own (the second review's case).
+        for version in ["v1", "v2"] {
+            var text = try folder.read("schemas/\(version).yaml").replacingOccurrences(of: "  Loan:\n", with: "  Loan:\n    abstract: true\n")
+            text += "  ShortLoan:\n    parent: Loan\n"
+            try folder.write(text, to: "schemas/\(version).yaml")
+        }
+        let abstract = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(abstract.stdout.contains("renamed  Loan.item: from book") && abstract.stdout.contains("changed  Loan.item: destination Book -> Item"), "\(abstract.stdout)")
     }
 }
 

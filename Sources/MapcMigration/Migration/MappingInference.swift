@@ -187,7 +187,9 @@ extension MappingInference {
             for name in after.keys.sorted() where name != "@entity" {
                 // A property renamed is compared with the one it carries (its destination may have changed too).
                 var was = name
-                if before[name] == nil, case .carried(let from, _, _, _)? = origins.properties[entity.name]?[name] { was = from }
+                // (An abstract entity has no origins of its own: its sub-entities' say where it came from.)
+                let origin = origins.properties[entity.name]?[name] ?? destination.hierarchy(under: entity).lazy.compactMap { origins.properties[$0.name]?[name] }.first
+                if before[name] == nil, case .carried(let from, _, _, _)? = origin { was = from }
                 guard before[was] != nil else { continue }
                 let oldProperty = source.property(named: was, in: old), newProperty = destination.property(named: name, in: entity)
                 // Settings no hash of mapc's covers, said all the same: a delete rule, a derivation.
