@@ -615,3 +615,19 @@ struct SharedIdentifierTests {
         #expect(apart.stdout.contains("added    E.label: string, optional") && !apart.stdout.contains("note:"), "\(apart.stdout)")
     }
 }
+
+/// A step refused for a store holding a nil of an attribute made required without a default said
+/// only "cannot be inferred"; it says which objects, and how to list them (the second probe's find).
+@Suite("A nil that blocks a step, named")
+struct BlockingNilNamedTests {
+    @Test func theObjectsWithANilAreSaidAndListed() throws {
+        let folder = try CLI.project(versions: [("v1", "  Loan:\n    attributes: { due: date? }\n"), ("v2", "  Loan:\n    attributes: { due: date }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Loan":[{"id":"l1","due":"2024-01-01T00:00:00Z"},{"id":"l2"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("the store has Loan objects whose due is nil (`mapc eval --store STORE --entity Loan --where 'due == nil' SELF` lists them)"), "\(run.stderr)")
+        let listed = try CLI.run(["eval", "--store", "s.db", "--entity", "Loan", "--where", "due == nil", "SELF"], in: folder)
+        #expect(listed.stdout.contains("Loan 'l2'") && !listed.stdout.contains("'l1'"), "\(listed.stdout)")
+    }
+}

@@ -92,6 +92,16 @@ enum InferredChain {
             return noNil(trace)
         }
 
+        /// Where an attribute's values (an `EntityAttribute` of the version the state is at) come
+        /// from in the first version, when they are that attribute's stored values, converted or
+        /// not: what a store can be asked about them. Nil for a constant, a filled nil or no trace.
+        func storedSource(of key: EntityAttribute) -> EntityAttribute? {
+            guard let first = origin[key.entity], var trace = traces[key.entity]?[key.attribute] else { return nil }
+            while case .converted(let inner, _) = trace { trace = inner }
+            guard case .stored(let name) = trace else { return nil }
+            return EntityAttribute(entity: first, attribute: name)
+        }
+
         /// Whether an object of this state's entity may hold a value a later step drops (`place`,
         /// of the version the state is at), by where its values came from: asked of the store (of
         /// the first version, through `holds`) for a value carried from it, known for a constant.

@@ -265,6 +265,13 @@ package enum MigrationPlanner {
                 // A problem a store's values could set aside, past a mapping file's step whose
                 // values cannot be asked of the store before it runs: said, with the way round.
                 var why: [String] = []
+                // An attribute made required that the store holds a nil of: said, so the objects are found.
+                if let traced, let storeHoldsNil {
+                    for key in Set(result.problems.flatMap(\.unlessNoNil)).sorted(by: { ($0.entity, $0.attribute) < ($1.entity, $1.attribute) }) {
+                        guard let stored = traced.storedSource(of: key), (try? storeHoldsNil(stored.attribute, stored.entity)) == true else { continue }
+                        why.append("the store has \(stored.entity) objects whose \(stored.attribute) is nil (`mapc eval --store STORE --entity \(stored.entity) --where '\(stored.attribute) == nil' SELF` lists them): give them values, or \(key.attribute) a default in \(versions[index + 1].version)")
+                    }
+                }
                 if storeHoldsNil != nil, traced == nil, index != start, let mapped = steps.last(where: { !$0.isInferred }),
                    !result.problems.isEmpty, result.problems.allSatisfy({ !$0.unlessNoNil.isEmpty || $0.isRefusedByValidation }) {
                     why.append("a store in which no object meets this would migrate, but the values after the mapping step \(mapped.source.version) -> \(mapped.destination.version) cannot be asked of it before that step runs; "
