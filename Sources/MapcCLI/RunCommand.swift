@@ -446,7 +446,8 @@ struct RunCommand: ParsableCommand {
             Console.err(renderer.render(diagnostic) + "  while mapping '\(mapping)', property '\(property)'")
         case .dataLoss:
             Console.err("error: \(error)")
-            for hint in step?.hints ?? [] { Console.err("note: \(hint)") }
+            // A probable rename beside the refusal (where Core Data's one inference differs was said before the run).
+            for hint in step?.hints ?? [] where step?.chainNotes.contains(hint) != true { Console.err("note: \(hint)") }
         case .validation:
             Console.err("error: \(error)")
             if let step, !step.isInferred {

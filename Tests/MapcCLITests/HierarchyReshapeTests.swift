@@ -631,3 +631,18 @@ struct BlockingNilNamedTests {
         #expect(listed.stdout.contains("Loan 'l2'") && !listed.stdout.contains("'l1'"), "\(listed.stdout)")
     }
 }
+
+/// A dropped value was named by the entity its objects became and the name the property had
+/// (`Human.nick`: a property no version had; the last probe's find): it is named as the source had it.
+@Suite("Dropped values named as the source had them")
+struct DroppedValueNamesTests {
+    @Test func aValueOfARenamedEntityIsNamedByItsOldEntity() throws {
+        let folder = try CLI.project(versions: [("v1", "  Person:\n    attributes: { nick: string? }\n  Staff:\n    parent: Person\n"),
+                                                ("v2", "  Human:\n    renamingIdentifier: Person\n  Staff:\n    parent: Human\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Staff":[{"id":"s1","nick":"N"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("would drop the values of Person.nick;"), "\(run.stderr)")
+    }
+}

@@ -252,6 +252,7 @@ struct LightweightInference {
         for old in work.sourceAttributes where !work.usedAttributes.contains(old.name) && !old.isTransient {
             var change = SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "attribute of \(sourceEntity.name)")
             change.keptIn = [EntityProperty(entity: sourceEntity.name, property: old.name)]
+            change.sourceOwner = sourceOwner(of: old.name, from: sourceEntity)
             changes.append(change)
             work.notes.append("\(old.name): removed, its values are dropped")
             work.mapping.drops.append(old.name)
@@ -266,6 +267,7 @@ struct LightweightInference {
             }
             var change = SchemaChange(kind: .removed, entity: destinationEntity.name, property: old.name, detail: "relationship of \(sourceEntity.name)")
             change.keptIn = [EntityProperty(entity: sourceEntity.name, property: old.name)]
+            change.sourceOwner = sourceOwner(of: old.name, from: sourceEntity)
             changes.append(change)
             work.notes.append("\(old.name): relationship removed")
             work.mapping.drops.append(old.name)
@@ -639,6 +641,14 @@ struct LightweightInference {
             }
         }
         problems = kept
+    }
+
+    /// The source entity a removed property's values are named by: the concrete entity declaring
+    /// it (its sub-entities' objects had it too), else the objects' own entity (an abstract parent
+    /// has no objects of its own).
+    private func sourceOwner(of property: String, from entity: Entity) -> String {
+        guard let declarer = declarer(of: property, from: entity, in: source), !declarer.isAbstract else { return entity.name }
+        return declarer.name
     }
 
     /// The entity of a hierarchy that declares a property (a name is declared once in it).

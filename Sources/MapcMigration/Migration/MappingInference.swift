@@ -90,6 +90,9 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     package var conversion: String?
     /// For a change that loses values, the source objects that keep them (`DroppedValue.keptIn`).
     package var keptIn: Set<EntityProperty>?
+    /// For a property removed, the source entity that declared it, which a dropped value is named
+    /// by (`Person.nick`, where the change is said of the entity it became, `Human`).
+    package var sourceOwner: String?
 
     package init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
         self.kind = kind
@@ -159,7 +162,9 @@ public struct InferenceResult: Sendable {
     /// What the step drops, each with where a store keeps it.
     package var dropped: [DroppedValue] {
         changes.filter(\.losesValues).map { change in
-            DroppedValue(name: change.property.map { "\(change.entity).\($0)" } ?? "entity \(change.entity)", keptIn: change.keptIn)
+            // Named by the source's entity where one entity alone kept it (an entity renamed in the
+            // step had it under its old name), else by the entity the change is said of.
+            DroppedValue(name: change.property.map { "\(change.sourceOwner ?? change.entity).\($0)" } ?? "entity \(change.entity)", keptIn: change.keptIn)
         }
     }
 }
