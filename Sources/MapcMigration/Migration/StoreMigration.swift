@@ -227,8 +227,8 @@ package enum StoreMigration {
         }
         // Asked under the lock, of the store as the first step reads it: what a value no object
         // holds costs is nothing, and one saved since the plan was made is seen.
-        let unheld: [String]
-        do { unheld = try refuseDataLoss(in: steps, accepted: options.acceptsDataLoss, asking: sourceStore) } catch {
+        let lossNotes: [String]
+        do { lossNotes = try refuseDataLoss(in: steps, accepted: options.acceptsDataLoss, asking: sourceStore) } catch {
             try? sourceStore.close()
             throw error
         }
@@ -286,8 +286,7 @@ package enum StoreMigration {
         let cautions = zip(steps, summaries).flatMap { step, summary in
             summary.cautions.map { steps.count > 1 ? "step \(step.source.version) -> \(step.destination.version): \($0)" : $0 }
         }
-        let unheldNotes = unheld
-        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + unheldNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
+        return (summaries, temporary, ForeignTable.notes(foreign) + layoutNotes + lossNotes + checks.notes + conversionNotes + cautions + derivedNotes(of: last.destination))
     }
 
     /// Opens the migrated store as a reader would, its layout read from the file, and reads a
@@ -568,9 +567,9 @@ package enum StoreMigration {
 
     /// Refuses steps that drop values unless the loss is accepted (`MigrationError.dataLoss`, naming
     /// the first such step): an inferred step's removals, whose values Core Data's lightweight
-    /// migration drops without a word. The first step's are asked of `store` (at that step's
-    /// source version): a value no object holds is not lost, and what the store holds none of is
-    /// returned, to be said. A later step's all count (its values come from the steps before).
+    /// migration drops without a word. With `store` (at the first step's source version), only
+    /// what it may hold counts (`droppedValues(of:keptBy:)`): a value no object holds is not lost.
+    /// Returns the notes to say: what was dropped as accepted, and what the store held none of.
     /// Every way to migrate asks this (a run, under its lock, before anything is read; a fixture's).
     @discardableResult
     static func refuseDataLoss(in steps: [MigrationStep], accepted: Bool, asking store: Store?) throws -> [String] {
