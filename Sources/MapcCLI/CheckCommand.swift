@@ -59,7 +59,7 @@ struct CheckCommand: ParsableCommand {
         // The passes of each step, from the mappings folder and the files named: a pass is
         // checked with the others (what one leaves, another may read).
         let mappingFolder = (try? SourceFile.yamlFiles(in: mappingOptions.path(schemaOptions))) ?? []
-        let passes = Self.mappingFiles(Array(Set(mappingFolder.map(Self.standardized)).union(files.map(Self.standardized))).sorted())
+        let readMappings = Self.mappingFiles(mappingFolder + files)
         for path in files {
             let source: SourceFile
             do {
@@ -78,7 +78,7 @@ struct CheckCommand: ParsableCommand {
             }
             switch ProjectFileKind.classify(source, fallback: fallbackKind(of: path)) {
             case .mapping:
-                let (found, summary, model) = checkMapping(source, catalog: catalog, partial: try? partial.get().catalog, passes: passes)
+                let (found, summary, model) = checkMapping(source, catalog: catalog, partial: try? partial.get().catalog, read: readMappings)
                 diagnostics += found.diagnostics
                 if let updated = found.updatedSource { renderer.add(updated) }
                 if let summary { summaries.append(summary) }
@@ -255,19 +255,34 @@ struct CheckCommand: ParsableCommand {
         }.map(\.element)
     }
 
-    /// Checks one mapping file; with --update-hashes, records the current hashes in it first (and
-    /// returns the rewritten text, which the diagnostics' lines and carets then refer to).
-    /// The mapping files among `paths` (standardized), as read; those that are not, or do not
-    /// read, left out (the check of each file says why).
-    private static func mappingFiles(_ paths: [String]) -> [MappingModel] {
-        paths.compactMap { path in
-            guard let source = try? SourceFile.read(path: path), ProjectFileKind.classify(source, fallback: .schema) == .mapping else { return nil }
-            return MappingLoader.parse(source: source).mapping
-        }
+    /// A mapping file read before the check: its text and what parsing it gave.
+    private struct ReadMapping {
+        var text: String
+        var parsed: (mapping: MappingModel?, diagnostics: [Diagnostic])
     }
 
-    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>, partial: SchemaCatalog?, passes: [MappingModel]) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
-        var (mapping, diagnostics) = MappingLoader.parse(source: source)
+    /// The mapping files among `paths`, read and parsed once, by standardized path (each read by
+    /// the name it was given last, so its diagnostics name it so): the passes of each step, and
+    /// what the check of each file starts from. Files that are not mapping files, or cannot be
+    /// read, are left out (the check of each file says why).
+    private static func mappingFiles(_ paths: [String]) -> [String: ReadMapping] {
+        var named: [String: String] = [:]
+        for path in paths { named[standardized(path)] = path }
+        var read: [String: ReadMapping] = [:]
+        for (key, path) in named {
+            guard let source = try? SourceFile.read(path: path), ProjectFileKind.classify(source, fallback: .schema) == .mapping else { continue }
+            read[key] = ReadMapping(text: source.text, parsed: MappingLoader.parse(source: source))
+        }
+        return read
+    }
+
+    /// Checks one mapping file with the other passes of its step among `read`; with
+    /// --update-hashes, records the current hashes in it first (and returns the rewritten text,
+    /// which the diagnostics' lines and carets then refer to).
+    private func checkMapping(_ source: SourceFile, catalog: Result<SchemaCatalog, any Error>, partial: SchemaCatalog?, read: [String: ReadMapping]) -> ((diagnostics: [Diagnostic], updatedSource: SourceFile?), String?, MappingModel?) {
+        // Parsed already when the mappings were read (the text the same).
+        let known = read[Self.standardized(source.path)].flatMap { $0.text == source.text ? $0.parsed : nil }
+        var (mapping, diagnostics) = known ?? MappingLoader.parse(source: source)
         // What was read is checked even when some of it was not (an unknown key, a bad value):
         // every mistake of the file in one run.
         guard var model = mapping else { return ((diagnostics, nil), nil, nil) }
@@ -298,7 +313,7 @@ struct CheckCommand: ParsableCommand {
             }
         }
         var checker = MappingChecker(mapping: model)
-        checker.companions = MappingChecker.otherPasses(of: model, among: passes)
+        checker.companions = MappingChecker.otherPasses(of: model, among: read.keys.sorted().compactMap { read[$0]?.parsed.mapping })
         diagnostics += checker.check(catalog: loaded)
         guard !diagnostics.hasErrors else { return ((diagnostics, updatedSource), nil, model) }
         let count = model.entityMappings.count

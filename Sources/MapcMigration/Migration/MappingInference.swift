@@ -162,8 +162,8 @@ public struct InferenceResult: Sendable {
     /// What the step drops, each with where a store keeps it.
     package var dropped: [DroppedValue] {
         changes.filter(\.losesValues).map { change in
-            // Named by the source's entity where one entity alone kept it (an entity renamed in the
-            // step had it under its old name), else by the entity the change is said of.
+            // Named by the source entity that declared a removed property (an entity renamed in
+            // the step had it under its old name), else by the entity the change is said of.
             DroppedValue(name: change.property.map { "\(change.sourceOwner ?? change.entity).\($0)" } ?? "entity \(change.entity)", keptIn: change.keptIn)
         }
     }
