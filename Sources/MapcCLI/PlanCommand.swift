@@ -53,32 +53,62 @@ struct PlanCommand: ParsableCommand {
         steps.filter(\.isInferred).flatMap { step in step.hints.map { "\(step.source.version) -> \(step.destination.version) (inferred): \($0)" } }
     }
 
-    static func describe(_ steps: [MigrationStep]) -> [String] {
-        steps.map { step in
-            var how = step.isInferred ? "inferred" + passing(step)
-                : (step.allPasses.count == 1 ? "mapping " : "passes ") + step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }.joined(separator: ", then ")
+    /// What a plan says of one step: how it migrates and what it loses, said as text and as JSON
+    /// from this one account.
+    struct StepAccount {
+        var step: MigrationStep
+        /// The mapping files of a mapping step, by name.
+        var files: [String]
+        /// Values a store holds that an inferred step drops, and those it holds none of.
+        var drops: [String]
+        var dropsNotHeld: [String]
+        /// A mapping file's declared losses: its `remove` mappings and `drops:`, and its filters.
+        var declaredDrops: [String]
+        var filters: [String]
+
+        init(_ step: MigrationStep) {
+            self.step = step
+            files = step.isInferred ? [] : step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }
+            drops = step.droppedValues
+            dropsNotHeld = step.droppedButNotHeld
+            // A mapping file's losses, as it declares them: what it drops on purpose and the
+            // objects its filters leave behind (said for an inferred step's; a mapping's were not).
+            let mappings = step.isInferred ? [] : step.allPasses.flatMap(\.entityMappings)
+            declaredDrops = mappings.filter { $0.type == .remove }.compactMap { $0.source.map { "entity \($0)" } }
+                + mappings.flatMap { mapping in mapping.drops.map { "\(mapping.source ?? mapping.name).\($0)" } }
+            filters = mappings.compactMap { mapping in mapping.filter.map { "\(mapping.name) to \(mapping.source ?? "its objects") where \($0.text)" } }
+        }
+
+        var text: String {
+            var how = step.isInferred ? "inferred" + PlanCommand.passing(step) : (files.count == 1 ? "mapping " : "passes ") + files.joined(separator: ", then ")
             if step.isDowngrade { how += ", downgrade" }
             // What the store holds no value of is said apart from what a run asks about.
-            let unheld = step.droppedButNotHeld.joined(separator: ", ") + ", but the store holds none of the values these would drop"
-            switch (step.droppedValues.isEmpty, step.droppedButNotHeld.isEmpty) {
-            case (false, true): how += ", drops \(step.droppedValues.joined(separator: ", "))"
+            let unheld = dropsNotHeld.joined(separator: ", ") + ", but the store holds none of the values these would drop"
+            switch (drops.isEmpty, dropsNotHeld.isEmpty) {
+            case (false, true): how += ", drops \(drops.joined(separator: ", "))"
             case (true, false): how += ", drops \(unheld)"
-            case (false, false): how += ", drops \(step.droppedValues.joined(separator: ", ")) (and \(unheld))"
+            case (false, false): how += ", drops \(drops.joined(separator: ", ")) (and \(unheld))"
             case (true, true): break
             }
             if !step.nilsFilled.isEmpty { how += ", fills \(step.nilsFilled.joined(separator: ", "))" }
             if !step.valuesConverted.isEmpty { how += ", converts \(step.valuesConverted.joined(separator: ", "))" }
-            // A mapping file's losses, as it declares them: what it drops on purpose and the
-            // objects its filters leave behind (said for an inferred step's; a mapping's were not).
-            let mappings = step.isInferred ? [] : step.allPasses.flatMap(\.entityMappings)
-            let dropped = mappings.filter { $0.type == .remove }.compactMap { $0.source.map { "entity \($0)" } }
-                + mappings.flatMap { mapping in mapping.drops.map { "\(mapping.source ?? mapping.name).\($0)" } }
-            if !dropped.isEmpty { how += ", drops \(dropped.joined(separator: ", "))" }
-            let filtered = mappings.compactMap { mapping in mapping.filter.map { "\(mapping.name) to \(mapping.source ?? "its objects") where \($0.text)" } }
-            if !filtered.isEmpty { how += ", filters \(filtered.joined(separator: "; "))" }
+            if !declaredDrops.isEmpty { how += ", drops \(declaredDrops.joined(separator: ", "))" }
+            if !filters.isEmpty { how += ", filters \(filters.joined(separator: "; "))" }
             return "\(step.source.version) -> \(step.destination.version) (\(how))"
         }
+
+        /// The step for a script: `drops` are what a run asks about (an inferred step's values
+        /// the store holds, or a mapping file's declared drops), `dropsNotHeld` what it holds none of.
+        var json: JSONValue {
+            let strings = { (list: [String]) in JSONValue.array(list.map(JSONValue.string)) }
+            return .object([("from", .string(step.source.version)), ("to", .string(step.destination.version)),
+                            ("kind", .string(step.isInferred ? "inferred" : "mapping")), ("files", strings(files)), ("through", strings(step.passesThrough)),
+                            ("downgrade", .bool(step.isDowngrade)), ("drops", strings(drops + declaredDrops)), ("dropsNotHeld", strings(dropsNotHeld)),
+                            ("fills", strings(step.nilsFilled)), ("converts", strings(step.valuesConverted)), ("filters", strings(filters))])
+        }
     }
+
+    static func describe(_ steps: [MigrationStep]) -> [String] { steps.map { StepAccount($0).text } }
 
     func run() throws {
         var worst: Int32 = MapcExitCode.success
@@ -99,7 +129,7 @@ struct PlanCommand: ParsableCommand {
                         try migrator.checkTables(ofCurrent: plan)
                         if let report {
                             report.write(.object([("store", .string(store)), ("result", .string("current")), ("from", .string(plan.current.version)), ("to", .string(plan.target.version)),
-                                                  ("steps", .integer(0)), ("plan", .array([]))]))
+                                                  ("steps", .integer(0)), ("plan", .array([])), ("details", .array([]))]))
                         } else {
                             Console.text("\(store) is already at \(plan.target.version); nothing to do")
                         }
@@ -121,6 +151,7 @@ struct PlanCommand: ParsableCommand {
                     if let report {
                         report.write(.object([("store", .string(store)), ("result", .string("would migrate")), ("from", .string(plan.current.version)),
                                               ("to", .string(plan.target.version)), ("steps", .integer(Int64(plan.steps.count))), ("plan", .array(Self.describe(plan.steps).map(JSONValue.string))),
+                                              ("details", .array(plan.steps.map { StepAccount($0).json })),
                                               ("notes", .array((Self.inferenceNotes(plan.steps) + plan.notes).map(JSONValue.string)))]))
                         continue
                     }

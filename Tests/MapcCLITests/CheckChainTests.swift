@@ -59,6 +59,35 @@ struct CheckChainTests {
         #expect(plan.status == 0 && plan.stdout.contains("v1 -> v2 (mapping mapping_v1_to_v2.yaml, drops entity Tag, Note.color, filters NoteToNote to Note where trashed == NO)"), "\(plan.stdout)\(plan.stderr)")
     }
 
+    /// `plan --format jsonl` gave a step's losses only inside its text (`"v1 -> v2 (inferred,
+    /// drops Note.color, …)"`): a fleet's script had to parse English to learn what a step drops.
+    /// Each step is an object too, its losses as lists: what the store holds apart from what it
+    /// holds none of, a mapping file's declared drops and filters.
+    @Test func planJSONGivesEachStepsLossesAsLists() throws {
+        let folder = try CLI.project(versions: [("v1", "  Note:\n    attributes:\n      title: string?\n      color: string?\n      size: int64?\n  Tag:\n    attributes:\n      name: string?\n"),
+                                                ("v2", "  Note:\n    attributes:\n      title: string?\n  Tag:\n    attributes:\n      name: string?\n"),
+                                                ("v3", "  Note:\n    attributes:\n      title: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v2\ndestination: v3\nentityMappings:\n  - name: NoteToNote\n    source: Note\n    destination: Note\n    filter: title != nil\n    attributes:\n      title: $source.title\n"
+                         + "  - name: TagRemove\n    source: Tag\n    type: remove\n", to: "mappings/mapping_v2_to_v3.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n", "title": "t", "color": "red"}]}}"#, to: "n.json")
+        #expect(try CLI.run(["load", "n.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "--format", "jsonl", "s.db"], in: folder)
+        #expect(plan.status == 0, "\(plan.stderr)")
+        let line = try #require(plan.stdout.split(separator: "\n").first.map(String.init))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let details = try #require(object["details"] as? [[String: Any]], "\(line)")
+        #expect(details.count == 2, "\(line)")
+        guard details.count == 2 else { return }
+        #expect(details[0]["from"] as? String == "v1" && details[0]["to"] as? String == "v2" && details[0]["kind"] as? String == "inferred", "\(details[0])")
+        #expect(details[0]["drops"] as? [String] == ["Note.color"] && details[0]["dropsNotHeld"] as? [String] == ["Note.size"], "\(details[0])")
+        #expect(details[1]["kind"] as? String == "mapping" && details[1]["files"] as? [String] == ["mapping_v2_to_v3.yaml"], "\(details[1])")
+        #expect(details[1]["drops"] as? [String] == ["entity Tag"] && details[1]["dropsNotHeld"] as? [String] == [], "\(details[1])")
+        #expect(details[1]["filters"] as? [String] == ["NoteToNote to Note where title != nil"], "\(details[1])")
+        #expect(details[0]["downgrade"] as? Bool == false, "\(details[0])")
+    }
+
     /// What inference says of an inferred step (hierarchies brought together: a Core Data
     /// store's object IDs change) was said by `check` alone; `plan` and `run` of a store that
     /// takes the step say it too.
