@@ -253,14 +253,23 @@ extension LightweightInference {
                   let carried = destination.allRelationships(of: becomes).first(where: { relationship in
                       !relationship.isTransient && propertiesByEntity[becomes.name]?.counterparts[relationship.name]?.name == inverseName
                   }),
-                  let inverse = carried.inverse, ownRelationships.contains(inverse),
-                  // The new side must be new: one that carries values of its own (an inverse
-                  // re-paired with another relationship) is set from those, not from `carried`.
-                  propertiesByEntity[destinationEntity.name]?.counterparts[inverse] == nil,
+                  keepsLinks(carried, besides: destinationEntity, ownRelationships: ownRelationships),
                   let owner = destination.ancestry(of: becomes).first(where: { $0.relationships.contains { $0.name == carried.name } }) else { return nil }
             carrier = carrier ?? "\(owner.name).\(carried.name)"
         }
         return carrier
+    }
+
+    /// Whether `carried` (the inverse of a removed relationship, carried by the step) keeps the
+    /// removed side's links as they are: paired with a new side of `destinationEntity`, which is
+    /// set from it, or left without an inverse while still leading to `destinationEntity`'s objects
+    /// (a link is stored once: the kept side holds each). A side re-paired with a relationship
+    /// that carries values of its own is set from those, not from `carried`.
+    func keepsLinks(_ carried: Relationship, besides destinationEntity: Entity, ownRelationships: Set<String>) -> Bool {
+        guard let inverse = carried.inverse else {
+            return destination.ancestry(of: destinationEntity).contains { $0.name == carried.destination }
+        }
+        return ownRelationships.contains(inverse) && propertiesByEntity[destinationEntity.name]?.counterparts[inverse] == nil
     }
 
     /// Whether a destination relationship of `entityName` takes its values from a source
