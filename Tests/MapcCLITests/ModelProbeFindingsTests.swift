@@ -52,3 +52,28 @@ struct InverseSideRemovedTests {
         }
     }
 }
+
+/// A relationship a later step drops was always asked about: one added after the store's version
+/// and removed again, to objects of an entity new since (which the store cannot hold), refused
+/// the run as dropping "the values of Data.sessions", and said it dropped them when accepted.
+/// A link needs an object at each end: where either entity can hold none, it holds no link.
+@Suite("Later steps' relationships to objects the store cannot hold")
+struct LaterRelationshipsWithoutObjectsTests {
+    @Test(arguments: ["mapc", "core-data"])
+    func aRelationshipToAnEntityWithoutObjectsDropsNothing(layout: String) throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Data:\n    attributes:\n      name: string?\n"),
+            ("v2", "  Data:\n    attributes:\n      name: string?\n    relationships:\n      sessions: { destination: Session, toMany: true, inverse: data, optional: true }\n"
+                + "  Session:\n    attributes:\n      score: int16?\n    relationships:\n      data: { destination: Data, inverse: sessions, optional: true }\n"),
+            // Not v1 again: a Core Data store of v1 would be taken for one of v3 (their hashes are alike).
+            ("v3", "  Data:\n    attributes:\n      name: string?\n      note: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Data":[{"id":"d1","name":"kept"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "--every-version", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("v2 -> v3 (inferred, drops entity Session, Data.sessions, but the store holds none of the values these would drop)"), "\(plan.stdout)")
+        let run = try CLI.run(["run", "--every-version", "s.db"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("but the store held none of the values these would drop: nothing was lost"), "\(run.stderr)")
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains("\"kept\""))
+    }
+}

@@ -57,9 +57,12 @@ extension StoreMigration {
                     kept = try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) }
                 } else if let places = value.keptIn, let traced {
                     // A relationship's links may come from its inverse's side (a new to-one filled
-                    // from a carried to-many): its trace does not tell, and it always counts.
+                    // from a carried to-many): its trace does not tell, and it counts wherever
+                    // both its ends may hold objects (a link needs one at each).
+                    let holds = { (property: String?, entity: String) in try store.holdsValues(of: property, in: entity) }
                     kept = places.contains { place in
-                        isRelationship(place, in: step.source) || traced.mayHold(place) { try store.holdsValues(of: $0, in: $1) }
+                        guard let ends = relationshipEnds(place, in: step.source) else { return traced.mayHold(place, asking: holds) }
+                        return ends.allSatisfy { end in end.contains { traced.mayHold(EntityProperty(entity: $0, property: nil), asking: holds) } }
                     }
                 } else {
                     kept = true
@@ -72,9 +75,13 @@ extension StoreMigration {
         return split
     }
 
-    /// Whether a place of a step's dropped values is a relationship of its entity in `schema`.
-    private static func isRelationship(_ place: EntityProperty, in schema: Schema) -> Bool {
-        guard let property = place.property, let entity = schema.entity(named: place.entity) else { return false }
-        return schema.allRelationships(of: entity).contains { $0.name == property }
+    /// For a place of a step's dropped values that is a relationship of its entity in `schema`,
+    /// the concrete entities whose objects may be at each of its ends: the place's own, and the
+    /// relationship's destination's hierarchy. Nil for an attribute or an entity's objects.
+    private static func relationshipEnds(_ place: EntityProperty, in schema: Schema) -> [[String]]? {
+        guard let property = place.property, let entity = schema.entity(named: place.entity),
+              let relationship = schema.allRelationships(of: entity).first(where: { $0.name == property }) else { return nil }
+        let reached = schema.entity(named: relationship.destination).map { schema.hierarchy(under: $0).filter { !$0.isAbstract }.map(\.name) } ?? []
+        return [[place.entity], reached]
     }
 }
