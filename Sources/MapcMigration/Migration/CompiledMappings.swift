@@ -162,6 +162,7 @@ struct CompiledMappings {
             selections.append("?")
             arguments.append(inserted.value)
         }
+        var readsWhereKept: [String] = []
         for attribute in destination.schema.allAttributes(of: destinationEntity) where !attribute.isTransient {
             guard let column = destinationStorage.attributeColumns[attribute.name] else { continue }
             var fragment: SQLFragment?
@@ -170,7 +171,7 @@ struct CompiledMappings {
                 fragment = compiled
             } else if entityMapping.type == .copy, case .attribute(let sourceAttribute)? = source.schema.property(named: attribute.name, in: sourceEntity),
                       let sourceColumn = sourceStorage.attributeColumns[attribute.name] {
-                fragment = SQLFragment(sql: "s.\(sourceColumn.quotedSQLIdentifier)", arguments: [], type: ExprType(sourceAttribute.type), attributeType: sourceAttribute.type)
+                fragment = SQLFragment(sql: "s.\(sourceColumn.quotedSQLIdentifier)", arguments: [], type: ExprType(sourceAttribute.type), attributeType: sourceAttribute.type, reads: [attribute.name])
                 fragment?.allowsExternalStorage = sourceAttribute.allowsExternalStorage
             }
             guard let fragment else {
@@ -185,6 +186,9 @@ struct CompiledMappings {
                 continue
             }
             guard let selection = storable(fragment, as: attribute) else { return nil }
+            // A value copied as the type it is read as is checked by the destination's validation,
+            // with reading's rules; any other read (converted, or in a predicate) is checked below.
+            if !(fragment.attributeType == attribute.type && fragment.reads.count == 1) { readsWhereKept += fragment.reads }
             columns.append(column)
             selections.append(selection.sql)
             arguments += selection.arguments
@@ -201,11 +205,17 @@ struct CompiledMappings {
         }
         var condition = "s.\(sourceStorage.entityColumn.quotedSQLIdentifier) = ?"
         var conditionArguments: [DatabaseValue] = [sourceStorage.discriminator]
+        var compiledFilter: SQLFragment?
         if let filter = entityMapping.filter {
             guard let compiled = compiler.storePredicate(filter.expression) else { return nil }
             condition += " AND \(compiled.sql)"
             conditionArguments += compiled.arguments
+            compiledFilter = compiled
         }
+        // SQL would copy a value its type cannot hold into another type (where it may be valid),
+        // or decide the filter on it: where the store holds one, the interpreter reads the
+        // mapping's objects, and refuses it naming the object, as every other path does.
+        if try source.holdsValuesReadingRefuses(ofExactEntity: sourceName, everywhere: compiledFilter?.reads ?? [], whereKept: readsWhereKept, filter: compiledFilter) { return nil }
         let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
         let insert = "INSERT INTO main.\(destinationStorage.table.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
         var associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?

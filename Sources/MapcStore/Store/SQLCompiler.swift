@@ -14,12 +14,17 @@ package struct SQLFragment: Sendable {
     /// For a key path to a stored attribute: whether it allows external storage (in Core Data's
     /// stores, a stored form of its own: `CoreDataExternalValue`).
     package var allowsExternalStorage = false
+    /// The stored attributes the SQL reads, by name: what the interpreter would read and decode
+    /// (and refuse, for a value its type cannot hold), so the compiled path checks them
+    /// (`Store.holdsValuesReadingRefuses`).
+    package var reads: [String] = []
 
-    package init(sql: String, arguments: [DatabaseValue], type: ExprType, attributeType: AttributeType? = nil) {
+    package init(sql: String, arguments: [DatabaseValue], type: ExprType, attributeType: AttributeType? = nil, reads: [String] = []) {
         self.sql = sql
         self.arguments = arguments
         self.type = type
         self.attributeType = attributeType
+        self.reads = reads
     }
 }
 
@@ -71,7 +76,7 @@ package struct SQLCompiler {
             }
             guard case .attribute(let attribute)? = schema.property(named: name, in: entity), !attribute.isTransient,
                   let column = storage.attributeColumns[name] else { return nil }
-            var fragment = SQLFragment(sql: "\(alias).\(column.quotedSQLIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type)
+            var fragment = SQLFragment(sql: "\(alias).\(column.quotedSQLIdentifier)", arguments: [], type: ExprType(attribute.type), attributeType: attribute.type, reads: [name])
             fragment.allowsExternalStorage = attribute.allowsExternalStorage
             return fragment
         default:
@@ -88,7 +93,7 @@ package struct SQLCompiler {
     /// its comparisons as Core Data's fetch has it (`Evaluator.evaluateStorePredicate`): a
     /// comparison with a nil value is unknown, and so is its `NOT`; unknown does not hold.
     package func storePredicate(_ expression: Expr) -> SQLFragment? {
-        predicate(expression, threeValued: true).map { SQLFragment(sql: "COALESCE(\($0.sql), 0)", arguments: $0.arguments, type: .bool) }
+        predicate(expression, threeValued: true).map { SQLFragment(sql: "COALESCE(\($0.sql), 0)", arguments: $0.arguments, type: .bool, reads: $0.reads) }
     }
 
     /// A predicate as SQL: two-valued (0 or 1, never NULL, so `NOT` agrees with mapc's
@@ -101,12 +106,12 @@ package struct SQLCompiler {
             return SQLFragment(sql: flag ? "1" : "0", arguments: [], type: .bool)
         case .not(let operand):
             guard let inner = predicate(operand, threeValued: threeValued) else { return nil }
-            return SQLFragment(sql: "(NOT \(inner.sql))", arguments: inner.arguments, type: .bool)
+            return SQLFragment(sql: "(NOT \(inner.sql))", arguments: inner.arguments, type: .bool, reads: inner.reads)
         case .and(let left, let right), .or(let left, let right):
             guard let a = predicate(left, threeValued: threeValued), let b = predicate(right, threeValued: threeValued) else { return nil }
             let op: String
             if case .and = expression.kind { op = "AND" } else { op = "OR" }
-            return SQLFragment(sql: "(\(a.sql) \(op) \(b.sql))", arguments: a.arguments + b.arguments, type: .bool)
+            return SQLFragment(sql: "(\(a.sql) \(op) \(b.sql))", arguments: a.arguments + b.arguments, type: .bool, reads: a.reads + b.reads)
         case .comparison(let op, nil, let options, let left, let right) where options.isEmpty:
             guard let a = value(left), let b = value(right) else { return nil }
             if a.type == .null || b.type == .null {
@@ -116,7 +121,7 @@ package struct SQLCompiler {
                     if !threeValued, op == .lessOrEqual || op == .greaterOrEqual {
                         let other = a.type == .null ? b : a
                         if other.type == .null { return SQLFragment(sql: "1", arguments: [], type: .bool) }
-                        return SQLFragment(sql: "(\(other.sql) IS NULL)", arguments: other.arguments, type: .bool)
+                        return SQLFragment(sql: "(\(other.sql) IS NULL)", arguments: other.arguments, type: .bool, reads: other.reads)
                     }
                     // SQL's: an order with NULL is unknown (three-valued), or false.
                     if [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) { return SQLFragment(sql: threeValued ? "NULL" : "0", arguments: [], type: .bool) }
@@ -124,7 +129,7 @@ package struct SQLCompiler {
                 }
                 let other = a.type == .null ? b : a
                 if other.type == .null { return SQLFragment(sql: op == .equal ? "1" : "0", arguments: [], type: .bool) }
-                return SQLFragment(sql: "(\(other.sql) IS \(op == .equal ? "" : "NOT ")NULL)", arguments: other.arguments, type: .bool)
+                return SQLFragment(sql: "(\(other.sql) IS \(op == .equal ? "" : "NOT ")NULL)", arguments: other.arguments, type: .bool, reads: other.reads)
             }
             // Numbers with numbers (SQLite compares integers and reals by value), dates with dates (stored as seconds).
             let numeric: (ExprType) -> Bool = { $0 == .integer || $0 == .double || $0 == .bool }
@@ -144,10 +149,10 @@ package struct SQLCompiler {
             // (NSPredicate's answer, the interpreter's).
             if !threeValued, op == .lessOrEqual || op == .greaterOrEqual {
                 return SQLFragment(sql: "COALESCE(\(a.sql) \(sqlOp) \(b.sql), \(a.sql) IS NULL AND \(b.sql) IS NULL)",
-                                   arguments: a.arguments + b.arguments + a.arguments + b.arguments, type: .bool)
+                                   arguments: a.arguments + b.arguments + a.arguments + b.arguments, type: .bool, reads: a.reads + b.reads)
             }
             let sql = threeValued || sqlOp.hasPrefix("IS") ? "(\(a.sql) \(sqlOp) \(b.sql))" : "COALESCE(\(a.sql) \(sqlOp) \(b.sql), 0)"
-            return SQLFragment(sql: sql, arguments: a.arguments + b.arguments, type: .bool)
+            return SQLFragment(sql: sql, arguments: a.arguments + b.arguments, type: .bool, reads: a.reads + b.reads)
         default:
             return nil
         }

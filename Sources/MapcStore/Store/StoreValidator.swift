@@ -80,17 +80,11 @@ package struct StoreValidator {
                 if !attribute.isOptional {
                     rules.append(("\(column) IS NULL", [], column, attribute.name, "required value missing"))
                 }
-                let storageClasses = store.strategy.storageClasses(of: attribute.type)
-                rules.append(("(\(column) IS NOT NULL AND \(Self.storageClass(of: column, notIn: storageClasses)))", [], column, attribute.name, "value is not of type \(attribute.type.rawValue)"))
-                screens.append((Self.storageClass(of: column, notIn: (attribute.isOptional ? ["null"] : []) + storageClasses), []))
+                let reading = Self.readingRules(of: column, type: attribute.type, strategy: store.strategy)
+                rules.append((reading.type.condition, reading.type.arguments, column, attribute.name, reading.type.rule))
+                screens.append((Self.storageClass(of: column, notIn: (attribute.isOptional ? ["null"] : []) + store.strategy.storageClasses(of: attribute.type)), []))
                 let screenedRules = rules.count
-                // Only on values of an allowed class: another is the type rule's to report.
-                for readable in store.strategy.readabilityRules(of: column, type: attribute.type) {
-                    rules.append(("(\(Self.storageClass(of: column, notIn: storageClasses)) = 0 AND \(readable.condition))", readable.arguments, column, attribute.name, readable.rule))
-                }
-                if let range = attribute.type.integerRange, attribute.type != .int64 {
-                    rules.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], column, attribute.name, "out of range for \(attribute.type.rawValue)"))
-                }
+                rules += reading.others.map { ($0.condition, $0.arguments, column, attribute.name, $0.rule) }
                 let validation = attribute.validation
                 // SQLite orders integers, doubles and dates exactly; decimals (text, or a double
                 // standing for more digits) are ordered in Swift, in the same order as `load`.
@@ -252,6 +246,24 @@ package struct StoreValidator {
     /// otherwise. It is a `CASE` rather than `NOT IN (…)`: SQLite answers an `IN` list of more than
     /// two constants from a temporary index, one lookup per row, and this test runs on every row
     /// of every entity; the `CASE` halved the scan (docs/performance.md).
+    /// What reading refuses of a column's values, as SQL tests (1 when refused; NULL passes):
+    /// a value of another storage class than the type's (`type`), and among the others one the
+    /// format cannot decode (`readabilityRules`) or an integer outside its type's range. The one
+    /// definition validation and the compiled path's check of what it reads share.
+    static func readingRules(of column: String, type: AttributeType, strategy: any StoreFormatStrategy)
+        -> (type: (condition: String, arguments: [DatabaseValue], rule: String), others: [(condition: String, arguments: [DatabaseValue], rule: String)]) {
+        let storageClasses = strategy.storageClasses(of: type)
+        let typeRule = ("(\(column) IS NOT NULL AND \(Self.storageClass(of: column, notIn: storageClasses)))", [DatabaseValue](), "value is not of type \(type.rawValue)")
+        // Only on values of an allowed class: another is the type rule's to report.
+        var others = strategy.readabilityRules(of: column, type: type).map { readable in
+            ("(\(Self.storageClass(of: column, notIn: storageClasses)) = 0 AND \(readable.condition))", readable.arguments, readable.rule)
+        }
+        if let range = type.integerRange, type != .int64 {
+            others.append(("COALESCE(\(column) < ? OR \(column) > ?, 0)", [range.lowerBound.databaseValue, range.upperBound.databaseValue], "out of range for \(type.rawValue)"))
+        }
+        return (typeRule, others)
+    }
+
     static func storageClass(of column: String, notIn allowed: [String]) -> String {
         "CASE typeof(\(column))" + allowed.map { " WHEN \(Store.sqlLiteral($0.databaseValue)) THEN 0" }.joined() + " ELSE 1 END"
     }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// The compiled path read columns whose values it never checked: a copy that changes the type
+/// (an inferred widening, a mapping's `x: $source.f` into a double) and a filter's columns. A
+/// value every other path refuses (an int16 column holding 70000, a bool holding 2, a float
+/// column holding the double 0.1) was copied into the new type, where it is valid, or decided a
+/// filter: the object kept or left out in silence. Each path refuses such a store alike now,
+/// naming the object, and leaves it unchanged.
+@Suite("What the compiled path reads is checked as reading checks it", .serialized)
+struct CompiledReadabilityTests {
+    /// One attribute widened by an inferred step, its stored value one its type cannot hold.
+    @Test(arguments: [("int16", "int32", "70000", "cannot be read as int16"), ("int16", "float", "70000", "cannot be read as int16"),
+                      ("bool", "int16", "2", "cannot be read as bool"), ("int32", "int64", "3000000000", "cannot be read as int32"),
+                      ("float", "double", "0.1", "cannot be read as float"), ("int64", "double", "1.5", "cannot be read as int64"),
+                      ("uuid", "string", "'NOT-A-UUID'", "cannot be read as uuid")])
+    func aWideningInferredStepRefusesWhatReadingRefuses(from: String, to: String, stored: String, said: String) throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes:\n      k: int64\n      a: \(from)?\n"), ("v2", "  E:\n    attributes:\n      k: int64\n      a: \(to)?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","k":1},{"id":"e2","k":2}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "UPDATE E SET a = \(stored) WHERE k = 2")
+        for interpreted in [false, true] {
+            let run = try CLI.run(["run"] + (interpreted ? ["--interpret"] : []) + ["s.db"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("E 'e2', attribute 'a': stored value") && run.stderr.contains(said), "interpreted \(interpreted): \(run.stderr)")
+        }
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
+    }
+
+    /// A filter compiled to SQL decided on values reading refuses: e1 kept (70000 > 0), e2 left
+    /// out without a word.
+    @Test(arguments: ["mapc", "core-data"])
+    func aFilterRefusesWhatReadingRefuses(layout: String) throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes:\n      k: int64\n      b: bool?\n      h: int16?\n"), ("v2", "  D:\n    attributes:\n      k: int64\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: EToD\n    source: E\n    destination: D\n    filter: b == YES OR h > 0\n    attributes:\n      k: $source.k\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","k":1,"b":true,"h":1},{"id":"e2","k":2,"b":false,"h":1},{"id":"e3","k":3,"b":true}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let (table, b, h, k) = layout == "mapc" ? ("E", "b", "h", "k") : ("ZE", "ZB", "ZH", "ZK")
+        try sqlite(folder, "s.db", "UPDATE \(table) SET \(b) = 5, \(h) = -70000 WHERE \(k) = 2")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("attribute 'b': stored value 5 cannot be read as bool"), "\(run.stderr)")
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
+    }
+
+    /// A mapping file's copy into another type, in both formats.
+    @Test(arguments: ["mapc", "core-data"])
+    func aMappingsConvertingCopyRefusesWhatReadingRefuses(layout: String) throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes:\n      f: float?\n      b: bool?\n"), ("v2", "  E:\n    attributes:\n      x: double?\n      y: int16?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: EToE\n    source: E\n    destination: E\n    drops: [f, b]\n    attributes:\n      x: $source.f\n      y: $source.b\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","f":0.5,"b":true}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", layout == "mapc" ? "UPDATE E SET b = 2" : "UPDATE ZE SET ZB = 2")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("stored value 2 cannot be read as bool"), "\(run.stderr)")
+        try sqlite(folder, "s.db", layout == "mapc" ? "UPDATE E SET b = 1, f = 0.1" : "UPDATE ZE SET ZB = 1, ZF = 0.1")
+        let again = try CLI.run(["run", "s.db"], in: folder)
+        #expect(again.status == 2 && again.stderr.contains("stored value 0.1 cannot be read as float"), "\(again.stderr)")
+        #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
+    }
+}
