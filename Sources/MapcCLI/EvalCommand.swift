@@ -93,7 +93,8 @@ struct EvalCommand: ParsableCommand {
                 }
                 func shown(_ value: EvalValue) -> String {
                     if floatKey, case .scalar(.double(let d)) = value { return DataFile.json(.double(d), type: .float).serialized() }
-                    return value.json.serialized()
+                    // Dates as the store's dump writes them: text that reads back as the stored instant.
+                    return value.json(dateEpoch: opened.strategy.dateEpoch).serialized()
                 }
                 for member in opened.schema.entity(named: entity).map({ opened.schema.hierarchy(under: $0) }) ?? [] where !member.isAbstract {
                     // Batches are read and released before evaluating: expressions read the store again.

@@ -62,3 +62,24 @@ struct CompiledReadabilityTests {
         #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
     }
 }
+
+/// `eval --store` printed a Core Data store's date as counted from 1970 (`…59.800Z`), where the
+/// store counts from 2001 and `dump` gives the text that reads back as the stored instant
+/// (`…59.80000000000000002Z`): text copied from `eval` into a predicate did not match the
+/// value it was printed for.
+@Suite("eval prints a store's dates as dump does")
+struct EvalDateTextTests {
+    @Test func aCoreDataStoresDateReadsBackAsPrinted() throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes:\n      t: date?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","t":"2000-12-31T23:59:59.7Z"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "UPDATE ZE SET ZT = -0.3 + 0.1")
+        // One line per object: `E 'E/p1': "…"`.
+        let line = try CLI.run(["eval", "--store", "s.db", "--entity", "E", "t"], in: folder).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let printed = String(line.drop { $0 != ":" }.dropFirst(2))
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains(#""t": \#(printed)"#), "\(printed)")
+        let same = try CLI.run(["eval", "--store", "s.db", "--entity", "E", "t == CAST(\(printed), \"NSDate\")"], in: folder)
+        #expect(same.stdout.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix(": true"), "\(printed): \(same.stdout)\(same.stderr)")
+    }
+}
