@@ -101,14 +101,17 @@ struct DiffCommand: ParsableCommand {
         for entity in destination.entities {
             guard let old = source.entity(named: entity.canonicalIdentifier) ?? source.entity(named: entity.name) else { continue }
             for attribute in entity.attributes {
+                // Each default as its type writes it (a float's 0.1, not the double it widens to):
+                // a type changed alone (float -> double, both 0.1) changes no default.
+                let written = { (value: Value?, type: AttributeType) in value.map { DataFile.json($0, type: type).serialized() } }
                 guard let before = old.attributes.first(where: { $0.canonicalIdentifier == attribute.canonicalIdentifier || $0.name == attribute.name }),
-                      before.defaultValue != attribute.defaultValue else { continue }
-                let shown = { (value: Value?) in value.map { "\($0)" } ?? "none" }
+                      written(before.defaultValue, before.type) != written(attribute.defaultValue, attribute.type) else { continue }
+                let shown = { (value: Value?, type: AttributeType) in value.map { type == .float ? written($0, type) ?? "\($0)" : "\($0)" } ?? "none" }
                 // Made required at once, the new default is also what stored nils become (the
                 // inferred step says "nil becomes …"): stored values do not all stay then.
                 let fillsNils = before.isOptional && !attribute.isOptional && attribute.defaultValue != nil
                 lines.append(SchemaChange(kind: .changed, entity: entity.name, property: attribute.name,
-                                          detail: "default \(shown(before.defaultValue)) -> \(shown(attribute.defaultValue)) "
+                                          detail: "default \(shown(before.defaultValue, before.type)) -> \(shown(attribute.defaultValue, attribute.type)) "
                                             + (fillsNils ? "(for new objects, and stored nils, as it is made required)" : "(new objects only; stored values stay)")))
             }
         }

@@ -38,6 +38,7 @@ struct ImportCommand: ParsableCommand {
             var sources: [SourceFile] = []
             // Versions that could not be imported: reported, the others written (exit 1).
             var failures: [Diagnostic] = []
+            var failedVersions = 0
             if Self.isMappingModel(path) {
                 folder = output ?? "./mappings"
                 let catalog = try schemaOptions.catalog()
@@ -61,6 +62,7 @@ struct ImportCommand: ParsableCommand {
             } else {
                 let model = try XcodeModelImporter.importModel(at: path)
                 failures = model.failures
+                failedVersions = model.failedVersions.count
                 guard !model.schemas.isEmpty else { throw DiagnosticsError(model.failures) }
                 folder = output ?? "./schemas"
                 var modelFiles = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
@@ -117,7 +119,7 @@ struct ImportCommand: ParsableCommand {
             if !failures.isEmpty {
                 someVersionsFailed = true
                 Console.err(DiagnosticRenderer(sources: []).render(failures))
-                Console.err("\(English.count(Set(failures.compactMap { $0.location?.path }).count, "version")) of the model could not be imported (above); the others were written, and versions.yaml orders them without it: fix the model and import it again (--replace)")
+                Console.err("\(English.count(failedVersions, "version")) of the model could not be imported (above); the others were written, and versions.yaml orders them without it: fix the model and import it again (--replace)")
             }
             if !checkProblems.isEmpty {
                 Console.err(DiagnosticRenderer(sources: sources).render(checkProblems))

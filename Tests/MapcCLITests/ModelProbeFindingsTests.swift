@@ -77,3 +77,51 @@ struct LaterRelationshipsWithoutObjectsTests {
         #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains("\"kept\""))
     }
 }
+
+/// Xcode models written for these tests: a `.xcdatamodeld` of versions, each the XML between
+/// `<model>` and `</model>` (nil: a version folder without its `contents` file).
+func xcodeModel(_ versions: [(name: String, entities: String?)], named name: String, in folder: URL) throws {
+    let bundle = folder.appendingPathComponent("\(name).xcdatamodeld")
+    for (version, entities) in versions {
+        let model = bundle.appendingPathComponent("\(version).xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        guard let entities else { continue }
+        try Data(("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\" "
+                  + "lastSavedToolsVersion=\"22522\" systemVersion=\"23D56\" minimumToolsVersion=\"Automatic\" sourceLanguage=\"Swift\" userDefinedModelVersionIdentifier=\"\">\n"
+                  + entities + "\n</model>\n").utf8).write(to: model.appendingPathComponent("contents"))
+    }
+}
+
+/// `import` named a version without a `contents` file as not imported, then said "0 versions of
+/// the model could not be imported".
+@Suite("Versions import could not read, counted")
+struct ImportFailureCountTests {
+    @Test func everyVersionNotImportedIsCounted() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let item = #"<entity name="Item" syncable="YES"><attribute name="title" optional="YES" attributeType="String"/></entity>"#
+        try xcodeModel([("M", item), ("M 2", nil), ("M 3", "<entity name=\"Broken\"")], named: "M", in: folder)
+        let run = try CLI.run(["import", "M.xcdatamodeld", "--output", "out"], in: folder)
+        #expect(run.status == 1 && run.stdout.contains("not imported: M 2, M 3"), "\(run.stdout)")
+        #expect(run.stderr.contains("2 versions of the model could not be imported"), "\(run.stderr)")
+    }
+}
+
+/// A float attribute's default (Xcode's `defaultValueString="0.1"`) was written into the schema
+/// file as the double the float holds (`0.10000000149011612`), and `diff` to a version where the
+/// attribute is a double of default 0.1 said the default changed, which the model never did.
+@Suite("Float values written as floats")
+struct FloatDefaultTextTests {
+    @Test func aFloatDefaultIsWrittenAndComparedAsTheModelSaysIt() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try xcodeModel([("F", #"<entity name="Item" syncable="YES"><attribute name="rating" optional="YES" attributeType="Float" defaultValueString="0.1" minValueString="0.1" usesScalarValueType="YES"/></entity>"#),
+                        ("F 2", #"<entity name="Item" syncable="YES"><attribute name="rating" optional="YES" attributeType="Double" defaultValueString="0.1" minValueString="0.1" usesScalarValueType="YES"/></entity>"#)],
+                       named: "F", in: folder)
+        #expect(try CLI.run(["import", "F.xcdatamodeld"], in: folder).status == 0)
+        let schema = try folder.read("schemas/F.yaml")
+        #expect(schema.contains("default: '0.1'") && schema.contains("min: '0.1'") && !schema.contains("0.10000000149011612"), "\(schema)")
+        let diff = try CLI.run(["diff", "F", "F 2"], in: folder)
+        #expect(diff.stdout.contains("Item.rating: float -> double") && !diff.stdout.contains("default"), "\(diff.stdout)")
+    }
+}

@@ -54,7 +54,7 @@ package enum SchemaWriter {
     private static func attribute(_ attribute: Attribute) -> [String] {
         var keys = ["type: \(attribute.type.rawValue)"]
         if attribute.isOptional { keys.append("optional: true") }
-        if let value = attribute.defaultValue, !value.isNull { keys.append("default: \(literal(value))") }
+        if let value = attribute.defaultValue, !value.isNull { keys.append("default: \(literal(value, type: attribute.type))") }
         if attribute.isTransient { keys.append("transient: true") }
         if let renaming = attribute.renamingIdentifier { keys.append("renamingIdentifier: \(YAMLText.flowScalar(renaming))") }
         if let modifier = attribute.versionHashModifier { keys.append("versionHashModifier: \(YAMLText.flowScalar(modifier))") }
@@ -64,8 +64,8 @@ package enum SchemaWriter {
         if attribute.preservesAfterDeletion { keys.append("preserveAfterDeletion: true") }
         if let derivation = attribute.derivation { keys.append("derivation: \(YAMLText.flowScalar(derivation))") }
         let rules = attribute.validation
-        if let min = rules.min { keys.append("min: \(literal(min))") }
-        if let max = rules.max { keys.append("max: \(literal(max))") }
+        if let min = rules.min { keys.append("min: \(literal(min, type: attribute.type))") }
+        if let max = rules.max { keys.append("max: \(literal(max, type: attribute.type))") }
         if let length = rules.minLength { keys.append("minLength: \(length)") }
         if let length = rules.maxLength { keys.append("maxLength: \(length)") }
         if let regex = rules.regex { keys.append("regex: \(YAMLText.flowScalar(regex))") }
@@ -89,12 +89,14 @@ package enum SchemaWriter {
         return keys
     }
 
-    /// A value as the loader reads it back for its attribute's type.
-    static func literal(_ value: Value) -> String {
+    /// A value as the loader reads it back for its attribute's type: a float's as the float it
+    /// is (`0.1`, where the double it widens to is `0.10000000149011612`), as `dump` writes one.
+    static func literal(_ value: Value, type: AttributeType? = nil) -> String {
         switch value {
         case .null: return "null"
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let number): return String(number)
+        case .double(let number) where type == .float && Double(Float(number)) == number: return YAMLText.flowScalar("\(Float(number))")
         case .double(let number): return YAMLText.flowScalar("\(number)")
         case .decimal(let number): return YAMLText.flowScalar(number.description)
         case .string(let text): return YAMLText.flowScalar(text)
