@@ -125,3 +125,17 @@ struct FloatDefaultTextTests {
         #expect(diff.stdout.contains("Item.rating: float -> double") && !diff.stdout.contains("default"), "\(diff.stdout)")
     }
 }
+
+/// A text value with a line break or a tab was shown raw inside its one-line diagnostic
+/// (`(value: "line1` and then `line2	x")` on the next line): a value in a message is quoted as a
+/// data file writes it, its quotes, backslashes and control characters escaped.
+@Suite("Text values in messages escaped")
+struct MessageValueEscapeTests {
+    @Test func aValueWithALineBreakStaysOnItsLine() throws {
+        let folder = try CLI.project(versions: [("v1", "  Tag:\n    attributes:\n      name: { type: string, regex: '[A-Za-z0-9 ]+' }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Tag":[{"id":"t","name":"line1\nline2\tsaid \"x\""}]}}"#, to: "d.json")
+        let load = try CLI.run(["load", "d.json", "s.db"], in: folder)
+        #expect(load.status != 0 && load.stderr.contains(#"(value: "line1\nline2\tsaid \"x\"")"#), "\(load.stderr)")
+    }
+}

@@ -58,7 +58,8 @@ extension Value: CustomStringConvertible {
         case .integer(let value): return String(value)
         case .double(let value): return "\(value)"
         case .decimal(let value): return value.description
-        case .string(let value): return "\"\(value)\""
+        // Quoted as a data file writes it: a message's value stays on its line.
+        case .string(let value): return JSONValue.string(value).serialized()
         case .date(let value): return ISO8601.format(value)
         case .binary(let value): return "<\(value.count) bytes>"
         case .uuid(let value): return value.uuidString.lowercased()

@@ -286,8 +286,14 @@ package struct StoreValidator {
     }
 
     /// A value read from a store, for a report (text cut to 60 characters).
+    /// Text in a message: its first 60 characters, quoted as a data file writes them (a line
+    /// break or a quote escaped, so the message stays on its line).
+    static func quoted(_ text: String) -> String {
+        JSONValue.string(String(text.prefix(60)) + (text.count > 60 ? "…" : "")).serialized()
+    }
+
     static func describe(_ value: Value) -> String {
-        if case .string(let text) = value { return "\"\(text.prefix(60))\(text.count > 60 ? "…" : "")\"" }
+        if case .string(let text) = value { return quoted(text) }
         return value.description
     }
 
@@ -305,7 +311,7 @@ package struct StoreValidator {
         case .null: return "nil"
         case .int64(let n): return String(n)
         case .double(let d): return "\(d)"
-        case .string(let text): return "\"\(text.prefix(60))\(text.count > 60 ? "…" : "")\""
+        case .string(let text): return quoted(text)
         case .blob(let data): return "<\(data.count) bytes>"
         }
     }
