@@ -139,3 +139,18 @@ struct MessageValueEscapeTests {
         #expect(load.status != 0 && load.stderr.contains(#"(value: "line1\nline2\tsaid \"x\"")"#), "\(load.stderr)")
     }
 }
+
+/// An entity renamed with an identifier that names no entity of the old version (DuckDuckGo's
+/// `HTTPSWhitlistedDomain`, misspelt in the app, given `elementID="HTTPSWhitelistedDomain"`) was
+/// hinted as a rename without one: the identifier written was not said to name nothing, as a
+/// property's is.
+@Suite("An entity's renaming identifier naming nothing")
+struct EntityIdentifierNamingNothingTests {
+    @Test func theHintSaysTheIdentifierNamesNoEntity() throws {
+        let folder = try CLI.project(versions: [("v1", "  HTTPSWhitlistedDomain:\n    attributes:\n      domain: string?\n"),
+                                                ("v2", "  HTTPSExcludedDomain:\n    renamingIdentifier: HTTPSWhitelistedDomain\n    attributes:\n      domain: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("give 'HTTPSExcludedDomain' renamingIdentifier: HTTPSWhitlistedDomain in v2 (its renamingIdentifier 'HTTPSWhitelistedDomain' names no entity of v1)"), "\(diff.stdout)")
+    }
+}

@@ -351,11 +351,7 @@ public enum MappingInference {
                 case .relationship(let relationship)?: identifier = relationship.canonicalIdentifier
                 case nil: identifier = old
                 }
-                let mistaken = written.map { written in
-                    // Reading alike, written with other scalars ("é" as one, or e and an accent): no eye sees it.
-                    let unseen = written == identifier && !written.isExactly(identifier) ? ", written \(written.scalarCodes) where \(old)'s is \(identifier.scalarCodes)" : ""
-                    return " (its renamingIdentifier '\(written)' names no property of \(oldEntity.name) in \(source.version)\(unseen))"
-                } ?? ""
+                let mistaken = mistakenIdentifier(written, for: old, whose: identifier, namesNo: "property of \(oldEntity.name) in \(source.version)")
                 hints.append("\(entityName).\(name) is added and \(entityName).\(old) removed, both \(kind): if \(old) was renamed, "
                              + "give '\(name)' renamingIdentifier: \(identifier) in \(destination.version)\(mistaken), and its values are carried over")
             }
@@ -378,9 +374,19 @@ public enum MappingInference {
         for (new, properties) in added {
             let alike = removed.filter { $0.1 == properties }
             guard alike.count == 1, let old = alike.first?.0, added.filter({ $0.1 == properties }).count == 1 else { continue }
+            let mistaken = mistakenIdentifier(new.renamingIdentifier, for: old.name, whose: old.canonicalIdentifier, namesNo: "entity of \(source.version)")
             hints.append("\(new.name) is added and \(old.name) removed, with the same properties: if \(old.name) was renamed, "
-                         + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version), and its objects are carried over")
+                         + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version)\(mistaken), and its objects are carried over")
         }
         return hints
+    }
+
+    /// What a rename hint says of a renaming identifier already written that matched nothing (a
+    /// typo, most often): " (its renamingIdentifier 'X' names no entity of v1)", or "" for none.
+    private static func mistakenIdentifier(_ written: String?, for old: String, whose identifier: String, namesNo what: String) -> String {
+        guard let written else { return "" }
+        // Reading alike, written with other scalars ("é" as one, or e and an accent): no eye sees it.
+        let unseen = written == identifier && !written.isExactly(identifier) ? ", written \(written.scalarCodes) where \(old)'s is \(identifier.scalarCodes)" : ""
+        return " (its renamingIdentifier '\(written)' names no \(what)\(unseen))"
     }
 }
