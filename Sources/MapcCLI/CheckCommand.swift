@@ -198,7 +198,8 @@ struct CheckCommand: ParsableCommand {
             let file = MappingCatalog.suggestedFile(from: gap.from, to: gap.to, in: mappings.directory)
             let start = "`mapc infer \(English.option("--from", gap.from)) \(English.option("--to", gap.to)) \(English.option("--output", file))` writes a start"
             if let problem = gap.problem {
-                diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))",
+                diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))"
+                                            + problem.notes.map { "; note: \($0)" }.joined(),
                                           at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
             } else if gap.droppedValues.isEmpty {
                 // Inferred whole, with something its renaming identifiers may not mean.
@@ -207,7 +208,7 @@ struct CheckCommand: ParsableCommand {
                 }
             } else {
                 diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it for a store holding any of them unless given --accept-data-loss"
-                                                + gap.hints.map { "; \($0)" }.joined(),
+                                                + gap.hints.map { "; note: \($0)" }.joined(),
                                             at: at, fix: "write \(file) to carry them over (\(start)), or run with --accept-data-loss if they are meant to go"))
             }
         }

@@ -154,3 +154,21 @@ struct EntityIdentifierNamingNothingTests {
         #expect(diff.stdout.contains("give 'HTTPSExcludedDomain' renamingIdentifier: HTTPSWhitlistedDomain in v2 (its renamingIdentifier 'HTTPSWhitelistedDomain' names no entity of v1)"), "\(diff.stdout)")
     }
 }
+
+/// `check` listed a probable rename among the reasons a step "cannot be inferred" (Wikipedia's
+/// RemoteNotifications 3 -> 4: the reason is a date made required; the rename is a note), where
+/// `diff` kept the two apart. A step's notes are said as notes by `check`, `plan` and `run`.
+@Suite("A blocked step's notes are not its reasons")
+struct BlockedStepNotesTests {
+    @Test func aProbableRenameIsANoteOfABlockedStep() throws {
+        let folder = try CLI.project(versions: [("v1", "  E:\n    attributes:\n      stateNumber: int16?\n      date: date?\n"),
+                                                ("v2", "  E:\n    attributes:\n      titleNamespaceKey: int16?\n      date: date\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("cannot be inferred: E.date: optional -> required without a default") && check.stderr.contains("; note: E.titleNamespaceKey is added and E.stateNumber removed"), "\(check.stderr)")
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("  - E.date: optional -> required") && run.stderr.contains("  note: E.titleNamespaceKey is added") && !run.stderr.contains("  - E.titleNamespaceKey"), "\(run.stderr)")
+    }
+}

@@ -121,6 +121,9 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
     public var to: String
     /// The reasons inference failed, or another explanation.
     public var reasons: [String]
+    /// What inference saw besides, which is no reason the step fails (a probable rename without
+    /// its identifier, which may be what the step means).
+    public var notes: [String] = []
     /// The folder mapping files are read from ("" when the mappings did not come from a folder).
     public var mappingsDirectory: String
     /// Whether the step goes to an older version (never inferred: it needs a mapping file).
@@ -156,6 +159,7 @@ public struct PlanError: Error, CustomStringConvertible, Sendable {
                 + "\nwrite \(suggestedFile) mapping \(from) to \(to) (it may skip versions), or restore a backup"
         }
         return "cannot migrate from \(from) to \(to): no mapping file for the step and it cannot be inferred:\n" + reasons.map { "  - \($0)" }.joined(separator: "\n")
+            + notes.map { "\n  note: \($0)" }.joined()
             + "\nwrite \(suggestedFile) (inference writes a skeleton of it, with everything inferable filled in), or add an intermediate version"
             + (skippingFrom.map { ", or write \(MappingCatalog.suggestedFile(from: $0, to: to, in: mappingsDirectory)) from \($0) (where the inferred steps before it start), which skips \(from)" } ?? "")
     }
@@ -277,8 +281,10 @@ package enum MigrationPlanner {
                     why.append("a store in which no object meets this would migrate, but the values after the mapping step \(mapped.source.version) -> \(mapped.destination.version) cannot be asked of it before that step runs; "
                                + "migrate to \(versions[index].version) first (`mapc run --to \(versions[index].version)`), then this step is asked of the store")
                 }
-                blockers.append(PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + result.hints + why,
-                                          mappingsDirectory: mappings.directory, isDowngrade: false, skippingFrom: inferredFrom.map { versions[$0].version }))
+                var blocker = PlanError(from: versions[index].version, to: versions[index + 1].version, reasons: result.problems.map(\.description) + why,
+                                        mappingsDirectory: mappings.directory, isDowngrade: false, skippingFrom: inferredFrom.map { versions[$0].version })
+                blocker.notes = result.hints
+                blockers.append(blocker)
                 index += 1
                 inferredFrom = nil
                 traced = nil
@@ -323,7 +329,9 @@ package enum MigrationPlanner {
             if mappings.mappings.contains(where: { $0.source == from && step.later.contains($0.destination) }) { continue }
             let result = MappingInference.infer(from: step.from, to: step.to)
             if result.mapping == nil {
-                gaps.append((PlanError(from: from, to: to, reasons: result.problems.map(\.description) + result.hints, mappingsDirectory: mappings.directory, isDowngrade: false), from, to, [], result.hints))
+                var blocker = PlanError(from: from, to: to, reasons: result.problems.map(\.description), mappingsDirectory: mappings.directory, isDowngrade: false)
+                blocker.notes = result.hints
+                gaps.append((blocker, from, to, [], result.hints))
             } else if !result.droppedValues.isEmpty || !result.hints.isEmpty {
                 gaps.append((nil, from, to, result.droppedValues, result.hints))
             }
