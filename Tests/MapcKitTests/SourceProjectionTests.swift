@@ -37,6 +37,17 @@ struct SourceProjectionTests {
         #expect(try read(["FUNCTION($source, \"valueForKey:\", \"title\")", "FUNCTION($source, \"valueForKeyPath:\", \"note.body\")"]) == ["note", "title"])
     }
 
+    /// What a policy's function is handed it may read whole: a related object given through
+    /// `valueForKey:` as through a key path (`$source.note`), its properties counted as read (the
+    /// mark was lost, and the check warned that what the function reads was dropped).
+    @Test func aPolicysFunctionGivenAKeysValueReadsItWhole() throws {
+        let paths = { (text: String) in try SourceProjection.keyPathsRead(by: [try ExpressionParser.parse(text).get()]) }
+        #expect(try paths(#"FUNCTION($entityPolicy, "f:", $source.note)"#) == [["note", SourceProjection.wholeObjects]])
+        #expect(try paths(#"FUNCTION($entityPolicy, "f:", FUNCTION($source, "valueForKey:", "note"))"#) == [["note", SourceProjection.wholeObjects]])
+        #expect(try paths(#"FUNCTION($entityPolicy, "f:", FUNCTION($source.note, "valueForKeyPath:", "owner.name"))"#) == [["note", "owner", "name", SourceProjection.wholeObjects]])
+        #expect(try paths(#"FUNCTION($entityPolicy, "f:", UPPERCASE(FUNCTION($source, "valueForKey:", "title")))"#) == [["title"]])
+    }
+
     @Test func theObjectUsedAsAWholeMeansEveryAttribute() throws {
         #expect(try read(["CAST($source, \"NSString\")"]) == nil)
         #expect(try read(["SELF == nil"]) == nil)

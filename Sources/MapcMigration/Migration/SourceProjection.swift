@@ -51,9 +51,7 @@ enum SourceProjection {
             case .keyPath(let root, let components) where isSourceObject(root):
                 guard case .key? = components.first else { return nil }
                 paths.append(keys(of: components))
-            case .method(let receiver, let selector, _, let arguments)
-                where [MethodSelector.valueForKey.rawValue, MethodSelector.valueForKeyPath.rawValue].contains(selector)
-                    && arguments.count == 1 && (isSourceObject(receiver) || isSourceKeyPath(receiver)):
+            case .method(let receiver, let selector, _, let arguments) where isKeyRead(expression):
                 // `FUNCTION($source, "valueForKey:", "name")` reads `name`, as `$source.name` does
                 // (it was taken for the object used whole: every property of it and of the
                 // objects it leads to counted as read). A key that is not a constant may be any.
@@ -70,6 +68,10 @@ enum SourceProjection {
                     if isSourceObject(argument) { return nil }
                     if case .keyPath(let root, let components) = argument.kind, isSourceObject(root), case .key? = components.first {
                         paths.append(keys(of: components) + [wholeObjects])
+                    } else if isKeyRead(argument) {
+                        // `FUNCTION($source, "valueForKey:", "note")` hands over what `$source.note` does.
+                        guard let read = keyPathsRead(by: [argument]) else { return nil }
+                        paths += read.map { $0 + [wholeObjects] }
                     } else {
                         pending.append(argument)
                     }
@@ -116,6 +118,14 @@ enum SourceProjection {
             }
         }
         return paths
+    }
+
+    /// `valueForKey:` or `valueForKeyPath:` of the source object or a key path from it, with one
+    /// argument: read as the key path it names.
+    private static func isKeyRead(_ expression: Expr) -> Bool {
+        guard case .method(let receiver, let selector, _, let arguments) = expression.kind else { return false }
+        return [MethodSelector.valueForKey.rawValue, MethodSelector.valueForKeyPath.rawValue].contains(selector)
+            && arguments.count == 1 && (isSourceObject(receiver) || isSourceKeyPath(receiver))
     }
 
     /// A key path from the source object (`$source.note`).
