@@ -35,6 +35,22 @@ struct InferenceTests {
 
     private let note = ObjectData(id: "n1", entity: "Note", attributes: ["title": .string("t"), "count": .integer(7)])
 
+    /// Changes said alike are equal whatever a store keeps of what they drop; every other field
+    /// counts (`==` is synthesized: a field added later is compared too).
+    @Test func changesAreEqualAsTheyAreSaid() {
+        var a = SchemaChange(kind: .removed, entity: "Note", property: "legacy", detail: "attribute of Note")
+        var b = a
+        a.keptIn = [EntityProperty(entity: "Note", property: "legacy")]
+        b.sourceOwner = "Item"
+        #expect(a == b)
+        b.conversion = "double -> float"
+        #expect(a != b)
+        var c = a
+        c.defaultForNil = "0"
+        #expect(a != c)
+        #expect(a.keptIn == [EntityProperty(entity: "Note", property: "legacy")] && b.sourceOwner == "Item")
+    }
+
     @Test func addedOptionalAndDefaultedAttributes() throws {
         let a = try schema("a", "  Note:\n    attributes:\n      title: string\n      count: int16\n")
         let b = try schema("b", "  Note:\n    attributes:\n      title: string\n      count: int16\n      subtitle: string?\n      rank: { type: int64, default: 5 }\n")

@@ -59,6 +59,13 @@ package struct DroppedValue: Sendable, Equatable {
     package var keptIn: Set<EntityProperty>?
 }
 
+/// A value kept beside what a type compares, equal to any other: `==` synthesized for the type
+/// then compares every other stored property, those added later too.
+struct NotCompared<Value: Sendable>: Equatable, Sendable {
+    var value: Value
+    static func == (lhs: NotCompared, rhs: NotCompared) -> Bool { true }
+}
+
 /// One change between two versions, as `mapc diff` shows it.
 public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// What kind of change.
@@ -89,10 +96,19 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
     /// cost ("double -> float: values are rounded to single precision …").
     package var conversion: String?
     /// For a change that loses values, the source objects that keep them (`DroppedValue.keptIn`).
-    package var keptIn: Set<EntityProperty>?
+    package var keptIn: Set<EntityProperty>? {
+        get { whereabouts.value.keptIn }
+        set { whereabouts.value.keptIn = newValue }
+    }
     /// For a property removed, the source entity that declared it, which a dropped value is named
     /// by (`Person.nick`, where the change is said of the entity it became, `Human`).
-    package var sourceOwner: String?
+    package var sourceOwner: String? {
+        get { whereabouts.value.sourceOwner }
+        set { whereabouts.value.sourceOwner = newValue }
+    }
+    /// Where a store keeps what the change drops: bookkeeping, not the change, so two changes said
+    /// alike are equal whatever it holds (every other field is compared, new ones included).
+    private var whereabouts = NotCompared(value: (keptIn: Set<EntityProperty>?.none, sourceOwner: String?.none))
 
     package init(kind: Kind, entity: String, property: String?, detail: String, losesValues: Bool? = nil) {
         self.kind = kind
@@ -100,12 +116,6 @@ public struct SchemaChange: Sendable, CustomStringConvertible, Equatable {
         self.property = property
         self.detail = detail
         self.losesValues = losesValues ?? (kind == .removed)
-    }
-
-    /// The same change, said alike (where a store keeps what it drops is bookkeeping, not the change).
-    public static func == (lhs: SchemaChange, rhs: SchemaChange) -> Bool {
-        lhs.kind == rhs.kind && lhs.entity == rhs.entity && lhs.property == rhs.property && lhs.detail == rhs.detail
-            && lhs.losesValues == rhs.losesValues && lhs.defaultForNil == rhs.defaultForNil && lhs.conversion == rhs.conversion
     }
 
     public var description: String {
