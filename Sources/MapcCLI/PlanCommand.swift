@@ -98,12 +98,13 @@ struct PlanCommand: ParsableCommand {
         }
 
         /// The step for a script: `drops` are what a run asks about (an inferred step's values
-        /// the store holds, or a mapping file's declared drops), `dropsNotHeld` what it holds none of.
+        /// the store holds), `dropsNotHeld` what it holds none of, `declaredDrops` what a mapping
+        /// file drops on purpose.
         var json: JSONValue {
             let strings = { (list: [String]) in JSONValue.array(list.map(JSONValue.string)) }
             return .object([("from", .string(step.source.version)), ("to", .string(step.destination.version)),
                             ("kind", .string(step.isInferred ? "inferred" : "mapping")), ("files", strings(files)), ("through", strings(step.passesThrough)),
-                            ("downgrade", .bool(step.isDowngrade)), ("drops", strings(drops + declaredDrops)), ("dropsNotHeld", strings(dropsNotHeld)),
+                            ("downgrade", .bool(step.isDowngrade)), ("drops", strings(drops)), ("dropsNotHeld", strings(dropsNotHeld)), ("declaredDrops", strings(declaredDrops)),
                             ("fills", strings(step.nilsFilled)), ("converts", strings(step.valuesConverted)), ("filters", strings(filters))])
         }
     }

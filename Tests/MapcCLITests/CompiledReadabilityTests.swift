@@ -44,6 +44,25 @@ struct CompiledReadabilityTests {
         #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v1"))
     }
 
+    /// The interpreter reads what a mapping reads of every object, those its filter leaves out
+    /// too: a value reading refuses there (a same-type copy or a converted one) was refused by
+    /// it and passed over by the compiled path, which checked only the objects the filter kept.
+    @Test(arguments: ["int16", "int32"])
+    func aValueOnAnObjectTheFilterLeavesOutIsRefusedAlike(copiedAs: String) throws {
+        let folder = try CLI.project(versions: [("v1", "  Rec:\n    attributes:\n      n: int16?\n      k: int16?\n"), ("v2", "  Rec:\n    attributes:\n      n: \(copiedAs)?\n      k: int16?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: RecToRec\n    source: Rec\n    destination: Rec\n    filter: k > 1\n    attributes:\n      n: $source.n\n      k: $source.k\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Rec":[{"id":"r1","n":1,"k":1},{"id":"r2","n":2,"k":2}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "UPDATE Rec SET n = 40000 WHERE k = 1")
+        // The interpreter first: a run that migrates would leave nothing for the second.
+        for interpreted in [true, false] {
+            let run = try CLI.run(["run"] + (interpreted ? ["--interpret"] : []) + ["s.db"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("Rec 'r1', attribute 'n': stored value 40000 cannot be read as int16"), "interpreted \(interpreted): \(run.stderr)")
+        }
+    }
+
     /// A mapping file's copy into another type, in both formats.
     @Test(arguments: ["mapc", "core-data"])
     func aMappingsConvertingCopyRefusesWhatReadingRefuses(layout: String) throws {

@@ -53,6 +53,28 @@ struct InverseSideRemovedTests {
     }
 }
 
+/// One side of a many-to-many removed, the other kept without an inverse: a to-many without an
+/// inverse holds one owner per object in Core Data's layout (a hidden key), so the links of an
+/// object with two owners cannot all be kept. The removed side is a drop, asked of the store, not
+/// said to be kept (the plan said "kept" and the run then failed on the second owner).
+@Suite("One side of a many-to-many removed")
+struct ManyToManySideRemovedTests {
+    @Test func theRemovedSideIsAskedAbout() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Person:\n    attributes:\n      name: string?\n    relationships:\n      tags: { destination: Tag, toMany: true, inverse: people, optional: true }\n"
+                + "  Tag:\n    attributes:\n      name: string?\n    relationships:\n      people: { destination: Person, toMany: true, inverse: tags, optional: true }\n"),
+            ("v2", "  Person:\n    attributes:\n      name: string?\n"
+                + "  Tag:\n    attributes:\n      name: string?\n    relationships:\n      people: { destination: Person, toMany: true, inverse: null, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(!diff.stdout.contains("its links are kept by") && diff.stdout.contains("drops the values of Person.tags"), "\(diff.stdout)")
+        try folder.write(#"{"version":"v1","objects":{"Person":[{"id":"p1","tags":["t1","t2"]}],"Tag":[{"id":"t1"},{"id":"t2"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.status == 0 && plan.stdout.contains("drops Person.tags"), "\(plan.stdout)")
+    }
+}
+
 /// A relationship a later step drops was always asked about: one added after the store's version
 /// and removed again, to objects of an entity new since (which the store cannot hold), refused
 /// the run as dropping "the values of Data.sessions", and said it dropped them when accepted.
@@ -170,5 +192,20 @@ struct BlockedStepNotesTests {
         #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
         let run = try CLI.run(["run", "s.db"], in: folder)
         #expect(run.status == 2 && run.stderr.contains("  - E.date: optional -> required") && run.stderr.contains("  note: E.titleNamespaceKey is added") && !run.stderr.contains("  - E.titleNamespaceKey"), "\(run.stderr)")
+    }
+}
+
+/// An entity's identifier that names an entity of the old version whose objects another takes
+/// (X's, claimed by T through X's own identifier) was said to name no entity, and the caution
+/// that says what happened was dropped for the hint.
+@Suite("An identifier naming a claimed entity")
+struct ClaimedIdentifierHintTests {
+    @Test func theCautionIsSaidAndTheHintDoesNotSayItNamesNothing() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  X:\n    renamingIdentifier: Z\n    attributes:\n      a: string?\n  Y:\n    attributes:\n      a: string?\n"),
+            ("v2", "  T:\n    renamingIdentifier: Z\n    attributes:\n      a: string?\n  E:\n    renamingIdentifier: X\n    attributes:\n      a: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(!diff.stdout.contains("names no entity") && diff.stdout.contains("E has renamingIdentifier 'X', but"), "\(diff.stdout)")
     }
 }

@@ -162,7 +162,7 @@ struct CompiledMappings {
             selections.append("?")
             arguments.append(inserted.value)
         }
-        var readsWhereKept: [String] = []
+        var allReads: [String] = [], convertedReads: [String] = []
         for attribute in destination.schema.allAttributes(of: destinationEntity) where !attribute.isTransient {
             guard let column = destinationStorage.attributeColumns[attribute.name] else { continue }
             var fragment: SQLFragment?
@@ -188,7 +188,8 @@ struct CompiledMappings {
             guard let selection = storable(fragment, as: attribute) else { return nil }
             // A value copied as the type it is read as is checked by the destination's validation,
             // with reading's rules; any other read (converted, or in a predicate) is checked below.
-            if !(fragment.attributeType == attribute.type && fragment.reads.count == 1) { readsWhereKept += fragment.reads }
+            allReads += fragment.reads
+            if !(fragment.attributeType == attribute.type && fragment.reads.count == 1) { convertedReads += fragment.reads }
             columns.append(column)
             selections.append(selection.sql)
             arguments += selection.arguments
@@ -205,17 +206,20 @@ struct CompiledMappings {
         }
         var condition = "s.\(sourceStorage.entityColumn.quotedSQLIdentifier) = ?"
         var conditionArguments: [DatabaseValue] = [sourceStorage.discriminator]
-        var compiledFilter: SQLFragment?
+        var checkedReads = convertedReads
         if let filter = entityMapping.filter {
             guard let compiled = compiler.storePredicate(filter.expression) else { return nil }
             condition += " AND \(compiled.sql)"
             conditionArguments += compiled.arguments
-            compiledFilter = compiled
+            // The interpreter reads what the mapping reads of every object, those the filter
+            // leaves out too, where no validation sees a copy.
+            checkedReads = compiled.reads + allReads
         }
         // SQL would copy a value its type cannot hold into another type (where it may be valid),
-        // or decide the filter on it: where the store holds one, the interpreter reads the
-        // mapping's objects, and refuses it naming the object, as every other path does.
-        if try source.holdsValuesReadingRefuses(ofExactEntity: sourceName, everywhere: compiledFilter?.reads ?? [], whereKept: readsWhereKept, filter: compiledFilter) { return nil }
+        // decide the filter on it, or pass over one on an object the filter leaves out: where the
+        // store holds one, the interpreter reads the mapping's objects, and refuses it naming the
+        // object, as every other path does.
+        if try source.holdsValuesReadingRefuses(ofExactEntity: sourceName, in: checkedReads) { return nil }
         let from = "FROM \(sourceTable(sourceStorage.table)) AS s WHERE \(condition)"
         let insert = "INSERT INTO main.\(destinationStorage.table.quotedSQLIdentifier) (\(columns.map(\.quotedSQLIdentifier).joined(separator: ", "))) SELECT \(selections.joined(separator: ", ")) \(from) ORDER BY \(key)"
         var associate: (sql: String, arguments: [DatabaseValue], keyBase: Int)?

@@ -253,21 +253,23 @@ extension LightweightInference {
                   let carried = destination.allRelationships(of: becomes).first(where: { relationship in
                       !relationship.isTransient && propertiesByEntity[becomes.name]?.counterparts[relationship.name]?.name == inverseName
                   }),
-                  keepsLinks(carried, besides: destinationEntity, ownRelationships: ownRelationships),
+                  keepsLinks(carried, of: old, besides: destinationEntity, ownRelationships: ownRelationships),
                   let owner = destination.ancestry(of: becomes).first(where: { $0.relationships.contains { $0.name == carried.name } }) else { return nil }
             carrier = carrier ?? "\(owner.name).\(carried.name)"
         }
         return carrier
     }
 
-    /// Whether `carried` (the inverse of a removed relationship, carried by the step) keeps the
-    /// removed side's links as they are: paired with a new side of `destinationEntity`, which is
-    /// set from it, or left without an inverse while still leading to `destinationEntity`'s objects
-    /// (a link is stored once: the kept side holds each). A side re-paired with a relationship
-    /// that carries values of its own is set from those, not from `carried`.
-    func keepsLinks(_ carried: Relationship, besides destinationEntity: Entity, ownRelationships: Set<String>) -> Bool {
+    /// Whether `carried` (the inverse of `removed`, carried by the step) keeps the removed side's
+    /// links as they are: paired with a new side of `destinationEntity`, which is set from it, or
+    /// left without an inverse while still leading to `destinationEntity`'s objects (a link is
+    /// stored once: the kept side holds each), unless the pair was a many-to-many (a to-many
+    /// without an inverse holds one owner per object in Core Data's layout, a hidden key: an
+    /// object of two owners loses one). A side re-paired with a relationship that carries values
+    /// of its own is set from those, not from `carried`.
+    func keepsLinks(_ carried: Relationship, of removed: Relationship, besides destinationEntity: Entity, ownRelationships: Set<String>) -> Bool {
         guard let inverse = carried.inverse else {
-            return destination.ancestry(of: destinationEntity).contains { $0.name == carried.destination }
+            return !(removed.isToMany && carried.isToMany) && destination.ancestry(of: destinationEntity).contains { $0.name == carried.destination }
         }
         return ownRelationships.contains(inverse) && propertiesByEntity[destinationEntity.name]?.counterparts[inverse] == nil
     }

@@ -93,9 +93,10 @@ struct LightweightInference {
         }
         var result = InferenceResult(changes: changes, problems: problems, mapping: problems.isEmpty ? mapping : nil, skeleton: skeleton, notes: notes)
         result.moot = moot
-        // A property a rename hint already names (its identifier misspelt) is said once.
+        // A property a rename hint already names with its misspelt identifier is said once (an
+        // identifier naming an element whose values another takes is the caution's to say).
         result.probableRenames = renames
-        result.cautions = cautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") } }.map(\.text)
+        result.cautions = cautions.filter { caution in !renames.contains { $0.hasPrefix("\(caution.property) is added") && $0.contains("(its renamingIdentifier '") } }.map(\.text)
         result.origins = origins
         return result
     }

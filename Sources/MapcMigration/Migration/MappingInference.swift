@@ -361,7 +361,8 @@ public enum MappingInference {
                 case .relationship(let relationship)?: identifier = relationship.canonicalIdentifier
                 case nil: identifier = old
                 }
-                let mistaken = mistakenIdentifier(written, for: old, whose: identifier, namesNo: "property of \(oldEntity.name) in \(source.version)")
+                let named = Set(source.allAttributes(of: oldEntity).flatMap { [$0.name, $0.canonicalIdentifier] } + source.allRelationships(of: oldEntity).flatMap { [$0.name, $0.canonicalIdentifier] })
+                let mistaken = mistakenIdentifier(written, for: old, whose: identifier, among: named, namesNo: "property of \(oldEntity.name) in \(source.version)")
                 hints.append("\(entityName).\(name) is added and \(entityName).\(old) removed, both \(kind): if \(old) was renamed, "
                              + "give '\(name)' renamingIdentifier: \(identifier) in \(destination.version)\(mistaken), and its values are carried over")
             }
@@ -384,7 +385,8 @@ public enum MappingInference {
         for (new, properties) in added {
             let alike = removed.filter { $0.1 == properties }
             guard alike.count == 1, let old = alike.first?.0, added.filter({ $0.1 == properties }).count == 1 else { continue }
-            let mistaken = mistakenIdentifier(new.renamingIdentifier, for: old.name, whose: old.canonicalIdentifier, namesNo: "entity of \(source.version)")
+            let mistaken = mistakenIdentifier(new.renamingIdentifier, for: old.name, whose: old.canonicalIdentifier, among: Set(source.entities.flatMap { [$0.name, $0.canonicalIdentifier] }),
+                                              namesNo: "entity of \(source.version)")
             hints.append("\(new.name) is added and \(old.name) removed, with the same properties: if \(old.name) was renamed, "
                          + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version)\(mistaken), and its objects are carried over")
         }
@@ -393,8 +395,10 @@ public enum MappingInference {
 
     /// What a rename hint says of a renaming identifier already written that matched nothing (a
     /// typo, most often): " (its renamingIdentifier 'X' names no entity of v1)", or "" for none.
-    private static func mistakenIdentifier(_ written: String?, for old: String, whose identifier: String, namesNo what: String) -> String {
-        guard let written else { return "" }
+    /// One that names an element of the old version (`names`: their names and identifiers), whose
+    /// values another takes, is for the caution that says so, not this.
+    private static func mistakenIdentifier(_ written: String?, for old: String, whose identifier: String, among names: Set<String>, namesNo what: String) -> String {
+        guard let written, !names.contains(where: { $0.isExactly(written) }) else { return "" }
         // Reading alike, written with other scalars ("é" as one, or e and an accent): no eye sees it.
         let unseen = written == identifier && !written.isExactly(identifier) ? ", written \(written.scalarCodes) where \(old)'s is \(identifier.scalarCodes)" : ""
         return " (its renamingIdentifier '\(written)' names no \(what)\(unseen))"

@@ -242,10 +242,6 @@ package struct StoreValidator {
         return store.strategy.encode(value, as: attribute.type)
     }
 
-    /// An SQL test that gives 1 when the column's storage class (`typeof`) is none of `allowed`, 0
-    /// otherwise. It is a `CASE` rather than `NOT IN (…)`: SQLite answers an `IN` list of more than
-    /// two constants from a temporary index, one lookup per row, and this test runs on every row
-    /// of every entity; the `CASE` halved the scan (docs/performance.md).
     /// What reading refuses of a column's values, as SQL tests (1 when refused; NULL passes):
     /// a value of another storage class than the type's (`type`), and among the others one the
     /// format cannot decode (`readabilityRules`) or an integer outside its type's range. The one
@@ -264,6 +260,10 @@ package struct StoreValidator {
         return (typeRule, others)
     }
 
+    /// An SQL test that gives 1 when the column's storage class (`typeof`) is none of `allowed`, 0
+    /// otherwise. It is a `CASE` rather than `NOT IN (…)`: SQLite answers an `IN` list of more than
+    /// two constants from a temporary index, one lookup per row, and this test runs on every row
+    /// of every entity; the `CASE` halved the scan (docs/performance.md).
     static func storageClass(of column: String, notIn allowed: [String]) -> String {
         "CASE typeof(\(column))" + allowed.map { " WHEN \(Store.sqlLiteral($0.databaseValue)) THEN 0" }.joined() + " ELSE 1 END"
     }
@@ -285,13 +285,13 @@ package struct StoreValidator {
         }
     }
 
-    /// A value read from a store, for a report (text cut to 60 characters).
     /// Text in a message: its first 60 characters, quoted as a data file writes them (a line
     /// break or a quote escaped, so the message stays on its line).
     static func quoted(_ text: String) -> String {
         JSONValue.string(String(text.prefix(60)) + (text.count > 60 ? "…" : "")).serialized()
     }
 
+    /// A value read from a store, for a report (text cut to 60 characters).
     static func describe(_ value: Value) -> String {
         if case .string(let text) = value { return quoted(text) }
         return value.description
