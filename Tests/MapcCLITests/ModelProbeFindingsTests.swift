@@ -209,3 +209,51 @@ struct ClaimedIdentifierHintTests {
         #expect(!diff.stdout.contains("names no entity") && diff.stdout.contains("E has renamingIdentifier 'X', but"), "\(diff.stdout)")
     }
 }
+
+/// A relationship whose destination was renamed without an identifier (ETS's MaintenaceEvent,
+/// corrected to MaintenanceEvent) and made unordered in the same version: `diff` said only that
+/// the destination does not correspond, and left out "ordered -> unordered", which it listed once
+/// the identifier was there. Every change is said, whatever the verdict.
+@Suite("A refused relationship's other changes")
+struct RefusedRelationshipChangesTests {
+    @Test func theOrderChangeIsSaidBesideTheRefusal() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Aircraft:\n    relationships:\n      items: { destination: MaintenaceEvent, toMany: true, ordered: true, inverse: aircraft, optional: true }\n"
+                + "  MaintenaceEvent:\n    attributes:\n      name: string?\n    relationships:\n      aircraft: { destination: Aircraft, inverse: items, optional: true }\n"),
+            ("v2", "  Aircraft:\n    relationships:\n      items: { destination: MaintenanceEvent, toMany: true, inverse: aircraft, optional: true }\n"
+                + "  MaintenanceEvent:\n    attributes:\n      name: string?\n    relationships:\n      aircraft: { destination: Aircraft, inverse: items, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("Aircraft.items: ordered -> unordered") && diff.stdout.contains("does not correspond"), "\(diff.stdout)")
+    }
+}
+
+/// Two to-ones naming one inverse (ETS's `AircraftEntity.pilot` and `.passenger`, both naming
+/// `Pilot.aircraft`, which pairs with `pilot`): the fix offered for `passenger` was to point
+/// `Pilot.aircraft` at it, which breaks the pair already right and moves the warning to `pilot`.
+@Suite("A one-sided inverse's fix")
+struct OneSidedInverseFixTests {
+    @Test func aSideWhoseInversePairsElsewhereIsToldToTakeItsOwn() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  AircraftEntity:\n    relationships:\n      pilot: { destination: Pilot, inverse: aircraft, optional: true }\n      passenger: { destination: Pilot, inverse: aircraft, optional: true }\n"
+                + "  Pilot:\n    relationships:\n      aircraft: { destination: AircraftEntity, toMany: true, inverse: pilot, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("'Pilot.aircraft' pairs with 'pilot' already: give 'AircraftEntity.passenger' an inverse of its own") && !check.stderr.contains("set 'inverse: passenger'"), "\(check.stderr)")
+    }
+}
+
+/// CoreDataDemo's `Unit { name }` became `Unite { name, items }` without an identifier: no rename
+/// hint, because the new entity had one more property (the docs' own example of the hint).
+@Suite("An entity renamed and given more properties")
+struct EntityRenamedWithMoreTests {
+    @Test func theHintIsSaidForAnEntityWithMoreProperties() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Unit:\n    attributes:\n      name: string?\n  Item:\n    attributes:\n      title: string?\n"),
+            ("v2", "  Unite:\n    attributes:\n      name: string?\n    relationships:\n      items: { destination: Item, toMany: true, inverse: unit, optional: true }\n"
+                + "  Item:\n    attributes:\n      title: string?\n    relationships:\n      unit: { destination: Unite, inverse: items, optional: true }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let diff = try CLI.run(["diff", "v1", "v2"], in: folder)
+        #expect(diff.stdout.contains("Unite is added and Unit removed, with Unit's properties (and items besides): if Unit was renamed, give 'Unite' renamingIdentifier: Unit in v2"), "\(diff.stdout)")
+    }
+}

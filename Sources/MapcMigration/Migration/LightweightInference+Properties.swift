@@ -165,13 +165,13 @@ extension LightweightInference {
         // entity, a parent new or old, as Core Data moves a relationship up), some are dropped
         // when only some do (narrowed to a sub-entity); a destination no object it led to becomes
         // is no counterpart (an entity renamed without an identifier, more often than not).
-        guard let oldTarget = source.entity(named: old.destination), let newTarget = destination.entity(named: relationship.destination),
-              case let reach = linkReach(from: oldTarget, to: newTarget), !reach.kept.isEmpty else {
+        let targets = source.entity(named: old.destination).flatMap { oldTarget in destination.entity(named: relationship.destination).map { (oldTarget, $0) } }
+        let reach = targets.map { linkReach(from: $0.0, to: $0.1) }
+        if reach?.kept.isEmpty ?? true {
+            // Refused; its other changes (order, count) are still said, as every change is.
             refuse(InferenceProblem(entity: entityName, property: relationship.name, reason: "leads to \(relationship.destination), which does not correspond to \(old.destination)",
                                     fix: "write an explicit mapping"), in: &work)
-            return
-        }
-        if !reach.dropped.isEmpty {
+        } else if let reach, let oldTarget = targets?.0, !reach.dropped.isEmpty {
             // A link to an object that becomes no object of the new destination has nowhere to
             // go. A value dropped, said and asked about as a removal is.
             let loss = "\(relationship.name): links to \(oldTarget.name) objects that are not \(relationship.destination) objects are dropped (the destination is now \(relationship.destination))"
@@ -202,6 +202,7 @@ extension LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
                                         detail: "\(how) (validation will check every object has \(least == 1 ? "one" : "at least \(least)"))"))
         }
+        guard let (oldTarget, newTarget) = targets, reach?.kept.isEmpty == false else { return }
         if sourceFor[newTarget.name]?.name != oldTarget.name || (old.inverse == nil) != (relationship.inverse == nil) { origins.reshapes = true }
         work.origins[relationship.name] = .carried(from: old.name, typeChange: nil, nilBecomes: nil,
                                                    dropsOrder: old.isToMany && old.isOrdered && !(relationship.isToMany && relationship.isOrdered))

@@ -371,8 +371,8 @@ public enum MappingInference {
     }
 
     /// Entities that look renamed without a renaming identifier: one entity removed and one added
-    /// with the same properties (names, attribute types, relationship kinds), which inference reads
-    /// as a removal (its objects dropped) and an addition.
+    /// with the same properties (names, attribute types, relationship kinds), or all of them and
+    /// more, which inference reads as a removal (its objects dropped) and an addition.
     private static func probableEntityRenames(from source: Schema, to destination: Schema, counterparts: [String: Entity]) -> [String] {
         func signature(_ entity: Entity, in schema: Schema) -> [String] {
             (schema.allAttributes(of: entity).filter { !$0.isTransient }.map { "\($0.name): \($0.type.rawValue)" }
@@ -383,11 +383,16 @@ public enum MappingInference {
         let added = destination.entities.filter { !$0.isAbstract && counterparts[$0.name] == nil }.map { ($0, signature($0, in: destination)) }.filter { !$0.1.isEmpty }
         var hints: [String] = []
         for (new, properties) in added {
-            let alike = removed.filter { $0.1 == properties }
-            guard alike.count == 1, let old = alike.first?.0, added.filter({ $0.1 == properties }).count == 1 else { continue }
+            // The same properties, or all of the removed one's and more (a renamed entity often
+            // gains a relationship in the same version): one removed entity only, and no other
+            // added entity that has all of its properties.
+            let alike = removed.filter { Set($0.1).isSubset(of: properties) }
+            guard alike.count == 1, let (old, oldProperties) = alike.first, added.filter({ Set(oldProperties).isSubset(of: $0.1) }).count == 1 else { continue }
+            let besides = properties.filter { !oldProperties.contains($0) }.map { $0.prefix { $0 != ":" } }
+            let how = besides.isEmpty ? "with the same properties" : "with \(old.name)'s properties (and \(besides.joined(separator: ", ")) besides)"
             let mistaken = mistakenIdentifier(new.renamingIdentifier, for: old.name, whose: old.canonicalIdentifier, among: Set(source.entities.flatMap { [$0.name, $0.canonicalIdentifier] }),
                                               namesNo: "entity of \(source.version)")
-            hints.append("\(new.name) is added and \(old.name) removed, with the same properties: if \(old.name) was renamed, "
+            hints.append("\(new.name) is added and \(old.name) removed, \(how): if \(old.name) was renamed, "
                          + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version)\(mistaken), and its objects are carried over")
         }
         return hints

@@ -327,8 +327,18 @@ package struct SchemaValidator {
             // Xcode warns, Core Data accepts it and wrote stores with such models: each side is kept as declared.
             let other = "'\(destination.name).\(inverseName)'"
             let said = inverse.inverse.map { "names '\($0)' as its inverse" } ?? "names no inverse"
+            // Where the other side pairs with another relationship that names it back, pointing it
+            // here would break that pair (and the warning would move to it): this side needs its own.
+            var paired = false
+            if let named = inverse.inverse, let back = schema.entity(named: inverse.destination),
+               case .relationship(let partner)? = schema.property(named: named, in: back), partner.inverse == inverseName {
+                paired = true
+            }
+            let fix = paired
+                ? "\(other) pairs with '\(inverse.inverse ?? "")' already: give \(what) an inverse of its own (a new relationship of '\(destination.name)' naming '\(relationship.name)' as its inverse), or 'inverse: null'"
+                : "set 'inverse: \(relationship.name)' on \(other)"
             warning("inverse pair does not point at each other: \(what) names \(other) as inverse, but \(other) \(said); Core Data accepts this with a warning, and mapc keeps each side as declared",
-                    at: inverseAt, length: inverseName.count, fix: "set 'inverse: \(relationship.name)' on \(other)")
+                    at: inverseAt, length: inverseName.count, fix: fix)
         }
     }
 
