@@ -102,3 +102,27 @@ struct EvalDateTextTests {
         #expect(same.stdout.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix(": true"), "\(printed): \(same.stdout)\(same.stderr)")
     }
 }
+
+/// A related object's value reading refuses was reported while migrating another object: the
+/// objects a batch leads to are read together, and the first object of the batch was named
+/// (`O 'o1': I 'i3' …`, where i3 is o3's). The object that leads to it is named.
+@Suite("A related object's unreadable value names its owner")
+struct RelatedUnreadableValueTests {
+    @Test(arguments: [("x: $source.items.@sum.h", "O 'o3': I 'i3', attribute 'h'"), ("x: $source.owner.h", "I 'i3': O 'o3', attribute 'h'")])
+    func theObjectLeadingToItIsNamed(expression: String, said: String) throws {
+        let owner = expression.contains("items")
+        let folder = try CLI.project(versions: [
+            ("v1", "  O:\n    attributes:\n      n: int64\n      h: int16?\n    relationships:\n      items: { destination: I, toMany: true, inverse: owner, optional: true }\n"
+                + "  I:\n    attributes:\n      k: int64\n      h: int16?\n    relationships:\n      owner: { destination: O, inverse: items, optional: true }\n"),
+            ("v2", "  D:\n    attributes:\n      n: int64\n      x: int64?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: ToD\n    source: \(owner ? "O" : "I")\n    destination: D\n    attributes:\n      n: $source.\(owner ? "n" : "k")\n      \(expression)\n"
+                         + "  - name: Gone\n    source: \(owner ? "I" : "O")\n    type: remove\n", to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"O":[{"id":"o1","n":1},{"id":"o2","n":2},{"id":"o3","n":3}],"I":[{"id":"i1","k":1,"owner":"o1"},{"id":"i2","k":2,"owner":"o2"},{"id":"i3","k":3,"owner":"o3"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", owner ? "UPDATE I SET h = 70000 WHERE k = 3" : "UPDATE O SET h = 70000 WHERE n = 3")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status != 0 && run.stderr.contains(said), "\(run.stderr)")
+    }
+}

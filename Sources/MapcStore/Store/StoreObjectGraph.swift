@@ -100,7 +100,11 @@ package final class StoreObjectGraph: ObjectGraph {
         // Without to-many lists (a query per object each): key paths through a to-one mostly
         // read attributes, and a list asked for is read then (the object is partial).
         let properties = Set(store.schema.allAttributes(of: described).map(\.name) + store.schema.allRelationships(of: described).filter { !$0.isToMany }.map(\.name))
-        for (key, object) in try store.objects(keys: keys, ofExactEntity: entity, properties: properties) {
+        // One object the batch leads to holding a value reading refuses would fail the read of
+        // them all, while the batch's first object is migrated: each is then read when an object
+        // leads to it, and the error is that object's.
+        guard let objects = try? store.objects(keys: keys, ofExactEntity: entity, properties: properties) else { return }
+        for (key, object) in objects {
             prefetched[StoredKey(entity: entity, key: key)] = object
         }
     }
