@@ -26,6 +26,9 @@ struct PlanCommand: ParsableCommand {
         if stores.isEmpty && sources.listFile == nil { throw ValidationError("give the store (or several, a folder of them, or --stores-from FILE)") }
     }
 
+    @Option(help: ArgumentHelp("The store's current version, as `run --from` takes it; checked against the store's hashes.", valueName: "version"))
+    var from: String?
+
     @Option(help: ArgumentHelp("The version to reach; the newest in the schemas folder by default.", valueName: "version"))
     var to: String?
 
@@ -124,7 +127,7 @@ struct PlanCommand: ParsableCommand {
             for store in paths {
                 do {
                     if let refusal = StoreList.backupRefusal(store) { throw MapcError.store(refusal) }
-                    let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), to: to)
+                    let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
                     guard plan.isNeeded else {
                         // Current as run calls it: its tables are there.
                         try migrator.checkTables(ofCurrent: plan)

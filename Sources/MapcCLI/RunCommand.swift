@@ -156,7 +156,8 @@ struct RunCommand: ParsableCommand {
                     let display = ProgressDisplay(quiet: quiet || format == .json)
                     if !(quiet || format == .json) { Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", ")) }
                     // Notes are not progress: said under --quiet too (JSON lists them).
-                    if format != .json { for note in PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") } }
+                    // The plan's own (a store taken for the latest of the versions its hashes match), then inference's.
+                    if format != .json { for note in plan.notes + PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") } }
                     let outcome = try migrator.migrate(plan, options: options) { update in
                         currentStep = update.step
                         began = true
@@ -164,7 +165,7 @@ struct RunCommand: ParsableCommand {
                         display.update(update, step: update.steps > 1 ? "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)" : nil)
                     }
                     display.finish()
-                    print(outcome, steps: steps, seconds: Date().timeIntervalSince(started))
+                    print(outcome, steps: steps, planNotes: plan.notes, seconds: Date().timeIntervalSince(started))
                 }
             } }
         } catch let exit as ExitCodeError {
@@ -328,7 +329,7 @@ struct RunCommand: ParsableCommand {
                 outcome.backup = migrated.backup?.path
                 // What inference saw (a probable rename, where Core Data's one inference differs),
                 // as one store's run says it before its plan.
-                outcome.notes = warnings + PlanCommand.inferenceNotes(plan.steps) + migrated.notes
+                outcome.notes = warnings + plan.notes + PlanCommand.inferenceNotes(plan.steps) + migrated.notes
                 outcome.result = dryRun ? .wouldMigrate : .migrated
             }
         } catch {
@@ -478,7 +479,7 @@ struct RunCommand: ParsableCommand {
         return (entityMapping.attributeMapping(named: property) ?? entityMapping.relationshipMapping(named: property))?.expression
     }
 
-    private func print(_ outcome: MigrationOutcome, steps: [MigrationStep], seconds: Double) {
+    private func print(_ outcome: MigrationOutcome, steps: [MigrationStep], planNotes: [String], seconds: Double) {
         if format == .json {
             let stepsJSON: [JSONValue] = zip(steps, outcome.steps).map { step, summary in
                 var json = summary.json
@@ -501,7 +502,7 @@ struct RunCommand: ParsableCommand {
                 pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
                 // What the text says before the run (inference's notes), then what the run found.
-                pairs.append(("notes", .array((PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
+                pairs.append(("notes", .array((planNotes + PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
                 json = .object(pairs)
             }
             Console.out(json.serialized(pretty: true))

@@ -127,30 +127,40 @@ public struct Migrator: Sendable {
         return version
     }
 
-    /// The version a plan to `target` starts from. Versions whose changes touched no hash (a new
-    /// default, a renamed class) are one to a store's hashes, and Core Data takes a store whose
-    /// hashes match a model as compatible with it. So a store whose hashes match the target is at
-    /// the target, and one whose hashes match the versions after the one it is taken for moves
-    /// forward through them; but not past a mapping file for a step on the way (an upgrade from a
-    /// version between the two), which does work the hashes cannot see and runs. A store that
-    /// names its version (mapc's format records it) starts there, and so does a version `claimed`.
-    private func start(ofStoreAt url: URL, claimed: String?, target: Schema) throws -> Schema {
+    /// The version a plan to `target` starts from, and what to say of it. Versions whose changes
+    /// touched no hash (a new default, a renamed class), or whose changes between them undo each
+    /// other (an attribute removed and added again), are one to a store's hashes, and Core Data
+    /// takes a store whose hashes match a model as compatible with it (its migration infers from
+    /// that one structure to the current model). So a store whose hashes match several versions is
+    /// taken for the latest of them up to the target (the target itself: nothing to do), the steps
+    /// between a round trip its data need not take; but not past a mapping file for a step on the
+    /// way (an upgrade from a version between the two), which does work the hashes cannot see and
+    /// runs. Taken past versions it does not match, the plan says so, with `--from` for the other
+    /// reading. A store that names its version (mapc's format records it) starts there, and so does
+    /// a version `claimed`.
+    private func start(ofStoreAt url: URL, claimed: String?, target: Schema) throws -> (version: Schema, note: String?) {
         let current = try version(ofStoreAt: url, claimed: claimed)
-        guard claimed == nil else { return current }
+        guard claimed == nil else { return (current, nil) }
         let (format, metadata) = try Store.metadata(at: Files.path(of: url))
         let matching = Set(schemas.versions(matching: metadata, format: format).map(\.version))
         guard matching.count > 1, metadata.version.map(matching.contains) != true,
-              let ordered = try? schemas.orderedSchemas(), var index = ordered.firstIndex(where: { $0.version == current.version }),
-              let targetIndex = ordered.firstIndex(where: { $0.version == target.version }), index < targetIndex else { return current }
+              let ordered = try? schemas.orderedSchemas(), let index = ordered.firstIndex(where: { $0.version == current.version }),
+              let targetIndex = ordered.firstIndex(where: { $0.version == target.version }), index < targetIndex else { return (current, nil) }
         let position = Dictionary(ordered.enumerated().map { ($1.version, $0) }, uniquingKeysWith: { first, _ in first })
         func fileStarts(at step: Int) -> Bool {
             mappings.mappings.contains { $0.source == ordered[step].version && (position[$0.destination] ?? -1) > step }
         }
-        if matching.contains(target.version), !(index..<targetIndex).contains(where: fileStarts) { return target }
-        while index < targetIndex, matching.contains(ordered[index + 1].version), !fileStarts(at: index) {
-            index += 1
+        var taken = index
+        for later in (index + 1)...targetIndex {
+            if fileStarts(at: later - 1) { break }
+            if matching.contains(ordered[later].version) { taken = later }
         }
-        return ordered[index]
+        let passed = ordered[index..<taken].map(\.version).filter { !matching.contains($0) }
+        guard taken > index, !passed.isEmpty else { return (ordered[taken], nil) }
+        let alike = ordered[index...taken].map(\.version).filter(matching.contains)
+        return (ordered[taken], "the store's hashes are those of \(alike.joined(separator: ", ")) (their changes between undo each other): it is taken for \(ordered[taken].version), "
+                + "the latest, as Core Data's migration reads one structure; written at \(current.version), its data would go through \(passed.joined(separator: ", ")) first "
+                + "(`\(English.option("--from", current.version))` plans that)")
     }
 
     /// The steps that would bring a store to `version` (the newest when nil): mapping files where
@@ -166,7 +176,7 @@ public struct Migrator: Sendable {
     /// the run, which looks at the store's tables again under its lock anyway.
     package func plan(forStoreAt url: URL, from claimed: String?, to version: String?, withNotes: Bool) throws -> MigrationPlan {
         let target = try version.map { try schemas.require(version: $0) } ?? schemas.newest()
-        let current = try start(ofStoreAt: url, claimed: claimed, target: target)
+        let (current, startNote) = try start(ofStoreAt: url, claimed: claimed, target: target)
         // Opened only if a step is blocked, to ask which entities the store holds objects of.
         var opened: Store?
         defer { try? opened?.close() }
@@ -193,6 +203,8 @@ public struct Migrator: Sendable {
             }
             var plan = MigrationPlan(store: url, current: current, target: target, steps: steps)
             if withNotes, plan.isNeeded { (plan.notes, plan.refusalInStoreFormat) = try Self.foreignTableNotes(ofStoreAt: url, version: current, writing: steps.map(\.destination)) }
+            // Said by a plan and a run alike (a run's plan has no other notes).
+            if let startNote { plan.notes.insert(startNote, at: 0) }
             return plan
         } catch var error as PlanError {
             error.mappingProblems = MappingChecker.problems(of: error.madeSteps, policies: policies)
