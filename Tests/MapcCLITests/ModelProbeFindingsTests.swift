@@ -281,3 +281,45 @@ struct AmbiguousStoreVersionTests {
         #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains(#""a": 42"#))
     }
 }
+
+/// Everything a later step drops was asked about once a mapping file's step came before it: a v1
+/// store, which has no `notes` (added in v2), was refused at v3 -> v4 removing them, and a team's
+/// whole fleet needed --accept-data-loss, which then hid the stores that do hold notes. A store's
+/// values are followed through a mapping step that plainly carries them (`$source.notes`).
+@Suite("Values followed through a mapping file's step")
+struct DroppedValuesThroughMappingStepTests {
+    func project(notes expression: String) throws -> URL {
+        let folder = try CLI.project(versions: [("v1", "  Task:\n    attributes:\n      title: string?\n"), ("v2", "  Task:\n    attributes:\n      title: string?\n      notes: string?\n"),
+                                                ("v3", "  Task:\n    attributes:\n      name: string?\n      notes: string?\n"), ("v4", "  Task:\n    attributes:\n      name: string?\n")])
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v2\ndestination: v3\nentityMappings:\n  - name: TaskToTask\n    source: Task\n    destination: Task\n    attributes:\n      name: $source.title\n      notes: \(expression)\n", to: "mappings/mapping_v2_to_v3.yaml")
+        return folder
+    }
+
+    @Test(arguments: ["mapc", "core-data"])
+    func aStoreWithoutTheValuesIsNotAsked(layout: String) throws {
+        let folder = try project(notes: "$source.notes")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Task":[{"id":"t1","title":"a"}]}}"#, to: "v1.json")
+        try folder.write(#"{"version":"v2","objects":{"Task":[{"id":"t1","title":"a","notes":"kept?"}]}}"#, to: "v2.json")
+        #expect(try CLI.run(["load", "--layout", layout, "v1.json", "old.db"], in: folder).status == 0)
+        #expect(try CLI.run(["load", "--layout", layout, "v2.json", "noted.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "old.db"], in: folder)
+        #expect(plan.stdout.contains("v3 -> v4 (inferred, drops Task.notes, but the store holds none of the values these would drop)"), "\(plan.stdout)")
+        let run = try CLI.run(["run", "old.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        // A store holding notes is still asked.
+        let refused = try CLI.run(["run", "noted.db"], in: folder)
+        #expect(refused.status == 2 && refused.stderr.contains("would drop the values of Task.notes"), "\(refused.stderr)")
+    }
+
+    /// What an expression computes is not traced: it may hold anything.
+    @Test func aComputedValueIsAsked() throws {
+        let folder = try project(notes: "UPPERCASE($source.title)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Task":[{"id":"t1","title":"a"}]}}"#, to: "v1.json")
+        #expect(try CLI.run(["load", "v1.json", "old.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "old.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("would drop the values of Task.notes"), "\(run.stderr)")
+    }
+}

@@ -33,3 +33,58 @@ package struct TypeChange: Sendable, Equatable {
     package var from: AttributeType
     package var to: AttributeType
 }
+
+extension InferredOrigins {
+    /// Where a mapping file's step takes the values it plainly carries: each destination entity
+    /// made by one `transform` or `copy` mapping of a source entity, without a policy or a fetch
+    /// of its own; an attribute a `$source.key` (or bare key) copies, or a `copy` mapping carries
+    /// by name, from that key; one with no expression, its default; one set to nil, nil. Anything
+    /// else an expression computes has no origin, and counts as holding values. Nil when the step
+    /// makes objects in another way (an `add` or `custom` mapping, a policy, two mappings into one
+    /// entity, several passes): its objects cannot be traced at all.
+    /// The data-loss question follows a store's values through such a step as through an inferred one.
+    init?(carriedBy step: MigrationStep) {
+        guard step.allPasses.count == 1 else { return nil }
+        self.init()
+        for entityMapping in step.mapping.entityMappings {
+            switch entityMapping.type {
+            case .remove: continue
+            case .transform, .copy: break
+            case .add, .custom: return nil
+            }
+            guard entityMapping.policy == nil, entityMapping.sourceExpression == nil, let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
+                  entities[destinationName] == nil, let sourceEntity = step.source.entity(named: sourceName),
+                  let destinationEntity = step.destination.entity(named: destinationName) else { return nil }
+            entities[destinationName] = sourceName
+            let sourceAttributes = Dictionary(step.source.allAttributes(of: sourceEntity).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var origins: [String: PropertyOrigin] = [:]
+            for attribute in step.destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
+                let carried: String?
+                if let mapping = entityMapping.attributeMapping(named: attribute.name) {
+                    switch mapping.expression.expression.kind {
+                    case .literal(.null):
+                        origins[attribute.name] = .new(default: nil)
+                        continue
+                    case .keyPath(let root, let components) where components.count == 1 && (root.kind == .evaluatedObject || root.kind == .variable("source")):
+                        guard case .key(let key, _) = components[0] else { continue }
+                        carried = key
+                    default:
+                        continue
+                    }
+                } else if entityMapping.type == .copy {
+                    carried = attribute.name
+                } else {
+                    origins[attribute.name] = .new(default: attribute.defaultValue)
+                    continue
+                }
+                guard let key = carried, let old = sourceAttributes[key], !old.isTransient else {
+                    if carried != nil, entityMapping.type == .copy { origins[attribute.name] = .new(default: attribute.defaultValue) }
+                    continue
+                }
+                let change = old.type == attribute.type ? nil : TypeChange(from: old.type, to: attribute.type)
+                origins[attribute.name] = .carried(from: key, typeChange: change, nilBecomes: nil, dropsOrder: false)
+            }
+            properties[destinationName] = origins
+        }
+    }
+}

@@ -70,7 +70,8 @@ extension StoreMigration {
                 if kept { held.append(value.name) } else { unheld.append(value.name) }
             }
             split.append((held, unheld))
-            traced = step.inferredOrigins.flatMap { traced?.after($0) }
+            // Through a mapping file's step too, where its values are plainly carried.
+            traced = (step.inferredOrigins ?? InferredOrigins(carriedBy: step)).flatMap { traced?.after($0) }
         }
         return split
     }
