@@ -119,14 +119,10 @@ struct CheckCommand: ParsableCommand {
                     }
                 }
             case .failure(let error as DiagnosticsError):
-                // By a set: 50,000 diagnostics compared each with every other took 44 s. The
-                // folder's diagnostics of a file named (`schemas/versions.yaml`, which the folder
-                // reads as `./schemas/versions.yaml`) are said at the path it was named by: once.
-                let named = Dictionary(files.map { (Self.standardized($0), $0) }, uniquingKeysWith: { first, _ in first })
-                let known = Set(diagnostics)
-                diagnostics += error.diagnostics.map { diagnostic in
-                    diagnostic.location.flatMap { named[Self.standardized($0.path)] }.flatMap { Self.said(diagnostic, at: $0) } ?? diagnostic
-                }.filter { !known.contains($0) }
+                // The folder's diagnostics of a file named (`schemas/versions.yaml`, which the folder
+                // reads as `./schemas/versions.yaml`) are said once, at the path it was named by
+                // (below, by a set: 50,000 diagnostics compared each with every other took 44 s).
+                diagnostics += error.diagnostics
                 // The history is checked where it can be: the steps between versions that load
                 // (one file's errors hid a forgotten renaming identifier sixty versions away).
                 if wholeProject, let loaded = try? partial.get().catalog, let mappings = try? mappingOptions.catalog(schemaOptions) {
@@ -144,6 +140,10 @@ struct CheckCommand: ParsableCommand {
             }
         }
         diagnostics += duplicateSteps(mappingSteps)
+        // A file named and also read with the schemas folder (`schemas/v3.yaml`, read as
+        // `./schemas/v3.yaml`) has its diagnostics said once, at the path it was named by.
+        let named = Dictionary(files.map { (Self.standardized($0), $0) }, uniquingKeysWith: { first, _ in first })
+        diagnostics = diagnostics.map { diagnostic in diagnostic.location.flatMap { named[Self.standardized($0.path)] }.flatMap { Self.said(diagnostic, at: $0) } ?? diagnostic }
         var seen: Set<Diagnostic> = []
         diagnostics = diagnostics.filter { seen.insert($0).inserted }
         diagnostics = Self.inFileOrder(diagnostics)
@@ -289,13 +289,20 @@ struct CheckCommand: ParsableCommand {
         guard var model = mapping else { return ((diagnostics, nil), nil, nil) }
         let loadedCleanly = !diagnostics.hasErrors
         let loaded: SchemaCatalog
+        // Said in the summary, not counted: another version's file with errors.
+        var unusedVersionsInError: [String] = []
         switch catalog {
         case .success(let catalog): loaded = catalog
         case .failure(let error as DiagnosticsError):
             // Another version's file with errors does not stop this mapping's check: it is
             // checked against the versions that load (the errors are the files' own to report).
             guard let partial else { return ((diagnostics + error.diagnostics, nil), nil, model) }
-            diagnostics += error.diagnostics
+            // Those of its own versions' files are said (it cannot be checked without them), and
+            // those of files whose version is not known; another version's are its file's.
+            let broken = partial.versionsWithErrors.filter { $0.key != model.source && $0.key != model.destination }
+            let others = Set(broken.values.compactMap { $0.location.map { Self.standardized($0.path) } })
+            diagnostics += error.diagnostics.filter { diagnostic in diagnostic.location.map { !others.contains(Self.standardized($0.path)) } ?? true }
+            unusedVersionsInError = broken.keys.sorted()
             loaded = partial
         case .failure(let error): return ((diagnostics + [.error("\(error)", at: FileLocation(path: source.path, line: 1, column: 1))], nil), nil, model)
         }
@@ -318,6 +325,7 @@ struct CheckCommand: ParsableCommand {
         diagnostics += checker.check(catalog: loaded)
         guard !diagnostics.hasErrors else { return ((diagnostics, updatedSource), nil, model) }
         let count = model.entityMappings.count
-        return ((diagnostics, updatedSource), "\(source.path): mapping \(model.source) -> \(model.destination), \(count) entity mapping\(count == 1 ? "" : "s")" + (updateHashes ? ", hashes recorded" : ""), model)
+        return ((diagnostics, updatedSource), "\(source.path): mapping \(model.source) -> \(model.destination), \(count) entity mapping\(count == 1 ? "" : "s")" + (updateHashes ? ", hashes recorded" : "")
+                + (unusedVersionsInError.isEmpty ? "" : " (the files of \(unusedVersionsInError.joined(separator: ", ")), which it does not use, have errors: `mapc check` of the project reports them)"), model)
     }
 }

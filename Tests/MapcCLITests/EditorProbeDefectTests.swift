@@ -143,7 +143,8 @@ struct LanguageServerProbeDefectTests {
         let original = try String(contentsOf: mapping, encoding: .utf8)
         try original.replacingOccurrences(of: "body: $source.body", with: "body: $source.bodyy").write(to: mapping, atomically: true, encoding: .utf8)
         let check = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
-        #expect(check.status == 1 && check.stderr.contains("unknown key 'bodyy' on Note") && check.stderr.contains("schemas/v1.yaml:"), "\(check.stderr)")
+        // v1's own errors are its file's: the mapping (v2 -> v3) does not use it.
+        #expect(check.status == 1 && check.stderr.contains("unknown key 'bodyy' on Note") && !check.stderr.contains("schemas/v1.yaml:"), "\(check.stderr)")
 
         try original.write(to: mapping, atomically: true, encoding: .utf8)
         let (client, _, uri) = try opened(folder)

@@ -323,3 +323,31 @@ struct DroppedValuesThroughMappingStepTests {
         #expect(run.status == 2 && run.stderr.contains("would drop the values of Task.notes"), "\(run.stderr)")
     }
 }
+
+/// `check` of a mapping file reported every schema file's errors, an unrelated version's too (a
+/// valid mapping v1 -> v2 failed for an error in v3), and a schema file named beside it had its
+/// error said twice (as `./schemas/v3.yaml` and as `schemas/v3.yaml`, counted twice).
+@Suite("What check of named files reports")
+struct CheckNamedFilesTests {
+    func project() throws -> URL {
+        let folder = try CLI.project(versions: [("v1", "  Task:\n    attributes:\n      title: string?\n"), ("v2", "  Task:\n    attributes:\n      title: string?\n      p: string?\n"),
+                                                ("v3", "  Task:\n    attributes:\n      title: string?\n      p: strng\n")])
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: TaskToTask\n    source: Task\n    destination: Task\n    attributes:\n      title: $source.title\n      p: nil\n", to: "mappings/mapping_v1_to_v2.yaml")
+        return folder
+    }
+
+    @Test func aMappingIsCheckedWithoutAnotherVersionsErrors() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.status == 0 && !check.stderr.contains("strng") && check.stdout.contains("(the files of v3, which it does not use, have errors"), "\(check.stderr)\(check.stdout)")
+    }
+
+    @Test func aSchemaNamedBesideIsReportedOnce() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml", "schemas/v3.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.components(separatedBy: "unknown type 'strng'").count == 2 && check.stdout.contains("1 error"), "\(check.stderr)\(check.stdout)")
+    }
+}
