@@ -115,7 +115,7 @@ struct CheckCommand: ParsableCommand {
                     summaries.append("versions: \(loaded.orderDescription)")
                     // Every step of the history: a store at any version must reach the newest.
                     if wholeProject, let mappings = try? mappingOptions.catalog(schemaOptions) {
-                        diagnostics += Self.stepDiagnostics((try? MigrationPlanner.chainGaps(catalog: loaded, mappings: mappings)) ?? [], catalog: loaded, mappings: mappings)
+                        diagnostics += StepDiagnostics.of((try? MigrationPlanner.chainGaps(catalog: loaded, mappings: mappings)) ?? [], catalog: loaded, mappings: mappings)
                     }
                 }
             case .failure(let error as DiagnosticsError):
@@ -127,7 +127,7 @@ struct CheckCommand: ParsableCommand {
                 // (one file's errors hid a forgotten renaming identifier sixty versions away).
                 if wholeProject, let loaded = try? partial.get().catalog, let mappings = try? mappingOptions.catalog(schemaOptions) {
                     if let steps = loaded.loadedSteps {
-                        diagnostics += Self.stepDiagnostics(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: loaded, mappings: mappings)
+                        diagnostics += StepDiagnostics.of(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: loaded, mappings: mappings)
                         let unchecked = loaded.versionsWithErrors.keys.sorted()
                         summaries.append(unchecked.isEmpty ? "versions: the steps of the history between the versions that load checked"
                             : "versions: the steps of the history checked, except those next to \(unchecked.joined(separator: ", ")), whose file\(unchecked.count == 1 ? " has" : "s have") errors")
@@ -191,29 +191,6 @@ struct CheckCommand: ParsableCommand {
 
     private static func standardized(_ path: String) -> String { Files.standardized(path) }
 
-    private static func stepDiagnostics(_ gaps: [MigrationPlanner.ChainGap], catalog loaded: SchemaCatalog, mappings: MappingCatalog) -> [Diagnostic] {
-        var diagnostics: [Diagnostic] = []
-        for gap in gaps {
-            let at = loaded.schema(version: gap.to)?.versionLocation
-            let file = MappingCatalog.suggestedFile(from: gap.from, to: gap.to, in: mappings.directory)
-            let start = "`mapc infer \(English.option("--from", gap.from)) \(English.option("--to", gap.to)) \(English.option("--output", file))` writes a start"
-            if let problem = gap.problem {
-                diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))"
-                                            + problem.notes.map { "; note: \($0)" }.joined(),
-                                          at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
-            } else if gap.droppedValues.isEmpty {
-                // Inferred whole, with something its renaming identifiers may not mean.
-                for hint in gap.hints {
-                    diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred: \(hint)", at: at))
-                }
-            } else {
-                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred and drops the values of \(gap.droppedValues.joined(separator: ", ")): run refuses it for a store holding any of them unless given --accept-data-loss"
-                                                + gap.hints.map { "; note: \($0)" }.joined(),
-                                            at: at, fix: "write \(file) to carry them over (\(start)), or run with --accept-data-loss if they are meant to go"))
-            }
-        }
-        return diagnostics
-    }
 
     /// What a file is taken for when its content does not say: a mapping in a mappings folder, the
     /// version order under its usual name, a schema otherwise.

@@ -345,8 +345,10 @@ struct LanguageServer {
             paths += mappings.filter { clashing.contains($0) != (clashed[project.mappingsFolder] ?? []).contains($0) }
             clashed[project.mappingsFolder] = clashing
         }
+        // Each open schema's step (from the version before it) may change with any edit.
+        paths += project.openSchemas.filter { !paths.contains($0) && $0 != path }
         for target in paths {
-            if around == nil, project.kind(of: target) != .schema { around = project.surroundings() }
+            if around == nil { around = project.surroundings() }
             let oversized = open[target].flatMap { EditorProject.isOversized($0) ? $0.utf8.count : nil }
             let lines = oversized == nil ? EditorProject.lines(of: project.text(of: target) ?? "") : []
             let found = oversized.map { [EditorProject.oversized(target, bytes: $0)] } ?? project.diagnostics(for: target, in: around)

@@ -26,3 +26,26 @@ struct EditorPassesTests {
         #expect(!found.contains { $0.message.contains("no entity mapping reads B") }, "\(found)")
     }
 }
+
+/// The editor said nothing of a schema whose step into it has no mapping file and cannot be
+/// inferred, or drops values, where `check` of the project reports it at the file's `version:`
+/// line: the editor stayed green while CI's `check` failed. The step into an open schema is
+/// checked as `check` checks it (one definition: `StepDiagnostics`).
+@Suite("Editor steps")
+struct EditorStepTests {
+    @Test func theStepIntoASchemaIsReportedAtIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-editor-steps-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["schemas", "mappings"] { try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true) }
+        try "model: S\nversion: v1\nentities:\n  A:\n    attributes: { x: string?, gone: string? }\n".write(to: folder.appendingPathComponent("schemas/v1.yaml"), atomically: true, encoding: .utf8)
+        try "model: S\nversion: v2\nentities:\n  A:\n    attributes: { x: string?, y: string }\n".write(to: folder.appendingPathComponent("schemas/v2.yaml"), atomically: true, encoding: .utf8)
+        try "model: S\nversion: v3\nentities:\n  A:\n    attributes: { x: string? }\n".write(to: folder.appendingPathComponent("schemas/v3.yaml"), atomically: true, encoding: .utf8)
+        try "versions: [v1, v2, v3]\n".write(to: folder.appendingPathComponent("schemas/versions.yaml"), atomically: true, encoding: .utf8)
+        let editor = EditorProject(schemasFolder: folder.appendingPathComponent("schemas").path, mappingsFolder: folder.appendingPathComponent("mappings").path)
+        let v2 = editor.diagnostics(for: folder.appendingPathComponent("schemas/v2.yaml").path)
+        #expect(v2.contains { $0.severity == .error && $0.message.contains("the step v1 -> v2 has no mapping file and cannot be inferred") && $0.location?.line == 2 }, "\(v2)")
+        let v3 = editor.diagnostics(for: folder.appendingPathComponent("schemas/v3.yaml").path)
+        #expect(v3.contains { $0.severity == .warning && $0.message.contains("the step v2 -> v3 is inferred and drops the values of A.y") }, "\(v3)")
+        #expect(editor.diagnostics(for: folder.appendingPathComponent("schemas/v1.yaml").path).isEmpty)
+    }
+}

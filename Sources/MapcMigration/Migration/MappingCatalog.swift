@@ -27,6 +27,13 @@ public struct MappingCatalog: Sendable {
         try self.init(directory: folder ?? "./mappings")
     }
 
+    /// The mappings of a folder already read (an editor's, from the texts it holds), clashes
+    /// left out as reading the folder leaves them.
+    package init(directory: String, loaded models: [MappingModel]) {
+        self.directory = directory
+        mappings = Self.withoutClashes(models).kept
+    }
+
     /// A mappings folder named on purpose must exist: a misspelt one is not an empty project
     /// (`check --mappings ./mapings` checked nothing and passed).
     package static func requireFolder(_ folder: String) throws {

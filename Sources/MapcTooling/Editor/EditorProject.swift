@@ -86,6 +86,9 @@ package struct EditorProject {
 
     /// The open mapping files of this project: those to check again when a schema changes.
     package var openMappings: [String] { open.keys.filter { Files.parentFolder(of: $0) == mappingsFolder && kind(of: $0) == .mapping }.sorted() }
+    /// The open schema files of the project: the step into each is checked with it, so an edit
+    /// anywhere (a mapping file written for a step, a version before changed) may change theirs.
+    package var openSchemas: [String] { open.keys.filter { Files.parentFolder(of: $0) == schemasFolder && kind(of: $0) == .schema }.sorted() }
 
     /// A text's lines, whatever their endings (`\n` or `\r\n`, which Swift takes for one character).
     package static func lines(of text: String) -> [String] { SourceFile.lines(of: text) }
@@ -136,6 +139,7 @@ package struct EditorProject {
             found = diagnostics
             if let schema, !diagnostics.hasErrors {
                 found += StoreFormat.storageDiagnostics(of: schema, in: standard)
+                found += stepDiagnostics(into: schema, at: standard, in: known ?? surroundings())
             }
         case .versionOrder:
             found = VersionOrder.parse(source: source).diagnostics
@@ -157,6 +161,20 @@ package struct EditorProject {
             }
         }
         return found.filter { $0.location == nil || $0.location?.path == standard }
+    }
+
+    /// What `check` of the project says of the step into a schema's version (located at its
+    /// `version:` line): one inference, from the version before it (`StepDiagnostics`).
+    private func stepDiagnostics(into schema: Schema, at path: String, in around: Surroundings) -> [Diagnostic] {
+        let catalog = around.schemas.catalog
+        guard let steps = catalog.loadedSteps?.filter({ $0.to.version == schema.version }), !steps.isEmpty else { return [] }
+        let mappings = MappingCatalog(directory: mappingsFolder, loaded: Array(around.mappings.values))
+        return StepDiagnostics.of(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: catalog, mappings: mappings).map { diagnostic in
+            // At the open file, as the editor names it (the catalog may name it otherwise).
+            var said = diagnostic
+            if said.location != nil { said.location?.path = path }
+            return said
+        }
     }
 
     /// What the expression of a property mapping on a line gives: its type, and whether it can be
