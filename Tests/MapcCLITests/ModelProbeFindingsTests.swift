@@ -351,3 +351,21 @@ struct CheckNamedFilesTests {
         #expect(check.status == 1 && check.stderr.components(separatedBy: "unknown type 'strng'").count == 2 && check.stdout.contains("1 error"), "\(check.stderr)\(check.stdout)")
     }
 }
+
+/// The note on where Core Data's one inference differs named `E.ts` (removed in v2, its links kept
+/// by `T.e`, added again in v3) as given nil by the steps: a link is stored once, and the steps
+/// kept every link through the inverse both give alike.
+@Suite("Core Data's one inference, relationships kept through their inverse")
+struct DirectDifferenceLinksTests {
+    @Test func aRelationshipWhoseInverseAgreesIsNotNamed() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  E:\n    attributes: { a: int64?, n: int64? }\n    relationships: { ts: { destination: T, toMany: true, inverse: e, optional: true } }\n  T:\n    relationships: { e: { destination: E, inverse: ts, optional: true } }\n"),
+            ("v2", "  E:\n    attributes: { a: int64? }\n  T:\n    relationships: { e: { destination: E, inverse: null, optional: true } }\n"),
+            ("v3", "  E:\n    attributes: { a: int64?, n: int64? }\n    relationships: { ts: { destination: T, toMany: true, inverse: e, optional: true } }\n  T:\n    relationships: { e: { destination: E, inverse: ts, optional: true } }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"E":[{"id":"e1","a":1,"n":5}],"T":[{"id":"t1","e":"e1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(plan.stdout.contains("would give E.n the v1 value of n where the steps give nil") && !plan.stdout.contains("E.ts"), "\(plan.stdout)")
+    }
+}

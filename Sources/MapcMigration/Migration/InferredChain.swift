@@ -246,6 +246,16 @@ enum InferredChain {
             case .unordered(let inner)?: return "\(said(inner)) without its order"
             }
         }
+        let schema = last.destination
+        func linksAgree(_ entity: String, _ property: String) -> Bool {
+            guard let owner = schema.entity(named: entity), case .relationship(let relationship)? = schema.property(named: property, in: owner),
+                  let inverse = relationship.inverse, let target = schema.entity(named: relationship.destination) else { return false }
+            let holders = schema.hierarchy(under: target).filter { !$0.isAbstract }.map(\.name)
+            return !holders.isEmpty && holders.allSatisfy { holder in
+                guard let a = stepwise.traces[holder]?[inverse], let b = once.traces[holder]?[inverse] else { return stepwise.traces[holder] == nil && once.traces[holder] == nil }
+                return a == b && a != .constant(nil)
+            }
+        }
         var differences: [String] = []
         for entity in Set(stepwise.traces.keys).union(once.traces.keys).sorted() {
             guard let mine = stepwise.traces[entity], let theirs = once.traces[entity] else {
@@ -253,6 +263,8 @@ enum InferredChain {
                 continue
             }
             for property in Set(mine.keys).union(theirs.keys).sorted() where mine[property] != theirs[property] {
+                // A link is stored once: a relationship whose inverse both give alike has the same links.
+                if linksAgree(entity, property) { continue }
                 differences.append("\(entity).\(property) \(said(theirs[property])) where the steps give \(said(mine[property]))")
             }
         }
