@@ -369,3 +369,30 @@ struct DirectDifferenceLinksTests {
         #expect(plan.stdout.contains("would give E.n the v1 value of n where the steps give nil") && !plan.stdout.contains("E.ts"), "\(plan.stdout)")
     }
 }
+
+/// A later step's relationship was asked about wherever both its ends may hold objects: a store
+/// holding no link at all was refused at v2 -> v3, narrowing `Item.owner` to `Employee` ("would
+/// drop the values of Item.owner, Person.items"), where the same objects in a store at v2 went on.
+/// Its links are traced through either side, to the store's own relationships, and asked of it.
+@Suite("Later steps' relationships traced to the store's links")
+struct LaterRelationshipLinksTests {
+    @Test(arguments: ["mapc", "core-data"], [false, true])
+    func aStoreWithoutLinksIsNotAsked(layout: String, linked: Bool) throws {
+        let v1 = "  Item:\n    attributes: { title: string? }\n    relationships: { owner: { destination: Person, inverse: items, optional: true } }\n"
+            + "  Person:\n    attributes: { name: string? }\n    relationships: { items: { destination: Item, toMany: true, inverse: owner, optional: true } }\n"
+        let folder = try CLI.project(versions: [
+            ("v1", v1),
+            ("v2", v1.replacingOccurrences(of: "title: string? }", with: "title: string?, price: int64? }") + "  Employee: { parent: Person }\n"),
+            ("v3", "  Item:\n    attributes: { title: string?, price: int64? }\n    relationships: { owner: { destination: Employee, inverse: items, optional: true } }\n"
+                + "  Person:\n    attributes: { name: string? }\n  Employee:\n    parent: Person\n    relationships: { items: { destination: Item, toMany: true, inverse: owner, optional: true } }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version":"v1","objects":{"Item":[{"id":"i1","title":"t"\#(linked ? #","owner":"p1""# : "")}],"Person":[{"id":"p1","name":"n"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        if linked {
+            #expect(run.status == 2 && run.stderr.contains("would drop the values of Item.owner"), "\(run.stderr)")
+        } else {
+            #expect(run.status == 0 && run.stderr.contains("but the store held none of the values these would drop: nothing was lost"), "\(run.stderr)")
+        }
+    }
+}

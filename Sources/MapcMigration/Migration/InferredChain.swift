@@ -121,6 +121,26 @@ enum InferredChain {
             return held(trace)
         }
 
+        /// Whether objects of this state's entity `entity` may have links of `relationship` (of
+        /// `schema`, the version the state is at): a link is stored once, so it may come from this
+        /// side's trace or from its inverse's, on the objects it leads to. Only a side traced to a
+        /// first-version relationship is asked of the store (`holds`): a side new since was filled
+        /// from its inverse's links when it came (which the trace does not follow), and a side
+        /// with no trace (a mapping file's link) may hold anything.
+        func mayHoldLinks(of relationship: Relationship, of entity: String, in schema: Schema, asking holds: (_ property: String?, _ entity: String) throws -> Bool) -> Bool {
+            func linked(_ trace: Trace?, of entity: String) -> Bool {
+                guard let first = origin[entity] else { return false }
+                switch trace {
+                case .stored(let name)?: return (try? holds(name, first)) ?? true
+                case .unordered(let inner)?: return linked(inner, of: entity)
+                default: return true
+                }
+            }
+            if linked(traces[entity]?[relationship.name], of: entity) { return true }
+            guard let inverse = relationship.inverse, let target = schema.entity(named: relationship.destination) else { return false }
+            return schema.hierarchy(under: target).contains { holder in !holder.isAbstract && linked(traces[holder.name]?[inverse], of: holder.name) }
+        }
+
         /// The state after a step with these origins; nil when a value it carries has no trace
         /// (which an inference that succeeded does not produce).
         func after(_ step: InferredOrigins) -> State? {

@@ -56,13 +56,13 @@ extension StoreMigration {
                 if let places = value.keptIn, index == 0 {
                     kept = try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) }
                 } else if let places = value.keptIn, let traced {
-                    // A relationship's links may come from its inverse's side (a new to-one filled
-                    // from a carried to-many): its trace does not tell, and it counts wherever
-                    // both its ends may hold objects (a link needs one at each).
+                    // A relationship's links need an object at each end, and may come from either
+                    // side (a new to-one filled from a carried to-many): asked through both traces.
                     let holds = { (property: String?, entity: String) in try store.holdsValues(of: property, in: entity) }
                     kept = places.contains { place in
-                        guard let ends = relationshipEnds(place, in: step.source) else { return traced.mayHold(place, asking: holds) }
+                        guard let (ends, relationship) = relationshipEnds(place, in: step.source) else { return traced.mayHold(place, asking: holds) }
                         return ends.allSatisfy { end in end.contains { traced.mayHold(EntityProperty(entity: $0, property: nil), asking: holds) } }
+                            && traced.mayHoldLinks(of: relationship, of: place.entity, in: step.source, asking: holds)
                     }
                 } else {
                     kept = true
@@ -77,12 +77,13 @@ extension StoreMigration {
     }
 
     /// For a place of a step's dropped values that is a relationship of its entity in `schema`,
-    /// the concrete entities whose objects may be at each of its ends: the place's own, and the
-    /// relationship's destination's hierarchy. Nil for an attribute or an entity's objects.
-    private static func relationshipEnds(_ place: EntityProperty, in schema: Schema) -> [[String]]? {
+    /// the concrete entities whose objects may be at each of its ends (the place's own, and the
+    /// relationship's destination's hierarchy) and the relationship. Nil for an attribute or an
+    /// entity's objects.
+    private static func relationshipEnds(_ place: EntityProperty, in schema: Schema) -> (ends: [[String]], relationship: Relationship)? {
         guard let property = place.property, let entity = schema.entity(named: place.entity),
               let relationship = schema.allRelationships(of: entity).first(where: { $0.name == property }) else { return nil }
         let reached = schema.entity(named: relationship.destination).map { schema.hierarchy(under: $0).filter { !$0.isAbstract }.map(\.name) } ?? []
-        return [[place.entity], reached]
+        return ([[place.entity], reached], relationship)
     }
 }
