@@ -306,7 +306,7 @@ enum InferredChain {
             let once = MappingInference.infer(from: first.source, to: last.destination, through: intermediates)
             guard let mapping = once.mapping else {
                 var apart = combinedRun(run, order: order)
-                apart[0].chainNotes.append("one inference from \(first.source.version) to \(last.destination.version) cannot be made (\(once.problems.map(\.description).joined(separator: "; "))): the store is migrated through each version")
+                apart[0].chainNotes.append("one inference from \(first.source.version) to \(last.destination.version) cannot be made (\(once.problems.map(\.description).joined(separator: "; "))): the store is migrated through the versions between, as without --infer-directly (steps taken together where that changes no value)")
                 return apart
             }
             var step = MigrationStep(source: first.source, destination: last.destination, inferred: once, mapping: mapping, order: order)
