@@ -141,8 +141,9 @@ enum InferredChain {
             return schema.hierarchy(under: target).contains { holder in !holder.isAbstract && linked(traces[holder.name]?[inverse], of: holder.name) }
         }
 
-        /// The state after a step with these origins; nil when a value it carries has no trace
-        /// (which an inference that succeeded does not produce).
+        /// The state after a step with these origins. A value carried from one with no trace (a
+        /// mapping step's computed value, which an inference never leaves) has none either: it may
+        /// hold anything, and the rest is still traced.
         func after(_ step: InferredOrigins) -> State? {
             var next = State()
             for (entity, source) in step.entities {
@@ -155,7 +156,7 @@ enum InferredChain {
                     case .new(let value):
                         properties[name] = .constant(value)
                     case .carried(let from, let typeChange, let nilBecomes, let dropsOrder):
-                        guard var trace = before[from] else { return nil }
+                        guard var trace = before[from] else { continue }
                         if let typeChange { trace = Self.converted(trace, typeChange) }
                         if let nilBecomes { trace = Self.filled(trace, nilBecomes) }
                         if dropsOrder, !trace.isUnordered { trace = .unordered(trace) }

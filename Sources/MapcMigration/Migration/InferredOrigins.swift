@@ -47,12 +47,15 @@ extension InferredOrigins {
         guard step.allPasses.count == 1 else { return nil }
         self.init()
         for entityMapping in step.mapping.entityMappings {
+            // A policy's hooks run whatever the mapping's type (a `remove` mapping's too) and may
+            // insert or set anything.
+            guard entityMapping.policy == nil else { return nil }
             switch entityMapping.type {
             case .remove: continue
             case .transform, .copy: break
             case .add, .custom: return nil
             }
-            guard entityMapping.policy == nil, entityMapping.sourceExpression == nil, let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
+            guard entityMapping.sourceExpression == nil, let sourceName = entityMapping.source, let destinationName = entityMapping.destination,
                   entities[destinationName] == nil, let sourceEntity = step.source.entity(named: sourceName),
                   let destinationEntity = step.destination.entity(named: destinationName) else { return nil }
             entities[destinationName] = sourceName
@@ -61,16 +64,13 @@ extension InferredOrigins {
             for attribute in step.destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
                 let carried: String?
                 if let mapping = entityMapping.attributeMapping(named: attribute.name) {
-                    switch mapping.expression.expression.kind {
-                    case .literal(.null):
+                    if case .literal(.null) = mapping.expression.expression.kind {
                         origins[attribute.name] = .new(default: nil)
                         continue
-                    case .keyPath(let root, let components) where components.count == 1 && (root.kind == .evaluatedObject || root.kind == .variable("source")):
-                        guard case .key(let key, _) = components[0] else { continue }
-                        carried = key
-                    default:
-                        continue
                     }
+                    // The one rule of what a plain read of a source attribute is.
+                    guard let key = MigrationAnalysis.sourceAttribute(read: mapping.expression.expression, in: entityMapping, sourceSchema: step.source) else { continue }
+                    carried = key
                 } else if entityMapping.type == .copy {
                     carried = attribute.name
                 } else {

@@ -210,7 +210,23 @@ extension LightweightInference {
         // an order or have no to-one inverse to carry them. An inverse new in this version
         // carries nothing (it has no values of its own yet): the links come from this side.
         let inverse = destination.inverse(of: relationship)
-        if relationship.isToMany, let inverse, !inverse.isToMany, !relationship.isOrdered, carriesValues(inverse, of: relationship.destination) { return }
+        if relationship.isToMany, let inverse, !inverse.isToMany, !relationship.isOrdered, carriesValues(inverse, of: relationship.destination) {
+            // The pair is set from the to-one side: this side's links are its links only where
+            // the two were each other's inverse in the source too. Two one-sided relationships
+            // paired hold links of their own, and this side's are dropped: said and asked.
+            let pairedBefore = propertiesByEntity[relationship.destination]?.counterparts[inverse.name].map { old.inverse == $0.name } ?? false
+            if !pairedBefore {
+                let loss = "\(relationship.name): links of \(old.name) that \(relationship.destination).\(inverse.name) does not hold are dropped (the two were not each other's inverse in \(source.version); the pair is set from \(inverse.name))"
+                var change = SchemaChange(kind: .changed, entity: entityName, property: relationship.name,
+                                          detail: "made the inverse of \(relationship.destination).\(inverse.name): links of \(old.name) that \(inverse.name) does not hold are dropped", losesValues: true)
+                change.keptIn = [EntityProperty(entity: work.sourceEntity.name, property: old.name)]
+                change.sourceOwner = sourceOwner(of: old.name, from: work.sourceEntity)
+                changes.append(change)
+                work.notes.append(loss)
+                partialLosses[work.mapping.name, default: []].append(loss)
+            }
+            return
+        }
         let target = relationship.destination
         let hasSubentities = destination.entity(named: target).map { destination.hierarchy(under: $0).count > 1 } ?? false
         let expression: String

@@ -42,10 +42,11 @@ extension StoreMigration {
 
     /// What each step drops, split into what `store` (at the first step's source version) may
     /// hold a value of and what it holds none of: the first step's asked of it directly, a later
-    /// inferred step's attributes and objects through where their values came from
-    /// (`InferredChain.State.mayHold`) while every step before is inferred, and its relationships
-    /// wherever both their ends may hold objects; all after a mapping file's step, whose
-    /// expressions and policies may give anything, count. A value no question can be asked about counts.
+    /// step's attributes and objects through where their values came from
+    /// (`InferredChain.State.mayHold`), through inferred steps and mapping steps that plainly carry
+    /// them (`InferredOrigins(carriedBy:)`; after one that makes objects otherwise, everything
+    /// counts), and its relationships where both ends may hold objects and either side links
+    /// (`InferredChain.State.mayHoldLinks`). A value no question can be asked about counts.
     static func droppedValues(of steps: [MigrationStep], keptBy store: Store) throws -> [(held: [String], unheld: [String])] {
         var traced: InferredChain.State? = steps.first.map { InferredChain.State(first: $0.source) }
         var split: [(held: [String], unheld: [String])] = []
