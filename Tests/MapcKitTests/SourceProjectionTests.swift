@@ -41,7 +41,7 @@ struct SourceProjectionTests {
     /// `valueForKey:` as through a key path (`$source.note`), its properties counted as read (the
     /// mark was lost, and the check warned that what the function reads was dropped).
     @Test func aPolicysFunctionGivenAKeysValueReadsItWhole() throws {
-        let paths = { (text: String) in try SourceProjection.keyPathsRead(by: [try ExpressionParser.parse(text).get()]) }
+        let paths = { (text: String) throws in SourceProjection.keyPathsRead(by: [try ExpressionParser.parse(text).get()]) }
         #expect(try paths(#"FUNCTION($entityPolicy, "f:", $source.note)"#) == [["note", SourceProjection.wholeObjects]])
         #expect(try paths(#"FUNCTION($entityPolicy, "f:", FUNCTION($source, "valueForKey:", "note"))"#) == [["note", SourceProjection.wholeObjects]])
         #expect(try paths(#"FUNCTION($entityPolicy, "f:", FUNCTION($source.note, "valueForKeyPath:", "owner.name"))"#) == [["note", "owner", "name", SourceProjection.wholeObjects]])

@@ -1,4 +1,4 @@
-package import GRDB
+internal import GRDB
 import MapcModel
 
 extension Store {
