@@ -114,7 +114,7 @@ struct CheckCommand: ParsableCommand {
                 } else {
                     summaries.append("versions: \(loaded.orderDescription)")
                     // Every step of the history: a store at any version must reach the newest.
-                    if wholeProject, let mappings = try? mappingOptions.catalog(schemaOptions) {
+                    if wholeProject, let mappings = stepMappings(readMappings) {
                         diagnostics += StepDiagnostics.of((try? MigrationPlanner.chainGaps(catalog: loaded, mappings: mappings)) ?? [], catalog: loaded, mappings: mappings)
                     }
                 }
@@ -125,7 +125,7 @@ struct CheckCommand: ParsableCommand {
                 diagnostics += error.diagnostics
                 // The history is checked where it can be: the steps between versions that load
                 // (one file's errors hid a forgotten renaming identifier sixty versions away).
-                if wholeProject, let loaded = try? partial.get().catalog, let mappings = try? mappingOptions.catalog(schemaOptions) {
+                if wholeProject, let loaded = try? partial.get().catalog, let mappings = stepMappings(readMappings) {
                     if let steps = loaded.loadedSteps {
                         diagnostics += StepDiagnostics.of(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: loaded, mappings: mappings)
                         let unchecked = loaded.versionsWithErrors.keys.sorted()
@@ -234,6 +234,17 @@ struct CheckCommand: ParsableCommand {
     }
 
     /// A mapping file read before the check: its text and what parsing it gave.
+    /// The mapping files the steps of a history are checked with: the folder's, or, where one of
+    /// them has errors (which its own check reports), those that give a model, as the editor
+    /// takes them (one file with errors hid every step's diagnostics). Nil when the folder
+    /// cannot be read.
+    private func stepMappings(_ read: [String: ReadMapping]) -> MappingCatalog? {
+        if let catalog = try? mappingOptions.catalog(schemaOptions) { return catalog }
+        guard let folder = try? mappingOptions.path(schemaOptions) else { return nil }
+        let inFolder = read.filter { Files.parentFolder(of: $0.key) == Self.standardized(folder) }
+        return MappingCatalog(directory: folder, loaded: inFolder.keys.sorted().compactMap { inFolder[$0]?.parsed.mapping })
+    }
+
     private struct ReadMapping {
         var text: String
         var parsed: (mapping: MappingModel?, diagnostics: [Diagnostic])

@@ -424,3 +424,20 @@ struct OneSidedRelationshipsPairedTests {
         #expect(other.status == 0, "\(other.stderr)")
     }
 }
+
+/// One mapping file with errors switched off `check`'s step diagnostics for the whole history (a
+/// step with no mapping file and no inference went unsaid), where the editor said them: the steps
+/// are checked with the mapping files that load.
+@Suite("Steps checked beside a mapping file with errors")
+struct StepsBesideABrokenMappingTests {
+    @Test func aStepWithoutAMappingIsStillReported() throws {
+        let folder = try CLI.project(versions: [("v1", "  A:\n    attributes: { x: string? }\n"), ("v2", "  A:\n    attributes: { x: string?, y: string }\n"),
+                                                ("v3", "  A:\n    attributes: { x: string?, y: string, z: string? }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        // A key no mapping has: the file does not load.
+        try folder.write("source: v2\ndestination: v3\nentityMappings:\n  - name: AToA\n    source: A\n    destination: A\n    atributes:\n      x: $source.x\n", to: "mappings/mapping_v2_to_v3.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("atributes") && check.stderr.contains("the step v1 -> v2 has no mapping file and cannot be inferred"), "\(check.stderr)")
+    }
+}
