@@ -239,7 +239,7 @@ struct OneSidedInverseFixTests {
                 + "  Pilot:\n    relationships:\n      aircraft: { destination: AircraftEntity, toMany: true, inverse: pilot, optional: true }\n")])
         defer { try? FileManager.default.removeItem(at: folder) }
         let check = try CLI.run(["check"], in: folder)
-        #expect(check.stderr.contains("'Pilot.aircraft' pairs with 'pilot' already: give 'AircraftEntity.passenger' an inverse of its own") && !check.stderr.contains("set 'inverse: passenger'"), "\(check.stderr)")
+        #expect(check.stderr.contains("'Pilot.aircraft' pairs with 'AircraftEntity.pilot' already: give 'AircraftEntity.passenger' an inverse of its own") && !check.stderr.contains("set 'inverse: passenger'"), "\(check.stderr)")
     }
 }
 

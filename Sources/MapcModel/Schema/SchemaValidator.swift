@@ -329,14 +329,13 @@ package struct SchemaValidator {
             let said = inverse.inverse.map { "names '\($0)' as its inverse" } ?? "names no inverse"
             // Where the other side pairs with another relationship that names it back, pointing it
             // here would break that pair (and the warning would move to it): this side needs its own.
-            var paired = false
+            var partnerName: String?
             if let named = inverse.inverse, let back = schema.entity(named: inverse.destination),
                case .relationship(let partner)? = schema.property(named: named, in: back), partner.inverse == inverseName {
-                paired = true
+                partnerName = "\(back.name).\(named)"
             }
-            let fix = paired
-                ? "\(other) pairs with '\(inverse.inverse ?? "")' already: give \(what) an inverse of its own (a new relationship of '\(destination.name)' naming '\(relationship.name)' as its inverse), or 'inverse: null'"
-                : "set 'inverse: \(relationship.name)' on \(other)"
+            let fix = partnerName.map { "\(other) pairs with '\($0)' already: give \(what) an inverse of its own (a new relationship of '\(destination.name)' naming '\(relationship.name)' as its inverse), or 'inverse: null'" }
+                ?? "set 'inverse: \(relationship.name)' on \(other)"
             warning("inverse pair does not point at each other: \(what) names \(other) as inverse, but \(other) \(said); Core Data accepts this with a warning, and mapc keeps each side as declared",
                     at: inverseAt, length: inverseName.count, fix: fix)
         }
