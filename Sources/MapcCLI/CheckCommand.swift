@@ -233,7 +233,6 @@ struct CheckCommand: ParsableCommand {
         }.map(\.element)
     }
 
-    /// A mapping file read before the check: its text and what parsing it gave.
     /// The mapping files the steps of a history are checked with: the folder's, or, where one of
     /// them has errors (which its own check reports), those that give a model, as the editor
     /// takes them (one file with errors hid every step's diagnostics). Nil when the folder
@@ -245,6 +244,7 @@ struct CheckCommand: ParsableCommand {
         return MappingCatalog(directory: folder, loaded: inFolder.keys.sorted().compactMap { inFolder[$0]?.parsed.mapping })
     }
 
+    /// A mapping file read before the check: its text and what parsing it gave.
     private struct ReadMapping {
         var text: String
         var parsed: (mapping: MappingModel?, diagnostics: [Diagnostic])

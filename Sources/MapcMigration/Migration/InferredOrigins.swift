@@ -62,23 +62,24 @@ extension InferredOrigins {
             let sourceAttributes = Dictionary(step.source.allAttributes(of: sourceEntity).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
             var origins: [String: PropertyOrigin] = [:]
             for attribute in step.destination.allAttributes(of: destinationEntity) where !attribute.isTransient {
-                let carried: String?
+                let key: String
                 if let mapping = entityMapping.attributeMapping(named: attribute.name) {
                     if case .literal(.null) = mapping.expression.expression.kind {
                         origins[attribute.name] = .new(default: nil)
                         continue
                     }
-                    // The one rule of what a plain read of a source attribute is.
-                    guard let key = MigrationAnalysis.sourceAttribute(read: mapping.expression.expression, in: entityMapping, sourceSchema: step.source) else { continue }
-                    carried = key
+                    // The one rule of what a plain read of a source attribute is (a stored one).
+                    guard let read = MigrationAnalysis.sourceAttribute(read: mapping.expression.expression, in: entityMapping, sourceSchema: step.source) else { continue }
+                    key = read
                 } else if entityMapping.type == .copy {
-                    carried = attribute.name
+                    key = attribute.name
                 } else {
                     origins[attribute.name] = .new(default: attribute.defaultValue)
                     continue
                 }
-                guard let key = carried, let old = sourceAttributes[key], !old.isTransient else {
-                    if carried != nil, entityMapping.type == .copy { origins[attribute.name] = .new(default: attribute.defaultValue) }
+                // A copy mapping's attribute the source has not stored gets its default.
+                guard let old = sourceAttributes[key], !old.isTransient else {
+                    origins[attribute.name] = .new(default: attribute.defaultValue)
                     continue
                 }
                 let change = old.type == attribute.type ? nil : TypeChange(from: old.type, to: attribute.type)

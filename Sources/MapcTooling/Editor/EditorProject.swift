@@ -168,7 +168,8 @@ package struct EditorProject {
     private func stepDiagnostics(into schema: Schema, at path: String, in around: Surroundings) -> [Diagnostic] {
         let catalog = around.schemas.catalog
         guard let steps = catalog.loadedSteps?.filter({ $0.to.version == schema.version }), !steps.isEmpty else { return [] }
-        let mappings = MappingCatalog(directory: mappingsFolder, loaded: Array(around.mappings.values))
+        // In file name order, as a mappings folder is read (of two files clashing, the first).
+        let mappings = MappingCatalog(directory: mappingsFolder, loaded: around.mappings.keys.sorted().compactMap { around.mappings[$0] })
         return StepDiagnostics.of(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: catalog, mappings: mappings).map { diagnostic in
             // At the open file, as the editor names it (the catalog may name it otherwise).
             var said = diagnostic
