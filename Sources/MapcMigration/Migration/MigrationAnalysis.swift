@@ -16,8 +16,9 @@ struct MigrationAnalysis: Sendable {
     /// Entity mapping positions by name.
     let indexByName: [String: Int]
     /// Per mapping position, the suffix its objects' identities take after the source object's:
-    /// none for the first mapping reading a source entity, `.MappingName` for later ones, so ids
-    /// stay unique and predictable in formats that keep identities.
+    /// none for the first mapping that may read a source object (`entitiesRead(by:in:)`),
+    /// `.MappingName` for later ones, so ids stay unique and predictable in formats that keep
+    /// identities.
     let identitySuffixes: [String]
     /// The mappings whose objects anything may look up by source object (`$manager` calls naming
     /// them, policies, copied relationships); nil when that may be any. Objects of a mapping
@@ -52,10 +53,13 @@ struct MigrationAnalysis: Sendable {
         indexByName = Dictionary(mappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         // A mapping without a source entity (an add mapping fetching its objects) reads another
         // mapping's objects: the bare ids are that one's.
+        let reaches = mappings.map { Self.entitiesRead(by: $0, in: source.schema) }
         identitySuffixes = mappings.enumerated().map { index, entityMapping in
-            let first = mappings.firstIndex { $0.source == entityMapping.source && $0.type != .remove }
-            // An earlier pass of the step read the entity: its objects have the bare ids.
-            return entityMapping.source.map { !readBefore.contains($0) } == true && first == index ? "" : ".\(entityMapping.name)"
+            // An earlier mapping, or an earlier pass of the step, that may read the same objects
+            // gave them their bare ids.
+            let earlier = mappings[..<index].indices.filter { mappings[$0].type != .remove }.map { reaches[$0] }
+            let first = entityMapping.source != nil && reaches[index].isDisjoint(with: readBefore) && earlier.allSatisfy { $0.isDisjoint(with: reaches[index]) }
+            return first ? "" : ".\(entityMapping.name)"
         }
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)
@@ -138,6 +142,17 @@ struct MigrationAnalysis: Sendable {
         guard entityMapping.policy == nil, entityMapping.type == .transform || entityMapping.type == .copy,
               entityMapping.destination != nil, entityMapping.source != nil else { return false }
         return entityMapping.sourceExpression.map { standardFetch($0.expression) != nil } ?? true
+    }
+
+    /// The source entities whose objects a mapping may read: its source entity's, and with a
+    /// source expression every entity of the hierarchy it fetches (a fetch request includes
+    /// sub-entities; another expression, its source's hierarchy). The identity rule gives bare ids
+    /// to the first mapping that may read an object.
+    static func entitiesRead(by entityMapping: EntityMapping, in schema: Schema) -> Set<String> {
+        guard let sourceExpression = entityMapping.sourceExpression else { return Set(entityMapping.source.map { [$0] } ?? []) }
+        let fetched = standardFetch(sourceExpression.expression)?.entity ?? entityMapping.source
+        guard let name = fetched, let root = schema.entity(named: name) else { return Set(entityMapping.source.map { [$0] } ?? []) }
+        return Set(schema.hierarchy(under: root).map(\.name)).union(entityMapping.source.map { [$0] } ?? [])
     }
 
     /// The entity and predicate of `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "E", "P"), …)`.

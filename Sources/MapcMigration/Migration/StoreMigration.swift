@@ -363,7 +363,7 @@ package enum StoreMigration {
             migration.isCancelled = options.isCancelled
             // An inferred step is Core Data's lightweight migration, which keeps every object's key.
             migration.keepsKeys = step.isInferred
-            migration.entitiesReadByEarlierPasses = Set(passes[..<index].flatMap { $0.entityMappings.filter { $0.type != .remove }.compactMap(\.source) })
+            migration.entitiesReadByEarlierPasses = Set(passes[..<index].flatMap { $0.entityMappings.filter { $0.type != .remove }.flatMap { MigrationAnalysis.entitiesRead(by: $0, in: sourceStore.schema) } })
             migration.beforeValidation = index == passes.count - 1 ? beforeValidation : nil
             migration.readsAhead = readsAhead
             migration.externalFiles = options.externalFiles

@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// The objects of a dump, by entity.
+private func dumpedObjects(_ folder: URL, _ store: String) throws -> [String: [[String: Any]]] {
+    let dump = try CLI.run(["dump", store], in: folder)
+    return try #require((try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])?["objects"] as? [String: [[String: Any]]], "\(dump.stdout)\(dump.stderr)")
+}
+
+/// A mapping whose source expression fetches a parent entity reads its sub-entities' objects too,
+/// so a later mapping of a sub-entity is not the first to read those objects: it gave them their
+/// bare ids a second time, and the run failed blaming the store ("holds more than one object with
+/// this id") where `check` passed. The identity rule counts what a fetch reaches.
+@Suite("Identities of objects a fetch reads with their sub-entities")
+struct FetchReachIdentityTests {
+    static let v1 = """
+    model: Z
+    version: v1
+    entities:
+      Animal:
+        abstract: true
+        attributes: { name: string }
+      Dog:
+        parent: Animal
+        attributes: { barks: bool }
+      Cat:
+        parent: Animal
+        attributes: { lives: int16 }
+
+    """
+    static let v2 = """
+    model: Z
+    version: v2
+    entities:
+      Pet:
+        attributes: { name: string, kind: string? }
+      Hound:
+        parent: Pet
+        attributes: { loud: bool }
+
+    """
+    static let animalToPet = """
+      - name: AnimalToPet
+        source: Animal
+        destination: Pet
+        sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Animal", "TRUEPREDICATE"), $manager.sourceContext, NO)'
+        attributes: { name: $source.name, kind: '"animal"' }
+
+    """
+    static let dogToHound = """
+      - name: DogToHound
+        source: Dog
+        destination: Hound
+        attributes: { name: $source.name, loud: $source.barks, kind: '"dog"' }
+
+    """
+
+    @Test(arguments: ["mapc", "core-data"], [true, false])
+    func eachObjectMadeFromADogHasAnIdOfItsOwn(layout: String, fetchFirst: Bool) throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(Self.v1, to: "schemas/v1.yaml")
+        try folder.write(Self.v2, to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n" + (fetchFirst ? Self.animalToPet + Self.dogToHound : Self.dogToHound + Self.animalToPet),
+                         to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Dog":[{"id":"d1","name":"Rex","barks":true}],"Cat":[{"id":"c1","name":"Tom","lives":9}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let objects = try dumpedObjects(folder, "s.db")
+        let pets = objects["Pet"] ?? [], hounds = objects["Hound"] ?? []
+        #expect(Set(pets.compactMap { $0["name"] as? String }) == ["Rex", "Tom"] && hounds.map { $0["name"] as? String } == ["Rex"], "\(objects)")
+        let ids = (pets + hounds).compactMap { $0["id"] as? String }
+        #expect(Set(ids).count == 3, "\(ids)")
+        if layout == "mapc" {
+            // The first mapping to reach Rex keeps his id; the later one's object is named after it.
+            let expected: Set<String> = fetchFirst ? ["d1", "c1", "d1.DogToHound"] : ["d1", "d1.AnimalToPet", "c1.AnimalToPet"]
+            #expect(Set(ids) == expected, "\(ids)")
+        }
+    }
+}
