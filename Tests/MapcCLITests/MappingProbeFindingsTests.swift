@@ -80,3 +80,38 @@ struct FetchReachIdentityTests {
         }
     }
 }
+
+/// A later mapping names its objects `id.MappingName`; a store migrated before by a mapping of the
+/// same name already holds such an id, and the clash was blamed on the store ("holds more than one
+/// object with this id"; give one of them another id). The message names the rule and the fix: the
+/// mapping's name.
+@Suite("An id the identity rule makes that the store already holds")
+struct IdentityRuleClashTests {
+    @Test func theMessageNamesTheMappingToRename() throws {
+        let entities = """
+          Person:
+            attributes: { name: string }
+          Contact:
+            attributes: { name: string }
+
+        """
+        let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - { name: ContactToContact, source: Contact, destination: Contact, attributes: { name: $source.name } }
+          - { name: PersonToPerson, source: Person, destination: Person, attributes: { name: $source.name } }
+          - { name: PersonToContact, source: Person, destination: Contact, attributes: { name: $source.name } }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Person":[{"id":"p1","name":"Ann"}],"Contact":[{"id":"p1.PersonToContact","name":"Ann's card"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status != 0 && run.stderr.contains("rename the mapping 'PersonToContact'") && !run.stderr.contains("unique index"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+}
