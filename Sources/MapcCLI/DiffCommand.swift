@@ -109,7 +109,7 @@ struct DiffCommand: ParsableCommand {
                 let shown = { (value: Value?, type: AttributeType) in value.map { type == .float ? DataFile.json($0, type: type).serialized() : "\($0)" } ?? "none" }
                 // Made required at once, the new default is also what stored nils become (the
                 // inferred step says "nil becomes …"): stored values do not all stay then.
-                let fillsNils = before.isOptional && !attribute.isOptional && attribute.defaultValue != nil
+                let fillsNils = LightweightInference.nilFill(from: before, to: attribute) != nil
                 lines.append(SchemaChange(kind: .changed, entity: entity.name, property: attribute.name,
                                           detail: "default \(shown(before.defaultValue, before.type)) -> \(shown(attribute.defaultValue, attribute.type)) "
                                             + (fillsNils ? "(for new objects, and stored nils, as it is made required)" : "(new objects only; stored values stay)")))

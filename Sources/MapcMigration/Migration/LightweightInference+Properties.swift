@@ -92,21 +92,21 @@ extension LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue)"))
             work.notes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
         }
-        if old.isOptional && !attribute.isOptional, attribute.defaultValue == nil {
-            var problem = InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "optional -> required without a default (nil values would have nowhere to go)",
-                                                               fix: "give it a default in \(destination.version), or write an explicit mapping")
+        let fill = Self.nilFill(from: old, to: attribute)
+        if old.isOptional && !attribute.isOptional, fill == nil {
+            // No default, or one no expression can write (binary data has no literal): nil has
+            // nowhere to go.
+            let reason = attribute.defaultValue == nil ? "optional -> required without a default (nil values would have nowhere to go)"
+                : "optional -> required, with a default no mapping expression can write (the expression language has no \(attribute.type.rawValue) literal), so nil values would have nowhere to go"
+            let fix = attribute.defaultValue == nil ? "give it a default in \(destination.version), or write an explicit mapping"
+                : "write an explicit mapping whose policy sets the bytes for nil values, or keep the attribute optional"
+            var problem = InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: reason, fix: fix)
             problem.unlessNoNil = [EntityAttribute(entity: work.sourceEntity.name, attribute: old.name)]
             // For a store holding no nil there, the values are carried as they are, as Core
             // Data's lightweight migration carries them (and fails a nil on validation).
             guard refuse(problem, in: &work) else { return }
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required"))
-        } else if old.isOptional && !attribute.isOptional, let defaultValue = attribute.defaultValue {
-            guard let literal = ExpressionLiteral.value(defaultValue) else {
-                // The fill is an expression, and the expression language writes no such value.
-                refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "optional -> required, with a \(attribute.type.rawValue) default the expression that fills nil values cannot write",
-                                        fix: "write an explicit mapping that gives nil values another value (a policy can set bytes), or keep the attribute optional"), in: &work)
-                return
-            }
+        } else if old.isOptional && !attribute.isOptional, let defaultValue = attribute.defaultValue, let literal = fill {
             expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
             nilBecomes = defaultValue
             var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
@@ -238,6 +238,14 @@ extension LightweightInference {
         if let parsed = try? MappingExpression(expression) {
             work.mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
         }
+    }
+
+    /// The literal an inferred step writes for an attribute's stored nils: its default, when it
+    /// is made required with one a mapping expression can write (`ExpressionLiteral.value`; not
+    /// binary data). `diff` says from this whether the new default reaches stored values.
+    package static func nilFill(from old: Attribute, to new: Attribute) -> String? {
+        guard old.isOptional, !new.isOptional else { return nil }
+        return new.defaultValue.flatMap(ExpressionLiteral.value)
     }
 
     /// Which objects a relationship's links lead to after the step: the concrete source entities

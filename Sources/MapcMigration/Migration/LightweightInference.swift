@@ -8,7 +8,7 @@ import MapcModel
 /// relationships, then the removals, each change said once at the entity that declares it. It
 /// collects the changes, the problems and the notes, and builds the mapping (with `todo:` items
 /// where something cannot be inferred).
-struct LightweightInference {
+package struct LightweightInference {
     let source: Schema
     let destination: Schema
     /// The versions between the two, oldest first, whose renames are followed.

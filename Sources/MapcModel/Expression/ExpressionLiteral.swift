@@ -18,7 +18,9 @@ package enum ExpressionLiteral {
         }.joined() + "\""
     }
 
-    /// A value as a literal (decimals and dates through `CAST`), or nil for kinds with no literal.
+    /// A literal that an attribute of the value's type stores as the value (decimals and dates
+    /// through `CAST`; UUIDs and URIs as their text, which such an attribute reads as one), or nil
+    /// for a value with none (binary data, a double not finite, text whose bytes are not UTF-8).
     package static func value(_ value: Value) -> String? {
         switch value {
         case .null: return "nil"
@@ -28,7 +30,9 @@ package enum ExpressionLiteral {
         case .decimal(let d): return "CAST(\(string(d.description)), \"NSDecimalNumber\")"
         case .string(let text): return string(text)
         case .date(let date): return "CAST(\(string(ISO8601.format(date))), \"NSDate\")"
-        default: return nil
+        case .uuid(let uuid): return string(uuid.uuidString.lowercased())
+        case .uri(let text): return string(text)
+        case .binary, .nonUTF8Text: return nil
         }
     }
 }
