@@ -115,3 +115,29 @@ struct IdentityRuleClashTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
 }
+
+/// An attribute in both versions left unmapped warns that its values will be lost, unless the
+/// mapping lists it under `drops:`, which says the loss is on purpose (the warning stayed).
+@Suite("drops: silences the unmapped attribute's warning")
+struct DropsSilenceUnmappedTests {
+    @Test func onlyTheAttributeNotListedIsSaid() throws {
+        let entities = "  Item:\n    attributes: { label: string, note: string?, price: double? }\n"
+        let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: ItemToItem
+            source: Item
+            destination: Item
+            drops: [note]
+            attributes: { label: $source.label }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.status == 0 && check.stderr.contains("attribute 'price' exists in Item in both versions but is not mapped")
+                && check.stderr.contains("or 'drops: [price]'") && !check.stderr.contains("'note'"), "\(check.stderr)")
+    }
+}

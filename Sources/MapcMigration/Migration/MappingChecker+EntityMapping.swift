@@ -307,11 +307,14 @@ extension MappingChecker {
         }
         guard let sourceEntity, entityMapping.type == .transform else { return }
         for attribute in sides.destinationAttributes where entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) && !attribute.isTransient {
-            if case .attribute? = sourceSchema.property(named: attribute.name, in: sourceEntity), attribute.isOptional || attribute.defaultValue != nil {
+            // Listed under `drops:`, the loss is on purpose.
+            if case .attribute? = sourceSchema.property(named: attribute.name, in: sourceEntity), attribute.isOptional || attribute.defaultValue != nil,
+               !entityMapping.drops.contains(attribute.name) {
                 unmappedAttributesReported.insert("\(sourceEntity.name).\(attribute.name)")
                 let both = sourceEntity.name == destinationEntity.name ? "in \(sourceEntity.name) in both versions" : "in both \(sourceEntity.name) and \(destinationEntity.name)"
                 warning("attribute '\(attribute.name)' exists \(both) but is not mapped; its values will be lost",
-                        at: entityMapping.location, length: entityMapping.name.count, fix: "add '\(attribute.name): $source.\(attribute.name)'")
+                        at: entityMapping.location, length: entityMapping.name.count,
+                        fix: "add '\(attribute.name): $source.\(attribute.name)', or 'drops: [\(attribute.name)]' to drop its values on purpose")
             }
         }
     }
