@@ -141,3 +141,35 @@ struct DropsSilenceUnmappedTests {
                 && check.stderr.contains("or 'drops: [price]'") && !check.stderr.contains("'note'"), "\(check.stderr)")
     }
 }
+
+/// Ids are unique in a store (a data file's rule, which `load` holds a dump to), but a table's
+/// unique index holds them per table: an id a run made (a later mapping's `id.MappingName`, a
+/// policy's own) that an object of another entity has passed validation, exit 0, and the migrated
+/// store's dump could not be loaded again. Validation now refuses it, the store as it was.
+@Suite("An id a run makes that another entity's object has")
+struct IdentityAcrossEntitiesTests {
+    @Test func theRunIsRefusedAndTheStoreKept() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Person:\n    attributes: { name: string }\n  Contact:\n    attributes: { name: string }\n"),
+            ("v2", "  Person:\n    attributes: { name: string }\n  Card:\n    attributes: { name: string }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - { name: PersonToPerson, source: Person, destination: Person, attributes: { name: $source.name } }
+          - { name: PersonToCard, source: Person, destination: Card, attributes: { name: $source.name } }
+          - { name: ContactToPerson, source: Contact, destination: Person, attributes: { name: $source.name } }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        // The Contact's id is the one PersonToCard gives p1's Card; ContactToPerson keeps it on a Person.
+        try folder.write(#"{"version":"v1","objects":{"Person":[{"id":"p1","name":"Ann"}],"Contact":[{"id":"p1.PersonToCard","name":"Bo"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("'p1.PersonToCard', which a Person object has too") && run.stderr.contains("ids are unique in a store") && !run.stderr.contains("gives 'id' no value"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
+}

@@ -16,11 +16,24 @@ struct ValidationPhase {
                   let index = try run.mapping(of: StoredKey(entity: located.entity, key: located.key)),
                   index < run.mapping.entityMappings.count else { return nil }
             return run.mapping.entityMappings[index].name
-        }, checked: { done in
+        }, madeIdentities: madeIdentities(run), checked: { done in
             run.report(.validate, nil, done, entities, finished: false)
         })
         if findings.total > 0 { throw MigrationError.validation(violations: try namingSources(of: findings.violations, run), total: findings.total) }
         return (findings.objectCounts, try run.db.totalChangesCount)
+    }
+
+    /// The destination tables holding ids the run made rather than copied: those of later mappings
+    /// of an object (`id.MappingName`), and with a policy every table (its hooks may name objects
+    /// of any entity as they like). Only a format keeping ids has any.
+    private func madeIdentities(_ run: MigrationRun) -> Set<String> {
+        let layout = run.destinationStore.layout
+        let mappings = run.mapping.entityMappings
+        if mappings.contains(where: { $0.policy != nil }) { return Set(layout.entities.values.filter { $0.idColumn != nil }.map(\.table)) }
+        return Set(mappings.indices.compactMap { index in
+            guard !run.identitySuffix(index).isEmpty, let entity = mappings[index].destination, let storage = layout.entities[entity], storage.idColumn != nil else { return nil }
+            return storage.table
+        })
     }
 
     /// The violations, each naming the source object its object was made from where that one

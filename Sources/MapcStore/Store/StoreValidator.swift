@@ -39,7 +39,10 @@ package struct StoreValidator {
     package var checkedEntities: [Entity] { schema.entities.filter { !$0.isAbstract } }
 
     /// Checks every rule; `checked` is told how many of `checkedEntities` are done after each.
-    package func validate(mappingOf: (String, String) throws -> String?, checked: (Int) -> Void = { _ in }) throws -> Findings {
+    /// `madeIdentities`: the tables holding ids the caller made rather than copied (a migration's
+    /// `id.MappingName`, a policy's own), held to the rule a table's unique index cannot hold:
+    /// an id is not empty, and no object of another table has it (ids are unique in a store).
+    package func validate(mappingOf: (String, String) throws -> String?, madeIdentities: Set<String> = [], checked: (Int) -> Void = { _ in }) throws -> Findings {
         db.add(function: store.strategy.decodesFunction())
         db.add(function: store.strategy.compareFunction())
         var findings = Findings()
@@ -215,11 +218,46 @@ package struct StoreValidator {
                 }
             }
         }
+        // Whole-object rules (no property: an attribute may be named `id`).
+        for clash in try identityProblems(in: madeIdentities) {
+            try record(clash.entity, clash.id, nil, clash.value, clash.rule)
+        }
         for index in findings.violations.indices {
             let violation = findings.violations[index]
             findings.violations[index].sameRuleCount = brokenBy[violation.ruleKey]?.count ?? 1
         }
         return findings
+    }
+
+    /// Empty ids in `tables`, and ids of theirs another table's objects have too (a few of each).
+    /// Each probe is an index lookup per object of the table checked.
+    private func identityProblems(in tables: Set<String>) throws -> [(entity: String, id: String, value: String, rule: String)] {
+        let storages = store.layout.entities.values.filter { $0.idColumn != nil }
+        let byTable = Dictionary(storages.map { ($0.table, $0) }, uniquingKeysWith: { first, _ in first })
+        func entity(_ table: String, _ discriminator: DatabaseValue) -> String {
+            storages.first { $0.table == table && $0.discriminator == discriminator }?.entity ?? byTable[table]?.entity ?? table
+        }
+        var problems: [(entity: String, id: String, value: String, rule: String)] = []
+        for table in tables.sorted() {
+            guard let storage = byTable[table], let idColumn = storage.idColumn?.quotedSQLIdentifier else { continue }
+            let kind = storage.entityColumn.quotedSQLIdentifier
+            for row in try Row.fetchAll(db, sql: "SELECT \(kind) FROM \(table.quotedSQLIdentifier) WHERE \(idColumn) = '' LIMIT 3") {
+                problems.append((entity(table, row[0] as DatabaseValue), "", "\"\"", "its id is empty, where an id is a non-empty string (a policy's hooks gave it; give each object an id of its own)"))
+            }
+            for (otherTable, other) in byTable.sorted(by: { $0.key < $1.key }) where otherTable != table {
+                guard let otherID = other.idColumn?.quotedSQLIdentifier else { continue }
+                let sql = "SELECT a.\(idColumn), a.\(kind), b.\(other.entityColumn.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) a "
+                    + "JOIN \(otherTable.quotedSQLIdentifier) b ON b.\(otherID) = a.\(idColumn) LIMIT 3"
+                for row in try Row.fetchAll(db, sql: sql) {
+                    let id = Self.text(row[0] as DatabaseValue)
+                    let holder = entity(otherTable, row[2] as DatabaseValue)
+                    problems.append((entity(table, row[1] as DatabaseValue), id, "'\(id)', which a \(holder) object has too",
+                                     "its id is held by an object of another entity, where ids are unique in a store (a later mapping of an object names its "
+                                     + "object '<source id>.<mapping name>': rename that mapping; a policy's hooks: give each object an id of its own)"))
+                }
+            }
+        }
+        return problems
     }
 
     /// The relationship's count rules (`RelationshipCountRule`) over an SQL expression of its
