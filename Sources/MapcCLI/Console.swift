@@ -17,12 +17,35 @@ enum Console {
     }
 
     private static func standardOutput(_ data: Data) {
-        writingToStandardOutput { try FileHandle.standardOutput.write(contentsOf: data) }
+        writingToStandardOutput { try output.write(contentsOf: data) }
     }
 
     /// Text's bytes to standard output as they are (a dump's piece of hundreds of MB is not copied).
     private static func standardOutput(_ text: String) {
-        writingToStandardOutput { try Files.writeUTF8(text, to: FileHandle.standardOutput) }
+        writingToStandardOutput { try Files.writeUTF8(text, to: output) }
+    }
+
+    /// Where mapc's own results go: standard output, or once policies are loaded, a copy of it
+    /// (`keepStandardOutputFromPolicies`).
+    nonisolated(unsafe) private static var output = FileHandle.standardOutput
+
+    /// Where mapc's own results go, for writers of their own framing (the language server's).
+    static var results: FileHandle { output }
+
+    /// Keeps standard output for mapc's results from here on, and sends what anything else in the
+    /// process writes there (a policy's `print`) to standard error: a script reads JSON or a data
+    /// file from standard output, and a print in a hook broke it. Called before user code loads,
+    /// on the main thread; a descriptor that cannot be copied leaves things as they are.
+    static func keepStandardOutputFromPolicies() {
+        guard output === FileHandle.standardOutput else { return }
+        fflush(nil)
+        let kept = dup(STDOUT_FILENO)
+        guard kept >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else {
+            if kept >= 0 { close(kept) }
+            return
+        }
+        _ = fcntl(kept, F_SETFD, FD_CLOEXEC)
+        output = FileHandle(fileDescriptor: kept, closeOnDealloc: false)
     }
 
     private static func writingToStandardOutput(_ write: () throws -> Void) {

@@ -520,6 +520,6 @@ struct LanguageServer {
     func send(_ message: JSONValue) {
         let body = Data(message.serialized(pretty: false).utf8)
         // A client gone (its pipe closed) ends the server, rather than trapping on the write.
-        do { try FileHandle.standardOutput.write(contentsOf: Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body) } catch { exit(1) }
+        do { try Console.results.write(contentsOf: Data("Content-Length: \(body.count)\r\n\r\n".utf8) + body) } catch { exit(1) }
     }
 }

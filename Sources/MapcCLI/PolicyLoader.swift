@@ -332,6 +332,8 @@ enum PolicyLoader {
     /// Loads a compiled library into this process and runs its registration.
     private static func register(_ library: OpenLibrary) throws {
         defer { close(library.descriptor) }
+        // A policy's prints go to standard error, not into the results a script reads.
+        Console.keepStandardOutputFromPolicies()
         guard let handle = dlopen(library.loadName, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
             throw PolicyError("cannot load the compiled policies (\(reason)); if this is your own mapc, link it with -Xlinker --export-dynamic, "

@@ -212,3 +212,25 @@ extension PolicyCompileTests {
         #expect(refused.status == 2 && refused.stderr.contains("is a link another user made"), "\(refused.stderr)")
     }
 }
+
+extension PolicyCompileTests {
+    /// A policy's `print` went to standard output, after `run --format json`'s JSON, which a
+    /// script then could not parse; it goes to standard error, and the results stay whole.
+    @Test func aPolicysPrintsStayOutOfTheResults() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let policy = try folder.read("policies/UnCloudNotesPolicies.swift")
+        let anchor = "    public override class var keepsDefaultRelationships: Bool { true }\n"
+        #expect(policy.contains(anchor))
+        try folder.write(policy.replacingOccurrences(of: anchor, with: anchor + """
+            public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { print("hello from the policy") }
+
+        """), to: "policies/UnCloudNotesPolicies.swift")
+        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--format", "json", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect((try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) != nil && !run.stdout.contains("hello"), "\(run.stdout)")
+        #expect(run.stderr.contains("hello from the policy"), "\(run.stderr)")
+    }
+}
