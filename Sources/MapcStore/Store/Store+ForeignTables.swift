@@ -21,8 +21,9 @@ package struct ForeignTable: Sendable, Equatable {
         case coreDataNamed
         /// Any other table: an app's own.
         case other
-        /// A trigger or a view the format does not make (an app's, or Core Data's own for a
-        /// feature mapc does not write, such as derived attributes): its definition, not data.
+        /// A trigger, a view or an index of the model's tables the format does not make (an app's,
+        /// or Core Data's own for a feature mapc does not write, such as derived attributes): its
+        /// definition, not data.
         case schemaObject
     }
 
@@ -35,7 +36,7 @@ package struct ForeignTable: Sendable, Equatable {
     package var kind: Kind
     /// A column of an entity's table that the layout does not have, rather than a whole table.
     package var column: String? = nil
-    /// For a trigger or a view: which ("trigger", "view").
+    /// For a trigger, a view or an index: which ("trigger", "view", "index").
     package var objectType: String? = nil
     /// For a virtual table: its module (`fts5`, `rtree`, an app's own).
     package var virtualModule: String? = nil
@@ -107,8 +108,10 @@ package struct ForeignTable: Sendable, Equatable {
         let objects = tables.filter { $0.objectType != nil }
         if !objects.isEmpty {
             let triggers = objects.contains { $0.objectType == "trigger" }
+            let indexes = objects.contains { $0.objectType == "index" }
             notes.append("the store has \(objects.map(\.described).joined(separator: ", ")), which the migrated store, made from the model, does not have"
-                         + (triggers ? ": whatever they kept up to date (a derived attribute's values, an app's own rule) is no longer kept by the store until the app makes them again" : ""))
+                         + (triggers ? ": whatever they kept up to date (a derived attribute's values, an app's own rule) is no longer kept by the store until the app makes them again" : "")
+                         + (indexes ? (triggers ? "; an index" : ": an index") + " the app made for its fetches is gone until it makes it again (its data is the tables', kept)" : ""))
         }
         return notes
     }
@@ -149,6 +152,16 @@ extension Store {
             for row in try Row.fetchAll(db, sql: "SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY type, name") {
                 guard let type = String.fromDatabaseValue(row[0] as DatabaseValue), let name = String.fromDatabaseValue(row[1] as DatabaseValue) else { continue }
                 found.append(ForeignTable(name: name, rows: nil, kind: .schemaObject, objectType: type))
+            }
+            // So are indexes of the model's tables that the layout does not make (an app's own,
+            // made for its fetches): the migrated store has the model's only. SQLite's own
+            // (`sqlite_autoindex_…`, for UNIQUE constraints) come with the tables.
+            let madeIndexes = Set(layout.tables.flatMap { $0.indexes.map { $0.name.lowercased() } })
+            let indexes = try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+            for row in indexes {
+                guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
+                      kept.contains(table.lowercased()), !madeIndexes.contains(name.lowercased()) else { continue }
+                found.append(ForeignTable(name: name, rows: nil, kind: .schemaObject, objectType: "index"))
             }
             return found
         }
