@@ -370,7 +370,11 @@ package enum Files {
     /// Whether the store file at `path` is read-only: this process may not write it, or its mode
     /// lets no one write it (`chmod 444`), which root, who may write anything, must respect too.
     package static func isReadOnlyStore(_ path: String) -> Bool {
-        guard isWritable(path) else { return true }
+        !isWritable(path) || modeForbidsWriting(path)
+    }
+
+    /// Whether a file's mode lets no one write it (`chmod 444`), whoever this process is.
+    package static func modeForbidsWriting(_ path: String) -> Bool {
         var status = stat()
         guard stat(path, &status) == 0 else { return false }
         return status.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH) == 0

@@ -297,6 +297,11 @@ public final class Store: @unchecked Sendable {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return MapcError.storeInUse(inUseMessage(path))
         }
+        if error.resultCode == .SQLITE_READONLY, Files.holdsUnfinishedWrite(journal: path + "-journal"), Files.modeForbidsWriting(path) {
+            return MapcError.store("\(path) has an unfinished write (\(path)-journal, left by a writer that was stopped) that SQLite must roll back before it can be read, "
+                                   + "and the store is read-only (its mode lets no one write it, which mapc respects as root too); make it writable (chmod u+w) and run again, "
+                                   + "or copy it together with its -journal and use the copy")
+        }
         if error.resultCode == .SQLITE_READONLY, Files.holdsUnfinishedWrite(journal: path + "-journal") {
             return MapcError.store("\(path) has an unfinished write (\(path)-journal) that must be rolled back before it can be read, and mapc could not do it here "
                                    + "(\(error.message ?? "read-only")); run any mapc command with write access to the store and its folder, or open it once with the sqlite3 shell")
@@ -353,12 +358,21 @@ public final class Store: @unchecked Sendable {
             + "wait for it to finish or close the app, then try again"
     }
 
+    /// Told the path of a store whose unfinished write (a hot `-journal`, left by a writer that
+    /// was stopped) SQLite rolled back as mapc opened it: the file changed, its committed content
+    /// did not. Set once, before any store is opened (the command line says it in a note).
+    nonisolated(unsafe) package static var unfinishedWriteRolledBack: ((String) -> Void)?
+
     /// Opens a connection to a store file. A read-only one first lets SQLite roll back a write a
     /// kill interrupted, unless `recovering` is off (a second connection to a store whose own
     /// connection is open: it recovered then, and a connection that only reads makes no write).
     package static func openQueue(path: String, readOnly: Bool, recovering: Bool = true, openingAs name: String? = nil) throws -> DatabaseQueue {
         // A store must be a regular file: a FIFO would block forever, a directory or device fail obscurely.
         if readOnly || Files.kind(of: path) != .missing { _ = try Files.existingStore(path) }
+        let unfinishedWrite = Files.holdsUnfinishedWrite(journal: path + "-journal")
+        defer {
+            if unfinishedWrite, !Files.holdsUnfinishedWrite(journal: path + "-journal") { unfinishedWriteRolledBack?(path) }
+        }
         if readOnly && recovering { recoverInterruptedWrite(path) }
         var configuration = Configuration()
         configuration.readonly = readOnly
@@ -395,7 +409,9 @@ public final class Store: @unchecked Sendable {
     /// connection with write access can roll back; until then read-only connections fail. Opening
     /// the store read-write once lets SQLite roll it back, as any of its readers would.
     private static func recoverInterruptedWrite(_ path: String) {
-        guard Files.holdsUnfinishedWrite(journal: path + "-journal") else { return }
+        // Not into a store whose mode lets no one write it: root respects that too, and the
+        // read that follows then fails saying why.
+        guard Files.holdsUnfinishedWrite(journal: path + "-journal"), !Files.isReadOnlyStore(path) else { return }
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         guard let queue = try? DatabaseQueue(path: path, configuration: configuration) else { return }
