@@ -8,9 +8,16 @@
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <stdlib.h>
 
 static char context[1024];
 static volatile sig_atomic_t context_length = 0;
+// What to say if the code called ends the process by exit() (which skips the migration's own
+// ending) on the thread that set the context: the status then says the run failed.
+static char exit_context[1024];
+static volatile sig_atomic_t exit_context_length = 0;
+static pthread_t context_thread;
 static struct sigaction previous[65];
 static const int signals[] = { SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT };
 
@@ -25,6 +32,31 @@ void mapc_crash_context_set(const char *text) {
 
 void mapc_crash_context_clear(void) {
     context_length = 0;
+    exit_context_length = 0;
+}
+
+void mapc_exit_context_set(const char *text) {
+    exit_context_length = 0;
+    size_t length = strlen(text);
+    if (length >= sizeof(exit_context)) length = sizeof(exit_context) - 1;
+    memcpy(exit_context, text, length);
+    exit_context[length] = 0;
+    context_thread = pthread_self();
+    exit_context_length = (sig_atomic_t)length;
+}
+
+// Runs at exit(): a policy called it while its mapping was being worked on, on the migration's
+// thread. The run did not finish (the store is as it was); a status of 0 would say it had.
+static void note_exit_in_context(void) {
+    sig_atomic_t length = exit_context_length;
+    if (length <= 0 || !pthread_equal(pthread_self(), context_thread)) return;
+    static const char prefix[] = "\nmapc: ";
+    static const char suffix[] = "\n";
+    ssize_t ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
+    ignored = write(STDERR_FILENO, exit_context, (size_t)length);
+    ignored = write(STDERR_FILENO, suffix, sizeof(suffix) - 1);
+    (void)ignored;
+    _exit(3);
 }
 
 static void note_and_hand_over(int signal, siginfo_t *info, void *ucontext) {
@@ -46,6 +78,7 @@ static void note_and_hand_over(int signal, siginfo_t *info, void *ucontext) {
 }
 
 void mapc_crash_note_install(void) {
+    atexit(note_exit_in_context);
     for (size_t index = 0; index < sizeof(signals) / sizeof(signals[0]); index++) {
         int signal = signals[index];
         struct sigaction action;

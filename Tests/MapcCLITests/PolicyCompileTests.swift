@@ -234,3 +234,25 @@ extension PolicyCompileTests {
         #expect(run.stderr.contains("hello from the policy"), "\(run.stderr)")
     }
 }
+
+extension PolicyCompileTests {
+    /// A policy calling `exit(0)` ended mapc with status 0 and nothing said, the store not migrated:
+    /// a script took it for a success. The status is 3 now, with a line naming the policy.
+    @Test func aPolicyCallingExitIsAFailure() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let policy = try folder.read("policies/UnCloudNotesPolicies.swift")
+        let anchor = "    public override class var keepsDefaultRelationships: Bool { true }\n"
+        #expect(policy.contains(anchor))
+        try folder.write("import Foundation\n" + policy.replacingOccurrences(of: anchor, with: anchor + """
+            public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { exit(0) }
+
+        """), to: "policies/UnCloudNotesPolicies.swift")
+        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: folder).status == 0)
+        let before = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
+        let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 3 && run.stderr.contains("of mapping 'AttachmentToImageAttachment' ended the process (it called exit)"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
+    }
+}

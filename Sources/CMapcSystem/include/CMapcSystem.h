@@ -84,8 +84,13 @@ int mapc_build_id(unsigned char *out, size_t capacity);
 /// set as the migration calls into a policy, cleared after. Copied; at most 511 bytes kept.
 void mapc_crash_context_set(const char *text);
 
-/// Forgets the context: a crash then adds nothing to the runtime's report.
+/// Forgets the context (and the exit context): a crash then adds nothing to the runtime's report.
 void mapc_crash_context_clear(void);
+
+/// What to say, on standard error, if the code called ends the process by `exit()` on this
+/// thread while the context is set (a policy calling exit): the process then ends with status 3,
+/// the migration not finished, where exit(0) said it succeeded. Installed with the crash note.
+void mapc_exit_context_set(const char *text);
 
 /// Installs the handler that writes the context before the crash report, for the signals a
 /// crash raises, handing each signal on to the handler installed before it. For a program that

@@ -298,8 +298,10 @@ final class MigrationRun: MigrationManagerFunctions {
             return
         }
         let source = PolicyRegistry.shared.compiledSource(of: type(of: policies[index])).map { " (\($0))" } ?? ""
-        mapc_crash_context_set("the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)' crashed while \(doing). "
-                               + PolicyCrash.storeUnchanged + " The crash report below names the policy's function\(source).")
+        let policy = "the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)'"
+        mapc_crash_context_set("\(policy) crashed while \(doing). " + PolicyCrash.storeUnchanged + " The crash report below names the policy's function\(source).")
+        mapc_exit_context_set("error: \(policy) ended the process (it called exit) while \(doing), before the migration finished (exit status 3). "
+                              + PolicyCrash.storeUnchanged + " A policy stops a migration by throwing an error, never by exit.")
     }
 
     /// Stops the run when its caller asked to cancel.
