@@ -256,3 +256,24 @@ extension PolicyCompileTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
     }
 }
+
+extension PolicyCompileTests {
+    /// An override of `createRelationships` that does not call `super` (Core Data's habit of
+    /// setting a value there) leaves every relationship the mapping declares unset: the run
+    /// succeeded without a word. It says so now, naming the mapping and its expressions.
+    @Test func relationshipExpressionsAPolicyNeverRunsAreSaid() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let policy = try folder.read("policies/UnCloudNotesPolicies.swift")
+        let anchor = "    public override class var keepsDefaultRelationships: Bool { true }\n"
+        #expect(policy.contains(anchor))
+        try folder.write(policy.replacingOccurrences(of: anchor, with: """
+            public override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {}
+
+        """), to: "policies/UnCloudNotesPolicies.swift")
+        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.stderr.contains("mapping 'AttachmentToImageAttachment' (policy UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4) declares relationship expressions (note) that set nothing"), "\(run.stderr)")
+    }
+}

@@ -27,6 +27,9 @@ struct MigrationLedger {
     private(set) var unrecordedBlocks: [(table: String, range: ClosedRange<Int64>, mapping: Int)] = []
     /// The objects of each entity that validation counted (`ValidationPhase` returns them): the summary's counts.
     var validatedCounts: [String: Int]?
+    /// Mappings with relationship expressions whose policy related objects without ever running
+    /// the default `createRelationships` (an override not calling `super`): the expressions set nothing.
+    var relationshipExpressionsUnused: Set<Int> = []
 
     /// An empty ledger for a model of `mappingCount` entity mappings.
     init(mappingCount: Int) {
@@ -65,6 +68,14 @@ struct MigrationLedger {
         for (index, entityMapping) in mapping.entityMappings.enumerated() where entityMapping.policy != nil && handed[index] > 0 && created[index] == 0 {
             summary.cautions.append("mapping '\(entityMapping.name)' (policy \(entityMapping.policy ?? "")) was handed \(handed[index]) source object\(handed[index] == 1 ? "" : "s") and created none: "
                                     + "its objects are dropped. If that is not meant, its createDestinationInstances must insert what it makes (manager.insert(_:associatedWith:mapping:)); a remove mapping says a drop is meant")
+        }
+        // An override of createRelationships without `super` (Core Data's habit: set a value
+        // there, forgetting the call) leaves every relationship the mapping declares unset.
+        for index in relationshipExpressionsUnused.sorted() {
+            let entityMapping = mapping.entityMappings[index]
+            let names = entityMapping.relationships.map(\.name).joined(separator: ", ")
+            summary.cautions.append("mapping '\(entityMapping.name)' (policy \(entityMapping.policy ?? "")) declares relationship expressions (\(names)) that set nothing: its createRelationships "
+                                    + "never called super.createRelationships, which evaluates them (what the policy set itself is kept). Call it from the override, or remove the expressions if the policy sets the relationships")
         }
         return summary
     }

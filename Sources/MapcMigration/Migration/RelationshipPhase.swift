@@ -36,6 +36,7 @@ struct RelationshipPhase {
             }
             run.report(.relate, entityMapping.name, 0, created)
             var related: Int64?
+            var firstRanDefault = false
             if run.sourceAttached, let compiled = try CompiledMappings(run).relationships(index) {
                 var keepsDefault = true
                 if customPolicy {
@@ -48,6 +49,7 @@ struct RelationshipPhase {
                         related = try relateAssociations(run, index, batchSize: 1, limit: 1, relate)
                     }
                     keepsDefault = related == nil || (ranDefault && run.policyWrites == writesBefore)
+                    firstRanDefault = ranDefault
                 }
                 if keepsDefault {
                     try run.withJoinTableCache(if: compiled.contains(where: \.writesJoinRows)) { for statement in compiled { try statement.execute(run) } }
@@ -58,10 +60,16 @@ struct RelationshipPhase {
                     continue
                 }
             }
-            if let rule = run.keyRules[index] {
-                try relateByKeyRule(run, index, rule, relate)
-            } else {
-                _ = try relateAssociations(run, index, after: related, relate)
+            // Whether a policy's hook ever runs the default, which evaluates the mapping's relationship expressions.
+            let ranDefault = try run.runsDefaultRelationships(index) {
+                if let rule = run.keyRules[index] {
+                    try relateByKeyRule(run, index, rule, relate)
+                } else {
+                    _ = try relateAssociations(run, index, after: related, relate)
+                }
+            }
+            if customPolicy, !entityMapping.relationships.isEmpty, done > 0, !ranDefault, !firstRanDefault {
+                run.ledger.relationshipExpressionsUnused.insert(index)
             }
             run.currentRelation = nil
             run.report(.relate, entityMapping.name, done, created, finished: true)
