@@ -173,3 +173,27 @@ struct IdentityAcrossEntitiesTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
 }
+
+/// A mapping whose source entity is abstract reads only that entity's own objects, which it has
+/// none of: it created nothing and a relationship looking its objects up was emptied, exit 0,
+/// while `check` said nothing of it. It warns now, with the fetch that reads the sub-entities.
+@Suite("A mapping of an abstract source entity")
+struct AbstractSourceMappingTests {
+    @Test func checkWarnsAndOffersTheFetch() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(FetchReachIdentityTests.v1, to: "schemas/v1.yaml")
+        try folder.write(FetchReachIdentityTests.v2, to: "schemas/v2.yaml")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        let mapping = "source: v1\ndestination: v2\nentityMappings:\n  - name: AnimalToPet\n    source: Animal\n    destination: Pet\n    attributes: { name: $source.name }\n" + FetchReachIdentityTests.dogToHound
+        try folder.write(mapping, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.stderr.contains("mapping_v1_to_v2.yaml:5:13: warning: source entity 'Animal' is abstract: it has no objects of its own, so 'AnimalToPet' reads none and creates nothing")
+                && check.stderr.contains("reads its sub-entities' objects (Dog, Cat)"), "\(check.stderr)")
+        // With the fetch it offers, the warning is gone and the cats become pets.
+        try folder.write(mapping.replacingOccurrences(of: "    source: Animal\n", with: "    source: Animal\n    sourceExpression: 'FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Animal\", \"TRUEPREDICATE\"), $manager.sourceContext, NO)'\n"),
+                         to: "mappings/mapping_v1_to_v2.yaml")
+        let fetched = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(!fetched.stderr.contains("is abstract"), "\(fetched.stderr)")
+    }
+}

@@ -57,6 +57,15 @@ extension MappingChecker {
         var destinationEntity: Entity?
         if let name = entityMapping.source {
             sourceEntity = sourceSchema.entity(named: name)
+            // An abstract entity has no objects of its own: without a fetch (which reads the
+            // sub-entities' too) the mapping reads nothing, and a lookup naming it finds nothing.
+            if let abstract = sourceEntity, abstract.isAbstract, entityMapping.sourceExpression == nil, entityMapping.type != .remove {
+                let subEntities = sourceSchema.hierarchy(under: abstract).filter { !$0.isAbstract }.map(\.name)
+                warning("source entity '\(name)' is abstract: it has no objects of its own, so '\(entityMapping.name)' reads none and creates nothing (a lookup naming it finds nothing)",
+                        at: entityMapping.location(of: "source"), length: name.count,
+                        fix: "give it a sourceExpression fetching \(name), which reads its sub-entities' objects (\(subEntities.joined(separator: ", "))): "
+                            + "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"\(name)\", \"TRUEPREDICATE\"), $manager.sourceContext, NO); or map each sub-entity in a mapping of its own")
+            }
             if sourceEntity == nil {
                 error("unknown source entity '\(name)' in \(sourceSchema.version)", at: entityMapping.location(of: "source"), length: name.count,
                       fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name)) ?? "entities: \(sourceSchema.entities.map(\.name).joined(separator: ", "))")
