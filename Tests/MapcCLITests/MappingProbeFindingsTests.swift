@@ -197,3 +197,56 @@ struct AbstractSourceMappingTests {
         #expect(!fetched.stderr.contains("is abstract"), "\(fetched.stderr)")
     }
 }
+
+/// A relationship an expression only follows to other values (`ownerName: $source.owner.name`)
+/// or counts (`$source.pets.@count`) counted as read: with neither side mapped, every link was
+/// dropped without a warning (`check` 0 warnings, the run exit 0, `owner: null`). Its links count
+/// as kept only where an expression takes its value; so does an ordered to-many's order.
+@Suite("A relationship followed or counted keeps no link")
+struct FollowedRelationshipTests {
+    static let entities = """
+      Person:
+        attributes: { name: string, petCount: int64? }
+        relationships:
+          pets: { destination: Pet, toMany: true, ordered: true, inverse: owner, optional: true }
+      Pet:
+        attributes: { name: string, ownerName: string? }
+        relationships:
+          owner: { destination: Person, inverse: pets, optional: true }
+
+    """
+
+    @Test func checkWarnsOfTheLinksAndTheOrder() throws {
+        let v1 = Self.entities.replacingOccurrences(of: ", petCount: int64?", with: "").replacingOccurrences(of: ", ownerName: string?", with: "")
+        let folder = try CLI.project(versions: [("v1", v1), ("v2", Self.entities)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        let mapping = """
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: PersonToPerson
+            source: Person
+            destination: Person
+            attributes: { name: $source.name, petCount: $source.pets.@count }
+          - name: PetToPet
+            source: Pet
+            destination: Pet
+            attributes: { name: $source.name, ownerName: $source.owner.name }
+
+        """
+        try folder.write(mapping, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.stderr.contains("'owner' of Pet in v1 is read by no expression of this mapping ('owner' only followed to other values or counted, which keeps no link)")
+                && check.stderr.contains("'pets' of Person in v1 is read by no expression"), "\(check.stderr)")
+        // Its value taken (the inverse then follows): nothing said of the links, but the order of
+        // `pets`, which the inverse alone does not keep, is.
+        try folder.write(mapping.replacingOccurrences(of: "ownerName: $source.owner.name }", with: """
+        ownerName: $source.owner.name }
+            relationships: { owner: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PersonToPerson", $source.owner)' }
+        """), to: "mappings/mapping_v1_to_v2.yaml")
+        let mapped = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(!mapped.stderr.contains("warning: 'owner' of Pet") && !mapped.stderr.contains("warning: 'pets' of Person")
+                && mapped.stderr.contains("the order of 'pets' of Person in v1 is read by no expression"), "\(mapped.stderr)")
+    }
+}

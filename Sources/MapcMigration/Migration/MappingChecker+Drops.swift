@@ -47,6 +47,9 @@ extension MappingChecker {
     /// handed to a policy's function, an expression using the source object as a whole).
     struct SourceReads {
         var properties: Set<String> = []
+        /// Relationships whose value some expression takes whole (`Entity.name`): a relationship
+        /// only followed further, or counted, carries none of its links.
+        var links: Set<String> = []
         /// Entities whose objects are read whole: handed to a policy's function, or used whole.
         var wholeEntities: Set<String> = []
         /// Entities a custom policy's code may read (its mapping's and those they lead to): their
@@ -84,19 +87,24 @@ extension MappingChecker {
                 // A copy carries the properties both entities have by name, and nothing else.
                 let carried = Set(Self.storedProperties(of: target, in: destination))
                 for entity in entities {
-                    for property in Self.storedProperties(of: entity, in: source) where carried.contains(property) { reads.properties.insert("\(entity.name).\(property)") }
+                    for property in Self.storedProperties(of: entity, in: source) where carried.contains(property) {
+                        reads.properties.insert("\(entity.name).\(property)")
+                        reads.links.insert("\(entity.name).\(property)")
+                    }
                 }
             }
-            guard let paths = SourceProjection.keyPathsRead(by: expressions) else {
+            guard let paths = SourceProjection.pathsRead(by: expressions) else {
                 // The source object used whole (handed to a function, cast): it, and what it leads to.
                 reads.wholeEntities.formUnion(entities.map(\.name))
                 reads.policyReach.formUnion(reach())
                 continue
             }
             for path in paths {
-                // Each key is read for every entity the path may be at there.
+                // Each key is read for every entity the path may be at there; the last one's
+                // value whole, when the expression takes it.
+                let valueKey = path.givesValue ? path.keys.lastIndex { $0 != SourceProjection.wholeObjects } : nil
                 var at = entities
-                for key in path {
+                for (position, key) in path.keys.enumerated() {
                     if key == SourceProjection.wholeObjects {
                         reads.wholeEntities.formUnion(at.map(\.name))
                         break
@@ -104,6 +112,7 @@ extension MappingChecker {
                     var next: [Entity] = []
                     for entity in at {
                         reads.properties.insert("\(entity.name).\(key)")
+                        if position == valueKey { reads.links.insert("\(entity.name).\(key)") }
                         if case .relationship(let relationship)? = source.property(named: key, in: entity), let target = source.entity(named: relationship.destination) {
                             next += source.hierarchy(under: target)
                         }
@@ -137,14 +146,16 @@ extension MappingChecker {
             let dropped = Set(readBy.flatMap(\.drops))
             // A relationship's links are read from either side (a to-many is usually set from its
             // to-one inverse), and are nothing to keep when no mapping keeps the objects they lead to.
+            // A relationship counts as read where an expression takes its value (its objects), not
+            // where one only follows it further (`$source.owner.name`) or counts it.
             func isRead(_ property: String) -> Bool {
-                if read.contains("\(entity.name).\(property)") { return true }
                 guard case .relationship(let relationship)? = source.property(named: property, in: entity),
-                      let target = source.entity(named: relationship.destination) else { return false }
+                      let target = source.entity(named: relationship.destination) else { return read.contains("\(entity.name).\(property)") }
+                if reads.links.contains("\(entity.name).\(property)") { return true }
                 let targets = source.hierarchy(under: target)
                 if !targets.contains(where: { target in !target.isAbstract && Self.readers(of: target, in: source, among: all).contains { $0.type != .remove } }) { return true }
                 guard let inverse = relationship.inverse else { return false }
-                return targets.contains { read.contains("\($0.name).\(inverse)") || readWhole.contains($0.name) }
+                return targets.contains { reads.links.contains("\($0.name).\(inverse)") || readWhole.contains($0.name) }
             }
             let stored = Self.storedProperties(of: entity, in: source)
             let unread = stored.filter { property in
@@ -164,7 +175,10 @@ extension MappingChecker {
             let at = readBy.first { $0.source == entity.name } ?? readBy[0]
             let list = unread.map { "'\($0)'" }.joined(separator: ", ")
             let (them, values) = unread.count == 1 ? ("it", "its values") : ("them", "their values")
-            warning("\(list) of \(entity.name) in \(source.version) \(unread.count == 1 ? "is" : "are") read by no expression of this mapping: \(values) would be dropped",
+            // A relationship an expression follows to other values (`$source.owner.name`) keeps none of its links.
+            let followed = unread.filter { read.contains("\(entity.name).\($0)") }
+            let only = followed.isEmpty ? "" : " (\(followed.map { "'\($0)'" }.joined(separator: ", ")) only followed to other values or counted, which keeps no link)"
+            warning("\(list) of \(entity.name) in \(source.version) \(unread.count == 1 ? "is" : "are") read by no expression of this mapping\(only): \(values) would be dropped",
                     at: at.location, length: at.name.count,
                     fix: "map \(them) where the values belong, or add 'drops: [\(unread.joined(separator: ", "))]' to '\(at.name)' to drop them on purpose")
         }
@@ -183,7 +197,8 @@ extension MappingChecker {
             guard let sourceName = entityMapping.source, let sourceEntity = source.entity(named: sourceName), !reads.wholeEntities.contains(sourceName),
                   let destinationName = entityMapping.destination, let destinationEntity = destination.entity(named: destinationName) else { continue }
             let unreadOrders = source.allRelationships(of: sourceEntity).filter { relationship in
-                relationship.isToMany && relationship.isOrdered && !relationship.isTransient && !reads.properties.contains("\(sourceName).\(relationship.name)")
+                // Counted or followed further, its objects' order is read by nothing.
+                relationship.isToMany && relationship.isOrdered && !relationship.isTransient && !reads.links.contains("\(sourceName).\(relationship.name)")
                     && !entityMapping.drops.contains(relationship.name)
             }
             guard !unreadOrders.isEmpty else { continue }

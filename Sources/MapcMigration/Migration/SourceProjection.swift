@@ -42,36 +42,54 @@ enum SourceProjection {
 
     /// The key paths the expressions follow from the source object, each as its keys (a
     /// collection operator is passed over: the keys after it are its elements'); nil when they
-    /// use the object in any other way (see `propertiesRead`). Walked without recursion.
+    /// use the object in any other way (see `propertiesRead`).
     static func keyPathsRead(by expressions: [Expr]) -> [[String]]? {
-        var paths: [[String]] = []
+        pathsRead(by: expressions)?.map(\.keys)
+    }
+
+    /// A key path an expression follows from the source object.
+    struct ReadPath {
+        /// Its keys, collection operators passed over.
+        var keys: [String]
+        /// Whether the expression takes the value of its last key whole (`$source.owner`, handed
+        /// to a lookup or a policy's function), rather than following it further
+        /// (`$source.owner.name`), through a collection operator (`$source.pets.@count`) or in a
+        /// fetch's test: only then does a relationship's value carry its links anywhere.
+        var givesValue: Bool
+    }
+
+    /// The key paths the expressions follow from the source object; nil when they use the object
+    /// in any other way (see `propertiesRead`). Walked without recursion.
+    static func pathsRead(by expressions: [Expr]) -> [ReadPath]? {
+        var paths: [ReadPath] = []
         var pending = expressions
         while let expression = pending.popLast() {
             switch expression.kind {
             case .keyPath(let root, let components) where isSourceObject(root):
                 guard case .key? = components.first else { return nil }
-                paths.append(keys(of: components))
+                paths.append(ReadPath(keys: keys(of: components), givesValue: endsInKey(components)))
             case .method(let receiver, let selector, _, let arguments) where isKeyRead(expression):
                 // `FUNCTION($source, "valueForKey:", "name")` reads `name`, as `$source.name` does
                 // (it was taken for the object used whole: every property of it and of the
                 // objects it leads to counted as read). A key that is not a constant may be any.
                 guard case .literal(.string(let text)) = arguments[0].kind, !text.isEmpty else { return nil }
-                let tail = selector == MethodSelector.valueForKey.rawValue ? [text] : keys(of: PathComponent.components(of: text, at: arguments[0].range))
+                let named = PathComponent.components(of: text, at: arguments[0].range)
+                let tail = selector == MethodSelector.valueForKey.rawValue ? [text] : keys(of: named)
                 var head: [String] = []
                 if case .keyPath(_, let components) = receiver.kind { head = keys(of: components) }
                 // A path of operators alone (`"@count"`) is of the object itself: used whole.
                 guard !(head + tail).isEmpty else { return nil }
-                paths.append(head + tail)
+                paths.append(ReadPath(keys: head + tail, givesValue: selector == MethodSelector.valueForKey.rawValue || endsInKey(named)))
             case .method(let receiver, _, _, let arguments) where receiver.kind == .variable("entityPolicy"):
                 // A policy's function is the user's code: what it is given it may read whole.
                 for argument in arguments {
                     if isSourceObject(argument) { return nil }
                     if case .keyPath(let root, let components) = argument.kind, isSourceObject(root), case .key? = components.first {
-                        paths.append(keys(of: components) + [wholeObjects])
+                        paths.append(ReadPath(keys: keys(of: components) + [wholeObjects], givesValue: true))
                     } else if isKeyRead(argument) {
                         // `FUNCTION($source, "valueForKey:", "note")` hands over what `$source.note` does.
-                        guard let read = keyPathsRead(by: [argument]) else { return nil }
-                        paths += read.map { $0 + [wholeObjects] }
+                        guard let read = pathsRead(by: [argument]) else { return nil }
+                        paths += read.map { ReadPath(keys: $0.keys + [wholeObjects], givesValue: true) }
                     } else {
                         pending.append(argument)
                     }
@@ -82,7 +100,7 @@ enum SourceProjection {
                 // A fetch's predicate is evaluated with `$source` bound: its `$source` key paths
                 // read the source object (its bare keys are the fetched objects').
                 if selector == MethodSelector.fetchRequestForSourceEntity.rawValue, let predicate = MigrationAnalysis.fetchPredicate(arguments) {
-                    paths += sourceVariablePaths(in: predicate)
+                    paths += sourceVariablePaths(in: predicate).map { ReadPath(keys: $0, givesValue: false) }
                 }
             case .evaluatedObject, .variable:
                 if isSourceObject(expression) { return nil }
@@ -95,6 +113,12 @@ enum SourceProjection {
 
     /// The last "key" of a path whose objects are handed whole to a policy's function.
     static let wholeObjects = "*"
+
+    /// Whether a key path ends in a key, not a collection operator.
+    private static func endsInKey(_ components: [PathComponent]) -> Bool {
+        if case .key? = components.last { return true }
+        return false
+    }
 
     /// A key path's keys, collection operators passed over.
     private static func keys(of components: [PathComponent]) -> [String] {

@@ -157,10 +157,13 @@ extension Store {
             // made for its fetches): the migrated store has the model's only. SQLite's own
             // (`sqlite_autoindex_…`, for UNIQUE constraints) come with the tables.
             let madeIndexes = Set(layout.tables.flatMap { $0.indexes.map { $0.name.lowercased() } })
+            // Entities' tables only: a join table read off a store keeps no list of its indexes
+            // (Core Data's one index there is named by its columns, which stores of some eras lack).
+            let entityTables = Set(layout.entities.values.map { $0.table.lowercased() })
             let indexes = try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
             for row in indexes {
                 guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
-                      kept.contains(table.lowercased()), !madeIndexes.contains(name.lowercased()) else { continue }
+                      entityTables.contains(table.lowercased()), !madeIndexes.contains(name.lowercased()) else { continue }
                 found.append(ForeignTable(name: name, rows: nil, kind: .schemaObject, objectType: "index"))
             }
             return found
