@@ -246,5 +246,15 @@ extension ExpressionCheckerTests {
         #expect(try warnings(#"TERNARY(caption != nil, "Photo: " + caption, "Photo")"#).isEmpty)
         #expect(try warnings(#"TERNARY(caption == nil, "Photo", "Photo: " + caption)"#).isEmpty)
         #expect(try warnings(#""Photo: " + kind"#).isEmpty, "kind is required")
+        // The same, as a mapping checks an attribute's expression (each branch on its own): the
+        // condition guarded nothing there, and both forms were warned of.
+        func stored(_ text: String) throws -> [Diagnostic] {
+            var checker = ExpressionChecker(scope: CheckScope(schema: ExpressionFixture.schema, source: "ImageAttachment"), source: ExpressionSource(text: text))
+            checker.checkAssignable(try ExpressionParser.parse(text).get(), to: Attribute(name: "label", type: .string, isOptional: true), entity: "Label")
+            return checker.diagnostics.filter { $0.severity == .warning }
+        }
+        #expect(try stored(#"TERNARY(caption != nil, "Photo: " + caption, "Photo")"#).isEmpty)
+        #expect(try stored(#"TERNARY(caption == nil, "Photo", "Photo: " + caption)"#).isEmpty)
+        #expect(try stored(#"TERNARY(caption == nil, "Photo: " + caption, "Photo")"#).count == 1, "the branch where it is nil")
     }
 }

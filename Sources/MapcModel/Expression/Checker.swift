@@ -73,8 +73,15 @@ package struct ExpressionChecker {
         let target = "attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))"
         if case .ternary(let condition, let whenTrue, let whenFalse) = expression.kind {
             checkPredicate(condition)
+            // Each branch knowing what the condition tested against nil, as `type(of:)` checks a
+            // TERNARY (`lastName != nil` guards `firstName + " " + lastName` where it is true).
+            let known = nonNilKeys
+            defer { nonNilKeys = known }
+            nonNilKeys = known.union(Self.tested(condition, isNil: false))
             checkAssignable(whenTrue, to: attribute, entity: entity, whole: whole)
+            nonNilKeys = known.union(Self.tested(condition, isNil: true))
             checkAssignable(whenFalse, to: attribute, entity: entity, whole: whole)
+            nonNilKeys = known
             if expression.range == whole.range { warnOfNil(in: expression, stored: attribute, target: target) }
             return
         }
