@@ -250,3 +250,41 @@ struct FollowedRelationshipTests {
                 && mapped.stderr.contains("the order of 'pets' of Person in v1 is read by no expression"), "\(mapped.stderr)")
     }
 }
+
+/// Mistakes `check` passed that the run then refused: a lookup given values rather than objects
+/// (`$source.pets.name`: "needs objects, found a string" at run time); and a call on
+/// `$entityPolicy` in a mapping without a policy, told "this mapping's policy registers no functions".
+@Suite("check of lookups given values, and of a policy function without a policy")
+struct LookupArgumentCheckTests {
+    @Test func bothAreSaidByCheck() throws {
+        let entities = """
+          Person:
+            attributes: { name: string }
+            relationships:
+              pets: { destination: Pet, toMany: true, inverse: owner, optional: true }
+          Pet:
+            attributes: { name: string }
+            relationships:
+              owner: { destination: Person, inverse: pets, optional: true }
+
+        """
+        let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: PersonToPerson
+            source: Person
+            destination: Person
+            attributes: { name: 'FUNCTION($entityPolicy, "shout:", $source.name)' }
+            relationships: { pets: 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PetToPet", $source.pets.name)' }
+          - { name: PetToPet, source: Pet, destination: Pet, attributes: { name: $source.name } }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("'destinationInstancesForEntityMappingNamed:sourceInstances:' takes source objects, but this passes string values")
+                && check.stderr.contains("this mapping has no policy: name one under 'policy:' whose class registers 'shout:'"), "\(check.stderr)")
+    }
+}

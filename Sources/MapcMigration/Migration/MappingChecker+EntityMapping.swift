@@ -157,6 +157,7 @@ extension MappingChecker {
         if sides.sourceEntity == nil { scope.evaluatedObject = .unknown; scope.variables["source"] = .unknown }
         scope.entityMappings = mappings
         scope.policyFunctions = entityMapping.policy.flatMap { policies.makePolicy(named: $0) }.map { Set($0.functions.keys) } ?? (entityMapping.policy == nil ? [] : nil)
+        scope.hasPolicy = entityMapping.policy != nil
         return scope
     }
 

@@ -83,7 +83,8 @@ extension ExpressionChecker {
                 let trimmed = selector.hasSuffix(":") ? String(selector.dropLast()) : selector
                 if !known.contains(selector) && !known.contains(trimmed) && !known.contains(trimmed + ":") {
                     error("the entity policy has no function '\(selector)'", selectorRange,
-                          fix: Suggestions.didYouMean(selector, in: known) ?? (known.isEmpty ? "this mapping's policy registers no functions" : "registered: \(known.sorted().joined(separator: ", "))"))
+                          fix: Suggestions.didYouMean(selector, in: known) ?? (!scope.hasPolicy ? "this mapping has no policy: name one under 'policy:' whose class registers '\(selector)'"
+                            : known.isEmpty ? "this mapping's policy registers no functions" : "registered: \(known.sorted().joined(separator: ", "))"))
                 }
             }
             return .unknown
@@ -137,6 +138,14 @@ extension ExpressionChecker {
                           fix: "pass the \(known == .destinationInstancesForEntityMapping ? "source" : "destination") objects to look up (\(known == .destinationInstancesForEntityMapping ? "$source, or $source.relationship" : "the objects found"))")
                 }
                 let given: ExprType = { if case .collection(let inner) = types[1] { return inner } else { return types[1] } }()
+                // Values, not objects (`$source.pets.name`): the run found no object to look up.
+                switch given {
+                case .object, .unknown, .null, .collection: break
+                case _ where given.isOpen: break
+                default:
+                    error("'\(selector)' takes \(known == .destinationInstancesForEntityMapping ? "source" : "destination") objects, but this passes \(given) values",
+                          arguments[1].range, fix: "pass the objects themselves (a relationship, such as $source.pets), not a property of them")
+                }
                 if let expected, case .object(let entity) = given, !entity.isEmpty, let schema = scope.schema,
                    let givenEntity = schema.entity(named: entity), !schema.ancestry(of: givenEntity).contains(where: { $0.name == expected }) {
                     error("mapping '\(name)' reads \(expected) objects, but this passes \(entity) objects", arguments[1].range)

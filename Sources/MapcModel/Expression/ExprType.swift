@@ -137,6 +137,8 @@ package struct CheckScope: Sendable {
     package var entityMappings: [String: (source: String?, destination: String?)]?
     /// Functions the entity policy registers; nil when unknown (calls are then not verified).
     package var policyFunctions: Set<String>?
+    /// Whether the mapping names a policy at all (`$entityPolicy` of one without has no functions).
+    package var hasPolicy = true
 
     /// A scope where `$source` and `SELF` are objects of `entity` in `schema`.
     package init(schema: Schema?, source entity: String?, variables: [String: ExprType] = [:]) {
