@@ -21,13 +21,19 @@ static pthread_t context_thread;
 static struct sigaction previous[65];
 static const int signals[] = { SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGFPE, SIGABRT };
 
-void mapc_crash_context_set(const char *text) {
-    context_length = 0;
+// Copies text into a context's buffer, its length made 0 while it changes (a handler reading it
+// then writes nothing) and set last.
+static void keep(char *buffer, size_t capacity, volatile sig_atomic_t *kept, const char *text) {
+    *kept = 0;
     size_t length = strlen(text);
-    if (length >= sizeof(context)) length = sizeof(context) - 1;
-    memcpy(context, text, length);
-    context[length] = 0;
-    context_length = (sig_atomic_t)length;
+    if (length >= capacity) length = capacity - 1;
+    memcpy(buffer, text, length);
+    buffer[length] = 0;
+    *kept = (sig_atomic_t)length;
+}
+
+void mapc_crash_context_set(const char *text) {
+    keep(context, sizeof(context), &context_length, text);
 }
 
 void mapc_crash_context_clear(void) {
@@ -37,12 +43,8 @@ void mapc_crash_context_clear(void) {
 
 void mapc_exit_context_set(const char *text) {
     exit_context_length = 0;
-    size_t length = strlen(text);
-    if (length >= sizeof(exit_context)) length = sizeof(exit_context) - 1;
-    memcpy(exit_context, text, length);
-    exit_context[length] = 0;
     context_thread = pthread_self();
-    exit_context_length = (sig_atomic_t)length;
+    keep(exit_context, sizeof(exit_context), &exit_context_length, text);
 }
 
 // Runs at exit(): a policy called it while its mapping was being worked on, on the migration's

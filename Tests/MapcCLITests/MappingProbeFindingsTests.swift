@@ -1,6 +1,11 @@
 import Foundation
 import Testing
 
+/// Makes a project's `mappings` folder.
+private func makeMappingsFolder(_ folder: URL) throws {
+    try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+}
+
 /// The objects of a dump, by entity.
 private func dumpedObjects(_ folder: URL, _ store: String) throws -> [String: [[String: Any]]] {
     let dump = try CLI.run(["dump", store], in: folder)
@@ -61,7 +66,7 @@ struct FetchReachIdentityTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(Self.v1, to: "schemas/v1.yaml")
         try folder.write(Self.v2, to: "schemas/v2.yaml")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         try folder.write("source: v1\ndestination: v2\nentityMappings:\n" + (fetchFirst ? Self.animalToPet + Self.dogToHound : Self.dogToHound + Self.animalToPet),
                          to: "mappings/mapping_v1_to_v2.yaml")
         try folder.write(#"{"version":"v1","objects":{"Dog":[{"id":"d1","name":"Rex","barks":true}],"Cat":[{"id":"c1","name":"Tom","lives":9}]}}"#, to: "d.json")
@@ -97,7 +102,7 @@ struct IdentityRuleClashTests {
         """
         let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         try folder.write("""
         source: v1
         destination: v2
@@ -124,7 +129,7 @@ struct DropsSilenceUnmappedTests {
         let entities = "  Item:\n    attributes: { label: string, note: string?, price: double? }\n"
         let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         try folder.write("""
         source: v1
         destination: v2
@@ -154,7 +159,7 @@ struct IdentityAcrossEntitiesTests {
             ("v2", "  Person:\n    attributes: { name: string }\n  Card:\n    attributes: { name: string }\n"),
         ])
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         try folder.write("""
         source: v1
         destination: v2
@@ -184,7 +189,7 @@ struct AbstractSourceMappingTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try folder.write(FetchReachIdentityTests.v1, to: "schemas/v1.yaml")
         try folder.write(FetchReachIdentityTests.v2, to: "schemas/v2.yaml")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         let mapping = "source: v1\ndestination: v2\nentityMappings:\n  - name: AnimalToPet\n    source: Animal\n    destination: Pet\n    attributes: { name: $source.name }\n" + FetchReachIdentityTests.dogToHound
         try folder.write(mapping, to: "mappings/mapping_v1_to_v2.yaml")
         let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
@@ -220,7 +225,7 @@ struct FollowedRelationshipTests {
         let v1 = Self.entities.replacingOccurrences(of: ", petCount: int64?", with: "").replacingOccurrences(of: ", ownerName: string?", with: "")
         let folder = try CLI.project(versions: [("v1", v1), ("v2", Self.entities)])
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         let mapping = """
         source: v1
         destination: v2
@@ -270,7 +275,7 @@ struct LookupArgumentCheckTests {
         """
         let folder = try CLI.project(versions: [("v1", entities), ("v2", entities)])
         defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try makeMappingsFolder(folder)
         try folder.write("""
         source: v1
         destination: v2

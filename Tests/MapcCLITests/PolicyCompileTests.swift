@@ -217,17 +217,8 @@ extension PolicyCompileTests {
     /// A policy's `print` went to standard output, after `run --format json`'s JSON, which a
     /// script then could not parse; it goes to standard error, and the results stay whole.
     @Test func aPolicysPrintsStayOutOfTheResults() throws {
-        let folder = try CLI.project()
+        let folder = try Self.exampleWithPolicy(#"public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { print("hello from the policy") }"#)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try CLI.addMappingsAndPolicies(to: folder)
-        let policy = try folder.read("policies/UnCloudNotesPolicies.swift")
-        let anchor = "    public override class var keepsDefaultRelationships: Bool { true }\n"
-        #expect(policy.contains(anchor))
-        try folder.write(policy.replacingOccurrences(of: anchor, with: anchor + """
-            public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { print("hello from the policy") }
-
-        """), to: "policies/UnCloudNotesPolicies.swift")
-        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: folder).status == 0)
         let run = try CLI.run(["run", "--format", "json", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(run.status == 0, "\(run.stderr)")
         #expect((try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8))) != nil && !run.stdout.contains("hello"), "\(run.stdout)")
@@ -239,17 +230,8 @@ extension PolicyCompileTests {
     /// A policy calling `exit(0)` ended mapc with status 0 and nothing said, the store not migrated:
     /// a script took it for a success. The status is 3 now, with a line naming the policy.
     @Test func aPolicyCallingExitIsAFailure() throws {
-        let folder = try CLI.project()
+        let folder = try Self.exampleWithPolicy("public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { exit(0) }", imports: "import Foundation\n")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try CLI.addMappingsAndPolicies(to: folder)
-        let policy = try folder.read("policies/UnCloudNotesPolicies.swift")
-        let anchor = "    public override class var keepsDefaultRelationships: Bool { true }\n"
-        #expect(policy.contains(anchor))
-        try folder.write("import Foundation\n" + policy.replacingOccurrences(of: anchor, with: anchor + """
-            public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { exit(0) }
-
-        """), to: "policies/UnCloudNotesPolicies.swift")
-        #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: folder).status == 0)
         let before = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
         let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(run.status == 3 && run.stderr.contains("of mapping 'AttachmentToImageAttachment' ended the process (it called exit)"), "\(run.stderr)")
@@ -262,18 +244,24 @@ extension PolicyCompileTests {
     /// setting a value there) leaves every relationship the mapping declares unset: the run
     /// succeeded without a word. It says so now, naming the mapping and its expressions.
     @Test func relationshipExpressionsAPolicyNeverRunsAreSaid() throws {
-        let folder = try CLI.project()
+        let folder = try Self.exampleWithPolicy("public override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {}", keeping: false)
         defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.stderr.contains("mapping 'AttachmentToImageAttachment' (policy UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4) declares relationship expressions (note) that set nothing"), "\(run.stderr)")
+    }
+}
+
+extension PolicyCompileTests {
+    /// A copy of the example project whose v3 -> v4 policy has `member` in place of its
+    /// `keepsDefaultRelationships` line (or after it, `keeping` it), with a v2 store `notes.db`.
+    static func exampleWithPolicy(_ member: String, keeping: Bool = true, imports: String = "") throws -> URL {
+        let folder = try CLI.project()
         try CLI.addMappingsAndPolicies(to: folder)
         let policy = try folder.read("policies/UnCloudNotesPolicies.swift")
         let anchor = "    public override class var keepsDefaultRelationships: Bool { true }\n"
         #expect(policy.contains(anchor))
-        try folder.write(policy.replacingOccurrences(of: anchor, with: """
-            public override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {}
-
-        """), to: "policies/UnCloudNotesPolicies.swift")
+        try folder.write(imports + policy.replacingOccurrences(of: anchor, with: (keeping ? anchor : "") + "    " + member + "\n"), to: "policies/UnCloudNotesPolicies.swift")
         #expect(try CLI.run(["load", CLI.packageRoot.appendingPathComponent("Tests/MapcCLITests/Fixtures/uncloudnotes-v2.json").path, "notes.db"], in: folder).status == 0)
-        let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
-        #expect(run.stderr.contains("mapping 'AttachmentToImageAttachment' (policy UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4) declares relationship expressions (note) that set nothing"), "\(run.stderr)")
+        return folder
     }
 }

@@ -166,7 +166,7 @@ struct ExpressionCheckerTests {
     @Test func aNilThatCanReachARequiredAttributeIsAWarning() throws {
         func warnings(_ text: String, into attribute: Attribute, filter: String? = nil) throws -> [Diagnostic] {
             var checker = ExpressionChecker(scope: scope(), source: ExpressionSource(text: text))
-            if let filter { checker.nonNilKeys = ExpressionChecker.tested(try ExpressionParser.parse(filter).get(), isNil: false) }
+            if let filter { checker.nonNilKeys = ExpressionChecker.nonNil(where: try ExpressionParser.parse(filter).get(), holds: true) }
             checker.checkAssignable(try ExpressionParser.parse(text).get(), to: attribute, entity: "Note")
             return checker.diagnostics.filter { $0.message.contains("can be nil") }
         }
@@ -256,5 +256,8 @@ extension ExpressionCheckerTests {
         #expect(try stored(#"TERNARY(caption != nil, "Photo: " + caption, "Photo")"#).isEmpty)
         #expect(try stored(#"TERNARY(caption == nil, "Photo", "Photo: " + caption)"#).isEmpty)
         #expect(try stored(#"TERNARY(caption == nil, "Photo: " + caption, "Photo")"#).count == 1, "the branch where it is nil")
+        // Both tested by an OR whose false branch needs both: neither is nil there.
+        #expect(try stored(#"TERNARY(caption == nil OR kind == nil, "none", caption + kind)"#).isEmpty)
+        #expect(try stored(#"TERNARY(caption == nil AND kind == nil, "none", caption + kind)"#).count == 1, "an AND that is false says neither")
     }
 }

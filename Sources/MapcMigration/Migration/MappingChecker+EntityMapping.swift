@@ -213,7 +213,7 @@ extension MappingChecker {
                 warning("attribute '\(attribute.name)' is transient; the value is not stored", at: propertyMapping.location, length: attribute.name.count)
             }
             var checker = ExpressionChecker(scope: scope, source: propertyMapping.expression.source)
-            checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.tested($0.expression, isNil: false) } ?? []
+            checker.nonNilKeys = entityMapping.filter.map { ExpressionChecker.nonNil(where: $0.expression, holds: true) } ?? []
             checker.checkAssignable(propertyMapping.expression.expression, to: attribute, entity: destinationEntity.name)
             diagnostics += propertyMapping.expression.source.withQuotingHint(checker.diagnostics)
             // A source attribute carried into another number type: what the conversion can cost,

@@ -77,9 +77,9 @@ package struct ExpressionChecker {
             // TERNARY (`lastName != nil` guards `firstName + " " + lastName` where it is true).
             let known = nonNilKeys
             defer { nonNilKeys = known }
-            nonNilKeys = known.union(Self.tested(condition, isNil: false))
+            nonNilKeys = known.union(Self.nonNil(where: condition, holds: true))
             checkAssignable(whenTrue, to: attribute, entity: entity, whole: whole)
-            nonNilKeys = known.union(Self.tested(condition, isNil: true))
+            nonNilKeys = known.union(Self.nonNil(where: condition, holds: false))
             checkAssignable(whenFalse, to: attribute, entity: entity, whole: whole)
             nonNilKeys = known
             if expression.range == whole.range { warnOfNil(in: expression, stored: attribute, target: target) }
@@ -267,9 +267,9 @@ package struct ExpressionChecker {
             // Each branch is checked knowing what the condition tested against nil.
             let known = nonNilKeys
             defer { nonNilKeys = known }
-            nonNilKeys = known.union(Self.tested(condition, isNil: false))
+            nonNilKeys = known.union(Self.nonNil(where: condition, holds: true))
             let whenTrueType = type(of: whenTrue)
-            nonNilKeys = known.union(Self.tested(condition, isNil: true))
+            nonNilKeys = known.union(Self.nonNil(where: condition, holds: false))
             return join([whenTrueType, type(of: whenFalse)])
         case .cast(let operand, let typeName):
             // A collection casts to nothing: the run would fail on every object (a collection of

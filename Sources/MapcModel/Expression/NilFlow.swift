@@ -31,8 +31,8 @@ extension ExpressionChecker {
             if case .variable(let name) = receiver.kind, name == "manager" || name == "entityPolicy" { return nil }
             return firstNilSource(in: receiver, guarded: guarded)
         case .ternary(let condition, let whenTrue, let whenFalse):
-            return firstNilSource(in: whenTrue, guarded: guarded.union(Self.tested(condition, isNil: false)))
-                ?? firstNilSource(in: whenFalse, guarded: guarded.union(Self.tested(condition, isNil: true)))
+            return firstNilSource(in: whenTrue, guarded: guarded.union(Self.nonNil(where: condition, holds: true)))
+                ?? firstNilSource(in: whenFalse, guarded: guarded.union(Self.nonNil(where: condition, holds: false)))
         }
     }
 
@@ -98,18 +98,22 @@ extension ExpressionChecker {
         return "$source." + names.joined(separator: ".")
     }
 
-    /// The key paths a condition, when true, says are nil (`isNil`) or are not: a filter's
+    /// The key paths that are not nil where a condition is true (`holds`) or false: `x != nil`
+    /// when true, `x == nil` when false, both sides of an AND that is true, both of an OR that is
+    /// false (`TERNARY(a == nil OR b == nil, "none", a + b)`), and through NOT. A filter's
     /// (`image != nil`) hold for every object a mapping reads.
-    package static func tested(_ condition: Expr, isNil: Bool) -> Set<String> {
+    package static func nonNil(where condition: Expr, holds: Bool) -> Set<String> {
         switch condition.kind {
-        case .comparison(let op, nil, _, let left, let right) where op == (isNil ? .equal : .notEqual):
+        case .comparison(let op, nil, _, let left, let right) where op == (holds ? .notEqual : .equal):
             if case .literal(.null) = right.kind { return Set([key(of: left)].compactMap { $0 }) }
             if case .literal(.null) = left.kind { return Set([key(of: right)].compactMap { $0 }) }
             return []
-        case .and(let left, let right) where !isNil:
-            return tested(left, isNil: false).union(tested(right, isNil: false))
+        case .and(let left, let right) where holds:
+            return nonNil(where: left, holds: true).union(nonNil(where: right, holds: true))
+        case .or(let left, let right) where !holds:
+            return nonNil(where: left, holds: false).union(nonNil(where: right, holds: false))
         case .not(let inner):
-            return tested(inner, isNil: !isNil)
+            return nonNil(where: inner, holds: !holds)
         default:
             return []
         }
