@@ -165,7 +165,8 @@ extension MappingChecker {
             for mapping in readBy where mapping.source == entity.name {
                 // Read by an expression itself: links that go with their objects, or that the
                 // inverse carries, are not (`infer` lists a removed relationship, rightly).
-                for listed in mapping.drops where stored.contains(listed) && read.contains("\(entity.name).\(listed)") {
+                // A relationship only followed or counted keeps no link: listing it is right.
+                for listed in mapping.drops where stored.contains(listed) && (Self.isRelationship(listed, of: entity, in: source) ? reads.links : read).contains("\(entity.name).\(listed)") {
                     warning("'drops:' lists '\(listed)', which an expression of this mapping reads: the list no longer says what is dropped",
                             at: mapping.location(of: "drops.\(listed)"), length: listed.count, fix: "remove '\(listed)' from 'drops:'")
                 }
@@ -174,7 +175,9 @@ extension MappingChecker {
             // Said where `drops:` can name them: at a mapping of the entity itself, if there is one.
             let at = readBy.first { $0.source == entity.name } ?? readBy[0]
             let list = unread.map { "'\($0)'" }.joined(separator: ", ")
-            let (them, values) = unread.count == 1 ? ("it", "its values") : ("them", "their values")
+            // A relationship's values are its links.
+            let what = unread.allSatisfy { Self.isRelationship($0, of: entity, in: source) } ? "links" : "values"
+            let (them, values) = unread.count == 1 ? ("it", "its \(what)") : ("them", "their \(what)")
             // A relationship an expression follows to other values (`$source.owner.name`) keeps none of its links.
             let followed = unread.filter { read.contains("\(entity.name).\($0)") }
             let only = followed.isEmpty ? "" : " (\(followed.map { "'\($0)'" }.joined(separator: ", ")) only followed to other values or counted, which keeps no link)"
@@ -216,6 +219,12 @@ extension MappingChecker {
                         fix: "map '\(relationship.name)' in '\(entityMapping.name)' from $source.\(from.name) to keep the order, or add 'drops: [\(from.name)]' to drop it on purpose")
             }
         }
+    }
+
+    /// Whether an entity's property of that name is a relationship.
+    static func isRelationship(_ name: String, of entity: Entity, in schema: Schema) -> Bool {
+        if case .relationship? = schema.property(named: name, in: entity) { return true }
+        return false
     }
 
     /// The names of an entity's stored properties (its own and inherited), in schema order.

@@ -68,6 +68,17 @@ enum SourceProjection {
             case .keyPath(let root, let components) where isSourceObject(root):
                 guard case .key? = components.first else { return nil }
                 paths.append(ReadPath(keys: keys(of: components), givesValue: endsInKey(components)))
+            case .keyPath(let root, let components) where elementOfSourcePath(root) != nil:
+                // A key of one element (`$source.songs[FIRST].title`): the collection's keys, then
+                // the element's. Neither the collection's links nor its order are taken.
+                guard let (collection, index) = elementOfSourcePath(root) else { break }
+                paths.append(ReadPath(keys: collection + keys(of: components), givesValue: false))
+                if case .expression(let position) = index { pending.append(position) }
+            case .index(_, let index) where elementOfSourcePath(expression) != nil:
+                // One element (`$source.songs[FIRST]`), or the count (`[SIZE]`): not all the links, nor their order.
+                guard let (collection, _) = elementOfSourcePath(expression) else { break }
+                paths.append(ReadPath(keys: collection, givesValue: false))
+                if case .expression(let position) = index { pending.append(position) }
             case .method(let receiver, let selector, _, let arguments) where isKeyRead(expression):
                 // `FUNCTION($source, "valueForKey:", "name")` reads `name`, as `$source.name` does
                 // (it was taken for the object used whole: every property of it and of the
@@ -113,6 +124,13 @@ enum SourceProjection {
 
     /// The last "key" of a path whose objects are handed whole to a policy's function.
     static let wholeObjects = "*"
+
+    /// The keys of the source key path `expression` indexes (`$source.songs[FIRST]`), with the index.
+    private static func elementOfSourcePath(_ expression: Expr) -> (keys: [String], index: IndexKind)? {
+        guard case .index(let base, let index) = expression.kind, case .keyPath(let root, let components) = base.kind, isSourceObject(root),
+              case .key? = components.first else { return nil }
+        return (keys(of: components), index)
+    }
 
     /// Whether a key path ends in a key, not a collection operator.
     private static func endsInKey(_ components: [PathComponent]) -> Bool {
