@@ -86,6 +86,36 @@ struct FetchReachIdentityTests {
     }
 }
 
+extension FetchReachIdentityTests {
+    /// An `add` mapping (no source entity) names its objects after itself: it gives no bare id,
+    /// so a later mapping of the objects it fetched keeps theirs (the review's find: the rule's
+    /// first version took every earlier mapping for one giving bare ids).
+    @Test func anAddMappingTakesNoIdAway() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(Self.v1, to: "schemas/v1.yaml")
+        try folder.write(Self.v2, to: "schemas/v2.yaml")
+        try makeMappingsFolder(folder)
+        let add = """
+          - name: ToPet
+            type: add
+            destination: Pet
+            sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Dog", "TRUEPREDICATE"), $manager.sourceContext, NO)'
+            attributes: { name: '"copy"' }
+
+        """
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n" + add + Self.dogToHound + "  - { name: CatToPet, source: Cat, destination: Pet, attributes: { name: $source.name } }\n",
+                         to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Dog":[{"id":"d1","name":"Rex","barks":true}],"Cat":[{"id":"c1","name":"Tom","lives":9}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let objects = try dumpedObjects(folder, "s.db")
+        let ids = Set(((objects["Pet"] ?? []) + (objects["Hound"] ?? [])).compactMap { $0["id"] as? String })
+        #expect(ids == ["d1.ToPet", "d1", "c1"], "\(objects)")
+    }
+}
+
 /// A later mapping names its objects `id.MappingName`; a store migrated before by a mapping of the
 /// same name already holds such an id, and the clash was blamed on the store ("holds more than one
 /// object with this id"; give one of them another id). The message names the rule and the fix: the

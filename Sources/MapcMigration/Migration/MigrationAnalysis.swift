@@ -53,14 +53,7 @@ struct MigrationAnalysis: Sendable {
         indexByName = Dictionary(mappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         // A mapping without a source entity (an add mapping fetching its objects) reads another
         // mapping's objects: the bare ids are that one's.
-        let reaches = mappings.map { Self.entitiesRead(by: $0, in: source.schema) }
-        identitySuffixes = mappings.enumerated().map { index, entityMapping in
-            // An earlier mapping, or an earlier pass of the step, that may read the same objects
-            // gave them their bare ids.
-            let earlier = mappings[..<index].indices.filter { mappings[$0].type != .remove }.map { reaches[$0] }
-            let first = entityMapping.source != nil && reaches[index].isDisjoint(with: readBefore) && earlier.allSatisfy { $0.isDisjoint(with: reaches[index]) }
-            return first ? "" : ".\(entityMapping.name)"
-        }
+        identitySuffixes = Self.identitySuffixes(of: mappings, in: source.schema, readBefore: readBefore)
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)
         self.followsKeyRule = followsKeyRule
@@ -142,6 +135,20 @@ struct MigrationAnalysis: Sendable {
         guard entityMapping.policy == nil, entityMapping.type == .transform || entityMapping.type == .copy,
               entityMapping.destination != nil, entityMapping.source != nil else { return false }
         return entityMapping.sourceExpression.map { standardFetch($0.expression) != nil } ?? true
+    }
+
+    /// The identity rule, mapping by mapping in order: a mapping with a source entity gives its
+    /// objects their sources' bare ids when none of the objects it may read is one an earlier
+    /// mapping (or an earlier pass, `readBefore`) gave its bare id; any other gives `.MappingName`.
+    /// An `add` mapping, or one named after its objects, gives no bare id, so it takes none away.
+    static func identitySuffixes(of mappings: [EntityMapping], in schema: Schema, readBefore: Set<String>) -> [String] {
+        var named = readBefore
+        return mappings.map { entityMapping in
+            let reach = entitiesRead(by: entityMapping, in: schema)
+            guard entityMapping.source != nil, entityMapping.type != .remove, reach.isDisjoint(with: named) else { return ".\(entityMapping.name)" }
+            named.formUnion(reach)
+            return ""
+        }
     }
 
     /// The source entities whose objects a mapping may read: its source entity's, and with a

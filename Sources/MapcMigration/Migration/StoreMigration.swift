@@ -363,7 +363,12 @@ package enum StoreMigration {
             migration.isCancelled = options.isCancelled
             // An inferred step is Core Data's lightweight migration, which keeps every object's key.
             migration.keepsKeys = step.isInferred
-            migration.entitiesReadByEarlierPasses = Set(passes[..<index].flatMap { $0.entityMappings.filter { $0.type != .remove }.flatMap { MigrationAnalysis.entitiesRead(by: $0, in: sourceStore.schema) } })
+            // The objects earlier passes gave their bare ids, pass by pass as within one.
+            migration.entitiesReadByEarlierPasses = passes[..<index].reduce(into: Set<String>()) { named, pass in
+                for (entityMapping, suffix) in zip(pass.entityMappings, MigrationAnalysis.identitySuffixes(of: pass.entityMappings, in: sourceStore.schema, readBefore: named)) where suffix.isEmpty {
+                    named.formUnion(MigrationAnalysis.entitiesRead(by: entityMapping, in: sourceStore.schema))
+                }
+            }
             migration.beforeValidation = index == passes.count - 1 ? beforeValidation : nil
             migration.readsAhead = readsAhead
             migration.externalFiles = options.externalFiles
