@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 
 static char context[1024];
 static volatile sig_atomic_t context_length = 0;
@@ -52,6 +53,8 @@ void mapc_exit_context_set(const char *text) {
 static void note_exit_in_context(void) {
     sig_atomic_t length = exit_context_length;
     if (length <= 0 || !pthread_equal(pthread_self(), context_thread)) return;
+    // What the policy printed before it exited comes first (exit flushes after its handlers).
+    fflush(NULL);
     static const char prefix[] = "\nmapc: ";
     static const char suffix[] = "\n";
     ssize_t ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
@@ -90,4 +93,8 @@ void mapc_crash_note_install(void) {
         sigemptyset(&action.sa_mask);
         sigaction(signal, &action, &previous[signal]);
     }
+}
+
+void mapc_line_buffer_standard_output(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
 }

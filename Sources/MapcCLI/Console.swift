@@ -1,5 +1,6 @@
 import Foundation
 import MapcKit
+internal import CMapcSystem
 
 /// Where commands write: results to standard output, diagnostics and progress to standard error.
 enum Console {
@@ -45,6 +46,8 @@ enum Console {
             return
         }
         _ = fcntl(kept, F_SETFD, FD_CLOEXEC)
+        // A line at a time, as standard error is read: a policy's prints in their place among mapc's messages.
+        mapc_line_buffer_standard_output()
         output = FileHandle(fileDescriptor: kept, closeOnDealloc: false)
     }
 

@@ -230,11 +230,13 @@ extension PolicyCompileTests {
     /// A policy calling `exit(0)` ended mapc with status 0 and nothing said, the store not migrated:
     /// a script took it for a success. The status is 3 now, with a line naming the policy.
     @Test func aPolicyCallingExitIsAFailure() throws {
-        let folder = try Self.exampleWithPolicy("public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { exit(0) }", imports: "import Foundation\n")
+        let folder = try Self.exampleWithPolicy(#"public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { print("leaving now"); exit(0) }"#, imports: "import Foundation\n")
         defer { try? FileManager.default.removeItem(at: folder) }
         let before = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
         let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(run.status == 3 && run.stderr.contains("of mapping 'AttachmentToImageAttachment' ended the process (it called exit)"), "\(run.stderr)")
+        // What it printed first is not lost (exit flushes after the handler that ends the process).
+        #expect(run.stderr.contains("leaving now"), "\(run.stderr)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
     }
 }

@@ -92,6 +92,10 @@ void mapc_crash_context_clear(void);
 /// the migration not finished, where exit(0) said it succeeded. Installed with the crash note.
 void mapc_exit_context_set(const char *text);
 
+/// Makes the C library's standard output line-buffered (once it is standard error's descriptor:
+/// what a policy prints then comes in its place among mapc's messages).
+void mapc_line_buffer_standard_output(void);
+
 /// Installs the handler that writes the context before the crash report, for the signals a
 /// crash raises, handing each signal on to the handler installed before it. For a program that
 /// runs code it did not write (the `mapc` command runs a project's policy files); a library leaves
