@@ -207,6 +207,38 @@ struct IdentityAcrossEntitiesTests {
         #expect(run.status == 3 && run.stderr.contains("'p1.PersonToCard', which a Person object has too") && run.stderr.contains("ids are unique in a store") && !run.stderr.contains("gives 'id' no value"), "\(run.stderr)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
+
+    /// The same across two passes of a step: the made id in the first, the clash in the second
+    /// (the review's find: each pass held only its own made ids to the rule).
+    @Test func acrossPassesToo() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Person:\n    attributes: { name: string }\n  Contact:\n    attributes: { name: string }\n"),
+            ("v2", "  Person:\n    attributes: { name: string }\n  Card:\n    attributes: { name: string }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeMappingsFolder(folder)
+        try folder.write("""
+        source: v1
+        destination: v2
+        pass: 1
+        entityMappings:
+          - { name: PersonToPerson, source: Person, destination: Person, attributes: { name: $source.name } }
+          - { name: PersonToCard, source: Person, destination: Card, attributes: { name: $source.name } }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write("""
+        source: v1
+        destination: v2
+        pass: 2
+        entityMappings:
+          - { name: ContactToPerson, source: Contact, destination: Person, attributes: { name: $source.name } }
+
+        """, to: "mappings/mapping_v1_to_v2.pass2.yaml")
+        try folder.write(#"{"version":"v1","objects":{"Person":[{"id":"p1","name":"Ann"}],"Contact":[{"id":"p1.PersonToCard","name":"Bo"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("ids are unique in a store"), "\(run.stderr)")
+    }
 }
 
 /// A mapping whose source entity is abstract reads only that entity's own objects, which it has

@@ -30,6 +30,8 @@ struct MigrationLedger {
     /// Mappings with relationship expressions whose policy related objects without ever running
     /// the default `createRelationships` (an override not calling `super`): the expressions set nothing.
     var relationshipExpressionsUnused: Set<Int> = []
+    /// Entities whose objects a policy's hooks inserted (with ids of the policy's making).
+    var entitiesPoliciesWrote: Set<String> = []
 
     /// An empty ledger for a model of `mappingCount` entity mappings.
     init(mappingCount: Int) {

@@ -46,6 +46,7 @@ extension MigrationRun {
     /// Writes a destination object and records that `mapping` created it from `source`.
     @discardableResult
     func insert(_ destination: DestinationObject, associatedWith source: SourceObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        if entityMapping.policy != nil { ledger.entitiesPoliciesWrote.insert(destination.entity) }
         let row = try rowValues(of: destination, mapping: entityMapping)
         let key = try insertRow(mappingIndex(entityMapping), from: source, entity: destination.entity, id: destination.id, values: row.values, mapping: entityMapping)
         return try stored(row.object, under: key)
@@ -116,6 +117,7 @@ extension MigrationRun {
     /// many countries). It counts as created by the mapping; `setRelationship` links it.
     @discardableResult
     func insert(_ destination: DestinationObject, mapping entityMapping: EntityMapping) throws -> DestinationObject {
+        if entityMapping.policy != nil { ledger.entitiesPoliciesWrote.insert(destination.entity) }
         let inserted = try write(destination, mapping: entityMapping)
         ledger.created[mappingIndex(entityMapping)] += 1
         return inserted

@@ -31,6 +31,9 @@ public struct StepMigration {
     /// The source entities the step's earlier passes read (multiple passes): their objects' bare
     /// identities are taken, so this pass's mappings of them add their suffix.
     package var entitiesReadByEarlierPasses: Set<String> = []
+    /// Whether a pass of the step ran before this one (validation then holds every table's ids
+    /// to the store's uniqueness: what the earlier passes made is not recorded in this one).
+    package var followsAnotherPass = false
     /// Where Core Data's external values of the source are (`CoreDataExternalData`): beside the
     /// source store's file unless said (a progressive run reads every step's from the store it
     /// started from, since its intermediate files keep the first store's references).

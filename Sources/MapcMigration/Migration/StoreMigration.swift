@@ -363,6 +363,7 @@ package enum StoreMigration {
             migration.isCancelled = options.isCancelled
             // An inferred step is Core Data's lightweight migration, which keeps every object's key.
             migration.keepsKeys = step.isInferred
+            migration.followsAnotherPass = index > 0
             // The objects earlier passes gave their bare ids, pass by pass as within one.
             migration.entitiesReadByEarlierPasses = passes[..<index].reduce(into: Set<String>()) { named, pass in
                 for (entityMapping, suffix) in zip(pass.entityMappings, MigrationAnalysis.identitySuffixes(of: pass.entityMappings, in: sourceStore.schema, readBefore: named)) where suffix.isEmpty {

@@ -24,16 +24,16 @@ struct ValidationPhase {
     }
 
     /// The destination tables holding ids the run made rather than copied: those of later mappings
-    /// of an object (`id.MappingName`), and with a policy every table (its hooks may name objects
-    /// of any entity as they like). Only a format keeping ids has any.
+    /// of an object (`id.MappingName`) and of the objects a policy's hooks inserted; after an
+    /// earlier pass of the step, every table (what the passes before made is not recorded here).
+    /// Only a format keeping ids has any.
     private func madeIdentities(_ run: MigrationRun) -> Set<String> {
         let layout = run.destinationStore.layout
+        let keeping = layout.entities.filter { $0.value.idColumn != nil }
+        if run.step.followsAnotherPass { return Set(keeping.values.map(\.table)) }
         let mappings = run.mapping.entityMappings
-        if mappings.contains(where: { $0.policy != nil }) { return Set(layout.entities.values.filter { $0.idColumn != nil }.map(\.table)) }
-        return Set(mappings.indices.compactMap { index in
-            guard !run.identitySuffix(index).isEmpty, let entity = mappings[index].destination, let storage = layout.entities[entity], storage.idColumn != nil else { return nil }
-            return storage.table
-        })
+        let suffixed = mappings.indices.filter { !run.identitySuffix($0).isEmpty }.compactMap { mappings[$0].destination }
+        return Set((suffixed + run.ledger.entitiesPoliciesWrote).compactMap { keeping[$0]?.table })
     }
 
     /// The violations, each naming the source object its object was made from where that one
