@@ -22,6 +22,12 @@ struct AppIndexTests {
         #expect(run.status == 0 && run.stderr.contains("the store has index MY_APP_IDX, which the migrated store, made from the model, does not have"), "\(run.stderr)")
         // The model's own indexes are not said.
         #expect(!run.stderr.contains("index ITEM") && !run.stderr.contains("index Item") && !run.stderr.contains("index ZITEM"), "\(run.stderr)")
+        // An index of the model's columns under another name (Core Data names a fetch index its
+        // own way) is the model's: the migrated store has one on the same columns.
+        #expect(try CLI.run(["load", "--layout", layout, "d.json", "t.db"], in: folder).status == 0)
+        try sqlite(folder, "t.db", "CREATE INDEX Z_Item_byName ON \(table) (\(layout == "mapc" ? "name" : "ZNAME")); DROP INDEX IF EXISTS \(layout == "mapc" ? "Item_name" : "ZITEM_ZNAME_INDEX"); CREATE UNIQUE INDEX MY_UNIQUE ON \(table) (\(column))")
+        let renamed = try CLI.run(["run", "t.db"], in: folder)
+        #expect(renamed.status == 0 && !renamed.stderr.contains("Z_Item_byName") && renamed.stderr.contains("unique index MY_UNIQUE") && renamed.stderr.contains("no longer enforces"), "\(renamed.stderr)")
     }
 }
 

@@ -36,7 +36,7 @@ package struct ForeignTable: Sendable, Equatable {
     package var kind: Kind
     /// A column of an entity's table that the layout does not have, rather than a whole table.
     package var column: String? = nil
-    /// For a trigger, a view or an index: which ("trigger", "view", "index").
+    /// For a trigger, a view or an index: which ("trigger", "view", "index", "unique index").
     package var objectType: String? = nil
     /// For a virtual table: its module (`fts5`, `rtree`, an app's own).
     package var virtualModule: String? = nil
@@ -108,10 +108,14 @@ package struct ForeignTable: Sendable, Equatable {
         let objects = tables.filter { $0.objectType != nil }
         if !objects.isEmpty {
             let triggers = objects.contains { $0.objectType == "trigger" }
-            let indexes = objects.contains { $0.objectType == "index" }
+            let indexes = objects.contains { $0.objectType?.hasSuffix("index") == true }
+            let unique = objects.contains { $0.objectType == "unique index" }
+            var costs: [String] = []
+            if triggers { costs.append("whatever they kept up to date (a derived attribute's values, an app's own rule) is no longer kept by the store until the app makes them again") }
+            if indexes { costs.append("an index the app made for its fetches is gone until it makes it again (the rows it indexed are kept)") }
+            if unique { costs.append("a unique index kept its columns' values apart, which the migrated store no longer enforces") }
             notes.append("the store has \(objects.map(\.described).joined(separator: ", ")), which the migrated store, made from the model, does not have"
-                         + (triggers ? ": whatever they kept up to date (a derived attribute's values, an app's own rule) is no longer kept by the store until the app makes them again" : "")
-                         + (indexes ? (triggers ? "; an index" : ": an index") + " the app made for its fetches is gone until it makes it again (its data is the tables', kept)" : ""))
+                         + (costs.isEmpty ? "" : ": " + costs.joined(separator: "; ")))
         }
         return notes
     }
@@ -156,15 +160,21 @@ extension Store {
             // So are indexes of the model's tables that the layout does not make (an app's own,
             // made for its fetches): the migrated store has the model's only. SQLite's own
             // (`sqlite_autoindex_…`, for UNIQUE constraints) come with the tables.
+            // An index counts as the model's by its name or by its columns (Core Data names a
+            // fetch index otherwise than mapc; the migrated store has one on the same columns).
             let madeIndexes = Set(layout.tables.flatMap { $0.indexes.map { $0.name.lowercased() } })
+            let madeColumns = Set(layout.tables.flatMap { table in table.indexes.map { ([table.name] + $0.columns).map { $0.lowercased() } } })
             // Entities' tables only: a join table read off a store keeps no list of its indexes
             // (Core Data's one index there is named by its columns, which stores of some eras lack).
             let entityTables = Set(layout.entities.values.map { $0.table.lowercased() })
-            let indexes = try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
+            let indexes = try Row.fetchAll(db, sql: "SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name")
             for row in indexes {
                 guard let name = String.fromDatabaseValue(row[0] as DatabaseValue), let table = String.fromDatabaseValue(row[1] as DatabaseValue),
                       entityTables.contains(table.lowercased()), !madeIndexes.contains(name.lowercased()) else { continue }
-                found.append(ForeignTable(name: name, rows: nil, kind: .schemaObject, objectType: "index"))
+                let columns = try Row.fetchAll(db, sql: "SELECT name FROM pragma_index_info(?) ORDER BY seqno", arguments: [name]).map { (String.fromDatabaseValue($0[0] as DatabaseValue) ?? "").lowercased() }
+                guard !madeColumns.contains([table.lowercased()] + columns) else { continue }
+                let unique = (String.fromDatabaseValue(row[2] as DatabaseValue) ?? "").uppercased().hasPrefix("CREATE UNIQUE")
+                found.append(ForeignTable(name: name, rows: nil, kind: .schemaObject, objectType: unique ? "unique index" : "index"))
             }
             return found
         }
