@@ -404,5 +404,16 @@ struct FollowedRelationshipDropsTests {
         """, to: "mappings/mapping_v1_to_v2.yaml")
         let dropped = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
         #expect(dropped.status == 0 && !dropped.stderr.contains("warning"), "\(dropped.stderr)")
+        // Whether there is an owner is not its link: a nil test keeps none.
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - { name: PersonToPerson, source: Person, destination: Person, drops: [pets], attributes: { name: $source.name } }
+          - { name: PetToPet, source: Pet, destination: Pet, attributes: { name: $source.name, ownerName: 'TERNARY($source.owner != nil, "owned", "stray")' } }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let tested = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(tested.stderr.contains("'owner' of Pet in v1 is read by no expression"), "\(tested.stderr)")
     }
 }

@@ -316,6 +316,9 @@ extension MappingChecker {
             }
         }
         guard let sourceEntity, entityMapping.type == .transform else { return }
+        // What the mapping's expressions read: `drops:` is offered only for a value none reads
+        // (listing one that is read draws its own warning).
+        let read = SourceProjection.propertiesRead(by: (entityMapping.attributes + entityMapping.relationships).map(\.expression.expression)) ?? Set(sides.destinationAttributes.map(\.name))
         for attribute in sides.destinationAttributes where entityMapping.attributeMapping(named: attribute.name) == nil && !provided.contains(attribute.name) && !attribute.isTransient {
             // Listed under `drops:`, the loss is on purpose.
             if case .attribute? = sourceSchema.property(named: attribute.name, in: sourceEntity), attribute.isOptional || attribute.defaultValue != nil,
@@ -324,7 +327,7 @@ extension MappingChecker {
                 let both = sourceEntity.name == destinationEntity.name ? "in \(sourceEntity.name) in both versions" : "in both \(sourceEntity.name) and \(destinationEntity.name)"
                 warning("attribute '\(attribute.name)' exists \(both) but is not mapped; its values will be lost",
                         at: entityMapping.location, length: entityMapping.name.count,
-                        fix: "add '\(attribute.name): $source.\(attribute.name)', or 'drops: [\(attribute.name)]' to drop its values on purpose")
+                        fix: "add '\(attribute.name): $source.\(attribute.name)'" + (read.contains(attribute.name) ? "" : ", or 'drops: [\(attribute.name)]' to drop its values on purpose"))
             }
         }
     }

@@ -75,7 +75,7 @@ struct MigrationLedger {
         // there, forgetting the call) leaves every relationship the mapping declares unset.
         for index in relationshipExpressionsUnused.sorted() {
             let entityMapping = mapping.entityMappings[index]
-            let names = entityMapping.relationships.map(\.name).joined(separator: ", ")
+            let names = entityMapping.relationships.isEmpty ? "the relationships it copies" : entityMapping.relationships.map(\.name).joined(separator: ", ")
             summary.cautions.append("mapping '\(entityMapping.name)' (policy \(entityMapping.policy ?? "")) declares relationship expressions (\(names)) that set nothing: its createRelationships "
                                     + "never called super.createRelationships, which evaluates them (what the policy set itself is kept). Call it from the override, or remove the expressions if the policy sets the relationships")
         }

@@ -68,7 +68,8 @@ struct RelationshipPhase {
                     _ = try relateAssociations(run, index, after: related, relate)
                 }
             }
-            if customPolicy, !entityMapping.relationships.isEmpty, done > 0, !ranDefault, !firstRanDefault {
+            // Declared relationships, or a copy's same-named ones: the default sets them.
+            if customPolicy, !entityMapping.relationships.isEmpty || entityMapping.type == .copy, done > 0, !ranDefault, !firstRanDefault {
                 run.ledger.relationshipExpressionsUnused.insert(index)
             }
             run.currentRelation = nil

@@ -113,6 +113,11 @@ enum SourceProjection {
                 if selector == MethodSelector.fetchRequestForSourceEntity.rawValue, let predicate = MigrationAnalysis.fetchPredicate(arguments) {
                     paths += sourceVariablePaths(in: predicate).map { ReadPath(keys: $0, givesValue: false) }
                 }
+            case .comparison(_, _, _, let left, let right) where isNilTestOfSourcePath(left, right) || isNilTestOfSourcePath(right, left):
+                // `$source.owner != nil` reads whether there is one, not its objects.
+                for (path, null) in [(left, right), (right, left)] where isNilTestOfSourcePath(path, null) {
+                    if case .keyPath(_, let components) = path.kind { paths.append(ReadPath(keys: keys(of: components), givesValue: false)) }
+                }
             case .evaluatedObject, .variable:
                 if isSourceObject(expression) { return nil }
             default:
@@ -130,6 +135,12 @@ enum SourceProjection {
         guard case .index(let base, let index) = expression.kind, case .keyPath(let root, let components) = base.kind, isSourceObject(root),
               case .key? = components.first else { return nil }
         return (keys(of: components), index)
+    }
+
+    /// Whether `path` is a key path from the source object and `other` the literal nil.
+    private static func isNilTestOfSourcePath(_ path: Expr, _ other: Expr) -> Bool {
+        guard case .literal(.null) = other.kind, case .keyPath(let root, let components) = path.kind, case .key? = components.first else { return false }
+        return isSourceObject(root)
     }
 
     /// Whether a key path ends in a key, not a collection operator.
