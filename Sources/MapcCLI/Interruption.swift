@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MapcKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,6 +93,8 @@ final class Interruption: @unchecked Sendable {
         }
         for stop in working.values { stop() }
         let again = number == SIGINT ? "press Ctrl-C again" : "send the signal again"
-        Console.err("\nstopping at the next safe point; stores not yet replaced are left as they were (\(again) to quit at once)")
+        // A policy's hook that does not return (a loop) keeps the run from its next safe point: said, with whose.
+        let policy = PolicyCrash.running.map { "; \($0), is working: a hook of it that does not return keeps the run from stopping" } ?? ""
+        Console.err("\nstopping at the next safe point; stores not yet replaced are left as they were\(policy) (\(again) to quit at once)")
     }
 }

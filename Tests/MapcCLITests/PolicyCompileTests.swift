@@ -267,3 +267,19 @@ extension PolicyCompileTests {
         return folder
     }
 }
+
+extension PolicyCompileTests {
+    /// A stop asked while a policy works waits for its hook to return, which an endless one never
+    /// does: the message said only "stopping at the next safe point", then nothing. It names the
+    /// policy now. The signal is the policy's own, sent from its hook, not a timer's.
+    @Test func aStopWhileAPolicyWorksNamesIt() throws {
+        let folder = try Self.exampleWithPolicy("public override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { kill(getpid(), SIGTERM); Thread.sleep(forTimeInterval: 1) }",
+                                                imports: "import Foundation\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let before = try Data(contentsOf: folder.appendingPathComponent("notes.db"))
+        let run = try CLI.run(["run", "notes.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 143 && run.stderr.contains("the custom policy AttachmentToImageAttachmentMigrationPolicyV3toV4 of mapping 'AttachmentToImageAttachment'")
+                && run.stderr.contains("is working: a hook of it that does not return keeps the run from stopping"), "\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
+    }
+}

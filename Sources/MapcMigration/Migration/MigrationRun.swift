@@ -16,6 +16,16 @@ import MapcStore
 /// objects through the associations they record (`AssociationIndex`).
 /// What a crash report says of a policy's crash.
 package enum PolicyCrash {
+    /// The custom policy a run is working through and what it does there ("the custom policy X
+    /// of mapping 'Y', creating objects (phase 1)"), nil outside one: a stop asked meanwhile
+    /// waits for the policy's hook to return, which an endless one never does.
+    package static var running: String? {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+    nonisolated(unsafe) private static var current: String?
+    private static let lock = NSLock()
+
     /// That the store is as it was (a test of a fixture's copy leaves it out: no store of the
     /// user's was being migrated).
     package static let storeUnchanged = "The store was not changed: a migration writes a new file and puts it in place only once it is complete and valid, "
@@ -249,7 +259,10 @@ final class MigrationRun: MigrationManagerFunctions {
 
     /// The three phases, timing each.
     private func runPhases(seconds: inout [MigrationPhase: Double]) throws {
-        defer { mapc_crash_context_clear() }
+        defer {
+            mapc_crash_context_clear()
+            PolicyCrash.running = nil
+        }
         var clock = Date()
         try connection.inTransaction(.deferred) {
             try CreationPhase().run(self)
@@ -295,10 +308,12 @@ final class MigrationRun: MigrationManagerFunctions {
     private func noteRunningPolicy(_ index: Int, _ doing: String) {
         guard !usesDefaultCreation[index] else {
             mapc_crash_context_clear()
+            PolicyCrash.running = nil
             return
         }
         let source = PolicyRegistry.shared.compiledSource(of: type(of: policies[index])).map { " (\($0))" } ?? ""
         let policy = "the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)'"
+        PolicyCrash.running = "\(policy), \(doing)"
         mapc_crash_context_set("\(policy) crashed while \(doing). " + PolicyCrash.storeUnchanged + " The crash report below names the policy's function\(source).")
         mapc_exit_context_set("error: \(policy) ended the process (it called exit) while \(doing), before the migration finished (exit status 3). "
                               + PolicyCrash.storeUnchanged + " A policy stops a migration by throwing an error, never by exit.")
