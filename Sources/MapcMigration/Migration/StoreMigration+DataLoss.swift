@@ -52,7 +52,11 @@ extension StoreMigration {
         var split: [(held: [String], unheld: [String])] = []
         for (index, step) in steps.enumerated() {
             var held: [String] = [], unheld: [String] = []
+            // Entities no object of the store can be of here (added after its version): nothing of
+            // theirs is lost, and nothing is said of them (a note "the store held none" was noise).
+            let neverHeld = index == 0 ? [] : traced?.entitiesWithoutObjects(in: step.source) ?? []
             for value in step.dropped {
+                if let places = value.keptIn, !places.isEmpty, places.allSatisfy({ neverHeld.contains($0.entity) }) { continue }
                 let kept: Bool
                 if let places = value.keptIn, index == 0 {
                     kept = try places.contains { try store.holdsValues(of: $0.property, in: $0.entity, linkedTo: $0.linkedTo) }
