@@ -154,3 +154,14 @@ struct ValueRulesTests {
 private extension Result where Success == Value, Failure == ValueProblem {
     var failureMessage: String? { if case .failure(let problem) = self { return problem.message } else { return nil } }
 }
+
+/// A URI in a message: bare, as a data file reads it, unless a line break or a space in it would
+/// break the message's one line (a review's and a probe's find: text was quoted, URIs were not).
+@Suite("A URI as a message shows it")
+struct URIDescriptionTests {
+    @Test func aURIIsQuotedOnlyWhereItWouldBreakTheLine() {
+        #expect(Value.uri("https://e.com/x?a=1").description == "https://e.com/x?a=1")
+        #expect(Value.uri("https://e.com/a b").description == #""https://e.com/a b""#)
+        #expect(Value.uri("a:\nerror: forged").description == #""a:\nerror: forged""#)
+    }
+}

@@ -63,7 +63,11 @@ extension Value: CustomStringConvertible {
         case .date(let value): return ISO8601.format(value)
         case .binary(let value): return "<\(value.count) bytes>"
         case .uuid(let value): return value.uuidString.lowercased()
-        case .uri(let value): return value
+        // Written bare, as a data file reads it, unless a line break, a space or a quote in it
+        // would break the message's line or its reading: then quoted as text is.
+        case .uri(let value):
+            return value.unicodeScalars.contains { $0.value < 0x21 || $0.value == 0x7F || $0 == "\"" || $0 == "\\" || $0.properties.isWhitespace }
+                ? JSONValue.string(value).serialized() : value
         case .nonUTF8Text(let bytes): return "<text of \(bytes.count) bytes, not UTF-8: \(Value.hexPrefix(bytes))>"
         }
     }
