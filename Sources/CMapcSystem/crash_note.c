@@ -48,6 +48,15 @@ void mapc_exit_context_set(const char *text) {
     keep(exit_context, sizeof(exit_context), &exit_context_length, text);
 }
 
+// Writes "\nmapc: " and the text, then `end`, to standard error: async-signal-safe (write only).
+static void write_note(const char *text, size_t length, const char *end) {
+    static const char prefix[] = "\nmapc: ";
+    ssize_t ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
+    ignored = write(STDERR_FILENO, text, length);
+    ignored = write(STDERR_FILENO, end, strlen(end));
+    (void)ignored;
+}
+
 // Runs at exit(): a policy called it while its mapping was being worked on, on the migration's
 // thread. The run did not finish (the store is as it was); a status of 0 would say it had.
 static void note_exit_in_context(void) {
@@ -55,24 +64,14 @@ static void note_exit_in_context(void) {
     if (length <= 0 || !pthread_equal(pthread_self(), context_thread)) return;
     // What the policy printed before it exited comes first (exit flushes after its handlers).
     fflush(NULL);
-    static const char prefix[] = "\nmapc: ";
-    static const char suffix[] = "\n";
-    ssize_t ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
-    ignored = write(STDERR_FILENO, exit_context, (size_t)length);
-    ignored = write(STDERR_FILENO, suffix, sizeof(suffix) - 1);
-    (void)ignored;
+    write_note(exit_context, (size_t)length, "\n");
     _exit(3);
 }
 
 static void note_and_hand_over(int signal, siginfo_t *info, void *ucontext) {
     sig_atomic_t length = context_length;
     if (length > 0) {
-        static const char prefix[] = "\nmapc: ";
-        static const char suffix[] = "\n\n";
-        ssize_t ignored = write(STDERR_FILENO, prefix, sizeof(prefix) - 1);
-        ignored = write(STDERR_FILENO, context, (size_t)length);
-        ignored = write(STDERR_FILENO, suffix, sizeof(suffix) - 1);
-        (void)ignored;
+        write_note(context, (size_t)length, "\n\n");
         context_length = 0;
     }
     // The handler that was there before takes over: for a fault, returning runs the faulting

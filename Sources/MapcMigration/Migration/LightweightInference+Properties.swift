@@ -92,8 +92,14 @@ extension LightweightInference {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "\(old.type.rawValue) -> \(attribute.type.rawValue)"))
             work.notes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
         }
-        let fill = Self.nilFill(from: old, to: attribute)
-        if old.isOptional && !attribute.isOptional, fill == nil {
+        if old.isOptional && !attribute.isOptional, let literal = Self.nilFill(from: old, to: attribute), let defaultValue = attribute.defaultValue {
+            expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
+            nilBecomes = defaultValue
+            var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
+            change.defaultForNil = "\(defaultValue)"
+            changes.append(change)
+            work.notes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
+        } else if old.isOptional && !attribute.isOptional {
             // No default, or one no expression can write (binary data has no literal): nil has
             // nowhere to go.
             let reason = attribute.defaultValue == nil ? "optional -> required without a default (nil values would have nowhere to go)"
@@ -106,13 +112,6 @@ extension LightweightInference {
             // Data's lightweight migration carries them (and fails a nil on validation).
             guard refuse(problem, in: &work) else { return }
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required"))
-        } else if old.isOptional && !attribute.isOptional, let defaultValue = attribute.defaultValue, let literal = fill {
-            expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
-            nilBecomes = defaultValue
-            var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
-            change.defaultForNil = "\(defaultValue)"
-            changes.append(change)
-            work.notes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
         } else if !old.isOptional && attribute.isOptional {
             changes.append(SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "required -> optional"))
         }

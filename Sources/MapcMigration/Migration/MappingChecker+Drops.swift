@@ -146,12 +146,15 @@ extension MappingChecker {
             let dropped = Set(readBy.flatMap(\.drops))
             // A relationship's links are read from either side (a to-many is usually set from its
             // to-one inverse), and are nothing to keep when no mapping keeps the objects they lead to.
-            // A relationship counts as read where an expression takes its value (its objects), not
-            // where one only follows it further (`$source.owner.name`) or counts it.
+            // Read by an expression of the step: a relationship where one takes its value (its
+            // objects), not where one only follows it further (`$source.owner.name`) or counts it.
+            func taken(_ property: String) -> Bool {
+                (Self.isRelationship(property, of: entity, in: source) ? reads.links : read).contains("\(entity.name).\(property)")
+            }
             func isRead(_ property: String) -> Bool {
+                if taken(property) { return true }
                 guard case .relationship(let relationship)? = source.property(named: property, in: entity),
-                      let target = source.entity(named: relationship.destination) else { return read.contains("\(entity.name).\(property)") }
-                if reads.links.contains("\(entity.name).\(property)") { return true }
+                      let target = source.entity(named: relationship.destination) else { return false }
                 let targets = source.hierarchy(under: target)
                 if !targets.contains(where: { target in !target.isAbstract && Self.readers(of: target, in: source, among: all).contains { $0.type != .remove } }) { return true }
                 guard let inverse = relationship.inverse else { return false }
@@ -166,7 +169,7 @@ extension MappingChecker {
                 // Read by an expression itself: links that go with their objects, or that the
                 // inverse carries, are not (`infer` lists a removed relationship, rightly).
                 // A relationship only followed or counted keeps no link: listing it is right.
-                for listed in mapping.drops where stored.contains(listed) && (Self.isRelationship(listed, of: entity, in: source) ? reads.links : read).contains("\(entity.name).\(listed)") {
+                for listed in mapping.drops where stored.contains(listed) && taken(listed) {
                     warning("'drops:' lists '\(listed)', which an expression of this mapping reads: the list no longer says what is dropped",
                             at: mapping.location(of: "drops.\(listed)"), length: listed.count, fix: "remove '\(listed)' from 'drops:'")
                 }

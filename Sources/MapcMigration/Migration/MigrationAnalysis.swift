@@ -16,9 +16,9 @@ struct MigrationAnalysis: Sendable {
     /// Entity mapping positions by name.
     let indexByName: [String: Int]
     /// Per mapping position, the suffix its objects' identities take after the source object's:
-    /// none for the first mapping that may read a source object (`entitiesRead(by:in:)`),
-    /// `.MappingName` for later ones, so ids stay unique and predictable in formats that keep
-    /// identities.
+    /// none where no earlier mapping gave any object it may read its bare id, `.MappingName`
+    /// otherwise (`identitySuffixes(of:in:readBefore:)`), so ids stay unique and predictable in
+    /// formats that keep identities.
     let identitySuffixes: [String]
     /// The mappings whose objects anything may look up by source object (`$manager` calls naming
     /// them, policies, copied relationships); nil when that may be any. Objects of a mapping
@@ -51,8 +51,6 @@ struct MigrationAnalysis: Sendable {
             throw MigrationError.setup("two entity mappings are named '\(repeated)'; give each mapping of the model a name of its own")
         }
         indexByName = Dictionary(mappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        // A mapping without a source entity (an add mapping fetching its objects) reads another
-        // mapping's objects: the bare ids are that one's.
         identitySuffixes = Self.identitySuffixes(of: mappings, in: source.schema, readBefore: readBefore)
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)
@@ -153,8 +151,8 @@ struct MigrationAnalysis: Sendable {
 
     /// The source entities whose objects a mapping may read: its source entity's, and with a
     /// source expression every entity of the hierarchy it fetches (a fetch request includes
-    /// sub-entities; another expression, its source's hierarchy). The identity rule gives bare ids
-    /// to the first mapping that may read an object.
+    /// sub-entities; another expression, its source's hierarchy): what the identity rule
+    /// (`identitySuffixes`) compares.
     static func entitiesRead(by entityMapping: EntityMapping, in schema: Schema) -> Set<String> {
         guard let sourceExpression = entityMapping.sourceExpression else { return Set(entityMapping.source.map { [$0] } ?? []) }
         let fetched = standardFetch(sourceExpression.expression)?.entity ?? entityMapping.source

@@ -136,19 +136,24 @@ final class MigrationRun: MigrationManagerFunctions {
         connection = db
         // A refused row is named with the mapping that made it, wherever the writer finds out.
         let mappingsWithPolicies = Set(step.mapping.entityMappings.filter { $0.policy != nil }.map(\.name))
-        let suffixes = setup.analysis.identitySuffixes.filter { !$0.isEmpty }
-        let suffixedMapping = { (id: String) in suffixes.filter { id.hasSuffix($0) }.max { $0.count < $1.count }.map { String($0.dropFirst()) } }
+        // The mapping that made a refused row, when the identity rule named the row after it.
+        let analysis = setup.analysis
+        let namedAfter = { (refused: RowWriter.RefusedRow) -> String? in
+            guard let name = refused.origin, let index = analysis.indexByName[name], !analysis.identitySuffixes[index].isEmpty,
+                  refused.id.hasSuffix(analysis.identitySuffixes[index]) else { return nil }
+            return name
+        }
         writer = RowWriter(store: step.destination, db: db, buffersRows: true) { refused in
             let (property, message) = switch refused.reason {
             case .uniqueness(let problem): (problem.key ?? "", problem.message)
             case .identityTaken where refused.origin.map(mappingsWithPolicies.contains) ?? false:
                 ("id", "another destination object already has id '\(refused.id)'; a policy creating several objects per source object must give each its own id")
-            case .identityTaken where suffixedMapping(refused.id) != nil:
+            case .identityTaken where namedAfter(refused) != nil:
                 // The identity rule's name for a later mapping's object, held already (a store an
                 // earlier mapping of the same name migrated).
-                ("id", "another destination object already has id '\(refused.id)', the id mapping '\(suffixedMapping(refused.id) ?? "")' gives the object it makes from '\(refused.id.dropLast((suffixedMapping(refused.id)?.count ?? 0) + 1))' "
+                ("id", "another destination object already has id '\(refused.id)', the id mapping '\(refused.origin ?? "")' gives the object it makes from '\(refused.id.dropLast((refused.origin?.count ?? 0) + 1))' "
                  + "(a mapping after the first to read an object names its object '<source id>.<mapping name>'); "
-                 + "rename the mapping '\(suffixedMapping(refused.id) ?? "")' (and the $manager lookups naming it) so that its objects' ids differ")
+                 + "rename the mapping '\(refused.origin ?? "")' (and the $manager lookups naming it) so that its objects' ids differ")
             case .identityTaken:
                 // Without a policy each source object makes one object of its own id: two share it in the store.
                 ("id", "another destination object already has id '\(refused.id)': the store being migrated holds more than one object with this id (its unique index "

@@ -60,6 +60,15 @@ package struct ExpressionChecker {
         }
     }
 
+    /// `body` run knowing, besides what is known, the key paths `condition` rules nil out of where
+    /// it `holds` (`nonNil(where:holds:)`): a TERNARY's branch.
+    private mutating func knowing<T>(_ condition: Expr, holds: Bool, _ body: (inout ExpressionChecker) -> T) -> T {
+        let known = nonNilKeys
+        nonNilKeys = known.union(Self.nonNil(where: condition, holds: holds))
+        defer { nonNilKeys = known }
+        return body(&self)
+    }
+
     /// Checks an expression whose result is stored in `attribute`.
     package mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String) {
         checkAssignable(expression, to: attribute, entity: entity, whole: expression)
@@ -75,13 +84,8 @@ package struct ExpressionChecker {
             checkPredicate(condition)
             // Each branch knowing what the condition tested against nil, as `type(of:)` checks a
             // TERNARY (`lastName != nil` guards `firstName + " " + lastName` where it is true).
-            let known = nonNilKeys
-            defer { nonNilKeys = known }
-            nonNilKeys = known.union(Self.nonNil(where: condition, holds: true))
-            checkAssignable(whenTrue, to: attribute, entity: entity, whole: whole)
-            nonNilKeys = known.union(Self.nonNil(where: condition, holds: false))
-            checkAssignable(whenFalse, to: attribute, entity: entity, whole: whole)
-            nonNilKeys = known
+            knowing(condition, holds: true) { $0.checkAssignable(whenTrue, to: attribute, entity: entity, whole: whole) }
+            knowing(condition, holds: false) { $0.checkAssignable(whenFalse, to: attribute, entity: entity, whole: whole) }
             if expression.range == whole.range { warnOfNil(in: expression, stored: attribute, target: target) }
             return
         }
@@ -265,12 +269,8 @@ package struct ExpressionChecker {
         case .ternary(let condition, let whenTrue, let whenFalse):
             checkPredicate(condition)
             // Each branch is checked knowing what the condition tested against nil.
-            let known = nonNilKeys
-            defer { nonNilKeys = known }
-            nonNilKeys = known.union(Self.nonNil(where: condition, holds: true))
-            let whenTrueType = type(of: whenTrue)
-            nonNilKeys = known.union(Self.nonNil(where: condition, holds: false))
-            return join([whenTrueType, type(of: whenFalse)])
+            let whenTrueType = knowing(condition, holds: true) { $0.type(of: whenTrue) }
+            return join([whenTrueType, knowing(condition, holds: false) { $0.type(of: whenFalse) }])
         case .cast(let operand, let typeName):
             // A collection casts to nothing: the run would fail on every object (a collection of
             // text is joined with FUNCTION(x, "componentsJoinedByString:", ", ")).

@@ -297,12 +297,12 @@ public final class Store: @unchecked Sendable {
         if error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return MapcError.storeInUse(inUseMessage(path))
         }
-        if error.resultCode == .SQLITE_READONLY, Files.holdsUnfinishedWrite(journal: path + "-journal"), Files.modeForbidsWriting(path) {
-            return MapcError.store("\(path) has an unfinished write (\(path)-journal, left by a writer that was stopped) that SQLite must roll back before it can be read, "
-                                   + "and the store is read-only (its mode lets no one write it, which mapc respects as root too); make it writable (chmod u+w) and run again, "
-                                   + "or copy it together with its -journal and use the copy")
-        }
         if error.resultCode == .SQLITE_READONLY, Files.holdsUnfinishedWrite(journal: path + "-journal") {
+            if Files.modeForbidsWriting(path) {
+                return MapcError.store("\(path) has an unfinished write (\(path)-journal, left by a writer that was stopped) that SQLite must roll back before it can be read, "
+                                       + "and the store is read-only (its mode lets no one write it, which mapc respects as root too); make it writable (chmod u+w) and run again, "
+                                       + "or copy it together with its -journal and use the copy")
+            }
             return MapcError.store("\(path) has an unfinished write (\(path)-journal) that must be rolled back before it can be read, and mapc could not do it here "
                                    + "(\(error.message ?? "read-only")); run any mapc command with write access to the store and its folder, or open it once with the sqlite3 shell")
         }
