@@ -1,6 +1,5 @@
 import Foundation
 internal import CMapcSystem
-import Synchronization
 import MapcFoundation
 import MapcModel
 import MapcStore
@@ -302,119 +301,6 @@ public struct Migrator: Sendable {
             update.steps = count
             progress?(update)
         }
-    }
-
-    /// The same, off the caller's thread: on a thread of its own (a migration can block for
-    /// minutes, which a thread of Swift's cooperative pool must not), resuming the caller when it
-    /// ends. Cancelling the task stops the migration between batches, leaving the store untouched
-    /// (`MigrationError.cancelled`).
-    public func migrate(storeAt url: URL, from claimed: String? = nil, to version: String? = nil, options: MigrationOptions = MigrationOptions(),
-                        progress: (@Sendable (MigrationProgress) -> Void)? = nil) async throws -> MigrationOutcome {
-        try await offThread(options) { options in try self.migrate(storeAt: url, from: claimed, to: version, options: options) { progress?($0) } }
-    }
-
-    /// `migrate(_:options:progress:)` of a plan, off the caller's thread, as
-    /// `migrate(storeAt:)`'s `async` form runs (the plan, check, migrate flow of an app's
-    /// startup, which blocked a thread of the cooperative pool and which `Task.cancel()` did not stop).
-    public func migrate(_ plan: MigrationPlan, options: MigrationOptions = MigrationOptions(),
-                        progress: (@Sendable (MigrationProgress) -> Void)? = nil) async throws -> MigrationOutcome {
-        try await offThread(options) { options in try self.migrate(plan, options: options) { progress?($0) } }
-    }
-
-    /// Runs a migration on a thread of its own, resuming the caller when it ends; cancelling the
-    /// task sets what `options.isCancelled` answers (with whatever it answered already).
-    private func offThread(_ options: MigrationOptions, _ body: @escaping @Sendable (MigrationOptions) throws -> MigrationOutcome) async throws -> MigrationOutcome {
-        let cancelled = CancellationFlag()
-        var options = options
-        let earlier = options.isCancelled
-        options.isCancelled = { cancelled.isSet || earlier() }
-        let frozen = options
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<MigrationOutcome, any Error>) in
-                let work: @Sendable () -> Void = { continuation.resume(with: Result { try body(frozen) }) }
-                // With no thread to be had (the system's limit), on this one: slower, never stuck.
-                if !DetachedThread.start(work) { work() }
-            }
-        } onCancel: {
-            cancelled.set()
-        }
-    }
-}
-
-/// A flag one task sets and another reads.
-private final class CancellationFlag: Sendable {
-    private let flag = Mutex(false)
-    var isSet: Bool { flag.withLock { $0 } }
-    func set() { flag.withLock { $0 = true } }
-}
-
-/// The steps from a store's version to a target version.
-public struct MigrationPlan: Sendable {
-    /// The store.
-    public var store: URL
-    /// The version the store is at (identified by its hashes).
-    public var current: Schema
-    /// The version to reach.
-    public var target: Schema
-    /// The steps, in order; empty when the store is there already.
-    public var steps: [MigrationStep]
-    /// What migrating would leave out that the store holds besides its objects (Core Data's
-    /// persistent history, tables the model does not have), in sentences; empty when nothing.
-    public var notes: [String] = []
-    /// Why a run would refuse to write a step's version in the store's own format (a Core Data
-    /// store of a version with what mapc does not import), when it would: a run writing mapc's
-    /// format (`MigrationOptions.destinationFormat`) does not.
-    package var refusalInStoreFormat: String?
-
-    /// Whether the store needs migrating.
-    public var isNeeded: Bool { !steps.isEmpty }
-
-    /// What inferred steps would drop: removed entities and properties, by step, that the store
-    /// may hold a value of (a run asks the store again, under its lock).
-    public var droppedValues: [(step: MigrationStep, dropped: [String])] {
-        steps.filter { $0.isInferred && !$0.droppedValues.isEmpty }.map { ($0, $0.droppedValues) }
-    }
-}
-
-/// What a store is, as `Migrator.status(ofStoreAt:)` finds it.
-public struct StoreStatus: Sendable {
-    /// The store.
-    public var url: URL
-    /// The format's identifier ("mapc-1", "core-data").
-    public var format: String
-    /// The format's name ("mapc", "Core Data").
-    public var formatName: String
-    /// What the store records about itself.
-    public var metadata: StoreMetadata
-    /// The version its hashes identify, if any.
-    public var version: String?
-    /// Every version whose hashes equal the store's.
-    public var compatibleVersions: [String]
-    /// How the version was identified, in words.
-    public var identification = ""
-    /// The store's model: as its metadata records it, or else the matching version's (Core Data
-    /// stores record none).
-    public var model: String?
-    /// Objects of each entity (sub-entities under their own names), when a version matched.
-    public var objectCounts = ObjectCounts()
-    /// The migrations applied to the store, oldest first.
-    public var history: [HistoryEntry] = []
-    /// Tables of the file that no entity keeps and a migration leaves out (Core Data's persistent
-    /// history, mirroring state, an app's own tables), each with its rows; empty when none or when
-    /// no version matches.
-    public var otherTables: [String] = []
-    /// Core Data's files of large binary values beside the store (attributes that allow external
-    /// storage), in words with where they are ("3 files (1.2 MB) in .Notes_SUPPORT/_EXTERNAL_DATA");
-    /// nil when there are none. They belong to the store's file name: `run --output` copies them.
-    public var externalData: String?
-
-    init(url: URL, format: String, formatName: String, metadata: StoreMetadata, version: String?, compatibleVersions: [String]) {
-        self.url = url
-        self.format = format
-        self.formatName = formatName
-        self.metadata = metadata
-        self.version = version
-        self.compatibleVersions = compatibleVersions
     }
 }
 
