@@ -157,6 +157,20 @@ package struct VersionOrder: Sendable, Equatable {
         return left.count != right.count ? left.count < right.count : a < b
     }
 
+    /// The names ordered by their text, character by character (`DataModel 09` < `DataModel 0A`),
+    /// where some name runs a number into letters as a base-36 code does (`0A`, which the natural
+    /// order reads as 0 and so puts before `01`), and only when that order has `current` last:
+    /// what an import takes where the names' numbers contradict the current version's being the
+    /// newest and their text does not. Nil otherwise.
+    package static func textOrder(_ names: [String], current: String) -> [String]? {
+        func runsNumberIntoLetters(_ name: String) -> Bool {
+            zip(name, name.dropFirst()).contains { $0.isASCII && $0.isNumber && $1.isASCII && $1.isLetter }
+        }
+        guard names.contains(where: runsNumberIntoLetters) else { return nil }
+        let sorted = names.sorted { Array($0.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
+        return sorted.last == current ? sorted : nil
+    }
+
     /// An order with one more version: where the names' natural order places it among the
     /// others (`naturalOrder`, the rule a whole model's import orders by), when the others follow
     /// it; last (the newest) when they are in an order of their own; unchanged when it is there.

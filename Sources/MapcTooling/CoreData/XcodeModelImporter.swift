@@ -112,12 +112,21 @@ public enum XcodeModelImporter {
         // Oldest first: by name, numbers compared as numbers ("Moody" < "Moody 2" < "Moody 10"),
         // the current version last, as Xcode's is the newest.
         var ordered = versions.sorted(by: VersionOrder.naturalOrder)
-        if let current, ordered.last != current {
+        let location = FileLocation(path: currentFile.path, line: 1, column: 1)
+        let checkTheOrder = "check the order in versions.yaml (oldest first, the current version last) and correct it there"
+        if let current, ordered.last != current, let byText = VersionOrder.textOrder(versions, current: current),
+           let first = ordered.first, let before = byText.firstIndex(of: first).flatMap({ $0 > 0 ? byText[$0 - 1] : nil }) {
+            // Base-36 numbering (`09`, `0A`): the text's order has the current version last, the numbers' does not.
+            warnings.append(.warning("the version names order one way by their numbers and another by their text: '\(first)' is first by its number, after '\(before)' by its text; the versions are ordered by their text, which has the current version '\(current)' (.xccurrentversion) last",
+                                     at: location, fix: checkTheOrder))
+            ordered = byText
+        } else if let current, ordered.last != current {
             let later = ordered.drop { $0 != current }.dropFirst()
             let names = later.map { "'\($0)'" }.joined(separator: ", ")
-            warnings.append(.warning("'\(current)' is the current version (.xccurrentversion) but \(names) \(later.count == 1 ? "sorts" : "sort") after it by name; it is ordered last, after \(later.count == 1 ? "it" : "them")",
-                                     at: FileLocation(path: currentFile.path, line: 1, column: 1),
-                                     fix: "if \(names) \(later.count == 1 ? "is a version" : "are versions") in progress, not yet released, take \(later.count == 1 ? "it" : "them") out of versions.yaml and the schemas folder: older stores would migrate through \(later.count == 1 ? "it" : "them") to '\(current)'"))
+            let one = later.count == 1
+            warnings.append(.warning("'\(current)' is the current version (.xccurrentversion) but \(names) \(one ? "sorts" : "sort") after it by name; it is ordered last, after \(one ? "it" : "them")",
+                                     at: location,
+                                     fix: "\(checkTheOrder); if \(names) \(one ? "is a version" : "are versions") in progress, not yet released, take \(one ? "it" : "them") out of versions.yaml and the schemas folder: older stores would migrate through \(one ? "it" : "them") to '\(current)'"))
             ordered.removeAll { $0 == current }
             ordered.append(current)
         }

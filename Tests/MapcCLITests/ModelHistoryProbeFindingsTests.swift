@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+
+/// What a probe of real apps' model histories, imported as their teams keep them, found.
+@Suite("Findings of a probe of real model histories", .serialized)
+struct ModelHistoryProbeFindingsTests {
+    /// Writes an Xcode model of `versions` (name and the attributes of its one entity, `Tag`), the
+    /// current one named by `.xccurrentversion`.
+    private func xcodeModel(in folder: URL, versions: [(name: String, attributes: [String])], current: String) throws -> URL {
+        let model = folder.appendingPathComponent("DataModel.xcdatamodeld")
+        for version in versions {
+            let directory = model.appendingPathComponent("\(version.name).xcdatamodel")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let attributes = version.attributes.map { "        <attribute name=\"\($0)\" optional=\"YES\" attributeType=\"String\"/>\n" }.joined()
+            try Data(("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n"
+                      + "    <entity name=\"Tag\" syncable=\"YES\">\n" + attributes + "    </entity>\n</model>\n").utf8)
+                .write(to: directory.appendingPathComponent("contents"))
+        }
+        try Data(("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n"
+                  + "<plist version=\"1.0\">\n<dict>\n\t<key>_XCCurrentVersionName</key>\n\t<string>\(current).xcdatamodel</string>\n</dict>\n</plist>\n").utf8)
+            .write(to: model.appendingPathComponent(".xccurrentversion"))
+        return model
+    }
+
+    /// Versions numbered in base 36 (`DataModel 01` … `DataModel 09`, `DataModel 0A (+Server)`,
+    /// `DataModel 0B`: a real app's history) were ordered by their numbers, `0A` as 0 and so before
+    /// `01`; the current version was moved last and the warning advised taking the real versions
+    /// `01` … `09` out. A store at `0A` then "migrated" back to `01`, dropping what `0A` added.
+    /// Where the names order one way by number and another by text, and only the text's order has
+    /// the current version last, the text's order is taken, and said.
+    @Test func versionsNumberedInBase36AreOrderedByTheirText() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try xcodeModel(in: folder, versions: [("DataModel 01", ["tagName"]), ("DataModel 02 (+Location)", ["tagName", "place"]),
+                                                          ("DataModel 09", ["tagName", "place", "lastModified"]),
+                                                          ("DataModel 0A (+Server)", ["tagName", "place", "lastModified", "server"]),
+                                                          ("DataModel 0B", ["tagName", "place", "lastModified", "server", "sizes"])],
+                                   current: "DataModel 0B")
+        let run = try CLI.run(["import", model.path, "--output", "schemas"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let order = try folder.read("schemas/versions.yaml")
+        #expect(order.contains("versions: [DataModel 01, DataModel 02 (+Location), DataModel 09, DataModel 0A (+Server), DataModel 0B]"), "\(order)")
+        #expect(run.stderr.contains("ordered by their text") && run.stderr.contains("'DataModel 0A (+Server)'") && run.stderr.contains("versions.yaml")
+                && !run.stderr.contains("take them out"), "\(run.stderr)")
+        // A store at 0A keeps its values on the way to the current version.
+        try folder.write(#"{"version": "DataModel 0A (+Server)", "objects": {"Tag": [{"id": "t", "tagName": "a", "lastModified": "yesterday", "server": "srv-1"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db", "--layout", "core-data"], in: folder).status == 0)
+        let migrated = try CLI.run(["run", "--quiet", "s.db"], in: folder)
+        #expect(migrated.status == 0, "\(migrated.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder)
+        #expect(dump.stdout.contains(#""server": "srv-1""#) && dump.stdout.contains(#""lastModified": "yesterday""#) && dump.stdout.contains("DataModel 0B"), "\(dump.stdout)")
+    }
+
+    /// Where no order of the names has the current version last (a version in progress after it),
+    /// it is ordered last as before, and the advice asks to check the order rather than to take
+    /// versions out first.
+    @Test func aVersionAfterTheCurrentOneAsksForTheOrderToBeChecked() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try xcodeModel(in: folder, versions: [("Model", ["a"]), ("Model 2", ["a", "b"]), ("Model 3", ["a", "b", "c"]), ("Model 10", ["a", "b", "c", "d"])],
+                                   current: "Model 3")
+        let run = try CLI.run(["import", model.path, "--output", "schemas"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try folder.read("schemas/versions.yaml").contains("versions: [Model, Model 2, Model 10, Model 3]"))
+        #expect(run.stderr.contains("'Model 10' sorts after it by name") && run.stderr.contains("check the order in versions.yaml"), "\(run.stderr)")
+    }
+}
