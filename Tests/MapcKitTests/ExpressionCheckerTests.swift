@@ -261,3 +261,29 @@ extension ExpressionCheckerTests {
         #expect(try stored(#"TERNARY(caption == nil AND kind == nil, "none", caption + kind)"#).count == 1, "an AND that is false says neither")
     }
 }
+
+extension ExpressionCheckerTests {
+    /// A comparison with a value that nil never meets (`caption.length > 0`, `caption == "x"`,
+    /// `caption IN {"a", "b"}`) rules nil out where it holds, as `caption != nil` does: its TERNARY
+    /// branch was warned of ("caption can be nil") though no nil could reach it. `!=` (nil is not
+    /// "x") and a list holding nil rule out nothing; nor does such a test where it fails.
+    @Test func aComparisonNilNeverMeetsGuardsItsBranch() throws {
+        func warnings(_ text: String) throws -> [Diagnostic] {
+            var checker = ExpressionChecker(scope: CheckScope(schema: ExpressionFixture.schema, source: "ImageAttachment"), source: ExpressionSource(text: text))
+            checker.checkAssignable(try ExpressionParser.parse(text).get(), to: Attribute(name: "label", type: .string, isOptional: true), entity: "Label")
+            return checker.diagnostics.filter { $0.severity == .warning }
+        }
+        for guarded in [#"TERNARY(caption.length > 0, "Photo: " + caption, "Photo")"#, #"TERNARY(caption == "x", "Photo: " + caption, "Photo")"#,
+                        #"TERNARY(caption IN {"a", "b"}, "Photo: " + caption, "Photo")"#, #"TERNARY(caption BEGINSWITH "P", "Photo: " + caption, "Photo")"#,
+                        #"TERNARY(kind == "image" AND caption.length >= 1, "Photo: " + caption, "Photo")"#,
+                        #"TERNARY(NOT (caption.length > 0), "Photo", "Photo: " + caption)"#] {
+            #expect(try warnings(guarded).isEmpty, "\(guarded)")
+        }
+        for unguarded in [#"TERNARY(caption != "x", "Photo: " + caption, "Photo")"#, #"TERNARY(caption IN {"a", nil}, "Photo: " + caption, "Photo")"#,
+                          #"TERNARY(caption.length > 0, "Photo", "Photo: " + caption)"#, #"TERNARY(caption.length > 0 OR kind == "x", "Photo: " + caption, "Photo")"#] {
+            #expect(try warnings(unguarded).count == 1, "\(unguarded)")
+        }
+        // A filter's comparison holds for every object the mapping reads.
+        #expect(ExpressionChecker.nonNil(where: try ExpressionParser.parse("caption.length > 0").get(), holds: true).contains("$source.caption"))
+    }
+}

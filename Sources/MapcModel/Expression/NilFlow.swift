@@ -99,15 +99,22 @@ extension ExpressionChecker {
     }
 
     /// The key paths that are not nil where a condition is true (`holds`) or false: `x != nil`
-    /// when true, `x == nil` when false, both sides of an AND that is true, both of an OR that is
-    /// false (`TERNARY(a == nil OR b == nil, "none", a + b)`), and through NOT. A filter's
-    /// (`image != nil`) hold for every object a mapping reads.
+    /// when true, `x == nil` when false, a key path compared with a value nil never meets when
+    /// true (`x.length > 0`, `x == "a"`, `x IN {"a", "b"}`: each is false of a nil `x`, and of a
+    /// nil anywhere along its path, where `x != "a"` is true), both sides of an AND that is true,
+    /// both of an OR that is false (`TERNARY(a == nil OR b == nil, "none", a + b)`), and through
+    /// NOT. A filter's (`image != nil`) hold for every object a mapping reads.
     package static func nonNil(where condition: Expr, holds: Bool) -> Set<String> {
         switch condition.kind {
-        case .comparison(let op, nil, _, let left, let right) where op == (holds ? .notEqual : .equal):
+        case .comparison(let op, nil, _, let left, let right) where op == (holds ? .notEqual : .equal)
+            && (left.kind == .literal(.null) || right.kind == .literal(.null)):
             if case .literal(.null) = right.kind { return Set([key(of: left)].compactMap { $0 }) }
-            if case .literal(.null) = left.kind { return Set([key(of: right)].compactMap { $0 }) }
-            return []
+            return Set([key(of: right)].compactMap { $0 })
+        case .comparison(let op, nil, _, let left, let right) where holds && op != .notEqual:
+            // Only a path of plain keys: a nil one gives nil all the way (`@count` of nil is 0).
+            guard let path = isValueNotNil(right) ? key(of: left) : isValueNotNil(left) ? key(of: right) : nil else { return [] }
+            let names = path.split(separator: ".")
+            return Set((2...max(2, names.count)).map { names.prefix($0).joined(separator: ".") })
         case .and(let left, let right) where holds:
             return nonNil(where: left, holds: true).union(nonNil(where: right, holds: true))
         case .or(let left, let right) where !holds:
@@ -116,6 +123,15 @@ extension ExpressionChecker {
             return nonNil(where: inner, holds: !holds)
         default:
             return []
+        }
+    }
+
+    /// Whether an expression is a value, or a list of values, with no nil in it.
+    private static func isValueNotNil(_ expression: Expr) -> Bool {
+        switch expression.kind {
+        case .literal(let value): return !value.isNull
+        case .aggregate(let items): return items.allSatisfy(isValueNotNil)
+        default: return false
         }
     }
 
