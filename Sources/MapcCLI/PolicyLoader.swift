@@ -102,6 +102,45 @@ enum PolicyLoader {
         return found
     }
 
+    /// The top-level classes of the policy files that are not registered as policies, each with
+    /// where it is and why, in a sentence saying what to change: declared `private` or
+    /// `fileprivate` (the file registering the classes cannot see it), or inheriting from no
+    /// policy class (`policies`: the policy classes of the files, and `EntityMigrationPolicy`).
+    static func unregisteredClasses(in sources: [(path: String, text: String)], policies: Set<String>) -> [(name: String, reason: String)] {
+        var found: [(name: String, reason: String)] = []
+        for source in sources {
+            for declaration in everyClassDeclaration(in: code(of: source.text)) where declaration.scopes.isEmpty && !policies.contains(declaration.name) {
+                let place = "\(declaration.name) (\(source.path):\(declaration.line))"
+                if declaration.isPrivate {
+                    guard let base = declaration.base, policies.contains(base) else { continue }
+                    found.append((declaration.name, "\(place) is declared private, and the file mapc registers the policy classes in cannot see it: remove `private`"))
+                } else {
+                    let inherits = declaration.base.map { "inherits from \($0), not EntityMigrationPolicy" } ?? "inherits from nothing"
+                    found.append((declaration.name, "\(place) \(inherits): declare it `class \(declaration.name): EntityMigrationPolicy`"))
+                }
+            }
+        }
+        return found
+    }
+
+    /// The classes declared in `.swift` files in subfolders of the policies folder, which is not
+    /// compiled (only the files directly in it are), each with where it is and what to do. Looks
+    /// at no more than 1,000 entries and passes over files it cannot read: this is for a message.
+    static func classesInSubfolders(of folder: String) -> [(name: String, reason: String)] {
+        guard let entries = FileManager.default.enumerator(atPath: folder) else { return [] }
+        var found: [(name: String, reason: String)] = [], seen = 0
+        while let entry = entries.nextObject() as? String, seen < 1_000 {
+            seen += 1
+            guard entry.contains("/"), entry.hasSuffix(".swift") else { continue }
+            let path = (folder as NSString).appendingPathComponent(entry)
+            guard let data = FileManager.default.contents(atPath: path), data.count <= SourceFile.maxBytes, let text = String(data: data, encoding: .utf8) else { continue }
+            for declaration in everyClassDeclaration(in: code(of: text)) where declaration.scopes.isEmpty {
+                found.append((declaration.name, "\(declaration.name) is declared in \(path):\(declaration.line), in a subfolder of the policies folder, and mapc compiles only the .swift files directly in \(folder): move the file there"))
+            }
+        }
+        return found
+    }
+
     /// Where each policy class of a folder's files is declared, by the name a mapping gives it
     /// (`Name`, or `Outer.Name` nested): the class's name in its file. Files that cannot be read
     /// are passed over (this is for an editor's definitions; `load` says what is wrong with them).
@@ -195,7 +234,16 @@ enum PolicyLoader {
     /// Every non-private `class Name: Base` declaration, with the types (by name; nil for a body
     /// of another kind, a function's) whose braces enclose it, and its line.
     private static func classDeclarations(in code: String) -> [(scopes: [String?], name: String, base: String, line: Int)] {
-        var found: [(scopes: [String?], name: String, base: String, line: Int)] = []
+        everyClassDeclaration(in: code).compactMap { declaration in
+            guard !declaration.isPrivate, let base = declaration.base else { return nil }
+            return (declaration.scopes, declaration.name, base, declaration.line)
+        }
+    }
+
+    /// Every `class Name` declaration (private, or inheriting from nothing, too), with the types
+    /// (by name; nil for a body of another kind, a function's) whose braces enclose it, and its line.
+    private static func everyClassDeclaration(in code: String) -> [(scopes: [String?], name: String, base: String?, isPrivate: Bool, line: Int)] {
+        var found: [(scopes: [String?], name: String, base: String?, isPrivate: Bool, line: Int)] = []
         let typeKinds: Set<String> = ["class", "struct", "enum", "extension", "actor"]
         var scopes: [String?] = [], line = 1, tokens: [String] = [], current = ""
         func flush() {
@@ -206,7 +254,7 @@ enum PolicyLoader {
             case "{":
                 flush()
                 // Its line is the `class` keyword's, which may be above the brace's.
-                found += declarations(in: tokens).map { (scopes, $0.name, $0.base, line - $0.linesToBrace) }
+                found += declarations(in: tokens).map { (scopes, $0.name, $0.base, $0.isPrivate, line - $0.linesToBrace) }
                 scopes.append(tokens.lastIndex { typeKinds.contains($0) }.flatMap { index in tokens[(index + 1)...].first { $0 != "\n" } })
                 tokens = []
             case "}":
@@ -227,21 +275,27 @@ enum PolicyLoader {
         return found
     }
 
-    /// The class a run of tokens before a `{` declares, with its first inherited type and how
-    /// many lines below its `class` keyword the brace is.
-    private static func declarations(in tokens: [String]) -> [(name: String, base: String, linesToBrace: Int)] {
+    /// The class a run of tokens before a `{` declares, with its first inherited type (nil for
+    /// none), whether it is `private` or `fileprivate`, and how many lines below its `class`
+    /// keyword the brace is. Nothing for a generic class (its base is not read) or a `class func`.
+    private static func declarations(in tokens: [String]) -> [(name: String, base: String?, isPrivate: Bool, linesToBrace: Int)] {
         guard let classIndex = tokens.lastIndex(of: "class") else { return [] }
         let after = tokens[(classIndex + 1)...].filter { $0 != "\n" }
-        guard after.count >= 3, after[after.startIndex + 1] == ":" else { return [] }
+        let notNames: Set<String> = ["func", "var", "let", "subscript", "init", "deinit", "static", "final", "override", "open", "public",
+                                     "internal", "private", "fileprivate", "required", "convenience", "typealias", "protocol"]
+        guard let name = after.first, !notNames.contains(name), name.first.map({ $0.isLetter || $0 == "_" }) == true else { return [] }
+        let base: String?
+        if after.count >= 3, after[after.startIndex + 1] == ":" { base = after[after.startIndex + 2] } else if after.count == 1 { base = nil } else { return [] }
         // The modifiers on the declaration's own line.
         let lineStart = tokens[..<classIndex].lastIndex(of: "\n").map { $0 + 1 } ?? 0
-        if tokens[lineStart..<classIndex].contains(where: { $0 == "private" || $0 == "fileprivate" }) { return [] }
-        return [(after[after.startIndex], after[after.startIndex + 2], tokens[classIndex...].filter { $0 == "\n" }.count)]
+        let isPrivate = tokens[lineStart..<classIndex].contains { $0 == "private" || $0 == "fileprivate" }
+        return [(name, base, isPrivate, tokens[classIndex...].filter { $0 == "\n" }.count)]
     }
 
     private static func load(_ arguments: [String]) throws {
         let folder = policiesFolder(arguments)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.filter { $0.hasSuffix(".swift") }.sorted() ?? []
+        for unregistered in classesInSubfolders(of: folder.path) { PolicyRegistry.shared.markUnregistered(unregistered.name, because: unregistered.reason) }
         guard !names.isEmpty else {
             guard folder.named else { return }
             switch Files.kind(of: Files.realPath(folder.path)) {
@@ -268,8 +322,11 @@ enum PolicyLoader {
                 PolicyRegistry.shared.markNested(nested.qualifiedName, at: "\(source.path):\(nested.line)")
             }
         }
+        let unregistered = unregisteredClasses(in: sources, policies: Set(classes + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"]))
+        for class_ in unregistered { PolicyRegistry.shared.markUnregistered(class_.name, because: class_.reason) }
         guard !classes.isEmpty else {
-            throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy", status: MapcExitCode.invalidInput)
+            throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy"
+                              + (unregistered.isEmpty ? "" : ": " + unregistered.map(\.reason).joined(separator: "; ")), status: MapcExitCode.invalidInput)
         }
         hasProjectPolicies = true
         // A mapc built with these policies (an app's own) has them already.

@@ -123,3 +123,43 @@ struct PolicyFilesTests {
         #expect(PolicyLoader.nestedPolicyClasses(in: "final class A: EntityMigrationPolicy {\n  func f() {\n    class B: EntityMigrationPolicy {}\n  }\n}\n", policies: ["EntityMigrationPolicy"]).isEmpty)
     }
 }
+
+extension PolicyFilesTests {
+    /// A policy class mapc does not register was "unknown", with advice to write it (a policy
+    /// author's probe): one in a subfolder of `policies/` (not compiled), one declared `private`
+    /// (the file registering the classes cannot see it), one not inheriting from
+    /// `EntityMigrationPolicy`. Each is said where it is, with why and what to change.
+    @Test func aPolicyClassMapcDoesNotRegisterIsToldWhy() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-policies-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = try Self.exampleProject(into: folder)
+        let policy = try folder.read("policies/TagSplitPolicy.swift")
+        let environment = ["MAPC_CACHE": Self.cache]
+        // In a subfolder, with no file directly in the folder.
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies/Old"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent("policies/TagSplitPolicy.swift"), to: folder.appendingPathComponent("policies/Old/TagSplitPolicy.swift"))
+        let sub = try CLI.run(["check"], in: folder, environment: environment)
+        #expect(sub.status == 1 && sub.stderr.contains("unknown policy 'TagSplitPolicy'") && sub.stderr.contains("policies/Old/TagSplitPolicy.swift:")
+                && sub.stderr.contains("in a subfolder") && sub.stderr.contains("move the file"), "\(sub.stderr)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("policies/Old"))
+        // Files whose classes are all private, or inherit from something else, say so in the error.
+        let declaration = "final class TagSplitPolicy: EntityMigrationPolicy"
+        #expect(policy.contains(declaration))
+        for (written, expected) in [("private " + declaration, "is declared private"), ("final class TagSplitPolicy: NSObject", "inherits from NSObject, not EntityMigrationPolicy"),
+                                    ("final class TagSplitPolicy", "inherits from nothing")] {
+            try folder.write(policy.replacingOccurrences(of: declaration, with: written), to: "policies/TagSplitPolicy.swift")
+            let check = try CLI.run(["check"], in: folder, environment: environment)
+            #expect(check.status == 1 && check.stderr.contains("define no class inheriting from EntityMigrationPolicy") && check.stderr.contains(expected)
+                    && check.stderr.contains("TagSplitPolicy.swift:"), "\(written): \(check.stderr)")
+        }
+        // A private class beside registered ones: a mapping naming it is told why it is unknown.
+        try folder.write(policy, to: "policies/TagSplitPolicy.swift")
+        try folder.write("import MapcKit\n\nprivate final class HiddenPolicy: EntityMigrationPolicy {}\n", to: "policies/Hidden.swift")
+        let mapping = try folder.read("mappings/mapping_v1_to_v2.yaml")
+        try folder.write(mapping.replacingOccurrences(of: "policy: TagSplitPolicy", with: "policy: HiddenPolicy"), to: "mappings/mapping_v1_to_v2.yaml")
+        let hidden = try CLI.run(["check"], in: folder, environment: environment)
+        #expect(hidden.status == 1 && hidden.stderr.contains("unknown policy 'HiddenPolicy'") && hidden.stderr.contains("policies/Hidden.swift:3")
+                && hidden.stderr.contains("is declared private"), "\(hidden.stderr)")
+    }
+}

@@ -145,6 +145,16 @@ public final class PolicyRegistry: @unchecked Sendable {
         lock.withLock { nested[qualifiedName] = place }
     }
 
+    /// Classes of the policy files that are not registered for another reason than nesting (a
+    /// subfolder's file, `private`, no policy base class), by their name, with where and why.
+    private var unregistered: [String: String] = [:]
+
+    /// Notes a class the policy files declare that is not registered, with where it is and why
+    /// (`reason`, a sentence with what to change): a mapping naming it is told that.
+    package func markUnregistered(_ name: String, because reason: String) {
+        lock.withLock { if unregistered[name] == nil { unregistered[name] = reason } }
+    }
+
     private func entry(named name: String) -> (type: EntityMigrationPolicy.Type, make: @Sendable () -> EntityMigrationPolicy)? {
         lock.withLock {
             if let exact = policies[name] { return exact }
@@ -173,6 +183,7 @@ public final class PolicyRegistry: @unchecked Sendable {
             return "\(name) is declared inside another type (\(place)), and mapc registers the policy classes declared at the top level of a file: move it to the top level and name it by its class name"
         }
         let className = { (name: String) in name.split(separator: ".").last.map(String.init) ?? name }
+        if let reason = lock.withLock({ unregistered[name] ?? unregistered[className(name)] }) { return reason }
         let classes = Set(names.map(className)).sorted()
         if let suggestion = Suggestions.didYouMean(name, in: names) ?? Suggestions.didYouMean(className(name), in: classes) { return suggestion }
         return "write a class \(className(name)) inheriting from EntityMigrationPolicy in policies/\(className(name)).swift "
