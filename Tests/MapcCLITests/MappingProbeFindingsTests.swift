@@ -417,3 +417,36 @@ struct FollowedRelationshipDropsTests {
         #expect(tested.stderr.contains("'owner' of Pet in v1 is read by no expression"), "\(tested.stderr)")
     }
 }
+
+/// Findings of a randomized differential of mapping steps against a reference.
+@Suite("Mapping steps against a reference")
+struct MappingDifferentialFindingsTests {
+    /// `$source.d + 3600` in an `add` mapping whose objects a fetch gives was refused by `check`
+    /// and `run` ("an integer result cannot be stored in attribute 'X.e' (date)"), where the same
+    /// expression in a transform mapping migrates: it adds an hour.
+    @Test func dateArithmeticInAnAddMappingIsADate() throws {
+        let folder = try CLI.project(versions: [("v1", "  A:\n    attributes:\n      d: date\n"), ("v2", "  X:\n    attributes:\n      e: date\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeMappingsFolder(folder)
+        try folder.write("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: AddX
+                destination: X
+                type: add
+                sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "A", "TRUEPREDICATE"), $manager.sourceContext, NO)'
+                attributes:
+                  e: $source.d + 3600
+
+            """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0 && check.stdout.contains("0 errors"), "\(check.stdout)\(check.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"A": [{"id": "a1", "d": "2020-01-01T00:00:00Z"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--quiet", "--accept-data-loss", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let made = try dumpedObjects(folder, "s.db")["X"]
+        #expect(made?.first?["e"] as? String == "2020-01-01T01:00:00Z", "\(String(describing: made))")
+    }
+}

@@ -287,3 +287,26 @@ extension ExpressionCheckerTests {
         #expect(ExpressionChecker.nonNil(where: try ExpressionParser.parse("caption.length > 0").get(), holds: true).contains("$source.caption"))
     }
 }
+
+extension ExpressionCheckerTests {
+    /// A number added to a value of unknown type (`$source` of a mapping whose objects come from a
+    /// source expression) was typed as the number, so `$source.d + 3600` into a date was an error
+    /// ("an integer result cannot be stored") though `date + number` is a date: a random
+    /// differential of mapping steps found it. It is of unknown type; a known side still decides.
+    @Test func aNumberAddedToAnUnknownValueMayBeADate() throws {
+        func errors(_ text: String, into type: AttributeType) throws -> [Diagnostic] {
+            var scope = scope()
+            scope.evaluatedObject = .unknown
+            scope.variables["source"] = .unknown
+            var checker = ExpressionChecker(scope: scope, source: ExpressionSource(text: text))
+            checker.checkAssignable(try ExpressionParser.parse(text).get(), to: Attribute(name: "when", type: type, isOptional: true), entity: "Note")
+            return checker.diagnostics.filter { $0.severity == .error }
+        }
+        #expect(try errors("$source.d + 3600", into: .date).isEmpty)
+        #expect(try errors("3600 + $source.d", into: .date).isEmpty)
+        #expect(try errors("$source.d - 60", into: .date).isEmpty)
+        #expect(try errors("$source.d - 60", into: .double).isEmpty, "a date less a date is seconds")
+        #expect(try errors(#""a" + $source.d"#, into: .date).count == 1, "text joined is text")
+        #expect(try errors("$source.d * 2", into: .date).count == 1, "no date is multiplied")
+    }
+}

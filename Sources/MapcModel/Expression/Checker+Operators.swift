@@ -15,6 +15,8 @@ extension ExpressionChecker {
             return .collection(.unknown)
         default:
             if left.isOpen || right.isOpen {
+                // A number added to, or taken from, a value of unknown type may make a date (`d + 3600`).
+                if op == .add || op == .subtract, (left.isOpen ? right : left).isNumeric { return .unknown }
                 return left.isOpen ? (right.isOpen ? .unknown : right) : left
             }
             if left.isNumeric && right.isNumeric {
