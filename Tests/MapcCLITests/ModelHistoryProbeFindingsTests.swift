@@ -65,3 +65,25 @@ struct ModelHistoryProbeFindingsTests {
         #expect(run.stderr.contains("'Model 10' sorts after it by name") && run.stderr.contains("check the order in versions.yaml"), "\(run.stderr)")
     }
 }
+
+extension ModelHistoryProbeFindingsTests {
+    /// Versions named by what they did (`Original`, `Added Tags`, `With Photos`) were ordered
+    /// alphabetically without a word where that happened to put the current version last: a store
+    /// at `Added Tags` would have gone through `Original`. Names that do not say an order are said.
+    @Test func namesThatDoNotSayTheirOrderAreSaid() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try xcodeModel(in: folder, versions: [("Original", ["a"]), ("Added Tags", ["a", "tags"]), ("With Photos", ["a", "tags", "photo"])], current: "With Photos")
+        let run = try CLI.run(["import", model.path, "--output", "schemas"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("warning: the version names do not say their order") && run.stderr.contains("versions.yaml"), "\(run.stderr)")
+        // Numbered alike, they do.
+        let numbered = try xcodeModel(in: folder.appendingPathComponent("n"), versions: [("Model", ["a"]), ("Model 2", ["a", "b"]), ("Model 10", ["a", "b", "c"])], current: "Model 10")
+        let quiet = try CLI.run(["import", numbered.path, "--output", "numbered"], in: folder)
+        #expect(quiet.status == 0 && !quiet.stderr.contains("warning"), "\(quiet.stderr)")
+        // Two versions, the current one last: there is only one order.
+        let two = try xcodeModel(in: folder.appendingPathComponent("t"), versions: [("Original", ["a"]), ("Added Tags", ["a", "tags"])], current: "Added Tags")
+        let pair = try CLI.run(["import", two.path, "--output", "two"], in: folder)
+        #expect(pair.status == 0 && !pair.stderr.contains("warning"), "\(pair.stderr)")
+        #expect(try folder.read("two/versions.yaml").contains("versions: [Original, Added Tags]"))
+    }
+}

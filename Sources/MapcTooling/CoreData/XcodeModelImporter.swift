@@ -120,13 +120,26 @@ public enum XcodeModelImporter {
             warnings.append(.warning("the version names order one way by their numbers and another by their text: '\(first)' is first by its number, after '\(before)' by its text; the versions are ordered by their text, which has the current version '\(current)' (.xccurrentversion) last",
                                      at: location, fix: checkTheOrder))
             ordered = byText
-        } else if let current, ordered.last != current {
+        } else if let current, ordered.last != current, VersionOrder.fromNames(versions) != nil {
+            // Numbered alike, a version numbered after the current one may be one in progress.
             let later = ordered.drop { $0 != current }.dropFirst()
             let names = later.map { "'\($0)'" }.joined(separator: ", ")
             let one = later.count == 1
             warnings.append(.warning("'\(current)' is the current version (.xccurrentversion) but \(names) \(one ? "sorts" : "sort") after it by name; it is ordered last, after \(one ? "it" : "them")",
                                      at: location,
                                      fix: "\(checkTheOrder); if \(names) \(one ? "is a version" : "are versions") in progress, not yet released, take \(one ? "it" : "them") out of versions.yaml and the schemas folder: older stores would migrate through \(one ? "it" : "them") to '\(current)'"))
+            ordered.removeAll { $0 == current }
+            ordered.append(current)
+        } else if VersionOrder.fromNames(versions) == nil, versions.count > (current == nil ? 1 : 2) {
+            // Named by what they did (`Original`, `Added Tags`): only the current version's place is known.
+            if let current {
+                ordered.removeAll { $0 == current }
+                ordered.append(current)
+            }
+            warnings.append(.warning("the version names do not say their order (they are not numbered alike, as 'Model', 'Model 2', 'Model 3' are); they are ordered by name\(current == nil ? "" : ", the current version last"): \(ordered.map { "'\($0)'" }.joined(separator: ", "))",
+                                     at: current == nil ? FileLocation(path: url.path, line: 1, column: 1) : location,
+                                     fix: checkTheOrder + ": mapc migrates a store along it"))
+        } else if let current, ordered.last != current {
             ordered.removeAll { $0 == current }
             ordered.append(current)
         }
