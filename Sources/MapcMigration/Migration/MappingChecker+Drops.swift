@@ -160,9 +160,16 @@ extension MappingChecker {
                 guard let inverse = relationship.inverse else { return false }
                 return targets.contains { reads.links.contains("\($0.name).\(inverse)") || readWhole.contains($0.name) }
             }
+            // A link is one fact: its inverse listed under `drops:` of a mapping of the other side says it too.
+            func droppedOnPurpose(_ property: String) -> Bool {
+                if dropped.contains(property) { return true }
+                guard case .relationship(let relationship)? = source.property(named: property, in: entity), let inverse = relationship.inverse,
+                      let target = source.entity(named: relationship.destination) else { return false }
+                return source.hierarchy(under: target).contains { Self.readers(of: $0, in: source, among: all).contains { $0.drops.contains(inverse) } }
+            }
             let stored = Self.storedProperties(of: entity, in: source)
             let unread = stored.filter { property in
-                !isRead(property) && !dropped.contains(property) && !unmappedAttributesReported.contains("\(entity.name).\(property)")
+                !isRead(property) && !droppedOnPurpose(property) && !unmappedAttributesReported.contains("\(entity.name).\(property)")
             }
             // A property listed as dropped that an expression reads: the list no longer says what is lost.
             for mapping in readBy where mapping.source == entity.name {
