@@ -490,3 +490,29 @@ struct LinkDropsTests {
         #expect(neither.contains("'pets' of Owner in v1 is read by no expression") && neither.contains("'owner' of Pet in v1 is read by no expression"), "\(neither)")
     }
 }
+
+extension MappingDifferentialFindingsTests {
+    /// "No entity mapping reads A objects" was said of objects an `add` mapping's fetch reads:
+    /// they are dropped (no mapping keeps them as A objects), but they are read. It says which
+    /// mapping reads them and what it makes.
+    @Test func objectsOnlyAFetchReadsAreSaidToBeReadButNotKept() throws {
+        let folder = try CLI.project(versions: [("v1", "  A:\n    attributes:\n      d: date\n"), ("v2", "  X:\n    attributes:\n      e: date\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeMappingsFolder(folder)
+        try folder.write("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: AddX
+                destination: X
+                type: add
+                sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "A", "TRUEPREDICATE"), $manager.sourceContext, NO)'
+                attributes:
+                  e: $source.d
+
+            """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0 && check.stderr.contains("no entity mapping keeps A objects of v1 ('AddX' reads them through its source expression and makes X objects of them); they would be dropped")
+                && !check.stderr.contains("no entity mapping reads A"), "\(check.stderr)")
+    }
+}

@@ -101,7 +101,12 @@ public struct MappingChecker {
         let all = mapping.entityMappings + companions.flatMap(\.entityMappings)
         for entity in source.entities where judgesTheStep && !entity.isAbstract && all.allSatisfy(\.isReadWhole) && !reads.wholeEntities.contains(entity.name) {
             if Self.readers(of: entity, in: source, among: all).isEmpty {
-                warning("no entity mapping reads \(entity.name) objects of \(source.version); they would be dropped", at: mapping.valueLocations["entityMappings:"] ?? mapping.valueLocations["entityMappings"],
+                // Read by another entity's fetch (an `add` mapping's), they are still not kept.
+                let fetchers = all.filter { $0.type != .remove && MigrationAnalysis.entitiesRead(by: $0, in: source).contains(entity.name) }
+                let read = fetchers.first.map { fetcher in
+                    "keeps \(entity.name) objects of \(source.version) ('\(fetcher.name)' reads them through its source expression\(fetcher.destination.map { " and makes \($0) objects of them" } ?? ""))"
+                } ?? "reads \(entity.name) objects of \(source.version)"
+                warning("no entity mapping \(read); they would be dropped", at: mapping.valueLocations["entityMappings:"] ?? mapping.valueLocations["entityMappings"],
                         fix: "add a mapping with 'source: \(entity.name)', or a 'type: remove' mapping to drop them on purpose")
             }
         }
