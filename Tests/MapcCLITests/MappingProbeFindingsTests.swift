@@ -516,3 +516,66 @@ extension MappingDifferentialFindingsTests {
                 && !check.stderr.contains("no entity mapping reads A"), "\(check.stderr)")
     }
 }
+
+extension MappingDifferentialFindingsTests {
+    /// `destinationInstancesForSourceRelationshipNamed:` looked only at mappings whose source is the
+    /// related object's own entity: the Pets a fetch of `Animal` made from a dog and a cat were not
+    /// found, and the owner's pets were dropped without a word (exit 0), or the dog was linked to
+    /// the Hound a later mapping made. It takes the first mapping (in order) that read the object.
+    @Test(arguments: [false, true]) func aLookupBySourceRelationshipFindsObjectsAFetchRead(withHounds: Bool) throws {
+        let v1 = """
+              Animal:
+                abstract: true
+                attributes: { weight: double? }
+                relationships: { owner: { destination: Owner, inverse: pets, optional: true } }
+              Dog: { parent: Animal }
+              Cat: { parent: Animal }
+              Owner:
+                relationships: { pets: { destination: Animal, toMany: true, inverse: owner, optional: true } }
+
+            """
+        let v2 = """
+              Pet:
+                attributes: { weight: double? }
+                relationships: { owner: { destination: Owner, inverse: pets, optional: true } }
+              Hound: { parent: Pet }
+              Owner:
+                relationships: { pets: { destination: Pet, toMany: true, inverse: owner, optional: true } }
+
+            """
+        let folder = try CLI.project(versions: [("v1", v1), ("v2", v2)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeMappingsFolder(folder)
+        let hounds = withHounds ? "  - { name: DogToHound, source: Dog, destination: Hound, attributes: { weight: $source.weight } }\n" : ""
+        try folder.write("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: AnimalToPet
+                source: Animal
+                destination: Pet
+                sourceExpression: 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Animal", "TRUEPREDICATE"), $manager.sourceContext, NO)'
+                attributes: { weight: $source.weight }
+            \(hounds)  - name: OwnerToOwner
+                source: Owner
+                destination: Owner
+                relationships:
+                  pets: 'FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "pets", $source.pets)'
+
+            """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Dog": [{"id": "d1", "weight": 1}], "Cat": [{"id": "c1", "weight": 2}], "Owner": [{"id": "o1", "pets": ["d1", "c1"]}]}}"#, to: "d.json")
+        for layout in ["mapc", "core-data"] {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
+            #expect(try CLI.run(["load", "d.json", "s.db", "--layout", layout], in: folder).status == 0)
+            for mode in [[], ["--interpret"]] {
+                try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("m.db"))
+                defer { try? FileManager.default.removeItem(at: folder.appendingPathComponent("m.db")) }
+                let run = try CLI.run(["run", "--quiet"] + mode + ["m.db"], in: folder)
+                #expect(run.status == 0, "\(run.stderr)")
+                let objects = try dumpedObjects(folder, "m.db")
+                let pets = (objects["Pet"] ?? []).filter { $0["owner"] is String }
+                #expect(pets.count == 2 && (objects["Owner"]?.first?["pets"] as? [String])?.count == 2, "\(layout) \(mode): \(objects)")
+            }
+        }
+    }
+}

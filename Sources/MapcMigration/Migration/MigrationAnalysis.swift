@@ -20,6 +20,9 @@ struct MigrationAnalysis: Sendable {
     /// otherwise (`identitySuffixes(of:in:readBefore:)`), so ids stay unique and predictable in
     /// formats that keep identities.
     let identitySuffixes: [String]
+    /// Per mapping position, the source entities whose objects it may read (`entitiesRead(by:in:)`):
+    /// its source entity's, and every entity of the hierarchy its fetch reads.
+    let entitiesRead: [Set<String>]
     /// The mappings whose objects anything may look up by source object (`$manager` calls naming
     /// them, policies, copied relationships); nil when that may be any. Objects of a mapping
     /// nobody looks up, created by SQL with its relationships, record no associations.
@@ -52,6 +55,7 @@ struct MigrationAnalysis: Sendable {
         }
         indexByName = Dictionary(mappings.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         identitySuffixes = Self.identitySuffixes(of: mappings, in: source.schema, readBefore: readBefore)
+        entitiesRead = mappings.map { Self.entitiesRead(by: $0, in: source.schema) }
         lookedUpMappings = Self.lookedUpMappings(in: mapping)
         let followsKeyRule = mappings.map(Self.followsKeyRule)
         self.followsKeyRule = followsKeyRule

@@ -20,9 +20,10 @@ extension MigrationRun {
     }
 
     /// The destination objects made from the source objects by whichever mapping made them, for a
-    /// source relationship's targets: for each, the first mapping (in order) that made an object
-    /// the destination relationship takes (one source entity split over several mappings makes
-    /// objects of several entities). The destination relationship is the one being set, or else
+    /// source relationship's targets: for each, the first mapping (in order) that may read it (its
+    /// source entity's, or a fetch of its hierarchy: `MigrationAnalysis.entitiesRead`) and made an
+    /// object the destination relationship takes (one source entity split over several mappings
+    /// makes objects of several entities). The destination relationship is the one being set, or else
     /// the one of that name on the object being related; without either, any object.
     func destinationInstances(forSourceRelationshipNamed name: String, sourceInstances: [ObjectRef]) throws -> [ObjectRef] {
         let target = relationshipBeingSet ?? currentRelation.flatMap { current in
@@ -34,7 +35,7 @@ extension MigrationRun {
             guard let key = try sourceKey(of: source) else { continue }
             // Without one it can hold, the first made at all: setting it fails, saying which entity it is.
             var madeOtherwise: ObjectRef?
-            for (index, candidate) in mapping.entityMappings.enumerated() where candidate.source == source.entity {
+            for index in mapping.entityMappings.indices where analysis.entitiesRead[index].contains(source.entity) {
                 let found = try destinations(of: index, source: StoredKey(entity: source.entity, key: key), sourceID: source.isSourceObject ? source.id : nil)
                 if let first = found.first(where: { taken?.contains($0.entity) ?? true }) {
                     madeOtherwise = nil
