@@ -579,3 +579,54 @@ extension MappingDifferentialFindingsTests {
         }
     }
 }
+
+extension MappingDifferentialFindingsTests {
+    /// A collection operator after a nil to-one (`$source.owner.pets.@count` of a pet without an
+    /// owner) gave 0, an empty list or "" where Core Data's key-value coding gives nil (the path
+    /// is one `valueForKeyPath:`, and a message to nil is nil), and where mapc's own
+    /// `FUNCTION($source, "valueForKeyPath:", "owner.pets.@count")` gave nil. It is nil now, in
+    /// every mode and format; a to-many that is empty still counts 0.
+    @Test func aCollectionOperatorAfterANilToOneIsNil() throws {
+        let v1 = "  Pet:\n    attributes: { name: string, k: int64? }\n    relationships: { owner: { destination: Owner, inverse: pets, optional: true } }\n"
+            + "  Owner:\n    relationships: { pets: { destination: Pet, toMany: true, inverse: owner, optional: true } }\n"
+        let v2 = "  Pet:\n    attributes: { name: string, a: string?, c: int64?, s: int64?, v: int64? }\n"
+        let folder = try CLI.project(versions: [("v1", v1), ("v2", v2)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try makeMappingsFolder(folder)
+        try folder.write("""
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: PetToPet
+                source: Pet
+                destination: Pet
+                drops: [owner, k]
+                attributes:
+                  name: $source.name
+                  a: 'FUNCTION($source.owner.pets.@unionOfObjects.name, "componentsJoinedByString:", ",")'
+                  c: $source.owner.pets.@count
+                  s: $source.owner.pets.@sum.k
+                  v: 'FUNCTION($source, "valueForKeyPath:", "owner.pets.@count")'
+              - { name: OwnerToNothing, source: Owner, type: remove }
+
+            """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Pet": [{"id": "p1", "name": "stray"}, {"id": "p2", "name": "rex", "k": 4, "owner": "o1"}], "Owner": [{"id": "o1"}]}}"#, to: "d.json")
+        for layout in ["mapc", "core-data"] {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
+            #expect(try CLI.run(["load", "d.json", "s.db", "--layout", layout], in: folder).status == 0)
+            for mode in [[], ["--interpret"]] {
+                try FileManager.default.copyItem(at: folder.appendingPathComponent("s.db"), to: folder.appendingPathComponent("m.db"))
+                defer { try? FileManager.default.removeItem(at: folder.appendingPathComponent("m.db")) }
+                let run = try CLI.run(["run", "--quiet"] + mode + ["m.db"], in: folder)
+                #expect(run.status == 0, "\(run.stderr)")
+                let pets = try dumpedObjects(folder, "m.db")["Pet"] ?? []
+                let stray = pets.first { $0["name"] as? String == "stray" }, rex = pets.first { $0["name"] as? String == "rex" }
+                #expect(stray?["a"] is NSNull && stray?["c"] is NSNull && stray?["s"] is NSNull && stray?["v"] is NSNull, "\(layout) \(mode): \(String(describing: stray))")
+                #expect(rex?["a"] as? String == "rex" && rex?["c"] as? Int == 1 && rex?["s"] as? Int == 4 && rex?["v"] as? Int == 1, "\(layout) \(mode): \(String(describing: rex))")
+            }
+        }
+        // `mapc eval` says the same.
+        let eval = try CLI.run(["eval", "$source.owner.pets.@count", "--object", #"{"owner": null}"#], in: folder)
+        #expect(eval.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "null", "\(eval.stdout)\(eval.stderr)")
+    }
+}

@@ -347,6 +347,9 @@ package final class Evaluator {
     }
 
     private func collectionOperator(_ op: CollectionOperator, on target: EvalValue, rest: ArraySlice<PathComponent>, _ range: SourceRange) throws -> EvalValue {
+        // After a nil to-one (`owner.pets.@count` of a pet without an owner) nil, as key-value
+        // coding's `valueForKeyPath:` gives (a message to nil); a fetch's SQL counts no rows there.
+        if target.isNull && !evaluatesFetchPredicate { return .null }
         guard let items = target.elements ?? (target.isNull ? [] : nil) else {
             throw failure("@\(op.rawValue) needs a collection, found \(target.kindName)", range)
         }
