@@ -310,3 +310,21 @@ extension ExpressionCheckerTests {
         #expect(try errors("$source.d * 2", into: .date).count == 1, "no date is multiplied")
     }
 }
+
+extension ExpressionCheckerTests {
+    /// A lookup of a mapping reading a sub-entity's objects, given its parent's (`$source.attachments`
+    /// for a mapping of `ImageAttachment`), was an error ("reads ImageAttachment objects, but this
+    /// passes Attachment objects"), where the list may well hold ImageAttachments: Core Data gives
+    /// what the mapping made of those. Objects of another hierarchy are still an error.
+    @Test func aLookupGivenAParentsObjectsIsNotAnError() throws {
+        func errors(_ text: String) throws -> [Diagnostic] {
+            var scope = scope()
+            scope.entityMappings?["ImageToImage"] = (source: "ImageAttachment", destination: "ImageAttachment")
+            var checker = ExpressionChecker(scope: scope, source: ExpressionSource(text: text))
+            checker.check(try ExpressionParser.parse(text).get())
+            return checker.diagnostics.filter { $0.severity == .error }
+        }
+        #expect(try errors(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "ImageToImage", $source.attachments)"#).isEmpty)
+        #expect(try errors(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "ImageToImage", $source.tags)"#).count == 1)
+    }
+}

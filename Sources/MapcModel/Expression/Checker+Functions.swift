@@ -146,8 +146,11 @@ extension ExpressionChecker {
                     error("'\(selector)' takes \(known == .destinationInstancesForEntityMapping ? "source" : "destination") objects, but this passes \(given) values",
                           arguments[1].range, fix: "pass the objects themselves (a relationship, such as $source.pets), not a property of them")
                 }
+                // Objects of a parent of the entity read may be of it (a list of Attachments holds
+                // ImageAttachments): only another hierarchy's objects are never found.
                 if let expected, case .object(let entity) = given, !entity.isEmpty, let schema = scope.schema,
-                   let givenEntity = schema.entity(named: entity), !schema.ancestry(of: givenEntity).contains(where: { $0.name == expected }) {
+                   let givenEntity = schema.entity(named: entity), !schema.ancestry(of: givenEntity).contains(where: { $0.name == expected }),
+                   !(schema.entity(named: expected).map { schema.ancestry(of: $0).contains { $0.name == entity } } ?? false) {
                     error("mapping '\(name)' reads \(expected) objects, but this passes \(entity) objects", arguments[1].range)
                 }
                 let produced = known == .destinationInstancesForEntityMapping ? mapping.destination : mapping.source
