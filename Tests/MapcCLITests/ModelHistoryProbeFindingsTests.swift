@@ -87,3 +87,25 @@ extension ModelHistoryProbeFindingsTests {
         #expect(try folder.read("two/versions.yaml").contains("versions: [Original, Added Tags]"))
     }
 }
+
+extension ModelHistoryProbeFindingsTests {
+    /// An optional attribute made required without a default (a real app's `Album.comment`) made
+    /// `check` fail ("the step has no mapping file and cannot be inferred") where `plan` and `run`
+    /// migrate every store holding no nil of it, as Core Data's inference does: a team's CI failed
+    /// on a history that migrates. `check` warns, naming what a store must not hold; `run` still
+    /// refuses a store holding a nil, naming its objects.
+    @Test func aStepOnlyANilStopsIsAWarningOfCheck() throws {
+        let folder = try CLI.project(versions: [("v1", "  Album:\n    attributes:\n      comment: string?\n"), ("v2", "  Album:\n    attributes:\n      comment: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0 && check.stderr.contains("warning: the step v1 -> v2 is inferred only for a store holding no nil of Album.comment")
+                && !check.stderr.contains("cannot be inferred"), "\(check.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"Album": [{"id": "a", "comment": "x"}]}}"#, to: "full.json")
+        try folder.write(#"{"version": "v1", "objects": {"Album": [{"id": "a", "comment": "x"}, {"id": "b"}]}}"#, to: "holes.json")
+        #expect(try CLI.run(["load", "full.json", "full.db"], in: folder).status == 0)
+        #expect(try CLI.run(["load", "holes.json", "holes.db"], in: folder).status == 0)
+        #expect(try CLI.run(["run", "--quiet", "full.db"], in: folder).status == 0)
+        let refused = try CLI.run(["run", "--quiet", "holes.db"], in: folder)
+        #expect(refused.status != 0 && refused.stderr.contains("Album objects whose comment is nil") && refused.stderr.contains("or give 'comment' a default in v2"), "\(refused.stderr)")
+    }
+}

@@ -273,7 +273,7 @@ package enum MigrationPlanner {
                 if let traced, let storeHoldsNil {
                     for key in Set(result.problems.flatMap(\.unlessNoNil)).sorted(by: { ($0.entity, $0.attribute) < ($1.entity, $1.attribute) }) {
                         guard let stored = traced.storedSource(of: key), (try? storeHoldsNil(stored.attribute, stored.entity)) == true else { continue }
-                        why.append("the store has \(stored.entity) objects whose \(stored.attribute) is nil (`mapc eval --store STORE --entity \(stored.entity) --where '\(stored.attribute) == nil' SELF` lists them): give them values, or \(key.attribute) a default in \(versions[index + 1].version)")
+                        why.append("the store has \(stored.entity) objects whose \(stored.attribute) is nil (`mapc eval --store STORE --entity \(stored.entity) --where '\(stored.attribute) == nil' SELF` lists them): give them values, or give '\(key.attribute)' a default in \(versions[index + 1].version)")
                     }
                 }
                 if storeHoldsNil != nil, traced == nil, index != start, let mapped = steps.last(where: { !$0.isInferred }),
@@ -318,8 +318,10 @@ package enum MigrationPlanner {
         return chainGaps(versions.indices.dropLast().map { (versions[$0], versions[$0 + 1], Set(versions[($0 + 1)...].map(\.version))) }, mappings: mappings)
     }
 
-    /// A step of the history no mapping file covers: why it cannot be inferred, or what its inference drops and may not mean.
-    package typealias ChainGap = (problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String])
+    /// A step of the history no mapping file covers: why it cannot be inferred, or what its
+    /// inference drops and may not mean, or the attributes made required that a store must hold
+    /// no nil of for it to be inferred (`nilsRefused`: `run` asks the store).
+    package typealias ChainGap = (problem: PlanError?, from: String, to: String, droppedValues: [String], hints: [String], nilsRefused: [InferenceProblem])
 
     /// `chainGaps` of the given steps (`SchemaCatalog.loadedSteps`: a history with files in error).
     package static func chainGaps(_ steps: [(from: Schema, to: Schema, later: Set<String>)], mappings: MappingCatalog) -> [ChainGap] {
@@ -328,12 +330,15 @@ package enum MigrationPlanner {
             let (from, to) = (step.from.version, step.to.version)
             if mappings.mappings.contains(where: { $0.source == from && step.later.contains($0.destination) }) { continue }
             let result = MappingInference.infer(from: step.from, to: step.to)
-            if result.mapping == nil {
+            if result.mapping == nil, !result.problems.isEmpty, result.problems.allSatisfy({ !$0.unlessNoNil.isEmpty }) {
+                // Only a nil stops it: a store holding none takes the step (`run` asks the store).
+                gaps.append((nil, from, to, [], result.hints, result.problems))
+            } else if result.mapping == nil {
                 var blocker = PlanError(from: from, to: to, reasons: result.problems.map(\.description), mappingsDirectory: mappings.directory, isDowngrade: false)
                 blocker.notes = result.hints
-                gaps.append((blocker, from, to, [], result.hints))
+                gaps.append((blocker, from, to, [], result.hints, []))
             } else if !result.droppedValues.isEmpty || !result.hints.isEmpty {
-                gaps.append((nil, from, to, result.droppedValues, result.hints))
+                gaps.append((nil, from, to, result.droppedValues, result.hints, []))
             }
         }
         return gaps

@@ -19,6 +19,11 @@ package enum StepDiagnostics {
                 diagnostics.append(.error("the step \(gap.from) -> \(gap.to) has no mapping file and cannot be inferred: \(problem.reasons.joined(separator: "; "))"
                                             + problem.notes.map { "; note: \($0)" }.joined(),
                                           at: at, fix: "write \(file) (\(start), with what is left to do), or add an intermediate version"))
+            } else if !gap.nilsRefused.isEmpty {
+                let attributes = gap.nilsRefused.map { "\($0.entity)\($0.property.map { ".\($0)" } ?? "")" }
+                diagnostics.append(.warning("the step \(gap.from) -> \(gap.to) is inferred only for a store holding no nil of \(attributes.joined(separator: ", ")) (made required without a default): "
+                                            + "run takes a store holding none and refuses one holding a nil, naming its objects" + gap.hints.map { "; note: \($0)" }.joined(),
+                                            at: at, fix: "give \(attributes.count == 1 ? "it" : "them") a default in \(gap.to), or write \(file) to say what nil becomes (\(start))"))
             } else if gap.droppedValues.isEmpty {
                 // Inferred whole, with something its renaming identifiers may not mean.
                 for hint in gap.hints {
