@@ -109,3 +109,43 @@ extension ModelHistoryProbeFindingsTests {
         #expect(refused.status != 0 && refused.stderr.contains("Album objects whose comment is nil") && refused.stderr.contains("or give 'comment' a default in v2"), "\(refused.stderr)")
     }
 }
+
+extension ModelHistoryProbeFindingsTests {
+    /// The base-36 order held only for histories without an unnumbered first version and with
+    /// the current version last by text (a review): `DataModel, DataModel 01 … 0B` was ordered
+    /// `DataModel, 0A, 01, …`, a version in progress put the others by number, one version
+    /// imported on its own (`0A` joining `01 … 09`) went first, and a name with a digit before a
+    /// letter anywhere (`App3D 2`) was taken for base 36.
+    @Test func base36NumberingIsReadWhereverItIs() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func history(_ names: [String]) -> [(name: String, attributes: [String])] {
+            names.enumerated().map { index, name in (name, (0...index).map { "a\($0)" }) }
+        }
+        // An unnumbered first version.
+        let based = try xcodeModel(in: folder.appendingPathComponent("b1"), versions: history(["DataModel", "DataModel 01", "DataModel 02", "DataModel 09", "DataModel 0A", "DataModel 0B"]), current: "DataModel 0B")
+        let first = try CLI.run(["import", based.path, "--output", "b1"], in: folder)
+        #expect(first.status == 0 && first.stderr.contains("numbered in base 36"), "\(first.stderr)")
+        #expect(try folder.read("b1/versions.yaml").contains("versions: [DataModel, DataModel 01, DataModel 02, DataModel 09, DataModel 0A, DataModel 0B]"))
+        // A version in progress after the current one.
+        let inProgress = try xcodeModel(in: folder.appendingPathComponent("b2"), versions: history(["DataModel 01", "DataModel 02", "DataModel 09", "DataModel 0A", "DataModel 0B"]), current: "DataModel 0A")
+        let second = try CLI.run(["import", inProgress.path, "--output", "b2"], in: folder)
+        #expect(second.status == 0 && second.stderr.contains("'DataModel 0B' sorts after it"), "\(second.stderr)")
+        #expect(try folder.read("b2/versions.yaml").contains("versions: [DataModel 01, DataModel 02, DataModel 09, DataModel 0B, DataModel 0A]"))
+        // One version joining a folder's history.
+        let joined = try xcodeModel(in: folder.appendingPathComponent("b3"), versions: history(["DataModel 01", "DataModel 02", "DataModel 09", "DataModel 0A"]), current: "DataModel 09")
+        let added = joined.appendingPathComponent("DataModel 0A.xcdatamodel"), aside = folder.appendingPathComponent("DataModel 0A.xcdatamodel")
+        try FileManager.default.moveItem(at: added, to: aside)
+        #expect(try CLI.run(["import", joined.path, "--output", "b3"], in: folder).status == 0)
+        try FileManager.default.moveItem(at: aside, to: added)
+        let one = try CLI.run(["import", added.path, "--output", "b3"], in: folder)
+        #expect(one.status == 0, "\(one.stderr)")
+        let order = try folder.read("b3/versions.yaml")
+        #expect(order.contains("[DataModel 01, DataModel 02, DataModel 09, DataModel 0A]") || order.contains("  - DataModel 01\n  - DataModel 02\n  - DataModel 09\n  - DataModel 0A\n"), "\(order)")
+        // A digit before a letter in the model's own name is no base-36 code.
+        let plain = try xcodeModel(in: folder.appendingPathComponent("b4"), versions: history(["App3D 2", "App3D 3", "App3D 9", "App3D 10"]), current: "App3D 10")
+        let fourth = try CLI.run(["import", plain.path, "--output", "b4"], in: folder)
+        #expect(fourth.status == 0 && !fourth.stderr.contains("warning"), "\(fourth.stderr)")
+        #expect(try folder.read("b4/versions.yaml").contains("versions: [App3D 2, App3D 3, App3D 9, App3D 10]"))
+    }
+}

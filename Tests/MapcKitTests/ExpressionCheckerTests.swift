@@ -328,3 +328,19 @@ extension ExpressionCheckerTests {
         #expect(try errors(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "ImageToImage", $source.tags)"#).count == 1)
     }
 }
+
+extension ExpressionCheckerTests {
+    /// `[SIZE]` of a list after a nil to-one (`$source.author.notes[SIZE]`) is nil, as the run gives
+    /// it, but was taken as never nil: a required attribute set to it passed `check` and failed the
+    /// run's validation (a review). A to-many's own `[SIZE]` is never nil.
+    @Test func sizeAfterAnOptionalToOneCanBeNil() throws {
+        func warnings(_ text: String) throws -> [Diagnostic] {
+            var checker = ExpressionChecker(scope: scope(), source: ExpressionSource(text: text))
+            checker.checkAssignable(try ExpressionParser.parse(text).get(), to: Attribute(name: "count", type: .int64), entity: "Note")
+            return checker.diagnostics.filter { $0.message.contains("can be nil") }
+        }
+        #expect(try warnings("$source.author.notes[SIZE]").count == 1)
+        #expect(try warnings("$source.tags[SIZE]").isEmpty)
+        #expect(try warnings("TERNARY($source.author != nil, $source.author.notes[SIZE], 0)").isEmpty)
+    }
+}

@@ -2,8 +2,8 @@
 /// required attribute without a default (an object that gets nil fails validation at run time,
 /// after the work of the step). The analysis is of the expression's form: a key path through an
 /// optional attribute or to-one relationship can be nil, and so is what it flows into (arithmetic,
-/// functions, a method on it, a cast), unless a `TERNARY` tests it against nil first; predicates,
-/// counts, collections and calls on `$manager` or `$entityPolicy` are taken as never nil.
+/// functions, a method on it, a cast, a count of it), unless a `TERNARY` tests it against nil
+/// first; predicates, collections and calls on `$manager` or `$entityPolicy` are taken as never nil.
 extension ExpressionChecker {
     /// The first read in `expression` that can make its result nil (an optional key path, or a
     /// `nil` constant), or nil when none can.
@@ -13,9 +13,10 @@ extension ExpressionChecker {
             return expression
         case .literal, .aggregate, .evaluatedObject, .variable, .comparison, .and, .or, .not, .constantPredicate, .subquery, .fetch:
             return nil
-        case .index(_, let kind):
-            // `[SIZE]` is a count; an element (`[FIRST]`, `[LAST]`, `[i]`) of an empty collection is nil.
-            if case .size = kind { return nil }
+        case .index(let base, let kind):
+            // `[SIZE]` is a count, nil only where the list is (after a nil to-one); an element
+            // (`[FIRST]`, `[LAST]`, `[i]`) of an empty collection is nil.
+            if case .size = kind { return firstNilSource(in: base, guarded: guarded) }
             return expression
         case .keyPath:
             let known = guarded.union(nonNilKeys)
@@ -111,7 +112,7 @@ extension ExpressionChecker {
             if case .literal(.null) = right.kind { return Set([key(of: left)].compactMap { $0 }) }
             return Set([key(of: right)].compactMap { $0 })
         case .comparison(let op, nil, _, let left, let right) where holds && op != .notEqual:
-            // Only a path of plain keys: a nil one gives nil all the way (`@count` of nil is 0).
+            // Only a path of plain keys: a nil one gives nil all the way (`@count` of nil is 0 in a filter's SQL).
             guard let path = isValueNotNil(right) ? key(of: left) : isValueNotNil(left) ? key(of: right) : nil else { return [] }
             let names = path.split(separator: ".")
             return Set((2...max(2, names.count)).map { names.prefix($0).joined(separator: ".") })

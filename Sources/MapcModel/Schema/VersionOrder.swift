@@ -157,25 +157,34 @@ package struct VersionOrder: Sendable, Equatable {
         return left.count != right.count ? left.count < right.count : a < b
     }
 
-    /// The names ordered by their text, character by character (`DataModel 09` < `DataModel 0A`),
-    /// where some name runs a number into letters as a base-36 code does (`0A`, which the natural
-    /// order reads as 0 and so puts before `01`), and only when that order has `current` last:
-    /// what an import takes where the names' numbers contradict the current version's being the
-    /// newest and their text does not. Nil otherwise.
-    package static func textOrder(_ names: [String], current: String) -> [String]? {
-        func runsNumberIntoLetters(_ name: String) -> Bool {
-            zip(name, name.dropFirst()).contains { $0.isASCII && $0.isNumber && $1.isASCII && $1.isLetter }
-        }
-        guard names.contains(where: runsNumberIntoLetters) else { return nil }
-        let sorted = names.sorted { Array($0.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
-        return sorted.last == current ? sorted : nil
+    /// The order of names numbered in base 36 (`DataModel 01` … `DataModel 09`, `DataModel 0A`:
+    /// after a start they share, a code of letters and digits as wide in every name, running a
+    /// digit into a letter in some), by the code's text, so `0A` follows `09` where the natural
+    /// order reads it as 0; an unnumbered first version (`DataModel`, which every other name
+    /// starts with) first. Nil for names not numbered so (`Model 2`, `Model 10`; `App3D 2`).
+    package static func base36Order(_ names: [String]) -> [String]? {
+        let base = names.first { name in names.allSatisfy { $0 == name || $0.hasPrefix(name) } }
+        let numbered = names.filter { $0 != base }
+        guard numbered.count > 1 else { return nil }
+        func isCodeCharacter(_ character: Character) -> Bool { character.isASCII && (character.isLetter || character.isNumber) }
+        // The start they share, cut back to before a code it began (`DataModel 0` of `0A`, `01`).
+        var start = numbered.dropFirst().reduce(Substring(numbered[0])) { shared, name in shared.prefix(zip(shared, name).prefix { $0 == $1 }.count) }
+        while let last = start.last, isCodeCharacter(last) { start.removeLast() }
+        let codes = numbered.map { String($0.dropFirst(start.count).prefix(while: isCodeCharacter)) }
+        guard let width = codes.first?.count, width >= 2, codes.allSatisfy({ $0.count == width }), Set(codes).count == codes.count,
+              codes.contains(where: { code in zip(code, code.dropFirst()).contains { $0.isNumber && $1.isLetter } }) else { return nil }
+        let ordered = zip(codes, numbered).sorted { $0.0.unicodeScalars.map(\.value).lexicographicallyPrecedes($1.0.unicodeScalars.map(\.value)) }.map(\.1)
+        return (base.map { [$0] } ?? []) + ordered
     }
 
-    /// An order with one more version: where the names' natural order places it among the
-    /// others (`naturalOrder`, the rule a whole model's import orders by), when the others follow
-    /// it; last (the newest) when they are in an order of their own; unchanged when it is there.
+    /// An order with one more version: where the names' base-36 order (`base36Order`) or else
+    /// their natural order (`naturalOrder`: the rules a whole model's import orders by) places it
+    /// among the others, when the others follow it; last (the newest) when they are in an order
+    /// of their own; unchanged when it is there.
     package static func adding(_ version: String, to versions: [String]) -> [String] {
         guard !versions.contains(version) else { return versions }
+        // Numbered in base 36 (`0A` joining `01` … `09`), by that numbering when the others follow it.
+        if let order = base36Order(versions + [version]), order.filter({ $0 != version }) == versions { return order }
         guard versions.sorted(by: naturalOrder) == versions else { return versions + [version] }
         let index = versions.firstIndex { naturalOrder(version, $0) } ?? versions.count
         var result = versions

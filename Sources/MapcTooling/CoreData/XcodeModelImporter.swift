@@ -109,18 +109,21 @@ public enum XcodeModelImporter {
                                          at: FileLocation(path: currentFile.path, line: 1, column: 1)))
             }
         }
-        // Oldest first: by name, numbers compared as numbers ("Moody" < "Moody 2" < "Moody 10"),
-        // the current version last, as Xcode's is the newest.
-        var ordered = versions.sorted(by: VersionOrder.naturalOrder)
+        // Oldest first: by name, numbers compared as numbers ("Moody" < "Moody 2" < "Moody 10")
+        // or, numbered in base 36, by the code's text ("09" < "0A"); the current version last,
+        // as Xcode's is the newest.
+        let natural = versions.sorted(by: VersionOrder.naturalOrder)
+        var ordered = natural
+        let base36 = VersionOrder.base36Order(versions)
         let location = FileLocation(path: currentFile.path, line: 1, column: 1)
         let checkTheOrder = "check the order in versions.yaml (oldest first, the current version last) and correct it there"
-        if let current, ordered.last != current, let byText = VersionOrder.textOrder(versions, current: current),
-           let first = ordered.first, let before = byText.firstIndex(of: first).flatMap({ $0 > 0 ? byText[$0 - 1] : nil }) {
-            // Base-36 numbering (`09`, `0A`): the text's order has the current version last, the numbers' does not.
-            warnings.append(.warning("the version names order one way by their numbers and another by their text: '\(first)' is first by its number, after '\(before)' by its text; the versions are ordered by their text, which has the current version '\(current)' (.xccurrentversion) last",
-                                     at: location, fix: checkTheOrder))
-            ordered = byText
-        } else if let current, ordered.last != current, VersionOrder.fromNames(versions) != nil {
+        if let base36, base36 != natural, let moved = base36.first(where: { base36.firstIndex(of: $0) != natural.firstIndex(of: $0) }) {
+            warnings.append(.warning("the version names are numbered in base 36, which their numbers misorder ('\(moved)' would be read as another number); the versions are ordered by their text: \(base36.map { "'\($0)'" }.joined(separator: ", "))",
+                                     at: FileLocation(path: url.path, line: 1, column: 1), fix: checkTheOrder))
+            ordered = base36
+        }
+        let namesSayAnOrder = base36 != nil || VersionOrder.fromNames(versions) != nil
+        if let current, ordered.last != current, namesSayAnOrder {
             // Numbered alike, a version numbered after the current one may be one in progress.
             let later = ordered.drop { $0 != current }.dropFirst()
             let names = later.map { "'\($0)'" }.joined(separator: ", ")
@@ -130,7 +133,7 @@ public enum XcodeModelImporter {
                                      fix: "\(checkTheOrder); if \(names) \(one ? "is a version" : "are versions") in progress, not yet released, take \(one ? "it" : "them") out of versions.yaml and the schemas folder: older stores would migrate through \(one ? "it" : "them") to '\(current)'"))
             ordered.removeAll { $0 == current }
             ordered.append(current)
-        } else if VersionOrder.fromNames(versions) == nil, versions.count > (current == nil ? 1 : 2) {
+        } else if !namesSayAnOrder, versions.count > (current == nil ? 1 : 2) {
             // Named by what they did (`Original`, `Added Tags`): only the current version's place is known.
             if let current {
                 ordered.removeAll { $0 == current }
