@@ -41,15 +41,22 @@ struct JSONParser {
         if parser.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
         parser.skipWhitespace()
         guard let value = try? parser.value() else { return nil }
-        // Lines counted once over the text, in offset order.
+        // Lines and columns counted once over the text, in offset order: a column from where the
+        // last one was counted, not from its line's start (a file on one line was quadratic). A
+        // value starts with an ASCII character, which no grapheme cluster before it takes in.
         var places: [[String]: (line: Int, column: Int)] = [:]
-        var line = 1, lineStart = 0, scanned = 0
+        var line = 1, scanned = 0, column = 1, counted = 0
         for (trail, offset) in (parser.recorded ?? [:]).sorted(by: { $0.value < $1.value }) {
             while scanned < offset, scanned < parser.bytes.count {
-                if parser.bytes[scanned] == UInt8(ascii: "\n") { line += 1; lineStart = scanned + 1 }
+                if parser.bytes[scanned] == UInt8(ascii: "\n") { line += 1; column = 1; counted = scanned + 1 }
                 scanned += 1
             }
-            places[trail] = (line, String(decoding: parser.bytes[lineStart..<min(offset, parser.bytes.count)], as: UTF8.self).count + 1)
+            let end = min(offset, parser.bytes.count)
+            if counted < end {
+                column += String(decoding: parser.bytes[counted..<end], as: UTF8.self).count
+                counted = end
+            }
+            places[trail] = (line, column)
         }
         return (value, places)
     }
