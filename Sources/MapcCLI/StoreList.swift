@@ -141,7 +141,7 @@ enum StoreList {
         let name = (file as NSString).lastPathComponent
         if name.hasSuffix(".mapc-lock") { return "a lock mapc keeps beside a store" }
         func isThere(_ owner: Substring) -> Bool {
-            Files.kind(of: Files.realPath((file as NSString).deletingLastPathComponent + (file.contains("/") ? "/" : "") + owner)) == .regularFile
+            Files.kind(of: Files.realPath(Files.sibling(named: owner, of: file))) == .regularFile
         }
         if let suffix = companionSuffixes.first(where: name.hasSuffix), isThere(name.dropLast(suffix.count)) {
             return "a store's \(suffix.dropFirst()) file"
@@ -190,7 +190,7 @@ enum StoreList {
     static func backupOwner(_ file: String) -> String? {
         let name = (file as NSString).lastPathComponent
         guard let backup = name.range(of: ".backup-"), backup.lowerBound > name.startIndex else { return nil }
-        let owner = (file as NSString).deletingLastPathComponent + (file.contains("/") ? "/" : "") + name[..<backup.lowerBound]
+        let owner = Files.sibling(named: name[..<backup.lowerBound], of: file)
         return Files.kind(of: Files.realPath(owner)) == .regularFile ? owner : nil
     }
 

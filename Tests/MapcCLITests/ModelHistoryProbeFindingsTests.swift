@@ -149,3 +149,21 @@ extension ModelHistoryProbeFindingsTests {
         #expect(try folder.read("b4/versions.yaml").contains("versions: [App3D 2, App3D 3, App3D 9, App3D 10]"))
     }
 }
+
+extension ModelHistoryProbeFindingsTests {
+    /// `mapc import M.xcdatamodel --output s` crashed (signal 4): Foundation's
+    /// `deletingLastPathComponent` traps on Linux for a path of one character, which the check
+    /// for a file in the way of the folder asked. Folders of one character are made, by every
+    /// command that makes one.
+    @Test func aFolderNamedByOneCharacterIsMade() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = try xcodeModel(in: folder, versions: [("M", ["a"]), ("M 2", ["a", "b"])], current: "M 2")
+        let imported = try CLI.run(["import", model.path, "--output", "s"], in: folder)
+        #expect(imported.status == 0 && folder.exists("s/versions.yaml"), "\(imported.stderr)")
+        let schemas = try CLI.run(["editor-schemas", "--output", "e"], in: folder)
+        #expect(schemas.status == 0 && !schemas.stderr.contains("crashed"), "\(schemas.stderr)")
+        let inferred = try CLI.run(["infer", "--schemas", "s", "--from", "M", "--to", "M 2", "--output", "m/x.yaml"], in: folder)
+        #expect(inferred.status == 0 && !inferred.stderr.contains("crashed"), "\(inferred.stderr)")
+    }
+}

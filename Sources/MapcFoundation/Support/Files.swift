@@ -353,7 +353,8 @@ package enum Files {
     }
 
     /// The folder holding a path, by its text: `schemas` → `.`, `./schemas/` → `.`, `.` → `..`,
-    /// `/a` → `/`. (Foundation's `deletingLastPathComponent` traps on Linux for `.`, `./` and `a/`.)
+    /// `/a` → `/`. (Foundation's `deletingLastPathComponent` traps on Linux for `.`, `./`, `a/`
+    /// and any path of one character, `s`.)
     package static func parentFolder(of path: String) -> String {
         let standardized = lexicallyStandardized(path)
         if standardized == "/" { return "/" }
@@ -362,6 +363,13 @@ package enum Files {
         parts.removeLast()
         if standardized.hasPrefix("/") { return parts.count <= 1 ? "/" : parts.joined(separator: "/") }
         return parts.isEmpty ? "." : parts.joined(separator: "/")
+    }
+
+    /// The path of `name` in the folder holding `path`, by its text: `a/b` → `a/name`, `b` →
+    /// `name`, `/b` → `/name`.
+    package static func sibling(named name: some StringProtocol, of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return String(name) }
+        return String(path[...slash]) + String(name)
     }
 
     /// Whether this process may write the file or folder at `path`.
@@ -526,7 +534,8 @@ package enum Files {
                 }
                 break
             }
-            above = (above as NSString).deletingLastPathComponent
+            // (Not Foundation's `deletingLastPathComponent`, which traps for a one-character path.)
+            above = parentFolder(of: above)
         }
         do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
             let reason = errno == EACCES || errno == EPERM || errno == EROFS ? "permission denied: choose a folder you can write, or make it writable"
