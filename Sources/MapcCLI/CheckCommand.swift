@@ -195,9 +195,9 @@ struct CheckCommand: ParsableCommand {
     /// What a file is taken for when its content does not say: a mapping in a mappings folder, the
     /// version order under its usual name, a schema otherwise.
     private func fallbackKind(of path: String) -> ProjectFileKind {
-        let url = URL(fileURLWithPath: path)
+        let url = Files.fileURL(path)
         if url.lastPathComponent == VersionOrder.fileName { return .versionOrder }
-        if url.deletingLastPathComponent().standardizedFileURL == URL(fileURLWithPath: mappingOptions.path(schemaOptions)).standardizedFileURL { return .mapping }
+        if url.deletingLastPathComponent().standardizedFileURL == Files.fileURL(mappingOptions.path(schemaOptions)).standardizedFileURL { return .mapping }
         return .schema
     }
 
@@ -206,7 +206,7 @@ struct CheckCommand: ParsableCommand {
     private func duplicateSteps(_ checked: [MappingModel]) -> [Diagnostic] {
         func path(_ model: MappingModel) -> String { Self.standardized(model.file?.path ?? "") }
         var all = checked
-        let folders = Set(checked.compactMap { $0.file.map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path } })
+        let folders = Set(checked.compactMap { $0.file.map { Files.fileURL($0.path).deletingLastPathComponent().path } })
         let checkedPaths = Set(checked.map(path))
         for folder in folders {
             for file in (try? SourceFile.yamlFiles(in: folder)) ?? [] where !checkedPaths.contains(Self.standardized(file)) {

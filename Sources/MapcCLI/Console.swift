@@ -117,7 +117,7 @@ enum Console {
     /// so that a command can say so before its work rather than after.
     static func checkExportTarget(_ path: String, export: Export, readFrom store: String? = nil) throws {
         let target = try Files.output(path)
-        let absolute = target.hasPrefix("/") ? target : Files.realPath(Files.parentFolder(of: target)) + "/" + URL(fileURLWithPath: target).lastPathComponent
+        let absolute = target.hasPrefix("/") ? target : Files.realPath(Files.parentFolder(of: target)) + "/" + Files.fileURL(target).lastPathComponent
         if let store {
             let real = Files.realPath(store)
             if ([real] + Files.companions(of: real) + [StoreLock.path(for: store)]).contains(absolute) {

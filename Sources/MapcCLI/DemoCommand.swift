@@ -54,7 +54,7 @@ struct DemoCommand: ParsableCommand {
         }
         demo.registerPolicies()
         try reportingErrors {
-            let folder = try directory.map { URL(fileURLWithPath: $0) } ?? Files.newTemporaryFolder(prefix: "mapc-demo-")
+            let folder = try directory.map { Files.fileURL($0) } ?? Files.newTemporaryFolder(prefix: "mapc-demo-")
             try Files.makeFolder(folder.path)
             defer { if directory == nil { try? FileManager.default.removeItem(at: folder) } }
             let catalog = try SchemaCatalog(directory: demo.schemasFolder)
@@ -77,11 +77,11 @@ struct DemoCommand: ParsableCommand {
                 let target = try catalog.newest()
                 // The library's one way in, as an app would call it.
                 let migrator = Migrator(schemas: catalog, mappings: mappings)
-                let steps = try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: source.version).steps
+                let steps = try migrator.plan(forStoreAt: Files.fileURL(path), from: source.version).steps
                 Console.out("plan: " + PlanCommand.describe(steps).joined(separator: ", "))
                 let display = ProgressDisplay(quiet: false)
                 let started = Date()
-                let outcome = try migrator.migrate(storeAt: URL(fileURLWithPath: path), from: source.version) { update in
+                let outcome = try migrator.migrate(storeAt: Files.fileURL(path), from: source.version) { update in
                     display.update(update, step: "step \(update.step + 1)/\(update.steps) \(steps[update.step].source.version)->\(steps[update.step].destination.version)")
                 }
                 display.finish()

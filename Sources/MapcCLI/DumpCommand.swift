@@ -58,7 +58,7 @@ struct DumpCommand: ParsableCommand {
                 refusesLoad(in: places, first: "\(first)", version: opened.schema.version)
             }
             // Large values Core Data keeps in files beside the store are, in their columns, references.
-            let external = CoreDataExternalData.beside(store: Files.path(of: URL(fileURLWithPath: store)))
+            let external = CoreDataExternalData.beside(store: Files.path(of: Files.fileURL(store)))
             if opened.format.identifier == StoreFormat.coreData.identifier, let values = external.values() {
                 Console.err("note: \(store) keeps large binary values in files beside it (\(external.describe(values))): "
                             + "the dump holds Core Data's references to them, not their bytes, and a store loaded from it cannot reach them")

@@ -45,17 +45,17 @@ struct ImportCommand: ParsableCommand {
                 var imported = try XcodeMappingImporter.importMapping(at: path, schemas: catalog)
                 // Another Xcode mapping model of the same step (Apple's multiple passes) is written
                 // as the step's next pass rather than over the first.
-                let name = URL(fileURLWithPath: path.hasSuffix("xcmapping.xml") ? Files.parentFolder(of: path) : path).lastPathComponent
+                let name = Files.fileURL(path.hasSuffix("xcmapping.xml") ? Files.parentFolder(of: path) : path).lastPathComponent
                 let existing = ((try? MappingCatalog(directory: folder))?.passes(from: imported.source.version, to: imported.destination.version)) ?? []
                 if !replace, !existing.isEmpty, !existing.contains(where: { $0.file?.text.contains("Xcode mapping model \(name).") == true }) {
                     let pass = (existing.map { $0.pass ?? 1 }.max() ?? 1) + 1
                     imported = try XcodeMappingImporter.importMapping(at: path, schemas: catalog, pass: pass)
-                    Console.err("note: \(existing.compactMap { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } }.joined(separator: ", ")) already map\(existing.count == 1 ? "s" : "") \(imported.source.version) to \(imported.destination.version): "
+                    Console.err("note: \(existing.compactMap { $0.file.map { Files.fileURL($0.path).lastPathComponent } }.joined(separator: ", ")) already map\(existing.count == 1 ? "s" : "") \(imported.source.version) to \(imported.destination.version): "
                                 + "\(name) is written as pass \(pass) of that step (\(imported.fileName)), run after it as one step; if the app runs its passes in another order, edit their 'pass:'")
                 }
                 files = [(imported.fileName, imported.text)] + EditorSchemas.files(for: .mapping)
                 warnings = imported.warnings
-                summary = "\(URL(fileURLWithPath: path).lastPathComponent): \(imported.source.version) -> \(imported.destination.version), \(imported.mapping.entityMappings.count) entity mapping\(imported.mapping.entityMappings.count == 1 ? "" : "s")"
+                summary = "\(Files.fileURL(path).lastPathComponent): \(imported.source.version) -> \(imported.destination.version), \(imported.mapping.entityMappings.count) entity mapping\(imported.mapping.entityMappings.count == 1 ? "" : "s")"
                 var checker = MappingChecker(mapping: imported.mapping)
                 checkProblems = checker.check(source: imported.source, destination: imported.destination)
                 sources = [SourceFile(path: imported.fileName, text: imported.text)]
@@ -65,7 +65,7 @@ struct ImportCommand: ParsableCommand {
                 failedVersions = model.failedVersions.count
                 guard !model.schemas.isEmpty else { throw DiagnosticsError(model.failures) }
                 folder = output ?? "./schemas"
-                var modelFiles = try model.schemaFiles(source: URL(fileURLWithPath: path).lastPathComponent)
+                var modelFiles = try model.schemaFiles(source: Files.fileURL(path).lastPathComponent)
                 var joined = ""
                 // One version of a model (a .xcdatamodel, not the .xcdatamodeld) joins the order the
                 // folder already has, rather than replacing it with itself alone.
@@ -135,7 +135,7 @@ struct ImportCommand: ParsableCommand {
 
     /// Whether a path names an Xcode mapping model (the folder or its xcmapping.xml).
     static func isMappingModel(_ path: String) -> Bool {
-        let url = URL(fileURLWithPath: path)
+        let url = Files.fileURL(path)
         return url.pathExtension == "xcmappingmodel" || url.lastPathComponent == "xcmapping.xml"
     }
 }

@@ -35,7 +35,7 @@ struct InferCommand: ParsableCommand {
                                           jsonSchema: output == nil ? nil : EditorSchemas.mappingFileName)
             if let output {
                 // `run` suggests writing into ./mappings, which a new project may not have yet.
-                try Files.makeFolder(URL(fileURLWithPath: output).deletingLastPathComponent().path)
+                try Files.makeFolder(Files.fileURL(output).deletingLastPathComponent().path)
             }
             try Console.write(text, to: output, replace: false)
             if let output {

@@ -19,7 +19,7 @@ struct InstallCommand: ParsableCommand {
     var prefix: String?
 
     func run() throws {
-        let root = URL(fileURLWithPath: prefix ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local").path).standardizedFileURL
+        let root = Files.fileURL(prefix ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local").path).standardizedFileURL
         do {
             let kit = try PolicyKit.find()
             let identity = PolicyKit.buildIdentity
@@ -43,7 +43,7 @@ struct InstallCommand: ParsableCommand {
                 try? FileManager.default.removeItem(at: fresh)
                 try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
                 for (folder, name) in [(demo.schemasFolder, "schemas"), (demo.mappingsFolder, "mappings")] where FileManager.default.fileExists(atPath: folder) {
-                    try FileManager.default.copyItem(at: URL(fileURLWithPath: folder), to: fresh.appendingPathComponent(name))
+                    try FileManager.default.copyItem(at: Files.fileURL(folder), to: fresh.appendingPathComponent(name))
                 }
                 try? FileManager.default.removeItem(at: example)
                 try FileManager.default.moveItem(at: fresh, to: example)
@@ -62,7 +62,7 @@ struct InstallCommand: ParsableCommand {
                 try? FileManager.default.removeItem(at: kits.appendingPathComponent(entry))
             }
             Console.out("installed \(target.path) and \(library.path) (compiling policy files with \(PolicyKit.version(in: kit.toolchain)))")
-            let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { URL(fileURLWithPath: String($0)).standardizedFileURL.path }
+            let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { Files.fileURL(String($0)).standardizedFileURL.path }
             if !path.contains(bin.path) {
                 Console.err("note: \(bin.path) is not on PATH: add it (export PATH=\"\(bin.path):$PATH\") to run mapc by name")
             }

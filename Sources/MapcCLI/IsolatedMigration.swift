@@ -75,7 +75,7 @@ struct IsolatedMigration {
 
     /// This program: the child runs the same `mapc`, with the same modules and policy cache.
     static var executable: URL {
-        Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        Bundle.main.executableURL ?? Files.fileURL(CommandLine.arguments[0]).standardizedFileURL
     }
 
     /// A signal by its number and name ("signal 4, SIGILL").

@@ -506,7 +506,7 @@ struct LanguageServer {
         return EditorProject.standardized(url.path)
     }
 
-    static func uri(_ path: String) -> String { URL(fileURLWithPath: path).absoluteString }
+    static func uri(_ path: String) -> String { Files.fileURL(path).absoluteString }
 
     private func string(_ value: JSONValue?) -> String? {
         if case .string(let text)? = value { return text }

@@ -71,7 +71,7 @@ struct PlanCommand: ParsableCommand {
 
         init(_ step: MigrationStep) {
             self.step = step
-            files = step.isInferred ? [] : step.allPasses.map { $0.file.map { URL(fileURLWithPath: $0.path).lastPathComponent } ?? "file" }
+            files = step.isInferred ? [] : step.allPasses.map { $0.file.map { Files.fileURL($0.path).lastPathComponent } ?? "file" }
             drops = step.droppedValues
             dropsNotHeld = step.droppedButNotHeld
             // A mapping file's losses, as it declares them: what it drops on purpose and the
@@ -127,7 +127,7 @@ struct PlanCommand: ParsableCommand {
             for store in paths {
                 do {
                     if let refusal = StoreList.backupRefusal(store) { throw MapcError.store(refusal) }
-                    let plan = try migrator.plan(forStoreAt: URL(fileURLWithPath: store), from: from, to: to)
+                    let plan = try migrator.plan(forStoreAt: Files.fileURL(store), from: from, to: to)
                     guard plan.isNeeded else {
                         // Current as run calls it: its tables are there.
                         try migrator.checkTables(ofCurrent: plan)

@@ -25,8 +25,8 @@ struct PolicyCache {
     /// The cache of this user and environment.
     static var current: PolicyCache {
         let environment = ProcessInfo.processInfo.environment
-        if let cache = environment["MAPC_CACHE"], !cache.isEmpty { return PolicyCache(root: URL(fileURLWithPath: cache)) }
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+        if let cache = environment["MAPC_CACHE"], !cache.isEmpty { return PolicyCache(root: Files.fileURL(cache)) }
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : Files.fileURL($0) }
             ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
         return PolicyCache(root: base.appendingPathComponent("mapc"))
     }

@@ -28,9 +28,9 @@ struct PolicyKit {
     /// This executable's path, symbolic links resolved.
     static var executable: URL {
         if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            return URL(fileURLWithPath: resolved)
+            return Files.fileURL(resolved)
         }
-        return URL(fileURLWithPath: CommandLine.arguments.first ?? "mapc").resolvingSymlinksInPath()
+        return Files.fileURL(CommandLine.arguments.first ?? "mapc").resolvingSymlinksInPath()
     }
 
     /// The running executable's build identity: its GNU build ID (the linker's hash of its
@@ -156,7 +156,7 @@ struct PolicyKit {
             }
             // A map SwiftPM generated names its headers by absolute paths: those, and their neighbours.
             for quoted in absolute {
-                let header = URL(fileURLWithPath: quoted)
+                let header = Files.fileURL(quoted)
                 let copy = destination.appendingPathComponent(header.lastPathComponent)
                 if !files.fileExists(atPath: copy.path) { try files.copyItem(at: header, to: copy) }
                 // A header's neighbours (an umbrella header includes them).

@@ -352,7 +352,7 @@ enum PolicyLoader {
         if let done = try cache.verifiedLibrary(key: key) { return done }
 
         let compiler = try Compiler.matching(kit)
-        let work = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mapc-policies-\(getpid())-\(UUID().uuidString)")
+        let work = Files.fileURL(NSTemporaryDirectory()).appendingPathComponent("mapc-policies-\(getpid())-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         let registration = work.appendingPathComponent("MapcRegisterProjectPolicies.swift")
@@ -448,10 +448,10 @@ struct Compiler {
     func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         if path.contains("/") {
-            process.executableURL = URL(fileURLWithPath: path)
+            process.executableURL = Files.fileURL(path)
             process.arguments = arguments
         } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.executableURL = Files.fileURL("/usr/bin/env")
             process.arguments = [path] + arguments
         }
         let pipe = Pipe()

@@ -122,7 +122,7 @@ struct RunCommand: ParsableCommand {
                         // With --output the store is copied there as it is: the output then holds the
                         // version asked for, as after a migration.
                         var copy = MigrationOptions()
-                        copy.output = output.map { URL(fileURLWithPath: $0) }
+                        copy.output = output.map { Files.fileURL($0) }
                         copy.destinationFormat = try layout.format()
                         copy.isCancelled = { interruption.isRequested }
                         let copied = try migrator.migrate(plan, options: copy)
@@ -147,7 +147,7 @@ struct RunCommand: ParsableCommand {
                     }
                     var options = MigrationOptions()
                     options.dryRun = dryRun
-                    options.output = output.map { URL(fileURLWithPath: $0) }
+                    options.output = output.map { Files.fileURL($0) }
                     options.keepBackup = keepBackup
                     options.allowsSQL = !interpret
                     options.acceptsDataLoss = acceptDataLoss
@@ -289,7 +289,7 @@ struct RunCommand: ParsableCommand {
     /// The plan a run of the store at `path` carries out: from its version (or `from`) to `to`, and
     /// a store at the version asked for in another format converted by a step to itself.
     private static func plan(_ path: String, migrator: Migrator, from: String?, to: String?, format: StoreFormat?) throws -> MigrationPlan {
-        try migrator.converting(try migrator.plan(forStoreAt: URL(fileURLWithPath: path), from: from, to: to, withNotes: false), to: format)
+        try migrator.converting(try migrator.plan(forStoreAt: Files.fileURL(path), from: from, to: to, withNotes: false), to: format)
     }
 
     /// `starting` is told the plan before a store is migrated (a batch's worker says it, so that a

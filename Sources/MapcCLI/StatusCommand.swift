@@ -45,7 +45,7 @@ struct StatusCommand: ParsableCommand {
             var shown = 0
             for store in paths {
                 do {
-                    let status = try migrator.status(ofStoreAt: URL(fileURLWithPath: store))
+                    let status = try migrator.status(ofStoreAt: Files.fileURL(store))
                     switch format {
                     case .json: reports.append(json(status, store: store, catalog: catalog))
                     case .jsonl: lines?.write(json(status, store: store, catalog: catalog))

@@ -92,7 +92,7 @@ struct TestCommand: ParsableCommand {
             // Named fixtures run alone, in the folder's order; a name none has is said before any case runs.
             if !named.isEmpty {
                 // A fixture by its name (`app-1.0` is not `app-1`), its file name, or its path.
-                let standardized = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.path }
+                let standardized = { (path: String) in Files.fileURL(path).standardizedFileURL.path }
                 let chosen = try named.map { argument in
                     let path = standardized(argument)
                     guard let found = fixturePaths.first(where: { fixture in

@@ -6,7 +6,7 @@ import MapcKit
 public enum UnCloudNotesDemo {
     /// The package's root folder, found from this file's location at build time, so the demo works
     /// from any working directory (the schemas and mappings are read from the checkout).
-    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+    public static let packageRoot: URL = Files.fileURL(#filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     /// The shipped schemas folder: an install's own copy (`mapc install` writes it to

@@ -167,3 +167,26 @@ extension ModelHistoryProbeFindingsTests {
         #expect(inferred.status == 0 && !inferred.stderr.contains("crashed"), "\(inferred.stderr)")
     }
 }
+
+/// Findings of a probe of every command's path arguments in unusual shapes.
+@Suite("Path arguments", .serialized)
+struct PathArgumentTests {
+    /// A quoted `~` (`mapc run '~/t.db'`, a folder named `~` here) was taken for the home folder:
+    /// Foundation's `URL(fileURLWithPath:)` expands it on Linux, so `run` migrated a store of the
+    /// home folder, exit 0, and `--output '~/o.db'` wrote there. A path is what its text says.
+    @Test func aTildeInAPathIsAFolderOfThatName() throws {
+        let folder = try CLI.project(versions: [("v1", "  Tag:\n    attributes:\n      name: string?\n"), ("v2", "  Tag:\n    attributes:\n      name: string?\n      note: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("~"), withIntermediateDirectories: true)
+        try folder.write(#"{"version": "v1", "objects": {"Tag": [{"id": "t", "name": "a"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "~/t.db"], in: folder).status == 0)
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let status = try CLI.run(["status", "~/t.db"], in: folder)
+        #expect(status.status == 0 && status.stdout.contains("v1"), "\(status.stdout)\(status.stderr)")
+        let run = try CLI.run(["run", "--quiet", "~/t.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try CLI.run(["status", "~/t.db"], in: folder).stdout.contains("v2"))
+        let output = try CLI.run(["run", "--quiet", "s.db", "--output", "~/o.db"], in: folder)
+        #expect(output.status == 0 && folder.exists("~/o.db"), "\(output.stderr)")
+    }
+}

@@ -10,7 +10,7 @@ import Darwin
 package enum AtomicFile {
     /// A temporary path beside `path`, in the same folder so that the final rename stays on one file system.
     package static func temporaryPath(besides path: String) -> String {
-        let url = URL(fileURLWithPath: path)
+        let url = Files.fileURL(path)
         let name = temporaryPrefix(for: url.lastPathComponent) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         return url.deletingLastPathComponent().appendingPathComponent(name).path
     }

@@ -18,21 +18,21 @@ package enum Files {
     }
 
     /// The path a file URL names: as written when it is relative to the current folder (what
-    /// `URL(fileURLWithPath: "notes.db")` makes, so messages show the name the user typed),
+    /// `Files.fileURL("notes.db")` makes, so messages show the name the user typed),
     /// otherwise the full path. A URL relative to another folder names a file in that folder,
     /// which its relative part alone would look for here.
     package static func path(of url: URL) -> String {
         // A base without a trailing slash is a file, whose last component the relative part
         // replaces: only a folder's base makes the relative part name the same file from here.
         guard let base = url.baseURL, base.hasDirectoryPath else { return url.path }
-        let here = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true).standardizedFileURL.path
+        let here = Files.fileURL(FileManager.default.currentDirectoryPath, isDirectory: true).standardizedFileURL.path
         return base.standardizedFileURL.path == here ? url.relativePath : url.path
     }
 
     /// A path absolute and standardized (`.` and `..` resolved, no links followed): two names of
     /// one file as the project keys files.
     package static func standardized(_ path: String) -> String {
-        URL(fileURLWithPath: path).standardizedFileURL.path
+        Files.fileURL(path).standardizedFileURL.path
     }
 
     /// A new folder of the process's own in the system's temporary folder (`TMPDIR`, else /tmp),
@@ -330,7 +330,7 @@ package enum Files {
     /// Flushes a folder's entries to disk so a rename survives a crash.
     package static func syncDirectory(of path: String) throws {
         try FaultInjection.point(.sync)
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        let folder = Files.fileURL(path).deletingLastPathComponent().path
         let descriptor = open(folder, O_RDONLY)
         guard descriptor >= 0 else { return }
         fsync(descriptor)
@@ -370,6 +370,15 @@ package enum Files {
     package static func sibling(named name: some StringProtocol, of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return String(name) }
         return String(path[...slash]) + String(name)
+    }
+
+    /// The file URL of a path as its text says: Foundation's `URL(fileURLWithPath:)` expands a
+    /// leading `~` on Linux, so a quoted `'~/t.db'` (a folder named `~` here) named a store in the
+    /// home folder, and `run` migrated that one. A shell expands the `~` it means before mapc sees it.
+    package static func fileURL(_ path: String, isDirectory: Bool? = nil) -> URL {
+        let literal = path.hasPrefix("~") ? "./" + path : path
+        guard let isDirectory else { return URL(fileURLWithPath: literal) }
+        return URL(fileURLWithPath: literal, isDirectory: isDirectory)
     }
 
     /// Whether this process may write the file or folder at `path`.

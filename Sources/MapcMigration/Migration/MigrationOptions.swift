@@ -1,5 +1,6 @@
 import Foundation
 import MapcStore
+import MapcFoundation
 
 /// How `StoreMigration.run` treats the store.
 public struct MigrationOptions: Sendable {
@@ -45,8 +46,8 @@ public struct MigrationOutcome: Sendable {
     init(steps: [MigrationSummary], resultPath: String?, backupPath: String?, notes: [String] = []) {
         self.steps = steps
         self.notes = notes
-        result = resultPath.map { URL(fileURLWithPath: $0) }
-        backup = backupPath.map { URL(fileURLWithPath: $0) }
+        result = resultPath.map { Files.fileURL($0) }
+        backup = backupPath.map { Files.fileURL($0) }
     }
 
     /// The last step's summary (the whole run's, for a single step); nil when nothing ran.

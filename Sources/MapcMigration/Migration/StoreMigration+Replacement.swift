@@ -51,7 +51,7 @@ extension StoreMigration {
         if let output, copies {
             let moved = CoreDataExternalData(store: output)
             if moved.isSameFolder(as: external) {
-                throw MapcError.file("\(output) and \(store) would share \(URL(fileURLWithPath: external.supportFolder).lastPathComponent), where Core Data keeps the store's "
+                throw MapcError.file("\(output) and \(store) would share \(Files.fileURL(external.supportFolder).lastPathComponent), where Core Data keeps the store's "
                                      + "external values (\(external.describe(values))): choose an output name with another stem, or another folder")
             }
             if moved.exists {
@@ -79,7 +79,7 @@ extension StoreMigration {
             throw error
         }
         moved.finish()
-        return ["copied the store's external values (\(external.describe(values))) to \(URL(fileURLWithPath: moved.supportFolder).lastPathComponent) beside the new store"]
+        return ["copied the store's external values (\(external.describe(values))) to \(Files.fileURL(moved.supportFolder).lastPathComponent) beside the new store"]
     }
 
     /// Moves the migrated store at `temporary` to the new file `output` the user asked for
@@ -129,7 +129,7 @@ extension StoreMigration {
     /// Why the backup cannot be kept under its name (longer than the system's 255 bytes), said
     /// before the run rather than once every step is done; nil when it can.
     static func backupNameProblem(_ real: String, version: String) -> String? {
-        let name = URL(fileURLWithPath: backupName(real, version: version)).lastPathComponent
+        let name = Files.fileURL(backupName(real, version: version)).lastPathComponent
         guard name.utf8.count > 255 else { return nil }
         return "\(real)'s backup would be named \(name.utf8.count) bytes long (the store's name, .backup-, the version and the time), more than the 255 a file name may have; "
             + "nothing was changed. Give the store a shorter name, or keep a copy yourself and run without --keep-backup"
@@ -146,7 +146,7 @@ extension StoreMigration {
     /// The temporary files (and folders) a killed run left beside the store, which its next run
     /// removes: `status` names them, since a run that is going on has such files too.
     package static func leftovers(besides path: String) -> [String] {
-        let url = URL(fileURLWithPath: path)
+        let url = Files.fileURL(path)
         let folder = url.deletingLastPathComponent().path
         let prefix = AtomicFile.temporaryPrefix(for: url.lastPathComponent)
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()

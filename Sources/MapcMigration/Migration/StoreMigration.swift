@@ -118,7 +118,7 @@ package enum StoreMigration {
         let backup = try replace(real, with: temporary, exclusion: exclusion, options: options, sourceVersion: first.source.version)
         var leftBehind: [String] = []
         if leavesSupport, support.values() != nil {
-            leftBehind.append("the store holds its external values itself now: \(URL(fileURLWithPath: support.supportFolder).lastPathComponent) beside it, "
+            leftBehind.append("the store holds its external values itself now: \(Files.fileURL(support.supportFolder).lastPathComponent) beside it, "
                               + "where Core Data kept them, is no longer read, and was left as it is; remove it when nothing needs it")
         }
         return MigrationOutcome(steps: summaries, resultPath: path, backupPath: backup, notes: notes + leftBehind)

@@ -97,7 +97,7 @@ public struct Migrator: Sendable {
         if format.identifier == StoreFormat.coreData.identifier {
             let external = CoreDataExternalData.beside(store: Files.path(of: url))
             do { status.externalData = try external.countedValues().map(external.describe) } catch {
-                status.externalData = "in \(URL(fileURLWithPath: external.supportFolder).lastPathComponent), which cannot be counted: \(error)"
+                status.externalData = "in \(Files.fileURL(external.supportFolder).lastPathComponent), which cannot be counted: \(error)"
             }
         }
         return status

@@ -21,7 +21,7 @@ package struct CoreDataExternalData {
     /// The support folder of the store file at `store`.
     package init(store: String) {
         self.store = store
-        let url = URL(fileURLWithPath: store)
+        let url = Files.fileURL(store)
         let name = url.deletingPathExtension().lastPathComponent
         supportFolder = url.deletingLastPathComponent().appendingPathComponent(".\(name)_SUPPORT").path
     }
@@ -70,7 +70,7 @@ package struct CoreDataExternalData {
                 case S_IFREG:
                     found.append(.file(relative: childRelative, real: Files.realPath(child), size: Int64(info.st_size)))
                 default:
-                    throw MapcError.file("\(child) is neither a file nor a folder; Core Data keeps only files in \(URL(fileURLWithPath: supportFolder).lastPathComponent): move it away")
+                    throw MapcError.file("\(child) is neither a file nor a folder; Core Data keeps only files in \(Files.fileURL(supportFolder).lastPathComponent): move it away")
                 }
             }
         }
@@ -97,7 +97,7 @@ package struct CoreDataExternalData {
 
     /// The values in words, for `status` and notes: "3 files (1.2 MB) in .Notes_SUPPORT/_EXTERNAL_DATA".
     package func describe(_ values: (files: Int, bytes: Int64)) -> String {
-        let folder = URL(fileURLWithPath: supportFolder).lastPathComponent + "/_EXTERNAL_DATA"
+        let folder = Files.fileURL(supportFolder).lastPathComponent + "/_EXTERNAL_DATA"
         return "\(English.count(values.files, "file", "files")) (\(English.size(values.bytes))) in \(folder)"
     }
 
@@ -142,7 +142,7 @@ package struct CoreDataExternalData {
                     }
                 }
             }
-            try Data().write(to: URL(fileURLWithPath: (temporary as NSString).appendingPathComponent(Self.unfinishedMarker)))
+            try Data().write(to: Files.fileURL((temporary as NSString).appendingPathComponent(Self.unfinishedMarker)))
             // Every folder's entries on disk before the rename makes the copy visible.
             for folder in folders.reversed() { try Files.sync(folder) }
             try Files.moveIntoPlace(folder: temporary, destination.supportFolder)

@@ -147,7 +147,7 @@ package enum CoreDataExternalValue {
             throw MapcError.store("the value is kept in Core Data's external file \(path), which is not a regular file (a folder, a FIFO or a device): "
                                  + "mapc reads only files there; put the value's file back")
         }
-        do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+        do { return try Data(contentsOf: Files.fileURL(path)) } catch {
             throw MapcError.store("the value is kept in Core Data's external file \(path), which cannot be read: \(Files.reason(of: error))")
         }
     }

@@ -11,7 +11,7 @@ extension Store {
 
     /// Why a store whose companion files this user cannot write cannot be locked, and what to do.
     package static func unwritableCompanionsProblem(_ path: String, _ companions: [String]) -> String {
-        let names = companions.map { URL(fileURLWithPath: $0).lastPathComponent }
+        let names = companions.map { Files.fileURL($0).lastPathComponent }
         return "\(path): this user cannot write \(names.joined(separator: " and ")) beside the store (another user's, or read-only), which SQLite writes to lock it; "
             + "give this user write access to \(companions.count == 1 ? "it" : "them") (chmod u+w, or chown to the user running mapc) and run again, "
             + "or migrate it to a new file with `--output`, which only reads it"

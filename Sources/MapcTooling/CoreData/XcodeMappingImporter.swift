@@ -155,7 +155,7 @@ public enum XcodeMappingImporter {
         var imported = MappingModel(source: source.version, destination: destination.version, entityMappings: mappings)
         imported.pass = pass
         let fileName = "mapping_\(source.version)_to_\(destination.version)\(pass.map { ".pass\($0)" } ?? "").yaml"
-        let name = URL(fileURLWithPath: path).lastPathComponent
+        let name = Files.fileURL(path).lastPathComponent
         let text = MappingWriter.yaml(imported, source: source, destination: destination, order: schemas.order,
                                       header: ["Mapping from \(source.displayName) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",
                                                byHashes ? "Its versions were found by the Core Data version hashes of the models embedded in it."
@@ -171,7 +171,7 @@ public enum XcodeMappingImporter {
 
     /// The version whose Core Data hashes equal the model embedded on one side of the mapping.
     private static func version(of model: ObjectGraph.Object, side: String, in schemas: SchemaCatalog, file: String, warnings: inout [Diagnostic]) throws -> Schema {
-        let hint = model.attribute("\(side)modelpath").map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }
+        let hint = model.attribute("\(side)modelpath").map { Files.fileURL($0).deletingPathExtension().lastPathComponent }
         guard let data = model.binary("\(side)modeldata") else {
             // Older files have no embedded model: the path is all there is.
             if let hint, let named = schemas.schema(version: hint) {

@@ -32,7 +32,7 @@ public struct ImportedModel: Sendable {
 public enum XcodeModelImporter {
     /// Reads a model at a path: `.xcdatamodeld`, `.xcdatamodel` or a `contents` file.
     public static func importModel(at path: String) throws -> ImportedModel {
-        let url = URL(fileURLWithPath: path)
+        let url = Files.fileURL(path)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw MapcError.input("\(path) does not exist; give an .xcdatamodeld folder, an .xcdatamodel folder or its contents file")
@@ -65,7 +65,7 @@ public enum XcodeModelImporter {
         guard Files.kind(of: Files.realPath(path)) == .regularFile, let handle = FileHandle(forReadingAtPath: path) else { return nil }
         defer { try? handle.close() }
         guard let head = try? handle.read(upToCount: 8), head == Data("bplist00".utf8) else { return nil }
-        let name = URL(fileURLWithPath: path).lastPathComponent
+        let name = Files.fileURL(path).lastPathComponent
         if name == "elements" {
             return "is Xcode 3's binary model format, which mapc does not read; open the model in a current Xcode and save it "
                 + "(Xcode rewrites it as the XML 'contents' file it has written since Xcode 4), then import it again"
