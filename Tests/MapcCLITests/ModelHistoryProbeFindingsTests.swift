@@ -190,3 +190,22 @@ struct PathArgumentTests {
         #expect(output.status == 0 && folder.exists("~/o.db"), "\(output.stderr)")
     }
 }
+
+extension PathArgumentTests {
+    /// `import` named the model after the folder's whole name (`Kitchen.xcdatamodeld`) when the
+    /// version was given without a folder part from inside the bundle, and `import .` inside a
+    /// version's folder took `Kitchen.xcdatamodel` for the version's name. A path is read whole.
+    @Test func aModelGivenFromInsideItIsNamedAsFromOutside() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let bundle = folder.appendingPathComponent("Kitchen.xcdatamodeld")
+        try FileManager.default.copyItem(at: ImportCommandTests.fixtures.appendingPathComponent("Kitchen.xcdatamodeld"), to: bundle)
+        let inside = try CLI.run(["import", "Kitchen 2.xcdatamodel", "--output", "../a"], in: bundle)
+        #expect(inside.status == 0, "\(inside.stderr)")
+        let schema = try folder.read("a/Kitchen 2.yaml")
+        #expect(schema.contains("model: Kitchen\n"), "\(schema.prefix(300))")
+        let dot = try CLI.run(["import", ".", "--output", "../../b"], in: bundle.appendingPathComponent("Kitchen 2.xcdatamodel"))
+        #expect(dot.status == 0 && folder.exists("b/Kitchen 2.yaml"), "\(dot.stderr)")
+        #expect(try folder.read("b/Kitchen 2.yaml").contains("model: Kitchen\n"))
+    }
+}

@@ -32,7 +32,9 @@ public struct ImportedModel: Sendable {
 public enum XcodeModelImporter {
     /// Reads a model at a path: `.xcdatamodeld`, `.xcdatamodel` or a `contents` file.
     public static func importModel(at path: String) throws -> ImportedModel {
-        let url = Files.fileURL(path)
+        // Whole and absolute: `Kitchen 2.xcdatamodel` given from inside its bundle, or `.` from
+        // inside a version, is named by the folders it is in.
+        let url = Files.fileURL(path).absoluteURL.standardizedFileURL
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             throw MapcError.input("\(path) does not exist; give an .xcdatamodeld folder, an .xcdatamodel folder or its contents file")
