@@ -305,7 +305,7 @@ extension ExpressionCheckerTests {
         #expect(try errors("$source.d + 3600", into: .date).isEmpty)
         #expect(try errors("3600 + $source.d", into: .date).isEmpty)
         #expect(try errors("$source.d - 60", into: .date).isEmpty)
-        #expect(try errors("$source.d - 60", into: .double).isEmpty, "a date less a date is seconds")
+        #expect(try errors("$source.d - 60", into: .double).isEmpty, "of unknown type: a number less a number is a number")
         #expect(try errors(#""a" + $source.d"#, into: .date).count == 1, "text joined is text")
         #expect(try errors("$source.d * 2", into: .date).count == 1, "no date is multiplied")
     }
