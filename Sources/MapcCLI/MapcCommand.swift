@@ -56,6 +56,24 @@ public struct MapcCommand: ParsableCommand {
         return "--version prints mapc's own version and takes no value, so nothing was done; \(hint) (see `mapc \(name) --help`)"
     }
 
+    /// The options that name a file or folder.
+    static let pathOptions: Set<String> = ["--prefix", "--expected", "--output", "-o", "--schemas", "--mappings", "--policies", "--fixtures", "--junit", "--stores-from", "--directory"]
+
+    /// Why an option that names a path is given an empty one (`--prefix ''`), or nil: Foundation
+    /// takes an empty path for the working folder, so `install --prefix ''` installed there.
+    static func emptyPathProblem(_ given: [String]) -> String? {
+        for (index, argument) in given.enumerated() {
+            if argument == "--" { break }
+            let (option, value): (String, String?) = argument.hasPrefix("--") && argument.contains("=")
+                ? (String(argument.prefix { $0 != "=" }), String(argument.drop { $0 != "=" }.dropFirst()))
+                : (argument, index + 1 < given.count ? given[index + 1] : nil)
+            if pathOptions.contains(option), value == "" {
+                return "\(option) names no path (it is empty); name a file or folder, such as \(option) ./out"
+            }
+        }
+        return nil
+    }
+
     /// Parses the arguments, runs the command and exits with mapc's documented status codes.
     /// `demo` is the example `mapc demo` runs.
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
@@ -81,6 +99,10 @@ public struct MapcCommand: ParsableCommand {
             Foundation.exit(MapcExitCode.usage)
         }
         if let asked, let problem = misusedVersionFlag(given, command: asked) {
+            Console.err("error: \(problem)")
+            Foundation.exit(MapcExitCode.usage)
+        }
+        if let problem = emptyPathProblem(given) {
             Console.err("error: \(problem)")
             Foundation.exit(MapcExitCode.usage)
         }

@@ -209,3 +209,20 @@ extension PathArgumentTests {
         #expect(try folder.read("b/Kitchen 2.yaml").contains("model: Kitchen\n"))
     }
 }
+
+extension PathArgumentTests {
+    /// An empty path is the working folder to Foundation: `install --prefix ''` installed into
+    /// `./bin` and `./lib`, and `test --record --expected ''` wrote the expected files here. An
+    /// option that names a path is refused an empty one, as a usage error, before anything runs.
+    @Test func anEmptyPathIsAUsageError() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for arguments in [["install", "--prefix", ""], ["install", "--prefix="], ["test", "--record", "--expected", ""], ["dump", "x.db", "-o", ""], ["check", "--schemas", ""]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 64 && run.stderr.contains("names no path"), "\(arguments): \(run.stderr)")
+        }
+        #expect(!folder.exists("bin") && !folder.exists("lib"))
+        // After `--`, an empty argument is an argument (a store's name, refused as such).
+        #expect(try CLI.run(["status", "--", ""], in: folder).stderr.contains("names no path") == false)
+    }
+}
