@@ -26,6 +26,12 @@ struct SchemaOptions: ParsableArguments {
     func schema(_ fileOrVersion: String, in loaded: SchemaCatalog? = nil) throws -> Schema {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: fileOrVersion, isDirectory: &isDirectory), !isDirectory.boolValue {
+            // A bare name that is a version of the folder too: which one is meant is not known
+            // (a copy of v3's schema saved as `v1` made a v3 store of `init --schema v1`).
+            if !fileOrVersion.contains("/"), !SourceFile.isYAMLName(fileOrVersion),
+               (loaded ?? (try? catalog()))?.schema(version: fileOrVersion) != nil {
+                throw MapcError.input("'\(fileOrVersion)' names both the file ./\(fileOrVersion) and version \(fileOrVersion) of \(schemas): write ./\(fileOrVersion) for the file, or rename or move the file to name the version")
+            }
             let source = try SourceFile.read(path: fileOrVersion)
             // A mapping, order or data file was read as a schema, and its keys reported as schema errors.
             if let other = ProjectFileKind.notASchema(source) { throw MapcError.input(other) }

@@ -226,3 +226,21 @@ extension PathArgumentTests {
         #expect(try CLI.run(["status", "--", ""], in: folder).stderr.contains("names no path") == false)
     }
 }
+
+extension PathArgumentTests {
+    /// A file of the working folder named like a version took the version's place: with a copy of
+    /// v3's schema saved as `v1`, `init --schema v1` made a v3 store, exit 0. A name that is both
+    /// a file here and a version of the schemas folder is refused, saying how to name either.
+    @Test func aNameThatIsBothAFileAndAVersionIsAsked() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(try folder.read("schemas/v3.yaml"), to: "v1")
+        let ambiguous = try CLI.run(["init", "--schema", "v1", "amb.db"], in: folder)
+        #expect(ambiguous.status != 0 && ambiguous.stderr.contains("names both the file ./v1 and version v1") && !folder.exists("amb.db"), "\(ambiguous.stderr)")
+        #expect(try CLI.run(["hash", "v1"], in: folder).stderr.contains("names both"))
+        let file = try CLI.run(["init", "--schema", "./v1", "file.db"], in: folder)
+        #expect(file.status == 0 && file.stdout.contains("v3"), "\(file.stdout)\(file.stderr)")
+        let version = try CLI.run(["init", "--schema", "v2", "v2.db"], in: folder)
+        #expect(version.status == 0 && version.stdout.contains("v2"), "\(version.stdout)\(version.stderr)")
+    }
+}
