@@ -81,6 +81,9 @@ enum PolicyLoader {
         return (SchemaOptions.projectFolder("policies", besideSchemas: value(of: "--schemas") ?? "./schemas"), false)
     }
 
+    /// The names a policy class inherits from directly: MapcKit's base class, plain or qualified.
+    static let basePolicyClasses: Set<String> = ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"]
+
     /// The policy classes some files define, to register: classes declared at the top level of a
     /// file (not nested, not `private` or `fileprivate`, not in a comment, a string or an
     /// `#if false` block) that inherit from `EntityMigrationPolicy`, directly or through another
@@ -88,7 +91,7 @@ enum PolicyLoader {
     static func policyClasses(in texts: [String]) -> [String] {
         var inherits: [(name: String, base: String)] = []
         for text in texts { inherits += topLevelClasses(in: code(of: text)) }
-        var policies: Set<String> = ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"]
+        var policies = basePolicyClasses
         var found: [String] = []
         var grew = true
         while grew {
@@ -151,7 +154,7 @@ enum PolicyLoader {
             guard let data = FileManager.default.contents(atPath: path), data.count <= SourceFile.maxBytes, let text = String(data: data, encoding: .utf8) else { return nil }
             return (path, text)
         }
-        let policies = Set(policyClasses(in: sources.map(\.text)) + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"])
+        let policies = basePolicyClasses.union(policyClasses(in: sources.map(\.text)))
         var found: [String: FileLocation] = [:]
         for source in sources {
             let code = code(of: source.text), lines = SourceFile.lines(of: source.text)
@@ -315,14 +318,15 @@ enum PolicyLoader {
             sources.append((path, text))
         }
         let classes = policyClasses(in: sources.map(\.text))
+        let policies = basePolicyClasses.union(classes)
         // A policy class nested in a type is not registered: a mapping naming it `Outer.Name` must
         // not get a top-level `Name` instead (the name after a module's is the class's).
         for source in sources {
-            for nested in nestedPolicyClasses(in: code(of: source.text), policies: Set(classes + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"])) {
+            for nested in nestedPolicyClasses(in: code(of: source.text), policies: policies) {
                 PolicyRegistry.shared.markNested(nested.qualifiedName, at: "\(source.path):\(nested.line)")
             }
         }
-        let unregistered = unregisteredClasses(in: sources, policies: Set(classes + ["EntityMigrationPolicy", "MapcKit.EntityMigrationPolicy"]))
+        let unregistered = unregisteredClasses(in: sources, policies: policies)
         for class_ in unregistered { PolicyRegistry.shared.markUnregistered(class_.name, because: class_.reason) }
         guard !classes.isEmpty else {
             throw PolicyError("the policy files (\(sources.map(\.path).joined(separator: ", "))) define no class inheriting from EntityMigrationPolicy"
