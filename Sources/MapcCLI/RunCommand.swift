@@ -87,6 +87,11 @@ struct RunCommand: ParsableCommand {
             Console.err("error: \(Files.emptyPathProblem)")
             throw ExitCodeError(MapcExitCode.storeError)
         }
+        // A URL drops a trailing '/' that the system keeps: `n.db/` is refused as every command refuses it.
+        if let problem = (stores + [output].compactMap { $0 }).lazy.compactMap(Files.trailingSlashProblem).first {
+            Console.err("error: \(problem)")
+            throw ExitCodeError(MapcExitCode.storeError)
+        }
         if isBatch { return try runBatch() }
         var renderSources: [SourceFile] = []
         var steps: [MigrationStep] = []

@@ -244,3 +244,29 @@ extension PathArgumentTests {
         #expect(version.status == 0 && version.stdout.contains("v2"), "\(version.stdout)\(version.stderr)")
     }
 }
+
+extension PathArgumentTests {
+    /// A store's name with a trailing slash (`n.db/`) was migrated in place by `run` and read by
+    /// `status`, "no such store" to `plan` and `dump`, and `init new.db/` said "No such file or
+    /// directory". A name ending in '/' names a folder: every command says so, the same way.
+    @Test func aStoreNameEndingInASlashIsSaidToNameAFolder() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "--schema", "v1", "n.db"], in: folder).status == 0)
+        let before = try Data(contentsOf: folder.appendingPathComponent("n.db"))
+        for arguments in [["run", "--quiet", "n.db/"], ["run", "--dry-run", "n.db/"], ["status", "n.db/"], ["plan", "n.db/"], ["dump", "n.db/"]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 2 && run.stderr.contains("n.db/ ends with '/'") && run.stderr.contains("write n.db"), "\(arguments): \(run.status) \(run.stderr)")
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent("n.db")) == before)
+        let new = try CLI.run(["init", "--schema", "v1", "new.db/"], in: folder)
+        #expect(new.status == 2 && new.stderr.contains("new.db/ ends with '/'") && new.stderr.contains("write new.db"), "\(new.stderr)")
+        #expect(!folder.exists("new.db"))
+        let output = try CLI.run(["run", "n.db", "--output", "o.db/"], in: folder)
+        #expect(output.status == 2 && output.stderr.contains("write o.db"), "\(output.stderr)")
+        #expect(!folder.exists("o.db"))
+        try folder.write(#"{"version": "v1", "objects": {}}"#, to: "d.json")
+        let load = try CLI.run(["load", "d.json", "loaded.db/"], in: folder)
+        #expect(load.status == 2 && load.stderr.contains("write loaded.db"), "\(load.stderr)")
+    }
+}

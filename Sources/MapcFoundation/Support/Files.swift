@@ -143,9 +143,24 @@ package enum Files {
     /// folder), and it is most often a shell variable that was never set.
     package static let emptyPathProblem = "an empty path ('') names no store: give the store's path (an unset shell variable, as in \"$STORE\", gives an empty one)"
 
+    /// Why a store's path that ends in '/' (`n.db/`) is refused, or nil: such a name names a
+    /// folder, which a store never is, and Foundation's URLs drop the slash where the system does
+    /// not, so one command read the file and another found none. A real folder is left to the
+    /// caller (a folder of stores, or "is a directory").
+    package static func trailingSlashProblem(_ path: String) -> String? {
+        guard path.count > 1, path.hasSuffix("/") else { return nil }
+        var bare = Substring(path)
+        while bare.count > 1, bare.hasSuffix("/") { bare = bare.dropLast() }
+        let kind = kind(of: realPath(String(bare)))
+        if kind == .directory { return nil }
+        let what = kind == .missing ? "and a store is a file" : "but \(bare) is a file"
+        return "\(path) ends with '/', which names a folder, \(what): write \(bare) to name the store"
+    }
+
     /// The real path of an existing store file, or an error saying what is there instead.
     package static func existingStore(_ path: String) throws -> String {
         if path.isEmpty { throw MapcError.file(emptyPathProblem) }
+        if let problem = trailingSlashProblem(path) { throw MapcError.file(problem) }
         let real = realPath(path)
         switch kind(of: real) {
         case .regularFile:
@@ -169,6 +184,7 @@ package enum Files {
     /// (told it "already exists; delete the file first", a user was advised to delete their store).
     package static func newStore(_ path: String, from source: String? = nil) throws -> String {
         if path.isEmpty { throw MapcError.file(emptyPathProblem) }
+        if let problem = trailingSlashProblem(path) { throw MapcError.file(problem) }
         let real = realPath(path)
         if let source, real == realPath(source) {
             throw MapcError.file("\(path) is the store being migrated itself: the output must be a new file (to migrate the store in place, leave --output out)")
