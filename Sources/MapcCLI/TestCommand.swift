@@ -65,6 +65,13 @@ struct TestCommand: ParsableCommand {
         try reportingErrors {
             let migrator = try stepOptions.migrator(schemaOptions, mappingOptions)
             migratorOrNil = migrator
+            // A file named as one of the folders failed every case (or every write of --record).
+            for (option, path) in [("--fixtures", fixtures), ("--expected", expected)] {
+                let kind = Files.kind(of: Files.realPath(path))
+                if kind != .missing, kind != .directory {
+                    throw MapcError.file("\(path) is a file, not a folder: \(option) names a folder (of \(option == "--fixtures" ? "fixture stores" : "expected results")); name a folder, or move the file")
+                }
+            }
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: fixtures, isDirectory: &isFolder), isFolder.boolValue else {
                 throw MapcError.notFound("no fixtures folder \(fixtures): keep a store of each released version there (fixtures/v1.sqlite, …), or name the folder with --fixtures")

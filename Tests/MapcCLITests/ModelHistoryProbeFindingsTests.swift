@@ -270,3 +270,21 @@ extension PathArgumentTests {
         #expect(load.status == 2 && load.stderr.contains("write loaded.db"), "\(load.stderr)")
     }
 }
+
+extension PathArgumentTests {
+    /// `test --expected FILE` failed every case ("nothing to compare with: write FILE/notes.json"),
+    /// and with `--record` each case's write failed; `--fixtures FILE` said there was no such
+    /// folder. A file named as one of test's folders is refused before any case runs, as such.
+    @Test func aFileNamedAsTestsFolderIsRefusedAsAFile() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v1.sqlite"), to: folder.appendingPathComponent("fixtures/v1.sqlite"))
+        try folder.write("not a folder\n", to: "results")
+        for arguments in [["test", "--expected", "results"], ["test", "--record", "--expected", "results"], ["test", "--fixtures", "results"]] {
+            let run = try CLI.run(arguments, in: folder)
+            #expect(run.status == 2 && run.stderr.contains("results is a file, not a folder") && !run.stdout.contains("FAIL"), "\(arguments): \(run.stdout)\(run.stderr)")
+        }
+        #expect(try folder.read("results") == "not a folder\n")
+    }
+}
