@@ -157,8 +157,8 @@ struct CheckCommand: ParsableCommand {
             if !diagnostics.isEmpty { Console.err(renderer.render(diagnostics)) }
             let errors = diagnostics.filter { $0.severity == .error }.count
             let warnings = diagnostics.filter { $0.severity == .warning }.count
-            for summary in summaries { Console.out(summary) }
-            Console.out("\(files.count) file\(files.count == 1 ? "" : "s") checked: \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
+            for summary in summaries { Console.text(summary) }
+            Console.text("\(files.count) file\(files.count == 1 ? "" : "s") checked: \(errors) error\(errors == 1 ? "" : "s"), \(warnings) warning\(warnings == 1 ? "" : "s")")
         }
         if diagnostics.hasErrors { throw ExitCodeError(MapcExitCode.invalidInput) }
     }

@@ -66,7 +66,7 @@ struct DiffCommand: ParsableCommand {
                 lines.append("verdict: needs a mapping file, because:")
                 lines += result.problems.map { "  - \($0)" }
             }
-            Console.out(lines.joined(separator: "\n"))
+            Console.text(lines.joined(separator: "\n"))
         }
     }
 

@@ -23,7 +23,7 @@ struct EditorSchemasCommand: ParsableCommand {
                     written.append(file.name)
                 }
             }
-            Console.out("wrote \(written.joined(separator: ", ")) in \(output)")
+            Console.text("wrote \(written.joined(separator: ", ")) in \(output)")
         }
     }
 }

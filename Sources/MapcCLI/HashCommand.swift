@@ -43,7 +43,7 @@ struct HashCommand: ParsableCommand {
                 for name in names {
                     lines.append("entity \(name.padding(toLength: width, withPad: " ", startingAt: 0))  \(hashes[name] ?? "")")
                 }
-                Console.out(lines.joined(separator: "\n"))
+                Console.text(lines.joined(separator: "\n"))
             }
         }
     }

@@ -114,7 +114,7 @@ struct ImportCommand: ParsableCommand {
                  replace: replace || file.name.hasSuffix(".schema.json") || (updatesOrder && file.name == VersionOrder.fileName))
             })
             written = true
-            Console.out("imported \(summary)")
+            Console.text("imported \(summary)")
             Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
             if !failures.isEmpty {
                 someVersionsFailed = true

@@ -47,7 +47,7 @@ struct InferCommand: ParsableCommand {
             let count = result.skeleton.entityMappings.count
             let mappings = "\(count) entity mapping\(count == 1 ? "" : "s") from \(from) to \(to)"
             if result.problems.isEmpty {
-                if let output { Console.out("wrote \(output): \(mappings)") }
+                if let output { Console.text("wrote \(output): \(mappings)") }
                 let dropped = result.droppedValues
                 if !dropped.isEmpty {
                     Console.err("the mapping drops the values of \(dropped.joined(separator: ", ")), as the inferred step would (which `run` refuses without --accept-data-loss): "

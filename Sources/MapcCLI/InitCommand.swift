@@ -29,7 +29,7 @@ struct InitCommand: ParsableCommand {
                 // An order that cannot be told is a warning (the store is made; `run` will need the order).
                 if let problem = catalog.orderProblem { Console.err("warning: \(problem)") } else { line += "\nversions: \(catalog.orderDescription)" }
             }
-            Console.out(line)
+            Console.text(line)
         }
     }
 }

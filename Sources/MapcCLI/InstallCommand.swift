@@ -61,7 +61,7 @@ struct InstallCommand: ParsableCommand {
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: kits.path)) ?? [] where entry != identity && entry != "example" && !entry.hasPrefix(".") {
                 try? FileManager.default.removeItem(at: kits.appendingPathComponent(entry))
             }
-            Console.out("installed \(target.path) and \(library.path) (compiling policy files with \(PolicyKit.version(in: kit.toolchain)))")
+            Console.text("installed \(target.path) and \(library.path) (compiling policy files with \(PolicyKit.version(in: kit.toolchain)))")
             let path = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { Files.fileURL(String($0)).standardizedFileURL.path }
             if !path.contains(bin.path) {
                 Console.err("note: \(bin.path) is not on PATH: add it (export PATH=\"\(bin.path):$PATH\") to run mapc by name")

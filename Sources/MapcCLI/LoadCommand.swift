@@ -77,14 +77,14 @@ struct LoadCommand: ParsableCommand {
             let contents = try DataFile.read(json, schema: schema, for: target.format)
             try target.checkIntegrity()
             try target.insert(contents.objects)
-            Console.out("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
+            Console.text("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
             noteIdentities(keptBy: target, objects: contents.objects.count)
         } else {
             var created: Store?
             let format = try layout.format() ?? .mapc
             let contents = try DataFile.read(json, schema: schema, for: format)
             try StoreFiles.createStore(at: store, schema: schema, format: format) { try $0.insert(contents.objects); created = $0 }
-            Console.out("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
+            Console.text("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
             if let created { noteIdentities(keptBy: created, objects: contents.objects.count) }
         }
     }

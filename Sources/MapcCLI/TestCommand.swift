@@ -138,11 +138,11 @@ struct TestCommand: ParsableCommand {
                 if let status = result.interruption { throw ExitCodeError(status) }
                 cases.append(result)
                 if let why = result.skipped {
-                    Console.out("SKIP \(result.name): \(why)")
+                    Console.text("SKIP \(result.name): \(why)")
                     continue
                 }
-                Console.out("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")\(result.alreadyRecorded.map { "; \($0) holds this result already" } ?? "")")
-                for failure in result.failures { Console.out("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
+                Console.text("\(result.passed ? "PASS" : "FAIL") \(result.name) (\(String(format: "%.2f", result.seconds)) s)\(result.recorded.map { "; recorded \($0)" } ?? "")\(result.alreadyRecorded.map { "; \($0) holds this result already" } ?? "")")
+                for failure in result.failures { Console.text("  " + failure.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n  ")) }
             }
         }
         // An expected file whose fixture is gone: the suite would shrink without a word (a run of
@@ -152,13 +152,13 @@ struct TestCommand: ParsableCommand {
                 var test = MigrationTestCase(fixture: orphan.fixture, target: nil, expected: expected)
                 test.label = orphan.file
                 test.failures = ["\(orphan.file) has no fixture: no store named \(orphan.fixture) in \(fixtures); restore the fixture, or delete \(orphan.file) if its version is no longer tested"]
-                Console.out("FAIL \(test.name)")
-                Console.out("  " + test.failures[0])
+                Console.text("FAIL \(test.name)")
+                Console.text("  " + test.failures[0])
                 cases.append(test)
             }
         }
         let failed = cases.filter { !$0.passed }.count, skipped = cases.filter { $0.skipped != nil }.count
-        Console.out("\(cases.count - failed - skipped) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
+        Console.text("\(cases.count - failed - skipped) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
         if let junit {
             try reportingErrors { try Console.write(MigrationTestCase.junit(cases), to: junit, export: .junit) }
         }

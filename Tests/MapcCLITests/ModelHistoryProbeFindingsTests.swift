@@ -288,3 +288,23 @@ extension PathArgumentTests {
         #expect(try folder.read("results") == "not a folder\n")
     }
 }
+
+extension PathArgumentTests {
+    /// `init` and `load` wrote a store's name raw in "created …" (an escape sequence in the name
+    /// recoloured the terminal), where every other message shows it as `<U+001B>`; so did `test`'s
+    /// PASS and FAIL lines for a fixture's name. Text for people shows control characters.
+    @Test func controlCharactersOfANameAreShownInEveryLineForPeople() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = "a\u{1B}[31mb.db"
+        let initialized = try CLI.run(["init", "--schema", "v1", name], in: folder)
+        #expect(initialized.status == 0 && initialized.stdout.contains("created a<U+001B>[31mb.db") && !initialized.stdout.contains("\u{1B}"), "\(initialized.stdout)")
+        try folder.write(#"{"version": "v1", "objects": {}}"#, to: "d.json")
+        let loaded = try CLI.run(["load", "d.json", "c\u{1B}d.db"], in: folder)
+        #expect(loaded.status == 0 && loaded.stdout.contains("created c<U+001B>d.db") && !loaded.stdout.contains("\u{1B}"), "\(loaded.stdout)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(at: folder.appendingPathComponent(name), to: folder.appendingPathComponent("fixtures/e\u{1B}f.sqlite"))
+        let test = try CLI.run(["test"], in: folder)
+        #expect(test.status == 1 && test.stdout.contains("FAIL e<U+001B>f") && !test.stdout.contains("\u{1B}"), "\(test.stdout)")
+    }
+}
