@@ -102,7 +102,7 @@ enum ExpectedData {
                 var passedOn: [String] = []
                 for mapping in mappings {
                     guard let written = (mapping.attributes + mapping.relationships).first(where: { $0.name == property }) else { continue }
-                    if mapping.policy == nil, written.expression.text.trimmingCharacters(in: .whitespaces) == "$source.\(property)" {
+                    if mapping.policy == nil, written.expression.text.trimmingCharacters(in: .whitespaces) == ExpressionLiteral.sourceKey(property) {
                         passedOn.append("\(place(written.location, mapping)) (\(at))")
                         continue
                     }

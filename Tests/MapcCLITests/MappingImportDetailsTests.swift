@@ -133,3 +133,49 @@ struct MappingImportDetailsTests {
         #expect(try folder.read("odd/mapping_M_to_M 2.yaml").contains("name: ItemToItem"))
     }
 }
+
+extension MappingImportDetailsTests {
+    /// A constant archived as a real (`100.0` in `$source.cents / 100.0`) was imported as the
+    /// integer 100, since the decoder's number reads as an `Int` when whole: the division became
+    /// an integer one. A property list's real stays a double; its integer stays an integer.
+    @Test func aWholeRealConstantIsImportedAsADouble() throws {
+        for (constant, written) in [(Any?.some(100.0 as Double), "100.0"), (Any?.some(7 as Int), "7")] {
+            let folder = try project(more: #"        <attribute name="rate" optional="YES" attributeType="Double" usesScalarValueType="YES"/>"#)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let archive: [String: Any] = [
+                "$version": 100000, "$archiver": "NSKeyedArchiver", "$top": ["root": ["CF$UID": 1]],
+                "$objects": ["$null", ["NSConstantValue": ["CF$UID": 2], "NSExpressionType": 0, "$class": ["CF$UID": 3]], constant as Any,
+                             ["$classname": "NSConstantValueExpression", "$classes": ["NSConstantValueExpression", "NSExpression", "NSObject"]]] as [Any],
+            ]
+            let data = try PropertyListSerialization.data(fromPropertyList: archive, format: .binary, options: 0)
+            try mappingModel(entityLines: "", in: folder)
+            let xml = folder.appendingPathComponent("Item.xcmappingmodel/xcmapping.xml")
+            let text = try String(contentsOf: xml, encoding: .utf8).replacingOccurrences(of: #"<attribute name="name" type="string">name</attribute>"#,
+                with: #"<attribute name="name" type="string">rate</attribute><attribute name="valueexpressiondata" type="binary">\#(data.base64EncodedString())</attribute>"#)
+            try text.write(to: xml, atomically: true, encoding: .utf8)
+            let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+            #expect(run.status == 0, "\(run.stderr)")
+            let yaml = try folder.read("mappings/mapping_M_to_M 2.yaml")
+            #expect(yaml.contains("rate: \(written)\n") || yaml.contains("rate: '\(written)'"), "\(written): \(yaml)")
+        }
+    }
+
+    /// An attribute Xcode maps by its name (no expression: `$source.<name>`) named like a reserved
+    /// word of mapc's language (`function`) was imported as `$source.function`, which `check`
+    /// refused. The key is written `$source.#function`.
+    @Test func anAttributeNamedLikeAKeywordIsImportedAsAKey() throws {
+        let folder = try project(more: #"        <attribute name="function" optional="YES" attributeType="String"/>"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try mappingModel(entityLines: "", in: folder)
+        let xml = folder.appendingPathComponent("Item.xcmappingmodel/xcmapping.xml")
+        let text = try String(contentsOf: xml, encoding: .utf8).replacingOccurrences(of: #"<attribute name="name" type="string">name</attribute>"#,
+                                                                                      with: #"<attribute name="name" type="string">function</attribute>"#)
+        try text.write(to: xml, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let yaml = try folder.read("mappings/mapping_M_to_M 2.yaml")
+        #expect(yaml.contains("$source.#function"), "\(yaml)")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+    }
+}

@@ -7,14 +7,14 @@ private func makeMappingsFolder(_ folder: URL) throws {
 }
 
 /// The objects of a dump, by entity.
-private func dumpedObjects(_ folder: URL, _ store: String) throws -> [String: [[String: Any]]] {
+func dumpedObjects(_ folder: URL, _ store: String) throws -> [String: [[String: Any]]] {
     let dump = try CLI.run(["dump", store], in: folder)
     return try #require((try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])?["objects"] as? [String: [[String: Any]]], "\(dump.stdout)\(dump.stderr)")
 }
 
 /// Loads the project's `d.json` into a store of each format, migrates a copy of it in each run
 /// mode, and hands each migrated store's objects to `check` with its format and mode.
-private func migrateInEveryFormatAndMode(_ folder: URL, _ check: (_ layout: String, _ mode: [String], _ objects: [String: [[String: Any]]]) throws -> Void) throws {
+func migrateInEveryFormatAndMode(_ folder: URL, _ check: (_ layout: String, _ mode: [String], _ objects: [String: [[String: Any]]]) throws -> Void) throws {
     for layout in ["mapc", "core-data"] {
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("s.db"))
         #expect(try CLI.run(["load", "d.json", "s.db", "--layout", layout], in: folder).status == 0)

@@ -37,6 +37,34 @@ package enum PropertyList {
         return nil
     }
 
+    /// A property list's number, as its kind says it was written.
+    package enum Number: Equatable, Sendable {
+        case integer(Int64)
+        case double(Double)
+    }
+
+    /// A property list's number told by its kind, not by what it casts to: a real that is whole
+    /// (`100.0`) is a double, though an `NSNumber` of it casts to `Int` (which made
+    /// `$source.cents / 100.0` an integer division). Nil for a boolean and anything not a number;
+    /// an unsigned integer past `Int64.max` is a double.
+    package static func number(_ value: Any) -> Number? {
+        if boolean(value) != nil { return nil }
+        if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
+            switch String(cString: number.objCType) {
+            case "f", "d": return .double(number.doubleValue)
+            case "Q" where number.uint64Value > UInt64(Int64.max): return .double(number.doubleValue)
+            default: return .integer(number.int64Value)
+            }
+        }
+        switch value {
+        case let n as Int: return .integer(Int64(n))
+        case let n as Int64: return .integer(n)
+        case let d as Double: return .double(d)
+        case let f as Float: return .double(Double(f))
+        default: return nil
+        }
+    }
+
     /// Decodes property-list data (binary, XML or OpenStep), or throws `Problem`.
     /// `maxExpandedObjects` may be lowered for a list that should be small, with
     /// `perObject`: then a list expanding to more than that many objects is refused only if it

@@ -71,7 +71,7 @@ extension LightweightInference {
             changes.append(SchemaChange(kind: .renamed, entity: entityName, property: attribute.name, detail: "from \(old.name)"))
             work.notes.append("\(attribute.name): renamed from \(old.name)")
         }
-        var expression = "$source.\(old.name)"
+        var expression = ExpressionLiteral.sourceKey(old.name)
         var nilBecomes: Value?
         let typeChange = old.type == attribute.type ? nil : TypeChange(from: old.type, to: attribute.type)
         if old.type != attribute.type, !ValueRules.isLossless(from: old.type, to: attribute.type),
@@ -93,7 +93,7 @@ extension LightweightInference {
             work.notes.append("\(attribute.name): widened from \(old.type.rawValue) to \(attribute.type.rawValue)")
         }
         if old.isOptional && !attribute.isOptional, let literal = Self.nilFill(from: old, to: attribute), let defaultValue = attribute.defaultValue {
-            expression = "TERNARY($source.\(old.name) != nil, $source.\(old.name), \(literal))"
+            expression = "TERNARY(\(ExpressionLiteral.sourceKey(old.name)) != nil, \(ExpressionLiteral.sourceKey(old.name)), \(literal))"
             nilBecomes = defaultValue
             var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
             change.defaultForNil = "\(defaultValue)"
@@ -122,8 +122,22 @@ extension LightweightInference {
             work.notes.append("\(attribute.name): rules tightened (\(tightened.joined(separator: ", "))); values that break them fail validation")
         }
         work.origins[attribute.name] = .carried(from: old.name, typeChange: typeChange, nilBecomes: nilBecomes, dropsOrder: false)
-        if let parsed = try? MappingExpression(expression) {
+        if let parsed = parsed(expression, for: attribute.name, in: &work) {
             work.mapping.attributes.append(PropertyMapping(name: attribute.name, expression: parsed))
+        }
+    }
+
+    /// An inferred expression, parsed. One that does not parse (a fault of mapc's own writing, as
+    /// a key once written bare where a reserved word needs `#`) refuses the step: left out, the
+    /// property was left nil while the step was said to carry it.
+    private mutating func parsed(_ expression: String, for property: String, in work: inout EntityWork) -> MappingExpression? {
+        do {
+            return try MappingExpression(expression)
+        } catch {
+            _ = refuse(InferenceProblem(entity: work.destinationEntity.name, property: property,
+                                        reason: "the inferred expression '\(expression)' does not parse (\(error)), a fault of mapc's",
+                                        fix: "write an explicit mapping for it, and report the fault"), in: &work)
+            return nil
         }
     }
 
@@ -230,11 +244,11 @@ extension LightweightInference {
         let hasSubentities = destination.entity(named: target).map { destination.hierarchy(under: $0).count > 1 } ?? false
         let expression: String
         if let targetSource = sourceFor[target], !hasSubentities, claimed[targetSource.name]?.count == 1, !targetSource.isAbstract {
-            expression = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(Self.mappingName(targetSource.name, target))\", $source.\(old.name))"
+            expression = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\(Self.mappingName(targetSource.name, target))\", \(ExpressionLiteral.sourceKey(old.name)))"
         } else {
-            expression = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(old.name)\", $source.\(old.name))"
+            expression = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \(ExpressionLiteral.string(old.name)), \(ExpressionLiteral.sourceKey(old.name)))"
         }
-        if let parsed = try? MappingExpression(expression) {
+        if let parsed = parsed(expression, for: relationship.name, in: &work) {
             work.mapping.relationships.append(PropertyMapping(name: relationship.name, expression: parsed))
         }
     }

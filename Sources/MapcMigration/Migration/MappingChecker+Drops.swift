@@ -226,7 +226,7 @@ extension MappingChecker {
                 guard let from = unreadOrders.first(where: { $0.name == relationship.name || $0.name == relationship.renamingIdentifier }) else { continue }
                 warning("the order of '\(from.name)' of \(sourceName) in \(source.version) is read by no expression: '\(relationship.name)' of \(destinationName) is set from its inverse '\(inverse)' alone, its objects in the order they are migrated",
                         at: entityMapping.location, length: entityMapping.name.count,
-                        fix: "map '\(relationship.name)' in '\(entityMapping.name)' from $source.\(from.name) to keep the order, or add 'drops: [\(from.name)]' to drop it on purpose")
+                        fix: "map '\(relationship.name)' in '\(entityMapping.name)' from \(ExpressionLiteral.sourceKey(from.name)) to keep the order, or add 'drops: [\(from.name)]' to drop it on purpose")
             }
         }
     }

@@ -271,7 +271,7 @@ extension MappingChecker {
                 if carried.isOptional && !attribute.isOptional && attribute.defaultValue == nil {
                     warning("the copy mapping carries '\(attribute.name)' over from an optional attribute into a required one without a default: an object without a value fails validation",
                             at: entityMapping.location, length: entityMapping.name.count,
-                            fix: "map it under 'attributes:' with a value for nil, such as '\(attribute.name): TERNARY($source.\(attribute.name) != nil, $source.\(attribute.name), …)', or give it a default")
+                            fix: "map it under 'attributes:' with a value for nil, such as '\(attribute.name): TERNARY(\(ExpressionLiteral.sourceKey(attribute.name)) != nil, \(ExpressionLiteral.sourceKey(attribute.name)), …)', or give it a default")
                 }
                 switch ValueRules.assignment(of: ValueKind(carried.type), to: attribute.type) {
                 case .refused(let reason):
@@ -280,8 +280,8 @@ extension MappingChecker {
                 case .checked(let caution?):
                     warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
                             at: entityMapping.location, length: entityMapping.name.count,
-                            fix: attribute.type == .bool ? "map it under 'attributes:' and say which values are true, such as '\(attribute.name): $source.\(attribute.name) != 0'"
-                                : "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:($source.\(attribute.name))'")
+                            fix: attribute.type == .bool ? "map it under 'attributes:' and say which values are true, such as '\(attribute.name): \(ExpressionLiteral.sourceKey(attribute.name)) != 0'"
+                                : "map it under 'attributes:' and say how to round, such as '\(attribute.name): floor:(\(ExpressionLiteral.sourceKey(attribute.name)))'")
                 case .lossless, .checked(warning: nil):
                     if let caution = Self.silentRounding(from: carried.type, to: attribute.type) {
                         warning("the copy mapping carries '\(attribute.name)' over from \(carried.type.rawValue) into \(attribute.type.rawValue): \(caution)",
@@ -309,7 +309,7 @@ extension MappingChecker {
                 switch sourceEntity.flatMap({ sourceSchema.property(named: attribute.name, in: $0) }) {
                 case .attribute(let old)? where ValueRules.assignment(of: ValueKind(old.type), to: attribute.type).isRefused:
                     hint = "add a conversion, such as \(Self.conversion(of: attribute.name, from: old.type, to: attribute.type))"
-                case .some: hint = "add '\(attribute.name): $source.\(attribute.name)'"
+                case .some: hint = "add '\(attribute.name): \(ExpressionLiteral.sourceKey(attribute.name))'"
                 case nil: hint = "add an expression under 'attributes:', or a default in the schema"
                 }
                 error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint)
@@ -327,7 +327,7 @@ extension MappingChecker {
                 let both = sourceEntity.name == destinationEntity.name ? "in \(sourceEntity.name) in both versions" : "in both \(sourceEntity.name) and \(destinationEntity.name)"
                 warning("attribute '\(attribute.name)' exists \(both) but is not mapped; its values will be lost",
                         at: entityMapping.location, length: entityMapping.name.count,
-                        fix: "add '\(attribute.name): $source.\(attribute.name)'" + (read.contains(attribute.name) ? "" : ", or 'drops: [\(attribute.name)]' to drop its values on purpose"))
+                        fix: "add '\(attribute.name): \(ExpressionLiteral.sourceKey(attribute.name))'" + (read.contains(attribute.name) ? "" : ", or 'drops: [\(attribute.name)]' to drop its values on purpose"))
             }
         }
     }

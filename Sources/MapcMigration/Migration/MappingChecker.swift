@@ -218,12 +218,12 @@ public struct MappingChecker {
     /// An attribute mapping converting a source attribute's values to a type they cannot be stored
     /// in as they are: a `CAST` where the expression language has one.
     package static func conversion(of name: String, from old: AttributeType, to new: AttributeType) -> String {
-        if ValueKind(old) == .string, new == .bool { return "a comparison, such as '\(name): $source.\(name) ==[c] \"true\"'" }
-        guard let target = CastClass.target(from: ValueKind(old), to: new) else { return "an expression giving \(new.rawValue) values from $source.\(name)" }
+        if ValueKind(old) == .string, new == .bool { return "a comparison, such as '\(name): \(ExpressionLiteral.sourceKey(name)) ==[c] \"true\"'" }
+        guard let target = CastClass.target(from: ValueKind(old), to: new) else { return "an expression giving \(new.rawValue) values from \(ExpressionLiteral.sourceKey(name))" }
         if target == "NSDate" {
-            return "'\(name): CAST($source.\(name), \"NSDate\")' (which reads seconds since 2001-01-01; for Unix time, CAST($source.\(name) - 978307200, \"NSDate\"))"
+            return "'\(name): CAST(\(ExpressionLiteral.sourceKey(name)), \"NSDate\")' (which reads seconds since 2001-01-01; for Unix time, CAST(\(ExpressionLiteral.sourceKey(name)) - 978307200, \"NSDate\"))"
         }
-        return "'\(name): CAST($source.\(name), \"\(target)\")'"
+        return "'\(name): CAST(\(ExpressionLiteral.sourceKey(name)), \"\(target)\")'"
     }
 
     /// Key paths (and `valueForKey:`) on destination objects, with a diagnostic each: a migration

@@ -302,7 +302,7 @@ package final class Evaluator {
         case .object(let ref):
             guard context.graph.canRead(ref) else {
                 throw failure("\(ref) is an object of the destination store; key paths read the source store's objects only", range,
-                              fix: "read the value from the source object it was made from, such as $source.\(name)")
+                              fix: "read the value from the source object it was made from, such as \(ExpressionLiteral.sourceKey(name))")
             }
             guard let result = try context.graph.value(of: ref, key: name) else {
                 throw failure("\(ref.entity.isEmpty ? "the object" : ref.entity) has no key '\(name)'", range,

@@ -18,6 +18,18 @@ package enum ExpressionLiteral {
         }.joined() + "\""
     }
 
+    /// A property's name as a key after `$source.` or a '.': `#` before a reserved word
+    /// (`$source.#function`), which the lexer would otherwise read as the keyword.
+    package static func key(_ name: String) -> String {
+        Keyword.reservesKey(name) ? "#" + name : name
+    }
+
+    /// Whether the lexer reads `text` whole as one word (a key or a variable's name).
+    package static func isWord(_ text: String) -> Bool { Lexer.isWord(text) }
+
+    /// `$source.name`, the key written as `key(_:)` writes it.
+    package static func sourceKey(_ name: String) -> String { "$source." + key(name) }
+
     /// A literal that an attribute of the value's type stores as the value (decimals and dates
     /// through `CAST`; UUIDs and URIs as their text, which such an attribute reads as one), or nil
     /// for a value with none (binary data, a double not finite, text whose bytes are not UTF-8).

@@ -31,6 +31,13 @@ struct Lexer {
         return index < scalars.count ? scalars[index] : nil
     }
 
+    /// Whether the lexer reads `text` whole as one word (a key, a variable's or a function's
+    /// name): the rule for text that mapc writes into expressions (imported key paths).
+    static func isWord(_ text: String) -> Bool {
+        guard let first = text.unicodeScalars.first, isIdentifierStart(first) else { return false }
+        return text.unicodeScalars.allSatisfy(isIdentifierPart)
+    }
+
     private static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
         scalar == "_" || scalar.properties.isAlphabetic
     }

@@ -96,7 +96,7 @@ extension ExpressionChecker {
             guard case .key(let name, _) = component else { return nil }
             names.append(name)
         }
-        return "$source." + names.joined(separator: ".")
+        return "$source." + names.map(ExpressionLiteral.key).joined(separator: ".")
     }
 
     /// The key paths that are not nil where a condition is true (`holds`) or false: `x != nil`

@@ -341,7 +341,7 @@ package struct ExpressionParser {
                                       fix: Suggestions.didYouMean(name, in: CollectionOperator.allCases.map(\.rawValue)).map { "\($0.replacingOccurrences(of: "'", with: "'@", options: [], range: $0.range(of: "'")))" })
             }
             return .collectionOperator(op, token.range)
-        case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
+        case .keyword(let keyword) where Keyword.readAsKeys.contains(keyword):
             // FIRST/LAST/SIZE are reserved only inside brackets; as keys they read as written.
             return .key(written(token, keyword), token.range)
         case .keyword(.selfKeyword):
@@ -438,7 +438,7 @@ package struct ExpressionParser {
             let predicate = try nested { try $0.parseOr() }
             let close = try expectSymbol(")", "to close SUBQUERY")
             return Expr(.subquery(collection: collection, variable: variable, predicate: predicate), token.range.union(close.range))
-        case .keyword(let keyword) where [.first, .last, .size].contains(keyword):
+        case .keyword(let keyword) where Keyword.readAsKeys.contains(keyword):
             _ = advance()
             return Expr(.keyPath(root: Expr(.evaluatedObject, SourceRange(token.range.start, token.range.start)), components: [.key(written(token, keyword), token.range)]), token.range)
         case .end:

@@ -37,4 +37,14 @@ enum Keyword: String, Sendable, CaseIterable {
     case union = "UNION", intersect = "INTERSECT", minus = "MINUS"
 
     static let byName: [String: Keyword] = Dictionary(uniqueKeysWithValues: allCases.map { ($0.rawValue, $0) })
+
+    /// The keywords read as keys after a '.' (reserved only inside brackets: `[SIZE]`); every
+    /// other keyword there is an error, and a key of that name is written `#name`.
+    static let readAsKeys: Set<Keyword> = [.first, .last, .size]
+
+    /// Whether a key of this name must be written `#name` after a '.': the lexer reads the word,
+    /// in any case, as a keyword that is not read as a key.
+    static func reservesKey(_ name: String) -> Bool {
+        Keyword.byName[name.uppercased()].map { !readAsKeys.contains($0) } ?? false
+    }
 }

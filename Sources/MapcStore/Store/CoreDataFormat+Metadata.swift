@@ -90,7 +90,7 @@ extension CoreDataFormat {
         switch value {
         case let string as String: text += quotingText ? JSONValue.string(string).serialized() : string
         // A boolean as one (the decoder's booleans are NSNumbers of Objective-C's `char`).
-        case let number as NSNumber where ["c", "B"].contains(String(cString: number.objCType)): text += number.boolValue ? "true" : "false"
+        case _ where PropertyList.boolean(value) != nil: text += PropertyList.boolean(value) == true ? "true" : "false"
         case let number as NSNumber: text += number.stringValue
         case let data as Data: text += "<\(data.count) bytes>"
         case let array as [Any]:

@@ -47,10 +47,15 @@ enum EmbeddedModel {
         return result
     }
 
+    /// A model archive's flag: a boolean, or a number (an older archiver's), nonzero for true.
     private static func flag(_ value: Any?) -> Bool {
-        if let flag = value as? Bool { return flag }
-        if let number = value as? Int { return number != 0 }
-        return false
+        guard let value else { return false }
+        if let flag = PropertyList.boolean(value) { return flag }
+        switch PropertyList.number(value) {
+        case .integer(let n)?: return n != 0
+        case .double(let d)?: return d != 0
+        case nil: return false
+        }
     }
 
     private static func name(of element: [String: Any], _ archive: KeyedArchive) -> String? {

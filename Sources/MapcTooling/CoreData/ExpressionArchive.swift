@@ -68,8 +68,8 @@ enum ExpressionArchive {
             guard let path = archive.stringField(object, "NSKeyPath"), isKeyPath(path) else {
                 throw MapcError.input("\(archive.what): a key path expression without a usable key path")
             }
-            if type == 3, archive.objectField(object, "NSOperand") != nil { return try join(sub("NSOperand"), path) }
-            return path
+            if type == 3, archive.objectField(object, "NSOperand") != nil { return try join(sub("NSOperand"), written(keyPath: path)) }
+            return written(keyPath: path)
         case 4:
             guard let selector = archive.stringField(object, "NSSelectorName"), !selector.isEmpty,
                   selector.allSatisfy({ $0.isLetter || $0.isNumber || $0 == ":" || $0 == "_" }) else {
@@ -115,11 +115,12 @@ enum ExpressionArchive {
         try budget.spend(archive.what)
         guard let value else { return "nil" }
         if let flag = PropertyList.boolean(value) { return flag ? "YES" : "NO" }
-        if let number = value as? Int { return String(number) }
-        if let number = value as? Int64 { return String(number) }
-        if let number = value as? Double {
+        switch PropertyList.number(value) {
+        case .integer(let number)?: return String(number)
+        case .double(let number)?:
             guard number.isFinite else { throw MapcError.input("\(archive.what): the constant \(number) is not a finite number") }
             return number.rounded() == number && abs(number) < 1e15 ? String(format: "%.1f", number) : "\(number)"
+        case nil: break
         }
         if let text = value as? String { return quoted(text) }
         if let object = KeyedArchive.dictionary(value) {
@@ -145,9 +146,13 @@ enum ExpressionArchive {
     /// A string literal of mapc's language.
     static func quoted(_ text: String) -> String { ExpressionLiteral.string(text) }
 
-    private static func isIdentifier(_ text: String) -> Bool {
-        guard let first = text.first, first.isLetter || first == "_" else { return false }
-        return text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" }
+    private static func isIdentifier(_ text: String) -> Bool { ExpressionLiteral.isWord(text) }
+
+    /// A key path as mapc's language writes it: each key that is a reserved word as `#key`.
+    private static func written(keyPath path: String) -> String {
+        path.split(separator: ".", omittingEmptySubsequences: false).map { part in
+            part.hasPrefix("@") ? String(part) : ExpressionLiteral.key(String(part))
+        }.joined(separator: ".")
     }
 
     private static func isKeyPath(_ text: String) -> Bool {

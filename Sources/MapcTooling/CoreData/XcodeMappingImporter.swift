@@ -127,7 +127,7 @@ public enum XcodeMappingImporter {
                 if let data = property.binary("valueexpressiondata") {
                     text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo)
                 } else if sourceAttributes.contains(propertyName) {
-                    text = "$source.\(propertyName)"
+                    text = ExpressionLiteral.sourceKey(propertyName)
                 }
                 if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo) {
                     mapping.attributes.append(PropertyMapping(name: propertyName, expression: value))
@@ -144,7 +144,7 @@ public enum XcodeMappingImporter {
                 } else if let data = property.binary("valueexpressiondata") {
                     text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo)
                 } else if sourceRelationships.contains(propertyName) {
-                    text = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \(ExpressionArchive.quoted(propertyName)), $source.\(propertyName))"
+                    text = "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \(ExpressionArchive.quoted(propertyName)), \(ExpressionLiteral.sourceKey(propertyName)))"
                 }
                 if let text, let value = expression(text, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo) {
                     mapping.relationships.append(PropertyMapping(name: propertyName, expression: value))

@@ -334,8 +334,9 @@ package struct EditorProject {
             : []
         guard path.root == nil || path.root == "$source" || path.root == "SELF", let schema = context.source,
               let name = owner?.source, let start = schema.entity(named: name), let entity = Self.follow(path.names, from: start, in: schema) else { return functions }
-        return functions + schema.allAttributes(of: entity).map { EditorCompletion(label: $0.name, detail: "\($0.type.rawValue)\($0.isOptional ? ", optional" : "")", kind: .property) }
-            + schema.allRelationships(of: entity).map { EditorCompletion(label: $0.name, detail: ($0.isToMany ? "to-many " : "to-one ") + $0.destination, kind: .property) }
+        // A key as an expression reads it: `#function` for a reserved word.
+        return functions + schema.allAttributes(of: entity).map { EditorCompletion(label: ExpressionLiteral.key($0.name), detail: "\($0.type.rawValue)\($0.isOptional ? ", optional" : "")", kind: .property) }
+            + schema.allRelationships(of: entity).map { EditorCompletion(label: ExpressionLiteral.key($0.name), detail: ($0.isToMany ? "to-many " : "to-one ") + $0.destination, kind: .property) }
     }
 
     /// A name's declaration: where it is (nil when only described), what it is in one line, and
