@@ -179,3 +179,92 @@ extension MappingImportDetailsTests {
         #expect(check.status == 0, "\(check.stderr)")
     }
 }
+
+extension MappingImportDetailsTests {
+    /// A keyed archive of one expression, built from nested dictionaries: each `[String: Any]`
+    /// holding "$classname" becomes a class object, every other dictionary an object of its own.
+    private func expressionArchive(_ root: [String: Any]) throws -> String {
+        var objects: [Any] = ["$null"]
+        func add(_ value: Any) -> [String: Any] {
+            switch value {
+            case let object as [String: Any]:
+                let index = objects.count
+                objects.append([:] as [String: Any])
+                var encoded: [String: Any] = [:]
+                for (key, field) in object {
+                    if key == "$class", let chain = field as? [String] {
+                        encoded[key] = add(["$classname": chain[0], "$classes": chain] as [String: Any])
+                    } else if key == "$classname" || key == "$classes" || key == "NSExpressionType" {
+                        encoded[key] = field
+                    } else {
+                        encoded[key] = add(field)
+                    }
+                }
+                objects[index] = encoded
+                return ["CF$UID": index]
+            case let list as [Any]:
+                let items = list.map { add($0) }
+                objects.append(["NS.objects": items, "$class": add(["$classname": "NSArray", "$classes": ["NSArray", "NSObject"]] as [String: Any])] as [String: Any])
+                return ["CF$UID": objects.count - 1]
+            default:
+                objects.append(value)
+                return ["CF$UID": objects.count - 1]
+            }
+        }
+        let top = add(root)
+        let archive: [String: Any] = ["$version": 100000, "$archiver": "NSKeyedArchiver", "$top": ["root": top], "$objects": objects]
+        return try PropertyListSerialization.data(fromPropertyList: archive, format: .binary, options: 0).base64EncodedString()
+    }
+
+    /// Imports a mapping model whose one attribute mapping (`rate`) holds the archive; returns the
+    /// import's result and the mapping file written.
+    private func importing(_ archive: String, in folder: URL) throws -> (run: CLIResult, yaml: String) {
+        try mappingModel(entityLines: "", in: folder)
+        let xml = folder.appendingPathComponent("Item.xcmappingmodel/xcmapping.xml")
+        let text = try String(contentsOf: xml, encoding: .utf8).replacingOccurrences(of: #"<attribute name="name" type="string">name</attribute>"#,
+            with: #"<attribute name="name" type="string">rate</attribute><attribute name="valueexpressiondata" type="binary">\#(archive)</attribute>"#)
+        try text.write(to: xml, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        return (run, (try? folder.read("mappings/mapping_M_to_M 2.yaml")) ?? "")
+    }
+
+    /// Xcode archives `CAST($source.name, "NSNumber")` as the built-in `castObject:toType:`, which
+    /// was imported under that name, and `check` then said "unknown function". It is `CAST`.
+    /// A TERNARY (and a SUBQUERY, a set expression) was said to be "no expression of NSExpression's
+    /// own classes"; each is said to be not imported, to write by hand, as the docs say.
+    @Test func aCastIsImportedAsCastAndATernaryIsSaidToBeWrittenByHand() throws {
+        let folder = try project(more: #"        <attribute name="rate" optional="YES" attributeType="Double" usesScalarValueType="YES"/>"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let constantClass = ["NSConstantValueExpression", "NSExpression", "NSObject"]
+        let source: [String: Any] = ["NSExpressionType": 2, "NSVariable": "source", "$class": ["NSVariableExpression", "NSExpression", "NSObject"]]
+        let keyPath: [String: Any] = ["NSExpressionType": 4, "NSOperand": source, "NSSelectorName": "valueForKeyPath:",
+                                      "NSArguments": [["NSExpressionType": 10, "NSKeyPath": "name", "$class": ["NSKeyPathSpecifierExpression", "NSExpression", "NSObject"]] as [String: Any]],
+                                      "$class": ["NSKeyPathExpression", "NSFunctionExpression", "NSExpression", "NSObject"]]
+        let cast: [String: Any] = ["NSExpressionType": 4, "NSSelectorName": "castObject:toType:",
+                                   "NSOperand": ["NSExpressionType": 0, "NSConstantValueClassName": "_NSPredicateUtilities", "$class": constantClass] as [String: Any],
+                                   "NSArguments": [keyPath, ["NSExpressionType": 0, "NSConstantValue": "NSNumber", "$class": constantClass] as [String: Any]],
+                                   "$class": ["NSFunctionExpression", "NSExpression", "NSObject"]]
+        let imported = try importing(try expressionArchive(cast), in: folder)
+        #expect(imported.run.status == 0 && imported.yaml.contains(#"rate: CAST($source.name, "NSNumber")"#), "\(imported.run.stderr)\(imported.yaml)")
+        let ternary: [String: Any] = ["NSExpressionType": 20, "NSTrueExpression": keyPath, "NSFalseExpression": keyPath, "$class": ["NSTernaryExpression", "NSExpression", "NSObject"]]
+        let second = try importing(try expressionArchive(ternary), in: folder)
+        #expect(second.run.stderr.contains("a TERNARY is not imported; write it in the mapping file by hand") && !second.run.stderr.contains("only NSExpression's own classes"), "\(second.run.stderr)")
+    }
+}
+
+extension MappingImportDetailsTests {
+    /// An attribute mapping without an expression for an attribute the destination entity does
+    /// not have (left in the file from an earlier state of the model) was passed over without a
+    /// word, where the docs promise nothing is. It is said, at its element.
+    @Test func aStaleAttributeMappingIsSaid() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try mappingModel(entityLines: "", in: folder)
+        let xml = folder.appendingPathComponent("Item.xcmappingmodel/xcmapping.xml")
+        let text = try String(contentsOf: xml, encoding: .utf8).replacingOccurrences(of: #"<attribute name="name" type="string">name</attribute>"#,
+                                                                                      with: #"<attribute name="name" type="string">titleStr</attribute>"#)
+        try text.write(to: xml, atomically: true, encoding: .utf8)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("xcmapping.xml:3:") && run.stderr.contains("Item of M 2 has no attribute titleStr"), "\(run.stderr)")
+    }
+}

@@ -39,7 +39,10 @@ enum ExpressionArchive {
     /// The classes an expression archive may hold; anything else is refused.
     static let expressionClasses: Set<String> = ["NSExpression", "NSConstantValueExpression", "NSSelfExpression", "NSVariableExpression",
                                                  "NSKeyPathExpression", "NSKeyPathSpecifierExpression", "NSFunctionExpression",
-                                                 "NSAggregateExpression", "NSVariableAssignmentExpression"]
+                                                 "NSAggregateExpression", "NSVariableAssignmentExpression",
+                                                 // Read only to be said not imported, by their type.
+                                                 "NSTernaryExpression", "NSSubqueryExpression", "NSSetExpression",
+                                                 "NSAnyKeyExpression", "NSBlockExpression"]
 
     private static func text(_ object: [String: Any], in archive: KeyedArchive, depth: Int, budget: Budget) throws -> String {
         guard depth < maxDepth else { throw MapcError.input("\(archive.what): the expression is nested more than \(maxDepth) deep") }
@@ -89,6 +92,8 @@ enum ExpressionArchive {
             // (`_NSPredicateUtilities`), which NSConstantValueExpression archives by name, under
             // `NSConstantValueClassName`. A constant value there is a receiver like any other.
             if operandObject == nil || (operandType == 0 && operandObject?["NSConstantValue"] == nil) {
+                // `CAST(x, "NSNumber")` is archived as the built-in it calls.
+                if selector == "castObject:toType:", arguments.count == 2 { return "CAST(\(arguments[0]), \(arguments[1]))" }
                 return "\(selector)(\(arguments.joined(separator: ", ")))"
             }
             let receiver = try sub("NSOperand")
