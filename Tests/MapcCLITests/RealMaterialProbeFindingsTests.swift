@@ -21,3 +21,35 @@ struct ReservedWordKeyTests {
         }
     }
 }
+
+/// An Xcode model's defaults and bounds were read by the importer's own parser, apart from the
+/// one data files and schema files use: a default date past the years stores hold (1e300
+/// seconds) became 1970 without a word, and an Integer 64 default written with a point
+/// (`9007199254740993.0`) was rounded through a double. They are read by `ValueParser` and
+/// held to `ValueLimits`, as every other value is.
+@Suite("Xcode defaults read as every value is")
+struct XcodeDefaultValueTests {
+    @Test func defaultsAreReadByTheOneParserAndHeldToTheLimits() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data("""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Item" syncable="YES">
+                <attribute name="big" optional="YES" attributeType="Integer 64" defaultValueString="9007199254740993.0" usesScalarValueType="YES"/>
+                <attribute name="when" optional="YES" attributeType="Date" defaultDateTimeInterval="1e300"/>
+                <attribute name="ok" optional="YES" attributeType="Date" defaultDateTimeInterval="86400"/>
+            </entity>
+        </model>
+
+        """.utf8).write(to: model.appendingPathComponent("contents"))
+        let run = try CLI.run(["import", "M.xcdatamodeld"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("attribute Item.when") && run.stderr.contains("outside the years 0001 to 9999"), "\(run.stderr)")
+        let schema = try folder.read("schemas/M.yaml")
+        #expect(schema.contains("9007199254740993") && !schema.contains("9007199254740992"), "\(schema)")
+        #expect(schema.contains("2001-01-02T00:00:00") && !schema.contains("1970-01-01"), "\(schema)")
+    }
+}

@@ -209,19 +209,19 @@ extension XcodeModelImporter {
             }
             if type == .date {
                 if let seconds = nonEmpty(node, "defaultDateTimeInterval") {
-                    if let interval = Double(seconds), interval.isFinite {
-                        attribute.defaultValue = .date(Date(timeIntervalSinceReferenceDate: interval))
-                    } else {
-                        warn("\(what): the default date '\(seconds)' is not a number of seconds and is not imported", at: node)
+                    switch date(seconds) {
+                    case .success(let value): attribute.defaultValue = value
+                    case .failure(let problem): warn("\(what): the default date '\(seconds)' is \(problem.message) and is not imported", at: node)
                     }
                 }
                 for (key, bound) in [("minDateTimeInterval", 0), ("maxDateTimeInterval", 1)] {
                     guard let text = nonEmpty(node, key) else { continue }
-                    guard let interval = Double(text), interval.isFinite else {
-                        warn("\(what): \(key) '\(text)' is not a number of seconds and is not imported", at: node)
-                        continue
+                    switch date(text) {
+                    case .success(let value):
+                        if bound == 0 { attribute.validation.min = value } else { attribute.validation.max = value }
+                    case .failure(let problem):
+                        warn("\(what): \(key) '\(text)' is \(problem.message) and is not imported", at: node)
                     }
-                    if bound == 0 { attribute.validation.min = .date(Date(timeIntervalSinceReferenceDate: interval)) } else { attribute.validation.max = .date(Date(timeIntervalSinceReferenceDate: interval)) }
                 }
             } else if let text = node.attributes["defaultValueString"] {
                 if let value = defaultValue(text, type: type) {
@@ -270,30 +270,28 @@ extension XcodeModelImporter {
             return attribute
         }
 
-        /// A default value or bound written by Xcode's editor, read for the attribute's type.
+        /// A default value or bound written by Xcode's editor, read for the attribute's type as
+        /// every value of that type is read from text (`ValueParser`: `YES`/`NO`, a whole number
+        /// written with a point kept exact, the type's range). Dates are seconds (`date(_:)`);
+        /// binary data has no text form in a model.
         private func defaultValue(_ text: String, type: AttributeType) -> Value? {
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
             switch type {
-            case .int16, .int32, .int64:
-                if let number = Int64(trimmed) { return ValueRules.coerce(.integer(number), to: type).value }
-                if let number = Double(trimmed), number.rounded() == number { return ValueRules.coerce(.double(number), to: type).value }
-                return nil
-            case .double, .float:
-                // Within the type's range (a float's default of 1e39 is none a float holds), as integers are.
-                return Double(trimmed).flatMap { $0.isFinite ? ValueRules.coerce(.double($0), to: type).value : nil }
-            case .decimal:
-                return ValueParser.parseDecimal(trimmed).map(Value.decimal)
-            case .bool:
-                switch trimmed.uppercased() {
-                case "YES", "TRUE", "1": return .bool(true)
-                case "NO", "FALSE", "0": return .bool(false)
-                default: return nil
-                }
-            case .string: return .string(text)
-            case .uuid: return UUID(uuidString: trimmed).map(Value.uuid)
-            case .uri: return trimmed.isEmpty ? nil : .uri(trimmed)
             case .date, .binary, .transformable: return nil
+            default: return try? ValueParser.parse(text, as: type).get()
             }
+        }
+
+        /// A date as Xcode's model writes it (seconds from 2001-01-01), within the years stores
+        /// hold (`ValueLimits`): past them, it was made 1970 without a word.
+        private func date(_ text: String) -> Result<Value, ValueProblem> {
+            guard let interval = Double(text.trimmingCharacters(in: .whitespaces)), interval.isFinite else {
+                return .failure(ValueProblem("not a number of seconds"))
+            }
+            guard let instant = Timestamp(seconds: interval, since: .reference) else {
+                return .failure(ValueProblem(ValueLimits.dateProblem(interval + Double(Timestamp.Epoch.reference.offset))))
+            }
+            if let problem = ValueLimits.problem(.date(instant), for: .date) { return .failure(ValueProblem(problem)) }
+            return .success(.date(instant))
         }
 
         static let deleteRules: [String: DeleteRule] = ["Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction]
