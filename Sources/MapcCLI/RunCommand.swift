@@ -468,11 +468,11 @@ struct RunCommand: ParsableCommand {
             Console.err("error: \(error)")
         }
         let stopped = failedStep.map { " (the run stopped in step \($0.index) of \($0.of), \($0.step))" } ?? (everyStepDone ? " (\(Self.everyStepDoneWords))" : "")
-        switch error {
-        case .setup, .dataLoss, .foreignTables, .cancelled:
+        // The status as every report gives it (`BatchOutcome.exitCode(of:)`, the JSON's `exitCode`).
+        let status = BatchOutcome.exitCode(of: error)
+        if status != MapcExitCode.migrationFailed {
             if !stopped.isEmpty { Console.err("\(store) was not changed\(stopped)") }
-            Foundation.exit(MapcExitCode.storeError)
-        default: break
+            Foundation.exit(status)
         }
         Console.err("\(store) was not changed\(stopped)")
         Foundation.exit(MapcExitCode.migrationFailed)
