@@ -73,12 +73,12 @@ struct ImportCommand: ParsableCommand {
                 if model.schemas.count == 1, let version = model.schemas.first?.version, FileManager.default.fileExists(atPath: orderPath) {
                     // Only a version of the same model joins the order.
                     let models = Set(try SourceFile.yamlFiles(in: folder).filter { ($0 as NSString).lastPathComponent != VersionOrder.fileName }.compactMap { file in
-                        (try? String(contentsOfFile: file, encoding: .utf8)).flatMap { SchemaLoader.parse(source: SourceFile(path: file, text: $0)).schema?.model }
+                        (try? SourceFile.read(path: file)).flatMap { SchemaLoader.parse(source: $0).schema?.model }
                     })
                     if let imported = model.schemas.first?.model, !models.isEmpty, !models.contains(imported) {
                         throw MapcError.file("\(folder) holds the schemas of model \(models.sorted().joined(separator: ", ")), not \(imported): import \(imported) into a folder of its own (--output DIR); nothing was written")
                     }
-                    let source = try SourceFile(path: orderPath, text: String(contentsOfFile: orderPath, encoding: .utf8))
+                    let source = try SourceFile.read(path: orderPath)
                     let (existing, diagnostics) = VersionOrder.parse(source: source)
                     if diagnostics.hasErrors { throw DiagnosticsError(diagnostics) }
                     let versions = existing?.map(\.name) ?? []

@@ -53,3 +53,21 @@ struct XcodeDefaultValueTests {
         #expect(schema.contains("2001-01-02T00:00:00") && !schema.contains("1970-01-01"), "\(schema)")
     }
 }
+
+/// `import` of one version read the folder's `versions.yaml` (and its schemas) with Foundation's
+/// `String(contentsOfFile:)`, not as every project file is read (`SourceFile.read`: its size
+/// bounded, a byte-order mark dropped, a FIFO refused): a FIFO there was "Permission denied".
+@Suite("Project files read by the one reader")
+struct ProjectFileReadingTests {
+    @Test func importReadsTheVersionOrderAsEveryProjectFileIsRead() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.copyItem(at: ImportCommandTests.fixtures.appendingPathComponent("Kitchen.xcdatamodeld"), to: folder.appendingPathComponent("Kitchen.xcdatamodeld"))
+        #expect(try CLI.run(["import", "Kitchen.xcdatamodeld/Kitchen.xcdatamodel"], in: folder).status == 0)
+        let order = folder.appendingPathComponent("schemas/versions.yaml")
+        try FileManager.default.removeItem(at: order)
+        #expect(mkfifo(order.path, 0o644) == 0)
+        let run = try CLI.run(["import", "Kitchen.xcdatamodeld/Kitchen 2.xcdatamodel"], in: folder)
+        #expect(run.status == 1 && run.stderr.contains("is a pipe (FIFO), not a file mapc can read"), "\(run.stderr)")
+    }
+}
