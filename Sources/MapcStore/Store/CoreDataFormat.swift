@@ -205,10 +205,12 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     func objectID(entity: String, key: Int64, stored: String?) -> String { "\(entity)/p\(key)" }
 
+    /// The key of the id this format gives an object of `entity`, or nil: only that exact text
+    /// (`Note/p012` and `Note/p+12` name no object, though `Int64(_:)` reads 12 from them).
     func key(fromObjectID id: String, entity: String) -> Int64? {
         let prefix = "\(entity)/p"
-        guard id.hasPrefix(prefix) else { return nil }
-        return Int64(id.dropFirst(prefix.count))
+        guard id.hasPrefix(prefix), let key = Int64(id.dropFirst(prefix.count)), objectID(entity: entity, key: key, stored: nil) == id else { return nil }
+        return key
     }
 
     func highestKey(inTable table: String, layout: StoreLayout, _ db: Database) throws -> Int64 {

@@ -24,7 +24,9 @@ extension Store {
             for member in members {
                 guard let key = strategy.key(fromObjectID: id, entity: member.entity),
                       let value = try DatabaseValue.fetchOne(db, sql: "SELECT \(member.entityColumn.quotedSQLIdentifier) FROM \(table.quotedSQLIdentifier) WHERE \(member.primaryKey.quotedSQLIdentifier) = ?", arguments: [key]),
-                      let entity = layout.entity(withDiscriminator: value, inTable: table), member.discriminators.contains(value) else { continue }
+                      let entity = layout.entity(withDiscriminator: value, inTable: table), member.discriminators.contains(value),
+                      // A sub-entity's object is named by its own entity, not by a parent's (`Dog/p2`, not `Animal/p2`).
+                      strategy.objectID(entity: entity, key: key, stored: nil) == id else { continue }
                 return (entity, key)
             }
         }
@@ -45,7 +47,9 @@ extension Store {
         _ = try failingAsStoreErrors("cannot read the \(entityName) objects") { try readObjects(ofExactEntity: entityName, body) }
     }
 
-    /// The object with this identity, whatever its entity; nil when the store has none.
+    /// The object with this identity, whatever its entity; nil when the store has none. In a
+    /// Core Data store an identity is the object's own entity and key exactly (`Dog/p2`: not
+    /// `Dog/p02`, nor a parent entity's `Animal/p2`).
     public func object(id: String) throws -> ObjectData? {
         try failingAsStoreErrors("cannot read the object '\(id)'") { try readObject(id: id) }
     }
