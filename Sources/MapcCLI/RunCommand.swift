@@ -101,6 +101,8 @@ struct RunCommand: ParsableCommand {
         var began = false
         // Whether the last step was validated: a failure is then the replacement's, not a step's.
         var everyStepDone = false
+        // Whether the steps' inference hints were said before the run (a failure then says them not again).
+        var hintsSaid = false
         let interruption = Interruption()
         // What a JSON report of a failure says of the plan, once there is one.
         var planned = BatchOutcome(store: store, result: .failed, from: from, to: to)
@@ -162,7 +164,10 @@ struct RunCommand: ParsableCommand {
                     if !(quiet || format == .json) { Console.err("plan for \(store): " + PlanCommand.describe(steps).joined(separator: ", ")) }
                     // Notes are not progress: said under --quiet too (JSON lists them).
                     // The plan's own (a store taken for the latest of the versions its hashes match), then inference's.
-                    if format != .json { for note in plan.notes + PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") } }
+                    if format != .json {
+                        for note in plan.notes + PlanCommand.inferenceNotes(steps) { Console.err("note: \(note)") }
+                        hintsSaid = true
+                    }
                     let outcome = try migrator.migrate(plan, options: options) { update in
                         currentStep = update.step
                         began = true
@@ -185,7 +190,7 @@ struct RunCommand: ParsableCommand {
             var failing = steps.indices.contains(currentStep) ? steps[currentStep] : nil
             // A step refused before it starts (dropping values) is named by the error.
             if case .dataLoss(let name, _) = error { failing = steps.first { "\($0.source.version) -> \($0.destination.version)" == name } ?? failing }
-            report(error, sources: renderSources, step: everyStepDone ? nil : failing, stoppedIn: stoppedIn().failedStep, everyStepDone: everyStepDone && !dryRun)
+            report(error, sources: renderSources, step: everyStepDone ? nil : failing, stoppedIn: stoppedIn().failedStep, everyStepDone: everyStepDone && !dryRun, hintsSaid: hintsSaid)
         }
     }
 
@@ -426,7 +431,9 @@ struct RunCommand: ParsableCommand {
             + "(`mapc infer \(English.option("--from", from)) \(English.option("--to", to)) \(English.option("--output", MappingCatalog.suggestedFile(from: from, to: to, in: Files.lexicallyStandardized(mappingOptions.path(schemaOptions)))))`)"
     }
 
-    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?, stoppedIn failedStep: (index: Int, of: Int, step: String)?, everyStepDone: Bool) -> Never {
+    private func report(_ error: MigrationError, sources: [SourceFile], step: MigrationStep?, stoppedIn failedStep: (index: Int, of: Int, step: String)?, everyStepDone: Bool, hintsSaid: Bool) -> Never {
+        // The step's inference hints, unless said before the run.
+        let hints = hintsSaid ? [] : step?.hints ?? []
         let renderer = DiagnosticRenderer(sources: sources)
         switch error {
         case .expression(let mapping, let property, let object, let diagnostic):
@@ -453,7 +460,7 @@ struct RunCommand: ParsableCommand {
         case .dataLoss:
             Console.err("error: \(error)")
             // A probable rename beside the refusal (where Core Data's one inference differs was said before the run).
-            for hint in step?.hints ?? [] where step?.chainNotes.contains(hint) != true { Console.err("note: \(hint)") }
+            for hint in hints where step?.chainNotes.contains(hint) != true { Console.err("note: \(hint)") }
         case .validation:
             Console.err("error: \(error)")
             if let step, !step.isInferred {
@@ -463,7 +470,7 @@ struct RunCommand: ParsableCommand {
                 Console.err("note: \(inferredStepHint(step)) and give the properties above expressions that make such values ones the rules admit, or relax the rules in \(step.destination.version)")
             }
             // What inference saw coming (a required link to objects the step drops) is the likely cause.
-            for hint in step?.hints ?? [] { Console.err("note: \(hint)") }
+            for hint in hints { Console.err("note: \(hint)") }
         default:
             Console.err("error: \(error)")
         }

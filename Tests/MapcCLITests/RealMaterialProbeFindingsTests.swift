@@ -71,3 +71,20 @@ struct ProjectFileReadingTests {
         #expect(run.status == 1 && run.stderr.contains("is a pipe (FIFO), not a file mapc can read"), "\(run.stderr)")
     }
 }
+
+/// A refused inferred step said its rename hint twice: before the run, with the notes of the
+/// plan, and again after the error. Once, before the run.
+@Suite("Hints of a refused step")
+struct RefusedStepHintTests {
+    @Test func aRenameHintIsSaidOnce() throws {
+        let folder = try CLI.project(versions: [("v1", "  Old:\n    attributes:\n      a: string?\n"), ("v2", "  New:\n    attributes:\n      a: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Old": [{"id": "o", "a": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 2 && run.stderr.components(separatedBy: "renamingIdentifier: Old").count == 2, "\(run.stderr)")
+        // Said after the error when it was not said before (JSON says it in its notes).
+        let json = try CLI.run(["run", "--format", "json", "s.db"], in: folder)
+        #expect(json.status == 2 && json.stderr.contains("renamingIdentifier: Old"), "\(json.stderr)")
+    }
+}
