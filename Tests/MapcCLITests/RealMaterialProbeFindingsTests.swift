@@ -88,3 +88,31 @@ struct RefusedStepHintTests {
         #expect(json.status == 2 && json.stderr.contains("renamingIdentifier: Old"), "\(json.stderr)")
     }
 }
+
+extension RefusedStepHintTests {
+    /// Steps taken as one (v1 -> v3) hinted a rename between an attribute v2 added and one v3
+    /// removed, though v2 has both: following it, a v2 store's own values would have been
+    /// replaced. No rename hint where a version between holds both properties.
+    @Test func noRenameHintBetweenPropertiesThatCoexistInAVersionBetween() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Card:\n    attributes:\n      title: string?\n      syncedAt: date?\n"),
+            ("v2", "  Card:\n    attributes:\n      title: string?\n      syncedAt: date?\n      closedAt: date?\n"),
+            ("v3", "  Card:\n    attributes:\n      title: string?\n      closedAt: date?\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Card": [{"id": "c", "title": "a", "syncedAt": "2024-01-01T00:00:00Z"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.db"], in: folder)
+        #expect(!plan.stdout.contains("renamingIdentifier") && !plan.stderr.contains("renamingIdentifier"), "\(plan.stdout)\(plan.stderr)")
+        // Without the version between, the same change is a probable rename, hinted.
+        let direct = try CLI.project(versions: [
+            ("v1", "  Card:\n    attributes:\n      title: string?\n      syncedAt: date?\n"),
+            ("v3", "  Card:\n    attributes:\n      title: string?\n      closedAt: date?\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: direct) }
+        try direct.write(#"{"version": "v1", "objects": {"Card": [{"id": "c", "title": "a", "syncedAt": "2024-01-01T00:00:00Z"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: direct).status == 0)
+        let hinted = try CLI.run(["plan", "s.db"], in: direct)
+        #expect((hinted.stdout + hinted.stderr).contains("give 'closedAt' renamingIdentifier: syncedAt"), "\(hinted.stdout)\(hinted.stderr)")
+    }
+}

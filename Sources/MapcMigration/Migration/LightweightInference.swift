@@ -72,7 +72,7 @@ package struct LightweightInference {
         }
         cautionRequiredLinksToDroppedObjects()
         cautionMergedHierarchies()
-        let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor)
+        let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor, through: intermediates)
         sayEachChangeOnceWhereDeclared()
         changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes, origins: origins)
         let mapping = MappingModel(source: source.version, destination: destination.version, entityMappings: entityMappings)

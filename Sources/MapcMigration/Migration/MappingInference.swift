@@ -322,8 +322,17 @@ public enum MappingInference {
 
     /// In each entity, an added property and a removed one of the same kind and type, when each
     /// is the only one of that type added and removed there: probably a rename whose renaming
-    /// identifier was forgotten.
-    static func probableRenames(_ changes: [SchemaChange], from source: Schema, to destination: Schema, counterparts: [String: Entity]) -> [String] {
+    /// identifier was forgotten. Not for a step across `intermediates` where a version between
+    /// has both (the one added there before the other was removed: two properties, not a rename).
+    static func probableRenames(_ changes: [SchemaChange], from source: Schema, to destination: Schema, counterparts: [String: Entity], through intermediates: [Schema] = []) -> [String] {
+        /// Whether a version between holds both properties in the entity (by either of its names).
+        func coexist(_ name: String, _ old: String, in entityNames: Set<String>) -> Bool {
+            intermediates.contains { schema in
+                entityNames.contains { entityName in
+                    schema.entity(named: entityName).map { schema.property(named: name, in: $0) != nil && schema.property(named: old, in: $0) != nil } ?? false
+                }
+            }
+        }
         func signature(_ property: Property?) -> String? {
             switch property {
             case .attribute(let attribute)?: return attribute.type.rawValue
@@ -346,7 +355,7 @@ public enum MappingInference {
             for (name, kind) in added {
                 guard let kind, addedOfKind[kind] == 1 else { continue }
                 let candidates = removedOfKind[kind] ?? []
-                guard candidates.count == 1, let old = candidates.first?.0 else { continue }
+                guard candidates.count == 1, let old = candidates.first?.0, !coexist(name, old, in: [entityName, oldEntity.name]) else { continue }
                 // A renaming identifier already written, naming no property of the old entity: a typo, most often.
                 let written: String?
                 switch destination.property(named: name, in: newEntity) {
@@ -368,12 +377,13 @@ public enum MappingInference {
             }
         }
         return hints + probableEntityRenames(from: source, to: destination, counterparts: counterparts)
+            .filter { pair in !intermediates.contains { $0.entity(named: pair.new) != nil && $0.entity(named: pair.old) != nil } }.map(\.hint)
     }
 
     /// Entities that look renamed without a renaming identifier: one entity removed and one added
     /// with the same properties (names, attribute types, relationship kinds), or all of them and
     /// more, which inference reads as a removal (its objects dropped) and an addition.
-    private static func probableEntityRenames(from source: Schema, to destination: Schema, counterparts: [String: Entity]) -> [String] {
+    private static func probableEntityRenames(from source: Schema, to destination: Schema, counterparts: [String: Entity]) -> [(new: String, old: String, hint: String)] {
         func signature(_ entity: Entity, in schema: Schema) -> [String] {
             (schema.allAttributes(of: entity).filter { !$0.isTransient }.map { "\($0.name): \($0.type.rawValue)" }
                 + schema.allRelationships(of: entity).filter { !$0.isTransient }.map { "\($0.name): \($0.isToMany ? "to-many" : "to-one")" }).sorted()
@@ -381,7 +391,7 @@ public enum MappingInference {
         let claimed = Set(counterparts.values.map(\.name))
         let removed = source.entities.filter { !$0.isAbstract && !claimed.contains($0.name) }.map { ($0, signature($0, in: source)) }.filter { !$0.1.isEmpty }
         let added = destination.entities.filter { !$0.isAbstract && counterparts[$0.name] == nil }.map { ($0, signature($0, in: destination)) }.filter { !$0.1.isEmpty }
-        var hints: [String] = []
+        var hints: [(new: String, old: String, hint: String)] = []
         for (new, properties) in added {
             // The same properties, or all of the removed one's and more (a renamed entity often
             // gains a relationship in the same version): one removed entity only, and no other
@@ -392,8 +402,8 @@ public enum MappingInference {
             let how = besides.isEmpty ? "with the same properties" : "with \(old.name)'s properties (and \(besides.joined(separator: ", ")) besides)"
             let mistaken = mistakenIdentifier(new.renamingIdentifier, for: old.name, whose: old.canonicalIdentifier, among: Set(source.entities.flatMap { [$0.name, $0.canonicalIdentifier] }),
                                               namesNo: "entity of \(source.version)")
-            hints.append("\(new.name) is added and \(old.name) removed, \(how): if \(old.name) was renamed, "
-                         + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version)\(mistaken), and its objects are carried over")
+            hints.append((new.name, old.name, "\(new.name) is added and \(old.name) removed, \(how): if \(old.name) was renamed, "
+                         + "give '\(new.name)' renamingIdentifier: \(old.canonicalIdentifier) in \(destination.version)\(mistaken), and its objects are carried over"))
         }
         return hints
     }
