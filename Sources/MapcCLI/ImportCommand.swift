@@ -57,8 +57,14 @@ struct ImportCommand: ParsableCommand {
                 warnings = imported.warnings
                 summary = "\(Files.fileURL(path).lastPathComponent): \(imported.source.version) -> \(imported.destination.version), \(imported.mapping.entityMappings.count) entity mapping\(imported.mapping.entityMappings.count == 1 ? "" : "s")"
                 var checker = MappingChecker(mapping: imported.mapping)
-                checkProblems = checker.check(source: imported.source, destination: imported.destination)
-                sources = [SourceFile(path: imported.fileName, text: imported.text)]
+                // Said at the file as written (./mappings/…), which an editor can open from here.
+                let written = (folder as NSString).appendingPathComponent(imported.fileName)
+                checkProblems = checker.check(source: imported.source, destination: imported.destination).map { diagnostic in
+                    var said = diagnostic
+                    if said.location?.path == imported.fileName { said.location?.path = written }
+                    return said
+                }
+                sources = [SourceFile(path: written, text: imported.text)]
             } else {
                 let model = try XcodeModelImporter.importModel(at: path)
                 failures = model.failures

@@ -268,3 +268,16 @@ extension MappingImportDetailsTests {
         #expect(run.status == 0 && run.stderr.contains("xcmapping.xml:3:") && run.stderr.contains("Item of M 2 has no attribute titleStr"), "\(run.stderr)")
     }
 }
+
+extension MappingImportDetailsTests {
+    /// What `check` says of the mapping just imported was placed at `mapping_M_to_M 2.yaml:…`,
+    /// a file that is not there (it was written in ./mappings): said at the file as written.
+    @Test func theImportedMappingsProblemsAreSaidAtTheFileWritten() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try mappingModel(entityLines: #"        <attribute name="migrationpolicyclassname" type="string">App.NotPorted</attribute>"#, in: folder)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("./mappings/mapping_M_to_M 2.yaml:") && run.stderr.contains("unknown policy 'NotPorted'"), "\(run.stderr)")
+        #expect(!run.stderr.contains("\nmapping_M_to_M 2.yaml:"), "\(run.stderr)")
+    }
+}
