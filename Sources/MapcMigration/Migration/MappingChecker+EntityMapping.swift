@@ -68,7 +68,8 @@ extension MappingChecker {
             }
             if sourceEntity == nil {
                 error("unknown source entity '\(name)' in \(sourceSchema.version)", at: entityMapping.location(of: "source"), length: name.count,
-                      fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name)) ?? "entities: \(sourceSchema.entities.map(\.name).joined(separator: ", "))")
+                      fix: Suggestions.didYouMean(name, in: sourceSchema.entities.map(\.name))
+                        ?? "name one of its entities (\(sourceSchema.entities.map(\.name).joined(separator: ", "))), or delete mapping '\(entityMapping.name)' if \(name) was never in \(sourceSchema.version)")
             }
         }
         if let name = entityMapping.destination {
@@ -79,7 +80,8 @@ extension MappingChecker {
                 }
             } else {
                 error("unknown destination entity '\(name)' in \(destinationSchema.version)", at: entityMapping.location(of: "destination"), length: name.count,
-                      fix: Suggestions.didYouMean(name, in: destinationSchema.entities.map(\.name)) ?? "entities: \(destinationSchema.entities.map(\.name).joined(separator: ", "))")
+                      fix: Suggestions.didYouMean(name, in: destinationSchema.entities.map(\.name))
+                        ?? "name one of its entities (\(destinationSchema.entities.map(\.name).joined(separator: ", "))), or, to drop the objects of '\(entityMapping.name)', make it 'type: remove' without a destination")
             }
         }
         return EntityMappingSides(entityMapping: entityMapping, sourceSchema: sourceSchema, destinationSchema: destinationSchema,
