@@ -5,11 +5,13 @@ import MapcModel
 /// an inferred step's removals are (which `run` refuses unless the loss is accepted). A mapping
 /// file says so on purpose by listing them under `drops:`; any other is a warning.
 extension MappingChecker {
-    /// The mappings that read an entity's objects: those whose source it is, and those whose
-    /// source expression fetches a parent's objects (Xcode's form, sub-entities included).
+    /// The mappings that read an entity's objects as their own: those with a source entity that
+    /// may read them (`MigrationAnalysis.entitiesRead`, the one rule: the source's objects, and
+    /// with a source expression the sub-entities' its fetch includes). An `add` mapping's fetch
+    /// reads objects too, but makes new ones of them: it keeps none.
     static func readers(of entity: Entity, in source: Schema, among entityMappings: [EntityMapping]) -> [EntityMapping] {
         entityMappings.filter { mapping in
-            mapping.source == entity.name || (mapping.sourceExpression != nil && mapping.source.map { name in source.ancestry(of: entity).contains { $0.name == name } } == true)
+            mapping.source != nil && MigrationAnalysis.entitiesRead(by: mapping, in: source).contains(entity.name)
         }
     }
 
