@@ -237,7 +237,7 @@ extension Evaluator {
                 guard let seconds = ValueSemantics.number(operand)?.double else { throw failure("cannot cast \(operand.kindName) to NSDate", range) }
                 // Foundation keeps dates as seconds since 2001: the instant that count names, exactly.
                 guard let instant = Timestamp(seconds: seconds, since: .reference), ValueLimits.holds(instant) else {
-                    throw failure(ValueLimits.dateProblem(seconds + Date.timeIntervalBetween1970AndReferenceDate), range)
+                    throw failure(ValueLimits.dateProblem(seconds + Double(Timestamp.Epoch.reference.offset)), range)
                 }
                 return .scalar(.date(instant))
             }

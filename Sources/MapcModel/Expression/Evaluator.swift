@@ -545,8 +545,8 @@ package final class Evaluator {
                 checkedPatterns[folded] = .some(screened)
             }
             if let problem = screened { throw failure("MATCHES pattern refused: \(problem)", range) }
-            guard text.utf16.count <= RegexGuard.maxSubjectLength else {
-                throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(text.utf16.count)", range)
+            guard ValueRules.length(of: text) <= RegexGuard.maxSubjectLength else {
+                throw failure("MATCHES runs on strings of at most \(RegexGuard.maxSubjectLength) characters; this one has \(ValueRules.length(of: text))", range)
             }
             let subject = ValueSemantics.fold(text, diacritics)
             switch RegexGuard.match(subject, folded, caseInsensitive: options.contains(.caseInsensitive)) {

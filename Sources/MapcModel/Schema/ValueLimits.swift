@@ -78,7 +78,7 @@ package enum ValueLimits {
     /// expressions use (NSDate's, from 2001-01-01): `CAST(1e20, "NSDate")` was said as
     /// "1.000000000009783e+20 seconds from 1970".
     package static func dateProblem(_ seconds: Double) -> String {
-        let fromReference = seconds - 978_307_200
+        let fromReference = seconds - Double(Timestamp.Epoch.reference.offset)
         return "a date \(seconds.isFinite ? "\(fromReference) seconds from 2001-01-01 (NSDate's reference date)" : "of \(seconds) seconds") is outside the years 0001 to 9999 that stores hold"
     }
 }

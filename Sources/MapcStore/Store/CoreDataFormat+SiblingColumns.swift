@@ -96,10 +96,9 @@ extension StoreLayout {
         return layout
     }
 
-    /// A column's name without the number a repeated name takes (`Z5_OWNER1` → `Z5_OWNER`).
-    private static func unnumbered(_ column: String) -> String {
-        String(column.reversed().drop(while: \.isNumber).reversed()).uppercased()
-    }
+    /// A column's name without the number a repeated name takes (`Z5_OWNER1` → `Z5_OWNER`): the
+    /// one rule for Core Data's numbered names (`JoinTableNaming.base`).
+    private static func unnumbered(_ column: String) -> String { JoinTableNaming.base(column) }
 
     /// Whether the members' columns hold values, each of one member's rows only: then the
     /// values say which column is whose (`assignment`, nil when as predicted).

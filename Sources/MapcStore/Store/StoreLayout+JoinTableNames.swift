@@ -15,8 +15,9 @@ package struct JoinTableNaming: Sendable, Equatable {
     /// layout predicted for the store: a number means something only among the same siblings.
     var siblings: [String: Int] = [:]
 
-    /// A column's name without the number Core Data appends to a repeated one.
-    static func base(_ name: String) -> String { String(name.reversed().drop(while: \.isNumber).reversed()).uppercased() }
+    /// A column's name without the number Core Data appends to a repeated one (`Z_2ARTISTS1`,
+    /// `Z5_OWNER1`), in capitals: ASCII digits only, as Core Data numbers them.
+    static func base(_ name: String) -> String { String(name.reversed().drop { ("0"..."9").contains($0) }.reversed()).uppercased() }
 
     /// Whether the store's names differ from the predicted ones only in the numbers at their
     /// ends: the table and its columns the same but for the suffixes Core Data numbers, which a
