@@ -157,9 +157,18 @@ extension Evaluator {
             }
         }
         let numbers = items.compactMap { ValueSemantics.number($0)?.double }
-        let mean = numbers.reduce(0, +) / Double(numbers.count)
-        let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
-        let result = variance.squareRoot()
+        func deviation(_ numbers: [Double]) -> Double {
+            let mean = numbers.reduce(0, +) / Double(numbers.count)
+            let variance = numbers.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(numbers.count)
+            return variance.squareRoot()
+        }
+        var result = deviation(numbers)
+        // Squares past the largest double ({1e308, -1e308}) where the deviation itself is finite:
+        // computed on the numbers scaled by the largest of them (only then, so that every other
+        // result keeps its last digit).
+        if !result.isFinite, let largest = numbers.map(abs).max(), largest.isFinite, largest > 0 {
+            result = largest * deviation(numbers.map { $0 / largest })
+        }
         // Sums past the largest double (1e308 + 1e308) give infinity or NaN, which no store holds.
         guard result.isFinite else { throw failure("\(function.rawValue) the standard deviation of these numbers is not a finite number (\(ValueSemantics.whyNotFinite(numbers)))", range) }
         return .scalar(.double(result))
