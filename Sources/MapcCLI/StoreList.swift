@@ -140,7 +140,7 @@ enum StoreList {
     /// is what is left of it.
     static func companionReason(_ file: String) -> String? {
         let name = (file as NSString).lastPathComponent
-        if name.hasSuffix(".mapc-lock") { return "a lock mapc keeps beside a store" }
+        if name.hasSuffix(StoreLock.suffix) { return "a lock mapc keeps beside a store" }
         func isThere(_ owner: Substring) -> Bool {
             Files.kind(of: Files.realPath(Files.sibling(named: owner, of: file))) == .regularFile
         }

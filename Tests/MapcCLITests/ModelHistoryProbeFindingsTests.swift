@@ -308,3 +308,23 @@ extension PathArgumentTests {
         #expect(test.status == 1 && test.stdout.contains("FAIL e<U+001B>f") && !test.stdout.contains("\u{1B}"), "\(test.stdout)")
     }
 }
+
+extension PathArgumentTests {
+    /// A store whose name is 246 to 255 bytes long could be made but not migrated: its lock's
+    /// name (`NAME.mapc-lock`) passed the system's 255 ("File name too long"). A lock for such a
+    /// name is named, as the temporary files are, by a cut of it and a digest of the whole.
+    @Test func aStoreWithALongNameIsMigrated() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for length in [245, 252] {
+            let name = String(repeating: "n", count: length) + ".db"
+            #expect(try CLI.run(["init", "--schema", "v1", name], in: folder).status == 0)
+            let run = try CLI.run(["run", "--quiet", "--to", "v2", name], in: folder)
+            #expect(run.status == 0, "\(length): \(run.stderr)")
+            #expect(try CLI.run(["status", name], in: folder).stdout.contains("v2"), "\(length)")
+        }
+        // Two long names sharing their first 180 bytes have locks of their own.
+        let names = (try FileManager.default.contentsOfDirectory(atPath: folder.path)).filter { $0.hasSuffix(".mapc-lock") }
+        #expect(Set(names).count == names.count && names.allSatisfy { $0.utf8.count <= 255 }, "\(names)")
+    }
+}

@@ -13,8 +13,19 @@ package final class StoreLock {
     private var descriptor: Int32
 
     /// The lock file's path for a store (its real path: a store reached through a link and
-    /// through its own name is locked once).
-    package static func path(for store: String) -> String { Files.realPath(store) + ".mapc-lock" }
+    /// through its own name is locked once): `STORE.mapc-lock`, or for a name too long for that
+    /// to be a file's (246 bytes and more), a name made as the temporary files' are, from a cut of
+    /// it and a digest of the whole (`AtomicFile.temporaryPrefix`): such a store was made, and
+    /// could not be migrated ("File name too long").
+    package static func path(for store: String) -> String {
+        let real = Files.realPath(store)
+        let name = real.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? real
+        guard name.utf8.count + suffix.utf8.count > 255 else { return real + suffix }
+        return Files.sibling(named: AtomicFile.temporaryPrefix(for: name) + "lock", of: real)
+    }
+
+    /// How a lock's name ends, whatever its store's name.
+    package static let suffix = ".mapc-lock"
 
     /// Takes the lock on a store, or throws when another mapc command holds it.
     package init(store: String) throws {
