@@ -2,7 +2,8 @@
 // testing: every write and sync SQLite performs, and every rename, link and sync mapc performs,
 // is numbered; with MAPC_FAULT=crash@N the process dies at the N-th, with MAPC_FAULT=fail@N the
 // N-th fails with an I/O error, with MAPC_FAULT=term@N the process sends itself SIGTERM there (as
-// a user stopping it would, at a known point) and goes on (hup@N: SIGHUP, a terminal closing), and MAPC_FAULT=count reports how many there were (in
+// a user stopping it would, at a known point) and goes on (hup@N: SIGHUP, a terminal closing;
+// int@N: SIGINT, a Ctrl-C), and MAPC_FAULT=count reports how many there were (in
 // MAPC_FAULT_LOG, a file appended to at exit). Without MAPC_FAULT nothing here is active.
 #include "CMapcSystem.h"
 #include "vfs_shim.h"
@@ -14,7 +15,7 @@
 #include <unistd.h>
 
 static int active = 0;
-static int mode = 0;          // 0 count only, 1 crash, 2 fail, 3 SIGTERM, 4 SIGHUP
+static int mode = 0;          // 0 count only, 1 crash, 2 fail, 3 SIGTERM, 4 SIGHUP, 5 SIGINT
 static long target = 0;
 static long counter = 0;
 static sqlite3_vfs *original = 0;
@@ -30,6 +31,7 @@ int mapc_faults_tick(int kind) {
     }
     if (mode == 3) kill(getpid(), SIGTERM);
     if (mode == 4) kill(getpid(), SIGHUP);
+    if (mode == 5) kill(getpid(), SIGINT);
     return mode == 2 ? 1 : 0;
 }
 
@@ -82,6 +84,7 @@ int mapc_faults_install(void) {
     else if (strncmp(setting, "fail@", 5) == 0) { mode = 2; target = atol(setting + 5); }
     else if (strncmp(setting, "term@", 5) == 0) { mode = 3; target = atol(setting + 5); }
     else if (strncmp(setting, "hup@", 4) == 0) { mode = 4; target = atol(setting + 4); }
+    else if (strncmp(setting, "int@", 4) == 0) { mode = 5; target = atol(setting + 4); }
     else if (strcmp(setting, "count") == 0) { mode = 0; target = 0; }
     else return 0;
     original = sqlite3_vfs_find(0);

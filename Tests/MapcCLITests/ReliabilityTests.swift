@@ -563,10 +563,19 @@ struct InterruptionTests {
         let before = try data(folder, "notes.db")
         // The project's policies compiled beforehand (the signal is for the migration).
         #expect(try CLI.run(["check"], in: folder).status == 0)
+        // With --format json there is no progress display to wait for: the process sends itself
+        // the signal at a known operation, halfway through the run's (`MAPC_FAULT=int@N`), not after a timer.
+        try FileManager.default.copyItem(at: folder.appendingPathComponent("notes.db"), to: folder.appendingPathComponent("counted.db"))
+        let log = folder.appendingPathComponent("operations.log")
+        let counted = try CLI.run(["run", "--interpret", "--quiet", "--to", "v3", "counted.db"], in: folder, environment: ["MAPC_FAULT": "count", "MAPC_FAULT_LOG": log.path])
+        #expect(counted.status == 0, "\(counted.stderr)")
+        let operations = try #require(Int(try String(contentsOf: log, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        try FileManager.default.removeItem(at: log)
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("counted.db"))
+        let fault = json ? ["MAPC_FAULT": "int@\(operations / 2)"] : [:]
         let process = Process()
         process.executableURL = CLI.executable
-        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path]) { _, new in new }
-        // With --format json there is no progress display: the signal follows the plan line instead.
+        process.environment = ProcessInfo.processInfo.environment.merging(["MAPC_CACHE": CLI.policyCache.path].merging(fault) { _, new in new }) { _, new in new }
         process.arguments = ["run", "--interpret", "--to", "v3"] + (json ? ["--format", "json"] : []) + ["notes.db"]
         process.currentDirectoryURL = folder
         let err = Pipe(), out = Pipe()
@@ -580,8 +589,7 @@ struct InterruptionTests {
             if chunk.isEmpty { break }
             stderr += chunk
         }
-        if json { usleep(200_000) }
-        kill(process.processIdentifier, SIGINT)
+        if !json { kill(process.processIdentifier, SIGINT) }
         stderr += err.fileHandleForReading.readDataToEndOfFile()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -597,7 +605,8 @@ struct InterruptionTests {
         #expect(leftovers.isEmpty, "\(leftovers)")
         // Started with SIGINT ignored (a shell's background job), the run keeps ignoring it.
         if !json {
-            let ignoring = try shell(#"trap '' INT; "$MAPC" run --quiet --interpret --to v3 notes.db & pid=$!; sleep 0.3; kill -INT $pid; wait $pid"#, in: folder)
+            // The signal sent at a known operation, halfway through the run's.
+            let ignoring = try shell(#"trap '' INT; MAPC_FAULT=int@\#(operations / 2) exec "$MAPC" run --quiet --interpret --to v3 notes.db"#, in: folder)
             #expect(ignoring.status == 0, "the ignored signal did not stop it: \(ignoring.stderr)")
         }
     }

@@ -303,7 +303,7 @@ struct PropertyListTests {
         #expect((read["kInt"] as? NSNumber)?.int64Value == -7 && (read["kBig"] as? NSNumber)?.int64Value == Int64.min)
         // And `status` shows each as what it is.
         let decoded = try #require(try PropertyList.decode(written) as? [String: Any])
-        #expect(CoreDataFormat.describe(decoded["kTrue"] as Any) == "true" && CoreDataFormat.describe(decoded["kFalse"] as Any) == "false")
+        #expect(CoreDataFormat.describe(decoded["kTrue"] as Any) == "true" && CoreDataFormat.describe(decoded["kFalse"] as Any) == "false", "\(CoreDataFormat.describe(decoded["kTrue"] as Any)) \(type(of: decoded["kTrue"]!))")
         #expect(CoreDataFormat.describe(decoded["kReal"] as Any) == "2" || CoreDataFormat.describe(decoded["kReal"] as Any) == "2.0")
         #expect(CoreDataFormat.describe(decoded["kInt"] as Any) == "-7")
     }

@@ -33,7 +33,10 @@ package enum PropertyList {
     /// else (an `NSNumber` of 1 is a number, not `true`, though it casts to one).
     package static func boolean(_ value: Any) -> Bool? {
         if let flag = value as? Bool, type(of: value) == Bool.self { return flag }
-        if let number = value as? NSNumber, type(of: value) is NSNumber.Type, ["c", "B"].contains(String(cString: number.objCType)) { return number.boolValue }
+        // An NSNumber of any class (`__NSCFBoolean`, a decoder's `true`, is not an `NSNumber.Type`
+        // on Linux), never a Swift number bridged to one.
+        if let number = value as? NSNumber, !(value is any BinaryInteger), !(value is any BinaryFloatingPoint),
+           ["c", "B"].contains(String(cString: number.objCType)) { return number.boolValue }
         return nil
     }
 
@@ -49,7 +52,7 @@ package enum PropertyList {
     /// an unsigned integer past `Int64.max` is a double.
     package static func number(_ value: Any) -> Number? {
         if boolean(value) != nil { return nil }
-        if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
+        if let number = value as? NSNumber, !(value is any BinaryInteger), !(value is any BinaryFloatingPoint) {
             switch String(cString: number.objCType) {
             case "f", "d": return .double(number.doubleValue)
             case "Q" where number.uint64Value > UInt64(Int64.max): return .double(number.doubleValue)
