@@ -116,3 +116,47 @@ extension RefusedStepHintTests {
         #expect((hinted.stdout + hinted.stderr).contains("give 'closedAt' renamingIdentifier: syncedAt"), "\(hinted.stdout)\(hinted.stderr)")
     }
 }
+
+/// Names that YAML reads as something else: a relationship named `null` (a name Core Data
+/// accepts) was written `inverse: null` by `import`, which reads back as "no inverse": the
+/// inverse was lost, the layout gained a hidden key and the version hash no longer matched the
+/// app's stores. An entity named `Null` was no entity in a mapping file (`source: Null`).
+@Suite("Names YAML reads as another type")
+struct YAMLNameTests {
+    @Test func aRelationshipNamedNullKeepsItsInverseThroughImport() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
+        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+        try Data("""
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="A" syncable="YES"><relationship name="bs" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="B" inverseName="null" inverseEntity="B"/></entity>
+            <entity name="B" syncable="YES"><relationship name="null" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="A" inverseName="bs" inverseEntity="A"/></entity>
+        </model>
+
+        """.utf8).write(to: model.appendingPathComponent("contents"))
+        #expect(try CLI.run(["import", "M.xcdatamodeld"], in: folder).status == 0)
+        let schema = try folder.read("schemas/M.yaml")
+        #expect(schema.contains("inverse: 'null'"), "\(schema)")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0 && !check.stderr.contains("names no inverse"), "\(check.stderr)")
+        // `!!str null` is the word too.
+        try folder.write(schema.replacingOccurrences(of: "inverse: 'null'", with: "inverse: !!str null"), to: "schemas/M.yaml")
+        let tagged = try CLI.run(["check"], in: folder)
+        #expect(tagged.status == 0 && !tagged.stderr.contains("names no inverse"), "\(tagged.stderr)")
+    }
+
+    @Test func anEntityNamedNullIsAnEntityInAMappingFile() throws {
+        let folder = try CLI.project(versions: [("v1", "  Null:\n    attributes:\n      a: string?\n"), ("v2", "  Null:\n    attributes:\n      a: string?\n      b: string?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("source: v1\ndestination: v2\nentityMappings:\n  - name: NullToNull\n    source: Null\n    destination: Null\n    attributes:\n      a: $source.a\n      b: $source.a\n", to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 0, "\(check.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"Null": [{"id": "n", "a": "x"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        #expect(try CLI.run(["run", "--quiet", "s.db"], in: folder).status == 0)
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains(#""b": "x""#))
+    }
+}

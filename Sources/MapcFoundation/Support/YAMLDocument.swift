@@ -161,9 +161,10 @@ package struct YAMLDocument {
         return result
     }
 
-    /// Whether the node is YAML's null (`~`, `null`, or nothing at all).
+    /// Whether the node is YAML's null (`~`, `null`, or nothing at all): not when tagged as text
+    /// (`!!str null`, YAML's way to write the word itself).
     package static func isNull(_ node: Node) -> Bool {
-        guard let scalar = node.scalar, scalar.style == .plain else { return false }
+        guard let scalar = node.scalar, scalar.style == .plain, scalar.tag.rawValue != Tag.Name.str.rawValue else { return false }
         return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
     }
 

@@ -63,8 +63,11 @@ public enum MappingLoader {
             return nil
         }
         guard let name = document.identifier(nameNode, what: "entity mapping name") else { return nil }
-        let source = value("source").flatMap { YAMLDocument.isNull($0) ? nil : document.identifier($0, what: "source entity") }
-        let destination = value("destination").flatMap { YAMLDocument.isNull($0) ? nil : document.identifier($0, what: "destination entity") }
+        // `null` (or `~`, or nothing) says there is none; `Null` and `NULL` are entities' names
+        // (Core Data's begin with a capital, as a schema file reads them).
+        func none(_ node: Node) -> Bool { YAMLDocument.isNull(node) && node.scalar?.string.first?.isUppercase != true }
+        let source = value("source").flatMap { none($0) ? nil : document.identifier($0, what: "source entity") }
+        let destination = value("destination").flatMap { none($0) ? nil : document.identifier($0, what: "destination entity") }
         var type: EntityMappingType
         if let typeNode = value("type"), let text = document.string(typeNode, what: "type") {
             if let given = EntityMappingType(rawValue: text.lowercased()) {

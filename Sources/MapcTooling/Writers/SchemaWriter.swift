@@ -74,10 +74,12 @@ package enum SchemaWriter {
     }
 
     private static func relationship(_ relationship: Relationship) -> [String] {
-        var keys = ["destination: \(relationship.destination)"]
+        // Names as text whatever they read as (a relationship named `null`: a plain `inverse: null`
+        // says there is none).
+        var keys = ["destination: \(YAMLText.flowScalar(relationship.destination))"]
         if relationship.isToMany { keys.append("toMany: true") }
         if relationship.isOrdered { keys.append("ordered: true") }
-        if let inverse = relationship.inverse { keys.append("inverse: \(inverse)") } else if relationship.declaresNoInverse { keys.append("inverse: null") }
+        if let inverse = relationship.inverse { keys.append("inverse: \(YAMLText.flowScalar(inverse))") } else if relationship.declaresNoInverse { keys.append("inverse: null") }
         if relationship.deleteRule != .nullify { keys.append("deleteRule: \(relationship.deleteRule.rawValue)") }
         if relationship.isOptional { keys.append("optional: true") }
         if let count = relationship.minCount { keys.append("minCount: \(count)") }
