@@ -160,3 +160,39 @@ struct YAMLNameTests {
         #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains(#""b": "x""#))
     }
 }
+
+/// Names Core Data's layout makes from a table's and its columns' met: `ZA` with a key column
+/// `ZB_ZC` and `ZA_ZB` with `ZC` both index as `ZA_ZB_ZC_INDEX` (SQLite refused the store: "index
+/// already exists"), and a column `ZA_ZB` indexed alone and `ZA` with `ZB_INDEX` both as
+/// `ZNOTE_ZA_ZB_INDEX` (the second dropped without a word). The later one is numbered.
+@Suite("Core Data index names that meet")
+struct CoreDataIndexNameTests {
+    @Test func indexesWhoseNamesMeetAreAllMade() throws {
+        let folder = try CLI.project(versions: [("v1", """
+          A:
+            relationships:
+              b_zc: { destination: C, inverse: a, optional: true }
+          A_ZB:
+            relationships:
+              c: { destination: C, inverse: ab, optional: true }
+          C:
+            relationships:
+              a: { destination: A, inverse: b_zc, toMany: true, optional: true }
+              ab: { destination: A_ZB, inverse: c, toMany: true, optional: true }
+          Note:
+            attributes:
+              a: string?
+              b_index: string?
+              a_zb: string?
+            indexes: [[a, b_index], [a_zb]]
+
+        """)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let made = try CLI.run(["init", "--schema", "v1", "--layout", "core-data", "s.db"], in: folder)
+        #expect(made.status == 0, "\(made.stderr)")
+        let indexes = try CLI.run(["-c", "sqlite3 s.db \"SELECT name || ':' || (SELECT group_concat(name) FROM pragma_index_info(m.name)) FROM sqlite_master m WHERE type = 'index' ORDER BY name\""],
+                                  in: folder, program: URL(fileURLWithPath: "/bin/sh")).stdout
+        #expect(indexes.contains("ZA_ZB_ZC_INDEX:") && indexes.contains("ZA_ZB_ZC_INDEX_2:"), "\(indexes)")
+        #expect(indexes.contains(":ZA_ZB\n") && indexes.contains(":ZA,ZB_INDEX\n"), "\(indexes)")
+    }
+}

@@ -227,14 +227,25 @@ struct CoreDataLayout {
             }
             if members.count > 1 { indexes.append(IndexLayout(name: "\(tableName)_Z_ENT_INDEX", columns: ["Z_ENT"])) }
             indexes += compound
-            var seen: Set<String> = []
-            table.indexes = indexes.filter { seen.insert($0.name).inserted }
+            // The same index twice (a property indexed alone and as its relationship's key) is one.
+            var seen: Set<[String]> = []
+            table.indexes = indexes.filter { seen.insert([$0.name] + $0.columns).inserted }
             for constraint in members.flatMap(\.uniquenessConstraints) {
                 let constrained = constraint.compactMap { property in members.lazy.compactMap { column(of: property, from: $0) }.first }
                 guard constrained.count == constraint.count else { continue }
                 table.constraints.append("CONSTRAINT \(constrained.joined(separator: "_")) UNIQUE (\(constrained.map(CoreDataFormat.sqlName).joined(separator: ", ")))")
             }
             tables[tableName] = table
+        }
+        // Index names share one namespace with tables in SQLite, and the names made from a table's
+        // and its columns' can meet (`ZA` + `ZB_ZC` and `ZA_ZB` + `ZC`; `ZNOTE_ZA_ZB_INDEX` for a
+        // column `ZA_ZB` and for `ZA` with `ZB_INDEX`): a later one is numbered, where one was an
+        // SQLite error ("already exists") or dropped without a word.
+        var indexNames = NameAllocator(reserved: Set(tables.keys))
+        for name in tables.keys.sorted() {
+            guard var table = tables[name] else { continue }
+            for position in table.indexes.indices { table.indexes[position].name = indexNames.allocate(table.indexes[position].name) }
+            tables[name] = table
         }
         var storages: [String: EntityStorage] = [:]
         for entity in ordered {
