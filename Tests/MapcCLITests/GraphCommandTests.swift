@@ -12,7 +12,7 @@ struct GraphCommandTests {
         #expect(run.stdout.contains("    Attachment <|-- ImageAttachment\n"))
         #expect(run.stdout.contains(#"    Attachment "0..*" --> "0..1" Note : note / attachments"#), "an inverse pair is one edge with both ends")
         let dot = try CLI.run(["graph", "v4", "--format", "dot"], in: CLI.packageRoot)
-        #expect(dot.stdout.hasPrefix("digraph \"UnCloudNotes v4\" {") && dot.stdout.contains("ImageAttachment -> Attachment [arrowhead=empty];"))
+        #expect(dot.stdout.hasPrefix("digraph \"UnCloudNotes v4\" {") && dot.stdout.contains(#""ImageAttachment" -> "Attachment" [arrowhead=empty];"#))
     }
 
     @Test func aMappingIsDrawnWithItsFiltersAndPolicies() throws {
@@ -39,5 +39,20 @@ struct GraphCommandTests {
             #expect(text.contains("```mermaid\n" + v4 + "```"), "\(doc) shows `mapc graph v4`")
             #expect(text.contains("```mermaid\n" + mapping + "```"), "\(doc) shows `mapc graph mappings/mapping_v2_to_v3.yaml`")
         }
+    }
+}
+
+/// An entity named like a DOT keyword (`Node`, `Edge`, `Graph`, in any case) was written bare as
+/// a node's id: `Node [label=…]` set every node's defaults, and the entity was not drawn; an edge
+/// to one was a syntax error. Node ids are quoted.
+@Suite("DOT keywords as entity names")
+struct DotKeywordEntityTests {
+    @Test func entitiesNamedLikeDotKeywordsAreDrawn() throws {
+        let folder = try CLI.project(versions: [("v1", "  Node:\n    attributes:\n      a: string?\n    relationships:\n      graph: {destination: Graph, inverse: nodes, optional: true}\n  Graph:\n    relationships:\n      nodes: {destination: Node, inverse: graph, toMany: true, optional: true}\n  Edge:\n    parent: Node\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["graph", "v1", "--format", "dot"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\n    \"Node\" [label=") && run.stdout.contains("\"Graph\" -> \"Node\"") && run.stdout.contains("\"Edge\" -> \"Node\" [arrowhead=empty]"), "\(run.stdout)")
+        #expect(!run.stdout.contains("\n    Node ") && !run.stdout.contains("\n    Graph "), "\(run.stdout)")
     }
 }

@@ -77,13 +77,14 @@ package enum SchemaDiagram {
         for entity in schema.entities {
             let title = entity.isAbstract ? "«abstract»\\n" + dotRecordText(entity.name) : dotRecordText(entity.name)
             let fields = entity.attributes.map { dotRecordText(attributeLine($0)) }.joined(separator: "\\l")
-            lines.append("    \(entity.name) [label=\"{\(title)|\(fields)\(fields.isEmpty ? "" : "\\l")}\"];")
+            // Node ids quoted: an entity named `Node`, `Edge` or `Graph` is a DOT keyword (in any case) bare.
+            lines.append("    \(dotID(entity.name)) [label=\"{\(title)|\(fields)\(fields.isEmpty ? "" : "\\l")}\"];")
         }
         for entity in schema.entities {
-            if let parent = entity.parent { lines.append("    \(entity.name) -> \(parent) [arrowhead=empty];") }
+            if let parent = entity.parent { lines.append("    \(dotID(entity.name)) -> \(dotID(parent)) [arrowhead=empty];") }
         }
         for edge in edges(schema) {
-            lines.append("    \(edge.from) -> \(edge.to) [label=\(dotID(edge.label)), headlabel=\(dotID(edge.toEnd)), taillabel=\(dotID(edge.fromEnd)), arrowhead=vee\(edge.fromEnd.isEmpty ? "" : ", dir=both, arrowtail=vee")];")
+            lines.append("    \(dotID(edge.from)) -> \(dotID(edge.to)) [label=\(dotID(edge.label)), headlabel=\(dotID(edge.toEnd)), taillabel=\(dotID(edge.fromEnd)), arrowhead=vee\(edge.fromEnd.isEmpty ? "" : ", dir=both, arrowtail=vee")];")
         }
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"
