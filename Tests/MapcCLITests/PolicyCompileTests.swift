@@ -283,3 +283,36 @@ extension PolicyCompileTests {
         #expect(try Data(contentsOf: folder.appendingPathComponent("notes.db")) == before)
     }
 }
+
+extension PolicyCompileTests {
+    /// The registration mapc generates wrote each class's name bare: a class named `` `default` ``
+    /// (a keyword, backquoted) gave `register(default.self, …)`, and one named `PolicyRegistry`
+    /// hid MapcKit's, whose `shared` the registration calls: both failed to compile, at a file
+    /// the user never wrote. Names are backquoted, and the registry named by its module.
+    @Test func policyClassesNamedLikeKeywordsOrMapcsTypesAreRegistered() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        import MapcKit
+
+        final class `default`: EntityMigrationPolicy {}
+        final class PolicyRegistry: EntityMigrationPolicy {}
+
+        """, to: "policies/Policies.swift")
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: NoteToNote
+            source: Note
+            destination: Note
+            policy: default
+            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        #expect(check.status == 0 && check.stderr.contains("(default, PolicyRegistry)"), "\(check.stdout)\(check.stderr)")
+    }
+}
