@@ -96,6 +96,11 @@ struct TestCommand: ParsableCommand {
             if let (name, paths) = byName.filter({ $0.value.count > 1 }).min(by: { $0.key < $1.key }) {
                 throw MapcError.file("the fixtures \(paths.sorted().joined(separator: " and ")) share the name \(name), and so would share expected/\(name).json; rename one of them")
             }
+            // `@` names the version of an expected file (`a@v2.json`, fixture a's result at v2): a
+            // fixture named `a@v2` would share it, and one recorded over the other's.
+            if let (name, paths) = byName.filter({ $0.key.contains("@") }).min(by: { $0.key < $1.key }) {
+                throw MapcError.file("the fixture \(paths[0]) is named \(name): '@' in a fixture's name would share expected files with another fixture's results at a version (expected/<name>@<version>.json); rename it without '@'")
+            }
             // Named fixtures run alone, in the folder's order; a name none has is said before any case runs.
             if !named.isEmpty {
                 // A fixture by its name (`app-1.0` is not `app-1`), its file name, or its path.

@@ -196,3 +196,19 @@ struct CoreDataIndexNameTests {
         #expect(indexes.contains(":ZA_ZB\n") && indexes.contains(":ZA,ZB_INDEX\n"), "\(indexes)")
     }
 }
+
+/// A fixture named `a@v2` shared `expected/a@v2.json` with fixture `a`'s result at v2: `test
+/// --record --to v2 a` wrote over it, and the next run failed the other case. Refused, by name.
+@Suite("Fixture names")
+struct FixtureNameTests {
+    @Test func aFixtureNamedWithAnAtIsRefused() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("fixtures"), withIntermediateDirectories: true)
+        for name in ["a", "a@v2"] {
+            try FileManager.default.copyItem(at: CLI.packageRoot.appendingPathComponent("fixtures/notes-v1.sqlite"), to: folder.appendingPathComponent("fixtures/\(name).sqlite"))
+        }
+        let run = try CLI.run(["test", "--record"], in: folder)
+        #expect(run.status == 2 && run.stderr.contains("is named a@v2: '@' in a fixture's name") && !folder.exists("expected"), "\(run.stdout)\(run.stderr)")
+    }
+}
