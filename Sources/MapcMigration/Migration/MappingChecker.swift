@@ -317,12 +317,15 @@ public struct MappingChecker {
 
 extension MappingChecker {
     /// The other passes of a mapping's step among mapping files (a mappings folder's, a step's):
-    /// those of its source and destination but itself, known by its file. What `check`, the
-    /// editor and a run give a checker as its `companions`.
+    /// those of its source and destination but itself, known by its file, and of another pass
+    /// number. What `check`, the editor and a run give a checker as its `companions`. A file of the
+    /// same pass is another version of it (a file checked beside the project's, which `check`'s
+    /// clash error names when both are in one folder), not a pass: its reads were counted as this
+    /// one's, and hid what this one drops.
     package static func otherPasses(of mapping: MappingModel, among candidates: [MappingModel]) -> [MappingModel] {
         let own = mapping.file.map { Files.standardized($0.path) }
         return candidates.filter { candidate in
-            candidate.source == mapping.source && candidate.destination == mapping.destination
+            candidate.source == mapping.source && candidate.destination == mapping.destination && !MappingCatalog.clash(candidate, mapping)
                 && (own == nil || candidate.file.map { Files.standardized($0.path) } != own)
         }
     }
