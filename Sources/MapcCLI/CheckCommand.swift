@@ -128,7 +128,8 @@ struct CheckCommand: ParsableCommand {
                 if wholeProject, let loaded = try? partial.get().catalog, let mappings = stepMappings(readMappings) {
                     if let steps = loaded.loadedSteps {
                         diagnostics += StepDiagnostics.of(MigrationPlanner.chainGaps(steps, mappings: mappings), catalog: loaded, mappings: mappings)
-                        let unchecked = loaded.versionsWithErrors.keys.sorted()
+                        // A file whose version could not be read is in error under no name.
+                        let unchecked = loaded.versionsWithErrors.keys.sorted().map { $0.isEmpty ? "a file whose version is not read" : $0 }
                         summaries.append(unchecked.isEmpty ? "versions: the steps of the history between the versions that load checked"
                             : "versions: the steps of the history checked, except those next to \(unchecked.joined(separator: ", ")), whose file\(unchecked.count == 1 ? " has" : "s have") errors")
                     } else {

@@ -231,3 +231,18 @@ struct SamePassCompanionTests {
         #expect(check.stderr.contains("'b' of Item in v1 is read by no expression of this mapping"), "\(check.stderr)")
     }
 }
+
+/// A value starting with '!' is a YAML tag: `version: !v1` read as the version '' ("'' is not a
+/// valid version name"), and an expression's NOT (`filter: !done`) as an empty one. Said as a tag,
+/// with the quoted value to write.
+@Suite("Values YAML reads as tags")
+struct YAMLTagValueTests {
+    @Test func aValueStartingWithAnExclamationMarkIsSaidToBeATag() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("model: M\nversion: !v1\nentities:\n  A:\n    attributes:\n      a: string?\n", to: "schemas/v1.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("v1.yaml:2:10: error: version starts with '!v1', which YAML reads as a tag") && check.stderr.contains("quote the value to write the text: '!v1'"), "\(check.stderr)")
+        #expect(!check.stderr.contains("next to ,"), "\(check.stderr)")
+    }
+}

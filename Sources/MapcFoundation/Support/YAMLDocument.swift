@@ -106,6 +106,14 @@ package struct YAMLDocument {
             error("\(what) must be a single value, found \(Self.kind(of: node))", at: node)
             return nil
         }
+        // A plain value starting with '!' is a YAML tag, not text (`version: !v1`, `filter: !done`,
+        // an expression's NOT): its text is what follows the tag, most often nothing.
+        let tag = scalar.tag.rawValue
+        if tag.hasPrefix("!"), !tag.hasPrefix("!!") {
+            error("\(what) starts with '\(tag)', which YAML reads as a tag, not as text (what follows it is '\(scalar.string)')", at: node,
+                  fix: "quote the value to write the text: '\(tag)\(scalar.string.isEmpty ? "" : " " + scalar.string)'")
+            return nil
+        }
         return scalar.string
     }
 

@@ -149,6 +149,8 @@ public enum MappingLoader {
             document.error("\(what) must be an expression written as one value", at: node, fix: "quote it if it contains ': ' or starts with '{' or '['")
             return nil
         }
+        // A value starting with '!' (NOT: `!done`) is a YAML tag: said so by the one reader of text.
+        guard document.string(node, what: what) != nil else { return nil }
         var origin = document.location(of: node)
         switch scalar.style {
         case .singleQuoted, .doubleQuoted: origin.column += 1
