@@ -121,7 +121,7 @@ struct ImportCommand: ParsableCommand {
             })
             written = true
             Console.text("imported \(summary)")
-            Console.out("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
+            Console.text("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
             if !failures.isEmpty {
                 someVersionsFailed = true
                 Console.err(DiagnosticRenderer(sources: []).render(failures))

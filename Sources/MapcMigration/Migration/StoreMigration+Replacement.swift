@@ -150,7 +150,9 @@ extension StoreMigration {
         let folder = url.deletingLastPathComponent().path
         let prefix = AtomicFile.temporaryPrefix(for: url.lastPathComponent)
         return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            .filter { $0.hasPrefix(prefix) && $0.contains(".tmp") }
+            // `.tmp` after the prefix, where the run's own part is (`<pid>-<n>.tmp`): a store's name
+            // may hold `.tmp` itself, and a long name's lock begins with the same prefix.
+            .filter { $0.hasPrefix(prefix) && $0.dropFirst(prefix.count).contains(".tmp") }
             .map { (folder as NSString).appendingPathComponent($0) }
     }
 }

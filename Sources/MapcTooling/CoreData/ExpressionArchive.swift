@@ -153,11 +153,13 @@ enum ExpressionArchive {
 
     private static func isIdentifier(_ text: String) -> Bool { ExpressionLiteral.isWord(text) }
 
-    /// A key path as mapc's language writes it: each key that is a reserved word as `#key`.
-    private static func written(keyPath path: String) -> String {
-        path.split(separator: ".", omittingEmptySubsequences: false).map { part in
-            part.hasPrefix("@") ? String(part) : ExpressionLiteral.key(String(part))
-        }.joined(separator: ".")
+    /// A key path as mapc's language writes it: each key that is a reserved word as `#key`;
+    /// key-value coding's `self` (the object itself) as `SELF` alone and left out within a path.
+    static func written(keyPath path: String) -> String {
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let kept = parts.filter { $0 != "self" }
+        guard !kept.isEmpty else { return "SELF" }
+        return kept.map { $0.hasPrefix("@") ? $0 : ExpressionLiteral.key($0) }.joined(separator: ".")
     }
 
     private static func isKeyPath(_ text: String) -> Bool {

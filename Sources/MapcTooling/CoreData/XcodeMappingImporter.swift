@@ -145,7 +145,11 @@ public enum XcodeMappingImporter {
                 warnings += unread(property, what: what)
                 var text: String?
                 if let target = property.attribute("sourcemappingname"), !target.isEmpty {
-                    let keyPath = property.attribute("sourcekeypath").flatMap { $0.isEmpty ? nil : $0 } ?? "$source"
+                    // Xcode's `$source.all`: the keys after the variable written as mapc reads them (`$source.#all`).
+                    let keyPath = property.attribute("sourcekeypath").flatMap { $0.isEmpty ? nil : $0 }.map { path in
+                        guard let dot = path.firstIndex(of: "."), path.hasPrefix("$") else { return path }
+                        return String(path[..<dot]) + "." + ExpressionArchive.written(keyPath: String(path[path.index(after: dot)...]))
+                    } ?? "$source"
                     text = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(ExpressionArchive.quoted(target)), \(keyPath))"
                 } else if let data = property.binary("valueexpressiondata") {
                     text = decoded(data, what: "the value expression of \(what)", at: property.location, warnings: &warnings, todo: &mapping.todo)

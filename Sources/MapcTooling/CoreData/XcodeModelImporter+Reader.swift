@@ -211,7 +211,7 @@ extension XcodeModelImporter {
                 if let seconds = nonEmpty(node, "defaultDateTimeInterval") {
                     switch date(seconds) {
                     case .success(let value): attribute.defaultValue = value
-                    case .failure(let problem): warn("\(what): the default date '\(seconds)' is \(problem.message) and is not imported", at: node)
+                    case .failure(let problem): warn("\(what): the default date '\(seconds)' is not imported: \(problem.message)", at: node)
                     }
                 }
                 for (key, bound) in [("minDateTimeInterval", 0), ("maxDateTimeInterval", 1)] {
@@ -220,7 +220,7 @@ extension XcodeModelImporter {
                     case .success(let value):
                         if bound == 0 { attribute.validation.min = value } else { attribute.validation.max = value }
                     case .failure(let problem):
-                        warn("\(what): \(key) '\(text)' is \(problem.message) and is not imported", at: node)
+                        warn("\(what): \(key) '\(text)' is not imported: \(problem.message)", at: node)
                     }
                 }
             } else if let text = node.attributes["defaultValueString"] {
@@ -285,7 +285,7 @@ extension XcodeModelImporter {
         /// hold (`ValueLimits`): past them, it was made 1970 without a word.
         private func date(_ text: String) -> Result<Value, ValueProblem> {
             guard let interval = Double(text.trimmingCharacters(in: .whitespaces)), interval.isFinite else {
-                return .failure(ValueProblem("not a number of seconds"))
+                return .failure(ValueProblem("it is not a number of seconds"))
             }
             guard let instant = Timestamp(seconds: interval, since: .reference) else {
                 return .failure(ValueProblem(ValueLimits.dateProblem(interval + Double(Timestamp.Epoch.reference.offset))))
