@@ -82,13 +82,9 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        // An empty path (an unset shell variable) is the working folder to Foundation: never a store.
-        if stores.contains(where: \.isEmpty) {
-            Console.err("error: \(Files.emptyPathProblem)")
-            throw ExitCodeError(MapcExitCode.storeError)
-        }
-        // A URL drops a trailing '/' that the system keeps: `n.db/` is refused as every command refuses it.
-        if let problem = (stores + [output].compactMap { $0 }).lazy.compactMap(Files.trailingSlashProblem).first {
+        // An empty path (an unset shell variable) is the working folder to Foundation, and a URL
+        // drops a trailing '/' that the system keeps: neither names a store, as every command says.
+        if let problem = (stores + [output].compactMap { $0 }).lazy.compactMap(Files.storePathProblem).first {
             Console.err("error: \(problem)")
             throw ExitCodeError(MapcExitCode.storeError)
         }

@@ -51,8 +51,7 @@ enum StoreList {
         var selection = Selection()
         var result: [String] = []
         for path in paths {
-            if path.isEmpty { throw MapcError.file(Files.emptyPathProblem) }
-            if let problem = Files.trailingSlashProblem(path) { throw MapcError.file(problem) }
+            if let problem = Files.storePathProblem(path) { throw MapcError.file(problem) }
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
                 // A list made by a glob names a store's files too: passed over as in a folder.

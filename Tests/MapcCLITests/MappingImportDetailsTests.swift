@@ -148,14 +148,8 @@ extension MappingImportDetailsTests {
                              ["$classname": "NSConstantValueExpression", "$classes": ["NSConstantValueExpression", "NSExpression", "NSObject"]]] as [Any],
             ]
             let data = try PropertyListSerialization.data(fromPropertyList: archive, format: .binary, options: 0)
-            try mappingModel(entityLines: "", in: folder)
-            let xml = folder.appendingPathComponent("Item.xcmappingmodel/xcmapping.xml")
-            let text = try String(contentsOf: xml, encoding: .utf8).replacingOccurrences(of: #"<attribute name="name" type="string">name</attribute>"#,
-                with: #"<attribute name="name" type="string">rate</attribute><attribute name="valueexpressiondata" type="binary">\#(data.base64EncodedString())</attribute>"#)
-            try text.write(to: xml, atomically: true, encoding: .utf8)
-            let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+            let (run, yaml) = try importing(data.base64EncodedString(), in: folder)
             #expect(run.status == 0, "\(run.stderr)")
-            let yaml = try folder.read("mappings/mapping_M_to_M 2.yaml")
             #expect(yaml.contains("rate: \(written)\n") || yaml.contains("rate: '\(written)'"), "\(written): \(yaml)")
         }
     }

@@ -11,7 +11,7 @@ import Testing
 struct ImportedKeyPathTests {
     @Test(arguments: [("all", "#all"), ("owner.contains", "owner.#contains"), ("self", "SELF"), ("self.name", "name"), ("items.@count", "items.@count"), ("title", "title")])
     func keyPathsAreWrittenAsTheLanguageReadsThem(path: String, written: String) throws {
-        #expect(ExpressionArchive.written(keyPath: path) == written)
+        #expect(ExpressionLiteral.keyPath(path) == written)
         // What is written parses.
         if case .failure(let error) = ExpressionParser.parse(written == "SELF" ? written : "$source." + written) { Issue.record("\(written): \(error)") }
     }

@@ -157,10 +157,14 @@ package enum Files {
         return "\(path) ends with '/', which names a folder, \(what): write \(bare) to name the store"
     }
 
+    /// Why a store's path names no store file whatever is there, or nil: it is empty, or ends in '/'.
+    package static func storePathProblem(_ path: String) -> String? {
+        path.isEmpty ? emptyPathProblem : trailingSlashProblem(path)
+    }
+
     /// The real path of an existing store file, or an error saying what is there instead.
     package static func existingStore(_ path: String) throws -> String {
-        if path.isEmpty { throw MapcError.file(emptyPathProblem) }
-        if let problem = trailingSlashProblem(path) { throw MapcError.file(problem) }
+        if let problem = storePathProblem(path) { throw MapcError.file(problem) }
         let real = realPath(path)
         switch kind(of: real) {
         case .regularFile:
@@ -183,8 +187,7 @@ package enum Files {
     /// `source`, when given, is the store the new one is made from: naming it is said as such
     /// (told it "already exists; delete the file first", a user was advised to delete their store).
     package static func newStore(_ path: String, from source: String? = nil) throws -> String {
-        if path.isEmpty { throw MapcError.file(emptyPathProblem) }
-        if let problem = trailingSlashProblem(path) { throw MapcError.file(problem) }
+        if let problem = storePathProblem(path) { throw MapcError.file(problem) }
         let real = realPath(path)
         if let source, real == realPath(source) {
             throw MapcError.file("\(path) is the store being migrated itself: the output must be a new file (to migrate the store in place, leave --output out)")

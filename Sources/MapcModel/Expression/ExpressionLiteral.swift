@@ -27,6 +27,15 @@ package enum ExpressionLiteral {
     /// Whether the lexer reads `text` whole as one word (a key or a variable's name).
     package static func isWord(_ text: String) -> Bool { Lexer.isWord(text) }
 
+    /// A key-value coding key path (an Xcode archive's, `owner.all`) as the language writes it: each
+    /// key as `key(_:)` writes it, collection operators as they are, and `self` (the object itself)
+    /// as `SELF` alone and left out within a path.
+    package static func keyPath(_ path: String) -> String {
+        let kept = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init).filter { $0 != "self" }
+        guard !kept.isEmpty else { return "SELF" }
+        return kept.map { $0.hasPrefix("@") ? $0 : key($0) }.joined(separator: ".")
+    }
+
     /// `$source.name`, the key written as `key(_:)` writes it.
     package static func sourceKey(_ name: String) -> String { "$source." + key(name) }
 

@@ -71,8 +71,8 @@ enum ExpressionArchive {
             guard let path = archive.stringField(object, "NSKeyPath"), isKeyPath(path) else {
                 throw MapcError.input("\(archive.what): a key path expression without a usable key path")
             }
-            if type == 3, archive.objectField(object, "NSOperand") != nil { return try join(sub("NSOperand"), written(keyPath: path)) }
-            return written(keyPath: path)
+            if type == 3, archive.objectField(object, "NSOperand") != nil { return try join(sub("NSOperand"), ExpressionLiteral.keyPath(path)) }
+            return ExpressionLiteral.keyPath(path)
         case 4:
             guard let selector = archive.stringField(object, "NSSelectorName"), !selector.isEmpty,
                   selector.allSatisfy({ $0.isLetter || $0.isNumber || $0 == ":" || $0 == "_" }) else {
@@ -153,14 +153,6 @@ enum ExpressionArchive {
 
     private static func isIdentifier(_ text: String) -> Bool { ExpressionLiteral.isWord(text) }
 
-    /// A key path as mapc's language writes it: each key that is a reserved word as `#key`;
-    /// key-value coding's `self` (the object itself) as `SELF` alone and left out within a path.
-    static func written(keyPath path: String) -> String {
-        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        let kept = parts.filter { $0 != "self" }
-        guard !kept.isEmpty else { return "SELF" }
-        return kept.map { $0.hasPrefix("@") ? $0 : ExpressionLiteral.key($0) }.joined(separator: ".")
-    }
 
     private static func isKeyPath(_ text: String) -> Bool {
         !text.isEmpty && text.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { part in

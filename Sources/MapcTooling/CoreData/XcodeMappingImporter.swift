@@ -148,7 +148,7 @@ public enum XcodeMappingImporter {
                     // Xcode's `$source.all`: the keys after the variable written as mapc reads them (`$source.#all`).
                     let keyPath = property.attribute("sourcekeypath").flatMap { $0.isEmpty ? nil : $0 }.map { path in
                         guard let dot = path.firstIndex(of: "."), path.hasPrefix("$") else { return path }
-                        return String(path[..<dot]) + "." + ExpressionArchive.written(keyPath: String(path[path.index(after: dot)...]))
+                        return String(path[..<dot]) + "." + ExpressionLiteral.keyPath(String(path[path.index(after: dot)...]))
                     } ?? "$source"
                     text = "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(ExpressionArchive.quoted(target)), \(keyPath))"
                 } else if let data = property.binary("valueexpressiondata") {
