@@ -22,6 +22,17 @@ struct ReservedWordKeyTests {
     }
 }
 
+/// A project holding an Xcode model of one version, `M.xcdatamodeld/M.xcdatamodel`, of these
+/// entities (their XML elements).
+private func projectWithXcodeModel(entities: String) throws -> URL {
+    let folder = try CLI.emptyProject()
+    let model = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
+    try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
+    try Data(("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n"
+              + entities + "\n</model>\n").utf8).write(to: model.appendingPathComponent("contents"))
+    return folder
+}
+
 /// An Xcode model's defaults and bounds were read by the importer's own parser, apart from the
 /// one data files and schema files use: a default date past the years stores hold (1e300
 /// seconds) became 1970 without a word, and an Integer 64 default written with a point
@@ -30,21 +41,14 @@ struct ReservedWordKeyTests {
 @Suite("Xcode defaults read as every value is")
 struct XcodeDefaultValueTests {
     @Test func defaultsAreReadByTheOneParserAndHeldToTheLimits() throws {
-        let folder = try CLI.emptyProject()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let model = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        try Data("""
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        let folder = try projectWithXcodeModel(entities: """
             <entity name="Item" syncable="YES">
                 <attribute name="big" optional="YES" attributeType="Integer 64" defaultValueString="9007199254740993.0" usesScalarValueType="YES"/>
                 <attribute name="when" optional="YES" attributeType="Date" defaultDateTimeInterval="1e300"/>
                 <attribute name="ok" optional="YES" attributeType="Date" defaultDateTimeInterval="86400"/>
             </entity>
-        </model>
-
-        """.utf8).write(to: model.appendingPathComponent("contents"))
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
         let run = try CLI.run(["import", "M.xcdatamodeld"], in: folder)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("attribute Item.when") && run.stderr.contains("outside the years 0001 to 9999"), "\(run.stderr)")
@@ -124,18 +128,11 @@ extension RefusedStepHintTests {
 @Suite("Names YAML reads as another type")
 struct YAMLNameTests {
     @Test func aRelationshipNamedNullKeepsItsInverseThroughImport() throws {
-        let folder = try CLI.emptyProject()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let model = folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel")
-        try FileManager.default.createDirectory(at: model, withIntermediateDirectories: true)
-        try Data("""
-        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+        let folder = try projectWithXcodeModel(entities: """
             <entity name="A" syncable="YES"><relationship name="bs" optional="YES" toMany="YES" deletionRule="Nullify" destinationEntity="B" inverseName="null" inverseEntity="B"/></entity>
             <entity name="B" syncable="YES"><relationship name="null" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="A" inverseName="bs" inverseEntity="A"/></entity>
-        </model>
-
-        """.utf8).write(to: model.appendingPathComponent("contents"))
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
         #expect(try CLI.run(["import", "M.xcdatamodeld"], in: folder).status == 0)
         let schema = try folder.read("schemas/M.yaml")
         #expect(schema.contains("inverse: 'null'"), "\(schema)")
