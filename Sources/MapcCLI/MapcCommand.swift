@@ -130,6 +130,15 @@ public struct MapcCommand: ParsableCommand {
                 Console.err("help: '\(dashed)' was read as an option; an expression that starts with '-' goes after `--`, which ends the options: mapc eval -- '\(dashed)'")
                 Foundation.exit(exitCode(for: error).rawValue)
             }
+            // `--from -1`: a value that starts with '-' is read as an option, and the option as
+            // missing its value; written `--from=-1`, it is the value (a version may be named so).
+            let message = fullMessage(for: error)
+            if exitCode(for: error) == .validationFailure, let option = message.range(of: "Missing value for '--").map({ message[$0.upperBound...].prefix { $0 != "'" && $0 != " " } }),
+               let index = given.firstIndex(of: "--" + option), index + 1 < given.count, given[index + 1].hasPrefix("-"), given[index + 1] != "--" {
+                Console.err(message)
+                Console.err("help: '\(given[index + 1])' was read as an option; a value that starts with '-' is written with '=': --\(option)=\(given[index + 1])")
+                Foundation.exit(exitCode(for: error).rawValue)
+            }
             // Help and the version are results: written as any result is, a write that fails
             // (`mapc --help > /dev/full`) said and status 2, where ArgumentParser's print is
             // unchecked and exits 0. The text is ArgumentParser's, with its print's line end.

@@ -331,3 +331,14 @@ extension PathArgumentTests {
         #expect(!status.stdout.contains("temporary") && !status.stderr.contains("temporary"), "\(status.stdout)\(status.stderr)")
     }
 }
+
+extension PathArgumentTests {
+    /// `infer --from -1` (a version named `-1`) said only "Missing value for '--from'": the value
+    /// was read as an option. Said, with the way to write it, as mapc's own suggestions write it.
+    @Test func aValueStartingWithADashIsToldToBeWrittenWithEquals() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run(["infer", "--from", "-1", "--to", "v2"], in: folder)
+        #expect(run.status == 64 && run.stderr.contains("help: '-1' was read as an option; a value that starts with '-' is written with '=': --from=-1"), "\(run.stderr)")
+    }
+}
