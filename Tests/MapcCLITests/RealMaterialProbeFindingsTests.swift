@@ -243,3 +243,33 @@ struct YAMLTagValueTests {
         #expect(!check.stderr.contains("next to ,"), "\(check.stderr)")
     }
 }
+
+/// Ids are exact (a Core Data object is named by its own entity): `load` given a parent's name
+/// for a sub-entity's object (`Animal/p2` for the dog `Dog/p2`) said only "dangling reference".
+/// It names the object's id.
+@Suite("A parent's name for a sub-entity's object")
+struct ParentNamedIdTests {
+    @Test func aDanglingReferenceByAParentsNameNamesTheObjectsId() throws {
+        let folder = try CLI.project(versions: [("v1", """
+          Animal:
+            attributes:
+              name: string?
+            relationships:
+              owner: { destination: Owner, inverse: pets, optional: true }
+          Dog:
+            parent: Animal
+          Owner:
+            relationships:
+              pets: { destination: Animal, inverse: owner, toMany: true, optional: true }
+
+        """)])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Dog": [{"id": "d", "name": "rex"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db", "--layout", "core-data"], in: folder).status == 0)
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout
+        let key = try #require(dump.range(of: "\"Dog/p").map { dump[$0.upperBound...].prefix { $0.isNumber } })
+        try folder.write(#"{"version": "v1", "objects": {"Owner": [{"id": "o", "pets": ["Animal/p\#(key)"]}]}}"#, to: "o.json")
+        let load = try CLI.run(["load", "o.json", "s.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("the object of that key is named 'Dog/p\(key)', by its own entity"), "\(load.stderr)")
+    }
+}

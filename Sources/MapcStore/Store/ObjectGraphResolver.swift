@@ -194,7 +194,16 @@ struct ObjectGraphResolver {
                     continue
                 }
                 guard let target = indexByID[ExactText(id)] else {
-                    problems.add(object.entity, object.id, relationship.name, "no object has id '\(id)'\(existing == nil ? "" : " in the data or in the store") (dangling reference)")
+                    // A Core Data store's object is named by its own entity: `Animal/p2` for a Dog is `Dog/p2`.
+                    let named = id.range(of: "/p").flatMap { marker -> String? in
+                        guard let parent = schema.entity(named: String(id[..<marker.lowerBound])) else { return nil }
+                        let key = id[marker.upperBound...]
+                        return schema.hierarchy(under: parent).lazy.map { "\($0.name)/p\(key)" }.first { candidate in
+                            candidate != id && (indexByID[ExactText(candidate)] != nil || (try? existing?(candidate)) != nil)
+                        }
+                    }
+                    problems.add(object.entity, object.id, relationship.name, "no object has id '\(id)'\(existing == nil ? "" : " in the data or in the store") (dangling reference)"
+                                 + (named.map { "; the object of that key is named '\($0)', by its own entity" } ?? ""))
                     continue
                 }
                 let allowed = schema.entity(named: relationship.destination).map { schema.hierarchy(under: $0).map(\.name) } ?? []
