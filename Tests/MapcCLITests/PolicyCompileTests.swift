@@ -156,11 +156,7 @@ extension PolicyCompileTests {
     /// The classes registered are the code's: not one in a comment, a string or `#if false`, not a
     /// nested or private one; a class inheriting from another policy class of the files is one.
     @Test func policyClassesAreFoundInTheCodeNotTheText() throws {
-        let folder = try CLI.project()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-        try folder.write("""
+        let project = try Self.projectCheckingPolicies("""
         import MapcKit
 
         // final class OldPolicy: EntityMigrationPolicy {}
@@ -177,19 +173,9 @@ extension PolicyCompileTests {
 
         final class DerivedPolicy: BasePolicy {}
 
-        """, to: "policies/Policies.swift")
-        try folder.write("""
-        source: v1
-        destination: v2
-        entityMappings:
-          - name: NoteToNote
-            source: Note
-            destination: Note
-            policy: DerivedPolicy
-            attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
-
-        """, to: "mappings/mapping_v1_to_v2.yaml")
-        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
+        """, mappingPolicy: "DerivedPolicy")
+        defer { try? FileManager.default.removeItem(at: project.url) }
+        let check = project.check
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(check.stderr.contains("(BasePolicy, DerivedPolicy)"), "the two policies registered: \(check.stderr)")
     }
@@ -290,17 +276,27 @@ extension PolicyCompileTests {
     /// hid MapcKit's, whose `shared` the registration calls: both failed to compile, at a file
     /// the user never wrote. Names are backquoted, and the registry named by its module.
     @Test func policyClassesNamedLikeKeywordsOrMapcsTypesAreRegistered() throws {
-        let folder = try CLI.project()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
-        try folder.write("""
+        let project = try Self.projectCheckingPolicies("""
         import MapcKit
 
         final class `default`: EntityMigrationPolicy {}
         final class PolicyRegistry: EntityMigrationPolicy {}
 
-        """, to: "policies/Policies.swift")
+        """, mappingPolicy: "default")
+        defer { try? FileManager.default.removeItem(at: project.url) }
+        let check = project.check
+        #expect(check.status == 0 && check.stderr.contains("(default, PolicyRegistry)"), "\(check.stdout)\(check.stderr)")
+    }
+}
+
+extension PolicyCompileTests {
+    /// A project whose policies folder holds `policies` (one file) and whose v1 -> v2 mapping gives
+    /// NoteToNote the policy named, checked with a cache of its own: the folder and `check`'s result.
+    static func projectCheckingPolicies(_ policies: String, mappingPolicy policy: String) throws -> (url: URL, check: CLIResult) {
+        let folder = try CLI.project()
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write(policies, to: "policies/Policies.swift")
         try folder.write("""
         source: v1
         destination: v2
@@ -308,11 +304,10 @@ extension PolicyCompileTests {
           - name: NoteToNote
             source: Note
             destination: Note
-            policy: default
+            policy: \(policy)
             attributes: { title: $source.title, body: $source.body, dateCreated: $source.dateCreated, displayIndex: $source.displayIndex }
 
         """, to: "mappings/mapping_v1_to_v2.yaml")
-        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path])
-        #expect(check.status == 0 && check.stderr.contains("(default, PolicyRegistry)"), "\(check.stdout)\(check.stderr)")
+        return (folder, try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": folder.appendingPathComponent("cache").path]))
     }
 }
