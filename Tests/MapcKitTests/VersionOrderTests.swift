@@ -144,4 +144,17 @@ struct VersionOrderTests {
         #expect(VersionOrder.naturalOrder("Model 2", "Model2") != VersionOrder.naturalOrder("Model2", "Model 2"))
         #expect(VersionOrder.adding("Model 3", to: ["Model", "Model2", "Model4"]) == ["Model", "Model2", "Model 3", "Model4"])
     }
+
+    /// numbers: a version number of any length is a number to both orders (the names' own
+    /// order and the order an import gives), not cut at 18 digits by one and refused past 64
+    /// bits by the other: dates with seconds (`20261129001200123`) and longer stamps grow past both.
+    @Test func numbersOfAnyLengthOrderAlikeInBothOrders() {
+        let names = ["m1000000000000000000000", "m999999999999999999", "m18446744073709551616", "m2"]
+        let expected = ["m2", "m999999999999999999", "m18446744073709551616", "m1000000000000000000000"]
+        #expect(VersionOrder.fromNames(names) == expected)
+        #expect(names.sorted(by: VersionOrder.naturalOrder) == expected)
+        // Leading zeros are the same number to both: no order between `v01` and `v1` from names.
+        #expect(VersionOrder.fromNames(["v0000000000000000000001", "v1"]) == nil)
+        #expect(VersionOrder.adding("m3", to: expected) == ["m2", "m3"] + expected.dropFirst())
+    }
 }

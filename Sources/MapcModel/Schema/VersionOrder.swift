@@ -84,27 +84,24 @@ package struct VersionOrder: Sendable, Equatable {
     /// The only order the names allow, or nil when they allow none or several.
     package static func fromNames(_ names: [String]) -> [String]? {
         guard names.count > 1 else { return names }
-        struct Parsed { var name: String; var shape: String; var numbers: [UInt64] }
-        func parse(_ name: String) -> Parsed? {
-            var shape = "", numbers: [UInt64] = [], digits = ""
-            func flush() -> Bool {
-                guard !digits.isEmpty else { return true }
-                guard let number = UInt64(digits) else { return false }
-                numbers.append(number)
+        struct Parsed { var name: String; var shape: String; var numbers: [Number] }
+        func parse(_ name: String) -> Parsed {
+            var shape = "", numbers: [Number] = [], digits = ""
+            func flush() {
+                guard !digits.isEmpty else { return }
+                numbers.append(Number(digits: digits))
                 shape += "#"
                 digits = ""
-                return true
             }
             for character in name {
                 if character.isASCII && character.isNumber { digits.append(character); continue }
-                guard flush() else { return nil }
+                flush()
                 shape.append(character)
             }
-            guard flush() else { return nil }
+            flush()
             return Parsed(name: name, shape: shape, numbers: numbers)
         }
-        let parsed = names.compactMap(parse)
-        guard parsed.count == names.count else { return nil }
+        let parsed = names.map(parse)
         var numbered = parsed
         var first: Parsed?
         let shapes = Set(parsed.map(\.shape))
@@ -124,20 +121,34 @@ package struct VersionOrder: Sendable, Equatable {
         return (first.map { [$0.name] } ?? []) + sorted.map(\.name)
     }
 
+    /// A run of digits in a version name, as the number it writes, of any length (`007` is 7;
+    /// a stamp of 25 digits is not cut or refused): the one rule both orders compare numbers by.
+    struct Number: Hashable, Comparable {
+        /// The digits without leading zeros ("0" for zero).
+        let digits: Substring
+        init(digits: String) {
+            let significant = digits.drop { $0 == "0" }
+            self.digits = significant.isEmpty ? "0" : significant
+        }
+        static func < (a: Number, b: Number) -> Bool {
+            a.digits.count != b.digits.count ? a.digits.count < b.digits.count : a.digits < b.digits
+        }
+    }
+
     /// Whether `a` sorts before `b`, runs of digits compared as numbers ("Moody" < "Moody 2" <
     /// "Moody 10", "v2.0" < "v2.5" < "v2.5.1" < "v2.7.0"), the spaces beside a number aside
     /// ("Model" < "Model 2" < "Model3" < "Model 4"; names equal but for them by their text): the
     /// order an imported model's versions take, whether the whole model is imported or one
     /// version joins the others.
     package static func naturalOrder(_ a: String, _ b: String) -> Bool {
-        func chunks(_ text: String) -> [(text: String, number: Int?)] {
-            var result: [(String, Int?)] = []
+        func chunks(_ text: String) -> [(text: String, number: Number?)] {
+            var result: [(String, Number?)] = []
             var current = ""
             var digits = false
             func close() {
                 // A text's spaces next to a number are no part of the name's order ("Model 2", "Model3").
                 let kept = digits ? current : current.trimmingCharacters(in: .whitespaces)
-                if !kept.isEmpty { result.append((kept, digits ? Int(kept.prefix(18)) : nil)) }
+                if !kept.isEmpty { result.append((kept, digits ? Number(digits: kept) : nil)) }
                 current = ""
             }
             for character in text {
