@@ -366,15 +366,25 @@ struct MigrationTestCase {
             }
             // Counted, and read batch by batch: a fixture of a million objects is not held whole.
             let total = try store.count(of: entity)
-            // `count` and a comparison (not an attribute whose name starts so: `counter > 0`).
-            if let comparison = rest.range(of: #"^count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression) {
+            // `count` (or `@count`) and a comparison (not an attribute whose name starts so: `counter > 0`).
+            if let comparison = rest.range(of: #"^@?count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression) {
+                let word = rest.hasPrefix("@") ? "@count" : "count"
                 // A count is a whole number: `count == "2"` or `count == 2.5` is a broken test, not a count that differs.
                 let operand = rest[comparison.upperBound...].trimmingCharacters(in: .whitespaces)
                 guard !operand.isEmpty, operand.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.numericType == .decimal }) else {
                     failures.append("\(placeOf(operand)): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
                     continue
                 }
-                let predicate = "\(total) " + rest[rest.index(comparison.lowerBound, offsetBy: "count".count)...]
+                // An entity with a property `count`: the bare word could mean either, and a test that
+                // checks the other one than its author meant passes or fails for nothing.
+                if word == "count", let property = store.schema.property(named: "count", in: declared) {
+                    let kind = if case .relationship = property { "relationship" } else { "attribute" }
+                    let condition = rest.dropFirst(word.count).trimmingCharacters(in: .whitespaces)
+                    failures.append("\(placeOf(rest)): 'count' is both the number of \(entity) objects and \(entity)'s \(kind) 'count'; "
+                                    + "write '\(entity): @count \(condition)' for the number of objects, '\(entity): every count \(condition)' for the \(kind)")
+                    continue
+                }
+                let predicate = "\(total) " + rest[rest.index(comparison.lowerBound, offsetBy: word.count)...]
                 let holds = try evaluate(predicate, object: nil, graph: graph, source: nil, place: place, failures: &failures)
                 if holds == false { failures.append("\(place): \(line) does not hold: there are \(total)") }
                 continue

@@ -107,6 +107,28 @@ struct TestSuiteProbeDefectTests {
                 && test.stdout.contains("notes-v1.assertions:2:16: count is compared with a whole number") && !test.stdout.contains("assertions:3"), "\(test.stdout)")
     }
 
+    /// `Item: count == 5` for an entity with an attribute `count` counted the objects (2) where
+    /// the author meant the attribute: the bare word is refused there as ambiguous, naming both
+    /// forms; `@count` is the number of objects whatever the entity holds.
+    @Test func countIsAmbiguousBesideAnAttributeNamedCount() throws {
+        let folder = try CLI.project(versions: [("v1", "  Item:\n    attributes:\n      count: { type: integer32 }\n"),
+                                                ("v2", "  Item:\n    attributes:\n      count: { type: integer64 }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["fixtures", "expected"] { try FileManager.default.createDirectory(at: folder.appendingPathComponent(name), withIntermediateDirectories: true) }
+        try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "a", "count": 5}, {"id": "b", "count": 5}]}}"#, to: "data.json")
+        #expect(try CLI.run(["load", "data.json", "fixtures/items.db", "--schema", "v1"], in: folder).status == 0)
+        try folder.write("Item: count == 2\n", to: "expected/items.assertions")
+        let ambiguous = try CLI.run(["test"], in: folder)
+        #expect(ambiguous.status == 1 && ambiguous.stdout.contains("items.assertions:1:7: 'count' is both the number of Item objects and Item's attribute 'count'")
+                && ambiguous.stdout.contains("Item: @count == 2") && ambiguous.stdout.contains("Item: every count == 2"), "\(ambiguous.stdout)")
+        try folder.write("Item: @count == 2\nItem: every count == 5\nItem: @count != 5\n", to: "expected/items.assertions")
+        let clear = try CLI.run(["test"], in: folder)
+        #expect(clear.status == 0, "\(clear.stdout)\(clear.stderr)")
+        try folder.write("Item: @count == 5\n", to: "expected/items.assertions")
+        let wrong = try CLI.run(["test"], in: folder)
+        #expect(wrong.status == 1 && wrong.stdout.contains("Item: @count == 5 does not hold: there are 2"), "\(wrong.stdout)")
+    }
+
     /// `Note: sometimes title != nil` was "expected an operator" with no column: a word that is no
     /// quantifier before a predicate is named, with the quantifiers; every failure has its column.
     @Test func anAssertionsMistakeIsPlacedAndAnUnknownQuantifierNamed() throws {
