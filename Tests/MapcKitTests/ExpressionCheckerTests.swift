@@ -143,6 +143,17 @@ struct ExpressionCheckerTests {
         #expect(try fix("title", into: Attribute(name: "displayIndex", type: .int64)) == "convert it with CAST(…, \"NSNumber\")")
         #expect(try problem("rating", into: Attribute(name: "displayIndex", type: .int64))?.contains("a value with a fraction, or out of range, fails the migration") == true)
         #expect(try problem("floor:(rating)", into: Attribute(name: "displayIndex", type: .int64)) == nil, "rounded results are whole numbers")
+        // Whole numbers combined by +, -, *, a remainder, abs: or a negation are whole: a mapping
+        // that rounds first and then wraps a compass heading (`modulus:by:(floor:(x + 0.5), 360)`)
+        // was told to say how to round, an error under `check --strict`.
+        let index = Attribute(name: "displayIndex", type: .int64)
+        for whole in ["modulus:by:(floor:(rating + 0.5), 360)", "floor:(rating) + 1", "-trunc:(rating)", "abs:(ceiling:(rating)) * displayIndex",
+                      "from:subtract:(floor:(rating), displayIndex)", "modulus:by:(trunc:(rating), displayIndex)", "TERNARY(rating > 0, floor:(rating) * 2, 0)"] {
+            #expect(try problem(whole, into: index) == nil, "\(whole)")
+        }
+        for fractional in ["modulus:by:(rating, 360)", "floor:(rating) + 0.5", "floor:(rating) / 2", "-rating", "modulus:by:(floor:(rating), 2.5)"] {
+            #expect(try problem(fractional, into: index)?.contains("a value with a fraction") == true, "\(fractional)")
+        }
         #expect(try problem("author", into: Attribute(name: "title", type: .string))?.contains("an object cannot be stored") == true)
         #expect(try problem("tags.name", into: Attribute(name: "title", type: .string))?.contains("a collection cannot be stored") == true)
         #expect(try problem("displayIndex", into: Attribute(name: "rating", type: .double)) == nil)

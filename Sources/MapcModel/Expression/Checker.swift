@@ -123,7 +123,7 @@ package struct ExpressionChecker {
                 self.warning("\(article(result)) result stored in the boolean \(target): \(warning)", expression.range, fix: "say which values are true, such as '… != 0'")
             case .checked(let warning?):
                 // Rounded results are whole already: no need to say how to round them.
-                if !Self.isWholeNumber(expression) {
+                if !isWholeNumber(expression) {
                     self.warning("\(article(result)) result stored in the integer \(target): \(warning)", expression.range, fix: "say how to round with floor:(), ceiling:() or trunc:()")
                 }
             case .refused:
@@ -178,15 +178,23 @@ package struct ExpressionChecker {
         }
     }
 
-    /// Whether an expression's numbers are whole whatever the data: a rounding function's result,
-    /// an integer, nil, or a choice between such.
-    static func isWholeNumber(_ expression: Expr) -> Bool {
+    /// Whether an expression's numbers are whole whatever the data: an integer (a literal, an
+    /// integer attribute), a rounding function's result, nil, and whole numbers added, subtracted,
+    /// multiplied, negated, made absolute, taken the remainder of, or chosen between.
+    private mutating func isWholeNumber(_ expression: Expr) -> Bool {
         switch expression.kind {
         case .function(let name, let arguments):
-            return [NamedFunction.floor, .ceiling, .trunc].contains(NamedFunction.lookup(name, argumentCount: arguments.count))
+            switch NamedFunction.lookup(name, argumentCount: arguments.count) {
+            case .floor?, .ceiling?, .trunc?: return true
+            case .add?, .subtract?, .multiply?, .modulus?, .abs?: return arguments.allSatisfy { isWholeNumber($0) }
+            default: return isInteger(expression)
+            }
+        case .binary(.add, let left, let right), .binary(.subtract, let left, let right), .binary(.multiply, let left, let right):
+            return isWholeNumber(left) && isWholeNumber(right)
+        case .negate(let operand): return isWholeNumber(operand)
         case .literal(.integer), .literal(.null), .literal(.bool): return true
         case .ternary(_, let whenTrue, let whenFalse): return isWholeNumber(whenTrue) && isWholeNumber(whenFalse)
-        default: return false
+        default: return isInteger(expression)
         }
     }
 
