@@ -113,8 +113,10 @@ public struct MapcCommand: ParsableCommand {
         do {
             var command = try parseAsRoot(arguments)
             // A project's policy files, compiled (or found compiled) and loaded into this process,
-            // once the command line is known to be right (`--help` and `help` never get here).
-            PolicyLoader.loadIfAny(given)
+            // once the command line is known to be right and asks for one of mapc's commands:
+            // `run --help` parses as ArgumentParser's help command, which needs no policy (and
+            // must print even while a policy does not compile).
+            if configuration.subcommands.contains(where: { $0 == type(of: command) }) { PolicyLoader.loadIfAny(given) }
             // A crash in a policy (the user's code, run here) is reported with which one it was.
             mapc_crash_note_install()
             try command.run()

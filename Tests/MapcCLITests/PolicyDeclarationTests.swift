@@ -53,6 +53,21 @@ struct PolicyDeclarationTests {
 }
 
 extension PolicyDeclarationTests {
+    /// `mapc run --help` (and the help of every command that loads policies) compiled the
+    /// project's policies first: a policy that did not compile left the user without the help.
+    @Test func helpNeverCompilesThePolicies() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("policies"), withIntermediateDirectories: true)
+        try folder.write("import MapcKit\nfinal class Broken: EntityMigrationPolicy {}\nthis is not swift\n", to: "policies/Broken.swift")
+        let environment = ["MAPC_CACHE": folder.appendingPathComponent("cache").path]
+        for arguments in [["run", "--help"], ["check", "-h"], ["test", "--help"], ["plan", "--help"], ["graph", "--help"], ["import", "--help"]] {
+            let help = try CLI.run(arguments, in: folder, environment: environment)
+            #expect(help.status == 0 && help.stdout.contains("USAGE: mapc \(arguments[0])") && help.stderr.isEmpty, "\(arguments): \(help.stderr)")
+        }
+        #expect(try CLI.run(["run", "nothing.db"], in: folder, environment: environment).stderr.contains("the policies do not compile"))
+    }
+
     /// `mapc check` of a schema file compiled the project's policies (and failed with their
     /// errors): a schema names no policy. A mapping among the files still needs them.
     @Test func checkingASchemaDoesNotCompileThePolicies() throws {
