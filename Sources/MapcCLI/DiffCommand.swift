@@ -106,7 +106,7 @@ struct DiffCommand: ParsableCommand {
                 let written = { (value: Value?, type: AttributeType) in value.map { DataFile.json($0, type: type).serialized() } }
                 guard let before = old.attributes.first(where: { $0.canonicalIdentifier == attribute.canonicalIdentifier || $0.name == attribute.name }),
                       written(before.defaultValue, before.type) != written(attribute.defaultValue, attribute.type) else { continue }
-                let shown = { (value: Value?, type: AttributeType) in value.map { type == .float ? DataFile.json($0, type: type).serialized() : "\($0)" } ?? "none" }
+                let shown = { (value: Value?, type: AttributeType) in value?.description(as: type) ?? "none" }
                 // Made required at once, the new default is also what stored nils become (the
                 // inferred step says "nil becomes …"): stored values do not all stay then.
                 let fillsNils = LightweightInference.nilFill(from: before, to: attribute) != nil

@@ -48,13 +48,13 @@ extension LightweightInference {
                 refuse(InferenceProblem(entity: entityName, property: attribute.name, reason: "'\(relationship.name)' was a relationship and is now an attribute", fix: "write an explicit mapping"), in: &work)
                 return
             }
-            changes.append(SchemaChange(kind: .added, entity: entityName, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0)" } ?? "")"))
+            changes.append(SchemaChange(kind: .added, entity: entityName, property: attribute.name, detail: "\(attribute.type.rawValue)\(attribute.isOptional ? ", optional" : "")\(attribute.defaultValue.map { ", default \($0.description(as: attribute.type))" } ?? "")"))
             cautionUnmatched(attribute.renamingIdentifier, of: attribute.name, in: work)
             if !attribute.isOptional && attribute.defaultValue == nil {
                 refuse(InferenceProblem.refusedByValidation(entity: entityName, property: attribute.name, reason: "new required attribute without a default",
                                         fix: "give it a default, make it optional, or write an explicit mapping that computes it"), in: &work)
             } else {
-                work.notes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0)" } ?? "nil")")
+                work.notes.append("\(attribute.name): new attribute, gets \(attribute.defaultValue.map { "its default \($0.description(as: attribute.type))" } ?? "nil")")
             }
             work.origins[attribute.name] = .new(default: attribute.defaultValue)
             return
@@ -95,10 +95,10 @@ extension LightweightInference {
         if old.isOptional && !attribute.isOptional, let literal = Self.nilFill(from: old, to: attribute), let defaultValue = attribute.defaultValue {
             expression = "TERNARY(\(ExpressionLiteral.sourceKey(old.name)) != nil, \(ExpressionLiteral.sourceKey(old.name)), \(literal))"
             nilBecomes = defaultValue
-            var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue)")
-            change.defaultForNil = "\(defaultValue)"
+            var change = SchemaChange(kind: .changed, entity: entityName, property: attribute.name, detail: "optional -> required, nil becomes \(defaultValue.description(as: attribute.type))")
+            change.defaultForNil = defaultValue.description(as: attribute.type)
             changes.append(change)
-            work.notes.append("\(attribute.name): now required; nil becomes \(defaultValue)")
+            work.notes.append("\(attribute.name): now required; nil becomes \(defaultValue.description(as: attribute.type))")
         } else if old.isOptional && !attribute.isOptional {
             // No default, or one no expression can write (binary data has no literal): nil has
             // nowhere to go.

@@ -74,6 +74,14 @@ extension Value: CustomStringConvertible {
 }
 
 extension Value {
+    /// The value as messages show a value of an attribute of `type`: a float's in its shortest
+    /// form as a float (0.1, where the double it is stored as is 0.10000000149011612), as `dump`
+    /// writes it; any other as `description`.
+    package func description(as type: AttributeType) -> String {
+        if type == .float, case .double(let number) = self, let single = Float(exactly: number) { return "\(single)" }
+        return description
+    }
+
     /// The first bytes of a value in hexadecimal (`C3 28 FF`), for messages.
     static func hexPrefix(_ bytes: Data, limit: Int = 16) -> String {
         Hex.uppercase(bytes.prefix(limit), separator: UInt8(ascii: " ")) + (bytes.count > limit ? " …" : "")
