@@ -303,7 +303,7 @@ extension SQLiteFeaturesProbeDefectTests {
 }
 
 /// Runs a Python script in a folder, as an app or a device would have touched the store.
-private func python(_ script: String, in folder: URL) throws {
+func python(_ script: String, in folder: URL) throws {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = ["python3", "-c", script]

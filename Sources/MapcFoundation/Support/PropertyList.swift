@@ -26,6 +26,9 @@ package enum PropertyList {
         package var description: String
         /// Whether the data is no property list at all (damaged), rather than one past a limit.
         package var isMalformed = false
+        /// Whether the list is whole, but holds a value that would not be written back as it is
+        /// (refused by an `exact` decode).
+        package var isInexact = false
     }
 
     /// A property list's boolean as a Bool: a Swift `Bool`, or an `NSNumber` made from one (the
@@ -73,11 +76,21 @@ package enum PropertyList {
     /// `perObject`: then a list expanding to more than that many objects is refused only if it
     /// also expands to more than `perObject` times the objects it holds (many objects are a
     /// large value, which costs what its bytes cost; few objects standing for many are sharing).
-    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil) throws -> Any {
+    ///
+    /// `exact` refuses a binary list holding a value Foundation's types cannot hold as it is, so
+    /// that writing the list back would change it (an integer of 128 bits, text with a lone
+    /// surrogate or, marked ASCII, a byte past 127): what is kept for someone else (a store's
+    /// metadata, which an app wrote) is kept exactly or not rewritten. Without it, such a value
+    /// is decoded as near as Foundation's types come (U+FFFD, the low 64 bits).
+    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil, exact: Bool = false) throws -> Any {
         if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects, perObject: perObject) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
-            guard let value = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
+            guard let (value, inexact) = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
                 throw Problem(description: "the binary property list is malformed", isMalformed: true)
+            }
+            if exact, let inexact {
+                let place = inexact.path.isEmpty ? "the property list" : "'\(inexact.path.joined(separator: "."))'"
+                throw Problem(description: "\(place) holds \(inexact.what), which cannot be written back as it is", isInexact: true)
             }
             return value
         }
@@ -190,9 +203,16 @@ package enum PropertyList {
             (self.count, self.top, self.table) = (count, top, table)
         }
 
-        func decode() -> Any? {
+        /// A value decoded as near as Foundation's types come, not as it is: where (the keys
+        /// and indexes leading to it) and what it is.
+        struct Inexact { var path: [String]; var what: String }
+
+        /// The top object, and the first value in it that Foundation's types could not hold as it is.
+        func decode() -> (Any, inexact: Inexact?)? {
             var decoded = [Any?](repeating: nil, count: count)
-            return object(top, &decoded, depth: 0)
+            var inexact: [Int: Inexact] = [:]
+            guard let value = object(top, &decoded, &inexact, depth: 0) else { return nil }
+            return (value, inexact[top])
         }
 
         private func integer(at position: Int, size: Int) -> UInt64? {
@@ -212,7 +232,7 @@ package enum PropertyList {
             return (Int(value), offset + 2 + size)
         }
 
-        private func object(_ reference: Int, _ decoded: inout [Any?], depth: Int) -> Any? {
+        private func object(_ reference: Int, _ decoded: inout [Any?], _ inexact: inout [Int: Inexact], depth: Int) -> Any? {
             guard reference >= 0, reference < count, depth <= PropertyList.maxDepth else { return nil }
             if let done = decoded[reference] { return done }
             guard let position = integer(at: table + reference * offsetSize, size: offsetSize), position < UInt64(trailer) else { return nil }
@@ -233,6 +253,11 @@ package enum PropertyList {
                     // Int64.max (Foundation writes a UInt64 so) when the high half is 0.
                     guard let high = integer(at: offset + 1, size: 8), let low = integer(at: offset + 9, size: 8) else { return nil }
                     result = high == 0 && low > UInt64(Int64.max) ? NSNumber(value: low) : NSNumber(value: Int64(bitPattern: low))
+                    // Any other high half (but a negative Int64's sign) is a number no NSNumber holds.
+                    if !(high == 0 || (high == UInt64.max && low > UInt64(Int64.max))) {
+                        let whole = Int128(bitPattern: UInt128(high) << 64 | UInt128(low))
+                        inexact[reference] = Inexact(path: [], what: "an integer of 128 bits (\(whole))")
+                    }
                 } else {
                     guard let value = integer(at: offset + 1, size: size) else { return nil }
                     result = size == 8 ? NSNumber(value: Int64(bitPattern: value)) : NSNumber(value: Int64(value))
@@ -253,11 +278,25 @@ package enum PropertyList {
                 let slice = bytes[start..<start + size]
                 switch marker >> 4 {
                 case 0x4: result = Data(slice)
-                case 0x5: result = String(decoding: slice, as: Unicode.ASCII.self)
+                case 0x5:
+                    result = String(decoding: slice, as: Unicode.ASCII.self)
+                    if let byte = slice.first(where: { $0 > 0x7F }) {
+                        inexact[reference] = Inexact(path: [], what: "ASCII text with a byte past 127 (0x\(String(byte, radix: 16, uppercase: true)))")
+                    }
                 case 0x7: result = String(decoding: slice, as: UTF8.self)
                 default:
                     let units = stride(from: start, to: start + size, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
                     result = String(decoding: units, as: UTF16.self)
+                    var decoder = UTF16(), iterator = units.makeIterator()
+                    decoding: while true {
+                        switch decoder.decode(&iterator) {
+                        case .scalarValue: continue
+                        case .emptyInput: break decoding
+                        case .error:
+                            inexact[reference] = Inexact(path: [], what: "UTF-16 text with a lone surrogate")
+                            break decoding
+                        }
+                    }
                 }
             case 0x8:
                 guard let value = integer(at: offset + 1, size: Int(marker & 0x0F) + 1) else { return nil }
@@ -271,8 +310,13 @@ package enum PropertyList {
                 items.reserveCapacity(references)
                 for index in 0..<references {
                     guard let child = integer(at: start + index * referenceSize, size: referenceSize),
-                          let value = object(Int(child), &decoded, depth: depth + 1) else { return nil }
+                          let value = object(Int(child), &decoded, &inexact, depth: depth + 1) else { return nil }
                     items.append(value)
+                    // The first inexact value inside, found again through its keys or index.
+                    if inexact[reference] == nil, let inside = inexact[Int(child)] {
+                        let step = isDictionary ? (index >= length ? (items[index - length] as? String ?? "?") : "a key") : "[\(index)]"
+                        inexact[reference] = Inexact(path: [step] + inside.path, what: inside.what)
+                    }
                 }
                 if isDictionary {
                     var dictionary: [String: Any] = [:]

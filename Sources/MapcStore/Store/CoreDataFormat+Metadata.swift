@@ -12,8 +12,10 @@ extension CoreDataFormat {
         CoreDataVersionHash.entityHashes(of: schema)
     }
 
-    /// The decoded `Z_PLIST` of the store's metadata row, with its UUID.
-    func metadataPlist(_ db: Database) throws -> (uuid: String?, plist: [String: Any], data: Data) {
+    /// The decoded `Z_PLIST` of the store's metadata row, with its UUID; `exact` (to write it
+    /// back) refuses a value Foundation's types do not hold as it is (`PropertyList.decode`),
+    /// throwing its `PropertyList.Problem`.
+    func metadataPlist(_ db: Database, exact: Bool = false) throws -> (uuid: String?, plist: [String: Any], data: Data) {
         guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
             throw MapcError.store("the Core Data metadata is missing: Z_METADATA has no row")
         }
@@ -22,8 +24,9 @@ extension CoreDataFormat {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a property list")
         }
         let plist: Any
-        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects, perObject: 4) } catch {
+        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects, perObject: 4, exact: exact) } catch {
             let damaged = (error as? PropertyList.Problem)?.isMalformed == true
+            if let problem = error as? PropertyList.Problem, problem.isInexact { throw problem }
             throw MapcError.store("the Core Data metadata (Z_METADATA.Z_PLIST) cannot be read: \(error)" + (damaged ? "; the store is damaged, and its metadata tells its version: restore it from a backup" : ""))
         }
         guard let dictionary = plist as? [String: Any] else {
@@ -93,6 +96,11 @@ extension CoreDataFormat {
         case _ where PropertyList.boolean(value) != nil: text += PropertyList.boolean(value) == true ? "true" : "false"
         case let number as NSNumber: text += number.stringValue
         case let data as Data: text += "<\(data.count) bytes>"
+        // A date as its instant; one no calendar holds (NaN, infinite, past a year's digits) as
+        // its seconds (`Date.description` traps on NaN).
+        case let date as Date:
+            let seconds = date.timeIntervalSinceReferenceDate
+            text += Timestamp(seconds: seconds, since: .reference).map { ISO8601.format($0) } ?? "<a date \(seconds) seconds after 2001-01-01>"
         case let array as [Any]:
             text += "["
             for (index, element) in array.enumerated() {
@@ -153,9 +161,14 @@ extension CoreDataFormat {
     func writeMetadata(schema: Schema?, carrying previous: StoreMetadata?, history: [HistoryEntry]?, _ db: Database) throws {
         var plist: [String: Any] = [:]
         var uuid = previous?.storeUUID ?? UUID().uuidString.uppercased()
-        if let previous, previous.format == identifier, let carried = try? Self.previousPlist(previous) {
+        // An app's value that would not be written back as it is stops the write: a key of the
+        // app's changed by a migration is data changed without a word.
+        func carried<T>(_ read: () throws -> T) throws -> T? {
+            do { return try read() } catch let problem as PropertyList.Problem where problem.isInexact { throw Self.notWrittenBack(problem) } catch { return nil }
+        }
+        if let previous, previous.format == identifier, let carried = try carried({ try Self.previousPlist(previous) }) {
             plist = carried
-        } else if try db.tableExists("Z_METADATA"), let current = try? metadataPlist(db), current.plist["NSStoreModelVersionHashes"] != nil {
+        } else if try db.tableExists("Z_METADATA"), let current = try carried({ try metadataPlist(db, exact: true) }), current.plist["NSStoreModelVersionHashes"] != nil {
             plist = current.plist
             uuid = current.uuid ?? uuid
         }
@@ -183,8 +196,14 @@ extension CoreDataFormat {
     /// The property list a previous Core Data store's metadata came from (kept as text in `properties`).
     private static func previousPlist(_ metadata: StoreMetadata) throws -> [String: Any] {
         guard let encoded = metadata.properties[rawPlistKey], let data = Data(base64Encoded: encoded),
-              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects, perObject: 4) as? [String: Any] else { return [:] }
+              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects, perObject: 4, exact: true) as? [String: Any] else { return [:] }
         return plist
+    }
+
+    /// Why the metadata is not written: a value of the app's in it would change.
+    private static func notWrittenBack(_ problem: PropertyList.Problem) -> MapcError {
+        MapcError.store("the Core Data metadata (Z_METADATA.Z_PLIST) key \(problem.description) by mapc, so writing the store would change the app's value: "
+                        + "nothing was written; have the app change or remove that key (NSPersistentStoreCoordinator's setMetadata), then run again")
     }
 
     /// Where the whole metadata property list travels with a `StoreMetadata` (base64 of the binary plist).

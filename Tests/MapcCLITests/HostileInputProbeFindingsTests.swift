@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// What the fourth hostile-input probe found: values a Core Data store's metadata can hold,
+/// files past a parser's limits, stores another tool left odd.
+@Suite("Defects found by the fourth hostile-input probe")
+struct HostileInputProbeFindingsTests {
+    /// A Core Data store at v1 of the example, its metadata given the app key `app.value`, whose
+    /// value `replace` rewrites in the binary property list (a placeholder swapped for bytes no
+    /// Python library writes).
+    private func store(placeholder: String, replace: String) throws -> URL {
+        let folder = try CLI.project()
+        #expect(try CLI.run(["init", "s.sqlite", "--schema", "v1", "--layout", "core-data"], in: folder).status == 0)
+        try python("""
+            import sqlite3, plistlib, struct
+            c = sqlite3.connect('s.sqlite')
+            d = plistlib.loads(c.execute('SELECT Z_PLIST FROM Z_METADATA').fetchone()[0])
+            d['app.value'] = \(placeholder)
+            blob = plistlib.dumps(d, fmt=plistlib.FMT_BINARY)
+            old, new = \(replace)
+            assert not old or blob.count(old) == 1
+            c.execute('UPDATE Z_METADATA SET Z_PLIST = ?', (blob.replace(old, new),))
+            c.commit()
+            """, in: folder)
+        return folder
+    }
+
+    /// A date of NaN seconds in the metadata crashed `status`, `dump` and `run` (exit 132, a
+    /// trap: describing it called `Date.description`); infinity showed "<description unavailable>".
+    @Test func aDateOfNoNumberInTheMetadataIsShown() throws {
+        for (bits, shown) in [("float('nan')", "nan"), ("float('inf')", "inf")] {
+            let folder = try store(placeholder: "0.5", replace: "(b'\\x23' + struct.pack('>d', 0.5), b'\\x33' + struct.pack('>d', \(bits)))")
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let status = try CLI.run(["status", "s.sqlite"], in: folder)
+            #expect(status.status == 0 && status.stdout.contains("app.value") && status.stdout.contains("a date \(shown) seconds after 2001-01-01"), "\(status.stdout)\(status.stderr)")
+            #expect(try CLI.run(["dump", "s.sqlite"], in: folder).status == 0)
+        }
+    }
+
+    /// An integer of 128 bits (2^100) became 0, and UTF-16 text with a lone surrogate, or ASCII
+    /// text with a byte past 127, became U+FFFD, when a run wrote the metadata back (exit 0):
+    /// such a value cannot be written back as it is, so the run refuses, naming the key.
+    @Test func metadataThatCannotBeWrittenBackAsItIsStopsTheRun() throws {
+        let cases = [
+            ("2**64 - 1", "(b'\\x14' + b'\\x00' * 8 + b'\\xff' * 8, b'\\x14' + (2**100).to_bytes(16, 'big'))", "an integer of 128 bits"),
+            ("'\\u00e9'", "(b'\\x61\\x00\\xe9', b'\\x61\\xd8\\x00')", "UTF-16 text with a lone surrogate"),
+            ("'a~b'", "(b'\\x53a~b', b'\\x53a\\xffb')", "ASCII text with a byte past 127"),
+        ]
+        for (placeholder, replace, what) in cases {
+            let folder = try store(placeholder: placeholder, replace: replace)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let before = try Data(contentsOf: folder.appendingPathComponent("s.sqlite"))
+            let run = try CLI.run(["run", "s.sqlite", "--to", "v2"], in: folder)
+            #expect(run.status == 2 && run.stderr.contains("app.value") && run.stderr.contains(what), "\(what): \(run.stderr)")
+            #expect(try Data(contentsOf: folder.appendingPathComponent("s.sqlite")) == before, "\(what)")
+        }
+        // A UInt64 past Int64.max (Foundation writes it in 128 bits) is kept.
+        let folder = try store(placeholder: "2**64 - 1", replace: "(b'', b'')")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["run", "s.sqlite", "--to", "v2"], in: folder).status == 0)
+        let status = try CLI.run(["status", "s.sqlite"], in: folder).stdout
+        #expect(status.contains("app.value") && status.contains(" 18446744073709551615\n"), "\(status)")
+    }
+}
