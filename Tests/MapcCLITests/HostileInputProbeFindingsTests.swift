@@ -61,4 +61,20 @@ struct HostileInputProbeFindingsTests {
         let status = try CLI.run(["status", "s.sqlite"], in: folder).stdout
         #expect(status.contains("app.value") && status.contains(" 18446744073709551615\n"), "\(status)")
     }
+
+    /// A store holding an object with an empty id (another tool's write) was migrated and called
+    /// valid, exit 0, where `dump` of the result said it broke the rules and `load` refused the
+    /// dump: the run's validation holds every id to the rule `load` holds them to.
+    @Test func anEmptyIdFailsARunsValidationAsItFailsLoad() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2020-01-01T00:00:00Z"}]}}"#, to: "v1.json")
+        #expect(try CLI.run(["load", "v1.json", "s.db"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "UPDATE Note SET _id = '' WHERE _id = 'n1'")
+        let before = try Data(contentsOf: folder.appendingPathComponent("s.db"))
+        let run = try CLI.run(["run", "s.db", "--to", "v2"], in: folder)
+        #expect(run.status == 3 && run.stderr.contains("its id is empty, where an id is a non-empty string (give every object a unique, non-empty id)")
+                && run.stderr.contains("before this run"), "\(run.stdout)\(run.stderr)")
+        #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
+    }
 }

@@ -229,7 +229,7 @@ package struct StoreValidator {
         return findings
     }
 
-    /// Empty ids in `tables`, and ids of theirs another table's objects have too (a few of each).
+    /// Empty ids (a few of each table), and ids of `tables` another table's objects have too.
     /// Each probe is an index lookup per object of the table checked.
     private func identityProblems(in tables: Set<String>) throws -> [(entity: String, id: String, value: String, rule: String)] {
         let storages = store.layout.entities.values.filter { $0.idColumn != nil }
@@ -238,12 +238,19 @@ package struct StoreValidator {
             storages.first { $0.table == table && $0.discriminator == discriminator }?.entity ?? byTable[table]?.entity ?? table
         }
         var problems: [(entity: String, id: String, value: String, rule: String)] = []
+        // An empty id in any table, copied or made: `load` refuses one, and so a dump of the
+        // store (the rule `ObjectGraphResolver.emptyIDMessage` says), so a run's validation does.
+        for (table, storage) in byTable.sorted(by: { $0.key < $1.key }) {
+            guard let idColumn = storage.idColumn?.quotedSQLIdentifier else { continue }
+            let kind = storage.entityColumn.quotedSQLIdentifier
+            let why = tables.contains(table) ? "a policy's hooks gave it; give each object an id of its own" : "give every object a unique, non-empty id"
+            for row in try Row.fetchAll(db, sql: "SELECT \(kind) FROM \(table.quotedSQLIdentifier) WHERE \(idColumn) = '' LIMIT 3") {
+                problems.append((entity(table, row[0] as DatabaseValue), "", "\"\"", "its id is empty, where an id is a non-empty string (\(why))"))
+            }
+        }
         for table in tables.sorted() {
             guard let storage = byTable[table], let idColumn = storage.idColumn?.quotedSQLIdentifier else { continue }
             let kind = storage.entityColumn.quotedSQLIdentifier
-            for row in try Row.fetchAll(db, sql: "SELECT \(kind) FROM \(table.quotedSQLIdentifier) WHERE \(idColumn) = '' LIMIT 3") {
-                problems.append((entity(table, row[0] as DatabaseValue), "", "\"\"", "its id is empty, where an id is a non-empty string (a policy's hooks gave it; give each object an id of its own)"))
-            }
             // Each pair of tables once: two made ones are joined from the first.
             for (otherTable, other) in byTable.sorted(by: { $0.key < $1.key }) where otherTable != table && !(tables.contains(otherTable) && otherTable < table) {
                 guard let otherID = other.idColumn?.quotedSQLIdentifier else { continue }
