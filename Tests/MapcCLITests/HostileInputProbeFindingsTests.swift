@@ -77,4 +77,20 @@ struct HostileInputProbeFindingsTests {
                 && run.stderr.contains("before this run"), "\(run.stdout)\(run.stderr)")
         #expect(try Data(contentsOf: folder.appendingPathComponent("s.db")) == before)
     }
+
+    /// A model written on one line (generated, minified) took time in the square of the line's
+    /// length to import (8,000 entities: 30 s), each element's place counted from the line's
+    /// start; counted once per line now, a place is still the tag's own character column.
+    @Test func elementsOfALongLineArePlacedByTheirCharacters() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let entities = (0..<3_000).map { #"<entity name="E\#($0)"><attribute name="é\#($0)" optional="YES" attributeType="String"/></entity>"# }.joined()
+        let mistake = #"<attribute name="x" optional="YES" attributeType="Strin"/>"#
+        let line = #"<model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">"# + entities + #"<entity name="Last">"# + mistake + "</entity></model>"
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("M.xcdatamodel"), withIntermediateDirectories: true)
+        try folder.write("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n" + line + "\n", to: "M.xcdatamodel/contents")
+        let column = line.components(separatedBy: mistake)[0].count + 1
+        let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
+        #expect(imported.status == 1 && imported.stderr.contains("M.xcdatamodel/contents:2:\(column): error: attribute Last.x has the unknown type 'Strin'"), "\(imported.stderr.prefix(300))")
+    }
 }
