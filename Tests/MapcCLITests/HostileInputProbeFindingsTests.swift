@@ -93,4 +93,36 @@ struct HostileInputProbeFindingsTests {
         let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
         #expect(imported.status == 1 && imported.stderr.contains("M.xcdatamodel/contents:2:\(column): error: attribute Last.x has the unknown type 'Strin'"), "\(imported.stderr.prefix(300))")
     }
+
+    /// An Xcode model with a name of 1,030 characters, or an entity of 3,000 attributes, failed
+    /// import with "cannot be written as a schema file mapc reads back … please report it": a
+    /// name past what a YAML key holds, a table past SQLite's columns. Said at the element, as
+    /// a schema file's are.
+    @Test func namesAndEntitiesPastWhatFilesAndTablesHoldAreSaidAtTheirElement() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let long = "a" + String(repeating: "b", count: 1_029)
+        let wide = (0..<2_001).map { #"<attribute name="a\#($0)" optional="YES" attributeType="String"/>"# }.joined(separator: "\n")
+        let model = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Note">
+            <attribute name="\(long)" optional="YES" attributeType="String"/>
+            </entity>
+            <entity name="Wide">
+            \(wide)
+            </entity>
+            </model>
+            """
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("M.xcdatamodel"), withIntermediateDirectories: true)
+        try folder.write(model, to: "M.xcdatamodel/contents")
+        let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
+        #expect(imported.status == 1 && imported.stderr.contains("contents:4:1: error: attribute name 'abbbbbbbbbbbbbbbbbbb…' is 1030 characters long, past the 500 mapc's files hold")
+                && imported.stderr.contains("contents:6:1: error: entity Wide: too many attributes (2001); an entity has at most 2000, as a store's table holds at most 2000 columns (SQLite's limit)")
+                && !imported.stderr.contains("please report"), "\(imported.stderr.prefix(1_500))")
+        // A schema file's name is held to the same length.
+        try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      a\(String(repeating: "b", count: 600)): string?\n", to: "schemas/v1.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.status == 1 && check.stderr.contains("v1.yaml:6:7: error: attribute name 'abbbbbbbbbbbbbbbbbbb…' is 601 characters long"), "\(check.stderr.prefix(600))")
+    }
 }

@@ -13,6 +13,11 @@ public enum SchemaLoader {
     /// Limit on properties per entity.
     package static let maxPropertiesPerEntity = 2_000
 
+    /// Why an entity of `count` attributes is refused.
+    package static func tooManyAttributes(_ count: Int) -> String {
+        "too many attributes (\(count)); an entity has at most \(maxPropertiesPerEntity), as a store's table holds at most \(maxPropertiesPerEntity) columns (SQLite's limit)"
+    }
+
     package static let topKeys = ["model", "version", "versionIdentifier", "entities"]
     package static let entityKeys = ["parent", "abstract", "renamingIdentifier", "versionHashModifier",
                              "uniquenessConstraints", "indexes", "userInfo", "className", "notImported", "attributes", "relationships"]
@@ -144,7 +149,7 @@ public enum SchemaLoader {
             case "attributes":
                 guard let items = document.entries(of: value, what: "attributes of '\(name)'") else { break }
                 if items.count > maxPropertiesPerEntity {
-                    document.error("too many attributes (\(items.count)); the limit is \(maxPropertiesPerEntity)", at: value)
+                    document.error(Self.tooManyAttributes(items.count), at: value)
                     break
                 }
                 for item in items {

@@ -213,14 +213,21 @@ public enum XcodeModelImporter {
         let found = validator.validate()
         let errors = reader.errors + found.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        // Names a schema file cannot hold, each at its own element (Xcode's editor refuses them too).
+        // Names a schema file cannot hold, each at its own element (Xcode's editor refuses them too), and entities too wide for a table.
         var names: [Diagnostic] = []
         for entity in schema.entities {
             let fix = "Xcode's model editor does not accept it either: rename it in the model (an ASCII letter, then ASCII letters, digits or '_')"
             if !YAMLDocument.isIdentifier(entity.name) { names.append(.error("entity name '\(entity.name)' is not a valid name", at: entity.location, fix: fix)) }
-            for (kind, name, location) in entity.attributes.map({ ("attribute", $0.name, $0.location) }) + entity.relationships.map({ ("relationship", $0.name, $0.location) })
-            where !YAMLDocument.isIdentifier(name) {
-                names.append(.error("\(kind) name '\(name)' of \(entity.name) is not a valid name", at: location ?? entity.location, fix: fix))
+            if entity.attributes.count > SchemaLoader.maxPropertiesPerEntity {
+                names.append(.error("entity \(entity.name): " + SchemaLoader.tooManyAttributes(entity.attributes.count), at: entity.location, fix: "split the entity in the model"))
+            }
+            if let problem = YAMLDocument.nameLengthProblem(entity.name) { names.append(.error("entity name \(problem)", at: entity.location, fix: "shorten it in the model")) }
+            for (kind, name, location) in entity.attributes.map({ ("attribute", $0.name, $0.location) }) + entity.relationships.map({ ("relationship", $0.name, $0.location) }) {
+                if !YAMLDocument.isIdentifier(name) {
+                    names.append(.error("\(kind) name '\(name)' of \(entity.name) is not a valid name", at: location ?? entity.location, fix: fix))
+                } else if let problem = YAMLDocument.nameLengthProblem(name) {
+                    names.append(.error("\(kind) name \(problem)", at: location ?? entity.location, fix: "shorten it in the model"))
+                }
             }
         }
         if !names.isEmpty { throw DiagnosticsError(names) }
