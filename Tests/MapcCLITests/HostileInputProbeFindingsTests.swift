@@ -125,4 +125,26 @@ struct HostileInputProbeFindingsTests {
         let check = try CLI.run(["check"], in: folder)
         #expect(check.status == 1 && check.stderr.contains("v1.yaml:6:7: error: attribute name 'abbbbbbbbbbbbbbbbbbb…' is 601 characters long"), "\(check.stderr.prefix(600))")
     }
+
+    /// `load` into a Core Data store whose `Z_MAX` another tool left as text (or NULL, or a
+    /// blob) added its objects and left the text there (SQLite's `max` keeps text over any
+    /// number), so the app's key counter named no key: a number covering every key is written.
+    @Test func loadWritesANumberOverAKeyCounterThatIsNone() throws {
+        for stored in ["'lots'", "NULL", "x'00'"] {
+            let folder = try CLI.project()
+            defer { try? FileManager.default.removeItem(at: folder) }
+            #expect(try CLI.run(["init", "s.sqlite", "--schema", "v1", "--layout", "core-data"], in: folder).status == 0)
+            try sqlite(folder, "s.sqlite", "UPDATE Z_PRIMARYKEY SET Z_MAX = \(stored) WHERE Z_NAME = 'Note'")
+            try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2020-01-01T00:00:00Z"}]}}"#, to: "v1.json")
+            #expect(try CLI.run(["load", "v1.json", "s.sqlite"], in: folder).status == 0)
+            try python("""
+                import sqlite3
+                c = sqlite3.connect('s.sqlite')
+                counter, kind = c.execute("SELECT Z_MAX, typeof(Z_MAX) FROM Z_PRIMARYKEY WHERE Z_NAME = 'Note'").fetchone()
+                largest = c.execute('SELECT max(Z_PK) FROM ZNOTE').fetchone()[0]
+                open('counter.txt', 'w').write(f'{kind} {counter >= largest if kind == "integer" else False}')
+                """, in: folder)
+            #expect(try folder.read("counter.txt") == "integer True", "\(stored)")
+        }
+    }
 }

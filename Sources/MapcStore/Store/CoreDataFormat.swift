@@ -224,8 +224,13 @@ struct CoreDataFormat: StoreFormatStrategy {
 
     func raiseKeyCounter(inTable table: String, layout: StoreLayout, to key: Int64, _ db: Database) throws {
         guard let root = Self.root(of: table, layout) else { return }
-        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, ?) WHERE Z_ENT = ?", arguments: [key, root.discriminator])
+        try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(\(Self.storedKeyCounter), ?) WHERE Z_ENT = ?", arguments: [key, root.discriminator])
     }
+
+    /// `Z_MAX` where it is a number, else 0: what another tool left there (text, a blob, NULL)
+    /// is no high-water mark (`highestKey` reads none), and SQLite's `max` would keep it over
+    /// any number (text sorts after numbers), leaving the counter an app reads unwritten.
+    private static let storedKeyCounter = "CASE WHEN typeof(Z_MAX) = 'integer' THEN Z_MAX ELSE 0 END"
 
     /// The storage of a table's root entity: the one whose hierarchy holds every member.
     private static func root(of table: String, _ layout: StoreLayout) -> EntityStorage? {
@@ -236,7 +241,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         // Z_MAX, kept on each hierarchy's root row, covers every key handed out.
         for (table, _) in layout.entityTables {
             guard let root = Self.root(of: table, layout) else { continue }
-            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(Z_MAX, (SELECT COALESCE(max(Z_PK), 0) FROM \(Self.sqlName(table)))) WHERE Z_ENT = ?", arguments: [root.discriminator])
+            try db.execute(sql: "UPDATE Z_PRIMARYKEY SET Z_MAX = max(\(Self.storedKeyCounter), (SELECT COALESCE(max(Z_PK), 0) FROM \(Self.sqlName(table)))) WHERE Z_ENT = ?", arguments: [root.discriminator])
         }
         // Each to-one's destination-entity column: the entity number of the object it names, nil
         // with it (only the rows where it differs are written).
