@@ -147,4 +147,22 @@ struct HostileInputProbeFindingsTests {
             #expect(try folder.read("counter.txt") == "integer True", "\(stored)")
         }
     }
+
+    /// A well-formed file with a text or attribute value past libxml2's 10,000,000 bytes was
+    /// "malformed XML: not well-formed … is the file complete?" at its last line: the value and
+    /// the parser's limit are said, where the value starts.
+    @Test func aValuePastTheXMLParsersLimitIsSaidAsSuch() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let model = """
+            <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+            <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Note"><userInfo><entry key="k" value="\(String(repeating: "a", count: 10_000_001))"/></userInfo></entity>
+            </model>
+            """
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("M.xcdatamodel"), withIntermediateDirectories: true)
+        try folder.write(model, to: "M.xcdatamodel/contents")
+        let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
+        #expect(imported.status == 1 && imported.stderr.contains("contents:3:32: error: this element holds a text or attribute value of more than 10000000 bytes, the most the XML parser reads in one (libxml2's limit)"), "\(imported.stderr.prefix(400))")
+    }
 }

@@ -54,6 +54,10 @@ enum XMLTree {
         if let (message, line, column) = entityProblem(data) {
             throw malformed(message, at: FileLocation(path: path, line: line, column: column))
         }
+        if let offset = textPastParserLimit(data) {
+            throw malformed("this element holds a text or attribute value of more than \(maxTextLength) bytes, the most the XML parser reads in one (libxml2's limit); mapc cannot read this file",
+                            at: SourceFile(path: path, text: String(decoding: data, as: UTF8.self)).location(ofUTF8Offset: offset))
+        }
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         parser.shouldProcessNamespaces = false
@@ -80,6 +84,25 @@ enum XMLTree {
                             at: SourceFile(path: path, text: String(decoding: data, as: UTF8.self)).location(ofUTF8Offset: extra))
         }
         return root
+    }
+
+    /// The most bytes libxml2 reads in one text node or attribute value (its `XML_MAX_TEXT_LENGTH`,
+    /// which Foundation's parser does not lift): a longer one is "not well-formed" to it.
+    static let maxTextLength = 10_000_000
+
+    /// Where a run of bytes without `<` or `>` longer than `maxTextLength` starts (a text, or a
+    /// tag with an attribute value), or nil.
+    static func textPastParserLimit(_ data: Data) -> Int? {
+        guard data.count > maxTextLength else { return nil }
+        var start = 0
+        return data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int? in
+            for index in 0...bytes.count {
+                guard index == bytes.count || bytes[index] == 0x3C || bytes[index] == 0x3E else { continue }
+                if index - start > maxTextLength { return start }
+                start = index + 1
+            }
+            return nil
+        }
     }
 
     /// The byte offset of content after the root element's closing tag (an element, text), or
