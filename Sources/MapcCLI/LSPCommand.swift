@@ -233,7 +233,16 @@ struct LanguageServer {
             schedule(path)
         case "textDocument/didChange":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
-            if case .array(let changes)? = params["contentChanges"] { open[path] = SourceFile.withoutByteOrderMark(Self.applying(changes, to: open[path] ?? "")) }
+            if case .array(let changes)? = params["contentChanges"] {
+                if let changed = Self.applying(changes, to: open[path] ?? "") {
+                    open[path] = SourceFile.withoutByteOrderMark(changed)
+                } else {
+                    // A change that names no part of the text: applied any way, the server's copy
+                    // would differ from the editor's, and every diagnostic after it be misplaced.
+                    send(.object([("jsonrpc", .string("2.0")), ("method", .string("window/showMessage")),
+                                  ("params", .object([("type", .integer(2)), ("message", .string("mapc: the editor sent a change to \((path as NSString).lastPathComponent) whose range ends before it starts, or is no range; it was not applied, and mapc's copy of the file may now differ from the editor's: close and reopen the file"))]))]))
+                }
+            }
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
         case "textDocument/didSave":
@@ -466,16 +475,18 @@ struct LanguageServer {
 
     /// A document's text after a `didChange`'s changes, in order: a change with a `range` edits
     /// that part (a client may send them though the server asks for whole texts: taken as the
-    /// whole text, a fragment replaced the document), one without is the whole text.
-    static func applying(_ changes: [JSONValue], to text: String) -> String {
+    /// whole text, a fragment replaced the document), one without is the whole text. Nil when a
+    /// range is none (its end before its start, a position that is not one): taken as a whole
+    /// text, its fragment replaced the document.
+    static func applying(_ changes: [JSONValue], to text: String) -> String? {
         var text = text
         for change in changes {
             guard case .string(let replacement)? = change["text"] else { continue }
-            guard let range = change["range"], range != .null, let start = utf16Offset(range["start"], in: text),
-                  let end = utf16Offset(range["end"], in: text), start <= end else {
+            guard let range = change["range"], range != .null else {
                 text = replacement
                 continue
             }
+            guard let start = utf16Offset(range["start"], in: text), let end = utf16Offset(range["end"], in: text), start <= end else { return nil }
             var units = Array(text.utf16)
             units.replaceSubrange(start..<end, with: Array(replacement.utf16))
             text = String(decoding: units, as: UTF16.self)

@@ -24,6 +24,30 @@ struct LSPChangesTests {
         #expect(LanguageServer.applying([change("x", from: (0, 0), to: (0, 1)), change("whole")], to: "ab") == "whole")
         #expect(LanguageServer.applying([change("end", from: (9, 0), to: (9, 0))], to: "ab") == "abend")
     }
+
+    /// A change whose range ends before it starts (line 900 to line 2) replaced the whole
+    /// document with its fragment, silently: the server's copy then differed from the editor's.
+    /// It is not applied, and the editor is told.
+    @Test func aRangeThatEndsBeforeItStartsIsNotApplied() throws {
+        #expect(LanguageServer.applying([change("x", from: (1, 0), to: (0, 0))], to: "ab\ncd") == nil)
+        #expect(LanguageServer.applying([.object([("range", .object([("start", .string("no"))])), ("text", .string("x"))])], to: "ab") == nil)
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("schemas/v1.yaml").standardizedFileURL.path
+        let uri = URL(fileURLWithPath: path).absoluteString
+        let client = try LSPClient(in: folder)
+        _ = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": [:]])
+        try client.send(["method": "initialized", "params": [:]])
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": try String(contentsOfFile: path, encoding: .utf8)]]])
+        #expect(try client.diagnostics(for: uri).isEmpty)
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": uri, "version": 2],
+                                                                        "contentChanges": [["range": ["start": ["line": 900, "character": 0], "end": ["line": 2, "character": 0]], "text": "x"]]]])
+        // The copy is as it was: no diagnostics of a document that is "x".
+        #expect(try client.diagnostics(for: uri).isEmpty)
+        let told = client.notifications.first { $0["method"] as? String == "window/showMessage" }
+        #expect(((told?["params"] as? [String: Any])?["message"] as? String)?.contains("whose range ends before it starts") == true, "\(client.notifications)")
+        try client.close()
+    }
 }
 
 extension LSPChangesTests {
