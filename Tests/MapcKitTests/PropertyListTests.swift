@@ -342,4 +342,20 @@ struct PropertyListTests {
         #expect(error?.description.contains("more than \(ExpressionArchive.maxNodes) expressions") == true, "\(String(describing: error))")
         #expect(Date().timeIntervalSince(started) < 5)
     }
+
+    /// An XML property list nested 600 deep was "not a property list (neither binary, XML nor
+    /// text)" where the binary one is said to nest too deep: both say so now.
+    @Test func anXMLListNestedTooDeepIsSaidToBe() throws {
+        func nested(_ depth: Int) -> Data {
+            Data(("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">" + String(repeating: "<array>", count: depth) + "<array/>"
+                  + String(repeating: "</array>", count: depth) + "</plist>").utf8)
+        }
+        #expect(throws: PropertyList.Problem.self) { try PropertyList.decode(nested(600)) }
+        do { _ = try PropertyList.decode(nested(600)) } catch let problem as PropertyList.Problem {
+            #expect(problem.description == "it nests more than 512 levels deep" && !problem.isMalformed)
+        }
+        #expect(PropertyList.xmlNesting(nested(100)) == 100)
+        #expect(PropertyList.xmlNesting(Data("<plist><dict><key>a</key><array/></dict></plist>".utf8)) == 1)
+        #expect(try PropertyList.decode(nested(20)) is [Any])
+    }
 }

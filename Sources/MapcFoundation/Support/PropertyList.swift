@@ -94,6 +94,7 @@ package enum PropertyList {
             }
             return value
         }
+        if let depth = xmlNesting(data), depth > maxDepth { throw Problem(description: "it nests more than \(maxDepth) levels deep") }
         do {
             return try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
         } catch {
@@ -101,6 +102,34 @@ package enum PropertyList {
             // correct format.") say nothing a reader can act on.
             throw Problem(description: "it is not a property list (neither binary, XML nor text)", isMalformed: true)
         }
+    }
+
+    /// How deep the arrays and dictionaries of an XML property list nest (Foundation's parser
+    /// gives up past a depth with no word of why); nil for data that is not XML.
+    static func xmlNesting(_ data: Data) -> Int? {
+        guard data.prefix(64).firstIndex(of: UInt8(ascii: "<")) != nil else { return nil }
+        var depth = 0, deepest = 0
+        data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+            var index = 0
+            while index + 1 < bytes.count {
+                defer { index += 1 }
+                guard bytes[index] == UInt8(ascii: "<") else { continue }
+                let closing = bytes[index + 1] == UInt8(ascii: "/")
+                let name = index + (closing ? 2 : 1)
+                func named(_ word: String) -> Bool {
+                    let utf8 = Array(word.utf8)
+                    guard name + utf8.count < bytes.count, bytes[name..<name + utf8.count].elementsEqual(utf8) else { return false }
+                    let after = bytes[name + utf8.count]
+                    return after == UInt8(ascii: ">") || after == UInt8(ascii: " ") || after == UInt8(ascii: "/")
+                }
+                guard named("array") || named("dict") else { continue }
+                // `<array/>` opens nothing.
+                var end = name
+                while end < bytes.count, bytes[end] != UInt8(ascii: ">") { end += 1 }
+                if closing { depth -= 1 } else if bytes[end - 1] != UInt8(ascii: "/") { depth += 1; deepest = max(deepest, depth) }
+            }
+        }
+        return deepest
     }
 
     /// Why a binary property list is refused before decoding, or nil (also for data that is not
