@@ -165,4 +165,15 @@ struct HostileInputProbeFindingsTests {
         let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
         #expect(imported.status == 1 && imported.stderr.contains("contents:3:32: error: this element holds a text or attribute value of more than 10000000 bytes, the most the XML parser reads in one (libxml2's limit)"), "\(imported.stderr.prefix(400))")
     }
+
+    /// A view in an entity table's place was "has no table ZNOTE … restore it from a backup",
+    /// sending the reader after a dropped table: the view is named.
+    @Test func aViewInATablesPlaceIsNamed() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "s.sqlite", "--schema", "v1", "--layout", "core-data"], in: folder).status == 0)
+        try sqlite(folder, "s.sqlite", "ALTER TABLE ZNOTE RENAME TO ZNOTE_REAL; CREATE VIEW ZNOTE AS SELECT * FROM ZNOTE_REAL")
+        let status = try CLI.run(["status", "s.sqlite"], in: folder)
+        #expect(status.status == 2 && status.stderr.contains("s.sqlite's ZNOTE is a view, where version v1 keeps a table of its objects or links"), "\(status.stderr)")
+    }
 }

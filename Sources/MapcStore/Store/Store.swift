@@ -147,6 +147,15 @@ public final class Store: @unchecked Sendable {
             throw MapcError.store("\(path ?? "the store") has generated columns (\(generated.map { "\($0.table).\($0.column)" }.joined(separator: ", "))), which neither Core Data nor mapc makes "
                                   + "and which SQLite computes for every row it checks, at any cost; remove them (SQLite: ALTER TABLE \(first.table.quotedSQLIdentifier) DROP COLUMN \(first.column.quotedSQLIdentifier)), and run again")
         }
+        // A view in a table's place (another tool's) is named as such: "no table" alone sends
+        // the reader looking for a table that was dropped.
+        let views = try database.read { db in
+            Set(try String.fetchAll(db, sql: "SELECT lower(name) FROM sqlite_master WHERE type = 'view'"))
+        }
+        for table in layout.tables where !present.contains(table.name.lowercased()) && views.contains(table.name.lowercased()) {
+            throw MapcError.store("\(path ?? "the store")'s \(table.name) is a view, where version \(schema.version) keeps a table of its objects or links: "
+                                  + "neither Core Data nor mapc makes views in their tables' places; the store was changed by another program: restore it from a backup")
+        }
         for table in layout.tables where !present.contains(table.name.lowercased()) {
             let members = layout.entities.values.filter { $0.table == table.name }.compactMap { schema.entity(named: $0.entity) }
             // The hierarchy's root names a shared table.
