@@ -176,4 +176,16 @@ struct HostileInputProbeFindingsTests {
         let status = try CLI.run(["status", "s.sqlite"], in: folder)
         #expect(status.status == 2 && status.stderr.contains("s.sqlite's ZNOTE is a view, where version v1 keeps a table of its objects or links"), "\(status.stderr)")
     }
+
+    /// A store's own trigger that broke objects as `load` wrote them made `load` report broken
+    /// objects without a word of the trigger: it is named.
+    @Test func loadNamesTheStoresTriggersWhenItsObjectsBreak() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(try CLI.run(["init", "s.db", "--schema", "v1"], in: folder).status == 0)
+        try sqlite(folder, "s.db", "CREATE TRIGGER blank_titles AFTER INSERT ON Note BEGIN UPDATE Note SET title = NULL; END")
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2020-01-01T00:00:00Z"}]}}"#, to: "v1.json")
+        let load = try CLI.run(["load", "v1.json", "s.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("the store has triggers of its own (blank_titles), which ran on the objects written"), "\(load.stderr)")
+    }
 }

@@ -41,10 +41,19 @@ extension Store {
         do {
             try writeObjects(objects) { hadObjects = $0 }
         } catch let invalid as WholeStoreInvalid {
-            guard hadObjects else { throw invalid.error }
-            // The transaction is undone: the store as it was says which problems were already there.
-            let before = try violations()
-            throw invalid.error(knowing: before.violations.map(Self.dataProblem), allKnown: before.total >= invalid.error.total)
+            // The store's own triggers ran on the rows written: what they did is part of what broke.
+            let triggers = try database.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name") }
+            var error = invalid.error
+            if hadObjects {
+                // The transaction is undone: the store as it was says which problems were already there.
+                let before = try violations()
+                error = invalid.error(knowing: before.violations.map(Self.dataProblem), allKnown: before.total >= invalid.error.total)
+            }
+            if !triggers.isEmpty {
+                error.problems.append(DataProblem(entity: "store", objectID: nil, key: nil, message: "the store has triggers of its own (\(triggers.prefix(5).joined(separator: ", "))\(triggers.count > 5 ? ", …" : "")), "
+                                                  + "which ran on the objects written and may have changed or removed others: nothing was written; see what they do (sqlite3: .schema), or load into a new store"))
+            }
+            throw error
         }
     }
 
