@@ -63,6 +63,8 @@ struct ModelHistoryProbeFindingsTests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(try folder.read("schemas/versions.yaml").contains("versions: [Model, Model 2, Model 10, Model 3]"))
         #expect(run.stderr.contains("'Model 10' sorts after it by name") && run.stderr.contains("check the order in versions.yaml"), "\(run.stderr)")
+        // Placed at the name .xccurrentversion gives (it was at 1:1, the file's XML declaration).
+        #expect(run.stderr.contains(".xccurrentversion:6:10: warning: 'Model 3' is the current version"), "\(run.stderr)")
     }
 }
 

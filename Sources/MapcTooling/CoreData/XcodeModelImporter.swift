@@ -94,8 +94,16 @@ public enum XcodeModelImporter {
         var warnings: [Diagnostic] = []
         var current: String?
         let currentFile = url.appendingPathComponent(".xccurrentversion")
+        // Where the file names the current version (the value after `_XCCurrentVersionName` in
+        // the XML Xcode writes), which its warnings point at; its start otherwise.
+        var location = FileLocation(path: currentFile.path, line: 1, column: 1)
         if FileManager.default.fileExists(atPath: currentFile.path) {
             let data = try Files.read(currentFile.path, what: "the model's current version file")
+            let text = SourceFile(path: currentFile.path, text: String(decoding: data, as: UTF8.self))
+            if let key = text.text.range(of: "_XCCurrentVersionName") {
+                let value = text.text[key.upperBound...].range(of: "<string>").map(\.upperBound) ?? key.lowerBound
+                location = text.location(ofUTF8Offset: text.text.utf8.distance(from: text.text.utf8.startIndex, to: value))
+            }
             let plist: Any?
             do { plist = try PropertyList.decode(data) } catch {
                 throw MapcError.input("\(currentFile.path): \(error); open the model in Xcode and save it, or delete the file (the versions are then ordered by name)")
@@ -103,12 +111,10 @@ public enum XcodeModelImporter {
             if let named = (plist as? [String: Any])?["_XCCurrentVersionName"] as? String {
                 let version = named.hasSuffix(".xcdatamodel") ? String(named.dropLast(".xcdatamodel".count)) : named
                 if versions.contains(version) { current = version } else {
-                    warnings.append(.warning("\(currentFile.path) names '\(named)' as the current version, which is not in the model; the versions are ordered by name",
-                                             at: FileLocation(path: currentFile.path, line: 1, column: 1)))
+                    warnings.append(.warning("\(currentFile.path) names '\(named)' as the current version, which is not in the model; the versions are ordered by name", at: location))
                 }
             } else {
-                warnings.append(.warning("\(currentFile.path) names no current version; the versions are ordered by name",
-                                         at: FileLocation(path: currentFile.path, line: 1, column: 1)))
+                warnings.append(.warning("\(currentFile.path) names no current version; the versions are ordered by name", at: location))
             }
         }
         // Oldest first: by name, numbers compared as numbers ("Moody" < "Moody 2" < "Moody 10")
@@ -117,7 +123,6 @@ public enum XcodeModelImporter {
         let natural = versions.sorted(by: VersionOrder.naturalOrder)
         var ordered = natural
         let base36 = VersionOrder.base36Order(versions)
-        let location = FileLocation(path: currentFile.path, line: 1, column: 1)
         let checkTheOrder = "check the order in versions.yaml (oldest first, the current version last) and correct it there"
         if let base36, base36 != natural, let moved = base36.first(where: { base36.firstIndex(of: $0) != natural.firstIndex(of: $0) }) {
             warnings.append(.warning("the version names are numbered in base 36, which their numbers misorder ('\(moved)' would be read as another number); the versions are ordered by their text: \(base36.map { "'\($0)'" }.joined(separator: ", "))",
