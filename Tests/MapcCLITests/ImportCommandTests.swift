@@ -203,7 +203,7 @@ struct ImportCommandTests {
 
     /// An archived expression that is not one: a foreign property list, or an archive naming a
     /// class no NSExpression has. The property is left out with a warning naming it; nothing crashes.
-    @Test(arguments: ["foreign plist", "unexpected class", "not base64 of anything"])
+    @Test(arguments: ["foreign plist", "unexpected class", "no class", "not base64 of anything"])
     func aDamagedValueExpressionIsReportedAndLeftOut(damage: String) throws {
         let folder = try folder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -222,6 +222,16 @@ struct ImportCommandTests {
             let needle = Array("NSFunctionExpression".utf8), evil = Array("XXFunctionExpression".utf8)
             if let at = (0...(bytes.count - needle.count)).first(where: { Array(bytes[$0..<$0 + needle.count]) == needle }) { bytes.replaceSubrange(at..<at + needle.count, with: evil) }
             replacement = Data(bytes).base64EncodedString()
+        case "no class":
+            // The top expression's `$class` a number, not a reference to a class description.
+            var plist = try #require(try PropertyListSerialization.propertyList(from: archive, format: nil) as? [String: Any])
+            var objects = try #require(plist["$objects"] as? [Any])
+            let index = try #require(objects.firstIndex { ($0 as? [String: Any])?["NSExpressionType"] != nil })
+            var object = try #require(objects[index] as? [String: Any])
+            object["$class"] = 7
+            objects[index] = object
+            plist["$objects"] = objects
+            replacement = try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0).base64EncodedString()
         default:
             replacement = "AAAA"
         }
@@ -234,6 +244,8 @@ struct ImportCommandTests {
         #expect(run.stderr.contains("the value expression of attribute shout of ItemToItem"), "\(run.stderr)")
         #expect(run.stderr.contains("left out of the mapping"))
         if damage == "unexpected class" { #expect(run.stderr.contains("holds a XXFunctionExpression where an expression was expected")) }
+        // It was "the archive holds a ? where an expression was expected".
+        if damage == "no class" { #expect(run.stderr.contains("the archive is damaged: an object where an expression was expected names no class"), "\(run.stderr)") }
         let mapping = try folder.read("mappings/mapping_Kitchen_to_Kitchen 2.yaml")
         #expect(!mapping.contains("FUNCTION($entityPolicy") && mapping.contains("name: $source.name"))
     }

@@ -47,7 +47,11 @@ enum ExpressionArchive {
     private static func text(_ object: [String: Any], in archive: KeyedArchive, depth: Int, budget: Budget) throws -> String {
         guard depth < maxDepth else { throw MapcError.input("\(archive.what): the expression is nested more than \(maxDepth) deep") }
         try budget.spend(archive.what)
-        let className = archive.className(of: object) ?? "?"
+        guard let className = archive.className(of: object) else {
+            // `$class` missing, or naming no class description (itself, a number, past the objects).
+            throw MapcError.input("\(archive.what): the archive is damaged: an object where an expression was expected names no class ($class is not a class description); "
+                                  + "open the mapping model in Xcode and save it again")
+        }
         guard expressionClasses.contains(className) else {
             throw MapcError.input("\(archive.what): the archive holds a \(className) where an expression was expected; only NSExpression's own classes are read")
         }
