@@ -382,21 +382,25 @@ struct MigrationTestCase {
             // Counted, and read batch by batch: a fixture of a million objects is not held whole.
             let total = try store.count(of: entity)
             // `count` (or `@count`) and a comparison (not an attribute whose name starts so: `counter > 0`).
-            if let comparison = rest.range(of: #"^@?count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression) {
+            // Beside a property `count`, the bare word compared with anything but a whole number
+            // is the property's (`Item: count == "x"`), read as any predicate below.
+            let countProperty = store.schema.property(named: "count", in: declared)
+            if let comparison = rest.range(of: #"^@?count\s*(==|!=|<=|>=|<|>|=)"#, options: .regularExpression),
+               rest.hasPrefix("@") || countProperty == nil || Self.isWholeNumberText(rest[comparison.upperBound...]) {
                 let word = rest.hasPrefix("@") ? "@count" : "count"
-                // A count is a whole number: `count == "2"` or `count == 2.5` is a broken test, not a count that differs.
-                let operand = rest[comparison.upperBound...].trimmingCharacters(in: .whitespaces)
-                guard !operand.isEmpty, operand.unicodeScalars.allSatisfy({ $0.isASCII && $0.properties.numericType == .decimal }) else {
-                    failures.append("\(placeOf(operand)): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
-                    continue
-                }
                 // An entity with a property `count`: the bare word could mean either, and a test that
                 // checks the other one than its author meant passes or fails for nothing.
-                if word == "count", let property = store.schema.property(named: "count", in: declared) {
+                if word == "count", let property = countProperty {
                     let kind = if case .relationship = property { "relationship" } else { "attribute" }
                     let condition = rest.dropFirst(word.count).trimmingCharacters(in: .whitespaces)
                     failures.append("\(placeOf(rest)): 'count' is both the number of \(entity) objects and \(entity)'s \(kind) 'count'; "
                                     + "write '\(entity): @count \(condition)' for the number of objects, '\(entity): every count \(condition)' for the \(kind)")
+                    continue
+                }
+                // A count is a whole number: `count == "2"` or `count == 2.5` is a broken test, not a count that differs.
+                let operand = rest[comparison.upperBound...].trimmingCharacters(in: .whitespaces)
+                guard Self.isWholeNumberText(operand[...]) else {
+                    failures.append("\(placeOf(operand)): count is compared with a whole number (\(entity): count == 3), not \(operand.isEmpty ? "nothing" : operand)")
                     continue
                 }
                 let predicate = "\(total) " + rest[rest.index(comparison.lowerBound, offsetBy: word.count)...]
@@ -462,6 +466,12 @@ struct MigrationTestCase {
 
     /// The words an assertion's predicate may start with; none is `every`.
     static let quantifiers = ["every", "some", "no"]
+
+    /// Whether an assertion's operand is a whole number written in digits (what a count is compared with).
+    static func isWholeNumberText(_ text: Substring) -> Bool {
+        let operand = text.trimmingCharacters(in: .whitespaces)
+        return !operand.isEmpty && operand.unicodeScalars.allSatisfy { $0.isASCII && $0.properties.numericType == .decimal }
+    }
 
     /// Why a predicate's first word is taken for a quantifier that is none (`sometimes title !=
     /// nil`, `evry …`), or nil: a word that names no property of the entity, followed by what
