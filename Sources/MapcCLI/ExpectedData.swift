@@ -38,20 +38,40 @@ enum ExpectedData {
         for entity in store.schema.entities {
             try store.forEachObject(ofExactEntity: entity.name) { got[entity.name, default: [:]][ExactText($0.id)] = $0 }
         }
+        var differences = compare(wanted, got, store: store, leavesNothingOut: leavesNothingOut)
+        // A Core Data store's ids are its keys, which a migration numbers in an order of its own
+        // (Core Data's is that of an unordered set): a result Core Data made is this one when
+        // its objects match one to one by value, and every value and link then agrees.
+        if !differences.isEmpty, store.identifiesObjectsByKey, let renamed = matchedByValue(wanted, got, store: store),
+           compare(renamed, got, store: store, leavesNothingOut: leavesNothingOut).isEmpty {
+            differences = []
+        }
+        for difference in differences {
+            if let property = difference.property { differing(difference.entity, property) }
+            found.append(difference.message)
+        }
+        if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
+        return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
+    }
+
+    /// The differences between expected and stored objects of each entity, matched by id: each
+    /// with its entity, the property that differs (nil for an object missing or extra), and its line.
+    static func compare(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]], store: Store,
+                        leavesNothingOut: Bool) -> [(entity: String, property: String?, message: String)] {
+        var found: [(entity: String, property: String?, message: String)] = []
         let epoch = store.strategy.dateEpoch
         for entityName in Set(wanted.keys).union(got.keys).sorted() {
             guard let entity = store.schema.entity(named: entityName) else { continue }
             let expectedObjects = wanted[entityName] ?? [:], actualObjects = got[entityName] ?? [:]
             for key in Set(expectedObjects.keys).union(actualObjects.keys).sorted() {
                 let id = key.text
-                guard let want = expectedObjects[key] else { found.append("\(entityName) '\(id)': in the migrated store, not expected"); continue }
-                guard let have = actualObjects[key] else { found.append("\(entityName) '\(id)': expected, but not in the migrated store"); continue }
+                guard let want = expectedObjects[key] else { found.append((entityName, nil, "\(entityName) '\(id)': in the migrated store, not expected")); continue }
+                guard let have = actualObjects[key] else { found.append((entityName, nil, "\(entityName) '\(id)': expected, but not in the migrated store")); continue }
                 for attribute in store.schema.allAttributes(of: entity) where !attribute.isTransient {
                     let expectedValue = want.attributes[attribute.name] ?? .null, actualValue = have.attributes[attribute.name] ?? .null
                     guard !sameStored(expectedValue, actualValue, as: attribute.type, in: store) else { continue }
-                    differing(entityName, attribute.name)
-                    found.append("\(entityName) '\(id)', \(attribute.name): "
-                                 + contrast(DataFile.json(expectedValue, type: attribute.type, dateEpoch: epoch), DataFile.json(actualValue, type: attribute.type, dateEpoch: epoch)))
+                    found.append((entityName, attribute.name, "\(entityName) '\(id)', \(attribute.name): "
+                                  + contrast(DataFile.json(expectedValue, type: attribute.type, dateEpoch: epoch), DataFile.json(actualValue, type: attribute.type, dateEpoch: epoch))))
                 }
                 // A relationship the expected object leaves out is not compared: `load` derives
                 // it from its inverse (a dump writes both sides).
@@ -63,14 +83,12 @@ enum ExpectedData {
                         (expectedIDs, actualIDs) = (inOrder(expectedIDs), inOrder(actualIDs))
                     }
                     guard expectedIDs.count != actualIDs.count || !zip(expectedIDs, actualIDs).allSatisfy({ $0.isExactly($1) }) else { continue }
-                    differing(entityName, relationship.name)
                     let shown = { (ids: [String]) -> JSONValue in relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null) }
-                    found.append("\(entityName) '\(id)', \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs)))
+                    found.append((entityName, relationship.name, "\(entityName) '\(id)', \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs))))
                 }
             }
         }
-        if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
-        return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
+        return found
     }
 
     /// Where each differing property's value was last computed by a mapping file of the run, so

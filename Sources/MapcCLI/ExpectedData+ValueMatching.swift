@@ -1,0 +1,90 @@
+import Foundation
+import MapcKit
+
+extension Store {
+    /// Whether the store's objects are known by their keys (a Core Data store's `Entity/pN`),
+    /// not by identities of their own: then ids name rows, which a migration may number anew.
+    var identifiesObjectsByKey: Bool { layout.entities.values.allSatisfy { $0.idColumn == nil } }
+}
+
+extension ExpectedData {
+    /// The expected objects renamed to the store's ids where both sides' objects match one to
+    /// one by value: each object known by its entity and attribute values, refined by the
+    /// objects it relates to (and they by theirs) until the classes stop splitting; objects alike
+    /// in every respect paired in id order (they are interchangeable). Nil when some class holds
+    /// more objects on one side than the other: then no renaming makes the two sides one.
+    ///
+    /// Only renames: the caller compares again, so a match that is wrong can only fail.
+    static func matchedByValue(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]],
+                               store: Store) -> [String: [ExactText: ObjectData]]? {
+        // Each entity's stored attributes, and the relationships every expected object lists
+        // (one an expected file leaves out is derived from its inverse, so not compared).
+        var attributes: [String: [Attribute]] = [:], relationships: [String: [Relationship]] = [:]
+        for entity in store.schema.entities {
+            attributes[entity.name] = store.schema.allAttributes(of: entity).filter { !$0.isTransient }.sorted { $0.name < $1.name }
+            let listed = (wanted[entity.name] ?? [:]).values
+            relationships[entity.name] = store.schema.allRelationships(of: entity).filter { relationship in
+                !relationship.isTransient && listed.allSatisfy { $0.relationships[relationship.name] != nil }
+            }.sorted { $0.name < $1.name }
+        }
+        func objects(_ side: [String: [ExactText: ObjectData]]) -> [ExactText: ObjectData] {
+            var all: [ExactText: ObjectData] = [:]
+            for group in side.values { all.merge(group) { first, _ in first } }
+            return all
+        }
+        let expected = objects(wanted), actual = objects(got)
+        guard expected.count == actual.count else { return nil }
+        /// Round 0: the entity and every attribute as the store holds it (`sameStored`'s terms).
+        func signature(_ object: ObjectData) -> Int {
+            var hasher = Hasher()
+            hasher.combine(object.entity)
+            for attribute in attributes[object.entity] ?? [] {
+                let value = object.attributes[attribute.name] ?? .null
+                switch value == .null ? .null : store.strategy.encode(value, as: attribute.type).storage {
+                case .null: hasher.combine(0)
+                case .int64(let number): hasher.combine(1); hasher.combine(number)
+                case .double(let number): hasher.combine(2); hasher.combine(number.isNaN ? Double.nan.bitPattern : number == 0 ? 0 : number.bitPattern)
+                case .string(let text): hasher.combine(3); hasher.combine(Array(text.utf8))
+                case .blob(let bytes): hasher.combine(4); hasher.combine(bytes)
+                }
+            }
+            return hasher.finalize()
+        }
+        var left = expected.mapValues(signature), right = actual.mapValues(signature)
+        /// A round: each object's class and the classes of the objects it relates to.
+        func refined(_ classes: [ExactText: Int], _ side: [ExactText: ObjectData]) -> [ExactText: Int] {
+            classes.mapValues { $0 }.merging(side.map { id, object in
+                var hasher = Hasher()
+                hasher.combine(classes[id])
+                for relationship in relationships[object.entity] ?? [] {
+                    var related = (object.relationships[relationship.name] ?? []).map { classes[ExactText($0)] ?? 0 }
+                    if !relationship.isOrdered { related.sort() }
+                    hasher.combine(relationship.name)
+                    hasher.combine(related)
+                }
+                return (id, hasher.finalize())
+            }) { _, new in new }
+        }
+        func classCount(_ classes: [ExactText: Int]) -> Int { Set(classes.values).count }
+        for _ in 0..<32 {
+            let (nextLeft, nextRight) = (refined(left, expected), refined(right, actual))
+            let stable = classCount(nextLeft) == classCount(left) && classCount(nextRight) == classCount(right)
+            (left, right) = (nextLeft, nextRight)
+            if stable { break }
+        }
+        let leftClasses = Dictionary(grouping: left.keys, by: { left[$0] ?? 0 }), rightClasses = Dictionary(grouping: right.keys, by: { right[$0] ?? 0 })
+        var renaming: [ExactText: String] = [:]
+        for (signature, ids) in leftClasses {
+            guard let others = rightClasses[signature], others.count == ids.count else { return nil }
+            for (from, to) in zip(ids.sorted(), others.sorted()) { renaming[from] = to.text }
+        }
+        return wanted.mapValues { group in
+            Dictionary(uniqueKeysWithValues: group.map { id, object in
+                var renamed = object
+                renamed.id = renaming[id] ?? object.id
+                renamed.relationships = object.relationships.mapValues { $0.map { renaming[ExactText($0)] ?? $0 } }
+                return (ExactText(renamed.id), renamed)
+            })
+        }
+    }
+}
