@@ -275,3 +275,23 @@ extension MappingImportDetailsTests {
         #expect(!run.stderr.contains("\nmapping_M_to_M 2.yaml:"), "\(run.stderr)")
     }
 }
+
+extension MappingImportDetailsTests {
+    /// A mapping model that maps no `Tag` (Core Data then drops its objects) was imported without
+    /// a word of it in the file: `check --strict` refused the drop, and a remove mapping written
+    /// by hand was lost at the next `import --replace`. The drop is written as a remove mapping.
+    @Test func anEntityTheModelMapsNotIsWrittenAsARemoveMapping() throws {
+        let folder = try project(more: #"</entity><entity name="Tag" representedClassName="Tag" syncable="YES"><attribute name="label" optional="YES" attributeType="String"/>"#)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try mappingModel(entityLines: "", in: folder)
+        let run = try CLI.run(["import", "Item.xcmappingmodel"], in: folder)
+        #expect(run.status == 0 && run.stderr.contains("warning: no entity mapping reads Tag objects of M, so Core Data drops them: written as the remove mapping 'RemoveTag'"), "\(run.stderr)")
+        let mapping = try folder.read("mappings/mapping_M_to_M 2.yaml")
+        #expect(mapping.contains("  - name: RemoveTag\n    # No entity mapping of Item.xcmappingmodel reads Tag objects, so Core Data does not migrate them: they are dropped.")
+                && mapping.contains("    source: Tag\n    type: remove"), "\(mapping)")
+        #expect(try CLI.run(["check", "--strict"], in: folder).status == 0)
+        // Again, with --replace: the same file.
+        #expect(try CLI.run(["import", "--replace", "Item.xcmappingmodel"], in: folder).status == 0)
+        #expect(try folder.read("mappings/mapping_M_to_M 2.yaml") == mapping)
+    }
+}

@@ -9,7 +9,7 @@ extension MappingChecker {
     /// may read them (`MigrationAnalysis.entitiesRead`, the one rule: the source's objects, and
     /// with a source expression the sub-entities' its fetch includes). An `add` mapping's fetch
     /// reads objects too, but makes new ones of them: it keeps none.
-    static func readers(of entity: Entity, in source: Schema, among entityMappings: [EntityMapping]) -> [EntityMapping] {
+    package static func readers(of entity: Entity, in source: Schema, among entityMappings: [EntityMapping]) -> [EntityMapping] {
         entityMappings.filter { mapping in
             mapping.source != nil && MigrationAnalysis.entitiesRead(by: mapping, in: source).contains(entity.name)
         }

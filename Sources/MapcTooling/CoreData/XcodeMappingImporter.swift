@@ -162,11 +162,27 @@ public enum XcodeMappingImporter {
             }
             mappings.append(mapping)
         }
+        // Core Data migrates no object of a source entity no entity mapping reads: the model's
+        // meaning, written as a remove mapping, so that the file says it (a mapping file drops
+        // nothing without saying so, and `check --strict` refuses a silent drop). A pass of
+        // several is left as it is: another pass may read them.
+        var notes: [String: [String]] = [:]
+        if pass == nil {
+            let taken = Set(mappings.map(\.name))
+            for entity in source.entities where !entity.isAbstract && MappingChecker.readers(of: entity, in: source, among: mappings).isEmpty {
+                var name = "Remove\(entity.name)"
+                while taken.contains(name) { name += "_" }
+                mappings.append(EntityMapping(name: name, source: entity.name, destination: nil, type: .remove))
+                notes[name] = ["No entity mapping of \(Files.fileURL(path).lastPathComponent) reads \(entity.name) objects, so Core Data does not migrate them: they are dropped."]
+                warnings.append(.warning("no entity mapping reads \(entity.name) objects of \(source.version), so Core Data drops them: written as the remove mapping '\(name)'",
+                                         at: model.location, fix: "map \(entity.name) in the model (or edit the mapping file) if its objects are to be kept"))
+            }
+        }
         var imported = MappingModel(source: source.version, destination: destination.version, entityMappings: mappings)
         imported.pass = pass
         let fileName = "mapping_\(source.version)_to_\(destination.version)\(pass.map { ".pass\($0)" } ?? "").yaml"
         let name = Files.fileURL(path).lastPathComponent
-        let text = MappingWriter.yaml(imported, source: source, destination: destination, order: schemas.order,
+        let text = MappingWriter.yaml(imported, source: source, destination: destination, notes: notes, order: schemas.order,
                                       header: ["Mapping from \(source.displayName) to \(destination.version), imported by mapc from the Xcode mapping model \(name).",
                                                byHashes ? "Its versions were found by the Core Data version hashes of the models embedded in it."
                                                         : "Its versions were not all found by the models embedded in it (see the warnings `mapc import` gave): check them.",
