@@ -117,7 +117,7 @@ struct HostileInputProbeFindingsTests {
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("M.xcdatamodel"), withIntermediateDirectories: true)
         try folder.write(model, to: "M.xcdatamodel/contents")
         let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
-        #expect(imported.status == 1 && imported.stderr.contains("contents:4:1: error: attribute name 'abbbbbbbbbbbbbbbbbbb…' is 1030 characters long, past the 500 mapc's files hold")
+        #expect(imported.status == 1 && imported.stderr.contains("contents:4:1: error: attribute name 'abbbbbbbbbbbbbbbbbbb…' is 1030 characters long, longer than the 500 characters a name may have")
                 && imported.stderr.contains("contents:6:1: error: entity Wide: too many attributes (2001); an entity has at most 2000, as a store's table holds at most 2000 columns (SQLite's limit)")
                 && !imported.stderr.contains("please report"), "\(imported.stderr.prefix(1_500))")
         // A schema file's name is held to the same length.

@@ -356,6 +356,8 @@ struct PropertyListTests {
         }
         #expect(PropertyList.xmlNesting(nested(100)) == 100)
         #expect(PropertyList.xmlNesting(Data("<plist><dict><key>a</key><array/></dict></plist>".utf8)) == 1)
+        // Tags in a comment or a CDATA section are text.
+        #expect(PropertyList.xmlNesting(Data("<plist><!-- <array><array> --><dict><string><![CDATA[<array><dict>]]></string></dict></plist>".utf8)) == 1)
         #expect(try PropertyList.decode(nested(20)) is [Any])
     }
 }

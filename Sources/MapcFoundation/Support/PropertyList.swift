@@ -111,9 +111,21 @@ package enum PropertyList {
         var depth = 0, deepest = 0
         data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
             var index = 0
+            func starts(_ text: String, at position: Int) -> Bool {
+                let utf8 = Array(text.utf8)
+                return position + utf8.count <= bytes.count && bytes[position..<position + utf8.count].elementsEqual(utf8)
+            }
+            /// Past the end of a comment or CDATA section (tags in it are text).
+            func skip(to end: String, from position: Int) -> Int {
+                var at = position
+                while at < bytes.count, !starts(end, at: at) { at += 1 }
+                return at + end.utf8.count - 1
+            }
             while index + 1 < bytes.count {
                 defer { index += 1 }
                 guard bytes[index] == UInt8(ascii: "<") else { continue }
+                if starts("<!--", at: index) { index = skip(to: "-->", from: index + 4); continue }
+                if starts("<![CDATA[", at: index) { index = skip(to: "]]>", from: index + 9); continue }
                 let closing = bytes[index + 1] == UInt8(ascii: "/")
                 let name = index + (closing ? 2 : 1)
                 func named(_ word: String) -> Bool {

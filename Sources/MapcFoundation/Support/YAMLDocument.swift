@@ -180,7 +180,6 @@ package struct YAMLDocument {
         return ["", "~", "null", "Null", "NULL"].contains(scalar.string)
     }
 
-    /// A letter, then letters, digits or underscores.
     /// The longest name of an entity or property: files hold names as YAML keys, which are at
     /// most 1,024 characters, and a mapping's name joins two (`NoteToNote`).
     package static let maxNameLength = 500
@@ -188,9 +187,10 @@ package struct YAMLDocument {
     /// What is wrong with a name's length (`"'Abc…' is 1,030 characters long, …"`), or nil.
     package static func nameLengthProblem(_ name: String) -> String? {
         guard name.count > maxNameLength else { return nil }
-        return "'\(name.prefix(20))…' is \(name.count) characters long, past the \(maxNameLength) mapc's files hold (YAML reads keys of at most 1,024 characters, and a mapping's name joins two entities' names)"
+        return "'\(name.prefix(20))…' is \(name.count) characters long, longer than the \(maxNameLength) characters a name may have (YAML reads keys of at most 1,024 characters, and a mapping's name joins two entities' names)"
     }
 
+    /// A letter, then letters, digits or underscores.
     package static func isIdentifier(_ text: String) -> Bool {
         guard let first = text.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
         return text.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_") }

@@ -91,7 +91,9 @@ enum XMLTree {
     static let maxTextLength = 10_000_000
 
     /// Where a run of bytes without `<` or `>` longer than `maxTextLength` starts (a text, or a
-    /// tag with an attribute value), or nil.
+    /// tag with an attribute value), or nil. A guess at what libxml2 will refuse, made to say why
+    /// before it does: a value holding `>` is not seen (the parser's own message then stands),
+    /// and a tag of several large values may be taken for one (Xcode writes neither).
     static func textPastParserLimit(_ data: Data) -> Int? {
         guard data.count > maxTextLength else { return nil }
         var start = 0
