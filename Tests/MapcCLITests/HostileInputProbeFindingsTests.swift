@@ -45,6 +45,9 @@ struct HostileInputProbeFindingsTests {
             ("2**64 - 1", "(b'\\x14' + b'\\x00' * 8 + b'\\xff' * 8, b'\\x14' + (2**100).to_bytes(16, 'big'))", "an integer of 128 bits"),
             ("'\\u00e9'", "(b'\\x61\\x00\\xe9', b'\\x61\\xd8\\x00')", "UTF-16 text with a lone surrogate"),
             ("'a~b'", "(b'\\x53a~b', b'\\x53a\\xffb')", "ASCII text with a byte past 127"),
+            // A set (written back as an array) and a key listed twice (one value kept): the review.
+            ("[7, 8]", "(b'\\xa2', b'\\xc2')", "a set, which would be written back as an array"),
+            ("{'qa': 1, 'qb': 2}", "(b'\\x52qb', b'\\x52qa')", "the key 'qa' twice"),
         ]
         for (placeholder, replace, what) in cases {
             let folder = try store(placeholder: placeholder, replace: replace)
@@ -54,6 +57,12 @@ struct HostileInputProbeFindingsTests {
             #expect(run.status == 2 && run.stderr.contains("app.value") && run.stderr.contains(what), "\(what): \(run.stderr)")
             #expect(try Data(contentsOf: folder.appendingPathComponent("s.sqlite")) == before, "\(what)")
         }
+        // A set under a key a write replaces (the version identifiers, which Core Data keeps as
+        // a set in the model) stops nothing.
+        let identifiers = try store(placeholder: "'x'", replace: "(b'\\xa1', b'\\xc1')")
+        defer { try? FileManager.default.removeItem(at: identifiers) }
+        let replaced = try CLI.run(["run", "s.sqlite", "--to", "v2"], in: identifiers)
+        #expect(replaced.status == 0, "\(replaced.stderr)")
         // A UInt64 past Int64.max (Foundation writes it in 128 bits) is kept.
         let folder = try store(placeholder: "2**64 - 1", replace: "(b'', b'')")
         defer { try? FileManager.default.removeItem(at: folder) }

@@ -310,6 +310,10 @@ func python(_ script: String, in folder: URL) throws {
     process.currentDirectoryURL = folder
     try process.run()
     process.waitUntilExit()
+    // A script that failed (an assertion about the bytes it edits) leaves the store as it was (one
+    // that kills itself, as an app killed mid-write, is no failure):
+    // a test must not go on as if it had changed it.
+    if process.terminationReason == .exit, process.terminationStatus != 0 { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "the Python script failed (exit \(process.terminationStatus))"]) }
 }
 
 extension SQLiteFeaturesProbeDefectTests {

@@ -82,10 +82,12 @@ package enum PropertyList {
     /// surrogate or, marked ASCII, a byte past 127): what is kept for someone else (a store's
     /// metadata, which an app wrote) is kept exactly or not rewritten. Without it, such a value
     /// is decoded as near as Foundation's types come (U+FFFD, the low 64 bits).
-    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil, exact: Bool = false) throws -> Any {
+    /// `rewritten`: top-level keys whose values the caller replaces, so that theirs need not be exact.
+    package static func decode(_ data: Data, maxExpandedObjects: Int = maxExpandedObjects, perObject: Int? = nil, exact: Bool = false,
+                               rewritten: Set<String> = []) throws -> Any {
         if let problem = binaryProblem(data, maxExpandedObjects: maxExpandedObjects, perObject: perObject) { throw Problem(description: problem) }
         if data.starts(with: Array("bplist0".utf8)) {
-            guard let (value, inexact) = BinaryDecoder(bytes: [UInt8](data))?.decode() else {
+            guard let (value, inexact) = BinaryDecoder(bytes: [UInt8](data))?.decode(rewritten: rewritten) else {
                 throw Problem(description: "the binary property list is malformed", isMalformed: true)
             }
             if exact, let inexact {
@@ -249,11 +251,32 @@ package enum PropertyList {
         struct Inexact { var path: [String]; var what: String }
 
         /// The top object, and the first value in it that Foundation's types could not hold as it is.
-        func decode() -> (Any, inexact: Inexact?)? {
+        func decode(rewritten: Set<String> = []) -> (Any, inexact: Inexact?)? {
             var decoded = [Any?](repeating: nil, count: count)
             var inexact: [Int: Inexact] = [:]
             guard let value = object(top, &decoded, &inexact, depth: 0) else { return nil }
-            return (value, inexact[top])
+            // The top dictionary's first inexact value under a key not rewritten.
+            var found = inexact[top]
+            if let path = found?.path.first, rewritten.contains(path), let dictionary = value as? [String: Any] {
+                found = nil
+                for key in dictionary.keys.sorted() where !rewritten.contains(key) {
+                    if let inside = firstInexact(under: key, &decoded, &inexact) { found = inside; break }
+                }
+            }
+            return (value, found)
+        }
+
+        /// The inexact value under one key of the top dictionary, found again through its reference.
+        private func firstInexact(under key: String, _ decoded: inout [Any?], _ inexact: inout [Int: Inexact]) -> Inexact? {
+            guard let position = integer(at: table + top * offsetSize, size: offsetSize), position < UInt64(trailer),
+                  let (length, start) = length(at: Int(position)) else { return nil }
+            for index in 0..<length {
+                guard let keyReference = integer(at: start + index * referenceSize, size: referenceSize),
+                      let valueReference = integer(at: start + (length + index) * referenceSize, size: referenceSize),
+                      object(Int(keyReference), &decoded, &inexact, depth: 1) as? String == key else { continue }
+                if let inside = inexact[Int(valueReference)] { return Inexact(path: [key] + inside.path, what: inside.what) }
+            }
+            return nil
         }
 
         private func integer(at position: Int, size: Int) -> UInt64? {
@@ -342,6 +365,7 @@ package enum PropertyList {
             case 0x8:
                 guard let value = integer(at: offset + 1, size: Int(marker & 0x0F) + 1) else { return nil }
                 result = ["CF$UID": Int(truncatingIfNeeded: value)] as [String: Any]
+                inexact[reference] = Inexact(path: [], what: "a keyed archive's reference (UID), which would be written back as a dictionary")
             case 0xA, 0xB, 0xC, 0xD:
                 guard let (length, start) = length(at: offset) else { return nil }
                 let isDictionary = marker >> 4 == 0xD
@@ -359,10 +383,16 @@ package enum PropertyList {
                         inexact[reference] = Inexact(path: [step] + inside.path, what: inside.what)
                     }
                 }
+                if marker >> 4 == 0xB || marker >> 4 == 0xC, inexact[reference] == nil {
+                    inexact[reference] = Inexact(path: [], what: "a set, which would be written back as an array")
+                }
                 if isDictionary {
                     var dictionary: [String: Any] = [:]
                     for index in 0..<length {
                         guard let key = items[index] as? String else { return nil }
+                        if dictionary[key] != nil, inexact[reference] == nil {
+                            inexact[reference] = Inexact(path: [], what: "the key '\(key)' twice, of which one value would be written back")
+                        }
                         dictionary[key] = items[length + index]
                     }
                     result = dictionary

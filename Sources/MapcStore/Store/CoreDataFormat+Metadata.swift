@@ -24,7 +24,7 @@ extension CoreDataFormat {
             throw MapcError.store("the Core Data metadata is damaged: Z_METADATA.Z_PLIST is not a property list")
         }
         let plist: Any
-        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects, perObject: 4, exact: exact) } catch {
+        do { plist = try PropertyList.decode(data, maxExpandedObjects: Self.maxMetadataObjects, perObject: 4, exact: exact, rewritten: Self.rewrittenKeys) } catch {
             let damaged = (error as? PropertyList.Problem)?.isMalformed == true
             if let problem = error as? PropertyList.Problem, problem.isInexact { throw problem }
             throw MapcError.store("the Core Data metadata (Z_METADATA.Z_PLIST) cannot be read: \(error)" + (damaged ? "; the store is damaged, and its metadata tells its version: restore it from a backup" : ""))
@@ -196,9 +196,14 @@ extension CoreDataFormat {
     /// The property list a previous Core Data store's metadata came from (kept as text in `properties`).
     private static func previousPlist(_ metadata: StoreMetadata) throws -> [String: Any] {
         guard let encoded = metadata.properties[rawPlistKey], let data = Data(base64Encoded: encoded),
-              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects, perObject: 4, exact: true) as? [String: Any] else { return [:] }
+              let plist = try PropertyList.decode(data, maxExpandedObjects: maxMetadataObjects, perObject: 4, exact: true, rewritten: rewrittenKeys) as? [String: Any] else { return [:] }
         return plist
     }
+
+    /// The metadata keys a write replaces (the version's hashes and identifiers, mapc's history):
+    /// theirs are not carried, so they need not decode exactly (Core Data's identifiers may be a set).
+    static let rewrittenKeys: Set<String> = ["NSStoreModelVersionHashes", "NSStoreModelVersionIdentifiers", "NSStoreModelVersionHashesDigest",
+                                             "NSStoreModelVersionChecksumKey", historyKey]
 
     /// Why the metadata is not written: a value of the app's in it would change.
     private static func notWrittenBack(_ problem: PropertyList.Problem) -> MapcError {
