@@ -36,4 +36,13 @@ struct ValueProbeFindingsTests {
         // The words say the float; the expression written keeps the double it is stored as, exactly.
         #expect(infer.stdout.contains("# f: new attribute, gets its default 0.1\n") && infer.stdout.contains("nil becomes 0.1\n"), "\(infer.stdout)")
     }
+
+    /// The rules' words showed a float's default and bounds as their doubles too (`default
+    /// 0.10000000149011612 … above max 0.05000000074505806`; the review).
+    @Test func aFloatsDefaultAndBoundsAreShownInTheirShortestForm() throws {
+        let folder = try CLI.project(versions: [("v1", "  Rec:\n    attributes:\n      g: { type: float, default: 0.1, max: 0.05 }\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder)
+        #expect(check.stderr.contains("default 0.1 of 'Rec.g' breaks its own validation: above max 0.05;"), "\(check.stderr)")
+    }
 }

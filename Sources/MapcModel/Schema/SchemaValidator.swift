@@ -251,7 +251,7 @@ package struct SchemaValidator {
         let rules = attribute.validation
         let what = "'\(entity.name).\(attribute.name)'"
         if let min = rules.min, let max = rules.max, Value.compare(min, max) == .orderedDescending {
-            error("min \(min) is above max \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "min"), fix: "swap them or correct one")
+            error("min \(min.description(as: attribute.type)) is above max \(max.description(as: attribute.type)) for \(what)", at: location(entity.name, "attributes", attribute.name, "min"), fix: "swap them or correct one")
         }
         if let min = rules.minLength, let max = rules.maxLength, min > max {
             error("minLength \(min) is above maxLength \(max) for \(what)", at: location(entity.name, "attributes", attribute.name, "minLength"), fix: "swap them or correct one")
@@ -261,7 +261,7 @@ package struct SchemaValidator {
         // Core Data accepts such a model (Xcode compiles it; a default 0 beside a minimum is common)
         // and refuses an object left at the default when it is saved: so does a run, naming it.
         if let problem = AttributeValidator.violation(of: value, for: attribute) {
-            warning("default \(value) of \(what) breaks its own validation: \(problem); an object left at its default fails validation, as Core Data refuses it when saved",
+            warning("default \(value.description(as: attribute.type)) of \(what) breaks its own validation: \(problem); an object left at its default fails validation, as Core Data refuses it when saved",
                     at: at, fix: "change the default or the rule, or give every object a value")
         }
     }
@@ -383,8 +383,8 @@ package enum AttributeValidator {
         if value.isNull { return [] }
         let rules = attribute.validation
         var broken: [String] = []
-        if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { broken.append("below min \(min)") }
-        if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { broken.append("above max \(max)") }
+        if let min = rules.min, let order = Value.compare(value, min), order == .orderedAscending { broken.append("below min \(min.description(as: attribute.type))") }
+        if let max = rules.max, let order = Value.compare(value, max), order == .orderedDescending { broken.append("above max \(max.description(as: attribute.type))") }
         return broken + textViolations(value, rules)
     }
 
