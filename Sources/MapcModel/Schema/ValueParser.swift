@@ -113,10 +113,29 @@ package enum ValueParser {
         guard digits <= ValueLimits.maxDecimalDigits else {
             return .failure(ValueProblem("'\(text.prefix(60))' has \(digits) significant digits; decimals keep at most \(ValueLimits.maxDecimalDigits)"))
         }
-        guard let value = Decimal(string: text, locale: posix), !value.isNaN else {
+        guard let normalized = normalizedDecimalText(text), let value = Decimal(string: normalized, locale: posix), !value.isNaN else {
             return .failure(ValueProblem("'\(text.prefix(60))' is out of the range decimals hold"))
         }
         return .success(value)
+    }
+
+    /// Decimal text written as digits times a power of ten that a decimal's exponent (-128 to
+    /// 127) holds, zeros moved between the digits and the exponent (`1e128` is `10e127`, which
+    /// Foundation's reader otherwise refuses while it takes `1.5e128`); nil for a value no decimal
+    /// holds (past 38 digits once so written, or with digits below 1e-128).
+    static func normalizedDecimalText(_ text: String) -> String? {
+        let (sign, whole, fraction, exponent) = parts(ofDecimalText: text)
+        var digits = String((whole + fraction).drop { $0 == "0" })
+        guard !digits.isEmpty else { return "0" }
+        var power = exponent - fraction.count
+        while power < -128, digits.last == "0" { digits.removeLast(); power += 1 }
+        if power > 127 {
+            guard power - 127 + digits.count <= ValueLimits.maxDecimalDigits else { return nil }
+            digits += String(repeating: "0", count: power - 127)
+            power = 127
+        }
+        guard power >= -128 else { return nil }
+        return "\(sign)\(digits)e\(power)"
     }
 }
 

@@ -190,7 +190,7 @@ package enum ValueRules {
             return "integers beyond \(to == .double ? "2^53 (9007199254740992)" : "2^24 (16777216)") lose their last digits"
         case (.double, .float), (.decimal, .float): return "values are rounded to single precision (about 7 digits, fewer below 1.2e-38); one beyond a float's range, or one other than 0 that a float would make 0, fails the migration"
         case (.decimal, .double): return "values are rounded to a double (about 15 significant digits)"
-        case (.double, .decimal): return "values keep the digits of their shortest decimal form; one of 1e128 or more in size, or with digits below 1e-128 (1e-130, 2.5e-128), fails the migration"
+        case (.double, .decimal): return "values keep the digits of their shortest decimal form; one of 1e165 or more in size, or with digits below 1e-128 (1e-130, 2.5e-128), fails the migration"
         case (.float, .decimal): return "values become the decimal of the double each float is (0.1 as a float becomes 0.10000000149011612)"
         default: return "a value with a fraction, or out of range for \(to.rawValue), fails the migration"
         }
