@@ -150,6 +150,9 @@ struct LanguageServer {
     let schemaReadings = SchemaReadings()
     /// Open documents, by path.
     var open: [String: String] = [:]
+    /// Open documents whose copy was lost to a change that could not be applied: left unchecked
+    /// (not open to the server) until the editor sends the whole text again, or reopens them.
+    var outOfSync: Set<String> = []
     var shuttingDown = false
     /// Whether the client has sent `initialize`: requests before it are refused (LSP's -32002).
     var initialized = false
@@ -229,19 +232,34 @@ struct LanguageServer {
             // matches them by its own spelling: `%40` or `@`, `%2B` or `+`, a host, a case).
             if let uri = string(params["textDocument"]?["uri"]) { uris[path] = uri }
             open[path] = SourceFile.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
+            outOfSync.remove(path)
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
         case "textDocument/didChange":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
-            if case .array(let changes)? = params["contentChanges"] {
-                if let changed = Self.applying(changes, to: open[path] ?? "") {
-                    open[path] = SourceFile.withoutByteOrderMark(changed)
-                } else {
+            if case .array(var changes)? = params["contentChanges"] {
+                if outOfSync.contains(path) {
+                    // Only a whole text brings the copy back: the changes from the last one on.
+                    guard let whole = changes.lastIndex(where: { $0["range"] == nil || $0["range"] == .null }) else { break }
+                    changes = Array(changes[whole...])
+                    outOfSync.remove(path)
+                }
+                guard let changed = Self.applying(changes, to: open[path] ?? "") else {
                     // A change that names no part of the text: applied any way, the server's copy
                     // would differ from the editor's, and every diagnostic after it be misplaced.
+                    // The document is left unchecked (its diagnostics cleared) until it is whole again.
+                    outOfSync.insert(path)
+                    open[path] = nil
+                    versions[path] = nil
                     send(.object([("jsonrpc", .string("2.0")), ("method", .string("window/showMessage")),
-                                  ("params", .object([("type", .integer(2)), ("message", .string("mapc: the editor sent a change to \((path as NSString).lastPathComponent) whose range ends before it starts, or is no range; it was not applied, and mapc's copy of the file may now differ from the editor's: close and reopen the file"))]))]))
+                                  ("params", .object([("type", .integer(2)), ("message", .string("mapc: the editor sent a change to \((path as NSString).lastPathComponent) whose range ends before it starts, or is no range; it was not applied, and mapc no longer checks the file until it is reopened: close and reopen it"))]))]))
+                    send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
+                                  ("params", .object([("uri", .string(uri(of: path))), ("diagnostics", .array([]))]))]))
+                    // The others were checked against its lost copy: against its file now.
+                    publish(after: path, includingItself: false)
+                    break
                 }
+                open[path] = SourceFile.withoutByteOrderMark(changed)
             }
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
@@ -250,6 +268,7 @@ struct LanguageServer {
         case "textDocument/didClose":
             guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
             open[path] = nil
+            outOfSync.remove(path)
             versions[path] = nil
             send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
                           ("params", .object([("uri", .string(uri(of: path))), ("diagnostics", .array([]))]))]))
