@@ -35,7 +35,7 @@ let package = Package(
         // Mapping models, inference, the migration engine, policies, the planner and `Migrator`.
         .target(name: "MapcMigration", dependencies: ["MapcStore", "CMapcSystem", .product(name: "Yams", package: "Yams"), .product(name: "GRDB", package: "GRDB.swift")]),
         // Tooling over the engine: Xcode's model and mapping model importers, the editor's project.
-        .target(name: "MapcTooling", dependencies: ["MapcMigration"]),
+        .target(name: "MapcTooling", dependencies: ["MapcStore", "MapcMigration"]),
         .target(name: "MapcKit", dependencies: ["MapcFoundation", "MapcModel", "MapcStore", "MapcMigration", "MapcTooling"]),
         .target(
             name: "MapcCLI",

@@ -105,8 +105,8 @@ struct HostileInputProbeFindingsTests {
 
     /// An Xcode model with a name of 1,030 characters, or an entity of 3,000 attributes, failed
     /// import with "cannot be written as a schema file mapc reads back … please report it": a
-    /// name past what a YAML key holds, a table past SQLite's columns. Said at the element, as
-    /// a schema file's are.
+    /// name past what a YAML key holds (said at its element, as a schema file's is), a table
+    /// past SQLite's columns (said as `check` says it).
     @Test func namesAndEntitiesPastWhatFilesAndTablesHoldAreSaidAtTheirElement() throws {
         let folder = try CLI.emptyProject()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -127,8 +127,15 @@ struct HostileInputProbeFindingsTests {
         try folder.write(model, to: "M.xcdatamodel/contents")
         let imported = try CLI.run(["import", "M.xcdatamodel"], in: folder)
         #expect(imported.status == 1 && imported.stderr.contains("contents:4:1: error: attribute name 'abbbbbbbbbbbbbbbbbbb…' is 1030 characters long, longer than the 500 characters a name may have")
-                && imported.stderr.contains("contents:6:1: error: entity Wide: too many attributes (2001); an entity has at most 2000, as a store's table holds at most 2000 columns (SQLite's limit)")
                 && !imported.stderr.contains("please report"), "\(imported.stderr.prefix(1_500))")
+        // A hierarchy past SQLite's columns, said as `check` says it (the review found a parent
+        // of 1,100 attributes and a sub-entity of 1,000 imported, and refused by `check` after).
+        let wideModel = model.replacingOccurrences(of: #"<attribute name="\#(long)" optional="YES" attributeType="String"/>"#, with: "")
+            .replacingOccurrences(of: #"<entity name="Wide">"#, with: #"<entity name="Wide" parentEntity="Note">"#)
+        try folder.write(wideModel, to: "M.xcdatamodel/contents")
+        let hierarchy = try CLI.run(["import", "M.xcdatamodel"], in: folder)
+        #expect(hierarchy.status == 1 && hierarchy.stderr.contains("error: this version cannot be stored: table ZNOTE needs") && hierarchy.stderr.contains("SQLite allows 2000")
+                && !hierarchy.stderr.contains("please report"), "\(hierarchy.stderr.prefix(1_500))")
         // A schema file's name is held to the same length.
         try folder.write("model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      a\(String(repeating: "b", count: 600)): string?\n", to: "schemas/v1.yaml")
         let check = try CLI.run(["check"], in: folder)

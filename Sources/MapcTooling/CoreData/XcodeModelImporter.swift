@@ -2,6 +2,7 @@ import Foundation
 import MapcFoundation
 import MapcModel
 import MapcMigration
+import MapcStore
 
 /// A Core Data model read from Xcode's files: its versions as schemas, oldest first.
 public struct ImportedModel: Sendable {
@@ -218,14 +219,11 @@ public enum XcodeModelImporter {
         let found = validator.validate()
         let errors = reader.errors + found.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        // Names a schema file cannot hold, each at its own element (Xcode's editor refuses them too), and entities too wide for a table.
+        // Names a schema file cannot hold, each at its own element (Xcode's editor refuses them too).
         var names: [Diagnostic] = []
         for entity in schema.entities {
             let fix = "Xcode's model editor does not accept it either: rename it in the model (an ASCII letter, then ASCII letters, digits or '_')"
             if !YAMLDocument.isIdentifier(entity.name) { names.append(.error("entity name '\(entity.name)' is not a valid name", at: entity.location, fix: fix)) }
-            if entity.attributes.count > SchemaLoader.maxPropertiesPerEntity {
-                names.append(.error("entity \(entity.name): " + SchemaLoader.tooManyAttributes(entity.attributes.count), at: entity.location, fix: "split the entity in the model"))
-            }
             if let problem = YAMLDocument.nameLengthProblem(entity.name) { names.append(.error("entity name \(problem)", at: entity.location, fix: "shorten it in the model")) }
             for (kind, name, location) in entity.attributes.map({ ("attribute", $0.name, $0.location) }) + entity.relationships.map({ ("relationship", $0.name, $0.location) }) {
                 if !YAMLDocument.isIdentifier(name) {
@@ -236,6 +234,10 @@ public enum XcodeModelImporter {
             }
         }
         if !names.isEmpty { throw DiagnosticsError(names) }
+        // A version SQLite could not store (a hierarchy's table past its columns) is said as
+        // `check` says it, not as a file mapc fails to read back.
+        let storage = StoreFormat.storageDiagnostics(of: schema, in: path)
+        if !storage.isEmpty { throw DiagnosticsError(storage) }
         // What was imported must read back as written: a version that would not is left out here,
         // as one with errors is, at its contents (a failure is mapc's, said before any file is written).
         let problems = ImportedModel.readBack(schema, text: ImportedModel.schemaText(schema, source: model), contents: path).problems
