@@ -41,8 +41,12 @@ extension Store {
         do {
             try writeObjects(objects) { hadObjects = $0 }
         } catch let invalid as WholeStoreInvalid {
-            // The store's own triggers ran on the rows written: what they did is part of what broke.
-            let triggers = try database.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name") }
+            // The store's own triggers on the tables written ran on the rows: what they did is part of what broke.
+            let written = Set(layout.tables.map { $0.name.lowercased() })
+            let triggers = try database.read { db in
+                try Row.fetchAll(db, sql: "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+                    .compactMap { row -> String? in written.contains(((row[1] as String?) ?? "").lowercased()) ? row[0] : nil }
+            }
             var error = invalid.error
             if hadObjects {
                 // The transaction is undone: the store as it was says which problems were already there.
