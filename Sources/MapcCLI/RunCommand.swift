@@ -375,13 +375,14 @@ struct RunCommand: ParsableCommand {
             func versions(_ outcome: BatchOutcome) -> String {
                 outcome.result == .current ? (outcome.to ?? "") : [outcome.from, outcome.to].compactMap { $0 }.joined(separator: " -> ")
             }
-            let width = max(5, outcomes.map(\.store.count).max() ?? 0)
+            // A name on one line whatever it holds (a line break in it split its row in two).
+            let width = max(5, outcomes.map { TerminalText.oneLine($0.store).count }.max() ?? 0)
             let versionsWidth = max(20, outcomes.map { versions($0).count }.max() ?? 0)
             // Padded by characters, as the widths are counted (NSString's padding counts UTF-16 units, cutting an emoji's name).
             func padded(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
             var lines = ["\(padded("store", width))  \(padded("result", 13))  \(padded("versions", versionsWidth))  seconds"]
             for outcome in outcomes {
-                var line = "\(padded(outcome.store, width))  \(padded(outcome.result.rawValue, 13))  \(padded(versions(outcome), versionsWidth))  \(String(format: "%.2f", outcome.seconds))"
+                var line = "\(padded(TerminalText.oneLine(outcome.store), width))  \(padded(outcome.result.rawValue, 13))  \(padded(versions(outcome), versionsWidth))  \(String(format: "%.2f", outcome.seconds))"
                 if let error = outcome.error {
                     let stopped = outcome.failedStep.map { "in step \($0.index) of \($0.of), \($0.step): " } ?? (outcome.failedWhenReplacing ? "\(Self.everyStepDoneWords): " : "")
                     line += "\n    \(stopped)\(error.split(separator: "\n").joined(separator: "\n    "))"

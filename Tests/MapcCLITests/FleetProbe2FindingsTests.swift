@@ -21,4 +21,18 @@ struct FleetProbe2FindingsTests {
         #expect(run.status == 0 && run.stdout.contains(#""result": "migrated""#) && !run.stderr.contains("was not changed"), "\(run.stdout)\(run.stderr)")
         #expect(try CLI.run(["status", "s.db"], in: folder).stdout.contains("v2"))
     }
+
+    /// A line break in a store's name split its row of the batch table in two, the second half
+    /// reading as a store of its own (`line.db  migrated`): the name is shown on one line.
+    @Test func aLineBreakInAStoresNameKeepsItsRowOneLine() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
+        #expect(try CLI.run(["load", "v1.json", "f/new\nline.db"], in: folder).status == 0)
+        #expect(try CLI.run(["load", "v1.json", "f/plain.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "--to", "v2", "--jobs", "1", "f"], in: folder)
+        let rows = run.stdout.split(separator: "\n").filter { $0.contains("migrated") && $0.contains("v1 -> v2") }
+        #expect(run.status == 0 && rows.count == 2 && rows.contains { $0.hasPrefix("f/new<U+000A>line.db  ") }, "\(run.stdout)")
+    }
 }

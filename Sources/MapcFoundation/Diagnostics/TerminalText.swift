@@ -19,6 +19,13 @@ package enum TerminalText {
         }
     }
 
+    /// The text of one cell of a table (a store's name in a row), line breaks and tabs shown as
+    /// `<U+000A>` and `<U+0009>` too: the row stays one line, and the next does not read as a
+    /// store of its own.
+    package static func oneLine(_ text: String) -> String {
+        visible(text).replacingOccurrences(of: "\n", with: "<U+000A>").replacingOccurrences(of: "\r", with: "<U+000D>").replacingOccurrences(of: "\t", with: "<U+0009>")
+    }
+
     /// The text with each bidirectional or control character shown as `<U+XXXX>`.
     package static func visible(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: { visible($0) != nil }) else { return text }
