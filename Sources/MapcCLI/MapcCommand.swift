@@ -78,10 +78,7 @@ public struct MapcCommand: ParsableCommand {
     /// `demo` is the example `mapc demo` runs.
     public static func runMain(_ arguments: [String]? = nil, demo: DemoProject? = nil) -> Never {
         self.demo = demo
-        Store.unfinishedWriteRolledBack = { path in
-            Console.errText("note: \(path) had an unfinished write (\(path)-journal, left by a writer that was stopped) that SQLite rolled back as mapc opened it, "
-                            + "as it does for any program that opens the store: its file changed, and it holds what its last committed write left\n")
-        }
+        Store.unfinishedWriteRolledBack = { path in RolledBackWrites.rolledBack(path) }
         let given = arguments ?? Array(CommandLine.arguments.dropFirst())
         // ArgumentParser's `help` prints the root help for an unknown command and succeeds, and
         // calls a mistyped command "unexpected arguments": both are named, with the closest command.

@@ -224,6 +224,8 @@ struct RunCommand: ParsableCommand {
     /// Several stores: each migrated on its own (a failure leaves that store untouched and does not
     /// stop the others), at most `jobs` at once; a table (or JSON) per store at the end.
     private func runBatch() throws {
+        // A store's rolled-back write is said with its outcome, not on its own among the stores'.
+        RolledBackWrites.collect()
         // A worker of a batch (`BatchWorkers`): the stores on standard input, one at a time, a JSON line each.
         let isWorker = BatchWorkers.isWorker
         let format = isWorker ? StoreOutputFormat.jsonl : self.format
@@ -354,6 +356,9 @@ struct RunCommand: ParsableCommand {
             outcome.error = BatchOutcome.message(of: error)
             outcome.exitCode = Self.exitCode(of: error, interruption)
         }
+        // SQLite rolled back a stopped writer's unfinished write as the store was opened: its
+        // file changed, said with the store's outcome (a batch's report, a worker's JSON).
+        if RolledBackWrites.take(path) { outcome.notes.insert(RolledBackWrites.note(path), at: 0) }
         outcome.seconds = Date().timeIntervalSince(clock)
         return outcome
     }

@@ -35,4 +35,28 @@ struct FleetProbe2FindingsTests {
         let rows = run.stdout.split(separator: "\n").filter { $0.contains("migrated") && $0.contains("v1 -> v2") }
         #expect(run.status == 0 && rows.count == 2 && rows.contains { $0.hasPrefix("f/new<U+000A>line.db  ") }, "\(run.stdout)")
     }
+
+    /// A store whose unfinished write SQLite rolled back as a batch opened it was said nowhere
+    /// (`"notes": null`, nothing on standard error with workers); one store's run said it. Said
+    /// with the store's outcome now.
+    @Test func aRolledBackWriteIsSaidInABatchsReport() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}, "#
+                         + #"{"id": "n2", "title": "c", "body": "d", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
+        for name in ["a", "b"] { #expect(try CLI.run(["load", "v1.json", "f/\(name).db"], in: folder).status == 0) }
+        // A writer stopped in the middle of a transaction: a hot journal beside a.db.
+        try python("""
+            import sqlite3, os
+            c = sqlite3.connect('f/a.db', isolation_level=None); c.execute('PRAGMA cache_size=1')
+            c.execute('BEGIN IMMEDIATE'); c.execute("UPDATE Note SET title = title || 'x'"); c.execute("DELETE FROM Note WHERE _id = 'n2'")
+            os._exit(0)
+            """, in: folder)
+        #expect(folder.exists("f/a.db-journal"))
+        let run = try CLI.run(["run", "--to", "v2", "--format", "jsonl", "--jobs", "1", "f"], in: folder)
+        let line = run.stdout.split(separator: "\n").first { $0.contains(#""store":"f/a.db""#) } ?? ""
+        #expect(run.status == 0 && line.contains("f/a.db had an unfinished write (f/a.db-journal"), "\(run.stdout)")
+        #expect(!(run.stdout.split(separator: "\n").first { $0.contains(#""store":"f/b.db""#) } ?? "").contains("unfinished write"))
+    }
 }
