@@ -141,6 +141,11 @@ struct ExpressionCheckerTests {
         }
         #expect(try fix("displayIndex", into: Attribute(name: "title", type: .string)) == "convert it with CAST(…, \"NSString\")")
         #expect(try fix("title", into: Attribute(name: "displayIndex", type: .int64)) == "convert it with CAST(…, \"NSNumber\")")
+        // Dates and booleans were refused with no CAST named (the values probe).
+        #expect(try fix("title", into: Attribute(name: "when", type: .date)) == "convert it with CAST(…, \"NSDate\") (ISO 8601 text, as a data file writes dates)")
+        #expect(try fix("dateCreated", into: Attribute(name: "rating", type: .double)) == "convert it with CAST(…, \"NSNumber\") (seconds since 2001-01-01)")
+        #expect(try fix("dateCreated", into: Attribute(name: "displayIndex", type: .int64)) == "convert it with CAST(…, \"NSNumber\") (seconds since 2001-01-01)")
+        #expect(try fix("displayIndex > 0", into: Attribute(name: "rating", type: .double)) == "convert it with CAST(…, \"NSNumber\")")
         #expect(try problem("rating", into: Attribute(name: "displayIndex", type: .int64))?.contains("a value with a fraction, or out of range, fails the migration") == true)
         #expect(try problem("floor:(rating)", into: Attribute(name: "displayIndex", type: .int64)) == nil, "rounded results are whole numbers")
         // Whole numbers combined by +, -, *, a remainder, abs: or a negation are whole: a mapping

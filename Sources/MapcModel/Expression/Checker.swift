@@ -128,8 +128,17 @@ package struct ExpressionChecker {
                 }
             case .refused:
                 error("\(article(result)) result cannot be stored in \(target)", expression.range,
-                      fix: CastClass.target(from: kind, to: attribute.type).map { "convert it with CAST(…, \"\($0)\")" + ($0 == "NSDate" ? " (seconds since 2001-01-01)" : "") })
+                      fix: CastClass.target(from: kind, to: attribute.type).map { "convert it with CAST(…, \"\($0)\")" + Self.castNote(from: kind, to: attribute.type) })
             }
+        }
+    }
+
+    /// What a CAST between dates and other values counts in, for the fix that names it.
+    static func castNote(from kind: ValueKind, to type: AttributeType) -> String {
+        switch (kind, type) {
+        case (.string, .date): return " (ISO 8601 text, as a data file writes dates)"
+        case (_, .date), (.date, _): return " (seconds since 2001-01-01)"
+        default: return ""
         }
     }
 

@@ -63,8 +63,9 @@ package enum CastClass {
         switch (kind, type) {
         case (_, .string): return "NSString"
         case (.string, .int16), (.string, .int32), (.string, .int64), (.string, .double), (.string, .float): return "NSNumber"
-        case (.string, .decimal), (.integer, .decimal), (.double, .decimal): return "NSDecimalNumber"
-        case (.integer, .date), (.double, .date): return "NSDate"
+        case (.string, .decimal), (.integer, .decimal), (.double, .decimal), (.bool, .decimal): return "NSDecimalNumber"
+        case (.integer, .date), (.double, .date), (.string, .date): return "NSDate"
+        case (.date, .int16), (.date, .int32), (.date, .int64), (.date, .double), (.date, .float), (.bool, .double), (.bool, .float): return "NSNumber"
         default: return nil
         }
     }
