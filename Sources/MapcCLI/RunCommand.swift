@@ -405,6 +405,12 @@ struct RunCommand: ParsableCommand {
                                 stopped == 0 ? "" : ", \(stopped) stopped (left untouched)",
                                 seconds, Double(outcomes.count) / max(seconds, 0.001), min(workers, max(1, outcomes.count)),
                                 strays == 0 ? "" : "; \(English.count(strays, "file")) passed over"))
+            // Among many rows (sorted by name), the failed stores named again at the end: one
+            // failure among 300 migrated stores was found only by reading every row.
+            if !failed.isEmpty, outcomes.count > 10 {
+                let names = failed.prefix(10).map { TerminalText.oneLine($0.store) }.joined(separator: ", ")
+                lines.append("failed: \(names)\(failed.count > 10 ? " and \(failed.count - 10) more" : "") (each with its error in its row above)")
+            }
             Console.text(lines.joined(separator: "\n"))
             // Each store's notes, said once for every store that has the same (`--format json` lists them per store).
             var stores: [String: [String]] = [:], order: [String] = []

@@ -59,4 +59,18 @@ struct FleetProbe2FindingsTests {
         #expect(run.status == 0 && line.contains("f/a.db had an unfinished write (f/a.db-journal"), "\(run.stdout)")
         #expect(!(run.stdout.split(separator: "\n").first { $0.contains(#""store":"f/b.db""#) } ?? "").contains("unfinished write"))
     }
+
+    /// A failed store among many was found only by reading every row of the table (sorted by
+    /// name; the summary gives a count): the failed ones are named again at its end.
+    @Test func failedStoresAreNamedAfterAManyRowTable() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
+        #expect(try CLI.run(["load", "v1.json", "f/s00.db"], in: folder).status == 0)
+        for index in 1...11 { try FileManager.default.copyItem(at: folder.appendingPathComponent("f/s00.db"), to: folder.appendingPathComponent("f/s\(String(format: "%02d", index)).db")) }
+        try Data("SQLite format 3\u{0}".utf8 + Data(count: 100)).write(to: folder.appendingPathComponent("f/s07.db"))
+        let run = try CLI.run(["run", "--to", "v2", "--jobs", "1", "f"], in: folder)
+        #expect(run.status == 2 && run.stdout.contains("\nfailed: f/s07.db (each with its error in its row above)"), "\(run.stdout)")
+    }
 }
