@@ -11,8 +11,9 @@ extension ExpectedData {
     /// The expected objects renamed to the store's ids where both sides' objects match one to
     /// one by value: each object known by its entity and attribute values, refined by the
     /// objects it relates to (and they by theirs) until the classes stop splitting; objects alike
-    /// in every respect paired in id order (they are interchangeable). Nil when some class holds
-    /// more objects on one side than the other: then no renaming makes the two sides one.
+    /// in every respect set apart a pair at a time (one of each side) and the rest refined again,
+    /// so that their links pair as they are. Nil when some class holds more objects on one side
+    /// than the other: then no renaming makes the two sides one.
     ///
     /// Only renames: the caller compares again, so a match that is wrong can only fail.
     static func matchedByValue(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]],
@@ -66,11 +67,31 @@ extension ExpectedData {
             }) { _, new in new }
         }
         func classCount(_ classes: [ExactText: Int]) -> Int { Set(classes.values).count }
-        for _ in 0..<32 {
-            let (nextLeft, nextRight) = (refined(left, expected), refined(right, actual))
-            let stable = classCount(nextLeft) == classCount(left) && classCount(nextRight) == classCount(right)
-            (left, right) = (nextLeft, nextRight)
-            if stable { break }
+        /// Refines both sides until the classes stop splitting.
+        func settle() {
+            for _ in 0..<32 {
+                let (nextLeft, nextRight) = (refined(left, expected), refined(right, actual))
+                let stable = classCount(nextLeft) == classCount(left) && classCount(nextRight) == classCount(right)
+                (left, right) = (nextLeft, nextRight)
+                if stable { break }
+            }
+        }
+        settle()
+        // Alike objects left in one class (two identical notes, each with an identical
+        // attachment): paired by id, one class apart from the others, their links could pair
+        // crosswise. One of each side is set apart, as a pair, and the rest refined again, until
+        // every class holds one object of each side (or a bound, past which ids pair the rest).
+        for round in 0..<1_000 {
+            let leftClasses = Dictionary(grouping: left.keys, by: { left[$0] ?? 0 }), rightClasses = Dictionary(grouping: right.keys, by: { right[$0] ?? 0 })
+            for (signature, ids) in leftClasses where rightClasses[signature]?.count != ids.count { return nil }
+            guard let (signature, ids) = leftClasses.filter({ $0.value.count > 1 }).min(by: { ($0.value.count, $0.key) < ($1.value.count, $1.key) }),
+                  let first = ids.min(), let other = rightClasses[signature]?.min() else { break }
+            var hasher = Hasher()
+            hasher.combine(signature)
+            hasher.combine(round)
+            let apart = hasher.finalize()
+            (left[first], right[other]) = (apart, apart)
+            settle()
         }
         let leftClasses = Dictionary(grouping: left.keys, by: { left[$0] ?? 0 }), rightClasses = Dictionary(grouping: right.keys, by: { right[$0] ?? 0 })
         var renaming: [ExactText: String] = [:]

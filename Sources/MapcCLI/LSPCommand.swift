@@ -240,7 +240,10 @@ struct LanguageServer {
             if case .array(var changes)? = params["contentChanges"] {
                 if outOfSync.contains(path) {
                     // Only a whole text brings the copy back: the changes from the last one on.
-                    guard let whole = changes.lastIndex(where: { $0["range"] == nil || $0["range"] == .null }) else { break }
+                    guard let whole = changes.lastIndex(where: { change in
+                        guard case .string? = change["text"] else { return false }
+                        return change["range"] == nil || change["range"] == .null
+                    }) else { break }
                     changes = Array(changes[whole...])
                     outOfSync.remove(path)
                 }
@@ -252,7 +255,7 @@ struct LanguageServer {
                     open[path] = nil
                     versions[path] = nil
                     send(.object([("jsonrpc", .string("2.0")), ("method", .string("window/showMessage")),
-                                  ("params", .object([("type", .integer(2)), ("message", .string("mapc: the editor sent a change to \((path as NSString).lastPathComponent) whose range ends before it starts, or is no range; it was not applied, and mapc no longer checks the file until it is reopened: close and reopen it"))]))]))
+                                  ("params", .object([("type", .integer(2)), ("message", .string("mapc: the editor sent a change to \((path as NSString).lastPathComponent) whose range ends before it starts, or is no range; it was not applied, and mapc no longer checks the file until the editor sends its whole text or reopens it: close and reopen it"))]))]))
                     send(.object([("jsonrpc", .string("2.0")), ("method", .string("textDocument/publishDiagnostics")),
                                   ("params", .object([("uri", .string(uri(of: path))), ("diagnostics", .array([]))]))]))
                     // The others were checked against its lost copy: against its file now.

@@ -285,7 +285,7 @@ package enum Files {
         guard rename(source, destination) == 0 else {
             throw MapcError.file("cannot replace \(destination): \(String(cString: strerror(errno)))")
         }
-        try syncDirectory(of: destination)
+        syncDirectory(of: destination)
     }
 
     /// Renames `source` to `destination` without replacing an existing file, then syncs the folder.
@@ -296,7 +296,7 @@ package enum Files {
             throw MapcError.file("cannot create \(destination): \(String(cString: strerror(errno)))")
         }
         unlink(source)
-        try syncDirectory(of: destination)
+        syncDirectory(of: destination)
     }
 
     /// Renames the folder `source` to `destination`, then syncs the parent folder. A rename never
@@ -306,7 +306,7 @@ package enum Files {
         guard rename(source, destination) == 0 else {
             throw MapcError.file("cannot create \(destination): \(String(cString: strerror(errno)))")
         }
-        try syncDirectory(of: destination)
+        syncDirectory(of: destination)
     }
 
     /// A second name for a file (a backup costing no copy).
@@ -351,7 +351,7 @@ package enum Files {
     /// would make durable has happened, so the file is the new one (a power loss before the
     /// folder reaches the disk may bring back the old one, whole), and said failed it would be
     /// reported unchanged where it has changed.
-    package static func syncDirectory(of path: String) throws {
+    package static func syncDirectory(of path: String) {
         do { try FaultInjection.point(.sync) } catch { return }
         let folder = Files.fileURL(path).deletingLastPathComponent().path
         let descriptor = open(folder, O_RDONLY)

@@ -390,7 +390,9 @@ package enum PropertyList {
                     var dictionary: [String: Any] = [:]
                     for index in 0..<length {
                         guard let key = items[index] as? String else { return nil }
-                        if dictionary[key] != nil, inexact[reference] == nil {
+                        // The dictionary's own problem before one inside a value (which may be
+                        // under a key the caller replaces: the key twice would then go unsaid).
+                        if dictionary[key] != nil {
                             inexact[reference] = Inexact(path: [], what: "the key '\(key)' twice, of which one value would be written back")
                         }
                         dictionary[key] = items[length + index]

@@ -164,14 +164,18 @@ public enum XcodeMappingImporter {
         }
         // Core Data migrates no object of a source entity no entity mapping reads: the model's
         // meaning, written as a remove mapping, so that the file says it (a mapping file drops
-        // nothing without saying so, and `check --strict` refuses a silent drop). A pass of
-        // several is left as it is: another pass may read them.
+        // nothing without saying so, and `check --strict` refuses a silent drop). Only where that
+        // is sure; otherwise `check` says what it sees, as before: a pass of several (another may
+        // read them), a custom policy (it may read any object), an expression not imported (its
+        // fetch may), a sub-entity of an entity read (Xcode's fetch of the parent may take it).
         var notes: [String: [String]] = [:]
-        if pass == nil {
-            let taken = Set(mappings.map(\.name))
-            for entity in source.entities where !entity.isAbstract && MappingChecker.readers(of: entity, in: source, among: mappings).isEmpty {
+        if pass == nil, mappings.allSatisfy({ $0.policy == nil && $0.todo.isEmpty }) {
+            var taken = Set(mappings.map(\.name))
+            let read = { (entity: Entity) in !MappingChecker.readers(of: entity, in: source, among: mappings).isEmpty }
+            for entity in source.entities where !entity.isAbstract && !read(entity) && !source.ancestry(of: entity).dropFirst().contains(where: read) {
                 var name = "Remove\(entity.name)"
                 while taken.contains(name) { name += "_" }
+                taken.insert(name)
                 mappings.append(EntityMapping(name: name, source: entity.name, destination: nil, type: .remove))
                 notes[name] = ["No entity mapping of \(Files.fileURL(path).lastPathComponent) reads \(entity.name) objects, so Core Data does not migrate them: they are dropped."]
                 warnings.append(.warning("no entity mapping reads \(entity.name) objects of \(source.version), so Core Data drops them: written as the remove mapping '\(name)'",
