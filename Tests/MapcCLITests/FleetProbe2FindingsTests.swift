@@ -4,6 +4,14 @@ import Testing
 /// What the second fleet probe found: reports a script reads, on the fault paths too.
 @Suite("Defects found by the second fleet probe")
 struct FleetProbe2FindingsTests {
+    /// The example project with a note's data at v1 (`v1.json`) and an empty fleet folder `f`.
+    private func fleetProject() throws -> URL {
+        let folder = try CLI.project()
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
+        return folder
+    }
+
     /// The folder's flush after the rename failing (`fail@N` at the run's last operation) was
     /// reported "s.db was not changed", result "failed", while the store was the migrated one:
     /// a script would retry or restore a store that had moved on. A folder's flush that fails
@@ -25,10 +33,8 @@ struct FleetProbe2FindingsTests {
     /// A line break in a store's name split its row of the batch table in two, the second half
     /// reading as a store of its own (`line.db  migrated`): the name is shown on one line.
     @Test func aLineBreakInAStoresNameKeepsItsRowOneLine() throws {
-        let folder = try CLI.project()
+        let folder = try fleetProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
         #expect(try CLI.run(["load", "v1.json", "f/new\nline.db"], in: folder).status == 0)
         #expect(try CLI.run(["load", "v1.json", "f/plain.db"], in: folder).status == 0)
         let run = try CLI.run(["run", "--to", "v2", "--jobs", "1", "f"], in: folder)
@@ -63,10 +69,8 @@ struct FleetProbe2FindingsTests {
     /// A failed store among many was found only by reading every row of the table (sorted by
     /// name; the summary gives a count): the failed ones are named again at its end.
     @Test func failedStoresAreNamedAfterAManyRowTable() throws {
-        let folder = try CLI.project()
+        let folder = try fleetProject()
         defer { try? FileManager.default.removeItem(at: folder) }
-        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
         #expect(try CLI.run(["load", "v1.json", "f/s00.db"], in: folder).status == 0)
         for index in 1...11 { try FileManager.default.copyItem(at: folder.appendingPathComponent("f/s00.db"), to: folder.appendingPathComponent("f/s\(String(format: "%02d", index)).db")) }
         try Data("SQLite format 3\u{0}".utf8 + Data(count: 100)).write(to: folder.appendingPathComponent("f/s07.db"))
