@@ -89,6 +89,10 @@ struct RunCommand: ParsableCommand {
             throw ExitCodeError(MapcExitCode.storeError)
         }
         if isBatch { return try runBatch() }
+        // A JSON report carries a rolled-back write in its `notes` (text says it at once).
+        if format == .json { RolledBackWrites.collect() }
+        /// The rolled-back write's note, when SQLite rolled one back as the store was opened.
+        func rolledBack() -> [String] { RolledBackWrites.take(store) ? [RolledBackWrites.note(store)] : [] }
         var renderSources: [SourceFile] = []
         var steps: [MigrationStep] = []
         // The step the run was in when it failed: the last one that reported progress.
@@ -106,6 +110,7 @@ struct RunCommand: ParsableCommand {
         // What a failure report says of where the run stopped.
         func stoppedIn() -> BatchOutcome {
             var outcome = planned
+            outcome.notes = rolledBack() + outcome.notes
             outcome.seconds = Date().timeIntervalSince(started)
             if began, everyStepDone, !dryRun { outcome.failedWhenReplacing = true }
             if began, !everyStepDone, steps.indices.contains(currentStep) { outcome.failedStep = (currentStep + 1, steps.count, "\(steps[currentStep].source.version) -> \(steps[currentStep].destination.version)") }
@@ -133,7 +138,7 @@ struct RunCommand: ParsableCommand {
                             var current = planned
                             current.result = .current
                             current.output = output
-                            current.notes = copied.notes
+                            current.notes = rolledBack() + copied.notes
                             Console.out(current.json.serialized(pretty: true))
                         } else {
                             Console.text("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
@@ -522,7 +527,7 @@ struct RunCommand: ParsableCommand {
                 pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
                 // What the text says before the run (inference's notes), then what the run found.
-                pairs.append(("notes", .array((planNotes + PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
+                pairs.append(("notes", .array(((RolledBackWrites.take(store) ? [RolledBackWrites.note(store)] : []) + planNotes + PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
                 json = .object(pairs)
             }
             Console.out(json.serialized(pretty: true))

@@ -4,6 +4,17 @@ import Testing
 /// What the second fleet probe found: reports a script reads, on the fault paths too.
 @Suite("Defects found by the second fleet probe")
 struct FleetProbe2FindingsTests {
+    /// A writer stopped in the middle of a transaction on a store of two notes: a hot journal beside it.
+    private func leaveAnUnfinishedWrite(in store: String, _ folder: URL) throws {
+        try python("""
+            import sqlite3, os
+            c = sqlite3.connect('\(store)', isolation_level=None); c.execute('PRAGMA cache_size=1')
+            c.execute('BEGIN IMMEDIATE'); c.execute("UPDATE Note SET title = title || 'x'"); c.execute("DELETE FROM Note WHERE _id = 'n2'")
+            os._exit(0)
+            """, in: folder)
+        #expect(folder.exists("\(store)-journal"))
+    }
+
     /// The example project with a note's data at v1 (`v1.json`) and an empty fleet folder `f`.
     private func fleetProject() throws -> URL {
         let folder = try CLI.project()
@@ -52,14 +63,7 @@ struct FleetProbe2FindingsTests {
                          + #"{"id": "n2", "title": "c", "body": "d", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("f"), withIntermediateDirectories: true)
         for name in ["a", "b"] { #expect(try CLI.run(["load", "v1.json", "f/\(name).db"], in: folder).status == 0) }
-        // A writer stopped in the middle of a transaction: a hot journal beside a.db.
-        try python("""
-            import sqlite3, os
-            c = sqlite3.connect('f/a.db', isolation_level=None); c.execute('PRAGMA cache_size=1')
-            c.execute('BEGIN IMMEDIATE'); c.execute("UPDATE Note SET title = title || 'x'"); c.execute("DELETE FROM Note WHERE _id = 'n2'")
-            os._exit(0)
-            """, in: folder)
-        #expect(folder.exists("f/a.db-journal"))
+        try leaveAnUnfinishedWrite(in: "f/a.db", folder)
         let run = try CLI.run(["run", "--to", "v2", "--format", "jsonl", "--jobs", "1", "f"], in: folder)
         let line = run.stdout.split(separator: "\n").first { $0.contains(#""store":"f/a.db""#) } ?? ""
         #expect(run.status == 0 && line.contains("f/a.db had an unfinished write (f/a.db-journal"), "\(run.stdout)")
@@ -76,5 +80,23 @@ struct FleetProbe2FindingsTests {
         try Data("SQLite format 3\u{0}".utf8 + Data(count: 100)).write(to: folder.appendingPathComponent("f/s07.db"))
         let run = try CLI.run(["run", "--to", "v2", "--jobs", "1", "f"], in: folder)
         #expect(run.status == 2 && run.stdout.contains("\nfailed: f/s07.db (each with its error in its row above)"), "\(run.stdout)")
+    }
+
+    /// One store's `run --format json` said a rolled-back write on standard error only, not in
+    /// its report's `notes` (the closing note's list).
+    @Test func aRolledBackWriteIsInOneStoresJSONReport() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Note": [{"id": "n1", "title": "a", "body": "b", "dateCreated": "2024-05-01T10:00:00Z"}, "#
+                         + #"{"id": "n2", "title": "c", "body": "d", "dateCreated": "2024-05-01T10:00:00Z"}]}}"#, to: "v1.json")
+        for name in ["a", "b"] { #expect(try CLI.run(["load", "v1.json", "\(name).db"], in: folder).status == 0) }
+        try leaveAnUnfinishedWrite(in: "a.db", folder)
+        let json = try CLI.run(["run", "--to", "v2", "--format", "json", "a.db"], in: folder)
+        let parsed = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(json.status == 0 && ((parsed?["notes"] as? [String])?.first?.contains("a.db had an unfinished write (a.db-journal") == true), "\(json.stdout)")
+        // Text says it at once, on standard error, as before.
+        try leaveAnUnfinishedWrite(in: "b.db", folder)
+        let text = try CLI.run(["run", "--to", "v2", "b.db"], in: folder)
+        #expect(text.status == 0 && text.stderr.contains("note: b.db had an unfinished write"), "\(text.stderr)")
     }
 }
