@@ -153,10 +153,11 @@ struct ExpressionCheckerTests {
         // was told to say how to round, an error under `check --strict`.
         let index = Attribute(name: "displayIndex", type: .int64)
         for whole in ["modulus:by:(floor:(rating + 0.5), 360)", "floor:(rating) + 1", "-trunc:(rating)", "abs:(ceiling:(rating)) * displayIndex",
-                      "from:subtract:(floor:(rating), displayIndex)", "modulus:by:(trunc:(rating), displayIndex)", "TERNARY(rating > 0, floor:(rating) * 2, 0)"] {
+                      "from:subtract:(floor:(rating), displayIndex)", "modulus:by:(trunc:(rating), displayIndex)", "TERNARY(rating > 0, floor:(rating) * 2, 0)",
+                      "max:({floor:(rating), 3})", "MIN(ceiling:(rating), displayIndex)", "sum:({trunc:(rating), 1})"] {
             #expect(try problem(whole, into: index) == nil, "\(whole)")
         }
-        for fractional in ["modulus:by:(rating, 360)", "floor:(rating) + 0.5", "floor:(rating) / 2", "-rating", "modulus:by:(floor:(rating), 2.5)"] {
+        for fractional in ["modulus:by:(rating, 360)", "floor:(rating) + 0.5", "floor:(rating) / 2", "-rating", "modulus:by:(floor:(rating), 2.5)", "max:({floor:(rating), rating})"] {
             #expect(try problem(fractional, into: index)?.contains("a value with a fraction") == true, "\(fractional)")
         }
         #expect(try problem("author", into: Attribute(name: "title", type: .string))?.contains("an object cannot be stored") == true)

@@ -189,13 +189,14 @@ package struct ExpressionChecker {
 
     /// Whether an expression's numbers are whole whatever the data: an integer (a literal, an
     /// integer attribute), a rounding function's result, nil, and whole numbers added, subtracted,
-    /// multiplied, negated, made absolute, taken the remainder of, or chosen between.
+    /// multiplied, summed, negated, made absolute, taken the remainder, the largest or the
+    /// smallest of, or chosen between.
     private mutating func isWholeNumber(_ expression: Expr) -> Bool {
         switch expression.kind {
         case .function(let name, let arguments):
             switch NamedFunction.lookup(name, argumentCount: arguments.count) {
             case .floor?, .ceiling?, .trunc?: return true
-            case .add?, .subtract?, .multiply?, .modulus?, .abs?: return arguments.allSatisfy { isWholeNumber($0) }
+            case .add?, .subtract?, .multiply?, .modulus?, .abs?, .max?, .min?, .sum?: return arguments.allSatisfy { isWholeNumber($0) }
             default: return isInteger(expression)
             }
         case .binary(.add, let left, let right), .binary(.subtract, let left, let right), .binary(.multiply, let left, let right):
@@ -203,6 +204,8 @@ package struct ExpressionChecker {
         case .negate(let operand): return isWholeNumber(operand)
         case .literal(.integer), .literal(.null), .literal(.bool): return true
         case .ternary(_, let whenTrue, let whenFalse): return isWholeNumber(whenTrue) && isWholeNumber(whenFalse)
+        // `max:({floor:(a), 3})`: a collection written out, each element whole.
+        case .aggregate(let elements): return elements.allSatisfy { isWholeNumber($0) }
         default: return isInteger(expression)
         }
     }
