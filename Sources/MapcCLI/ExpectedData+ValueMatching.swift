@@ -8,6 +8,46 @@ extension Store {
 }
 
 extension ExpectedData {
+    /// Every object of one side, by id.
+    private static func allObjects(_ side: [String: [ExactText: ObjectData]]) -> [ExactText: ObjectData] {
+        var all: [ExactText: ObjectData] = [:]
+        for group in side.values { all.merge(group) { first, _ in first } }
+        return all
+    }
+
+    /// An object known by its entity and every stored attribute as the store holds it
+    /// (`sameStored`'s terms), its links aside.
+    private static func valueSignature(_ object: ObjectData, store: Store) -> Int {
+        var hasher = Hasher()
+        hasher.combine(object.entity)
+        let entity = store.schema.entity(named: object.entity)
+        for attribute in (entity.map { store.schema.allAttributes(of: $0) } ?? []).filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }) {
+            let value = object.attributes[attribute.name] ?? .null
+            switch value == .null ? .null : store.strategy.encode(value, as: attribute.type).storage {
+            case .null: hasher.combine(0)
+            case .int64(let number): hasher.combine(1); hasher.combine(number)
+            case .double(let number): hasher.combine(2); hasher.combine(number.isNaN ? Double.nan.bitPattern : number == 0 ? 0 : number.bitPattern)
+            case .string(let text): hasher.combine(3); hasher.combine(Array(text.utf8))
+            case .blob(let bytes): hasher.combine(4); hasher.combine(bytes)
+            }
+        }
+        return hasher.finalize()
+    }
+
+    /// The objects of each side with no counterpart of the same entity and values on the other
+    /// (more of their kind on one side), a few of each: where a store numbered otherwise differs,
+    /// when its differences by id name every object.
+    static func unmatchedByValue(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]], store: Store,
+                                 limit: Int = 5) -> (expected: [String], actual: [String]) {
+        let expected = allObjects(wanted).mapValues { valueSignature($0, store: store) }, actual = allObjects(got).mapValues { valueSignature($0, store: store) }
+        let expectedCounts = Dictionary(grouping: expected.values, by: { $0 }).mapValues(\.count)
+        let actualCounts = Dictionary(grouping: actual.values, by: { $0 }).mapValues(\.count)
+        func unmatched(_ side: [ExactText: Int], _ own: [Int: Int], _ other: [Int: Int]) -> [String] {
+            side.filter { (own[$0.value] ?? 0) > (other[$0.value] ?? 0) }.keys.sorted().prefix(limit).map(\.text)
+        }
+        return (unmatched(expected, expectedCounts, actualCounts), unmatched(actual, actualCounts, expectedCounts))
+    }
+
     /// The expected objects renamed to the store's ids where both sides' objects match one to
     /// one by value: each object known by its entity and attribute values, refined by the
     /// objects it relates to (and they by theirs) until the classes stop splitting; objects alike
@@ -18,40 +58,18 @@ extension ExpectedData {
     /// Only renames: the caller compares again, so a match that is wrong can only fail.
     static func matchedByValue(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]],
                                store: Store) -> [String: [ExactText: ObjectData]]? {
-        // Each entity's stored attributes, and the relationships every expected object lists
-        // (one an expected file leaves out is derived from its inverse, so not compared).
-        var attributes: [String: [Attribute]] = [:], relationships: [String: [Relationship]] = [:]
+        // The relationships every expected object lists (one an expected file leaves out is
+        // derived from its inverse, so not compared).
+        var relationships: [String: [Relationship]] = [:]
         for entity in store.schema.entities {
-            attributes[entity.name] = store.schema.allAttributes(of: entity).filter { !$0.isTransient }.sorted { $0.name < $1.name }
             let listed = (wanted[entity.name] ?? [:]).values
             relationships[entity.name] = store.schema.allRelationships(of: entity).filter { relationship in
                 !relationship.isTransient && listed.allSatisfy { $0.relationships[relationship.name] != nil }
             }.sorted { $0.name < $1.name }
         }
-        func objects(_ side: [String: [ExactText: ObjectData]]) -> [ExactText: ObjectData] {
-            var all: [ExactText: ObjectData] = [:]
-            for group in side.values { all.merge(group) { first, _ in first } }
-            return all
-        }
-        let expected = objects(wanted), actual = objects(got)
+        let expected = allObjects(wanted), actual = allObjects(got)
         guard expected.count == actual.count else { return nil }
-        /// Round 0: the entity and every attribute as the store holds it (`sameStored`'s terms).
-        func signature(_ object: ObjectData) -> Int {
-            var hasher = Hasher()
-            hasher.combine(object.entity)
-            for attribute in attributes[object.entity] ?? [] {
-                let value = object.attributes[attribute.name] ?? .null
-                switch value == .null ? .null : store.strategy.encode(value, as: attribute.type).storage {
-                case .null: hasher.combine(0)
-                case .int64(let number): hasher.combine(1); hasher.combine(number)
-                case .double(let number): hasher.combine(2); hasher.combine(number.isNaN ? Double.nan.bitPattern : number == 0 ? 0 : number.bitPattern)
-                case .string(let text): hasher.combine(3); hasher.combine(Array(text.utf8))
-                case .blob(let bytes): hasher.combine(4); hasher.combine(bytes)
-                }
-            }
-            return hasher.finalize()
-        }
-        var left = expected.mapValues(signature), right = actual.mapValues(signature)
+        var left = expected.mapValues { valueSignature($0, store: store) }, right = actual.mapValues { valueSignature($0, store: store) }
         /// A round: each object's class and the classes of the objects it relates to.
         func refined(_ classes: [ExactText: Int], _ side: [ExactText: ObjectData]) -> [ExactText: Int] {
             classes.mapValues { $0 }.merging(side.map { id, object in

@@ -42,15 +42,27 @@ enum ExpectedData {
         // A Core Data store's ids are its keys, which a migration numbers in an order of its own
         // (Core Data's is that of an unordered set): a result Core Data made is this one when
         // its objects match one to one by value, and every value and link then agrees.
-        if !differences.isEmpty, store.identifiesObjectsByKey, let renamed = matchedByValue(wanted, got, store: store),
-           compare(renamed, got, store: store, leavesNothingOut: leavesNothingOut).isEmpty {
-            differences = []
+        var byValue: String?
+        if !differences.isEmpty, store.identifiesObjectsByKey {
+            if let renamed = matchedByValue(wanted, got, store: store), compare(renamed, got, store: store, leavesNothingOut: leavesNothingOut).isEmpty {
+                differences = []
+            } else {
+                // Differences by id name every object of a store numbered otherwise: the objects
+                // that differ in their values are said first.
+                let (expected, actual) = unmatchedByValue(wanted, got, store: store)
+                if !expected.isEmpty || !actual.isEmpty {
+                    byValue = "matched by value (a Core Data store's ids are its keys, which a migration may number otherwise), "
+                        + [expected.isEmpty ? nil : "expected objects with no counterpart in the store: \(expected.joined(separator: ", "))",
+                           actual.isEmpty ? nil : "stored objects with none in the file: \(actual.joined(separator: ", "))"].compactMap { $0 }.joined(separator: "; ")
+                }
+            }
         }
         for difference in differences {
             if let property = difference.property { differing(difference.entity, property) }
             found.append(difference.message)
         }
         if found.count > limit { found = Array(found.prefix(limit)) + ["… and \(found.count - limit) more differences from \(file)"] }
+        if let byValue, !found.isEmpty { found.insert(byValue, at: 0) }
         return found.isEmpty ? [] : ["differs from \(file):"] + found.map { "  " + $0 }
     }
 

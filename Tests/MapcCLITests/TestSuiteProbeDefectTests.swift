@@ -175,6 +175,8 @@ struct TestSuiteProbeDefectTests {
         try folder.write(renumbered.replacingOccurrences(of: #""title" : "c""#, with: #""title" : "C""#).replacingOccurrences(of: #""title": "c""#, with: #""title": "C""#), to: "expected/notes@v3.json")
         let differs = try CLI.run(["test", "--to", "v3"], in: folder)
         #expect(differs.status == 1 && differs.stdout.contains("title: expected \"C\""), "\(differs.stdout)")
+        // The objects that differ in their values are said first (by id every note differs; the review).
+        #expect(differs.stdout.contains("expected objects with no counterpart in the store: Note/p1; stored objects with none in the file: Note/p2"), "\(differs.stdout)")
     }
 
     /// Alike objects (two identical notes, each with an identical attachment) were paired by id
