@@ -15,23 +15,28 @@ extension ExpectedData {
         return all
     }
 
-    /// An object known by its entity and every stored attribute as the store holds it
-    /// (`sameStored`'s terms), its links aside.
-    private static func valueSignature(_ object: ObjectData, store: Store) -> Int {
-        var hasher = Hasher()
-        hasher.combine(object.entity)
-        let entity = store.schema.entity(named: object.entity)
-        for attribute in (entity.map { store.schema.allAttributes(of: $0) } ?? []).filter({ !$0.isTransient }).sorted(by: { $0.name < $1.name }) {
-            let value = object.attributes[attribute.name] ?? .null
-            switch value == .null ? .null : store.strategy.encode(value, as: attribute.type).storage {
-            case .null: hasher.combine(0)
-            case .int64(let number): hasher.combine(1); hasher.combine(number)
-            case .double(let number): hasher.combine(2); hasher.combine(number.isNaN ? Double.nan.bitPattern : number == 0 ? 0 : number.bitPattern)
-            case .string(let text): hasher.combine(3); hasher.combine(Array(text.utf8))
-            case .blob(let bytes): hasher.combine(4); hasher.combine(bytes)
+    /// Each object known by its entity and every stored attribute as the store holds it
+    /// (`sameStored`'s terms), its links aside; each entity's attributes listed once.
+    private static func valueSignatures(_ objects: [ExactText: ObjectData], store: Store) -> [ExactText: Int] {
+        var attributes: [String: [Attribute]] = [:]
+        return objects.mapValues { object in
+            var hasher = Hasher()
+            hasher.combine(object.entity)
+            let listed = attributes[object.entity] ?? (store.schema.entity(named: object.entity).map { store.schema.allAttributes(of: $0) } ?? [])
+                .filter { !$0.isTransient }.sorted { $0.name < $1.name }
+            attributes[object.entity] = listed
+            for attribute in listed {
+                let value = object.attributes[attribute.name] ?? .null
+                switch value == .null ? .null : store.strategy.encode(value, as: attribute.type).storage {
+                case .null: hasher.combine(0)
+                case .int64(let number): hasher.combine(1); hasher.combine(number)
+                case .double(let number): hasher.combine(2); hasher.combine(number.isNaN ? Double.nan.bitPattern : number == 0 ? 0 : number.bitPattern)
+                case .string(let text): hasher.combine(3); hasher.combine(Array(text.utf8))
+                case .blob(let bytes): hasher.combine(4); hasher.combine(bytes)
+                }
             }
+            return hasher.finalize()
         }
-        return hasher.finalize()
     }
 
     /// The objects of each side with no counterpart of the same entity and values on the other
@@ -39,7 +44,7 @@ extension ExpectedData {
     /// when its differences by id name every object.
     static func unmatchedByValue(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]], store: Store,
                                  limit: Int = 5) -> (expected: [String], actual: [String]) {
-        let expected = allObjects(wanted).mapValues { valueSignature($0, store: store) }, actual = allObjects(got).mapValues { valueSignature($0, store: store) }
+        let expected = valueSignatures(allObjects(wanted), store: store), actual = valueSignatures(allObjects(got), store: store)
         let expectedCounts = Dictionary(grouping: expected.values, by: { $0 }).mapValues(\.count)
         let actualCounts = Dictionary(grouping: actual.values, by: { $0 }).mapValues(\.count)
         func unmatched(_ side: [ExactText: Int], _ own: [Int: Int], _ other: [Int: Int]) -> [String] {
@@ -69,7 +74,7 @@ extension ExpectedData {
         }
         let expected = allObjects(wanted), actual = allObjects(got)
         guard expected.count == actual.count else { return nil }
-        var left = expected.mapValues { valueSignature($0, store: store) }, right = actual.mapValues { valueSignature($0, store: store) }
+        var left = valueSignatures(expected, store: store), right = valueSignatures(actual, store: store)
         /// A round: each object's class and the classes of the objects it relates to.
         func refined(_ classes: [ExactText: Int], _ side: [ExactText: ObjectData]) -> [ExactText: Int] {
             classes.mapValues { $0 }.merging(side.map { id, object in

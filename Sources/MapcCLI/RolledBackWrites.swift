@@ -29,9 +29,10 @@ enum RolledBackWrites {
         if !collected { Console.errText("note: \(note(path))\n") }
     }
 
-    /// Whether the store at `path` was rolled back since it was last asked (then forgotten).
-    static func take(_ path: String) -> Bool {
-        lock.withLock { stores.remove(key(path)) != nil }
+    /// The note of the store at `path` if it was rolled back since it was last asked (then
+    /// forgotten), for its outcome's notes; none otherwise.
+    static func take(_ path: String) -> [String] {
+        lock.withLock { stores.remove(key(path)) != nil } ? [note(path)] : []
     }
 
     /// One store's one name, however it was given (`a.db`, `./a.db`, its absolute path).

@@ -91,8 +91,6 @@ struct RunCommand: ParsableCommand {
         if isBatch { return try runBatch() }
         // A JSON report carries a rolled-back write in its `notes` (text says it at once).
         if format == .json { RolledBackWrites.collect() }
-        /// The rolled-back write's note, when SQLite rolled one back as the store was opened.
-        func rolledBack() -> [String] { RolledBackWrites.take(store) ? [RolledBackWrites.note(store)] : [] }
         var renderSources: [SourceFile] = []
         var steps: [MigrationStep] = []
         // The step the run was in when it failed: the last one that reported progress.
@@ -110,7 +108,7 @@ struct RunCommand: ParsableCommand {
         // What a failure report says of where the run stopped.
         func stoppedIn() -> BatchOutcome {
             var outcome = planned
-            outcome.notes = rolledBack() + outcome.notes
+            outcome.notes = RolledBackWrites.take(store) + outcome.notes
             outcome.seconds = Date().timeIntervalSince(started)
             if began, everyStepDone, !dryRun { outcome.failedWhenReplacing = true }
             if began, !everyStepDone, steps.indices.contains(currentStep) { outcome.failedStep = (currentStep + 1, steps.count, "\(steps[currentStep].source.version) -> \(steps[currentStep].destination.version)") }
@@ -138,7 +136,7 @@ struct RunCommand: ParsableCommand {
                             var current = planned
                             current.result = .current
                             current.output = output
-                            current.notes = rolledBack() + copied.notes
+                            current.notes = RolledBackWrites.take(store) + copied.notes
                             Console.out(current.json.serialized(pretty: true))
                         } else {
                             Console.text("\(store) is already at \(plan.target.version); " + (output.map { "copied it to \($0) unchanged" } ?? "nothing to do"))
@@ -363,7 +361,7 @@ struct RunCommand: ParsableCommand {
         }
         // SQLite rolled back a stopped writer's unfinished write as the store was opened: its
         // file changed, said with the store's outcome (a batch's report, a worker's JSON).
-        if RolledBackWrites.take(path) { outcome.notes.insert(RolledBackWrites.note(path), at: 0) }
+        outcome.notes = RolledBackWrites.take(path) + outcome.notes
         outcome.seconds = Date().timeIntervalSince(clock)
         return outcome
     }
@@ -527,7 +525,7 @@ struct RunCommand: ParsableCommand {
                 pairs.append(("backup", outcome.backup.map { JSONValue.string($0.path) } ?? .null))
                 pairs.append(("dryRun", .bool(dryRun)))
                 // What the text says before the run (inference's notes), then what the run found.
-                pairs.append(("notes", .array(((RolledBackWrites.take(store) ? [RolledBackWrites.note(store)] : []) + planNotes + PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
+                pairs.append(("notes", .array((RolledBackWrites.take(store) + planNotes + PlanCommand.inferenceNotes(steps) + outcome.notes).map(JSONValue.string))))
                 json = .object(pairs)
             }
             Console.out(json.serialized(pretty: true))
