@@ -31,19 +31,21 @@ struct LoadCommand: ParsableCommand {
                let problem = DataFile.memoryProblem(fileSize: size.intValue, physicalMemory: ProcessInfo.processInfo.physicalMemory) {
                 throw MapcError.input("\(data): \(problem)")
             }
-            let bytes = try Files.read(data, what: "the data file", maxBytes: .max)
             do {
-                try load(bytes)
+                try load()
             } catch let error as DataValidationError {
-                // Each problem at its place in the file (a second reading, on failure only).
-                throw DataFile.placed(error, in: bytes, path: data)
+                // Each problem at its place in the file (a second reading, on failure only: the
+                // file's bytes are not kept while the objects are written).
+                throw DataFile.placed(error, in: try Files.read(data, what: "the data file", maxBytes: .max), path: data)
             }
         }
     }
 
-    /// Loads the data file's bytes into the store.
-    private func load(_ bytes: Data) throws {
-        let json = try JSONValue.parse(bytes, path: data)
+    /// Loads the data file into the store.
+    private func load() throws {
+        // The file's bytes and their JSON tree are dropped once the objects are read from them:
+        // they took as much memory again as the objects while the rows were written.
+        var json = try JSONValue.parse(Files.read(data, what: "the data file", maxBytes: .max), path: data)
         // A data file is an object (`version`, `objects`): anything else is said first, not
         // taken for one without a version.
         guard case .object = json else {
@@ -75,6 +77,7 @@ struct LoadCommand: ParsableCommand {
             defer { lock.release() }
             let target = try Store.open(at: store, schema: schema)
             let contents = try DataFile.read(json, schema: schema, for: target.format)
+            json = .null
             try target.checkIntegrity()
             try target.insert(contents.objects)
             Console.text("added \(English.count(contents.objects.count, "object")) to \(store) (\(schema.version))")
@@ -83,6 +86,7 @@ struct LoadCommand: ParsableCommand {
             var created: Store?
             let format = try layout.format() ?? .mapc
             let contents = try DataFile.read(json, schema: schema, for: format)
+            json = .null
             try StoreFiles.createStore(at: store, schema: schema, format: format) { try $0.insert(contents.objects); created = $0 }
             Console.text("created \(store) (\(schema.version)) with \(English.count(contents.objects.count, "object"))")
             if let created { noteIdentities(keptBy: created, objects: contents.objects.count) }
