@@ -64,4 +64,32 @@ struct DecimalArithmeticTests {
         #expect(try DecimalArithmetic.add(x, y).get() == want, "\(left) + \(right)")
         #expect(try DecimalArithmetic.add(y, x).get() == want, "\(right) + \(left)")
     }
+
+    /// Products against Python's `decimal` (precision 38, half up): Foundation's multiplication on
+    /// Linux truncated (the square of a 38-digit number ended in 545 where 546 is right) and kept a
+    /// 39th digit where it fitted 128 bits (99…99 × 3), which `load` and validation then refused.
+    static let products: [(String, String, String)] = [
+        ("9.8765432109876543210987654321098765432", "9.8765432109876543210987654321098765432", "97.546105798506325258725803993760097546"),
+        ("1.2345678901234567890123456789012345678", "7.7", "9.5061727539506172753950617275395061721"),
+        ("99999999999999999999999999999999999999", "4", "4E+38"),
+        ("99999999999999999999999999999999999999", "3", "3E+38"),
+        ("-12345678901234567890123456789012345678", "0.5", "-6172839450617283945061728394506172839"),
+        ("1.5", "-2.5", "-3.75"), ("123456789", "987654321", "121932631112635269"),
+        // Exponents adding up below the least (where Foundation traps): rounded once at -128.
+        ("1e-64", "1e-64", "1e-128"), ("3e-100", "5e-29", "2e-128"), ("-3e-100", "5e-29", "-2e-128"),
+        ("99999999999999999999999999999999999999e89", "1e1", "99999999999999999999999999999999999999e90"),
+    ]
+
+    @Test(arguments: products)
+    func aProductHasEveryDigitItShould(_ left: String, _ right: String, _ expected: String) throws {
+        let x = try #require(Decimal(string: left)), y = try #require(Decimal(string: right)), want = try #require(Decimal(string: expected))
+        #expect(try DecimalArithmetic.multiply(x, y).get() == want, "\(left) * \(right)")
+        #expect(try DecimalArithmetic.multiply(y, x).get() == want, "\(right) * \(left)")
+    }
+
+    @Test func aProductADecimalCannotHoldIsSaid() throws {
+        #expect(DecimalArithmetic.multiply(try #require(Decimal(string: "4e-100")), try #require(Decimal(string: "1e-29"))) == .failure(.underflow), "0.4e-128 rounds to 0")
+        #expect(DecimalArithmetic.multiply(try #require(Decimal(string: "1e127")), try #require(Decimal(string: "1e38"))) == .failure(.overflow))
+        #expect(DecimalArithmetic.multiply(0, try #require(Decimal(string: "1e127"))) == .success(0))
+    }
 }

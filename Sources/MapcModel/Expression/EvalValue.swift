@@ -77,6 +77,15 @@ public indirect enum EvalValue: Sendable, Hashable {
         return false
     }
 
+    /// Whether the value is a double's or a decimal's NaN (a store may hold either).
+    package var isNaN: Bool {
+        switch self {
+        case .scalar(.double(let number)): return number.isNaN
+        case .scalar(.decimal(let number)): return number.isNaN
+        default: return false
+        }
+    }
+
     /// The elements, when the value is a collection.
     public var elements: [EvalValue]? {
         if case .collection(let items, _) = self { return items }
@@ -90,6 +99,9 @@ public indirect enum EvalValue: Sendable, Hashable {
             switch value {
             case .null: return "nil"
             case .bool: return "a boolean"
+            // NaN, which a store may hold, is no number to order or compute with: said as such.
+            case .decimal(let number) where number.isNaN: return "a decimal NaN (not a number)"
+            case .double(let number) where number.isNaN: return "a double NaN (not a number)"
             case .integer, .double, .decimal: return "a number"
             case .string: return "a string"
             case .date: return "a date"

@@ -450,6 +450,9 @@ package final class Evaluator {
             case .success(let result):
                 _ = try withinLimits(result, range)
                 if case .scalar(.decimal(let number)) = result, number.isNaN {
+                    if let nan = [left, right].first(where: \.isNaN) {
+                        throw failure("'\(op.rawValue)' of \(nan.kindName) has no result: leave such objects out with a filter (a NaN is the one value not equal to itself: `amount == amount`), or give them a value in a policy", range)
+                    }
                     throw failure("decimal arithmetic overflowed or underflowed: the result is beyond what a decimal holds (38 digits, exponents -128 to 127)", range)
                 }
                 return result

@@ -238,22 +238,6 @@ enum ValueSemantics {
     /// The least exponent a decimal has (Foundation's `Decimal`, NSDecimalNumber's).
     static let leastDecimalExponent = DecimalArithmetic.leastExponent
 
-    /// `x * y` for two decimals whose exponents add up below the least: Foundation traps on such
-    /// a product rather than reporting underflow, even when the product itself is one a decimal
-    /// holds. `x` is scaled up until the exponents add up to the least, multiplied, rounded to the
-    /// digits the true product keeps at that exponent, and scaled back; nil when nothing of it is
-    /// left (an underflow, which NSDecimalNumber raises too).
-    static func multiplyBelowLeastExponent(_ x: Decimal, _ y: Decimal) -> Decimal? {
-        let shift = leastDecimalExponent - (x.exponent + y.exponent)
-        guard shift > 0, shift <= -leastDecimalExponent else { return nil }
-        var scaled = Decimal(sign: x.sign, exponent: x.exponent + shift, significand: x.significand), other = y
-        var product = Decimal(), rounded = Decimal()
-        guard NSDecimalMultiply(&product, &scaled, &other, .plain) == .noError else { return nil }
-        NSDecimalRound(&rounded, &product, -leastDecimalExponent - shift, .plain)
-        guard !rounded.isZero, !rounded.isNaN else { return nil }
-        return Decimal(sign: rounded.sign, exponent: rounded.exponent - shift, significand: rounded.significand)
-    }
-
     static func arithmetic(_ op: BinaryOperator, _ lhs: EvalValue, _ rhs: EvalValue) -> Result<EvalValue, SemanticError> {
         if lhs.isNull || rhs.isNull { return .success(.null) }
         // Dates: date ± seconds, date - date.
@@ -295,15 +279,7 @@ enum ValueSemantics {
             case .add: return total(x, y).map { .scalar(.decimal($0)) }
             case .subtract: return total(x, -y).map { .scalar(.decimal($0)) }
             case .multiply:
-                guard !x.isZero, !y.isZero, x.isFinite, y.isFinite, x.exponent + y.exponent < Self.leastDecimalExponent else {
-                    return .success(.scalar(.decimal(x * y)))
-                }
-                guard let product = Self.multiplyBelowLeastExponent(x, y) else {
-                    // Written with their exponents: 1e-100 is 102 characters written out.
-                    func shown(_ d: Decimal) -> String { (d.sign == .minus ? "-" : "") + "\(d.significand)e\(d.exponent)" }
-                    return .failure(SemanticError("decimal arithmetic underflowed: the product of \(shown(x)) and \(shown(y)) is smaller than a decimal holds (exponents down to \(Self.leastDecimalExponent))"))
-                }
-                return .success(.scalar(.decimal(product)))
+                return product(x, y).map { .scalar(.decimal($0)) }
             case .divide:
                 return quotient(x, y).map { .scalar(.decimal($0)) }
             case .power:
@@ -397,6 +373,17 @@ enum ValueSemantics {
         switch DecimalArithmetic.add(x, y) {
         case .success(let sum): return .success(sum)
         case .failure: return .failure(SemanticError("decimal arithmetic overflowed: \(x) + \(y) is larger than a decimal holds"))
+        }
+    }
+
+    /// `x * y` for decimals, to their 38 digits (`DecimalArithmetic`), or why not.
+    static func product(_ x: Decimal, _ y: Decimal) -> Result<Decimal, SemanticError> {
+        // Written with their exponents: 1e-100 is 102 characters written out.
+        func shown(_ d: Decimal) -> String { (d.sign == .minus ? "-" : "") + "\(d.significand)e\(d.exponent)" }
+        switch DecimalArithmetic.multiply(x, y) {
+        case .success(let product): return .success(product)
+        case .failure(.underflow): return .failure(SemanticError("decimal arithmetic underflowed: the product of \(shown(x)) and \(shown(y)) is smaller than a decimal holds (exponents down to \(leastDecimalExponent))"))
+        case .failure: return .failure(SemanticError("decimal arithmetic overflowed: the product of \(shown(x)) and \(shown(y)) is larger than a decimal holds"))
         }
     }
 

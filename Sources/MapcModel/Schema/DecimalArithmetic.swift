@@ -1,9 +1,10 @@
 import Foundation
 
-/// Decimal division and addition correctly rounded to the 38 digits a decimal keeps, where
-/// Foundation's on Linux is not: its division loses digits once the divisor has more than about
-/// 18 (98765432109876543210 / 123456789012345678901 was wrong from the 13th digit, 1 / a 38-digit
-/// number kept one digit), its addition keeps about 34 when the exponents are far apart.
+/// Decimal division, addition and multiplication correctly rounded to the 38 digits a decimal
+/// keeps, where Foundation's on Linux is not: its division loses digits once the divisor has more
+/// than about 18 (98765432109876543210 / 123456789012345678901 was wrong from the 13th digit, 1 /
+/// a 38-digit number kept one digit), its addition keeps about 34 when the exponents are far
+/// apart, its multiplication truncates.
 /// Apple's are exact, and are used there.
 package enum DecimalArithmetic {
     /// Why a quotient cannot be given.
@@ -113,6 +114,38 @@ package enum DecimalArithmetic {
         var significand = magnitude.low
         if dropped >= 5 { significand += 1 }
         return make(significand, exponent: scale, negative: negative)
+        #endif
+    }
+
+    /// `x × y`, rounded half away from zero to 38 significant digits, or to fewer where the
+    /// product is so small that a decimal's least exponent comes first. Foundation's on Linux
+    /// truncates the product's digits past its 128 bits (99999999999999999999999999999999999999 × 4
+    /// ended in 990, where rounding gives 4e38) and keeps a 39th digit where they fit; it traps
+    /// where the exponents add up below the least, even for a product a decimal holds.
+    package static func multiply(_ x: Decimal, _ y: Decimal) -> Result<Decimal, Problem> {
+        if x.isNaN || y.isNaN { return .success(.nan) }
+        if x.isZero || y.isZero { return .success(0) }
+        #if canImport(Darwin)
+        var left = x, right = y, product = Decimal()
+        switch NSDecimalMultiply(&product, &left, &right, .plain) {
+        case .overflow: return .failure(.overflow)
+        case .underflow: return .failure(.underflow)
+        default: return .success(product)
+        }
+        #else
+        guard let mx = UInt128(Swift.abs(x).significand.description), let my = UInt128(Swift.abs(y).significand.description) else { return .success(x * y) }
+        // Two significands of at most 39 digits: the exact product has at most 78, in 256 bits.
+        var magnitude: Wide = mx.multipliedFullWidth(by: my)
+        var exponent = x.exponent + y.exponent, dropped: UInt128 = 0
+        // To 38 digits, and none below the least exponent: the last digit dropped decides.
+        while magnitude.high != 0 || magnitude.low >= tenTo38 || exponent < leastExponent {
+            if magnitude.high == 0, magnitude.low == 0 { return .failure(.underflow) }
+            (magnitude, dropped) = dividedBy10(magnitude)
+            exponent += 1
+        }
+        var significand = magnitude.low
+        if dropped >= 5 { significand += 1 }
+        return make(significand, exponent: exponent, negative: (x.sign == .minus) != (y.sign == .minus))
         #endif
     }
 
