@@ -108,9 +108,9 @@ public final class MigrationManager: MigrationManagerFunctions {
 
     /// Sets an attribute of a destination object already inserted, from any hook after its
     /// creation (`createRelationships`, `endRelationshipCreation`, `performCustomValidation`):
-    /// Core Data's `dInstance.setValue(_:forKey:)` there, which its context saves. The object a
-    /// hook is handed is a value: changing it changes nothing in the store; this does. The
-    /// value is converted to the attribute's type as a mapping's are, or refused.
+    /// Core Data's `dInstance.setValue(_:forKey:)` there, which its context saves. The subscript
+    /// of an object in the store (the one a hook is handed, one `insert` returned) writes through
+    /// this too. The value is converted to the attribute's type as a mapping's are, or refused.
     public func setValue(_ value: Value, forKey key: String, of destination: DestinationObject, mapping entityMapping: EntityMapping) throws {
         try written().setValue(value, forKey: key, of: destination, mapping: entityMapping)
     }

@@ -117,10 +117,17 @@ public struct DestinationObject {
     /// `setRelationship` refuses it on either side.
     var isSourceObject = false
 
-    /// Reads or sets an attribute value.
+    /// Reads or sets an attribute value. Within a policy's hook, reading a key the entity does not
+    /// have fails the migration when the hook returns (as Core Data's `value(forKey:)` raises),
+    /// and setting a value on an object in the store (`primaryKey` set) writes it at once, as
+    /// `MigrationManager.setValue` does.
     public subscript(attribute: String) -> Value {
         get {
-            let value = attributes[attribute] ?? .null
+            guard let value = attributes[attribute] else {
+                // A key the entity does not have fails the run once the hook returns (`PolicyHookLog`).
+                PolicyHookLog.current?.noteRead(attribute, of: ref)
+                return .null
+            }
             guard !bytes.contains(attribute), let external, external.marked.contains(attribute), case .binary(let stored) = value,
                   !stored.isEmpty, case .success = CoreDataExternalValue.form(of: stored) else { return value }
             // A value in the stored form: its bytes, out of the marker or the file.
@@ -130,11 +137,16 @@ public struct DestinationObject {
             }
         }
         set {
+            // An object already in the store: the value is written when the hook returns, as
+            // Core Data's context saves what a hook sets on `dInstance` (`PolicyHookLog`).
+            if primaryKey != nil, let log = PolicyHookLog.current { log.noteWrite(newValue, attribute, of: self) }
             rejected[attribute] = nil
             guard let type = attributeTypes[attribute] else {
                 attributes[attribute] = newValue
                 if case .binary = newValue { bytes.insert(attribute) }
-                if !attributeTypes.isEmpty { rejected[attribute] = "\(entity) has no stored attribute '\(attribute)'" }
+                if !attributeTypes.isEmpty {
+                    rejected[attribute] = "\(entity) has no stored attribute '\(attribute)'" + (Suggestions.didYouMean(attribute, in: attributeTypes.keys.sorted()).map { "; \($0)" } ?? "")
+                }
                 return
             }
             switch ValueCoercion.coerce(.scalar(newValue), to: type) {

@@ -45,6 +45,8 @@ final class MigrationRun: MigrationManagerFunctions {
 
     let step: StepMigration
     let sourceGraph: StoreObjectGraph
+    /// What policies' hooks did through destination objects' subscripts (`PolicyHookLog`).
+    let hookLog: PolicyHookLog
     /// What the run knows of the mapping before reading any object.
     let analysis: MigrationAnalysis
     let policies: [EntityMigrationPolicy]
@@ -129,6 +131,7 @@ final class MigrationRun: MigrationManagerFunctions {
         // same (a run converting the format would round it twice: `.097Z` stored as `.0970001Z`).
         if step.source.strategy.dateEpoch != step.destination.strategy.dateEpoch { graph.literalDateEpoch = nil }
         sourceGraph = graph
+        hookLog = PolicyHookLog(schema: step.destination.schema)
         let now = startDate
         let evaluators = MappingEvaluators(mapping: step.mapping, policies: setup.policies, graph: graph, now: now)
         self.evaluators = evaluators
@@ -268,6 +271,14 @@ final class MigrationRun: MigrationManagerFunctions {
             mapc_crash_context_clear()
             PolicyCrash.running = nil
         }
+        hookLog.write = { [unowned self] object, attribute, value in
+            try self.setValue(value, forKey: attribute, of: object, mapping: self.mapping.entityMappings[self.currentMapping])
+        }
+        defer { hookLog.write = nil }
+        try hookLog.installed { try runPhasesTimed(seconds: &seconds) }
+    }
+
+    private func runPhasesTimed(seconds: inout [MigrationPhase: Double]) throws {
         var clock = Date()
         try connection.inTransaction(.deferred) {
             try CreationPhase().run(self)
@@ -342,17 +353,23 @@ final class MigrationRun: MigrationManagerFunctions {
         let entityMapping = mapping.entityMappings[index]
         do {
             try hook(policies[index], entityMapping, manager)
-            try throwUnreadValue(entityMapping)
+            try finishHook(entityMapping)
         } catch { throw hookFailure(error, entityMapping, object: currentRelation?.source.ref) }
     }
 
-    /// Throws the first value a policy's hook could not read through `SourceObject`'s subscript
-    /// (which returns nil rather than throw), naming it.
-    private func throwUnreadValue(_ entityMapping: EntityMapping) throws {
-        guard let unread = sourceGraph.unreadValue else { return }
-        sourceGraph.unreadValue = nil
-        // Said as the policy's failure: no expression of the mapping read it.
-        throw MigrationError.policy(mapping: entityMapping.name, message: "it read '\(unread.attribute)' of \(unread.object), which cannot be read: \(unread.error)")
+    /// What a policy's hook left for the run when it returned, through subscripts that cannot
+    /// throw: the first value it could not read through `SourceObject`'s (which returns nil),
+    /// a key it read that a destination object's entity does not have, or a value it set on an
+    /// object in the store that could not be written, fail the run naming them.
+    private func finishHook(_ entityMapping: EntityMapping) throws {
+        let hook = hookLog.take()
+        if let unread = sourceGraph.unreadValue {
+            sourceGraph.unreadValue = nil
+            // Said as the policy's failure: no expression of the mapping read it.
+            throw MigrationError.policy(mapping: entityMapping.name, message: "it read '\(unread.attribute)' of \(unread.object), which cannot be read: \(unread.error)")
+        }
+        if let unknownKey = hook.unknownKey { throw MigrationError.policy(mapping: entityMapping.name, message: unknownKey) }
+        if let failedWrite = hook.failedWrite { throw failedWrite }
     }
 
     /// Whether mapping `index`'s policy ran the default `createRelationships` in `body`: a policy
@@ -369,7 +386,7 @@ final class MigrationRun: MigrationManagerFunctions {
                 try createDestination(index, for: source, mapping: entityMapping)
             } else {
                 try policies[index].createDestinationInstances(for: source, mapping: entityMapping, manager: manager)
-                try throwUnreadValue(entityMapping)
+                try finishHook(entityMapping)
             }
         } catch {
             throw hookFailure(error, entityMapping, object: source.ref)

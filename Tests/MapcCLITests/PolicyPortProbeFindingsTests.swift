@@ -1,0 +1,141 @@
+import Foundation
+import Testing
+
+/// What a probe porting six real `NSEntityMigrationPolicy` subclasses found (CoreStore, Cyface,
+/// AltStore, BudgetApp, TrainDatabase and a notes app, each ported literally).
+@Suite("Defects found by the policy-porting probe")
+struct PolicyPortProbeFindingsTests {
+    /// A project of one entity whose mapping names the policy `body` (a Swift class body).
+    private func project(_ body: String) throws -> URL {
+        let folder = try CLI.emptyProject()
+        for version in ["v1", "v2"] {
+            try folder.write("""
+            model: Apps
+            version: \(version)
+            entities:
+              Source:
+                attributes: { identifier: string?, sourceURL: string?\(version == "v2" ? ", hasIcon: { type: bool, default: NO }" : "") }
+                relationships:
+                  apps: { destination: App, toMany: true, inverse: source, optional: true }
+              App:
+                attributes: { name: string }
+                relationships:
+                  source: { destination: Source, inverse: apps, optional: true }
+
+            """, to: "schemas/\(version).yaml")
+        }
+        for sub in ["mappings", "policies"] { try FileManager.default.createDirectory(at: folder.appendingPathComponent(sub), withIntermediateDirectories: true) }
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: AppToApp
+            source: App
+            destination: App
+            attributes: { name: $source.name }
+            relationships:
+              source: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "SourceToSource", $source.source)
+          - name: SourceToSource
+            source: Source
+            destination: Source
+            policy: SourcePolicy
+            attributes: { identifier: $source.identifier, sourceURL: $source.sourceURL }
+            relationships:
+              apps: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "AppToApp", $source.apps)
+
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        try folder.write("import MapcKit\n\nfinal class SourcePolicy: EntityMigrationPolicy {\n\(body)\n}\n", to: "policies/SourcePolicy.swift")
+        try folder.write(#"{"version": "v1", "objects": {"Source": [{"id": "s1", "identifier": "com.example", "sourceURL": "https://example.com", "apps": ["a1"]}], "App": [{"id": "a1", "name": "A"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "s.db"], in: folder).status == 0)
+        return folder
+    }
+
+    private func run(_ folder: URL) throws -> CLIResult {
+        try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+    }
+
+    /// A destination key read under a wrong name (`d["identifer"]`) gave nil, sent the ported
+    /// policy into its fallback and overwrote the value, exit 0; the same typo on a source object
+    /// failed the run, as Core Data's `value(forKey:)` raises on both.
+    @Test func aDestinationKeyTheEntityDoesNotHaveFailsTheRun() throws {
+        let folder = try project("""
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                var d = try manager.makeDestination(for: source, mapping: mapping)
+                if case .null = d["identifer"] { d["identifier"] = .string("recomputed") }
+                try manager.insert(d, associatedWith: source, mapping: mapping)
+            }
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let typo = try run(folder)
+        #expect(typo.status == 3 && typo.stderr.contains("it read 'identifer' of Source 's1', which Source does not have in v2; did you mean 'identifier'?"), "\(typo.stderr)")
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.contains("\"version\": \"v1\""), "the store is unchanged")
+        // In phase 2, a relationship's name read through the subscript is said as one.
+        try folder.write("import MapcKit\n\nfinal class SourcePolicy: EntityMigrationPolicy {\n" + """
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                if case .null = destination["apps"] { try manager.setValue(.bool(true), forKey: "hasIcon", of: destination, mapping: mapping) }
+            }
+        """ + "\n}\n", to: "policies/SourcePolicy.swift")
+        let relationship = try run(folder)
+        #expect(relationship.status == 3 && relationship.stderr.contains("it read 'apps' of Source 's1' through the destination object's subscript, which holds its attributes: 'apps' is a relationship"), "\(relationship.stderr)")
+        // A key the entity has, nil or not, reads as it is.
+        try folder.write("import MapcKit\n\nfinal class SourcePolicy: EntityMigrationPolicy {\n" + """
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                if case .string = destination["sourceURL"], case .bool(false) = destination["hasIcon"] { try manager.setValue(.bool(true), forKey: "hasIcon", of: destination, mapping: mapping) }
+            }
+        """ + "\n}\n", to: "policies/SourcePolicy.swift")
+        let right = try run(folder)
+        #expect(right.status == 0, "\(right.stderr)")
+        #expect(try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }.contains(#""hasIcon":true"#))
+    }
+
+    /// Values set through the subscript of an object already in the store (one handed to
+    /// `createRelationships`, or made from a reference `destinationInstances` gave, as CoreStore's
+    /// `dInstance.setValue(true, forKey:)` ports) wrote nothing, exit 0, without a word: Core
+    /// Data's context saves them, and so does the run now, in the hook's order.
+    @Test func aValueSetOnAnObjectInTheStoreIsWritten() throws {
+        let folder = try project("""
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+                for ref in try manager.destinationInstances(forEntityMappingNamed: mapping.name, sourceInstances: [source.ref]) {
+                    var dInstance = DestinationObject(ref)
+                    dInstance["hasIcon"] = .bool(true)
+                }
+            }
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                var d = destination
+                d["sourceURL"] = .string("first")
+                try manager.setValue(.string("second"), forKey: "sourceURL", of: destination, mapping: mapping)
+                d["identifier"] = .string("com.example.new")
+            }
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try run(folder)
+        #expect(result.status == 0, "\(result.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout.filter { !$0.isWhitespace }
+        #expect(dump.contains(#""hasIcon":true"#) && dump.contains(#""sourceURL":"second""#) && dump.contains(#""identifier":"com.example.new""#), "\(dump)")
+        // A value the attribute cannot hold fails the run, naming it; the store is unchanged.
+        try folder.write(try folder.read("policies/SourcePolicy.swift").replacingOccurrences(of: #"dInstance["hasIcon"] = .bool(true)"#, with: #"dInstance["hasIcon"] = .string("maybe")"#), to: "policies/SourcePolicy.swift")
+        try folder.write(#"{"version": "v1", "objects": {"Source": [{"id": "s1"}]}}"#, to: "e.json")
+        #expect(try CLI.run(["load", "e.json", "t.db"], in: folder).status == 0)
+        let wrong = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(wrong.status == 3 && wrong.stderr.contains("hasIcon") && wrong.stderr.contains("SourceToSource"), "\(wrong.stderr)")
+    }
+
+    /// `d["titel"] = …` on an object `makeDestination` made said "has no stored attribute" with no
+    /// suggestion, where `manager.setValue` gives one.
+    @Test func aMistypedKeySetIsGivenTheClosestName() throws {
+        let folder = try project("""
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                var d = try manager.makeDestination(for: source, mapping: mapping)
+                d["sourceUrl"] = .string("x")
+                try manager.insert(d, associatedWith: source, mapping: mapping)
+            }
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let result = try run(folder)
+        #expect(result.status == 3 && result.stderr.contains("Source has no stored attribute 'sourceUrl'; did you mean 'sourceURL'?"), "\(result.stderr)")
+    }
+}
