@@ -202,7 +202,14 @@ struct FilterNilTests {
         #expect(plain.stderr.contains("mapping_v1_to_v2.yaml:8:14: warning: this filter also leaves out the objects whose notes is nil"), "\(plain.stderr)")
         let negated = try check(#"NOT (notes IN {"a", "b"}) AND kind != "run""#)
         #expect(negated.stderr.contains("whose notes is nil") && !negated.stderr.contains("whose kind is nil"), "\(negated.stderr)")
-        for guarded in [#"notes == nil OR notes != "delete me""#, #"notes != nil AND notes != "delete me""#, #"notes == "keep""#] {
+        // Any test under NOT but `!=` reads as "all but those" (the finance-app probe: two
+        // mappings filtering `name CONTAINS[c] "saving"` and its NOT lost the nameless account).
+        for negation in [#"NOT (notes CONTAINS[c] "saving")"#, #"NOT (notes BEGINSWITH "x")"#, #"NOT (rating > 5)"#.replacingOccurrences(of: "rating", with: "notes.length"), #"NOT (notes MATCHES "a.*")"#] {
+            let result = try check(negation)
+            #expect(result.stderr.contains("leaves out the objects whose notes"), "\(negation): \(result.stderr)")
+        }
+        for guarded in [#"notes == nil OR notes != "delete me""#, #"notes != nil AND notes != "delete me""#, #"notes == "keep""#, #"NOT (notes != "keep")"#, #"notes CONTAINS "a""#,
+                        #"notes == nil OR NOT (notes CONTAINS "a")"#] {
             #expect(try !check(guarded).stderr.contains("leaves out the objects"), "\(guarded)")
         }
     }

@@ -39,7 +39,8 @@ extension ExpressionChecker {
 
     /// In a filter (which runs as Core Data's fetch, in SQL's logic), the tests that leave out the
     /// objects whose key path is nil too, unlike what they read as: `notes != "delete me"` (and
-    /// `NOT (notes == …)`, `NOT (notes IN …)`) of a key path that can be nil, against a value,
+    /// `NOT (notes == …)`, `NOT (notes IN …)`, `NOT (notes CONTAINS …)`, `NOT (count > 5)`: any
+    /// test under NOT but `!=`) of a key path that can be nil, against a value,
     /// where the filter does not test that key path against nil itself. Each with its key path.
     package func testsLeavingOutNil(in filter: Expr) -> [(test: Expr, keyPath: Expr)] {
         var mentioned: Set<String> = []
@@ -69,7 +70,9 @@ extension ExpressionChecker {
         func walk(_ expression: Expr, negated: Bool) {
             switch expression.kind {
             case .comparison(let op, nil, _, _, _):
-                let excluding = negated ? (op == .equal || op == .inCollection) : op == .notEqual
+                // Under NOT, every test but `!=` reads as "all but those" (`NOT (name CONTAINS
+                // "saving")`, `NOT (d > 5)`), and leaves out nil: NOT of unknown is unknown.
+                let excluding = negated ? op != .notEqual : op == .notEqual
                 if excluding, let path = candidate(expression) { found.append((expression, path)) }
             case .not(let inner): walk(inner, negated: !negated)
             case .and(let left, let right), .or(let left, let right):
