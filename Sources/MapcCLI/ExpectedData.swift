@@ -47,13 +47,17 @@ enum ExpectedData {
             if let renamed = matchedByValue(wanted, got, store: store), compare(renamed, got, store: store, leavesNothingOut: leavesNothingOut).isEmpty {
                 differences = []
             } else {
-                // Differences by id name every object of a store numbered otherwise: the objects
-                // that differ in their values are said first.
+                // Differences by id name every object of a store numbered otherwise: each object
+                // is compared with the stored one it pairs with by value, and the objects with no
+                // counterpart of the same values are said first.
+                let paired = pairedByValue(wanted, got, store: store)
+                differences = compare(paired.renamed, got, store: store, leavesNothingOut: leavesNothingOut, fileIDs: paired.fileIDs)
                 let (expected, actual) = unmatchedByValue(wanted, got, store: store)
                 if !expected.isEmpty || !actual.isEmpty {
                     byValue = "matched by value (a Core Data store's ids are its keys, which a migration may number otherwise), "
                         + [expected.isEmpty ? nil : "expected objects with no counterpart in the store: \(expected.joined(separator: ", "))",
                            actual.isEmpty ? nil : "stored objects with none in the file: \(actual.joined(separator: ", "))"].compactMap { $0 }.joined(separator: "; ")
+                        + "; each is compared below with the stored object closest in value (the file's id beside the store's)"
                 }
             }
         }
@@ -68,21 +72,22 @@ enum ExpectedData {
 
     /// The differences between expected and stored objects of each entity, matched by id: each
     /// with its entity, the property that differs (nil for an object missing or extra), and its line.
+    /// `fileIDs` names, by a stored id, the file's object paired with it by value (said beside it).
     static func compare(_ wanted: [String: [ExactText: ObjectData]], _ got: [String: [ExactText: ObjectData]], store: Store,
-                        leavesNothingOut: Bool) -> [(entity: String, property: String?, message: String)] {
+                        leavesNothingOut: Bool, fileIDs: [String: String] = [:]) -> [(entity: String, property: String?, message: String)] {
         var found: [(entity: String, property: String?, message: String)] = []
         let epoch = store.strategy.dateEpoch
         for entityName in Set(wanted.keys).union(got.keys).sorted() {
             guard let entity = store.schema.entity(named: entityName) else { continue }
             let expectedObjects = wanted[entityName] ?? [:], actualObjects = got[entityName] ?? [:]
             for key in Set(expectedObjects.keys).union(actualObjects.keys).sorted() {
-                let id = key.text
-                guard let want = expectedObjects[key] else { found.append((entityName, nil, "\(entityName) '\(id)': in the migrated store, not expected")); continue }
-                guard let have = actualObjects[key] else { found.append((entityName, nil, "\(entityName) '\(id)': expected, but not in the migrated store")); continue }
+                let id = "'\(key.text)'" + (fileIDs[key.text].map { " (the file's '\($0)')" } ?? "")
+                guard let want = expectedObjects[key] else { found.append((entityName, nil, "\(entityName) \(id): in the migrated store, not expected")); continue }
+                guard let have = actualObjects[key] else { found.append((entityName, nil, "\(entityName) \(id): expected, but not in the migrated store")); continue }
                 for attribute in store.schema.allAttributes(of: entity) where !attribute.isTransient {
                     let expectedValue = want.attributes[attribute.name] ?? .null, actualValue = have.attributes[attribute.name] ?? .null
                     guard !sameStored(expectedValue, actualValue, as: attribute.type, in: store) else { continue }
-                    found.append((entityName, attribute.name, "\(entityName) '\(id)', \(attribute.name): "
+                    found.append((entityName, attribute.name, "\(entityName) \(id), \(attribute.name): "
                                   + contrast(DataFile.json(expectedValue, type: attribute.type, dateEpoch: epoch), DataFile.json(actualValue, type: attribute.type, dateEpoch: epoch))))
                 }
                 // A relationship the expected object leaves out is not compared: `load` derives
@@ -96,7 +101,7 @@ enum ExpectedData {
                     }
                     guard expectedIDs.count != actualIDs.count || !zip(expectedIDs, actualIDs).allSatisfy({ $0.isExactly($1) }) else { continue }
                     let shown = { (ids: [String]) -> JSONValue in relationship.isToMany ? .array(ids.map(JSONValue.string)) : (ids.first.map(JSONValue.string) ?? .null) }
-                    found.append((entityName, relationship.name, "\(entityName) '\(id)', \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs))))
+                    found.append((entityName, relationship.name, "\(entityName) \(id), \(relationship.name): " + contrast(shown(expectedIDs), shown(actualIDs))))
                 }
             }
         }

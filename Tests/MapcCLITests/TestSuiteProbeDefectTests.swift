@@ -177,6 +177,12 @@ struct TestSuiteProbeDefectTests {
         #expect(differs.status == 1 && differs.stdout.contains("title: expected \"C\""), "\(differs.stdout)")
         // The objects that differ in their values are said first (by id every note differs; the review).
         #expect(differs.stdout.contains("expected objects with no counterpart in the store: Note/p1; stored objects with none in the file: Note/p2"), "\(differs.stdout)")
+        // Each object is compared with the stored one it pairs with by value: the one value that
+        // differs is said with both sides, and no object is listed as missing or extra (the
+        // finance-app probe: one memo changed listed every object, the memo nowhere).
+        #expect(differs.stdout.contains("Note 'Note/p2' (the file's 'Note/p1'), title: expected \"C\", got \"c\""), "\(differs.stdout)")
+        #expect(!differs.stdout.contains("not in the migrated store") && !differs.stdout.contains("not expected"), "\(differs.stdout)")
+        #expect(differs.stdout.components(separatedBy: "expected \"").count == 2, "one difference: \(differs.stdout)")
     }
 
     /// Alike objects (two identical notes, each with an identical attachment) were paired by id
