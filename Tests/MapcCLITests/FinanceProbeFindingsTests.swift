@@ -55,4 +55,23 @@ struct FinanceProbeFindingsTests {
         let kept = try CLI.run(["eval", "--store", "s.db", "--entity", "Txn", "amount == amount"], in: folder)
         #expect(kept.stdout.contains("Txn 't1': false") && kept.stdout.contains("Txn 't2': true"), "\(kept.stdout)")
     }
+
+    /// `load` placed an id listed twice at its first, valid object, and an empty id at the
+    /// entity's list: in a file of thousands neither could be found.
+    @Test func anIdProblemIsPlacedAtTheObjectItConcerns() throws {
+        let folder = try CLI.project(versions: Self.versions)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write("""
+        { "version": "v1", "objects": { "Txn": [
+          { "id": "a1", "name": "first" },
+          { "id": "", "name": "empty" },
+          { "id": "a1", "name": "the duplicate" },
+          { "id": "", "name": "empty again" }
+        ] } }
+        """, to: "data.json")
+        let load = try CLI.run(["load", "data.json", "s.db"], in: folder)
+        #expect(load.status == 1, "\(load.stderr)")
+        #expect(load.stderr.contains("data.json:4:11: Txn 'a1', key 'id': id 'a1' is already used by a Txn object"), "\(load.stderr)")
+        #expect(load.stderr.contains("data.json:3:11: Txn, key 'id': the object has an empty id") && load.stderr.contains("data.json:5:11: Txn, key 'id': the object has an empty id"), "\(load.stderr)")
+    }
 }

@@ -87,6 +87,10 @@ public struct DataProblem: Sendable, Equatable, CustomStringConvertible {
     public var message: String
     /// Where in the data file, when the problem was placed there (`DataValidationError.placed`).
     package var location: FileLocation?
+    /// Which of the entity's objects in the data with this id (`objectID`, or an empty one when
+    /// that is nil) the problem is of, counting from 0, where several may have it: a second
+    /// object with an id is placed at itself, not at the first.
+    package var occurrence: Int?
 
     /// Creates a problem.
     public init(entity: String, objectID: String?, key: String?, message: String) {
@@ -135,9 +139,12 @@ package struct ProblemList {
 
     package init() {}
 
-    package mutating func add(_ entity: String, _ id: String?, _ key: String?, _ message: String) {
+    package mutating func add(_ entity: String, _ id: String?, _ key: String?, _ message: String, occurrence: Int? = nil) {
         total += 1
-        if problems.count < Self.kept { problems.append(DataProblem(entity: entity, objectID: id, key: key, message: message)) }
+        guard problems.count < Self.kept else { return }
+        var problem = DataProblem(entity: entity, objectID: id, key: key, message: message)
+        problem.occurrence = occurrence
+        problems.append(problem)
     }
 
     package var isEmpty: Bool { total == 0 }

@@ -29,14 +29,18 @@ public enum DataFile {
             let list = lists.first { $0.0 == problem.entity }?.1
             guard problem.entity == "file" || list != nil else { continue }
             var trail = problem.entity == "file" ? [] : ["objects", problem.entity]
-            if problem.entity != "file", let id = problem.objectID {
-                // An object the file does not hold (one in the store already) is placed nowhere.
-                guard case .array(let items)? = list,
-                      let position = items.firstIndex(where: { item in
-                          guard case .object(let members) = item else { return false }
-                          return members.contains { ($0.0 == "id" || $0.0 == alternateIdentityKey) && $0.1 == .string(id) }
-                      }) else { continue }
-                trail.append(String(position))
+            if problem.entity != "file", let id = problem.objectID ?? (problem.occurrence != nil ? "" : nil) {
+                // An object the file does not hold (one in the store already) is placed nowhere;
+                // of several with one id (or an empty one), the one the problem is of.
+                guard case .array(let items)? = list else { continue }
+                let holding = items.indices.filter { index in
+                    guard case .object(let members) = items[index] else { return false }
+                    // An id written as a number is read as its digits.
+                    return members.contains { ($0.0 == "id" || $0.0 == alternateIdentityKey) && ($0.1 == .string(id) || Int64(id).map { .integer($0) } == $0.1) }
+                }
+                let which = problem.occurrence ?? 0
+                guard which < holding.count else { continue }
+                trail.append(String(holding[which]))
             }
             if let key = problem.key, trail.count != 2 { trail.append(key) }
             // The deepest part of the trail the file has.

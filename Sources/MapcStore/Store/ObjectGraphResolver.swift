@@ -39,7 +39,7 @@ struct ObjectGraphResolver {
 
     /// What loading says of an id another object has.
     static func idTakenMessage(_ id: String, by entity: String) -> String {
-        "id '\(id)' is already used by a \(entity) object; ids must be unique in the data"
+        "id '\(id)' is already used by \(English.withArticle(entity)) object; ids must be unique in the data"
     }
 
     /// What loading says of a required relationship that holds nothing.
@@ -79,6 +79,8 @@ struct ObjectGraphResolver {
         related = Array(repeating: [:], count: objects.count)
         storedCounts = Array(repeating: [:], count: objects.count)
         var entityOK = Array(repeating: false, count: objects.count)
+        // How many of each entity's objects so far had each id: a problem of one is placed at it.
+        var seen: [String: [ExactText: Int]] = [:]
         for (index, object) in objects.enumerated() {
             if isExisting(index) {
                 indexByID[ExactText(object.id)] = index
@@ -86,12 +88,14 @@ struct ObjectGraphResolver {
                 storedCounts[index] = object.relationships.mapValues(\.count)
                 continue
             }
+            let occurrence = seen[object.entity, default: [:]][ExactText(object.id), default: 0]
+            seen[object.entity, default: [:]][ExactText(object.id)] = occurrence + 1
             if object.id.isEmpty {
-                problems.add(object.entity, nil, "id", Self.emptyIDMessage)
+                problems.add(object.entity, nil, "id", Self.emptyIDMessage, occurrence: occurrence)
             } else if ValueLimits.containsNUL(object.id) {
                 problems.add(object.entity, object.id.replacingOccurrences(of: "\u{0}", with: "\\u0000"), "id", "an id cannot contain the NUL character (U+0000)")
             } else if let first = indexByID[ExactText(object.id)] {
-                problems.add(object.entity, object.id, "id", Self.idTakenMessage(object.id, by: objects[first].entity))
+                problems.add(object.entity, object.id, "id", Self.idTakenMessage(object.id, by: objects[first].entity), occurrence: occurrence)
             } else {
                 indexByID[ExactText(object.id)] = index
             }
