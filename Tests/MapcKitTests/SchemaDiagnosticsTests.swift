@@ -121,6 +121,18 @@ struct SchemaDiagnosticsTests {
         #expect(errors.map { $0.location?.line ?? 0 } == [6, 7, 9])
     }
 
+    /// An unknown parent left every entity's uniqueness constraints and shadowed properties
+    /// unchecked: a mistyped constraint was said only once the parent was fixed (the
+    /// finance-app probe). An entity whose own chain is whole is checked.
+    @Test func anUnknownParentHidesNoOtherEntitysProblems() {
+        let yaml = header + "  Account:\n    uniquenessConstraints: [[nme]]\n    attributes:\n      name: string\n  Transaction:\n    parent: Acount\n"
+            + "  Base:\n    attributes:\n      day: date\n  Leaf:\n    parent: Base\n    attributes:\n      day: date\n"
+        let messages = parseSchema(yaml).diagnostics.filter { $0.severity == .error }.map(\.message)
+        #expect(messages.contains { $0.contains("unknown parent entity 'Acount'") }, "\(messages)")
+        #expect(messages.contains { $0.contains("uniqueness constraint 1 of 'Account' names unknown property 'nme'") }, "\(messages)")
+        #expect(messages.contains { $0.contains("'Leaf.day' shadows the property inherited from 'Base'") }, "\(messages)")
+    }
+
     @Test func rendererQuotesTheLineWithACaret() {
         let yaml = header + "  Note:\n    attributes:\n      title: { type: strng }\n"
         let source = SourceFile(path: "test.yaml", text: yaml)

@@ -35,12 +35,16 @@ package struct SchemaValidator {
     package mutating func validate() -> [Diagnostic] {
         checkEntityNames()
         // A schema too large to work through is refused before the checks that work through it.
-        let acyclic = checkInheritance() && checkEffectiveSize()
+        let inheritance = checkInheritance(), sized = checkEffectiveSize()
+        let acyclic = inheritance && sized
         for entity in schema.entities {
-            checkProperties(of: entity, acyclic: acyclic)
+            // An entity whose own chain of parents is whole is checked whatever another's is:
+            // every problem at once, not one more after each fix.
+            let whole = acyclic || (sized && hasWholeAncestry(entity))
+            checkProperties(of: entity, acyclic: whole)
             for attribute in entity.attributes { checkAttribute(attribute, in: entity) }
             for relationship in entity.relationships { checkRelationship(relationship, in: entity) }
-            if acyclic { checkConstraints(of: entity) }
+            if whole { checkConstraints(of: entity) }
         }
         if acyclic { checkAbstractEntities() }
         return diagnostics
@@ -178,6 +182,12 @@ package struct SchemaValidator {
             sound = false
         }
         return sound
+    }
+
+    /// Whether the entity's parents are all declared, end in a root and are not too deep.
+    private func hasWholeAncestry(_ entity: Entity) -> Bool {
+        let chain = schema.ancestry(of: entity)
+        return chain.count <= Self.maxInheritanceDepth && chain.last?.parent == nil
     }
 
     /// Refuses a schema whose entities, with their inherited properties, hold more than
