@@ -74,4 +74,42 @@ struct FinanceProbeFindingsTests {
         #expect(load.stderr.contains("data.json:4:11: Txn 'a1', key 'id': id 'a1' is already used by a Txn object"), "\(load.stderr)")
         #expect(load.stderr.contains("data.json:3:11: Txn, key 'id': the object has an empty id") && load.stderr.contains("data.json:5:11: Txn, key 'id': the object has an empty id"), "\(load.stderr)")
     }
+
+    /// `check` did not warn of `transactions.@avg.amount` (nil of no transactions) into a required
+    /// double, nor of `CAST(date, "NSNumber") / 86400` (a double) into an int64, where it warns of
+    /// `@count` after a nil to-one and of `timeIntervalSince1970 / 86400`: both failed at run time.
+    @Test func anAverageOfNothingAndADatesSecondsAreWarnedOf() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Payee:\n    attributes:\n      name: string\n    relationships:\n      txns: { destination: Txn, toMany: true, inverse: payee, optional: true }\n  Txn:\n    attributes:\n      amount: double\n      date: date\n    relationships:\n      payee: { destination: Payee, inverse: txns, optional: true }\n"),
+            ("v2", "  Payee:\n    attributes:\n      name: string\n      average: double\n      most: double\n      total: double\n    relationships:\n      txns: { destination: Txn, toMany: true, inverse: payee, optional: true }\n  Txn:\n    attributes:\n      amount: double\n      day: int64\n    relationships:\n      payee: { destination: Payee, inverse: txns, optional: true }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: PayeeToPayee
+            source: Payee
+            destination: Payee
+            attributes:
+              name: $source.name
+              average: $source.txns.@avg.amount
+              most: $source.txns.@max.amount
+              total: $source.txns.@sum.amount
+          - name: TxnToTxn
+            source: Txn
+            destination: Txn
+            attributes:
+              amount: $source.amount
+              day: CAST($source.date, "NSNumber") / 86400
+            relationships:
+              payee: FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "PayeeToPayee", $source.payee)
+        """, to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder)
+        #expect(check.stderr.contains("mapping_v1_to_v2.yaml:9:16: warning: attribute 'Payee.average' (double) is required, but this can be nil ($source.txns.@avg.amount is nil where the collection is empty)"), "\(check.stderr)")
+        #expect(check.stderr.contains("mapping_v1_to_v2.yaml:10:13: warning: attribute 'Payee.most' (double) is required, but this can be nil"), "\(check.stderr)")
+        #expect(!check.stderr.contains("'Payee.total'"), "a sum of nothing is 0: \(check.stderr)")
+        #expect(check.stderr.contains("mapping_v1_to_v2.yaml:17:12: warning: a double result stored in the integer attribute 'Txn.day' (int64)"), "\(check.stderr)")
+    }
 }

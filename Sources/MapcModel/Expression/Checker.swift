@@ -147,7 +147,7 @@ package struct ExpressionChecker {
         guard !attribute.isOptional, attribute.defaultValue == nil, let read = firstNilSource(in: expression) else { return }
         let text = source.text.unicodeScalarsSlice(read.range), whole = source.text.unicodeScalarsSlice(expression.range)
         let isConstant = read.kind == .literal(.null)
-        warning("\(target) is required, but this can be nil (\(isConstant ? "the nil chosen here" : "\(text) is optional")): an object that gets nil fails validation when the step runs", read.range,
+        warning("\(target) is required, but this can be nil (\(Self.whyNil(read, text: String(text)))): an object that gets nil fails validation when the step runs", read.range,
                 fix: isConstant ? "choose a value instead of nil, or give '\(attribute.name)' a default in the schema"
                     : "say what nil becomes, such as 'TERNARY(\(text) != nil, \(whole), …)', or give '\(attribute.name)' a default in the schema")
     }
@@ -294,13 +294,20 @@ package struct ExpressionChecker {
         case .cast(let operand, let typeName):
             // A collection casts to nothing: the run would fail on every object (a collection of
             // text is joined with FUNCTION(x, "componentsJoinedByString:", ", ")).
-            if case .collection = type(of: operand), CastClass.names.contains(typeName) {
+            let operandType = type(of: operand)
+            if case .collection = operandType, CastClass.names.contains(typeName) {
                 error("CAST of a collection to \(typeName) fails on every object: a cast takes one value", operand.range,
                       fix: typeName == "NSString" ? "join its elements, FUNCTION(…, \"componentsJoinedByString:\", \", \"), or take one ([FIRST], @max)" : "take one element ([FIRST], @max, @sum) first")
             }
             switch typeName {
             case "NSString": return .string
-            case "NSNumber": return .unknown
+            // A date's seconds are a double; a number stays what it is; text may be either.
+            case "NSNumber":
+                switch operandType {
+                case .date, .double: return .double
+                case .integer: return .integer
+                default: return .unknown
+                }
             case "NSDecimalNumber": return .decimal
             case "NSDate": return .date
             default:

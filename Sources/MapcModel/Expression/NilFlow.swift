@@ -37,6 +37,17 @@ extension ExpressionChecker {
         }
     }
 
+    /// Why `read` (what `firstNilSource` found, written `text`) can be nil, as `check` and the
+    /// editor's hover say it.
+    package static func whyNil(_ read: Expr, text: String) -> String {
+        if read.kind == .literal(.null) { return "the nil chosen here" }
+        if case .keyPath(_, let components) = read.kind,
+           let op = components.lazy.compactMap({ component -> CollectionOperator? in if case .collectionOperator(let op, _) = component { return op } else { return nil } }).first {
+            return "\(text) is nil where the collection is empty" + (op == .avg ? "" : " or its values are all nil")
+        }
+        return "\(text) is optional"
+    }
+
     /// In a filter (which runs as Core Data's fetch, in SQL's logic), the tests that leave out the
     /// objects whose key path is nil too, unlike what they read as: `notes != "delete me"` (and
     /// `NOT (notes == …)`, `NOT (notes IN …)`, `NOT (notes CONTAINS …)`, `NOT (count > 5)`: any
@@ -155,15 +166,33 @@ extension ExpressionChecker {
         }
         guard case .object(var entityName) = start else { return false }
         var prefix = "$source"
+        // After a to-many, a collection operator: `@avg`, `@min` and `@max` of nothing are nil
+        // (where `@count` and `@sum` are 0), and `@min`/`@max` of values all nil.
+        var manyMayBeEmpty: Bool?, extreme = false
         for component in components {
+            if case .collectionOperator(let op, _) = component, let mayBeEmpty = manyMayBeEmpty {
+                switch op {
+                case .avg: return mayBeEmpty
+                case .min, .max:
+                    if mayBeEmpty { return true }
+                    extreme = true
+                    continue
+                default: return false
+                }
+            }
             guard case .key(let name, _) = component, let entity = schema.entity(named: entityName) else { return false }
             prefix += "." + name
             switch schema.property(named: name, in: entity) {
             case .attribute(let attribute)?:
-                return attribute.isOptional && !known.contains(prefix)
+                return attribute.isOptional && (extreme || manyMayBeEmpty == nil) && !known.contains(prefix)
             case .relationship(let relationship)?:
-                if relationship.isToMany { return false }
-                if relationship.isOptional && !known.contains(prefix) { return true }
+                if relationship.isToMany {
+                    // A required to-many holds one object or more (validation's rule).
+                    guard components.contains(where: { if case .collectionOperator = $0 { return true } else { return false } }) else { return false }
+                    manyMayBeEmpty = (manyMayBeEmpty ?? false) || relationship.isOptional
+                } else if relationship.isOptional && !known.contains(prefix) && manyMayBeEmpty == nil {
+                    return true
+                }
                 entityName = relationship.destination
             case nil:
                 return false

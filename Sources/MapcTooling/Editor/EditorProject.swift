@@ -189,7 +189,7 @@ package struct EditorProject {
         var summary = "\(mapping.name) = \(mapping.expression.source.text): \(type)"
         if let read = checker.firstNilSource(in: mapping.expression.expression) {
             let text = mapping.expression.source.text.unicodeScalarsSlice(read.range)
-            summary += read.kind == .literal(.null) ? ", can be nil" : ", can be nil (\(text) is optional)"
+            summary += read.kind == .literal(.null) ? ", can be nil" : ", can be nil (\(ExpressionChecker.whyNil(read, text: String(text))))"
         } else if type != .unknown {
             summary += ", never nil"
         }
