@@ -17,13 +17,18 @@ public struct DemoProject: Sendable {
     public var stores: @Sendable (Int) -> [(name: String, data: JSONValue, description: String)]
     /// Registers the example's policies.
     public var registerPolicies: @Sendable () -> Void
+    /// The project's other folders (its policy files, fixture stores, expected data, editor
+    /// schemas), which `mapc install` copies beside its schemas and mappings, each under its own
+    /// name, so that a copy of the installed example is a whole project.
+    public var projectFolders: [String]
 
     /// Describes a demo project.
-    public init(name: String, schemasFolder: String, mappingsFolder: String,
+    public init(name: String, schemasFolder: String, mappingsFolder: String, projectFolders: [String] = [],
                 stores: @escaping @Sendable (Int) -> [(name: String, data: JSONValue, description: String)], registerPolicies: @escaping @Sendable () -> Void) {
         self.name = name
         self.schemasFolder = schemasFolder
         self.mappingsFolder = mappingsFolder
+        self.projectFolders = projectFolders
         self.stores = stores
         self.registerPolicies = registerPolicies
     }

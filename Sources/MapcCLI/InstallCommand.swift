@@ -37,13 +37,15 @@ struct InstallCommand: ParsableCommand {
             try kit.write(to: staging, buildIdentity: identity)
             try? FileManager.default.removeItem(at: library)
             try FileManager.default.moveItem(at: staging, to: library)
-            // The demo's example, so that `mapc demo` works without the checkout too.
+            // The demo's example, so that `mapc demo` works without the checkout too, and a copy
+            // of it is the whole project of the README's tour.
             if let demo = MapcCommand.demo {
                 let example = kits.appendingPathComponent("example"), fresh = kits.appendingPathComponent(".example-\(getpid())")
                 try? FileManager.default.removeItem(at: fresh)
                 try FileManager.default.createDirectory(at: fresh, withIntermediateDirectories: true)
-                for (folder, name) in [(demo.schemasFolder, "schemas"), (demo.mappingsFolder, "mappings")] where FileManager.default.fileExists(atPath: folder) {
-                    try FileManager.default.copyItem(at: Files.fileURL(folder), to: fresh.appendingPathComponent(name))
+                let folders = [(demo.schemasFolder, "schemas"), (demo.mappingsFolder, "mappings")] + demo.projectFolders.map { ($0, Files.fileURL($0).lastPathComponent) }
+                for (folder, name) in folders where FileManager.default.fileExists(atPath: folder) {
+                    try Self.copyFollowingLinks(Files.fileURL(folder), to: fresh.appendingPathComponent(name))
                 }
                 try? FileManager.default.removeItem(at: example)
                 try FileManager.default.moveItem(at: fresh, to: example)
@@ -72,6 +74,22 @@ struct InstallCommand: ParsableCommand {
         } catch {
             Console.err("error: cannot install into \(root.path): \(Files.reason(of: error))")
             throw ExitCodeError(MapcExitCode.storeError)
+        }
+    }
+
+    /// Copies a folder with the files its links lead to, not the links: the checkout's
+    /// `policies/` links into `Sources/`, which an install has not.
+    private static func copyFollowingLinks(_ folder: URL, to target: URL, depth: Int = 0) throws {
+        try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            let entry = folder.appendingPathComponent(name).resolvingSymlinksInPath()
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: entry.path, isDirectory: &isFolder) else { continue }
+            if isFolder.boolValue {
+                if depth < 8 { try copyFollowingLinks(entry, to: target.appendingPathComponent(name), depth: depth + 1) }
+            } else {
+                try FileManager.default.copyItem(at: entry, to: target.appendingPathComponent(name))
+            }
         }
     }
 }

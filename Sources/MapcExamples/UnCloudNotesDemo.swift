@@ -16,6 +16,10 @@ public enum UnCloudNotesDemo {
     /// The shipped mappings folder, found the same way.
     public static var mappingsFolder: String { existing("mappings") }
 
+    /// The example project's other folders, found the same way: its policy files, fixture
+    /// stores, expected data and editor schemas.
+    public static var projectFolders: [String] { ["policies", "fixtures", "expected", "editor"].map(existing) }
+
     /// Where an install keeps the example, relative to the executable's folder.
     public static let installedFolder = "../lib/mapc/example"
 

@@ -127,6 +127,18 @@ struct PolicyCompileTests {
         // The demo reads the install's own example, not the checkout it was built from.
         let demo = try CLI.run(["demo", "--notes", "3", "--directory", folder.appendingPathComponent("demo").path], in: folder, program: installed)
         #expect(demo.status == 0 && demo.stdout.contains(prefix.appendingPathComponent("lib/mapc/example/schemas").path) && !demo.stdout.contains(CLI.packageRoot.path), "\(demo.stdout)")
+        // A copy of the installed example is the README tour's whole project: its policy files
+        // (files, where the checkout's are links into Sources/), fixtures and expected data.
+        // The tour's `check` of the policy's mapping failed there with "unknown policy" (the
+        // finance-app probe), and its `mapc test` found no fixtures.
+        let tour = folder.appendingPathComponent("tour")
+        try FileManager.default.copyItem(at: prefix.appendingPathComponent("lib/mapc/example"), to: tour)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: tour.appendingPathComponent("policies/UnCloudNotesPolicies.swift").path)) == nil)
+        let environment = ["MAPC_CACHE": folder.appendingPathComponent("cache").path]
+        let check = try CLI.run(["check", "mappings/mapping_v3_to_v4.yaml"], in: tour, environment: environment, program: installed)
+        #expect(check.status == 0, "\(check.stderr)")
+        let test = try CLI.run(["test"], in: tour, environment: environment, program: installed)
+        #expect(test.status == 0 && test.stdout.contains("passed, 0 failed"), "\(test.stdout)\(test.stderr)")
     }
 }
 
