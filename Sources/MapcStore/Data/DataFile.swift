@@ -96,6 +96,17 @@ public enum DataFile {
             problems.add("file", nil, "objects", "\"objects\" must be a map from entity names to arrays of objects")
         }
         if let layout, let format { convertStoredForms(&objects, from: layout, to: format, schema: schema, problems: &problems) }
+        // What the store's format cannot keep (a decimal of more digits than a Core Data column
+        // holds), said with every other problem, each at its place, not the first one at the write.
+        if let format {
+            for object in objects {
+                for (key, value) in object.attributes.sorted(by: { $0.key < $1.key }) {
+                    guard let entity = schema.entity(named: object.entity), case .attribute(let attribute)? = schema.property(named: key, in: entity),
+                          let problem = format.strategy.storageProblem(value, as: attribute.type) else { continue }
+                    problems.add(object.entity, object.id, key, problem + " (a store of mapc's layout keeps it)")
+                }
+            }
+        }
         try problems.throwIfAny()
         return Contents(version: version, objects: objects)
     }

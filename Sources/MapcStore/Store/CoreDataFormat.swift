@@ -141,7 +141,7 @@ struct CoreDataFormat: StoreFormatStrategy {
         guard case .decimal(let number) = value, !number.isNaN else { return nil }
         guard Self.exactDecimalCell(number) == nil else { return nil }
         let stored = Double(number.description) ?? .nan
-        return "decimal \(number) has more digits than a Core Data DECIMAL column keeps (it holds a 64-bit integer or a double, about 15 significant digits) and would be stored as \(stored); round it in the mapping, or store it as a string"
+        return "decimal \(number) has more digits than a Core Data DECIMAL column keeps (it holds a 64-bit integer or a double, about 15 significant digits) and would be stored as \(stored): round it to 15 significant digits, or keep it in a string attribute"
     }
 
     /// The cell a DECIMAL column holds exactly for a decimal, nil when it holds none: SQLite's
