@@ -39,6 +39,8 @@ struct ImportCommand: ParsableCommand {
             // Versions that could not be imported: reported, the others written (exit 1).
             var failures: [Diagnostic] = []
             var failedVersions = 0
+            // The model a data model's import wrote, and the versions of it that failed.
+            var importedModel: String?, failedNames: Set<String> = []
             if Self.isMappingModel(path) {
                 folder = output ?? "./mappings"
                 let catalog = try schemaOptions.catalog()
@@ -97,6 +99,8 @@ struct ImportCommand: ParsableCommand {
                     updatesOrder = true
                 }
                 files = modelFiles
+                importedModel = model.schemas.first?.model
+                failedNames = Set(model.failedVersions)
                 warnings = model.warnings
                 summary = "\(model.name): \(model.schemas.count) version\(model.schemas.count == 1 ? "" : "s") (\(model.schemas.map(\.version).joined(separator: ", ")))\(joined)"
                     + (model.failedVersions.isEmpty ? "" : "; not imported: \(model.failedVersions.joined(separator: ", ")) (errors below)")
@@ -122,6 +126,7 @@ struct ImportCommand: ParsableCommand {
             written = true
             Console.text("imported \(summary)")
             Console.text("wrote \(files.map(\.name).filter { !$0.hasSuffix(".schema.json") }.joined(separator: ", ")) in \(folder)\(warnings.isEmpty ? "" : "; \(warnings.count) warning\(warnings.count == 1 ? "" : "s") above")")
+            if let importedModel, !updatesOrder { noteVersionsLeftBehind(in: folder, model: importedModel, written: Set(files.map(\.name)), failed: failedNames) }
             if !failures.isEmpty {
                 someVersionsFailed = true
                 Console.err(DiagnosticRenderer(sources: []).render(failures))
@@ -137,6 +142,23 @@ struct ImportCommand: ParsableCommand {
             }
         }
         if someVersionsFailed { throw ExitCodeError(MapcExitCode.invalidInput) }
+    }
+
+    /// Says which schema files of the model in `folder` the import did not write: versions the
+    /// model no longer has (an app prunes old ones), which the versions.yaml written leaves out,
+    /// and which `check` then refuses as listed nowhere. They are not deleted: they are the only
+    /// way stores at those versions migrate.
+    private func noteVersionsLeftBehind(in folder: String, model: String, written: Set<String>, failed: Set<String>) {
+        let leftBehind = ((try? SourceFile.yamlFiles(in: folder)) ?? []).compactMap { file -> (file: String, version: String)? in
+            let name = (file as NSString).lastPathComponent
+            guard name != VersionOrder.fileName, !written.contains(name), let schema = (try? SourceFile.read(path: file)).flatMap({ SchemaLoader.parse(source: $0).schema }),
+                  schema.model == model, !failed.contains(schema.version) else { return nil }
+            return (file, schema.version)
+        }.sorted { $0.file < $1.file }
+        guard !leftBehind.isEmpty else { return }
+        Console.err("warning: \(leftBehind.map { "\($0.file) (\($0.version))" }.joined(separator: ", ")) \(leftBehind.count == 1 ? "holds a version" : "hold versions") of \(model) the model no longer has: "
+                    + "the versions.yaml written leaves \(leftBehind.count == 1 ? "it" : "them") out, and `mapc check` refuses a schema of no listed version. "
+                    + "Delete \(leftBehind.count == 1 ? "it" : "them") once no store is at \(leftBehind.count == 1 ? "that version" : "those versions") (migrate such stores first), or list \(leftBehind.count == 1 ? "it" : "them") in versions.yaml in \(leftBehind.count == 1 ? "its place" : "their places") (each import of the whole model writes it anew)")
     }
 
     /// Whether a path names an Xcode mapping model (the folder or its xcmapping.xml).

@@ -26,4 +26,22 @@ struct ModelHistoryProbe2FindingsTests {
         try folder.write(try folder.read("data.json").replacingOccurrences(of: "titel", with: "title"), to: "data.json")
         #expect(try CLI.run(["load", "data.json", "s.db"], in: folder).status == 0)
     }
+
+    /// `import --replace` of a model whose old versions were deleted (Wire pruned its first
+    /// ones) wrote a versions.yaml without them and said nothing of their schema files, which
+    /// `check` then refused as listed nowhere.
+    @Test func schemaFilesOfVersionsTheModelNoLongerHasAreNamed() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let item = #"<entity name="Item" syncable="YES"><attribute name="title" optional="YES" attributeType="String"/></entity>"#
+        try xcodeModel([("M", item), ("M 2", item), ("M 3", item), ("M 4", item)], named: "M", in: folder)
+        let first = try CLI.run(["import", "M.xcdatamodeld", "--output", "out"], in: folder)
+        #expect(first.status == 0 && !first.stderr.contains("no longer has"), "\(first.stderr)")
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("M.xcdatamodeld/M.xcdatamodel"))
+        try FileManager.default.removeItem(at: folder.appendingPathComponent("M.xcdatamodeld/M 2.xcdatamodel"))
+        let again = try CLI.run(["import", "--replace", "M.xcdatamodeld", "--output", "out"], in: folder)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("warning: out/M 2.yaml (M 2), out/M.yaml (M) hold versions of M the model no longer has") && again.stderr.contains("Delete them once no store is at those versions"), "\(again.stderr)")
+        #expect(folder.exists("out/M.yaml"), "nothing is deleted")
+    }
 }
