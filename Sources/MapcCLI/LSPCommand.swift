@@ -21,6 +21,9 @@ struct LSPCommand: ParsableCommand {
     /// Read before parsing (`PolicyLoader`): the policies mapping files name are checked as `check` checks them.
     @OptionGroup var policyOptions: PolicyOptions
 
+    /// The most messages taken at once before answering (a client sends a few per keystroke).
+    static let batchLimit = 1_000
+
     func run() throws {
         // Folders named on purpose must exist, as for every command (a misspelt one was taken, and
         // each mapping was told its versions are unknown in it).
@@ -31,10 +34,22 @@ struct LSPCommand: ParsableCommand {
         var server = LanguageServer(schemas: schemas, mappings: mappings, policies: policyOptions.folder)
         var input = LSPInput()
         do {
-            while let message = try input.next() {
-                if let status = server.handle(message) { throw ExitCodeError(status) }
-                // Edits are checked once the client has sent what it had: typed faster than a
-                // check takes, the texts in between are never checked (each a wait behind the last).
+            while let first = try input.next() {
+                // Everything the client has sent is taken before anything is answered: a request
+                // it cancelled meanwhile is answered as cancelled, and the others from the texts
+                // as they are now. Edits are checked once the client has sent what it had: typed
+                // faster than a check takes, the texts in between are never checked (each a wait
+                // behind the last), and a completion asked at each key waits for none of them.
+                var batch = [first]
+                while batch.count < Self.batchLimit, input.hasMoreNow(), let more = try input.next() { batch.append(more) }
+                let cancelled = batch.compactMap { $0["method"] == .string("$/cancelRequest") ? $0["params"]?["id"] : nil }
+                for message in batch {
+                    if let id = message["id"], id != .null, message["method"] != nil, message["method"] != .string("$/cancelRequest"), cancelled.contains(id) {
+                        server.refuseCancelled(id)
+                        continue
+                    }
+                    if let status = server.handle(message) { throw ExitCodeError(status) }
+                }
                 if !input.hasMoreNow() { server.publishPending() }
             }
             server.publishPending()
@@ -57,8 +72,10 @@ struct LSPInput {
     let handle = FileHandle.standardInput
     /// The longest header accepted (a client's is a few dozen bytes).
     static let maxHeaderBytes = 64 * 1024
-    /// The longest message accepted.
+    /// The longest message read; a longer one is skipped (`skippedKey`).
     static let maxBodyBytes = 64 * 1024 * 1024
+    /// The member of what `next()` gives for a message skipped, with its length.
+    static let skippedKey = "mapc.skippedBytes"
 
     /// Input that cannot be cut into messages.
     struct FramingError: Error {
@@ -85,10 +102,22 @@ struct LSPInput {
                 guard let length = Int(declared.trimmingCharacters(in: .whitespaces)), length >= 0 else {
                     throw FramingError(message: "a message's Content-Length is '\(declared.trimmingCharacters(in: .whitespaces))', not a number of bytes")
                 }
-                guard length <= Self.maxBodyBytes else {
-                    throw FramingError(message: "a message of \(length) bytes is longer than the \(Self.maxBodyBytes) accepted")
-                }
                 let bodyStart = headerEnd.upperBound
+                guard length <= Self.maxBodyBytes else {
+                    // Skipped, as its length says where the next one starts: the server goes on
+                    // (the editor told), where it ended and left every document unserved.
+                    let here = min(length, buffer.endIndex - bodyStart)
+                    buffer = Data(buffer[(bodyStart + here)...])
+                    searchedTo = 0
+                    var left = length - here
+                    while left > 0 {
+                        let chunk = try readAvailable()
+                        guard !chunk.isEmpty else { throw FramingError(message: "the input ended inside a message (\(length - left) of its \(length) bytes read)") }
+                        if chunk.count > left { buffer += chunk[(chunk.startIndex + left)...] }
+                        left -= min(left, chunk.count)
+                    }
+                    return .object([(Self.skippedKey, .integer(Int64(length)))])
+                }
                 if buffer.endIndex - bodyStart >= length {
                     let body = buffer[bodyStart..<(bodyStart + length)]
                     buffer = Data(buffer[(bodyStart + length)...])
@@ -154,6 +183,8 @@ struct LanguageServer {
     /// (not open to the server) until the editor sends the whole text again, or reopens them.
     var outOfSync: Set<String> = []
     var shuttingDown = false
+    /// Whether the client registers file watchers when asked (`client/registerCapability`).
+    var watchesFiles = false
     /// Whether the client has sent `initialize`: requests before it are refused (LSP's -32002).
     var initialized = false
     /// Each open document's version, as the client numbers its edits, for its diagnostics.
@@ -187,9 +218,24 @@ struct LanguageServer {
             send(.object([("jsonrpc", .string("2.0")), ("id", .null), ("error", .object([("code", .integer(-32600)), ("message", .string("batches of messages are not supported; send one message at a time"))]))]))
             return nil
         }
-        let method = string(message["method"]) ?? ""
+        if case .integer(let bytes)? = message[LSPInput.skippedKey] {
+            showMessage(type: 1, "mapc: the editor sent a message of \(bytes) bytes, more than the \(LSPInput.maxBodyBytes) mapc lsp reads; it was skipped (a document that large is not checked: `mapc check` checks its file)")
+            return nil
+        }
         let id = message["id"]
+        // A response to a request of the server's (`client/registerCapability`): nothing to do.
+        if message["method"] == nil, message["result"] != nil || message["error"] != nil { return nil }
+        guard let method = string(message["method"]) else {
+            if let id, id != .null {
+                send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32600)), ("message", .string("a request must name its method, a string"))]))]))
+            }
+            return nil
+        }
         let params = message["params"] ?? .null
+        // What an editor asks while typing (completion, hover, definition, fixes) is answered from
+        // the texts as they are, before the checks of the edits waiting (one per keystroke had
+        // every answer wait for them all); any other request comes after those diagnostics.
+        if let id, id != .null, !Self.answeredBeforeChecks.contains(method) { publishPending() }
         // A request before `initialize` is refused, as LSP says (notifications are dropped).
         if !initialized, method != "initialize", method != "exit", let id, id != .null {
             send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32002)), ("message", .string("the server is not initialized: send initialize first"))]))]))
@@ -202,8 +248,6 @@ struct LanguageServer {
             send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32600)), ("message", .string(why))]))]))
             return nil
         }
-        // Diagnostics of earlier edits go before anything else is answered or done.
-        if method != "textDocument/didChange" && method != "textDocument/didOpen" { publishPending() }
         // A position request's params of the wrong shape are the client's mistake, said as
         // JSON-RPC says it (-32602), not answered as if nothing were there.
         if ["textDocument/completion", "textDocument/hover", "textDocument/definition"].contains(method), let id, let problem = Self.positionProblem(params) {
@@ -213,13 +257,25 @@ struct LanguageServer {
         switch method {
         case "initialize":
             initialized = true
+            watchesFiles = params["capabilities"]?["workspace"]?["didChangeWatchedFiles"]?["dynamicRegistration"] == .bool(true)
+            // Saves are asked for (LSP: a client sends `didSave` only when `save` is given).
             let capabilities = JSONValue.object([
-                ("textDocumentSync", .object([("openClose", .bool(true)), ("change", .integer(1))])),
+                ("textDocumentSync", .object([("openClose", .bool(true)), ("change", .integer(1)), ("save", .object([("includeText", .bool(false))]))])),
                 ("completionProvider", .object([("triggerCharacters", .array([".", "$", "\"", " "].map(JSONValue.string)))])),
                 ("hoverProvider", .bool(true)), ("definitionProvider", .bool(true)), ("codeActionProvider", .bool(true)),
             ])
             respond(id, .object([("capabilities", capabilities), ("serverInfo", .object([("name", .string("mapc")), ("version", .string(MapcVersion.current))]))]))
-        case "initialized", "$/cancelRequest", "workspace/didChangeConfiguration":
+        case "initialized":
+            // Files changed on disk (a checkout, a schema deleted) are told only to a server that
+            // asks for them: the project's files, where the client can watch them.
+            if watchesFiles {
+                send(.object([("jsonrpc", .string("2.0")), ("id", .string("mapc-watch-files")), ("method", .string("client/registerCapability")),
+                              ("params", .object([("registrations", .array([.object([
+                                  ("id", .string("mapc-watch-files")), ("method", .string("workspace/didChangeWatchedFiles")),
+                                  ("registerOptions", .object([("watchers", .array(["**/*.yaml", "**/*.yml", "**/*.swift"].map { .object([("globPattern", .string($0))]) }))])),
+                              ])]))]))]))
+            }
+        case "$/cancelRequest", "workspace/didChangeConfiguration":
             break
         case "shutdown":
             shuttingDown = true
@@ -236,7 +292,9 @@ struct LanguageServer {
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
         case "textDocument/didChange":
-            guard let path = Self.path(params["textDocument"]?["uri"]) else { break }
+            // A change to a document not open (after its `didClose`) has no text to apply to:
+            // applied to nothing, its fragment was taken for the whole file.
+            guard let path = Self.path(params["textDocument"]?["uri"]), open[path] != nil || outOfSync.contains(path) else { break }
             if case .array(var changes)? = params["contentChanges"] {
                 if outOfSync.contains(path) {
                     // Only a whole text brings the copy back: the changes from the last one on.
@@ -368,6 +426,9 @@ struct LanguageServer {
             if let around {
                 paths += mappings.filter { Self.mapping($0, mayChangeWith: [version, before].compactMap { $0 }, around: around) }
             }
+            // The version order names the versions the schema files declare: open, it is checked again.
+            let order = EditorProject.standardized((project.schemasFolder as NSString).appendingPathComponent(VersionOrder.fileName))
+            if open[order] != nil, order != path { paths.append(order) }
         case .versionOrder:
             paths += mappings
         case .mapping:
@@ -544,6 +605,19 @@ struct LanguageServer {
     private func string(_ value: JSONValue?) -> String? {
         if case .string(let text)? = value { return text }
         return nil
+    }
+
+    /// The requests answered before the diagnostics of the edits waiting are published.
+    static let answeredBeforeChecks: Set<String> = ["textDocument/completion", "textDocument/hover", "textDocument/definition", "textDocument/codeAction"]
+
+    /// Answers a request the client cancelled before it was handled (LSP's RequestCancelled).
+    func refuseCancelled(_ id: JSONValue) {
+        send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32800)), ("message", .string("cancelled by the client"))]))]))
+    }
+
+    /// Shows the user a message (`window/showMessage`; type 1 an error, 2 a warning).
+    func showMessage(type: Int64, _ text: String) {
+        send(.object([("jsonrpc", .string("2.0")), ("method", .string("window/showMessage")), ("params", .object([("type", .integer(type)), ("message", .string(text))]))]))
     }
 
     func respond(_ id: JSONValue?, _ result: JSONValue) {

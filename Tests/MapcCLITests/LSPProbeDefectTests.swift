@@ -22,13 +22,13 @@ struct LSPProbeDefectTests {
     private func messages(_ diagnostics: [[String: Any]]) -> [String] { diagnostics.compactMap { $0["message"] as? String } }
 
     /// The diagnostics messages published for a document before the answer to a request sent now
-    /// (the server publishes what edits call for before it answers): each publication's, without
+    /// (the server publishes what edits call for before it answers a request other than completion, hover, definition or a fix): each publication's, without
     /// waiting for one that may never come.
     private func publishedBeforeAnAnswer(_ client: LSPClient, for path: URL) throws -> [[String]] {
         client.notifications.removeAll { ($0["params"] as? [String: Any])?["uri"] as? String != path.absoluteString }
         let kept = client.notifications
         client.notifications.removeAll()
-        _ = try client.request("textDocument/hover", ["textDocument": ["uri": path.absoluteString], "position": ["line": 0, "character": 0]])
+        try client.settle()
         return (kept + client.notifications).filter { ($0["params"] as? [String: Any])?["uri"] as? String == path.absoluteString }
             .map { messages((($0["params"] as? [String: Any])?["diagnostics"] as? [[String: Any]]) ?? []) }
     }
@@ -115,14 +115,14 @@ struct LSPProbeDefectTests {
         let client = try client(in: folder)
         for path in [near, far, schema] { try open(client, path) }
         // Everything the opening published comes before a request's answer.
-        _ = try client.request("textDocument/hover", ["textDocument": ["uri": schema.absoluteString], "position": ["line": 0, "character": 0]])
+        try client.settle()
         client.notifications.removeAll()
         // Three edits sent at once: the schema's diagnostics are published for the last.
         let original = try String(contentsOf: schema, encoding: .utf8)
         try client.sendTogether(["# a", "# ab", "# abc"].enumerated().map { version, typed in
             ["method": "textDocument/didChange", "params": ["textDocument": ["uri": schema.absoluteString, "version": version + 2], "contentChanges": [["text": original + typed + "\n"]]]]
         })
-        _ = try client.request("textDocument/hover", ["textDocument": ["uri": schema.absoluteString], "position": ["line": 0, "character": 0]])
+        try client.settle()
         let published = client.notifications.filter { ($0["params"] as? [String: Any])?["uri"] as? String == schema.absoluteString }
         #expect(published.count == 1 && (published.first?["params"] as? [String: Any])?["version"] as? Int == 4, "\(published)")
         // The mapping into v4 was checked again; the one from v2 to v3 was not.
@@ -255,7 +255,7 @@ extension LSPProbeDefectTests {
         let client = try client(in: folder)
         let text = try String(contentsOfFile: path, encoding: .utf8).replacingOccurrences(of: "$source.title", with: "$source.titel")
         try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": written, "languageId": "yaml", "version": 1, "text": text]]])
-        _ = try client.request("textDocument/hover", ["textDocument": ["uri": written], "position": ["line": 0, "character": 0]])
+        try client.settle()
         let published = client.notifications.compactMap { ($0["params"] as? [String: Any])?["uri"] as? String }
         #expect(published.contains(written), "\(published)")
         try client.close()

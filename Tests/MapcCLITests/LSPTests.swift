@@ -54,6 +54,13 @@ final class LSPClient {
 
     var notifications: [[String: Any]] = []
 
+    /// Waits until every diagnostic of the edits sent so far is in `notifications`: a request
+    /// other than completion, hover, definition or a fix is answered after them (an unknown one
+    /// too, with an error).
+    func settle() throws {
+        _ = try response("mapc/settle", [:])
+    }
+
     /// The next diagnostics published for a document.
     func diagnostics(for uri: String) throws -> [[String: Any]] {
         (try published(for: uri)["diagnostics"] as? [[String: Any]]) ?? []
@@ -68,6 +75,12 @@ final class LSPClient {
             notifications.append(try read())
         }
     }
+
+    /// The next message the server sends, in the order sent.
+    func next() throws -> [String: Any] { try read() }
+
+    /// Writes bytes as they are (a framing a test makes itself).
+    func write(_ data: Data) { input.fileHandleForWriting.write(data) }
 
     private func read() throws -> [String: Any] {
         while true {

@@ -1,0 +1,123 @@
+import Foundation
+import Testing
+
+/// What a second probe of `mapc lsp` found, driving it as editors do on the example and on a
+/// project of 120 versions (a check of one mapping 0.7 s there).
+@Suite("Defects found by the second language-server probe", .serialized)
+struct LSPProbe2FindingsTests {
+    private func client(in folder: URL, capabilities: [String: Any] = [:]) throws -> (LSPClient, [String: Any]) {
+        let client = try LSPClient(in: folder)
+        let initialized = try client.request("initialize", ["processId": NSNull(), "rootUri": folder.absoluteString, "capabilities": capabilities]) as? [String: Any] ?? [:]
+        try client.send(["method": "initialized", "params": [:]])
+        return (client, initialized)
+    }
+
+    private func open(_ client: LSPClient, _ path: URL, text: String? = nil) throws {
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": path.absoluteString, "languageId": "yaml", "version": 1,
+                                                                                       "text": try text ?? String(contentsOf: path, encoding: .utf8)]]])
+    }
+
+    private func change(_ path: URL, version: Int, text: String) -> [String: Any] {
+        ["method": "textDocument/didChange", "params": ["textDocument": ["uri": path.absoluteString, "version": version], "contentChanges": [["text": text]]]]
+    }
+
+    /// Each request first checked every edit waiting (a completion at each keystroke made each
+    /// wait for the check of every keystroke before it: on the large project 170 s behind, and
+    /// `$/cancelRequest` was ignored). Completion is answered from the text as it is, before the
+    /// checks; the edits sent together are checked once, at the last; a request the client
+    /// cancelled before it was handled is answered as cancelled.
+    @Test func completionIsAnsweredBeforeTheChecksAndACancelledRequestIsRefused() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let (client, _) = try client(in: folder)
+        try open(client, mapping)
+        try client.settle()
+        client.notifications.removeAll()
+        let text = try String(contentsOf: mapping, encoding: .utf8)
+        let position: [String: Any] = ["textDocument": ["uri": mapping.absoluteString], "position": ["line": 0, "character": 0]]
+        try client.sendTogether([
+            change(mapping, version: 2, text: text + "#a\n"),
+            ["id": 900, "method": "textDocument/completion", "params": position],
+            change(mapping, version: 3, text: text + "#ab\n"),
+            ["id": 901, "method": "textDocument/completion", "params": position],
+            ["method": "$/cancelRequest", "params": ["id": 901]],
+        ])
+        var order: [String] = []
+        while order.count < 3 {
+            let message = try client.next()
+            if let id = message["id"] as? Int { order.append((message["error"] as? [String: Any])?["code"] as? Int == -32800 ? "cancelled \(id)" : "answer \(id)") }
+            else if message["method"] as? String == "textDocument/publishDiagnostics" { order.append("diagnostics \((message["params"] as? [String: Any])?["version"] as? Int ?? 0)") }
+        }
+        #expect(order == ["answer 900", "cancelled 901", "diagnostics 3"], "\(order)")
+        try client.close()
+    }
+
+    /// A message over 64 MiB ended the server (exit 1): every document then went unserved. It
+    /// is skipped by its length, the editor told, and the server goes on.
+    @Test func aMessageTooLongIsSkippedAndTheServerGoesOn() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (client, _) = try client(in: folder)
+        let length = 64 * 1024 * 1024 + 10
+        client.write(Data("Content-Length: \(length)\r\n\r\n".utf8) + Data(repeating: 0x20, count: length))
+        let told = try client.next()
+        #expect(told["method"] as? String == "window/showMessage" && ((told["params"] as? [String: Any])?["message"] as? String)?.contains("it was skipped") == true, "\(told)")
+        let schema = folder.appendingPathComponent("schemas/v1.yaml").standardizedFileURL
+        try open(client, schema, text: "model: M\nversion: v1\nentities:\n  Note:\n    attributes:\n      title: { type: strng }\n")
+        #expect(try client.diagnostics(for: schema.absoluteString).contains { ($0["message"] as? String)?.contains("unknown type 'strng'") == true })
+        try client.close()
+        #expect(client.process.terminationStatus == 0)
+    }
+
+    /// An open versions.yaml was not checked again when a schema's version changed (`mapc check`
+    /// and a reopen said "version 'v3' is listed, but no schema file declares it").
+    @Test func anOpenVersionOrderIsCheckedAfterASchemasEdit() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let order = folder.appendingPathComponent("schemas/versions.yaml").standardizedFileURL
+        let schema = folder.appendingPathComponent("schemas/v3.yaml").standardizedFileURL
+        let (client, _) = try client(in: folder)
+        try open(client, order)
+        _ = try client.diagnostics(for: order.absoluteString)
+        try open(client, schema)
+        try client.settle()
+        client.notifications.removeAll()
+        try client.send(change(schema, version: 2, text: try String(contentsOf: schema, encoding: .utf8).replacingOccurrences(of: "version: v3", with: "version: v5")))
+        let after = try client.diagnostics(for: order.absoluteString).compactMap { $0["message"] as? String }
+        #expect(after.contains { $0.contains("'v3'") } , "\(after)")
+        try client.close()
+    }
+
+    /// The server handled saves and files changed on disk but asked for neither: a client that
+    /// follows LSP sends `didSave` only when `save` is in the capabilities, and watches files only
+    /// for a server that registers watchers. A change to a document not open was applied to an
+    /// empty text and kept as the file; a request without a method was -32601 "does not handle ".
+    @Test func savesAndWatchedFilesAreAskedForAndStrayMessagesAreRefused() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let (client, initialized) = try client(in: folder, capabilities: ["workspace": ["didChangeWatchedFiles": ["dynamicRegistration": true]]])
+        let sync = (initialized["capabilities"] as? [String: Any])?["textDocumentSync"] as? [String: Any]
+        #expect(sync?["save"] != nil, "\(initialized)")
+        let registration = try client.next()
+        #expect(registration["method"] as? String == "client/registerCapability" && "\(registration)".contains("workspace/didChangeWatchedFiles"), "\(registration)")
+        // The client's answer to the registration is taken quietly.
+        try client.send(["id": registration["id"] ?? NSNull(), "result": NSNull()])
+        // A stray change to a schema never opened is not taken for its text.
+        let v3 = folder.appendingPathComponent("schemas/v3.yaml").standardizedFileURL
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": v3.absoluteString, "version": 9],
+                                                                          "contentChanges": [["range": ["start": ["line": 0, "character": 0], "end": ["line": 0, "character": 0]], "text": "x"]]]])
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        try open(client, mapping)
+        let found = try client.diagnostics(for: mapping.absoluteString).compactMap { $0["message"] as? String }
+        #expect(!found.contains { $0.contains("unknown destination version") }, "\(found)")
+        let nameless = try client.response("", [:])
+        #expect((nameless["error"] as? [String: Any])?["code"] as? Int == -32601)
+        try client.send(["id": 77, "params": [:]])
+        let missing = try client.next()
+        #expect(missing["id"] as? Int == 77 && (missing["error"] as? [String: Any])?["code"] as? Int == -32600, "\(missing)")
+        try client.close()
+    }
+}
