@@ -120,4 +120,36 @@ struct LSPProbe2FindingsTests {
         #expect(missing["id"] as? Int == 77 && (missing["error"] as? [String: Any])?["code"] as? Int == -32600, "\(missing)")
         try client.close()
     }
+
+    private func labels(_ client: LSPClient, _ path: URL, line: Int, character: Int) throws -> [String] {
+        let completion = try client.request("textDocument/completion", ["textDocument": ["uri": path.absoluteString], "position": ["line": line, "character": character]]) as? [String: Any]
+        return ((completion?["items"] as? [[String: Any]]) ?? []).compactMap { $0["label"] as? String }
+    }
+
+    /// A key being typed (`    s`, before its colon) left the file no YAML, and completion
+    /// offered nothing there (after Enter and a letter, key completion was never shown); the value
+    /// of `name:` and the end of `attributes:` were offered 45 expression functions; after `$`,
+    /// `$entityMapping` and `$propertyMapping` were missing.
+    @Test func keysAreCompletedWhileTypedAndOnlyExpressionsGetFunctions() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let original = try String(contentsOf: mapping, encoding: .utf8)
+        let text = original + "  - name: Copy\n    s\n"
+        let (client, _) = try client(in: folder)
+        try open(client, mapping, text: text)
+        let line = text.components(separatedBy: "\n").count - 2
+        let keys = try labels(client, mapping, line: line, character: 5)
+        #expect(keys.contains("source") && keys.contains("sourceExpression"), "\(keys)")
+        let nameLine = line - 1
+        #expect(try labels(client, mapping, line: nameLine, character: 14).isEmpty, "the value of name: is a name")
+        let lines = original.components(separatedBy: "\n")
+        let attributes = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "attributes:" })
+        #expect(try labels(client, mapping, line: attributes, character: lines[attributes].count).isEmpty, "the end of attributes:")
+        try client.send(change(mapping, version: 2, text: original + "  - name: Copy\n    source: Note\n    destination: Note\n    attributes:\n      title: $\n"))
+        let variables = try labels(client, mapping, line: lines.count + 3, character: 14)
+        #expect(variables.contains("$entityMapping") && variables.contains("$propertyMapping") && variables.contains("$source"), "\(variables)")
+        try client.close()
+    }
 }

@@ -213,6 +213,25 @@ package struct EditorProject {
         return (mapping, catalog?.schema(version: mapping.source), catalog?.schema(version: mapping.destination))
     }
 
+    /// The mapping as read with the word that ends at a column of a line taken out: a key
+    /// typed without its colon yet, which leaves the file no YAML.
+    private func mappingContext(_ path: String, withoutWordEndingAt line: Int, column: Int) -> (mapping: MappingModel, source: Schema?, destination: Schema?)? {
+        guard let text = text(of: path) else { return nil }
+        var lines = Self.lines(of: text)
+        guard line >= 1, line <= lines.count else { return nil }
+        var characters = Array(lines[line - 1])
+        var start = min(max(column - 1, 0), characters.count)
+        while start > 0, characters[start - 1].isLetter || characters[start - 1].isNumber || characters[start - 1] == "_" { start -= 1 }
+        var end = start
+        while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" { end += 1 }
+        guard end > start else { return nil }
+        characters.removeSubrange(start..<end)
+        lines[line - 1] = String(characters)
+        guard let mapping = MappingLoader.parse(source: SourceFile(path: Self.standardized(path), text: lines.joined(separator: "\n"))).mapping else { return nil }
+        let catalog = Optional(partialCatalog().catalog)
+        return (mapping, catalog?.schema(version: mapping.source), catalog?.schema(version: mapping.destination))
+    }
+
     /// The entity mapping a line belongs to: the last one starting at or before it.
     private func entityMapping(at line: Int, in mapping: MappingModel) -> EntityMapping? {
         mapping.entityMappings.last { ($0.location?.line ?? .max) <= line }
@@ -269,13 +288,18 @@ package struct EditorProject {
         case .mapping:
             break
         }
-        guard let context = mappingContext(path) else { return [] }
+        // A key being typed (`    s`) is no YAML until its colon: the file is read without it,
+        // so that keys are completed where they are typed.
+        guard let context = mappingContext(path) ?? mappingContext(path, withoutWordEndingAt: line, column: column) else { return [] }
         // A line that continues an expression begun above (a block scalar, a value over lines) holds no key.
         let continuing = YAMLScalarPlacement.continuationLines(in: YAMLDocument(source: SourceFile(path: path, text: text))).contains(line)
+        // The section a line is in: under `attributes:` or `relationships:`, its key is a property's.
+        let section = lines[..<(line - 1)].last { $0.trimmingCharacters(in: .whitespaces).hasSuffix(":") && $0.prefix { $0 == " " }.count < indent }?.trimmingCharacters(in: .whitespaces)
+        let inProperties = section == "attributes:" || section == "relationships:"
         // Keys and their values.
         if continuing {
             // Completed below, as in an expression.
-        } else if let colon = trimmed.firstIndex(of: ":"), !trimmed.contains("$"), !trimmed.contains("(") {
+        } else if let colon = trimmed.firstIndex(of: ":"), !trimmed.contains("$"), !trimmed.contains("("), !inProperties || indent == 0 {
             let key = trimmed[..<colon].trimmingCharacters(in: CharacterSet(charactersIn: "- "))
             switch key {
             case "source" where indent == 0, "destination" where indent == 0:
@@ -284,14 +308,16 @@ package struct EditorProject {
             case "destination": return (context.destination?.entities ?? []).map { EditorCompletion(label: $0.name, detail: "entity of \(context.mapping.destination)", kind: .entity) }
             case "policy": return policies.names.map { EditorCompletion(label: $0, detail: "policy", kind: .value) }
             case "type": return ["transform", "copy", "add", "remove"].map { EditorCompletion(label: $0, detail: "entity mapping type", kind: .value) }
-            default: break
+            // Expressions: completed below.
+            case "filter", "sourceExpression": break
+            // A name, a section, user info, a list: no expression there.
+            default: return []
             }
         } else if !trimmed.contains(":") {
             // A key being written: an entity mapping's, or a destination property under attributes/relationships.
             if indent == 0 { return MappingLoader.topKeys.map { EditorCompletion(label: $0, detail: "key", kind: .key) } }
             let owner = entityMapping(at: line, in: context.mapping)
-            let section = lines[..<(line - 1)].last { $0.trimmingCharacters(in: .whitespaces).hasSuffix(":") && $0.prefix { $0 == " " }.count < indent }?.trimmingCharacters(in: .whitespaces)
-            if let destination = context.destination, let name = owner?.destination, let entity = destination.entity(named: name), section == "attributes:" || section == "relationships:" {
+            if let destination = context.destination, let name = owner?.destination, let entity = destination.entity(named: name), inProperties {
                 let properties = section == "attributes:" ? destination.allAttributes(of: entity).map { ($0.name, $0.type.rawValue) }
                     : destination.allRelationships(of: entity).map { ($0.name, ($0.isToMany ? "to-many " : "to-one ") + $0.destination) }
                 return properties.map { EditorCompletion(label: $0.0, detail: $0.1, kind: .property) }
@@ -325,7 +351,7 @@ package struct EditorProject {
         }
         let path = Self.keyPath(in: current, before: column)
         if path.root == nil && path.names.isEmpty && path.partial.hasPrefix("$") {
-            return ["$source", "$manager", "$entityPolicy", "$destination"].map { EditorCompletion(label: $0, detail: "variable", kind: .variable) }
+            return ["$source", "$manager", "$entityPolicy", "$destination", "$entityMapping", "$propertyMapping"].map { EditorCompletion(label: $0, detail: "variable", kind: .variable) }
         }
         // A bare word may also start a function: `uppercase:(…)`, `now()`, `FUNCTION(…)`, `TERNARY(…)`.
         let functions = path.root == nil && path.names.isEmpty
