@@ -121,6 +121,15 @@ struct SchemaDiagnosticsTests {
         #expect(errors.map { $0.location?.line ?? 0 } == [6, 7, 9])
     }
 
+    /// A key without its colon was placed on the line after it (where libyaml stopped), or at the
+    /// end of the file on an empty line (the language-server probe): it is placed at the key.
+    @Test func aKeyWithoutItsColonIsPlacedAtTheKey() {
+        let yaml = header + "  Note:\n    attributes:\n      title: string\n    relations\n"
+        let error = parseSchema(yaml).diagnostics.first { $0.severity == .error }
+        #expect(error?.message.contains("could not find expected ':'") == true, "\(String(describing: error))")
+        #expect(error?.location?.line == 7 && error?.location?.column == 5 && error?.length == 9, "\(String(describing: error))")
+    }
+
     /// An unknown parent left every entity's uniqueness constraints and shadowed properties
     /// unchecked: a mistyped constraint was said only once the parent was fixed (the
     /// finance-app probe). An entity whose own chain is whole is checked.

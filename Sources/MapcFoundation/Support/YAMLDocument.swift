@@ -225,6 +225,14 @@ package struct YAMLDocument {
                 return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark),
                               fix: "line \(line) holds U+2028, U+2029 or U+0085, which YAML takes for a line break (an editor shows none): what follows it is read as a new line, even in a comment; remove the character")
             }
+            // A key without its colon: libyaml stops on the next line, and names the key in its
+            // context; the key is the place (an editor underlines it, not the line after).
+            if let context, context.text == "while scanning a simple key" {
+                let key = source.place(of: context.mark)
+                let rest = source.line(key.line).map { Array($0.unicodeScalars).dropFirst(max(0, key.column - 1)) } ?? []
+                let length = max(1, rest.prefix { !CharacterSet.whitespaces.contains($0) && $0 != ":" }.count)
+                return .error("YAML syntax error: \(problem)\(contextText)", at: at(key), length: length, fix: syntaxFix(problem, context: context.text, at: mark, in: source))
+            }
             return .error("YAML syntax error: \(problem)\(contextText)", at: at(mark), fix: syntaxFix(problem, context: context?.text, at: mark, in: source))
         case let .duplicatedKeysInMapping(duplicates, context):
             // Yams reports the mapping's start; find the second occurrence of the key for a better position.
