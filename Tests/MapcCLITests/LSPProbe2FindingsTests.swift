@@ -152,4 +152,26 @@ struct LSPProbe2FindingsTests {
         #expect(variables.contains("$entityMapping") && variables.contains("$propertyMapping") && variables.contains("$source"), "\(variables)")
         try client.close()
     }
+
+    /// Did-you-mean fixes (offered as quick fixes too) that led to a new error: `now` (on the way
+    /// to `now()`) was offered `NO`, a boolean, for a date; a destination version no longer there
+    /// was offered `v1`, older than the source `v2`, while `v4` exists; an empty `policy:` was
+    /// told to write "a class  inheriting … in policies/.swift".
+    @Test func fixesLeadWhereTheyShould() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let step = try folder.read("mappings/mapping_v2_to_v3.yaml")
+        try folder.write(step.replacingOccurrences(of: "dateCreated: $source.dateCreated", with: "dateCreated: now"), to: "mappings/mapping_v2_to_v3.yaml")
+        let now = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(now.stderr.contains("unknown key 'now' on Note; did you mean 'now()'?"), "\(now.stderr)")
+        try folder.write(step.replacingOccurrences(of: "destination: v3", with: "destination: v0"), to: "mappings/mapping_v2_to_v3.yaml")
+        let version = try CLI.run(["check", "mappings/mapping_v2_to_v3.yaml"], in: folder)
+        #expect(version.stderr.contains("unknown destination version 'v0'") && version.stderr.contains("did you mean 'v3'?") && !version.stderr.contains("did you mean 'v1'"), "\(version.stderr)")
+        try folder.write(step, to: "mappings/mapping_v2_to_v3.yaml")
+        let policy = try folder.read("mappings/mapping_v3_to_v4.yaml")
+        try folder.write(policy.replacingOccurrences(of: "policy: UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4", with: "policy: ''"), to: "mappings/mapping_v3_to_v4.yaml")
+        let empty = try CLI.run(["check", "mappings/mapping_v3_to_v4.yaml"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(empty.stderr.contains("'policy:' names no class") && !empty.stderr.contains("policies/.swift"), "\(empty.stderr)")
+    }
 }

@@ -119,7 +119,12 @@ extension MappingChecker {
     private mutating func checkPolicy(_ sides: EntityMappingSides) -> EntityMigrationPolicy.Type? {
         guard let name = sides.entityMapping.policy else { return nil }
         guard let policyType = policies.policy(named: name) else {
-            error("unknown policy '\(name)'", at: sides.entityMapping.location(of: "policy"), length: name.count, fix: policies.hint(forUnknownPolicy: name))
+            if name.trimmingCharacters(in: .whitespaces).isEmpty {
+                error("'policy:' names no class", at: sides.entityMapping.location(of: "policy"), length: 1,
+                      fix: "write the name of the policy's class (a subclass of EntityMigrationPolicy), or remove 'policy:' for the default policy")
+            } else {
+                error("unknown policy '\(name)'", at: sides.entityMapping.location(of: "policy"), length: name.count, fix: policies.hint(forUnknownPolicy: name))
+            }
             return nil
         }
         let destinationSchema = sides.destinationSchema

@@ -51,8 +51,12 @@ public struct MappingChecker {
                 error("this mapping is not checked against \(key) version '\(version)': its schema file has errors (\(broken))", at: mapping.valueLocations[key], length: version.count,
                       fix: "mend the schema file; the mapping is checked once it loads")
             } else {
+                // A source is suggested among the versions before the destination, a destination
+                // among those after the source (v1 was offered for a destination after v2).
+                let other = key == "source" ? mapping.destination : mapping.source
+                let candidates = versions.firstIndex(of: other).map { key == "source" ? Array(versions[..<$0]) : Array(versions[($0 + 1)...]) } ?? versions
                 error("unknown \(key) version '\(version)' in \(catalog.directory.isEmpty ? "the schemas" : catalog.directory)", at: mapping.valueLocations[key], length: version.count,
-                      fix: Suggestions.didYouMean(version, in: versions) ?? (versions.isEmpty ? "\(catalog.directory.isEmpty ? "the schemas folder" : catalog.directory) has no versions\(catalog.directory.isEmpty || FileManager.default.fileExists(atPath: catalog.directory) ? "" : " (it does not exist: a mapping is checked against the schemas folder beside its mappings folder)")" : "versions: \(versions.joined(separator: ", "))"))
+                      fix: Suggestions.didYouMean(version, in: candidates) ?? (versions.isEmpty ? "\(catalog.directory.isEmpty ? "the schemas folder" : catalog.directory) has no versions\(catalog.directory.isEmpty || FileManager.default.fileExists(atPath: catalog.directory) ? "" : " (it does not exist: a mapping is checked against the schemas folder beside its mappings folder)")" : "versions: \(versions.joined(separator: ", "))"))
             }
         }
         guard schemas.count == 2 else { return diagnostics }

@@ -42,7 +42,11 @@ extension ExpressionChecker {
                 let names = schema.propertyNames(of: entity)
                 // An escaped key (`#nill`) is meant as a key: its range holds the `#` too.
                 let literal = bare && range.end - range.start == name.unicodeScalars.count
-                var suggestion = Suggestions.didYouMean(name, in: names) ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
+                // A function's name without its call (`now` on the way to `now()`): the call, not a
+                // constant that looks alike (`NO`, a boolean, was offered for a date).
+                let call = literal ? NamedFunction.allCases.first { $0.rawValue == name || $0.rawValue == name + ":" } : nil
+                let callHint = call.map { $0.rawValue.hasSuffix(":") ? "'\($0.rawValue)' is a function: call it as \($0.rawValue)(…)" : "did you mean '\($0.rawValue)()'?" }
+                var suggestion = Suggestions.didYouMean(name, in: names) ?? callHint ?? (literal ? Suggestions.didYouMean(name, in: Self.literalWords) : nil)
                 // Objects are named by id in every message; where the scope binds it, say how to read it.
                 if name == "id", scope.variables["id"] != nil { suggestion = "the object's id is $id (for example $id == \"n1\")" }
                 // `kind: "book"`: YAML took the quotes, leaving a key. The text needs quotes inside YAML's.
