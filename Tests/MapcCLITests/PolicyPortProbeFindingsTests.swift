@@ -138,4 +138,23 @@ struct PolicyPortProbeFindingsTests {
         let result = try run(folder)
         #expect(result.status == 3 && result.stderr.contains("Source has no stored attribute 'sourceUrl'; did you mean 'sourceURL'?"), "\(result.stderr)")
     }
+
+    /// A mistyped key path through `value(forKeyPath:)` said "has no key" with no suggestion; a
+    /// required attribute without an expression in a mapping with a policy was told only to add
+    /// one, not that the policy may declare it in `providedAttributes`.
+    @Test func aMistypedKeyPathAndAnAttributeThePolicySetsAreToldTheirWay() throws {
+        let folder = try project("""
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                _ = try source.value(forKeyPath: "sourceUrl")
+                try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+            }
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let typo = try run(folder)
+        #expect(typo.status == 3 && typo.stderr.contains("has no key 'sourceUrl'; did you mean 'sourceURL'?"), "\(typo.stderr)")
+        try folder.write(try folder.read("schemas/v2.yaml").replacingOccurrences(of: "identifier: string?", with: "identifier: string"), to: "schemas/v2.yaml")
+        try folder.write(try folder.read("mappings/mapping_v1_to_v2.yaml").replacingOccurrences(of: "identifier: $source.identifier, ", with: ""), to: "mappings/mapping_v1_to_v2.yaml")
+        let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(check.stderr.contains("required attribute 'identifier' of Source has neither an expression nor a default") && check.stderr.contains("or, where SourcePolicy sets it, list it in its `providedAttributes`"), "\(check.stderr)")
+    }
 }

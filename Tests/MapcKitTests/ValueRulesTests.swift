@@ -164,4 +164,10 @@ struct URIDescriptionTests {
         #expect(Value.uri("https://e.com/a b").description == #""https://e.com/a b""#)
         #expect(Value.uri("a:\nerror: forged").description == #""a:\nerror: forged""#)
     }
+
+    /// A double NaN into an integer attribute was "nan has a fraction" (the policy-porting probe).
+    @Test func aNaNIntoAnIntegerIsSaidToBeNoNumber() {
+        guard case .failure(let problem) = ValueRules.coerce(.double(.nan), to: .int32) else { Issue.record("NaN was taken"); return }
+        #expect(problem.message == "NaN is not a number, which an int32 attribute cannot hold", "\(problem.message)")
+    }
 }

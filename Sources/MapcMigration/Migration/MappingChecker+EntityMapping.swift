@@ -319,7 +319,9 @@ extension MappingChecker {
                 case .some: hint = "add '\(attribute.name): \(ExpressionLiteral.sourceKey(attribute.name))'"
                 case nil: hint = "add an expression under 'attributes:', or a default in the schema"
                 }
-                error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint)
+                // A policy may set it itself: the way to say so is as likely a fix.
+                let byPolicy = entityMapping.policy.map { "; or, where \($0) sets it, list it in its `providedAttributes`" } ?? ""
+                error("required attribute '\(attribute.name)' of \(destinationEntity.name) has neither an expression nor a default", at: entityMapping.location, length: entityMapping.name.count, fix: hint + byPolicy)
             }
         }
         guard let sourceEntity, entityMapping.type == .transform else { return }

@@ -21,7 +21,8 @@ public struct SourceObject {
             switch current {
             case .object(let object):
                 guard let next = try graph.value(of: object, key: String(key)) else {
-                    throw MapcError.notFound("\(object) has no key '\(key)'")
+                    let names = graph.propertyNames(of: object) ?? []
+                    throw MapcError.notFound("\(object) has no key '\(key)'" + (Suggestions.didYouMean(String(key), in: names).map { "; \($0)" } ?? ""))
                 }
                 current = next
             case .scalar(.null):

@@ -160,7 +160,7 @@ final class RelationshipSetter {
         }
         guard allowed.contains(target.entity) else {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,
-                                       message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping the expression names")
+                                       message: "\(target) is not \(English.withArticle(relationship.destination)); check which entity mapping \(entityMapping.policy == nil ? "the expression names" : "the expression names, or whose objects the policy passes")")
         }
         guard let key = try destinationKey(of: target) else {
             throw MigrationError.value(mapping: entityMapping.name, entity: destination.entity, object: destination.id, property: name,

@@ -127,6 +127,7 @@ package enum ValueRules {
             guard let decimal = decimal(of: d) else { return .failure(ValueProblem("\(d) is out of the range decimals hold")) }
             return .success(.decimal(decimal))
         case (.double(let d), _):
+            guard !d.isNaN else { return .failure(ValueProblem("NaN is not a number, which an \(type.rawValue) attribute cannot hold")) }
             guard d.rounded() == d else { return .failure(ValueProblem("\(d) has a fraction, which an \(type.rawValue) attribute cannot hold; round it (in an expression, with floor:(), ceiling:() or trunc:())")) }
             guard let n = Int64(exactly: d) else { return .failure(ValueProblem("\(d) is out of range for \(type.rawValue)")) }
             return ValueParser.checkRange(n, type)
