@@ -157,4 +157,19 @@ struct PolicyPortProbeFindingsTests {
         let check = try CLI.run(["check", "mappings/mapping_v1_to_v2.yaml"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(check.stderr.contains("required attribute 'identifier' of Source has neither an expression nor a default") && check.stderr.contains("or, where SourcePolicy sets it, list it in its `providedAttributes`"), "\(check.stderr)")
     }
+
+    /// Ported code guards its reads with `fatalError` (Cyface: `guard case .string(let v) =
+    /// source["contxt"] else { fatalError(…) }`): the crash report named the policy and phase but
+    /// not the mistyped key, which mapc knew and said only when a hook returned.
+    @Test func aCrashAfterAMistypedKeyNamesTheKey() throws {
+        let folder = try project("""
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                guard case .string = source["sourceUrl"] else { fatalError("Unable to load the source URL") }
+                try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+            }
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let crash = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path, "SWIFT_BACKTRACE": "enable=no"])
+        #expect(crash.status != 0 && crash.stderr.contains("Before it crashed, it read 'sourceUrl' of Source 's1', which cannot be read (Source has no attribute 'sourceUrl'; did you mean 'sourceURL'?)"), "\(crash.stderr)")
+    }
 }

@@ -48,7 +48,10 @@ public struct SourceObject {
             }
             return .null
         } catch {
-            if graph.unreadValue == nil { graph.unreadValue = (attribute, ref, error) }
+            if graph.unreadValue == nil {
+                graph.unreadValue = (attribute, ref, error)
+                PolicyCrash.noteMistake("it read '\(attribute)' of \(ref), which cannot be read (\(error)), and was given nil")
+            }
             return .null
         }
     }

@@ -26,6 +26,31 @@ package enum PolicyCrash {
     nonisolated(unsafe) private static var current: String?
     private static let lock = NSLock()
 
+    /// What a crash report says of the policy running (`noteRunningPolicy`), kept so that a
+    /// mistake found meanwhile is added to it.
+    nonisolated(unsafe) private static var report = ""
+
+    /// Clears what a crash says: no policy runs.
+    static func clearReport() {
+        lock.withLock { report = "" }
+        mapc_crash_context_clear()
+    }
+
+    /// Sets what a crash in the policy running says.
+    static func setReport(_ text: String) {
+        lock.withLock { report = text }
+        mapc_crash_context_set(text)
+    }
+
+    /// Adds a mistake the policy made before it may crash: a key it read that is none (which
+    /// fails the run when the hook returns, as Core Data raises at the read), so that a
+    /// `fatalError` on the nil it got (`guard … else { fatalError() }`, common in ported policies)
+    /// is reported with its cause.
+    static func noteMistake(_ text: String) {
+        let full = lock.withLock { report.isEmpty ? "" : report + " Before it crashed, \(text)." }
+        if !full.isEmpty { mapc_crash_context_set(full) }
+    }
+
     /// That the store is as it was (a test of a fixture's copy leaves it out: no store of the
     /// user's was being migrated).
     package static let storeUnchanged = "The store was not changed: a migration writes a new file and puts it in place only once it is complete and valid, "
@@ -268,7 +293,7 @@ final class MigrationRun: MigrationManagerFunctions {
     /// The three phases, timing each.
     private func runPhases(seconds: inout [MigrationPhase: Double]) throws {
         defer {
-            mapc_crash_context_clear()
+            PolicyCrash.clearReport()
             PolicyCrash.running = nil
         }
         hookLog.write = { [unowned self] object, attribute, value in
@@ -323,14 +348,14 @@ final class MigrationRun: MigrationManagerFunctions {
     /// runtime's backtrace (`mapc_crash_note_install`). Nothing for a mapping without a policy.
     private func noteRunningPolicy(_ index: Int, _ doing: String) {
         guard !usesDefaultCreation[index] else {
-            mapc_crash_context_clear()
+            PolicyCrash.clearReport()
             PolicyCrash.running = nil
             return
         }
         let source = PolicyRegistry.shared.compiledSource(of: type(of: policies[index])).map { " (\($0))" } ?? ""
         let policy = "the custom policy \(type(of: policies[index])) of mapping '\(mapping.entityMappings[index].name)'"
         PolicyCrash.running = "\(policy), \(doing)"
-        mapc_crash_context_set("\(policy) crashed while \(doing). " + PolicyCrash.storeUnchanged + " The crash report below names the policy's function\(source).")
+        PolicyCrash.setReport("\(policy) crashed while \(doing). " + PolicyCrash.storeUnchanged + " The crash report below names the policy's function\(source).")
         mapc_exit_context_set("error: \(policy) ended the process (it called exit) while \(doing), before the migration finished (exit status 3). "
                               + PolicyCrash.storeUnchanged + " A policy stops a migration by throwing an error, never by exit.")
     }

@@ -54,6 +54,7 @@ final class PolicyHookLog {
                 + (Suggestions.didYouMean(key, in: attributes).map { "; \($0)" } ?? "; its attributes are \(attributes.prefix(12).map { "'\($0)'" }.joined(separator: ", "))\(attributes.count > 12 ? ", …" : "")")
                 + " (Core Data's `value(forKey:)` raises on such a key; the subscript gave nil)"
         }
+        if let unknownKey { PolicyCrash.noteMistake(unknownKey) }
     }
 
     /// A value set through the subscript of an object already in the store: written now.
