@@ -172,4 +172,22 @@ struct PolicyPortProbeFindingsTests {
         let crash = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path, "SWIFT_BACKTRACE": "enable=no"])
         #expect(crash.status != 0 && crash.stderr.contains("Before it crashed, it read 'sourceUrl' of Source 's1', which cannot be read (Source has no attribute 'sourceUrl'; did you mean 'sourceURL'?)"), "\(crash.stderr)")
     }
+
+    /// A uniqueness violation of a value the policy set (BudgetApp's renaming) was followed by a
+    /// note that it "comes from $source.title": the policy's hooks are named too.
+    @Test func aBrokenRuleOfAValueAPolicyMaySetNamesThePolicy() throws {
+        let folder = try project("""
+            override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                var d = try manager.makeDestination(for: source, mapping: mapping)
+                d["identifier"] = .string("same")
+                try manager.insert(d, associatedWith: source, mapping: mapping)
+            }
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(try folder.read("schemas/v2.yaml").replacingOccurrences(of: "  Source:\n", with: "  Source:\n    uniquenessConstraints: [[identifier]]\n"), to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Source": [{"id": "s1", "identifier": "a"}, {"id": "s2", "identifier": "b"}]}}"#, to: "two.json")
+        #expect(try CLI.run(["load", "two.json", "t.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.status == 3 && run.stderr.contains("note: 'identifier' of the objects 'SourceToSource' creates comes from $source.identifier, or from what its custom policy SourcePolicy set in its hooks"), "\(run.stderr)")
+    }
 }

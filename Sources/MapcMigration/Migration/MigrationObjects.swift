@@ -300,7 +300,9 @@ extension MigrationError {
                       let entityMapping = mapping.entityMappings.first(where: { $0.name == name }) else { continue }
                 for property in properties where seen.insert([name, property]).inserted {
                     if let expression = expression(name, property) {
-                        notes.append(Diagnostic(.note, "'\(property)' of the objects '\(name)' creates comes from \(expression.source.text)", at: expression.source.origin))
+                        // A policy's hooks may have set it over the expression's value.
+                        let policy = entityMapping.policy.map { ", or from what its custom policy \($0) set in its hooks" } ?? ""
+                        notes.append(Diagnostic(.note, "'\(property)' of the objects '\(name)' creates comes from \(expression.source.text)\(policy)", at: expression.source.origin))
                     } else if let location = entityMapping.location, entityMapping.type == .transform, entityMapping.policy == nil {
                         notes.append(Diagnostic(.note, "mapping '\(name)' gives '\(property)' no value; add one under 'attributes:' or 'relationships:'", at: location))
                     }
