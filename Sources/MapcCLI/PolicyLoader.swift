@@ -171,6 +171,36 @@ enum PolicyLoader {
         return found
     }
 
+    /// Core Data's hooks, by the start of their declarations, and mapc's that a port writes instead.
+    static let coreDataHooks: [(pattern: String, core: String, mapc: String)] = [
+        (#"createDestinationInstances\s*\(\s*forSource\b"#, "createDestinationInstances(forSource:in:manager:)", "override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager)"),
+        (#"createRelationships\s*\(\s*forDestination\b"#, "createRelationships(forDestination:in:manager:)", "override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager)"),
+        (#"endInstanceCreation\s*\(\s*forMapping\b"#, "endInstanceCreation(forMapping:manager:)", "override func endInstanceCreation(_ mapping: EntityMapping, manager: MigrationManager)"),
+        (#"endRelationshipCreation\s*\(\s*forMapping\b"#, "endRelationshipCreation(forMapping:manager:)", "override func endRelationshipCreation(_ mapping: EntityMapping, manager: MigrationManager)"),
+        (#"performCustomValidation\s*\(\s*forMapping\b"#, "performCustomValidation(forMapping:manager:)", "override func performCustomValidation(_ mapping: EntityMapping, manager: MigrationManager)"),
+        (#"begin\s*\(\s*_\s+\w+\s*:\s*NSEntityMapping\b"#, "begin(_:with:)", "override func begin(_ mapping: EntityMapping, manager: MigrationManager)"),
+        (#"end\s*\(\s*_\s+\w+\s*:\s*NSEntityMapping\b"#, "end(_:manager:)", "override func end(_ mapping: EntityMapping, manager: MigrationManager)"),
+    ]
+
+    /// Warnings for methods declared with Core Data's hooks' names and labels: a port that keeps
+    /// them compiles (they override nothing, and need no `override`) and is never called, the
+    /// mapping's default running in silence.
+    static func coreDataHookWarnings(in sources: [(path: String, text: String)]) -> [String] {
+        var warnings: [String] = []
+        for source in sources {
+            let lines = SourceFile.lines(of: code(of: source.text))
+            for (index, line) in lines.enumerated() {
+                for hook in coreDataHooks {
+                    guard let found = line.range(of: #"\bfunc\s+"# + hook.pattern, options: .regularExpression) else { continue }
+                    let column = line[..<found.lowerBound].unicodeScalars.count + 1
+                    warnings.append("\(source.path):\(index + 1):\(column): warning: \(hook.core) is Core Data's hook, which mapc never calls: "
+                                    + "as written this method runs for no object, and the mapping's default does its work; declare it as mapc's, `\(hook.mapc)` (docs/core-data.md)")
+                }
+            }
+        }
+        return warnings
+    }
+
     /// Whether a character ends a line of Swift: `"\r\n"` is one Character, not `"\n"`, so a file
     /// saved with CRLF line ends has no `"\n"` at all.
     static func isLineEnd(_ character: Character) -> Bool {
@@ -317,6 +347,7 @@ enum PolicyLoader {
             }
             sources.append((path, text))
         }
+        for warning in coreDataHookWarnings(in: sources) { Console.err(warning) }
         let classes = policyClasses(in: sources.map(\.text))
         let policies = basePolicyClasses.union(classes)
         // A policy class nested in a type is not registered: a mapping naming it `Outer.Name` must

@@ -190,4 +190,20 @@ struct PolicyPortProbeFindingsTests {
         let run = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(run.status == 3 && run.stderr.contains("note: 'identifier' of the objects 'SourceToSource' creates comes from $source.identifier, or from what its custom policy SourcePolicy set in its hooks"), "\(run.stderr)")
     }
+
+    /// A hook kept with Core Data's labels (`createDestinationInstances(forSource:in:manager:)`,
+    /// no `override`) compiled and was never called, the mapping's default running in silence.
+    @Test func aHookWithCoreDatasLabelsIsWarnedOf() throws {
+        let folder = try project("""
+            func createDestinationInstances(forSource source: SourceObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createDestinationInstances(for: source, mapping: mapping, manager: manager)
+            }
+            // func createRelationships(forDestination d: DestinationObject) in a comment is no hook
+        """)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let check = try CLI.run(["check"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(check.stderr.contains("policies/SourcePolicy.swift:4:5: warning: createDestinationInstances(forSource:in:manager:) is Core Data's hook, which mapc never calls")
+                && check.stderr.contains("`override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager)`"), "\(check.stderr)")
+        #expect(!check.stderr.contains("createRelationships(forDestination"), "\(check.stderr)")
+    }
 }
