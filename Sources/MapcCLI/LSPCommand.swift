@@ -287,7 +287,8 @@ struct LanguageServer {
             // The document's URI as the client wrote it: diagnostics go back under it (a client
             // matches them by its own spelling: `%40` or `@`, `%2B` or `+`, a host, a case).
             if let uri = string(params["textDocument"]?["uri"]) { uris[path] = uri }
-            open[path] = SourceFile.withoutByteOrderMark(string(params["textDocument"]?["text"]) ?? "")
+            // As the client sent it, a byte order mark included: its positions count the mark.
+            open[path] = string(params["textDocument"]?["text"]) ?? ""
             outOfSync.remove(path)
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
@@ -320,7 +321,7 @@ struct LanguageServer {
                     publish(after: path, includingItself: false)
                     break
                 }
-                open[path] = SourceFile.withoutByteOrderMark(changed)
+                open[path] = changed
             }
             versions[path] = params["textDocument"]?["version"]
             schedule(path)
@@ -352,7 +353,7 @@ struct LanguageServer {
         case "textDocument/definition":
             guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
             // The name declared, whole.
-            let place = range(of: location, length: found.length, text: project(for: path).text(of: location.path) ?? "")
+            let place = range(of: location, length: found.length, text: project(for: path).text(of: location.path) ?? "", marked: startsWithMark(EditorProject.standardized(location.path)))
             respond(id, .object([("uri", .string(uri(of: EditorProject.standardized(location.path)))), ("range", place)]))
         case "textDocument/codeAction":
             respond(id, .array(codeActions(params)))
@@ -386,7 +387,7 @@ struct LanguageServer {
         var project = EditorProject(schemasFolder: schemas ?? (base as NSString).appendingPathComponent("schemas"),
                                     mappingsFolder: mappings ?? (base as NSString).appendingPathComponent("mappings"))
         // A document past the file limit is no part of the project (its file on disk is read instead).
-        project.open = open.filter { !EditorProject.isOversized($0.value) }
+        project.open = open.filter { !EditorProject.isOversized($0.value) }.mapValues(SourceFile.withoutByteOrderMark)
         project.schemaReadings = schemaReadings
         return project
     }
@@ -446,7 +447,7 @@ struct LanguageServer {
             let found = oversized.map { [EditorProject.oversized(target, bytes: $0)] } ?? project.diagnostics(for: target, in: around)
             let diagnostics = found.map { diagnostic -> JSONValue in
                 var pairs: [(String, JSONValue)] = [
-                    ("range", range(of: diagnostic.location ?? FileLocation(path: target, line: 1, column: 1), length: diagnostic.location == nil ? 1 : diagnostic.length, lines: lines)),
+                    ("range", range(of: diagnostic.location ?? FileLocation(path: target, line: 1, column: 1), length: diagnostic.location == nil ? 1 : diagnostic.length, lines: lines, marked: startsWithMark(target))),
                     ("severity", .integer(diagnostic.severity == .error ? 1 : diagnostic.severity == .warning ? 2 : 3)),
                     ("source", .string("mapc")),
                     ("message", .string(diagnostic.message + (diagnostic.fix.map { "; \($0)" } ?? ""))),
@@ -488,9 +489,11 @@ struct LanguageServer {
         if !stale.isEmpty, let path = Self.path(uri), let updated = project(for: path).textWithUpdatedHashes(of: path) {
             // The whole document: to the end of its last line (a line past it is outside the document).
             let lines = EditorProject.lines(of: project(for: path).text(of: path) ?? "")
-            let end = JSONValue.object([("line", .integer(Int64(max(0, lines.count - 1)))), ("character", .integer(Int64(lines.last?.utf16.count ?? 0)))])
+            // A byte order mark the client's text starts with is kept, and counted on its first line.
+            let marked = startsWithMark(path), mark = marked && lines.count <= 1 ? 1 : 0
+            let end = JSONValue.object([("line", .integer(Int64(max(0, lines.count - 1)))), ("character", .integer(Int64(mark + (lines.last?.utf16.count ?? 0))))])
             let whole = JSONValue.object([("start", .object([("line", .integer(0)), ("character", .integer(0))])), ("end", end)])
-            let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", whole), ("newText", .string(updated))])]))]))])
+            let edit = JSONValue.object([("changes", .object([(string(uri) ?? "", .array([.object([("range", whole), ("newText", .string((marked ? "\u{FEFF}" : "") + updated))])]))]))])
             actions.append(.object([("title", .string("Record the current entity hashes (mapc check --update-hashes)")), ("kind", .string("quickfix")),
                                     ("diagnostics", .array(stale)), ("edit", edit)]))
         }
@@ -516,10 +519,12 @@ struct LanguageServer {
     /// A request's document path and position, as lines and columns from 1 (columns in characters).
     func position(_ params: JSONValue) -> (String, Int, Int)? {
         guard let path = Self.path(params["textDocument"]?["uri"]), case .integer(let line)? = params["position"]?["line"],
-              case .integer(let offset)? = params["position"]?["character"], line >= 0, line < Int64(Int32.max), offset >= 0 else { return nil }
+              case .integer(let given)? = params["position"]?["character"], line >= 0, line < Int64(Int32.max), given >= 0 else { return nil }
         let text = project(for: path).text(of: path) ?? ""
         let lineText = EditorProject.lines(of: text).dropFirst(Int(line)).first ?? ""
-        // UTF-16 units, as LSP counts them, to characters.
+        // UTF-16 units, as LSP counts them, to characters (a byte order mark the client's text
+        // starts with is a unit of its first line).
+        let offset = line == 0 && startsWithMark(path) ? max(0, given - 1) : given
         var units = 0, characters = 0
         for character in lineText {
             if units >= Int(offset) { break }
@@ -530,16 +535,23 @@ struct LanguageServer {
     }
 
     /// An LSP range for a location (line and column from 1, in Unicode scalars) of `length` scalars.
-    func range(of location: FileLocation, length: Int, text: String) -> JSONValue {
-        range(of: location, length: length, lines: EditorProject.lines(of: text))
+    func range(of location: FileLocation, length: Int, text: String, marked: Bool = false) -> JSONValue {
+        range(of: location, length: length, lines: EditorProject.lines(of: text), marked: marked)
     }
+
+    /// Whether an open document's text, as the client has it, starts with a byte order mark: mapc
+    /// reads the text without it, and the client's positions on its first line count it.
+    func startsWithMark(_ path: String) -> Bool { open[path]?.unicodeScalars.first == "\u{FEFF}" }
 
     /// `range(of:length:text:)` over a document's lines, split once for all its diagnostics (a
     /// split per diagnostic made a document of 3,000 diagnostics take 12 s).
-    func range(of location: FileLocation, length: Int, lines: [String]) -> JSONValue {
+    /// `marked`: the client's text starts with a byte order mark the lines are without, which
+    /// its positions on the first line count.
+    func range(of location: FileLocation, length: Int, lines: [String], marked: Bool = false) -> JSONValue {
         let lineText = location.line >= 1 && location.line <= lines.count ? lines[location.line - 1] : ""
         let scalars = Array(lineText.unicodeScalars)
-        func utf16(_ count: Int) -> Int { scalars.prefix(max(0, count)).reduce(0) { $0 + $1.utf16.count } }
+        let mark = marked && location.line == 1 ? 1 : 0
+        func utf16(_ count: Int) -> Int { mark + scalars.prefix(max(0, count)).reduce(0) { $0 + $1.utf16.count } }
         let start = utf16(location.column - 1), end = utf16(location.column - 1 + max(1, length))
         func point(_ character: Int) -> JSONValue { .object([("line", .integer(Int64(max(0, location.line - 1)))), ("character", .integer(Int64(character)))]) }
         return .object([("start", point(start)), ("end", point(end))])

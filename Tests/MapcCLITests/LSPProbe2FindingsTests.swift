@@ -174,4 +174,27 @@ struct LSPProbe2FindingsTests {
         let empty = try CLI.run(["check", "mappings/mapping_v3_to_v4.yaml"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
         #expect(empty.stderr.contains("'policy:' names no class") && !empty.stderr.contains("policies/.swift"), "\(empty.stderr)")
     }
+
+    /// A document starting with a byte order mark: the server dropped the mark, and its ranges
+    /// on the first line were one unit short of the client's (which counts the mark), and an
+    /// incremental edit there landed one unit to the right, leaving `v2x` where the editor
+    /// showed `v2`.
+    @Test func aByteOrderMarkIsCountedOnTheFirstLine() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        let mapping = folder.appendingPathComponent("mappings/mapping_v2_to_v3.yaml").standardizedFileURL
+        let (client, _) = try client(in: folder)
+        try open(client, mapping, text: "\u{FEFF}source: v2x\ndestination: v3\nentityMappings: []\n")
+        let found = try client.diagnostics(for: mapping.absoluteString)
+        let typo = try #require(found.first { ($0["message"] as? String)?.contains("unknown source version 'v2x'") == true }, "\(found)")
+        let range = typo["range"] as? [String: Any]
+        #expect((range?["start"] as? [String: Any])?["character"] as? Int == 9 && (range?["end"] as? [String: Any])?["character"] as? Int == 12, "\(typo)")
+        // The client deletes the x: units 11 to 12 of its first line, the mark counted.
+        try client.send(["method": "textDocument/didChange", "params": ["textDocument": ["uri": mapping.absoluteString, "version": 2],
+                         "contentChanges": [["range": ["start": ["line": 0, "character": 11], "end": ["line": 0, "character": 12]], "text": ""]]]])
+        let after = try client.diagnostics(for: mapping.absoluteString).compactMap { $0["message"] as? String }
+        #expect(!after.contains { $0.contains("unknown source version") }, "\(after)")
+        try client.close()
+    }
 }
