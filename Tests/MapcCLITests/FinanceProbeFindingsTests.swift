@@ -112,4 +112,16 @@ struct FinanceProbeFindingsTests {
         #expect(!check.stderr.contains("'Payee.total'"), "a sum of nothing is 0: \(check.stderr)")
         #expect(check.stderr.contains("mapping_v1_to_v2.yaml:17:12: warning: a double result stored in the integer attribute 'Txn.day' (int64)"), "\(check.stderr)")
     }
+
+    /// Adding to a store an object that repeats a stored one's unique value named the stored
+    /// object, at no place, where the file's object is the one to fix.
+    @Test func aLoadedObjectBreakingAUniquenessConstraintIsNamedAtItsPlace() throws {
+        let folder = try CLI.project(versions: [("v1", "  Payee:\n    uniquenessConstraints: [[name]]\n    attributes:\n      name: string\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Payee": [{"id": "p1", "name": "A"}]}}"#, to: "a.json")
+        try folder.write("{\"version\": \"v1\", \"objects\": {\"Payee\": [{\"id\": \"p2\", \"name\": \"B\"},\n  {\"id\": \"p3\", \"name\": \"A\"}]}}", to: "b.json")
+        #expect(try CLI.run(["load", "a.json", "s.db"], in: folder).status == 0)
+        let load = try CLI.run(["load", "b.json", "s.db"], in: folder)
+        #expect(load.status == 1 && load.stderr.contains("b.json:2:24: Payee 'p3', key 'name': uniqueness constraint (name) of Payee broken (value: name \"A\", which Payee 'p1' has too)"), "\(load.stderr)")
+    }
 }

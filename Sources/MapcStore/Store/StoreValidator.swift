@@ -190,8 +190,9 @@ package struct StoreValidator {
                     return nil
                 }
                 guard !columns.isEmpty else { continue }
-                // Each group of objects sharing values: the first objects (entity and id, in store order)
-                // and the values. Objects with a nil among them are not held to it (`Entity.constraintApplies(to:)`).
+                // Each group of objects sharing values: the last objects written first (entity and
+                // id, newest key first: an object a `load` adds is named before the stored one it
+                // repeats, and placed in the data file) and the values. Objects with a nil among them are not held to it (`Entity.constraintApplies(to:)`).
                 let applies = columns.map { "\($0) IS NOT NULL" }.joined(separator: " AND ")
                 // The inner query's columns under names of their own (`c0`, …, and `mapc_*`): an
                 // attribute named `k` once shadowed the key's alias, and the groups were by key.
@@ -202,7 +203,7 @@ package struct StoreValidator {
                     + zip(columns, aliases).map { "\($0) AS \($1)" }.joined(separator: ", ")
                 let sql = """
                     SELECT json_group_array(json_array(mapc_e, mapc_i, mapc_k)), COUNT(*), \(shown) \
-                    FROM (SELECT \(keyed) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) IN (\(members)) AND \(applies) ORDER BY 1) \
+                    FROM (SELECT \(keyed) FROM \(storage.table.quotedSQLIdentifier) WHERE \(storage.entityColumn.quotedSQLIdentifier) IN (\(members)) AND \(applies) ORDER BY 1 DESC) \
                     GROUP BY \(aliases.joined(separator: ", ")) HAVING COUNT(*) > 1
                     """
                 let rows = try Row.fetchCursor(db, sql: sql)
