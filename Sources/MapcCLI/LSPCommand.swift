@@ -177,6 +177,9 @@ struct LanguageServer {
     var policies: String?
     /// The schema files read so far, by path and text: an edit reads its own file again, not the folder.
     let schemaReadings = SchemaReadings()
+    /// The mapping files read so far, likewise: the folder's are read on each edit (for the
+    /// clashes between them), and unchanged ones are not read again.
+    let mappingReadings = MappingReadings()
     /// Open documents, by path.
     var open: [String: String] = [:]
     /// Open documents whose copy was lost to a change that could not be applied: left unchecked
@@ -389,6 +392,7 @@ struct LanguageServer {
         // A document past the file limit is no part of the project (its file on disk is read instead).
         project.open = open.filter { !EditorProject.isOversized($0.value) }.mapValues(SourceFile.withoutByteOrderMark)
         project.schemaReadings = schemaReadings
+        project.mappingReadings = mappingReadings
         return project
     }
 

@@ -66,15 +66,34 @@ public struct MappingCatalog: Sendable {
     /// and the editor read of a mappings folder. Classified by parsed content: a file with schema
     /// keys is not a mapping; anything else is read as one, so a misspelt key is reported rather
     /// than the file skipped.
-    package static func parse(_ sources: [SourceFile]) -> (files: [(path: String, mapping: MappingModel?, diagnostics: [Diagnostic])], loaded: [MappingModel]) {
+    package static func parse(_ sources: [SourceFile], reading: (SourceFile) -> FileReading = FileReading.init) -> (files: [(path: String, mapping: MappingModel?, diagnostics: [Diagnostic])], loaded: [MappingModel]) {
         var files: [(path: String, mapping: MappingModel?, diagnostics: [Diagnostic])] = []
         var loaded: [MappingModel] = []
-        for source in sources where ProjectFileKind.classify(source, fallback: .mapping) == .mapping {
-            let (mapping, found) = MappingLoader.parse(source: source)
-            files.append((source.path, mapping, found))
-            if let mapping, !found.hasErrors { loaded.append(mapping) }
+        for source in sources {
+            let read = reading(source)
+            guard read.isMapping else { continue }
+            files.append((source.path, read.mapping, read.diagnostics))
+            if let mapping = read.mapping, !read.diagnostics.hasErrors { loaded.append(mapping) }
         }
         return (files, loaded)
+    }
+
+    /// One file of a mappings folder as read: whether it is a mapping file (another kind of file
+    /// there is said elsewhere), its mapping and its diagnostics. What an editor's server keeps
+    /// per file and text (`MappingReadings`).
+    package struct FileReading: Sendable {
+        /// Whether the file reads as a mapping file.
+        package let isMapping: Bool
+        /// Its mapping, when it gives one.
+        package let mapping: MappingModel?
+        /// Its diagnostics.
+        package let diagnostics: [Diagnostic]
+
+        /// Reads a file.
+        package init(_ source: SourceFile) {
+            isMapping = ProjectFileKind.classify(source, fallback: .mapping) == .mapping
+            (mapping, diagnostics) = isMapping ? MappingLoader.parse(source: source) : (nil, [])
+        }
     }
 
     /// The mappings a folder's files give, in the folder's order, less each that clashes with

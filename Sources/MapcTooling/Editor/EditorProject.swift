@@ -21,6 +21,8 @@ package struct EditorProject {
     package var open: [String: String] = [:]
     /// The schema files' readings kept from earlier requests (a server's), or nil to read each anew.
     package var schemaReadings: SchemaReadings?
+    /// The mapping files read so far (an editor's server keeps them), likewise.
+    package var mappingReadings: MappingReadings?
 
     /// A project of the folders given.
     package init(schemasFolder: String, mappingsFolder: String, policies: PolicyRegistry = .shared) {
@@ -120,7 +122,7 @@ package struct EditorProject {
     package func surroundings() -> Surroundings {
         let texts = yamlTexts(in: mappingsFolder)
         let sources = texts.keys.sorted().map { SourceFile(path: $0, text: texts[$0] ?? "") }.filter { !Self.isOversized($0.text) }
-        let parsed = MappingCatalog.parse(sources)
+        let parsed = MappingCatalog.parse(sources, reading: mappingReadings.map { readings in { readings.reading(path: $0.path, text: $0.text) } } ?? MappingCatalog.FileReading.init)
         let models = Dictionary(parsed.files.compactMap { file in file.mapping.map { (file.path, $0) } }, uniquingKeysWith: { first, _ in first })
         return Surroundings(schemas: partialCatalog(), mappings: models, mappingClashes: MappingCatalog.withoutClashes(parsed.loaded).clashes)
     }
@@ -148,7 +150,9 @@ package struct EditorProject {
                 found.append(diagnostic)
             }
         case .mapping:
-            let (mapping, diagnostics) = MappingLoader.parse(source: source)
+            // Read once per text: the folder's reading (`surroundings`) keeps it.
+            let read = mappingReadings?.reading(path: standard, text: text)
+            let (mapping, diagnostics) = read.flatMap { $0.isMapping ? ($0.mapping, $0.diagnostics) : nil } ?? MappingLoader.parse(source: source)
             found = diagnostics
             if let mapping {
                 // Checked against the versions that load: another version's file half typed
