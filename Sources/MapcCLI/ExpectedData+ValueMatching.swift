@@ -124,16 +124,21 @@ extension ExpectedData {
             renaming[id] = pool.remove(at: best.index).text
             candidates[object.entity] = pool
         }
+        // An expected object paired with none (the store has fewer, or the bound was reached)
+        // keeps its id, unless a stored object paired with another has it: it is then said as
+        // unpaired, never two objects under one id.
+        let taken = Set(renaming.values.map(ExactText.init))
+        for id in expected.keys where renaming[id] == nil && taken.contains(id) { renaming[id] = id.text + " (unpaired)" }
         let renamed = wanted.mapValues { group in
-            Dictionary(uniqueKeysWithValues: group.map { id, object in
+            Dictionary(group.map { id, object in
                 var renamed = object
                 renamed.id = renaming[id] ?? object.id
                 renamed.relationships = object.relationships.mapValues { $0.map { renaming[ExactText($0)] ?? $0 } }
                 return (ExactText(renamed.id), renamed)
-            })
+            }, uniquingKeysWith: { first, _ in first })
         }
         var fileIDs: [String: String] = [:]
-        for (from, to) in renaming where from.text != to { fileIDs[to] = from.text }
+        for (from, to) in renaming where from.text != to && to != from.text + " (unpaired)" { fileIDs[to] = from.text }
         return (renamed, fileIDs)
     }
 
