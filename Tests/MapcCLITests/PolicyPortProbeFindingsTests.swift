@@ -206,4 +206,55 @@ struct PolicyPortProbeFindingsTests {
                 && check.stderr.contains("`override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager)`"), "\(check.stderr)")
         #expect(!check.stderr.contains("createRelationships(forDestination"), "\(check.stderr)")
     }
+
+    private func policy(_ body: String, in folder: URL) throws {
+        try folder.write("import Foundation\nimport MapcKit\n\nfinal class SourcePolicy: EntityMigrationPolicy {\n\(body)\n}\n", to: "policies/SourcePolicy.swift")
+    }
+
+    /// The review's finds on values set through the subscript of objects in the store: a copy
+    /// made with `DestinationObject(ref)` read nil for every attribute, so `x = x + 1` wrote a
+    /// value computed from nothing; a transient attribute set failed the run; a write through
+    /// the subscript was not counted as the policy's, so a policy keeping the default relating
+    /// had it done for its first object only; a set from a thread of the policy's own was lost.
+    @Test func anObjectInTheStoreReadsItsStoredValuesAndItsWritesAreThePolicys() throws {
+        let folder = try project("")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(try folder.read("schemas/v2.yaml").replacingOccurrences(of: "hasIcon: { type: bool, default: NO }", with: "hasIcon: { type: bool, default: NO }, scratch: { type: string, transient: true, optional: true }"), to: "schemas/v2.yaml")
+        try folder.write(#"{"version": "v1", "objects": {"Source": [{"id": "s1", "identifier": "one", "apps": ["a1"]}, {"id": "s2", "identifier": "two", "apps": ["a2"]}], "App": [{"id": "a1", "name": "A"}, {"id": "a2", "name": "B"}]}}"#, to: "two.json")
+        func run() throws -> (CLIResult, String) {
+            try? FileManager.default.removeItem(at: folder.appendingPathComponent("t.db"))
+            #expect(try CLI.run(["load", "two.json", "t.db"], in: folder).status == 0)
+            let result = try CLI.run(["run", "t.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+            return (result, try CLI.run(["dump", "t.db"], in: folder).stdout.filter { !$0.isWhitespace })
+        }
+        try policy("""
+            override class var keepsDefaultRelationships: Bool { true }
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                var d = destination
+                d["scratch"] = .string("bookkeeping")
+                d["sourceURL"] = .string("related")
+                guard let source = try manager.sourceObject(for: destination) else { return }
+                for ref in try manager.destinationInstances(forEntityMappingNamed: "AppToApp", sourceInstances: try source.value(forKeyPath: "apps").elements?.compactMap { if case .object(let o) = $0 { return o } else { return nil } } ?? []) {
+                    var app = DestinationObject(ref)
+                    if case .string(let name) = app["name"] { app["name"] = .string(name + "!") } else { app["name"] = .string("nothing read") }
+                }
+            }
+        """, in: folder)
+        let (stored, dump) = try run()
+        #expect(stored.status == 0, "\(stored.stderr)")
+        #expect(dump.contains(#""name":"A!""#) && dump.contains(#""name":"B!""#) && !dump.contains("nothing read"), "\(dump)")
+        #expect(dump.components(separatedBy: #""sourceURL":"related""#).count == 3, "both objects: \(dump)")
+        try policy("""
+            override func createRelationships(for destination: DestinationObject, mapping: EntityMapping, manager: MigrationManager) throws {
+                try super.createRelationships(for: destination, mapping: mapping, manager: manager)
+                var d = destination
+                let thread = Thread { d["sourceURL"] = .string("elsewhere") }
+                thread.start()
+                while !thread.isFinished { usleep(1_000) }
+            }
+        """, in: folder)
+        let (elsewhere, _) = try run()
+        #expect(elsewhere.status == 3 && elsewhere.stderr.contains("it set 'sourceURL' of Source 's1' on a thread of its own"), "\(elsewhere.stderr)")
+    }
 }

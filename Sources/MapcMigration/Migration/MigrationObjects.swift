@@ -128,8 +128,10 @@ public struct DestinationObject {
     public subscript(attribute: String) -> Value {
         get {
             guard let value = attributes[attribute] else {
-                // A key the entity does not have fails the run once the hook returns (`PolicyHookLog`).
-                PolicyHookLog.current?.noteRead(attribute, of: ref)
+                // Not in this copy: an object in the store's stored value; a key the entity does
+                // not have fails the run once the hook returns (`PolicyHookLog`).
+                if let log = PolicyHookLog.current { return log.noteRead(attribute, of: self) ?? .null }
+                if primaryKey != nil { PolicyHookLog.onlyInstalled?.noteOffThread("read", attribute, of: self) }
                 return .null
             }
             guard !bytes.contains(attribute), let external, external.marked.contains(attribute), case .binary(let stored) = value,
@@ -143,7 +145,10 @@ public struct DestinationObject {
         set {
             // An object already in the store: the value is written when the hook returns, as
             // Core Data's context saves what a hook sets on `dInstance` (`PolicyHookLog`).
-            if primaryKey != nil, let log = PolicyHookLog.current { log.noteWrite(newValue, attribute, of: self) }
+            if primaryKey != nil {
+                if let log = PolicyHookLog.current { log.noteWrite(newValue, attribute, of: self) }
+                else { PolicyHookLog.onlyInstalled?.noteOffThread("set", attribute, of: self) }
+            }
             rejected[attribute] = nil
             guard let type = attributeTypes[attribute] else {
                 attributes[attribute] = newValue

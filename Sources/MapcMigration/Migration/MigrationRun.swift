@@ -297,9 +297,20 @@ final class MigrationRun: MigrationManagerFunctions {
             PolicyCrash.running = nil
         }
         hookLog.write = { [unowned self] object, attribute, value in
+            // A transient attribute is the object's own to hold: Core Data stores none.
+            if let entity = self.destinationSchema.entity(named: object.entity),
+               self.destinationSchema.allAttributes(of: entity).first(where: { $0.name == attribute })?.isTransient == true { return }
+            // A write the policy asked for, as `MigrationManager.setValue` counts one.
+            self.policyWrites += 1
             try self.setValue(value, forKey: attribute, of: object, mapping: self.mapping.entityMappings[self.currentMapping])
         }
-        defer { hookLog.write = nil }
+        hookLog.read = { [unowned self] object, attribute in
+            guard let key = object.primaryKey else { return nil }
+            // Rows the writer holds back are written first.
+            try self.writer.flush()
+            return try self.destinationStore.attributeValues(ofKey: key, entity: object.entity, in: self.connection)?[attribute]
+        }
+        defer { (hookLog.write, hookLog.read) = (nil, nil) }
         try hookLog.installed { try runPhasesTimed(seconds: &seconds) }
     }
 
@@ -387,14 +398,15 @@ final class MigrationRun: MigrationManagerFunctions {
     /// a key it read that a destination object's entity does not have, or a value it set on an
     /// object in the store that could not be written, fail the run naming them.
     private func finishHook(_ entityMapping: EntityMapping) throws {
-        let hook = hookLog.take()
+        let failure = hookLog.take()
         if let unread = sourceGraph.unreadValue {
             sourceGraph.unreadValue = nil
             // Said as the policy's failure: no expression of the mapping read it.
             throw MigrationError.policy(mapping: entityMapping.name, message: "it read '\(unread.attribute)' of \(unread.object), which cannot be read: \(unread.error)")
         }
-        if let unknownKey = hook.unknownKey { throw MigrationError.policy(mapping: entityMapping.name, message: unknownKey) }
-        if let failedWrite = hook.failedWrite { throw failedWrite }
+        // The log's own failures are said as this mapping's.
+        if case .policy("", let message)? = failure as? MigrationError { throw MigrationError.policy(mapping: entityMapping.name, message: message) }
+        if let failure { throw failure }
     }
 
     /// Whether mapping `index`'s policy ran the default `createRelationships` in `body`: a policy
