@@ -41,7 +41,12 @@ struct LSPCommand: ParsableCommand {
                 // faster than a check takes, the texts in between are never checked (each a wait
                 // behind the last), and a completion asked at each key waits for none of them.
                 var batch = [first]
-                while batch.count < Self.batchLimit, input.hasMoreNow(), let more = try input.next() { batch.append(more) }
+                // Input that cannot be cut into messages ends the server, once the messages
+                // before it are handled (an `initialize` before a broken message was left unanswered).
+                var broken: LSPInput.FramingError?
+                do {
+                    while batch.count < Self.batchLimit, input.hasMoreNow(), let more = try input.next() { batch.append(more) }
+                } catch let error as LSPInput.FramingError { broken = error }
                 let cancelled = batch.compactMap { $0["method"] == .string("$/cancelRequest") ? $0["params"]?["id"] : nil }
                 for message in batch {
                     if let id = message["id"], id != .null, message["method"] != nil, message["method"] != .string("$/cancelRequest"), cancelled.contains(id) {
@@ -50,6 +55,7 @@ struct LSPCommand: ParsableCommand {
                     }
                     if let status = server.handle(message) { throw ExitCodeError(status) }
                 }
+                if let broken { throw broken }
                 if !input.hasMoreNow() { server.publishPending() }
             }
             server.publishPending()
@@ -74,6 +80,8 @@ struct LSPInput {
     static let maxHeaderBytes = 64 * 1024
     /// The longest message read; a longer one is skipped (`skippedKey`).
     static let maxBodyBytes = 64 * 1024 * 1024
+    /// The longest message skipped; a longer length is taken for a broken header.
+    static let maxSkippedBytes = 1024 * 1024 * 1024
     /// The member of what `next()` gives for a message skipped, with its length.
     static let skippedKey = "mapc.skippedBytes"
 
@@ -103,6 +111,10 @@ struct LSPInput {
                     throw FramingError(message: "a message's Content-Length is '\(declared.trimmingCharacters(in: .whitespaces))', not a number of bytes")
                 }
                 let bodyStart = headerEnd.upperBound
+                // A length past any message a client sends is a broken header, not a message to skip.
+                guard length <= Self.maxSkippedBytes else {
+                    throw FramingError(message: "a message's Content-Length is \(length) bytes, more than any message an editor sends (a broken header?)")
+                }
                 guard length <= Self.maxBodyBytes else {
                     // Skipped, as its length says where the next one starts: the server goes on
                     // (the editor told), where it ended and left every document unserved.
@@ -341,8 +353,18 @@ struct LanguageServer {
             // A schema closed unsaved: the open mappings were checked against its unsaved text.
             publish(after: path, includingItself: false)
         case "workspace/didChangeWatchedFiles":
-            // Files changed on disk (a checkout, another tool): every open document is checked again.
-            for path in open.keys.sorted() { publish(after: path) }
+            // Files changed on disk (a checkout, another tool): every open document is checked
+            // again, once, each project's folders read once. A change to an open document's own
+            // file is none of the editor's text (a save: `didSave` has checked it).
+            let changed: [String] = if case .array(let changes)? = params["changes"] { changes.compactMap { Self.path($0["uri"]) } } else { [] }
+            guard changed.isEmpty || changed.contains(where: { open[$0] == nil }) else { break }
+            RegexGuard.renewBudget()
+            for (_, paths) in Dictionary(grouping: open.keys.sorted(), by: { Self.projectFolder(of: $0) }).sorted(by: { $0.key < $1.key }) {
+                guard let first = paths.first else { continue }
+                var around: EditorProject.Surroundings?
+                publish(paths, of: project(for: first), around: &around)
+            }
+            pending.removeAll()
         case "textDocument/completion":
             guard let (path, line, column) = position(params) else { respond(id, .array([])); break }
             let items = project(for: path).completions(in: path, line: line, column: column).map { item in
@@ -444,7 +466,13 @@ struct LanguageServer {
         }
         // Each open schema's step (from the version before it) may change with any edit.
         paths += project.openSchemas.filter { !paths.contains($0) && $0 != path }
-        for target in paths {
+        publish(paths, of: project, around: &around)
+    }
+
+    /// Publishes the diagnostics of each of `targets`, documents of `project`, the folders read
+    /// once for them all (`around`, when already read).
+    mutating func publish(_ targets: [String], of project: EditorProject, around: inout EditorProject.Surroundings?) {
+        for target in targets {
             if around == nil { around = project.surroundings() }
             let oversized = open[target].flatMap { EditorProject.isOversized($0) ? $0.utf8.count : nil }
             let lines = oversized == nil ? EditorProject.lines(of: project.text(of: target) ?? "") : []

@@ -219,8 +219,9 @@ struct HostileProbeDefectTests {
     @Test(arguments: [
         (String(repeating: "x", count: 300_000), "no end of a message's header"),
         ("Content-Length: -5\r\n\r\n{}", "Content-Length is '-5', not a number of bytes"),
-        // Longer than a message is read: skipped by its length, which the input ends inside.
-        ("Content-Length: 99999999999\r\n\r\n{}", "the input ended inside a message (2 of its 99999999999 bytes read)"),
+        // Past any message a client sends: a broken header (one over 64 MiB is skipped).
+        ("Content-Length: 99999999999\r\n\r\n{}", "more than any message an editor sends"),
+        ("Content-Length: 70000000\r\n\r\n{}", "the input ended inside a message (2 of its 70000000 bytes read)"),
         ("Content-Type: json\r\n\r\n{}", "has no Content-Length"),
         ("Content-Length: 50\r\n\r\n{\"jsonrpc\"", "the input ended inside a message"),
         ("Content-Length: 2\r\nX-Long: \(String(repeating: "y", count: 70_000))\r\n\r\n{}", "65536 bytes"),

@@ -197,4 +197,45 @@ struct LSPProbe2FindingsTests {
         #expect(!after.contains { $0.contains("unknown source version") }, "\(after)")
         try client.close()
     }
+
+    /// Files changed on disk checked every open document once per open document, each with what
+    /// depends on it (a save, which also comes as a watched change, published 46 times with seven
+    /// files open; the review): each open document is checked once, and a change to an open
+    /// document's own file (its save) is left to `didSave`.
+    @Test func filesChangedOnDiskCheckEachOpenDocumentOnce() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let documents = ["mappings/mapping_v2_to_v3.yaml", "mappings/mapping_v3_to_v4.yaml", "schemas/v3.yaml", "schemas/v4.yaml"].map { folder.appendingPathComponent($0).standardizedFileURL }
+        let (client, _) = try client(in: folder)
+        for document in documents { try open(client, document) }
+        try client.settle()
+        client.notifications.removeAll()
+        func watched(_ file: URL) -> [String: Any] {
+            ["method": "workspace/didChangeWatchedFiles", "params": ["changes": [["uri": file.absoluteString, "type": 2]]]]
+        }
+        try client.send(watched(documents[0]))
+        try client.settle()
+        #expect(client.notifications.isEmpty, "an open document's own file: \(client.notifications.count) published")
+        client.notifications.removeAll()
+        try client.send(watched(folder.appendingPathComponent("schemas/v1.yaml").standardizedFileURL))
+        try client.settle()
+        let published = client.notifications.compactMap { ($0["params"] as? [String: Any])?["uri"] as? String }
+        #expect(published.sorted() == documents.map(\.absoluteString).sorted(), "\(published)")
+        try client.close()
+    }
+
+    /// Messages read before input that cannot be framed were dropped with it: an `initialize`
+    /// followed by a broken message went unanswered (the review).
+    @Test func messagesBeforeBrokenInputAreAnswered() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = try LSPClient(in: folder)
+        let initialize = try JSONSerialization.data(withJSONObject: ["jsonrpc": "2.0", "id": 1, "method": "initialize", "params": ["capabilities": [:]]])
+        client.write(Data("Content-Length: \(initialize.count)\r\n\r\n".utf8) + initialize + Data("Content-Type: none\r\n\r\n{}".utf8))
+        let answer = try client.next()
+        #expect(answer["id"] as? Int == 1 && answer["result"] != nil, "\(answer)")
+        client.endInput()
+        #expect(client.process.terminationStatus == 1)
+    }
 }
