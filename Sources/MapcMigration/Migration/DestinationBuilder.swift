@@ -227,7 +227,7 @@ final class DestinationBuilder {
         result.reserveCapacity(defaults.count)
         for (name, value) in defaults where destination.attributes[name] == nil { result[name] = value }
         for (name, value) in destination.attributes {
-            guard let type = types[name] else { throw refuse(name, "\(destination.entity) has no stored attribute '\(name)'") }
+            guard let type = types[name] else { throw refuse(name, DestinationObject.noStoredAttribute(name, of: destination.entity, among: types.keys.sorted())) }
             switch ValueCoercion.coerce(.scalar(value), to: type) {
             case .success(let coerced): result[name] = coerced
             case .failure(let problem): throw refuse(name, "\(value) cannot be stored: \(problem.message)")

@@ -154,7 +154,7 @@ public struct DestinationObject {
                 attributes[attribute] = newValue
                 if case .binary = newValue { bytes.insert(attribute) }
                 if !attributeTypes.isEmpty {
-                    rejected[attribute] = "\(entity) has no stored attribute '\(attribute)'" + (Suggestions.didYouMean(attribute, in: attributeTypes.keys.sorted()).map { "; \($0)" } ?? "")
+                    rejected[attribute] = Self.noStoredAttribute(attribute, of: entity, among: attributeTypes.keys.sorted())
                 }
                 return
             }
@@ -169,6 +169,12 @@ public struct DestinationObject {
                 rejected[attribute] = problem.message
             }
         }
+    }
+
+    /// What is said of a value set under a name the entity stores no attribute of (`names`, the
+    /// ones it stores), with the closest of them.
+    static func noStoredAttribute(_ name: String, of entity: String, in version: String? = nil, among names: [String]) -> String {
+        "\(entity) has no stored attribute '\(name)'" + (version.map { " in \($0)" } ?? "") + (Suggestions.didYouMean(name, in: names).map { "; \($0)" } ?? "")
     }
 
     /// The object's reference.

@@ -166,7 +166,7 @@ extension MigrationRun {
         }
         let attributes = destinationSchema.allAttributes(of: entity).filter { !$0.isTransient }
         guard let attribute = attributes.first(where: { $0.name == key }) else {
-            throw refuse("\(destination.entity) has no stored attribute '\(key)' in \(destinationSchema.version)" + (Suggestions.didYouMean(key, in: attributes.map(\.name)).map { "; \($0)" } ?? ""))
+            throw refuse(DestinationObject.noStoredAttribute(key, of: destination.entity, in: destinationSchema.version, among: attributes.map(\.name)))
         }
         guard let owner = try destination.primaryKey ?? setter.destinationKey(of: destination.ref) else {
             throw refuse("\(destination.ref) is not in the destination store: insert it (manager.insert) first, or set the value on the object before inserting it")

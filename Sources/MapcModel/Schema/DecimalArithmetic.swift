@@ -27,7 +27,7 @@ package enum DecimalArithmetic {
         default: return .success(quotient)
         }
         #else
-        guard let dividend = UInt128(Swift.abs(x).significand.description), let divisor = UInt128(Swift.abs(y).significand.description) else {
+        guard let dividend = significand(x), let divisor = significand(y) else {
             return .success(x / y)
         }
         let negative = (x.sign == .minus) != (y.sign == .minus)
@@ -81,7 +81,7 @@ package enum DecimalArithmetic {
         default: return .success(sum)
         }
         #else
-        guard var mx = UInt128(Swift.abs(x).significand.description), var my = UInt128(Swift.abs(y).significand.description) else { return .success(x + y) }
+        guard var mx = significand(x), var my = significand(y) else { return .success(x + y) }
         var ex = x.exponent, ey = y.exponent
         // An addend wholly below the digits the sum keeps and the one that rounds it (with a place
         // to spare for a borrow) counts only by its sign and by not being 0: it is replaced by a 1
@@ -105,15 +105,7 @@ package enum DecimalArithmetic {
             negative = x.sign == .minus
         }
         if magnitude.high == 0, magnitude.low == 0 { return .success(0) }
-        // To 38 digits: the last digit dropped (the most significant of them) decides.
-        var dropped: UInt128 = 0, scale = exponent
-        while magnitude.high != 0 || magnitude.low >= tenTo38 {
-            (magnitude, dropped) = dividedBy10(magnitude)
-            scale += 1
-        }
-        var significand = magnitude.low
-        if dropped >= 5 { significand += 1 }
-        return make(significand, exponent: scale, negative: negative)
+        return rounded(magnitude, exponent: exponent, negative: negative)
         #endif
     }
 
@@ -133,19 +125,9 @@ package enum DecimalArithmetic {
         default: return .success(product)
         }
         #else
-        guard let mx = UInt128(Swift.abs(x).significand.description), let my = UInt128(Swift.abs(y).significand.description) else { return .success(x * y) }
+        guard let mx = significand(x), let my = significand(y) else { return .success(x * y) }
         // Two significands of at most 39 digits: the exact product has at most 78, in 256 bits.
-        var magnitude: Wide = mx.multipliedFullWidth(by: my)
-        var exponent = x.exponent + y.exponent, dropped: UInt128 = 0
-        // To 38 digits, and none below the least exponent: the last digit dropped decides.
-        while magnitude.high != 0 || magnitude.low >= tenTo38 || exponent < leastExponent {
-            if magnitude.high == 0, magnitude.low == 0 { return .failure(.underflow) }
-            (magnitude, dropped) = dividedBy10(magnitude)
-            exponent += 1
-        }
-        var significand = magnitude.low
-        if dropped >= 5 { significand += 1 }
-        return make(significand, exponent: exponent, negative: (x.sign == .minus) != (y.sign == .minus))
+        return rounded(mx.multipliedFullWidth(by: my), exponent: x.exponent + y.exponent, negative: (x.sign == .minus) != (y.sign == .minus), floor: leastExponent)
         #endif
     }
 
@@ -178,6 +160,24 @@ package enum DecimalArithmetic {
             return .failure(.overflow)
         }
         return .success(value)
+    }
+
+    /// A decimal's significand, as a whole number (nil for one past 128 bits, which none is).
+    private static func significand(_ x: Decimal) -> UInt128? { UInt128(Swift.abs(x).significand.description) }
+
+    /// `magnitude × 10^exponent` rounded half away from zero to 38 significant digits, and to no
+    /// digit below 10^floor: the last digit dropped, the most significant of them, decides (half
+    /// up looks no further).
+    private static func rounded(_ magnitude: Wide, exponent: Int, negative: Bool, floor: Int = .min) -> Result<Decimal, Problem> {
+        var magnitude = magnitude, exponent = exponent, dropped: UInt128 = 0
+        while magnitude.high != 0 || magnitude.low >= tenTo38 || exponent < floor {
+            if magnitude.high == 0, magnitude.low == 0 { return .failure(.underflow) }
+            (magnitude, dropped) = dividedBy10(magnitude)
+            exponent += 1
+        }
+        var significand = magnitude.low
+        if dropped >= 5 { significand += 1 }
+        return make(significand, exponent: exponent, negative: negative)
     }
 
     private static func digits(_ value: UInt128) -> Int { value == 0 ? 1 : value.description.count }
