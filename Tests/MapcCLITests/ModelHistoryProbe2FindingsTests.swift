@@ -45,3 +45,37 @@ struct ModelHistoryProbe2FindingsTests {
         #expect(folder.exists("out/M.yaml"), "nothing is deleted")
     }
 }
+
+/// What a probe of upgrading mapc found (stores and projects of last week's build taken on by
+/// today's, both builds at once).
+@Suite("Defects found by the upgrade probe")
+struct UpgradeProbeFindingsTests {
+    /// A `--keep-backup` run keeps the original under a second name (a hard link), then puts the
+    /// migrated file in the store's place: killed between the two, it left the unchanged store
+    /// with two names, which every later run refused as a hard link, its temporary file kept.
+    /// Each crash point of such a run is taken on by the next run, which migrates the store.
+    @Test func aKeepBackupRunKilledBeforeTheReplacementLeavesNoOtherName() throws {
+        let folder = try CLI.project(versions: [("v1", "  Item:\n    attributes:\n      name: string\n"), ("v2", "  Item:\n    attributes:\n      name: string\n      size: int64?\n")])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Item": [{"id": "i1", "name": "a"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "d.json", "counted.db"], in: folder).status == 0)
+        let log = folder.appendingPathComponent("operations.log")
+        #expect(try CLI.run(["run", "--quiet", "--keep-backup", "counted.db"], in: folder, environment: ["MAPC_FAULT": "count", "MAPC_FAULT_LOG": log.path]).status == 0)
+        let operations = try #require(Int(try String(contentsOf: log, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        for point in max(1, operations - 3)...operations {
+            let store = "s\(point).db"
+            #expect(try CLI.run(["load", "d.json", store], in: folder).status == 0)
+            _ = try CLI.run(["run", "--quiet", "--keep-backup", store], in: folder, environment: ["MAPC_FAULT": "crash@\(point)", "SWIFT_BACKTRACE": "enable=no"])
+            let next = try CLI.run(["run", "--quiet", store], in: folder)
+            #expect(next.status == 0 && !next.stderr.contains("has another name"), "crash@\(point): \(next.stderr)")
+            #expect(try CLI.run(["status", store], in: folder).stdout.contains("v2"), "crash@\(point)")
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix(store) || $0.hasPrefix("." + store) }
+            #expect(names.allSatisfy { $0 == store || $0.hasSuffix(".mapc-lock") || $0.contains(".backup-") }, "crash@\(point): \(names)")
+            // A backup left is the old file, never the store itself.
+            for backup in names where backup.contains(".backup-") {
+                var a = stat(), b = stat()
+                #expect(stat(folder.appendingPathComponent(store).path, &a) == 0 && stat(folder.appendingPathComponent(backup).path, &b) == 0 && a.st_ino != b.st_ino, "crash@\(point)")
+            }
+        }
+    }
+}

@@ -144,7 +144,11 @@ extension StoreMigration {
     }
 
     /// The temporary files (and folders) a killed run left beside the store, which its next run
-    /// removes: `status` names them, since a run that is going on has such files too.
+    /// removes: `status` names them, since a run that is going on has such files too. Among
+    /// them, a `--keep-backup` name (`STORE.backup-…`) that is the store itself: a run keeps the
+    /// original under it, then puts the migrated file in the store's place; killed between the
+    /// two, it left the unchanged store with two names, which every later run refused as a hard
+    /// link (`killedRunBackups`).
     package static func leftovers(besides path: String) -> [String] {
         let url = Files.fileURL(path)
         let folder = url.deletingLastPathComponent().path
@@ -153,6 +157,22 @@ extension StoreMigration {
             // `.tmp` after the prefix, where the run's own part is (`<pid>-<n>.tmp`): a store's name
             // may hold `.tmp` itself, and a long name's lock begins with the same prefix.
             .filter { $0.hasPrefix(prefix) && $0.dropFirst(prefix.count).contains(".tmp") }
-            .map { (folder as NSString).appendingPathComponent($0) }
+            .map { (folder as NSString).appendingPathComponent($0) } + killedRunBackups(of: path)
+    }
+
+    /// The `--keep-backup` names beside the store that are the store itself (the same file, not
+    /// a copy): what a run killed between keeping the backup and replacing the store left. A
+    /// backup of a run that finished is the old file, another than the store.
+    package static func killedRunBackups(of path: String) -> [String] {
+        let url = Files.fileURL(path)
+        let folder = url.deletingLastPathComponent().path, prefix = url.lastPathComponent + ".backup-"
+        var store = stat()
+        guard lstat(path, &store) == 0, store.st_nlink > 1 else { return [] }
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted().filter { $0.hasPrefix(prefix) }.compactMap { name in
+            let other = (folder as NSString).appendingPathComponent(name)
+            var info = stat()
+            guard lstat(other, &info) == 0, info.st_dev == store.st_dev, info.st_ino == store.st_ino else { return nil }
+            return other
+        }
     }
 }

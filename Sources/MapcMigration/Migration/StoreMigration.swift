@@ -44,7 +44,9 @@ package enum StoreMigration {
             return MapcError.store("\(path) is read-only\(others ? " for you" : ""): a migration replaces it with the migrated store. \(mend), "
                                    + "or write the migrated store to a new file (`mapc run --output`; in code, `MigrationOptions.output`)")
         }
-        if let links = Files.linkCount(real), links > 1 {
+        // A backup name a killed `--keep-backup` run left on the store itself is no other name:
+        // the run removes it (`leftovers`).
+        if let links = Files.linkCount(real), links - killedRunBackups(of: real).count > 1 {
             return MapcError.store("\(path) has another name (a hard link; \(links) names in all): a migration replaces the file, and the other names would keep the old version. "
                                    + "Remove the other names (`find / -xdev -samefile \(path)` lists them) and migrate it by the one the app uses, "
                                    + "or write the migrated store to a new file (`mapc run --output`)")
