@@ -141,6 +141,8 @@ struct CheckCommand: ParsableCommand {
             }
         }
         diagnostics += duplicateSteps(mappingSteps)
+        // What the policy files were found to hold (a method with Core Data's hook labels).
+        diagnostics += PolicyLoader.warnings
         // A file named and also read with the schemas folder (`schemas/v3.yaml`, read as
         // `./schemas/v3.yaml`) has its diagnostics said once, at the path it was named by.
         let named = Dictionary(files.map { (Self.standardized($0), $0) }, uniquingKeysWith: { first, _ in first })

@@ -25,6 +25,9 @@ enum PolicyLoader {
     /// which runs in the migration and may trap (a batch then migrates in workers: `BatchWorkers`).
     nonisolated(unsafe) static var hasProjectPolicies = false
 
+    /// What loading the policy files found to warn of (`coreDataHookWarnings`).
+    nonisolated(unsafe) static var warnings: [Diagnostic] = []
+
     /// Loads the project's policies when the command may need them and the folder has any; exits
     /// with the documented status when they cannot be compiled or loaded.
 
@@ -45,6 +48,8 @@ enum PolicyLoader {
         if command == "check", !checksAMapping(arguments.dropFirst()), !policiesFolder(arguments).named { return }
         do {
             try load(arguments)
+            // `check` counts them with its own (`--strict`, `--format json`); the others say them.
+            if command != "check", !warnings.isEmpty { Console.err(DiagnosticRenderer().render(warnings)) }
         } catch let error as PolicyError {
             Console.err("error: \(error.description)")
             exit(error.status)
@@ -185,16 +190,17 @@ enum PolicyLoader {
     /// Warnings for methods declared with Core Data's hooks' names and labels: a port that keeps
     /// them compiles (they override nothing, and need no `override`) and is never called, the
     /// mapping's default running in silence.
-    static func coreDataHookWarnings(in sources: [(path: String, text: String)]) -> [String] {
-        var warnings: [String] = []
+    static func coreDataHookWarnings(in sources: [(path: String, text: String)]) -> [Diagnostic] {
+        var warnings: [Diagnostic] = []
         for source in sources {
             let lines = SourceFile.lines(of: code(of: source.text))
             for (index, line) in lines.enumerated() {
                 for hook in coreDataHooks {
                     guard let found = line.range(of: #"\bfunc\s+"# + hook.pattern, options: .regularExpression) else { continue }
                     let column = line[..<found.lowerBound].unicodeScalars.count + 1
-                    warnings.append("\(source.path):\(index + 1):\(column): warning: \(hook.core) is Core Data's hook, which mapc never calls: "
-                                    + "as written this method runs for no object, and the mapping's default does its work; declare it as mapc's, `\(hook.mapc)` (docs/core-data.md)")
+                    warnings.append(.warning("\(hook.core) is Core Data's hook, which mapc never calls: as written this method runs for no object, and the mapping's default does its work",
+                                             at: FileLocation(path: source.path, line: index + 1, column: column), length: 4,
+                                             fix: "declare it as mapc's, `\(hook.mapc)` (docs/core-data.md)"))
                 }
             }
         }
@@ -347,7 +353,7 @@ enum PolicyLoader {
             }
             sources.append((path, text))
         }
-        for warning in coreDataHookWarnings(in: sources) { Console.err(warning) }
+        warnings = coreDataHookWarnings(in: sources)
         let classes = policyClasses(in: sources.map(\.text))
         let policies = basePolicyClasses.union(classes)
         // A policy class nested in a type is not registered: a mapping naming it `Outer.Name` must

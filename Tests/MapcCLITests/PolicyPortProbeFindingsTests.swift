@@ -205,6 +205,15 @@ struct PolicyPortProbeFindingsTests {
         #expect(check.stderr.contains("policies/SourcePolicy.swift:4:5: warning: createDestinationInstances(forSource:in:manager:) is Core Data's hook, which mapc never calls")
                 && check.stderr.contains("`override func createDestinationInstances(for source: SourceObject, mapping: EntityMapping, manager: MigrationManager)`"), "\(check.stderr)")
         #expect(!check.stderr.contains("createRelationships(forDestination"), "\(check.stderr)")
+        // Counted as check's own warnings: `--strict` fails on it, JSON lists it (the upgrade probe).
+        #expect(check.stdout.contains("0 errors, 1 warning"), "\(check.stdout)")
+        let strict = try CLI.run(["check", "--strict"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(strict.status == 1, "\(strict.stdout)")
+        let json = try CLI.run(["check", "--format", "json"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(json.stdout.contains("is Core Data's hook"), "\(json.stdout)")
+        // Other commands say it.
+        let run = try CLI.run(["run", "s.db"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(run.stderr.contains("policies/SourcePolicy.swift:4:5: warning: createDestinationInstances(forSource:in:manager:) is Core Data's hook"), "\(run.stderr)")
     }
 
     private func policy(_ body: String, in folder: URL) throws {
