@@ -119,6 +119,7 @@ enum ExpectedData {
         for (entity, property) in properties where said.insert("\(entity).\(property)").inserted {
             var found: String?
             var carried: [String] = []
+            var throughInferred = false
             search: for step in steps.reversed() {
                 let at = "step \(step.source.version) -> \(step.destination.version)"
                 // Not in this step's version: renamed or added by a later step; look no further back.
@@ -129,6 +130,7 @@ enum ExpectedData {
                         found = "no mapping file: the inferred \(at) adds it, to its default or nil (the values before it are not carried)"
                         break search
                     }
+                    throughInferred = true
                     continue
                 }
                 let mappings = step.allPasses.flatMap(\.entityMappings).filter { $0.destination == entity }
@@ -156,8 +158,11 @@ enum ExpectedData {
                 }
             }
             let after = carried.isEmpty ? "" : "; carried over after it by " + carried.reversed().joined(separator: ", ")
+            // Back to the fixture: by the mappings that carry it over, and the inferred steps, if any.
+            let carriers = [carried.isEmpty ? nil : "carried over by " + carried.reversed().joined(separator: ", "),
+                            throughInferred || carried.isEmpty ? "the inferred steps carry it" : nil].compactMap { $0 }.joined(separator: ", and ")
             lines.append("\(entity).\(property) is last computed by "
-                         + (found.map { $0 + after } ?? "no mapping file of this run: \(carried.isEmpty ? "the inferred steps carry" : "carried over by " + carried.reversed().joined(separator: ", ") + ", and the inferred steps carry") it from the fixture (or fill it with its default)"))
+                         + (found.map { $0 + after } ?? "no mapping file of this run: \(carriers) from the fixture" + (throughInferred || carried.isEmpty ? " (or fill it with its default)" : "")))
         }
         return lines
     }

@@ -78,4 +78,17 @@ struct UpgradeProbeFindingsTests {
             }
         }
     }
+
+    /// A difference traced back through a run of one mapping step said "… and the inferred steps
+    /// carry it from the fixture" where the run has no inferred step.
+    @Test func aTraceNamesNoInferredStepARunDoesNotHave() throws {
+        let folder = try CLI.projectWithFixtures()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let expected = try folder.read("expected/notes-v3.json")
+        guard let range = expected.range(of: #""dateCreated" *: *"[^"]*""#, options: .regularExpression) else { Issue.record("no dateCreated"); return }
+        try folder.write(expected.replacingCharacters(in: range, with: #""dateCreated": "2020-01-01T00:00:00Z""#), to: "expected/notes-v3.json")
+        let test = try CLI.run(["test", "notes-v3"], in: folder, environment: ["MAPC_CACHE": CLI.policyCache.path])
+        #expect(test.status == 1 && test.stdout.contains("dateCreated is last computed by no mapping file of this run: carried over by ./mappings/mapping_v3_to_v4.yaml:")
+                && test.stdout.contains("(step v3 -> v4) from the fixture") && !test.stdout.contains("inferred"), "\(test.stdout)")
+    }
 }
