@@ -54,7 +54,9 @@ struct StatusCommand: ParsableCommand {
                         Console.text((shown > 0 ? "\n" : "") + text(status, store: store, catalog: catalog))
                         shown += 1
                     }
-                } catch where paths.count > 1 || format == .jsonl {
+                } catch where paths.count > 1 || format != .text {
+                    // In JSON a store that cannot be read is reported like the others, even alone
+                    // (as `run` and `plan` report it): a script reads every store's entry.
                     Console.err("error: " + BatchOutcome.message(of: error, naming: store))
                     worst = max(worst, BatchOutcome.exitCode(of: error))
                     let failure = JSONValue.object([("store", .string(store)), ("error", .string(BatchOutcome.message(of: error)))])

@@ -91,4 +91,16 @@ struct UpgradeProbeFindingsTests {
         #expect(test.status == 1 && test.stdout.contains("dateCreated is last computed by no mapping file of this run: carried over by ./mappings/mapping_v3_to_v4.yaml:")
                 && test.stdout.contains("(step v3 -> v4) from the fixture") && !test.stdout.contains("inferred"), "\(test.stdout)")
     }
+
+    /// In JSON, `run` and `plan` reported a store named alone that cannot be opened as failed,
+    /// where `status` wrote nothing (cli.md promised nothing of all three): a script parsing
+    /// both met one or the other. Each reports it, and the docs say so.
+    @Test func aStoreAloneThatCannotBeOpenedIsReportedInJSONByEveryCommand() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let status = try CLI.run(["status", "--format", "json", "missing.sqlite"], in: folder)
+        #expect(status.status == 2 && status.stdout.contains(#""store" : "missing.sqlite""#.replacingOccurrences(of: " : ", with: ": ")) && status.stdout.contains("no such store"), "\(status.stdout)")
+        let run = try CLI.run(["run", "--format", "json", "missing.sqlite"], in: folder)
+        #expect(run.status == 2 && run.stdout.contains(#""result": "failed""#), "\(run.stdout)")
+    }
 }
