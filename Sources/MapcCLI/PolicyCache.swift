@@ -26,8 +26,10 @@ struct PolicyCache {
     static var current: PolicyCache {
         let environment = ProcessInfo.processInfo.environment
         if let cache = environment["MAPC_CACHE"], !cache.isEmpty { return PolicyCache(root: Files.fileURL(cache)) }
-        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : Files.fileURL($0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache")
+        // `$HOME`, as the XDG rules say, before the password file's (a container's arbitrary user
+        // has `/nonexistent` there, and a redirected HOME was not followed).
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : Files.fileURL($0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        let base = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : Files.fileURL($0) } ?? home.appendingPathComponent(".cache")
         return PolicyCache(root: base.appendingPathComponent("mapc"))
     }
 

@@ -169,6 +169,23 @@ struct EnvironmentProbeDefectTests {
         #expect(check.status == 2 && check.stderr.contains("cannot make the policy cache folder") && check.stderr.contains("set MAPC_CACHE"), "\(check.stderr)")
     }
 
+    /// The default cache followed the password file's home, not `$HOME` (as the XDG rules say):
+    /// a user of a container, whose home there is `/nonexistent`, could not compile policies
+    /// with HOME set to a folder of its own (the upgrade probe).
+    @Test(.enabled(if: CLI.canRunUnprivileged, "needs root and setpriv to run mapc as nobody"))
+    func theDefaultCacheIsUnderHome() throws {
+        let folder = try project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o777)
+        let home = folder.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        chown(home.path, 65534, 65534)
+        let check = try CLI.run(["--reuid=65534", "--regid=65534", "--clear-groups", CLI.executable.path, "check"], in: folder,
+                                environment: ["MAPC_CACHE": "", "XDG_CACHE_HOME": "", "HOME": home.path], program: URL(fileURLWithPath: "/usr/bin/setpriv"))
+        #expect(check.status == 0, "\(check.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent(".cache/mapc").path))
+    }
+
     /// A pipe given as a store (`/dev/stdin` of a pipeline, process substitution's `/dev/fd/N`)
     /// was "a symbolic link to pipe:[N] … that does not exist": it is a pipe, which mapc cannot read.
     @Test func aPipeGivenAsAStoreIsSaidToBeOne() throws {
