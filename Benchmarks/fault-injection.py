@@ -13,7 +13,8 @@ each checks that:
   - the next uninterrupted command succeeds and gives the expected result (leftovers are cleaned up).
 
 Scenarios: `run` on a rollback-journal store and on a WAL store (a two-step UnCloudNotes
-migration v2 -> v4 with its custom policy), `load` into an existing store, `load` creating a new
+migration v2 -> v4 with its custom policy), `run --keep-backup` (the original kept under a second
+name before the store is replaced), `load` into an existing store, `load` creating a new
 store, `run --layout` converting a store at the version asked for in place, `run --output` into a new file (the two steps, and a store already at the version asked
 for, which is copied; the store itself must stay as it was), and `check --update-hashes`
 rewriting a mapping file.
@@ -118,7 +119,7 @@ def store_scenarios(mapc, base, notes):
             if os.path.exists(store + suffix):
                 os.remove(store + suffix)
         for name in os.listdir(base):
-            if name.startswith(".store.db.mapc-") or name.startswith(".new.db.mapc-"):
+            if name.startswith(".store.db.mapc-") or name.startswith(".new.db.mapc-") or name.startswith("store.db.backup-"):
                 os.remove(os.path.join(base, name))
         if source:
             shutil.copy(source, store)
@@ -133,6 +134,8 @@ def store_scenarios(mapc, base, notes):
     store = os.path.join(base, "store.db")
     for name, source, args in (("run (rollback journal)", pristine, ["run", "--quiet", "store.db"]),
                                ("run (WAL store)", wal, ["run", "--quiet", "store.db"]),
+                               # The original kept under a second name before the store is replaced.
+                               ("run --keep-backup", pristine, ["run", "--quiet", "--keep-backup", "store.db"]),
                                ("load into an existing store", pristine, ["load", "more.json", "store.db"]),
                                ("run --layout (a conversion in place)", current, ["run", "--quiet", "--layout", "core-data", "store.db"])):
         yield name, args, (lambda source=source: reset(store, source)), "store.db", None
