@@ -150,6 +150,10 @@ struct LSPProbe2FindingsTests {
         try client.send(change(mapping, version: 2, text: original + "  - name: Copy\n    source: Note\n    destination: Note\n    attributes:\n      title: $\n"))
         let variables = try labels(client, mapping, line: lines.count + 3, character: 14)
         #expect(variables.contains("$entityMapping") && variables.contains("$propertyMapping") && variables.contains("$source"), "\(variables)")
+        // A key unfinished on another line than the cursor's: completion goes on there.
+        try client.send(change(mapping, version: 3, text: original + "  - name: Copy\n    source: Note\n    destination: Note\n    attributes:\n      title: $source.\n    s\n"))
+        let properties = try labels(client, mapping, line: lines.count + 3, character: 22)
+        #expect(properties.contains("title") && properties.contains("body"), "\(properties)")
         try client.close()
     }
 

@@ -236,6 +236,16 @@ package struct EditorProject {
         return (mapping, catalog?.schema(version: mapping.source), catalog?.schema(version: mapping.destination))
     }
 
+    /// The mapping as read without the key its YAML error names (a key typed on another line
+    /// than the cursor's, its colon not yet written), so that completion goes on elsewhere.
+    private func mappingContextWithoutUnfinishedKey(_ path: String) -> (mapping: MappingModel, source: Schema?, destination: Schema?)? {
+        guard let text = text(of: path),
+              let unfinished = MappingLoader.parse(source: SourceFile(path: Self.standardized(path), text: text)).diagnostics
+                .first(where: { $0.severity == .error && $0.message.hasPrefix("YAML syntax error: could not find expected ':'") }),
+              let location = unfinished.location else { return nil }
+        return mappingContext(path, withoutWordEndingAt: location.line, column: location.column + unfinished.length)
+    }
+
     /// The entity mapping a line belongs to: the last one starting at or before it.
     private func entityMapping(at line: Int, in mapping: MappingModel) -> EntityMapping? {
         mapping.entityMappings.last { ($0.location?.line ?? .max) <= line }
@@ -294,7 +304,7 @@ package struct EditorProject {
         }
         // A key being typed (`    s`) is no YAML until its colon: the file is read without it,
         // so that keys are completed where they are typed.
-        guard let context = mappingContext(path) ?? mappingContext(path, withoutWordEndingAt: line, column: column) else { return [] }
+        guard let context = mappingContext(path) ?? mappingContext(path, withoutWordEndingAt: line, column: column) ?? mappingContextWithoutUnfinishedKey(path) else { return [] }
         // A line that continues an expression begun above (a block scalar, a value over lines) holds no key.
         let continuing = YAMLScalarPlacement.continuationLines(in: YAMLDocument(source: SourceFile(path: path, text: text))).contains(line)
         // The section a line is in: under `attributes:` or `relationships:`, its key is a property's.
