@@ -366,17 +366,19 @@ struct LanguageServer {
             }
             pending.removeAll()
         case "textDocument/completion":
-            guard let (path, line, column) = position(params) else { respond(id, .array([])); break }
+            // A document out of step has no text here that is the editor's: nothing is offered
+            // from its file on disk, which may be another (hover and definition alike).
+            guard let (path, line, column) = position(params), !outOfSync.contains(path) else { respond(id, .array([])); break }
             let items = project(for: path).completions(in: path, line: line, column: column).map { item in
                 JSONValue.object([("label", .string(item.label)), ("detail", .string(item.detail)), ("kind", .integer(Self.kindNumber(item.kind)))])
             }
             respond(id, .object([("isIncomplete", .bool(false)), ("items", .array(items))]))
         case "textDocument/hover":
             // A hover says what a name is, never where: the policy files are read for definitions only.
-            guard let (path, line, column) = position(params), let found = project(for: path).hover(in: path, line: line, column: column) else { respond(id, .null); break }
+            guard let (path, line, column) = position(params), !outOfSync.contains(path), let found = project(for: path).hover(in: path, line: line, column: column) else { respond(id, .null); break }
             respond(id, .object([("contents", .object([("kind", .string("markdown")), ("value", .string(found))]))]))
         case "textDocument/definition":
-            guard let (path, line, column) = position(params), let found = projectWithPolicies(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
+            guard let (path, line, column) = position(params), !outOfSync.contains(path), let found = projectWithPolicies(for: path).declaration(in: path, line: line, column: column), let location = found.location else { respond(id, .null); break }
             // The name declared, whole.
             let place = range(of: location, length: found.length, text: project(for: path).text(of: location.path) ?? "", marked: startsWithMark(EditorProject.standardized(location.path)))
             respond(id, .object([("uri", .string(uri(of: EditorProject.standardized(location.path)))), ("range", place)]))

@@ -46,6 +46,13 @@ struct LSPChangesTests {
         #expect(try client.diagnostics(for: uri).isEmpty)
         let told = client.notifications.first { $0["method"] as? String == "window/showMessage" }
         #expect(((told?["params"] as? [String: Any])?["message"] as? String)?.contains("whose range ends before it starts") == true, "\(client.notifications)")
+        // Out of step, it is answered nothing from its file on disk, which may be another text.
+        // (Line 10 of the file on disk is `      title:        { type: string }`: types were offered.)
+        let onDisk = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
+        #expect(onDisk[9].contains("{ type: "))
+        let column = try #require(onDisk[9].range(of: "{ type: ")).upperBound.utf16Offset(in: onDisk[9])
+        let offered = try client.request("textDocument/completion", ["textDocument": ["uri": uri], "position": ["line": 9, "character": column]])
+        #expect((offered as? [Any])?.isEmpty == true, "\(String(describing: offered))")
         // Out of step, the document is not checked on its lost copy (a ranged change is passed
         // over, the review found stale diagnostics published under the new version) until a
         // whole text comes: then it is checked again, at that version.
