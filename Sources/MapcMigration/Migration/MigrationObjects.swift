@@ -48,10 +48,7 @@ public struct SourceObject {
             }
             return .null
         } catch {
-            if graph.unreadValue == nil {
-                graph.unreadValue = (attribute, ref, error)
-                PolicyCrash.noteMistake("it read '\(attribute)' of \(ref), which cannot be read (\(error)), and was given nil")
-            }
+            PolicyHookLog.current?.noteUnreadable(attribute, of: ref, error)
             return .null
         }
     }
@@ -138,7 +135,7 @@ public struct DestinationObject {
                   !stored.isEmpty, case .success = CoreDataExternalValue.form(of: stored) else { return value }
             // A value in the stored form: its bytes, out of the marker or the file.
             do { return .binary(try CoreDataExternalValue.bytes(of: stored, files: external.graph.externalFiles ?? CoreDataExternalData(store: ""))) } catch {
-                if external.graph.unreadValue == nil { external.graph.unreadValue = (attribute, ref, error) }
+                PolicyHookLog.current?.noteUnreadable(attribute, of: ref, error)
                 return .null
             }
         }

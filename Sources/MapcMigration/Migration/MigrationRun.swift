@@ -399,12 +399,8 @@ final class MigrationRun: MigrationManagerFunctions {
     /// object in the store that could not be written, fail the run naming them.
     private func finishHook(_ entityMapping: EntityMapping) throws {
         let failure = hookLog.take()
-        if let unread = sourceGraph.unreadValue {
-            sourceGraph.unreadValue = nil
-            // Said as the policy's failure: no expression of the mapping read it.
-            throw MigrationError.policy(mapping: entityMapping.name, message: "it read '\(unread.attribute)' of \(unread.object), which cannot be read: \(unread.error)")
-        }
-        // The log's own failures are said as this mapping's.
+        // The log's own failures are said as this mapping's (a value the hook could not read:
+        // as the policy's failure, no expression of the mapping read it).
         if case .policy("", let message)? = failure as? MigrationError { throw MigrationError.policy(mapping: entityMapping.name, message: message) }
         if let failure { throw failure }
     }

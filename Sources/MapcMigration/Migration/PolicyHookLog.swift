@@ -2,10 +2,12 @@ import Foundation
 import MapcFoundation
 import MapcModel
 
-/// What a policy's hook does through a destination object's subscript that needs the run: a
-/// `DestinationObject` is a value the hook holds, so its subscript cannot throw nor reach the
-/// store itself. This log, installed for the run's phases on the run's thread, takes:
+/// What a policy's hook does through an object's subscript that needs the run: a
+/// `DestinationObject` is a value the hook holds, and neither its subscript nor a
+/// `SourceObject`'s can throw. This log, installed for the run's phases on the run's thread, takes:
 ///
+/// - a value a subscript could not read (a key a source entity lacks, an external value whose file
+///   is missing), which fails the run when the hook returns, the subscript having given nil;
 /// - a key read that the entity does not have, which fails the run when the hook returns (Core
 ///   Data's `value(forKey:)` raises on one; nil would send a ported policy into its fallback and
 ///   overwrite the values it meant to keep);
@@ -94,6 +96,15 @@ final class PolicyHookLog: @unchecked Sendable {
     func noteWrite(_ value: Value, _ attribute: String, of object: DestinationObject) {
         guard failed == nil, let write else { return }
         do { try write(object, attribute, value) } catch { fail(error) }
+    }
+
+    /// A value a subscript could not read (a key a source entity lacks, an external value whose
+    /// file is missing): the subscript gives nil, and the run fails naming it when the hook returns.
+    func noteUnreadable(_ attribute: String, of object: ObjectRef, _ error: any Error) {
+        guard failed == nil else { return }
+        let message = "it read '\(attribute)' of \(object), which cannot be read: \(error)"
+        fail(MigrationError.policy(mapping: "", message: message))
+        PolicyCrash.noteMistake("it read '\(attribute)' of \(object), which cannot be read (\(error)), and was given nil")
     }
 
     /// A read or write of an object in the store from a thread other than the hook's.

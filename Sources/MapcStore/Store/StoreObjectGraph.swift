@@ -51,10 +51,6 @@ package final class StoreObjectGraph: ObjectGraph {
         try CoreDataExternalValue.readable(value, of: attribute, in: store.format, files: externalFiles)
     }
 
-    /// The first value a non-throwing read (`SourceObject`'s subscript) could not read, with the
-    /// attribute's name: whoever called the reader throws it once the reader returns.
-    package var unreadValue: (attribute: String, object: ObjectRef, error: any Error)?
-
     /// Whether any attribute of the store's schema keeps its values marked (`CoreDataExternalValue`):
     /// without one, a stored value is the value the app reads, found without looking its attribute up.
     private lazy var keepsMarkedValues = CoreDataExternalValue.anyMarked(in: store.schema, format: store.format)
