@@ -119,9 +119,9 @@ public struct DestinationObject {
     var isSourceObject = false
 
     /// Reads or sets an attribute value. Within a policy's hook, reading a key the entity does not
-    /// have fails the migration when the hook returns (as Core Data's `value(forKey:)` raises),
-    /// and setting a value on an object in the store (`primaryKey` set) writes it at once, as
-    /// `MigrationManager.setValue` does.
+    /// have fails the migration when the hook returns (as Core Data's `value(forKey:)` raises); an
+    /// object in the store (`primaryKey` set) reads its stored value where this copy holds none,
+    /// and a value set on it is written at once, as `MigrationManager.setValue` writes it.
     public subscript(attribute: String) -> Value {
         get {
             guard let value = attributes[attribute] else {
@@ -140,8 +140,9 @@ public struct DestinationObject {
             }
         }
         set {
-            // An object already in the store: the value is written when the hook returns, as
-            // Core Data's context saves what a hook sets on `dInstance` (`PolicyHookLog`).
+            // An object already in the store: the value is written at once, as Core Data's
+            // context saves what a hook sets on `dInstance`; a refusal fails the run when the
+            // hook returns (`PolicyHookLog`).
             if primaryKey != nil {
                 if let log = PolicyHookLog.current { log.noteWrite(newValue, attribute, of: self) }
                 else { PolicyHookLog.onlyInstalled?.noteOffThread("set", attribute, of: self) }
