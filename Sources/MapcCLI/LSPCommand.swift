@@ -279,7 +279,7 @@ struct LanguageServer {
                 ("completionProvider", .object([("triggerCharacters", .array([".", "$", "\"", " "].map(JSONValue.string)))])),
                 ("hoverProvider", .bool(true)), ("definitionProvider", .bool(true)), ("codeActionProvider", .bool(true)),
             ])
-            respond(id, .object([("capabilities", capabilities), ("serverInfo", .object([("name", .string("mapc")), ("version", .string(MapcVersion.current))]))]))
+            respond(id, .object([("capabilities", capabilities), ("serverInfo", .object([("name", .string("mapc")), ("version", .string(MapcVersion.described))]))]))
         case "initialized":
             // Files changed on disk (a checkout, a schema deleted) are told only to a server that
             // asks for them: the project's files, where the client can watch them.

@@ -10,7 +10,7 @@ public struct MapcCommand: ParsableCommand {
         commandName: "mapc",
         abstract: "Core Data style model versions and migrations for SQLite stores.",
         discussion: "Exit status: 0 success, 1 invalid input (schema, mapping or data), 2 store or file problem, 3 migration failed (store unchanged), 64 bad command line, 130, 143 and 129 stopped by SIGINT, SIGTERM or SIGHUP (stores not yet replaced unchanged; from a script, send SIGTERM: a shell's background job ignores SIGINT), 132, 133, 134 and 139 a trap in a project's policy (store unchanged), 141 standard output closed by its reader. See docs/cli.md.",
-        version: MapcVersion.current,
+        version: MapcVersion.described,
         subcommands: [CheckCommand.self, ImportCommand.self, GraphCommand.self, EditorSchemasCommand.self, HashCommand.self, InitCommand.self, LoadCommand.self, DumpCommand.self, StatusCommand.self, EvalCommand.self, RunCommand.self, PlanCommand.self, InferCommand.self, DiffCommand.self, TestCommand.self, LSPCommand.self, DemoCommand.self, InstallCommand.self]
     )
 

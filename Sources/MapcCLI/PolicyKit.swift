@@ -37,9 +37,7 @@ struct PolicyKit {
     /// contents), else a digest of its bytes. Policies compiled for one build of mapc are never
     /// loaded into another.
     static var buildIdentity: String {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        let length = Int(mapc_build_id(&bytes, bytes.count))
-        if length > 0 { return Hex.lowercase(bytes.prefix(length)) }
+        if let id = MapcVersion.buildID { return id }
         if let data = try? Data(contentsOf: executable) { return VersionHash.sha256(data) }
         return "unknown"
     }

@@ -90,6 +90,7 @@ struct StatusCommand: ParsableCommand {
                 ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
                 ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
                 ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) })),
+                ("tool", entry.tool.map(JSONValue.string) ?? .null),
             ]) })),
         ])
     }
@@ -144,7 +145,7 @@ struct StatusCommand: ParsableCommand {
             lines.append("history")
             for entry in status.history {
                 let created = entry.created.values.reduce(0, +)
-                lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(English.count(created, "object")) created")
+                lines.append("  \(entry.finishedAt)  \(entry.fromVersion) -> \(entry.toVersion)  \(entry.inferred ? "inferred" : "mapping file")  sha256 \(entry.mappingSHA256.prefix(12))  \(English.count(created, "object")) created\(entry.tool.map { "  by \($0)" } ?? "")")
             }
         }
         return lines.joined(separator: "\n")

@@ -383,7 +383,7 @@ package enum StoreMigration {
         history.append(HistoryEntry(fromVersion: step.source.version, fromHash: VersionHash.modelHash(of: step.source), toVersion: step.destination.version,
                                     toHash: VersionHash.modelHash(of: step.destination), inferred: step.isInferred, mappingSHA256: step.mappingSHA256,
                                     startedAt: started, finishedAt: ISO8601.milliseconds(Date()),
-                                    created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +)))
+                                    created: Dictionary(summary.created.map { ($0.name, $0.count) }, uniquingKeysWith: +), tool: MapcVersion.tool))
         try StoreHistory.write(history, to: destinationStore)
         return summary
     }

@@ -234,7 +234,8 @@ extension CoreDataFormat {
     private static func json(_ entry: HistoryEntry) -> JSONValue {
         .object([("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
                  ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
-                 ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) }))])
+                 ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) }))]
+                + (entry.tool.map { [("tool", JSONValue.string($0))] } ?? []))
     }
 
     private static func entry(_ json: JSONValue) -> HistoryEntry? {
@@ -243,7 +244,8 @@ extension CoreDataFormat {
         if case .object(let pairs)? = json["created"] { for (name, value) in pairs { if case .integer(let n) = value { created[name] = Int(n) } } }
         let inferred: Bool = { if case .bool(let flag)? = json["inferred"] { return flag } else { return false } }()
         return HistoryEntry(fromVersion: text("from"), fromHash: text("fromHash"), toVersion: text("to"), toHash: text("toHash"), inferred: inferred,
-                            mappingSHA256: text("mappingSHA256"), startedAt: text("startedAt"), finishedAt: text("finishedAt"), created: created)
+                            mappingSHA256: text("mappingSHA256"), startedAt: text("startedAt"), finishedAt: text("finishedAt"), created: created,
+                            tool: { if case .string(let value)? = json["tool"] { return value } else { return nil } }())
     }
 }
 

@@ -85,7 +85,7 @@ extension MapcFormat {
     /// The history table's columns, in order.
     static let historyColumns = ["step", "from_version", "from_hash", "to_version", "to_hash", "inferred", "mapping_sha256", "started_at", "finished_at", "created"]
 
-    var ownTableColumns: [String: [String]] { [Self.historyTable: Self.historyColumns] }
+    var ownTableColumns: [String: [String]] { [Self.historyTable: Self.historyColumns, Self.historyToolsTable: ["step", "tool"]] }
 
     func readHistory(_ db: Database) throws -> [HistoryEntry] {
         guard try db.tableExists(Self.historyTable) else { return [] }
@@ -99,7 +99,8 @@ extension MapcFormat {
         // The columns by position, NULL for one the table lacks (read by name, each row's lookups
         // were a fifth of `run --every-version` over 800 versions, which reads the history per step).
         let read = Self.historyColumns.dropFirst()
-        let selected = read.map { columns.contains($0) ? $0.quotedSQLIdentifier : "NULL" }.joined(separator: ", ")
+        let selected = (read + ["step"]).map { columns.contains($0) ? $0.quotedSQLIdentifier : "NULL" }.joined(separator: ", ")
+        let tools = try Self.readHistoryTools(db)
         return try Row.fetchAll(db, sql: "SELECT \(selected) FROM \(Self.historyTable.quotedSQLIdentifier)\(order)").map { row in
             // History is informational: a damaged field reads as a description of what is there, never a trap.
             func value(_ column: String) -> DatabaseValue { read.firstIndex(of: column).map { row[$0 - read.startIndex] } ?? .null }
@@ -110,8 +111,21 @@ extension MapcFormat {
             return HistoryEntry(fromVersion: text("from_version"), fromHash: text("from_hash"), toVersion: text("to_version"), toHash: text("to_hash"),
                                 inferred: Bool.fromDatabaseValue(value("inferred")) ?? false, mappingSHA256: text("mapping_sha256"),
                                 startedAt: text("started_at"), finishedAt: text("finished_at"),
-                                created: HistoryEntry.created(fromJSON: String.fromDatabaseValue(value("created"))))
+                                created: HistoryEntry.created(fromJSON: String.fromDatabaseValue(value("created"))),
+                                tool: Int64.fromDatabaseValue(row[read.count]).flatMap { tools[$0] })
         }
+    }
+
+    /// The tool of each step, by step (none for a store written before they were recorded).
+    private static func readHistoryTools(_ db: Database) throws -> [Int64: String] {
+        guard try db.tableExists(historyToolsTable) else { return [:] }
+        let columns = Set(try db.columns(in: historyToolsTable).map { $0.name.lowercased() })
+        guard columns.contains("step"), columns.contains("tool") else { return [:] }
+        var tools: [Int64: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT step, tool FROM \(historyToolsTable.quotedSQLIdentifier)") {
+            if let step = Int64.fromDatabaseValue(row[0]), !(row[1] as DatabaseValue).isNull { tools[step] = StoreValidator.text(row[1]) }
+        }
+        return tools
     }
 
     func writeHistory(_ entries: [HistoryEntry], _ db: Database) throws {
@@ -128,6 +142,13 @@ extension MapcFormat {
         for (index, entry) in entries.enumerated() {
             try insert.execute(arguments: [index + 1, entry.fromVersion, entry.fromHash, entry.toVersion, entry.toHash, entry.inferred,
                                            entry.mappingSHA256, entry.startedAt, entry.finishedAt, entry.createdJSON])
+        }
+        let tools = Self.historyToolsTable.quotedSQLIdentifier
+        try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(tools) (step INTEGER PRIMARY KEY, tool TEXT NOT NULL)")
+        try db.execute(sql: "DELETE FROM \(tools)")
+        let insertTool = try db.makeStatement(sql: "INSERT INTO \(tools) (step, tool) VALUES (?, ?)")
+        for (index, entry) in entries.enumerated() {
+            if let tool = entry.tool { try insertTool.execute(arguments: [index + 1, tool]) }
         }
     }
 }

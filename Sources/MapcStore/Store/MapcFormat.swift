@@ -27,6 +27,10 @@ struct MapcFormat: StoreFormatStrategy {
     static let metadataTable = "_mapc_metadata"
     static let entityHashesTable = "_mapc_entities"
     static let historyTable = "_mapc_history"
+    /// The tool that made each step of the history, by step: a table of its own, as a column
+    /// added to the history table would be a column builds before it do not know, and they
+    /// refuse to migrate a store holding one (a fleet upgraded in stages runs both).
+    static let historyToolsTable = "_mapc_history_tools"
     /// The current metadata format.
     static let currentFormatVersion = 1
 
@@ -38,7 +42,7 @@ struct MapcFormat: StoreFormatStrategy {
         // Layout decisions depend only on hashed content; sorting by name makes them independent
         // of the order entities and properties are written in the file.
         let entities = schema.entities.sorted { $0.name < $1.name }
-        var tableNames = NameAllocator(reserved: [Self.metadataTable, Self.entityHashesTable, Self.historyTable])
+        var tableNames = NameAllocator(reserved: [Self.metadataTable, Self.entityHashesTable, Self.historyTable, Self.historyToolsTable])
         var tables: [String: TableLayout] = [:]
         var tableOrder: [String] = []
         var rootTable: [String: String] = [:]

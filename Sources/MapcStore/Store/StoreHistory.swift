@@ -22,10 +22,13 @@ public struct HistoryEntry: Sendable, Equatable {
     public var finishedAt: String
     /// Objects created by each entity mapping.
     public var created: [String: Int]
+    /// The tool that made the step, with its version and build (`mapc 0.2.0 (build 1a2b3c4d5e6f)`);
+    /// nil for a step recorded before mapc wrote it.
+    public var tool: String?
 
     /// Creates an entry.
     public init(fromVersion: String, fromHash: String, toVersion: String, toHash: String, inferred: Bool, mappingSHA256: String,
-                startedAt: String, finishedAt: String, created: [String: Int]) {
+                startedAt: String, finishedAt: String, created: [String: Int], tool: String? = nil) {
         self.fromVersion = fromVersion
         self.fromHash = fromHash
         self.toVersion = toVersion
@@ -35,6 +38,7 @@ public struct HistoryEntry: Sendable, Equatable {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.created = created
+        self.tool = tool
     }
 }
 
