@@ -77,6 +77,12 @@ public indirect enum EvalValue: Sendable, Hashable {
         return false
     }
 
+    /// Whether this is a double (the values whose text depends on the attribute they came from).
+    var isDouble: Bool {
+        if case .scalar(.double) = self { return true }
+        return false
+    }
+
     /// Whether the value is a double's or a decimal's NaN (a store may hold either).
     package var isNaN: Bool {
         switch self {

@@ -176,7 +176,26 @@ extension Evaluator {
 
     // MARK: CAST and FETCH
 
-    func cast(_ operand: EvalValue, to type: String, _ range: SourceRange) throws -> EvalValue {
+    /// Whether `expression` reads a float attribute as it is stored: a key path ending at one,
+    /// through to-one or to-many steps, with no operator. Core Data hands such a value out as a
+    /// float `NSNumber`, so its text has a float's seven digits, where a double's has sixteen.
+    func readsFloatAttribute(_ expression: Expr) -> Bool {
+        guard case .keyPath(let root, let components) = expression.kind, case .key(let key, _)? = components.last,
+              !components.contains(where: { if case .collectionOperator = $0 { return true } else { return false } }) else { return false }
+        // The object (or objects) the key is read from; read already once, so no error is new.
+        let holder = components.count == 1 ? try? value(of: root) : try? value(of: Expr(.keyPath(root: root, components: Array(components.dropLast())), expression.range))
+        let object: ObjectRef?
+        switch holder {
+        case .object(let ref)?: object = ref
+        case .collection(let items, _)?: object = items.lazy.compactMap { if case .object(let ref) = $0 { return ref } else { return nil } }.first
+        default: object = nil
+        }
+        return object.map { context.graph.attributeType(of: $0, key: key) == .float } ?? false
+    }
+
+    /// `operand` cast to `type`; `readsFloat` says the operand was read from a float attribute,
+    /// which Core Data hands out as a float `NSNumber` (its text has a float's digits).
+    func cast(_ operand: EvalValue, to type: String, _ range: SourceRange, readsFloat: Bool = false) throws -> EvalValue {
         if operand.isNull { return .null }
         switch type {
         case "NSString":
@@ -185,10 +204,7 @@ extension Evaluator {
             case .scalar(.string), .scalar(.nonUTF8Text): return operand
             case .scalar(.bool(let flag)): return .scalar(.string(flag ? "1" : "0"))
             case .scalar(.integer(let n)): return .scalar(.string(String(n)))
-            // A whole double without a fraction up to 16 digits, as NSNumber's %g writes it (Swift's
-            // own text adds ".0" up to 2^53); a fraction in the shortest digits that read back the same.
-            // (A negative zero keeps its sign, as %g writes it: "-0".)
-            case .scalar(.double(let d)): return .scalar(.string(d == 0 && d.sign == .minus ? "-0" : d.rounded() == d && Swift.abs(d) < 1e16 ? String(Int64(d)) : "\(d)"))
+            case .scalar(.double(let d)): return .scalar(.string(ValueSemantics.numberText(d, float: readsFloat)))
             case .scalar(.decimal(let d)): return .scalar(.string(d.description))
             // Over a store, the digits that read back in its count, as `dump` shows them.
             case .scalar(.date(let date)): return .scalar(.string(ISO8601.format(date, exactIn: context.graph.dateEpoch)))

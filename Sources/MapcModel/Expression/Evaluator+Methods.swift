@@ -6,7 +6,10 @@ import MapcFoundation
 /// (`$manager`), which the run answers.
 extension Evaluator {
     /// Calls `selector` on `receiver` with `arguments`; an unknown selector is an error naming the closest known one.
-    func method(_ receiver: EvalValue, _ selector: String, _ selectorRange: SourceRange, _ arguments: [EvalValue], _ range: SourceRange) throws -> EvalValue {
+    /// `receiverExpression`, when given, is what the receiver was read by (a number read from a
+    /// float attribute is made text with a float's digits, as Core Data hands it out).
+    func method(_ receiver: EvalValue, _ selector: String, _ selectorRange: SourceRange, _ arguments: [EvalValue], _ range: SourceRange,
+                receiverExpression: Expr? = nil) throws -> EvalValue {
         if case .handle(.entityPolicy) = receiver {
             let name = context.policyFunctions[selector] != nil ? selector : (selector.hasSuffix(":") ? String(selector.dropLast()) : selector + ":")
             guard let function = context.policyFunctions[name] ?? context.policyFunctions[selector] else {
@@ -58,7 +61,7 @@ extension Evaluator {
             guard text.hasSuffix("Z"), text.count == 20 else { return .scalar(.string(text)) }
             return .scalar(.string(text.dropLast().replacingOccurrences(of: "T", with: " ") + " +0000"))
         case (.description, _), (.stringValue, _):
-            return try cast(receiver, to: "NSString", range)
+            return try cast(receiver, to: "NSString", range, readsFloat: receiver.isDouble && receiverExpression.map(readsFloatAttribute) == true)
         case (.uppercaseString, .scalar(.string(let text))): return .scalar(.string(text.uppercased()))
         case (.lowercaseString, .scalar(.string(let text))): return .scalar(.string(ValueSemantics.lowercased(text)))
         case (.capitalizedString, .scalar(.string(let text))): return .scalar(.string(text.capitalized))
@@ -125,8 +128,16 @@ extension Evaluator {
             return .scalar(.bool(items.contains { ValueSemantics.equal($0, arguments[0]) }))
         case (.componentsJoinedByString, .collection(let items, _)):
             let separator = try stringArgument(0)
-            let parts = try items.map { item -> String in
-                guard case .scalar(.string(let text)) = try cast(item, to: "NSString", range) else { return "" }
+            // Each element read from a float attribute is a float: an aggregate's by its own
+            // expression, a key path's through a to-many all alike.
+            let floats: (Int) -> Bool
+            switch receiverExpression?.kind {
+            case .aggregate(let elements)?: floats = { index in index < elements.count && self.readsFloatAttribute(elements[index]) }
+            case .keyPath?: let all = items.contains(where: \.isDouble) && receiverExpression.map(readsFloatAttribute) == true; floats = { _ in all }
+            default: floats = { _ in false }
+            }
+            let parts = try items.enumerated().map { index, item -> String in
+                guard case .scalar(.string(let text)) = try cast(item, to: "NSString", range, readsFloat: item.isDouble && floats(index)) else { return "" }
                 return text
             }
             // Bound the result before building it: a million pieces and a long separator would need gigabytes.

@@ -239,11 +239,12 @@ package final class Evaluator {
         case .function(let name, let arguments):
             return try withinLimits(try function(name, arguments, range), range)
         case .method(let receiver, let selector, let selectorRange, let arguments):
-            return try withinLimits(try method(try value(of: receiver), selector, selectorRange, try arguments.map(value(of:)), range), range)
+            return try withinLimits(try method(try value(of: receiver), selector, selectorRange, try arguments.map(value(of:)), range, receiverExpression: receiver), range)
         case .ternary(let condition, let whenTrue, let whenFalse):
             return try truth(of: condition) ? value(of: whenTrue) : value(of: whenFalse)
         case .cast(let operand, let type):
-            return try cast(try value(of: operand), to: type, range)
+            let value = try value(of: operand)
+            return try cast(value, to: type, range, readsFloat: value.isDouble && readsFloatAttribute(operand))
         case .fetch(let request, _, _):
             return try fetch(try value(of: request), range)
         case .subquery(let collection, let variable, let predicate):

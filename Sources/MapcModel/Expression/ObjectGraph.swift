@@ -24,6 +24,9 @@ package protocol ObjectGraph {
     /// text (as `load` stores it, and as Core Data's `NSDate` from the text is a double of its
     /// count), so that a stored date equals the same text's; nil for the exact instant.
     var literalDateEpoch: Timestamp.Epoch? { get }
+    /// The type of an object's attribute `key`, when the graph knows it (nil for a relationship,
+    /// an unknown key, or a graph without a schema).
+    func attributeType(of object: ObjectRef, key: String) -> AttributeType?
 }
 
 extension ObjectGraph {
@@ -37,6 +40,8 @@ extension ObjectGraph {
     package var dateEpoch: Timestamp.Epoch? { nil }
     /// The graph's own count, by default.
     package var literalDateEpoch: Timestamp.Epoch? { dateEpoch }
+    /// Not known, by default.
+    package func attributeType(of object: ObjectRef, key: String) -> AttributeType? { nil }
 }
 
 /// An object graph over objects held in memory, typed by a schema: what tests, fixtures and
@@ -50,6 +55,12 @@ package final class InMemoryObjectGraph: ObjectGraph {
     /// The keys of an object of the schema's entity, when the graph has a schema.
     package func propertyNames(of object: ObjectRef) -> [String]? {
         schema?.propertyNames(ofEntity: object.entity)
+    }
+
+    /// The attribute's type in the schema's entity, when the graph has a schema.
+    package func attributeType(of object: ObjectRef, key: String) -> AttributeType? {
+        guard let schema, let entity = schema.entity(named: object.entity), case .attribute(let attribute)? = schema.property(named: key, in: entity) else { return nil }
+        return attribute.type
     }
 
     /// Creates a graph over `objects`; with a schema, relationships are typed and ordered as declared.

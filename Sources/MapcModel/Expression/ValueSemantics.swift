@@ -133,6 +133,15 @@ enum ValueSemantics {
 
     // MARK: Strings
 
+    /// A number's text as `NSNumber`'s `description` and `stringValue` write it (what
+    /// `CAST(x, "NSString")` and `componentsJoinedByString:` take): a double with `%0.16g`, 16
+    /// significant digits (`0.1 + 0.2` is "0.3", the largest double "1.797693134862316e+308"), a
+    /// float with `%0.7g` ("0.1" for the float nearest 0.1, which widens to 0.10000000149011612).
+    /// Whole numbers have no ".0", a negative zero keeps its sign ("-0"), as `%g` writes them.
+    static func numberText(_ number: Double, float: Bool) -> String {
+        String(format: float ? "%0.7g" : "%0.16g", number)
+    }
+
     /// The text without the code points of `set` at either end, as Foundation trims (by code
     /// point: a character past U+FFFF is trimmed as one, an accent left where its letter was).
     static func trimming(_ text: String, _ set: CharacterSet) -> String {

@@ -174,6 +174,12 @@ package final class StoreObjectGraph: ObjectGraph {
         store.schema.propertyNames(ofEntity: object.entity)
     }
 
+    /// The attribute's type in the store's schema.
+    package func attributeType(of object: ObjectRef, key: String) -> AttributeType? {
+        guard case .attribute(let attribute)? = property(key, of: object.entity) else { return nil }
+        return attribute.type
+    }
+
     /// The value of a key path step on a stored object, read from its row.
     package func value(of object: ObjectRef, key: String) throws -> EvalValue? {
         guard let data = try load(object), let property = property(key, of: data.entity) else { return nil }
