@@ -51,4 +51,50 @@ struct ExpressionConformanceFindingsTests {
         let eval = try CLI.run(["eval", #"{CAST(0.1 + 0.2, "NSString"), CAST(-0.0, "NSString"), CAST(2.0, "NSString")}"#], in: folder)
         #expect(eval.stdout.contains(#"["0.3","-0","2"]"#), "\(eval.stdout)")
     }
+
+    /// A filter's `@avg` counted a nil as 0 (key-value coding's rule, in memory), where the fetch
+    /// Core Data runs for a filter is SQL, whose `avg()` leaves NULL out: an order with lines
+    /// of 8 and nil was left out of `lines.@avg.price > 5`, exit 0. A value expression keeps
+    /// key-value coding's rule (nil is 0), as `valueForKeyPath:` computes it on an object.
+    @Test(arguments: ["mapc", "core-data"])
+    func aFiltersAverageLeavesNilOutAsSQLDoes(layout: String) throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Order:\n    attributes:\n      name: string\n    relationships:\n      lines: { destination: Line, toMany: true, inverse: order, optional: true }\n  Line:\n    attributes:\n      price: double?\n    relationships:\n      order: { destination: Order, inverse: lines, optional: true }\n"),
+            ("v2", "  Big:\n    attributes:\n      name: string\n      mean: double?\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        try folder.write("""
+        source: v1
+        destination: v2
+        entityMappings:
+          - name: OrderToBig
+            source: Order
+            destination: Big
+            filter: lines.@avg.price > 5
+            attributes:
+              name: $source.name
+              mean: $source.lines.@avg.price
+            drops: [lines]
+          - name: LineDrop
+            source: Line
+            destination: null
+            type: remove
+        """, to: "mappings/v1_to_v2.yaml")
+        try folder.write(#"""
+        {"version": "v1", "objects": {
+          "Order": [{"id": "o1", "name": "one priced, one not", "lines": ["l1", "l2"]}, {"id": "o2", "name": "priced", "lines": ["l3"]},
+                    {"id": "o3", "name": "none priced", "lines": ["l4"]}, {"id": "o4", "name": "no lines"}],
+          "Line": [{"id": "l1", "price": 8.0}, {"id": "l2", "price": null}, {"id": "l3", "price": 6.0}, {"id": "l4", "price": null}]}}
+        """#, to: "data.json")
+        #expect(try CLI.run(["load", "--layout", layout, "data.json", "s.db"], in: folder).status == 0)
+        let kept = try CLI.run(["eval", "--store", "s.db", "--entity", "Order", "--where", "lines.@avg.price > 5", "name"], in: folder)
+        #expect(kept.stdout.contains("one priced, one not") && kept.stdout.contains("\"priced\"") && !kept.stdout.contains("none priced"), "\(kept.stdout)\(kept.stderr)")
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout
+        #expect(dump.contains("one priced, one not") && dump.contains("\"priced\"") && !dump.contains("none priced") && !dump.contains("no lines"), "\(dump)")
+        // The value is key-value coding's mean, nil counted as 0: (8 + 0) / 2.
+        #expect(dump.contains("\"mean\": 4"), "\(dump)")
+    }
 }

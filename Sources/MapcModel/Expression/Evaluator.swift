@@ -364,6 +364,16 @@ package final class Evaluator {
             return .scalar(.integer(Int64(items.count)))
         case .sum, .avg:
             // As key-value coding's operators do: each nil counts as 0 (in the mean's count too).
+            // A fetch's predicate is SQL, whose `avg()` leaves NULL out, and is NULL of none.
+            if op == .avg && evaluatesFetchPredicate {
+                let present = mapped.filter { !$0.isNull }
+                if present.isEmpty { return .null }
+                for item in present where ValueSemantics.number(item) == nil { throw failure("@avg needs numbers, found \(item.kindName)", range) }
+                switch ValueSemantics.mean(present) {
+                case .success(let mean): return mean
+                case .failure(let error): throw failure("@avg: \(error.message)", range)
+                }
+            }
             let numbers = mapped.map { $0.isNull ? EvalValue.scalar(.integer(0)) : $0 }
             for item in numbers where ValueSemantics.number(item) == nil {
                 throw failure("@\(op.rawValue) needs numbers, found \(item.kindName)", range)
