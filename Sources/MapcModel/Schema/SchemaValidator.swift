@@ -143,10 +143,14 @@ package struct SchemaValidator {
             error("duplicate entity name '\(entity.name)'", at: entity.location.map { Place(location: $0, length: entity.name.count) } ?? keyLocation(entity.name),
                   length: entity.name.count, fix: "rename or remove one: entities are found by name")
         }
+        // An entity named in lowercase (`sourceFile`) is Core Data's to read as any other: Xcode's
+        // editor asks for an uppercase letter, but real models have both cases, and the name is
+        // part of the entity's version hash: renamed, no store of the app matches.
         for entity in schema.entities {
-            if let first = entity.name.first, !first.isUppercase {
-                error("entity name '\(entity.name)' must start with an uppercase letter", at: entity.location.map { Place(location: $0, length: entity.name.count) } ?? keyLocation(entity.name),
-                      length: entity.name.count, fix: "rename it '\(entity.name.prefix(1).uppercased() + entity.name.dropFirst())'")
+            if let first = entity.name.first, !first.isLetter {
+                let letters = entity.name.drop { !$0.isLetter }
+                error("entity name '\(entity.name)' must start with a letter", at: entity.location.map { Place(location: $0, length: entity.name.count) } ?? keyLocation(entity.name),
+                      length: entity.name.count, fix: letters.isEmpty ? "begin it with a letter (A-Z)" : "rename it '\(letters.prefix(1).uppercased() + letters.dropFirst())'")
             }
         }
     }
@@ -240,12 +244,14 @@ package struct SchemaValidator {
             } else {
                 seen[property.name] = property.section
             }
-            if let first = property.name.first, !first.isLowercase {
-                // `Title` becomes `title`; `_opt` loses what comes before its first letter.
+            // A property named with a capital (OpenEmu's `Image.URL` and `Image.Box`) is Core
+            // Data's to read as any other, as an entity's lowercase name is; `_opt` (from a model
+            // built in code: files hold identifiers only) loses what comes before its first letter.
+            if let first = property.name.first, !first.isLetter {
                 let letters = property.name.drop { !$0.isLetter }
                 let renamed = letters.prefix(1).lowercased() + letters.dropFirst()
-                error("property name '\(property.name)' must start with a lowercase letter", at: at, length: property.name.count,
-                      fix: renamed.isEmpty ? "begin it with a lowercase letter (a-z)" : "rename it '\(renamed)'")
+                error("property name '\(property.name)' must start with a letter", at: at, length: property.name.count,
+                      fix: renamed.isEmpty ? "begin it with a letter (a-z)" : "rename it '\(renamed)'")
             }
             if acyclic, let parentName = entity.parent, let parent = schema.entity(named: parentName),
                let inherited = schema.ancestry(of: parent).first(where: { ancestor in

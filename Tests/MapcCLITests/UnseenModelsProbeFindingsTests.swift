@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// What five real model histories not tried before found (OpenEmu, Mastodon, Grocery Dude,
+/// Ensembles, Kiwix), rebuilt from their public repositories and migrated with varied stores.
+@Suite("Defects found by the unseen-models probe")
+struct UnseenModelsProbeFindingsTests {
+    /// OpenEmu's model has `Image.URL` and `Image.Box` in all ten versions; Core Data reads it
+    /// (the app shipped it for years), but `import` refused every version, "property name 'Box'
+    /// must start with a lowercase letter; rename it 'box'", a rename that would have changed the
+    /// entity's version hash so no store of the app matched. A name of either case is kept.
+    @Test func namesOfEitherCaseAreKeptAsCoreDataReadsThem() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let v1 = """
+            <entity name="Game" representedClassName="OEDBGame" syncable="YES">
+                <relationship name="boxImage" optional="YES" maxCount="1" deletionRule="Cascade" destinationEntity="Image" inverseName="Box" inverseEntity="Image" syncable="YES"/>
+            </entity>
+            <entity name="Image" representedClassName="OEDBImage" syncable="YES">
+                <attribute name="URL" optional="YES" attributeType="String" syncable="YES"/>
+                <relationship name="Box" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Game" inverseName="boxImage" inverseEntity="Game" syncable="YES"/>
+            </entity>
+            <entity name="sourceFile" syncable="YES">
+                <attribute name="path" optional="YES" attributeType="String" syncable="YES"/>
+            </entity>
+        """
+        let v2 = v1.replacingOccurrences(of: #"<attribute name="URL" optional="YES" attributeType="String" syncable="YES"/>"#,
+                                         with: #"<attribute name="URL" optional="YES" attributeType="String" syncable="YES"/><attribute name="Width" optional="YES" attributeType="Float" defaultValueString="0" syncable="YES"/>"#)
+        try xcodeModel([("OEDatabase", v1), ("OEDatabase 1.1", v2)], named: "OEDatabase", in: folder)
+        let imported = try CLI.run(["import", "OEDatabase.xcdatamodeld"], in: folder)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let check = try CLI.run(["check", "--strict"], in: folder)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        try folder.write(#"""
+        {"version": "OEDatabase", "objects": {
+          "Game": [{"id": "g1", "boxImage": "i1"}],
+          "Image": [{"id": "i1", "URL": "file:///box.png", "Box": "g1"}],
+          "sourceFile": [{"id": "s1", "path": "/roms/a.nes"}]}}
+        """#, to: "data.json")
+        let load = try CLI.run(["load", "--layout", "core-data", "data.json", "s.sqlite"], in: folder)
+        #expect(load.status == 0, "\(load.stderr)")
+        let run = try CLI.run(["run", "s.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.sqlite"], in: folder).stdout
+        for expected in [#""URL": "file:///box.png""#, #""Box": "Game/"#, #""path": "/roms/a.nes""#, #""Width": 0"#] {
+            #expect(dump.contains(expected), "\(expected) in \(dump)")
+        }
+    }
+}
