@@ -97,4 +97,31 @@ struct ExpressionConformanceFindingsTests {
         // The value is key-value coding's mean, nil counted as 0: (8 + 0) / 2.
         #expect(dump.contains("\"mean\": 4"), "\(dump)")
     }
+
+    /// A host name's pattern, `^([a-z0-9-]+\.)+[a-z]{2,}$`, was refused as exponential in
+    /// `MATCHES`, in a schema's `regex`, and in an Xcode model's `regularExpressionString` (import
+    /// wrote nothing): each repetition must take a `.` its repeated part cannot match, so it
+    /// splits a text one way only.
+    @Test func aRepeatedGroupEndingInItsDelimiterIsAccepted() throws {
+        let folder = try CLI.emptyProject()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let eval = try CLI.run(["eval", "--predicate", #""www.example.com" MATCHES "^([a-zA-Z0-9-]+\\.)+[a-zA-Z]{2,}$""#], in: folder)
+        #expect(eval.status == 0 && eval.stdout.contains("true"), "\(eval.stdout)\(eval.stderr)")
+        let site = #"""
+            <entity name="Site" syncable="YES">
+                <attribute name="host" optional="YES" attributeType="String" regularExpressionString="^([a-z0-9-]+\.)+[a-z]{2,}$" syncable="YES"/>
+            </entity>
+        """#
+        try xcodeModel([(name: "Model", entities: site)], named: "Model", in: folder)
+        let imported = try CLI.run(["import", "Model.xcdatamodeld"], in: folder)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        try folder.write(#"{"version": "Model", "objects": {"Site": [{"id": "s1", "host": "www.example.com"}]}}"#, to: "good.json")
+        #expect(try CLI.run(["load", "good.json", "good.db"], in: folder).status == 0)
+        try folder.write(#"{"version": "Model", "objects": {"Site": [{"id": "s1", "host": "not a host"}]}}"#, to: "bad.json")
+        let bad = try CLI.run(["load", "bad.json", "bad.db"], in: folder)
+        #expect(bad.status == 1 && bad.stderr.contains("host"), "\(bad.stderr)")
+        // Nested repetition that can split a text many ways is still refused.
+        let refused = try CLI.run(["eval", "--predicate", #""aaaa" MATCHES "(a+)+b""#], in: folder)
+        #expect(refused.status == 1 && refused.stderr.contains("exponential"), "\(refused.stderr)")
+    }
 }

@@ -28,7 +28,7 @@ package enum RegexGuard {
         if (try? NSRegularExpression(pattern: pattern)) == nil { return "'\(pattern)' is not a valid regular expression" }
         let scalars = Array(pattern.unicodeScalars)
         // Track, for each open group, whether it contains a quantifier or an alternation.
-        var stack: [(quantified: Bool, alternation: Bool)] = []
+        var stack: [(quantified: Bool, alternation: Bool, start: Int)] = []
         var index = 0
         var inClass = false
         func isQuantifier(_ at: Int) -> Bool {
@@ -56,12 +56,12 @@ package enum RegexGuard {
             if inClass { if scalar == "]" { inClass = false; if isQuantifier(index + 1), let last = stack.indices.last { stack[last].quantified = true } }; index += 1; continue }
             switch scalar {
             case "[": inClass = true
-            case "(": stack.append((false, false))
+            case "(": stack.append((false, false, index))
             case "|": if let last = stack.indices.last { stack[last].alternation = true }
             case ")":
                 guard let group = stack.popLast() else { break }
                 let repeated = index + 1 < scalars.count && (scalars[index + 1] == "*" || scalars[index + 1] == "+" || scalars[index + 1] == "{")
-                if repeated && (group.quantified || group.alternation) {
+                if repeated && (group.alternation || (group.quantified && !splitsByDelimiter(scalars[(group.start + 1)..<index]))) {
                     return "a repeated group that itself repeats or alternates, such as (a+)+ or (a|aa)*, can make matching take exponential time"
                 }
                 if (repeated || group.quantified), let last = stack.indices.last { stack[last].quantified = true }
@@ -74,6 +74,139 @@ package enum RegexGuard {
             index += 1
         }
         return nil
+    }
+
+    /// Whether a group's body, repeated, splits a text one way only: a plain sequence of atoms
+    /// (no group, no alternation) with one atom taken exactly once that matches one character no
+    /// repeated atom of the body can match. Each repetition must then take one of those
+    /// characters, and its repeated parts cannot run past it: `([a-z0-9-]+\.)+` and `(\d+\.)*`
+    /// match in linear time, where `(a+)+` and `(\w+\s?)+` may try every split of a text.
+    /// Anything not understood here (a class it cannot read, a flag, a nested group) is not.
+    static func splitsByDelimiter(_ body: ArraySlice<Unicode.Scalar>) -> Bool {
+        // Each atom: what it matches, the characters themselves when they are few (a literal, a
+        // bracketed list, `\s`), and whether it repeats.
+        var atoms: [(matches: (Unicode.Scalar) -> Bool, members: [ClosedRange<UInt32>]?, repeated: Bool)] = []
+        var index = body.startIndex
+        if index < body.endIndex, body[index] == "?" {
+            // A non-capturing group's `?:` only.
+            guard index + 1 < body.endIndex, body[index + 1] == ":" else { return false }
+            index += 2
+        }
+        while index < body.endIndex {
+            let scalar = body[index]
+            var matches: (Unicode.Scalar) -> Bool
+            var members: [ClosedRange<UInt32>]?
+            switch scalar {
+            case "(", ")", "|", "^", "$", "*", "+", "?", "{": return false
+            case ".": matches = { _ in true }
+            case "\\":
+                guard index + 1 < body.endIndex else { return false }
+                let escaped = body[index + 1]
+                index += 1
+                switch escaped {
+                case "d": matches = { $0.properties.numericType != nil }
+                case "D": matches = { $0.properties.numericType == nil }
+                case "w", "W", "s", "S":
+                    let word: (Unicode.Scalar) -> Bool = { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" || $0.properties.generalCategory == .nonspacingMark }
+                    let space: (Unicode.Scalar) -> Bool = { $0.properties.isWhitespace }
+                    switch escaped {
+                    case "w": matches = word
+                    case "W": matches = { !word($0) }
+                    case "s": matches = space; members = whitespace
+                    default: matches = { !space($0) }
+                    }
+                // An escaped punctuation character is itself; any other escape is not read here.
+                case _ where escaped.isASCII && !escaped.properties.isAlphabetic && !("0"..."9").contains(escaped):
+                    matches = { $0 == escaped }
+                    members = [escaped.value...escaped.value]
+                default: return false
+                }
+            case "[":
+                guard let (set, listed, end) = characterClass(body, from: index) else { return false }
+                matches = set
+                members = listed
+                index = end
+            default:
+                matches = { $0 == scalar }
+                members = [scalar.value...scalar.value]
+            }
+            index += 1
+            // Its quantifier, with a lazy or possessive mark after it.
+            var repeated = false
+            if index < body.endIndex, ["*", "+", "?", "{"].contains(body[index]) {
+                repeated = true
+                if body[index] == "{" {
+                    guard let close = body[index...].firstIndex(of: "}") else { return false }
+                    index = close
+                }
+                index += 1
+                if index < body.endIndex, body[index] == "?" || body[index] == "+" { index += 1 }
+            }
+            atoms.append((matches, members, repeated))
+        }
+        let repeatedAtoms = atoms.filter(\.repeated)
+        // Either case of a letter, for a pattern matched without regard to case.
+        func clashes(_ scalar: Unicode.Scalar) -> Bool {
+            let forms = [scalar] + String(scalar).lowercased().unicodeScalars + String(scalar).uppercased().unicodeScalars
+            return repeatedAtoms.contains { repeatedAtom in forms.contains { repeatedAtom.matches($0) } }
+        }
+        return atoms.contains { atom in
+            // A delimiter of few characters (a literal, `[.,;]`, `\s`): none of them may be
+            // matched by a repeated atom.
+            guard !atom.repeated, let members = atom.members, members.reduce(0, { $0 + $1.count }) <= 4_096 else { return false }
+            return !members.contains { range in range.contains { Unicode.Scalar($0).map(clashes) ?? false } }
+        }
+    }
+
+    /// The characters `\s` matches (Unicode's White_Space, as ICU's `\s`).
+    private static let whitespace: [ClosedRange<UInt32>] = [0x9...0xD, 0x20...0x20, 0x85...0x85, 0xA0...0xA0, 0x1680...0x1680, 0x2000...0x200A,
+                                                              0x2028...0x2029, 0x202F...0x202F, 0x205F...0x205F, 0x3000...0x3000]
+
+    /// A bracketed class starting at `start`, read when it holds only characters, ranges and the
+    /// escapes `\d \w \s` and escaped punctuation (negated or not): what it matches, its
+    /// characters when it lists them (not negated, no `\d`, `\w`, `\s`), and where it ends; nil for
+    /// anything else (nested sets, properties, POSIX names).
+    private static func characterClass(_ body: ArraySlice<Unicode.Scalar>, from start: Int) -> ((Unicode.Scalar) -> Bool, [ClosedRange<UInt32>]?, Int)? {
+        var index = start + 1
+        var negated = false
+        if index < body.endIndex, body[index] == "^" { negated = true; index += 1 }
+        var members: [(Unicode.Scalar) -> Bool] = []
+        var listed: [ClosedRange<UInt32>]? = []
+        var first = true
+        while index < body.endIndex {
+            var scalar = body[index]
+            if scalar == "]" && !first { break }
+            first = false
+            if scalar == "[" { return nil }
+            if scalar == "\\" {
+                guard index + 1 < body.endIndex else { return nil }
+                let escaped = body[index + 1]
+                index += 2
+                switch escaped {
+                case "d": members.append { $0.properties.numericType != nil }; listed = nil; continue
+                case "w": members.append { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" }; listed = nil; continue
+                case "s": members.append { $0.properties.isWhitespace }; listed = nil; continue
+                case _ where escaped.isASCII && !escaped.properties.isAlphabetic && !("0"..."9").contains(escaped): scalar = escaped; index -= 1
+                default: return nil
+                }
+            }
+            // A range `a-z` (a `-` first or last is itself).
+            if index + 2 < body.endIndex, body[index + 1] == "-", body[index + 2] != "]", body[index + 2] != "\\", body[index + 2] != "[" {
+                let low = scalar, high = body[index + 2]
+                guard low.value <= high.value else { return nil }
+                members.append { $0.value >= low.value && $0.value <= high.value }
+                listed?.append(low.value...high.value)
+                index += 3
+                continue
+            }
+            let member = scalar
+            members.append { $0 == member }
+            listed?.append(member.value...member.value)
+            index += 1
+        }
+        guard index < body.endIndex, body[index] == "]" else { return nil }
+        let all = members
+        return ({ scalar in all.contains { $0(scalar) } != negated }, negated ? nil : listed, index)
     }
 
     /// What matching a text against a pattern found.
