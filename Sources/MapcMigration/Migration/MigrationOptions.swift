@@ -10,8 +10,9 @@ public struct MigrationOptions: Sendable {
     public var output: URL?
     /// Keep the original store as `STORE.backup-<version>-<timestamp>` next to it.
     public var keepBackup = false
-    /// Source objects read per batch. Up to three batches are in memory at once: the one worked
-    /// on, the next one read ahead, and one being read.
+    /// Source objects read per batch, at least 1 (a run refuses less, `MapcError.input`, before
+    /// anything is read). Up to three batches are in memory at once: the one worked on, the next
+    /// one read ahead, and one being read.
     public var batchSize = 2_000
     /// Compile what SQLite can run with the same results into SQL; off, every object goes
     /// through the interpreter (slower; for comparing results).
@@ -29,6 +30,12 @@ public struct MigrationOptions: Sendable {
     package var externalFiles: CoreDataExternalData?
     /// Creates default options: replace the store in place, no backup.
     public init() {}
+
+    /// Why `batchSize` cannot be used, said of the option named `name`; nil when it can. A batch
+    /// of none read nothing, and the empty store it made was valid: every object was lost.
+    static func batchSizeProblem(_ batchSize: Int, name: String) -> String? {
+        batchSize >= 1 ? nil : "\(name) is \(batchSize): it must be at least 1 (the source objects read per batch; 2,000 by default)"
+    }
 }
 
 /// What a run did.

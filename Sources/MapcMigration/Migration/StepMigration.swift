@@ -1,6 +1,7 @@
 import Foundation
 internal import GRDB
 import MapcStore
+import MapcFoundation
 
 /// One migration step between two open stores, as a value: a mapping model run from a source store
 /// into an empty destination store of the destination version, in whatever formats the two use,
@@ -15,7 +16,7 @@ public struct StepMigration {
     public var mapping: MappingModel
     /// The policies the mapping may name.
     public var policies: PolicyRegistry
-    /// Source objects read per batch.
+    /// Source objects read per batch, at least 1 (`run()` refuses less with `MapcError.input`).
     public var batchSize = 2_000
     /// Whether mappings SQLite can run with the same results are compiled to SQL (when the source
     /// store is a file). Off, every object goes through the interpreter; tests compare the two.
@@ -57,6 +58,7 @@ public struct StepMigration {
     /// Runs the three phases; throws `MigrationError` naming what failed, leaving the destination
     /// to be discarded.
     public func run() throws -> MigrationSummary {
-        try MigrationRun.run(self)
+        if let problem = MigrationOptions.batchSizeProblem(batchSize, name: "StepMigration.batchSize") { throw MapcError.input(problem) }
+        return try MigrationRun.run(self)
     }
 }

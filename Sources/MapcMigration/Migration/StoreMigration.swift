@@ -61,6 +61,7 @@ package enum StoreMigration {
     package static func run(store path: String, steps: [MigrationStep], options: MigrationOptions = MigrationOptions(), policies: PolicyRegistry = .shared,
                            progress: ((Int, Int, MigrationProgress) -> Void)? = nil) throws -> MigrationOutcome {
         guard let first = steps.first else { throw MigrationError.setup("nothing to migrate") }
+        if let problem = MigrationOptions.batchSizeProblem(options.batchSize, name: "MigrationOptions.batchSize") { throw MapcError.input(problem) }
         let real = try Files.existingStore(path)
         let replaces = !options.dryRun && options.output == nil
         // What stops the replacement stops a dry run too: it says what the run would meet.

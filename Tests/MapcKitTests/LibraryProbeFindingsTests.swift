@@ -1,0 +1,49 @@
+import Foundation
+import MapcKit
+import Testing
+
+/// What an app developer embedding MapcKit found (a Swift 6 package calling the library as the
+/// docs show: synchronous and async runs, cancellation, fleets, errors matched by type).
+@Suite("Defects found by the library probe")
+struct LibraryProbeFindingsTests {
+    /// `MigrationOptions.batchSize = 0` replaced a store of three notes with an empty one, exit
+    /// without error (the first read of `LIMIT 0` found nothing, and an empty store is valid), and
+    /// `-1` trapped the process. A batch size below 1 is refused before anything is read.
+    @Test(arguments: [0, -1, Int.min])
+    func aBatchSizeBelowOneIsRefused(batchSize: Int) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-batch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let migrator = try Migrator(schemaFiles: [
+            "versions.yaml": "versions: [v1, v2]\n",
+            "v1.yaml": "model: S\nversion: v1\nentities:\n  Rec:\n    attributes:\n      name: string?\n",
+            "v2.yaml": "model: S\nversion: v2\nentities:\n  Rec:\n    attributes:\n      name: string?\n      memo: string?\n",
+        ])
+        let first = try migrator.schemas.require(version: "v1")
+        let url = folder.appendingPathComponent("s.db")
+        let store = try Store.create(at: url.path, schema: first)
+        try store.insert(try DataFile.read(try JSONValue.parse(Data(#"{"version": "v1", "objects": {"Rec": [{"id": "a", "name": "A"}, {"id": "b", "name": "B"}]}}"#.utf8), path: "d.json"), schema: first).objects)
+        try store.close()
+        let before = try Data(contentsOf: url)
+        for allowsSQL in [true, false] {
+            var options = MigrationOptions()
+            options.batchSize = batchSize
+            options.allowsSQL = allowsSQL
+            #expect {
+                try migrator.migrate(storeAt: url, options: options)
+            } throws: { error in
+                guard case MapcError.input(let message) = error else { return false }
+                return message.contains("batchSize") && message.contains("at least 1")
+            }
+            #expect(try Data(contentsOf: url) == before)
+        }
+        // The engine's own entry refuses it too.
+        let source = try Store.open(at: url.path, schema: first, readOnly: true)
+        defer { try? source.close() }
+        let destination = try Store.create(at: folder.appendingPathComponent("d.db").path, schema: try migrator.schemas.require(version: "v2"))
+        defer { try? destination.close() }
+        var step = StepMigration(source: source, destination: destination, mapping: try #require(MappingInference.infer(from: first, to: try migrator.schemas.require(version: "v2")).mapping))
+        step.batchSize = batchSize
+        #expect(throws: MapcError.input("StepMigration.batchSize is \(batchSize): it must be at least 1 (the source objects read per batch; 2,000 by default)")) { try step.run() }
+    }
+}
