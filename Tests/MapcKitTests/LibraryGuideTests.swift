@@ -119,7 +119,7 @@ struct LibraryGuideTests {
                                     mappingsFolder: app.resources.appendingPathComponent("mappings"))
         let before = try Data(contentsOf: app.storeURL)
         let started = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0)
-        let plan = try migrator.plan(forStoreAt: app.storeURL, to: "v4")
+        let plan = try await migrator.plan(forStoreAt: app.storeURL, to: "v4")
         let task = Task {
             let progress: @Sendable (MigrationProgress) -> Void = { progress in
                 if progress.isStepStart && progress.step == 0 {

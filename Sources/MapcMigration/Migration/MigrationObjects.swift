@@ -206,7 +206,9 @@ public enum MigrationError: Error, Sendable, CustomStringConvertible {
     /// match its type), `object` the source object the hook was working on, when it was working
     /// on one (phase 1's `createDestinationInstances`, phase 2's `createRelationships`).
     case policyFailed(mapping: String, object: ObjectRef?, error: any Error)
-    /// The migration cannot start: no mapping, wrong version, unknown policy, a store in use.
+    /// The migration cannot start: nothing to migrate, no mapping for a step, an entity mapping
+    /// a run cannot set up. (A store at another version than claimed, in use, or missing is a
+    /// `MapcError`; an unknown policy a `DiagnosticsError`, as `check` reports it.)
     case setup(String)
     /// An inferred step would drop values and dropping was not accepted.
     case dataLoss(step: String, dropped: [String])

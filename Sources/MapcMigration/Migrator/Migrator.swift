@@ -11,9 +11,9 @@ import MapcStore
 /// ```swift
 /// let migrator = try Migrator(schemasFolder: bundle.url(forResource: "schemas", withExtension: nil)!,
 ///                             mappingsFolder: bundle.url(forResource: "mappings", withExtension: nil))
-/// let plan = try migrator.plan(forStoreAt: storeURL)          // reads only
+/// let plan = try await migrator.plan(forStoreAt: storeURL)    // reads only
 /// if plan.isNeeded {
-///     let outcome = try await migrator.migrate(storeAt: storeURL) { progress in … }
+///     let outcome = try await migrator.migrate(plan) { progress in … }
 /// }
 /// ```
 ///
