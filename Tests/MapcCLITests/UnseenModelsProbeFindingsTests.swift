@@ -46,4 +46,25 @@ struct UnseenModelsProbeFindingsTests {
             #expect(dump.contains(expected), "\(expected) in \(dump)")
         }
     }
+
+    /// OpenEmu added `Image.height` as an int32 with default 0, then made it a float with
+    /// default 0: `plan` said Core Data's one inference "would give Image.height 0.0 where the
+    /// steps give 0 as float" (the same value) and kept two steps for it, the store rewritten
+    /// twice. A constant converted is the value it converts to.
+    @Test func aConstantConvertedIsTheValueItBecomes() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Image:\n    attributes:\n      name: { type: string, optional: true }\n"),
+            ("v2", "  Image:\n    attributes:\n      name: { type: string, optional: true }\n      height: { type: int32, optional: true, default: 0 }\n"),
+            ("v3", "  Image:\n    attributes:\n      name: { type: string, optional: true }\n      height: { type: float, optional: true, default: 0 }\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try folder.write(#"{"version": "v1", "objects": {"Image": [{"id": "i1", "name": "a"}]}}"#, to: "d.json")
+        #expect(try CLI.run(["load", "--layout", "core-data", "d.json", "s.sqlite"], in: folder).status == 0)
+        let plan = try CLI.run(["plan", "s.sqlite"], in: folder)
+        #expect(plan.status == 0 && !plan.stdout.contains("would give") && !plan.stderr.contains("would give"), "\(plan.stdout)\(plan.stderr)")
+        #expect(plan.stdout.contains("v1 -> v3"), "\(plan.stdout)")
+        let run = try CLI.run(["run", "s.sqlite"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try CLI.run(["dump", "s.sqlite"], in: folder).stdout.contains(#""height": 0"#))
+    }
 }

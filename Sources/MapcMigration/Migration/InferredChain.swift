@@ -186,10 +186,14 @@ enum InferredChain {
             return true
         }
 
-        /// `trace` changed to another type. Two widenings in a row are one (int16 -> int32 ->
+        /// `trace` changed to another type. A constant is converted at once; two widenings in a row are one (int16 -> int32 ->
         /// int64 is int16 -> int64, no value changed), and a widening undone is none; a conversion
         /// stays what it is (int64 -> decimal -> float rounds once more than int64 -> float).
         private static func converted(_ trace: Trace, _ change: TypeChange) -> Trace {
+            // A constant converted is the value it becomes (an int32 default 0 made a float is the
+            // float 0, as one inference gives a float default 0); nil stays nil.
+            if case .constant(let value?) = trace, case .success(let made) = ValueRules.coerce(value, to: change.to) { return .constant(made) }
+            if case .constant(nil) = trace { return trace }
             guard ValueRules.isLossless(from: change.from, to: change.to) else { return .converted(trace, change) }
             if case .converted(let inner, let earlier) = trace, ValueRules.isLossless(from: earlier.from, to: earlier.to),
                ValueRules.isLossless(from: earlier.from, to: change.to) {
