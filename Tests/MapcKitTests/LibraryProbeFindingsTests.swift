@@ -106,4 +106,24 @@ struct LibraryProbeFindingsTests {
         try holder.close()
         #expect(try Data(contentsOf: url) == before)
     }
+
+    /// A Core Data store of another model (it records no model name) was identified as "no
+    /// version in the schemas matches the store's entity hashes", where `version(ofStoreAt:)`
+    /// and `plan` say it is another model's store: `status` says what they say.
+    @Test func theStatusOfAnotherModelsCoreDataStoreNamesItSo() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mapc-other-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (migrator, _) = try twoVersions(in: folder)
+        let other = try SchemaCatalog(files: ["v1.yaml": "model: Zoo\nversion: v1\nentities:\n  Zebra:\n    attributes:\n      stripes: int64?\n"])
+        let url = folder.appendingPathComponent("zoo.sqlite")
+        try Store.create(at: url.path, schema: try other.require(version: "v1"), format: .coreData).close()
+        let identification = try await migrator.status(ofStoreAt: url).identification
+        #expect(identification.contains("another model"), "\(identification)")
+        #expect {
+            _ = try migrator.version(ofStoreAt: url) as Schema
+        } throws: { error in
+            "\(error)".contains("another model")
+        }
+    }
 }

@@ -82,7 +82,9 @@ public struct Migrator: Sendable {
         } else if let mismatch = schemas.modelMismatch(metadata) {
             status.identification = mismatch.message
         } else {
-            status.identification = "no version in the schemas matches the store's entity hashes"
+            // What `version(ofStoreAt:)` and `plan` say of it: another model's store (a Core Data
+            // store records no model name), or the closest version and what differs.
+            status.identification = schemas.unidentifiedStore(at: Files.path(of: url), format: format, metadata: metadata).description
         }
         if !matching.isEmpty {
             let store = try Store.open(at: Files.path(of: url), catalog: schemas, readOnly: true)
