@@ -36,10 +36,22 @@ public struct Diagnostic: Sendable, Hashable, Error, CustomStringConvertible {
     /// Creates a diagnostic.
     public init(_ severity: Severity, _ message: String, at location: FileLocation?, length: Int = 1, fix: String? = nil) {
         self.severity = severity
-        self.message = message
+        self.message = Self.bounded(message)
         self.location = location
         self.length = max(1, length)
-        self.fix = fix
+        self.fix = fix.map(Self.bounded)
+    }
+
+    /// The longest message or fix kept whole, in Unicode scalars: one quotes what a file holds,
+    /// and a value of a million characters (or a whole file read as one scalar) was sent whole.
+    static let maxTextLength = 2_000
+
+    /// `text` within `maxTextLength`: its start and end, with how much was left out between.
+    static func bounded(_ text: String) -> String {
+        let scalars = text.unicodeScalars
+        guard scalars.count > maxTextLength else { return text }
+        let head = scalars.prefix(maxTextLength - 500), tail = scalars.suffix(400)
+        return String(String.UnicodeScalarView(head)) + " … (\(scalars.count - head.count - tail.count) characters left out) … " + String(String.UnicodeScalarView(tail))
     }
 
     /// Creates an error diagnostic.
