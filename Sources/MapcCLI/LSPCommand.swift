@@ -349,6 +349,9 @@ struct LanguageServer {
                 ("hoverProvider", .bool(true)), ("definitionProvider", .bool(true)), ("codeActionProvider", .bool(true)),
             ])
             respond(id, .object([("capabilities", capabilities), ("serverInfo", .object([("name", .string("mapc")), ("version", .string(MapcVersion.described))]))]))
+            if let failure = PolicyLoader.loadFailure {
+                showMessage(type: 1, "mapc: the project's policies were not loaded, so a mapping naming one is checked without it (restart the server once they compile): \(failure)")
+            }
         case "initialized":
             // Files changed on disk (a checkout, a schema deleted) are told only to a server that
             // asks for them: the project's files, where the client can watch them.

@@ -27,12 +27,20 @@ enum PolicyLoader {
 
     /// What loading the policy files found to warn of (`coreDataHookWarnings`).
     nonisolated(unsafe) static var warnings: [Diagnostic] = []
+    /// Why the project's policies were not loaded for the language server, which starts without
+    /// them and tells the editor (a policy half typed, or no compiler on an editor's PATH,
+    /// turned every schema and mapping feature off, the reason on standard error only).
+    nonisolated(unsafe) static var loadFailure: String?
 
     /// Loads the project's policies when the command may need them and the folder has any; exits
     /// with the documented status when they cannot be compiled or loaded.
 
     static func loadIfAny(_ arguments: [String]) {
         guard let command = arguments.first, commands.contains(command) else { return }
+        if command == "lsp" {
+            do { try load(arguments) } catch { loadFailure = "\(error)" }
+            return
+        }
         if command == "import" {
             // An imported mapping model is checked as `check` would check it, with the project's
             // policies; a data model needs none, and policies that fail to load do not stop an import.

@@ -76,4 +76,27 @@ struct LSPHostileClientFindingsTests {
         #expect(check.status == 1 && check.stdout.count + check.stderr.count < 10_000 && (check.stdout + check.stderr).contains("characters left out"),
                 "\((check.stdout + check.stderr).count) characters")
     }
+
+    /// A policy file that does not compile (half typed) stopped the server before `initialize`
+    /// was answered, exit 1, the reason on standard error only: every schema and mapping feature
+    /// was gone. The server starts without the policies and tells the editor why.
+    @Test func aPolicyThatDoesNotCompileLeavesTheServerWorking() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try CLI.addMappingsAndPolicies(to: folder)
+        let policies = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("policies").path).filter { $0.hasSuffix(".swift") }
+        let file = "policies/" + (try #require(policies.first))
+        try folder.write(try folder.read(file) + "\nthis is not swift {\n", to: file)
+        let client = try LSPClient(in: folder)
+        let initialized = try client.response("initialize", ["capabilities": [:]])
+        #expect(initialized["result"] != nil, "\(initialized)")
+        try client.settle()
+        let shown = client.notifications.compactMap { $0["method"] as? String == "window/showMessage" ? ($0["params"] as? [String: Any])?["message"] as? String : nil }
+        #expect(shown.contains { $0.contains("policies were not loaded") }, "\(shown)")
+        // Schema features work: a hover in a schema file is answered.
+        let schema = folder.appendingPathComponent("schemas/v1.yaml").standardizedFileURL
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": schema.absoluteString, "languageId": "yaml", "version": 1, "text": try folder.read("schemas/v1.yaml")]]])
+        #expect(try client.diagnostics(for: schema.absoluteString).isEmpty)
+        try client.close()
+    }
 }
