@@ -7,7 +7,10 @@ public struct SourceFile: Sendable {
     public let path: String
     /// The whole text.
     public let text: String
-    private let lines: [Substring]
+    /// Where each line starts in the text's UTF-8 (4 bytes a line: a file is at most 16 MiB). Its
+    /// lines as substrings took 32 bytes each, kept with every open document: a 16 MiB file of
+    /// blank lines held half a gigabyte in the language server.
+    private let lineStarts: [UInt32]
     /// Where each of YAML's lines starts in the file's lines (line, column), when YAML counts more
     /// lines: libyaml (YAML 1.1) also breaks lines at U+0085, U+2028 and U+2029, which editors and
     /// `lines(of:)` do not. Nil when the text holds none of them (as files almost always do).
@@ -17,7 +20,7 @@ public struct SourceFile: Sendable {
     public init(path: String, text: String) {
         self.path = path
         self.text = text
-        self.lines = Self.lines(of: text).map { $0[...] }
+        self.lineStarts = Self.lineStarts(of: text)
         self.yamlLineStarts = Self.yamlLineStarts(of: text)
     }
 
@@ -89,6 +92,26 @@ public struct SourceFile: Sendable {
         return lines
     }
 
+    /// Where each of a text's lines starts in its UTF-8, lines ended as `lines(of:)` ends them.
+    /// (A text past 4 GiB, which no file read is, has its later lines counted as its last.)
+    static func lineStarts(of text: String) -> [UInt32] {
+        var text = text
+        text.makeContiguousUTF8()
+        return text.utf8.withContiguousStorageIfAvailable { bytes -> [UInt32] in
+            var starts: [UInt32] = [0]
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                guard byte == 0x0A || byte == 0x0D else { continue }
+                if byte == 0x0D, index < bytes.count, bytes[index] == 0x0A { index += 1 }
+                guard let start = UInt32(exactly: index) else { break }
+                starts.append(start)
+            }
+            return starts
+        } ?? [0]
+    }
+
     /// The line and column (columns in Unicode scalars) of a byte offset into the text's UTF-8,
     /// lines ended as `lines(of:)` ends them: where libyaml's reader places what it refuses.
     package func location(ofUTF8Offset offset: Int) -> FileLocation {
@@ -154,10 +177,14 @@ public struct SourceFile: Sendable {
 
     /// The text of a 1-based line, without its line break, or nil past the end.
     package func line(_ number: Int) -> String? {
-        guard number >= 1, number <= lines.count else { return nil }
-        var line = String(lines[number - 1])
-        if line.hasSuffix("\r") { line.removeLast() }
-        return line
+        guard number >= 1, number <= lineStarts.count else { return nil }
+        let utf8 = text.utf8
+        let start = utf8.index(utf8.startIndex, offsetBy: Int(lineStarts[number - 1]))
+        var end = number < lineStarts.count ? utf8.index(utf8.startIndex, offsetBy: Int(lineStarts[number])) : utf8.endIndex
+        // Without its break: `\n`, `\r\n` or `\r`.
+        if end > start, utf8[utf8.index(before: end)] == 0x0A { end = utf8.index(before: end) }
+        if end > start, utf8[utf8.index(before: end)] == 0x0D { end = utf8.index(before: end) }
+        return String(text[start..<end])
     }
 }
 
