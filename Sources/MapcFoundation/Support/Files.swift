@@ -190,7 +190,7 @@ package enum Files {
         if let problem = storePathProblem(path) { throw MapcError.file(problem) }
         let real = realPath(path)
         if let source, real == realPath(source) {
-            throw MapcError.file("\(path) is the store being migrated itself: the output must be a new file (to migrate the store in place, leave --output out; in code, leave `MigrationOptions.output` nil)")
+            throw MapcError.file("\(path) is the store being migrated itself: the output must be a new file (to migrate the store in place, leave --output out)")
         }
         switch kind(of: real) {
         case .missing: break

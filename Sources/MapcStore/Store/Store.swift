@@ -292,7 +292,7 @@ public final class Store: @unchecked Sendable {
             if case .store(let message) = error {
                 // SQLite takes an empty file for an empty database: say what it is.
                 if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber, size.intValue == 0 {
-                    throw MapcError.store("\(path) is empty (0 bytes): not a store. For a new store there, remove the file and run 'mapc init' or 'mapc load' (in code, `Store.create`); a store copied or downloaded cut short must be restored from where it came")
+                    throw MapcError.store("\(path) is empty (0 bytes): not a store. For a new store there, remove the file and run 'mapc init' or 'mapc load'; a store copied or downloaded cut short must be restored from where it came")
                 }
                 throw MapcError.store("\(path): \(message)")
             }
