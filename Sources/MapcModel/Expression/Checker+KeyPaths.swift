@@ -104,8 +104,6 @@ extension ExpressionChecker {
                 error("@\(op.rawValue) needs numbers, but the values are \(base)", range)
                 return .unknown
             }
-            // Key-value coding's sum of integers is a decimal (exact, and divided with its fraction).
-            if op == .sum, base == .integer || base == .bool { return .decimal }
             return op == .avg ? (base == .decimal ? .decimal : .double) : (base.isOpen ? .unknown : base)
         case .min, .max:
             if case .collection(let inner) = mapped { return inner }

@@ -206,17 +206,6 @@ package struct ExpressionChecker {
         case .ternary(_, let whenTrue, let whenFalse): return isWholeNumber(whenTrue) && isWholeNumber(whenFalse)
         // `max:({floor:(a), 3})`: a collection written out, each element whole.
         case .aggregate(let elements): return elements.allSatisfy { isWholeNumber($0) }
-        // `lines.@sum.qty` of integers: a decimal, always whole.
-        case .keyPath(let root, let components) where components.contains(where: { if case .collectionOperator(.sum, _) = $0 { return true } else { return false } }):
-            guard case .collectionOperator(.sum, _)? = components.dropLast().last ?? components.last,
-                  components.filter({ if case .collectionOperator = $0 { return true } else { return false } }).count == 1 else { return isInteger(expression) }
-            let summed = Expr(.keyPath(root: root, components: components.filter { if case .collectionOperator = $0 { return false } else { return true } }), expression.range)
-            let given = diagnostics.count
-            defer { diagnostics.removeSubrange(given...) }
-            switch type(of: summed) {
-            case .collection(.integer), .collection(.bool), .integer, .bool: return true
-            default: return false
-            }
         default: return isInteger(expression)
         }
     }

@@ -384,12 +384,7 @@ package final class Evaluator {
                 case .failure(let error): throw failure("@avg: \(error.message)", range)
                 }
             }
-            // Key-value coding sums in decimal (`NSDecimalNumber`): a sum of integers is a
-            // decimal, exact past 64 bits, and divides with its fraction (`lines.@sum.qty / 4` is
-            // 2.5 for 10). A fetch's SQL `SUM()` of integers is an integer, as it divides there.
-            let integers = numbers.allSatisfy { if case .scalar(.integer) = $0 { return true } else if case .scalar(.bool) = $0 { return true } else { return false } }
-            let start: EvalValue = integers && !evaluatesFetchPredicate ? .scalar(.decimal(0)) : .scalar(.integer(0))
-            return try numbers.reduce(start) { try binary(.add, $0, $1, range) }
+            return try numbers.reduce(EvalValue.scalar(.integer(0))) { try binary(.add, $0, $1, range) }
         case .min, .max:
             var best: EvalValue?
             for item in mapped where !item.isNull {
