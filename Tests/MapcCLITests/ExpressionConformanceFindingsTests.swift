@@ -124,4 +124,53 @@ struct ExpressionConformanceFindingsTests {
         let refused = try CLI.run(["eval", "--predicate", #""aaaa" MATCHES "(a+)+b""#], in: folder)
         #expect(refused.status == 1 && refused.stderr.contains("exponential"), "\(refused.stderr)")
     }
+
+    /// `ceiling:($source.lines.@sum.qty / 4)` was 2 for lines of 6 and 4, and a comparison of
+    /// the quotient false, `check` silent: Foundation's `@sum` is a decimal (3 and true there).
+    /// mapc's sum of integers stays an integer (an index, a bool, a policy function take it), and
+    /// `check` warns of it divided anywhere in a value; `1.0 *` gives Foundation's result.
+    @Test func aSumOfIntegersDividedIsWarnedOf() throws {
+        let folder = try CLI.project(versions: [
+            ("v1", "  Order:\n    attributes:\n      name: string\n    relationships:\n      lines: { destination: Line, toMany: true, inverse: order, optional: true }\n  Line:\n    attributes:\n      qty: int64\n    relationships:\n      order: { destination: Order, inverse: lines, optional: true }\n"),
+            ("v2", "  Box:\n    attributes:\n      name: string\n      packs: int64\n      twoBoxes: bool\n      exact: int64\n      total: int64\n"),
+        ])
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("mappings"), withIntermediateDirectories: true)
+        func mapping(packs: String, twoBoxes: String) -> String {
+            """
+            source: v1
+            destination: v2
+            entityMappings:
+              - name: OrderToBox
+                source: Order
+                destination: Box
+                attributes:
+                  name: $source.name
+                  packs: \(packs)
+                  twoBoxes: \(twoBoxes)
+                  exact: trunc:($source.lines.@sum.qty / 4)
+                  total: $source.lines.@sum.qty
+                drops: [lines]
+              - name: LineDrop
+                source: Line
+                destination: null
+                type: remove
+            """
+        }
+        try folder.write(mapping(packs: "ceiling:($source.lines.@sum.qty / 4)", twoBoxes: "TERNARY($source.lines.@sum.qty / 4 > 2, YES, NO)"), to: "mappings/v1_to_v2.yaml")
+        let check = try CLI.run(["check"], in: folder)
+        let said = check.stdout + check.stderr
+        #expect(said.components(separatedBy: "Foundation's @sum is a decimal").count - 1 == 2 && said.contains("0 errors, 2 warnings"), "\(said)")
+        try folder.write(mapping(packs: "ceiling:(1.0 * $source.lines.@sum.qty / 4)", twoBoxes: "TERNARY(1.0 * $source.lines.@sum.qty / 4 > 2, YES, NO)"), to: "mappings/v1_to_v2.yaml")
+        let strict = try CLI.run(["check", "--strict"], in: folder)
+        #expect(strict.status == 0, "\(strict.stdout)\(strict.stderr)")
+        try folder.write(#"{"version": "v1", "objects": {"Order": [{"id": "o1", "name": "ten", "lines": ["l1", "l2"]}], "Line": [{"id": "l1", "qty": 6}, {"id": "l2", "qty": 4}]}}"#, to: "data.json")
+        #expect(try CLI.run(["load", "data.json", "s.db"], in: folder).status == 0)
+        let run = try CLI.run(["run", "s.db"], in: folder)
+        #expect(run.status == 0, "\(run.stderr)")
+        let dump = try CLI.run(["dump", "s.db"], in: folder).stdout
+        for expected in [#""packs": 3"#, #""twoBoxes": true"#, #""exact": 2"#, #""total": 10"#] {
+            #expect(dump.contains(expected), "\(expected) in \(dump)")
+        }
+    }
 }

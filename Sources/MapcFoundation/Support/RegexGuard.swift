@@ -27,6 +27,9 @@ package enum RegexGuard {
         if pattern.count > maxPatternLength { return "the pattern is longer than \(maxPatternLength) characters" }
         if (try? NSRegularExpression(pattern: pattern)) == nil { return "'\(pattern)' is not a valid regular expression" }
         let scalars = Array(pattern.unicodeScalars)
+        // Free spacing (`(?x)`) makes whitespace and `#…` no characters: a delimiter read as one
+        // may not be there.
+        let freeSpacing = pattern.range(of: #"\(\?[a-zA-Z-]*x"#, options: .regularExpression) != nil
         // Track, for each open group, whether it contains a quantifier or an alternation.
         var stack: [(quantified: Bool, alternation: Bool, start: Int)] = []
         var index = 0
@@ -61,7 +64,7 @@ package enum RegexGuard {
             case ")":
                 guard let group = stack.popLast() else { break }
                 let repeated = index + 1 < scalars.count && (scalars[index + 1] == "*" || scalars[index + 1] == "+" || scalars[index + 1] == "{")
-                if repeated && (group.alternation || (group.quantified && !splitsByDelimiter(scalars[(group.start + 1)..<index]))) {
+                if repeated && (group.alternation || (group.quantified && (freeSpacing || !splitsByDelimiter(scalars[(group.start + 1)..<index])))) {
                     return "a repeated group that itself repeats or alternates, such as (a+)+ or (a|aa)*, can make matching take exponential time"
                 }
                 if (repeated || group.quantified), let last = stack.indices.last { stack[last].quantified = true }
@@ -77,11 +80,13 @@ package enum RegexGuard {
     }
 
     /// Whether a group's body, repeated, splits a text one way only: a plain sequence of atoms
-    /// (no group, no alternation) with one atom taken exactly once that matches one character no
-    /// repeated atom of the body can match. Each repetition must then take one of those
-    /// characters, and its repeated parts cannot run past it: `([a-z0-9-]+\.)+` and `(\d+\.)*`
-    /// match in linear time, where `(a+)+` and `(\w+\s?)+` may try every split of a text.
-    /// Anything not understood here (a class it cannot read, a flag, a nested group) is not.
+    /// (no group, no alternation), each matching one character, of which exactly one repeats,
+    /// and one taken once (the delimiter) matches only characters no other atom of the body can
+    /// match, none of them with a case. Each repetition then holds exactly one of those
+    /// characters, and the repeated atom's extent is fixed by it: `([a-z0-9-]+\.)+` and
+    /// `(\d+\.)*` match in linear time. Two repeated atoms (`([a-z]+ [a-z]+)+`, `(a*a*,)+`), an
+    /// atom besides the delimiter that matches its characters (`([a-z]+.,)+`), or anything not
+    /// understood here (a class it cannot read, a flag, a nested group) is not.
     static func splitsByDelimiter(_ body: ArraySlice<Unicode.Scalar>) -> Bool {
         // Each atom: what it matches, the characters themselves when they are few (a literal, a
         // bracketed list, `\s`), and whether it repeats.
@@ -97,24 +102,19 @@ package enum RegexGuard {
             var matches: (Unicode.Scalar) -> Bool
             var members: [ClosedRange<UInt32>]?
             switch scalar {
-            case "(", ")", "|", "^", "$", "*", "+", "?", "{": return false
+            case "(", ")", "|", "^", "$", "*", "+", "?", "{", "#": return false
             case ".": matches = { _ in true }
             case "\\":
                 guard index + 1 < body.endIndex else { return false }
                 let escaped = body[index + 1]
                 index += 1
                 switch escaped {
-                case "d": matches = { $0.properties.numericType != nil }
-                case "D": matches = { $0.properties.numericType == nil }
-                case "w", "W", "s", "S":
-                    let word: (Unicode.Scalar) -> Bool = { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" || $0.properties.generalCategory == .nonspacingMark }
-                    let space: (Unicode.Scalar) -> Bool = { $0.properties.isWhitespace }
-                    switch escaped {
-                    case "w": matches = word
-                    case "W": matches = { !word($0) }
-                    case "s": matches = space; members = whitespace
-                    default: matches = { !space($0) }
-                    }
+                case "d": matches = isICUDigit
+                case "D": matches = { !isICUDigit($0) }
+                case "w": matches = isICUWordCharacter
+                case "W": matches = { !isICUWordCharacter($0) }
+                case "s": matches = { $0.properties.isWhitespace }; members = whitespace
+                case "S": matches = { !$0.properties.isWhitespace }
                 // An escaped punctuation character is itself; any other escape is not read here.
                 case _ where escaped.isASCII && !escaped.properties.isAlphabetic && !("0"..."9").contains(escaped):
                     matches = { $0 == escaped }
@@ -144,17 +144,33 @@ package enum RegexGuard {
             }
             atoms.append((matches, members, repeated))
         }
-        let repeatedAtoms = atoms.filter(\.repeated)
-        // Either case of a letter, for a pattern matched without regard to case.
-        func clashes(_ scalar: Unicode.Scalar) -> Bool {
-            let forms = [scalar] + String(scalar).lowercased().unicodeScalars + String(scalar).uppercased().unicodeScalars
-            return repeatedAtoms.contains { repeatedAtom in forms.contains { repeatedAtom.matches($0) } }
+        guard atoms.filter(\.repeated).count == 1 else { return false }
+        return atoms.indices.contains { candidate in
+            // A delimiter of few characters (a literal, `[.,;]`, `\s`), none with a case (a
+            // pattern may be matched without regard to case), none matched by another atom.
+            let delimiter = atoms[candidate]
+            guard !delimiter.repeated, let members = delimiter.members, members.reduce(0, { $0 + $1.count }) <= 4_096 else { return false }
+            return !members.contains { range in
+                range.contains { value in
+                    guard let scalar = Unicode.Scalar(value) else { return false }
+                    if String(scalar).lowercased() != String(scalar) || String(scalar).uppercased() != String(scalar) { return true }
+                    return atoms.indices.contains { $0 != candidate && atoms[$0].matches(scalar) }
+                }
+            }
         }
-        return atoms.contains { atom in
-            // A delimiter of few characters (a literal, `[.,;]`, `\s`): none of them may be
-            // matched by a repeated atom.
-            guard !atom.repeated, let members = atom.members, members.reduce(0, { $0 + $1.count }) <= 4_096 else { return false }
-            return !members.contains { range in range.contains { Unicode.Scalar($0).map(clashes) ?? false } }
+    }
+
+    /// ICU's `\d`: a decimal digit of any script (general category Nd).
+    private static func isICUDigit(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .decimalNumber
+    }
+
+    /// ICU's `\w`: alphabetic, a mark, a decimal digit, connector punctuation, or a zero-width
+    /// (non-)joiner.
+    private static func isICUWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .connectorPunctuation: return true
+        default: return scalar.properties.isAlphabetic || scalar.value == 0x200C || scalar.value == 0x200D
         }
     }
 
@@ -183,8 +199,8 @@ package enum RegexGuard {
                 let escaped = body[index + 1]
                 index += 2
                 switch escaped {
-                case "d": members.append { $0.properties.numericType != nil }; listed = nil; continue
-                case "w": members.append { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" }; listed = nil; continue
+                case "d": members.append(isICUDigit); listed = nil; continue
+                case "w": members.append(isICUWordCharacter); listed = nil; continue
                 case "s": members.append { $0.properties.isWhitespace }; listed = nil; continue
                 case _ where escaped.isASCII && !escaped.properties.isAlphabetic && !("0"..."9").contains(escaped): scalar = escaped; index -= 1
                 default: return nil

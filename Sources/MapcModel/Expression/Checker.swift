@@ -80,6 +80,13 @@ package struct ExpressionChecker {
     /// whole, whose condition may rule it out.
     private mutating func checkAssignable(_ expression: Expr, to attribute: Attribute, entity: String, whole: Expr) {
         let target = "attribute '\(entity).\(attribute.name)' (\(attribute.type.rawValue))"
+        // A sum of integers divided, anywhere in the value (a condition, `ceiling:`): key-value
+        // coding's `@sum` is an `NSDecimalNumber`, which Foundation divides with its fraction,
+        // where mapc's is an integer (its type kept: an index, a bool, a policy function take it).
+        if expression.range == whole.range, let division = sumDivision(in: expression) {
+            warning("a sum of integers divided: Foundation's @sum is a decimal and divides with its fraction (10 / 4 is 2.5, and ceiling:() of it 3), where mapc's is an integer and divides as integers (2)", division.range,
+                    fix: "write 1.0 * before the sum to divide as Foundation does, or trunc:() around the division to say the whole number is meant")
+        }
         if case .ternary(let condition, let whenTrue, let whenFalse) = expression.kind {
             checkPredicate(condition)
             // Each branch knowing what the condition tested against nil, as `type(of:)` checks a
@@ -102,9 +109,10 @@ package struct ExpressionChecker {
             warning("intValue gives a 32-bit integer, as Foundation's does, and \(target) holds more: a value outside -2147483648...2147483647 fails the migration", selectorRange,
                     fix: "call integerValue for a 64-bit integer")
         }
-        // Two integers divide as integers (NSExpression's rule): into an attribute that holds
-        // fractions, the fraction a reader may expect is gone.
-        if [.float, .double, .decimal].contains(attribute.type), let division = integerDivision(in: expression) {
+        // A sum of integers divided, anywhere in a value: key-value coding's `@sum` is an
+        // `NSDecimalNumber`, which Foundation divides with its fraction, where mapc's is an
+        // integer (its type kept: an index, a bool, a policy function's argument take it).
+        if [.float, .double, .decimal].contains(attribute.type), let division = integerDivision(in: expression), !Self.readsSum(division) {
             warning("an integer divided by an integer is an integer, truncated (7 / 2 is 3, as NSExpression divides), and \(target) would hold no fraction", division.range,
                     fix: "write a double into the division (1.0 * a / b) for the fraction, or trunc:() to say the whole number is meant")
         }
@@ -168,6 +176,31 @@ package struct ExpressionChecker {
             if let found = integerDivision(in: child) { return found }
         }
         return nil
+    }
+
+    /// The first division of two integers one of which reads an `@sum`, anywhere in an
+    /// expression but under `trunc:` (which gives Foundation's whole number too).
+    private mutating func sumDivision(in expression: Expr) -> Expr? {
+        switch expression.kind {
+        case .binary(.divide, let left, let right) where Self.readsSum(expression) && isInteger(left) && isInteger(right):
+            return expression
+        case .function(let name, let arguments):
+            let function = NamedFunction.lookup(name, argumentCount: arguments.count)
+            if function == .trunc { return nil }
+            if function == .divide, arguments.count == 2, Self.readsSum(expression), isInteger(arguments[0]), isInteger(arguments[1]) { return expression }
+        default: break
+        }
+        for child in expression.children {
+            if let found = sumDivision(in: child) { return found }
+        }
+        return nil
+    }
+
+    /// Whether an expression reads an `@sum` anywhere in it.
+    static func readsSum(_ expression: Expr) -> Bool {
+        if case .keyPath(_, let components) = expression.kind,
+           components.contains(where: { if case .collectionOperator(.sum, _) = $0 { return true } else { return false } }) { return true }
+        return expression.children.contains(where: readsSum)
     }
 
     /// Whether an expression's type is an integer or a boolean; its diagnostics were given already.
