@@ -299,6 +299,12 @@ struct LanguageServer {
         // A notification sent with an id is answered (the client waits for every request's
         // answer), and done: its edits kept, the document in step.
         if isRequest, Self.notifications.contains(method), method != "exit", let id {
+            // As any request: refused before `initialize` and after `shutdown`.
+            if !initialized || shuttingDown {
+                send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(initialized ? -32600 : -32002)),
+                    ("message", .string(initialized ? "the server is shutting down: only exit is accepted after shutdown" : "the server is not initialized: send initialize first"))]))]))
+                return nil
+            }
             defer { respond(id, .null) }
             return handleMethod(method, message, id: nil)
         }

@@ -38,7 +38,10 @@ enum PolicyLoader {
     static func loadIfAny(_ arguments: [String]) {
         guard let command = arguments.first, commands.contains(command) else { return }
         if command == "lsp" {
-            do { try load(arguments) } catch { loadFailure = "\(error)" }
+            do {
+                try load(arguments)
+                if !warnings.isEmpty { Console.err(DiagnosticRenderer().render(warnings)) }
+            } catch { loadFailure = "\(error)" }
             return
         }
         if command == "import" {

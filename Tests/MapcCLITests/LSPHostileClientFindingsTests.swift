@@ -99,4 +99,24 @@ struct LSPHostileClientFindingsTests {
         #expect(try client.diagnostics(for: schema.absoluteString).isEmpty)
         try client.close()
     }
+
+    /// A notification's method sent with an id is a request, refused as any before `initialize`
+    /// (-32002) and after `shutdown` (-32600): it was answered `null`, and done after `shutdown`
+    /// (the review).
+    @Test func aNotificationWithAnIdKeepsTheLifecycleRules() throws {
+        let folder = try CLI.project()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let client = try LSPClient(in: folder)
+        let uri = folder.appendingPathComponent("schemas/v1.yaml").standardizedFileURL.absoluteString
+        let open: [String: Any] = ["textDocument": ["uri": uri, "languageId": "yaml", "version": 1, "text": "model: M\n"]]
+        let before = try client.response("textDocument/didOpen", open)
+        #expect((before["error"] as? [String: Any])?["code"] as? Int == -32002, "\(before)")
+        _ = try client.request("initialize", ["capabilities": [:]])
+        _ = try client.request("shutdown", [:])
+        let after = try client.response("textDocument/didOpen", open)
+        #expect((after["error"] as? [String: Any])?["code"] as? Int == -32600, "\(after)")
+        #expect(!client.notifications.contains { $0["method"] as? String == "textDocument/publishDiagnostics" }, "\(client.notifications)")
+        try client.send(["method": "exit"])
+        client.process.waitUntilExit()
+    }
 }

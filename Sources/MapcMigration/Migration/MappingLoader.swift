@@ -64,7 +64,8 @@ public enum MappingLoader {
         }
         guard let name = document.identifier(nameNode, what: "entity mapping name") else { return nil }
         // `null` (or `~`, or nothing) says there is none; `Null` and `NULL` are entities' names
-        // (Core Data's begin with a capital, as a schema file reads them).
+        // (Core Data's usually begin with a capital, as a schema file reads them; an entity
+        // named `null` in lowercase is written quoted, `"null"`).
         func none(_ node: Node) -> Bool { YAMLDocument.isNull(node) && node.scalar?.string.first?.isUppercase != true }
         let source = value("source").flatMap { none($0) ? nil : document.identifier($0, what: "source entity") }
         let destination = value("destination").flatMap { none($0) ? nil : document.identifier($0, what: "destination entity") }

@@ -182,6 +182,12 @@ extension Evaluator {
     func readsFloatAttribute(_ expression: Expr) -> Bool {
         guard case .keyPath(let root, let components) = expression.kind, case .key(let key, _)? = components.last,
               !components.contains(where: { if case .collectionOperator = $0 { return true } else { return false } }) else { return false }
+        // Read again below: only from an object named (`$source`, `SELF`), never through what a
+        // second reading would run again (a policy function, a fetch).
+        switch root.kind {
+        case .variable, .evaluatedObject: break
+        default: return false
+        }
         // The object (or objects) the key is read from; read already once, so no error is new.
         let holder = components.count == 1 ? try? value(of: root) : try? value(of: Expr(.keyPath(root: root, components: Array(components.dropLast())), expression.range))
         let object: ObjectRef?

@@ -29,7 +29,8 @@ struct MapcFormat: StoreFormatStrategy {
     static let historyTable = "_mapc_history"
     /// The tool that made each step of the history, by step: a table of its own, as a column
     /// added to the history table would be a column builds before it do not know, and they
-    /// refuse to migrate a store holding one (a fleet upgraded in stages runs both).
+    /// refuse to migrate a store holding one (a fleet upgraded in stages runs both). Such a build
+    /// passes the table over, and a store it migrates keeps no tool for any step.
     static let historyToolsTable = "_mapc_history_tools"
     /// The current metadata format.
     static let currentFormatVersion = 1
