@@ -257,7 +257,7 @@ struct LanguageServer {
         let message: JSONValue
         switch framed {
         case .notJSON:
-            send(.object([("jsonrpc", .string("2.0")), ("id", .null), ("error", .object([("code", .integer(-32700)), ("message", .string("the message is not JSON"))]))]))
+            respondError(.null, code: -32700, "the message is not JSON")
             return nil
         case .skipped(let bytes):
             showMessage(type: 1, "mapc: the editor sent a message of \(bytes) bytes, more than the \(LSPInput.maxBodyBytes) mapc lsp reads; it was skipped (a document that large is not checked: `mapc check` checks its file)")
@@ -265,15 +265,13 @@ struct LanguageServer {
         case .json(let json):
             message = json
         }
-        func invalid(_ id: JSONValue, _ why: String) {
-            send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32600)), ("message", .string(why))]))]))
-        }
+        func invalid(_ id: JSONValue, _ why: String) { respondError(id, code: -32600, why) }
         // A JSON-RPC batch (an array): no LSP client sends one; answered as an invalid request, not ignored.
         if case .array = message {
             invalid(.null, "batches of messages are not supported; send one message at a time")
             return nil
         }
-        // Not an object (`5`), or an id JSON-RPC does not allow (a string, a number or null):
+        // Not an object (`5`), or an id other than JSON-RPC allows (a string, a number or null):
         // an invalid request, answered with a null id, as JSON-RPC 2.0 answers one.
         guard case .object = message else {
             invalid(.null, "a message must be a JSON object with a method")
@@ -301,8 +299,8 @@ struct LanguageServer {
         if isRequest, Self.notifications.contains(method), method != "exit", let id {
             // As any request: refused before `initialize` and after `shutdown`.
             if !initialized || shuttingDown {
-                send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(initialized ? -32600 : -32002)),
-                    ("message", .string(initialized ? "the server is shutting down: only exit is accepted after shutdown" : "the server is not initialized: send initialize first"))]))]))
+                respondError(id, code: initialized ? -32600 : -32002,
+                             initialized ? "the server is shutting down: only exit is accepted after shutdown" : "the server is not initialized: send initialize first")
                 return nil
             }
             defer { respond(id, .null) }
@@ -327,7 +325,7 @@ struct LanguageServer {
         // (a document opened before it was checked and published).
         if !initialized, method != "initialize", method != "exit" {
             if let id, id != .null {
-                send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32002)), ("message", .string("the server is not initialized: send initialize first"))]))]))
+                respondError(id, code: -32002, "the server is not initialized: send initialize first")
             }
             return nil
         }
@@ -335,13 +333,13 @@ struct LanguageServer {
         // protocol asks, rather than answered as if the server were still at work).
         if let id, id != .null, (method == "initialize" && initialized) || (shuttingDown && method != "exit") {
             let why = method == "initialize" && initialized ? "the server is initialized already: send initialize once" : "the server is shutting down: only exit is accepted after shutdown"
-            send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32600)), ("message", .string(why))]))]))
+            respondError(id, code: -32600, why)
             return nil
         }
         // A position request's params of the wrong shape are the client's mistake, said as
         // JSON-RPC says it (-32602), not answered as if nothing were there.
         if ["textDocument/completion", "textDocument/hover", "textDocument/definition"].contains(method), let id, let problem = Self.positionProblem(params) {
-            send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32602)), ("message", .string(problem))]))]))
+            respondError(id, code: -32602, problem)
             return nil
         }
         switch method {
@@ -465,7 +463,7 @@ struct LanguageServer {
         default:
             // Unknown requests are answered (a client waits for every answer); notifications dropped.
             if let id, id != .null {
-                send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32601)), ("message", .string("mapc lsp does not handle \(method)"))]))]))
+                respondError(id, code: -32601, "mapc lsp does not handle \(method)")
             }
         }
         return nil
@@ -735,12 +733,18 @@ struct LanguageServer {
 
     /// Answers a request the client cancelled before it was handled (LSP's RequestCancelled).
     func refuseCancelled(_ id: JSONValue) {
-        send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(-32800)), ("message", .string("cancelled by the client"))]))]))
+        respondError(id, code: -32800, "cancelled by the client")
     }
 
     /// Shows the user a message (`window/showMessage`; type 1 an error, 2 a warning).
     func showMessage(type: Int64, _ text: String) {
         send(.object([("jsonrpc", .string("2.0")), ("method", .string("window/showMessage")), ("params", .object([("type", .integer(type)), ("message", .string(text))]))]))
+    }
+
+    /// Answers a request with a JSON-RPC error (`code`: -32700 not JSON, -32600 invalid, -32601
+    /// unknown method, -32602 invalid params, -32002 not initialized, -32800 cancelled).
+    func respondError(_ id: JSONValue, code: Int64, _ message: String) {
+        send(.object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object([("code", .integer(code)), ("message", .string(message))]))]))
     }
 
     func respond(_ id: JSONValue?, _ result: JSONValue) {
