@@ -109,9 +109,8 @@ package struct ExpressionChecker {
             warning("intValue gives a 32-bit integer, as Foundation's does, and \(target) holds more: a value outside -2147483648...2147483647 fails the migration", selectorRange,
                     fix: "call integerValue for a 64-bit integer")
         }
-        // A sum of integers divided, anywhere in a value: key-value coding's `@sum` is an
-        // `NSDecimalNumber`, which Foundation divides with its fraction, where mapc's is an
-        // integer (its type kept: an index, a bool, a policy function's argument take it).
+        // Two integers divide as integers (NSExpression's rule): into an attribute that holds
+        // fractions, the fraction a reader may expect is gone (a sum's division is said above).
         if [.float, .double, .decimal].contains(attribute.type), let division = integerDivision(in: expression), !Self.readsSum(division) {
             warning("an integer divided by an integer is an integer, truncated (7 / 2 is 3, as NSExpression divides), and \(target) would hold no fraction", division.range,
                     fix: "write a double into the division (1.0 * a / b) for the fraction, or trunc:() to say the whole number is meant")
