@@ -72,6 +72,7 @@ package struct LightweightInference {
         }
         cautionRequiredLinksToDroppedObjects()
         cautionMergedHierarchies()
+        cautionConstantUniqueValues()
         let renames = MappingInference.probableRenames(changes, from: source, to: destination, counterparts: sourceFor, through: intermediates)
         sayEachChangeOnceWhereDeclared()
         changes += MappingInference.hashOnlyChanges(from: source, to: destination, counterparts: sourceFor, listed: changes, origins: origins)
@@ -309,6 +310,27 @@ package struct LightweightInference {
     /// does not infer it ("you cannot merge entity hierarchies"), and a Core Data store keeps a
     /// hierarchy in one table, so the objects that move into the other's get new keys there, and
     /// their object IDs (the URIs an app may keep) change. Inferred here, and said.
+    /// A uniqueness constraint all of whose attributes are new, each given its default: every
+    /// object of the entity gets the same constrained values, so a store holding two of them
+    /// fails validation at the end of the step (Wire's zmessaging 4 -> 5: a new attribute with
+    /// the default 0 in a constraint). Said before the run, which cannot succeed on such a store.
+    mutating func cautionConstantUniqueValues() {
+        for entity in destination.entities where !entity.isAbstract {
+            guard let properties = origins.properties[entity.name] else { continue }
+            for constraint in destination.ancestry(of: entity).flatMap(\.uniquenessConstraints) where !constraint.isEmpty {
+                let defaults = constraint.map { name -> Value? in
+                    if case .new(let value?)? = properties[name] { return value }
+                    return nil
+                }
+                guard defaults.allSatisfy({ $0 != nil }) else { continue }
+                let given = zip(constraint, defaults).map { "\($0) = \($1.map { "\($0)" } ?? "")" }.joined(separator: ", ")
+                cautions.append(("\(entity.name).\(constraint[0])", "every \(entity.name) object gets \(given) (the default), which \(entity.name)'s uniqueness constraint (\(constraint.joined(separator: ", "))) "
+                                 + "lets one object hold: a store with more than one \(entity.name) fails validation at the end of the step, unchanged; "
+                                 + "write a mapping file that gives each object its own value"))
+            }
+        }
+    }
+
     mutating func cautionMergedHierarchies() {
         var sourceRoots: [String: Set<String>] = [:]
         for entity in destination.entities {
