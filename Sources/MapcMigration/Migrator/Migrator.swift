@@ -84,7 +84,7 @@ public struct Migrator: Sendable {
         } else {
             // What `version(ofStoreAt:)` and `plan` say of it: another model's store (a Core Data
             // store records no model name), or the closest version and what differs.
-            status.identification = schemas.unidentifiedStore(at: Files.path(of: url), format: format, metadata: metadata).description
+            status.identification = schemas.unidentifiedStore(at: Files.path(of: url), format: format, metadata: metadata, checkedForDamage: true).description
         }
         if !matching.isEmpty {
             let store = try Store.open(at: Files.path(of: url), catalog: schemas, readOnly: true)

@@ -37,10 +37,12 @@ extension SchemaCatalog {
     /// than them, or an older version never imported); or, the closest version of its own model,
     /// what differs from it: entities by hash and, from the store's tables, the columns. One
     /// diagnosis for every command that identifies a store.
-    package func unidentifiedStore(at path: String, format: StoreFormat, metadata: StoreMetadata) -> MapcError {
+    /// `checkedForDamage`: the caller ran SQLite's quick check of the store already (`status`
+    /// runs it on every store), so it is not run again.
+    package func unidentifiedStore(at path: String, format: StoreFormat, metadata: StoreMetadata, checkedForDamage: Bool = false) -> MapcError {
         // Damaged bookkeeping reads as hashes of no version: say what it is (only on this path, so
         // a store that is identified pays nothing for the check).
-        if let damaged = Store.damage(at: path) { return damaged }
+        if !checkedForDamage, let damaged = Store.damage(at: path) { return damaged }
         let folder = directory.isEmpty ? "the schemas" : "the schemas in \(directory)"
         if let mismatch = modelMismatch(metadata) {
             return MapcError.unknownVersion("\(path): \(mismatch.message); use \(mismatch.model)'s schema files (with the mapc command, --schemas DIR)")
