@@ -41,7 +41,10 @@ enum PolicyLoader {
             do {
                 try load(arguments)
                 if !warnings.isEmpty { Console.err(DiagnosticRenderer().render(warnings)) }
-            } catch { loadFailure = "\(error)" }
+            } catch {
+                loadFailure = "\(error)"
+                PolicyRegistry.shared.markNotLoaded(because: "\(error)")
+            }
             return
         }
         if command == "import" {
@@ -50,6 +53,7 @@ enum PolicyLoader {
             guard arguments.dropFirst().contains(where: ImportCommand.isMappingModel) else { return }
             do { try load(arguments) } catch {
                 Console.err("warning: the project's policies were not loaded, so the imported mapping is checked without them: \(error)")
+                PolicyRegistry.shared.markNotLoaded(because: "\(error)")
             }
             return
         }

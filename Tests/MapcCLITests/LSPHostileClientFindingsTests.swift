@@ -97,6 +97,11 @@ struct LSPHostileClientFindingsTests {
         let schema = folder.appendingPathComponent("schemas/v1.yaml").standardizedFileURL
         try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": schema.absoluteString, "languageId": "yaml", "version": 1, "text": try folder.read("schemas/v1.yaml")]]])
         #expect(try client.diagnostics(for: schema.absoluteString).isEmpty)
+        // A mapping naming one of its policies is told they were not loaded, not to write the class.
+        let mapping = folder.appendingPathComponent("mappings/mapping_v3_to_v4.yaml").standardizedFileURL
+        try client.send(["method": "textDocument/didOpen", "params": ["textDocument": ["uri": mapping.absoluteString, "languageId": "yaml", "version": 1, "text": try folder.read("mappings/mapping_v3_to_v4.yaml")]]])
+        let messages = try client.diagnostics(for: mapping.absoluteString).compactMap { $0["message"] as? String }
+        #expect(messages.contains { $0.contains("policy files were not loaded") } && !messages.contains { $0.contains("write a class") }, "\(messages)")
         try client.close()
     }
 

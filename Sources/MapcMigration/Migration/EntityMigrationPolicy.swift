@@ -155,6 +155,16 @@ public final class PolicyRegistry: @unchecked Sendable {
         lock.withLock { if unregistered[name] == nil { unregistered[name] = reason } }
     }
 
+    /// Why the project's policy files were not loaded (they do not compile, no compiler), when a
+    /// command goes on without them (`import`, the language server): a mapping naming one of
+    /// them is told that, not to write a class the files may well declare.
+    private var notLoaded: String?
+
+    /// Notes that the project's policy files were not loaded, and why.
+    package func markNotLoaded(because reason: String) {
+        lock.withLock { notLoaded = reason }
+    }
+
     private func entry(named name: String) -> (type: EntityMigrationPolicy.Type, make: @Sendable () -> EntityMigrationPolicy)? {
         lock.withLock {
             if let exact = policies[name] { return exact }
@@ -184,6 +194,9 @@ public final class PolicyRegistry: @unchecked Sendable {
         }
         let className = { (name: String) in name.split(separator: ".").last.map(String.init) ?? name }
         if let reason = lock.withLock({ unregistered[name] ?? unregistered[className(name)] }) { return reason }
+        if let reason = lock.withLock({ notLoaded }) {
+            return "the project's policy files were not loaded, so no policy of theirs is known: mend them and check again (\(reason))"
+        }
         let classes = Set(names.map(className)).sorted()
         if let suggestion = Suggestions.didYouMean(name, in: names) ?? Suggestions.didYouMean(className(name), in: classes) { return suggestion }
         return "write a class \(className(name)) inheriting from EntityMigrationPolicy in policies/\(className(name)).swift "
