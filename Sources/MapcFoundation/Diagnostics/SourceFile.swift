@@ -72,24 +72,12 @@ public struct SourceFile: Sendable {
     }
 
     /// A text's lines, whatever their endings: `\n`, `\r\n` or `\r` alone, as YAML counts lines
-    /// and an editor does (LSP's positions). Found in the UTF-8 bytes, where a line break is
-    /// always a whole character, and cut as substrings: a line built scalar by scalar cost a
+    /// and an editor does (LSP's positions). Found in the UTF-8 bytes by `lineStarts`, the one
+    /// rule for where a line starts, and cut as substrings: a line built scalar by scalar cost a
     /// quarter of the language server's time.
     package static func lines(of text: String) -> [String] {
-        let bytes = text.utf8
-        var lines: [String] = []
-        var start = bytes.startIndex, index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            guard byte == 0x0A || byte == 0x0D else { index = bytes.index(after: index); continue }
-            lines.append(String(text[start..<index]))
-            var next = bytes.index(after: index)
-            if byte == 0x0D, next < bytes.endIndex, bytes[next] == 0x0A { next = bytes.index(after: next) }
-            start = next
-            index = next
-        }
-        lines.append(String(text[start..<bytes.endIndex]))
-        return lines
+        let starts = lineStarts(of: text)
+        return starts.indices.map { line(at: $0, of: starts, in: text) }
     }
 
     /// Where each of a text's lines starts in its UTF-8, lines ended as `lines(of:)` ends them.
@@ -178,9 +166,14 @@ public struct SourceFile: Sendable {
     /// The text of a 1-based line, without its line break, or nil past the end.
     package func line(_ number: Int) -> String? {
         guard number >= 1, number <= lineStarts.count else { return nil }
+        return Self.line(at: number - 1, of: lineStarts, in: text)
+    }
+
+    /// The line at `index` (from 0) of a text whose lines start at `starts`, without its break.
+    private static func line(at index: Int, of starts: [UInt32], in text: String) -> String {
         let utf8 = text.utf8
-        let start = utf8.index(utf8.startIndex, offsetBy: Int(lineStarts[number - 1]))
-        var end = number < lineStarts.count ? utf8.index(utf8.startIndex, offsetBy: Int(lineStarts[number])) : utf8.endIndex
+        let start = utf8.index(utf8.startIndex, offsetBy: Int(starts[index]))
+        var end = index + 1 < starts.count ? utf8.index(utf8.startIndex, offsetBy: Int(starts[index + 1])) : utf8.endIndex
         // Without its break: `\n`, `\r\n` or `\r`.
         if end > start, utf8[utf8.index(before: end)] == 0x0A { end = utf8.index(before: end) }
         if end > start, utf8[utf8.index(before: end)] == 0x0D { end = utf8.index(before: end) }
