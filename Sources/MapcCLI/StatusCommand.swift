@@ -89,7 +89,7 @@ struct StatusCommand: ParsableCommand {
             ("history", .array(status.history.map { entry in .object([
                 ("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
                 ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
-                ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) })),
+                ("finishedAt", .string(entry.finishedAt)), ("created", entry.createdObject),
                 ("tool", entry.tool.map(JSONValue.string) ?? .null),
             ]) })),
         ])

@@ -234,7 +234,7 @@ extension CoreDataFormat {
     private static func json(_ entry: HistoryEntry) -> JSONValue {
         .object([("from", .string(entry.fromVersion)), ("fromHash", .string(entry.fromHash)), ("to", .string(entry.toVersion)), ("toHash", .string(entry.toHash)),
                  ("inferred", .bool(entry.inferred)), ("mappingSHA256", .string(entry.mappingSHA256)), ("startedAt", .string(entry.startedAt)),
-                 ("finishedAt", .string(entry.finishedAt)), ("created", .object(entry.created.keys.sorted().map { ($0, .integer(Int64(entry.created[$0] ?? 0))) }))]
+                 ("finishedAt", .string(entry.finishedAt)), ("created", entry.createdObject)]
                 + (entry.tool.map { [("tool", JSONValue.string($0))] } ?? []))
     }
 

@@ -43,10 +43,14 @@ public struct HistoryEntry: Sendable, Equatable {
 }
 
 extension HistoryEntry {
-    /// The objects created per mapping as compact JSON, as stores keep it.
-    var createdJSON: String {
-        JSONValue.object(created.keys.sorted().map { ($0, .integer(Int64(created[$0] ?? 0))) }).serialized()
+    /// The objects created per mapping as a JSON object, by mapping name (what stores keep and
+    /// `status --format json` shows).
+    package var createdObject: JSONValue {
+        .object(created.keys.sorted().map { ($0, .integer(Int64(created[$0] ?? 0))) })
     }
+
+    /// The objects created per mapping as compact JSON, as stores keep it.
+    var createdJSON: String { createdObject.serialized() }
 
     /// The objects created per mapping read back from JSON (nothing when it is damaged).
     static func created(fromJSON text: String?) -> [String: Int] {
